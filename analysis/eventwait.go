@@ -1,0 +1,134 @@
+package analysis
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// StreamWait is EVENT_WAIT time on one stream.
+type StreamWait struct {
+	Stream int32
+	Wait   Stat
+	// Busy is the sum of durations of the stream's other tasks.
+	Busy int64
+	// Compute: the stream carries compute kernels.
+	Compute bool
+	// Span is first start to last end of the stream's tasks.
+	Span int64
+}
+
+// Wait is one long EVENT_WAIT and the task that ran after it on its stream.
+type Wait struct {
+	Task int // index into Rank.Tasks
+	// Next is the next task on the same stream (-1 when none): the op that waited.
+	Next int
+}
+
+// EventWaitResult describes EVENT_WAIT tasks.
+type EventWaitResult struct {
+	Total   Stat
+	Streams []StreamWait // by stream id
+	Longest []Wait       // up to 20, longest first
+	// ComputeStreamWait sums waits on streams that carry compute kernels;
+	// ComputeStreamSpan sums those streams' spans.
+	ComputeStreamWait, ComputeStreamSpan int64
+}
+
+// EventWaitPass measures EVENT_WAIT tasks per stream.
+var EventWaitPass = &Pass{
+	Name: "eventwait",
+	Doc: `EVENT_WAIT time per stream and the ops that follow the longest waits
+
+event_wait.time_us/.count sum device tasks of type EVENT_WAIT_SQE (named
+EVENT_WAIT) on all streams; event_wait.stream.<id>.* per stream;
+event_wait.compute_stream.share is the waits on streams that carry compute
+kernels over those streams' spans. Needs the timeline: kernel_details.csv
+does not list EVENT_WAIT tasks.`,
+	ResultType: reflect.TypeOf((*EventWaitResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		if !r.Have.Timeline {
+			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json); "+r.Path+" has none", "event_wait.time_us", "event_wait.count")
+			return (*EventWaitResult)(nil), nil
+		}
+		res := &EventWaitResult{}
+		byStream := map[int32]*StreamWait{}
+		first := map[int32]int64{}
+		last := map[int32]int64{}
+		lastTask := map[int32]int{}
+		var waits []Wait
+		for i := range r.Tasks {
+			t := &r.Tasks[i]
+			sw := byStream[t.Stream]
+			if sw == nil {
+				sw = &StreamWait{Stream: t.Stream}
+				byStream[t.Stream] = sw
+				first[t.Stream] = t.Start
+			}
+			if t.End() > last[t.Stream] {
+				last[t.Stream] = t.End()
+			}
+			// the previous wait on this stream is followed by this task
+			if j, ok := lastTask[t.Stream]; ok && r.Tasks[j].Class == model.ClassEventWait && len(waits) > 0 {
+				for k := len(waits) - 1; k >= 0 && k >= len(waits)-64; k-- {
+					if waits[k].Task == j {
+						waits[k].Next = i
+						break
+					}
+				}
+			}
+			lastTask[t.Stream] = i
+			switch t.Class {
+			case model.ClassEventWait:
+				sw.Wait.add(t.Dur)
+				res.Total.add(t.Dur)
+				waits = append(waits, Wait{Task: i, Next: -1})
+			case model.ClassCompute:
+				sw.Compute = true
+				sw.Busy += t.Dur
+			default:
+				sw.Busy += t.Dur
+			}
+		}
+		for s, sw := range byStream {
+			sw.Span = last[s] - first[s]
+			res.Streams = append(res.Streams, *sw)
+			if sw.Compute {
+				res.ComputeStreamWait += sw.Wait.Total
+				res.ComputeStreamSpan += sw.Span
+			}
+		}
+		sort.Slice(res.Streams, func(i, j int) bool { return res.Streams[i].Stream < res.Streams[j].Stream })
+		sort.SliceStable(waits, func(i, j int) bool {
+			a, b := r.Tasks[waits[i].Task].Dur, r.Tasks[waits[j].Task].Dur
+			if a != b {
+				return a > b
+			}
+			return waits[i].Task < waits[j].Task
+		})
+		if len(waits) > 20 {
+			waits = waits[:20]
+		}
+		res.Longest = waits
+		ctx.SetUs("event_wait.time_us", res.Total.Total)
+		ctx.SetCount("event_wait.count", res.Total.Count)
+		for _, sw := range res.Streams {
+			if sw.Wait.Count == 0 {
+				continue
+			}
+			p := fmt.Sprintf("event_wait.stream.%d", sw.Stream)
+			ctx.SetUs(p+".time_us", sw.Wait.Total)
+			ctx.SetCount(p+".count", sw.Wait.Count)
+		}
+		ctx.SetUs("event_wait.compute_stream.time_us", res.ComputeStreamWait)
+		if res.ComputeStreamSpan > 0 {
+			ctx.Set("event_wait.compute_stream.share", float64(res.ComputeStreamWait)/float64(res.ComputeStreamSpan))
+		} else {
+			ctx.Unavailable("no stream carries compute kernels", "event_wait.compute_stream.share")
+		}
+		return res, nil
+	},
+}

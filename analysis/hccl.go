@@ -1,0 +1,92 @@
+package analysis
+
+import (
+	"reflect"
+	"sort"
+)
+
+// Stat is a count and a total duration (ns).
+type Stat struct {
+	Count int
+	Total int64
+}
+
+func (s *Stat) add(d int64) { s.Count++; s.Total += d }
+
+// HCCLResult aggregates collective big ops.
+type HCCLResult struct {
+	Total   Stat
+	ByType  map[string]*Stat
+	ByGroup map[string]*Stat
+	// ByTypeGroup is keyed "type@group" ("allgather@ep"); group "?" when unknown.
+	ByTypeGroup map[string]*Stat
+	// Variants counts AICPU/AIV-unfolded collectives.
+	ByVariant map[string]*Stat
+	// UnknownGroup counts ops whose group could not be resolved.
+	UnknownGroup Stat
+	// Types and Groups in a stable order.
+	Types, Groups []string
+}
+
+// HCCLPass sums collective big ops by type and by group.
+var HCCLPass = &Pass{
+	Name: "hccl",
+	Doc: `collectives by type and group
+
+hccl.total.time_us/.count sum HCCL big ops (never plane tasks or hardware
+subtasks); hccl.<type>.time_us/.count split them by lower-case type
+(allreduce, allgather, reducescatter, alltoall, alltoallv, broadcast, send,
+receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
+resolved from parallel_group_info through the hash token in the op name.`,
+	ResultType: reflect.TypeOf((*HCCLResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		if !r.Have.HCCL {
+			ctx.Unavailable("no collective data: "+r.Path+" has no trace_view.json HCCL process and no kernel_details.csv", "hccl.total.time_us", "hccl.total.count")
+			return (*HCCLResult)(nil), nil
+		}
+		res := &HCCLResult{ByType: map[string]*Stat{}, ByGroup: map[string]*Stat{}, ByTypeGroup: map[string]*Stat{}, ByVariant: map[string]*Stat{}}
+		get := func(m map[string]*Stat, k string) *Stat {
+			s := m[k]
+			if s == nil {
+				s = &Stat{}
+				m[k] = s
+			}
+			return s
+		}
+		for i := range r.HCCL {
+			h := &r.HCCL[i]
+			res.Total.add(h.Dur)
+			get(res.ByType, h.Type).add(h.Dur)
+			g := h.Group
+			if g == "" {
+				res.UnknownGroup.add(h.Dur)
+				g = "?"
+			} else {
+				get(res.ByGroup, g).add(h.Dur)
+			}
+			get(res.ByTypeGroup, h.Type+"@"+g).add(h.Dur)
+			if h.Variant != "" {
+				get(res.ByVariant, h.Variant).add(h.Dur)
+			}
+		}
+		ctx.SetUs("hccl.total.time_us", res.Total.Total)
+		ctx.SetCount("hccl.total.count", res.Total.Count)
+		for t, s := range res.ByType {
+			ctx.SetUs("hccl."+t+".time_us", s.Total)
+			ctx.SetCount("hccl."+t+".count", s.Count)
+			res.Types = append(res.Types, t)
+		}
+		for g, s := range res.ByGroup {
+			ctx.SetUs("hccl.group."+g+".time_us", s.Total)
+			ctx.SetCount("hccl.group."+g+".count", s.Count)
+			res.Groups = append(res.Groups, g)
+		}
+		sort.Strings(res.Types)
+		sort.Strings(res.Groups)
+		if res.UnknownGroup.Count > 0 && len(r.Groups) == 0 {
+			ctx.Unavailable("profiler_metadata.json has no parallel_group_info, so collectives cannot be attributed to tp/ep/dp groups", "hccl.group.*")
+		}
+		return res, nil
+	},
+}

@@ -1,0 +1,143 @@
+package analysis
+
+import (
+	"reflect"
+	"sort"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Interval is a half-open [Start, End) span in ns.
+type Interval struct{ Start, End int64 }
+
+// Union merges intervals (any order) into sorted, disjoint intervals.
+func Union(iv []Interval) []Interval {
+	if len(iv) == 0 {
+		return nil
+	}
+	s := append([]Interval(nil), iv...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Start < s[j].Start })
+	out := s[:1]
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.Start <= last.End {
+			if x.End > last.End {
+				last.End = x.End
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Length is the total length of disjoint intervals.
+func Length(iv []Interval) int64 {
+	var n int64
+	for _, x := range iv {
+		n += x.End - x.Start
+	}
+	return n
+}
+
+// IntersectLength is the length of the intersection of two sorted,
+// disjoint interval lists.
+func IntersectLength(a, b []Interval) int64 {
+	var n int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		lo := max(a[i].Start, b[j].Start)
+		hi := min(a[i].End, b[j].End)
+		if hi > lo {
+			n += hi - lo
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
+// Clip restricts sorted disjoint intervals to [lo, hi).
+func Clip(iv []Interval, lo, hi int64) []Interval {
+	var out []Interval
+	for _, x := range iv {
+		s, e := max(x.Start, lo), min(x.End, hi)
+		if e > s {
+			out = append(out, Interval{s, e})
+		}
+	}
+	return out
+}
+
+// Timeline is the shared infrastructure result: the compute and
+// communication interval sets and the device window of a rank.
+type Timeline struct {
+	// HaveCompute: compute kernels are known (timeline or kernel_details).
+	HaveCompute bool
+	// HaveComm: collectives are known.
+	HaveComm bool
+	// Compute and Comm are merged (sorted, disjoint) interval sets.
+	Compute []Interval
+	Comm    []Interval
+	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
+	ComputeTasks []int
+	// WindowStart/End span every device task and HCCL op; valid when
+	// HaveWindow.
+	HaveWindow             bool
+	WindowStart, WindowEnd int64
+	// ComputeSource names where compute kernels came from.
+	ComputeSource string
+}
+
+// TimelinePass builds the interval sets every time-based pass reads.
+var TimelinePass = &Pass{
+	Name:       "timeline",
+	Doc:        "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops.",
+	ResultType: reflect.TypeOf((*Timeline)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := &Timeline{}
+		tl.HaveCompute = r.Have.Timeline || r.Have.KernelDetails
+		tl.HaveComm = r.Have.HCCL
+		switch {
+		case r.Have.Timeline:
+			tl.ComputeSource = r.Have.TimelineFile
+		case r.Have.KernelDetails:
+			tl.ComputeSource = r.Have.KernelFile
+		}
+		var comp []Interval
+		first, last := int64(0), int64(0)
+		seen := false
+		span := func(s, e int64) {
+			if !seen || s < first {
+				first = s
+			}
+			if !seen || e > last {
+				last = e
+			}
+			seen = true
+		}
+		for i := range r.Tasks {
+			t := &r.Tasks[i]
+			span(t.Start, t.End())
+			if t.Class == model.ClassCompute {
+				comp = append(comp, Interval{t.Start, t.End()})
+				tl.ComputeTasks = append(tl.ComputeTasks, i)
+			}
+		}
+		comm := make([]Interval, 0, len(r.HCCL))
+		for i := range r.HCCL {
+			h := &r.HCCL[i]
+			span(h.Start, h.End())
+			comm = append(comm, Interval{h.Start, h.End()})
+		}
+		tl.Compute = Union(comp)
+		tl.Comm = Union(comm)
+		tl.HaveWindow = seen
+		tl.WindowStart, tl.WindowEnd = first, last
+		return tl, nil
+	},
+}

@@ -1,0 +1,176 @@
+package analysis
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// MoE kernel roles, matched on the op type (kernel_details `Type`) or,
+// failing that, on the kernel name.
+const (
+	roleNone = iota
+	roleRouting
+	roleCumsum
+	roleGMM
+	roleGating
+	roleDispatch
+	roleCombine
+)
+
+func moeRole(t *model.DeviceTask) int {
+	s := t.OpType
+	if s == "" {
+		s = t.Name
+	}
+	switch {
+	case strings.HasPrefix(s, "MoeInitRouting") || strings.Contains(t.Name, "MoeInitRouting"):
+		return roleRouting
+	case s == "Cumsum" || strings.Contains(t.Name, "Cumsum"):
+		return roleCumsum
+	case strings.HasPrefix(s, "GroupedMatmul") || strings.Contains(t.Name, "GroupedMatmul"):
+		return roleGMM
+	case strings.HasPrefix(s, "MoeGatingTopK") || strings.Contains(t.Name, "MoeGatingTopK"):
+		return roleGating
+	case strings.HasPrefix(s, "MoeDistributeDispatch") || strings.HasPrefix(s, "MoeTokenPermute") || strings.HasPrefix(s, "MoeDispatchNormal") || strings.HasPrefix(s, "DispatchLayout"):
+		return roleDispatch
+	case strings.HasPrefix(s, "MoeDistributeCombine") || strings.HasPrefix(s, "MoeTokenUnpermute") || strings.HasPrefix(s, "MoeFinalizeRouting") || strings.HasPrefix(s, "MoeCombineNormal"):
+		return roleCombine
+	case strings.HasPrefix(s, "DispatchFFNCombine") || strings.HasPrefix(s, "DispatchGmmCombine"):
+		return roleDispatch
+	}
+	return roleNone
+}
+
+// MoELayer is one MoE routing occurrence (one MoE layer executed once).
+type MoELayer struct {
+	Stream  int32
+	Routing int   // index into Rank.Tasks
+	Cumsum  []int // MoE-routing Cumsum kernels that followed it
+	GMM     []int // GroupedMatmul kernels of the layer
+}
+
+// MoEResult describes the MoE routing path.
+type MoEResult struct {
+	Routing, Cumsum, CumsumAICPU, GMM, Gating, Dispatch, Combine Stat
+	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
+	OtherCumsum Stat
+	Layers      []MoELayer
+	// GMMTokens sums the first dim of each GroupedMatmul's first input,
+	// when shapes are known (HaveShapes).
+	GMMTokens  int64
+	HaveShapes bool
+	// CumsumCores counts MoE Cumsum kernels per task type (AI_CPU, ...).
+	CumsumCores map[string]int
+}
+
+// MoEPass finds the MoE routing kernels and the Cumsum kernels in the
+// routing path.
+var MoEPass = &Pass{
+	Name: "moe",
+	Doc: `MoE routing, routing-path Cumsum, GroupedMatmul, dispatch/combine
+
+moe.routing.* are MoeInitRouting* kernels (Custom, V2, V3). moe.cumsum.*
+are Cumsum kernels in the routing path: after a MoeInitRouting* kernel on
+the same stream and before the next GroupedMatmul* kernel. A Cumsum
+elsewhere (the sampler's top-p) is not MoE routing. moe.cumsum.aicpu.* are
+those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
+	Requires:   []*Pass{TimelinePass},
+	ResultType: reflect.TypeOf((*MoEResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		names := []string{"moe.routing.time_us", "moe.routing.count", "moe.cumsum.time_us", "moe.cumsum.count",
+			"moe.cumsum.aicpu.time_us", "moe.cumsum.aicpu.count", "moe.gmm.time_us", "moe.gmm.count"}
+		if !tl.HaveCompute {
+			ctx.Unavailable(noDeviceData(ctx), names...)
+			return (*MoEResult)(nil), nil
+		}
+		res := &MoEResult{CumsumCores: map[string]int{}}
+		// Per-stream state: the open MoE layer (after routing, before GMM).
+		open := map[int32]int{} // stream -> index into res.Layers, or absent
+		cur := map[int32]int{}  // stream -> last layer seen (for GMM attribution)
+		res.HaveShapes = true
+		for _, i := range tl.ComputeTasks {
+			t := &r.Tasks[i]
+			switch moeRole(t) {
+			case roleRouting:
+				res.Routing.add(t.Dur)
+				res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Routing: i})
+				open[t.Stream] = len(res.Layers) - 1
+				cur[t.Stream] = len(res.Layers) - 1
+			case roleCumsum:
+				if li, ok := open[t.Stream]; ok {
+					res.Cumsum.add(t.Dur)
+					res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
+					core := t.TaskType
+					if core == "" {
+						core = "unknown"
+					}
+					res.CumsumCores[core]++
+					if t.TaskType == "AI_CPU" || strings.Contains(t.Name, "AiCpu") {
+						res.CumsumAICPU.add(t.Dur)
+					}
+				} else {
+					res.OtherCumsum.add(t.Dur)
+				}
+			case roleGMM:
+				res.GMM.add(t.Dur)
+				delete(open, t.Stream)
+				if li, ok := cur[t.Stream]; ok {
+					res.Layers[li].GMM = append(res.Layers[li].GMM, i)
+				}
+				if n, ok := firstDim(t.InputShapes); ok {
+					res.GMMTokens += n
+				} else {
+					res.HaveShapes = false
+				}
+			case roleGating:
+				res.Gating.add(t.Dur)
+			case roleDispatch:
+				res.Dispatch.add(t.Dur)
+			case roleCombine:
+				res.Combine.add(t.Dur)
+			}
+		}
+		set := func(prefix string, s Stat) {
+			ctx.SetUs(prefix+".time_us", s.Total)
+			ctx.SetCount(prefix+".count", s.Count)
+		}
+		set("moe.routing", res.Routing)
+		set("moe.cumsum", res.Cumsum)
+		set("moe.cumsum.aicpu", res.CumsumAICPU)
+		set("moe.gmm", res.GMM)
+		set("moe.gating", res.Gating)
+		set("moe.dispatch", res.Dispatch)
+		set("moe.combine", res.Combine)
+		set("cumsum.other", res.OtherCumsum)
+		if res.GMM.Count > 0 {
+			if res.HaveShapes {
+				ctx.SetCount("moe.gmm.tokens", int(res.GMMTokens))
+			} else {
+				ctx.Unavailable("GroupedMatmul input shapes are not recorded (no kernel_details.csv Input Shapes)", "moe.gmm.tokens")
+			}
+		}
+		return res, nil
+	},
+}
+
+// firstDim returns the first dimension of the first input in an
+// `Input Shapes` value ("25,4096;128,4096,3072" → 25).
+func firstDim(shapes string) (int64, bool) {
+	s := strings.Trim(shapes, `" `)
+	if s == "" {
+		return 0, false
+	}
+	if i := strings.IndexByte(s, ';'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = s[:i]
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return v, err == nil
+}

@@ -1,0 +1,139 @@
+package analysis
+
+import (
+	"reflect"
+)
+
+// Breakdown is the time split of a span, in ns.
+type Breakdown struct {
+	Window                     int64
+	Computing                  int64
+	Communication              int64
+	CommunicationNotOverlapped int64
+	Overlapped                 int64
+	Free                       int64
+}
+
+func breakdown(compute, comm []Interval, start, end int64) Breakdown {
+	compute = Clip(compute, start, end)
+	comm = Clip(comm, start, end)
+	b := Breakdown{Window: end - start, Computing: Length(compute), Communication: Length(comm)}
+	b.Overlapped = IntersectLength(compute, comm)
+	b.CommunicationNotOverlapped = b.Communication - b.Overlapped
+	b.Free = b.Window - (b.Computing + b.CommunicationNotOverlapped)
+	return b
+}
+
+// OverlapPass measures the time breakdown over the whole profiled window.
+var OverlapPass = &Pass{
+	Name: "overlap",
+	Doc: `time breakdown: computing, communication, not-overlapped, free
+
+device.window.time_us is last end minus first start over device tasks and
+HCCL big ops; overlap.computing.time_us is the union of compute-kernel
+intervals; overlap.communication.time_us the union of HCCL big ops;
+overlap.communication_not_overlapped.time_us is communication minus
+computing; overlap.free.time_us is the window minus the union of both.`,
+	Requires:   []*Pass{TimelinePass},
+	ResultType: reflect.TypeOf((*Breakdown)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		all := []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication.time_us",
+			"overlap.communication_not_overlapped.time_us", "overlap.free.time_us", "overlap.overlapped.time_us"}
+		if !tl.HaveWindow {
+			ctx.Unavailable(noDeviceData(ctx), all...)
+			return (*Breakdown)(nil), nil
+		}
+		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
+		ctx.SetUs("device.window.time_us", b.Window)
+		if tl.HaveCompute {
+			ctx.SetUs("overlap.computing.time_us", b.Computing)
+		} else {
+			ctx.Unavailable(noDeviceData(ctx), "overlap.computing.time_us")
+		}
+		if tl.HaveComm {
+			ctx.SetUs("overlap.communication.time_us", b.Communication)
+		} else {
+			ctx.Unavailable("no collective data: neither a timeline HCCL process nor kernel_details HCCL rows", "overlap.communication.time_us")
+		}
+		if tl.HaveCompute && tl.HaveComm {
+			ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
+			ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
+			ctx.SetUs("overlap.free.time_us", b.Free)
+		} else {
+			ctx.Unavailable("needs both compute kernels and collectives", "overlap.communication_not_overlapped.time_us", "overlap.overlapped.time_us", "overlap.free.time_us")
+		}
+		return &b, nil
+	},
+}
+
+func noDeviceData(ctx *Context) string {
+	return "no device data: " + ctx.Rank.Path + " has no trace_view.json and no kernel_details.csv"
+}
+
+// StepBreakdown is one ProfilerStep's breakdown.
+type StepBreakdown struct {
+	Step int
+	// HostStart/HostEnd are the ProfilerStep#N bounds; DeviceStart/End the
+	// first and last device work launched in it.
+	HostStart, HostEnd     int64
+	DeviceStart, DeviceEnd int64
+	Breakdown
+	Tasks int
+}
+
+// StepsPass computes the per-step breakdown the way torch_npu computes
+// step_trace_time.csv: a step's device work is the compute kernels and
+// HCCL big ops whose start lies within ProfilerStep#N; its window runs from
+// the first of them to the last end.
+var StepsPass = &Pass{
+	Name:       "steps",
+	Doc:        "per-step breakdown within ProfilerStep#N bounds",
+	Requires:   []*Pass{TimelinePass},
+	ResultType: reflect.TypeOf([]StepBreakdown(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		if len(r.Steps) == 0 || !tl.HaveCompute {
+			return []StepBreakdown(nil), nil
+		}
+		out := make([]StepBreakdown, 0, len(r.Steps))
+		for _, s := range r.Steps {
+			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End}
+			var comp, comm []Interval
+			first, last, seen := int64(0), int64(0), false
+			add := func(st, en int64) {
+				if !seen || st < first {
+					first = st
+				}
+				if !seen || en > last {
+					last = en
+				}
+				seen = true
+			}
+			for _, i := range tl.ComputeTasks {
+				t := &r.Tasks[i]
+				if t.Start >= s.Start && t.Start < s.End {
+					comp = append(comp, Interval{t.Start, t.End()})
+					add(t.Start, t.End())
+				}
+			}
+			for i := range r.HCCL {
+				h := &r.HCCL[i]
+				if h.Start >= s.Start && h.Start < s.End {
+					comm = append(comm, Interval{h.Start, h.End()})
+					add(h.Start, h.End())
+				}
+			}
+			if !seen {
+				out = append(out, sb)
+				continue
+			}
+			sb.DeviceStart, sb.DeviceEnd = first, last
+			sb.Tasks = len(comp) + len(comm)
+			sb.Breakdown = breakdown(Union(comp), Union(comm), first, last)
+			out = append(out, sb)
+		}
+		return out, nil
+	},
+}

@@ -1,0 +1,217 @@
+// Package analysis runs npuprof's analysis passes over the normalized model
+// (package model) and collects typed results and named metrics.
+//
+// A Pass is a value: a name, a one-line doc, the passes it requires, and a
+// Run function that reads only the rank's model and its prerequisites'
+// results. The runner validates the graph, runs passes in dependency order,
+// turns a panic into an error naming the pass, and skips dependents of a
+// failed pass with the reason. What a pass cannot measure goes into
+// Unavailable with the reason; it is never reported as 0.
+package analysis
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Pass is one unit of analysis over one rank.
+type Pass struct {
+	// Name is an identifier (lower case, '_' allowed).
+	Name string
+	// Doc: first line is a short lower-case title.
+	Doc string
+	// Requires lists passes whose results Run reads.
+	Requires []*Pass
+	// ResultType is the type Run returns (checked by the runner).
+	ResultType reflect.Type
+	// Run computes the result. It may record metrics through ctx.
+	Run func(ctx *Context) (any, error)
+}
+
+// Context is what a pass sees for one rank.
+type Context struct {
+	Rank     *model.Rank
+	ResultOf map[*Pass]any
+	metrics  *Metrics
+}
+
+// Metrics collects a rank's named metrics.
+type Metrics struct {
+	Values      map[string]float64
+	Unavailable map[string]string
+}
+
+func newMetrics() *Metrics {
+	return &Metrics{Values: map[string]float64{}, Unavailable: map[string]string{}}
+}
+
+// SetUs records a time metric given in ns, reported in µs.
+func (c *Context) SetUs(name string, ns int64) { c.metrics.Values[name] = float64(ns) / 1000 }
+
+// SetCount records a count metric.
+func (c *Context) SetCount(name string, n int) { c.metrics.Values[name] = float64(n) }
+
+// Set records a dimensionless metric.
+func (c *Context) Set(name string, v float64) { c.metrics.Values[name] = v }
+
+// Unavailable records why the named metrics could not be measured.
+func (c *Context) Unavailable(why string, names ...string) {
+	for _, n := range names {
+		c.metrics.Unavailable[n] = why
+	}
+}
+
+// PassError is a pass that failed or was skipped because a prerequisite failed.
+type PassError struct {
+	Pass    string `json:"pass"`
+	Rank    int    `json:"rank"`
+	Message string `json:"message"`
+}
+
+func (e PassError) Error() string {
+	return fmt.Sprintf("pass %s on rank %d: %s", e.Pass, e.Rank, e.Message)
+}
+
+var reName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// Validate checks names, docs, Run functions, duplicates and cycles.
+func Validate(passes []*Pass) error {
+	seen := map[string]*Pass{}
+	var visit func(p *Pass, stack []*Pass) error
+	state := map[*Pass]int{}
+	visit = func(p *Pass, stack []*Pass) error {
+		switch state[p] {
+		case 1:
+			names := make([]string, 0, len(stack)+1)
+			for _, s := range stack {
+				names = append(names, s.Name)
+			}
+			return fmt.Errorf("cycle in Requires: %s -> %s", strings.Join(names, " -> "), p.Name)
+		case 2:
+			return nil
+		}
+		if !reName.MatchString(p.Name) {
+			return fmt.Errorf("pass name %q is not an identifier", p.Name)
+		}
+		if strings.TrimSpace(p.Doc) == "" {
+			return fmt.Errorf("pass %s has no Doc", p.Name)
+		}
+		if p.Run == nil {
+			return fmt.Errorf("pass %s has no Run", p.Name)
+		}
+		if q, ok := seen[p.Name]; ok && q != p {
+			return fmt.Errorf("duplicate pass name %s", p.Name)
+		}
+		seen[p.Name] = p
+		state[p] = 1
+		for _, r := range p.Requires {
+			if err := visit(r, append(stack, p)); err != nil {
+				return err
+			}
+		}
+		state[p] = 2
+		return nil
+	}
+	for _, p := range passes {
+		if err := visit(p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// order returns passes and their prerequisites in dependency order.
+func order(passes []*Pass) []*Pass {
+	var out []*Pass
+	done := map[*Pass]bool{}
+	var add func(p *Pass)
+	add = func(p *Pass) {
+		if done[p] {
+			return
+		}
+		done[p] = true
+		for _, r := range p.Requires {
+			add(r)
+		}
+		out = append(out, p)
+	}
+	for _, p := range passes {
+		add(p)
+	}
+	return out
+}
+
+// PassTiming is how long a pass took on a rank (for --debug).
+type PassTiming struct {
+	Pass     string
+	Rank     int
+	Duration time.Duration
+}
+
+// runRank runs passes on one rank.
+func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
+	ctx := &Context{Rank: r, ResultOf: map[*Pass]any{}, metrics: newMetrics()}
+	failed := map[*Pass]string{}
+	var errs []PassError
+	var timings []PassTiming
+	for _, p := range order(passes) {
+		var missing []string
+		for _, req := range p.Requires {
+			if _, bad := failed[req]; bad {
+				missing = append(missing, req.Name)
+			}
+		}
+		if len(missing) > 0 {
+			msg := "not run: prerequisite failed: " + strings.Join(missing, ", ")
+			failed[p] = msg
+			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: msg})
+			continue
+		}
+		t0 := time.Now()
+		res, err := safeRun(p, ctx)
+		timings = append(timings, PassTiming{Pass: p.Name, Rank: r.Rank, Duration: time.Since(t0)})
+		if err == nil && p.ResultType != nil && res != nil && reflect.TypeOf(res) != p.ResultType {
+			err = fmt.Errorf("internal error: result of type %T, want %v", res, p.ResultType)
+		}
+		if err != nil {
+			failed[p] = err.Error()
+			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: err.Error()})
+			continue
+		}
+		ctx.ResultOf[p] = res
+	}
+	return ctx.ResultOf, ctx.metrics, errs, timings
+}
+
+func safeRun(p *Pass, ctx *Context) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("internal error: panic: %v\n%s", v, firstLines(string(debug.Stack()), 12))
+		}
+	}()
+	return p.Run(ctx)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

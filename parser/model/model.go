@@ -1,0 +1,346 @@
+// Package model is npuprof's normalized, per-rank view of an Ascend profile.
+//
+// Parsers (package parser and its readers) fill a Rank; analysis passes read
+// only Ranks. Nothing here reads files. All times are int64 nanoseconds since
+// the Unix epoch (wall clock), parsed from the profiler's decimal text and
+// never routed through float64.
+package model
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Format names the kind of profiler output a rank was read from. The values
+// appear in the JSON document (`input.formats`) and are a public contract.
+type Format string
+
+// Known input formats.
+const (
+	FormatTorchNPUText Format = "torch_npu_text"
+	FormatTorchNPUDB   Format = "torch_npu_db"
+	FormatMsprofText   Format = "msprof_text"
+	FormatMsprofDB     Format = "msprof_db"
+)
+
+// TaskClass is npuprof's classification of a device task. Passes select
+// tasks by class; the table that maps task types and names to classes lives
+// in classify.go so parsers, the generator and tests share one definition.
+type TaskClass uint8
+
+// Task classes.
+const (
+	// ClassOther is a device task npuprof does not attribute (unknown type).
+	ClassOther TaskClass = iota
+	// ClassCompute is a task of a compute op: a row kernel_details.csv lists
+	// that is not a collective (AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV,
+	// AI_CPU, DSA_SQE, ...). These make up "Computing".
+	ClassCompute
+	// ClassCommKernel is a collective that runs as a kernel (names with
+	// AicpuKernel / AivKernel). It is communication, never Computing.
+	ClassCommKernel
+	// ClassEventWait is an EVENT_WAIT task: the stream sat blocked.
+	ClassEventWait
+	// ClassEventRecord is an EVENT_RECORD task.
+	ClassEventRecord
+	// ClassMemcpy is a memory copy task (MEMCPY_ASYNC, PCIE_DMA_SQE, SDMA_SQE).
+	ClassMemcpy
+	// ClassCommSubtask is an HCCL hardware subtask (Notify Wait, Notify
+	// Record, Write Value, SDMA): the same work as the HCCL big op, never
+	// counted on top of it.
+	ClassCommSubtask
+	// ClassPlaceholder is a profiler or runtime placeholder
+	// (PLACE_HOLDER_SQE, PROFILING_ENABLE/DISABLE).
+	ClassPlaceholder
+)
+
+var classNames = [...]string{"other", "compute", "comm_kernel", "event_wait", "event_record", "memcpy", "comm_subtask", "placeholder"}
+
+func (c TaskClass) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", c)
+}
+
+// DeviceTask is one task executed on the device (one X event of the
+// "Ascend Hardware" process, one row of task_time.csv or DB TASK, or, when no
+// timeline exists, one compute row of kernel_details.csv).
+type DeviceTask struct {
+	Start int64 // ns since the Unix epoch
+	Dur   int64 // ns
+	// Name is the op/kernel name (e.g. aclnnCumsum_CumsumAiCpu_Cumsum) or,
+	// for tasks without an op, the host task type (EVENT_WAIT, MEMCPY_ASYNC).
+	Name string
+	// OpType is the op type (kernel_details `Type`, e.g. Cumsum,
+	// MoeInitRoutingCustom). When only the timeline exists it is derived
+	// from the aclnn name pattern {api}_{impl}_{opType}.
+	OpType string
+	// TaskType is the hardware task type (`Task Type` in the trace,
+	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
+	TaskType string
+	// InputShapes is the raw `Input Shapes` value without its outer quotes
+	// ("25,4096;25,8"), empty when unknown.
+	InputShapes string
+	Stream      int32 // physical stream id, -1 when unknown
+	Class       TaskClass
+	// ModelID is the graph (model) id, 4294967295 for single-op mode.
+	ModelID uint32
+}
+
+// End returns Start+Dur.
+func (t *DeviceTask) End() int64 { return t.Start + t.Dur }
+
+// HCCLOp is one collective "big op" (the unit of time in HCCL). Plane tasks
+// and hardware subtasks are never HCCLOps.
+type HCCLOp struct {
+	Start int64
+	Dur   int64
+	// Name is the full op name, e.g. hcom_allReduce__586_0_1.
+	Name string
+	// Type is the lower-case collective type: allreduce, allgather,
+	// reducescatter, alltoall, alltoallv, broadcast, send, receive,
+	// batchsendrecv, reduce, scatter, ... ("unknown" when not derivable).
+	Type string
+	// HashSuffix is the 3-character group-hash token from the name ("586"),
+	// empty when the name carries none.
+	HashSuffix string
+	// Group is the human group name (tp, ep, dp, ...) resolved through
+	// parallel_group_info, empty when unknown.
+	Group string
+	// Variant is "" for ordinary ops, "aicpu" for AicpuKernel-unfolded ops,
+	// "aiv" for AivKernel ops.
+	Variant string
+}
+
+// End returns Start+Dur.
+func (h *HCCLOp) End() int64 { return h.Start + h.Dur }
+
+// FrameworkOp is a host-side torch op (Python process, cat cpu_op).
+type FrameworkOp struct {
+	Start int64
+	Dur   int64
+	Name  string
+	Tid   int64
+}
+
+// Link ties a framework op to the device task or HCCL op it launched
+// (torch_to_npu flows). Exactly one of Task/HCCL is >= 0.
+type Link struct {
+	Op   int32 // index into Rank.FrameworkOps
+	Task int32 // index into Rank.Tasks, or -1
+	HCCL int32 // index into Rank.HCCL, or -1
+}
+
+// Step is one profiler step (ProfilerStep#N) with its host-side bounds.
+type Step struct {
+	ID    int
+	Start int64
+	End   int64
+}
+
+// Group is one HCCL communicator from parallel_group_info.
+type Group struct {
+	Comm        string // communicator name (parallel_group_info key)
+	Name        string // group_name: tp, ep, dp, default_group, ...
+	Rank        int    // group_rank, -1 when absent
+	GlobalRanks []int
+	// Hash is double_hash(Comm) as decimal text; HashSuffix its last 3 chars.
+	Hash       string
+	HashSuffix string
+}
+
+// StepTraceRow is one row of the profiler's own step_trace_time.csv, kept
+// for cross-checks; npuprof's own per-step numbers come from the timeline.
+type StepTraceRow struct {
+	Step                       string
+	Computing                  float64
+	CommunicationNotOverlapped float64
+	Overlapped                 float64
+	Communication              float64
+	Free                       float64
+	Stage                      float64
+	Bubble                     float64
+	Preparing                  float64
+	HasPreparing               bool
+}
+
+// CommOpInfo is one op of communication.json ("Communication Time Info").
+type CommOpInfo struct {
+	Step      string
+	Kind      string // collective | p2p
+	Op        string // op name without the @hash suffix
+	GroupHash string // the @hash suffix
+	Start     int64  // ns, 0 when absent
+	ElapseMs  float64
+	TransitMs float64
+	WaitMs    float64
+	SyncMs    float64
+	IdleMs    float64
+}
+
+// Warning is a problem met while reading input that did not stop the read.
+type Warning struct {
+	File    string `json:"file"`
+	Message string `json:"message"`
+	Count   int    `json:"count,omitempty"`
+	Lines   []int  `json:"lines,omitempty"`
+}
+
+// Availability says which inputs were present for a rank, so passes can say
+// precisely why a metric is unavailable.
+type Availability struct {
+	// Timeline: a device timeline with every task type (trace_view.json,
+	// msprof json, task_time or DB TASK). EVENT_WAIT needs it.
+	Timeline bool
+	// KernelDetails: kernel_details.csv (or op_summary) was read.
+	KernelDetails bool
+	// HCCL: collective big ops are known (timeline HCCL process or
+	// kernel_details HCCL rows).
+	HCCL bool
+	// Framework: host torch ops were read.
+	Framework bool
+	// TimelineFile / KernelFile name the files the data came from.
+	TimelineFile string
+	KernelFile   string
+}
+
+// Rank is everything npuprof knows about one rank's profile.
+type Rank struct {
+	Rank   int // -1 when unknown
+	Device int // -1 when unknown
+	// Path is the rank's root (the *_ascend_pt folder, PROF_* folder or file).
+	Path   string
+	Format Format
+	// Dirname timestamp (ms precision text, e.g. 20250109153041123) used to
+	// pick the newest of duplicate ranks; empty when unknown.
+	DirTimestamp string
+
+	ProfilerLevel   string // Level0, Level1, Level2, Level_none; "" unknown
+	TorchNPUVersion string
+	CANNVersion     string
+
+	Have Availability
+
+	Tasks        []DeviceTask
+	HCCL         []HCCLOp
+	FrameworkOps []FrameworkOp
+	Links        []Link
+	Steps        []Step
+
+	Groups []Group
+	Env    map[string]string
+	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
+	Metadata map[string]string
+
+	StepTrace     []StepTraceRow
+	Communication []CommOpInfo
+
+	Warnings      []Warning
+	Partial       bool
+	PartialReason string
+}
+
+// NewRank returns an empty rank with unknown ids.
+func NewRank(path string) *Rank {
+	return &Rank{Rank: -1, Device: -1, Path: path}
+}
+
+// Warn records a non-fatal input problem.
+func (r *Rank) Warn(file, format string, args ...any) {
+	r.Warnings = append(r.Warnings, Warning{File: file, Message: fmt.Sprintf(format, args...)})
+}
+
+// SortTasks orders tasks and HCCL ops by (start, stream, name) so every pass
+// sees a deterministic order, and remaps Links accordingly.
+func (r *Rank) SortTasks() {
+	taskIdx := make([]int32, len(r.Tasks))
+	for i := range taskIdx {
+		taskIdx[i] = int32(i)
+	}
+	sort.SliceStable(taskIdx, func(a, b int) bool {
+		x, y := &r.Tasks[taskIdx[a]], &r.Tasks[taskIdx[b]]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		if x.Stream != y.Stream {
+			return x.Stream < y.Stream
+		}
+		return x.Name < y.Name
+	})
+	hIdx := make([]int32, len(r.HCCL))
+	for i := range hIdx {
+		hIdx[i] = int32(i)
+	}
+	sort.SliceStable(hIdx, func(a, b int) bool {
+		x, y := &r.HCCL[hIdx[a]], &r.HCCL[hIdx[b]]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		return x.Name < y.Name
+	})
+	if len(r.Links) > 0 {
+		inv := make([]int32, len(taskIdx))
+		for newI, oldI := range taskIdx {
+			inv[oldI] = int32(newI)
+		}
+		hinv := make([]int32, len(hIdx))
+		for newI, oldI := range hIdx {
+			hinv[oldI] = int32(newI)
+		}
+		for i := range r.Links {
+			if l := &r.Links[i]; l.Task >= 0 {
+				l.Task = inv[l.Task]
+			} else if l.HCCL >= 0 {
+				l.HCCL = hinv[l.HCCL]
+			}
+		}
+	}
+	tasks := make([]DeviceTask, len(r.Tasks))
+	for i, j := range taskIdx {
+		tasks[i] = r.Tasks[j]
+	}
+	r.Tasks = tasks
+	hccl := make([]HCCLOp, len(r.HCCL))
+	for i, j := range hIdx {
+		hccl[i] = r.HCCL[j]
+	}
+	r.HCCL = hccl
+	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
+}
+
+// Validate checks the model's invariants once, after any parser.
+func (r *Rank) Validate() error {
+	for i := range r.Tasks {
+		if r.Tasks[i].Dur < 0 {
+			return fmt.Errorf("rank %d: device task %q at %d has negative duration %d", r.Rank, r.Tasks[i].Name, r.Tasks[i].Start, r.Tasks[i].Dur)
+		}
+	}
+	for i := range r.HCCL {
+		if r.HCCL[i].Dur < 0 {
+			return fmt.Errorf("rank %d: HCCL op %q has negative duration", r.Rank, r.HCCL[i].Name)
+		}
+	}
+	for _, s := range r.Steps {
+		if s.End < s.Start {
+			return fmt.Errorf("rank %d: step %d ends before it starts", r.Rank, s.ID)
+		}
+	}
+	for _, l := range r.Links {
+		if int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) {
+			return fmt.Errorf("rank %d: link out of range", r.Rank)
+		}
+	}
+	return nil
+}
+
+// GroupByHashSuffix returns the group whose hash ends with suffix (the
+// 3-char token in HCCL op names), or nil.
+func (r *Rank) GroupByHashSuffix(suffix string) *Group {
+	for i := range r.Groups {
+		if r.Groups[i].HashSuffix == suffix {
+			return &r.Groups[i]
+		}
+	}
+	return nil
+}

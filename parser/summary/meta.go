@@ -1,0 +1,280 @@
+package summary
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/timeparse"
+)
+
+var stepCols = map[string][]string{
+	"step":      {"Step"},
+	"computing": {"Computing"},
+	"notover":   {"Communication(Not Overlapped)"},
+	"overlap":   {"Overlapped"},
+	"comm":      {"Communication"},
+	"free":      {"Free"},
+	"stage":     {"Stage"},
+	"bubble":    {"Bubble"},
+	"preparing": {"Preparing"},
+}
+
+// ReadStepTraceTime reads step_trace_time.csv (old, mid and new headers).
+func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssues, error) {
+	var issues RowIssues
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, issues, fmt.Errorf("%s: expected a step_trace_time.csv header: %w", file, err)
+	}
+	idx := headerIndex(header, stepCols)
+	for _, need := range []string{"computing", "notover", "comm", "free"} {
+		if _, ok := idx[need]; !ok {
+			return nil, issues, fmt.Errorf("%s: %w: no %q column", file, ErrUnknownHeader, stepCols[need][0])
+		}
+	}
+	var rows []model.StepTraceRow
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			issues.add(line, "unparsable CSV")
+			continue
+		}
+		if !cellCountOK(rec, len(header)) {
+			issues.add(line, "wrong number of cells")
+			continue
+		}
+		f := func(k string) (float64, bool) {
+			s := cell(rec, idx, k)
+			if s == "" {
+				return 0, false
+			}
+			v, err := strconv.ParseFloat(strings.Trim(s, "\t \""), 64)
+			return v, err == nil
+		}
+		var row model.StepTraceRow
+		var ok [4]bool
+		row.Step = cell(rec, idx, "step")
+		row.Computing, ok[0] = f("computing")
+		row.CommunicationNotOverlapped, ok[1] = f("notover")
+		row.Communication, ok[2] = f("comm")
+		row.Free, ok[3] = f("free")
+		if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+			issues.add(line, "non-numeric time")
+			continue
+		}
+		row.Overlapped, _ = f("overlap")
+		row.Stage, _ = f("stage")
+		row.Bubble, _ = f("bubble")
+		row.Preparing, row.HasPreparing = f("preparing")
+		rows = append(rows, row)
+	}
+	return rows, issues, nil
+}
+
+// ProfilerInfo is what npuprof reads from profiler_info_{rank}.json.
+type ProfilerInfo struct {
+	Rank            int // -1 when absent
+	ProfilerLevel   string
+	ExportType      []string
+	TorchNPUVersion string
+	CANNVersion     string
+	HasSchedule     bool
+}
+
+// ReadProfilerInfo reads profiler_info_*.json.
+func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
+	info := ProfilerInfo{Rank: -1}
+	var raw struct {
+		Config struct {
+			Common struct {
+				Schedule json.RawMessage `json:"schedule"`
+			} `json:"common_config"`
+			Experimental map[string]json.RawMessage `json:"experimental_config"`
+		} `json:"config"`
+		RankID          *json.Number `json:"rank_id"`
+		TorchNPUVersion string       `json:"torch_npu_version"`
+		CANNVersion     string       `json:"cann_version"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r, 16<<20))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
+	}
+	if raw.RankID != nil {
+		if v, err := raw.RankID.Int64(); err == nil && v >= 0 && v < 1<<20 {
+			info.Rank = int(v)
+		}
+	}
+	info.TorchNPUVersion, info.CANNVersion = raw.TorchNPUVersion, raw.CANNVersion
+	s := strings.TrimSpace(string(raw.Config.Common.Schedule))
+	info.HasSchedule = s != "" && s != "null"
+	for _, k := range []string{"_profiler_level", "profiler_level"} {
+		if v, ok := raw.Config.Experimental[k]; ok {
+			var lvl string
+			if json.Unmarshal(v, &lvl) == nil {
+				info.ProfilerLevel = lvl
+			}
+		}
+	}
+	for _, k := range []string{"_export_type", "export_type"} {
+		if v, ok := raw.Config.Experimental[k]; ok {
+			var one string
+			var many []string
+			if json.Unmarshal(v, &one) == nil {
+				info.ExportType = []string{one}
+			} else if json.Unmarshal(v, &many) == nil {
+				info.ExportType = many
+			}
+		}
+	}
+	return info, nil
+}
+
+// Metadata is profiler_metadata.json.
+type Metadata struct {
+	Env    map[string]string
+	Groups []model.Group
+	// Other keys as raw JSON text.
+	Other map[string]string
+}
+
+// ReadProfilerMetadata reads profiler_metadata.json (ENV_VARIABLES,
+// parallel_group_info and user keys).
+func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
+	md := Metadata{Env: map[string]string{}, Other: map[string]string{}}
+	var raw map[string]json.RawMessage
+	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&raw); err != nil {
+		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := raw[k]
+		switch k {
+		case "ENV_VARIABLES":
+			var env map[string]any
+			if err := json.Unmarshal(v, &env); err != nil {
+				return md, fmt.Errorf("%s: ENV_VARIABLES: %w", file, err)
+			}
+			for ek, ev := range env {
+				md.Env[ek] = fmt.Sprint(ev)
+				if s, ok := ev.(string); ok {
+					md.Env[ek] = s
+				}
+			}
+		case "parallel_group_info":
+			groups, err := parseGroups(v)
+			if err != nil {
+				return md, fmt.Errorf("%s: parallel_group_info: %w", file, err)
+			}
+			md.Groups = groups
+		default:
+			md.Other[k] = string(v)
+		}
+	}
+	return md, nil
+}
+
+func parseGroups(v json.RawMessage) ([]model.Group, error) {
+	var pg map[string]struct {
+		GroupName   string `json:"group_name"`
+		GroupRank   *int   `json:"group_rank"`
+		GlobalRanks []int  `json:"global_ranks"`
+	}
+	if err := json.Unmarshal(v, &pg); err != nil {
+		// some writers store the JSON as a string
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return parseGroups(json.RawMessage(s))
+		}
+		return nil, err
+	}
+	comms := make([]string, 0, len(pg))
+	for c := range pg {
+		comms = append(comms, c)
+	}
+	sort.Strings(comms)
+	out := make([]model.Group, 0, len(comms))
+	for _, c := range comms {
+		g := pg[c]
+		rank := -1
+		if g.GroupRank != nil {
+			rank = *g.GroupRank
+		}
+		out = append(out, model.NewGroup(c, g.GroupName, rank, g.GlobalRanks))
+	}
+	return out, nil
+}
+
+// ReadCommunication reads communication.json ({step: {collective|p2p:
+// {"op@hash": {"Communication Time Info": {...}}}}}).
+func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
+	var raw map[string]map[string]map[string]struct {
+		Time map[string]json.Number `json:"Communication Time Info"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r, 1<<30))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
+	}
+	var out []model.CommOpInfo
+	steps := sortedKeys(raw)
+	for _, st := range steps {
+		for _, kind := range sortedKeys(raw[st]) {
+			ops := raw[st][kind]
+			for _, key := range sortedKeys(ops) {
+				if key == "Total Op Info" {
+					continue
+				}
+				t := ops[key].Time
+				op, hash := key, ""
+				if i := strings.LastIndexByte(key, '@'); i >= 0 {
+					op, hash = key[:i], key[i+1:]
+				}
+				ci := model.CommOpInfo{Step: st, Kind: kind, Op: op, GroupHash: hash}
+				if v, ok := t["Start Timestamp(us)"]; ok {
+					ci.Start, _ = timeparse.MicrosToNanos([]byte(v.String()))
+				}
+				num := func(k string) float64 {
+					f, _ := t[k].Float64()
+					return f
+				}
+				ci.ElapseMs = num("Elapse Time(ms)")
+				ci.TransitMs = num("Transit Time(ms)")
+				ci.WaitMs = num("Wait Time(ms)")
+				ci.SyncMs = num("Synchronization Time(ms)")
+				ci.IdleMs = num("Idle Time(ms)")
+				out = append(out, ci)
+			}
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+var _ = errors.New

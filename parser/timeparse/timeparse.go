@@ -1,0 +1,126 @@
+// Package timeparse converts the profiler's decimal microsecond text into
+// int64 nanoseconds without going through float64, so epoch timestamps
+// (1736408883704643.212 µs) keep every digit.
+package timeparse
+
+import (
+	"math"
+	"strconv"
+)
+
+// MicrosToNanos parses decimal microseconds ("1736408883704643.212",
+// "145.57", "0.45077999999999996", "79000", "-1.5") into nanoseconds,
+// rounding half away from zero at the fourth decimal. Surrounding
+// whitespace, TABs and one pair of double quotes are ignored. Exponent forms
+// ("1e-05") fall back to float parsing, which is exact enough for small
+// durations. ok is false when the text is not a number or overflows.
+func MicrosToNanos(b []byte) (ns int64, ok bool) {
+	b = trim(b)
+	if len(b) == 0 {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '-' || b[0] == '+' {
+		neg = b[0] == '-'
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var ip int64
+	i := 0
+	digits := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if ip > (math.MaxInt64/1000-9)/10 {
+			return 0, false
+		}
+		ip = ip*10 + int64(b[i]-'0')
+		digits++
+	}
+	var frac int64
+	fd := 0
+	round := false
+	if i < len(b) && b[i] == '.' {
+		i++
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			switch {
+			case fd < 3:
+				frac = frac*10 + int64(b[i]-'0')
+			case fd == 3:
+				round = b[i] >= '5'
+			}
+			fd++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(b) {
+		if b[i] == 'e' || b[i] == 'E' {
+			return floatFallback(b, neg)
+		}
+		return 0, false
+	}
+	for k := fd; k < 3; k++ {
+		frac *= 10
+	}
+	ns = ip*1000 + frac
+	if round {
+		ns++
+	}
+	if neg {
+		ns = -ns
+	}
+	return ns, true
+}
+
+func floatFallback(b []byte, neg bool) (int64, bool) {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e12 {
+		return 0, false
+	}
+	ns := int64(math.Round(f * 1000))
+	if neg {
+		ns = -ns
+	}
+	return ns, true
+}
+
+// MicrosStringToNanos is MicrosToNanos for a string.
+func MicrosStringToNanos(s string) (int64, bool) { return MicrosToNanos([]byte(s)) }
+
+func trim(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 {
+		c := b[len(b)-1]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = trim(b[1 : len(b)-1])
+	}
+	return b
+}
+
+// NanosToMicros converts ns to float µs for output.
+func NanosToMicros(ns int64) float64 { return float64(ns) / 1000 }
+
+// ParseInt parses a decimal integer cell, ignoring whitespace and quotes.
+func ParseInt(b []byte) (int64, bool) {
+	b = trim(b)
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		// allow "12.0"
+		if ns, ok := MicrosToNanos(b); ok && ns%1000 == 0 {
+			return ns / 1000, true
+		}
+		return 0, false
+	}
+	return v, true
+}
