@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// analyzeOptions are the flags of `npuprof analyze`.
+type analyzeOptions struct {
+	Path    string
+	Format  string
+	Output  string
+	Workers int
+	Quiet   bool
+	Debug   bool
+}
+
+// formats is the one table of output formats; --help is built from it.
+var formats = []struct{ name, desc string }{
+	{"text", "a readable summary for terminals and CI logs (default)"},
+	{"json", "the npuprof.analysis/v1 document (stable keys, for tools and CI)"},
+}
+
+func formatHelp() string {
+	var b strings.Builder
+	for _, f := range formats {
+		fmt.Fprintf(&b, "%s (%s); ", f.name, f.desc)
+	}
+	return strings.TrimSuffix(b.String(), "; ")
+}
+
+func newAnalyzeCmd(io *streams, runF func(*analyzeOptions) error) *cobra.Command {
+	opts := &analyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze PATH",
+		Short: "Measure communication, MoE routing, EVENT_WAIT and the time breakdown of a profile",
+		Long: `Analyze reads a profile and prints what it measured.
+
+PATH is a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, one
+*_ascend_pt folder, or a folder holding one *_ascend_pt folder per rank (up to
+two levels down). Ranks are parsed in parallel. Nothing is ever written into
+PATH; -o writes where you say.
+
+Per rank it reports the time breakdown (computing, communication not
+overlapped, free), collectives by type and by group (tp/ep/dp, from
+parallel_group_info), MoeInitRouting* and the Cumsum kernels in the MoE routing
+path (and whether they ran on the AI CPU), EVENT_WAIT per stream, and the top
+compute kernels. A metric that cannot be measured from the files present is
+listed as unavailable with the reason, never reported as 0.`,
+		Example: `  # Summarize an 8-rank vLLM-Ascend capture
+  $ npuprof analyze ./profiles/
+
+  # The JSON document for tools and CI
+  $ npuprof analyze ./profiles/ --format json -o analysis.json
+
+  # One rank's text export only
+  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if opts.Format != "text" && opts.Format != "json" {
+				return usageErr("--format %q: expected text or json", opts.Format)
+			}
+			if opts.Workers < 0 {
+				return usageErr("--workers must be >= 0")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return analyzeRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "text", "output format: "+formatHelp())
+	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
+	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
+	return cmd
+}
+
+// loadAndAnalyze is shared by every command that starts from a profile.
+func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet bool) (*analysis.Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	popts := parser.Options{Workers: workers}
+	if io.errIsTerminal && !quiet {
+		popts.Progress = func(done, total int, p string) {
+			if total > 1 || time.Since(start) > time.Second {
+				fmt.Fprintf(io.err, "\rparsed %d/%d ranks (%s)\x1b[K", done, total, filepath.Base(p))
+				if done == total {
+					fmt.Fprintln(io.err)
+				}
+			}
+		}
+	}
+	prof, err := parser.Load(ctx, path, popts)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.Analyze(prof)
+}
+
+func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet)
+	if err != nil {
+		return err
+	}
+	var findings []rules.Finding
+	if opts.Debug {
+		for _, rr := range res.Ranks {
+			for _, t := range rr.Timings {
+				fmt.Fprintf(io.err, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
+			}
+		}
+	}
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
+		if opts.Format == "json" {
+			return render.WriteJSON(w, render.BuildDocument(res, findings))
+		}
+		return render.WriteText(w, res, findings)
+	}); err != nil {
+		return err
+	}
+	return passErrors(res)
+}
+
+// passErrors turns failed passes into exit code 3, after output is written.
+func passErrors(res *analysis.Result) error {
+	errs := res.Errors()
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, firstLine(e.Error()))
+	}
+	return &exitError{code: ExitInternal, err: fmt.Errorf("%d analysis pass(es) failed: %s", len(errs), strings.Join(msgs, "; "))}
+}
+
+type ioWriter = io.Writer
+
+// writeOutput writes to FILE (created only after the content is ready) or
+// to standard output.
+func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
+	if file == "" || file == "-" {
+		return fn(io.out)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".npuprof-*")
+	if err != nil {
+		return usageErr("cannot write %s: %v", file, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := fn(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return usageErr("cannot write %s: %v", file, err)
+	}
+	return nil
+}

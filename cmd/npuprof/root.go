@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/parser"
+)
+
+// Exit codes: a public contract, documented in the README.
+const (
+	ExitOK       = 0 // nothing at or above --fail-on fired
+	ExitFindings = 1 // check: findings at or above --fail-on
+	ExitUsage    = 2 // usage or input error
+	ExitInternal = 3 // an analysis pass or rule failed to run
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// streams are the command's I/O, replaced by buffers in tests.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+	// errIsTerminal enables the progress display.
+	errIsTerminal bool
+}
+
+// Main runs npuprof with args and returns the exit code.
+func Main(args []string, in io.Reader, out, errw io.Writer) int {
+	io := &streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw)}
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitInternal
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case parser.IsUsage(err):
+		code = ExitUsage
+	case isFlagError(err):
+		code = ExitUsage
+	}
+	if code == ExitFindings && ee != nil && ee.err == errFindingsSilent {
+		return code
+	}
+	fmt.Fprintf(errw, "npuprof: %s\n", firstLine(err.Error()))
+	return code
+}
+
+var errFindingsSilent = errors.New("findings at or above the threshold")
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func isFlagError(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand flag") ||
+		strings.HasPrefix(s, "unknown command") || strings.Contains(s, "flag needs an argument") ||
+		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "accepts ") || strings.Contains(s, "requires at least")
+}
+
+func newRootCmd(io *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "npuprof",
+		Short: "Find where Ascend NPU inference time goes, and the exact fix",
+		Long: `npuprof reads Huawei Ascend profiler output (torch_npu *_ascend_pt folders,
+one per rank) and measures what matters for MoE serving with vLLM-Ascend:
+communication by collective type and group, the MoE routing Cumsum, EVENT_WAIT
+per stream, the computing/communication/free breakdown, and the top kernels.
+
+Exit codes:
+  0  ok
+  1  check: findings at or above --fail-on
+  2  usage or input error (bad flag, no profile at the path)
+  3  internal error: an analysis pass or rule failed to run`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.AddCommand(newAnalyzeCmd(io, nil), newVersionCmd(io))
+	return root
+}
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func newVersionCmd(io *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print npuprof's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(io.out, "npuprof %s\n", Version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,393 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// Dur formats a duration given in µs for people: 812.5µs, 12.35ms, 1.204s.
+func Dur(usv float64) string {
+	a := usv
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a < 1000:
+		return fmt.Sprintf("%.1fµs", usv)
+	case a < 1e6:
+		return fmt.Sprintf("%.2fms", usv/1000)
+	default:
+		return fmt.Sprintf("%.3fs", usv/1e6)
+	}
+}
+
+// Safe strips terminal control characters and invalid UTF-8 from text
+// taken from traces, and caps its length.
+func Safe(s string, maxLen int) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			r = '?'
+		}
+		if unicode.IsControl(r) {
+			r = ' '
+		}
+		if maxLen > 0 && n >= maxLen {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+func pct(part, whole float64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*part/whole)
+}
+
+// WriteText writes the terminal summary.
+func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) error {
+	ew := &errWriter{w: w}
+	levels := map[string]bool{}
+	formats := map[string]bool{}
+	for _, rr := range res.Ranks {
+		if rr.ProfilerLevel != "" {
+			levels[rr.ProfilerLevel] = true
+		}
+		formats[string(rr.Format)] = true
+	}
+	ew.printf("npuprof: %s\n", Safe(res.Path, 200))
+	ew.printf("  %d rank(s), %s, profiler level %s\n", len(res.Ranks), joinKeys(formats), orDash(joinKeys(levels)))
+	for _, n := range res.Notes {
+		ew.printf("  note: %s\n", Safe(n, 300))
+	}
+
+	ew.printf("\nFindings\n")
+	if len(findings) == 0 {
+		ew.printf("  none\n")
+	}
+	for _, f := range findings {
+		ew.printf("  [%s] %s  (%s, est. saving %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, Dur(f.SavingUs))
+		for _, line := range strings.Split(strings.TrimSpace(f.Fix), "\n") {
+			ew.printf("      %s\n", Safe(line, 300))
+		}
+	}
+
+	ew.printf("\nTime breakdown over the profiled window\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share\t\n")
+	for _, rr := range res.Ranks {
+		m := rr.Metrics
+		win, ok := m["device.window.time_us"]
+		if !ok {
+			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\n", rr.Rank)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rr.Rank, Dur(win), metric(m, "overlap.computing.time_us"),
+			metric(m, "overlap.communication.time_us"), metric(m, "overlap.communication_not_overlapped.time_us"),
+			metric(m, "overlap.free.time_us"), pctMetric(m, "overlap.free.time_us", win))
+	}
+	tw.Flush()
+
+	if anySteps(res) {
+		ew.printf("\nPer step\n")
+		tw = tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "rank\tstep\tcomputing\tcomm\tnot overlapped\tfree\t\n")
+		for _, rr := range res.Ranks {
+			for _, s := range rr.Steps {
+				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t\n", rr.Rank, s.Step, Dur(us(s.Computing)), Dur(us(s.Communication)),
+					Dur(us(s.CommunicationNotOverlapped)), Dur(us(s.Free)))
+			}
+		}
+		tw.Flush()
+	}
+
+	writeCollectives(ew, res)
+	writeMoE(ew, res)
+	writeEventWait(ew, res)
+	writeTopKernels(ew, res, 10)
+	writeUnavailable(ew, res)
+	return ew.err
+}
+
+func anySteps(res *analysis.Result) bool {
+	for _, rr := range res.Ranks {
+		if len(rr.Steps) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func metric(m map[string]float64, k string) string {
+	v, ok := m[k]
+	if !ok {
+		return "n/a"
+	}
+	return Dur(v)
+}
+
+func pctMetric(m map[string]float64, k string, whole float64) string {
+	v, ok := m[k]
+	if !ok {
+		return "n/a"
+	}
+	return pct(v, whole)
+}
+
+func writeCollectives(ew *errWriter, res *analysis.Result) {
+	type agg struct {
+		count      int
+		total, max int64
+		maxRank    int
+		ranks      int
+	}
+	by := map[string]*agg{}
+	have := false
+	for _, rr := range res.Ranks {
+		if rr.HCCL == nil {
+			continue
+		}
+		have = true
+		for k, s := range rr.HCCL.ByTypeGroup {
+			a := by[k]
+			if a == nil {
+				a = &agg{maxRank: rr.Rank}
+				by[k] = a
+			}
+			a.count += s.Count
+			a.total += s.Total
+			a.ranks++
+			if s.Total > a.max {
+				a.max, a.maxRank = s.Total, rr.Rank
+			}
+		}
+	}
+	ew.printf("\nCollectives by type and group (HCCL big ops, mean per rank)\n")
+	if !have {
+		ew.printf("  unavailable: no collective data\n")
+		return
+	}
+	if len(by) == 0 {
+		ew.printf("  none\n")
+		return
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if by[keys[i]].total != by[keys[j]].total {
+			return by[keys[i]].total > by[keys[j]].total
+		}
+		return keys[i] < keys[j]
+	})
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n")
+	for _, k := range keys {
+		a := by[k]
+		typ, grp, _ := strings.Cut(k, "@")
+		if grp == "?" {
+			grp = "unknown"
+		}
+		n := float64(a.ranks)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%d (%s)\t\n", typ, grp, float64(a.count)/n, Dur(us(a.total)/n),
+			Dur(us(a.total)/float64(max(a.count, 1))), a.maxRank, Dur(us(a.max)))
+	}
+	tw.Flush()
+}
+
+func writeMoE(ew *errWriter, res *analysis.Result) {
+	ew.printf("\nMoE routing and Cumsum\n")
+	any := false
+	for _, rr := range res.Ranks {
+		if rr.MoE != nil && (rr.MoE.Routing.Count > 0 || rr.MoE.Cumsum.Count > 0 || rr.MoE.GMM.Count > 0) {
+			any = true
+		}
+	}
+	if !any {
+		ew.printf("  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n")
+		return
+	}
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "rank\trouting\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time\t\n")
+	for _, rr := range res.Ranks {
+		m := rr.MoE
+		if m == nil {
+			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\t\n", rr.Rank)
+			continue
+		}
+		mean := "-"
+		if m.Cumsum.Count > 0 {
+			mean = Dur(us(m.Cumsum.Total) / float64(m.Cumsum.Count))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%d\t%s\t%s\t\n", rr.Rank, m.Routing.Count, Dur(us(m.Routing.Total)), m.Cumsum.Count,
+			Dur(us(m.Cumsum.Total)), m.CumsumAICPU.Count, mean, Dur(us(m.GMM.Total)))
+	}
+	tw.Flush()
+}
+
+func writeEventWait(ew *errWriter, res *analysis.Result) {
+	ew.printf("\nEVENT_WAIT by stream\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "rank\tstream\twaits\twait time\tshare of stream span\tcompute stream\t\n")
+	rows := 0
+	for _, rr := range res.Ranks {
+		if rr.EventWait == nil {
+			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\n", rr.Rank)
+			rows++
+			continue
+		}
+		for _, s := range rr.EventWait.Streams {
+			if s.Wait.Count == 0 {
+				continue
+			}
+			yes := ""
+			if s.Compute {
+				yes = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t\n", rr.Rank, s.Stream, s.Wait.Count, Dur(us(s.Wait.Total)), pct(float64(s.Wait.Total), float64(s.Span)), yes)
+			rows++
+		}
+	}
+	tw.Flush()
+	if rows == 0 {
+		ew.printf("  none\n")
+	}
+}
+
+func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
+	type agg struct {
+		name, op, core string
+		count          int
+		total          int64
+	}
+	by := map[string]*agg{}
+	for _, rr := range res.Ranks {
+		if rr.Kernels == nil {
+			continue
+		}
+		for _, k := range rr.Kernels.Top {
+			a := by[k.Name]
+			if a == nil {
+				a = &agg{name: k.Name, op: k.OpType, core: k.Core}
+				by[k.Name] = a
+			}
+			a.count += k.Count
+			a.total += k.Total
+		}
+	}
+	ew.printf("\nTop compute kernels (all ranks)\n")
+	if len(by) == 0 {
+		ew.printf("  none\n")
+		return
+	}
+	list := make([]*agg, 0, len(by))
+	for _, a := range by {
+		list = append(list, a)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].total != list[j].total {
+			return list[i].total > list[j].total
+		}
+		return list[i].name < list[j].name
+	})
+	if len(list) > n {
+		list = list[:n]
+	}
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "kernel\ttype\tcore\tcount\ttotal\tmean\t\n")
+	for _, a := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, 60), Safe(orDash(a.op), 30), Safe(orDash(a.core), 16), a.count,
+			Dur(us(a.total)), Dur(us(a.total)/float64(a.count)))
+	}
+	tw.Flush()
+}
+
+func writeUnavailable(ew *errWriter, res *analysis.Result) {
+	seen := map[string][]int{}
+	for _, rr := range res.Ranks {
+		for k, why := range rr.Unavailable {
+			key := k + ": " + why
+			seen[key] = append(seen[key], rr.Rank)
+		}
+		for _, w := range rr.Warnings {
+			key := "warning: " + w.File + ": " + w.Message
+			seen[key] = append(seen[key], rr.Rank)
+		}
+		for _, e := range rr.Errors {
+			key := "ERROR: " + e.Error()
+			seen[key] = append(seen[key], rr.Rank)
+		}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ew.printf("\nNot measured / warnings\n")
+	for _, k := range keys {
+		ew.printf("  %s (ranks %s)\n", Safe(k, 400), rankList(seen[k]))
+	}
+}
+
+func rankList(r []int) string {
+	s := make([]string, len(r))
+	for i, v := range r {
+		s[i] = fmt.Sprint(v)
+	}
+	if len(s) > 12 {
+		return strings.Join(s[:12], ",") + ",…"
+	}
+	return strings.Join(s, ",")
+}
+
+func joinKeys(m map[string]bool) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
