@@ -189,7 +189,6 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 	return issues, nil
 }
 
-
 // cellCountOK accepts a row with exactly as many cells as the header, or
 // with extra cells that are all empty (a trailing comma).
 func cellCountOK(rec []string, n int) bool {
