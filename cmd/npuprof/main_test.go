@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/stretchr/testify/require"
+)
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestAnalyzeTextAndJSON(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
+	code, out, errs := run("analyze", dir)
+	require.Equal(t, ExitOK, code, errs)
+	for _, s := range []string{"2 rank(s)", "Time breakdown", "Collectives by type and group", "allreduce", "EVENT_WAIT by stream", "Top compute kernels"} {
+		require.Contains(t, out, s)
+	}
+	require.Empty(t, errs)
+
+	code, out, errs = run("analyze", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Equal(t, "npuprof.analysis/v1", doc["schema"])
+	ranks := doc["ranks"].([]any)
+	require.Len(t, ranks, 2)
+	m := ranks[0].(map[string]any)["metrics"].(map[string]any)
+	require.InDelta(t, 105991.878, m["hccl.total.time_us"], 0.01)
+	require.Equal(t, 10.0, m["event_wait.count"])
+	require.NotNil(t, doc["findings"])
+
+	// two runs give identical bytes
+	_, out2, _ := run("analyze", dir, "--format", "json")
+	require.Equal(t, out, out2)
+}
+
+func TestAnalyzeOutputFile(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	outFile := filepath.Join(t.TempDir(), "a.json")
+	code, out, errs := run("analyze", dir, "--format", "json", "-o", outFile)
+	require.Equal(t, ExitOK, code, errs)
+	require.Empty(t, out)
+	b, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"schema": "npuprof.analysis/v1"`)
+}
+
+func TestExitCodes(t *testing.T) {
+	code, _, errs := run("analyze", "/no/such/dir")
+	require.Equal(t, ExitUsage, code)
+	require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	require.Contains(t, errs, "/no/such/dir")
+
+	empty := t.TempDir()
+	code, _, errs = run("analyze", empty)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "no profile found")
+
+	code, _, _ = run("analyze", "--bogus-flag", empty)
+	require.Equal(t, ExitUsage, code)
+	code, _, _ = run("analyze")
+	require.Equal(t, ExitUsage, code)
+	code, _, _ = run("analyze", empty, "--format", "yaml")
+	require.Equal(t, ExitUsage, code)
+	code, out, _ := run("--help")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "Exit codes")
+}

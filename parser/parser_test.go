@@ -1,0 +1,143 @@
+package parser
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/summary"
+	"github.com/npuprof/npuprof/parser/traceview"
+	"github.com/stretchr/testify/require"
+)
+
+const level1 = "Ascend-msinsight/test/data/pytorch/text/level1"
+
+func TestDetectLayouts(t *testing.T) {
+	root := testutil.Sample(t, level1)
+	rank0 := filepath.Join(root, "rank0_ascend_pt")
+	for _, c := range []struct {
+		path  string
+		ranks int
+	}{
+		{root, 2},
+		{rank0, 1},
+		{filepath.Join(rank0, "ASCEND_PROFILER_OUTPUT"), 1},
+		{filepath.Join(rank0, "ASCEND_PROFILER_OUTPUT", "trace_view.json"), 1},
+		{testutil.Sample(t, "Ascend-msinsight/test/data/pytorch"), 6},
+	} {
+		srcs, err := Detect(c.path)
+		require.NoError(t, err, c.path)
+		require.Len(t, srcs, c.ranks, c.path)
+	}
+	srcs, _ := Detect(filepath.Join(rank0, "ASCEND_PROFILER_OUTPUT"))
+	require.Equal(t, rank0, srcs[0].Root, "metadata is read from the *_ascend_pt parent")
+	require.Equal(t, 0, srcs[0].RankHint)
+}
+
+func TestDetectErrors(t *testing.T) {
+	_, err := Detect("/no/such/profile")
+	require.True(t, IsUsage(err))
+	require.Contains(t, err.Error(), "/no/such/profile")
+
+	empty := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("x"), 0o644))
+	_, err = Detect(empty)
+	require.True(t, IsUsage(err))
+	require.Contains(t, err.Error(), "no profile found")
+	require.Contains(t, err.Error(), "notes.txt")
+	require.Contains(t, err.Error(), "ASCEND_PROFILER_OUTPUT")
+
+	_, err = Detect(filepath.Join(empty, "notes.txt"))
+	require.True(t, IsUsage(err))
+}
+
+func TestLoadCluster(t *testing.T) {
+	p, err := Load(context.Background(), testutil.Sample(t, level1), Options{Workers: 2})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 2)
+	for i, r := range p.Ranks {
+		require.Equal(t, i, r.Rank)
+		require.Equal(t, "Level1", r.ProfilerLevel)
+		require.True(t, r.Have.Timeline)
+		require.True(t, r.Have.KernelDetails)
+		require.Len(t, r.HCCL, 4)
+		require.NotEmpty(t, r.Links)
+		require.NoError(t, r.Validate())
+	}
+	// kernel_details rows were joined onto the timeline: shapes known
+	n := 0
+	for _, x := range p.Ranks[0].Tasks {
+		if x.InputShapes != "" {
+			n++
+		}
+	}
+	require.Greater(t, n, 100)
+}
+
+func TestDuplicateRanksKeepNewest(t *testing.T) {
+	src := testutil.Sample(t, level1+"/rank0_ascend_pt")
+	dir := t.TempDir()
+	for _, name := range []string{"host_1_20250101000000000_ascend_pt", "host_2_20250102000000000_ascend_pt"} {
+		copyTree(t, src, filepath.Join(dir, name))
+	}
+	p, err := Load(context.Background(), dir, Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	require.Contains(t, p.Ranks[0].Path, "20250102000000000")
+	require.Contains(t, strings.Join(p.Notes, "\n"), "appears twice")
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if info.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	}))
+}
+
+// Every file in the samples goes through every reader that could be
+// pointed at it: errors are fine, panics are not.
+func TestNoPanicOnAnySample(t *testing.T) {
+	root := testutil.SamplesDir(t)
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		require.NoError(t, err)
+		if info.IsDir() {
+			if _, err := Detect(p); err == nil {
+				_, _ = Load(context.Background(), p, Options{Workers: 1})
+			}
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		readers := []func(io.Reader){
+			func(r io.Reader) { _, _ = traceview.Read(r, p, model.NewRank(p)) },
+			func(r io.Reader) { _, _ = summary.ReadKernelDetails(r, p, func(*summary.KernelRow) {}) },
+			func(r io.Reader) { _, _, _ = summary.ReadStepTraceTime(r, p) },
+			func(r io.Reader) { _, _ = summary.ReadProfilerInfo(r, p) },
+			func(r io.Reader) { _, _ = summary.ReadProfilerMetadata(r, p) },
+			func(r io.Reader) { _, _ = summary.ReadCommunication(r, p) },
+		}
+		for _, read := range readers {
+			read(bytes.NewReader(b))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}

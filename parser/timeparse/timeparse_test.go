@@ -1,0 +1,42 @@
+package timeparse
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMicrosToNanos(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1736408883704643.212":     1736408883704643212,
+		"\"1736408883704643.212\"": 1736408883704643212,
+		"1736408883704643.212\t":   1736408883704643212,
+		"1736408883973810":         1736408883973810000,
+		"145.57":                   145570,
+		"0.45077999999999996":      451,
+		"0.60003125":               600,
+		"0.0005":                   1,
+		"79000":                    79000000,
+		"-1.5":                     -1500,
+		"1e-05":                    0,
+		"2.5E+3":                   2500000,
+		".5":                       500,
+	} {
+		got, ok := MicrosToNanos([]byte(in))
+		require.True(t, ok, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "N/A", "abc", "1.2.3", "-", "99999999999999999999999"} {
+		_, ok := MicrosToNanos([]byte(bad))
+		require.False(t, ok, bad)
+	}
+}
+
+func FuzzMicrosToNanos(f *testing.F) {
+	for _, s := range []string{"1736408883704643.212", "0.45077999999999996", "1e-05", "\t12\t", "-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		MicrosToNanos([]byte(s))
+	})
+}
