@@ -105,16 +105,7 @@ func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) erro
 	tw.Flush()
 
 	if anySteps(res) {
-		ew.printf("\nPer step\n")
-		tw = tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "rank\tstep\tcomputing\tcomm\tnot overlapped\tfree\t\n")
-		for _, rr := range res.Ranks {
-			for _, s := range rr.Steps {
-				fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t\n", rr.Rank, s.Step, Dur(us(s.Computing)), Dur(us(s.Communication)),
-					Dur(us(s.CommunicationNotOverlapped)), Dur(us(s.Free)))
-			}
-		}
-		tw.Flush()
+		writeSteps(ew, res)
 	}
 
 	writeCollectives(ew, res)
@@ -243,32 +234,67 @@ func writeMoE(ew *errWriter, res *analysis.Result) {
 }
 
 func writeEventWait(ew *errWriter, res *analysis.Result) {
-	ew.printf("\nEVENT_WAIT by stream\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "rank\tstream\twaits\twait time\tshare of stream span\tcompute stream\t\n")
-	rows := 0
+	ew.printf("\nEVENT_WAIT by stream (mean per rank)\n")
+	type agg struct {
+		ranks, count int
+		total, span  int64
+		max          int64
+		maxRank      int
+		compute      bool
+	}
+	by := map[int32]*agg{}
+	var missing []int
 	for _, rr := range res.Ranks {
 		if rr.EventWait == nil {
-			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\n", rr.Rank)
-			rows++
+			missing = append(missing, rr.Rank)
 			continue
 		}
 		for _, s := range rr.EventWait.Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
-			yes := ""
-			if s.Compute {
-				yes = "yes"
+			a := by[s.Stream]
+			if a == nil {
+				a = &agg{maxRank: rr.Rank}
+				by[s.Stream] = a
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t\n", rr.Rank, s.Stream, s.Wait.Count, Dur(us(s.Wait.Total)), pct(float64(s.Wait.Total), float64(s.Span)), yes)
-			rows++
+			a.ranks++
+			a.count += s.Wait.Count
+			a.total += s.Wait.Total
+			a.span += s.Span
+			a.compute = a.compute || s.Compute
+			if s.Wait.Total > a.max {
+				a.max, a.maxRank = s.Wait.Total, rr.Rank
+			}
 		}
 	}
-	tw.Flush()
-	if rows == 0 {
-		ew.printf("  none\n")
+	if len(missing) > 0 {
+		ew.printf("  unavailable on ranks %s: no device timeline (trace_view.json)\n", rankList(missing))
 	}
+	if len(by) == 0 {
+		if len(missing) == 0 {
+			ew.printf("  none\n")
+		}
+		return
+	}
+	streams := make([]int32, 0, len(by))
+	for s := range by {
+		streams = append(streams, s)
+	}
+	sort.Slice(streams, func(i, j int) bool { return streams[i] < streams[j] })
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n")
+	for _, s := range streams {
+		a := by[s]
+		yes := ""
+		if a.compute {
+			yes = "yes"
+		}
+		n := float64(a.ranks)
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%d (%s)\t%s\t\n", s, a.ranks, float64(a.count)/n, Dur(us(a.total)/n),
+			pct(float64(a.total), float64(a.span)), a.maxRank, Dur(us(a.max)), yes)
+	}
+	tw.Flush()
 }
 
 func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
@@ -391,3 +417,47 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// writeSteps prints one row per step: the mean over ranks and the slowest rank.
+func writeSteps(ew *errWriter, res *analysis.Result) {
+	type agg struct {
+		n                          int
+		win, comp, comm, not, free int64
+		maxWin                     int64
+		maxRank                    int
+	}
+	by := map[int]*agg{}
+	for _, rr := range res.Ranks {
+		for _, s := range rr.Steps {
+			a := by[s.Step]
+			if a == nil {
+				a = &agg{maxRank: rr.Rank}
+				by[s.Step] = a
+			}
+			a.n++
+			a.win += s.Window
+			a.comp += s.Computing
+			a.comm += s.Communication
+			a.not += s.CommunicationNotOverlapped
+			a.free += s.Free
+			if s.Window > a.maxWin {
+				a.maxWin, a.maxRank = s.Window, rr.Rank
+			}
+		}
+	}
+	ids := make([]int, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	ew.printf("\nPer step (mean over ranks)\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\tranks\tstep time\tcomputing\tcomm\tnot overlapped\tfree\tslowest rank\t\n")
+	for _, id := range ids {
+		a := by[id]
+		n := float64(a.n)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d (%s)\t\n", id, a.n, Dur(us(a.win)/n), Dur(us(a.comp)/n), Dur(us(a.comm)/n),
+			Dur(us(a.not)/n), Dur(us(a.free)/n), a.maxRank, Dur(us(a.maxWin)))
+	}
+	tw.Flush()
+}
