@@ -1,0 +1,177 @@
+// Command tracegen writes synthetic torch_npu profiler output (one
+// *_ascend_pt folder per rank, vLLM-Ascend Qwen3-MoE decode) plus the exact
+// ground truth in npuprof_truth.json.
+//
+//	tracegen -scenario ep-fc1-cumsum -o DIR [-ranks 8 -layers 8 -steps 4 -seed 1 ...]
+//	tracegen -list
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tracegen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		scenario = fs.String("scenario", "ep-fc1-cumsum", "built-in scenario to start from (see -list)")
+		out      = fs.String("o", "", "output directory (required unless -list)")
+		list     = fs.Bool("list", false, "list the built-in scenarios and exit")
+		rank     = fs.Int("rank", -1, "write only this rank's folder (no npuprof_truth.json)")
+		quiet    = fs.Bool("q", false, "do not print the ground truth summary")
+	)
+	// Overrides of scenario fields; applied only when given on the command
+	// line (the scenario's own value is used otherwise).
+	ranks := fs.Int("ranks", 0, "number of ranks")
+	layers := fs.Int("layers", 0, "MoE layers per decode step")
+	steps := fs.Int("steps", 0, "decode steps")
+	batch := fs.Int("batch", 0, "decode batch (tokens per step)")
+	seed := fs.Int64("seed", 0, "random seed")
+	hot := fs.Int("hot-rank", -1, "slow rank, -1 for none")
+	skew := fs.Float64("skew", 0, "GroupedMatmul slow-down factor of the hot rank")
+	size := fs.Int64("size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
+	bools := []struct {
+		name string
+		dst  func(*tracegen.Scenario) *bool
+		val  *bool
+	}{
+		{name: "ep", dst: func(s *tracegen.Scenario) *bool { return &s.ExpertParallel }},
+		{name: "fc1", dst: func(s *tracegen.Scenario) *bool { return &s.FlashComm1 }},
+		{name: "cumsum", dst: func(s *tracegen.Scenario) *bool { return &s.Cumsum }},
+		{name: "profiler-steps", dst: func(s *tracegen.Scenario) *bool { return &s.ProfilerSteps }},
+		{name: "sampler-cumsum", dst: func(s *tracegen.Scenario) *bool { return &s.SamplerCumsum }},
+		{name: "event-waits", dst: func(s *tracegen.Scenario) *bool { return &s.EventWaits }},
+		{name: "aiv", dst: func(s *tracegen.Scenario) *bool { return &s.AivComm }},
+		{name: "comm-json", dst: func(s *tracegen.Scenario) *bool { return &s.CommJSON }},
+	}
+	usage := map[string]string{
+		"ep": "expert parallel", "fc1": "FLASHCOMM1 (TP AG/RS + EP AG x2/RS per layer)",
+		"cumsum": "MoE AI_CPU Cumsum after MoeInitRoutingCustom", "profiler-steps": "emit ProfilerStep#N events (Step Id column)",
+		"sampler-cumsum": "sampler top-p Cumsum (AI core, not MoE)", "event-waits": "EVENT_RECORD/EVENT_WAIT tasks",
+		"aiv": "AIV-mode TP collectives (allreduceAivKernel rows)", "comm-json": "write communication.json",
+	}
+	for i := range bools {
+		bools[i].val = fs.Bool(bools[i].name, false, usage[bools[i].name]+" (use -NAME=false to turn off)")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: tracegen -scenario NAME -o DIR [overrides]
+       tracegen -list
+
+Writes synthetic torch_npu profiler output for vLLM-Ascend Qwen3-MoE decode:
+one <worker>_<pid>_<timestamp>_ascend_pt folder per rank (profiler_info_N.json,
+profiler_metadata.json, ASCEND_PROFILER_OUTPUT/{trace_view.json,
+kernel_details.csv, step_trace_time.csv, communication.json}) and
+DIR/npuprof_truth.json with the exact ground truth of every metric.
+Output is deterministic for a given scenario and seed. Flags other than
+-scenario, -o, -list, -rank and -q override the scenario's value only when
+given.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if *list {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tRANKS\tLAYERS\tSTEPS\tBATCH\tEP\tFC1\tCUMSUM\tPSTEPS\tSAMPLER\tHOT\tAIV")
+		for _, s := range tracegen.Scenarios() {
+			hotS := "-"
+			if s.HotRank >= 0 {
+				hotS = fmt.Sprintf("%d x%g", s.HotRank, s.SkewFactor)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
+				s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm)
+		}
+		tw.Flush()
+		return 0
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "tracegen: -o DIR is required")
+		fs.Usage()
+		return 2
+	}
+	s, ok := tracegen.Lookup(*scenario)
+	if !ok {
+		fmt.Fprintf(stderr, "tracegen: unknown scenario %q (known: %s)\n", *scenario, strings.Join(tracegen.ScenarioNames(), ", "))
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["ranks"] {
+		s.Ranks = *ranks
+	}
+	if set["layers"] {
+		s.Layers = *layers
+	}
+	if set["steps"] {
+		s.Steps = *steps
+	}
+	if set["batch"] {
+		s.Batch = *batch
+	}
+	if set["seed"] {
+		s.Seed = *seed
+	}
+	if set["hot-rank"] {
+		s.HotRank = *hot
+	}
+	if set["skew"] {
+		s.SkewFactor = *skew
+	}
+	for _, b := range bools {
+		if set[b.name] {
+			*b.dst(&s) = *b.val
+		}
+	}
+	if set["size"] {
+		sized, err := tracegen.SizedScenario(s, *size)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		s = sized
+	}
+	if err := s.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if *rank >= 0 {
+		rt, err := tracegen.GenerateRank(*out, s, *rank)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		if !*quiet {
+			fmt.Fprint(stdout, rt.String())
+		}
+		return 0
+	}
+	t, err := tracegen.Generate(*out, s)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if !*quiet {
+		fmt.Fprintf(stdout, "scenario %s: %d ranks, %d layers, %d steps -> %s\n", s.Name, s.Ranks, s.Layers, s.Steps, *out)
+		for _, r := range t.Ranks {
+			fmt.Fprint(stdout, r.String())
+		}
+	}
+	return 0
+}

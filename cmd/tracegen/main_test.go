@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+)
+
+func TestList(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-list"}, &out, &errb))
+	for _, n := range tracegen.ScenarioNames() {
+		assert.Contains(t, out.String(), n)
+	}
+}
+
+func TestGenerateWithOverrides(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"-scenario", "clean", "-o", dir, "-ranks", "2", "-layers", "2", "-steps", "2",
+		"-cumsum", "-profiler-steps", "-q"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	tr, err := tracegen.ReadTruth(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 2, tr.Scenario.Ranks)
+	assert.True(t, tr.Scenario.Cumsum && tr.Scenario.ProfilerSteps)
+	assert.False(t, tr.Scenario.ExpertParallel)
+	require.Len(t, tr.Ranks, 2)
+	assert.Equal(t, 4.0, tr.Ranks[0].Metrics["moe.cumsum.count"])
+	_, err = os.Stat(filepath.Join(dir, tr.Ranks[1].Dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	assert.NoError(t, err)
+}
+
+func TestBadArgs(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-scenario", "nope", "-o", t.TempDir()}, &out, &errb))
+	assert.Equal(t, 2, run([]string{"-scenario", "clean"}, &out, &errb))
+	assert.Equal(t, 2, run([]string{"-scenario", "clean", "-o", t.TempDir(), "-ranks", "0"}, &out, &errb))
+	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+}

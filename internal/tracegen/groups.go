@@ -1,0 +1,154 @@
+package tracegen
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// doubleHash is msprof's group hash of an HCCL communicator name:
+// (h29 << 32) | h131 with the 32-bit rolling hashes h = h*p + byte
+// (FORMATS.md §3.7). It is reimplemented here on purpose: the generator
+// must not share code with the parsers it is used to test.
+func doubleHash(s string) uint64 {
+	var h29, h131 uint32
+	for i := 0; i < len(s); i++ {
+		h29 = h29*29 + uint32(s[i])
+		h131 = h131*131 + uint32(s[i])
+	}
+	return uint64(h29)<<32 | uint64(h131)
+}
+
+// hashSuffix is the last three characters of the decimal double hash, the
+// token HCCL op names carry (`hcom_allReduce__586_0_1`).
+func hashSuffix(comm string) string {
+	h := strconv.FormatUint(doubleHash(comm), 10)
+	if len(h) > 3 {
+		h = h[len(h)-3:]
+	}
+	return h
+}
+
+// Group kinds that carry collectives.
+const (
+	grpTP = iota // tensor-parallel group: attention collectives, logits all-gather
+	grpEP        // expert-parallel group: FLASHCOMM1 MoE all-gathers / reduce-scatter
+	numCollGroups
+)
+
+// commGroup is one HCCL communicator as seen by one rank
+// (profiler_metadata.json parallel_group_info entry).
+type commGroup struct {
+	Comm        string // communicator name (the parallel_group_info key)
+	Name        string // vLLM group name: tp, ep, dp, pp, default_group
+	Rank        int    // rank inside the group
+	GlobalRanks []int
+	Hash        string // decimal double hash
+	Suffix      string // last 3 chars of Hash
+}
+
+// layout is the process-group layout shared by all ranks.
+type layout struct {
+	tp      int
+	ranks   int
+	ep      bool
+	created int64 // communicator creation time (µs), part of comm names
+}
+
+// ip is the host address of the node holding rank r.
+func ip(r int) string { return fmt.Sprintf("10.0.0.%d", 1+r/maxTP) }
+
+// commName builds a communicator name like
+// `10.0.0.1%enp189s0f0_60000_0_1736410538306028`.
+func (l layout) commName(root, counter int) string {
+	return fmt.Sprintf("%s%%enp189s0f0_%d_%d_%d", ip(root), 60000+root%maxTP, counter, l.created+int64(counter))
+}
+
+// groupsOf returns the communicators of rank r: tp (and ep when EP is on)
+// first, then default_group, dp and pp.
+func (l layout) groupsOf(r int) []commGroup {
+	var out []commGroup
+	for _, g := range l.allGroups() {
+		if i := indexOf(g.members, r); i >= 0 {
+			out = append(out, commGroup{
+				Comm: g.comm, Name: g.name, Rank: i, GlobalRanks: g.members,
+				Hash: strconv.FormatUint(doubleHash(g.comm), 10), Suffix: hashSuffix(g.comm),
+			})
+		}
+	}
+	return out
+}
+
+// groupInstance is one communicator of the whole job.
+type groupInstance struct {
+	name    string
+	members []int
+	comm    string
+}
+
+// allGroups lists every communicator of the job in a fixed order and names
+// them: each name is tried with an increasing counter until its 3-character
+// hash suffix differs from the suffixes of all groups already named on any
+// of its member ranks, so every rank sees distinct suffixes.
+func (l layout) allGroups() []groupInstance {
+	var gs []groupInstance
+	for node := 0; node*l.tp < l.ranks; node++ {
+		var m []int
+		for i := 0; i < l.tp; i++ {
+			m = append(m, node*l.tp+i)
+		}
+		gs = append(gs, groupInstance{name: "tp", members: m})
+	}
+	var all []int
+	for i := 0; i < l.ranks; i++ {
+		all = append(all, i)
+	}
+	if l.ep {
+		gs = append(gs, groupInstance{name: "ep", members: all})
+	}
+	gs = append(gs, groupInstance{name: "default_group", members: all})
+	for j := 0; j < l.tp; j++ {
+		var m []int
+		for i := j; i < l.ranks; i += l.tp {
+			m = append(m, i)
+		}
+		gs = append(gs, groupInstance{name: "dp", members: m})
+	}
+	for r := 0; r < l.ranks; r++ {
+		gs = append(gs, groupInstance{name: "pp", members: []int{r}})
+	}
+	used := make([]map[string]bool, l.ranks)
+	for i := range used {
+		used[i] = map[string]bool{}
+	}
+	counter := 0
+	for gi := range gs {
+		g := &gs[gi]
+		for {
+			name := l.commName(g.members[0], counter)
+			counter++
+			suf := hashSuffix(name)
+			clash := false
+			for _, m := range g.members {
+				clash = clash || used[m][suf]
+			}
+			if clash {
+				continue
+			}
+			for _, m := range g.members {
+				used[m][suf] = true
+			}
+			g.comm = name
+			break
+		}
+	}
+	return gs
+}
+
+func indexOf(a []int, v int) int {
+	for i, x := range a {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,176 @@
+package tracegen
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Scenario describes one synthetic capture. The zero value is not useful;
+// start from Scenarios() or Lookup and change fields.
+type Scenario struct {
+	Name           string // e.g. "ep-fc1-cumsum"
+	Ranks          int    // number of ranks (one *_ascend_pt folder each), e.g. 8
+	Layers         int    // MoE layers per decode step (Qwen3-235B has 94)
+	Steps          int    // decode steps captured
+	Batch          int    // decode batch (tokens per step), e.g. 25
+	ExpertParallel bool   // EP on: each rank owns Experts/EP experts
+	FlashComm1     bool   // FLASHCOMM1 (sequence parallel) on: TP AG/RS + EP AG×2/RS per layer
+	Cumsum         bool   // AI_CPU int64 Cumsum after MoeInitRoutingCustom in every MoE layer
+	ProfilerSteps  bool   // emit ProfilerStep#N (torch_npu schedule); false = vLLM style
+	SamplerCumsum  bool   // sampler top-p Cumsum (AI core) once per step: NOT MoE routing
+	HotRank        int    // -1 none; else this rank's GroupedMatmul kernels are SkewFactor longer
+	SkewFactor     float64
+	Seed           int64
+
+	// EventWaits emits EVENT_RECORD/EVENT_WAIT device tasks around every
+	// collective (compute stream waits for the comm stream and vice versa).
+	// Timing is identical either way; only the tasks are dropped when false.
+	EventWaits bool
+	// AivComm runs the TP-group collectives (except the large logits
+	// all-gather) in HCCL AIV mode: the comm stream then carries one
+	// `allreduceAivKernel`-style AIV/MIX_AIV row exactly coincident with the
+	// HCCL big op, instead of FFTS+ Notify/SDMA subtasks.
+	AivComm bool
+	// CommJSON writes ASCEND_PROFILER_OUTPUT/communication.json (one entry
+	// per collective; large for long captures).
+	CommJSON bool
+}
+
+// Parallel layout constants of the modelled deployment (Qwen3-235B-A22B,
+// vllm-ascend.md §7).
+const (
+	maxTP       = 8      // tensor-parallel size (ranks per node)
+	hiddenSize  = 4096   // model hidden size
+	numExperts  = 128    // routed experts
+	topK        = 8      // experts per token
+	moeInterm   = 1536   // moe_intermediate_size
+	vocabSize   = 151936 // vocabulary
+	firstStepNo = 2      // number of the first ProfilerStep#N (schedule wait=1, warmup=1)
+)
+
+// base returns the common settings of the built-in scenarios.
+func base(name string) Scenario {
+	return Scenario{
+		Name: name, Ranks: 8, Layers: 6, Steps: 4, Batch: 25,
+		HotRank: -1, SkewFactor: 1, Seed: 1,
+		EventWaits: true, CommJSON: true, SamplerCumsum: true,
+	}
+}
+
+// Scenarios returns the named built-in scenarios (all with 8 ranks).
+//
+//   - ep-fc1-cumsum: EP + FLASHCOMM1 + MoE AI_CPU Cumsum, AIV-mode TP collectives.
+//   - ep-fc1: EP + FLASHCOMM1, no MoE Cumsum.
+//   - noep-cumsum: EP off, FC1 off, MoE Cumsum, AIV-mode TP all-reduces.
+//   - clean: EP off, FC1 off, no MoE Cumsum (the sampler Cumsum is still there).
+//   - hot-rank: EP on, FC1 off, rank 5's GroupedMatmul 2.5x slower and more tokens.
+//   - ep-fc1-cumsum-steps: as ep-fc1-cumsum with ProfilerStep#N events (Step Id column).
+//   - clean-steps: as clean with ProfilerStep#N events.
+func Scenarios() []Scenario {
+	a := base("ep-fc1-cumsum")
+	a.ExpertParallel, a.FlashComm1, a.Cumsum, a.AivComm = true, true, true, true
+
+	b := base("ep-fc1")
+	b.ExpertParallel, b.FlashComm1 = true, true
+
+	c := base("noep-cumsum")
+	c.Cumsum, c.AivComm = true, true
+	c.Seed = 3
+
+	d := base("clean")
+	d.Seed = 4
+
+	e := base("hot-rank")
+	e.ExpertParallel = true
+	e.HotRank, e.SkewFactor = 5, 2.5
+	e.Seed = 5
+
+	f := a
+	f.Name, f.ProfilerSteps, f.Seed = "ep-fc1-cumsum-steps", true, 6
+
+	g := d
+	g.Name, g.ProfilerSteps, g.Seed = "clean-steps", true, 7
+
+	return []Scenario{a, b, c, d, e, f, g}
+}
+
+// Lookup returns the built-in scenario with the given name.
+func Lookup(name string) (Scenario, bool) {
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// ScenarioNames lists the built-in scenario names, sorted.
+func ScenarioNames() []string {
+	var n []string
+	for _, s := range Scenarios() {
+		n = append(n, s.Name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Validate checks a scenario and reports the first problem.
+func (s Scenario) Validate() error {
+	switch {
+	case s.Ranks < 1:
+		return fmt.Errorf("tracegen: Ranks must be >= 1, got %d", s.Ranks)
+	case s.Ranks > maxTP && s.Ranks%maxTP != 0:
+		return fmt.Errorf("tracegen: Ranks above %d must be a multiple of %d, got %d", maxTP, maxTP, s.Ranks)
+	case s.Layers < 1:
+		return fmt.Errorf("tracegen: Layers must be >= 1, got %d", s.Layers)
+	case s.Steps < 1:
+		return fmt.Errorf("tracegen: Steps must be >= 1, got %d", s.Steps)
+	case s.Batch < 1:
+		return fmt.Errorf("tracegen: Batch must be >= 1, got %d", s.Batch)
+	case s.HotRank >= s.Ranks:
+		return fmt.Errorf("tracegen: HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)
+	case s.SkewFactor < 0:
+		return fmt.Errorf("tracegen: SkewFactor must be >= 0, got %g", s.SkewFactor)
+	}
+	return nil
+}
+
+// tpSize is the tensor-parallel group size (ranks of one node).
+func (s Scenario) tpSize() int {
+	if s.Ranks < maxTP {
+		return s.Ranks
+	}
+	return maxTP
+}
+
+// skew returns the effective GroupedMatmul slow-down of rank r.
+func (s Scenario) skew(r int) float64 {
+	if r == s.HotRank && s.HotRank >= 0 && s.SkewFactor > 0 {
+		return s.SkewFactor
+	}
+	return 1
+}
+
+// localExperts is the number of experts hosted by one rank.
+func (s Scenario) localExperts() int {
+	if s.ExpertParallel {
+		e := numExperts / s.Ranks
+		if e < 1 {
+			e = 1
+		}
+		return e
+	}
+	return numExperts
+}
+
+// expertInterm is the per-rank intermediate size of one expert (w13 output
+// is twice this): EP keeps whole experts, pure TP splits them.
+func (s Scenario) expertInterm() int {
+	if s.ExpertParallel {
+		return moeInterm
+	}
+	return moeInterm / s.tpSize()
+}
+
+// stepNumber is the ProfilerStep number of the k-th captured step.
+func stepNumber(k int) int { return firstStepNo + k }
