@@ -3,6 +3,7 @@ module github.com/npuprof/npuprof
 go 1.26
 
 require (
+	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 	gonum.org/v1/gonum v0.17.0

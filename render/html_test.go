@@ -1,0 +1,323 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/rules"
+)
+
+func renderHTML(t testing.TB, in HTMLInput) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, WriteHTML(&b, in))
+	return b.String()
+}
+
+func loadSample(t testing.TB, rel string) *analysis.Result {
+	t.Helper()
+	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
+	require.NoError(t, err)
+	res, err := analysis.Analyze(p)
+	require.NoError(t, err)
+	return res
+}
+
+const level1 = "Ascend-msinsight/test/data/pytorch/text/level1"
+
+var sectionOrder = []string{"header", "findings", "breakdown", "communication", "moe", "eventwait", "kernels", "skew", "experts", "timeline", "notes"}
+
+// checkSections asserts the sections appear once each, in order.
+func checkSections(t *testing.T, page string, experts bool) {
+	t.Helper()
+	last := -1
+	for _, s := range sectionOrder {
+		marker := `data-section="` + s + `"`
+		n := strings.Count(page, marker)
+		if s == "experts" && !experts {
+			require.Zero(t, n, "expert section must be absent without expert loads")
+			continue
+		}
+		require.Equal(t, 1, n, "section %s", s)
+		i := strings.Index(page, marker)
+		require.Greater(t, i, last, "section %s out of order", s)
+		last = i
+	}
+}
+
+var metricCell = regexp.MustCompile(`data-rank="(-?\d+)" data-metric="([^"]+)" data-v="([^"]+)"`)
+
+// checkNumbers asserts that every metric cell holds exactly the JSON
+// document's value, and returns how many were checked.
+func checkNumbers(t *testing.T, page string, doc *Document) int {
+	t.Helper()
+	byRank := map[int]RankDoc{}
+	for _, rd := range doc.Ranks {
+		byRank[rd.Rank] = rd
+	}
+	n := 0
+	for _, m := range metricCell.FindAllStringSubmatch(page, -1) {
+		rank, _ := strconv.Atoi(m[1])
+		metric := html.UnescapeString(m[2])
+		got, err := strconv.ParseFloat(m[3], 64)
+		require.NoError(t, err)
+		rd, ok := byRank[rank]
+		require.True(t, ok, "rank %d not in the document", rank)
+		if rest, ok := strings.CutPrefix(metric, "step."); ok {
+			id, field, _ := strings.Cut(rest, ".")
+			found := false
+			for _, s := range rd.Steps {
+				if strconv.Itoa(s.Step) == id {
+					require.Equal(t, stepValue(s, field), got, "rank %d %s", rank, metric)
+					found = true
+				}
+			}
+			require.True(t, found, "rank %d: %s not in the document", rank, metric)
+		} else {
+			want, ok := cleanedMetrics(rd)[metric]
+			require.True(t, ok, "rank %d: %s shown but not in the document", rank, metric)
+			require.Equal(t, want, got, "rank %d %s", rank, metric)
+		}
+		n++
+	}
+	return n
+}
+
+// cleanedMetrics keys a rank's metrics by their shown name (trace text in
+// a metric name, such as a group name, is cleaned like all trace text).
+func cleanedMetrics(rd RankDoc) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range rd.Metrics {
+		out[cleanText(k, 0)] = v
+	}
+	return out
+}
+
+// chartOptions returns the chart payloads embedded in the page.
+func chartOptions(t *testing.T, page string) map[string]map[string]any {
+	t.Helper()
+	const open = `<script type="application/json" id="npuprof-charts">`
+	i := strings.Index(page, open)
+	require.GreaterOrEqual(t, i, 0)
+	rest := page[i+len(open):]
+	j := strings.Index(rest, "</script>")
+	require.GreaterOrEqual(t, j, 0)
+	var payloads []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(rest[:j]), &payloads))
+	out := map[string]map[string]any{}
+	for _, p := range payloads {
+		out[p["id"].(string)] = p
+		present(t, page, `id="`+p["id"].(string)+`"`)
+	}
+	return out
+}
+
+// seriesValues returns a bar chart's values of the named series.
+func seriesValues(t *testing.T, p map[string]any, name string) []any {
+	t.Helper()
+	for _, s := range p["option"].(map[string]any)["series"].([]any) {
+		sm := s.(map[string]any)
+		if sm["name"] == name {
+			var out []any
+			for _, d := range sm["data"].([]any) {
+				out = append(out, d.(map[string]any)["value"])
+			}
+			return out
+		}
+	}
+	t.Fatalf("no series %q", name)
+	return nil
+}
+
+// absent fails, showing some context, when page contains s.
+func absent(t *testing.T, page, s string) {
+	t.Helper()
+	if i := strings.Index(page, s); i >= 0 {
+		lo, hi := max(0, i-120), min(len(page), i+len(s)+120)
+		t.Fatalf("page contains %q at %d: …%s…", s, i, page[lo:hi])
+	}
+}
+
+// present fails, without dumping the page, when page lacks s.
+func present(t *testing.T, page, s string) {
+	t.Helper()
+	if !strings.Contains(page, s) {
+		t.Fatalf("page lacks %q", s)
+	}
+}
+
+// checkSelfContained: nothing is loaded from anywhere.
+func checkSelfContained(t *testing.T, page string) {
+	t.Helper()
+	// ECharts' own source mentions <img> (its save-as-image feature, never
+	// used here); check everything else.
+	require.Equal(t, 1, strings.Count(page, echartsJS), "ECharts is inlined once")
+	low := strings.ToLower(strings.Replace(page, echartsJS, "", 1))
+	for _, bad := range []string{"<script src", "<link", "<img", "<iframe", "@import", "url(http", "src=\"http", "src=\"//"} {
+		absent(t, low, bad)
+	}
+	low = strings.ToLower(page)
+	// exactly the three script elements: chart data, ECharts, report.js
+	require.Equal(t, 3, strings.Count(low, "<script"), "script elements")
+	require.Equal(t, 3, strings.Count(low, "</script"), "closing script tags")
+	present(t, page, "Content-Security-Policy")
+}
+
+func TestHTMLReportRealSample(t *testing.T) {
+	res := loadSample(t, level1)
+	page := renderHTML(t, HTMLInput{Result: res, Version: "test"})
+	doc := BuildDocument(res, nil)
+	checkSections(t, page, false)
+	checkSelfContained(t, page)
+	n := checkNumbers(t, page, doc)
+	require.GreaterOrEqual(t, n, 2*7+2*6, "metric cells")
+	for _, rd := range doc.Ranks {
+		for _, m := range []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us",
+			"overlap.free.time_us", "hccl.allreduce.time_us", "hccl.allreduce.count", "event_wait.stream.2.time_us"} {
+			present(t, page, fmt.Sprintf(`data-rank="%d" data-metric="%s" data-v="%s"`, rd.Rank, m, raw(rd.Metrics[m])))
+		}
+	}
+	charts := chartOptions(t, page)
+	// the chart draws the same values as the JSON document
+	vals := seriesValues(t, charts["chart-comm-type"], "allreduce")
+	require.Len(t, vals, len(doc.Ranks))
+	for i, rd := range doc.Ranks {
+		require.Equal(t, rd.Metrics["hccl.allreduce.time_us"], vals[i])
+	}
+	vals = seriesValues(t, charts["chart-breakdown"], "free")
+	for i, rd := range doc.Ranks {
+		require.Equal(t, rd.Metrics["overlap.free.time_us"], vals[i])
+	}
+	for _, id := range []string{"chart-breakdown", "chart-steps", "chart-comm-type", "chart-wait-streams", "chart-skew", "chart-timeline-0", "chart-timeline-1"} {
+		require.Contains(t, charts, id)
+	}
+	// no parallel_group_info: the group split is unavailable, with the reason
+	present(t, page, "profiler_metadata.json has no parallel_group_info")
+	present(t, page, "No MoE kernels")
+	present(t, page, "No rule fired")
+}
+
+func TestHTMLReportSynthetic(t *testing.T) {
+	res := synthResult(t, synth{ranks: 4, layers: 12, steps: 3, noHCCL: true})
+	findings := synthFindings()
+	page := renderHTML(t, HTMLInput{Result: res, Findings: findings, Experts: synthExperts(12, 16), Version: "test",
+		Facts: []Fact{{Name: "capture sizes", Value: "[1, 2, 4, 8]", Source: "vllm serve --compilation-config " + hostileEnv}}})
+	doc := BuildDocument(res, findings)
+	checkSections(t, page, true)
+	checkSelfContained(t, page)
+	n := checkNumbers(t, page, doc)
+	require.Greater(t, n, 100)
+
+	// findings: largest estimated saving first
+	high := strings.Index(page, "Collectives are not overlapped")
+	med := strings.Index(page, "Cumsum runs on the AI CPU")
+	info := strings.Index(page, "An info finding")
+	require.True(t, high > 0 && high < med && med < info, "findings order %d %d %d", high, med, info)
+	present(t, page, `class="finding sev-high"`)
+	present(t, page, `class="finding sev-medium"`)
+	present(t, page, `class="finding sev-info"`)
+	present(t, page, `<span class="d-add">&#43;export VLLM_ASCEND_ENABLE_FLASHCOMM1=1</span>`)
+	present(t, page, `data-v="98765.4"`)
+	absent(t, page, "javascript:alert")
+
+	// facts with their sources
+	present(t, page, "EP size")
+	present(t, page, "FLASHCOMM1")
+	present(t, page, "capture sizes")
+
+	// the rank without collectives shows "unavailable: <reason>", never 0
+	last := res.Ranks[len(res.Ranks)-1].Rank
+	absent(t, page, fmt.Sprintf(`data-rank="%d" data-metric="hccl.total.time_us"`, last))
+	present(t, page, "<b>rank 3</b> unavailable: no collective data")
+
+	charts := chartOptions(t, page)
+	for _, id := range []string{"chart-moe-buckets", "chart-moe-layers", "chart-moe-layer-heat", "chart-comm-group", "chart-experts", "chart-steps"} {
+		require.Contains(t, charts, id)
+	}
+	for id, p := range charts {
+		grids, _ := p["option"].(map[string]any)["grid"].([]any)
+		require.LessOrEqual(t, len(grids), 1, "chart %s: one grid, or the series ignore its layout", id)
+	}
+	vals := seriesValues(t, charts["chart-moe-buckets"], "Cumsum (routing path)")
+	for i, rd := range doc.Ranks {
+		require.Equal(t, rd.Metrics["moe.cumsum.time_us"], vals[i])
+	}
+}
+
+func TestHTMLEscapesHostileText(t *testing.T) {
+	res := synthResult(t, synth{ranks: 2, layers: 3, steps: 2})
+	page := renderHTML(t, HTMLInput{Result: res, Findings: synthFindings(), Experts: synthExperts(3, 4)})
+	if !utf8.ValidString(page) {
+		for i := 0; i < len(page); {
+			r, n := utf8.DecodeRuneInString(page[i:])
+			if r == utf8.RuneError && n == 1 {
+				t.Fatalf("invalid UTF-8 at %d: …%q…", i, page[max(0, i-150):min(len(page), i+50)])
+			}
+			i += n
+		}
+	}
+	absent(t, page, "\xff")
+	// never raw, in text, attributes, or the embedded JSON
+	for _, bad := range []string{"<script>alert", "</script><script>", `"'&_Kernel`} {
+		absent(t, page, bad)
+	}
+	// shown as text: HTML-escaped in the page, \u003c-escaped in JSON
+	present(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&#39;&amp;\uFFFD\uFFFD_Kernel")
+	present(t, page, `&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;`)
+	present(t, page, `"\u003cscript\u003ealert(1)\u003c/script\u003e\"'\u0026��_Kernel"`)
+	present(t, page, "/profiles/&lt;script&gt;alert(3)&lt;/script&gt;&#34;q")
+	checkSelfContained(t, page)
+}
+
+func TestHTMLReportStaysSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large synthetic profile")
+	}
+	// 8 ranks × 94 layers × 12 steps: ~110k tasks per rank
+	res := synthResult(t, synth{ranks: 8, layers: 94, steps: 12})
+	page := renderHTML(t, HTMLInput{Result: res, Findings: synthFindings(), Experts: synthExperts(94, 256)})
+	t.Logf("report size %d bytes (ECharts %d)", len(page), len(echartsJS))
+	require.Less(t, len(page), 5<<20)
+	// every mini timeline is capped
+	for id, p := range chartOptions(t, page) {
+		if strings.HasPrefix(id, "chart-timeline") {
+			data := p["option"].(map[string]any)["series"].([]any)[0].(map[string]any)["data"].([]any)
+			require.LessOrEqual(t, len(data), maxTimelineBoxes, id)
+		}
+	}
+}
+
+func TestHTMLFindingsEmptyAndNil(t *testing.T) {
+	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
+	for _, fs := range [][]rules.Finding{nil, {}} {
+		page := renderHTML(t, HTMLInput{Result: res, Findings: fs})
+		present(t, page, "No rule fired")
+	}
+}
+
+func TestDownsampleCapsBoxes(t *testing.T) {
+	var boxes []tlBox
+	for i := 0; i < 10000; i++ {
+		boxes = append(boxes, tlBox{lane: i % 3, start: int64(i) * 100, end: int64(i)*100 + 60, count: 1, longest: int64(i % 7), name: "k"})
+	}
+	out := downsample(boxes, 1_000_000, 500)
+	require.LessOrEqual(t, len(out), 500)
+	total := 0
+	for _, b := range out {
+		total += b.count
+	}
+	require.Equal(t, 10000, total, "merged boxes account for every task")
+}
