@@ -22,6 +22,7 @@ type analyzeOptions struct {
 	Path    string
 	Format  string
 	Output  string
+	HTML    string
 	Workers int
 	Quiet   bool
 	Debug   bool
@@ -65,6 +66,9 @@ listed as unavailable with the reason, never reported as 0.`,
   # The JSON document for tools and CI
   $ npuprof analyze ./profiles/ --format json -o analysis.json
 
+  # Also write the self-contained HTML report
+  $ npuprof analyze ./profiles/ --html report.html
+
   # One rank's text export only
   $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
 		Args: cobra.ExactArgs(1),
@@ -85,6 +89,7 @@ listed as unavailable with the reason, never reported as 0.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "text", "output format: "+formatHelp())
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
+	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
 	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
@@ -135,6 +140,11 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 		return render.WriteText(w, res, findings)
 	}); err != nil {
 		return err
+	}
+	if opts.HTML != "" {
+		if err := writeHTMLReport(io, opts.HTML, res, findings); err != nil {
+			return err
+		}
 	}
 	return passErrors(res)
 }

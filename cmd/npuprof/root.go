@@ -101,7 +101,7 @@ Exit codes:
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io, nil), newReportCmd(io, nil), newVersionCmd(io))
 	return root
 }
 

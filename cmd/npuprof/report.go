@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// reportOptions are the flags of `npuprof report`.
+type reportOptions struct {
+	Path    string
+	Output  string
+	Workers int
+	Quiet   bool
+}
+
+func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report PATH",
+		Short: "Write the self-contained HTML findings report of a profile",
+		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
+HTML file: findings with their fixes, the time breakdown per rank and per
+step, communication by collective type and group, MoE routing and Cumsum,
+EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap and
+a mini timeline of one representative step per rank.
+
+The file works offline: the charting library (Apache ECharts), styles and
+data are inlined, and it makes no network request. Its numbers are the
+ones in ` + "`npuprof analyze --format json`" + `. Without -o the HTML goes to
+standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same file.`,
+		Example: `  # Write the report of an 8-rank capture
+  $ npuprof report ./profiles/ -o report.html
+
+  # The terminal summary and the report in one run
+  $ npuprof analyze ./profiles/ --html report.html
+
+  # Pipe it somewhere
+  $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if opts.Workers < 0 {
+				return usageErr("--workers must be >= 0")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return reportRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Output, "output", "o", "", "write the HTML to `FILE` instead of standard output")
+	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	return cmd
+}
+
+func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet)
+	if err != nil {
+		return err
+	}
+	var findings []rules.Finding
+	if err := writeHTMLReport(io, opts.Output, res, findings); err != nil {
+		return err
+	}
+	return passErrors(res)
+}
+
+// writeHTMLReport writes the HTML report to file ("" or "-": standard
+// output).
+func writeHTMLReport(io *streams, file string, res *analysis.Result, findings []rules.Finding) error {
+	return writeOutput(io, file, func(w ioWriter) error {
+		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: findings, Version: Version})
+	})
+}
