@@ -22,6 +22,8 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
 )
 
 // The browser test opens reports in real headless Chromium over the
@@ -87,7 +89,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(1280, shotHeight),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
@@ -96,6 +98,10 @@ func browser(t *testing.T) context.Context {
 	require.NoError(t, chromedp.Do(ctx), "start Chromium %s", exe)
 	return ctx
 }
+
+// shotHeight is how much of the top of the report the screenshot shows:
+// the header, the findings and the time breakdown of a typical report.
+const shotHeight = 1500
 
 type pageReport struct {
 	mu       sync.Mutex
@@ -178,16 +184,18 @@ func openReport(t *testing.T, bctx context.Context, file, shot string) *pageRepo
 	tab, cancelT := context.WithTimeout(tab, 90*time.Second)
 	defer cancelT()
 
+	t0 := time.Now()
 	step := func(what string, err error) {
 		t.Helper()
 		require.NoError(t, err, what)
+		t.Logf("%6dms %s", time.Since(t0).Milliseconds(), what)
 	}
 	step("open tab", chromedp.Do(tab))
 	_, err := chromedp.Call(tab, network.Enable, network.EnableParams{})
 	step("Network.enable", err)
 	_, err = chromedp.Call(tab, cdplog.Enable, cdp.Empty{})
 	step("Log.enable", err)
-	_, err = chromedp.Call(tab, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: 900, DeviceScaleFactor: 1})
+	_, err = chromedp.Call(tab, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: shotHeight, DeviceScaleFactor: 1})
 	step("viewport", err)
 	step("navigate", chromedp.Do(tab, chromedp.Navigate(u), chromedp.WaitReady("body")))
 	want, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('div.chart').length`))
@@ -201,7 +209,7 @@ func openReport(t *testing.T, bctx context.Context, file, shot string) *pageRepo
 	loads, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('script[src],link,img,iframe,object,embed').length`))
 	step("count loading elements", err)
 	shotRes, err := chromedp.Call(tab, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng,
-		Clip: &page.Viewport{X: 0, Y: 0, Width: 1280, Height: 900, Scale: 1}})
+		Clip: &page.Viewport{X: 0, Y: 0, Width: 1280, Height: shotHeight, Scale: 1}})
 	step("screenshot", err)
 
 	require.Zero(t, loads, "no element loads anything")
@@ -249,6 +257,15 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}},
 		{"level1-2ranks", func(t *testing.T) HTMLInput {
 			return HTMLInput{Result: loadSample(t, level1), Version: "test"}
+		}},
+		{"tracegen-ep-fc1-cumsum-steps", func(t *testing.T) HTMLInput {
+			s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+			s.CommJSON = false
+			return HTMLInput{Result: genResult(t, s), Version: "test"}
+		}},
+		// the committed trace the README's screenshot is taken from
+		{"ep-fc1-cumsum", func(t *testing.T) HTMLInput {
+			return HTMLInput{Result: committedResult(t, "ep-fc1-cumsum"), Version: "dev"}
 		}},
 	}
 	for _, c := range cases {

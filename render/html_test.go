@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -320,4 +323,85 @@ func TestDownsampleCapsBoxes(t *testing.T) {
 		total += b.count
 	}
 	require.Equal(t, 10000, total, "merged boxes account for every task")
+}
+
+// genResult writes a tracegen scenario into a temporary folder and
+// analyzes it through the real parser.
+func genResult(t testing.TB, s tracegen.Scenario) *analysis.Result {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := analysis.Analyze(p)
+	require.NoError(t, err)
+	return res
+}
+
+// committedResult analyzes a trace committed under testdata/traces.
+func committedResult(t testing.TB, name string) *analysis.Result {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "testdata", "traces", name)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := analysis.Analyze(p)
+	require.NoError(t, err)
+	// the path as a user would type it, not this machine's
+	res.Path = "testdata/traces/" + name
+	return res
+}
+
+// Every built-in 8-rank scenario (MoE kernels, Cumsum, collectives by
+// group, with and without profiler steps) renders with the JSON
+// document's numbers, and the committed trace too.
+func TestHTMLReportTracegenScenarios(t *testing.T) {
+	for _, s := range tracegen.Scenarios() {
+		s.CommJSON = false
+		t.Run(s.Name, func(t *testing.T) {
+			res := genResult(t, s)
+			page := renderHTML(t, HTMLInput{Result: res})
+			doc := BuildDocument(res, nil)
+			checkSections(t, page, false)
+			checkSelfContained(t, page)
+			require.Greater(t, checkNumbers(t, page, doc), 8*10)
+			charts := chartOptions(t, page)
+			for _, id := range []string{"chart-breakdown", "chart-comm-type", "chart-comm-group", "chart-moe-buckets", "chart-moe-layers",
+				"chart-wait-streams", "chart-skew", "chart-timeline-0", "chart-timeline-7"} {
+				require.Contains(t, charts, id)
+			}
+			if s.ProfilerSteps {
+				require.Contains(t, charts, "chart-steps")
+				present(t, page, "median-length step")
+			}
+			present(t, page, "TP size")
+			if s.ExpertParallel {
+				present(t, page, "EP size")
+			}
+		})
+	}
+	t.Run("committed/ep-fc1-cumsum", func(t *testing.T) {
+		res := committedResult(t, "ep-fc1-cumsum")
+		page := renderHTML(t, HTMLInput{Result: res})
+		checkSections(t, page, false)
+		require.Greater(t, checkNumbers(t, page, BuildDocument(res, nil)), 8*10)
+		present(t, page, "EP size")
+	})
+}
+
+// A full-size decode capture (94 MoE layers, 8 ranks, profiler steps)
+// from the generator stays well under 5 MB.
+func TestHTMLReportTracegenFullSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large generated profile")
+	}
+	s, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
+	require.True(t, ok)
+	s.Layers, s.Steps, s.CommJSON = 94, 6, false
+	res := genResult(t, s)
+	page := renderHTML(t, HTMLInput{Result: res, Experts: synthExperts(94, 128)})
+	t.Logf("8 ranks × 94 layers × 6 steps: report %d bytes", len(page))
+	require.Less(t, len(page), 5<<20)
+	require.Greater(t, checkNumbers(t, page, BuildDocument(res, nil)), 8*20)
 }

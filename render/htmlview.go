@@ -105,7 +105,7 @@ type htmlView struct {
 }
 
 type groupRow struct {
-	Name, Comm, Size, Ranks, SeenOn string
+	Name, Size, Ranks, SeenOn string
 }
 
 type envRow struct {
@@ -569,10 +569,41 @@ func buildFacts(v *htmlView, in HTMLInput) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// One row per group name and size: eight dp groups of one rank are one
+	// row "8 groups", not eight.
+	type row struct {
+		name       string
+		size, n    int
+		members    []int
+		seen       map[int]bool
+		firstIndex int
+	}
+	var rows []*row
+	byNameSize := map[string]*row{}
 	for _, k := range keys {
 		g := groups[k]
-		v.Groups = append(v.Groups, groupRow{Name: cleanText(g.name, 60), Comm: cleanText(g.comm, 120), Size: strconv.Itoa(g.size),
-			Ranks: cleanText(compactRanks(g.members), 200), SeenOn: compactRanks(g.seen)})
+		rk := g.name + "\x00" + strconv.Itoa(g.size)
+		r := byNameSize[rk]
+		if r == nil {
+			r = &row{name: g.name, size: g.size, members: g.members, seen: map[int]bool{}, firstIndex: len(rows)}
+			byNameSize[rk] = r
+			rows = append(rows, r)
+		}
+		r.n++
+		for _, s := range g.seen {
+			r.seen[s] = true
+		}
+	}
+	for _, r := range rows {
+		var seen []int
+		for s := range r.seen {
+			seen = append(seen, s)
+		}
+		members := cleanText(compactRanks(r.members), 200)
+		if r.n > 1 {
+			members = fmt.Sprintf("%d groups of %d", r.n, r.size)
+		}
+		v.Groups = append(v.Groups, groupRow{Name: cleanText(r.name, 60), Size: strconv.Itoa(r.size), Ranks: members, SeenOn: compactRanks(seen)})
 	}
 	ekeys := make([]string, 0, len(env))
 	for k := range env {
