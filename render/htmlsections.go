@@ -1,0 +1,612 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+)
+
+// The report's data sections, each built once from the analysis result
+// and the JSON document's metrics (rankMetrics). See htmlview.go.
+
+var stepFields = []struct{ key, label string }{
+	{"window_us", "window"}, {"computing_us", "computing"}, {"communication_us", "communication"},
+	{"communication_not_overlapped_us", "comm. not overlapped"}, {"overlapped_us", "overlapped"}, {"free_us", "free"},
+}
+
+func stepValue(s StepDoc, key string) float64 {
+	switch key {
+	case "window_us":
+		return s.WindowUs
+	case "computing_us":
+		return s.ComputingUs
+	case "communication_us":
+		return s.CommunicationUs
+	case "communication_not_overlapped_us":
+		return s.CommunicationNotOverlappedUs
+	case "overlapped_us":
+		return s.OverlappedUs
+	case "free_us":
+		return s.FreeUs
+	case "preparing_us":
+		return s.PreparingUs
+	}
+	return math.NaN()
+}
+
+func buildBreakdown(v *htmlView, res *analysis.Result, doc *Document, rms []rankMetrics) {
+	b := &v.Breakdown
+	for _, r := range rms {
+		win, ok := r.get("device.window.time_us")
+		share := txt("–")
+		if f, ok2 := r.get("overlap.free.time_us"); ok && ok2 {
+			share = numc(pctText(f, win), f/win)
+		}
+		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur("device.window.time_us"), r.dur("overlap.computing.time_us"),
+			r.dur("overlap.communication.time_us"), r.dur("overlap.communication_not_overlapped.time_us"),
+			r.dur("overlap.overlapped.time_us"), r.dur("overlap.free.time_us"), share})
+	}
+	b.Chart = breakdownChart(rms)
+	v.addChart(b.Chart)
+
+	for _, rd := range doc.Ranks {
+		if len(rd.Steps) > 0 {
+			b.HaveSteps = true
+		}
+	}
+	if !b.HaveSteps {
+		return
+	}
+	rows := 0
+	for _, rd := range doc.Ranks {
+		for _, s := range rd.Steps {
+			if rows >= maxStepRowsTable {
+				break
+			}
+			row := []cell{rankCell(rd.Rank), {Text: strconv.Itoa(s.Step), Num: true, Sort: strconv.Itoa(s.Step)}}
+			for _, f := range stepFields {
+				val := stepValue(s, f.key)
+				row = append(row, cell{Text: Dur(val), Num: true, Rank: rd.Rank, Metric: fmt.Sprintf("step.%d.%s", s.Step, f.key), Raw: raw(val)})
+			}
+			row = append(row, cell{Text: intText(float64(s.Tasks)), Num: true, Sort: strconv.Itoa(s.Tasks)})
+			b.StepRows = append(b.StepRows, row)
+			rows++
+		}
+	}
+	total := 0
+	for _, rd := range doc.Ranks {
+		total += len(rd.Steps)
+	}
+	if total > rows {
+		b.StepNote = fmt.Sprintf("The table lists the first %d of %d rank-steps; the chart shows up to %d steps per rank (evenly spaced when there are more). All steps are in the JSON document.", rows, total, maxStepsChart)
+	}
+	b.StepChart = stepsChart(doc)
+	for _, rd := range doc.Ranks {
+		b.StepSelect = append(b.StepSelect, rankLabel(rd.Rank))
+	}
+	v.addChart(b.StepChart)
+}
+
+func sortedStatKeys(m map[string]*analysis.Stat) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+	c := &v.Comm
+	typeSet, groupSet := map[string]bool{}, map[string]bool{}
+	any := false
+	for i, rr := range res.Ranks {
+		if rr.HCCL == nil {
+			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("hccl.total.time_us"), 0)})
+			continue
+		}
+		any = true
+		for _, t := range rr.HCCL.Types {
+			typeSet[t] = true
+		}
+		for _, g := range rr.HCCL.Groups {
+			groupSet[g] = true
+		}
+	}
+	if !any {
+		return
+	}
+	types := keysOf(typeSet)
+	groups := keysOf(groupSet)
+	if len(types) == 0 {
+		c.Empty = true
+		return
+	}
+	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, func(t string) string { return "hccl." + t + ".time_us" }, nil)
+	v.addChart(c.TypeChart)
+	if len(groups) > 0 {
+		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, func(g string) string { return "hccl.group." + g + ".time_us" }, nil)
+		v.addChart(c.GroupChart)
+	}
+	type rowSpec struct {
+		label, class string
+		cell         func(i int, rr *analysis.RankResult) cell
+	}
+	shareOf := func(r rankMetrics, t float64) string {
+		if w, ok := r.get("device.window.time_us"); ok && w > 0 {
+			return pctText(t, w)
+		}
+		return ""
+	}
+	metricCell := func(timeMetric, countMetric, unit string) func(i int, rr *analysis.RankResult) cell {
+		return func(i int, rr *analysis.RankResult) cell {
+			r := rms[i]
+			if rr.HCCL == nil {
+				return cell{Text: "unavailable", NA: cleanText(r.why("hccl.total.time_us"), 0)}
+			}
+			tm, ok := r.get(timeMetric)
+			if !ok {
+				return cell{Text: "–", Num: true}
+			}
+			c := r.dur(timeMetric)
+			c.Sub = []cell{r.cell(countMetric, func(v float64) string { return intText(v) + unit }), {Text: shareOf(r, tm)}}
+			return c
+		}
+	}
+	build := func(corner string, specs []rowSpec) *pivot {
+		pv := &pivot{Corner: corner, Cols: rankNames(rms)}
+		for _, sp := range specs {
+			row := pivotRow{Label: sp.label, Class: sp.class}
+			for i, rr := range res.Ranks {
+				row.Cells = append(row.Cells, sp.cell(i, rr))
+			}
+			pv.Rows = append(pv.Rows, row)
+		}
+		return pv
+	}
+	var tspecs []rowSpec
+	for _, t := range types {
+		tspecs = append(tspecs, rowSpec{label: cleanText(t, 60), cell: metricCell("hccl."+t+".time_us", "hccl."+t+".count", " ops")})
+	}
+	tspecs = append(tspecs, rowSpec{label: "total", class: "total", cell: metricCell("hccl.total.time_us", "hccl.total.count", " ops")})
+	c.TypePivot = build("type", tspecs)
+	var gspecs []rowSpec
+	for _, g := range groups {
+		gspecs = append(gspecs, rowSpec{label: cleanText(g, 60), cell: metricCell("hccl.group."+g+".time_us", "hccl.group."+g+".count", " ops")})
+	}
+	anyUnknown := false
+	for _, rr := range res.Ranks {
+		if rr.HCCL != nil && rr.HCCL.UnknownGroup.Count > 0 {
+			anyUnknown = true
+		}
+	}
+	if anyUnknown {
+		gspecs = append(gspecs, rowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
+			if rr.HCCL == nil {
+				return cell{Text: "unavailable", NA: cleanText(rms[i].why("hccl.total.time_us"), 0)}
+			}
+			u := rr.HCCL.UnknownGroup
+			if u.Count == 0 {
+				return cell{Text: "–", Num: true}
+			}
+			c := numc(Dur(us(u.Total)), us(u.Total))
+			c.Sub = []cell{{Text: intText(float64(u.Count)) + " ops"}, {Text: shareOf(rms[i], us(u.Total))}}
+			return c
+		}})
+	}
+	if len(gspecs) > 0 {
+		c.GroupPivot = build("group", gspecs)
+	}
+	for i, rr := range res.Ranks {
+		if rr.HCCL == nil {
+			continue
+		}
+		r := rms[i]
+		win, haveWin := r.get("device.window.time_us")
+		for _, k := range sortedStatKeys(rr.HCCL.ByTypeGroup) {
+			s := rr.HCCL.ByTypeGroup[k]
+			t, g, _ := strings.Cut(k, "@")
+			if g == "?" {
+				g = "unknown"
+			}
+			sh := txt("–")
+			if haveWin {
+				sh = numc(pctText(us(s.Total), win), us(s.Total)/win)
+			}
+			c.PairRows = append(c.PairRows, []cell{rankCell(rr.Rank), txt(cleanText(t, 60)), txt(cleanText(g, 60)), numc(intText(float64(s.Count)), float64(s.Count)),
+				numc(Dur(us(s.Total)), us(s.Total)), numc(Dur(us(s.Total)/float64(max(s.Count, 1))), us(s.Total)/float64(max(s.Count, 1))), sh})
+		}
+	}
+	if len(groups) == 0 {
+		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why("hccl.group.*")
+	}
+}
+
+// meanCell is time/count of two metrics (a presentation ratio).
+func meanCell(r rankMetrics, timeMetric, countMetric string) cell {
+	t, ok1 := r.get(timeMetric)
+	n, ok2 := r.get(countMetric)
+	if !ok1 || !ok2 || n == 0 {
+		return txt("–")
+	}
+	return numc(Dur(t/n), t/n)
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var moeBuckets = []struct{ metric, label, color string }{
+	{"moe.gating.time_us", "gating (MoeGatingTopK)", "#64748b"},
+	{"moe.routing.time_us", "routing (MoeInitRouting*)", "#0ea5e9"},
+	{"moe.cumsum.time_us", "Cumsum (routing path)", "#f97316"},
+	{"moe.dispatch.time_us", "dispatch", "#a855f7"},
+	{"moe.gmm.time_us", "GroupedMatmul", "#22c55e"},
+	{"moe.combine.time_us", "combine", "#ec4899"},
+}
+
+func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+	m := &v.MoE
+	found := false
+	for i, rr := range res.Ranks {
+		if rr.MoE == nil {
+			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("moe.routing.time_us"), 0)})
+			continue
+		}
+		if rr.MoE.Routing.Count > 0 || rr.MoE.Cumsum.Count > 0 || rr.MoE.GMM.Count > 0 || rr.MoE.Dispatch.Count > 0 || rr.MoE.Combine.Count > 0 {
+			found = true
+		}
+	}
+	if !found {
+		m.None = len(m.Unavailable) < len(res.Ranks)
+		return
+	}
+	for i, rr := range res.Ranks {
+		if rr.MoE == nil {
+			continue
+		}
+		r := rms[i]
+		fb := "moe.routing.time_us"
+		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count("moe.routing.count", fb), r.dur("moe.routing.time_us"),
+			r.count("moe.cumsum.count", fb), r.dur("moe.cumsum.time_us"), r.count("moe.cumsum.aicpu.count", fb),
+			meanCell(r, "moe.cumsum.time_us", "moe.cumsum.count"), r.dur("moe.gmm.time_us"), r.count("moe.gmm.tokens", fb),
+			r.dur("moe.dispatch.time_us", fb), r.dur("moe.combine.time_us", fb)})
+	}
+	var series []string
+	colors := map[string]string{}
+	labels := map[string]string{}
+	for _, b := range moeBuckets {
+		for _, r := range rms {
+			if val, ok := r.get(b.metric); ok && val > 0 {
+				series = append(series, b.metric)
+				colors[b.metric] = b.color
+				labels[b.metric] = b.label
+				break
+			}
+		}
+	}
+	if len(series) > 0 {
+		m.Buckets = stackedByRank("moe-buckets", "MoE time by bucket", rms, series, func(s string) string { return s },
+			&seriesStyle{labels: labels, colors: colors})
+		v.addChart(m.Buckets)
+	}
+	// GroupedMatmul skew over ranks (max/min of moe.gmm.time_us).
+	hi, lo := -1, -1
+	for i, r := range rms {
+		val, ok := r.get("moe.gmm.time_us")
+		if !ok || val <= 0 {
+			continue
+		}
+		if hi < 0 || val > rms[hi].m["moe.gmm.time_us"] {
+			hi = i
+		}
+		if lo < 0 || val < rms[lo].m["moe.gmm.time_us"] {
+			lo = i
+		}
+	}
+	if hi >= 0 && len(rms) > 1 {
+		h, l := rms[hi].m["moe.gmm.time_us"], rms[lo].m["moe.gmm.time_us"]
+		m.GMMSkew = fmt.Sprintf("GroupedMatmul time: slowest %s %s, fastest %s %s (max/min %.2f×).",
+			rankLabel(rms[hi].rank), Dur(h), rankLabel(rms[lo].rank), Dur(l), h/l)
+	}
+	layers := moeLayerStats(res)
+	if layers != nil {
+		m.LayerChart, m.LayerHeat = layerCharts(layers)
+		v.addChart(m.LayerChart)
+		v.addChart(m.LayerHeat)
+		m.LayerNote = layers.note
+	}
+}
+
+// layerStats are MoE routing and Cumsum durations by layer position: the
+// n-th MoeInitRouting* of a step is layer n. Values are the mean over that
+// position's occurrences (over steps) per rank, in µs.
+type layerStats struct {
+	ranks     []int
+	positions int
+	routing   [][]float64 // [rank][pos], NaN when absent
+	cumsum    [][]float64
+	note      string
+}
+
+func moeLayerStats(res *analysis.Result) *layerStats {
+	ls := &layerStats{}
+	binned := false
+	for _, rr := range res.Ranks {
+		if rr.MoE == nil || len(rr.MoE.Layers) == 0 || rr.Model == nil {
+			continue
+		}
+		tasks := rr.Model.Tasks
+		steps := rr.Model.Steps
+		type acc struct {
+			r, c float64
+			n    int
+		}
+		var pos []acc
+		si, inStep := 0, map[int]int{}
+		for _, l := range rr.MoE.Layers {
+			t := tasks[l.Routing]
+			step := -1
+			for si < len(steps) && steps[si].End <= t.Start {
+				si++
+			}
+			if si < len(steps) && t.Start >= steps[si].Start {
+				step = si
+			}
+			p := inStep[step]
+			inStep[step]++
+			if p >= maxLayerPositions {
+				binned = true
+				continue
+			}
+			for len(pos) <= p {
+				pos = append(pos, acc{})
+			}
+			pos[p].r += float64(t.Dur) / 1000
+			for _, ci := range l.Cumsum {
+				pos[p].c += float64(tasks[ci].Dur) / 1000
+			}
+			pos[p].n++
+		}
+		rrow, crow := make([]float64, len(pos)), make([]float64, len(pos))
+		for i, a := range pos {
+			rrow[i], crow[i] = math.NaN(), math.NaN()
+			if a.n > 0 {
+				rrow[i], crow[i] = a.r/float64(a.n), a.c/float64(a.n)
+			}
+		}
+		ls.ranks = append(ls.ranks, rr.Rank)
+		ls.routing = append(ls.routing, rrow)
+		ls.cumsum = append(ls.cumsum, crow)
+		ls.positions = max(ls.positions, len(pos))
+	}
+	if len(ls.ranks) == 0 {
+		return nil
+	}
+	ls.note = "Layer n is the n-th MoeInitRouting* kernel of a profiler step (of the whole capture when there are no steps); values are the mean over that layer's occurrences."
+	if binned {
+		ls.note += fmt.Sprintf(" Only the first %d layer positions per step are drawn.", maxLayerPositions)
+	}
+	return ls
+}
+
+func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+	w := &v.Wait
+	streamSet := map[int32]bool{}
+	computeStream := map[int32]bool{}
+	span := map[[2]int]int64{} // (rank index, stream) -> span
+	type lw struct {
+		rank   int
+		stream int32
+		dur    int64
+		start  int64
+		next   string
+		nextD  int64
+		nextOK bool
+		rel    int64
+	}
+	var longest []lw
+	for i, rr := range res.Ranks {
+		r := rms[i]
+		if rr.EventWait == nil {
+			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why("event_wait.time_us"), 0)})
+			continue
+		}
+		for _, s := range rr.EventWait.Streams {
+			if s.Wait.Count == 0 {
+				continue
+			}
+			streamSet[s.Stream] = true
+			if s.Compute {
+				computeStream[s.Stream] = true
+			}
+			span[[2]int{i, int(s.Stream)}] = s.Span
+		}
+		if rr.Model == nil {
+			continue
+		}
+		tasks := rr.Model.Tasks
+		var origin int64
+		if rr.Timeline != nil {
+			origin = rr.Timeline.WindowStart
+		}
+		k := 0
+		for _, wt := range rr.EventWait.Longest {
+			t := tasks[wt.Task]
+			if k >= maxWaitsPerRank || t.Dur <= 0 {
+				break
+			}
+			k++
+			e := lw{rank: rr.Rank, stream: t.Stream, dur: t.Dur, start: t.Start, rel: t.Start - origin}
+			if wt.Next >= 0 {
+				e.next, e.nextD, e.nextOK = tasks[wt.Next].Name, tasks[wt.Next].Dur, true
+			}
+			longest = append(longest, e)
+		}
+	}
+	if len(streamSet) > 0 {
+		var ids []int
+		for st := range streamSet {
+			ids = append(ids, int(st))
+		}
+		sort.Ints(ids)
+		labels := map[string]string{}
+		var metrics []string
+		pv := &pivot{Corner: "stream", Cols: rankNames(rms)}
+		for _, id := range ids {
+			p := fmt.Sprintf("event_wait.stream.%d", id)
+			label := "stream " + strconv.Itoa(id)
+			if computeStream[int32(id)] {
+				label += " (compute)"
+			}
+			labels[p+".time_us"] = label
+			metrics = append(metrics, p+".time_us")
+			row := pivotRow{Label: label}
+			for i, rr := range res.Ranks {
+				r := rms[i]
+				if rr.EventWait == nil {
+					row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why("event_wait.time_us"), 0)})
+					continue
+				}
+				tm, ok := r.get(p + ".time_us")
+				if !ok {
+					row.Cells = append(row.Cells, cell{Text: "–", Num: true})
+					continue
+				}
+				c := r.dur(p + ".time_us")
+				sh := ""
+				if sp := span[[2]int{i, id}]; sp > 0 {
+					sh = pctText(tm, us(sp)) + " of span"
+				}
+				c.Sub = []cell{r.cell(p+".count", func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
+				row.Cells = append(row.Cells, c)
+			}
+			pv.Rows = append(pv.Rows, row)
+		}
+		w.Streams = pv
+		w.Chart = stackedByRank("wait-streams", "EVENT_WAIT time by stream", rms, metrics, func(s string) string { return s }, &seriesStyle{labels: labels})
+		v.addChart(w.Chart)
+	}
+	sort.SliceStable(longest, func(i, j int) bool {
+		if longest[i].dur != longest[j].dur {
+			return longest[i].dur > longest[j].dur
+		}
+		return longest[i].rank < longest[j].rank
+	})
+	if len(longest) > maxWaitRows {
+		w.LongestNote = fmt.Sprintf("The %d longest of %d listed waits.", maxWaitRows, len(longest))
+		longest = longest[:maxWaitRows]
+	}
+	for _, e := range longest {
+		next, nd := cell{Text: "(end of stream)", Class: "muted"}, txt("–")
+		if e.nextOK {
+			next = cell{Text: cleanText(e.next, maxTextLen), Class: "mono"}
+			nd = numc(Dur(us(e.nextD)), us(e.nextD))
+		}
+		w.Longest = append(w.Longest, []cell{rankCell(e.rank), {Text: strconv.Itoa(int(e.stream)), Num: true, Sort: strconv.Itoa(int(e.stream))},
+			numc(Dur(us(e.dur)), us(e.dur)), numc(Dur(us(e.rel)), us(e.rel)), next, nd})
+	}
+}
+
+func buildKernels(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+	k := &v.Kernels
+	total := 0
+	for i, rr := range res.Ranks {
+		if rr.Kernels == nil {
+			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("kernel.compute.time_us"), 0)})
+			continue
+		}
+		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
+		for _, ks := range rr.Kernels.Top {
+			total++
+			if len(k.Rows) >= maxKernelRows {
+				continue
+			}
+			k.Rows = append(k.Rows, []cell{rankCell(rr.Rank), {Text: cleanText(ks.Name, maxTextLen), Class: "mono name"}, txt(cleanText(orDash(ks.OpType), 80)),
+				txt(cleanText(orDash(ks.Core), 40)), numc(intText(float64(ks.Count)), float64(ks.Count)), numc(Dur(us(ks.Total)), us(ks.Total)),
+				numc(Dur(ks.Mean), ks.Mean), numc(Dur(ks.P50), ks.P50), numc(Dur(ks.P99), ks.P99)})
+		}
+	}
+	if total > len(k.Rows) {
+		k.Note = fmt.Sprintf("Showing %d of %d rank×kernel rows.", len(k.Rows), total)
+	}
+	if len(k.Ranks) > 0 {
+		k.Note = strings.TrimSpace(fmt.Sprintf("Top %d compute kernels per rank by total time. %s", analysis.TopKernels, k.Note))
+	}
+}
+
+// skewMetrics are the rank-skew heatmap's columns.
+var skewMetrics = []struct{ metric, label string }{
+	{"device.window.time_us", "window"},
+	{"overlap.computing.time_us", "computing"},
+	{"overlap.communication.time_us", "communication"},
+	{"overlap.communication_not_overlapped.time_us", "comm. not overlapped"},
+	{"overlap.free.time_us", "free"},
+	{"hccl.total.time_us", "HCCL total"},
+	{"moe.routing.time_us", "MoE routing"},
+	{"moe.cumsum.time_us", "MoE Cumsum"},
+	{"moe.gmm.time_us", "GroupedMatmul"},
+	{"moe.dispatch.time_us", "dispatch"},
+	{"moe.combine.time_us", "combine"},
+	{"event_wait.time_us", "EVENT_WAIT"},
+	{"kernel.compute.time_us", "kernel time (sum)"},
+}
+
+func buildSkew(v *htmlView, rms []rankMetrics) {
+	v.Skew.Chart = skewChart(rms)
+	if v.Skew.Chart == nil {
+		v.Skew.Note = "No metric was measured on any rank."
+		return
+	}
+	v.Skew.Note = "Each metric is normalized to its median over ranks: 1.00 is a typical rank, red is more time than the median, blue less. Hover a cell for the measured value; blank cells are unavailable on that rank."
+	v.addChart(v.Skew.Chart)
+}
+
+func buildExperts(v *htmlView, e *ExpertLoads) *expertView {
+	ev := &expertView{Source: cleanText(e.Source, 0)}
+	ev.Chart = expertChart(e)
+	if len(e.Layers)*len(e.Experts) > maxExpertHeatCells {
+		ev.Note = fmt.Sprintf("Only the first %d layer×expert cells are drawn.", maxExpertHeatCells)
+	}
+	v.addChart(ev.Chart)
+	return ev
+}
+
+func buildUnmeasured(v *htmlView, res *analysis.Result, doc *Document) {
+	seen := map[string][]int{}
+	for _, rd := range doc.Ranks {
+		for k, why := range rd.Unavailable {
+			key := k + "\x00" + why
+			seen[key] = append(seen[key], rd.Rank)
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		m, why, _ := strings.Cut(k, "\x00")
+		v.Unmeasured = append(v.Unmeasured, kv{cleanText(m, 120), cleanText(why, 0) + " (ranks " + compactRanks(seen[k]) + ")"})
+	}
+	for _, rr := range res.Ranks {
+		for _, w := range rr.Warnings {
+			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: warning: %s: %s", rankLabel(rr.Rank), w.File, w.Message), 0))
+		}
+		if rr.Partial {
+			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: partial: %s", rankLabel(rr.Rank), rr.PartialReason), 0))
+		}
+		for _, e := range rr.Errors {
+			v.Problems = append(v.Problems, cleanText("error: "+e.Error(), 0))
+		}
+	}
+}
