@@ -182,6 +182,10 @@ func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes 0600 files; reports are meant to be shared.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp.Name(), file); err != nil {
 		return usageErr("cannot write %s: %v", file, err)
 	}
