@@ -5,6 +5,7 @@
 package parser
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,15 +20,24 @@ import (
 
 // Source is one rank's input, as found by Detect.
 type Source struct {
-	// Root is the rank's folder (*_ascend_pt) or, for a bare file or a bare
-	// ASCEND_PROFILER_OUTPUT folder, that path.
+	// Root is the rank's folder (*_ascend_pt, or PROF_* for msprof) or, for
+	// a bare file or a bare ASCEND_PROFILER_OUTPUT folder, that path.
 	Root   string
 	Format model.Format
-	// Output is the folder holding the text export (ASCEND_PROFILER_OUTPUT),
-	// "" when the source is a single file.
+	// Output is the folder holding the torch_npu export
+	// (ASCEND_PROFILER_OUTPUT), "" when the source is a single file or an
+	// msprof folder.
 	Output string
 	// TraceFile is set when the user named a trace file directly.
 	TraceFile string
+	// DB is the profiler database (ascend_pytorch_profiler_{rank}.db or
+	// msprof_{ts}.db) of the DB formats.
+	DB string
+	// Prof is the PROF_* folder of the msprof formats; it is Root itself
+	// unless the PROF_* folder sits inside a *_ascend_pt folder whose
+	// ASCEND_PROFILER_OUTPUT is missing (torch_npu's parsing failed or was
+	// skipped), in which case Root is the *_ascend_pt folder.
+	Prof string
 	// RankHint is the rank from the file or folder name, -1 when unknown.
 	RankHint int
 	// Timestamp is the folder-name timestamp used to pick the newest of
@@ -47,18 +57,33 @@ func IsUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
-const profilerOutput = "ASCEND_PROFILER_OUTPUT"
+const (
+	profilerOutput = "ASCEND_PROFILER_OUTPUT"
+	msprofOutput   = "mindstudio_profiler_output"
+)
 
 var (
 	reProfilerInfo = regexp.MustCompile(`^profiler_info_(\d+)\.json$`)
 	reWorkerRank   = regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`)
 	reAscendPT     = regexp.MustCompile(`_ascend_pt$`)
+	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (FORMATS.md §1.2)
+	reProfDir = regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`)
+	// ascend_pytorch_profiler_{rank}.db (no _{rank} in single-card runs)
+	reTorchDB = regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`)
+	// msprof_{ts}.db
+	reMsprofDB = regexp.MustCompile(`^msprof_\d+\.db$`)
+	// device_{id}
+	reDeviceDir = regexp.MustCompile(`^device_(\d{1,2})$`)
 )
 
 // textFiles are the files that make a folder a torch_npu text export.
 var textFiles = []string{"trace_view.json", "kernel_details.csv", "step_trace_time.csv"}
 
-// Detect maps path to the rank sources it holds.
+// Detect maps path to the rank sources it holds: a trace file or database,
+// an ASCEND_PROFILER_OUTPUT folder, a *_ascend_pt folder (text or db
+// export, or with only a nested PROF_* folder), an msprof PROF_* folder
+// (text or db export), or a cluster folder holding any mix of those, up to
+// two levels down.
 func Detect(path string) ([]Source, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -68,11 +93,7 @@ func Detect(path string) ([]Source, error) {
 		return nil, &UsageError{fmt.Sprintf("%s: %v", path, err)}
 	}
 	if !st.IsDir() {
-		base := filepath.Base(path)
-		if strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") {
-			return []Source{{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}}, nil
-		}
-		return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json file, an %s folder, a *_ascend_pt folder, or a folder of *_ascend_pt folders", path, profilerOutput)}
+		return detectFile(path)
 	}
 	if src, ok := asRank(path); ok {
 		return []Source{src}, nil
@@ -86,6 +107,36 @@ func Detect(path string) ([]Source, error) {
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Root < found[j].Root })
 	return found, nil
+}
+
+// detectFile recognises a single trace file or database.
+func detectFile(path string) ([]Source, error) {
+	base := filepath.Base(path)
+	switch {
+	case reTorchDB.MatchString(base):
+		src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
+		if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
+			src.RankHint, _ = strconv.Atoi(m[1])
+		}
+		// metadata (profiler_info) lives in the *_ascend_pt folder above
+		if out := filepath.Dir(path); filepath.Base(out) == profilerOutput {
+			src.Root, src.Output = filepath.Dir(out), out
+			if h := rankHint(src.Root); h >= 0 {
+				src.RankHint = h
+			}
+			src.Timestamp = dirTimestamp(filepath.Base(src.Root))
+		}
+		return []Source{src}, nil
+	case reMsprofDB.MatchString(base):
+		return []Source{{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}}, nil
+	case strings.HasSuffix(base, ".db"):
+		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
+	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz")):
+		return []Source{{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}}, nil
+	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz"):
+		return []Source{{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}}, nil
+	}
+	return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)}
 }
 
 func walkRanks(dir string, depth int, out *[]Source) {
@@ -115,37 +166,183 @@ func exists(p string) bool {
 
 func hasTextFiles(dir string) bool {
 	for _, f := range textFiles {
-		if exists(filepath.Join(dir, f)) {
+		if exists(filepath.Join(dir, f)) || exists(filepath.Join(dir, f+".gz")) {
 			return true
 		}
 	}
 	return false
 }
 
+// findDB returns the first file in dir whose name matches re, or "".
+func findDB(dir string, re *regexp.Regexp) string {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() && re.MatchString(e.Name()) {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
+}
+
 // asRank recognises a single rank folder.
 func asRank(dir string) (Source, bool) {
 	base := filepath.Base(dir)
-	mk := func(root, out string) Source {
-		return Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(filepath.Base(root))}
+	torch := func(root, out string) Source {
+		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(filepath.Base(root))}
+		if !hasTextFiles(out) {
+			if db := findDB(out, reTorchDB); db != "" {
+				src.Format, src.DB = model.FormatTorchNPUDB, db
+				if src.RankHint < 0 {
+					if m := reTorchDB.FindStringSubmatch(filepath.Base(db)); m[1] != "" {
+						src.RankHint, _ = strconv.Atoi(m[1])
+					}
+				}
+			}
+		}
+		return src
 	}
 	switch {
 	case base == profilerOutput:
 		// The parent holds profiler_info/profiler_metadata when it is a
 		// *_ascend_pt folder.
 		if parent := filepath.Dir(dir); hasProfilerInfo(parent) || reAscendPT.MatchString(filepath.Base(parent)) {
-			return mk(parent, dir), true
+			return torch(parent, dir), true
 		}
-		return mk(dir, dir), true
-	case exists(filepath.Join(dir, profilerOutput)):
-		return mk(dir, filepath.Join(dir, profilerOutput)), true
-	case hasTextFiles(dir):
-		return mk(dir, dir), true
-	case reAscendPT.MatchString(base) && hasProfilerInfo(dir):
-		// torch_npu's own parsing failed or was skipped: the rank exists
-		// but has no text export.
-		return mk(dir, filepath.Join(dir, profilerOutput)), true
+		return torch(dir, dir), true
+	case base == msprofOutput || base == "analyze":
+		if parent := filepath.Dir(dir); isProfDir(parent) {
+			return asProf(parent, parent)
+		}
+	case isProfDir(dir):
+		return asProf(dir, dir)
+	}
+	out := filepath.Join(dir, profilerOutput)
+	if hasTextFiles(out) || findDB(out, reTorchDB) != "" {
+		return torch(dir, out), true
+	}
+	if hasTextFiles(dir) || findDB(dir, reTorchDB) != "" {
+		return torch(dir, dir), true
+	}
+	ascendPT := reAscendPT.MatchString(base)
+	if ascendPT || hasProfilerInfo(dir) {
+		// torch_npu's own parsing failed or was skipped: read the raw
+		// PROF_* folder's msprof export when there is one.
+		if prof := nestedProf(dir); prof != "" {
+			if src, ok := asProf(dir, prof); ok {
+				return src, true
+			}
+		}
+	}
+	if exists(out) || (ascendPT && hasProfilerInfo(dir)) {
+		// a rank whose export is missing: reported, with nothing to measure
+		return torch(dir, out), true
 	}
 	return Source{}, false
+}
+
+// isProfDir reports whether dir is an msprof PROF_* folder: its name, or
+// an msprof export inside it.
+func isProfDir(dir string) bool {
+	if reProfDir.MatchString(filepath.Base(dir)) {
+		return true
+	}
+	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, reMsprofDB) != ""
+}
+
+// nestedProf returns the PROF_* folder inside a *_ascend_pt folder.
+func nestedProf(dir string) string {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "PROF_") {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
+}
+
+// asProf builds the source of an msprof PROF_* folder (root is the folder
+// the rank is named after: prof itself, or the *_ascend_pt around it).
+// The text export is preferred when both exports are present.
+func asProf(root, prof string) (Source, bool) {
+	src := Source{Root: root, Prof: prof, RankHint: -1, Timestamp: profTimestamp(filepath.Base(prof))}
+	if root != prof {
+		src.RankHint = rankHint(root)
+		if ts := dirTimestamp(filepath.Base(root)); ts != "" {
+			src.Timestamp = ts
+		}
+	}
+	out := filepath.Join(prof, msprofOutput)
+	switch {
+	case hasMsprofText(out):
+		src.Format = model.FormatMsprofText
+	case findDB(prof, reMsprofDB) != "":
+		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, reMsprofDB)
+	default:
+		if !reProfDir.MatchString(filepath.Base(prof)) {
+			return Source{}, false
+		}
+		// raw data only (msprof --export was never run): reported as a
+		// rank with nothing to measure
+		src.Format = model.FormatMsprofText
+	}
+	if src.RankHint < 0 {
+		src.RankHint = profRank(prof)
+	}
+	return src, true
+}
+
+func hasMsprofText(out string) bool {
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, "msprof_") || strings.HasPrefix(n, "op_summary_") || strings.HasPrefix(n, "task_time_") {
+			return true
+		}
+	}
+	return false
+}
+
+// profRank reads rank_id from PROF_*/device_{id}/info.json.{id}; -1 when
+// absent or -1 (msprof then orders ranks by host and device).
+func profRank(prof string) int {
+	ents, _ := os.ReadDir(prof)
+	for _, e := range ents {
+		m := reDeviceDir.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(prof, e.Name(), "info.json."+m[1]))
+		if err != nil {
+			continue
+		}
+		var info struct {
+			RankID *int `json:"rank_id"`
+		}
+		if json.Unmarshal(data, &info) == nil && info.RankID != nil && *info.RankID >= 0 {
+			return *info.RankID
+		}
+	}
+	return -1
+}
+
+// profDevice returns the id of the first device_{id} folder, or -1.
+func profDevice(prof string) int {
+	ents, _ := os.ReadDir(prof)
+	for _, e := range ents {
+		if m := reDeviceDir.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+			d, _ := strconv.Atoi(m[1])
+			return d
+		}
+	}
+	return -1
+}
+
+// profTimestamp returns the {YYYYmmddHHMMSSfff} field of a PROF_* name.
+func profTimestamp(base string) string {
+	if m := reProfDir.FindStringSubmatch(base); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func hasProfilerInfo(dir string) bool {
@@ -209,5 +406,5 @@ func noProfileMessage(path string) string {
 	if len(names) > 0 {
 		found = strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, an %s/ folder, *_ascend_pt/ folders (up to two levels down); found %s", path, profilerOutput, found)
+	return fmt.Sprintf("%s: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, ascend_pytorch_profiler_*.db, an %s/ folder, *_ascend_pt/ folders, msprof PROF_*/ folders (%s/ or msprof_*.db), up to two levels down; found %s", path, profilerOutput, msprofOutput, found)
 }

@@ -190,6 +190,12 @@ func ParseRank(src Source) (*model.Rank, error) {
 		finish(r)
 		return r, r.Validate()
 	}
+	switch src.Format {
+	case model.FormatTorchNPUDB:
+		return parseTorchDB(r, src)
+	case model.FormatMsprofText, model.FormatMsprofDB:
+		return parseMsprof(r, src)
+	}
 	readMeta(r, src.Root)
 	out := src.Output
 	if !exists(out) {
@@ -237,7 +243,7 @@ func ParseRank(src Source) (*model.Rank, error) {
 func finish(r *model.Rank) {
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
-		if h.HashSuffix == "" {
+		if h.HashSuffix == "" || h.Group != "" {
 			continue
 		}
 		if g := r.GroupByHashSuffix(h.HashSuffix); g != nil {
@@ -326,6 +332,9 @@ type taskKey struct {
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
 func readKernels(r *model.Rank, path string) {
 	haveTimeline := r.Have.Timeline
+	// collectives come from the rows unless the timeline already holds
+	// them (trace_view / msprof json; task_time has no big ops)
+	hcclFromRows := !r.Have.HCCL
 	var byKey map[taskKey]int
 	if haveTimeline {
 		byKey = make(map[taskKey]int, len(r.Tasks))
@@ -339,6 +348,12 @@ func readKernels(r *model.Rank, path string) {
 	withFile(r, path, func(f io.Reader) error {
 		issues, err := summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
+			if hcclFromRows && k.IsCollective() {
+				name := k.Name
+				r.HCCL = append(r.HCCL, model.HCCLOp{Start: k.Start, Dur: k.Dur, Name: name,
+					Type: model.HCCLTypeFromName(name), HashSuffix: model.HCCLHashSuffix(name), Variant: model.HCCLVariant(name)})
+				return
+			}
 			if haveTimeline {
 				if i, ok := byKey[taskKey{k.Start, k.Name}]; ok {
 					t := &r.Tasks[i]
@@ -352,9 +367,6 @@ func readKernels(r *model.Rank, path string) {
 				return
 			}
 			if k.IsCollective() {
-				name := k.Name
-				r.HCCL = append(r.HCCL, model.HCCLOp{Start: k.Start, Dur: k.Dur, Name: name,
-					Type: model.HCCLTypeFromName(name), HashSuffix: model.HCCLHashSuffix(name), Variant: model.HCCLVariant(name)})
 				return
 			}
 			opType := k.Type
@@ -371,7 +383,7 @@ func readKernels(r *model.Rank, path string) {
 	})
 	r.Have.KernelDetails = true
 	r.Have.KernelFile = path
-	if !haveTimeline {
+	if hcclFromRows {
 		r.Have.HCCL = true
 	}
 	_ = rows

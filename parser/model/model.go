@@ -179,6 +179,16 @@ type CommOpInfo struct {
 	IdleMs    float64
 }
 
+// StatRow is one row of a profiler statistics table: msprof's
+// communication_statistic (Name = collective op type, hcom_allReduce_) or
+// api_statistic (Level acl/runtime/node/hccl, Name = API name).
+type StatRow struct {
+	Level string
+	Name  string
+	Count int
+	Total int64 // ns
+}
+
 // Warning is a problem met while reading input that did not stop the read.
 type Warning struct {
 	File    string `json:"file"`
@@ -235,6 +245,10 @@ type Rank struct {
 
 	StepTrace     []StepTraceRow
 	Communication []CommOpInfo
+	// CommStats and APIStats are msprof's communication_statistic and
+	// api_statistic tables, kept for cross-checks.
+	CommStats []StatRow
+	APIStats  []StatRow
 
 	Warnings      []Warning
 	Partial       bool

@@ -1,0 +1,689 @@
+// Package dbexport reads the SQLite exports of the Ascend profilers into
+// the normalized model (FORMATS.md §6): torch_npu's
+// ascend_pytorch_profiler_{rank}.db, msprof's msprof_{ts}.db (the same
+// schema without the PyTorch tables) and torch_npu's analysis.db.
+//
+// Times are read as int64 ns straight from the INTEGER columns (some
+// writers store PYTORCH_API times as TEXT: those are parsed as decimal
+// integers, never through float64). Every name-like INTEGER column is an id
+// into STRING_IDS. Only the columns the profiler itself writes are read:
+// the rank0 sample DB was re-saved by MindStudio Insight, which adds
+// `depth`, `waitNs`, OVERLAP_ANALYSIS and more; none of them is needed.
+//
+// The driver is modernc.org/sqlite (pure Go: no cgo, so `go install` works
+// everywhere). Databases are opened read-only and immutable: npuprof never
+// writes into the input, not even a journal.
+package dbexport
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/summary"
+	"github.com/npuprof/npuprof/parser/timeparse"
+)
+
+// Open opens a profiler database read-only. The caller closes it.
+func Open(path string) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: not a readable SQLite database: %w", path, err)
+	}
+	return db, nil
+}
+
+// schema is what a database holds: table name -> column set.
+type schema map[string]map[string]bool
+
+func readSchema(db *sql.DB, path string) (schema, error) {
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a SQLite database: %w", path, err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s := schema{}
+	for _, t := range tables {
+		cols := map[string]bool{}
+		cr, err := db.Query(`SELECT name FROM pragma_table_info(?)`, t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: table %s: %w", path, t, err)
+		}
+		for cr.Next() {
+			var c string
+			if err := cr.Scan(&c); err == nil {
+				cols[c] = true
+			}
+		}
+		cr.Close()
+		s[t] = cols
+	}
+	return s, nil
+}
+
+// has reports whether table t exists with every listed column.
+func (s schema) has(t string, cols ...string) bool {
+	c, ok := s[t]
+	if !ok {
+		return false
+	}
+	for _, x := range cols {
+		if !c[x] {
+			return false
+		}
+	}
+	return true
+}
+
+// missing names the first absent column of t ("" when all are there).
+func (s schema) missing(t string, cols ...string) string {
+	c, ok := s[t]
+	if !ok {
+		return "table " + t
+	}
+	for _, x := range cols {
+		if !c[x] {
+			return t + "." + x
+		}
+	}
+	return ""
+}
+
+// asInt converts a scanned SQLite value to int64: INTEGER as is, TEXT as
+// a decimal integer (or decimal µs-free number text), REAL only when it is
+// integral. NULL and anything else report false.
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+			return int64(x), true
+		}
+		return 0, false
+	case string:
+		return parseIntText(x)
+	case []byte:
+		return parseIntText(string(x))
+	}
+	return 0, false
+}
+
+func parseIntText(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	return 0, false
+}
+
+// asFloat converts a NUMERIC/REAL/TEXT value to float64.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	case []byte:
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(x)), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func asText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return ""
+}
+
+// strings is the STRING_IDS table.
+type stringIDs map[int64]string
+
+func (s stringIDs) get(v any) string {
+	id, ok := asInt(v)
+	if !ok {
+		return ""
+	}
+	return s[id]
+}
+
+func readStrings(db *sql.DB, sc schema, path string) (stringIDs, error) {
+	ids := stringIDs{}
+	if !sc.has("STRING_IDS", "id", "value") {
+		return ids, nil
+	}
+	rows, err := db.Query(`SELECT id, value FROM STRING_IDS`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: STRING_IDS: %w", path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var v sql.NullString
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, fmt.Errorf("%s: STRING_IDS: %w", path, err)
+		}
+		ids[id] = v.String
+	}
+	return ids, rows.Err()
+}
+
+// Read reads a torch_npu (ascend_pytorch_profiler_{rank}.db) or msprof
+// (msprof_{ts}.db) database into r: device tasks (TASK joined with
+// COMPUTE_TASK_INFO), collectives (COMMUNICATION_OP), framework ops
+// (PYTORCH_API), steps (STEP_TIME), metadata (META_DATA) and the rank
+// (RANK_DEVICE_MAP). An error means the file is not a profiler database.
+func Read(path string, r *model.Rank) error {
+	db, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sc, err := readSchema(db, path)
+	if err != nil {
+		return err
+	}
+	if !sc.has("TASK") && !sc.has("COMMUNICATION_OP") {
+		return fmt.Errorf("%s: not a profiler database: no TASK or COMMUNICATION_OP table", path)
+	}
+	strs, err := readStrings(db, sc, path)
+	if err != nil {
+		return err
+	}
+	readRankMap(db, sc, path, r)
+	readMetaData(db, sc, path, r)
+	conn, err := readTasks(db, sc, path, strs, r)
+	if err != nil {
+		return err
+	}
+	hconn, err := readCommOps(db, sc, path, strs, r)
+	if err != nil {
+		return err
+	}
+	readSteps(db, sc, path, r)
+	readPyTorch(db, sc, path, strs, r, conn, hconn)
+	r.Have.TimelineFile = path
+	return nil
+}
+
+func readRankMap(db *sql.DB, sc schema, path string, r *model.Rank) {
+	if !sc.has("RANK_DEVICE_MAP", "rankId", "deviceId") {
+		return
+	}
+	rows, err := db.Query(`SELECT rankId, deviceId FROM RANK_DEVICE_MAP`)
+	if err != nil {
+		r.Warn(path, "RANK_DEVICE_MAP: %v", err)
+		return
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var rk, dev any
+		if rows.Scan(&rk, &dev) != nil {
+			continue
+		}
+		n++
+		if v, ok := asInt(rk); ok && v >= 0 && v < 1<<20 && n == 1 {
+			r.Rank = int(v)
+		}
+		if v, ok := asInt(dev); ok && v >= 0 && v < 1<<16 && n == 1 {
+			r.Device = int(v)
+		}
+	}
+	if n > 1 {
+		r.Warn(path, "RANK_DEVICE_MAP has %d rows; used the first", n)
+	}
+}
+
+// readMetaData turns META_DATA (name, JSON value) rows into the same
+// fields profiler_metadata.json fills: ENV_VARIABLES, parallel_group_info
+// and the other keys.
+func readMetaData(db *sql.DB, sc schema, path string, r *model.Rank) {
+	if !sc.has("META_DATA", "name", "value") {
+		return
+	}
+	rows, err := db.Query(`SELECT name, value FROM META_DATA`)
+	if err != nil {
+		r.Warn(path, "META_DATA: %v", err)
+		return
+	}
+	obj := map[string]json.RawMessage{}
+	for rows.Next() {
+		var n, v sql.NullString
+		if rows.Scan(&n, &v) != nil || !n.Valid {
+			continue
+		}
+		raw := json.RawMessage(v.String)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(v.String)
+		}
+		obj[n.String] = raw
+	}
+	rows.Close()
+	data, _ := json.Marshal(obj)
+	md, err := summary.ReadProfilerMetadata(strings.NewReader(string(data)), path+" (META_DATA)")
+	if err != nil {
+		r.Warn(path, "%v", err)
+		return
+	}
+	if len(md.Env) > 0 {
+		r.Env = md.Env
+	}
+	if len(md.Groups) > 0 {
+		r.Groups = md.Groups
+	}
+	if r.Metadata == nil {
+		r.Metadata = map[string]string{}
+	}
+	for k, v := range md.Other {
+		r.Metadata[k] = v
+	}
+}
+
+// readTasks reads TASK joined with COMPUTE_TASK_INFO. A task with compute
+// info is a compute kernel (what msprof's overlap analysis counts as
+// Computing) unless its name marks a collective run as a kernel; a task
+// without it is named by its host task type (EVENT_WAIT, MEMCPY_ASYNC,
+// Notify Wait, ...) and is never Computing. It returns the task indexes by
+// connectionId, for the framework-op links.
+func readTasks(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
+	if m := sc.missing("TASK", "startNs", "endNs", "taskType", "streamId"); m != "" {
+		if sc.has("TASK") {
+			r.Warn(path, "TASK table lacks %s: device timeline unavailable", m)
+		}
+		return nil, nil
+	}
+	cols := []string{"t.startNs", "t.endNs", "t.taskType", "t.streamId"}
+	opt := func(table, col, expr string) {
+		if sc.has(table, col) {
+			cols = append(cols, expr)
+		} else {
+			cols = append(cols, "NULL")
+		}
+	}
+	opt("TASK", "modelId", "t.modelId")
+	opt("TASK", "connectionId", "t.connectionId")
+	join := ""
+	if sc.has("COMPUTE_TASK_INFO", "globalTaskId", "name") && sc.has("TASK", "globalTaskId") {
+		join = " LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+		cols = append(cols, "c.name")
+		opt("COMPUTE_TASK_INFO", "opType", "c.opType")
+		opt("COMPUTE_TASK_INFO", "taskType", "c.taskType")
+		opt("COMPUTE_TASK_INFO", "inputShapes", "c.inputShapes")
+		cols = append(cols, "c.globalTaskId")
+	} else {
+		cols = append(cols, "NULL", "NULL", "NULL", "NULL", "NULL")
+		r.Warn(path, "no COMPUTE_TASK_INFO table: device tasks have no op names, so no task counts as Computing")
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM TASK t" + join
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
+	}
+	defer rows.Close()
+	conn := map[int64][]int32{}
+	var start, end, tt, stream, modelID, cid, cname, cop, ctt, cshape, cgid any
+	bad := 0
+	for rows.Next() {
+		if err := rows.Scan(&start, &end, &tt, &stream, &modelID, &cid, &cname, &cop, &ctt, &cshape, &cgid); err != nil {
+			return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
+		}
+		s, ok1 := asInt(start)
+		e, ok2 := asInt(end)
+		if !ok1 || !ok2 || e < s {
+			bad++
+			continue
+		}
+		hostType := strs.get(tt)
+		t := model.DeviceTask{Start: s, Dur: e - s, Stream: -1, ModelID: 4294967295}
+		if v, ok := asInt(stream); ok {
+			t.Stream = int32(v)
+		}
+		if v, ok := asInt(modelID); ok {
+			t.ModelID = uint32(v)
+		}
+		if cgid != nil {
+			t.Name = strs.get(cname)
+			t.OpType = strs.get(cop)
+			t.TaskType = strs.get(ctt)
+			t.InputShapes = strings.Trim(strs.get(cshape), `"`)
+			if t.OpType == "" || t.OpType == "N/A" {
+				t.OpType = model.OpTypeFromName(t.Name)
+			}
+			if t.TaskType == "" || t.TaskType == "N/A" {
+				t.TaskType = hostType
+			}
+			if model.IsCommKernelName(t.Name) {
+				t.Class = model.ClassCommKernel
+			} else {
+				t.Class = model.ClassCompute
+			}
+		} else {
+			t.Name, t.TaskType = hostType, hostType
+			t.Class = model.ClassifyTask(hostType, hostType)
+			if t.Class == model.ClassCompute {
+				// a kernel-typed task without op info: msprof does not
+				// count it as Computing either
+				t.Class = model.ClassOther
+			}
+		}
+		if v, ok := asInt(cid); ok {
+			conn[v] = append(conn[v], int32(len(r.Tasks)))
+		}
+		r.Tasks = append(r.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
+	}
+	if bad > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped TASK rows with missing or reversed startNs/endNs", Count: bad})
+	}
+	r.Have.Timeline = len(r.Tasks) > 0
+	return conn, nil
+}
+
+// readCommOps reads COMMUNICATION_OP, the collective big ops. groupName
+// is the communicator name itself, so the group resolves through
+// parallel_group_info directly (no hash).
+func readCommOps(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
+	if m := sc.missing("COMMUNICATION_OP", "opName", "startNs", "endNs"); m != "" {
+		if sc.has("COMMUNICATION_OP") {
+			r.Warn(path, "COMMUNICATION_OP lacks %s: collectives unavailable", m)
+		} else if r.Have.Timeline {
+			// msprof writes the table only when collectives ran.
+			r.Have.HCCL = true
+		}
+		return nil, nil
+	}
+	cols := []string{"opName", "startNs", "endNs"}
+	for _, c := range []string{"groupName", "opType", "connectionId"} {
+		if sc.has("COMMUNICATION_OP", c) {
+			cols = append(cols, c)
+		} else {
+			cols = append(cols, "NULL")
+		}
+	}
+	rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM COMMUNICATION_OP")
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
+	}
+	defer rows.Close()
+	byComm := map[string]string{}
+	for _, g := range r.Groups {
+		byComm[g.Comm] = g.Name
+	}
+	conn := map[int64][]int32{}
+	var name, start, end, group, opType, cid any
+	bad := 0
+	for rows.Next() {
+		if err := rows.Scan(&name, &start, &end, &group, &opType, &cid); err != nil {
+			return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
+		}
+		s, ok1 := asInt(start)
+		e, ok2 := asInt(end)
+		if !ok1 || !ok2 || e < s {
+			bad++
+			continue
+		}
+		n := strs.get(name)
+		typ := model.HCCLTypeFromName(n)
+		if typ == "unknown" {
+			typ = model.HCCLTypeFromName(strs.get(opType))
+		}
+		h := model.HCCLOp{Start: s, Dur: e - s, Name: n, Type: typ, HashSuffix: model.HCCLHashSuffix(n), Variant: model.HCCLVariant(n)}
+		if comm := strs.get(group); comm != "" {
+			h.Group = byComm[comm]
+			if h.Group == "" && h.HashSuffix == "" {
+				h.HashSuffix = model.NewGroup(comm, "", -1, nil).HashSuffix
+			}
+		}
+		if v, ok := asInt(cid); ok {
+			conn[v] = append(conn[v], int32(len(r.HCCL)))
+		}
+		r.HCCL = append(r.HCCL, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
+	}
+	if bad > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped COMMUNICATION_OP rows with missing or reversed startNs/endNs", Count: bad})
+	}
+	r.Have.HCCL = true
+	r.Have.Timeline = r.Have.Timeline || len(r.HCCL) > 0
+	return conn, nil
+}
+
+// readSteps reads STEP_TIME (id, startNs, endNs): torch_npu writes one row
+// per ProfilerStep#N when a schedule was used (the same bounds as the
+// ProfilerStep#N op of the text export).
+func readSteps(db *sql.DB, sc schema, path string, r *model.Rank) {
+	if !sc.has("STEP_TIME", "id", "startNs", "endNs") {
+		return
+	}
+	rows, err := db.Query(`SELECT id, startNs, endNs FROM STEP_TIME`)
+	if err != nil {
+		r.Warn(path, "STEP_TIME: %v", err)
+		return
+	}
+	defer rows.Close()
+	var id, s, e any
+	for rows.Next() {
+		if rows.Scan(&id, &s, &e) != nil {
+			continue
+		}
+		i, ok1 := asInt(id)
+		st, ok2 := asInt(s)
+		en, ok3 := asInt(e)
+		if !ok1 || !ok2 || !ok3 || en < st {
+			r.Warn(path, "STEP_TIME row with unreadable id/startNs/endNs skipped")
+			continue
+		}
+		r.Steps = append(r.Steps, model.Step{ID: int(i), Start: st, End: en})
+	}
+}
+
+// pytorchOp is ENUM_API_TYPE "op" (50001): torch ops. 50002 are task-queue
+// enqueues, 50003 Python tracer slices, 50004 mstx markers.
+const pytorchOp = 50001
+
+// readPyTorch reads the torch ops of PYTORCH_API and links them to the
+// device tasks they launched through CONNECTION_IDS.
+func readPyTorch(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank, taskConn, hcclConn map[int64][]int32) {
+	if !sc.has("PYTORCH_API", "startNs", "endNs", "name", "globalTid", "type") {
+		return
+	}
+	rows, err := db.Query(`SELECT startNs, endNs, name, globalTid, connectionId FROM PYTORCH_API WHERE type = ? OR type IS NULL`, pytorchOp)
+	if err != nil {
+		r.Warn(path, "PYTORCH_API: %v", err)
+		return
+	}
+	opConn := map[int64]int32{}
+	var s, e, name, tid, cid any
+	bad := 0
+	for rows.Next() {
+		if rows.Scan(&s, &e, &name, &tid, &cid) != nil {
+			bad++
+			continue
+		}
+		st, ok1 := asInt(s)
+		en, ok2 := asInt(e)
+		if !ok1 || !ok2 || en < st {
+			bad++
+			continue
+		}
+		n := strs.get(name)
+		if rest, ok := strings.CutPrefix(n, "ProfilerStep#"); ok {
+			// the steps come from STEP_TIME; a DB without it still has
+			// the step ops
+			if !sc.has("STEP_TIME") {
+				if id, err := strconv.Atoi(rest); err == nil {
+					r.Steps = append(r.Steps, model.Step{ID: id, Start: st, End: en})
+				}
+			}
+			continue
+		}
+		t, _ := asInt(tid)
+		if c, ok := asInt(cid); ok {
+			opConn[c] = int32(len(r.FrameworkOps))
+		}
+		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: st, Dur: en - st, Name: n, Tid: t})
+	}
+	rows.Close()
+	if bad > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped PYTORCH_API rows with unreadable startNs/endNs", Count: bad})
+	}
+	r.Have.Framework = len(r.FrameworkOps) > 0
+	if len(opConn) == 0 || !sc.has("CONNECTION_IDS", "id", "connectionId") {
+		return
+	}
+	cr, err := db.Query(`SELECT id, connectionId FROM CONNECTION_IDS`)
+	if err != nil {
+		return
+	}
+	defer cr.Close()
+	var id, c any
+	for cr.Next() {
+		if cr.Scan(&id, &c) != nil {
+			continue
+		}
+		i, ok1 := asInt(id)
+		cc, ok2 := asInt(c)
+		op, ok3 := opConn[i]
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		for _, t := range taskConn[cc] {
+			if r.Tasks[t].Class == model.ClassCompute || r.Tasks[t].Class == model.ClassCommKernel {
+				r.Links = append(r.Links, model.Link{Op: op, Task: t, HCCL: -1})
+			}
+		}
+		for _, h := range hcclConn[cc] {
+			r.Links = append(r.Links, model.Link{Op: op, Task: -1, HCCL: h})
+		}
+	}
+}
+
+// ReadAnalysis reads torch_npu's analysis.db: StepTraceTime (the
+// profiler's own per-step breakdown, µs) and CommAnalyzerTime (per-op
+// communication time info, ms). Both are kept for cross-checks.
+func ReadAnalysis(path string, r *model.Rank) error {
+	db, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sc, err := readSchema(db, path)
+	if err != nil {
+		return err
+	}
+	if sc.has("StepTraceTime", "step", "computing", "communication_not_overlapped", "communication", "free") {
+		cols := []string{"step", "computing", "communication_not_overlapped", "communication", "free"}
+		for _, c := range []string{"overlapped", "stage", "bubble", "preparing"} {
+			if sc.has("StepTraceTime", c) {
+				cols = append(cols, c)
+			} else {
+				cols = append(cols, "NULL")
+			}
+		}
+		rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM StepTraceTime")
+		if err != nil {
+			return fmt.Errorf("%s: StepTraceTime: %w", path, err)
+		}
+		var v [9]any
+		for rows.Next() {
+			if rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != nil {
+				continue
+			}
+			var row model.StepTraceRow
+			var ok [4]bool
+			row.Step = asText(v[0])
+			row.Computing, ok[0] = asFloat(v[1])
+			row.CommunicationNotOverlapped, ok[1] = asFloat(v[2])
+			row.Communication, ok[2] = asFloat(v[3])
+			row.Free, ok[3] = asFloat(v[4])
+			if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+				r.Warn(path, "StepTraceTime row %q with non-numeric times skipped", row.Step)
+				continue
+			}
+			row.Overlapped, _ = asFloat(v[5])
+			row.Stage, _ = asFloat(v[6])
+			row.Bubble, _ = asFloat(v[7])
+			row.Preparing, row.HasPreparing = asFloat(v[8])
+			r.StepTrace = append(r.StepTrace, row)
+		}
+		rows.Close()
+	}
+	if sc.has("CommAnalyzerTime", "hccl_op_name", "group_name", "elapse_time") {
+		cols := []string{"hccl_op_name", "group_name", "elapse_time"}
+		for _, c := range []string{"start_timestamp", "transit_time", "wait_time", "synchronization_time", "idle_time", "step", "type"} {
+			if sc.has("CommAnalyzerTime", c) {
+				cols = append(cols, c)
+			} else {
+				cols = append(cols, "NULL")
+			}
+		}
+		rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM CommAnalyzerTime")
+		if err != nil {
+			return fmt.Errorf("%s: CommAnalyzerTime: %w", path, err)
+		}
+		defer rows.Close()
+		var v [10]any
+		for rows.Next() {
+			if rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) != nil {
+				continue
+			}
+			op := asText(v[0])
+			if op == "" || op == "Total Op Info" {
+				continue
+			}
+			ci := model.CommOpInfo{Op: op, GroupHash: asText(v[1]), Step: asText(v[8]), Kind: asText(v[9])}
+			ci.ElapseMs, _ = asFloat(v[2])
+			if st := asText(v[3]); st != "" {
+				ci.Start, _ = timeparse.MicrosToNanos([]byte(st))
+			}
+			ci.TransitMs, _ = asFloat(v[4])
+			ci.WaitMs, _ = asFloat(v[5])
+			ci.SyncMs, _ = asFloat(v[6])
+			ci.IdleMs, _ = asFloat(v[7])
+			r.Communication = append(r.Communication, ci)
+		}
+	}
+	return nil
+}

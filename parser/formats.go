@@ -1,0 +1,163 @@
+package parser
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/dbexport"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/msprof"
+	"github.com/npuprof/npuprof/parser/traceview"
+)
+
+// parseTorchDB reads a torch_npu db export: ascend_pytorch_profiler_{rank}.db
+// and, beside it, analysis.db.
+func parseTorchDB(r *model.Rank, src Source) (*model.Rank, error) {
+	if st, err := os.Stat(src.Root); err == nil && st.IsDir() {
+		readMeta(r, src.Root)
+	}
+	if err := dbexport.Read(src.DB, r); err != nil {
+		return nil, err
+	}
+	if p := filepath.Join(filepath.Dir(src.DB), "analysis.db"); exists(p) {
+		if err := dbexport.ReadAnalysis(p, r); err != nil {
+			r.Warn(p, "%v", err)
+		}
+	}
+	finish(r)
+	return r, r.Validate()
+}
+
+// parseMsprof reads an msprof PROF_* folder: the DB export, or the text
+// export (msprof_*.json timeline, else task_time_*.csv; op_summary_*.csv;
+// communication_statistic_*.csv; api_statistic_*.csv;
+// analyze/communication.json). When the PROF_* folder sits in a
+// *_ascend_pt folder, that folder's profiler_info/profiler_metadata are
+// read too.
+func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
+	prof := src.Prof
+	if prof == "" {
+		prof = src.Root
+	}
+	if src.Root != prof {
+		readMeta(r, src.Root)
+	}
+	files := msprof.Find(prof)
+	if len(files.Devices) > 1 {
+		r.Warn(prof, "holds %d devices (%v); npuprof reads it as one rank: capture one PROF_* folder per rank (one process per device) to compare ranks", len(files.Devices), files.Devices)
+	}
+	if r.Device < 0 && len(files.Devices) > 0 {
+		r.Device = files.Devices[0]
+	}
+	if src.Format == model.FormatMsprofDB {
+		if err := dbexport.Read(src.DB, r); err != nil {
+			return nil, err
+		}
+		finish(r)
+		return r, r.Validate()
+	}
+	out := filepath.Join(prof, msprof.OutputDir)
+	if !files.OutputFound {
+		r.Warn(prof, "no %s folder: the raw data was never exported (run `msprof --export=on --output=%s`); nothing to measure", msprof.OutputDir, prof)
+		finish(r)
+		return r, r.Validate()
+	}
+	switch {
+	case len(files.Timeline) > 0:
+		name := files.Timeline[0]
+		if n := len(files.Timeline); n > 1 {
+			name = fmt.Sprintf("%s (+%d slices)", name, n-1)
+		}
+		sr := msprof.NewSliceReader(files.Timeline)
+		_, err := traceview.Read(sr, name, r)
+		sr.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Have.TimelineFile = files.Timeline[0]
+	case len(files.TaskTime) > 0:
+		for _, p := range files.TaskTime {
+			readTaskTime(r, p)
+		}
+		r.Have.Timeline = len(r.Tasks) > 0
+		r.Have.TimelineFile = files.TaskTime[0]
+	}
+	for _, p := range files.OpSummary {
+		readKernels(r, p)
+	}
+	for _, p := range files.CommStat {
+		withFile(r, p, func(f io.Reader) error {
+			rows, err := msprof.ReadCommStatistic(f, p)
+			r.CommStats = append(r.CommStats, rows...)
+			return err
+		})
+	}
+	for _, p := range files.APIStat {
+		withFile(r, p, func(f io.Reader) error {
+			rows, err := msprof.ReadAPIStatistic(f, p)
+			r.APIStats = append(r.APIStats, rows...)
+			return err
+		})
+	}
+	if p := files.CommJSON; p != "" {
+		withFile(r, p, func(f io.Reader) error {
+			c, err := msprof.ReadCommunication(f, p)
+			r.Communication = c
+			return err
+		})
+	}
+	if !r.Have.Timeline && !r.Have.KernelDetails {
+		r.Warn(out, "no msprof_*.json, task_time_*.csv or op_summary_*.csv: nothing to measure")
+	}
+	checkCommStats(r, files.CommStat)
+	finish(r)
+	return r, r.Validate()
+}
+
+// readTaskTime builds device tasks from task_time_*.csv. A row without a
+// kernel name belongs to no op, so it is never Computing.
+func readTaskTime(r *model.Rank, path string) {
+	withFile(r, path, func(f io.Reader) error {
+		issues, err := msprof.ReadTaskTime(f, path, func(t *msprof.TaskRow) {
+			name := t.Name
+			if name == "" {
+				name = t.TaskType
+			}
+			c := model.ClassifyTask(t.TaskType, name)
+			if c == model.ClassCompute && t.Name == "" {
+				c = model.ClassOther
+			}
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: name, OpType: model.OpTypeFromName(name),
+				TaskType: t.TaskType, Stream: t.Stream, Class: c, ModelID: 4294967295})
+		})
+		if w := issues.Warning(path); w != nil {
+			r.Warnings = append(r.Warnings, *w)
+		}
+		return err
+	})
+}
+
+// checkCommStats compares communication_statistic totals with the
+// collectives read, and warns when they disagree by more than 1%.
+func checkCommStats(r *model.Rank, files []string) {
+	if len(r.CommStats) == 0 || !r.Have.HCCL {
+		return
+	}
+	var stat, got int64
+	for _, s := range r.CommStats {
+		stat += s.Total
+	}
+	for i := range r.HCCL {
+		got += r.HCCL[i].Dur
+	}
+	d := stat - got
+	if d < 0 {
+		d = -d
+	}
+	if float64(d) > 0.01*float64(max(stat, got)) {
+		r.Warn(strings.Join(files, ", "), "collectives total %.3f µs, but communication_statistic says %.3f µs", float64(got)/1000, float64(stat)/1000)
+	}
+}

@@ -1,0 +1,490 @@
+// Package msprof finds and reads the files of an msprof PROF_* folder's
+// text export (PROF_*/mindstudio_profiler_output, FORMATS.md §1.2, §4, §5):
+// the msprof_*.json timeline (read by package traceview through SliceReader,
+// which joins its msprof_slice_* files into one JSON array), op_summary_*.csv
+// (read by summary.ReadKernelDetails), task_time_*.csv,
+// communication_statistic_*.csv, api_statistic_*.csv and
+// PROF_*/analyze/communication*.json. Package parser puts them together
+// into one model.Rank.
+package msprof
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/summary"
+	"github.com/npuprof/npuprof/parser/timeparse"
+)
+
+// OutputDir is the text export folder inside PROF_*.
+const OutputDir = "mindstudio_profiler_output"
+
+// Files are the text-export files of one PROF_* folder. Each list holds the
+// slices of the newest export, in slice order.
+type Files struct {
+	Timeline    []string // msprof_*.json / msprof_slice_{k}_*.json
+	OpSummary   []string // op_summary_*.csv (+ slices)
+	TaskTime    []string // task_time_*.csv (+ slices)
+	CommStat    []string // communication_statistic_*.csv
+	APIStat     []string // api_statistic_*.csv
+	CommJSON    string   // analyze/communication.json
+	Devices     []int    // device_{id} folders
+	OutputFound bool     // mindstudio_profiler_output exists
+}
+
+// {name}[_slice_{k}][_...]_{ts}.{ext}
+var reSlice = regexp.MustCompile(`_slice_(\d+)`)
+var reTS = regexp.MustCompile(`_(\d{8,})\.(json|csv)$`)
+
+type sliceFile struct {
+	path  string
+	ts    string
+	slice int
+}
+
+// pick returns the slices of the newest export among files named
+// prefix...ext (prefix "msprof_" also matches "msprof_slice_").
+func pick(names []string, dir, prefix, ext string) []string {
+	var fs []sliceFile
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ext) {
+			continue
+		}
+		f := sliceFile{path: filepath.Join(dir, n)}
+		if m := reTS.FindStringSubmatch(n); m != nil {
+			f.ts = m[1]
+		}
+		if m := reSlice.FindStringSubmatch(n); m != nil {
+			f.slice, _ = strconv.Atoi(m[1])
+		}
+		fs = append(fs, f)
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	// Prefer a sliced export (all its slices, in order); with several
+	// exports, keep the newest file of each slice index. Without slices,
+	// the newest single file.
+	sliced := false
+	for _, f := range fs {
+		sliced = sliced || reSlice.MatchString(filepath.Base(f.path))
+	}
+	best := map[int]sliceFile{}
+	for _, f := range fs {
+		if sliced != reSlice.MatchString(filepath.Base(f.path)) {
+			continue
+		}
+		if b, ok := best[f.slice]; !ok || f.ts > b.ts || (f.ts == b.ts && f.path > b.path) {
+			best[f.slice] = f
+		}
+	}
+	idx := make([]int, 0, len(best))
+	for k := range best {
+		idx = append(idx, k)
+	}
+	sort.Ints(idx)
+	out := make([]string, 0, len(idx))
+	for _, k := range idx {
+		out = append(out, best[k].path)
+	}
+	return out
+}
+
+var reDevice = regexp.MustCompile(`^device_(\d{1,2})$`)
+
+// Find lists the text-export files of the PROF_* folder prof.
+func Find(prof string) Files {
+	var f Files
+	out := filepath.Join(prof, OutputDir)
+	ents, err := os.ReadDir(out)
+	if err == nil {
+		f.OutputFound = true
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	f.Timeline = pick(names, out, "msprof_", ".json")
+	f.OpSummary = pick(names, out, "op_summary_", ".csv")
+	f.TaskTime = pick(names, out, "task_time_", ".csv")
+	f.CommStat = pick(names, out, "communication_statistic_", ".csv")
+	f.APIStat = pick(names, out, "api_statistic_", ".csv")
+	for _, n := range []string{"communication.json"} {
+		if p := filepath.Join(prof, "analyze", n); fileExists(p) {
+			f.CommJSON = p
+		}
+	}
+	if f.CommJSON == "" {
+		if m, _ := filepath.Glob(filepath.Join(prof, "analyze", "communication*.json")); len(m) > 0 {
+			for _, p := range m {
+				if !strings.Contains(filepath.Base(p), "matrix") {
+					f.CommJSON = p
+					break
+				}
+			}
+		}
+	}
+	top, _ := os.ReadDir(prof)
+	for _, e := range top {
+		if m := reDevice.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+			d, _ := strconv.Atoi(m[1])
+			f.Devices = append(f.Devices, d)
+		}
+	}
+	sort.Ints(f.Devices)
+	return f
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// SliceReader streams several JSON-array files as one array: the closing
+// ']' of every file but the last and the opening '[' of every file but the
+// first become a ',' (an empty slice leaves ",,", which the trace reader
+// skips). Memory stays at one read buffer.
+type SliceReader struct {
+	paths []string
+	i     int
+	f     *os.File
+	br    *bufio.Reader
+	state int // 0: before the first byte of a file; 1: inside
+	held  []byte
+	out   []byte
+}
+
+// NewSliceReader returns a reader over the files in order.
+func NewSliceReader(paths []string) *SliceReader { return &SliceReader{paths: paths} }
+
+// Close closes the open file.
+func (s *SliceReader) Close() error {
+	if s.f != nil {
+		err := s.f.Close()
+		s.f = nil
+		return err
+	}
+	return nil
+}
+
+func (s *SliceReader) Read(p []byte) (int, error) {
+	for len(s.out) == 0 {
+		if err := s.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, s.out)
+	s.out = s.out[n:]
+	return n, nil
+}
+
+// fill produces the next chunk into s.out.
+func (s *SliceReader) fill() error {
+	if s.f == nil {
+		if s.i >= len(s.paths) {
+			return io.EOF
+		}
+		f, err := os.Open(s.paths[s.i])
+		if err != nil {
+			return err
+		}
+		s.f, s.br, s.state = f, bufio.NewReaderSize(f, 1<<20), 0
+		if s.i > 0 {
+			// drop the leading whitespace, BOM and '[' of a later slice
+			for {
+				b, err := s.br.ReadByte()
+				if err != nil {
+					break
+				}
+				if b == '[' {
+					break
+				}
+				if b == ' ' || b == '\n' || b == '\r' || b == '\t' || b == 0xEF || b == 0xBB || b == 0xBF {
+					continue
+				}
+				s.br.UnreadByte()
+				break
+			}
+			s.out = append(s.out[:0], ',')
+		}
+	}
+	buf := make([]byte, 1<<16)
+	n, err := s.br.Read(buf)
+	chunk := append(s.held, buf[:n]...)
+	s.held = nil
+	last := s.i == len(s.paths)-1
+	if err == io.EOF {
+		if !last {
+			// drop the closing ']' (and trailing whitespace) of this slice
+			k := len(chunk) - 1
+			for k >= 0 && (chunk[k] == ' ' || chunk[k] == '\n' || chunk[k] == '\r' || chunk[k] == '\t') {
+				k--
+			}
+			if k >= 0 && chunk[k] == ']' {
+				chunk = chunk[:k]
+			}
+		}
+		s.out = append(s.out, chunk...)
+		s.f.Close()
+		s.f = nil
+		s.i++
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !last {
+		// hold back the tail from the last non-space byte: it may be the
+		// closing ']'
+		k := len(chunk) - 1
+		for k >= 0 && (chunk[k] == ' ' || chunk[k] == '\n' || chunk[k] == '\r' || chunk[k] == '\t') {
+			k--
+		}
+		if k >= 0 {
+			s.held = append([]byte(nil), chunk[k:]...)
+			chunk = chunk[:k]
+		}
+	}
+	s.out = append(s.out, chunk...)
+	return nil
+}
+
+// TaskRow is one row of task_time_*.csv: every device task, EVENT_WAIT
+// included.
+type TaskRow struct {
+	Name     string // kernel_name ("" for N/A)
+	TaskType string // kernel_type
+	Stream   int32
+	Start    int64
+	Dur      int64
+}
+
+var taskCols = map[string][]string{
+	"name":   {"kernel_name"},
+	"type":   {"kernel_type"},
+	"stream": {"stream_id"},
+	"start":  {"task_start(us)"},
+	"stop":   {"task_stop(us)"},
+	"time":   {"task_time(us)"},
+}
+
+func headerIndex(h []string, cols map[string][]string) map[string]int {
+	idx := map[string]int{}
+	for i, c := range h {
+		c = strings.TrimSpace(strings.TrimPrefix(c, "\ufeff"))
+		for k, names := range cols {
+			for _, n := range names {
+				if c == n {
+					if _, dup := idx[k]; !dup {
+						idx[k] = i
+					}
+				}
+			}
+		}
+	}
+	return idx
+}
+
+func cell(rec []string, idx map[string]int, k string) string {
+	i, ok := idx[k]
+	if !ok || i >= len(rec) {
+		return ""
+	}
+	s := strings.TrimSpace(rec[i])
+	if s == "N/A" {
+		return ""
+	}
+	return s
+}
+
+// ReadTaskTime streams task_time_*.csv, calling fn for each row; malformed
+// rows are counted, not fatal.
+func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssues, error) {
+	var issues summary.RowIssues
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		return issues, fmt.Errorf("%s: expected a task_time CSV header: %w", file, err)
+	}
+	header = append([]string(nil), header...)
+	idx := headerIndex(header, taskCols)
+	for _, need := range []string{"name", "type", "start"} {
+		if _, ok := idx[need]; !ok {
+			return issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, summary.ErrUnknownHeader, taskCols[need][0], strings.Join(header, ","))
+		}
+	}
+	_, haveStop := idx["stop"]
+	_, haveTime := idx["time"]
+	if !haveStop && !haveTime {
+		return issues, fmt.Errorf("%s: %w: no task_stop(us) or task_time(us) column", file, summary.ErrUnknownHeader)
+	}
+	var row TaskRow
+	bad := map[string]int{}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				bad["unparsable CSV"]++
+				issues.Skipped++
+				issues.Lines = appendLine(issues.Lines, pe.Line)
+				continue
+			}
+			return issues, fmt.Errorf("%s: %w", file, err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		st, ok := timeparse.MicrosToNanos([]byte(cell(rec, idx, "start")))
+		var dur int64
+		if ok && haveStop {
+			var en int64
+			en, ok = timeparse.MicrosToNanos([]byte(cell(rec, idx, "stop")))
+			dur = en - st
+		} else if ok {
+			dur, ok = timeparse.MicrosToNanos([]byte(cell(rec, idx, "time")))
+		}
+		if !ok || dur < 0 {
+			bad["non-numeric time"]++
+			issues.Skipped++
+			issues.Lines = appendLine(issues.Lines, line)
+			continue
+		}
+		row = TaskRow{Name: cell(rec, idx, "name"), TaskType: cell(rec, idx, "type"), Stream: -1, Start: st, Dur: dur}
+		if v, ok := timeparse.ParseInt([]byte(cell(rec, idx, "stream"))); ok {
+			row.Stream = int32(v)
+		}
+		fn(&row)
+	}
+	if issues.Skipped > 0 {
+		issues.Reasons = bad
+	}
+	return issues, nil
+}
+
+func appendLine(l []int, n int) []int {
+	if len(l) < 5 {
+		l = append(l, n)
+	}
+	return l
+}
+
+// ReadCommStatistic reads communication_statistic_*.csv (per collective op
+// type: count and total µs).
+func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+	return readStat(r, file, map[string][]string{
+		"name":  {"OP Type"},
+		"count": {"Count"},
+		"total": {"Total Time(us)"},
+	}, "")
+}
+
+// ReadAPIStatistic reads api_statistic_*.csv (per host API: level, count,
+// total µs).
+func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+	return readStat(r, file, map[string][]string{
+		"name":  {"API Name"},
+		"level": {"Level"},
+		"count": {"Count"},
+		"total": {"Time(us)"},
+	}, "level")
+}
+
+func readStat(r io.Reader, file string, cols map[string][]string, level string) ([]model.StatRow, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: expected a CSV header: %w", file, err)
+	}
+	idx := headerIndex(header, cols)
+	for _, need := range []string{"name", "count", "total"} {
+		if _, ok := idx[need]; !ok {
+			return nil, fmt.Errorf("%s: %w: no %q column", file, summary.ErrUnknownHeader, cols[need][0])
+		}
+	}
+	var out []model.StatRow
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			continue
+		}
+		n, ok1 := timeparse.ParseInt([]byte(cell(rec, idx, "count")))
+		t, ok2 := timeparse.MicrosToNanos([]byte(cell(rec, idx, "total")))
+		if !ok1 || !ok2 {
+			continue
+		}
+		row := model.StatRow{Name: cell(rec, idx, "name"), Count: int(n), Total: t}
+		if level != "" {
+			row.Level = cell(rec, idx, level)
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// ReadCommunication reads msprof's analyze/communication.json, which is
+// keyed by op directly ({"op@hash": {"Communication Time Info": ...},
+// "Total Op Info": ...}), or the torch_npu shape with step and kind levels.
+func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var top map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("%s: expected msprof communication.json ({op@group: {Communication Time Info: ...}}): %w", file, err)
+	}
+	raw := false
+	for _, v := range top {
+		if _, ok := v["Communication Time Info"]; ok {
+			raw = true
+		}
+	}
+	if !raw {
+		return summary.ReadCommunication(strings.NewReader(string(data)), file)
+	}
+	// wrap the raw form the way msprof-analyze does: one "step" block,
+	// p2p ops (send/receive/batchsendrecv) apart from collectives
+	wrapped := map[string]map[string]map[string]json.RawMessage{"step": {"collective": {}, "p2p": {}}}
+	for k := range top {
+		if strings.HasPrefix(strings.ToLower(k), "total") {
+			continue
+		}
+		b, _ := json.Marshal(top[k])
+		kind := "collective"
+		l := strings.ToLower(k)
+		for _, p := range []string{"hcom_send", "hcom_receive", "hcom_batchsendrecv"} {
+			if strings.HasPrefix(l, p) {
+				kind = "p2p"
+			}
+		}
+		wrapped["step"][kind][k] = b
+	}
+	b, _ := json.Marshal(wrapped)
+	return summary.ReadCommunication(strings.NewReader(string(b)), file)
+}
