@@ -30,6 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		list     = fs.Bool("list", false, "list the built-in scenarios and exit")
 		rank     = fs.Int("rank", -1, "write only this rank's folder (no npuprof_truth.json)")
 		quiet    = fs.Bool("q", false, "do not print the ground truth summary")
+		layout   = fs.String("layout", "torch_npu_text", "output layout: torch_npu_text (*_ascend_pt text export), msprof_text (PROF_* folders), torch_npu_db (*_ascend_pt with ascend_pytorch_profiler_{rank}.db)")
 	)
 	// Overrides of scenario fields; applied only when given on the command
 	// line (the scenario's own value is used otherwise).
@@ -40,6 +41,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "random seed")
 	hot := fs.Int("hot-rank", -1, "slow rank, -1 for none")
 	skew := fs.Float64("skew", 0, "GroupedMatmul slow-down factor of the hot rank")
+	slow := fs.Int("slow-rank", -1, "rank whose every compute kernel is -slow-factor times longer, -1 for none")
+	slowF := fs.Float64("slow-factor", 0, "compute slow-down factor of -slow-rank")
+	slice := fs.Int("msprof-slice", 0, "msprof_text layout: events per msprof_slice_* file (0: one msprof_*.json)")
 	size := fs.Int64("size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
 	bools := []struct {
 		name string
@@ -73,6 +77,9 @@ one <worker>_<pid>_<timestamp>_ascend_pt folder per rank (profiler_info_N.json,
 profiler_metadata.json, ASCEND_PROFILER_OUTPUT/{trace_view.json,
 kernel_details.csv, step_trace_time.csv, communication.json}) and
 DIR/npuprof_truth.json with the exact ground truth of every metric.
+-layout msprof_text writes the same run as msprof PROF_* folders
+(mindstudio_profiler_output/msprof_*.json, op_summary_*.csv, task_time_*.csv,
+...); -layout torch_npu_db as ascend_pytorch_profiler_{rank}.db + analysis.db.
 Output is deterministic for a given scenario and seed. Flags other than
 -scenario, -o, -list, -rank and -q override the scenario's value only when
 given.
@@ -134,6 +141,23 @@ Flags:
 	if set["skew"] {
 		s.SkewFactor = *skew
 	}
+	if set["slow-rank"] {
+		s.SlowRank = *slow
+		if !set["slow-factor"] && s.SlowFactor == 0 {
+			s.SlowFactor = 1.5
+		}
+	}
+	if set["slow-factor"] {
+		s.SlowFactor = *slowF
+	}
+	if set["msprof-slice"] {
+		s.MsprofSlice = *slice
+	}
+	lay, err := tracegen.ParseLayout(*layout)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	for _, b := range bools {
 		if set[b.name] {
 			*b.dst(&s) = *b.val
@@ -152,6 +176,10 @@ Flags:
 		return 2
 	}
 	if *rank >= 0 {
+		if lay != tracegen.LayoutTorchNPUText {
+			fmt.Fprintln(stderr, "tracegen: -rank writes the torch_npu_text layout only")
+			return 2
+		}
 		rt, err := tracegen.GenerateRank(*out, s, *rank)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
@@ -162,7 +190,7 @@ Flags:
 		}
 		return 0
 	}
-	t, err := tracegen.Generate(*out, s)
+	t, err := tracegen.GenerateLayout(*out, s, lay)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -16,6 +16,13 @@
 //	        communication.json        "step<N>" blocks, or a single "step" block
 //	<dir>/npuprof_truth.json          Truth (Generate only)
 //
+// GenerateLayout writes the same run in msprof's layout (PROF_* folders with
+// mindstudio_profiler_output/msprof_*.json, op_summary_*.csv, task_time_*.csv,
+// communication_statistic_*.csv, api_statistic_*.csv and
+// analyze/communication.json) or torch_npu's db layout
+// (ascend_pytorch_profiler_{rank}.db in the pristine schema of the real rank1
+// sample, plus analysis.db), with the same ground truth: see Layout.
+//
 // Every time is an integer number of nanoseconds internally; writers print
 // `ts` as a string with exactly three decimals and `dur` as a JSON number
 // with at most three decimals, so the ground truth (computed from the same

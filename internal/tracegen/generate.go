@@ -20,11 +20,21 @@ const OutputDir = "ASCEND_PROFILER_OUTPUT"
 // Generate writes one *_ascend_pt folder per rank under dir (created if
 // needed) and dir/npuprof_truth.json, and returns the ground truth.
 func Generate(dir string, s Scenario) (*Truth, error) {
+	return GenerateLayout(dir, s, LayoutTorchNPUText)
+}
+
+// GenerateLayout is Generate in the given layout: the same device work, and
+// the same ground truth, written as torch_npu text, msprof text or torch_npu
+// db output.
+func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
+	if _, err := ParseLayout(string(lay)); err != nil {
+		return nil, err
+	}
 	all := make([]int, s.Ranks)
 	for i := range all {
 		all[i] = i
 	}
-	ranks, err := generateRanks(dir, s, all)
+	ranks, err := generateRanks(dir, s, all, lay)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +56,7 @@ func GenerateRank(dir string, s Scenario, rank int) (*RankTruth, error) {
 	if rank < 0 || rank >= s.Ranks {
 		return nil, fmt.Errorf("tracegen: rank %d out of range (Ranks %d)", rank, s.Ranks)
 	}
-	r, err := generateRanks(dir, s, []int{rank})
+	r, err := generateRanks(dir, s, []int{rank}, LayoutTorchNPUText)
 	if err != nil {
 		return nil, err
 	}
@@ -98,20 +108,50 @@ func (f *rankFiles) close() {
 }
 
 // generateRanks writes the folders of the listed ranks.
-func generateRanks(dir string, s Scenario, ranks []int) ([]RankTruth, error) {
+func generateRanks(dir string, s Scenario, ranks []int, lay Layout) ([]RankTruth, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	g := newJob(s)
 	var outs []*rankOut
 	var files []*rankFiles
+	var mfs []*msprofFiles
 	defer func() {
 		for _, f := range files {
 			f.close()
 		}
+		for _, m := range mfs {
+			m.close()
+		}
 	}()
 	for _, r := range ranks {
 		info := g.rankInfo(r)
+		switch lay {
+		case LayoutMsprofText:
+			info.dir = g.profDir(r)
+			o, mf, err := newMsprofOut(dir, s, g, info)
+			mfs = append(mfs, mf)
+			if err != nil {
+				return nil, err
+			}
+			outs = append(outs, o)
+			files = append(files, &rankFiles{})
+			continue
+		case LayoutTorchNPUDB:
+			if err := os.MkdirAll(filepath.Join(dir, info.dir, OutputDir), 0o755); err != nil {
+				return nil, err
+			}
+			p, _ := dbPaths(filepath.Join(dir, info.dir), r)
+			d, err := newDBOut(p, info)
+			if err != nil {
+				return nil, err
+			}
+			o := newRankOut(s, info, io.Discard, nil, nil)
+			o.lay, o.db = LayoutTorchNPUDB, d
+			outs = append(outs, o)
+			files = append(files, &rankFiles{})
+			continue
+		}
 		out := filepath.Join(dir, info.dir, OutputDir)
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return nil, err
@@ -151,8 +191,29 @@ func generateRanks(dir string, s Scenario, ranks []int) ([]RankTruth, error) {
 		}
 		*files[i] = rankFiles{}
 		rdir := filepath.Join(dir, o.info.dir)
-		if err := writeSmallFiles(rdir, s, g, o); err != nil {
-			return nil, err
+		switch lay {
+		case LayoutMsprofText:
+			if err := mfs[i].close(); err != nil {
+				return nil, err
+			}
+			if err := finishMsprof(dir, s, g, o); err != nil {
+				return nil, err
+			}
+		case LayoutTorchNPUDB:
+			if err := o.db.close(o.info, envVariables(s)); err != nil {
+				return nil, err
+			}
+			_, ap := dbPaths(rdir, o.info.rank)
+			if err := writeAnalysisDB(ap, s, o.acc); err != nil {
+				return nil, err
+			}
+			if err := writeProfilerInfo(rdir, s, g, o, "db"); err != nil {
+				return nil, err
+			}
+		default:
+			if err := writeSmallFiles(rdir, s, g, o); err != nil {
+				return nil, err
+			}
 		}
 		truth = append(truth, RankTruth{Rank: o.info.rank, Dir: o.info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps})
 	}
@@ -258,7 +319,6 @@ func (j *job) rankInfo(r int) *rankInfo {
 // writeSmallFiles writes profiler_info_{rank}.json, profiler_metadata.json
 // and step_trace_time.csv of one rank.
 func writeSmallFiles(rdir string, s Scenario, j *job, o *rankOut) error {
-	ri := o.info
 	f, err := os.Create(filepath.Join(rdir, OutputDir, "step_trace_time.csv"))
 	if err != nil {
 		return err
@@ -270,7 +330,15 @@ func writeSmallFiles(rdir string, s Scenario, j *job, o *rankOut) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if err := writeProfilerInfo(rdir, s, j, o, "text"); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(rdir, "profiler_metadata.json"), obj{{"ENV_VARIABLES", envVariables(s)}, {"parallel_group_info", groupInfo(o.info)}})
+}
 
+// writeProfilerInfo writes profiler_info_{rank}.json.
+func writeProfilerInfo(rdir string, s Scenario, j *job, o *rankOut, export string) error {
+	ri := o.info
 	var schedule any
 	if s.ProfilerSteps {
 		schedule = obj{{"wait", 1}, {"active", s.Steps}, {"warmup", 1}, {"repeat", 1}, {"skip_first", 0}}
@@ -294,7 +362,7 @@ func writeSmallFiles(rdir string, s Scenario, j *job, o *rankOut) error {
 				{"_msprof_tx", false},
 				{"_data_simplification", true},
 				{"record_op_args", false},
-				{"_export_type", "text"},
+				{"_export_type", export},
 				{"_op_attr", false},
 				{"_gc_detect_threshold", nil},
 			}},
@@ -313,35 +381,37 @@ func writeSmallFiles(rdir string, s Scenario, j *job, o *rankOut) error {
 		{"cann_version", "8.1.RC1"},
 		{"rank_id", ri.rank},
 	}
-	if err := writeJSON(filepath.Join(rdir, "profiler_info_"+strconv.Itoa(ri.rank)+".json"), info); err != nil {
-		return err
-	}
+	return writeJSON(filepath.Join(rdir, "profiler_info_"+strconv.Itoa(ri.rank)+".json"), info)
+}
 
-	aiv := ""
-	if s.AivComm {
-		aiv = "AIV"
-	}
+// groupInfo is the parallel_group_info of a rank.
+func groupInfo(ri *rankInfo) obj {
 	var pgi obj
 	for _, g := range ri.groups {
 		pgi = append(pgi, kv{g.Comm, obj{{"group_name", g.Name}, {"group_rank", g.Rank}, {"global_ranks", g.GlobalRanks}}})
 	}
-	meta := obj{
-		{"ENV_VARIABLES", obj{
-			{"ASCEND_GLOBAL_LOG_LEVEL", "3"},
-			{"HCCL_RDMA_TC", ""},
-			{"HCCL_RDMA_SL", ""},
-			{"ACLNN_CACHE_LIMIT", ""},
-			{"HOST_CACHE_CAPACITY", ""},
-			{"ASCEND_ENHANCE_ENABLE", ""},
-			{"PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"},
-			{"ASCEND_LAUNCH_BLOCKING", ""},
-			{"HCCL_OP_EXPANSION_MODE", aiv},
-			{"HCCL_BUFFSIZE", "512"},
-			{"TASK_QUEUE_ENABLE", "1"},
-		}},
-		{"parallel_group_info", pgi},
+	return pgi
+}
+
+// envVariables is the ENV_VARIABLES block of the profiler metadata.
+func envVariables(s Scenario) obj {
+	aiv := ""
+	if s.AivComm {
+		aiv = "AIV"
 	}
-	return writeJSON(filepath.Join(rdir, "profiler_metadata.json"), meta)
+	return obj{
+		{"ASCEND_GLOBAL_LOG_LEVEL", "3"},
+		{"HCCL_RDMA_TC", ""},
+		{"HCCL_RDMA_SL", ""},
+		{"ACLNN_CACHE_LIMIT", ""},
+		{"HOST_CACHE_CAPACITY", ""},
+		{"ASCEND_ENHANCE_ENABLE", ""},
+		{"PYTORCH_NPU_ALLOC_CONF", "expandable_segments:True"},
+		{"ASCEND_LAUNCH_BLOCKING", ""},
+		{"HCCL_OP_EXPANSION_MODE", aiv},
+		{"HCCL_BUFFSIZE", "512"},
+		{"TASK_QUEUE_ENABLE", "1"},
+	}
 }
 
 // kv / obj give ordered JSON objects (Python dicts keep insertion order).

@@ -34,6 +34,16 @@ type Scenario struct {
 	// CommJSON writes ASCEND_PROFILER_OUTPUT/communication.json (one entry
 	// per collective; large for long captures).
 	CommJSON bool
+	// MsprofSlice, in the msprof layout, splits the timeline into
+	// msprof_slice_{k}_{ts}.json files of this many events each (msprof
+	// slices large exports); 0 writes one msprof_{ts}.json.
+	MsprofSlice int
+	// SlowRank, with SlowFactor > 0 and != 1, makes every compute kernel of
+	// that rank SlowFactor times longer (a throttled or sick device): its
+	// peers then wait for it in every collective. -1 (or SlowFactor 0) is
+	// off.
+	SlowRank   int
+	SlowFactor float64
 }
 
 // Parallel layout constants of the modelled deployment (Qwen3-235B-A22B,
@@ -52,7 +62,7 @@ const (
 func base(name string) Scenario {
 	return Scenario{
 		Name: name, Ranks: 8, Layers: 6, Steps: 4, Batch: 25,
-		HotRank: -1, SkewFactor: 1, Seed: 1,
+		HotRank: -1, SkewFactor: 1, Seed: 1, SlowRank: -1,
 		EventWaits: true, CommJSON: true, SamplerCumsum: true,
 	}
 }
@@ -129,6 +139,12 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: Batch must be >= 1, got %d", s.Batch)
 	case s.HotRank >= s.Ranks:
 		return fmt.Errorf("tracegen: HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)
+	case s.SlowRank >= s.Ranks:
+		return fmt.Errorf("tracegen: SlowRank %d out of range (Ranks %d)", s.SlowRank, s.Ranks)
+	case s.SlowFactor < 0:
+		return fmt.Errorf("tracegen: SlowFactor must be >= 0, got %g", s.SlowFactor)
+	case s.MsprofSlice < 0:
+		return fmt.Errorf("tracegen: MsprofSlice must be >= 0, got %d", s.MsprofSlice)
 	case s.SkewFactor < 0:
 		return fmt.Errorf("tracegen: SkewFactor must be >= 0, got %g", s.SkewFactor)
 	}
@@ -147,6 +163,14 @@ func (s Scenario) tpSize() int {
 func (s Scenario) skew(r int) float64 {
 	if r == s.HotRank && s.HotRank >= 0 && s.SkewFactor > 0 {
 		return s.SkewFactor
+	}
+	return 1
+}
+
+// slow returns the compute slow-down of rank r (SlowRank).
+func (s Scenario) slow(r int) float64 {
+	if r == s.SlowRank && s.SlowFactor > 0 {
+		return s.SlowFactor
 	}
 	return 1
 }

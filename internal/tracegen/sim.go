@@ -310,7 +310,7 @@ func (g *sim) kernelDur(sp *kernelSpec, r, k, idx, sub int) int64 {
 		tok = 0
 	}
 	j := 1 + sp.jitter*(2*g.u(r, k, idx, 40+sub)-1)
-	d := int64((float64(sp.baseNs) + per*float64(tok)) * j * g.rk[r].speed * f)
+	d := int64((float64(sp.baseNs) + per*float64(tok)) * j * g.rk[r].speed * f * g.s.slow(r))
 	if d < 500 {
 		d = 500
 	}

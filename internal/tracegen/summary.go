@@ -43,7 +43,10 @@ func (o *rankOut) writeKernelRows(st *rankStep) {
 	for _, i := range idx {
 		t := &st.tasks[i]
 		b = b[:0]
-		if o.s.ProfilerSteps {
+		if o.lay == LayoutMsprofText {
+			b = strconv.AppendInt(b, int64(o.info.device), 10)
+			b = append(b, ',')
+		} else if o.s.ProfilerSteps {
 			b = strconv.AppendInt(b, int64(st.step), 10)
 			b = append(b, ',')
 		}
@@ -56,7 +59,11 @@ func (o *rankOut) writeKernelRows(st *rankStep) {
 			b = append(b, o.info.opName(t)...)
 			b = append(b, ',')
 			b = append(b, t.c.opType...)
-			b = append(b, ",N/A,HCCL,"...)
+			if o.lay == LayoutMsprofText {
+				b = append(b, ",N/A,COMMUNICATION,"...) // op_summary's Task Type for collectives
+			} else {
+				b = append(b, ",N/A,HCCL,"...)
+			}
 		} else {
 			b = append(b, "4294967295,"...)
 			b = strconv.AppendInt(b, int64(t.taskID), 10)

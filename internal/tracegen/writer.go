@@ -65,6 +65,18 @@ type rankOut struct {
 	freeAt  int64 // end of the last computing∪communication segment
 	lastEnd int64 // latest end of any device task so far
 	lastPS  int64 // end of the last ProfilerStep (host)
+
+	// Layout-specific outputs (layouts.go).
+	lay        Layout
+	hcclProc   string             // process name of the HCCL big ops
+	tt         *bufio.Writer      // task_time_*.csv (msprof)
+	commStat   map[string]*statAcc // communication_statistic by op type
+	apiStat    map[string]*statAcc // api_statistic by API name
+	db         *dbOut             // ascend_pytorch_profiler_{rank}.db
+	sliceEvery int                // msprof_slice_*: events per slice (0: one file)
+	nextSlice  func() (io.Writer, error)
+	inSlice    int   // events in the current slice
+	err        error // first write error (slices)
 }
 
 type shapeKey struct {
@@ -95,7 +107,7 @@ type ovEvent struct {
 var overlapNames = [4]string{"Computing", "Communication", "Communication(Not Overlapped)", "Free"}
 
 func newRankOut(s Scenario, info *rankInfo, trace io.Writer, kd, cj io.Writer) *rankOut {
-	o := &rankOut{s: s, info: info, acc: newTruthAcc(info.rank), shapes: map[shapeKey]shapes{}}
+	o := &rankOut{s: s, info: info, acc: newTruthAcc(info.rank), shapes: map[shapeKey]shapes{}, lay: LayoutTorchNPUText, hcclProc: "HCCL"}
 	o.tw = bufio.NewWriterSize(trace, 1<<20)
 	if kd != nil {
 		o.kd = bufio.NewWriterSize(kd, 1<<18)
@@ -109,10 +121,35 @@ func newRankOut(s Scenario, info *rankInfo, trace io.Writer, kd, cj io.Writer) *
 
 // ev starts a new trace event (separator handling).
 func (o *rankOut) ev0() {
-	if o.nEv > 0 {
+	if o.sliceEvery > 0 && o.inSlice >= o.sliceEvery {
+		o.cutSlice()
+	}
+	if o.inSlice > 0 {
 		o.b = append(o.b, ", "...)
 	}
 	o.nEv++
+	o.inSlice++
+}
+
+// cutSlice closes the current msprof_slice_* file and starts the next.
+func (o *rankOut) cutSlice() {
+	o.b = append(o.b, ']')
+	if _, err := o.tw.Write(o.b); err != nil && o.err == nil {
+		o.err = err
+	}
+	if err := o.tw.Flush(); err != nil && o.err == nil {
+		o.err = err
+	}
+	w, err := o.nextSlice()
+	if err != nil {
+		if o.err == nil {
+			o.err = err
+		}
+		w = io.Discard
+	}
+	o.tw = bufio.NewWriterSize(w, 1<<20)
+	o.b = append(o.b[:0], '[')
+	o.inSlice = 0
 }
 
 // spill writes the buffered bytes once they exceed 64 KiB.
@@ -153,6 +190,13 @@ func (o *rankOut) sep() { o.b = append(o.b, ", "...) }
 // writeHost emits the Python cpu_op slices of one step (ProfilerStep#N
 // first when enabled).
 func (o *rankOut) writeHost(st *rankStep) {
+	o.lastPS = st.psEnd
+	if o.db != nil {
+		o.db.host(st, o.s.ProfilerSteps)
+	}
+	if o.lay == LayoutMsprofText {
+		return // msprof has no framework events
+	}
 	pid := o.info.pid
 	if o.s.ProfilerSteps {
 		o.cpuOp("ProfilerStep#"+strconv.Itoa(st.step), pid, st.psStart, st.psEnd-st.psStart)
@@ -183,6 +227,9 @@ func (o *rankOut) cpuOp(name string, pid, ts, dur int64) {
 // writePythonMeta emits the Python process metadata (after its slices, as
 // torch_npu does).
 func (o *rankOut) writePythonMeta() {
+	if o.lay == LayoutMsprofText {
+		return
+	}
 	pid := o.info.pid
 	o.metaPy("process_name", pid, 0, `"name": "Python"`)
 	o.metaPy("process_labels", pid, 0, `"labels": "CPU"`)
@@ -327,6 +374,9 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 		switch e.kind {
 		case evTask:
 			o.writeTask(&tasks[e.i])
+			if o.tt != nil {
+				o.writeTaskTime(&tasks[e.i])
+			}
 		case evOverlap:
 			o.writeOverlap(&o.ov[e.i])
 		case evCounter:
@@ -338,6 +388,10 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 	}
 	if o.kd != nil {
 		o.writeKernelRows(st)
+	}
+	o.addStats(st)
+	if o.db != nil {
+		o.db.device(o, st)
 	}
 	if o.cj != nil {
 		o.writeComm(st)
@@ -577,7 +631,7 @@ func (o *rankOut) finishDevice() {
 		ht = append(ht, int64(ri.nColl+p))
 		hn = append(hn, fmt.Sprintf("Plane %d", p))
 	}
-	proc(idxHCCL, "HCCL", "NPU")
+	proc(idxHCCL, o.hcclProc, "NPU")
 	threads(idxHCCL, ht, hn)
 	proc(idxCANN, "CANN", "CPU")
 	threads(idxCANN, []int64{ri.pid}, []string{"Thread " + strconv.FormatInt(ri.pid, 10)})
@@ -594,6 +648,9 @@ func (o *rankOut) finishDevice() {
 // launching cpu_op, `f` on the device task (or HCCL big op); id = device
 // start in ns.
 func (o *rankOut) writeFlows(st *rankStep) {
+	if o.lay == LayoutMsprofText {
+		return
+	}
 	ri := o.info
 	for i := range st.host {
 		h := &st.host[i]
@@ -637,6 +694,9 @@ func (o *rankOut) closeTrace() error {
 	if _, err := o.tw.Write(o.b); err != nil {
 		return err
 	}
+	if o.err != nil {
+		return o.err
+	}
 	o.b = o.b[:0]
 	if err := o.tw.Flush(); err != nil {
 		return err
@@ -649,6 +709,11 @@ func (o *rankOut) closeTrace() error {
 	if o.cj != nil {
 		o.closeComm()
 		if err := o.cj.Flush(); err != nil {
+			return err
+		}
+	}
+	if o.tt != nil {
+		if err := o.tt.Flush(); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,178 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/stretchr/testify/require"
+)
+
+// checkTruth asserts every truth metric (within 0.01%) and, when steps is
+// set, the per-step breakdown. msprof output has no parallel_group_info, so
+// for it the hccl.group.* metrics must be unavailable, with the reason.
+func checkTruth(t *testing.T, truth *tracegen.Truth, res *Result, steps bool) {
+	msprof := res.Ranks[0].Format == model.FormatMsprofText
+	t.Helper()
+	require.Len(t, res.Ranks, len(truth.Ranks))
+	for i, rt := range truth.Ranks {
+		rr := res.Ranks[i]
+		require.Equal(t, rt.Rank, rr.Rank)
+		require.Empty(t, rr.Errors)
+		require.Equal(t, rt.Dir, filepath.Base(rr.Path))
+		keys := rt.SortedMetricNames()
+		for _, k := range keys {
+			if msprof && strings.HasPrefix(k, "hccl.group.") {
+				require.Contains(t, rr.Unavailable["hccl.group.*"], "parallel_group_info")
+				continue
+			}
+			got, ok := rr.Metrics[k]
+			require.Truef(t, ok, "rank %d: metric %s missing (unavailable: %q)", rt.Rank, k, rr.Unavailable[k])
+			require.Truef(t, closeEnough(rt.Metrics[k], got), "rank %d %s: truth %v, npuprof %v", rt.Rank, k, rt.Metrics[k], got)
+		}
+		for k := range rr.Metrics {
+			if strings.HasPrefix(k, "hccl.") {
+				_, ok := rt.Metrics[k]
+				require.Truef(t, ok, "rank %d: unexpected metric %s", rt.Rank, k)
+			}
+		}
+		if !steps {
+			continue
+		}
+		require.Len(t, rr.Steps, len(rt.Steps))
+		for j, st := range rt.Steps {
+			s := rr.Steps[j]
+			require.Equal(t, st.Step, s.Step)
+			require.Truef(t, closeEnough(st.ComputingUs, us(s.Computing)), "rank %d step %d computing", rt.Rank, st.Step)
+			require.Truef(t, closeEnough(st.CommunicationUs, us(s.Communication)), "rank %d step %d communication", rt.Rank, st.Step)
+			require.Truef(t, closeEnough(st.CommunicationNotOverlappedUs, us(s.CommunicationNotOverlapped)), "rank %d step %d not overlapped", rt.Rank, st.Step)
+			require.Truef(t, closeEnough(st.FreeUs, us(s.Free)), "rank %d step %d free", rt.Rank, st.Step)
+		}
+	}
+}
+
+func analyzeDir(t *testing.T, dir string) *Result {
+	t.Helper()
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := Analyze(p)
+	require.NoError(t, err)
+	return res
+}
+
+// One scenario, three layouts (torch_npu text, msprof text, torch_npu db):
+// npuprof reports the same metrics from each, equal to the truth within
+// 0.01%; the per-step breakdown too wherever the layout has steps (msprof
+// has no framework events, so no ProfilerStep).
+func TestLayoutsReportTheSameMetrics(t *testing.T) {
+	for _, name := range []string{"ep-fc1-cumsum-steps", "hot-rank"} {
+		sc, ok := tracegen.Lookup(name)
+		require.True(t, ok)
+		sc.Layers, sc.Steps = 3, 2
+		results := map[tracegen.Layout]*Result{}
+		for _, lay := range tracegen.Layouts() {
+			t.Run(name+"/"+string(lay), func(t *testing.T) {
+				dir := t.TempDir()
+				s := sc
+				if lay == tracegen.LayoutMsprofText {
+					s.MsprofSlice = 500 // exercise msprof_slice_* joining
+				}
+				truth, err := tracegen.GenerateLayout(dir, s, lay)
+				require.NoError(t, err)
+				res := analyzeDir(t, dir)
+				for _, rr := range res.Ranks {
+					require.Equal(t, model.Format(lay), rr.Format)
+				}
+				checkTruth(t, truth, res, lay != tracegen.LayoutMsprofText)
+				results[lay] = res
+			})
+		}
+		// and the layouts agree with each other on every metric they share
+		base := results[tracegen.LayoutTorchNPUText]
+		for _, lay := range []tracegen.Layout{tracegen.LayoutMsprofText, tracegen.LayoutTorchNPUDB} {
+			other := results[lay]
+			if base == nil || other == nil {
+				continue
+			}
+			for i := range base.Ranks {
+				var keys []string
+				for k := range base.Ranks[i].Metrics {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					if lay == tracegen.LayoutMsprofText && strings.HasPrefix(k, "hccl.group.") {
+						continue
+					}
+					v, ok := other.Ranks[i].Metrics[k]
+					require.Truef(t, ok, "%s rank %d lacks %s", lay, i, k)
+					require.Truef(t, closeEnough(base.Ranks[i].Metrics[k], v), "%s rank %d %s: text %v, %s %v", lay, i, k, base.Ranks[i].Metrics[k], lay, v)
+				}
+			}
+		}
+	}
+}
+
+// Without the msprof_*.json timeline, task_time_*.csv is the timeline and
+// op_summary_*.csv gives the collectives: the same metrics.
+func TestMsprofTaskTimeFallback(t *testing.T) {
+	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 2
+	dir := t.TempDir()
+	truth, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMsprofText)
+	require.NoError(t, err)
+	jsons, _ := filepath.Glob(filepath.Join(dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json"))
+	require.Len(t, jsons, 2)
+	for _, j := range jsons {
+		require.NoError(t, os.Remove(j))
+	}
+	res := analyzeDir(t, dir)
+	checkTruth(t, truth, res, false)
+	for _, rr := range res.Ranks {
+		require.Contains(t, rr.Model.Have.TimelineFile, "task_time_")
+		require.NotEmpty(t, rr.Model.CommStats)
+		require.NotEmpty(t, rr.Model.APIStats)
+		require.NotEmpty(t, rr.Model.Communication, "analyze/communication.json")
+		for _, w := range rr.Warnings {
+			require.NotContains(t, w.Message, "communication_statistic", "stats agree with the ops")
+		}
+	}
+}
+
+// A PROF_* folder inside a *_ascend_pt folder whose ASCEND_PROFILER_OUTPUT
+// is missing (torch_npu's parsing failed): read as msprof, with the rank
+// and level from profiler_info.
+func TestNestedProfInAscendPT(t *testing.T) {
+	sc, _ := tracegen.Lookup("clean")
+	sc.Layers, sc.Steps, sc.Ranks = 2, 1, 2
+	profs := t.TempDir()
+	truth, err := tracegen.GenerateLayout(profs, sc, tracegen.LayoutMsprofText)
+	require.NoError(t, err)
+	texts := t.TempDir()
+	_, err = tracegen.Generate(texts, sc)
+	require.NoError(t, err)
+	cluster := t.TempDir()
+	for i, rt := range truth.Ranks {
+		pts, _ := filepath.Glob(filepath.Join(texts, "*rank"+string(rune('0'+i))+"_*_ascend_pt"))
+		require.Len(t, pts, 1)
+		pt := filepath.Join(cluster, filepath.Base(pts[0]))
+		require.NoError(t, os.Rename(pts[0], pt))
+		require.NoError(t, os.RemoveAll(filepath.Join(pt, "ASCEND_PROFILER_OUTPUT")))
+		require.NoError(t, os.Rename(filepath.Join(profs, rt.Dir), filepath.Join(pt, rt.Dir)))
+	}
+	res := analyzeDir(t, cluster)
+	require.Len(t, res.Ranks, 2)
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, model.FormatMsprofText, rr.Format)
+		require.Equal(t, "Level1", rr.ProfilerLevel)
+		require.Truef(t, closeEnough(truth.Ranks[i].Metrics["hccl.total.time_us"], rr.Metrics["hccl.total.time_us"]), "rank %d", i)
+		require.NotEmpty(t, rr.Metrics["hccl.group.tp.count"], "groups from profiler_metadata.json")
+	}
+}
