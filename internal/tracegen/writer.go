@@ -68,12 +68,12 @@ type rankOut struct {
 
 	// Layout-specific outputs (layouts.go).
 	lay        Layout
-	hcclProc   string             // process name of the HCCL big ops
-	tt         *bufio.Writer      // task_time_*.csv (msprof)
+	hcclProc   string              // process name of the HCCL big ops
+	tt         *bufio.Writer       // task_time_*.csv (msprof)
 	commStat   map[string]*statAcc // communication_statistic by op type
 	apiStat    map[string]*statAcc // api_statistic by API name
-	db         *dbOut             // ascend_pytorch_profiler_{rank}.db
-	sliceEvery int                // msprof_slice_*: events per slice (0: one file)
+	db         *dbOut              // ascend_pytorch_profiler_{rank}.db
+	sliceEvery int                 // msprof_slice_*: events per slice (0: one file)
 	nextSlice  func() (io.Writer, error)
 	inSlice    int   // events in the current slice
 	err        error // first write error (slices)
