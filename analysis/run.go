@@ -1,7 +1,11 @@
 package analysis
 
 import (
+	"context"
+	"fmt"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/npuprof/npuprof/parser"
@@ -9,7 +13,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -29,12 +33,15 @@ type RankResult struct {
 	MoE           *MoEResult
 	EventWait     *EventWaitResult
 	Kernels       *KernelsResult
+	Collectives   *CollectivesResult
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
 	Partial       bool
 	PartialReason string
-	// Model is the rank's model, for renderers that draw timelines.
+	// Model is the rank's model, for renderers that draw timelines. It is
+	// nil when the analysis released it to bound memory (AnalyzePath
+	// without KeepModels).
 	Model *model.Rank
 }
 
@@ -43,6 +50,8 @@ type Result struct {
 	Path  string
 	Ranks []*RankResult
 	Notes []string
+	// Cluster is the cross-rank analysis (arrival skew, slow ranks).
+	Cluster *ClusterResult
 }
 
 // Errors returns every pass error over all ranks.
@@ -50,6 +59,9 @@ func (r *Result) Errors() []PassError {
 	var out []PassError
 	for _, rr := range r.Ranks {
 		out = append(out, rr.Errors...)
+	}
+	if r.Cluster != nil {
+		out = append(out, r.Cluster.Errors...)
 	}
 	return out
 }
@@ -72,6 +84,89 @@ func Analyze(p *parser.Profile) (*Result, error) {
 		}()
 	}
 	wg.Wait()
+	res.Cluster = runCluster(res.Ranks)
+	return res, nil
+}
+
+// Options tune AnalyzePath.
+type Options struct {
+	// Workers bounds how many ranks are parsed and analyzed at once (0 =
+	// GOMAXPROCS). Peak memory grows with Workers, not with the number of
+	// ranks: each worker holds one rank's model, which is released once the
+	// rank's passes have run.
+	Workers int
+	// Progress, when set, is called after each rank.
+	Progress func(done, total int, path string)
+	// KeepModels keeps every rank's model in RankResult.Model (memory then
+	// grows with the number of ranks).
+	KeepModels bool
+}
+
+// AnalyzePath detects the ranks under path, parses and analyzes each in a
+// bounded worker pool (parse and per-rank passes in the same slot), then
+// reconciles ranks (unknown, duplicate, missing, different step sets: notes,
+// never fatal) and runs the cluster passes over the per-rank results.
+func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error) {
+	if err := Validate(Passes); err != nil {
+		return nil, err
+	}
+	srcs, err := parser.Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*RankResult, len(srcs))
+	errs := make([]error, len(srcs))
+	ids := make([]parser.RankID, len(srcs))
+	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress}, func(i int, r *model.Rank, err error) {
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
+		rr := AnalyzeRank(r)
+		if !opts.KeepModels {
+			rr.Model = nil
+		}
+		results[i] = rr
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Path: path}
+	var okIDs []parser.RankID
+	var okRes []*RankResult
+	var failed []string
+	for i := range srcs {
+		if errs[i] != nil {
+			failed = append(failed, errs[i].Error())
+			res.Notes = append(res.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
+			continue
+		}
+		okIDs = append(okIDs, ids[i])
+		okRes = append(okRes, results[i])
+	}
+	if len(okRes) == 0 {
+		return nil, &parser.UsageError{Msg: strings.Join(failed, "; ")}
+	}
+	ranks, keep, notes := parser.Reconcile(okIDs)
+	res.Notes = append(res.Notes, notes...)
+	for i, rr := range okRes {
+		if !keep[i] {
+			continue
+		}
+		if rr.Rank != ranks[i] {
+			rr.Rank = ranks[i]
+			if rr.Model != nil {
+				rr.Model.Rank = ranks[i]
+			}
+			for j := range rr.Errors {
+				rr.Errors[j].Rank = ranks[i]
+			}
+		}
+		res.Ranks = append(res.Ranks, rr)
+	}
+	sort.SliceStable(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
+	res.Cluster = runCluster(res.Ranks)
 	return res, nil
 }
 
@@ -93,6 +188,7 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 	rr.MoE, _ = results[MoEPass].(*MoEResult)
 	rr.EventWait, _ = results[EventWaitPass].(*EventWaitResult)
 	rr.Kernels, _ = results[KernelsPass].(*KernelsResult)
+	rr.Collectives, _ = results[CollectivesPass].(*CollectivesResult)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

@@ -145,10 +145,14 @@ func walkRanks(dir string, depth int, out *[]Source) {
 		return
 	}
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
 		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			// rank folders gathered by symlinks count too
+			st, err := os.Stat(p)
+			if e.Type()&os.ModeSymlink == 0 || err != nil || !st.IsDir() {
+				continue
+			}
+		}
 		if src, ok := asRank(p); ok {
 			*out = append(*out, src)
 			continue

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -36,54 +37,20 @@ type Options struct {
 	Progress func(done, total int, path string)
 }
 
-// Load detects and parses every rank under path. A rank that fails to
-// parse is reported by its path; Load fails only when no rank could be read.
+// Load detects and parses every rank under path and keeps every rank's
+// model. A rank that fails to parse is reported by its path; Load fails
+// only when no rank could be read. For many ranks, Walk bounds memory.
 func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	srcs, err := Detect(path)
 	if err != nil {
 		return nil, err
 	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if workers > len(srcs) {
-		workers = len(srcs)
-	}
 	ranks := make([]*model.Rank, len(srcs))
 	errs := make([]error, len(srcs))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				ranks[i], errs[i] = ParseRank(srcs[i])
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(srcs), srcs[i].Root)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range srcs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(next)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	if err := Walk(ctx, srcs, opts, func(i int, r *model.Rank, err error) {
+		ranks[i], errs[i] = r, err
+	}); err != nil {
+		return nil, err
 	}
 	p := &Profile{Path: path}
 	var failed []string
@@ -102,77 +69,215 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	return p, nil
 }
 
-// assignRanks fills unknown ranks, drops duplicates (keeping the newest
-// folder, as msprof-analyze does) and notes missing ranks and step sets.
-func assignRanks(p *Profile, srcs []Source) {
+// Walk parses srcs with at most opts.Workers ranks in flight (0 =
+// GOMAXPROCS) and calls fn from the worker that parsed source i, so work
+// done in fn (analysis) runs in the same slot: at most Workers models are
+// alive at once when fn drops them. Progress is called after each fn.
+func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *model.Rank, err error)) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > len(srcs) {
+		workers = len(srcs)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := ParseRank(srcs[i])
+				fn(i, r, err)
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(srcs), srcs[i].Root)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range srcs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// RankID is what Reconcile needs to know about a parsed rank.
+type RankID struct {
+	Rank         int // -1 when unknown
+	Path         string
+	DirTimestamp string
+	Steps        []int
+}
+
+// Reconcile fills unknown ranks (folder order), keeps the newest of
+// duplicate ranks (the newest folder timestamp, as msprof-analyze does),
+// and notes missing ranks and ranks whose step sets differ. It returns the
+// rank number of every input, whether to keep it, and the notes; nothing
+// here is fatal.
+func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
+	n := len(ids)
+	ranks = make([]int, n)
+	keep = make([]bool, n)
 	used := map[int]bool{}
-	for _, r := range p.Ranks {
-		if r.Rank >= 0 {
-			used[r.Rank] = true
+	for i, id := range ids {
+		ranks[i] = id.Rank
+		if id.Rank >= 0 {
+			used[id.Rank] = true
 		}
 	}
 	nextFree := 0
-	for _, r := range p.Ranks {
-		if r.Rank < 0 {
-			if len(p.Ranks) == 1 {
-				r.Rank = 0
-				p.Notes = append(p.Notes, fmt.Sprintf("%s: rank unknown (no profiler_info_{rank}.json); reported as rank 0", r.Path))
-				continue
-			}
-			for used[nextFree] {
-				nextFree++
-			}
-			r.Rank = nextFree
-			used[nextFree] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: rank unknown; assigned rank %d by folder order", r.Path, r.Rank))
-		}
-	}
-	sort.SliceStable(p.Ranks, func(i, j int) bool {
-		if p.Ranks[i].Rank != p.Ranks[j].Rank {
-			return p.Ranks[i].Rank < p.Ranks[j].Rank
-		}
-		return p.Ranks[i].DirTimestamp > p.Ranks[j].DirTimestamp
-	})
-	kept := p.Ranks[:0]
-	for i, r := range p.Ranks {
-		if i > 0 && p.Ranks[i-1].Rank == r.Rank {
-			p.Notes = append(p.Notes, fmt.Sprintf("rank %d appears twice; kept the newest folder %s, ignored %s", r.Rank, kept[len(kept)-1].Path, r.Path))
+	for i, id := range ids {
+		if id.Rank >= 0 {
 			continue
 		}
-		kept = append(kept, r)
+		if n == 1 {
+			ranks[i] = 0
+			notes = append(notes, fmt.Sprintf("%s: rank unknown (no profiler_info_{rank}.json, RANK_DEVICE_MAP or info.json rank_id); reported as rank 0", id.Path))
+			continue
+		}
+		for used[nextFree] {
+			nextFree++
+		}
+		ranks[i] = nextFree
+		used[nextFree] = true
+		notes = append(notes, fmt.Sprintf("%s: rank unknown; assigned rank %d by folder order", id.Path, nextFree))
 	}
-	p.Ranks = kept
-	if n := len(p.Ranks); n > 1 {
-		max := p.Ranks[n-1].Rank
-		if max+1 != n {
-			var missing []string
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := order[a], order[b]
+		if ranks[x] != ranks[y] {
+			return ranks[x] < ranks[y]
+		}
+		return ids[x].DirTimestamp > ids[y].DirTimestamp
+	})
+	var kept []int
+	for k, i := range order {
+		if k > 0 && ranks[order[k-1]] == ranks[i] {
+			notes = append(notes, fmt.Sprintf("rank %d appears twice; kept the newest folder %s, ignored %s", ranks[i], ids[kept[len(kept)-1]].Path, ids[i].Path))
+			continue
+		}
+		keep[i] = true
+		kept = append(kept, i)
+	}
+	if len(kept) > 1 {
+		maxRank := ranks[kept[len(kept)-1]]
+		if maxRank+1 != len(kept) {
 			have := map[int]bool{}
-			for _, r := range p.Ranks {
-				have[r.Rank] = true
+			for _, i := range kept {
+				have[ranks[i]] = true
 			}
-			for i := 0; i <= max && len(missing) < 20; i++ {
-				if !have[i] {
-					missing = append(missing, fmt.Sprint(i))
+			var missing []string
+			total := 0
+			for r := 0; r <= maxRank; r++ {
+				if !have[r] {
+					total++
+					if len(missing) < 20 {
+						missing = append(missing, strconv.Itoa(r))
+					}
 				}
 			}
-			if len(missing) > 0 {
-				p.Notes = append(p.Notes, "missing ranks: "+strings.Join(missing, ", "))
+			if total > 0 {
+				more := ""
+				if total > len(missing) {
+					more = fmt.Sprintf(" and %d more", total-len(missing))
+				}
+				notes = append(notes, fmt.Sprintf("missing ranks: %s%s (found %d of %d ranks 0..%d); the cluster analysis covers the ranks present", strings.Join(missing, ", "), more, len(kept), maxRank+1, maxRank))
 			}
 		}
-		stepSet := func(r *model.Rank) string {
-			ids := make([]string, len(r.Steps))
-			for i, s := range r.Steps {
-				ids[i] = fmt.Sprint(s.ID)
+		// different step sets: group ranks by their set
+		sets := map[string][]int{}
+		var keys []string
+		for _, i := range kept {
+			ss := make([]string, len(ids[i].Steps))
+			for k, v := range ids[i].Steps {
+				ss[k] = strconv.Itoa(v)
 			}
-			return strings.Join(ids, ",")
+			key := strings.Join(ss, ",")
+			if _, ok := sets[key]; !ok {
+				keys = append(keys, key)
+			}
+			sets[key] = append(sets[key], ranks[i])
 		}
-		first := stepSet(p.Ranks[0])
-		for _, r := range p.Ranks[1:] {
-			if s := stepSet(r); s != first {
-				p.Notes = append(p.Notes, fmt.Sprintf("rank %d has steps [%s], rank %d has [%s]", r.Rank, s, p.Ranks[0].Rank, first))
+		if len(keys) > 1 {
+			sort.SliceStable(keys, func(a, b int) bool { return len(sets[keys[a]]) > len(sets[keys[b]]) })
+			parts := make([]string, len(keys))
+			for k, key := range keys {
+				if key == "" {
+					key = "none"
+				}
+				parts[k] = fmt.Sprintf("ranks %s have steps [%s]", rankRange(sets[keys[k]]), key)
 			}
+			notes = append(notes, "ranks have different step sets: "+strings.Join(parts, "; ")+"; per-step comparisons use the ranks that have each step")
 		}
 	}
+	return ranks, keep, notes
+}
+
+// rankRange prints ranks compactly: 0-3,5,7-8.
+func rankRange(r []int) string {
+	s := append([]int(nil), r...)
+	sort.Ints(s)
+	var parts []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", s[i], s[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(s[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// StepIDs lists a rank's step ids.
+func StepIDs(r *model.Rank) []int {
+	ids := make([]int, len(r.Steps))
+	for i, s := range r.Steps {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+// assignRanks applies Reconcile to the parsed ranks of p.
+func assignRanks(p *Profile, _ []Source) {
+	ids := make([]RankID, len(p.Ranks))
+	for i, r := range p.Ranks {
+		ids[i] = RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r)}
+	}
+	ranks, keep, notes := Reconcile(ids)
+	var kept []*model.Rank
+	for i, r := range p.Ranks {
+		r.Rank = ranks[i]
+		if keep[i] {
+			kept = append(kept, r)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Rank < kept[j].Rank })
+	p.Ranks = kept
+	p.Notes = append(p.Notes, notes...)
 }
 
 var reTraceName = regexp.MustCompile(`^(trace_view|msprof(_slice_\d+)?_?\d*)\.json(\.gz)?$`)

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/model"
@@ -140,4 +142,26 @@ func TestNoPanicOnAnySample(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// Walk keeps every worker busy and never more than Workers in flight.
+func TestWalkBoundedConcurrency(t *testing.T) {
+	srcs, err := Detect(testutil.Sample(t, "Ascend-msinsight/test/data/pytorch"))
+	require.NoError(t, err)
+	var mu sync.Mutex
+	in, peak, calls := 0, 0, 0
+	err = Walk(context.Background(), srcs, Options{Workers: 2}, func(i int, r *model.Rank, err error) {
+		mu.Lock()
+		in++
+		calls++
+		peak = max(peak, in)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		in--
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	require.Equal(t, len(srcs), calls)
+	require.Equal(t, 2, peak)
 }

@@ -26,6 +26,72 @@ type Document struct {
 	Findings []rules.Finding `json:"findings"`
 	Notes    []string        `json:"notes,omitempty"`
 	Errors   []PassErrorDoc  `json:"errors,omitempty"`
+	Cluster  *ClusterDoc     `json:"cluster,omitempty"`
+}
+
+// ClusterDoc is the cross-rank analysis.
+type ClusterDoc struct {
+	Ranks int `json:"ranks"`
+	// Metrics: skew.<computing|communication|free>.max_over_median,
+	// .median_us, .mad_us, .max_us, .max_rank; collectives.matched,
+	// collectives.wait.time_us; slow_ranks.count.
+	Metrics     map[string]float64 `json:"metrics"`
+	Unavailable map[string]string  `json:"unavailable"`
+	SlowRanks   []SlowRankDoc      `json:"slow_ranks"`
+	Groups      []GroupDoc         `json:"groups"`
+	// Worst are the matched collectives with the longest total wait.
+	Worst []CollectiveDoc `json:"worst_collectives"`
+	Steps []StepSkewDoc   `json:"steps"`
+}
+
+// SlowRankDoc names a slow rank and why.
+type SlowRankDoc struct {
+	Rank     int     `json:"rank"`
+	Step     *int    `json:"step,omitempty"` // absent: over the window
+	Quantity string  `json:"quantity"`       // computing, free, arrival
+	Value    float64 `json:"value"`          // µs (arrival: collectives arrived last at)
+	Median   float64 `json:"median"`
+	Z        float64 `json:"robust_z,omitempty"`
+	Reason   string  `json:"reason"`
+}
+
+// GroupDoc is one communicator instance across its ranks.
+type GroupDoc struct {
+	Comm        string             `json:"comm"`
+	Group       string             `json:"group,omitempty"`
+	Ranks       []int              `json:"ranks"`
+	Collectives int                `json:"collectives"`
+	LastRank    *int               `json:"last_rank,omitempty"`
+	LastCount   map[string]int     `json:"last_arrivals"` // rank -> collectives it arrived last at
+	WaitUs      map[string]float64 `json:"wait_us"`       // rank -> time it waited for the last arrival
+}
+
+// CollectiveDoc is one matched collective.
+type CollectiveDoc struct {
+	Comm        string  `json:"comm"`
+	Group       string  `json:"group,omitempty"`
+	Type        string  `json:"type"`
+	Index       int     `json:"index"`
+	LastRank    int     `json:"last_rank"`
+	MaxWaitUs   float64 `json:"max_wait_us"`
+	TotalWaitUs float64 `json:"total_wait_us"`
+}
+
+// StepSkewDoc is one step's skew per quantity.
+type StepSkewDoc struct {
+	Step int           `json:"step"`
+	Skew []SkewStatDoc `json:"skew"`
+}
+
+// SkewStatDoc is one quantity over ranks (µs).
+type SkewStatDoc struct {
+	Quantity      string  `json:"quantity"`
+	Ranks         int     `json:"ranks"`
+	MedianUs      float64 `json:"median_us"`
+	MADUs         float64 `json:"mad_us"`
+	MaxUs         float64 `json:"max_us"`
+	MaxRank       int     `json:"max_rank"`
+	MaxOverMedian float64 `json:"max_over_median,omitempty"`
 }
 
 // Input describes what was read.
@@ -113,7 +179,71 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 	if findings != nil {
 		doc.Findings = findings
 	}
+	doc.Cluster = buildCluster(res.Cluster)
 	return doc
+}
+
+func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
+	if c == nil {
+		return nil
+	}
+	d := &ClusterDoc{Ranks: c.Ranks, Metrics: clean(c.Metrics), Unavailable: c.Unavailable, SlowRanks: []SlowRankDoc{},
+		Groups: []GroupDoc{}, Worst: []CollectiveDoc{}, Steps: []StepSkewDoc{}}
+	if d.Unavailable == nil {
+		d.Unavailable = map[string]string{}
+	}
+	if s := c.Skew; s != nil {
+		for _, sr := range s.Slow {
+			x := SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
+			if !math.IsInf(sr.Z, 0) && !math.IsNaN(sr.Z) {
+				x.Z = sr.Z
+			}
+			if sr.Step >= 0 {
+				st := sr.Step
+				x.Step = &st
+			}
+			d.SlowRanks = append(d.SlowRanks, x)
+		}
+		ids := make([]int, 0, len(s.Steps))
+		for id := range s.Steps {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			sd := StepSkewDoc{Step: id}
+			for _, st := range s.Steps[id] {
+				sd.Skew = append(sd.Skew, skewDoc(st))
+			}
+			d.Steps = append(d.Steps, sd)
+		}
+	}
+	if a := c.Arrival; a != nil {
+		for _, g := range a.Groups {
+			gd := GroupDoc{Comm: g.Comm, Group: g.Group, Ranks: g.Ranks, Collectives: g.Collectives, LastCount: map[string]int{}, WaitUs: map[string]float64{}}
+			if g.LastRank >= 0 {
+				lr := g.LastRank
+				gd.LastRank = &lr
+			}
+			for r, ra := range g.ByRank {
+				gd.LastCount[fmt.Sprint(r)] = ra.Last
+				gd.WaitUs[fmt.Sprint(r)] = us(ra.Wait)
+			}
+			d.Groups = append(d.Groups, gd)
+		}
+		for _, w := range a.Worst {
+			d.Worst = append(d.Worst, CollectiveDoc{Comm: w.Comm, Group: w.Group, Type: w.Type, Index: w.Index, LastRank: w.LastRank,
+				MaxWaitUs: us(w.MaxWait), TotalWaitUs: us(w.TotalWait)})
+		}
+	}
+	return d
+}
+
+func skewDoc(st analysis.SkewStat) SkewStatDoc {
+	x := SkewStatDoc{Quantity: st.Quantity, Ranks: st.Ranks, MedianUs: st.Median, MADUs: st.MAD, MaxUs: st.Max, MaxRank: st.MaxRank}
+	if st.Median > 0 {
+		x.MaxOverMedian = st.Max / st.Median
+	}
+	return x
 }
 
 // clean drops NaN/Inf values, which JSON cannot carry.

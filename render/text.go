@@ -104,6 +104,8 @@ func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) erro
 	}
 	tw.Flush()
 
+	writeSlowRanks(ew, res)
+
 	if anySteps(res) {
 		writeSteps(ew, res)
 	}
@@ -460,4 +462,91 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 			Dur(us(a.not)/n), Dur(us(a.free)/n), a.maxRank, Dur(us(a.maxWin)))
 	}
 	tw.Flush()
+}
+
+// writeSlowRanks prints the cross-rank verdict: the slow ranks and why,
+// and the skew of each quantity.
+func writeSlowRanks(ew *errWriter, res *analysis.Result) {
+	c := res.Cluster
+	if c == nil || len(res.Ranks) < 2 {
+		return
+	}
+	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(res.Ranks))
+	if why, ok := c.Unavailable["slow_ranks"]; ok {
+		ew.printf("  unavailable: %s\n", Safe(why, 200))
+	} else if c.Skew != nil {
+		n := 0
+		for _, s := range c.Skew.Slow {
+			if s.Step >= 0 {
+				continue
+			}
+			n++
+			ew.printf("  rank %d: %s\n", s.Rank, Safe(s.Reason, 400))
+		}
+		steps := map[int][]int{}
+		for _, s := range c.Skew.Slow {
+			if s.Step >= 0 {
+				steps[s.Rank] = append(steps[s.Rank], s.Step)
+			}
+		}
+		if len(steps) > 0 {
+			ranks := make([]int, 0, len(steps))
+			for r := range steps {
+				ranks = append(ranks, r)
+			}
+			sort.Ints(ranks)
+			for _, r := range ranks {
+				ew.printf("  rank %d is an outlier in step(s) %s\n", r, stepList(steps[r]))
+			}
+		}
+		if n == 0 && len(steps) == 0 {
+			ew.printf("  none: computing and free time of every rank are within the robust band of the median\n")
+		}
+		if len(c.Skew.Window) > 0 {
+			tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n")
+			for _, st := range c.Skew.Window {
+				ratio := "-"
+				if st.Median > 0 {
+					ratio = fmt.Sprintf("%.3f", st.Max/st.Median)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", st.Quantity, Dur(st.Median), Dur(st.MAD), Dur(st.Max), st.MaxRank, ratio)
+			}
+			tw.Flush()
+		}
+	}
+	if a := c.Arrival; a != nil && a.Matched > 0 {
+		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(sumWait(a))))
+		for _, g := range a.Groups {
+			if g.LastRank < 0 {
+				continue
+			}
+			name := g.Group
+			if name == "" {
+				name = g.Comm
+			}
+			la := g.ByRank[g.LastRank]
+			ew.printf("  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n", Safe(name, 60), rankList(g.Ranks), g.LastRank, la.Last, g.Collectives)
+		}
+	}
+}
+
+func sumWait(a *analysis.ArrivalResult) int64 {
+	var t int64
+	for _, r := range a.ByRank {
+		t += r.Wait
+	}
+	return t
+}
+
+func stepList(s []int) string {
+	sort.Ints(s)
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = fmt.Sprint(v)
+	}
+	if len(out) > 12 {
+		return strings.Join(out[:12], ",") + ",…"
+	}
+	return strings.Join(out, ",")
 }

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -50,16 +50,24 @@ func newAnalyzeCmd(io *streams, runF func(*analyzeOptions) error) *cobra.Command
 		Long: `Analyze reads a profile and prints what it measured.
 
 PATH is a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, one
-*_ascend_pt folder, or a folder holding one *_ascend_pt folder per rank (up to
-two levels down). Ranks are parsed in parallel. Nothing is ever written into
-PATH; -o writes where you say.
+*_ascend_pt folder (text or db export), an msprof PROF_* folder (text or db
+export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
+folder holding one of those per rank, in any mix (up to two levels down).
+Ranks are parsed and analyzed in parallel, --workers at a time: memory grows
+with --workers, not with the number of ranks. Missing, duplicate (the newest
+folder is kept) and unknown ranks, and ranks with different step sets, are
+reported as notes, never fatal. Nothing is ever written into PATH; -o writes
+where you say.
 
 Per rank it reports the time breakdown (computing, communication not
 overlapped, free), collectives by type and by group (tp/ep/dp, from
 parallel_group_info), MoeInitRouting* and the Cumsum kernels in the MoE routing
 path (and whether they ran on the AI CPU), EVENT_WAIT per stream, and the top
-compute kernels. A metric that cannot be measured from the files present is
-listed as unavailable with the reason, never reported as 0.`,
+compute kernels. Across ranks it matches every collective, names the rank
+that arrived last and how long the others waited, and names slow ranks
+(computing or free time a robust outlier: median and MAD over ranks). A
+metric that cannot be measured from the files present is listed as
+unavailable with the reason, never reported as 0.`,
 		Example: `  # Summarize an 8-rank vLLM-Ascend capture
   $ npuprof analyze ./profiles/
 
@@ -97,27 +105,39 @@ listed as unavailable with the reason, never reported as 0.`,
 }
 
 // loadAndAnalyze is shared by every command that starts from a profile.
+// Ranks are parsed and analyzed in a bounded pool (--workers); a progress
+// bar is drawn on standard error only when it is a terminal, --quiet is
+// off and the work takes more than a moment.
 func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet bool) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	start := time.Now()
-	popts := parser.Options{Workers: workers}
+	opts := analysis.Options{Workers: workers}
+	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
-		popts.Progress = func(done, total int, p string) {
-			if total > 1 || time.Since(start) > time.Second {
-				fmt.Fprintf(io.err, "\rparsed %d/%d ranks (%s)\x1b[K", done, total, filepath.Base(p))
-				if done == total {
-					fmt.Fprintln(io.err)
+		start := time.Now()
+		opts.Progress = func(done, total int, p string) {
+			if bar == nil {
+				if time.Since(start) < io.progressDelay || done == total {
+					return
 				}
+				bar = progressbar.NewOptions(total,
+					progressbar.OptionSetWriter(io.err),
+					progressbar.OptionSetDescription("analyzing ranks"),
+					progressbar.OptionShowCount(),
+					progressbar.OptionSetWidth(30),
+					progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionClearOnFinish(),
+				)
 			}
+			_ = bar.Set(done)
 		}
 	}
-	prof, err := parser.Load(ctx, path, popts)
-	if err != nil {
-		return nil, err
+	res, err := analysis.AnalyzePath(ctx, path, opts)
+	if bar != nil {
+		_ = bar.Finish()
 	}
-	return analysis.Analyze(prof)
+	return res, err
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,11 +39,18 @@ type streams struct {
 	out, err io.Writer
 	// errIsTerminal enables the progress display.
 	errIsTerminal bool
+	// progressDelay is how long work runs before a progress bar appears.
+	progressDelay time.Duration
 }
 
 // Main runs npuprof with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
-	io := &streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw)}
+	return runMain(&streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw), progressDelay: 700 * time.Millisecond}, args)
+}
+
+// runMain runs npuprof on the given streams (tests fake a terminal here).
+func runMain(io *streams, args []string) int {
+	errw := io.err
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -87,7 +95,7 @@ func newRootCmd(io *streams) *cobra.Command {
 		Use:   "npuprof",
 		Short: "Find where Ascend NPU inference time goes, and the exact fix",
 		Long: `npuprof reads Huawei Ascend profiler output (torch_npu *_ascend_pt folders,
-one per rank) and measures what matters for MoE serving with vLLM-Ascend:
+text or db export, and msprof PROF_* folders, one per rank) and measures what matters for MoE serving with vLLM-Ascend:
 communication by collective type and group, the MoE routing Cumsum, EVENT_WAIT
 per stream, the computing/communication/free breakdown, and the top kernels.
 

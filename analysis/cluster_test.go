@@ -1,0 +1,210 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRobustStatistics(t *testing.T) {
+	m, mad := robust([]float64{1, 2, 3, 4, 100})
+	require.Equal(t, 3.0, m)
+	require.Equal(t, 1.0, mad)
+	require.InDelta(t, (100-3)/1.4826, zscore(100, m, mad), 1e-9)
+	// a max-min rule would flag 4 here; the robust rule flags only 100
+	st := skewStat("computing", []rankValue{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 100}})
+	out := outliers(st, []rankValue{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 100}}, -1, 0)
+	require.Len(t, out, 1)
+	require.Equal(t, 4, out[0].Rank)
+	// identical ranks: nobody is slow
+	st = skewStat("computing", []rankValue{{0, 5}, {1, 5}, {2, 5}})
+	require.Empty(t, outliers(st, []rankValue{{0, 5}, {1, 5}, {2, 5}}, -1, 0))
+	// an outlier smaller than the effect-size floor is not reported
+	st = skewStat("free", []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}})
+	require.Len(t, outliers(st, []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}}, -1, 0), 1)
+	require.Empty(t, outliers(st, []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}}, -1, 60))
+}
+
+// slowCluster is a 16-rank decode capture (two TP-8 groups) with rank 11's
+// compute 40% slower.
+func slowCluster(t *testing.T, layers, steps int) (string, *tracegen.Truth) {
+	t.Helper()
+	sc, _ := tracegen.Lookup("clean-steps")
+	sc.Ranks, sc.Layers, sc.Steps = 16, layers, steps
+	sc.SlowRank, sc.SlowFactor = 11, 1.4
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	return dir, truth
+}
+
+// A 16-rank cluster is analyzed with every core busy and one model per
+// worker; the injected slow rank is named, with why.
+func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
+	dir, truth := slowCluster(t, 3, 3)
+	var mu sync.Mutex
+	progress := 0
+	workers := runtime.GOMAXPROCS(0)
+	res, err := AnalyzePath(context.Background(), dir, Options{Workers: workers, Progress: func(done, total int, _ string) {
+		mu.Lock()
+		progress = done
+		mu.Unlock()
+		require.Equal(t, 16, total)
+	}})
+	require.NoError(t, err)
+	require.Equal(t, 16, progress)
+	require.Len(t, res.Ranks, 16)
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Nil(t, rr.Model, "models are released after the per-rank passes")
+		require.Empty(t, rr.Errors)
+		require.True(t, closeEnough(truth.Ranks[i].Metrics["overlap.computing.time_us"], rr.Metrics["overlap.computing.time_us"]))
+	}
+	c := res.Cluster
+	require.NotNil(t, c)
+	require.Empty(t, c.Errors)
+	var window []SlowRank
+	steps := map[int]bool{}
+	for _, s := range c.Skew.Slow {
+		if s.Step < 0 {
+			window = append(window, s)
+		} else {
+			require.Equal(t, 11, s.Rank, "per-step outlier %+v", s)
+			steps[s.Step] = true
+		}
+	}
+	require.Len(t, window, 1, "%+v", c.Skew.Slow)
+	require.Equal(t, 11, window[0].Rank)
+	require.Equal(t, "computing", window[0].Quantity)
+	require.Contains(t, window[0].Reason, "computing")
+	require.Contains(t, window[0].Reason, "arrived last")
+	require.Len(t, steps, 3, "named in every step")
+	require.Equal(t, 11.0, c.Metrics["skew.computing.max_rank"])
+	require.Greater(t, c.Metrics["skew.computing.max_over_median"], 1.2)
+	require.Contains(t, c.Metrics, "skew.free.max_over_median")
+	require.Contains(t, c.Metrics, "skew.communication.max_over_median")
+	// arrivals: rank 11's TP group (ranks 8-15) waits for rank 11
+	var tp *GroupArrival
+	for i := range c.Arrival.Groups {
+		g := &c.Arrival.Groups[i]
+		if g.Group == "tp" && g.Ranks[0] == 8 {
+			tp = g
+		}
+	}
+	require.NotNil(t, tp)
+	require.Equal(t, []int{8, 9, 10, 11, 12, 13, 14, 15}, tp.Ranks)
+	require.Equal(t, 11, tp.LastRank)
+	require.Greater(t, tp.ByRank[11].Last, tp.Collectives/2)
+	require.Less(t, tp.ByRank[11].Wait, tp.ByRank[8].Wait, "the slow rank waits least")
+}
+
+// Peak memory grows with the number of workers, not with the number of
+// ranks: 16 ranks with one worker peak within 1.5x of 4 ranks with one
+// worker (keeping every model would make it about 4x).
+func TestClusterMemoryBoundedByWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("memory measurement")
+	}
+	dir, _ := slowCluster(t, 6, 6)
+	old := debug.SetGCPercent(10)
+	defer debug.SetGCPercent(old)
+	peak := func(path string, keep bool) uint64 {
+		runtime.GC()
+		var base runtime.MemStats
+		runtime.ReadMemStats(&base)
+		var maxHeap atomic.Uint64
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var ms runtime.MemStats
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > maxHeap.Load() {
+					maxHeap.Store(ms.HeapAlloc)
+				}
+			}
+		}()
+		res, err := AnalyzePath(context.Background(), path, Options{Workers: 1, KeepModels: keep})
+		require.NoError(t, err)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > maxHeap.Load() {
+			maxHeap.Store(ms.HeapAlloc)
+		}
+		close(stop)
+		<-done
+		runtime.KeepAlive(res)
+		return maxHeap.Load() - min(base.HeapAlloc, maxHeap.Load())
+	}
+	p16 := peak(dir, false)
+	k16 := peak(dir, true)
+	// the same ranks, only four of them
+	ents, _ := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
+	require.Len(t, ents, 16)
+	away := t.TempDir()
+	for _, e := range ents[4:] {
+		require.NoError(t, os.Rename(e, filepath.Join(away, filepath.Base(e))))
+	}
+	p4 := peak(dir, false)
+	t.Logf("peak heap above baseline: 4 ranks %d KiB, 16 ranks %d KiB (one worker); 16 ranks keeping models %d KiB", p4>>10, p16>>10, k16>>10)
+	require.Less(t, float64(p16), 1.5*float64(p4), "memory must not grow with the rank count")
+	require.Greater(t, float64(k16), 2*float64(p16), "the measurement can see models being kept")
+}
+
+func TestReconcileNotes(t *testing.T) {
+	ids := []parser.RankID{
+		{Rank: 0, Path: "a", Steps: []int{2, 3}},
+		{Rank: 1, Path: "b_old", DirTimestamp: "20250101000000000", Steps: []int{2, 3}},
+		{Rank: 1, Path: "b_new", DirTimestamp: "20250102000000000", Steps: []int{2, 3}},
+		{Rank: 4, Path: "e", Steps: []int{2}},
+	}
+	ranks, keep, notes := parser.Reconcile(ids)
+	require.Equal(t, []int{0, 1, 1, 4}, ranks)
+	require.Equal(t, []bool{true, false, true, true}, keep)
+	all := strings.Join(notes, "\n")
+	require.Contains(t, all, "rank 1 appears twice; kept the newest folder b_new, ignored b_old")
+	require.Contains(t, all, "missing ranks: 2, 3")
+	require.Contains(t, all, "ranks 0-1 have steps [2,3]; ranks 4 have steps [2]")
+}
+
+// The hot-rank scenario (rank 5's GroupedMatmul 2.5x slower) names rank 5;
+// a clean cluster names nobody.
+func TestHotRankNamedCleanNot(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		slow []int
+	}{{"hot-rank", []int{5}}, {"clean-steps", nil}, {"ep-fc1-cumsum", nil}} {
+		sc, _ := tracegen.Lookup(c.name)
+		sc.Layers, sc.Steps = 4, 3
+		dir := t.TempDir()
+		_, err := tracegen.Generate(dir, sc)
+		require.NoError(t, err)
+		res, err := AnalyzePath(context.Background(), dir, Options{})
+		require.NoError(t, err)
+		var got []int
+		for _, s := range res.Cluster.Skew.Slow {
+			if s.Step < 0 {
+				got = append(got, s.Rank)
+			}
+		}
+		require.Equal(t, c.slow, got, "%s: %+v", c.name, res.Cluster.Skew.Slow)
+	}
+}
