@@ -1,0 +1,94 @@
+package msprof
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+// Slices join into one JSON array: closing/opening brackets become commas,
+// an empty slice and trailing whitespace are harmless.
+func TestSliceReaderJoinsArrays(t *testing.T) {
+	dir := t.TempDir()
+	a := write(t, dir, "a", "[{\"a\":1},\n {\"b\":[2]}]\n")
+	b := write(t, dir, "b", "\ufeff [ ]  \r\n")
+	c := write(t, dir, "c", "[{\"c\":\"]\"}]")
+	sr := NewSliceReader([]string{a, b, c})
+	data, err := io.ReadAll(sr)
+	require.NoError(t, err)
+	require.NoError(t, sr.Close())
+	require.Equal(t, "[{\"a\":1},\n {\"b\":[2]}, ,{\"c\":\"]\"}]", string(data))
+	// the trace reader skips the empty element; strict JSON without it
+	var v []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.Replace(string(data), ", ,", ",", 1)), &v))
+	require.Len(t, v, 3)
+	require.Equal(t, "]", v[2]["c"])
+}
+
+func TestFindPicksNewestExportAndSlicesInOrder(t *testing.T) {
+	prof := t.TempDir()
+	out := filepath.Join(prof, OutputDir)
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(prof, "device_3"), 0o755))
+	for _, n := range []string{"msprof_slice_1_20230919172305.json", "msprof_slice_0_20230919172305.json", "msprof_slice_10_20230919172305.json",
+		"op_summary_20230919172304.csv", "op_summary_20230101000000.csv", "task_time_20230919172304.csv", "README.txt"} {
+		write(t, out, n, "")
+	}
+	f := Find(prof)
+	require.True(t, f.OutputFound)
+	require.Equal(t, []int{3}, f.Devices)
+	base := func(ps []string) []string {
+		var o []string
+		for _, p := range ps {
+			o = append(o, filepath.Base(p))
+		}
+		return o
+	}
+	require.Equal(t, []string{"msprof_slice_0_20230919172305.json", "msprof_slice_1_20230919172305.json", "msprof_slice_10_20230919172305.json"}, base(f.Timeline))
+	require.Equal(t, []string{"op_summary_20230919172304.csv"}, base(f.OpSummary))
+	require.Len(t, f.TaskTime, 1)
+}
+
+// msprof's raw analyze/communication.json is keyed by op directly.
+func TestReadCommunicationRawShape(t *testing.T) {
+	raw := `{"hcom_allReduce__586_0_1@17522688603477080586": {"Communication Time Info": {"Start Timestamp(us)": 1736408883704643.212, "Elapse Time(ms)": 79.5, "Transit Time(ms)": 1.5, "Wait Time(ms)": 70, "Synchronization Time(ms)": 60, "Idle Time(ms)": 8}},
+	"hcom_send__822_0_1@1": {"Communication Time Info": {"Elapse Time(ms)": 1}},
+	"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 80.5}}}`
+	ops, err := ReadCommunication(strings.NewReader(raw), "communication.json")
+	require.NoError(t, err)
+	require.Len(t, ops, 2)
+	require.Equal(t, "collective", ops[0].Kind)
+	require.Equal(t, "hcom_allReduce__586_0_1", ops[0].Op)
+	require.Equal(t, "17522688603477080586", ops[0].GroupHash)
+	require.Equal(t, int64(1736408883704643212), ops[0].Start)
+	require.Equal(t, 79.5, ops[0].ElapseMs)
+	require.Equal(t, "p2p", ops[1].Kind)
+	_, err = ReadCommunication(strings.NewReader("[1,2]"), "x.json")
+	require.ErrorContains(t, err, "x.json")
+}
+
+func TestReadTaskTime(t *testing.T) {
+	csv := "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n" +
+		"0,N/A,EVENT_WAIT_SQE,2,5,12.5,1736408883704643.212\t,1736408883704655.712\t\n" +
+		"0,aclnnCumsum_CumsumAiCpu_Cumsum,AI_CPU,2,6,30,bad,1\n"
+	var rows []TaskRow
+	issues, err := ReadTaskTime(strings.NewReader(csv), "task_time.csv", func(r *TaskRow) { rows = append(rows, *r) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, TaskRow{Name: "", TaskType: "EVENT_WAIT_SQE", Stream: 2, Start: 1736408883704643212, Dur: 12500}, rows[0])
+	require.Equal(t, 1, issues.Skipped)
+	_, err = ReadTaskTime(strings.NewReader("a,b\n"), "t.csv", func(*TaskRow) {})
+	require.ErrorContains(t, err, "kernel_name")
+}
