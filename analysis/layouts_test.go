@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -175,4 +177,47 @@ func TestNestedProfInAscendPT(t *testing.T) {
 		require.Truef(t, closeEnough(truth.Ranks[i].Metrics["hccl.total.time_us"], rr.Metrics["hccl.total.time_us"]), "rank %d", i)
 		require.NotEmpty(t, rr.Metrics["hccl.group.tp.count"], "groups from profiler_metadata.json")
 	}
+}
+
+// msprof's own DB (PROF_*/msprof_{ts}.db) has the torch_npu DB's schema
+// without the PyTorch tables and without parallel_group_info: built here
+// from the generated torch_npu DB, it gives the same metrics.
+func TestMsprofDB(t *testing.T) {
+	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 2
+	src := t.TempDir()
+	truth, err := tracegen.GenerateLayout(src, sc, tracegen.LayoutTorchNPUDB)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for i, rt := range truth.Ranks {
+		prof := filepath.Join(dir, fmt.Sprintf("PROF_%06d_20250109081620431_ABCDEFGHIJKLMNO%c", i+1, 'A'+i))
+		dev := filepath.Join(prof, fmt.Sprintf("device_%d", i))
+		require.NoError(t, os.MkdirAll(dev, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dev, fmt.Sprintf("info.json.%d", i)), []byte(fmt.Sprintf(`{"rank_id": %d}`, i)), 0o644))
+		db := filepath.Join(prof, "msprof_20250109081750.db")
+		require.NoError(t, os.Rename(filepath.Join(src, rt.Dir, "ASCEND_PROFILER_OUTPUT", fmt.Sprintf("ascend_pytorch_profiler_%d.db", i)), db))
+		conn, err := sql.Open("sqlite", db)
+		require.NoError(t, err)
+		for _, q := range []string{`DROP TABLE PYTORCH_API`, `DROP TABLE CONNECTION_IDS`, `DROP TABLE STEP_TIME`, `DROP TABLE RANK_DEVICE_MAP`,
+			`DELETE FROM META_DATA WHERE name = 'parallel_group_info'`} {
+			_, err := conn.Exec(q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, conn.Close())
+		truth.Ranks[i].Dir = filepath.Base(prof)
+	}
+	res := analyzeDir(t, dir)
+	for i, rr := range res.Ranks {
+		require.Equal(t, model.FormatMsprofDB, rr.Format)
+		require.Equal(t, i, rr.Device)
+		for _, k := range truth.Ranks[i].SortedMetricNames() {
+			if strings.HasPrefix(k, "hccl.group.") {
+				continue
+			}
+			require.Truef(t, closeEnough(truth.Ranks[i].Metrics[k], rr.Metrics[k]), "rank %d %s: truth %v, npuprof %v", i, k, truth.Ranks[i].Metrics[k], rr.Metrics[k])
+		}
+		require.Contains(t, rr.Unavailable["hccl.group.*"], "parallel_group_info")
+	}
+	require.Equal(t, 0, res.Ranks[0].Rank)
+	require.Equal(t, 1, res.Ranks[1].Rank, "rank from device_N/info.json.N")
 }
