@@ -108,11 +108,14 @@ unavailable with the reason, never reported as 0.`,
 // Ranks are parsed and analyzed in a bounded pool (--workers); a progress
 // bar is drawn on standard error only when it is a terminal, --quiet is
 // off and the work takes more than a moment.
-func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet bool) (*analysis.Result, error) {
+//
+// keepModels keeps every rank's model for renderers that draw from it (the
+// HTML report's timelines); memory then grows with the number of ranks.
+func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, keepModels bool) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := analysis.Options{Workers: workers}
+	opts := analysis.Options{Workers: workers, KeepModels: keepModels}
 	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
 		start := time.Now()
@@ -141,7 +144,7 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "")
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true)
 	if err != nil {
 		return err
 	}
