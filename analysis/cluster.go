@@ -475,7 +475,8 @@ var SkewPass = &ClusterPass{
 skew.<q>.max_over_median, .median_us, .mad_us, .max_us, .max_rank for q in
 computing, communication, free; slow ranks are high-side outliers of
 computing or free (modified z-score > 3.5), per step and over the window,
-with the arrival analysis' last-arrival counts as corroboration.`,
+or ranks that arrive last at half a group's collectives while waiting far
+less than their peers (a low-side outlier of the group's waits).`,
 	Requires: []*ClusterPass{ArrivalPass},
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &SkewResult{Steps: map[int][]SkewStat{}}
@@ -559,8 +560,9 @@ with the arrival analysis' last-arrival counts as corroboration.`,
 			}
 		}
 		// corroborate with arrivals; a rank that arrives last at most
-		// collectives of a group of 3+ is slow even when its own times
-		// look normal (e.g. a slow host launching late)
+		// collectives of a group of 3+, while its peers wait for it far
+		// longer than it waits, is slow even when its own times look normal
+		// (e.g. a slow host launching late)
 		lastShare := func(r int) (int, int, int64) {
 			if arr == nil || arr.ByRank[r] == nil {
 				return 0, 0, 0
@@ -580,7 +582,17 @@ with the arrival analysis' last-arrival counts as corroboration.`,
 					continue
 				}
 				a := g.ByRank[g.LastRank]
-				if g.Collectives > 0 && float64(a.Last) >= 0.5*float64(g.Collectives) {
+				// it must be last at half the collectives or more, wait far
+				// less than its peers (a low-side robust outlier of the
+				// group's waits) and cost them at least minCost of the window
+				waits := make([]float64, 0, len(g.Ranks))
+				for _, r := range g.Ranks {
+					waits = append(waits, nsToUs(g.ByRank[r].Wait))
+				}
+				wm, wmad := robust(waits)
+				own := nsToUs(a.Wait)
+				if g.Collectives > 0 && float64(a.Last) >= 0.5*float64(g.Collectives) &&
+					zscore(own, wm, wmad) < -SlowZ && wm-own >= minCost*medianOf(windows) {
 					flagged[g.LastRank] = true
 					res.Slow = append(res.Slow, SlowRank{Rank: g.LastRank, Step: -1, Quantity: "arrival",
 						Value: float64(a.Last), Median: float64(g.Collectives) / float64(len(g.Ranks))})

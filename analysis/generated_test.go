@@ -32,6 +32,18 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			res, err := Analyze(p)
 			require.NoError(t, err)
 			require.Len(t, res.Ranks, 8)
+			// the cluster analysis names the hot rank, and nobody else
+			var slow []int
+			for _, s := range res.Cluster.Skew.Slow {
+				if s.Step < 0 {
+					slow = append(slow, s.Rank)
+				}
+			}
+			if sc.HotRank >= 0 {
+				require.Equal(t, []int{sc.HotRank}, slow, "%+v", res.Cluster.Skew.Slow)
+			} else {
+				require.Empty(t, slow, "%+v", res.Cluster.Skew.Slow)
+			}
 			for i, rt := range truth.Ranks {
 				rr := res.Ranks[i]
 				require.Equal(t, rt.Rank, rr.Rank)
@@ -90,5 +102,6 @@ func TestCommittedDemoTrace(t *testing.T) {
 		}
 	}
 	require.Equal(t, fmt.Sprint(8), fmt.Sprint(len(res.Ranks)))
+	require.Empty(t, res.Cluster.Skew.Slow, "no slow rank in the demo capture")
 }
 func us(ns int64) float64 { return float64(ns) / 1000 }
