@@ -87,11 +87,13 @@ type ClusterPass struct {
 type ClusterContext struct {
 	Ranks    []*RankResult
 	ResultOf map[*ClusterPass]any
-	cluster  *ClusterResult
+	// Experts is the profile's per-expert load input, nil when none.
+	Experts *model.ExpertLoads
+	cluster *ClusterResult
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {
@@ -103,13 +105,16 @@ type ClusterResult struct {
 	Unavailable map[string]string
 	Arrival     *ArrivalResult
 	Skew        *SkewResult
-	Errors      []PassError
+	// Experts is the expert-load and EP-rank skew analysis (experts.*,
+	// skew.moe.gmm.*).
+	Experts *ExpertsResult
+	Errors  []PassError
 }
 
 // runCluster runs the cluster passes over the per-rank results.
-func runCluster(ranks []*RankResult) *ClusterResult {
+func runCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 	cr := &ClusterResult{Ranks: len(ranks), Metrics: map[string]float64{}, Unavailable: map[string]string{}}
-	ctx := &ClusterContext{Ranks: ranks, ResultOf: map[*ClusterPass]any{}, cluster: cr}
+	ctx := &ClusterContext{Ranks: ranks, ResultOf: map[*ClusterPass]any{}, Experts: loads, cluster: cr}
 	failed := map[*ClusterPass]bool{}
 	for _, p := range ClusterPasses {
 		skip := false
@@ -132,6 +137,7 @@ func runCluster(ranks []*RankResult) *ClusterResult {
 	}
 	cr.Arrival, _ = ctx.ResultOf[ArrivalPass].(*ArrivalResult)
 	cr.Skew, _ = ctx.ResultOf[SkewPass].(*SkewResult)
+	cr.Experts, _ = ctx.ResultOf[ExpertsPass].(*ExpertsResult)
 	return cr
 }
 

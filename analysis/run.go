@@ -9,11 +9,12 @@ import (
 	"sync"
 
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -34,6 +35,9 @@ type RankResult struct {
 	EventWait     *EventWaitResult
 	Kernels       *KernelsResult
 	Collectives   *CollectivesResult
+	// EPLoad is the rank's GroupedMatmul work and ep group, for the
+	// cluster experts pass (which never reads models).
+	EPLoad        *EPLoadResult
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
@@ -84,7 +88,7 @@ func Analyze(p *parser.Profile) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	res.Cluster = runCluster(res.Ranks)
+	res.Cluster = runCluster(res.Ranks, p.Experts)
 	return res, nil
 }
 
@@ -100,6 +104,10 @@ type Options struct {
 	// KeepModels keeps every rank's model in RankResult.Model (memory then
 	// grows with the number of ranks).
 	KeepModels bool
+	// Experts names an expert-load input (file or folder, see
+	// parser/experts); empty: look for one inside the profile folder.
+	// ExpertStage picks decode or prefill dumps ("" prefers decode).
+	Experts, ExpertStage string
 }
 
 // AnalyzePath detects the ranks under path, parses and analyzes each in a
@@ -113,6 +121,10 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	srcs, err := parser.Detect(path)
 	if err != nil {
 		return nil, err
+	}
+	loads, expertNote, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
+	if err != nil {
+		return nil, &parser.UsageError{Msg: err.Error()}
 	}
 	results := make([]*RankResult, len(srcs))
 	errs := make([]error, len(srcs))
@@ -166,7 +178,10 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		res.Ranks = append(res.Ranks, rr)
 	}
 	sort.SliceStable(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
-	res.Cluster = runCluster(res.Ranks)
+	if expertNote != "" {
+		res.Notes = append(res.Notes, expertNote)
+	}
+	res.Cluster = runCluster(res.Ranks, loads)
 	return res, nil
 }
 
@@ -189,6 +204,7 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 	rr.EventWait, _ = results[EventWaitPass].(*EventWaitResult)
 	rr.Kernels, _ = results[KernelsPass].(*KernelsResult)
 	rr.Collectives, _ = results[CollectivesPass].(*CollectivesResult)
+	rr.EPLoad, _ = results[EPLoadPass].(*EPLoadResult)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
@@ -27,6 +28,10 @@ type Profile struct {
 	// Notes are input-level observations (duplicate or missing ranks,
 	// different step sets) that never stop the analysis.
 	Notes []string
+	// Experts is the per-expert load input (Options.Experts, or MindIE
+	// dumps / a layer,expert,tokens CSV found inside the profile folder),
+	// nil when there is none.
+	Experts *model.ExpertLoads
 }
 
 // Options tune Load.
@@ -35,6 +40,10 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each rank is parsed.
 	Progress func(done, total int, path string)
+	// Experts names an expert-load input for Load (file or folder, see
+	// parser/experts); empty: look for one inside the profile folder.
+	// ExpertStage picks decode or prefill dumps ("" prefers decode).
+	Experts, ExpertStage string
 }
 
 // Load detects and parses every rank under path and keeps every rank's
@@ -66,6 +75,14 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 		return nil, &UsageError{strings.Join(failed, "; ")}
 	}
 	assignRanks(p, srcs)
+	x, note, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
+	if err != nil {
+		return nil, &UsageError{err.Error()}
+	}
+	if note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	p.Experts = x
 	return p, nil
 }
 

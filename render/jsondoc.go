@@ -27,6 +27,9 @@ type Document struct {
 	Notes    []string        `json:"notes,omitempty"`
 	Errors   []PassErrorDoc  `json:"errors,omitempty"`
 	Cluster  *ClusterDoc     `json:"cluster,omitempty"`
+	// Experts holds the expert-load and EP-rank skew results (their
+	// metrics are in cluster.metrics).
+	Experts *ExpertsDoc `json:"experts"`
 }
 
 // ClusterDoc is the cross-rank analysis.
@@ -180,6 +183,10 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 		doc.Findings = findings
 	}
 	doc.Cluster = buildCluster(res.Cluster)
+	doc.Experts = BuildExpertsDoc(res)
+	if res.Cluster != nil {
+		doc.Errors = append(doc.Errors, res.Cluster.Errors...)
+	}
 	return doc
 }
 

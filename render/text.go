@@ -113,6 +113,7 @@ func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) erro
 	writeCollectives(ew, res)
 	writeMoE(ew, res)
 	writeEventWait(ew, res)
+	writeExperts(ew, res)
 	writeTopKernels(ew, res, 10)
 	writeUnavailable(ew, res)
 	return ew.err
@@ -363,6 +364,11 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 			seen[key] = append(seen[key], rr.Rank)
 		}
 	}
+	if res.Cluster != nil {
+		for _, e := range res.Cluster.Errors {
+			seen["ERROR: "+e.Error()] = nil
+		}
+	}
 	if len(seen) == 0 {
 		return
 	}
@@ -373,6 +379,10 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 	sort.Strings(keys)
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
+		if seen[k] == nil {
+			ew.printf("  %s\n", Safe(k, 400))
+			continue
+		}
 		ew.printf("  %s (ranks %s)\n", Safe(k, 400), rankList(seen[k]))
 	}
 }

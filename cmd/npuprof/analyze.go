@@ -26,6 +26,28 @@ type analyzeOptions struct {
 	Workers int
 	Quiet   bool
 	Debug   bool
+	expertFlags
+}
+
+// expertFlags are the expert-load input flags of analyze and report.
+type expertFlags struct {
+	// Experts is an expert-load input (file or folder); Stage picks
+	// decode or prefill dumps.
+	Experts string
+	Stage   string
+}
+
+func (e *expertFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&e.Experts, "experts", "", "per-expert load input: a `PATH` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)")
+	f.StringVar(&e.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
+}
+
+func (e *expertFlags) check() error {
+	if e.Stage != "" && e.Stage != "decode" && e.Stage != "prefill" {
+		return usageErr("--stage %q: expected decode or prefill", e.Stage)
+	}
+	return nil
 }
 
 // formats is the one table of output formats; --help is built from it.
@@ -67,7 +89,14 @@ compute kernels. Across ranks it matches every collective, names the rank
 that arrived last and how long the others waited, and names slow ranks
 (computing or free time a robust outlier: median and MAD over ranks). A
 metric that cannot be measured from the files present is listed as
-unavailable with the reason, never reported as 0.`,
+unavailable with the reason, never reported as 0.
+
+Expert load: GroupedMatmul time and tokens per rank of the ep group give the
+EP-rank skew from the trace alone. Per-expert loads come from --experts PATH
+(MindIE {decode|prefill}_{rank}.csv dumps with model_gen_config.json and
+{stage}_global_deployment.json, a layer,expert,tokens CSV, or a vLLM-Ascend /
+vLLM log with expert-imbalance lines), or from dumps or a CSV placed inside
+PATH (in it or one folder below). See docs/experts.md.`,
 		Example: `  # Summarize an 8-rank vLLM-Ascend capture
   $ npuprof analyze ./profiles/
 
@@ -76,6 +105,9 @@ unavailable with the reason, never reported as 0.`,
 
   # Also write the self-contained HTML report
   $ npuprof analyze ./profiles/ --html report.html
+
+  # With MindIE expert-load dumps kept next to the profile
+  $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
 
   # One rank's text export only
   $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
@@ -87,6 +119,9 @@ unavailable with the reason, never reported as 0.`,
 			}
 			if opts.Workers < 0 {
 				return usageErr("--workers must be >= 0")
+			}
+			if err := opts.expertFlags.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -101,6 +136,7 @@ unavailable with the reason, never reported as 0.`,
 	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
+	opts.expertFlags.register(cmd)
 	return cmd
 }
 
@@ -109,13 +145,15 @@ unavailable with the reason, never reported as 0.`,
 // bar is drawn on standard error only when it is a terminal, --quiet is
 // off and the work takes more than a moment.
 //
+// ex names the expert-load input (--experts, --stage).
+//
 // keepModels keeps every rank's model for renderers that draw from it (the
 // HTML report's timelines); memory then grows with the number of ranks.
-func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, keepModels bool) (*analysis.Result, error) {
+func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, keepModels bool, ex expertFlags) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := analysis.Options{Workers: workers, KeepModels: keepModels}
+	opts := analysis.Options{Workers: workers, KeepModels: keepModels, Experts: ex.Experts, ExpertStage: ex.Stage}
 	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
 		start := time.Now()
@@ -144,7 +182,7 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "")
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "", opts.expertFlags)
 	if err != nil {
 		return err
 	}

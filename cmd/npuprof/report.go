@@ -16,6 +16,7 @@ type reportOptions struct {
 	Output  string
 	Workers int
 	Quiet   bool
+	expertFlags
 }
 
 func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
@@ -26,8 +27,10 @@ func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
 		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
 HTML file: findings with their fixes, the time breakdown per rank and per
 step, communication by collective type and group, MoE routing and Cumsum,
-EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap and
-a mini timeline of one representative step per rank.
+EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap, the
+expert load (layer x expert heatmap and load per EP rank, when --experts or
+dumps inside PATH give per-expert loads) and a mini timeline of one
+representative step per rank.
 
 The file works offline: the charting library (Apache ECharts), styles and
 data are inlined, and it makes no network request. Its numbers are the
@@ -47,6 +50,9 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 			if opts.Workers < 0 {
 				return usageErr("--workers must be >= 0")
 			}
+			if err := opts.expertFlags.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -57,11 +63,12 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 	f.StringVarP(&opts.Output, "output", "o", "", "write the HTML to `FILE` instead of standard output")
 	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	opts.expertFlags.register(cmd)
 	return cmd
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true, opts.expertFlags)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ Exit codes:
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newReportCmd(io, nil), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io, nil), newReportCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
 	return root
 }
 

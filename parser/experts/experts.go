@@ -78,6 +78,33 @@ func Load(path string, opts Options) (*model.ExpertLoads, error) {
 	return x, nil
 }
 
+// ForProfile returns the expert input of a profile: the one named by
+// explicit (an error there is for the user: exit code 2), else one found
+// inside the profile folder by Find (a problem there only produces a note,
+// the profile is still analyzed). note says what was read or why not; x is
+// nil when there is no input.
+func ForProfile(profile, explicit string, opts Options) (x *model.ExpertLoads, note string, err error) {
+	if explicit != "" {
+		x, err = Load(explicit, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("--experts %w", err)
+		}
+		return x, "", nil
+	}
+	if st, err := os.Stat(profile); err != nil || !st.IsDir() {
+		return nil, "", nil
+	}
+	dir := Find(profile)
+	if dir == "" {
+		return nil, "", nil
+	}
+	x, err = Load(dir, opts)
+	if err != nil {
+		return nil, "expert loads found in the profile folder could not be read: " + err.Error(), nil
+	}
+	return x, "expert loads read from " + dir, nil
+}
+
 // Find looks for expert inputs placed inside a profile folder: in dir
 // itself or one folder below it (rank folders and ASCEND_PROFILER_OUTPUT
 // are skipped). It returns the folder holding MindIE dumps or a

@@ -1,0 +1,358 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// ExpertsDoc is the document's top-level "experts" object: per-layer
+// expert load (the layer x expert heatmap), the hot experts, per-EP-rank
+// load (the per-rank bar chart) and the predicted EPLB effect. Its metrics
+// (experts.*, skew.moe.gmm.*) are profile-level and live with the other
+// cross-rank metrics in cluster.metrics / cluster.unavailable. Field names
+// are a public contract (docs/experts.md).
+type ExpertsDoc struct {
+	Source     *ExpertSourceDoc  `json:"source,omitempty"`
+	Layers     []ExpertLayerDoc  `json:"layers"`
+	HotExperts []HotExpertDoc    `json:"hot_experts"`
+	DumpRanks  []RankTokensDoc   `json:"dump_ranks"`
+	EPGroups   []EPGroupDoc      `json:"ep_groups"`
+	EPRanks    []EPRankDoc       `json:"ep_ranks"`
+	EPLB       *EPLBDoc          `json:"eplb,omitempty"`
+	LogLayers  []LogLayerDoc     `json:"log_layers"`
+	Logs       []model.ExpertLog `json:"logs"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// ExpertSourceDoc describes the expert input.
+type ExpertSourceDoc struct {
+	Path    string   `json:"path"`
+	Format  string   `json:"format"`
+	Stage   string   `json:"stage,omitempty"`
+	Files   []string `json:"files"`
+	Experts int      `json:"experts"`
+	// Unobserved are the expert ids whose load is unknown.
+	Unobserved []int `json:"unobserved,omitempty"`
+	// Ranks are the EP ranks with per-slot dumps.
+	Ranks []int `json:"ranks,omitempty"`
+}
+
+// ExpertLayerDoc is one MoE layer.
+type ExpertLayerDoc struct {
+	Layer           int      `json:"layer"`
+	Tokens          int64    `json:"tokens"`
+	MaxExpert       *int     `json:"max_expert,omitempty"`
+	MaxTokens       *int64   `json:"max_tokens,omitempty"`
+	MaxOverMean     *float64 `json:"max_over_mean,omitempty"`
+	RankMaxOverMean *float64 `json:"rank_max_over_mean,omitempty"`
+	EPLBBefore      *float64 `json:"eplb_before,omitempty"`
+	EPLBAfter       *float64 `json:"eplb_after,omitempty"`
+	// ExpertTokens[e] is expert e's tokens (the heatmap row).
+	ExpertTokens []int64 `json:"expert_tokens"`
+	// RankTokens[i] is the tokens of rank source.ranks[i].
+	RankTokens []int64 `json:"rank_tokens,omitempty"`
+}
+
+// HotExpertDoc is one hot expert.
+type HotExpertDoc struct {
+	Layer       int     `json:"layer"`
+	Expert      int     `json:"expert"`
+	Tokens      int64   `json:"tokens"`
+	Share       float64 `json:"share"`
+	MaxOverMean float64 `json:"max_over_mean"`
+}
+
+// RankTokensDoc is one rank's tokens over all layers of the dumps.
+type RankTokensDoc struct {
+	Rank   int   `json:"rank"`
+	Tokens int64 `json:"tokens"`
+}
+
+// EPGroupDoc is one ep group's GroupedMatmul skew.
+type EPGroupDoc struct {
+	GlobalRanks       []int    `json:"global_ranks"`
+	Ranks             []int    `json:"ranks"`
+	MaxOverMean       float64  `json:"max_over_mean"`
+	MaxRank           int      `json:"max_rank"`
+	TokensMaxOverMean *float64 `json:"tokens_max_over_mean,omitempty"`
+	LostTimeUs        *float64 `json:"lost_time_us,omitempty"`
+	LostBy            string   `json:"lost_by,omitempty"`
+	LostWhy           string   `json:"lost_unavailable,omitempty"`
+}
+
+// EPRankDoc is one EP rank's GroupedMatmul load.
+type EPRankDoc struct {
+	Rank      int     `json:"rank"`
+	Group     int     `json:"group"`
+	GMMTimeUs float64 `json:"gmm_time_us"`
+	GMMCount  int     `json:"gmm_count"`
+	Tokens    *int64  `json:"tokens,omitempty"`
+	Hot       bool    `json:"hot"`
+}
+
+// EPLBDoc is the predicted effect of `npuprof eplb plan`.
+type EPLBDoc struct {
+	Ranks        int          `json:"ranks"`
+	Redundant    int          `json:"redundant"`
+	SlotsPerRank int          `json:"slots_per_rank"`
+	BeforeFrom   string       `json:"before_from"`
+	Before       RatioSummary `json:"before"`
+	After        RatioSummary `json:"after"`
+	Command      string       `json:"command"`
+}
+
+// RatioSummary is max/mean rank load over layers.
+type RatioSummary struct {
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// LogLayerDoc is one layer's logged peak-to-average ratio.
+type LogLayerDoc struct {
+	Layer int     `json:"layer"`
+	PAR   float64 `json:"par"`
+}
+
+func fptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// BuildExpertsDoc builds the "experts" object from the results.
+func BuildExpertsDoc(res *analysis.Result) *ExpertsDoc {
+	d := &ExpertsDoc{Layers: []ExpertLayerDoc{},
+		HotExperts: []HotExpertDoc{}, DumpRanks: []RankTokensDoc{}, EPGroups: []EPGroupDoc{}, EPRanks: []EPRankDoc{},
+		LogLayers: []LogLayerDoc{}, Logs: []model.ExpertLog{}}
+	x := expertsOf(res)
+	if x == nil {
+		return d
+	}
+	if l := x.Loads; l != nil {
+		src := &ExpertSourceDoc{Path: l.Source, Format: l.Format, Stage: l.Stage, Files: l.Files, Experts: l.NumExperts, Ranks: l.RankIDs}
+		if src.Files == nil {
+			src.Files = []string{}
+		}
+		for e := 0; e < l.NumExperts; e++ {
+			if !l.IsObserved(e) {
+				src.Unobserved = append(src.Unobserved, e)
+			}
+		}
+		d.Source = src
+		d.Notes = l.Notes
+		if l.Logs != nil {
+			d.Logs = l.Logs
+		}
+		for i, st := range x.Layers {
+			ld := ExpertLayerDoc{Layer: st.Layer, Tokens: st.Tokens, ExpertTokens: l.Layers[i].Tokens, RankTokens: l.Layers[i].RankTokens}
+			if st.HasLoad {
+				e, t := st.MaxExpert, st.MaxTokens
+				ld.MaxExpert, ld.MaxTokens, ld.MaxOverMean = &e, &t, fptr(st.MaxOverMean)
+			}
+			if st.HasRank {
+				ld.RankMaxOverMean = fptr(st.RankMaxOverMean)
+			}
+			if p := x.EPLB; p != nil {
+				ld.EPLBBefore, ld.EPLBAfter = fptr(p.Before.PerLayer[i]), fptr(p.After.PerLayer[i])
+			}
+			d.Layers = append(d.Layers, ld)
+		}
+	}
+	for _, h := range x.Hot {
+		d.HotExperts = append(d.HotExperts, HotExpertDoc{Layer: h.Layer, Expert: h.Expert, Tokens: h.Tokens, Share: h.Share, MaxOverMean: h.MaxOverMean})
+	}
+	for _, r := range x.DumpRanks {
+		d.DumpRanks = append(d.DumpRanks, RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
+	}
+	if ep := x.EP; ep != nil {
+		for _, g := range ep.Groups {
+			gd := EPGroupDoc{GlobalRanks: g.GlobalRanks, Ranks: g.Ranks, MaxOverMean: g.MaxOverMean, MaxRank: g.MaxRank,
+				LostBy: g.LostBy, LostWhy: g.LostWhy}
+			if g.HaveTokens {
+				gd.TokensMaxOverMean = fptr(g.TokensMaxOverMean)
+			}
+			if g.LostBy != "" {
+				gd.LostTimeUs = fptr(g.LostNs / 1000)
+			}
+			d.EPGroups = append(d.EPGroups, gd)
+		}
+		for _, r := range ep.Ranks {
+			rd := EPRankDoc{Rank: r.Rank, Group: r.Group, GMMTimeUs: us(r.GMM.Total), GMMCount: r.GMM.Count, Hot: r.Hot}
+			if r.HaveTokens {
+				t := r.Tokens
+				rd.Tokens = &t
+			}
+			d.EPRanks = append(d.EPRanks, rd)
+		}
+	}
+	if p := x.EPLB; p != nil {
+		d.EPLB = &EPLBDoc{Ranks: p.Ranks, Redundant: p.Redundant, SlotsPerRank: p.Slots, BeforeFrom: p.BeforeFrom,
+			Before: RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean}, After: RatioSummary{Max: p.After.Max, Mean: p.After.Mean},
+			Command: x.PlanCommand}
+	}
+	layers := make([]int, 0, len(x.LogLayers))
+	for l := range x.LogLayers {
+		layers = append(layers, l)
+	}
+	sort.Ints(layers)
+	for _, l := range layers {
+		d.LogLayers = append(d.LogLayers, LogLayerDoc{Layer: l, PAR: x.LogLayers[l]})
+	}
+	return d
+}
+
+// expertsOf returns the experts pass's result, nil if it did not run.
+func expertsOf(res *analysis.Result) *analysis.ExpertsResult {
+	if res == nil || res.Cluster == nil {
+		return nil
+	}
+	return res.Cluster.Experts
+}
+
+// clusterMaps returns the profile-level metrics and unavailable reasons.
+func clusterMaps(res *analysis.Result) (map[string]float64, map[string]string) {
+	if res.Cluster == nil {
+		return map[string]float64{}, map[string]string{}
+	}
+	return res.Cluster.Metrics, res.Cluster.Unavailable
+}
+
+// writeExperts prints the "Expert load" section of the terminal summary.
+func writeExperts(ew *errWriter, res *analysis.Result) {
+	ew.printf("\nExpert load\n")
+	m, na := clusterMaps(res)
+	x := expertsOf(res)
+	if x == nil {
+		ew.printf("  not measured: %s\n", Safe(na["pass.experts"], 300))
+		return
+	}
+	if l := x.Loads; l != nil {
+		stage := ""
+		if l.Stage != "" {
+			stage = ", " + l.Stage
+		}
+		ew.printf("  input: %s (%s%s)", Safe(l.Source, 200), l.Format, stage)
+		if l.HasLoads() {
+			ew.printf(": %d MoE layers x %.0f experts, %s tokens", len(l.Layers), m[analysis.MetricExpertsCount], Count(m[analysis.MetricExpertsTokensCount]))
+		}
+		ew.printf("\n")
+		for i, n := range l.Notes {
+			if i == 4 {
+				ew.printf("    … %d more notes in the JSON document (experts.notes)\n", len(l.Notes)-i)
+				break
+			}
+			ew.printf("    note: %s\n", Safe(n, 300))
+		}
+	}
+	if v, ok := m[analysis.MetricExpertsImbalanceMax]; ok {
+		ew.printf("  expert imbalance (max/mean expert tokens in a layer): max %.2f (layer %.0f), mean %.2f\n",
+			v, m[analysis.MetricExpertsImbalanceMaxLayer], m[analysis.MetricExpertsImbalanceMean])
+	} else {
+		ew.printf("  expert imbalance: unavailable: %s\n", Safe(na[analysis.MetricExpertsImbalanceMax], 300))
+	}
+	if v, ok := m[analysis.MetricExpertsRankImbalanceMax]; ok {
+		ew.printf("  rank imbalance (max/mean EP-rank tokens in a layer, from the dumps): max %.2f, mean %.2f\n", v, m[analysis.MetricExpertsRankImbalanceMean])
+	}
+	if len(x.Hot) > 0 {
+		ew.printf("  hot experts\n")
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "    layer\texpert\ttokens\tshare of layer\tx layer mean\t\n")
+		for _, h := range x.Hot[:min(5, len(x.Hot))] {
+			fmt.Fprintf(tw, "    %d\t%d\t%d\t%.1f%%\t%.2f\t\n", h.Layer, h.Expert, h.Tokens, 100*h.Share, h.MaxOverMean)
+		}
+		tw.Flush()
+	}
+	if p := x.EPLB; p != nil {
+		ew.printf("  EPLB plan (predicted max/mean rank load, %d ranks, %d redundant): worst layer %.2f -> %.2f, mean %.2f -> %.2f",
+			p.Ranks, p.Redundant, p.Before.Max, p.After.Max, p.Before.Mean, p.After.Mean)
+		if r, ok := m[analysis.MetricEPLBMaxLoadReduction]; ok {
+			ew.printf("; slowest rank %.1f%% fewer tokens", 100*r)
+		}
+		ew.printf("\n    %s\n", Safe(x.PlanCommand, 400))
+	}
+	if v, ok := m[analysis.MetricLogRankImbalanceMax]; ok {
+		ew.printf("  logged rank imbalance (vLLM-Ascend): mean %.3f, max %.3f", m[analysis.MetricLogRankImbalanceMean], v)
+		if u, ok := m[analysis.MetricLogUpdatedMax]; ok {
+			ew.printf("; after its EPLB: mean %.3f, max %.3f", m[analysis.MetricLogUpdatedMean], u)
+		}
+		ew.printf("\n")
+	}
+	if v, ok := m[analysis.MetricLogBalancedness]; ok {
+		ew.printf("  logged balancedness (vLLM EPLB, avg/max rank tokens): %.4f (avg %.2f, max %.0f tokens)\n", v, m[analysis.MetricLogAvgTokens], m[analysis.MetricLogMaxTokens])
+	}
+	writeEPRanks(ew, x, m, na)
+}
+
+// Count formats a token count compactly (14.70M, 52.3k, 812).
+func Count(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func writeEPRanks(ew *errWriter, x *analysis.ExpertsResult, m map[string]float64, na map[string]string) {
+	ep := x.EP
+	if ep == nil {
+		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMMaxOverMean], 300))
+		return
+	}
+	w := ep.Groups[ep.Worst]
+	ew.printf("  EP-rank skew (GroupedMatmul in the trace, ep group of %d ranks): time max/mean %.2f, slowest rank %d", len(w.Ranks), w.MaxOverMean, w.MaxRank)
+	if v, ok := m[analysis.MetricSkewGMMTokensMaxOverMean]; ok {
+		ew.printf(", tokens max/mean %.2f", v)
+	}
+	ew.printf("\n")
+	if v, ok := m[analysis.MetricSkewGMMLostUs]; ok {
+		ew.printf("  est. MoE time lost to imbalance (slowest EP rank minus mean, per layer): %s\n", Dur(v))
+	} else {
+		ew.printf("  est. MoE time lost to imbalance: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMLostUs], 300))
+	}
+	ranks := append([]analysis.EPRankLoad(nil), ep.Ranks...)
+	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].GMM.Total > ranks[j].GMM.Total })
+	var sum float64
+	for _, r := range ep.Ranks {
+		if r.Group == ep.Worst {
+			sum += float64(r.GMM.Total)
+		}
+	}
+	mean := sum / float64(len(w.Ranks))
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "    rank\tGroupedMatmul time\ttokens\tx mean\t\t\n")
+	shown := 0
+	for _, r := range ranks {
+		if r.Group != ep.Worst {
+			continue
+		}
+		if shown == 8 {
+			fmt.Fprintf(tw, "    …\t%d more\t\t\t\t\n", len(w.Ranks)-shown)
+			break
+		}
+		tok := "n/a"
+		if r.HaveTokens {
+			tok = fmt.Sprint(r.Tokens)
+		}
+		hot := ""
+		if r.Hot {
+			hot = "slowest"
+		}
+		ratio := "-"
+		if mean > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(r.GMM.Total)/mean)
+		}
+		fmt.Fprintf(tw, "    %d\t%s\t%s\t%s\t%s\t\n", r.Rank, Dur(us(r.GMM.Total)), tok, ratio, hot)
+		shown++
+	}
+	tw.Flush()
+}
