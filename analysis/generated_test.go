@@ -44,6 +44,7 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			} else {
 				require.Empty(t, slow, "%+v", res.Cluster.Skew.Slow)
 			}
+			checkExpertsTruth(t, truth, res)
 			for i, rt := range truth.Ranks {
 				rr := res.Ranks[i]
 				require.Equal(t, rt.Rank, rr.Rank)
@@ -85,6 +86,66 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkExpertsTruth compares the profile-level expert metrics with the
+// generator's truth within 0.1% (they are exact), and checks the hot rank
+// and the hot experts npuprof names.
+func checkExpertsTruth(t *testing.T, truth *tracegen.Truth, res *Result) {
+	t.Helper()
+	et := truth.Experts
+	require.NotNil(t, et)
+	require.Empty(t, res.Cluster.Errors)
+	for _, k := range []string{MetricSkewGMMMaxOverMean, MetricSkewGMMMaxRank, MetricSkewGMMTokensMaxOverMean, MetricSkewGMMLostUs, MetricSkewGMMRanksCount,
+		MetricExpertsImbalanceMax, MetricExpertsImbalanceMean, MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax,
+		MetricExpertsLayersCount, MetricExpertsCount, MetricExpertsTokensCount, MetricExpertsRankImbalanceMax, MetricExpertsRankImbalanceMean} {
+		want, ok := et.Metrics[k]
+		got, have := res.Cluster.Metrics[k]
+		if !ok {
+			require.Falsef(t, have, "%s: npuprof reports %v, the truth has none", k, got)
+			require.NotEmptyf(t, res.Cluster.Unavailable[k], "%s: neither measured nor unavailable", k)
+			continue
+		}
+		require.Truef(t, have, "%s missing (unavailable: %q)", k, res.Cluster.Unavailable[k])
+		require.Truef(t, math.Abs(want-got) <= 1e-3*math.Abs(want), "%s: truth %v, npuprof %v", k, want, got)
+	}
+	if truth.Scenario.HotRank >= 0 && truth.Scenario.ExpertParallel {
+		require.Equal(t, float64(truth.Scenario.HotRank), res.Cluster.Metrics[MetricSkewGMMMaxRank], "hot rank")
+		var hot []int
+		for _, r := range res.Cluster.Experts.EP.Ranks {
+			if r.Hot {
+				hot = append(hot, r.Rank)
+			}
+		}
+		require.Equal(t, []int{truth.Scenario.HotRank}, hot)
+	}
+	if et.HotExperts == nil {
+		return
+	}
+	require.NotNil(t, res.Cluster.Experts.Loads)
+	require.Len(t, res.Cluster.Experts.Layers, len(et.HotExperts))
+	for l, want := range et.HotExperts {
+		var got []int
+		for _, h := range res.Cluster.Experts.Layers[l].Top {
+			got = append(got, h.Expert)
+		}
+		sort.Ints(got)
+		require.Equalf(t, want, got, "layer %d: the generator's hot experts", l)
+		require.Equal(t, et.Tokens[l], res.Cluster.Experts.Loads.Layers[l].Tokens, "layer %d loads", l)
+	}
+	for _, h := range res.Cluster.Experts.Hot {
+		require.Containsf(t, et.HotExperts[h.Layer], h.Expert, "hot expert %+v is one of the generator's", h)
+	}
+	// The dumps' rank sums are the ranks' GroupedMatmul tokens in the
+	// trace (two GroupedMatmul per layer, each on every routed token).
+	for i, r := range res.Cluster.Experts.DumpRanks {
+		require.Equal(t, 2*r.Tokens, int64(res.Ranks[i].Metrics["moe.gmm.tokens"]), "rank %d", r.Rank)
+	}
+	p := res.Cluster.Experts.EPLB
+	require.NotNil(t, p)
+	require.Equal(t, "expert map", p.BeforeFrom)
+	require.InDelta(t, et.Metrics[MetricExpertsRankImbalanceMax], p.Before.Max, 1e-9, "before = the dumped placement")
+	require.Less(t, p.After.Max, p.Before.Max)
 }
 
 // The committed demo trace still matches its recorded truth.

@@ -44,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	slow := fs.Int("slow-rank", -1, "rank whose every compute kernel is -slow-factor times longer, -1 for none")
 	slowF := fs.Float64("slow-factor", 0, "compute slow-down factor of -slow-rank")
 	slice := fs.Int("msprof-slice", 0, "msprof_text layout: events per msprof_slice_* file (0: one msprof_*.json)")
+	hotExperts := fs.Int("hot-experts", 0, "hot experts per MoE layer (EP only; writes a MindIE expert-load dump in DIR/expert_hotspot)")
+	hotFactor := fs.Float64("hot-expert-factor", 0, "routing weight multiplier of the hot experts")
 	size := fs.Int64("size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
 	bools := []struct {
 		name string
@@ -75,8 +77,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 Writes synthetic torch_npu profiler output for vLLM-Ascend Qwen3-MoE decode:
 one <worker>_<pid>_<timestamp>_ascend_pt folder per rank (profiler_info_N.json,
 profiler_metadata.json, ASCEND_PROFILER_OUTPUT/{trace_view.json,
-kernel_details.csv, step_trace_time.csv, communication.json}) and
-DIR/npuprof_truth.json with the exact ground truth of every metric.
+kernel_details.csv, step_trace_time.csv, communication.json}),
+DIR/npuprof_truth.json with the exact ground truth of every metric and, with
+-hot-experts, a MindIE expert-load dump in DIR/expert_hotspot.
 -layout msprof_text writes the same run as msprof PROF_* folders
 (mindstudio_profiler_output/msprof_*.json, op_summary_*.csv, task_time_*.csv,
 ...); -layout torch_npu_db as ascend_pytorch_profiler_{rank}.db + analysis.db.
@@ -96,14 +99,18 @@ Flags:
 	}
 	if *list {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tRANKS\tLAYERS\tSTEPS\tBATCH\tEP\tFC1\tCUMSUM\tPSTEPS\tSAMPLER\tHOT\tAIV")
+		fmt.Fprintln(tw, "NAME\tRANKS\tLAYERS\tSTEPS\tBATCH\tEP\tFC1\tCUMSUM\tPSTEPS\tSAMPLER\tHOT\tAIV\tHOT EXPERTS")
 		for _, s := range tracegen.Scenarios() {
 			hotS := "-"
 			if s.HotRank >= 0 {
 				hotS = fmt.Sprintf("%d x%g", s.HotRank, s.SkewFactor)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
-				s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm)
+			hotE := "-"
+			if s.HotExperts > 0 {
+				hotE = fmt.Sprintf("%d x%g", s.HotExperts, s.HotExpertFactor)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\t%s\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
+				s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm, hotE)
 		}
 		tw.Flush()
 		return 0
@@ -152,6 +159,15 @@ Flags:
 	}
 	if set["msprof-slice"] {
 		s.MsprofSlice = *slice
+	}
+	if set["hot-experts"] {
+		s.HotExperts = *hotExperts
+		if s.HotExpertFactor == 0 && !set["hot-expert-factor"] {
+			s.HotExpertFactor = 8
+		}
+	}
+	if set["hot-expert-factor"] {
+		s.HotExpertFactor = *hotFactor
 	}
 	lay, err := tracegen.ParseLayout(*layout)
 	if err != nil {

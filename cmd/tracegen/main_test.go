@@ -44,3 +44,19 @@ func TestBadArgs(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"-scenario", "clean", "-o", t.TempDir(), "-ranks", "0"}, &out, &errb))
 	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
 }
+
+func TestHotExpertsFlags(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"-scenario", "hot-rank", "-o", dir, "-layers", "2", "-steps", "1", "-hot-experts", "2", "-q"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	tr, err := tracegen.ReadTruth(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 2, tr.Scenario.HotExperts)
+	assert.Equal(t, 8.0, tr.Scenario.HotExpertFactor, "default factor")
+	require.NotNil(t, tr.Experts)
+	assert.Len(t, tr.Experts.HotExperts, 2)
+	_, err = os.Stat(filepath.Join(dir, tracegen.ExpertDumpDir, "decode_7.csv"))
+	assert.NoError(t, err)
+	assert.Equal(t, 2, run([]string{"-scenario", "clean", "-o", t.TempDir(), "-hot-experts", "2"}, &out, &errb), "needs EP")
+}

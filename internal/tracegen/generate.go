@@ -18,7 +18,8 @@ const TruthFile = "npuprof_truth.json"
 const OutputDir = "ASCEND_PROFILER_OUTPUT"
 
 // Generate writes one *_ascend_pt folder per rank under dir (created if
-// needed) and dir/npuprof_truth.json, and returns the ground truth.
+// needed), dir/npuprof_truth.json and, for scenarios with HotExperts, the
+// MindIE expert-load dump dir/expert_hotspot, and returns the ground truth.
 func Generate(dir string, s Scenario) (*Truth, error) {
 	return GenerateLayout(dir, s, LayoutTorchNPUText)
 }
@@ -39,6 +40,9 @@ func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
 		return nil, err
 	}
 	t := &Truth{Scenario: s, Ranks: ranks}
+	if t.Experts, err = expertsTruth(dir, s); err != nil {
+		return nil, err
+	}
 	data, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return nil, err

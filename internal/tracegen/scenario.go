@@ -44,6 +44,14 @@ type Scenario struct {
 	// off.
 	SlowRank   int
 	SlowFactor float64
+
+	// HotExperts > 0 routes tokens expert by expert (EP only): in every MoE
+	// layer HotExperts experts get HotExpertFactor times the routing weight
+	// (the hot rank's experts SkewFactor times), each rank's GroupedMatmul
+	// tokens are the sum over its experts, and Generate writes the
+	// per-expert loads as a MindIE dump in DIR/expert_hotspot (ExpertDumpDir).
+	HotExperts      int     `json:",omitempty"`
+	HotExpertFactor float64 `json:",omitempty"`
 }
 
 // Parallel layout constants of the modelled deployment (Qwen3-235B-A22B,
@@ -76,6 +84,8 @@ func base(name string) Scenario {
 //   - hot-rank: EP on, FC1 off, rank 5's GroupedMatmul 2.5x slower and more tokens.
 //   - ep-fc1-cumsum-steps: as ep-fc1-cumsum with ProfilerStep#N events (Step Id column).
 //   - clean-steps: as clean with ProfilerStep#N events.
+//   - hot-experts: as hot-rank, with 3 hot experts (8x weight) per MoE layer
+//     and the per-expert loads written as a MindIE dump beside the profile.
 func Scenarios() []Scenario {
 	a := base("ep-fc1-cumsum")
 	a.ExpertParallel, a.FlashComm1, a.Cumsum, a.AivComm = true, true, true, true
@@ -101,7 +111,11 @@ func Scenarios() []Scenario {
 	g := d
 	g.Name, g.ProfilerSteps, g.Seed = "clean-steps", true, 7
 
-	return []Scenario{a, b, c, d, e, f, g}
+	h := e
+	h.Name, h.Seed = "hot-experts", 8
+	h.HotExperts, h.HotExpertFactor = 3, 8
+
+	return []Scenario{a, b, c, d, e, f, g, h}
 }
 
 // Lookup returns the built-in scenario with the given name.
@@ -147,6 +161,14 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: MsprofSlice must be >= 0, got %d", s.MsprofSlice)
 	case s.SkewFactor < 0:
 		return fmt.Errorf("tracegen: SkewFactor must be >= 0, got %g", s.SkewFactor)
+	case s.HotExperts < 0 || s.HotExperts > numExperts:
+		return fmt.Errorf("tracegen: HotExperts must be in 0..%d, got %d", numExperts, s.HotExperts)
+	case s.HotExperts > 0 && !s.ExpertParallel:
+		return fmt.Errorf("tracegen: HotExperts needs ExpertParallel (without EP every rank computes every expert)")
+	case s.HotExperts > 0 && numExperts%s.Ranks != 0:
+		return fmt.Errorf("tracegen: HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)
+	case s.HotExperts > 0 && s.HotExpertFactor < 1:
+		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
 	}
 	return nil
 }

@@ -114,6 +114,10 @@ type sim struct {
 	full    int // tokens after gathering (padded to TP with FC1)
 	local   int // tokens of a sequence-parallel shard (FC1), else full
 	routedT int // total token-expert pairs per layer
+	layer   int // MoE layer being simulated, -1 in the head and tail
+	// gmm, when set, records every GroupedMatmul (ground truth of the
+	// EP-skew metrics).
+	gmm *gmmAcc
 }
 
 // baseEpochNs is the wall-clock origin of generated captures
@@ -201,11 +205,14 @@ func (g *sim) step() []rankSim {
 			idx++
 		}
 	}
+	g.layer = -1
 	run(g.p.head)
 	for l := 0; l < g.s.Layers; l++ {
+		g.layer = l
 		g.routeLayer(k, l)
 		run(g.p.layer)
 	}
+	g.layer = -1
 	run(g.p.tail)
 	for r := range g.rk {
 		g.endStep(r, k)
@@ -253,6 +260,17 @@ func (g *sim) endStep(r, k int) {
 // (the hot rank's weight is multiplied by SkewFactor); without EP every
 // rank processes all pairs with a 1/TP slice of each expert.
 func (g *sim) routeLayer(k, l int) {
+	if g.s.HotExperts > 0 {
+		counts := expertCounts(g.s, k, l)
+		per := g.s.localExperts()
+		for r := range g.rk {
+			g.rk[r].routed = 0
+		}
+		for e, n := range counts {
+			g.rk[e/per].routed += n
+		}
+		return
+	}
 	if !g.s.ExpertParallel {
 		for r := range g.rk {
 			g.rk[r].routed = g.routedT
@@ -354,6 +372,9 @@ func (g *sim) kernel(r int, sp *kernelSpec, k, idx, sub int) {
 	st := even(max(rs.t+gap, ready))
 	d := g.kernelDur(sp, r, k, idx, sub)
 	rs.t = st + d
+	if sp.role == roleGMM && g.gmm != nil {
+		g.gmm.add(r, k, g.layer, d, int64(rs.routed))
+	}
 	if !g.detail[r] {
 		return
 	}

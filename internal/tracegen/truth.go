@@ -12,6 +12,8 @@ import (
 type Truth struct {
 	Scenario Scenario
 	Ranks    []RankTruth
+	// Experts is the profile-level expert-load and EP-skew truth.
+	Experts *ExpertsTruth `json:",omitempty"`
 }
 
 // RankTruth is the ground truth of one rank.

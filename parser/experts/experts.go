@@ -358,6 +358,8 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		rows [][]int64
 	}
 	var ds []rankDump
+	var droppedIn []string
+	droppedLines := 0
 	for _, n := range names {
 		_, rank, _ := DumpName(n)
 		p := filepath.Join(dir, n)
@@ -371,13 +373,23 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 			return nil, inputErr("%v", err)
 		}
 		if dropped > 0 {
-			x.Notes = append(x.Notes, fmt.Sprintf("%s: %d earlier line(s) of appended dumps dropped; kept the last %d", p, dropped, len(rows)))
+			droppedIn = append(droppedIn, n)
+			droppedLines += dropped
 		}
 		if keep > 0 && len(rows) < keep {
 			x.Notes = append(x.Notes, fmt.Sprintf("%s: %d lines, fewer than the %d MoE layers expected; read %d layers", p, len(rows), keep, len(rows)))
 		}
 		ds = append(ds, rankDump{rank, rows})
 		x.Files = append(x.Files, p)
+	}
+	if len(droppedIn) > 0 {
+		sort.Strings(droppedIn)
+		list := strings.Join(droppedIn[:min(4, len(droppedIn))], ", ")
+		if len(droppedIn) > 4 {
+			list += ", …"
+		}
+		x.Notes = append(x.Notes, fmt.Sprintf("%s: appended dumps in %d file(s) (%s): kept the last %d lines of each, dropped %d earlier line(s)",
+			dir, len(droppedIn), list, keep, droppedLines))
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i].rank < ds[j].rank })
 	layers, slots := len(ds[0].rows), len(ds[0].rows[0])

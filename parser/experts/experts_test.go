@@ -356,7 +356,7 @@ func TestLoadPaths(t *testing.T) {
 	require.NotNil(t, x.Placement)
 	assert.Equal(t, []int{0, 2}, x.Placement.Layers[1].Devices[0])
 	require.Len(t, x.Logs, 1)
-	assert.Contains(t, strings.Join(x.Notes, "\n"), "2 earlier line(s) of appended dumps dropped")
+	assert.Contains(t, strings.Join(x.Notes, "\n"), "appended dumps in 1 file(s) (decode_0.csv): kept the last 2 lines of each, dropped 2 earlier line(s)")
 	assert.Equal(t, filepath.Join(dir, "hot"), Find(dir), "found one folder below the profile")
 
 	// One dump file named directly.
