@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis/eplb"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/render"
+)
+
+const hotspot = "Ascend-msinsight/server/src/test/test_data/expert_hotspot"
+
+// The plan for the real MindIE sample lowers the predicted max/mean,
+// places every expert at least once, gives every rank the same number of
+// slots with no expert twice, and reads back through the deployment reader.
+func TestEPLBPlanMindIESample(t *testing.T) {
+	dir := testutil.Sample(t, hotspot)
+	for _, c := range []struct {
+		stage            string
+		ranks, redundant string
+	}{{"decode", "2", "2"}, {"prefill", "2", "2"}, {"decode", "4", "4"}, {"prefill", "2", "0"}} {
+		t.Run(c.stage+"-ep"+c.ranks+"-r"+c.redundant, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "expert_map.json")
+			code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--stage", c.stage, "--ep-size", c.ranks, "--redundant", c.redundant, "-o", out)
+			require.Equal(t, ExitOK, code, stderr)
+			require.Empty(t, stderr)
+			require.Contains(t, stdout, "wrote "+out)
+			require.Contains(t, stdout, `"expert_map_path"`)
+
+			f, err := os.Open(out)
+			require.NoError(t, err)
+			plan, notes, err := experts.ReadDeployment(f, out)
+			f.Close()
+			require.NoError(t, err)
+			require.Empty(t, notes)
+			x, err := experts.Load(dir, experts.Options{Stage: c.stage})
+			require.NoError(t, err)
+			ranks, redundant := atoi(t, c.ranks), atoi(t, c.redundant)
+			slots := (x.NumExperts + redundant) / ranks
+			require.Len(t, plan.Layers, len(x.Layers))
+			for l, layer := range plan.Layers {
+				require.Equal(t, l, layer.ID)
+				require.Len(t, layer.Devices, ranks)
+				seen := map[int]int{}
+				for _, dev := range layer.Devices {
+					require.Len(t, dev, slots, "slots per rank")
+					held := map[int]bool{}
+					for _, e := range dev {
+						require.False(t, held[e], "layer %d: expert %d twice on one rank", l, e)
+						held[e] = true
+						seen[e]++
+					}
+				}
+				for e := 0; e < x.NumExperts; e++ {
+					require.GreaterOrEqual(t, seen[e], 1, "layer %d: expert %d not placed", l, e)
+				}
+				total := 0
+				for _, n := range seen {
+					total += n
+				}
+				require.Equal(t, x.NumExperts+redundant, total)
+			}
+			// Predicted max/mean, computed here from the loads: after < before.
+			tok := make([][]int64, len(x.Layers))
+			for i, l := range x.Layers {
+				tok[i] = l.Tokens
+			}
+			before, err := eplb.DefaultPlacement(x.NumExperts, ranks, 0, len(x.Layers))
+			require.NoError(t, err)
+			b, err := eplb.Predict(before, tok)
+			require.NoError(t, err)
+			a, err := eplb.Predict(plan, tok)
+			require.NoError(t, err)
+			require.Less(t, a.Max, b.Max)
+			require.Less(t, a.Mean, b.Mean)
+			require.Contains(t, stdout, "before (default layout)")
+			require.Contains(t, stdout, fmt.Sprintf("%.3f", b.Max))
+			require.Contains(t, stdout, fmt.Sprintf("%.3f", a.Max))
+		})
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
+}
+
+// With -o - the plan goes to standard output and the summary to standard
+// error; usage errors are exit code 2 with one line naming the problem.
+func TestEPLBPlanStreamsAndErrors(t *testing.T) {
+	dir := testutil.Sample(t, hotspot)
+	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2")
+	require.Equal(t, ExitOK, code, stderr)
+	dep, _, err := experts.ReadDeployment(strings.NewReader(stdout), "stdout")
+	require.NoError(t, err)
+	assert.Len(t, dep.Layers, 58)
+	assert.Contains(t, stderr, "EP size 2, 2 redundant -> 3 slots per rank", "auto redundancy: one per rank")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eplb", "plan"}, "--experts PATH is required"},
+		{[]string{"eplb", "plan", "--experts", dir}, "the dumps cover one rank and no expert map gives the EP size; give --ep-size N"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "--redundant", "3"}, "not a multiple of EP size 2 (vLLM-Ascend requires it): use 2 or 4"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "0"}, "--ep-size must be >= 1"},
+		{[]string{"eplb", "plan", "--experts", dir, "--stage", "both"}, `--stage "both"`},
+		{[]string{"eplb", "plan", "--experts", "/no/such"}, "--experts /no/such: no such file"},
+		{[]string{"eplb"}, "missing subcommand"},
+	} {
+		code, _, stderr := run(c.args...)
+		assert.Equal(t, ExitUsage, code, c.args)
+		assert.Contains(t, stderr, c.want, c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	}
+
+	logOnly := filepath.Join(t.TempDir(), "serve.log")
+	require.NoError(t, os.WriteFile(logOnly, []byte("[eplb/worker] Expert hotness imbalance, current: mean=1.200 max=1.500, updated: mean=1.010 max=1.050\n"), 0o644))
+	code, _, stderr = run("eplb", "plan", "--experts", logOnly)
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "only log lines")
+}
+
+// npuprof analyze on a generated hot-experts capture: the dump beside the
+// profile is found, the JSON document carries the experts object with the
+// truth's numbers and the plan command, and the summary names the hot rank.
+func TestAnalyzeHotExperts(t *testing.T) {
+	s, ok := tracegen.Lookup("hot-experts")
+	require.True(t, ok)
+	s.Layers, s.Steps = 3, 2
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+
+	code, out, errs := run("analyze", dir)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "Expert load")
+	require.Contains(t, out, "slowest rank 5")
+	require.Contains(t, out, "expert loads read from "+filepath.Join(dir, tracegen.ExpertDumpDir))
+	require.Contains(t, out, "npuprof eplb plan --experts "+filepath.Join(dir, tracegen.ExpertDumpDir)+" --redundant 8 -o expert_map.json")
+
+	code, out, errs = run("analyze", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	doc, err := render.ReadDocument(strings.NewReader(out), "doc")
+	require.NoError(t, err)
+	require.NotNil(t, doc.Experts)
+	require.NotNil(t, doc.Cluster)
+	for k, want := range truth.Experts.Metrics {
+		require.InEpsilon(t, want+1e-12, doc.Cluster.Metrics[k]+1e-12, 1e-3, k)
+	}
+	require.Len(t, doc.Experts.Layers, 3)
+	require.Len(t, doc.Experts.Layers[0].ExpertTokens, 128)
+	require.Len(t, doc.Experts.EPRanks, 8)
+	require.True(t, doc.Experts.EPRanks[5].Hot)
+	require.NotNil(t, doc.Experts.EPLB)
+	require.Less(t, doc.Experts.EPLB.After.Max, doc.Experts.EPLB.Before.Max)
+	require.NotEmpty(t, doc.Experts.HotExperts)
+	// the raw document keeps every pre-existing top-level key
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	for _, k := range []string{"schema", "input", "ranks", "findings", "cluster", "experts"} {
+		require.Contains(t, raw, k)
+	}
+
+	// --experts pointing elsewhere wins; a bad one is a usage error.
+	csv := filepath.Join(t.TempDir(), "loads.csv")
+	require.NoError(t, os.WriteFile(csv, []byte("layer,expert,tokens\n0,0,30\n0,1,10\n"), 0o644))
+	code, out, errs = run("analyze", dir, "--experts", csv, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	doc, err = render.ReadDocument(strings.NewReader(out), "doc")
+	require.NoError(t, err)
+	require.Equal(t, 1.5, doc.Cluster.Metrics["experts.imbalance.max"])
+	code, _, errs = run("analyze", dir, "--experts", filepath.Join(dir, "nope"))
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "--experts "+filepath.Join(dir, "nope")+": no such file")
+	code, _, _ = run("analyze", dir, "--stage", "x")
+	require.Equal(t, ExitUsage, code)
+
+	// the plan command the analysis suggests runs and writes a valid map
+	var buf bytes.Buffer
+	code = Main([]string{"eplb", "plan", "--experts", filepath.Join(dir, tracegen.ExpertDumpDir), "--redundant", "8"}, strings.NewReader(""), &buf, &bytes.Buffer{})
+	require.Equal(t, ExitOK, code)
+	plan, _, err := experts.ReadDeployment(&buf, "plan")
+	require.NoError(t, err)
+	require.NoError(t, eplb.Check(plan, 128, 8, 17))
+}
