@@ -363,7 +363,9 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 			res := genResult(t, s)
 			page := renderHTML(t, HTMLInput{Result: res})
 			doc := BuildDocument(res, nil)
-			checkSections(t, page, false)
+			// hot-experts writes a MindIE dump beside the profile: the
+			// expert section appears with its heatmap and per-rank bars.
+			checkSections(t, page, s.HotExperts > 0)
 			checkSelfContained(t, page)
 			require.Greater(t, checkNumbers(t, page, doc), 8*10)
 			charts := chartOptions(t, page)
@@ -378,6 +380,12 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 			present(t, page, "TP size")
 			if s.ExpertParallel {
 				present(t, page, "EP size")
+			}
+			if s.HotExperts > 0 {
+				require.Contains(t, charts, "chart-experts")
+				require.Contains(t, charts, "chart-expert-ranks")
+				present(t, page, "Slowest EP rank: rank 5")
+				present(t, page, "npuprof eplb plan --experts")
 			}
 		})
 	}

@@ -204,6 +204,11 @@ type expertView struct {
 	Chart  *chartPayload
 	Source string
 	Note   string
+	// Ranks is the per-EP-rank load bar chart (nil when no rank loads).
+	Ranks     *chartPayload
+	RanksNote string
+	// Summary lines (imbalance, hot rank, predicted plan), already text.
+	Summary []string
 }
 
 type timelineView struct {
@@ -429,8 +434,12 @@ func buildView(in HTMLInput, doc *Document) *htmlView {
 	buildWait(v, res, rms)
 	buildKernels(v, res, rms)
 	buildSkew(v, rms)
+	if in.Experts == nil {
+		in.Experts = ExpertLoadsOf(res)
+	}
 	if !in.Experts.empty() {
 		v.Experts = buildExperts(v, in.Experts)
+		buildExpertRanks(v, res)
 	}
 	buildTimeline(v, res)
 	buildUnmeasured(v, res, doc)
