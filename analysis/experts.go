@@ -13,7 +13,7 @@ import (
 
 // Profile-level metric names of the experts pass (a public contract,
 // documented in docs/experts.md and the README). The expert-imbalance rule
-// reads these from Result.Metrics (JSON: experts.metrics).
+// reads these from Result.Cluster.Metrics (JSON: cluster.metrics).
 const (
 	MetricExpertsImbalanceMax      = "experts.imbalance.max"
 	MetricExpertsImbalanceMean     = "experts.imbalance.mean"
