@@ -112,9 +112,13 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 // Peak memory grows with the number of workers, not with the number of
 // ranks: 16 ranks with one worker peak within 1.5x of 4 ranks with one
 // worker (keeping every model would make it about 4x).
+//
+// Heap sampling is noisy on a loaded machine, so this measurement runs only
+// with NPUPROF_MEMORY_TESTS=1 (make bench sets it); TestModelsReleased
+// checks the mechanism deterministically in every run.
 func TestClusterMemoryBoundedByWorkers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("memory measurement")
+	if testing.Short() || os.Getenv("NPUPROF_MEMORY_TESTS") == "" {
+		t.Skip("memory measurement: set NPUPROF_MEMORY_TESTS=1 to run it")
 	}
 	dir, _ := slowCluster(t, 6, 6)
 	old := debug.SetGCPercent(10)
@@ -167,6 +171,23 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	t.Logf("peak heap above baseline: 4 ranks %d KiB, 16 ranks %d KiB (one worker); 16 ranks keeping models %d KiB", p4>>10, p16>>10, k16>>10)
 	require.Less(t, float64(p16), 1.5*float64(p4), "memory must not grow with the rank count")
 	require.Greater(t, float64(k16), 2*float64(p16), "the measurement can see models being kept")
+}
+
+// Without KeepModels every rank's model is released once its passes ran,
+// which is what bounds memory by the number of workers.
+func TestModelsReleased(t *testing.T) {
+	dir, _ := slowCluster(t, 6, 6)
+	res, err := AnalyzePath(context.Background(), dir, Options{Workers: 2})
+	require.NoError(t, err)
+	require.Len(t, res.Ranks, 16)
+	for _, rr := range res.Ranks {
+		require.Nil(t, rr.Model, "rank %d keeps its model", rr.Rank)
+	}
+	res, err = AnalyzePath(context.Background(), dir, Options{Workers: 2, KeepModels: true})
+	require.NoError(t, err)
+	for _, rr := range res.Ranks {
+		require.NotNil(t, rr.Model)
+	}
 }
 
 func TestReconcileNotes(t *testing.T) {

@@ -156,7 +156,16 @@ func TestWalkBoundedConcurrency(t *testing.T) {
 		calls++
 		peak = max(peak, in)
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		// Wait (bounded) for the other worker to arrive, so the test does
+		// not depend on scheduling luck on a loaded machine.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			done := peak >= 2 || calls == len(srcs)
+			mu.Unlock()
+			if done {
+				break
+			}
+		}
 		mu.Lock()
 		in--
 		mu.Unlock()
