@@ -35,6 +35,16 @@ type EventWaitResult struct {
 	// ComputeStreamWait sums waits on streams that carry compute kernels;
 	// ComputeStreamSpan sums those streams' spans.
 	ComputeStreamWait, ComputeStreamSpan int64
+	// WaitedOps sums EVENT_WAIT time by the op that ran right after the
+	// wait on the same stream (the op that waited), longest first.
+	WaitedOps []WaitedOp
+}
+
+// WaitedOp is the EVENT_WAIT time spent before one op (by name).
+type WaitedOp struct {
+	Name   string
+	Stream int32
+	Wait   Stat
 }
 
 // EventWaitPass measures EVENT_WAIT tasks per stream.
@@ -102,6 +112,38 @@ does not list EVENT_WAIT tasks.`,
 			}
 		}
 		sort.Slice(res.Streams, func(i, j int) bool { return res.Streams[i].Stream < res.Streams[j].Stream })
+		type opKey struct {
+			name   string
+			stream int32
+		}
+		byOp := map[opKey]*Stat{}
+		for _, w := range waits {
+			if w.Next < 0 {
+				continue
+			}
+			n := &r.Tasks[w.Next]
+			if n.Class != model.ClassCompute && n.Class != model.ClassCommKernel && n.Class != model.ClassMemcpy {
+				continue
+			}
+			k := opKey{n.Name, n.Stream}
+			if byOp[k] == nil {
+				byOp[k] = &Stat{}
+			}
+			byOp[k].add(r.Tasks[w.Task].Dur)
+		}
+		for k, st := range byOp {
+			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: k.name, Stream: k.stream, Wait: *st})
+		}
+		sort.Slice(res.WaitedOps, func(i, j int) bool {
+			a, b := res.WaitedOps[i], res.WaitedOps[j]
+			if a.Wait.Total != b.Wait.Total {
+				return a.Wait.Total > b.Wait.Total
+			}
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			return a.Stream < b.Stream
+		})
 		sort.SliceStable(waits, func(i, j int) bool {
 			a, b := r.Tasks[waits[i].Task].Dur, r.Tasks[waits[j].Task].Dur
 			if a != b {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
@@ -62,7 +63,9 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 				}
 				// and npuprof reports no collective type or group the truth lacks
 				for k := range rr.Metrics {
-					if len(k) > 5 && k[:5] == "hccl." {
+					// (per-layer times are means over matching layers: checked
+					// with a tolerance in TestPerLayerCollectiveTime)
+					if strings.HasPrefix(k, "hccl.") && !(strings.HasPrefix(k, "hccl.per_layer.") && strings.HasSuffix(k, ".time_us")) {
 						_, ok := rt.Metrics[k]
 						require.Truef(t, ok, "rank %d: unexpected metric %s", rt.Rank, k)
 					}
@@ -166,3 +169,84 @@ func TestCommittedDemoTrace(t *testing.T) {
 	require.Empty(t, res.Cluster.Skew.Slow, "no slow rank in the demo capture")
 }
 func us(ns int64) float64 { return float64(ns) / 1000 }
+
+// Per-layer collective time, checked independently of the signature
+// logic: with ProfilerStep#N bounds, the collectives of the layers of a
+// step are those that start between its first and last MoE routing kernel;
+// their mean per layer must equal hccl.per_layer.time_us.
+func TestPerLayerCollectiveTime(t *testing.T) {
+	for _, name := range []string{"ep-fc1-cumsum-steps", "clean-steps"} {
+		sc, _ := tracegen.Lookup(name)
+		dir := t.TempDir()
+		_, err := tracegen.Generate(dir, sc)
+		require.NoError(t, err)
+		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		require.NoError(t, err)
+		res, err := Analyze(p)
+		require.NoError(t, err)
+		for _, rr := range res.Ranks {
+			r := rr.Model
+			require.Len(t, r.Steps, sc.Steps)
+			var sum int64
+			byType := map[string]int64{}
+			for _, st := range r.Steps {
+				var first, last int64 = -1, -1
+				for _, l := range rr.MoE.Layers {
+					s := r.Tasks[l.Routing].Start
+					if s >= st.Start && s < st.End {
+						if first < 0 || s < first {
+							first = s
+						}
+						last = max(last, s)
+					}
+				}
+				for _, h := range r.HCCL {
+					if h.Start > first && h.Start < last {
+						sum += h.Dur
+						byType[h.Type] += h.Dur
+					}
+				}
+			}
+			n := float64(sc.Steps * (sc.Layers - 1))
+			require.Truef(t, closeEnough(us(sum)/n, rr.Metrics["hccl.per_layer.time_us"]), "%s rank %d: %v vs %v", name, rr.Rank, us(sum)/n, rr.Metrics["hccl.per_layer.time_us"])
+			for typ, v := range byType {
+				require.Truef(t, math.Abs(us(v)/n-rr.Metrics["hccl.per_layer."+typ+".time_us"]) < 0.002, "%s rank %d %s", name, rr.Rank, typ)
+			}
+		}
+	}
+}
+
+// skew.<q>.max_over_median is the maximum over ranks of the truth over
+// its median (the lower middle value, gonum's empirical quantile), and
+// skew.<q>.max_rank the hot rank, exactly.
+func TestLoadSkewMatchesTruth(t *testing.T) {
+	sc, _ := tracegen.Lookup("hot-rank")
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := Analyze(p)
+	require.NoError(t, err)
+	for q, m := range map[string]string{"gmm": "moe.gmm.time_us", "event_wait": "event_wait.time_us", "gmm_tokens": "moe.gmm.tokens"} {
+		var vals []float64
+		mx, at := -1.0, -1
+		for _, rt := range truth.Ranks {
+			v := rt.Metrics[m]
+			if m == "moe.gmm.tokens" {
+				v = res.Ranks[rt.Rank].Metrics[m] // shapes: not in the truth
+			}
+			vals = append(vals, v)
+			if v > mx {
+				mx, at = v, rt.Rank
+			}
+		}
+		sort.Float64s(vals)
+		want := mx / vals[(len(vals)+1)/2-1]
+		got := res.Cluster.Metrics["skew."+q+".max_over_median"]
+		require.Truef(t, closeEnough(want, got), "skew.%s: truth %v, npuprof %v", q, want, got)
+		require.Equal(t, float64(at), res.Cluster.Metrics["skew."+q+".max_rank"], q)
+	}
+	require.Equal(t, float64(sc.HotRank), res.Cluster.Metrics["skew.gmm.max_rank"])
+	require.Greater(t, res.Cluster.Metrics["skew.gmm.max_over_median"], 1.8)
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -37,7 +37,13 @@ type RankResult struct {
 	Collectives   *CollectivesResult
 	// EPLoad is the rank's GroupedMatmul work and ep group, for the
 	// cluster experts pass (which never reads models).
-	EPLoad        *EPLoadResult
+	EPLoad *EPLoadResult
+	// Groups (parallel_group_info) and Env (profiler_metadata.json
+	// ENV_VARIABLES) outlive the released model: rules read them as facts.
+	Groups        []model.Group
+	Env           map[string]string
+	Decode        *DecodeResult
+	Layers        *LayersResult
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
@@ -193,6 +199,7 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,
 		Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings,
 		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason, Model: r,
+		Groups: r.Groups, Env: r.Env,
 	}
 	if v, ok := results[StepsPass].([]StepBreakdown); ok {
 		rr.Steps = v
@@ -205,6 +212,8 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 	rr.Kernels, _ = results[KernelsPass].(*KernelsResult)
 	rr.Collectives, _ = results[CollectivesPass].(*CollectivesResult)
 	rr.EPLoad, _ = results[EPLoadPass].(*EPLoadResult)
+	rr.Decode, _ = results[DecodePass].(*DecodeResult)
+	rr.Layers, _ = results[LayersPass].(*LayersResult)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

@@ -235,7 +235,11 @@ func (d *dbOut) device(o *rankOut, st *rankStep) {
 		}
 		d.gtid++
 		ctx := t.subID
-		d.exec("task", t.start, t.start+t.dur, ri.device, t.conn, d.gtid, d.gpid, d.str(dbTaskType(t)), ctx, t.stream, t.taskID, int64(4294967295))
+		modelID := int64(4294967295)
+		if t.kind == tkKernel {
+			modelID = int64(t.modelID)
+		}
+		d.exec("task", t.start, t.start+t.dur, ri.device, t.conn, d.gtid, d.gpid, d.str(dbTaskType(t)), ctx, t.stream, t.taskID, modelID)
 		switch t.kind {
 		case tkKernel:
 			sh := o.shapeOf(t)

@@ -52,6 +52,40 @@ type Scenario struct {
 	// per-expert loads as a MindIE dump in DIR/expert_hotspot (ExpertDumpDir).
 	HotExperts      int     `json:",omitempty"`
 	HotExpertFactor float64 `json:",omitempty"`
+	// MaxNumSeqs is the deployment's --max-num-seqs (recorded only; 0 =
+	// not modelled).
+	MaxNumSeqs int
+	// CaptureSizes are the ACL graph capture sizes of the deployment. Empty:
+	// decode runs eager (every kernel in single-op mode, Model ID
+	// 4294967295, exact batch in the shapes). Otherwise a decode step is
+	// replayed from the graph of the smallest capture size >= the batch
+	// (kernels carry Model ID GraphModelID and shapes show the padded
+	// size), or runs eager when the batch exceeds every capture size.
+	CaptureSizes []int
+}
+
+// GraphModelID is the Model ID of kernels replayed from a captured graph.
+const GraphModelID = 1
+
+// decodeTokens returns the tokens a decode step's full-width kernels see
+// (FLASHCOMM1 pads to a multiple of TP, a captured graph pads to its
+// capture size) and whether the step is replayed from a captured graph.
+func (s Scenario) decodeTokens() (int, bool) {
+	t := s.Batch
+	if s.FlashComm1 {
+		tp := s.tpSize()
+		t = (t + tp - 1) / tp * tp
+	}
+	best := 0
+	for _, c := range s.CaptureSizes {
+		if c >= t && (best == 0 || c < best) {
+			best = c
+		}
+	}
+	if best == 0 {
+		return t, false
+	}
+	return best, true
 }
 
 // Parallel layout constants of the modelled deployment (Qwen3-235B-A22B,
@@ -86,6 +120,11 @@ func base(name string) Scenario {
 //   - clean-steps: as clean with ProfilerStep#N events.
 //   - hot-experts: as hot-rank, with 3 hot experts (8x weight) per MoE layer
 //     and the per-expert loads written as a MindIE dump beside the profile.
+//   - uncaptured-batch: as clean, max-num-seqs 25 and capture sizes
+//     1,2,4,8,16,24 (vLLM-Ascend's default list for 25): the 25-request
+//     decode batch has no graph and runs eager.
+//   - captured-batch: as uncaptured-batch with capture size 25: every decode
+//     step is a graph replay.
 func Scenarios() []Scenario {
 	a := base("ep-fc1-cumsum")
 	a.ExpertParallel, a.FlashComm1, a.Cumsum, a.AivComm = true, true, true, true
@@ -115,7 +154,13 @@ func Scenarios() []Scenario {
 	h.Name, h.Seed = "hot-experts", 8
 	h.HotExperts, h.HotExpertFactor = 3, 8
 
-	return []Scenario{a, b, c, d, e, f, g, h}
+	i := d
+	i.Name, i.MaxNumSeqs, i.CaptureSizes, i.Seed = "uncaptured-batch", 25, []int{1, 2, 4, 8, 16, 24}, 11
+
+	j := i
+	j.Name, j.CaptureSizes, j.Seed = "captured-batch", []int{25}, 12
+
+	return []Scenario{a, b, c, d, e, f, g, h, i, j}
 }
 
 // Lookup returns the built-in scenario with the given name.
@@ -169,6 +214,11 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)
 	case s.HotExperts > 0 && s.HotExpertFactor < 1:
 		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
+	}
+	for _, c := range s.CaptureSizes {
+		if c < 1 {
+			return fmt.Errorf("tracegen: capture sizes must be >= 1, got %d", c)
+		}
 	}
 	return nil
 }

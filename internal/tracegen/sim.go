@@ -54,9 +54,10 @@ type devTask struct {
 	taskID   int
 	subID    int64 // Subtask Id (4294967295 = none)
 	conn     int
-	tokens   int // kernel shapes: token count of the kernel's tok kind
-	routed   int // kernel shapes: routed token-expert pairs of this rank
-	full     int // kernel shapes: full token count
+	tokens   int    // kernel shapes: token count of the kernel's tok kind
+	routed   int    // kernel shapes: routed token-expert pairs of this rank
+	full     int    // kernel shapes: full token count
+	modelID  uint32 // kernels: Model ID (4294967295 = single-op mode)
 	// HCCL op / subtask fields.
 	hidx      int    // op index within its group
 	count     int    // element count
@@ -118,6 +119,8 @@ type sim struct {
 	// gmm, when set, records every GroupedMatmul (ground truth of the
 	// EP-skew metrics).
 	gmm *gmmAcc
+	// graph: decode steps are graph replays (kernels carry GraphModelID).
+	graph bool
 }
 
 // baseEpochNs is the wall-clock origin of generated captures
@@ -127,10 +130,9 @@ const baseEpochNs int64 = 1736410576_000_000_000
 func newSim(s Scenario, detail []bool) *sim {
 	g := &sim{s: s, p: buildProgram(s), tp: s.tpSize(), detail: detail}
 	g.t0 = baseEpochNs + int64(uint64(s.Seed)%3600)*1_000_000_000 + 431_631_806
-	g.full = s.Batch
-	g.local = s.Batch
+	g.full, g.graph = s.decodeTokens()
+	g.local = g.full
 	if s.FlashComm1 {
-		g.full = (s.Batch + g.tp - 1) / g.tp * g.tp
 		g.local = g.full / g.tp
 	}
 	g.routedT = g.full * topK
@@ -378,9 +380,13 @@ func (g *sim) kernel(r int, sp *kernelSpec, k, idx, sub int) {
 	if !g.detail[r] {
 		return
 	}
+	mid := uint32(4294967295)
+	if g.graph {
+		mid = GraphModelID
+	}
 	ti := rs.addTask(devTask{kind: tkKernel, k: sp, stream: streamCompute, start: st + rs.off, dur: d,
 		taskID: rs.next(streamCompute), subID: subIDFor(sp.taskType), conn: rs.nextConn(),
-		tokens: g.tokensOf(sp, r), routed: rs.routed, full: g.full})
+		tokens: g.tokensOf(sp, r), routed: rs.routed, full: g.full, modelID: mid})
 	rs.st.host = append(rs.st.host, hostOp{name: sp.torchOp, ts: hts + rs.off, dur: hdur, task: ti})
 }
 

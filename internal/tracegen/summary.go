@@ -65,7 +65,8 @@ func (o *rankOut) writeKernelRows(st *rankStep) {
 				b = append(b, ",N/A,HCCL,"...)
 			}
 		} else {
-			b = append(b, "4294967295,"...)
+			b = strconv.AppendUint(b, uint64(t.modelID), 10)
+			b = append(b, ',')
 			b = strconv.AppendInt(b, int64(t.taskID), 10)
 			b = append(b, ',')
 			b = strconv.AppendInt(b, int64(t.stream), 10)

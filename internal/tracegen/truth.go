@@ -58,7 +58,44 @@ const (
 	MetricEventWaitCount      = "event_wait.count"
 	MetricKernelComputeUs     = "kernel.compute.time_us"
 	MetricKernelComputeCount  = "kernel.compute.count"
+	// Structure of the decode step (exact from the scenario's program).
+	MetricDecodeSteps         = "decode.steps.count"
+	MetricMoELayers           = "moe.layers.count"
+	MetricDecodeBatchObserved = "decode.batch.observed"
+	MetricGraphKernelsShare   = "graph.kernels.share"
+	MetricHCCLPerLayerCount   = "hccl.per_layer.count"
 )
+
+// MetricHCCLPerLayerType is "hccl.per_layer.<type>.count".
+func MetricHCCLPerLayerType(typ string) string { return "hccl.per_layer." + typ + ".count" }
+
+// structureTruth returns the metrics that follow from the scenario's
+// program alone: decode steps, MoE layers per step, the collectives of one
+// MoE layer (the per-step logits all-gather is not one of them), the
+// decode batch the attention kernels see, and whether kernels are graph
+// replays. The per-layer pattern is only defined with at least 2 layers.
+func structureTruth(s Scenario) map[string]float64 {
+	m := map[string]float64{}
+	m[MetricDecodeSteps] = float64(s.Steps)
+	m[MetricMoELayers] = float64(s.Layers)
+	tok, graph := s.decodeTokens()
+	m[MetricDecodeBatchObserved] = float64(tok)
+	m[MetricGraphKernelsShare] = 0
+	if graph {
+		m[MetricGraphKernelsShare] = 1
+	}
+	if s.Layers >= 2 {
+		n := 0
+		for _, it := range buildProgram(s).layer {
+			if it.kind == itColl {
+				n++
+				m[MetricHCCLPerLayerType(it.c.metric)]++
+			}
+		}
+		m[MetricHCCLPerLayerCount] = float64(n)
+	}
+	return m
+}
 
 // MetricHCCLType is "hccl.<type>.time_us" or ".count" (type lower-case:
 // allreduce, allgather, reducescatter, ...); suffix is "time_us" or "count".
@@ -182,6 +219,8 @@ type truthAcc struct {
 	counts map[string]int64 // metric name -> count
 	steps  []StepTruth
 	rows   []stepRow // step_trace_time.csv rows
+	// structure holds the scenario-level metrics (structureTruth).
+	structure map[string]float64
 }
 
 // stepRow is one step_trace_time.csv row in nanoseconds.
@@ -190,8 +229,8 @@ type stepRow struct {
 	compute, notOv, comm, free, stage, preparing int64
 }
 
-func newTruthAcc(rank int) *truthAcc {
-	return &truthAcc{rank: rank, sums: map[string]int64{}, counts: map[string]int64{}}
+func newTruthAcc(rank int, s Scenario) *truthAcc {
+	return &truthAcc{rank: rank, sums: map[string]int64{}, counts: map[string]int64{}, structure: structureTruth(s)}
 }
 
 // add adds one occurrence of duration ns to the time_us/count metric pair
@@ -246,6 +285,9 @@ func (a *truthAcc) metrics() map[string]float64 {
 	m[MetricCommunicationUs] = us(a.commNs)
 	m[MetricCommNotOverlappedUs] = us(a.notOvNs)
 	m[MetricFreeUs] = us(win - a.unionNs)
+	for k, v := range a.structure {
+		m[k] = v
+	}
 	// Families that must exist even when empty.
 	for _, k := range []string{"hccl.total", "moe.routing", "moe.cumsum", "moe.cumsum.aicpu", "moe.gmm", "event_wait", "kernel.compute"} {
 		if _, ok := m[k+".time_us"]; !ok {

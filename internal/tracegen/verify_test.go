@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -145,6 +146,7 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 	got := map[string]int64{}
 	cnt := map[string]int64{}
 	add := func(k string, ns int64) { got[k+".time_us"] += ns; cnt[k+".count"]++ }
+	graphKernels := 0
 	var comp, comm, win [][2]int64
 	hccl := map[[2]int64]bool{}
 	var aiv [][2]int64
@@ -187,6 +189,9 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 			case computeTypes[tt] && !strings.HasPrefix(e.Name, "EVENT_"):
 				comp = append(comp, [2]int64{st, st + du})
 				add("kernel.compute", du)
+				if fmt.Sprint(e.Args["Model Id"]) != "4294967295" {
+					graphKernels++
+				}
 				// MoE Cumsum = a Cumsum after a MoeInitRouting* and before
 				// the next GroupedMatmul* on the same stream (FORMATS.md §7);
 				// device events are written in time order.
@@ -240,6 +245,12 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 			keys[k] = true
 		}
 	}
+	// Structural metrics follow from the program, not from the files;
+	// the graph share is checked from the Model Id of every kernel.
+	for k := range structureTruth(s) {
+		delete(keys, k)
+	}
+	assert.InDelta(t, want[MetricGraphKernelsShare], float64(graphKernels)/float64(cnt["kernel.compute.count"]), 1e-9)
 	for k := range keys {
 		assert.InDelta(t, want[k], float64(got[k])/1000, 1e-6, "rank %d metric %s", rt.Rank, k)
 	}

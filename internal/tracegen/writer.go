@@ -107,7 +107,7 @@ type ovEvent struct {
 var overlapNames = [4]string{"Computing", "Communication", "Communication(Not Overlapped)", "Free"}
 
 func newRankOut(s Scenario, info *rankInfo, trace io.Writer, kd, cj io.Writer) *rankOut {
-	o := &rankOut{s: s, info: info, acc: newTruthAcc(info.rank), shapes: map[shapeKey]shapes{}, lay: LayoutTorchNPUText, hcclProc: "HCCL"}
+	o := &rankOut{s: s, info: info, acc: newTruthAcc(info.rank, s), shapes: map[shapeKey]shapes{}, lay: LayoutTorchNPUText, hcclProc: "HCCL"}
 	o.tw = bufio.NewWriterSize(trace, 1<<20)
 	if kd != nil {
 		o.kd = bufio.NewWriterSize(kd, 1<<18)
@@ -441,7 +441,13 @@ func (o *rankOut) writeTask(t *devTask) {
 	o.ts("ts", t.start)
 	o.b = append(o.b, `, "dur": `...)
 	o.b = appendDur(o.b, t.dur)
-	o.b = append(o.b, `, "args": {"Model Id": 4294967295, `...)
+	mid := uint32(4294967295)
+	if t.kind == tkKernel {
+		mid = t.modelID
+	}
+	o.b = append(o.b, `, "args": {"Model Id": `...)
+	o.b = strconv.AppendUint(o.b, uint64(mid), 10)
+	o.b = append(o.b, `, `...)
 	o.str("Task Type", taskType)
 	o.sep()
 	o.num("Physic Stream Id", int64(t.stream))

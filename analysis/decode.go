@@ -1,0 +1,111 @@
+package analysis
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// SingleOpModelID is the Model ID of a kernel launched in single-op
+// (eager) mode; any other id is a graph (ACL graph replay).
+const SingleOpModelID = 4294967295
+
+// DecodeResult describes the decode batch sizes the kernels saw and
+// whether kernels ran from captured graphs.
+type DecodeResult struct {
+	// Batches counts attention kernels by the leading dimension of their
+	// first input (the decode batch, padded when a graph was replayed).
+	Batches map[int]int
+	// Sizes are the distinct batch sizes, ascending.
+	Sizes []int
+	// Observed is the most frequent batch size (ties: the larger), 0 when
+	// unknown.
+	Observed int
+	// AttentionKernels is the number of attention kernels with a shape.
+	AttentionKernels int
+	// GraphKernels / Kernels count compute kernels with a graph Model ID
+	// and all compute kernels (timeline only).
+	GraphKernels, Kernels int
+	HaveGraph             bool
+}
+
+// isDecodeAttention matches the decode attention kernels whose first input
+// is [tokens, ...] (vllm-ascend.md §4, §5.2).
+func isDecodeAttention(t *model.DeviceTask) bool {
+	s := t.OpType
+	if s == "" {
+		s = t.Name
+	}
+	return strings.Contains(s, "FusedInferAttentionScore") || strings.Contains(s, "IncreFlashAttention") ||
+		strings.Contains(s, "PagedAttention")
+}
+
+// DecodePass measures the decode batch from kernel input shapes and the
+// share of kernels replayed from captured graphs.
+var DecodePass = &Pass{
+	Name: "decode",
+	Doc: `decode batch sizes from kernel shapes, and graph-replayed kernels
+
+decode.batch.observed is the most frequent leading dimension of the first
+input of the decode attention kernels (FusedInferAttentionScore,
+IncreFlashAttention, PagedAttention): the tokens of a decode step, padded
+to the capture size when a graph was replayed. decode.batch.min/.max and
+decode.batch.distinct.count describe the spread. graph.kernels.share is the
+share of compute kernels whose Model ID is not 4294967295 (single-op mode),
+i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
+	Requires:   []*Pass{TimelinePass},
+	ResultType: reflect.TypeOf((*DecodeResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		batchNames := []string{"decode.batch.observed", "decode.batch.min", "decode.batch.max", "decode.batch.distinct.count"}
+		if !tl.HaveCompute {
+			ctx.Unavailable(noDeviceData(ctx), append(batchNames, "graph.kernels.share")...)
+			return (*DecodeResult)(nil), nil
+		}
+		res := &DecodeResult{Batches: map[int]int{}}
+		attention := 0
+		for _, i := range tl.ComputeTasks {
+			t := &r.Tasks[i]
+			res.Kernels++
+			if t.ModelID != SingleOpModelID {
+				res.GraphKernels++
+			}
+			if !isDecodeAttention(t) {
+				continue
+			}
+			attention++
+			if n, ok := firstDim(t.InputShapes); ok && n > 0 {
+				res.Batches[int(n)]++
+				res.AttentionKernels++
+			}
+		}
+		for b, n := range res.Batches {
+			res.Sizes = append(res.Sizes, b)
+			if n > res.Batches[res.Observed] || (n == res.Batches[res.Observed] && b > res.Observed) {
+				res.Observed = b
+			}
+		}
+		sort.Ints(res.Sizes)
+		switch {
+		case attention == 0:
+			ctx.Unavailable("no decode attention kernel (FusedInferAttentionScore, IncreFlashAttention, PagedAttention) in "+tl.ComputeSource, batchNames...)
+		case len(res.Sizes) == 0:
+			ctx.Unavailable("attention kernels have no input shapes (kernel_details.csv Input Shapes; capture with record_shapes=True)", batchNames...)
+		default:
+			ctx.SetCount("decode.batch.observed", res.Observed)
+			ctx.SetCount("decode.batch.min", res.Sizes[0])
+			ctx.SetCount("decode.batch.max", res.Sizes[len(res.Sizes)-1])
+			ctx.SetCount("decode.batch.distinct.count", len(res.Sizes))
+		}
+		if r.Have.Timeline && res.Kernels > 0 {
+			res.HaveGraph = true
+			ctx.Set("graph.kernels.share", float64(res.GraphKernels)/float64(res.Kernels))
+		} else {
+			ctx.Unavailable("the Model ID of each kernel is read from the device timeline (trace_view.json), which "+r.Path+" lacks", "graph.kernels.share")
+		}
+		return res, nil
+	},
+}

@@ -1,0 +1,172 @@
+package analysis
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// LayerGap is the stretch between two consecutive MoE routing kernels: the
+// end of one MoE layer and the start of the next, with the collectives
+// that started in it.
+type LayerGap struct {
+	Start, End int64
+	// Ops indexes Rank.HCCL.
+	Ops []int
+	// Signature is the sorted multiset of "type@group" of Ops.
+	Signature string
+}
+
+// LayersResult is the per-MoE-layer structure of the decode steps.
+type LayersResult struct {
+	Gaps []LayerGap
+	// Pattern is the most frequent gap signature: the collectives of one
+	// MoE layer. Gaps with a different signature cross a step boundary
+	// (they also hold the per-step logits all-gather).
+	Pattern      string
+	PatternGaps  int
+	PerLayer     map[string]int   // type -> collectives per MoE layer
+	PerLayerTime map[string]int64 // type -> mean ns per MoE layer
+	Steps        int              // decode steps (0 when unknown)
+	StepsSource  string
+}
+
+// LayersPass splits the timeline into MoE layers and finds the collectives
+// each layer runs.
+var LayersPass = &Pass{
+	Name: "layers",
+	Doc: `MoE layers per step and the collectives of one MoE layer
+
+The stretches between consecutive MoeInitRouting* kernels each hold the
+collectives that close one MoE layer and open the next. The most frequent
+pattern of collectives (by type and group) is one layer's:
+hccl.per_layer.count and hccl.per_layer.<type>.count count it,
+hccl.per_layer.time_us and hccl.per_layer.<type>.time_us give its mean time
+over the stretches that match it. A stretch that holds more collectives
+than the pattern crosses a decode-step boundary (the extra one is the
+per-step logits all-gather, never counted as a layer's). decode.steps.count
+is the number of ProfilerStep#N, or else one more than the number of such
+boundary stretches; moe.layers.count is moe.routing.count over
+decode.steps.count. Needs at least two MoE layers per step.`,
+	Requires:   []*Pass{MoEPass, HCCLPass},
+	ResultType: reflect.TypeOf((*LayersResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		moe, _ := ctx.ResultOf[MoEPass].(*MoEResult)
+		hc, _ := ctx.ResultOf[HCCLPass].(*HCCLResult)
+		layerNames := []string{"hccl.per_layer.count", "hccl.per_layer.time_us"}
+		stepNames := []string{"decode.steps.count", "moe.layers.count"}
+		if moe == nil || len(moe.Layers) == 0 {
+			why := "no MoE routing kernels (MoeInitRouting*), so MoE layers cannot be delimited"
+			if moe == nil {
+				why = noDeviceData(ctx)
+			}
+			ctx.Unavailable(why, append(layerNames, stepNames...)...)
+			return (*LayersResult)(nil), nil
+		}
+		res := &LayersResult{PerLayer: map[string]int{}, PerLayerTime: map[string]int64{}}
+		// Routing kernels in start order (Layers is in compute-task order).
+		starts := make([]int64, len(moe.Layers))
+		for i, l := range moe.Layers {
+			starts[i] = r.Tasks[l.Routing].Start
+		}
+		sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+		for i := 1; i < len(starts); i++ {
+			res.Gaps = append(res.Gaps, LayerGap{Start: starts[i-1], End: starts[i]})
+		}
+		if hc != nil {
+			for i := range r.HCCL {
+				s := r.HCCL[i].Start
+				g := sort.Search(len(res.Gaps), func(k int) bool { return res.Gaps[k].End > s })
+				if g < len(res.Gaps) && s >= res.Gaps[g].Start {
+					res.Gaps[g].Ops = append(res.Gaps[g].Ops, i)
+				}
+			}
+		}
+		freq := map[string]int{}
+		size := map[string]int{}
+		for gi := range res.Gaps {
+			g := &res.Gaps[gi]
+			keys := make([]string, 0, len(g.Ops))
+			for _, i := range g.Ops {
+				h := &r.HCCL[i]
+				grp := h.Group
+				if grp == "" {
+					grp = "?"
+				}
+				keys = append(keys, h.Type+"@"+grp)
+			}
+			sort.Strings(keys)
+			g.Signature = strings.Join(keys, ",")
+			freq[g.Signature]++
+			size[g.Signature] = len(keys)
+		}
+		for sig, n := range freq {
+			if n > res.PatternGaps || (n == res.PatternGaps && sig < res.Pattern) {
+				res.Pattern, res.PatternGaps = sig, n
+			}
+		}
+		// Steps.
+		switch {
+		case len(r.Steps) > 0:
+			res.Steps, res.StepsSource = len(r.Steps), "ProfilerStep#N"
+		case hc != nil && hc.Total.Count > 0 && len(res.Gaps) > 0:
+			res.Steps = 1
+			for _, g := range res.Gaps {
+				if g.Signature != res.Pattern && size[g.Signature] > size[res.Pattern] {
+					res.Steps++
+				}
+			}
+			res.StepsSource = "collective pattern"
+		}
+		if res.Steps > 0 {
+			ctx.SetCount("decode.steps.count", res.Steps)
+			ctx.Set("moe.layers.count", float64(len(moe.Layers))/float64(res.Steps))
+		} else {
+			ctx.Unavailable("no ProfilerStep#N and no collectives between MoE layers to find step boundaries", stepNames...)
+		}
+		// Per-layer collectives.
+		switch {
+		case hc == nil:
+			ctx.Unavailable("no collective data", layerNames...)
+		case len(res.Gaps) == 0:
+			ctx.Unavailable("fewer than two MoE layers in the capture", layerNames...)
+		default:
+			var total int64
+			for _, g := range res.Gaps {
+				if g.Signature != res.Pattern {
+					continue
+				}
+				for _, i := range g.Ops {
+					h := &r.HCCL[i]
+					res.PerLayerTime[h.Type] += h.Dur
+					total += h.Dur
+				}
+			}
+			n := int64(res.PatternGaps)
+			for _, i := range firstPatternGap(res).Ops {
+				res.PerLayer[r.HCCL[i].Type]++
+			}
+			cnt := 0
+			for t, c := range res.PerLayer {
+				cnt += c
+				res.PerLayerTime[t] /= n
+				ctx.SetCount(fmt.Sprintf("hccl.per_layer.%s.count", t), c)
+				ctx.SetUs(fmt.Sprintf("hccl.per_layer.%s.time_us", t), res.PerLayerTime[t])
+			}
+			ctx.SetCount("hccl.per_layer.count", cnt)
+			ctx.SetUs("hccl.per_layer.time_us", total/n)
+		}
+		return res, nil
+	},
+}
+
+func firstPatternGap(res *LayersResult) LayerGap {
+	for _, g := range res.Gaps {
+		if g.Signature == res.Pattern {
+			return g
+		}
+	}
+	return LayerGap{}
+}
