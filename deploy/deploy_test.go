@@ -1,0 +1,166 @@
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+)
+
+const fixture = "../testdata/deploy/field-report-1.sh"
+
+func facts(t *testing.T, s *Script) map[string]Fact {
+	t.Helper()
+	m := map[string]Fact{}
+	for _, f := range s.Facts() {
+		m[f.Name] = f
+	}
+	return m
+}
+
+func TestFieldReportFacts(t *testing.T) {
+	s, err := ReadFile(fixture)
+	require.NoError(t, err)
+	f := facts(t, s)
+	require.Equal(t, 8, f["tp"].Value)
+	require.Equal(t, 25, f["max_num_seqs"].Value)
+	require.Equal(t, true, f["expert_parallel"].Value)
+	require.Equal(t, true, f["flashcomm1"].Value)
+	require.Equal(t, []int{1, 2, 4, 8, 16, 24}, f["capture_sizes"].Value)
+	require.Equal(t, false, f["async_scheduling"].Value)
+	require.Equal(t, "/models/Qwen3-235B-A22B-W8A8", f["model"].Value)
+	require.Equal(t, "AIV", f["env.HCCL_OP_EXPANSION_MODE"].Value)
+	require.Contains(t, f["expert_parallel"].Source, "field-report-1.sh:17")
+	require.Contains(t, f["flashcomm1"].Source, "field-report-1.sh:11")
+}
+
+func TestParseShellForms(t *testing.T) {
+	s, err := Parse("run.sh", `export A=1 B="two words"
+C='x y' vllm serve "my model" --tp 2 --max-num-seqs=16 \
+   --additional-config "{\"enable_flashcomm1\": false, \"eplb_config\": {\"dynamic_eplb\": true}}" \
+   --enforce-eager # trailing comment
+echo done
+`)
+	require.NoError(t, err)
+	require.Equal(t, "two words", s.Env["B"].Value)
+	require.Equal(t, "x y", s.Env["C"].Value)
+	require.Equal(t, "my model", s.Serve.Model)
+	require.Equal(t, 2, s.Serve.LastLine-s.Serve.FirstLine+0)
+	require.Equal(t, "16", s.Serve.Lookup("--max-num-seqs").Value)
+	require.Equal(t, "2", s.Serve.Lookup("--tp").Value)
+	require.True(t, s.Serve.Lookup("--enforce-eager") != nil && !s.Serve.Lookup("--enforce-eager").HasValue)
+	f := facts(t, s)
+	require.Equal(t, false, f["flashcomm1"].Value)
+	require.Equal(t, true, f["eplb"].Value)
+	require.Equal(t, "NONE", f["cudagraph_mode"].Value)
+	require.Equal(t, []int{1, 2, 4, 8, 16}, f["capture_sizes"].Value)
+
+	_, err = Parse("bad.sh", "vllm serve 'unterminated\n")
+	require.ErrorContains(t, err, "bad.sh:1: unterminated single quote")
+}
+
+func TestDefaultCaptureSizes(t *testing.T) {
+	require.Equal(t, []int{1, 2, 4, 8, 16, 24}, DefaultCaptureSizes(25))
+	require.Equal(t, []int{1, 2}, DefaultCaptureSizes(2))
+	l := DefaultCaptureSizes(1000)
+	require.Equal(t, 512, l[len(l)-1])
+	require.Contains(t, l, 272)
+	require.NotContains(t, l, 264)
+}
+
+// The three fixes of the first field report, applied as a diff, give its
+// final command: no --enable-expert-parallel, no FLASHCOMM1, and
+// FULL_DECODE_ONLY with capture size 25.
+func TestFieldReportDiffApplies(t *testing.T) {
+	s, err := ReadFile(fixture)
+	require.NoError(t, err)
+	edits := []Edit{
+		{Op: OpRemoveFlag, Name: "--enable-expert-parallel"},
+		{Op: OpUnsetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1"},
+		{Op: OpMergeJSON, Name: "--additional-config", Value: `{"enable_flashcomm1":false}`},
+		{Op: OpMergeJSON, Name: "--compilation-config", Value: `{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}`, Create: true},
+	}
+	diff, err := s.Diff(edits)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(diff, "--- a/field-report-1.sh\n+++ b/field-report-1.sh\n@@ "), diff)
+	orig := s.Text()
+	got, err := testutil.ApplyUnifiedDiff(orig, diff)
+	require.NoError(t, err)
+	want, err := s.Apply(edits)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.NotContains(t, got, "--enable-expert-parallel")
+	require.NotContains(t, got, "FLASHCOMM1")
+	require.Contains(t, got, `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}'`)
+	after, err := Parse("after.sh", got)
+	require.NoError(t, err)
+	f := facts(t, after)
+	require.Equal(t, false, f["expert_parallel"].Value)
+	require.Equal(t, []int{25}, f["capture_sizes"].Value)
+	require.Equal(t, "FULL_DECODE_ONLY", f["cudagraph_mode"].Value)
+	_, fc1 := f["flashcomm1"]
+	require.False(t, fc1)
+	// every other line is kept
+	require.Equal(t, strings.Count(orig, "\n")-2, strings.Count(got, "\n"))
+
+	// and the system patch tool agrees
+	if _, err := exec.LookPath("patch"); err == nil {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "field-report-1.sh"), []byte(orig), 0o644))
+		cmd := exec.Command("patch", "-p1", "--no-backup-if-mismatch")
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(diff)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		b, err := os.ReadFile(filepath.Join(dir, "field-report-1.sh"))
+		require.NoError(t, err)
+		require.Equal(t, got, string(b))
+	}
+}
+
+func TestEdits(t *testing.T) {
+	src := "export A=1\nexport B=2 C=3\nvllm serve m --x 1 --flag --y=2\n"
+	s, err := Parse("s.sh", src)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		e    Edit
+		want string
+	}{
+		{Edit{Op: OpRemoveFlag, Name: "--flag"}, "export A=1\nexport B=2 C=3\nvllm serve m --x 1 --y=2\n"},
+		{Edit{Op: OpRemoveFlag, Name: "--absent"}, src},
+		{Edit{Op: OpSetFlag, Name: "--y", Value: "3"}, "export A=1\nexport B=2 C=3\nvllm serve m --x 1 --flag --y=3\n"},
+		{Edit{Op: OpSetFlag, Name: "--z", Value: "{\"a\": 1}"}, "export A=1\nexport B=2 C=3\nvllm serve m --x 1 --flag --y=2 \\\n  --z '{\"a\": 1}'\n"},
+		{Edit{Op: OpUnsetEnv, Name: "A"}, "export B=2 C=3\nvllm serve m --x 1 --flag --y=2\n"},
+		{Edit{Op: OpUnsetEnv, Name: "B"}, "export A=1\nexport C=3\nvllm serve m --x 1 --flag --y=2\n"},
+		{Edit{Op: OpSetEnv, Name: "C", Value: "9"}, "export A=1\nexport B=2 C=9\nvllm serve m --x 1 --flag --y=2\n"},
+		{Edit{Op: OpSetEnv, Name: "D", Value: "x y"}, "export A=1\nexport B=2 C=3\nexport D='x y'\nvllm serve m --x 1 --flag --y=2\n"},
+		{Edit{Op: OpMergeJSON, Name: "--cc", Value: `{"k":[1]}`}, src},
+		{Edit{Op: OpMergeJSON, Name: "--cc", Value: `{"k":[1]}`, Create: true}, "export A=1\nexport B=2 C=3\nvllm serve m --x 1 --flag --y=2 \\\n  --cc '{\"k\":[1]}'\n"},
+	} {
+		got, err := s.Apply([]Edit{c.e})
+		require.NoError(t, err, c.e.String())
+		require.Equal(t, c.want, got, c.e.String())
+		if got != src {
+			d, err := s.Diff([]Edit{c.e})
+			require.NoError(t, err)
+			applied, err := testutil.ApplyUnifiedDiff(src, d)
+			require.NoError(t, err)
+			require.Equal(t, got, applied)
+		}
+	}
+	_, err = s.Apply([]Edit{{Op: "rename_flag", Name: "--x"}})
+	require.ErrorContains(t, err, `unknown edit "rename_flag"`)
+}
+
+func TestMergeJSONKeepsOrder(t *testing.T) {
+	v, err := mergeJSON(`{"a": 1, "cudagraph_capture_sizes": [1, 2], "z": {"q": true}}`, `{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}`)
+	require.NoError(t, err)
+	require.Equal(t, `{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25],"a":1,"z":{"q":true}}`, v)
+	_, err = mergeJSON(`[1]`, `{"a":1}`)
+	require.Error(t, err)
+}

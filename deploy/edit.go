@@ -1,0 +1,322 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// Edit operations (the `edits` of a rule, see docs/rules.md).
+const (
+	OpRemoveFlag = "remove_flag" // drop --name (and its value)
+	OpSetFlag    = "set_flag"    // set --name VALUE (added when absent)
+	OpMergeJSON  = "merge_json"  // merge the keys of VALUE (a JSON object) into --name's JSON value
+	OpUnsetEnv   = "unset_env"   // drop the NAME=... assignment
+	OpSetEnv     = "set_env"     // export NAME=VALUE (added when absent)
+)
+
+// Ops lists the edit operations.
+var Ops = []string{OpRemoveFlag, OpSetFlag, OpMergeJSON, OpUnsetEnv, OpSetEnv}
+
+// Edit is one change to a deployment script.
+type Edit struct {
+	Op    string `json:"op"`
+	Name  string `json:"name"`
+	Value string `json:"value,omitempty"`
+	// Create: merge_json adds the flag when the script lacks it.
+	Create bool `json:"create,omitempty"`
+}
+
+func (e Edit) String() string {
+	switch e.Op {
+	case OpRemoveFlag, OpUnsetEnv:
+		return e.Op + " " + e.Name
+	}
+	return e.Op + " " + e.Name + " " + e.Value
+}
+
+// Apply returns the script text with the edits applied in order. An edit
+// with nothing to act on (removing an absent flag) changes nothing.
+func (s *Script) Apply(edits []Edit) (string, error) {
+	cur := s
+	for _, e := range edits {
+		lines, err := cur.apply(e)
+		if err != nil {
+			return "", fmt.Errorf("%s: %s: %v", s.Path, e, err)
+		}
+		next := &Script{Path: s.Path, Lines: lines, TrailingNewline: s.TrailingNewline}
+		text := next.Text()
+		cur, err = Parse(s.Path, text)
+		if err != nil {
+			return "", fmt.Errorf("internal error: edit %s made the script unreadable: %v", e, err)
+		}
+	}
+	return cur.Text(), nil
+}
+
+// Diff is the unified diff from the script to the script with edits
+// applied ("" when they change nothing).
+func (s *Script) Diff(edits []Edit) (string, error) {
+	after, err := s.Apply(edits)
+	if err != nil {
+		return "", err
+	}
+	return UnifiedDiff(s.Path, s.Text(), after)
+}
+
+// UnifiedDiff returns a unified diff (3 lines of context) from a to b,
+// both named by path's base name (a/NAME, b/NAME: `patch -p1` or
+// `git apply` in the script's folder take it).
+func UnifiedDiff(path, a, b string) (string, error) {
+	if a == b {
+		return "", nil
+	}
+	name := filepath.Base(path)
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: splitLines(a), B: splitLines(b),
+		FromFile: "a/" + name, ToFile: "b/" + name, Context: 3,
+	})
+}
+
+// splitLines splits text into lines that keep their "\n" (difflib's own
+// SplitLines adds a spurious empty last line). A last line without a
+// newline gets one, so the diff stays well-formed.
+func splitLines(text string) []string {
+	l := strings.SplitAfter(text, "\n")
+	if l[len(l)-1] == "" {
+		return l[:len(l)-1]
+	}
+	l[len(l)-1] += "\n"
+	return l
+}
+
+func (s *Script) apply(e Edit) ([]string, error) {
+	lines := append([]string(nil), s.Lines...)
+	switch e.Op {
+	case OpRemoveFlag:
+		f := s.Serve.Lookup(e.Name)
+		if f == nil {
+			return lines, nil
+		}
+		return s.removeFlag(lines, f)
+	case OpSetFlag:
+		return s.setFlag(lines, e.Name, e.Value)
+	case OpMergeJSON:
+		f := s.Serve.Lookup(e.Name)
+		if f == nil {
+			if !e.Create {
+				return lines, nil
+			}
+			v, err := mergeJSON("", e.Value)
+			if err != nil {
+				return nil, err
+			}
+			return s.setFlag(lines, e.Name, v)
+		}
+		v, err := mergeJSON(f.Value, e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s value: %v", f.Line, f.Name, err)
+		}
+		return s.setFlag(lines, e.Name, v)
+	case OpUnsetEnv:
+		a := s.Env[e.Name]
+		if a == nil {
+			return lines, nil
+		}
+		if a.Alone {
+			return append(lines[:a.Line-1], lines[a.Line:]...), nil
+		}
+		lines[a.Line-1] = assignRe(e.Name).ReplaceAllString(lines[a.Line-1], "")
+		return lines, nil
+	case OpSetEnv:
+		if a := s.Env[e.Name]; a != nil {
+			lines[a.Line-1] = assignRe(e.Name).ReplaceAllStringFunc(lines[a.Line-1], func(m string) string {
+				tail := ""
+				if strings.HasSuffix(m, " ") {
+					tail = " "
+				}
+				return e.Name + "=" + Quote(e.Value) + tail
+			})
+			return lines, nil
+		}
+		// after the last export before the command, else before the command
+		at := len(lines)
+		if s.Serve != nil {
+			at = s.Serve.FirstLine - 1
+		}
+		last := -1
+		for _, a := range s.Env {
+			if a.Export && (s.Serve == nil || a.Line < s.Serve.FirstLine) && a.Line > last {
+				last = a.Line
+			}
+		}
+		if last >= 0 {
+			at = last
+		}
+		ins := "export " + e.Name + "=" + Quote(e.Value)
+		return append(lines[:at], append([]string{ins}, lines[at:]...)...), nil
+	}
+	return nil, fmt.Errorf("unknown edit %q (expected one of %s)", e.Op, strings.Join(Ops, ", "))
+}
+
+func assignRe(name string) *regexp.Regexp {
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `=('[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|]*)\s?`)
+}
+
+func (s *Script) removeFlag(lines []string, f *Flag) ([]string, error) {
+	if f.rawLine != f.Line {
+		return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
+	}
+	i := f.Line - 1
+	line := lines[i]
+	k := strings.Index(line, f.raw)
+	if k < 0 {
+		return nil, fmt.Errorf("line %d: cannot find %q", f.Line, f.raw)
+	}
+	before, after := line[:k], line[k+len(f.raw):]
+	rest := strings.TrimRight(before, " \t") + after
+	if strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "\\")) == "" {
+		// the flag had its own line: drop it
+		lines = append(lines[:i], lines[i+1:]...)
+		if f.Line == s.Serve.LastLine && i > 0 {
+			lines[i-1] = strings.TrimRight(strings.TrimSuffix(strings.TrimRight(lines[i-1], " \t"), "\\"), " \t")
+		}
+		return lines, nil
+	}
+	if strings.TrimSpace(after) == "" || strings.HasPrefix(strings.TrimLeft(after, " \t"), "\\") {
+		lines[i] = strings.TrimRight(before, " \t") + after
+	} else {
+		lines[i] = before + strings.TrimLeft(after, " \t")
+	}
+	return lines, nil
+}
+
+func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
+	if s.Serve == nil {
+		return nil, fmt.Errorf("no `vllm serve` command to add %s to", name)
+	}
+	bare := value == "" && booleanFlags[name]
+	text := name
+	if !bare {
+		text = name + " " + Quote(value)
+	}
+	if f := s.Serve.Lookup(name); f != nil {
+		if f.rawLine != f.Line {
+			return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
+		}
+		i := f.Line - 1
+		k := strings.Index(lines[i], f.raw)
+		if k < 0 {
+			return nil, fmt.Errorf("line %d: cannot find %q", f.Line, f.raw)
+		}
+		if !bare && strings.HasPrefix(f.raw, name+"=") {
+			text = name + "=" + Quote(value)
+		}
+		lines[i] = lines[i][:k] + text + lines[i][k+len(f.raw):]
+		return lines, nil
+	}
+	i := s.Serve.LastLine - 1
+	last := strings.TrimRight(lines[i], " \t")
+	indent := "  "
+	if s.Serve.LastLine > s.Serve.FirstLine {
+		l := lines[i]
+		indent = l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	}
+	lines[i] = last + " \\"
+	return append(lines[:i+1], append([]string{indent + text}, lines[i+1:]...)...), nil
+}
+
+// Quote returns v as one shell word: unchanged when safe, else in single quotes.
+func Quote(v string) string {
+	if v == "" {
+		return "''"
+	}
+	safe := true
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=,+@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+// mergeJSON merges the keys of patch (a JSON object) into base (a JSON
+// object, or "" for none) and returns compact JSON: the patch's keys first,
+// in its order, then base's other keys in theirs.
+func mergeJSON(base, patch string) (string, error) {
+	pk, pv, err := orderedObject(patch)
+	if err != nil {
+		return "", fmt.Errorf("edit value is not a JSON object: %v", err)
+	}
+	var bk []string
+	var bv map[string]json.RawMessage
+	if strings.TrimSpace(base) != "" {
+		if bk, bv, err = orderedObject(base); err != nil {
+			return "", fmt.Errorf("not a JSON object: %v", err)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	write := func(k string, v json.RawMessage) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		json.Compact(&b, v)
+	}
+	for _, k := range pk {
+		write(k, pv[k])
+	}
+	for _, k := range bk {
+		if _, ok := pv[k]; !ok {
+			write(k, bv[k])
+		}
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+func orderedObject(s string) ([]string, map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, nil, fmt.Errorf("expected {, found %v", t)
+	}
+	var keys []string
+	vals := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		if _, dup := vals[k]; !dup {
+			keys = append(keys, k)
+		}
+		vals[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	return keys, vals, nil
+}

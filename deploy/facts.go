@@ -1,0 +1,168 @@
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Fact is one thing the script says about the deployment. Names are the
+// fact names of docs/rules.md.
+type Fact struct {
+	Name   string
+	Value  any // int, bool, string or []int
+	Source string
+}
+
+var versionRe = regexp.MustCompile(`vllm-ascend:(v?\d+\.\d+\.\d+(?:rc\d+)?)`)
+
+// DefaultCaptureSizes is vLLM-Ascend v0.13's default capture-size list for
+// a max_num_seqs (vllm-ascend.md §4): [1,2,4] then multiples of 8 up to
+// min(max_num_seqs, 512) (step 16 above 256).
+func DefaultCaptureSizes(maxNumSeqs int) []int {
+	top := min(maxNumSeqs, 512)
+	var out []int
+	for _, v := range []int{1, 2, 4} {
+		if v <= top {
+			out = append(out, v)
+		}
+	}
+	for v := 8; v <= top; {
+		out = append(out, v)
+		if v >= 256 {
+			v += 16
+		} else {
+			v += 8
+		}
+	}
+	return out
+}
+
+// Facts returns what the script says, each with its line.
+func (s *Script) Facts() []Fact {
+	var out []Fact
+	add := func(name string, v any, line int, how string) {
+		out = append(out, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
+	}
+	envNames := make([]string, 0, len(s.Env))
+	for n := range s.Env {
+		envNames = append(envNames, n)
+	}
+	sort.Strings(envNames)
+	for _, n := range envNames {
+		a := s.Env[n]
+		add("env."+n, a.Value, a.Line, "export")
+	}
+	fc1 := false
+	if a := s.Env["VLLM_ASCEND_ENABLE_FLASHCOMM1"]; a != nil {
+		fc1 = truthy(a.Value)
+		add("flashcomm1", fc1, a.Line, "VLLM_ASCEND_ENABLE_FLASHCOMM1="+a.Value)
+	} else if a := s.Env["VLLM_ASCEND_ENABLE_FLASHCOMM"]; a != nil {
+		fc1 = truthy(a.Value)
+		add("flashcomm1", fc1, a.Line, "VLLM_ASCEND_ENABLE_FLASHCOMM="+a.Value)
+	}
+	for i, l := range s.Lines {
+		if m := versionRe.FindStringSubmatch(l); m != nil {
+			v := m[1]
+			if !strings.HasPrefix(v, "v") {
+				v = "v" + v
+			}
+			add("vllm_ascend_version", v, i+1, "image tag")
+			break
+		}
+	}
+	c := s.Serve
+	if c == nil {
+		return out
+	}
+	if c.Model != "" {
+		add("model", c.Model, c.FirstLine, "vllm serve")
+	}
+	intFlag := func(flag, fact string) (int, bool) {
+		f := c.Lookup(flag)
+		if f == nil || !f.HasValue {
+			return 0, false
+		}
+		n, err := strconv.Atoi(f.Value)
+		if err != nil {
+			return 0, false
+		}
+		add(fact, n, f.Line, flag+" "+f.Value)
+		return n, true
+	}
+	intFlag("--tensor-parallel-size", "tp")
+	if c.Lookup("--tensor-parallel-size") == nil {
+		intFlag("-tp", "tp")
+	}
+	intFlag("--data-parallel-size", "dp")
+	maxSeqs, haveMax := intFlag("--max-num-seqs", "max_num_seqs")
+	boolFlag := func(flag, fact string) {
+		if f := c.Lookup(flag); f != nil {
+			add(fact, true, f.Line, flag)
+		} else {
+			add(fact, false, c.FirstLine, flag+" absent")
+		}
+	}
+	boolFlag("--enable-expert-parallel", "expert_parallel")
+	boolFlag("--async-scheduling", "async_scheduling")
+	if f := c.Lookup("--no-enable-prefix-caching"); f != nil {
+		add("prefix_caching", false, f.Line, f.Name)
+	} else {
+		boolFlag("--enable-prefix-caching", "prefix_caching")
+	}
+	sizesSet, modeSet := false, false
+	if f := c.Lookup("--compilation-config"); f != nil && f.HasValue {
+		var cc struct {
+			Mode  *string `json:"cudagraph_mode"`
+			Sizes []int   `json:"cudagraph_capture_sizes"`
+		}
+		if json.Unmarshal([]byte(f.Value), &cc) == nil {
+			if cc.Mode != nil {
+				add("cudagraph_mode", *cc.Mode, f.Line, "--compilation-config")
+				modeSet = true
+			}
+			if cc.Sizes != nil {
+				add("capture_sizes", cc.Sizes, f.Line, "--compilation-config")
+				sizesSet = true
+			}
+		}
+	}
+	if f := c.Lookup("--enforce-eager"); f != nil {
+		add("cudagraph_mode", "NONE", f.Line, "--enforce-eager")
+		modeSet = true
+	}
+	if !sizesSet && haveMax {
+		f := c.Lookup("--max-num-seqs")
+		add("capture_sizes", DefaultCaptureSizes(maxSeqs), f.Line, "vLLM-Ascend default list for --max-num-seqs "+f.Value)
+	}
+	_ = modeSet
+	if f := c.Lookup("--additional-config"); f != nil && f.HasValue {
+		var ac map[string]any
+		if json.Unmarshal([]byte(f.Value), &ac) == nil {
+			for _, k := range []string{"enable_flashcomm1", "multistream_overlap_shared_expert", "enable_cpu_binding"} {
+				if v, ok := ac[k].(bool); ok {
+					name := k
+					if k == "enable_flashcomm1" {
+						name = "flashcomm1"
+					}
+					add(name, v, f.Line, "--additional-config "+k)
+				}
+			}
+			if _, ok := ac["eplb_config"]; ok {
+				add("eplb", true, f.Line, "--additional-config eplb_config")
+			}
+		}
+	}
+	return out
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}

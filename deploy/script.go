@@ -1,0 +1,338 @@
+// Package deploy reads a shell deployment script — `export` lines, then
+// `vllm serve MODEL --flag value ...` with line continuations, quotes and
+// JSON-valued flags — into facts, and applies edits to it (remove a flag,
+// unset an env var, merge keys into a JSON-valued flag) so a finding's fix
+// can be shown as a unified diff against the user's own script.
+//
+// It is not a shell: it reads the subset deployment scripts use, and says
+// which line it could not read rather than guessing.
+package deploy
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Script is a parsed deployment script.
+type Script struct {
+	Path string
+	// Lines are the physical lines, without their newline.
+	Lines []string
+	// TrailingNewline: the file ends with a newline.
+	TrailingNewline bool
+	// Env holds every exported or assigned variable (the last assignment wins).
+	Env map[string]*Assign
+	// Serve is the `vllm serve` command, nil when the script has none.
+	Serve *Command
+}
+
+// Assign is one `export NAME=VALUE` (or `NAME=VALUE`).
+type Assign struct {
+	Name, Value string
+	Line        int // 1-based physical line
+	// Export: written with `export`; Alone: the only assignment on its line.
+	Export, Alone bool
+}
+
+// Command is the `vllm serve MODEL ...` command.
+type Command struct {
+	// FirstLine/LastLine are the 1-based physical lines it spans.
+	FirstLine, LastLine int
+	Model               string
+	Flags               []*Flag
+}
+
+// Flag is one `--name value`, `--name=value` or boolean `--name`.
+type Flag struct {
+	Name     string // with the leading dashes: --max-num-seqs
+	Value    string // unquoted
+	HasValue bool
+	Line     int // physical line of the flag name
+	// raw is the flag's text as written (name, separator and value token),
+	// rawLine the physical line holding the value token.
+	raw     string
+	rawLine int
+}
+
+// Lookup returns the flag with the given name (the last one wins), or nil.
+func (c *Command) Lookup(name string) *Flag {
+	if c == nil {
+		return nil
+	}
+	var f *Flag
+	for _, x := range c.Flags {
+		if x.Name == name || strings.ReplaceAll(x.Name, "_", "-") == name {
+			f = x
+		}
+	}
+	return f
+}
+
+// booleanFlags are vLLM flags that take no value.
+var booleanFlags = map[string]bool{
+	"--enable-expert-parallel": true, "--async-scheduling": true, "--enable-prefix-caching": true,
+	"--no-enable-prefix-caching": true, "--enforce-eager": true, "--trust-remote-code": true,
+	"--disable-log-requests": true, "--disable-log-stats": true, "--enable-chunked-prefill": true,
+	"--no-enable-chunked-prefill": true, "--enable-eplb": true, "--enable-auto-tool-choice": true,
+	"--disable-frontend-multiprocessing": true, "--headless": true, "--no-async-scheduling": true,
+}
+
+// ReadFile parses the script at path.
+func ReadFile(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, string(data))
+}
+
+// token is one shell word with the physical line it started on.
+type token struct {
+	text   string // unquoted
+	raw    string // as written
+	line   int
+	quoted bool
+	op     bool // a control operator: ; && || | &
+}
+
+// Parse parses script text; path names it in errors.
+func Parse(path, text string) (*Script, error) {
+	s := &Script{Path: path, Env: map[string]*Assign{}}
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	s.TrailingNewline = strings.HasSuffix(text, "\n")
+	s.Lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if text == "" {
+		s.Lines = nil
+	}
+	for i := 0; i < len(s.Lines); {
+		first := i
+		// a logical line: continuation lines end with an unescaped backslash
+		var b strings.Builder
+		starts := []int{}
+		for {
+			line := s.Lines[i]
+			starts = append(starts, b.Len())
+			if strings.HasSuffix(line, "\\") && !strings.HasSuffix(line, "\\\\") && i+1 < len(s.Lines) {
+				b.WriteString(strings.TrimSuffix(line, "\\"))
+				b.WriteByte(' ')
+				i++
+				continue
+			}
+			b.WriteString(line)
+			i++
+			break
+		}
+		toks, err := tokenize(b.String(), first+1, starts)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, first+1, err)
+		}
+		if err := s.statement(toks, first+1, i); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, first+1, err)
+		}
+	}
+	return s, nil
+}
+
+// tokenize splits a logical line into words; starts are the offsets of
+// each physical line inside it (for line numbers).
+func tokenize(line string, firstLine int, starts []int) ([]token, error) {
+	lineAt := func(off int) int {
+		n := 0
+		for k, st := range starts {
+			if off >= st {
+				n = k
+			}
+		}
+		return firstLine + n
+	}
+	var out []token
+	i := 0
+	for i < len(line) {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '#':
+			return out, nil
+		case c == ';' || c == '|' || c == '&':
+			j := i + 1
+			if j < len(line) && (line[j] == '&' || line[j] == '|') {
+				j++
+			}
+			out = append(out, token{text: line[i:j], raw: line[i:j], line: lineAt(i), op: true})
+			i = j
+			continue
+		}
+		start := i
+		var b strings.Builder
+		quoted := false
+	word:
+		for i < len(line) {
+			c := line[i]
+			switch c {
+			case ' ', '\t', ';', '|', '&':
+				break word
+			case '\'':
+				quoted = true
+				j := strings.IndexByte(line[i+1:], '\'')
+				if j < 0 {
+					return nil, fmt.Errorf("unterminated single quote")
+				}
+				b.WriteString(line[i+1 : i+1+j])
+				i += j + 2
+			case '"':
+				quoted = true
+				i++
+				closed := false
+				for i < len(line) {
+					if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+						b.WriteByte(line[i+1])
+						i += 2
+						continue
+					}
+					if line[i] == '"' {
+						closed = true
+						i++
+						break
+					}
+					b.WriteByte(line[i])
+					i++
+				}
+				if !closed {
+					return nil, fmt.Errorf("unterminated double quote")
+				}
+			case '\\':
+				if i+1 < len(line) {
+					b.WriteByte(line[i+1])
+				}
+				i += 2
+			default:
+				b.WriteByte(c)
+				i++
+			}
+		}
+		out = append(out, token{text: b.String(), raw: line[start:min(i, len(line))], line: lineAt(start), quoted: quoted})
+	}
+	return out, nil
+}
+
+// statement records what one logical line says.
+func (s *Script) statement(toks []token, first, next int) error {
+	// split on control operators; each simple command is read alone
+	var cmd []token
+	flush := func() {
+		if len(cmd) > 0 {
+			s.simple(cmd, first, next)
+		}
+		cmd = nil
+	}
+	for _, t := range toks {
+		if t.op {
+			flush()
+			continue
+		}
+		cmd = append(cmd, t)
+	}
+	flush()
+	return nil
+}
+
+func isAssign(t token) (string, string, bool) {
+	name, val, ok := strings.Cut(t.text, "=")
+	if !ok || name == "" || t.quoted && !strings.Contains(t.raw[:len(name)+1], "=") {
+		return "", "", false
+	}
+	for i, c := range name {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return "", "", false
+		}
+	}
+	return name, val, true
+}
+
+func (s *Script) simple(cmd []token, first, last int) {
+	if cmd[0].text == "export" {
+		n := 0
+		for _, t := range cmd[1:] {
+			if _, _, ok := isAssign(t); ok {
+				n++
+			}
+		}
+		for _, t := range cmd[1:] {
+			if name, val, ok := isAssign(t); ok {
+				s.Env[name] = &Assign{Name: name, Value: val, Line: t.line, Export: true, Alone: n == 1 && len(cmd) == 2}
+			}
+		}
+		return
+	}
+	if cmd[0].text == "unset" {
+		for _, t := range cmd[1:] {
+			delete(s.Env, t.text)
+		}
+		return
+	}
+	// leading NAME=VALUE assignments
+	k := 0
+	for k < len(cmd) {
+		name, val, ok := isAssign(cmd[k])
+		if !ok {
+			break
+		}
+		s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[k].line, Alone: len(cmd) == 1}
+		k++
+	}
+	cmd = cmd[k:]
+	// vllm serve MODEL ... (also python -m vllm.entrypoints.openai.api_server --model M)
+	for i := 0; i < len(cmd); i++ {
+		w := cmd[i].text
+		serve := (strings.HasSuffix(w, "vllm") && i+1 < len(cmd) && cmd[i+1].text == "serve")
+		api := strings.HasPrefix(w, "vllm.entrypoints.openai.api_server")
+		if !serve && !api {
+			continue
+		}
+		c := &Command{FirstLine: first, LastLine: last}
+		j := i + 1
+		if serve {
+			j = i + 2
+			if j < len(cmd) && !strings.HasPrefix(cmd[j].text, "-") {
+				c.Model = cmd[j].text
+				j++
+			}
+		}
+		for ; j < len(cmd); j++ {
+			t := cmd[j]
+			if !strings.HasPrefix(t.text, "--") {
+				continue
+			}
+			f := &Flag{Name: t.text, Line: t.line, raw: t.raw, rawLine: t.line}
+			if name, val, ok := strings.Cut(t.text, "="); ok {
+				f.Name, f.Value, f.HasValue = name, val, true
+			} else if !booleanFlags[t.text] && j+1 < len(cmd) && !strings.HasPrefix(cmd[j+1].text, "--") {
+				f.Value, f.HasValue = cmd[j+1].text, true
+				f.raw = t.raw + " " + cmd[j+1].raw
+				f.rawLine = cmd[j+1].line
+				j++
+			}
+			if f.Name == "--model" && f.HasValue {
+				c.Model = f.Value
+			}
+			c.Flags = append(c.Flags, f)
+		}
+		s.Serve = c
+		return
+	}
+}
+
+// Text returns the script text.
+func (s *Script) Text() string {
+	if len(s.Lines) == 0 {
+		return ""
+	}
+	t := strings.Join(s.Lines, "\n")
+	if s.TrailingNewline {
+		t += "\n"
+	}
+	return t
+}
