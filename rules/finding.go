@@ -3,6 +3,8 @@
 // reads; the rule engine fills them.
 package rules
 
+import "github.com/npuprof/npuprof/deploy"
+
 // Severity levels, lowest first.
 const (
 	SeverityInfo   = "info"
@@ -44,4 +46,9 @@ type Finding struct {
 	Diff     string     `json:"diff,omitempty"`
 	SavingUs float64    `json:"saving_us"`
 	Docs     string     `json:"docs,omitempty"`
+	// Edits are the deployment-script changes behind Diff.
+	Edits []deploy.Edit `json:"-"`
 }
+
+// Severities lists the severities, lowest first.
+var Severities = []string{SeverityInfo, SeverityLow, SeverityMedium, SeverityHigh}

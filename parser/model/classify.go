@@ -106,6 +106,12 @@ var hcclTypes = []string{
 	"send", "reduce", "scatter",
 }
 
+// HCCLTypes returns every collective type HCCLTypeFromName can return
+// (the <type> of the hccl.<type>.* metrics), "unknown" included.
+func HCCLTypes() []string {
+	return append(append([]string(nil), hcclTypes...), "unknown")
+}
+
 // HCCLTypeFromName returns the lower-case collective type of an HCCL op
 // name such as hcom_allReduce__586_0_1 (→ allreduce), or "unknown".
 func HCCLTypeFromName(name string) string {

@@ -1,0 +1,764 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/deploy"
+)
+
+// Rule outcomes: every rule ends up in exactly one.
+const (
+	StatusFired        = "fired"
+	StatusClear        = "clear"
+	StatusNotEvaluated = "not_evaluated"
+	StatusFailed       = "failed"
+)
+
+// Outcome is what happened to one rule or budget.
+type Outcome struct {
+	Rule     string `json:"rule"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Severity string `json:"severity,omitempty"`
+	File     string `json:"-"`
+	Line     int    `json:"-"`
+}
+
+// Baseline is a saved analysis (--baseline OLD.json) reduced to what
+// budgets read: each metric's mean over the ranks that measured it.
+type Baseline struct {
+	Path    string
+	Metrics map[string]float64
+}
+
+// Input is everything rules read.
+type Input struct {
+	Result   *analysis.Result
+	Facts    *FactSet
+	Baseline *Baseline
+	// Script is the deployment script (--deploy), nil when none.
+	Script *deploy.Script
+}
+
+// Report is the result of evaluating a rule set.
+type Report struct {
+	// Findings are sorted by saving, largest first.
+	Findings []Finding
+	// Outcomes are in rule order (built-in rules, user rules, budgets).
+	Outcomes []Outcome
+	// Diff is every finding's edits applied together to the deployment
+	// script, as one unified diff ("" without a script or edits).
+	Diff string
+}
+
+// Failed returns the outcomes with status failed.
+func (r *Report) Failed() []Outcome {
+	var out []Outcome
+	for _, o := range r.Outcomes {
+		if o.Status == StatusFailed {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Evaluate runs every rule and budget of set over in.
+func Evaluate(set *Set, in *Input) *Report {
+	if in.Facts == nil {
+		in.Facts = NewFactSet()
+	}
+	rep := &Report{Findings: []Finding{}, Outcomes: []Outcome{}}
+	for _, r := range set.Rules {
+		o, f := evalRule(r, in)
+		rep.Outcomes = append(rep.Outcomes, o)
+		if f != nil {
+			rep.Findings = append(rep.Findings, *f)
+		}
+	}
+	for _, b := range set.Budgets {
+		o, f := evalBudget(b, in)
+		rep.Outcomes = append(rep.Outcomes, o)
+		if f != nil {
+			rep.Findings = append(rep.Findings, *f)
+		}
+	}
+	SortFindings(rep.Findings)
+	if in.Script != nil {
+		var all []deploy.Edit
+		for _, f := range rep.Findings {
+			all = append(all, f.Edits...)
+		}
+		if len(all) > 0 {
+			d, err := in.Script.Diff(all)
+			if err != nil {
+				rep.Outcomes = append(rep.Outcomes, Outcome{Rule: "deploy-diff", Status: StatusFailed, Reason: err.Error()})
+			}
+			rep.Diff = d
+		}
+	}
+	return rep
+}
+
+// SortFindings orders findings by saving (largest first), then severity,
+// then rule id.
+func SortFindings(f []Finding) {
+	sort.SliceStable(f, func(i, j int) bool {
+		if f[i].SavingUs != f[j].SavingUs {
+			return f[i].SavingUs > f[j].SavingUs
+		}
+		if a, b := SeverityRank(f[i].Severity), SeverityRank(f[j].Severity); a != b {
+			return a > b
+		}
+		return f[i].Rule < f[j].Rule
+	})
+}
+
+// AtOrAbove returns the findings whose severity is at least min.
+func AtOrAbove(f []Finding, min string) []Finding {
+	var out []Finding
+	for _, x := range f {
+		if SeverityRank(x.Severity) >= SeverityRank(min) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// state is one evaluation of one rule.
+type state struct {
+	in      *Input
+	missing []string
+	env     env
+}
+
+func (st *state) unavailable(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if !contains(st.missing, msg) {
+		st.missing = append(st.missing, msg)
+	}
+	return fmt.Errorf("%s: %w", msg, errUnavailable)
+}
+
+// familyBase: a missing member of a family is 0 when the family's base
+// metric was measured on that rank (no such collective happened).
+var familyBase = []struct{ prefix, base string }{
+	{"hccl.per_layer.", "hccl.per_layer.count"},
+	{"hccl.group.", "hccl.total.count"},
+	{"hccl.", "hccl.total.count"},
+	{"event_wait.stream.", "event_wait.count"},
+}
+
+// rankValues returns the metric on each rank that measured it.
+func (st *state) rankValues(name string) (map[int]float64, error) {
+	d, _ := LookupMetric(name)
+	res := st.in.Result
+	if res == nil {
+		return nil, st.unavailable("metric %s unavailable: no profile", name)
+	}
+	if d.Cluster {
+		if res.Cluster != nil {
+			if v, ok := res.Cluster.Metrics[name]; ok {
+				return map[int]float64{-1: v}, nil
+			}
+			if why, ok := res.Cluster.Unavailable[name]; ok {
+				return nil, st.unavailable("metric %s unavailable: %s", name, why)
+			}
+		}
+		return nil, st.unavailable("metric %s unavailable: not computed", name)
+	}
+	out := map[int]float64{}
+	why := ""
+	for _, rr := range res.Ranks {
+		if v, ok := rr.Metrics[name]; ok {
+			out[rr.Rank] = v
+			continue
+		}
+		zero := false
+		if d.Name != name { // a family member
+			for _, fb := range familyBase {
+				if strings.HasPrefix(name, fb.prefix) {
+					if _, ok := rr.Metrics[fb.base]; ok {
+						zero = true
+					}
+					break
+				}
+			}
+		}
+		if zero {
+			out[rr.Rank] = 0
+			continue
+		}
+		if why == "" {
+			if w, ok := rr.Unavailable[name]; ok {
+				why = w
+			} else {
+				for k, w := range rr.Unavailable {
+					if strings.HasSuffix(k, ".*") && strings.HasPrefix(name, strings.TrimSuffix(k, "*")) {
+						why = w
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		if why == "" {
+			why = "not measured on any rank"
+		}
+		return nil, st.unavailable("metric %s unavailable: %s", name, why)
+	}
+	return out, nil
+}
+
+func (st *state) agg(name string, fn func(vals map[int]float64) float64) (float64, error) {
+	v, err := st.rankValues(name)
+	if err != nil {
+		return 0, err
+	}
+	return fn(v), nil
+}
+
+func mean(v map[int]float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func argExt(v map[int]float64, better func(a, b float64) bool) (int, float64) {
+	ranks := make([]int, 0, len(v))
+	for r := range v {
+		ranks = append(ranks, r)
+	}
+	sort.Ints(ranks)
+	at, best := ranks[0], v[ranks[0]]
+	for _, r := range ranks[1:] {
+		if better(v[r], best) {
+			at, best = r, v[r]
+		}
+	}
+	return at, best
+}
+
+func newState(in *Input) *state {
+	st := &state{in: in}
+	facts := in.Facts
+	fact := func(name string) (any, error) {
+		v, ok := facts.Get(name)
+		if !ok {
+			d, _ := LookupFact(name)
+			return nil, st.unavailable("fact %s unknown: give it with --fact %s=... (it comes from: %s)", name, name, d.From)
+		}
+		return v.Value, nil
+	}
+	var ranks []int
+	if in.Result != nil {
+		for _, rr := range in.Result.Ranks {
+			ranks = append(ranks, rr.Rank)
+		}
+	}
+	st.env = env{
+		Metric:    func(n string) (float64, error) { return st.agg(n, mean) },
+		MeanRanks: func(n string) (float64, error) { return st.agg(n, mean) },
+		SumRanks: func(n string) (float64, error) {
+			return st.agg(n, func(v map[int]float64) float64 {
+				s := 0.0
+				for _, x := range v {
+					s += x
+				}
+				return s
+			})
+		},
+		MaxRanks: func(n string) (float64, error) {
+			return st.agg(n, func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a > b }); return m })
+		},
+		MinRanks: func(n string) (float64, error) {
+			return st.agg(n, func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a < b }); return m })
+		},
+		Count: func(n string) (int, error) {
+			v, err := st.rankValues(n)
+			return len(v), err
+		},
+		MaxRank: func(n string) (int, error) {
+			v, err := st.rankValues(n)
+			if err != nil {
+				return 0, err
+			}
+			at, _ := argExt(v, func(a, b float64) bool { return a > b })
+			return at, nil
+		},
+		RankMetric: func(n string, r int) (float64, error) {
+			v, err := st.rankValues(n)
+			if err != nil {
+				return 0, err
+			}
+			x, ok := v[r]
+			if !ok {
+				return 0, st.unavailable("metric %s unavailable on rank %d", n, r)
+			}
+			return x, nil
+		},
+		Has: func(n string) (bool, error) {
+			probe := &state{in: in}
+			_, err := probe.rankValues(n)
+			return err == nil, nil
+		},
+		RanksWith: func(n string, x float64) ([]int, error) {
+			v, err := st.rankValues(n)
+			if err != nil {
+				return nil, err
+			}
+			out := []int{}
+			for r, val := range v {
+				if val > x {
+					out = append(out, r)
+				}
+			}
+			sort.Ints(out)
+			return out, nil
+		},
+		BaseMetric: func(n string) (float64, error) {
+			if in.Baseline == nil {
+				return 0, st.unavailable("baseline_metric(%q) needs --baseline OLD.json", n)
+			}
+			v, ok := in.Baseline.Metrics[n]
+			if !ok {
+				return 0, st.unavailable("metric %s is not in the baseline %s", n, in.Baseline.Path)
+			}
+			return v, nil
+		},
+		Known: func(n string) (bool, error) { _, ok := facts.Get(n); return ok, nil },
+		Env:   func(n string) string { v, _ := facts.Env(n); return v },
+		EnvKnown: func(n string) bool {
+			_, ok := facts.Env(n)
+			return ok
+		},
+		HaveEnv: func() (bool, error) {
+			if len(facts.env) == 0 {
+				return false, st.unavailable("no environment variables known: the profile has no profiler_metadata.json ENV_VARIABLES and no --deploy script was given")
+			}
+			return true, nil
+		},
+		VersionLT: func(a, b string) (bool, error) {
+			c, err := CompareVersions(a, b)
+			return c < 0, err
+		},
+		WaitedOp: func() (string, error) {
+			by := map[string]int64{}
+			if in.Result != nil {
+				for _, rr := range in.Result.Ranks {
+					if rr.EventWait == nil {
+						continue
+					}
+					for _, w := range rr.EventWait.WaitedOps {
+						by[w.Name] += w.Wait.Total
+					}
+				}
+			}
+			if len(by) == 0 {
+				return "", st.unavailable("no EVENT_WAIT followed by an op (needs the device timeline)")
+			}
+			best, bt := "", int64(-1)
+			for n, t := range by {
+				if t > bt || t == bt && n < best {
+					best, bt = n, t
+				}
+			}
+			return best, nil
+		},
+		Ranks:    ranks,
+		Us:       formatUs,
+		Pct:      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+		Fixed:    func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) },
+		JoinInts: joinInts,
+		FactInt: func(n string) (int, error) {
+			v, err := fact(n)
+			if err != nil {
+				return 0, err
+			}
+			return v.(int), nil
+		},
+		FactBool: func(n string) (bool, error) {
+			v, err := fact(n)
+			if err != nil {
+				return false, err
+			}
+			return v.(bool), nil
+		},
+		FactString: func(n string) (string, error) {
+			v, err := fact(n)
+			if err != nil {
+				return "", err
+			}
+			return v.(string), nil
+		},
+		FactInts: func(n string) ([]int, error) {
+			v, err := fact(n)
+			if err != nil {
+				return nil, err
+			}
+			return v.([]int), nil
+		},
+	}
+	return st
+}
+
+// errNotEvaluated carries the reasons an input was unavailable.
+type errNotEvaluated struct{ reasons []string }
+
+func (e *errNotEvaluated) Error() string { return strings.Join(e.reasons, "; ") }
+
+func (st *state) run(e *Expr) (any, error) {
+	st.missing = nil
+	v, err := expr.Run(e.Program, st.env)
+	if err != nil {
+		if errors.Is(err, errUnavailable) {
+			return nil, &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
+		}
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("%s (in %q)", fe.Message, e.Source)
+		}
+		return nil, err
+	}
+	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return nil, fmt.Errorf("%q is %v", e.Source, f)
+	}
+	return v, nil
+}
+
+func (st *state) render(t *Template) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.expr == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, err := st.run(p.expr)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(format(v))
+	}
+	return tidy(b.String()), nil
+}
+
+// tidy drops trailing spaces and the blank lines a conditional part that
+// rendered empty leaves behind, and trims the text.
+func tidy(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := false
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t")
+		if l == "" {
+			if blank {
+				continue
+			}
+			blank = true
+		} else {
+			blank = false
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+func outcome(r *Rule, status, reason string) Outcome {
+	return Outcome{Rule: r.ID, Status: status, Reason: reason, File: r.File, Line: r.Line}
+}
+
+// classify turns an evaluation error into not_evaluated or failed.
+func classify(r *Rule, what string, err error) Outcome {
+	var ne *errNotEvaluated
+	if errors.As(err, &ne) {
+		return outcome(r, StatusNotEvaluated, ne.Error())
+	}
+	return outcome(r, StatusFailed, fmt.Sprintf("%s:%d: %s: %v", r.File, r.Line, what, err))
+}
+
+func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
+	defer func() {
+		if v := recover(); v != nil {
+			o, f = outcome(r, StatusFailed, fmt.Sprintf("internal error: panic: %v", v)), nil
+		}
+	}()
+	if why := notApplicable(r, in.Facts); why != "" {
+		return outcome(r, StatusClear, "does not apply: "+why), nil
+	}
+	st := newState(in)
+	v, err := st.run(r.When)
+	if err != nil {
+		return classify(r, "when", err), nil
+	}
+	if !v.(bool) {
+		return outcome(r, StatusClear, "condition not met"), nil
+	}
+	fd := &Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []Evidence{}}
+	if fd.Title, err = st.render(r.Title); err != nil {
+		return classify(r, "title", err), nil
+	}
+	if fd.Fix, err = st.render(r.Fix); err != nil {
+		return classify(r, "fix", err), nil
+	}
+	var savingNote string
+	if r.Saving != nil {
+		sv, err := st.run(r.Saving)
+		var ne *errNotEvaluated
+		switch {
+		case errors.As(err, &ne):
+			savingNote = "saving not estimated: " + ne.Error()
+		case err != nil:
+			return classify(r, "saving", err), nil
+		default:
+			fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
+		}
+	}
+	if r.Ranks != nil {
+		rv, err := st.run(r.Ranks)
+		if err != nil {
+			return classify(r, "ranks", err), nil
+		}
+		list, ok := toInts(rv)
+		if !ok {
+			return outcome(r, StatusFailed, fmt.Sprintf("%s:%d: ranks: expected a list of ranks, got %v", r.File, r.Line, rv)), nil
+		}
+		fd.Ranks = list
+	} else {
+		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
+	}
+	for _, es := range r.Evidence {
+		ev, err := st.evidence(es)
+		if err != nil {
+			var ne *errNotEvaluated
+			if errors.As(err, &ne) {
+				continue // not shown: never a 0 for something unmeasured
+			}
+			return classify(r, "evidence", err), nil
+		}
+		fd.Evidence = append(fd.Evidence, ev...)
+	}
+	if savingNote != "" {
+		fd.Evidence = append(fd.Evidence, Evidence{Metric: "saving_us", Note: savingNote})
+	}
+	for _, es := range r.Edits {
+		if es.If != nil {
+			ok, err := st.run(es.If)
+			if err != nil {
+				var ne *errNotEvaluated
+				if errors.As(err, &ne) {
+					continue
+				}
+				return classify(r, "edit if", err), nil
+			}
+			if !ok.(bool) {
+				continue
+			}
+		}
+		val, err := st.render(es.Value)
+		if err != nil {
+			return classify(r, "edit value", err), nil
+		}
+		fd.Edits = append(fd.Edits, deploy.Edit{Op: es.Op, Name: es.Name, Value: val, Create: es.Create})
+	}
+	if in.Script != nil && len(fd.Edits) > 0 {
+		d, err := in.Script.Diff(fd.Edits)
+		if err != nil {
+			return outcome(r, StatusFailed, err.Error()), nil
+		}
+		fd.Diff = d
+	}
+	fd.Severity = r.Severity
+	if fd.Severity == "auto" {
+		fd.Severity = autoSeverity(st, fd.SavingUs, savingNote != "" || r.Saving == nil)
+	}
+	o = outcome(r, StatusFired, "")
+	o.Severity = fd.Severity
+	return o, fd
+}
+
+// Severity from the saving's share of the device window (equivalently of
+// step time): at least 5% high, 1% medium, else low.
+func autoSeverity(st *state, saving float64, unknown bool) string {
+	if unknown {
+		return SeverityMedium
+	}
+	probe := &state{in: st.in}
+	win, err := probe.agg("device.window.time_us", mean)
+	if err != nil || win <= 0 {
+		return SeverityMedium
+	}
+	switch share := saving / win; {
+	case share >= 0.05:
+		return SeverityHigh
+	case share >= 0.01:
+		return SeverityMedium
+	}
+	return SeverityLow
+}
+
+func toInts(v any) ([]int, bool) {
+	switch x := v.(type) {
+	case []int:
+		return x, true
+	case []any:
+		out := make([]int, 0, len(x))
+		for _, e := range x {
+			switch n := e.(type) {
+			case int:
+				out = append(out, n)
+			case float64:
+				out = append(out, int(n))
+			default:
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
+	st.missing = nil
+	d, _ := LookupMetric(es.Metric)
+	vals, err := st.rankValues(es.Metric)
+	if err != nil {
+		return nil, &errNotEvaluated{reasons: st.missing}
+	}
+	note, err := st.render(es.Note)
+	if err != nil {
+		return nil, err
+	}
+	mk := func(v float64, rank *int) Evidence {
+		return Evidence{Metric: es.Metric, Rank: rank, Value: math.Round(v*1000) / 1000, Unit: d.Unit, Note: note}
+	}
+	if d.Cluster {
+		return []Evidence{mk(vals[-1], nil)}, nil
+	}
+	switch es.Of {
+	case "max", "min":
+		better := func(a, b float64) bool { return a > b }
+		if es.Of == "min" {
+			better = func(a, b float64) bool { return a < b }
+		}
+		at, v := argExt(vals, better)
+		return []Evidence{mk(v, &at)}, nil
+	case "sum":
+		s := 0.0
+		for _, v := range vals {
+			s += v
+		}
+		e := mk(s, nil)
+		e.Note = strings.TrimSpace("sum over ranks " + note)
+		return []Evidence{e}, nil
+	case "each":
+		ranks := make([]int, 0, len(vals))
+		for r := range vals {
+			ranks = append(ranks, r)
+		}
+		sort.Ints(ranks)
+		var out []Evidence
+		for _, r := range ranks {
+			out = append(out, mk(vals[r], &r))
+		}
+		return out, nil
+	}
+	e := mk(mean(vals), nil)
+	if len(vals) > 1 {
+		e.Note = strings.TrimSpace(fmt.Sprintf("mean of %d ranks. %s", len(vals), note))
+	}
+	return []Evidence{e}, nil
+}
+
+func notApplicable(r *Rule, facts *FactSet) string {
+	a := r.AppliesTo
+	if a.VllmAscend != "" {
+		if v, ok := facts.Get("vllm_ascend_version"); ok {
+			in, err := inRange(v.Value.(string), a.VllmAscend)
+			if err == nil && !in {
+				return fmt.Sprintf("vllm_ascend_version %s is outside %s", v.Value, a.VllmAscend)
+			}
+		}
+	}
+	if len(a.Phase) > 0 {
+		if v, ok := facts.Get("phase"); ok && !contains(a.Phase, v.Value.(string)) {
+			return fmt.Sprintf("phase %s (rule applies to %s)", v.Value, strings.Join(a.Phase, ", "))
+		}
+	}
+	if len(a.ModelFamily) > 0 {
+		if v, ok := facts.Get("model"); ok {
+			m := strings.ToLower(v.Value.(string))
+			hit := false
+			for _, f := range a.ModelFamily {
+				if strings.Contains(m, strings.ToLower(f)) {
+					hit = true
+				}
+			}
+			if !hit {
+				return fmt.Sprintf("model %s is not %s", v.Value, strings.Join(a.ModelFamily, " or "))
+			}
+		}
+	}
+	return ""
+}
+
+func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
+	o = Outcome{Rule: b.ID, File: b.File, Line: b.Line}
+	if in.Baseline == nil {
+		o.Status, o.Reason = StatusNotEvaluated, "budget needs --baseline OLD.json"
+		return o, nil
+	}
+	base, ok := in.Baseline.Metrics[b.Metric]
+	if !ok {
+		o.Status, o.Reason = StatusNotEvaluated, fmt.Sprintf("metric %s is not in the baseline %s", b.Metric, in.Baseline.Path)
+		return o, nil
+	}
+	st := newState(in)
+	cur, err := st.agg(b.Metric, mean)
+	if err != nil {
+		o.Status, o.Reason = StatusNotEvaluated, strings.Join(st.missing, "; ")
+		return o, nil
+	}
+	st.env.Baseline = base
+	bv, err := st.run(b.Bound)
+	if err != nil {
+		var ne *errNotEvaluated
+		if errors.As(err, &ne) {
+			o.Status, o.Reason = StatusNotEvaluated, ne.Error()
+		} else {
+			o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s:%d: %v", b.File, b.Line, err)
+		}
+		return o, nil
+	}
+	bound := bv.(float64)
+	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
+	if okay {
+		o.Status, o.Reason = StatusClear, fmt.Sprintf("%s = %s within %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base))
+		return o, nil
+	}
+	d, _ := LookupMetric(b.Metric)
+	fd := &Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
+		Title: fmt.Sprintf("%s is over budget: %s, budget %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base)),
+		Evidence: []Evidence{
+			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)"},
+			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path},
+		},
+		Fix: fmt.Sprintf("%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.", b.Metric, format(base), format(cur), b.Text),
+	}
+	if d.Unit == "µs" && cur > bound {
+		fd.SavingUs = math.Round((cur-bound)*1000) / 1000
+	}
+	o.Status, o.Severity = StatusFired, b.Severity
+	return o, fd
+}

@@ -1,0 +1,403 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+	"go.yaml.in/yaml/v3"
+)
+
+// Expr is one compiled expression with where it came from.
+type Expr struct {
+	Source  string
+	Program *vm.Program
+	// Metrics and Facts it names (for `rules explain` and reasons).
+	Metrics []string
+	Facts   []string
+}
+
+// Template is text with {{ expression }} parts, each compiled.
+type Template struct {
+	Source string
+	parts  []tmplPart
+}
+
+type tmplPart struct {
+	text string
+	expr *Expr
+}
+
+type resultKind int
+
+const (
+	kindAny resultKind = iota
+	kindBool
+	kindFloat
+)
+
+// env is the typed environment expressions are checked against and run
+// in. Functions read the evaluation state; an input that is not available
+// returns an error wrapping errUnavailable, and the rule is then "not
+// evaluated", with the reason.
+type env struct {
+	Metric     func(string) (float64, error)        `expr:"metric"`
+	MeanRanks  func(string) (float64, error)        `expr:"mean_ranks"`
+	SumRanks   func(string) (float64, error)        `expr:"sum_ranks"`
+	MaxRanks   func(string) (float64, error)        `expr:"max_ranks"`
+	MinRanks   func(string) (float64, error)        `expr:"min_ranks"`
+	Count      func(string) (int, error)            `expr:"count"`
+	MaxRank    func(string) (int, error)            `expr:"max_rank"`
+	RankMetric func(string, int) (float64, error)   `expr:"rank_metric"`
+	Has        func(string) (bool, error)           `expr:"has"`
+	RanksWith  func(string, float64) ([]int, error) `expr:"ranks_above"`
+	BaseMetric func(string) (float64, error)        `expr:"baseline_metric"`
+	Baseline   float64                              `expr:"baseline"`
+	Known      func(string) (bool, error)           `expr:"known"`
+	Env        func(string) string                  `expr:"env"`
+	EnvKnown   func(string) bool                    `expr:"env_known"`
+	HaveEnv    func() (bool, error)                 `expr:"have_env"`
+	VersionLT  func(string, string) (bool, error)   `expr:"version_lt"`
+	WaitedOp   func() (string, error)               `expr:"waited_op"`
+	Ranks      []int                                `expr:"ranks"`
+	Us         func(float64) string                 `expr:"us"`
+	Pct        func(float64) string                 `expr:"pct"`
+	Fixed      func(float64, int) string            `expr:"fixed"`
+	JoinInts   func([]int, string) string           `expr:"join_ints"`
+
+	FactInt    func(string) (int, error)    `expr:"__fact_int"`
+	FactBool   func(string) (bool, error)   `expr:"__fact_bool"`
+	FactString func(string) (string, error) `expr:"__fact_string"`
+	FactInts   func(string) ([]int, error)  `expr:"__fact_ints"`
+}
+
+// metricFuncs take a metric name as their first argument.
+var metricFuncs = map[string]bool{
+	"metric": true, "mean_ranks": true, "sum_ranks": true, "max_ranks": true, "min_ranks": true,
+	"count": true, "max_rank": true, "rank_metric": true, "has": true, "ranks_above": true, "baseline_metric": true,
+}
+
+var errUnavailable = errors.New("input unavailable")
+
+// Functions documents the expression functions (for docs/rules.md and
+// `rules explain`).
+var Functions = [][2]string{
+	{`metric("m")`, "mean over ranks of a per-rank metric (ranks that measured it); a cluster metric's value"},
+	{`mean_ranks("m")`, "same as metric"},
+	{`sum_ranks("m")`, "sum over ranks"},
+	{`max_ranks("m")`, "maximum over ranks"},
+	{`min_ranks("m")`, "minimum over ranks"},
+	{`count("m")`, "number of ranks that measured m"},
+	{`max_rank("m")`, "the rank holding the maximum of m (lowest on ties)"},
+	{`rank_metric("m", r)`, "m on rank r"},
+	{`ranks_above("m", x)`, "ranks whose m is above x"},
+	{`has("m")`, "m was measured on at least one rank (never makes a rule not-evaluated)"},
+	{`baseline`, "in a budget: the same metric in the --baseline document (mean over its ranks)"},
+	{`baseline_metric("m")`, "m in the --baseline document"},
+	{`fact.NAME`, "a fact (typed; an unknown fact makes the rule not-evaluated unless guarded by known)"},
+	{`known("NAME")`, "the fact is known"},
+	{`env("NAME")`, "an environment variable from the deployment script or profiler_metadata.json (\"\" when unset)"},
+	{`env_known("NAME")`, "the variable was seen (set, even if empty)"},
+	{`have_env()`, "true when any environment variable is known; else the rule is not evaluated"},
+	{`version_lt(a, b)`, "vLLM-Ascend version a is older than b (v0.13.0rc1 < v0.13.0rc2 < v0.13.0)"},
+	{`waited_op()`, "the op after the most EVENT_WAIT time, over all ranks"},
+	{`ranks`, "the analyzed ranks"},
+	{`threshold.NAME`, "a number from the rule's thresholds"},
+	{`us(x)`, "format µs for people (812.5µs, 12.35ms)"},
+	{`pct(x)`, "format a ratio as a percentage"},
+	{`fixed(x, n)`, "format x with n decimals"},
+	{`join_ints(list, sep)`, "join integers (join(strings, sep) joins text)"},
+}
+
+// compiler compiles the expressions of one rule.
+type compiler struct {
+	l      *loader
+	rule   *Rule
+	what   string
+	budget bool
+}
+
+func (c *compiler) errAt(n *yaml.Node, off int, format string, args ...any) {
+	line, col := c.l.position(n, off)
+	c.l.problems = append(c.l.problems, fmt.Sprintf("%s:%d:%d: %s: %s", c.l.file, line, col, c.what, fmt.Sprintf(format, args...)))
+}
+
+func (c *compiler) expr(n *yaml.Node, field string, kind resultKind) *Expr {
+	if n.Kind != yaml.ScalarNode {
+		c.l.errf(n, "%s: %s: expected an expression, found %s", c.what, field, kindName(n))
+		return nil
+	}
+	return c.exprAt(n, n.Value, 0, field, kind)
+}
+
+// exprAt compiles src, which starts at rune offset off inside node n's value.
+func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
+	e := &Expr{Source: src}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		c.fileErr(n, off, field, err)
+		return nil
+	}
+	ok := true
+	ast.Find(tree.Node, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.CallNode:
+			id, isID := x.Callee.(*ast.IdentifierNode)
+			if isID && id.Value == "known" && len(x.Arguments) == 1 {
+				if s, isStr := x.Arguments[0].(*ast.StringNode); isStr {
+					if _, known := LookupFact(s.Value); !known {
+						c.errAt(n, off+s.Location().From, "%s: unknown fact %q (closest: %s)", field, s.Value, strings.Join(Closest(s.Value, factNames(), 3), ", "))
+						ok = false
+					}
+				}
+				return false
+			}
+			if !isID || !metricFuncs[id.Value] || len(x.Arguments) == 0 {
+				return false
+			}
+			s, isStr := x.Arguments[0].(*ast.StringNode)
+			if !isStr {
+				c.errAt(n, off+x.Arguments[0].Location().From, "%s: %s needs the metric name as a string literal, so it can be checked", field, id.Value)
+				ok = false
+				return false
+			}
+			if _, known := LookupMetric(s.Value); !known {
+				c.errAt(n, off+s.Location().From, "%s: unknown metric %q (closest: %s)", field, s.Value, strings.Join(Closest(s.Value, MetricNames(), 3), ", "))
+				ok = false
+				return false
+			}
+			if !contains(e.Metrics, s.Value) {
+				e.Metrics = append(e.Metrics, s.Value)
+			}
+		case *ast.MemberNode:
+			id, isID := x.Node.(*ast.IdentifierNode)
+			p, isStr := x.Property.(*ast.StringNode)
+			if !isID || !isStr {
+				return false
+			}
+			switch id.Value {
+			case "fact":
+				if _, known := LookupFact(p.Value); !known {
+					c.errAt(n, off+p.Location().From, "%s: unknown fact %q (closest: %s)", field, p.Value, strings.Join(Closest(p.Value, factNames(), 3), ", "))
+					ok = false
+				} else if !contains(e.Facts, p.Value) {
+					e.Facts = append(e.Facts, p.Value)
+				}
+			case "threshold":
+				if _, known := c.rule.Thresholds[p.Value]; !known {
+					var names []string
+					for k := range c.rule.Thresholds {
+						names = append(names, k)
+					}
+					sort.Strings(names)
+					c.errAt(n, off+p.Location().From, "%s: unknown threshold %q (this rule's thresholds: %s)", field, p.Value, strings.Join(names, ", "))
+					ok = false
+				}
+			}
+		case *ast.IdentifierNode:
+			if x.Value == "baseline" && !c.budget {
+				c.errAt(n, off+x.Location().From, "%s: `baseline` is only defined in budgets; use baseline_metric(\"m\")", field)
+				ok = false
+			}
+		}
+		return false
+	})
+	if !ok {
+		return nil
+	}
+	// the rule's vars this expression needs, as let-bindings in front
+	prefix := c.varPrefix(tree.Node)
+	opts := []expr.Option{expr.Env(env{}), expr.Patch(&patcher{thresholds: c.rule.Thresholds})}
+	switch kind {
+	case kindBool:
+		opts = append(opts, expr.AsBool())
+	case kindFloat:
+		opts = append(opts, expr.AsFloat64())
+	}
+	prog, err := expr.Compile(prefix+src, opts...)
+	if err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
+			c.errAt(n, off, "%s: %s (in a var it uses)", field, fe.Message)
+			return nil
+		}
+		if errors.As(err, &fe) {
+			fe.From -= len([]rune(prefix))
+		}
+		c.fileErr(n, off, field, err)
+		return nil
+	}
+	e.Program = prog
+	return e
+}
+
+// varPrefix returns "let v = (...); " for each var node uses, with the
+// vars those use, in declaration order.
+func (c *compiler) varPrefix(node ast.Node) string {
+	if len(c.rule.Vars) == 0 {
+		return ""
+	}
+	need := map[string]bool{}
+	var mark func(n ast.Node)
+	mark = func(n ast.Node) {
+		ast.Find(n, func(x ast.Node) bool {
+			id, ok := x.(*ast.IdentifierNode)
+			if !ok || need[id.Value] {
+				return false
+			}
+			for _, v := range c.rule.Vars {
+				if v.Name == id.Value {
+					need[v.Name] = true
+					if t, err := parser.Parse(v.Source); err == nil {
+						mark(t.Node)
+					}
+				}
+			}
+			return false
+		})
+	}
+	mark(node)
+	var b strings.Builder
+	for _, v := range c.rule.Vars {
+		if need[v.Name] {
+			fmt.Fprintf(&b, "let %s = (%s); ", v.Name, v.Source)
+		}
+	}
+	return b.String()
+}
+
+func (c *compiler) fileErr(n *yaml.Node, off int, field string, err error) {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		c.errAt(n, off+fe.From, "%s: %s", field, fe.Message)
+		return
+	}
+	c.errAt(n, off, "%s: %v", field, err)
+}
+
+// template compiles a text with {{ expression }} parts.
+func (c *compiler) template(n *yaml.Node, field string) *Template {
+	if n.Kind != yaml.ScalarNode {
+		c.l.errf(n, "%s: %s: expected text, found %s", c.what, field, kindName(n))
+		return nil
+	}
+	t := &Template{Source: n.Value}
+	src := n.Value
+	runeOff := 0
+	for {
+		i := strings.Index(src, "{{")
+		if i < 0 {
+			t.parts = append(t.parts, tmplPart{text: src})
+			break
+		}
+		j := strings.Index(src[i:], "}}")
+		if j < 0 {
+			c.errAt(n, runeOff+len([]rune(src[:i])), "%s: {{ without }}", field)
+			return nil
+		}
+		t.parts = append(t.parts, tmplPart{text: src[:i]})
+		inner := src[i+2 : i+j]
+		start := runeOff + len([]rune(src[:i+2]))
+		e := c.exprAt(n, inner, start, field, kindAny)
+		if e == nil {
+			return nil
+		}
+		t.parts = append(t.parts, tmplPart{expr: e})
+		runeOff = start + len([]rune(inner)) + 2
+		src = src[i+j+2:]
+	}
+	return t
+}
+
+// patcher rewrites fact.NAME into a typed fact lookup and threshold.NAME
+// into its number, before type checking.
+type patcher struct{ thresholds map[string]float64 }
+
+func (p *patcher) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	id, ok1 := m.Node.(*ast.IdentifierNode)
+	s, ok2 := m.Property.(*ast.StringNode)
+	if !ok1 || !ok2 {
+		return
+	}
+	switch id.Value {
+	case "fact":
+		f, ok := LookupFact(s.Value)
+		if !ok {
+			return
+		}
+		fn := map[FactType]string{FactInt: "__fact_int", FactBool: "__fact_bool", FactString: "__fact_string", FactInts: "__fact_ints"}[f.Type]
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{&ast.StringNode{Value: s.Value}}}
+		ast.Patch(node, call)
+	case "threshold":
+		if v, ok := p.thresholds[s.Value]; ok {
+			ast.Patch(node, &ast.FloatNode{Value: v})
+		}
+	}
+}
+
+// format renders a template value for people.
+func format(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprint(x)
+		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		s := strconv.FormatFloat(x, 'f', 3, 64)
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		return s
+	case []int:
+		return joinInts(x, ",")
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = format(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+func joinInts(x []int, sep string) string {
+	parts := make([]string, len(x))
+	for i, e := range x {
+		parts[i] = strconv.Itoa(e)
+	}
+	return strings.Join(parts, sep)
+}
+
+// formatUs formats µs for people (the same scale as the terminal summary).
+func formatUs(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a < 1000:
+		return fmt.Sprintf("%.1fµs", v)
+	case a < 1e6:
+		return fmt.Sprintf("%.2fms", v/1000)
+	}
+	return fmt.Sprintf("%.3fs", v/1e6)
+}

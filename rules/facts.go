@@ -1,0 +1,229 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/deploy"
+)
+
+// FactValue is one known fact and where it came from. The JSON document
+// lists them under "facts".
+type FactValue struct {
+	Name   string `json:"name"`
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+}
+
+// FactSet holds the facts of one evaluation: from the profile, then the
+// deployment script, then --fact overrides (later sources win).
+type FactSet struct {
+	facts map[string]FactValue
+	env   map[string]FactValue
+}
+
+// NewFactSet returns an empty set.
+func NewFactSet() *FactSet {
+	return &FactSet{facts: map[string]FactValue{}, env: map[string]FactValue{}}
+}
+
+// Set records a fact after checking its name and type against the catalog.
+// Names "env.NAME" record environment variables.
+func (f *FactSet) Set(name string, v any, source string) error {
+	if env, ok := strings.CutPrefix(name, "env."); ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return fmt.Errorf("fact %s: expected text", name)
+		}
+		f.env[env] = FactValue{Name: name, Value: s, Source: source}
+		return nil
+	}
+	d, ok := LookupFact(name)
+	if !ok {
+		return fmt.Errorf("unknown fact %q (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+	}
+	okType := false
+	switch d.Type {
+	case FactInt:
+		_, okType = v.(int)
+	case FactBool:
+		_, okType = v.(bool)
+	case FactString:
+		_, okType = v.(string)
+	case FactInts:
+		_, okType = v.([]int)
+	}
+	if !okType {
+		return fmt.Errorf("fact %s: expected %s, got %v (%T)", name, d.Type, v, v)
+	}
+	f.facts[name] = FactValue{Name: name, Value: v, Source: source}
+	return nil
+}
+
+// SetString parses a --fact key=value override.
+func (f *FactSet) SetString(kv, source string) error {
+	name, raw, ok := strings.Cut(kv, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("--fact %q: expected NAME=VALUE (e.g. concurrency=25)", kv)
+	}
+	if strings.HasPrefix(name, "env.") {
+		return f.Set(name, raw, source)
+	}
+	d, known := LookupFact(name)
+	if !known {
+		return fmt.Errorf("--fact %s: unknown fact (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+	}
+	var v any
+	var err error
+	switch d.Type {
+	case FactInt:
+		v, err = strconv.Atoi(raw)
+	case FactBool:
+		v, err = strconv.ParseBool(raw)
+	case FactString:
+		v = raw
+	case FactInts:
+		var l []int
+		for _, p := range strings.FieldsFunc(strings.Trim(raw, "[]"), func(r rune) bool { return r == ',' || r == ' ' }) {
+			n, e := strconv.Atoi(p)
+			if e != nil {
+				err = e
+				break
+			}
+			l = append(l, n)
+		}
+		v = l
+	}
+	if err != nil {
+		return fmt.Errorf("--fact %s=%s: expected %s", name, raw, d.Type)
+	}
+	return f.Set(name, v, source)
+}
+
+// Get returns a fact.
+func (f *FactSet) Get(name string) (FactValue, bool) {
+	v, ok := f.facts[name]
+	return v, ok
+}
+
+// Env returns an environment variable and whether it was seen.
+func (f *FactSet) Env(name string) (string, bool) {
+	v, ok := f.env[name]
+	if !ok {
+		return "", false
+	}
+	return v.Value.(string), true
+}
+
+// List returns every fact, sorted by name (env.* last).
+func (f *FactSet) List() []FactValue {
+	var out []FactValue
+	for _, v := range f.facts {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	var env []FactValue
+	for _, v := range f.env {
+		env = append(env, v)
+	}
+	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	return append(out, env...)
+}
+
+// BuildFacts assembles the facts: inferred from the profile, then the
+// deployment script (if any), then --fact overrides.
+func BuildFacts(res *analysis.Result, script *deploy.Script, overrides []string) (*FactSet, error) {
+	fs := NewFactSet()
+	for _, v := range InferFacts(res) {
+		if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
+			return nil, fmt.Errorf("internal error: inferred %v", err)
+		}
+	}
+	if script != nil {
+		for _, v := range script.Facts() {
+			if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
+				return nil, fmt.Errorf("%s: %v", script.Path, err)
+			}
+		}
+	}
+	for _, kv := range overrides {
+		if err := fs.SetString(kv, "--fact "+kv); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+// InferFacts derives what the profile itself says about the deployment:
+// group sizes from parallel_group_info, expert parallel from the ep group,
+// FLASHCOMM1 from the collectives of one MoE layer, the phase from the
+// decode batch, and environment variables from profiler_metadata.json.
+func InferFacts(res *analysis.Result) []FactValue {
+	var out []FactValue
+	if res == nil {
+		return out
+	}
+	out = append(out, FactValue{"ranks", len(res.Ranks), "profile: ranks analyzed"})
+	sizes := map[string]int{}
+	haveGroups := false
+	for _, rr := range res.Ranks {
+		for _, g := range rr.Groups {
+			haveGroups = true
+			if n := len(g.GlobalRanks); n > sizes[g.Name] {
+				sizes[g.Name] = n
+			}
+		}
+	}
+	if haveGroups {
+		for _, g := range []string{"tp", "dp", "ep"} {
+			if n, ok := sizes[g]; ok {
+				out = append(out, FactValue{g, n, fmt.Sprintf("profile: parallel_group_info group %s has %d ranks", g, n)})
+			}
+		}
+		if n, ok := sizes["ep"]; ok && n > 1 {
+			out = append(out, FactValue{"expert_parallel", true, fmt.Sprintf("profile: parallel_group_info has an ep group of %d ranks", n)})
+		} else {
+			out = append(out, FactValue{"expert_parallel", false, "profile: parallel_group_info has no ep group"})
+		}
+	}
+	// FLASHCOMM1 from the collective pattern of one MoE layer (first rank
+	// that has one): reduce-scatters and no all-reduce.
+	for _, rr := range res.Ranks {
+		m := rr.Metrics
+		if _, ok := m["hccl.per_layer.count"]; !ok {
+			continue
+		}
+		rs, ar, ag := m["hccl.per_layer.reducescatter.count"], m["hccl.per_layer.allreduce.count"], m["hccl.per_layer.allgather.count"]
+		src := fmt.Sprintf("profile: rank %d runs %g all-gather, %g reduce-scatter, %g all-reduce per MoE layer", rr.Rank, ag, rs, ar)
+		out = append(out, FactValue{"flashcomm1", rs > 0 && ar == 0, src})
+		break
+	}
+	for _, rr := range res.Ranks {
+		if b, ok := rr.Metrics["decode.batch.observed"]; ok {
+			if b <= 1024 {
+				out = append(out, FactValue{"phase", "decode", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)})
+			} else {
+				out = append(out, FactValue{"phase", "prefill", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)})
+			}
+			break
+		}
+	}
+	for _, rr := range res.Ranks {
+		if len(rr.Env) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(rr.Env))
+		for k := range rr.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, FactValue{"env." + k, rr.Env[k], fmt.Sprintf("profile: rank %d profiler_metadata.json ENV_VARIABLES", rr.Rank)})
+		}
+		break
+	}
+	return out
+}

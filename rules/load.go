@@ -1,0 +1,637 @@
+package rules
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/npuprof/npuprof/deploy"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Rule is a loaded, compiled rule.
+type Rule struct {
+	ID         string
+	Title      *Template
+	Severity   string // high, medium, low, info, or auto
+	AppliesTo  AppliesTo
+	When       *Expr
+	Saving     *Expr // nil: no estimate
+	Ranks      *Expr // nil: every rank
+	Evidence   []EvidenceSpec
+	Fix        *Template
+	Edits      []EditSpec
+	Docs       string
+	Why        string
+	Thresholds map[string]float64
+	// Vars are named expressions, usable by name in every other expression.
+	Vars []Var
+	// File and Line locate the rule (its id) for errors and SARIF.
+	File string
+	Line int
+	// Builtin: embedded in npuprof.
+	Builtin bool
+}
+
+// Var is a named expression of a rule.
+type Var struct {
+	Name   string
+	Source string
+	node   *yaml.Node
+}
+
+// AppliesTo restricts a rule to deployments; an unknown fact never
+// excludes a rule.
+type AppliesTo struct {
+	// VllmAscend is a version range such as ">=v0.13.0rc2 <v0.25.1rc1".
+	VllmAscend string
+	Phase      []string
+	// ModelFamily matches fact.model case-insensitively by substring.
+	ModelFamily []string
+}
+
+// EvidenceSpec is one measured number a finding shows.
+type EvidenceSpec struct {
+	Metric string
+	// Of is mean (default), max, min, sum or each (one entry per rank).
+	Of   string
+	Note *Template
+}
+
+// EditSpec is a deployment-script change, rendered when the rule fires.
+type EditSpec struct {
+	Op     string
+	Name   string
+	Value  *Template
+	Create bool
+	If     *Expr
+}
+
+// Budget is a baseline budget such as "hccl.allgather.time_us <= baseline * 1.05".
+type Budget struct {
+	ID       string
+	Metric   string
+	Op       string
+	Bound    *Expr // float64, with `baseline` bound to the saved value
+	Text     string
+	Severity string
+	File     string
+	Line     int
+}
+
+// Set is every loaded rule and budget.
+type Set struct {
+	Rules   []*Rule
+	Budgets []*Budget
+}
+
+// Lookup returns the rule with id.
+func (s *Set) Lookup(id string) *Rule {
+	for _, r := range s.Rules {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// LoadError is every problem found in rule files, each with file:line:col.
+type LoadError struct{ Problems []string }
+
+func (e *LoadError) Error() string {
+	return strings.Join(e.Problems, "\n")
+}
+
+// Load loads the built-in rules and the given rule files. All problems in
+// all files are reported together.
+func Load(files ...string) (*Set, error) {
+	set := &Set{}
+	var problems []string
+	entries, err := fs.Glob(builtinFS, "builtin/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(entries)
+	for _, e := range entries {
+		data, err := builtinFS.ReadFile(e)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, set.add("rules/"+e, data, true)...)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: cannot read rule file: %v", f, err))
+			continue
+		}
+		problems = append(problems, set.add(f, data, false)...)
+	}
+	if len(problems) > 0 {
+		return nil, &LoadError{Problems: problems}
+	}
+	return set, nil
+}
+
+// Parse loads one rule file from memory (no built-in rules).
+func Parse(name string, data []byte) (*Set, error) {
+	set := &Set{}
+	if p := set.add(name, data, false); len(p) > 0 {
+		return nil, &LoadError{Problems: p}
+	}
+	return set, nil
+}
+
+// file-level schema
+var (
+	fileKeys   = []string{"rules", "budgets"}
+	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why"}
+	appliesKey = []string{"vllm_ascend_version", "phase", "model_family"}
+	evKeys     = []string{"metric", "of", "note"}
+	editKeys   = []string{"op", "name", "value", "create", "if"}
+	budgetKeys = []string{"id", "budget", "severity", "title"}
+	severities = []string{SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo, "auto"}
+	reID       = regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`)
+	reVar      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	reBudget   = regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`)
+)
+
+// loader holds the state of loading one file.
+type loader struct {
+	file     string
+	lines    []string
+	problems []string
+}
+
+func (l *loader) errf(n *yaml.Node, format string, args ...any) {
+	line, col := 0, 0
+	if n != nil {
+		line, col = n.Line, n.Column
+	}
+	l.problems = append(l.problems, fmt.Sprintf("%s:%d:%d: %s", l.file, line, col, fmt.Sprintf(format, args...)))
+}
+
+// mapping returns the key/value pairs of a mapping node, reporting unknown
+// and duplicate keys.
+func (l *loader) mapping(n *yaml.Node, what string, known []string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		l.errf(n, "%s: expected a mapping, found %s", what, kindName(n))
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !contains(known, k.Value) {
+			l.errf(k, "%s: unknown key %q (expected one of %s%s)", what, k.Value, strings.Join(known, ", "), didYouMean(k.Value, known))
+			continue
+		}
+		if _, dup := out[k.Value]; dup {
+			l.errf(k, "%s: key %q given twice", what, k.Value)
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out
+}
+
+func didYouMean(s string, known []string) string {
+	c := Closest(s, known, 1)
+	if len(c) == 1 && levenshtein(s, c[0]) <= 3 {
+		return "; did you mean " + c[0] + "?"
+	}
+	return ""
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "nothing"
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) str(n *yaml.Node, what string) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		l.errf(n, "%s: expected text, found %s", what, kindName(n))
+		return ""
+	}
+	return n.Value
+}
+
+func (l *loader) strList(n *yaml.Node, what string) []string {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		return []string{n.Value}
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.errf(n, "%s: expected a list of text, found %s", what, kindName(n))
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, l.str(c, what))
+	}
+	return out
+}
+
+func (s *Set) add(file string, data []byte, builtin bool) []string {
+	l := &loader{file: file, lines: strings.Split(string(data), "\n")}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, errEOF) || err.Error() == "EOF" {
+			return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
+		}
+		return []string{fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	if len(doc.Content) == 0 {
+		return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
+	}
+	top := l.mapping(doc.Content[0], "rule file", fileKeys)
+	if rn := top["rules"]; rn != nil {
+		if rn.Kind != yaml.SequenceNode {
+			l.errf(rn, "rules: expected a list, found %s", kindName(rn))
+		} else {
+			for i, n := range rn.Content {
+				if r := l.rule(n, i); r != nil {
+					r.Builtin = builtin
+					if prev := s.Lookup(r.ID); prev != nil {
+						l.errf(n, "rule %s: id already defined at %s:%d", r.ID, prev.File, prev.Line)
+						continue
+					}
+					s.Rules = append(s.Rules, r)
+				}
+			}
+		}
+	}
+	if bn := top["budgets"]; bn != nil {
+		if bn.Kind != yaml.SequenceNode {
+			l.errf(bn, "budgets: expected a list, found %s", kindName(bn))
+		} else {
+			for _, n := range bn.Content {
+				if b := l.budget(n); b != nil {
+					s.Budgets = append(s.Budgets, b)
+				}
+			}
+		}
+	}
+	return l.problems
+}
+
+var errEOF = errors.New("EOF")
+
+func (l *loader) rule(n *yaml.Node, idx int) *Rule {
+	before := len(l.problems)
+	m := l.mapping(n, fmt.Sprintf("rule #%d", idx+1), ruleKeys)
+	r := &Rule{File: l.file, Line: n.Line, Thresholds: map[string]float64{}}
+	r.ID = l.str(m["id"], "id")
+	what := fmt.Sprintf("rule #%d", idx+1)
+	switch {
+	case m["id"] == nil:
+		l.errf(n, "%s: missing id", what)
+	case !reID.MatchString(r.ID):
+		l.errf(m["id"], "rule id %q: use lower-case words joined by '-' (e.g. moe-routing-cumsum)", r.ID)
+	default:
+		what = "rule " + r.ID
+		r.Line = m["id"].Line
+	}
+	for _, k := range []string{"title", "when", "fix"} {
+		if m[k] == nil {
+			l.errf(n, "%s: missing %s", what, k)
+		}
+	}
+	r.Severity = l.str(m["severity"], "severity")
+	if r.Severity == "" {
+		r.Severity = "auto"
+	}
+	if !contains(severities, r.Severity) {
+		l.errf(m["severity"], "%s: severity %q (expected one of %s)", what, r.Severity, strings.Join(severities, ", "))
+	}
+	if tn := m["thresholds"]; tn != nil {
+		if tn.Kind != yaml.MappingNode {
+			l.errf(tn, "%s: thresholds: expected a mapping of name: number, found %s", what, kindName(tn))
+		} else {
+			for i := 0; i+1 < len(tn.Content); i += 2 {
+				k, v := tn.Content[i], tn.Content[i+1]
+				f, err := strconv.ParseFloat(v.Value, 64)
+				if v.Kind != yaml.ScalarNode || err != nil {
+					l.errf(v, "%s: threshold %s: expected a number, found %q", what, k.Value, v.Value)
+					continue
+				}
+				r.Thresholds[k.Value] = f
+			}
+		}
+	}
+	if an := m["applies_to"]; an != nil {
+		am := l.mapping(an, what+": applies_to", appliesKey)
+		r.AppliesTo.VllmAscend = l.str(am["vllm_ascend_version"], "vllm_ascend_version")
+		if r.AppliesTo.VllmAscend != "" {
+			if _, err := parseRange(r.AppliesTo.VllmAscend); err != nil {
+				l.errf(am["vllm_ascend_version"], "%s: applies_to.vllm_ascend_version: %v", what, err)
+			}
+		}
+		r.AppliesTo.Phase = l.strList(am["phase"], "phase")
+		r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
+	}
+	c := &compiler{l: l, rule: r, what: what}
+	if vn := m["vars"]; vn != nil {
+		if vn.Kind != yaml.MappingNode {
+			l.errf(vn, "%s: vars: expected a mapping of name: expression, found %s", what, kindName(vn))
+		} else {
+			for i := 0; i+1 < len(vn.Content); i += 2 {
+				k, v := vn.Content[i], vn.Content[i+1]
+				if !reVar.MatchString(k.Value) || metricFuncs[k.Value] || k.Value == "fact" || k.Value == "threshold" {
+					l.errf(k, "%s: var name %q: use a lower-case identifier that is not a function name", what, k.Value)
+					continue
+				}
+				if v.Kind != yaml.ScalarNode {
+					l.errf(v, "%s: var %s: expected an expression", what, k.Value)
+					continue
+				}
+				// checked with the vars before it in scope
+				if c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny) != nil {
+					r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v})
+				}
+			}
+		}
+	}
+	if v := m["title"]; v != nil {
+		r.Title = c.template(v, "title")
+	}
+	if v := m["when"]; v != nil {
+		r.When = c.expr(v, "when", kindBool)
+	}
+	if v := m["saving"]; v != nil {
+		r.Saving = c.expr(v, "saving", kindFloat)
+	}
+	if v := m["ranks"]; v != nil {
+		r.Ranks = c.expr(v, "ranks", kindAny)
+	}
+	if v := m["fix"]; v != nil {
+		r.Fix = c.template(v, "fix")
+	}
+	r.Docs = l.str(m["docs"], "docs")
+	r.Why = l.str(m["why"], "why")
+	if en := m["evidence"]; en != nil {
+		if en.Kind != yaml.SequenceNode {
+			l.errf(en, "%s: evidence: expected a list, found %s", what, kindName(en))
+		} else {
+			for _, e := range en.Content {
+				em := l.mapping(e, what+": evidence", evKeys)
+				es := EvidenceSpec{Metric: l.str(em["metric"], "metric"), Of: l.str(em["of"], "of")}
+				if es.Of == "" {
+					es.Of = "mean"
+				}
+				if !contains([]string{"mean", "max", "min", "sum", "each"}, es.Of) {
+					l.errf(em["of"], "%s: evidence of %q (expected mean, max, min, sum or each)", what, es.Of)
+				}
+				if em["metric"] == nil {
+					l.errf(e, "%s: evidence: missing metric", what)
+				} else if _, ok := LookupMetric(es.Metric); !ok {
+					l.errf(em["metric"], "%s: unknown metric %q in evidence (closest: %s)", what, es.Metric, strings.Join(Closest(es.Metric, MetricNames(), 3), ", "))
+				}
+				if nn := em["note"]; nn != nil {
+					es.Note = c.template(nn, "evidence note")
+				}
+				r.Evidence = append(r.Evidence, es)
+			}
+		}
+	}
+	if en := m["edits"]; en != nil {
+		if en.Kind != yaml.SequenceNode {
+			l.errf(en, "%s: edits: expected a list, found %s", what, kindName(en))
+		} else {
+			for _, e := range en.Content {
+				em := l.mapping(e, what+": edit", editKeys)
+				es := EditSpec{Op: l.str(em["op"], "op"), Name: l.str(em["name"], "name")}
+				if !contains(deploy.Ops, es.Op) {
+					l.errf(em["op"], "%s: edit op %q (expected one of %s)", what, es.Op, strings.Join(deploy.Ops, ", "))
+				}
+				if es.Name == "" {
+					l.errf(e, "%s: edit: missing name", what)
+				}
+				if v := em["value"]; v != nil {
+					es.Value = c.template(v, "edit value")
+				} else if es.Op == deploy.OpMergeJSON || es.Op == deploy.OpSetEnv {
+					l.errf(e, "%s: edit %s: missing value", what, es.Op)
+				}
+				if v := em["create"]; v != nil {
+					es.Create = v.Value == "true"
+				}
+				if v := em["if"]; v != nil {
+					es.If = c.expr(v, "edit if", kindBool)
+				}
+				r.Edits = append(r.Edits, es)
+			}
+		}
+	}
+	if len(l.problems) > before {
+		return nil
+	}
+	return r
+}
+
+func (l *loader) budget(n *yaml.Node) *Budget {
+	before := len(l.problems)
+	b := &Budget{File: l.file, Line: n.Line, Severity: SeverityHigh}
+	var textNode *yaml.Node
+	if n.Kind == yaml.ScalarNode {
+		textNode = n
+	} else {
+		m := l.mapping(n, "budget", budgetKeys)
+		textNode = m["budget"]
+		if textNode == nil {
+			l.errf(n, "budget: missing budget (e.g. budget: \"hccl.allgather.time_us <= baseline * 1.05\")")
+			return nil
+		}
+		b.ID = l.str(m["id"], "id")
+		if s := l.str(m["severity"], "severity"); s != "" {
+			if !contains(severities[:4], s) {
+				l.errf(m["severity"], "budget: severity %q (expected high, medium, low or info)", s)
+			}
+			b.Severity = s
+		}
+	}
+	b.Text = l.str(textNode, "budget")
+	mm := reBudget.FindStringSubmatch(b.Text)
+	if mm == nil {
+		l.errf(textNode, "budget %q: expected METRIC OP EXPRESSION, e.g. hccl.allgather.time_us <= baseline * 1.05", b.Text)
+		return nil
+	}
+	b.Metric, b.Op = mm[1], mm[2]
+	if _, ok := LookupMetric(b.Metric); !ok {
+		l.errf(textNode, "budget: unknown metric %q (closest: %s)", b.Metric, strings.Join(Closest(b.Metric, MetricNames(), 3), ", "))
+		return nil
+	}
+	if b.ID == "" {
+		b.ID = "budget/" + b.Metric
+	}
+	off := strings.Index(b.Text, mm[3])
+	c := &compiler{l: l, rule: &Rule{ID: b.ID}, what: "budget " + b.ID, budget: true}
+	b.Bound = c.exprAt(textNode, mm[3], off, "budget", kindFloat)
+	if len(l.problems) > before {
+		return nil
+	}
+	return b
+}
+
+// position maps a rune offset inside a scalar's value to file line:col.
+func (l *loader) position(n *yaml.Node, off int) (int, int) {
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		// content starts on the line after the indicator
+		first := n.Line // 1-based indicator line == index of the next line
+		indent := -1
+		var content []string
+		for i := first; i < len(l.lines); i++ {
+			raw := l.lines[i]
+			if strings.TrimSpace(raw) == "" {
+				content = append(content, "")
+				continue
+			}
+			ind := len(raw) - len(strings.TrimLeft(raw, " "))
+			if indent < 0 {
+				indent = ind
+			}
+			if ind < indent {
+				break
+			}
+			content = append(content, raw[indent:])
+		}
+		for k, c := range content {
+			n := len([]rune(c))
+			if off <= n {
+				return first + 1 + k, indent + 1 + off
+			}
+			off -= n + 1
+		}
+		return n.Line, n.Column
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		return n.Line, n.Column + 1 + off
+	}
+	return n.Line, n.Column + off
+}
+
+// parseRange parses a version range: space-separated constraints such as
+// ">=v0.13.0rc2 <v0.25.1rc1".
+func parseRange(s string) ([][2]string, error) {
+	var out [][2]string
+	for _, part := range strings.Fields(s) {
+		op := ""
+		for _, o := range []string{">=", "<=", "==", ">", "<"} {
+			if strings.HasPrefix(part, o) {
+				op = o
+				break
+			}
+		}
+		if op == "" {
+			return nil, fmt.Errorf("%q: expected a constraint like >=v0.13.0rc2", part)
+		}
+		v := strings.TrimPrefix(part, op)
+		if _, err := parseVersion(v); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{op, v})
+	}
+	return out, nil
+}
+
+var reVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`)
+
+// parseVersion turns v0.13.0rc2 into comparable numbers; a release sorts
+// after its release candidates.
+func parseVersion(v string) ([4]int, error) {
+	m := reVersion.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return [4]int{}, fmt.Errorf("version %q: expected vMAJOR.MINOR.PATCH[rcN]", v)
+	}
+	var out [4]int
+	for i := 1; i <= 3; i++ {
+		out[i-1], _ = strconv.Atoi(m[i])
+	}
+	out[3] = 1 << 20
+	if m[4] != "" {
+		out[3], _ = strconv.Atoi(m[4])
+	}
+	return out, nil
+}
+
+// CompareVersions returns -1, 0 or 1.
+func CompareVersions(a, b string) (int, error) {
+	x, err := parseVersion(a)
+	if err != nil {
+		return 0, err
+	}
+	y, err := parseVersion(b)
+	if err != nil {
+		return 0, err
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			if x[i] < y[i] {
+				return -1, nil
+			}
+			return 1, nil
+		}
+	}
+	return 0, nil
+}
+
+func inRange(v, rng string) (bool, error) {
+	cons, err := parseRange(rng)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range cons {
+		cmp, err := CompareVersions(v, c[1])
+		if err != nil {
+			return false, err
+		}
+		ok := map[string]bool{">=": cmp >= 0, "<=": cmp <= 0, "==": cmp == 0, ">": cmp > 0, "<": cmp < 0}[c[0]]
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Builtin returns the names of the embedded rule files.
+func Builtin() []string {
+	e, _ := fs.Glob(builtinFS, "builtin/*.yaml")
+	for i := range e {
+		e[i] = path.Base(e[i])
+	}
+	return e
+}

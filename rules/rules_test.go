@@ -1,0 +1,460 @@
+package rules
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+)
+
+var (
+	resMu   sync.Mutex
+	resByID = map[string]*analysis.Result{}
+)
+
+// analyzed generates a built-in tracegen scenario once per test binary
+// and returns its analysis.
+func analyzed(t *testing.T, name string) *analysis.Result {
+	t.Helper()
+	resMu.Lock()
+	defer resMu.Unlock()
+	if r, ok := resByID[name]; ok {
+		return r
+	}
+	sc, ok := tracegen.Lookup(name)
+	require.True(t, ok, name)
+	dir, err := os.MkdirTemp("", "npuprof-rules-"+name)
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	_, err = tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := analysis.Analyze(p)
+	require.NoError(t, err)
+	resByID[name] = res
+	return res
+}
+
+func evaluate(t *testing.T, set *Set, res *analysis.Result, script *deploy.Script, facts ...string) *Report {
+	t.Helper()
+	fs, err := BuildFacts(res, script, facts)
+	require.NoError(t, err)
+	rep := Evaluate(set, &Input{Result: res, Facts: fs, Script: script})
+	require.Empty(t, rep.Failed(), "no rule may fail")
+	return rep
+}
+
+func builtin(t *testing.T) *Set {
+	t.Helper()
+	set, err := Load()
+	require.NoError(t, err)
+	return set
+}
+
+func status(rep *Report, id string) Outcome {
+	for _, o := range rep.Outcomes {
+		if o.Rule == id {
+			return o
+		}
+	}
+	return Outcome{}
+}
+
+func finding(rep *Report, id string) *Finding {
+	for i := range rep.Findings {
+		if rep.Findings[i].Rule == id {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
+}
+
+// The built-in rule ids are a public contract.
+func TestBuiltinRuleIDs(t *testing.T) {
+	set := builtin(t)
+	var ids []string
+	for _, r := range set.Rules {
+		ids = append(ids, r.ID)
+		require.True(t, r.Builtin)
+		require.NotEmpty(t, r.Why, r.ID)
+		require.NotEmpty(t, r.Docs, r.ID)
+	}
+	require.ElementsMatch(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes", "expert-imbalance",
+		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade"}, ids)
+}
+
+// The acceptance scenarios of issue 3 on generated traces.
+func TestScenarioFindings(t *testing.T) {
+	set := builtin(t)
+	for _, c := range []struct {
+		scenario   string
+		fire, hush []string
+	}{
+		{"ep-fc1-cumsum", []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, nil},
+		{"ep-fc1-cumsum-steps", []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, nil},
+		{"ep-fc1", []string{"comm-ep-flashcomm"}, []string{"moe-routing-cumsum"}},
+		{"noep-cumsum", []string{"moe-routing-cumsum"}, []string{"comm-ep-flashcomm"}},
+		{"clean", nil, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "expert-imbalance", "event-wait-skew", "host-bound-free"}},
+		{"clean-steps", nil, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "expert-imbalance"}},
+		{"hot-rank", []string{"expert-imbalance", "event-wait-skew"}, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}},
+		{"uncaptured-batch", []string{"graph-capture-sizes"}, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}},
+		{"captured-batch", nil, []string{"graph-capture-sizes", "comm-ep-flashcomm", "moe-routing-cumsum"}},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			rep := evaluate(t, set, analyzed(t, c.scenario), nil)
+			for _, id := range c.fire {
+				require.Equalf(t, StatusFired, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
+			}
+			for _, id := range c.hush {
+				require.Equalf(t, StatusClear, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
+			}
+			// every rule has exactly one outcome, and findings are sorted by saving
+			require.Len(t, rep.Outcomes, len(set.Rules))
+			for i := 1; i < len(rep.Findings); i++ {
+				require.GreaterOrEqual(t, rep.Findings[i-1].SavingUs, rep.Findings[i].SavingUs)
+			}
+		})
+	}
+}
+
+func TestCumsumFinding(t *testing.T) {
+	res := analyzed(t, "noep-cumsum")
+	f := finding(evaluate(t, builtin(t), res, nil), "moe-routing-cumsum")
+	require.NotNil(t, f)
+	require.Contains(t, f.Title, "on the AI CPU")
+	require.Contains(t, f.Fix, "TokenDispatcherWithAllGather.token_dispatch")
+	require.Contains(t, f.Fix, "expert_tokens_num_type=0")
+	require.Contains(t, f.Fix, "group_list_type = 0")
+	// saving = the Cumsum time, mean over ranks
+	var sum float64
+	for _, rr := range res.Ranks {
+		sum += rr.Metrics["moe.cumsum.time_us"]
+	}
+	require.InDelta(t, sum/float64(len(res.Ranks)), f.SavingUs, 0.001)
+	require.Equal(t, "high", f.Severity) // > 5% of the window
+}
+
+// comm-ep-flashcomm counts only the collectives that repeat in every MoE
+// layer: the per-step logits all-gather does not make it fire, even with a
+// zero threshold on all-gathers alone.
+func TestFlashcommIgnoresLogitsAllGather(t *testing.T) {
+	res := analyzed(t, "clean")
+	for _, rr := range res.Ranks {
+		require.Positive(t, rr.Metrics["hccl.allgather.count"], "the logits all-gather is there")
+		_, ok := rr.Metrics["hccl.per_layer.allgather.count"]
+		require.False(t, ok, "but it is not a per-layer collective")
+	}
+	set, err := Parse("strict.yaml", []byte(`rules:
+  - id: any-allgather-per-layer
+    title: t
+    when: metric("hccl.per_layer.allgather.count") > 0
+    fix: f
+`))
+	require.NoError(t, err)
+	rep := evaluate(t, set, res, nil)
+	require.Equal(t, StatusClear, status(rep, "any-allgather-per-layer").Status)
+}
+
+func TestGraphCaptureSizesNames25(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "uncaptured-batch")
+	for _, facts := range [][]string{nil, {"max_num_seqs=25", "capture_sizes=1,2,4,8,16,24"}} {
+		rep := evaluate(t, set, res, nil, facts...)
+		f := finding(rep, "graph-capture-sizes")
+		require.NotNil(t, f, "facts %v", facts)
+		require.Contains(t, f.Fix, `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}'`)
+		require.Contains(t, f.Title, "25")
+	}
+	// with 25 captured, it stays silent even when the profile looks eager
+	rep := evaluate(t, set, res, nil, "capture_sizes=1,2,4,8,16,24,25")
+	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+}
+
+func TestExpertImbalanceNamesHotRank(t *testing.T) {
+	sc, _ := tracegen.Lookup("hot-rank")
+	f := finding(evaluate(t, builtin(t), analyzed(t, "hot-rank"), nil), "expert-imbalance")
+	require.NotNil(t, f)
+	require.Equal(t, []int{sc.HotRank}, f.Ranks)
+	require.Contains(t, f.Title, "rank 5 ")
+	require.Contains(t, f.Fix, "eplb_config")
+	require.Contains(t, f.Fix, "dynamic_eplb")
+	require.Contains(t, f.Fix, "expert_map_path")
+	var hot *Evidence
+	for i, e := range f.Evidence {
+		if e.Metric == "moe.gmm.time_us" && e.Rank != nil {
+			hot = &f.Evidence[i]
+		}
+	}
+	require.NotNil(t, hot)
+	require.Equal(t, 5, *hot.Rank)
+}
+
+// With the first field report's deployment script, the findings' edits
+// render as one diff that, applied, gives the report's final command.
+func TestFieldReportDiff(t *testing.T) {
+	script, err := deploy.ReadFile("../testdata/deploy/field-report-1.sh")
+	require.NoError(t, err)
+	rep := evaluate(t, builtin(t), analyzed(t, "ep-fc1-cumsum"), script)
+	for _, id := range []string{"comm-ep-flashcomm", "graph-capture-sizes"} {
+		f := finding(rep, id)
+		require.NotNil(t, f, id)
+		require.NotEmpty(t, f.Diff, id)
+		_, err := testutil.ApplyUnifiedDiff(script.Text(), f.Diff)
+		require.NoError(t, err, id)
+	}
+	after, err := testutil.ApplyUnifiedDiff(script.Text(), rep.Diff)
+	require.NoError(t, err)
+	require.NotContains(t, after, "--enable-expert-parallel")
+	require.NotContains(t, after, "FLASHCOMM1")
+	require.Contains(t, after, `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}'`)
+	// the rest of the command is untouched
+	for _, keep := range []string{"--tensor-parallel-size 8", "--max-num-seqs 25", "vllm serve /models/Qwen3-235B-A22B-W8A8", "export HCCL_OP_EXPANSION_MODE=AIV"} {
+		require.Contains(t, after, keep)
+	}
+	s2, err := deploy.Parse("after.sh", after)
+	require.NoError(t, err)
+	require.Nil(t, s2.Serve.Lookup("--enable-expert-parallel"))
+	require.Len(t, s2.Serve.Flags, len(script.Serve.Flags)-1)
+}
+
+func TestFactsInferredAndOverridden(t *testing.T) {
+	res := analyzed(t, "ep-fc1-cumsum")
+	fs, err := BuildFacts(res, nil, []string{"concurrency=25", "tp=4"})
+	require.NoError(t, err)
+	get := func(n string) FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
+	require.Equal(t, true, get("expert_parallel").Value)
+	require.Contains(t, get("expert_parallel").Source, "parallel_group_info")
+	require.Equal(t, true, get("flashcomm1").Value)
+	require.Contains(t, get("flashcomm1").Source, "per MoE layer")
+	require.Equal(t, 4, get("tp").Value)
+	require.Equal(t, "--fact tp=4", get("tp").Source)
+	require.Equal(t, 25, get("concurrency").Value)
+	require.Equal(t, "decode", get("phase").Value)
+	v, ok := fs.Env("HCCL_OP_EXPANSION_MODE")
+	require.True(t, ok)
+	require.Equal(t, "AIV", v)
+
+	fs, err = BuildFacts(analyzed(t, "noep-cumsum"), nil, nil)
+	require.NoError(t, err)
+	fc1, _ := fs.Get("flashcomm1")
+	require.Equal(t, false, fc1.Value)
+	ep, _ := fs.Get("expert_parallel")
+	require.Equal(t, false, ep.Value)
+
+	_, err = BuildFacts(res, nil, []string{"concurency=25"})
+	require.ErrorContains(t, err, "unknown fact (closest: concurrency")
+	_, err = BuildFacts(res, nil, []string{"tp=eight"})
+	require.ErrorContains(t, err, "expected int")
+}
+
+func TestNotEvaluatedSaysWhy(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "noep-cumsum")
+	rep := evaluate(t, set, res, nil)
+	o := status(rep, "vllm-ascend-upgrade")
+	require.Equal(t, StatusNotEvaluated, o.Status)
+	require.Contains(t, o.Reason, "fact vllm_ascend_version unknown")
+	rep = evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0rc1")
+	require.Equal(t, StatusFired, status(rep, "vllm-ascend-upgrade").Status)
+	rep = evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0")
+	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	// parallel-strategy needs dp: inferred from the dp group (1 here) -> clear;
+	// single request with DP 2 -> fires with the TP/DP swap
+	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil), "parallel-strategy").Status)
+	rep = evaluate(t, set, res, nil, "dp=4", "tp=4", "concurrency=1")
+	f := finding(rep, "parallel-strategy")
+	require.NotNil(t, f)
+	require.Contains(t, f.Fix, "TP8xDP2 instead of TP4xDP4")
+}
+
+func TestEnvHygiene(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "clean")
+	script, err := deploy.Parse("run.sh", "export HCCL_BUFFSIZE=200\nexport OMP_NUM_THREADS=8\nexport HCCL_OP_EXPANSION_MODE=AIV\nvllm serve m --tensor-parallel-size 8\n")
+	require.NoError(t, err)
+	rep := evaluate(t, set, res, script)
+	f := finding(rep, "env-hygiene")
+	require.NotNil(t, f)
+	require.Contains(t, f.Title, "HCCL_BUFFSIZE")
+	require.Contains(t, f.Title, "OMP_NUM_THREADS")
+	require.NotContains(t, f.Title, "HCCL_OP_EXPANSION_MODE") // the script sets it
+	after, err := testutil.ApplyUnifiedDiff(script.Text(), f.Diff)
+	require.NoError(t, err)
+	require.Contains(t, after, "export HCCL_BUFFSIZE=512\n")
+	require.Contains(t, after, "export OMP_NUM_THREADS=1\n")
+}
+
+// A user rule with an unknown metric name fails to load with the file,
+// line, column, rule id and the closest known names.
+func TestUnknownMetricInUserRule(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "team.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`rules:
+  - id: allgather-budget
+    title: too many all-gathers
+    when: |
+      metric("hccl.total.count") > 0 &&
+        metric("hccl.allgathr.time_us") > 100
+    fix: check FLASHCOMM1
+`), 0o644))
+	_, err := Load(path)
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, path+":6:16: rule allgather-budget: when: unknown metric \"hccl.allgathr.time_us\"")
+	require.Contains(t, msg, "closest: hccl.allgather.time_us")
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unknown key", "rules:\n  - id: a-b\n    title: t\n    whn: true\n    fix: f\n", `bad.yaml:4:5: rule #1: unknown key "whn"`},
+		{"did you mean", "rules:\n  - id: a-b\n    title: t\n    whn: true\n    fix: f\n", "did you mean when?"},
+		{"missing when", "rules:\n  - id: a-b\n    title: t\n    fix: f\n", "bad.yaml:2:5: rule a-b: missing when"},
+		{"bad id", "rules:\n  - id: A_B\n    title: t\n    when: true\n    fix: f\n", `rule id "A_B"`},
+		{"severity", "rules:\n  - id: a-b\n    title: t\n    severity: urgent\n    when: true\n    fix: f\n", `bad.yaml:4:15: rule a-b: severity "urgent"`},
+		{"type error", "rules:\n  - id: a-b\n    title: t\n    when: metric(\"hccl.total.count\") > \"x\"\n    fix: f\n", "bad.yaml:4:38: rule a-b: when: invalid operation: > (mismatched types float64 and string)"},
+		{"not bool", "rules:\n  - id: a-b\n    title: t\n    when: metric(\"hccl.total.count\")\n    fix: f\n", "expected bool"},
+		{"unknown fact", "rules:\n  - id: a-b\n    title: t\n    when: fact.flashcom1\n    fix: f\n", `bad.yaml:4:16: rule a-b: when: unknown fact "flashcom1" (closest: flashcomm1`},
+		{"unknown threshold", "rules:\n  - id: a-b\n    title: t\n    thresholds: {x: 1}\n    when: 2 > threshold.y\n    fix: f\n", `unknown threshold "y" (this rule's thresholds: x)`},
+		{"dynamic name", "rules:\n  - id: a-b\n    title: t\n    when: metric(\"hccl.\" + \"total.count\") > 0\n    fix: f\n", "needs the metric name as a string literal"},
+		{"template metric", "rules:\n  - id: a-b\n    title: t\n    when: true\n    fix: 'saves {{ us(metric(\"moe.cumsum.tme_us\")) }}'\n", `bad.yaml:5:30: rule a-b: fix: unknown metric "moe.cumsum.tme_us" (closest: moe.cumsum.time_us`},
+		{"evidence metric", "rules:\n  - id: a-b\n    title: t\n    when: true\n    fix: f\n    evidence:\n      - metric: moe.cumsm.count\n", `bad.yaml:7:17: rule a-b: unknown metric "moe.cumsm.count" in evidence`},
+		{"edit op", "rules:\n  - id: a-b\n    title: t\n    when: true\n    fix: f\n    edits:\n      - {op: delete_flag, name: --x}\n", `edit op "delete_flag"`},
+		{"budget metric", "budgets:\n  - hccl.allgathr.time_us <= baseline * 1.05\n", `bad.yaml:2:5: budget: unknown metric "hccl.allgathr.time_us" (closest: hccl.allgather.time_us`},
+		{"budget form", "budgets:\n  - hccl.allgather.time_us is small\n", "expected METRIC OP EXPRESSION"},
+		{"baseline outside budget", "rules:\n  - id: a-b\n    title: t\n    when: baseline > 1\n    fix: f\n", "`baseline` is only defined in budgets"},
+		{"yaml syntax", "rules: [\n", "bad.yaml: "},
+		{"top key", "rule:\n  - id: a\n", `unknown key "rule"`},
+		{"duplicate id", "rules:\n  - {id: a-b, title: t, when: 'true', fix: f}\n  - {id: a-b, title: t, when: 'true', fix: f}\n", "id already defined at bad.yaml:2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(c.yaml))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+	// a user rule may not reuse a built-in id
+	dir := t.TempDir()
+	p := filepath.Join(dir, "dup.yaml")
+	require.NoError(t, os.WriteFile(p, []byte("rules:\n  - {id: moe-routing-cumsum, title: t, when: 'true', fix: f}\n"), 0o644))
+	_, err := Load(p)
+	require.ErrorContains(t, err, "id already defined at rules/builtin/moe-routing-cumsum.yaml")
+}
+
+func TestRuleThatFailsIsReported(t *testing.T) {
+	set, err := Parse("x.yaml", []byte(`rules:
+  - id: divides
+    title: t
+    when: int("x" + string(metric("moe.cumsum.count"))) > 1
+    fix: f
+  - id: needs-eventwait-on-rank-99
+    title: t
+    when: rank_metric("event_wait.time_us", 99) > 0
+    fix: f
+`))
+	require.NoError(t, err)
+	fs, _ := BuildFacts(analyzed(t, "clean"), nil, nil)
+	rep := Evaluate(set, &Input{Result: analyzed(t, "clean"), Facts: fs})
+	require.Equal(t, StatusFailed, status(rep, "divides").Status)
+	require.Contains(t, status(rep, "divides").Reason, "x.yaml:2")
+	o := status(rep, "needs-eventwait-on-rank-99")
+	require.Equal(t, StatusNotEvaluated, o.Status)
+	require.Contains(t, o.Reason, "unavailable on rank 99")
+}
+
+func TestBudgets(t *testing.T) {
+	set, err := Parse("b.yaml", []byte(`budgets:
+  - hccl.allgather.time_us <= baseline * 1.05
+  - id: cumsum-free
+    budget: moe.cumsum.count <= baseline
+    severity: medium
+`))
+	require.NoError(t, err)
+	res := analyzed(t, "ep-fc1-cumsum")
+	fs, _ := BuildFacts(res, nil, nil)
+	mean := func(m string) float64 {
+		s := 0.0
+		for _, rr := range res.Ranks {
+			s += rr.Metrics[m]
+		}
+		return s / float64(len(res.Ranks))
+	}
+	// no baseline: not evaluated, with the reason
+	rep := Evaluate(set, &Input{Result: res, Facts: fs})
+	require.Equal(t, StatusNotEvaluated, rep.Outcomes[0].Status)
+	require.Contains(t, rep.Outcomes[0].Reason, "--baseline")
+	// a baseline 20% faster on all-gathers: over budget; cumsum equal: ok
+	base := &Baseline{Path: "old.json", Metrics: map[string]float64{
+		"hccl.allgather.time_us": mean("hccl.allgather.time_us") / 1.2, "moe.cumsum.count": mean("moe.cumsum.count")}}
+	rep = Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})
+	require.Equal(t, StatusFired, rep.Outcomes[0].Status)
+	require.Equal(t, "budget/hccl.allgather.time_us", rep.Outcomes[0].Rule)
+	require.Equal(t, StatusClear, rep.Outcomes[1].Status)
+	f := finding(rep, "budget/hccl.allgather.time_us")
+	require.Equal(t, SeverityHigh, f.Severity)
+	require.InDelta(t, mean("hccl.allgather.time_us")-mean("hccl.allgather.time_us")/1.2*1.05, f.SavingUs, 0.01)
+}
+
+func TestVersions(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"v0.13.0rc1", "v0.13.0rc2", -1}, {"v0.13.0rc2", "v0.13.0", -1}, {"0.14.0rc1", "v0.13.0", 1}, {"v0.13.0", "0.13.0", 0}} {
+		got, err := CompareVersions(c.a, c.b)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "%s vs %s", c.a, c.b)
+	}
+	ok, err := inRange("v0.20.0", ">=v0.13.0rc2 <v0.25.1rc1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = CompareVersions("latest", "v0.13.0")
+	require.Error(t, err)
+}
+
+func TestClosest(t *testing.T) {
+	require.Equal(t, []string{"hccl.allgather.time_us"}, Closest("hccl.allgathr.time_us", MetricNames(), 1))
+	for _, n := range []string{"hccl.allgather.time_us", "hccl.group.ep.count", "hccl.per_layer.reducescatter.count",
+		"event_wait.stream.2.time_us", "skew.gmm.max_rank", "decode.batch.observed"} {
+		_, ok := LookupMetric(n)
+		require.True(t, ok, n)
+	}
+	for _, n := range []string{"hccl.allgather.time", "skew.nothing", "event_wait.stream.x.time_us", "moe.cumsum"} {
+		_, ok := LookupMetric(n)
+		require.False(t, ok, n)
+	}
+}
+
+// Every metric an analysis produces is in the catalog, so rules can name it.
+func TestCatalogCoversAnalysis(t *testing.T) {
+	for _, name := range []string{"ep-fc1-cumsum", "hot-rank", "captured-batch"} {
+		res := analyzed(t, name)
+		for _, rr := range res.Ranks {
+			for m := range rr.Metrics {
+				_, ok := LookupMetric(m)
+				require.True(t, ok, "metric %s is not in the catalog", m)
+			}
+			for m := range rr.Unavailable {
+				if strings.HasPrefix(m, "pass.") || strings.HasSuffix(m, ".*") {
+					continue
+				}
+				_, ok := LookupMetric(m)
+				require.True(t, ok, "unavailable metric %s is not in the catalog", m)
+			}
+		}
+		for m := range res.Cluster.Metrics {
+			d, ok := LookupMetric(m)
+			require.True(t, ok, m)
+			require.True(t, d.Cluster, m)
+		}
+	}
+}
