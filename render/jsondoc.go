@@ -30,6 +30,13 @@ type Document struct {
 	// Experts holds the expert-load and EP-rank skew results (their
 	// metrics are in cluster.metrics).
 	Experts *ExpertsDoc `json:"experts"`
+	// Facts are the deployment facts rules saw, each with its source.
+	Facts []rules.FactValue `json:"facts,omitempty"`
+	// Rules is every rule's outcome: fired, clear, not_evaluated, failed.
+	Rules []rules.Outcome `json:"rules,omitempty"`
+	// DeployDiff is every finding's change to the --deploy script, as one
+	// unified diff.
+	DeployDiff string `json:"deploy_diff,omitempty"`
 }
 
 // ClusterDoc is the cross-rank analysis.
@@ -95,6 +102,42 @@ type SkewStatDoc struct {
 	MaxUs         float64 `json:"max_us"`
 	MaxRank       int     `json:"max_rank"`
 	MaxOverMedian float64 `json:"max_over_median,omitempty"`
+}
+
+// AddRules records a rule evaluation in the document: findings (sorted by
+// saving), every rule's outcome, the facts and the combined deploy diff.
+func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
+	if rep != nil {
+		doc.Findings = append([]rules.Finding{}, rep.Findings...)
+		doc.Rules = rep.Outcomes
+		doc.DeployDiff = rep.Diff
+	}
+	if facts != nil {
+		doc.Facts = facts.List()
+	}
+}
+
+// BaselineOf reduces a saved document to what budgets compare with: each
+// metric's mean over the ranks that measured it, and the cluster metrics.
+func BaselineOf(doc *Document, path string) *rules.Baseline {
+	b := &rules.Baseline{Path: path, Metrics: map[string]float64{}}
+	sum := map[string]float64{}
+	n := map[string]int{}
+	for _, r := range doc.Ranks {
+		for k, v := range r.Metrics {
+			sum[k] += v
+			n[k]++
+		}
+	}
+	for k, v := range sum {
+		b.Metrics[k] = v / float64(n[k])
+	}
+	if doc.Cluster != nil {
+		for k, v := range doc.Cluster.Metrics {
+			b.Metrics[k] = v
+		}
+	}
+	return b
 }
 
 // Input describes what was read.

@@ -62,6 +62,17 @@ func pct(part, whole float64) string {
 
 // WriteText writes the terminal summary.
 func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) error {
+	return writeText(w, res, findings, nil, nil)
+}
+
+// WriteTextReport writes the terminal summary with a rule evaluation: the
+// findings first (fix, evidence, diff), then which rules could not be
+// evaluated and why, and the facts used.
+func WriteTextReport(w io.Writer, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
+	return writeText(w, res, rep.Findings, rep, facts)
+}
+
+func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet) error {
 	ew := &errWriter{w: w}
 	levels := map[string]bool{}
 	formats := map[string]bool{}
@@ -83,9 +94,21 @@ func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) erro
 	}
 	for _, f := range findings {
 		ew.printf("  [%s] %s  (%s, est. saving %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, Dur(f.SavingUs))
+		if len(f.Ranks) > 0 && len(f.Ranks) < len(res.Ranks) {
+			ew.printf("      ranks %s\n", rankList(f.Ranks))
+		}
 		for _, line := range strings.Split(strings.TrimSpace(f.Fix), "\n") {
 			ew.printf("      %s\n", Safe(line, 300))
 		}
+		if rep != nil && len(f.Evidence) > 0 {
+			ew.printf("      evidence:\n")
+			for _, e := range f.Evidence {
+				ew.printf("        %s\n", Safe(evidenceLine(e), 300))
+			}
+		}
+	}
+	if rep != nil {
+		writeRuleOutcomes(ew, rep, facts)
 	}
 
 	ew.printf("\nTime breakdown over the profiled window\n")
@@ -559,4 +582,48 @@ func stepList(s []int) string {
 		return strings.Join(out[:12], ",") + ",…"
 	}
 	return strings.Join(out, ",")
+}
+
+// writeRuleOutcomes prints the rules that did not fire cleanly (not
+// evaluated, failed), the facts, and the combined deploy diff.
+func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
+	n := map[string]int{}
+	for _, o := range rep.Outcomes {
+		n[o.Status]++
+	}
+	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed\n", n[rules.StatusFired], n[rules.StatusClear],
+		n[rules.StatusNotEvaluated], n[rules.StatusFailed])
+	for _, o := range rep.Outcomes {
+		switch o.Status {
+		case rules.StatusNotEvaluated:
+			ew.printf("  not evaluated: %s: %s\n", o.Rule, Safe(o.Reason, 400))
+		case rules.StatusFailed:
+			ew.printf("  FAILED: %s: %s\n", o.Rule, Safe(o.Reason, 400))
+		}
+	}
+	if facts != nil {
+		list := facts.List()
+		var shown []string
+		for _, f := range list {
+			if strings.HasPrefix(f.Name, "env.") {
+				continue
+			}
+			v := fmt.Sprint(f.Value)
+			if l, ok := f.Value.([]int); ok {
+				parts := make([]string, len(l))
+				for i, x := range l {
+					parts[i] = fmt.Sprint(x)
+				}
+				v = "[" + strings.Join(parts, ",") + "]"
+			}
+			shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(v, 100), Safe(f.Source, 200)))
+		}
+		if len(shown) > 0 {
+			ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))
+		}
+	}
+	if rep.Diff != "" {
+		ew.printf("\nAll fixes as a diff against the deployment script (apply with patch -p1)\n")
+		ew.printf("%s", rep.Diff)
+	}
 }

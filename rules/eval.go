@@ -676,7 +676,7 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 	}
 	e := mk(mean(vals), nil)
 	if len(vals) > 1 {
-		e.Note = strings.TrimSpace(fmt.Sprintf("mean of %d ranks. %s", len(vals), note))
+		e.Note = strings.TrimSpace(fmt.Sprintf("(mean of %d ranks) %s", len(vals), note))
 	}
 	return []Evidence{e}, nil
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // analyzeOptions are the flags of `npuprof analyze`.
@@ -27,6 +26,7 @@ type analyzeOptions struct {
 	Quiet   bool
 	Debug   bool
 	expertFlags
+	ruleOptions
 }
 
 // expertFlags are the expert-load input flags of analyze and report.
@@ -96,7 +96,14 @@ EP-rank skew from the trace alone. Per-expert loads come from --experts PATH
 (MindIE {decode|prefill}_{rank}.csv dumps with model_gen_config.json and
 {stage}_global_deployment.json, a layer,expert,tokens CSV, or a vLLM-Ascend /
 vLLM log with expert-imbalance lines), or from dumps or a CSV placed inside
-PATH (in it or one folder below). See docs/experts.md.`,
+PATH (in it or one folder below). See docs/experts.md.
+
+
+Then the rules run (built-in, plus --rules FILE): findings with the exact fix
+and the estimated saving come first, sorted by saving. --deploy FILE reads
+your deployment script for facts (tp, expert parallel, FLASHCOMM1, capture
+sizes, max-num-seqs, env) and gives each finding a diff against it; --fact
+NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 		Example: `  # Summarize an 8-rank vLLM-Ascend capture
   $ npuprof analyze ./profiles/
 
@@ -108,6 +115,9 @@ PATH (in it or one folder below). See docs/experts.md.`,
 
   # With MindIE expert-load dumps kept next to the profile
   $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
+
+  # Findings as a diff against the deployment script
+  $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
 
   # One rank's text export only
   $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
@@ -137,6 +147,7 @@ PATH (in it or one folder below). See docs/experts.md.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
 	opts.expertFlags.register(cmd)
+	opts.flags(cmd)
 	return cmd
 }
 
@@ -186,7 +197,14 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	if err != nil {
 		return err
 	}
-	var findings []rules.Finding
+	set, err := loadRules(opts.RuleFiles)
+	if err != nil {
+		return err
+	}
+	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, nil)
+	if err != nil {
+		return err
+	}
 	if opts.Debug {
 		for _, rr := range res.Ranks {
 			for _, t := range rr.Timings {
@@ -196,18 +214,23 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	}
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
 		if opts.Format == "json" {
-			return render.WriteJSON(w, render.BuildDocument(res, findings))
+			doc := render.BuildDocument(res, nil)
+			doc.AddRules(rep, facts)
+			return render.WriteJSON(w, doc)
 		}
-		return render.WriteText(w, res, findings)
+		return render.WriteTextReport(w, res, rep, facts)
 	}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, res, findings); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, res, rep.Findings); err != nil {
 			return err
 		}
 	}
-	return passErrors(res)
+	if err := passErrors(res); err != nil {
+		return err
+	}
+	return ruleErrors(rep)
 }
 
 // passErrors turns failed passes into exit code 3, after output is written.

@@ -17,6 +17,7 @@ type reportOptions struct {
 	Workers int
 	Quiet   bool
 	expertFlags
+	ruleOptions
 }
 
 func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
@@ -64,6 +65,7 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	opts.expertFlags.register(cmd)
+	opts.flags(cmd)
 	return cmd
 }
 
@@ -72,11 +74,21 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	var findings []rules.Finding
-	if err := writeHTMLReport(io, opts.Output, res, findings); err != nil {
+	set, err := loadRules(opts.RuleFiles)
+	if err != nil {
 		return err
 	}
-	return passErrors(res)
+	rep, _, err := evaluateRules(res, set, &opts.ruleOptions, nil)
+	if err != nil {
+		return err
+	}
+	if err := writeHTMLReport(io, opts.Output, res, rep.Findings); err != nil {
+		return err
+	}
+	if err := passErrors(res); err != nil {
+		return err
+	}
+	return ruleErrors(rep)
 }
 
 // writeHTMLReport writes the HTML report to file ("" or "-": standard

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // Exit codes: a public contract, documented in the README.
@@ -70,6 +71,14 @@ func runMain(io *streams, args []string) int {
 	if code == ExitFindings && ee != nil && ee.err == errFindingsSilent {
 		return code
 	}
+	var le *rules.LoadError
+	if errors.As(err, &le) {
+		// every problem in every rule file, one per line
+		for _, p := range le.Problems {
+			fmt.Fprintf(errw, "npuprof: %s\n", p)
+		}
+		return code
+	}
 	fmt.Fprintf(errw, "npuprof: %s\n", firstLine(err.Error()))
 	return code
 }
@@ -97,7 +106,9 @@ func newRootCmd(io *streams) *cobra.Command {
 		Long: `npuprof reads Huawei Ascend profiler output (torch_npu *_ascend_pt folders,
 text or db export, and msprof PROF_* folders, one per rank) and measures what matters for MoE serving with vLLM-Ascend:
 communication by collective type and group, the MoE routing Cumsum, EVENT_WAIT
-per stream, the computing/communication/free breakdown, and the top kernels.
+per stream, the computing/communication/free breakdown, and the top kernels;
+then rules name the fix (the flag, env var, config or code change) with the
+measured numbers and the estimated saving.
 
 Exit codes:
   0  ok
@@ -109,7 +120,7 @@ Exit codes:
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newReportCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
 	return root
 }
 

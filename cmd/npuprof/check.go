@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// checkOptions are the flags of `npuprof check`.
+type checkOptions struct {
+	Path     string
+	FailOn   string
+	Baseline string
+	Budgets  []string
+	JUnit    string
+	SARIF    string
+	Format   string
+	Output   string
+	Workers  int
+	Quiet    bool
+	ruleOptions
+	expertFlags
+}
+
+func newCheckCmd(io *streams, runF func(*checkOptions) error) *cobra.Command {
+	opts := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check PATH",
+		Short: "Gate CI on a captured profile: exit 1 when findings reach --fail-on",
+		Long: `Check analyzes a profile like analyze, runs the rules (built-in, --rules
+files, and budgets against a --baseline document), and exits with a code a CI
+pipeline can gate on:
+
+  0  no finding at or above --fail-on
+  1  findings at or above --fail-on
+  2  usage or input error (bad flag, unreadable rule file, no profile)
+  3  an analysis pass or a rule failed to run (shown, never skipped)
+
+A rule whose inputs are not in the profile is "not evaluated" with the
+reason; it does not fail the check. --junit and --sarif write reports for CI
+systems (one test case / result per rule); --format json prints the
+npuprof.analysis/v1 document with findings and every rule's outcome.
+
+Budgets compare with a saved document: a rule file's "budgets:" list, or
+--budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is
+the same metric (mean over ranks) in the --baseline file.`,
+		Example: `  # Fail the pipeline on high-severity findings
+  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml
+
+  # With the deployment script: findings carry a diff against it
+  $ npuprof check ./profiles/ --deploy serve.sh --fact concurrency=25 --sarif npuprof.sarif
+
+  # Guard against regressions from a saved analysis
+  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if rules.SeverityRank(opts.FailOn) == 0 {
+				return usageErr("--fail-on %q: expected high, medium or low", opts.FailOn)
+			}
+			if opts.Format != "text" && opts.Format != "json" {
+				return usageErr("--format %q: expected text or json", opts.Format)
+			}
+			if err := opts.expertFlags.check(); err != nil {
+				return err
+			}
+			if len(opts.Budgets) > 0 && opts.Baseline == "" {
+				return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return checkRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.FailOn, "fail-on", "high", "lowest severity that fails the check: high, medium or low")
+	f.StringVar(&opts.Baseline, "baseline", "", "a saved `OLD.json` (npuprof analyze --format json) that budgets compare with")
+	f.StringArrayVar(&opts.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
+	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
+	f.StringVar(&opts.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
+	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
+	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	opts.flags(cmd)
+	opts.expertFlags.register(cmd)
+	return cmd
+}
+
+func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
+	set, err := loadRules(opts.RuleFiles)
+	if err != nil {
+		return err
+	}
+	if len(opts.Budgets) > 0 {
+		var b strings.Builder
+		b.WriteString("budgets:\n")
+		for _, x := range opts.Budgets {
+			fmt.Fprintf(&b, "  - %q\n", x)
+		}
+		extra, err := rules.Parse("--budget", []byte(b.String()))
+		if err != nil {
+			return &exitError{code: ExitUsage, err: err}
+		}
+		set.Budgets = append(set.Budgets, extra.Budgets...)
+	}
+	var baseline *rules.Baseline
+	if opts.Baseline != "" {
+		if baseline, err = readBaseline(opts.Baseline); err != nil {
+			return err
+		}
+	}
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, false, opts.expertFlags)
+	if err != nil {
+		return err
+	}
+	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, baseline)
+	if err != nil {
+		return err
+	}
+	failing := rules.AtOrAbove(rep.Findings, opts.FailOn)
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
+		if opts.Format == "json" {
+			doc := render.BuildDocument(res, nil)
+			doc.AddRules(rep, facts)
+			return render.WriteJSON(w, doc)
+		}
+		if err := render.WriteTextReport(w, res, rep, facts); err != nil {
+			return err
+		}
+		verdict := "PASS"
+		if len(failing) > 0 {
+			verdict = "FAIL"
+		}
+		_, err := fmt.Fprintf(w, "\ncheck: %d finding(s), %d at or above %s: %s\n", len(rep.Findings), len(failing), opts.FailOn, verdict)
+		return err
+	}); err != nil {
+		return err
+	}
+	if opts.JUnit != "" {
+		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
+			return render.WriteJUnit(w, opts.Path, rep, opts.FailOn)
+		}); err != nil {
+			return err
+		}
+	}
+	if opts.SARIF != "" {
+		if err := writeOutput(io, opts.SARIF, func(w ioWriter) error {
+			return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: set, Report: rep})
+		}); err != nil {
+			return err
+		}
+	}
+	// 3 (a pass or rule failed) outranks 1 (findings)
+	if err := passErrors(res); err != nil {
+		return err
+	}
+	if err := ruleErrors(rep); err != nil {
+		return err
+	}
+	if len(failing) > 0 {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%d finding(s) at or above %s", len(failing), opts.FailOn)}
+	}
+	return nil
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// ruleOptions are the flags shared by analyze and check.
+type ruleOptions struct {
+	RuleFiles []string
+	Deploy    string
+	Facts     []string
+}
+
+func (o *ruleOptions) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
+	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used and each finding carries a diff against it")
+	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2); repeatable")
+}
+
+// loadRules loads the built-in rules and --rules files; problems are usage
+// errors that list every file:line:col.
+func loadRules(files []string) (*rules.Set, error) {
+	set, err := rules.Load(files...)
+	if err != nil {
+		var le *rules.LoadError
+		if errors.As(err, &le) {
+			return nil, &exitError{code: ExitUsage, err: err}
+		}
+		return nil, err
+	}
+	return set, nil
+}
+
+// evaluateRules reads the deployment script and facts, then runs the rules.
+func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baseline *rules.Baseline) (*rules.Report, *rules.FactSet, error) {
+	var script *deploy.Script
+	if o.Deploy != "" {
+		s, err := deploy.ReadFile(o.Deploy)
+		if err != nil {
+			return nil, nil, usageErr("--deploy: %v", err)
+		}
+		if s.Serve == nil {
+			return nil, nil, usageErr("--deploy %s: no `vllm serve` command found (expected a shell script that starts vLLM)", o.Deploy)
+		}
+		script = s
+	}
+	facts, err := rules.BuildFacts(res, script, o.Facts)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline, Script: script})
+	return rep, facts, nil
+}
+
+// ruleErrors turns rules that failed to run into exit code 3.
+func ruleErrors(rep *rules.Report) error {
+	failed := rep.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(failed))
+	for _, o := range failed {
+		msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+	}
+	return &exitError{code: ExitInternal, err: fmt.Errorf("%d rule(s) failed to run: %s", len(failed), strings.Join(msgs, "; "))}
+}
+
+func newRulesCmd(io *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "List the rules and explain what each checks",
+		Long: `The rules turn measurements into findings with the exact fix. Built-in rules
+are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newRulesListCmd(io), newRulesExplainCmd(io))
+	return cmd
+}
+
+func newRulesListCmd(io *streams) *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in rules (and those of --rules files)",
+		Example: `  $ npuprof rules list
+  $ npuprof rules list --rules team-rules.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, err := loadRules(files)
+			if err != nil {
+				return err
+			}
+			for _, r := range set.Rules {
+				src := "built-in"
+				if !r.Builtin {
+					src = fmt.Sprintf("%s:%d", r.File, r.Line)
+				}
+				why := strings.TrimSpace(r.Why)
+				if i := strings.Index(why, ". "); i > 0 {
+					why = why[:i+1]
+				}
+				fmt.Fprintf(io.out, "%-22s %-7s %s\n    %s\n", r.ID, r.Severity, src, why)
+			}
+			for _, b := range set.Budgets {
+				fmt.Fprintf(io.out, "%-22s %-7s %s:%d\n    budget: %s\n", b.ID, b.Severity, b.File, b.Line, b.Text)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
+	return cmd
+}
+
+func newRulesExplainCmd(io *streams) *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "explain ID",
+		Short: "Explain a rule: what it checks, the expression, thresholds, the fix, and why",
+		Example: `  $ npuprof rules explain moe-routing-cumsum
+  $ npuprof rules explain my-rule --rules team-rules.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, err := loadRules(files)
+			if err != nil {
+				return err
+			}
+			r := set.Lookup(args[0])
+			if r == nil {
+				var ids []string
+				for _, x := range set.Rules {
+					ids = append(ids, x.ID)
+				}
+				return usageErr("no rule %q (closest: %s)", args[0], strings.Join(rules.Closest(args[0], ids, 3), ", "))
+			}
+			explain(io, r)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
+	return cmd
+}
+
+func explain(io *streams, r *rules.Rule) {
+	w := io.out
+	src := "built-in (" + r.File + ")"
+	if !r.Builtin {
+		src = fmt.Sprintf("%s:%d", r.File, r.Line)
+	}
+	fmt.Fprintf(w, "%s  [%s]  %s\n\n", r.ID, r.Severity, src)
+	fmt.Fprintf(w, "Why\n  %s\n\n", wrap(strings.TrimSpace(r.Why), "  "))
+	a := r.AppliesTo
+	if a.VllmAscend != "" || len(a.Phase) > 0 || len(a.ModelFamily) > 0 {
+		fmt.Fprintf(w, "Applies to\n")
+		if a.VllmAscend != "" {
+			fmt.Fprintf(w, "  vllm_ascend_version %s\n", a.VllmAscend)
+		}
+		if len(a.Phase) > 0 {
+			fmt.Fprintf(w, "  phase %s\n", strings.Join(a.Phase, ", "))
+		}
+		if len(a.ModelFamily) > 0 {
+			fmt.Fprintf(w, "  model %s\n", strings.Join(a.ModelFamily, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Thresholds) > 0 {
+		fmt.Fprintf(w, "Thresholds\n")
+		names := make([]string, 0, len(r.Thresholds))
+		for k := range r.Thresholds {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(w, "  threshold.%s = %g\n", k, r.Thresholds[k])
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Vars) > 0 {
+		fmt.Fprintf(w, "Values\n")
+		for _, v := range r.Vars {
+			fmt.Fprintf(w, "  %s = %s\n", v.Name, indentRest(strings.TrimSpace(v.Source), "      "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Fires when\n  %s\n\n", indentRest(strings.TrimSpace(r.When.Source), "  "))
+	if r.Saving != nil {
+		fmt.Fprintf(w, "Estimated saving (µs per rank over the capture)\n  %s\n\n", indentRest(strings.TrimSpace(r.Saving.Source), "  "))
+	}
+	if r.Severity == "auto" {
+		fmt.Fprintf(w, "Severity\n  from the saving's share of the device window: >= 5%% high, >= 1%% medium, else low\n\n")
+	}
+	metrics := map[string]bool{}
+	facts := map[string]bool{}
+	collect := func(e *rules.Expr) {
+		if e == nil {
+			return
+		}
+		for _, m := range e.Metrics {
+			metrics[m] = true
+		}
+		for _, f := range e.Facts {
+			facts[f] = true
+		}
+	}
+	collect(r.When)
+	collect(r.Saving)
+	for _, e := range r.Evidence {
+		metrics[e.Metric] = true
+	}
+	if len(metrics) > 0 {
+		fmt.Fprintf(w, "Metrics it reads\n")
+		for _, m := range sortedSet(metrics) {
+			d, _ := rules.LookupMetric(m)
+			fmt.Fprintf(w, "  %-40s %s\n", m, d.Doc)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(facts) > 0 {
+		fmt.Fprintf(w, "Facts it reads\n")
+		for _, f := range sortedSet(facts) {
+			d, _ := rules.LookupFact(f)
+			fmt.Fprintf(w, "  fact.%-30s %s (from %s)\n", f, d.Doc, d.From)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Fix (template)\n  %s\n", indentRest(strings.TrimSpace(r.Fix.Source), "  "))
+	if len(r.Edits) > 0 {
+		fmt.Fprintf(w, "\nChanges to the --deploy script\n")
+		for _, e := range r.Edits {
+			line := "  " + e.Op + " " + e.Name
+			if e.Value != nil {
+				line += " " + e.Value.Source
+			}
+			if e.If != nil {
+				line += "   (if " + strings.TrimSpace(e.If.Source) + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if r.Docs != "" {
+		fmt.Fprintf(w, "\nDocs: %s\n", r.Docs)
+	}
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func indentRest(s, ind string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+ind)
+}
+
+func wrap(s, ind string) string {
+	words := strings.Fields(s)
+	var b strings.Builder
+	n := 0
+	for _, w := range words {
+		if n > 0 && n+len(w) > 76 {
+			b.WriteString("\n" + ind)
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+// readBaseline loads --baseline OLD.json.
+func readBaseline(path string) (*rules.Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("--baseline: %v", err)
+	}
+	defer f.Close()
+	doc, err := render.ReadDocument(f, path)
+	if err != nil {
+		return nil, usageErr("--baseline: %v", err)
+	}
+	return render.BaselineOf(doc, path), nil
+}

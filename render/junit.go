@@ -1,0 +1,138 @@
+package render
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/npuprof/npuprof/rules"
+)
+
+// JUnit report: one test case per rule and budget. A finding at or above
+// --fail-on is a failure, a rule that failed to run an error, a rule that
+// could not be evaluated is skipped with the reason; the rest pass.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the JUnit XML report of a check.
+func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string) error {
+	byRule := map[string]*rules.Finding{}
+	for i := range rep.Findings {
+		byRule[rep.Findings[i].Rule] = &rep.Findings[i]
+	}
+	suite := junitSuite{Name: "npuprof check " + profile}
+	for _, o := range rep.Outcomes {
+		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules"}
+		switch o.Status {
+		case rules.StatusFired:
+			f := byRule[o.Rule]
+			text := findingText(f)
+			if rules.SeverityRank(o.Severity) >= rules.SeverityRank(failOn) {
+				c.Failure = &junitMessage{Message: f.Title, Type: o.Severity, Text: text}
+				suite.Failures++
+			} else {
+				c.SystemOut = fmt.Sprintf("[%s, below --fail-on %s] %s\n%s", o.Severity, failOn, f.Title, text)
+			}
+		case rules.StatusFailed:
+			c.Error = &junitMessage{Message: firstLineOf(o.Reason), Type: "rule-failed", Text: o.Reason}
+			suite.Errors++
+		case rules.StatusNotEvaluated:
+			c.Skipped = &junitMessage{Message: "not evaluated: " + o.Reason}
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Tests = len(suite.Cases)
+	doc := junitSuites{Name: "npuprof", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func findingText(f *rules.Finding) string {
+	if f == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture\n", f.Fix, Dur(f.SavingUs))
+	for _, e := range f.Evidence {
+		b.WriteString("  " + evidenceLine(e) + "\n")
+	}
+	if f.Diff != "" {
+		b.WriteString("\n" + f.Diff)
+	}
+	return b.String()
+}
+
+func evidenceLine(e rules.Evidence) string {
+	s := e.Metric
+	if e.Rank != nil {
+		s += fmt.Sprintf(" (rank %d)", *e.Rank)
+	}
+	if e.Unit == "µs" {
+		s += " = " + Dur(e.Value)
+	} else if e.Metric != "saving_us" {
+		s += " = " + trimFloat(e.Value)
+		if e.Unit != "" && e.Unit != "count" && e.Unit != "rank" && e.Unit != "ratio" {
+			s += " " + e.Unit
+		}
+	}
+	if e.Note != "" {
+		s += "  " + e.Note
+	}
+	return s
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

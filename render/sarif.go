@@ -1,0 +1,231 @@
+package render
+
+import (
+	"encoding/json"
+	"io"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/rules"
+)
+
+// SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format), local
+// structs for the properties npuprof fills; field names follow the spec
+// (https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html).
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string       `json:"id"`
+	ShortDescription     sarifMessage `json:"shortDescription"`
+	FullDescription      sarifMessage `json:"fullDescription"`
+	Help                 sarifMessage `json:"help"`
+	DefaultConfiguration sarifConfig  `json:"defaultConfiguration"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level      string        `json:"level"`
+	Message    sarifMessage  `json:"message"`
+	Descriptor *sarifRuleRef `json:"descriptor,omitempty"`
+}
+
+type sarifRuleRef struct {
+	ID string `json:"id"`
+}
+
+type sarifResult struct {
+	RuleID     string          `json:"ruleId"`
+	RuleIndex  int             `json:"ruleIndex"`
+	Level      string          `json:"level"`
+	Message    sarifMessage    `json:"message"`
+	Locations  []sarifLocation `json:"locations"`
+	Properties map[string]any  `json:"properties,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// SARIFSchemaURI is the $schema npuprof writes.
+const SARIFSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+// sarifLevel maps a severity to a SARIF level: high → error, medium →
+// warning, low and info → note; unknown → warning.
+func sarifLevel(sev string) string {
+	switch sev {
+	case rules.SeverityHigh:
+		return "error"
+	case rules.SeverityLow, rules.SeverityInfo:
+		return "note"
+	}
+	return "warning"
+}
+
+var hunkRe = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
+
+// SARIFInput is what WriteSARIF needs besides the report.
+type SARIFInput struct {
+	Profile string     // analyzed path (the location of findings without a script)
+	Deploy  string     // deployment script path, "" when none
+	Version string     // npuprof version
+	Rules   *rules.Set // for rule descriptions
+	Report  *rules.Report
+}
+
+// WriteSARIF writes a SARIF 2.1.0 log: one result per finding, located in
+// the deployment script at the first changed line when the finding has a
+// diff, else at the profile; rules that failed to run are error
+// notifications.
+func WriteSARIF(w io.Writer, in SARIFInput) error {
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: in.Version,
+		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}}},
+		Results: []sarifResult{}}
+	index := map[string]int{}
+	addRule := func(id, short, full, help, level string) int {
+		if i, ok := index[id]; ok {
+			return i
+		}
+		if short == "" {
+			short = id
+		}
+		if full == "" {
+			full = short
+		}
+		if help == "" {
+			help = full
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{short},
+			FullDescription: sarifMessage{full}, Help: sarifMessage{help}, DefaultConfiguration: sarifConfig{level}})
+		index[id] = len(run.Tool.Driver.Rules) - 1
+		return index[id]
+	}
+	if in.Rules != nil {
+		for _, r := range in.Rules.Rules {
+			level := "warning"
+			if r.Severity != "auto" {
+				level = sarifLevel(r.Severity)
+			}
+			addRule(r.ID, strings.ReplaceAll(r.ID, "-", " "), strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level)
+		}
+		for _, b := range in.Rules.Budgets {
+			addRule(b.ID, "budget "+b.Text, "budget against --baseline: "+b.Text, "", sarifLevel(b.Severity))
+		}
+	}
+	inv := sarifInvocation{ExecutionSuccessful: true, ToolExecutionNotifications: []sarifNotification{}}
+	rep := in.Report
+	for _, o := range rep.Outcomes {
+		if o.Status == rules.StatusFailed {
+			inv.ExecutionSuccessful = false
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "error",
+				Message: sarifMessage{"rule failed to run: " + o.Reason}, Descriptor: &sarifRuleRef{ID: o.Rule}})
+		}
+	}
+	for _, f := range rep.Findings {
+		i := addRule(f.Rule, f.Rule, f.Title, "", sarifLevel(f.Severity))
+		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(in.Profile)}}}
+		if in.Deploy != "" && f.Diff != "" {
+			loc.PhysicalLocation.ArtifactLocation.URI = fileURI(in.Deploy)
+			if line := firstChangedLine(f.Diff); line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: line}
+			}
+		}
+		msg := f.Title + "\n\n" + f.Fix
+		ranks := append([]int{}, f.Ranks...)
+		sort.Ints(ranks)
+		props := map[string]any{"severity": f.Severity, "saving_us": f.SavingUs, "ranks": ranks}
+		if f.Diff != "" {
+			props["diff"] = f.Diff
+		}
+		run.Results = append(run.Results, sarifResult{RuleID: f.Rule, RuleIndex: i, Level: sarifLevel(f.Severity),
+			Message: sarifMessage{msg}, Locations: []sarifLocation{loc}, Properties: props})
+	}
+	run.Invocations = []sarifInvocation{inv}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sarifLog{Schema: SARIFSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// firstChangedLine is the line of the original file where a unified diff's
+// first change is (1-based), or 0.
+func firstChangedLine(diff string) int {
+	m := hunkRe.FindStringSubmatchIndex(diff)
+	if m == nil {
+		return 0
+	}
+	line, _ := strconv.Atoi(diff[m[2]:m[3]])
+	rest := diff[m[1]:]
+	for _, l := range strings.Split(rest, "\n")[1:] {
+		if strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+") {
+			return max(line, 1)
+		}
+		if strings.HasPrefix(l, " ") {
+			line++
+		}
+	}
+	return max(line, 1)
+}
+
+// fileURI turns a path into a relative (or absolute file:) URI reference.
+func fileURI(p string) string {
+	p = filepath.ToSlash(p)
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	u := strings.Join(parts, "/")
+	if strings.HasPrefix(p, "/") {
+		return "file://" + u
+	}
+	return u
+}
