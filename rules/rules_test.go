@@ -101,7 +101,7 @@ func TestScenarioFindings(t *testing.T) {
 		scenario   string
 		fire, hush []string
 	}{
-		{"ep-fc1-cumsum", []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, nil},
+		{"ep-fc1-cumsum", []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, []string{"env-hygiene", "expert-imbalance", "host-bound-free"}},
 		{"ep-fc1-cumsum-steps", []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, nil},
 		{"ep-fc1", []string{"comm-ep-flashcomm"}, []string{"moe-routing-cumsum"}},
 		{"noep-cumsum", []string{"moe-routing-cumsum"}, []string{"comm-ep-flashcomm"}},
@@ -109,7 +109,8 @@ func TestScenarioFindings(t *testing.T) {
 		{"clean-steps", nil, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "expert-imbalance"}},
 		{"hot-rank", []string{"expert-imbalance", "event-wait-skew"}, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}},
 		{"uncaptured-batch", []string{"graph-capture-sizes"}, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}},
-		{"captured-batch", nil, []string{"graph-capture-sizes", "comm-ep-flashcomm", "moe-routing-cumsum"}},
+		{"captured-batch", nil, []string{"graph-capture-sizes", "comm-ep-flashcomm", "moe-routing-cumsum", "host-bound-free"}},
+		{"host-bound", []string{"host-bound-free"}, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "expert-imbalance"}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			rep := evaluate(t, set, analyzed(t, c.scenario), nil)
@@ -457,4 +458,24 @@ func TestCatalogCoversAnalysis(t *testing.T) {
 			require.True(t, d.Cluster, m)
 		}
 	}
+}
+
+func TestHostBoundFree(t *testing.T) {
+	res := analyzed(t, "host-bound")
+	script, err := deploy.Parse("serve.sh", "vllm serve m \\\n  --tensor-parallel-size 8\n")
+	require.NoError(t, err)
+	f := finding(evaluate(t, builtin(t), res, script), "host-bound-free")
+	require.NotNil(t, f)
+	var free, win float64
+	for _, rr := range res.Ranks {
+		free += rr.Metrics["overlap.free.time_us"]
+		win += rr.Metrics["device.window.time_us"]
+	}
+	require.GreaterOrEqual(t, free/win, 0.25)
+	require.InDelta(t, (free-0.1*win)/float64(len(res.Ranks)), f.SavingUs, 0.01)
+	after, err := testutil.ApplyUnifiedDiff(script.Text(), f.Diff)
+	require.NoError(t, err)
+	require.Contains(t, after, "--async-scheduling")
+	require.Contains(t, after, `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'`)
+	require.Contains(t, after, `--additional-config '{"enable_cpu_binding":true}'`)
 }

@@ -62,6 +62,9 @@ type Scenario struct {
 	// (kernels carry Model ID GraphModelID and shapes show the padded
 	// size), or runs eager when the batch exceeds every capture size.
 	CaptureSizes []int
+	// HostSlowdown > 1 makes every host launch that many times longer (a
+	// CPU-bound host): the device then idles between kernels. 0 or 1 = normal.
+	HostSlowdown float64
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
@@ -125,6 +128,8 @@ func base(name string) Scenario {
 //     decode batch has no graph and runs eager.
 //   - captured-batch: as uncaptured-batch with capture size 25: every decode
 //     step is a graph replay.
+//   - host-bound: as clean with host launches 4x slower: the device idles
+//     between kernels (a large Free share).
 func Scenarios() []Scenario {
 	a := base("ep-fc1-cumsum")
 	a.ExpertParallel, a.FlashComm1, a.Cumsum, a.AivComm = true, true, true, true
@@ -160,7 +165,10 @@ func Scenarios() []Scenario {
 	j := i
 	j.Name, j.CaptureSizes, j.Seed = "captured-batch", []int{25}, 12
 
-	return []Scenario{a, b, c, d, e, f, g, h, i, j}
+	k := d
+	k.Name, k.HostSlowdown, k.Seed = "host-bound", 4, 10
+
+	return []Scenario{a, b, c, d, e, f, g, h, i, j, k}
 }
 
 // Lookup returns the built-in scenario with the given name.
@@ -214,6 +222,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)
 	case s.HotExperts > 0 && s.HotExpertFactor < 1:
 		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
+	case s.HostSlowdown < 0:
+		return fmt.Errorf("tracegen: HostSlowdown must be >= 0, got %g", s.HostSlowdown)
 	}
 	for _, c := range s.CaptureSizes {
 		if c < 1 {

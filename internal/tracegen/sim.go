@@ -359,6 +359,9 @@ func (g *sim) launch(r, k, idx, sub int, lo, hi int64) (hts, hdur, ready int64) 
 	rs := &g.rk[r]
 	hts = rs.host + g.rng(r, k, idx, 10+sub, 800, 2600)
 	hdur = g.rng(r, k, idx, 20+sub, lo, hi)
+	if g.s.HostSlowdown > 1 {
+		hdur = int64(float64(hdur) * g.s.HostSlowdown)
+	}
 	rs.host = hts + hdur
 	return hts, hdur, hts + hdur - 1200 + 2500
 }
