@@ -225,13 +225,21 @@ func (st *state) agg(name string, fn func(vals map[int]float64) float64) (float6
 	return fn(v), nil
 }
 
-func mean(v map[int]float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
+// sum adds the values in rank order, so results are byte-stable.
+func sum(v map[int]float64) float64 {
+	ranks := make([]int, 0, len(v))
+	for r := range v {
+		ranks = append(ranks, r)
 	}
-	return s / float64(len(v))
+	sort.Ints(ranks)
+	s := 0.0
+	for _, r := range ranks {
+		s += v[r]
+	}
+	return s
 }
+
+func mean(v map[int]float64) float64 { return sum(v) / float64(len(v)) }
 
 func argExt(v map[int]float64, better func(a, b float64) bool) (int, float64) {
 	ranks := make([]int, 0, len(v))
@@ -268,15 +276,7 @@ func newState(in *Input) *state {
 	st.env = env{
 		Metric:    func(n string) (float64, error) { return st.agg(n, mean) },
 		MeanRanks: func(n string) (float64, error) { return st.agg(n, mean) },
-		SumRanks: func(n string) (float64, error) {
-			return st.agg(n, func(v map[int]float64) float64 {
-				s := 0.0
-				for _, x := range v {
-					s += x
-				}
-				return s
-			})
-		},
+		SumRanks:  func(n string) (float64, error) { return st.agg(n, sum) },
 		MaxRanks: func(n string) (float64, error) {
 			return st.agg(n, func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a > b }); return m })
 		},
@@ -655,11 +655,7 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 		at, v := argExt(vals, better)
 		return []Evidence{mk(v, &at)}, nil
 	case "sum":
-		s := 0.0
-		for _, v := range vals {
-			s += v
-		}
-		e := mk(s, nil)
+		e := mk(sum(vals), nil)
 		e.Note = strings.TrimSpace("sum over ranks " + note)
 		return []Evidence{e}, nil
 	case "each":
