@@ -93,7 +93,7 @@ type ClusterContext struct {
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, LoadSkewPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {

@@ -215,38 +215,3 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 		}
 	}
 }
-
-// skew.<q>.max_over_median is the maximum over ranks of the truth over
-// its median (the lower middle value, gonum's empirical quantile), and
-// skew.<q>.max_rank the hot rank, exactly.
-func TestLoadSkewMatchesTruth(t *testing.T) {
-	sc, _ := tracegen.Lookup("hot-rank")
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
-	require.NoError(t, err)
-	res, err := Analyze(p)
-	require.NoError(t, err)
-	for q, m := range map[string]string{"gmm": "moe.gmm.time_us", "event_wait": "event_wait.time_us", "gmm_tokens": "moe.gmm.tokens"} {
-		var vals []float64
-		mx, at := -1.0, -1
-		for _, rt := range truth.Ranks {
-			v := rt.Metrics[m]
-			if m == "moe.gmm.tokens" {
-				v = res.Ranks[rt.Rank].Metrics[m] // shapes: not in the truth
-			}
-			vals = append(vals, v)
-			if v > mx {
-				mx, at = v, rt.Rank
-			}
-		}
-		sort.Float64s(vals)
-		want := mx / vals[(len(vals)+1)/2-1]
-		got := res.Cluster.Metrics["skew."+q+".max_over_median"]
-		require.Truef(t, closeEnough(want, got), "skew.%s: truth %v, npuprof %v", q, want, got)
-		require.Equal(t, float64(at), res.Cluster.Metrics["skew."+q+".max_rank"], q)
-	}
-	require.Equal(t, float64(sc.HotRank), res.Cluster.Metrics["skew.gmm.max_rank"])
-	require.Greater(t, res.Cluster.Metrics["skew.gmm.max_over_median"], 1.8)
-}

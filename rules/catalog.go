@@ -28,10 +28,9 @@ var placeholders = map[string]string{
 	"<q>":     "(?:" + strings.Join(SkewQuantities, "|") + ")",
 }
 
-// SkewQuantities are the <q> of the cluster's skew.<q>.* metrics: the skew
-// pass's computing, communication and free, and the load-skew pass's
-// quantities (analysis.LoadQuantities).
-var SkewQuantities = []string{"computing", "communication", "free", "gmm", "gmm_tokens", "dispatch", "combine", "event_wait"}
+// SkewQuantities are the <q> of the cluster's skew.<q>.* metrics (the
+// slow-rank analysis); the EP-rank GroupedMatmul skew is skew.moe.gmm.*.
+var SkewQuantities = []string{"computing", "communication", "free"}
 
 // Metrics is the metric catalog.
 var Metrics = []MetricDoc{
@@ -83,11 +82,41 @@ var Metrics = []MetricDoc{
 	{"event_wait.compute_stream.share", "ratio", false, "that time over those streams' spans"},
 	{"kernel.compute.time_us", "µs", false, "sum of compute-kernel durations"},
 	{"kernel.compute.count", "count", false, "number of compute kernels"},
-	{"skew.<q>.max_over_median", "ratio", true, "max over ranks / median over ranks of a quantity: computing (overlap.computing.time_us), communication, free, gmm (moe.gmm.time_us), gmm_tokens (moe.gmm.tokens), dispatch, combine, event_wait (event_wait.time_us)"},
+	{"skew.<q>.max_over_median", "ratio", true, "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free"},
 	{"skew.<q>.max_rank", "rank", true, "the rank holding that maximum"},
-	{"skew.<q>.median_us", "µs", true, "median over ranks (time quantities)"},
-	{"skew.<q>.max_us", "µs", true, "maximum over ranks (time quantities)"},
-	{"skew.<q>.mad_us", "µs", true, "median absolute deviation over ranks (computing, communication, free)"},
+	{"skew.<q>.median_us", "µs", true, "median over ranks"},
+	{"skew.<q>.max_us", "µs", true, "maximum over ranks"},
+	{"skew.<q>.mad_us", "µs", true, "median absolute deviation over ranks"},
+	{"skew.moe.gmm.max_over_mean", "ratio", true, "per ep group: max over its ranks of GroupedMatmul time / mean (the worst group)"},
+	{"skew.moe.gmm.max_rank", "rank", true, "the rank with the most GroupedMatmul time in that group (the hot rank)"},
+	{"skew.moe.gmm.tokens.max_over_mean", "ratio", true, "the same over GroupedMatmul tokens (moe.gmm.tokens)"},
+	{"skew.moe.gmm.lost.time_us", "µs", true, "MoE time lost to imbalance: per MoE layer, the slowest EP rank's GroupedMatmul time minus the mean, summed over the capture"},
+	{"skew.moe.gmm.ranks.count", "count", true, "ranks compared in that group"},
+	{"experts.imbalance.max", "ratio", true, "max over MoE layers of the most loaded expert's tokens / mean tokens per expert (needs --experts or dumps)"},
+	{"experts.imbalance.mean", "ratio", true, "mean over layers of that ratio"},
+	{"experts.imbalance.max_layer", "count", true, "the layer where the max is reached"},
+	{"experts.hot.share.max", "ratio", true, "largest share of one expert in its layer's tokens"},
+	{"experts.layers.count", "count", true, "layers of the expert-load input"},
+	{"experts.count", "count", true, "experts of the expert-load input"},
+	{"experts.tokens.count", "tokens", true, "tokens of the expert-load input"},
+	{"experts.rank_imbalance.max", "ratio", true, "per layer, max/mean over EP ranks of each rank's tokens; max over layers"},
+	{"experts.rank_imbalance.mean", "ratio", true, "the same, mean over layers"},
+	{"experts.eplb.ranks", "count", true, "EP size of the predicted EPLB plan"},
+	{"experts.eplb.redundant", "count", true, "redundant slots of the predicted plan"},
+	{"experts.eplb.before.max", "ratio", true, "predicted max/mean rank load of the current placement, max over layers"},
+	{"experts.eplb.before.mean", "ratio", true, "the same, mean over layers"},
+	{"experts.eplb.after.max", "ratio", true, "the same for the plan `npuprof eplb plan` would write"},
+	{"experts.eplb.after.mean", "ratio", true, "the same, mean over layers"},
+	{"experts.eplb.max_load.reduction", "ratio", true, "1 - (slowest rank's tokens after / before) of that plan"},
+	{"experts.log.rank_imbalance.mean", "ratio", true, "last logged peak-to-average ratio (vLLM-Ascend), mean"},
+	{"experts.log.rank_imbalance.max", "ratio", true, "the same, max"},
+	{"experts.log.rank_imbalance.min", "ratio", true, "the same, min"},
+	{"experts.log.rank_imbalance.updated.mean", "ratio", true, "last logged ratio after vLLM-Ascend's own EPLB placement, mean"},
+	{"experts.log.rank_imbalance.updated.max", "ratio", true, "the same, max"},
+	{"experts.log.balancedness", "ratio", true, "last upstream vLLM `EPLB step:` balancedness (avg/max)"},
+	{"experts.log.avg_tokens", "tokens", true, "its avg_tokens"},
+	{"experts.log.max_tokens", "tokens", true, "its max_tokens"},
+	{"experts.log.lines.count", "count", true, "imbalance log lines read"},
 	{"collectives.matched", "count", true, "collectives matched across ranks (same communicator, type and ordinal)"},
 	{"collectives.wait.time_us", "µs", true, "time ranks spent waiting for the last arrival at matched collectives"},
 	{"slow_ranks.count", "count", true, "ranks named slow (robust outliers of computing or free, or late arrivals)"},

@@ -425,7 +425,7 @@ func TestVersions(t *testing.T) {
 func TestClosest(t *testing.T) {
 	require.Equal(t, []string{"hccl.allgather.time_us"}, Closest("hccl.allgathr.time_us", MetricNames(), 1))
 	for _, n := range []string{"hccl.allgather.time_us", "hccl.group.ep.count", "hccl.per_layer.reducescatter.count",
-		"event_wait.stream.2.time_us", "skew.gmm.max_rank", "decode.batch.observed"} {
+		"event_wait.stream.2.time_us", "skew.moe.gmm.max_rank", "decode.batch.observed"} {
 		_, ok := LookupMetric(n)
 		require.True(t, ok, n)
 	}
@@ -437,7 +437,7 @@ func TestClosest(t *testing.T) {
 
 // Every metric an analysis produces is in the catalog, so rules can name it.
 func TestCatalogCoversAnalysis(t *testing.T) {
-	for _, name := range []string{"ep-fc1-cumsum", "hot-rank", "captured-batch"} {
+	for _, name := range []string{"ep-fc1-cumsum", "hot-rank", "captured-batch", "hot-experts"} {
 		res := analyzed(t, name)
 		for _, rr := range res.Ranks {
 			for m := range rr.Metrics {

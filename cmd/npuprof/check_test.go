@@ -341,7 +341,7 @@ func TestAnalyzeWithDeployJSON(t *testing.T) {
 	require.Equal(t, "--fact concurrency=25", src["concurrency"])
 	require.Contains(t, src["tp"], "field-report-1.sh:16")
 	require.Contains(t, src["ep"], "parallel_group_info")
-	require.Contains(t, doc.Cluster.Metrics, "skew.gmm.max_over_median")
+	require.Contains(t, doc.Cluster.Metrics, "skew.moe.gmm.max_over_mean")
 }
 
 func TestBaselineBudgets(t *testing.T) {
