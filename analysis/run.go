@@ -11,6 +11,7 @@ import (
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/vllmlog"
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
@@ -62,6 +63,10 @@ type Result struct {
 	Notes []string
 	// Cluster is the cross-rank analysis (arrival skew, slow ranks).
 	Cluster *ClusterResult
+	// Serving is the serving context read from vLLM's own logs and bench
+	// results (--vllm-log, --vllm-bench); nil when none was read. The
+	// command sets it next to the analysis; renderers show it.
+	Serving *vllmlog.Context
 }
 
 // Errors returns every pass error over all ranks.

@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/vllmlog"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -37,7 +39,18 @@ type Document struct {
 	// DeployDiff is every finding's change to the --deploy script, as one
 	// unified diff.
 	DeployDiff string `json:"deploy_diff,omitempty"`
+	// Serving is the serving context from vLLM's server log and `vllm bench
+	// serve` results: serving.* metrics with their sources. Absent when no
+	// log or bench result was read.
+	Serving *ServingDoc `json:"serving,omitempty"`
 }
+
+// ServingDoc is the serving context (see parser/vllmlog.Context for each
+// metric's definition): metrics (rates are ratios 0..1, throughputs
+// tokens/s, latencies ms), why a key metric is missing, each metric's
+// source, the files read, the statistics-line formats seen and the line
+// numbers of the first malformed statistics lines.
+type ServingDoc = vllmlog.Context
 
 // ClusterDoc is the cross-rank analysis.
 type ClusterDoc struct {
@@ -162,6 +175,35 @@ type RankDoc struct {
 	Partial       bool               `json:"partial,omitempty"`
 	PartialReason string             `json:"partial_reason,omitempty"`
 	Warnings      []model.Warning    `json:"warnings,omitempty"`
+	// Kernels are the rank's top compute kernels by total time (at most
+	// analysis.TopKernels), from the kernels pass. Absent when the rank has
+	// no compute kernels (kernel.compute.time_us is then unavailable).
+	Kernels []KernelDoc `json:"kernels,omitempty"`
+	// Collectives are the HCCL big ops by type and group together (the
+	// metrics split them by type or by group only); group "?" when it
+	// could not be resolved. Sorted by type, then group.
+	Collectives []CollectiveTypeDoc `json:"collectives,omitempty"`
+}
+
+// CollectiveTypeDoc is one (type, group) pair of HCCL big ops on one rank.
+type CollectiveTypeDoc struct {
+	Type   string  `json:"type"`
+	Group  string  `json:"group"`
+	Count  int     `json:"count"`
+	TimeUs float64 `json:"time_us"`
+}
+
+// KernelDoc is one compute kernel name on one rank: what `npuprof diff`
+// matches (by op_type and name) between two documents.
+type KernelDoc struct {
+	Name    string  `json:"name"`
+	OpType  string  `json:"op_type,omitempty"`
+	Core    string  `json:"core,omitempty"` // task type: AI_CORE, AI_VECTOR_CORE, AI_CPU, ...
+	Count   int     `json:"count"`
+	TotalUs float64 `json:"total_us"`
+	MeanUs  float64 `json:"mean_us"`
+	P50Us   float64 `json:"p50_us"`
+	P99Us   float64 `json:"p99_us"`
 }
 
 // StepDoc is one step's breakdown (µs).
@@ -201,6 +243,25 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 		if rd.Unavailable == nil {
 			rd.Unavailable = map[string]string{}
 		}
+		if rr.Kernels != nil {
+			for _, k := range rr.Kernels.Top {
+				rd.Kernels = append(rd.Kernels, KernelDoc{Name: k.Name, OpType: k.OpType, Core: k.Core, Count: k.Count,
+					TotalUs: us(k.Total), MeanUs: k.Mean, P50Us: k.P50, P99Us: k.P99})
+			}
+		}
+		if rr.HCCL != nil {
+			for key, st := range rr.HCCL.ByTypeGroup {
+				t, g, _ := strings.Cut(key, "@")
+				rd.Collectives = append(rd.Collectives, CollectiveTypeDoc{Type: t, Group: g, Count: st.Count, TimeUs: us(st.Total)})
+			}
+			sort.Slice(rd.Collectives, func(i, j int) bool {
+				a, b := rd.Collectives[i], rd.Collectives[j]
+				if a.Type != b.Type {
+					return a.Type < b.Type
+				}
+				return a.Group < b.Group
+			})
+		}
 		for _, s := range rr.Steps {
 			rd.Steps = append(rd.Steps, StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
 				CommunicationUs: us(s.Communication), CommunicationNotOverlappedUs: us(s.CommunicationNotOverlapped),
@@ -230,6 +291,7 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 	if res.Cluster != nil {
 		doc.Errors = append(doc.Errors, res.Cluster.Errors...)
 	}
+	doc.Serving = res.Serving
 	return doc
 }
 

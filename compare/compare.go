@@ -1,0 +1,771 @@
+// Package compare is npuprof's one comparison engine: it takes two analysis
+// documents (npuprof.analysis/v1, from a profile just analyzed or a saved
+// `analyze --format json`) and measures what changed between them: every
+// metric per rank and over the ranks, the per-step time, the collectives by
+// type and group that appeared or disappeared, the kernels whose time per
+// step changed most, the findings resolved or new (each resolved finding's
+// predicted saving against the measured one) and the serving context.
+// `npuprof diff` renders its Result; `npuprof check --baseline` reads it.
+//
+// The engine reads documents only, never profiles or models, so a saved
+// JSON document and a fresh analysis compare the same way.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/render"
+)
+
+// Schema is the diff document's schema id.
+const Schema = "npuprof.diff/v1"
+
+// Options tune a comparison.
+type Options struct {
+	// Kernels is how many kernels to list, largest absolute change first
+	// (0: DefaultKernels).
+	Kernels int
+}
+
+// DefaultKernels is the default length of the kernel list.
+const DefaultKernels = 15
+
+// Side describes one of the two documents.
+type Side struct {
+	Path  string `json:"path"`
+	Kind  string `json:"kind"`
+	Ranks []int  `json:"ranks"`
+	// Steps is the number of steps per rank the per-step normalization
+	// divides by (ProfilerStep#N count, else the metric
+	// decode.steps.count); 0 when neither is known.
+	Steps int `json:"steps"`
+	// StepsFrom names where Steps came from.
+	StepsFrom string `json:"steps_from,omitempty"`
+}
+
+// MetricDelta is one metric before and after. Before and After are means
+// over the ranks that measured the metric (per rank: that rank's value).
+// A side that did not measure it has a nil value and, when the document
+// said why, the reason.
+type MetricDelta struct {
+	Metric string   `json:"metric"`
+	Before *float64 `json:"before"`
+	After  *float64 `json:"after"`
+	// Delta is After − Before; nil unless both were measured.
+	Delta *float64 `json:"delta"`
+	// Pct is Delta / Before × 100; nil when Before is 0 or missing.
+	Pct *float64 `json:"pct"`
+	// BeforeMissing / AfterMissing say why a side has no value.
+	BeforeMissing string `json:"before_unavailable,omitempty"`
+	AfterMissing  string `json:"after_unavailable,omitempty"`
+}
+
+// Changed reports whether the metric differs between the sides (or exists
+// on one side only).
+func (m MetricDelta) Changed() bool {
+	if m.Delta == nil {
+		return (m.Before == nil) != (m.After == nil)
+	}
+	return *m.Delta != 0
+}
+
+// RankDelta is one rank present on both sides.
+type RankDelta struct {
+	Rank    int           `json:"rank"`
+	Metrics []MetricDelta `json:"metrics"`
+}
+
+// StepDelta is one per-step quantity: its mean per step over every step
+// of every rank (µs).
+type StepDelta struct {
+	Quantity string   `json:"quantity"` // window, computing, communication, communication_not_overlapped, free
+	BeforeUs float64  `json:"before_us"`
+	AfterUs  float64  `json:"after_us"`
+	DeltaUs  float64  `json:"delta_us"`
+	Pct      *float64 `json:"pct"`
+}
+
+// Collective status values.
+const (
+	StatusGone    = "gone"
+	StatusNew     = "new"
+	StatusChanged = "changed"
+	StatusSame    = "same"
+)
+
+// CollectiveDelta is one (type, group) of HCCL big ops: count and time per
+// rank (mean over the ranks of each side), and per step when both sides
+// know their step count.
+type CollectiveDelta struct {
+	Type   string `json:"type"`
+	Group  string `json:"group"`
+	Status string `json:"status"` // gone, new, changed, same
+	// Per rank (mean over ranks).
+	BeforeCount float64 `json:"before_count"`
+	AfterCount  float64 `json:"after_count"`
+	BeforeUs    float64 `json:"before_us"`
+	AfterUs     float64 `json:"after_us"`
+	// Per step per rank; absent when a side's step count is unknown.
+	BeforeCountPerStep *float64 `json:"before_count_per_step,omitempty"`
+	AfterCountPerStep  *float64 `json:"after_count_per_step,omitempty"`
+}
+
+// KernelDelta is one compute kernel matched by op type and name: its total
+// time per step, mean over ranks (µs). A kernel outside a side's top list
+// counts as absent there (Before or After 0, Status new or gone).
+type KernelDelta struct {
+	Name        string   `json:"name"`
+	OpType      string   `json:"op_type,omitempty"`
+	Core        string   `json:"core,omitempty"`
+	Status      string   `json:"status"` // gone, new, changed, same
+	BeforeUs    float64  `json:"before_us_per_step"`
+	AfterUs     float64  `json:"after_us_per_step"`
+	DeltaUs     float64  `json:"delta_us_per_step"`
+	Pct         *float64 `json:"pct"`
+	BeforeCount float64  `json:"before_count_per_step"`
+	AfterCount  float64  `json:"after_count_per_step"`
+}
+
+// Finding status values.
+const (
+	FindingResolved = "resolved"
+	FindingNew      = "new"
+	FindingPersists = "persists"
+)
+
+// FindingDelta is one rule's finding on either side.
+type FindingDelta struct {
+	Rule     string `json:"rule"`
+	Title    string `json:"title"`
+	Severity string `json:"severity"`
+	Status   string `json:"status"` // resolved, new, persists
+	// PredictedUs is the saving_us the rule predicted on the before side
+	// (per rank, over the before capture); for a new finding, the after
+	// side's prediction.
+	PredictedUs float64 `json:"predicted_saving_us"`
+	// MeasuredUs is the measured decrease of MeasuredMetric (mean over
+	// ranks, the after side scaled to the before side's step count);
+	// nil with MeasuredMissing when it cannot be measured.
+	MeasuredUs      *float64 `json:"measured_saving_us"`
+	MeasuredMetric  string   `json:"measured_metric,omitempty"`
+	MeasuredMissing string   `json:"measured_unavailable,omitempty"`
+	// Ratio is MeasuredUs / PredictedUs (how much of the promise was kept).
+	Ratio *float64 `json:"measured_over_predicted,omitempty"`
+}
+
+// Result is a comparison: the diff document (schema npuprof.diff/v1).
+type Result struct {
+	Schema string `json:"schema"`
+	Before Side   `json:"before"`
+	After  Side   `json:"after"`
+	// Overall: every metric, mean over ranks, sorted by name.
+	Overall []MetricDelta `json:"overall"`
+	// Ranks: every rank present on both sides, its metrics sorted by name.
+	Ranks []RankDelta `json:"ranks"`
+	// Steps: the per-step time; nil (with Unavailable["steps"]) when a side
+	// has no steps.
+	Steps       []StepDelta       `json:"steps"`
+	Collectives []CollectiveDelta `json:"collectives"`
+	Kernels     []KernelDelta     `json:"kernels"`
+	Findings    []FindingDelta    `json:"findings"`
+	// Serving compares the serving context (vLLM log, bench results).
+	Serving []MetricDelta `json:"serving,omitempty"`
+	// Notes are facts about the comparison (ranks on one side only, ...).
+	Notes []string `json:"notes,omitempty"`
+	// Unavailable says why a part could not be compared.
+	Unavailable map[string]string `json:"unavailable"`
+}
+
+// Overall returns the overall delta of one metric.
+func (r *Result) Metric(name string) (MetricDelta, bool) {
+	i := sort.Search(len(r.Overall), func(i int) bool { return r.Overall[i].Metric >= name })
+	if i < len(r.Overall) && r.Overall[i].Metric == name {
+		return r.Overall[i], true
+	}
+	return MetricDelta{}, false
+}
+
+// Step returns the per-step delta of one quantity.
+func (r *Result) Step(q string) (StepDelta, bool) {
+	for _, s := range r.Steps {
+		if s.Quantity == q {
+			return s, true
+		}
+	}
+	return StepDelta{}, false
+}
+
+// Finding returns the delta of one rule's finding.
+func (r *Result) Finding(rule string) (FindingDelta, bool) {
+	for _, f := range r.Findings {
+		if f.Rule == rule {
+			return f, true
+		}
+	}
+	return FindingDelta{}, false
+}
+
+// Collective returns the delta of one (type, group).
+func (r *Result) Collective(typ, group string) (CollectiveDelta, bool) {
+	for _, c := range r.Collectives {
+		if c.Type == typ && c.Group == group {
+			return c, true
+		}
+	}
+	return CollectiveDelta{}, false
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func pctOf(delta, before float64) *float64 {
+	if before == 0 || math.IsNaN(before) {
+		return nil
+	}
+	return ptr(delta / math.Abs(before) * 100)
+}
+
+// Compare compares before with after.
+func Compare(before, after *render.Document, opts Options) *Result {
+	if opts.Kernels <= 0 {
+		opts.Kernels = DefaultKernels
+	}
+	r := &Result{Schema: Schema, Before: side(before), After: side(after), Overall: []MetricDelta{}, Ranks: []RankDelta{},
+		Collectives: []CollectiveDelta{}, Kernels: []KernelDelta{}, Findings: []FindingDelta{}, Unavailable: map[string]string{}}
+	r.Overall = metricDeltas(meanMetrics(before), meanMetrics(after), unavailableOf(before), unavailableOf(after))
+	r.compareRanks(before, after)
+	r.compareSteps(before, after)
+	r.compareCollectives(before, after)
+	r.compareKernels(before, after, opts.Kernels)
+	r.compareFindings(before, after)
+	r.compareServing(before, after)
+	return r
+}
+
+func side(d *render.Document) Side {
+	s := Side{Path: d.Input.Path, Kind: d.Input.Kind, Ranks: append([]int{}, d.Input.Ranks...)}
+	s.Steps, s.StepsFrom = stepCount(d)
+	return s
+}
+
+// stepCount is the steps per rank: the most common number of
+// ProfilerStep#N rows, else the mean of decode.steps.count.
+func stepCount(d *render.Document) (int, string) {
+	counts := map[int]int{}
+	for _, rk := range d.Ranks {
+		if len(rk.Steps) > 0 {
+			counts[len(rk.Steps)]++
+		}
+	}
+	best, bestN := 0, 0
+	for c, n := range counts {
+		if n > bestN || (n == bestN && c > best) {
+			best, bestN = c, n
+		}
+	}
+	if best > 0 {
+		return best, "ProfilerStep#N"
+	}
+	if m, ok := meanMetrics(d)["decode.steps.count"]; ok && m > 0 {
+		return int(math.Round(m)), "decode.steps.count"
+	}
+	return 0, ""
+}
+
+// meanMetrics is each metric's mean over the ranks that measured it.
+func meanMetrics(d *render.Document) map[string]float64 {
+	sum := map[string]float64{}
+	n := map[string]int{}
+	for _, rk := range d.Ranks {
+		for k, v := range rk.Metrics {
+			sum[k] += v
+			n[k]++
+		}
+	}
+	for k := range sum {
+		sum[k] /= float64(n[k])
+	}
+	return sum
+}
+
+// unavailableOf is, per metric, the first reason a rank gave.
+func unavailableOf(d *render.Document) map[string]string {
+	out := map[string]string{}
+	for _, rk := range d.Ranks {
+		for k, v := range rk.Unavailable {
+			if _, ok := out[k]; !ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+func metricDeltas(b, a map[string]float64, bMiss, aMiss map[string]string) []MetricDelta {
+	names := map[string]bool{}
+	for k := range b {
+		names[k] = true
+	}
+	for k := range a {
+		names[k] = true
+	}
+	out := make([]MetricDelta, 0, len(names))
+	for k := range names {
+		m := MetricDelta{Metric: k}
+		bv, bok := b[k]
+		av, aok := a[k]
+		if bok {
+			m.Before = ptr(bv)
+		} else {
+			m.BeforeMissing = missing(bMiss, k)
+		}
+		if aok {
+			m.After = ptr(av)
+		} else {
+			m.AfterMissing = missing(aMiss, k)
+		}
+		if bok && aok {
+			m.Delta = ptr(av - bv)
+			m.Pct = pctOf(av-bv, bv)
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metric < out[j].Metric })
+	return out
+}
+
+// missing finds the reason a metric is absent: its own entry, or a family
+// entry ("hccl.group.*").
+func missing(m map[string]string, k string) string {
+	if r, ok := m[k]; ok {
+		return r
+	}
+	for pat, r := range m {
+		if p, ok := strings.CutSuffix(pat, "*"); ok && strings.HasPrefix(k, p) {
+			return r
+		}
+	}
+	return "not in this document"
+}
+
+func (r *Result) compareRanks(before, after *render.Document) {
+	am := map[int]*render.RankDoc{}
+	for i := range after.Ranks {
+		am[after.Ranks[i].Rank] = &after.Ranks[i]
+	}
+	seen := map[int]bool{}
+	var onlyBefore, onlyAfter []string
+	for i := range before.Ranks {
+		b := &before.Ranks[i]
+		a, ok := am[b.Rank]
+		if !ok {
+			onlyBefore = append(onlyBefore, fmt.Sprint(b.Rank))
+			continue
+		}
+		seen[b.Rank] = true
+		r.Ranks = append(r.Ranks, RankDelta{Rank: b.Rank, Metrics: metricDeltas(b.Metrics, a.Metrics, b.Unavailable, a.Unavailable)})
+	}
+	for _, a := range after.Ranks {
+		if !seen[a.Rank] {
+			onlyAfter = append(onlyAfter, fmt.Sprint(a.Rank))
+		}
+	}
+	sort.Slice(r.Ranks, func(i, j int) bool { return r.Ranks[i].Rank < r.Ranks[j].Rank })
+	if len(onlyBefore) > 0 {
+		r.Notes = append(r.Notes, "rank(s) "+strings.Join(onlyBefore, ", ")+" only before: in the overall means, not in the per-rank comparison")
+	}
+	if len(onlyAfter) > 0 {
+		r.Notes = append(r.Notes, "rank(s) "+strings.Join(onlyAfter, ", ")+" only after: in the overall means, not in the per-rank comparison")
+	}
+}
+
+// StepQuantities are the per-step quantities compared, in display order.
+var StepQuantities = []string{"window", "computing", "communication", "communication_not_overlapped", "free"}
+
+func stepValue(s render.StepDoc, q string) float64 {
+	switch q {
+	case "window":
+		return s.WindowUs
+	case "computing":
+		return s.ComputingUs
+	case "communication":
+		return s.CommunicationUs
+	case "communication_not_overlapped":
+		return s.CommunicationNotOverlappedUs
+	case "free":
+		return s.FreeUs
+	}
+	return math.NaN()
+}
+
+// stepMeans is each quantity's mean over every step of every rank; when
+// no rank has ProfilerStep#N rows, the window quantities divided by
+// decode.steps.count (from is then "decode.steps.count").
+func stepMeans(d *render.Document) (map[string]float64, string) {
+	out := map[string]float64{}
+	n := 0
+	for _, rk := range d.Ranks {
+		for _, s := range rk.Steps {
+			n++
+			for _, q := range StepQuantities {
+				out[q] += stepValue(s, q)
+			}
+		}
+	}
+	if n > 0 {
+		for q := range out {
+			out[q] /= float64(n)
+		}
+		return out, "ProfilerStep#N"
+	}
+	steps, from := stepCount(d)
+	if steps == 0 {
+		return nil, ""
+	}
+	m := meanMetrics(d)
+	metric := map[string]string{"window": "device.window.time_us", "computing": "overlap.computing.time_us",
+		"communication": "overlap.communication.time_us", "communication_not_overlapped": "overlap.communication_not_overlapped.time_us",
+		"free": "overlap.free.time_us"}
+	for _, q := range StepQuantities {
+		if v, ok := m[metric[q]]; ok {
+			out[q] = v / float64(steps)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ""
+	}
+	return out, from
+}
+
+func (r *Result) compareSteps(before, after *render.Document) {
+	b, bFrom := stepMeans(before)
+	a, aFrom := stepMeans(after)
+	switch {
+	case b == nil && a == nil:
+		r.Unavailable["steps"] = "neither document has steps (no ProfilerStep#N and no decode.steps.count)"
+		return
+	case b == nil:
+		r.Unavailable["steps"] = "the before document has no steps (no ProfilerStep#N and no decode.steps.count)"
+		return
+	case a == nil:
+		r.Unavailable["steps"] = "the after document has no steps (no ProfilerStep#N and no decode.steps.count)"
+		return
+	}
+	if bFrom != aFrom {
+		r.Notes = append(r.Notes, fmt.Sprintf("per-step time: before from %s, after from %s", bFrom, aFrom))
+	}
+	for _, q := range StepQuantities {
+		bv, bok := b[q]
+		av, aok := a[q]
+		if !bok || !aok {
+			continue
+		}
+		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv)})
+	}
+}
+
+type ctAcc struct {
+	count, us float64
+}
+
+// collectivesOf is each (type, group)'s count and time, mean over ranks
+// (a rank without that pair counts 0). ok is false when no rank carries
+// the collectives list (an older document).
+func collectivesOf(d *render.Document) (map[[2]string]ctAcc, bool) {
+	out := map[[2]string]ctAcc{}
+	have := false
+	n := 0
+	for _, rk := range d.Ranks {
+		if rk.Collectives == nil {
+			if v, ok := rk.Metrics["hccl.total.count"]; !ok || v != 0 {
+				continue
+			}
+		}
+		have = true
+		n++
+		for _, c := range rk.Collectives {
+			k := [2]string{c.Type, c.Group}
+			a := out[k]
+			a.count += float64(c.Count)
+			a.us += c.TimeUs
+			out[k] = a
+		}
+	}
+	for k, a := range out {
+		out[k] = ctAcc{a.count / float64(n), a.us / float64(n)}
+	}
+	return out, have
+}
+
+func status(before, after float64) string {
+	switch {
+	case before > 0 && after == 0:
+		return StatusGone
+	case before == 0 && after > 0:
+		return StatusNew
+	case before != after:
+		return StatusChanged
+	}
+	return StatusSame
+}
+
+func (r *Result) compareCollectives(before, after *render.Document) {
+	b, bok := collectivesOf(before)
+	a, aok := collectivesOf(after)
+	if !bok || !aok {
+		r.Unavailable["collectives"] = "a document has no per-rank collectives list (saved by an older npuprof, or no HCCL data)"
+		return
+	}
+	keys := map[[2]string]bool{}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range keys {
+		c := CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us}
+		c.Status = status(c.BeforeCount, c.AfterCount)
+		if c.Status == StatusSame && c.BeforeUs != c.AfterUs {
+			c.Status = StatusChanged
+		}
+		if r.Before.Steps > 0 && r.After.Steps > 0 {
+			c.BeforeCountPerStep = ptr(c.BeforeCount / float64(r.Before.Steps))
+			c.AfterCountPerStep = ptr(c.AfterCount / float64(r.After.Steps))
+		}
+		r.Collectives = append(r.Collectives, c)
+	}
+	order := map[string]int{StatusGone: 0, StatusNew: 1, StatusChanged: 2, StatusSame: 3}
+	sort.Slice(r.Collectives, func(i, j int) bool {
+		x, y := r.Collectives[i], r.Collectives[j]
+		if order[x.Status] != order[y.Status] {
+			return order[x.Status] < order[y.Status]
+		}
+		dx, dy := math.Abs(x.AfterUs-x.BeforeUs), math.Abs(y.AfterUs-y.BeforeUs)
+		if dx != dy {
+			return dx > dy
+		}
+		if x.Type != y.Type {
+			return x.Type < y.Type
+		}
+		return x.Group < y.Group
+	})
+}
+
+type kAcc struct {
+	name, op, core string
+	us, count      float64
+}
+
+// kernelsOf is each kernel's total time and count per rank (mean over the
+// ranks that carry a kernel list), divided by steps (when known).
+func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, bool) {
+	out := map[[2]string]*kAcc{}
+	n := 0
+	for _, rk := range d.Ranks {
+		if rk.Kernels == nil {
+			continue
+		}
+		n++
+		for _, k := range rk.Kernels {
+			key := [2]string{k.OpType, k.Name}
+			a := out[key]
+			if a == nil {
+				a = &kAcc{name: k.Name, op: k.OpType, core: k.Core}
+				out[key] = a
+			}
+			a.us += k.TotalUs
+			a.count += float64(k.Count)
+		}
+	}
+	div := float64(n) * float64(max(steps, 1))
+	for _, a := range out {
+		a.us /= div
+		a.count /= div
+	}
+	return out, n > 0
+}
+
+func (r *Result) compareKernels(before, after *render.Document, limit int) {
+	b, bok := kernelsOf(before, r.Before.Steps)
+	a, aok := kernelsOf(after, r.After.Steps)
+	if !bok || !aok {
+		r.Unavailable["kernels"] = "a document has no per-rank kernels list (saved by an older npuprof, or no compute kernels)"
+		return
+	}
+	if r.Before.Steps == 0 || r.After.Steps == 0 {
+		r.Unavailable["kernels.per_step"] = "a side's step count is unknown: kernel times are per rank over the whole capture, not per step"
+	}
+	keys := map[[2]string]bool{}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range a {
+		keys[k] = true
+	}
+	var all []KernelDelta
+	for k := range keys {
+		kd := KernelDelta{OpType: k[0], Name: k[1]}
+		if x := b[k]; x != nil {
+			kd.BeforeUs, kd.BeforeCount, kd.Core = x.us, x.count, x.core
+		}
+		if x := a[k]; x != nil {
+			kd.AfterUs, kd.AfterCount = x.us, x.count
+			if kd.Core == "" {
+				kd.Core = x.core
+			}
+		}
+		kd.DeltaUs = kd.AfterUs - kd.BeforeUs
+		kd.Pct = pctOf(kd.DeltaUs, kd.BeforeUs)
+		kd.Status = status(kd.BeforeUs, kd.AfterUs)
+		all = append(all, kd)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		x, y := math.Abs(all[i].DeltaUs), math.Abs(all[j].DeltaUs)
+		if x != y {
+			return x > y
+		}
+		if all[i].OpType != all[j].OpType {
+			return all[i].OpType < all[j].OpType
+		}
+		return all[i].Name < all[j].Name
+	})
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	r.Kernels = all
+}
+
+// EffectMetrics names, per rule id, the per-rank metrics whose decrease
+// (summed) is the measured effect of that rule's fix: the quantity its
+// saving_us estimates. A rule not listed here is measured on the first
+// evidence metric of its finding that is a total time (a name ending in
+// time_us, not hccl.per_layer.*), else on device.window.time_us.
+var EffectMetrics = map[string][]string{
+	"moe-routing-cumsum":  {"moe.cumsum.time_us"},
+	"comm-ep-flashcomm":   {"hccl.total.time_us"},
+	"graph-capture-sizes": {"overlap.free.time_us"},
+	"host-bound-free":     {"overlap.free.time_us"},
+	"event-wait-skew":     {"event_wait.time_us"},
+}
+
+func effectMetrics(rule string, ev []string) []string {
+	if m, ok := EffectMetrics[rule]; ok {
+		return m
+	}
+	for _, e := range ev {
+		if strings.HasSuffix(e, "time_us") && !strings.HasPrefix(e, "hccl.per_layer.") {
+			return []string{e}
+		}
+	}
+	return []string{"device.window.time_us"}
+}
+
+func (r *Result) compareFindings(before, after *render.Document) {
+	type fd struct {
+		title, sev string
+		saving     float64
+		evidence   []string
+	}
+	collect := func(d *render.Document) (map[string]*fd, []string) {
+		out := map[string]*fd{}
+		var order []string
+		for _, f := range d.Findings {
+			x := out[f.Rule]
+			if x == nil {
+				x = &fd{title: f.Title, sev: f.Severity}
+				out[f.Rule] = x
+				order = append(order, f.Rule)
+			}
+			x.saving += f.SavingUs
+			for _, e := range f.Evidence {
+				x.evidence = append(x.evidence, e.Metric)
+			}
+		}
+		return out, order
+	}
+	b, bOrder := collect(before)
+	a, aOrder := collect(after)
+	bm, am := meanMetrics(before), meanMetrics(after)
+	scale := 1.0
+	normalized := false
+	if r.Before.Steps > 0 && r.After.Steps > 0 {
+		scale = float64(r.Before.Steps) / float64(r.After.Steps)
+		normalized = true
+	}
+	measure := func(f *FindingDelta, metrics []string) {
+		f.MeasuredMetric = strings.Join(metrics, " + ")
+		var bv, av float64
+		for _, m := range metrics {
+			x, ok := bm[m]
+			if !ok {
+				f.MeasuredMissing = m + " is not measured before"
+				return
+			}
+			y, ok := am[m]
+			if !ok {
+				f.MeasuredMissing = m + " is not measured after"
+				return
+			}
+			bv += x
+			av += y
+		}
+		f.MeasuredUs = ptr(bv - av*scale)
+		if !normalized && r.Before.Steps != r.After.Steps {
+			f.MeasuredMissing = "step counts unknown: measured over the whole captures, not normalized per step"
+		}
+		if f.PredictedUs != 0 {
+			f.Ratio = ptr(*f.MeasuredUs / f.PredictedUs)
+		}
+	}
+	for _, rule := range bOrder {
+		x := b[rule]
+		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingPersists}
+		if _, ok := a[rule]; !ok {
+			f.Status = FindingResolved
+		}
+		measure(&f, effectMetrics(rule, x.evidence))
+		r.Findings = append(r.Findings, f)
+	}
+	for _, rule := range aOrder {
+		if _, ok := b[rule]; ok {
+			continue
+		}
+		x := a[rule]
+		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew}
+		measure(&f, effectMetrics(rule, x.evidence))
+		r.Findings = append(r.Findings, f)
+	}
+	order := map[string]int{FindingResolved: 0, FindingNew: 1, FindingPersists: 2}
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		x, y := r.Findings[i], r.Findings[j]
+		if order[x.Status] != order[y.Status] {
+			return order[x.Status] < order[y.Status]
+		}
+		return x.PredictedUs > y.PredictedUs
+	})
+	if len(before.Findings) == 0 && len(after.Findings) == 0 {
+		r.Unavailable["findings"] = "neither document has findings (no rule fired, or the rules did not run)"
+	}
+}
+
+func (r *Result) compareServing(before, after *render.Document) {
+	if before.Serving == nil && after.Serving == nil {
+		return
+	}
+	var b, a map[string]float64
+	var bMiss, aMiss map[string]string
+	if before.Serving != nil {
+		b, bMiss = before.Serving.Metrics, before.Serving.Unavailable
+	} else {
+		bMiss = map[string]string{"serving.*": "no vLLM log or bench result before"}
+	}
+	if after.Serving != nil {
+		a, aMiss = after.Serving.Metrics, after.Serving.Unavailable
+	} else {
+		aMiss = map[string]string{"serving.*": "no vLLM log or bench result after"}
+	}
+	r.Serving = metricDeltas(b, a, bMiss, aMiss)
+}

@@ -1,0 +1,193 @@
+package compare
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// generate writes a scenario and returns its analysis document, after a
+// JSON round trip (what `diff` reads from a saved document).
+func generate(t *testing.T, name string) (*render.Document, *tracegen.Truth) {
+	t.Helper()
+	sc, ok := tracegen.Lookup(name)
+	require.True(t, ok, name)
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 2})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, render.WriteJSON(&buf, render.BuildDocument(res, nil)))
+	doc, err := render.ReadDocument(&buf, name)
+	require.NoError(t, err)
+	return doc, truth
+}
+
+func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
+	before, bt := generate(t, "ep-fc1-cumsum-steps")
+	after, at := generate(t, "clean-steps")
+	r := Compare(before, after, Options{})
+	require.Equal(t, Schema, r.Schema)
+	require.Equal(t, bt.Scenario.Steps, r.Before.Steps)
+	require.Equal(t, "ProfilerStep#N", r.Before.StepsFrom)
+	require.Equal(t, at.Scenario.Steps, r.After.Steps)
+
+	// The FLASHCOMM1/EP all-gathers and reduce-scatters are gone; the TP
+	// all-reduces are new.
+	gone := map[string]bool{}
+	for _, c := range r.Collectives {
+		if c.Status == StatusGone {
+			gone[c.Type+"@"+c.Group] = true
+			require.Zero(t, c.AfterCount)
+			require.Positive(t, c.BeforeCount)
+		}
+	}
+	require.True(t, gone["reducescatter@tp"], "%+v", r.Collectives)
+	require.True(t, gone["reducescatter@ep"], "%+v", r.Collectives)
+	require.True(t, gone["allgather@ep"], "%+v", r.Collectives)
+	ar, ok := r.Collective("allreduce", "tp")
+	require.True(t, ok)
+	require.Equal(t, StatusNew, ar.Status)
+	require.Zero(t, ar.BeforeCount)
+
+	// The routing Cumsum is gone: metric and kernel.
+	cs, ok := r.Metric("moe.cumsum.count")
+	require.True(t, ok)
+	require.Positive(t, *cs.Before)
+	require.Zero(t, *cs.After)
+	require.Equal(t, -100.0, *cs.Pct)
+	var cumsum *KernelDelta
+	for i := range r.Kernels {
+		if r.Kernels[i].Name == "aclnnCumsum_CumsumAiCpu_Cumsum" {
+			cumsum = &r.Kernels[i]
+		}
+	}
+	require.NotNil(t, cumsum, "Cumsum among the most changed kernels: %+v", r.Kernels)
+	require.Equal(t, StatusGone, cumsum.Status)
+	require.Zero(t, cumsum.AfterUs)
+	// Per step: the before total per rank divided by the step count.
+	var sum float64
+	n := 0
+	for _, rk := range before.Ranks {
+		for _, k := range rk.Kernels {
+			if k.OpType == cumsum.OpType && k.Name == cumsum.Name {
+				sum += k.TotalUs
+			}
+		}
+		n++
+	}
+	require.InDelta(t, sum/float64(n)/float64(r.Before.Steps), cumsum.BeforeUs, 1e-9)
+
+	// Step time: the mean step window over every step of every rank.
+	w, ok := r.Step("window")
+	require.True(t, ok)
+	var bw float64
+	bn := 0
+	for _, rk := range before.Ranks {
+		for _, s := range rk.Steps {
+			bw += s.WindowUs
+			bn++
+		}
+	}
+	require.InDelta(t, bw/float64(bn), w.BeforeUs, 1e-9)
+	require.InDelta(t, w.AfterUs-w.BeforeUs, w.DeltaUs, 1e-9)
+	require.Negative(t, w.DeltaUs, "the clean deployment's steps are shorter")
+
+	// Per rank: every rank on both sides, each metric exact.
+	require.Len(t, r.Ranks, len(before.Ranks))
+	for _, rd := range r.Ranks {
+		for _, m := range rd.Metrics {
+			if m.Metric != "hccl.total.time_us" {
+				continue
+			}
+			var bv, av float64
+			for _, rk := range before.Ranks {
+				if rk.Rank == rd.Rank {
+					bv = rk.Metrics[m.Metric]
+				}
+			}
+			for _, rk := range after.Ranks {
+				if rk.Rank == rd.Rank {
+					av = rk.Metrics[m.Metric]
+				}
+			}
+			require.Equal(t, bv, *m.Before)
+			require.Equal(t, av, *m.After)
+			require.Equal(t, av-bv, *m.Delta)
+		}
+	}
+	// An absent metric carries the reason.
+	for _, m := range r.Overall {
+		if m.Metric == "moe.cumsum.aicpu.time_us" {
+			require.NotNil(t, m.Before)
+		}
+	}
+	require.Empty(t, r.Unavailable["steps"])
+}
+
+func ptrInt(v int) *int { return &v }
+
+// Findings: resolved (with the measured effect on its metric, scaled to the
+// before side's step count), new, persisting.
+func TestCompareFindings(t *testing.T) {
+	mk := func(steps int, cumsum, free float64, fs ...rules.Finding) *render.Document {
+		d := &render.Document{Schema: render.Schema, Findings: fs}
+		for r := 0; r < 2; r++ {
+			rd := render.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": cumsum, "overlap.free.time_us": free + float64(r)},
+				Unavailable: map[string]string{}}
+			for s := 0; s < steps; s++ {
+				rd.Steps = append(rd.Steps, render.StepDoc{Step: s, WindowUs: 100})
+			}
+			d.Ranks = append(d.Ranks, rd)
+		}
+		return d
+	}
+	fCumsum := rules.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 400, Ranks: []int{0, 1},
+		Evidence: []rules.Evidence{{Metric: "moe.cumsum.time_us", Rank: ptrInt(0), Value: 400}}}
+	fGraph := rules.Finding{Rule: "graph-capture-sizes", Title: "graph", Severity: "medium", SavingUs: 300}
+	fNew := rules.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 50}
+	before := mk(4, 400, 1000, fCumsum, fGraph)
+	// After: 8 steps (twice the capture), Cumsum gone, free 600 over 8 steps = 300 per 4 steps.
+	after := mk(8, 0, 600, fGraph, fNew)
+	r := Compare(before, after, Options{})
+	require.Len(t, r.Findings, 3)
+	c, ok := r.Finding("moe-routing-cumsum")
+	require.True(t, ok)
+	require.Equal(t, FindingResolved, c.Status)
+	require.Equal(t, 400.0, c.PredictedUs)
+	require.Equal(t, "moe.cumsum.time_us", c.MeasuredMetric)
+	require.Equal(t, 400.0, *c.MeasuredUs)
+	require.Equal(t, 1.0, *c.Ratio)
+	g, _ := r.Finding("graph-capture-sizes")
+	require.Equal(t, FindingPersists, g.Status)
+	// Free: before mean 1000.5; after mean 600.5 over 8 steps → 300.25 per 4 steps.
+	require.InDelta(t, 1000.5-300.25, *g.MeasuredUs, 1e-9)
+	n, _ := r.Finding("event-wait-skew")
+	require.Equal(t, FindingNew, n.Status)
+	require.Nil(t, n.MeasuredUs)
+	require.Contains(t, n.MeasuredMissing, "event_wait.time_us is not measured")
+	require.Equal(t, FindingResolved, r.Findings[0].Status, "resolved first")
+}
+
+func TestCompareMissingParts(t *testing.T) {
+	d := &render.Document{Schema: render.Schema, Ranks: []render.RankDoc{{Rank: 0, Metrics: map[string]float64{"a.time_us": 1}, Unavailable: map[string]string{"b.time_us": "no data"}}}}
+	e := &render.Document{Schema: render.Schema, Ranks: []render.RankDoc{{Rank: 1, Metrics: map[string]float64{"a.time_us": 3, "b.time_us": 2}, Unavailable: map[string]string{}}}}
+	r := Compare(d, e, Options{})
+	require.Contains(t, r.Unavailable["steps"], "neither document has steps")
+	require.Contains(t, r.Unavailable["kernels"], "no per-rank kernels list")
+	require.Len(t, r.Notes, 2, "rank 0 only before, rank 1 only after")
+	b, _ := r.Metric("b.time_us")
+	require.Nil(t, b.Before)
+	require.Equal(t, "no data", b.BeforeMissing)
+	require.Nil(t, b.Delta)
+	a, _ := r.Metric("a.time_us")
+	require.Equal(t, 200.0, *a.Pct)
+}

@@ -1,0 +1,308 @@
+package vllmlog
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Context is the serving context: serving.* metrics with their sources.
+//
+// From the server log (statistics lines of intervals with work, prompt or
+// generation throughput above 0; with several engines, per engine then
+// summed or averaged as below):
+//
+//	serving.prompt_tps            mean prompt throughput, summed over engines (tokens/s)
+//	serving.generation_tps        mean generation throughput, summed over engines (tokens/s)
+//	serving.running               mean running requests, summed over engines
+//	serving.running.max           largest running requests (summed over engines per interval index)
+//	serving.waiting               mean waiting requests, summed over engines
+//	serving.kv_cache_usage        mean KV-cache usage (ratio 0..1), mean over engines
+//	serving.prefix_cache_hit_rate last prefix-cache hit rate (ratio; vLLM reports it over its
+//	                              recent-requests window), mean over engines
+//	serving.mm_cache_hit_rate     last multimodal-cache hit rate (ratio), mean over engines
+//	serving.log.samples           statistics lines read
+//	serving.log.malformed         statistics lines skipped because a field did not parse
+//
+// From `vllm bench serve`: serving.request_tps, serving.output_tps,
+// serving.total_tps, serving.ttft_ms, serving.ttft_p99_ms, serving.tpot_ms,
+// serving.tpot_p99_ms, serving.bench.requests, serving.bench.duration_s and
+// serving.concurrency (Maximum request concurrency).
+//
+// serving.concurrency is the bench's maximum request concurrency, else the
+// median running requests in the log (summed over engines): running
+// requests stand for the concurrency when nothing says it.
+// serving.output_tps is the bench's output token throughput, else the log's
+// generation throughput.
+type Context struct {
+	Metrics     map[string]float64 `json:"metrics"`
+	Unavailable map[string]string  `json:"unavailable"`
+	// Sources names, per metric, the file (and how) it was read.
+	Sources map[string]string `json:"sources"`
+	// Files are the files read.
+	Files []string `json:"files"`
+	// Formats are the statistics-line formats seen (v0, v1, v1-parts).
+	Formats []string `json:"formats,omitempty"`
+	// MalformedLines are the first malformed statistics lines' numbers.
+	MalformedLines []int `json:"malformed_lines,omitempty"`
+}
+
+// Build assembles the context from a log and/or a bench result (either
+// may be nil).
+func Build(l *Log, b *Bench) *Context {
+	c := &Context{Metrics: map[string]float64{}, Unavailable: map[string]string{}, Sources: map[string]string{}, Files: []string{}}
+	if l != nil {
+		c.Files = append(c.Files, l.Name)
+		c.fromLog(l)
+	}
+	if b != nil {
+		c.Files = append(c.Files, b.Name)
+		for k, v := range b.Metrics {
+			c.Metrics[k] = v
+			c.Sources[k] = b.Name + ": vllm bench serve result"
+		}
+	}
+	if _, ok := c.Metrics["serving.output_tps"]; !ok {
+		if v, ok := c.Metrics["serving.generation_tps"]; ok {
+			c.Metrics["serving.output_tps"] = v
+			c.Sources["serving.output_tps"] = c.Sources["serving.generation_tps"]
+		}
+	}
+	if _, ok := c.Metrics["serving.concurrency"]; !ok && l != nil {
+		if v, ok := c.logConcurrency(l); ok {
+			c.Metrics["serving.concurrency"] = v
+			c.Sources["serving.concurrency"] = l.Name + ": median running requests over the statistics lines with work (no bench concurrency)"
+		}
+	}
+	for _, k := range []string{"serving.concurrency", "serving.output_tps", "serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate"} {
+		if _, ok := c.Metrics[k]; ok {
+			continue
+		}
+		if _, ok := c.Unavailable[k]; ok {
+			continue
+		}
+		switch {
+		case l == nil && b == nil:
+			c.Unavailable[k] = "no vLLM log or bench result"
+		case l != nil && len(l.Samples) == 0:
+			c.Unavailable[k] = l.Name + ": no vLLM statistics line (\"Avg prompt throughput: ...\")"
+		default:
+			c.Unavailable[k] = "not in the vLLM log or bench result"
+		}
+	}
+	return c
+}
+
+func perEngine(l *Log) (map[string][]Sample, []string) {
+	by := map[string][]Sample{}
+	for _, s := range l.Samples {
+		if s.Active() {
+			by[s.Engine] = append(by[s.Engine], s)
+		}
+	}
+	// An aggregated logger already sums the engines: use it alone.
+	var agg []string
+	for e := range by {
+		if strings.HasPrefix(e, "aggregated") {
+			agg = append(agg, e)
+		}
+	}
+	if len(agg) > 0 {
+		keep := map[string][]Sample{}
+		for _, e := range agg {
+			keep[e] = by[e]
+		}
+		by = keep
+	}
+	var names []string
+	for e := range by {
+		names = append(names, e)
+	}
+	sort.Strings(names)
+	return by, names
+}
+
+func (c *Context) fromLog(l *Log) {
+	src := func(what string) string { return fmt.Sprintf("%s: %s", l.Name, what) }
+	c.Metrics["serving.log.samples"] = float64(len(l.Samples))
+	c.Metrics["serving.log.malformed"] = float64(l.Malformed)
+	c.Sources["serving.log.samples"] = src("vLLM statistics lines")
+	c.Sources["serving.log.malformed"] = src("statistics lines skipped (a field did not parse)")
+	c.Formats = l.Formats()
+	c.MalformedLines = l.MalformedAt
+	by, engines := perEngine(l)
+	if len(engines) == 0 {
+		why := l.Name + ": no vLLM statistics line with work (\"Avg prompt throughput: ...\" with a throughput above 0)"
+		for _, k := range []string{"serving.prompt_tps", "serving.generation_tps", "serving.running", "serving.waiting", "serving.kv_cache_usage"} {
+			c.Unavailable[k] = why
+		}
+	} else {
+		var prompt, gen, run, wait, kv float64
+		kvN := 0
+		maxRun := map[int]float64{}
+		for _, e := range engines {
+			ss := by[e]
+			var p, g, r, w, k float64
+			kn := 0
+			for i, s := range ss {
+				p += s.PromptTPS
+				g += s.GenerationTPS
+				r += float64(s.Running)
+				w += float64(s.Waiting)
+				maxRun[i] += float64(s.Running)
+				if !math.IsNaN(s.KVCacheUsage) {
+					k += s.KVCacheUsage
+					kn++
+				}
+			}
+			n := float64(len(ss))
+			prompt += p / n
+			gen += g / n
+			run += r / n
+			wait += w / n
+			if kn > 0 {
+				kv += k / float64(kn)
+				kvN++
+			}
+		}
+		set := func(k string, v float64, how string) {
+			c.Metrics[k] = v
+			c.Sources[k] = src(how)
+		}
+		eng := fmt.Sprintf("%d engine(s)", len(engines))
+		set("serving.prompt_tps", prompt, "mean Avg prompt throughput, "+eng)
+		set("serving.generation_tps", gen, "mean Avg generation throughput, "+eng)
+		set("serving.running", run, "mean Running reqs, "+eng)
+		set("serving.waiting", wait, "mean Waiting (V0: Pending) reqs, "+eng)
+		mr := 0.0
+		for _, v := range maxRun {
+			mr = max(mr, v)
+		}
+		set("serving.running.max", mr, "largest Running reqs, "+eng)
+		if kvN > 0 {
+			set("serving.kv_cache_usage", kv/float64(kvN), "mean GPU KV cache usage")
+		} else {
+			c.Unavailable["serving.kv_cache_usage"] = src("no KV cache usage in the statistics lines")
+		}
+	}
+	last := func(get func(Sample) float64) (float64, int) {
+		var sum float64
+		n := 0
+		for _, e := range engines {
+			ss := by[e]
+			for i := len(ss) - 1; i >= 0; i-- {
+				if v := get(ss[i]); !math.IsNaN(v) {
+					sum += v
+					n++
+					break
+				}
+			}
+		}
+		if n == 0 {
+			return math.NaN(), 0
+		}
+		return sum / float64(n), n
+	}
+	if v, n := last(func(s Sample) float64 { return s.PrefixHitRate }); n > 0 {
+		c.Metrics["serving.prefix_cache_hit_rate"] = v
+		c.Sources["serving.prefix_cache_hit_rate"] = src("last Prefix cache hit rate")
+	} else if k := len(l.V0PrefixHitRate); k > 0 {
+		c.Metrics["serving.prefix_cache_hit_rate"] = l.V0PrefixHitRate[k-1]
+		c.Sources["serving.prefix_cache_hit_rate"] = src("last V0 Prefix cache hit rate: GPU")
+	} else if len(l.Samples) > 0 {
+		c.Unavailable["serving.prefix_cache_hit_rate"] = src("the statistics lines carry no prefix cache hit rate (V0 without prefix caching)")
+	}
+	if v, n := last(func(s Sample) float64 { return s.MMHitRate }); n > 0 {
+		c.Metrics["serving.mm_cache_hit_rate"] = v
+		c.Sources["serving.mm_cache_hit_rate"] = src("last MM cache hit rate")
+	} else if len(l.Samples) > 0 {
+		c.Unavailable["serving.mm_cache_hit_rate"] = src("no \"MM cache hit rate\" in the statistics lines (text-only model, or a vLLM without the multimodal cache)")
+	}
+}
+
+// logConcurrency is the median of running requests (summed over engines
+// per interval index) over the intervals with work.
+func (c *Context) logConcurrency(l *Log) (float64, bool) {
+	by, engines := perEngine(l)
+	sum := map[int]float64{}
+	n := 0
+	for _, e := range engines {
+		for i, s := range by[e] {
+			sum[i] += float64(s.Running)
+			n = max(n, i+1)
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	vals := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		vals = append(vals, sum[i])
+	}
+	sort.Float64s(vals)
+	if n%2 == 1 {
+		return vals[n/2], true
+	}
+	return (vals[n/2-1] + vals[n/2]) / 2, true
+}
+
+// FindLog returns the vLLM server logs (*.log holding a statistics line)
+// directly in dir or one level down, sorted. Unreadable files are skipped.
+func FindLog(dir string) []string {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		depth := strings.Count(rel, string(filepath.Separator))
+		if d.IsDir() {
+			if p != dir && depth >= 1 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".log") {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		if IsVLLMLog(f) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// ReadLogFile reads a log file.
+func ReadLogFile(path string) (*Log, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadLog(f, path)
+}
+
+// ReadBenchFile reads a bench result file.
+func ReadBenchFile(path string) (*Bench, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadBench(f, path)
+}
