@@ -627,7 +627,8 @@ func buildFacts(v *htmlView, in HTMLInput) {
 				Source: "profiler_metadata.json ENV_VARIABLES (ranks " + compactRanks(e.ranks) + ")"})
 		}
 	}
-	for _, f := range in.Facts {
+	// The serving context (vLLM log, bench result) follows the deployment facts.
+	for _, f := range append(append([]Fact{}, in.Facts...), ServingFacts(in.Result.Serving)...) {
 		v.Facts = append(v.Facts, Fact{Name: cleanText(f.Name, 80), Value: cleanText(f.Value, maxTextLen), Source: cleanText(f.Source, maxTextLen)})
 	}
 }

@@ -87,6 +87,7 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	for _, n := range res.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
 	}
+	writeServing(ew, res.Serving)
 
 	ew.printf("\nFindings\n")
 	if len(findings) == 0 {

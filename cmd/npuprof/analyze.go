@@ -25,6 +25,7 @@ type analyzeOptions struct {
 	Workers int
 	Quiet   bool
 	Debug   bool
+	Serving servingOptions
 	expertFlags
 	ruleOptions
 }
@@ -116,6 +117,9 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
   # With MindIE expert-load dumps kept next to the profile
   $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
 
+  # With the serving context from vLLM's log and a bench result
+  $ npuprof analyze ./profiles/ --vllm-log server.log --vllm-bench bench.json
+
   # Findings as a diff against the deployment script
   $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
 
@@ -148,6 +152,7 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
 	opts.expertFlags.register(cmd)
 	opts.flags(cmd)
+	opts.Serving.addFlags(f)
 	return cmd
 }
 
@@ -195,6 +200,9 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "", opts.expertFlags)
 	if err != nil {
+		return err
+	}
+	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
 	set, err := loadRules(opts.RuleFiles)

@@ -18,6 +18,7 @@ type reportOptions struct {
 	Quiet   bool
 	expertFlags
 	ruleOptions
+	Serving servingOptions
 }
 
 func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
@@ -66,12 +67,16 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	opts.expertFlags.register(cmd)
 	opts.flags(cmd)
+	opts.Serving.addFlags(f)
 	return cmd
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true, opts.expertFlags)
 	if err != nil {
+		return err
+	}
+	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
 	set, err := loadRules(opts.RuleFiles)

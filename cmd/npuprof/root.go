@@ -120,7 +120,7 @@ Exit codes:
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
 	return root
 }
 

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/render"
+)
+
+// diffOptions are the flags of `npuprof diff`.
+type diffOptions struct {
+	Before, After string
+	Format        string
+	Output        string
+	HTML          string
+	Workers       int
+	Quiet         bool
+	All           bool
+	Kernels       int
+	LogBefore     string
+	LogAfter      string
+	NoAuto        bool
+}
+
+func newDiffCmd(io *streams, runF func(*diffOptions) error) *cobra.Command {
+	opts := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff BEFORE AFTER",
+		Short: "Compare two profiles (or saved analyses): what changed, and did the fix do what it promised",
+		Long: `Diff compares two captures of the same workload, before and after a change.
+BEFORE and AFTER are each a profile (any PATH analyze reads) or a JSON
+document saved by ` + "`npuprof analyze --format json`" + `.
+
+It shows the per-step time (mean over every step of every rank), the
+findings resolved, new or persisting, with each resolved finding's
+predicted saving (the rule's saving_us) against the measured decrease of
+the metric the rule estimates, the collectives by type and group that
+appeared or disappeared, the compute kernels whose time per step changed
+most (matched by op type and name), the serving context (vLLM log, bench
+results), the breakdown per rank, and every metric that changed (mean over
+ranks, absolute and %). Per-step numbers divide by each side's step count
+(ProfilerStep#N, else decode.steps.count), so captures of different length
+compare fairly.`,
+		Example: `  # Before and after turning FLASHCOMM1 and expert parallel off
+  $ npuprof diff ./before/ ./after/
+
+  # A saved baseline against a new capture, as JSON for tools
+  $ npuprof analyze ./before/ --format json -o before.json
+  $ npuprof diff before.json ./after/ --format json -o diff.json
+
+  # The self-contained HTML diff
+  $ npuprof diff before.json after.json --html diff.html`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Before, opts.After = args[0], args[1]
+			if opts.Format != "text" && opts.Format != "json" {
+				return usageErr("--format %q: expected text or json", opts.Format)
+			}
+			if opts.Workers < 0 {
+				return usageErr("--workers must be >= 0")
+			}
+			if opts.Kernels < 0 {
+				return usageErr("--kernels must be >= 0")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return diffRun(cmd.Context(), io, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", "text", "output format: text (a readable table) or json (the npuprof.diff/v1 document)")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
+	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
+	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	f.BoolVar(&opts.All, "all", false, "list every metric in the text output, unchanged ones too")
+	f.IntVar(&opts.Kernels, "kernels", compare.DefaultKernels, "how many kernels to list, largest change first")
+	f.StringVar(&opts.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
+	f.StringVar(&opts.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
+	f.BoolVar(&opts.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
+	return cmd
+}
+
+// loadDocument reads a saved JSON document, or analyzes a profile into one.
+func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*render.Document, *analysis.Result, error) {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && isJSONDocument(path) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		defer f.Close()
+		doc, err := render.ReadDocument(f, path)
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		if vllmLog != "" {
+			res := &analysis.Result{}
+			if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: true}); err != nil {
+				return nil, nil, err
+			}
+			doc.Serving = res.Serving
+		}
+		return doc, nil, nil
+	}
+	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, false, expertFlags{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
+		return nil, nil, err
+	}
+	findings, err := diffFindings(res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return render.BuildDocument(res, findings), res, nil
+}
+
+// isJSONDocument reports whether a file starts (after white space) with '{'.
+func isJSONDocument(path string) bool {
+	if strings.HasSuffix(strings.ToLower(path), ".json") && !strings.HasSuffix(path, "trace_view.json") {
+		f, err := os.Open(path)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		buf := make([]byte, 4096)
+		n, _ := f.Read(buf)
+		b := bytes.TrimSpace(buf[:n])
+		return len(b) > 0 && b[0] == '{' && bytes.Contains(b, []byte(`"schema"`))
+	}
+	return false
+}
+
+func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
+	before, bres, err := loadDocument(ctx, io, opts.Before, opts, opts.LogBefore)
+	if err != nil {
+		return err
+	}
+	after, ares, err := loadDocument(ctx, io, opts.After, opts, opts.LogAfter)
+	if err != nil {
+		return err
+	}
+	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
+		if opts.Format == "json" {
+			return compare.WriteJSON(w, r)
+		}
+		return compare.WriteText(w, r, compare.TextOptions{AllMetrics: opts.All})
+	}); err != nil {
+		return err
+	}
+	if opts.HTML != "" {
+		if err := writeOutput(io, opts.HTML, func(w ioWriter) error { return compare.WriteHTML(w, r, Version) }); err != nil {
+			return err
+		}
+	}
+	for _, res := range []*analysis.Result{bres, ares} {
+		if res != nil {
+			if err := passErrors(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/internal/tracegen"
+)
+
+func genScenario(t *testing.T, name string) string {
+	t.Helper()
+	sc, ok := tracegen.Lookup(name)
+	require.True(t, ok, name)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	return dir
+}
+
+func vllmFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "parser", "vllmlog", "testdata", name))
+	require.NoError(t, err)
+	return b
+}
+
+// A profile folder with a vLLM server log: the serving facts appear in the
+// terminal summary, the JSON document and the HTML report header.
+func TestAnalyzeWithVLLMLog(t *testing.T) {
+	dir := genScenario(t, "clean")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm_server.log"), vllmFixture(t, "v1-parts.log"), 0o644))
+
+	code, out, errs := run("analyze", dir, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "note: vLLM log found in the profile folder")
+	require.Contains(t, out, "Serving context")
+	require.Regexp(t, `serving\.concurrency\s+89\.5`, out)
+	require.Regexp(t, `serving\.prefix_cache_hit_rate\s+91\.0%`, out)
+	require.Regexp(t, `serving\.mm_cache_hit_rate\s+91\.0%`, out)
+	require.Contains(t, out, "1 malformed vLLM statistics line(s) skipped")
+
+	code, out, errs = run("analyze", dir, "-q", "--format", "json", "--html", filepath.Join(dir, "..", "r.html"))
+	require.Equal(t, ExitOK, code, errs)
+	var doc struct {
+		Serving struct {
+			Metrics map[string]float64 `json:"metrics"`
+			Sources map[string]string  `json:"sources"`
+			Files   []string           `json:"files"`
+			Formats []string           `json:"formats"`
+		} `json:"serving"`
+		Ranks []struct {
+			Kernels     []map[string]any `json:"kernels"`
+			Collectives []map[string]any `json:"collectives"`
+		} `json:"ranks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	m := doc.Serving.Metrics
+	require.Equal(t, 89.5, m["serving.concurrency"])
+	require.InDelta(t, 0.91, m["serving.prefix_cache_hit_rate"], 1e-12)
+	require.InDelta(t, 0.91, m["serving.mm_cache_hit_rate"], 1e-12)
+	require.InDelta(t, 1460, m["serving.output_tps"], 1e-9)
+	require.Equal(t, 1.0, m["serving.log.malformed"])
+	require.Equal(t, []string{"v1-parts"}, doc.Serving.Formats)
+	require.Len(t, doc.Ranks, 8)
+	require.NotEmpty(t, doc.Ranks[0].Kernels)
+	require.NotEmpty(t, doc.Ranks[0].Collectives)
+
+	html, err := os.ReadFile(filepath.Join(dir, "..", "r.html"))
+	require.NoError(t, err)
+	page := string(html)
+	head := page[strings.Index(page, `data-section="header"`):strings.Index(page, `data-section="findings"`)]
+	require.Contains(t, head, "serving.concurrency")
+	require.Contains(t, head, "89.5")
+	require.Contains(t, head, "serving.mm_cache_hit_rate")
+	require.Contains(t, head, "91.0%")
+
+	// --no-vllm-log: nothing read.
+	code, out, _ = run("analyze", dir, "-q", "--no-vllm-log")
+	require.Equal(t, ExitOK, code)
+	require.NotContains(t, out, "Serving context")
+
+	// An explicit bench result wins for concurrency and throughput.
+	bench := filepath.Join(t.TempDir(), "bench.json")
+	require.NoError(t, os.WriteFile(bench, vllmFixture(t, "bench-serve.json"), 0o644))
+	code, out, errs = run("analyze", dir, "-q", "--vllm-bench", bench, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Equal(t, 90.0, doc.Serving.Metrics["serving.concurrency"])
+	require.Equal(t, 1499.4, doc.Serving.Metrics["serving.output_tps"])
+
+	code, _, errs = run("analyze", dir, "-q", "--vllm-log", filepath.Join(dir, "nope.log"))
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "nope.log")
+}
+
+func TestDiffCommand(t *testing.T) {
+	before := genScenario(t, "ep-fc1-cumsum-steps")
+	after := genScenario(t, "clean-steps")
+	require.NoError(t, os.WriteFile(filepath.Join(after, "server.log"), vllmFixture(t, "v1-engine.log"), 0o644))
+
+	code, out, errs := run("diff", before, after, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	for _, s := range []string{"Step time", "window", "Collectives by type and group", "gone     reducescatter  ep",
+		"gone     allgather      ep", "aclnnCumsum_CumsumAiCpu_Cumsum", "Serving context", "serving.concurrency", "Per rank"} {
+		require.Contains(t, out, s)
+	}
+
+	// Save the before side, compare the saved document with the profile:
+	// the same JSON diff as from two profiles (paths aside).
+	saved := filepath.Join(t.TempDir(), "before.json")
+	code, _, errs = run("analyze", before, "-q", "--format", "json", "-o", saved)
+	require.Equal(t, ExitOK, code, errs)
+	code, j1, errs := run("diff", before, after, "-q", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	code, j2, errs := run("diff", saved, after, "-q", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var r1, r2 compare.Result
+	require.NoError(t, json.Unmarshal([]byte(j1), &r1))
+	require.NoError(t, json.Unmarshal([]byte(j2), &r2))
+	require.Equal(t, compare.Schema, r1.Schema)
+	require.Equal(t, r1.Steps, r2.Steps)
+	require.Equal(t, r1.Collectives, r2.Collectives)
+	require.Equal(t, r1.Kernels, r2.Kernels)
+	require.Equal(t, r1.Overall, r2.Overall)
+	w, ok := r1.Step("window")
+	require.True(t, ok)
+	require.Negative(t, w.DeltaUs)
+
+	htmlFile := filepath.Join(t.TempDir(), "diff.html")
+	code, _, errs = run("diff", saved, after, "-q", "--html", htmlFile, "-o", filepath.Join(t.TempDir(), "d.txt"))
+	require.Equal(t, ExitOK, code, errs)
+	b, err := os.ReadFile(htmlFile)
+	require.NoError(t, err)
+	page := string(b)
+	require.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
+	for _, s := range []string{`data-section="steps"`, `data-section="collectives"`, `data-section="kernels"`, `data-section="findings"`,
+		`data-section="serving"`, "aclnnCumsum_CumsumAiCpu_Cumsum", "chart-diff-steps"} {
+		require.Contains(t, page, s)
+	}
+	require.NotContains(t, page, `src="http`, "self-contained")
+	require.Equal(t, 1, strings.Count(page, `id="npuprof-charts"`))
+
+	code, _, _ = run("diff", before)
+	require.Equal(t, ExitUsage, code)
+	code, _, errs = run("diff", before, filepath.Join(t.TempDir(), "missing"))
+	require.Equal(t, ExitUsage, code, errs)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"schema": "other/v9"}`), 0o644))
+	code, _, errs = run("diff", bad, after)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "bad.json")
+}
