@@ -274,7 +274,9 @@ func stepCount(d *render.Document) (int, string) {
 	return 0, ""
 }
 
-// meanMetrics is each metric's mean over the ranks that measured it.
+// meanMetrics is each metric's mean over the ranks that measured it, plus
+// the cross-rank metrics (cluster.metrics: skew.*, collectives.*, ...)
+// under their own names.
 func meanMetrics(d *render.Document) map[string]float64 {
 	sum := map[string]float64{}
 	n := map[string]int{}
@@ -287,12 +289,30 @@ func meanMetrics(d *render.Document) map[string]float64 {
 	for k := range sum {
 		sum[k] /= float64(n[k])
 	}
+	if d.Cluster != nil {
+		for k, v := range d.Cluster.Metrics {
+			if _, ok := sum[k]; !ok {
+				sum[k] = v
+			}
+		}
+	}
 	return sum
 }
 
-// unavailableOf is, per metric, the first reason a rank gave.
+// MeanMetrics is each per-rank metric's mean over the ranks that measured
+// it, plus the cross-rank metrics under their own names: the numbers the
+// overall comparison and baseline budgets read.
+func MeanMetrics(d *render.Document) map[string]float64 { return meanMetrics(d) }
+
+// unavailableOf is, per metric, the first reason a rank (or the cluster
+// analysis) gave.
 func unavailableOf(d *render.Document) map[string]string {
 	out := map[string]string{}
+	if d.Cluster != nil {
+		for k, v := range d.Cluster.Unavailable {
+			out[k] = v
+		}
+	}
 	for _, rk := range d.Ranks {
 		for k, v := range rk.Unavailable {
 			if _, ok := out[k]; !ok {
