@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // Schema is the diff document's schema id.
@@ -291,12 +292,16 @@ func meanMetrics(d *render.Document) map[string]float64 {
 	}
 	if d.Cluster != nil {
 		for k, v := range d.Cluster.Metrics {
-			if _, ok := sum[k]; !ok {
-				sum[k] = v
-			}
+			sum[k] = v
 		}
 	}
 	return sum
+}
+
+// Baseline reduces a saved document to what budgets (check --baseline)
+// compare with: the same per-metric means the overall comparison uses.
+func Baseline(d *render.Document, path string) *rules.Baseline {
+	return &rules.Baseline{Path: path, Metrics: meanMetrics(d)}
 }
 
 // MeanMetrics is each per-rank metric's mean over the ranks that measured
@@ -754,8 +759,9 @@ func (r *Result) compareFindings(before, after *render.Document) {
 			continue
 		}
 		x := a[rule]
-		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew}
-		measure(&f, effectMetrics(rule, x.evidence))
+		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew,
+			MeasuredMetric:  strings.Join(effectMetrics(rule, x.evidence), " + "),
+			MeasuredMissing: "new on the after side: no fix to measure"}
 		r.Findings = append(r.Findings, f)
 	}
 	order := map[string]int{FindingResolved: 0, FindingNew: 1, FindingPersists: 2}

@@ -173,7 +173,8 @@ func TestCompareFindings(t *testing.T) {
 	n, _ := r.Finding("event-wait-skew")
 	require.Equal(t, FindingNew, n.Status)
 	require.Nil(t, n.MeasuredUs)
-	require.Contains(t, n.MeasuredMissing, "event_wait.time_us is not measured")
+	require.Contains(t, n.MeasuredMissing, "no fix to measure")
+	require.Equal(t, "event_wait.time_us", n.MeasuredMetric)
 	require.Equal(t, FindingResolved, r.Findings[0].Status, "resolved first")
 }
 

@@ -244,3 +244,40 @@ func writeMetricTable(ew *errWriter, ms []MetricDelta, all bool) {
 		ew.printf("  no change\n")
 	}
 }
+
+// WriteSummary writes the short comparison `npuprof check --baseline`
+// shows: the step time, the findings resolved and new, the collectives
+// gone and new, and the kernels that changed most.
+func WriteSummary(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", render.Safe(r.Before.Path, 200))
+	if s, ok := r.Step("window"); ok {
+		ew.printf("  step time: %s → %s, %s\n", render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct))
+	} else {
+		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
+	}
+	for _, f := range r.Findings {
+		switch f.Status {
+		case FindingResolved:
+			meas := "not measured"
+			if f.MeasuredUs != nil {
+				meas = "measured " + render.Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
+			}
+			ew.printf("  resolved: %s (predicted %s, %s)\n", f.Rule, render.Dur(f.PredictedUs), meas)
+		case FindingNew:
+			ew.printf("  new: %s: %s\n", f.Rule, render.Safe(f.Title, 200))
+		}
+	}
+	for _, c := range r.Collectives {
+		if c.Status == StatusGone || c.Status == StatusNew {
+			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount)
+		}
+	}
+	for _, k := range r.Kernels {
+		if k.DeltaUs == 0 {
+			continue
+		}
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s\n", k.Status, render.Safe(k.Name, 60), k.OpType, render.Dur(k.BeforeUs), render.Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct))
+	}
+	return ew.err
+}

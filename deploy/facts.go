@@ -108,10 +108,12 @@ func (s *Script) Facts() []Fact {
 	}
 	boolFlag("--enable-expert-parallel", "expert_parallel")
 	boolFlag("--async-scheduling", "async_scheduling")
+	// Prefix caching is on by default in vLLM V1 and off in V0: only an
+	// explicit flag says which.
 	if f := c.Lookup("--no-enable-prefix-caching"); f != nil {
 		add("prefix_caching", false, f.Line, f.Name)
-	} else {
-		boolFlag("--enable-prefix-caching", "prefix_caching")
+	} else if f := c.Lookup("--enable-prefix-caching"); f != nil {
+		add("prefix_caching", true, f.Line, f.Name)
 	}
 	sizesSet, modeSet := false, false
 	if f := c.Lookup("--compilation-config"); f != nil && f.HasValue {

@@ -130,29 +130,6 @@ func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
 	}
 }
 
-// BaselineOf reduces a saved document to what budgets compare with: each
-// metric's mean over the ranks that measured it, and the cluster metrics.
-func BaselineOf(doc *Document, path string) *rules.Baseline {
-	b := &rules.Baseline{Path: path, Metrics: map[string]float64{}}
-	sum := map[string]float64{}
-	n := map[string]int{}
-	for _, r := range doc.Ranks {
-		for k, v := range r.Metrics {
-			sum[k] += v
-			n[k]++
-		}
-	}
-	for k, v := range sum {
-		b.Metrics[k] = v / float64(n[k])
-	}
-	if doc.Cluster != nil {
-		for k, v := range doc.Cluster.Metrics {
-			b.Metrics[k] = v
-		}
-	}
-	return b
-}
-
 // Input describes what was read.
 type Input struct {
 	Path    string            `json:"path"`

@@ -222,6 +222,7 @@ const (
 	FactBool   FactType = "bool"
 	FactString FactType = "string"
 	FactInts   FactType = "[]int"
+	FactFloat  FactType = "float"
 )
 
 // FactDoc documents one fact (fact.<name> in expressions).
@@ -243,7 +244,7 @@ var Facts = []FactDoc{
 	{"capture_sizes", FactInts, "ACL graph capture sizes", "--compilation-config cudagraph_capture_sizes, else vLLM-Ascend's default list for --max-num-seqs"},
 	{"cudagraph_mode", FactString, "graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE", "--compilation-config cudagraph_mode; --enforce-eager = NONE"},
 	{"max_num_seqs", FactInt, "--max-num-seqs", "--max-num-seqs"},
-	{"concurrency", FactInt, "concurrent requests of the benchmark", "--fact concurrency=N"},
+	{"concurrency", FactInt, "concurrent requests of the benchmark", "--fact concurrency=N; vLLM log/bench: serving.concurrency rounded (running requests stand for it when nothing says)"},
 	{"async_scheduling", FactBool, "--async-scheduling on", "--async-scheduling"},
 	{"prefix_caching", FactBool, "prefix caching on", "--enable-prefix-caching / --no-enable-prefix-caching"},
 	{"multistream_overlap_shared_expert", FactBool, "additional-config multistream_overlap_shared_expert", "--additional-config"},
@@ -253,6 +254,19 @@ var Facts = []FactDoc{
 	{"vllm_ascend_version", FactString, "vLLM-Ascend version, e.g. v0.13.0rc2", "image tag vllm-ascend:vX in the script; --fact"},
 	{"phase", FactString, "decode or prefill", "profile: decode when the attention batch is at most 1024 tokens"},
 	{"ranks", FactInt, "ranks analyzed", "profile"},
+	// The serving context (parser/vllmlog): read as fact["serving.NAME"].
+	{"serving.concurrency", FactFloat, "concurrent requests: vllm bench serve's maximum request concurrency, else the median running requests in vLLM's log", "--vllm-bench, --vllm-log (or a vLLM *.log in the profile folder)"},
+	{"serving.output_tps", FactFloat, "output tokens/s: bench output token throughput, else the log's mean generation throughput", "--vllm-bench, --vllm-log"},
+	{"serving.prompt_tps", FactFloat, "mean prompt throughput in vLLM's log (tokens/s)", "--vllm-log"},
+	{"serving.generation_tps", FactFloat, "mean generation throughput in vLLM's log (tokens/s)", "--vllm-log"},
+	{"serving.running", FactFloat, "mean running requests in vLLM's log", "--vllm-log"},
+	{"serving.waiting", FactFloat, "mean waiting requests in vLLM's log", "--vllm-log"},
+	{"serving.kv_cache_usage", FactFloat, "mean KV-cache usage in vLLM's log (ratio 0..1)", "--vllm-log"},
+	{"serving.prefix_cache_hit_rate", FactFloat, "prefix-cache hit rate in vLLM's log (ratio 0..1)", "--vllm-log"},
+	{"serving.mm_cache_hit_rate", FactFloat, "multimodal-cache hit rate in vLLM's log (ratio 0..1)", "--vllm-log"},
+	{"serving.request_tps", FactFloat, "requests/s of vllm bench serve", "--vllm-bench"},
+	{"serving.ttft_ms", FactFloat, "mean time to first token of vllm bench serve (ms)", "--vllm-bench"},
+	{"serving.tpot_ms", FactFloat, "mean time per output token of vllm bench serve (ms)", "--vllm-bench"},
 }
 
 // LookupFact returns a fact's catalog entry.
@@ -292,7 +306,11 @@ func FactTableMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| fact | type | meaning | from |\n|---|---|---|---|\n")
 	for _, f := range Facts {
-		fmt.Fprintf(&b, "| `fact.%s` | %s | %s | %s |\n", f.Name, f.Type, f.Doc, f.From)
+		ref := "fact." + f.Name
+		if strings.Contains(f.Name, ".") {
+			ref = `fact["` + f.Name + `"]`
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", ref, f.Type, f.Doc, f.From)
 	}
 	return b.String()
 }

@@ -407,6 +407,13 @@ func newState(in *Input) *state {
 			}
 			return v.([]int), nil
 		},
+		FactFloat: func(n string) (float64, error) {
+			v, err := fact(n)
+			if err != nil {
+				return 0, err
+			}
+			return v.(float64), nil
+		},
 	}
 	return st
 }

@@ -73,10 +73,11 @@ type env struct {
 	Fixed      func(float64, int) string            `expr:"fixed"`
 	JoinInts   func([]int, string) string           `expr:"join_ints"`
 
-	FactInt    func(string) (int, error)    `expr:"__fact_int"`
-	FactBool   func(string) (bool, error)   `expr:"__fact_bool"`
-	FactString func(string) (string, error) `expr:"__fact_string"`
-	FactInts   func(string) ([]int, error)  `expr:"__fact_ints"`
+	FactInt    func(string) (int, error)     `expr:"__fact_int"`
+	FactBool   func(string) (bool, error)    `expr:"__fact_bool"`
+	FactString func(string) (string, error)  `expr:"__fact_string"`
+	FactInts   func(string) ([]int, error)   `expr:"__fact_ints"`
+	FactFloat  func(string) (float64, error) `expr:"__fact_float"`
 }
 
 // metricFuncs take a metric name as their first argument.
@@ -337,7 +338,7 @@ func (p *patcher) Visit(node *ast.Node) {
 		if !ok {
 			return
 		}
-		fn := map[FactType]string{FactInt: "__fact_int", FactBool: "__fact_bool", FactString: "__fact_string", FactInts: "__fact_ints"}[f.Type]
+		fn := map[FactType]string{FactInt: "__fact_int", FactBool: "__fact_bool", FactString: "__fact_string", FactInts: "__fact_ints", FactFloat: "__fact_float"}[f.Type]
 		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{&ast.StringNode{Value: s.Value}}}
 		ast.Patch(node, call)
 	case "threshold":

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,8 @@ func (f *FactSet) Set(name string, v any, source string) error {
 		_, okType = v.(string)
 	case FactInts:
 		_, okType = v.([]int)
+	case FactFloat:
+		_, okType = v.(float64)
 	}
 	if !okType {
 		return fmt.Errorf("fact %s: expected %s, got %v (%T)", name, d.Type, v, v)
@@ -85,6 +88,8 @@ func (f *FactSet) SetString(kv, source string) error {
 		v, err = strconv.ParseBool(raw)
 	case FactString:
 		v = raw
+	case FactFloat:
+		v, err = strconv.ParseFloat(raw, 64)
 	case FactInts:
 		var l []int
 		for _, p := range strings.FieldsFunc(strings.Trim(raw, "[]"), func(r rune) bool { return r == ',' || r == ' ' }) {
@@ -211,6 +216,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 			break
 		}
 	}
+	out = append(out, servingFacts(res)...)
 	for _, rr := range res.Ranks {
 		if len(rr.Env) == 0 {
 			continue
@@ -224,6 +230,30 @@ func InferFacts(res *analysis.Result) []FactValue {
 			out = append(out, FactValue{"env." + k, rr.Env[k], fmt.Sprintf("profile: rank %d profiler_metadata.json ENV_VARIABLES", rr.Rank)})
 		}
 		break
+	}
+	return out
+}
+
+// servingFacts are the serving.* facts of the serving context (vLLM's log,
+// vllm bench serve), and the concurrency they imply: running requests
+// stand for the concurrency when nothing else says it (a deployment script
+// or --fact, read later, win).
+func servingFacts(res *analysis.Result) []FactValue {
+	s := res.Serving
+	if s == nil {
+		return nil
+	}
+	var out []FactValue
+	for _, d := range Facts {
+		if !strings.HasPrefix(d.Name, "serving.") {
+			continue
+		}
+		if v, ok := s.Metrics[d.Name]; ok {
+			out = append(out, FactValue{d.Name, v, "vLLM: " + s.Sources[d.Name]})
+		}
+	}
+	if v, ok := s.Metrics["serving.concurrency"]; ok && v >= 1 {
+		out = append(out, FactValue{"concurrency", int(math.Round(v)), fmt.Sprintf("vLLM: serving.concurrency %g rounded (%s)", v, s.Sources["serving.concurrency"])})
 	}
 	return out
 }

@@ -91,7 +91,7 @@ func TestBuiltinRuleIDs(t *testing.T) {
 		require.NotEmpty(t, r.Docs, r.ID)
 	}
 	require.ElementsMatch(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes", "expert-imbalance",
-		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade"}, ids)
+		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade", "prefix-cache", "mm-cache"}, ids)
 }
 
 // The acceptance scenarios of issue 3 on generated traces.

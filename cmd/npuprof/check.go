@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -25,6 +26,7 @@ type checkOptions struct {
 	Quiet    bool
 	ruleOptions
 	expertFlags
+	Serving servingOptions
 }
 
 func newCheckCmd(io *streams, runF func(*checkOptions) error) *cobra.Command {
@@ -90,6 +92,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	opts.flags(cmd)
 	opts.expertFlags.register(cmd)
+	opts.Serving.addFlags(f)
 	return cmd
 }
 
@@ -111,8 +114,9 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		set.Budgets = append(set.Budgets, extra.Budgets...)
 	}
 	var baseline *rules.Baseline
+	var baseDoc *render.Document
 	if opts.Baseline != "" {
-		if baseline, err = readBaseline(opts.Baseline); err != nil {
+		if baseline, baseDoc, err = readBaseline(opts.Baseline); err != nil {
 			return err
 		}
 	}
@@ -120,9 +124,20 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
+		return err
+	}
 	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, baseline)
 	if err != nil {
 		return err
+	}
+	// The same comparison engine as npuprof diff: what changed since the
+	// baseline, shown under the findings.
+	var cmp *compare.Result
+	if baseDoc != nil {
+		cur := render.BuildDocument(res, nil)
+		cur.AddRules(rep, facts)
+		cmp = compare.Compare(baseDoc, cur, compare.Options{Kernels: 5})
 	}
 	failing := rules.AtOrAbove(rep.Findings, opts.FailOn)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
@@ -133,6 +148,11 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		}
 		if err := render.WriteTextReport(w, res, rep, facts); err != nil {
 			return err
+		}
+		if cmp != nil {
+			if err := compare.WriteSummary(w, cmp); err != nil {
+				return err
+			}
 		}
 		verdict := "PASS"
 		if len(failing) > 0 {

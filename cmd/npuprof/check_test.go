@@ -161,8 +161,8 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.Len(t, suites.Suites, 1)
-	require.Equal(t, 9, suites.Tests)
-	require.Len(t, suites.Suites[0].Cases, 9)
+	require.Equal(t, 11, suites.Tests)
+	require.Len(t, suites.Suites[0].Cases, 11)
 	failed := map[string]bool{}
 	for _, c := range suites.Suites[0].Cases {
 		if c.Failure != nil {
@@ -178,7 +178,7 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	require.True(t, failed["comm-ep-flashcomm"])
 	require.True(t, failed["graph-capture-sizes"])
 	require.Equal(t, len(failed), suites.Failures)
-	require.Equal(t, 1, suites.Skipped)
+	require.Equal(t, 2, suites.Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log)
 
 	// SARIF: structure, locations in the deployment script
 	b, err = os.ReadFile(sarif)
@@ -326,7 +326,7 @@ func TestAnalyzeWithDeployJSON(t *testing.T) {
 			require.GreaterOrEqual(t, doc.Findings[i-1].SavingUs, f.SavingUs)
 		}
 	}
-	require.Len(t, doc.Rules, 9)
+	require.Len(t, doc.Rules, 11)
 	script, err := os.ReadFile(fieldScript)
 	require.NoError(t, err)
 	after, err := testutil.ApplyUnifiedDiff(string(script), doc.DeployDiff)
@@ -352,6 +352,11 @@ func TestBaselineBudgets(t *testing.T) {
 	// the same profile is within budget; a tighter budget than itself is not
 	code, out, errs := run("check", captured(t), "--baseline", old, "--budget", "moe.cumsum.count <= baseline", "--fail-on", "high")
 	require.Equal(t, ExitOK, code, out+errs)
+	// check --baseline shows what changed, with the diff engine
+	require.Contains(t, out, "Compared with the baseline ")
+	require.Contains(t, out, "resolved: moe-routing-cumsum (predicted ")
+	require.Contains(t, out, "measured ")
+	require.Contains(t, out, "collectives gone: allgather on ep")
 	code, out, _ = run("check", demo, "--baseline", old, "--budget", "hccl.total.time_us <= baseline * 0.5", "--fail-on", "high", "--format", "json")
 	require.Equal(t, ExitFindings, code)
 	require.Contains(t, out, `"rule": "budget/hccl.total.time_us"`)

@@ -11,6 +11,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // diffOptions are the flags of `npuprof diff`.
@@ -26,6 +27,8 @@ type diffOptions struct {
 	LogBefore     string
 	LogAfter      string
 	NoAuto        bool
+	RuleFiles     []string
+	reports       []*rules.Report
 }
 
 func newDiffCmd(io *streams, runF func(*diffOptions) error) *cobra.Command {
@@ -85,6 +88,7 @@ compare fairly.`,
 	f.StringVar(&opts.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
 	f.StringVar(&opts.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&opts.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
+	f.StringArrayVar(&opts.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
 	return cmd
 }
 
@@ -116,11 +120,12 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
 		return nil, nil, err
 	}
-	findings, err := diffFindings(res)
+	doc, rep, err := diffDocument(res, opts.RuleFiles)
 	if err != nil {
 		return nil, nil, err
 	}
-	return render.BuildDocument(res, findings), res, nil
+	opts.reports = append(opts.reports, rep)
+	return doc, res, nil
 }
 
 // isJSONDocument reports whether a file starts (after white space) with '{'.
@@ -167,6 +172,11 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 			if err := passErrors(res); err != nil {
 				return err
 			}
+		}
+	}
+	for _, rep := range opts.reports {
+		if err := ruleErrors(rep); err != nil {
+			return err
 		}
 	}
 	return nil

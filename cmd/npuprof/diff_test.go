@@ -158,3 +158,71 @@ func TestDiffCommand(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "bad.json")
 }
+
+// The acceptance case: the same workload before (expert parallel +
+// FLASHCOMM1 + the AI_CPU routing Cumsum + a 25-request decode batch with
+// vLLM-Ascend's default capture sizes, so it runs eager) and after all
+// three fixes (no EP/FLASHCOMM1, no Cumsum, capture size 25). diff shows
+// the EP all-gathers and reduce-scatters and the MoE Cumsum gone, the step
+// time change, and the three findings resolved with predicted vs measured
+// saving.
+func TestDiffBeforeAfterThreeFixes(t *testing.T) {
+	gen := func(base string, mod func(*tracegen.Scenario)) string {
+		sc, ok := tracegen.Lookup(base)
+		require.True(t, ok)
+		mod(&sc)
+		dir := t.TempDir()
+		_, err := tracegen.Generate(dir, sc)
+		require.NoError(t, err)
+		return dir
+	}
+	before := gen("ep-fc1-cumsum-steps", func(s *tracegen.Scenario) {
+		s.Name, s.MaxNumSeqs, s.CaptureSizes = "before", 25, []int{1, 2, 4, 8, 16, 24}
+	})
+	after := gen("clean-steps", func(s *tracegen.Scenario) {
+		s.Name, s.MaxNumSeqs, s.CaptureSizes = "after", 25, []int{25}
+	})
+	code, out, errs := run("diff", before, after, "-q", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var r compare.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+
+	for _, k := range [][2]string{{"allgather", "ep"}, {"reducescatter", "ep"}, {"reducescatter", "tp"}} {
+		c, ok := r.Collective(k[0], k[1])
+		require.True(t, ok, k)
+		require.Equal(t, compare.StatusGone, c.Status, k)
+	}
+	cs, ok := r.Metric("moe.cumsum.count")
+	require.True(t, ok)
+	require.Positive(t, *cs.Before)
+	require.Zero(t, *cs.After)
+
+	w, ok := r.Step("window")
+	require.True(t, ok)
+	require.Less(t, w.AfterUs, w.BeforeUs)
+	require.InDelta(t, w.AfterUs-w.BeforeUs, w.DeltaUs, 1e-9)
+
+	for _, rule := range []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes"} {
+		f, ok := r.Finding(rule)
+		require.True(t, ok, rule)
+		require.Equal(t, compare.FindingResolved, f.Status, rule)
+		require.Positive(t, f.PredictedUs, rule)
+		require.NotNil(t, f.MeasuredUs, "%s: %s", rule, f.MeasuredMissing)
+		require.Positive(t, *f.MeasuredUs, rule)
+		require.NotNil(t, f.Ratio, rule)
+	}
+	// The Cumsum's measured saving is its whole time (per rank, same step
+	// count), which is what the rule predicted.
+	c, _ := r.Finding("moe-routing-cumsum")
+	require.Equal(t, "moe.cumsum.time_us", c.MeasuredMetric)
+	bc, _ := r.Metric("moe.cumsum.time_us")
+	require.InDelta(t, *bc.Before, *c.MeasuredUs, 1e-9)
+	require.InDelta(t, 1.0, *c.Ratio, 0.05)
+
+	code, out, errs = run("diff", before, after, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	for _, s := range []string{"resolved  comm-ep-flashcomm", "resolved  moe-routing-cumsum", "resolved  graph-capture-sizes",
+		"gone     allgather      ep", "aclnnCumsum_CumsumAiCpu_Cumsum"} {
+		require.Contains(t, out, s)
+	}
+}

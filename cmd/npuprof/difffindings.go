@@ -2,11 +2,24 @@ package main
 
 import (
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
 )
 
-// diffFindings runs the rules on one side of a diff. Until the rule engine
-// lands there are none.
-func diffFindings(res *analysis.Result) ([]rules.Finding, error) {
-	return nil, nil
+// diffDocument runs the rules (built-in and --rules files) on one analyzed
+// side of a diff and returns its document, with findings, rule outcomes
+// and facts (the serving context included), as analyze --format json
+// would write it.
+func diffDocument(res *analysis.Result, ruleFiles []string) (*render.Document, *rules.Report, error) {
+	set, err := loadRules(ruleFiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, facts, err := evaluateRules(res, set, &ruleOptions{RuleFiles: ruleFiles}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc := render.BuildDocument(res, nil)
+	doc.AddRules(rep, facts)
+	return doc, rep, nil
 }

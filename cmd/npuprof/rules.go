@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
@@ -285,15 +286,15 @@ func wrap(s, ind string) string {
 }
 
 // readBaseline loads --baseline OLD.json.
-func readBaseline(path string) (*rules.Baseline, error) {
+func readBaseline(path string) (*rules.Baseline, *render.Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usageErr("--baseline: %v", err)
+		return nil, nil, usageErr("--baseline: %v", err)
 	}
 	defer f.Close()
 	doc, err := render.ReadDocument(f, path)
 	if err != nil {
-		return nil, usageErr("--baseline: %v", err)
+		return nil, nil, usageErr("--baseline: %v", err)
 	}
-	return render.BaselineOf(doc, path), nil
+	return compare.Baseline(doc, path), doc, nil
 }
