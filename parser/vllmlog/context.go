@@ -25,6 +25,8 @@ import (
 //	serving.prefix_cache_hit_rate last prefix-cache hit rate (ratio; vLLM reports it over its
 //	                              recent-requests window), mean over engines
 //	serving.mm_cache_hit_rate     last multimodal-cache hit rate (ratio), mean over engines
+//	serving.engines               engines with statistics lines (data-parallel replicas; per-engine
+//	                              batches are about serving.running / serving.engines)
 //	serving.log.samples           statistics lines read
 //	serving.log.malformed         statistics lines skipped because a field did not parse
 //
@@ -174,6 +176,17 @@ func (c *Context) fromLog(l *Log) {
 			c.Sources[k] = src(how)
 		}
 		eng := fmt.Sprintf("%d engine(s)", len(engines))
+		nEng := 0
+		for _, e := range engines {
+			var n int
+			if _, err := fmt.Sscanf(e, "aggregated(%d)", &n); err == nil && n > 0 {
+				nEng += n
+			} else {
+				nEng++
+			}
+		}
+		c.Metrics["serving.engines"] = float64(nEng)
+		c.Sources["serving.engines"] = src("engines with statistics lines (Engine NNN, or N Engines Aggregated)")
 		set("serving.prompt_tps", prompt, "mean Avg prompt throughput, "+eng)
 		set("serving.generation_tps", gen, "mean Avg generation throughput, "+eng)
 		set("serving.running", run, "mean Running reqs, "+eng)

@@ -71,6 +71,7 @@ func TestV1PartsTwoEngines(t *testing.T) {
 	require.InDelta(t, (700.0+760)/2+(720.0+740)/2, m["serving.generation_tps"], 1e-9, "summed over engines")
 	require.InDelta(t, (45.0+46)/2+(44.0+44)/2, m["serving.running"], 1e-9)
 	require.Equal(t, 90.0, m["serving.running.max"], "46+44 in the second interval")
+	require.Equal(t, 2.0, m["serving.engines"])
 	require.Equal(t, 89.5, m["serving.concurrency"], "median of 89 and 90")
 	require.InDelta(t, (0.90+0.92)/2, m["serving.prefix_cache_hit_rate"], 1e-12, "last per engine, mean")
 	require.InDelta(t, (0.92+0.90)/2, m["serving.mm_cache_hit_rate"], 1e-12)
@@ -140,4 +141,19 @@ func TestFindLog(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a", "vllm.log"), data, 0o644))
 	require.Equal(t, []string{filepath.Join(dir, "a", "vllm.log"), filepath.Join(dir, "server.log")}, FindLog(dir))
 	require.Nil(t, FindLog(filepath.Join(dir, "server.log")))
+}
+
+// AggregatedLoggingStatLogger's prefix "%d Engines Aggregated: " (log_prefix
+// in vllm/v1/metrics/loggers.py): one sample per interval for all engines.
+func TestAggregatedEngines(t *testing.T) {
+	log := "(APIServer pid=7) INFO 11-29 23:00:00 [loggers.py:127] 4 Engines Aggregated: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 1500.0 tokens/s, Running: 88 reqs, Waiting: 0 reqs, GPU KV cache usage: 40.0%, Prefix cache hit rate: 90.0%\n"
+	l, err := ReadLog(strings.NewReader(log), "agg.log")
+	require.NoError(t, err)
+	require.Len(t, l.Samples, 1)
+	require.Equal(t, "aggregated(4)", l.Samples[0].Engine)
+	require.Equal(t, []string{FormatV1Parts}, l.Formats())
+	c := Build(l, nil)
+	require.Equal(t, 4.0, c.Metrics["serving.engines"])
+	require.Equal(t, 88.0, c.Metrics["serving.concurrency"])
+	require.Equal(t, 1500.0, c.Metrics["serving.output_tps"])
 }
