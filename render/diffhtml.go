@@ -108,7 +108,7 @@ func WriteDiffHTML(w io.Writer, in DiffHTMLInput) error {
 				"backgroundColor": "transparent",
 				"textStyle":       map[string]any{"fontFamily": fontStack},
 				"color":           []string{"#94a3b8", colComputing},
-				"legend":          map[string]any{"show": true, "top": "0", "left": "0"},
+				"legend":          map[string]any{"show": true, "top": "0", "right": "0"},
 				"tooltip":         map[string]any{"trigger": "axis", "valueFormatter": "fn:dur"},
 				"grid":            map[string]any{"left": "8", "right": "16", "top": "36", "bottom": "8", "containLabel": true},
 				"xAxis":           []any{map[string]any{"type": "category", "data": b.Labels}},
