@@ -15,6 +15,10 @@
 //     Running: %d reqs, Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage: %.1f%%,
 //     CPU KV cache usage: %.1f%%." and, on its own line when prefix caching is on,
 //     "Prefix cache hit rate: GPU: %.2f%%, CPU: %.2f%%".
+//   - early V1 engine (vLLM 0.7/0.8), vllm/v1/metrics/loggers.py: the same
+//     without the "Engine %03d: " prefix, at first ending at "Waiting: %d reqs "
+//     (no KV cache usage), then with "GPU KV cache usage" and "Prefix cache hit
+//     rate" appended.
 //   - V1 engine, vllm/v1/metrics/loggers.py LoggingStatLogger.log (one format
 //     string; read at vllm-project/vllm 005a810):
 //     "Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s,

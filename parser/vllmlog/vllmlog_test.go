@@ -157,3 +157,20 @@ func TestAggregatedEngines(t *testing.T) {
 	require.Equal(t, 88.0, c.Metrics["serving.concurrency"])
 	require.Equal(t, 1500.0, c.Metrics["serving.output_tps"])
 }
+
+// Early V1: no engine prefix, first without KV cache usage and prefix hit
+// rate, then with them; SpecDecoding lines interleaved.
+func TestV1EarlyLog(t *testing.T) {
+	l := readLog(t, "v1-early.log")
+	require.Zero(t, l.Malformed)
+	require.Len(t, l.Samples, 3)
+	require.Equal(t, []string{FormatV1}, l.Formats())
+	require.Equal(t, "", l.Samples[0].Engine)
+	require.True(t, l.Samples[0].KVCacheUsage != l.Samples[0].KVCacheUsage, "no KV cache usage: NaN")
+	c := Build(l, nil)
+	require.InDelta(t, (40.0+96.4+88)/3, c.Metrics["serving.generation_tps"], 1e-9)
+	require.InDelta(t, 0.025, c.Metrics["serving.kv_cache_usage"], 1e-12, "mean over the lines that carry it")
+	require.InDelta(t, 0.125, c.Metrics["serving.prefix_cache_hit_rate"], 1e-12)
+	require.Equal(t, 4.0, c.Metrics["serving.concurrency"], "median of 4, 4, 3")
+	require.Equal(t, 1.0, c.Metrics["serving.engines"])
+}
