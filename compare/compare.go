@@ -236,6 +236,9 @@ func Compare(before, after *render.Document, opts Options) *Result {
 	r := &Result{Schema: Schema, Before: side(before), After: side(after), Overall: []MetricDelta{}, Ranks: []RankDelta{},
 		Collectives: []CollectiveDelta{}, Kernels: []KernelDelta{}, Findings: []FindingDelta{}, Unavailable: map[string]string{}}
 	r.Overall = metricDeltas(meanMetrics(before), meanMetrics(after), unavailableOf(before), unavailableOf(after))
+	if r.Before.Steps > 0 && r.After.Steps > 0 && r.Before.Steps != r.After.Steps {
+		r.Notes = append(r.Notes, fmt.Sprintf("the captures have different step counts (%d before, %d after): metric totals cover different lengths; the step time, per-step collective counts, kernels and measured savings are normalized per step", r.Before.Steps, r.After.Steps))
+	}
 	r.compareRanks(before, after)
 	r.compareSteps(before, after)
 	r.compareCollectives(before, after)

@@ -158,6 +158,8 @@ func TestCompareFindings(t *testing.T) {
 	// After: 8 steps (twice the capture), Cumsum gone, free 600 over 8 steps = 300 per 4 steps.
 	after := mk(8, 0, 600, fGraph, fNew)
 	r := Compare(before, after, Options{})
+	require.Len(t, r.Notes, 1)
+	require.Contains(t, r.Notes[0], "different step counts (4 before, 8 after)")
 	require.Len(t, r.Findings, 3)
 	c, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)

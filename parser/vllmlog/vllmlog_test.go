@@ -174,3 +174,22 @@ func TestV1EarlyLog(t *testing.T) {
 	require.Equal(t, 4.0, c.Metrics["serving.concurrency"], "median of 4, 4, 3")
 	require.Equal(t, 1.0, c.Metrics["serving.engines"])
 }
+
+// Any input: no panic, every statistics line is a sample or malformed.
+func FuzzReadLog(f *testing.F) {
+	for _, name := range []string{"v0-engine.log", "v1-engine.log", "v1-parts.log", "v1-early.log", "bench-serve.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ReadLog(strings.NewReader(string(data)), "fuzz.log")
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(l.Samples)+l.Malformed, l.Lines)
+		c := Build(l, nil)
+		for k, v := range c.Metrics {
+			require.False(t, v != v, "%s is NaN", k)
+		}
+		_, _ = ReadBench(strings.NewReader(string(data)), "fuzz.txt")
+	})
+}
