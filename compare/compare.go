@@ -180,7 +180,7 @@ type Result struct {
 	Unavailable map[string]string `json:"unavailable"`
 }
 
-// Overall returns the overall delta of one metric.
+// Metric returns the overall delta of one metric.
 func (r *Result) Metric(name string) (MetricDelta, bool) {
 	i := sort.Search(len(r.Overall), func(i int) bool { return r.Overall[i].Metric >= name })
 	if i < len(r.Overall) && r.Overall[i].Metric == name {

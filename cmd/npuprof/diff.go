@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -128,20 +128,19 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	return doc, res, nil
 }
 
-// isJSONDocument reports whether a file starts (after white space) with '{'.
+// isJSONDocument reports whether a file is a saved npuprof document: it
+// starts (after white space) with '{' and names an npuprof schema in its
+// first 4 KB (a trace_view.json never does).
 func isJSONDocument(path string) bool {
-	if strings.HasSuffix(strings.ToLower(path), ".json") && !strings.HasSuffix(path, "trace_view.json") {
-		f, err := os.Open(path)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		buf := make([]byte, 4096)
-		n, _ := f.Read(buf)
-		b := bytes.TrimSpace(buf[:n])
-		return len(b) > 0 && b[0] == '{' && bytes.Contains(b, []byte(`"schema"`))
+	f, err := os.Open(path)
+	if err != nil {
+		return false
 	}
-	return false
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	b := bytes.TrimSpace(buf[:n])
+	return len(b) > 0 && b[0] == '{' && bytes.Contains(b, []byte(`"schema": "npuprof.`))
 }
 
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {

@@ -134,6 +134,17 @@ func TestDiffCommand(t *testing.T) {
 	require.True(t, ok)
 	require.Negative(t, w.DeltaUs)
 
+	// A saved document is recognised by its content, whatever its name.
+	b0, err := os.ReadFile(saved)
+	require.NoError(t, err)
+	noSuffix := filepath.Join(t.TempDir(), "baseline")
+	require.NoError(t, os.WriteFile(noSuffix, b0, 0o644))
+	code, j3, errs := run("diff", noSuffix, after, "-q", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var r3 compare.Result
+	require.NoError(t, json.Unmarshal([]byte(j3), &r3))
+	require.Equal(t, r2.Overall, r3.Overall)
+
 	htmlFile := filepath.Join(t.TempDir(), "diff.html")
 	code, _, errs = run("diff", saved, after, "-q", "--html", htmlFile, "-o", filepath.Join(t.TempDir(), "d.txt"))
 	require.Equal(t, ExitOK, code, errs)
