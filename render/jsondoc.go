@@ -43,6 +43,9 @@ type Document struct {
 	// serve` results: serving.* metrics with their sources. Absent when no
 	// log or bench result was read.
 	Serving *ServingDoc `json:"serving,omitempty"`
+	// BaselineDiff is, for `check --baseline`, the comparison with the
+	// baseline document (schema npuprof.diff/v1, package compare).
+	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
 }
 
 // ServingDoc is the serving context (see parser/vllmlog.Context for each

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -144,6 +145,13 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		if opts.Format == "json" {
 			doc := render.BuildDocument(res, nil)
 			doc.AddRules(rep, facts)
+			if cmp != nil {
+				raw, err := json.Marshal(cmp)
+				if err != nil {
+					return err
+				}
+				doc.BaselineDiff = raw
+			}
 			return render.WriteJSON(w, doc)
 		}
 		if err := render.WriteTextReport(w, res, rep, facts); err != nil {

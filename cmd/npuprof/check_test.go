@@ -360,6 +360,14 @@ func TestBaselineBudgets(t *testing.T) {
 	code, out, _ = run("check", demo, "--baseline", old, "--budget", "hccl.total.time_us <= baseline * 0.5", "--fail-on", "high", "--format", "json")
 	require.Equal(t, ExitFindings, code)
 	require.Contains(t, out, `"rule": "budget/hccl.total.time_us"`)
+	var withDiff struct {
+		BaselineDiff struct {
+			Schema string `json:"schema"`
+			Steps  []any  `json:"steps"`
+		} `json:"baseline_diff"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &withDiff))
+	require.Equal(t, "npuprof.diff/v1", withDiff.BaselineDiff.Schema)
 	// budgets in a rule file work the same way
 	f := writeFile(t, "budgets.yaml", "budgets:\n  - id: no-more-allgather\n    budget: hccl.allgather.time_us <= baseline * 1.05\n")
 	code, out, errs = run("check", demo, "--baseline", old, "--rules", f, "--fail-on", "high", "--format", "json")
