@@ -238,10 +238,14 @@ func (l *Log) Formats() []string {
 	return out
 }
 
-// IsVLLMLog reports whether a log holds at least one vLLM statistics line
-// (reads until it finds one).
+// detectLimit bounds how much of a *.log auto-detection reads: the first
+// statistics line comes right after start-up, far earlier than this.
+const detectLimit = 64 << 20
+
+// IsVLLMLog reports whether a log holds a vLLM statistics line in its first
+// 64 MB.
 func IsVLLMLog(r io.Reader) bool {
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(io.LimitReader(r, detectLimit), 1<<16)
 	for {
 		line, err := readLine(br)
 		if strings.Contains(line, reMarker) {
