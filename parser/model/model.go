@@ -8,7 +8,9 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Format names the kind of profiler output a rank was read from. The values
@@ -116,6 +118,27 @@ type HCCLOp struct {
 // End returns Start+Dur.
 func (h *HCCLOp) End() int64 { return h.Start + h.Dur }
 
+// cmpOp orders framework ops by (start, tid, name).
+func cmpOp(a, b FrameworkOp) int {
+	switch {
+	case a.Start != b.Start:
+		return cmpInt(a.Start, b.Start)
+	case a.Tid != b.Tid:
+		return cmpInt(a.Tid, b.Tid)
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
 // FrameworkOp is a host-side torch op (Python process, cat cpu_op).
 type FrameworkOp struct {
 	Start int64
@@ -213,6 +236,22 @@ type Availability struct {
 	// TimelineFile / KernelFile name the files the data came from.
 	TimelineFile string
 	KernelFile   string
+	// TimelinePartial: the timeline file was cut short (truncated); Tasks,
+	// HCCL, FrameworkOps and Steps read from it cover only its complete
+	// part, so every metric computed from them is partial.
+	TimelinePartial bool
+	// KernelPartial: kernel_details.csv was read only up to a problem.
+	KernelPartial bool
+	// TimelineNote, HCCLNote and KernelNote say why that input is missing
+	// or unusable when a file was there but could not be used (empty, not
+	// a trace, truncated before its process metadata, bad header...).
+	// Passes quote them in `unavailable` reasons; "" when nothing is known.
+	TimelineNote string
+	HCCLNote     string
+	KernelNote   string
+	// GroupsNote says why parallel_group_info is unknown (no or unreadable
+	// profiler_metadata.json, or no such key); "" when groups were read.
+	GroupsNote string
 }
 
 // Rank is everything npuprof knows about one rank's profile.
@@ -265,8 +304,10 @@ func (r *Rank) Warn(file, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Warning{File: file, Message: fmt.Sprintf(format, args...)})
 }
 
-// SortTasks orders tasks and HCCL ops by (start, stream, name) so every pass
-// sees a deterministic order, and remaps Links accordingly.
+// SortTasks orders tasks by (start, stream, name), HCCL ops by (start,
+// name) and framework ops by (start, tid, name) so every pass sees a
+// deterministic order (and exact duplicates sit side by side), and remaps
+// Links accordingly.
 func (r *Rank) SortTasks() {
 	taskIdx := make([]int32, len(r.Tasks))
 	for i := range taskIdx {
@@ -293,7 +334,29 @@ func (r *Rank) SortTasks() {
 		}
 		return x.Name < y.Name
 	})
+	var opIdx []int32
+	if len(r.Links) > 0 || !slices.IsSortedFunc(r.FrameworkOps, cmpOp) {
+		opIdx = make([]int32, len(r.FrameworkOps))
+		for i := range opIdx {
+			opIdx[i] = int32(i)
+		}
+		sort.SliceStable(opIdx, func(a, b int) bool { return cmpOp(r.FrameworkOps[opIdx[a]], r.FrameworkOps[opIdx[b]]) < 0 })
+		ops := make([]FrameworkOp, len(r.FrameworkOps))
+		for i, j := range opIdx {
+			ops[i] = r.FrameworkOps[j]
+		}
+		r.FrameworkOps = ops
+	}
 	if len(r.Links) > 0 {
+		oinv := make([]int32, len(opIdx))
+		for newI, oldI := range opIdx {
+			oinv[oldI] = int32(newI)
+		}
+		for i := range r.Links {
+			if l := &r.Links[i]; l.Op >= 0 && int(l.Op) < len(oinv) {
+				l.Op = oinv[l.Op]
+			}
+		}
 		inv := make([]int32, len(taskIdx))
 		for newI, oldI := range taskIdx {
 			inv[oldI] = int32(newI)
@@ -323,16 +386,120 @@ func (r *Rank) SortTasks() {
 	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
 }
 
+// Duplicates counts exact duplicates DropDuplicates removed.
+type Duplicates struct {
+	Tasks, HCCL, Ops, Steps int
+	// FirstStart is the start (ns) of the first duplicate, for the warning.
+	FirstStart int64
+}
+
+// Total is the number of events dropped.
+func (d Duplicates) Total() int { return d.Tasks + d.HCCL + d.Ops + d.Steps }
+
+// DropDuplicates keeps one copy of events that are exact duplicates: device
+// tasks equal in every field (start, duration, name, op type, task type,
+// shapes, stream, class, model id -- in a trace, the same X event on the
+// same pid/tid), HCCL ops and framework ops equal in every field, and
+// steps with the same id and bounds. A profiler never records one task twice, so a duplicate
+// is a copying or merging accident; counting it would inflate every
+// metric. Call after SortTasks (duplicates then sit within runs of equal
+// sort keys). Links to a dropped copy move to the kept one.
+func (r *Rank) DropDuplicates() Duplicates {
+	var d Duplicates
+	note := func(start int64) {
+		if d.Total() == 0 || start < d.FirstStart {
+			d.FirstStart = start
+		}
+	}
+	var taskMap, hcclMap, opMap []int32
+	r.Tasks, taskMap = dedupRuns(r.Tasks, func(a, b *DeviceTask) bool {
+		return a.Start == b.Start && a.Stream == b.Stream && a.Name == b.Name
+	}, func(t *DeviceTask) { note(t.Start); d.Tasks++ })
+	r.HCCL, hcclMap = dedupRuns(r.HCCL, func(a, b *HCCLOp) bool {
+		return a.Start == b.Start && a.Name == b.Name
+	}, func(h *HCCLOp) { note(h.Start); d.HCCL++ })
+	r.FrameworkOps, opMap = dedupRuns(r.FrameworkOps, func(a, b *FrameworkOp) bool {
+		return a.Start == b.Start && a.Tid == b.Tid && a.Name == b.Name
+	}, func(o *FrameworkOp) { note(o.Start); d.Ops++ })
+	r.Steps, _ = dedupRuns(r.Steps, func(a, b *Step) bool { return a.Start == b.Start },
+		func(s *Step) { note(s.Start); d.Steps++ })
+	if d.Tasks+d.HCCL+d.Ops > 0 && len(r.Links) > 0 {
+		seen := make(map[Link]bool, len(r.Links))
+		links := r.Links[:0]
+		for _, l := range r.Links {
+			l.Op = opMap[l.Op]
+			if l.Task >= 0 {
+				l.Task = taskMap[l.Task]
+			} else if l.HCCL >= 0 {
+				l.HCCL = hcclMap[l.HCCL]
+			}
+			if !seen[l] {
+				seen[l] = true
+				links = append(links, l)
+			}
+		}
+		r.Links = links
+	}
+	return d
+}
+
+// dedupRuns drops exact duplicates from xs, which is sorted so that equal
+// elements lie within runs of neighbours with the same key. It returns the
+// kept elements (in place) and, for every old index, its new index. Long
+// runs switch from a linear scan to a map, so hostile input stays linear.
+func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T)) ([]T, []int32) {
+	idx := make([]int32, len(xs))
+	kept := xs[:0]
+	run := 0
+	var inRun map[T]int32
+	for i := range xs {
+		x := xs[i]
+		if len(kept) > 0 && !sameKey(&kept[len(kept)-1], &x) {
+			run, inRun = len(kept), nil
+		}
+		if inRun == nil && len(kept)-run > 8 {
+			inRun = make(map[T]int32, 16)
+			for j := run; j < len(kept); j++ {
+				inRun[kept[j]] = int32(j)
+			}
+		}
+		dup := int32(-1)
+		if inRun != nil {
+			if j, ok := inRun[x]; ok {
+				dup = j
+			}
+		} else {
+			for j := run; j < len(kept); j++ {
+				if kept[j] == x {
+					dup = int32(j)
+					break
+				}
+			}
+		}
+		if dup >= 0 {
+			onDup(&x)
+			idx[i] = dup
+			continue
+		}
+		idx[i] = int32(len(kept))
+		if inRun != nil {
+			inRun[x] = int32(len(kept))
+		}
+		kept = append(kept, x)
+	}
+	return kept, idx
+}
+
 // Validate checks the model's invariants once, after any parser.
 func (r *Rank) Validate() error {
 	for i := range r.Tasks {
-		if r.Tasks[i].Dur < 0 {
-			return fmt.Errorf("rank %d: device task %q at %d has negative duration %d", r.Rank, r.Tasks[i].Name, r.Tasks[i].Start, r.Tasks[i].Dur)
+		if r.Tasks[i].Dur < 0 || r.Tasks[i].End() < r.Tasks[i].Start {
+			return fmt.Errorf("rank %d: device task %q at %d has a negative or out-of-range duration %d", r.Rank, r.Tasks[i].Name, r.Tasks[i].Start, r.Tasks[i].Dur)
 		}
 	}
 	for i := range r.HCCL {
-		if r.HCCL[i].Dur < 0 {
-			return fmt.Errorf("rank %d: HCCL op %q has negative duration", r.Rank, r.HCCL[i].Name)
+		if r.HCCL[i].Dur < 0 || r.HCCL[i].End() < r.HCCL[i].Start {
+			return fmt.Errorf("rank %d: HCCL op %q has a negative or out-of-range duration", r.Rank, r.HCCL[i].Name)
 		}
 	}
 	for _, s := range r.Steps {
@@ -341,7 +508,7 @@ func (r *Rank) Validate() error {
 		}
 	}
 	for _, l := range r.Links {
-		if int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) {
+		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) || (l.Task < 0) == (l.HCCL < 0) {
 			return fmt.Errorf("rank %d: link out of range", r.Rank)
 		}
 	}
