@@ -87,10 +87,42 @@ func floatFallback(b []byte, neg bool) (int64, bool) {
 	return ns, true
 }
 
+// LooksNumeric reports whether b (after trimming, like MicrosToNanos) is
+// made only of a sign, digits, '.', and an exponent: text that failed to
+// parse is then out of range rather than not a number.
+func LooksNumeric(b []byte) bool {
+	b = trim(b)
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	digits := 0
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
 // MicrosStringToNanos is MicrosToNanos for a string.
 func MicrosStringToNanos(s string) (int64, bool) { return MicrosToNanos([]byte(s)) }
 
+// trim drops surrounding whitespace and one pair of double quotes (and
+// the whitespace inside them). It loops rather than recursing, so a hostile
+// cell of a million quotes costs time, not stack.
 func trim(b []byte) []byte {
+	b = trimSpace(b)
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = trimSpace(b[1 : len(b)-1])
+	}
+	return b
+}
+
+func trimSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
 		b = b[1:]
 	}
@@ -101,9 +133,6 @@ func trim(b []byte) []byte {
 			continue
 		}
 		break
-	}
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = trim(b[1 : len(b)-1])
 	}
 	return b
 }

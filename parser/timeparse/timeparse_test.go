@@ -31,12 +31,3 @@ func TestMicrosToNanos(t *testing.T) {
 		require.False(t, ok, bad)
 	}
 }
-
-func FuzzMicrosToNanos(f *testing.F) {
-	for _, s := range []string{"1736408883704643.212", "0.45077999999999996", "1e-05", "\t12\t", "-0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		MicrosToNanos([]byte(s))
-	})
-}
