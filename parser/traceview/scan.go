@@ -27,11 +27,13 @@ type scanner struct {
 	wrapped bool // the array is the value of "traceEvents" inside an object
 }
 
-const (
-	blockSize      = 1 << 20
-	defaultMaxEvt  = 64 << 20 // an event larger than this is refused
-	maxNestedDepth = 512
-)
+const blockSize = 1 << 20
+
+// MaxEventBytes is the largest single event the reader accepts. A bigger
+// event (no profiler writes one; a corrupt or hostile file might) is
+// skipped with a warning naming its byte offset, so memory stays bounded
+// by this plus one read block. A variable so tests can lower it.
+var MaxEventBytes = 64 << 20
 
 var (
 	errTruncated  = errors.New("truncated")
@@ -40,7 +42,7 @@ var (
 )
 
 func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, blockSize), maxEvt: defaultMaxEvt}
+	return &scanner{r: r, buf: make([]byte, blockSize), maxEvt: MaxEventBytes}
 }
 
 // fill reads more data, keeping buf[keep:end]; it returns false at EOF.
@@ -55,9 +57,6 @@ func (s *scanner) fill(keep int) bool {
 		s.end = n
 	}
 	if s.end == len(s.buf) {
-		if len(s.buf) >= s.maxEvt {
-			return false
-		}
 		nb := make([]byte, len(s.buf)*2)
 		copy(nb, s.buf[:s.end])
 		s.buf = nb
@@ -148,8 +147,10 @@ func (s *scanner) start() error {
 }
 
 // next returns the bytes of the next event object (valid until the next
-// call) and its file offset. It returns io.EOF after the closing ']', and
-// errTruncated when the input ends inside an event or before ']'.
+// call) and its file offset. It returns io.EOF after the closing ']',
+// errTruncated when the input ends inside an event or before ']', and
+// errEventLarge (with the event's offset) after skipping an event larger
+// than maxEvt bytes, which is never held in memory whole.
 func (s *scanner) next() ([]byte, int64, error) {
 	if !s.skipSpace(true) {
 		if s.rerr != nil {
@@ -166,10 +167,12 @@ func (s *scanner) next() ([]byte, int64, error) {
 	if c != '{' {
 		return nil, s.offset(), fmt.Errorf("expected '{' or ']' at byte %d, found %q", s.offset(), c)
 	}
+	evOff := s.offset()
 	begin := s.pos
 	i := s.pos
 	depth := 0
 	inStr := false
+	skipping := false // the event outgrew maxEvt: scan to its end, keep nothing
 	for {
 		for i < s.end {
 			c := s.buf[i]
@@ -188,30 +191,34 @@ func (s *scanner) next() ([]byte, int64, error) {
 				inStr = true
 			case '{', '[':
 				depth++
-				if depth > maxNestedDepth {
-					return nil, s.base + int64(i), fmt.Errorf("nesting deeper than %d at byte %d", maxNestedDepth, s.base+int64(i))
-				}
 			case '}', ']':
 				depth--
 				if depth == 0 {
 					i++
 					s.pos = i
-					return s.buf[begin:i], s.base + int64(begin), nil
+					if skipping || i-begin > s.maxEvt {
+						return nil, evOff, errEventLarge
+					}
+					return s.buf[begin:i], evOff, nil
 				}
 			}
 			i++
 		}
-		// need more data; keep from begin
+		// need more data: keep the event from begin, or nothing when
+		// skipping (i may sit one past end after an escape)
+		if !skipping && s.end-begin >= s.maxEvt {
+			skipping = true
+		}
+		if skipping {
+			begin = min(i, s.end)
+		}
 		rel := i - begin
 		s.pos = begin
 		if !s.fill(begin) {
 			if s.rerr != nil {
 				return nil, s.offset(), s.rerr
 			}
-			if s.end-s.pos >= s.maxEvt {
-				return nil, s.offset(), errEventLarge
-			}
-			return nil, s.offset(), errTruncated
+			return nil, evOff, errTruncated
 		}
 		begin = s.pos
 		i = begin + rel

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -21,7 +22,9 @@ import (
 
 // Stats describes what one read saw.
 type Stats struct {
-	Events    int64 // complete events read
+	Events int64 // complete events read
+	// Skipped counts events larger than MaxEventBytes, skipped unread.
+	Skipped   int64
 	Bytes     int64 // bytes of complete events consumed
 	Truncated bool
 	// TruncatedAt is the byte offset where the last incomplete event began.
@@ -85,7 +88,21 @@ type flow struct {
 	end bool
 }
 
+// dropped counts events of one kind the reader could not use, and where
+// the first one was, for a single warning per kind.
+type dropped struct {
+	n, first int64
+}
+
+func (d *dropped) add(off int64) {
+	if d.n == 0 {
+		d.first = off
+	}
+	d.n++
+}
+
 type reader struct {
+	off     int64 // byte offset of the event being read
 	in      *interner
 	pidIdx  map[int64]uint16
 	pids    []int64
@@ -96,6 +113,8 @@ type reader struct {
 	flows   []flow
 	stats   Stats
 	device  int
+	// events dropped or repaired, reported once each
+	badTs, outOfRange, badDur, large, malformed dropped
 }
 
 // Read parses one trace file into rank. A truncated file is read up to its
@@ -121,8 +140,13 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		if err == io.EOF {
 			break
 		}
+		if errors.Is(err, errEventLarge) {
+			rd.large.add(off)
+			rd.stats.Skipped++
+			continue
+		}
 		if err != nil {
-			if errors.Is(err, errTruncated) || errors.Is(err, errEventLarge) {
+			if errors.Is(err, errTruncated) {
 				rd.stats.Truncated = true
 				rd.stats.TruncatedAt = off
 				break
@@ -136,10 +160,12 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 			rank.Warn(file, "malformed JSON at byte %d: %v", off, err)
 			break
 		}
+		rd.off = off
 		rd.event(&it, ev)
 		rd.stats.Events++
 		rd.stats.Bytes = off + int64(len(ev))
 	}
+	rd.warnDropped(file, rank)
 	if rd.stats.Truncated {
 		rank.Partial = true
 		reason := fmt.Sprintf("%s is truncated: it ends inside an event at byte %d; analyzed the %d complete events before it", file, rd.stats.TruncatedAt, rd.stats.Events)
@@ -148,8 +174,34 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		}
 		rank.Warn(file, "%s", reason)
 	}
-	rd.build(rank)
+	rd.build(rank, file)
 	return rd.stats, nil
+}
+
+// sizeText prints a byte limit: "64 MiB", or "300 bytes".
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// warnDropped turns the counts of unusable events into one warning each.
+func (rd *reader) warnDropped(file string, rank *model.Rank) {
+	for _, d := range []struct {
+		d   dropped
+		msg string
+	}{
+		{rd.large, "skipped %d event(s) larger than the " + sizeText(MaxEventBytes) + " event limit (first at byte %d)"},
+		{rd.malformed, "skipped %d malformed event(s): not a JSON object of \"key\": value pairs (first at byte %d)"},
+		{rd.badTs, "skipped %d complete (ph X) event(s) without a numeric ts (first at byte %d)"},
+		{rd.outOfRange, "skipped %d complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)"},
+		{rd.badDur, "%d complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)"},
+	} {
+		if d.d.n > 0 {
+			rank.Warnings = append(rank.Warnings, model.Warning{File: file, Message: fmt.Sprintf(d.msg, d.d.n, d.d.first), Count: int(d.d.n)})
+		}
+	}
 }
 
 func (rd *reader) pidOf(v []byte) uint16 {
@@ -181,23 +233,20 @@ func (rd *reader) pidOf(v []byte) uint16 {
 	return i
 }
 
+// tidOf returns a numeric tid, or a negative hash of a tid that is not an
+// int64 (a name, or a number out of range) so distinct tids stay distinct.
 func tidOf(v []byte) int64 {
-	if len(v) > 0 && v[0] == '"' {
-		t, ok := timeparse.ParseInt(v)
-		if ok {
-			return t
-		}
-		var h int64 = 1469598103934665603
-		for _, c := range v {
-			h = (h ^ int64(c)) * 1099511628211
-		}
-		if h > 0 {
-			h = -h
-		}
-		return h
+	if t, ok := timeparse.ParseInt(v); ok {
+		return t
 	}
-	t, _ := timeparse.ParseInt(v)
-	return t
+	var h int64 = 1469598103934665603
+	for _, c := range v {
+		h = (h ^ int64(c)) * 1099511628211
+	}
+	if h > 0 {
+		h = -h
+	}
+	return h
 }
 
 var (
@@ -218,6 +267,7 @@ var (
 
 func (rd *reader) event(it *objIter, ev []byte) {
 	if !it.init(ev) {
+		rd.malformed.add(rd.off)
 		return
 	}
 	var ph byte
@@ -229,7 +279,7 @@ func (rd *reader) event(it *objIter, ev []byte) {
 		}
 		v := it.value()
 		if it.err != nil {
-			return
+			break
 		}
 		switch {
 		case bytes.Equal(k, kPh):
@@ -254,6 +304,10 @@ func (rd *reader) event(it *objIter, ev []byte) {
 			args = v
 		}
 	}
+	if it.err != nil {
+		rd.malformed.add(rd.off)
+		return
+	}
 	switch ph {
 	case 'X':
 		rd.complete(name, pidV, tidV, tsV, durV, catV, args)
@@ -276,11 +330,26 @@ func strContent(v []byte) []byte {
 func (rd *reader) complete(name, pidV, tidV, tsV, durV, catV, args []byte) {
 	ts, ok := timeparse.MicrosToNanos(tsV)
 	if !ok {
+		if tsV == nil || !timeparse.LooksNumeric(tsV) {
+			rd.badTs.add(rd.off)
+		} else {
+			rd.outOfRange.add(rd.off)
+		}
 		return
 	}
 	dur, ok := timeparse.MicrosToNanos(durV)
 	if !ok || dur < 0 {
-		dur = 0
+		if ok || !timeparse.LooksNumeric(durV) {
+			rd.badDur.add(rd.off)
+			dur = 0
+		} else {
+			rd.outOfRange.add(rd.off)
+			return
+		}
+	}
+	if ts > 0 && dur > math.MaxInt64-ts {
+		rd.outOfRange.add(rd.off)
+		return
 	}
 	x := rawX{ts: ts, dur: dur, tid: tidOf(tidV), pid: rd.pidOf(pidV), stream: -1, modelID: 4294967295}
 	if catV != nil {
@@ -309,11 +378,11 @@ func (rd *reader) complete(name, pidV, tidV, tsV, durV, catV, args []byte) {
 				case bytes.Equal(k, kTaskType):
 					x.taskType = rd.in.id(strContent(v))
 				case bytes.Equal(k, kPhysic), bytes.Equal(k, kStreamID):
-					if n, ok := timeparse.ParseInt(v); ok {
+					if n, ok := timeparse.ParseInt(v); ok && n >= 0 && n <= math.MaxInt32 {
 						x.stream = int32(n)
 					}
 				case bytes.Equal(k, kModelID):
-					if n, ok := timeparse.ParseInt(v); ok {
+					if n, ok := timeparse.ParseInt(v); ok && n >= 0 && n <= math.MaxUint32 {
 						x.modelID = uint32(n)
 					}
 				}
@@ -396,10 +465,28 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
-func (rd *reader) build(rank *model.Rank) {
+func (rd *reader) build(rank *model.Rank, file string) {
 	kinds := make([]int, len(rd.pids))
+	haveHW, haveHCCL := false, false
 	for i := range rd.pids {
 		kinds[i] = procKind(rd.procs[uint16(i)])
+		haveHW = haveHW || kinds[i] == procHardware
+		haveHCCL = haveHCCL || kinds[i] == procHCCL
+	}
+	// slices on processes (or HCCL threads) whose names were never read:
+	// in a truncated file their metadata lay after the cut
+	var unnamed, unnamedHCCL int
+	if rd.stats.Truncated {
+		for i := range rd.xs {
+			x := &rd.xs[i]
+			if _, ok := rd.procs[x.pid]; !ok {
+				unnamed++
+			} else if kinds[x.pid] == procHCCL {
+				if _, ok := rd.threads[[2]int64{int64(x.pid), x.tid}]; !ok {
+					unnamedHCCL++
+				}
+			}
+		}
 	}
 	type key struct {
 		pid uint16
@@ -496,9 +583,33 @@ func (rd *reader) build(rank *model.Rank) {
 		}
 	}
 	// A device timeline records every collective, so HCCL is measured (a
-	// single-card run legitimately has none).
+	// single-card run legitimately has none) -- unless the file was cut
+	// before the metadata that identifies the HCCL process or its threads.
+	if rd.stats.Truncated {
+		rank.Have.TimelinePartial = true
+		at := rd.stats.TruncatedAt
+		if unnamed > 0 {
+			rank.Warn(file, "%d slice(s) belong to processes whose process_name metadata lies after the truncation at byte %d; they could not be attributed", unnamed, at)
+		}
+		switch {
+		case !haveHW:
+			// collectives alone are no timeline: drop them so a
+			// kernel_details fallback cannot count them twice
+			rank.HCCL = nil
+			links := rank.Links[:0]
+			for _, l := range rank.Links {
+				if l.Task >= 0 {
+					links = append(links, l)
+				}
+			}
+			rank.Links = links
+			rank.Have.TimelineNote = fmt.Sprintf("%s is truncated at byte %d, before the Ascend Hardware process metadata, so no device task can be identified", file, at)
+		case !haveHCCL || unnamedHCCL > 0:
+			rank.Have.HCCLNote = fmt.Sprintf("%s is truncated at byte %d, before the HCCL process and thread metadata, so collectives cannot be identified", file, at)
+		}
+	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
-	rank.Have.HCCL = rank.Have.Timeline
+	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device

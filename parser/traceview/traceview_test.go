@@ -1,17 +1,19 @@
 package traceview
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/stretchr/testify/require"
 )
 
-func TestReadSmall(t *testing.T) {
-	const trace = `[{"ph":"X","name":"aten::mm","pid":10,"tid":10,"ts":"1736408883700000.000","dur":5.5,"cat":"cpu_op","args":{"Call stack":"a\"b;\r\n"}},
+// smallTrace has one event of every kind the reader handles.
+const smallTrace = `[{"ph":"X","name":"aten::mm","pid":10,"tid":10,"ts":"1736408883700000.000","dur":5.5,"cat":"cpu_op","args":{"Call stack":"a\"b;\r\n"}},
 {"ph":"s","bp":"e","name":"torch_to_npu","id":1736408883700010000,"pid":10,"tid":10,"ts":"1736408883700000.000","cat":"async_npu"},
 {"ph":"X","name":"aclnnMm_MatMulCommon_MatMulV2","pid":20,"tid":2,"ts":"1736408883700010.000","dur":3.25,"args":{"Model Id":4294967295,"Task Type":"AI_CORE","Physic Stream Id":2}},
 {"ph":"f","bp":"e","name":"torch_to_npu","id":1736408883700010000,"pid":20,"tid":2,"ts":"1736408883700010.000","cat":"async_npu"},
@@ -26,6 +28,9 @@ func TestReadSmall(t *testing.T) {
 {"ph":"M","name":"thread_name","pid":30,"tid":0,"args":{"name":"Group 0 Communication"}},
 {"ph":"M","name":"thread_name","pid":30,"tid":1,"args":{"name":"Plane 0"}}
 ]`
+
+func TestReadSmall(t *testing.T) {
+	trace := smallTrace
 	r := model.NewRank("x")
 	st, err := Read(strings.NewReader(trace), "trace_view.json", r)
 	require.NoError(t, err)
@@ -89,4 +94,150 @@ func TestReadSampleLevel1(t *testing.T) {
 	}
 	require.Equal(t, 10, n)
 	t.Logf("links=%d ops=%d", len(r.Links), len(r.FrameworkOps))
+}
+
+// readBoth reads data with a block reader and one byte at a time and
+// checks both give the same model.
+func readBoth(t *testing.T, data string) (*model.Rank, Stats) {
+	t.Helper()
+	r := model.NewRank("x")
+	st, err := Read(strings.NewReader(data), "t.json", r)
+	require.NoError(t, err)
+	r2 := model.NewRank("x")
+	st2, err := Read(iotest.OneByteReader(strings.NewReader(data)), "t.json", r2)
+	require.NoError(t, err)
+	require.Equal(t, st, st2)
+	require.True(t, equalRanks(r, r2))
+	return r, st
+}
+
+const hwMeta = `{"ph":"M","name":"process_name","pid":20,"tid":0,"args":{"name":"Ascend Hardware"}}`
+
+func task(name string, tid int, ts, dur string) string {
+	return fmt.Sprintf(`{"ph":"X","name":%q,"pid":20,"tid":%d,"ts":%s,"dur":%s,"args":{"Task Type":"AI_CORE"}}`, name, tid, ts, dur)
+}
+
+// An event bigger than MaxEventBytes is skipped with a warning naming its
+// offset; the events around it are read and memory stays bounded.
+func TestReadSkipsOversizedEvent(t *testing.T) {
+	defer func(v int) { MaxEventBytes = v }(MaxEventBytes)
+	MaxEventBytes = 300
+	big := `{"ph":"X","name":"big","pid":20,"tid":2,"ts":"5","dur":1,"args":{"x":"` + strings.Repeat("a\\\"[{", 200) + `"}}`
+	first := task("a", 2, `"1"`, "1")
+	data := "[" + first + ",\n" + big + ",\n" + task("b", 2, `"10"`, "2") + "," + hwMeta + "]"
+	r, st := readBoth(t, data)
+	require.False(t, st.Truncated)
+	require.Equal(t, int64(1), st.Skipped)
+	require.Equal(t, int64(3), st.Events)
+	require.Len(t, r.Tasks, 2)
+	require.Equal(t, "b", r.Tasks[1].Name)
+	require.Len(t, r.Warnings, 1)
+	off := strings.Index(data, `{"ph":"X","name":"big"`)
+	require.Contains(t, r.Warnings[0].Message, fmt.Sprintf("skipped 1 event(s) larger than the 300 bytes event limit (first at byte %d)", off))
+
+	// a file that ends inside the oversized event is truncated there
+	cut := data[:off+len(big)-10]
+	r, st = readBoth(t, cut)
+	require.True(t, st.Truncated)
+	require.Equal(t, int64(off), st.TruncatedAt)
+	require.True(t, r.Partial)
+}
+
+// Events the reader cannot use are counted per kind, with the byte offset
+// of the first, never silently dropped; the rest are read.
+func TestReadCountsUnusableEvents(t *testing.T) {
+	evs := []string{
+		task("ok", 2, `"1.5"`, "1"),
+		task("no-ts", 2, `"N/A"`, "1"),
+		task("huge-ts", 2, `"99999999999999999999"`, "1"),
+		task("overflow", 2, `"9223372036854775.000"`, "1000"),
+		task("neg-dur", 2, `"3"`, "-2"),
+		task("huge-dur", 2, `"4"`, "1e300"),
+		`{"ph":"X" "name":}`,
+		task("big-stream", 2, `"6"`, "1"),
+		hwMeta,
+	}
+	evs[7] = strings.Replace(evs[7], `"Task Type":"AI_CORE"`, `"Task Type":"AI_CORE","Physic Stream Id":99999999999,"Model Id":-1`, 1)
+	data := "[" + strings.Join(evs, ",\n") + "]"
+	r, st := readBoth(t, data)
+	require.False(t, st.Truncated)
+	var names []string
+	for _, x := range r.Tasks {
+		names = append(names, x.Name)
+	}
+	require.Equal(t, []string{"ok", "neg-dur", "big-stream"}, names)
+	require.Equal(t, int64(0), r.Tasks[1].Dur)
+	require.Equal(t, int32(2), r.Tasks[2].Stream, "an out-of-range stream id falls back to the tid")
+	require.Equal(t, uint32(4294967295), r.Tasks[2].ModelID)
+	off := func(i int) int { return strings.Index(data, evs[i]) }
+	msgs := map[string]model.Warning{}
+	for _, w := range r.Warnings {
+		msgs[w.Message] = w
+	}
+	require.Len(t, msgs, 4, "%v", r.Warnings)
+	want := []struct {
+		msg   string
+		count int
+	}{
+		{fmt.Sprintf(`skipped 1 malformed event(s): not a JSON object of "key": value pairs (first at byte %d)`, off(6)), 1},
+		{fmt.Sprintf("skipped 1 complete (ph X) event(s) without a numeric ts (first at byte %d)", off(1)), 1},
+		{fmt.Sprintf("skipped 3 complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)", off(2)), 3},
+		{fmt.Sprintf("1 complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)", off(4)), 1},
+	}
+	for _, w := range want {
+		got, ok := msgs[w.msg]
+		require.Truef(t, ok, "missing warning %q in %v", w.msg, r.Warnings)
+		require.Equal(t, w.count, got.Count)
+		require.Equal(t, "t.json", got.File)
+	}
+}
+
+// Deep nesting costs no stack: the scanner and the field iterator are
+// iterative.
+func TestReadDeeplyNested(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 200000) + "1" + strings.Repeat(`]}`, 200000)
+	data := "[" + strings.Replace(task("deep", 2, `"1"`, "1"), `"args":{`, `"args":{"deep":`+deep+`,`, 1) + "," + hwMeta + "]"
+	r, st := readBoth(t, data)
+	require.False(t, st.Truncated)
+	require.Len(t, r.Tasks, 1)
+	require.Equal(t, "AI_CORE", r.Tasks[0].TaskType)
+}
+
+// A file cut before the metadata that names the Ascend Hardware or HCCL
+// process must not report "0 collectives" or "no device tasks" as measured:
+// the availability flags say the data could not be identified, and why.
+func TestReadTruncatedBeforeProcessMetadata(t *testing.T) {
+	// metadata comes after the slices, as torch_npu writes it
+	i := strings.Index(smallTrace, `{"ph":"M","name":"process_name","pid":20`)
+	r, st := readBoth(t, smallTrace[:i+10])
+	require.True(t, st.Truncated)
+	require.True(t, r.Partial)
+	require.True(t, r.Have.TimelinePartial)
+	require.False(t, r.Have.Timeline)
+	require.False(t, r.Have.HCCL)
+	require.Empty(t, r.Tasks)
+	require.Empty(t, r.HCCL)
+	require.Contains(t, r.Have.TimelineNote, fmt.Sprintf("t.json is truncated at byte %d, before the Ascend Hardware process metadata", i))
+	require.Contains(t, fmt.Sprint(r.Warnings), "slice(s) belong to processes whose process_name metadata lies after the truncation")
+
+	// hardware named, HCCL not yet: tasks are measured, collectives are not
+	j := strings.Index(smallTrace, `{"ph":"M","name":"process_name","pid":30`)
+	r, st = readBoth(t, smallTrace[:j+10])
+	require.True(t, st.Truncated)
+	require.True(t, r.Have.Timeline)
+	require.False(t, r.Have.HCCL)
+	require.Len(t, r.Tasks, 2)
+	require.Contains(t, r.Have.HCCLNote, "before the HCCL process and thread metadata")
+
+	// HCCL named but its thread names cut off: still not identifiable
+	k := strings.Index(smallTrace, `{"ph":"M","name":"thread_name","pid":30,"tid":0`)
+	r, _ = readBoth(t, smallTrace[:k+10])
+	require.False(t, r.Have.HCCL)
+	require.NotEmpty(t, r.Have.HCCLNote)
+
+	// a complete file without an HCCL process is a single-card run:
+	// collectives are measured (none)
+	r, _ = readBoth(t, "["+task("a", 2, `"1"`, "1")+","+hwMeta+"]")
+	require.True(t, r.Have.HCCL)
+	require.Empty(t, r.Have.HCCLNote)
 }

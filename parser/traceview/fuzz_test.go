@@ -1,0 +1,101 @@
+package traceview
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"testing/iotest"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// compactTrace keeps every metadata event and every k-th other event of a
+// generated trace: a small seed that still has every process and event kind.
+func compactTrace(tb testing.TB, full []byte, k int) []byte {
+	var evs []json.RawMessage
+	if err := json.Unmarshal(full, &evs); err != nil {
+		tb.Fatal(err)
+	}
+	var keep []json.RawMessage
+	for i, e := range evs {
+		var h struct{ Ph string }
+		_ = json.Unmarshal(e, &h)
+		if h.Ph == "M" || i%k == 0 {
+			keep = append(keep, e)
+		}
+	}
+	b, err := json.Marshal(keep)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// FuzzRead feeds arbitrary bytes to the trace reader. Crashers found by
+// `make fuzz` live in testdata/fuzz/FuzzRead/, named after what they break.
+//
+// Properties: no panic; the model passes Validate and has no task ending
+// before it starts; the same bytes read one byte at a time give the same
+// model (block refills never change the result); a file is partial exactly
+// when the reader saw it truncated; and a well-formed JSON array of objects
+// is read completely (every element counted, nothing marked truncated).
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(smallTrace))
+	f.Add([]byte(`{"traceEvents": ` + smallTrace + `}`))
+	f.Add([]byte(smallTrace[:len(smallTrace)/2]))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(``))
+	f.Add([]byte(`[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"9223372036854775.807","dur":1e308}]`))
+	var gen bytes.Buffer
+	if _, err := tracegen.WriteTrace(&gen, testutil.Tiny(), 0); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(compactTrace(f, gen.Bytes(), 25))
+	testutil.AddSeedFiles(f, "testdata/broken/*.json", "testdata/broken/*/*.json", "testdata/broken/*/*/*.json")
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r1 := model.NewRank("r")
+		st1, err1 := Read(bytes.NewReader(data), "trace_view.json", r1)
+		r2 := model.NewRank("r")
+		st2, err2 := Read(iotest.OneByteReader(bytes.NewReader(data)), "trace_view.json", r2)
+		if (err1 == nil) != (err2 == nil) || st1 != st2 {
+			t.Fatalf("block and one-byte reads differ: %v %+v / %v %+v", err1, st1, err2, st2)
+		}
+		if err1 != nil {
+			return
+		}
+		if err := r1.Validate(); err != nil {
+			t.Fatalf("model invalid: %v", err)
+		}
+		for _, x := range r1.Tasks {
+			if x.Dur < 0 || x.End() < x.Start {
+				t.Fatalf("task %q: start %d dur %d", x.Name, x.Start, x.Dur)
+			}
+		}
+		for _, h := range r1.HCCL {
+			if h.Dur < 0 || h.End() < h.Start {
+				t.Fatalf("hccl %q: start %d dur %d", h.Name, h.Start, h.Dur)
+			}
+		}
+		if !equalRanks(r1, r2) {
+			t.Fatalf("block and one-byte reads built different models")
+		}
+		if r1.Partial != st1.Truncated {
+			t.Fatalf("partial %v but truncated %v", r1.Partial, st1.Truncated)
+		}
+		var objs []map[string]json.RawMessage
+		if json.Unmarshal(data, &objs) == nil && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
+			if st1.Truncated || st1.Events+st1.Skipped != int64(len(objs)) {
+				t.Fatalf("valid array of %d objects: %+v, warnings %v", len(objs), st1, r1.Warnings)
+			}
+		}
+	})
+}
+
+func equalRanks(a, b *model.Rank) bool {
+	ja, _ := json.Marshal([]any{a.Tasks, a.HCCL, a.FrameworkOps, a.Links, a.Steps, a.Warnings, a.Partial, a.PartialReason, a.Have, a.Device})
+	jb, _ := json.Marshal([]any{b.Tasks, b.HCCL, b.FrameworkOps, b.Links, b.Steps, b.Warnings, b.Partial, b.PartialReason, b.Have, b.Device})
+	return bytes.Equal(ja, jb)
+}
