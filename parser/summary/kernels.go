@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +41,10 @@ type RowIssues struct {
 	Skipped int
 	Lines   []int
 	Reasons map[string]int
+	// Header is set when the header was not a known version and some
+	// columns were identified by a looser match of their names; it says
+	// which ("start: \"start_time (us)\""), for a warning.
+	Header string
 }
 
 func (ri *RowIssues) add(line int, reason string) {
@@ -52,7 +58,20 @@ func (ri *RowIssues) add(line int, reason string) {
 	ri.Reasons[reason]++
 }
 
-// Warning turns the issues into a model warning (nil when none).
+// Warnings returns the issues as model warnings: the loosely matched
+// header, then the skipped rows (per-file count and first line numbers).
+func (ri *RowIssues) Warnings(file string) []model.Warning {
+	var out []model.Warning
+	if ri.Header != "" {
+		out = append(out, model.Warning{File: file, Message: "unknown header version; columns identified by name: " + ri.Header})
+	}
+	if w := ri.Warning(file); w != nil {
+		out = append(out, *w)
+	}
+	return out
+}
+
+// Warning turns the skipped rows into a model warning (nil when none).
 func (ri *RowIssues) Warning(file string) *model.Warning {
 	if ri.Skipped == 0 {
 		return nil
@@ -81,8 +100,14 @@ var kernelCols = map[string][]string{
 	"shapes": {"Input Shapes"},
 }
 
-func headerIndex(header []string, aliases map[string][]string) map[string]int {
-	idx := map[string]int{}
+// headerIndex maps each alias key to its column. Exact names (any known
+// header version) win; a key still missing is then looked up by its name
+// normalized (lower case, letters and digits only: "start_time (us)"
+// matches "Start Time(us)"), and, for keys with a loose rule, by that rule
+// ("a column whose name has 'duration' and is in us"). A loose match is
+// used only when exactly one column fits; loose says what was matched.
+func headerIndex(header []string, aliases map[string][]string) (idx map[string]int, loose string) {
+	idx = map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		for k, names := range aliases {
@@ -95,7 +120,89 @@ func headerIndex(header []string, aliases map[string][]string) map[string]int {
 			}
 		}
 	}
-	return idx
+	if len(idx) == len(aliases) {
+		return idx, ""
+	}
+	norm := make([]string, len(header))
+	for i, h := range header {
+		norm[i] = normalize(h)
+	}
+	var notes []string
+	for _, k := range sortedKeys(aliases) {
+		if _, ok := idx[k]; ok {
+			continue
+		}
+		match := func(pred func(string) bool) int {
+			found := -1
+			for i, h := range norm {
+				if pred(h) {
+					if found >= 0 {
+						return -1 // ambiguous: two columns fit
+					}
+					found = i
+				}
+			}
+			return found
+		}
+		names := make([]string, len(aliases[k]))
+		for j, n := range aliases[k] {
+			names[j] = normalize(n)
+		}
+		i := match(func(h string) bool { return slices.Contains(names, h) })
+		if i < 0 && looseRules[k] != nil {
+			i = match(looseRules[k])
+		}
+		if i >= 0 && !taken(idx, i) {
+			idx[k] = i
+			notes = append(notes, fmt.Sprintf("%s: %q", k, clip(header[i], 60)))
+		}
+	}
+	return idx, strings.Join(notes, ", ")
+}
+
+func taken(idx map[string]int, col int) bool {
+	for _, c := range idx {
+		if c == col {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize lower-cases a column name and keeps only letters and digits.
+func normalize(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// looseRules identify a column by what its normalized name contains, for
+// header versions npuprof does not know. Times must say they are in µs.
+var looseRules = map[string]func(string) bool{
+	"name": func(h string) bool { return h == "name" || h == "opname" || h == "kernelname" || h == "taskname" },
+	"start": func(h string) bool {
+		return strings.Contains(h, "start") && strings.HasSuffix(h, "us")
+	},
+	"dur": func(h string) bool {
+		return (strings.Contains(h, "duration") || strings.HasSuffix(h, "durus")) && strings.HasSuffix(h, "us")
+	},
+}
+
+// clip shortens text taken from an input file for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// headerList names a header's columns for an error message, capped.
+func headerList(header []string) string {
+	return clip(strings.Join(header, ","), 300)
 }
 
 // ErrUnknownHeader is returned when a CSV lacks the columns npuprof needs.
@@ -122,9 +229,7 @@ func na(s string) string {
 // times are skipped and counted.
 func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues, error) {
 	var issues RowIssues
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
+	cr := newCSV(r)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
@@ -134,27 +239,28 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		return issues, fmt.Errorf("%s: reading header: %w", file, err)
 	}
 	header = append([]string(nil), header...)
-	idx := headerIndex(header, kernelCols)
+	idx, loose := headerIndex(header, kernelCols)
 	for _, need := range []string{"name", "start", "dur"} {
 		if _, ok := idx[need]; !ok {
-			return issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, ErrUnknownHeader, kernelCols[need][0], strings.Join(header, ","))
+			return issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, ErrUnknownHeader, kernelCols[need][0], headerList(header))
 		}
 	}
+	issues.Header = loose
 	var row KernelRow
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
 				issues.add(pe.Line, "unparsable CSV")
 				continue
 			}
 			return issues, fmt.Errorf("%s: %w", file, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
@@ -164,22 +270,31 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		}
 		row = KernelRow{StepID: -1, Stream: -1, Line: line}
 		row.Name = cell(rec, idx, "name")
-		st, ok1 := timeparse.MicrosToNanos([]byte(cell(rec, idx, "start")))
-		du, ok2 := timeparse.MicrosToNanos([]byte(cell(rec, idx, "dur")))
+		stText, duText := []byte(cell(rec, idx, "start")), []byte(cell(rec, idx, "dur"))
+		st, ok1 := timeparse.MicrosToNanos(stText)
+		du, ok2 := timeparse.MicrosToNanos(duText)
 		if !ok1 || !ok2 || du < 0 {
-			issues.add(line, "non-numeric time")
+			if (ok1 || timeparse.LooksNumeric(stText)) && (ok2 || timeparse.LooksNumeric(duText)) && du >= 0 {
+				issues.add(line, "time out of range")
+			} else {
+				issues.add(line, "non-numeric time")
+			}
+			continue
+		}
+		if st > 0 && du > math.MaxInt64-st {
+			issues.add(line, "time out of range")
 			continue
 		}
 		row.Start, row.Dur = st, du
 		row.Type = na(cell(rec, idx, "type"))
 		row.Core = na(cell(rec, idx, "core"))
 		if s := cell(rec, idx, "step"); s != "" {
-			if v, ok := timeparse.ParseInt([]byte(s)); ok {
+			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
 				row.StepID = int(v)
 			}
 		}
 		if s := na(cell(rec, idx, "stream")); s != "" {
-			if v, ok := timeparse.ParseInt([]byte(s)); ok {
+			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
 				row.Stream = int32(v)
 			}
 		}
@@ -187,6 +302,48 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		fn(&row)
 	}
 	return issues, nil
+}
+
+// MaxLineBytes bounds one CSV line (a quoted cell may span lines; a whole
+// record is bounded by this too). No profiler writes lines near it; a
+// file that does is read up to that line and reported, so memory stays
+// bounded. A variable so tests can lower it.
+var MaxLineBytes = 16 << 20
+
+var errLineTooLong = errors.New("line too long")
+
+// lineLimit fails a read once a line grows beyond max bytes.
+type lineLimit struct {
+	r    io.Reader
+	max  int
+	cur  int // bytes since the last newline
+	line int // 1-based line being read
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			l.cur = 0
+			l.line++
+			continue
+		}
+		l.cur++
+		if l.cur > l.max {
+			return i, fmt.Errorf("%w: line %d is longer than %d MiB", errLineTooLong, l.line, l.max>>20)
+		}
+	}
+	return n, err
+}
+
+// newCSV returns the lenient CSV reader every summary CSV uses: variable
+// cell counts (checked per row against the header), lazy quotes, bounded
+// line length.
+func newCSV(r io.Reader) *csv.Reader {
+	cr := csv.NewReader(&lineLimit{r: r, max: MaxLineBytes, line: 1})
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	return cr
 }
 
 // cellCountOK accepts a row with exactly as many cells as the header, or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,30 +30,36 @@ var stepCols = map[string][]string{
 // ReadStepTraceTime reads step_trace_time.csv (old, mid and new headers).
 func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssues, error) {
 	var issues RowIssues
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
+	cr := newCSV(r)
 	header, err := cr.Read()
 	if err != nil {
+		if err == io.EOF {
+			return nil, issues, fmt.Errorf("%s: empty file, expected a step_trace_time.csv header", file)
+		}
 		return nil, issues, fmt.Errorf("%s: expected a step_trace_time.csv header: %w", file, err)
 	}
-	idx := headerIndex(header, stepCols)
+	idx, loose := headerIndex(header, stepCols)
 	for _, need := range []string{"computing", "notover", "comm", "free"} {
 		if _, ok := idx[need]; !ok {
-			return nil, issues, fmt.Errorf("%s: %w: no %q column", file, ErrUnknownHeader, stepCols[need][0])
+			return nil, issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, ErrUnknownHeader, stepCols[need][0], headerList(header))
 		}
 	}
+	issues.Header = loose
 	var rows []model.StepTraceRow
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			issues.add(line, "unparsable CSV")
-			continue
+			var pe *csv.ParseError
+			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
+				issues.add(pe.Line, "unparsable CSV")
+				continue
+			}
+			return rows, issues, fmt.Errorf("%s: %w", file, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if !cellCountOK(rec, len(header)) {
 			issues.add(line, "wrong number of cells")
 			continue
@@ -63,7 +70,7 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 				return 0, false
 			}
 			v, err := strconv.ParseFloat(strings.Trim(s, "\t \""), 64)
-			return v, err == nil
+			return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 		}
 		var row model.StepTraceRow
 		var ok [4]bool
@@ -109,7 +116,7 @@ func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
 		TorchNPUVersion string       `json:"torch_npu_version"`
 		CANNVersion     string       `json:"cann_version"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r, 16<<20))
+	dec := json.NewDecoder(limit(r, 16<<20))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
@@ -157,7 +164,7 @@ type Metadata struct {
 func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 	md := Metadata{Env: map[string]string{}, Other: map[string]string{}}
 	var raw map[string]json.RawMessage
-	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&raw); err != nil {
+	if err := json.NewDecoder(limit(r, 64<<20)).Decode(&raw); err != nil {
 		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
 	keys := make([]string, 0, len(raw))
@@ -229,7 +236,7 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	var raw map[string]map[string]map[string]struct {
 		Time map[string]json.Number `json:"Communication Time Info"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r, 1<<30))
+	dec := json.NewDecoder(limit(r, MaxCommunicationBytes))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
@@ -268,6 +275,40 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	return out, nil
 }
 
+// MaxCommunicationBytes bounds communication.json, which is decoded
+// whole: a bigger file is refused with a message rather than exhausting
+// memory.
+var MaxCommunicationBytes int64 = 256 << 20
+
+// errTooLarge is returned by a limited reader past its limit.
+var errTooLarge = errors.New("file too large")
+
+type limited struct {
+	r    io.Reader
+	left int64
+	max  int64
+}
+
+// limit returns r, failing with errTooLarge once more than max bytes are read.
+func limit(r io.Reader, max int64) io.Reader { return &limited{r: r, left: max, max: max} }
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// is there more?
+		var one [1]byte
+		if n, _ := l.r.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("%w: larger than the %d MiB npuprof reads", errTooLarge, l.max>>20)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -276,5 +317,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
-
-var _ = errors.New

@@ -157,3 +157,108 @@ func TestCommunicationSamples(t *testing.T) {
 		}
 	}
 }
+
+// A header version npuprof does not know still yields the columns it can
+// identify by name, and says so; a column it cannot pin down is an error
+// naming the file and what was expected.
+func TestKernelDetailsUnknownHeaderFallsBackToNames(t *testing.T) {
+	in := "op_name,OP_TYPE,task_type,start_time (us),Task Wait Time(us),duration (us),stream_id,Input Shapes\n" +
+		"aclnnMm_MatMulCommon_MatMulV2,MatMulV2,AI_CORE,100.5,0,2,7,\"\"\"3,4\"\"\"\n"
+	var rows []KernelRow
+	issues, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, KernelRow{StepID: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
+		Start: 100500, Dur: 2000, Stream: 7, InputShapes: "3,4", Line: 2}, rows[0])
+	ws := issues.Warnings("k.csv")
+	require.Len(t, ws, 1)
+	require.Equal(t, `unknown header version; columns identified by name: core: "task_type", dur: "duration (us)", name: "op_name", start: "start_time (us)", stream: "stream_id", type: "OP_TYPE"`, ws[0].Message)
+
+	// loose rules: "Kernel Name", "Begin... Start (us)", "Elapsed Duration(us)"
+	in = "Kernel Name,Launch Start Timestamp(us),Elapsed Duration(us)\nk,1,2\n"
+	rows = nil
+	issues, err = ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, int64(1000), rows[0].Start)
+	require.Contains(t, issues.Header, `start: "Launch Start Timestamp(us)"`)
+
+	// two columns could be the start: refuse to guess
+	in = "Name,Host Start(us),Device Start(us),Duration(us)\nk,1,2,3\n"
+	_, err = ReadKernelDetails(strings.NewReader(in), "k.csv", func(*KernelRow) {})
+	require.ErrorIs(t, err, ErrUnknownHeader)
+	require.Equal(t, `k.csv: unknown header: no "Start Time(us)" column (found Name,Host Start(us),Device Start(us),Duration(us))`, err.Error())
+
+	// a time column in another unit is never read as µs
+	in = "Name,Start Time(ns),Duration(ns)\nk,1,2\n"
+	_, err = ReadKernelDetails(strings.NewReader(in), "k.csv", func(*KernelRow) {})
+	require.ErrorIs(t, err, ErrUnknownHeader)
+}
+
+// Rows with out-of-range numbers are skipped and counted, never wrapped.
+func TestKernelDetailsOutOfRange(t *testing.T) {
+	in := "Name,Start Time(us),Duration(us),Stream ID,Step Id\n" +
+		"a,9223372036854000.000,1000,1,1\n" + // start+dur overflows int64 ns
+		"a2,92233720368547750000,1,1,1\n" + // start itself out of range
+		"b,1,1,4294967298,99999999999\n" // stream and step out of range: unknown
+	var rows []KernelRow
+	issues, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, int32(-1), rows[0].Stream)
+	require.Equal(t, -1, rows[0].StepID)
+	require.Equal(t, 2, issues.Skipped)
+	require.Equal(t, []int{2, 3}, issues.Lines)
+	require.Equal(t, map[string]int{"time out of range": 2}, issues.Reasons)
+}
+
+// A line longer than MaxLineBytes stops the read with an error naming the
+// line; the rows before it are kept. Memory stays bounded.
+func TestCSVLineLimit(t *testing.T) {
+	defer func(v int) { MaxLineBytes = v }(MaxLineBytes)
+	MaxLineBytes = 1 << 10
+	in := "Name,Start Time(us),Duration(us)\na,1,1\nb,2," + strings.Repeat("9", 2000) + "\nc,3,1\n"
+	var rows []KernelRow
+	_, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "k.csv: ")
+	require.Contains(t, err.Error(), "line 3 is longer than")
+	require.Len(t, rows, 1)
+
+	_, _, err = ReadStepTraceTime(strings.NewReader("Step,Computing,Communication(Not Overlapped),Communication,Free\n"+strings.Repeat("1", 2000)), "s.csv")
+	require.ErrorContains(t, err, "line 2 is longer than")
+}
+
+// NaN and Inf are not times.
+func TestStepTraceTimeNonFinite(t *testing.T) {
+	in := "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n" +
+		"1,NaN,1,2,3,4\n2,1,Inf,2,3,4\n3,1,1,2,3,4\n4,1,1\n"
+	rows, issues, err := ReadStepTraceTime(strings.NewReader(in), "s.csv")
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "3", rows[0].Step)
+	require.Equal(t, 3, issues.Skipped)
+	require.Equal(t, []int{2, 3, 5}, issues.Lines)
+	w := issues.Warning("s.csv")
+	require.Equal(t, "skipped malformed rows (non-numeric time: 2, wrong number of cells: 1)", w.Message)
+	require.Equal(t, 3, w.Count)
+
+	_, _, err = ReadStepTraceTime(strings.NewReader(""), "s.csv")
+	require.EqualError(t, err, "s.csv: empty file, expected a step_trace_time.csv header")
+}
+
+// JSON readers refuse files beyond their size limit with a message that
+// says so, instead of a confusing "unexpected EOF".
+func TestJSONSizeLimit(t *testing.T) {
+	defer func(v int64) { MaxCommunicationBytes = v }(MaxCommunicationBytes)
+	MaxCommunicationBytes = 1 << 20
+	in := `{"step1":{"collective":{"a@1":{"Communication Time Info":{"x":"` + strings.Repeat("y", 2<<20) + `"}}}}}`
+	_, err := ReadCommunication(strings.NewReader(in), "communication.json")
+	require.ErrorContains(t, err, "larger than the 1 MiB npuprof reads")
+
+	// exactly at the limit is fine
+	in = `{"step1":{}}`
+	MaxCommunicationBytes = int64(len(in))
+	_, err = ReadCommunication(strings.NewReader(in), "communication.json")
+	require.NoError(t, err)
+}
