@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +34,10 @@ type Profile struct {
 	// dumps / a layer,expert,tokens CSV found inside the profile folder),
 	// nil when there is none.
 	Experts *model.ExpertLoads
+	// Internal lists bugs met while reading a rank (recovered panics,
+	// broken model invariants), one message per rank; such a rank is left
+	// out and the CLI exits 3 after writing its output.
+	Internal []string
 }
 
 // Options tune Load.
@@ -63,15 +69,26 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	}
 	p := &Profile{Path: path}
 	var failed []string
+	var internal error
 	for i, r := range ranks {
 		if errs[i] != nil {
 			failed = append(failed, errs[i].Error())
+			if IsInternal(errs[i]) {
+				p.Internal = append(p.Internal, errs[i].Error())
+				if internal == nil {
+					internal = errs[i]
+				}
+				continue
+			}
 			p.Notes = append(p.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
 			continue
 		}
 		p.Ranks = append(p.Ranks, r)
 	}
 	if len(p.Ranks) == 0 {
+		if internal != nil {
+			return nil, internal
+		}
 		return nil, &UsageError{strings.Join(failed, "; ")}
 	}
 	assignRanks(p, srcs)
@@ -299,18 +316,49 @@ func assignRanks(p *Profile, _ []Source) {
 
 var reTraceName = regexp.MustCompile(`^(trace_view|msprof(_slice_\d+)?_?\d*)\.json(\.gz)?$`)
 
-// ParseRank reads one rank's files into the model.
-func ParseRank(src Source) (*model.Rank, error) {
+// InternalError is a bug met while reading input (a recovered panic). The
+// CLI maps it to exit code 3; it is never blamed on the input.
+type InternalError struct{ Msg string }
+
+func (e *InternalError) Error() string { return e.Msg }
+
+// IsInternal reports whether err is an InternalError.
+func IsInternal(err error) bool {
+	var ie *InternalError
+	return errors.As(err, &ie)
+}
+
+// ParseRank reads one rank's files into the model. A panic in a reader is
+// recovered and returned as an *InternalError naming the rank's path.
+func ParseRank(src Source) (r *model.Rank, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			stack := strings.SplitN(string(debug.Stack()), "\n", 13)
+			r, err = nil, &InternalError{fmt.Sprintf("internal error: panic while reading %s: %v\n%s", src.Root, v, strings.Join(stack[:len(stack)-1], "\n"))}
+		}
+	}()
+	return parseRank(src)
+}
+
+// testHookParseRank, when set (tests only), runs first in parseRank, so a
+// test can make a reader "panic" and check the recovery.
+var testHookParseRank func(Source)
+
+func parseRank(src Source) (*model.Rank, error) {
+	if testHookParseRank != nil {
+		testHookParseRank(src)
+	}
 	r := model.NewRank(src.Root)
 	r.Format = src.Format
 	r.Rank = src.RankHint
 	r.DirTimestamp = src.Timestamp
 	if src.TraceFile != "" {
+		// the user named this file: if it is not a trace, say so (exit 2)
 		if err := readTrace(r, src.TraceFile); err != nil {
-			return nil, err
+			return nil, &UsageError{err.Error()}
 		}
 		finish(r)
-		return r, r.Validate()
+		return validate(r)
 	}
 	switch src.Format {
 	case model.FormatTorchNPUDB:
@@ -321,28 +369,36 @@ func ParseRank(src Source) (*model.Rank, error) {
 	readMeta(r, src.Root)
 	out := src.Output
 	if !exists(out) {
+		why := fmt.Sprintf("torch_npu wrote no %s (its own parsing failed or was skipped)", out)
 		r.Warn(out, "missing: torch_npu wrote no %s (its own parsing failed or was skipped); timeline metrics are unavailable", profilerOutput)
+		r.Have.TimelineNote, r.Have.KernelNote = why, why
 		finish(r)
-		return r, r.Validate()
+		return validate(r)
 	}
-	if p := filepath.Join(out, "trace_view.json"); exists(p) {
-		if err := readTrace(r, p); err != nil {
-			return nil, err
+	// A trace_view.json that is empty, unreadable or not a trace leaves the
+	// rank without a timeline (said in warnings and `unavailable`); the
+	// other files are still measured.
+	trace := filepath.Join(out, "trace_view.json")
+	if !exists(trace) && exists(trace+".gz") {
+		trace += ".gz"
+	}
+	if exists(trace) {
+		if err := readTrace(r, trace); err != nil {
+			r.Warn(trace, "%v", err)
+			r.Have.TimelineNote = err.Error()
 		}
-	} else if p := p + ".gz"; exists(p) {
-		if err := readTrace(r, p); err != nil {
-			return nil, err
-		}
+	} else {
+		r.Have.TimelineNote = fmt.Sprintf("%s has no trace_view.json", out)
 	}
 	if p := filepath.Join(out, "kernel_details.csv"); exists(p) {
 		readKernels(r, p)
+	} else {
+		r.Have.KernelNote = fmt.Sprintf("%s has no kernel_details.csv", out)
 	}
 	if p := filepath.Join(out, "step_trace_time.csv"); exists(p) {
 		withFile(r, p, func(f io.Reader) error {
 			rows, issues, err := summary.ReadStepTraceTime(f, p)
-			if w := issues.Warning(p); w != nil {
-				r.Warnings = append(r.Warnings, *w)
-			}
+			r.Warnings = append(r.Warnings, issues.Warnings(p)...)
 			r.StepTrace = rows
 			return err
 		})
@@ -358,11 +414,30 @@ func ParseRank(src Source) (*model.Rank, error) {
 		r.Warn(out, "no trace_view.json and no kernel_details.csv: nothing to measure")
 	}
 	finish(r)
-	return r, r.Validate()
+	return validate(r)
 }
 
-// finish resolves HCCL groups and orders the model.
+// validate checks the model's invariants; a violation is a parser bug.
+func validate(r *model.Rank) (*model.Rank, error) {
+	if err := r.Validate(); err != nil {
+		return nil, &InternalError{"internal error: the parsers built an invalid model: " + err.Error()}
+	}
+	return r, nil
+}
+
+// finish resolves HCCL groups, orders the model and drops exact duplicates.
 func finish(r *model.Rank) {
+	defer func() {
+		if d := r.DropDuplicates(); d.Total() > 0 {
+			file := r.Have.TimelineFile
+			if file == "" {
+				file = r.Have.KernelFile
+			}
+			r.Warnings = append(r.Warnings, model.Warning{File: file, Count: d.Total(), Message: fmt.Sprintf(
+				"counted exact duplicates once: %d device task(s), %d HCCL op(s), %d framework op(s), %d step(s) appeared more than once with the same start, duration, name and stream or thread (first at ts %d ns)",
+				d.Tasks, d.HCCL, d.Ops, d.Steps, d.FirstStart)})
+		}
+	}()
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
 		if h.HashSuffix == "" || h.Group != "" {
@@ -375,16 +450,20 @@ func finish(r *model.Rank) {
 	r.SortTasks()
 }
 
-func withFile(r *model.Rank, path string, fn func(io.Reader) error) {
+// withFile opens path and runs fn on it; a problem becomes a warning on
+// the rank and is returned so callers can record what it makes unavailable.
+func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
-		return
+		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
 	defer f.Close()
 	if err := fn(bufio.NewReaderSize(f, 1<<16)); err != nil {
 		r.Warn(path, "%v", err)
+		return err
 	}
+	return nil
 }
 
 func readTrace(r *model.Rank, path string) error {
@@ -413,8 +492,10 @@ func readTrace(r *model.Rank, path string) error {
 func readMeta(r *model.Rank, root string) {
 	ents, err := os.ReadDir(root)
 	if err != nil {
+		r.Have.GroupsNote = fmt.Sprintf("cannot list %s: %v", root, err)
 		return
 	}
+	r.Have.GroupsNote = fmt.Sprintf("%s has no profiler_metadata.json", root)
 	for _, e := range ents {
 		name := e.Name()
 		p := filepath.Join(root, name)
@@ -433,7 +514,7 @@ func readMeta(r *model.Rank, root string) {
 				return nil
 			})
 		case name == "profiler_metadata.json":
-			withFile(r, p, func(f io.Reader) error {
+			err := withFile(r, p, func(f io.Reader) error {
 				md, err := summary.ReadProfilerMetadata(f, p)
 				if err != nil {
 					return err
@@ -441,6 +522,14 @@ func readMeta(r *model.Rank, root string) {
 				r.Env, r.Groups, r.Metadata = md.Env, md.Groups, md.Other
 				return nil
 			})
+			switch {
+			case err != nil:
+				r.Have.GroupsNote = err.Error()
+			case len(r.Groups) == 0:
+				r.Have.GroupsNote = p + " has no parallel_group_info"
+			default:
+				r.Have.GroupsNote = ""
+			}
 		}
 	}
 }
@@ -458,16 +547,27 @@ func readKernels(r *model.Rank, path string) {
 	// them (trace_view / msprof json; task_time has no big ops)
 	hcclFromRows := !r.Have.HCCL
 	var byKey map[taskKey]int
+	// more holds further tasks with an already-seen key (duplicated
+	// events, dropped later by finish, must stay identical)
+	var more map[int][]int
 	if haveTimeline {
 		byKey = make(map[taskKey]int, len(r.Tasks))
 		for i := range r.Tasks {
 			if r.Tasks[i].Class == model.ClassCompute {
-				byKey[taskKey{r.Tasks[i].Start, r.Tasks[i].Name}] = i
+				k := taskKey{r.Tasks[i].Start, r.Tasks[i].Name}
+				if j, dup := byKey[k]; dup {
+					if more == nil {
+						more = map[int][]int{}
+					}
+					more[j] = append(more[j], i)
+					continue
+				}
+				byKey[k] = i
 			}
 		}
 	}
 	rows := 0
-	withFile(r, path, func(f io.Reader) error {
+	err := withFile(r, path, func(f io.Reader) error {
 		issues, err := summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
 			if hcclFromRows && k.IsCollective() {
@@ -478,12 +578,14 @@ func readKernels(r *model.Rank, path string) {
 			}
 			if haveTimeline {
 				if i, ok := byKey[taskKey{k.Start, k.Name}]; ok {
-					t := &r.Tasks[i]
-					if k.Type != "" {
-						t.OpType = k.Type
-					}
-					if k.InputShapes != "" {
-						t.InputShapes = k.InputShapes
+					for _, j := range append([]int{i}, more[i]...) {
+						t := &r.Tasks[j]
+						if k.Type != "" {
+							t.OpType = k.Type
+						}
+						if k.InputShapes != "" {
+							t.InputShapes = k.InputShapes
+						}
 					}
 				}
 				return
@@ -498,15 +600,26 @@ func readKernels(r *model.Rank, path string) {
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: k.Name, OpType: opType,
 				TaskType: k.Core, InputShapes: k.InputShapes, Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
 		})
-		if w := issues.Warning(path); w != nil {
-			r.Warnings = append(r.Warnings, *w)
-		}
+		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err
 	})
+	if err != nil && rows == 0 {
+		// empty, unreadable or an unknown header: nothing was measured
+		// from it, so nothing may be reported as measured
+		r.Have.KernelNote = err.Error()
+		return
+	}
+	if err != nil {
+		// read stopped part-way (an over-long line, an I/O error)
+		r.Have.KernelPartial = true
+		r.Partial = true
+		if r.PartialReason == "" {
+			r.PartialReason = fmt.Sprintf("%s was read only up to a problem (%v); the %d rows before it were used", path, err, rows)
+		}
+	}
 	r.Have.KernelDetails = true
 	r.Have.KernelFile = path
 	if hcclFromRows {
 		r.Have.HCCL = true
 	}
-	_ = rows
 }

@@ -1,0 +1,149 @@
+package parser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyRank generates a one-rank capture and returns its *_ascend_pt root
+// and ASCEND_PROFILER_OUTPUT folder.
+func tinyRank(t *testing.T) (root, out string) {
+	out, root = testutil.GenerateTiny(t)
+	return root, out
+}
+
+func loadOne(t *testing.T, path string) *model.Rank {
+	t.Helper()
+	p, err := Load(context.Background(), path, Options{Workers: 1})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	return p.Ranks[0]
+}
+
+func warningsText(r *model.Rank) string {
+	var b strings.Builder
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "%s: %s\n", w.File, w.Message)
+	}
+	return b.String()
+}
+
+// An empty or broken trace_view.json inside a rank folder costs the
+// timeline only: the rank is still read (kernel_details.csv measured), and
+// the warning and TimelineNote say why.
+func TestBrokenTraceInFolderIsAWarning(t *testing.T) {
+	for _, c := range []struct{ name, content string }{
+		{"empty", ""},
+		{"not-json", "<html>502 Bad Gateway</html>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, out := tinyRank(t)
+			trace := filepath.Join(out, "trace_view.json")
+			require.NoError(t, os.WriteFile(trace, []byte(c.content), 0o644))
+			r := loadOne(t, root)
+			require.False(t, r.Have.Timeline)
+			require.True(t, r.Have.KernelDetails, "kernel_details.csv is still read")
+			require.NotEmpty(t, r.Tasks)
+			require.Contains(t, r.Have.TimelineNote, trace+": not a trace")
+			require.Contains(t, warningsText(r), trace+": "+trace+": not a trace")
+		})
+	}
+}
+
+// A kernel_details.csv that yields nothing (empty, unknown header) is not
+// "measured, zero kernels": Have.KernelDetails stays false with the reason.
+func TestUnusableKernelDetailsIsNotMeasured(t *testing.T) {
+	root, out := tinyRank(t)
+	require.NoError(t, os.Remove(filepath.Join(out, "trace_view.json")))
+	kd := filepath.Join(out, "kernel_details.csv")
+	require.NoError(t, os.WriteFile(kd, nil, 0o644))
+	r := loadOne(t, root)
+	require.False(t, r.Have.KernelDetails)
+	require.False(t, r.Have.Timeline)
+	require.Empty(t, r.Tasks)
+	require.Equal(t, kd+": empty file, expected a kernel_details.csv header", r.Have.KernelNote)
+	require.Equal(t, out+" has no trace_view.json", r.Have.TimelineNote)
+
+	require.NoError(t, os.WriteFile(kd, []byte("Foo,Bar\n1,2\n"), 0o644))
+	r = loadOne(t, root)
+	require.False(t, r.Have.KernelDetails)
+	require.Contains(t, r.Have.KernelNote, `unknown header: no "Name" column (found Foo,Bar)`)
+}
+
+// Missing profiler_metadata.json: the groups note says so.
+func TestGroupsNote(t *testing.T) {
+	root, _ := tinyRank(t)
+	md := filepath.Join(root, "profiler_metadata.json")
+	r := loadOne(t, root)
+	require.Empty(t, r.Have.GroupsNote)
+	require.NotEmpty(t, r.Groups)
+
+	require.NoError(t, os.WriteFile(md, []byte(`{"ENV_VARIABLES":{}}`), 0o644))
+	r = loadOne(t, root)
+	require.Equal(t, md+" has no parallel_group_info", r.Have.GroupsNote)
+
+	require.NoError(t, os.WriteFile(md, []byte(`{`), 0o644))
+	r = loadOne(t, root)
+	require.Contains(t, r.Have.GroupsNote, md+": expected a JSON object")
+
+	require.NoError(t, os.Remove(md))
+	r = loadOne(t, root)
+	require.Equal(t, root+" has no profiler_metadata.json", r.Have.GroupsNote)
+}
+
+// Exact duplicate events are counted once, with a warning.
+func TestDuplicateEventsCountedOnce(t *testing.T) {
+	root, out := tinyRank(t)
+	trace := filepath.Join(out, "trace_view.json")
+	clean := loadOne(t, root)
+	b, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	// repeat every event of the file: all duplicated
+	body := strings.TrimSuffix(strings.TrimSpace(string(b)), "]")
+	doubled := body + ", " + strings.TrimPrefix(strings.TrimSpace(string(b)), "[")
+	require.NoError(t, os.WriteFile(trace, []byte(doubled), 0o644))
+	r := loadOne(t, root)
+	require.Equal(t, clean.Tasks, r.Tasks)
+	require.Equal(t, clean.HCCL, r.HCCL)
+	require.Equal(t, clean.Steps, r.Steps)
+	require.Equal(t, clean.Links, r.Links)
+	require.Equal(t, clean.FrameworkOps, r.FrameworkOps)
+	msg := fmt.Sprintf("counted exact duplicates once: %d device task(s), %d HCCL op(s), %d framework op(s), %d step(s) appeared more than once",
+		len(clean.Tasks), len(clean.HCCL), len(clean.FrameworkOps), len(clean.Steps))
+	require.Contains(t, warningsText(r), trace+": "+msg)
+}
+
+// A panic while reading a rank is recovered: the rank is named, the error
+// is internal (exit 3), and the other ranks are still read.
+func TestReaderPanicIsInternal(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, testutil.Tiny())
+	require.NoError(t, err)
+	testHookParseRank = func(src Source) {
+		if strings.Contains(src.Root, "rank1_") {
+			panic("boom")
+		}
+	}
+	defer func() { testHookParseRank = nil }()
+	p, err := Load(context.Background(), dir, Options{Workers: 2})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	require.Len(t, p.Internal, 1)
+	require.Contains(t, p.Internal[0], "internal error: panic while reading ")
+	require.Contains(t, p.Internal[0], "rank1_")
+	require.Contains(t, p.Internal[0], ": boom")
+
+	testHookParseRank = func(Source) { panic("always") }
+	_, err = Load(context.Background(), dir, Options{Workers: 2})
+	require.True(t, IsInternal(err), "%v", err)
+	require.False(t, IsUsage(err))
+}
