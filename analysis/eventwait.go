@@ -61,7 +61,11 @@ does not list EVENT_WAIT tasks.`,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.Timeline {
-			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json); "+r.Path+" has none", "event_wait.time_us", "event_wait.count")
+			why := r.Path + " has none"
+			if r.Have.TimelineNote != "" {
+				why = r.Have.TimelineNote
+			}
+			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json): "+why, "event_wait.time_us", "event_wait.count")
 			return (*EventWaitResult)(nil), nil
 		}
 		res := &EventWaitResult{}

@@ -42,7 +42,7 @@ resolved from parallel_group_info through the hash token in the op name.`,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.HCCL {
-			ctx.Unavailable("no collective data: "+r.Path+" has no trace_view.json HCCL process and no kernel_details.csv", "hccl.total.time_us", "hccl.total.count")
+			ctx.Unavailable(noCollectives(ctx), "hccl.total.time_us", "hccl.total.count")
 			return (*HCCLResult)(nil), nil
 		}
 		res := &HCCLResult{ByType: map[string]*Stat{}, ByGroup: map[string]*Stat{}, ByTypeGroup: map[string]*Stat{}, ByVariant: map[string]*Stat{}}
@@ -85,7 +85,11 @@ resolved from parallel_group_info through the hash token in the op name.`,
 		sort.Strings(res.Types)
 		sort.Strings(res.Groups)
 		if res.UnknownGroup.Count > 0 && len(r.Groups) == 0 {
-			ctx.Unavailable("profiler_metadata.json has no parallel_group_info, so collectives cannot be attributed to tp/ep/dp groups", "hccl.group.*")
+			why := "profiler_metadata.json has no parallel_group_info"
+			if r.Have.GroupsNote != "" {
+				why = r.Have.GroupsNote
+			}
+			ctx.Unavailable("collectives cannot be attributed to tp/ep/dp groups: "+why, "hccl.group.*")
 		}
 		return res, nil
 	},

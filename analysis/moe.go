@@ -83,7 +83,9 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
 		names := []string{"moe.routing.time_us", "moe.routing.count", "moe.cumsum.time_us", "moe.cumsum.count",
-			"moe.cumsum.aicpu.time_us", "moe.cumsum.aicpu.count", "moe.gmm.time_us", "moe.gmm.count"}
+			"moe.cumsum.aicpu.time_us", "moe.cumsum.aicpu.count", "moe.gmm.time_us", "moe.gmm.count",
+			"moe.gating.time_us", "moe.gating.count", "moe.dispatch.time_us", "moe.dispatch.count",
+			"moe.combine.time_us", "moe.combine.count", "cumsum.other.time_us", "cumsum.other.count"}
 		if !tl.HaveCompute {
 			ctx.Unavailable(noDeviceData(ctx), names...)
 			return (*MoEResult)(nil), nil

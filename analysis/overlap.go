@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // Breakdown is the time split of a span, in ns.
@@ -54,7 +56,7 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		if tl.HaveComm {
 			ctx.SetUs("overlap.communication.time_us", b.Communication)
 		} else {
-			ctx.Unavailable("no collective data: neither a timeline HCCL process nor kernel_details HCCL rows", "overlap.communication.time_us")
+			ctx.Unavailable(noCollectives(ctx), "overlap.communication.time_us")
 		}
 		if tl.HaveCompute && tl.HaveComm {
 			ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
@@ -67,8 +69,32 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 	},
 }
 
+// noDeviceData says why a rank has no device tasks, quoting what the
+// parsers recorded about its trace_view.json and kernel_details.csv.
 func noDeviceData(ctx *Context) string {
-	return "no device data: " + ctx.Rank.Path + " has no trace_view.json and no kernel_details.csv"
+	h := &ctx.Rank.Have
+	var why []string
+	for _, n := range []string{h.TimelineNote, h.KernelNote} {
+		if n != "" && !slices.Contains(why, n) {
+			why = append(why, n)
+		}
+	}
+	if len(why) == 0 {
+		return "no device data: " + ctx.Rank.Path + " has no trace_view.json and no kernel_details.csv"
+	}
+	return "no device data: " + strings.Join(why, "; ")
+}
+
+// noCollectives says why a rank's collectives are unknown.
+func noCollectives(ctx *Context) string {
+	h := &ctx.Rank.Have
+	if h.HCCLNote != "" {
+		return "no collective data: " + h.HCCLNote
+	}
+	if !h.Timeline && !h.KernelDetails {
+		return "no collective data: " + strings.TrimPrefix(noDeviceData(ctx), "no device data: ")
+	}
+	return "no collective data: neither a timeline HCCL process nor kernel_details HCCL rows"
 }
 
 // StepBreakdown is one ProfilerStep's breakdown.

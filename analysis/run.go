@@ -50,6 +50,10 @@ type RankResult struct {
 	Warnings      []model.Warning
 	Partial       bool
 	PartialReason string
+	// PartialMetrics names the metrics computed from a file that was cut
+	// short (a truncated trace_view.json): each covers only the file's
+	// complete part. Sorted; empty when the rank is complete.
+	PartialMetrics []string
 	// Model is the rank's model, for renderers that draw timelines. It is
 	// nil when the analysis released it to bound memory (AnalyzePath
 	// without KeepModels).
@@ -67,11 +71,15 @@ type Result struct {
 	// results (--vllm-log, --vllm-bench); nil when none was read. The
 	// command sets it next to the analysis; renderers show it.
 	Serving *vllmlog.Context
+	// InputErrors are bugs met while reading ranks (recovered reader
+	// panics, parser.Profile.Internal), as errors of the pseudo-pass
+	// "parse" on rank -1.
+	InputErrors []PassError
 }
 
-// Errors returns every pass error over all ranks.
+// Errors returns every error: input errors, then pass errors over all ranks.
 func (r *Result) Errors() []PassError {
-	var out []PassError
+	out := append([]PassError(nil), r.InputErrors...)
 	for _, rr := range r.Ranks {
 		out = append(out, rr.Errors...)
 	}
@@ -87,6 +95,9 @@ func Analyze(p *parser.Profile) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Path: p.Path, Notes: p.Notes, Ranks: make([]*RankResult, len(p.Ranks))}
+	for _, msg := range p.Internal {
+		res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: msg})
+	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, r := range p.Ranks {
@@ -159,9 +170,18 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	var okIDs []parser.RankID
 	var okRes []*RankResult
 	var failed []string
+	var internal error
 	for i := range srcs {
 		if errs[i] != nil {
 			failed = append(failed, errs[i].Error())
+			if parser.IsInternal(errs[i]) {
+				// a reader bug, never blamed on the input: exit 3
+				res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: errs[i].Error()})
+				if internal == nil {
+					internal = errs[i]
+				}
+				continue
+			}
 			res.Notes = append(res.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
 			continue
 		}
@@ -169,6 +189,9 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		okRes = append(okRes, results[i])
 	}
 	if len(okRes) == 0 {
+		if internal != nil {
+			return nil, internal
+		}
 		return nil, &parser.UsageError{Msg: strings.Join(failed, "; ")}
 	}
 	ranks, keep, notes := parser.Reconcile(okIDs)
@@ -222,6 +245,10 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message
+	}
+	if h := r.Have; (h.Timeline && h.TimelinePartial) || (!h.Timeline && h.KernelDetails && h.KernelPartial) {
+		// every metric is computed from the file that was cut short
+		rr.PartialMetrics = sortedKeys(rr.Metrics)
 	}
 	return rr
 }

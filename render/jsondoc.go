@@ -154,7 +154,10 @@ type RankDoc struct {
 	Steps         []StepDoc          `json:"steps"`
 	Partial       bool               `json:"partial,omitempty"`
 	PartialReason string             `json:"partial_reason,omitempty"`
-	Warnings      []model.Warning    `json:"warnings,omitempty"`
+	// PartialMetrics names the metrics measured over only the complete
+	// part of a truncated input (see README, Robustness).
+	PartialMetrics []string        `json:"partial_metrics,omitempty"`
+	Warnings       []model.Warning `json:"warnings,omitempty"`
 	// Kernels are the rank's top compute kernels by total time (at most
 	// analysis.TopKernels), from the kernels pass. Absent when the rank has
 	// no compute kernels (kernel.compute.time_us is then unavailable).
@@ -209,13 +212,14 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 	doc := &Document{Schema: Schema, Input: Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
 		Ranks: []RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
+	doc.Errors = append(doc.Errors, res.InputErrors...)
 	for _, rr := range res.Ranks {
 		doc.Input.Ranks = append(doc.Input.Ranks, rr.Rank)
 		doc.Input.Formats[fmt.Sprint(rr.Rank)] = string(rr.Format)
 		kinds[string(rr.Format)] = true
 		rd := RankDoc{Rank: rr.Rank, Path: rr.Path, ProfilerLevel: rr.ProfilerLevel, TorchNPU: rr.TorchNPU, CANN: rr.CANN,
 			Metrics: clean(rr.Metrics), Unavailable: rr.Unavailable, Steps: []StepDoc{},
-			Partial: rr.Partial, PartialReason: rr.PartialReason, Warnings: rr.Warnings}
+			Partial: rr.Partial, PartialReason: rr.PartialReason, PartialMetrics: rr.PartialMetrics, Warnings: rr.Warnings}
 		if rr.Device >= 0 {
 			d := rr.Device
 			rd.Device = &d

@@ -83,9 +83,14 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		formats[string(rr.Format)] = true
 	}
 	ew.printf("npuprof: %s\n", Safe(res.Path, 200))
-	ew.printf("  %d rank(s), %s, profiler level %s\n", len(res.Ranks), joinKeys(formats), orDash(joinKeys(levels)))
+	ew.printf("  %d rank(s), %s, profiler level %s\n", len(res.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
 	for _, n := range res.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
+	}
+	for _, rr := range res.Ranks {
+		if rr.Partial {
+			ew.printf("  PARTIAL rank %d: %s\n", rr.Rank, Safe(rr.PartialReason, 300))
+		}
 	}
 	writeServing(ew, res.Serving)
 
@@ -224,7 +229,7 @@ func writeCollectives(ew *errWriter, res *analysis.Result) {
 			grp = "unknown"
 		}
 		n := float64(a.ranks)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%d (%s)\t\n", typ, grp, float64(a.count)/n, Dur(us(a.total)/n),
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%d (%s)\t\n", Safe(typ, 30), Safe(grp, 30), float64(a.count)/n, Dur(us(a.total)/n),
 			Dur(us(a.total)/float64(max(a.count, 1))), a.maxRank, Dur(us(a.max)))
 	}
 	tw.Flush()
@@ -374,6 +379,9 @@ func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
 
 func writeUnavailable(ew *errWriter, res *analysis.Result) {
 	seen := map[string][]int{}
+	for _, e := range res.InputErrors {
+		seen["ERROR: "+firstLineOf(e.Message)] = nil
+	}
 	for _, rr := range res.Ranks {
 		for k, why := range rr.Unavailable {
 			key := k + ": " + why
@@ -384,7 +392,7 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 			seen[key] = append(seen[key], rr.Rank)
 		}
 		for _, e := range rr.Errors {
-			key := "ERROR: " + e.Error()
+			key := "ERROR: " + firstLineOf(e.Error())
 			seen[key] = append(seen[key], rr.Rank)
 		}
 	}

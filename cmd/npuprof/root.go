@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -63,6 +64,8 @@ func runMain(io *streams, args []string) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
+	case parser.IsInternal(err):
+		code = ExitInternal
 	case parser.IsUsage(err):
 		code = ExitUsage
 	case isFlagError(err):
@@ -75,11 +78,17 @@ func runMain(io *streams, args []string) int {
 	if errors.As(err, &le) {
 		// every problem in every rule file, one per line
 		for _, p := range le.Problems {
-			fmt.Fprintf(errw, "npuprof: %s\n", p)
+			fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(fmt.Sprint(p), 0))
 		}
 		return code
 	}
-	fmt.Fprintf(errw, "npuprof: %s\n", firstLine(err.Error()))
+	// messages quote paths and file content: no control characters reach
+	// the terminal
+	msg := err.Error()
+	if code == ExitInternal {
+		msg = firstLine(msg) // the rest is a stack, for --debug readers of the JSON
+	}
+	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
 	return code
 }
 
