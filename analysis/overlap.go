@@ -63,7 +63,11 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 			ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
 			ctx.SetUs("overlap.free.time_us", b.Free)
 		} else {
-			ctx.Unavailable("needs both compute kernels and collectives", "overlap.communication_not_overlapped.time_us", "overlap.overlapped.time_us", "overlap.free.time_us")
+			why := noCollectives(ctx)
+			if !tl.HaveCompute {
+				why = noDeviceData(ctx)
+			}
+			ctx.Unavailable("needs both compute kernels and collectives; "+why, "overlap.communication_not_overlapped.time_us", "overlap.overlapped.time_us", "overlap.free.time_us")
 		}
 		return &b, nil
 	},

@@ -610,6 +610,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
+	if !rank.Have.Timeline && rank.Have.TimelineNote == "" {
+		if rd.stats.Truncated {
+			rank.Have.TimelineNote = fmt.Sprintf("%s is truncated at byte %d, before any device task", file, rd.stats.TruncatedAt)
+		} else {
+			rank.Have.TimelineNote = fmt.Sprintf("%s has no device tasks (no \"Ascend Hardware\" or HCCL process slices)", file)
+		}
+	}
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device
