@@ -411,7 +411,13 @@ func parseRank(src Source) (*model.Rank, error) {
 		})
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
-		r.Warn(out, "no trace_view.json and no kernel_details.csv: nothing to measure")
+		var why []string
+		for _, n := range []string{r.Have.TimelineNote, r.Have.KernelNote} {
+			if n != "" {
+				why = append(why, n)
+			}
+		}
+		r.Warn(out, "nothing to measure on the device: %s", strings.Join(why, "; "))
 	}
 	finish(r)
 	return validate(r)

@@ -29,6 +29,9 @@ type Stats struct {
 	Truncated bool
 	// TruncatedAt is the byte offset where the last incomplete event began.
 	TruncatedAt int64
+	// Malformed: the read stopped (Truncated is set too) because the bytes
+	// at TruncatedAt are not an event, rather than because the file ended.
+	Malformed bool
 }
 
 // intern tables keep one copy of every name.
@@ -102,17 +105,18 @@ func (d *dropped) add(off int64) {
 }
 
 type reader struct {
-	off     int64 // byte offset of the event being read
-	in      *interner
-	pidIdx  map[int64]uint16
-	pids    []int64
-	strPids map[string]int64
-	procs   map[uint16]string
-	threads map[[2]int64]string
-	xs      []rawX
-	flows   []flow
-	stats   Stats
-	device  int
+	off          int64 // byte offset of the event being read
+	in           *interner
+	pidIdx       map[int64]uint16
+	pids         []int64
+	strPids      map[string]int64
+	procs        map[uint16]string
+	threads      map[[2]int64]string
+	xs           []rawX
+	flows        []flow
+	stats        Stats
+	device       int
+	malformedWhy string
 	// events dropped or repaired, reported once each
 	badTs, outOfRange, badDur, large, malformed dropped
 }
@@ -155,9 +159,9 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, err)
 			}
 			// malformed between events: stop here, like a truncation
-			rd.stats.Truncated = true
+			rd.stats.Truncated, rd.stats.Malformed = true, true
 			rd.stats.TruncatedAt = off
-			rank.Warn(file, "malformed JSON at byte %d: %v", off, err)
+			rd.malformedWhy = err.Error()
 			break
 		}
 		rd.off = off
@@ -169,6 +173,9 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 	if rd.stats.Truncated {
 		rank.Partial = true
 		reason := fmt.Sprintf("%s is truncated: it ends inside an event at byte %d; analyzed the %d complete events before it", file, rd.stats.TruncatedAt, rd.stats.Events)
+		if rd.stats.Malformed {
+			reason = fmt.Sprintf("%s is malformed: %s; analyzed the %d complete events before it", file, rd.malformedWhy, rd.stats.Events)
+		}
 		if rank.PartialReason == "" {
 			rank.PartialReason = reason
 		}
@@ -588,8 +595,12 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	if rd.stats.Truncated {
 		rank.Have.TimelinePartial = true
 		at := rd.stats.TruncatedAt
+		cut := "truncated"
+		if rd.stats.Malformed {
+			cut = "malformed"
+		}
 		if unnamed > 0 {
-			rank.Warn(file, "%d slice(s) belong to processes whose process_name metadata lies after the truncation at byte %d; they could not be attributed", unnamed, at)
+			rank.Warn(file, "%d slice(s) belong to processes whose process_name metadata lies after byte %d, where the file is %s; they could not be attributed", unnamed, at, cut)
 		}
 		switch {
 		case !haveHW:
@@ -603,17 +614,20 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 			}
 			rank.Links = links
-			rank.Have.TimelineNote = fmt.Sprintf("%s is truncated at byte %d, before the Ascend Hardware process metadata, so no device task can be identified", file, at)
+			rank.Have.TimelineNote = fmt.Sprintf("%s is %s at byte %d, before the Ascend Hardware process metadata, so no device task can be identified", file, cut, at)
 		case !haveHCCL || unnamedHCCL > 0:
-			rank.Have.HCCLNote = fmt.Sprintf("%s is truncated at byte %d, before the HCCL process and thread metadata, so collectives cannot be identified", file, at)
+			rank.Have.HCCLNote = fmt.Sprintf("%s is %s at byte %d, before the HCCL process and thread metadata, so collectives cannot be identified", file, cut, at)
 		}
 	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
 	if !rank.Have.Timeline && rank.Have.TimelineNote == "" {
-		if rd.stats.Truncated {
+		switch {
+		case rd.stats.Malformed:
+			rank.Have.TimelineNote = fmt.Sprintf("%s is malformed at byte %d, before any device task", file, rd.stats.TruncatedAt)
+		case rd.stats.Truncated:
 			rank.Have.TimelineNote = fmt.Sprintf("%s is truncated at byte %d, before any device task", file, rd.stats.TruncatedAt)
-		} else {
+		default:
 			rank.Have.TimelineNote = fmt.Sprintf("%s has no device tasks (no \"Ascend Hardware\" or HCCL process slices)", file)
 		}
 	}

@@ -218,7 +218,7 @@ func TestReadTruncatedBeforeProcessMetadata(t *testing.T) {
 	require.Empty(t, r.Tasks)
 	require.Empty(t, r.HCCL)
 	require.Contains(t, r.Have.TimelineNote, fmt.Sprintf("t.json is truncated at byte %d, before the Ascend Hardware process metadata", i))
-	require.Contains(t, fmt.Sprint(r.Warnings), "slice(s) belong to processes whose process_name metadata lies after the truncation")
+	require.Contains(t, fmt.Sprint(r.Warnings), fmt.Sprintf("4 slice(s) belong to processes whose process_name metadata lies after byte %d, where the file is truncated; they could not be attributed", i))
 
 	// hardware named, HCCL not yet: tasks are measured, collectives are not
 	j := strings.Index(smallTrace, `{"ph":"M","name":"process_name","pid":30`)
@@ -240,4 +240,17 @@ func TestReadTruncatedBeforeProcessMetadata(t *testing.T) {
 	r, _ = readBoth(t, "["+task("a", 2, `"1"`, "1")+","+hwMeta+"]")
 	require.True(t, r.Have.HCCL)
 	require.Empty(t, r.Have.HCCLNote)
+}
+
+// Bytes between events that are not an event stop the read where they
+// are, like a truncation, but the reason says "malformed".
+func TestReadMalformedBetweenEvents(t *testing.T) {
+	data := "[" + hwMeta + ",\n" + task("a", 2, `"1"`, "1") + ", 12345, " + task("b", 2, `"2"`, "1") + "]"
+	r, st := readBoth(t, data)
+	require.True(t, st.Truncated)
+	require.True(t, st.Malformed)
+	at := strings.Index(data, "12345")
+	require.Equal(t, int64(at), st.TruncatedAt)
+	require.Len(t, r.Tasks, 1)
+	require.Equal(t, fmt.Sprintf("t.json is malformed: expected '{' or ']' at byte %d, found '1'; analyzed the 2 complete events before it", at), r.PartialReason)
 }

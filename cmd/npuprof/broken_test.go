@@ -1,0 +1,270 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/render"
+	"github.com/stretchr/testify/require"
+)
+
+var brokenDir = filepath.Join(testutil.RepoRoot(), "testdata", "broken")
+
+// brokenRank is the one rank of a corpus entry's JSON document.
+type brokenRank struct {
+	t   *testing.T
+	doc *render.Document
+	r   *render.RankDoc
+}
+
+func (b brokenRank) warning(substr string) model.Warning {
+	b.t.Helper()
+	for _, w := range b.r.Warnings {
+		if strings.Contains(w.Message, substr) {
+			return w
+		}
+	}
+	b.t.Fatalf("no warning containing %q in %+v", substr, b.r.Warnings)
+	return model.Warning{}
+}
+
+func (b brokenRank) metric(name string, want float64) {
+	b.t.Helper()
+	got, ok := b.r.Metrics[name]
+	require.Truef(b.t, ok, "%s not measured (unavailable: %q)", name, b.r.Unavailable[name])
+	require.Equal(b.t, want, got, name)
+}
+
+func (b brokenRank) unavailable(name, substr string) {
+	b.t.Helper()
+	_, measured := b.r.Metrics[name]
+	require.Falsef(b.t, measured, "%s reported as measured", name)
+	require.Contains(b.t, b.r.Unavailable[name], substr, name)
+}
+
+func (b brokenRank) complete() {
+	b.t.Helper()
+	require.False(b.t, b.r.Partial)
+	require.Empty(b.t, b.r.PartialReason)
+	require.Empty(b.t, b.r.PartialMetrics)
+	require.Empty(b.t, b.doc.Errors)
+}
+
+// brokenCases is the table of testdata/broken/README.md: each corpus entry,
+// the exit code, and the message users get (stderr for exit 2; for exit 0
+// the check looks in the JSON document).
+var brokenCases = []struct {
+	entry  string
+	code   int
+	stderr string // substring of the single stderr line, for exit 2
+	check  func(b brokenRank)
+}{
+	{entry: "truncated-mid-event", check: func(b brokenRank) {
+		require.True(b.t, b.r.Partial)
+		require.Equal(b.t, filepath.Join(brokenDir, "truncated-mid-event", "trace_view.json")+" is truncated: it ends inside an event at byte 1143; analyzed the 10 complete events before it", b.r.PartialReason)
+		b.warning("is truncated: it ends inside an event at byte 1143")
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
+		require.Len(b.t, b.r.PartialMetrics, len(b.r.Metrics), "every metric comes from the truncated trace")
+		b.metric("kernel.compute.count", 3) // MatMul, routing, Cumsum; the GroupedMatmul came after the cut
+		b.metric("moe.cumsum.count", 1)
+		b.metric("hccl.total.count", 0) // the only collective is the event that was cut
+	}},
+	{entry: "truncated-before-device-metadata", check: func(b brokenRank) {
+		require.True(b.t, b.r.Partial)
+		require.Empty(b.t, b.r.PartialMetrics, "device metrics come, complete, from kernel_details.csv")
+		b.metric("kernel.compute.count", 4)
+		b.metric("hccl.total.count", 1)
+		b.unavailable("event_wait.count", "is truncated at byte 1155, before the Ascend Hardware process metadata, so no device task can be identified")
+	}},
+	{entry: "garbage-between-events", check: func(b brokenRank) {
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "trace_view.json is malformed: expected '{' or ']' at byte 484, found '1'; analyzed the 4 complete events before it")
+		b.unavailable("kernel.compute.count", "trace_view.json is malformed at byte 484, before the Ascend Hardware process metadata")
+	}},
+	{entry: "empty-trace.json", code: ExitUsage, stderr: `empty-trace.json: not a trace: expected a JSON array of events ('[' ...) or an object with "traceEvents"`},
+	{entry: "not-json.json", code: ExitUsage, stderr: "not-json.json: not a trace: expected a JSON array of events"},
+	{entry: "trace-not-an-array.json", code: ExitUsage, stderr: "trace-not-an-array.json: not a trace: expected a JSON array of events"},
+	{entry: "empty-trace-in-folder", check: func(b brokenRank) {
+		b.complete()
+		b.warning("trace_view.json: not a trace")
+		b.unavailable("event_wait.count", "trace_view.json: not a trace")
+		b.metric("kernel.compute.count", 4)
+		b.metric("hccl.total.count", 1)
+		b.metric("moe.cumsum.aicpu.count", 1)
+	}},
+	{entry: "kernel-details-bad-header", check: func(b brokenRank) {
+		b.warning(`kernel_details.csv: unknown header: no "Name" column (found Kernel,When,HowLong)`)
+		b.unavailable("kernel.compute.count", `unknown header: no "Name" column`)
+		b.unavailable("hccl.total.count", `unknown header: no "Name" column`)
+		require.Empty(b.t, b.r.Metrics, "nothing is measured, nothing is reported as 0")
+	}},
+	{entry: "kernel-details-renamed-columns", check: func(b brokenRank) {
+		b.complete()
+		b.warning(`unknown header version; columns identified by name: core: "task_type", dur: "duration (us)", name: "op_name", start: "start_time (us)", stream: "stream_id", type: "op_type"`)
+		b.metric("kernel.compute.count", 2)
+		b.metric("kernel.compute.time_us", 33.25)
+		b.metric("cumsum.other.count", 1)
+	}},
+	{entry: "csv-wrong-cell-count", check: func(b brokenRank) {
+		w := b.warning("skipped malformed rows (wrong number of cells: 3)")
+		require.Equal(b.t, 3, w.Count)
+		require.Equal(b.t, []int{3, 5, 7}, w.Lines)
+		b.metric("kernel.compute.count", 3)
+	}},
+	{entry: "csv-non-numeric-time", check: func(b brokenRank) {
+		w := b.warning("skipped malformed rows (non-numeric time: 3)")
+		require.Equal(b.t, 3, w.Count)
+		require.Equal(b.t, []int{3, 4, 5}, w.Lines)
+		b.metric("kernel.compute.count", 2)
+	}},
+	{entry: "step-trace-bad-rows", check: func(b brokenRank) {
+		w := b.warning("skipped malformed rows (non-numeric time: 1, wrong number of cells: 1)")
+		require.Equal(b.t, 2, w.Count)
+		require.Equal(b.t, []int{3, 4}, w.Lines)
+		b.metric("kernel.compute.count", 4)
+	}},
+	{entry: "profiler-info-not-json", check: func(b brokenRank) {
+		b.warning("profiler_info_3.json: expected a profiler_info JSON object: unexpected EOF")
+		require.Equal(b.t, 3, b.r.Rank)
+		b.metric("kernel.compute.count", 4)
+	}},
+	{entry: "metadata-no-groups", check: func(b brokenRank) {
+		b.complete()
+		require.Equal(b.t, "collectives cannot be attributed to tp/ep/dp groups: "+filepath.Join(brokenDir, "metadata-no-groups", "profiler_metadata.json")+" has no parallel_group_info", b.r.Unavailable["hccl.group.*"])
+		b.metric("hccl.total.count", 1)
+	}},
+	{entry: "communication-not-json", check: func(b brokenRank) {
+		b.warning("communication.json: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): unexpected EOF")
+		b.metric("hccl.total.count", 1)
+	}},
+	{entry: "missing-profiler-output", check: func(b brokenRank) {
+		b.warning("missing: torch_npu wrote no ASCEND_PROFILER_OUTPUT (its own parsing failed or was skipped); timeline metrics are unavailable")
+		require.Equal(b.t, 0, b.r.Rank)
+		b.unavailable("kernel.compute.count", "no device data: torch_npu wrote no ")
+		b.unavailable("event_wait.count", "torch_npu wrote no ")
+		require.Empty(b.t, b.r.Metrics)
+	}},
+	{entry: "no-profile-folder", code: ExitUsage, stderr: "no-profile-folder: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, an ASCEND_PROFILER_OUTPUT/ folder, *_ascend_pt/ folders (up to two levels down); found notes.txt"},
+	{entry: "not-a-profile.txt", code: ExitUsage, stderr: "not-a-profile.txt: not a profile: expected a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, a *_ascend_pt folder, or a folder of *_ascend_pt folders"},
+	{entry: "duplicated-events", check: func(b brokenRank) {
+		b.complete()
+		w := b.warning("counted exact duplicates once: 5 device task(s), 1 HCCL op(s), 0 framework op(s), 0 step(s) appeared more than once")
+		require.Equal(b.t, 6, w.Count)
+		b.metric("kernel.compute.count", 4)
+		b.metric("kernel.compute.time_us", 45.25)
+		b.metric("hccl.total.count", 1)
+		b.metric("event_wait.count", 1)
+	}},
+	{entry: "numbers-out-of-range", check: func(b brokenRank) {
+		w := b.warning("skipped 3 complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte 351)")
+		require.Equal(b.t, 3, w.Count)
+		b.metric("kernel.compute.count", 4)
+		b.metric("device.window.time_us", 50)
+	}},
+	{entry: "deeply-nested-args", check: func(b brokenRank) {
+		b.complete()
+		require.Empty(b.t, b.r.Warnings)
+		b.metric("kernel.compute.count", 4)
+	}},
+	{entry: "hostile-names", check: func(b brokenRank) {
+		b.complete()
+		b.metric("kernel.compute.count", 5)
+		b.metric("hccl.group.tp\x1b[2J<b>\"\n.count", 1) // JSON carries the name exactly, escaped
+	}},
+}
+
+// Every entry of the corpus gives its documented exit code and message,
+// in both output formats; the README documents every case.
+func TestBrokenCorpus(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(brokenDir, "README.md"))
+	require.NoError(t, err)
+	ents, err := os.ReadDir(brokenDir)
+	require.NoError(t, err)
+	var onDisk, inTable []string
+	for _, e := range ents {
+		if e.Name() != "README.md" {
+			onDisk = append(onDisk, e.Name())
+		}
+	}
+	for _, c := range brokenCases {
+		inTable = append(inTable, c.entry)
+	}
+	sort.Strings(inTable)
+	require.Equal(t, onDisk, inTable, "every corpus entry has a case, every case an entry")
+
+	for _, c := range brokenCases {
+		t.Run(c.entry, func(t *testing.T) {
+			// the README row names the entry, its exit code and message
+			row := ""
+			for _, line := range strings.Split(string(readme), "\n") {
+				if strings.HasPrefix(line, "| `"+c.entry) {
+					row = line
+				}
+			}
+			require.NotEmptyf(t, row, "README.md has no row for %s", c.entry)
+			cells := strings.Split(row, " | ")
+			require.GreaterOrEqual(t, len(cells), 4, row)
+			require.Equal(t, string(rune('0'+c.code)), strings.TrimSpace(cells[2]), "README exit code for %s", c.entry)
+			if c.stderr != "" {
+				require.Contains(t, strings.ReplaceAll(row, `\|`, "|"), c.stderr, "README message for %s", c.entry)
+			}
+
+			path := filepath.Join(brokenDir, c.entry)
+			for _, format := range []string{"text", "json"} {
+				code, out, errs := run("analyze", path, "--format", format)
+				require.Equal(t, c.code, code, "%s --format %s: %s", c.entry, format, errs)
+				if c.code == ExitUsage {
+					require.Empty(t, out)
+					require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+					require.Contains(t, errs, c.stderr)
+					require.True(t, strings.HasPrefix(errs, "npuprof: "+path), errs)
+					continue
+				}
+				require.Empty(t, errs)
+				if format == "text" {
+					requireNoControl(t, out)
+					continue
+				}
+				doc, err := render.ReadDocument(strings.NewReader(out), c.entry)
+				require.NoError(t, err)
+				require.Len(t, doc.Ranks, 1)
+				c.check(brokenRank{t: t, doc: doc, r: &doc.Ranks[0]})
+			}
+		})
+	}
+}
+
+// requireNoControl fails on any control character other than newline, and
+// on invalid UTF-8, in terminal output.
+func requireNoControl(t *testing.T, out string) {
+	t.Helper()
+	require.True(t, utf8.ValidString(out), "terminal output is not valid UTF-8")
+	for i, r := range out {
+		if r != '\n' && unicode.IsControl(r) {
+			t.Fatalf("control character %U at byte %d: %q", r, i, out[max(0, i-40):min(len(out), i+40)])
+		}
+	}
+}
+
+// The hostile corpus entry, rendered: escaped in JSON, stripped in text,
+// and the long name capped.
+func TestHostileNamesRendered(t *testing.T) {
+	path := filepath.Join(brokenDir, "hostile-names")
+	_, out, _ := run("analyze", path)
+	requireNoControl(t, out)
+	require.Contains(t, out, `<script>alert("x")</script>  [31mRED [0m_MatMulV2`)
+	require.Contains(t, out, "tp [2J<b>\" ")
+	require.NotContains(t, out, strings.Repeat("K", 61), "names are capped")
+
+	_, js, _ := run("analyze", path, "--format", "json")
+	require.True(t, utf8.ValidString(js))
+	require.NotContains(t, js, "\x1b")
+	require.Contains(t, js, `"hccl.group.tp\u001b[2J\u003cb\u003e\"\n.count": 1`, "metric keys from input are JSON-escaped")
+}
