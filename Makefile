@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build test lint bench demo fuzz clean
+.PHONY: all build test lint bench demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -26,6 +26,36 @@ lint:
 ## bench: parser and end-to-end benchmarks
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+## fuzz: run every fuzz target for FUZZTIME each (default 10s), one after another
+##   make fuzz FUZZTIME=60s    make fuzz FUZZ_ONLY=FuzzRead    make fuzz FUZZFLAGS=-parallel=1
+## A crasher is written to <package>/testdata/fuzz/<Target>/; rename it after
+## what it breaks and commit it: `go test` then runs it as a regression test.
+## Every parser adds its targets to FUZZ_TARGETS (package:Target, one per line);
+## TestFuzzTargetsListed fails when a Fuzz function is missing here.
+FUZZTIME  ?= 10s
+FUZZFLAGS ?=
+FUZZ_ONLY ?=
+FUZZ_TARGETS := \
+	./parser/traceview:FuzzRead \
+	./parser/summary:FuzzReadKernelDetails \
+	./parser/summary:FuzzReadStepTraceTime \
+	./parser/summary:FuzzReadProfilerInfo \
+	./parser/summary:FuzzReadProfilerMetadata \
+	./parser/summary:FuzzReadCommunication \
+	./parser/timeparse:FuzzMicrosToNanos
+
+fuzz:
+	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
+		$(if $(FUZZ_ONLY),$(filter %:$(FUZZ_ONLY),$(FUZZ_TARGETS)),$(FUZZ_TARGETS))
+
+## fuzz-long: every fuzz target for 60 s (the acceptance run)
+fuzz-long:
+	$(MAKE) fuzz FUZZTIME=60s
+
+## fuzz-list: print the fuzz targets, one per line
+fuzz-list:
+	@for t in $(FUZZ_TARGETS); do echo $$t; done
 
 ## demo: build npuprof and analyze the committed 8-rank trace
 demo: build
