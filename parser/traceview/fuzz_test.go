@@ -56,42 +56,58 @@ func FuzzRead(f *testing.F) {
 	testutil.AddSeedFiles(f, "testdata/broken/*.json", "testdata/broken/*/*.json", "testdata/broken/*/*/*.json")
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r1 := model.NewRank("r")
-		st1, err1 := Read(bytes.NewReader(data), "trace_view.json", r1)
-		r2 := model.NewRank("r")
-		st2, err2 := Read(iotest.OneByteReader(bytes.NewReader(data)), "trace_view.json", r2)
-		if (err1 == nil) != (err2 == nil) || st1 != st2 {
-			t.Fatalf("block and one-byte reads differ: %v %+v / %v %+v", err1, st1, err2, st2)
-		}
-		if err1 != nil {
-			return
-		}
-		if err := r1.Validate(); err != nil {
-			t.Fatalf("model invalid: %v", err)
-		}
-		for _, x := range r1.Tasks {
-			if x.Dur < 0 || x.End() < x.Start {
-				t.Fatalf("task %q: start %d dur %d", x.Name, x.Start, x.Dur)
-			}
-		}
-		for _, h := range r1.HCCL {
-			if h.Dur < 0 || h.End() < h.Start {
-				t.Fatalf("hccl %q: start %d dur %d", h.Name, h.Start, h.Dur)
-			}
-		}
-		if !equalRanks(r1, r2) {
-			t.Fatalf("block and one-byte reads built different models")
-		}
-		if r1.Partial != st1.Truncated {
-			t.Fatalf("partial %v but truncated %v", r1.Partial, st1.Truncated)
-		}
-		var objs []map[string]json.RawMessage
-		if json.Unmarshal(data, &objs) == nil && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
-			if st1.Truncated || st1.Events+st1.Skipped != int64(len(objs)) {
-				t.Fatalf("valid array of %d objects: %+v, warnings %v", len(objs), st1, r1.Warnings)
-			}
+		// with the real event limit, and with a tiny one so the skipping
+		// of oversized events is fuzzed too,
+		// and with a small first buffer (fast, and every refill and
+		// growth path is taken even in block reads)
+		defer func(v, b int) { MaxEventBytes, blockSize = v, b }(MaxEventBytes, blockSize)
+		blockSize = 256
+		for _, limit := range []int{MaxEventBytes, 200} {
+			MaxEventBytes = limit
+			checkRead(t, data)
 		}
 	})
+}
+
+func checkRead(t *testing.T, data []byte) {
+	r1 := model.NewRank("r")
+	st1, err1 := Read(bytes.NewReader(data), "trace_view.json", r1)
+	r2 := model.NewRank("r")
+	st2, err2 := Read(iotest.OneByteReader(bytes.NewReader(data)), "trace_view.json", r2)
+	if (err1 == nil) != (err2 == nil) || st1 != st2 {
+		t.Fatalf("limit %d: block and one-byte reads differ: %v %+v / %v %+v", MaxEventBytes, err1, st1, err2, st2)
+	}
+	if err1 != nil {
+		return
+	}
+	if err := r1.Validate(); err != nil {
+		t.Fatalf("model invalid: %v", err)
+	}
+	for _, x := range r1.Tasks {
+		if x.Dur < 0 || x.End() < x.Start {
+			t.Fatalf("task %q: start %d dur %d", x.Name, x.Start, x.Dur)
+		}
+	}
+	for _, h := range r1.HCCL {
+		if h.Dur < 0 || h.End() < h.Start {
+			t.Fatalf("hccl %q: start %d dur %d", h.Name, h.Start, h.Dur)
+		}
+	}
+	if !equalRanks(r1, r2) {
+		t.Fatalf("limit %d: block and one-byte reads built different models", MaxEventBytes)
+	}
+	if r1.Partial != st1.Truncated {
+		t.Fatalf("partial %v but truncated %v", r1.Partial, st1.Truncated)
+	}
+	if st1.Malformed && !st1.Truncated {
+		t.Fatalf("malformed without stopping: %+v", st1)
+	}
+	var objs []map[string]json.RawMessage
+	if json.Unmarshal(data, &objs) == nil && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
+		if st1.Truncated || st1.Events+st1.Skipped != int64(len(objs)) {
+			t.Fatalf("limit %d: valid array of %d objects: %+v, warnings %v", MaxEventBytes, len(objs), st1, r1.Warnings)
+		}
+	}
 }
 
 func equalRanks(a, b *model.Rank) bool {

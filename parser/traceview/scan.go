@@ -27,7 +27,9 @@ type scanner struct {
 	wrapped bool // the array is the value of "traceEvents" inside an object
 }
 
-const blockSize = 1 << 20
+// blockSize is the first read buffer's size (it grows for bigger events).
+// A variable so the fuzz target can shrink it and exercise every refill.
+var blockSize = 1 << 20
 
 // MaxEventBytes is the largest single event the reader accepts. A bigger
 // event (no profiler writes one; a corrupt or hostile file might) is
