@@ -389,6 +389,13 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 		}
 		for _, w := range rr.Warnings {
 			key := "warning: " + w.File + ": " + w.Message
+			if len(w.Lines) > 0 {
+				lines := make([]string, len(w.Lines))
+				for i, l := range w.Lines {
+					lines[i] = fmt.Sprint(l)
+				}
+				key += " (first at lines " + strings.Join(lines, ", ") + ")"
+			}
 			seen[key] = append(seen[key], rr.Rank)
 		}
 		for _, e := range rr.Errors {

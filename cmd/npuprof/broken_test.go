@@ -268,3 +268,15 @@ func TestHostileNamesRendered(t *testing.T) {
 	require.NotContains(t, js, "\x1b")
 	require.Contains(t, js, `"hccl.group.tp\u001b[2J\u003cb\u003e\"\n.count": 1`, "metric keys from input are JSON-escaped")
 }
+
+// The terminal summary shows warnings with their first line numbers, and
+// a PARTIAL line for a rank read from a file cut short.
+func TestWarningsInTerminal(t *testing.T) {
+	code, out, _ := run("analyze", filepath.Join(brokenDir, "csv-wrong-cell-count"))
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "kernel_details.csv: skipped malformed rows (wrong number of cells: 3) (first at lines 3, 5, 7) (ranks 0)")
+
+	path := filepath.Join(brokenDir, "truncated-mid-event")
+	_, out, _ = run("analyze", path)
+	require.Contains(t, out, "  PARTIAL rank 0: "+filepath.Join(path, "trace_view.json")+" is truncated: it ends inside an event at byte 1143")
+}
