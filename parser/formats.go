@@ -28,7 +28,7 @@ func parseTorchDB(r *model.Rank, src Source) (*model.Rank, error) {
 		}
 	}
 	finish(r)
-	return r, r.Validate()
+	return validate(r)
 }
 
 // parseMsprof reads an msprof PROF_* folder: the DB export, or the text
@@ -57,13 +57,13 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			return nil, err
 		}
 		finish(r)
-		return r, r.Validate()
+		return validate(r)
 	}
 	out := filepath.Join(prof, msprof.OutputDir)
 	if !files.OutputFound {
 		r.Warn(prof, "no %s folder: the raw data was never exported (run `msprof --export=on --output=%s`); nothing to measure", msprof.OutputDir, prof)
 		finish(r)
-		return r, r.Validate()
+		return validate(r)
 	}
 	switch {
 	case len(files.Timeline) > 0:
@@ -114,7 +114,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	checkCommStats(r, files.CommStat)
 	finish(r)
-	return r, r.Validate()
+	return validate(r)
 }
 
 // readTaskTime builds device tasks from task_time_*.csv. A row without a
