@@ -151,8 +151,8 @@ var brokenCases = []struct {
 		b.unavailable("event_wait.count", "torch_npu wrote no ")
 		require.Empty(b.t, b.r.Metrics)
 	}},
-	{entry: "no-profile-folder", code: ExitUsage, stderr: "no-profile-folder: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, an ASCEND_PROFILER_OUTPUT/ folder, *_ascend_pt/ folders (up to two levels down); found notes.txt"},
-	{entry: "not-a-profile.txt", code: ExitUsage, stderr: "not-a-profile.txt: not a profile: expected a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, a *_ascend_pt folder, or a folder of *_ascend_pt folders"},
+	{entry: "no-profile-folder", code: ExitUsage, stderr: "no-profile-folder: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, ascend_pytorch_profiler_*.db, an ASCEND_PROFILER_OUTPUT/ folder, *_ascend_pt/ folders, msprof PROF_*/ folders (mindstudio_profiler_output/ or msprof_*.db), up to two levels down; found notes.txt"},
+	{entry: "not-a-profile.txt", code: ExitUsage, stderr: "not-a-profile.txt: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an ASCEND_PROFILER_OUTPUT folder, a *_ascend_pt or PROF_* folder, or a folder of those"},
 	{entry: "duplicated-events", check: func(b brokenRank) {
 		b.complete()
 		w := b.warning("counted exact duplicates once: 5 device task(s), 1 HCCL op(s), 0 framework op(s), 0 step(s) appeared more than once")
