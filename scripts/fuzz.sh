@@ -3,7 +3,9 @@
 #
 #   scripts/fuzz.sh FUZZTIME ./pkg/dir:FuzzTarget...     (see FUZZ_TARGETS in the Makefile)
 #
-# Environment: GO (default go), FUZZFLAGS (extra `go test` flags, e.g. -parallel=1).
+# Environment: GO (default go), FUZZFLAGS (extra `go test` flags, e.g. -parallel=1),
+# FUZZMINIMIZETIME (time spent shrinking each new input, default 5s; Go's
+# default of 60s stalls short runs on big seeds).
 # A crasher is written by `go test` to <pkg>/testdata/fuzz/<Target>/; this
 # script names it and exits 1. Rename the file after what it breaks, fix
 # the bug, and commit the file: `go test` then replays it as a regression
@@ -31,7 +33,7 @@ for t in "$@"; do
 	before=$(ls "$dir" 2>/dev/null | sort)
 	echo "== $fn ($pkg, $fuzztime)"
 	# shellcheck disable=SC2086
-	$go test "$pkg" -run='^$' -fuzz="^$fn\$" -fuzztime="$fuzztime" ${FUZZFLAGS:-} 2>&1 | tee "$log" | grep --line-buffered -v '^fuzz: elapsed: [0-9]*s, execs'
+	$go test "$pkg" -run='^$' -fuzz="^$fn\$" -fuzztime="$fuzztime" -fuzzminimizetime="${FUZZMINIMIZETIME:-5s}" ${FUZZFLAGS:-} 2>&1 | tee "$log" | grep --line-buffered -v '^fuzz: elapsed: [0-9]*s, execs'
 	rc=${PIPESTATUS[0]}
 	grep '^fuzz: elapsed' "$log" | tail -n 1
 	[ "$rc" -eq 0 ] && continue

@@ -1,11 +1,13 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
 )
@@ -18,7 +20,7 @@ func RepoRoot() string {
 
 // SeedLimit caps one seed: bigger files are added as their first SeedLimit
 // bytes (a truncated input is a good seed too) so fuzzing stays fast.
-const SeedLimit = 64 << 10
+const SeedLimit = 16 << 10
 
 // AddSeedFiles adds every file matching the glob patterns (relative to the
 // repository root, e.g. "testdata/broken/*/*.csv") to the fuzz corpus, cut
@@ -99,4 +101,25 @@ func AddGeneratedSeeds(f *testing.F, pattern string) int {
 		}
 	}
 	return n
+}
+
+// HangLimit is how long one fuzz input may take before Watchdog calls it
+// a hang.
+const HangLimit = 10 * time.Second
+
+// Watchdog turns a hang into a crash the fuzz engine records: unless stop
+// is called within HangLimit, it panics on another goroutine, which kills
+// the fuzz worker, so `go test -fuzz` saves the input under
+// testdata/fuzz/<Target>/ (Go's fuzzer otherwise waits on a stuck input
+// until -fuzztime ends and reports PASS). Use: defer testutil.Watchdog(data)().
+func Watchdog(data []byte) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(HangLimit):
+			panic(fmt.Sprintf("hang: one input took over %v (%d bytes, starting %q)", HangLimit, len(data), data[:min(len(data), 200)]))
+		}
+	}()
+	return func() { close(done) }
 }

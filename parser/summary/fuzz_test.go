@@ -43,6 +43,7 @@ func FuzzReadKernelDetails(f *testing.F) {
 	testutil.AddGeneratedSeeds(f, "kernel_details.csv")
 	testutil.AddSeedFiles(f, "testdata/broken/*/*.csv", "testdata/broken/*/*/*.csv", "testdata/broken/*/*/*/*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		issues, err := ReadKernelDetails(bytes.NewReader(data), "kernel_details.csv", func(k *KernelRow) {
 			if k.Dur < 0 || k.Start+k.Dur < k.Start {
 				t.Fatalf("row at line %d: start %d dur %d", k.Line, k.Start, k.Dur)
@@ -62,6 +63,7 @@ func FuzzReadStepTraceTime(f *testing.F) {
 	testutil.AddGeneratedSeeds(f, "step_trace_time.csv")
 	testutil.AddSeedFiles(f, "testdata/broken/*/*.csv", "testdata/broken/*/*/*.csv", "testdata/broken/*/*/*/*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		rows, issues, err := ReadStepTraceTime(bytes.NewReader(data), "step_trace_time.csv")
 		if err != nil {
 			return
@@ -82,6 +84,7 @@ func FuzzReadProfilerInfo(f *testing.F) {
 	testutil.AddGeneratedSeeds(f, "profiler_info_*.json")
 	testutil.AddSeedFiles(f, "testdata/broken/*/profiler_info*.json", "testdata/broken/*/*/profiler_info*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		info, err := ReadProfilerInfo(bytes.NewReader(data), "profiler_info_0.json")
 		if err == nil && (info.Rank < -1 || info.Rank >= 1<<20) {
 			t.Fatalf("rank %d out of range", info.Rank)
@@ -94,6 +97,7 @@ func FuzzReadProfilerMetadata(f *testing.F) {
 	testutil.AddGeneratedSeeds(f, "profiler_metadata.json")
 	testutil.AddSeedFiles(f, "testdata/broken/*/profiler_metadata.json", "testdata/broken/*/*/profiler_metadata.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		md, err := ReadProfilerMetadata(bytes.NewReader(data), "profiler_metadata.json")
 		if err != nil {
 			return
@@ -114,6 +118,7 @@ func FuzzReadCommunication(f *testing.F) {
 	testutil.AddGeneratedSeeds(f, "communication.json")
 	testutil.AddSeedFiles(f, "testdata/broken/*/communication.json", "testdata/broken/*/*/communication.json", "testdata/broken/*/*/*/communication.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		ops, err := ReadCommunication(bytes.NewReader(data), "communication.json")
 		if err != nil {
 			return

@@ -56,6 +56,7 @@ func FuzzRead(f *testing.F) {
 	testutil.AddSeedFiles(f, "testdata/broken/*.json", "testdata/broken/*/*.json", "testdata/broken/*/*/*.json")
 
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
 		// with the real event limit, and with a tiny one so the skipping
 		// of oversized events is fuzzed too,
 		// and with a small first buffer (fast, and every refill and
