@@ -340,13 +340,14 @@ func ParseRank(src Source) (r *model.Rank, err error) {
 	return parseRank(src)
 }
 
-// testHookParseRank, when set (tests only), runs first in parseRank, so a
-// test can make a reader "panic" and check the recovery.
-var testHookParseRank func(Source)
+// TestHookParseRank is for tests only: when set, it runs first in
+// ParseRank, so a test (of this or another package) can make a reader
+// panic and check the recovery and the exit code.
+var TestHookParseRank func(Source)
 
 func parseRank(src Source) (*model.Rank, error) {
-	if testHookParseRank != nil {
-		testHookParseRank(src)
+	if TestHookParseRank != nil {
+		TestHookParseRank(src)
 	}
 	r := model.NewRank(src.Root)
 	r.Format = src.Format

@@ -128,12 +128,12 @@ func TestReaderPanicIsInternal(t *testing.T) {
 	dir := t.TempDir()
 	_, err := tracegen.Generate(dir, testutil.Tiny())
 	require.NoError(t, err)
-	testHookParseRank = func(src Source) {
+	TestHookParseRank = func(src Source) {
 		if strings.Contains(src.Root, "rank1_") {
 			panic("boom")
 		}
 	}
-	defer func() { testHookParseRank = nil }()
+	defer func() { TestHookParseRank = nil }()
 	p, err := Load(context.Background(), dir, Options{Workers: 2})
 	require.NoError(t, err)
 	require.Len(t, p.Ranks, 1)
@@ -142,7 +142,7 @@ func TestReaderPanicIsInternal(t *testing.T) {
 	require.Contains(t, p.Internal[0], "rank1_")
 	require.Contains(t, p.Internal[0], ": boom")
 
-	testHookParseRank = func(Source) { panic("always") }
+	TestHookParseRank = func(Source) { panic("always") }
 	_, err = Load(context.Background(), dir, Options{Workers: 2})
 	require.True(t, IsInternal(err), "%v", err)
 	require.False(t, IsUsage(err))

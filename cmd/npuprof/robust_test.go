@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/render"
 	"github.com/stretchr/testify/require"
 )
@@ -173,4 +174,39 @@ func TestPassPanicIsExit3(t *testing.T) {
 	require.True(t, strings.HasPrefix(doc.Errors[0].Message, "internal error: panic: assignment to entry in nil map\n"), doc.Errors[0].Message)
 	require.Contains(t, doc.Ranks[0].Unavailable["pass.boom"], "internal error: panic")
 	require.Equal(t, 4.0, doc.Ranks[0].Metrics["kernel.compute.count"], "other passes still measured")
+}
+
+// A panic while reading a rank is recovered, named with the rank's path,
+// reported as an error of the pseudo-pass "parse", and gives exit 3 after
+// the output (the other ranks, measured) is written. When no rank is left,
+// the error itself is exit 3, never a usage error.
+func TestReaderPanicIsExit3(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, testutil.Tiny())
+	require.NoError(t, err)
+	t.Cleanup(func() { parser.TestHookParseRank = nil })
+	parser.TestHookParseRank = func(src parser.Source) {
+		if strings.Contains(src.Root, "_rank1_") {
+			panic("reader bug")
+		}
+	}
+	code, out, errs := run("analyze", dir, "--format", "json")
+	require.Equal(t, ExitInternal, code)
+	require.True(t, strings.HasPrefix(errs, "npuprof: 1 analysis pass(es) failed: pass parse on rank -1: internal error: panic while reading "), errs)
+	require.Contains(t, errs, "_rank1_")
+	doc, err := render.ReadDocument(strings.NewReader(out), "out")
+	require.NoError(t, err)
+	require.Len(t, doc.Ranks, 1, "rank 0 is still analyzed")
+	require.NotEmpty(t, doc.Ranks[0].Metrics)
+	require.Len(t, doc.Errors, 1)
+	require.Equal(t, "parse", doc.Errors[0].Pass)
+	require.Equal(t, -1, doc.Errors[0].Rank)
+	require.Contains(t, doc.Errors[0].Message, ": reader bug\n")
+
+	parser.TestHookParseRank = func(parser.Source) { panic("reader bug") }
+	code, out, errs = run("analyze", dir)
+	require.Equal(t, ExitInternal, code)
+	require.Empty(t, out)
+	require.True(t, strings.HasPrefix(errs, "npuprof: internal error: panic while reading "), errs)
+	require.Equal(t, 1, strings.Count(errs, "\n"), "the stack stays out of the terminal: %q", errs)
 }
