@@ -120,8 +120,15 @@ func FuzzReadCommunication(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer testutil.Watchdog(data)()
 		ops, err := ReadCommunication(bytes.NewReader(data), "communication.json")
-		if err != nil {
+		if err != nil && len(ops) == 0 {
 			return
+		}
+		for _, o := range ops {
+			for _, v := range []float64{o.ElapseMs, o.TransitMs, o.WaitMs, o.SyncMs, o.IdleMs} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("op %+v: non-finite time", o)
+				}
+			}
 		}
 		for i := 1; i < len(ops); i++ {
 			a, b := ops[i-1], ops[i]

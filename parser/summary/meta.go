@@ -242,6 +242,7 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
 	}
 	var out []model.CommOpInfo
+	skipped, firstBad := 0, ""
 	steps := sortedKeys(raw)
 	for _, st := range steps {
 		for _, kind := range sortedKeys(raw[st]) {
@@ -259,8 +260,16 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 				if v, ok := t["Start Timestamp(us)"]; ok {
 					ci.Start, _ = timeparse.MicrosToNanos([]byte(v.String()))
 				}
+				bad := false
 				num := func(k string) float64 {
-					f, _ := t[k].Float64()
+					v, ok := t[k]
+					if !ok {
+						return 0
+					}
+					f, err := v.Float64()
+					if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+						bad = true
+					}
 					return f
 				}
 				ci.ElapseMs = num("Elapse Time(ms)")
@@ -268,9 +277,20 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 				ci.WaitMs = num("Wait Time(ms)")
 				ci.SyncMs = num("Synchronization Time(ms)")
 				ci.IdleMs = num("Idle Time(ms)")
+				if bad {
+					if skipped == 0 {
+						firstBad = st + "/" + kind + "/" + key
+					}
+					skipped++
+					continue
+				}
 				out = append(out, ci)
 			}
 		}
+	}
+	if skipped > 0 {
+		// the rest is returned with the error, which callers turn into a warning
+		return out, fmt.Errorf("%s: skipped %d op(s) with a time out of range (first %q)", file, skipped, clip(firstBad, 120))
 	}
 	return out, nil
 }

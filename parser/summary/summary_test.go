@@ -262,3 +262,14 @@ func TestJSONSizeLimit(t *testing.T) {
 	_, err = ReadCommunication(strings.NewReader(in), "communication.json")
 	require.NoError(t, err)
 }
+
+// An op whose times are out of range is skipped; the others are kept and
+// the error (a warning for callers) says how many and which.
+func TestCommunicationOutOfRange(t *testing.T) {
+	in := `{"step1":{"collective":{"a@1":{"Communication Time Info":{"Elapse Time(ms)":1e999}},"b@1":{"Communication Time Info":{"Elapse Time(ms)":0.5}}}}}`
+	ops, err := ReadCommunication(strings.NewReader(in), "communication.json")
+	require.EqualError(t, err, `communication.json: skipped 1 op(s) with a time out of range (first "step1/collective/a@1")`)
+	require.Len(t, ops, 1)
+	require.Equal(t, "b", ops[0].Op)
+	require.Equal(t, 0.5, ops[0].ElapseMs)
+}
