@@ -43,7 +43,11 @@ FUZZ_TARGETS := \
 	./parser/summary:FuzzReadProfilerInfo \
 	./parser/summary:FuzzReadProfilerMetadata \
 	./parser/summary:FuzzReadCommunication \
-	./parser/timeparse:FuzzMicrosToNanos
+	./parser/timeparse:FuzzMicrosToNanos \
+	./parser/experts:FuzzReadDump \
+	./parser/experts:FuzzReadDeployment \
+	./parser/experts:FuzzReadLoadCSV \
+	./parser/experts:FuzzReadLog
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
