@@ -47,7 +47,9 @@ FUZZ_TARGETS := \
 	./parser/experts:FuzzReadDump \
 	./parser/experts:FuzzReadDeployment \
 	./parser/experts:FuzzReadLoadCSV \
-	./parser/experts:FuzzReadLog
+	./parser/experts:FuzzReadLog \
+	./rules:FuzzParse \
+	./deploy:FuzzParseAndEdit
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
