@@ -49,7 +49,8 @@ FUZZ_TARGETS := \
 	./parser/experts:FuzzReadLoadCSV \
 	./parser/experts:FuzzReadLog \
 	./rules:FuzzParse \
-	./deploy:FuzzParseAndEdit
+	./deploy:FuzzParseAndEdit \
+	./parser/vllmlog:FuzzReadLog
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
