@@ -50,7 +50,10 @@ FUZZ_TARGETS := \
 	./parser/experts:FuzzReadLog \
 	./rules:FuzzParse \
 	./deploy:FuzzParseAndEdit \
-	./parser/vllmlog:FuzzReadLog
+	./parser/vllmlog:FuzzReadLog \
+	./parser/msprof:FuzzReadTaskTime \
+	./parser/msprof:FuzzReadStatistics \
+	./parser/msprof:FuzzReadCommunication
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
