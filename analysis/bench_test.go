@@ -1,0 +1,52 @@
+package analysis_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/parser"
+)
+
+// BenchmarkAnalyze is `npuprof analyze` on one rank folder, end to end
+// (detect, trace_view.json, kernel_details.csv, step_trace_time.csv,
+// communication.json, metadata, every pass). MB/s counts trace bytes only,
+// as the targets in docs/performance.md do.
+func BenchmarkAnalyze(b *testing.B) {
+	sizes, err := benchdata.Sizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(sizes) == 0 {
+		b.Skip("set NPUPROF_BENCH_SIZES (e.g. 50MB,200MB) or run `make bench`")
+	}
+	for _, sz := range sizes {
+		dir := benchdata.RankDir(b, sz)
+		st, err := os.Stat(filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(sz.Name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			cpu0 := benchdata.CPUTime()
+			for b.Loop() {
+				p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := analysis.Analyze(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(res.Ranks) != 1 || len(res.Ranks[0].Errors) > 0 {
+					b.Fatalf("unexpected result: %+v", res.Ranks)
+				}
+			}
+			benchdata.ReportCPU(b, st.Size(), cpu0)
+		})
+	}
+}

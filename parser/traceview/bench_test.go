@@ -1,0 +1,114 @@
+package traceview
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// BenchmarkRead measures the trace reader alone (MB/s via SetBytes) on the
+// in-memory trace, or on cached files of NPUPROF_BENCH_SIZES.
+func BenchmarkRead(b *testing.B) {
+	sizes, err := benchdata.Sizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(sizes) == 0 {
+		data := benchdata.SmallTrace(b)
+		b.Run("mem-4MB", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r := model.NewRank("bench")
+				if _, err := Read(bytes.NewReader(data), "bench", r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		return
+	}
+	for _, sz := range sizes {
+		p := benchdata.TraceFile(b, sz)
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(sz.Name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			cpu0 := benchdata.CPUTime()
+			for b.Loop() {
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := model.NewRank(p)
+				_, err = Read(bufio.NewReaderSize(f, 1), p, r)
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchdata.ReportCPU(b, st.Size(), cpu0)
+		})
+	}
+}
+
+// BenchmarkWalk is the floor the reader is compared with: a loop that only
+// walks the bytes (string-aware) and counts top-level events, reading the
+// same blocks.
+func BenchmarkWalk(b *testing.B) {
+	sizes, _ := benchdata.Sizes()
+	for _, sz := range sizes {
+		p := benchdata.TraceFile(b, sz)
+		st, _ := os.Stat(p)
+		b.Run(sz.Name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			buf := make([]byte, 1<<20)
+			cpu0 := benchdata.CPUTime()
+			for b.Loop() {
+				f, _ := os.Open(p)
+				inStr, esc := false, false
+				depth, events := 0, 0
+				for {
+					n, err := f.Read(buf)
+					for _, c := range buf[:n] {
+						if inStr {
+							if esc {
+								esc = false
+							} else if c == '\\' {
+								esc = true
+							} else if c == '"' {
+								inStr = false
+							}
+							continue
+						}
+						switch c {
+						case '"':
+							inStr = true
+						case '{':
+							depth++
+						case '}':
+							depth--
+							if depth == 0 {
+								events++
+							}
+						}
+					}
+					if err != nil {
+						break
+					}
+				}
+				f.Close()
+				if events == 0 {
+					b.Fatal("no events")
+				}
+			}
+			benchdata.ReportCPU(b, st.Size(), cpu0)
+		})
+	}
+}
