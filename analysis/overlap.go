@@ -3,6 +3,7 @@ package analysis
 import (
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -128,6 +129,19 @@ var StepsPass = &Pass{
 			return []StepBreakdown(nil), nil
 		}
 		out := make([]StepBreakdown, 0, len(r.Steps))
+		// Tasks and HCCL ops by start, so each step is found by binary
+		// search instead of a scan of every task per step.
+		comps := byStart(tl.ComputeTasks, func(i int) int64 { return r.Tasks[i].Start })
+		hccls := make([]int, len(r.HCCL))
+		for i := range hccls {
+			hccls[i] = i
+		}
+		hccls = byStart(hccls, func(i int) int64 { return r.HCCL[i].Start })
+		inStep := func(idx []int, start func(int) int64, lo, hi int64) []int {
+			a := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= lo })
+			b := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= hi })
+			return idx[a:max(a, b)]
+		}
 		for _, s := range r.Steps {
 			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End}
 			var comp, comm []Interval
@@ -141,19 +155,15 @@ var StepsPass = &Pass{
 				}
 				seen = true
 			}
-			for _, i := range tl.ComputeTasks {
+			for _, i := range inStep(comps, func(i int) int64 { return r.Tasks[i].Start }, s.Start, s.End) {
 				t := &r.Tasks[i]
-				if t.Start >= s.Start && t.Start < s.End {
-					comp = append(comp, Interval{t.Start, t.End()})
-					add(t.Start, t.End())
-				}
+				comp = append(comp, Interval{t.Start, t.End()})
+				add(t.Start, t.End())
 			}
-			for i := range r.HCCL {
+			for _, i := range inStep(hccls, func(i int) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
 				h := &r.HCCL[i]
-				if h.Start >= s.Start && h.Start < s.End {
-					comm = append(comm, Interval{h.Start, h.End()})
-					add(h.Start, h.End())
-				}
+				comm = append(comm, Interval{h.Start, h.End()})
+				add(h.Start, h.End())
 			}
 			if !seen {
 				out = append(out, sb)
@@ -166,4 +176,15 @@ var StepsPass = &Pass{
 		}
 		return out, nil
 	},
+}
+
+// byStart returns idx ordered by start (stable; idx itself when already
+// in order, as it is after model.Rank.SortTasks).
+func byStart(idx []int, start func(int) int64) []int {
+	if sort.SliceIsSorted(idx, func(a, b int) bool { return start(idx[a]) < start(idx[b]) }) {
+		return idx
+	}
+	out := append([]int(nil), idx...)
+	sort.SliceStable(out, func(a, b int) bool { return start(out[a]) < start(out[b]) })
+	return out
 }
