@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/timeparse"
 )
 
 var stepCols = map[string][]string{
@@ -230,74 +229,9 @@ func parseGroups(v json.RawMessage) ([]model.Group, error) {
 	return out, nil
 }
 
-// ReadCommunication reads communication.json ({step: {collective|p2p:
-// {"op@hash": {"Communication Time Info": {...}}}}}).
-func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
-	var raw map[string]map[string]map[string]struct {
-		Time map[string]json.Number `json:"Communication Time Info"`
-	}
-	dec := json.NewDecoder(limit(r, MaxCommunicationBytes))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
-	}
-	var out []model.CommOpInfo
-	skipped, firstBad := 0, ""
-	steps := sortedKeys(raw)
-	for _, st := range steps {
-		for _, kind := range sortedKeys(raw[st]) {
-			ops := raw[st][kind]
-			for _, key := range sortedKeys(ops) {
-				if key == "Total Op Info" {
-					continue
-				}
-				t := ops[key].Time
-				op, hash := key, ""
-				if i := strings.LastIndexByte(key, '@'); i >= 0 {
-					op, hash = key[:i], key[i+1:]
-				}
-				ci := model.CommOpInfo{Step: st, Kind: kind, Op: op, GroupHash: hash}
-				if v, ok := t["Start Timestamp(us)"]; ok {
-					ci.Start, _ = timeparse.MicrosToNanos([]byte(v.String()))
-				}
-				bad := false
-				num := func(k string) float64 {
-					v, ok := t[k]
-					if !ok {
-						return 0
-					}
-					f, err := v.Float64()
-					if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-						bad = true
-					}
-					return f
-				}
-				ci.ElapseMs = num("Elapse Time(ms)")
-				ci.TransitMs = num("Transit Time(ms)")
-				ci.WaitMs = num("Wait Time(ms)")
-				ci.SyncMs = num("Synchronization Time(ms)")
-				ci.IdleMs = num("Idle Time(ms)")
-				if bad {
-					if skipped == 0 {
-						firstBad = st + "/" + kind + "/" + key
-					}
-					skipped++
-					continue
-				}
-				out = append(out, ci)
-			}
-		}
-	}
-	if skipped > 0 {
-		// the rest is returned with the error, which callers turn into a warning
-		return out, fmt.Errorf("%s: skipped %d op(s) with a time out of range (first %q)", file, skipped, clip(firstBad, 120))
-	}
-	return out, nil
-}
-
-// MaxCommunicationBytes bounds communication.json, which is decoded
-// whole: a bigger file is refused with a message rather than exhausting
-// memory.
+// MaxCommunicationBytes bounds communication.json: a bigger file is
+// refused with a message. The reader streams (memory grows with the number
+// of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
 
 // errTooLarge is returned by a limited reader past its limit.

@@ -1,0 +1,126 @@
+package summary
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/timeparse"
+	"github.com/stretchr/testify/require"
+)
+
+// decodeCommunication is the obvious reading of communication.json with
+// encoding/json (a full decode into maps): the streaming reader must give
+// exactly the same ops.
+func decodeCommunication(t *testing.T, data []byte) []model.CommOpInfo {
+	t.Helper()
+	var raw map[string]map[string]map[string]struct {
+		Time map[string]json.Number `json:"Communication Time Info"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&raw))
+	keys := func(n int, get func(func(string))) []string {
+		var ks []string
+		get(func(k string) { ks = append(ks, k) })
+		sort.Strings(ks)
+		return ks
+	}
+	var out []model.CommOpInfo
+	for _, st := range keys(0, func(f func(string)) {
+		for k := range raw {
+			f(k)
+		}
+	}) {
+		for _, kind := range keys(0, func(f func(string)) {
+			for k := range raw[st] {
+				f(k)
+			}
+		}) {
+			ops := raw[st][kind]
+			for _, key := range keys(0, func(f func(string)) {
+				for k := range ops {
+					f(k)
+				}
+			}) {
+				if key == "Total Op Info" {
+					continue
+				}
+				tm := ops[key].Time
+				op, hash := key, ""
+				if i := strings.LastIndexByte(key, '@'); i >= 0 {
+					op, hash = key[:i], key[i+1:]
+				}
+				ci := model.CommOpInfo{Step: st, Kind: kind, Op: op, GroupHash: hash}
+				if v, ok := tm["Start Timestamp(us)"]; ok {
+					ci.Start, _ = timeparse.MicrosToNanos([]byte(v.String()))
+				}
+				num := func(k string) float64 { f, _ := tm[k].Float64(); return f }
+				ci.ElapseMs, ci.TransitMs, ci.WaitMs = num("Elapse Time(ms)"), num("Transit Time(ms)"), num("Wait Time(ms)")
+				ci.SyncMs, ci.IdleMs = num("Synchronization Time(ms)"), num("Idle Time(ms)")
+				out = append(out, ci)
+			}
+		}
+	}
+	return out
+}
+
+func TestCommunicationMatchesFullDecode(t *testing.T) {
+	inputs := map[string][]byte{
+		"escapes and odd shapes": []byte(`{"step1": {"p2p": {}, "collective": {
+			"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": "17.5", "Elapse Time(ms)": 1e-3, "Idle Time(ms)": 0}, "Communication Bandwidth Info": {"HCCS": {"x": [1, {"y": "a\"}b"}], "z": null}}},
+			"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 5}},
+			"hcom_\u0062__2_0_1@8": {"Communication Bandwidth Info": {}, "Communication Time Info": {"Wait Time(ms)": 0.25}},
+			"hcom_a__1_0_1@9": {"Communication Time Info": {"Elapse Time(ms)": 2}}}},
+		 "step0": {"collective": {"noHash": {"Communication Time Info": {"Transit Time(ms)": 3.5, "Synchronization Time(ms)": 1}}}}}`),
+	}
+	dir := t.TempDir()
+	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	s.CommJSON = true
+	s.Steps = 3
+	_, err := tracegen.GenerateRank(dir, s, 0)
+	require.NoError(t, err)
+	m, _ := filepath.Glob(filepath.Join(dir, "*", tracegen.OutputDir, "communication.json"))
+	require.Len(t, m, 1)
+	data, err := os.ReadFile(m[0])
+	require.NoError(t, err)
+	inputs["tracegen"] = data
+	for name, data := range inputs {
+		want := decodeCommunication(t, data)
+		got, err := ReadCommunication(bytes.NewReader(data), name)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+	t.Run("samples", func(t *testing.T) {
+		d := testutil.SamplesDir(t)
+		for _, rel := range []string{
+			"Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+			"Ascend-msinsight/server/src/test/test_data/test_rank_0/ASCEND_PROFILER_OUTPUT/communication.json",
+		} {
+			data, err := os.ReadFile(filepath.Join(d, rel))
+			require.NoError(t, err)
+			got, err := ReadCommunication(bytes.NewReader(data), rel)
+			require.NoError(t, err)
+			require.Equal(t, decodeCommunication(t, data), got, rel)
+		}
+	})
+	// the escaped key resolves like encoding/json does
+	got, _ := ReadCommunication(bytes.NewReader(inputs["escapes and odd shapes"]), "x")
+	require.Equal(t, "hcom_b__2_0_1", got[2].Op)
+	require.Equal(t, 2.0, got[1].ElapseMs) // the repeated key kept its last value
+
+	// truncated anywhere: an error naming the file, never a panic
+	small := inputs["escapes and odd shapes"]
+	for cut := 0; cut < len(small)-1; cut++ {
+		_, err := ReadCommunication(bytes.NewReader(small[:cut]), "cut.json")
+		require.Error(t, err, "cut %d", cut)
+		require.Contains(t, err.Error(), "cut.json")
+	}
+}
