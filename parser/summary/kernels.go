@@ -5,6 +5,7 @@
 package summary
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -229,16 +230,18 @@ func na(s string) string {
 // times are skipped and counted.
 func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues, error) {
 	var issues RowIssues
-	cr := newCSV(r)
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+	cr := newCSVReader(&lineLimit{r: r, max: MaxLineBytes, line: 1})
+	hdr, _, err := cr.read()
 	if err != nil {
 		if err == io.EOF {
 			return issues, fmt.Errorf("%s: empty file, expected a kernel_details.csv header", file)
 		}
 		return issues, fmt.Errorf("%s: reading header: %w", file, err)
 	}
-	header = append([]string(nil), header...)
+	header := make([]string, len(hdr))
+	for i, h := range hdr {
+		header[i] = string(h)
+	}
 	idx, loose := headerIndex(header, kernelCols)
 	for _, need := range []string{"name", "start", "dur"} {
 		if _, ok := idx[need]; !ok {
@@ -246,31 +249,50 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		}
 	}
 	issues.Header = loose
+	col := func(k string) int {
+		if i, ok := idx[k]; ok {
+			return i
+		}
+		return -1
+	}
+	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes := col("name"), col("start"), col("dur"), col("type"), col("core"), col("step"), col("stream"), col("shapes")
+	// names, types, cores and shapes repeat on almost every row: one copy each
+	names := map[string]string{}
+	intern := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
 	var row KernelRow
 	for {
-		rec, err := cr.Read()
+		rec, line, err := cr.read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
-				issues.add(pe.Line, "unparsable CSV")
-				continue
-			}
 			return issues, fmt.Errorf("%s: %w", file, err)
 		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+		if len(rec) == 1 && len(bytes.TrimSpace(rec[0])) == 0 {
 			continue
 		}
-		if !cellCountOK(rec, len(header)) {
+		if !cellCountOKBytes(rec, len(header)) {
 			issues.add(line, "wrong number of cells")
 			continue
 		}
+		cell := func(i int) []byte {
+			if i < 0 || i >= len(rec) {
+				return nil
+			}
+			return bytes.TrimSpace(rec[i])
+		}
 		row = KernelRow{StepID: -1, Stream: -1, Line: line}
-		row.Name = cell(rec, idx, "name")
-		stText, duText := []byte(cell(rec, idx, "start")), []byte(cell(rec, idx, "dur"))
+		stText, duText := cell(cStart), cell(cDur)
 		st, ok1 := timeparse.MicrosToNanos(stText)
 		du, ok2 := timeparse.MicrosToNanos(duText)
 		if !ok1 || !ok2 || du < 0 {
@@ -286,22 +308,43 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			continue
 		}
 		row.Start, row.Dur = st, du
-		row.Type = na(cell(rec, idx, "type"))
-		row.Core = na(cell(rec, idx, "core"))
-		if s := cell(rec, idx, "step"); s != "" {
-			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
+		row.Name = intern(cell(cName))
+		row.Type = intern(naBytes(cell(cType)))
+		row.Core = intern(naBytes(cell(cCore)))
+		if s := cell(cStep); len(s) > 0 {
+			if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
 				row.StepID = int(v)
 			}
 		}
-		if s := na(cell(rec, idx, "stream")); s != "" {
-			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
+		if s := naBytes(cell(cStream)); len(s) > 0 {
+			if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
 				row.Stream = int32(v)
 			}
 		}
-		row.InputShapes = strings.Trim(na(cell(rec, idx, "shapes")), `"`)
+		row.InputShapes = intern(bytes.Trim(naBytes(cell(cShapes)), `"`))
 		fn(&row)
 	}
 	return issues, nil
+}
+
+func naBytes(b []byte) []byte {
+	if string(b) == "N/A" || string(b) == "NA" {
+		return nil
+	}
+	return b
+}
+
+// cellCountOKBytes is cellCountOK for a record of byte slices.
+func cellCountOKBytes(rec [][]byte, n int) bool {
+	if len(rec) < n {
+		return false
+	}
+	for _, c := range rec[n:] {
+		if len(bytes.TrimSpace(c)) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxLineBytes bounds one CSV line (a quoted cell may span lines; a whole
@@ -322,16 +365,23 @@ type lineLimit struct {
 
 func (l *lineLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
-	for i, c := range p[:n] {
-		if c == '\n' {
-			l.cur = 0
-			l.line++
-			continue
+	// newline to newline with IndexByte (vectorised), not byte by byte
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		seg := n - i
+		if j >= 0 {
+			seg = j
 		}
-		l.cur++
-		if l.cur > l.max {
-			return i, fmt.Errorf("%w: line %d is longer than %d MiB", errLineTooLong, l.line, l.max>>20)
+		if l.cur+seg > l.max {
+			return i + (l.max - l.cur), fmt.Errorf("%w: line %d is longer than %d MiB", errLineTooLong, l.line, l.max>>20)
 		}
+		if j < 0 {
+			l.cur += seg
+			break
+		}
+		l.cur = 0
+		l.line++
+		i += j + 1
 	}
 	return n, err
 }
