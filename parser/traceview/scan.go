@@ -2,34 +2,29 @@ package traceview
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"math/bits"
+
+	"github.com/npuprof/npuprof/parser/timeparse"
 )
 
-// scanner pulls one top-level JSON object at a time out of a stream that is
-// a JSON array of objects (Chrome trace). It never holds more than one
-// block plus the event being read, and tracks the byte offset of what it
-// returns so a truncated file can be reported precisely.
-type scanner struct {
-	r      io.Reader
-	buf    []byte
-	pos    int   // next unread byte in buf
-	end    int   // valid bytes in buf
-	base   int64 // file offset of buf[0]
-	eof    bool
-	rerr   error
-	maxEvt int
+// The scanner reads the top-level JSON array in large blocks and parses
+// each event object in place, in a single pass: it finds the keys the
+// model needs (ph, name, pid, tid, ts, dur, cat, id and a few `args` keys),
+// skips every other value without looking inside strings (bytes.IndexByte
+// finds the closing quote), and never copies the event. An event cut by the
+// end of a block is parsed again from its first byte after the block is
+// refilled; with 1 MiB blocks and ~200-byte events that is rare.
 
-	started bool // saw the opening '['
-	closed  bool // saw the closing ']'
-	wrapped bool // the array is the value of "traceEvents" inside an object
-}
-
-// blockSize is the first read buffer's size (it grows for bigger events).
+// blockSize is the first read buffer's size; while the input keeps
+// coming the buffer doubles up to maxBlock (and beyond, for one big event).
 // A variable so the fuzz target can shrink it and exercise every refill.
-var blockSize = 1 << 20
+var blockSize = 64 << 10
+
+const maxBlock = 1 << 20
 
 // MaxEventBytes is the largest single event the reader accepts. A bigger
 // event (no profiler writes one; a corrupt or hostile file might) is
@@ -41,14 +36,32 @@ var (
 	errTruncated  = errors.New("truncated")
 	errNotTrace   = errors.New("not a JSON trace array")
 	errEventLarge = errors.New("event too large")
+	errEventBad   = errors.New("malformed event")
+	// errMore is the parsers' signal that the event runs past the data
+	// read so far.
+	errMore = errors.New("need more data")
+	errBad  = errors.New("malformed JSON")
 )
 
-func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, blockSize), maxEvt: MaxEventBytes}
+// source is the buffered input.
+type source struct {
+	r      io.Reader
+	buf    []byte
+	pos    int   // next unread byte in buf
+	end    int   // valid bytes in buf
+	base   int64 // file offset of buf[0]
+	eof    bool
+	rerr   error
+	maxEvt int
 }
 
-// fill reads more data, keeping buf[keep:end]; it returns false at EOF.
-func (s *scanner) fill(keep int) bool {
+func newSource(r io.Reader) *source {
+	return &source{r: r, buf: make([]byte, blockSize), maxEvt: MaxEventBytes}
+}
+
+// fill reads more data, keeping buf[keep:end]; it returns false when no
+// more data could be read.
+func (s *source) fill(keep int) bool {
 	if s.eof {
 		return false
 	}
@@ -58,37 +71,47 @@ func (s *scanner) fill(keep int) bool {
 		s.pos -= keep
 		s.end = n
 	}
-	if s.end == len(s.buf) {
+	// grow the block while the input keeps coming (up to maxBlock), or
+	// when one event does not fit
+	if s.end == len(s.buf) || (len(s.buf) < maxBlock && s.base >= int64(4*len(s.buf))) {
 		nb := make([]byte, len(s.buf)*2)
 		copy(nb, s.buf[:s.end])
 		s.buf = nb
 	}
-	for {
+	// read at least a few KiB (or to the end of the buffer) per fill, so a
+	// reader that returns tiny pieces does not make the event parser start
+	// over for every piece
+	want := min(len(s.buf)-s.end, 4096)
+	got := 0
+	for got < want {
 		n, err := s.r.Read(s.buf[s.end:])
 		s.end += n
+		got += n
 		if err != nil {
 			s.eof = true
 			if err != io.EOF {
 				s.rerr = err
 			}
-			return n > 0
-		}
-		if n > 0 {
-			return true
+			return got > 0
 		}
 	}
+	return true
 }
 
 // offset returns the file offset of the next unread byte.
-func (s *scanner) offset() int64 { return s.base + int64(s.pos) }
+func (s *source) offset() int64 { return s.base + int64(s.pos) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
-// skipSpace advances past whitespace (and commas when comma is true).
-func (s *scanner) skipSpace(comma bool) bool {
+// skipSpace advances past whitespace (and commas when comma is true); it
+// returns false at the end of the input.
+func (s *source) skipSpace(comma bool) bool {
 	for {
 		for s.pos < s.end {
 			c := s.buf[s.pos]
+			if c > ' ' && c != ',' {
+				return true
+			}
 			if isSpace(c) || (comma && c == ',') {
 				s.pos++
 				continue
@@ -102,11 +125,14 @@ func (s *scanner) skipSpace(comma bool) bool {
 }
 
 // start consumes the opening '[' (or `{"traceEvents": [`).
-func (s *scanner) start() error {
+func (s *source) start() error {
 	if !s.skipSpace(false) {
 		return errNotTrace
 	}
 	// UTF-8 BOM
+	if s.end-s.pos < 3 {
+		s.fill(s.pos)
+	}
 	if s.end-s.pos >= 3 && s.buf[s.pos] == 0xEF && s.buf[s.pos+1] == 0xBB && s.buf[s.pos+2] == 0xBF {
 		s.pos += 3
 		if !s.skipSpace(false) {
@@ -116,7 +142,6 @@ func (s *scanner) start() error {
 	switch s.buf[s.pos] {
 	case '[':
 		s.pos++
-		s.started = true
 		return nil
 	case '{':
 		// Kineto-style {"traceEvents": [...]}: find the array.
@@ -132,7 +157,6 @@ func (s *scanner) start() error {
 					return errNotTrace
 				}
 				s.pos++
-				s.started, s.wrapped = true, true
 				return nil
 			}
 			keep := s.end - 16
@@ -148,190 +172,25 @@ func (s *scanner) start() error {
 	return errNotTrace
 }
 
-// next returns the bytes of the next event object (valid until the next
-// call) and its file offset. It returns io.EOF after the closing ']',
-// errTruncated when the input ends inside an event or before ']', and
-// errEventLarge (with the event's offset) after skipping an event larger
-// than maxEvt bytes, which is never held in memory whole.
-func (s *scanner) next() ([]byte, int64, error) {
-	if !s.skipSpace(true) {
-		if s.rerr != nil {
-			return nil, s.offset(), s.rerr
-		}
-		return nil, s.offset(), errTruncated
-	}
-	c := s.buf[s.pos]
-	if c == ']' {
-		s.pos++
-		s.closed = true
-		return nil, s.offset(), io.EOF
-	}
-	if c != '{' {
-		return nil, s.offset(), fmt.Errorf("expected '{' or ']' at byte %d, found %q", s.offset(), c)
-	}
-	evOff := s.offset()
-	begin := s.pos
-	i := s.pos
+// skipEvent scans the event that starts at buf[begin] ('{') to its end,
+// string- and nesting-aware, refilling the buffer and keeping nothing
+// before the scan position (so an event of any size costs one block). It
+// returns the index just after the event, or -1 when the input ends first.
+func (s *source) skipEvent(begin int) int {
+	i := begin
 	depth := 0
-	inStr := false
-	skipping := false // the event outgrew maxEvt: scan to its end, keep nothing
+	inStr, esc := false, false
 	for {
 		for i < s.end {
 			c := s.buf[i]
-			if inStr {
-				switch c {
-				case '\\':
-					i++ // skip the escaped byte (may run past end; handled below)
-				case '"':
-					inStr = false
-				}
-				i++
-				continue
-			}
-			switch c {
-			case '"':
-				inStr = true
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					i++
-					s.pos = i
-					if skipping || i-begin > s.maxEvt {
-						return nil, evOff, errEventLarge
-					}
-					return s.buf[begin:i], evOff, nil
-				}
-			}
 			i++
-		}
-		// need more data: keep the event from begin, or nothing when
-		// skipping (i may sit one past end after an escape)
-		if !skipping && s.end-begin >= s.maxEvt {
-			skipping = true
-		}
-		if skipping {
-			begin = min(i, s.end)
-		}
-		rel := i - begin
-		s.pos = begin
-		if !s.fill(begin) {
-			if s.rerr != nil {
-				return nil, s.offset(), s.rerr
-			}
-			return nil, evOff, errTruncated
-		}
-		begin = s.pos
-		i = begin + rel
-	}
-}
-
-// --- field-level parsing of one event object ---
-
-// objIter walks the key/value pairs of one JSON object held in b.
-type objIter struct {
-	b   []byte
-	i   int
-	err error
-}
-
-func (it *objIter) init(b []byte) bool {
-	it.b, it.i, it.err = b, 0, nil
-	it.ws()
-	if it.i >= len(b) || b[it.i] != '{' {
-		it.err = errors.New("not an object")
-		return false
-	}
-	it.i++
-	return true
-}
-
-func (it *objIter) ws() {
-	for it.i < len(it.b) && isSpace(it.b[it.i]) {
-		it.i++
-	}
-}
-
-// nextKey returns the next raw key (without quotes, escapes left as-is) and
-// positions the iterator at the value. ok is false at the end.
-func (it *objIter) nextKey() (key []byte, ok bool) {
-	it.ws()
-	if it.i < len(it.b) && it.b[it.i] == ',' {
-		it.i++
-		it.ws()
-	}
-	if it.i >= len(it.b) || it.b[it.i] == '}' {
-		return nil, false
-	}
-	if it.b[it.i] != '"' {
-		it.err = fmt.Errorf("expected key at %d", it.i)
-		return nil, false
-	}
-	k, end := scanString(it.b, it.i)
-	if end < 0 {
-		it.err = errors.New("unterminated key")
-		return nil, false
-	}
-	it.i = end
-	it.ws()
-	if it.i >= len(it.b) || it.b[it.i] != ':' {
-		it.err = errors.New("expected ':'")
-		return nil, false
-	}
-	it.i++
-	it.ws()
-	return k, true
-}
-
-// value returns the raw bytes of the current value and advances past it.
-func (it *objIter) value() []byte {
-	start := it.i
-	end := skipValue(it.b, it.i)
-	if end < 0 {
-		it.err = errors.New("bad value")
-		it.i = len(it.b)
-		return nil
-	}
-	it.i = end
-	return it.b[start:end]
-}
-
-// scanString returns the content of the string starting at b[i]=='"' and
-// the index after its closing quote (-1 if unterminated).
-func scanString(b []byte, i int) ([]byte, int) {
-	j := i + 1
-	for j < len(b) {
-		switch b[j] {
-		case '\\':
-			j += 2
-			continue
-		case '"':
-			return b[i+1 : j], j + 1
-		}
-		j++
-	}
-	return nil, -1
-}
-
-// skipValue returns the index just after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		_, e := scanString(b, i)
-		return e
-	case '{', '[':
-		depth := 0
-		inStr := false
-		for j := i; j < len(b); j++ {
-			c := b[j]
 			if inStr {
-				if c == '\\' {
-					j++
-				} else if c == '"' {
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
 					inStr = false
 				}
 				continue
@@ -344,24 +203,381 @@ func skipValue(b []byte, i int) int {
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return j + 1
+					return i
 				}
 			}
 		}
-		return -1
-	default:
-		j := i
-		for j < len(b) {
-			c := b[j]
-			if c == ',' || c == '}' || c == ']' || isSpace(c) {
-				break
-			}
-			j++
-		}
-		if j == i {
+		s.pos = i
+		if !s.fill(i) {
 			return -1
 		}
-		return j
+		i = s.pos
+	}
+}
+
+// --- in-place parsing of one event object ---
+//
+// Every helper takes the data b and an index i and returns the index after
+// what it read, or a negative value: -1 (errMore) when b ends first, -2
+// (errBad) when the bytes are not JSON.
+
+const (
+	iMore = -1
+	iBad  = -2
+)
+
+const (
+	swarLo = 0x0101010101010101
+	swarHi = 0x8080808080808080
+)
+
+// quoteOrSlash returns a mask whose lowest set bit marks the first '"' or
+// '\\' among the 8 bytes of x (little endian); 0 when there is none.
+func quoteOrSlash(x uint64) uint64 {
+	q := x ^ (swarLo * '"')
+	s := x ^ (swarLo * '\\')
+	return ((q-swarLo)&^q | (s-swarLo)&^s) & swarHi
+}
+
+// strEnd returns the index of the closing quote of the string whose
+// content starts at b[i] (just after the opening quote), and whether the
+// content holds a backslash. Short strings are scanned 8 bytes at a time;
+// past 64 bytes (call stacks, long kernel names) bytes.IndexByte takes over.
+func strEnd(b []byte, i int) (int, bool) {
+	esc := false
+	start := i
+	for i+8 <= len(b) {
+		m := quoteOrSlash(binary.LittleEndian.Uint64(b[i:]))
+		if m == 0 {
+			i += 8
+			if i-start >= 64 {
+				return strEndLong(b, i, esc)
+			}
+			continue
+		}
+		i += bits.TrailingZeros64(m) >> 3
+		if b[i] == '"' {
+			return i, esc
+		}
+		esc = true
+		i += 2
+	}
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			return i, esc
+		case '\\':
+			esc = true
+			i += 2
+			continue
+		}
+		i++
+	}
+	return iMore, esc
+}
+
+// strEndLong is strEnd for long strings.
+func strEndLong(b []byte, i int, esc bool) (int, bool) {
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return iMore, esc
+		}
+		j += i
+		if k := bytes.IndexByte(b[i:j], '\\'); k < 0 {
+			return j, esc
+		} else {
+			// resolve escapes from the first backslash on
+			esc = true
+			i += k
+			for i < j {
+				if b[i] == '\\' {
+					i += 2
+					continue
+				}
+				i++
+			}
+			if i == j {
+				return j, esc
+			}
+			// the quote at j was escaped
+			i = j + 1
+		}
+	}
+}
+
+// skipComposite returns the index after the object or array starting at
+// b[i].
+func skipComposite(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			e, _ := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			i = e + 1
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+		i++
+	}
+	return iMore
+}
+
+// value is one raw JSON value: for strings, the content between the
+// quotes (str true); otherwise the literal text.
+type value struct {
+	b   []byte
+	str bool
+	esc bool // content holds escapes
+	set bool // args values: the key was present
+}
+
+// event is what one trace event holds that npuprof reads. Byte slices
+// point into the read buffer and are valid until the next refill.
+type event struct {
+	phV                   value
+	name, cat             value
+	pid, tid, ts, dur, id value
+	// from args; set tells whether the key was present
+	taskType, stream, modelID value
+	argName, argLabels        value
+	hasArgs                   bool
+}
+
+// parseEvent parses the event object starting at b[i] ('{') into ev and
+// returns the index after it. It is one loop with the key dispatch inlined:
+// this is the hottest code in npuprof.
+func parseEvent(b []byte, i int, ev *event) int {
+	*ev = event{}
+	i++
+	for {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		switch b[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return iBad
+		}
+		ks := i + 1
+		ke, _ := strEnd(b, ks)
+		if ke < 0 {
+			return ke
+		}
+		i = ke + 1
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		if b[i] != ':' {
+			return iBad
+		}
+		i++
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		k := b[ks:ke]
+		var dst *value
+		switch len(k) {
+		case 2:
+			switch string(k) {
+			case "ph":
+				dst = &ev.phV
+			case "ts":
+				dst = &ev.ts
+			case "id":
+				dst = &ev.id
+			}
+		case 3:
+			switch string(k) {
+			case "pid":
+				dst = &ev.pid
+			case "tid":
+				dst = &ev.tid
+			case "dur":
+				dst = &ev.dur
+			case "cat":
+				dst = &ev.cat
+			}
+		case 4:
+			switch string(k) {
+			case "name":
+				dst = &ev.name
+			case "args":
+				if b[i] == '{' {
+					i = parseArgs(b, i, ev)
+					if i < 0 {
+						return i
+					}
+					continue
+				}
+			}
+		}
+		switch c := b[i]; c {
+		case '"':
+			e, esc := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			if dst != nil {
+				*dst = value{b: b[i+1 : e], str: true, esc: esc}
+			}
+			i = e + 1
+		case '{', '[':
+			i = skipComposite(b, i)
+			if i < 0 {
+				return i
+			}
+		default:
+			j := i
+			for j < len(b) && scalarByte[b[j]] {
+				j++
+			}
+			if j >= len(b) {
+				return iMore
+			}
+			if j == i {
+				return iBad
+			}
+			if dst != nil {
+				*dst = value{b: b[i:j]}
+			}
+			i = j
+		}
+	}
+}
+
+// scalarByte marks the bytes of numbers and literals (true, false, null).
+var scalarByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789+-.eEtrufalsn") {
+		t[c] = true
+	}
+	return t
+}()
+
+// parseArgs reads the `args` object at b[i], keeping the keys passes read.
+func parseArgs(b []byte, i int, ev *event) int {
+	ev.hasArgs = true
+	i++
+	for {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		switch b[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return iBad
+		}
+		ks := i + 1
+		ke, _ := strEnd(b, ks)
+		if ke < 0 {
+			return ke
+		}
+		i = ke + 1
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		if b[i] != ':' {
+			return iBad
+		}
+		i++
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i >= len(b) {
+			return iMore
+		}
+		k := b[ks:ke]
+		var dst *value
+		switch len(k) {
+		case 4:
+			if string(k) == "name" {
+				dst = &ev.argName
+			}
+		case 6:
+			if string(k) == "labels" {
+				dst = &ev.argLabels
+			}
+		case 8:
+			if string(k) == "Model Id" {
+				dst = &ev.modelID
+			}
+		case 9:
+			switch string(k) {
+			case "Task Type":
+				dst = &ev.taskType
+			case "Stream Id":
+				dst = &ev.stream
+			}
+		case 16:
+			if string(k) == "Physic Stream Id" {
+				dst = &ev.stream
+			}
+		}
+		switch c := b[i]; c {
+		case '"':
+			e, esc := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			if dst != nil {
+				*dst = value{b: b[i+1 : e], str: true, esc: esc, set: true}
+			}
+			i = e + 1
+		case '{', '[':
+			i = skipComposite(b, i)
+			if i < 0 {
+				return i
+			}
+		default:
+			j := i
+			for j < len(b) && scalarByte[b[j]] {
+				j++
+			}
+			if j >= len(b) {
+				return iMore
+			}
+			if j == i {
+				return iBad
+			}
+			if dst != nil {
+				*dst = value{b: b[i:j], set: true}
+			}
+			i = j
+		}
 	}
 }
 
@@ -380,4 +596,40 @@ func unquote(raw []byte) string {
 		return string(raw)
 	}
 	return s
+}
+
+// parseInt reads a decimal integer (optionally quoted, as in `"tid": "3"`);
+// ok is false for anything else (fractions are accepted when whole, "12.0").
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return timeparse.ParseInt(b)
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg, i = true, 1
+		if len(b) == 1 || len(b) > 20 {
+			return 0, false
+		}
+	} else if len(b) > 19 {
+		return timeparse.ParseInt(b)
+	}
+	var n uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return timeparse.ParseInt(b)
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
 }

@@ -2,18 +2,27 @@
 // msprof_*.json timelines as a stream and fills a model.Rank.
 //
 // The file is a JSON array of Chrome-trace events, often gigabytes. The
-// reader pulls one event at a time (never a DOM), parses `ts` from its
-// decimal text straight into int64 ns, interns names, skips counter events
-// and every `args` key no pass reads, and stops cleanly at the last complete
-// event of a truncated file.
+// reader pulls one event at a time out of 1 MiB blocks and parses it in
+// place (never a DOM, never a copy), parses `ts` from its decimal text
+// straight into int64 ns, interns names, skips counter events, Python
+// tracer slices and every `args` key no pass reads, and stops cleanly at
+// the last complete event of a truncated file.
+//
+// Process names are metadata events that may come after the slices they
+// name (tracegen puts them there on purpose), so slices are first appended
+// to a compact per-process log (varint records, about 12 bytes a slice)
+// and turned into model types once every name is known. A process whose
+// name is known and that no pass reads (Overlap Analysis, CANN, counters)
+// is dropped as soon as its name is seen.
 package traceview
 
 import (
-	"bytes"
-	"errors"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -34,63 +43,6 @@ type Stats struct {
 	Malformed bool
 }
 
-// intern tables keep one copy of every name.
-type interner struct {
-	m    map[string]uint32
-	strs []string
-}
-
-func newInterner() *interner {
-	in := &interner{m: make(map[string]uint32, 1024)}
-	in.id(nil)
-	return in
-}
-
-func (in *interner) id(b []byte) uint32 {
-	if id, ok := in.m[string(b)]; ok {
-		return id
-	}
-	s := unquote(b)
-	if id, ok := in.m[s]; ok {
-		in.m[string(b)] = id
-		return id
-	}
-	id := uint32(len(in.strs))
-	in.strs = append(in.strs, s)
-	in.m[s] = id
-	if string(b) != s {
-		in.m[string(b)] = id
-	}
-	return id
-}
-
-// rawX is a compact complete-slice event kept until process names are
-// known (metadata events may come last in the file).
-type rawX struct {
-	ts, dur  int64
-	tid      int64
-	name     uint32
-	taskType uint32
-	pid      uint16 // index into pids
-	stream   int32  // from args, -1 when absent
-	modelID  uint32
-	cat      uint8
-}
-
-const (
-	catOther uint8 = iota
-	catCPUOp
-	catPyFunc
-)
-
-type flow struct {
-	id  uint64
-	ts  int64
-	tid int64
-	pid uint16
-	end bool
-}
-
 // dropped counts events of one kind the reader could not use, and where
 // the first one was, for a single warning per kind.
 type dropped struct {
@@ -104,21 +56,161 @@ func (d *dropped) add(off int64) {
 	d.n++
 }
 
+// interner keeps one copy of every name: an open-addressing table of ids
+// keyed by maphash of the raw bytes, so a lookup neither allocates nor
+// goes through a map of strings. Escapes are resolved only for new names;
+// a name written with and without escapes is one id (raw spellings map to
+// the id of the unescaped string).
+type interner struct {
+	strs []string // by id; id 0 is ""
+	raws []string // the raw spelling each table slot was keyed by
+	tab  []uint32 // slot -> 1 + index into raws/rawID, 0 when empty
+	ids  []uint32 // index into raws -> id
+	seed maphash.Seed
+	byS  map[string]uint32 // unescaped string -> id, for escaped spellings
+}
+
+func newInterner() *interner {
+	in := &interner{tab: make([]uint32, 4096), seed: maphash.MakeSeed(), byS: map[string]uint32{}}
+	in.strs = append(in.strs, "")
+	in.byS[""] = 0
+	in.insert("", 0)
+	return in
+}
+
+func (in *interner) insert(raw string, id uint32) {
+	if 2*(len(in.raws)+1) > len(in.tab) {
+		old := in.raws
+		in.tab = make([]uint32, 2*len(in.tab))
+		ids := in.ids
+		in.raws, in.ids = nil, nil
+		for i, r := range old {
+			in.insert(r, ids[i])
+		}
+	}
+	mask := uint64(len(in.tab) - 1)
+	h := maphash.String(in.seed, raw) & mask
+	for in.tab[h] != 0 {
+		h = (h + 1) & mask
+	}
+	in.raws = append(in.raws, raw)
+	in.ids = append(in.ids, id)
+	in.tab[h] = uint32(len(in.raws))
+}
+
+func (in *interner) id(b []byte) uint32 {
+	mask := uint64(len(in.tab) - 1)
+	h := maphash.Bytes(in.seed, b) & mask
+	for {
+		e := in.tab[h]
+		if e == 0 {
+			break
+		}
+		if in.raws[e-1] == string(b) {
+			return in.ids[e-1]
+		}
+		h = (h + 1) & mask
+	}
+	raw := string(b)
+	s := unquote(b)
+	id, ok := in.byS[s]
+	if !ok {
+		id = uint32(len(in.strs))
+		in.strs = append(in.strs, s)
+		in.byS[s] = id
+	}
+	in.insert(raw, id)
+	return id
+}
+
+// process kinds
+const (
+	procUnknown = iota // no process_name seen (yet)
+	procOther          // named, and no pass reads it
+	procPython
+	procHardware
+	procHCCL
+)
+
+func procKind(name string) int {
+	switch name {
+	case "Python", "python":
+		return procPython
+	case "Ascend Hardware":
+		return procHardware
+	case "HCCL", "Communication":
+		return procHCCL
+	}
+	return procOther
+}
+
+// slice categories kept in the log
+const (
+	catOther uint8 = iota
+	catCPUOp
+)
+
+// record flags (first byte of a log record)
+const (
+	fCPUOp    = 1 << 0
+	fTaskType = 1 << 1
+	fStream   = 1 << 2
+	fModel    = 1 << 3
+)
+
+// plog is one process's pending slices: varint records of flags, tid
+// index, ts delta, dur, name id, [task type id], [stream], [model id], in
+// 64 KiB chunks (no doubling, no copying as it grows).
+type plog struct {
+	chunks [][]byte
+	n      int
+	lastTS int64
+	kind   int
+}
+
+const (
+	chunkSize = 64 << 10
+	maxRecord = 64 // bytes: flags + 7 varints
+)
+
+// buf returns the chunk to append a record to.
+func (l *plog) buf() []byte {
+	if k := len(l.chunks); k > 0 && cap(l.chunks[k-1])-len(l.chunks[k-1]) >= maxRecord {
+		return l.chunks[k-1]
+	}
+	l.chunks = append(l.chunks, make([]byte, 0, chunkSize))
+	return l.chunks[len(l.chunks)-1]
+}
+
 type reader struct {
-	off          int64 // byte offset of the event being read
-	in           *interner
-	pidIdx       map[int64]uint16
-	pids         []int64
-	strPids      map[string]int64
-	procs        map[uint16]string
-	threads      map[[2]int64]string
-	xs           []rawX
-	flows        []flow
-	stats        Stats
-	device       int
-	malformedWhy string
+	src     *source
+	in      *interner
+	pidIdx  map[int64]uint16
+	pids    []int64
+	strPids map[string]int64
+	tidIdx  map[int64]uint32
+	tids    []int64
+	logs    []plog
+	threads map[[2]int64]string
+	// flows: varint records of end flag, pid index, tid index, ts delta,
+	// id delta
+	flows                []byte
+	nFlows, nFlowEnds    int
+	flowLastTS, flowLast int64
+	stats                Stats
+	device               int
+	off                  int64 // byte offset of the event being read
+	malformedWhy         string
 	// events dropped or repaired, reported once each
 	badTs, outOfRange, badDur, large, malformed dropped
+	// the last pid and tid seen, raw, and what they resolved to
+	lastPid    [24]byte
+	lastPidLen int
+	lastPidStr bool
+	lastPidIdx uint16
+	lastTid    [24]byte
+	lastTidLen int
+	lastTidIdx uint32
 }
 
 // Read parses one trace file into rank. A truncated file is read up to its
@@ -127,47 +219,94 @@ type reader struct {
 // be read.
 func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 	rd := &reader{
+		src:     newSource(r),
 		in:      newInterner(),
 		pidIdx:  map[int64]uint16{},
 		strPids: map[string]int64{},
-		procs:   map[uint16]string{},
+		tidIdx:  map[int64]uint32{},
 		threads: map[[2]int64]string{},
 		device:  -1,
+		// no pid or tid seen yet (a missing one has length 0)
+		lastPidLen: -1,
+		lastTidLen: -1,
 	}
-	sc := newScanner(r)
+	sc := rd.src
 	if err := sc.start(); err != nil {
+		if sc.rerr != nil {
+			return rd.stats, fmt.Errorf("%s: read error: %w", file, sc.rerr)
+		}
 		return rd.stats, fmt.Errorf("%s: not a trace: expected a JSON array of events ('[' ...) or an object with \"traceEvents\"", file)
 	}
-	var it objIter
+	var ev event
 	for {
-		ev, off, err := sc.next()
-		if err == io.EOF {
+		if !sc.skipSpace(true) {
+			if sc.rerr != nil {
+				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
+			}
+			rd.truncated(sc.offset())
 			break
 		}
-		if errors.Is(err, errEventLarge) {
-			rd.large.add(off)
-			rd.stats.Skipped++
-			continue
+		c := sc.buf[sc.pos]
+		if c == ']' {
+			sc.pos++
+			break
 		}
-		if err != nil {
-			if errors.Is(err, errTruncated) {
-				rd.stats.Truncated = true
-				rd.stats.TruncatedAt = off
+		off := sc.offset()
+		if c != '{' {
+			// malformed between events: stop here, like a truncation
+			rd.truncated(off)
+			rd.stats.Malformed = true
+			rd.malformedWhy = fmt.Sprintf("expected '{' or ']' at byte %d, found %q", off, c)
+			break
+		}
+		begin := sc.pos
+		end := parseEvent(sc.buf[:sc.end], begin, &ev)
+		for end == iMore && sc.end-begin <= sc.maxEvt {
+			sc.pos = begin
+			if !sc.fill(begin) {
 				break
 			}
+			begin = sc.pos
+			end = parseEvent(sc.buf[:sc.end], begin, &ev)
+		}
+		if end == iMore && sc.end-begin <= sc.maxEvt {
+			// the input ended inside the event
 			if sc.rerr != nil {
-				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, err)
+				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
 			}
-			// malformed between events: stop here, like a truncation
-			rd.stats.Truncated, rd.stats.Malformed = true, true
-			rd.stats.TruncatedAt = off
-			rd.malformedWhy = err.Error()
+			rd.truncated(off)
 			break
 		}
+		large := end == iMore || (end > 0 && end-begin > sc.maxEvt)
+		if large || end == iBad {
+			// an event too large to hold, or not a JSON object of
+			// "key": value pairs: find its end and go on
+			if end < 0 {
+				end = sc.skipEvent(begin)
+				if end < 0 {
+					if sc.rerr != nil {
+						return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
+					}
+					rd.truncated(off)
+					break
+				}
+			}
+			sc.pos = end
+			if large {
+				rd.large.add(off)
+				rd.stats.Skipped++
+				continue
+			}
+			rd.malformed.add(off)
+			rd.stats.Events++
+			rd.stats.Bytes = sc.base + int64(end)
+			continue
+		}
 		rd.off = off
-		rd.event(&it, ev)
+		rd.event(&ev)
+		sc.pos = end
 		rd.stats.Events++
-		rd.stats.Bytes = off + int64(len(ev))
+		rd.stats.Bytes = sc.base + int64(end)
 	}
 	rd.warnDropped(file, rank)
 	if rd.stats.Truncated {
@@ -211,18 +350,54 @@ func (rd *reader) warnDropped(file string, rank *model.Rank) {
 	}
 }
 
-func (rd *reader) pidOf(v []byte) uint16 {
+func (rd *reader) truncated(off int64) {
+	rd.stats.Truncated = true
+	rd.stats.TruncatedAt = off
+}
+
+// pid returns the index of the event's pid, remembering the last one.
+func (rd *reader) pid(v value) uint16 {
+	if len(v.b) == rd.lastPidLen && v.str == rd.lastPidStr && string(v.b) == string(rd.lastPid[:rd.lastPidLen]) {
+		return rd.lastPidIdx
+	}
+	i := rd.pidOf(v)
+	if len(v.b) <= len(rd.lastPid) {
+		rd.lastPidLen = copy(rd.lastPid[:], v.b)
+		rd.lastPidStr = v.str
+		rd.lastPidIdx = i
+	}
+	return i
+}
+
+// tid returns the index of the event's tid, remembering the last one.
+func (rd *reader) tid(v value) uint32 {
+	if len(v.b) == rd.lastTidLen && string(v.b) == string(rd.lastTid[:rd.lastTidLen]) {
+		return rd.lastTidIdx
+	}
+	i := rd.tidIndex(tidOf(v))
+	if len(v.b) <= len(rd.lastTid) {
+		rd.lastTidLen = copy(rd.lastTid[:], v.b)
+		rd.lastTidIdx = i
+	}
+	return i
+}
+
+func (rd *reader) pidOf(v value) uint16 {
 	var pid int64
-	if len(v) > 0 && v[0] == '"' {
-		s := unquote(v[1 : len(v)-1])
+	if v.str {
+		s := string(v.b)
 		p, ok := rd.strPids[s]
 		if !ok {
-			p = -int64(len(rd.strPids)) - 1
+			if n, ok := parseInt(v.b); ok {
+				p = n
+			} else {
+				p = -int64(len(rd.strPids)) - 1
+			}
 			rd.strPids[s] = p
 		}
 		pid = p
 	} else {
-		p, ok := timeparse.ParseInt(v)
+		p, ok := parseInt(v.b)
 		if !ok {
 			p = -1 << 40
 		}
@@ -237,17 +412,18 @@ func (rd *reader) pidOf(v []byte) uint16 {
 	i := uint16(len(rd.pids))
 	rd.pids = append(rd.pids, pid)
 	rd.pidIdx[pid] = i
+	rd.logs = append(rd.logs, plog{})
 	return i
 }
 
 // tidOf returns a numeric tid, or a negative hash of a tid that is not an
 // int64 (a name, or a number out of range) so distinct tids stay distinct.
-func tidOf(v []byte) int64 {
-	if t, ok := timeparse.ParseInt(v); ok {
+func tidOf(v value) int64 {
+	if t, ok := parseInt(v.b); ok {
 		return t
 	}
 	var h int64 = 1469598103934665603
-	for _, c := range v {
+	for _, c := range v.b {
 		h = (h ^ int64(c)) * 1099511628211
 	}
 	if h > 0 {
@@ -256,97 +432,61 @@ func tidOf(v []byte) int64 {
 	return h
 }
 
-var (
-	kPh       = []byte("ph")
-	kName     = []byte("name")
-	kPid      = []byte("pid")
-	kTid      = []byte("tid")
-	kTs       = []byte("ts")
-	kDur      = []byte("dur")
-	kCat      = []byte("cat")
-	kID       = []byte("id")
-	kArgs     = []byte("args")
-	kTaskType = []byte("Task Type")
-	kPhysic   = []byte("Physic Stream Id")
-	kStreamID = []byte("Stream Id")
-	kModelID  = []byte("Model Id")
-)
+func (rd *reader) tidIndex(tid int64) uint32 {
+	if i, ok := rd.tidIdx[tid]; ok {
+		return i
+	}
+	i := uint32(len(rd.tids))
+	rd.tids = append(rd.tids, tid)
+	rd.tidIdx[tid] = i
+	return i
+}
 
-func (rd *reader) event(it *objIter, ev []byte) {
-	if !it.init(ev) {
-		rd.malformed.add(rd.off)
-		return
-	}
+func (rd *reader) event(ev *event) {
 	var ph byte
-	var name, pidV, tidV, tsV, durV, catV, idV, args []byte
-	for {
-		k, ok := it.nextKey()
-		if !ok {
-			break
-		}
-		v := it.value()
-		if it.err != nil {
-			break
-		}
-		switch {
-		case bytes.Equal(k, kPh):
-			if len(v) >= 3 {
-				ph = v[1]
-			}
-		case bytes.Equal(k, kName):
-			name = v
-		case bytes.Equal(k, kPid):
-			pidV = v
-		case bytes.Equal(k, kTid):
-			tidV = v
-		case bytes.Equal(k, kTs):
-			tsV = v
-		case bytes.Equal(k, kDur):
-			durV = v
-		case bytes.Equal(k, kCat):
-			catV = v
-		case bytes.Equal(k, kID):
-			idV = v
-		case bytes.Equal(k, kArgs):
-			args = v
-		}
-	}
-	if it.err != nil {
-		rd.malformed.add(rd.off)
-		return
+	if len(ev.phV.b) == 1 && ev.phV.str {
+		ph = ev.phV.b[0]
 	}
 	switch ph {
 	case 'X':
-		rd.complete(name, pidV, tidV, tsV, durV, catV, args)
+		rd.complete(ev)
 	case 'M':
-		rd.meta(name, pidV, tidV, args)
+		rd.meta(ev)
 	case 's', 'f':
-		if len(name) >= 2 && string(name[1:len(name)-1]) == "torch_to_npu" {
-			rd.flowEv(ph == 'f', pidV, tidV, tsV, idV)
+		if string(ev.name.b) == "torch_to_npu" {
+			rd.flowEv(ph == 'f', ev)
 		}
 	}
 }
 
-func strContent(v []byte) []byte {
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
+func (rd *reader) complete(ev *event) {
+	var flags byte
+	if ev.cat.b != nil {
+		switch string(ev.cat.b) {
+		case "cpu_op":
+			flags |= fCPUOp
+		case "python_function":
+			// Python tracer slices: not read by any pass.
+			return
+		}
 	}
-	return v
-}
-
-func (rd *reader) complete(name, pidV, tidV, tsV, durV, catV, args []byte) {
-	ts, ok := timeparse.MicrosToNanos(tsV)
+	pid := rd.pid(ev.pid)
+	lg := &rd.logs[pid]
+	if lg.kind == procOther {
+		return
+	}
+	ts, ok := usToNs(ev.ts.b)
 	if !ok {
-		if tsV == nil || !timeparse.LooksNumeric(tsV) {
+		if ev.ts.b == nil || !timeparse.LooksNumeric(ev.ts.b) {
 			rd.badTs.add(rd.off)
 		} else {
 			rd.outOfRange.add(rd.off)
 		}
 		return
 	}
-	dur, ok := timeparse.MicrosToNanos(durV)
+	dur, ok := usToNs(ev.dur.b)
 	if !ok || dur < 0 {
-		if ok || !timeparse.LooksNumeric(durV) {
+		if ok || !timeparse.LooksNumeric(ev.dur.b) {
 			rd.badDur.add(rd.off)
 			dur = 0
 		} else {
@@ -358,111 +498,141 @@ func (rd *reader) complete(name, pidV, tidV, tsV, durV, catV, args []byte) {
 		rd.outOfRange.add(rd.off)
 		return
 	}
-	x := rawX{ts: ts, dur: dur, tid: tidOf(tidV), pid: rd.pidOf(pidV), stream: -1, modelID: 4294967295}
-	if catV != nil {
-		switch string(strContent(catV)) {
-		case "cpu_op":
-			x.cat = catCPUOp
-		case "python_function":
-			// Python tracer slices: not read by any pass.
-			return
+	var tt uint32
+	var stream, modelID int64
+	if ev.taskType.set {
+		flags |= fTaskType
+		tt = rd.in.id(ev.taskType.b)
+	}
+	if ev.stream.set {
+		if n, ok := parseInt(ev.stream.b); ok && n >= 0 && n <= math.MaxInt32 {
+			flags |= fStream
+			stream = n
 		}
 	}
-	x.name = rd.in.id(strContent(name))
-	if len(args) > 0 {
-		var ai objIter
-		if ai.init(args) {
-			for {
-				k, ok := ai.nextKey()
-				if !ok {
-					break
-				}
-				v := ai.value()
-				if ai.err != nil {
-					break
-				}
-				switch {
-				case bytes.Equal(k, kTaskType):
-					x.taskType = rd.in.id(strContent(v))
-				case bytes.Equal(k, kPhysic), bytes.Equal(k, kStreamID):
-					if n, ok := timeparse.ParseInt(v); ok && n >= 0 && n <= math.MaxInt32 {
-						x.stream = int32(n)
-					}
-				case bytes.Equal(k, kModelID):
-					if n, ok := timeparse.ParseInt(v); ok && n >= 0 && n <= math.MaxUint32 {
-						x.modelID = uint32(n)
-					}
-				}
-			}
+	if ev.modelID.set {
+		if n, ok := parseInt(ev.modelID.b); ok && n >= 0 && n < math.MaxUint32 {
+			flags |= fModel
+			modelID = n
 		}
 	}
-	rd.xs = append(rd.xs, x)
+	name := rd.in.id(ev.name.b)
+	tid := rd.tid(ev.tid)
+	b := lg.buf()
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(tid))
+	b = binary.AppendVarint(b, ts-lg.lastTS)
+	b = binary.AppendUvarint(b, uint64(dur))
+	b = binary.AppendUvarint(b, uint64(name))
+	if flags&fTaskType != 0 {
+		b = binary.AppendUvarint(b, uint64(tt))
+	}
+	if flags&fStream != 0 {
+		b = binary.AppendVarint(b, stream)
+	}
+	if flags&fModel != 0 {
+		b = binary.AppendUvarint(b, uint64(modelID))
+	}
+	lg.chunks[len(lg.chunks)-1] = b
+	lg.n++
+	lg.lastTS = ts
 }
 
-func (rd *reader) meta(name, pidV, tidV, args []byte) {
-	n := string(strContent(name))
+// usToNs is timeparse.MicrosToNanos with a fast path for the common
+// spellings (digits, optionally '.' and at most three decimals).
+func usToNs(b []byte) (int64, bool) {
+	var n int64
+	i := 0
+	for ; i < len(b) && i < 16; i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		n = n*10 + int64(c)
+	}
+	if i == 0 {
+		return timeparse.MicrosToNanos(b)
+	}
+	if i == len(b) {
+		return n * 1000, true
+	}
+	if b[i] != '.' || len(b)-i-1 > 3 {
+		return timeparse.MicrosToNanos(b)
+	}
+	f, k := int64(0), 0
+	for i++; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			return timeparse.MicrosToNanos(b)
+		}
+		f = f*10 + int64(c)
+		k++
+	}
+	for ; k < 3; k++ {
+		f *= 10
+	}
+	return n*1000 + f, true
+}
+
+func (rd *reader) meta(ev *event) {
+	n := string(ev.name.b)
 	if n == "process_labels" {
-		rd.labels(args)
+		rd.labels(unquote(ev.argLabels.b))
 		return
 	}
 	if n != "process_name" && n != "thread_name" {
 		return
 	}
-	var val string
-	var ai objIter
-	if ai.init(args) {
-		for {
-			k, ok := ai.nextKey()
-			if !ok {
-				break
-			}
-			v := ai.value()
-			if ai.err != nil {
-				break
-			}
-			if string(k) == "name" {
-				val = unquote(strContent(v))
-			}
+	val := unquote(ev.argName.b)
+	pid := rd.pid(ev.pid)
+	if n == "process_name" {
+		lg := &rd.logs[pid]
+		lg.kind = procKind(val)
+		if lg.kind == procOther {
+			// no pass reads it: drop what was logged, skip what comes
+			lg.chunks, lg.n = nil, 0
+		}
+	} else {
+		rd.threads[[2]int64{int64(pid), tidOf(ev.tid)}] = val
+	}
+}
+
+func (rd *reader) flowEv(end bool, ev *event) {
+	ts, ok := usToNs(ev.ts.b)
+	if !ok {
+		return
+	}
+	id, ok := parseInt(ev.id.b)
+	if !ok {
+		return
+	}
+	pid := rd.pid(ev.pid)
+	tid := rd.tid(ev.tid)
+	var e uint64
+	if end {
+		e = 1
+	}
+	b := rd.flows
+	b = binary.AppendUvarint(b, uint64(pid)<<1|e)
+	b = binary.AppendUvarint(b, uint64(tid))
+	b = binary.AppendVarint(b, ts-rd.flowLastTS)
+	b = binary.AppendVarint(b, id-rd.flowLast)
+	rd.flows = b
+	rd.nFlows++
+	if end {
+		rd.nFlowEnds++
+	}
+	rd.flowLastTS, rd.flowLast = ts, id
+}
+
+// labels reads process_labels metadata: new versions write "NPU {id}".
+func (rd *reader) labels(l string) {
+	if strings.HasPrefix(l, "NPU ") {
+		var d int
+		if _, err := fmt.Sscanf(l[4:], "%d", &d); err == nil && d >= 0 && d < 1<<16 {
+			rd.device = d
 		}
 	}
-	pid := rd.pidOf(pidV)
-	if n == "process_name" {
-		rd.procs[pid] = val
-	} else {
-		rd.threads[[2]int64{int64(pid), tidOf(tidV)}] = val
-	}
-}
-
-func (rd *reader) flowEv(end bool, pidV, tidV, tsV, idV []byte) {
-	ts, ok := timeparse.MicrosToNanos(tsV)
-	if !ok {
-		return
-	}
-	id, ok := timeparse.ParseInt(idV)
-	if !ok {
-		return
-	}
-	rd.flows = append(rd.flows, flow{id: uint64(id), ts: ts, tid: tidOf(tidV), pid: rd.pidOf(pidV), end: end})
-}
-
-// process kinds
-const (
-	procOther = iota
-	procPython
-	procHardware
-	procHCCL
-)
-
-func procKind(name string) int {
-	switch name {
-	case "Python", "python":
-		return procPython
-	case "Ascend Hardware":
-		return procHardware
-	case "HCCL", "Communication":
-		return procHCCL
-	}
-	return procOther
 }
 
 // isBigOpThread reports whether an HCCL-process thread holds big ops
@@ -472,122 +642,356 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
+// slice is one decoded log record.
+type slice struct {
+	flags    byte
+	tid      uint32
+	ts, dur  int64
+	name, tt uint32
+	stream   int64
+	modelID  uint32
+}
+
+// decoder walks one process log.
+type decoder struct {
+	chunks [][]byte
+	b      []byte
+	ts     int64
+}
+
+func newDecoder(l *plog) decoder { return decoder{chunks: l.chunks} }
+
+func (d *decoder) next(s *slice) bool {
+	for len(d.b) == 0 {
+		if len(d.chunks) == 0 {
+			return false
+		}
+		d.b, d.chunks = d.chunks[0], d.chunks[1:]
+	}
+	b := d.b
+	s.flags = b[0]
+	b = b[1:]
+	v, n := binary.Uvarint(b)
+	s.tid = uint32(v)
+	b = b[n:]
+	x, n := binary.Varint(b)
+	d.ts += x
+	s.ts = d.ts
+	b = b[n:]
+	v, n = binary.Uvarint(b)
+	s.dur = int64(v)
+	b = b[n:]
+	v, n = binary.Uvarint(b)
+	s.name = uint32(v)
+	b = b[n:]
+	s.tt, s.stream, s.modelID = 0, -1, 4294967295
+	if s.flags&fTaskType != 0 {
+		v, n = binary.Uvarint(b)
+		s.tt = uint32(v)
+		b = b[n:]
+	}
+	if s.flags&fStream != 0 {
+		x, n = binary.Varint(b)
+		s.stream = x
+		b = b[n:]
+	}
+	if s.flags&fModel != 0 {
+		v, n = binary.Uvarint(b)
+		s.modelID = uint32(v)
+		b = b[n:]
+	}
+	d.b = b
+	return true
+}
+
+// flowKey locates a slice: process, thread and start.
+type flowKey struct {
+	pid uint16
+	tid uint32
+	ts  int64
+}
+
+func (a flowKey) cmp(b flowKey) int {
+	if a.pid != b.pid {
+		return int(a.pid) - int(b.pid)
+	}
+	if a.tid != b.tid {
+		if a.tid < b.tid {
+			return -1
+		}
+		return 1
+	}
+	if a.ts != b.ts {
+		if a.ts < b.ts {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// flowRec is one torch_to_npu flow event; op is the framework op a start
+// leaves from (or, for an end, the op it resolves to), -1 when none.
+type flowRec struct {
+	k  flowKey
+	id int64
+	op int32
+}
+
+func (rd *reader) decodeFlows() (starts, ends []flowRec) {
+	b := rd.flows
+	var ts, id int64
+	starts = make([]flowRec, 0, rd.nFlows-rd.nFlowEnds)
+	ends = make([]flowRec, 0, rd.nFlowEnds)
+	for len(b) > 0 {
+		pe, n := binary.Uvarint(b)
+		b = b[n:]
+		tid, n := binary.Uvarint(b)
+		b = b[n:]
+		dts, n := binary.Varint(b)
+		b = b[n:]
+		did, n := binary.Varint(b)
+		b = b[n:]
+		ts += dts
+		id += did
+		r := flowRec{k: flowKey{uint16(pe >> 1), uint32(tid), ts}, id: id, op: -1}
+		if pe&1 == 1 {
+			ends = append(ends, r)
+		} else {
+			starts = append(starts, r)
+		}
+	}
+	return starts, ends
+}
+
+// cursor finds the records of a sorted []flowRec at a location. Slices of
+// one thread mostly come in time order, so it walks forward from where the
+// thread's last lookup ended and binary-searches only when time goes back.
+type cursor struct {
+	recs []flowRec
+	pos  map[[2]uint32]int
+}
+
+func newCursor(recs []flowRec) *cursor {
+	return &cursor{recs: recs, pos: map[[2]uint32]int{}}
+}
+
+// find returns the range [i, j) of records at k.
+func (c *cursor) find(k flowKey) (int, int) {
+	recs := c.recs
+	if len(recs) == 0 {
+		return 0, 0
+	}
+	tk := [2]uint32{uint32(k.pid), k.tid}
+	i, ok := c.pos[tk]
+	if !ok || i > len(recs) || (i < len(recs) && recs[i].k.cmp(k) > 0) || (i > 0 && recs[i-1].k.cmp(k) >= 0) {
+		i, _ = slices.BinarySearchFunc(recs, k, func(a flowRec, k flowKey) int { return a.k.cmp(k) })
+	} else {
+		for n := 0; i < len(recs) && recs[i].k.cmp(k) < 0; n++ {
+			if n == 16 {
+				i, _ = slices.BinarySearchFunc(recs, k, func(a flowRec, k flowKey) int { return a.k.cmp(k) })
+				break
+			}
+			i++
+		}
+	}
+	j := i
+	for j < len(recs) && recs[j].k == k {
+		j++
+	}
+	c.pos[tk] = j
+	return i, j
+}
+
 func (rd *reader) build(rank *model.Rank, file string) {
-	kinds := make([]int, len(rd.pids))
-	haveHW, haveHCCL := false, false
-	for i := range rd.pids {
-		kinds[i] = procKind(rd.procs[uint16(i)])
-		haveHW = haveHW || kinds[i] == procHardware
-		haveHCCL = haveHCCL || kinds[i] == procHCCL
-	}
-	// slices on processes (or HCCL threads) whose names were never read:
-	// in a truncated file their metadata lay after the cut
-	var unnamed, unnamedHCCL int
-	if rd.stats.Truncated {
-		for i := range rd.xs {
-			x := &rd.xs[i]
-			if _, ok := rd.procs[x.pid]; !ok {
-				unnamed++
-			} else if kinds[x.pid] == procHCCL {
-				if _, ok := rd.threads[[2]int64{int64(x.pid), x.tid}]; !ok {
-					unnamedHCCL++
-				}
-			}
-		}
-	}
-	type key struct {
-		pid uint16
-		tid int64
-		ts  int64
-	}
-	var opAt, taskAt, hcclAt map[key]int32
-	if len(rd.flows) > 0 {
-		opAt, taskAt, hcclAt = map[key]int32{}, map[key]int32{}, map[key]int32{}
-	}
 	strs := rd.in.strs
-	opType := map[uint32]string{}
-	for i := range rd.xs {
-		x := &rd.xs[i]
-		kind := procOther
-		if int(x.pid) < len(kinds) {
-			kind = kinds[x.pid]
+	var starts, ends []flowRec
+	if rd.nFlows > 0 {
+		starts, ends = rd.decodeFlows()
+		rd.flows = nil
+		slices.SortStableFunc(starts, func(a, b flowRec) int { return a.k.cmp(b.k) })
+	}
+	// Python processes first: framework ops and steps.
+	var s slice
+	nOps := 0
+	for p := range rd.logs {
+		if rd.logs[p].kind == procPython {
+			nOps += rd.logs[p].n
 		}
-		switch kind {
-		case procHardware:
-			name := strs[x.name]
-			tt := strs[x.taskType]
-			stream := x.stream
-			if stream < 0 {
-				stream = int32(x.tid)
-			}
-			ot, ok := opType[x.name]
-			if !ok {
-				ot = model.OpTypeFromName(name)
-				opType[x.name] = ot
-			}
-			if taskAt != nil {
-				taskAt[key{x.pid, x.tid, x.ts}] = int32(len(rank.Tasks))
-			}
-			rank.Tasks = append(rank.Tasks, model.DeviceTask{
-				Start: x.ts, Dur: x.dur, Name: name, OpType: ot, TaskType: tt,
-				Stream: stream, Class: model.ClassifyTask(tt, name), ModelID: x.modelID,
-			})
-		case procHCCL:
-			tn := rd.threads[[2]int64{int64(x.pid), x.tid}]
-			if !isBigOpThread(tn) {
-				continue
-			}
-			name := strs[x.name]
-			if hcclAt != nil {
-				hcclAt[key{x.pid, x.tid, x.ts}] = int32(len(rank.HCCL))
-			}
-			rank.HCCL = append(rank.HCCL, model.HCCLOp{
-				Start: x.ts, Dur: x.dur, Name: name, Type: model.HCCLTypeFromName(name),
-				HashSuffix: model.HCCLHashSuffix(name), Variant: model.HCCLVariant(name),
-			})
-		case procPython:
-			name := strs[x.name]
+	}
+	if nOps > 0 {
+		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
+	}
+	sc := newCursor(starts)
+	for p := range rd.logs {
+		lg := &rd.logs[p]
+		if lg.kind != procPython {
+			continue
+		}
+		d := newDecoder(lg)
+		for d.next(&s) {
+			name := strs[s.name]
 			if strings.HasPrefix(name, "ProfilerStep#") {
 				var id int
 				if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
-					rank.Steps = append(rank.Steps, model.Step{ID: id, Start: x.ts, End: x.ts + x.dur})
+					rank.Steps = append(rank.Steps, model.Step{ID: id, Start: s.ts, End: s.ts + s.dur})
 				}
 				continue
 			}
-			if x.cat != catCPUOp {
+			if s.flags&fCPUOp == 0 {
 				continue
 			}
-			if opAt != nil {
-				opAt[key{x.pid, x.tid, x.ts}] = int32(len(rank.FrameworkOps))
+			if len(starts) > 0 {
+				// a later op at the same place wins, as a map would
+				i, j := sc.find(flowKey{uint16(p), s.tid, s.ts})
+				for ; i < j; i++ {
+					starts[i].op = int32(len(rank.FrameworkOps))
+				}
 			}
-			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: x.ts, Dur: x.dur, Name: name, Tid: x.tid})
+			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: name, Tid: rd.tids[s.tid]})
 		}
+		lg.chunks = nil
 	}
-	rd.xs = nil
-	if len(rd.flows) > 0 {
-		starts := map[uint64]int32{}
-		for _, f := range rd.flows {
-			if !f.end {
-				if op, ok := opAt[key{f.pid, f.tid, f.ts}]; ok {
-					starts[f.id] = op
+	// flow ends, resolved to ops through the flow id
+	if len(starts) > 0 {
+		slices.SortStableFunc(starts, func(a, b flowRec) int {
+			if a.id != b.id {
+				if a.id < b.id {
+					return -1
 				}
+				return 1
 			}
-		}
-		for _, f := range rd.flows {
-			if !f.end {
-				continue
-			}
-			op, ok := starts[f.id]
+			return a.k.cmp(b.k)
+		})
+		kept := ends[:0]
+		for _, e := range ends {
+			i, ok := slices.BinarySearchFunc(starts, e.id, func(a flowRec, id int64) int {
+				if a.id < id {
+					return -1
+				} else if a.id > id {
+					return 1
+				}
+				return 0
+			})
 			if !ok {
 				continue
 			}
-			k := key{f.pid, f.tid, f.ts}
-			if t, ok := taskAt[k]; ok {
-				rank.Links = append(rank.Links, model.Link{Op: op, Task: t, HCCL: -1})
-			} else if h, ok := hcclAt[k]; ok {
-				rank.Links = append(rank.Links, model.Link{Op: op, Task: -1, HCCL: h})
+			// the last start with this id wins, as a map would
+			for i+1 < len(starts) && starts[i+1].id == e.id {
+				i++
+			}
+			if starts[i].op >= 0 {
+				e.op = starts[i].op
+				kept = append(kept, e)
 			}
 		}
+		ends = kept
+		starts = nil
+		slices.SortStableFunc(ends, func(a, b flowRec) int { return a.k.cmp(b.k) })
+	} else {
+		ends = nil
+	}
+	ec := newCursor(ends)
+	if len(ends) > 0 {
+		rank.Links = slices.Grow(rank.Links, len(ends))
+	}
+	link := func(k flowKey, task, hccl int32) {
+		if len(ends) == 0 {
+			return
+		}
+		i, j := ec.find(k)
+		for ; i < j; i++ {
+			rank.Links = append(rank.Links, model.Link{Op: ends[i].op, Task: task, HCCL: hccl})
+		}
+	}
+	// slices on processes (or HCCL threads) whose names were never read:
+	// in a truncated file their metadata lay after the cut
+	haveHW, haveHCCL := false, false
+	unnamed, unnamedHCCL := 0, 0
+	unnamedHCCLThreads := map[uint32]bool{}
+	for p := range rd.logs {
+		switch rd.logs[p].kind {
+		case procHardware:
+			haveHW = true
+		case procHCCL:
+			haveHCCL = true
+		case procUnknown:
+			unnamed += rd.logs[p].n
+		}
+	}
+	// device processes
+	nTasks := 0
+	for p := range rd.logs {
+		if rd.logs[p].kind == procHardware {
+			nTasks += rd.logs[p].n
+		}
+	}
+	if nTasks > 0 {
+		rank.Tasks = slices.Grow(rank.Tasks, nTasks)
+	}
+	type taskKey struct{ name, tt uint32 }
+	type taskInfo struct {
+		opType string
+		class  model.TaskClass
+	}
+	taskInfos := map[taskKey]taskInfo{}
+	type hcclInfo struct{ typ, hash, variant string }
+	hcclInfos := map[uint32]hcclInfo{}
+	for p := range rd.logs {
+		lg := &rd.logs[p]
+		switch lg.kind {
+		case procHardware:
+			d := newDecoder(lg)
+			for d.next(&s) {
+				ti, ok := taskInfos[taskKey{s.name, s.tt}]
+				if !ok {
+					name := strs[s.name]
+					ti = taskInfo{opType: model.OpTypeFromName(name), class: model.ClassifyTask(strs[s.tt], name)}
+					taskInfos[taskKey{s.name, s.tt}] = ti
+				}
+				stream := int32(s.stream)
+				if s.stream < 0 {
+					stream = int32(rd.tids[s.tid])
+				}
+				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
+				rank.Tasks = append(rank.Tasks, model.DeviceTask{
+					Start: s.ts, Dur: s.dur, Name: strs[s.name], OpType: ti.opType, TaskType: strs[s.tt],
+					Stream: stream, Class: ti.class, ModelID: s.modelID,
+				})
+			}
+		case procHCCL:
+			d := newDecoder(lg)
+			big := map[uint32]bool{}
+			for d.next(&s) {
+				isBig, ok := big[s.tid]
+				if !ok {
+					tn, named := rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]
+					if !named {
+						unnamedHCCLThreads[s.tid] = true
+					}
+					isBig = isBigOpThread(tn)
+					big[s.tid] = isBig
+				}
+				if unnamedHCCLThreads[s.tid] {
+					unnamedHCCL++
+				}
+				if !isBig {
+					continue
+				}
+				hi, ok := hcclInfos[s.name]
+				if !ok {
+					name := strs[s.name]
+					hi = hcclInfo{model.HCCLTypeFromName(name), model.HCCLHashSuffix(name), model.HCCLVariant(name)}
+					hcclInfos[s.name] = hi
+				}
+				link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
+				rank.HCCL = append(rank.HCCL, model.HCCLOp{
+					Start: s.ts, Dur: s.dur, Name: strs[s.name], Type: hi.typ,
+					HashSuffix: hi.hash, Variant: hi.variant,
+				})
+			}
+		}
+		lg.chunks = nil
 	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
@@ -614,6 +1018,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 			}
 			rank.Links = links
+			if len(rank.Links) == 0 {
+				rank.Links = nil
+			}
 			rank.Have.TimelineNote = fmt.Sprintf("%s is %s at byte %d, before the Ascend Hardware process metadata, so no device task can be identified", file, cut, at)
 		case !haveHCCL || unnamedHCCL > 0:
 			rank.Have.HCCLNote = fmt.Sprintf("%s is %s at byte %d, before the HCCL process and thread metadata, so collectives cannot be identified", file, cut, at)
@@ -634,33 +1041,5 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device
-	}
-}
-
-// labels reads process_labels metadata: new versions write "NPU {id}".
-func (rd *reader) labels(args []byte) {
-	var ai objIter
-	if !ai.init(args) {
-		return
-	}
-	for {
-		k, ok := ai.nextKey()
-		if !ok {
-			return
-		}
-		v := ai.value()
-		if ai.err != nil {
-			return
-		}
-		if string(k) != "labels" {
-			continue
-		}
-		l := unquote(strContent(v))
-		if strings.HasPrefix(l, "NPU ") {
-			var d int
-			if _, err := fmt.Sscanf(l[4:], "%d", &d); err == nil && d >= 0 && d < 1<<16 {
-				rd.device = d
-			}
-		}
 	}
 }

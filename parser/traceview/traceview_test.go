@@ -1,13 +1,16 @@
 package traceview
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
 
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/stretchr/testify/require"
 )
@@ -253,4 +256,65 @@ func TestReadMalformedBetweenEvents(t *testing.T) {
 	require.Equal(t, int64(at), st.TruncatedAt)
 	require.Len(t, r.Tasks, 1)
 	require.Equal(t, fmt.Sprintf("t.json is malformed: expected '{' or ']' at byte %d, found '1'; analyzed the 2 complete events before it", at), r.PartialReason)
+}
+
+// The reader refills its block in the middle of events; any split of the
+// input must give the same rank as reading it whole.
+func TestReadAnySplit(t *testing.T) {
+	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	s.Steps = 2
+	var b bytes.Buffer
+	_, err := tracegen.WriteTrace(&b, s, 1)
+	require.NoError(t, err)
+	data := b.Bytes()
+	want := model.NewRank("x")
+	_, err = Read(bytes.NewReader(data), "x", want)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Tasks)
+	require.NotEmpty(t, want.HCCL)
+	require.NotEmpty(t, want.FrameworkOps)
+	require.NotEmpty(t, want.Links)
+	for name, r := range map[string]io.Reader{
+		"one byte": iotest.OneByteReader(bytes.NewReader(data)),
+		"half":     iotest.HalfReader(bytes.NewReader(data)),
+	} {
+		got := model.NewRank("x")
+		_, err := Read(r, "x", got)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+}
+
+// Escapes, string pids and tids, a 3 MB call stack (bigger than a block),
+// the {"traceEvents": [...]} wrapper and metadata that names processes
+// only after their slices.
+func TestReadShapes(t *testing.T) {
+	stack := strings.Repeat(`frame.py(12): f\\n\"x\"; `, 120000)
+	trace := `{"traceEvents": [
+{"ph":"X","name":"aten::a\"b","pid":"10","tid":"7","ts":"1000.5","dur":2,"cat":"cpu_op","args":{"Call stack":"` + stack + `","nested":{"x":[1,{"y":"}"}]}}},
+{"ph":"X","name":"python","pid":"10","tid":"7","ts":"1001","dur":1,"cat":"python_function","args":{}},
+{"ph":"X","name":"aclnnCumsum_CumsumAiCpu_Cumsum","pid":20,"tid":2,"ts":1002.25,"dur":0.001,"args":{"Task Type":"AI_CPU","Stream Id":"2","Model Id":7}},
+{"ph":"X","name":"hcom_allGather__115_0_1","pid":30,"tid":0,"ts":"1003","dur":5,"args":{}},
+{"ph":"X","name":"Notify_Wait","pid":30,"tid":1,"ts":"1003","dur":1,"args":{}},
+{"ph":"X","name":"Computing","pid":40,"tid":0,"ts":"1003","dur":1},
+{"ph":"M","name":"process_name","pid":40,"args":{"name":"Overlap Analysis"}},
+{"ph":"X","name":"Free","pid":40,"tid":3,"ts":"1004","dur":1},
+{"ph":"M","name":"process_name","pid":"10","tid":0,"args":{"name":"Python"}},
+{"ph":"M","name":"process_name","pid":20,"tid":0,"args":{"name":"Ascend Hardware"}},
+{"ph":"M","name":"process_name","pid":30,"tid":0,"args":{"name":"Communication"}},
+{"ph":"M","name":"thread_name","pid":30,"tid":0,"args":{"name":"Group tp Communication"}},
+{"ph":"M","name":"process_labels","pid":20,"tid":0,"args":{"labels":"NPU 5"}}
+], "displayTimeUnit": "ns"}`
+	r := model.NewRank("x")
+	st, err := Read(strings.NewReader(trace), "t.json", r)
+	require.NoError(t, err)
+	require.False(t, st.Truncated)
+	require.Equal(t, int64(13), st.Events)
+	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: `aten::a"b`, Tid: 7}}, r.FrameworkOps)
+	require.Len(t, r.Tasks, 1)
+	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: "aclnnCumsum_CumsumAiCpu_Cumsum", OpType: "Cumsum",
+		TaskType: "AI_CPU", Stream: 2, Class: model.ClassCompute, ModelID: 7}, r.Tasks[0])
+	require.Len(t, r.HCCL, 1)
+	require.Equal(t, "allgather", r.HCCL[0].Type)
+	require.Equal(t, 5, r.Device)
 }
