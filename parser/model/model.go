@@ -307,83 +307,120 @@ func (r *Rank) Warn(file, format string, args ...any) {
 // SortTasks orders tasks by (start, stream, name), HCCL ops by (start,
 // name) and framework ops by (start, tid, name) so every pass sees a
 // deterministic order (and exact duplicates sit side by side), and remaps
-// Links accordingly.
+// Links accordingly. It is stable, does nothing more than a check when the
+// order is already right (the readers produce it), and otherwise permutes
+// in place (4 bytes per element of extra memory, not a second copy).
 func (r *Rank) SortTasks() {
-	taskIdx := make([]int32, len(r.Tasks))
-	for i := range taskIdx {
-		taskIdx[i] = int32(i)
-	}
-	sort.SliceStable(taskIdx, func(a, b int) bool {
-		x, y := &r.Tasks[taskIdx[a]], &r.Tasks[taskIdx[b]]
+	taskCmp := func(x, y *DeviceTask) int {
 		if x.Start != y.Start {
-			return x.Start < y.Start
+			return cmpInt(x.Start, y.Start)
 		}
 		if x.Stream != y.Stream {
-			return x.Stream < y.Stream
+			return cmpInt(int64(x.Stream), int64(y.Stream))
 		}
-		return x.Name < y.Name
-	})
-	hIdx := make([]int32, len(r.HCCL))
-	for i := range hIdx {
-		hIdx[i] = int32(i)
+		return strings.Compare(x.Name, y.Name)
 	}
-	sort.SliceStable(hIdx, func(a, b int) bool {
-		x, y := &r.HCCL[hIdx[a]], &r.HCCL[hIdx[b]]
+	hcclCmp := func(x, y *HCCLOp) int {
 		if x.Start != y.Start {
-			return x.Start < y.Start
+			return cmpInt(x.Start, y.Start)
 		}
-		return x.Name < y.Name
-	})
-	var opIdx []int32
-	if len(r.Links) > 0 || !slices.IsSortedFunc(r.FrameworkOps, cmpOp) {
-		opIdx = make([]int32, len(r.FrameworkOps))
-		for i := range opIdx {
-			opIdx[i] = int32(i)
-		}
-		sort.SliceStable(opIdx, func(a, b int) bool { return cmpOp(r.FrameworkOps[opIdx[a]], r.FrameworkOps[opIdx[b]]) < 0 })
-		ops := make([]FrameworkOp, len(r.FrameworkOps))
-		for i, j := range opIdx {
-			ops[i] = r.FrameworkOps[j]
-		}
-		r.FrameworkOps = ops
+		return strings.Compare(x.Name, y.Name)
 	}
-	if len(r.Links) > 0 {
-		oinv := make([]int32, len(opIdx))
-		for newI, oldI := range opIdx {
-			oinv[oldI] = int32(newI)
-		}
+	var taskIdx, hIdx, opIdx []int32
+	if !isSorted(len(r.Tasks), func(i, j int) int { return taskCmp(&r.Tasks[i], &r.Tasks[j]) }) {
+		taskIdx = order(len(r.Tasks), func(i, j int32) int { return taskCmp(&r.Tasks[i], &r.Tasks[j]) })
+	}
+	if !isSorted(len(r.HCCL), func(i, j int) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) }) {
+		hIdx = order(len(r.HCCL), func(i, j int32) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) })
+	}
+	if !slices.IsSortedFunc(r.FrameworkOps, cmpOp) {
+		opIdx = order(len(r.FrameworkOps), func(i, j int32) int { return cmpOp(r.FrameworkOps[i], r.FrameworkOps[j]) })
+	}
+	if len(r.Links) > 0 && (taskIdx != nil || hIdx != nil || opIdx != nil) {
+		inv, hinv, oinv := inverse(taskIdx), inverse(hIdx), inverse(opIdx)
 		for i := range r.Links {
-			if l := &r.Links[i]; l.Op >= 0 && int(l.Op) < len(oinv) {
+			l := &r.Links[i]
+			if oinv != nil && l.Op >= 0 && int(l.Op) < len(oinv) {
 				l.Op = oinv[l.Op]
 			}
-		}
-		inv := make([]int32, len(taskIdx))
-		for newI, oldI := range taskIdx {
-			inv[oldI] = int32(newI)
-		}
-		hinv := make([]int32, len(hIdx))
-		for newI, oldI := range hIdx {
-			hinv[oldI] = int32(newI)
-		}
-		for i := range r.Links {
-			if l := &r.Links[i]; l.Task >= 0 {
-				l.Task = inv[l.Task]
-			} else if l.HCCL >= 0 {
+			if l.Task >= 0 {
+				if inv != nil {
+					l.Task = inv[l.Task]
+				}
+			} else if l.HCCL >= 0 && hinv != nil {
 				l.HCCL = hinv[l.HCCL]
 			}
 		}
 	}
-	tasks := make([]DeviceTask, len(r.Tasks))
-	for i, j := range taskIdx {
-		tasks[i] = r.Tasks[j]
+	if taskIdx != nil {
+		permute(r.Tasks, taskIdx)
 	}
-	r.Tasks = tasks
-	hccl := make([]HCCLOp, len(r.HCCL))
-	for i, j := range hIdx {
-		hccl[i] = r.HCCL[j]
+	if hIdx != nil {
+		permute(r.HCCL, hIdx)
 	}
-	r.HCCL = hccl
+	if opIdx != nil {
+		permute(r.FrameworkOps, opIdx)
+	}
 	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
+}
+
+func isSorted(n int, cmp func(i, j int) int) bool {
+	for i := 1; i < n; i++ {
+		if cmp(i-1, i) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// order returns the indexes 0..n-1 stably sorted by cmp.
+func order(n int, cmp func(i, j int32) int) []int32 {
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, cmp)
+	return idx
+}
+
+// inverse returns inv with inv[old] = new for a permutation new -> old.
+func inverse(p []int32) []int32 {
+	if p == nil {
+		return nil
+	}
+	inv := make([]int32, len(p))
+	for newI, oldI := range p {
+		inv[oldI] = int32(newI)
+	}
+	return inv
+}
+
+// permute reorders s in place so that s[i] becomes the old s[p[i]]. It
+// follows the permutation's cycles and marks visited entries by negating
+// them, restoring p afterwards.
+func permute[T any](s []T, p []int32) {
+	for i := range p {
+		if p[i] < 0 || int(p[i]) == i {
+			continue
+		}
+		tmp := s[i]
+		j := i
+		for {
+			k := int(p[j])
+			p[j] = ^p[j]
+			if k == i {
+				s[j] = tmp
+				break
+			}
+			s[j] = s[k]
+			j = k
+		}
+	}
+	for i := range p {
+		if p[i] < 0 {
+			p[i] = ^p[i]
+		}
+	}
 }
 
 // Duplicates counts exact duplicates DropDuplicates removed.

@@ -1,0 +1,118 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sortReference is the straightforward SortTasks: sort copies, remap links.
+func sortReference(r *Rank) {
+	ti := make([]int, len(r.Tasks))
+	for i := range ti {
+		ti[i] = i
+	}
+	sort.SliceStable(ti, func(a, b int) bool {
+		x, y := r.Tasks[ti[a]], r.Tasks[ti[b]]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		if x.Stream != y.Stream {
+			return x.Stream < y.Stream
+		}
+		return x.Name < y.Name
+	})
+	hi := make([]int, len(r.HCCL))
+	for i := range hi {
+		hi[i] = i
+	}
+	sort.SliceStable(hi, func(a, b int) bool {
+		x, y := r.HCCL[hi[a]], r.HCCL[hi[b]]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		return x.Name < y.Name
+	})
+	oi := make([]int, len(r.FrameworkOps))
+	for i := range oi {
+		oi[i] = i
+	}
+	sort.SliceStable(oi, func(a, b int) bool { return cmpOp(r.FrameworkOps[oi[a]], r.FrameworkOps[oi[b]]) < 0 })
+	oinv := make([]int32, len(oi))
+	ops := make([]FrameworkOp, len(oi))
+	for n, o := range oi {
+		oinv[o] = int32(n)
+		ops[n] = r.FrameworkOps[o]
+	}
+	inv, hinv := make([]int32, len(ti)), make([]int32, len(hi))
+	tasks, hccl := make([]DeviceTask, len(ti)), make([]HCCLOp, len(hi))
+	for n, o := range ti {
+		inv[o] = int32(n)
+		tasks[n] = r.Tasks[o]
+	}
+	for n, o := range hi {
+		hinv[o] = int32(n)
+		hccl[n] = r.HCCL[o]
+	}
+	for i := range r.Links {
+		if l := &r.Links[i]; int(l.Op) < len(oinv) {
+			l.Op = oinv[l.Op]
+		}
+		if l := &r.Links[i]; l.Task >= 0 {
+			l.Task = inv[l.Task]
+		} else {
+			l.HCCL = hinv[l.HCCL]
+		}
+	}
+	if len(tasks) > 0 {
+		r.Tasks = tasks
+	}
+	if len(ops) > 0 {
+		r.FrameworkOps = ops
+	}
+	if len(hccl) > 0 {
+		r.HCCL = hccl
+	}
+	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
+}
+
+func TestSortTasksMatchesReference(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		mk := func() *Rank {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			r := NewRank("x")
+			n := rng.IntN(60)
+			sorted := seed%4 == 0
+			for i := 0; i < n; i++ {
+				st := int64(rng.IntN(20))
+				if sorted {
+					st = int64(i)
+				}
+				r.Tasks = append(r.Tasks, DeviceTask{Start: st, Stream: int32(rng.IntN(3)), Name: fmt.Sprint("k", rng.IntN(3)), Dur: int64(i)})
+			}
+			for i := 0; i < rng.IntN(40); i++ {
+				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Tid: int64(rng.IntN(3)), Name: fmt.Sprint("op", rng.IntN(2)), Dur: int64(i)})
+			}
+			for i := 0; i < rng.IntN(20); i++ {
+				r.HCCL = append(r.HCCL, HCCLOp{Start: int64(rng.IntN(10)), Name: fmt.Sprint("h", rng.IntN(2)), Dur: int64(i)})
+			}
+			for i := 0; i < rng.IntN(30); i++ {
+				if rng.IntN(2) == 0 && len(r.Tasks) > 0 {
+					r.Links = append(r.Links, Link{Op: int32(rng.IntN(len(r.FrameworkOps) + 1)), Task: int32(rng.IntN(len(r.Tasks))), HCCL: -1})
+				} else if len(r.HCCL) > 0 {
+					r.Links = append(r.Links, Link{Op: int32(rng.IntN(len(r.FrameworkOps) + 1)), Task: -1, HCCL: int32(rng.IntN(len(r.HCCL)))})
+				}
+			}
+			return r
+		}
+		_ = rng
+		want, got := mk(), mk()
+		sortReference(want)
+		got.SortTasks()
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+}
