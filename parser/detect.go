@@ -131,9 +131,9 @@ func detectFile(path string) ([]Source, error) {
 		return []Source{{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}}, nil
 	case strings.HasSuffix(base, ".db"):
 		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
-	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz")):
+	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
 		return []Source{{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}}, nil
-	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz"):
+	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst"):
 		return []Source{{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}}, nil
 	}
 	return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)}
@@ -170,7 +170,7 @@ func exists(p string) bool {
 
 func hasTextFiles(dir string) bool {
 	for _, f := range textFiles {
-		if exists(filepath.Join(dir, f)) || exists(filepath.Join(dir, f+".gz")) {
+		if findInput(dir, f) != "" {
 			return true
 		}
 	}

@@ -1,8 +1,6 @@
 package parser
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -379,11 +377,7 @@ func parseRank(src Source) (*model.Rank, error) {
 	// A trace_view.json that is empty, unreadable or not a trace leaves the
 	// rank without a timeline (said in warnings and `unavailable`); the
 	// other files are still measured.
-	trace := filepath.Join(out, "trace_view.json")
-	if !exists(trace) && exists(trace+".gz") {
-		trace += ".gz"
-	}
-	if exists(trace) {
+	if trace := findInput(out, "trace_view.json"); trace != "" {
 		if err := readTrace(r, trace); err != nil {
 			r.Warn(trace, "%v", err)
 			r.Have.TimelineNote = err.Error()
@@ -391,12 +385,12 @@ func parseRank(src Source) (*model.Rank, error) {
 	} else {
 		r.Have.TimelineNote = fmt.Sprintf("%s has no trace_view.json", out)
 	}
-	if p := filepath.Join(out, "kernel_details.csv"); exists(p) {
+	if p := findInput(out, "kernel_details.csv"); p != "" {
 		readKernels(r, p)
 	} else {
 		r.Have.KernelNote = fmt.Sprintf("%s has no kernel_details.csv", out)
 	}
-	if p := filepath.Join(out, "step_trace_time.csv"); exists(p) {
+	if p := findInput(out, "step_trace_time.csv"); p != "" {
 		withFile(r, p, func(f io.Reader) error {
 			rows, issues, err := summary.ReadStepTraceTime(f, p)
 			r.Warnings = append(r.Warnings, issues.Warnings(p)...)
@@ -404,7 +398,7 @@ func parseRank(src Source) (*model.Rank, error) {
 			return err
 		})
 	}
-	if p := filepath.Join(out, "communication.json"); exists(p) {
+	if p := findInput(out, "communication.json"); p != "" {
 		withFile(r, p, func(f io.Reader) error {
 			c, err := summary.ReadCommunication(f, p)
 			r.Communication = c
@@ -460,13 +454,13 @@ func finish(r *model.Rank) {
 // withFile opens path and runs fn on it; a problem becomes a warning on
 // the rank and is returned so callers can record what it makes unavailable.
 func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
 		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := fn(bufio.NewReaderSize(f, 1<<16)); err != nil {
+	if err := fn(f); err != nil {
 		r.Warn(path, "%v", err)
 		return err
 	}
@@ -474,21 +468,12 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 }
 
 func readTrace(r *model.Rank, path string) error {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	var rd io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return fmt.Errorf("%s: not gzip: %w", path, err)
-		}
-		defer gz.Close()
-		rd = gz
-	}
-	_, err = traceview.Read(rd, path, r)
+	_, err = traceview.Read(f, path, r)
 	if err != nil {
 		return err
 	}
@@ -541,6 +526,11 @@ func readMeta(r *model.Rank, root string) {
 	}
 }
 
+type taskKey struct {
+	start int64
+	name  string
+}
+
 // readKernels joins kernel_details rows onto the timeline (op type, core,
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
 func readKernels(r *model.Rank, path string) {
@@ -548,12 +538,25 @@ func readKernels(r *model.Rank, path string) {
 	// collectives come from the rows unless the timeline already holds
 	// them (trace_view / msprof json; task_time has no big ops)
 	hcclFromRows := !r.Have.HCCL
-	var byKey *taskIndex
+	var byKey map[taskKey]int
+	// more holds further tasks with an already-seen key (duplicated
+	// events, dropped later by finish, must stay identical)
+	var more map[int][]int
 	if haveTimeline {
-		// every compute task with a row's (start, name) gets its op type
-		// and shapes (duplicated events, dropped later by finish, must
-		// stay identical)
-		byKey = newTaskIndex(r.Tasks)
+		byKey = make(map[taskKey]int, len(r.Tasks))
+		for i := range r.Tasks {
+			if r.Tasks[i].Class == model.ClassCompute {
+				k := taskKey{r.Tasks[i].Start, r.Tasks[i].Name}
+				if j, dup := byKey[k]; dup {
+					if more == nil {
+						more = map[int][]int{}
+					}
+					more[j] = append(more[j], i)
+					continue
+				}
+				byKey[k] = i
+			}
+		}
 	}
 	rows := 0
 	err := withFile(r, path, func(f io.Reader) error {
@@ -566,15 +569,17 @@ func readKernels(r *model.Rank, path string) {
 				return
 			}
 			if haveTimeline {
-				byKey.each(k.Start, k.Name, func(j int) {
-					t := &r.Tasks[j]
-					if k.Type != "" {
-						t.OpType = k.Type
+				if i, ok := byKey[taskKey{k.Start, k.Name}]; ok {
+					for _, j := range append([]int{i}, more[i]...) {
+						t := &r.Tasks[j]
+						if k.Type != "" {
+							t.OpType = k.Type
+						}
+						if k.InputShapes != "" {
+							t.InputShapes = k.InputShapes
+						}
 					}
-					if k.InputShapes != "" {
-						t.InputShapes = k.InputShapes
-					}
-				})
+				}
 				return
 			}
 			if k.IsCollective() {

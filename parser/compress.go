@@ -1,0 +1,81 @@
+package parser
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// compressedSuffixes are the spellings of a compressed input file, tried
+// after the plain name: users gzip or zstd a 5 GB trace_view.json to move
+// it between hosts, and npuprof reads it without unpacking it to disk.
+var compressedSuffixes = []string{".gz", ".zst"}
+
+// findInput returns dir/name, or its .gz or .zst spelling, whichever exists
+// first; "" when none does.
+func findInput(dir, name string) string {
+	p := filepath.Join(dir, name)
+	if exists(p) {
+		return p
+	}
+	for _, s := range compressedSuffixes {
+		if exists(p + s) {
+			return p + s
+		}
+	}
+	return ""
+}
+
+// openInput opens a file for reading, decompressing gzip or zstd content
+// transparently. The format is recognised by its magic bytes, not by the
+// file name, so a renamed file still works.
+func openInput(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: corrupt gzip: %w", path, err)
+		}
+		return &stacked{Reader: gz, closers: []io.Closer{gz, f}}, nil
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: corrupt zstd: %w", path, err)
+		}
+		return &stacked{Reader: zr, closers: []io.Closer{zstdCloser{zr}, f}}, nil
+	}
+	return &stacked{Reader: br, closers: []io.Closer{f}}, nil
+}
+
+type stacked struct {
+	io.Reader
+	closers []io.Closer
+}
+
+func (s *stacked) Close() error {
+	var first error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+type zstdCloser struct{ d *zstd.Decoder }
+
+func (z zstdCloser) Close() error { z.d.Close(); return nil }

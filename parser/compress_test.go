@@ -1,0 +1,88 @@
+package parser
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/stretchr/testify/require"
+)
+
+// compressTree copies the rank folders under src to dst, compressing every
+// file of ASCEND_PROFILER_OUTPUT with compress (and adding suffix).
+func compressTree(t *testing.T, src, dst, suffix string, compress func(io.Writer) io.WriteCloser) {
+	t.Helper()
+	require.NoError(t, filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if filepath.Base(filepath.Dir(p)) != tracegen.OutputDir {
+			return os.WriteFile(out, data, 0o644)
+		}
+		f, err := os.Create(out + suffix)
+		require.NoError(t, err)
+		w := compress(f)
+		_, err = w.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return f.Close()
+	}))
+}
+
+// Gzip and zstd inputs are read transparently: the same model, rank for
+// rank, apart from the file names it records.
+func TestCompressedInputs(t *testing.T) {
+	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	s.Ranks, s.Steps, s.CommJSON = 2, 2, true
+	plain := t.TempDir()
+	_, err := tracegen.Generate(plain, s)
+	require.NoError(t, err)
+	want, err := Load(context.Background(), plain, Options{})
+	require.NoError(t, err)
+	require.Len(t, want.Ranks, 2)
+	require.NotEmpty(t, want.Ranks[0].Communication)
+	for suffix, c := range map[string]func(io.Writer) io.WriteCloser{
+		".gz": func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) },
+		".zst": func(w io.Writer) io.WriteCloser {
+			z, err := zstd.NewWriter(w)
+			require.NoError(t, err)
+			return z
+		},
+	} {
+		dir := t.TempDir()
+		compressTree(t, plain, dir, suffix, c)
+		got, err := Load(context.Background(), dir, Options{})
+		require.NoError(t, err, suffix)
+		require.Len(t, got.Ranks, 2)
+		first := got.Ranks[0].Have.TimelineFile
+		for i, r := range got.Ranks {
+			w := *want.Ranks[i]
+			require.True(t, strings.HasSuffix(r.Have.TimelineFile, "trace_view.json"+suffix), r.Have.TimelineFile)
+			require.True(t, strings.HasSuffix(r.Have.KernelFile, "kernel_details.csv"+suffix), r.Have.KernelFile)
+			r.Have.TimelineFile, r.Have.KernelFile = w.Have.TimelineFile, w.Have.KernelFile
+			r.Path = w.Path
+			require.Equal(t, &w, r, suffix)
+		}
+		// a single compressed file names its own format
+		one, err := Load(context.Background(), first, Options{})
+		require.NoError(t, err, first)
+		require.Equal(t, len(want.Ranks[0].Tasks), len(one.Ranks[0].Tasks))
+	}
+	// a corrupt compressed trace is an error naming the file
+	bad := filepath.Join(t.TempDir(), "trace_view.json.gz")
+	require.NoError(t, os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 1, 2}, 0o644))
+	_, err = ParseRank(Source{Root: bad, TraceFile: bad, Format: model.FormatTorchNPUText, RankHint: -1})
+	require.ErrorContains(t, err, bad)
+}
