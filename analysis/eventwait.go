@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -148,12 +149,17 @@ does not list EVENT_WAIT tasks.`,
 			}
 			return a.Stream < b.Stream
 		})
-		sort.SliceStable(waits, func(i, j int) bool {
-			a, b := r.Tasks[waits[i].Task].Dur, r.Tasks[waits[j].Task].Dur
+		// longest first, ties by task order: a total order, so an unstable
+		// sort gives the same result as a stable one
+		slices.SortFunc(waits, func(x, y Wait) int {
+			a, b := r.Tasks[x.Task].Dur, r.Tasks[y.Task].Dur
 			if a != b {
-				return a > b
+				if a > b {
+					return -1
+				}
+				return 1
 			}
-			return waits[i].Task < waits[j].Task
+			return x.Task - y.Task
 		})
 		if len(waits) > 20 {
 			waits = waits[:20]
