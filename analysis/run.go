@@ -166,7 +166,11 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Path: path}
+	notes, err := parser.SourceNotes(srcs)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Path: path, Notes: notes}
 	var okIDs []parser.RankID
 	var okRes []*RankResult
 	var failed []string
@@ -195,7 +199,7 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		return nil, &parser.UsageError{Msg: strings.Join(failed, "; ")}
 	}
 	ranks, keep, notes := parser.Reconcile(okIDs)
-	res.Notes = append(res.Notes, notes...)
+	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))
 	for i, rr := range okRes {
 		if !keep[i] {
 			continue

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // Source is one rank's input, as found by Detect.
@@ -38,6 +39,9 @@ type Source struct {
 	// ASCEND_PROFILER_OUTPUT is missing (torch_npu's parsing failed or was
 	// skipped), in which case Root is the *_ascend_pt folder.
 	Prof string
+	// Parquet is the folder of an npuprof Parquet export the rank is read
+	// back from (RankHint is then its rank), "" otherwise.
+	Parquet string
 	// RankHint is the rank from the file or folder name, -1 when unknown.
 	RankHint int
 	// Timestamp is the folder-name timestamp used to pick the newest of
@@ -94,6 +98,9 @@ func Detect(path string) ([]Source, error) {
 	}
 	if !st.IsDir() {
 		return detectFile(path)
+	}
+	if parquetio.IsExport(path) {
+		return detectExport(path)
 	}
 	if src, ok := asRank(path); ok {
 		return []Source{src}, nil
@@ -411,4 +418,17 @@ func noProfileMessage(path string) string {
 		found = strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s: no profile found; looked for trace_view.json, kernel_details.csv or step_trace_time.csv, ascend_pytorch_profiler_*.db, an %s/ folder, *_ascend_pt/ folders, msprof PROF_*/ folders (%s/ or msprof_*.db), up to two levels down; found %s", path, profilerOutput, msprofOutput, found)
+}
+
+// detectExport lists the ranks of an npuprof Parquet export.
+func detectExport(dir string) ([]Source, error) {
+	ranks, err := parquetio.Ranks(dir)
+	if err != nil || len(ranks) == 0 {
+		return nil, &UsageError{fmt.Sprintf("%s: an npuprof Parquet export with no ranks: expected %s/rank=N/part-0.parquet (write one with npuprof export)", dir, parquetio.TableRanks)}
+	}
+	out := make([]Source, len(ranks))
+	for i, r := range ranks {
+		out[i] = Source{Root: parquetio.PartDir(dir, parquetio.TableRanks, r), Format: parquetio.SourceFormat, Parquet: dir, RankHint: r}
+	}
+	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/parquetio"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
 )
@@ -65,7 +66,11 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	}); err != nil {
 		return nil, err
 	}
-	p := &Profile{Path: path}
+	notes, err := SourceNotes(srcs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{Path: path, Notes: notes}
 	var failed []string
 	var internal error
 	for i, r := range ranks {
@@ -98,6 +103,7 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 		p.Notes = append(p.Notes, note)
 	}
 	p.Experts = x
+	p.Notes = uniqueNotes(p.Notes)
 	return p, nil
 }
 
@@ -346,6 +352,18 @@ var TestHookParseRank func(Source)
 func parseRank(src Source) (*model.Rank, error) {
 	if TestHookParseRank != nil {
 		TestHookParseRank(src)
+	}
+	if src.Parquet != "" {
+		r, err := parquetio.ReadRank(src.Parquet, src.RankHint)
+		if err != nil {
+			return nil, err
+		}
+		// an export is input: a model that breaks the invariants is a
+		// damaged or hand-edited file, not a parser bug
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: rank %d: %w", src.Parquet, src.RankHint, err)
+		}
+		return r, nil
 	}
 	r := model.NewRank(src.Root)
 	r.Format = src.Format
@@ -614,4 +632,38 @@ func readKernels(r *model.Rank, path string) {
 	if hcclFromRows {
 		r.Have.HCCL = true
 	}
+}
+
+// SourceNotes returns the notes that come with the sources rather than
+// from parsing them: for an npuprof Parquet export, the notes its export
+// run made (missing or duplicate ranks of the original capture).
+func SourceNotes(srcs []Source) ([]string, error) {
+	if len(srcs) == 0 || srcs[0].Parquet == "" {
+		return nil, nil
+	}
+	notes, err := parquetio.Notes(srcs[0].Parquet)
+	if err != nil {
+		return nil, &UsageError{err.Error()}
+	}
+	return notes, nil
+}
+
+// UniqueNotes drops repeated notes (an export read back carries the notes
+// its load made; the checks that made them run again).
+func UniqueNotes(notes []string) []string {
+	return uniqueNotes(notes)
+}
+
+// uniqueNotes drops repeated notes (an export read back carries the notes
+// its load made; the checks that made them run again).
+func uniqueNotes(notes []string) []string {
+	seen := make(map[string]bool, len(notes))
+	out := notes[:0]
+	for _, n := range notes {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -1,0 +1,201 @@
+// Package parquetio writes npuprof's normalized per-rank model as Parquet
+// tables and reads it back, so that a cluster too big for one machine can
+// be exported rank by rank (one `npuprof export` per node) and queried as
+// one data set with DuckDB, Spark or Trino, and so that `npuprof analyze`
+// can re-analyze an export without parsing JSON again.
+//
+// Layout (Hive-style partitions by rank; docs/parquet.md is the reference):
+//
+//	OUTDIR/device_tasks/rank=3/part-0.parquet
+//	OUTDIR/hccl_ops/rank=3/part-0.parquet
+//	OUTDIR/framework_ops/rank=3/part-0.parquet
+//	OUTDIR/steps/rank=3/part-0.parquet
+//	OUTDIR/metrics/rank=3/part-0.parquet
+//	OUTDIR/links/rank=3/part-0.parquet
+//	OUTDIR/comm_ops/rank=3/part-0.parquet
+//	OUTDIR/step_trace/rank=3/part-0.parquet
+//	OUTDIR/statistics/rank=3/part-0.parquet
+//	OUTDIR/ranks/rank=3/part-0.parquet
+//	OUTDIR/_npuprof/export-<first>-<last>.json   (schema version, notes)
+//
+// The rank is the partition value only (it is not a column inside the
+// files); Hive-aware readers add it as a column. Row order is the model's
+// order, and `links` refers to rows by their 0-based position in the rank's
+// device_tasks / hccl_ops / framework_ops files.
+package parquetio
+
+// Schema is the version of the table layout. A reader refuses an export
+// of another major version; adding a column is a minor change (v1.N).
+const Schema = "npuprof.parquet/v1"
+
+// Table names (folder names under OUTDIR). Public contract.
+const (
+	TableDeviceTasks  = "device_tasks"
+	TableHCCLOps      = "hccl_ops"
+	TableFrameworkOps = "framework_ops"
+	TableSteps        = "steps"
+	TableMetrics      = "metrics"
+	TableLinks        = "links"
+	TableCommOps      = "comm_ops"
+	TableStepTrace    = "step_trace"
+	TableRanks        = "ranks"
+	TableStatistics   = "statistics"
+)
+
+// Tables lists every table in the order they are written.
+var Tables = []string{TableRanks, TableDeviceTasks, TableHCCLOps, TableFrameworkOps, TableLinks, TableSteps, TableCommOps, TableStepTrace, TableStatistics, TableMetrics}
+
+// ManifestDir holds one JSON manifest per export run (Hive readers skip
+// folders starting with '_').
+const ManifestDir = "_npuprof"
+
+// DeviceTask is one row of device_tasks (model.DeviceTask).
+type DeviceTask struct {
+	StartNs     int64  `parquet:"start_ns,delta"`
+	DurNs       int64  `parquet:"dur_ns"`
+	Name        string `parquet:"name,dict"`
+	OpType      string `parquet:"op_type,dict"`
+	TaskType    string `parquet:"task_type,dict"`
+	InputShapes string `parquet:"input_shapes,dict"`
+	Stream      int32  `parquet:"stream"`
+	Class       string `parquet:"class,dict"`
+	ModelID     int64  `parquet:"model_id"`
+}
+
+// HCCLOp is one row of hccl_ops (model.HCCLOp).
+type HCCLOp struct {
+	StartNs    int64  `parquet:"start_ns,delta"`
+	DurNs      int64  `parquet:"dur_ns"`
+	Name       string `parquet:"name,dict"`
+	Type       string `parquet:"type,dict"`
+	HashSuffix string `parquet:"hash_suffix,dict"`
+	GroupName  string `parquet:"group_name,dict"`
+	Variant    string `parquet:"variant,dict"`
+}
+
+// FrameworkOp is one row of framework_ops (model.FrameworkOp).
+type FrameworkOp struct {
+	StartNs int64  `parquet:"start_ns,delta"`
+	DurNs   int64  `parquet:"dur_ns"`
+	Name    string `parquet:"name,dict"`
+	Tid     int64  `parquet:"tid"`
+}
+
+// Link is one row of links (model.Link): row numbers, -1 for none.
+type Link struct {
+	Op   int32 `parquet:"op"`
+	Task int32 `parquet:"task"`
+	HCCL int32 `parquet:"hccl"`
+}
+
+// Step is one row of steps: the model's ProfilerStep#N bounds and, when the
+// steps pass measured it, the step's device breakdown (null otherwise).
+type Step struct {
+	Step                       int64  `parquet:"step"`
+	StartNs                    int64  `parquet:"start_ns"`
+	EndNs                      int64  `parquet:"end_ns"`
+	WindowNs                   *int64 `parquet:"window_ns,optional"`
+	ComputingNs                *int64 `parquet:"computing_ns,optional"`
+	CommunicationNs            *int64 `parquet:"communication_ns,optional"`
+	CommunicationNotOverlapped *int64 `parquet:"communication_not_overlapped_ns,optional"`
+	OverlappedNs               *int64 `parquet:"overlapped_ns,optional"`
+	FreeNs                     *int64 `parquet:"free_ns,optional"`
+	Tasks                      *int64 `parquet:"tasks,optional"`
+}
+
+// Metric is one row of metrics: a metric npuprof measured (value set) or
+// could not measure (value null, unavailable says why). Names are the
+// metric names of the JSON document.
+type Metric struct {
+	Name        string   `parquet:"name,dict"`
+	Value       *float64 `parquet:"value,optional"`
+	Unavailable *string  `parquet:"unavailable,optional"`
+}
+
+// CommOp is one row of comm_ops (communication.json, model.CommOpInfo).
+type CommOp struct {
+	Step      string  `parquet:"step,dict"`
+	Kind      string  `parquet:"kind,dict"`
+	Op        string  `parquet:"op,dict"`
+	GroupHash string  `parquet:"group_hash,dict"`
+	StartNs   int64   `parquet:"start_ns"`
+	ElapseMs  float64 `parquet:"elapse_ms"`
+	TransitMs float64 `parquet:"transit_ms"`
+	WaitMs    float64 `parquet:"wait_ms"`
+	SyncMs    float64 `parquet:"sync_ms"`
+	IdleMs    float64 `parquet:"idle_ms"`
+}
+
+// StepTrace is one row of step_trace (step_trace_time.csv, model.StepTraceRow).
+type StepTrace struct {
+	Step                       string  `parquet:"step"`
+	Computing                  float64 `parquet:"computing_us"`
+	CommunicationNotOverlapped float64 `parquet:"communication_not_overlapped_us"`
+	Overlapped                 float64 `parquet:"overlapped_us"`
+	Communication              float64 `parquet:"communication_us"`
+	Free                       float64 `parquet:"free_us"`
+	Stage                      float64 `parquet:"stage_us"`
+	Bubble                     float64 `parquet:"bubble_us"`
+	Preparing                  float64 `parquet:"preparing_us"`
+	HasPreparing               bool    `parquet:"has_preparing"`
+}
+
+// Statistic is one row of statistics: msprof's communication_statistic
+// (kind "communication") and api_statistic (kind "api") tables
+// (model.StatRow, Rank.CommStats and Rank.APIStats).
+type Statistic struct {
+	Kind    string `parquet:"kind,dict"`
+	Level   string `parquet:"level,dict"`
+	Name    string `parquet:"name,dict"`
+	Count   int64  `parquet:"count"`
+	TotalNs int64  `parquet:"total_ns"`
+}
+
+// Statistic kinds.
+const (
+	StatCommunication = "communication"
+	StatAPI           = "api"
+)
+
+// Rank is the one row of ranks: everything about the rank that is not a
+// table, with the small nested parts as JSON text.
+type Rank struct {
+	Schema            string `parquet:"schema"`
+	Device            int32  `parquet:"device"`
+	Path              string `parquet:"path"`
+	Format            string `parquet:"format"`
+	DirTimestamp      string `parquet:"dir_timestamp"`
+	ProfilerLevel     string `parquet:"profiler_level"`
+	TorchNPUVersion   string `parquet:"torch_npu_version"`
+	CANNVersion       string `parquet:"cann_version"`
+	HaveTimeline      bool   `parquet:"have_timeline"`
+	HaveKernelDetails bool   `parquet:"have_kernel_details"`
+	HaveHCCL          bool   `parquet:"have_hccl"`
+	HaveFramework     bool   `parquet:"have_framework"`
+	TimelineFile      string `parquet:"timeline_file"`
+	KernelFile        string `parquet:"kernel_file"`
+	// HaveJSON is model.Availability whole (the columns above repeat its
+	// main flags for SQL): notes on why inputs were unusable, partial
+	// flags, and whatever it gains later.
+	HaveJSON      string `parquet:"have_json"`
+	Partial       bool   `parquet:"partial"`
+	PartialReason string `parquet:"partial_reason"`
+	GroupsJSON    string `parquet:"groups_json"`
+	EnvJSON       string `parquet:"env_json"`
+	MetadataJSON  string `parquet:"metadata_json"`
+	WarningsJSON  string `parquet:"warnings_json"`
+}
+
+// Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export
+// run wrote.
+type Manifest struct {
+	Schema  string   `json:"schema"`
+	Npuprof string   `json:"npuprof_version"`
+	Source  string   `json:"source"`
+	Ranks   []int    `json:"ranks"`
+	Notes   []string `json:"notes"`
+}
+
+// SourceFormat names a Parquet export as a parser source. A rank read back
+// keeps the format it was captured in (model.Rank.Format).
+const SourceFormat = "npuprof_parquet"

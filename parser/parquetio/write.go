@@ -1,0 +1,220 @@
+package parquetio
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Extra is what analysis adds to a rank's export: its metrics and its
+// per-step breakdown. Package parquetio does not import analysis; the
+// caller converts.
+type Extra struct {
+	Metrics []Metric
+	// Steps maps a step id to its breakdown (ns).
+	Steps map[int]StepBreakdown
+}
+
+// StepBreakdown is the steps pass's result for one step, in ns.
+type StepBreakdown struct {
+	Window, Computing, Communication, CommunicationNotOverlapped, Overlapped, Free int64
+	Tasks                                                                          int
+}
+
+// Version is npuprof's version, written into every file's created_by.
+var Version = "dev"
+
+const batch = 8192
+
+// PartDir is OUTDIR/table/rank=N.
+func PartDir(outDir, table string, rank int) string {
+	return filepath.Join(outDir, table, "rank="+strconv.Itoa(rank))
+}
+
+// PartFile is the one file of a rank's partition.
+func PartFile(outDir, table string, rank int) string {
+	return filepath.Join(PartDir(outDir, table, rank), "part-0.parquet")
+}
+
+// writeTable writes n rows made by row(i) to the rank's partition of table,
+// through a temporary file renamed into place.
+func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) error {
+	dir := PartDir(outDir, table, rank)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".part-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	w := parquet.NewGenericWriter[T](tmp,
+		parquet.Compression(&parquet.Zstd),
+		parquet.CreatedBy("npuprof", Version, ""),
+		parquet.KeyValueMetadata("npuprof.schema", Schema),
+		parquet.KeyValueMetadata("npuprof.table", table),
+	)
+	buf := make([]T, 0, min(n, batch))
+	for i := 0; i < n; i++ {
+		buf = append(buf, row(i))
+		if len(buf) == cap(buf) {
+			if _, err := w.Write(buf); err != nil {
+				tmp.Close()
+				return fmt.Errorf("%s: %w", table, err)
+			}
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		if _, err := w.Write(buf); err != nil {
+			tmp.Close()
+			return fmt.Errorf("%s: %w", table, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", table, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, "part-0.parquet"))
+}
+
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// WriteRank writes every table of one rank (r.Rank must be set) under
+// outDir. Files of the rank written before are replaced.
+func WriteRank(outDir string, r *model.Rank, x Extra) error {
+	if r.Rank < 0 {
+		return fmt.Errorf("%s: rank unknown; cannot name its partition", r.Path)
+	}
+	rk := r.Rank
+	groups, err := jsonText(r.Groups)
+	if err != nil {
+		return err
+	}
+	env, err := jsonText(r.Env)
+	if err != nil {
+		return err
+	}
+	md, err := jsonText(r.Metadata)
+	if err != nil {
+		return err
+	}
+	warns, err := jsonText(r.Warnings)
+	if err != nil {
+		return err
+	}
+	have, err := jsonText(r.Have)
+	if err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableRanks, rk, 1, func(int) Rank {
+		return Rank{Schema: Schema, Device: int32(r.Device), Path: r.Path, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
+			ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
+			HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
+			TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
+			GroupsJSON: groups, EnvJSON: env, MetadataJSON: md, WarningsJSON: warns, HaveJSON: have}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
+		t := &r.Tasks[i]
+		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: t.Name, OpType: t.OpType, TaskType: t.TaskType,
+			InputShapes: t.InputShapes, Stream: t.Stream, Class: t.Class.String(), ModelID: int64(t.ModelID)}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableHCCLOps, rk, len(r.HCCL), func(i int) HCCLOp {
+		h := &r.HCCL[i]
+		return HCCLOp{StartNs: h.Start, DurNs: h.Dur, Name: h.Name, Type: h.Type, HashSuffix: h.HashSuffix, GroupName: h.Group, Variant: h.Variant}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableFrameworkOps, rk, len(r.FrameworkOps), func(i int) FrameworkOp {
+		o := &r.FrameworkOps[i]
+		return FrameworkOp{StartNs: o.Start, DurNs: o.Dur, Name: o.Name, Tid: o.Tid}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableLinks, rk, len(r.Links), func(i int) Link {
+		l := r.Links[i]
+		return Link{Op: l.Op, Task: l.Task, HCCL: l.HCCL}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableSteps, rk, len(r.Steps), func(i int) Step {
+		s := r.Steps[i]
+		row := Step{Step: int64(s.ID), StartNs: s.Start, EndNs: s.End}
+		if b, ok := x.Steps[s.ID]; ok {
+			p := func(v int64) *int64 { return &v }
+			row.WindowNs, row.ComputingNs, row.CommunicationNs = p(b.Window), p(b.Computing), p(b.Communication)
+			row.CommunicationNotOverlapped, row.OverlappedNs, row.FreeNs = p(b.CommunicationNotOverlapped), p(b.Overlapped), p(b.Free)
+			row.Tasks = p(int64(b.Tasks))
+		}
+		return row
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableCommOps, rk, len(r.Communication), func(i int) CommOp {
+		c := &r.Communication[i]
+		return CommOp{Step: c.Step, Kind: c.Kind, Op: c.Op, GroupHash: c.GroupHash, StartNs: c.Start,
+			ElapseMs: c.ElapseMs, TransitMs: c.TransitMs, WaitMs: c.WaitMs, SyncMs: c.SyncMs, IdleMs: c.IdleMs}
+	}); err != nil {
+		return err
+	}
+	if err := writeTable(outDir, TableStepTrace, rk, len(r.StepTrace), func(i int) StepTrace {
+		s := &r.StepTrace[i]
+		return StepTrace{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
+			Overlapped: s.Overlapped, Communication: s.Communication, Free: s.Free, Stage: s.Stage, Bubble: s.Bubble,
+			Preparing: s.Preparing, HasPreparing: s.HasPreparing}
+	}); err != nil {
+		return err
+	}
+	stats := make([]Statistic, 0, len(r.CommStats)+len(r.APIStats))
+	for _, st := range r.CommStats {
+		stats = append(stats, Statistic{Kind: StatCommunication, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
+	}
+	for _, st := range r.APIStats {
+		stats = append(stats, Statistic{Kind: StatAPI, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
+	}
+	if err := writeTable(outDir, TableStatistics, rk, len(stats), func(i int) Statistic { return stats[i] }); err != nil {
+		return err
+	}
+	metrics := append([]Metric(nil), x.Metrics...)
+	sort.SliceStable(metrics, func(i, j int) bool { return metrics[i].Name < metrics[j].Name })
+	return writeTable(outDir, TableMetrics, rk, len(metrics), func(i int) Metric { return metrics[i] })
+}
+
+// WriteManifest records one export run in OUTDIR/_npuprof.
+func WriteManifest(outDir string, m Manifest) error {
+	m.Schema = Schema
+	if m.Notes == nil {
+		m.Notes = []string{}
+	}
+	sort.Ints(m.Ranks)
+	name := "export.json"
+	if len(m.Ranks) > 0 {
+		name = fmt.Sprintf("export-%d-%d.json", m.Ranks[0], m.Ranks[len(m.Ranks)-1])
+	}
+	dir := filepath.Join(outDir, ManifestDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
+}
