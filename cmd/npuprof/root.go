@@ -129,7 +129,7 @@ Exit codes:
 	}
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newExportCmd(io, nil), newVersionCmd(io))
 	return root
 }
 
