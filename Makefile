@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build test lint bench demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build test lint bench bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -23,8 +23,13 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: parser and end-to-end benchmarks
-bench:
+## bench: throughput and peak memory on generated 50 MB, 200 MB and 1 GB traces
+##        (cached in .cache/bench), with Python's json.load on the same 200 MB file
+bench: build
+	./scripts/bench.sh
+
+## bench-quick: every Go benchmark on small in-memory traces
+bench-quick:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 10s), one after another
@@ -66,6 +71,11 @@ fuzz-long:
 ## fuzz-list: print the fuzz targets, one per line
 fuzz-list:
 	@for t in $(FUZZ_TARGETS); do echo $$t; done
+
+## parquetcheck: DuckDB reads `npuprof export` output and the SQL in
+##               docs/parquet.md gives npuprof's numbers (separate cgo module)
+parquetcheck: build
+	cd tools/parquetcheck && NPUPROF_BIN=$(CURDIR)/$(BIN)/npuprof CGO_ENABLED=1 $(GO) test -count=1 ./...
 
 ## demo: build npuprof and analyze the committed 8-rank trace
 demo: build
