@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# make bench: npuprof's throughput and peak memory on generated traces of
+# 50 MB, 200 MB and 1 GB (one rank each, cached in .cache/bench), the Go
+# benchmarks of the trace reader and of end-to-end analyze, the Parquet
+# read-back, N ranks on N cores, and Python's json.load on the same 200 MB
+# file for the ratio. docs/performance.md explains every number.
+#
+# Environment: SIZES (default "50MB 200MB 1GB"), RUNS (CLI runs per
+# measurement, median reported; default 5), PYRUNS (default 3),
+# GOBENCH=0 to skip the go test benchmarks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZES=${SIZES:-"50MB 200MB 1GB"}
+RUNS=${RUNS:-5}
+PYRUNS=${PYRUNS:-3}
+SCENARIO=ep-fc1-cumsum-steps
+CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
+BIN=./bin
+TIME=/usr/bin/time
+if ! "$TIME" -f %M true >/dev/null 2>&1; then
+	echo "bench: needs GNU time at /usr/bin/time for peak RSS (Debian: apt-get install time)" >&2
+	exit 2
+fi
+mkdir -p "$CACHE"
+
+bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
+	local s=${1^^}
+	case $s in
+	*GB) echo $((${s%GB} * 1000000000)) ;;
+	*MB) echo $((${s%MB} * 1000000)) ;;
+	*KB) echo $((${s%KB} * 1000)) ;;
+	*) echo "$s" ;;
+	esac
+}
+
+# rank_dir SIZE [RANK]: the cached single-rank folder (same layout as
+# internal/benchdata, so go test and this script share the cache)
+rank_dir() {
+	local size=$1 rank=${2:-0} dir
+	dir="$CACHE/$SCENARIO-$size"
+	[ "$rank" != 0 ] && dir="$CACHE/$SCENARIO-$size-rank$rank"
+	if [ ! -f "$dir/.complete" ]; then
+		rm -rf "$dir"
+		echo "generating $size trace (rank $rank) in $dir ..." >&2
+		"$BIN/tracegen" -scenario "$SCENARIO" -size "$(bytes_of "$size")" -rank "$rank" -q -o "$dir" >&2
+		touch "$dir/.complete"
+	fi
+	ls -d "$dir"/*_ascend_pt
+}
+
+# measure LABEL CMD...: RUNS runs; prints the median wall s, cpu s, max RSS MiB
+measure() {
+	local label=$1
+	shift
+	local tmp
+	tmp=$(mktemp)
+	for _ in $(seq "$RUNS"); do
+		"$TIME" -f "%e %U %S %M" -o "$tmp.one" "$@" >/dev/null
+		tail -1 "$tmp.one" >>"$tmp"
+	done
+	local mid=$(((RUNS + 1) / 2)) w c m
+	w=$(awk '{print $1}' "$tmp" | sort -g | sed -n "${mid}p")
+	c=$(awk '{print $2+$3}' "$tmp" | sort -g | sed -n "${mid}p")
+	m=$(awk '{print $4}' "$tmp" | sort -g | sed -n "${mid}p")
+	awk -v l="$label" -v w="$w" -v c="$c" -v m="$m" 'BEGIN { printf "%s %.3f %.3f %.1f\n", l, w, c, m/1024 }'
+	rm -f "$tmp" "$tmp.one"
+}
+
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b/1e6 }'; }
+
+echo "== npuprof benchmark $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPUs ($(go version | awk '{print $3}'))"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+results=$(mktemp)
+for size in $SIZES; do
+	dir=$(rank_dir "$size")
+	trace="$dir/ASCEND_PROFILER_OUTPUT/trace_view.json"
+	tb=$(stat -c %s "$trace")
+	echo "$size $tb" >>"$results.sizes"
+	measure "analyze-$size" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
+	measure "analyze-1cpu-$size" env GOMAXPROCS=1 "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
+	pq="$CACHE/$SCENARIO-$size-parquet"
+	if [ ! -f "$pq/.complete" ]; then
+		rm -rf "$pq"
+		"$BIN/npuprof" export "$dir" -o "$pq" -q >/dev/null
+		touch "$pq/.complete"
+	fi
+	measure "parquet-$size" "$BIN/npuprof" analyze "$pq" --format json -o /dev/null >>"$results"
+done
+
+# N ranks on N cores: as many 200 MB ranks as CPUs, in one cluster folder
+n=$(nproc)
+cluster="$CACHE/cluster-200MB-x$n"
+if [ ! -f "$cluster/.complete" ]; then
+	rm -rf "$cluster"
+	mkdir -p "$cluster"
+	for r in $(seq 0 $((n - 1))); do
+		echo "generating 200MB trace (rank $r) in $cluster ..." >&2
+		"$BIN/tracegen" -scenario "$SCENARIO" -size 200000000 -rank "$r" -q -o "$cluster" >&2
+	done
+	touch "$cluster/.complete"
+fi
+measure "cluster-$n-ranks-200MB" "$BIN/npuprof" analyze "$cluster" --format json -o /dev/null >>"$results"
+
+py=""
+if command -v python3 >/dev/null; then
+	trace200="$(rank_dir 200MB)/ASCEND_PROFILER_OUTPUT/trace_view.json"
+	py=$(RUNS=$PYRUNS measure "python-json.load-200MB" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$trace200")
+	echo "$py" >>"$results"
+fi
+
+echo "End to end (npuprof analyze, one rank: trace_view.json + kernel_details.csv + step_trace_time.csv +"
+echo "communication.json + metadata, every pass, JSON written); median of $RUNS runs; MB/s counts trace bytes"
+printf "%-8s %10s %9s %9s %10s %12s %10s %12s %10s %12s\n" size trace_MB wall_s cpu_s MB/s MB/s/cpu-s peak_MiB RSS/trace 1cpu_wall 1cpu_MB/s
+while read -r size tb; do
+	read -r _ w c m < <(grep "^analyze-$size " "$results")
+	read -r _ w1 c1 m1 < <(grep "^analyze-1cpu-$size " "$results")
+	awk -v s="$size" -v tb="$tb" -v w="$w" -v c="$c" -v m="$m" -v w1="$w1" 'BEGIN {
+		printf "%-8s %10.1f %9.3f %9.3f %10.1f %12.1f %10.1f %12.3f %10.3f %12.1f\n", s, tb/1e6, w, c, tb/1e6/w, tb/1e6/c, m, m*1048576/tb, w1, tb/1e6/w1 }'
+done <"$results.sizes"
+echo
+echo "Parquet read-back (npuprof analyze OUTDIR of npuprof export), median of $RUNS runs"
+printf "%-8s %9s %9s %10s %18s\n" size wall_s cpu_s peak_MiB trace_MB/s_equiv
+while read -r size tb; do
+	read -r _ w c m < <(grep "^parquet-$size " "$results")
+	awk -v s="$size" -v tb="$tb" -v w="$w" -v c="$c" -v m="$m" 'BEGIN { printf "%-8s %9.3f %9.3f %10.1f %18.1f\n", s, w, c, m, tb/1e6/w }'
+done <"$results.sizes"
+echo
+read -r _ cw cc cm < <(grep "^cluster-" "$results")
+if ! grep -q "^analyze-200MB " "$results"; then
+	measure "analyze-200MB" "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null >>"$results"
+fi
+read -r _ ow oc om < <(grep "^analyze-200MB " "$results")
+awk -v n="$n" -v cw="$cw" -v cm="$cm" -v ow="$ow" -v om="$om" 'BEGIN {
+	printf "%d ranks of 200 MB on %d CPUs: %.3f s wall (one rank: %.3f s, ratio %.2f), peak %.1f MiB (one rank: %.1f MiB)\n", n, n, cw, ow, cw/ow, cm, om }'
+if [ -n "$py" ]; then
+	read -r _ pw pc pm <<<"$py"
+	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	awk -v pw="$pw" -v pm="$pm" -v ow="$ow" -v om="$om" -v tb="${tb:-200000000}" -v n="$PYRUNS" 'BEGIN {
+		printf "Python json.load of the same 200 MB trace_view.json (median of %d): %.2f s, %.1f MB/s, peak %.0f MiB -> npuprof analyze is %.1fx faster with %.1fx less memory\n", n, pw, tb/1e6/pw, pm, pw/ow, pm/om }'
+fi
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -f "$results" "$results.sizes"
+
+if [ "${GOBENCH:-1}" != 0 ]; then
+	echo
+	echo "== go test -bench (trace reader alone, the byte-walk floor, end-to-end analyze); cpu-MB/s = trace bytes per CPU second"
+	gs=$(echo "$SIZES" | tr ' ' ',')
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Read|Walk' -benchtime 3x -count 3 ./parser/traceview/ | grep -E '^Benchmark|^ok'
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze' -benchtime 3x -count 3 ./analysis/ | grep -E '^Benchmark|^ok'
+fi
