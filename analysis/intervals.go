@@ -1,8 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"reflect"
-	"sort"
+	"slices"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -15,9 +16,24 @@ func Union(iv []Interval) []Interval {
 	if len(iv) == 0 {
 		return nil
 	}
-	s := append([]Interval(nil), iv...)
-	sort.Slice(s, func(i, j int) bool { return s[i].Start < s[j].Start })
-	out := s[:1]
+	sorted := true
+	for i := 1; i < len(iv); i++ {
+		if iv[i].Start < iv[i-1].Start {
+			sorted = false
+			break
+		}
+	}
+	var out []Interval
+	s := iv
+	if sorted {
+		// the common case (tasks are sorted by start): merge straight into
+		// a new slice, without copying and sorting the input first
+		out = append(make([]Interval, 0, 16), s[0])
+	} else {
+		s = append([]Interval(nil), iv...)
+		slices.SortFunc(s, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		out = s[:1]
+	}
 	for _, x := range s[1:] {
 		last := &out[len(out)-1]
 		if x.Start <= last.End {
@@ -108,7 +124,18 @@ var TimelinePass = &Pass{
 		case r.Have.KernelDetails:
 			tl.ComputeSource = r.Have.KernelFile
 		}
-		var comp []Interval
+		nComp := 0
+		for i := range r.Tasks {
+			if r.Tasks[i].Class == model.ClassCompute {
+				nComp++
+			}
+		}
+		// Tasks are sorted by start (model.Rank.SortTasks), so the union
+		// is merged on the fly; the intervals are only collected and
+		// sorted when a reader left them out of order.
+		var comp, merged []Interval
+		inOrder := true
+		tl.ComputeTasks = make([]int, 0, nComp)
 		first, last := int64(0), int64(0)
 		seen := false
 		span := func(s, e int64) {
@@ -124,8 +151,26 @@ var TimelinePass = &Pass{
 			t := &r.Tasks[i]
 			span(t.Start, t.End())
 			if t.Class == model.ClassCompute {
-				comp = append(comp, Interval{t.Start, t.End()})
+				x := Interval{t.Start, t.End()}
 				tl.ComputeTasks = append(tl.ComputeTasks, i)
+				switch {
+				case !inOrder:
+					comp = append(comp, x)
+				case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
+					// out of order: fall back to collect-and-sort
+					inOrder = false
+					comp = make([]Interval, 0, nComp)
+					for _, j := range tl.ComputeTasks {
+						comp = append(comp, Interval{r.Tasks[j].Start, r.Tasks[j].End()})
+					}
+					merged = nil
+				case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
+					if last := &merged[len(merged)-1]; x.End > last.End {
+						last.End = x.End
+					}
+				default:
+					merged = append(merged, x)
+				}
 			}
 		}
 		comm := make([]Interval, 0, len(r.HCCL))
@@ -134,7 +179,11 @@ var TimelinePass = &Pass{
 			span(h.Start, h.End())
 			comm = append(comm, Interval{h.Start, h.End()})
 		}
-		tl.Compute = Union(comp)
+		if inOrder {
+			tl.Compute = merged
+		} else {
+			tl.Compute = Union(comp)
+		}
 		tl.Comm = Union(comm)
 		tl.HaveWindow = seen
 		tl.WindowStart, tl.WindowEnd = first, last

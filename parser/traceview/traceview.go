@@ -666,7 +666,9 @@ func (d *decoder) next(s *slice) bool {
 		if len(d.chunks) == 0 {
 			return false
 		}
-		d.b, d.chunks = d.chunks[0], d.chunks[1:]
+		// the log's chunk list is shared: dropping the reference frees a
+		// chunk as soon as it is decoded
+		d.b, d.chunks[0], d.chunks = d.chunks[0], nil, d.chunks[1:]
 	}
 	b := d.b
 	s.flags = b[0]
