@@ -110,12 +110,12 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 }
 
 // Peak memory grows with the number of workers, not with the number of
-// ranks: 16 ranks with one worker peak within 1.5x of 4 ranks with one
-// worker (keeping every model would make it about 4x).
+// ranks: with one worker, each rank beyond the fourth adds well under what
+// keeping its model adds (keeping models would make the two equal).
 //
 // Heap sampling is noisy on a loaded machine, so this measurement runs only
-// with NPUPROF_MEMORY_TESTS=1 (make bench sets it); TestModelsReleased
-// checks the mechanism deterministically in every run.
+// with NPUPROF_MEMORY_TESTS=1 (make bench and make bench-quick set it);
+// TestModelsReleased checks the mechanism deterministically in every run.
 func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	if testing.Short() || os.Getenv("NPUPROF_MEMORY_TESTS") == "" {
 		t.Skip("memory measurement: set NPUPROF_MEMORY_TESTS=1 to run it")
@@ -169,8 +169,14 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	}
 	p4 := peak(dir, false)
 	t.Logf("peak heap above baseline: 4 ranks %d KiB, 16 ranks %d KiB (one worker); 16 ranks keeping models %d KiB", p4>>10, p16>>10, k16>>10)
-	require.Less(t, float64(p16), 1.5*float64(p4), "memory must not grow with the rank count")
-	require.Greater(t, float64(k16), 2*float64(p16), "the measurement can see models being kept")
+	// Per extra rank, dropping models must cost well under what keeping
+	// them costs: what remains per rank is its results, not its model.
+	// (Compared per rank rather than as totals, so a leaner parser, whose
+	// transient memory is small, does not make the ratio noisy.)
+	perRankKept := float64(k16-min(p16, k16)) / 16
+	perRankGrowth := (float64(p16) - float64(p4)) / 12
+	require.Less(t, perRankGrowth, 0.75*perRankKept, "memory must not grow with the rank count")
+	require.Greater(t, perRankKept, 64.0*1024, "the measurement can see models being kept")
 }
 
 // Without KeepModels every rank's model is released once its passes ran,

@@ -160,6 +160,10 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		rr := AnalyzeRank(r)
 		if !opts.KeepModels {
 			rr.Model = nil
+			if rr.Timeline != nil {
+				// indexes into the model's tasks: meaningless without it
+				rr.Timeline.ComputeTasks = nil
+			}
 		}
 		results[i] = rr
 	})

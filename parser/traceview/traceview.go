@@ -175,10 +175,17 @@ const (
 
 // buf returns the chunk to append a record to.
 func (l *plog) buf() []byte {
-	if k := len(l.chunks); k > 0 && cap(l.chunks[k-1])-len(l.chunks[k-1]) >= maxRecord {
+	k := len(l.chunks)
+	if k > 0 && cap(l.chunks[k-1])-len(l.chunks[k-1]) >= maxRecord {
 		return l.chunks[k-1]
 	}
-	l.chunks = append(l.chunks, make([]byte, 0, chunkSize))
+	// chunks start small (a process with a few slices costs little) and
+	// double up to chunkSize
+	size := chunkSize
+	if k < 4 {
+		size = 4 << 10 << k
+	}
+	l.chunks = append(l.chunks, make([]byte, 0, size))
 	return l.chunks[len(l.chunks)-1]
 }
 
