@@ -377,9 +377,40 @@ func parseEvent(b []byte, i int, ev *event) int {
 			return iBad
 		}
 		ks := i + 1
-		ke, _ := strEnd(b, ks)
+		var dst *value
+		ke := -1
+		args := false
+		if ks+8 <= len(b) {
+			// the keys of the top level are short and few: recognise them
+			// (with their closing quote) from one 8-byte load
+			w := binary.LittleEndian.Uint64(b[ks:])
+			switch {
+			case w&mask3 == kPh:
+				ke, dst = ks+2, &ev.phV
+			case w&mask3 == kTs:
+				ke, dst = ks+2, &ev.ts
+			case w&mask3 == kID:
+				ke, dst = ks+2, &ev.id
+			case w&mask4 == kPid:
+				ke, dst = ks+3, &ev.pid
+			case w&mask4 == kTid:
+				ke, dst = ks+3, &ev.tid
+			case w&mask4 == kDur:
+				ke, dst = ks+3, &ev.dur
+			case w&mask4 == kCat:
+				ke, dst = ks+3, &ev.cat
+			case w&mask5 == kName:
+				ke, dst = ks+4, &ev.name
+			case w&mask5 == kArgs:
+				ke, args = ks+4, true
+			}
+		}
 		if ke < 0 {
-			return ke
+			e, _ := strEnd(b, ks)
+			if e < 0 {
+				return e
+			}
+			ke = e
 		}
 		i = ke + 1
 		for i < len(b) && isSpace(b[i]) {
@@ -398,40 +429,49 @@ func parseEvent(b []byte, i int, ev *event) int {
 		if i >= len(b) {
 			return iMore
 		}
-		k := b[ks:ke]
-		var dst *value
-		switch len(k) {
-		case 2:
-			switch string(k) {
-			case "ph":
-				dst = &ev.phV
-			case "ts":
-				dst = &ev.ts
-			case "id":
-				dst = &ev.id
+		if args && b[i] == '{' {
+			i = parseArgs(b, i, ev)
+			if i < 0 {
+				return i
 			}
-		case 3:
-			switch string(k) {
-			case "pid":
-				dst = &ev.pid
-			case "tid":
-				dst = &ev.tid
-			case "dur":
-				dst = &ev.dur
-			case "cat":
-				dst = &ev.cat
-			}
-		case 4:
-			switch string(k) {
-			case "name":
-				dst = &ev.name
-			case "args":
-				if b[i] == '{' {
-					i = parseArgs(b, i, ev)
-					if i < 0 {
-						return i
+			continue
+		}
+		if dst == nil && !args {
+			// a key the fast path did not see (near the end of the data)
+			k := b[ks:ke]
+			switch len(k) {
+			case 2:
+				switch string(k) {
+				case "ph":
+					dst = &ev.phV
+				case "ts":
+					dst = &ev.ts
+				case "id":
+					dst = &ev.id
+				}
+			case 3:
+				switch string(k) {
+				case "pid":
+					dst = &ev.pid
+				case "tid":
+					dst = &ev.tid
+				case "dur":
+					dst = &ev.dur
+				case "cat":
+					dst = &ev.cat
+				}
+			case 4:
+				switch string(k) {
+				case "name":
+					dst = &ev.name
+				case "args":
+					if b[i] == '{' {
+						i = parseArgs(b, i, ev)
+						if i < 0 {
+							return i
+						}
+						continue
 					}
-					continue
 				}
 			}
 		}
@@ -467,6 +507,33 @@ func parseEvent(b []byte, i int, ev *event) int {
 			i = j
 		}
 	}
+}
+
+// little-endian words of the top-level keys with their closing quote
+const (
+	mask3 = 1<<24 - 1
+	mask4 = 1<<32 - 1
+	mask5 = 1<<40 - 1
+)
+
+var (
+	kPh   = word(`ph"`)
+	kTs   = word(`ts"`)
+	kID   = word(`id"`)
+	kPid  = word(`pid"`)
+	kTid  = word(`tid"`)
+	kDur  = word(`dur"`)
+	kCat  = word(`cat"`)
+	kName = word(`name"`)
+	kArgs = word(`args"`)
+)
+
+func word(s string) uint64 {
+	var w uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		w = w<<8 | uint64(s[i])
+	}
+	return w
 }
 
 // scalarByte marks the bytes of numbers and literals (true, false, null).
