@@ -75,8 +75,10 @@ func newAnalyzeCmd(io *streams, runF func(*analyzeOptions) error) *cobra.Command
 PATH is a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, one
 *_ascend_pt folder (text or db export), an msprof PROF_* folder (text or db
 export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
-folder holding one of those per rank, in any mix (up to two levels down).
-Ranks are parsed and analyzed in parallel, --workers at a time: memory grows
+folder holding one of those per rank, in any mix (up to two levels down), or
+the folder an 'npuprof export' wrote (read back without parsing JSON again;
+the same numbers). Any text input may be gzip- or zstd-compressed
+(trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: memory grows
 with --workers, not with the number of ranks. Missing, duplicate (the newest
 folder is kept) and unknown ranks, and ranks with different step sets, are
 reported as notes, never fatal. Nothing is ever written into PATH; -o writes
