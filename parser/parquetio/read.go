@@ -124,24 +124,6 @@ func readTable[T any](dir, table string, rank int, fn func(*T)) error {
 	}
 }
 
-// rowCount returns the number of rows of the rank's partition of table.
-func rowCount(dir, table string, rank int) int {
-	f, err := os.Open(PartFile(dir, table, rank))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return 0
-	}
-	return int(pf.NumRows())
-}
-
 var classByName = func() map[string]model.TaskClass {
 	m := map[string]model.TaskClass{}
 	for c := model.TaskClass(0); c < 64; c++ {
@@ -195,40 +177,24 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 		names[s] = s
 		return s
 	}
-	var bad error
-	if k := rowCount(dir, TableDeviceTasks, rank); k > 0 {
-		r.Tasks = make([]model.DeviceTask, 0, k)
-	}
-	if err := readTable(dir, TableDeviceTasks, rank, func(t *DeviceTask) {
-		c, ok := classByName[t.Class]
-		if !ok && bad == nil {
-			bad = fmt.Errorf("%s: unknown task class %q", PartFile(dir, TableDeviceTasks, rank), t.Class)
+	inb := func(b []byte) string {
+		if v, ok := names[string(b)]; ok {
+			return v
 		}
-		r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.StartNs, Dur: t.DurNs, Name: in(t.Name), OpType: in(t.OpType),
-			TaskType: in(t.TaskType), InputShapes: in(t.InputShapes), Stream: t.Stream, Class: c, ModelID: uint32(t.ModelID)})
-	}); err != nil {
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	if err := readTasks(dir, rank, r, inb); err != nil {
 		return nil, err
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	if err := readTable(dir, TableHCCLOps, rank, func(h *HCCLOp) {
-		r.HCCL = append(r.HCCL, model.HCCLOp{Start: h.StartNs, Dur: h.DurNs, Name: in(h.Name), Type: in(h.Type),
-			HashSuffix: in(h.HashSuffix), Group: in(h.GroupName), Variant: in(h.Variant)})
-	}); err != nil {
+	if err := readHCCL(dir, rank, r, inb); err != nil {
 		return nil, err
 	}
-	if k := rowCount(dir, TableFrameworkOps, rank); k > 0 {
-		r.FrameworkOps = make([]model.FrameworkOp, 0, k)
-	}
-	if err := readTable(dir, TableFrameworkOps, rank, func(o *FrameworkOp) {
-		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: o.StartNs, Dur: o.DurNs, Name: in(o.Name), Tid: o.Tid})
-	}); err != nil {
+	if err := readOps(dir, rank, r, inb); err != nil {
 		return nil, err
 	}
-	if err := readTable(dir, TableLinks, rank, func(l *Link) {
-		r.Links = append(r.Links, model.Link{Op: l.Op, Task: l.Task, HCCL: l.HCCL})
-	}); err != nil {
+	if err := readLinks(dir, rank, r); err != nil {
 		return nil, err
 	}
 	if err := readTable(dir, TableSteps, rank, func(s *Step) {
@@ -236,10 +202,7 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := readTable(dir, TableCommOps, rank, func(c *CommOp) {
-		r.Communication = append(r.Communication, model.CommOpInfo{Step: in(c.Step), Kind: in(c.Kind), Op: in(c.Op), GroupHash: in(c.GroupHash),
-			Start: c.StartNs, ElapseMs: c.ElapseMs, TransitMs: c.TransitMs, WaitMs: c.WaitMs, SyncMs: c.SyncMs, IdleMs: c.IdleMs})
-	}); err != nil {
+	if err := readCommOps(dir, rank, r, inb); err != nil {
 		return nil, err
 	}
 	if err := readTable(dir, TableStepTrace, rank, func(s *StepTrace) {
@@ -261,4 +224,233 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// readTasks reads device_tasks column by column, filling the tasks from
+// one column at a time (so only one column is held besides the tasks).
+func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+	c, err := openCols(dir, TableDeviceTasks, rank)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := c.rows()
+	if n == 0 {
+		return nil
+	}
+	tasks := make([]model.DeviceTask, n)
+	short := func(k int) error {
+		if k != n {
+			return fmt.Errorf("%s: columns of different lengths", c.path)
+		}
+		return nil
+	}
+	for _, col := range []struct {
+		name string
+		set  func(t *model.DeviceTask, v int64)
+	}{
+		{"start_ns", func(t *model.DeviceTask, v int64) { t.Start = v }},
+		{"dur_ns", func(t *model.DeviceTask, v int64) { t.Dur = v }},
+		{"model_id", func(t *model.DeviceTask, v int64) { t.ModelID = uint32(v) }},
+	} {
+		vs, err := c.int64s(col.name)
+		if err != nil {
+			return err
+		}
+		if err := short(len(vs)); err != nil {
+			return err
+		}
+		for i, v := range vs {
+			col.set(&tasks[i], v)
+		}
+	}
+	stream, err := c.int32s("stream")
+	if err != nil {
+		return err
+	}
+	if err := short(len(stream)); err != nil {
+		return err
+	}
+	for i, v := range stream {
+		tasks[i].Stream = v
+	}
+	for _, col := range []struct {
+		name string
+		set  func(t *model.DeviceTask, v string) error
+	}{
+		{"name", func(t *model.DeviceTask, v string) error { t.Name = v; return nil }},
+		{"op_type", func(t *model.DeviceTask, v string) error { t.OpType = v; return nil }},
+		{"task_type", func(t *model.DeviceTask, v string) error { t.TaskType = v; return nil }},
+		{"input_shapes", func(t *model.DeviceTask, v string) error { t.InputShapes = v; return nil }},
+		{"class", func(t *model.DeviceTask, v string) error {
+			cl, ok := classByName[v]
+			if !ok {
+				return fmt.Errorf("%s: unknown task class %q", c.path, v)
+			}
+			t.Class = cl
+			return nil
+		}},
+	} {
+		vs, err := c.strs(col.name, in)
+		if err != nil {
+			return err
+		}
+		if err := short(len(vs)); err != nil {
+			return err
+		}
+		for i, v := range vs {
+			if err := col.set(&tasks[i], v); err != nil {
+				return err
+			}
+		}
+	}
+	r.Tasks = tasks
+	return nil
+}
+
+// readHCCL reads hccl_ops column by column.
+func readHCCL(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+	c, err := openCols(dir, TableHCCLOps, rank)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := c.rows()
+	if n == 0 {
+		return nil
+	}
+	start, err := c.int64s("start_ns")
+	if err != nil {
+		return err
+	}
+	dur, err := c.int64s("dur_ns")
+	if err != nil {
+		return err
+	}
+	var cols [5][]string
+	for i, name := range []string{"name", "type", "hash_suffix", "group_name", "variant"} {
+		if cols[i], err = c.strs(name, in); err != nil {
+			return err
+		}
+		if len(cols[i]) != n {
+			return fmt.Errorf("%s: columns of different lengths", c.path)
+		}
+	}
+	if len(start) != n || len(dur) != n {
+		return fmt.Errorf("%s: columns of different lengths", c.path)
+	}
+	r.HCCL = make([]model.HCCLOp, n)
+	for i := range r.HCCL {
+		r.HCCL[i] = model.HCCLOp{Start: start[i], Dur: dur[i], Name: cols[0][i], Type: cols[1][i], HashSuffix: cols[2][i],
+			Group: cols[3][i], Variant: cols[4][i]}
+	}
+	return nil
+}
+
+// readOps reads framework_ops column by column.
+func readOps(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+	c, err := openCols(dir, TableFrameworkOps, rank)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := c.rows()
+	if n == 0 {
+		return nil
+	}
+	start, err := c.int64s("start_ns")
+	if err != nil {
+		return err
+	}
+	dur, err := c.int64s("dur_ns")
+	if err != nil {
+		return err
+	}
+	tid, err := c.int64s("tid")
+	if err != nil {
+		return err
+	}
+	name, err := c.strs("name", in)
+	if err != nil {
+		return err
+	}
+	if len(start) != n || len(dur) != n || len(tid) != n || len(name) != n {
+		return fmt.Errorf("%s: columns of different lengths", c.path)
+	}
+	r.FrameworkOps = make([]model.FrameworkOp, n)
+	for i := range r.FrameworkOps {
+		r.FrameworkOps[i] = model.FrameworkOp{Start: start[i], Dur: dur[i], Name: name[i], Tid: tid[i]}
+	}
+	return nil
+}
+
+// readLinks reads links column by column.
+func readLinks(dir string, rank int, r *model.Rank) error {
+	c, err := openCols(dir, TableLinks, rank)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := c.rows()
+	if n == 0 {
+		return nil
+	}
+	var cols [3][]int32
+	for i, name := range []string{"op", "task", "hccl"} {
+		if cols[i], err = c.int32s(name); err != nil {
+			return err
+		}
+		if len(cols[i]) != n {
+			return fmt.Errorf("%s: columns of different lengths", c.path)
+		}
+	}
+	r.Links = make([]model.Link, n)
+	for i := range r.Links {
+		r.Links[i] = model.Link{Op: cols[0][i], Task: cols[1][i], HCCL: cols[2][i]}
+	}
+	return nil
+}
+
+// readCommOps reads comm_ops column by column.
+func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+	c, err := openCols(dir, TableCommOps, rank)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n := c.rows()
+	if n == 0 {
+		return nil
+	}
+	var strs [4][]string
+	for i, name := range []string{"step", "kind", "op", "group_hash"} {
+		if strs[i], err = c.strs(name, in); err != nil {
+			return err
+		}
+		if len(strs[i]) != n {
+			return fmt.Errorf("%s: columns of different lengths", c.path)
+		}
+	}
+	start, err := c.int64s("start_ns")
+	if err != nil {
+		return err
+	}
+	var fs [5][]float64
+	for i, name := range []string{"elapse_ms", "transit_ms", "wait_ms", "sync_ms", "idle_ms"} {
+		if fs[i], err = c.float64s(name); err != nil {
+			return err
+		}
+		if len(fs[i]) != n {
+			return fmt.Errorf("%s: columns of different lengths", c.path)
+		}
+	}
+	if len(start) != n {
+		return fmt.Errorf("%s: columns of different lengths", c.path)
+	}
+	r.Communication = make([]model.CommOpInfo, n)
+	for i := range r.Communication {
+		r.Communication[i] = model.CommOpInfo{Step: strs[0][i], Kind: strs[1][i], Op: strs[2][i], GroupHash: strs[3][i], Start: start[i],
+			ElapseMs: fs[0][i], TransitMs: fs[1][i], WaitMs: fs[2][i], SyncMs: fs[3][i], IdleMs: fs[4][i]}
+	}
+	return nil
 }
