@@ -128,8 +128,11 @@ func TestDuckDBReadsTheExport(t *testing.T) {
 	want := map[string]float64{}
 	for _, r := range doc.Ranks {
 		for name, v := range r.Metrics {
-			if strings.HasPrefix(name, "hccl.") && !strings.HasPrefix(name, "hccl.total.") && !strings.HasPrefix(name, "hccl.group.") &&
-				!strings.HasPrefix(name, "hccl.variant.") && (strings.HasSuffix(name, ".time_us") || strings.HasSuffix(name, ".count")) {
+			// hccl.<type>.time_us and .count: three parts, and not one of
+			// the other hccl.* families (total, per group, per MoE layer)
+			parts := strings.Split(name, ".")
+			if len(parts) == 3 && parts[0] == "hccl" && (parts[2] == "time_us" || parts[2] == "count") &&
+				parts[1] != "total" && parts[1] != "per_layer" {
 				want[fmt.Sprintf("%d %s", r.Rank, name)] = v
 			}
 		}
