@@ -35,10 +35,11 @@ func newTaskIndex(tasks []model.DeviceTask) *taskIndex {
 	return ti
 }
 
-// each calls fn with the index of every compute task that starts at start
-// with that name, in task order.
-func (ti *taskIndex) each(start int64, name string, fn func(i int)) {
-	i, _ := slices.BinarySearchFunc(ti.idx, start, func(j int32, s int64) int {
+// matches returns the positions [lo, hi) in ti.idx of the compute tasks
+// that start at start; the caller checks names (no callback: a closure per
+// kernel_details row would escape to the heap).
+func (ti *taskIndex) matches(start int64) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(ti.idx, start, func(j int32, s int64) int {
 		x := ti.tasks[j].Start
 		switch {
 		case x < s:
@@ -48,9 +49,9 @@ func (ti *taskIndex) each(start int64, name string, fn func(i int)) {
 		}
 		return 0
 	})
-	for ; i < len(ti.idx) && ti.tasks[ti.idx[i]].Start == start; i++ {
-		if ti.tasks[ti.idx[i]].Name == name {
-			fn(int(ti.idx[i]))
-		}
+	hi = lo
+	for hi < len(ti.idx) && ti.tasks[ti.idx[hi]].Start == start {
+		hi++
 	}
+	return lo, hi
 }

@@ -544,11 +544,6 @@ func readMeta(r *model.Rank, root string) {
 	}
 }
 
-type taskKey struct {
-	start int64
-	name  string
-}
-
 // readKernels joins kernel_details rows onto the timeline (op type, core,
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
 func readKernels(r *model.Rank, path string) {
@@ -556,25 +551,12 @@ func readKernels(r *model.Rank, path string) {
 	// collectives come from the rows unless the timeline already holds
 	// them (trace_view / msprof json; task_time has no big ops)
 	hcclFromRows := !r.Have.HCCL
-	var byKey map[taskKey]int
-	// more holds further tasks with an already-seen key (duplicated
-	// events, dropped later by finish, must stay identical)
-	var more map[int][]int
+	var byKey *taskIndex
 	if haveTimeline {
-		byKey = make(map[taskKey]int, len(r.Tasks))
-		for i := range r.Tasks {
-			if r.Tasks[i].Class == model.ClassCompute {
-				k := taskKey{r.Tasks[i].Start, r.Tasks[i].Name}
-				if j, dup := byKey[k]; dup {
-					if more == nil {
-						more = map[int][]int{}
-					}
-					more[j] = append(more[j], i)
-					continue
-				}
-				byKey[k] = i
-			}
-		}
+		// every compute task with a row's (start, name) gets its op type
+		// and shapes (duplicated events, dropped later by finish, must
+		// stay identical)
+		byKey = newTaskIndex(r.Tasks)
 	}
 	rows := 0
 	err := withFile(r, path, func(f io.Reader) error {
@@ -587,15 +569,17 @@ func readKernels(r *model.Rank, path string) {
 				return
 			}
 			if haveTimeline {
-				if i, ok := byKey[taskKey{k.Start, k.Name}]; ok {
-					for _, j := range append([]int{i}, more[i]...) {
-						t := &r.Tasks[j]
-						if k.Type != "" {
-							t.OpType = k.Type
-						}
-						if k.InputShapes != "" {
-							t.InputShapes = k.InputShapes
-						}
+				lo, hi := byKey.matches(k.Start)
+				for _, j := range byKey.idx[lo:hi] {
+					t := &r.Tasks[j]
+					if t.Name != k.Name {
+						continue
+					}
+					if k.Type != "" {
+						t.OpType = k.Type
+					}
+					if k.InputShapes != "" {
+						t.InputShapes = k.InputShapes
 					}
 				}
 				return

@@ -491,7 +491,7 @@ func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T))
 	var inRun map[T]int32
 	for i := range xs {
 		x := xs[i]
-		if len(kept) > 0 && !sameKey(&kept[len(kept)-1], &x) {
+		if len(kept) > 0 && !sameKey(&kept[len(kept)-1], &xs[i]) {
 			run, inRun = len(kept), nil
 		}
 		if inRun == nil && len(kept)-run > 8 {
@@ -514,7 +514,10 @@ func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T))
 			}
 		}
 		if dup >= 0 {
-			onDup(&x)
+			// &xs[i], not &x: x must stay on the stack (one heap copy per
+			// element was most of the parse's allocations); xs[i] is not
+			// overwritten before this point, kept only grows up to i
+			onDup(&xs[i])
 			idx[i] = dup
 			continue
 		}
