@@ -206,6 +206,7 @@ type reader struct {
 	flowLastTS, flowLast int64
 	stats                Stats
 	device               int
+	hwPid                int64 // pid of the "Ascend Hardware" process, 0 when unknown
 	off                  int64 // byte offset of the event being read
 	malformedWhy         string
 	// events dropped or repaired, reported once each
@@ -595,6 +596,9 @@ func (rd *reader) meta(ev *event) {
 	if n == "process_name" {
 		lg := &rd.logs[pid]
 		lg.kind = procKind(val)
+		if lg.kind == procHardware && int(pid) < len(rd.pids) {
+			rd.hwPid = rd.pids[pid]
+		}
 		if lg.kind == procOther {
 			// no pass reads it: drop what was logged, skip what comes
 			lg.chunks, lg.n = nil, 0
@@ -1048,7 +1052,25 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
+	if rank.Device < 0 && rd.device < 0 {
+		rd.device = devFromPid(rd.hwPid)
+	}
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device
 	}
+}
+
+// devFromPid decodes the device id from a packed device pid,
+// (process_pid << 10) | (layer_sort_index << 5) | device_id, where device 31
+// means host (FORMATS.md §3.3). It is only a fallback for mid-version traces
+// whose process_labels say "NPU" without the id; small (old, unpacked) pids
+// give -1.
+func devFromPid(pid int64) int {
+	if pid < 1<<10 {
+		return -1
+	}
+	if d := int(pid & 31); d != 31 {
+		return d
+	}
+	return -1
 }

@@ -318,3 +318,12 @@ func TestReadShapes(t *testing.T) {
 	require.Equal(t, "allgather", r.HCCL[0].Type)
 	require.Equal(t, 5, r.Device)
 }
+
+func TestDevFromPid(t *testing.T) {
+	// S25 level1 rank0: Ascend Hardware pid 3170820512 = (3096504<<10)|(13<<5)|0
+	require.Equal(t, 0, devFromPid(3170820512))
+	require.Equal(t, 5, devFromPid(3096504<<10|13<<5|5))
+	require.Equal(t, -1, devFromPid(3096504<<10|13<<5|31))
+	require.Equal(t, -1, devFromPid(800))
+	require.Equal(t, -1, devFromPid(0))
+}
