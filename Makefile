@@ -59,7 +59,8 @@ FUZZ_TARGETS := \
 	./parser/vllmlog:FuzzReadLog \
 	./parser/msprof:FuzzReadTaskTime \
 	./parser/msprof:FuzzReadStatistics \
-	./parser/msprof:FuzzReadCommunication
+	./parser/msprof:FuzzReadCommunication \
+	./parser/dbexport:FuzzRead
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
