@@ -475,36 +475,8 @@ func parseEvent(b []byte, i int, ev *event) int {
 				}
 			}
 		}
-		switch c := b[i]; c {
-		case '"':
-			e, esc := strEnd(b, i+1)
-			if e < 0 {
-				return e
-			}
-			if dst != nil {
-				*dst = value{b: b[i+1 : e], str: true, esc: esc}
-			}
-			i = e + 1
-		case '{', '[':
-			i = skipComposite(b, i)
-			if i < 0 {
-				return i
-			}
-		default:
-			j := i
-			for j < len(b) && scalarByte[b[j]] {
-				j++
-			}
-			if j >= len(b) {
-				return iMore
-			}
-			if j == i {
-				return iBad
-			}
-			if dst != nil {
-				*dst = value{b: b[i:j]}
-			}
-			i = j
+		if i = scanValue(b, i, dst, false); i < 0 {
+			return i
 		}
 	}
 }
@@ -614,37 +586,43 @@ func parseArgs(b []byte, i int, ev *event) int {
 				dst = &ev.stream
 			}
 		}
-		switch c := b[i]; c {
-		case '"':
-			e, esc := strEnd(b, i+1)
-			if e < 0 {
-				return e
-			}
-			if dst != nil {
-				*dst = value{b: b[i+1 : e], str: true, esc: esc, set: true}
-			}
-			i = e + 1
-		case '{', '[':
-			i = skipComposite(b, i)
-			if i < 0 {
-				return i
-			}
-		default:
-			j := i
-			for j < len(b) && scalarByte[b[j]] {
-				j++
-			}
-			if j >= len(b) {
-				return iMore
-			}
-			if j == i {
-				return iBad
-			}
-			if dst != nil {
-				*dst = value{b: b[i:j], set: true}
-			}
-			i = j
+		if i = scanValue(b, i, dst, true); i < 0 {
+			return i
 		}
+	}
+}
+
+// scanValue reads the JSON value starting at b[i] into dst (when not nil;
+// set marks an args key as present) and returns the index after it, or
+// iMore/iBad. Strings keep their raw bytes; objects and arrays are skipped.
+func scanValue(b []byte, i int, dst *value, set bool) int {
+	switch c := b[i]; c {
+	case '"':
+		e, esc := strEnd(b, i+1)
+		if e < 0 {
+			return e
+		}
+		if dst != nil {
+			*dst = value{b: b[i+1 : e], str: true, esc: esc, set: set}
+		}
+		return e + 1
+	case '{', '[':
+		return skipComposite(b, i)
+	default:
+		j := i
+		for j < len(b) && scalarByte[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			return iMore
+		}
+		if j == i {
+			return iBad
+		}
+		if dst != nil {
+			*dst = value{b: b[i:j], set: set}
+		}
+		return j
 	}
 }
 
