@@ -15,6 +15,9 @@ SIZES=${SIZES:-"50MB 200MB 1GB"}
 RUNS=${RUNS:-5}
 PYRUNS=${PYRUNS:-3}
 SCENARIO=ep-fc1-cumsum-steps
+# device metadata before the device slices, as real torch_npu traces
+# (tracegen -device-meta-first; internal/benchdata.CacheTag)
+TAG=metafirst
 CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
 BIN=./bin
 TIME=/usr/bin/time
@@ -38,12 +41,12 @@ bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
 # internal/benchdata, so go test and this script share the cache)
 rank_dir() {
 	local size=$1 rank=${2:-0} dir
-	dir="$CACHE/$SCENARIO-$size"
-	[ "$rank" != 0 ] && dir="$CACHE/$SCENARIO-$size-rank$rank"
+	dir="$CACHE/$SCENARIO-$TAG-$size"
+	[ "$rank" != 0 ] && dir="$CACHE/$SCENARIO-$TAG-$size-rank$rank"
 	if [ ! -f "$dir/.complete" ]; then
 		rm -rf "$dir"
 		echo "generating $size trace (rank $rank) in $dir ..." >&2
-		"$BIN/tracegen" -scenario "$SCENARIO" -size "$(bytes_of "$size")" -rank "$rank" -q -o "$dir" >&2
+		"$BIN/tracegen" -scenario "$SCENARIO" -device-meta-first -size "$(bytes_of "$size")" -rank "$rank" -q -o "$dir" >&2
 		touch "$dir/.complete"
 	fi
 	ls -d "$dir"/*_ascend_pt
@@ -81,7 +84,7 @@ for size in $SIZES; do
 	echo "$size $tb" >>"$results.sizes"
 	measure "analyze-$size" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
 	measure "analyze-1cpu-$size" env GOMAXPROCS=1 "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
-	pq="$CACHE/$SCENARIO-$size-parquet"
+	pq="$CACHE/$SCENARIO-$TAG-$size-parquet"
 	if [ ! -f "$pq/.complete" ]; then
 		rm -rf "$pq"
 		"$BIN/npuprof" export "$dir" -o "$pq" -q >/dev/null
@@ -92,13 +95,13 @@ done
 
 # N ranks on N cores: as many 200 MB ranks as CPUs, in one cluster folder
 n=$(nproc)
-cluster="$CACHE/cluster-200MB-x$n"
+cluster="$CACHE/cluster-$TAG-200MB-x$n"
 if [ ! -f "$cluster/.complete" ]; then
 	rm -rf "$cluster"
 	mkdir -p "$cluster"
 	for r in $(seq 0 $((n - 1))); do
 		echo "generating 200MB trace (rank $r) in $cluster ..." >&2
-		"$BIN/tracegen" -scenario "$SCENARIO" -size 200000000 -rank "$r" -q -o "$cluster" >&2
+		"$BIN/tracegen" -scenario "$SCENARIO" -device-meta-first -size 200000000 -rank "$r" -q -o "$cluster" >&2
 	done
 	touch "$cluster/.complete"
 fi

@@ -60,12 +60,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		{name: "event-waits", dst: func(s *tracegen.Scenario) *bool { return &s.EventWaits }},
 		{name: "aiv", dst: func(s *tracegen.Scenario) *bool { return &s.AivComm }},
 		{name: "comm-json", dst: func(s *tracegen.Scenario) *bool { return &s.CommJSON }},
+		{name: "device-meta-first", dst: func(s *tracegen.Scenario) *bool { return &s.DeviceMetaFirst }},
 	}
 	usage := map[string]string{
 		"ep": "expert parallel", "fc1": "FLASHCOMM1 (TP AG/RS + EP AG x2/RS per layer)",
 		"cumsum": "MoE AI_CPU Cumsum after MoeInitRoutingCustom", "profiler-steps": "emit ProfilerStep#N events (Step Id column)",
 		"sampler-cumsum": "sampler top-p Cumsum (AI core, not MoE)", "event-waits": "EVENT_RECORD/EVENT_WAIT tasks",
 		"aiv": "AIV-mode TP collectives (allreduceAivKernel rows)", "comm-json": "write communication.json",
+		"device-meta-first": "write device process/thread metadata before the device slices, as real torch_npu traces do (default: after, the harder case)",
 	}
 	for i := range bools {
 		bools[i].val = fs.Bool(bools[i].name, false, usage[bools[i].name]+" (use -NAME=false to turn off)")

@@ -27,6 +27,11 @@ import (
 // Cumsum with ProfilerStep events, the richest trace tracegen writes.
 const Scenario = "ep-fc1-cumsum-steps"
 
+// The benchmark traces put the device processes' metadata before their
+// slices, as every real torch_npu trace_view.json does
+// (tracegen.Scenario.DeviceMetaFirst); CacheTag marks their cache folders.
+const CacheTag = "metafirst"
+
 // Size is one benchmark size.
 type Size struct {
 	Name  string // "50MB"
@@ -102,13 +107,14 @@ func RankDir(tb testing.TB, sz Size) string {
 	tb.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	dir := filepath.Join(CacheDir(), fmt.Sprintf("%s-%s", Scenario, sz.Name))
+	dir := filepath.Join(CacheDir(), fmt.Sprintf("%s-%s-%s", Scenario, CacheTag, sz.Name))
 	done := filepath.Join(dir, ".complete")
 	if _, err := os.Stat(done); err != nil {
 		s, ok := tracegen.Lookup(Scenario)
 		if !ok {
 			tb.Fatalf("no scenario %s", Scenario)
 		}
+		s.DeviceMetaFirst = true
 		s, err := tracegen.SizedScenario(s, sz.Bytes)
 		if err != nil {
 			tb.Fatal(err)
@@ -145,6 +151,7 @@ func SmallTrace(tb testing.TB) []byte {
 	tb.Helper()
 	smallOnce.Do(func() {
 		s, _ := tracegen.Lookup(Scenario)
+		s.DeviceMetaFirst = true
 		s, smallErr = tracegen.SizedScenario(s, 4e6)
 		if smallErr != nil {
 			return

@@ -242,6 +242,9 @@ func runPasses(s Scenario, outs []*rankOut) error {
 	}
 	for _, o := range outs {
 		o.writePythonMeta()
+		if s.DeviceMetaFirst {
+			o.writeDeviceMeta()
+		}
 	}
 	g = newSim(s, detail)
 	for k := 0; k < s.Steps; k++ {
@@ -253,7 +256,7 @@ func runPasses(s Scenario, outs []*rankOut) error {
 		}
 	}
 	for _, o := range outs {
-		o.finishDevice()
+		o.finishDevice(!s.DeviceMetaFirst)
 	}
 	g = newSim(s, detail)
 	for k := 0; k < s.Steps; k++ {

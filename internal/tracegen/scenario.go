@@ -34,6 +34,14 @@ type Scenario struct {
 	// CommJSON writes ASCEND_PROFILER_OUTPUT/communication.json (one entry
 	// per collective; large for long captures).
 	CommJSON bool
+	// DeviceMetaFirst writes the device-side process and thread metadata
+	// (Ascend Hardware, HCCL, CANN, Overlap Analysis, counters) before the
+	// device slices, as every real torch_npu trace_view.json in
+	// shared/formats/samples does (only the Python process is named after
+	// its slices there). The default, false, writes it after the slices:
+	// the harder case for a streaming reader, which then has to keep
+	// slices until it learns their process. The benchmarks use true.
+	DeviceMetaFirst bool `json:",omitempty"`
 	// MsprofSlice, in the msprof layout, splits the timeline into
 	// msprof_slice_{k}_{ts}.json files of this many events each (msprof
 	// slices large exports); 0 writes one msprof_{ts}.json.

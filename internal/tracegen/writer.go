@@ -578,12 +578,21 @@ func (o *rankOut) writeCANN(st *rankStep) {
 	o.b = append(o.b, `}, "ph": "X"}`...)
 }
 
-// finishDevice emits the trailing Free slice and the device-side process
-// and thread metadata, which real files put after the device slices.
-func (o *rankOut) finishDevice() {
+// finishDevice emits the trailing Free slice and, when meta is true, the
+// device-side process and thread metadata after the device slices (see
+// Scenario.DeviceMetaFirst).
+func (o *rankOut) finishDevice(meta bool) {
 	if o.winSet && o.acc.winEnd > o.freeAt {
 		o.writeOverlap(&ovEvent{3, o.freeAt, o.acc.winEnd - o.freeAt})
 	}
+	if meta {
+		o.writeDeviceMeta()
+	}
+	o.spill()
+}
+
+// writeDeviceMeta emits the device-side process and thread metadata.
+func (o *rankOut) writeDeviceMeta() {
 	ri := o.info
 	meta := func(pid, tid int64, name, args string) {
 		o.ev0()

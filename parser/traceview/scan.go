@@ -101,7 +101,7 @@ func (s *source) fill(keep int) bool {
 // offset returns the file offset of the next unread byte.
 func (s *source) offset() int64 { return s.base + int64(s.pos) }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+func isSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t') }
 
 // skipSpace advances past whitespace (and commas when comma is true); it
 // returns false at the end of the input.
@@ -351,12 +351,77 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	hasArgs                   bool
+	// kind is the process kind of pid as the reader knew it when pid was
+	// read (procUnknown when the event has no reader or no pid yet)
+	kind int
+}
+
+// metaName reports whether an event name is one of the metadata events the
+// reader reads (process_name, process_labels, thread_name, ...): such an
+// event is never skipped.
+func metaName(n []byte) bool {
+	return bytes.HasPrefix(n, []byte("process_")) || bytes.HasPrefix(n, []byte("thread_"))
+}
+
+// plain reports whether the rest of ev (or its args) can be skipped
+// unread: its name is known and not metadata, and its process is one no
+// pass reads beyond name, ids and times.
+func (ev *event) plain() bool {
+	if ev.name.b == nil || metaName(ev.name.b) {
+		return false
+	}
+	return len(ev.phV.b) != 1 || ev.phV.b[0] != 'M'
+}
+
+// skipArgs reports whether ev's args object holds nothing the reader
+// keeps: args are read for metadata and for device (Ascend Hardware)
+// tasks, and for slices of processes whose name is not known yet.
+func (ev *event) skipArgs() bool {
+	switch ev.kind {
+	case procPython, procHCCL, procOther:
+		return ev.plain()
+	}
+	if c := ev.cat.b; ev.cat.str && (string(c) == "cpu_op" || string(c) == "python_function") {
+		return ev.plain()
+	}
+	return false
+}
+
+// skipRest returns the index after the object whose body continues at
+// b[i] (one level deep), without reading its keys.
+func skipRest(b []byte, i int) int {
+	depth := 1
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			e, _ := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			i = e + 1
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+		i++
+	}
+	return iMore
 }
 
 // parseEvent parses the event object starting at b[i] ('{') into ev and
 // returns the index after it. It is one loop with the key dispatch inlined:
 // this is the hottest code in npuprof.
-func parseEvent(b []byte, i int, ev *event) int {
+//
+// With a reader, what no pass reads is skipped without being parsed: once
+// pid names a process no pass reads (Overlap Analysis, counters, CANN),
+// the rest of a non-metadata event; the args of Python and HCCL slices.
+// Skipped bytes are only checked for string and nesting structure.
+func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 	*ev = event{}
 	i++
 	for {
@@ -430,6 +495,14 @@ func parseEvent(b []byte, i int, ev *event) int {
 			return iMore
 		}
 		if args && b[i] == '{' {
+			if rd != nil && ev.skipArgs() {
+				i = skipComposite(b, i)
+				if i < 0 {
+					return i
+				}
+				ev.hasArgs = true
+				continue
+			}
 			i = parseArgs(b, i, ev)
 			if i < 0 {
 				return i
@@ -477,6 +550,12 @@ func parseEvent(b []byte, i int, ev *event) int {
 		}
 		if i = scanValue(b, i, dst, false); i < 0 {
 			return i
+		}
+		if dst == &ev.pid && rd != nil {
+			ev.kind = rd.kindOf(ev.pid)
+			if ev.kind == procOther && ev.plain() {
+				return skipRest(b, i)
+			}
 		}
 	}
 }

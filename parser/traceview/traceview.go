@@ -268,14 +268,14 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 			break
 		}
 		begin := sc.pos
-		end := parseEvent(sc.buf[:sc.end], begin, &ev)
+		end := parseEvent(sc.buf[:sc.end], begin, &ev, rd)
 		for end == iMore && sc.end-begin <= sc.maxEvt {
 			sc.pos = begin
 			if !sc.fill(begin) {
 				break
 			}
 			begin = sc.pos
-			end = parseEvent(sc.buf[:sc.end], begin, &ev)
+			end = parseEvent(sc.buf[:sc.end], begin, &ev, rd)
 		}
 		if end == iMore && sc.end-begin <= sc.maxEvt {
 			// the input ended inside the event
@@ -375,6 +375,15 @@ func (rd *reader) pid(v value) uint16 {
 		rd.lastPidIdx = i
 	}
 	return i
+}
+
+// kindOf returns the process kind of a pid value.
+func (rd *reader) kindOf(v value) int {
+	i := rd.pid(v)
+	if int(i) < len(rd.logs) {
+		return rd.logs[i].kind
+	}
+	return procOther
 }
 
 // tid returns the index of the event's tid, remembering the last one.
