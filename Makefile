@@ -44,6 +44,7 @@ FUZZFLAGS ?=
 FUZZ_ONLY ?=
 FUZZ_TARGETS := \
 	./parser/traceview:FuzzRead \
+	./parser/traceview:FuzzReadFile \
 	./parser/summary:FuzzReadKernelDetails \
 	./parser/summary:FuzzReadStepTraceTime \
 	./parser/summary:FuzzReadProfilerInfo \

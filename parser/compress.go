@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/npuprof/npuprof/parser/traceview"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,3 +80,24 @@ func (s *stacked) Close() error {
 type zstdCloser struct{ d *zstd.Decoder }
 
 func (z zstdCloser) Close() error { z.d.Close(); return nil }
+
+// openPlain opens path when it is a regular file of at least
+// traceview.MinSplitBytes that is not compressed, for reading in parts;
+// ok is false (and nothing is left open) otherwise.
+func openPlain(path string) (f *os.File, size int64, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, false
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() < traceview.MinSplitBytes {
+		f.Close()
+		return nil, 0, false
+	}
+	var magic [4]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 4 && (bytes.HasPrefix(magic[:], []byte{0x1f, 0x8b}) || bytes.HasPrefix(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd})) {
+		f.Close()
+		return nil, 0, false
+	}
+	return f, st.Size(), true
+}

@@ -47,6 +47,11 @@ type Source struct {
 	// Timestamp is the folder-name timestamp used to pick the newest of
 	// duplicate ranks.
 	Timestamp string
+	// TraceParts is how many goroutines may read the rank's (plain,
+	// uncompressed) trace file at once (traceview.ReadFile); 0 or 1 reads
+	// it sequentially. Walk sets it from the CPUs left over by the ranks
+	// parsed in parallel.
+	TraceParts int
 }
 
 // UsageError is an input the user pointed at that npuprof cannot use (no

@@ -122,6 +122,8 @@ func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *mo
 	if workers > len(srcs) {
 		workers = len(srcs)
 	}
+	// CPUs the ranks in flight leave idle read a rank's trace in parts
+	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -131,7 +133,11 @@ func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *mo
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r, err := ParseRank(srcs[i])
+				src := srcs[i]
+				if src.TraceParts == 0 {
+					src.TraceParts = parts
+				}
+				r, err := ParseRank(src)
 				fn(i, r, err)
 				if opts.Progress != nil {
 					mu.Lock()
@@ -371,7 +377,7 @@ func parseRank(src Source) (*model.Rank, error) {
 	r.DirTimestamp = src.Timestamp
 	if src.TraceFile != "" {
 		// the user named this file: if it is not a trace, say so (exit 2)
-		if err := readTrace(r, src.TraceFile); err != nil {
+		if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
 			return nil, &UsageError{err.Error()}
 		}
 		finish(r)
@@ -396,7 +402,7 @@ func parseRank(src Source) (*model.Rank, error) {
 	// rank without a timeline (said in warnings and `unavailable`); the
 	// other files are still measured.
 	if trace := findInput(out, "trace_view.json"); trace != "" {
-		if err := readTrace(r, trace); err != nil {
+		if err := readTrace(r, trace, src.TraceParts); err != nil {
 			r.Warn(trace, "%v", err)
 			r.Have.TimelineNote = err.Error()
 		}
@@ -485,7 +491,18 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 	return nil
 }
 
-func readTrace(r *model.Rank, path string) error {
+func readTrace(r *model.Rank, path string, parts int) error {
+	if parts > 1 {
+		// a plain file can be read in parts at the same time
+		if f, size, ok := openPlain(path); ok {
+			defer f.Close()
+			if _, err := traceview.ReadFile(f, size, path, r, parts); err != nil {
+				return err
+			}
+			r.Have.TimelineFile = path
+			return nil
+		}
+	}
 	f, err := openInput(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -478,21 +478,26 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			ke = e
 		}
 		i = ke + 1
-		for i < len(b) && isSpace(b[i]) {
+		if i+3 <= len(b) && b[i] == ':' && b[i+1] == ' ' && b[i+2] > ' ' {
+			// `": v`, as every profiler writes it
+			i += 2
+		} else {
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
+			if b[i] != ':' {
+				return iBad
+			}
 			i++
-		}
-		if i >= len(b) {
-			return iMore
-		}
-		if b[i] != ':' {
-			return iBad
-		}
-		i++
-		for i < len(b) && isSpace(b[i]) {
-			i++
-		}
-		if i >= len(b) {
-			return iMore
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
 		}
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
@@ -556,6 +561,10 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			if ev.kind == procOther && ev.plain() {
 				return skipRest(b, i)
 			}
+		}
+		if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] == '"' {
+			// `, "key`, as every profiler writes it
+			i += 2
 		}
 	}
 }
@@ -622,21 +631,25 @@ func parseArgs(b []byte, i int, ev *event) int {
 			return ke
 		}
 		i = ke + 1
-		for i < len(b) && isSpace(b[i]) {
+		if i+3 <= len(b) && b[i] == ':' && b[i+1] == ' ' && b[i+2] > ' ' {
+			i += 2
+		} else {
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
+			if b[i] != ':' {
+				return iBad
+			}
 			i++
-		}
-		if i >= len(b) {
-			return iMore
-		}
-		if b[i] != ':' {
-			return iBad
-		}
-		i++
-		for i < len(b) && isSpace(b[i]) {
-			i++
-		}
-		if i >= len(b) {
-			return iMore
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
 		}
 		k := b[ks:ke]
 		var dst *value
@@ -667,6 +680,9 @@ func parseArgs(b []byte, i int, ev *event) int {
 		}
 		if i = scanValue(b, i, dst, true); i < 0 {
 			return i
+		}
+		if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] == '"' {
+			i += 2
 		}
 	}
 }

@@ -41,6 +41,9 @@ type Stats struct {
 	// Malformed: the read stopped (Truncated is set too) because the bytes
 	// at TruncatedAt are not an event, rather than because the file ended.
 	Malformed bool
+	// Parts is how many parts of the file were read at the same time and
+	// joined (ReadFile); 1 for a sequential read.
+	Parts int
 }
 
 // dropped counts events of one kind the reader could not use, and where
@@ -165,7 +168,18 @@ type plog struct {
 	chunks [][]byte
 	n      int
 	lastTS int64
-	kind   int
+	kind   int // from this reader's process_name
+	// known is the kind earlier parts of a split file learnt (see
+	// ReadFile), used while kind is procUnknown
+	known int
+}
+
+// eff is the process kind the reader acts on.
+func (lg *plog) eff() int {
+	if lg.kind != procUnknown {
+		return lg.kind
+	}
+	return lg.known
 }
 
 const (
@@ -210,7 +224,8 @@ type reader struct {
 	off                  int64 // byte offset of the event being read
 	malformedWhy         string
 	// events dropped or repaired, reported once each
-	badTs, outOfRange, badDur, large, malformed dropped
+	drops            dropSet
+	large, malformed dropped
 	// the last pid and tid seen, raw, and what they resolved to
 	lastPid    [24]byte
 	lastPidLen int
@@ -219,6 +234,15 @@ type reader struct {
 	lastTid    [24]byte
 	lastTidLen int
 	lastTidIdx uint32
+	// loop's state: the input or array ended; the last stop was exactly
+	// at the requested offset
+	ended, stopExact bool
+	// part is set on the readers of a split file's later parts (see
+	// ReadFile)
+	part *partState
+	// kinds, when set, is where this reader publishes the process kinds
+	// it learns, for the later parts of a split file
+	kinds *kindTable
 }
 
 // Read parses one trace file into rank. A truncated file is read up to its
@@ -226,8 +250,21 @@ type reader struct {
 // An error is returned only when the input is not a trace at all or cannot
 // be read.
 func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
-	rd := &reader{
-		src:     newSource(r),
+	rd := newReader(newSource(r))
+	if err := rd.begin(file); err != nil {
+		return rd.stats, err
+	}
+	if err := rd.loop(file, -1); err != nil {
+		return rd.stats, err
+	}
+	rd.finish(file, rank)
+	rd.stats.Parts = 1
+	return rd.stats, nil
+}
+
+func newReader(src *source) *reader {
+	return &reader{
+		src:     src,
 		in:      newInterner(),
 		pidIdx:  map[int64]uint16{},
 		strPids: map[string]int64{},
@@ -238,18 +275,32 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		lastPidLen: -1,
 		lastTidLen: -1,
 	}
+}
+
+// begin consumes the opening of the array.
+func (rd *reader) begin(file string) error {
 	sc := rd.src
 	if err := sc.start(); err != nil {
 		if sc.rerr != nil {
-			return rd.stats, fmt.Errorf("%s: read error: %w", file, sc.rerr)
+			return fmt.Errorf("%s: read error: %w", file, sc.rerr)
 		}
-		return rd.stats, fmt.Errorf("%s: not a trace: expected a JSON array of events ('[' ...) or an object with \"traceEvents\"", file)
+		return fmt.Errorf("%s: not a trace: expected a JSON array of events ('[' ...) or an object with \"traceEvents\"", file)
 	}
+	return nil
+}
+
+// loop reads events until the array or the input ends (rd.ended), or,
+// when stopAt >= 0, until the next event starts at or after byte stopAt
+// (rd.stopExact tells whether it starts exactly there); the source then
+// stays at that event, so loop can be called again to go on. An error is
+// returned only for a read error.
+func (rd *reader) loop(file string, stopAt int64) error {
+	sc := rd.src
 	var ev event
 	for {
 		if !sc.skipSpace(true) {
 			if sc.rerr != nil {
-				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
+				return fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
 			}
 			rd.truncated(sc.offset())
 			break
@@ -267,6 +318,10 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 			rd.malformedWhy = fmt.Sprintf("expected '{' or ']' at byte %d, found %q", off, c)
 			break
 		}
+		if stopAt >= 0 && off >= stopAt {
+			rd.stopExact = off == stopAt
+			return nil
+		}
 		begin := sc.pos
 		end := parseEvent(sc.buf[:sc.end], begin, &ev, rd)
 		for end == iMore && sc.end-begin <= sc.maxEvt {
@@ -280,7 +335,7 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		if end == iMore && sc.end-begin <= sc.maxEvt {
 			// the input ended inside the event
 			if sc.rerr != nil {
-				return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
+				return fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
 			}
 			rd.truncated(off)
 			break
@@ -293,7 +348,7 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 				end = sc.skipEvent(begin)
 				if end < 0 {
 					if sc.rerr != nil {
-						return rd.stats, fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
+						return fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
 					}
 					rd.truncated(off)
 					break
@@ -316,6 +371,12 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		rd.stats.Events++
 		rd.stats.Bytes = sc.base + int64(end)
 	}
+	rd.ended = true
+	return nil
+}
+
+// finish reports what was dropped and builds the model.
+func (rd *reader) finish(file string, rank *model.Rank) {
 	rd.warnDropped(file, rank)
 	if rd.stats.Truncated {
 		rank.Partial = true
@@ -329,7 +390,6 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 		rank.Warn(file, "%s", reason)
 	}
 	rd.build(rank, file)
-	return rd.stats, nil
 }
 
 // sizeText prints a byte limit: "64 MiB", or "300 bytes".
@@ -348,9 +408,9 @@ func (rd *reader) warnDropped(file string, rank *model.Rank) {
 	}{
 		{rd.large, "skipped %d event(s) larger than the " + sizeText(MaxEventBytes) + " event limit (first at byte %d)"},
 		{rd.malformed, "skipped %d malformed event(s): not a JSON object of \"key\": value pairs (first at byte %d)"},
-		{rd.badTs, "skipped %d complete (ph X) event(s) without a numeric ts (first at byte %d)"},
-		{rd.outOfRange, "skipped %d complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)"},
-		{rd.badDur, "%d complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)"},
+		{rd.drops.badTs, "skipped %d complete (ph X) event(s) without a numeric ts (first at byte %d)"},
+		{rd.drops.outOfRange, "skipped %d complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)"},
+		{rd.drops.badDur, "%d complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)"},
 	} {
 		if d.d.n > 0 {
 			rank.Warnings = append(rank.Warnings, model.Warning{File: file, Message: fmt.Sprintf(d.msg, d.d.n, d.d.first), Count: int(d.d.n)})
@@ -380,10 +440,14 @@ func (rd *reader) pid(v value) uint16 {
 // kindOf returns the process kind of a pid value.
 func (rd *reader) kindOf(v value) int {
 	i := rd.pid(v)
-	if int(i) < len(rd.logs) {
-		return rd.logs[i].kind
+	if int(i) >= len(rd.logs) {
+		return procOther
 	}
-	return procOther
+	lg := &rd.logs[i]
+	if lg.kind == procUnknown && rd.part != nil {
+		rd.part.refresh(rd)
+	}
+	return lg.eff()
 }
 
 // tid returns the index of the event's tid, remembering the last one.
@@ -420,6 +484,11 @@ func (rd *reader) pidOf(v value) uint16 {
 		}
 		pid = p
 	}
+	return rd.pidIndex(pid)
+}
+
+// pidIndex returns the index of a pid number, adding it when new.
+func (rd *reader) pidIndex(pid int64) uint16 {
 	if i, ok := rd.pidIdx[pid]; ok {
 		return i
 	}
@@ -489,30 +558,37 @@ func (rd *reader) complete(ev *event) {
 	}
 	pid := rd.pid(ev.pid)
 	lg := &rd.logs[pid]
-	if lg.kind == procOther {
+	kind := lg.eff()
+	if kind == procOther {
 		return
+	}
+	drops := &rd.drops
+	if kind == procUnknown && rd.part != nil {
+		// a later part of a split file: whether these count depends on
+		// what the earlier parts learn of the process (see absorb)
+		drops = rd.part.dropsOf(pid)
 	}
 	ts, ok := usToNs(ev.ts.b)
 	if !ok {
 		if ev.ts.b == nil || !timeparse.LooksNumeric(ev.ts.b) {
-			rd.badTs.add(rd.off)
+			drops.badTs.add(rd.off)
 		} else {
-			rd.outOfRange.add(rd.off)
+			drops.outOfRange.add(rd.off)
 		}
 		return
 	}
 	dur, ok := usToNs(ev.dur.b)
 	if !ok || dur < 0 {
 		if ok || !timeparse.LooksNumeric(ev.dur.b) {
-			rd.badDur.add(rd.off)
+			drops.badDur.add(rd.off)
 			dur = 0
 		} else {
-			rd.outOfRange.add(rd.off)
+			drops.outOfRange.add(rd.off)
 			return
 		}
 	}
 	if ts > 0 && dur > math.MaxInt64-ts {
-		rd.outOfRange.add(rd.off)
+		drops.outOfRange.add(rd.off)
 		return
 	}
 	var tt uint32
@@ -535,6 +611,11 @@ func (rd *reader) complete(ev *event) {
 	}
 	name := rd.in.id(ev.name.b)
 	tid := rd.tid(ev.tid)
+	lg.add(flags, tid, ts, dur, name, tt, stream, uint64(modelID))
+}
+
+// add appends one slice record.
+func (lg *plog) add(flags byte, tid uint32, ts, dur int64, name, tt uint32, stream int64, modelID uint64) {
 	b := lg.buf()
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(tid))
@@ -548,7 +629,7 @@ func (rd *reader) complete(ev *event) {
 		b = binary.AppendVarint(b, stream)
 	}
 	if flags&fModel != 0 {
-		b = binary.AppendUvarint(b, uint64(modelID))
+		b = binary.AppendUvarint(b, modelID)
 	}
 	lg.chunks[len(lg.chunks)-1] = b
 	lg.n++
@@ -608,6 +689,9 @@ func (rd *reader) meta(ev *event) {
 		if lg.kind == procHardware && int(pid) < len(rd.pids) {
 			rd.hwPid = rd.pids[pid]
 		}
+		if rd.kinds != nil && int(pid) < len(rd.pids) {
+			rd.kinds.publish(rd.pids[pid], lg.kind)
+		}
 		if lg.kind == procOther {
 			// no pass reads it: drop what was logged, skip what comes
 			lg.chunks, lg.n = nil, 0
@@ -632,14 +716,19 @@ func (rd *reader) flowEv(end bool, ev *event) {
 	if end {
 		e = 1
 	}
+	rd.addFlow(pid, tid, ts, id, e)
+}
+
+// addFlow appends one flow record (end is 1 for a flow end).
+func (rd *reader) addFlow(pid uint16, tid uint32, ts, id int64, end uint64) {
 	b := rd.flows
-	b = binary.AppendUvarint(b, uint64(pid)<<1|e)
+	b = binary.AppendUvarint(b, uint64(pid)<<1|end)
 	b = binary.AppendUvarint(b, uint64(tid))
 	b = binary.AppendVarint(b, ts-rd.flowLastTS)
 	b = binary.AppendVarint(b, id-rd.flowLast)
 	rd.flows = b
 	rd.nFlows++
-	if end {
+	if end == 1 {
 		rd.nFlowEnds++
 	}
 	rd.flowLastTS, rd.flowLast = ts, id
