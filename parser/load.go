@@ -398,6 +398,24 @@ func parseRank(src Source) (*model.Rank, error) {
 		finish(r)
 		return validate(r)
 	}
+	// communication.json does not depend on the timeline: with CPUs to
+	// spare it is read while the trace is (its warnings keep their place)
+	comm := &model.Rank{}
+	commFile := findInput(out, "communication.json")
+	commDone := make(chan struct{})
+	readComm := func() {
+		defer close(commDone)
+		if commFile != "" {
+			withFile(comm, commFile, func(f io.Reader) error {
+				c, err := summary.ReadCommunication(f, commFile)
+				comm.Communication = c
+				return err
+			})
+		}
+	}
+	if src.TraceParts > 1 {
+		go readComm()
+	}
 	// A trace_view.json that is empty, unreadable or not a trace leaves the
 	// rank without a timeline (said in warnings and `unavailable`); the
 	// other files are still measured.
@@ -422,13 +440,12 @@ func parseRank(src Source) (*model.Rank, error) {
 			return err
 		})
 	}
-	if p := findInput(out, "communication.json"); p != "" {
-		withFile(r, p, func(f io.Reader) error {
-			c, err := summary.ReadCommunication(f, p)
-			r.Communication = c
-			return err
-		})
+	if src.TraceParts <= 1 {
+		readComm()
 	}
+	<-commDone
+	r.Communication = comm.Communication
+	r.Warnings = append(r.Warnings, comm.Warnings...)
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		var why []string
 		for _, n := range []string{r.Have.TimelineNote, r.Have.KernelNote} {
