@@ -3,8 +3,11 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 )
 
 // gcPercent is npuprof's default GOGC. Most of npuprof's heap is the
@@ -19,5 +22,43 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop := startProfiles(os.Getenv("NPUPROF_CPUPROFILE"), os.Getenv("NPUPROF_MEMPROFILE"), os.Stderr)
+	code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// startProfiles writes a CPU profile of the whole run to cpuFile and a heap
+// profile at its end to memFile (either may be empty), for `go tool pprof`:
+// how docs/performance.md's profiles are taken. It returns the function
+// that finishes them.
+func startProfiles(cpuFile, memFile string, stderr io.Writer) func() {
+	var cpu *os.File
+	if cpuFile != "" {
+		f, err := os.Create(cpuFile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "npuprof: NPUPROF_CPUPROFILE: %v\n", err)
+		} else {
+			cpu = f
+		}
+	}
+	return func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			cpu.Close()
+		}
+		if memFile != "" {
+			f, err := os.Create(memFile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "npuprof: NPUPROF_MEMPROFILE: %v\n", err)
+			}
+		}
+	}
 }
