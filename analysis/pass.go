@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -155,39 +157,138 @@ type PassTiming struct {
 	Duration time.Duration
 }
 
-// runRank runs passes on one rank.
+// PassWorkers is how many passes of one rank may run at once (0:
+// GOMAXPROCS). Passes only read the model and their requirements' results,
+// so a pass starts as soon as everything it requires is done; results,
+// metrics, errors and timings are then merged in the sequential order, so
+// the outcome does not depend on it.
+var PassWorkers = 0
+
+// runRank runs passes (and what they require) on one rank. A pass whose
+// prerequisite failed is not run and reported as such.
 func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
-	ctx := &Context{Rank: r, ResultOf: map[*Pass]any{}, metrics: newMetrics()}
-	failed := map[*Pass]string{}
-	var errs []PassError
-	var timings []PassTiming
-	for _, p := range order(passes) {
+	ord := order(passes)
+	type outcome struct {
+		res    any
+		err    string // failure, or why it was not run
+		ran    bool
+		m      *Metrics
+		timing PassTiming
+	}
+	out := make(map[*Pass]*outcome, len(ord))
+	done := make(map[*Pass]chan struct{}, len(ord))
+	for _, p := range ord {
+		out[p] = &outcome{}
+		done[p] = make(chan struct{})
+	}
+	deps := transitive(ord)
+	workers := PassWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	run := func(p *Pass) {
+		defer close(done[p])
+		o := out[p]
 		var missing []string
 		for _, req := range p.Requires {
-			if _, bad := failed[req]; bad {
+			<-done[req]
+			if out[req].err != "" {
 				missing = append(missing, req.Name)
 			}
 		}
 		if len(missing) > 0 {
-			msg := "not run: prerequisite failed: " + strings.Join(missing, ", ")
-			failed[p] = msg
-			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: msg})
-			continue
+			o.err = "not run: prerequisite failed: " + strings.Join(missing, ", ")
+			return
 		}
+		// everything it requires, directly or not, and nothing else
+		ctx := &Context{Rank: r, ResultOf: map[*Pass]any{}, metrics: newMetrics()}
+		for _, d := range deps[p] {
+			<-done[d]
+			if out[d].err == "" {
+				ctx.ResultOf[d] = out[d].res
+			}
+		}
+		sem <- struct{}{}
 		t0 := time.Now()
 		res, err := safeRun(p, ctx)
-		timings = append(timings, PassTiming{Pass: p.Name, Rank: r.Rank, Duration: time.Since(t0)})
+		o.timing = PassTiming{Pass: p.Name, Rank: r.Rank, Duration: time.Since(t0)}
+		<-sem
+		o.ran, o.m = true, ctx.metrics
 		if err == nil && p.ResultType != nil && res != nil && reflect.TypeOf(res) != p.ResultType {
 			err = fmt.Errorf("internal error: result of type %T, want %v", res, p.ResultType)
 		}
 		if err != nil {
-			failed[p] = err.Error()
-			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: err.Error()})
+			o.err = err.Error()
+			return
+		}
+		o.res = res
+	}
+	if workers == 1 {
+		for _, p := range ord {
+			run(p)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, p := range ord {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(p)
+			}()
+		}
+		wg.Wait()
+	}
+	results := map[*Pass]any{}
+	metrics := newMetrics()
+	var errs []PassError
+	var timings []PassTiming
+	for _, p := range ord {
+		o := out[p]
+		if o.ran {
+			timings = append(timings, o.timing)
+			for k, v := range o.m.Values {
+				metrics.Values[k] = v
+			}
+			for k, v := range o.m.Unavailable {
+				metrics.Unavailable[k] = v
+			}
+		}
+		if o.err != "" {
+			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: o.err})
 			continue
 		}
-		ctx.ResultOf[p] = res
+		results[p] = o.res
 	}
-	return ctx.ResultOf, ctx.metrics, errs, timings
+	return results, metrics, errs, timings
+}
+
+// transitive returns, for every pass, everything it requires directly or
+// through other passes, in ord's order.
+func transitive(ord []*Pass) map[*Pass][]*Pass {
+	pos := make(map[*Pass]int, len(ord))
+	for i, p := range ord {
+		pos[p] = i
+	}
+	all := make(map[*Pass]map[*Pass]bool, len(ord))
+	out := make(map[*Pass][]*Pass, len(ord))
+	for _, p := range ord {
+		set := map[*Pass]bool{}
+		for _, r := range p.Requires {
+			set[r] = true
+			for d := range all[r] {
+				set[d] = true
+			}
+		}
+		all[p] = set
+		list := make([]*Pass, 0, len(set))
+		for d := range set {
+			list = append(list, d)
+		}
+		sort.Slice(list, func(i, j int) bool { return pos[list[i]] < pos[list[j]] })
+		out[p] = list
+	}
+	return out
 }
 
 func safeRun(p *Pass, ctx *Context) (res any, err error) {

@@ -1,0 +1,73 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPassesParallelSameResult: a rank's passes run at once (PassWorkers)
+// give exactly what one after another gives: results, metrics,
+// unavailable metrics and errors.
+func TestPassesParallelSameResult(t *testing.T) {
+	_, root := testutil.GenerateTiny(t)
+	p, err := parser.Load(context.Background(), root, parser.Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	defer func(v int) { PassWorkers = v }(PassWorkers)
+	var docs []string
+	for _, w := range []int{1, 4, 16} {
+		PassWorkers = w
+		res, m, errs, timings := runRank(p.Ranks[0], Passes)
+		require.Len(t, timings, len(order(Passes)))
+		out := map[string]any{"metrics": m.Values, "unavailable": m.Unavailable, "errors": errs}
+		for q, r := range res {
+			out["result/"+q.Name] = r
+		}
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		docs = append(docs, string(b))
+	}
+	require.NotEmpty(t, docs[0])
+	require.Equal(t, docs[0], docs[1])
+	require.Equal(t, docs[0], docs[2])
+}
+
+// TestPassSeesOnlyWhatItRequires: a pass gets the results of the passes it
+// requires, directly or not, and nothing else, whichever ran before it;
+// a failed prerequisite stops the passes that need it.
+func TestPassSeesOnlyWhatItRequires(t *testing.T) {
+	a := &Pass{Name: "a", Doc: "a", Run: func(*Context) (any, error) { return "A", nil }}
+	b := &Pass{Name: "b", Doc: "b", Requires: []*Pass{a}, Run: func(*Context) (any, error) { return "B", nil }}
+	other := &Pass{Name: "other", Doc: "o", Run: func(*Context) (any, error) { return "O", nil }}
+	bad := &Pass{Name: "bad", Doc: "x", Run: func(*Context) (any, error) { return nil, errors.New("boom") }}
+	after := &Pass{Name: "after", Doc: "y", Requires: []*Pass{bad}, Run: func(*Context) (any, error) { return "never", nil }}
+	var seen []string
+	c := &Pass{Name: "c", Doc: "c", Requires: []*Pass{b}, Run: func(ctx *Context) (any, error) {
+		for q := range ctx.ResultOf {
+			seen = append(seen, q.Name)
+		}
+		ctx.SetCount("c.count", len(ctx.ResultOf))
+		return "C", nil
+	}}
+	defer func(v int) { PassWorkers = v }(PassWorkers)
+	for _, w := range []int{1, 3} {
+		PassWorkers = w
+		seen = nil
+		res, m, errs, _ := runRank(model.NewRank("r"), []*Pass{other, c, after})
+		require.ElementsMatch(t, []string{"a", "b"}, seen)
+		require.Equal(t, 2.0, m.Values["c.count"])
+		require.Equal(t, "C", res[c])
+		require.Equal(t, "O", res[other])
+		require.Len(t, errs, 2)
+		require.Equal(t, "bad", errs[0].Pass)
+		require.Equal(t, "after", errs[1].Pass)
+		require.Contains(t, errs[1].Message, "prerequisite failed: bad")
+	}
+}
