@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/benchdata"
@@ -106,6 +107,48 @@ func BenchmarkWalk(b *testing.B) {
 				f.Close()
 				if events == 0 {
 					b.Fatal("no events")
+				}
+			}
+			benchdata.ReportCPU(b, st.Size(), cpu0)
+		})
+	}
+}
+
+// BenchmarkReadFile is BenchmarkRead with the file read in GOMAXPROCS
+// parts at once (ReadFile, as the CLI does for a single rank); wall-clock
+// MB/s grows with the CPUs, cpu-MB/s shows the cost of splitting.
+func BenchmarkReadFile(b *testing.B) {
+	sizes, err := benchdata.Sizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(sizes) == 0 {
+		b.Skip("set NPUPROF_BENCH_SIZES (e.g. 200MB) or run `make bench`")
+	}
+	parts := runtime.GOMAXPROCS(0)
+	for _, sz := range sizes {
+		p := benchdata.TraceFile(b, sz)
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(sz.Name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			cpu0 := benchdata.CPUTime()
+			for b.Loop() {
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := model.NewRank(p)
+				s, err := ReadFile(f, st.Size(), p, r, parts)
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s.Parts != parts {
+					b.Fatalf("%d parts joined, want %d", s.Parts, parts)
 				}
 			}
 			benchdata.ReportCPU(b, st.Size(), cpu0)
