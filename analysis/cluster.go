@@ -38,17 +38,18 @@ and its ordinal among the rank's ops of that communicator and type.`,
 		next := map[[3]string]int{}
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
+			group, typ, variant := r.Str(h.Group), r.Str(h.Type), r.Str(h.Variant)
 			key := ""
 			switch {
-			case h.Group != "" && commOf[h.Group] != "":
-				key = commOf[h.Group]
-			case h.HashSuffix != "":
-				key = "hash:" + h.HashSuffix
+			case group != "" && commOf[group] != "":
+				key = commOf[group]
+			case h.HashSuffix != 0:
+				key = "hash:" + r.Str(h.HashSuffix)
 			default:
 				key = "unknown"
 			}
-			k3 := [3]string{key, h.Type, h.Variant}
-			op := CollOp{Comm: key, Group: h.Group, Type: h.Type, Variant: h.Variant, Index: next[k3], Start: h.Start, Dur: h.Dur}
+			k3 := [3]string{key, typ, variant}
+			op := CollOp{Comm: key, Group: group, Type: typ, Variant: variant, Index: next[k3], Start: h.Start, Dur: h.Dur}
 			next[k3]++
 			res.Ops = append(res.Ops, op)
 		}

@@ -33,10 +33,10 @@ type DecodeResult struct {
 
 // isDecodeAttention matches the decode attention kernels whose first input
 // is [tokens, ...] (vllm-ascend.md §4, §5.2).
-func isDecodeAttention(t *model.DeviceTask) bool {
-	s := t.OpType
+func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
+	s := r.Str(t.OpType)
 	if s == "" {
-		s = t.Name
+		s = r.Str(t.Name)
 	}
 	return strings.Contains(s, "FusedInferAttentionScore") || strings.Contains(s, "IncreFlashAttention") ||
 		strings.Contains(s, "PagedAttention")
@@ -73,11 +73,11 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 			if t.ModelID != SingleOpModelID {
 				res.GraphKernels++
 			}
-			if !isDecodeAttention(t) {
+			if !isDecodeAttention(r, t) {
 				continue
 			}
 			attention++
-			if n, ok := firstDim(t.InputShapes); ok && n > 0 {
+			if n, ok := firstDim(r.Str(t.InputShapes)); ok && n > 0 {
 				res.Batches[int(n)]++
 				res.AttentionKernels++
 			}

@@ -130,7 +130,7 @@ does not list EVENT_WAIT tasks.`,
 			if n.Class != model.ClassCompute && n.Class != model.ClassCommKernel && n.Class != model.ClassMemcpy {
 				continue
 			}
-			k := opKey{n.Name, n.Stream}
+			k := opKey{r.Str(n.Name), n.Stream}
 			if byOp[k] == nil {
 				byOp[k] = &Stat{}
 			}

@@ -556,7 +556,7 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 		}
 		if n == 0 && tl != nil {
 			for _, i := range tl.ComputeTasks {
-				if moeRole(&r.Tasks[i]) == roleGMM {
+				if moeRole(r, &r.Tasks[i]) == roleGMM {
 					res.Kernels = append(res.Kernels, r.Tasks[i].Dur)
 				}
 			}

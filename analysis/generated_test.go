@@ -203,7 +203,7 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 				for _, h := range r.HCCL {
 					if h.Start > first && h.Start < last {
 						sum += h.Dur
-						byType[h.Type] += h.Dur
+						byType[r.Str(h.Type)] += h.Dur
 					}
 				}
 			}

@@ -57,17 +57,18 @@ resolved from parallel_group_info through the hash token in the op name.`,
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			res.Total.add(h.Dur)
-			get(res.ByType, h.Type).add(h.Dur)
-			g := h.Group
+			typ := r.Str(h.Type)
+			get(res.ByType, typ).add(h.Dur)
+			g := r.Str(h.Group)
 			if g == "" {
 				res.UnknownGroup.add(h.Dur)
 				g = "?"
 			} else {
 				get(res.ByGroup, g).add(h.Dur)
 			}
-			get(res.ByTypeGroup, h.Type+"@"+g).add(h.Dur)
-			if h.Variant != "" {
-				get(res.ByVariant, h.Variant).add(h.Dur)
+			get(res.ByTypeGroup, typ+"@"+g).add(h.Dur)
+			if h.Variant != 0 {
+				get(res.ByVariant, r.Str(h.Variant)).add(h.Dur)
 			}
 		}
 		ctx.SetUs("hccl.total.time_us", res.Total.Total)

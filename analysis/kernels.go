@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/npuprof/npuprof/parser/model"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -50,13 +51,13 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 			durs           []float64
 			total          int64
 		}
-		by := map[string]*acc{}
+		by := map[model.Sym]*acc{}
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
 			res.Total.add(t.Dur)
 			a := by[t.Name]
 			if a == nil {
-				a = &acc{name: t.Name, op: t.OpType, core: t.TaskType}
+				a = &acc{name: r.Str(t.Name), op: r.Str(t.OpType), core: r.Str(t.TaskType)}
 				by[t.Name] = a
 			}
 			a.durs = append(a.durs, float64(t.Dur)/1000)

@@ -91,11 +91,11 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 			keys := make([]string, 0, len(g.Ops))
 			for _, i := range g.Ops {
 				h := &r.HCCL[i]
-				grp := h.Group
+				grp := r.Str(h.Group)
 				if grp == "" {
 					grp = "?"
 				}
-				keys = append(keys, h.Type+"@"+grp)
+				keys = append(keys, r.Str(h.Type)+"@"+grp)
 			}
 			sort.Strings(keys)
 			g.Signature = strings.Join(keys, ",")
@@ -140,13 +140,13 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 				}
 				for _, i := range g.Ops {
 					h := &r.HCCL[i]
-					res.PerLayerTime[h.Type] += h.Dur
+					res.PerLayerTime[r.Str(h.Type)] += h.Dur
 					total += h.Dur
 				}
 			}
 			n := int64(res.PatternGaps)
 			for _, i := range firstPatternGap(res).Ops {
-				res.PerLayer[r.HCCL[i].Type]++
+				res.PerLayer[r.Str(r.HCCL[i].Type)]++
 			}
 			cnt := 0
 			for t, c := range res.PerLayer {

@@ -20,19 +20,20 @@ const (
 	roleCombine
 )
 
-func moeRole(t *model.DeviceTask) int {
-	s := t.OpType
+func moeRole(r *model.Rank, t *model.DeviceTask) int {
+	name := r.Str(t.Name)
+	s := r.Str(t.OpType)
 	if s == "" {
-		s = t.Name
+		s = name
 	}
 	switch {
-	case strings.HasPrefix(s, "MoeInitRouting") || strings.Contains(t.Name, "MoeInitRouting"):
+	case strings.HasPrefix(s, "MoeInitRouting") || strings.Contains(name, "MoeInitRouting"):
 		return roleRouting
-	case s == "Cumsum" || strings.Contains(t.Name, "Cumsum"):
+	case s == "Cumsum" || strings.Contains(name, "Cumsum"):
 		return roleCumsum
-	case strings.HasPrefix(s, "GroupedMatmul") || strings.Contains(t.Name, "GroupedMatmul"):
+	case strings.HasPrefix(s, "GroupedMatmul") || strings.Contains(name, "GroupedMatmul"):
 		return roleGMM
-	case strings.HasPrefix(s, "MoeGatingTopK") || strings.Contains(t.Name, "MoeGatingTopK"):
+	case strings.HasPrefix(s, "MoeGatingTopK") || strings.Contains(name, "MoeGatingTopK"):
 		return roleGating
 	case strings.HasPrefix(s, "MoeDistributeDispatch") || strings.HasPrefix(s, "MoeTokenPermute") || strings.HasPrefix(s, "MoeDispatchNormal") || strings.HasPrefix(s, "DispatchLayout"):
 		return roleDispatch
@@ -97,7 +98,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 		res.HaveShapes = true
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
-			switch moeRole(t) {
+			switch moeRole(r, t) {
 			case roleRouting:
 				res.Routing.add(t.Dur)
 				res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Routing: i})
@@ -107,12 +108,12 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 				if li, ok := open[t.Stream]; ok {
 					res.Cumsum.add(t.Dur)
 					res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
-					core := t.TaskType
+					core := r.Str(t.TaskType)
 					if core == "" {
 						core = "unknown"
 					}
 					res.CumsumCores[core]++
-					if t.TaskType == "AI_CPU" || strings.Contains(t.Name, "AiCpu") {
+					if core == "AI_CPU" || strings.Contains(r.Str(t.Name), "AiCpu") {
 						res.CumsumAICPU.add(t.Dur)
 					}
 				} else {
@@ -124,7 +125,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 				if li, ok := cur[t.Stream]; ok {
 					res.Layers[li].GMM = append(res.Layers[li].GMM, i)
 				}
-				if n, ok := firstDim(t.InputShapes); ok {
+				if n, ok := firstDim(r.Str(t.InputShapes)); ok {
 					res.GMMTokens += n
 				} else {
 					res.HaveShapes = false

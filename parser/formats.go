@@ -130,8 +130,8 @@ func readTaskTime(r *model.Rank, path string) {
 			if c == model.ClassCompute && t.Name == "" {
 				c = model.ClassOther
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: name, OpType: model.OpTypeFromName(name),
-				TaskType: t.TaskType, Stream: t.Stream, Class: c, ModelID: 4294967295})
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), OpType: r.Intern(model.OpTypeFromName(name)),
+				TaskType: r.Intern(t.TaskType), Stream: t.Stream, Class: c, ModelID: 4294967295})
 		})
 		if w := issues.Warning(path); w != nil {
 			r.Warnings = append(r.Warnings, *w)

@@ -482,11 +482,11 @@ func finish(r *model.Rank) {
 	}()
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
-		if h.HashSuffix == "" || h.Group != "" {
+		if h.HashSuffix == 0 || h.Group != 0 {
 			continue
 		}
-		if g := r.GroupByHashSuffix(h.HashSuffix); g != nil {
-			h.Group = g.Name
+		if g := r.GroupByHashSuffix(r.Str(h.HashSuffix)); g != nil {
+			h.Group = r.Intern(g.Name)
 		}
 	}
 	r.SortTasks()
@@ -598,22 +598,30 @@ func readKernels(r *model.Rank, path string) {
 			rows++
 			if hcclFromRows && k.IsCollective() {
 				name := k.Name
-				r.HCCL = append(r.HCCL, model.HCCLOp{Start: k.Start, Dur: k.Dur, Name: name,
-					Type: model.HCCLTypeFromName(name), HashSuffix: model.HCCLHashSuffix(name), Variant: model.HCCLVariant(name)})
+				r.HCCL = append(r.HCCL, model.HCCLOp{Start: k.Start, Dur: k.Dur, Name: r.Intern(name),
+					Type: r.Intern(model.HCCLTypeFromName(name)), HashSuffix: r.Intern(model.HCCLHashSuffix(name)), Variant: r.Intern(model.HCCLVariant(name))})
 				return
 			}
 			if haveTimeline {
 				lo, hi := byKey.matches(k.Start)
+				if lo == hi {
+					return
+				}
+				// a name the timeline never interned matches no task
+				name, ok := r.Syms.Lookup(k.Name)
+				if !ok {
+					return
+				}
 				for _, j := range byKey.idx[lo:hi] {
 					t := &r.Tasks[j]
-					if t.Name != k.Name {
+					if t.Name != name {
 						continue
 					}
 					if k.Type != "" {
-						t.OpType = k.Type
+						t.OpType = r.Intern(k.Type)
 					}
 					if k.InputShapes != "" {
-						t.InputShapes = k.InputShapes
+						t.InputShapes = r.Intern(k.InputShapes)
 					}
 				}
 				return
@@ -625,8 +633,8 @@ func readKernels(r *model.Rank, path string) {
 			if opType == "" {
 				opType = model.OpTypeFromName(k.Name)
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: k.Name, OpType: opType,
-				TaskType: k.Core, InputShapes: k.InputShapes, Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
+				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err

@@ -448,7 +448,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			k++
 			e := lw{rank: rr.Rank, stream: t.Stream, dur: t.Dur, start: t.Start, rel: t.Start - origin}
 			if wt.Next >= 0 {
-				e.next, e.nextD, e.nextOK = tasks[wt.Next].Name, tasks[wt.Next].Dur, true
+				e.next, e.nextD, e.nextOK = rr.Model.Str(tasks[wt.Next].Name), tasks[wt.Next].Dur, true
 			}
 			longest = append(longest, e)
 		}

@@ -181,7 +181,7 @@ func timelineChart(n int, rr *analysis.RankResult, ws, we int64) *chartPayload {
 			continue
 		}
 		k := laneKey{stream: t.Stream}
-		b := tlBox{start: max(t.Start, ws) - ws, end: min(t.End(), we) - ws, class: timelineClass(t.Class), name: t.Name, count: 1, longest: t.Dur}
+		b := tlBox{start: max(t.Start, ws) - ws, end: min(t.End(), we) - ws, class: timelineClass(t.Class), name: m.Str(t.Name), count: 1, longest: t.Dur}
 		keyOf[len(boxes)] = k
 		add(k, b)
 	}
@@ -193,8 +193,8 @@ func timelineChart(n int, rr *analysis.RankResult, ws, we int64) *chartPayload {
 		if h.End() <= ws {
 			continue
 		}
-		k := laneKey{hccl: true, group: h.Group}
-		b := tlBox{start: max(h.Start, ws) - ws, end: min(h.End(), we) - ws, class: 1, name: h.Name, count: 1, longest: h.Dur}
+		k := laneKey{hccl: true, group: m.Str(h.Group)}
+		b := tlBox{start: max(h.Start, ws) - ws, end: min(h.End(), we) - ws, class: 1, name: m.Str(h.Name), count: 1, longest: h.Dur}
 		keyOf[len(boxes)] = k
 		add(k, b)
 	}

@@ -380,23 +380,23 @@ func readTasks(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank
 			t.ModelID = uint32(v)
 		}
 		if cgid != nil {
-			t.Name = strs.get(cname)
-			t.OpType = strs.get(cop)
-			t.TaskType = strs.get(ctt)
-			t.InputShapes = strings.Trim(strs.get(cshape), `"`)
-			if t.OpType == "" || t.OpType == "N/A" {
-				t.OpType = model.OpTypeFromName(t.Name)
+			name, opType, taskType := strs.get(cname), strs.get(cop), strs.get(ctt)
+			if opType == "" || opType == "N/A" {
+				opType = model.OpTypeFromName(name)
 			}
-			if t.TaskType == "" || t.TaskType == "N/A" {
-				t.TaskType = hostType
+			if taskType == "" || taskType == "N/A" {
+				taskType = hostType
 			}
-			if model.IsCommKernelName(t.Name) {
+			t.Name, t.OpType, t.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
+			t.InputShapes = r.Intern(strings.Trim(strs.get(cshape), `"`))
+			if model.IsCommKernelName(name) {
 				t.Class = model.ClassCommKernel
 			} else {
 				t.Class = model.ClassCompute
 			}
 		} else {
-			t.Name, t.TaskType = hostType, hostType
+			t.Name = r.Intern(hostType)
+			t.TaskType = t.Name
 			t.Class = model.ClassifyTask(hostType, hostType)
 			if t.Class == model.ClassCompute {
 				// a kernel-typed task without op info: msprof does not
@@ -467,13 +467,15 @@ func readCommOps(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Ra
 		if typ == "unknown" {
 			typ = model.HCCLTypeFromName(strs.get(opType))
 		}
-		h := model.HCCLOp{Start: s, Dur: e - s, Name: n, Type: typ, HashSuffix: model.HCCLHashSuffix(n), Variant: model.HCCLVariant(n)}
+		hash, grp := model.HCCLHashSuffix(n), ""
 		if comm := strs.get(group); comm != "" {
-			h.Group = byComm[comm]
-			if h.Group == "" && h.HashSuffix == "" {
-				h.HashSuffix = model.NewGroup(comm, "", -1, nil).HashSuffix
+			grp = byComm[comm]
+			if grp == "" && hash == "" {
+				hash = model.NewGroup(comm, "", -1, nil).HashSuffix
 			}
 		}
+		h := model.HCCLOp{Start: s, Dur: e - s, Name: r.Intern(n), Type: r.Intern(typ), HashSuffix: r.Intern(hash),
+			Group: r.Intern(grp), Variant: r.Intern(model.HCCLVariant(n))}
 		if v, ok := asInt(cid); ok {
 			conn[v] = append(conn[v], int32(len(r.HCCL)))
 		}
@@ -563,7 +565,7 @@ func readPyTorch(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Ra
 		if c, ok := asInt(cid); ok {
 			opConn[c] = int32(len(r.FrameworkOps))
 		}
-		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: st, Dur: en - st, Name: n, Tid: t})
+		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: st, Dur: en - st, Name: r.Intern(n), Tid: t})
 	}
 	rows.Close()
 	if bad > 0 {

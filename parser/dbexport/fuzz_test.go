@@ -40,7 +40,7 @@ func FuzzRead(f *testing.F) {
 		}
 		for i := range r.Tasks {
 			if r.Tasks[i].Dur < 0 {
-				t.Fatalf("task %q has negative duration %d", r.Tasks[i].Name, r.Tasks[i].Dur)
+				t.Fatalf("task %q has negative duration %d", r.Str(r.Tasks[i].Name), r.Tasks[i].Dur)
 			}
 		}
 	})

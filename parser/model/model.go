@@ -68,65 +68,68 @@ func (c TaskClass) String() string {
 // DeviceTask is one task executed on the device (one X event of the
 // "Ascend Hardware" process, one row of task_time.csv or DB TASK, or, when no
 // timeline exists, one compute row of kernel_details.csv).
+//
+// It holds no pointers (its strings are symbols of the rank's table,
+// Rank.Syms: read them with r.Str(t.Name)), so a rank's hundreds of
+// thousands of tasks cost 48 bytes each and are never scanned by the
+// garbage collector.
 type DeviceTask struct {
 	Start int64 // ns since the Unix epoch
 	Dur   int64 // ns
 	// Name is the op/kernel name (e.g. aclnnCumsum_CumsumAiCpu_Cumsum) or,
 	// for tasks without an op, the host task type (EVENT_WAIT, MEMCPY_ASYNC).
-	Name string
+	Name Sym
 	// OpType is the op type (kernel_details `Type`, e.g. Cumsum,
 	// MoeInitRoutingCustom). When only the timeline exists it is derived
 	// from the aclnn name pattern {api}_{impl}_{opType}.
-	OpType string
+	OpType Sym
 	// TaskType is the hardware task type (`Task Type` in the trace,
 	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
-	TaskType string
+	TaskType Sym
 	// InputShapes is the raw `Input Shapes` value without its outer quotes
-	// ("25,4096;25,8"), empty when unknown.
-	InputShapes string
+	// ("25,4096;25,8"), 0 ("") when unknown.
+	InputShapes Sym
 	Stream      int32 // physical stream id, -1 when unknown
-	Class       TaskClass
 	// ModelID is the graph (model) id, 4294967295 for single-op mode.
 	ModelID uint32
+	Class   TaskClass
 }
 
 // End returns Start+Dur.
 func (t *DeviceTask) End() int64 { return t.Start + t.Dur }
 
 // HCCLOp is one collective "big op" (the unit of time in HCCL). Plane tasks
-// and hardware subtasks are never HCCLOps.
+// and hardware subtasks are never HCCLOps. Its strings are symbols of the
+// rank's table (r.Str(h.Type)); like DeviceTask it holds no pointers.
 type HCCLOp struct {
 	Start int64
 	Dur   int64
 	// Name is the full op name, e.g. hcom_allReduce__586_0_1.
-	Name string
+	Name Sym
 	// Type is the lower-case collective type: allreduce, allgather,
 	// reducescatter, alltoall, alltoallv, broadcast, send, receive,
 	// batchsendrecv, reduce, scatter, ... ("unknown" when not derivable).
-	Type string
+	Type Sym
 	// HashSuffix is the 3-character group-hash token from the name ("586"),
 	// empty when the name carries none.
-	HashSuffix string
+	HashSuffix Sym
 	// Group is the human group name (tp, ep, dp, ...) resolved through
 	// parallel_group_info, empty when unknown.
-	Group string
+	Group Sym
 	// Variant is "" for ordinary ops, "aicpu" for AicpuKernel-unfolded ops,
 	// "aiv" for AivKernel ops.
-	Variant string
+	Variant Sym
 }
 
 // End returns Start+Dur.
 func (h *HCCLOp) End() int64 { return h.Start + h.Dur }
 
-// cmpOp orders framework ops by (start, tid, name).
-func cmpOp(a, b FrameworkOp) int {
-	switch {
-	case a.Start != b.Start:
-		return cmpInt(a.Start, b.Start)
-	case a.Tid != b.Tid:
-		return cmpInt(a.Tid, b.Tid)
+// cmpSym orders two symbols of the table by their strings.
+func (t *Syms) cmpSym(a, b Sym) int {
+	if a == b {
+		return 0
 	}
-	return strings.Compare(a.Name, b.Name)
+	return strings.Compare(t.Str(a), t.Str(b))
 }
 
 func cmpInt(a, b int64) int {
@@ -139,12 +142,13 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// FrameworkOp is a host-side torch op (Python process, cat cpu_op).
+// FrameworkOp is a host-side torch op (Python process, cat cpu_op). Name
+// is a symbol of the rank's table (r.Str(op.Name)).
 type FrameworkOp struct {
 	Start int64
 	Dur   int64
-	Name  string
 	Tid   int64
+	Name  Sym
 }
 
 // Link ties a framework op to the device task or HCCL op it launched
@@ -271,6 +275,9 @@ type Rank struct {
 
 	Have Availability
 
+	// Syms holds the strings of Tasks, HCCL and FrameworkOps (see Sym).
+	Syms Syms
+
 	Tasks        []DeviceTask
 	HCCL         []HCCLOp
 	FrameworkOps []FrameworkOp
@@ -299,6 +306,12 @@ func NewRank(path string) *Rank {
 	return &Rank{Rank: -1, Device: -1, Path: path}
 }
 
+// Str returns the string of a symbol of this rank (r.Str(t.Name)).
+func (r *Rank) Str(s Sym) string { return r.Syms.Str(s) }
+
+// Intern returns the symbol of s in this rank's table, adding s if new.
+func (r *Rank) Intern(s string) Sym { return r.Syms.Intern(s) }
+
 // Warn records a non-fatal input problem.
 func (r *Rank) Warn(file, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Warning{File: file, Message: fmt.Sprintf(format, args...)})
@@ -318,13 +331,23 @@ func (r *Rank) SortTasks() {
 		if x.Stream != y.Stream {
 			return cmpInt(int64(x.Stream), int64(y.Stream))
 		}
-		return strings.Compare(x.Name, y.Name)
+		return r.Syms.cmpSym(x.Name, y.Name)
 	}
 	hcclCmp := func(x, y *HCCLOp) int {
 		if x.Start != y.Start {
 			return cmpInt(x.Start, y.Start)
 		}
-		return strings.Compare(x.Name, y.Name)
+		return r.Syms.cmpSym(x.Name, y.Name)
+	}
+	// framework ops by (start, tid, name)
+	opCmp := func(a, b *FrameworkOp) int {
+		switch {
+		case a.Start != b.Start:
+			return cmpInt(a.Start, b.Start)
+		case a.Tid != b.Tid:
+			return cmpInt(a.Tid, b.Tid)
+		}
+		return r.Syms.cmpSym(a.Name, b.Name)
 	}
 	var taskIdx, hIdx, opIdx []int32
 	if !isSorted(len(r.Tasks), func(i, j int) int { return taskCmp(&r.Tasks[i], &r.Tasks[j]) }) {
@@ -333,8 +356,8 @@ func (r *Rank) SortTasks() {
 	if !isSorted(len(r.HCCL), func(i, j int) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) }) {
 		hIdx = order(len(r.HCCL), func(i, j int32) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) })
 	}
-	if !slices.IsSortedFunc(r.FrameworkOps, cmpOp) {
-		opIdx = order(len(r.FrameworkOps), func(i, j int32) int { return cmpOp(r.FrameworkOps[i], r.FrameworkOps[j]) })
+	if !isSorted(len(r.FrameworkOps), func(i, j int) int { return opCmp(&r.FrameworkOps[i], &r.FrameworkOps[j]) }) {
+		opIdx = order(len(r.FrameworkOps), func(i, j int32) int { return opCmp(&r.FrameworkOps[i], &r.FrameworkOps[j]) })
 	}
 	if len(r.Links) > 0 && (taskIdx != nil || hIdx != nil || opIdx != nil) {
 		inv, hinv, oinv := inverse(taskIdx), inverse(hIdx), inverse(opIdx)
@@ -534,12 +557,12 @@ func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T))
 func (r *Rank) Validate() error {
 	for i := range r.Tasks {
 		if r.Tasks[i].Dur < 0 || r.Tasks[i].End() < r.Tasks[i].Start {
-			return fmt.Errorf("rank %d: device task %q at %d has a negative or out-of-range duration %d", r.Rank, r.Tasks[i].Name, r.Tasks[i].Start, r.Tasks[i].Dur)
+			return fmt.Errorf("rank %d: device task %q at %d has a negative or out-of-range duration %d", r.Rank, r.Str(r.Tasks[i].Name), r.Tasks[i].Start, r.Tasks[i].Dur)
 		}
 	}
 	for i := range r.HCCL {
 		if r.HCCL[i].Dur < 0 || r.HCCL[i].End() < r.HCCL[i].Start {
-			return fmt.Errorf("rank %d: HCCL op %q has a negative or out-of-range duration", r.Rank, r.HCCL[i].Name)
+			return fmt.Errorf("rank %d: HCCL op %q has a negative or out-of-range duration", r.Rank, r.Str(r.HCCL[i].Name))
 		}
 	}
 	for _, s := range r.Steps {

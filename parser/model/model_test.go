@@ -1,19 +1,22 @@
 package model
 
 import (
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestDropDuplicates(t *testing.T) {
-	mm := func(start, dur int64, stream int32) DeviceTask {
-		return DeviceTask{Start: start, Dur: dur, Name: "mm", OpType: "MatMul", TaskType: "AI_CORE", Stream: stream, Class: ClassCompute, ModelID: 4294967295}
-	}
 	r := NewRank("x")
+	mm := func(start, dur int64, stream int32) DeviceTask {
+		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), Stream: stream, Class: ClassCompute, ModelID: 4294967295}
+	}
 	r.Tasks = []DeviceTask{mm(10, 5, 2), mm(10, 5, 2), mm(10, 6, 2), mm(10, 5, 3), mm(20, 1, 2), mm(10, 5, 2)}
-	r.HCCL = []HCCLOp{{Start: 1, Dur: 2, Name: "hcom_allReduce__586_0_1", Type: "allreduce"}, {Start: 1, Dur: 2, Name: "hcom_allReduce__586_0_1", Type: "allreduce"}}
-	r.FrameworkOps = []FrameworkOp{{Start: 0, Dur: 1, Name: "aten::mm"}}
+	hc, ar := r.Intern("hcom_allReduce__586_0_1"), r.Intern("allreduce")
+	r.HCCL = []HCCLOp{{Start: 1, Dur: 2, Name: hc, Type: ar}, {Start: 1, Dur: 2, Name: hc, Type: ar}}
+	r.FrameworkOps = []FrameworkOp{{Start: 0, Dur: 1, Name: r.Intern("aten::mm")}}
 	// links to both copies of the duplicate, and to the HCCL copies
 	r.Links = []Link{{Op: 0, Task: 0, HCCL: -1}, {Op: 0, Task: 1, HCCL: -1}, {Op: 0, Task: 4, HCCL: -1}, {Op: 0, Task: -1, HCCL: 1}}
 	r.Steps = []Step{{ID: 2, Start: 0, End: 30}, {ID: 2, Start: 0, End: 30}, {ID: 3, Start: 0, End: 40}}
@@ -38,7 +41,7 @@ func TestDropDuplicatesLongRun(t *testing.T) {
 	r := NewRank("x")
 	const n = 50000
 	for i := 0; i < n; i++ {
-		r.Tasks = append(r.Tasks, DeviceTask{Start: 7, Dur: int64(i % (n / 2)), Name: "k", Stream: 1})
+		r.Tasks = append(r.Tasks, DeviceTask{Start: 7, Dur: int64(i % (n / 2)), Name: r.Intern("k"), Stream: 1})
 	}
 	r.SortTasks()
 	d := r.DropDuplicates()
@@ -61,4 +64,58 @@ func TestValidateRejectsOverflow(t *testing.T) {
 	r.Links = []Link{{Op: 0, Task: -1, HCCL: -1}}
 	r.FrameworkOps = []FrameworkOp{{}}
 	require.ErrorContains(t, r.Validate(), "link out of range")
+}
+
+// The per-event types stay small and pointer-free: the garbage collector
+// never scans them, and a 200 MB trace's 268k tasks take 12.9 MB, not 25.7.
+func TestCompactTypes(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(DeviceTask{}), uintptr(48))
+	require.LessOrEqual(t, unsafe.Sizeof(HCCLOp{}), uintptr(40))
+	require.LessOrEqual(t, unsafe.Sizeof(FrameworkOp{}), uintptr(32))
+	for _, x := range []any{DeviceTask{}, HCCLOp{}, FrameworkOp{}, Link{}} {
+		typ := reflect.TypeOf(x)
+		require.False(t, hasPointers(typ), "%s holds pointers", typ)
+	}
+	require.True(t, hasPointers(reflect.TypeOf(Group{})), "the check sees strings and slices")
+}
+
+// hasPointers reports whether values of typ contain any pointer the
+// garbage collector must scan.
+func hasPointers(typ reflect.Type) bool {
+	switch typ.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return typ.Len() > 0 && hasPointers(typ.Elem())
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			if hasPointers(typ.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func TestSyms(t *testing.T) {
+	var s Syms
+	require.Equal(t, "", s.Str(0))
+	require.Equal(t, Sym(0), s.Intern(""))
+	a := s.Intern("aclnnMm")
+	require.NotEqual(t, Sym(0), a)
+	require.Equal(t, a, s.InternBytes([]byte("aclnnMm")))
+	b := s.InternBytes([]byte("Cumsum"))
+	require.NotEqual(t, a, b)
+	require.Equal(t, "aclnnMm", s.Str(a))
+	require.Equal(t, "Cumsum", s.Str(b))
+	got, ok := s.Lookup("Cumsum")
+	require.True(t, ok)
+	require.Equal(t, b, got)
+	_, ok = s.Lookup("MatMul")
+	require.False(t, ok)
+	require.Equal(t, 3, s.Len())
+	require.Equal(t, "", s.Str(99), "an unknown symbol is empty")
 }

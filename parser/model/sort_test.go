@@ -23,7 +23,7 @@ func sortReference(r *Rank) {
 		if x.Stream != y.Stream {
 			return x.Stream < y.Stream
 		}
-		return x.Name < y.Name
+		return r.Str(x.Name) < r.Str(y.Name)
 	})
 	hi := make([]int, len(r.HCCL))
 	for i := range hi {
@@ -34,13 +34,22 @@ func sortReference(r *Rank) {
 		if x.Start != y.Start {
 			return x.Start < y.Start
 		}
-		return x.Name < y.Name
+		return r.Str(x.Name) < r.Str(y.Name)
 	})
 	oi := make([]int, len(r.FrameworkOps))
 	for i := range oi {
 		oi[i] = i
 	}
-	sort.SliceStable(oi, func(a, b int) bool { return cmpOp(r.FrameworkOps[oi[a]], r.FrameworkOps[oi[b]]) < 0 })
+	sort.SliceStable(oi, func(a, b int) bool {
+		x, y := r.FrameworkOps[oi[a]], r.FrameworkOps[oi[b]]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		if x.Tid != y.Tid {
+			return x.Tid < y.Tid
+		}
+		return r.Str(x.Name) < r.Str(y.Name)
+	})
 	oinv := make([]int32, len(oi))
 	ops := make([]FrameworkOp, len(oi))
 	for n, o := range oi {
@@ -85,6 +94,11 @@ func TestSortTasksMatchesReference(t *testing.T) {
 		mk := func() *Rank {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			r := NewRank("x")
+			// symbols in the reverse of their strings' order: sorting
+			// must compare strings, not symbols
+			for _, s := range []string{"op1", "op0", "k2", "k1", "k0", "h1", "h0"} {
+				r.Intern(s)
+			}
 			n := rng.IntN(60)
 			sorted := seed%4 == 0
 			for i := 0; i < n; i++ {
@@ -92,13 +106,13 @@ func TestSortTasksMatchesReference(t *testing.T) {
 				if sorted {
 					st = int64(i)
 				}
-				r.Tasks = append(r.Tasks, DeviceTask{Start: st, Stream: int32(rng.IntN(3)), Name: fmt.Sprint("k", rng.IntN(3)), Dur: int64(i)})
+				r.Tasks = append(r.Tasks, DeviceTask{Start: st, Stream: int32(rng.IntN(3)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3))), Dur: int64(i)})
 			}
 			for i := 0; i < rng.IntN(40); i++ {
-				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Tid: int64(rng.IntN(3)), Name: fmt.Sprint("op", rng.IntN(2)), Dur: int64(i)})
+				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Tid: int64(rng.IntN(3)), Name: r.Intern(fmt.Sprint("op", rng.IntN(2))), Dur: int64(i)})
 			}
 			for i := 0; i < rng.IntN(20); i++ {
-				r.HCCL = append(r.HCCL, HCCLOp{Start: int64(rng.IntN(10)), Name: fmt.Sprint("h", rng.IntN(2)), Dur: int64(i)})
+				r.HCCL = append(r.HCCL, HCCLOp{Start: int64(rng.IntN(10)), Name: r.Intern(fmt.Sprint("h", rng.IntN(2))), Dur: int64(i)})
 			}
 			for i := 0; i < rng.IntN(30); i++ {
 				if rng.IntN(2) == 0 && len(r.Tasks) > 0 {

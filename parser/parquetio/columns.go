@@ -3,6 +3,7 @@ package parquetio
 import (
 	"errors"
 	"fmt"
+	"github.com/npuprof/npuprof/parser/model"
 	"io"
 	"os"
 
@@ -126,9 +127,20 @@ func (c *colFile) float64s(name string) ([]float64, error) {
 // strs reads a BYTE_ARRAY (string) column, plain or dictionary-encoded,
 // through in (which interns).
 func (c *colFile) strs(name string, in func([]byte) string) ([]string, error) {
-	out := make([]string, 0, c.rows())
+	return byteArrays(c, name, in)
+}
+
+// syms reads a BYTE_ARRAY (string) column into symbols of t.
+func (c *colFile) syms(name string, t *model.Syms) ([]model.Sym, error) {
+	return byteArrays(c, name, t.InternBytes)
+}
+
+// byteArrays reads a BYTE_ARRAY column, plain or dictionary-encoded,
+// turning each value into a T with in (once per dictionary entry).
+func byteArrays[T any](c *colFile, name string, in func([]byte) T) ([]T, error) {
+	out := make([]T, 0, c.rows())
 	var dict parquet.Dictionary
-	var cache []string
+	var cache []T
 	err := c.pages(name, func(p parquet.Page) error {
 		if p.Type().Kind() != parquet.ByteArray {
 			return c.kindErr(name, p, "BYTE_ARRAY")
@@ -137,7 +149,7 @@ func (c *colFile) strs(name string, in func([]byte) string) ([]string, error) {
 		if pd := p.Dictionary(); pd != nil {
 			if pd != dict {
 				dict = pd
-				cache = make([]string, pd.Len())
+				cache = make([]T, pd.Len())
 				for i := range cache {
 					cache[i] = in(pd.Index(int32(i)).ByteArray())
 				}

@@ -276,22 +276,14 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 	}
 	for _, col := range []struct {
 		name string
-		set  func(t *model.DeviceTask, v string) error
+		set  func(t *model.DeviceTask, v model.Sym)
 	}{
-		{"name", func(t *model.DeviceTask, v string) error { t.Name = v; return nil }},
-		{"op_type", func(t *model.DeviceTask, v string) error { t.OpType = v; return nil }},
-		{"task_type", func(t *model.DeviceTask, v string) error { t.TaskType = v; return nil }},
-		{"input_shapes", func(t *model.DeviceTask, v string) error { t.InputShapes = v; return nil }},
-		{"class", func(t *model.DeviceTask, v string) error {
-			cl, ok := classByName[v]
-			if !ok {
-				return fmt.Errorf("%s: unknown task class %q", c.path, v)
-			}
-			t.Class = cl
-			return nil
-		}},
+		{"name", func(t *model.DeviceTask, v model.Sym) { t.Name = v }},
+		{"op_type", func(t *model.DeviceTask, v model.Sym) { t.OpType = v }},
+		{"task_type", func(t *model.DeviceTask, v model.Sym) { t.TaskType = v }},
+		{"input_shapes", func(t *model.DeviceTask, v model.Sym) { t.InputShapes = v }},
 	} {
-		vs, err := c.strs(col.name, in)
+		vs, err := c.syms(col.name, &r.Syms)
 		if err != nil {
 			return err
 		}
@@ -299,10 +291,22 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 			return err
 		}
 		for i, v := range vs {
-			if err := col.set(&tasks[i], v); err != nil {
-				return err
-			}
+			col.set(&tasks[i], v)
 		}
+	}
+	classes, err := c.strs("class", in)
+	if err != nil {
+		return err
+	}
+	if err := short(len(classes)); err != nil {
+		return err
+	}
+	for i, v := range classes {
+		cl, ok := classByName[v]
+		if !ok {
+			return fmt.Errorf("%s: unknown task class %q", c.path, v)
+		}
+		tasks[i].Class = cl
 	}
 	r.Tasks = tasks
 	return nil
@@ -327,9 +331,9 @@ func readHCCL(dir string, rank int, r *model.Rank, in func([]byte) string) error
 	if err != nil {
 		return err
 	}
-	var cols [5][]string
+	var cols [5][]model.Sym
 	for i, name := range []string{"name", "type", "hash_suffix", "group_name", "variant"} {
-		if cols[i], err = c.strs(name, in); err != nil {
+		if cols[i], err = c.syms(name, &r.Syms); err != nil {
 			return err
 		}
 		if len(cols[i]) != n {
@@ -370,7 +374,7 @@ func readOps(dir string, rank int, r *model.Rank, in func([]byte) string) error 
 	if err != nil {
 		return err
 	}
-	name, err := c.strs("name", in)
+	name, err := c.syms("name", &r.Syms)
 	if err != nil {
 		return err
 	}

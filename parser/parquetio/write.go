@@ -131,20 +131,21 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	}
 	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
 		t := &r.Tasks[i]
-		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: t.Name, OpType: t.OpType, TaskType: t.TaskType,
-			InputShapes: t.InputShapes, Stream: t.Stream, Class: t.Class.String(), ModelID: int64(t.ModelID)}
+		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(t.OpType), TaskType: r.Str(t.TaskType),
+			InputShapes: r.Str(t.InputShapes), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(t.ModelID)}
 	}); err != nil {
 		return err
 	}
 	if err := writeTable(outDir, TableHCCLOps, rk, len(r.HCCL), func(i int) HCCLOp {
 		h := &r.HCCL[i]
-		return HCCLOp{StartNs: h.Start, DurNs: h.Dur, Name: h.Name, Type: h.Type, HashSuffix: h.HashSuffix, GroupName: h.Group, Variant: h.Variant}
+		return HCCLOp{StartNs: h.Start, DurNs: h.Dur, Name: r.Str(h.Name), Type: r.Str(h.Type), HashSuffix: r.Str(h.HashSuffix),
+			GroupName: r.Str(h.Group), Variant: r.Str(h.Variant)}
 	}); err != nil {
 		return err
 	}
 	if err := writeTable(outDir, TableFrameworkOps, rk, len(r.FrameworkOps), func(i int) FrameworkOp {
 		o := &r.FrameworkOps[i]
-		return FrameworkOp{StartNs: o.Start, DurNs: o.Dur, Name: o.Name, Tid: o.Tid}
+		return FrameworkOp{StartNs: o.Start, DurNs: o.Dur, Name: r.Str(o.Name), Tid: o.Tid}
 	}); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -65,7 +64,13 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 		}
 		src := newSource(io.NewSectionReader(f, off, size-off))
 		src.base = off
-		rds[k] = newReader(src)
+		// the first part's names go straight to the rank's table; the
+		// others' to scratch tables, translated by absorb
+		syms := &rank.Syms
+		if k > 0 {
+			syms = &model.Syms{}
+		}
+		rds[k] = newReader(src, syms)
 		tables[k] = &kindTable{m: map[int64]int{}}
 		rds[k].kinds = tables[k]
 		if k > 0 {
@@ -257,19 +262,10 @@ func (p *partState) dropsOf(pid uint16) *dropSet {
 	return d
 }
 
-// strOf re-interns a string of another reader's interner.
+// strOf re-interns a string of another reader's interner (its raw
+// spellings reach the table when this reader meets them).
 func (in *interner) strOf(s string) uint32 {
-	if id, ok := in.byS[s]; ok {
-		return id
-	}
-	id := uint32(len(in.strs))
-	in.strs = append(in.strs, s)
-	in.byS[s] = id
-	if !strings.ContainsAny(s, "\"\\") {
-		// written without escapes, its raw spelling is itself
-		in.insert(s, id)
-	}
-	return id
+	return uint32(in.syms.Intern(s))
 }
 
 // absorb appends the events of o, the reader of the part of the file that
@@ -292,9 +288,9 @@ func (rd *reader) absorb(o *reader) {
 	for j, t := range o.tids {
 		tmap[j] = rd.tidIndex(t)
 	}
-	names := make([]uint32, len(o.in.strs))
-	for j, s := range o.in.strs {
-		names[j] = rd.in.strOf(s)
+	names := make([]uint32, o.in.syms.Len())
+	for j := range names {
+		names[j] = rd.in.strOf(o.in.str(uint32(j)))
 	}
 	var s slice
 	for j := range o.logs {

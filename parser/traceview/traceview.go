@@ -59,24 +59,23 @@ func (d *dropped) add(off int64) {
 	d.n++
 }
 
-// interner keeps one copy of every name: an open-addressing table of ids
-// keyed by maphash of the raw bytes, so a lookup neither allocates nor
-// goes through a map of strings. Escapes are resolved only for new names;
-// a name written with and without escapes is one id (raw spellings map to
-// the id of the unescaped string).
+// interner keeps one copy of every name, in the rank's symbol table
+// (model.Syms): its ids are the model's symbols, so building the model
+// needs no translation and no string copies. In front of the table sits an
+// open-addressing table of ids keyed by maphash of the raw bytes, so a
+// lookup neither allocates nor goes through a map of strings. Escapes are
+// resolved only for new names; a name written with and without escapes is
+// one id (raw spellings map to the symbol of the unescaped string).
 type interner struct {
-	strs []string // by id; id 0 is ""
-	raws []string // the raw spelling each table slot was keyed by
-	tab  []uint32 // slot -> 1 + index into raws/rawID, 0 when empty
-	ids  []uint32 // index into raws -> id
+	syms *model.Syms // the rank's table: id -> unescaped string
+	raws []string    // the raw spelling each table slot was keyed by
+	tab  []uint32    // slot -> 1 + index into raws/rawID, 0 when empty
+	ids  []uint32    // index into raws -> id
 	seed maphash.Seed
-	byS  map[string]uint32 // unescaped string -> id, for escaped spellings
 }
 
-func newInterner() *interner {
-	in := &interner{tab: make([]uint32, 4096), seed: maphash.MakeSeed(), byS: map[string]uint32{}}
-	in.strs = append(in.strs, "")
-	in.byS[""] = 0
+func newInterner(syms *model.Syms) *interner {
+	in := &interner{syms: syms, tab: make([]uint32, 4096), seed: maphash.MakeSeed()}
 	in.insert("", 0)
 	return in
 }
@@ -115,16 +114,13 @@ func (in *interner) id(b []byte) uint32 {
 		h = (h + 1) & mask
 	}
 	raw := string(b)
-	s := unquote(b)
-	id, ok := in.byS[s]
-	if !ok {
-		id = uint32(len(in.strs))
-		in.strs = append(in.strs, s)
-		in.byS[s] = id
-	}
+	id := uint32(in.syms.Intern(unquote(b)))
 	in.insert(raw, id)
 	return id
 }
+
+// str returns the string of an id.
+func (in *interner) str(id uint32) string { return in.syms.Str(model.Sym(id)) }
 
 // process kinds
 const (
@@ -250,7 +246,7 @@ type reader struct {
 // An error is returned only when the input is not a trace at all or cannot
 // be read.
 func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
-	rd := newReader(newSource(r))
+	rd := newReader(newSource(r), &rank.Syms)
 	if err := rd.begin(file); err != nil {
 		return rd.stats, err
 	}
@@ -262,10 +258,12 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 	return rd.stats, nil
 }
 
-func newReader(src *source) *reader {
+// newReader returns a reader whose names go to syms (the rank's table,
+// or a scratch table for the later parts of a split file).
+func newReader(src *source, syms *model.Syms) *reader {
 	return &reader{
 		src:     src,
-		in:      newInterner(),
+		in:      newInterner(syms),
 		pidIdx:  map[int64]uint16{},
 		strPids: map[string]int64{},
 		tidIdx:  map[int64]uint32{},
@@ -915,7 +913,6 @@ func (c *cursor) find(k flowKey) (int, int) {
 }
 
 func (rd *reader) build(rank *model.Rank, file string) {
-	strs := rd.in.strs
 	var starts, ends []flowRec
 	if rd.nFlows > 0 {
 		starts, ends = rd.decodeFlows()
@@ -941,7 +938,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 		d := newDecoder(lg)
 		for d.next(&s) {
-			name := strs[s.name]
+			name := rd.in.str(s.name)
 			if strings.HasPrefix(name, "ProfilerStep#") {
 				var id int
 				if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
@@ -959,7 +956,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					starts[i].op = int32(len(rank.FrameworkOps))
 				}
 			}
-			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: name, Tid: rd.tids[s.tid]})
+			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Tid: rd.tids[s.tid]})
 		}
 		lg.chunks = nil
 	}
@@ -1042,11 +1039,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	type taskKey struct{ name, tt uint32 }
 	type taskInfo struct {
-		opType string
+		opType model.Sym
 		class  model.TaskClass
 	}
 	taskInfos := map[taskKey]taskInfo{}
-	type hcclInfo struct{ typ, hash, variant string }
+	type hcclInfo struct{ typ, hash, variant model.Sym }
 	hcclInfos := map[uint32]hcclInfo{}
 	for p := range rd.logs {
 		lg := &rd.logs[p]
@@ -1056,8 +1053,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			for d.next(&s) {
 				ti, ok := taskInfos[taskKey{s.name, s.tt}]
 				if !ok {
-					name := strs[s.name]
-					ti = taskInfo{opType: model.OpTypeFromName(name), class: model.ClassifyTask(strs[s.tt], name)}
+					name := rd.in.str(s.name)
+					ti = taskInfo{opType: rank.Intern(model.OpTypeFromName(name)), class: model.ClassifyTask(rd.in.str(s.tt), name)}
 					taskInfos[taskKey{s.name, s.tt}] = ti
 				}
 				stream := int32(s.stream)
@@ -1066,7 +1063,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
 				rank.Tasks = append(rank.Tasks, model.DeviceTask{
-					Start: s.ts, Dur: s.dur, Name: strs[s.name], OpType: ti.opType, TaskType: strs[s.tt],
+					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt),
 					Stream: stream, Class: ti.class, ModelID: s.modelID,
 				})
 			}
@@ -1091,13 +1088,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 				hi, ok := hcclInfos[s.name]
 				if !ok {
-					name := strs[s.name]
-					hi = hcclInfo{model.HCCLTypeFromName(name), model.HCCLHashSuffix(name), model.HCCLVariant(name)}
+					name := rd.in.str(s.name)
+					hi = hcclInfo{rank.Intern(model.HCCLTypeFromName(name)), rank.Intern(model.HCCLHashSuffix(name)), rank.Intern(model.HCCLVariant(name))}
 					hcclInfos[s.name] = hi
 				}
 				link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
 				rank.HCCL = append(rank.HCCL, model.HCCLOp{
-					Start: s.ts, Dur: s.dur, Name: strs[s.name], Type: hi.typ,
+					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Type: hi.typ,
 					HashSuffix: hi.hash, Variant: hi.variant,
 				})
 			}

@@ -41,13 +41,13 @@ func TestReadSmall(t *testing.T) {
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(1736408883700010000), r.Tasks[0].Start)
 	require.Equal(t, int64(3250), r.Tasks[0].Dur)
-	require.Equal(t, "MatMulV2", r.Tasks[0].OpType)
+	require.Equal(t, "MatMulV2", r.Str(r.Tasks[0].OpType))
 	require.Equal(t, model.ClassCompute, r.Tasks[0].Class)
 	require.Equal(t, model.ClassEventWait, r.Tasks[1].Class)
 	require.Equal(t, int64(451), r.Tasks[1].Dur)
 	require.Len(t, r.HCCL, 1)
-	require.Equal(t, "allreduce", r.HCCL[0].Type)
-	require.Equal(t, "586", r.HCCL[0].HashSuffix)
+	require.Equal(t, "allreduce", r.Str(r.HCCL[0].Type))
+	require.Equal(t, "586", r.Str(r.HCCL[0].HashSuffix))
 	require.Len(t, r.FrameworkOps, 1)
 	require.Equal(t, []model.Link{{Op: 0, Task: 0, HCCL: -1}}, r.Links)
 	require.Equal(t, 3, r.Device)
@@ -133,7 +133,7 @@ func TestReadSkipsOversizedEvent(t *testing.T) {
 	require.Equal(t, int64(1), st.Skipped)
 	require.Equal(t, int64(3), st.Events)
 	require.Len(t, r.Tasks, 2)
-	require.Equal(t, "b", r.Tasks[1].Name)
+	require.Equal(t, "b", r.Str(r.Tasks[1].Name))
 	require.Len(t, r.Warnings, 1)
 	off := strings.Index(data, `{"ph":"X","name":"big"`)
 	require.Contains(t, r.Warnings[0].Message, fmt.Sprintf("skipped 1 event(s) larger than the 300 bytes event limit (first at byte %d)", off))
@@ -166,7 +166,7 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 	require.False(t, st.Truncated)
 	var names []string
 	for _, x := range r.Tasks {
-		names = append(names, x.Name)
+		names = append(names, r.Str(x.Name))
 	}
 	require.Equal(t, []string{"ok", "neg-dur", "big-stream"}, names)
 	require.Equal(t, int64(0), r.Tasks[1].Dur)
@@ -203,7 +203,7 @@ func TestReadDeeplyNested(t *testing.T) {
 	r, st := readBoth(t, data)
 	require.False(t, st.Truncated)
 	require.Len(t, r.Tasks, 1)
-	require.Equal(t, "AI_CORE", r.Tasks[0].TaskType)
+	require.Equal(t, "AI_CORE", r.Str(r.Tasks[0].TaskType))
 }
 
 // A file cut before the metadata that names the Ascend Hardware or HCCL
@@ -310,12 +310,12 @@ func TestReadShapes(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, st.Truncated)
 	require.Equal(t, int64(13), st.Events)
-	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: `aten::a"b`, Tid: 7}}, r.FrameworkOps)
+	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Tid: 7}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 1)
-	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: "aclnnCumsum_CumsumAiCpu_Cumsum", OpType: "Cumsum",
-		TaskType: "AI_CPU", Stream: 2, Class: model.ClassCompute, ModelID: 7}, r.Tasks[0])
+	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"), OpType: r.Intern("Cumsum"),
+		TaskType: r.Intern("AI_CPU"), Stream: 2, Class: model.ClassCompute, ModelID: 7}, r.Tasks[0])
 	require.Len(t, r.HCCL, 1)
-	require.Equal(t, "allgather", r.HCCL[0].Type)
+	require.Equal(t, "allgather", r.Str(r.HCCL[0].Type))
 	require.Equal(t, 5, r.Device)
 }
 
