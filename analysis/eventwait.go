@@ -118,7 +118,7 @@ does not list EVENT_WAIT tasks.`,
 		}
 		sort.Slice(res.Streams, func(i, j int) bool { return res.Streams[i].Stream < res.Streams[j].Stream })
 		type opKey struct {
-			name   string
+			name   model.Sym
 			stream int32
 		}
 		byOp := map[opKey]*Stat{}
@@ -130,14 +130,14 @@ does not list EVENT_WAIT tasks.`,
 			if n.Class != model.ClassCompute && n.Class != model.ClassCommKernel && n.Class != model.ClassMemcpy {
 				continue
 			}
-			k := opKey{r.Str(n.Name), n.Stream}
+			k := opKey{n.Name, n.Stream}
 			if byOp[k] == nil {
 				byOp[k] = &Stat{}
 			}
 			byOp[k].add(r.Tasks[w.Task].Dur)
 		}
 		for k, st := range byOp {
-			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: k.name, Stream: k.stream, Wait: *st})
+			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: r.Str(k.name), Stream: k.stream, Wait: *st})
 		}
 		sort.Slice(res.WaitedOps, func(i, j int) bool {
 			a, b := res.WaitedOps[i], res.WaitedOps[j]

@@ -3,6 +3,8 @@ package analysis
 import (
 	"reflect"
 	"sort"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // Stat is a count and a total duration (ns).
@@ -54,19 +56,17 @@ resolved from parallel_group_info through the hash token in the op name.`,
 			}
 			return s
 		}
+		labels := newTypeGroupLabels(r)
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			res.Total.add(h.Dur)
-			typ := r.Str(h.Type)
-			get(res.ByType, typ).add(h.Dur)
-			g := r.Str(h.Group)
-			if g == "" {
+			get(res.ByType, r.Str(h.Type)).add(h.Dur)
+			if h.Group == 0 {
 				res.UnknownGroup.add(h.Dur)
-				g = "?"
 			} else {
-				get(res.ByGroup, g).add(h.Dur)
+				get(res.ByGroup, r.Str(h.Group)).add(h.Dur)
 			}
-			get(res.ByTypeGroup, typ+"@"+g).add(h.Dur)
+			get(res.ByTypeGroup, labels.of(h)).add(h.Dur)
 			if h.Variant != 0 {
 				get(res.ByVariant, r.Str(h.Variant)).add(h.Dur)
 			}
@@ -94,4 +94,29 @@ resolved from parallel_group_info through the hash token in the op name.`,
 		}
 		return res, nil
 	},
+}
+
+// typeGroupLabels makes the "<type>@<group>" label of HCCL ops ("?" for
+// an unknown group) once per distinct (type, group) pair of a rank.
+type typeGroupLabels struct {
+	r *model.Rank
+	m map[[2]model.Sym]string
+}
+
+func newTypeGroupLabels(r *model.Rank) *typeGroupLabels {
+	return &typeGroupLabels{r: r, m: map[[2]model.Sym]string{}}
+}
+
+func (l *typeGroupLabels) of(h *model.HCCLOp) string {
+	k := [2]model.Sym{h.Type, h.Group}
+	s, ok := l.m[k]
+	if !ok {
+		g := l.r.Str(h.Group)
+		if g == "" {
+			g = "?"
+		}
+		s = l.r.Str(h.Type) + "@" + g
+		l.m[k] = s
+	}
+	return s
 }

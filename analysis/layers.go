@@ -86,16 +86,12 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		}
 		freq := map[string]int{}
 		size := map[string]int{}
+		labels := newTypeGroupLabels(r)
 		for gi := range res.Gaps {
 			g := &res.Gaps[gi]
 			keys := make([]string, 0, len(g.Ops))
 			for _, i := range g.Ops {
-				h := &r.HCCL[i]
-				grp := r.Str(h.Group)
-				if grp == "" {
-					grp = "?"
-				}
-				keys = append(keys, r.Str(h.Type)+"@"+grp)
+				keys = append(keys, labels.of(&r.HCCL[i]))
 			}
 			sort.Strings(keys)
 			g.Signature = strings.Join(keys, ",")

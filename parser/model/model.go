@@ -487,11 +487,11 @@ func (r *Rank) DropDuplicates() Duplicates {
 		seen := make(map[Link]bool, len(r.Links))
 		links := r.Links[:0]
 		for _, l := range r.Links {
-			l.Op = opMap[l.Op]
+			l.Op = remap(opMap, l.Op)
 			if l.Task >= 0 {
-				l.Task = taskMap[l.Task]
+				l.Task = remap(taskMap, l.Task)
 			} else if l.HCCL >= 0 {
-				l.HCCL = hcclMap[l.HCCL]
+				l.HCCL = remap(hcclMap, l.HCCL)
 			}
 			if !seen[l] {
 				seen[l] = true
@@ -503,12 +503,23 @@ func (r *Rank) DropDuplicates() Duplicates {
 	return d
 }
 
+// remap returns the new index of old index i (m nil: nothing moved).
+func remap(m []int32, i int32) int32 {
+	if m == nil {
+		return i
+	}
+	return m[i]
+}
+
 // dedupRuns drops exact duplicates from xs, which is sorted so that equal
 // elements lie within runs of neighbours with the same key. It returns the
-// kept elements (in place) and, for every old index, its new index. Long
-// runs switch from a linear scan to a map, so hostile input stays linear.
+// kept elements (in place) and, for every old index, its new index (nil
+// when nothing was dropped: every index stays). Long runs switch from a
+// linear scan to a map, so hostile input stays linear.
 func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T)) ([]T, []int32) {
-	idx := make([]int32, len(xs))
+	// idx is allocated at the first duplicate: until then every element
+	// keeps its index
+	var idx []int32
 	kept := xs[:0]
 	run := 0
 	var inRun map[T]int32
@@ -541,10 +552,18 @@ func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T))
 			// element was most of the parse's allocations); xs[i] is not
 			// overwritten before this point, kept only grows up to i
 			onDup(&xs[i])
+			if idx == nil {
+				idx = make([]int32, len(xs))
+				for j := range i {
+					idx[j] = int32(j)
+				}
+			}
 			idx[i] = dup
 			continue
 		}
-		idx[i] = int32(len(kept))
+		if idx != nil {
+			idx[i] = int32(len(kept))
+		}
 		if inRun != nil {
 			inRun[x] = int32(len(kept))
 		}

@@ -2,7 +2,6 @@ package traceview
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -334,21 +333,9 @@ func (rd *reader) absorb(o *reader) {
 		}
 	}
 	if o.nFlows > 0 {
-		b := o.flows
-		var ts, id int64
-		for len(b) > 0 {
-			pe, n := binary.Uvarint(b)
-			b = b[n:]
-			tid, n := binary.Uvarint(b)
-			b = b[n:]
-			dts, n := binary.Varint(b)
-			b = b[n:]
-			did, n := binary.Varint(b)
-			b = b[n:]
-			ts += dts
-			id += did
+		o.flows.eachFlow(func(pe, tid uint64, ts, id int64) {
 			rd.addFlow(pmap[pe>>1], tmap[tid], ts, id, pe&1)
-		}
+		})
 	}
 	if o.device >= 0 {
 		rd.device = o.device

@@ -81,23 +81,27 @@ func newInterner(syms *model.Syms) *interner {
 }
 
 func (in *interner) insert(raw string, id uint32) {
-	if 2*(len(in.raws)+1) > len(in.tab) {
-		old := in.raws
+	in.raws = append(in.raws, raw)
+	in.ids = append(in.ids, id)
+	if 2*len(in.raws) > len(in.tab) {
+		// grow the table only: raws and ids keep their indexes
 		in.tab = make([]uint32, 2*len(in.tab))
-		ids := in.ids
-		in.raws, in.ids = nil, nil
-		for i, r := range old {
-			in.insert(r, ids[i])
+		for i := range in.raws {
+			in.place(i)
 		}
+		return
 	}
+	in.place(len(in.raws) - 1)
+}
+
+// place puts raws[i] into the table.
+func (in *interner) place(i int) {
 	mask := uint64(len(in.tab) - 1)
-	h := maphash.String(in.seed, raw) & mask
+	h := maphash.String(in.seed, in.raws[i]) & mask
 	for in.tab[h] != 0 {
 		h = (h + 1) & mask
 	}
-	in.raws = append(in.raws, raw)
-	in.ids = append(in.ids, id)
-	in.tab[h] = uint32(len(in.raws))
+	in.tab[h] = uint32(i + 1)
 }
 
 func (in *interner) id(b []byte) uint32 {
@@ -114,7 +118,11 @@ func (in *interner) id(b []byte) uint32 {
 		h = (h + 1) & mask
 	}
 	raw := string(b)
-	id := uint32(in.syms.Intern(unquote(b)))
+	s := raw // one copy serves both when there is nothing to unescape
+	if strings.IndexByte(raw, '\\') >= 0 {
+		s = unquote(b)
+	}
+	id := uint32(in.syms.Intern(s))
 	in.insert(raw, id)
 	return id
 }
@@ -210,8 +218,8 @@ type reader struct {
 	logs    []plog
 	threads map[[2]int64]string
 	// flows: varint records of end flag, pid index, tid index, ts delta,
-	// id delta
-	flows                []byte
+	// id delta, in chunks like a process log (no copying as it grows)
+	flows                plog
 	nFlows, nFlowEnds    int
 	flowLastTS, flowLast int64
 	stats                Stats
@@ -719,12 +727,13 @@ func (rd *reader) flowEv(end bool, ev *event) {
 
 // addFlow appends one flow record (end is 1 for a flow end).
 func (rd *reader) addFlow(pid uint16, tid uint32, ts, id int64, end uint64) {
-	b := rd.flows
+	lg := &rd.flows
+	b := lg.buf()
 	b = binary.AppendUvarint(b, uint64(pid)<<1|end)
 	b = binary.AppendUvarint(b, uint64(tid))
 	b = binary.AppendVarint(b, ts-rd.flowLastTS)
 	b = binary.AppendVarint(b, id-rd.flowLast)
-	rd.flows = b
+	lg.chunks[len(lg.chunks)-1] = b
 	rd.nFlows++
 	if end == 1 {
 		rd.nFlowEnds++
@@ -848,29 +857,40 @@ type flowRec struct {
 }
 
 func (rd *reader) decodeFlows() (starts, ends []flowRec) {
-	b := rd.flows
-	var ts, id int64
 	starts = make([]flowRec, 0, rd.nFlows-rd.nFlowEnds)
 	ends = make([]flowRec, 0, rd.nFlowEnds)
-	for len(b) > 0 {
-		pe, n := binary.Uvarint(b)
-		b = b[n:]
-		tid, n := binary.Uvarint(b)
-		b = b[n:]
-		dts, n := binary.Varint(b)
-		b = b[n:]
-		did, n := binary.Varint(b)
-		b = b[n:]
-		ts += dts
-		id += did
+	rd.flows.eachFlow(func(pe, tid uint64, ts, id int64) {
 		r := flowRec{k: flowKey{uint16(pe >> 1), uint32(tid), ts}, id: id, op: -1}
 		if pe&1 == 1 {
 			ends = append(ends, r)
 		} else {
 			starts = append(starts, r)
 		}
-	}
+	})
 	return starts, ends
+}
+
+// eachFlow decodes a flow log (see addFlow), dropping each chunk once
+// decoded: pe is the pid index << 1 | the end flag.
+func (l *plog) eachFlow(fn func(pe, tid uint64, ts, id int64)) {
+	var ts, id int64
+	for k, b := range l.chunks {
+		l.chunks[k] = nil
+		for len(b) > 0 {
+			pe, n := binary.Uvarint(b)
+			b = b[n:]
+			tid, n := binary.Uvarint(b)
+			b = b[n:]
+			dts, n := binary.Varint(b)
+			b = b[n:]
+			did, n := binary.Varint(b)
+			b = b[n:]
+			ts += dts
+			id += did
+			fn(pe, tid, ts, id)
+		}
+	}
+	l.chunks = nil
 }
 
 // cursor finds the records of a sorted []flowRec at a location. Slices of
@@ -916,7 +936,6 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	var starts, ends []flowRec
 	if rd.nFlows > 0 {
 		starts, ends = rd.decodeFlows()
-		rd.flows = nil
 		slices.SortStableFunc(starts, func(a, b flowRec) int { return a.k.cmp(b.k) })
 	}
 	// Python processes first: framework ops and steps.
