@@ -168,7 +168,8 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 			return nil, fmt.Errorf("%s: column %s: %w", file, j.col, err)
 		}
 	}
-	// every name is kept once, as the trace reader does
+	// every name is kept once, as the trace reader does (the names of
+	// tasks, HCCL ops and framework ops go to the rank's symbol table)
 	names := map[string]string{}
 	in := func(s string) string {
 		if v, ok := names[s]; ok {
@@ -188,10 +189,10 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 	if err := readTasks(dir, rank, r, inb); err != nil {
 		return nil, err
 	}
-	if err := readHCCL(dir, rank, r, inb); err != nil {
+	if err := readHCCL(dir, rank, r); err != nil {
 		return nil, err
 	}
-	if err := readOps(dir, rank, r, inb); err != nil {
+	if err := readOps(dir, rank, r); err != nil {
 		return nil, err
 	}
 	if err := readLinks(dir, rank, r); err != nil {
@@ -313,7 +314,7 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 }
 
 // readHCCL reads hccl_ops column by column.
-func readHCCL(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+func readHCCL(dir string, rank int, r *model.Rank) error {
 	c, err := openCols(dir, TableHCCLOps, rank)
 	if err != nil {
 		return err
@@ -352,7 +353,7 @@ func readHCCL(dir string, rank int, r *model.Rank, in func([]byte) string) error
 }
 
 // readOps reads framework_ops column by column.
-func readOps(dir string, rank int, r *model.Rank, in func([]byte) string) error {
+func readOps(dir string, rank int, r *model.Rank) error {
 	c, err := openCols(dir, TableFrameworkOps, rank)
 	if err != nil {
 		return err
