@@ -14,8 +14,10 @@ package model
 type Sym uint32
 
 // Syms is a symbol table: every distinct string once, by Sym. The zero
-// value is an empty table ready to use. It is not safe for concurrent
-// writes (a rank is filled by one goroutine).
+// value is an empty table ready to use. Only parsers add to it, from the
+// one goroutine that fills the rank; once the rank is built, analysis
+// passes read it (Str, Lookup) from many goroutines at once, which is safe
+// because nothing writes any more.
 type Syms struct {
 	strs []string       // by Sym; strs[0] is "" once anything was interned
 	ids  map[string]Sym // string -> Sym, "" excluded
