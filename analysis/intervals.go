@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"reflect"
 	"slices"
+	"sort"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -34,6 +35,24 @@ func Union(iv []Interval) []Interval {
 		slices.SortFunc(s, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
 		out = s[:1]
 	}
+	return merge(out, s)
+}
+
+// UnionInto is Union appending to dst (which must not share memory with
+// iv); iv is sorted in place when it is not sorted by start.
+func UnionInto(dst, iv []Interval) []Interval {
+	if len(iv) == 0 {
+		return dst
+	}
+	if !slices.IsSortedFunc(iv, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }) {
+		slices.SortFunc(iv, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	return merge(append(dst, iv[0]), iv)
+}
+
+// merge merges the sorted intervals s[1:] into out, whose last interval
+// is s[0] (possibly extended).
+func merge(out, s []Interval) []Interval {
 	for _, x := range s[1:] {
 		last := &out[len(out)-1]
 		if x.Start <= last.End {
@@ -66,6 +85,49 @@ func IntersectLength(a, b []Interval) int64 {
 		hi := min(a[i].End, b[j].End)
 		if hi > lo {
 			n += hi - lo
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
+// overlapping returns the sub-slice of sorted disjoint intervals that overlap
+// [lo, hi) (the first and last may stick out).
+func overlapping(iv []Interval, lo, hi int64) []Interval {
+	a := sort.Search(len(iv), func(k int) bool { return iv[k].End > lo })
+	b := sort.Search(len(iv), func(k int) bool { return iv[k].Start >= hi })
+	if b < a {
+		b = a
+	}
+	return iv[a:b]
+}
+
+// LengthIn is Length(Clip(iv, lo, hi)) without the copy.
+func LengthIn(iv []Interval, lo, hi int64) int64 {
+	var n int64
+	for _, x := range overlapping(iv, lo, hi) {
+		if s, e := max(x.Start, lo), min(x.End, hi); e > s {
+			n += e - s
+		}
+	}
+	return n
+}
+
+// IntersectLengthIn is IntersectLength(Clip(a, lo, hi), Clip(b, lo, hi))
+// without the copies.
+func IntersectLengthIn(a, b []Interval, lo, hi int64) int64 {
+	a, b = overlapping(a, lo, hi), overlapping(b, lo, hi)
+	var n int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		s := max(a[i].Start, b[j].Start, lo)
+		e := min(a[i].End, b[j].End, hi)
+		if e > s {
+			n += e - s
 		}
 		if a[i].End < b[j].End {
 			i++

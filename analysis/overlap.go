@@ -18,10 +18,8 @@ type Breakdown struct {
 }
 
 func breakdown(compute, comm []Interval, start, end int64) Breakdown {
-	compute = Clip(compute, start, end)
-	comm = Clip(comm, start, end)
-	b := Breakdown{Window: end - start, Computing: Length(compute), Communication: Length(comm)}
-	b.Overlapped = IntersectLength(compute, comm)
+	b := Breakdown{Window: end - start, Computing: LengthIn(compute, start, end), Communication: LengthIn(comm, start, end)}
+	b.Overlapped = IntersectLengthIn(compute, comm, start, end)
 	b.CommunicationNotOverlapped = b.Communication - b.Overlapped
 	b.Free = b.Window - (b.Computing + b.CommunicationNotOverlapped)
 	return b
@@ -142,9 +140,11 @@ var StepsPass = &Pass{
 			b := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= hi })
 			return idx[a:max(a, b)]
 		}
+		// per-step interval buffers, reused from step to step
+		var comp, comm, ucomp, ucomm []Interval
 		for _, s := range r.Steps {
 			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End}
-			var comp, comm []Interval
+			comp, comm = comp[:0], comm[:0]
 			first, last, seen := int64(0), int64(0), false
 			add := func(st, en int64) {
 				if !seen || st < first {
@@ -171,7 +171,8 @@ var StepsPass = &Pass{
 			}
 			sb.DeviceStart, sb.DeviceEnd = first, last
 			sb.Tasks = len(comp) + len(comm)
-			sb.Breakdown = breakdown(Union(comp), Union(comm), first, last)
+			ucomp, ucomm = UnionInto(ucomp[:0], comp), UnionInto(ucomm[:0], comm)
+			sb.Breakdown = breakdown(ucomp, ucomm, first, last)
 			out = append(out, sb)
 		}
 		return out, nil
