@@ -195,7 +195,10 @@ var TimelinePass = &Pass{
 		// Tasks are sorted by start (model.Rank.SortTasks), so the union
 		// is merged on the fly; the intervals are only collected and
 		// sorted when a reader left them out of order.
-		var comp, merged []Interval
+		var comp []Interval
+		// at most one interval per compute task: allocated once rather
+		// than grown by doubling (which allocated twice the final size)
+		merged := make([]Interval, 0, nComp)
 		inOrder := true
 		tl.ComputeTasks = make([]int, 0, nComp)
 		first, last := int64(0), int64(0)
