@@ -36,6 +36,8 @@ and its ordinal among the rank's ops of that communicator and type.`,
 			commOf[g.Name] = g.Comm
 		}
 		next := map[[3]string]int{}
+		hashKey := map[model.Sym]string{}
+		res.Ops = make([]CollOp, 0, len(r.HCCL))
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			group, typ, variant := r.Str(h.Group), r.Str(h.Type), r.Str(h.Variant)
@@ -44,7 +46,12 @@ and its ordinal among the rank's ops of that communicator and type.`,
 			case group != "" && commOf[group] != "":
 				key = commOf[group]
 			case h.HashSuffix != 0:
-				key = "hash:" + r.Str(h.HashSuffix)
+				k, ok := hashKey[h.HashSuffix]
+				if !ok {
+					k = "hash:" + r.Str(h.HashSuffix)
+					hashKey[h.HashSuffix] = k
+				}
+				key = k
 			default:
 				key = "unknown"
 			}
