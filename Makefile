@@ -50,6 +50,7 @@ FUZZ_TARGETS := \
 	./parser/summary:FuzzReadProfilerInfo \
 	./parser/summary:FuzzReadProfilerMetadata \
 	./parser/summary:FuzzReadCommunication \
+	./parser/summary:FuzzCSVScanner \
 	./parser/timeparse:FuzzMicrosToNanos \
 	./parser/experts:FuzzReadDump \
 	./parser/experts:FuzzReadDeployment \

@@ -1,21 +1,27 @@
 package summary
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser/timeparse"
 	"github.com/stretchr/testify/require"
 )
 
 // stdRecords reads data with encoding/csv as npuprof used to (LazyQuotes,
 // any field count): the fast reader must return the same records and lines.
-func stdRecords(t *testing.T, data string) ([][]string, []int) {
+func stdRecords(t testing.TB, data string) ([][]string, []int) {
 	cr := csv.NewReader(strings.NewReader(data))
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
@@ -34,8 +40,18 @@ func stdRecords(t *testing.T, data string) ([][]string, []int) {
 	return recs, lines
 }
 
-func fastRecords(t *testing.T, data string) ([][]string, []int) {
-	cr := newCSVReader(strings.NewReader(data))
+// fastRecords reads data with the scanner, from blocks of the given size
+// (0: the default), through r when set.
+func fastRecords(t testing.TB, data string, block int, oneByte bool) ([][]string, []int, error) {
+	if block > 0 {
+		defer func(v int) { csvBlock = v }(csvBlock)
+		csvBlock = block
+	}
+	var r io.Reader = strings.NewReader(data)
+	if oneByte {
+		r = iotest.OneByteReader(r)
+	}
+	cr := newCSVScanner(r)
 	var recs [][]string
 	var lines []int
 	for {
@@ -43,7 +59,9 @@ func fastRecords(t *testing.T, data string) ([][]string, []int) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		require.NoError(t, err)
+		if err != nil {
+			return recs, lines, err
+		}
 		r := make([]string, len(rec))
 		for i, f := range rec {
 			r[i] = string(f)
@@ -51,7 +69,27 @@ func fastRecords(t *testing.T, data string) ([][]string, []int) {
 		recs = append(recs, r)
 		lines = append(lines, line)
 	}
-	return recs, lines
+	return recs, lines, nil
+}
+
+// sameRecords checks the scanner against encoding/csv, reading in blocks
+// of several sizes (records straddle blocks, the buffer grows) and one
+// byte at a time.
+func sameRecords(t testing.TB, data, name string) {
+	t.Helper()
+	wr, wl := stdRecords(t, data)
+	for _, b := range []struct {
+		block   int
+		oneByte bool
+	}{{0, false}, {7, false}, {64, false}, {16, true}} {
+		gr, gl, err := fastRecords(t, data, b.block, b.oneByte)
+		if err != nil {
+			t.Fatalf("%s (block %d): %v", name, b.block, err)
+		}
+		if !reflect.DeepEqual(wr, gr) || !reflect.DeepEqual(wl, gl) {
+			t.Fatalf("%s (block %d, one byte %v): records differ from encoding/csv:\n%q %v\n%q %v", name, b.block, b.oneByte, wr, wl, gr, gl)
+		}
+	}
 }
 
 func TestCSVReaderMatchesEncodingCSV(t *testing.T) {
@@ -66,12 +104,17 @@ func TestCSVReaderMatchesEncodingCSV(t *testing.T) {
 		"\"a\" ,b\n",
 		"\"\",\"\"\n",
 		"x\r\ny\r\n\r\nz",
+		"a,\"b\r\nc\"\r\nd,\"e\"\"\r",
+		"a,\"b\r",
+		"a,\"b\"\r",
+		"\"\"\"x,y\"\"\",\"q\"\"\"\r\n\r\r\n\r",
+		"\"a\"\rb,c\n\"\"\"\n",
+		"1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20\n,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n",
+		"\"multi\nline\",\"more\nlines\nhere\",x\ny\n",
+		"a\"b,\"c\",d\"\"e,\"\"\n",
 	}
 	for _, c := range cases {
-		wr, wl := stdRecords(t, c)
-		gr, gl := fastRecords(t, c)
-		require.Equal(t, wr, gr, "%q", c)
-		require.Equal(t, wl, gl, "%q", c)
+		sameRecords(t, c, fmt.Sprintf("%q", c))
 	}
 }
 
@@ -88,9 +131,157 @@ func TestCSVReaderSamples(t *testing.T) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
-		wr, wl := stdRecords(t, string(data))
-		gr, gl := fastRecords(t, string(data))
-		require.Equal(t, wr, gr, f)
-		require.Equal(t, wl, gl, f)
+		sameRecords(t, string(data), f)
 	}
+}
+
+// FuzzCSVScanner checks the scanner against encoding/csv (LazyQuotes, any
+// field count) on any input, reading in several block sizes.
+func FuzzCSVScanner(f *testing.F) {
+	for _, c := range []string{"a,b,c\n1,2,3\n", "a,\"b\r\nc\"\r\nd,\"e\"\"\r", "\"\"\"x\"\"\",y\r\n\r\n,,\n", "\"a\"b,c\"d\n\"q\"\"\","} {
+		f.Add([]byte(c))
+	}
+	testutil.AddGeneratedSeeds(f, "kernel_details.csv")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer testutil.Watchdog(data)()
+		sameRecords(t, string(data), "input")
+	})
+}
+
+// refKernelDetails is ReadKernelDetails as it was written on encoding/csv
+// (a string per cell, every cell trimmed and parsed by timeparse): the
+// reader must give the same rows and issues.
+func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) {
+	var issues RowIssues
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, issues, false
+	}
+	idx, loose := headerIndex(header, kernelCols)
+	for _, need := range []string{"name", "start", "dur"} {
+		if _, ok := idx[need]; !ok {
+			return nil, issues, false
+		}
+	}
+	issues.Header = loose
+	var rows []KernelRow
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("encoding/csv: %v", err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if !cellCountOK(rec, len(header)) {
+			issues.add(line, "wrong number of cells")
+			continue
+		}
+		row := KernelRow{StepID: -1, Stream: -1, Line: line}
+		stText, duText := cell(rec, idx, "start"), cell(rec, idx, "dur")
+		st, ok1 := timeparse.MicrosStringToNanos(stText)
+		du, ok2 := timeparse.MicrosStringToNanos(duText)
+		if !ok1 || !ok2 || du < 0 {
+			if (ok1 || timeparse.LooksNumeric([]byte(stText))) && (ok2 || timeparse.LooksNumeric([]byte(duText))) && du >= 0 {
+				issues.add(line, "time out of range")
+			} else {
+				issues.add(line, "non-numeric time")
+			}
+			continue
+		}
+		if st > 0 && du > math.MaxInt64-st {
+			issues.add(line, "time out of range")
+			continue
+		}
+		row.Start, row.Dur = st, du
+		row.Name = cell(rec, idx, "name")
+		row.Type = na(cell(rec, idx, "type"))
+		row.Core = na(cell(rec, idx, "core"))
+		if s := cell(rec, idx, "step"); s != "" {
+			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
+				row.StepID = int(v)
+			}
+		}
+		if s := na(cell(rec, idx, "stream")); s != "" {
+			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
+				row.Stream = int32(v)
+			}
+		}
+		row.InputShapes = strings.Trim(na(cell(rec, idx, "shapes")), `"`)
+		rows = append(rows, row)
+	}
+	return rows, issues, true
+}
+
+// sameKernelRows checks ReadKernelDetails against refKernelDetails, with
+// blocks of several sizes.
+func sameKernelRows(t testing.TB, data []byte, name string) {
+	t.Helper()
+	want, wantIssues, ok := refKernelDetails(t, data)
+	for _, block := range []int{0, 13, 200} {
+		func() {
+			if block > 0 {
+				defer func(v int) { csvBlock = v }(csvBlock)
+				csvBlock = block
+			}
+			var got []KernelRow
+			issues, err := ReadKernelDetails(bytes.NewReader(data), name, func(k *KernelRow) { got = append(got, *k) })
+			if !ok {
+				if err == nil {
+					t.Fatalf("%s: read, but encoding/csv finds no usable header", name)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s (block %d): %v", name, block, err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				for i := range min(len(want), len(got)) {
+					if want[i] != got[i] {
+						t.Fatalf("%s (block %d): row %d differs:\n%+v\n%+v", name, block, i, want[i], got[i])
+					}
+				}
+				t.Fatalf("%s (block %d): %d rows, want %d", name, block, len(got), len(want))
+			}
+			if !reflect.DeepEqual(wantIssues, issues) {
+				t.Fatalf("%s (block %d): issues %+v, want %+v", name, block, issues, wantIssues)
+			}
+		}()
+	}
+}
+
+func TestKernelDetailsMatchesEncodingCSV(t *testing.T) {
+	cases := []string{
+		"Name,Type,Accelerator Core,Start Time(us),Duration(us)\r\na,A,AI_CORE,100.5\t,2\r\nb,B,AI_CORE,N/A,2\r\nc,C,AI_CORE,101\r\n",
+		"Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Output Shapes\n" +
+			"50,4294967295,1,2,\"a,b\",T,N/A,AI_CORE,\"1736408883704643.212\t\",53.741,0,1,0,NO,\"\"\"32,3;1\"\"\",\"\"\"1\"\"\"\n" +
+			"007,1,1,0002, x ,N/A,N/A,NA,9223372036854769.999,0.0005,0,1,0,NO,\"\"\"\"\"\",\"a\nb\"\n" +
+			"1,1,1,1,y,T,N/A,C,9223372036854770,1,0,1,0,NO,\"\"\"a\"\"b\"\"\",,,\n" +
+			"1,1,1,1,y,T,N/A,C,1.5,+1,0,1,0,NO,\"\"\"a\"\"b\"\"\",,x\n" +
+			"1,1,1,1,y,T,N/A,C,1e3,1.,0,1,0,NO,  \"\"\"s\"\"\" ,\n" +
+			"12345678901,1,1,-1,z,T,N/A,C,\" 12 \",.5,0,1,0,NO,\"\"\"s\"\"\"\r\n   \n\n",
+		"op name,start_time (us),task duration(us)\nx,1,2\n",
+	}
+	for i, c := range cases {
+		sameKernelRows(t, []byte(c), fmt.Sprintf("case %d", i))
+	}
+	d := testutil.SamplesDir(t)
+	n := 0
+	filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && (e.Name() == "kernel_details.csv" || strings.HasPrefix(e.Name(), "op_summary")) {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			sameKernelRows(t, data, p)
+			n++
+		}
+		return nil
+	})
+	require.NotZero(t, n)
 }

@@ -55,6 +55,8 @@ func FuzzReadKernelDetails(f *testing.F) {
 		if err == nil {
 			checkIssues(t, issues)
 		}
+		// the same rows and issues as the reader on encoding/csv
+		sameKernelRows(t, data, "kernel_details.csv")
 	})
 }
 

@@ -230,7 +230,7 @@ func na(s string) string {
 // times are skipped and counted.
 func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues, error) {
 	var issues RowIssues
-	cr := newCSVReader(&lineLimit{r: r, max: MaxLineBytes, line: 1})
+	cr := newCSVScanner(r)
 	hdr, _, err := cr.read()
 	if err != nil {
 		if err == io.EOF {
@@ -249,82 +249,209 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		}
 	}
 	issues.Header = loose
+	// only the cells up to the last column read are located one by one;
+	// the rest of a row is only counted
+	upto := 1
 	col := func(k string) int {
 		if i, ok := idx[k]; ok {
+			upto = max(upto, i+1)
 			return i
 		}
 		return -1
 	}
 	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes := col("name"), col("start"), col("dur"), col("type"), col("core"), col("step"), col("stream"), col("shapes")
 	// names, types, cores and shapes repeat on almost every row: one copy each
-	names := map[string]string{}
-	intern := func(b []byte) string {
-		if len(b) == 0 {
-			return ""
-		}
-		if s, ok := names[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		names[s] = s
-		return s
-	}
+	var names, types, cores, shapes interner
+	// collectives' names are mostly unique (hcom_allGather__115_175_1):
+	// a table of their own keeps the kernels' small one in cache
+	var hcomNames interner
 	var row KernelRow
 	for {
-		rec, line, err := cr.read()
+		err := cr.next(upto)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return issues, fmt.Errorf("%s: %w", file, err)
 		}
-		if len(rec) == 1 && len(bytes.TrimSpace(rec[0])) == 0 {
+		line := cr.recLine
+		if cr.nf == 1 && len(bytes.TrimSpace(cr.cell(0))) == 0 {
 			continue
 		}
-		if !cellCountOKBytes(rec, len(header)) {
+		if cr.nf != len(header) && !cr.extraCellsBlank(len(header)) {
 			issues.add(line, "wrong number of cells")
 			continue
 		}
 		cell := func(i int) []byte {
-			if i < 0 || i >= len(rec) {
-				return nil
-			}
-			return bytes.TrimSpace(rec[i])
+			return trimSpace(cr.cell(i))
 		}
 		row = KernelRow{StepID: -1, Stream: -1, Line: line}
-		stText, duText := cell(cStart), cell(cDur)
-		st, ok1 := timeparse.MicrosToNanos(stText)
-		du, ok2 := timeparse.MicrosToNanos(duText)
+		st, ok1 := micros(cr.cell(cStart))
+		du, ok2 := micros(cr.cell(cDur))
 		if !ok1 || !ok2 || du < 0 {
-			if (ok1 || timeparse.LooksNumeric(stText)) && (ok2 || timeparse.LooksNumeric(duText)) && du >= 0 {
-				issues.add(line, "time out of range")
-			} else {
-				issues.add(line, "non-numeric time")
+			stText, duText := cell(cStart), cell(cDur)
+			st, ok1 = timeparse.MicrosToNanos(stText)
+			du, ok2 = timeparse.MicrosToNanos(duText)
+			if !ok1 || !ok2 || du < 0 {
+				if (ok1 || timeparse.LooksNumeric(stText)) && (ok2 || timeparse.LooksNumeric(duText)) && du >= 0 {
+					issues.add(line, "time out of range")
+				} else {
+					issues.add(line, "non-numeric time")
+				}
+				continue
 			}
-			continue
 		}
 		if st > 0 && du > math.MaxInt64-st {
 			issues.add(line, "time out of range")
 			continue
 		}
 		row.Start, row.Dur = st, du
-		row.Name = intern(cell(cName))
-		row.Type = intern(naBytes(cell(cType)))
-		row.Core = intern(naBytes(cell(cCore)))
-		if s := cell(cStep); len(s) > 0 {
-			if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
-				row.StepID = int(v)
+		if name := cell(cName); bytes.HasPrefix(name, []byte("hcom_")) {
+			row.Name = hcomNames.intern(name)
+		} else {
+			row.Name = names.intern(name)
+		}
+		row.Type = types.intern(naBytes(cell(cType)))
+		row.Core = cores.intern(naBytes(cell(cCore)))
+		if cStep >= 0 {
+			if v, ok := smallInt(cr.cell(cStep)); ok {
+				row.StepID = v
+			} else if s := cell(cStep); len(s) > 0 {
+				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
+					row.StepID = int(v)
+				}
 			}
 		}
-		if s := naBytes(cell(cStream)); len(s) > 0 {
-			if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
+		if cStream >= 0 {
+			if v, ok := smallInt(cr.cell(cStream)); ok {
 				row.Stream = int32(v)
+			} else if s := naBytes(cell(cStream)); len(s) > 0 {
+				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
+					row.Stream = int32(v)
+				}
 			}
 		}
-		row.InputShapes = intern(bytes.Trim(naBytes(cell(cShapes)), `"`))
+		if sh, ok := cr.tripleQuoted(cShapes); ok {
+			row.InputShapes = shapes.intern(sh)
+		} else {
+			row.InputShapes = shapes.intern(bytes.Trim(naBytes(cell(cShapes)), `"`))
+		}
 		fn(&row)
 	}
 	return issues, nil
+}
+
+// micros is timeparse.MicrosToNanos's common case, inline: up to 16
+// digits (within the same bound), optionally '.' and up to 3 more,
+// optionally followed by TABs or spaces (the profiler writes
+// "1736410582431935.024\t"). ok is false for anything else, which then
+// goes to timeparse.
+func micros(b []byte) (ns int64, ok bool) {
+	n := len(b)
+	for n > 0 && (b[n-1] == '\t' || b[n-1] == ' ') {
+		n--
+	}
+	b = b[:n]
+	var ip int64
+	i := 0
+	for ; i < len(b) && i < 17; i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		ip = ip*10 + int64(c)
+	}
+	// timeparse's bound: ip*1000+999 must fit in int64
+	if i == 0 || i > 16 || ip > 9223372036854769 {
+		return 0, false
+	}
+	var frac int64
+	fd := 0
+	if i < len(b) {
+		if b[i] != '.' {
+			return 0, false
+		}
+		for i++; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 || fd == 3 {
+				return 0, false
+			}
+			frac = frac*10 + int64(c)
+			fd++
+		}
+	}
+	for ; fd < 3; fd++ {
+		frac *= 10
+	}
+	return ip*1000 + frac, true
+}
+
+// trimSpace is bytes.TrimSpace, with the common case (nothing to trim)
+// inline.
+func trimSpace(b []byte) []byte {
+	if len(b) > 0 && b[0] > ' ' && b[0] < 0x80 && b[len(b)-1] > ' ' && b[len(b)-1] < 0x80 {
+		return b
+	}
+	return bytes.TrimSpace(b)
+}
+
+// tripleQuoted returns X for the i-th cell written `"""X"""` with no quote or
+// newline in X: how the profiler writes shapes ("\"4,4096;4096\"", quoted
+// again for CSV). Decoded, trimmed and stripped of its quotes, as
+// ReadKernelDetails does with any cell, that is X, without a copy.
+func (c *csvScanner) tripleQuoted(i int) ([]byte, bool) {
+	if i < 0 || i >= len(c.fields) || c.fields[i].kind != cellQuotes {
+		return nil, false
+	}
+	raw := c.buf[c.fields[i].start:c.fields[i].end]
+	if len(raw) < 4 || raw[0] != '"' || raw[1] != '"' || raw[len(raw)-1] != '"' || raw[len(raw)-2] != '"' {
+		return nil, false
+	}
+	x := raw[2 : len(raw)-2]
+	if bytes.IndexByte(x, '"') >= 0 {
+		return nil, false
+	}
+	return x, true
+}
+
+// smallInt reads 1 to 9 digits; ok is false for anything else (which then
+// goes to timeparse.ParseInt).
+func smallInt(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range b {
+		c -= '0'
+		if c > 9 {
+			return 0, false
+		}
+		v = v*10 + int(c)
+	}
+	return v, true
+}
+
+// extraCellsBlank reports whether a record with nf != n cells is still a
+// row: more cells than the header, the extra ones empty (a trailing
+// comma). It locates every cell of the record.
+func (c *csvScanner) extraCellsBlank(n int) bool {
+	if c.nf < n {
+		return false
+	}
+	if len(c.fields) < c.nf {
+		// locate the cells beyond what was asked for: the record is
+		// still in the buffer
+		c.pos, c.line = c.recPos, c.recLine-1
+		if c.scan(math.MaxInt) != scanOK {
+			return false // cannot happen: the record was complete
+		}
+	}
+	for i := n; i < c.nf; i++ {
+		if len(bytes.TrimSpace(c.cell(i))) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func naBytes(b []byte) []byte {
@@ -332,19 +459,6 @@ func naBytes(b []byte) []byte {
 		return nil
 	}
 	return b
-}
-
-// cellCountOKBytes is cellCountOK for a record of byte slices.
-func cellCountOKBytes(rec [][]byte, n int) bool {
-	if len(rec) < n {
-		return false
-	}
-	for _, c := range rec[n:] {
-		if len(bytes.TrimSpace(c)) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // MaxLineBytes bounds one CSV line (a quoted cell may span lines; a whole

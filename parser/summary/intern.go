@@ -1,0 +1,106 @@
+package summary
+
+import (
+	"hash/maphash"
+	"unsafe"
+)
+
+// interner keeps one copy of each string: an open-addressing table keyed
+// by maphash of the bytes (the hash's top half kept in the slot, so a
+// probe rarely touches a string that does not match), so a lookup of a
+// string seen before neither allocates nor goes through a map of strings.
+// The last string returned is checked first (rows of one kind come in
+// runs). The zero value is ready; use one per column, so the small
+// vocabularies (task types, cores) stay in a small table.
+type interner struct {
+	strs  []string
+	tab   []uint64 // slot -> hash<<32 | 1 + index into strs, 0 when empty
+	seed  maphash.Seed
+	last  string // the last string returned
+	arena arena
+}
+
+func (in *interner) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if in.last == string(b) {
+		return in.last
+	}
+	if len(in.strs) <= 8 {
+		// a small vocabulary (cores, task types): no hashing
+		for _, s := range in.strs {
+			if s == string(b) {
+				in.last = s
+				return s
+			}
+		}
+		if len(in.strs) < 8 {
+			s := in.arena.str(b)
+			in.strs = append(in.strs, s)
+			in.last = s
+			return s
+		}
+		// the ninth string: from now on, the table
+		in.grow()
+	}
+	mask := uint64(len(in.tab) - 1)
+	hash := maphash.Bytes(in.seed, b)
+	tag := hash &^ (1<<32 - 1)
+	h := hash & mask
+	for {
+		e := in.tab[h]
+		if e == 0 {
+			break
+		}
+		if e&^(1<<32-1) == tag {
+			if s := in.strs[uint32(e)-1]; s == string(b) {
+				in.last = s
+				return s
+			}
+		}
+		h = (h + 1) & mask
+	}
+	s := in.arena.str(b)
+	in.strs = append(in.strs, s)
+	in.tab[h] = tag | uint64(len(in.strs))
+	in.last = s
+	if 2*len(in.strs) > len(in.tab) {
+		in.grow()
+	}
+	return s
+}
+
+func (in *interner) grow() {
+	if in.tab == nil {
+		in.seed = maphash.MakeSeed()
+	}
+	in.tab = make([]uint64, max(256, 2*len(in.tab)))
+	mask := uint64(len(in.tab) - 1)
+	for i, s := range in.strs {
+		hash := maphash.String(in.seed, s)
+		h := hash & mask
+		for in.tab[h] != 0 {
+			h = (h + 1) & mask
+		}
+		in.tab[h] = hash&^(1<<32-1) | uint64(i+1)
+	}
+}
+
+// arena copies short strings into shared 32 KiB blocks instead of one
+// allocation each: the collectives' names are unique per op (tens of
+// thousands per file) and all kept by the model. A block is never written
+// again where a string points into it.
+type arena struct{ buf []byte }
+
+func (a *arena) str(b []byte) string {
+	if len(b) > 512 {
+		return string(b)
+	}
+	if len(a.buf)+len(b) > cap(a.buf) {
+		a.buf = make([]byte, 0, 32<<10)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[n], len(b))
+}
