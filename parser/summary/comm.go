@@ -2,10 +2,12 @@ package summary
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +23,7 @@ import (
 // Ops come out ordered by step, kind and name; a key repeated in one object
 // keeps its last value, as a JSON object decode would.
 func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
-	t := &tok{r: limit(r, MaxCommunicationBytes), buf: make([]byte, 64<<10)}
+	t := &tok{r: limit(r, MaxCommunicationBytes), buf: make([]byte, commBlock)}
 	fail := func(err error) ([]model.CommOpInfo, error) {
 		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
 	}
@@ -30,58 +32,83 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		ci  model.CommOpInfo
 		bad bool // a time that is not a finite number
 	}
-	var out []keyed
-	err := t.object(func(step string) error {
-		return t.object(func(kind string) error {
-			return t.object(func(key string) error {
-				if key == "Total Op Info" {
+	// in chunks, so that growing never copies (a 200 MB rank has 23k ops)
+	var out [][]keyed
+	n := 0
+	// steps and kinds repeat; op keys are unique per op (the op's
+	// number is in the name), so they are only copied
+	var steps, kinds interner
+	var opKeys arena
+	err := t.object(func(k []byte) error {
+		step := steps.intern(k)
+		return t.object(func(k []byte) error {
+			kind := kinds.intern(k)
+			return t.object(func(k []byte) error {
+				if string(k) == "Total Op Info" {
 					return t.skip()
 				}
+				key := opKeys.str(k)
 				op, hash := key, ""
 				if i := strings.LastIndexByte(key, '@'); i >= 0 {
 					op, hash = key[:i], key[i+1:]
 				}
 				ci := model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
 				bad := false
-				err := t.object(func(k string) error {
-					if k != "Communication Time Info" {
+				err := t.object(func(k []byte) error {
+					if string(k) != "Communication Time Info" {
 						return t.skip()
 					}
 					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
 					bad = false
-					return t.object(func(f string) error {
+					return t.object(func(f []byte) error {
+						var dst *float64
+						switch string(f) {
+						case "Start Timestamp(us)":
+							v, err := t.scalar()
+							if err != nil {
+								return err
+							}
+							ci.Start, _ = timeparse.MicrosToNanos(v)
+							return nil
+						case "Elapse Time(ms)":
+							dst = &ci.ElapseMs
+						case "Transit Time(ms)":
+							dst = &ci.TransitMs
+						case "Wait Time(ms)":
+							dst = &ci.WaitMs
+						case "Synchronization Time(ms)":
+							dst = &ci.SyncMs
+						case "Idle Time(ms)":
+							dst = &ci.IdleMs
+						default:
+							// the ratios and anything newer
+							_, err := t.scalar()
+							return err
+						}
 						v, err := t.scalar()
 						if err != nil {
 							return err
 						}
-						num := func() float64 {
-							x, err := strconv.ParseFloat(string(v), 64)
+						x, ok := simpleFloat(v)
+						if !ok {
+							var err error
+							x, err = strconv.ParseFloat(string(v), 64)
 							if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 								bad = true
 							}
-							return x
 						}
-						switch f {
-						case "Start Timestamp(us)":
-							ci.Start, _ = timeparse.MicrosToNanos(v)
-						case "Elapse Time(ms)":
-							ci.ElapseMs = num()
-						case "Transit Time(ms)":
-							ci.TransitMs = num()
-						case "Wait Time(ms)":
-							ci.WaitMs = num()
-						case "Synchronization Time(ms)":
-							ci.SyncMs = num()
-						case "Idle Time(ms)":
-							ci.IdleMs = num()
-						}
+						*dst = x
 						return nil
 					})
 				})
 				if err != nil {
 					return err
 				}
-				out = append(out, keyed{key, ci, bad})
+				if n%commChunk == 0 {
+					out = append(out, make([]keyed, 0, commChunk))
+				}
+				out[n/commChunk] = append(out[n/commChunk], keyed{key, ci, bad})
+				n++
 				return nil
 			})
 		})
@@ -89,21 +116,41 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	if err != nil {
 		return fail(err)
 	}
-	slices.SortStableFunc(out, func(a, b keyed) int {
-		if c := strings.Compare(a.ci.Step, b.ci.Step); c != 0 {
+	// ordered by step, kind and key, stably: an index is sorted, not the
+	// ops themselves (120 bytes each), and (step, kind) by rank, as there
+	// are few of them
+	at := func(i int32) *keyed { return &out[i/commChunk][i%commChunk] }
+	stepRank, kindRank := steps.ranks(), kinds.ranks()
+	group := make([]uint64, n)
+	for i := range group {
+		o := at(int32(i))
+		group[i] = uint64(stepRank[o.ci.Step])<<32 | uint64(kindRank[o.ci.Kind])
+	}
+	cmp := func(a, b int32) int {
+		if c := cmpUint64(group[a], group[b]); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.ci.Kind, b.ci.Kind); c != 0 {
+		if c := strings.Compare(at(a).key, at(b).key); c != 0 {
 			return c
 		}
-		return strings.Compare(a.key, b.key)
-	})
+		return int(a - b)
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if !slices.IsSortedFunc(order, cmp) {
+		slices.SortFunc(order, cmp)
+	}
 	// a key repeated in one object: the last one wins
-	kept := make([]model.CommOpInfo, 0, len(out))
+	kept := make([]model.CommOpInfo, 0, n)
 	skipped, firstBad := 0, ""
-	for i, o := range out {
-		if i+1 < len(out) && out[i+1].ci.Step == o.ci.Step && out[i+1].ci.Kind == o.ci.Kind && out[i+1].key == o.key {
-			continue
+	for i, oi := range order {
+		o := at(oi)
+		if i+1 < len(order) {
+			if next := at(order[i+1]); next.ci.Step == o.ci.Step && next.ci.Kind == o.ci.Kind && next.key == o.key {
+				continue
+			}
 		}
 		if o.bad {
 			if skipped == 0 {
@@ -124,9 +171,82 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	return kept, nil
 }
 
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// simpleFloat parses the plain decimals communication.json is made of
+// ("0.06927", "-1.5", "3"): at most 15 significant digits and 22 after the
+// point, where the mantissa and the power of ten are both exact in a
+// float64 and one division is correctly rounded, so the result is
+// strconv.ParseFloat's (which takes the same exact path for them). ok is
+// false for anything else, which goes to strconv.
+func simpleFloat(b []byte) (float64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 24 {
+		return 0, false
+	}
+	var mant uint64
+	digits, frac := 0, -1
+	for i, c := range b {
+		if c == '.' {
+			if frac >= 0 || i == 0 {
+				return 0, false
+			}
+			frac = 0
+			continue
+		}
+		if c -= '0'; c > 9 {
+			return 0, false
+		}
+		mant = mant*10 + uint64(c)
+		if mant != 0 {
+			digits++
+		}
+		if frac >= 0 {
+			frac++
+		}
+	}
+	if digits > 15 || frac == 0 || frac > 22 {
+		return 0, false
+	}
+	f := float64(mant)
+	if frac > 0 {
+		f /= pow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// commChunk is how many ops are kept per chunk while reading.
+const commChunk = 4096
+
+// commBlock is how much of communication.json is read at once (a
+// variable so tests can make tokens straddle blocks).
+var commBlock = 1 << 20
+
 // tok is a small pull tokenizer over a stream, for JSON files whose shape
 // is known: it reads objects member by member and skips what it is not
-// asked for without building values.
+// asked for without building values. Keys and scalars come back as slices
+// of the read buffer when they lie in it (valid until the next token);
+// values nobody reads are crossed by skip, which looks at 8 bytes at a
+// time for the bytes that matter ('"', brackets) and crosses strings the
+// same way.
 type tok struct {
 	r        io.Reader
 	buf      []byte
@@ -135,7 +255,8 @@ type tok struct {
 	eof      bool
 	err      error
 	scratch  []byte
-	names    map[string]string
+	key      []byte // a key kept out of buf
+	bs       int    // where skip found the next backslash in buf (valid when >= pos)
 }
 
 func (t *tok) fill() bool {
@@ -143,7 +264,7 @@ func (t *tok) fill() bool {
 		return false
 	}
 	t.off += int64(t.end)
-	t.pos, t.end = 0, 0
+	t.pos, t.end, t.bs = 0, 0, -1
 	for {
 		n, err := t.r.Read(t.buf)
 		t.end = n
@@ -192,6 +313,17 @@ func (t *tok) peek() (byte, bool) {
 	}
 }
 
+// nextInBuf reports whether the next byte that is not whitespace is in
+// the buffer (peek would not refill it).
+func (t *tok) nextInBuf() bool {
+	for i := t.pos; i < t.end; i++ {
+		if c := t.buf[i]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *tok) expect(c byte) error {
 	got, ok := t.peek()
 	if !ok {
@@ -204,17 +336,24 @@ func (t *tok) expect(c byte) error {
 	return nil
 }
 
-// str reads a string (the opening quote is next) and returns its text.
-// Names repeat (steps, kinds, op names), so they are interned.
-func (t *tok) str() (string, error) {
+// str reads a string (the opening quote is next) and returns its text,
+// escapes resolved as encoding/json does; the slice is valid until the
+// next token.
+func (t *tok) str() ([]byte, error) {
 	if err := t.expect('"'); err != nil {
-		return "", err
+		return nil, err
+	}
+	// the common case: the whole string is in the buffer, without escapes
+	b := t.buf[t.pos:t.end]
+	if i := quoteOrBackslash(b); i >= 0 && b[i] == '"' {
+		t.pos += i + 1
+		return b[:i:i], nil
 	}
 	t.scratch = t.scratch[:0]
 	esc := false
 	for {
 		if t.pos >= t.end && !t.fill() {
-			return "", t.unexpectedEOF()
+			return nil, t.unexpectedEOF()
 		}
 		b := t.buf[t.pos:t.end]
 		i := quoteOrBackslash(b)
@@ -232,31 +371,24 @@ func (t *tok) str() (string, error) {
 		esc = true
 		t.scratch = append(t.scratch, '\\')
 		if t.pos >= t.end && !t.fill() {
-			return "", t.unexpectedEOF()
+			return nil, t.unexpectedEOF()
 		}
 		t.scratch = append(t.scratch, t.buf[t.pos])
 		t.pos++
 	}
-	if s, ok := t.names[string(t.scratch)]; ok {
-		return s, nil
-	}
-	s := string(t.scratch)
 	if esc {
 		var u string
 		if err := json.Unmarshal(append(append([]byte{'"'}, t.scratch...), '"'), &u); err == nil {
-			s = u
+			t.scratch = append(t.scratch[:0], u...)
 		}
 	}
-	if t.names == nil {
-		t.names = map[string]string{}
-	}
-	t.names[string(t.scratch)] = s
-	return s, nil
+	return t.scratch, nil
 }
 
-// object reads an object, calling member for each key; member must consume
-// the value. A null object is empty.
-func (t *tok) object(member func(key string) error) error {
+// object reads an object, calling member for each key (valid only until
+// member reads on); member must consume the value. A null object is
+// empty.
+func (t *tok) object(member func(key []byte) error) error {
 	c, ok := t.peek()
 	if !ok {
 		return t.unexpectedEOF()
@@ -276,6 +408,11 @@ func (t *tok) object(member func(key string) error) error {
 		k, err := t.str()
 		if err != nil {
 			return err
+		}
+		if !t.nextInBuf() {
+			// reading on to the ':' refills the buffer k may be in
+			t.key = append(t.key[:0], k...)
+			k = t.key
 		}
 		if err := t.expect(':'); err != nil {
 			return err
@@ -300,7 +437,7 @@ func (t *tok) object(member func(key string) error) error {
 }
 
 // scalar reads a number, literal or string value and returns its text
-// (string content without quotes).
+// (string content without quotes), valid until the next token.
 func (t *tok) scalar() ([]byte, error) {
 	c, ok := t.peek()
 	if !ok {
@@ -308,10 +445,20 @@ func (t *tok) scalar() ([]byte, error) {
 	}
 	switch c {
 	case '"':
-		s, err := t.str()
-		return []byte(s), err
+		return t.str()
 	case '{', '[':
 		return nil, t.skip()
+	}
+	// the common case: the value ends in the buffer
+	for i := t.pos; i < t.end; i++ {
+		if c := t.buf[i]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+			if i == t.pos {
+				return nil, t.errAt("expected a value, found %q", c)
+			}
+			v := t.buf[t.pos:i:i]
+			t.pos = i
+			return v, nil
+		}
 	}
 	t.scratch = t.scratch[:0]
 	for {
@@ -331,7 +478,13 @@ func (t *tok) scalar() ([]byte, error) {
 	return t.scratch, nil
 }
 
-// skip consumes one value of any kind without decoding it.
+// skip consumes one value of any kind without decoding it, 64 bytes at a
+// time where it can: it builds bit masks of the quotes and brackets of the
+// block (8 bytes at a time, SWAR), marks what lies inside strings by a
+// prefix XOR of the quotes, and only looks at the brackets outside them
+// one by one when the nesting could end in the block. That holds while no
+// backslash can make a quote an escaped one: a block with a backslash,
+// the end of the buffer and refills go byte by byte.
 func (t *tok) skip() error {
 	c, ok := t.peek()
 	if !ok {
@@ -343,64 +496,151 @@ func (t *tok) skip() error {
 	}
 	depth := 0
 	inStr := false
+	esc := false // in a string, after a backslash
 	for {
 		if t.pos >= t.end && !t.fill() {
 			return t.unexpectedEOF()
 		}
-		b := t.buf[t.pos:t.end]
-		for i := 0; i < len(b); i++ {
-			c := b[i]
-			if inStr {
-				j := quoteOrBackslash(b[i:])
-				if j < 0 {
-					i = len(b)
-					break
+		b := t.buf[:t.end]
+		i := t.pos
+		// the next backslash: the file has few or none, so it is looked
+		// for once per buffer, not once per skipped value
+		if t.bs < i {
+			t.bs = nextByte(b, i, '\\')
+		}
+		bs := t.bs
+		for i < len(b) {
+			if !esc && i+64 <= bs {
+				q, o, c := blockMasks(b[i : i+64])
+				in := prefixXor(q)
+				if inStr {
+					in = ^in
 				}
-				i += j
-				if b[i] == '\\' {
-					if i+1 >= len(b) {
-						// the escaped byte is in the next block
-						t.pos += i + 1
-						if !t.fill() {
-							return t.unexpectedEOF()
+				if st := (o | c) &^ in; st != 0 {
+					oc, cc := bits.OnesCount64(o&st), bits.OnesCount64(c&st)
+					if depth > cc {
+						depth += oc - cc
+					} else {
+						for ; st != 0; st &= st - 1 {
+							k := bits.TrailingZeros64(st)
+							if o>>k&1 != 0 {
+								depth++
+								continue
+							}
+							depth--
+							if depth == 0 {
+								t.pos = i + k + 1
+								return nil
+							}
 						}
-						t.pos++
-						b = t.buf[t.pos:t.end]
-						i = -1
-						continue
 					}
-					i++
-					continue
 				}
-				inStr = false
+				inStr = in>>63 != 0
+				i += 64
 				continue
 			}
-			switch c {
-			case '"':
+			switch c := b[i]; {
+			case esc:
+				esc = false
+			case inStr:
+				if c == '\\' {
+					esc = true
+				} else if c == '"' {
+					inStr = false
+				}
+			case c == '"':
 				inStr = true
-			case '{', '[':
+			case c == '{' || c == '[':
 				depth++
-			case '}', ']':
+			case c == '}' || c == ']':
 				depth--
 				if depth == 0 {
-					t.pos += i + 1
+					t.pos = i + 1
 					return nil
 				}
+			}
+			i++
+			if i > bs {
+				bs = nextByte(b, i, '\\')
+				t.bs = bs
 			}
 		}
 		t.pos = t.end
 	}
 }
 
-// quoteOrBackslash is bytes.IndexAny(b, `"\`), but with two IndexByte
-// scans (vectorised) instead of IndexAny's byte loop.
+// nextByte is the index of the next c in b from i, or len(b).
+func nextByte(b []byte, i int, c byte) int {
+	if j := bytes.IndexByte(b[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(b)
+}
+
+// blockMasks returns, for 64 bytes, bit masks (bit k for byte k) of the
+// quotes, the opening brackets ('{', '[') and the closing ones.
+func blockMasks(b []byte) (q, o, c uint64) {
+	const (
+		ones7f = 0x7f7f7f7f7f7f7f7f
+		highs  = 0x8080808080808080
+		quotes = 0x2222222222222222
+		lower  = 0x2020202020202020 // '[' | 0x20 == '{', ']' | 0x20 == '}'
+		opens  = 0x7b7b7b7b7b7b7b7b
+		closes = 0x7d7d7d7d7d7d7d7d
+		gather = 0x0102040810204080 // moves the flags of 8 bytes into one byte
+	)
+	_ = b[63]
+	for w := 0; w < 8; w++ {
+		x := binary.LittleEndian.Uint64(b[8*w:])
+		y := x | lower
+		// 0x80 in exactly the bytes of v that are zero
+		vq, vo, vc := x^quotes, y^opens, y^closes
+		mq := ^((vq&ones7f + ones7f) | vq) & highs
+		mo := ^((vo&ones7f + ones7f) | vo) & highs
+		mc := ^((vc&ones7f + ones7f) | vc) & highs
+		q |= ((mq >> 7) * gather >> 56) << (8 * w)
+		o |= ((mo >> 7) * gather >> 56) << (8 * w)
+		c |= ((mc >> 7) * gather >> 56) << (8 * w)
+	}
+	return q, o, c
+}
+
+// prefixXor sets bit k when an odd number of bits 0..k of m are set: with
+// m the quotes of a block, the bytes from an opening quote up to (not
+// including) its closing one.
+func prefixXor(m uint64) uint64 {
+	m ^= m << 1
+	m ^= m << 2
+	m ^= m << 4
+	m ^= m << 8
+	m ^= m << 16
+	m ^= m << 32
+	return m
+}
+
+// quoteOrBackslash is bytes.IndexAny(b, `"\`): 8 bytes at a time for the
+// short strings of keys, then two IndexByte scans (vectorised) instead of
+// IndexAny's byte loop.
 func quoteOrBackslash(b []byte) int {
+	const ones7f, highs, quotes, bslash = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080, 0x2222222222222222, 0x5c5c5c5c5c5c5c5c
+	i := 0
+	for ; i+8 <= len(b) && i < 32; i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, e := x^quotes, x^bslash
+		if m := ^((q&ones7f+ones7f)|q)&highs | ^((e&ones7f+ones7f)|e)&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	b = b[i:]
 	q := bytes.IndexByte(b, '"')
 	if q < 0 {
-		return bytes.IndexByte(b, '\\')
+		if e := bytes.IndexByte(b, '\\'); e >= 0 {
+			return i + e
+		}
+		return -1
 	}
 	if e := bytes.IndexByte(b[:q], '\\'); e >= 0 {
-		return e
+		return i + e
 	}
-	return q
+	return i + q
 }

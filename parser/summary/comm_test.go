@@ -3,9 +3,12 @@ package summary
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,12 +24,20 @@ import (
 // exactly the same ops.
 func decodeCommunication(t *testing.T, data []byte) []model.CommOpInfo {
 	t.Helper()
+	out, err := jsonCommunication(data)
+	require.NoError(t, err)
+	return out
+}
+
+func jsonCommunication(data []byte) ([]model.CommOpInfo, error) {
 	var raw map[string]map[string]map[string]struct {
 		Time map[string]json.Number `json:"Communication Time Info"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	require.NoError(t, dec.Decode(&raw))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
 	keys := func(n int, get func(func(string))) []string {
 		var ks []string
 		get(func(k string) { ks = append(ks, k) })
@@ -69,7 +80,14 @@ func decodeCommunication(t *testing.T, data []byte) []model.CommOpInfo {
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// readCommBlocks runs ReadCommunication reading blocks of the given size.
+func readCommBlocks(data []byte, block int) ([]model.CommOpInfo, error) {
+	defer func(v int) { commBlock = v }(commBlock)
+	commBlock = block
+	return ReadCommunication(bytes.NewReader(data), "communication.json")
 }
 
 func TestCommunicationMatchesFullDecode(t *testing.T) {
@@ -97,6 +115,12 @@ func TestCommunicationMatchesFullDecode(t *testing.T) {
 		got, err := ReadCommunication(bytes.NewReader(data), name)
 		require.NoError(t, err, name)
 		require.Equal(t, want, got, name)
+		// tokens and skipped values straddling blocks
+		for _, block := range []int{1, 7, 64, 1000} {
+			got, err := readCommBlocks(data, block)
+			require.NoError(t, err, name)
+			require.Equal(t, want, got, "%s, block %d", name, block)
+		}
 	}
 	t.Run("samples", func(t *testing.T) {
 		d := testutil.SamplesDir(t)
@@ -107,6 +131,9 @@ func TestCommunicationMatchesFullDecode(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(d, rel))
 			require.NoError(t, err)
 			got, err := ReadCommunication(bytes.NewReader(data), rel)
+			require.NoError(t, err)
+			require.Equal(t, decodeCommunication(t, data), got, rel)
+			got, err = readCommBlocks(data, 61)
 			require.NoError(t, err)
 			require.Equal(t, decodeCommunication(t, data), got, rel)
 		}
@@ -122,5 +149,30 @@ func TestCommunicationMatchesFullDecode(t *testing.T) {
 		_, err := ReadCommunication(bytes.NewReader(small[:cut]), "cut.json")
 		require.Error(t, err, "cut %d", cut)
 		require.Contains(t, err.Error(), "cut.json")
+		_, err = readCommBlocks(small[:cut], 5)
+		require.Error(t, err, "cut %d", cut)
 	}
+}
+
+// simpleFloat gives strconv.ParseFloat's value for every input it takes.
+func TestSimpleFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	inputs := []string{"0", "-0", "0.0", "1.", ".5", "0.06927", "1736410582431971.2", "123456789012345", "1234567890123456", "0.1234567890123456789012", "-3.5", "1e3", "00.5", "", "-", "1..2", "9007199254740993", "0.30000000000000004"}
+	for range 200000 {
+		ip := strconv.FormatUint(rng.Uint64N(1_000_000_000_000), 10)
+		fr := strconv.FormatUint(rng.Uint64N(10_000_000), 10)
+		inputs = append(inputs, ip[:rng.IntN(len(ip))+1]+"."+fr[:rng.IntN(len(fr))+1])
+	}
+	taken := 0
+	for _, in := range inputs {
+		got, ok := simpleFloat([]byte(in))
+		if !ok {
+			continue
+		}
+		taken++
+		want, err := strconv.ParseFloat(in, 64)
+		require.NoError(t, err, in)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got), in)
+	}
+	require.Greater(t, taken, 150000)
 }

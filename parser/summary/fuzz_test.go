@@ -2,10 +2,13 @@ package summary
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/model"
@@ -138,5 +141,52 @@ func FuzzReadCommunication(f *testing.F) {
 				t.Fatalf("ops not in stable (step, kind) order: %+v then %+v", a, b)
 			}
 		}
+		// the same ops as a full decode with encoding/json, whenever that
+		// succeeds on valid UTF-8 (encoding/json replaces invalid bytes),
+		// no op was refused, and no key repeats in the objects the reader
+		// walks (encoding/json replaces a repeated step or kind wholesale
+		// and merges a repeated "Communication Time Info"; the reader,
+		// streaming, keeps ops from both and the last time info; real
+		// files repeat no key); and the same in small blocks
+		small, err2 := readCommBlocks(data, 7)
+		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(ops, small) {
+			t.Fatalf("read in blocks of 7: %v, %v; whole: %v, %v", small, err2, ops, err)
+		}
+		if err != nil || !utf8.Valid(data) {
+			return
+		}
+		want, jerr := jsonCommunication(data)
+		if jerr == nil && !keysRepeat(data, 4) && !reflect.DeepEqual(want, ops) && (len(want) > 0 || len(ops) > 0) {
+			t.Fatalf("encoding/json: %+v\nReadCommunication: %+v", want, ops)
+		}
 	})
+}
+
+// keysRepeat reports whether an object in the first levels of the JSON
+// document has a key twice.
+func keysRepeat(data []byte, levels int) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		ks, _ := k.(string)
+		if seen[ks] {
+			return true
+		}
+		seen[ks] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return false
+		}
+		if levels > 1 && keysRepeat(raw, levels-1) {
+			return true
+		}
+	}
+	return false
 }

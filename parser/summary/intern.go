@@ -2,6 +2,7 @@ package summary
 
 import (
 	"hash/maphash"
+	"slices"
 	"unsafe"
 )
 
@@ -94,6 +95,9 @@ func (in *interner) grow() {
 type arena struct{ buf []byte }
 
 func (a *arena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
 	if len(b) > 512 {
 		return string(b)
 	}
@@ -103,4 +107,16 @@ func (a *arena) str(b []byte) string {
 	n := len(a.buf)
 	a.buf = append(a.buf, b...)
 	return unsafe.String(&a.buf[n], len(b))
+}
+
+// ranks numbers the strings interned so far in sorted order.
+func (in *interner) ranks() map[string]uint32 {
+	sorted := slices.Clone(in.strs)
+	slices.Sort(sorted)
+	r := make(map[string]uint32, len(sorted)+1)
+	r[""] = 0
+	for i, s := range sorted {
+		r[s] = uint32(i + 1)
+	}
+	return r
 }
