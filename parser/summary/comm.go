@@ -60,6 +60,13 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 					}
 					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
 					bad = false
+					if t.timeInfo(&ci, &bad) {
+						return nil
+					}
+					// not a flat object of numbers in the buffer: the same,
+					// token by token
+					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
+					bad = false
 					return t.object(func(f []byte) error {
 						var dst *float64
 						switch string(f) {
@@ -169,6 +176,99 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		return kept, fmt.Errorf("%s: skipped %d op(s) with a time out of range (first %q)", file, skipped, clip(firstBad, 120))
 	}
 	return kept, nil
+}
+
+// timeInfo reads a "Communication Time Info" object the common way it is
+// written: members with plain keys and number values, all in the buffer.
+// It reads them as the token-by-token path does, in one loop over the
+// buffer; for anything else (a string or object value, an escape, the end
+// of the buffer) it consumes nothing and returns false.
+func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
+	b := t.buf[:t.end]
+	i := t.pos
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+	}
+	ws()
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i++
+	ws()
+	if i < len(b) && b[i] == '}' {
+		t.pos = i + 1
+		return true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		k := quoteOrBackslash(b[i+1:])
+		if k < 0 || b[i+1+k] != '"' {
+			return false
+		}
+		key := b[i+1 : i+1+k]
+		i += k + 2
+		ws()
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i++
+		ws()
+		v := i
+		for i < len(b) {
+			c := b[i]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+				break
+			}
+			if c == '"' || c == '{' || c == '[' {
+				return false
+			}
+			i++
+		}
+		if i == v || i >= len(b) {
+			return false
+		}
+		val := b[v:i]
+		ws()
+		if i >= len(b) || (b[i] != ',' && b[i] != '}') {
+			return false
+		}
+		var dst *float64
+		switch string(key) {
+		case "Start Timestamp(us)":
+			ci.Start, _ = timeparse.MicrosToNanos(val)
+		case "Elapse Time(ms)":
+			dst = &ci.ElapseMs
+		case "Transit Time(ms)":
+			dst = &ci.TransitMs
+		case "Wait Time(ms)":
+			dst = &ci.WaitMs
+		case "Synchronization Time(ms)":
+			dst = &ci.SyncMs
+		case "Idle Time(ms)":
+			dst = &ci.IdleMs
+		}
+		if dst != nil {
+			x, ok := simpleFloat(val)
+			if !ok {
+				var err error
+				x, err = strconv.ParseFloat(string(val), 64)
+				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+					*bad = true
+				}
+			}
+			*dst = x
+		}
+		if b[i] == '}' {
+			t.pos = i + 1
+			return true
+		}
+		i++
+		ws()
+	}
 }
 
 func cmpUint64(a, b uint64) int {
@@ -589,18 +689,16 @@ func blockMasks(b []byte) (q, o, c uint64) {
 		closes = 0x7d7d7d7d7d7d7d7d
 		gather = 0x0102040810204080 // moves the flags of 8 bytes into one byte
 	)
-	_ = b[63]
-	for w := 0; w < 8; w++ {
-		x := binary.LittleEndian.Uint64(b[8*w:])
+	b = b[:64]
+	// from the last word to the first, so each is shifted in by 8
+	for j := 56; j >= 0; j -= 8 {
+		x := binary.LittleEndian.Uint64(b[j : j+8])
 		y := x | lower
 		// 0x80 in exactly the bytes of v that are zero
 		vq, vo, vc := x^quotes, y^opens, y^closes
-		mq := ^((vq&ones7f + ones7f) | vq) & highs
-		mo := ^((vo&ones7f + ones7f) | vo) & highs
-		mc := ^((vc&ones7f + ones7f) | vc) & highs
-		q |= ((mq >> 7) * gather >> 56) << (8 * w)
-		o |= ((mo >> 7) * gather >> 56) << (8 * w)
-		c |= ((mc >> 7) * gather >> 56) << (8 * w)
+		q = q<<8 | (^((vq&ones7f+ones7f)|vq)&highs>>7)*gather>>56
+		o = o<<8 | (^((vo&ones7f+ones7f)|vo)&highs>>7)*gather>>56
+		c = c<<8 | (^((vc&ones7f+ones7f)|vc)&highs>>7)*gather>>56
 	}
 	return q, o, c
 }
