@@ -123,28 +123,29 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	if err != nil {
 		return fail(err)
 	}
-	// ordered by step, kind and key, stably: an index is sorted, not the
-	// ops themselves (120 bytes each), and (step, kind) by rank, as there
-	// are few of them
+	// ordered by step, kind and key, stably: small sort entries are
+	// sorted, not the ops themselves (136 bytes each), with (step, kind)
+	// as one number, their ranks (there are few of them)
 	at := func(i int32) *keyed { return &out[i/commChunk][i%commChunk] }
 	stepRank, kindRank := steps.ranks(), kinds.ranks()
-	group := make([]uint64, n)
-	for i := range group {
-		o := at(int32(i))
-		group[i] = uint64(stepRank[o.ci.Step])<<32 | uint64(kindRank[o.ci.Kind])
+	type entry struct {
+		group uint64
+		key   string
+		i     int32
 	}
-	cmp := func(a, b int32) int {
-		if c := cmpUint64(group[a], group[b]); c != 0 {
-			return c
-		}
-		if c := strings.Compare(at(a).key, at(b).key); c != 0 {
-			return c
-		}
-		return int(a - b)
-	}
-	order := make([]int32, n)
+	order := make([]entry, n)
 	for i := range order {
-		order[i] = int32(i)
+		o := at(int32(i))
+		order[i] = entry{uint64(stepRank[o.ci.Step])<<32 | uint64(kindRank[o.ci.Kind]), o.key, int32(i)}
+	}
+	cmp := func(a, b entry) int {
+		if a.group != b.group {
+			return cmpUint64(a.group, b.group)
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return int(a.i - b.i)
 	}
 	if !slices.IsSortedFunc(order, cmp) {
 		slices.SortFunc(order, cmp)
@@ -152,10 +153,10 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	// a key repeated in one object: the last one wins
 	kept := make([]model.CommOpInfo, 0, n)
 	skipped, firstBad := 0, ""
-	for i, oi := range order {
-		o := at(oi)
+	for i, e := range order {
+		o := at(e.i)
 		if i+1 < len(order) {
-			if next := at(order[i+1]); next.ci.Step == o.ci.Step && next.ci.Kind == o.ci.Kind && next.key == o.key {
+			if next := order[i+1]; next.group == e.group && next.key == e.key {
 				continue
 			}
 		}
@@ -186,17 +187,12 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 	b := t.buf[:t.end]
 	i := t.pos
-	ws := func() {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-			i++
-		}
-	}
-	ws()
+	i = skipWS(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
 	i++
-	ws()
+	i = skipWS(b, i)
 	if i < len(b) && b[i] == '}' {
 		t.pos = i + 1
 		return true
@@ -211,12 +207,12 @@ func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 		}
 		key := b[i+1 : i+1+k]
 		i += k + 2
-		ws()
+		i = skipWS(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
 		i++
-		ws()
+		i = skipWS(b, i)
 		v := i
 		for i < len(b) {
 			c := b[i]
@@ -232,7 +228,7 @@ func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 			return false
 		}
 		val := b[v:i]
-		ws()
+		i = skipWS(b, i)
 		if i >= len(b) || (b[i] != ',' && b[i] != '}') {
 			return false
 		}
@@ -267,8 +263,17 @@ func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 			return true
 		}
 		i++
-		ws()
+		i = skipWS(b, i)
 	}
+}
+
+// skipWS returns the index of the first byte from i that is not JSON
+// whitespace.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 func cmpUint64(a, b uint64) int {
