@@ -92,7 +92,7 @@ func (c *csvScanner) next(upto int) error {
 		switch c.scan(upto) {
 		case scanOK:
 			if c.recEnd-c.recPos > MaxLineBytes {
-				if err := c.checkLines(c.recPos, c.recEnd, c.recLine, true); err != nil {
+				if err := c.checkLines(c.recPos, c.recEnd, c.recLine); err != nil {
 					return err
 				}
 			}
@@ -103,7 +103,7 @@ func (c *csvScanner) next(upto int) error {
 			}
 			return io.EOF
 		}
-		if err := c.checkLines(c.pos, c.end, c.line+1, false); err != nil {
+		if err := c.checkLines(c.pos, c.end, c.line+1); err != nil {
 			return err
 		}
 		if c.rerr != nil {
@@ -114,10 +114,13 @@ func (c *csvScanner) next(upto int) error {
 }
 
 // checkLines fails when a line of buf[from:to] (the first is line
-// number first; the last one unfinished unless complete) is longer than
-// MaxLineBytes, or, for an unfinished record, when the record itself is.
-func (c *csvScanner) checkLines(from, to, first int, complete bool) error {
+// number first; the last one may be unfinished) is longer than
+// MaxLineBytes, or when the record there spans lines and is longer than
+// that itself, whether or not it is complete (so the outcome does not
+// depend on where blocks end).
+func (c *csvScanner) checkLines(from, to, first int) error {
 	line := first
+	lines := 0
 	for i := from; i < to; {
 		j := bytes.IndexByte(c.buf[i:to], '\n')
 		if j < 0 {
@@ -128,8 +131,9 @@ func (c *csvScanner) checkLines(from, to, first int, complete bool) error {
 		}
 		i += j + 1
 		line++
+		lines++
 	}
-	if !complete && to-from > MaxLineBytes {
+	if lines > 1 && to-from > MaxLineBytes {
 		return fmt.Errorf("%w: the record starting at line %d is longer than %d MiB", errLineTooLong, first, MaxLineBytes>>20)
 	}
 	return nil

@@ -285,3 +285,31 @@ func TestKernelDetailsMatchesEncodingCSV(t *testing.T) {
 	})
 	require.NotZero(t, n)
 }
+
+// A record over several lines is bounded by MaxLineBytes too, and a read
+// error stops the read after the complete rows before it.
+func TestCSVRecordLimitAndReadError(t *testing.T) {
+	defer func(v int) { MaxLineBytes = v }(MaxLineBytes)
+	MaxLineBytes = 1 << 10
+	in := "Name,Start Time(us),Duration(us)\na,1,1\n\"" + strings.Repeat("xxxxxxxxx\n", 200) + "\",2,1\nc,3,1\n"
+	var rows []KernelRow
+	_, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+	require.ErrorContains(t, err, "k.csv: line too long: the record starting at line 3 is longer than")
+	require.Len(t, rows, 1)
+	MaxLineBytes = 16 << 20
+
+	errDisk := errors.New("disk on fire")
+	for _, block := range []int{0, 5} {
+		func() {
+			if block > 0 {
+				defer func(v int) { csvBlock = v }(csvBlock)
+				csvBlock = block
+			}
+			r := io.MultiReader(strings.NewReader("Name,Start Time(us),Duration(us)\na,1,1\nb,2,1\nc,3"), iotest.ErrReader(errDisk))
+			rows = rows[:0]
+			_, err = ReadKernelDetails(r, "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
+			require.ErrorIs(t, err, errDisk)
+			require.Len(t, rows, 2, "block %d", block)
+		}()
+	}
+}
