@@ -71,3 +71,28 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 		require.Contains(t, errs[1].Message, "prerequisite failed: bad")
 	}
 }
+
+// TestSkipCommunicationSameResult: AnalyzePath leaves communication.json
+// unread because no pass reads Rank.Communication; a pass that starts to
+// must flip parser.Options.SkipCommunication there, or this test fails.
+func TestSkipCommunicationSameResult(t *testing.T) {
+	_, root := testutil.GenerateTiny(t)
+	p, err := parser.Load(context.Background(), root, parser.Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	require.NotEmpty(t, p.Ranks[0].Communication, "the generated rank has a communication.json")
+	full, err := Analyze(p)
+	require.NoError(t, err)
+	skip, err := AnalyzePath(context.Background(), root, Options{})
+	require.NoError(t, err)
+	doc := func(res *Result) string {
+		var out []any
+		for _, rr := range res.Ranks {
+			out = append(out, rr.Metrics, rr.Unavailable, rr.Steps, rr.Errors, rr.Warnings, rr.Partial)
+		}
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.Equal(t, doc(full), doc(skip))
+}

@@ -151,7 +151,9 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	results := make([]*RankResult, len(srcs))
 	errs := make([]error, len(srcs))
 	ids := make([]parser.RankID, len(srcs))
-	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress}, func(i int, r *model.Rank, err error) {
+	// communication.json is left unread: no pass reads it (only `npuprof
+	// export` keeps it); TestSkipCommunicationSameResult keeps that true
+	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true}, func(i int, r *model.Rank, err error) {
 		if err != nil {
 			errs[i] = err
 			return

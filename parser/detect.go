@@ -52,6 +52,8 @@ type Source struct {
 	// it sequentially. Walk sets it from the CPUs left over by the ranks
 	// parsed in parallel.
 	TraceParts int
+	// SkipCommunication: see Options.SkipCommunication.
+	SkipCommunication bool
 }
 
 // UsageError is an input the user pointed at that npuprof cannot use (no

@@ -102,7 +102,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			return err
 		})
 	}
-	if p := files.CommJSON; p != "" {
+	if p := files.CommJSON; p != "" && !src.SkipCommunication {
 		withFile(r, p, func(f io.Reader) error {
 			c, err := msprof.ReadCommunication(f, p)
 			r.Communication = c

@@ -49,6 +49,9 @@ type Options struct {
 	// parser/experts); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
+	// SkipCommunication leaves communication.json unread (Rank.Communication
+	// empty): no analysis pass reads it, only `npuprof export` keeps it.
+	SkipCommunication bool
 }
 
 // Load detects and parses every rank under path and keeps every rank's
@@ -137,6 +140,7 @@ func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *mo
 				if src.TraceParts == 0 {
 					src.TraceParts = parts
 				}
+				src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
 				r, err := ParseRank(src)
 				fn(i, r, err)
 				if opts.Progress != nil {
@@ -401,7 +405,10 @@ func parseRank(src Source) (*model.Rank, error) {
 	// communication.json does not depend on the timeline: with CPUs to
 	// spare it is read while the trace is (its warnings keep their place)
 	comm := &model.Rank{}
-	commFile := findInput(out, "communication.json")
+	commFile := ""
+	if !src.SkipCommunication {
+		commFile = findInput(out, "communication.json")
+	}
 	commDone := make(chan struct{})
 	readComm := func() {
 		defer close(commDone)

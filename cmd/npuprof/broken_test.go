@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/render"
 	"github.com/stretchr/testify/require"
@@ -141,8 +143,20 @@ var brokenCases = []struct {
 		b.metric("hccl.total.count", 1)
 	}},
 	{entry: "communication-not-json", check: func(b brokenRank) {
-		b.warning("communication.json: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): unexpected EOF")
+		// analyze does not read communication.json (no pass uses it)...
+		b.complete()
+		for _, w := range b.r.Warnings {
+			require.NotContains(b.t, w.Message, "communication.json")
+		}
 		b.metric("hccl.total.count", 1)
+		// ...npuprof export, which keeps it, reads it and says what is wrong
+		p, err := parser.Load(context.Background(), filepath.Join(brokenDir, "communication-not-json"), parser.Options{})
+		require.NoError(b.t, err)
+		found := false
+		for _, w := range p.Ranks[0].Warnings {
+			found = found || strings.Contains(w.Message, "communication.json: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): unexpected EOF")
+		}
+		require.True(b.t, found, "%+v", p.Ranks[0].Warnings)
 	}},
 	{entry: "missing-profiler-output", check: func(b brokenRank) {
 		b.warning("missing: torch_npu wrote no ASCEND_PROFILER_OUTPUT (its own parsing failed or was skipped); timeline metrics are unavailable")
