@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -70,36 +69,41 @@ does not list EVENT_WAIT tasks.`,
 			return (*EventWaitResult)(nil), nil
 		}
 		res := &EventWaitResult{}
-		byStream := map[int32]*StreamWait{}
-		first := map[int32]int64{}
-		last := map[int32]int64{}
-		lastTask := map[int32]int{}
+		// per-stream state, found through a one-entry cache (tasks of one
+		// stream come in runs) and a small map
+		type streamState struct {
+			sw          StreamWait
+			first, last int64
+			lastWait    int // index in waits of the stream's last task if it is a wait, else -1
+		}
+		var states []*streamState
+		idx := map[int32]*streamState{}
+		var cur *streamState
 		var waits []Wait
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
-			sw := byStream[t.Stream]
-			if sw == nil {
-				sw = &StreamWait{Stream: t.Stream}
-				byStream[t.Stream] = sw
-				first[t.Stream] = t.Start
-			}
-			if t.End() > last[t.Stream] {
-				last[t.Stream] = t.End()
-			}
-			// the previous wait on this stream is followed by this task
-			if j, ok := lastTask[t.Stream]; ok && r.Tasks[j].Class == model.ClassEventWait && len(waits) > 0 {
-				for k := len(waits) - 1; k >= 0 && k >= len(waits)-64; k-- {
-					if waits[k].Task == j {
-						waits[k].Next = i
-						break
-					}
+			if cur == nil || cur.sw.Stream != t.Stream {
+				cur = idx[t.Stream]
+				if cur == nil {
+					cur = &streamState{sw: StreamWait{Stream: t.Stream}, first: t.Start, lastWait: -1}
+					idx[t.Stream] = cur
+					states = append(states, cur)
 				}
 			}
-			lastTask[t.Stream] = i
+			if e := t.End(); e > cur.last {
+				cur.last = e
+			}
+			// the previous wait on this stream is followed by this task
+			if cur.lastWait >= 0 {
+				waits[cur.lastWait].Next = i
+				cur.lastWait = -1
+			}
+			sw := &cur.sw
 			switch t.Class {
 			case model.ClassEventWait:
 				sw.Wait.add(t.Dur)
 				res.Total.add(t.Dur)
+				cur.lastWait = len(waits)
 				waits = append(waits, Wait{Task: i, Next: -1})
 			case model.ClassCompute:
 				sw.Compute = true
@@ -108,8 +112,9 @@ does not list EVENT_WAIT tasks.`,
 				sw.Busy += t.Dur
 			}
 		}
-		for s, sw := range byStream {
-			sw.Span = last[s] - first[s]
+		for _, st := range states {
+			sw := &st.sw
+			sw.Span = st.last - st.first
 			res.Streams = append(res.Streams, *sw)
 			if sw.Compute {
 				res.ComputeStreamWait += sw.Wait.Total
@@ -149,22 +154,36 @@ does not list EVENT_WAIT tasks.`,
 			}
 			return a.Stream < b.Stream
 		})
-		// longest first, ties by task order: a total order, so an unstable
-		// sort gives the same result as a stable one
-		slices.SortFunc(waits, func(x, y Wait) int {
+		// the 20 longest, longest first, ties by task order (a total
+		// order): kept by insertion while scanning, not by sorting all
+		longer := func(x, y Wait) bool {
 			a, b := r.Tasks[x.Task].Dur, r.Tasks[y.Task].Dur
 			if a != b {
-				if a > b {
-					return -1
-				}
-				return 1
+				return a > b
 			}
-			return x.Task - y.Task
-		})
-		if len(waits) > 20 {
-			waits = waits[:20]
+			return x.Task < y.Task
 		}
-		res.Longest = waits
+		const keep = 20
+		top := make([]Wait, 0, keep)
+		for _, w := range waits {
+			if len(top) == keep && !longer(w, top[keep-1]) {
+				continue
+			}
+			k := len(top)
+			if k < keep {
+				top = append(top, w)
+			} else {
+				k = keep - 1
+			}
+			for k > 0 && longer(w, top[k-1]) {
+				top[k] = top[k-1]
+				k--
+			}
+			top[k] = w
+		}
+		if len(top) > 0 {
+			res.Longest = top
+		}
 		ctx.SetUs("event_wait.time_us", res.Total.Total)
 		ctx.SetCount("event_wait.count", res.Total.Count)
 		for _, sw := range res.Streams {
