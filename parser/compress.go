@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"github.com/npuprof/npuprof/parser/traceview"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,16 +80,16 @@ type zstdCloser struct{ d *zstd.Decoder }
 
 func (z zstdCloser) Close() error { z.d.Close(); return nil }
 
-// openPlain opens path when it is a regular file of at least
-// traceview.MinSplitBytes that is not compressed, for reading in parts;
-// ok is false (and nothing is left open) otherwise.
+// openPlain opens path when it is a regular, non-empty file that is not
+// compressed, for traceview.ReadFile (mapped, in parts); ok is false (and
+// nothing is left open) otherwise.
 func openPlain(path string) (f *os.File, size int64, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, false
 	}
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() < traceview.MinSplitBytes {
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		f.Close()
 		return nil, 0, false
 	}

@@ -516,16 +516,15 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 }
 
 func readTrace(r *model.Rank, path string, parts int) error {
-	if parts > 1 {
-		// a plain file can be read in parts at the same time
-		if f, size, ok := openPlain(path); ok {
-			defer f.Close()
-			if _, err := traceview.ReadFile(f, size, path, r, parts); err != nil {
-				return err
-			}
-			r.Have.TimelineFile = path
-			return nil
+	// a plain file is mapped rather than read, and read in parts at the
+	// same time when CPUs are spare
+	if f, size, ok := openPlain(path); ok {
+		defer f.Close()
+		if _, err := traceview.ReadFile(f, size, path, r, parts); err != nil {
+			return err
 		}
+		r.Have.TimelineFile = path
+		return nil
 	}
 	f, err := openInput(path)
 	if err != nil {

@@ -43,7 +43,10 @@ var (
 	errBad  = errors.New("malformed JSON")
 )
 
-// source is the buffered input.
+// source is the buffered input: blocks read from an io.Reader, or, for a
+// plain file (newMapSource), windows of the file mapped read-only, which
+// spares the kernel's copy into a buffer (on a 2-CPU VM, read(2) of 200 MB
+// cost 0.17 s of system time; mapping 1 MiB windows 0.06 s).
 type source struct {
 	r      io.Reader
 	buf    []byte
@@ -53,6 +56,74 @@ type source struct {
 	eof    bool
 	rerr   error
 	maxEvt int
+	// mapped input: the file, where the input ends, and whether buf is a
+	// mapping (to be unmapped)
+	mf     mapFile
+	mend   int64
+	mapped bool
+}
+
+// mapWindow is the size of a mapped window (a variable for tests).
+var mapWindow = 1 << 20
+
+// mapFile is what a mapped source needs of a file.
+type mapFile interface {
+	Fd() uintptr
+}
+
+// close releases a mapped window; the source reads nothing more.
+func (s *source) close() {
+	if s.mapped {
+		unmap(s.buf)
+		s.mapped = false
+	}
+	s.buf, s.pos, s.end, s.eof = nil, 0, 0, true
+}
+
+// remap is fill for a mapped source: it maps a window that starts at the
+// page holding buf[keep] and reaches past the data held so far (growing
+// for an event larger than a window).
+func (s *source) remap(keep int) bool {
+	if s.eof {
+		return false
+	}
+	start := s.base + int64(keep)
+	have := s.base + int64(s.end)
+	if have >= s.mend {
+		s.eof = true
+		return false
+	}
+	aligned := start &^ int64(pageSize-1)
+	length := int64(mapWindow)
+	for aligned+length <= have {
+		length *= 2
+	}
+	length = min(length, s.mend-aligned)
+	b, err := mapAt(s.mf, aligned, int(length))
+	if err != nil {
+		s.eof, s.rerr = true, err
+		return false
+	}
+	if s.mapped {
+		unmap(s.buf)
+	}
+	s.pos = int(s.base + int64(s.pos) - aligned)
+	s.base, s.buf, s.end, s.mapped = aligned, b, len(b), true
+	return true
+}
+
+// newMapSource maps the file f from byte off to byte end, or returns nil
+// when the platform or the file cannot be mapped (read it instead).
+func newMapSource(f io.ReaderAt, off, end int64) *source {
+	mf, ok := f.(mapFile)
+	if !ok || !canMap || off >= end {
+		return nil
+	}
+	s := &source{mf: mf, base: off, mend: end, maxEvt: MaxEventBytes}
+	if !s.remap(0) {
+		return nil
+	}
+	return s
 }
 
 func newSource(r io.Reader) *source {
@@ -62,6 +133,9 @@ func newSource(r io.Reader) *source {
 // fill reads more data, keeping buf[keep:end]; it returns false when no
 // more data could be read.
 func (s *source) fill(keep int) bool {
+	if s.mf != nil {
+		return s.remap(keep)
+	}
 	if s.eof {
 		return false
 	}

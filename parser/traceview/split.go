@@ -2,7 +2,9 @@ package traceview
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +37,7 @@ var MinSplitBytes int64 = 32 << 20
 // parts goroutines (one part per goroutine; parts <= 1 reads sequentially).
 func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts int) (Stats, error) {
 	if parts <= 1 || size < MinSplitBytes {
-		return Read(io.NewSectionReader(f, 0, size), file, rank)
+		return readCuts(f, size, file, rank, nil)
 	}
 	var cuts []int64
 	for k := 1; k < parts; k++ {
@@ -43,9 +45,6 @@ func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts in
 		if c > 0 && (len(cuts) == 0 || c > cuts[len(cuts)-1]) {
 			cuts = append(cuts, c)
 		}
-	}
-	if len(cuts) == 0 {
-		return Read(io.NewSectionReader(f, 0, size), file, rank)
 	}
 	return readCuts(f, size, file, rank, cuts)
 }
@@ -61,8 +60,12 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 		if k > 0 {
 			off = cuts[k-1]
 		}
-		src := newSource(io.NewSectionReader(f, off, size-off))
-		src.base = off
+		src := newMapSource(f, off, size)
+		if src == nil {
+			src = newSource(io.NewSectionReader(f, off, size-off))
+			src.base = off
+		}
+		defer src.close()
 		// the first part's names go straight to the rank's table; the
 		// others' to scratch tables, translated by absorb
 		syms := &rank.Syms
@@ -76,7 +79,7 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 			rds[k].part = &partState{earlier: tables[:k]}
 		}
 	}
-	if err := rds[0].begin(file); err != nil {
+	if err := rds[0].guard(file, func() error { return rds[0].begin(file) }); err != nil {
 		return rds[0].stats, err
 	}
 	errs := make([]error, n)
@@ -92,14 +95,14 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = rds[k].loop(file, stop)
+			errs[k] = rds[k].guard(file, func() error { return rds[k].loop(file, stop) })
 		}()
 	}
 	stop0 := int64(-1)
 	if n > 1 {
 		stop0 = cuts[0]
 	}
-	errs[0] = rds[0].loop(file, stop0)
+	errs[0] = rds[0].guard(file, func() error { return rds[0].loop(file, stop0) })
 	wg.Wait()
 	// the parts that join: up to the first reader that did not stop
 	// exactly where the next part begins
@@ -115,7 +118,7 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 	if !rds[last].ended {
 		// a wrong guess: this part reads on to the end by itself
 		rds[last].kinds = nil
-		if err := rds[last].loop(file, -1); err != nil {
+		if err := rds[last].guard(file, func() error { return rds[last].loop(file, -1) }); err != nil {
 			return rds[0].stats, err
 		}
 	}
@@ -354,4 +357,22 @@ func (rd *reader) absorb(o *reader) {
 	rd.stats.Truncated, rd.stats.TruncatedAt, rd.stats.Malformed = o.stats.Truncated, o.stats.TruncatedAt, o.stats.Malformed
 	rd.malformedWhy = o.malformedWhy
 	rd.ended = o.ended
+}
+
+// guard runs fn (which reads the source) and, for a mapped source, turns
+// the fault of a file that shrank under the mapping into a read error.
+func (rd *reader) guard(file string, fn func() error) (err error) {
+	if !rd.src.mapped {
+		return fn()
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			if _, fault := v.(interface{ Addr() uintptr }); !fault {
+				panic(v)
+			}
+			err = fmt.Errorf("%s: read error near byte %d: the file changed (shrank) while it was read", file, rd.src.offset())
+		}
+	}()
+	return fn()
 }
