@@ -136,13 +136,30 @@ if ! grep -q "^analyze-200MB " "$results"; then
 	measure "analyze-200MB" "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null >>"$results"
 fi
 read -r _ ow oc om < <(grep "^analyze-200MB " "$results")
-awk -v n="$n" -v cw="$cw" -v cm="$cm" -v ow="$ow" -v om="$om" 'BEGIN {
-	printf "%d ranks of 200 MB on %d CPUs: %.3f s wall (one rank: %.3f s, ratio %.2f), peak %.1f MiB (one rank: %.1f MiB)\n", n, n, cw, ow, cw/ow, cm, om }'
+if ! grep -q "^analyze-1cpu-200MB " "$results"; then
+	measure "analyze-1cpu-200MB" env GOMAXPROCS=1 "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null >>"$results"
+fi
+read -r _ o1w _ _ < <(grep "^analyze-1cpu-200MB " "$results")
+# a single rank uses every CPU (its trace is read in parts), so N ranks on
+# N CPUs are compared with one rank on one CPU
+awk -v n="$n" -v cw="$cw" -v cm="$cm" -v ow="$ow" -v o1w="$o1w" -v om="$om" 'BEGIN {
+	printf "%d ranks of 200 MB on %d CPUs: %.3f s wall (one rank on one CPU: %.3f s, ratio %.2f; one rank on %d CPUs: %.3f s), peak %.1f MiB (one rank: %.1f MiB)\n", n, n, cw, o1w, cw/o1w, n, ow, cm, om }'
 if [ -n "$py" ]; then
 	read -r _ pw pc pm <<<"$py"
 	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
 	awk -v pw="$pw" -v pm="$pm" -v ow="$ow" -v om="$om" -v tb="${tb:-200000000}" -v n="$PYRUNS" 'BEGIN {
 		printf "Python json.load of the same 200 MB trace_view.json (median of %d): %.2f s, %.1f MB/s, peak %.0f MiB -> npuprof analyze is %.1fx faster with %.1fx less memory\n", n, pw, tb/1e6/pw, pm, pw/ow, pm/om }'
+fi
+# issue 7's targets, on the 200 MB rank
+if grep -q "^analyze-1cpu-200MB " "$results"; then
+	read -r _ w1 _ _ < <(grep "^analyze-1cpu-200MB " "$results")
+	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	pw=""
+	[ -n "$py" ] && read -r _ pw _ _ <<<"$py"
+	awk -v w1="$w1" -v om="$om" -v ow="$ow" -v tb="$tb" -v pw="$pw" 'BEGIN {
+		v = tb/1e6/w1; printf "target: >= 400 MB/s of trace per core (GOMAXPROCS=1, 200 MB): %.0f MB/s -> %s\n", v, (v >= 400 ? "met" : "NOT met")
+		r = om*1048576/tb; printf "target: peak RSS <= 0.3x the trace (200 MB): %.2fx -> %s\n", r, (r <= 0.3 ? "met" : "NOT met")
+		if (pw != "") { x = pw/ow; printf "target: > 20x Python json.load (wall, 200 MB): %.1fx -> %s\n", x, (x > 20 ? "met" : "NOT met") } }'
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$results" "$results.sizes"
