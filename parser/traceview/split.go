@@ -34,9 +34,15 @@ import (
 var MinSplitBytes int64 = 32 << 20
 
 // ReadFile reads a plain trace file of size bytes like Read, on up to
-// parts goroutines (one part per goroutine; parts <= 1 reads sequentially).
+// parts goroutines (one part per goroutine, each at least MinSplitBytes/2;
+// parts <= 1 reads sequentially).
 func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts int) (Stats, error) {
-	if parts <= 1 || size < MinSplitBytes {
+	if MinSplitBytes > 0 {
+		// parts of at least MinSplitBytes/2: on a big machine one rank
+		// must not turn into a hundred tiny parts
+		parts = min(parts, int(2*size/MinSplitBytes))
+	}
+	if parts <= 1 {
 		return readCuts(f, size, file, rank, nil)
 	}
 	var cuts []int64
