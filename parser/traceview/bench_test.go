@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/npuprof/npuprof/internal/benchdata"
 	"github.com/npuprof/npuprof/parser/model"
@@ -153,5 +154,56 @@ func BenchmarkReadFile(b *testing.B) {
 			}
 			benchdata.ReportCPU(b, st.Size(), cpu0)
 		})
+	}
+}
+
+// BenchmarkBuild measures what runs on one CPU after the parts of a split
+// file are read: absorbing the later parts and building the model
+// (joinParts), on the cached files of NPUPROF_BENCH_SIZES read in
+// GOMAXPROCS parts (at least 2). The parts are read outside the timer.
+func BenchmarkBuild(b *testing.B) {
+	sizes, err := benchdata.Sizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(sizes) == 0 {
+		b.Skip("set NPUPROF_BENCH_SIZES (e.g. 200MB) or run `make bench`")
+	}
+	parts := max(2, runtime.GOMAXPROCS(0))
+	for _, sz := range sizes {
+		p := benchdata.TraceFile(b, sz)
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var cuts []int64
+		for k := 1; k < parts; k++ {
+			cuts = append(cuts, findBoundary(f, st.Size()*int64(k)/int64(parts), st.Size()))
+		}
+		b.Run(sz.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				r := model.NewRank(p)
+				rds, err := readParts(f, st.Size(), p, r, cuts)
+				if err != nil || len(rds) != parts {
+					b.Fatalf("%d parts joined, want %d (%v)", len(rds), parts, err)
+				}
+				runtime.GC()
+				b.StartTimer()
+				cpu0 := benchdata.CPUTime()
+				joinParts(rds, p, r)
+				cpu += benchdata.CPUTime() - cpu0
+			}
+			// the process's CPU time (GC included): the wall time of a
+			// loaded machine includes waiting for a CPU
+			b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+		})
+		f.Close()
 	}
 }

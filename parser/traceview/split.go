@@ -58,6 +58,16 @@ func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts in
 // readCuts reads the file in len(cuts)+1 parts starting at 0 and at the
 // (increasing) guessed event boundaries cuts.
 func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64) (Stats, error) {
+	rds, err := readParts(f, size, file, rank, cuts)
+	if err != nil {
+		return rds[0].stats, err
+	}
+	return joinParts(rds, file, rank), nil
+}
+
+// readParts reads the parts and returns the readers of those that join
+// (see readCuts).
+func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64) ([]*reader, error) {
 	n := len(cuts) + 1
 	rds := make([]*reader, n)
 	tables := make([]*kindTable, n)
@@ -86,7 +96,7 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 		}
 	}
 	if err := rds[0].guard(file, func() error { return rds[0].begin(file) }); err != nil {
-		return rds[0].stats, err
+		return rds, err
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -118,24 +128,30 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 	}
 	for k := 0; k <= last; k++ {
 		if errs[k] != nil {
-			return rds[0].stats, errs[k]
+			return rds, errs[k]
 		}
 	}
 	if !rds[last].ended {
 		// a wrong guess: this part reads on to the end by itself
 		rds[last].kinds = nil
 		if err := rds[last].guard(file, func() error { return rds[last].loop(file, -1) }); err != nil {
-			return rds[0].stats, err
+			return rds, err
 		}
 	}
+	return rds[:last+1], nil
+}
+
+// joinParts absorbs the later parts' readers into the first and builds
+// the model.
+func joinParts(rds []*reader, file string, rank *model.Rank) Stats {
 	rd := rds[0]
-	for k := 1; k <= last; k++ {
+	for k := 1; k < len(rds); k++ {
 		rd.absorb(rds[k])
 		rds[k] = nil
 	}
 	rd.finish(file, rank)
-	rd.stats.Parts = last + 1
-	return rd.stats, nil
+	rd.stats.Parts = len(rds)
+	return rd.stats
 }
 
 // findBoundary returns the offset of the first '{' at or after at that
@@ -300,7 +316,6 @@ func (rd *reader) absorb(o *reader) {
 	for j := range names {
 		names[j] = rd.in.strOf(o.in.str(uint32(j)))
 	}
-	var s slice
 	for j := range o.logs {
 		ol := &o.logs[j]
 		i := pmap[j]
@@ -315,7 +330,7 @@ func (rd *reader) absorb(o *reader) {
 		case procUnknown:
 		case procOther:
 			// named in o: a sequential read drops everything logged
-			lg.chunks, lg.n, lg.kind = nil, 0, procOther
+			lg.chunks, lg.segs, lg.n, lg.kind = nil, nil, 0, procOther
 			keep = false
 		default:
 			lg.kind = ol.kind
@@ -323,18 +338,12 @@ func (rd *reader) absorb(o *reader) {
 		if d := o.part.drops[uint16(j)]; d != nil && keep {
 			rd.drops.merge(d)
 		}
-		if !keep {
+		if !keep || ol.n == 0 {
 			continue
 		}
-		d := newDecoder(ol)
-		for d.next(&s) {
-			flags := s.flags
-			var stream int64
-			if flags&fStream != 0 {
-				stream = s.stream
-			}
-			lg.add(flags, tmap[s.tid], s.ts, s.dur, names[s.name], names[s.tt], stream, uint64(s.modelID))
-		}
+		// o's log is kept as it is, a segment decoded after rd's own
+		lg.segs = append(lg.segs, logSeg{chunks: ol.chunks, tmap: tmap, names: names})
+		lg.n += ol.n
 	}
 	for k, v := range o.threads {
 		if int(k[0]) < len(pmap) {
@@ -342,9 +351,9 @@ func (rd *reader) absorb(o *reader) {
 		}
 	}
 	if o.nFlows > 0 {
-		o.flows.eachFlow(func(pe, tid uint64, ts, id int64) {
-			rd.addFlow(pmap[pe>>1], tmap[tid], ts, id, pe&1)
-		})
+		rd.flowSegs = append(rd.flowSegs, flowSeg{chunks: o.flows.chunks, pmap: pmap, tmap: tmap})
+		rd.nFlows += o.nFlows
+		rd.nFlowEnds += o.nFlowEnds
 	}
 	if o.device >= 0 {
 		rd.device = o.device

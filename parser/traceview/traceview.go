@@ -170,6 +170,9 @@ const (
 // 64 KiB chunks (no doubling, no copying as it grows).
 type plog struct {
 	chunks [][]byte
+	// segs are the logs of the same process that later parts of a split
+	// file read (see absorb), decoded after chunks
+	segs   []logSeg
 	n      int
 	lastTS int64
 	kind   int // from this reader's process_name
@@ -220,6 +223,7 @@ type reader struct {
 	// flows: varint records of end flag, pid index, tid index, ts delta,
 	// id delta, in chunks like a process log (no copying as it grows)
 	flows                plog
+	flowSegs             []flowSeg // the later parts' flow logs (see absorb)
 	nFlows, nFlowEnds    int
 	flowLastTS, flowLast int64
 	stats                Stats
@@ -758,185 +762,10 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
-// slice is one decoded log record.
-type slice struct {
-	flags    byte
-	tid      uint32
-	ts, dur  int64
-	name, tt uint32
-	stream   int64
-	modelID  uint32
-}
-
-// decoder walks one process log.
-type decoder struct {
-	chunks [][]byte
-	b      []byte
-	ts     int64
-}
-
-func newDecoder(l *plog) decoder { return decoder{chunks: l.chunks} }
-
-func (d *decoder) next(s *slice) bool {
-	for len(d.b) == 0 {
-		if len(d.chunks) == 0 {
-			return false
-		}
-		// the log's chunk list is shared: dropping the reference frees a
-		// chunk as soon as it is decoded
-		d.b, d.chunks[0], d.chunks = d.chunks[0], nil, d.chunks[1:]
-	}
-	b := d.b
-	s.flags = b[0]
-	b = b[1:]
-	v, n := binary.Uvarint(b)
-	s.tid = uint32(v)
-	b = b[n:]
-	x, n := binary.Varint(b)
-	d.ts += x
-	s.ts = d.ts
-	b = b[n:]
-	v, n = binary.Uvarint(b)
-	s.dur = int64(v)
-	b = b[n:]
-	v, n = binary.Uvarint(b)
-	s.name = uint32(v)
-	b = b[n:]
-	s.tt, s.stream, s.modelID = 0, -1, 4294967295
-	if s.flags&fTaskType != 0 {
-		v, n = binary.Uvarint(b)
-		s.tt = uint32(v)
-		b = b[n:]
-	}
-	if s.flags&fStream != 0 {
-		x, n = binary.Varint(b)
-		s.stream = x
-		b = b[n:]
-	}
-	if s.flags&fModel != 0 {
-		v, n = binary.Uvarint(b)
-		s.modelID = uint32(v)
-		b = b[n:]
-	}
-	d.b = b
-	return true
-}
-
-// flowKey locates a slice: process, thread and start.
-type flowKey struct {
-	pid uint16
-	tid uint32
-	ts  int64
-}
-
-func (a flowKey) cmp(b flowKey) int {
-	if a.pid != b.pid {
-		return int(a.pid) - int(b.pid)
-	}
-	if a.tid != b.tid {
-		if a.tid < b.tid {
-			return -1
-		}
-		return 1
-	}
-	if a.ts != b.ts {
-		if a.ts < b.ts {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
-// flowRec is one torch_to_npu flow event; op is the framework op a start
-// leaves from (or, for an end, the op it resolves to), -1 when none.
-type flowRec struct {
-	k  flowKey
-	id int64
-	op int32
-}
-
-func (rd *reader) decodeFlows() (starts, ends []flowRec) {
-	starts = make([]flowRec, 0, rd.nFlows-rd.nFlowEnds)
-	ends = make([]flowRec, 0, rd.nFlowEnds)
-	rd.flows.eachFlow(func(pe, tid uint64, ts, id int64) {
-		r := flowRec{k: flowKey{uint16(pe >> 1), uint32(tid), ts}, id: id, op: -1}
-		if pe&1 == 1 {
-			ends = append(ends, r)
-		} else {
-			starts = append(starts, r)
-		}
-	})
-	return starts, ends
-}
-
-// eachFlow decodes a flow log (see addFlow), dropping each chunk once
-// decoded: pe is the pid index << 1 | the end flag.
-func (l *plog) eachFlow(fn func(pe, tid uint64, ts, id int64)) {
-	var ts, id int64
-	for k, b := range l.chunks {
-		l.chunks[k] = nil
-		for len(b) > 0 {
-			pe, n := binary.Uvarint(b)
-			b = b[n:]
-			tid, n := binary.Uvarint(b)
-			b = b[n:]
-			dts, n := binary.Varint(b)
-			b = b[n:]
-			did, n := binary.Varint(b)
-			b = b[n:]
-			ts += dts
-			id += did
-			fn(pe, tid, ts, id)
-		}
-	}
-	l.chunks = nil
-}
-
-// cursor finds the records of a sorted []flowRec at a location. Slices of
-// one thread mostly come in time order, so it walks forward from where the
-// thread's last lookup ended and binary-searches only when time goes back.
-type cursor struct {
-	recs []flowRec
-	pos  map[[2]uint32]int
-}
-
-func newCursor(recs []flowRec) *cursor {
-	return &cursor{recs: recs, pos: map[[2]uint32]int{}}
-}
-
-// find returns the range [i, j) of records at k.
-func (c *cursor) find(k flowKey) (int, int) {
-	recs := c.recs
-	if len(recs) == 0 {
-		return 0, 0
-	}
-	tk := [2]uint32{uint32(k.pid), k.tid}
-	i, ok := c.pos[tk]
-	if !ok || i > len(recs) || (i < len(recs) && recs[i].k.cmp(k) > 0) || (i > 0 && recs[i-1].k.cmp(k) >= 0) {
-		i, _ = slices.BinarySearchFunc(recs, k, func(a flowRec, k flowKey) int { return a.k.cmp(k) })
-	} else {
-		for n := 0; i < len(recs) && recs[i].k.cmp(k) < 0; n++ {
-			if n == 16 {
-				i, _ = slices.BinarySearchFunc(recs, k, func(a flowRec, k flowKey) int { return a.k.cmp(k) })
-				break
-			}
-			i++
-		}
-	}
-	j := i
-	for j < len(recs) && recs[j].k == k {
-		j++
-	}
-	c.pos[tk] = j
-	return i, j
-}
-
 func (rd *reader) build(rank *model.Rank, file string) {
-	var starts, ends []flowRec
-	if rd.nFlows > 0 {
-		starts, ends = rd.decodeFlows()
-		slices.SortStableFunc(starts, func(a, b flowRec) int { return a.k.cmp(b.k) })
+	var join *flowJoin
+	if rd.nFlows > rd.nFlowEnds {
+		join = rd.decodeFlows()
 	}
 	// Python processes first: framework ops and steps.
 	var s slice
@@ -949,7 +778,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	if nOps > 0 {
 		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
 	}
-	sc := newCursor(starts)
+	// ProfilerStep names, by name id: 0 unknown, 1 a step, 2 not one
+	isStep := make([]byte, rd.in.syms.Len())
 	for p := range rd.logs {
 		lg := &rd.logs[p]
 		if lg.kind != procPython {
@@ -957,85 +787,49 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 		d := newDecoder(lg)
 		for d.next(&s) {
-			name := rd.in.str(s.name)
-			if strings.HasPrefix(name, "ProfilerStep#") {
-				var id int
-				if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
-					rank.Steps = append(rank.Steps, model.Step{ID: id, Start: s.ts, End: s.ts + s.dur})
+			if int(s.name) >= len(isStep) || isStep[s.name] != 2 {
+				name := rd.in.str(s.name)
+				if strings.HasPrefix(name, "ProfilerStep#") {
+					var id int
+					if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
+						rank.Steps = append(rank.Steps, model.Step{ID: id, Start: s.ts, End: s.ts + s.dur})
+					}
+					continue
 				}
-				continue
+				if int(s.name) < len(isStep) {
+					isStep[s.name] = 2
+				}
 			}
 			if s.flags&fCPUOp == 0 {
 				continue
 			}
-			if len(starts) > 0 {
-				// a later op at the same place wins, as a map would
-				i, j := sc.find(flowKey{uint16(p), s.tid, s.ts})
-				for ; i < j; i++ {
-					starts[i].op = int32(len(rank.FrameworkOps))
-				}
+			if join != nil {
+				join.op(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.FrameworkOps)))
 			}
 			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Tid: rd.tids[s.tid]})
 		}
-		lg.chunks = nil
+		lg.chunks, lg.segs = nil, nil
 	}
 	// flow ends, resolved to ops through the flow id
-	if len(starts) > 0 {
-		slices.SortStableFunc(starts, func(a, b flowRec) int {
-			if a.id != b.id {
-				if a.id < b.id {
-					return -1
-				}
-				return 1
-			}
-			return a.k.cmp(b.k)
-		})
-		kept := ends[:0]
-		for _, e := range ends {
-			i, ok := slices.BinarySearchFunc(starts, e.id, func(a flowRec, id int64) int {
-				if a.id < id {
-					return -1
-				} else if a.id > id {
-					return 1
-				}
-				return 0
-			})
-			if !ok {
-				continue
-			}
-			// the last start with this id wins, as a map would
-			for i+1 < len(starts) && starts[i+1].id == e.id {
-				i++
-			}
-			if starts[i].op >= 0 {
-				e.op = starts[i].op
-				kept = append(kept, e)
-			}
+	if join != nil {
+		if n := join.resolve(); n > 0 {
+			rank.Links = slices.Grow(rank.Links, n)
+		} else {
+			join = nil
 		}
-		ends = kept
-		starts = nil
-		slices.SortStableFunc(ends, func(a, b flowRec) int { return a.k.cmp(b.k) })
-	} else {
-		ends = nil
-	}
-	ec := newCursor(ends)
-	if len(ends) > 0 {
-		rank.Links = slices.Grow(rank.Links, len(ends))
 	}
 	link := func(k flowKey, task, hccl int32) {
-		if len(ends) == 0 {
+		if join == nil {
 			return
 		}
-		i, j := ec.find(k)
-		for ; i < j; i++ {
-			rank.Links = append(rank.Links, model.Link{Op: ends[i].op, Task: task, HCCL: hccl})
-		}
+		join.each(k, func(op int32) {
+			rank.Links = append(rank.Links, model.Link{Op: op, Task: task, HCCL: hccl})
+		})
 	}
 	// slices on processes (or HCCL threads) whose names were never read:
 	// in a truncated file their metadata lay after the cut
 	haveHW, haveHCCL := false, false
 	unnamed, unnamedHCCL := 0, 0
-	unnamedHCCLThreads := map[uint32]bool{}
 	for p := range rd.logs {
 		switch rd.logs[p].kind {
 		case procHardware:
@@ -1056,26 +850,56 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	if nTasks > 0 {
 		rank.Tasks = slices.Grow(rank.Tasks, nTasks)
 	}
-	type taskKey struct{ name, tt uint32 }
+	// what a name (and task type) tells, by name id: computed once
+	nNames := rd.in.syms.Len()
 	type taskInfo struct {
+		tt     uint32
 		opType model.Sym
 		class  model.TaskClass
+		set    bool
 	}
-	taskInfos := map[taskKey]taskInfo{}
-	type hcclInfo struct{ typ, hash, variant model.Sym }
-	hcclInfos := map[uint32]hcclInfo{}
+	var taskInfos []taskInfo
+	taskMore := map[[2]uint32]taskInfo{} // a name seen with a second task type
+	taskInfoOf := func(name, tt uint32) taskInfo {
+		if int(name) < len(taskInfos) {
+			if ti := taskInfos[name]; ti.set && ti.tt == tt {
+				return ti
+			}
+		}
+		if ti, ok := taskMore[[2]uint32{name, tt}]; ok {
+			return ti
+		}
+		n := rd.in.str(name)
+		ti := taskInfo{tt: tt, opType: rank.Intern(model.OpTypeFromName(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true}
+		if int(name) < len(taskInfos) && !taskInfos[name].set {
+			taskInfos[name] = ti
+		} else {
+			taskMore[[2]uint32{name, tt}] = ti
+		}
+		return ti
+	}
+	type hcclInfo struct {
+		typ, hash, variant model.Sym
+		set                bool
+	}
+	var hcclInfos []hcclInfo
+	// an HCCL type depends only on the name up to its first digit (no
+	// type has a digit), and names differ mostly in their digits
+	hcclTypes := map[string]model.Sym{}
+	// per HCCL thread (tid index): 0 unknown yet, 1 big ops, 2 plane
+	// tasks; unnamed threads are also marked in unnamedHCCLThreads
+	threadKind := make([]byte, len(rd.tids))
+	unnamedThread := make([]bool, len(rd.tids))
 	for p := range rd.logs {
 		lg := &rd.logs[p]
 		switch lg.kind {
 		case procHardware:
+			if taskInfos == nil {
+				taskInfos = make([]taskInfo, nNames)
+			}
 			d := newDecoder(lg)
 			for d.next(&s) {
-				ti, ok := taskInfos[taskKey{s.name, s.tt}]
-				if !ok {
-					name := rd.in.str(s.name)
-					ti = taskInfo{opType: rank.Intern(model.OpTypeFromName(name)), class: model.ClassifyTask(rd.in.str(s.tt), name)}
-					taskInfos[taskKey{s.name, s.tt}] = ti
-				}
+				ti := taskInfoOf(s.name, s.tt)
 				stream := int32(s.stream)
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
@@ -1087,29 +911,49 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				})
 			}
 		case procHCCL:
+			if hcclInfos == nil {
+				hcclInfos = make([]hcclInfo, nNames)
+			}
+			clear(threadKind)
 			d := newDecoder(lg)
-			big := map[uint32]bool{}
 			for d.next(&s) {
-				isBig, ok := big[s.tid]
-				if !ok {
+				k := threadKind[s.tid]
+				if k == 0 {
 					tn, named := rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]
 					if !named {
-						unnamedHCCLThreads[s.tid] = true
+						unnamedThread[s.tid] = true
 					}
-					isBig = isBigOpThread(tn)
-					big[s.tid] = isBig
+					k = 2
+					if isBigOpThread(tn) {
+						k = 1
+					}
+					threadKind[s.tid] = k
 				}
-				if unnamedHCCLThreads[s.tid] {
+				if unnamedThread[s.tid] {
 					unnamedHCCL++
 				}
-				if !isBig {
+				if k != 1 {
 					continue
 				}
-				hi, ok := hcclInfos[s.name]
-				if !ok {
+				var hi hcclInfo
+				if int(s.name) < len(hcclInfos) {
+					hi = hcclInfos[s.name]
+				}
+				if !hi.set {
 					name := rd.in.str(s.name)
-					hi = hcclInfo{rank.Intern(model.HCCLTypeFromName(name)), rank.Intern(model.HCCLHashSuffix(name)), rank.Intern(model.HCCLVariant(name))}
-					hcclInfos[s.name] = hi
+					cut := name
+					if i := strings.IndexAny(name, "0123456789"); i >= 0 {
+						cut = name[:i]
+					}
+					typ, ok := hcclTypes[cut]
+					if !ok {
+						typ = rank.Intern(model.HCCLTypeFromName(cut))
+						hcclTypes[cut] = typ
+					}
+					hi = hcclInfo{typ, rank.Intern(model.HCCLHashSuffix(name)), rank.Intern(model.HCCLVariant(name)), true}
+					if int(s.name) < len(hcclInfos) {
+						hcclInfos[s.name] = hi
+					}
 				}
 				link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
 				rank.HCCL = append(rank.HCCL, model.HCCLOp{
@@ -1118,7 +962,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				})
 			}
 		}
-		lg.chunks = nil
+		lg.chunks, lg.segs = nil, nil
 	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
