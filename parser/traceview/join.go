@@ -122,34 +122,6 @@ func (d *decoder) next(s *slice) bool {
 	return true
 }
 
-// flowDecoder walks a flow log (see addFlow), dropping each chunk once
-// decoded.
-type flowDecoder struct {
-	chunks [][]byte
-	b      []byte
-	i      int
-	ts, id int64
-}
-
-// next returns the next record: pe is the pid index << 1 | the end flag.
-func (d *flowDecoder) next() (pe, tid uint64, ts, id int64, ok bool) {
-	for d.i >= len(d.b) {
-		if len(d.chunks) == 0 {
-			return 0, 0, 0, 0, false
-		}
-		d.b, d.i, d.chunks[0], d.chunks = d.chunks[0], 0, nil, d.chunks[1:]
-	}
-	b, i := d.b, d.i
-	pe, i = getUvarint(b, i)
-	tid, i = getUvarint(b, i)
-	dts, i := getVarint(b, i)
-	did, i := getVarint(b, i)
-	d.i = i
-	d.ts += dts
-	d.id += did
-	return pe, tid, d.ts, d.id, true
-}
-
 // flowKey locates a slice: process, thread and start.
 type flowKey struct {
 	pid uint16
@@ -176,36 +148,18 @@ func (a flowKey) cmp(b flowKey) int {
 	return 0
 }
 
-// tsRef is one flow event of a thread: its ts, and for a start its index
-// among the starts, for an end the op it leads to.
-type tsRef struct {
-	ts int64
-	v  int32
-}
-
-// sortedByTS sorts a thread's events by ts, keeping file order among
-// equal ts; they nearly always come in time order already.
-func sortedByTS(l []tsRef) {
-	for i := 1; i < len(l); i++ {
-		if l[i].ts < l[i-1].ts {
-			slices.SortStableFunc(l, func(a, b tsRef) int { return cmp.Compare(a.ts, b.ts) })
-			return
-		}
-	}
-}
-
-// findTS returns the range [i, j) of the events at ts in a thread's
-// sorted list. Lookups mostly come in time order, so it walks forward from
-// *pos (where the last lookup's range began) and binary-searches only when
-// time goes back or the walk gets long.
-func findTS(l []tsRef, pos *int, ts int64) (int, int) {
+// findTS returns the range [i, j) of the entries equal to ts in a
+// thread's sorted ts list. Lookups mostly come in time order, so it walks
+// forward from *pos (where the last lookup's range began) and
+// binary-searches only when time goes back or the walk gets long.
+func findTS(l []int64, pos *int, ts int64) (int, int) {
 	i := min(*pos, len(l))
-	if i > 0 && l[i-1].ts >= ts {
-		i, _ = slices.BinarySearchFunc(l[:i], ts, func(r tsRef, ts int64) int { return cmp.Compare(r.ts, ts) })
+	if i > 0 && l[i-1] >= ts {
+		i, _ = slices.BinarySearch(l[:i], ts)
 	} else {
-		for n := 0; i < len(l) && l[i].ts < ts; n++ {
+		for n := 0; i < len(l) && l[i] < ts; n++ {
 			if n == 16 {
-				k, _ := slices.BinarySearchFunc(l[i:], ts, func(r tsRef, ts int64) int { return cmp.Compare(r.ts, ts) })
+				k, _ := slices.BinarySearch(l[i:], ts)
 				i += k
 				break
 			}
@@ -214,7 +168,7 @@ func findTS(l []tsRef, pos *int, ts int64) (int, int) {
 	}
 	*pos = i
 	j := i
-	for j < len(l) && l[j].ts == ts {
+	for j < len(l) && l[j] == ts {
 		j++
 	}
 	return i, j
@@ -237,8 +191,6 @@ func newThreadIndex(nPids, nTids int) threadIndex {
 	x := threadIndex{nTids: nTids}
 	if nTids <= maxDenseTids {
 		x.rows = make([][]int32, nPids)
-	} else {
-		x.m = map[uint64]int32{}
 	}
 	return x
 }
@@ -277,121 +229,272 @@ func (x *threadIndex) get(pid uint16, tid uint32, add bool) int32 {
 	return int32(len(x.keys) - 1)
 }
 
+// flowCounts counts a reader's flow starts and ends per thread (pid and
+// tid index), so that the join is laid out without a counting pass.
+type flowCounts struct {
+	idx   map[uint64]int32
+	keys  []uint64
+	n     [][2]int32 // per thread: starts, ends
+	last  [2]uint64  // the last thread of a start and of an end
+	lastI [2]int32   // its index + 1 (0: none yet)
+}
+
+func (c *flowCounts) add(pid uint16, tid uint32, end uint64, n int32) {
+	key := uint64(pid)<<32 | uint64(tid)
+	i := c.lastI[end] - 1
+	if i < 0 || c.last[end] != key {
+		if c.idx == nil {
+			c.idx = map[uint64]int32{}
+		}
+		var ok bool
+		if i, ok = c.idx[key]; !ok {
+			i = int32(len(c.keys))
+			c.idx[key] = i
+			c.keys = append(c.keys, key)
+			c.n = append(c.n, [2]int32{})
+		}
+		c.last[end], c.lastI[end] = key, i+1
+	}
+	c.n[i][end] += n
+}
+
+// mergeFlows appends the flows of o, the reader of a later part of the
+// file, whose pid and tid indexes are pmap and tmap in rd's numbering.
+func (rd *reader) mergeFlows(o *reader, pmap []uint16, tmap []uint32) {
+	if o.nFlows == 0 {
+		return
+	}
+	rd.flowSegs = append(rd.flowSegs, flowSeg{chunks: o.flows.chunks, pmap: pmap, tmap: tmap})
+	rd.nFlows += o.nFlows
+	rd.nFlowEnds += o.nFlowEnds
+	for i, key := range o.flowThreads.keys {
+		pid, tid := pmap[key>>32], tmap[uint32(key)]
+		rd.flowThreads.add(pid, tid, 0, o.flowThreads.n[i][0])
+		rd.flowThreads.add(pid, tid, 1, o.flowThreads.n[i][1])
+	}
+}
+
+// flowLog is one flow log: rd's own (no maps) or a later part's.
+type flowLog struct {
+	chunks [][]byte
+	pmap   []uint16
+	tmap   []uint32
+}
+
+// idRef is a flow start's id and position (after resolve's first step:
+// a distinct id and the op its flows lead to).
+type idRef struct {
+	id int64
+	v  int32
+}
+
+func cmpIDRef(a, b idRef) int { return cmp.Compare(a.id, b.id) }
+
+// sortIDs sorts by id. Flow ids come nearly in order (a few out of place,
+// not far), so an insertion sort does it in about one pass; past a budget
+// of moves it hands over to slices.SortFunc.
+func sortIDs(s []idRef) {
+	moves, budget := 0, 8*len(s)
+	for i := 1; i < len(s); i++ {
+		if s[i].id >= s[i-1].id {
+			continue
+		}
+		x, k := s[i], i
+		for ; k > 0 && s[k-1].id > x.id; k-- {
+			s[k] = s[k-1]
+		}
+		s[k] = x
+		if moves += i - k; moves > budget {
+			slices.SortFunc(s, cmpIDRef)
+			return
+		}
+	}
+}
+
 // flowJoin resolves torch_to_npu flows: a flow start leaves a framework
 // op (the op that starts at the start's place: pid, tid and ts), a flow
 // end arrives at a device task or HCCL op (the slice that starts at the
 // end's place), and the two are joined by the flow id. The rules (those
-// of the earlier join, which sorted every flow record twice):
+// of the earlier join, which decoded every flow into a 32-byte record and
+// sorted them all twice):
 //   - a later op at the same place as an earlier one wins;
 //   - of several starts with one id, the one at the greatest place
 //     (ordered by pid index, tid index, ts) wins;
 //   - an end whose start is at no op is dropped;
 //   - a slice at a place gets one link per end there, in file order.
 //
-// Places are looked up per thread, in lists sorted by ts and walked
-// forward (slices and flows of a thread come in time order), so the join
-// touches memory in order rather than at random.
+// Places are looked up per thread, in ts lists walked forward (slices and
+// flows of a thread come in time order), so the join touches memory in
+// order. The flow logs stay encoded (about 10 bytes a flow) and are
+// decoded once per step: starts are held as 20 bytes (ts, id and
+// position, op), ends only once resolved, as 12 bytes (ts, op).
 type flowJoin struct {
-	thr threadIndex
-	// starts, in file order
-	sThr []int32
-	sTS  []int64
-	sID  []idRef // id and index, in file order until resolve
-	sOp  []int32 // the op at the start's place, -1 when none
-	// per thread: its starts (v: index into the above), then after
-	// resolve its ends (v: the op), sorted by ts
-	starts, ends [][]tsRef
-	pos          []int // per thread: the cursor of findTS
-	// ends, in file order, until resolved
-	eThr []int32
-	eTS  []int64
-	eID  []int64
+	thr  threadIndex
+	logs []flowLog
+	// per thread: where its starts and ends begin in the flat arrays, and
+	// how many there are
+	sBase, sN, eBase, eN []int32
+	// starts, grouped by thread in place order, sorted by ts
+	sTS []int64
+	sID []idRef // id and position
+	sOp []int32 // the op at the start's place, -1 when none
+	// resolved ends, grouped by thread, sorted by ts
+	eTS []int64
+	eOp []int32
+	pos []int // per thread: the cursor of findTS
 }
 
-// decodeFlows reads the flow logs of rd (its own, then its segments).
-func (rd *reader) decodeFlows() *flowJoin {
-	nStarts, nEnds := rd.nFlows-rd.nFlowEnds, rd.nFlowEnds
-	j := &flowJoin{
-		thr:  newThreadIndex(len(rd.pids), len(rd.tids)),
-		sThr: make([]int32, 0, nStarts),
-		sTS:  make([]int64, 0, nStarts),
-		sID:  make([]idRef, 0, nStarts),
-		eThr: make([]int32, 0, nEnds),
-		eTS:  make([]int64, 0, nEnds),
-		eID:  make([]int64, 0, nEnds),
-	}
-	// the last thread looked up, for runs of one thread's flows
-	lastPid, lastTid, lastT := uint16(0), uint32(0), int32(-1)
-	add := func(pid uint16, tid uint32, ts, id int64, end bool) {
-		if lastT < 0 || pid != lastPid || tid != lastTid {
-			lastPid, lastTid, lastT = pid, tid, j.thr.get(pid, tid, true)
-		}
-		if end {
-			j.eThr = append(j.eThr, lastT)
-			j.eTS = append(j.eTS, ts)
-			j.eID = append(j.eID, id)
-			return
-		}
-		j.sID = append(j.sID, idRef{id, int32(len(j.sThr))})
-		j.sThr = append(j.sThr, lastT)
-		j.sTS = append(j.sTS, ts)
-	}
-	d := flowDecoder{chunks: rd.flows.chunks}
-	for {
-		pe, tid, ts, id, ok := d.next()
-		if !ok {
-			break
-		}
-		add(uint16(pe>>1), uint32(tid), ts, id, pe&1 == 1)
-	}
-	rd.flows.chunks = nil
-	for i := range rd.flowSegs {
-		g := &rd.flowSegs[i]
-		d := flowDecoder{chunks: g.chunks}
-		for {
-			pe, tid, ts, id, ok := d.next()
-			if !ok {
-				break
+// walk passes: what walk does with each flow
+const (
+	passStarts = iota // place the starts (sTS, sID)
+	passEnds          // resolve and place the ends (eTS, eOp) through ids
+)
+
+// walk decodes the flow logs in file order for one pass; the last pass
+// releases the chunks as they are decoded. It reports, for passEnds, how
+// many ends lead to an op.
+func (j *flowJoin) walk(pass int, ids []idRef) int {
+	// the last thread of a start and of an end (they alternate: starts
+	// on a Python thread, ends on device streams)
+	var lastKey [2]uint64
+	lastT := [2]int32{-1, -1}
+	kept, pos := 0, 0
+	for li := range j.logs {
+		g := &j.logs[li]
+		var ts, id int64
+		for k, b := range g.chunks {
+			if pass == passEnds {
+				g.chunks[k] = nil
 			}
-			add(g.pmap[pe>>1], g.tmap[tid], ts, id, pe&1 == 1)
+			for i := 0; i < len(b); {
+				var pe, tid, dts, did uint64
+				pe, i = getUvarint(b, i)
+				tid, i = getUvarint(b, i)
+				dts, i = getUvarint(b, i)
+				did, i = getUvarint(b, i)
+				ts += int64(dts>>1) ^ -int64(dts&1)
+				id += int64(did>>1) ^ -int64(did&1)
+				end := pe & 1
+				if (pass == passStarts) == (end == 1) {
+					continue
+				}
+				pid, tx := uint16(pe>>1), uint32(tid)
+				if g.pmap != nil {
+					pid, tx = g.pmap[pid], g.tmap[tx]
+				}
+				key := uint64(pid)<<32 | uint64(tx)
+				t := lastT[end]
+				if t < 0 || key != lastKey[end] {
+					t = j.thr.get(pid, tx, true)
+					lastKey[end], lastT[end] = key, t
+				}
+				switch pass {
+				case passStarts:
+					p := j.sBase[t] + j.sN[t]
+					j.sN[t]++
+					j.sTS[p] = ts
+					j.sID[p] = idRef{id, p}
+				case passEnds:
+					// ends come in id order too, mostly: walk, and
+					// binary-search when the id goes back or the walk
+					// gets long
+					x := min(pos, len(ids))
+					if x > 0 && ids[x-1].id >= id {
+						x, _ = slices.BinarySearchFunc(ids[:x], id, findID)
+					} else {
+						for n := 0; x < len(ids) && ids[x].id < id; n++ {
+							if n == 16 {
+								d, _ := slices.BinarySearchFunc(ids[x:], id, findID)
+								x += d
+								break
+							}
+							x++
+						}
+					}
+					pos = x
+					if x == len(ids) || ids[x].id != id || ids[x].v < 0 {
+						continue
+					}
+					p := j.eBase[t] + j.eN[t]
+					j.eN[t]++
+					j.eTS[p] = ts
+					j.eOp[p] = ids[x].v
+					kept++
+				}
+			}
 		}
-		rd.flowSegs[i] = flowSeg{}
+		if pass == passEnds {
+			g.chunks = nil
+		}
 	}
-	rd.flowSegs = nil
+	return kept
+}
+
+func findID(r idRef, id int64) int { return cmp.Compare(r.id, id) }
+
+// decodeFlows reads the flow starts of rd's logs (its own, then its
+// segments); the ends are read by resolve.
+func (rd *reader) decodeFlows() *flowJoin {
+	j := &flowJoin{thr: newThreadIndex(len(rd.pids), len(rd.tids))}
+	j.logs = append(j.logs, flowLog{chunks: rd.flows.chunks})
+	for _, g := range rd.flowSegs {
+		j.logs = append(j.logs, flowLog(g))
+	}
+	rd.flows.chunks, rd.flowSegs = nil, nil
+	for i, key := range rd.flowThreads.keys {
+		t := j.thr.get(uint16(key>>32), uint32(key), true)
+		for int(t) >= len(j.sN) {
+			j.sN, j.eN = append(j.sN, 0), append(j.eN, 0)
+		}
+		j.sN[t] += rd.flowThreads.n[i][0]
+		j.eN[t] += rd.flowThreads.n[i][1]
+	}
+	rd.flowThreads = flowCounts{}
 	nThr := len(j.thr.keys)
-	j.sOp = make([]int32, len(j.sTS))
+	// starts are laid out in place order: threads by pid and tid index
+	order := make([]int32, nThr)
+	for t := range order {
+		order[t] = int32(t)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return j.thr.keys[a].cmp(j.thr.keys[b]) })
+	j.sBase, j.eBase = make([]int32, nThr), make([]int32, nThr)
+	var ns, ne int32
+	for _, t := range order {
+		j.sBase[t], j.eBase[t] = ns, ne
+		ns += j.sN[t]
+		ne += j.eN[t]
+		j.sN[t] = 0
+	}
+	j.sTS = make([]int64, ns)
+	j.sID = make([]idRef, ns)
+	j.walk(passStarts, nil)
+	for t := range order {
+		b, n := j.sBase[t], j.sN[t]
+		ts := j.sTS[b : b+n]
+		if !slices.IsSorted(ts) {
+			ids := j.sID[b : b+n]
+			// stable: equal ts keep their file order
+			pairs := make([]idRef, n)
+			for i := range pairs {
+				pairs[i] = idRef{ts[i], int32(i)}
+			}
+			slices.SortStableFunc(pairs, cmpIDRef)
+			sorted := make([]int64, n)
+			for i, pr := range pairs {
+				sorted[i] = ids[pr.v].id
+			}
+			for i, pr := range pairs {
+				ts[i] = pr.id
+				ids[i] = idRef{sorted[i], b + int32(i)}
+			}
+		}
+	}
+	j.sOp = make([]int32, ns)
 	for i := range j.sOp {
 		j.sOp[i] = -1
 	}
-	j.starts = groupByThread(nThr, j.sThr, func(i int) tsRef { return tsRef{j.sTS[i], int32(i)} })
 	j.pos = make([]int, nThr)
 	return j
-}
-
-// groupByThread returns, per thread, the events of thr (thread per event)
-// in file order, made by ref, sorted by ts.
-func groupByThread(nThr int, thr []int32, ref func(i int) tsRef) [][]tsRef {
-	counts := make([]int, nThr)
-	for _, t := range thr {
-		if t >= 0 {
-			counts[t]++
-		}
-	}
-	all := make([]tsRef, 0, len(thr))
-	lists := make([][]tsRef, nThr)
-	for t, n := range counts {
-		lists[t] = all[len(all) : len(all) : len(all)+n]
-		all = all[:len(all)+n]
-	}
-	for i, t := range thr {
-		if t >= 0 {
-			lists[t] = append(lists[t], ref(i))
-		}
-	}
-	for _, l := range lists {
-		sortedByTS(l)
-	}
-	return lists
 }
 
 // op records that framework op i starts at k.
@@ -400,110 +503,78 @@ func (j *flowJoin) op(k flowKey, i int32) {
 	if t < 0 {
 		return
 	}
-	l := j.starts[t]
-	a, b := findTS(l, &j.pos[t], k.ts)
-	for ; a < b; a++ {
-		j.sOp[l[a].v] = i
+	b := j.sBase[t]
+	a, e := findTS(j.sTS[b:b+j.sN[t]], &j.pos[t], k.ts)
+	for ; a < e; a++ {
+		j.sOp[b+int32(a)] = i
 	}
-}
-
-// idRef is a flow start's id and index.
-type idRef struct {
-	id int64
-	s  int32
-}
-
-func cmpIDRef(a, b idRef) int { return cmp.Compare(a.id, b.id) }
-
-// placeCmp orders two starts by place.
-func (j *flowJoin) placeCmp(a, b int) int {
-	ka, kb := j.thr.keys[j.sThr[a]], j.thr.keys[j.sThr[b]]
-	ka.ts, kb.ts = j.sTS[a], j.sTS[b]
-	return ka.cmp(kb)
 }
 
 // resolve joins the ends to the ops, once every op is known; it reports
 // how many ends lead to an op.
 func (j *flowJoin) resolve() int {
+	j.sTS = nil
 	// the starts in id order (often nearly their file order: torch_npu's
 	// flow id is a device timestamp)
 	sid := j.sID
-	if !slices.IsSortedFunc(sid, cmpIDRef) {
-		slices.SortFunc(sid, cmpIDRef)
-	}
-	// per distinct id: the op of the start at the greatest place
-	n := len(sid)
-	ids := make([]int64, 0, n)
-	ops := make([]int32, 0, n)
-	for i := 0; i < n; {
-		best := int(sid[i].s)
-		id := sid[i].id
-		i++
-		for ; i < n && sid[i].id == id; i++ {
-			if s := int(sid[i].s); j.placeCmp(s, best) > 0 {
-				best = s
-			}
+	sortIDs(sid)
+	// per distinct id, in place: the op of the start at the greatest
+	// place (positions are in place order)
+	ids := sid[:0]
+	for i := 0; i < len(sid); {
+		id, best := sid[i].id, sid[i].v
+		for i++; i < len(sid) && sid[i].id == id; i++ {
+			best = max(best, sid[i].v)
 		}
-		ids = append(ids, id)
-		ops = append(ops, j.sOp[best])
+		ids = append(ids, idRef{id, j.sOp[best]})
 	}
-	j.sThr, j.sTS, j.sID, j.sOp, j.starts = nil, nil, nil, nil, nil
-	// each end's op (ends come in id order too, mostly: walk, and
-	// binary-search when the id goes back or the walk gets long)
-	eOp := make([]int32, len(j.eID))
-	kept := 0
-	pos := 0
-	for e, id := range j.eID {
-		eOp[e] = -1
-		i := min(pos, len(ids))
-		if i > 0 && ids[i-1] >= id {
-			i, _ = slices.BinarySearch(ids[:i], id)
-		} else {
-			for k := 0; i < len(ids) && ids[i] < id; k++ {
-				if k == 16 {
-					d, _ := slices.BinarySearch(ids[i:], id)
-					i += d
-					break
-				}
-				i++
-			}
-		}
-		pos = i
-		if i < len(ids) && ids[i] == id && ops[i] >= 0 {
-			eOp[e] = ops[i]
-			kept++
-		}
+	j.sOp, j.sID = nil, nil
+	// the ends, each resolved through its id (ends come in id order too,
+	// mostly: walk, and binary-search when the id goes back or the walk
+	// gets long)
+	var nEnds int32
+	for t, n := range j.eN {
+		nEnds += n
+		j.eN[t] = 0
 	}
+	j.eTS = make([]int64, nEnds)
+	j.eOp = make([]int32, nEnds)
+	kept := j.walk(passEnds, ids)
 	if kept == 0 {
+		j.eTS, j.eOp = nil, nil
 		return 0
 	}
-	thr := j.eThr
-	for e := range thr {
-		if eOp[e] < 0 {
-			thr[e] = -1
+	for t := range j.eBase {
+		b, n := j.eBase[t], j.eN[t]
+		ts := j.eTS[b : b+n]
+		if !slices.IsSorted(ts) {
+			ops := j.eOp[b : b+n]
+			pairs := make([]idRef, n)
+			for i := range pairs {
+				pairs[i] = idRef{ts[i], ops[i]}
+			}
+			slices.SortStableFunc(pairs, cmpIDRef)
+			for i, pr := range pairs {
+				ts[i], ops[i] = pr.id, pr.v
+			}
 		}
 	}
-	j.ends = groupByThread(len(j.thr.keys), thr, func(e int) tsRef { return tsRef{j.eTS[e], eOp[e]} })
 	clear(j.pos)
-	j.eThr, j.eTS, j.eID = nil, nil, nil
 	return kept
 }
 
 // each calls fn with the op of each end at k, in file order.
 func (j *flowJoin) each(k flowKey, fn func(op int32)) {
+	if j.eTS == nil {
+		return
+	}
 	t := j.thr.get(k.pid, k.tid, false)
 	if t < 0 {
 		return
 	}
-	if int(t) >= len(j.ends) {
-		return
-	}
-	l := j.ends[t]
-	if len(l) == 0 {
-		return
-	}
-	a, b := findTS(l, &j.pos[t], k.ts)
-	for ; a < b; a++ {
-		fn(l[a].v)
+	b := j.eBase[t]
+	a, e := findTS(j.eTS[b:b+j.eN[t]], &j.pos[t], k.ts)
+	for ; a < e; a++ {
+		fn(j.eOp[b+int32(a)])
 	}
 }

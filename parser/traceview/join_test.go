@@ -1,6 +1,7 @@
 package traceview
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -113,11 +114,7 @@ func testFlowJoin(t *testing.T) {
 				o.addFlow(2-f.k.pid, 2-f.k.tid, f.k.ts, f.id, e)
 			}
 		}
-		if o.nFlows > 0 {
-			rd.flowSegs = append(rd.flowSegs, flowSeg{chunks: o.flows.chunks, pmap: []uint16{2, 1, 0}, tmap: []uint32{2, 1, 0}})
-			rd.nFlows += o.nFlows
-			rd.nFlowEnds += o.nFlowEnds
-		}
+		rd.mergeFlows(o, []uint16{2, 1, 0}, []uint32{2, 1, 0})
 		var got [][2]int32
 		if rd.nFlows > rd.nFlowEnds {
 			j := rd.decodeFlows()
@@ -138,22 +135,48 @@ func testFlowJoin(t *testing.T) {
 // TestFindTS: ranges of equal ts in a sorted list, looked up forward,
 // backward and far ahead of the cursor.
 func TestFindTS(t *testing.T) {
-	var l []tsRef
+	var l []int64
 	for ts := int64(0); ts < 100; ts++ {
-		for k := int32(0); k < int32(ts%3); k++ {
-			l = append(l, tsRef{ts, k})
+		for k := int64(0); k < ts%3; k++ {
+			l = append(l, ts)
 		}
 	}
 	pos := 0
 	for _, ts := range []int64{0, 1, 1, 2, 5, 4, 99, 50, 51, 3, 98, 100, -1, 60} {
 		i, j := findTS(l, &pos, ts)
-		wi, _ := slices.BinarySearchFunc(l, ts, func(r tsRef, ts int64) int { return int(r.ts - ts) })
+		wi, _ := slices.BinarySearch(l, ts)
 		wj := wi
-		for wj < len(l) && l[wj].ts == ts {
+		for wj < len(l) && l[wj] == ts {
 			wj++
 		}
 		if i != wi || j != wj {
 			t.Fatalf("ts %d: [%d, %d), want [%d, %d)", ts, i, j, wi, wj)
+		}
+	}
+}
+
+// TestSortIDs: nearly sorted (insertion) and far from sorted (handed
+// over) inputs come out sorted, with every element kept.
+func TestSortIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, far := range []bool{false, true} {
+		s := make([]idRef, 5000)
+		for i := range s {
+			s[i] = idRef{int64(i), int32(i)}
+			if far || i%50 == 0 {
+				s[i].id = rng.Int64N(5000)
+			}
+		}
+		want := slices.Clone(s)
+		slices.SortStableFunc(want, cmpIDRef)
+		sortIDs(s)
+		if !slices.IsSortedFunc(s, cmpIDRef) {
+			t.Fatalf("far=%v: not sorted", far)
+		}
+		slices.SortStableFunc(s, func(a, b idRef) int { return cmp.Or(cmpIDRef(a, b), cmp.Compare(a.v, b.v)) })
+		slices.SortStableFunc(want, func(a, b idRef) int { return cmp.Or(cmpIDRef(a, b), cmp.Compare(a.v, b.v)) })
+		if !slices.Equal(s, want) {
+			t.Fatalf("far=%v: not the same elements", far)
 		}
 	}
 }

@@ -350,11 +350,7 @@ func (rd *reader) absorb(o *reader) {
 			rd.threads[[2]int64{int64(pmap[k[0]]), k[1]}] = v
 		}
 	}
-	if o.nFlows > 0 {
-		rd.flowSegs = append(rd.flowSegs, flowSeg{chunks: o.flows.chunks, pmap: pmap, tmap: tmap})
-		rd.nFlows += o.nFlows
-		rd.nFlowEnds += o.nFlowEnds
-	}
+	rd.mergeFlows(o, pmap, tmap)
 	if o.device >= 0 {
 		rd.device = o.device
 	}

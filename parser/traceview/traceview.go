@@ -225,6 +225,7 @@ type reader struct {
 	flows                plog
 	flowSegs             []flowSeg // the later parts' flow logs (see absorb)
 	nFlows, nFlowEnds    int
+	flowThreads          flowCounts // flows per thread, for sizing the join
 	flowLastTS, flowLast int64
 	stats                Stats
 	device               int
@@ -743,6 +744,7 @@ func (rd *reader) addFlow(pid uint16, tid uint32, ts, id int64, end uint64) {
 		rd.nFlowEnds++
 	}
 	rd.flowLastTS, rd.flowLast = ts, id
+	rd.flowThreads.add(pid, tid, end, 1)
 }
 
 // labels reads process_labels metadata: new versions write "NPU {id}".
