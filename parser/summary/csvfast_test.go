@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -242,6 +243,7 @@ func sameKernelRows(t testing.TB, data []byte, name string) {
 			if err != nil {
 				t.Fatalf("%s (block %d): %v", name, block, err)
 			}
+			checkRowIDs(t, got, name)
 			if !reflect.DeepEqual(want, got) {
 				for i := range min(len(want), len(got)) {
 					if want[i] != got[i] {
@@ -254,6 +256,42 @@ func sameKernelRows(t testing.TB, data []byte, name string) {
 				t.Fatalf("%s (block %d): issues %+v, want %+v", name, block, issues, wantIssues)
 			}
 		}()
+	}
+}
+
+// checkRowIDs checks KernelRow's numbering of names, types and shapes
+// (equal numbers are equal strings, 0 is "", a new string has the next
+// number, names of both tables in one sequence) and clears it, so the rows
+// compare with refKernelDetails'.
+func checkRowIDs(t testing.TB, rows []KernelRow, name string) {
+	t.Helper()
+	cols := []struct {
+		what string
+		get  func(*KernelRow) (string, *uint32)
+	}{
+		{"name", func(k *KernelRow) (string, *uint32) { return k.Name, &k.NameID }},
+		{"type", func(k *KernelRow) (string, *uint32) { return k.Type, &k.TypeID }},
+		{"shapes", func(k *KernelRow) (string, *uint32) { return k.InputShapes, &k.ShapesID }},
+	}
+	for _, c := range cols {
+		var strs []string // by number - 1
+		for i := range rows {
+			s, id := c.get(&rows[i])
+			switch {
+			case s == "":
+				if *id != 0 {
+					t.Fatalf("%s: row %d: empty %s numbered %d", name, i, c.what, *id)
+				}
+			case int(*id) == len(strs)+1:
+				if slices.Contains(strs, s) {
+					t.Fatalf("%s: row %d: %s %q numbered again (%d)", name, i, c.what, s, *id)
+				}
+				strs = append(strs, s)
+			case *id == 0 || int(*id) > len(strs) || strs[*id-1] != s:
+				t.Fatalf("%s: row %d: %s %q numbered %d (%d numbers so far)", name, i, c.what, s, *id, len(strs))
+			}
+			*id = 0
+		}
 	}
 }
 

@@ -13,34 +13,45 @@ import (
 // The last string returned is checked first (rows of one kind come in
 // runs). The zero value is ready; use one per column, so the small
 // vocabularies (task types, cores) stay in a small table.
+//
+// Every string also gets a number (see KernelRow.NameID): 1, 2, 3... in
+// the order the strings are first met, 0 for "". Two interners can share
+// one sequence (count), so their numbers never collide.
 type interner struct {
-	strs  []string
-	tab   []uint64 // slot -> hash<<32 | 1 + index into strs, 0 when empty
-	seed  maphash.Seed
-	last  string // the last string returned
-	arena arena
+	strs   []string
+	ids    []uint32 // the number of strs[i]
+	tab    []uint64 // slot -> hash<<32 | 1 + index into strs, 0 when empty
+	seed   maphash.Seed
+	last   string  // the last string returned
+	lastID uint32  // and its number
+	count  *uint32 // numbers handed out; nil: this interner's own n
+	n      uint32
+	arena  arena
 }
 
 func (in *interner) intern(b []byte) string {
+	s, _ := in.internID(b)
+	return s
+}
+
+// internID returns the one copy of b and its number.
+func (in *interner) internID(b []byte) (string, uint32) {
 	if len(b) == 0 {
-		return ""
+		return "", 0
 	}
 	if in.last == string(b) {
-		return in.last
+		return in.last, in.lastID
 	}
 	if len(in.strs) <= 8 {
 		// a small vocabulary (cores, task types): no hashing
-		for _, s := range in.strs {
+		for i, s := range in.strs {
 			if s == string(b) {
-				in.last = s
-				return s
+				in.last, in.lastID = s, in.ids[i]
+				return s, in.lastID
 			}
 		}
 		if len(in.strs) < 8 {
-			s := in.arena.str(b)
-			in.strs = append(in.strs, s)
-			in.last = s
-			return s
+			return in.add(b), in.lastID
 		}
 		// the ninth string: from now on, the table
 		in.grow()
@@ -55,20 +66,32 @@ func (in *interner) intern(b []byte) string {
 			break
 		}
 		if e&^(1<<32-1) == tag {
-			if s := in.strs[uint32(e)-1]; s == string(b) {
-				in.last = s
-				return s
+			if i := uint32(e) - 1; in.strs[i] == string(b) {
+				in.last, in.lastID = in.strs[i], in.ids[i]
+				return in.last, in.lastID
 			}
 		}
 		h = (h + 1) & mask
 	}
-	s := in.arena.str(b)
-	in.strs = append(in.strs, s)
+	s := in.add(b)
 	in.tab[h] = tag | uint64(len(in.strs))
-	in.last = s
 	if 2*len(in.strs) > len(in.tab) {
 		in.grow()
 	}
+	return s, in.lastID
+}
+
+// add copies a new string b and numbers it; it becomes the last string.
+func (in *interner) add(b []byte) string {
+	c := in.count
+	if c == nil {
+		c = &in.n
+	}
+	*c++
+	s := in.arena.str(b)
+	in.strs = append(in.strs, s)
+	in.ids = append(in.ids, *c)
+	in.last, in.lastID = s, *c
 	return s
 }
 

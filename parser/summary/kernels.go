@@ -30,6 +30,13 @@ type KernelRow struct {
 	Stream      int32  // -1 when N/A
 	InputShapes string // without the literal outer quotes
 	Line        int    // 1-based line of the row (header is line 1)
+	// NameID, TypeID and ShapesID number Name, Type and InputShapes within
+	// one read, per column: equal numbers are equal strings, 0 is "", and
+	// the numbers of a column are handed out 1, 2, 3... in the order its
+	// strings are first met (a new string has the number one above the
+	// largest seen so far). A caller can so keep what it needs about a
+	// string in a slice indexed by number, with no hashing per row.
+	NameID, TypeID, ShapesID uint32
 }
 
 // IsCollective reports whether the row is an HCCL big op.
@@ -263,8 +270,11 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 	// names, types, cores and shapes repeat on almost every row: one copy each
 	var names, types, cores, shapes interner
 	// collectives' names are mostly unique (hcom_allGather__115_175_1):
-	// a table of their own keeps the kernels' small one in cache
+	// a table of their own keeps the kernels' small one in cache (the
+	// two number their names in one sequence)
 	var hcomNames interner
+	var nameCount uint32
+	names.count, hcomNames.count = &nameCount, &nameCount
 	var row KernelRow
 	for {
 		err := cr.next(upto)
@@ -307,11 +317,11 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		}
 		row.Start, row.Dur = st, du
 		if name := cell(cName); bytes.HasPrefix(name, []byte("hcom_")) {
-			row.Name = hcomNames.intern(name)
+			row.Name, row.NameID = hcomNames.internID(name)
 		} else {
-			row.Name = names.intern(name)
+			row.Name, row.NameID = names.internID(name)
 		}
-		row.Type = types.intern(naBytes(cell(cType)))
+		row.Type, row.TypeID = types.internID(naBytes(cell(cType)))
 		row.Core = cores.intern(naBytes(cell(cCore)))
 		if cStep >= 0 {
 			if v, ok := smallInt(cr.cell(cStep)); ok {
@@ -332,9 +342,9 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			}
 		}
 		if sh, ok := cr.tripleQuoted(cShapes); ok {
-			row.InputShapes = shapes.intern(sh)
+			row.InputShapes, row.ShapesID = shapes.internID(sh)
 		} else {
-			row.InputShapes = shapes.intern(bytes.Trim(naBytes(cell(cShapes)), `"`))
+			row.InputShapes, row.ShapesID = shapes.internID(bytes.Trim(naBytes(cell(cShapes)), `"`))
 		}
 		fn(&row)
 	}

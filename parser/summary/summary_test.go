@@ -169,7 +169,7 @@ func TestKernelDetailsUnknownHeaderFallsBackToNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
 	require.Equal(t, KernelRow{StepID: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
-		Start: 100500, Dur: 2000, Stream: 7, InputShapes: "3,4", Line: 2}, rows[0])
+		Start: 100500, Dur: 2000, Stream: 7, InputShapes: "3,4", Line: 2, NameID: 1, TypeID: 1, ShapesID: 1}, rows[0])
 	ws := issues.Warnings("k.csv")
 	require.Len(t, ws, 1)
 	require.Equal(t, `unknown header version; columns identified by name: core: "task_type", dur: "duration (us)", name: "op_name", start: "start_time (us)", stream: "stream_id", type: "OP_TYPE"`, ws[0].Message)

@@ -1,0 +1,156 @@
+package parser
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/summary"
+)
+
+// readKernels joins kernel_details rows onto the timeline (op type, core,
+// shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
+func readKernels(r *model.Rank, path string) {
+	haveTimeline := r.Have.Timeline
+	// collectives come from the rows unless the timeline already holds
+	// them (trace_view / msprof json; task_time has no big ops)
+	hcclFromRows := !r.Have.HCCL
+	var j *kernelJoin
+	if haveTimeline {
+		j = newKernelJoin(r)
+	}
+	rows := 0
+	err := withFile(r, path, func(f io.Reader) error {
+		issues, err := summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
+			rows++
+			if hcclFromRows && k.IsCollective() {
+				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
+				return
+			}
+			if haveTimeline {
+				j.row(k.Start, k.NameID, k.Name, k.TypeID, k.Type, k.ShapesID, k.InputShapes)
+				return
+			}
+			if k.IsCollective() {
+				return
+			}
+			opType := k.Type
+			if opType == "" {
+				opType = model.OpTypeFromName(k.Name)
+			}
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
+				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
+		})
+		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
+		return err
+	})
+	kernelsRead(r, path, rows, err, hcclFromRows)
+}
+
+// hcclFromRow is the collective of a kernel_details row.
+func hcclFromRow(r *model.Rank, start, dur int64, name string) model.HCCLOp {
+	return model.HCCLOp{Start: start, Dur: dur, Name: r.Intern(name),
+		Type: r.Intern(model.HCCLTypeFromName(name)), HashSuffix: r.Intern(model.HCCLHashSuffix(name)), Variant: r.Intern(model.HCCLVariant(name))}
+}
+
+// kernelsRead records what reading kernel_details.csv gave: rows is how
+// many were used, err how the read ended.
+func kernelsRead(r *model.Rank, path string, rows int, err error, hcclFromRows bool) {
+	if err != nil && rows == 0 {
+		// empty, unreadable or an unknown header: nothing was measured
+		// from it, so nothing may be reported as measured
+		r.Have.KernelNote = err.Error()
+		return
+	}
+	if err != nil {
+		// read stopped part-way (an over-long line, an I/O error)
+		r.Have.KernelPartial = true
+		r.Partial = true
+		if r.PartialReason == "" {
+			r.PartialReason = fmt.Sprintf("%s was read only up to a problem (%v); the %d rows before it were used", path, err, rows)
+		}
+	}
+	r.Have.KernelDetails = true
+	r.Have.KernelFile = path
+	if hcclFromRows {
+		r.Have.HCCL = true
+	}
+}
+
+// kernelJoin gives every compute task with a row's (start, name) the
+// row's op type and shapes (duplicated events, dropped later by finish,
+// must stay identical). Strings come with the reader's numbers
+// (summary.KernelRow.NameID...), so a name is looked up in the rank's
+// table once, not once per row, and an op type or shapes string is
+// interned once, when a task first takes it (the order the rank's symbols
+// are numbered in is the order of the rows).
+type kernelJoin struct {
+	r  *model.Rank
+	ti *taskIndex
+	// names: by number, 0 until looked up, 1 when the timeline never
+	// interned the name (it matches no task), else 2 + its symbol
+	names []uint32
+	// types, shapes: by number, the symbol once interned (0 before)
+	types, shapes []model.Sym
+}
+
+func newKernelJoin(r *model.Rank) *kernelJoin {
+	return &kernelJoin{r: r, ti: newTaskIndex(r.Tasks)}
+}
+
+// row joins one kernel_details row.
+func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32, typ string, shapesID uint32, shapes string) {
+	lo, hi := j.ti.matches(start)
+	if lo == hi {
+		return
+	}
+	for int(nameID) >= len(j.names) {
+		j.names = append(j.names, 0)
+	}
+	ns := j.names[nameID]
+	if ns == 0 {
+		ns = 1
+		if sym, ok := j.r.Syms.Lookup(name); ok {
+			ns = 2 + uint32(sym)
+		}
+		j.names[nameID] = ns
+	}
+	if ns == 1 {
+		return // a name the timeline never interned matches no task
+	}
+	sym := model.Sym(ns - 2)
+	var opType, inShapes model.Sym
+	resolved := false
+	for i := lo; i < hi; i++ {
+		t := j.ti.task(i)
+		if t == nil || t.Name != sym {
+			continue
+		}
+		if !resolved {
+			opType = j.intern(&j.types, typeID, typ)
+			inShapes = j.intern(&j.shapes, shapesID, shapes)
+			resolved = true
+		}
+		if typeID != 0 {
+			t.OpType = opType
+		}
+		if shapesID != 0 {
+			t.InputShapes = inShapes
+		}
+	}
+}
+
+// intern returns the rank's symbol of string number id (s), interning it
+// the first time.
+func (j *kernelJoin) intern(tab *[]model.Sym, id uint32, s string) model.Sym {
+	if id == 0 {
+		return 0
+	}
+	for int(id) >= len(*tab) {
+		*tab = append(*tab, 0)
+	}
+	if (*tab)[id] == 0 {
+		(*tab)[id] = j.r.Intern(s)
+	}
+	return (*tab)[id]
+}
