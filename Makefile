@@ -45,6 +45,7 @@ FUZZ_ONLY ?=
 FUZZ_TARGETS := \
 	./parser/traceview:FuzzRead \
 	./parser/traceview:FuzzReadFile \
+	./parser/traceview:FuzzScanSame \
 	./parser/summary:FuzzReadKernelDetails \
 	./parser/summary:FuzzReadStepTraceTime \
 	./parser/summary:FuzzReadProfilerInfo \

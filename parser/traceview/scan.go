@@ -383,6 +383,15 @@ func strEndLong(b []byte, i int, esc bool) (int, bool) {
 // skipComposite returns the index after the object or array starting at
 // b[i].
 func skipComposite(b []byte, i int) int {
+	if c := b[i]; c == '{' || c == '[' {
+		return skipRest(b, i+1)
+	}
+	return skipCompositeSlow(b, i)
+}
+
+// skipCompositeSlow is skipComposite for a value that does not start with
+// '{' or '[' (no caller passes one; kept so the function stays total).
+func skipCompositeSlow(b []byte, i int) int {
 	depth := 0
 	for i < len(b) {
 		switch b[i] {
@@ -404,6 +413,20 @@ func skipComposite(b []byte, i int) int {
 		i++
 	}
 	return iMore
+}
+
+// structMask returns a mask whose lowest set bit marks the first '"', '{',
+// '}', '[' or ']' among the 8 bytes of x (little endian); 0 when there is
+// none. '[' and ']' differ from '{' and '}' only in bit 5 (0x20), and no
+// other byte becomes '{' or '}' when that bit is set. Higher set bits may
+// be false positives (a borrow out of a matching byte); the lowest is
+// exact.
+func structMask(x uint64) uint64 {
+	q := x ^ (swarLo * '"')
+	y := x | (swarLo * 0x20)
+	o := y ^ (swarLo * '{')
+	c := y ^ (swarLo * '}')
+	return ((q-swarLo)&^q | (o-swarLo)&^o | (c-swarLo)&^c) & swarHi
 }
 
 // value is one raw JSON value: for strings, the content between the
@@ -462,10 +485,19 @@ func (ev *event) skipArgs() bool {
 }
 
 // skipRest returns the index after the object whose body continues at
-// b[i] (one level deep), without reading its keys.
+// b[i] (one level deep), without reading its keys. Bytes that are neither
+// quotes nor brackets are crossed 8 at a time.
 func skipRest(b []byte, i int) int {
 	depth := 1
 	for i < len(b) {
+		if i+8 <= len(b) {
+			m := structMask(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
 		switch b[i] {
 		case '"':
 			e, _ := strEnd(b, i+1)
@@ -552,7 +584,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			ke = e
 		}
 		i = ke + 1
-		if i+3 <= len(b) && b[i] == ':' && b[i+1] == ' ' && b[i+2] > ' ' {
+		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
 			// `": v`, as every profiler writes it
 			i += 2
 		} else {
@@ -636,7 +668,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				return skipRest(b, i)
 			}
 		}
-		if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] == '"' {
+		if i+2 < len(b) && binary.LittleEndian.Uint16(b[i:]) == commaSpace && b[i+2] == '"' {
 			// `, "key`, as every profiler writes it
 			i += 2
 		}
@@ -648,6 +680,25 @@ const (
 	mask3 = 1<<24 - 1
 	mask4 = 1<<32 - 1
 	mask5 = 1<<40 - 1
+	mask6 = 1<<48 - 1
+)
+
+// little-endian words of `": ` and `, `, and of the device task args keys
+// (checked against word() in the tests)
+const (
+	colonSpace = 0x203a             // `: `
+	commaSpace = 0x202c             // `, `
+	kModelID   = 0x6449206c65646f4d // `Model Id`
+	kTaskTyp   = 0x707954206b736154 // `Task Typ`
+	kTypeEnd   = 0x2265             // `e"`
+	kPhysicS   = 0x5320636973796850 // `Physic S`
+	kTreamID   = 0x6449206d61657274 // `tream Id`
+	kTaskID    = 0x226449206b736154 // `Task Id"`
+	kBatchID   = 0x6449206863746142 // `Batch Id`
+	kSubtask   = 0x206b736174627553 // `Subtask `
+	kIDq       = 0x226449           // `Id"`
+	kConnecti  = 0x697463656e6e6f63 // `connecti`
+	kOnIDq     = 0x2264695f6e6f     // `on_id"`
 )
 
 var (
@@ -700,12 +751,51 @@ func parseArgs(b []byte, i int, ev *event) int {
 			return iBad
 		}
 		ks := i + 1
-		ke, _ := strEnd(b, ks)
-		if ke < 0 {
-			return ke
+		ke := -1
+		var dst *value
+		if ks+17 <= len(b) {
+			// the keys of a device task's args, in the layout torch_npu
+			// writes: recognised whole (with their closing quote) from
+			// 8-byte loads; any other key is scanned below
+			switch binary.LittleEndian.Uint64(b[ks:]) {
+			case kModelID:
+				if b[ks+8] == '"' {
+					ke, dst = ks+8, &ev.modelID
+				}
+			case kTaskTyp:
+				if binary.LittleEndian.Uint16(b[ks+8:]) == kTypeEnd {
+					ke, dst = ks+9, &ev.taskType
+				}
+			case kPhysicS:
+				if binary.LittleEndian.Uint64(b[ks+8:]) == kTreamID && b[ks+16] == '"' {
+					ke, dst = ks+16, &ev.stream
+				}
+			case kTaskID:
+				ke = ks + 7
+			case kBatchID:
+				if b[ks+8] == '"' {
+					ke = ks + 8
+				}
+			case kSubtask:
+				if binary.LittleEndian.Uint64(b[ks+8:])&mask3 == kIDq {
+					ke = ks + 10
+				}
+			case kConnecti:
+				if binary.LittleEndian.Uint64(b[ks+8:])&mask6 == kOnIDq {
+					ke = ks + 13
+				}
+			}
+		}
+		known := ke >= 0
+		if !known {
+			e, _ := strEnd(b, ks)
+			if e < 0 {
+				return e
+			}
+			ke = e
 		}
 		i = ke + 1
-		if i+3 <= len(b) && b[i] == ':' && b[i+1] == ' ' && b[i+2] > ' ' {
+		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
 			i += 2
 		} else {
 			for i < len(b) && isSpace(b[i]) {
@@ -726,7 +816,9 @@ func parseArgs(b []byte, i int, ev *event) int {
 			}
 		}
 		k := b[ks:ke]
-		var dst *value
+		if known {
+			k = nil
+		}
 		switch len(k) {
 		case 4:
 			if string(k) == "name" {
@@ -755,7 +847,7 @@ func parseArgs(b []byte, i int, ev *event) int {
 		if i = scanValue(b, i, dst, true); i < 0 {
 			return i
 		}
-		if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] == '"' {
+		if i+2 < len(b) && binary.LittleEndian.Uint16(b[i:]) == commaSpace && b[i+2] == '"' {
 			i += 2
 		}
 	}
@@ -829,6 +921,11 @@ func parseInt(b []byte) (int64, bool) {
 		return timeparse.ParseInt(b)
 	}
 	var n uint64
+	if len(b)-i >= 8 {
+		if v, ok := eightDigits(b[i:]); ok {
+			n, i = v, i+8
+		}
+	}
 	for ; i < len(b); i++ {
 		c := b[i]
 		if c < '0' || c > '9' {
@@ -846,4 +943,20 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(n), true
+}
+
+// eightDigits returns the value of the 8 bytes at b[0:8] when all are
+// decimal digits (the first is the most significant).
+func eightDigits(b []byte) (uint64, bool) {
+	x := binary.LittleEndian.Uint64(b)
+	// every byte in 0x30..0x3f, and none above 0x39 (adding 6 to a byte
+	// below 0x40 cannot carry into the next)
+	if x&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 || (x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
+		return 0, false
+	}
+	x -= 0x3030303030303030
+	// pairs of digits, then groups of four, then all eight
+	x = x*10 + x>>8
+	x = ((x&0x000000ff000000ff)*(100+1000000<<32) + (x>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
+	return x, true
 }

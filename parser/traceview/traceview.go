@@ -235,14 +235,8 @@ type reader struct {
 	// events dropped or repaired, reported once each
 	drops            dropSet
 	large, malformed dropped
-	// the last pid and tid seen, raw, and what they resolved to
-	lastPid    [24]byte
-	lastPidLen int
-	lastPidStr bool
-	lastPidIdx uint16
-	lastTid    [24]byte
-	lastTidLen int
-	lastTidIdx uint32
+	// pids and tids seen, raw, and what they resolved to
+	pidCache, tidCache idCache
 	// loop's state: the input or array ended; the last stop was exactly
 	// at the requested offset
 	ended, stopExact bool
@@ -282,9 +276,6 @@ func newReader(src *source, syms *model.Syms) *reader {
 		tidIdx:  map[int64]uint32{},
 		threads: map[[2]int64]string{},
 		device:  -1,
-		// no pid or tid seen yet (a missing one has length 0)
-		lastPidLen: -1,
-		lastTidLen: -1,
 	}
 }
 
@@ -434,17 +425,18 @@ func (rd *reader) truncated(off int64) {
 	rd.stats.TruncatedAt = off
 }
 
-// pid returns the index of the event's pid, remembering the last one.
+// pid returns the index of the event's pid, remembering the recent ones.
 func (rd *reader) pid(v value) uint16 {
-	if len(v.b) == rd.lastPidLen && v.str == rd.lastPidStr && string(v.b) == string(rd.lastPid[:rd.lastPidLen]) {
-		return rd.lastPidIdx
+	k, ok := keyOf(v.b, v.str)
+	if !ok {
+		return rd.pidOf(v)
+	}
+	e := &rd.pidCache[k.slot()]
+	if e.ok && e.k == k {
+		return uint16(e.idx)
 	}
 	i := rd.pidOf(v)
-	if len(v.b) <= len(rd.lastPid) {
-		rd.lastPidLen = copy(rd.lastPid[:], v.b)
-		rd.lastPidStr = v.str
-		rd.lastPidIdx = i
-	}
+	*e = idEntry{k: k, idx: uint32(i), ok: true}
 	return i
 }
 
@@ -461,18 +453,64 @@ func (rd *reader) kindOf(v value) int {
 	return lg.eff()
 }
 
-// tid returns the index of the event's tid, remembering the last one.
+// tid returns the index of the event's tid, remembering the recent ones.
 func (rd *reader) tid(v value) uint32 {
-	if len(v.b) == rd.lastTidLen && string(v.b) == string(rd.lastTid[:rd.lastTidLen]) {
-		return rd.lastTidIdx
+	k, ok := keyOf(v.b, false)
+	if !ok {
+		return rd.tidIndex(tidOf(v))
+	}
+	e := &rd.tidCache[k.slot()]
+	if e.ok && e.k == k {
+		return e.idx
 	}
 	i := rd.tidIndex(tidOf(v))
-	if len(v.b) <= len(rd.lastTid) {
-		rd.lastTidLen = copy(rd.lastTid[:], v.b)
-		rd.lastTidIdx = i
-	}
+	*e = idEntry{k: k, idx: i, ok: true}
 	return i
 }
+
+// idKey is a raw pid or tid of at most 16 bytes, exactly: its length, its
+// first and last 8 bytes (which cover it), or its bytes when shorter.
+type idKey struct {
+	a, z uint64
+	n    int32
+	str  bool
+}
+
+// keyOf returns the key of a raw id; false when it is too long for one.
+func keyOf(b []byte, str bool) (idKey, bool) {
+	n := len(b)
+	k := idKey{n: int32(n), str: str}
+	switch {
+	case n > 16:
+		return k, false
+	case n >= 8:
+		k.a = binary.LittleEndian.Uint64(b)
+		k.z = binary.LittleEndian.Uint64(b[n-8:])
+	default:
+		for j := n - 1; j >= 0; j-- {
+			k.a = k.a<<8 | uint64(b[j])
+		}
+	}
+	return k, true
+}
+
+// slot spreads keys over an idCache.
+func (k idKey) slot() int {
+	h := (k.a ^ k.z*31 ^ uint64(k.n)) * 0x9e3779b97f4a7c15
+	return int(h >> 60)
+}
+
+// idEntry is a raw id and what it resolved to (the resolution of a raw id
+// never changes within a reader).
+type idEntry struct {
+	k   idKey
+	idx uint32
+	ok  bool
+}
+
+// idCache holds recently seen ids, direct-mapped: a trace alternates
+// between a handful of pids and tids.
+type idCache [16]idEntry
 
 func (rd *reader) pidOf(v value) uint16 {
 	var pid int64
@@ -652,6 +690,17 @@ func (lg *plog) add(flags byte, tid uint32, ts, dur int64, name, tt uint32, stre
 func usToNs(b []byte) (int64, bool) {
 	var n int64
 	i := 0
+	if len(b) >= 8 {
+		// whole groups of 8 digits first (a ts has 16 before the point)
+		if v, ok := eightDigits(b); ok {
+			n, i = int64(v), 8
+			if len(b) >= 16 {
+				if v, ok := eightDigits(b[8:]); ok {
+					n, i = n*100000000+int64(v), 16
+				}
+			}
+		}
+	}
 	for ; i < len(b) && i < 16; i++ {
 		c := b[i] - '0'
 		if c > 9 {
