@@ -485,27 +485,59 @@ func (ev *event) skipArgs() bool {
 }
 
 // skipRest returns the index after the object whose body continues at
-// b[i] (one level deep), without reading its keys. Bytes that are neither
-// quotes nor brackets are crossed 8 at a time.
+// b[i] (one level deep), without reading its keys. It reads 8 bytes at a
+// time and stops only at quotes, backslashes and brackets, keeping track
+// of strings itself (a backslash in a string escapes the next byte).
 func skipRest(b []byte, i int) int {
 	depth := 1
-	for i < len(b) {
-		if i+8 <= len(b) {
-			m := structMask(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
+	inStr := false
+	skip := i // bytes before skip were escaped by a backslash
+	for ; i+8 <= len(b); i += 8 {
+		// every quote, backslash and bracket is flagged (a few other
+		// bytes may be too: they are read and ignored)
+		m := specialMask(binary.LittleEndian.Uint64(b[i:]))
+		for m != 0 {
+			k := i + bits.TrailingZeros64(m)>>3
+			m &= m - 1
+			if k < skip {
 				continue
 			}
-			i += bits.TrailingZeros64(m) >> 3
-		}
-		switch b[i] {
-		case '"':
-			e, _ := strEnd(b, i+1)
-			if e < 0 {
-				return e
+			if inStr {
+				switch b[k] {
+				case '\\':
+					skip = k + 2
+				case '"':
+					inStr = false
+				}
+				continue
 			}
-			i = e + 1
+			switch b[k] {
+			case '"':
+				inStr = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return k + 1
+				}
+			}
+		}
+	}
+	for i = max(i, skip); i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
 			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -514,9 +546,20 @@ func skipRest(b []byte, i int) int {
 				return i + 1
 			}
 		}
-		i++
 	}
 	return iMore
+}
+
+// specialMask sets bit 7 of every byte of x that is '"', '\\', '{', '}',
+// '[' or ']' (and maybe of a byte just above one: the borrow of the SWAR
+// zero test). '[' and ']' differ from '{' and '}' only in bit 5.
+func specialMask(x uint64) uint64 {
+	q := x ^ (swarLo * '"')
+	s := x ^ (swarLo * '\\')
+	y := x | (swarLo * 0x20)
+	o := y ^ (swarLo * '{')
+	c := y ^ (swarLo * '}')
+	return ((q-swarLo)&^q | (s-swarLo)&^s | (o-swarLo)&^o | (c-swarLo)&^c) & swarHi
 }
 
 // parseEvent parses the event object starting at b[i] ('{') into ev and

@@ -111,6 +111,16 @@ func checkScanSame(t *testing.T, name string, data []byte) int {
 			if data[j] == '{' {
 				cmp("object", data, j, nil, nil)
 			}
+			// within a window, so that this stays linear
+			w := data[:min(len(data), j+512)]
+			if c := data[j]; c == '{' || c == '[' {
+				if a, b := skipCompositeRef(w, j), skipComposite(w, j); a != b {
+					t.Fatalf("%s: skipComposite at %d: ref %d, fast %d (%.120q)", name, j, a, b, data[j:])
+				}
+			}
+			if a, b := skipRestRef(w, j), skipRest(w, j); a != b {
+				t.Fatalf("%s: skipRest at %d: ref %d, fast %d (%.120q)", name, j, a, b, data[j:])
+			}
 		}
 	}
 	return n
