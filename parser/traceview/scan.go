@@ -598,25 +598,27 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			// the keys of the top level are short and few: recognise them
 			// (with their closing quote) from one 8-byte load
 			w := binary.LittleEndian.Uint64(b[ks:])
+			// (the keys differ in their first two bytes, so the order of
+			// the cases is only their frequency)
 			switch {
-			case w&mask3 == kPh:
-				ke, dst = ks+2, &ev.phV
-			case w&mask3 == kTs:
-				ke, dst = ks+2, &ev.ts
-			case w&mask3 == kID:
-				ke, dst = ks+2, &ev.id
 			case w&mask4 == kPid:
 				ke, dst = ks+3, &ev.pid
 			case w&mask4 == kTid:
 				ke, dst = ks+3, &ev.tid
-			case w&mask4 == kDur:
-				ke, dst = ks+3, &ev.dur
-			case w&mask4 == kCat:
-				ke, dst = ks+3, &ev.cat
+			case w&mask3 == kTs:
+				ke, dst = ks+2, &ev.ts
 			case w&mask5 == kName:
 				ke, dst = ks+4, &ev.name
+			case w&mask3 == kPh:
+				ke, dst = ks+2, &ev.phV
+			case w&mask4 == kDur:
+				ke, dst = ks+3, &ev.dur
 			case w&mask5 == kArgs:
 				ke, args = ks+4, true
+			case w&mask4 == kCat:
+				ke, dst = ks+3, &ev.cat
+			case w&mask3 == kID:
+				ke, dst = ks+2, &ev.id
 			}
 		}
 		if ke < 0 {
