@@ -35,49 +35,84 @@ and its ordinal among the rank's ops of that communicator and type.`,
 		for _, g := range r.Groups {
 			commOf[g.Name] = g.Comm
 		}
-		next := map[[3]string]int{}
-		hashKey := map[model.Sym]string{}
+		// one key per (communicator, group, type, variant): a rank holds
+		// tens of thousands of ops and only a handful of distinct keys, and
+		// its ops are kept until the cluster passes have run
+		type symKey struct{ group, typ, variant, hash model.Sym }
+		keyOf := map[symKey]int32{}
+		// ordinals count per (communicator, type, variant), whatever the
+		// group name says
+		ordOf := []int{}
+		ords := map[[3]string]int{}
+		var next []int32
 		res.Ops = make([]CollOp, 0, len(r.HCCL))
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
-			group, typ, variant := r.Str(h.Group), r.Str(h.Type), r.Str(h.Variant)
-			key := ""
-			switch {
-			case group != "" && commOf[group] != "":
-				key = commOf[group]
-			case h.HashSuffix != 0:
-				k, ok := hashKey[h.HashSuffix]
-				if !ok {
-					k = "hash:" + r.Str(h.HashSuffix)
-					hashKey[h.HashSuffix] = k
+			sk := symKey{h.Group, h.Type, h.Variant, h.HashSuffix}
+			ki, ok := keyOf[sk]
+			if !ok {
+				group, typ, variant := r.Str(h.Group), r.Str(h.Type), r.Str(h.Variant)
+				comm := ""
+				switch {
+				case group != "" && commOf[group] != "":
+					comm = commOf[group]
+				case h.HashSuffix != 0:
+					comm = "hash:" + r.Str(h.HashSuffix)
+				default:
+					comm = "unknown"
 				}
-				key = k
-			default:
-				key = "unknown"
+				k := CollKey{Comm: comm, Group: group, Type: typ, Variant: variant}
+				// distinct symbol tuples can name the same key (a group
+				// known by name and by hash): count ordinals per key
+				ki = -1
+				for j, x := range res.Keys {
+					if x == k {
+						ki = int32(j)
+						break
+					}
+				}
+				if ki < 0 {
+					ki = int32(len(res.Keys))
+					res.Keys = append(res.Keys, k)
+					o, ok := ords[[3]string{comm, typ, variant}]
+					if !ok {
+						o = len(next)
+						ords[[3]string{comm, typ, variant}] = o
+						next = append(next, 0)
+					}
+					ordOf = append(ordOf, o)
+				}
+				keyOf[sk] = ki
 			}
-			k3 := [3]string{key, typ, variant}
-			op := CollOp{Comm: key, Group: group, Type: typ, Variant: variant, Index: next[k3], Start: h.Start, Dur: h.Dur}
-			next[k3]++
-			res.Ops = append(res.Ops, op)
+			o := ordOf[ki]
+			res.Ops = append(res.Ops, CollOp{Key: ki, Index: next[o], Start: h.Start, Dur: h.Dur})
+			next[o]++
 		}
 		return res, nil
 	},
 }
 
-// CollOp is one collective big op of one rank.
-type CollOp struct {
+// CollKey is what identifies a collective across ranks, but its ordinal.
+type CollKey struct {
 	Comm    string // communicator instance (parallel_group_info key) or "hash:NNN"
 	Group   string // group name (tp, ep, ...), "" when unknown
 	Type    string
 	Variant string
-	Index   int // ordinal among this rank's ops of (Comm, Type, Variant)
-	Start   int64
-	Dur     int64
+}
+
+// CollOp is one collective big op of one rank (24 bytes: a rank's ops are
+// kept for the cluster passes).
+type CollOp struct {
+	Start int64
+	Dur   int64
+	Key   int32 // index into CollectivesResult.Keys
+	Index int32 // ordinal among this rank's ops of the same communicator, type and variant
 }
 
 // CollectivesResult lists a rank's collectives in start order.
 type CollectivesResult struct {
 	Ops    []CollOp
+	Keys   []CollKey
 	Groups []model.Group
 }
 
@@ -231,17 +266,18 @@ numbers are as good as the hosts' time sync.`,
 				continue
 			}
 			for _, op := range rr.Collectives.Ops {
-				if op.Comm == "unknown" {
+				ck := &rr.Collectives.Keys[op.Key]
+				if ck.Comm == "unknown" {
 					continue
 				}
-				if members[op.Comm] == nil {
-					members[op.Comm] = map[int]bool{}
+				if members[ck.Comm] == nil {
+					members[ck.Comm] = map[int]bool{}
 				}
-				members[op.Comm][rr.Rank] = true
-				if op.Group != "" {
-					groupName[op.Comm] = op.Group
+				members[ck.Comm][rr.Rank] = true
+				if ck.Group != "" {
+					groupName[ck.Comm] = ck.Group
 				}
-				k := opKey{op.Comm, op.Type, op.Variant, op.Index}
+				k := opKey{ck.Comm, ck.Type, ck.Variant, int(op.Index)}
 				byOp[k] = append(byOp[k], arrival{rr.Rank, op.Start})
 			}
 		}

@@ -110,12 +110,17 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 }
 
 // Peak memory grows with the number of workers, not with the number of
-// ranks: with one worker, each rank beyond the fourth adds well under what
-// keeping its model adds (keeping models would make the two equal).
+// ranks: with one worker, each rank beyond the fourth adds about what its
+// results hold once its model is released, far less than a model.
 //
-// Heap sampling is noisy on a loaded machine, so this measurement runs only
-// with NPUPROF_MEMORY_TESTS=1 (make bench and make bench-quick set it);
-// TestModelsReleased checks the mechanism deterministically in every run.
+// Two measures: what stays allocated after the run (exact, after a GC),
+// which tells a rank's results from its model; and the sampled peak while
+// it runs. Heap sampling is noisy on a loaded machine (a sampled peak can
+// miss or catch a rank's transient), so the peak is checked against the
+// results' growth plus a few models' worth of slack; keeping every model
+// would exceed that. This measurement runs only with NPUPROF_MEMORY_TESTS=1
+// (make bench and make bench-quick set it); TestModelsReleased checks the
+// mechanism deterministically in every run.
 func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	if testing.Short() || os.Getenv("NPUPROF_MEMORY_TESTS") == "" {
 		t.Skip("memory measurement: set NPUPROF_MEMORY_TESTS=1 to run it")
@@ -123,7 +128,9 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	dir, _ := slowCluster(t, 6, 6)
 	old := debug.SetGCPercent(10)
 	defer debug.SetGCPercent(old)
-	peak := func(path string, keep bool) uint64 {
+	// measure returns the sampled peak above the start and what the
+	// result holds after the run, both in bytes
+	measure := func(path string, keep bool) (peak, held uint64) {
 		runtime.GC()
 		var base runtime.MemStats
 		runtime.ReadMemStats(&base)
@@ -156,10 +163,10 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 		close(stop)
 		<-done
 		runtime.KeepAlive(res)
-		return maxHeap.Load() - min(base.HeapAlloc, maxHeap.Load())
+		return maxHeap.Load() - min(base.HeapAlloc, maxHeap.Load()), ms.HeapAlloc - min(base.HeapAlloc, ms.HeapAlloc)
 	}
-	p16 := peak(dir, false)
-	k16 := peak(dir, true)
+	p16, h16 := measure(dir, false)
+	_, k16 := measure(dir, true)
 	// the same ranks, only four of them
 	ents, _ := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 	require.Len(t, ents, 16)
@@ -167,16 +174,21 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	for _, e := range ents[4:] {
 		require.NoError(t, os.Rename(e, filepath.Join(away, filepath.Base(e))))
 	}
-	p4 := peak(dir, false)
-	t.Logf("peak heap above baseline: 4 ranks %d KiB, 16 ranks %d KiB (one worker); 16 ranks keeping models %d KiB", p4>>10, p16>>10, k16>>10)
-	// Per extra rank, dropping models must cost well under what keeping
-	// them costs: what remains per rank is its results, not its model.
-	// (Compared per rank rather than as totals, so a leaner parser, whose
-	// transient memory is small, does not make the ratio noisy.)
-	perRankKept := float64(k16-min(p16, k16)) / 16
-	perRankGrowth := (float64(p16) - float64(p4)) / 12
-	require.Less(t, perRankGrowth, 0.75*perRankKept, "memory must not grow with the rank count")
-	require.Greater(t, perRankKept, 64.0*1024, "the measurement can see models being kept")
+	// a sampled peak can only miss the true one: the best estimate of the
+	// four-rank peak is the highest of a few runs
+	var p4 uint64
+	for range 3 {
+		p, _ := measure(dir, false)
+		p4 = max(p4, p)
+	}
+	result := float64(h16) / 16                           // a rank's results, model released
+	model := (float64(k16) - float64(min(h16, k16))) / 16 // what keeping a model adds
+	t.Logf("per rank: results %.0f KiB, model %.0f KiB; peak heap above baseline: 4 ranks %d KiB, 16 ranks %d KiB (one worker)", result/1024, model/1024, p4>>10, p16>>10)
+	require.Greater(t, model, 64.0*1024, "the measurement can see models being kept")
+	require.Less(t, result, 0.5*model, "a rank's results must be far smaller than its model")
+	// twelve more ranks may add their results and some slack, but not
+	// twelve models
+	require.Less(t, float64(p16), float64(p4)+12*result+4*model, "memory must not grow with the rank count")
 }
 
 // Without KeepModels every rank's model is released once its passes ran,

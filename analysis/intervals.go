@@ -158,9 +158,11 @@ type Timeline struct {
 	// HaveComm: collectives are known.
 	HaveComm bool
 	// Compute and Comm are merged (sorted, disjoint) interval sets.
-	Compute []Interval
-	Comm    []Interval
 	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
+	// All three are dropped (nil) in a RankResult whose model was released
+	// (AnalyzePath without KeepModels): they serve the passes.
+	Compute      []Interval
+	Comm         []Interval
 	ComputeTasks []int
 	// WindowStart/End span every device task and HCCL op; valid when
 	// HaveWindow.

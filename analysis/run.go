@@ -163,8 +163,11 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		if !opts.KeepModels {
 			rr.Model = nil
 			if rr.Timeline != nil {
-				// indexes into the model's tasks: meaningless without it
+				// indexes into the model's tasks: meaningless without it;
+				// and the interval sets (one interval per compute kernel,
+				// a third of the model's size) only served the passes
 				rr.Timeline.ComputeTasks = nil
+				rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
 			}
 		}
 		results[i] = rr
