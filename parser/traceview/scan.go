@@ -632,23 +632,8 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
 			// `": v`, as every profiler writes it
 			i += 2
-		} else {
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
-			if b[i] != ':' {
-				return iBad
-			}
-			i++
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
+		} else if i = afterColon(b, i); i < 0 {
+			return i
 		}
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
@@ -718,6 +703,29 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			i += 2
 		}
 	}
+}
+
+// afterColon is the slow path after a key's closing quote at b[i-1]:
+// whitespace, ':', whitespace; it returns the index of the value, or
+// iMore / iBad. (The common `": ` is checked inline by the callers.)
+func afterColon(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return iMore
+	}
+	if b[i] != ':' {
+		return iBad
+	}
+	i++
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return iMore
+	}
+	return i
 }
 
 // little-endian words of the top-level keys with their closing quote
@@ -842,23 +850,8 @@ func parseArgs(b []byte, i int, ev *event) int {
 		i = ke + 1
 		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
 			i += 2
-		} else {
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
-			if b[i] != ':' {
-				return iBad
-			}
-			i++
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
+		} else if i = afterColon(b, i); i < 0 {
+			return i
 		}
 		k := b[ks:ke]
 		if known {
