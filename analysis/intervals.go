@@ -66,35 +66,6 @@ func merge(out, s []Interval) []Interval {
 	return out
 }
 
-// Length is the total length of disjoint intervals.
-func Length(iv []Interval) int64 {
-	var n int64
-	for _, x := range iv {
-		n += x.End - x.Start
-	}
-	return n
-}
-
-// IntersectLength is the length of the intersection of two sorted,
-// disjoint interval lists.
-func IntersectLength(a, b []Interval) int64 {
-	var n int64
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		lo := max(a[i].Start, b[j].Start)
-		hi := min(a[i].End, b[j].End)
-		if hi > lo {
-			n += hi - lo
-		}
-		if a[i].End < b[j].End {
-			i++
-		} else {
-			j++
-		}
-	}
-	return n
-}
-
 // overlapping returns the sub-slice of sorted disjoint intervals that overlap
 // [lo, hi) (the first and last may stick out).
 func overlapping(iv []Interval, lo, hi int64) []Interval {
@@ -136,18 +107,6 @@ func IntersectLengthIn(a, b []Interval, lo, hi int64) int64 {
 		}
 	}
 	return n
-}
-
-// Clip restricts sorted disjoint intervals to [lo, hi).
-func Clip(iv []Interval, lo, hi int64) []Interval {
-	var out []Interval
-	for _, x := range iv {
-		s, e := max(x.Start, lo), min(x.End, hi)
-		if e > s {
-			out = append(out, Interval{s, e})
-		}
-	}
-	return out
 }
 
 // Timeline is the shared infrastructure result: the compute and

@@ -343,18 +343,6 @@ func profRank(prof string) int {
 	return -1
 }
 
-// profDevice returns the id of the first device_{id} folder, or -1.
-func profDevice(prof string) int {
-	ents, _ := os.ReadDir(prof)
-	for _, e := range ents {
-		if m := reDeviceDir.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
-			d, _ := strconv.Atoi(m[1])
-			return d
-		}
-	}
-	return -1
-}
-
 // profTimestamp returns the {YYYYmmddHHMMSSfff} field of a PROF_* name.
 func profTimestamp(base string) string {
 	if m := reProfDir.FindStringSubmatch(base); m != nil {

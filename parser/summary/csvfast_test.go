@@ -351,3 +351,11 @@ func TestCSVRecordLimitAndReadError(t *testing.T) {
 		}()
 	}
 }
+
+// na reads the profiler's "N/A" / "NA" cell as empty, as the reader does.
+func na(s string) string {
+	if s == "N/A" || s == "NA" {
+		return ""
+	}
+	return s
+}

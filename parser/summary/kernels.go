@@ -224,13 +224,6 @@ func cell(rec []string, idx map[string]int, k string) string {
 	return strings.TrimSpace(rec[i])
 }
 
-func na(s string) string {
-	if s == "N/A" || s == "NA" {
-		return ""
-	}
-	return s
-}
-
 // ReadKernelDetails streams kernel_details.csv (every header version:
 // Level0 8 columns, Level1, 2023-era, new with Device_id) or op_summary,
 // calling fn for each valid row. Rows with missing cells or non-numeric

@@ -415,20 +415,6 @@ func skipCompositeSlow(b []byte, i int) int {
 	return iMore
 }
 
-// structMask returns a mask whose lowest set bit marks the first '"', '{',
-// '}', '[' or ']' among the 8 bytes of x (little endian); 0 when there is
-// none. '[' and ']' differ from '{' and '}' only in bit 5 (0x20), and no
-// other byte becomes '{' or '}' when that bit is set. Higher set bits may
-// be false positives (a borrow out of a matching byte); the lowest is
-// exact.
-func structMask(x uint64) uint64 {
-	q := x ^ (swarLo * '"')
-	y := x | (swarLo * 0x20)
-	o := y ^ (swarLo * '{')
-	c := y ^ (swarLo * '}')
-	return ((q-swarLo)&^q | (o-swarLo)&^o | (c-swarLo)&^c) & swarHi
-}
-
 // value is one raw JSON value: for strings, the content between the
 // quotes (str true); otherwise the literal text.
 type value struct {

@@ -322,35 +322,6 @@ func TestKeyWords(t *testing.T) {
 	}
 }
 
-// TestStructMask: the first quote or bracket of every 8-byte word with one
-// or two of them placed anywhere, among any other bytes.
-func TestStructMask(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
-	special := []byte(`"{}[]`)
-	for range 200000 {
-		var b [8]byte
-		for j := range b {
-			b[j] = byte(rng.Intn(256))
-		}
-		for range rng.Intn(3) {
-			b[rng.Intn(8)] = special[rng.Intn(len(special))]
-		}
-		want := bytes.IndexAny(b[:], `"{}[]`)
-		m := structMask(binary.LittleEndian.Uint64(b[:]))
-		got := -1
-		if m != 0 {
-			got = 0
-			for m&0xff == 0 {
-				m >>= 8
-				got++
-			}
-		}
-		if got != want {
-			t.Fatalf("structMask(%q): first at %d, want %d", b, got, want)
-		}
-	}
-}
-
 // TestIDCache: pids and tids that collide in the caches, or differ only in
 // being quoted, resolve as without a cache.
 func TestIDCache(t *testing.T) {
