@@ -600,6 +600,19 @@ func stepList(s []int) string {
 	return strings.Join(out, ",")
 }
 
+// FactText prints a fact's value as the terminal and the HTML report show
+// it: lists of integers as [1,2,4], everything else as fmt prints it.
+func FactText(v any) string {
+	if l, ok := v.([]int); ok {
+		parts := make([]string, len(l))
+		for i, x := range l {
+			parts[i] = fmt.Sprint(x)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
 // writeRuleOutcomes prints the rules that did not fire cleanly (not
 // evaluated, failed), the facts, and the combined deploy diff.
 func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
@@ -624,15 +637,7 @@ func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
 			if strings.HasPrefix(f.Name, "env.") {
 				continue
 			}
-			v := fmt.Sprint(f.Value)
-			if l, ok := f.Value.([]int); ok {
-				parts := make([]string, len(l))
-				for i, x := range l {
-					parts[i] = fmt.Sprint(x)
-				}
-				v = "[" + strings.Join(parts, ",") + "]"
-			}
-			shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(v, 100), Safe(f.Source, 200)))
+			shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(FactText(f.Value), 100), Safe(f.Source, 200)))
 		}
 		if len(shown) > 0 {
 			ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))

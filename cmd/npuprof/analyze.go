@@ -233,7 +233,7 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, res, rep.Findings); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, res, rep.Findings, facts); err != nil {
 			return err
 		}
 	}

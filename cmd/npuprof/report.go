@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,9 @@ func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
 		Use:   "report PATH",
 		Short: "Write the self-contained HTML findings report of a profile",
 		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
-HTML file: findings with their fixes, the time breakdown per rank and per
+HTML file: findings with their fixes, the deployment facts they used with
+their sources (the profile's parallel groups and environment, --deploy,
+--fact, the serving context), the time breakdown per rank and per
 step, communication by collective type and group, MoE routing and Cumsum,
 EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap, the
 expert load (layer x expert heatmap and load per EP rank, when --experts or
@@ -83,11 +86,11 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, _, err := evaluateRules(res, set, &opts.ruleOptions, nil)
+	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, nil)
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, res, rep.Findings); err != nil {
+	if err := writeHTMLReport(io, opts.Output, res, rep.Findings, facts); err != nil {
 		return err
 	}
 	if err := passErrors(res); err != nil {
@@ -98,8 +101,26 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 
 // writeHTMLReport writes the HTML report to file ("" or "-": standard
 // output).
-func writeHTMLReport(io *streams, file string, res *analysis.Result, findings []rules.Finding) error {
+func writeHTMLReport(io *streams, file string, res *analysis.Result, findings []rules.Finding, facts *rules.FactSet) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: findings, Version: Version})
+		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: findings, Version: Version, Facts: htmlFacts(facts)})
 	})
+}
+
+// htmlFacts are the facts the HTML header cannot read from the result
+// itself: those of the deployment script (--deploy) and of --fact, with
+// their sources. The profile's own facts (parallel groups, environment) and
+// the serving context are drawn by the report from the result.
+func htmlFacts(facts *rules.FactSet) []render.Fact {
+	if facts == nil {
+		return nil
+	}
+	var out []render.Fact
+	for _, f := range facts.List() {
+		if strings.HasPrefix(f.Source, "profile: ") || strings.HasPrefix(f.Source, "vLLM: ") {
+			continue
+		}
+		out = append(out, render.Fact{Name: f.Name, Value: render.FactText(f.Value), Source: f.Source})
+	}
+	return out
 }

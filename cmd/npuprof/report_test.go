@@ -47,3 +47,38 @@ func TestReportAndAnalyzeHTML(t *testing.T) {
 	code = Main([]string{"report", filepath.Join(dir, "nope")}, nil, &out, &errb)
 	require.Equal(t, ExitUsage, code)
 }
+
+// The facts of --deploy and --fact are in the report's header with their
+// sources, as the terminal lists them; the profile's own facts are not
+// listed twice.
+func TestReportHTMLDeployFacts(t *testing.T) {
+	sample := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
+	var out, errb bytes.Buffer
+	code := Main([]string{"report", sample, "-q", "--deploy", fieldScript, "--fact", "concurrency=25"}, nil, &out, &errb)
+	require.Equal(t, ExitOK, code, errb.String())
+	html := out.String()
+	// field-report-1.sh: vllm serve ... --tensor-parallel-size 16 (line 16)
+	require.Contains(t, html, "field-report-1.sh:16 (")
+	require.Contains(t, html, "--fact concurrency=25")
+
+	var txt bytes.Buffer
+	code = Main([]string{"analyze", sample, "-q", "--deploy", fieldScript, "--fact", "concurrency=25"}, nil, &txt, &errb)
+	require.Equal(t, ExitOK, code, errb.String())
+	// every fact the terminal lists from the script or --fact is in the HTML
+	n := 0
+	for _, line := range strings.Split(txt.String(), "\n") {
+		i := strings.LastIndex(line, "  (")
+		if !strings.HasPrefix(line, "  ") || i < 0 || !strings.Contains(line, " = ") {
+			continue
+		}
+		src := strings.TrimSuffix(line[i+3:], ")")
+		if !strings.Contains(src, "field-report-1.sh:") && !strings.HasPrefix(src, "--fact ") {
+			continue
+		}
+		name := strings.TrimSpace(line[:strings.Index(line, " = ")])
+		require.Contains(t, html, ">"+name+"<", "fact %s", name)
+		n++
+	}
+	require.Greater(t, n, 3, "the script gives several facts")
+	require.NotContains(t, html, "profile: parallel_group_info", "profile facts are drawn by the report itself")
+}
