@@ -26,13 +26,21 @@ var (
 // and returns its analysis.
 func analyzed(t *testing.T, name string) *analysis.Result {
 	t.Helper()
+	sc, ok := tracegen.Lookup(name)
+	require.True(t, ok, name)
+	return analyzedScenario(t, sc)
+}
+
+// analyzedScenario generates sc once per test binary (by sc.Name) and
+// returns its analysis.
+func analyzedScenario(t *testing.T, sc tracegen.Scenario) *analysis.Result {
+	t.Helper()
+	name := sc.Name
 	resMu.Lock()
 	defer resMu.Unlock()
 	if r, ok := resByID[name]; ok {
 		return r
 	}
-	sc, ok := tracegen.Lookup(name)
-	require.True(t, ok, name)
 	dir, err := os.MkdirTemp("", "npuprof-rules-"+name)
 	require.NoError(t, err)
 	defer os.RemoveAll(dir)
