@@ -237,7 +237,7 @@ type FactDoc struct {
 // Facts is the fact catalog.
 var Facts = []FactDoc{
 	{"tp", FactInt, "tensor-parallel size", "--tensor-parallel-size; profile: size of the tp group in parallel_group_info"},
-	{"dp", FactInt, "data-parallel size", "--data-parallel-size; profile: size of the dp group"},
+	{"dp", FactInt, "data-parallel size (replicas, each with its own decode batch)", "--data-parallel-size; profile: size of the dp group"},
 	{"ep", FactInt, "expert-parallel group size", "profile: size of the ep group"},
 	{"expert_parallel", FactBool, "expert parallel on", "--enable-expert-parallel; profile: an ep group with more than one rank"},
 	{"flashcomm1", FactBool, "FLASHCOMM1 (sequence parallel for MoE) on", "VLLM_ASCEND_ENABLE_FLASHCOMM1, additional-config enable_flashcomm1; profile: reduce-scatters and no all-reduce per MoE layer"},
@@ -261,6 +261,7 @@ var Facts = []FactDoc{
 	{"serving.generation_tps", FactFloat, "mean generation throughput in vLLM's log (tokens/s)", "--vllm-log"},
 	{"serving.running", FactFloat, "mean running requests in vLLM's log", "--vllm-log"},
 	{"serving.waiting", FactFloat, "mean waiting requests in vLLM's log", "--vllm-log"},
+	{"serving.engines", FactFloat, "engines with statistics lines in vLLM's log: its data-parallel replicas (serving.running and a log-derived concurrency are summed over them)", "--vllm-log"},
 	{"serving.kv_cache_usage", FactFloat, "mean KV-cache usage in vLLM's log (ratio 0..1)", "--vllm-log"},
 	{"serving.prefix_cache_hit_rate", FactFloat, "prefix-cache hit rate in vLLM's log (ratio 0..1)", "--vllm-log"},
 	{"serving.mm_cache_hit_rate", FactFloat, "multimodal-cache hit rate in vLLM's log (ratio 0..1)", "--vllm-log"},

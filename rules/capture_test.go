@@ -1,0 +1,183 @@
+package rules
+
+import (
+	"fmt"
+
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/vllmlog"
+)
+
+// graph-capture-sizes names one data-parallel replica's decode batch:
+// capture sizes and --max-num-seqs are per engine, and the concurrency is
+// the total over the replicas.
+
+const captureFix = `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[%d]}'`
+
+func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "uncaptured-batch") // TP8 on 8 ranks: the profile's dp group has one rank
+
+	// DP=1 (from the profile, and said again): the concurrency as before.
+	for _, facts := range [][]string{{"concurrency=25"}, {"concurrency=25", "dp=1"}} {
+		f := finding(evaluate(t, set, res, nil, append(facts, "capture_sizes=1,2,4,8,16,24")...), "graph-capture-sizes")
+		require.NotNil(t, f, "%v", facts)
+		require.Equal(t, "Decode batch 25 has no captured graph (capture sizes 1,2,4,8,16,24)", f.Title)
+		require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 25))
+		require.NotContains(t, f.Fix, "DP replicas")
+	}
+
+	// dp=2 at concurrency 50: each replica decodes 25.
+	rep := evaluate(t, set, res, nil, "dp=2", "concurrency=50", "capture_sizes=1,2,4,8,16,24,32,40,48,50")
+	f := finding(rep, "graph-capture-sizes")
+	require.NotNil(t, f, "50 is captured, but no replica runs 50: %s", status(rep, "graph-capture-sizes").Reason)
+	require.Equal(t, "Decode batch 25 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24,32,40,48,50)", f.Title)
+	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 25))
+	require.Contains(t, f.Fix, "Each of the 2 DP replicas (dp=2) decodes about 25 of the 50 concurrent requests")
+	require.Contains(t, f.Fix, "so a 25-request decode step runs eager")
+	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=50", "capture_sizes=1,2,4,8,16,24,25")
+	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status, "25 is captured")
+
+	// An odd division rounds up: vLLM-Ascend pads every DP rank to the
+	// largest batch, and 25 requests over 2 replicas are 13 + 12.
+	f = finding(evaluate(t, set, res, nil, "dp=2", "concurrency=25", "capture_sizes=1,2,4,8,16,24"), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 13 (25 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24)", f.Title)
+	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 13))
+	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=25", "capture_sizes=1,2,4,8,13,16,24")
+	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+
+	// Without capture sizes the rule falls back to the eager share, and
+	// still names the replica's batch.
+	f = finding(evaluate(t, set, res, nil, "dp=4", "concurrency=100"), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 (100 concurrent requests over 4 DP replicas) has no captured graph", f.Title)
+
+	// --max-num-seqs is per engine too: it caps the replica's batch.
+	f = finding(evaluate(t, set, res, nil, "dp=2", "concurrency=50", "max_num_seqs=16", "capture_sizes=1,2,4,8"), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 16 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8)", f.Title)
+	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 16))
+	require.Contains(t, f.Fix, "--max-num-seqs 16 caps a decode step at 16 requests.")
+	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=50", "max_num_seqs=16", "capture_sizes=1,2,4,8,16")
+	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+}
+
+// The data-parallel size from the deployment script: TP4 x DP2 with
+// --max-num-seqs 32 captures vLLM-Ascend's default 1,2,4,8,16,24,32, so
+// the 25-request batch of each replica at concurrency 50 has no graph; the
+// diff adds exactly 25.
+func TestGraphCaptureSizesDPFromScript(t *testing.T) {
+	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 \\\n  --tensor-parallel-size 4 \\\n  --data-parallel-size 2 \\\n  --max-num-seqs 32\n")
+	require.NoError(t, err)
+	rep := evaluate(t, builtin(t), analyzed(t, "uncaptured-batch"), script, "concurrency=50")
+	f := finding(rep, "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24,32)", f.Title)
+	after, err := testutil.ApplyUnifiedDiff(script.Text(), f.Diff)
+	require.NoError(t, err)
+	require.Contains(t, after, fmt.Sprintf(captureFix, 25))
+	require.Contains(t, after, "--data-parallel-size 2")
+}
+
+// A two-node TP8 x DP2 capture: the profile's parallel_group_info has dp
+// groups of two ranks, and each rank decodes 25 of the 50 requests.
+func TestGraphCaptureSizesDPFromProfile(t *testing.T) {
+	sc, ok := tracegen.Lookup("uncaptured-batch")
+	require.True(t, ok)
+	sc.Name, sc.Ranks, sc.Layers, sc.Steps = "uncaptured-batch-dp2", 16, 4, 3
+	res := analyzedScenario(t, sc)
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	dp, ok := fs.Get("dp")
+	require.True(t, ok)
+	require.Equal(t, 2, dp.Value)
+	require.Contains(t, dp.Source, "parallel_group_info")
+
+	f := finding(evaluate(t, builtin(t), res, nil, "concurrency=50", "capture_sizes=1,2,4,8,16,24,32,40,48,50"), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24,32,40,48,50)", f.Title)
+	require.Equal(t, 25.0, maxMetric(res, "decode.batch.observed"), "the profile's own batch agrees")
+}
+
+// The concurrency from vLLM's log is the running requests summed over its
+// engines: without a dp fact, the log's engines are the replicas.
+func TestGraphCaptureSizesEnginesFromLog(t *testing.T) {
+	set := builtin(t)
+	noDP := withoutGroups(analyzed(t, "uncaptured-batch"))
+
+	// Two engines of 25 running requests each: concurrency 50, 25 each.
+	var samples []vllmlog.Sample
+	for i := 0; i < 3; i++ {
+		for _, e := range []string{"000", "001"} {
+			samples = append(samples, vllmlog.Sample{Engine: e, Format: vllmlog.FormatV1, GenerationTPS: 600, Running: 25, KVCacheUsage: 0.2})
+		}
+	}
+	l := vllmlog.Log{Name: "dp2.log", Samples: samples}
+	res := *noDP
+	res.Serving = vllmlog.Build(&l, nil)
+	fs, err := BuildFacts(&res, nil, nil)
+	require.NoError(t, err)
+	c, _ := fs.Get("concurrency")
+	require.Equal(t, 50, c.Value)
+	e, ok := fs.Get("serving.engines")
+	require.True(t, ok)
+	require.Equal(t, 2.0, e.Value)
+	_, ok = fs.Get("dp")
+	require.False(t, ok, "no parallel_group_info")
+
+	rep := evaluate(t, set, &res, nil, "capture_sizes=1,2,4,8,16,24,32,40,48,50")
+	f := finding(rep, "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24,32,40,48,50)", f.Title)
+	require.Contains(t, f.Fix, "Each of the 2 DP replicas (2 engines in vLLM's log) decodes about 25 of the 50 concurrent requests")
+	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 25))
+	rep = evaluate(t, set, &res, nil, "capture_sizes=1,2,4,8,16,24,25")
+	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+
+	// The dp fact wins over the log's engines.
+	f = finding(evaluate(t, set, &res, nil, "dp=4", "capture_sizes=1,2,4,8,16,24"), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 13 (50 concurrent requests over 4 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24)", f.Title)
+	require.Contains(t, f.Fix, "(dp=4)")
+
+	// The two-engine fixture log: median running 89.5 summed over the
+	// engines, so 90 concurrent requests and 45 per engine.
+	fromFile := withServing(t, noDP, "v1-parts.log")
+	f = finding(evaluate(t, set, fromFile, nil), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 45 (90 concurrent requests over 2 DP replicas) has no captured graph", f.Title)
+	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 45))
+
+	// One engine: the log's concurrency as it is.
+	f = finding(evaluate(t, set, withServing(t, noDP, "v1-engine.log"), nil), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 has no captured graph", f.Title)
+}
+
+// withoutGroups returns a copy of res whose ranks carry no
+// parallel_group_info (an older torch_npu): no dp fact is inferred.
+func withoutGroups(res *analysis.Result) *analysis.Result {
+	r := *res
+	r.Ranks = make([]*analysis.RankResult, len(res.Ranks))
+	for i, rr := range res.Ranks {
+		c := *rr
+		c.Groups = nil
+		r.Ranks[i] = &c
+	}
+	return &r
+}
+
+func maxMetric(res *analysis.Result, name string) float64 {
+	m := 0.0
+	for _, rr := range res.Ranks {
+		m = max(m, rr.Metrics[name])
+	}
+	return m
+}
