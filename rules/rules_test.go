@@ -487,3 +487,32 @@ func TestHostBoundFree(t *testing.T) {
 	require.Contains(t, after, `--compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'`)
 	require.Contains(t, after, `--additional-config '{"enable_cpu_binding":true}'`)
 }
+
+// parallel-strategy compares the requests in flight over every replica
+// with its threshold: the concurrency is a total; without it, one rank's
+// decode batch times DP.
+func TestParallelStrategyCountsAllReplicas(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "noep-cumsum")
+	require.Equal(t, 25.0, res.Ranks[0].Metrics["decode.batch.observed"])
+	// 8 requests over DP 2: 4 per replica, but 8 in flight > 4 -> clear
+	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=8"), "parallel-strategy").Status)
+	// 4 in flight over DP 2 -> fires
+	f := finding(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=4"), "parallel-strategy")
+	require.NotNil(t, f)
+	require.Contains(t, f.Title, "4 request(s) in flight over DP=2")
+	// no concurrency: 25 per rank x DP 2 is far above 4 -> clear
+	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4"), "parallel-strategy").Status)
+
+	// a 2-token decode batch: 2 x DP 2 = 4 in flight at most -> fires; DP 4 -> 8, clear
+	sc, ok := tracegen.Lookup("noep-cumsum")
+	require.True(t, ok)
+	sc.Name, sc.Batch = "noep-cumsum-batch2", 2
+	small := analyzedScenario(t, sc)
+	require.Equal(t, 2.0, small.Ranks[0].Metrics["decode.batch.observed"])
+	f = finding(evaluate(t, set, small, nil, "dp=2", "tp=4"), "parallel-strategy")
+	require.NotNil(t, f)
+	require.Contains(t, f.Title, "4 request(s) in flight over DP=2")
+	require.Contains(t, f.Fix, "(at most: 2 per rank x DP 2)")
+	require.Equal(t, StatusClear, status(evaluate(t, set, small, nil, "dp=4", "tp=4"), "parallel-strategy").Status)
+}

@@ -84,7 +84,7 @@ func TestMMCacheRule(t *testing.T) {
 
 // The running requests in vLLM's log stand for the concurrency:
 // graph-capture-sizes names them as the batch to capture, parallel-strategy
-// reads them as the batch.
+// reads them as the requests in flight.
 func TestConcurrencyFromLogFeedsRules(t *testing.T) {
 	set := builtin(t)
 	res := withServing(t, analyzed(t, "uncaptured-batch"), "v1-engine.log")
@@ -101,5 +101,5 @@ func TestConcurrencyFromLogFeedsRules(t *testing.T) {
 	rep = evaluate(t, set, &single, nil, "dp=4", "tp=4")
 	p := finding(rep, "parallel-strategy")
 	require.NotNil(t, p)
-	require.Contains(t, p.Title, "Decode batch 1 with DP=4")
+	require.Contains(t, p.Title, "1 request(s) in flight over DP=4")
 }
