@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -70,4 +71,19 @@ func TestEverySampleProfileAnalyzes(t *testing.T) {
 	require.True(t, formats["torch_npu_text"])
 	require.True(t, formats["torch_npu_db"])
 	require.GreaterOrEqual(t, len(paths), 12)
+}
+
+// A database named by a relative path (as a user types it) opens: SQLite
+// takes a file: URI, where a relative path's first element would be read
+// as the URI's authority ("invalid uri authority: db").
+func TestDBSampleRelativePath(t *testing.T) {
+	root := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch")
+	t.Chdir(root)
+	for _, rel := range []string{"db/level1", "db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"analyze", rel, "--format", "json", "-q"}, nil, &out, &errb)
+		require.Equal(t, ExitOK, code, "%s: %s", rel, errb.String())
+		require.NotContains(t, errb.String(), "not a readable SQLite database")
+		require.Contains(t, out.String(), `"kind": "torch_npu_db"`, rel)
+	}
 }

@@ -124,7 +124,11 @@ var dbInserts = map[string]string{
 
 func createDB(path string, schema []string) (*sql.DB, *sql.Tx, error) {
 	os.Remove(path)
-	u := url.URL{Scheme: "file", Path: path}
+	abs, err := filepath.Abs(path) // a relative path would become the URI's authority
+	if err != nil {
+		return nil, nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return nil, nil, err

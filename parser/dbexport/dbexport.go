@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,14 @@ import (
 
 // Open opens a profiler database read-only. The caller closes it.
 func Open(path string) (*sql.DB, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&immutable=1"}
+	// SQLite reads a file: URI; a relative path would turn its first
+	// element into the URI's authority ("file://db/x.db"), so the path is
+	// made absolute first.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: "mode=ro&immutable=1"}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
