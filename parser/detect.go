@@ -29,7 +29,9 @@ type Source struct {
 	// (ASCEND_PROFILER_OUTPUT), "" when the source is a single file or an
 	// msprof folder.
 	Output string
-	// TraceFile is set when the user named a trace file directly.
+	// TraceFile is set when the user named a trace file directly (Root is
+	// then the rank folder around it, when it sits in one, for its
+	// profiler_info and profiler_metadata; else the file).
 	TraceFile string
 	// DB is the profiler database (ascend_pytorch_profiler_{rank}.db or
 	// msprof_{ts}.db) of the DB formats.
@@ -123,6 +125,20 @@ func Detect(path string) ([]Source, error) {
 	return found, nil
 }
 
+// dirName is the name of a folder as its parent lists it, also for "."
+// and ".." (filepath.Base would return those): folder names tell what a
+// folder is (ASCEND_PROFILER_OUTPUT, *_ascend_pt, PROF_*).
+func dirName(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(dir)
+}
+
+// parentDir is the folder above dir, named so that it works for relative
+// paths too ("x" for "x/ASCEND_PROFILER_OUTPUT", ".." for ".").
+func parentDir(dir string) string { return filepath.Join(dir, "..") }
+
 // detectFile recognises a single trace file or database.
 func detectFile(path string) ([]Source, error) {
 	base := filepath.Base(path)
@@ -133,12 +149,12 @@ func detectFile(path string) ([]Source, error) {
 			src.RankHint, _ = strconv.Atoi(m[1])
 		}
 		// metadata (profiler_info) lives in the *_ascend_pt folder above
-		if out := filepath.Dir(path); filepath.Base(out) == profilerOutput {
-			src.Root, src.Output = filepath.Dir(out), out
+		if out := filepath.Dir(path); dirName(out) == profilerOutput {
+			src.Root, src.Output = parentDir(out), out
 			if h := rankHint(src.Root); h >= 0 {
 				src.RankHint = h
 			}
-			src.Timestamp = dirTimestamp(filepath.Base(src.Root))
+			src.Timestamp = dirTimestamp(dirName(src.Root))
 		}
 		return []Source{src}, nil
 	case reMsprofDB.MatchString(base):
@@ -148,7 +164,16 @@ func detectFile(path string) ([]Source, error) {
 	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
 		return []Source{{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}}, nil
 	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst"):
-		return []Source{{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}}, nil
+		src := Source{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}
+		// a trace in a rank folder's ASCEND_PROFILER_OUTPUT: only the named
+		// file is measured, but the rank folder's profiler_info and
+		// profiler_metadata still say which rank it is and its groups
+		if out := filepath.Dir(path); dirName(out) == profilerOutput {
+			if root := parentDir(out); hasProfilerInfo(root) || reAscendPT.MatchString(dirName(root)) {
+				src.Root, src.RankHint, src.Timestamp = root, rankHint(root), dirTimestamp(dirName(root))
+			}
+		}
+		return []Source{src}, nil
 	}
 	return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)}
 }
@@ -204,9 +229,9 @@ func findDB(dir string, re *regexp.Regexp) string {
 
 // asRank recognises a single rank folder.
 func asRank(dir string) (Source, bool) {
-	base := filepath.Base(dir)
+	base := dirName(dir)
 	torch := func(root, out string) Source {
-		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(filepath.Base(root))}
+		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(dirName(root))}
 		if !hasTextFiles(out) {
 			if db := findDB(out, reTorchDB); db != "" {
 				src.Format, src.DB = model.FormatTorchNPUDB, db
@@ -223,12 +248,12 @@ func asRank(dir string) (Source, bool) {
 	case base == profilerOutput:
 		// The parent holds profiler_info/profiler_metadata when it is a
 		// *_ascend_pt folder.
-		if parent := filepath.Dir(dir); hasProfilerInfo(parent) || reAscendPT.MatchString(filepath.Base(parent)) {
+		if parent := parentDir(dir); hasProfilerInfo(parent) || reAscendPT.MatchString(dirName(parent)) {
 			return torch(parent, dir), true
 		}
 		return torch(dir, dir), true
 	case base == msprofOutput || base == "analyze":
-		if parent := filepath.Dir(dir); isProfDir(parent) {
+		if parent := parentDir(dir); isProfDir(parent) {
 			return asProf(parent, parent)
 		}
 	case isProfDir(dir):
@@ -261,7 +286,7 @@ func asRank(dir string) (Source, bool) {
 // isProfDir reports whether dir is an msprof PROF_* folder: its name, or
 // an msprof export inside it.
 func isProfDir(dir string) bool {
-	if reProfDir.MatchString(filepath.Base(dir)) {
+	if reProfDir.MatchString(dirName(dir)) {
 		return true
 	}
 	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, reMsprofDB) != ""
@@ -282,10 +307,10 @@ func nestedProf(dir string) string {
 // the rank is named after: prof itself, or the *_ascend_pt around it).
 // The text export is preferred when both exports are present.
 func asProf(root, prof string) (Source, bool) {
-	src := Source{Root: root, Prof: prof, RankHint: -1, Timestamp: profTimestamp(filepath.Base(prof))}
+	src := Source{Root: root, Prof: prof, RankHint: -1, Timestamp: profTimestamp(dirName(prof))}
 	if root != prof {
 		src.RankHint = rankHint(root)
-		if ts := dirTimestamp(filepath.Base(root)); ts != "" {
+		if ts := dirTimestamp(dirName(root)); ts != "" {
 			src.Timestamp = ts
 		}
 	}
@@ -296,7 +321,7 @@ func asProf(root, prof string) (Source, bool) {
 	case findDB(prof, reMsprofDB) != "":
 		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, reMsprofDB)
 	default:
-		if !reProfDir.MatchString(filepath.Base(prof)) {
+		if !reProfDir.MatchString(dirName(prof)) {
 			return Source{}, false
 		}
 		// raw data only (msprof --export was never run): reported as a
@@ -372,7 +397,7 @@ func rankHint(dir string) int {
 			}
 		}
 	}
-	if m := reWorkerRank.FindStringSubmatch(filepath.Base(dir)); m != nil {
+	if m := reWorkerRank.FindStringSubmatch(dirName(dir)); m != nil {
 		if v, err := strconv.Atoi(m[1]); err == nil {
 			return v
 		}

@@ -380,6 +380,10 @@ func parseRank(src Source) (*model.Rank, error) {
 	r.Rank = src.RankHint
 	r.DirTimestamp = src.Timestamp
 	if src.TraceFile != "" {
+		if src.Root != src.TraceFile {
+			// the rank folder around the named trace
+			readMeta(r, src.Root)
+		}
 		// the user named this file: if it is not a trace, say so (exit 2)
 		if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
 			return nil, &UsageError{err.Error()}

@@ -42,6 +42,43 @@ func TestDetectLayouts(t *testing.T) {
 	require.Equal(t, 0, srcs[0].RankHint)
 }
 
+// Paths as a user types them from inside a rank folder: "." and a bare
+// file name. Folder names decide what a folder is, so "." must be seen as
+// the ASCEND_PROFILER_OUTPUT it is, and a named trace still gets its rank
+// folder's metadata (the rank, its groups) while only that file is read.
+func TestDetectRelativeInsideRank(t *testing.T) {
+	rank1 := filepath.Join(testutil.Sample(t, level1), "rank1_ascend_pt")
+	out := filepath.Join(rank1, "ASCEND_PROFILER_OUTPUT")
+	t.Chdir(out)
+	for _, c := range []struct {
+		path, root, trace string
+	}{
+		{".", "..", ""},
+		{"trace_view.json", "..", "trace_view.json"},
+		{filepath.Join(out, "trace_view.json"), rank1, filepath.Join(out, "trace_view.json")},
+	} {
+		srcs, err := Detect(c.path)
+		require.NoError(t, err, c.path)
+		require.Len(t, srcs, 1, c.path)
+		require.Equal(t, c.root, srcs[0].Root, c.path)
+		require.Equal(t, 1, srcs[0].RankHint, "%s: rank from the rank folder's profiler_info_1.json", c.path)
+		require.Equal(t, c.trace, srcs[0].TraceFile, c.path)
+		r, err := ParseRank(srcs[0])
+		require.NoError(t, err, c.path)
+		require.Equal(t, 1, r.Rank, c.path)
+		require.NotEmpty(t, r.Env, "%s: profiler_metadata.json ENV_VARIABLES read", c.path)
+		if c.trace != "" {
+			require.False(t, r.Have.KernelDetails, "%s: a named trace is the only data file read", c.path)
+		}
+	}
+	// one level up: "." is the rank folder itself
+	t.Chdir(rank1)
+	srcs, err := Detect(".")
+	require.NoError(t, err)
+	require.Len(t, srcs, 1)
+	require.Equal(t, 1, srcs[0].RankHint)
+}
+
 func TestDetectErrors(t *testing.T) {
 	_, err := Detect("/no/such/profile")
 	require.True(t, IsUsage(err))

@@ -72,7 +72,9 @@ func newAnalyzeCmd(io *streams, runF func(*analyzeOptions) error) *cobra.Command
 		Short: "Measure communication, MoE routing, EVENT_WAIT and the time breakdown of a profile",
 		Long: `Analyze reads a profile and prints what it measured.
 
-PATH is a trace_view.json file, an ASCEND_PROFILER_OUTPUT folder, one
+PATH is a trace_view.json file (only that file is measured; the rank folder
+around it, if any, still gives the rank and its groups), an
+ASCEND_PROFILER_OUTPUT folder, one
 *_ascend_pt folder (text or db export), an msprof PROF_* folder (text or db
 export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
 folder holding one of those per rank, in any mix (up to two levels down), or
