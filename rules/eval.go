@@ -46,6 +46,8 @@ type Input struct {
 	Baseline *Baseline
 	// Script is the deployment script (--deploy), nil when none.
 	Script *deploy.Script
+
+	partial *partialIndex // built on first use from Result
 }
 
 // Report is the result of evaluating a rule set.
@@ -137,6 +139,143 @@ type state struct {
 	in      *Input
 	missing []string
 	env     env
+	// phase is the part of the rule being evaluated (UsedIn*); metrics read
+	// while it is set are checked against the partial index. "" records
+	// nothing.
+	phase string
+	// used holds, per partial rank and metric, the phases that read it.
+	used map[partialKey]map[string]bool
+}
+
+type partialKey struct {
+	rank   int
+	metric string
+}
+
+// partialIndex is, per rank, the metrics computed from a file cut short.
+type partialIndex struct {
+	metrics  map[int]map[string]bool
+	measured map[int]map[string]float64
+	reason   map[int]string
+	ranks    []int // ranks with partial metrics, sorted
+}
+
+func buildPartialIndex(res *analysis.Result) *partialIndex {
+	pi := &partialIndex{metrics: map[int]map[string]bool{}, measured: map[int]map[string]float64{}, reason: map[int]string{}}
+	if res == nil {
+		return pi
+	}
+	for _, rr := range res.Ranks {
+		if len(rr.PartialMetrics) == 0 {
+			continue
+		}
+		set := make(map[string]bool, len(rr.PartialMetrics))
+		for _, m := range rr.PartialMetrics {
+			set[m] = true
+		}
+		pi.metrics[rr.Rank] = set
+		pi.measured[rr.Rank] = rr.Metrics
+		pi.reason[rr.Rank] = rr.PartialReason
+		pi.ranks = append(pi.ranks, rr.Rank)
+	}
+	sort.Ints(pi.ranks)
+	return pi
+}
+
+// partialRanks returns the ranks whose value in vals (from rankValues) was
+// computed from a cut file, sorted. A cluster value (rank -1) is partial on
+// every partial rank; a family member taken as 0 is partial when its family
+// base was.
+func (st *state) partialRanks(name string, vals map[int]float64) []int {
+	pi := st.in.partial
+	if pi == nil || len(pi.ranks) == 0 {
+		return nil
+	}
+	if _, ok := vals[-1]; ok && len(vals) == 1 {
+		if d, _ := LookupMetric(name); d.Cluster {
+			return append([]int(nil), pi.ranks...)
+		}
+	}
+	var out []int
+	for _, r := range pi.ranks {
+		if _, ok := vals[r]; !ok {
+			continue
+		}
+		if pi.metrics[r][name] {
+			out = append(out, r)
+			continue
+		}
+		if _, measured := pi.measured[r][name]; measured {
+			continue
+		}
+		for _, fb := range familyBase {
+			if strings.HasPrefix(name, fb.prefix) {
+				if pi.metrics[r][fb.base] {
+					out = append(out, r)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// record notes that the current phase read name on ranks.
+func (st *state) record(phase, name string, ranks []int) {
+	if phase == "" {
+		return
+	}
+	for _, r := range ranks {
+		k := partialKey{r, name}
+		if st.used[k] == nil {
+			st.used[k] = map[string]bool{}
+		}
+		st.used[k][phase] = true
+	}
+}
+
+// partialInputs groups what was recorded by rank.
+func (st *state) partialInputs() []PartialInput {
+	if len(st.used) == 0 {
+		return nil
+	}
+	byRank := map[int]*PartialInput{}
+	phases := map[int]map[string]bool{}
+	for k, ph := range st.used {
+		p := byRank[k.rank]
+		if p == nil {
+			p = &PartialInput{Rank: k.rank, Reason: st.in.partial.reason[k.rank]}
+			byRank[k.rank] = p
+			phases[k.rank] = map[string]bool{}
+		}
+		p.Metrics = append(p.Metrics, k.metric)
+		for x := range ph {
+			phases[k.rank][x] = true
+		}
+	}
+	out := make([]PartialInput, 0, len(byRank))
+	for r, p := range byRank {
+		sort.Strings(p.Metrics)
+		p.UsedIn = []string{}
+		for _, x := range usedInOrder {
+			if phases[r][x] {
+				p.UsedIn = append(p.UsedIn, x)
+			}
+		}
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	return out
+}
+
+// usedIn reports whether any partial metric was read in phase.
+func (st *state) usedIn(phase string) bool {
+	for _, ph := range st.used {
+		if ph[phase] {
+			return true
+		}
+	}
+	return false
 }
 
 func (st *state) unavailable(format string, args ...any) error {
@@ -166,7 +305,9 @@ func (st *state) rankValues(name string) (map[int]float64, error) {
 	if d.Cluster {
 		if res.Cluster != nil {
 			if v, ok := res.Cluster.Metrics[name]; ok {
-				return map[int]float64{-1: v}, nil
+				out := map[int]float64{-1: v}
+				st.record(st.phase, name, st.partialRanks(name, out))
+				return out, nil
 			}
 			if why, ok := res.Cluster.Unavailable[name]; ok {
 				return nil, st.unavailable("metric %s unavailable: %s", name, why)
@@ -214,6 +355,7 @@ func (st *state) rankValues(name string) (map[int]float64, error) {
 		}
 		return nil, st.unavailable("metric %s unavailable: %s", name, why)
 	}
+	st.record(st.phase, name, st.partialRanks(name, out))
 	return out, nil
 }
 
@@ -257,7 +399,10 @@ func argExt(v map[int]float64, better func(a, b float64) bool) (int, float64) {
 }
 
 func newState(in *Input) *state {
-	st := &state{in: in}
+	if in.partial == nil {
+		in.partial = buildPartialIndex(in.Result)
+	}
+	st := &state{in: in, used: map[partialKey]map[string]bool{}}
 	facts := in.Facts
 	fact := func(name string) (any, error) {
 		v, ok := facts.Get(name)
@@ -296,7 +441,10 @@ func newState(in *Input) *state {
 			return at, nil
 		},
 		RankMetric: func(n string, r int) (float64, error) {
+			phase := st.phase
+			st.phase = "" // only rank r is read
 			v, err := st.rankValues(n)
+			st.phase = phase
 			if err != nil {
 				return 0, err
 			}
@@ -304,6 +452,7 @@ func newState(in *Input) *state {
 			if !ok {
 				return 0, st.unavailable("metric %s unavailable on rank %d", n, r)
 			}
+			st.record(phase, n, st.partialRanks(n, map[int]float64{r: x}))
 			return x, nil
 		},
 		Has: func(n string) (bool, error) {
@@ -505,6 +654,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		return outcome(r, StatusClear, "does not apply: "+why), nil
 	}
 	st := newState(in)
+	st.phase = UsedInWhen
 	v, err := st.run(r.When)
 	if err != nil {
 		return classify(r, "when", err), nil
@@ -513,6 +663,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		return outcome(r, StatusClear, "condition not met"), nil
 	}
 	fd := &Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []Evidence{}}
+	st.phase = UsedInText
 	if fd.Title, err = st.render(r.Title); err != nil {
 		return classify(r, "title", err), nil
 	}
@@ -521,6 +672,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	}
 	var savingNote string
 	if r.Saving != nil {
+		st.phase = UsedInSaving
 		sv, err := st.run(r.Saving)
 		var ne *errNotEvaluated
 		switch {
@@ -530,9 +682,11 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 			return classify(r, "saving", err), nil
 		default:
 			fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
+			fd.SavingUncertain = st.usedIn(UsedInSaving)
 		}
 	}
 	if r.Ranks != nil {
+		st.phase = UsedInRanks
 		rv, err := st.run(r.Ranks)
 		if err != nil {
 			return classify(r, "ranks", err), nil
@@ -545,6 +699,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	} else {
 		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
 	}
+	st.phase = UsedInText // evidence notes; evidence values record themselves
 	for _, es := range r.Evidence {
 		ev, err := st.evidence(es)
 		if err != nil {
@@ -559,6 +714,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	if savingNote != "" {
 		fd.Evidence = append(fd.Evidence, Evidence{Metric: "saving_us", Note: savingNote})
 	}
+	st.phase = UsedInText
 	for _, es := range r.Edits {
 		if es.If != nil {
 			ok, err := st.run(es.If)
@@ -590,6 +746,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	if fd.Severity == "auto" {
 		fd.Severity = autoSeverity(st, fd.SavingUs, savingNote != "" || r.Saving == nil)
 	}
+	fd.Partial = st.partialInputs()
 	o = outcome(r, StatusFired, "")
 	o.Severity = fd.Severity
 	return o, fd
@@ -601,7 +758,7 @@ func autoSeverity(st *state, saving float64, unknown bool) string {
 	if unknown {
 		return SeverityMedium
 	}
-	probe := &state{in: st.in}
+	probe := &state{in: st.in, used: st.used, phase: UsedInSeverity}
 	win, err := probe.agg("device.window.time_us", mean)
 	if err != nil || win <= 0 {
 		return SeverityMedium
@@ -639,16 +796,28 @@ func toInts(v any) ([]int, bool) {
 func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 	st.missing = nil
 	d, _ := LookupMetric(es.Metric)
+	phase := st.phase
+	st.phase = "" // recorded below, for the ranks folded into each value
 	vals, err := st.rankValues(es.Metric)
+	st.phase = phase
 	if err != nil {
 		return nil, &errNotEvaluated{reasons: st.missing}
 	}
+	partial := st.partialRanks(es.Metric, vals)
 	note, err := st.render(es.Note)
 	if err != nil {
 		return nil, err
 	}
+	// mk makes one evidence value: of one rank, or folded over all of vals
 	mk := func(v float64, rank *int) Evidence {
-		return Evidence{Metric: es.Metric, Rank: rank, Value: math.Round(v*1000) / 1000, Unit: d.Unit, Note: note}
+		e := Evidence{Metric: es.Metric, Rank: rank, Value: math.Round(v*1000) / 1000, Unit: d.Unit, Note: note}
+		for _, r := range partial {
+			if rank == nil || *rank == r {
+				e.PartialRanks = append(e.PartialRanks, r)
+			}
+		}
+		st.record(UsedInEvidence, es.Metric, e.PartialRanks)
+		return e
 	}
 	if d.Cluster {
 		return []Evidence{mk(vals[-1], nil)}, nil
@@ -728,6 +897,7 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 		return o, nil
 	}
 	st := newState(in)
+	st.phase = UsedInWhen
 	cur, err := st.agg(b.Metric, mean)
 	if err != nil {
 		o.Status, o.Reason = StatusNotEvaluated, strings.Join(st.missing, "; ")
@@ -754,14 +924,32 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 	fd := &Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
 		Title: fmt.Sprintf("%s is over budget: %s, budget %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base)),
 		Evidence: []Evidence{
-			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)"},
+			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)", PartialRanks: partialOf(st.used, b.Metric)},
 			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path},
 		},
 		Fix: fmt.Sprintf("%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.", b.Metric, format(base), format(cur), b.Text),
 	}
 	if d.Unit == "µs" && cur > bound {
 		fd.SavingUs = math.Round((cur-bound)*1000) / 1000
+		fd.SavingUncertain = st.usedIn(UsedInWhen)
+		if fd.SavingUncertain {
+			st.record(UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)
+		}
 	}
+	st.record(UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
+	fd.Partial = st.partialInputs()
 	o.Status, o.Severity = StatusFired, b.Severity
 	return o, fd
+}
+
+// partialOf returns the ranks on which metric was recorded as partial.
+func partialOf(used map[partialKey]map[string]bool, metric string) []int {
+	var out []int
+	for k := range used {
+		if k.metric == metric {
+			out = append(out, k.rank)
+		}
+	}
+	sort.Ints(out)
+	return out
 }

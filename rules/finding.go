@@ -33,6 +33,38 @@ type Evidence struct {
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit,omitempty"`
 	Note   string  `json:"note,omitempty"`
+	// PartialRanks are the ranks whose value of Metric, folded into
+	// Value, was computed from a file cut short (see Finding.Partial).
+	PartialRanks []int `json:"partial_ranks,omitempty"`
+}
+
+// Where a finding used a partial metric (PartialInput.UsedIn), in this
+// order.
+const (
+	UsedInWhen     = "when"     // the condition that made the rule fire
+	UsedInSaving   = "saving"   // the estimated saving
+	UsedInSeverity = "severity" // an auto severity (saving / device window)
+	UsedInRanks    = "ranks"    // the ranks the finding names
+	UsedInEvidence = "evidence" // an evidence value
+	UsedInText     = "text"     // the title, fix or an edit's value
+)
+
+var usedInOrder = []string{UsedInWhen, UsedInSaving, UsedInSeverity, UsedInRanks, UsedInEvidence, UsedInText}
+
+// PartialInput is one rank whose metrics a finding read were computed from
+// a file cut short (analysis.RankResult.PartialMetrics): each such value
+// covers only the complete part of the file and says nothing of the rest.
+type PartialInput struct {
+	Rank int `json:"rank"`
+	// Reason is the rank's partial_reason: the file, where it was cut and
+	// what was analyzed.
+	Reason string `json:"reason"`
+	// Metrics the finding read on this rank, sorted. A cluster metric
+	// (skew.*, collectives.*, ...) is listed under every partial rank: it
+	// is computed from every rank.
+	Metrics []string `json:"metrics"`
+	// UsedIn says where: when, saving, severity, ranks, evidence, text.
+	UsedIn []string `json:"used_in"`
 }
 
 // Finding is one rule that fired.
@@ -46,9 +78,42 @@ type Finding struct {
 	Diff     string     `json:"diff,omitempty"`
 	SavingUs float64    `json:"saving_us"`
 	Docs     string     `json:"docs,omitempty"`
+	// Partial lists, per rank, the metrics the finding read that were
+	// computed from a truncated file; absent when every input was whole.
+	Partial []PartialInput `json:"partial,omitempty"`
+	// SavingUncertain is true when SavingUs was estimated from at least one
+	// partial metric. It is then neither a lower nor an upper bound for the
+	// whole capture: a time total over a cut file is too small, but a
+	// difference between ranks (mean - min) is too large when the cut rank
+	// looks fast (docs/rules.md, "Partial inputs").
+	SavingUncertain bool `json:"saving_uncertain,omitempty"`
 	// Edits are the deployment-script changes behind Diff.
 	Edits []deploy.Edit `json:"-"`
 }
 
 // Severities lists the severities, lowest first.
 var Severities = []string{SeverityInfo, SeverityLow, SeverityMedium, SeverityHigh}
+
+// HasPartial reports whether the finding read any metric computed from a
+// file cut short.
+func (f *Finding) HasPartial() bool { return len(f.Partial) > 0 }
+
+// PartialRanks returns the ranks of f.Partial, in order.
+func (f *Finding) PartialRanks() []int {
+	out := make([]int, 0, len(f.Partial))
+	for _, p := range f.Partial {
+		out = append(out, p.Rank)
+	}
+	return out
+}
+
+// Whole returns the findings that read no partial metric.
+func Whole(f []Finding) []Finding {
+	var out []Finding
+	for _, x := range f {
+		if !x.HasPartial() {
+			out = append(out, x)
+		}
+	}
+	return out
+}

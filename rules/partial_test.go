@@ -1,0 +1,212 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+)
+
+// truncatedRank is the rank whose trace_view.json truncatedCluster cuts.
+const truncatedRank = 3
+
+// truncatedCluster generates ep-fc1-cumsum (2 layers, 2 steps), moves
+// rank 3's metadata events to the front of its trace_view.json (so the
+// complete part can still tell device tasks and collectives) and cuts the
+// file at 40% of its slices, inside an event. It returns the analysis and
+// the generator's truth for the whole rank.
+func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) {
+	t.Helper()
+	sc, ok := tracegen.Lookup("ep-fc1-cumsum")
+	require.True(t, ok)
+	sc.Layers, sc.Steps = 2, 2
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	trace := filepath.Join(dir, truth.Ranks[truncatedRank].Dir, tracegen.OutputDir, "trace_view.json")
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var evs []json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &evs))
+	var meta, rest []json.RawMessage
+	for _, e := range evs {
+		var h struct{ Ph string }
+		require.NoError(t, json.Unmarshal(e, &h))
+		if h.Ph == "M" {
+			meta = append(meta, e)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	whole, err := json.Marshal(append(meta, rest...))
+	require.NoError(t, err)
+	metaJSON, err := json.Marshal(meta)
+	require.NoError(t, err)
+	metaEnd := len(metaJSON) - 1 // "[meta...," starts whole
+	require.True(t, bytes.HasPrefix(whole, metaJSON[:metaEnd]))
+	cut := metaEnd + (len(whole)-metaEnd)*4/10
+	require.NoError(t, os.WriteFile(trace, whole[:cut], 0o644))
+
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := analysis.Analyze(p)
+	require.NoError(t, err)
+	return res, truth, trace
+}
+
+func rankOf(res *analysis.Result, r int) *analysis.RankResult {
+	for _, rr := range res.Ranks {
+		if rr.Rank == r {
+			return rr
+		}
+	}
+	return nil
+}
+
+func evidenceOf(f *Finding, metric string) []Evidence {
+	var out []Evidence
+	for _, e := range f.Evidence {
+		if e.Metric == metric {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A rule that fires on a cluster with one truncated trace says which of its
+// inputs came from the cut file, where it used them, and that its saving is
+// uncertain; the same rule on the intact cluster says nothing of the kind.
+func TestFindingFromTruncatedTraceIsPartial(t *testing.T) {
+	res, truth, trace := truncatedCluster(t)
+	rr := rankOf(res, truncatedRank)
+	require.True(t, rr.Partial)
+	require.Contains(t, rr.PartialReason, trace+" is truncated: it ends inside an event")
+	require.Contains(t, rr.PartialMetrics, "moe.cumsum.time_us")
+	// the cut is real: rank 3 measured fewer Cumsum kernels than it ran
+	whole := truth.Ranks[truncatedRank].Metrics["moe.cumsum.count"]
+	require.Positive(t, rr.Metrics["moe.cumsum.count"])
+	require.Less(t, rr.Metrics["moe.cumsum.count"], whole)
+	for _, o := range res.Ranks {
+		if o.Rank != truncatedRank {
+			require.False(t, o.Partial, "rank %d", o.Rank)
+			require.Equal(t, whole, o.Metrics["moe.cumsum.count"], "rank %d is whole", o.Rank)
+		}
+	}
+
+	rep := evaluate(t, builtin(t), res, nil)
+	f := finding(rep, "moe-routing-cumsum")
+	require.NotNil(t, f, "the rule still fires on the cut cluster")
+	require.Len(t, f.Partial, 1)
+	p := f.Partial[0]
+	require.Equal(t, truncatedRank, p.Rank)
+	require.Equal(t, rr.PartialReason, p.Reason)
+	// when: moe.cumsum.count; saving: moe.cumsum.time_us; the auto severity:
+	// device.window.time_us; title/fix also read moe.cumsum.aicpu.count and
+	// moe.routing.count; evidence all five moe.*
+	require.Equal(t, []string{"device.window.time_us", "moe.cumsum.aicpu.count", "moe.cumsum.aicpu.time_us", "moe.cumsum.count", "moe.cumsum.time_us", "moe.routing.count"}, p.Metrics)
+	require.Equal(t, []string{UsedInWhen, UsedInSaving, UsedInSeverity, UsedInEvidence, UsedInText}, p.UsedIn)
+	require.True(t, f.SavingUncertain)
+	require.True(t, f.HasPartial())
+	require.Equal(t, []int{truncatedRank}, f.PartialRanks())
+	// the saving is the mean over ranks, the cut rank's smaller value included
+	sum := 0.0
+	for _, o := range res.Ranks {
+		sum += o.Metrics["moe.cumsum.time_us"]
+	}
+	require.InDelta(t, sum/float64(len(res.Ranks)), f.SavingUs, 0.001)
+	for _, m := range []string{"moe.cumsum.count", "moe.cumsum.time_us"} {
+		ev := evidenceOf(f, m)
+		require.Len(t, ev, 1, m)
+		require.Equal(t, []int{truncatedRank}, ev[0].PartialRanks, m)
+	}
+
+	// intact: the same finding, nothing partial
+	clean := evaluate(t, builtin(t), analyzed(t, "ep-fc1-cumsum"), nil)
+	for _, x := range clean.Findings {
+		require.Empty(t, x.Partial, x.Rule)
+		require.False(t, x.SavingUncertain, x.Rule)
+		for _, e := range x.Evidence {
+			require.Empty(t, e.PartialRanks, "%s %s", x.Rule, e.Metric)
+		}
+	}
+	require.NotNil(t, finding(clean, "moe-routing-cumsum"))
+}
+
+// Only the ranks folded into a value are partial: a maximum taken on
+// another rank is whole; "each" flags the cut rank's row only; a rule whose
+// condition and saving read whole metrics only is partial in its evidence
+// alone, with a certain saving.
+func TestPartialFollowsTheRanksUsed(t *testing.T) {
+	res, truth, _ := truncatedCluster(t)
+	set, err := Parse("p.yaml", []byte(`rules:
+  - id: max-elsewhere
+    title: t
+    severity: low
+    when: max_ranks("moe.cumsum.count") > 0
+    saving: rank_metric("moe.cumsum.time_us", 0)
+    evidence:
+      - metric: moe.cumsum.count
+        of: max
+      - metric: moe.cumsum.count
+        of: each
+    fix: f
+  - id: cut-rank-only
+    title: t
+    severity: low
+    when: rank_metric("moe.cumsum.count", 3) < max_ranks("moe.cumsum.count")
+    fix: f
+`))
+	require.NoError(t, err)
+	rep := evaluate(t, set, res, nil)
+
+	f := finding(rep, "max-elsewhere")
+	require.NotNil(t, f)
+	require.False(t, f.SavingUncertain, "the saving read rank 0 only")
+	require.InDelta(t, truth.Ranks[0].Metrics["moe.cumsum.time_us"], f.SavingUs, 0.001)
+	ev := evidenceOf(f, "moe.cumsum.count")
+	require.Len(t, ev, 1+len(res.Ranks))
+	require.NotNil(t, ev[0].Rank)
+	require.NotEqual(t, truncatedRank, *ev[0].Rank, "the maximum is on a whole rank")
+	require.Empty(t, ev[0].PartialRanks)
+	for _, e := range ev[1:] {
+		if *e.Rank == truncatedRank {
+			require.Equal(t, []int{truncatedRank}, e.PartialRanks)
+		} else {
+			require.Empty(t, e.PartialRanks, "rank %d", *e.Rank)
+		}
+	}
+	// max_ranks in when read every rank, the cut one included
+	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
+		Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{UsedInWhen, UsedInEvidence}}}, f.Partial)
+
+	g := finding(rep, "cut-rank-only")
+	require.NotNil(t, g, "rank 3 measured fewer Cumsums: its file was cut")
+	require.Equal(t, []string{UsedInWhen}, g.Partial[0].UsedIn)
+	require.Equal(t, []int{truncatedRank}, g.PartialRanks())
+	require.False(t, g.SavingUncertain, "no saving")
+	require.Len(t, Whole(rep.Findings), 0)
+}
+
+// A budget over a metric measured on a cut file: its "now" value and its
+// saving are marked.
+func TestBudgetOnPartialMetric(t *testing.T) {
+	res, _, _ := truncatedCluster(t)
+	set, err := Parse("b.yaml", []byte("budgets:\n  - moe.cumsum.time_us <= baseline * 0.5\n"))
+	require.NoError(t, err)
+	fs, _ := BuildFacts(res, nil, nil)
+	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: &Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1}}})
+	f := finding(rep, "budget/moe.cumsum.time_us")
+	require.NotNil(t, f)
+	require.True(t, f.SavingUncertain)
+	require.Equal(t, []int{truncatedRank}, f.Evidence[0].PartialRanks)
+	require.Empty(t, f.Evidence[1].PartialRanks, "the baseline is another document")
+	require.Equal(t, []string{UsedInWhen, UsedInSaving, UsedInEvidence}, f.Partial[0].UsedIn)
+}
