@@ -115,6 +115,7 @@ type envRow struct {
 type evidenceView struct {
 	Metric, Value, Rank, Note string
 	Raw                       string
+	Partial                   string // "partial: rank 3 cut short", "" when whole
 }
 
 type findingView struct {
@@ -122,6 +123,10 @@ type findingView struct {
 	Evidence                                                  []evidenceView
 	Fix, Docs                                                 string
 	Diff                                                      []diffLine
+	// Partial is the finding's partial-input caveat ("" when its inputs
+	// were whole); SavingUncertain marks a saving estimated from them.
+	Partial         string
+	SavingUncertain bool
 }
 
 type diffLine struct{ Text, Class string }
@@ -657,7 +662,8 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 	for _, f := range list {
 		fv := findingView{Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
 			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: Dur(f.SavingUs), SavingRaw: raw(f.SavingUs),
-			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), Docs: cleanText(f.Docs, 0)}
+			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), Docs: cleanText(f.Docs, 0),
+			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
 			fv.Ranks = "all"
 		}
@@ -681,6 +687,9 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 			}
 			if e.Rank != nil {
 				ev.Rank = strconv.Itoa(*e.Rank)
+			}
+			if len(e.PartialRanks) > 0 {
+				ev.Partial = "partial: rank " + rankList(e.PartialRanks) + " cut short"
 			}
 			fv.Evidence = append(fv.Evidence, ev)
 		}

@@ -47,8 +47,11 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes the JUnit XML report of a check.
-func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string) error {
+// WriteJUnit writes the JUnit XML report of a check. A finding that read
+// metrics of a truncated file says so in its failure message; with
+// gatePartial false (check --partial-findings report) it is not a failure
+// but system-out, like a finding below failOn.
+func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string, gatePartial bool) error {
 	byRule := map[string]*rules.Finding{}
 	for i := range rep.Findings {
 		byRule[rep.Findings[i].Rule] = &rep.Findings[i]
@@ -60,11 +63,18 @@ func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string) e
 		case rules.StatusFired:
 			f := byRule[o.Rule]
 			text := findingText(f)
-			if rules.SeverityRank(o.Severity) >= rules.SeverityRank(failOn) {
-				c.Failure = &junitMessage{Message: f.Title, Type: o.Severity, Text: text}
+			title := f.Title
+			if f.HasPartial() {
+				title = "[partial input: rank " + rankList(f.PartialRanks()) + " cut short] " + title
+			}
+			switch {
+			case rules.SeverityRank(o.Severity) < rules.SeverityRank(failOn):
+				c.SystemOut = fmt.Sprintf("[%s, below --fail-on %s] %s\n%s", o.Severity, failOn, title, text)
+			case f.HasPartial() && !gatePartial:
+				c.SystemOut = fmt.Sprintf("[%s, not gated: --partial-findings report] %s\n%s", o.Severity, title, text)
+			default:
+				c.Failure = &junitMessage{Message: title, Type: o.Severity, Text: text}
 				suite.Failures++
-			} else {
-				c.SystemOut = fmt.Sprintf("[%s, below --fail-on %s] %s\n%s", o.Severity, failOn, f.Title, text)
 			}
 		case rules.StatusFailed:
 			c.Error = &junitMessage{Message: firstLineOf(o.Reason), Type: "rule-failed", Text: o.Reason}
@@ -95,7 +105,10 @@ func findingText(f *rules.Finding) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture\n", f.Fix, Dur(f.SavingUs))
+	fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f))
+	if c := PartialCaveat(f); c != "" {
+		b.WriteString(c + "\n")
+	}
 	for _, e := range f.Evidence {
 		b.WriteString("  " + evidenceLine(e) + "\n")
 	}
@@ -121,6 +134,38 @@ func evidenceLine(e rules.Evidence) string {
 	if e.Note != "" {
 		s += "  " + e.Note
 	}
+	if len(e.PartialRanks) > 0 {
+		s += "  [partial: rank " + rankList(e.PartialRanks) + " cut short]"
+	}
+	return s
+}
+
+// maxPartialMetrics is how many metric names partialCaveat spells out per
+// rank.
+const maxPartialMetrics = 6
+
+// PartialCaveat is the one-line warning for a finding that read metrics of
+// a truncated file ("" when it read none): which ranks, which metrics,
+// where they were used, and whether the saving is uncertain. Text, JUnit,
+// SARIF and HTML all show it.
+func PartialCaveat(f *rules.Finding) string {
+	if f == nil || !f.HasPartial() {
+		return ""
+	}
+	var parts []string
+	for _, p := range f.Partial {
+		ms := p.Metrics
+		more := ""
+		if len(ms) > maxPartialMetrics {
+			more = fmt.Sprintf(" +%d more", len(ms)-maxPartialMetrics)
+			ms = ms[:maxPartialMetrics]
+		}
+		parts = append(parts, fmt.Sprintf("rank %d (%s%s; used in %s)", p.Rank, strings.Join(ms, ", "), more, strings.Join(p.UsedIn, ", ")))
+	}
+	s := "partial input: " + strings.Join(parts, "; ") + " measured over only the complete part of a file cut short"
+	if f.SavingUncertain {
+		s += "; the saving is uncertain (neither a lower nor an upper bound)"
+	}
 	return s
 }
 
@@ -135,4 +180,12 @@ func firstLineOf(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// uncertain is the label after a saving estimated from partial metrics.
+func uncertain(f *rules.Finding) string {
+	if f.SavingUncertain {
+		return ", uncertain: read from a truncated file"
+	}
+	return ""
 }

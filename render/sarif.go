@@ -121,6 +121,10 @@ type SARIFInput struct {
 	Version string     // npuprof version
 	Rules   *rules.Set // for rule descriptions
 	Report  *rules.Report
+	// PartialNotGated (check --partial-findings report): a finding that
+	// read metrics of a truncated file is written at level "note", so a
+	// SARIF consumer that gates on "error" does not gate on it either.
+	PartialNotGated bool
 }
 
 // WriteSARIF writes a SARIF 2.1.0 log: one result per finding, located in
@@ -184,10 +188,22 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		ranks := append([]int{}, f.Ranks...)
 		sort.Ints(ranks)
 		props := map[string]any{"severity": f.Severity, "saving_us": f.SavingUs, "ranks": ranks}
+		if f.HasPartial() {
+			// SARIF 2.1.0 has no confidence field: the caveat leads the
+			// message (what viewers show) and the details go in the
+			// property bag, under the JSON document's own key names.
+			msg = "[" + PartialCaveat(&f) + "]\n\n" + msg
+			props["partial"] = f.Partial
+			props["saving_uncertain"] = f.SavingUncertain
+		}
 		if f.Diff != "" {
 			props["diff"] = f.Diff
 		}
-		run.Results = append(run.Results, sarifResult{RuleID: f.Rule, RuleIndex: i, Level: sarifLevel(f.Severity),
+		level := sarifLevel(f.Severity)
+		if f.HasPartial() && in.PartialNotGated {
+			level = "note"
+		}
+		run.Results = append(run.Results, sarifResult{RuleID: f.Rule, RuleIndex: i, Level: level,
 			Message: sarifMessage{msg}, Locations: []sarifLocation{loc}, Properties: props})
 	}
 	run.Invocations = []sarifInvocation{inv}

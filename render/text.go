@@ -99,7 +99,10 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		ew.printf("  none\n")
 	}
 	for _, f := range findings {
-		ew.printf("  [%s] %s  (%s, est. saving %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, Dur(f.SavingUs))
+		ew.printf("  [%s] %s  (%s, est. saving %s%s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, Dur(f.SavingUs), uncertain(&f))
+		if c := PartialCaveat(&f); c != "" {
+			ew.printf("      ! %s\n", Safe(c, 600))
+		}
 		if len(f.Ranks) > 0 && len(f.Ranks) < len(res.Ranks) {
 			ew.printf("      ranks %s\n", rankList(f.Ranks))
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,12 @@ import (
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
+)
+
+// --partial-findings values.
+const (
+	partialGate   = "gate"
+	partialReport = "report"
 )
 
 // checkOptions are the flags of `npuprof check`.
@@ -25,6 +32,9 @@ type checkOptions struct {
 	Output   string
 	Workers  int
 	Quiet    bool
+	// PartialFindings is what a finding built on metrics of a truncated
+	// file does to the exit code: gate (like any finding) or report.
+	PartialFindings string
 	ruleOptions
 	expertFlags
 	Serving servingOptions
@@ -45,7 +55,16 @@ pipeline can gate on:
   3  an analysis pass or a rule failed to run (shown, never skipped)
 
 A rule whose inputs are not in the profile is "not evaluated" with the
-reason; it does not fail the check. --junit and --sarif write reports for CI
+reason; it does not fail the check.
+
+A finding that read metrics of a file cut short (a truncated
+trace_view.json or kernel_details.csv: the rank is PARTIAL) says so in
+every output: which rank, which metrics, whether they decided the finding
+("when") or its saving, and that its saving is then uncertain. By default
+(--partial-findings gate) it gates like any other finding. With
+--partial-findings report it is still shown but does not fail the check
+(nor JUnit, and SARIF writes it at level note): use it when re-running on
+a capture you know was cut, not as a way to silence a regression. --junit and --sarif write reports for CI
 systems (one test case / result per rule); --format json prints the
 npuprof.analysis/v1 document with findings and every rule's outcome.
 
@@ -58,6 +77,9 @@ the same metric (mean over ranks) in the --baseline file.`,
   # With the deployment script: findings carry a diff against it
   $ npuprof check ./profiles/ --deploy serve.sh --fact concurrency=25 --sarif npuprof.sarif
 
+  # A capture that may be cut short: report its findings, gate only on whole inputs
+  $ npuprof check ./profiles/ --fail-on medium --partial-findings report
+
   # Guard against regressions from a saved analysis
   $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
 		Args: cobra.ExactArgs(1),
@@ -65,6 +87,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			opts.Path = args[0]
 			if rules.SeverityRank(opts.FailOn) == 0 {
 				return usageErr("--fail-on %q: expected high, medium or low", opts.FailOn)
+			}
+			if opts.PartialFindings != partialGate && opts.PartialFindings != partialReport {
+				return usageErr("--partial-findings %q: expected gate or report", opts.PartialFindings)
 			}
 			if opts.Format != "text" && opts.Format != "json" {
 				return usageErr("--format %q: expected text or json", opts.Format)
@@ -88,6 +113,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
 	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
+	f.StringVar(&opts.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
@@ -140,7 +166,18 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		cur.AddRules(rep, facts)
 		cmp = compare.Compare(baseDoc, cur, compare.Options{Kernels: 5})
 	}
-	failing := rules.AtOrAbove(rep.Findings, opts.FailOn)
+	gatePartial := opts.PartialFindings == partialGate
+	atOrAbove := rules.AtOrAbove(rep.Findings, opts.FailOn)
+	failing := atOrAbove
+	if !gatePartial {
+		failing = rules.Whole(atOrAbove)
+	}
+	partialCount := 0
+	for _, f := range atOrAbove {
+		if f.HasPartial() {
+			partialCount++
+		}
+	}
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
 		if opts.Format == "json" {
 			doc := render.BuildDocument(res, nil)
@@ -166,21 +203,29 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		if len(failing) > 0 {
 			verdict = "FAIL"
 		}
-		_, err := fmt.Fprintf(w, "\ncheck: %d finding(s), %d at or above %s: %s\n", len(rep.Findings), len(failing), opts.FailOn, verdict)
+		partial := ""
+		switch {
+		case partialCount > 0 && gatePartial:
+			partial = fmt.Sprintf(" (%d of them from a truncated file)", partialCount)
+		case partialCount > 0:
+			partial = fmt.Sprintf(" (%d more from a truncated file, not gated: --partial-findings report)", partialCount)
+		}
+		_, err := fmt.Fprintf(w, "\ncheck: %d finding(s), %d at or above %s%s: %s\n", len(rep.Findings), len(failing), opts.FailOn, partial, verdict)
 		return err
 	}); err != nil {
 		return err
 	}
 	if opts.JUnit != "" {
 		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, opts.Path, rep, opts.FailOn)
+			return render.WriteJUnit(w, opts.Path, rep, opts.FailOn, gatePartial)
 		}); err != nil {
 			return err
 		}
 	}
 	if opts.SARIF != "" {
 		if err := writeOutput(io, opts.SARIF, func(w ioWriter) error {
-			return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: set, Report: rep})
+			return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: set, Report: rep,
+				PartialNotGated: !gatePartial})
 		}); err != nil {
 			return err
 		}
@@ -193,7 +238,11 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return err
 	}
 	if len(failing) > 0 {
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%d finding(s) at or above %s", len(failing), opts.FailOn)}
+		msg := fmt.Sprintf("%d finding(s) at or above %s", len(failing), opts.FailOn)
+		if gatePartial && partialCount > 0 {
+			msg += fmt.Sprintf(", %d of them from a truncated file", partialCount)
+		}
+		return &exitError{code: ExitFindings, err: errors.New(msg)}
 	}
 	return nil
 }
