@@ -1,10 +1,7 @@
 package rules
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,10 +15,8 @@ import (
 // truncatedRank is the rank whose trace_view.json truncatedCluster cuts.
 const truncatedRank = 3
 
-// truncatedCluster generates ep-fc1-cumsum (2 layers, 2 steps), moves
-// rank 3's metadata events to the front of its trace_view.json (so the
-// complete part can still tell device tasks and collectives) and cuts the
-// file at 40% of its slices, inside an event. It returns the analysis and
+// truncatedCluster generates ep-fc1-cumsum (2 layers, 2 steps) and cuts
+// rank 3's trace_view.json at 40% of its events (tracegen.CutTrace). It returns the analysis and
 // the generator's truth for the whole rank.
 func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) {
 	t.Helper()
@@ -32,28 +27,9 @@ func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) 
 	truth, err := tracegen.Generate(dir, sc)
 	require.NoError(t, err)
 	trace := filepath.Join(dir, truth.Ranks[truncatedRank].Dir, tracegen.OutputDir, "trace_view.json")
-	data, err := os.ReadFile(trace)
+	cut, err := tracegen.CutTrace(trace, 0.4)
 	require.NoError(t, err)
-	var evs []json.RawMessage
-	require.NoError(t, json.Unmarshal(data, &evs))
-	var meta, rest []json.RawMessage
-	for _, e := range evs {
-		var h struct{ Ph string }
-		require.NoError(t, json.Unmarshal(e, &h))
-		if h.Ph == "M" {
-			meta = append(meta, e)
-		} else {
-			rest = append(rest, e)
-		}
-	}
-	whole, err := json.Marshal(append(meta, rest...))
-	require.NoError(t, err)
-	metaJSON, err := json.Marshal(meta)
-	require.NoError(t, err)
-	metaEnd := len(metaJSON) - 1 // "[meta...," starts whole
-	require.True(t, bytes.HasPrefix(whole, metaJSON[:metaEnd]))
-	cut := metaEnd + (len(whole)-metaEnd)*4/10
-	require.NoError(t, os.WriteFile(trace, whole[:cut], 0o644))
+	require.Positive(t, cut)
 
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)

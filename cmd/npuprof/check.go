@@ -63,10 +63,13 @@ every output: which rank, which metrics, whether they decided the finding
 ("when") or its saving, and that its saving is then uncertain. By default
 (--partial-findings gate) it gates like any other finding. With
 --partial-findings report it is still shown but does not fail the check
-(nor JUnit, and SARIF writes it at level note): use it when re-running on
-a capture you know was cut, not as a way to silence a regression. --junit and --sarif write reports for CI
-systems (one test case / result per rule); --format json prints the
-npuprof.analysis/v1 document with findings and every rule's outcome.
+(JUnit: system-out, not a failure; SARIF: level note): use it on a capture
+you know was cut, not as a way to silence a regression. See docs/rules.md,
+"Partial inputs".
+
+--junit and --sarif write reports for CI systems (one test case / result
+per rule); --format json prints the npuprof.analysis/v1 document with
+findings and every rule's outcome.
 
 Budgets compare with a saved document: a rule file's "budgets:" list, or
 --budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is
