@@ -134,6 +134,11 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
       - metric: moe.cumsum.count
         of: each
     fix: f
+  - id: cluster
+    title: t
+    severity: low
+    when: metric("skew.computing.max_over_median") > 0
+    fix: f
   - id: cut-rank-only
     title: t
     severity: low
@@ -162,6 +167,12 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
 	// max_ranks in when read every rank, the cut one included
 	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
 		Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{UsedInWhen, UsedInEvidence}}}, f.Partial)
+
+	// a cluster metric is computed from every rank, the cut one included
+	c := finding(rep, "cluster")
+	require.NotNil(t, c)
+	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
+		Metrics: []string{"skew.computing.max_over_median"}, UsedIn: []string{UsedInWhen}}}, c.Partial)
 
 	g := finding(rep, "cut-rank-only")
 	require.NotNil(t, g, "rank 3 measured fewer Cumsums: its file was cut")
