@@ -85,7 +85,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 
   # Guard against regressions from a saved analysis
   $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			if rules.SeverityRank(opts.FailOn) == 0 {

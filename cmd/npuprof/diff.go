@@ -59,7 +59,7 @@ compare fairly.`,
 
   # The self-contained HTML diff
   $ npuprof diff before.json after.json --html diff.html`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Before, opts.After = args[0], args[1]
 			if opts.Format != "text" && opts.Format != "json" {

@@ -60,7 +60,7 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 
   # Query the union with DuckDB: HCCL time per rank and type
   $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			if opts.Output == "" {

@@ -76,3 +76,24 @@ func TestExitCodes(t *testing.T) {
 	require.Equal(t, ExitOK, code)
 	require.Contains(t, out, "Exit codes")
 }
+
+// A missing or extra argument names what the command expects and where
+// to read more, with exit code 2.
+func TestArgumentErrorsNameTheArguments(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze"}, "analyze: expected PATH, got no argument; see 'npuprof analyze --help'"},
+		{[]string{"check", "a", "b"}, `check: expected PATH, got 2 arguments ("a" "b")`},
+		{[]string{"diff", "before.json"}, `diff: expected BEFORE and AFTER, got 1 argument ("before.json")`},
+		{[]string{"export"}, "export: expected PATH, got no argument"},
+		{[]string{"report"}, "report: expected PATH, got no argument"},
+		{[]string{"rules", "explain"}, "rules explain: expected ID, got no argument; see 'npuprof rules explain --help'"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(c.args, nil, &out, &errb)
+		require.Equal(t, ExitUsage, code, c.args)
+		require.Contains(t, errb.String(), c.want, c.args)
+	}
+}

@@ -49,7 +49,7 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 
   # Pipe it somewhere
   $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
 			if opts.Workers < 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,40 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// exactArgs is cobra.ExactArgs(n) with an error that names the expected
+// arguments (the placeholders of the command's Use line) and points to
+// --help: "npuprof check: expected PATH, got no argument".
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		var want []string
+		words := strings.Fields(cmd.Use)[1:]
+		for i := 0; i < len(words); i++ {
+			switch w := words[i]; {
+			case strings.HasPrefix(w, "-"):
+				i++ // a flag and its value ("-o OUTDIR")
+			case w == strings.ToUpper(w):
+				want = append(want, w)
+			}
+		}
+		got := "no argument"
+		switch {
+		case len(args) == 1:
+			got = fmt.Sprintf("1 argument (%q)", args[0])
+		case len(args) > 1:
+			q := make([]string, len(args))
+			for i, a := range args {
+				q[i] = strconv.Quote(a)
+			}
+			got = fmt.Sprintf("%d arguments (%s)", len(args), strings.Join(q, " "))
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return usageErr("%s: expected %s, got %s; see '%s --help'", name, strings.Join(want, " and "), got, cmd.CommandPath())
+	}
 }
 
 // streams are the command's I/O, replaced by buffers in tests.

@@ -131,7 +131,7 @@ func newRulesExplainCmd(io *streams) *cobra.Command {
 		Short: "Explain a rule: what it checks, the expression, thresholds, the fix, and why",
 		Example: `  $ npuprof rules explain moe-routing-cumsum
   $ npuprof rules explain my-rule --rules team-rules.yaml`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			set, err := loadRules(files)
 			if err != nil {
