@@ -582,8 +582,12 @@ less than their peers (a low-side outlier of the group's waits).`,
 				}
 				m := byStep[s.Step]
 				m["computing"] = append(m["computing"], rankValue{rr.Rank, nsToUs(s.Computing)})
-				m["communication"] = append(m["communication"], rankValue{rr.Rank, nsToUs(s.Communication)})
-				m["free"] = append(m["free"], rankValue{rr.Rank, nsToUs(s.Free)})
+				if s.HaveComm() {
+					// without collective data a step's communication and
+					// free are not measured: never compare them as 0
+					m["communication"] = append(m["communication"], rankValue{rr.Rank, nsToUs(s.Communication)})
+					m["free"] = append(m["free"], rankValue{rr.Rank, nsToUs(s.Free)})
+				}
 				m["window"] = append(m["window"], rankValue{rr.Rank, nsToUs(s.Window)})
 			}
 		}

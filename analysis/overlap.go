@@ -109,15 +109,39 @@ type StepBreakdown struct {
 	DeviceStart, DeviceEnd int64
 	Breakdown
 	Tasks int
+	// CommUnavailable, when not empty, says why the step's collectives are
+	// unknown (the rank has no collective data; see StepCommKeys):
+	// Communication, CommunicationNotOverlapped, Overlapped and Free were
+	// not measured, are left 0 and must not be shown or aggregated.
+	// Window, Computing and Tasks then cover the compute kernels only.
+	CommUnavailable string
 }
+
+// HaveComm reports whether the step's communication, overlap and free
+// times were measured (see CommUnavailable).
+func (s *StepBreakdown) HaveComm() bool { return s.CommUnavailable == "" }
+
+// StepCommKeys are the keys of RankResult.Unavailable (and of the JSON
+// document's ranks[].unavailable) that say why the steps[] fields of the
+// same names (communication_us, ...) are null: set when the rank has
+// steps but no collective data.
+var StepCommKeys = []string{"steps.communication_us", "steps.communication_not_overlapped_us", "steps.overlapped_us", "steps.free_us"}
 
 // StepsPass computes the per-step breakdown the way torch_npu computes
 // step_trace_time.csv: a step's device work is the compute kernels and
 // HCCL big ops whose start lies within ProfilerStep#N; its window runs from
 // the first of them to the last end.
 var StepsPass = &Pass{
-	Name:       "steps",
-	Doc:        "per-step breakdown within ProfilerStep#N bounds",
+	Name: "steps",
+	Doc: `per-step breakdown within ProfilerStep#N bounds
+
+Without collective data (no HCCL process in the timeline and no HCCL rows
+in kernel_details) a step's communication, overlapped, not-overlapped and
+free times are not measured: free is the window minus the union of
+computing and communication, and without communication window minus
+computing is only an upper bound. They are then left out
+(StepBreakdown.CommUnavailable, steps.*_us in Unavailable) and the window
+spans the step's compute kernels only.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf([]StepBreakdown(nil)),
 	Run: func(ctx *Context) (any, error) {
@@ -127,6 +151,12 @@ var StepsPass = &Pass{
 			return []StepBreakdown(nil), nil
 		}
 		out := make([]StepBreakdown, 0, len(r.Steps))
+		noComm := ""
+		if !tl.HaveComm {
+			noComm = noCollectives(ctx)
+			ctx.Unavailable(noComm, StepCommKeys[0])
+			ctx.Unavailable("needs both compute kernels and collectives; "+noComm, StepCommKeys[1:]...)
+		}
 		// Tasks and HCCL ops by start, so each step is found by binary
 		// search instead of a scan of every task per step.
 		comps := byStart(tl.ComputeTasks, func(i int) int64 { return r.Tasks[i].Start })
@@ -143,7 +173,7 @@ var StepsPass = &Pass{
 		// per-step interval buffers, reused from step to step
 		var comp, comm, ucomp, ucomm []Interval
 		for _, s := range r.Steps {
-			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End}
+			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End, CommUnavailable: noComm}
 			comp, comm = comp[:0], comm[:0]
 			first, last, seen := int64(0), int64(0), false
 			add := func(st, en int64) {
@@ -161,6 +191,9 @@ var StepsPass = &Pass{
 				add(t.Start, t.End())
 			}
 			for _, i := range inStep(hccls, func(i int) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
+				if noComm != "" {
+					break // collectives unknown: what little was read is not a measurement
+				}
 				h := &r.HCCL[i]
 				comm = append(comm, Interval{h.Start, h.End()})
 				add(h.Start, h.End())
@@ -173,6 +206,9 @@ var StepsPass = &Pass{
 			sb.Tasks = len(comp) + len(comm)
 			ucomp, ucomm = UnionInto(ucomp[:0], comp), UnionInto(ucomm[:0], comm)
 			sb.Breakdown = breakdown(ucomp, ucomm, first, last)
+			if noComm != "" {
+				sb.Communication, sb.CommunicationNotOverlapped, sb.Overlapped, sb.Free = 0, 0, 0, 0
+			}
 			out = append(out, sb)
 		}
 		return out, nil

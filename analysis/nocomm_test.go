@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/stretchr/testify/require"
+)
+
+// NoCommCapture is a generated 3-rank capture with ProfilerStep#N in which
+// the last rank lost its collective data (testutil.CutCollectives): ranks
+// 0 and 1 are complete.
+func noCommCapture(t *testing.T) (dir string, truth *tracegen.Truth, cut int) {
+	t.Helper()
+	sc, _ := tracegen.Lookup("clean-steps")
+	sc.Ranks, sc.Layers, sc.Steps = 3, 2, 3
+	dir = t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	cut = testutil.CutCollectives(t, filepath.Join(dir, truth.Ranks[2].Dir))
+	return dir, truth, cut
+}
+
+// TestStepsWithoutCollectivesAreUnavailable: a rank without collective data
+// reports no per-step communication, overlap or free (never 0), says why,
+// and still reports each step's computing exactly; the other ranks' steps
+// match the truth, and the per-step skew does not compare the missing
+// rank's communication or free as 0.
+func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
+	dir, truth, cut := noCommCapture(t)
+	p, err := parser.Load(t.Context(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := Analyze(p)
+	require.NoError(t, err)
+	require.Len(t, res.Ranks, 3)
+
+	rr := res.Ranks[2]
+	rt := truth.Ranks[2]
+	trace := filepath.Join(dir, rt.Dir, tracegen.OutputDir, "trace_view.json")
+	why := "no collective data: " + trace + " is truncated at byte " + strconv.Itoa(cut) + ", before the HCCL process and thread metadata, so collectives cannot be identified"
+	require.Equal(t, why, rr.Unavailable["overlap.communication.time_us"], "the whole-rank reason")
+	require.Equal(t, why, rr.Unavailable["steps.communication_us"])
+	for _, k := range []string{"steps.communication_not_overlapped_us", "steps.overlapped_us", "steps.free_us"} {
+		require.Equal(t, "needs both compute kernels and collectives; "+why, rr.Unavailable[k], k)
+	}
+	for _, k := range []string{"overlap.communication.time_us", "overlap.communication_not_overlapped.time_us", "overlap.overlapped.time_us", "overlap.free.time_us"} {
+		_, measured := rr.Metrics[k]
+		require.False(t, measured, k)
+	}
+	require.Len(t, rr.Steps, len(rt.Steps))
+	for j, st := range rt.Steps {
+		s := rr.Steps[j]
+		require.Equal(t, st.Step, s.Step)
+		require.False(t, s.HaveComm(), "step %d", s.Step)
+		require.Equal(t, why, s.CommUnavailable)
+		require.Zero(t, s.Communication)
+		require.Zero(t, s.Free, "free is not window minus computing: that is only an upper bound")
+		require.Truef(t, closeEnough(st.ComputingUs, us(s.Computing)), "step %d computing: truth %v, npuprof %v", st.Step, st.ComputingUs, us(s.Computing))
+		require.Greater(t, s.Window, s.Computing, "step %d: the window spans the compute kernels", s.Step)
+		require.Greater(t, s.Tasks, 0)
+	}
+
+	for i := range 2 {
+		rr, rt := res.Ranks[i], truth.Ranks[i]
+		for _, k := range StepCommKeys {
+			require.NotContains(t, rr.Unavailable, k)
+		}
+		require.Len(t, rr.Steps, len(rt.Steps))
+		for j, st := range rt.Steps {
+			s := rr.Steps[j]
+			require.True(t, s.HaveComm())
+			require.Greater(t, st.CommunicationUs, 0.0)
+			require.Truef(t, closeEnough(st.CommunicationUs, us(s.Communication)), "rank %d step %d: truth %v, npuprof %v", i, st.Step, st.CommunicationUs, us(s.Communication))
+			require.Truef(t, closeEnough(st.FreeUs, us(s.Free)), "rank %d step %d free: truth %v, npuprof %v", i, st.Step, st.FreeUs, us(s.Free))
+		}
+	}
+
+	// per-step skew: computing over 3 ranks; communication and free are
+	// measured on 2 ranks only, fewer than skew needs, so they are absent
+	require.NotNil(t, res.Cluster.Skew)
+	require.Len(t, res.Cluster.Skew.Steps, len(rt.Steps))
+	for step, stats := range res.Cluster.Skew.Steps {
+		var names []string
+		for _, st := range stats {
+			names = append(names, st.Quantity)
+		}
+		require.Equal(t, []string{"computing"}, names, "step %d", step)
+	}
+}
