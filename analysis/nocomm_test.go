@@ -11,27 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// NoCommCapture is a generated 3-rank capture with ProfilerStep#N in which
-// the last rank lost its collective data (testutil.CutCollectives): ranks
-// 0 and 1 are complete.
-func noCommCapture(t *testing.T) (dir string, truth *tracegen.Truth, cut int) {
-	t.Helper()
-	sc, _ := tracegen.Lookup("clean-steps")
-	sc.Ranks, sc.Layers, sc.Steps = 3, 2, 3
-	dir = t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
-	cut = testutil.CutCollectives(t, filepath.Join(dir, truth.Ranks[2].Dir))
-	return dir, truth, cut
-}
-
 // TestStepsWithoutCollectivesAreUnavailable: a rank without collective data
 // reports no per-step communication, overlap or free (never 0), says why,
 // and still reports each step's computing exactly; the other ranks' steps
 // match the truth, and the per-step skew does not compare the missing
 // rank's communication or free as 0.
 func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
-	dir, truth, cut := noCommCapture(t)
+	dir, truth, cut := testutil.NoCommCapture(t, 3)
 	p, err := parser.Load(t.Context(), dir, parser.Options{})
 	require.NoError(t, err)
 	res, err := Analyze(p)

@@ -412,45 +412,89 @@ func (r *Result) compareRanks(before, after *render.Document) {
 // StepQuantities are the per-step quantities compared, in display order.
 var StepQuantities = []string{"window", "computing", "communication", "communication_not_overlapped", "free"}
 
-func stepValue(s render.StepDoc, q string) float64 {
+// stepValue is a step's quantity; ok is false when it was not measured
+// (null in the document: the rank has no collective data).
+func stepValue(s render.StepDoc, q string) (float64, bool) {
+	opt := func(p *float64) (float64, bool) {
+		if p == nil {
+			return 0, false
+		}
+		return *p, true
+	}
 	switch q {
 	case "window":
-		return s.WindowUs
+		return s.WindowUs, true
 	case "computing":
-		return s.ComputingUs
+		return s.ComputingUs, true
 	case "communication":
-		return s.CommunicationUs
+		return opt(s.CommunicationUs)
 	case "communication_not_overlapped":
-		return s.CommunicationNotOverlappedUs
+		return opt(s.CommunicationNotOverlappedUs)
 	case "free":
-		return s.FreeUs
+		return opt(s.FreeUs)
 	}
-	return math.NaN()
+	return math.NaN(), false
 }
 
-// stepMeans is each quantity's mean over every step of every rank; when
-// no rank has ProfilerStep#N rows, the window quantities divided by
-// decode.steps.count (from is then "decode.steps.count").
-func stepMeans(d *render.Document) (map[string]float64, string) {
-	out := map[string]float64{}
-	n := 0
+// stepMeans is each quantity's mean over every step of every rank that
+// measured it; when no rank has ProfilerStep#N rows, the window quantities
+// divided by decode.steps.count (from is then "decode.steps.count").
+// missing says why a quantity measured on no rank is absent; partial names
+// the ranks left out of a quantity's mean, and why.
+func stepMeans(d *render.Document) (out map[string]float64, from string, missing, partial map[string]string) {
+	out, missing, partial = map[string]float64{}, map[string]string{}, map[string]string{}
+	n := map[string]int{}
+	steps := 0
+	type gap struct {
+		ranks []string
+		why   string
+	}
+	gaps := map[string]*gap{}
 	for _, rk := range d.Ranks {
 		for _, s := range rk.Steps {
-			n++
+			steps++
 			for _, q := range StepQuantities {
-				out[q] += stepValue(s, q)
+				v, ok := stepValue(s, q)
+				if !ok {
+					g := gaps[q]
+					if g == nil {
+						g = &gap{}
+						gaps[q] = g
+					}
+					if r := fmt.Sprint(rk.Rank); len(g.ranks) == 0 || g.ranks[len(g.ranks)-1] != r {
+						g.ranks = append(g.ranks, r)
+					}
+					if g.why == "" {
+						g.why = rk.Unavailable["steps."+q+"_us"]
+					}
+					continue
+				}
+				out[q] += v
+				n[q]++
 			}
 		}
 	}
-	if n > 0 {
+	if steps > 0 {
 		for q := range out {
-			out[q] /= float64(n)
+			out[q] /= float64(n[q])
 		}
-		return out, "ProfilerStep#N"
+		for q, g := range gaps {
+			why := g.why
+			if why == "" {
+				why = "not measured"
+			}
+			if n[q] == 0 {
+				delete(out, q)
+				missing[q] = fmt.Sprintf("not measured on any rank (rank %s: %s)", g.ranks[0], why)
+			} else {
+				partial[q] = fmt.Sprintf("mean over the ranks that measured it; not measured on rank(s) %s (%s)", strings.Join(g.ranks, ", "), why)
+			}
+		}
+		return out, "ProfilerStep#N", missing, partial
 	}
-	steps, from := stepCount(d)
-	if steps == 0 {
-		return nil, ""
+	count, from := stepCount(d)
+	if count == 0 {
+		return nil, "", nil, nil
 	}
 	m := meanMetrics(d)
 	metric := map[string]string{"window": "device.window.time_us", "computing": "overlap.computing.time_us",
@@ -458,18 +502,27 @@ func stepMeans(d *render.Document) (map[string]float64, string) {
 		"free": "overlap.free.time_us"}
 	for _, q := range StepQuantities {
 		if v, ok := m[metric[q]]; ok {
-			out[q] = v / float64(steps)
+			out[q] = v / float64(count)
+			continue
 		}
+		why := "not measured on any rank"
+		for _, rk := range d.Ranks {
+			if w, ok := rk.Unavailable[metric[q]]; ok {
+				why = fmt.Sprintf("%s on no rank (rank %d: %s)", metric[q], rk.Rank, w)
+				break
+			}
+		}
+		missing[q] = why
 	}
 	if len(out) == 0 {
-		return nil, ""
+		return nil, "", nil, nil
 	}
-	return out, from
+	return out, from, missing, partial
 }
 
 func (r *Result) compareSteps(before, after *render.Document) {
-	b, bFrom := stepMeans(before)
-	a, aFrom := stepMeans(after)
+	b, bFrom, bMiss, bPart := stepMeans(before)
+	a, aFrom, aMiss, aPart := stepMeans(after)
 	switch {
 	case b == nil && a == nil:
 		r.Unavailable["steps"] = "neither document has steps (no ProfilerStep#N and no decode.steps.count)"
@@ -488,7 +541,25 @@ func (r *Result) compareSteps(before, after *render.Document) {
 		bv, bok := b[q]
 		av, aok := a[q]
 		if !bok || !aok {
+			var why []string
+			if w, ok := bMiss[q]; ok {
+				why = append(why, "before: "+w)
+			}
+			if w, ok := aMiss[q]; ok {
+				why = append(why, "after: "+w)
+			}
+			if len(why) > 0 {
+				r.Unavailable["steps."+q] = strings.Join(why, "; ")
+			}
 			continue
+		}
+		for _, side := range []struct {
+			name string
+			part map[string]string
+		}{{"before", bPart}, {"after", aPart}} {
+			if p, ok := side.part[q]; ok {
+				r.Notes = append(r.Notes, fmt.Sprintf("per-step %s, %s side: %s", q, side.name, p))
+			}
 		}
 		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv)})
 	}

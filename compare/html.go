@@ -117,6 +117,13 @@ func HTMLInput(r *Result, version string) render.DiffHTMLInput {
 		c.Class = goodBad("x.time_us", s.DeltaUs)
 		st.Rows = append(st.Rows, []render.DiffCell{txt(s.Quantity), num(render.Dur(s.BeforeUs), s.BeforeUs), num(render.Dur(s.AfterUs), s.AfterUs), c})
 	}
+	if len(r.Steps) > 0 {
+		for _, q := range StepQuantities {
+			if why, ok := r.Unavailable["steps."+q]; ok {
+				st.Rows = append(st.Rows, []render.DiffCell{txt(q), txt("unavailable"), txt("unavailable"), txt(why)})
+			}
+		}
+	}
 
 	// Findings.
 	fs := render.DiffSection{ID: "findings", Title: "Findings", Empty: "No findings on either side.",

@@ -113,6 +113,11 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", s.Quantity, render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct))
 		}
 		tw.Flush()
+		for _, q := range StepQuantities {
+			if why, ok := r.Unavailable["steps."+q]; ok {
+				ew.printf("  %s: unavailable: %s\n", q, render.Safe(why, 400))
+			}
+		}
 	}
 
 	ew.printf("\nFindings (predicted saving on the before side vs measured)\n")

@@ -84,7 +84,9 @@ func checkNumbers(t *testing.T, page string, doc *Document) int {
 			found := false
 			for _, s := range rd.Steps {
 				if strconv.Itoa(s.Step) == id {
-					require.Equal(t, stepValue(s, field), got, "rank %d %s", rank, metric)
+					want, ok := stepValue(s, field)
+					require.True(t, ok, "rank %d: %s shown but null in the document", rank, metric)
+					require.Equal(t, want, got, "rank %d %s", rank, metric)
 					found = true
 				}
 			}

@@ -170,10 +170,17 @@ func stepsChart(doc *Document) *chartPayload {
 		cols := make([][]any, 4)
 		for i, s := range steps {
 			xs[i] = fmt.Sprint(s.Step)
-			cols[0] = append(cols[0], s.ComputingUs-s.OverlappedUs)
-			cols[1] = append(cols[1], s.OverlappedUs)
-			cols[2] = append(cols[2], s.CommunicationNotOverlappedUs)
-			cols[3] = append(cols[3], s.FreeUs)
+			if s.OverlappedUs == nil || s.CommunicationNotOverlappedUs == nil || s.FreeUs == nil {
+				// no collective data: only computing is known; the
+				// other parts are gaps (null), never 0
+				cols[0] = append(cols[0], s.ComputingUs)
+				cols[1], cols[2], cols[3] = append(cols[1], nil), append(cols[2], nil), append(cols[3], nil)
+				continue
+			}
+			cols[0] = append(cols[0], s.ComputingUs-*s.OverlappedUs)
+			cols[1] = append(cols[1], *s.OverlappedUs)
+			cols[2] = append(cols[2], *s.CommunicationNotOverlappedUs)
+			cols[3] = append(cols[3], *s.FreeUs)
 		}
 		series := make([]map[string]any, 4)
 		for i := range series {

@@ -18,24 +18,32 @@ var stepFields = []struct{ key, label string }{
 	{"communication_not_overlapped_us", "comm. not overlapped"}, {"overlapped_us", "overlapped"}, {"free_us", "free"},
 }
 
-func stepValue(s StepDoc, key string) float64 {
+// stepValue is a step's field by its JSON key; ok is false when the field
+// was not measured (null in the document: no collective data).
+func stepValue(s StepDoc, key string) (v float64, ok bool) {
+	opt := func(p *float64) (float64, bool) {
+		if p == nil {
+			return math.NaN(), false
+		}
+		return *p, true
+	}
 	switch key {
 	case "window_us":
-		return s.WindowUs
+		return s.WindowUs, true
 	case "computing_us":
-		return s.ComputingUs
+		return s.ComputingUs, true
 	case "communication_us":
-		return s.CommunicationUs
+		return opt(s.CommunicationUs)
 	case "communication_not_overlapped_us":
-		return s.CommunicationNotOverlappedUs
+		return opt(s.CommunicationNotOverlappedUs)
 	case "overlapped_us":
-		return s.OverlappedUs
+		return opt(s.OverlappedUs)
 	case "free_us":
-		return s.FreeUs
+		return opt(s.FreeUs)
 	case "preparing_us":
-		return s.PreparingUs
+		return s.PreparingUs, true
 	}
-	return math.NaN()
+	return math.NaN(), false
 }
 
 func buildBreakdown(v *htmlView, res *analysis.Result, doc *Document, rms []rankMetrics) {
@@ -56,6 +64,10 @@ func buildBreakdown(v *htmlView, res *analysis.Result, doc *Document, rms []rank
 	for _, rd := range doc.Ranks {
 		if len(rd.Steps) > 0 {
 			b.HaveSteps = true
+			if why, ok := rd.Unavailable[analysis.StepCommKeys[0]]; ok {
+				b.StepUnavailable = append(b.StepUnavailable, kv{rankLabel(rd.Rank),
+					"per-step communication, overlapped, not overlapped and free: " + cleanText(why, 0)})
+			}
 		}
 	}
 	if !b.HaveSteps {
@@ -69,7 +81,15 @@ func buildBreakdown(v *htmlView, res *analysis.Result, doc *Document, rms []rank
 			}
 			row := []cell{rankCell(rd.Rank), {Text: strconv.Itoa(s.Step), Num: true, Sort: strconv.Itoa(s.Step)}}
 			for _, f := range stepFields {
-				val := stepValue(s, f.key)
+				val, ok := stepValue(s, f.key)
+				if !ok {
+					why := rd.Unavailable["steps."+f.key]
+					if why == "" {
+						why = "not measured"
+					}
+					row = append(row, cell{Text: "unavailable", NA: cleanText(why, 0)})
+					continue
+				}
 				row = append(row, cell{Text: Dur(val), Num: true, Rank: rd.Rank, Metric: fmt.Sprintf("step.%d.%s", s.Step, f.key), Raw: raw(val)})
 			}
 			row = append(row, cell{Text: intText(float64(s.Tasks)), Num: true, Sort: strconv.Itoa(s.Tasks)})

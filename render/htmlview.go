@@ -154,13 +154,16 @@ func diffLines(d string) []diffLine {
 }
 
 type breakdownView struct {
-	Rows       [][]cell
-	Chart      *chartPayload
-	StepChart  *chartPayload
-	StepRows   [][]cell
-	StepNote   string
-	HaveSteps  bool
-	StepSelect []string
+	Rows      [][]cell
+	Chart     *chartPayload
+	StepChart *chartPayload
+	StepRows  [][]cell
+	StepNote  string
+	HaveSteps bool
+	// StepUnavailable: ranks whose per-step communication, overlap and
+	// free are not measured, and why.
+	StepUnavailable []kv
+	StepSelect      []string
 }
 
 type commView struct {

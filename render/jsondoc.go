@@ -189,23 +189,32 @@ type KernelDoc struct {
 	P99Us   float64 `json:"p99_us"`
 }
 
-// StepDoc is one step's breakdown (µs).
+// StepDoc is one step's breakdown (µs). CommunicationUs,
+// CommunicationNotOverlappedUs, OverlappedUs and FreeUs are nil (JSON
+// null) when the rank has no collective data; the rank's unavailable map
+// then says why under analysis.StepCommKeys (steps.communication_us, ...).
 type StepDoc struct {
-	Step                         int     `json:"step"`
-	WindowUs                     float64 `json:"window_us"`
-	ComputingUs                  float64 `json:"computing_us"`
-	CommunicationUs              float64 `json:"communication_us"`
-	CommunicationNotOverlappedUs float64 `json:"communication_not_overlapped_us"`
-	OverlappedUs                 float64 `json:"overlapped_us"`
-	FreeUs                       float64 `json:"free_us"`
-	PreparingUs                  float64 `json:"preparing_us"`
-	Tasks                        int     `json:"tasks"`
+	Step                         int      `json:"step"`
+	WindowUs                     float64  `json:"window_us"`
+	ComputingUs                  float64  `json:"computing_us"`
+	CommunicationUs              *float64 `json:"communication_us"`
+	CommunicationNotOverlappedUs *float64 `json:"communication_not_overlapped_us"`
+	OverlappedUs                 *float64 `json:"overlapped_us"`
+	FreeUs                       *float64 `json:"free_us"`
+	PreparingUs                  float64  `json:"preparing_us"`
+	Tasks                        int      `json:"tasks"`
 }
 
 // PassErrorDoc is a pass that failed.
 type PassErrorDoc = analysis.PassError
 
 func us(ns int64) float64 { return float64(ns) / 1000 }
+
+// usPtr is us(ns) for an optional field.
+func usPtr(ns int64) *float64 {
+	v := us(ns)
+	return &v
+}
 
 // BuildDocument assembles the JSON document from results and findings.
 func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
@@ -247,9 +256,13 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 			})
 		}
 		for _, s := range rr.Steps {
-			rd.Steps = append(rd.Steps, StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
-				CommunicationUs: us(s.Communication), CommunicationNotOverlappedUs: us(s.CommunicationNotOverlapped),
-				OverlappedUs: us(s.Overlapped), FreeUs: us(s.Free), PreparingUs: us(max(0, s.DeviceStart-s.HostStart)), Tasks: s.Tasks})
+			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
+				PreparingUs: us(max(0, s.DeviceStart-s.HostStart)), Tasks: s.Tasks}
+			if s.HaveComm() {
+				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
+				sd.OverlappedUs, sd.FreeUs = usPtr(s.Overlapped), usPtr(s.Free)
+			}
+			rd.Steps = append(rd.Steps, sd)
 		}
 		doc.Ranks = append(doc.Ranks, rd)
 		doc.Errors = append(doc.Errors, rr.Errors...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -472,16 +473,22 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// writeSteps prints one row per step: the mean over ranks and the slowest rank.
+// writeSteps prints one row per step: the mean over ranks and the slowest
+// rank. Communication, not overlapped and free are means over the ranks
+// that measured them (a rank without collective data has none: see
+// analysis.StepBreakdown.CommUnavailable); "n/a" when no rank did, and a
+// note names the ranks left out and why, once.
 func writeSteps(ew *errWriter, res *analysis.Result) {
 	type agg struct {
-		n                          int
+		n, nComm                   int
 		win, comp, comm, not, free int64
 		maxWin                     int64
 		maxRank                    int
 	}
 	by := map[int]*agg{}
+	noComm := map[string][]int{} // reason -> ranks
 	for _, rr := range res.Ranks {
+		missing := ""
 		for _, s := range rr.Steps {
 			a := by[s.Step]
 			if a == nil {
@@ -491,12 +498,20 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 			a.n++
 			a.win += s.Window
 			a.comp += s.Computing
-			a.comm += s.Communication
-			a.not += s.CommunicationNotOverlapped
-			a.free += s.Free
+			if s.HaveComm() {
+				a.nComm++
+				a.comm += s.Communication
+				a.not += s.CommunicationNotOverlapped
+				a.free += s.Free
+			} else {
+				missing = s.CommUnavailable
+			}
 			if s.Window > a.maxWin {
 				a.maxWin, a.maxRank = s.Window, rr.Rank
 			}
+		}
+		if missing != "" {
+			noComm[missing] = append(noComm[missing], rr.Rank)
 		}
 	}
 	ids := make([]int, 0, len(by))
@@ -510,10 +525,35 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 	for _, id := range ids {
 		a := by[id]
 		n := float64(a.n)
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d (%s)\t\n", id, a.n, Dur(us(a.win)/n), Dur(us(a.comp)/n), Dur(us(a.comm)/n),
-			Dur(us(a.not)/n), Dur(us(a.free)/n), a.maxRank, Dur(us(a.maxWin)))
+		comm, not, free := "n/a", "n/a", "n/a"
+		if a.nComm > 0 {
+			m := float64(a.nComm)
+			comm, not, free = Dur(us(a.comm)/m), Dur(us(a.not)/m), Dur(us(a.free)/m)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d (%s)\t\n", id, a.n, Dur(us(a.win)/n), Dur(us(a.comp)/n), comm,
+			not, free, a.maxRank, Dur(us(a.maxWin)))
 	}
 	tw.Flush()
+	whys := make([]string, 0, len(noComm))
+	for why := range noComm {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	for _, why := range whys {
+		ew.printf("  comm, not overlapped, free: not measured on %s (left out of the means): %s\n", ranksText(noComm[why]), Safe(why, 300))
+	}
+}
+
+// ranksText is "rank 3" or "ranks 1, 3".
+func ranksText(ranks []int) string {
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = strconv.Itoa(r)
+	}
+	if len(s) == 1 {
+		return "rank " + s[0]
+	}
+	return "ranks " + strings.Join(s, ", ")
 }
 
 // writeSlowRanks prints the cross-rank verdict: the slow ranks and why,

@@ -57,3 +57,21 @@ func CutCollectives(tb testing.TB, root string) int {
 	}
 	return at
 }
+
+// NoCommCapture generates clean-steps (ProfilerStep#N) with the given
+// number of ranks, 2 MoE layers and 3 steps under a fresh temporary folder,
+// and makes its last rank lose its collective data (CutCollectives). It
+// returns the folder, the generator's truth (the last rank's collectives
+// in it are those the capture lost) and the byte offset of the cut.
+func NoCommCapture(tb testing.TB, ranks int) (dir string, truth *tracegen.Truth, cut int) {
+	tb.Helper()
+	sc, _ := tracegen.Lookup("clean-steps")
+	sc.Ranks, sc.Layers, sc.Steps = ranks, 2, 3
+	dir = tb.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	if err != nil {
+		tb.Fatalf("tracegen: %v", err)
+	}
+	cut = CutCollectives(tb, filepath.Join(dir, truth.Ranks[ranks-1].Dir))
+	return dir, truth, cut
+}

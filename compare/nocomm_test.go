@@ -1,0 +1,89 @@
+package compare
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/render"
+)
+
+// docOf analyzes path and returns its document after a JSON round trip.
+func docOf(t *testing.T, path string) *render.Document {
+	t.Helper()
+	res, err := analysis.AnalyzePath(context.Background(), path, analysis.Options{Workers: 2})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, render.WriteJSON(&buf, render.BuildDocument(res, nil)))
+	doc, err := render.ReadDocument(&buf, path)
+	require.NoError(t, err)
+	return doc
+}
+
+// TestCompareStepsWithoutCollectives: before, 3 ranks of which rank 2 has
+// no collective data; after, rank 2 alone. The step window and computing
+// are compared; communication, not overlapped and free are means over
+// the ranks that measured them before, and unavailable (with the reason)
+// after: never compared with 0.
+func TestCompareStepsWithoutCollectives(t *testing.T) {
+	dir, truth, _ := testutil.NoCommCapture(t, 3)
+	before := docOf(t, dir)
+	after := docOf(t, filepath.Join(dir, truth.Ranks[2].Dir))
+	why := after.Ranks[0].Unavailable["steps.communication_us"]
+	require.Contains(t, why, "no collective data: ")
+
+	r := Compare(before, after, Options{})
+	var qs []string
+	for _, s := range r.Steps {
+		qs = append(qs, s.Quantity)
+	}
+	require.Equal(t, []string{"window", "computing"}, qs)
+	require.Equal(t, "after: not measured on any rank (rank 2: "+why+")", r.Unavailable["steps.communication"])
+	require.Equal(t, "after: not measured on any rank (rank 2: needs both compute kernels and collectives; "+why+")", r.Unavailable["steps.free"])
+	require.Contains(t, r.Unavailable, "steps.communication_not_overlapped")
+
+	// the before side's computing mean is over all 3 ranks' 9 steps
+	var sum float64
+	for _, rk := range before.Ranks {
+		for _, s := range rk.Steps {
+			sum += s.ComputingUs
+		}
+	}
+	c, ok := r.Step("computing")
+	require.True(t, ok)
+	require.InDelta(t, sum/9, c.BeforeUs, 1e-9)
+
+	var text bytes.Buffer
+	require.NoError(t, WriteText(&text, r, TextOptions{}))
+	out := text.String()
+	require.Contains(t, out, "  communication: unavailable: after: not measured on any rank (rank 2: no collective data: ")
+	require.Contains(t, out, "  free: unavailable: after: not measured on any rank")
+	_, steps, _ := strings.Cut(out, "Step time (mean per step over every rank's steps)\n")
+	steps, _, _ = strings.Cut(steps, "\n\n")
+	for _, l := range strings.Split(steps, "\n") {
+		require.NotContains(t, l, " 0.0µs", l)
+	}
+
+	var page bytes.Buffer
+	require.NoError(t, WriteHTML(&page, r, "test"))
+	require.Contains(t, page.String(), "after: not measured on any rank (rank 2: no collective data: ")
+
+	// both sides with 3 ranks: the mean over the two that measured, and a note
+	r = Compare(before, before, Options{})
+	comm, ok := r.Step("communication")
+	require.True(t, ok)
+	var commSum float64
+	for _, rk := range before.Ranks[:2] {
+		for _, s := range rk.Steps {
+			commSum += *s.CommunicationUs
+		}
+	}
+	require.InDelta(t, commSum/6, comm.BeforeUs, 1e-9)
+	require.Contains(t, r.Notes, "per-step communication, before side: mean over the ranks that measured it; not measured on rank(s) 2 ("+why+")")
+}
