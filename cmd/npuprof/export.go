@@ -105,8 +105,14 @@ func exportExtra(rr *analysis.RankResult) parquetio.Extra {
 		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Unavailable: &why})
 	}
 	for _, s := range rr.Steps {
-		x.Steps[s.Step] = parquetio.StepBreakdown{Window: s.Window, Computing: s.Computing, Communication: s.Communication,
-			CommunicationNotOverlapped: s.CommunicationNotOverlapped, Overlapped: s.Overlapped, Free: s.Free, Tasks: s.Tasks}
+		b := parquetio.StepBreakdown{Window: s.Window, Computing: s.Computing, Tasks: s.Tasks}
+		if s.HaveComm() {
+			// else null: not measured (the metrics table carries why,
+			// under steps.communication_us, ...)
+			b.Communication, b.CommunicationNotOverlapped = &s.Communication, &s.CommunicationNotOverlapped
+			b.Overlapped, b.Free = &s.Overlapped, &s.Free
+		}
+		x.Steps[s.Step] = b
 	}
 	return x
 }

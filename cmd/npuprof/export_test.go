@@ -12,6 +12,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,6 +63,9 @@ func withoutInputPath(t *testing.T, doc string) string {
 // the reasons that quote a file) and where the copy lives.
 func TestSameDocumentPlainCompressedParquet(t *testing.T) {
 	inputs := map[string]string{"committed demo": filepath.Join("..", "..", "testdata", "traces", "ep-fc1-cumsum")}
+	// a rank without collective data: its steps' communication is null
+	noComm, _, _ := testutil.NoCommCapture(t, 3)
+	inputs["no collective data on rank 2"] = noComm
 	if d := os.Getenv("NPUPROF_SAMPLES"); d != "" {
 		inputs["real level1 samples"] = testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
 	} else if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "formats", "samples")); err == nil {
@@ -139,4 +143,52 @@ func TestExportLayoutAndErrors(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, stdout, filepath.Join("device_tasks", "rank=3", "part-0.parquet")+": no such file", "the other ranks are analyzed; the note names the file")
 	require.NotContains(t, stdout, `"rank": 3,`)
+}
+
+// TestExportStepsWithoutCollectives: the steps table of a rank without
+// collective data has null communication, overlap and free (not 0), and
+// the metrics table says why under steps.communication_us, ...; the other
+// ranks' rows are numbers.
+func TestExportStepsWithoutCollectives(t *testing.T) {
+	in, truth, _ := testutil.NoCommCapture(t, 3)
+	pq := filepath.Join(t.TempDir(), "pq")
+	code, _, errs := run("export", in, "-o", pq, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	for _, rt := range truth.Ranks {
+		rows, err := parquet.ReadFile[parquetio.Step](parquetio.PartFile(pq, parquetio.TableSteps, rt.Rank))
+		require.NoError(t, err)
+		require.Len(t, rows, len(rt.Steps))
+		for i, row := range rows {
+			require.Equal(t, int64(rt.Steps[i].Step), row.Step)
+			require.NotNil(t, row.WindowNs)
+			require.NotNil(t, row.ComputingNs)
+			require.InDelta(t, rt.Steps[i].ComputingUs, float64(*row.ComputingNs)/1e3, 1e-6)
+			for _, v := range []*int64{row.CommunicationNs, row.CommunicationNotOverlapped, row.OverlappedNs, row.FreeNs} {
+				if rt.Rank == 2 {
+					require.Nil(t, v, "rank 2 step %d: null, not measured", row.Step)
+				} else {
+					require.NotNil(t, v, "rank %d step %d", rt.Rank, row.Step)
+				}
+			}
+			if rt.Rank != 2 {
+				require.InDelta(t, rt.Steps[i].CommunicationUs, float64(*row.CommunicationNs)/1e3, 1e-6)
+			}
+		}
+		metrics, err := parquet.ReadFile[parquetio.Metric](parquetio.PartFile(pq, parquetio.TableMetrics, rt.Rank))
+		require.NoError(t, err)
+		why := map[string]string{}
+		for _, m := range metrics {
+			if m.Unavailable != nil {
+				require.Nil(t, m.Value, m.Name)
+				why[m.Name] = *m.Unavailable
+			}
+		}
+		for _, k := range []string{"steps.communication_us", "steps.communication_not_overlapped_us", "steps.overlapped_us", "steps.free_us"} {
+			if rt.Rank == 2 {
+				require.Contains(t, why[k], "no collective data: ", k)
+			} else {
+				require.NotContains(t, why, k)
+			}
+		}
+	}
 }

@@ -23,9 +23,13 @@ type Extra struct {
 }
 
 // StepBreakdown is the steps pass's result for one step, in ns.
+// Communication, CommunicationNotOverlapped, Overlapped and Free are nil
+// when the rank has no collective data (written as null).
 type StepBreakdown struct {
-	Window, Computing, Communication, CommunicationNotOverlapped, Overlapped, Free int64
-	Tasks                                                                          int
+	Window, Computing                         int64
+	Communication, CommunicationNotOverlapped *int64
+	Overlapped, Free                          *int64
+	Tasks                                     int
 }
 
 // Version is npuprof's version, written into every file's created_by.
@@ -160,8 +164,8 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 		row := Step{Step: int64(s.ID), StartNs: s.Start, EndNs: s.End}
 		if b, ok := x.Steps[s.ID]; ok {
 			p := func(v int64) *int64 { return &v }
-			row.WindowNs, row.ComputingNs, row.CommunicationNs = p(b.Window), p(b.Computing), p(b.Communication)
-			row.CommunicationNotOverlapped, row.OverlappedNs, row.FreeNs = p(b.CommunicationNotOverlapped), p(b.Overlapped), p(b.Free)
+			row.WindowNs, row.ComputingNs, row.CommunicationNs = p(b.Window), p(b.Computing), b.Communication
+			row.CommunicationNotOverlapped, row.OverlappedNs, row.FreeNs = b.CommunicationNotOverlapped, b.Overlapped, b.Free
 			row.Tasks = p(int64(b.Tasks))
 		}
 		return row
