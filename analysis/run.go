@@ -28,14 +28,21 @@ type RankResult struct {
 	CANN          string
 	Metrics       map[string]float64
 	Unavailable   map[string]string
-	Steps         []StepBreakdown
-	Breakdown     *Breakdown
-	Timeline      *Timeline
-	HCCL          *HCCLResult
-	MoE           *MoEResult
-	EventWait     *EventWaitResult
-	Kernels       *KernelsResult
-	Collectives   *CollectivesResult
+	// Steps: see StepBreakdown.CommUnavailable for a rank without
+	// collective data.
+	Steps []StepBreakdown
+	// Breakdown is the overlap pass's raw split. Its parts are measured
+	// only where Metrics holds the overlap.* metric of the same name;
+	// without collective data Communication, CommunicationNotOverlapped,
+	// Overlapped and Free are 0 and not measured (Unavailable says why):
+	// report the metrics, not these fields.
+	Breakdown   *Breakdown
+	Timeline    *Timeline
+	HCCL        *HCCLResult
+	MoE         *MoEResult
+	EventWait   *EventWaitResult
+	Kernels     *KernelsResult
+	Collectives *CollectivesResult
 	// EPLoad is the rank's GroupedMatmul work and ep group, for the
 	// cluster experts pass (which never reads models).
 	EPLoad *EPLoadResult
