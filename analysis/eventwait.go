@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -25,6 +26,15 @@ type Wait struct {
 	Task int // index into Rank.Tasks
 	// Next is the next task on the same stream (-1 when none): the op that waited.
 	Next int
+	// The wait task and its next task resolved, so they outlive the model
+	// (Task and Next mean nothing once AnalyzePath released it): the
+	// wait's stream, start and duration in ns, and the next task's name
+	// and duration (HasNext false when there is none).
+	Stream     int32
+	Start, Dur int64
+	NextName   string
+	NextDur    int64
+	HasNext    bool
 }
 
 // EventWaitResult describes EVENT_WAIT tasks.
@@ -180,6 +190,15 @@ does not list EVENT_WAIT tasks.`,
 				k--
 			}
 			top[k] = w
+		}
+		for i := range top {
+			w := &top[i]
+			t := &r.Tasks[w.Task]
+			w.Stream, w.Start, w.Dur = t.Stream, t.Start, t.Dur
+			if w.Next >= 0 {
+				n := &r.Tasks[w.Next]
+				w.NextName, w.NextDur, w.HasNext = strings.Clone(r.Str(n.Name)), n.Dur, true
+			}
 		}
 		if len(top) > 0 {
 			res.Longest = top

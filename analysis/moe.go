@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -58,7 +59,15 @@ type MoEResult struct {
 	Routing, Cumsum, CumsumAICPU, GMM, Gating, Dispatch, Combine Stat
 	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
 	OtherCumsum Stat
-	Layers      []MoELayer
+	// Layers index into the model's tasks: AnalyzePath drops them with the
+	// model (Positions keeps what renderers draw).
+	Layers []MoELayer
+	// Positions are the MoE layers by position: the n-th MoeInitRouting*
+	// of a profiler step (of the capture when there are no steps) is layer
+	// position n. At most MoEMaxPositions; PositionsCapped says that later
+	// positions were left out.
+	Positions       []MoEPosition
+	PositionsCapped bool
 	// GMMTokens sums the first dim of each GroupedMatmul's first input,
 	// when shapes are known (HaveShapes).
 	GMMTokens  int64
@@ -66,6 +75,17 @@ type MoEResult struct {
 	// CumsumCores counts MoE Cumsum kernels per task type (AI_CPU, ...).
 	CumsumCores map[string]int
 }
+
+// MoEPosition is one MoE layer position: the means, over its occurrences
+// (steps), of the MoeInitRouting* kernel's duration and of the summed
+// routing-path Cumsum durations, in µs.
+type MoEPosition struct {
+	RoutingUs, CumsumUs float64
+	Count               int
+}
+
+// MoEMaxPositions caps MoEResult.Positions (Qwen3-235B has 94 MoE layers).
+const MoEMaxPositions = 256
 
 // MoEPass finds the MoE routing kernels and the Cumsum kernels in the
 // routing path.
@@ -138,6 +158,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 				res.Combine.add(t.Dur)
 			}
 		}
+		res.Positions, res.PositionsCapped = moePositions(r, res.Layers)
 		set := func(prefix string, s Stat) {
 			ctx.SetUs(prefix+".time_us", s.Total)
 			ctx.SetCount(prefix+".count", s.Count)
@@ -176,4 +197,48 @@ func firstDim(shapes string) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	return v, err == nil
+}
+
+// moePositions averages routing and Cumsum durations by layer position:
+// the n-th layer (routing kernel) of a profiler step is position n.
+func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
+	type acc struct {
+		r, c float64
+		n    int
+	}
+	var pos []acc
+	capped := false
+	si, inStep := 0, map[int]int{}
+	for _, l := range layers {
+		t := r.Tasks[l.Routing]
+		step := -1
+		for si < len(r.Steps) && r.Steps[si].End <= t.Start {
+			si++
+		}
+		if si < len(r.Steps) && t.Start >= r.Steps[si].Start {
+			step = si
+		}
+		p := inStep[step]
+		inStep[step]++
+		if p >= MoEMaxPositions {
+			capped = true
+			continue
+		}
+		for len(pos) <= p {
+			pos = append(pos, acc{})
+		}
+		pos[p].r += float64(t.Dur) / 1000
+		for _, ci := range l.Cumsum {
+			pos[p].c += float64(r.Tasks[ci].Dur) / 1000
+		}
+		pos[p].n++
+	}
+	out := make([]MoEPosition, len(pos))
+	for i, a := range pos {
+		out[i] = MoEPosition{RoutingUs: math.NaN(), CumsumUs: math.NaN(), Count: a.n}
+		if a.n > 0 {
+			out[i].RoutingUs, out[i].CumsumUs = a.r/float64(a.n), a.c/float64(a.n)
+		}
+	}
+	return out, capped
 }

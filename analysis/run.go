@@ -15,7 +15,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, TimelineSamplePass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -65,6 +65,9 @@ type RankResult struct {
 	// nil when the analysis released it to bound memory (AnalyzePath
 	// without KeepModels).
 	Model *model.Rank
+	// TimelineSample is what the HTML mini timeline draws, sampled while
+	// the model was alive.
+	TimelineSample *TimelineSample
 }
 
 // Result is the analysis of a whole profile.
@@ -262,6 +265,7 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 	rr.EPLoad, _ = results[EPLoadPass].(*EPLoadResult)
 	rr.Decode, _ = results[DecodePass].(*DecodeResult)
 	rr.Layers, _ = results[LayersPass].(*LayersResult)
+	rr.TimelineSample, _ = results[TimelineSamplePass].(*TimelineSample)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message
