@@ -313,20 +313,6 @@ func TestHTMLFindingsEmptyAndNil(t *testing.T) {
 	}
 }
 
-func TestDownsampleCapsBoxes(t *testing.T) {
-	var boxes []tlBox
-	for i := 0; i < 10000; i++ {
-		boxes = append(boxes, tlBox{lane: i % 3, start: int64(i) * 100, end: int64(i)*100 + 60, count: 1, longest: int64(i % 7), name: "k"})
-	}
-	out := downsample(boxes, 1_000_000, 500)
-	require.LessOrEqual(t, len(out), 500)
-	total := 0
-	for _, b := range out {
-		total += b.count
-	}
-	require.Equal(t, 10000, total, "merged boxes account for every task")
-}
-
 // genResult writes a tracegen scenario into a temporary folder and
 // analyzes it through the real parser.
 func genResult(t testing.TB, s tracegen.Scenario) *analysis.Result {

@@ -362,52 +362,18 @@ func moeLayerStats(res *analysis.Result) *layerStats {
 	ls := &layerStats{}
 	binned := false
 	for _, rr := range res.Ranks {
-		if rr.MoE == nil || len(rr.MoE.Layers) == 0 || rr.Model == nil {
+		if rr.MoE == nil || len(rr.MoE.Positions) == 0 {
 			continue
 		}
-		tasks := rr.Model.Tasks
-		steps := rr.Model.Steps
-		type acc struct {
-			r, c float64
-			n    int
-		}
-		var pos []acc
-		si, inStep := 0, map[int]int{}
-		for _, l := range rr.MoE.Layers {
-			t := tasks[l.Routing]
-			step := -1
-			for si < len(steps) && steps[si].End <= t.Start {
-				si++
-			}
-			if si < len(steps) && t.Start >= steps[si].Start {
-				step = si
-			}
-			p := inStep[step]
-			inStep[step]++
-			if p >= maxLayerPositions {
-				binned = true
-				continue
-			}
-			for len(pos) <= p {
-				pos = append(pos, acc{})
-			}
-			pos[p].r += float64(t.Dur) / 1000
-			for _, ci := range l.Cumsum {
-				pos[p].c += float64(tasks[ci].Dur) / 1000
-			}
-			pos[p].n++
-		}
-		rrow, crow := make([]float64, len(pos)), make([]float64, len(pos))
-		for i, a := range pos {
-			rrow[i], crow[i] = math.NaN(), math.NaN()
-			if a.n > 0 {
-				rrow[i], crow[i] = a.r/float64(a.n), a.c/float64(a.n)
-			}
+		binned = binned || rr.MoE.PositionsCapped
+		rrow, crow := make([]float64, len(rr.MoE.Positions)), make([]float64, len(rr.MoE.Positions))
+		for i, p := range rr.MoE.Positions {
+			rrow[i], crow[i] = p.RoutingUs, p.CumsumUs
 		}
 		ls.ranks = append(ls.ranks, rr.Rank)
 		ls.routing = append(ls.routing, rrow)
 		ls.cumsum = append(ls.cumsum, crow)
-		ls.positions = max(ls.positions, len(pos))
+		ls.positions = max(ls.positions, len(rrow))
 	}
 	if len(ls.ranks) == 0 {
 		return nil
@@ -451,24 +417,19 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			}
 			span[[2]int{i, int(s.Stream)}] = s.Span
 		}
-		if rr.Model == nil {
-			continue
-		}
-		tasks := rr.Model.Tasks
 		var origin int64
 		if rr.Timeline != nil {
 			origin = rr.Timeline.WindowStart
 		}
 		k := 0
 		for _, wt := range rr.EventWait.Longest {
-			t := tasks[wt.Task]
-			if k >= maxWaitsPerRank || t.Dur <= 0 {
+			if k >= maxWaitsPerRank || wt.Dur <= 0 {
 				break
 			}
 			k++
-			e := lw{rank: rr.Rank, stream: t.Stream, dur: t.Dur, start: t.Start, rel: t.Start - origin}
-			if wt.Next >= 0 {
-				e.next, e.nextD, e.nextOK = rr.Model.Str(tasks[wt.Next].Name), tasks[wt.Next].Dur, true
+			e := lw{rank: rr.Rank, stream: wt.Stream, dur: wt.Dur, start: wt.Start, rel: wt.Start - origin}
+			if wt.HasNext {
+				e.next, e.nextD, e.nextOK = wt.NextName, wt.NextDur, true
 			}
 			longest = append(longest, e)
 		}

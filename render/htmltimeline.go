@@ -2,25 +2,22 @@ package render
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/parser/model"
 )
 
 // The mini timeline draws one representative step per rank: device
-// streams and collectives, from the model. It never embeds raw events: it
-// picks one window per rank and merges neighbouring boxes on a lane until
-// at most maxTimelineBoxes remain.
-
-// fixedWindowNs is the slice drawn when a rank has no profiler steps.
-const fixedWindowNs = 20_000_000
+// streams and collectives, from the rank's analysis.TimelineSample (taken
+// by the analysis while the model was alive; it never embeds raw events:
+// one window per rank, neighbouring boxes of a lane merged until at most
+// maxTimelineBoxes remain).
 
 var timelineClasses = []struct{ name, color string }{
+	// in analysis.BoxKind order
 	{"compute", "#2563eb"},
 	{"collective (HCCL op)", "#dc2626"},
 	{"collective kernel", "#f87171"},
@@ -30,50 +27,33 @@ var timelineClasses = []struct{ name, color string }{
 	{"other", "#94a3b8"},
 }
 
-func timelineClass(c model.TaskClass) int {
-	switch c {
-	case model.ClassCompute:
-		return 0
-	case model.ClassCommKernel:
-		return 2
-	case model.ClassEventWait:
-		return 3
-	case model.ClassEventRecord:
-		return 4
-	case model.ClassMemcpy:
-		return 5
-	}
-	return 6
-}
-
-type tlBox struct {
-	lane       int
-	start, end int64 // ns relative to the window start
-	class      int
-	name       string
-	count      int
-	longest    int64
-}
-
-// representativeStep picks the median-length step with device work.
-func representativeStep(steps []analysis.StepBreakdown) (analysis.StepBreakdown, bool) {
-	var ok []analysis.StepBreakdown
-	for _, s := range steps {
-		if s.DeviceEnd > s.DeviceStart {
-			ok = append(ok, s)
+// pickWindows chooses each rank's window so the ranks line up: the
+// median-length step when every rank with steps has the same one, else the
+// middle step by id (which ranks with the same steps agree on) on every
+// rank that has it, else the rank's own median-length step.
+func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
+	median, first := 0, true
+	for _, rr := range ranks {
+		if s := rr.TimelineSample; s != nil && s.Median != nil {
+			if first {
+				median, first = s.Median.Step, false
+			} else if s.Median.Step != median {
+				differ = true
+			}
 		}
 	}
-	if len(ok) == 0 {
-		return analysis.StepBreakdown{}, false
+	if !differ {
+		return false, 0
 	}
-	sort.SliceStable(ok, func(i, j int) bool {
-		a, b := ok[i].DeviceEnd-ok[i].DeviceStart, ok[j].DeviceEnd-ok[j].DeviceStart
-		if a != b {
-			return a < b
+	for _, rr := range ranks {
+		if s := rr.TimelineSample; s != nil && s.Median != nil {
+			if s.Middle != nil {
+				return true, s.Middle.Step
+			}
+			return true, s.Median.Step
 		}
-		return ok[i].Step < ok[j].Step
-	})
-	return ok[(len(ok)-1)/2], true
+	}
+	return false, 0
 }
 
 func buildTimeline(v *htmlView, res *analysis.Result) {
@@ -81,14 +61,7 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 	for _, c := range timelineClasses {
 		tv.Legend = append(tv.Legend, kv{c.name, c.color})
 	}
-	// One step id for all ranks when possible, so the ranks line up.
-	wantStep, haveWant := 0, false
-	for _, rr := range res.Ranks {
-		if s, ok := representativeStep(rr.Steps); ok {
-			wantStep, haveWant = s.Step, true
-			break
-		}
-	}
+	byMiddle, middle := pickWindows(res.Ranks)
 	drawn, skipped := 0, 0
 	var notes []string
 	for _, rr := range res.Ranks {
@@ -96,8 +69,8 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 			skipped++
 			continue
 		}
-		m := rr.Model
-		if m == nil || rr.Timeline == nil || !rr.Timeline.HaveWindow || (len(m.Tasks) == 0 && len(m.HCCL) == 0) {
+		ts := rr.TimelineSample
+		if ts == nil || rr.Timeline == nil || !rr.Timeline.HaveWindow {
 			why := "no device timeline"
 			if w, ok := rr.Unavailable["device.window.time_us"]; ok {
 				why = w
@@ -105,35 +78,35 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 			notes = append(notes, fmt.Sprintf("%s: unavailable: %s", rankLabel(rr.Rank), cleanText(why, 0)))
 			continue
 		}
-		var ws, we int64
+		var w *analysis.SampleWindow
 		label := ""
-		var step analysis.StepBreakdown
-		found := false
-		if haveWant {
-			for _, s := range rr.Steps {
-				if s.Step == wantStep && s.DeviceEnd > s.DeviceStart {
-					step, found = s, true
-					break
+		switch {
+		case ts.Median != nil:
+			w = ts.Median
+			why := "median-length step with device work"
+			if byMiddle {
+				why = "its median-length step; the ranks' median-length steps differ"
+				const mid = "the middle step with device work; the ranks' median-length steps differ"
+				switch {
+				case ts.Middle != nil && ts.Middle.Step == middle:
+					w, why = ts.Middle, mid
+				case ts.Median.Step == middle:
+					why = mid
 				}
 			}
-		}
-		if !found {
-			step, found = representativeStep(rr.Steps)
-		}
-		if found {
-			ws, we = step.DeviceStart, step.DeviceEnd
-			label = fmt.Sprintf("step %d (median-length step with device work), %s", step.Step, Dur(us(we-ws)))
-		} else {
-			ws, we = rr.Timeline.WindowStart, rr.Timeline.WindowEnd
-			if we-ws > fixedWindowNs {
-				mid := ws + (we-ws)/2
-				ws, we = mid-fixedWindowNs/2, mid+fixedWindowNs/2
-				label = fmt.Sprintf("no profiler steps: a %s slice from the middle of the capture", Dur(us(we-ws)))
+			label = fmt.Sprintf("step %d (%s), %s", w.Step, why, Dur(us(w.End-w.Start)))
+		case ts.Capture != nil:
+			w = ts.Capture
+			if w.Sliced {
+				label = fmt.Sprintf("no profiler steps: a %s slice from the middle of the capture", Dur(us(w.End-w.Start)))
 			} else {
-				label = fmt.Sprintf("no profiler steps: the whole capture, %s", Dur(us(we-ws)))
+				label = fmt.Sprintf("no profiler steps: the whole capture, %s", Dur(us(w.End-w.Start)))
 			}
+		default:
+			notes = append(notes, fmt.Sprintf("%s: unavailable: no device timeline", rankLabel(rr.Rank)))
+			continue
 		}
-		c := timelineChart(drawn, rr, ws, we)
+		c := timelineChart(drawn, w)
 		if c.Label != "" {
 			label += "; " + c.Label
 		}
@@ -153,88 +126,29 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 	}
 }
 
-func timelineChart(n int, rr *analysis.RankResult, ws, we int64) *chartPayload {
-	m := rr.Model
+func timelineChart(n int, w *analysis.SampleWindow) *chartPayload {
 	var lanes []string
-	type laneKey struct {
-		hccl   bool
-		stream int32
-		group  string
-	}
-	var keys []laneKey
-	seen := map[laneKey]bool{}
-	var boxes []tlBox
-	add := func(k laneKey, b tlBox) {
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-		boxes = append(boxes, b)
-	}
-	keyOf := map[int]laneKey{}
-	for i := range m.Tasks {
-		t := &m.Tasks[i]
-		if t.Start >= we {
-			break // tasks are sorted by start
-		}
-		if t.End() <= ws || t.Class == model.ClassCommSubtask || t.Class == model.ClassPlaceholder {
-			continue
-		}
-		k := laneKey{stream: t.Stream}
-		b := tlBox{start: max(t.Start, ws) - ws, end: min(t.End(), we) - ws, class: timelineClass(t.Class), name: m.Str(t.Name), count: 1, longest: t.Dur}
-		keyOf[len(boxes)] = k
-		add(k, b)
-	}
-	for i := range m.HCCL {
-		h := &m.HCCL[i]
-		if h.Start >= we {
-			break
-		}
-		if h.End() <= ws {
-			continue
-		}
-		k := laneKey{hccl: true, group: m.Str(h.Group)}
-		b := tlBox{start: max(h.Start, ws) - ws, end: min(h.End(), we) - ws, class: 1, name: m.Str(h.Name), count: 1, longest: h.Dur}
-		keyOf[len(boxes)] = k
-		add(k, b)
-	}
-	sort.SliceStable(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.hccl != b.hccl {
-			return !a.hccl
-		}
-		if a.stream != b.stream {
-			return a.stream < b.stream
-		}
-		return a.group < b.group
-	})
-	idx := map[laneKey]int{}
-	for i, k := range keys {
-		idx[k] = i
+	for _, k := range w.Lanes {
 		switch {
-		case !k.hccl && k.stream < 0:
+		case !k.HCCL && k.Stream < 0:
 			lanes = append(lanes, "stream ?")
-		case !k.hccl:
-			lanes = append(lanes, "stream "+strconv.Itoa(int(k.stream)))
-		case k.group == "":
+		case !k.HCCL:
+			lanes = append(lanes, "stream "+strconv.Itoa(int(k.Stream)))
+		case k.Group == "":
 			lanes = append(lanes, "HCCL")
 		default:
-			lanes = append(lanes, "HCCL "+cleanText(k.group, 30))
+			lanes = append(lanes, "HCCL "+cleanText(k.Group, 30))
 		}
 	}
-	for i := range boxes {
-		boxes[i].lane = idx[keyOf[i]]
-	}
-	total := len(boxes)
-	boxes = downsample(boxes, we-ws, maxTimelineBoxes)
+	ws, we := w.Start, w.End
 
 	names := map[string]int{}
 	var nameList []string
 	var data []opts.CustomData
-	for _, b := range boxes {
-		n := cleanText(b.name, 160)
-		if b.count > 1 {
-			n = fmt.Sprintf("%d tasks merged; longest: %s", b.count, cleanText(b.name, 140))
+	for _, b := range w.Boxes {
+		n := cleanText(w.Names[b.Name], 160)
+		if b.Count > 1 {
+			n = fmt.Sprintf("%d tasks merged; longest: %s", b.Count, cleanText(w.Names[b.Name], 140))
 		}
 		ni, ok := names[n]
 		if !ok {
@@ -242,7 +156,7 @@ func timelineChart(n int, rr *analysis.RankResult, ws, we int64) *chartPayload {
 			names[n] = ni
 			nameList = append(nameList, n)
 		}
-		data = append(data, opts.CustomData{Value: []any{b.lane, us(b.start), us(b.end), b.class, ni}})
+		data = append(data, opts.CustomData{Value: []any{int(b.Lane), us(b.Start), us(b.End), int(b.Kind), ni}})
 	}
 	c := charts.NewCustom()
 	c.SetGlobalOptions(baseGlobals()...)
@@ -273,43 +187,8 @@ func timelineChart(n int, rr *analysis.RankResult, ws, we int64) *chartPayload {
 		p.Classes = append(p.Classes, cl.name)
 		p.Colors = append(p.Colors, cl.color)
 	}
-	if total > len(boxes) {
-		p.Label = fmt.Sprintf("%d tasks drawn as %d boxes", total, len(boxes))
+	if w.Tasks > len(w.Boxes) {
+		p.Label = fmt.Sprintf("%d tasks drawn as %d boxes", w.Tasks, len(w.Boxes))
 	}
 	return p
-}
-
-// downsample merges neighbouring boxes of a lane whose gap is under a
-// quantum, doubling the quantum until at most limit boxes remain. A merged
-// box keeps the class and name of its longest member.
-func downsample(boxes []tlBox, window int64, limit int) []tlBox {
-	if len(boxes) <= limit {
-		return boxes
-	}
-	sort.SliceStable(boxes, func(i, j int) bool {
-		if boxes[i].lane != boxes[j].lane {
-			return boxes[i].lane < boxes[j].lane
-		}
-		return boxes[i].start < boxes[j].start
-	})
-	q := max(window/4000, 1)
-	for {
-		var out []tlBox
-		for _, b := range boxes {
-			if n := len(out); n > 0 && out[n-1].lane == b.lane && b.start-out[n-1].end <= q {
-				last := &out[n-1]
-				last.end = max(last.end, b.end)
-				last.count += b.count
-				if b.longest > last.longest {
-					last.longest, last.class, last.name = b.longest, b.class, b.name
-				}
-				continue
-			}
-			out = append(out, b)
-		}
-		if len(out) <= limit || q > window {
-			return out
-		}
-		q *= 2
-	}
 }

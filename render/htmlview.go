@@ -24,15 +24,15 @@ import (
 // Caps that keep a report small (8 ranks × 94 layers × many steps stays
 // well under 5 MB; ECharts itself is ~1.1 MB).
 const (
-	maxStepRowsTable   = 120  // rows of the per-step table (all ranks)
-	maxStepsChart      = 400  // steps per rank in the per-step chart
-	maxKernelRows      = 1500 // rows of the top-kernels table
-	maxWaitRows        = 24   // rows of the longest-waits table
-	maxWaitsPerRank    = 6    // longest waits shown per rank
-	maxLayerPositions  = 256  // MoE layer positions in the per-layer charts
-	maxTimelineRanks   = 16   // ranks drawn in the mini timeline
-	maxTimelineBoxes   = 1200 // boxes per rank in the mini timeline
-	maxTextLen         = 300  // op names and other trace text
+	maxStepRowsTable   = 120                      // rows of the per-step table (all ranks)
+	maxStepsChart      = 400                      // steps per rank in the per-step chart
+	maxKernelRows      = 1500                     // rows of the top-kernels table
+	maxWaitRows        = 24                       // rows of the longest-waits table
+	maxWaitsPerRank    = 6                        // longest waits shown per rank
+	maxLayerPositions  = analysis.MoEMaxPositions // MoE layer positions in the per-layer charts
+	maxTimelineRanks   = 16                       // ranks drawn in the mini timeline
+	maxTimelineBoxes   = analysis.SampleMaxBoxes  // boxes per rank in the mini timeline
+	maxTextLen         = 300                      // op names and other trace text
 	maxExpertHeatCells = 40000
 )
 
@@ -532,10 +532,7 @@ func buildFacts(v *htmlView, in HTMLInput) {
 	}
 	env := map[string]*envVal{}
 	for _, rr := range in.Result.Ranks {
-		if rr.Model == nil {
-			continue
-		}
-		for _, g := range rr.Model.Groups {
+		for _, g := range rr.Groups {
 			key := g.Name + "\x00" + fmt.Sprint(g.GlobalRanks)
 			e := groups[key]
 			if e == nil {
@@ -544,7 +541,7 @@ func buildFacts(v *htmlView, in HTMLInput) {
 			}
 			e.seen = append(e.seen, rr.Rank)
 		}
-		for k, val := range rr.Model.Env {
+		for k, val := range rr.Env {
 			if val == "" {
 				continue
 			}
