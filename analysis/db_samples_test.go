@@ -29,7 +29,7 @@ func TestDBSamplesMatchProfiler(t *testing.T) {
 	for _, rank := range []int{0, 1} {
 		t.Run(filepath.Base(dbRankDir(rank)), func(t *testing.T) {
 			dir := testutil.Sample(t, dbRankDir(rank))
-			res := load(t, dbRankDir(rank))
+			res, p := loadProfile(t, dbRankDir(rank))
 			require.Len(t, res.Ranks, 1)
 			rr := res.Ranks[0]
 			require.Empty(t, rr.Errors)
@@ -56,7 +56,7 @@ func TestDBSamplesMatchProfiler(t *testing.T) {
 				require.Equal(t, 102108.1, commUs)
 			}
 
-			ref := rr.Model.StepTrace
+			ref := p.Ranks[0].StepTrace
 			require.Len(t, ref, 1, "analysis.db StepTraceTime")
 			require.Len(t, rr.Steps, 1, "STEP_TIME")
 			s := rr.Steps[0]
@@ -71,7 +71,7 @@ func TestDBSamplesMatchProfiler(t *testing.T) {
 			within(t, ref[0].Overlapped, us(s.Overlapped), 0.001, "overlapped")
 			within(t, ref[0].Free, us(s.Free), 0.001, "free")
 			within(t, ref[0].Preparing, us(s.DeviceStart-s.HostStart), 0.001, "preparing")
-			require.NotEmpty(t, rr.Model.FrameworkOps, "PYTORCH_API (TEXT startNs) read")
+			require.NotEmpty(t, p.Ranks[0].FrameworkOps, "PYTORCH_API (TEXT startNs) read")
 		})
 	}
 }

@@ -184,8 +184,8 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 		require.NoError(t, err)
 		res, err := Analyze(p)
 		require.NoError(t, err)
-		for _, rr := range res.Ranks {
-			r := rr.Model
+		for i, rr := range res.Ranks {
+			r := p.Ranks[i]
 			require.Len(t, r.Steps, sc.Steps)
 			var sum int64
 			byType := map[string]int64{}

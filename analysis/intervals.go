@@ -118,8 +118,8 @@ type Timeline struct {
 	HaveComm bool
 	// Compute and Comm are merged (sorted, disjoint) interval sets.
 	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
-	// All three are dropped (nil) in a RankResult whose model was released
-	// (AnalyzePath without KeepModels): they serve the passes.
+	// All three are dropped (nil) in AnalyzePath's results, whose models
+	// are released: they serve the passes.
 	Compute      []Interval
 	Comm         []Interval
 	ComputeTasks []int

@@ -136,13 +136,17 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 	for _, j := range jsons {
 		require.NoError(t, os.Remove(j))
 	}
-	res := analyzeDir(t, dir)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := Analyze(p)
+	require.NoError(t, err)
 	checkTruth(t, truth, res, false)
-	for _, rr := range res.Ranks {
-		require.Contains(t, rr.Model.Have.TimelineFile, "task_time_")
-		require.NotEmpty(t, rr.Model.CommStats)
-		require.NotEmpty(t, rr.Model.APIStats)
-		require.NotEmpty(t, rr.Model.Communication, "analyze/communication.json")
+	for i, rr := range res.Ranks {
+		m := p.Ranks[i]
+		require.Contains(t, m.Have.TimelineFile, "task_time_")
+		require.NotEmpty(t, m.CommStats)
+		require.NotEmpty(t, m.APIStats)
+		require.NotEmpty(t, m.Communication, "analyze/communication.json")
 		for _, w := range rr.Warnings {
 			require.NotContains(t, w.Message, "communication_statistic", "stats agree with the ops")
 		}

@@ -61,12 +61,9 @@ type RankResult struct {
 	// short (a truncated trace_view.json): each covers only the file's
 	// complete part. Sorted; empty when the rank is complete.
 	PartialMetrics []string
-	// Model is the rank's model, for renderers that draw timelines. It is
-	// nil when the analysis released it to bound memory (AnalyzePath
-	// without KeepModels).
-	Model *model.Rank
 	// TimelineSample is what the HTML mini timeline draws, sampled while
-	// the model was alive.
+	// the model was alive: results never hold the model itself, so memory
+	// grows with the ranks parsed at once, not with the rank count.
 	TimelineSample *TimelineSample
 }
 
@@ -133,14 +130,15 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each rank.
 	Progress func(done, total int, path string)
-	// KeepModels keeps every rank's model in RankResult.Model (memory then
-	// grows with the number of ranks).
-	KeepModels bool
 	// Experts names an expert-load input (file or folder, see
 	// parser/experts); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
 }
+
+// modelHook, when set (by tests), sees each rank's model as AnalyzePath
+// receives it, before its passes run.
+var modelHook func(*model.Rank)
 
 // AnalyzePath detects the ranks under path, parses and analyzes each in a
 // bounded worker pool (parse and per-rank passes in the same slot), then
@@ -169,16 +167,20 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 			return
 		}
 		ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
+		if modelHook != nil {
+			modelHook(r)
+		}
 		rr := AnalyzeRank(r)
-		if !opts.KeepModels {
-			rr.Model = nil
-			if rr.Timeline != nil {
-				// indexes into the model's tasks: meaningless without it;
-				// and the interval sets (one interval per compute kernel,
-				// a third of the model's size) only served the passes
-				rr.Timeline.ComputeTasks = nil
-				rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
-			}
+		// what indexes into the model's tasks means nothing once it is
+		// released (and grows with the trace); the interval sets (one
+		// interval per compute kernel, a third of the model's size) only
+		// served the passes
+		if rr.Timeline != nil {
+			rr.Timeline.ComputeTasks = nil
+			rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
+		}
+		if rr.MoE != nil {
+			rr.MoE.Layers = nil
 		}
 		results[i] = rr
 	})
@@ -225,9 +227,6 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		}
 		if rr.Rank != ranks[i] {
 			rr.Rank = ranks[i]
-			if rr.Model != nil {
-				rr.Model.Rank = ranks[i]
-			}
 			for j := range rr.Errors {
 				rr.Errors[j].Rank = ranks[i]
 			}
@@ -249,7 +248,7 @@ func AnalyzeRank(r *model.Rank) *RankResult {
 		Rank: r.Rank, Device: r.Device, Path: r.Path, Format: r.Format, ProfilerLevel: r.ProfilerLevel,
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,
 		Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings,
-		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason, Model: r,
+		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason,
 		Groups: r.Groups, Env: r.Env,
 	}
 	if v, ok := results[StepsPass].([]StepBreakdown); ok {

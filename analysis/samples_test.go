@@ -10,12 +10,18 @@ import (
 )
 
 func load(t *testing.T, rel string) *Result {
+	res, _ := loadProfile(t, rel)
+	return res
+}
+
+// loadProfile is load that also returns the models (results hold none).
+func loadProfile(t *testing.T, rel string) (*Result, *parser.Profile) {
 	t.Helper()
 	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
 	require.NoError(t, err)
 	res, err := Analyze(p)
 	require.NoError(t, err)
-	return res
+	return res, p
 }
 
 func within(t *testing.T, want, got, rel float64, msg string) {
@@ -43,11 +49,11 @@ func TestStepBreakdownMatchesProfiler(t *testing.T) {
 		"Ascend-msinsight/test/data/pytorch/text/level0/rank0_ascend_pt",
 	} {
 		t.Run(rel, func(t *testing.T) {
-			res := load(t, rel)
+			res, p := loadProfile(t, rel)
 			require.Len(t, res.Ranks, 1)
 			rr := res.Ranks[0]
 			require.Empty(t, rr.Errors)
-			ref := rr.Model.StepTrace
+			ref := p.Ranks[0].StepTrace
 			require.Len(t, ref, 1)
 			require.Len(t, rr.Steps, 1)
 			s := rr.Steps[0]

@@ -167,13 +167,14 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 //
 // ex names the expert-load input (--experts, --stage).
 //
-// keepModels keeps every rank's model for renderers that draw from it (the
-// HTML report's timelines); memory then grows with the number of ranks.
-func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, keepModels bool, ex expertFlags) (*analysis.Result, error) {
+// Every rank's model is released once its passes ran, whatever is
+// rendered (the HTML report draws from results), so memory grows with
+// --workers, not with the number of ranks.
+func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet bool, ex expertFlags) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := analysis.Options{Workers: workers, KeepModels: keepModels, Experts: ex.Experts, ExpertStage: ex.Stage}
+	opts := analysis.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage}
 	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
 		start := time.Now()
@@ -202,7 +203,7 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "", opts.expertFlags)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.expertFlags)
 	if err != nil {
 		return err
 	}

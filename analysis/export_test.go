@@ -1,0 +1,17 @@
+package analysis
+
+import "github.com/npuprof/npuprof/parser/model"
+
+// SetModelHook lets external tests (package analysis_test) see each model
+// AnalyzePath receives; the returned func restores the previous hook.
+func SetModelHook(f func(*model.Rank)) (restore func()) {
+	old := modelHook
+	modelHook = f
+	return func() { modelHook = old }
+}
+
+// For htmlmem_test.go.
+var (
+	SlowCluster = slowCluster
+	MeasureHeap = measureHeap
+)
