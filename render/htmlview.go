@@ -18,8 +18,10 @@ import (
 // a step field carries its exact JSON value (data-v), so tests and readers
 // can check the page against `npuprof analyze --format json`. The view only
 // selects, orders, formats and lays out; the few presentation derivations
-// (shares, means of a layer's occurrences, timeline downsampling) are named
-// where they are made.
+// (shares) are named where they are made. Means of a layer position's
+// occurrences (analysis.MoEResult.Positions) and the mini timeline's
+// downsampled boxes (analysis.TimelineSample) come from the analysis, which
+// computes them while the model is alive: the view never reads a model.
 
 // Caps that keep a report small (8 ranks × 94 layers × many steps stays
 // well under 5 MB; ECharts itself is ~1.1 MB).
