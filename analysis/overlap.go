@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -100,6 +101,23 @@ func noCollectives(ctx *Context) string {
 	return "no collective data: neither a timeline HCCL process nor kernel_details HCCL rows"
 }
 
+// noSteps says why a rank has no per-step breakdown.
+func noSteps(ctx *Context, tl *Timeline) string {
+	r := ctx.Rank
+	switch {
+	case !r.Have.Timeline:
+		if r.Have.TimelineNote != "" {
+			return "no timeline to find ProfilerStep#N in: " + r.Have.TimelineNote
+		}
+		return "no timeline to find ProfilerStep#N in: " + strings.TrimPrefix(noDeviceData(ctx), "no device data: ")
+	case len(r.Steps) == 0:
+		return "the timeline has no ProfilerStep#N ranges (profiled without torch_npu's schedule and prof.step(), or without the host (CPU) activity)"
+	case !tl.HaveCompute:
+		return fmt.Sprintf("the timeline has %d ProfilerStep#N range(s) but no compute kernels to place in them", len(r.Steps))
+	}
+	return ""
+}
+
 // StepBreakdown is one ProfilerStep's breakdown.
 type StepBreakdown struct {
 	Step int
@@ -148,6 +166,7 @@ spans the step's compute kernels only.`,
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
 		if len(r.Steps) == 0 || !tl.HaveCompute {
+			ctx.Unavailable(noSteps(ctx, tl), "steps")
 			return []StepBreakdown(nil), nil
 		}
 		out := make([]StepBreakdown, 0, len(r.Steps))

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/stretchr/testify/require"
 )
@@ -47,4 +48,30 @@ func TestTimelineComputeUnion(t *testing.T) {
 		}
 		require.Equal(t, want, tl.Compute, "seed %d", seed)
 	}
+}
+
+// An empty per-step breakdown says why.
+func TestNoStepsSaysWhy(t *testing.T) {
+	// the demo scenario has no ProfilerStep#N
+	res := analyzeScenario(t, "ep-fc1-cumsum")
+	for _, rr := range res.Ranks {
+		require.Empty(t, rr.Steps)
+		require.Contains(t, rr.Unavailable["steps"], "no ProfilerStep#N ranges", "rank %d", rr.Rank)
+	}
+	res = analyzeScenario(t, "ep-fc1-cumsum-steps")
+	for _, rr := range res.Ranks {
+		require.NotEmpty(t, rr.Steps)
+		require.NotContains(t, rr.Unavailable, "steps", "rank %d", rr.Rank)
+	}
+}
+
+func analyzeScenario(t *testing.T, name string) *Result {
+	t.Helper()
+	sc, ok := tracegen.Lookup(name)
+	require.True(t, ok, name)
+	sc.Ranks = 2
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	return analyzeDir(t, dir)
 }
