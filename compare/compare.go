@@ -45,6 +45,11 @@ type Side struct {
 	Steps int `json:"steps"`
 	// StepsFrom names where Steps came from.
 	StepsFrom string `json:"steps_from,omitempty"`
+	// Partial lists the ranks of this side whose trace_view.json or
+	// kernel_details.csv was cut short, with the reason; absent when every
+	// file was whole. Every compared quantity that read one of them names
+	// it in its own partial[] (PartialRef).
+	Partial []PartialRank `json:"partial,omitempty"`
 }
 
 // MetricDelta is one metric before and after. Before and After are means
@@ -62,6 +67,10 @@ type MetricDelta struct {
 	// BeforeMissing / AfterMissing say why a side has no value.
 	BeforeMissing string `json:"before_unavailable,omitempty"`
 	AfterMissing  string `json:"after_unavailable,omitempty"`
+	// Partial names the ranks, per side, whose value of the metric went
+	// into Before or After from a file cut short (a cross-rank metric: every
+	// partial rank of the side); absent when both values are whole.
+	Partial []PartialRef `json:"partial,omitempty"`
 }
 
 // Changed reports whether the metric differs between the sides (or exists
@@ -87,6 +96,9 @@ type StepDelta struct {
 	AfterUs  float64  `json:"after_us"`
 	DeltaUs  float64  `json:"delta_us"`
 	Pct      *float64 `json:"pct"`
+	// Partial names the partial ranks whose steps went into a mean (with
+	// ProfilerStep#N rows), or whose metric did (with decode.steps.count).
+	Partial []PartialRef `json:"partial,omitempty"`
 }
 
 // Collective status values.
@@ -112,6 +124,8 @@ type CollectiveDelta struct {
 	// Per step per rank; absent when a side's step count is unknown.
 	BeforeCountPerStep *float64 `json:"before_count_per_step,omitempty"`
 	AfterCountPerStep  *float64 `json:"after_count_per_step,omitempty"`
+	// Partial names the partial ranks whose collectives went into the means.
+	Partial []PartialRef `json:"partial,omitempty"`
 }
 
 // KernelDelta is one compute kernel matched by op type and name: its total
@@ -128,6 +142,8 @@ type KernelDelta struct {
 	Pct         *float64 `json:"pct"`
 	BeforeCount float64  `json:"before_count_per_step"`
 	AfterCount  float64  `json:"after_count_per_step"`
+	// Partial names the partial ranks whose kernel list went into the means.
+	Partial []PartialRef `json:"partial,omitempty"`
 }
 
 // Finding status values.
@@ -155,6 +171,22 @@ type FindingDelta struct {
 	MeasuredMissing string   `json:"measured_unavailable,omitempty"`
 	// Ratio is MeasuredUs / PredictedUs (how much of the promise was kept).
 	Ratio *float64 `json:"measured_over_predicted,omitempty"`
+	// Partial names, per side, the ranks whose cut file fed the finding
+	// itself (the analysis document's findings[].partial, on the side the
+	// finding was found); absent when its inputs were whole.
+	Partial []PartialRef `json:"partial,omitempty"`
+	// SavingUncertain carries the finding's saving_uncertain on the side
+	// whose prediction PredictedUs is: it was estimated from partial
+	// metrics, and is neither a lower nor an upper bound.
+	SavingUncertain bool `json:"saving_uncertain,omitempty"`
+	// MeasuredPartial names the ranks whose value of MeasuredMetric, on
+	// either side, was computed from a file cut short: MeasuredUs (and
+	// Ratio) rest on it.
+	MeasuredPartial []PartialRef `json:"measured_partial,omitempty"`
+	// StatusPartial names, for a resolved finding, the after side's partial
+	// ranks (for a new one, the before side's): the finding's absence there
+	// was judged on files cut short, so the status may come from the cut.
+	StatusPartial []PartialRef `json:"status_partial,omitempty"`
 }
 
 // Result is a comparison: the diff document (schema npuprof.diff/v1).
@@ -235,15 +267,21 @@ func Compare(before, after *render.Document, opts Options) *Result {
 	}
 	r := &Result{Schema: Schema, Before: side(before), After: side(after), Overall: []MetricDelta{}, Ranks: []RankDelta{},
 		Collectives: []CollectiveDelta{}, Kernels: []KernelDelta{}, Findings: []FindingDelta{}, Unavailable: map[string]string{}}
+	r.Before.Partial, r.After.Partial = partialRanksOf(before), partialRanksOf(after)
+	bp, ap := buildPartial(before, SideBefore), buildPartial(after, SideAfter)
 	r.Overall = metricDeltas(meanMetrics(before), meanMetrics(after), unavailableOf(before), unavailableOf(after))
+	for i := range r.Overall {
+		m := &r.Overall[i]
+		m.Partial = joinRefs(bp.mean(before, m.Metric), ap.mean(after, m.Metric))
+	}
 	if r.Before.Steps > 0 && r.After.Steps > 0 && r.Before.Steps != r.After.Steps {
 		r.Notes = append(r.Notes, fmt.Sprintf("the captures have different step counts (%d before, %d after): metric totals cover different lengths; the step time, per-step collective counts, kernels and measured savings are normalized per step", r.Before.Steps, r.After.Steps))
 	}
-	r.compareRanks(before, after)
-	r.compareSteps(before, after)
-	r.compareCollectives(before, after)
-	r.compareKernels(before, after, opts.Kernels)
-	r.compareFindings(before, after)
+	r.compareRanks(before, after, bp, ap)
+	r.compareSteps(before, after, bp, ap)
+	r.compareCollectives(before, after, bp, ap)
+	r.compareKernels(before, after, opts.Kernels, bp, ap)
+	r.compareFindings(before, after, bp, ap)
 	r.compareServing(before, after)
 	return r
 }
@@ -378,7 +416,7 @@ func missing(m map[string]string, k string) string {
 	return "not in this document"
 }
 
-func (r *Result) compareRanks(before, after *render.Document) {
+func (r *Result) compareRanks(before, after *render.Document, bp, ap *partialIndex) {
 	am := map[int]*render.RankDoc{}
 	for i := range after.Ranks {
 		am[after.Ranks[i].Rank] = &after.Ranks[i]
@@ -393,7 +431,11 @@ func (r *Result) compareRanks(before, after *render.Document) {
 			continue
 		}
 		seen[b.Rank] = true
-		r.Ranks = append(r.Ranks, RankDelta{Rank: b.Rank, Metrics: metricDeltas(b.Metrics, a.Metrics, b.Unavailable, a.Unavailable)})
+		ms := metricDeltas(b.Metrics, a.Metrics, b.Unavailable, a.Unavailable)
+		for i := range ms {
+			ms[i].Partial = joinRefs(bp.rank(b.Rank, ms[i].Metric), ap.rank(b.Rank, ms[i].Metric))
+		}
+		r.Ranks = append(r.Ranks, RankDelta{Rank: b.Rank, Metrics: ms})
 	}
 	for _, a := range after.Ranks {
 		if !seen[a.Rank] {
@@ -440,10 +482,12 @@ func stepValue(s render.StepDoc, q string) (float64, bool) {
 // measured it; when no rank has ProfilerStep#N rows, the window quantities
 // divided by decode.steps.count (from is then "decode.steps.count").
 // missing says why a quantity measured on no rank is absent; partial names
-// the ranks left out of a quantity's mean, and why.
-func stepMeans(d *render.Document) (out map[string]float64, from string, missing, partial map[string]string) {
-	out, missing, partial = map[string]float64{}, map[string]string{}, map[string]string{}
+// the ranks left out of a quantity's mean, and why; cut names the ranks
+// whose steps (or metric) went into a quantity from a file cut short.
+func stepMeans(d *render.Document, pi *partialIndex) (out map[string]float64, from string, missing, partial map[string]string, cut map[string][]PartialRef) {
+	out, missing, partial, cut = map[string]float64{}, map[string]string{}, map[string]string{}, map[string][]PartialRef{}
 	n := map[string]int{}
+	used := map[string]map[int]bool{}
 	steps := 0
 	type gap struct {
 		ranks []string
@@ -471,6 +515,10 @@ func stepMeans(d *render.Document) (out map[string]float64, from string, missing
 				}
 				out[q] += v
 				n[q]++
+				if used[q] == nil {
+					used[q] = map[int]bool{}
+				}
+				used[q][rk.Rank] = true
 			}
 		}
 	}
@@ -490,11 +538,16 @@ func stepMeans(d *render.Document) (out map[string]float64, from string, missing
 				partial[q] = fmt.Sprintf("mean over the ranks that measured it; not measured on rank(s) %s (%s)", strings.Join(g.ranks, ", "), why)
 			}
 		}
-		return out, "ProfilerStep#N", missing, partial
+		for q := range out {
+			if c := pi.of(used[q]); c != nil {
+				cut[q] = c
+			}
+		}
+		return out, "ProfilerStep#N", missing, partial, cut
 	}
 	count, from := stepCount(d)
 	if count == 0 {
-		return nil, "", nil, nil
+		return nil, "", nil, nil, nil
 	}
 	m := meanMetrics(d)
 	metric := map[string]string{"window": "device.window.time_us", "computing": "overlap.computing.time_us",
@@ -503,6 +556,9 @@ func stepMeans(d *render.Document) (out map[string]float64, from string, missing
 	for _, q := range StepQuantities {
 		if v, ok := m[metric[q]]; ok {
 			out[q] = v / float64(count)
+			if c := joinRefs(pi.mean(d, metric[q]), pi.mean(d, "decode.steps.count")); c != nil {
+				cut[q] = c
+			}
 			continue
 		}
 		why := "not measured on any rank"
@@ -515,14 +571,14 @@ func stepMeans(d *render.Document) (out map[string]float64, from string, missing
 		missing[q] = why
 	}
 	if len(out) == 0 {
-		return nil, "", nil, nil
+		return nil, "", nil, nil, nil
 	}
-	return out, from, missing, partial
+	return out, from, missing, partial, cut
 }
 
-func (r *Result) compareSteps(before, after *render.Document) {
-	b, bFrom, bMiss, bPart := stepMeans(before)
-	a, aFrom, aMiss, aPart := stepMeans(after)
+func (r *Result) compareSteps(before, after *render.Document, bp, ap *partialIndex) {
+	b, bFrom, bMiss, bPart, bCut := stepMeans(before, bp)
+	a, aFrom, aMiss, aPart, aCut := stepMeans(after, ap)
 	switch {
 	case b == nil && a == nil:
 		r.Unavailable["steps"] = "neither document has steps (no ProfilerStep#N and no decode.steps.count)"
@@ -561,7 +617,8 @@ func (r *Result) compareSteps(before, after *render.Document) {
 				r.Notes = append(r.Notes, fmt.Sprintf("per-step %s, %s side: %s", q, side.name, p))
 			}
 		}
-		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv)})
+		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv),
+			Partial: joinRefs(bCut[q], aCut[q])})
 	}
 }
 
@@ -572,10 +629,11 @@ type ctAcc struct {
 // collectivesOf is each (type, group)'s count and time, mean over ranks
 // (a rank without that pair counts 0). ok is false when no rank carries
 // the collectives list (an older document).
-func collectivesOf(d *render.Document) (map[[2]string]ctAcc, bool) {
+func collectivesOf(d *render.Document) (map[[2]string]ctAcc, map[int]bool, bool) {
 	out := map[[2]string]ctAcc{}
 	have := false
 	n := 0
+	used := map[int]bool{}
 	for _, rk := range d.Ranks {
 		if rk.Collectives == nil {
 			if v, ok := rk.Metrics["hccl.total.count"]; !ok || v != 0 {
@@ -584,6 +642,7 @@ func collectivesOf(d *render.Document) (map[[2]string]ctAcc, bool) {
 		}
 		have = true
 		n++
+		used[rk.Rank] = true
 		for _, c := range rk.Collectives {
 			k := [2]string{c.Type, c.Group}
 			a := out[k]
@@ -595,7 +654,7 @@ func collectivesOf(d *render.Document) (map[[2]string]ctAcc, bool) {
 	for k, a := range out {
 		out[k] = ctAcc{a.count / float64(n), a.us / float64(n)}
 	}
-	return out, have
+	return out, used, have
 }
 
 func status(before, after float64) string {
@@ -610,9 +669,9 @@ func status(before, after float64) string {
 	return StatusSame
 }
 
-func (r *Result) compareCollectives(before, after *render.Document) {
-	b, bok := collectivesOf(before)
-	a, aok := collectivesOf(after)
+func (r *Result) compareCollectives(before, after *render.Document, bp, ap *partialIndex) {
+	b, bUsed, bok := collectivesOf(before)
+	a, aUsed, aok := collectivesOf(after)
 	if !bok || !aok {
 		r.Unavailable["collectives"] = "a document has no per-rank collectives list (saved by an older npuprof, or no HCCL data)"
 		return
@@ -625,7 +684,8 @@ func (r *Result) compareCollectives(before, after *render.Document) {
 		keys[k] = true
 	}
 	for k := range keys {
-		c := CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us}
+		c := CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us,
+			Partial: joinRefs(bp.of(bUsed), ap.of(aUsed))}
 		c.Status = status(c.BeforeCount, c.AfterCount)
 		if c.Status == StatusSame && c.BeforeUs != c.AfterUs {
 			c.Status = StatusChanged
@@ -660,14 +720,16 @@ type kAcc struct {
 
 // kernelsOf is each kernel's total time and count per rank (mean over the
 // ranks that carry a kernel list), divided by steps (when known).
-func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, bool) {
+func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, map[int]bool, bool) {
 	out := map[[2]string]*kAcc{}
 	n := 0
+	used := map[int]bool{}
 	for _, rk := range d.Ranks {
 		if rk.Kernels == nil {
 			continue
 		}
 		n++
+		used[rk.Rank] = true
 		for _, k := range rk.Kernels {
 			key := [2]string{k.OpType, k.Name}
 			a := out[key]
@@ -684,12 +746,13 @@ func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, bool) {
 		a.us /= div
 		a.count /= div
 	}
-	return out, n > 0
+	return out, used, n > 0
 }
 
-func (r *Result) compareKernels(before, after *render.Document, limit int) {
-	b, bok := kernelsOf(before, r.Before.Steps)
-	a, aok := kernelsOf(after, r.After.Steps)
+func (r *Result) compareKernels(before, after *render.Document, limit int, bp, ap *partialIndex) {
+	b, bUsed, bok := kernelsOf(before, r.Before.Steps)
+	a, aUsed, aok := kernelsOf(after, r.After.Steps)
+	cut := joinRefs(bp.of(bUsed), ap.of(aUsed))
 	if !bok || !aok {
 		r.Unavailable["kernels"] = "a document has no per-rank kernels list (saved by an older npuprof, or no compute kernels)"
 		return
@@ -706,7 +769,7 @@ func (r *Result) compareKernels(before, after *render.Document, limit int) {
 	}
 	var all []KernelDelta
 	for k := range keys {
-		kd := KernelDelta{OpType: k[0], Name: k[1]}
+		kd := KernelDelta{OpType: k[0], Name: k[1], Partial: cut}
 		if x := b[k]; x != nil {
 			kd.BeforeUs, kd.BeforeCount, kd.Core = x.us, x.count, x.core
 		}
@@ -762,13 +825,15 @@ func effectMetrics(rule string, ev []string) []string {
 	return []string{"device.window.time_us"}
 }
 
-func (r *Result) compareFindings(before, after *render.Document) {
+func (r *Result) compareFindings(before, after *render.Document, bp, ap *partialIndex) {
 	type fd struct {
 		title, sev string
 		saving     float64
 		evidence   []string
+		partial    []PartialRef
+		uncertain  bool
 	}
-	collect := func(d *render.Document) (map[string]*fd, []string) {
+	collect := func(d *render.Document, side string) (map[string]*fd, []string) {
 		out := map[string]*fd{}
 		var order []string
 		for _, f := range d.Findings {
@@ -782,11 +847,15 @@ func (r *Result) compareFindings(before, after *render.Document) {
 			for _, e := range f.Evidence {
 				x.evidence = append(x.evidence, e.Metric)
 			}
+			for _, p := range f.Partial {
+				x.partial = append(x.partial, PartialRef{Side: side, Rank: p.Rank})
+			}
+			x.uncertain = x.uncertain || f.SavingUncertain
 		}
 		return out, order
 	}
-	b, bOrder := collect(before)
-	a, aOrder := collect(after)
+	b, bOrder := collect(before, SideBefore)
+	a, aOrder := collect(after, SideAfter)
 	bm, am := meanMetrics(before), meanMetrics(after)
 	scale := 1.0
 	normalized := false
@@ -797,6 +866,9 @@ func (r *Result) compareFindings(before, after *render.Document) {
 	measure := func(f *FindingDelta, metrics []string) {
 		f.MeasuredMetric = strings.Join(metrics, " + ")
 		var bv, av float64
+		for _, m := range metrics {
+			f.MeasuredPartial = joinRefs(f.MeasuredPartial, bp.mean(before, m), ap.mean(after, m))
+		}
 		for _, m := range metrics {
 			x, ok := bm[m]
 			if !ok {
@@ -821,9 +893,14 @@ func (r *Result) compareFindings(before, after *render.Document) {
 	}
 	for _, rule := range bOrder {
 		x := b[rule]
-		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingPersists}
-		if _, ok := a[rule]; !ok {
+		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingPersists,
+			SavingUncertain: x.uncertain}
+		if y, ok := a[rule]; ok {
+			f.Partial = joinRefs(x.partial, y.partial)
+		} else {
 			f.Status = FindingResolved
+			f.Partial = joinRefs(x.partial)
+			f.StatusPartial = ap.all()
 		}
 		measure(&f, effectMetrics(rule, x.evidence))
 		r.Findings = append(r.Findings, f)
@@ -835,7 +912,8 @@ func (r *Result) compareFindings(before, after *render.Document) {
 		x := a[rule]
 		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew,
 			MeasuredMetric:  strings.Join(effectMetrics(rule, x.evidence), " + "),
-			MeasuredMissing: "new on the after side: no fix to measure"}
+			MeasuredMissing: "new on the after side: no fix to measure",
+			Partial:         joinRefs(x.partial), SavingUncertain: x.uncertain, StatusPartial: bp.all()}
 		r.Findings = append(r.Findings, f)
 	}
 	order := map[string]int{FindingResolved: 0, FindingNew: 1, FindingPersists: 2}

@@ -38,8 +38,31 @@ func isHigherBetter(name string) bool {
 	return false
 }
 
-func metricRows(ms []MetricDelta, all bool) [][]render.DiffCell {
+// withPartial adds a "Partial input" column to a section when one of its
+// rows read a file cut short; tags holds each row's PartialTag, in row
+// order (rows beyond it are whole).
+func withPartial(sec render.DiffSection, tags []string) render.DiffSection {
+	any := false
+	for _, t := range tags {
+		any = any || t != ""
+	}
+	if !any {
+		return sec
+	}
+	sec.Columns = append(append([]render.DiffColumn{}, sec.Columns...), render.DiffColumn{Name: "Partial input"})
+	for i := range sec.Rows {
+		c := render.DiffCell{}
+		if i < len(tags) && tags[i] != "" {
+			c = render.DiffCell{Text: tags[i], Class: "partial"}
+		}
+		sec.Rows[i] = append(sec.Rows[i], c)
+	}
+	return sec
+}
+
+func metricRows(ms []MetricDelta, all bool) ([][]render.DiffCell, []string) {
 	var rows [][]render.DiffCell
+	var tags []string
 	for _, m := range ms {
 		if !all && !m.Changed() {
 			continue
@@ -68,17 +91,22 @@ func metricRows(ms []MetricDelta, all bool) [][]render.DiffCell {
 		}
 		row = append(row, txt(why))
 		rows = append(rows, row)
+		tags = append(tags, PartialTag(m.Partial))
 	}
-	return rows
+	return rows, tags
 }
 
 // HTMLInput builds the diff report's input.
 func HTMLInput(r *Result, version string) render.DiffHTMLInput {
-	in := render.DiffHTMLInput{Version: version, Notes: r.Notes,
+	in := render.DiffHTMLInput{Version: version, Notes: r.Notes, Partial: r.PartialCaveats(),
 		Before: render.DiffSideInfo{Path: r.Before.Path, Detail: sideDetail(r.Before)},
 		After:  render.DiffSideInfo{Path: r.After.Path, Detail: sideDetail(r.After)}}
 	if w, ok := r.Step("window"); ok {
-		in.Cards = append(in.Cards, render.DiffCard{K: "Step time", V: fmt.Sprintf("%s → %s", render.Dur(w.BeforeUs), render.Dur(w.AfterUs)), Class: goodBad("x.time_us", w.DeltaUs)})
+		k := "Step time"
+		if len(w.Partial) > 0 {
+			k = "Step time (partial: " + PartialTag(w.Partial) + ")"
+		}
+		in.Cards = append(in.Cards, render.DiffCard{K: k, V: fmt.Sprintf("%s → %s", render.Dur(w.BeforeUs), render.Dur(w.AfterUs)), Class: goodBad("x.time_us", w.DeltaUs)})
 		in.Cards = append(in.Cards, render.DiffCard{K: "Change per step", V: FormatDelta("x.time_us", w.DeltaUs, w.Pct), Class: goodBad("x.time_us", w.DeltaUs)})
 	}
 	resolved, added := 0, 0
@@ -112,10 +140,12 @@ func HTMLInput(r *Result, version string) render.DiffHTMLInput {
 	// Step time.
 	st := render.DiffSection{ID: "steps", Title: "Step time", Lede: "Mean per step over every step of every rank.", Empty: r.Unavailable["steps"],
 		Columns: []render.DiffColumn{{Name: "Quantity"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
+	var stTags []string
 	for _, s := range r.Steps {
 		c := num(FormatDelta("x.time_us", s.DeltaUs, s.Pct), s.DeltaUs)
 		c.Class = goodBad("x.time_us", s.DeltaUs)
 		st.Rows = append(st.Rows, []render.DiffCell{txt(s.Quantity), num(render.Dur(s.BeforeUs), s.BeforeUs), num(render.Dur(s.AfterUs), s.AfterUs), c})
+		stTags = append(stTags, PartialTag(s.Partial))
 	}
 	if len(r.Steps) > 0 {
 		for _, q := range StepQuantities {
@@ -133,7 +163,9 @@ func HTMLInput(r *Result, version string) render.DiffHTMLInput {
 	if why := r.Unavailable["findings"]; why != "" {
 		fs.Empty = why
 	}
+	var fsTags []string
 	for _, f := range r.Findings {
+		fsTags = append(fsTags, FindingPartialTag(f))
 		meas, ratio := render.DiffCell{Text: "n/a", Num: true}, render.DiffCell{Text: "-", Num: true}
 		if f.MeasuredUs != nil {
 			meas = num(render.Dur(*f.MeasuredUs), *f.MeasuredUs)
@@ -154,35 +186,42 @@ func HTMLInput(r *Result, version string) render.DiffHTMLInput {
 	cs := render.DiffSection{ID: "collectives", Title: "Collectives by type and group", Lede: "HCCL big ops per rank (mean over ranks): gone, new, changed.",
 		Empty:   orDefault(r.Unavailable["collectives"], "No collectives on either side."),
 		Columns: []render.DiffColumn{{Name: "Status"}, {Name: "Type"}, {Name: "Group"}, {Name: "Count before", Num: true}, {Name: "Count after", Num: true}, {Name: "Time before", Num: true}, {Name: "Time after", Num: true}}}
+	var csTags []string
 	for _, c := range r.Collectives {
 		status := txt(c.Status)
 		status.Class = map[string]string{StatusGone: "good", StatusNew: "bad"}[c.Status]
 		cs.Rows = append(cs.Rows, []render.DiffCell{status, txt(c.Type), txt(c.Group), num(fmt.Sprintf("%.4g", c.BeforeCount), c.BeforeCount),
 			num(fmt.Sprintf("%.4g", c.AfterCount), c.AfterCount), num(render.Dur(c.BeforeUs), c.BeforeUs), num(render.Dur(c.AfterUs), c.AfterUs)})
+		csTags = append(csTags, PartialTag(c.Partial))
 	}
 
 	// Kernels.
 	ks := render.DiffSection{ID: "kernels", Title: "Kernels whose time changed most", Lede: "Compute kernels matched by op type and name; total time per step, mean over ranks.",
 		Empty:   orDefault(r.Unavailable["kernels"], "No kernels."),
 		Columns: []render.DiffColumn{{Name: "Status"}, {Name: "Kernel"}, {Name: "Type"}, {Name: "Core"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
+	var ksTags []string
 	for _, k := range r.Kernels {
 		c := num(FormatDelta("x.time_us", k.DeltaUs, k.Pct), k.DeltaUs)
 		c.Class = goodBad("x.time_us", k.DeltaUs)
 		ks.Rows = append(ks.Rows, []render.DiffCell{txt(k.Status), {Text: k.Name, Class: "mono"}, txt(k.OpType), txt(k.Core), num(render.Dur(k.BeforeUs), k.BeforeUs), num(render.Dur(k.AfterUs), k.AfterUs), c})
+		ksTags = append(ksTags, PartialTag(k.Partial))
 	}
 
 	metricCols := []render.DiffColumn{{Name: "Metric"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}, {Name: "Unavailable"}}
-	in.Sections = []render.DiffSection{st, fs, cs, ks}
+	in.Sections = []render.DiffSection{withPartial(st, stTags), withPartial(fs, fsTags), withPartial(cs, csTags), withPartial(ks, ksTags)}
 	if len(r.Serving) > 0 {
+		rows, _ := metricRows(r.Serving, true)
 		in.Sections = append(in.Sections, render.DiffSection{ID: "serving", Title: "Serving context", Lede: "From vLLM's server log and vllm bench serve results.",
-			Columns: metricCols, Rows: metricRows(r.Serving, true), Empty: "No serving metrics."})
+			Columns: metricCols, Rows: rows, Empty: "No serving metrics."})
 	}
 	// Per rank: the breakdown.
 	rk := render.DiffSection{ID: "ranks", Title: "Per rank", Lede: "Each rank's window and breakdown, before → after.", Empty: "No rank on both sides.",
 		Columns: []render.DiffColumn{{Name: "Rank", Num: true}, {Name: "Window", Num: true}, {Name: "Computing", Num: true}, {Name: "Comm. not overlapped", Num: true}, {Name: "Free", Num: true}}}
+	var rkTags []string
 	for _, rd := range r.Ranks {
+		rkTags = append(rkTags, PartialTag(rankPartial(rd)))
 		row := []render.DiffCell{num(fmt.Sprint(rd.Rank), float64(rd.Rank))}
-		for _, k := range []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us", "overlap.free.time_us"} {
+		for _, k := range RankColumns {
 			c := render.DiffCell{Text: rankCell(rd, k), Num: true}
 			for _, m := range rd.Metrics {
 				if m.Metric == k && m.Delta != nil {
@@ -194,8 +233,9 @@ func HTMLInput(r *Result, version string) render.DiffHTMLInput {
 		}
 		rk.Rows = append(rk.Rows, row)
 	}
-	in.Sections = append(in.Sections, rk, render.DiffSection{ID: "metrics", Title: "Every metric", Lede: "Mean over the ranks that measured it.",
-		Columns: metricCols, Rows: metricRows(r.Overall, true), Empty: "No metrics."})
+	rows, tags := metricRows(r.Overall, true)
+	in.Sections = append(in.Sections, withPartial(rk, rkTags), withPartial(render.DiffSection{ID: "metrics", Title: "Every metric", Lede: "Mean over the ranks that measured it.",
+		Columns: metricCols, Rows: rows, Empty: "No metrics."}, tags))
 	return in
 }
 

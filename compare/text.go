@@ -102,6 +102,9 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	for _, n := range r.Notes {
 		ew.printf("  note: %s\n", render.Safe(n, 300))
 	}
+	for _, c := range r.PartialCaveats() {
+		ew.printf("  ! %s\n", render.Safe(c, 600))
+	}
 
 	ew.printf("\nStep time (mean per step over every rank's steps)\n")
 	if len(r.Steps) == 0 {
@@ -110,7 +113,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "quantity\tbefore\tafter\tchange\t\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", s.Quantity, render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(PartialTag(s.Partial)))
 		}
 		tw.Flush()
 		for _, q := range StepQuantities {
@@ -142,7 +145,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			if f.MeasuredMissing != "" {
 				on += " (" + f.MeasuredMissing + ")"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", f.Status, f.Rule, render.Dur(f.PredictedUs), meas, ratio, render.Safe(on, 200))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, render.Dur(f.PredictedUs), meas, ratio, render.Safe(on, 200), tail(FindingPartialTag(f)))
 		}
 		tw.Flush()
 	}
@@ -162,8 +165,8 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			if c.BeforeCountPerStep != nil {
 				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount,
-				render.Dur(c.BeforeUs), render.Dur(c.AfterUs), ps)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount,
+				render.Dur(c.BeforeUs), render.Dur(c.AfterUs), ps, tail(PartialTag(c.Partial)))
 		}
 		tw.Flush()
 	}
@@ -179,8 +182,8 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
 		for _, k := range r.Kernels {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Status, render.Safe(k.Name, 60), render.Safe(k.OpType, 30), k.Core,
-				render.Dur(k.BeforeUs), render.Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", k.Status, render.Safe(k.Name, 60), render.Safe(k.OpType, 30), k.Core,
+				render.Dur(k.BeforeUs), render.Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(PartialTag(k.Partial)))
 		}
 		tw.Flush()
 	}
@@ -195,10 +198,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
 	for _, rd := range r.Ranks {
 		cells := []string{fmt.Sprint(rd.Rank)}
-		for _, k := range []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us", "overlap.free.time_us"} {
+		for _, k := range RankColumns {
 			cells = append(cells, rankCell(rd, k))
 		}
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(PartialTag(rankPartial(rd))))
 	}
 	tw.Flush()
 
@@ -209,6 +212,39 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	ew.printf("%s", title)
 	writeMetricTable(ew, r.Overall, o.AllMetrics)
 	return ew.err
+}
+
+// RankColumns are the metrics the per-rank breakdown shows.
+var RankColumns = []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us", "overlap.free.time_us"}
+
+// rankPartial is the partial ranks behind a rank's breakdown row.
+func rankPartial(rd RankDelta) []PartialRef {
+	var out []PartialRef
+	for _, m := range rd.Metrics {
+		for _, k := range RankColumns {
+			if m.Metric == k {
+				out = joinRefs(out, m.Partial)
+			}
+		}
+	}
+	return out
+}
+
+// marker is a row's partial label, "[partial: before rank 3]" ("" for a
+// whole row).
+func marker(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "[partial: " + tag + "]"
+}
+
+// tail is marker after a row's last cell.
+func tail(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "  " + marker(tag)
 }
 
 func rankCell(rd RankDelta, k string) string {
@@ -242,7 +278,7 @@ func writeMetricTable(ew *errWriter, ms []MetricDelta, all bool) {
 		case m.Before != nil && m.After == nil:
 			change = "gone"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(PartialTag(m.Partial)))
 	}
 	tw.Flush()
 	if n == 0 {
@@ -256,8 +292,11 @@ func writeMetricTable(ew *errWriter, ms []MetricDelta, all bool) {
 func WriteSummary(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", render.Safe(r.Before.Path, 200))
+	for _, c := range r.partialCaveats("BEFORE (the baseline)", "AFTER (this capture)") {
+		ew.printf("  ! %s\n", render.Safe(c, 600))
+	}
 	if s, ok := r.Step("window"); ok {
-		ew.printf("  step time: %s → %s, %s\n", render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct))
+		ew.printf("  step time: %s → %s, %s%s\n", render.Dur(s.BeforeUs), render.Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(PartialTag(s.Partial)))
 	} else {
 		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
 	}
@@ -268,21 +307,21 @@ func WriteSummary(w io.Writer, r *Result) error {
 			if f.MeasuredUs != nil {
 				meas = "measured " + render.Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
 			}
-			ew.printf("  resolved: %s (predicted %s, %s)\n", f.Rule, render.Dur(f.PredictedUs), meas)
+			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, render.Dur(f.PredictedUs), meas, tail(FindingPartialTag(f)))
 		case FindingNew:
-			ew.printf("  new: %s: %s\n", f.Rule, render.Safe(f.Title, 200))
+			ew.printf("  new: %s: %s%s\n", f.Rule, render.Safe(f.Title, 200), tail(FindingPartialTag(f)))
 		}
 	}
 	for _, c := range r.Collectives {
 		if c.Status == StatusGone || c.Status == StatusNew {
-			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount)
+			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount, tail(PartialTag(c.Partial)))
 		}
 	}
 	for _, k := range r.Kernels {
 		if k.DeltaUs == 0 {
 			continue
 		}
-		ew.printf("  kernel %s: %s (%s), %s → %s, %s\n", k.Status, render.Safe(k.Name, 60), k.OpType, render.Dur(k.BeforeUs), render.Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct))
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, render.Safe(k.Name, 60), k.OpType, render.Dur(k.BeforeUs), render.Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(PartialTag(k.Partial)))
 	}
 	return ew.err
 }

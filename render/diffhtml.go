@@ -24,6 +24,10 @@ type DiffHTMLInput struct {
 	// Cards are the headline changes (step time, findings resolved, ...).
 	Cards []DiffCard
 	Notes []string
+	// Partial are the caveats when a side was measured on a file cut short
+	// (one per partial rank, then what the marked rows mean); shown above
+	// the notes.
+	Partial []string
 	// StepBars draws the per-step quantities before and after (µs).
 	StepBars *DiffBars
 	Sections []DiffSection
@@ -86,6 +90,10 @@ func WriteDiffHTML(w io.Writer, in DiffHTMLInput) error {
 	p := diffPage{DiffHTMLInput: in, CSS: template.CSS(reportCSS), EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS),
 		EChartsVersion: EChartsVersion, EChartsNotice: echartsNotice, Charts: []*chartPayload{}}
 	p.Before.Path, p.After.Path = cleanText(p.Before.Path, 300), cleanText(p.After.Path, 300)
+	p.Partial = make([]string, len(in.Partial))
+	for i, c := range in.Partial {
+		p.Partial[i] = cleanText(c, 600)
+	}
 	for _, s := range in.Sections {
 		sv := diffSecView{DiffSection: s}
 		for _, row := range s.Rows {
