@@ -341,8 +341,27 @@ func meanMetrics(d *render.Document) map[string]float64 {
 
 // Baseline reduces a saved document to what budgets (check --baseline)
 // compare with: the same per-metric means the overall comparison uses.
+// A metric whose value read a rank cut short carries those ranks
+// (PartialRanks, the same ranks the diff marks), so a budget or
+// baseline_metric() that reads it says so.
 func Baseline(d *render.Document, path string) *rules.Baseline {
-	return &rules.Baseline{Path: path, Metrics: meanMetrics(d)}
+	b := &rules.Baseline{Path: path, Metrics: meanMetrics(d)}
+	pi := buildPartial(d, SideBefore)
+	if len(pi.ranks) == 0 {
+		return b
+	}
+	b.PartialRanks, b.PartialReason = map[string][]int{}, map[int]string{}
+	for m := range b.Metrics {
+		for _, p := range pi.mean(d, m) {
+			b.PartialRanks[m] = append(b.PartialRanks[m], p.Rank)
+		}
+	}
+	for _, rk := range d.Ranks {
+		if pi.metrics[rk.Rank] != nil {
+			b.PartialReason[rk.Rank] = rk.PartialReason
+		}
+	}
+	return b
 }
 
 // MeanMetrics is each per-rank metric's mean over the ranks that measured
@@ -848,6 +867,11 @@ func (r *Result) compareFindings(before, after *render.Document, bp, ap *partial
 				x.evidence = append(x.evidence, e.Metric)
 			}
 			for _, p := range f.Partial {
+				if p.Baseline {
+					// a rank of the document's own --baseline (a budget),
+					// not of either side here; saving_uncertain still says it
+					continue
+				}
 				x.partial = append(x.partial, PartialRef{Side: side, Rank: p.Rank})
 			}
 			x.uncertain = x.uncertain || f.SavingUncertain

@@ -65,7 +65,7 @@ func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string, g
 			text := findingText(f)
 			title := f.Title
 			if f.HasPartial() {
-				title = "[partial input: rank " + rankList(f.PartialRanks()) + " cut short] " + title
+				title = "[partial input: " + partialRanksLabel(f) + " cut short] " + title
 			}
 			switch {
 			case rules.SeverityRank(o.Severity) < rules.SeverityRank(failOn):
@@ -140,6 +140,28 @@ func evidenceLine(e rules.Evidence) string {
 	return s
 }
 
+// partialRanksLabel names a finding's partial ranks: "rank 3", "rank 1,
+// 3", "baseline rank 3" (a rank of the --baseline document), "rank 1;
+// baseline rank 3".
+func partialRanksLabel(f *rules.Finding) string {
+	var cur, base []int
+	for _, p := range f.Partial {
+		if p.Baseline {
+			base = append(base, p.Rank)
+		} else {
+			cur = append(cur, p.Rank)
+		}
+	}
+	var parts []string
+	if len(cur) > 0 {
+		parts = append(parts, "rank "+rankList(cur))
+	}
+	if len(base) > 0 {
+		parts = append(parts, "baseline rank "+rankList(base))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // maxPartialMetrics is how many metric names partialCaveat spells out per
 // rank.
 const maxPartialMetrics = 6
@@ -160,7 +182,11 @@ func PartialCaveat(f *rules.Finding) string {
 			more = fmt.Sprintf(" +%d more", len(ms)-maxPartialMetrics)
 			ms = ms[:maxPartialMetrics]
 		}
-		parts = append(parts, fmt.Sprintf("rank %d (%s%s; used in %s)", p.Rank, strings.Join(ms, ", "), more, strings.Join(p.UsedIn, ", ")))
+		who := "rank"
+		if p.Baseline {
+			who = "baseline rank"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s%s; used in %s)", who, p.Rank, strings.Join(ms, ", "), more, strings.Join(p.UsedIn, ", ")))
 	}
 	s := "partial input: " + strings.Join(parts, "; ") + " measured over only the complete part of a file cut short"
 	if f.SavingUncertain {

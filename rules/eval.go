@@ -37,6 +37,13 @@ type Outcome struct {
 type Baseline struct {
 	Path    string
 	Metrics map[string]float64
+	// PartialRanks names, per metric, the baseline's ranks whose value of
+	// it was computed from a file cut short (a cross-rank metric: every
+	// partial rank); PartialReason is each such rank's partial_reason. A
+	// finding that reads such a value lists the rank in Finding.Partial
+	// with PartialInput.Baseline set.
+	PartialRanks  map[string][]int
+	PartialReason map[int]string
 }
 
 // Input is everything rules read.
@@ -150,6 +157,8 @@ type state struct {
 type partialKey struct {
 	rank   int
 	metric string
+	// baseline: a rank of the --baseline document, not of this capture
+	baseline bool
 }
 
 // partialIndex is, per rank, the metrics computed from a file cut short.
@@ -226,7 +235,7 @@ func (st *state) record(phase, name string, ranks []int) {
 		return
 	}
 	for _, r := range ranks {
-		k := partialKey{r, name}
+		k := partialKey{rank: r, metric: name}
 		if st.used[k] == nil {
 			st.used[k] = map[string]bool{}
 		}
@@ -234,37 +243,70 @@ func (st *state) record(phase, name string, ranks []int) {
 	}
 }
 
-// partialInputs groups what was recorded by rank.
+// recordBaseline notes that the current phase read the baseline's value
+// of name, computed from a file cut short on the baseline's ranks.
+func (st *state) recordBaseline(name string) { st.recordBaselineIn(st.phase, name) }
+
+func (st *state) recordBaselineIn(phase, name string) {
+	if phase == "" || st.in.Baseline == nil {
+		return
+	}
+	for _, r := range st.in.Baseline.PartialRanks[name] {
+		k := partialKey{rank: r, metric: name, baseline: true}
+		if st.used[k] == nil {
+			st.used[k] = map[string]bool{}
+		}
+		st.used[k][phase] = true
+	}
+}
+
+// partialInputs groups what was recorded by rank: this capture's ranks
+// first, then the baseline's.
 func (st *state) partialInputs() []PartialInput {
 	if len(st.used) == 0 {
 		return nil
 	}
-	byRank := map[int]*PartialInput{}
-	phases := map[int]map[string]bool{}
+	type rk struct {
+		rank     int
+		baseline bool
+	}
+	byRank := map[rk]*PartialInput{}
+	phases := map[rk]map[string]bool{}
 	for k, ph := range st.used {
-		p := byRank[k.rank]
+		key := rk{k.rank, k.baseline}
+		p := byRank[key]
 		if p == nil {
-			p = &PartialInput{Rank: k.rank, Reason: st.in.partial.reason[k.rank]}
-			byRank[k.rank] = p
-			phases[k.rank] = map[string]bool{}
+			p = &PartialInput{Rank: k.rank, Baseline: k.baseline}
+			if k.baseline {
+				p.Reason = "baseline " + st.in.Baseline.Path + ": " + st.in.Baseline.PartialReason[k.rank]
+			} else {
+				p.Reason = st.in.partial.reason[k.rank]
+			}
+			byRank[key] = p
+			phases[key] = map[string]bool{}
 		}
 		p.Metrics = append(p.Metrics, k.metric)
 		for x := range ph {
-			phases[k.rank][x] = true
+			phases[key][x] = true
 		}
 	}
 	out := make([]PartialInput, 0, len(byRank))
-	for r, p := range byRank {
+	for key, p := range byRank {
 		sort.Strings(p.Metrics)
 		p.UsedIn = []string{}
 		for _, x := range usedInOrder {
-			if phases[r][x] {
+			if phases[key][x] {
 				p.UsedIn = append(p.UsedIn, x)
 			}
 		}
 		out = append(out, *p)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Baseline != out[j].Baseline {
+			return !out[i].Baseline
+		}
+		return out[i].Rank < out[j].Rank
+	})
 	return out
 }
 
@@ -482,6 +524,7 @@ func newState(in *Input) *state {
 			if !ok {
 				return 0, st.unavailable("metric %s is not in the baseline %s", n, in.Baseline.Path)
 			}
+			st.recordBaseline(n)
 			return v, nil
 		},
 		Known: func(n string) (bool, error) { _, ok := facts.Get(n); return ok, nil },
@@ -904,6 +947,7 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 		return o, nil
 	}
 	st.env.Baseline = base
+	st.recordBaseline(b.Metric) // the bound is computed from it
 	bv, err := st.run(b.Bound)
 	if err != nil {
 		var ne *errNotEvaluated
@@ -925,7 +969,7 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 		Title: fmt.Sprintf("%s is over budget: %s, budget %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base)),
 		Evidence: []Evidence{
 			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)", PartialRanks: partialOf(st.used, b.Metric)},
-			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path},
+			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path, PartialRanks: in.Baseline.PartialRanks[b.Metric]},
 		},
 		Fix: fmt.Sprintf("%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.", b.Metric, format(base), format(cur), b.Text),
 	}
@@ -934,19 +978,22 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 		fd.SavingUncertain = st.usedIn(UsedInWhen)
 		if fd.SavingUncertain {
 			st.record(UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)
+			st.recordBaselineIn(UsedInSaving, b.Metric)
 		}
 	}
 	st.record(UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
+	st.recordBaselineIn(UsedInEvidence, b.Metric)
 	fd.Partial = st.partialInputs()
 	o.Status, o.Severity = StatusFired, b.Severity
 	return o, fd
 }
 
-// partialOf returns the ranks on which metric was recorded as partial.
+// partialOf returns the ranks of this capture (not of the baseline) on
+// which metric was recorded as partial.
 func partialOf(used map[partialKey]map[string]bool, metric string) []int {
 	var out []int
 	for k := range used {
-		if k.metric == metric {
+		if k.metric == metric && !k.baseline {
 			out = append(out, k.rank)
 		}
 	}

@@ -65,6 +65,9 @@ type PartialInput struct {
 	Metrics []string `json:"metrics"`
 	// UsedIn says where: when, saving, severity, ranks, evidence, text.
 	UsedIn []string `json:"used_in"`
+	// Baseline is true when the rank is one of the --baseline document's
+	// (a budget's baseline value, baseline_metric()), not of this capture.
+	Baseline bool `json:"baseline,omitempty"`
 }
 
 // Finding is one rule that fired.
