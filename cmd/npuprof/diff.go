@@ -49,7 +49,27 @@ most (matched by op type and name), the serving context (vLLM log, bench
 results), the breakdown per rank, and every metric that changed (mean over
 ranks, absolute and %). Per-step numbers divide by each side's step count
 (ProfilerStep#N, else decode.steps.count), so captures of different length
-compare fairly.`,
+compare fairly.
+
+A side measured on a file cut short (a trace_view.json or
+kernel_details.csv the profiler did not finish: analyze marks the rank
+partial) is shown, never hidden, and never taken as exact: the diff opens
+with one line per cut rank ("! AFTER rank 3 cut short: <file> is
+truncated ...") and every row that read one of its values ends with
+[partial: after rank 3]: a step mean, a metric (a cross-rank one when any
+rank is cut), a collective, a kernel, a finding (it read a cut file, its
+predicted saving is uncertain, its measured saving or its resolved/new
+status rests on one). Such a change may come from the cut, not from the
+runs: a cut AFTER looks faster, a cut BEFORE makes AFTER look slower. The
+JSON says the same (before/after.partial[], partial[] on each row; see
+README, "Diffs of a truncated file") and the HTML adds a "Partial input"
+column.
+
+diff has no gate: it exits 0 whatever changed (2 on bad usage, 3 when an
+analysis pass or rule failed). To gate on a change, use npuprof check
+--baseline OLD.json --budget '...': a budget read from a cut baseline or a
+cut capture is a partial finding, which fails the check by default and is
+only shown with --partial-findings report.`,
 		Example: `  # Before and after turning FLASHCOMM1 and expert parallel off
   $ npuprof diff ./before/ ./after/
 
