@@ -64,8 +64,9 @@ every output: which rank, which metrics, whether they decided the finding
 (--partial-findings gate) it gates like any other finding. With
 --partial-findings report it is still shown but does not fail the check
 (JUnit: system-out, not a failure; SARIF: level note): use it on a capture
-you know was cut, not as a way to silence a regression. See docs/rules.md,
-"Partial inputs".
+you know was cut, not as a way to silence a regression. A budget whose
+--baseline document had a rank cut short is such a finding too (its caveat
+says "baseline rank N"). See docs/rules.md, "Partial inputs".
 
 --junit and --sarif write reports for CI systems (one test case / result
 per rule); --format json prints the npuprof.analysis/v1 document with
