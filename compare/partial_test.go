@@ -244,6 +244,15 @@ func TestComparePartialBefore(t *testing.T) {
 	out := text.String()
 	require.Contains(t, out, "  ! BEFORE rank 3 cut short: "+trace+" is truncated")
 	require.Regexp(t, `\n  persists\s+moe-routing-cumsum\s.*\[partial: finding read before rank 3; predicted saving uncertain; measured on before rank 3\]\n`, out)
+
+	// the same document as a --baseline: its means carry the cut rank
+	base := Baseline(cut, "old.json")
+	require.Equal(t, []int{3}, base.PartialRanks["device.window.time_us"])
+	require.Equal(t, rankDoc(t, cut, 3).PartialReason, base.PartialReason[3])
+	for m, ranks := range base.PartialRanks {
+		require.Equal(t, []int{3}, ranks, m)
+	}
+	require.Nil(t, Baseline(whole, "new.json").PartialRanks)
 }
 
 // Whole against whole: nothing is flagged, in any output.

@@ -197,3 +197,49 @@ func TestBudgetOnPartialMetric(t *testing.T) {
 	require.Empty(t, f.Evidence[1].PartialRanks, "the baseline is another document")
 	require.Equal(t, []string{UsedInWhen, UsedInSaving, UsedInEvidence}, f.Partial[0].UsedIn)
 }
+
+// A baseline whose rank 5 was cut: a budget and baseline_metric() that
+// read its value list baseline rank 5 (baseline: true) after this
+// capture's own cut rank 3, and the "now" evidence keeps this capture's
+// ranks only.
+func TestBaselinePartialRanks(t *testing.T) {
+	res, _, _ := truncatedCluster(t)
+	set, err := Parse("b.yaml", []byte(`rules:
+  - id: vs-baseline
+    title: t
+    severity: low
+    when: baseline_metric("hccl.total.time_us") > 0
+    fix: f
+budgets:
+  - moe.cumsum.time_us <= baseline * 0.5
+`))
+	require.NoError(t, err)
+	fs, _ := BuildFacts(res, nil, nil)
+	base := &Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1, "hccl.total.time_us": 10},
+		PartialRanks:  map[string][]int{"moe.cumsum.time_us": {5}, "hccl.total.time_us": {5}},
+		PartialReason: map[int]string{5: "t.json is truncated"}}
+	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})
+	require.Empty(t, rep.Failed())
+
+	f := finding(rep, "budget/moe.cumsum.time_us")
+	require.NotNil(t, f)
+	require.True(t, f.SavingUncertain)
+	require.Equal(t, []int{truncatedRank}, f.Evidence[0].PartialRanks, "now: this capture's cut rank only")
+	require.Equal(t, []int{5}, f.Evidence[1].PartialRanks, "the baseline value read its rank 5")
+	require.Len(t, f.Partial, 2)
+	require.Equal(t, truncatedRank, f.Partial[0].Rank)
+	require.False(t, f.Partial[0].Baseline)
+	require.Equal(t, PartialInput{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"moe.cumsum.time_us"},
+		UsedIn: []string{UsedInWhen, UsedInSaving, UsedInEvidence}, Baseline: true}, f.Partial[1])
+
+	g := finding(rep, "vs-baseline")
+	require.NotNil(t, g)
+	require.Equal(t, []PartialInput{{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"hccl.total.time_us"},
+		UsedIn: []string{UsedInWhen}, Baseline: true}}, g.Partial)
+
+	// a whole baseline adds nothing
+	base.PartialRanks, base.PartialReason = nil, nil
+	rep = Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})
+	require.Nil(t, finding(rep, "vs-baseline").Partial)
+	require.Len(t, finding(rep, "budget/moe.cumsum.time_us").Partial, 1)
+}
