@@ -2,9 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -159,7 +161,11 @@ free times are not measured: free is the window minus the union of
 computing and communication, and without communication window minus
 computing is only an upper bound. They are then left out
 (StepBreakdown.CommUnavailable, steps.*_us in Unavailable) and the window
-spans the step's compute kernels only.`,
+spans the step's compute kernels only.
+
+On a truncated trace, steps that end after the last compute kernel (or
+collective) read are left out and named in Unavailable["steps.cut"]: the
+cut may have taken part of their device work.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf([]StepBreakdown(nil)),
 	Run: func(ctx *Context) (any, error) {
@@ -189,9 +195,28 @@ spans the step's compute kernels only.`,
 			b := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= hi })
 			return idx[a:max(a, b)]
 		}
+		// A truncated trace holds each device process's events up to where
+		// it was cut: a step that ends after the last kernel (or, with
+		// collectives, the last collective) read may have lost device work,
+		// and one past the cut has none left. Such steps are left out, not
+		// reported with what little (or nothing) was read.
+		covered := int64(math.MaxInt64)
+		if r.Have.TimelinePartial {
+			if len(comps) > 0 {
+				covered = r.Tasks[comps[len(comps)-1]].Start
+			}
+			if noComm == "" && len(hccls) > 0 {
+				covered = min(covered, r.HCCL[hccls[len(hccls)-1]].Start)
+			}
+		}
+		var cut []string
 		// per-step interval buffers, reused from step to step
 		var comp, comm, ucomp, ucomm []Interval
 		for _, s := range r.Steps {
+			if s.End > covered {
+				cut = append(cut, "#"+strconv.Itoa(s.ID))
+				continue
+			}
 			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End, CommUnavailable: noComm}
 			comp, comm = comp[:0], comm[:0]
 			first, last, seen := int64(0), int64(0), false
@@ -230,9 +255,21 @@ spans the step's compute kernels only.`,
 			}
 			out = append(out, sb)
 		}
+		if len(cut) > 0 {
+			why := fmt.Sprintf("ProfilerStep%s left out: the truncated trace ends before their device work does (the last %s read starts at %s, before the step ends); %s",
+				strings.Join(cut, ", "), map[bool]string{true: "kernel or collective", false: "kernel"}[noComm == ""], nsText(covered), r.PartialReason)
+			if len(out) == 0 {
+				ctx.Unavailable(why, "steps")
+			} else {
+				ctx.Unavailable(why, "steps.cut")
+			}
+		}
 		return out, nil
 	},
 }
+
+// nsText prints a timestamp in µs, as the trace writes it.
+func nsText(ns int64) string { return fmt.Sprintf("%d.%03d µs", ns/1000, ns%1000) }
 
 // byStart returns idx ordered by start (stable; idx itself when already
 // in order, as it is after model.Rank.SortTasks).

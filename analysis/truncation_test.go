@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -116,11 +117,12 @@ type prefixTruth struct {
 	metrics   map[string]float64
 	missing   []string // metrics that must be unavailable
 	steps     []stepTruth
-	timeline  bool // device tasks could be identified
-	collectiv bool // collectives could be identified
+	timeline  bool  // device tasks could be identified
+	collectiv bool  // collectives could be identified
+	stepsCut  []int // steps left out: they end after the last device work read
 }
 
-func truthOf(t *testing.T, evs []tev) prefixTruth {
+func truthOf(t *testing.T, evs []tev, cut bool) prefixTruth {
 	proc := map[string]string{}
 	thread := map[[2]string]string{}
 	for _, e := range evs {
@@ -266,9 +268,30 @@ func truthOf(t *testing.T, evs []tev) prefixTruth {
 	m["moe.gmm.count"] = float64(gmm)
 	m["moe.cumsum.count"] = float64(cumsum)
 	m["moe.cumsum.time_us"] = us(cumsumNs)
-	// steps: compute kernels and collectives starting within the step
+	// steps: compute kernels and collectives starting within the step;
+	// a step ending after the last compute kernel (or collective, when
+	// collectives are known) of the complete part is left out: the cut may
+	// have taken some of its device work
 	sort.Slice(steps, func(i, j int) bool { return steps[i].start < steps[j].start })
+	covered := int64(math.MaxInt64)
+	if cut {
+		covered = math.MinInt64
+		for _, x := range cs {
+			covered = max(covered, x.s)
+		}
+		if pt.collectiv && len(comm) > 0 {
+			last := int64(math.MinInt64)
+			for _, c := range comm {
+				last = max(last, c.s)
+			}
+			covered = min(covered, last)
+		}
+	}
 	for _, s := range steps {
+		if s.end > covered {
+			pt.stepsCut = append(pt.stepsCut, s.id)
+			continue
+		}
 		var sc, sm []span
 		lo, hi, seen := int64(0), int64(0), false
 		for _, x := range cs {
@@ -342,7 +365,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 	// The whole (untruncated) reordered trace is the generator's truth:
 	// the independent implementation agrees with it, so it is a fair judge.
 	full, _ := completePrefix(t, traces["metadata-first"][0])
-	whole := truthOf(t, full)
+	whole := truthOf(t, full, false)
 	for k, v := range whole.metrics {
 		require.Truef(t, closeUs(truth.Ranks[0].Metrics[k], v), "%s: generator %v, independent %v", k, truth.Ranks[0].Metrics[k], v)
 	}
@@ -380,7 +403,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 			require.NoError(t, os.WriteFile(file, prefix, 0o644))
 
 			evs, incomplete := completePrefix(t, prefix)
-			want := truthOf(t, evs)
+			want := truthOf(t, evs, true)
 
 			p, err := parser.Load(context.Background(), file, parser.Options{})
 			require.NoError(t, err, name)
@@ -411,6 +434,20 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 			}
 			if want.timeline {
 				require.Len(t, rr.Steps, len(want.steps), name)
+				if len(want.stepsCut) > 0 {
+					key := "steps.cut"
+					if len(want.steps) == 0 {
+						key = "steps"
+					}
+					ids := make([]string, len(want.stepsCut))
+					for j, id := range want.stepsCut {
+						ids[j] = fmt.Sprintf("#%d", id)
+					}
+					require.Containsf(t, rr.Unavailable[key], "ProfilerStep"+strings.Join(ids, ", ")+" left out: the truncated trace ends", "%s: %s", name, key)
+					kinds["steps left out"]++
+				} else {
+					require.NotContains(t, rr.Unavailable, "steps.cut", name)
+				}
 				for j, st := range want.steps {
 					got := rr.Steps[j]
 					require.Equal(t, st.id, got.Step, name)
@@ -447,6 +484,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 	require.Positive(t, kinds["as-written: tasks and collectives"], "%v", kinds)
 	require.Equal(t, 1, kinds["as-written: tasks, no collectives"], "%v", kinds)
 	require.GreaterOrEqual(t, kinds["metadata-first: tasks and collectives"], 30, "%v", kinds)
+	require.Positive(t, kinds["steps left out"], "%v", kinds)
 }
 
 func nonNil(s []string) []string {

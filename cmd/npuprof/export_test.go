@@ -160,6 +160,14 @@ func TestExportStepsWithoutCollectives(t *testing.T) {
 		require.Len(t, rows, len(rt.Steps))
 		for i, row := range rows {
 			require.Equal(t, int64(rt.Steps[i].Step), row.Step)
+			if rt.Rank == 2 && i == len(rows)-1 {
+				// the cut rank's last step: its host range is known, its
+				// device work may not be whole (steps.cut): all null
+				for _, v := range []*int64{row.WindowNs, row.ComputingNs, row.CommunicationNs, row.FreeNs} {
+					require.Nil(t, v, "rank 2 step %d", row.Step)
+				}
+				continue
+			}
 			require.NotNil(t, row.WindowNs)
 			require.NotNil(t, row.ComputingNs)
 			require.InDelta(t, rt.Steps[i].ComputingUs, float64(*row.ComputingNs)/1e3, 1e-6)
