@@ -89,7 +89,10 @@ does not list EVENT_WAIT tasks.`,
 		var states []*streamState
 		idx := map[int32]*streamState{}
 		var cur *streamState
-		var waits []Wait
+		// every wait while scanning, compactly (a trace holds hundreds of
+		// thousands): the task and the next task on its stream
+		type waitRef struct{ task, next int32 }
+		var waits []waitRef
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
 			if cur == nil || cur.sw.Stream != t.Stream {
@@ -105,7 +108,7 @@ does not list EVENT_WAIT tasks.`,
 			}
 			// the previous wait on this stream is followed by this task
 			if cur.lastWait >= 0 {
-				waits[cur.lastWait].Next = i
+				waits[cur.lastWait].next = int32(i)
 				cur.lastWait = -1
 			}
 			sw := &cur.sw
@@ -114,7 +117,7 @@ does not list EVENT_WAIT tasks.`,
 				sw.Wait.add(t.Dur)
 				res.Total.add(t.Dur)
 				cur.lastWait = len(waits)
-				waits = append(waits, Wait{Task: i, Next: -1})
+				waits = append(waits, waitRef{task: int32(i), next: -1})
 			case model.ClassCompute:
 				sw.Compute = true
 				sw.Busy += t.Dur
@@ -138,10 +141,10 @@ does not list EVENT_WAIT tasks.`,
 		}
 		byOp := map[opKey]*Stat{}
 		for _, w := range waits {
-			if w.Next < 0 {
+			if w.next < 0 {
 				continue
 			}
-			n := &r.Tasks[w.Next]
+			n := &r.Tasks[w.next]
 			if n.Class != model.ClassCompute && n.Class != model.ClassCommKernel && n.Class != model.ClassMemcpy {
 				continue
 			}
@@ -149,7 +152,7 @@ does not list EVENT_WAIT tasks.`,
 			if byOp[k] == nil {
 				byOp[k] = &Stat{}
 			}
-			byOp[k].add(r.Tasks[w.Task].Dur)
+			byOp[k].add(r.Tasks[w.task].Dur)
 		}
 		for k, st := range byOp {
 			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: r.Str(k.name), Stream: k.stream, Wait: *st})
@@ -166,15 +169,15 @@ does not list EVENT_WAIT tasks.`,
 		})
 		// the 20 longest, longest first, ties by task order (a total
 		// order): kept by insertion while scanning, not by sorting all
-		longer := func(x, y Wait) bool {
-			a, b := r.Tasks[x.Task].Dur, r.Tasks[y.Task].Dur
+		longer := func(x, y waitRef) bool {
+			a, b := r.Tasks[x.task].Dur, r.Tasks[y.task].Dur
 			if a != b {
 				return a > b
 			}
-			return x.Task < y.Task
+			return x.task < y.task
 		}
 		const keep = 20
-		top := make([]Wait, 0, keep)
+		top := make([]waitRef, 0, keep)
 		for _, w := range waits {
 			if len(top) == keep && !longer(w, top[keep-1]) {
 				continue
@@ -191,17 +194,14 @@ does not list EVENT_WAIT tasks.`,
 			}
 			top[k] = w
 		}
-		for i := range top {
-			w := &top[i]
-			t := &r.Tasks[w.Task]
-			w.Stream, w.Start, w.Dur = t.Stream, t.Start, t.Dur
-			if w.Next >= 0 {
-				n := &r.Tasks[w.Next]
+		for _, ref := range top {
+			t := &r.Tasks[ref.task]
+			w := Wait{Task: int(ref.task), Next: int(ref.next), Stream: t.Stream, Start: t.Start, Dur: t.Dur}
+			if ref.next >= 0 {
+				n := &r.Tasks[ref.next]
 				w.NextName, w.NextDur, w.HasNext = strings.Clone(r.Str(n.Name)), n.Dur, true
 			}
-		}
-		if len(top) > 0 {
-			res.Longest = top
+			res.Longest = append(res.Longest, w)
 		}
 		ctx.SetUs("event_wait.time_us", res.Total.Total)
 		ctx.SetCount("event_wait.count", res.Total.Count)
