@@ -364,7 +364,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		TestHookParseRank(src)
 	}
 	if src.Parquet != "" {
-		r, err := parquetio.ReadRank(src.Parquet, src.RankHint)
+		r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication})
 		if err != nil {
 			return nil, err
 		}

@@ -3,18 +3,23 @@ package parquetio
 import (
 	"errors"
 	"fmt"
-	"github.com/npuprof/npuprof/parser/model"
 	"io"
 	"os"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
-// colFile reads whole columns of one partition file, page by page, from the
+// colFile reads the columns of one partition file page by page, from the
 // pages' decoded data: no per-row reflection, and a dictionary-encoded
 // string column costs one interned string per dictionary entry. The big
-// tables (device_tasks, hccl_ops, framework_ops) are read this way; row
-// structs (parquet.GenericReader) took longer than parsing the JSON.
+// tables (device_tasks, hccl_ops, framework_ops, links) are read this way;
+// row structs (parquet.GenericReader) took longer than parsing the JSON.
+//
+// Each page's values go straight into the model's rows (fn(off, values)):
+// nothing holds a whole column, so reading a table costs the model's own
+// arrays plus one decoded page (docs/performance.md, lesson 8).
 type colFile struct {
 	path string
 	f    *os.File
@@ -32,7 +37,7 @@ func openCols(dir, table string, rank int) (*colFile, error) {
 		f.Close()
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := parquet.OpenFile(f, st.Size(), fileOptions...)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a Parquet file: %w", p, err)
@@ -40,16 +45,24 @@ func openCols(dir, table string, rank int) (*colFile, error) {
 	return &colFile{path: p, f: f, pf: pf}, nil
 }
 
+// fileOptions: the reader needs neither the page index nor bloom filters
+// (it reads every page in order), so they are not loaded.
+var fileOptions = []parquet.FileOption{parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)}
+
 func (c *colFile) Close() error { return c.f.Close() }
 
 func (c *colFile) rows() int { return int(c.pf.NumRows()) }
 
-// pages calls fn with every page of the named column, in row order.
-func (c *colFile) pages(name string, fn func(p parquet.Page) error) error {
+// pages calls fn with every page of the named column, in row order, and
+// the row of the page's first value. A column must have one value per row:
+// more values than the file has rows, or fewer, is an error naming it, and
+// fn never sees a value past the last row.
+func (c *colFile) pages(name string, fn func(off int, p parquet.Page) error) error {
 	leaf, ok := c.pf.Schema().Lookup(name)
 	if !ok {
 		return fmt.Errorf("%s: no column %q", c.path, name)
 	}
+	n, off := c.rows(), 0
 	for _, rg := range c.pf.RowGroups() {
 		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
 		for {
@@ -61,19 +74,26 @@ func (c *colFile) pages(name string, fn func(p parquet.Page) error) error {
 				pages.Close()
 				return fmt.Errorf("%s: column %s: %w", c.path, name, err)
 			}
-			if p.NumNulls() > 0 {
-				parquet.Release(p)
-				pages.Close()
-				return fmt.Errorf("%s: column %s has nulls", c.path, name)
+			k := int(p.NumValues())
+			switch {
+			case p.NumNulls() > 0:
+				err = fmt.Errorf("%s: column %s has nulls", c.path, name)
+			case k > n-off:
+				err = fmt.Errorf("%s: column %s has more values than the file's %d rows", c.path, name, n)
+			default:
+				err = fn(off, p)
 			}
-			err = fn(p)
 			parquet.Release(p)
 			if err != nil {
 				pages.Close()
 				return err
 			}
+			off += k
 		}
 		pages.Close()
+	}
+	if off != n {
+		return fmt.Errorf("%s: column %s has %d values for %d rows", c.path, name, off, n)
 	}
 	return nil
 }
@@ -82,66 +102,85 @@ func (c *colFile) kindErr(name string, p parquet.Page, want string) error {
 	return fmt.Errorf("%s: column %s is %v, expected %s", c.path, name, p.Type(), want)
 }
 
-// int64s reads an INT64 column.
-func (c *colFile) int64s(name string) ([]int64, error) {
-	out := make([]int64, 0, c.rows())
-	err := c.pages(name, func(p parquet.Page) error {
+// checkLen guards against a page whose decoded data does not hold as many
+// values as its header says.
+func (c *colFile) checkLen(name string, p parquet.Page, got int) error {
+	if int64(got) != p.NumValues() {
+		return fmt.Errorf("%s: column %s: a page of %d values decoded to %d", c.path, name, p.NumValues(), got)
+	}
+	return nil
+}
+
+// int64s reads an INT64 column: fn gets each page's values and the row of
+// the first.
+func (c *colFile) int64s(name string, fn func(off int, vs []int64)) error {
+	return c.pages(name, func(off int, p parquet.Page) error {
 		if p.Type().Kind() != parquet.Int64 || p.Dictionary() != nil {
 			return c.kindErr(name, p, "INT64")
 		}
 		d := p.Data()
-		out = append(out, d.Int64()...)
+		vs := d.Int64()
+		if err := c.checkLen(name, p, len(vs)); err != nil {
+			return err
+		}
+		fn(off, vs)
 		return nil
 	})
-	return out, err
 }
 
 // int32s reads an INT32 column.
-func (c *colFile) int32s(name string) ([]int32, error) {
-	out := make([]int32, 0, c.rows())
-	err := c.pages(name, func(p parquet.Page) error {
+func (c *colFile) int32s(name string, fn func(off int, vs []int32)) error {
+	return c.pages(name, func(off int, p parquet.Page) error {
 		if p.Type().Kind() != parquet.Int32 || p.Dictionary() != nil {
 			return c.kindErr(name, p, "INT32")
 		}
 		d := p.Data()
-		out = append(out, d.Int32()...)
+		vs := d.Int32()
+		if err := c.checkLen(name, p, len(vs)); err != nil {
+			return err
+		}
+		fn(off, vs)
 		return nil
 	})
-	return out, err
 }
 
 // float64s reads a DOUBLE column.
-func (c *colFile) float64s(name string) ([]float64, error) {
-	out := make([]float64, 0, c.rows())
-	err := c.pages(name, func(p parquet.Page) error {
+func (c *colFile) float64s(name string, fn func(off int, vs []float64)) error {
+	return c.pages(name, func(off int, p parquet.Page) error {
 		if p.Type().Kind() != parquet.Double || p.Dictionary() != nil {
 			return c.kindErr(name, p, "DOUBLE")
 		}
 		d := p.Data()
-		out = append(out, d.Double()...)
+		vs := d.Double()
+		if err := c.checkLen(name, p, len(vs)); err != nil {
+			return err
+		}
+		fn(off, vs)
 		return nil
 	})
-	return out, err
 }
 
 // strs reads a BYTE_ARRAY (string) column, plain or dictionary-encoded,
 // through in (which interns).
-func (c *colFile) strs(name string, in func([]byte) string) ([]string, error) {
-	return byteArrays(c, name, in)
+func (c *colFile) strs(name string, in func([]byte) string, fn func(off int, vs []string)) error {
+	return byteArrays(c, name, in, fn)
 }
 
 // syms reads a BYTE_ARRAY (string) column into symbols of t.
-func (c *colFile) syms(name string, t *model.Syms) ([]model.Sym, error) {
-	return byteArrays(c, name, t.InternBytes)
+func (c *colFile) syms(name string, t *model.Syms, fn func(off int, vs []model.Sym)) error {
+	return byteArrays(c, name, t.InternBytes, fn)
 }
 
 // byteArrays reads a BYTE_ARRAY column, plain or dictionary-encoded,
-// turning each value into a T with in (once per dictionary entry).
-func byteArrays[T any](c *colFile, name string, in func([]byte) T) ([]T, error) {
-	out := make([]T, 0, c.rows())
+// turning each value into a T with in (once per dictionary entry); fn gets
+// the values chunk by chunk in one small buffer (a page holds up to 64k
+// values; a page-sized []string would be a megabyte of garbage per page).
+func byteArrays[T any](c *colFile, name string, in func([]byte) T, fn func(off int, vs []T)) error {
+	const chunk = 1024
 	var dict parquet.Dictionary
 	var cache []T
-	err := c.pages(name, func(p parquet.Page) error {
+	vals := make([]T, 0, chunk)
+	return c.pages(name, func(off int, p parquet.Page) error {
 		if p.Type().Kind() != parquet.ByteArray {
 			return c.kindErr(name, p, "BYTE_ARRAY")
 		}
@@ -154,19 +193,40 @@ func byteArrays[T any](c *colFile, name string, in func([]byte) T) ([]T, error) 
 					cache[i] = in(pd.Index(int32(i)).ByteArray())
 				}
 			}
-			for _, ix := range d.Int32() {
-				if ix < 0 || int(ix) >= len(cache) {
-					return fmt.Errorf("%s: column %s: dictionary index %d out of range", c.path, name, ix)
+			ixs := d.Int32()
+			if err := c.checkLen(name, p, len(ixs)); err != nil {
+				return err
+			}
+			for len(ixs) > 0 {
+				vals = vals[:0]
+				for _, ix := range ixs[:min(chunk, len(ixs))] {
+					if ix < 0 || int(ix) >= len(cache) {
+						return fmt.Errorf("%s: column %s: dictionary index %d out of range", c.path, name, ix)
+					}
+					vals = append(vals, cache[ix])
 				}
-				out = append(out, cache[ix])
+				fn(off, vals)
+				off += len(vals)
+				ixs = ixs[len(vals):]
 			}
 			return nil
 		}
 		data, offs := d.ByteArray()
+		if err := c.checkLen(name, p, max(0, len(offs)-1)); err != nil {
+			return err
+		}
+		vals = vals[:0]
 		for i := 0; i+1 < len(offs); i++ {
-			out = append(out, in(data[offs[i]:offs[i+1]]))
+			vals = append(vals, in(data[offs[i]:offs[i+1]]))
+			if len(vals) == chunk {
+				fn(off, vals)
+				off += chunk
+				vals = vals[:0]
+			}
+		}
+		if len(vals) > 0 {
+			fn(off, vals)
 		}
 		return nil
 	})
-	return out, err
 }

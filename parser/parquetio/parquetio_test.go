@@ -2,6 +2,9 @@ package parquetio_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"sort"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +31,7 @@ func roundTrip(t *testing.T, p *parser.Profile) {
 	require.Len(t, ranks, len(p.Ranks))
 	require.True(t, parquetio.IsExport(dir))
 	for _, r := range p.Ranks {
-		got, err := parquetio.ReadRank(dir, r.Rank)
+		got, err := parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{})
 		require.NoError(t, err)
 		require.Equal(t, resolve(r), resolve(got), "rank %d", r.Rank)
 	}
@@ -123,4 +127,86 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 	} {
 		require.Equal(t, n, typ.NumField(), "%v changed: update the Parquet export (parser/parquetio) and docs/parquet.md", typ)
 	}
+}
+
+// A rank big enough that every column of the big tables spans several
+// pages (the reader fills the model page by page, at each page's row
+// offset) round-trips field for field; so does one without its comm_ops
+// (ReadOptions.SkipCommunication), which leaves only Communication out.
+func TestRoundTripManyPages(t *testing.T) {
+	const nTasks, nHCCL, nOps = 150_000, 70_000, 80_000
+	r := model.NewRank("big")
+	r.Rank, r.Format = 5, model.FormatTorchNPUText
+	r.Have = model.Availability{Timeline: true, HCCL: true, Framework: true}
+	classes := []model.TaskClass{model.ClassCompute, model.ClassEventWait, model.ClassCommKernel, model.ClassOther}
+	for i := 0; i < nTasks; i++ {
+		r.Tasks = append(r.Tasks, model.DeviceTask{Start: int64(i) * 1000, Dur: int64(i%977) + 1,
+			Name: r.Intern(fmt.Sprintf("op_%d", i%3001)), OpType: r.Intern(fmt.Sprintf("type_%d", i%97)),
+			TaskType:    r.Intern([]string{"AI_CORE", "AI_VECTOR_CORE", "EVENT_WAIT"}[i%3]),
+			InputShapes: r.Intern(fmt.Sprintf("%d,%d", i%13, i%7)), Stream: int32(i % 5),
+			Class: classes[i%len(classes)], ModelID: uint32(i % 4)})
+	}
+	for i := 0; i < nHCCL; i++ {
+		// unique names: a dictionary of 70k entries
+		r.HCCL = append(r.HCCL, model.HCCLOp{Start: int64(i) * 2000, Dur: int64(i%311) + 5,
+			Name: r.Intern(fmt.Sprintf("hcom_allReduce__%d_%d_1", i%1000, i)), Type: r.Intern("hcom_allReduce_"),
+			HashSuffix: r.Intern(fmt.Sprintf("%03d", i%1000)), Group: r.Intern("group"), Variant: r.Intern("")})
+	}
+	for i := 0; i < nOps; i++ {
+		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: int64(i) * 1500, Dur: int64(i%53) + 1,
+			Name: r.Intern(fmt.Sprintf("aten::op%d", i%211)), Tid: int64(i % 3)})
+		if i < nTasks {
+			r.Links = append(r.Links, model.Link{Op: int32(i), Task: int32(i), HCCL: -1})
+		}
+	}
+	for i := 0; i < 40_000; i++ {
+		r.Communication = append(r.Communication, model.CommOpInfo{Step: fmt.Sprintf("step%d", i%7), Kind: "collective",
+			Op: fmt.Sprintf("hcom_allReduce__%d", i), GroupHash: "123", Start: int64(i) * 3, ElapseMs: float64(i) / 8,
+			TransitMs: 1.5, WaitMs: float64(i % 9), SyncMs: 0.25, IdleMs: float64(i) / 3})
+	}
+	require.NoError(t, r.Validate())
+	dir := t.TempDir()
+	require.NoError(t, parquetio.WriteRank(dir, r, parquetio.Extra{}))
+	for table, col := range map[string]string{parquetio.TableDeviceTasks: "start_ns", parquetio.TableHCCLOps: "name",
+		parquetio.TableFrameworkOps: "tid", parquetio.TableLinks: "op", parquetio.TableCommOps: "start_ns"} {
+		require.Greater(t, pageCount(t, parquetio.PartFile(dir, table, r.Rank), col), 1, "%s.%s fits one page: the test would not cover page offsets", table, col)
+	}
+	got, err := parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, resolve(r), resolve(got))
+
+	got, err = parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{SkipCommunication: true})
+	require.NoError(t, err)
+	require.Nil(t, got.Communication)
+	want := *r
+	want.Communication = nil
+	require.Equal(t, resolve(&want), resolve(got))
+}
+
+func pageCount(t *testing.T, file, column string) int {
+	t.Helper()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	pf, err := parquet.OpenFile(f, st.Size())
+	require.NoError(t, err)
+	leaf, ok := pf.Schema().Lookup(column)
+	require.True(t, ok, column)
+	n := 0
+	for _, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+		for {
+			p, err := pages.ReadPage()
+			if err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				break
+			}
+			parquet.Release(p)
+			n++
+		}
+		pages.Close()
+	}
+	return n
 }

@@ -136,9 +136,17 @@ var classByName = func() map[string]model.TaskClass {
 	return m
 }()
 
+// ReadOptions tunes ReadRank.
+type ReadOptions struct {
+	// SkipCommunication leaves comm_ops unread (Rank.Communication empty),
+	// as parser.Options.SkipCommunication leaves communication.json unread:
+	// no analysis pass reads it.
+	SkipCommunication bool
+}
+
 // ReadRank reads one rank of an export back into the model, exactly as it
-// was exported.
-func ReadRank(dir string, rank int) (*model.Rank, error) {
+// was exported (without Communication when opts.SkipCommunication).
+func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	r := model.NewRank("")
 	r.Rank = rank
 	var meta Rank
@@ -203,8 +211,10 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := readCommOps(dir, rank, r, inb); err != nil {
-		return nil, err
+	if !opts.SkipCommunication {
+		if err := readCommOps(dir, rank, r, inb); err != nil {
+			return nil, err
+		}
 	}
 	if err := readTable(dir, TableStepTrace, rank, func(s *StepTrace) {
 		r.StepTrace = append(r.StepTrace, model.StepTraceRow{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
@@ -227,8 +237,8 @@ func ReadRank(dir string, rank int) (*model.Rank, error) {
 	return r, nil
 }
 
-// readTasks reads device_tasks column by column, filling the tasks from
-// one column at a time (so only one column is held besides the tasks).
+// readTasks reads device_tasks column by column, page by page, straight
+// into the tasks.
 func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) error {
 	c, err := openCols(dir, TableDeviceTasks, rank)
 	if err != nil {
@@ -240,40 +250,33 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 		return nil
 	}
 	tasks := make([]model.DeviceTask, n)
-	short := func(k int) error {
-		if k != n {
-			return fmt.Errorf("%s: columns of different lengths", c.path)
-		}
-		return nil
-	}
-	for _, col := range []struct {
-		name string
-		set  func(t *model.DeviceTask, v int64)
-	}{
-		{"start_ns", func(t *model.DeviceTask, v int64) { t.Start = v }},
-		{"dur_ns", func(t *model.DeviceTask, v int64) { t.Dur = v }},
-		{"model_id", func(t *model.DeviceTask, v int64) { t.ModelID = uint32(v) }},
-	} {
-		vs, err := c.int64s(col.name)
-		if err != nil {
-			return err
-		}
-		if err := short(len(vs)); err != nil {
-			return err
-		}
+	if err := c.int64s("start_ns", func(off int, vs []int64) {
 		for i, v := range vs {
-			col.set(&tasks[i], v)
+			tasks[off+i].Start = v
 		}
-	}
-	stream, err := c.int32s("stream")
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	if err := short(len(stream)); err != nil {
+	if err := c.int64s("dur_ns", func(off int, vs []int64) {
+		for i, v := range vs {
+			tasks[off+i].Dur = v
+		}
+	}); err != nil {
 		return err
 	}
-	for i, v := range stream {
-		tasks[i].Stream = v
+	if err := c.int64s("model_id", func(off int, vs []int64) {
+		for i, v := range vs {
+			tasks[off+i].ModelID = uint32(v)
+		}
+	}); err != nil {
+		return err
+	}
+	if err := c.int32s("stream", func(off int, vs []int32) {
+		for i, v := range vs {
+			tasks[off+i].Stream = v
+		}
+	}); err != nil {
+		return err
 	}
 	for _, col := range []struct {
 		name string
@@ -284,36 +287,34 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 		{"task_type", func(t *model.DeviceTask, v model.Sym) { t.TaskType = v }},
 		{"input_shapes", func(t *model.DeviceTask, v model.Sym) { t.InputShapes = v }},
 	} {
-		vs, err := c.syms(col.name, &r.Syms)
-		if err != nil {
+		if err := c.syms(col.name, &r.Syms, func(off int, vs []model.Sym) {
+			for i, v := range vs {
+				col.set(&tasks[off+i], v)
+			}
+		}); err != nil {
 			return err
 		}
-		if err := short(len(vs)); err != nil {
-			return err
-		}
+	}
+	var bad string
+	if err := c.strs("class", in, func(off int, vs []string) {
 		for i, v := range vs {
-			col.set(&tasks[i], v)
+			cl, ok := classByName[v]
+			if !ok && bad == "" {
+				bad = v
+			}
+			tasks[off+i].Class = cl
 		}
-	}
-	classes, err := c.strs("class", in)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	if err := short(len(classes)); err != nil {
-		return err
-	}
-	for i, v := range classes {
-		cl, ok := classByName[v]
-		if !ok {
-			return fmt.Errorf("%s: unknown task class %q", c.path, v)
-		}
-		tasks[i].Class = cl
+	if bad != "" {
+		return fmt.Errorf("%s: unknown task class %q", c.path, bad)
 	}
 	r.Tasks = tasks
 	return nil
 }
 
-// readHCCL reads hccl_ops column by column.
+// readHCCL reads hccl_ops column by column, page by page.
 func readHCCL(dir string, rank int, r *model.Rank) error {
 	c, err := openCols(dir, TableHCCLOps, rank)
 	if err != nil {
@@ -324,35 +325,44 @@ func readHCCL(dir string, rank int, r *model.Rank) error {
 	if n == 0 {
 		return nil
 	}
-	start, err := c.int64s("start_ns")
-	if err != nil {
+	ops := make([]model.HCCLOp, n)
+	if err := c.int64s("start_ns", func(off int, vs []int64) {
+		for i, v := range vs {
+			ops[off+i].Start = v
+		}
+	}); err != nil {
 		return err
 	}
-	dur, err := c.int64s("dur_ns")
-	if err != nil {
+	if err := c.int64s("dur_ns", func(off int, vs []int64) {
+		for i, v := range vs {
+			ops[off+i].Dur = v
+		}
+	}); err != nil {
 		return err
 	}
-	var cols [5][]model.Sym
-	for i, name := range []string{"name", "type", "hash_suffix", "group_name", "variant"} {
-		if cols[i], err = c.syms(name, &r.Syms); err != nil {
+	for _, col := range []struct {
+		name string
+		set  func(o *model.HCCLOp, v model.Sym)
+	}{
+		{"name", func(o *model.HCCLOp, v model.Sym) { o.Name = v }},
+		{"type", func(o *model.HCCLOp, v model.Sym) { o.Type = v }},
+		{"hash_suffix", func(o *model.HCCLOp, v model.Sym) { o.HashSuffix = v }},
+		{"group_name", func(o *model.HCCLOp, v model.Sym) { o.Group = v }},
+		{"variant", func(o *model.HCCLOp, v model.Sym) { o.Variant = v }},
+	} {
+		if err := c.syms(col.name, &r.Syms, func(off int, vs []model.Sym) {
+			for i, v := range vs {
+				col.set(&ops[off+i], v)
+			}
+		}); err != nil {
 			return err
 		}
-		if len(cols[i]) != n {
-			return fmt.Errorf("%s: columns of different lengths", c.path)
-		}
 	}
-	if len(start) != n || len(dur) != n {
-		return fmt.Errorf("%s: columns of different lengths", c.path)
-	}
-	r.HCCL = make([]model.HCCLOp, n)
-	for i := range r.HCCL {
-		r.HCCL[i] = model.HCCLOp{Start: start[i], Dur: dur[i], Name: cols[0][i], Type: cols[1][i], HashSuffix: cols[2][i],
-			Group: cols[3][i], Variant: cols[4][i]}
-	}
+	r.HCCL = ops
 	return nil
 }
 
-// readOps reads framework_ops column by column.
+// readOps reads framework_ops column by column, page by page.
 func readOps(dir string, rank int, r *model.Rank) error {
 	c, err := openCols(dir, TableFrameworkOps, rank)
 	if err != nil {
@@ -363,33 +373,35 @@ func readOps(dir string, rank int, r *model.Rank) error {
 	if n == 0 {
 		return nil
 	}
-	start, err := c.int64s("start_ns")
-	if err != nil {
+	ops := make([]model.FrameworkOp, n)
+	for _, col := range []struct {
+		name string
+		set  func(o *model.FrameworkOp, v int64)
+	}{
+		{"start_ns", func(o *model.FrameworkOp, v int64) { o.Start = v }},
+		{"dur_ns", func(o *model.FrameworkOp, v int64) { o.Dur = v }},
+		{"tid", func(o *model.FrameworkOp, v int64) { o.Tid = v }},
+	} {
+		if err := c.int64s(col.name, func(off int, vs []int64) {
+			for i, v := range vs {
+				col.set(&ops[off+i], v)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	if err := c.syms("name", &r.Syms, func(off int, vs []model.Sym) {
+		for i, v := range vs {
+			ops[off+i].Name = v
+		}
+	}); err != nil {
 		return err
 	}
-	dur, err := c.int64s("dur_ns")
-	if err != nil {
-		return err
-	}
-	tid, err := c.int64s("tid")
-	if err != nil {
-		return err
-	}
-	name, err := c.syms("name", &r.Syms)
-	if err != nil {
-		return err
-	}
-	if len(start) != n || len(dur) != n || len(tid) != n || len(name) != n {
-		return fmt.Errorf("%s: columns of different lengths", c.path)
-	}
-	r.FrameworkOps = make([]model.FrameworkOp, n)
-	for i := range r.FrameworkOps {
-		r.FrameworkOps[i] = model.FrameworkOp{Start: start[i], Dur: dur[i], Name: name[i], Tid: tid[i]}
-	}
+	r.FrameworkOps = ops
 	return nil
 }
 
-// readLinks reads links column by column.
+// readLinks reads links column by column, page by page.
 func readLinks(dir string, rank int, r *model.Rank) error {
 	c, err := openCols(dir, TableLinks, rank)
 	if err != nil {
@@ -400,23 +412,28 @@ func readLinks(dir string, rank int, r *model.Rank) error {
 	if n == 0 {
 		return nil
 	}
-	var cols [3][]int32
-	for i, name := range []string{"op", "task", "hccl"} {
-		if cols[i], err = c.int32s(name); err != nil {
+	links := make([]model.Link, n)
+	for _, col := range []struct {
+		name string
+		set  func(l *model.Link, v int32)
+	}{
+		{"op", func(l *model.Link, v int32) { l.Op = v }},
+		{"task", func(l *model.Link, v int32) { l.Task = v }},
+		{"hccl", func(l *model.Link, v int32) { l.HCCL = v }},
+	} {
+		if err := c.int32s(col.name, func(off int, vs []int32) {
+			for i, v := range vs {
+				col.set(&links[off+i], v)
+			}
+		}); err != nil {
 			return err
 		}
-		if len(cols[i]) != n {
-			return fmt.Errorf("%s: columns of different lengths", c.path)
-		}
 	}
-	r.Links = make([]model.Link, n)
-	for i := range r.Links {
-		r.Links[i] = model.Link{Op: cols[0][i], Task: cols[1][i], HCCL: cols[2][i]}
-	}
+	r.Links = links
 	return nil
 }
 
-// readCommOps reads comm_ops column by column.
+// readCommOps reads comm_ops column by column, page by page.
 func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) error {
 	c, err := openCols(dir, TableCommOps, rank)
 	if err != nil {
@@ -427,35 +444,49 @@ func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) er
 	if n == 0 {
 		return nil
 	}
-	var strs [4][]string
-	for i, name := range []string{"step", "kind", "op", "group_hash"} {
-		if strs[i], err = c.strs(name, in); err != nil {
+	ops := make([]model.CommOpInfo, n)
+	for _, col := range []struct {
+		name string
+		set  func(o *model.CommOpInfo, v string)
+	}{
+		{"step", func(o *model.CommOpInfo, v string) { o.Step = v }},
+		{"kind", func(o *model.CommOpInfo, v string) { o.Kind = v }},
+		{"op", func(o *model.CommOpInfo, v string) { o.Op = v }},
+		{"group_hash", func(o *model.CommOpInfo, v string) { o.GroupHash = v }},
+	} {
+		if err := c.strs(col.name, in, func(off int, vs []string) {
+			for i, v := range vs {
+				col.set(&ops[off+i], v)
+			}
+		}); err != nil {
 			return err
 		}
-		if len(strs[i]) != n {
-			return fmt.Errorf("%s: columns of different lengths", c.path)
-		}
 	}
-	start, err := c.int64s("start_ns")
-	if err != nil {
+	if err := c.int64s("start_ns", func(off int, vs []int64) {
+		for i, v := range vs {
+			ops[off+i].Start = v
+		}
+	}); err != nil {
 		return err
 	}
-	var fs [5][]float64
-	for i, name := range []string{"elapse_ms", "transit_ms", "wait_ms", "sync_ms", "idle_ms"} {
-		if fs[i], err = c.float64s(name); err != nil {
+	for _, col := range []struct {
+		name string
+		set  func(o *model.CommOpInfo, v float64)
+	}{
+		{"elapse_ms", func(o *model.CommOpInfo, v float64) { o.ElapseMs = v }},
+		{"transit_ms", func(o *model.CommOpInfo, v float64) { o.TransitMs = v }},
+		{"wait_ms", func(o *model.CommOpInfo, v float64) { o.WaitMs = v }},
+		{"sync_ms", func(o *model.CommOpInfo, v float64) { o.SyncMs = v }},
+		{"idle_ms", func(o *model.CommOpInfo, v float64) { o.IdleMs = v }},
+	} {
+		if err := c.float64s(col.name, func(off int, vs []float64) {
+			for i, v := range vs {
+				col.set(&ops[off+i], v)
+			}
+		}); err != nil {
 			return err
 		}
-		if len(fs[i]) != n {
-			return fmt.Errorf("%s: columns of different lengths", c.path)
-		}
 	}
-	if len(start) != n {
-		return fmt.Errorf("%s: columns of different lengths", c.path)
-	}
-	r.Communication = make([]model.CommOpInfo, n)
-	for i := range r.Communication {
-		r.Communication[i] = model.CommOpInfo{Step: strs[0][i], Kind: strs[1][i], Op: strs[2][i], GroupHash: strs[3][i], Start: start[i],
-			ElapseMs: fs[0][i], TransitMs: fs[1][i], WaitMs: fs[2][i], SyncMs: fs[3][i], IdleMs: fs[4][i]}
-	}
+	r.Communication = ops
 	return nil
 }
