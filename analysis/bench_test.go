@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/npuprof/npuprof/analysis"
@@ -14,7 +15,8 @@ import (
 // BenchmarkAnalyze is `npuprof analyze` on one rank folder, end to end
 // (detect, trace_view.json, kernel_details.csv, step_trace_time.csv,
 // communication.json, metadata, every pass). MB/s counts trace bytes only,
-// as the targets in docs/performance.md do.
+// as the targets in docs/performance.md do; peak-heap-MiB is the largest
+// heap the loop reached (benchdata.PeakHeap), B/op what one run allocates.
 func BenchmarkAnalyze(b *testing.B) {
 	sizes, err := benchdata.Sizes()
 	if err != nil {
@@ -32,6 +34,8 @@ func BenchmarkAnalyze(b *testing.B) {
 		b.Run(sz.Name, func(b *testing.B) {
 			b.SetBytes(st.Size())
 			b.ReportAllocs()
+			runtime.GC()
+			peak := benchdata.StartPeakHeap()
 			cpu0 := benchdata.CPUTime()
 			for b.Loop() {
 				p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1})
@@ -47,6 +51,7 @@ func BenchmarkAnalyze(b *testing.B) {
 				}
 			}
 			benchdata.ReportCPU(b, st.Size(), cpu0)
+			benchdata.ReportPeakHeap(b, peak)
 		})
 	}
 }

@@ -124,11 +124,14 @@ while read -r size tb; do
 		printf "%-8s %10.1f %9.3f %9.3f %10.1f %12.1f %10.1f %12.3f %10.3f %12.1f\n", s, tb/1e6, w, c, tb/1e6/w, tb/1e6/c, m, m*1048576/tb, w1, tb/1e6/w1 }'
 done <"$results.sizes"
 echo
-echo "Parquet read-back (npuprof analyze OUTDIR of npuprof export), median of $RUNS runs"
-printf "%-8s %9s %9s %10s %18s\n" size wall_s cpu_s peak_MiB trace_MB/s_equiv
+echo "Parquet read-back (npuprof analyze OUTDIR of npuprof export), median of $RUNS runs; json_peak_MiB is the"
+echo "same rank's analyze of its trace (above), RSS/json the ratio: the read-back must need less memory"
+printf "%-8s %9s %9s %10s %18s %14s %9s %10s\n" size wall_s cpu_s peak_MiB trace_MB/s_equiv json_peak_MiB RSS/json RSS/trace
 while read -r size tb; do
 	read -r _ w c m < <(grep "^parquet-$size " "$results")
-	awk -v s="$size" -v tb="$tb" -v w="$w" -v c="$c" -v m="$m" 'BEGIN { printf "%-8s %9.3f %9.3f %10.1f %18.1f\n", s, w, c, m, tb/1e6/w }'
+	read -r _ _ _ jm < <(grep "^analyze-$size " "$results")
+	awk -v s="$size" -v tb="$tb" -v w="$w" -v c="$c" -v m="$m" -v jm="$jm" 'BEGIN {
+		printf "%-8s %9.3f %9.3f %10.1f %18.1f %14.1f %9.2f %10.3f\n", s, w, c, m, tb/1e6/w, jm, m/jm, m*1048576/tb }'
 done <"$results.sizes"
 echo
 read -r _ cw cc cm < <(grep "^cluster-" "$results")
@@ -161,15 +164,23 @@ if grep -q "^analyze-1cpu-200MB " "$results"; then
 		r = om*1048576/tb; printf "target: peak RSS <= 0.3x the trace (200 MB): %.2fx -> %s\n", r, (r <= 0.3 ? "met" : "NOT met")
 		if (pw != "") { x = pw/ow; printf "target: > 20x Python json.load (wall, 200 MB): %.1fx -> %s\n", x, (x > 20 ? "met" : "NOT met") } }'
 fi
+if grep -q "^parquet-200MB " "$results" && grep -q "^analyze-200MB " "$results"; then
+	read -r _ _ _ qm < <(grep "^parquet-200MB " "$results")
+	read -r _ _ _ jm < <(grep "^analyze-200MB " "$results")
+	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	awk -v qm="$qm" -v jm="$jm" -v tb="$tb" 'BEGIN {
+		r = qm*1048576/tb; printf "target: Parquet read-back peak RSS <= 0.3x the trace and below the JSON path (200 MB): %.2fx, %.1f vs %.1f MiB -> %s\n", r, qm, jm, (r <= 0.3 && qm < jm ? "met" : "NOT met") }'
+fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$results" "$results.sizes"
 
 if [ "${GOBENCH:-1}" != 0 ]; then
 	echo
-	echo "== go test -bench (trace reader alone, the byte-walk floor, end-to-end analyze); cpu-MB/s = trace bytes per CPU second"
+	echo "== go test -bench (trace reader alone, the byte-walk floor, end-to-end analyze, Parquet read-back); cpu-MB/s = trace"
+	echo "   bytes per CPU second; peak-heap-MiB = largest heap in the loop (GOGC=100 here, 50 in the CLI); B/op = allocated per run"
 	gs=$(echo "$SIZES" | tr ' ' ',')
 	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Read|Walk' -benchtime 3x -count 3 ./parser/traceview/ | grep -E '^Benchmark|^ok'
-	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze' -benchtime 3x -count 3 ./analysis/ | grep -E '^Benchmark|^ok'
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze|ReadBack' -benchtime 3x -count 3 ./analysis/ | grep -E '^Benchmark|^ok'
 	echo
 	echo "== cluster memory: peak heap grows with --workers, not with the rank count"
 	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./analysis/ | grep -E 'peak heap|^(ok|FAIL|---)'
