@@ -195,7 +195,9 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 			_ = bar.Set(done)
 		}
 	}
+	restore := tuneGCFor(path)
 	res, err := analysis.AnalyzePath(ctx, path, opts)
+	restore()
 	if bar != nil {
 		_ = bar.Finish()
 	}

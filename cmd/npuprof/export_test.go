@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -199,4 +200,23 @@ func TestExportStepsWithoutCollectives(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tuneGCFor lowers GOGC only for an npuprof Parquet export, and restores
+// the previous setting.
+func TestTuneGCForReadBack(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: tuneGCFor leaves the collector alone")
+	}
+	prev := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(prev)
+	restore := tuneGCFor(t.TempDir()) // not an export
+	require.Equal(t, 77, debug.SetGCPercent(77))
+	restore()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, parquetio.ManifestDir), 0o755))
+	restore = tuneGCFor(dir)
+	require.Equal(t, readBackGCPercent, debug.SetGCPercent(readBackGCPercent))
+	restore()
+	require.Equal(t, 77, debug.SetGCPercent(77))
 }
