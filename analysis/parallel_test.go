@@ -96,3 +96,32 @@ func TestSkipCommunicationSameResult(t *testing.T) {
 	}
 	require.Equal(t, doc(full), doc(skip))
 }
+
+// TestSkipFrameworkSameResult: AnalyzePath leaves a Parquet export's
+// framework_ops and links unread because no pass reads Rank.FrameworkOps or
+// Rank.Links; a pass that starts to must drop parser.Options.SkipFramework
+// there, or this test fails.
+func TestSkipFrameworkSameResult(t *testing.T) {
+	_, root := testutil.GenerateTiny(t)
+	p, err := parser.Load(context.Background(), root, parser.Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 1)
+	require.NotEmpty(t, p.Ranks[0].FrameworkOps, "the generated rank has framework ops")
+	require.NotEmpty(t, p.Ranks[0].Links, "the generated rank has links")
+	full, err := Analyze(p)
+	require.NoError(t, err)
+	p.Ranks[0].FrameworkOps, p.Ranks[0].Links = nil, nil
+	skip, err := Analyze(p)
+	require.NoError(t, err)
+	doc := func(res *Result) string {
+		var out []any
+		for _, rr := range res.Ranks {
+			out = append(out, rr.Metrics, rr.Unavailable, rr.Steps, rr.Errors, rr.Warnings, rr.Partial, rr.HCCL, rr.MoE, rr.EventWait, rr.Kernels)
+		}
+		out = append(out, res.Cluster)
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.Equal(t, doc(full), doc(skip))
+}

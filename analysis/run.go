@@ -159,9 +159,11 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	results := make([]*RankResult, len(srcs))
 	errs := make([]error, len(srcs))
 	ids := make([]parser.RankID, len(srcs))
-	// communication.json is left unread: no pass reads it (only `npuprof
-	// export` keeps it); TestSkipCommunicationSameResult keeps that true
-	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true}, func(i int, r *model.Rank, err error) {
+	// communication.json is left unread, and so are a Parquet export's
+	// framework_ops and links: no pass reads them (only `npuprof export`
+	// keeps them); TestSkipCommunicationSameResult and
+	// TestSkipFrameworkSameResult keep that true
+	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true, SkipFramework: true}, func(i int, r *model.Rank, err error) {
 		if err != nil {
 			errs[i] = err
 			return

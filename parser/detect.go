@@ -56,6 +56,8 @@ type Source struct {
 	TraceParts int
 	// SkipCommunication: see Options.SkipCommunication.
 	SkipCommunication bool
+	// SkipFramework: see Options.SkipFramework.
+	SkipFramework bool
 }
 
 // UsageError is an input the user pointed at that npuprof cannot use (no

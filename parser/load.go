@@ -52,6 +52,12 @@ type Options struct {
 	// SkipCommunication leaves communication.json unread (Rank.Communication
 	// empty): no analysis pass reads it, only `npuprof export` keeps it.
 	SkipCommunication bool
+	// SkipFramework leaves an npuprof Parquet export's framework_ops and
+	// links unread (Rank.FrameworkOps and Rank.Links empty): no analysis
+	// pass reads them, only `npuprof export` keeps them. Trace files are
+	// read whole either way (their flows are joined through the framework
+	// ops).
+	SkipFramework bool
 }
 
 // Load detects and parses every rank under path and keeps every rank's
@@ -141,6 +147,7 @@ func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *mo
 					src.TraceParts = parts
 				}
 				src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
+				src.SkipFramework = src.SkipFramework || opts.SkipFramework
 				r, err := ParseRank(src)
 				fn(i, r, err)
 				if opts.Progress != nil {
@@ -364,7 +371,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		TestHookParseRank(src)
 	}
 	if src.Parquet != "" {
-		r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication})
+		r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication, SkipFramework: src.SkipFramework})
 		if err != nil {
 			return nil, err
 		}

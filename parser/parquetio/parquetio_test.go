@@ -131,8 +131,8 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 
 // A rank big enough that every column of the big tables spans several
 // pages (the reader fills the model page by page, at each page's row
-// offset) round-trips field for field; so does one without its comm_ops
-// (ReadOptions.SkipCommunication), which leaves only Communication out.
+// offset) round-trips field for field; ReadOptions.SkipCommunication
+// leaves only Communication out, SkipFramework only FrameworkOps and Links.
 func TestRoundTripManyPages(t *testing.T) {
 	const nTasks, nHCCL, nOps = 150_000, 70_000, 80_000
 	r := model.NewRank("big")
@@ -180,6 +180,14 @@ func TestRoundTripManyPages(t *testing.T) {
 	require.Nil(t, got.Communication)
 	want := *r
 	want.Communication = nil
+	require.Equal(t, resolve(&want), resolve(got))
+
+	got, err = parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{SkipFramework: true})
+	require.NoError(t, err)
+	require.Nil(t, got.FrameworkOps)
+	require.Nil(t, got.Links)
+	want = *r
+	want.FrameworkOps, want.Links = nil, nil
 	require.Equal(t, resolve(&want), resolve(got))
 }
 

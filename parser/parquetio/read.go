@@ -142,10 +142,14 @@ type ReadOptions struct {
 	// as parser.Options.SkipCommunication leaves communication.json unread:
 	// no analysis pass reads it.
 	SkipCommunication bool
+	// SkipFramework leaves framework_ops and links unread
+	// (Rank.FrameworkOps and Rank.Links empty): no analysis pass reads
+	// them either.
+	SkipFramework bool
 }
 
 // ReadRank reads one rank of an export back into the model, exactly as it
-// was exported (without Communication when opts.SkipCommunication).
+// was exported (without what opts skips).
 func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	r := model.NewRank("")
 	r.Rank = rank
@@ -200,11 +204,13 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	if err := readHCCL(dir, rank, r); err != nil {
 		return nil, err
 	}
-	if err := readOps(dir, rank, r); err != nil {
-		return nil, err
-	}
-	if err := readLinks(dir, rank, r); err != nil {
-		return nil, err
+	if !opts.SkipFramework {
+		if err := readOps(dir, rank, r); err != nil {
+			return nil, err
+		}
+		if err := readLinks(dir, rank, r); err != nil {
+			return nil, err
+		}
 	}
 	if err := readTable(dir, TableSteps, rank, func(s *Step) {
 		r.Steps = append(r.Steps, model.Step{ID: int(s.Step), Start: s.StartNs, End: s.EndNs})
