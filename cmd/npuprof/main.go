@@ -25,8 +25,8 @@ const gcPercent = 50
 // garbage (the model's arrays are filled in place), so its heap is the
 // model plus the passes' results and the collector's headroom over them;
 // a lower GOGC buys memory there for little CPU: at 200 MB, 35 lowers peak
-// RSS from 54.6 to 52.1 MiB (median of 8) for +3.6% instructions
-// (callgrind), 25 to 51.6 MiB for +9% (docs/performance.md, lesson 20).
+// RSS from 50.0 to 47.7 MiB (medians) for +7% instructions (callgrind:
+// 810 M -> 868 M, about 20 ms; docs/performance.md, lesson 20).
 // The JSON path keeps gcPercent: it makes garbage at every event.
 const readBackGCPercent = 35
 
