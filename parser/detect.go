@@ -160,11 +160,21 @@ func detectFile(path string) ([]Source, error) {
 		}
 		return []Source{src}, nil
 	case reMsprofDB.MatchString(base):
-		return []Source{{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}}, nil
+		src := Source{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}
+		// msprof_{ts}.db sits in the PROF_* folder, whose device info
+		// says which rank it is
+		msprofRank(&src, filepath.Dir(path))
+		return []Source{src}, nil
 	case strings.HasSuffix(base, ".db"):
 		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
 	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
-		return []Source{{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}}, nil
+		src := Source{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}
+		// only the named file is measured, but the PROF_* folder around
+		// its mindstudio_profiler_output still says which rank it is
+		if out := filepath.Dir(path); dirName(out) == msprofOutput {
+			msprofRank(&src, parentDir(out))
+		}
+		return []Source{src}, nil
 	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst"):
 		src := Source{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}
 		// a trace in a rank folder's ASCEND_PROFILER_OUTPUT: only the named
@@ -178,6 +188,15 @@ func detectFile(path string) ([]Source, error) {
 		return []Source{src}, nil
 	}
 	return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)}
+}
+
+// msprofRank sets the rank and timestamp of a file named inside the
+// msprof PROF_* folder prof, when prof is one.
+func msprofRank(src *Source, prof string) {
+	if !isProfDir(prof) {
+		return
+	}
+	src.RankHint, src.Timestamp = profRank(prof), profTimestamp(dirName(prof))
 }
 
 func walkRanks(dir string, depth int, out *[]Source) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
@@ -210,4 +211,61 @@ func TestWalkBoundedConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(srcs), calls)
 	require.Equal(t, 2, peak)
+}
+
+// An msprof trace named directly (msprof_*.json in a PROF_* folder's
+// mindstudio_profiler_output), from anywhere: only that file is measured,
+// but the PROF_* folder's device_{id}/info.json.{id} still says which rank
+// it is, as the folder itself does. Naming rank 1's file used to give
+// rank 0 (no rank hint: the ranks were numbered in order).
+func TestDetectMsprofFileKeepsRank(t *testing.T) {
+	s, _ := tracegen.Lookup("clean")
+	s.Ranks, s.Layers, s.Steps = 2, 2, 2
+	dir := t.TempDir()
+	_, err := tracegen.GenerateLayout(dir, s, tracegen.LayoutMsprofText)
+	require.NoError(t, err)
+	profs, err := filepath.Glob(filepath.Join(dir, "PROF_*"))
+	require.NoError(t, err)
+	require.Len(t, profs, 2)
+	for _, prof := range profs {
+		folder, err := Detect(prof)
+		require.NoError(t, err)
+		require.Len(t, folder, 1)
+		want := folder[0].RankHint
+		require.GreaterOrEqual(t, want, 0, prof)
+		files, err := filepath.Glob(filepath.Join(prof, "mindstudio_profiler_output", "msprof_*.json"))
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+		out := filepath.Dir(files[0])
+		t.Chdir(out)
+		for _, path := range []string{files[0], filepath.Base(files[0]), "./" + filepath.Base(files[0])} {
+			srcs, err := Detect(path)
+			require.NoError(t, err, path)
+			require.Len(t, srcs, 1, path)
+			require.Equal(t, path, srcs[0].TraceFile, path)
+			require.Equal(t, want, srcs[0].RankHint, "%s: rank from the PROF_* folder's device info", path)
+			require.Equal(t, folder[0].Timestamp, srcs[0].Timestamp, path)
+			r, err := ParseRank(srcs[0])
+			require.NoError(t, err, path)
+			require.Equal(t, want, r.Rank, path)
+		}
+	}
+}
+
+// The same for msprof_{ts}.db named directly: it sits in the PROF_*
+// folder, whose device_{id}/info.json.{id} gives the rank.
+func TestDetectMsprofDBFileKeepsRank(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "PROF_000001_20250109081620431_WACLGDDQHNQMRMKZ")
+	require.NoError(t, os.MkdirAll(filepath.Join(prof, "device_3"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(prof, "device_3", "info.json.3"), []byte(`{"rank_id": 5}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(prof, "msprof_20250109081750.db"), nil, 0o644))
+	t.Chdir(prof)
+	for _, path := range []string{".", "msprof_20250109081750.db", filepath.Join(prof, "msprof_20250109081750.db")} {
+		srcs, err := Detect(path)
+		require.NoError(t, err, path)
+		require.Len(t, srcs, 1, path)
+		require.Equal(t, model.FormatMsprofDB, srcs[0].Format, path)
+		require.Equal(t, 5, srcs[0].RankHint, path)
+		require.Equal(t, "20250109081620431", srcs[0].Timestamp, path)
+	}
 }
