@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
-	"io"
+	"encoding/json"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -148,19 +149,39 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	return doc, res, nil
 }
 
-// isJSONDocument reports whether a file is a saved npuprof document: it
-// starts (after white space) with '{' and names an npuprof schema in its
-// first 4 KB (a trace_view.json never does).
+// isJSONDocument reports whether a file is a saved npuprof document: a
+// JSON object whose top-level "schema" names an npuprof schema, wherever
+// the key sits and however the file is laid out (indented, compacted by
+// jq -c, keys sorted by jq -S or Python). A trace in object form is told
+// apart at its "traceEvents" key, before its events are read.
 func isJSONDocument(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	buf := make([]byte, 4096)
-	n, _ := io.ReadFull(f, buf)
-	b := bytes.TrimSpace(buf[:n])
-	return len(b) > 0 && b[0] == '{' && bytes.Contains(b, []byte(`"schema": "npuprof.`))
+	dec := json.NewDecoder(bufio.NewReader(f))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch key {
+		case "schema":
+			var v string
+			return dec.Decode(&v) == nil && strings.HasPrefix(v, "npuprof.")
+		case "traceEvents":
+			return false
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {

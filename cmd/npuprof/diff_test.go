@@ -237,3 +237,34 @@ func TestDiffBeforeAfterThreeFixes(t *testing.T) {
 		require.Contains(t, out, s)
 	}
 }
+
+// A saved document is recognised whatever its layout: one compacted by
+// `jq -c`, with its keys sorted (jq -S, Python) or re-indented by another
+// tool ("schema" after 4 KB of other keys, "schema":"npuprof.analysis/v1",
+// no space) used to be taken for a trace and refused with "not a trace".
+func TestDiffReadsCompactDocument(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "before.json")
+	code, _, errs := run("analyze", demo, "-q", "--format", "json", "-o", saved)
+	require.Equal(t, ExitOK, code, errs)
+	var doc any
+	b, err := os.ReadFile(saved)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &doc))
+	compact, err := json.Marshal(doc)
+	require.NoError(t, err)
+	min := filepath.Join(dir, "before.min.json")
+	require.NoError(t, os.WriteFile(min, compact, 0o644))
+	tabs, err := json.MarshalIndent(doc, "", "\t")
+	require.NoError(t, err)
+	tabbed := filepath.Join(dir, "before.tabs.json")
+	require.NoError(t, os.WriteFile(tabbed, []byte(strings.Replace(string(tabs), `"schema": `, `"schema" :`, 1)), 0o644))
+
+	code, want, errs := run("diff", saved, saved, "-q", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	for _, p := range []string{min, tabbed} {
+		code, got, errs := run("diff", p, saved, "-q", "--format", "json")
+		require.Equal(t, ExitOK, code, "%s: %s", p, errs)
+		require.JSONEq(t, strings.ReplaceAll(want, saved, p), got, p)
+	}
+}
