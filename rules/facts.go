@@ -105,7 +105,30 @@ func (f *FactSet) SetString(kv, source string) error {
 	if err != nil {
 		return fmt.Errorf("--fact %s=%s: expected %s", name, raw, d.Type)
 	}
+	// Every numeric fact is a size, a count or a rate: a negative value,
+	// NaN or ±Inf (which ParseFloat accepts) is a typo, and NaN or Inf
+	// would also make the JSON document unwritable.
+	if bad := negativeOrNotFinite(v); bad {
+		return fmt.Errorf("--fact %s=%s: expected a finite %s >= 0", name, raw, d.Type)
+	}
 	return f.Set(name, v, source)
+}
+
+// negativeOrNotFinite reports a numeric fact value below 0, NaN or ±Inf.
+func negativeOrNotFinite(v any) bool {
+	switch x := v.(type) {
+	case int:
+		return x < 0
+	case float64:
+		return x < 0 || math.IsNaN(x) || math.IsInf(x, 0)
+	case []int:
+		for _, n := range x {
+			if n < 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Get returns a fact.

@@ -518,3 +518,21 @@ func TestParallelStrategyCountsAllReplicas(t *testing.T) {
 	require.Contains(t, f.Fix, "(at most: 2 per rank x DP 2)")
 	require.Equal(t, StatusClear, status(evaluate(t, set, small, nil, "dp=4", "tp=4"), "parallel-strategy").Status)
 }
+
+// --fact values that no size, count or rate can have are usage errors.
+// NaN and Inf (which strconv.ParseFloat accepts) used to pass, and then
+// the JSON document could not be written: exit 3, "json: unsupported
+// value: NaN", for a typo.
+func TestFactOverrideRejectsImpossibleNumbers(t *testing.T) {
+	res := analyzed(t, "ep-fc1-cumsum")
+	for _, kv := range []string{"serving.output_tps=NaN", "serving.concurrency=Inf", "serving.ttft_ms=-Inf",
+		"serving.kv_cache_usage=-0.5", "concurrency=-5", "tp=-8", "capture_sizes=1,-2,4"} {
+		_, err := BuildFacts(res, nil, []string{kv})
+		require.ErrorContains(t, err, "expected a finite", kv)
+		require.ErrorContains(t, err, "--fact "+kv, kv)
+	}
+	for _, kv := range []string{"serving.output_tps=1234.5", "concurrency=0", "capture_sizes=1,2,4"} {
+		_, err := BuildFacts(res, nil, []string{kv})
+		require.NoError(t, err, kv)
+	}
+}

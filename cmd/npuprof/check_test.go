@@ -85,6 +85,7 @@ func TestCheckExitCodes(t *testing.T) {
 			{"check", demo, "--rules", "/no/such/rules.yaml"},
 			{"check", demo, "--deploy", "/no/such/serve.sh"},
 			{"check", demo, "--fact", "tpp=8"},
+			{"analyze", demo, "--format", "json", "--fact", "serving.output_tps=NaN"},
 			{"check", demo, "--budget", "hccl.total.time_us <= baseline"},
 			{"check", demo, "--baseline", "/no/such/old.json"},
 			{"check", demo, "--format", "xml"},
