@@ -66,6 +66,10 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 			if opts.Output == "" {
 				return usageErr("export needs -o OUTDIR (the folder to write the Parquet tables into)")
 			}
+			if opts.Output == "-" {
+				// "-" is standard output everywhere else: never a folder named "-"
+				return usageErr("export writes a folder of Parquet files, not a stream: -o - (standard output) cannot hold them; give -o OUTDIR")
+			}
 			if opts.Workers < 0 {
 				return usageErr("--workers must be >= 0")
 			}

@@ -134,6 +134,15 @@ func TestExportLayoutAndErrors(t *testing.T) {
 	code, _, errs = run("export", in)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "-o OUTDIR")
+	// "-" means standard output in every other command: export cannot
+	// stream Parquet partitions, and used to create a folder named "-"
+	absIn, err := filepath.Abs(in)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	code, _, errs = run("export", absIn, "-o", "-")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "-o OUTDIR")
+	require.NoDirExists(t, "-")
 	code, _, errs = run("export", "/no/such/dir", "-o", out)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "/no/such/dir")
