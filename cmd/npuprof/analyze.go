@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +143,9 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}
+			if err := outputProblems(opts.Output, opts.HTML); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -269,9 +274,12 @@ func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 	if file == "" || file == "-" {
 		return fn(io.out)
 	}
+	if err := outputProblem(file); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".npuprof-*")
 	if err != nil {
-		return usageErr("cannot write %s: %v", file, err)
+		return usageErr("cannot write %s: %v", file, bareError(err))
 	}
 	defer os.Remove(tmp.Name())
 	if err := fn(tmp); err != nil {
@@ -286,7 +294,56 @@ func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), file); err != nil {
-		return usageErr("cannot write %s: %v", file, err)
+		return usageErr("cannot write %s: %v", file, bareError(err))
 	}
 	return nil
+}
+
+// outputProblem says why file cannot be written as an output file, or nil
+// ("" and "-" are standard output): it names a folder, or the folder it
+// goes into does not exist or is not a folder. Commands call it on their
+// output flags before reading the profile, so a typo in -o is not found
+// only after minutes of parsing.
+func outputProblem(file string) error {
+	if file == "" || file == "-" {
+		return nil
+	}
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		return usageErr("cannot write %s: it is a folder; expected a file name", file)
+	}
+	dir := filepath.Dir(file)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageErr("cannot write %s: folder %s does not exist (create it first)", file, dir)
+	case err != nil:
+		return usageErr("cannot write %s: %v", file, bareError(err))
+	case !st.IsDir():
+		return usageErr("cannot write %s: %s is not a folder", file, dir)
+	}
+	return nil
+}
+
+// outputProblems is outputProblem for each of a command's output files.
+func outputProblems(files ...string) error {
+	for _, f := range files {
+		if err := outputProblem(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bareError drops the path from an *fs.PathError or *os.LinkError: the
+// message names the user's file, not the temporary one written first.
+func bareError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

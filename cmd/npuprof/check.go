@@ -104,6 +104,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if len(opts.Budgets) > 0 && opts.Baseline == "" {
 				return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
 			}
+			if err := outputProblems(opts.Output, opts.JUnit, opts.SARIF); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -92,6 +92,9 @@ only shown with --partial-findings report.`,
 			if opts.Kernels < 0 {
 				return usageErr("--kernels must be >= 0")
 			}
+			if err := outputProblems(opts.Output, opts.HTML); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -58,6 +58,9 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}
+			if err := outputProblems(opts.Output); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

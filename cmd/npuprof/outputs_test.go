@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An output file that cannot be written (-o, --html, --junit, --sarif) is a
+// usage error that says why, in the user's words: the folder it goes into
+// does not exist, or it names a folder. It used to print the temporary
+// file npuprof writes first ("open nd/.npuprof-850393512: no such file or
+// directory", "rename ./.npuprof-3082202424 .: file exists") and only after
+// the whole profile had been parsed and analyzed; it is now refused before
+// any input is read.
+func TestUnwritableOutputSaysWhyBeforeReading(t *testing.T) {
+	in, err := filepath.Abs(demo)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	experts := "load.csv"
+	require.NoError(t, os.WriteFile(experts, []byte("layer,expert,tokens\n0,0,10\n0,1,20\n0,2,5\n0,3,7\n"), 0o644))
+	require.NoError(t, os.Mkdir("taken", 0o755))
+	require.NoError(t, os.WriteFile("file.json", []byte("{}"), 0o644))
+	for _, c := range []struct {
+		args []string
+		file string
+		want string
+	}{
+		{[]string{"analyze", in, "-o", "nd/out.json"}, "nd/out.json", "folder nd does not exist"},
+		{[]string{"analyze", in, "--html", "nd/r.html"}, "nd/r.html", "folder nd does not exist"},
+		{[]string{"analyze", in, "-o", "."}, ".", "it is a folder"},
+		{[]string{"analyze", in, "-o", "taken/"}, "taken/", "it is a folder"},
+		{[]string{"analyze", in, "-o", "file.json/x.json"}, "file.json/x.json", "file.json is not a folder"},
+		{[]string{"report", in, "-o", "taken"}, "taken", "it is a folder"},
+		{[]string{"check", in, "--junit", "nd/j.xml"}, "nd/j.xml", "folder nd does not exist"},
+		{[]string{"check", in, "--sarif", "nd/s.sarif"}, "nd/s.sarif", "folder nd does not exist"},
+		{[]string{"check", in, "-o", "nd/c.json"}, "nd/c.json", "folder nd does not exist"},
+		{[]string{"diff", in, in, "-o", "nd/d.txt"}, "nd/d.txt", "folder nd does not exist"},
+		{[]string{"diff", in, in, "--html", "taken"}, "taken", "it is a folder"},
+		{[]string{"eplb", "plan", "--experts", experts, "--ep-size", "4", "-o", "nd/map.json"}, "nd/map.json", "folder nd does not exist"},
+	} {
+		start := time.Now()
+		args := c.args
+		if args[0] != "eplb" {
+			args = append(args, "-q")
+		}
+		code, _, errs := run(args...)
+		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, "cannot write "+c.file+": "+c.want, c.args)
+		require.NotContains(t, errs, ".npuprof-", "%v: the temporary file is ours, not the user's", c.args)
+		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
+	}
+	require.NoDirExists(t, "nd")
+}
