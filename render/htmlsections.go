@@ -581,7 +581,7 @@ func buildUnmeasured(v *htmlView, res *analysis.Result, doc *Document) {
 	}
 	for _, rr := range res.Ranks {
 		for _, w := range rr.Warnings {
-			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: warning: %s: %s", rankLabel(rr.Rank), w.File, w.Message), 0))
+			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: warning: %s", rankLabel(rr.Rank), w.Text()), 0))
 		}
 		if rr.Partial {
 			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: partial: %s", rankLabel(rr.Rank), rr.PartialReason), 0))

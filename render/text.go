@@ -392,7 +392,7 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 			seen[key] = append(seen[key], rr.Rank)
 		}
 		for _, w := range rr.Warnings {
-			key := "warning: " + w.File + ": " + w.Message
+			key := "warning: " + w.Text()
 			if len(w.Lines) > 0 {
 				lines := make([]string, len(w.Lines))
 				for i, l := range w.Lines {

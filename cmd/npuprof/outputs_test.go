@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,4 +55,26 @@ func TestUnwritableOutputSaysWhyBeforeReading(t *testing.T) {
 		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
 	}
 	require.NoDirExists(t, "nd")
+}
+
+// A warning names its file once, in the terminal and in the HTML report:
+// the readers' errors already start with the file, and the summary printed
+// "warning: FILE: FILE: empty file, expected a step_trace_time.csv header".
+func TestWarningNamesItsFileOnce(t *testing.T) {
+	out, root := testutil.GenerateTiny(t)
+	for _, name := range []string{"trace_view.json", "step_trace_time.csv"} {
+		require.NoError(t, os.WriteFile(filepath.Join(out, name), nil, 0o644))
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, stdout, errs := run("analyze", root, "-q", "--html", html)
+	require.Equal(t, ExitOK, code, errs)
+	page, err := os.ReadFile(html)
+	require.NoError(t, err)
+	for _, name := range []string{"trace_view.json", "step_trace_time.csv"} {
+		p := filepath.Join(out, name)
+		require.Contains(t, stdout, "warning: "+p+": ", name)
+		require.NotContains(t, stdout, p+": "+p, name)
+		require.NotContains(t, string(page), p+": "+p, name)
+	}
+	require.Contains(t, stdout, "warning: "+filepath.Join(out, "step_trace_time.csv")+": empty file")
 }

@@ -224,6 +224,16 @@ type Warning struct {
 	Lines   []int  `json:"lines,omitempty"`
 }
 
+// Text is the warning as one line, "FILE: MESSAGE", naming the file once:
+// a reader's error often starts with its file already ("FILE: empty
+// file, ...").
+func (w Warning) Text() string {
+	if w.File == "" || strings.HasPrefix(w.Message, w.File+": ") {
+		return w.Message
+	}
+	return w.File + ": " + w.Message
+}
+
 // Availability says which inputs were present for a rank, so passes can say
 // precisely why a metric is unavailable.
 type Availability struct {
