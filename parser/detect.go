@@ -100,6 +100,11 @@ var textFiles = []string{"trace_view.json", "kernel_details.csv", "step_trace_ti
 // (text or db export), or a cluster folder holding any mix of those, up to
 // two levels down.
 func Detect(path string) ([]Source, error) {
+	if path == "" {
+		// an unset shell variable ("npuprof analyze $DIR"): os.Stat would
+		// say ": no such file or directory"
+		return nil, &UsageError{"the profile path is empty: expected a trace file, a profiler database, a rank folder or a folder of ranks"}
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		if os.IsNotExist(err) {

@@ -95,6 +95,11 @@ func TestDetectErrors(t *testing.T) {
 
 	_, err = Detect(filepath.Join(empty, "notes.txt"))
 	require.True(t, IsUsage(err))
+
+	// an unset shell variable: say the path is empty, not ": no such file"
+	_, err = Detect("")
+	require.True(t, IsUsage(err))
+	require.Contains(t, err.Error(), "the profile path is empty")
 }
 
 func TestLoadCluster(t *testing.T) {
