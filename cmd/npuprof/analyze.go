@@ -143,7 +143,8 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}
-			if err := outputProblems(opts.Output, opts.HTML); err != nil {
+			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
+			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -324,14 +325,36 @@ func outputProblem(file string) error {
 	return nil
 }
 
-// outputProblems is outputProblem for each of a command's output files.
-func outputProblems(files ...string) error {
-	for _, f := range files {
-		if err := outputProblem(f); err != nil {
+// checkOutputs runs outputProblem on each of a command's output files and
+// refuses one that is an input file of the command (the profile file, a
+// saved document, a rule file...): writing it would destroy what is read.
+func checkOutputs(outputs []string, inputs ...string) error {
+	for _, o := range outputs {
+		if err := outputProblem(o); err != nil {
 			return err
+		}
+		if o == "" || o == "-" {
+			continue
+		}
+		ost, err := os.Stat(o)
+		if err != nil {
+			continue // a new file is no input
+		}
+		for _, in := range inputs {
+			if in == "" || in == "-" {
+				continue
+			}
+			if ist, err := os.Stat(in); err == nil && os.SameFile(ost, ist) {
+				return usageErr("cannot write %s: it is an input (%s); npuprof never writes into its input", o, in)
+			}
 		}
 	}
 	return nil
+}
+
+// inputs lists the input files the rule and serving flags name.
+func (o *ruleOptions) inputs() []string {
+	return append([]string{o.Deploy}, o.RuleFiles...)
 }
 
 // bareError drops the path from an *fs.PathError or *os.LinkError: the

@@ -104,7 +104,8 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if len(opts.Budgets) > 0 && opts.Baseline == "" {
 				return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
 			}
-			if err := outputProblems(opts.Output, opts.JUnit, opts.SARIF); err != nil {
+			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Baseline, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
+			if err := checkOutputs([]string{opts.Output, opts.JUnit, opts.SARIF}, ins...); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -92,7 +92,8 @@ only shown with --partial-findings report.`,
 			if opts.Kernels < 0 {
 				return usageErr("--kernels must be >= 0")
 			}
-			if err := outputProblems(opts.Output, opts.HTML); err != nil {
+			ins := append([]string{opts.Before, opts.After, opts.LogBefore, opts.LogAfter}, opts.RuleFiles...)
+			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -88,7 +88,7 @@ summary goes to standard output, or to standard error when the plan does.`,
 			if opts.Stage != "" && opts.Stage != "decode" && opts.Stage != "prefill" {
 				return usageErr("--stage %q: expected decode or prefill", opts.Stage)
 			}
-			if err := outputProblems(opts.Output); err != nil {
+			if err := checkOutputs([]string{opts.Output}, opts.Experts); err != nil {
 				return err
 			}
 			if runF != nil {

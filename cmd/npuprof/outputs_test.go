@@ -78,3 +78,46 @@ func TestWarningNamesItsFileOnce(t *testing.T) {
 	}
 	require.Contains(t, stdout, "warning: "+filepath.Join(out, "step_trace_time.csv")+": empty file")
 }
+
+// An output file that is one of the command's inputs is refused before
+// anything is written: "npuprof analyze trace_view.json -o trace_view.json"
+// used to replace a 750 KB trace with its own 6 KB summary, and
+// "npuprof diff before.json after.json -o before.json" the saved baseline.
+func TestOutputNeverOverwritesAnInput(t *testing.T) {
+	out, root := testutil.GenerateTiny(t)
+	trace := filepath.Join(out, "trace_view.json")
+	before, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	saved := filepath.Join(t.TempDir(), "before.json")
+	code, _, errs := run("analyze", root, "-q", "--format", "json", "-o", saved)
+	require.Equal(t, ExitOK, code, errs)
+	savedBytes, err := os.ReadFile(saved)
+	require.NoError(t, err)
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(rulesFile, []byte("rules: []\n"), 0o644))
+	t.Chdir(out)
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"analyze", trace, "-o", trace}, trace},
+		{[]string{"analyze", "trace_view.json", "-o", "./trace_view.json"}, "./trace_view.json"},
+		{[]string{"analyze", "trace_view.json", "--html", trace}, trace},
+		{[]string{"report", "trace_view.json", "-o", "trace_view.json"}, "trace_view.json"},
+		{[]string{"check", "trace_view.json", "--junit", "trace_view.json"}, "trace_view.json"},
+		{[]string{"check", root, "--baseline", saved, "-o", saved}, saved},
+		{[]string{"analyze", root, "--rules", rulesFile, "-o", rulesFile}, rulesFile},
+		{[]string{"diff", saved, root, "-o", saved}, saved},
+		{[]string{"diff", root, saved, "--html", saved}, saved},
+	} {
+		code, _, errs := run(append(c.args, "-q")...)
+		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, "cannot write "+c.out+": it is an input", c.args)
+	}
+	got, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	require.Equal(t, before, got, "the trace is untouched")
+	got, err = os.ReadFile(saved)
+	require.NoError(t, err)
+	require.Equal(t, savedBytes, got, "the saved document is untouched")
+}

@@ -58,7 +58,8 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}
-			if err := outputProblems(opts.Output); err != nil {
+			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
+			if err := checkOutputs([]string{opts.Output}, ins...); err != nil {
 				return err
 			}
 			if runF != nil {
