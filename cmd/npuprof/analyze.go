@@ -269,8 +269,10 @@ func passErrors(res *analysis.Result) error {
 
 type ioWriter = io.Writer
 
-// writeOutput writes to FILE (created only after the content is ready) or
-// to standard output.
+// writeOutput writes to FILE (created only after the content is ready:
+// written beside it, then renamed over it; through a symlink, its file) or
+// to standard output. An existing FILE that is not a regular file
+// (/dev/null, a FIFO) is written in place, never replaced.
 func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 	if file == "" || file == "-" {
 		return fn(io.out)
@@ -278,7 +280,19 @@ func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 	if err := outputProblem(file); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".npuprof-*")
+	target := file
+	if st, err := os.Stat(file); err == nil {
+		if !st.Mode().IsRegular() {
+			// a device (/dev/null, /dev/stdout), FIFO or socket: written
+			// in place; renaming over it would replace it with a file
+			return writeInPlace(file, fn)
+		}
+		// a symlink keeps pointing at its file: replace that file
+		if real, err := filepath.EvalSymlinks(file); err == nil {
+			target = real
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), ".npuprof-*")
 	if err != nil {
 		return usageErr("cannot write %s: %v", file, bareError(err))
 	}
@@ -294,10 +308,23 @@ func writeOutput(io *streams, file string, fn func(ioWriter) error) error {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return usageErr("cannot write %s: %v", file, bareError(err))
 	}
 	return nil
+}
+
+// writeInPlace writes to an existing file that is not a regular file.
+func writeInPlace(file string, fn func(ioWriter) error) error {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		return usageErr("cannot write %s: %v", file, bareError(err))
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // outputProblem says why file cannot be written as an output file, or nil

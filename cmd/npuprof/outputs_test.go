@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,4 +122,56 @@ func TestOutputNeverOverwritesAnInput(t *testing.T) {
 	got, err = os.ReadFile(saved)
 	require.NoError(t, err)
 	require.Equal(t, savedBytes, got, "the saved document is untouched")
+}
+
+// An output that exists and is not a regular file is written in place,
+// never replaced: writeOutput wrote a temporary file and renamed it over
+// the target, so "-o /dev/null" (docs/performance.md, scripts/bench.sh)
+// run as root replaced the /dev/null device with a regular file for the
+// whole machine, "-o fifo" replaced the FIFO its reader was waiting on,
+// and "-o link.json" replaced the symlink instead of writing its file. A
+// FIFO stands for /dev/null here: a regression must not break the machine
+// running the test.
+func TestOutputWritesThroughDevicesAndSymlinks(t *testing.T) {
+	in, err := filepath.Abs(demo)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		got <- b
+	}()
+	code, _, errs := run("analyze", in, "-q", "--format", "json", "-o", fifo)
+	require.Equal(t, ExitOK, code, errs)
+	select {
+	case b := <-got:
+		require.Contains(t, string(b), `"schema": "npuprof.analysis/v1"`, "the reader of the FIFO got the document")
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing was written into the FIFO")
+	}
+	st, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeNamedPipe, st.Mode().Type(), "the FIFO is still a FIFO")
+
+	target := filepath.Join(dir, "reports", "analysis.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, []byte("old"), 0o644))
+	link := filepath.Join(dir, "latest.json")
+	require.NoError(t, os.Symlink(filepath.Join("reports", "analysis.json"), link))
+	code, _, errs = run("analyze", in, "-q", "--format", "json", "-o", link)
+	require.Equal(t, ExitOK, code, errs)
+	st, err = os.Lstat(link)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSymlink, st.Mode().Type(), "the symlink is still a symlink")
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"schema": "npuprof.analysis/v1"`, "the file it points to was written")
 }
