@@ -375,14 +375,29 @@ func WriteJSON(w io.Writer, doc *Document) error {
 	return enc.Encode(doc)
 }
 
-// ReadDocument reads a saved JSON document and checks its schema.
+// ReadDocument reads a saved JSON document and checks its schema. The
+// schema is checked before the rest is decoded, so a document of another
+// schema (npuprof.diff/v1) is named as such, not by a Go type error.
 func ReadDocument(r io.Reader, name string) (*Document, error) {
-	var doc Document
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var probe struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
 	}
-	if doc.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, expected %q", name, doc.Schema, Schema)
+	switch {
+	case probe.Schema == nil:
+		return nil, fmt.Errorf("%s: not an npuprof analysis document: no \"schema\" (expected %q, written by npuprof analyze --format json)", name, Schema)
+	case *probe.Schema != Schema:
+		return nil, fmt.Errorf("%s: schema %q, expected %q (a document written by npuprof analyze --format json)", name, *probe.Schema, Schema)
+	}
+	var doc Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
 	}
 	return &doc, nil
 }
