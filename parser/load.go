@@ -227,7 +227,13 @@ func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
 	var kept []int
 	for k, i := range order {
 		if k > 0 && ranks[order[k-1]] == ranks[i] {
-			notes = append(notes, fmt.Sprintf("rank %d appears twice; kept the newest folder %s, ignored %s", ranks[i], ids[kept[len(kept)-1]].Path, ids[i].Path))
+			k := ids[kept[len(kept)-1]]
+			if k.DirTimestamp == ids[i].DirTimestamp {
+				// equal or missing timestamps: nothing says which is newer
+				notes = append(notes, fmt.Sprintf("rank %d appears twice; kept %s (the first found: no folder timestamp tells which is newer), ignored %s", ranks[i], k.Path, ids[i].Path))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("rank %d appears twice; kept the newest folder %s, ignored %s", ranks[i], k.Path, ids[i].Path))
 			continue
 		}
 		keep[i] = true

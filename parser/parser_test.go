@@ -274,3 +274,19 @@ func TestDetectMsprofDBFileKeepsRank(t *testing.T) {
 		require.Equal(t, "20250109081620431", srcs[0].Timestamp, path)
 	}
 }
+
+// Duplicate ranks whose folders carry no timestamp (renamed or copied
+// folders: rank0_ascend_pt, rank0_copy_ascend_pt) cannot be told apart by
+// age: the note says which folder was kept and why, instead of calling it
+// "the newest".
+func TestDuplicateRanksWithoutTimestamp(t *testing.T) {
+	_, keep, notes := Reconcile([]RankID{
+		{Rank: 0, Path: "a/rank0_ascend_pt"},
+		{Rank: 0, Path: "b/rank0_ascend_pt"},
+		{Rank: 1, Path: "c/x_1_20250101000000000_ascend_pt", DirTimestamp: "20250101000000000"},
+		{Rank: 1, Path: "c/x_1_20250102000000000_ascend_pt", DirTimestamp: "20250102000000000"},
+	})
+	require.Equal(t, []bool{true, false, false, true}, keep)
+	require.Contains(t, notes, "rank 0 appears twice; kept a/rank0_ascend_pt (the first found: no folder timestamp tells which is newer), ignored b/rank0_ascend_pt")
+	require.Contains(t, notes, "rank 1 appears twice; kept the newest folder c/x_1_20250102000000000_ascend_pt, ignored c/x_1_20250101000000000_ascend_pt")
+}
