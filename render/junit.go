@@ -105,7 +105,12 @@ func findingText(f *rules.Finding) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f))
+	if f.SavingUs > 0 {
+		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f))
+	} else {
+		// the rule estimates no saving (or could not): not a measured 0
+		fmt.Fprintf(&b, "%s\nestimated saving: none\n", f.Fix)
+	}
 	if c := PartialCaveat(f); c != "" {
 		b.WriteString(c + "\n")
 	}
@@ -209,6 +214,16 @@ func firstLineOf(s string) string {
 }
 
 // uncertain is the label after a saving estimated from partial metrics.
+// savingText is a finding's estimated saving on its one-line summary. A
+// rule without a saving expression (env-hygiene), or whose saving could not
+// be estimated, leaves SavingUs at 0: that is said, not shown as "0.0µs".
+func savingText(f *rules.Finding) string {
+	if f.SavingUs > 0 {
+		return "est. saving " + Dur(f.SavingUs) + uncertain(f)
+	}
+	return "no saving estimated"
+}
+
 func uncertain(f *rules.Finding) string {
 	if f.SavingUncertain {
 		return ", uncertain: read from a truncated file"

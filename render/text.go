@@ -100,7 +100,7 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		ew.printf("  none\n")
 	}
 	for _, f := range findings {
-		ew.printf("  [%s] %s  (%s, est. saving %s%s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, Dur(f.SavingUs), uncertain(&f))
+		ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, savingText(&f))
 		if c := PartialCaveat(&f); c != "" {
 			ew.printf("      ! %s\n", Safe(c, 600))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,4 +175,31 @@ func TestOutputWritesThroughDevicesAndSymlinks(t *testing.T) {
 	b, err := os.ReadFile(target)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"schema": "npuprof.analysis/v1"`, "the file it points to was written")
+}
+
+// A finding whose rule estimates no saving (env-hygiene has no saving
+// expression) says so; it used to print "est. saving 0.0µs" in the
+// terminal and "estimated saving: 0.0µs per rank" in JUnit, a 0 for
+// something never measured.
+func TestFindingWithoutSavingEstimateSaysSo(t *testing.T) {
+	_, root := testutil.GenerateTiny(t)
+	meta := filepath.Join(root, "profiler_metadata.json")
+	b, err := os.ReadFile(meta)
+	require.NoError(t, err)
+	var md map[string]any
+	require.NoError(t, json.Unmarshal(b, &md))
+	md["ENV_VARIABLES"].(map[string]any)["OMP_NUM_THREADS"] = "8"
+	b, err = json.Marshal(md)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(meta, b, 0o644))
+
+	junit := filepath.Join(t.TempDir(), "j.xml")
+	code, out, errs := run("check", root, "-q", "--fail-on", "low", "--junit", junit)
+	require.Equal(t, ExitFindings, code, errs)
+	require.Contains(t, out, "(env-hygiene, no saving estimated)")
+	require.NotContains(t, out, "env-hygiene, est. saving 0.0")
+	x, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	require.Contains(t, string(x), "estimated saving: none&#xA;")
+	require.NotContains(t, string(x), "estimated saving: 0.0µs")
 }
