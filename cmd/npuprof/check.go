@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -131,22 +131,33 @@ the same metric (mean over ranks) in the --baseline file.`,
 	return cmd
 }
 
+// reBudgetPos is the file:line:col prefix of a problem in a --budget.
+var reBudgetPos = regexp.MustCompile(`^--budget:\d+:\d+: `)
+
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	set, err := loadRules(opts.RuleFiles)
 	if err != nil {
 		return err
 	}
-	if len(opts.Budgets) > 0 {
-		var b strings.Builder
-		b.WriteString("budgets:\n")
-		for _, x := range opts.Budgets {
-			fmt.Fprintf(&b, "  - %q\n", x)
-		}
-		extra, err := rules.Parse("--budget", []byte(b.String()))
-		if err != nil {
+	var problems []string
+	for _, x := range opts.Budgets {
+		// each --budget is parsed alone, and its problems are named by its
+		// text rather than by a line:col of the YAML it is wrapped in
+		extra, err := rules.Parse("--budget", fmt.Appendf(nil, "budgets:\n  - %q\n", x))
+		var le *rules.LoadError
+		switch {
+		case errors.As(err, &le):
+			for _, p := range le.Problems {
+				problems = append(problems, reBudgetPos.ReplaceAllLiteralString(p, "--budget '"+x+"': "))
+			}
+		case err != nil:
 			return &exitError{code: ExitUsage, err: err}
+		default:
+			set.Budgets = append(set.Budgets, extra.Budgets...)
 		}
-		set.Budgets = append(set.Budgets, extra.Budgets...)
+	}
+	if len(problems) > 0 {
+		return &exitError{code: ExitUsage, err: &rules.LoadError{Problems: problems}}
 	}
 	var baseline *rules.Baseline
 	var baseDoc *render.Document

@@ -398,3 +398,22 @@ func TestRulesListAndExplain(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "closest: moe-routing-cumsum")
 }
+
+// A bad --budget is named by its text, not by a position in the YAML
+// npuprof wraps the flags in: "--budget:2:5: budget: unknown metric" (line
+// 2, column 5 of nothing the user wrote) named neither which --budget nor
+// where in it.
+func TestBadBudgetNamesTheFlag(t *testing.T) {
+	old := filepath.Join(t.TempDir(), "old.json")
+	code, _, errs := run("analyze", demo, "--format", "json", "-o", old)
+	require.Equal(t, ExitOK, code, errs)
+	code, _, errs = run("check", demo, "-q", "--baseline", old,
+		"--budget", "hccl.total.time_us <= baseline", "--budget", "nonexist.metric <= baseline")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, `--budget 'nonexist.metric <= baseline': budget: unknown metric "nonexist.metric"`)
+	require.NotContains(t, errs, "--budget:")
+	code, _, errs = run("check", demo, "-q", "--baseline", old, "--budget", "hccl.total.time_us <= ")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, `--budget 'hccl.total.time_us <= ': `)
+	require.NotContains(t, errs, "--budget:")
+}
