@@ -110,6 +110,11 @@ func Detect(path string) ([]Source, error) {
 		if os.IsNotExist(err) {
 			return nil, &UsageError{fmt.Sprintf("%s: no such file or directory", path)}
 		}
+		// the error names the path already ("stat PATH: not a directory")
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, &UsageError{fmt.Sprintf("%s: %v", path, err)}
 	}
 	if !st.IsDir() {

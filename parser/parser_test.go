@@ -96,6 +96,11 @@ func TestDetectErrors(t *testing.T) {
 	_, err = Detect(filepath.Join(empty, "notes.txt"))
 	require.True(t, IsUsage(err))
 
+	// a file named with a trailing slash: the path is named once
+	_, err = Detect(filepath.Join(empty, "notes.txt") + "/")
+	require.True(t, IsUsage(err))
+	require.Equal(t, filepath.Join(empty, "notes.txt")+"/: not a directory", err.Error())
+
 	// an unset shell variable: say the path is empty, not ": no such file"
 	_, err = Detect("")
 	require.True(t, IsUsage(err))
