@@ -132,8 +132,17 @@ func Load(files ...string) (*Set, error) {
 		problems = append(problems, set.add("rules/"+e, data, true)...)
 	}
 	for _, f := range files {
+		if f == "" {
+			problems = append(problems, "--rules: the file name is empty: expected a rule FILE (YAML, see docs/rules.md)")
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
+			// the *PathError repeats the name ("open FILE: ...")
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
 			problems = append(problems, fmt.Sprintf("%s: cannot read rule file: %v", f, err))
 			continue
 		}

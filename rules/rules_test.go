@@ -536,3 +536,16 @@ func TestFactOverrideRejectsImpossibleNumbers(t *testing.T) {
 		require.NoError(t, err, kv)
 	}
 }
+
+// A rule file that cannot be read is named once, and an empty name (an
+// unset shell variable) says so instead of ": cannot read rule file: open
+// : no such file or directory".
+func TestLoadUnreadableRuleFile(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(dir)
+	require.EqualError(t, err, dir+": cannot read rule file: is a directory")
+	_, err = Load(filepath.Join(dir, "none.yaml"))
+	require.EqualError(t, err, filepath.Join(dir, "none.yaml")+": cannot read rule file: no such file or directory")
+	_, err = Load("")
+	require.EqualError(t, err, "--rules: the file name is empty: expected a rule FILE (YAML, see docs/rules.md)")
+}
