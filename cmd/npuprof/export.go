@@ -73,6 +73,9 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 			if opts.Workers < 0 {
 				return usageErr("--workers must be >= 0")
 			}
+			if st, err := os.Stat(opts.Output); err == nil && !st.IsDir() {
+				return usageErr("-o %s is a file: export writes a folder of Parquet tables; give -o OUTDIR", opts.Output)
+			}
 			if abs, err := filepath.Abs(opts.Output); err == nil {
 				if in, err := filepath.Abs(opts.Path); err == nil && abs == in {
 					return usageErr("-o %s is the input: npuprof never writes into its input", opts.Output)

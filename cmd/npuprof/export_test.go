@@ -143,6 +143,12 @@ func TestExportLayoutAndErrors(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "-o OUTDIR")
 	require.NoDirExists(t, "-")
+	// an existing file is not a folder: said before anything is read (it
+	// was "cannot write f.json: mkdir f.json: not a directory")
+	require.NoError(t, os.WriteFile("f.json", []byte("{}"), 0o644))
+	code, _, errs = run("export", absIn, "-o", "f.json")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, "-o f.json is a file: export writes a folder of Parquet tables; give -o OUTDIR")
 	code, _, errs = run("export", "/no/such/dir", "-o", out)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "/no/such/dir")
