@@ -147,6 +147,9 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
 				return err
 			}
+			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--html", opts.HTML); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -375,6 +378,29 @@ func checkOutputs(outputs []string, inputs ...string) error {
 				return usageErr("cannot write %s: it is an input (%s); npuprof never writes into its input", o, in)
 			}
 		}
+	}
+	return nil
+}
+
+// oneStdout refuses two outputs on standard output, where neither could be
+// read back. pairs are flag, value; the main output's value is "" (its
+// default) or "-", any other output's is "-".
+func oneStdout(mainFlag, mainValue string, pairs ...string) error {
+	var on []string
+	if mainValue == "" || mainValue == "-" {
+		on = append(on, mainFlag)
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "-" {
+			on = append(on, pairs[i]+" -")
+		}
+	}
+	if len(on) > 1 {
+		all := "all"
+		if len(on) == 2 {
+			all = "both"
+		}
+		return usageErr("%s would %s write to standard output, one after the other; give all but one a FILE", strings.Join(on, " and "), all)
 	}
 	return nil
 }

@@ -108,6 +108,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if err := checkOutputs([]string{opts.Output, opts.JUnit, opts.SARIF}, ins...); err != nil {
 				return err
 			}
+			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--junit", opts.JUnit, "--sarif", opts.SARIF); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -96,6 +96,9 @@ only shown with --partial-findings report.`,
 			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
 				return err
 			}
+			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--html", opts.HTML); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -203,3 +203,30 @@ func TestFindingWithoutSavingEstimateSaysSo(t *testing.T) {
 	require.Contains(t, string(x), "estimated saving: none&#xA;")
 	require.NotContains(t, string(x), "estimated saving: 0.0µs")
 }
+
+// Two outputs cannot share standard output: "--format json --html -" wrote
+// the HTML right after the JSON document, and neither could be read.
+func TestOnlyOneOutputOnStdout(t *testing.T) {
+	in, err := filepath.Abs(demo)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"analyze", in, "--format", "json", "--html", "-"},
+		{"analyze", in, "-o", "-", "--html", "-"},
+		{"check", in, "--junit", "-"},
+		{"check", in, "-o", "report.txt", "--junit", "-", "--sarif", "-"},
+		{"diff", in, in, "--html", "-"},
+	} {
+		code, out, errs := run(append(args, "-q")...)
+		require.Equal(t, ExitUsage, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "standard output", args)
+		require.Empty(t, out, args)
+	}
+	// one of them on standard output, the other in a file: fine
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := run("analyze", in, "-q", "--format", "json", "--html", html)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, `"schema": "npuprof.analysis/v1"`)
+	code, out, errs = run("analyze", in, "-q", "-o", html, "--html", "-")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "<html")
+}
