@@ -243,5 +243,9 @@ func fileURI(p string) string {
 	if strings.HasPrefix(p, "/") {
 		return "file://" + u
 	}
+	if strings.Contains(parts[0], ":") {
+		// "run:42/x" would read as scheme "run" (RFC 3986 §4.2)
+		return "./" + u
+	}
 	return u
 }
