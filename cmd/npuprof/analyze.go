@@ -150,6 +150,9 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--html", opts.HTML); err != nil {
 				return err
 			}
+			if err := checkInputFiles(inputFlags(&opts.ruleOptions, &opts.Serving)...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -403,6 +406,42 @@ func oneStdout(mainFlag, mainValue string, pairs ...string) error {
 		return usageErr("%s would %s write to standard output, one after the other; give all but one a FILE", strings.Join(on, " and "), all)
 	}
 	return nil
+}
+
+// checkInputFiles refuses, before anything is read, an input FILE flag
+// that names nothing or a folder. pairs are flag, value; "" is not given.
+func checkInputFiles(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		flag, v := pairs[i], pairs[i+1]
+		if v == "" {
+			continue
+		}
+		st, err := os.Stat(v)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return usageErr("%s %s: no such file", flag, v)
+		case err != nil:
+			return usageErr("%s %s: %v", flag, v, bareError(err))
+		case st.IsDir():
+			return usageErr("%s %s: is a folder; expected a FILE", flag, v)
+		}
+	}
+	return nil
+}
+
+// inputFlags are the rule and serving input FILE flags, as
+// checkInputFiles pairs.
+func inputFlags(r *ruleOptions, s *servingOptions) []string {
+	out := []string{"--deploy", r.Deploy}
+	for _, f := range r.RuleFiles {
+		if f != "" { // an empty --rules is named by the rule loader
+			out = append(out, "--rules", f)
+		}
+	}
+	if s != nil {
+		out = append(out, "--vllm-log", s.VLLMLog, "--vllm-bench", s.VLLMBench)
+	}
+	return out
 }
 
 // inputs lists the input files the rule and serving flags name.

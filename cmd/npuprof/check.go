@@ -111,6 +111,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--junit", opts.JUnit, "--sarif", opts.SARIF); err != nil {
 				return err
 			}
+			if err := checkInputFiles(append(inputFlags(&opts.ruleOptions, &opts.Serving), "--baseline", opts.Baseline)...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

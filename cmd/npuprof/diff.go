@@ -99,6 +99,15 @@ only shown with --partial-findings report.`,
 			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--html", opts.HTML); err != nil {
 				return err
 			}
+			flags := []string{"--vllm-log-before", opts.LogBefore, "--vllm-log-after", opts.LogAfter}
+			for _, f := range opts.RuleFiles {
+				if f != "" {
+					flags = append(flags, "--rules", f)
+				}
+			}
+			if err := checkInputFiles(flags...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

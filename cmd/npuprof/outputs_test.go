@@ -230,3 +230,33 @@ func TestOnlyOneOutputOnStdout(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, out, "<html")
 }
+
+// An input file flag (--deploy, --vllm-log, --vllm-bench, --baseline,
+// --rules, diff's --vllm-log-before/after) that names nothing or a folder is
+// refused before the profile is read, with the flag, the path and what was
+// expected. These were found only after the whole profile was parsed and
+// analyzed, and said "--vllm-log: g: line 1: read g: is a directory".
+func TestInputFileFlagsCheckedFirst(t *testing.T) {
+	in, err := filepath.Abs(demo)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.Mkdir("folder", 0o755))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", in, "--deploy", "serve.sh"}, "--deploy serve.sh: no such file"},
+		{[]string{"analyze", in, "--deploy", "folder"}, "--deploy folder: is a folder; expected a FILE"},
+		{[]string{"report", in, "--vllm-log", "folder"}, "--vllm-log folder: is a folder; expected a FILE"},
+		{[]string{"check", in, "--vllm-bench", "bench.json"}, "--vllm-bench bench.json: no such file"},
+		{[]string{"check", in, "--baseline", "folder"}, "--baseline folder: is a folder; expected a FILE"},
+		{[]string{"check", in, "--rules", "folder"}, "--rules folder: is a folder; expected a FILE"},
+		{[]string{"diff", in, in, "--vllm-log-after", "after.log"}, "--vllm-log-after after.log: no such file"},
+	} {
+		start := time.Now()
+		code, _, errs := run(append(c.args, "-q")...)
+		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, c.want, c.args)
+		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
+	}
+}

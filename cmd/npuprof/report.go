@@ -62,6 +62,9 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 			if err := checkOutputs([]string{opts.Output}, ins...); err != nil {
 				return err
 			}
+			if err := checkInputFiles(inputFlags(&opts.ruleOptions, &opts.Serving)...); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
