@@ -151,9 +151,20 @@ func dirName(dir string) string {
 // paths too ("x" for "x/ASCEND_PROFILER_OUTPUT", ".." for ".").
 func parentDir(dir string) string { return filepath.Join(dir, "..") }
 
+// reCompanion matches the files of a rank folder that are read with its
+// trace, never alone.
+var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst)?$`)
+
 // detectFile recognises a single trace file or database.
 func detectFile(path string) ([]Source, error) {
 	base := filepath.Base(path)
+	if reCompanion.MatchString(base) {
+		dir := filepath.Dir(path)
+		if dirName(dir) == profilerOutput {
+			dir = parentDir(dir)
+		}
+		return nil, &UsageError{fmt.Sprintf("%s: read with the rank's other files, not alone: give the rank folder (npuprof analyze %s), or its trace_view.json or ascend_pytorch_profiler_*.db", path, dir)}
+	}
 	switch {
 	case reTorchDB.MatchString(base):
 		src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}

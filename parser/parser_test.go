@@ -96,6 +96,17 @@ func TestDetectErrors(t *testing.T) {
 	_, err = Detect(filepath.Join(empty, "notes.txt"))
 	require.True(t, IsUsage(err))
 
+	// a rank's companion file named alone: say what to name instead (it
+	// was "not a trace: expected a JSON array of events" for
+	// profiler_info_0.json or communication.json)
+	rank0 := filepath.Join(testutil.Sample(t, level1), "rank0_ascend_pt")
+	for _, f := range []string{"profiler_info_0.json", "profiler_metadata.json", filepath.Join("ASCEND_PROFILER_OUTPUT", "communication.json"),
+		filepath.Join("ASCEND_PROFILER_OUTPUT", "kernel_details.csv"), filepath.Join("ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")} {
+		_, err = Detect(filepath.Join(rank0, f))
+		require.True(t, IsUsage(err), f)
+		require.Contains(t, err.Error(), "read with the rank's other files, not alone: give the rank folder (npuprof analyze "+rank0+")", f)
+	}
+
 	// a file named with a trailing slash: the path is named once
 	_, err = Detect(filepath.Join(empty, "notes.txt") + "/")
 	require.True(t, IsUsage(err))
