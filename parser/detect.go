@@ -133,9 +133,49 @@ func Detect(path string) ([]Source, error) {
 	if len(found) == 0 {
 		return nil, &UsageError{noProfileMessage(path)}
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].Root < found[j].Root })
+	// natural order: ranks without a rank in their files are numbered in
+	// this order, and test_rank_2 comes before test_rank_10
+	sort.SliceStable(found, func(i, j int) bool { return naturalLess(found[i].Root, found[j].Root) })
 	return found, nil
 }
+
+// naturalLess orders strings with their digit runs compared as numbers
+// ("rank_2" < "rank_10"), ties broken by plain order.
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	if len(a)-i != len(b)-j {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // dirName is the name of a folder as its parent lists it, also for "."
 // and ".." (filepath.Base would return those): folder names tell what a

@@ -306,3 +306,33 @@ func TestDuplicateRanksWithoutTimestamp(t *testing.T) {
 	require.Contains(t, notes, "rank 0 appears twice; kept a/rank0_ascend_pt (the first found: no folder timestamp tells which is newer), ignored b/rank0_ascend_pt")
 	require.Contains(t, notes, "rank 1 appears twice; kept the newest folder c/x_1_20250102000000000_ascend_pt, ignored c/x_1_20250101000000000_ascend_pt")
 }
+
+// Ranks without a rank in their files are numbered by folder order, and
+// that order is the natural one: test_rank_2 before test_rank_10. A plain
+// string sort numbered test_rank_10 as rank 2 and test_rank_2 as rank 4.
+func TestUnknownRanksInNaturalFolderOrder(t *testing.T) {
+	out, _ := testutil.GenerateTiny(t)
+	kd, err := os.ReadFile(filepath.Join(out, "kernel_details.csv"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	names := []string{"test_rank_0", "test_rank_1", "test_rank_2", "test_rank_10", "test_rank_11"}
+	for _, n := range names {
+		o := filepath.Join(dir, n, "ASCEND_PROFILER_OUTPUT")
+		require.NoError(t, os.MkdirAll(o, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(o, "kernel_details.csv"), kd, 0o644))
+	}
+	srcs, err := Detect(dir)
+	require.NoError(t, err)
+	var got []string
+	for _, s := range srcs {
+		got = append(got, filepath.Base(s.Root))
+	}
+	require.Equal(t, names, got)
+	p, err := Load(context.Background(), dir, Options{Workers: 2})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, len(names))
+	for i, r := range p.Ranks {
+		require.Equal(t, i, r.Rank)
+		require.Equal(t, names[i], filepath.Base(r.Path))
+	}
+}
