@@ -362,6 +362,20 @@ func outputProblem(file string) error {
 // refuses one that is an input file of the command (the profile file, a
 // saved document, a rule file...): writing it would destroy what is read.
 func checkOutputs(outputs []string, inputs ...string) error {
+	seen := map[string]string{}
+	for _, o := range outputs {
+		if o == "" || o == "-" {
+			continue
+		}
+		key := filepath.Clean(o)
+		if abs, err := filepath.Abs(o); err == nil {
+			key = abs
+		}
+		if prev, ok := seen[key]; ok {
+			return usageErr("%s and %s both name the same file: the second would replace the first", prev, o)
+		}
+		seen[key] = o
+	}
 	for _, o := range outputs {
 		if err := outputProblem(o); err != nil {
 			return err

@@ -260,3 +260,20 @@ func TestInputFileFlagsCheckedFirst(t *testing.T) {
 		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
 	}
 }
+
+// Two outputs into one file: the second silently replaced the first.
+func TestTwoOutputsIntoOneFile(t *testing.T) {
+	in, err := filepath.Abs(demo)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{
+		{"analyze", in, "-o", "out.txt", "--html", "./out.txt"},
+		{"check", in, "--junit", "ci.xml", "--sarif", "ci.xml"},
+		{"diff", in, in, "-o", "d", "--html", "d"},
+	} {
+		code, _, errs := run(append(args, "-q")...)
+		require.Equal(t, ExitUsage, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "both name the same file", args)
+	}
+	require.NoFileExists(t, "out.txt")
+}
