@@ -44,6 +44,8 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	if src.Root != prof {
 		readMeta(r, src.Root)
+	} else {
+		r.Have.GroupsNote = fmt.Sprintf("%s is an msprof capture: the tp/ep/dp groups (parallel_group_info) are in torch_npu's profiler_metadata.json, which only a *_ascend_pt folder has", prof)
 	}
 	files := msprof.Find(prof)
 	if len(files.Devices) > 1 {

@@ -396,6 +396,8 @@ func parseRank(src Source) (*model.Rank, error) {
 		if src.Root != src.TraceFile {
 			// the rank folder around the named trace
 			readMeta(r, src.Root)
+		} else {
+			r.Have.GroupsNote = fmt.Sprintf("only %s was read: the tp/ep/dp groups (parallel_group_info) are in the rank folder's profiler_metadata.json (give the folder)", src.TraceFile)
 		}
 		// the user named this file: if it is not a trace, say so (exit 2)
 		if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {

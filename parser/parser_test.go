@@ -269,7 +269,13 @@ func TestDetectMsprofFileKeepsRank(t *testing.T) {
 			r, err := ParseRank(srcs[0])
 			require.NoError(t, err, path)
 			require.Equal(t, want, r.Rank, path)
+			// why the groups are unknown names this input, not a
+			// profiler_metadata.json it never had
+			require.Contains(t, r.Have.GroupsNote, "only "+path+" was read", path)
 		}
+		r, err := ParseRank(folder[0])
+		require.NoError(t, err)
+		require.Contains(t, r.Have.GroupsNote, "is an msprof capture: the tp/ep/dp groups (parallel_group_info) are in torch_npu's profiler_metadata.json")
 	}
 }
 
