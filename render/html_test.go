@@ -401,3 +401,19 @@ func TestHTMLReportTracegenFullSize(t *testing.T) {
 	require.Less(t, len(page), 5<<20)
 	require.Greater(t, checkNumbers(t, page, BuildDocument(res, nil)), 8*20)
 }
+
+// A finding without a saving estimate (env-hygiene) says so on its card
+// and in the headline, never "0.0µs".
+func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
+	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
+	fs := []rules.Finding{{Rule: "env-hygiene", Severity: rules.SeverityLow, Title: "HCCL_BUFFSIZE not set", Ranks: []int{0}}}
+	page := renderHTML(t, HTMLInput{Result: res, Findings: fs})
+	present(t, page, `<span class="saving" title="the rule gives no saving estimate">no saving estimated</span>`)
+	present(t, page, "none estimated")
+	absent(t, page, "est. saving <b>0.0µs</b>")
+
+	fs = append(fs, rules.Finding{Rule: "moe-routing-cumsum", Severity: rules.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: 269.5})
+	page = renderHTML(t, HTMLInput{Result: res, Findings: fs})
+	present(t, page, "est. saving <b>269.5µs</b>")
+	absent(t, page, "none estimated")
+}

@@ -458,6 +458,15 @@ func buildView(in HTMLInput, doc *Document) *htmlView {
 	return v
 }
 
+// savingDur prints an estimated saving; "" when the rule gave none (a
+// saving of 0 is "no saving estimated", never "0.0µs").
+func savingDur(us float64) string {
+	if us > 0 {
+		return Dur(us)
+	}
+	return ""
+}
+
 // headlineCards are the overview numbers: findings, and the spread over
 // ranks (min–max) of the window and of the not-overlapped and free shares.
 func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) []kv {
@@ -476,7 +485,11 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 	}
 	cards = append(cards, kv{"Findings", fc})
 	if len(fs) > 0 {
-		cards = append(cards, kv{"Largest est. saving", Dur(best)})
+		largest := "none estimated"
+		if best > 0 {
+			largest = Dur(best)
+		}
+		cards = append(cards, kv{"Largest est. saving", largest})
 	}
 	spread := func(label string, val func(r rankMetrics) (float64, bool), format func(float64) string) {
 		lo, hi, n := math.Inf(1), math.Inf(-1), 0
@@ -663,7 +676,7 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 	})
 	for _, f := range list {
 		fv := findingView{Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
-			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: Dur(f.SavingUs), SavingRaw: raw(f.SavingUs),
+			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: raw(f.SavingUs),
 			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
