@@ -127,7 +127,9 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 	if testing.Short() || os.Getenv("NPUPROF_MEMORY_TESTS") == "" {
 		t.Skip("memory measurement: set NPUPROF_MEMORY_TESTS=1 to run it")
 	}
-	dir, _ := slowCluster(t, 6, 6)
+	// ranks large enough (a model of ~0.7 MiB) that a model stands well
+	// above the sampling noise of the peak (~1 MiB on a loaded machine)
+	dir, _ := slowCluster(t, 24, 6)
 	old := debug.SetGCPercent(10)
 	defer debug.SetGCPercent(old)
 	analyze := func(path string) func() any {
@@ -137,7 +139,16 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 			return res
 		}
 	}
-	p16, h16 := measureHeap(analyze(dir))
+	// the lowest of three runs' peaks: a sampled peak can catch a
+	// transient, but keeping every model raises every run's peak
+	var p16, h16 uint64
+	for i := range 3 {
+		p, h := measureHeap(analyze(dir))
+		if i == 0 || p < p16 {
+			p16 = p
+		}
+		h16 = h
+	}
 	_, k16 := measureHeap(func() any {
 		p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1, SkipCommunication: true})
 		require.NoError(t, err)

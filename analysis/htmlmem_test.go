@@ -59,7 +59,7 @@ func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
 				}
 				most = max(most, n)
 			})
-			res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: workers})
+			res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: workers, TimelineSample: true})
 			restore()
 			require.NoError(t, err)
 			require.Len(t, ranks, 16)
@@ -111,7 +111,7 @@ func TestClusterMemoryBoundedByWorkersHTML(t *testing.T) {
 	}
 	report := func() any {
 		var err error
-		res, err = analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 1})
+		res, err = analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 1, TimelineSample: true})
 		require.NoError(t, err)
 		write()
 		return res

@@ -134,6 +134,25 @@ type Options struct {
 	// parser/experts); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
+	// TimelineSample runs the timelinesample pass (RankResult.
+	// TimelineSample, the HTML report's mini timeline). Off, each rank's
+	// results are up to ~0.1 MiB smaller: the sample is kept for every
+	// rank of a cluster, and nothing but the HTML report draws it.
+	TimelineSample bool
+}
+
+// passesFor are the per-rank passes AnalyzePath runs with opts.
+func passesFor(opts Options) []*Pass {
+	if opts.TimelineSample {
+		return Passes
+	}
+	out := make([]*Pass, 0, len(Passes))
+	for _, p := range Passes {
+		if p != TimelineSamplePass {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // modelHook, when set (by tests), sees each rank's model as AnalyzePath
@@ -145,7 +164,8 @@ var modelHook func(*model.Rank)
 // reconciles ranks (unknown, duplicate, missing, different step sets: notes,
 // never fatal) and runs the cluster passes over the per-rank results.
 func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error) {
-	if err := Validate(Passes); err != nil {
+	passes := passesFor(opts)
+	if err := Validate(passes); err != nil {
 		return nil, err
 	}
 	srcs, err := parser.Detect(path)
@@ -172,7 +192,7 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		if modelHook != nil {
 			modelHook(r)
 		}
-		rr := AnalyzeRank(r)
+		rr := analyzeRank(r, passes)
 		// what indexes into the model's tasks means nothing once it is
 		// released (and grows with the trace); the interval sets (one
 		// interval per compute kernel, a third of the model's size) only
@@ -251,8 +271,10 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 }
 
 // AnalyzeRank runs every pass on one rank.
-func AnalyzeRank(r *model.Rank) *RankResult {
-	results, m, errs, timings := runRank(r, Passes)
+func AnalyzeRank(r *model.Rank) *RankResult { return analyzeRank(r, Passes) }
+
+func analyzeRank(r *model.Rank, passes []*Pass) *RankResult {
+	results, m, errs, timings := runRank(r, passes)
 	rr := &RankResult{
 		Rank: r.Rank, Device: r.Device, Path: r.Path, Format: r.Format, ProfilerLevel: r.ProfilerLevel,
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,

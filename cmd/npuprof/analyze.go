@@ -182,11 +182,12 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 // Every rank's model is released once its passes ran, whatever is
 // rendered (the HTML report draws from results), so memory grows with
 // --workers, not with the number of ranks.
-func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet bool, ex expertFlags) (*analysis.Result, error) {
+func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, html bool, ex expertFlags) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := analysis.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage}
+	// the mini timeline's sample is kept per rank only for the HTML report
+	opts := analysis.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage, TimelineSample: html}
 	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
 		start := time.Now()
@@ -217,7 +218,7 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.expertFlags)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.HTML != "", opts.expertFlags)
 	if err != nil {
 		return err
 	}

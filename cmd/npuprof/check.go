@@ -172,7 +172,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 			return err
 		}
 	}
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.expertFlags)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, false, opts.expertFlags)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 		}
 		return doc, nil, nil
 	}
-	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, expertFlags{})
+	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, false, expertFlags{})
 	if err != nil {
 		return nil, nil, err
 	}

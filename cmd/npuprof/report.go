@@ -82,7 +82,7 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, opts.expertFlags)
+	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true, opts.expertFlags)
 	if err != nil {
 		return err
 	}
