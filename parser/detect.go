@@ -117,6 +117,15 @@ func Detect(path string) ([]Source, error) {
 		}
 		return nil, &UsageError{fmt.Sprintf("%s: %v", path, err)}
 	}
+	// A symlink under another name ("out0" -> rank0_ascend_pt/
+	// ASCEND_PROFILER_OUTPUT, "t.json" -> .../trace_view.json): names
+	// decide what a folder or file is and where its rank folder is, so
+	// detection follows the link to what it names.
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&os.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Base(real) != dirName(path) {
+			path = real
+		}
+	}
 	if !st.IsDir() {
 		return detectFile(path)
 	}

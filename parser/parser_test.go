@@ -80,6 +80,28 @@ func TestDetectRelativeInsideRank(t *testing.T) {
 	require.Equal(t, 1, srcs[0].RankHint)
 }
 
+// A symlink under another name still finds its rank folder: detection
+// follows it to the folder or file it names.
+func TestDetectSymlinkUnderAnotherName(t *testing.T) {
+	rank1 := filepath.Join(testutil.Sample(t, level1), "rank1_ascend_pt")
+	links := t.TempDir()
+	for _, c := range []struct{ link, target string }{
+		{"out1", filepath.Join(rank1, "ASCEND_PROFILER_OUTPUT")},
+		{"t.json", filepath.Join(rank1, "ASCEND_PROFILER_OUTPUT", "trace_view.json")},
+		{"r1", rank1},
+	} {
+		p := filepath.Join(links, c.link)
+		require.NoError(t, os.Symlink(c.target, p))
+		srcs, err := Detect(p)
+		require.NoError(t, err, c.link)
+		require.Len(t, srcs, 1, c.link)
+		require.Equal(t, 1, srcs[0].RankHint, "%s: rank from the rank folder's profiler_info_1.json", c.link)
+		r, err := ParseRank(srcs[0])
+		require.NoError(t, err, c.link)
+		require.NotEmpty(t, r.Env, "%s: the rank folder's profiler_metadata.json is read", c.link)
+	}
+}
+
 func TestDetectErrors(t *testing.T) {
 	_, err := Detect("/no/such/profile")
 	require.True(t, IsUsage(err))
