@@ -243,6 +243,16 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	return r, nil
 }
 
+// into adapts a per-row setter to a column reader's page callback: the
+// values of a page starting at row off go into rows[off:].
+func into[R, V any](rows []R, set func(*R, V)) func(off int, vs []V) {
+	return func(off int, vs []V) {
+		for i, v := range vs {
+			set(&rows[off+i], v)
+		}
+	}
+}
+
 // readTasks reads device_tasks column by column, page by page, straight
 // into the tasks.
 func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) error {
@@ -256,32 +266,16 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 		return nil
 	}
 	tasks := make([]model.DeviceTask, n)
-	if err := c.int64s("start_ns", func(off int, vs []int64) {
-		for i, v := range vs {
-			tasks[off+i].Start = v
-		}
-	}); err != nil {
+	if err := c.int64s("start_ns", into(tasks, func(x *model.DeviceTask, v int64) { x.Start = v })); err != nil {
 		return err
 	}
-	if err := c.int64s("dur_ns", func(off int, vs []int64) {
-		for i, v := range vs {
-			tasks[off+i].Dur = v
-		}
-	}); err != nil {
+	if err := c.int64s("dur_ns", into(tasks, func(x *model.DeviceTask, v int64) { x.Dur = v })); err != nil {
 		return err
 	}
-	if err := c.int64s("model_id", func(off int, vs []int64) {
-		for i, v := range vs {
-			tasks[off+i].ModelID = uint32(v)
-		}
-	}); err != nil {
+	if err := c.int64s("model_id", into(tasks, func(x *model.DeviceTask, v int64) { x.ModelID = uint32(v) })); err != nil {
 		return err
 	}
-	if err := c.int32s("stream", func(off int, vs []int32) {
-		for i, v := range vs {
-			tasks[off+i].Stream = v
-		}
-	}); err != nil {
+	if err := c.int32s("stream", into(tasks, func(x *model.DeviceTask, v int32) { x.Stream = v })); err != nil {
 		return err
 	}
 	for _, col := range []struct {
@@ -293,11 +287,7 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) erro
 		{"task_type", func(t *model.DeviceTask, v model.Sym) { t.TaskType = v }},
 		{"input_shapes", func(t *model.DeviceTask, v model.Sym) { t.InputShapes = v }},
 	} {
-		if err := c.syms(col.name, &r.Syms, func(off int, vs []model.Sym) {
-			for i, v := range vs {
-				col.set(&tasks[off+i], v)
-			}
-		}); err != nil {
+		if err := c.syms(col.name, &r.Syms, into(tasks, col.set)); err != nil {
 			return err
 		}
 	}
@@ -332,18 +322,10 @@ func readHCCL(dir string, rank int, r *model.Rank) error {
 		return nil
 	}
 	ops := make([]model.HCCLOp, n)
-	if err := c.int64s("start_ns", func(off int, vs []int64) {
-		for i, v := range vs {
-			ops[off+i].Start = v
-		}
-	}); err != nil {
+	if err := c.int64s("start_ns", into(ops, func(x *model.HCCLOp, v int64) { x.Start = v })); err != nil {
 		return err
 	}
-	if err := c.int64s("dur_ns", func(off int, vs []int64) {
-		for i, v := range vs {
-			ops[off+i].Dur = v
-		}
-	}); err != nil {
+	if err := c.int64s("dur_ns", into(ops, func(x *model.HCCLOp, v int64) { x.Dur = v })); err != nil {
 		return err
 	}
 	for _, col := range []struct {
@@ -356,11 +338,7 @@ func readHCCL(dir string, rank int, r *model.Rank) error {
 		{"group_name", func(o *model.HCCLOp, v model.Sym) { o.Group = v }},
 		{"variant", func(o *model.HCCLOp, v model.Sym) { o.Variant = v }},
 	} {
-		if err := c.syms(col.name, &r.Syms, func(off int, vs []model.Sym) {
-			for i, v := range vs {
-				col.set(&ops[off+i], v)
-			}
-		}); err != nil {
+		if err := c.syms(col.name, &r.Syms, into(ops, col.set)); err != nil {
 			return err
 		}
 	}
@@ -388,19 +366,11 @@ func readOps(dir string, rank int, r *model.Rank) error {
 		{"dur_ns", func(o *model.FrameworkOp, v int64) { o.Dur = v }},
 		{"tid", func(o *model.FrameworkOp, v int64) { o.Tid = v }},
 	} {
-		if err := c.int64s(col.name, func(off int, vs []int64) {
-			for i, v := range vs {
-				col.set(&ops[off+i], v)
-			}
-		}); err != nil {
+		if err := c.int64s(col.name, into(ops, col.set)); err != nil {
 			return err
 		}
 	}
-	if err := c.syms("name", &r.Syms, func(off int, vs []model.Sym) {
-		for i, v := range vs {
-			ops[off+i].Name = v
-		}
-	}); err != nil {
+	if err := c.syms("name", &r.Syms, into(ops, func(x *model.FrameworkOp, v model.Sym) { x.Name = v })); err != nil {
 		return err
 	}
 	r.FrameworkOps = ops
@@ -427,11 +397,7 @@ func readLinks(dir string, rank int, r *model.Rank) error {
 		{"task", func(l *model.Link, v int32) { l.Task = v }},
 		{"hccl", func(l *model.Link, v int32) { l.HCCL = v }},
 	} {
-		if err := c.int32s(col.name, func(off int, vs []int32) {
-			for i, v := range vs {
-				col.set(&links[off+i], v)
-			}
-		}); err != nil {
+		if err := c.int32s(col.name, into(links, col.set)); err != nil {
 			return err
 		}
 	}
@@ -460,19 +426,11 @@ func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) er
 		{"op", func(o *model.CommOpInfo, v string) { o.Op = v }},
 		{"group_hash", func(o *model.CommOpInfo, v string) { o.GroupHash = v }},
 	} {
-		if err := c.strs(col.name, in, func(off int, vs []string) {
-			for i, v := range vs {
-				col.set(&ops[off+i], v)
-			}
-		}); err != nil {
+		if err := c.strs(col.name, in, into(ops, col.set)); err != nil {
 			return err
 		}
 	}
-	if err := c.int64s("start_ns", func(off int, vs []int64) {
-		for i, v := range vs {
-			ops[off+i].Start = v
-		}
-	}); err != nil {
+	if err := c.int64s("start_ns", into(ops, func(x *model.CommOpInfo, v int64) { x.Start = v })); err != nil {
 		return err
 	}
 	for _, col := range []struct {
@@ -485,11 +443,7 @@ func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) er
 		{"sync_ms", func(o *model.CommOpInfo, v float64) { o.SyncMs = v }},
 		{"idle_ms", func(o *model.CommOpInfo, v float64) { o.IdleMs = v }},
 	} {
-		if err := c.float64s(col.name, func(off int, vs []float64) {
-			for i, v := range vs {
-				col.set(&ops[off+i], v)
-			}
-		}); err != nil {
+		if err := c.float64s(col.name, into(ops, col.set)); err != nil {
 			return err
 		}
 	}
