@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build test lint bench bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build test test-simd lint bench bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -16,6 +16,13 @@ build:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+
+## test-simd: the GOEXPERIMENT=simd (AMD64) stage-1 measurement's tests
+##   (parser/traceview/simd_bench_test.go; excluded from `make test`: the
+##   experiment rebuilds the standard library; see docs/performance.md)
+test-simd:
+	GOEXPERIMENT=simd $(GO) vet ./parser/traceview/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run Stage1 ./parser/traceview/
 
 ## lint: gofmt must report nothing, and go vet must pass
 lint:
