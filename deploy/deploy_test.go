@@ -164,3 +164,41 @@ func TestMergeJSONKeepsOrder(t *testing.T) {
 	_, err = mergeJSON(`[1]`, `{"a":1}`)
 	require.Error(t, err)
 }
+
+// A script saved with Windows line endings: the diff must apply to the
+// file as it is on disk (patch refuses hunks whose line endings differ),
+// and lines the edits add must use the script's own line ending.
+func TestCRLFScriptDiffApplies(t *testing.T) {
+	b, err := os.ReadFile(fixture)
+	require.NoError(t, err)
+	orig := strings.ReplaceAll(string(b), "\n", "\r\n")
+	s, err := Parse("crlf.sh", orig)
+	require.NoError(t, err)
+	require.Equal(t, orig, s.Text())
+	require.Equal(t, 25, facts(t, s)["max_num_seqs"].Value)
+	edits := []Edit{
+		{Op: OpRemoveFlag, Name: "--enable-expert-parallel"},
+		{Op: OpSetEnv, Name: "HCCL_BUFFSIZE", Value: "1024"},
+		{Op: OpSetEnv, Name: "NEW_VAR", Value: "1"},
+		{Op: OpMergeJSON, Name: "--additional-config", Value: `{"enable_flashcomm1":false}`, Create: true},
+	}
+	got, err := s.Apply(edits)
+	require.NoError(t, err)
+	require.NotContains(t, strings.ReplaceAll(got, "\r\n", ""), "\n", "every line ends in CRLF")
+	require.Contains(t, got, "export NEW_VAR=1\r\n")
+	require.Contains(t, got, "export HCCL_BUFFSIZE=1024\r\n")
+	diff, err := s.Diff(edits)
+	require.NoError(t, err)
+	if _, err := exec.LookPath("patch"); err == nil {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "crlf.sh"), []byte(orig), 0o644))
+		cmd := exec.Command("patch", "-p1", "--no-backup-if-mismatch")
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(diff)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		b, err := os.ReadFile(filepath.Join(dir, "crlf.sh"))
+		require.NoError(t, err)
+		require.Equal(t, got, string(b))
+	}
+}

@@ -49,7 +49,7 @@ func (s *Script) Apply(edits []Edit) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s: %s: %v", s.Path, e, err)
 		}
-		next := &Script{Path: s.Path, Lines: lines, TrailingNewline: s.TrailingNewline}
+		next := &Script{Path: s.Path, Lines: lines, TrailingNewline: s.TrailingNewline, CRLF: s.CRLF}
 		text := next.Text()
 		cur, err = Parse(s.Path, text)
 		if err != nil {

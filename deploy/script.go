@@ -21,6 +21,9 @@ type Script struct {
 	Lines []string
 	// TrailingNewline: the file ends with a newline.
 	TrailingNewline bool
+	// CRLF: the file's lines end in "\r\n" (kept when the text is written
+	// back, so a diff against the script applies to the file on disk).
+	CRLF bool
 	// Env holds every exported or assigned variable (the last assignment wins).
 	Env map[string]*Assign
 	// Serve is the `vllm serve` command, nil when the script has none.
@@ -99,6 +102,7 @@ type token struct {
 // Parse parses script text; path names it in errors.
 func Parse(path, text string) (*Script, error) {
 	s := &Script{Path: path, Env: map[string]*Assign{}}
+	s.CRLF = strings.Contains(text, "\r\n")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	s.TrailingNewline = strings.HasSuffix(text, "\n")
 	s.Lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
@@ -330,9 +334,13 @@ func (s *Script) Text() string {
 	if len(s.Lines) == 0 {
 		return ""
 	}
-	t := strings.Join(s.Lines, "\n")
+	nl := "\n"
+	if s.CRLF {
+		nl = "\r\n"
+	}
+	t := strings.Join(s.Lines, nl)
 	if s.TrailingNewline {
-		t += "\n"
+		t += nl
 	}
 	return t
 }
