@@ -202,3 +202,48 @@ func TestCRLFScriptDiffApplies(t *testing.T) {
 		require.Equal(t, got, string(b))
 	}
 }
+
+// `--flag \` with its value on the next line is valid shell: editing the
+// flag must work (it failed the rule, exit 3, and lost the finding).
+func TestFlagValueOnNextLine(t *testing.T) {
+	src := `vllm serve /m --max-num-seqs 25 \
+  --compilation-config \
+    '{"cudagraph_capture_sizes":[1,2,4]}' \
+  --additional-config \
+    '{"enable_flashcomm1":true}'
+echo started
+`
+	s, err := Parse("next.sh", src)
+	require.NoError(t, err)
+	got, err := s.Apply([]Edit{{Op: OpMergeJSON, Name: "--compilation-config", Value: `{"cudagraph_capture_sizes":[25]}`}})
+	require.NoError(t, err)
+	require.Equal(t, `vllm serve /m --max-num-seqs 25 \
+  --compilation-config \
+    '{"cudagraph_capture_sizes":[25]}' \
+  --additional-config \
+    '{"enable_flashcomm1":true}'
+echo started
+`, got)
+
+	// removing the last flag drops both its lines and the continuation before them
+	got, err = s.Apply([]Edit{{Op: OpRemoveFlag, Name: "--additional-config"}})
+	require.NoError(t, err)
+	require.Equal(t, `vllm serve /m --max-num-seqs 25 \
+  --compilation-config \
+    '{"cudagraph_capture_sizes":[1,2,4]}'
+echo started
+`, got)
+
+	// removing a middle one keeps the command continued
+	got, err = s.Apply([]Edit{{Op: OpRemoveFlag, Name: "--compilation-config"}})
+	require.NoError(t, err)
+	require.Equal(t, `vllm serve /m --max-num-seqs 25 \
+  --additional-config \
+    '{"enable_flashcomm1":true}'
+echo started
+`, got)
+	after, err := Parse("after.sh", got)
+	require.NoError(t, err)
+	require.Nil(t, after.Serve.Lookup("--compilation-config"))
+	require.Equal(t, `{"enable_flashcomm1":true}`, after.Serve.Lookup("--additional-config").Value)
+}

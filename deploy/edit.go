@@ -169,31 +169,47 @@ func assignRe(name string) *regexp.Regexp {
 }
 
 func (s *Script) removeFlag(lines []string, f *Flag) ([]string, error) {
-	if f.rawLine != f.Line {
-		return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
+	if f.rawLine == f.Line {
+		lines, _, err := s.removeText(lines, f.Line, f.raw, f.Line == s.Serve.LastLine)
+		return lines, err
 	}
-	i := f.Line - 1
+	// `--name \` then the value on a later line: remove the value first
+	// (the later line), then the name
+	lines, dropped, err := s.removeText(lines, f.rawLine, f.valRaw, f.rawLine == s.Serve.LastLine)
+	if err != nil {
+		return nil, err
+	}
+	last := f.Line == s.Serve.LastLine || dropped && f.rawLine == s.Serve.LastLine && f.rawLine == f.Line+1
+	lines, _, err = s.removeText(lines, f.Line, f.nameRaw, last)
+	return lines, err
+}
+
+// removeText removes raw from physical line n (1-based), dropping the line
+// when nothing but a continuation is left; last says no line of the
+// command follows it (then the previous line's continuation is removed).
+func (s *Script) removeText(lines []string, n int, raw string, last bool) ([]string, bool, error) {
+	i := n - 1
 	line := lines[i]
-	k := strings.Index(line, f.raw)
+	k := strings.Index(line, raw)
 	if k < 0 {
-		return nil, fmt.Errorf("line %d: cannot find %q", f.Line, f.raw)
+		return nil, false, fmt.Errorf("line %d: cannot find %q", n, raw)
 	}
-	before, after := line[:k], line[k+len(f.raw):]
+	before, after := line[:k], line[k+len(raw):]
 	rest := strings.TrimRight(before, " \t") + after
 	if strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "\\")) == "" {
-		// the flag had its own line: drop it
+		// the text had its own line: drop it
 		lines = append(lines[:i], lines[i+1:]...)
-		if f.Line == s.Serve.LastLine && i > 0 {
+		if last && i > 0 {
 			lines[i-1] = strings.TrimRight(strings.TrimSuffix(strings.TrimRight(lines[i-1], " \t"), "\\"), " \t")
 		}
-		return lines, nil
+		return lines, true, nil
 	}
 	if strings.TrimSpace(after) == "" || strings.HasPrefix(strings.TrimLeft(after, " \t"), "\\") {
 		lines[i] = strings.TrimRight(before, " \t") + after
 	} else {
 		lines[i] = before + strings.TrimLeft(after, " \t")
 	}
-	return lines, nil
+	return lines, false, nil
 }
 
 func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
@@ -206,6 +222,16 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 		text = name + " " + Quote(value)
 	}
 	if f := s.Serve.Lookup(name); f != nil {
+		if f.rawLine != f.Line && !bare {
+			// `--name \` then the value on a later line: replace the value
+			i := f.rawLine - 1
+			k := strings.Index(lines[i], f.valRaw)
+			if k < 0 {
+				return nil, fmt.Errorf("line %d: cannot find %q", f.rawLine, f.valRaw)
+			}
+			lines[i] = lines[i][:k] + Quote(value) + lines[i][k+len(f.valRaw):]
+			return lines, nil
+		}
 		if f.rawLine != f.Line {
 			return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
 		}

@@ -53,9 +53,12 @@ type Flag struct {
 	HasValue bool
 	Line     int // physical line of the flag name
 	// raw is the flag's text as written (name, separator and value token),
-	// rawLine the physical line holding the value token.
-	raw     string
-	rawLine int
+	// rawLine the physical line holding the value token; nameRaw and
+	// valRaw are the name and value tokens as written when they are
+	// separate words (valRaw "" for --name=value and boolean flags).
+	raw             string
+	rawLine         int
+	nameRaw, valRaw string
 }
 
 // Lookup returns the flag with the given name (the last one wins), or nil.
@@ -310,13 +313,14 @@ func (s *Script) simple(cmd []token, first, last int) {
 			if !strings.HasPrefix(t.text, "--") {
 				continue
 			}
-			f := &Flag{Name: t.text, Line: t.line, raw: t.raw, rawLine: t.line}
+			f := &Flag{Name: t.text, Line: t.line, raw: t.raw, rawLine: t.line, nameRaw: t.raw}
 			if name, val, ok := strings.Cut(t.text, "="); ok {
 				f.Name, f.Value, f.HasValue = name, val, true
 			} else if !booleanFlags[t.text] && j+1 < len(cmd) && !strings.HasPrefix(cmd[j+1].text, "--") {
 				f.Value, f.HasValue = cmd[j+1].text, true
 				f.raw = t.raw + " " + cmd[j+1].raw
 				f.rawLine = cmd[j+1].line
+				f.valRaw = cmd[j+1].raw
 				j++
 			}
 			if f.Name == "--model" && f.HasValue {
