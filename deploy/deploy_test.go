@@ -247,3 +247,63 @@ echo started
 	require.Nil(t, after.Serve.Lookup("--compilation-config"))
 	require.Equal(t, `{"enable_flashcomm1":true}`, after.Serve.Lookup("--additional-config").Value)
 }
+
+// The vLLM command as the quoted script of `bash -c` (the usual ending of
+// a `docker run`): its flags are read, and edits stay inside the quotes,
+// escaped for them.
+func TestNestedServeCommand(t *testing.T) {
+	src := `#!/bin/bash
+docker run --rm -it --net=host \
+  quay.io/ascend/vllm-ascend:v0.11.0 \
+  bash -c "export OMP_NUM_THREADS=1 && vllm serve /models/Qwen3 --tensor-parallel-size 8 \
+    --enable-expert-parallel --max-num-seqs 25"
+`
+	s, err := Parse("docker.sh", src)
+	require.NoError(t, err)
+	require.NotNil(t, s.Serve)
+	f := facts(t, s)
+	require.Equal(t, 8, f["tp"].Value)
+	require.Equal(t, 25, f["max_num_seqs"].Value)
+	require.Equal(t, true, f["expert_parallel"].Value)
+	require.Contains(t, f["expert_parallel"].Source, "docker.sh:5")
+	require.Equal(t, "/models/Qwen3", f["model"].Value)
+
+	edits := []Edit{
+		{Op: OpRemoveFlag, Name: "--enable-expert-parallel"},
+		{Op: OpMergeJSON, Name: "--compilation-config", Value: `{"cudagraph_capture_sizes":[25]}`, Create: true},
+		{Op: OpSetFlag, Name: "--max-num-seqs", Value: "32"},
+	}
+	got, err := s.Apply(edits)
+	require.NoError(t, err)
+	require.Equal(t, `#!/bin/bash
+docker run --rm -it --net=host \
+  quay.io/ascend/vllm-ascend:v0.11.0 \
+  bash -c "export OMP_NUM_THREADS=1 && vllm serve /models/Qwen3 --tensor-parallel-size 8 \
+    --max-num-seqs 32 --compilation-config '{\"cudagraph_capture_sizes\":[25]}'"
+`, got)
+	after, err := Parse("after.sh", got)
+	require.NoError(t, err)
+	require.Equal(t, `{"cudagraph_capture_sizes":[25]}`, after.Serve.Lookup("--compilation-config").Value)
+	require.Nil(t, after.Serve.Lookup("--enable-expert-parallel"))
+
+	// single-quoted: a JSON value needs no escaping but its own quotes do
+	s, err = Parse("sq.sh", `sh -c 'vllm serve /m --enable-expert-parallel'`+"\n")
+	require.NoError(t, err)
+	got, err = s.Apply([]Edit{{Op: OpMergeJSON, Name: "--additional-config", Value: `{"a":1}`, Create: true}})
+	require.NoError(t, err)
+	require.Equal(t, `sh -c 'vllm serve /m --enable-expert-parallel --additional-config '\''{"a":1}'\'''`+"\n", got)
+	after, err = Parse("after.sh", got)
+	require.NoError(t, err)
+	require.Equal(t, `{"a":1}`, after.Serve.Lookup("--additional-config").Value)
+}
+
+// An export inside `bash -c "..."` shares its line with the outer
+// command: unsetting it must not delete that line.
+func TestNestedUnsetEnvKeepsLine(t *testing.T) {
+	s, err := Parse("n.sh", `bash -c "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1 && vllm serve /m --max-num-seqs 4"`+"\n")
+	require.NoError(t, err)
+	got, err := s.Apply([]Edit{{Op: OpUnsetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1"}})
+	require.NoError(t, err)
+	require.Contains(t, got, "vllm serve /m --max-num-seqs 4")
+	require.NotContains(t, got, "FLASHCOMM1")
+}

@@ -204,7 +204,7 @@ func (s *Script) removeText(lines []string, n int, raw string, last bool) ([]str
 		}
 		return lines, true, nil
 	}
-	if strings.TrimSpace(after) == "" || strings.HasPrefix(strings.TrimLeft(after, " \t"), "\\") {
+	if strings.TrimSpace(after) == "" || strings.HasPrefix(strings.TrimLeft(after, " \t"), "\\") || after[0] != ' ' && after[0] != '\t' {
 		lines[i] = strings.TrimRight(before, " \t") + after
 	} else {
 		lines[i] = before + strings.TrimLeft(after, " \t")
@@ -217,9 +217,10 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 		return nil, fmt.Errorf("no `vllm serve` command to add %s to", name)
 	}
 	bare := value == "" && booleanFlags[name]
+	q := s.Serve.quote
 	text := name
 	if !bare {
-		text = name + " " + Quote(value)
+		text = name + " " + escapeIn(q, Quote(value))
 	}
 	if f := s.Serve.Lookup(name); f != nil {
 		if f.rawLine != f.Line && !bare {
@@ -229,7 +230,7 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 			if k < 0 {
 				return nil, fmt.Errorf("line %d: cannot find %q", f.rawLine, f.valRaw)
 			}
-			lines[i] = lines[i][:k] + Quote(value) + lines[i][k+len(f.valRaw):]
+			lines[i] = lines[i][:k] + escapeIn(q, Quote(value)) + lines[i][k+len(f.valRaw):]
 			return lines, nil
 		}
 		if f.rawLine != f.Line {
@@ -241,9 +242,20 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 			return nil, fmt.Errorf("line %d: cannot find %q", f.Line, f.raw)
 		}
 		if !bare && strings.HasPrefix(f.raw, name+"=") {
-			text = name + "=" + Quote(value)
+			text = name + "=" + escapeIn(q, Quote(value))
 		}
 		lines[i] = lines[i][:k] + text + lines[i][k+len(f.raw):]
+		return lines, nil
+	}
+	if q != 0 {
+		// inside `bash -c "..."`: after the command's last word, before the quote
+		i := s.Serve.tailLine - 1
+		k := strings.Index(lines[i], s.Serve.tail)
+		if k < 0 {
+			return nil, fmt.Errorf("line %d: cannot find %q", s.Serve.tailLine, s.Serve.tail)
+		}
+		k += len(s.Serve.tail)
+		lines[i] = lines[i][:k] + " " + text + lines[i][k:]
 		return lines, nil
 	}
 	i := s.Serve.LastLine - 1

@@ -28,6 +28,8 @@ type Script struct {
 	Env map[string]*Assign
 	// Serve is the `vllm serve` command, nil when the script has none.
 	Serve *Command
+
+	quote byte // while reading a nested command: its quotes
 }
 
 // Assign is one `export NAME=VALUE` (or `NAME=VALUE`).
@@ -44,6 +46,14 @@ type Command struct {
 	FirstLine, LastLine int
 	Model               string
 	Flags               []*Flag
+	// quote is the quote around the command when it is one quoted word
+	// of another command (`bash -c "vllm serve ..."`, docker run ...
+	// sh -c '...'), 0 when it is a command of the script itself; tail is
+	// the raw text of its last word and tailLine that word's line (an
+	// added flag goes after it, inside the quotes).
+	quote    byte
+	tail     string
+	tailLine int
 }
 
 // Flag is one `--name value`, `--name=value` or boolean `--name`.
@@ -269,7 +279,7 @@ func (s *Script) simple(cmd []token, first, last int) {
 		}
 		for _, t := range cmd[1:] {
 			if name, val, ok := isAssign(t); ok {
-				s.Env[name] = &Assign{Name: name, Value: val, Line: t.line, Export: true, Alone: n == 1 && len(cmd) == 2}
+				s.Env[name] = &Assign{Name: name, Value: val, Line: t.line, Export: true, Alone: n == 1 && len(cmd) == 2 && s.quote == 0}
 			}
 		}
 		return
@@ -287,19 +297,23 @@ func (s *Script) simple(cmd []token, first, last int) {
 		if !ok {
 			break
 		}
-		s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[k].line, Alone: len(cmd) == 1}
+		s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[k].line, Alone: len(cmd) == 1 && s.quote == 0}
 		k++
 	}
 	cmd = cmd[k:]
 	// vllm serve MODEL ... (also python -m vllm.entrypoints.openai.api_server --model M)
 	for i := 0; i < len(cmd); i++ {
 		w := cmd[i].text
+		if s.nested(cmd[i], first, last) {
+			return
+		}
 		serve := (strings.HasSuffix(w, "vllm") && i+1 < len(cmd) && cmd[i+1].text == "serve")
 		api := strings.HasPrefix(w, "vllm.entrypoints.openai.api_server")
 		if !serve && !api {
 			continue
 		}
-		c := &Command{FirstLine: first, LastLine: last}
+		c := &Command{FirstLine: first, LastLine: last, quote: s.quote}
+		c.tail, c.tailLine = cmd[len(cmd)-1].raw, cmd[len(cmd)-1].line
 		j := i + 1
 		if serve {
 			j = i + 2
@@ -331,6 +345,58 @@ func (s *Script) simple(cmd []token, first, last int) {
 		s.Serve = c
 		return
 	}
+}
+
+// nested reads a quoted word that holds the vLLM command itself, as in
+// `bash -c "vllm serve ..."` (often the last word of a `docker run`):
+// the word's text is tokenized again, and each inner word is given the
+// physical line and the raw text (re-escaped for the outer quotes) it
+// has in the file, so edits find it there.
+func (s *Script) nested(t token, first, last int) bool {
+	if !t.quoted || s.quote != 0 || len(t.raw) < 2 || t.raw[0] != t.raw[len(t.raw)-1] || (t.raw[0] != '"' && t.raw[0] != '\'') {
+		return false
+	}
+	if !strings.Contains(t.text, "vllm serve") && !strings.Contains(t.text, "vllm.entrypoints.openai.api_server") {
+		return false
+	}
+	toks, err := tokenize(t.text, t.line, []int{0})
+	if err != nil {
+		return false
+	}
+	q := t.raw[0]
+	ln := t.line
+	for k := range toks {
+		toks[k].raw = escapeIn(q, toks[k].raw)
+		for l := ln; l <= last; l++ {
+			if strings.Contains(s.Lines[l-1], toks[k].raw) {
+				ln = l
+				break
+			}
+		}
+		toks[k].line = ln
+	}
+	s.quote = q
+	defer func() { s.quote = 0 }()
+	s.statement(toks, first, last)
+	return s.Serve != nil && s.Serve.quote == q
+}
+
+// escapeIn writes text as it appears inside quotes q.
+func escapeIn(q byte, text string) string {
+	switch q {
+	case '\'':
+		return strings.ReplaceAll(text, "'", `'\''`)
+	case '"':
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			if strings.IndexByte("\"\\$`", text[i]) >= 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(text[i])
+		}
+		return b.String()
+	}
+	return text
 }
 
 // Text returns the script text.
