@@ -21,7 +21,7 @@ type servingOptions struct {
 
 func (o *servingOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.VLLMLog, "vllm-log", "", "read the serving context (throughput, running/waiting requests, KV-cache usage, prefix- and multimodal-cache hit rates) from vLLM's server log `FILE`; by default a *.log holding vLLM statistics lines in the profile folder (or one level down) is used")
-	f.StringVar(&o.VLLMBench, "vllm-bench", "", "read `vllm bench serve` results from `FILE` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT")
+	f.StringVar(&o.VLLMBench, "vllm-bench", "", "read the results of vllm bench serve from `FILE` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT")
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for a vLLM log in the profile folder")
 }
 
