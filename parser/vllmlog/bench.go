@@ -68,9 +68,11 @@ func ReadBench(r io.Reader, name string) (*Bench, error) {
 			if !ok {
 				continue
 			}
-			var v float64
-			if json.Unmarshal(raw, &v) == nil {
-				b.Metrics[f.metric] = v
+			// a pointer: null (max_concurrency without --max-concurrency)
+			// is no value, not 0
+			var v *float64
+			if json.Unmarshal(raw, &v) == nil && v != nil {
+				b.Metrics[f.metric] = *v
 			}
 		}
 	} else {

@@ -193,3 +193,20 @@ func FuzzReadLog(f *testing.F) {
 		_, _ = ReadBench(strings.NewReader(string(data)), "fuzz.txt")
 	})
 }
+
+// vllm bench serve writes "max_concurrency": null when --max-concurrency
+// was not given: that is no concurrency, not a concurrency of 0 (which
+// also hid the log's running-requests fallback).
+func TestBenchJSONNullIsUnmeasured(t *testing.T) {
+	b, err := ReadBench(strings.NewReader(`{"max_concurrency": null, "output_throughput": 1499.4, "mean_ttft_ms": null, "completed": 10}`), "b.json")
+	require.NoError(t, err)
+	require.NotContains(t, b.Metrics, "serving.concurrency")
+	require.NotContains(t, b.Metrics, "serving.ttft_ms")
+	require.Equal(t, 10.0, b.Metrics["serving.bench.requests"])
+	c := Build(readLog(t, "v1-engine.log"), b)
+	require.Greater(t, c.Metrics["serving.concurrency"], 0.0)
+	require.Contains(t, c.Sources["serving.concurrency"], "median running requests")
+	// null output throughput: no result, said so
+	_, err = ReadBench(strings.NewReader(`{"output_throughput": null}`), "n.json")
+	require.ErrorContains(t, err, "n.json: no vllm bench serve result")
+}
