@@ -205,6 +205,7 @@ func TestReadDumpErrors(t *testing.T) {
 		{"1,a,3\n", `x.csv:1: expected comma-separated token counts per expert slot: "a" is not a whole number`},
 		{"1,-2\n", "negative count"},
 		{"1.5,2\n", "not a whole number"},
+		{"99999999999999999999,2\n", `"99999999999999999999" is too large (more than 9223372036854775807)`},
 		{"layer,expert,tokens\n", "x.csv:1"},
 		{strings.Repeat("1", maxLineBytes+10), "line too long"},
 	} {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -155,6 +156,9 @@ func parseCounts(s string) ([]int64, error) {
 func parseCount(cell string) (int64, error) {
 	c := strings.Trim(cell, " \t\"")
 	v, err := strconv.ParseInt(c, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(c, "-") {
+		return 0, fmt.Errorf("%q is too large (more than %d)", c, int64(math.MaxInt64))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a whole number", c)
 	}
