@@ -193,6 +193,9 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 		fmt.Fprintf(tw, "  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n", render.Count(b.MaxLoad), render.Count(a.MaxLoad), 100*(a.MaxLoad/b.MaxLoad-1))
 		tw.Flush()
 	}
+	for _, n := range x.Notes {
+		p("note: %s\n", n)
+	}
 	for _, l := range x.Layers[:1] {
 		if l.ID != 0 || x.Layers[len(x.Layers)-1].ID != len(x.Layers)-1 {
 			p("note: input layers %d..%d are written as MoE layers 0..%d in order\n", l.ID, x.Layers[len(x.Layers)-1].ID, len(x.Layers)-1)

@@ -197,3 +197,16 @@ func TestAnalyzeHotExperts(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, eplb.Check(plan, 128, 8, 17))
 }
+
+// What the loader noticed about the input (the config names more experts
+// than the dumps cover, lines fewer than the MoE layers, ...) changes
+// what the plan is worth: the plan summary must say it.
+func TestEPLBPlanShowsInputNotes(t *testing.T) {
+	dir := testutil.Sample(t, hotspot)
+	out := filepath.Join(t.TempDir(), "expert_map.json")
+	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", out)
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, "note: model_gen_config.json says 256 experts; the dumps cover 4 slots")
+	assert.Contains(t, stdout, "fewer than the 59 MoE layers expected")
+	assert.Contains(t, stdout, "prefill dumps also present")
+}
