@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ type env struct {
 	Us         func(float64) string                 `expr:"us"`
 	Pct        func(float64) string                 `expr:"pct"`
 	Fixed      func(float64, int) string            `expr:"fixed"`
-	JoinInts   func([]int, string) string           `expr:"join_ints"`
+	JoinInts   func(any, string) (string, error)    `expr:"join_ints"`
 
 	FactInt    func(string) (int, error)     `expr:"__fact_int"`
 	FactBool   func(string) (bool, error)    `expr:"__fact_bool"`
@@ -372,7 +373,8 @@ func format(v any) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		return s
 	case []int:
-		return joinInts(x, ",")
+		s, _ := joinInts(x, ",") // []int always joins
+		return s
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
@@ -383,12 +385,31 @@ func format(v any) string {
 	return fmt.Sprint(v)
 }
 
-func joinInts(x []int, sep string) string {
-	parts := make([]string, len(x))
-	for i, e := range x {
-		parts[i] = strconv.Itoa(e)
+// joinInts joins a list of integers: []int (facts, ranks) or the []any
+// of numbers a list literal or filter() makes (whole floats allowed).
+func joinInts(list any, sep string) (string, error) {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
+		return "", fmt.Errorf("join_ints: expected a list of integers, found %T", list)
 	}
-	return strings.Join(parts, sep)
+	parts := make([]string, v.Len())
+	for i := range parts {
+		e := v.Index(i)
+		if e.Kind() == reflect.Interface {
+			e = e.Elem()
+		}
+		switch {
+		case e.CanInt():
+			parts[i] = strconv.FormatInt(e.Int(), 10)
+		case e.CanUint():
+			parts[i] = strconv.FormatUint(e.Uint(), 10)
+		case e.CanFloat() && e.Float() == math.Trunc(e.Float()) && !math.IsInf(e.Float(), 0):
+			parts[i] = strconv.FormatFloat(e.Float(), 'f', -1, 64)
+		default:
+			return "", fmt.Errorf("join_ints: element %d is not an integer (%v)", i, e)
+		}
+	}
+	return strings.Join(parts, sep), nil
 }
 
 // formatUs formats µs for people (the same scale as the terminal summary).

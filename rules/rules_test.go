@@ -549,3 +549,34 @@ func TestLoadUnreadableRuleFile(t *testing.T) {
 	_, err = Load("")
 	require.EqualError(t, err, "--rules: the file name is empty: expected a rule FILE (YAML, see docs/rules.md)")
 }
+
+// join_ints joins integers from any list an expression makes: a fact
+// ([]int), a list literal or filter()'s result ([]any of numbers). A list
+// literal was refused at load time ("cannot use []interface {} as
+// argument (type []int)").
+func TestJoinIntsTakesAnyIntegerList(t *testing.T) {
+	set, err := Parse("j.yaml", []byte(`rules:
+  - id: joins
+    title: 'sizes {{ join_ints([1, 2, 3], ",") }}; big {{ join_ints(filter(fact.capture_sizes, # > 4), "+") }}; ranks {{ join_ints(ranks, " ") }}'
+    when: "true"
+    fix: f
+`))
+	require.NoError(t, err)
+	res := analyzed(t, "clean")
+	rep := evaluate(t, set, res, nil, "capture_sizes=1,2,4,8,16")
+	f := finding(rep, "joins")
+	require.NotNil(t, f)
+	require.Equal(t, "sizes 1,2,3; big 8+16; ranks 0 1 2 3 4 5 6 7", f.Title)
+
+	set, err = Parse("j.yaml", []byte(`rules:
+  - id: joins-text
+    title: '{{ join_ints(["a"], ",") }}'
+    when: "true"
+    fix: f
+`))
+	require.NoError(t, err)
+	fs, _ := BuildFacts(res, nil, nil)
+	rep = Evaluate(set, &Input{Result: res, Facts: fs})
+	require.Equal(t, StatusFailed, status(rep, "joins-text").Status)
+	require.Contains(t, status(rep, "joins-text").Reason, "join_ints: element 0 is not an integer")
+}
