@@ -111,6 +111,18 @@ func (f *FactSet) SetString(kv, source string) error {
 	if bad := negativeOrNotFinite(v); bad {
 		return fmt.Errorf("--fact %s=%s: expected a finite %s >= 0", name, raw, d.Type)
 	}
+	// string facts with a documented form: refused here rather than
+	// failing the rules that read them (exit 3)
+	switch name {
+	case "vllm_ascend_version":
+		if _, err := parseVersion(raw); err != nil {
+			return fmt.Errorf("--fact %s=%s: %v", name, raw, err)
+		}
+	case "phase":
+		if raw != "decode" && raw != "prefill" {
+			return fmt.Errorf("--fact %s=%s: expected decode or prefill", name, raw)
+		}
+	}
 	return f.Set(name, v, source)
 }
 

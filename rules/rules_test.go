@@ -580,3 +580,20 @@ func TestJoinIntsTakesAnyIntegerList(t *testing.T) {
 	require.Equal(t, StatusFailed, status(rep, "joins-text").Status)
 	require.Contains(t, status(rep, "joins-text").Reason, "join_ints: element 0 is not an integer")
 }
+
+// A --fact vllm_ascend_version that is not a version is the user's typo:
+// refused when given (exit 2), not left to make vllm-ascend-upgrade fail
+// at run time (exit 3, "internal error").
+func TestFactOverrideRejectsBadVersionAndPhase(t *testing.T) {
+	res := analyzed(t, "ep-fc1-cumsum")
+	_, err := BuildFacts(res, nil, []string{"vllm_ascend_version=banana"})
+	require.ErrorContains(t, err, `--fact vllm_ascend_version=banana: version "banana": expected vMAJOR.MINOR.PATCH[rcN]`)
+	_, err = BuildFacts(res, nil, []string{"phase=train"})
+	require.ErrorContains(t, err, "--fact phase=train: expected decode or prefill")
+	for _, kv := range []string{"vllm_ascend_version=v0.13.0rc2", "vllm_ascend_version=0.11.0", "phase=prefill"} {
+		fs, err := BuildFacts(res, nil, []string{kv})
+		require.NoError(t, err, kv)
+		rep := Evaluate(builtin(t), &Input{Result: res, Facts: fs})
+		require.Empty(t, rep.Failed(), kv)
+	}
+}
