@@ -307,3 +307,17 @@ func TestNestedUnsetEnvKeepsLine(t *testing.T) {
 	require.Contains(t, got, "vllm serve /m --max-num-seqs 4")
 	require.NotContains(t, got, "FLASHCOMM1")
 }
+
+// vLLM's short flags -tp/-dp (vllm/engine/arg_utils.py) are read as the
+// long ones; before, `-tp 8` was skipped and tp came from the profile only.
+func TestShortParallelFlags(t *testing.T) {
+	s, err := Parse("short.sh", "vllm serve /m -tp 4 -dp=2 --enable-expert-parallel\n")
+	require.NoError(t, err)
+	f := facts(t, s)
+	require.Equal(t, 4, f["tp"].Value)
+	require.Equal(t, 2, f["dp"].Value)
+	require.Equal(t, true, f["expert_parallel"].Value)
+	got, err := s.Apply([]Edit{{Op: OpSetFlag, Name: "--tensor-parallel-size", Value: "8"}, {Op: OpRemoveFlag, Name: "--data-parallel-size"}})
+	require.NoError(t, err)
+	require.Equal(t, "vllm serve /m --tensor-parallel-size 8 --enable-expert-parallel\n", got)
+}

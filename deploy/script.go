@@ -94,6 +94,13 @@ var booleanFlags = map[string]bool{
 	"--disable-frontend-multiprocessing": true, "--headless": true, "--no-async-scheduling": true,
 }
 
+// shortFlags are vLLM's short spellings of flags that facts read
+// (vllm/engine/arg_utils.py: -tp, -pp, -dp); they are recorded under the
+// long name.
+var shortFlags = map[string]string{
+	"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+}
+
 // ReadFile parses the script at path.
 func ReadFile(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
@@ -324,18 +331,22 @@ func (s *Script) simple(cmd []token, first, last int) {
 		}
 		for ; j < len(cmd); j++ {
 			t := cmd[j]
-			if !strings.HasPrefix(t.text, "--") {
+			short := shortFlags[strings.SplitN(t.text, "=", 2)[0]]
+			if !strings.HasPrefix(t.text, "--") && short == "" {
 				continue
 			}
 			f := &Flag{Name: t.text, Line: t.line, raw: t.raw, rawLine: t.line, nameRaw: t.raw}
 			if name, val, ok := strings.Cut(t.text, "="); ok {
 				f.Name, f.Value, f.HasValue = name, val, true
-			} else if !booleanFlags[t.text] && j+1 < len(cmd) && !strings.HasPrefix(cmd[j+1].text, "--") {
+			} else if !booleanFlags[t.text] && j+1 < len(cmd) && !strings.HasPrefix(cmd[j+1].text, "--") && shortFlags[cmd[j+1].text] == "" {
 				f.Value, f.HasValue = cmd[j+1].text, true
 				f.raw = t.raw + " " + cmd[j+1].raw
 				f.rawLine = cmd[j+1].line
 				f.valRaw = cmd[j+1].raw
 				j++
+			}
+			if short != "" {
+				f.Name = short
 			}
 			if f.Name == "--model" && f.HasValue {
 				c.Model = f.Value
