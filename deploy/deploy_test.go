@@ -321,3 +321,27 @@ func TestShortParallelFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "vllm serve /m --tensor-parallel-size 8 --enable-expert-parallel\n", got)
 }
+
+// Values written as shell variables the script assigns ($TP, ${MODEL},
+// ${SEQS:-25}) are read through them; before, tp and max_num_seqs were
+// silently dropped and the model fact was the text "${MODEL}".
+func TestFactsExpandScriptVariables(t *testing.T) {
+	s, err := Parse("vars.sh", `MODEL=/models/Qwen3
+TP=8
+vllm serve ${MODEL} --tensor-parallel-size $TP --max-num-seqs "${SEQS:-25}" --data-parallel-size $UNSET
+`)
+	require.NoError(t, err)
+	f := facts(t, s)
+	require.Equal(t, "/models/Qwen3", f["model"].Value)
+	require.Equal(t, 8, f["tp"].Value)
+	require.Contains(t, f["tp"].Source, "--tensor-parallel-size $TP = 8")
+	require.Equal(t, 25, f["max_num_seqs"].Value)
+	require.Equal(t, []int{1, 2, 4, 8, 16, 24}, f["capture_sizes"].Value)
+	_, dp := f["dp"]
+	require.False(t, dp, "an unassigned variable is unknown, not guessed")
+
+	s, err = Parse("unknown.sh", "vllm serve $M\n")
+	require.NoError(t, err)
+	_, model := facts(t, s)["model"]
+	require.False(t, model)
+}

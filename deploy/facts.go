@@ -78,25 +78,30 @@ func (s *Script) Facts() []Fact {
 	if c == nil {
 		return out
 	}
-	if c.Model != "" {
-		add("model", c.Model, c.FirstLine, "vllm serve")
+	if m, ok := s.expand(c.Model); ok && m != "" {
+		add("model", m, c.FirstLine, "vllm serve")
 	}
 	intFlag := func(flag, fact string) (int, bool) {
 		f := c.Lookup(flag)
 		if f == nil || !f.HasValue {
 			return 0, false
 		}
-		n, err := strconv.Atoi(f.Value)
+		v, ok := s.expand(f.Value)
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(v)
 		if err != nil {
 			return 0, false
 		}
-		add(fact, n, f.Line, flag+" "+f.Value)
+		how := flag + " " + f.Value
+		if v != f.Value {
+			how += " = " + v
+		}
+		add(fact, n, f.Line, how)
 		return n, true
 	}
 	intFlag("--tensor-parallel-size", "tp")
-	if c.Lookup("--tensor-parallel-size") == nil {
-		intFlag("-tp", "tp")
-	}
 	intFlag("--data-parallel-size", "dp")
 	maxSeqs, haveMax := intFlag("--max-num-seqs", "max_num_seqs")
 	boolFlag := func(flag, fact string) {
@@ -159,6 +164,35 @@ func (s *Script) Facts() []Fact {
 		}
 	}
 	return out
+}
+
+// reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}
+// or ${NAME-default}.
+var reVar = regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})`)
+
+// expand replaces the variable references in v with the values the script
+// assigns them (or their ${NAME:-default}); ok is false when one has
+// neither (the value is then unknown, never guessed).
+func (s *Script) expand(v string) (string, bool) {
+	ok := true
+	for range 4 { // a value may refer to another variable
+		if !strings.Contains(v, "$") {
+			break
+		}
+		v = reVar.ReplaceAllStringFunc(v, func(ref string) string {
+			m := reVar.FindStringSubmatch(ref)
+			name := m[1] + m[2]
+			if a := s.Env[name]; a != nil && (a.Value != "" || !strings.Contains(ref, ":-")) {
+				return a.Value
+			}
+			if strings.Contains(ref, "-") && m[2] != "" {
+				return m[3]
+			}
+			ok = false
+			return ref
+		})
+	}
+	return v, ok && !strings.Contains(v, "$")
 }
 
 func truthy(v string) bool {
