@@ -345,3 +345,43 @@ vllm serve ${MODEL} --tensor-parallel-size $TP --max-num-seqs "${SEQS:-25}" --da
 	_, model := facts(t, s)["model"]
 	require.False(t, model)
 }
+
+// In a `docker run ... bash -c "vllm serve ..."` script the environment
+// is the container's -e options: they are facts, unset_env removes the
+// option, and set_env adds one (an export on the host would not reach
+// vLLM).
+func TestDockerEnvOptions(t *testing.T) {
+	src := `#!/bin/bash
+docker run --rm --net=host \
+  -e VLLM_ASCEND_ENABLE_FLASHCOMM1=1 \
+  --env HCCL_BUFFSIZE=512 -e OMP_NUM_THREADS=1 \
+  quay.io/ascend/vllm-ascend:v0.11.0rc0 \
+  bash -c "vllm serve /m --enable-expert-parallel"
+`
+	s, err := Parse("d.sh", src)
+	require.NoError(t, err)
+	f := facts(t, s)
+	require.Equal(t, true, f["flashcomm1"].Value)
+	require.Contains(t, f["flashcomm1"].Source, "d.sh:3")
+	require.Equal(t, "512", f["env.HCCL_BUFFSIZE"].Value)
+	require.Equal(t, "v0.11.0rc0", f["vllm_ascend_version"].Value)
+	got, err := s.Apply([]Edit{
+		{Op: OpUnsetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1"},
+		{Op: OpUnsetEnv, Name: "HCCL_BUFFSIZE"},
+		{Op: OpSetEnv, Name: "OMP_NUM_THREADS", Value: "4"},
+		{Op: OpSetEnv, Name: "TASK_QUEUE_ENABLE", Value: "2"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, `#!/bin/bash
+docker run -e TASK_QUEUE_ENABLE=2 --rm --net=host \
+  -e OMP_NUM_THREADS=4 \
+  quay.io/ascend/vllm-ascend:v0.11.0rc0 \
+  bash -c "vllm serve /m --enable-expert-parallel"
+`, got)
+	after, err := Parse("after.sh", got)
+	require.NoError(t, err)
+	f = facts(t, after)
+	require.Equal(t, "2", f["env.TASK_QUEUE_ENABLE"].Value)
+	_, fc1 := f["flashcomm1"]
+	require.False(t, fc1)
+}

@@ -128,6 +128,10 @@ func (s *Script) apply(e Edit) ([]string, error) {
 		if a == nil {
 			return lines, nil
 		}
+		if a.docker != "" {
+			lines, _, err := s.removeText(lines, a.Line, a.docker, false)
+			return lines, err
+		}
 		if a.Alone {
 			return append(lines[:a.Line-1], lines[a.Line:]...), nil
 		}
@@ -142,6 +146,17 @@ func (s *Script) apply(e Edit) ([]string, error) {
 				}
 				return e.Name + "=" + Quote(e.Value) + tail
 			})
+			return lines, nil
+		}
+		if s.run != nil && s.Serve != nil && s.run.line >= s.Serve.FirstLine && s.run.line <= s.Serve.LastLine {
+			// vLLM runs in a container: give it the variable with -e
+			i := s.run.line - 1
+			k := strings.Index(lines[i], " "+s.run.raw)
+			if k < 0 {
+				return nil, fmt.Errorf("line %d: cannot find %q", s.run.line, s.run.raw)
+			}
+			k += 1 + len(s.run.raw)
+			lines[i] = lines[i][:k] + " -e " + e.Name + "=" + Quote(e.Value) + lines[i][k:]
 			return lines, nil
 		}
 		// after the last export before the command, else before the command

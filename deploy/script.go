@@ -11,6 +11,7 @@ package deploy
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -30,6 +31,9 @@ type Script struct {
 	Serve *Command
 
 	quote byte // while reading a nested command: its quotes
+	// run is the `run` word of a `docker run`/`podman run` (nil when
+	// none): variables the container needs are added after it as -e.
+	run *token
 }
 
 // Assign is one `export NAME=VALUE` (or `NAME=VALUE`).
@@ -38,6 +42,9 @@ type Assign struct {
 	Line        int // 1-based physical line
 	// Export: written with `export`; Alone: the only assignment on its line.
 	Export, Alone bool
+	// docker is the raw text of a container option `-e NAME=VALUE` or
+	// `--env NAME=VALUE` ("" for a shell assignment).
+	docker string
 }
 
 // Command is the `vllm serve MODEL ...` command.
@@ -308,6 +315,7 @@ func (s *Script) simple(cmd []token, first, last int) {
 		k++
 	}
 	cmd = cmd[k:]
+	s.containerEnv(cmd)
 	// vllm serve MODEL ... (also python -m vllm.entrypoints.openai.api_server --model M)
 	for i := 0; i < len(cmd); i++ {
 		w := cmd[i].text
@@ -355,6 +363,29 @@ func (s *Script) simple(cmd []token, first, last int) {
 		}
 		s.Serve = c
 		return
+	}
+}
+
+// containerEnv records the -e/--env NAME=VALUE options of a `docker run`
+// (or podman): in a script that starts vLLM in a container, that is where
+// its environment is set (an `export` on the host does not reach it).
+func (s *Script) containerEnv(cmd []token) {
+	if len(cmd) < 2 || s.quote != 0 || cmd[1].text != "run" {
+		return
+	}
+	if b := filepath.Base(cmd[0].text); b != "docker" && b != "podman" {
+		return
+	}
+	run := cmd[1]
+	s.run = &run
+	for i := 2; i+1 < len(cmd); i++ {
+		if cmd[i].text != "-e" && cmd[i].text != "--env" {
+			continue
+		}
+		if name, val, ok := isAssign(cmd[i+1]); ok && cmd[i].line == cmd[i+1].line {
+			s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[i+1].line, Export: true, docker: cmd[i].raw + " " + cmd[i+1].raw}
+			i++
+		}
 	}
 }
 
