@@ -385,3 +385,41 @@ docker run -e TASK_QUEUE_ENABLE=2 --rm --net=host \
 	_, fc1 := f["flashcomm1"]
 	require.False(t, fc1)
 }
+
+// A script whose last line has no newline: the diff marks it, as diff(1)
+// does, and patch applies it (it failed: 'Hunk #1 FAILED').
+func TestNoTrailingNewlineDiffApplies(t *testing.T) {
+	orig := "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve /m --enable-expert-parallel --max-num-seqs 25"
+	s, err := Parse("n.sh", orig)
+	require.NoError(t, err)
+	edits := []Edit{
+		{Op: OpUnsetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1"},
+		{Op: OpRemoveFlag, Name: "--enable-expert-parallel"},
+	}
+	got, err := s.Apply(edits)
+	require.NoError(t, err)
+	require.Equal(t, "vllm serve /m --max-num-seqs 25", got)
+	diff, err := s.Diff(edits)
+	require.NoError(t, err)
+	require.Equal(t, `--- a/n.sh
++++ b/n.sh
+@@ -1,2 +1 @@
+-export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+-vllm serve /m --enable-expert-parallel --max-num-seqs 25
+\ No newline at end of file
++vllm serve /m --max-num-seqs 25
+\ No newline at end of file
+`, diff)
+	if _, err := exec.LookPath("patch"); err == nil {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "n.sh"), []byte(orig), 0o644))
+		cmd := exec.Command("patch", "-p1", "--no-backup-if-mismatch")
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(diff)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		b, err := os.ReadFile(filepath.Join(dir, "n.sh"))
+		require.NoError(t, err)
+		require.Equal(t, got, string(b))
+	}
+}

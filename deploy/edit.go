@@ -71,27 +71,34 @@ func (s *Script) Diff(edits []Edit) (string, error) {
 
 // UnifiedDiff returns a unified diff (3 lines of context) from a to b,
 // both named by path's base name (a/NAME, b/NAME: `patch -p1` or
-// `git apply` in the script's folder take it).
+// `git apply` in the script's folder take it). A last line without a
+// newline is marked "\ No newline at end of file", as diff(1) does, so the
+// diff applies to a script that does not end in a newline.
 func UnifiedDiff(path, a, b string) (string, error) {
 	if a == b {
 		return "", nil
 	}
 	name := filepath.Base(path)
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: splitLines(a), B: splitLines(b),
 		FromFile: "a/" + name, ToFile: "b/" + name, Context: 3,
 	})
+	return strings.ReplaceAll(d, noNewline, "\n\\ No newline at end of file\n"), err
 }
 
+// noNewline ends a last line that has no newline (a byte no script holds),
+// so "x" and "x\n" differ as lines, as they do in the file.
+const noNewline = "\x00no-newline\n"
+
 // splitLines splits text into lines that keep their "\n" (difflib's own
-// SplitLines adds a spurious empty last line). A last line without a
-// newline gets one, so the diff stays well-formed.
+// SplitLines adds a spurious empty last line); a last line without one
+// ends in noNewline.
 func splitLines(text string) []string {
 	l := strings.SplitAfter(text, "\n")
 	if l[len(l)-1] == "" {
 		return l[:len(l)-1]
 	}
-	l[len(l)-1] += "\n"
+	l[len(l)-1] += noNewline
 	return l
 }
 
