@@ -391,6 +391,16 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		x.Notes = append(x.Notes, fmt.Sprintf("%s: appended dumps in %d file(s) (%s): kept the last %d lines of each, dropped %d earlier line(s)",
 			dir, len(droppedIn), list, keep, droppedLines))
 	}
+	var total int64
+	for _, d := range ds {
+		for _, row := range d.rows {
+			for _, v := range row {
+				if total += v; total > MaxTokens {
+					return nil, inputErr("%s: %v", dir, errTooManyTokens)
+				}
+			}
+		}
+	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i].rank < ds[j].rank })
 	layers, slots := len(ds[0].rows), len(ds[0].rows[0])
 	for _, d := range ds[1:] {

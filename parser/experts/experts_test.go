@@ -413,3 +413,28 @@ func TestFind(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "expert_load.csv"), []byte("layer,expert,tokens\n0,0,1\n"), 0o644))
 	assert.Equal(t, dir, Find(dir))
 }
+
+// Counts that each fit an int64 but whose sum does not: refused, naming
+// the line (the layer total wrapped to a negative experts.tokens.count
+// and the plan's predicted loads overflowed).
+func TestTokenTotalBounded(t *testing.T) {
+	big := "4611686018427387903" // 2^62-1
+	_, err := ReadLoadCSV(strings.NewReader("layer,expert,tokens\n0,0,"+big+"\n0,1,"+big+"\n"), "big.csv")
+	require.ErrorContains(t, err, "big.csv:2: more than 9007199254740992 tokens in total")
+	_, _, err = ReadDump(strings.NewReader("1,2\n"+big+",1\n"), "decode_0.csv", 0)
+	require.ErrorContains(t, err, "decode_0.csv:2: more than 9007199254740992 tokens in total")
+
+	// each file below the bound, together above it
+	dir := t.TempDir()
+	half := "4503599627370496" // 2^52
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_0.csv"), []byte(half+",1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_1.csv"), []byte(half+",1\n"), 0o644))
+	_, err = Load(dir, Options{})
+	require.True(t, IsInputError(err))
+	require.ErrorContains(t, err, "more than 9007199254740992 tokens in total")
+
+	// at the bound: read, exact
+	x, err := ReadLoadCSV(strings.NewReader("layer,expert,tokens\n0,0,"+half+"\n0,1,"+half+"\n"), "ok.csv")
+	require.NoError(t, err)
+	require.Equal(t, int64(1)<<53, x.Layers[0].Total())
+}

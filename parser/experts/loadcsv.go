@@ -74,6 +74,7 @@ func ReadLoadCSV(r io.Reader, name string) (*model.ExpertLoads, error) {
 	sums := map[key]int64{}
 	layers := map[int]bool{}
 	maxExpert := -1
+	var total int64
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -102,8 +103,8 @@ func ReadLoadCSV(r io.Reader, name string) (*model.ExpertLoads, error) {
 			return nil, fmt.Errorf("%s:%d: layer %d or expert %d out of range (max %d)", name, line, v[0], v[1], maxSlots-1)
 		}
 		k := key{int(v[0]), int(v[1])}
-		if sums[k] > (1<<62)-v[2] {
-			return nil, fmt.Errorf("%s:%d: token count overflows", name, line)
+		if total += v[2]; v[2] > MaxTokens || total > MaxTokens {
+			return nil, fmt.Errorf("%s:%d: %s", name, line, errTooManyTokens)
 		}
 		sums[k] += v[2]
 		layers[k.layer] = true

@@ -59,6 +59,13 @@ const maxCells = 1 << 24
 // maxSlots bounds the slots of one rank and the experts of one layer.
 const maxSlots = 1 << 16
 
+// MaxTokens bounds the tokens of one expert-load input in total (2^53:
+// every sum of them is exact in an int64 and in a float64 metric). Real
+// counts are far below it; a file above it is not token counts.
+const MaxTokens = 1 << 53
+
+var errTooManyTokens = fmt.Errorf("more than %d tokens in total (2^53): not per-expert token counts", int64(MaxTokens))
+
 // ReadDump reads one {stage}_{rank}.csv dump: no header, one line per MoE
 // layer, comma-separated token counts per local expert slot. A file may
 // hold several dumps appended one after another; like MindStudio Insight
@@ -70,6 +77,7 @@ func ReadDump(r io.Reader, name string, keep int) ([][]int64, int, error) {
 	var rows [][]int64
 	dropped := 0
 	width := -1
+	var total int64 // over every line read, dropped ones too (a bound, not a sum used)
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(br)
 		if err != nil && err != io.EOF {
@@ -84,6 +92,11 @@ func ReadDump(r io.Reader, name string, keep int) ([][]int64, int, error) {
 				return nil, 0, fmt.Errorf("%s:%d: %d slots, but the first line has %d", name, lineNo, len(row), width)
 			}
 			width = len(row)
+			for _, v := range row {
+				if total += v; v > MaxTokens || total > MaxTokens {
+					return nil, 0, fmt.Errorf("%s:%d: %w", name, lineNo, errTooManyTokens)
+				}
+			}
 			if keep <= 0 && (len(rows)+1)*width > maxCells {
 				return nil, 0, fmt.Errorf("%s:%d: more than %d token counts", name, lineNo, maxCells)
 			}
