@@ -23,6 +23,10 @@ type HTMLInput struct {
 	Experts *ExpertLoads
 	// Version is npuprof's version, printed in the footer.
 	Version string
+	// DeployDiff is every finding's change to the --deploy script as one
+	// diff (the JSON document's deploy_diff): the one to apply, since the
+	// findings' own diffs may touch the same lines.
+	DeployDiff string
 }
 
 // Fact is one deployment fact and where it was read.

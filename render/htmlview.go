@@ -89,6 +89,7 @@ type htmlView struct {
 
 	Findings     []findingView
 	FindingsNote string
+	DeployDiff   []diffLine
 
 	Breakdown breakdownView
 	Comm      commView
@@ -438,6 +439,7 @@ func buildView(in HTMLInput, doc *Document) *htmlView {
 	}
 	buildFacts(v, in)
 	buildFindings(v, in.Findings)
+	buildDeployDiff(v, in.DeployDiff)
 	buildBreakdown(v, res, doc, rms)
 	buildComm(v, res, rms)
 	buildMoE(v, res, rms)
@@ -713,6 +715,11 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 	if len(list) == 0 {
 		v.FindingsNote = "No rule fired on this profile."
 	}
+}
+
+// buildDeployDiff shows every fix as one diff against the --deploy script.
+func buildDeployDiff(v *htmlView, d string) {
+	v.DeployDiff = diffLines(cleanBlock(d))
 }
 
 func (v *htmlView) addChart(c *chartPayload) {

@@ -251,7 +251,7 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, res, rep.Findings, facts); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, res, rep, facts); err != nil {
 			return err
 		}
 	}

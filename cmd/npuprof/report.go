@@ -97,7 +97,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, res, rep.Findings, facts); err != nil {
+	if err := writeHTMLReport(io, opts.Output, res, rep, facts); err != nil {
 		return err
 	}
 	if err := passErrors(res); err != nil {
@@ -108,9 +108,9 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 
 // writeHTMLReport writes the HTML report to file ("" or "-": standard
 // output).
-func writeHTMLReport(io *streams, file string, res *analysis.Result, findings []rules.Finding, facts *rules.FactSet) error {
+func writeHTMLReport(io *streams, file string, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: findings, Version: Version, Facts: htmlFacts(facts)})
+		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff})
 	})
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"html/template"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,4 +83,29 @@ func TestReportHTMLDeployFacts(t *testing.T) {
 	}
 	require.Greater(t, n, 3, "the script gives several facts")
 	require.NotContains(t, html, "profile: parallel_group_info", "profile facts are drawn by the report itself")
+}
+
+// The text summary and the JSON document carry every fix as one diff
+// against --deploy (deploy_diff); the HTML report showed only each
+// finding's own diff, which cannot all be applied when two touch the same
+// line. It now shows the combined one, line for line the JSON's.
+func TestReportHTMLDeployDiff(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"report", demo, "-q", "--deploy", fieldScript}, nil, &out, &errb)
+	require.Equal(t, ExitOK, code, errb.String())
+	page := out.String()
+	code, js, stderr := run("analyze", demo, "-q", "--deploy", fieldScript, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var doc struct {
+		DeployDiff string `json:"deploy_diff"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	require.NotEmpty(t, doc.DeployDiff)
+	i := strings.Index(page, `id="deploy-diff"`)
+	require.Positive(t, i, "the combined diff block")
+	block := page[i:]
+	block = block[:strings.Index(block, "</pre>")]
+	for _, l := range strings.Split(strings.TrimRight(doc.DeployDiff, "\n"), "\n") {
+		require.Contains(t, block, strings.ReplaceAll(template.HTMLEscapeString(l), "+", "&#43;"))
+	}
 }
