@@ -417,3 +417,17 @@ func TestBadBudgetNamesTheFlag(t *testing.T) {
 	require.Contains(t, errs, `--budget 'hccl.total.time_us <= ': `)
 	require.NotContains(t, errs, "--budget:")
 }
+
+// A user rule without `why` (optional) is listed and explained without an
+// empty "Why" section or a blank description line.
+func TestRulesListExplainWithoutWhy(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("rules:\n  - id: team-x\n    title: x\n    when: \"true\"\n    fix: f\n"), 0o644))
+	code, out, stderr := run("rules", "explain", "team-x", "--rules", file)
+	require.Equal(t, ExitOK, code, stderr)
+	require.NotContains(t, out, "Why\n")
+	require.Contains(t, out, "Fires when")
+	code, out, stderr = run("rules", "list", "--rules", file)
+	require.Equal(t, ExitOK, code, stderr)
+	require.True(t, strings.HasSuffix(out, "team-x                 auto    "+file+":2\n"), out[max(0, len(out)-200):])
+}

@@ -112,7 +112,10 @@ func newRulesListCmd(io *streams) *cobra.Command {
 				if i := strings.Index(why, ". "); i > 0 {
 					why = why[:i+1]
 				}
-				fmt.Fprintf(io.out, "%-22s %-7s %s\n    %s\n", r.ID, r.Severity, src, why)
+				fmt.Fprintf(io.out, "%-22s %-7s %s\n", r.ID, r.Severity, src)
+				if why != "" {
+					fmt.Fprintf(io.out, "    %s\n", why)
+				}
 			}
 			for _, b := range set.Budgets {
 				fmt.Fprintf(io.out, "%-22s %-7s %s:%d\n    budget: %s\n", b.ID, b.Severity, b.File, b.Line, b.Text)
@@ -160,7 +163,9 @@ func explain(io *streams, r *rules.Rule) {
 		src = fmt.Sprintf("%s:%d", r.File, r.Line)
 	}
 	fmt.Fprintf(w, "%s  [%s]  %s\n\n", r.ID, r.Severity, src)
-	fmt.Fprintf(w, "Why\n  %s\n\n", wrap(strings.TrimSpace(r.Why), "  "))
+	if why := strings.TrimSpace(r.Why); why != "" {
+		fmt.Fprintf(w, "Why\n  %s\n\n", wrap(why, "  "))
+	}
 	a := r.AppliesTo
 	if a.VllmAscend != "" || len(a.Phase) > 0 || len(a.ModelFamily) > 0 {
 		fmt.Fprintf(w, "Applies to\n")
