@@ -423,3 +423,28 @@ func TestNoTrailingNewlineDiffApplies(t *testing.T) {
 		require.Equal(t, got, string(b))
 	}
 }
+
+// Several commands on one line: unsetting one export keeps the others,
+// and a flag added to a vllm serve followed by `&& ...` or a redirection
+// goes after its last word (a new continuation line made it an argument
+// of echo, or of the file after `&`).
+func TestEditsOnSharedLines(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"export A=\"x y\"; export B=2\nvllm serve /m\n", "export B=2\nvllm serve /m \\\n  --max-num-seqs 32\n"},
+		{"cd /w; export A=1 && vllm serve /m\n", "cd /w; vllm serve /m \\\n  --max-num-seqs 32\n"},
+		{"vllm serve /m --enable-expert-parallel && echo ok\n", "vllm serve /m --max-num-seqs 32 && echo ok\n"},
+		{"nohup vllm serve /m --enable-expert-parallel > serve.log 2>&1 &\n", "nohup vllm serve /m --max-num-seqs 32 > serve.log 2>&1 &\n"},
+		{"vllm serve /m --enable-expert-parallel\n", "vllm serve /m \\\n  --max-num-seqs 32\n"},
+	} {
+		s, err := Parse("s.sh", c.src)
+		require.NoError(t, err)
+		got, err := s.Apply([]Edit{{Op: OpUnsetEnv, Name: "A"}, {Op: OpRemoveFlag, Name: "--enable-expert-parallel"}, {Op: OpSetFlag, Name: "--max-num-seqs", Value: "32"}})
+		require.NoError(t, err, c.src)
+		require.Equal(t, c.want, got, c.src)
+	}
+	// a redirection is not a flag value nor a word of the command
+	s, err := Parse("r.sh", "vllm serve /m --max-num-seqs 8 >>serve.log 2>&1\n")
+	require.NoError(t, err)
+	require.Equal(t, "8", s.Serve.Lookup("--max-num-seqs").Value)
+	require.Equal(t, 8, facts(t, s)["max_num_seqs"].Value)
+}

@@ -142,7 +142,11 @@ func (s *Script) apply(e Edit) ([]string, error) {
 		if a.Alone {
 			return append(lines[:a.Line-1], lines[a.Line:]...), nil
 		}
-		lines[a.Line-1] = assignRe(e.Name).ReplaceAllString(lines[a.Line-1], "")
+		l := assignRe(e.Name).ReplaceAllString(lines[a.Line-1], "")
+		// an `export` left with nothing to export goes too (`export ; B=2`)
+		l = bareExportRe.ReplaceAllString(l, "${1}")
+		l = trailingExportRe.ReplaceAllString(l, "")
+		lines[a.Line-1] = l
 		return lines, nil
 	case OpSetEnv:
 		if a := s.Env[e.Name]; a != nil {
@@ -185,6 +189,11 @@ func (s *Script) apply(e Edit) ([]string, error) {
 	}
 	return nil, fmt.Errorf("unknown edit %q (expected one of %s)", e.Op, strings.Join(Ops, ", "))
 }
+
+var (
+	bareExportRe     = regexp.MustCompile(`(^|[;&|]\s*)export\s*(;|&&)\s*`)
+	trailingExportRe = regexp.MustCompile(`\s*(;|&&)\s*export\s*$`)
+)
 
 func assignRe(name string) *regexp.Regexp {
 	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `=('[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|]*)\s?`)
@@ -269,8 +278,9 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 		lines[i] = lines[i][:k] + text + lines[i][k+len(f.raw):]
 		return lines, nil
 	}
-	if q != 0 {
-		// inside `bash -c "..."`: after the command's last word, before the quote
+	if q != 0 || s.Serve.inline {
+		// inside `bash -c "..."` (before the quote), or followed by more on
+		// its line (before `&& ...`, `> log`): after the command's last word
 		i := s.Serve.tailLine - 1
 		k := strings.Index(lines[i], s.Serve.tail)
 		if k < 0 {

@@ -31,6 +31,7 @@ type Script struct {
 	Serve *Command
 
 	quote byte // while reading a nested command: its quotes
+	solo  bool // while reading a simple command: it is alone on its line
 	// run is the `run` word of a `docker run`/`podman run` (nil when
 	// none): variables the container needs are added after it as -e.
 	run *token
@@ -61,6 +62,8 @@ type Command struct {
 	quote    byte
 	tail     string
 	tailLine int
+	// inline: other commands or redirections follow it on its line
+	inline bool
 }
 
 // Flag is one `--name value`, `--name=value` or boolean `--name`.
@@ -187,6 +190,12 @@ func tokenize(line string, firstLine int, starts []int) ([]token, error) {
 			continue
 		case c == '#':
 			return out, nil
+		case isRedirect(line[i:]) > 0:
+			// a redirection (> log, 2>&1, >>out): not a word of the command
+			j := i + isRedirect(line[i:])
+			out = append(out, token{text: line[i:j], raw: line[i:j], line: lineAt(i), op: true})
+			i = j
+			continue
 		case c == ';' || c == '|' || c == '&':
 			j := i + 1
 			if j < len(line) && (line[j] == '&' || line[j] == '|') {
@@ -249,24 +258,64 @@ func tokenize(line string, firstLine int, starts []int) ([]token, error) {
 	return out, nil
 }
 
+// isRedirect returns the length of the redirection operator at the start
+// of s ([N]>, [N]>>, [N]<, [N]>&M, &>), 0 when there is none.
+func isRedirect(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 && strings.HasPrefix(s, "&>") {
+		i = 1
+	}
+	if i >= len(s) || (s[i] != '>' && s[i] != '<') {
+		return 0
+	}
+	i++
+	if i < len(s) && (s[i] == '>' || s[i] == '<') {
+		i++
+	}
+	if i < len(s) && s[i] == '&' {
+		i++
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '-') {
+			i++
+		}
+	}
+	return i
+}
+
 // statement records what one logical line says.
 func (s *Script) statement(toks []token, first, next int) error {
-	// split on control operators; each simple command is read alone
+	// split on control operators and redirections; each simple command is
+	// read alone
+	solo := true
+	for _, t := range toks {
+		if t.op {
+			solo = false
+		}
+	}
 	var cmd []token
-	flush := func() {
+	flush := func(more bool) {
 		if len(cmd) > 0 {
+			before := s.Serve
+			s.solo = solo
 			s.simple(cmd, first, next)
+			if s.Serve != before && more {
+				// something follows the command on its line (&& ..., > log &):
+				// a flag is added after its last word, not on a new line
+				s.Serve.inline = true
+			}
 		}
 		cmd = nil
 	}
 	for _, t := range toks {
 		if t.op {
-			flush()
+			flush(true)
 			continue
 		}
 		cmd = append(cmd, t)
 	}
-	flush()
+	flush(false)
 	return nil
 }
 
@@ -293,7 +342,7 @@ func (s *Script) simple(cmd []token, first, last int) {
 		}
 		for _, t := range cmd[1:] {
 			if name, val, ok := isAssign(t); ok {
-				s.Env[name] = &Assign{Name: name, Value: val, Line: t.line, Export: true, Alone: n == 1 && len(cmd) == 2 && s.quote == 0}
+				s.Env[name] = &Assign{Name: name, Value: val, Line: t.line, Export: true, Alone: n == 1 && len(cmd) == 2 && s.quote == 0 && s.solo}
 			}
 		}
 		return
@@ -311,7 +360,7 @@ func (s *Script) simple(cmd []token, first, last int) {
 		if !ok {
 			break
 		}
-		s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[k].line, Alone: len(cmd) == 1 && s.quote == 0}
+		s.Env[name] = &Assign{Name: name, Value: val, Line: cmd[k].line, Alone: len(cmd) == 1 && s.quote == 0 && s.solo}
 		k++
 	}
 	cmd = cmd[k:]
