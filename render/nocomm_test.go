@@ -192,3 +192,16 @@ func TestHTMLStepsWithoutCollectives(t *testing.T) {
 		}
 	}
 }
+
+// A float fact prints as people write it: the mean KV-cache usage of a
+// vLLM log (a float sum) was shown as 0.14675000000000002.
+func TestFactTextFloat(t *testing.T) {
+	for v, want := range map[float64]string{0.14675000000000002: "0.14675", 1499.4: "1499.4", 90: "90", 2.9988: "2.9988", 123456789012: "123456789012", 0.1 + 0.2: "0.3"} {
+		if got := FactText(v); got != want {
+			t.Errorf("FactText(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if got := FactText([]int{1, 2}); got != "[1,2]" {
+		t.Errorf("ints: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -652,6 +653,15 @@ func FactText(v any) string {
 			parts[i] = fmt.Sprint(x)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
+	}
+	if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		// 10 significant digits: a mean like 0.14675000000000002 (float
+		// sums) prints as 0.14675, never in exponent form
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 10, 64), 64)
+		return strconv.FormatFloat(r, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
 }
