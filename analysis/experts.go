@@ -398,7 +398,7 @@ func PlanRanks(x *model.ExpertLoads, ep *EPSkew) int {
 // it has ranks ranks and a slot for every expert, else vLLM's default
 // contiguous split without redundancy.
 func BeforePlacement(x *model.ExpertLoads, ranks int) (*model.Deployment, string, error) {
-	if p := x.Placement; p != nil && p.Ranks() == ranks && len(p.Layers) == len(x.Layers) {
+	if p := x.Placement; p != nil && !x.PlacementFromSlots && p.Ranks() == ranks && len(p.Layers) == len(x.Layers) {
 		return p, "expert map", nil
 	}
 	d, err := eplb.DefaultPlacement(x.NumExperts, ranks, 0, len(x.Layers))

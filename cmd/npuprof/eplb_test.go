@@ -210,3 +210,17 @@ func TestEPLBPlanShowsInputNotes(t *testing.T) {
 	assert.Contains(t, stdout, "fewer than the 59 MoE layers expected")
 	assert.Contains(t, stdout, "prefill dumps also present")
 }
+
+// Dumps without a deployment JSON: their slots are taken as vLLM's default
+// contiguous layout; "before" is that default layout, not an "expert map"
+// (none was read).
+func TestEPLBPlanDumpsWithoutMapSayDefaultLayout(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_0.csv"), []byte("90,10\n50,50\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_1.csv"), []byte("5,5\n40,60\n"), 0o644))
+	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "-o", filepath.Join(dir, "plan.json"))
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, "EP size 2")
+	assert.Contains(t, stdout, "before (default layout)")
+	assert.NotContains(t, stdout, "before (expert map)")
+}

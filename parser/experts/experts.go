@@ -461,6 +461,7 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	} else {
 		x.NumExperts = (maxRank + 1) * slots
 		x.Placement = &model.Deployment{}
+		x.PlacementFromSlots = true
 		for l := 0; l < layers; l++ {
 			dl := model.DeploymentLayer{ID: l, Devices: make([][]int, maxRank+1)}
 			for r := range dl.Devices {

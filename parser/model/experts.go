@@ -49,6 +49,11 @@ type ExpertLoads struct {
 	// Placement is the expert placement the loads were measured under
 	// (from a deployment JSON of the same stage), nil when unknown.
 	Placement *Deployment
+	// PlacementFromSlots: no deployment JSON fits the dumps, and Placement
+	// is the slot-position layout (rank r, slot s holds expert r*slots+s)
+	// assumed to map their slots to experts: vLLM's default contiguous
+	// layout, not an expert map that was read.
+	PlacementFromSlots bool
 
 	// Config is model_gen_config.json, nil when absent.
 	Config *MoEGenConfig
