@@ -954,7 +954,11 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 		if errors.As(err, &ne) {
 			o.Status, o.Reason = StatusNotEvaluated, ne.Error()
 		} else {
-			o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s:%d: %v", b.File, b.Line, err)
+			where := b.File // a --budget is named by its text, without a line
+			if b.Line > 0 {
+				where = fmt.Sprintf("%s:%d", b.File, b.Line)
+			}
+			o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s: %v", where, err)
 		}
 		return o, nil
 	}

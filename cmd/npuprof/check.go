@@ -159,6 +159,10 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		case err != nil:
 			return &exitError{code: ExitUsage, err: err}
 		default:
+			for i := range extra.Budgets {
+				// a problem found while it runs names it the same way
+				extra.Budgets[i].File, extra.Budgets[i].Line = "--budget '"+x+"'", 0
+			}
 			set.Budgets = append(set.Budgets, extra.Budgets...)
 		}
 	}

@@ -416,6 +416,14 @@ func TestBadBudgetNamesTheFlag(t *testing.T) {
 	require.Equal(t, ExitUsage, code, errs)
 	require.Contains(t, errs, `--budget 'hccl.total.time_us <= ': `)
 	require.NotContains(t, errs, "--budget:")
+
+	// a budget that fails while it runs (a rule that failed: exit 3) is
+	// named the same way
+	code, out, errs := run("check", demo, "-q", "--baseline", old, "--budget", "hccl.total.time_us <= baseline / 0")
+	require.Equal(t, ExitInternal, code, errs)
+	require.Contains(t, out, `FAILED: budget/hccl.total.time_us: --budget 'hccl.total.time_us <= baseline / 0': "baseline / 0" is +Inf`)
+	require.Contains(t, errs, `--budget 'hccl.total.time_us <= baseline / 0': "baseline / 0" is +Inf`)
+	require.NotContains(t, out+errs, "--budget:")
 }
 
 // A user rule without `why` (optional) is listed and explained without an
