@@ -417,3 +417,17 @@ func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 	present(t, page, "est. saving <b>269.5µs</b>")
 	absent(t, page, "none estimated")
 }
+
+// A finding whose edits the deployment script could not take says so in
+// the HTML, the terminal and JUnit.
+func TestFindingDiffErrorShown(t *testing.T) {
+	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
+	fs := []rules.Finding{{Rule: "graph-capture-sizes", Severity: rules.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: 10,
+		Fix: "capture 25", DiffError: "run.sh: line 3: --compilation-config value: not a JSON object"}}
+	page := renderHTML(t, HTMLInput{Result: res, Findings: fs})
+	present(t, page, `<p class="na">No diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object</p>`)
+	var b bytes.Buffer
+	require.NoError(t, WriteText(&b, res, fs))
+	require.Contains(t, b.String(), "      (no diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object)\n")
+	require.Contains(t, findingText(&fs[0]), "no diff: the deployment script could not be edited: run.sh: line 3")
+}

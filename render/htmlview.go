@@ -126,6 +126,8 @@ type findingView struct {
 	Evidence                                                  []evidenceView
 	Fix, Docs                                                 string
 	Diff                                                      []diffLine
+	// DiffError says why the deployment script could not be edited.
+	DiffError string
 	// Partial is the finding's partial-input caveat ("" when its inputs
 	// were whole); SavingUncertain marks a saving estimated from them.
 	Partial         string
@@ -679,7 +681,7 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 	for _, f := range list {
 		fv := findingView{Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
 			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: raw(f.SavingUs),
-			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), Docs: cleanText(f.Docs, 0),
+			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
 			fv.Ranks = "all"

@@ -120,6 +120,9 @@ func findingText(f *rules.Finding) string {
 	if f.Diff != "" {
 		b.WriteString("\n" + f.Diff)
 	}
+	if f.DiffError != "" {
+		b.WriteString("\nno diff: the deployment script could not be edited: " + f.DiffError + "\n")
+	}
 	return b.String()
 }
 

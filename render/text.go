@@ -111,6 +111,9 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		for _, line := range strings.Split(strings.TrimSpace(f.Fix), "\n") {
 			ew.printf("      %s\n", Safe(line, 300))
 		}
+		if f.DiffError != "" {
+			ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
+		}
 		if rep != nil && len(f.Evidence) > 0 {
 			ew.printf("      evidence:\n")
 			for _, e := range f.Evidence {

@@ -103,7 +103,9 @@ func Evaluate(set *Set, in *Input) *Report {
 	if in.Script != nil {
 		var all []deploy.Edit
 		for _, f := range rep.Findings {
-			all = append(all, f.Edits...)
+			if f.DiffError == "" {
+				all = append(all, f.Edits...)
+			}
 		}
 		if len(all) > 0 {
 			d, err := in.Script.Diff(all)
@@ -779,11 +781,13 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		fd.Edits = append(fd.Edits, deploy.Edit{Op: es.Op, Name: es.Name, Value: val, Create: es.Create})
 	}
 	if in.Script != nil && len(fd.Edits) > 0 {
-		d, err := in.Script.Diff(fd.Edits)
-		if err != nil {
-			return outcome(r, StatusFailed, err.Error()), nil
+		// a script the editor cannot change loses the diff, not the
+		// finding: what was measured and the fix text still hold
+		if d, err := in.Script.Diff(fd.Edits); err != nil {
+			fd.DiffError = err.Error()
+		} else {
+			fd.Diff = d
 		}
-		fd.Diff = d
 	}
 	fd.Severity = r.Severity
 	if fd.Severity == "auto" {

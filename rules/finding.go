@@ -79,8 +79,11 @@ type Finding struct {
 	Evidence []Evidence `json:"evidence"`
 	Fix      string     `json:"fix"`
 	Diff     string     `json:"diff,omitempty"`
-	SavingUs float64    `json:"saving_us"`
-	Docs     string     `json:"docs,omitempty"`
+	// DiffError says why the finding's edits could not be applied to the
+	// deployment script (--deploy): the finding stands, without a diff.
+	DiffError string  `json:"diff_error,omitempty"`
+	SavingUs  float64 `json:"saving_us"`
+	Docs      string  `json:"docs,omitempty"`
 	// Partial lists, per rank, the metrics the finding read that were
 	// computed from a truncated file; absent when every input was whole.
 	Partial []PartialInput `json:"partial,omitempty"`

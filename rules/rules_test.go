@@ -597,3 +597,26 @@ func TestFactOverrideRejectsBadVersionAndPhase(t *testing.T) {
 		require.Empty(t, rep.Failed(), kv)
 	}
 }
+
+// A finding whose edits the script cannot take keeps firing, without a
+// diff and saying why; the combined diff leaves its edits out.
+func TestFindingSurvivesAnUneditableScript(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "ep-fc1-cumsum")
+	script, err := deploy.Parse("run.sh", "#!/bin/bash\nexport VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve m --tensor-parallel-size 8 --enable-expert-parallel --compilation-config '[1,2]'\n")
+	require.NoError(t, err)
+	rep := evaluate(t, set, res, script)
+	f := finding(rep, "graph-capture-sizes")
+	require.NotNil(t, f, "the finding stands")
+	require.Empty(t, f.Diff)
+	require.Contains(t, f.DiffError, "--compilation-config value: not a JSON object")
+	require.Equal(t, StatusFired, status(rep, "graph-capture-sizes").Status)
+	require.Empty(t, rep.Failed())
+	// the other findings' edits still make the combined diff
+	fc := finding(rep, "comm-ep-flashcomm")
+	require.NotNil(t, fc)
+	require.NotEmpty(t, fc.Diff)
+	require.Empty(t, fc.DiffError)
+	require.Contains(t, rep.Diff, "-export VLLM_ASCEND_ENABLE_FLASHCOMM1=1")
+	require.NotContains(t, rep.Diff, "cudagraph_capture_sizes")
+}
