@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -340,8 +339,6 @@ func assignRanks(p *Profile, _ []Source) {
 	p.Ranks = kept
 	p.Notes = append(p.Notes, notes...)
 }
-
-var reTraceName = regexp.MustCompile(`^(trace_view|msprof(_slice_\d+)?_?\d*)\.json(\.gz)?$`)
 
 // InternalError is a bug met while reading input (a recovered panic). The
 // CLI maps it to exit code 3; it is never blamed on the input.
