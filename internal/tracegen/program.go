@@ -55,11 +55,8 @@ type shapes struct {
 	inShapes, inTypes, inFormats, outShapes, outTypes, outFormats string
 }
 
+// nd is the format list of n ND tensors ("ND;ND;ND").
 func nd(n int) string { return strings.TrimSuffix(strings.Repeat("ND;", n), ";") }
-
-func rep(s string, n int) string {
-	return strings.TrimSuffix(strings.Repeat(s+";", n), ";")
-}
 
 // shp builds a shapes value with ND formats.
 func shp(in, inT, out, outT string) shapes {
