@@ -68,43 +68,16 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
 					bad = false
 					return t.object(func(f []byte) error {
-						var dst *float64
-						switch string(f) {
-						case "Start Timestamp(us)":
-							v, err := t.scalar()
-							if err != nil {
-								return err
-							}
-							ci.Start, _ = timeparse.MicrosToNanos(v)
-							return nil
-						case "Elapse Time(ms)":
-							dst = &ci.ElapseMs
-						case "Transit Time(ms)":
-							dst = &ci.TransitMs
-						case "Wait Time(ms)":
-							dst = &ci.WaitMs
-						case "Synchronization Time(ms)":
-							dst = &ci.SyncMs
-						case "Idle Time(ms)":
-							dst = &ci.IdleMs
-						default:
-							// the ratios and anything newer
-							_, err := t.scalar()
-							return err
-						}
+						// the ratios and anything newer are read and ignored;
+						// the key first: reading the value may move the buffer
+						key := string(f)
 						v, err := t.scalar()
 						if err != nil {
 							return err
 						}
-						x, ok := simpleFloat(v)
-						if !ok {
-							var err error
-							x, err = strconv.ParseFloat(string(v), 64)
-							if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-								bad = true
-							}
+						if !setTimeInfo(&ci, key, v) {
+							bad = true
 						}
-						*dst = x
 						return nil
 					})
 				})
@@ -232,31 +205,8 @@ func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 		if i >= len(b) || (b[i] != ',' && b[i] != '}') {
 			return false
 		}
-		var dst *float64
-		switch string(key) {
-		case "Start Timestamp(us)":
-			ci.Start, _ = timeparse.MicrosToNanos(val)
-		case "Elapse Time(ms)":
-			dst = &ci.ElapseMs
-		case "Transit Time(ms)":
-			dst = &ci.TransitMs
-		case "Wait Time(ms)":
-			dst = &ci.WaitMs
-		case "Synchronization Time(ms)":
-			dst = &ci.SyncMs
-		case "Idle Time(ms)":
-			dst = &ci.IdleMs
-		}
-		if dst != nil {
-			x, ok := simpleFloat(val)
-			if !ok {
-				var err error
-				x, err = strconv.ParseFloat(string(val), 64)
-				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-					*bad = true
-				}
-			}
-			*dst = x
+		if !setTimeInfo(ci, string(key), val) {
+			*bad = true
 		}
 		if b[i] == '}' {
 			t.pos = i + 1
@@ -746,4 +696,39 @@ func quoteOrBackslash(b []byte) int {
 		return i + e
 	}
 	return i + q
+}
+
+// setTimeInfo sets the field of ci that a communication.json "Communication
+// Time Info" key names from its raw value; other keys (the ratios, anything
+// newer) are ignored. It is false when a time in ms is not a finite number.
+func setTimeInfo(ci *model.CommOpInfo, key string, val []byte) bool {
+	var dst *float64
+	switch key {
+	case "Start Timestamp(us)":
+		ci.Start, _ = timeparse.MicrosToNanos(val)
+	case "Elapse Time(ms)":
+		dst = &ci.ElapseMs
+	case "Transit Time(ms)":
+		dst = &ci.TransitMs
+	case "Wait Time(ms)":
+		dst = &ci.WaitMs
+	case "Synchronization Time(ms)":
+		dst = &ci.SyncMs
+	case "Idle Time(ms)":
+		dst = &ci.IdleMs
+	}
+	if dst == nil {
+		return true
+	}
+	x, ok := simpleFloat(val)
+	if !ok {
+		var err error
+		x, err = strconv.ParseFloat(string(val), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			*dst = x
+			return false
+		}
+	}
+	*dst = x
+	return true
 }
