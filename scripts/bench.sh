@@ -3,7 +3,11 @@
 # 50 MB, 200 MB and 1 GB (one rank each, cached in .cache/bench), the Go
 # benchmarks of the trace reader and of end-to-end analyze, the Parquet
 # read-back, N ranks on N cores, and Python's json.load on the same 200 MB
-# file for the ratio. docs/performance.md explains every number.
+# file for the ratio. Issue 7's reference loop (internal/walkref: a Go loop
+# that only walks the bytes, string-aware, counting events) is timed on the
+# same files, so a run can be related to the issue's figures, which came
+# from another machine ("Calibration"). docs/performance.md explains every
+# number.
 #
 # Environment: SIZES (default "50MB 200MB 1GB"), RUNS (CLI runs per
 # measurement, median reported; default 5), PYRUNS (default 3),
@@ -26,6 +30,7 @@ if ! "$TIME" -f %M true >/dev/null 2>&1; then
 	exit 2
 fi
 mkdir -p "$CACHE"
+go build -o "$BIN/walkref" ./internal/walkref/cmd
 
 bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
 	local s=${1^^}
@@ -83,6 +88,7 @@ for size in $SIZES; do
 	tb=$(stat -c %s "$trace")
 	echo "$size $tb" >>"$results.sizes"
 	measure "analyze-$size" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
+	measure "walk-$size" "$BIN/walkref" "$trace" >>"$results"
 	measure "analyze-1cpu-$size" env GOMAXPROCS=1 "$BIN/npuprof" analyze "$dir" --format json -o /dev/null >>"$results"
 	pq="$CACHE/$SCENARIO-$TAG-$size-parquet"
 	if [ ! -f "$pq/.complete" ]; then
@@ -143,20 +149,25 @@ if ! grep -q "^analyze-1cpu-200MB " "$results"; then
 	measure "analyze-1cpu-200MB" env GOMAXPROCS=1 "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null >>"$results"
 fi
 read -r _ o1w _ _ < <(grep "^analyze-1cpu-200MB " "$results")
+trace200="$(rank_dir 200MB)/ASCEND_PROFILER_OUTPUT/trace_view.json"
+tb200=$(stat -c %s "$trace200")
+if ! grep -q "^walk-200MB " "$results"; then
+	measure "walk-200MB" "$BIN/walkref" "$trace200" >>"$results"
+fi
 # a single rank uses every CPU (its trace is read in parts), so N ranks on
 # N CPUs are compared with one rank on one CPU
 awk -v n="$n" -v cw="$cw" -v cm="$cm" -v ow="$ow" -v o1w="$o1w" -v om="$om" 'BEGIN {
 	printf "%d ranks of 200 MB on %d CPUs: %.3f s wall (one rank on one CPU: %.3f s, ratio %.2f; one rank on %d CPUs: %.3f s), peak %.1f MiB (one rank: %.1f MiB)\n", n, n, cw, o1w, cw/o1w, n, ow, cm, om }'
 if [ -n "$py" ]; then
 	read -r _ pw pc pm <<<"$py"
-	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	tb=$tb200
 	awk -v pw="$pw" -v pm="$pm" -v ow="$ow" -v om="$om" -v tb="${tb:-200000000}" -v n="$PYRUNS" 'BEGIN {
 		printf "Python json.load of the same 200 MB trace_view.json (median of %d): %.2f s, %.1f MB/s, peak %.0f MiB -> npuprof analyze is %.1fx faster with %.1fx less memory\n", n, pw, tb/1e6/pw, pm, pw/ow, pm/om }'
 fi
 # issue 7's targets, on the 200 MB rank
 if grep -q "^analyze-1cpu-200MB " "$results"; then
 	read -r _ w1 _ _ < <(grep "^analyze-1cpu-200MB " "$results")
-	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	tb=$tb200
 	pw=""
 	[ -n "$py" ] && read -r _ pw _ _ <<<"$py"
 	awk -v w1="$w1" -v om="$om" -v ow="$ow" -v tb="$tb" -v pw="$pw" 'BEGIN {
@@ -167,9 +178,39 @@ fi
 if grep -q "^parquet-200MB " "$results" && grep -q "^analyze-200MB " "$results"; then
 	read -r _ _ _ qm < <(grep "^parquet-200MB " "$results")
 	read -r _ _ _ jm < <(grep "^analyze-200MB " "$results")
-	tb=$(awk '$1=="200MB"{print $2}' "$results.sizes")
+	tb=$tb200
 	awk -v qm="$qm" -v jm="$jm" -v tb="$tb" 'BEGIN {
 		r = qm*1048576/tb; printf "target: Parquet read-back peak RSS <= 0.3x the trace and below the JSON path (200 MB): %.2fx, %.1f vs %.1f MiB -> %s\n", r, qm, jm, (r <= 0.3 && qm < jm ? "met" : "NOT met") }'
+fi
+# Calibration. Issue 7's figures come from another machine: there its
+# reference loop walked the 200 MB trace in 0.28 s (720 MB/s) and Python's
+# json.load took 11 s. The same loop and Python on this machine, same files,
+# same run, say how this machine compares, and express the targets in the
+# loop's units (400 MB/s = 0.556x the loop's speed; 20x Python = 11/20 s =
+# 1.96x the loop's time).
+echo
+echo "Calibration: issue 7's reference loop (internal/walkref: string-aware byte walk counting events, 1 MiB reads), same files, median of $RUNS"
+printf "%-8s %9s %10s %14s %16s\n" size walk_s walk_MB/s npuprof_1cpu_s npuprof/walk
+while read -r size tb; do
+	read -r _ ww _ _ < <(grep "^walk-$size " "$results")
+	read -r _ w1 _ _ < <(grep "^analyze-1cpu-$size " "$results")
+	awk -v s="$size" -v tb="$tb" -v ww="$ww" -v w1="$w1" 'BEGIN {
+		printf "%-8s %9.3f %10.1f %14.3f %15.2fx\n", s, ww, tb/1e6/ww, w1, ww/w1 }'
+done <"$results.sizes"
+if grep -q "^walk-200MB " "$results"; then
+	read -r _ ww _ _ < <(grep "^walk-200MB " "$results")
+	read -r _ w1 _ _ < <(grep "^analyze-1cpu-200MB " "$results")
+	tb=$tb200
+	pw=""
+	[ -n "$py" ] && read -r _ pw _ _ <<<"$py"
+	awk -v ww="$ww" -v w1="$w1" -v ow="$ow" -v tb="$tb" -v pw="$pw" 'BEGIN {
+		ref = tb/1e6/ww
+		printf "this machine runs the reference loop at %.0f MB/s (the issue'"'"'s machine: 720 MB/s, %.2fx this one)\n", ref, 720/ref
+		printf "400 MB/s per core in the loop'"'"'s units: npuprof on one CPU at >= 0.556x the loop'"'"'s speed: %.2fx here\n", ww/w1
+		if (pw != "") {
+			printf "Python json.load here: %.2f s (the issue'"'"'s machine: ~11 s); the reference loop itself is %.1fx Python here (there: 39x),\n", pw, pw/ww
+			printf "so > 20x Python asks npuprof for %.2fx the loop'"'"'s speed on this machine (there: 0.51x); npuprof on 2 CPUs: %.2fx (%.3f s)\n", 20*ww/pw, ww/ow, ow
+		} }'
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$results" "$results.sizes"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/internal/walkref"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -70,44 +71,16 @@ func BenchmarkWalk(b *testing.B) {
 		st, _ := os.Stat(p)
 		b.Run(sz.Name, func(b *testing.B) {
 			b.SetBytes(st.Size())
-			buf := make([]byte, 1<<20)
 			cpu0 := benchdata.CPUTime()
 			for b.Loop() {
-				f, _ := os.Open(p)
-				inStr, esc := false, false
-				depth, events := 0, 0
-				for {
-					n, err := f.Read(buf)
-					for _, c := range buf[:n] {
-						if inStr {
-							if esc {
-								esc = false
-							} else if c == '\\' {
-								esc = true
-							} else if c == '"' {
-								inStr = false
-							}
-							continue
-						}
-						switch c {
-						case '"':
-							inStr = true
-						case '{':
-							depth++
-						case '}':
-							depth--
-							if depth == 0 {
-								events++
-							}
-						}
-					}
-					if err != nil {
-						break
-					}
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
 				}
+				events, err := walkref.Events(f)
 				f.Close()
-				if events == 0 {
-					b.Fatal("no events")
+				if err != nil || events == 0 {
+					b.Fatalf("walk %s: %d events, %v", p, events, err)
 				}
 			}
 			benchdata.ReportCPU(b, st.Size(), cpu0)
