@@ -568,11 +568,15 @@ func newState(in *Input) *state {
 			}
 			return best, nil
 		},
-		Ranks:    ranks,
-		Us:       formatUs,
-		Pct:      func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-		Fixed:    func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) },
-		JoinInts: joinInts,
+		Ranks:     ranks,
+		Us:        formatUs,
+		Pct:       func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
+		Fixed:     func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) },
+		JoinInts:  joinInts,
+		Div:       checkedDiv,
+		Mod:       checkedMod,
+		Finite:    checkedFloat,
+		FiniteAny: checkedAny,
 		FactInt: func(n string) (int, error) {
 			v, err := fact(n)
 			if err != nil {

@@ -79,6 +79,12 @@ type env struct {
 	FactString func(string) (string, error)  `expr:"__fact_string"`
 	FactInts   func(string) ([]int, error)   `expr:"__fact_ints"`
 	FactFloat  func(string) (float64, error) `expr:"__fact_float"`
+
+	// checked arithmetic (finite.go)
+	Div       func(any, any, string, string, string) (float64, error) `expr:"__div"`
+	Mod       func(any, any, string, string, string) (int, error)     `expr:"__mod"`
+	Finite    func(float64, string) (float64, error)                  `expr:"__finite"`
+	FiniteAny func(any, string) (any, error)                          `expr:"__finite_any"`
 }
 
 // metricFuncs take a metric name as their first argument.
@@ -217,7 +223,9 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	}
 	// the rule's vars this expression needs, as let-bindings in front
 	prefix := c.varPrefix(tree.Node)
-	opts := []expr.Option{expr.Env(env{}), expr.Patch(&patcher{thresholds: c.rule.Thresholds})}
+	texts := map[*ast.BinaryNode]opText{}
+	opts := []expr.Option{expr.Env(env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: c.rule.Thresholds}),
+		expr.Patch(&checkArith{texts})}
 	switch kind {
 	case kindBool:
 		opts = append(opts, expr.AsBool())

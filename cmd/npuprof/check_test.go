@@ -421,8 +421,8 @@ func TestBadBudgetNamesTheFlag(t *testing.T) {
 	// named the same way
 	code, out, errs := run("check", demo, "-q", "--baseline", old, "--budget", "hccl.total.time_us <= baseline / 0")
 	require.Equal(t, ExitInternal, code, errs)
-	require.Contains(t, out, `FAILED: budget/hccl.total.time_us: --budget 'hccl.total.time_us <= baseline / 0': "baseline / 0" is +Inf`)
-	require.Contains(t, errs, `--budget 'hccl.total.time_us <= baseline / 0': "baseline / 0" is +Inf`)
+	require.Contains(t, out, `FAILED: budget/hccl.total.time_us: --budget 'hccl.total.time_us <= baseline / 0': division by zero in baseline / 0 (baseline is 1371.274)`)
+	require.Contains(t, errs, `--budget 'hccl.total.time_us <= baseline / 0': division by zero in baseline / 0 (baseline is 1371.274)`)
 	require.NotContains(t, out+errs, "--budget:")
 }
 
@@ -438,4 +438,45 @@ func TestRulesListExplainWithoutWhy(t *testing.T) {
 	code, out, stderr = run("rules", "list", "--rules", file)
 	require.Equal(t, ExitOK, code, stderr)
 	require.True(t, strings.HasSuffix(out, "team-x                 auto    "+file+":2\n"), out[max(0, len(out)-200):])
+}
+
+// A rule that divides by zero fails to run (exit 3), named by id, file and
+// line, expression and operand, in the text, the JSON rules[] and stderr;
+// it never fires on +Inf.
+func TestCheckRuleDividingByZero(t *testing.T) {
+	f := writeFile(t, "div.yaml", `rules:
+  - id: per-collective
+    title: t
+    severity: high
+    when: metric("hccl.total.time_us") / (metric("hccl.total.count") - metric("hccl.total.count")) > 0.5
+    fix: f
+`)
+	code, out, errs := run("check", demo, "--rules", f)
+	require.Equal(t, ExitInternal, code, errs)
+	want := `division by zero in metric("hccl.total.time_us") / (metric("hccl.total.count") - metric("hccl.total.count")): metric("hccl.total.count") - metric("hccl.total.count") is 0`
+	require.Contains(t, out, "FAILED: per-collective: "+f+":2: when: "+want)
+	require.NotContains(t, out, "(per-collective,", "no finding")
+	require.Contains(t, errs, "per-collective: "+f+":2: when: division by zero")
+
+	code, out, _ = run("check", demo, "--rules", f, "--format", "json")
+	require.Equal(t, ExitInternal, code)
+	var doc struct {
+		Findings []struct{ Rule string }
+		Rules    []struct{ Rule, Status, Reason string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	for _, x := range doc.Findings {
+		require.NotEqual(t, "per-collective", x.Rule)
+	}
+	found := false
+	for _, o := range doc.Rules {
+		if o.Rule == "per-collective" {
+			found = true
+			require.Equal(t, "failed", o.Status)
+			require.Contains(t, o.Reason, want)
+		} else {
+			require.NotEqual(t, "failed", o.Status, "built-in %s on the demo trace", o.Rule)
+		}
+	}
+	require.True(t, found)
 }
