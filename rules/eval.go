@@ -500,9 +500,19 @@ func newState(in *Input) *state {
 			return x, nil
 		},
 		Has: func(n string) (bool, error) {
-			probe := &state{in: in}
-			_, err := probe.rankValues(n)
-			return err == nil, nil
+			// never not-evaluated (the probe keeps its reasons), but the
+			// answer is an input like any other: measured on a rank cut
+			// short, m is recorded on it as metric(m) would be; not
+			// measured anywhere, a per-rank m is recorded on every rank cut
+			// short, whose missing part may have held it
+			probe := &state{in: in, used: st.used, phase: st.phase}
+			if _, err := probe.rankValues(n); err == nil {
+				return true, nil
+			}
+			if d, _ := LookupMetric(n); !d.Cluster {
+				st.record(st.phase, n, in.partial.ranks)
+			}
+			return false, nil
 		},
 		RanksWith: func(n string, x float64) ([]int, error) {
 			v, err := st.rankValues(n)

@@ -107,7 +107,7 @@ var Functions = [][2]string{
 	{`max_rank("m")`, "the rank holding the maximum of m (lowest on ties)"},
 	{`rank_metric("m", r)`, "m on rank r"},
 	{`ranks_above("m", x)`, "ranks whose m is above x"},
-	{`has("m")`, "m was measured on at least one rank (never makes a rule not-evaluated)"},
+	{`has("m")`, "m was measured on at least one rank (never makes a rule not-evaluated; from a truncated file, it marks the finding partial as metric does)"},
 	{`baseline`, "in a budget: the same metric in the --baseline document (mean over its ranks)"},
 	{`baseline_metric("m")`, "m in the --baseline document"},
 	{`fact.NAME`, "a fact (typed; an unknown fact makes the rule not-evaluated unless guarded by known)"},

@@ -243,3 +243,74 @@ budgets:
 	require.Nil(t, finding(rep, "vs-baseline").Partial)
 	require.Len(t, finding(rep, "budget/moe.cumsum.time_us").Partial, 1)
 }
+
+// has("m") is an input like metric("m"): true because a rank cut short
+// measured m, the finding lists that rank; false, a per-rank m is listed
+// under every rank cut short (its missing part may have held m); true from
+// whole ranks only, or about a cluster metric that was not computed,
+// nothing is listed.
+func TestHasMarksPartial(t *testing.T) {
+	res, _, _ := truncatedCluster(t)
+	reason := rankOf(res, truncatedRank).PartialReason
+	rep := evaluate(t, mustParse(t, `rules:
+  - id: has-cumsum
+    title: t
+    severity: low
+    when: has("moe.cumsum.count")
+    fix: f
+`), res, nil)
+	f := finding(rep, "has-cumsum")
+	require.NotNil(t, f)
+	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: reason, Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{UsedInWhen}}}, f.Partial)
+
+	// by hand: rank 0 whole, rank 1 cut short
+	cut := &analysis.Result{Path: "p", Ranks: []*analysis.RankResult{
+		{Rank: 0, Metrics: map[string]float64{"device.window.time_us": 1000, "overlap.free.time_us": 90}, Unavailable: map[string]string{}},
+		{Rank: 1, Metrics: map[string]float64{"device.window.time_us": 400, "moe.cumsum.count": 3}, Unavailable: map[string]string{},
+			Partial: true, PartialReason: "t.json is truncated", PartialMetrics: []string{"device.window.time_us", "moe.cumsum.count"}},
+	}}
+	rep = evaluate(t, mustParse(t, `rules:
+  - id: only-on-cut
+    title: t
+    severity: low
+    when: has("moe.cumsum.count")
+    fix: f
+  - id: absent
+    title: t
+    severity: low
+    when: '!has("event_wait.count")'
+    fix: f
+  - id: whole-only
+    title: t
+    severity: low
+    when: has("overlap.free.time_us")
+    fix: f
+  - id: in-text
+    title: '{{ has("moe.cumsum.count") ? "cumsum" : "none" }}'
+    severity: low
+    when: rank_metric("device.window.time_us", 0) > 0
+    fix: f
+  - id: cluster-absent
+    title: t
+    severity: low
+    when: '!has("skew.computing.max_over_median")'
+    fix: f
+`), cut, nil)
+	one := func(metric string, used ...string) []PartialInput {
+		return []PartialInput{{Rank: 1, Reason: "t.json is truncated", Metrics: []string{metric}, UsedIn: used}}
+	}
+	require.Equal(t, one("moe.cumsum.count", UsedInWhen), finding(rep, "only-on-cut").Partial)
+	require.Equal(t, one("event_wait.count", UsedInWhen), finding(rep, "absent").Partial)
+	require.Nil(t, finding(rep, "whole-only").Partial)
+	g := finding(rep, "in-text")
+	require.Equal(t, "cumsum", g.Title)
+	require.Equal(t, one("moe.cumsum.count", UsedInText), g.Partial)
+	require.Nil(t, finding(rep, "cluster-absent").Partial)
+}
+
+func mustParse(t *testing.T, text string) *Set {
+	t.Helper()
+	set, err := Parse("h.yaml", []byte(text))
+	require.NoError(t, err)
+	return set
+}
