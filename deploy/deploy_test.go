@@ -448,3 +448,76 @@ func TestEditsOnSharedLines(t *testing.T) {
 	require.Equal(t, "8", s.Serve.Lookup("--max-num-seqs").Value)
 	require.Equal(t, 8, facts(t, s)["max_num_seqs"].Value)
 }
+
+const twoServes = "../testdata/deploy/prefill-decode.sh"
+
+// A script that starts two servers (prefill at lines 5-9, decode at 11-15,
+// with FLASHCOMM1 turned off in between): the last one is read by default
+// and the warning names both; Select picks the other by any of its lines,
+// and then its facts (its own flags and the environment it starts with)
+// and its edits are the ones used, never the other command's.
+func TestSeveralServeCommands(t *testing.T) {
+	s, err := ReadFile(twoServes)
+	require.NoError(t, err)
+	require.Len(t, s.Serves, 2)
+	require.Equal(t, []string{"5-9", "11-15"}, []string{s.Serves[0].Lines(), s.Serves[1].Lines()})
+	require.Same(t, s.Serves[1], s.Serve)
+	require.False(t, s.Selected)
+	require.Equal(t, twoServes+" starts 2 `vllm serve` commands (lines 5-9, 11-15): the facts and the diff use the last one, at lines 11-15 (/models/Qwen3-235B-A22B); the others are not read, and a fix to an environment variable changes its assignment, which every command after it sees", s.Warning())
+	f := facts(t, s)
+	require.Equal(t, 25, f["max_num_seqs"].Value)
+	require.Equal(t, twoServes+":13 (--max-num-seqs 25)", f["max_num_seqs"].Source)
+	require.Equal(t, false, f["expert_parallel"].Value)
+	require.Equal(t, false, f["flashcomm1"].Value)
+	require.Equal(t, twoServes+":10 (VLLM_ASCEND_ENABLE_FLASHCOMM1=0)", f["flashcomm1"].Source)
+	require.Equal(t, "FULL_DECODE_ONLY", f["cudagraph_mode"].Value)
+
+	data, err := os.ReadFile(twoServes)
+	require.NoError(t, err)
+	src := string(data)
+	lines := strings.Split(src, "\n")
+	fix := []Edit{{Op: OpSetFlag, Name: "--max-num-seqs", Value: "32"}, {Op: OpRemoveFlag, Name: "--enable-expert-parallel"},
+		{Op: OpUnsetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1"}}
+	// the decode command: its own --max-num-seqs; it has no
+	// --enable-expert-parallel to drop; its FLASHCOMM1 is line 10's
+	got, err := s.Apply(fix)
+	require.NoError(t, err)
+	want := append(append(append([]string{}, lines[:9]...), lines[10:12]...), "  --max-num-seqs 32 \\")
+	want = append(want, lines[13:]...)
+	require.Equal(t, strings.Join(want, "\n"), got)
+
+	// the prefill command, picked by a line inside it
+	require.NoError(t, s.Select(7))
+	require.True(t, s.Selected)
+	require.Same(t, s.Serves[0], s.Serve)
+	require.Contains(t, s.Warning(), "the facts and the diff use the one chosen, at lines 5-9")
+	f = facts(t, s)
+	require.Equal(t, 16, f["max_num_seqs"].Value)
+	require.Equal(t, twoServes+":7 (--max-num-seqs 16)", f["max_num_seqs"].Source)
+	require.Equal(t, true, f["expert_parallel"].Value)
+	require.Equal(t, true, f["flashcomm1"].Value, "line 10 comes after it")
+	require.Equal(t, twoServes+":3 (VLLM_ASCEND_ENABLE_FLASHCOMM1=1)", f["flashcomm1"].Source)
+	_, has := f["cudagraph_mode"]
+	require.False(t, has, "the decode command's --compilation-config is not read")
+	got, err = s.Apply(fix)
+	require.NoError(t, err)
+	want = append(append([]string{}, lines[:2]...), lines[3:6]...)
+	want = append(want, "  --max-num-seqs 32 \\")
+	want = append(want, lines[8:]...)
+	require.Equal(t, strings.Join(want, "\n"), got)
+	d, err := s.Diff(fix)
+	require.NoError(t, err)
+	applied, err := testutil.ApplyUnifiedDiff(src, d)
+	require.NoError(t, err)
+	require.Equal(t, got, applied)
+	require.Equal(t, strings.Join(lines[9:], "\n"), strings.Join(strings.Split(got, "\n")[7:], "\n"), "the decode command is untouched")
+
+	err = s.Select(10)
+	require.EqualError(t, err, twoServes+": no `vllm serve` command spans line 10 (its commands are at lines 5-9, 11-15)")
+	require.Same(t, s.Serves[0], s.Serve, "a failed Select changes nothing")
+
+	one, err := Parse("one.sh", "vllm serve m --x 1\n")
+	require.NoError(t, err)
+	require.Equal(t, "", one.Warning())
+	require.Len(t, one.Serves, 1)
+}

@@ -51,12 +51,28 @@ func (s *Script) Apply(edits []Edit) (string, error) {
 		}
 		next := &Script{Path: s.Path, Lines: lines, TrailingNewline: s.TrailingNewline, CRLF: s.CRLF}
 		text := next.Text()
+		idx := cur.serveIndex()
 		cur, err = Parse(s.Path, text)
 		if err != nil {
 			return "", fmt.Errorf("internal error: edit %s made the script unreadable: %v", e, err)
 		}
+		// the next edit acts on the same command (edits never add or
+		// remove one)
+		if idx >= 0 && idx < len(cur.Serves) {
+			cur.use(cur.Serves[idx])
+		}
 	}
 	return cur.Text(), nil
+}
+
+// serveIndex is the index of Serve in Serves (-1 without a command).
+func (s *Script) serveIndex() int {
+	for i, c := range s.Serves {
+		if c == s.Serve {
+			return i
+		}
+	}
+	return -1
 }
 
 // Diff is the unified diff from the script to the script with edits

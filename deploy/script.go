@@ -25,10 +25,19 @@ type Script struct {
 	// CRLF: the file's lines end in "\r\n" (kept when the text is written
 	// back, so a diff against the script applies to the file on disk).
 	CRLF bool
-	// Env holds every exported or assigned variable (the last assignment wins).
+	// Env holds the exported or assigned variables the chosen command
+	// (Serve) runs with: those assigned before it (the last assignment
+	// wins). Without a command, every assignment of the script.
 	Env map[string]*Assign
-	// Serve is the `vllm serve` command, nil when the script has none.
+	// Serve is the chosen `vllm serve` command: the last one of the script
+	// unless Select picked another; nil when the script has none.
 	Serve *Command
+	// Serves are all the `vllm serve` commands, in file order. A script
+	// may start several (prefill and decode, one per node); Facts and the
+	// edits read and change Serve only.
+	Serves []*Command
+	// Selected: Serve was picked with Select, not by default.
+	Selected bool
 
 	quote byte // while reading a nested command: its quotes
 	solo  bool // while reading a simple command: it is alone on its line
@@ -64,6 +73,10 @@ type Command struct {
 	tailLine int
 	// inline: other commands or redirections follow it on its line
 	inline bool
+	// env and run are the script's variables and its `docker run` as they
+	// stand when this command runs.
+	env map[string]*Assign
+	run *token
 }
 
 // Flag is one `--name value`, `--name=value` or boolean `--name`.
@@ -165,7 +178,65 @@ func Parse(path, text string) (*Script, error) {
 			return nil, fmt.Errorf("%s:%d: %v", path, first+1, err)
 		}
 	}
+	if n := len(s.Serves); n > 0 {
+		s.use(s.Serves[n-1])
+	}
 	return s, nil
+}
+
+// use makes c the command facts and edits read and change.
+func (s *Script) use(c *Command) {
+	s.Serve, s.Env, s.run = c, c.env, c.run
+}
+
+// Lines returns "4-9" for a command spanning lines 4 to 9, "4" for one line.
+func (c *Command) Lines() string {
+	if c.LastLine > c.FirstLine {
+		return fmt.Sprintf("%d-%d", c.FirstLine, c.LastLine)
+	}
+	return fmt.Sprint(c.FirstLine)
+}
+
+// Select picks the `vllm serve` command that spans line (1-based) as the
+// one facts and edits use.
+func (s *Script) Select(line int) error {
+	for _, c := range s.Serves {
+		if line >= c.FirstLine && line <= c.LastLine {
+			s.use(c)
+			s.Selected = true
+			return nil
+		}
+	}
+	if len(s.Serves) == 0 {
+		return fmt.Errorf("%s has no `vllm serve` command", s.Path)
+	}
+	return fmt.Errorf("%s: no `vllm serve` command spans line %d (its commands are at lines %s)", s.Path, line, s.serveLines())
+}
+
+func (s *Script) serveLines() string {
+	parts := make([]string, len(s.Serves))
+	for i, c := range s.Serves {
+		parts[i] = c.Lines()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Warning says that the script starts several `vllm serve` commands and
+// which one the facts and edits use ("" for one command or none).
+func (s *Script) Warning() string {
+	if len(s.Serves) < 2 {
+		return ""
+	}
+	how := "the last one"
+	if s.Selected {
+		how = "the one chosen"
+	}
+	w := fmt.Sprintf("%s starts %d `vllm serve` commands (lines %s): the facts and the diff use %s, at lines %s",
+		s.Path, len(s.Serves), s.serveLines(), how, s.Serve.Lines())
+	if s.Serve.Model != "" {
+		w += " (" + s.Serve.Model + ")"
+	}
+	return w + "; the others are not read, and a fix to an environment variable changes its assignment, which every command after it sees"
 }
 
 // tokenize splits a logical line into words; starts are the offsets of
@@ -376,7 +447,11 @@ func (s *Script) simple(cmd []token, first, last int) {
 		if !serve && !api {
 			continue
 		}
-		c := &Command{FirstLine: first, LastLine: last, quote: s.quote}
+		c := &Command{FirstLine: first, LastLine: last, quote: s.quote, run: s.run}
+		c.env = make(map[string]*Assign, len(s.Env))
+		for k, v := range s.Env {
+			c.env[k] = v
+		}
 		c.tail, c.tailLine = cmd[len(cmd)-1].raw, cmd[len(cmd)-1].line
 		j := i + 1
 		if serve {
@@ -411,6 +486,7 @@ func (s *Script) simple(cmd []token, first, last int) {
 			c.Flags = append(c.Flags, f)
 		}
 		s.Serve = c
+		s.Serves = append(s.Serves, c)
 		return
 	}
 }
@@ -468,8 +544,9 @@ func (s *Script) nested(t token, first, last int) bool {
 	}
 	s.quote = q
 	defer func() { s.quote = 0 }()
+	n := len(s.Serves)
 	s.statement(toks, first, last)
-	return s.Serve != nil && s.Serve.quote == q
+	return len(s.Serves) > n
 }
 
 // escapeIn writes text as it appears inside quotes q.

@@ -27,6 +27,9 @@ type HTMLInput struct {
 	// diff (the JSON document's deploy_diff): the one to apply, since the
 	// findings' own diffs may touch the same lines.
 	DeployDiff string
+	// Warnings are the rule evaluation's (rules.Report.Warnings), shown
+	// with the notes in the header.
+	Warnings []string
 }
 
 // Fact is one deployment fact and where it was read.

@@ -439,6 +439,9 @@ func buildView(in HTMLInput, doc *Document) *htmlView {
 	for _, n := range res.Notes {
 		v.Notes = append(v.Notes, cleanText(n, 0))
 	}
+	for _, w := range in.Warnings {
+		v.Notes = append(v.Notes, cleanText("warning: "+w, 0))
+	}
 	buildFacts(v, in)
 	buildFindings(v, in.Findings)
 	buildDeployDiff(v, in.DeployDiff)

@@ -39,6 +39,10 @@ type Document struct {
 	// DeployDiff is every finding's change to the --deploy script, as one
 	// unified diff.
 	DeployDiff string `json:"deploy_diff,omitempty"`
+	// Warnings are about the inputs of the rule evaluation (rules.Report.
+	// Warnings): a --deploy script with several `vllm serve` commands names
+	// each one's lines and the one the facts and deploy_diff use.
+	Warnings []string `json:"warnings,omitempty"`
 	// Serving is the serving context from vLLM's server log and `vllm bench
 	// serve` results: serving.* metrics with their sources. Absent when no
 	// log or bench result was read.
@@ -127,6 +131,7 @@ func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
 		doc.Findings = append([]rules.Finding{}, rep.Findings...)
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
+		doc.Warnings = rep.Warnings
 	}
 	if facts != nil {
 		doc.Facts = facts.List()

@@ -89,6 +89,11 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	for _, n := range res.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
 	}
+	if rep != nil {
+		for _, w := range rep.Warnings {
+			ew.printf("  warning: %s\n", Safe(w, 600))
+		}
+	}
 	for _, rr := range res.Ranks {
 		if rr.Partial {
 			ew.printf("  PARTIAL rank %d: %s\n", rr.Rank, Safe(rr.PartialReason, 300))

@@ -66,6 +66,10 @@ type Report struct {
 	// Diff is every finding's edits applied together to the deployment
 	// script, as one unified diff ("" without a script or edits).
 	Diff string
+	// Warnings are about the rules' inputs, for people: e.g. a --deploy
+	// script that starts several `vllm serve` commands, and which one the
+	// facts and the diff use.
+	Warnings []string
 }
 
 // Failed returns the outcomes with status failed.

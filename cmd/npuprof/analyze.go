@@ -153,6 +153,9 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if err := checkInputFiles(inputFlags(&opts.ruleOptions, &opts.Serving)...); err != nil {
 				return err
 			}
+			if err := opts.ruleOptions.loadDeploy(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -114,6 +114,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if err := checkInputFiles(append(inputFlags(&opts.ruleOptions, &opts.Serving), "--baseline", opts.Baseline)...); err != nil {
 				return err
 			}
+			if err := opts.ruleOptions.loadDeploy(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}

@@ -65,6 +65,9 @@ standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same fi
 			if err := checkInputFiles(inputFlags(&opts.ruleOptions, &opts.Serving)...); err != nil {
 				return err
 			}
+			if err := opts.ruleOptions.loadDeploy(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -110,7 +113,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 // output).
 func writeHTMLReport(io *streams, file string, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff})
+		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff, Warnings: rep.Warnings})
 	})
 }
 

@@ -18,15 +18,19 @@ import (
 
 // ruleOptions are the flags shared by analyze and check.
 type ruleOptions struct {
-	RuleFiles []string
-	Deploy    string
-	Facts     []string
+	RuleFiles  []string
+	Deploy     string
+	DeployLine int
+	Facts      []string
+
+	script *deploy.Script // read by loadDeploy
 }
 
 func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used and each finding carries a diff against it")
+	f.IntVar(&o.DeployLine, "deploy-line", 0, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2); repeatable")
 }
 
@@ -44,24 +48,67 @@ func loadRules(files []string) (*rules.Set, error) {
 	return set, nil
 }
 
+// loadDeploy reads the --deploy script and picks its command
+// (--deploy-line); a problem is a usage error. Commands call it before
+// reading the profile, so a wrong script or line fails fast.
+func (o *ruleOptions) loadDeploy() error {
+	if o.script != nil {
+		return nil
+	}
+	if o.DeployLine < 0 {
+		return usageErr("--deploy-line %d: expected a line number of the --deploy script (1 or more)", o.DeployLine)
+	}
+	if o.Deploy == "" {
+		if o.DeployLine != 0 {
+			return usageErr("--deploy-line needs --deploy FILE (the script whose line it names)")
+		}
+		return nil
+	}
+	s, err := deploy.ReadFile(o.Deploy)
+	if err != nil {
+		return usageErr("--deploy: %v", err)
+	}
+	if s.Serve == nil {
+		return usageErr("--deploy %s: no `vllm serve` command found (expected a shell script that starts vLLM)", o.Deploy)
+	}
+	if o.DeployLine != 0 {
+		if err := s.Select(o.DeployLine); err != nil {
+			return usageErr("--deploy-line: %v", err)
+		}
+	}
+	o.script = s
+	return nil
+}
+
+// deployWarnings are what the reports say about the --deploy script:
+// several `vllm serve` commands, and which one was read.
+func (o *ruleOptions) deployWarnings() []string {
+	if o.script == nil {
+		return nil
+	}
+	w := o.script.Warning()
+	if w == "" {
+		return nil
+	}
+	if o.script.Selected {
+		w += fmt.Sprintf(" (--deploy-line %d)", o.DeployLine)
+	} else {
+		w += "; pick another with --deploy-line N (any line of it)"
+	}
+	return []string{w}
+}
+
 // evaluateRules reads the deployment script and facts, then runs the rules.
 func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baseline *rules.Baseline) (*rules.Report, *rules.FactSet, error) {
-	var script *deploy.Script
-	if o.Deploy != "" {
-		s, err := deploy.ReadFile(o.Deploy)
-		if err != nil {
-			return nil, nil, usageErr("--deploy: %v", err)
-		}
-		if s.Serve == nil {
-			return nil, nil, usageErr("--deploy %s: no `vllm serve` command found (expected a shell script that starts vLLM)", o.Deploy)
-		}
-		script = s
+	if err := o.loadDeploy(); err != nil {
+		return nil, nil, err
 	}
-	facts, err := rules.BuildFacts(res, script, o.Facts)
+	facts, err := rules.BuildFacts(res, o.script, o.Facts)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline, Script: script})
+	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline, Script: o.script})
+	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	return rep, facts, nil
 }
 

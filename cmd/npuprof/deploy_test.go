@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+)
+
+const twoServes = "../../testdata/deploy/prefill-decode.sh"
+
+// A --deploy script that starts two `vllm serve` commands (prefill at
+// lines 5-9 with --max-num-seqs 16 and expert parallel, decode at 11-15
+// with --max-num-seqs 25): the reports warn, naming both and the one read;
+// --deploy-line picks the other, whose facts and only whose lines the diff
+// then uses.
+func TestDeployWithSeveralServeCommands(t *testing.T) {
+	data, err := os.ReadFile(twoServes)
+	require.NoError(t, err)
+	src := string(data)
+	lines := strings.Split(src, "\n")
+	warn := twoServes + " starts 2 `vllm serve` commands (lines 5-9, 11-15): the facts and the diff use "
+
+	code, out, errs := run("analyze", demo, "--deploy", twoServes)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "  warning: "+warn+"the last one, at lines 11-15 (/models/Qwen3-235B-A22B); the others are not read, and a fix to an environment variable changes its assignment, which every command after it sees; pick another with --deploy-line N (any line of it)\n")
+	require.Contains(t, out, "max_num_seqs = 25  ("+twoServes+":13 (--max-num-seqs 25))")
+
+	type docT struct {
+		Warnings   []string `json:"warnings"`
+		DeployDiff string   `json:"deploy_diff"`
+		Facts      []struct {
+			Name   string
+			Value  any
+			Source string
+		}
+	}
+	jsonRun := func(args ...string) docT {
+		t.Helper()
+		code, out, errs := run(append([]string{"analyze", demo, "--format", "json", "--deploy", twoServes}, args...)...)
+		require.Equal(t, ExitOK, code, errs)
+		var d docT
+		require.NoError(t, json.Unmarshal([]byte(out), &d))
+		return d
+	}
+	fact := func(d docT, name string) any {
+		for _, f := range d.Facts {
+			if f.Name == name {
+				return f.Value
+			}
+		}
+		return nil
+	}
+	d := jsonRun()
+	require.Len(t, d.Warnings, 1)
+	require.Contains(t, d.Warnings[0], warn+"the last one, at lines 11-15")
+	require.EqualValues(t, 25, fact(d, "max_num_seqs"))
+	after, err := testutil.ApplyUnifiedDiff(src, d.DeployDiff)
+	require.NoError(t, err)
+	require.NotEqual(t, src, after)
+	require.Equal(t, strings.Join(lines[:9], "\n"), strings.Join(strings.Split(after, "\n")[:9], "\n"), "the prefill command is untouched")
+
+	// the prefill command, by a line inside it
+	d = jsonRun("--deploy-line", "6")
+	require.Len(t, d.Warnings, 1)
+	require.Contains(t, d.Warnings[0], warn+"the one chosen, at lines 5-9 (/models/Qwen3-235B-A22B)")
+	require.True(t, strings.HasSuffix(d.Warnings[0], "(--deploy-line 6)"), d.Warnings[0])
+	require.EqualValues(t, 16, fact(d, "max_num_seqs"))
+	require.Equal(t, true, fact(d, "expert_parallel"))
+	after, err = testutil.ApplyUnifiedDiff(src, d.DeployDiff)
+	require.NoError(t, err)
+	got := strings.Split(after, "\n")
+	require.NotContains(t, strings.Join(got[:len(got)-len(lines)+9], "\n"), "--enable-expert-parallel", "comm-ep-flashcomm's fix drops it from the prefill command")
+	require.Equal(t, lines[9:], got[len(got)-len(lines)+9:], "the decode command is untouched")
+
+	// check shows the same warning
+	code, out, _ = run("check", demo, "--deploy", twoServes, "--deploy-line", "15")
+	require.Equal(t, ExitFindings, code)
+	require.Contains(t, out, "  warning: "+warn+"the one chosen, at lines 11-15")
+
+	// the HTML report, with its notes
+	html := t.TempDir() + "/r.html"
+	code, _, errs = run("report", demo, "--deploy", twoServes, "-o", html)
+	require.Equal(t, ExitOK, code, errs)
+	page, err := os.ReadFile(html)
+	require.NoError(t, err)
+	require.Contains(t, string(page), "warning: "+warn+"the last one, at lines 11-15")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--deploy", twoServes, "--deploy-line", "10"}, "--deploy-line: " + twoServes + ": no `vllm serve` command spans line 10 (its commands are at lines 5-9, 11-15)"},
+		{[]string{"--deploy-line", "6"}, "--deploy-line needs --deploy FILE"},
+		{[]string{"--deploy", twoServes, "--deploy-line", "-1"}, "--deploy-line -1: expected a line number"},
+	} {
+		code, _, errs := run(append([]string{"analyze", demo}, c.args...)...)
+		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, c.want, c.args)
+	}
+}
