@@ -321,7 +321,7 @@ func strEnd(b []byte, i int) (int, bool) {
 	esc := false
 	start := i
 	for i+8 <= len(b) {
-		m := quoteOrSlash(binary.LittleEndian.Uint64(b[i:]))
+		m := quoteOrSlash(le64(b, i))
 		if m == 0 {
 			i += 8
 			if i-start >= 64 {
@@ -481,7 +481,7 @@ func skipRest(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		// every quote, backslash and bracket is flagged (a few other
 		// bytes may be too: they are read and ignored)
-		m := specialMask(binary.LittleEndian.Uint64(b[i:]))
+		m := specialMask(le64(b, i))
 		for m != 0 {
 			k := i + bits.TrailingZeros64(m)>>3
 			m &= m - 1
@@ -583,7 +583,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if ks+8 <= len(b) {
 			// the keys of the top level are short and few: recognise them
 			// (with their closing quote) from one 8-byte load
-			w := binary.LittleEndian.Uint64(b[ks:])
+			w := le64(b, ks)
 			// (the keys differ in their first two bytes, so the order of
 			// the cases is only their frequency)
 			switch {
@@ -615,7 +615,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			ke = e
 		}
 		i = ke + 1
-		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
+		if i+2 < len(b) && b[i+2] > ' ' && le16(b, i) == colonSpace {
 			// `": v`, as every profiler writes it
 			i += 2
 		} else if i = afterColon(b, i); i < 0 {
@@ -684,12 +684,19 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				return skipRest(b, i)
 			}
 		}
-		if i+2 < len(b) && binary.LittleEndian.Uint16(b[i:]) == commaSpace && b[i+2] == '"' {
+		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
 			// `, "key`, as every profiler writes it
 			i += 2
 		}
 	}
 }
+
+// le16 and le64 are the little-endian words at b[i:]; the caller has
+// checked that b holds them (i+2 or i+8 <= len(b)). Slicing b[i:i+n]
+// costs two compares where slicing b[i:] for binary.LittleEndian costs
+// ~12 instructions (the slice's cap and a pointer mask).
+func le16(b []byte, i int) uint16 { return binary.LittleEndian.Uint16(b[i : i+2]) }
+func le64(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i : i+8]) }
 
 // afterColon is the slow path after a key's closing quote at b[i-1]:
 // whitespace, ':', whitespace; it returns the index of the value, or
@@ -796,17 +803,17 @@ func parseArgs(b []byte, i int, ev *event) int {
 			// the keys of a device task's args, in the layout torch_npu
 			// writes: recognised whole (with their closing quote) from
 			// 8-byte loads; any other key is scanned below
-			switch binary.LittleEndian.Uint64(b[ks:]) {
+			switch le64(b, ks) {
 			case kModelID:
 				if b[ks+8] == '"' {
 					ke, dst = ks+8, &ev.modelID
 				}
 			case kTaskTyp:
-				if binary.LittleEndian.Uint16(b[ks+8:]) == kTypeEnd {
+				if le16(b, ks+8) == kTypeEnd {
 					ke, dst = ks+9, &ev.taskType
 				}
 			case kPhysicS:
-				if binary.LittleEndian.Uint64(b[ks+8:]) == kTreamID && b[ks+16] == '"' {
+				if le64(b, ks+8) == kTreamID && b[ks+16] == '"' {
 					ke, dst = ks+16, &ev.stream
 				}
 			case kTaskID:
@@ -816,11 +823,11 @@ func parseArgs(b []byte, i int, ev *event) int {
 					ke = ks + 8
 				}
 			case kSubtask:
-				if binary.LittleEndian.Uint64(b[ks+8:])&mask3 == kIDq {
+				if le64(b, ks+8)&mask3 == kIDq {
 					ke = ks + 10
 				}
 			case kConnecti:
-				if binary.LittleEndian.Uint64(b[ks+8:])&mask6 == kOnIDq {
+				if le64(b, ks+8)&mask6 == kOnIDq {
 					ke = ks + 13
 				}
 			}
@@ -834,7 +841,7 @@ func parseArgs(b []byte, i int, ev *event) int {
 			ke = e
 		}
 		i = ke + 1
-		if i+3 <= len(b) && binary.LittleEndian.Uint16(b[i:]) == colonSpace && b[i+2] > ' ' {
+		if i+2 < len(b) && b[i+2] > ' ' && le16(b, i) == colonSpace {
 			i += 2
 		} else if i = afterColon(b, i); i < 0 {
 			return i
@@ -871,7 +878,7 @@ func parseArgs(b []byte, i int, ev *event) int {
 		if i = scanValue(b, i, dst, true); i < 0 {
 			return i
 		}
-		if i+2 < len(b) && binary.LittleEndian.Uint16(b[i:]) == commaSpace && b[i+2] == '"' {
+		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
 			i += 2
 		}
 	}
