@@ -675,7 +675,31 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				}
 			}
 		}
-		if i = scanValue(b, i, dst, false); i < 0 {
+		if b[i] == '"' {
+			// a string: strEnd directly (scanValue's first case, one
+			// call less for the most common value)
+			e, esc := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			if dst != nil {
+				*dst = value{b: b[i+1 : e], str: true, esc: esc}
+			}
+			i = e + 1
+		} else if scalarByte[b[i]] {
+			// a number or literal: scanValue's last case, inline
+			j := i + 1
+			for j < len(b) && scalarByte[b[j]] {
+				j++
+			}
+			if j >= len(b) {
+				return iMore
+			}
+			if dst != nil {
+				*dst = value{b: b[i:j]}
+			}
+			i = j
+		} else if i = scanValue(b, i, dst, false); i < 0 {
 			return i
 		}
 		if dst == &ev.pid && rd != nil {
@@ -875,7 +899,29 @@ func parseArgs(b []byte, i int, ev *event) int {
 				dst = &ev.stream
 			}
 		}
-		if i = scanValue(b, i, dst, true); i < 0 {
+		if b[i] == '"' {
+			e, esc := strEnd(b, i+1)
+			if e < 0 {
+				return e
+			}
+			if dst != nil {
+				*dst = value{b: b[i+1 : e], str: true, esc: esc, set: true}
+			}
+			i = e + 1
+		} else if scalarByte[b[i]] {
+			// a number or literal: scanValue's last case, inline
+			j := i + 1
+			for j < len(b) && scalarByte[b[j]] {
+				j++
+			}
+			if j >= len(b) {
+				return iMore
+			}
+			if dst != nil {
+				*dst = value{b: b[i:j], set: true}
+			}
+			i = j
+		} else if i = scanValue(b, i, dst, true); i < 0 {
 			return i
 		}
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
