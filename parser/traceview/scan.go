@@ -434,6 +434,9 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	hasArgs                   bool
+	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
+	// when it was not), so that the reader need not look pid up again
+	pidIdx uint32
 	// kind is the process kind of pid as the reader knew it when pid was
 	// read (procUnknown when the event has no reader or no pid yet)
 	kind int
@@ -703,7 +706,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			return i
 		}
 		if dst == &ev.pid && rd != nil {
-			ev.kind = rd.kindOf(ev.pid)
+			ev.kind, ev.pidIdx = rd.kindOf(ev.pid)
 			if ev.kind == procOther && ev.plain() {
 				return skipRest(b, i)
 			}

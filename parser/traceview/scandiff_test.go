@@ -45,8 +45,8 @@ func diffEvent(a, b *event) string {
 			return fmt.Sprintf("%s: ref %q %+v, fast %q %+v", f.n, f.x.b, f.x, f.y.b, f.y)
 		}
 	}
-	if a.hasArgs != b.hasArgs || a.kind != b.kind {
-		return fmt.Sprintf("hasArgs %v/%v kind %d/%d", a.hasArgs, b.hasArgs, a.kind, b.kind)
+	if a.hasArgs != b.hasArgs || a.kind != b.kind || a.pidIdx != b.pidIdx {
+		return fmt.Sprintf("hasArgs %v/%v kind %d/%d pidIdx %d/%d", a.hasArgs, b.hasArgs, a.kind, b.kind, a.pidIdx, b.pidIdx)
 	}
 	return ""
 }
@@ -319,6 +319,35 @@ func TestKeyWords(t *testing.T) {
 	}
 	if binary.LittleEndian.Uint16([]byte(": ")) != colonSpace {
 		t.Fatal("not little endian")
+	}
+}
+
+// TestIDKey: a raw id's key holds its bytes exactly: packed little endian
+// below 8 bytes, its first and last 8 from 8 to 16.
+func TestIDKey(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for range 2000 {
+		b := make([]byte, rng.Intn(18))
+		rng.Read(b)
+		k, ok := keyOf(b, false)
+		if ok != (len(b) <= 16) || k.n != int32(len(b)) {
+			t.Fatalf("keyOf(%q): %+v %v", b, k, ok)
+		}
+		if !ok {
+			continue
+		}
+		var want idKey
+		want.n = int32(len(b))
+		if len(b) >= 8 {
+			want.a, want.z = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:])
+		} else {
+			for j := len(b) - 1; j >= 0; j-- {
+				want.a = want.a<<8 | uint64(b[j])
+			}
+		}
+		if k != want {
+			t.Fatalf("keyOf(%q) = %+v, want %+v", b, k, want)
+		}
 	}
 }
 

@@ -146,7 +146,7 @@ func parseEventRef(b []byte, i int, ev *event, rd *reader) int {
 			return i
 		}
 		if dst == &ev.pid && rd != nil {
-			ev.kind = rd.kindOf(ev.pid)
+			ev.kind, ev.pidIdx = rd.kindOf(ev.pid)
 			if ev.kind == procOther && ev.plain() {
 				return skipRestRef(b, i)
 			}

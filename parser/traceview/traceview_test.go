@@ -327,3 +327,44 @@ func TestDevFromPid(t *testing.T) {
 	require.Equal(t, -1, devFromPid(800))
 	require.Equal(t, -1, devFromPid(0))
 }
+
+// TestInternerNames: names of every length up to 20 (so both the short
+// table and the maphash table), many alike (a two-letter alphabet, so
+// they share first and last bytes), some escaped: the same raw spelling
+// always gets the same id, different unescaped names different ids, and
+// an id's string is the unescaped name.
+func TestInternerNames(t *testing.T) {
+	var syms model.Syms
+	in := newInterner(&syms)
+	ids := map[string]uint32{}    // raw -> id
+	names := map[uint32]string{}  // id -> unescaped
+	byName := map[string]uint32{} // unescaped -> id
+	for round := range 3 {
+		for n := 0; n <= 20; n++ {
+			for k := range 300 {
+				b := make([]byte, n)
+				for j := range b {
+					b[j] = "ab"[(k>>(j%9)+j*round)&1]
+				}
+				if n >= 2 && k%50 == 0 {
+					b[n/2-1], b[n/2] = '\\', 'n'
+				}
+				id := in.id(b)
+				want := unquote(b)
+				if old, ok := ids[string(b)]; ok && old != id {
+					t.Fatalf("%q: id %d, before %d", b, id, old)
+				}
+				if other, ok := byName[want]; ok && other != id {
+					t.Fatalf("%q (%q): id %d, but the name has id %d", b, want, id, other)
+				}
+				ids[string(b)], names[id], byName[want] = id, want, id
+				if got := in.str(id); got != want {
+					t.Fatalf("%q: id %d is %q, want %q", b, id, got, want)
+				}
+			}
+		}
+	}
+	if len(names) < 1000 {
+		t.Fatalf("only %d distinct names", len(names))
+	}
+}
