@@ -374,3 +374,23 @@ func TestIDCache(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipRestFlatPath checks skipRest's vector fast path (the first '}'
+// closes a flat object) against the frozen scanner on dense random inputs
+// made of the bytes that decide it: quotes, backslashes and brackets.
+func TestSkipRestFlatPath(t *testing.T) {
+	const alphabet = `"\{}[]a :,`
+	rng := rand.New(rand.NewSource(7))
+	buf := make([]byte, 48)
+	for n := 0; n < 200_000; n++ {
+		b := buf[:rng.Intn(len(buf)+1)]
+		for k := range b {
+			b[k] = alphabet[rng.Intn(len(alphabet))]
+		}
+		for i := range b {
+			if want, got := skipRestRef(b, i), skipRest(b, i); want != got {
+				t.Fatalf("skipRest(%q, %d) = %d, the frozen scanner says %d", b, i, got, want)
+			}
+		}
+	}
+}
