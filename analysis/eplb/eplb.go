@@ -177,6 +177,30 @@ func AutoRedundant(numExperts, ranks int) int {
 	return min(n, numExperts*(ranks-1))
 }
 
+// MaxRanks bounds the EP size of a plan before any input is read: the
+// expert readers accept at most 65536 experts per layer (parser/experts),
+// and a plan never has more EP ranks than experts (MaxEPSize).
+const MaxRanks = 1 << 16
+
+// MaxEPSize is the largest EP size a plan for numExperts experts per layer
+// can have: every rank must hold at least one logical expert in vLLM's
+// default split of the experts over the EP ranks (the "before" of a plan),
+// so the EP size is at most the number of experts, unless the expert map
+// read with the loads (mapRanks ranks, 0 when none) already has more ranks.
+func MaxEPSize(numExperts, mapRanks int) int {
+	return min(MaxRanks, max(numExperts, mapRanks))
+}
+
+// MaxRedundant is the largest redundant slot count for numExperts experts
+// on ranks EP ranks: an expert has at most one copy per rank, so at most
+// ranks-1 redundant copies each.
+func MaxRedundant(numExperts, ranks int) int {
+	if numExperts < 1 || ranks < 1 {
+		return 0
+	}
+	return numExperts * (ranks - 1)
+}
+
 // CheckRedundant says why a plan with these sizes is impossible, or nil.
 func CheckRedundant(numExperts, ranks, redundant int) error {
 	switch {
@@ -184,8 +208,13 @@ func CheckRedundant(numExperts, ranks, redundant int) error {
 		return fmt.Errorf("no experts to place")
 	case ranks < 1:
 		return fmt.Errorf("EP size must be at least 1, got %d", ranks)
+	case ranks > MaxRanks:
+		return fmt.Errorf("EP size %d is above %d", ranks, MaxRanks)
 	case redundant < 0:
 		return fmt.Errorf("redundant experts must be >= 0, got %d", redundant)
+	case redundant > MaxRedundant(numExperts, ranks):
+		// before the divisibility test: numExperts+redundant must not overflow
+		return fmt.Errorf("%d redundant copies do not fit: with %d ranks each of %d experts has at most %d copies (one per rank)", redundant, ranks, numExperts, ranks)
 	case (numExperts+redundant)%ranks != 0:
 		lo := redundant - (numExperts+redundant)%ranks
 		hi := lo + ranks
@@ -193,8 +222,6 @@ func CheckRedundant(numExperts, ranks, redundant int) error {
 			return fmt.Errorf("%d experts + %d redundant is not a multiple of EP size %d (vLLM-Ascend requires it): use %d", numExperts, redundant, ranks, hi)
 		}
 		return fmt.Errorf("%d experts + %d redundant is not a multiple of EP size %d (vLLM-Ascend requires it): use %d or %d", numExperts, redundant, ranks, lo, hi)
-	case redundant > numExperts*(ranks-1):
-		return fmt.Errorf("%d redundant copies do not fit: with %d ranks each of %d experts has at most %d copies (one per rank)", redundant, ranks, numExperts, ranks)
 	}
 	return nil
 }

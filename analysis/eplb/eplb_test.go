@@ -73,6 +73,13 @@ func TestRedundantRules(t *testing.T) {
 	assert.Contains(t, CheckRedundant(4, 2, 3).Error(), "use 2 or 4")
 	assert.Contains(t, CheckRedundant(4, 2, 6).Error(), "do not fit")
 	assert.Error(t, CheckRedundant(0, 2, 0))
+	// no overflow near MaxInt64 (experts + redundant wrapped negative)
+	assert.Contains(t, CheckRedundant(4, 2, math.MaxInt).Error(), "do not fit")
+	assert.Contains(t, CheckRedundant(4, MaxRanks+1, 0).Error(), "above 65536")
+	assert.Equal(t, 4, MaxEPSize(4, 0))
+	assert.Equal(t, 320, MaxEPSize(256, 320), "an expert map read with the loads may have more ranks than experts")
+	assert.Equal(t, MaxRanks, MaxEPSize(1<<20, 0))
+	assert.Equal(t, 12, MaxRedundant(4, 4))
 }
 
 // makeRoom resolves the one case greedy packing can meet: the only rank

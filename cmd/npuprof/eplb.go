@@ -80,10 +80,12 @@ summary goes to standard output, or to standard error when the plan does.`,
 			}
 			opts.RedundantSet = cmd.Flags().Changed("redundant")
 			if opts.RedundantSet && opts.Redundant < 0 {
-				return usageErr("--redundant must be >= 0, got %d", opts.Redundant)
+				return usageErr("--redundant %d: out of range 0..experts x (EP size - 1): a count of extra expert copies", opts.Redundant)
 			}
-			if cmd.Flags().Changed("ep-size") && opts.EPSize < 1 {
-				return usageErr("--ep-size must be >= 1, got %d", opts.EPSize)
+			if cmd.Flags().Changed("ep-size") && (opts.EPSize < 1 || opts.EPSize > eplb.MaxRanks) {
+				// bounded before anything is read: the plan allocates
+				// layers x EP size x slots
+				return usageErr("--ep-size %d: out of range 1..%d (a plan has at most one EP rank per expert, and no expert-load input holds more than %d experts per layer)", opts.EPSize, eplb.MaxRanks, eplb.MaxRanks)
 			}
 			if opts.Stage != "" && opts.Stage != "decode" && opts.Stage != "prefill" {
 				return usageErr("--stage %q: expected decode or prefill", opts.Stage)
@@ -99,8 +101,8 @@ summary goes to standard output, or to standard error when the plan does.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Experts, "experts", "", "per-expert loads: a `PATH` to MindIE dumps or a layer,expert,tokens CSV (required)")
-	f.IntVar(&opts.Redundant, "redundant", 0, "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size)")
-	f.IntVar(&opts.EPSize, "ep-size", 0, "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps)")
+	f.IntVar(&opts.Redundant, "redundant", 0, "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most")
+	f.IntVar(&opts.EPSize, "ep-size", 0, "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
 	f.StringVar(&opts.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
 	f.StringVarP(&opts.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
 	return cmd
@@ -137,9 +139,17 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 			return usageErr("--experts %s: %s; give --ep-size N (your expert-parallel size)", opts.Experts, what)
 		}
 	}
+	if hi := eplb.MaxEPSize(x.NumExperts, x.Placement.Ranks()); opts.EPSize > hi {
+		return usageErr("--ep-size %d: out of range 1..%d: %s has %d experts per layer, and every EP rank must hold at least one of them (vLLM splits the experts over the EP ranks; more ranks than experts leaves ranks empty)",
+			opts.EPSize, hi, opts.Experts, x.NumExperts)
+	}
 	n := eplb.AutoRedundant(x.NumExperts, ranks)
 	if opts.RedundantSet {
 		n = opts.Redundant
+		if hi := eplb.MaxRedundant(x.NumExperts, ranks); n > hi {
+			return usageErr("--redundant %d: out of range 0..%d: each of the %d experts has at most one copy per rank, so at most %d redundant copies with EP size %d",
+				n, hi, x.NumExperts, ranks-1, ranks)
+		}
 	}
 	if err := eplb.CheckRedundant(x.NumExperts, ranks, n); err != nil {
 		return usageErr("--redundant/--ep-size: %v", err)

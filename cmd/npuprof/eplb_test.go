@@ -116,7 +116,18 @@ func TestEPLBPlanStreamsAndErrors(t *testing.T) {
 		{[]string{"eplb", "plan"}, "--experts PATH is required"},
 		{[]string{"eplb", "plan", "--experts", dir}, "the dumps cover one rank and no expert map gives the EP size; give --ep-size N"},
 		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "--redundant", "3"}, "not a multiple of EP size 2 (vLLM-Ascend requires it): use 2 or 4"},
-		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "0"}, "--ep-size must be >= 1"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "0"}, "--ep-size 0: out of range 1..65536"},
+		// sizes are bounded before and after the input is read: a huge EP
+		// size used to allocate one slot list per rank (1e9 of them)
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "1000000000"}, "--ep-size 1000000000: out of range 1..65536 (a plan has at most one EP rank per expert"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "-3"}, "--ep-size -3: out of range 1..65536"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "99999999999999999999"}, `invalid argument "99999999999999999999" for "--ep-size"`},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "5"}, "--ep-size 5: out of range 1..4: " + dir + " has 4 experts per layer, and every EP rank must hold at least one of them"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "65536"}, "--ep-size 65536: out of range 1..4: "},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "--redundant", "-1"}, "--redundant -1: out of range 0..experts x (EP size - 1)"},
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "4", "--redundant", "1000"}, "--redundant 1000: out of range 0..12: each of the 4 experts has at most one copy per rank, so at most 3 redundant copies with EP size 4"},
+		// near MaxInt64: experts + redundant used to overflow in the divisibility test
+		{[]string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "--redundant", "9223372036854775807"}, "--redundant 9223372036854775807: out of range 0..4"},
 		{[]string{"eplb", "plan", "--experts", dir, "--stage", "both"}, `--stage "both"`},
 		{[]string{"eplb", "plan", "--experts", "/no/such"}, "--experts /no/such: no such file"},
 		{[]string{"eplb"}, "missing subcommand"},
