@@ -520,4 +520,37 @@ func TestSeveralServeCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "", one.Warning())
 	require.Len(t, one.Serves, 1)
+
+}
+
+// cudagraph_mode takes vLLM's CUDAGraphMode names in any case (vLLM reads
+// CUDAGraphMode[value.upper()]); anything else is set apart with its line,
+// not taken as a fact.
+func TestCUDAGraphModeChecked(t *testing.T) {
+	s, err := Parse("serve.sh", "export X=1\nvllm serve m \\\n  --compilation-config '{\"cudagraph_mode\":\"full_decode_only\",\"cudagraph_capture_sizes\":[8]}'\n")
+	require.NoError(t, err)
+	f := facts(t, s)
+	require.Equal(t, "FULL_DECODE_ONLY", f["cudagraph_mode"].Value)
+
+	for _, mode := range []string{`"FULL_DECODE"`, `"EAGER"`, `2`, `""`} {
+		s, err := Parse("serve.sh", "export X=1\nvllm serve m \\\n  --compilation-config '{\"cudagraph_mode\":"+mode+",\"cudagraph_capture_sizes\":[8]}'\n")
+		require.NoError(t, err)
+		valid, invalid := s.FactsChecked()
+		got := map[string]Fact{}
+		for _, v := range valid {
+			got[v.Name] = v
+		}
+		require.NotContains(t, got, "cudagraph_mode", mode)
+		require.Equal(t, []int{8}, got["capture_sizes"].Value, "the rest of the config is still read")
+		require.Len(t, invalid, 1, mode)
+		require.Equal(t, "cudagraph_mode", invalid[0].Name)
+		require.Equal(t, strings.Trim(mode, `"`), invalid[0].Value)
+		require.Equal(t, "serve.sh:3 (--compilation-config)", invalid[0].Source)
+		require.NotContains(t, s.Facts(), invalid[0])
+	}
+	for _, m := range CUDAGraphModes {
+		got, ok := CUDAGraphMode(strings.ToLower(m))
+		require.True(t, ok, m)
+		require.Equal(t, m, got)
+	}
 }

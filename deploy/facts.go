@@ -41,11 +41,42 @@ func DefaultCaptureSizes(maxNumSeqs int) []int {
 	return out
 }
 
-// Facts returns what the script says, each with its line.
+// CUDAGraphModes are the values of vLLM's compilation_config
+// cudagraph_mode (the CUDAGraphMode enum of vllm/config/compilation.py,
+// which vLLM-Ascend uses for ACL graphs). vLLM reads the name
+// case-insensitively (CUDAGraphMode[value.upper()]).
+var CUDAGraphModes = []string{"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"}
+
+// CUDAGraphMode returns the CUDAGraphMode name v spells (any case, as vLLM
+// reads it) and whether it is one.
+func CUDAGraphMode(v string) (string, bool) {
+	u := strings.ToUpper(strings.TrimSpace(v))
+	for _, m := range CUDAGraphModes {
+		if u == m {
+			return m, true
+		}
+	}
+	return v, false
+}
+
+// Facts returns what the script says, each with its line. Values vLLM
+// would refuse are left out (see FactsChecked).
 func (s *Script) Facts() []Fact {
+	f, _ := s.FactsChecked()
+	return f
+}
+
+// FactsChecked returns what the script says, each with its line, and
+// apart the facts whose value is invalid (an unknown cudagraph_mode): their
+// Value is the text as written and Source its file:line; the caller warns
+// about them and treats the fact as unknown.
+func (s *Script) FactsChecked() (facts, invalid []Fact) {
 	var out []Fact
 	add := func(name string, v any, line int, how string) {
 		out = append(out, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
+	}
+	bad := func(name string, v any, line int, how string) {
+		invalid = append(invalid, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
 	}
 	envNames := make([]string, 0, len(s.Env))
 	for n := range s.Env {
@@ -76,7 +107,7 @@ func (s *Script) Facts() []Fact {
 	}
 	c := s.Serve
 	if c == nil {
-		return out
+		return out, invalid
 	}
 	if m, ok := s.expand(c.Model); ok && m != "" {
 		add("model", m, c.FirstLine, "vllm serve")
@@ -123,13 +154,21 @@ func (s *Script) Facts() []Fact {
 	sizesSet, modeSet := false, false
 	if f := c.Lookup("--compilation-config"); f != nil && f.HasValue {
 		var cc struct {
-			Mode  *string `json:"cudagraph_mode"`
-			Sizes []int   `json:"cudagraph_capture_sizes"`
+			Mode  json.RawMessage `json:"cudagraph_mode"`
+			Sizes []int           `json:"cudagraph_capture_sizes"`
 		}
 		if json.Unmarshal([]byte(f.Value), &cc) == nil {
 			if cc.Mode != nil {
-				add("cudagraph_mode", *cc.Mode, f.Line, "--compilation-config")
-				modeSet = true
+				var text string
+				if json.Unmarshal(cc.Mode, &text) != nil {
+					text = string(cc.Mode) // a number, null, ...: not a mode name
+				}
+				if m, ok := CUDAGraphMode(text); ok {
+					add("cudagraph_mode", m, f.Line, "--compilation-config")
+					modeSet = true
+				} else {
+					bad("cudagraph_mode", text, f.Line, "--compilation-config")
+				}
 			}
 			if cc.Sizes != nil {
 				add("capture_sizes", cc.Sizes, f.Line, "--compilation-config")
@@ -163,7 +202,7 @@ func (s *Script) Facts() []Fact {
 			}
 		}
 	}
-	return out
+	return out, invalid
 }
 
 // reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}

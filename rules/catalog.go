@@ -242,7 +242,7 @@ var Facts = []FactDoc{
 	{"expert_parallel", FactBool, "expert parallel on", "--enable-expert-parallel; profile: an ep group with more than one rank"},
 	{"flashcomm1", FactBool, "FLASHCOMM1 (sequence parallel for MoE) on", "VLLM_ASCEND_ENABLE_FLASHCOMM1, additional-config enable_flashcomm1; profile: reduce-scatters and no all-reduce per MoE layer"},
 	{"capture_sizes", FactInts, "ACL graph capture sizes", "--compilation-config cudagraph_capture_sizes, else vLLM-Ascend's default list for --max-num-seqs"},
-	{"cudagraph_mode", FactString, "graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE", "--compilation-config cudagraph_mode; --enforce-eager = NONE"},
+	{"cudagraph_mode", FactString, "graph mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE (vLLM's CUDAGraphMode, any case; another value is refused from --fact, ignored with a warning from the script)", "--compilation-config cudagraph_mode; --enforce-eager = NONE"},
 	{"max_num_seqs", FactInt, "--max-num-seqs", "--max-num-seqs"},
 	{"concurrency", FactInt, "concurrent requests of the benchmark", "--fact concurrency=N; vLLM log/bench: serving.concurrency rounded (running requests stand for it when nothing says)"},
 	{"async_scheduling", FactBool, "--async-scheduling on", "--async-scheduling"},

@@ -24,7 +24,14 @@ type FactValue struct {
 type FactSet struct {
 	facts map[string]FactValue
 	env   map[string]FactValue
+	// warnings: values of the deployment script left unknown (in order).
+	warnings []string
 }
+
+// Warnings returns why values of the deployment script were ignored (an
+// unknown cudagraph_mode), each naming the file and line; those facts are
+// unknown.
+func (f *FactSet) Warnings() []string { return f.warnings }
 
 // NewFactSet returns an empty set.
 func NewFactSet() *FactSet {
@@ -122,6 +129,12 @@ func (f *FactSet) SetString(kv, source string) error {
 		if raw != "decode" && raw != "prefill" {
 			return fmt.Errorf("--fact %s=%s: expected decode or prefill", name, raw)
 		}
+	case "cudagraph_mode":
+		m, ok := deploy.CUDAGraphMode(raw)
+		if !ok {
+			return fmt.Errorf("--fact %s=%s: %s", name, raw, invalidFactText(name, raw))
+		}
+		v = m // vLLM reads the name in any case; rules compare upper case
 	}
 	return f.Set(name, v, source)
 }
@@ -183,10 +196,16 @@ func BuildFacts(res *analysis.Result, script *deploy.Script, overrides []string)
 		}
 	}
 	if script != nil {
-		for _, v := range script.Facts() {
+		facts, invalid := script.FactsChecked()
+		for _, v := range facts {
 			if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
 				return nil, fmt.Errorf("%s: %v", script.Path, err)
 			}
+		}
+		// a user's script is not refused: the value is ignored with a
+		// warning, and the fact stays unknown (a profile cannot say it)
+		for _, v := range invalid {
+			fs.warnings = append(fs.warnings, fmt.Sprintf("%s: %s", v.Source, invalidFactText(v.Name, fmt.Sprint(v.Value))+"; the fact is left unknown"))
 		}
 	}
 	for _, kv := range overrides {
@@ -291,4 +310,11 @@ func servingFacts(res *analysis.Result) []FactValue {
 		out = append(out, FactValue{"concurrency", int(math.Round(v)), fmt.Sprintf("vLLM: serving.concurrency %g rounded (%s)", v, s.Sources["serving.concurrency"])})
 	}
 	return out
+}
+
+// invalidFactText says why a fact value is refused and names the closest
+// valid value (only cudagraph_mode has a closed set of values).
+func invalidFactText(name, raw string) string {
+	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), deploy.CUDAGraphModes, 1)
+	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(deploy.CUDAGraphModes, ", "), closest[0])
 }

@@ -620,3 +620,26 @@ func TestFindingSurvivesAnUneditableScript(t *testing.T) {
 	require.Contains(t, rep.Diff, "-export VLLM_ASCEND_ENABLE_FLASHCOMM1=1")
 	require.NotContains(t, rep.Diff, "cudagraph_capture_sizes")
 }
+
+// --fact cudagraph_mode takes vLLM's CUDAGraphMode names (any case, stored
+// upper case) and refuses anything else naming the closest valid one; a
+// deployment script's unknown value is a warning and the fact unknown.
+func TestCUDAGraphModeFact(t *testing.T) {
+	fs := NewFactSet()
+	require.NoError(t, fs.SetString("cudagraph_mode=full_decode_only", "--fact"))
+	v, _ := fs.Get("cudagraph_mode")
+	require.Equal(t, "FULL_DECODE_ONLY", v.Value)
+	for raw, closest := range map[string]string{"FULL_DECODE": "FULL_DECODE_ONLY", "piecewse": "PIECEWISE", "FULL_AND_PIECEWIZE": "FULL_AND_PIECEWISE", "non": "NONE"} {
+		err := NewFactSet().SetString("cudagraph_mode="+raw, "--fact")
+		require.Error(t, err, raw)
+		require.Contains(t, err.Error(), "--fact cudagraph_mode="+raw+": cudagraph_mode \""+raw+"\" is not a vLLM CUDAGraphMode (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); closest: "+closest)
+	}
+
+	s, err := deploy.Parse("serve.sh", "vllm serve m --compilation-config '{\"cudagraph_mode\":\"FULL_DECODE\"}'\n")
+	require.NoError(t, err)
+	fs, err = BuildFacts(nil, s, nil)
+	require.NoError(t, err)
+	_, known := fs.Get("cudagraph_mode")
+	require.False(t, known)
+	require.Equal(t, []string{`serve.sh:1 (--compilation-config): cudagraph_mode "FULL_DECODE" is not a vLLM CUDAGraphMode (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); closest: FULL_DECODE_ONLY; the fact is left unknown`}, fs.Warnings())
+}

@@ -479,4 +479,39 @@ func TestCheckRuleDividingByZero(t *testing.T) {
 		}
 	}
 	require.True(t, found)
+
+}
+
+// An unknown cudagraph_mode: from --fact a usage error naming the closest
+// mode; from the user's script a warning naming file and line, the run goes
+// on and the fact is unknown (not in the document's facts).
+func TestCUDAGraphModeValidated(t *testing.T) {
+	code, _, errs := run("analyze", demo, "--fact", "cudagraph_mode=FULL_DECODE", "--format", "json")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, errs, `--fact cudagraph_mode=FULL_DECODE: cudagraph_mode "FULL_DECODE" is not a vLLM CUDAGraphMode`)
+	require.Contains(t, errs, "closest: FULL_DECODE_ONLY")
+
+	script := filepath.Join(t.TempDir(), "serve.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\nvllm serve Qwen/Qwen3-235B-A22B \\\n  --max-num-seqs 32 \\\n  --compilation-config '{\"cudagraph_mode\":\"FULL_DECODE\"}'\n"), 0o644))
+	warning := script + `:4 (--compilation-config): cudagraph_mode "FULL_DECODE" is not a vLLM CUDAGraphMode (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); closest: FULL_DECODE_ONLY; the fact is left unknown`
+	code, out, errs := run("analyze", demo, "--deploy", script, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var doc struct {
+		Warnings []string `json:"warnings"`
+		Facts    []struct {
+			Name string `json:"name"`
+		} `json:"facts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	names := map[string]bool{}
+	for _, f := range doc.Facts {
+		names[f.Name] = true
+	}
+	require.True(t, names["max_num_seqs"], "the script's other facts are used")
+	require.False(t, names["cudagraph_mode"], "the unknown mode is not a fact")
+	require.Contains(t, doc.Warnings, warning)
+	// the terminal summary says it too
+	code, out, errs = run("analyze", demo, "--deploy", script)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "warning: "+warning)
 }

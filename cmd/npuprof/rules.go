@@ -29,9 +29,9 @@ type ruleOptions struct {
 func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
-	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used and each finding carries a diff against it")
+	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	f.IntVar(&o.DeployLine, "deploy-line", 0, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
-	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2); repeatable")
+	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
 // loadRules loads the built-in rules and --rules files; problems are usage
@@ -109,6 +109,9 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	}
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline, Script: o.script})
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
+	// a value of the user's script npuprof cannot use (an unknown
+	// cudagraph_mode) does not fail the run: the reports say it
+	rep.Warnings = append(rep.Warnings, facts.Warnings()...)
 	return rep, facts, nil
 }
 
