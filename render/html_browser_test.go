@@ -23,7 +23,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // The browser test opens reports in real headless Chromium over the
@@ -279,4 +281,83 @@ func TestHTMLReportInChromium(t *testing.T) {
 			require.True(t, rep.sawPage, "the network listener saw the page load itself")
 		})
 	}
+}
+
+// TestHTMLCopyIsExact clicks every Copy button of a report in Chromium and
+// checks that what reaches the clipboard is byte-identical to the JSON
+// document's fix, diff and deploy_diff. The diffs are made by the deploy
+// package from a CRLF script (with a tab), so each changed line ends in
+// "\r\n": the displayed <pre> loses the CRs (HTML reads a CR as a newline)
+// and used to be what was copied, which made the patch fail on the CRLF
+// file. Headless Chromium cannot read the clipboard, so the test replaces
+// navigator.clipboard.writeText with a recorder before clicking.
+func TestHTMLCopyIsExact(t *testing.T) {
+	bctx := browser(t)
+	script := "#!/bin/sh\r\nexport VLLM_ASCEND_ENABLE_FLASHCOMM1=0\r\nvllm serve Qwen/Qwen3-235B-A22B \\\r\n\t--max-num-seqs 32 \\\r\n\t--enable-expert-parallel\r\n"
+	s, err := deploy.Parse("serve.sh", script)
+	require.NoError(t, err)
+	diff1, err := s.Diff([]deploy.Edit{{Op: deploy.OpSetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1", Value: "1"}})
+	require.NoError(t, err)
+	diff2, err := s.Diff([]deploy.Edit{{Op: deploy.OpRemoveFlag, Name: "--enable-expert-parallel"}})
+	require.NoError(t, err)
+	all, err := s.Diff([]deploy.Edit{{Op: deploy.OpSetEnv, Name: "VLLM_ASCEND_ENABLE_FLASHCOMM1", Value: "1"}, {Op: deploy.OpRemoveFlag, Name: "--enable-expert-parallel"}})
+	require.NoError(t, err)
+	for _, d := range []string{diff1, diff2, all} {
+		require.Contains(t, d, "\r\n", "the fixture is a CRLF diff")
+	}
+	findings := []rules.Finding{
+		{Rule: "comm-ep-flashcomm", Severity: rules.SeverityHigh, Title: "FLASHCOMM1 off", SavingUs: 200,
+			Fix: "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\r\n\tthen restart " + hostileName + "\n", Diff: diff1},
+		{Rule: "parallel-strategy", Severity: rules.SeverityMedium, Title: "EP off", SavingUs: 100, Fix: "drop --enable-expert-parallel", Diff: diff2},
+	}
+	// what the JSON document holds (a JSON round trip of each string)
+	doc := func(v string) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		var out string
+		require.NoError(t, json.Unmarshal(b, &out))
+		return out
+	}
+	file := writeReport(t, HTMLInput{Result: synthResult(t, synth{ranks: 2, layers: 4, steps: 2}), Findings: findings, DeployDiff: all, Version: "test"})
+	u := (&url.URL{Scheme: "file", Path: file}).String()
+	tab, cancel := chromedp.NewContext(bctx)
+	defer cancel()
+	tab, cancelT := context.WithTimeout(tab, 60*time.Second)
+	defer cancelT()
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(u), chromedp.WaitReady("body")))
+	type copied struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+		Pre  string `json:"pre"`
+	}
+	got, err := chromedp.Run(tab, chromedp.Evaluate[[]copied](`(async () => {
+  let last = null;
+  Object.defineProperty(navigator, 'clipboard', {configurable: true, value: {writeText: t => { last = t; return Promise.resolve(); }}});
+  const out = [];
+  for (const b of document.querySelectorAll('button.copy')) {
+    last = null;
+    b.click();
+    await new Promise(r => setTimeout(r, 0));
+    const id = b.getAttribute('data-copy');
+    out.push({id, text: last, pre: document.getElementById(id).textContent});
+  }
+  return out;
+})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	want := map[string]string{}
+	// findings are shown largest saving first: 0 is FLASHCOMM1, 1 is EP
+	want["fix-0"], want["diff-0"] = doc(findings[0].Fix), doc(findings[0].Diff)
+	want["fix-1"], want["diff-1"] = doc(findings[1].Fix), doc(findings[1].Diff)
+	want["deploy-diff"] = doc(all)
+	seen := map[string]bool{}
+	for _, c := range got {
+		w, ok := want[c.ID]
+		require.True(t, ok, "unexpected copy button %s", c.ID)
+		require.Equal(t, w, c.Text, "copied text of %s is the JSON document's, byte for byte", c.ID)
+		seen[c.ID] = true
+		if strings.Contains(w, "\r") {
+			require.NotContains(t, c.Pre, "\r", "the displayed %s has no CR (HTML drops them): copying it would lose them", c.ID)
+		}
+	}
+	require.Len(t, seen, len(want), "every Copy button was clicked: %v", seen)
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -90,6 +91,8 @@ type htmlView struct {
 	Findings     []findingView
 	FindingsNote string
 	DeployDiff   []diffLine
+	// DeployDiffCopy is the deploy diff as the Copy button copies it (copyText).
+	DeployDiffCopy string
 
 	Breakdown breakdownView
 	Comm      commView
@@ -126,6 +129,10 @@ type findingView struct {
 	Evidence                                                  []evidenceView
 	Fix, Docs                                                 string
 	Diff                                                      []diffLine
+	// FixCopy and DiffCopy are what the Copy buttons put on the clipboard
+	// (copyText): the finding's fix and diff byte for byte as the JSON
+	// document holds them, while Fix and Diff are cleaned for display.
+	FixCopy, DiffCopy string
 	// DiffError says why the deployment script could not be edited.
 	DiffError string
 	// Partial is the finding's partial-input caveat ("" when its inputs
@@ -135,6 +142,21 @@ type findingView struct {
 }
 
 type diffLine struct{ Text, Class string }
+
+// copyText is s JSON-encoded for a Copy button's data-copy-text attribute:
+// report.js puts JSON.parse of it on the clipboard, so the copied text is
+// byte-identical to the JSON document's string (carriage returns of a CRLF
+// deployment script, tabs and the last newline included; invalid UTF-8
+// replaced as encoding/json replaces it in the document). The displayed
+// <pre> is cleaned (cleanBlock) and cannot be copied as is: a CR in HTML
+// text or in an attribute is read as a newline by every HTML parser.
+func copyText(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
 
 func diffLines(d string) []diffLine {
 	if strings.TrimSpace(d) == "" {
@@ -684,7 +706,7 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 	for _, f := range list {
 		fv := findingView{Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
 			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: raw(f.SavingUs),
-			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
+			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), FixCopy: copyText(f.Fix), DiffCopy: copyText(f.Diff), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
 			fv.Ranks = "all"
@@ -725,6 +747,9 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 // buildDeployDiff shows every fix as one diff against the --deploy script.
 func buildDeployDiff(v *htmlView, d string) {
 	v.DeployDiff = diffLines(cleanBlock(d))
+	if v.DeployDiff != nil {
+		v.DeployDiffCopy = copyText(d)
+	}
 }
 
 func (v *htmlView) addChart(c *chartPayload) {

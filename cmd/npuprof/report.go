@@ -40,7 +40,13 @@ representative step per rank.
 The file works offline: the charting library (Apache ECharts), styles and
 data are inlined, and it makes no network request. Its numbers are the
 ones in ` + "`npuprof analyze --format json`" + `. Without -o the HTML goes to
-standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same file.`,
+standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same file.
+
+Each fix, finding diff and the all-fixes diff has a Copy button. It copies
+the text byte for byte as the JSON document holds it (` + "`fix`, `diff`, `deploy_diff`" + `):
+a diff against a CRLF deployment script keeps its carriage returns, so
+` + "`patch -p1`" + ` applies it to the file as it is (the page shows the diff
+without them).`,
 		Example: `  # Write the report of an 8-rank capture
   $ npuprof report ./profiles/ -o report.html
 

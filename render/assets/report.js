@@ -165,24 +165,39 @@
     s.addEventListener('change', function () { applyFilter(s.getAttribute('data-rank-filter')); });
   });
 
-  // Copy buttons for fixes and diffs.
+  // Copy buttons for fixes and diffs. They copy data-copy-text (the JSON
+  // document's string, JSON-encoded), not the <pre>'s text: that one is
+  // cleaned for display, and HTML turns a CR into a newline, so a diff
+  // against a CRLF script would no longer apply.
   document.querySelectorAll('button.copy').forEach(function (b) {
     b.addEventListener('click', function () {
       var pre = document.getElementById(b.getAttribute('data-copy'));
       if (!pre) { return; }
       var text = pre.textContent;
+      var exact = b.getAttribute('data-copy-text');
+      if (exact) {
+        try { text = JSON.parse(exact); } catch (e) { /* keep the displayed text */ }
+      }
       var done = function () { b.textContent = 'Copied'; b.classList.add('done'); setTimeout(function () { b.textContent = 'Copy'; b.classList.remove('done'); }, 1500); };
       if (navigator.clipboard && navigator.clipboard.writeText) {
-        navigator.clipboard.writeText(text).then(done, function () { fallback(pre); done(); });
-      } else { fallback(pre); done(); }
+        navigator.clipboard.writeText(text).then(done, function () { fallback(text, pre); done(); });
+      } else { fallback(text, pre); done(); }
     });
   });
-  function fallback(pre) {
+  // fallback copies text through a copy event (exact bytes: a textarea
+  // would turn CRLF into LF); when that fails the <pre> stays selected for
+  // a manual copy.
+  function fallback(text, pre) {
+    var set = function (e) { e.clipboardData.setData('text/plain', text); e.preventDefault(); };
+    var ok = false;
+    document.addEventListener('copy', set);
+    try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+    document.removeEventListener('copy', set);
+    if (ok) { return; }
     var r = document.createRange();
     r.selectNodeContents(pre);
     var s = window.getSelection();
     s.removeAllRanges();
     s.addRange(r);
-    try { document.execCommand('copy'); } catch (e) { /* selection stays for a manual copy */ }
   }
 }());
