@@ -19,9 +19,13 @@ var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, Ev
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
-	Rank          int
-	Device        int
+	Rank   int
+	Device int
+	// Path is the rank's folder (for a rank read back from a Parquet
+	// export: the capture's folder, absolute when the export recorded it;
+	// Origin says which export it was read from).
 	Path          string
+	Origin        model.Origin
 	Format        model.Format
 	ProfilerLevel string
 	TorchNPU      string
@@ -276,7 +280,7 @@ func AnalyzeRank(r *model.Rank) *RankResult { return analyzeRank(r, Passes) }
 func analyzeRank(r *model.Rank, passes []*Pass) *RankResult {
 	results, m, errs, timings := runRank(r, passes)
 	rr := &RankResult{
-		Rank: r.Rank, Device: r.Device, Path: r.Path, Format: r.Format, ProfilerLevel: r.ProfilerLevel,
+		Rank: r.Rank, Device: r.Device, Path: r.Path, Origin: r.Origin, Format: r.Format, ProfilerLevel: r.ProfilerLevel,
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,
 		Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings,
 		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason,

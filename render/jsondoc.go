@@ -148,9 +148,14 @@ type Input struct {
 
 // RankDoc is one rank in the document.
 type RankDoc struct {
-	Rank          int                `json:"rank"`
-	Device        *int               `json:"device"`
-	Path          string             `json:"path"`
+	Rank   int  `json:"rank"`
+	Device *int `json:"device"`
+	// Path is where the rank was read from: its profile folder, or for a
+	// rank read back from an npuprof Parquet export, the export folder
+	// (ExportedFrom then says where the capture was).
+	Path string `json:"path"`
+	// ExportedFrom is set for a rank read back from a Parquet export.
+	ExportedFrom  *ExportedFromDoc   `json:"exported_from,omitempty"`
 	ProfilerLevel string             `json:"profiler_level,omitempty"`
 	TorchNPU      string             `json:"torch_npu_version,omitempty"`
 	CANN          string             `json:"cann_version,omitempty"`
@@ -171,6 +176,16 @@ type RankDoc struct {
 	// metrics split them by type or by group only); group "?" when it
 	// could not be resolved. Sorted by type, then group.
 	Collectives []CollectiveTypeDoc `json:"collectives,omitempty"`
+}
+
+// ExportedFromDoc is where a rank read back from a Parquet export was
+// exported from: the rank folder as given to npuprof export, that folder
+// made absolute at export time and the exporting host (the last two absent
+// for exports written before npuprof.parquet/v1.1).
+type ExportedFromDoc struct {
+	Path    string `json:"path"`
+	AbsPath string `json:"abs_path,omitempty"`
+	Host    string `json:"host,omitempty"`
 }
 
 // CollectiveTypeDoc is one (type, group) pair of HCCL big ops on one rank.
@@ -237,6 +252,10 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 		if rr.Device >= 0 {
 			d := rr.Device
 			rd.Device = &d
+		}
+		if o := rr.Origin; o.Export != "" {
+			rd.Path = o.Export
+			rd.ExportedFrom = &ExportedFromDoc{Path: o.Path, AbsPath: o.AbsPath, Host: o.Host}
 		}
 		if rd.Unavailable == nil {
 			rd.Unavailable = map[string]string{}

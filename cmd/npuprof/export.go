@@ -42,7 +42,12 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
   and links, comm_ops, step_trace, ranks (see docs/parquet.md, schema
-  npuprof.parquet/v1).
+  npuprof.parquet/v1.1).
+
+Each rank's folder is recorded as given (PATH may be relative), made
+absolute in the current directory, with this machine's host name, so that
+'npuprof analyze OUTDIR' run anywhere says where the rank came from: its
+rank "path" is OUTDIR and "exported_from" holds path, abs_path and host.
 
 A cluster too big for one machine is exported rank by rank where it was
 captured (one export per node, all into the same OUTDIR on shared storage:

@@ -2,10 +2,12 @@ package main
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,11 +59,63 @@ func withoutInputPath(t *testing.T, doc string) string {
 	return strings.Join(append(lines[:3:3], lines[4:]...), "\n")
 }
 
+// exportOrigin is a rank's exported_from in a document read back from an
+// export.
+type exportOrigin struct{ Path, AbsPath, Host string }
+
+// fromExport checks that every rank of a document read back from the
+// export pq says it was read from pq, and returns the document as the
+// capture read at the exported absolute paths would give it: each rank's
+// "path" is its exported_from.abs_path, and exported_from is dropped. It
+// also returns each rank's exported_from, in order.
+func fromExport(t *testing.T, doc, pq string) (string, []exportOrigin) {
+	t.Helper()
+	var origins []exportOrigin
+	lines := strings.Split(doc, "\n")
+	var out []string
+	pathLine := `      "path": ` + strconv.Quote(pq) + ","
+	for i := 0; i < len(lines); i++ {
+		if lines[i] != pathLine {
+			out = append(out, lines[i])
+			continue
+		}
+		require.Equal(t, `      "exported_from": {`, lines[i+1], "a rank read from the export says where it was exported from")
+		var o exportOrigin
+		j := i + 2
+		for ; lines[j] != "      },"; j++ {
+			k, v, ok := strings.Cut(strings.TrimSpace(lines[j]), ": ")
+			require.True(t, ok, lines[j])
+			v, err := strconv.Unquote(strings.TrimSuffix(v, ","))
+			require.NoError(t, err, lines[j])
+			switch k {
+			case `"path"`:
+				o.Path = v
+			case `"abs_path"`:
+				o.AbsPath = v
+			case `"host"`:
+				o.Host = v
+			default:
+				t.Fatalf("unexpected exported_from key %s", k)
+			}
+		}
+		origins = append(origins, o)
+		out = append(out, `      "path": `+strconv.Quote(o.AbsPath)+",")
+		i = j
+	}
+	return strings.Join(out, "\n"), origins
+}
+
 // The acceptance test of the Parquet export and compressed inputs: the JSON
-// document is byte-identical, apart from input.path, whether the capture is
-// read plain or back from `npuprof export`; read gzipped or zstd-compressed,
-// it differs only in the names of the files read (the .gz/.zst suffix in
-// the reasons that quote a file) and where the copy lives.
+// document is byte-identical whether the capture is read plain or back from
+// `npuprof export`, apart from input.path and where each rank was read
+// from: a rank read from the export has "path" = the export folder and
+// exported_from = {path as given to export, abs_path, host}. The export is
+// made with a relative path and analyzed from another directory; its
+// metrics, reasons and everything else equal those of the capture analyzed
+// at its absolute path (the reasons that quote a rank folder quote the
+// absolute path recorded at export time). Read gzipped or zstd-compressed,
+// the document differs only in the names of the files read (the .gz/.zst
+// suffix in the reasons that quote a file) and where the copy lives.
 func TestSameDocumentPlainCompressedParquet(t *testing.T) {
 	inputs := map[string]string{"committed demo": filepath.Join("..", "..", "testdata", "traces", "ep-fc1-cumsum")}
 	// a rank without collective data: its steps' communication is null
@@ -72,42 +126,57 @@ func TestSameDocumentPlainCompressedParquet(t *testing.T) {
 	} else if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "formats", "samples")); err == nil {
 		inputs["real level1 samples"] = testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
 	}
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
 	for name, in := range inputs {
 		t.Run(name, func(t *testing.T) {
-			code, want, errs := run("analyze", in, "--format", "json")
+			t.Chdir(wd)
+			absIn, err := filepath.Abs(in)
+			require.NoError(t, err)
+			code, want, errs := run("analyze", absIn, "--format", "json")
 			require.Equal(t, ExitOK, code, errs)
 			want = withoutInputPath(t, want)
 
 			tmp := t.TempDir()
 			pq := filepath.Join(tmp, "pq")
+			// exported as given (relative for the committed demo) ...
 			code, out, errs := run("export", in, "-o", pq)
 			require.Equal(t, ExitOK, code, errs)
 			require.Contains(t, out, "exported ")
 			require.Empty(t, errs)
-			paths := []string{pq}
+			// ... and read from elsewhere
+			t.Chdir(t.TempDir())
+			code, got, errs := run("analyze", pq, "--format", "json")
+			require.Equal(t, ExitOK, code, errs)
+			got, origins := fromExport(t, got, pq)
+			require.NotEmpty(t, origins)
+			for _, o := range origins {
+				require.Equal(t, host, o.Host)
+				require.True(t, filepath.IsAbs(o.AbsPath), o.AbsPath)
+				require.True(t, strings.HasPrefix(o.AbsPath, absIn+string(filepath.Separator)), "%s is under %s", o.AbsPath, absIn)
+				require.Equal(t, filepath.Join(in, strings.TrimPrefix(o.AbsPath, absIn)), o.Path, "the path as given to export")
+			}
+			require.Equal(t, want, withoutInputPath(t, got), "read back from the export")
+
 			for _, suf := range []string{".gz", ".zst"} {
 				d := filepath.Join(tmp, "c"+suf)
-				compressCopy(t, in, d, suf)
-				paths = append(paths, d)
-			}
-			for _, p := range paths {
-				code, got, errs := run("analyze", p, "--format", "json")
+				compressCopy(t, absIn, d, suf)
+				code, got, errs := run("analyze", d, "--format", "json")
 				require.Equal(t, ExitOK, code, errs)
-				if p != pq {
-					// a compressed copy lives elsewhere: its rank folders
-					// have other paths (the export keeps the original ones),
-					// and reasons that quote a file name quote the file
-					// actually read (trace_view.json.gz)
-					got = strings.ReplaceAll(got, p, in)
-					for _, suf := range []string{".gz", ".zst"} {
-						got = strings.ReplaceAll(got, ".json"+suf, ".json")
-						got = strings.ReplaceAll(got, ".csv"+suf, ".csv")
-					}
+				// a compressed copy lives elsewhere: its rank folders
+				// have other paths, and reasons that quote a file name
+				// quote the file actually read (trace_view.json.gz)
+				got = strings.ReplaceAll(got, d, absIn)
+				for _, suf := range []string{".gz", ".zst"} {
+					got = strings.ReplaceAll(got, ".json"+suf, ".json")
+					got = strings.ReplaceAll(got, ".csv"+suf, ".csv")
 				}
-				require.Equal(t, want, withoutInputPath(t, got), p)
+				require.Equal(t, want, withoutInputPath(t, got), d)
 			}
 			// the text summary reads the same too (its first line names the input)
-			_, a, _ := run("analyze", in)
+			_, a, _ := run("analyze", absIn)
 			_, b, _ := run("analyze", pq)
 			require.Equal(t, a[strings.IndexByte(a, '\n'):], b[strings.IndexByte(b, '\n'):])
 		})
@@ -234,4 +303,77 @@ func TestTuneGCForReadBack(t *testing.T) {
 	require.Equal(t, readBackGCPercent, debug.SetGCPercent(readBackGCPercent))
 	restore()
 	require.Equal(t, 77, debug.SetGCPercent(77))
+}
+
+// rankV1 is the ranks row of schema npuprof.parquet/v1, before abs_path
+// and host (v1.1): an export written by an older npuprof.
+type rankV1 struct {
+	Schema            string `parquet:"schema"`
+	Device            int32  `parquet:"device"`
+	Path              string `parquet:"path"`
+	Format            string `parquet:"format"`
+	DirTimestamp      string `parquet:"dir_timestamp"`
+	ProfilerLevel     string `parquet:"profiler_level"`
+	TorchNPUVersion   string `parquet:"torch_npu_version"`
+	CANNVersion       string `parquet:"cann_version"`
+	HaveTimeline      bool   `parquet:"have_timeline"`
+	HaveKernelDetails bool   `parquet:"have_kernel_details"`
+	HaveHCCL          bool   `parquet:"have_hccl"`
+	HaveFramework     bool   `parquet:"have_framework"`
+	TimelineFile      string `parquet:"timeline_file"`
+	KernelFile        string `parquet:"kernel_file"`
+	HaveJSON          string `parquet:"have_json"`
+	Partial           bool   `parquet:"partial"`
+	PartialReason     string `parquet:"partial_reason"`
+	GroupsJSON        string `parquet:"groups_json"`
+	EnvJSON           string `parquet:"env_json"`
+	MetadataJSON      string `parquet:"metadata_json"`
+	WarningsJSON      string `parquet:"warnings_json"`
+}
+
+// An export of schema v1 (no abs_path and host columns) still reads: each
+// rank says it was read from the export, exported_from has the path as it
+// was given, and the metrics are those of the capture.
+func TestReadV1Export(t *testing.T) {
+	in := filepath.Join("..", "..", "testdata", "traces", "ep-fc1-cumsum")
+	pq := filepath.Join(t.TempDir(), "pq")
+	code, _, errs := run("export", in, "-o", pq, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	for r := 0; r < 8; r++ {
+		f := parquetio.PartFile(pq, parquetio.TableRanks, r)
+		rows, err := parquet.ReadFile[parquetio.Rank](f)
+		require.NoError(t, err)
+		require.Len(t, rows, 1)
+		x := rows[0]
+		require.Equal(t, parquetio.Schema, x.Schema)
+		require.Equal(t, "npuprof.parquet/v1.1", x.Schema)
+		require.True(t, filepath.IsAbs(x.AbsPath))
+		require.NotEmpty(t, x.Host)
+		old := rankV1{Schema: "npuprof.parquet/v1", Device: x.Device, Path: x.Path, Format: x.Format, DirTimestamp: x.DirTimestamp,
+			ProfilerLevel: x.ProfilerLevel, TorchNPUVersion: x.TorchNPUVersion, CANNVersion: x.CANNVersion,
+			HaveTimeline: x.HaveTimeline, HaveKernelDetails: x.HaveKernelDetails, HaveHCCL: x.HaveHCCL, HaveFramework: x.HaveFramework,
+			TimelineFile: x.TimelineFile, KernelFile: x.KernelFile, HaveJSON: x.HaveJSON, Partial: x.Partial, PartialReason: x.PartialReason,
+			GroupsJSON: x.GroupsJSON, EnvJSON: x.EnvJSON, MetadataJSON: x.MetadataJSON, WarningsJSON: x.WarningsJSON}
+		require.NoError(t, parquet.WriteFile(f, []rankV1{old}))
+	}
+	type doc struct {
+		Ranks []struct {
+			Path         string             `json:"path"`
+			ExportedFrom map[string]string  `json:"exported_from"`
+			Metrics      map[string]float64 `json:"metrics"`
+		} `json:"ranks"`
+	}
+	var want, got doc
+	code, out, errs := run("analyze", in, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &want))
+	code, out, errs = run("analyze", pq, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Ranks, 8)
+	for i, r := range got.Ranks {
+		require.Equal(t, pq, r.Path)
+		require.Equal(t, map[string]string{"path": want.Ranks[i].Path}, r.ExportedFrom, "no abs_path or host in a v1 export")
+		require.Equal(t, want.Ranks[i].Metrics, r.Metrics)
+	}
 }

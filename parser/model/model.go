@@ -309,6 +309,29 @@ type Rank struct {
 	Warnings      []Warning
 	Partial       bool
 	PartialReason string
+
+	// Origin is set when the rank was read back from an npuprof Parquet
+	// export (then Path is the capture's rank folder, absolute when the
+	// export recorded it); zero otherwise.
+	Origin Origin
+}
+
+// Origin says where a rank read back from an npuprof Parquet export came
+// from: the export it was read from and the rank folder it was exported
+// from, as given to `npuprof export` and absolute on the exporting host.
+type Origin struct {
+	// Export is the export folder the rank was read from, as given to
+	// the reader (npuprof analyze OUTDIR).
+	Export string
+	// Path is the rank folder as the export was given it (possibly
+	// relative to the export's working directory).
+	Path string
+	// AbsPath is Path made absolute at export time, "" in exports written
+	// before schema npuprof.parquet/v1.1.
+	AbsPath string
+	// Host is the host name of the machine that ran the export, "" when
+	// unknown (exports before v1.1).
+	Host string
 }
 
 // NewRank returns an empty rank with unknown ids.

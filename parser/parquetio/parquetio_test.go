@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
@@ -30,9 +31,26 @@ func roundTrip(t *testing.T, p *parser.Profile) {
 	require.NoError(t, err)
 	require.Len(t, ranks, len(p.Ranks))
 	require.True(t, parquetio.IsExport(dir))
+	host, err := os.Hostname()
+	require.NoError(t, err)
 	for _, r := range p.Ranks {
 		got, err := parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{})
 		require.NoError(t, err)
+		// the rank says it was read from the export, and where it was
+		// exported from: its folder as given, absolute, and the host
+		abs, err := filepath.Abs(r.Path)
+		require.NoError(t, err)
+		want := model.Origin{Export: dir, Path: r.Path, AbsPath: abs, Host: host}
+		require.Equal(t, want, got.Origin, "rank %d", r.Rank)
+		require.Equal(t, abs, got.Path, "the capture's folder, absolute")
+		// exported again (from another directory): the origin is kept
+		dir2 := t.TempDir()
+		require.NoError(t, parquetio.WriteRank(dir2, got, parquetio.Extra{}))
+		again, err := parquetio.ReadRank(dir2, r.Rank, parquetio.ReadOptions{})
+		require.NoError(t, err)
+		want.Export = dir2
+		require.Equal(t, want, again.Origin, "rank %d exported twice", r.Rank)
+		got.Path, got.Origin = r.Path, model.Origin{}
 		require.Equal(t, resolve(r), resolve(got), "rank %d", r.Rank)
 	}
 }
@@ -52,6 +70,20 @@ func resolve(r *model.Rank) resolved {
 	out.Rank.Syms, out.Rank.Tasks, out.Rank.HCCL, out.Rank.FrameworkOps = model.Syms{}, nil, nil, nil
 	out.Tasks, out.HCCL, out.Ops = r.Resolved()
 	return out
+}
+
+// asExported checks that got, read back from the export dir, says where r
+// was exported from (its folder as given, absolute, and this host) and
+// then makes got comparable with r (Path as given, no Origin).
+func asExported(t *testing.T, dir string, r, got *model.Rank) {
+	t.Helper()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	abs, err := filepath.Abs(r.Path)
+	require.NoError(t, err)
+	require.Equal(t, model.Origin{Export: dir, Path: r.Path, AbsPath: abs, Host: host}, got.Origin, "rank %d", r.Rank)
+	require.Equal(t, abs, got.Path, "the capture's folder, absolute")
+	got.Path, got.Origin = r.Path, model.Origin{}
 }
 
 func TestRoundTripGenerated(t *testing.T) {
@@ -111,7 +143,7 @@ func TestRoundTripSamples(t *testing.T) {
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
 		"Have", "Syms", "Tasks", "HCCL", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
-		"CommStats", "APIStats", "Warnings", "Partial", "PartialReason"}
+		"CommStats", "APIStats", "Warnings", "Partial", "PartialReason", "Origin"}
 	sort.Strings(handled)
 	var fields []string
 	rt := reflect.TypeOf(model.Rank{})
@@ -173,10 +205,12 @@ func TestRoundTripManyPages(t *testing.T) {
 	}
 	got, err := parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{})
 	require.NoError(t, err)
+	asExported(t, dir, r, got)
 	require.Equal(t, resolve(r), resolve(got))
 
 	got, err = parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{SkipCommunication: true})
 	require.NoError(t, err)
+	asExported(t, dir, r, got)
 	require.Nil(t, got.Communication)
 	want := *r
 	want.Communication = nil
@@ -184,6 +218,7 @@ func TestRoundTripManyPages(t *testing.T) {
 
 	got, err = parquetio.ReadRank(dir, r.Rank, parquetio.ReadOptions{SkipFramework: true})
 	require.NoError(t, err)
+	asExported(t, dir, r, got)
 	require.Nil(t, got.FrameworkOps)
 	require.Nil(t, got.Links)
 	want = *r

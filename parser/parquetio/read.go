@@ -81,10 +81,10 @@ func Notes(dir string) ([]string, error) {
 }
 
 func checkSchema(file, s string) error {
-	if s == Schema || strings.HasPrefix(s, Schema+".") {
+	if s == SchemaMajor || strings.HasPrefix(s, SchemaMajor+".") {
 		return nil
 	}
-	return fmt.Errorf("%s: schema %q; this npuprof reads %s", file, s, Schema)
+	return fmt.Errorf("%s: schema %q; this npuprof reads %s and %s.N", file, s, SchemaMajor, SchemaMajor)
 }
 
 // readTable calls fn for every row of the rank's partition of table. A
@@ -166,6 +166,13 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		return nil, err
 	}
 	r.Device, r.Path, r.Format, r.DirTimestamp = int(meta.Device), meta.Path, model.Format(meta.Format), meta.DirTimestamp
+	// The rank says it was read from the export; its Path (quoted by the
+	// reasons of unavailable metrics) is the capture's folder made
+	// absolute at export time, which means the same from any directory.
+	r.Origin = model.Origin{Export: dir, Path: meta.Path, AbsPath: meta.AbsPath, Host: meta.Host}
+	if meta.AbsPath != "" {
+		r.Path = meta.AbsPath
+	}
 	r.ProfilerLevel, r.TorchNPUVersion, r.CANNVersion = meta.ProfilerLevel, meta.TorchNPUVersion, meta.CANNVersion
 	r.Have = model.Availability{Timeline: meta.HaveTimeline, KernelDetails: meta.HaveKernelDetails, HCCL: meta.HaveHCCL,
 		Framework: meta.HaveFramework, TimelineFile: meta.TimelineFile, KernelFile: meta.KernelFile}

@@ -24,9 +24,14 @@
 // device_tasks / hccl_ops / framework_ops files.
 package parquetio
 
-// Schema is the version of the table layout. A reader refuses an export
-// of another major version; adding a column is a minor change (v1.N).
-const Schema = "npuprof.parquet/v1"
+// Schema is the version of the table layout written. A reader refuses an
+// export of another major version (SchemaMajor); adding a column is a
+// minor change (v1.N). v1.1 added the ranks columns abs_path and host.
+const Schema = SchemaMajor + ".1"
+
+// SchemaMajor is the major version this npuprof reads: every
+// npuprof.parquet/v1 and npuprof.parquet/v1.N export.
+const SchemaMajor = "npuprof.parquet/v1"
 
 // Table names (folder names under OUTDIR). Public contract.
 const (
@@ -160,9 +165,16 @@ const (
 // Rank is the one row of ranks: everything about the rank that is not a
 // table, with the small nested parts as JSON text.
 type Rank struct {
-	Schema            string `parquet:"schema"`
-	Device            int32  `parquet:"device"`
-	Path              string `parquet:"path"`
+	Schema string `parquet:"schema"`
+	Device int32  `parquet:"device"`
+	// Path is the rank folder as given to npuprof export (relative paths
+	// are relative to the directory the export ran in).
+	Path string `parquet:"path"`
+	// AbsPath is Path made absolute when it was exported and Host the
+	// host name of the machine that exported it (v1.1; "" when read from
+	// an older export, where the columns are missing).
+	AbsPath           string `parquet:"abs_path,optional"`
+	Host              string `parquet:"host,optional"`
 	Format            string `parquet:"format"`
 	DirTimestamp      string `parquet:"dir_timestamp"`
 	ProfilerLevel     string `parquet:"profiler_level"`

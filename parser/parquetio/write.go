@@ -97,6 +97,25 @@ func jsonText(v any) (string, error) {
 	return string(b), err
 }
 
+// exportedFrom is where the rank's files are: its path as given, made
+// absolute in the current directory, and this host. A rank that was itself
+// read back from an export keeps the origin recorded there.
+func exportedFrom(r *model.Rank) model.Origin {
+	if r.Origin.Export != "" {
+		o := r.Origin
+		o.Export = ""
+		return o
+	}
+	o := model.Origin{Path: r.Path}
+	if abs, err := filepath.Abs(r.Path); err == nil {
+		o.AbsPath = abs
+	}
+	if h, err := os.Hostname(); err == nil {
+		o.Host = h
+	}
+	return o
+}
+
 // WriteRank writes every table of one rank (r.Rank must be set) under
 // outDir. Files of the rank written before are replaced.
 func WriteRank(outDir string, r *model.Rank, x Extra) error {
@@ -124,8 +143,9 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	if err != nil {
 		return err
 	}
+	src := exportedFrom(r)
 	if err := writeTable(outDir, TableRanks, rk, 1, func(int) Rank {
-		return Rank{Schema: Schema, Device: int32(r.Device), Path: r.Path, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
+		return Rank{Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
 			ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
 			HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
 			TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
