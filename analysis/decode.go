@@ -32,7 +32,8 @@ type DecodeResult struct {
 }
 
 // isDecodeAttention matches the decode attention kernels whose first input
-// is [tokens, ...] (vllm-ascend.md §4, §5.2).
+// is [tokens, ...] (vllm-ascend.md §4, §5.2). It reads only t.Name and
+// t.OpType (nameOpMemo relies on it).
 func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
 	s := r.Str(t.OpType)
 	if s == "" {
@@ -67,17 +68,19 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 		}
 		res := &DecodeResult{Batches: map[int]int{}}
 		attention := 0
+		isAttention := newNameOpMemo(r, isDecodeAttention)
+		shapes := &shapeMemo{r: r}
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
 			res.Kernels++
 			if t.ModelID != SingleOpModelID {
 				res.GraphKernels++
 			}
-			if !isDecodeAttention(r, t) {
+			if !isAttention.get(t) {
 				continue
 			}
 			attention++
-			if n, ok := firstDim(r.Str(t.InputShapes)); ok && n > 0 {
+			if n, ok := shapes.firstDim(t.InputShapes); ok && n > 0 {
 				res.Batches[int(n)]++
 				res.AttentionKernels++
 			}

@@ -555,8 +555,9 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 			res.Layers = append(res.Layers, ns)
 		}
 		if n == 0 && tl != nil {
+			roles := newNameOpMemo(r, moeRole)
 			for _, i := range tl.ComputeTasks {
-				if moeRole(r, &r.Tasks[i]) == roleGMM {
+				if roles.get(&r.Tasks[i]) == roleGMM {
 					res.Kernels = append(res.Kernels, r.Tasks[i].Dur)
 				}
 			}

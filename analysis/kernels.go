@@ -3,9 +3,6 @@ package analysis
 import (
 	"reflect"
 	"sort"
-
-	"github.com/npuprof/npuprof/parser/model"
-	"gonum.org/v1/gonum/stat"
 )
 
 // KernelStat summarizes one kernel name.
@@ -48,27 +45,32 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 		res := &KernelsResult{}
 		type acc struct {
 			name, op, core string
-			durs           []float64
+			count          int
 			total          int64
+			durs           []float64 // top kernels only, filled by the second walk
 		}
-		by := map[model.Sym]*acc{}
+		// First walk: count and total by name symbol (a slice: a map lookup
+		// per task was most of the pass); the first task of a name gives its
+		// op type and core.
+		var by []*acc
+		var all []*acc
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
 			res.Total.add(t.Dur)
+			if int(t.Name) >= len(by) {
+				by = append(by, make([]*acc, int(t.Name)+1-len(by))...)
+			}
 			a := by[t.Name]
 			if a == nil {
 				a = &acc{name: r.Str(t.Name), op: r.Str(t.OpType), core: r.Str(t.TaskType)}
 				by[t.Name] = a
+				all = append(all, a)
 			}
-			a.durs = append(a.durs, float64(t.Dur)/1000)
+			a.count++
 			a.total += t.Dur
 		}
 		ctx.SetUs("kernel.compute.time_us", res.Total.Total)
 		ctx.SetCount("kernel.compute.count", res.Total.Count)
-		all := make([]*acc, 0, len(by))
-		for _, a := range by {
-			all = append(all, a)
-		}
 		sort.Slice(all, func(i, j int) bool {
 			if all[i].total != all[j].total {
 				return all[i].total > all[j].total
@@ -77,15 +79,37 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 		})
 		res.Distinct = len(all)
 		if len(all) > TopKernels {
+			for _, a := range all[TopKernels:] {
+				a.count = -1 // not kept: the second walk skips it
+			}
 			all = all[:TopKernels]
 		}
+		// Second walk: the durations of the top kernels only, into one
+		// array sized from the counts, for their percentiles.
+		n := 0
 		for _, a := range all {
-			sort.Float64s(a.durs)
+			n += a.count
+		}
+		buf := make([]float64, 0, n)
+		for _, a := range all {
+			a.durs, buf = buf[:0:a.count], buf[a.count:a.count]
+		}
+		for _, i := range tl.ComputeTasks {
+			t := &r.Tasks[i]
+			if a := by[t.Name]; a.count >= 0 {
+				a.durs = append(a.durs, float64(t.Dur)/1000)
+			}
+		}
+		for _, a := range all {
+			// by selection, not sorting: sorting the top kernels'
+			// durations (most of the rank's tasks) was most of the pass
+			p99 := empiricalQuantile(0.99, a.durs)
+			p50 := empiricalQuantile(0.5, a.durs)
 			res.Top = append(res.Top, KernelStat{
-				Name: a.name, OpType: a.op, Core: a.core, Count: len(a.durs), Total: a.total,
-				Mean: float64(a.total) / 1000 / float64(len(a.durs)),
-				P50:  stat.Quantile(0.5, stat.Empirical, a.durs, nil),
-				P99:  stat.Quantile(0.99, stat.Empirical, a.durs, nil),
+				Name: a.name, OpType: a.op, Core: a.core, Count: a.count, Total: a.total,
+				Mean: float64(a.total) / 1000 / float64(a.count),
+				P50:  p50,
+				P99:  p99,
 			})
 		}
 		return res, nil

@@ -21,6 +21,7 @@ const (
 	roleCombine
 )
 
+// moeRole reads only t.Name and t.OpType (nameOpMemo relies on it).
 func moeRole(r *model.Rank, t *model.DeviceTask) int {
 	name := r.Str(t.Name)
 	s := r.Str(t.OpType)
@@ -116,9 +117,11 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 		open := map[int32]int{} // stream -> index into res.Layers, or absent
 		cur := map[int32]int{}  // stream -> last layer seen (for GMM attribution)
 		res.HaveShapes = true
+		roles := newNameOpMemo(r, moeRole)
+		shapes := &shapeMemo{r: r}
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
-			switch moeRole(r, t) {
+			switch roles.get(t) {
 			case roleRouting:
 				res.Routing.add(t.Dur)
 				res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Routing: i})
@@ -145,7 +148,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 				if li, ok := cur[t.Stream]; ok {
 					res.Layers[li].GMM = append(res.Layers[li].GMM, i)
 				}
-				if n, ok := firstDim(r.Str(t.InputShapes)); ok {
+				if n, ok := shapes.firstDim(t.InputShapes); ok {
 					res.GMMTokens += n
 				} else {
 					res.HaveShapes = false
