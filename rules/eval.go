@@ -637,7 +637,11 @@ func (e *errNotEvaluated) Error() string { return strings.Join(e.reasons, "; ") 
 
 func (st *state) run(e *Expr) (any, error) {
 	st.missing = nil
-	v, err := expr.Run(e.Program, st.env)
+	prog, err := e.Program()
+	if err != nil {
+		return nil, err
+	}
+	v, err := expr.Run(prog, st.env)
 	if err != nil {
 		if errors.Is(err, errUnavailable) {
 			return nil, &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
@@ -658,8 +662,12 @@ func (st *state) render(t *Template) (string, error) {
 	if t == nil {
 		return "", nil
 	}
+	parts, err := t.compiled()
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	for _, p := range t.parts {
+	for _, p := range parts {
 		if p.expr == nil {
 			b.WriteString(p.text)
 			continue

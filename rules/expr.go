@@ -8,10 +8,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	exprcompiler "github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"go.yaml.in/yaml/v3"
@@ -19,17 +24,71 @@ import (
 
 // Expr is one compiled expression with where it came from.
 type Expr struct {
-	Source  string
-	Program *vm.Program
+	Source string
 	// Metrics and Facts it names (for `rules explain` and reasons).
 	Metrics []string
 	Facts   []string
+
+	prog *vm.Program
+	lazy *lazy[*vm.Program] // a built-in rule's: compiled on first use
+	// idents are the identifiers it names, once each (the vars it uses)
+	idents []string
+}
+
+// Program returns the compiled expression. A built-in rule's is compiled
+// on first use (safe from several goroutines); the test suite compiles
+// every one eagerly (TestBuiltinRulesCompileEagerly).
+func (e *Expr) Program() (*vm.Program, error) {
+	if e.lazy != nil {
+		return e.lazy.get()
+	}
+	return e.prog, nil
 }
 
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
 	Source string
 	parts  []tmplPart
+	lazy   *lazy[[]tmplPart] // a built-in rule's: compiled on first use
+}
+
+// compiled returns the template's parts, compiling them on first use for
+// a built-in rule.
+func (t *Template) compiled() ([]tmplPart, error) {
+	if t.lazy != nil {
+		return t.lazy.get()
+	}
+	return t.parts, nil
+}
+
+// lazy is a value built once, on first use, by build; build reports its
+// problems as the loader would have at load time.
+type lazy[T any] struct {
+	once  sync.Once
+	build func() (T, error)
+	v     T
+	err   error
+}
+
+func (z *lazy[T]) get() (T, error) {
+	z.once.Do(func() {
+		z.v, z.err = z.build()
+		z.build = nil
+	})
+	return z.v, z.err
+}
+
+// deferred returns a copy of c that compiles into its own problem list,
+// and the function that turns that list into an error.
+func (c *compiler) deferred() (*compiler, func() error) {
+	sub := &loader{file: c.l.file, lines: c.l.lines}
+	cc := &compiler{l: sub, rule: c.rule, what: c.what, budget: c.budget}
+	return cc, func() error {
+		if len(sub.problems) == 0 {
+			return nil
+		}
+		return errors.New(strings.Join(sub.problems, "; "))
+	}
 }
 
 type tmplPart struct {
@@ -131,6 +190,9 @@ type compiler struct {
 	rule   *Rule
 	what   string
 	budget bool
+	// lazy: a built-in rule; names are checked at load, expr.Compile and
+	// templates wait for first use.
+	lazy bool
 }
 
 func (c *compiler) errAt(n *yaml.Node, off int, format string, args ...any) {
@@ -211,6 +273,9 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 				}
 			}
 		case *ast.IdentifierNode:
+			if !contains(e.idents, x.Value) {
+				e.idents = append(e.idents, x.Value)
+			}
 			if x.Value == "baseline" && !c.budget {
 				c.errAt(n, off+x.Location().From, "%s: `baseline` is only defined in budgets; use baseline_metric(\"m\")", field)
 				ok = false
@@ -221,18 +286,27 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if !ok {
 		return nil
 	}
-	// the rule's vars this expression needs, as let-bindings in front
-	prefix := c.varPrefix(tree.Node)
-	texts := map[*ast.BinaryNode]opText{}
-	opts := []expr.Option{expr.Env(env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: c.rule.Thresholds}),
-		expr.Patch(&checkArith{texts})}
-	switch kind {
-	case kindBool:
-		opts = append(opts, expr.AsBool())
-	case kindFloat:
-		opts = append(opts, expr.AsFloat64())
+	if c.lazy {
+		cc, problems := c.deferred()
+		e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
+			prog := cc.compile(n, e.idents, src, off, field, kind)
+			return prog, problems()
+		}}
+		return e
 	}
-	prog, err := expr.Compile(prefix+src, opts...)
+	e.prog = c.compile(n, e.idents, src, off, field, kind)
+	if e.prog == nil {
+		return nil
+	}
+	return e
+}
+
+// compile type-checks and compiles src (naming idents), which starts at
+// rune offset off inside n's value, with the vars it uses in front.
+func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) *vm.Program {
+	// the rule's vars this expression needs, as let-bindings in front
+	prefix := c.varPrefix(idents)
+	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
@@ -245,36 +319,89 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 		c.fileErr(n, off, field, err)
 		return nil
 	}
-	e.Program = prog
-	return e
+	return prog
 }
 
-// varPrefix returns "let v = (...); " for each var node uses, with the
-// vars those use, in declaration order.
-func (c *compiler) varPrefix(node ast.Node) string {
+// exprOptions are the options expr.Compile would be given for one
+// expression: the env, the patch visitors (checked arithmetic, facts and
+// thresholds) and the result kind. compileExpr must compile the same
+// program (TestCompileExprIsExprCompile).
+func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
+	texts := map[*ast.BinaryNode]opText{}
+	opts := []expr.Option{expr.Env(env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
+		expr.Patch(&checkArith{texts})}
+	switch kind {
+	case kindBool:
+		opts = append(opts, expr.AsBool())
+	case kindFloat:
+		opts = append(opts, expr.AsFloat64())
+	}
+	return opts
+}
+
+// shared is the expr configuration every expression starts from, built
+// once: expr.Compile builds a new one per call (the built-in function
+// table, and the env's type information, looked up again field by field),
+// which was a fifth of compiling a rule's expression. Its type cache is
+// filled as expressions are checked, so compiles take turns (mu).
+var shared struct {
+	mu   sync.Mutex
+	conf *conf.Config
+}
+
+// compileExpr is expr.Compile(src, exprOptions(kind, thresholds)...)
+// starting from the shared configuration.
+func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.conf == nil {
+		shared.conf = conf.CreateNew()
+		expr.Env(env{})(shared.conf)
+	}
+	cfg := *shared.conf // the tables are shared, read-only
+	cfg.Visitors = nil
+	for _, op := range exprOptions(kind, thresholds)[1:] { // [0] is the env, set above
+		op(&cfg)
+	}
+	cfg.Check()
+	tree, err := checker.ParseCheck(src, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Optimize {
+		if err := optimizer.Optimize(&tree.Node, &cfg); err != nil {
+			var fe *file.Error
+			if errors.As(err, &fe) {
+				return nil, fe.Bind(tree.Source)
+			}
+			return nil, err
+		}
+	}
+	return exprcompiler.Compile(tree, &cfg)
+}
+
+// varPrefix returns "let v = (...); " for each var named in idents, with
+// the vars those name, in declaration order.
+func (c *compiler) varPrefix(idents []string) string {
 	if len(c.rule.Vars) == 0 {
 		return ""
 	}
 	need := map[string]bool{}
-	var mark func(n ast.Node)
-	mark = func(n ast.Node) {
-		ast.Find(n, func(x ast.Node) bool {
-			id, ok := x.(*ast.IdentifierNode)
-			if !ok || need[id.Value] {
-				return false
+	var mark func(idents []string)
+	mark = func(idents []string) {
+		for _, id := range idents {
+			if need[id] {
+				continue
 			}
 			for _, v := range c.rule.Vars {
-				if v.Name == id.Value {
+				if v.Name == id {
 					need[v.Name] = true
-					if t, err := parser.Parse(v.Source); err == nil {
-						mark(t.Node)
-					}
+					mark(v.idents)
 				}
 			}
-			return false
-		})
+		}
 	}
-	mark(node)
+	mark(idents)
 	var b strings.Builder
 	for _, v := range c.rule.Vars {
 		if need[v.Name] {
@@ -298,6 +425,16 @@ func (c *compiler) template(n *yaml.Node, field string) *Template {
 	if n.Kind != yaml.ScalarNode {
 		c.l.errf(n, "%s: %s: expected text, found %s", c.what, field, kindName(n))
 		return nil
+	}
+	if c.lazy {
+		cc, problems := c.deferred()
+		return &Template{Source: n.Value, lazy: &lazy[[]tmplPart]{build: func() ([]tmplPart, error) {
+			var parts []tmplPart
+			if t := cc.template(n, field); t != nil {
+				parts = t.parts
+			}
+			return parts, problems()
+		}}}
 	}
 	t := &Template{Source: n.Value}
 	src := n.Value

@@ -50,6 +50,7 @@ type Var struct {
 	Name   string
 	Source string
 	node   *yaml.Node
+	idents []string // the identifiers Source names (the vars it uses)
 }
 
 // AppliesTo restricts a rule to deployments; an unknown fact never
@@ -129,7 +130,7 @@ func Load(files ...string) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
-		problems = append(problems, set.add("rules/"+e, data, true)...)
+		problems = append(problems, set.add("rules/"+e, data, true, true)...)
 	}
 	for _, f := range files {
 		if f == "" {
@@ -146,7 +147,7 @@ func Load(files ...string) (*Set, error) {
 			problems = append(problems, fmt.Sprintf("%s: cannot read rule file: %v", f, err))
 			continue
 		}
-		problems = append(problems, set.add(f, data, false)...)
+		problems = append(problems, set.add(f, data, false, false)...)
 	}
 	if len(problems) > 0 {
 		return nil, &LoadError{Problems: problems}
@@ -157,7 +158,7 @@ func Load(files ...string) (*Set, error) {
 // Parse loads one rule file from memory (no built-in rules).
 func Parse(name string, data []byte) (*Set, error) {
 	set := &Set{}
-	if p := set.add(name, data, false); len(p) > 0 {
+	if p := set.add(name, data, false, false); len(p) > 0 {
 		return nil, &LoadError{Problems: p}
 	}
 	return set, nil
@@ -182,6 +183,9 @@ type loader struct {
 	file     string
 	lines    []string
 	problems []string
+	// lazy: compile expressions and templates on first use (built-in
+	// rules only: see compiler.lazy)
+	lazy bool
 }
 
 func (l *loader) errf(n *yaml.Node, format string, args ...any) {
@@ -275,8 +279,11 @@ func (l *loader) strList(n *yaml.Node, what string) []string {
 	return out
 }
 
-func (s *Set) add(file string, data []byte, builtin bool) []string {
-	l := &loader{file: file, lines: strings.Split(string(data), "\n")}
+// add loads one rule file. lazy defers compiling (built-in rules: the test
+// suite compiles them all eagerly); user rule files are compiled at once,
+// so every problem is reported at load time.
+func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
+	l := &loader{file: file, lines: strings.Split(string(data), "\n"), lazy: lazy}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -374,7 +381,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 		r.AppliesTo.Phase = l.strList(am["phase"], "phase")
 		r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
 	}
-	c := &compiler{l: l, rule: r, what: what}
+	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}
 	if vn := m["vars"]; vn != nil {
 		if vn.Kind != yaml.MappingNode {
 			l.errf(vn, "%s: vars: expected a mapping of name: expression, found %s", what, kindName(vn))
@@ -390,8 +397,8 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 					continue
 				}
 				// checked with the vars before it in scope
-				if c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny) != nil {
-					r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v})
+				if e := c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
+					r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents})
 				}
 			}
 		}

@@ -24,7 +24,7 @@ var (
 
 // analyzed generates a built-in tracegen scenario once per test binary
 // and returns its analysis.
-func analyzed(t *testing.T, name string) *analysis.Result {
+func analyzed(t testing.TB, name string) *analysis.Result {
 	t.Helper()
 	sc, ok := tracegen.Lookup(name)
 	require.True(t, ok, name)
@@ -33,7 +33,7 @@ func analyzed(t *testing.T, name string) *analysis.Result {
 
 // analyzedScenario generates sc once per test binary (by sc.Name) and
 // returns its analysis.
-func analyzedScenario(t *testing.T, sc tracegen.Scenario) *analysis.Result {
+func analyzedScenario(t testing.TB, sc tracegen.Scenario) *analysis.Result {
 	t.Helper()
 	name := sc.Name
 	resMu.Lock()
