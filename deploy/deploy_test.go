@@ -463,7 +463,7 @@ func TestSeveralServeCommands(t *testing.T) {
 	require.Equal(t, []string{"5-9", "11-15"}, []string{s.Serves[0].Lines(), s.Serves[1].Lines()})
 	require.Same(t, s.Serves[1], s.Serve)
 	require.False(t, s.Selected)
-	require.Equal(t, twoServes+" starts 2 `vllm serve` commands (lines 5-9, 11-15): the facts and the diff use the last one, at lines 11-15 (/models/Qwen3-235B-A22B); the others are not read, and a fix to an environment variable changes its assignment, which every command after it sees", s.Warning())
+	require.Equal(t, twoServes+" starts 2 `vllm serve` commands (lines 5-9, 11-15): the facts and the diff use the last one, at lines 11-15 (/models/Qwen3-235B-A22B); their flags are not used, and a fix to an environment variable changes its assignment, which every command after it sees", s.Warning())
 	f := facts(t, s)
 	require.Equal(t, 25, f["max_num_seqs"].Value)
 	require.Equal(t, twoServes+":13 (--max-num-seqs 25)", f["max_num_seqs"].Source)

@@ -236,7 +236,7 @@ func (s *Script) Warning() string {
 	if s.Serve.Model != "" {
 		w += " (" + s.Serve.Model + ")"
 	}
-	return w + "; the others are not read, and a fix to an environment variable changes its assignment, which every command after it sees"
+	return w + "; their flags are not used, and a fix to an environment variable changes its assignment, which every command after it sees"
 }
 
 // tokenize splits a logical line into words; starts are the offsets of
