@@ -1026,6 +1026,13 @@ func parseInt(b []byte) (int64, bool) {
 	if len(b)-i >= 8 {
 		if v, ok := eightDigits(b[i:]); ok {
 			n, i = v, i+8
+			// flow ids are 19 digits: a second group (below 10^16, so the
+			// at most 3 digits left cannot overflow)
+			if len(b)-i >= 8 {
+				if v, ok := eightDigits(b[i:]); ok {
+					n, i = n*100000000+v, i+8
+				}
+			}
 		}
 	}
 	for ; i < len(b); i++ {

@@ -284,7 +284,7 @@ func TestNumbersSame(t *testing.T) {
 		}
 		checkNumbers(t, b)
 	}
-	for _, s := range []string{"1736410582431668.784", "4294967295", "-9223372036854775808", "9223372036854775807", "9223372036854775808", "18446744073709551615", "99999999", "00000000", "12345678.9", "1234567812345678", "12345678123456789"} {
+	for _, s := range []string{"1736410582431668.784", "3847.834", "17.908", "0.7", "4.0", "12345.678", "123456.78", "1.2345", "12.", ".125", "1.2.3", "-1.25", "+1.25", "1e.5", "00000.000", "99999.999", "4294967295", "-9223372036854775808", "9223372036854775807", "9223372036854775808", "18446744073709551615", "99999999", "00000000", "12345678.9", "1234567812345678", "12345678123456789"} {
 		checkNumbers(t, []byte(s))
 	}
 	// every byte in every position of an 8-digit group
@@ -327,10 +327,13 @@ func TestKeyWords(t *testing.T) {
 func TestIDKey(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	for range 2000 {
-		b := make([]byte, rng.Intn(18))
-		rng.Read(b)
+		b := make([]byte, rng.Intn(18), 24)
+		rng.Read(b[:cap(b)])
+		if rng.Intn(2) == 0 {
+			b = b[:len(b):len(b)] // at the end of a buffer
+		}
 		k, ok := keyOf(b, false)
-		if ok != (len(b) <= 16) || k.n != int32(len(b)) {
+		if ok != (len(b) <= 16 && cap(b) >= 8) || (ok && k.n != int32(len(b))) {
 			t.Fatalf("keyOf(%q): %+v %v", b, k, ok)
 		}
 		if !ok {
@@ -363,6 +366,12 @@ func TestIDCache(t *testing.T) {
 		ids = append(ids, []byte(strconv.Itoa(rng.Intn(1<<30)*(j%3)+j)))
 	}
 	ids = append(ids, []byte(""), []byte("x"), []byte("12345678901234567"), []byte("1234567890123456"), []byte("-3"), []byte("3.0"))
+	// in a read buffer, bytes follow an id (keyOf loads them, then masks
+	// them off): the same ids followed by digits, at most end their buffer
+	for _, id := range ids[:len(ids):len(ids)] {
+		buf := append(append([]byte(nil), id...), "98765432, "...)
+		ids = append(ids, buf[:len(id)])
+	}
 	for range 20000 {
 		id := ids[rng.Intn(len(ids))]
 		v := value{b: id, str: rng.Intn(2) == 0}

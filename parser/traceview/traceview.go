@@ -576,22 +576,23 @@ type idKey struct {
 	str  bool
 }
 
-// keyOf returns the key of a raw id; false when it is too long for one.
+// keyOf returns the key of a raw id; false when it is too long for one,
+// or when it is shorter than 8 bytes and ends its buffer (then the id is
+// resolved without the cache). Below 8 bytes it loads the word at b[0:8],
+// within b's capacity (b is a slice of the read buffer), and masks off
+// the bytes after b: the bytes packed little endian, as a loop would.
 func keyOf(b []byte, str bool) (idKey, bool) {
 	n := len(b)
-	k := idKey{n: int32(n), str: str}
-	switch {
-	case n > 16:
-		return k, false
-	case n >= 8:
-		k.a = binary.LittleEndian.Uint64(b)
-		k.z = binary.LittleEndian.Uint64(b[n-8:])
-	default:
-		for j := n - 1; j >= 0; j-- {
-			k.a = k.a<<8 | uint64(b[j])
-		}
+	if n > 16 || cap(b) < 8 {
+		return idKey{}, false
 	}
-	return k, true
+	a, z := binary.LittleEndian.Uint64(b[:8]), uint64(0)
+	if n >= 8 {
+		z = binary.LittleEndian.Uint64(b[n-8:])
+	} else {
+		a &= 1<<(8*(uint(n)&7)) - 1
+	}
+	return idKey{a, z, int32(n), str}, true
 }
 
 // slot spreads keys over an idCache.
@@ -752,7 +753,9 @@ func (rd *reader) complete(ev *event) {
 			stream = n
 		}
 	}
-	if ev.modelID.set {
+	if ev.modelID.set && string(ev.modelID.b) != "4294967295" {
+		// (UINT32_MAX, which torch_npu writes for "no model", is not kept
+		// either way)
 		if n, ok := parseInt(ev.modelID.b); ok && n >= 0 && n < math.MaxUint32 {
 			flags |= fModel
 			modelID = n
@@ -788,6 +791,16 @@ func (lg *plog) add(flags byte, tid uint32, ts, dur int64, name, tt uint32, stre
 // usToNs is timeparse.MicrosToNanos with a fast path for the common
 // spellings (digits, optionally '.' and at most three decimals).
 func usToNs(b []byte) (int64, bool) {
+	if len(b) == 20 && b[16] == '.' {
+		// how profilers write ts: 16 digits, '.', 3 decimals (the same
+		// arithmetic as below, without its loops)
+		hi, ok1 := eightDigits(b[0:8])
+		lo, ok2 := eightDigits(b[8:16])
+		d0, d1, d2 := b[17]-'0', b[18]-'0', b[19]-'0'
+		if ok1 && ok2 && d0 <= 9 && d1 <= 9 && d2 <= 9 {
+			return int64(hi*100000000+lo)*1000 + int64(d0)*100 + int64(d1)*10 + int64(d2), true
+		}
+	}
 	var n int64
 	i := 0
 	if len(b) >= 8 {
@@ -816,6 +829,13 @@ func usToNs(b []byte) (int64, bool) {
 	}
 	if b[i] != '.' || len(b)-i-1 > 3 {
 		return timeparse.MicrosToNanos(b)
+	}
+	if i+4 == len(b) {
+		// three decimals, as most durations have
+		d0, d1, d2 := b[i+1]-'0', b[i+2]-'0', b[i+3]-'0'
+		if d0 <= 9 && d1 <= 9 && d2 <= 9 {
+			return n*1000 + int64(d0)*100 + int64(d1)*10 + int64(d2), true
+		}
 	}
 	f, k := int64(0), 0
 	for i++; i < len(b); i++ {
