@@ -37,7 +37,8 @@ type slice struct {
 // decoder walks one process log: its own chunks, then its segments.
 type decoder struct {
 	chunks [][]byte
-	b      []byte
+	b      []byte // the chunk being decoded, from index at
+	at     int
 	ts     int64
 	segs   []logSeg
 	tmap   []uint32
@@ -56,9 +57,9 @@ func getUvarint(b []byte, i int) (uint64, int) {
 		c := b[i]
 		i++
 		if c < 0x80 {
-			return x | uint64(c)<<sh, i
+			return x | uint64(c)<<(sh&63), i
 		}
-		x |= uint64(c&0x7f) << sh
+		x |= uint64(c&0x7f) << (sh & 63)
 		sh += 7
 	}
 }
@@ -70,7 +71,7 @@ func getVarint(b []byte, i int) (int64, int) {
 }
 
 func (d *decoder) next(s *slice) bool {
-	for len(d.b) == 0 {
+	for d.at >= len(d.b) {
 		if len(d.chunks) == 0 {
 			if len(d.segs) == 0 {
 				return false
@@ -83,12 +84,12 @@ func (d *decoder) next(s *slice) bool {
 		}
 		// the log's chunk list is shared: dropping the reference frees a
 		// chunk as soon as it is decoded
-		d.b, d.chunks[0], d.chunks = d.chunks[0], nil, d.chunks[1:]
+		d.b, d.at, d.chunks[0], d.chunks = d.chunks[0], 0, nil, d.chunks[1:]
 	}
-	b := d.b
-	flags := b[0]
+	b, i := d.b, d.at
+	flags := b[i]
 	s.flags = flags
-	v, i := getUvarint(b, 1)
+	v, i := getUvarint(b, i+1)
 	s.tid = uint32(v)
 	x, i := getVarint(b, i)
 	d.ts += x
@@ -111,7 +112,7 @@ func (d *decoder) next(s *slice) bool {
 			s.modelID = uint32(v)
 		}
 	}
-	d.b = b[i:]
+	d.at = i
 	if d.tmap != nil {
 		s.tid = d.tmap[s.tid]
 		s.name = d.names[s.name]

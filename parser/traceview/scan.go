@@ -1009,6 +1009,21 @@ func unquote(raw []byte) string {
 // parseInt reads a decimal integer (optionally quoted, as in `"tid": "3"`);
 // ok is false for anything else (fractions are accepted when whole, "12.0").
 func parseInt(b []byte) (int64, bool) {
+	if len(b) == 1 && b[0]-'0' <= 9 {
+		return int64(b[0] - '0'), true // a stream id
+	}
+	if len(b) == 19 {
+		// a flow id (a time in ns): two groups of 8 digits and three
+		if v, ok := sixteenDigits(le64(b, 0), le64(b, 8)); ok {
+			d0, d1, d2 := b[16]-'0', b[17]-'0', b[18]-'0'
+			if d0 <= 9 && d1 <= 9 && d2 <= 9 {
+				if n := v*1000 + uint64(d0)*100 + uint64(d1)*10 + uint64(d2); n <= 1<<63-1 {
+					return int64(n), true
+				}
+				return 0, false
+			}
+		}
+	}
 	if len(b) == 0 || len(b) > 20 {
 		return timeparse.ParseInt(b)
 	}
@@ -1052,6 +1067,20 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(n), true
+}
+
+// sixteenDigits is eightDigits of the 16 bytes of two little-endian
+// words (x first), both checked at once.
+func sixteenDigits(x, y uint64) (uint64, bool) {
+	const hiNib, zeros, sixes = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
+	if (x&hiNib^zeros)|(y&hiNib^zeros)|((x+sixes)&hiNib^zeros)|((y+sixes)&hiNib^zeros) != 0 {
+		return 0, false
+	}
+	x, y = x-zeros, y-zeros
+	x, y = x*10+x>>8, y*10+y>>8
+	x = ((x&0x000000ff000000ff)*(100+1000000<<32) + (x>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
+	y = ((y&0x000000ff000000ff)*(100+1000000<<32) + (y>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
+	return x*100000000 + y, true
 }
 
 // eightDigits returns the value of the 8 bytes at b[0:8] when all are

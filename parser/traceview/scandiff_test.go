@@ -403,3 +403,46 @@ func TestSkipRestFlatPath(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbersEveryByte: the 16.3-digit ts and the 19-digit flow id fast
+// paths, with every byte value at every position.
+func TestNumbersEveryByte(t *testing.T) {
+	for _, base := range []string{"1736410582431668.784", "1736410582431668784", "9223372036854775807", "9223372036854775.807"} {
+		for p := range len(base) {
+			for c := range 256 {
+				b := []byte(base)
+				b[p] = byte(c)
+				checkNumbers(t, b)
+			}
+		}
+	}
+}
+
+// TestFlowIDFromTS: a flow end whose id is the digits of its ts reuses
+// ts; every other id is parsed, and an id out of range drops the flow.
+func TestFlowIDFromTS(t *testing.T) {
+	for _, c := range []struct{ ts, id string }{
+		{"1736410582431668.784", "1736410582431668784"}, // torch_npu's flow end
+		{"1736410582431668.784", "1736410582431668785"},
+		{"1736410582431668.784", "1736410582431661784"},
+		{"1736410582431668.784", "2736410582431668784"},
+		{"1736410582431668.784", "148"},
+		{"1736410582431668.78", "173641058243166878"},
+		{"9999999999999999.999", "9999999999999999999"}, // ts wraps, id out of range
+		{"9223372036854775.807", "9223372036854775807"},
+		{"9223372036854775.808", "9223372036854775808"},
+	} {
+		var syms model.Syms
+		rd := newReader(newSource(bytes.NewReader(nil)), &syms)
+		ev := event{ts: value{b: []byte(c.ts), str: true}, id: value{b: []byte(c.id)},
+			pid: value{b: []byte("1")}, tid: value{b: []byte("2")}}
+		rd.flowEv(true, &ev)
+		id, ok := parseInt([]byte(c.id))
+		if _, tsOK := usToNs([]byte(c.ts)); !tsOK {
+			ok = false
+		}
+		if got := rd.nFlows == 1; got != ok || (ok && rd.flowLast != id) {
+			t.Errorf("ts %s id %s: kept %v id %d, want kept %v id %d", c.ts, c.id, got, rd.flowLast, ok, id)
+		}
+	}
+}
