@@ -8,6 +8,13 @@ import (
 	"strconv"
 )
 
+// MaxWholeMicros is the largest integer part MicrosToNanos accepts: it
+// refuses a longer one before multiplying, so that the nanoseconds with
+// any three decimals and rounding always fit an int64. Fast paths that
+// parse the common spellings themselves hand anything above it to
+// MicrosToNanos.
+const MaxWholeMicros = (math.MaxInt64/1000-9)/10*10 + 9
+
 // MicrosToNanos parses decimal microseconds ("1736408883704643.212",
 // "145.57", "0.45077999999999996", "79000", "-1.5") into nanoseconds,
 // rounding half away from zero at the fourth decimal. Surrounding

@@ -1,6 +1,7 @@
 package timeparse
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,5 +30,18 @@ func TestMicrosToNanos(t *testing.T) {
 	for _, bad := range []string{"", "N/A", "abc", "1.2.3", "-", "99999999999999999999999"} {
 		_, ok := MicrosToNanos([]byte(bad))
 		require.False(t, ok, bad)
+	}
+}
+
+// TestMaxWholeMicros: MaxWholeMicros is exactly the edge MicrosToNanos
+// keeps (the trace reader's fast path relies on it).
+func TestMaxWholeMicros(t *testing.T) {
+	edge := strconv.FormatInt(MaxWholeMicros, 10)
+	if ns, ok := MicrosToNanos([]byte(edge + ".999")); !ok || ns != MaxWholeMicros*1000+999 {
+		t.Fatalf("%s.999: %d, %v", edge, ns, ok)
+	}
+	above := strconv.FormatInt(MaxWholeMicros+1, 10)
+	if ns, ok := MicrosToNanos([]byte(above)); ok {
+		t.Fatalf("%s accepted as %d", above, ns)
 	}
 }

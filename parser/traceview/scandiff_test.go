@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/npuprof/npuprof/parser/timeparse"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -443,6 +444,25 @@ func TestFlowIDFromTS(t *testing.T) {
 		}
 		if got := rd.nFlows == 1; got != ok || (ok && rd.flowLast != id) {
 			t.Errorf("ts %s id %s: kept %v id %d, want kept %v id %d", c.ts, c.id, got, rd.flowLast, ok, id)
+		}
+	}
+}
+
+// TestUsToNsOverflow: 16-digit timestamps at the int64 edge are exact or
+// refused, as timeparse decides, never wrapped.
+func TestUsToNsOverflow(t *testing.T) {
+	for _, s := range []string{
+		"9223372036854769.999", "9223372036854770.000", "9223372036854774.999", "9223372036854775.807", "9223372036854775.808",
+		"9223372036854776.000", "9999999999999999.999", "9223372036854775", "9223372036854776",
+		"9999999999999999", "9223372036854775.8", "1736410582431691.063",
+	} {
+		want, wok := timeparse.MicrosToNanos([]byte(s))
+		got, ok := usToNs([]byte(s))
+		if ok != wok || (ok && got != want) {
+			t.Errorf("usToNs(%q) = %d, %v; timeparse says %d, %v", s, got, ok, want, wok)
+		}
+		if ok && got < 0 {
+			t.Errorf("usToNs(%q) wrapped to %d", s, got)
 		}
 	}
 }

@@ -363,7 +363,9 @@ func usToNsRef(b []byte) (int64, bool) {
 		}
 		n = n*10 + int64(c)
 	}
-	if i == 0 {
+	if i == 0 || n > maxWholeUs {
+		// (fixed 2026-11-30: 16 digits at or above 9223372036854775 µs
+		// overflowed here instead of going to timeparse)
 		return timeparse.MicrosToNanos(b)
 	}
 	if i == len(b) {

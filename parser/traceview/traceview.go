@@ -790,6 +790,11 @@ func (lg *plog) add(flags byte, tid uint32, ts, dur int64, name, tt uint32, stre
 
 // usToNs is timeparse.MicrosToNanos with a fast path for the common
 // spellings (digits, optionally '.' and at most three decimals).
+// maxWholeUs is the largest whole number of microseconds timeparse
+// accepts: above it the fast paths hand the text to timeparse, which
+// refuses it, instead of wrapping around int64.
+const maxWholeUs = timeparse.MaxWholeMicros
+
 func usToNs(b []byte) (int64, bool) {
 	if len(b) == 20 && b[16] == '.' {
 		// how profilers write ts: 16 digits, '.', 3 decimals (the same
@@ -803,7 +808,11 @@ func usToNs(b []byte) (int64, bool) {
 			x, y = x*10+x>>8, y*10+y>>8
 			x = ((x&0x000000ff000000ff)*(100+1000000<<32) + (x>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
 			y = ((y&0x000000ff000000ff)*(100+1000000<<32) + (y>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
-			return int64(x*100000000+y)*1000 + int64(d0)*100 + int64(d1)*10 + int64(d2), true
+			if us := x*100000000 + y; us <= maxWholeUs {
+				return int64(us)*1000 + int64(d0)*100 + int64(d1)*10 + int64(d2), true
+			}
+			// beyond int64 nanoseconds, or at its edge: timeparse decides
+			return timeparse.MicrosToNanos(b)
 		}
 	}
 	var n int64
@@ -834,7 +843,8 @@ func usToNs(b []byte) (int64, bool) {
 			n = n*10 + int64(c)
 		}
 	}
-	if i == 0 {
+	if i == 0 || n > maxWholeUs {
+		// not a number here, or 16 digits that may not fit int64 ns
 		return timeparse.MicrosToNanos(b)
 	}
 	if i == len(b) {
