@@ -1,7 +1,10 @@
 package summary
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"unsafe"
 )
@@ -27,6 +30,66 @@ type interner struct {
 	count  *uint32 // numbers handed out; nil: this interner's own n
 	n      uint32
 	arena  arena
+	// strings of at most 16 bytes, once there is a table: open
+	// addressing keyed by shortKey, slots chosen with seeds
+	short        []shortEnt
+	nShort       int
+	seed0, seed1 uint64
+	index        int        // hashed: the index in strs of the string returned
+	cache        []shortEnt // longer strings: one slot per key, no probing
+}
+
+// shortEnt is a string of at most 16 bytes (as shortKey), its length
+// (0: an empty slot; "" is never interned) and its index in strs.
+type shortEnt struct {
+	a, z uint64
+	n, i uint32
+}
+
+// shortKey returns two words that hold all the bytes of b (len(b) <= 16),
+// so that for one length, different strings have different keys: the
+// first and last 8 bytes (they overlap below 16), the first and last 4
+// below 8, or the first, middle and last byte below 4.
+func shortKey(b []byte) (a, z uint64) {
+	switch n := len(b); {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[n-8 : n])
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b[0:4])), uint64(binary.LittleEndian.Uint32(b[n-4 : n]))
+	case n > 0:
+		return uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16, 0
+	}
+	return 0, 0
+}
+
+// shortSlot is the first table slot of a short key of length n.
+func (in *interner) shortSlot(a, z uint64, n uint32) uint64 {
+	hi, lo := bits.Mul64(a^in.seed0, z^in.seed1^uint64(n)<<32)
+	return (hi ^ lo) & uint64(len(in.short)-1)
+}
+
+// shortAdd records a string of at most 16 bytes.
+func (in *interner) shortAdd(e shortEnt) {
+	if 2*(in.nShort+1) > len(in.short) {
+		old := in.short
+		in.short = make([]shortEnt, max(64, 2*len(old)))
+		for _, o := range old {
+			if o.n != 0 {
+				in.shortPlace(o)
+			}
+		}
+	}
+	in.shortPlace(e)
+	in.nShort++
+}
+
+func (in *interner) shortPlace(e shortEnt) {
+	mask := uint64(len(in.short) - 1)
+	h := in.shortSlot(e.a, e.z, e.n)
+	for in.short[h].n != 0 {
+		h = (h + 1) & mask
+	}
+	in.short[h] = e
 }
 
 func (in *interner) intern(b []byte) string {
@@ -56,6 +119,44 @@ func (in *interner) internID(b []byte) (string, uint32) {
 		// the ninth string: from now on, the table
 		in.grow()
 	}
+	if len(b) <= 16 {
+		// most types and shapes: keyed by their bytes as two words, no
+		// hash of the bytes and no compare of strings
+		a, z := shortKey(b)
+		n := uint32(len(b))
+		mask := uint64(len(in.short) - 1)
+		for h := in.shortSlot(a, z, n); ; h = (h + 1) & mask {
+			e := &in.short[h]
+			if e.n == 0 {
+				break
+			}
+			if e.a == a && e.z == z && e.n == n {
+				in.last, in.lastID = in.strs[e.i], in.ids[e.i]
+				return in.last, in.lastID
+			}
+		}
+		s, id := in.hashed(b)
+		in.shortAdd(shortEnt{a: a, z: z, n: n, i: uint32(in.index)})
+		return s, id
+	}
+	// longer strings (kernel names): a direct-mapped cache keyed by the
+	// length and the first and last 8 bytes, checked by a compare of the
+	// strings, in front of the hashed table
+	n := len(b)
+	a, z := binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[n-8:n])
+	e := &in.cache[in.shortSlot(a, z, uint32(n))&(uint64(len(in.cache))-1)]
+	if e.n == uint32(n) && e.a == a && e.z == z && in.strs[e.i] == string(b) {
+		in.last, in.lastID = in.strs[e.i], in.ids[e.i]
+		return in.last, in.lastID
+	}
+	s, id := in.hashed(b)
+	*e = shortEnt{a: a, z: z, n: uint32(n), i: uint32(in.index)}
+	return s, id
+}
+
+// hashed is internID through the table keyed by maphash; index is left
+// at the string's index in strs.
+func (in *interner) hashed(b []byte) (string, uint32) {
 	mask := uint64(len(in.tab) - 1)
 	hash := maphash.Bytes(in.seed, b)
 	tag := hash &^ (1<<32 - 1)
@@ -68,12 +169,14 @@ func (in *interner) internID(b []byte) (string, uint32) {
 		if e&^(1<<32-1) == tag {
 			if i := uint32(e) - 1; in.strs[i] == string(b) {
 				in.last, in.lastID = in.strs[i], in.ids[i]
+				in.index = int(i)
 				return in.last, in.lastID
 			}
 		}
 		h = (h + 1) & mask
 	}
 	s := in.add(b)
+	in.index = len(in.strs) - 1
 	in.tab[h] = tag | uint64(len(in.strs))
 	if 2*len(in.strs) > len(in.tab) {
 		in.grow()
@@ -98,6 +201,9 @@ func (in *interner) add(b []byte) string {
 func (in *interner) grow() {
 	if in.tab == nil {
 		in.seed = maphash.MakeSeed()
+		in.seed0, in.seed1 = rand.Uint64(), rand.Uint64()
+		in.short = make([]shortEnt, 64)
+		in.cache = make([]shortEnt, 256)
 	}
 	in.tab = make([]uint64, max(256, 2*len(in.tab)))
 	mask := uint64(len(in.tab) - 1)

@@ -6,6 +6,7 @@ package summary
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -288,9 +289,31 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		cell := func(i int) []byte {
 			return trimSpace(cr.cell(i))
 		}
+		// the cells read, as slices of the buffer when they are (all
+		// but quoted ones), without a call per cell
+		stB, ok := cr.rawCell(cStart)
+		if !ok {
+			stB = cr.cell(cStart)
+		}
+		duB, ok := cr.rawCell(cDur)
+		if !ok {
+			duB = cr.cell(cDur)
+		}
+		nameB, ok := cr.rawCell(cName)
+		if !ok {
+			nameB = cr.cell(cName)
+		}
+		typeB, ok := cr.rawCell(cType)
+		if !ok {
+			typeB = cr.cell(cType)
+		}
+		coreB, ok := cr.rawCell(cCore)
+		if !ok {
+			coreB = cr.cell(cCore)
+		}
 		row = KernelRow{StepID: -1, Stream: -1, Line: line}
-		st, ok1 := micros(cr.cell(cStart))
-		du, ok2 := micros(cr.cell(cDur))
+		st, ok1 := micros(stB)
+		du, ok2 := micros(duB)
 		if !ok1 || !ok2 || du < 0 {
 			stText, duText := cell(cStart), cell(cDur)
 			st, ok1 = timeparse.MicrosToNanos(stText)
@@ -309,15 +332,29 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			continue
 		}
 		row.Start, row.Dur = st, du
-		if name := cell(cName); bytes.HasPrefix(name, []byte("hcom_")) {
+		// trimSpace's test inline (as a function it is not inlined)
+		if !untrimmed(nameB) {
+			nameB = bytes.TrimSpace(nameB)
+		}
+		if !untrimmed(typeB) {
+			typeB = bytes.TrimSpace(typeB)
+		}
+		if !untrimmed(coreB) {
+			coreB = bytes.TrimSpace(coreB)
+		}
+		if name := nameB; bytes.HasPrefix(name, []byte("hcom_")) {
 			row.Name, row.NameID = hcomNames.internID(name)
 		} else {
 			row.Name, row.NameID = names.internID(name)
 		}
-		row.Type, row.TypeID = types.internID(naBytes(cell(cType)))
-		row.Core = cores.intern(naBytes(cell(cCore)))
+		row.Type, row.TypeID = types.internID(naBytes(typeB))
+		row.Core = cores.intern(naBytes(coreB))
 		if cStep >= 0 {
-			if v, ok := smallInt(cr.cell(cStep)); ok {
+			b, ok := cr.rawCell(cStep)
+			if !ok {
+				b = cr.cell(cStep)
+			}
+			if v, ok := smallInt(b); ok {
 				row.StepID = v
 			} else if s := cell(cStep); len(s) > 0 {
 				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
@@ -326,7 +363,11 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			}
 		}
 		if cStream >= 0 {
-			if v, ok := smallInt(cr.cell(cStream)); ok {
+			b, ok := cr.rawCell(cStream)
+			if !ok {
+				b = cr.cell(cStream)
+			}
+			if v, ok := smallInt(b); ok {
 				row.Stream = int32(v)
 			} else if s := naBytes(cell(cStream)); len(s) > 0 {
 				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
@@ -355,6 +396,24 @@ func micros(b []byte) (ns int64, ok bool) {
 		n--
 	}
 	b = b[:n]
+	if len(b) == 20 && b[16] == '.' {
+		// how the profiler writes a start: 16 digits, '.', 3 decimals,
+		// as two words of 8 digits checked and converted side by side
+		const hiNib, zeros, sixes = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
+		x, y := binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[8:16])
+		d0, d1, d2 := b[17]-'0', b[18]-'0', b[19]-'0'
+		if (x&hiNib^zeros)|(y&hiNib^zeros)|((x+sixes)&hiNib^zeros)|((y+sixes)&hiNib^zeros) == 0 && d0 <= 9 && d1 <= 9 && d2 <= 9 {
+			x, y = x-zeros, y-zeros
+			x, y = x*10+x>>8, y*10+y>>8
+			x = ((x&0x000000ff000000ff)*(100+1000000<<32) + (x>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
+			y = ((y&0x000000ff000000ff)*(100+1000000<<32) + (y>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
+			// timeparse's bound: ip*1000+999 must fit in int64
+			if ip := x*100000000 + y; ip <= 9223372036854769 {
+				return int64(ip)*1000 + int64(d0)*100 + int64(d1)*10 + int64(d2), true
+			}
+			return 0, false
+		}
+	}
 	var ip int64
 	i := 0
 	for ; i < len(b) && i < 17; i++ {
@@ -392,10 +451,18 @@ func micros(b []byte) (ns int64, ok bool) {
 // trimSpace is bytes.TrimSpace, with the common case (nothing to trim)
 // inline.
 func trimSpace(b []byte) []byte {
-	if len(b) > 0 && b[0] > ' ' && b[0] < 0x80 && b[len(b)-1] > ' ' && b[len(b)-1] < 0x80 {
+	if untrimmed(b) {
 		return b
 	}
 	return bytes.TrimSpace(b)
+}
+
+// untrimmed reports that bytes.TrimSpace would return b as it is (its
+// first and last bytes are ASCII and not space; false may be wrong).
+func untrimmed(b []byte) bool {
+	// b[k] in ['!', 0x7f]: (b[k] > ' ' && b[k] < 0x80), one compare
+	n := len(b)
+	return n > 0 && b[0]-'!' < 0x80-'!' && b[n-1]-'!' < 0x80-'!'
 }
 
 // tripleQuoted returns X for the i-th cell written `"""X"""` with no quote or
@@ -403,7 +470,14 @@ func trimSpace(b []byte) []byte {
 // again for CSV). Decoded, trimmed and stripped of its quotes, as
 // ReadKernelDetails does with any cell, that is X, without a copy.
 func (c *csvScanner) tripleQuoted(i int) ([]byte, bool) {
-	if i < 0 || i >= len(c.fields) || c.fields[i].kind != cellQuotes {
+	if i < 0 || i >= len(c.fields) {
+		return nil, false
+	}
+	if f := c.fields[i]; f.kind == cellTriple {
+		// the scanner has checked the shape
+		return c.buf[f.start+2 : f.end-2], true
+	}
+	if c.fields[i].kind != cellQuotes {
 		return nil, false
 	}
 	raw := c.buf[c.fields[i].start:c.fields[i].end]
