@@ -1,14 +1,16 @@
 package rules
 
 import (
-	"flag"
 	"os"
 	"testing"
 
+	"github.com/npuprof/npuprof/internal/golden"
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated sections of docs/rules.md")
+// update (-update, shared by every package's tests) rewrites the generated
+// sections of docs/rules.md.
+var update = golden.Update
 
 // docs/rules.md's metric, fact, function and built-in rule tables are
 // generated from the catalogs: run `go test ./rules -run TestDocs -update`

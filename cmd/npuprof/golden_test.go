@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/golden"
+	"github.com/stretchr/testify/require"
+)
+
+// The golden outputs pin every output of every command on the committed
+// inputs byte for byte: the terminal summary (analyze), the JSON document
+// (analyze --format json), check's text, JUnit and SARIF, the HTML report's
+// chart data, and diff's text, JSON and HTML chart data. Rewrite them with
+//
+//	go test ./cmd/npuprof -run Golden -update
+//
+// and read the change in `git diff testdata/golden` before committing it.
+//
+// The commands run in-process from the repository root, so every path in
+// an output is the relative one a user types there (testdata/...). Nothing
+// is normalised: the outputs hold no timing and no absolute path, and the
+// version in the SARIF log is "dev", the value of Version in a test binary
+// (no -ldflags). Only the HTML pages are reduced to their data blob (the
+// JSON inside <script id="npuprof-charts">, one chart a line), so a style
+// or script edit does not show as a data change.
+
+// goldenCase is one input, named after the case, with extra flags.
+type goldenCase struct {
+	name string
+	path string
+	args []string
+}
+
+var goldenCases = []goldenCase{
+	{"ep-fc1-cumsum", "testdata/traces/ep-fc1-cumsum", nil},
+	{"ep-fc1-cumsum-deploy", "testdata/traces/ep-fc1-cumsum", []string{"--deploy", "testdata/deploy/field-report-1.sh"}},
+	{"truncated-mid-event", "testdata/broken/truncated-mid-event", nil},
+	{"ep-fc1-cumsum-db", "testdata/traces/ep-fc1-cumsum-db", nil},
+	{"no-collectives", "testdata/traces/no-collectives", nil},
+	{"clean-2ranks", "testdata/traces/clean-2ranks", nil},
+}
+
+// goldenDiffs are the diff cases: BEFORE and AFTER by case name.
+var goldenDiffs = [][2]string{
+	{"ep-fc1-cumsum", "clean-2ranks"},
+	{"ep-fc1-cumsum", "truncated-mid-event"},
+}
+
+// goldenDir is testdata/golden, relative to the repository root.
+const goldenDir = "testdata/golden"
+
+func TestGoldenOutputs(t *testing.T) {
+	t.Chdir("../..")
+	for _, c := range goldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			goldenAnalyze(t, c)
+			goldenCheck(t, c)
+			goldenReport(t, c)
+		})
+	}
+}
+
+func TestGoldenDiff(t *testing.T) {
+	t.Chdir("../..")
+	paths := map[string]string{}
+	for _, c := range goldenCases {
+		paths[c.name] = c.path
+	}
+	for _, d := range goldenDiffs {
+		name := d[0] + "_vs_" + d[1]
+		t.Run(name, func(t *testing.T) {
+			before, after := paths[d[0]], paths[d[1]]
+			html := filepath.Join(t.TempDir(), "diff.html")
+			out, errs := goldenRun(t, ExitOK, "diff", before, after, "-q", "--html", html)
+			golden.Check(t, goldenFile(name, "diff.txt"), []byte(out))
+			goldenStderr(t, errs)
+			out, errs = goldenRun(t, ExitOK, "diff", before, after, "-q", "--format", "json")
+			golden.Check(t, goldenFile(name, "diff.json"), []byte(out))
+			goldenStderr(t, errs)
+			golden.Check(t, goldenFile(name, "diff-html-data.json"), htmlData(t, html))
+		})
+	}
+}
+
+// goldenAnalyze pins analyze's terminal summary and JSON document.
+func goldenAnalyze(t *testing.T, c goldenCase) {
+	out, errs := goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q"}, c.args...)...)
+	golden.Check(t, goldenFile(c.name, "analyze.txt"), []byte(out))
+	goldenStderr(t, errs)
+	out, errs = goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json"}, c.args...)...)
+	golden.Check(t, goldenFile(c.name, "json"), []byte(out))
+	goldenStderr(t, errs)
+}
+
+// goldenCheck pins check's text (with its exit code and its one-line
+// verdict on standard error, which the file ends with), JUnit and SARIF.
+func goldenCheck(t *testing.T, c goldenCase) {
+	dir := t.TempDir()
+	junit, sarif := filepath.Join(dir, "check.xml"), filepath.Join(dir, "check.sarif")
+	var out, errb bytes.Buffer
+	args := append([]string{"check", c.path, "-q", "--junit", junit, "--sarif", sarif}, c.args...)
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	require.Contains(t, []int{ExitOK, ExitFindings}, code, errb.String())
+	text := out.String() + "--- exit code " + strconv.Itoa(code) + ", standard error:\n" + errb.String()
+	golden.Check(t, goldenFile(c.name, "check.txt"), []byte(text))
+	golden.Check(t, goldenFile(c.name, "junit.xml"), readFile(t, junit))
+	golden.Check(t, goldenFile(c.name, "sarif"), readFile(t, sarif))
+}
+
+// goldenReport pins the HTML report's data blob.
+func goldenReport(t *testing.T, c goldenCase) {
+	html := filepath.Join(t.TempDir(), "report.html")
+	_, errs := goldenRun(t, ExitOK, append([]string{"report", c.path, "-q", "-o", html}, c.args...)...)
+	goldenStderr(t, errs)
+	golden.Check(t, goldenFile(c.name, "report-data.json"), htmlData(t, html))
+}
+
+// goldenRun runs npuprof in-process and requires the exit code.
+func goldenRun(t *testing.T, want int, args ...string) (stdout, stderr string) {
+	t.Helper()
+	code, out, errs := run(args...)
+	require.Equal(t, want, code, "%v: %s", args, errs)
+	return out, errs
+}
+
+// goldenStderr requires a quiet standard error (-q): every warning is in
+// the outputs themselves.
+func goldenStderr(t *testing.T, errs string) {
+	t.Helper()
+	require.Empty(t, errs)
+}
+
+func goldenFile(name, kind string) string {
+	return filepath.Join(goldenDir, name+"."+kind)
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+// htmlData returns the chart data of the HTML page at path: the JSON text
+// of its <script type="application/json" id="npuprof-charts"> element, an
+// array written here one element per line (each element's bytes as the
+// page holds them), so a change shows as the charts it touches.
+func htmlData(t *testing.T, path string) []byte {
+	t.Helper()
+	const open = `<script type="application/json" id="npuprof-charts">`
+	page := string(readFile(t, path))
+	i := strings.Index(page, open)
+	require.GreaterOrEqual(t, i, 0, "no chart data in %s", path)
+	rest := page[i+len(open):]
+	j := strings.Index(rest, "</script>")
+	require.GreaterOrEqual(t, j, 0)
+	var charts []json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(rest[:j]), &charts))
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for k, c := range charts {
+		if k > 0 {
+			b.WriteString(",\n")
+		}
+		b.Write(c)
+	}
+	b.WriteString("\n]\n")
+	return b.Bytes()
+}
