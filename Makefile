@@ -8,8 +8,14 @@ DEMO    := testdata/traces/ep-fc1-cumsum
 
 all: lint test build
 
+# The binary names its version and VCS revision (npuprof version, and every
+# output): -buildvcs=true stamps them even where GOFLAGS turns stamping off;
+# REVISION covers the checkouts Go cannot stamp (a git worktree).
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+BUILDFLAGS := -buildvcs=true -ldflags "-X github.com/npuprof/npuprof/internal/buildinfo.stampedRevision=$(REVISION)"
+
 build:
-	$(GO) build -o $(BIN)/npuprof ./cmd/npuprof
+	$(GO) build $(BUILDFLAGS) -o $(BIN)/npuprof ./cmd/npuprof
 	$(GO) build -o $(BIN)/tracegen ./cmd/tracegen
 
 ## test: go vet and every test (real samples are read from ../shared/formats/samples or $$NPUPROF_SAMPLES)

@@ -145,7 +145,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		return usageErr("cannot write %s: %v", opts.Output, err)
 	}
 	defer os.RemoveAll(staging)
-	parquetio.Version = Version
+	parquetio.Version, parquetio.Revision = tool.Version, tool.Revision
 
 	var ranks []int
 	// Each rank is analyzed and written to a staging folder by the worker
@@ -230,7 +230,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		}
 		ranks = append(ranks, rank)
 	}
-	if err := parquetio.WriteManifest(opts.Output, parquetio.Manifest{Npuprof: Version, Source: opts.Path, Ranks: ranks, Notes: notes}); err != nil {
+	if err := parquetio.WriteManifest(opts.Output, parquetio.Manifest{Npuprof: tool.Version, Revision: tool.Revision, Source: opts.Path, Ranks: ranks, Notes: notes}); err != nil {
 		return err
 	}
 	sort.Ints(ranks)

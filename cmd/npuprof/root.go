@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/rules"
@@ -161,23 +162,31 @@ Exit codes:
   3  internal error: an analysis pass or rule failed to run`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `npuprof version` prints
+		Version: tool.Version,
 	}
+	root.SetVersionTemplate(tool.String() + "\n")
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newExportCmd(io, nil), newVersionCmd(io))
 	return root
 }
 
-// Version is set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
+// tool is npuprof's name, version and revision from the binary's build
+// information (internal/buildinfo); every output names it.
+var tool = buildinfo.Get()
+
+// Version is npuprof's module version (buildinfo.Unknown when the build
+// recorded none).
+var Version = tool.Version
 
 func newVersionCmd(io *streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print npuprof's version",
+		Short: "Print npuprof's version and the VCS revision it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(io.out, "npuprof %s\n", Version)
+			fmt.Fprintln(io.out, tool)
 			return nil
 		},
 	}

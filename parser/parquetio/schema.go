@@ -201,11 +201,13 @@ type Rank struct {
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export
 // run wrote.
 type Manifest struct {
-	Schema  string   `json:"schema"`
-	Npuprof string   `json:"npuprof_version"`
-	Source  string   `json:"source"`
-	Ranks   []int    `json:"ranks"`
-	Notes   []string `json:"notes"`
+	Schema  string `json:"schema"`
+	Npuprof string `json:"npuprof_version"`
+	// Revision is the VCS revision npuprof was built from.
+	Revision string   `json:"npuprof_revision"`
+	Source   string   `json:"source"`
+	Ranks    []int    `json:"ranks"`
+	Notes    []string `json:"notes"`
 }
 
 // SourceFormat names a Parquet export as a parser source. A rank read back

@@ -32,8 +32,10 @@ type StepBreakdown struct {
 	Tasks                                     int
 }
 
-// Version is npuprof's version, written into every file's created_by.
-var Version = "dev"
+// Version and Revision name the npuprof that wrote the export: every file's
+// created_by and its npuprof.version and npuprof.revision key-value
+// metadata.
+var Version, Revision = "dev", "unknown"
 
 const batch = 8192
 
@@ -64,6 +66,8 @@ func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) err
 		parquet.CreatedBy("npuprof", Version, ""),
 		parquet.KeyValueMetadata("npuprof.schema", Schema),
 		parquet.KeyValueMetadata("npuprof.table", table),
+		parquet.KeyValueMetadata("npuprof.version", Version),
+		parquet.KeyValueMetadata("npuprof.revision", Revision),
 	)
 	buf := make([]T, 0, min(n, batch))
 	for i := 0; i < n; i++ {
