@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -261,7 +261,7 @@ func pctOf(delta, before float64) *float64 {
 }
 
 // Compare compares before with after.
-func Compare(before, after *render.Document, opts Options) *Result {
+func Compare(before, after *results.Document, opts Options) *Result {
 	if opts.Kernels <= 0 {
 		opts.Kernels = DefaultKernels
 	}
@@ -286,7 +286,7 @@ func Compare(before, after *render.Document, opts Options) *Result {
 	return r
 }
 
-func side(d *render.Document) Side {
+func side(d *results.Document) Side {
 	s := Side{Path: d.Input.Path, Kind: d.Input.Kind, Ranks: append([]int{}, d.Input.Ranks...)}
 	s.Steps, s.StepsFrom = stepCount(d)
 	return s
@@ -294,7 +294,7 @@ func side(d *render.Document) Side {
 
 // stepCount is the steps per rank: the most common number of
 // ProfilerStep#N rows, else the mean of decode.steps.count.
-func stepCount(d *render.Document) (int, string) {
+func stepCount(d *results.Document) (int, string) {
 	counts := map[int]int{}
 	for _, rk := range d.Ranks {
 		if len(rk.Steps) > 0 {
@@ -319,7 +319,7 @@ func stepCount(d *render.Document) (int, string) {
 // meanMetrics is each metric's mean over the ranks that measured it, plus
 // the cross-rank metrics (cluster.metrics: skew.*, collectives.*, ...)
 // under their own names.
-func meanMetrics(d *render.Document) map[string]float64 {
+func meanMetrics(d *results.Document) map[string]float64 {
 	sum := map[string]float64{}
 	n := map[string]int{}
 	for _, rk := range d.Ranks {
@@ -344,7 +344,7 @@ func meanMetrics(d *render.Document) map[string]float64 {
 // A metric whose value read a rank cut short carries those ranks
 // (PartialRanks, the same ranks the diff marks), so a budget or
 // baseline_metric() that reads it says so.
-func Baseline(d *render.Document, path string) *rules.Baseline {
+func Baseline(d *results.Document, path string) *rules.Baseline {
 	b := &rules.Baseline{Path: path, Metrics: meanMetrics(d)}
 	pi := buildPartial(d, SideBefore)
 	if len(pi.ranks) == 0 {
@@ -367,11 +367,11 @@ func Baseline(d *render.Document, path string) *rules.Baseline {
 // MeanMetrics is each per-rank metric's mean over the ranks that measured
 // it, plus the cross-rank metrics under their own names: the numbers the
 // overall comparison and baseline budgets read.
-func MeanMetrics(d *render.Document) map[string]float64 { return meanMetrics(d) }
+func MeanMetrics(d *results.Document) map[string]float64 { return meanMetrics(d) }
 
 // unavailableOf is, per metric, the first reason a rank (or the cluster
 // analysis) gave.
-func unavailableOf(d *render.Document) map[string]string {
+func unavailableOf(d *results.Document) map[string]string {
 	out := map[string]string{}
 	if d.Cluster != nil {
 		for k, v := range d.Cluster.Unavailable {
@@ -435,8 +435,8 @@ func missing(m map[string]string, k string) string {
 	return "not in this document"
 }
 
-func (r *Result) compareRanks(before, after *render.Document, bp, ap *partialIndex) {
-	am := map[int]*render.RankDoc{}
+func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIndex) {
+	am := map[int]*results.RankDoc{}
 	for i := range after.Ranks {
 		am[after.Ranks[i].Rank] = &after.Ranks[i]
 	}
@@ -475,7 +475,7 @@ var StepQuantities = []string{"window", "computing", "communication", "communica
 
 // stepValue is a step's quantity; ok is false when it was not measured
 // (null in the document: the rank has no collective data).
-func stepValue(s render.StepDoc, q string) (float64, bool) {
+func stepValue(s results.StepDoc, q string) (float64, bool) {
 	opt := func(p *float64) (float64, bool) {
 		if p == nil {
 			return 0, false
@@ -503,7 +503,7 @@ func stepValue(s render.StepDoc, q string) (float64, bool) {
 // missing says why a quantity measured on no rank is absent; partial names
 // the ranks left out of a quantity's mean, and why; cut names the ranks
 // whose steps (or metric) went into a quantity from a file cut short.
-func stepMeans(d *render.Document, pi *partialIndex) (out map[string]float64, from string, missing, partial map[string]string, cut map[string][]PartialRef) {
+func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, from string, missing, partial map[string]string, cut map[string][]PartialRef) {
 	out, missing, partial, cut = map[string]float64{}, map[string]string{}, map[string]string{}, map[string][]PartialRef{}
 	n := map[string]int{}
 	used := map[string]map[int]bool{}
@@ -595,7 +595,7 @@ func stepMeans(d *render.Document, pi *partialIndex) (out map[string]float64, fr
 	return out, from, missing, partial, cut
 }
 
-func (r *Result) compareSteps(before, after *render.Document, bp, ap *partialIndex) {
+func (r *Result) compareSteps(before, after *results.Document, bp, ap *partialIndex) {
 	b, bFrom, bMiss, bPart, bCut := stepMeans(before, bp)
 	a, aFrom, aMiss, aPart, aCut := stepMeans(after, ap)
 	switch {
@@ -648,7 +648,7 @@ type ctAcc struct {
 // collectivesOf is each (type, group)'s count and time, mean over ranks
 // (a rank without that pair counts 0). ok is false when no rank carries
 // the collectives list (an older document).
-func collectivesOf(d *render.Document) (map[[2]string]ctAcc, map[int]bool, bool) {
+func collectivesOf(d *results.Document) (map[[2]string]ctAcc, map[int]bool, bool) {
 	out := map[[2]string]ctAcc{}
 	have := false
 	n := 0
@@ -688,7 +688,7 @@ func status(before, after float64) string {
 	return StatusSame
 }
 
-func (r *Result) compareCollectives(before, after *render.Document, bp, ap *partialIndex) {
+func (r *Result) compareCollectives(before, after *results.Document, bp, ap *partialIndex) {
 	b, bUsed, bok := collectivesOf(before)
 	a, aUsed, aok := collectivesOf(after)
 	if !bok || !aok {
@@ -739,7 +739,7 @@ type kAcc struct {
 
 // kernelsOf is each kernel's total time and count per rank (mean over the
 // ranks that carry a kernel list), divided by steps (when known).
-func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, map[int]bool, bool) {
+func kernelsOf(d *results.Document, steps int) (map[[2]string]*kAcc, map[int]bool, bool) {
 	out := map[[2]string]*kAcc{}
 	n := 0
 	used := map[int]bool{}
@@ -768,7 +768,7 @@ func kernelsOf(d *render.Document, steps int) (map[[2]string]*kAcc, map[int]bool
 	return out, used, n > 0
 }
 
-func (r *Result) compareKernels(before, after *render.Document, limit int, bp, ap *partialIndex) {
+func (r *Result) compareKernels(before, after *results.Document, limit int, bp, ap *partialIndex) {
 	b, bUsed, bok := kernelsOf(before, r.Before.Steps)
 	a, aUsed, aok := kernelsOf(after, r.After.Steps)
 	cut := joinRefs(bp.of(bUsed), ap.of(aUsed))
@@ -844,7 +844,7 @@ func effectMetrics(rule string, ev []string) []string {
 	return []string{"device.window.time_us"}
 }
 
-func (r *Result) compareFindings(before, after *render.Document, bp, ap *partialIndex) {
+func (r *Result) compareFindings(before, after *results.Document, bp, ap *partialIndex) {
 	type fd struct {
 		title, sev string
 		saving     float64
@@ -852,7 +852,7 @@ func (r *Result) compareFindings(before, after *render.Document, bp, ap *partial
 		partial    []PartialRef
 		uncertain  bool
 	}
-	collect := func(d *render.Document, side string) (map[string]*fd, []string) {
+	collect := func(d *results.Document, side string) (map[string]*fd, []string) {
 		out := map[string]*fd{}
 		var order []string
 		for _, f := range d.Findings {
@@ -953,7 +953,7 @@ func (r *Result) compareFindings(before, after *render.Document, bp, ap *partial
 	}
 }
 
-func (r *Result) compareServing(before, after *render.Document) {
+func (r *Result) compareServing(before, after *results.Document) {
 	if before.Serving == nil && after.Serving == nil {
 		return
 	}

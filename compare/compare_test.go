@@ -10,12 +10,13 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
 // generate writes a scenario and returns its analysis document, after a
 // JSON round trip (what `diff` reads from a saved document).
-func generate(t *testing.T, name string) (*render.Document, *tracegen.Truth) {
+func generate(t *testing.T, name string) (*results.Document, *tracegen.Truth) {
 	t.Helper()
 	sc, ok := tracegen.Lookup(name)
 	require.True(t, ok, name)
@@ -25,8 +26,8 @@ func generate(t *testing.T, name string) (*render.Document, *tracegen.Truth) {
 	res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, render.BuildDocument(res, nil)))
-	doc, err := render.ReadDocument(&buf, name)
+	require.NoError(t, render.WriteJSON(&buf, results.Build(res, nil)))
+	doc, err := results.Read(&buf, name)
 	require.NoError(t, err)
 	return doc, truth
 }
@@ -138,13 +139,13 @@ func ptrInt(v int) *int { return &v }
 // Findings: resolved (with the measured effect on its metric, scaled to the
 // before side's step count), new, persisting.
 func TestCompareFindings(t *testing.T) {
-	mk := func(steps int, cumsum, free float64, fs ...rules.Finding) *render.Document {
-		d := &render.Document{Schema: render.Schema, Findings: fs}
+	mk := func(steps int, cumsum, free float64, fs ...rules.Finding) *results.Document {
+		d := &results.Document{Schema: results.Schema, Findings: fs}
 		for r := 0; r < 2; r++ {
-			rd := render.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": cumsum, "overlap.free.time_us": free + float64(r)},
+			rd := results.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": cumsum, "overlap.free.time_us": free + float64(r)},
 				Unavailable: map[string]string{}}
 			for s := 0; s < steps; s++ {
-				rd.Steps = append(rd.Steps, render.StepDoc{Step: s, WindowUs: 100})
+				rd.Steps = append(rd.Steps, results.StepDoc{Step: s, WindowUs: 100})
 			}
 			d.Ranks = append(d.Ranks, rd)
 		}
@@ -181,8 +182,8 @@ func TestCompareFindings(t *testing.T) {
 }
 
 func TestCompareMissingParts(t *testing.T) {
-	d := &render.Document{Schema: render.Schema, Ranks: []render.RankDoc{{Rank: 0, Metrics: map[string]float64{"a.time_us": 1}, Unavailable: map[string]string{"b.time_us": "no data"}}}}
-	e := &render.Document{Schema: render.Schema, Ranks: []render.RankDoc{{Rank: 1, Metrics: map[string]float64{"a.time_us": 3, "b.time_us": 2}, Unavailable: map[string]string{}}}}
+	d := &results.Document{Schema: results.Schema, Ranks: []results.RankDoc{{Rank: 0, Metrics: map[string]float64{"a.time_us": 1}, Unavailable: map[string]string{"b.time_us": "no data"}}}}
+	e := &results.Document{Schema: results.Schema, Ranks: []results.RankDoc{{Rank: 1, Metrics: map[string]float64{"a.time_us": 3, "b.time_us": 2}, Unavailable: map[string]string{}}}}
 	r := Compare(d, e, Options{})
 	require.Contains(t, r.Unavailable["steps"], "neither document has steps")
 	require.Contains(t, r.Unavailable["kernels"], "no per-rank kernels list")

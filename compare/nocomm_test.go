@@ -12,16 +12,17 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 // docOf analyzes path and returns its document after a JSON round trip.
-func docOf(t *testing.T, path string) *render.Document {
+func docOf(t *testing.T, path string) *results.Document {
 	t.Helper()
 	res, err := analysis.AnalyzePath(context.Background(), path, analysis.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, render.BuildDocument(res, nil)))
-	doc, err := render.ReadDocument(&buf, path)
+	require.NoError(t, render.WriteJSON(&buf, results.Build(res, nil)))
+	doc, err := results.Read(&buf, path)
 	require.NoError(t, err)
 	return doc
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 // Side names, as PartialRef.Side spells them.
@@ -45,7 +45,7 @@ type partialIndex struct {
 	ranks   []int // ranks with partial metrics, sorted
 }
 
-func buildPartial(d *render.Document, side string) *partialIndex {
+func buildPartial(d *results.Document, side string) *partialIndex {
 	pi := &partialIndex{side: side, metrics: map[int]map[string]bool{}}
 	for _, rk := range d.Ranks {
 		if len(rk.PartialMetrics) == 0 {
@@ -63,7 +63,7 @@ func buildPartial(d *render.Document, side string) *partialIndex {
 }
 
 // partialRanksOf lists a document's partial ranks for its Side.
-func partialRanksOf(d *render.Document) []PartialRank {
+func partialRanksOf(d *results.Document) []PartialRank {
 	var out []PartialRank
 	for _, rk := range d.Ranks {
 		if rk.Partial || len(rk.PartialMetrics) > 0 {
@@ -103,7 +103,7 @@ func (pi *partialIndex) rank(rank int, metric string) []PartialRef {
 // document's cluster.metrics) is computed from every rank: partial when
 // any rank is; so is its absence (cluster.unavailable), which a cut rank
 // may cause (e.g. EP ranks that ran different numbers of layers).
-func (pi *partialIndex) mean(d *render.Document, metric string) []PartialRef {
+func (pi *partialIndex) mean(d *results.Document, metric string) []PartialRef {
 	if len(pi.ranks) == 0 {
 		return nil
 	}
@@ -232,7 +232,7 @@ func (r *Result) partialCaveats(beforeName, afterName string) []string {
 // isCluster reports whether a document's cross-rank analysis measured
 // metric, or said why it could not (its own entry or a family entry,
 // "name.*").
-func isCluster(d *render.Document, metric string) bool {
+func isCluster(d *results.Document, metric string) bool {
 	if d.Cluster == nil {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -19,7 +20,7 @@ import (
 // document with the built-in rules' findings, after a JSON round trip;
 // with cut >= 0, rank cut's trace_view.json is cut at 40% of its events
 // first. It returns the path of the cut trace too.
-func cutDoc(t *testing.T, cut int) (*render.Document, string) {
+func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 	t.Helper()
 	sc, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
 	require.True(t, ok)
@@ -41,13 +42,13 @@ func cutDoc(t *testing.T, cut int) (*render.Document, string) {
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, render.BuildDocument(res, rep.Findings)))
-	doc, err := render.ReadDocument(&buf, dir)
+	require.NoError(t, render.WriteJSON(&buf, results.Build(res, rep.Findings)))
+	doc, err := results.Read(&buf, dir)
 	require.NoError(t, err)
 	return doc, trace
 }
 
-func rankDoc(t *testing.T, d *render.Document, rank int) *render.RankDoc {
+func rankDoc(t *testing.T, d *results.Document, rank int) *results.RankDoc {
 	t.Helper()
 	for i := range d.Ranks {
 		if d.Ranks[i].Rank == rank {
@@ -79,7 +80,7 @@ func norm(p []PartialRef) []PartialRef {
 // quantity that read rank 3's cut file is flagged with that side and rank,
 // nothing else is, and every metric that changed is flagged (only rank 3
 // differs between the sides).
-func checkCutSide(t *testing.T, r *Result, side string, cut, whole *render.Document, trace string) {
+func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Document, trace string) {
 	t.Helper()
 	cutRank := rankDoc(t, cut, 3)
 	require.True(t, cutRank.Partial)
@@ -293,10 +294,10 @@ func TestCompareWholeNotPartial(t *testing.T) {
 // judged on that cut file (status_partial); a new finding while the before
 // side has one, likewise.
 func TestCompareStatusPartial(t *testing.T) {
-	mk := func(partialRank int, fs ...rules.Finding) *render.Document {
-		d := &render.Document{Schema: render.Schema, Findings: fs}
+	mk := func(partialRank int, fs ...rules.Finding) *results.Document {
+		d := &results.Document{Schema: results.Schema, Findings: fs}
 		for r := 0; r < 3; r++ {
-			rd := render.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": 10, "event_wait.time_us": 5}, Unavailable: map[string]string{}}
+			rd := results.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": 10, "event_wait.time_us": 5}, Unavailable: map[string]string{}}
 			if r == partialRank {
 				rd.Partial, rd.PartialReason = true, "t.json is truncated"
 				rd.PartialMetrics = []string{"event_wait.time_us", "moe.cumsum.time_us"}

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+
+	"github.com/npuprof/npuprof/results"
 )
 
 //go:embed assets/report.html.tmpl
@@ -30,9 +32,9 @@ type htmlPage struct {
 // with no network. Text from traces is escaped by html/template; chart data
 // is JSON inside a <script type="application/json"> element, where
 // html/template's JSON encoding escapes '<', '>' and '&' so a name cannot
-// close the element. Numbers are the JSON document's (BuildDocument).
+// close the element. Numbers are the JSON document's (results.Build).
 func WriteHTML(w io.Writer, in HTMLInput) error {
-	doc := BuildDocument(in.Result, in.Findings)
+	doc := results.Build(in.Result, in.Findings)
 	view := buildView(in, doc)
 	ew := &errWriter{w: w}
 	err := reportTmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),

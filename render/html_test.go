@@ -20,6 +20,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -65,9 +66,9 @@ var metricCell = regexp.MustCompile(`data-rank="(-?\d+)" data-metric="([^"]+)" d
 
 // checkNumbers asserts that every metric cell holds exactly the JSON
 // document's value, and returns how many were checked.
-func checkNumbers(t *testing.T, page string, doc *Document) int {
+func checkNumbers(t *testing.T, page string, doc *results.Document) int {
 	t.Helper()
-	byRank := map[int]RankDoc{}
+	byRank := map[int]results.RankDoc{}
 	for _, rd := range doc.Ranks {
 		byRank[rd.Rank] = rd
 	}
@@ -103,7 +104,7 @@ func checkNumbers(t *testing.T, page string, doc *Document) int {
 
 // cleanedMetrics keys a rank's metrics by their shown name (trace text in
 // a metric name, such as a group name, is cleaned like all trace text).
-func cleanedMetrics(rd RankDoc) map[string]float64 {
+func cleanedMetrics(rd results.RankDoc) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range rd.Metrics {
 		out[cleanText(k, 0)] = v
@@ -184,7 +185,7 @@ func checkSelfContained(t *testing.T, page string) {
 func TestHTMLReportRealSample(t *testing.T) {
 	res := loadSample(t, level1)
 	page := renderHTML(t, HTMLInput{Result: res, Version: "test"})
-	doc := BuildDocument(res, nil)
+	doc := results.Build(res, nil)
 	checkSections(t, page, false)
 	checkSelfContained(t, page)
 	n := checkNumbers(t, page, doc)
@@ -220,7 +221,7 @@ func TestHTMLReportSynthetic(t *testing.T) {
 	findings := synthFindings()
 	page := renderHTML(t, HTMLInput{Result: res, Findings: findings, Experts: synthExperts(12, 16), Version: "test",
 		Facts: []Fact{{Name: "capture sizes", Value: "[1, 2, 4, 8]", Source: "vllm serve --compilation-config " + hostileEnv}}})
-	doc := BuildDocument(res, findings)
+	doc := results.Build(res, findings)
 	checkSections(t, page, true)
 	checkSelfContained(t, page)
 	n := checkNumbers(t, page, doc)
@@ -350,7 +351,7 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			res := genResult(t, s)
 			page := renderHTML(t, HTMLInput{Result: res})
-			doc := BuildDocument(res, nil)
+			doc := results.Build(res, nil)
 			// hot-experts writes a MindIE dump beside the profile: the
 			// expert section appears with its heatmap and per-rank bars.
 			checkSections(t, page, s.HotExperts > 0)
@@ -381,7 +382,7 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 		res := committedResult(t, "ep-fc1-cumsum")
 		page := renderHTML(t, HTMLInput{Result: res})
 		checkSections(t, page, false)
-		require.Greater(t, checkNumbers(t, page, BuildDocument(res, nil)), 8*10)
+		require.Greater(t, checkNumbers(t, page, results.Build(res, nil)), 8*10)
 		present(t, page, "EP size")
 	})
 }
@@ -399,7 +400,7 @@ func TestHTMLReportTracegenFullSize(t *testing.T) {
 	page := renderHTML(t, HTMLInput{Result: res, Experts: synthExperts(94, 128)})
 	t.Logf("8 ranks × 94 layers × 6 steps: report %d bytes", len(page))
 	require.Less(t, len(page), 5<<20)
-	require.Greater(t, checkNumbers(t, page, BuildDocument(res, nil)), 8*20)
+	require.Greater(t, checkNumbers(t, page, results.Build(res, nil)), 8*20)
 }
 
 // A finding without a saving estimate (env-hygiene) says so on its card

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/npuprof/npuprof/results"
 )
 
 // Charts are built with go-echarts and serialized as ECharts option JSON
@@ -154,13 +156,13 @@ func breakdownChart(rms []rankMetrics) *chartPayload {
 
 // stepsChart draws one rank's steps (stacked like breakdownChart); the
 // chart's <select> switches rank.
-func stepsChart(doc *Document) *chartPayload {
+func stepsChart(doc *results.Document) *chartPayload {
 	names := []string{"computing (not overlapped)", "overlapped (computing ∩ communication)", "communication not overlapped", "free"}
 	colors := []string{colComputing, colOverlapped, colCommNotOvl, colFree}
-	variant := func(rd RankDoc) map[string]any {
+	variant := func(rd results.RankDoc) map[string]any {
 		steps := rd.Steps
 		if len(steps) > maxStepsChart {
-			picked := make([]StepDoc, 0, maxStepsChart)
+			picked := make([]results.StepDoc, 0, maxStepsChart)
 			for i := 0; i < maxStepsChart; i++ {
 				picked = append(picked, steps[i*len(steps)/maxStepsChart])
 			}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -9,6 +10,9 @@ import (
 // rest is optional.
 type HTMLInput struct {
 	Result *analysis.Result
+	// Doc is the run's results document (results.New): every metric shown
+	// is read from it. Nil: built from Result and Findings.
+	Doc *results.Document
 	// Findings are shown largest estimated saving first.
 	Findings []rules.Finding
 	// Facts are deployment facts (TP/DP/EP sizes, FLASHCOMM1, capture

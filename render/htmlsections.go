@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // The report's data sections, each built once from the analysis result
@@ -20,7 +21,7 @@ var stepFields = []struct{ key, label string }{
 
 // stepValue is a step's field by its JSON key; ok is false when the field
 // was not measured (null in the document: no collective data).
-func stepValue(s StepDoc, key string) (v float64, ok bool) {
+func stepValue(s results.StepDoc, key string) (v float64, ok bool) {
 	opt := func(p *float64) (float64, bool) {
 		if p == nil {
 			return math.NaN(), false
@@ -46,7 +47,7 @@ func stepValue(s StepDoc, key string) (v float64, ok bool) {
 	return math.NaN(), false
 }
 
-func buildBreakdown(v *htmlView, res *analysis.Result, doc *Document, rms []rankMetrics) {
+func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
 	for _, r := range rms {
 		win, ok := r.get("device.window.time_us")
@@ -562,7 +563,7 @@ func buildExperts(v *htmlView, e *ExpertLoads) *expertView {
 	return ev
 }
 
-func buildUnmeasured(v *htmlView, res *analysis.Result, doc *Document) {
+func buildUnmeasured(v *htmlView, res *analysis.Result, doc *results.Document) {
 	seen := map[string][]int{}
 	for _, rd := range doc.Ranks {
 		for k, why := range rd.Unavailable {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -422,9 +423,9 @@ func distinct(vals []string) string {
 	return strings.Join(out, ", ")
 }
 
-// buildView assembles the HTML view. doc must be BuildDocument(in.Result,
-// in.Findings): every metric shown is read from it.
-func buildView(in HTMLInput, doc *Document) *htmlView {
+// buildView assembles the HTML view. doc must be in.Result's results
+// document: every metric shown is read from it.
+func buildView(in HTMLInput, doc *results.Document) *htmlView {
 	res := in.Result
 	v := &htmlView{
 		Path: cleanText(res.Path, 0), Kind: doc.Input.Kind,

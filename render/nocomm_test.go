@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/results"
 )
 
 // noCommResult analyzes testutil.NoCommCapture: ranks 0 and 1 complete,
@@ -40,7 +41,7 @@ func noCommResult(t *testing.T, only bool) (*analysis.Result, string) {
 // document back keeps them null; the other ranks keep their numbers.
 func TestJSONStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
-	doc := BuildDocument(res, nil)
+	doc := results.Build(res, nil)
 	var b bytes.Buffer
 	require.NoError(t, WriteJSON(&b, doc))
 
@@ -88,7 +89,7 @@ func TestJSONStepsWithoutCollectives(t *testing.T) {
 	require.Equal(t, why, raw.Ranks[2].Unavailable["steps.communication_us"])
 	require.Equal(t, "needs both compute kernels and collectives; "+why, raw.Ranks[2].Unavailable["steps.free_us"])
 
-	back, err := ReadDocument(bytes.NewReader(b.Bytes()), "doc.json")
+	back, err := results.Read(bytes.NewReader(b.Bytes()), "doc.json")
 	require.NoError(t, err)
 	for i, rd := range back.Ranks {
 		for j, s := range rd.Steps {
@@ -160,7 +161,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
 	page := renderHTML(t, HTMLInput{Result: res, Version: "test"})
-	doc := BuildDocument(res, nil)
+	doc := results.Build(res, nil)
 	require.Greater(t, checkNumbers(t, page, doc), 0)
 	for _, s := range res.Ranks[2].Steps {
 		for _, k := range []string{"window_us", "computing_us"} {

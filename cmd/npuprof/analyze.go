@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 // analyzeOptions are the flags of `npuprof analyze`.
@@ -243,18 +245,17 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 			}
 		}
 	}
+	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
 		if opts.Format == "json" {
-			doc := render.BuildDocument(res, nil)
-			doc.AddRules(rep, facts)
-			return render.WriteJSON(w, doc)
+			return render.WriteJSON(w, doc())
 		}
 		return render.WriteTextReport(w, res, rep, facts)
 	}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, res, rep, facts); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, res, rep, facts, doc()); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,8 +22,8 @@ var brokenDir = filepath.Join(testutil.RepoRoot(), "testdata", "broken")
 // brokenRank is the one rank of a corpus entry's JSON document.
 type brokenRank struct {
 	t   *testing.T
-	doc *render.Document
-	r   *render.RankDoc
+	doc *results.Document
+	r   *results.RankDoc
 }
 
 func (b brokenRank) warning(substr string) model.Warning {
@@ -246,7 +246,7 @@ func TestBrokenCorpus(t *testing.T) {
 					requireNoControl(t, out)
 					continue
 				}
-				doc, err := render.ReadDocument(strings.NewReader(out), c.entry)
+				doc, err := results.Read(strings.NewReader(out), c.entry)
 				require.NoError(t, err)
 				require.Len(t, doc.Ranks, 1)
 				c.check(brokenRank{t: t, doc: doc, r: &doc.Ranks[0]})

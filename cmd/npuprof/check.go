@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -173,7 +175,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return &exitError{code: ExitUsage, err: &rules.LoadError{Problems: problems}}
 	}
 	var baseline *rules.Baseline
-	var baseDoc *render.Document
+	var baseDoc *results.Document
 	if opts.Baseline != "" {
 		if baseline, baseDoc, err = readBaseline(opts.Baseline); err != nil {
 			return err
@@ -192,11 +194,10 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	}
 	// The same comparison engine as npuprof diff: what changed since the
 	// baseline, shown under the findings.
+	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
 	var cmp *compare.Result
 	if baseDoc != nil {
-		cur := render.BuildDocument(res, nil)
-		cur.AddRules(rep, facts)
-		cmp = compare.Compare(baseDoc, cur, compare.Options{Kernels: 5})
+		cmp = compare.Compare(baseDoc, doc(), compare.Options{Kernels: 5})
 	}
 	gatePartial := opts.PartialFindings == partialGate
 	atOrAbove := rules.AtOrAbove(rep.Findings, opts.FailOn)
@@ -212,8 +213,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	}
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
 		if opts.Format == "json" {
-			doc := render.BuildDocument(res, nil)
-			doc.AddRules(rep, facts)
+			doc := doc()
 			if cmp != nil {
 				raw, err := json.Marshal(cmp)
 				if err != nil {

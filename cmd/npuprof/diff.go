@@ -11,7 +11,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -130,14 +130,14 @@ only shown with --partial-findings report.`,
 }
 
 // loadDocument reads a saved JSON document, or analyzes a profile into one.
-func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*render.Document, *analysis.Result, error) {
+func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*results.Document, *analysis.Result, error) {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() && isJSONDocument(path) {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}
 		defer f.Close()
-		doc, err := render.ReadDocument(f, path)
+		doc, err := results.Read(f, path)
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -10,7 +10,7 @@ import (
 // side of a diff and returns its document, with findings, rule outcomes
 // and facts (the serving context included), as analyze --format json
 // would write it.
-func diffDocument(res *analysis.Result, ruleFiles []string) (*render.Document, *rules.Report, error) {
+func diffDocument(res *analysis.Result, ruleFiles []string) (*results.Document, *rules.Report, error) {
 	set, err := loadRules(ruleFiles)
 	if err != nil {
 		return nil, nil, err
@@ -19,7 +19,5 @@ func diffDocument(res *analysis.Result, ruleFiles []string) (*render.Document, *
 	if err != nil {
 		return nil, nil, err
 	}
-	doc := render.BuildDocument(res, nil)
-	doc.AddRules(rep, facts)
-	return doc, rep, nil
+	return results.New(res, rep, facts), rep, nil
 }

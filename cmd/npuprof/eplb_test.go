@@ -17,7 +17,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/experts"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 const hotspot = "Ascend-msinsight/server/src/test/test_data/expert_hotspot"
@@ -165,7 +165,7 @@ func TestAnalyzeHotExperts(t *testing.T) {
 
 	code, out, errs = run("analyze", dir, "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	doc, err := render.ReadDocument(strings.NewReader(out), "doc")
+	doc, err := results.Read(strings.NewReader(out), "doc")
 	require.NoError(t, err)
 	require.NotNil(t, doc.Experts)
 	require.NotNil(t, doc.Cluster)
@@ -191,7 +191,7 @@ func TestAnalyzeHotExperts(t *testing.T) {
 	require.NoError(t, os.WriteFile(csv, []byte("layer,expert,tokens\n0,0,30\n0,1,10\n"), 0o644))
 	code, out, errs = run("analyze", dir, "--experts", csv, "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	doc, err = render.ReadDocument(strings.NewReader(out), "doc")
+	doc, err = results.Read(strings.NewReader(out), "doc")
 	require.NoError(t, err)
 	require.Equal(t, 1.5, doc.Cluster.Metrics["experts.imbalance.max"])
 	code, _, errs = run("analyze", dir, "--experts", filepath.Join(dir, "nope"))

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -30,7 +30,7 @@ func cutCluster(t *testing.T) (dir, trace string) {
 	return dir, trace
 }
 
-func findingIn(t *testing.T, doc *render.Document, rule string) rules.Finding {
+func findingIn(t *testing.T, doc *results.Document, rule string) rules.Finding {
 	t.Helper()
 	for _, f := range doc.Findings {
 		if f.Rule == rule {
@@ -55,7 +55,7 @@ func TestCheckPartialFindings(t *testing.T) {
 	require.Contains(t, errs, "of them from a truncated file")
 	f, err := os.Open(js)
 	require.NoError(t, err)
-	doc, err := render.ReadDocument(f, js)
+	doc, err := results.Read(f, js)
 	f.Close()
 	require.NoError(t, err)
 	var partialMetrics []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -106,7 +107,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, res, rep, facts); err != nil {
+	if err := writeHTMLReport(io, opts.Output, res, rep, facts, results.New(res, rep, facts)); err != nil {
 		return err
 	}
 	if err := passErrors(res); err != nil {
@@ -115,11 +116,11 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	return ruleErrors(rep)
 }
 
-// writeHTMLReport writes the HTML report to file ("" or "-": standard
-// output).
-func writeHTMLReport(io *streams, file string, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
+// writeHTMLReport writes the HTML report of res and its results document
+// doc to file ("" or "-": standard output).
+func writeHTMLReport(io *streams, file string, res *analysis.Result, rep *rules.Report, facts *rules.FactSet, doc *results.Document) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Result: res, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff, Warnings: rep.Warnings})
+		return render.WriteHTML(w, render.HTMLInput{Result: res, Doc: doc, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff, Warnings: rep.Warnings})
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/stretchr/testify/require"
 )
 
@@ -94,7 +94,7 @@ func TestDeterministicOutput(t *testing.T) {
 				require.Equal(t, ExitOK, code, errs)
 				if i == 0 {
 					first = out
-					var doc render.Document
+					var doc results.Document
 					require.NoError(t, json.Unmarshal([]byte(out), &doc))
 					require.Len(t, doc.Ranks, 8)
 					continue
@@ -166,7 +166,7 @@ func TestPassPanicIsExit3(t *testing.T) {
 
 	code, out, _ = run("analyze", path, "--format", "json")
 	require.Equal(t, ExitInternal, code)
-	doc, err := render.ReadDocument(strings.NewReader(out), "out")
+	doc, err := results.Read(strings.NewReader(out), "out")
 	require.NoError(t, err)
 	require.Len(t, doc.Errors, 1)
 	require.Equal(t, "boom", doc.Errors[0].Pass)
@@ -194,7 +194,7 @@ func TestReaderPanicIsExit3(t *testing.T) {
 	require.Equal(t, ExitInternal, code)
 	require.True(t, strings.HasPrefix(errs, "npuprof: 1 analysis pass(es) failed: pass parse on rank -1: internal error: panic while reading "), errs)
 	require.Contains(t, errs, "_rank1_")
-	doc, err := render.ReadDocument(strings.NewReader(out), "out")
+	doc, err := results.Read(strings.NewReader(out), "out")
 	require.NoError(t, err)
 	require.Len(t, doc.Ranks, 1, "rank 0 is still analyzed")
 	require.NotEmpty(t, doc.Ranks[0].Metrics)

@@ -12,7 +12,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -341,13 +341,13 @@ func wrap(s, ind string) string {
 }
 
 // readBaseline loads --baseline OLD.json.
-func readBaseline(path string) (*rules.Baseline, *render.Document, error) {
+func readBaseline(path string) (*rules.Baseline, *results.Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, usageErr("--baseline: %v", err)
 	}
 	defer f.Close()
-	doc, err := render.ReadDocument(f, path)
+	doc, err := results.Read(f, path)
 	if err != nil {
 		return nil, nil, usageErr("--baseline: %v", err)
 	}

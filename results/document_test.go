@@ -1,4 +1,4 @@
-package render
+package results
 
 import (
 	"strings"
@@ -14,16 +14,16 @@ import (
 // cannot unmarshal array into Go struct field RankDoc.ranks.metrics".
 func TestReadDocumentNamesAWrongSchema(t *testing.T) {
 	diffDoc := `{"schema": "npuprof.diff/v1", "ranks": [{"metrics": [{"name": "x"}]}]}`
-	_, err := ReadDocument(strings.NewReader(diffDoc), "diff.json")
+	_, err := Read(strings.NewReader(diffDoc), "diff.json")
 	require.EqualError(t, err, `diff.json: schema "npuprof.diff/v1", expected "npuprof.analysis/v1" (a document written by npuprof analyze --format json)`)
 
-	_, err = ReadDocument(strings.NewReader(`{"ranks": 3}`), "x.json")
+	_, err = Read(strings.NewReader(`{"ranks": 3}`), "x.json")
 	require.ErrorContains(t, err, `x.json: not an npuprof analysis document: no "schema"`)
 
-	_, err = ReadDocument(strings.NewReader(`[1, 2]`), "arr.json")
+	_, err = Read(strings.NewReader(`[1, 2]`), "arr.json")
 	require.ErrorContains(t, err, "arr.json: not an npuprof JSON document")
 
-	doc, err := ReadDocument(strings.NewReader(`{"schema": "npuprof.analysis/v1", "ranks": []}`), "ok.json")
+	doc, err := Read(strings.NewReader(`{"schema": "npuprof.analysis/v1", "ranks": []}`), "ok.json")
 	require.NoError(t, err)
 	require.Equal(t, Schema, doc.Schema)
 }

@@ -1,7 +1,10 @@
-// Package render turns analysis results and findings into output: the
-// terminal summary, the JSON document (schema npuprof.analysis/v1) and, in
-// later files, HTML, JUnit and SARIF. Renderers never compute metrics.
-package render
+// Package results holds the results document (schema npuprof.analysis/v1):
+// one run's analysis results, findings, rule outcomes and facts, built once
+// per run (New) and read back from a saved file (Read). It is the contract
+// that every writer (package render), `npuprof diff` and `check --baseline`
+// (package compare) and other tools read. Field names are a public
+// contract (docs/json.md).
+package results
 
 import (
 	"encoding/json"
@@ -124,6 +127,15 @@ type SkewStatDoc struct {
 	MaxOverMedian float64 `json:"max_over_median,omitempty"`
 }
 
+// New is the results document of a run: the analysis results, and when
+// rules ran, their report (findings, outcomes, deploy diff, warnings) and
+// the facts they saw. cmd builds it once and hands it to every writer.
+func New(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *Document {
+	doc := Build(res, nil)
+	doc.AddRules(rep, facts)
+	return doc
+}
+
 // AddRules records a rule evaluation in the document: findings (sorted by
 // saving), every rule's outcome, the facts and the combined deploy diff.
 func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
@@ -236,8 +248,9 @@ func usPtr(ns int64) *float64 {
 	return &v
 }
 
-// BuildDocument assembles the JSON document from results and findings.
-func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
+// Build assembles the document from the analysis results and findings
+// (nil: none). New adds the rules' report and facts too.
+func Build(res *analysis.Result, findings []rules.Finding) *Document {
 	doc := &Document{Schema: Schema, Input: Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
 		Ranks: []RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
@@ -308,7 +321,7 @@ func BuildDocument(res *analysis.Result, findings []rules.Finding) *Document {
 		doc.Findings = findings
 	}
 	doc.Cluster = buildCluster(res.Cluster)
-	doc.Experts = BuildExpertsDoc(res)
+	doc.Experts = BuildExperts(res)
 	if res.Cluster != nil {
 		doc.Errors = append(doc.Errors, res.Cluster.Errors...)
 	}
@@ -391,18 +404,10 @@ func clean(m map[string]float64) map[string]float64 {
 	return out
 }
 
-// WriteJSON writes the document, indented, with a trailing newline. Map
-// keys are sorted by encoding/json, so output is byte-stable.
-func WriteJSON(w io.Writer, doc *Document) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// ReadDocument reads a saved JSON document and checks its schema. The
+// Read reads a saved JSON document and checks its schema. The
 // schema is checked before the rest is decoded, so a document of another
 // schema (npuprof.diff/v1) is named as such, not by a Go type error.
-func ReadDocument(r io.Reader, name string) (*Document, error) {
+func Read(r io.Reader, name string) (*Document, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

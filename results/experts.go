@@ -1,0 +1,209 @@
+package results
+
+import (
+	"math"
+	"sort"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// ExpertsDoc is the document's top-level "experts" object: per-layer
+// expert load (the layer x expert heatmap), the hot experts, per-EP-rank
+// load (the per-rank bar chart) and the predicted EPLB effect. Its metrics
+// (experts.*, skew.moe.gmm.*) are profile-level and live with the other
+// cross-rank metrics in cluster.metrics / cluster.unavailable. Field names
+// are a public contract (docs/experts.md).
+type ExpertsDoc struct {
+	Source     *ExpertSourceDoc  `json:"source,omitempty"`
+	Layers     []ExpertLayerDoc  `json:"layers"`
+	HotExperts []HotExpertDoc    `json:"hot_experts"`
+	DumpRanks  []RankTokensDoc   `json:"dump_ranks"`
+	EPGroups   []EPGroupDoc      `json:"ep_groups"`
+	EPRanks    []EPRankDoc       `json:"ep_ranks"`
+	EPLB       *EPLBDoc          `json:"eplb,omitempty"`
+	LogLayers  []LogLayerDoc     `json:"log_layers"`
+	Logs       []model.ExpertLog `json:"logs"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// ExpertSourceDoc describes the expert input.
+type ExpertSourceDoc struct {
+	Path    string   `json:"path"`
+	Format  string   `json:"format"`
+	Stage   string   `json:"stage,omitempty"`
+	Files   []string `json:"files"`
+	Experts int      `json:"experts"`
+	// Unobserved are the expert ids whose load is unknown.
+	Unobserved []int `json:"unobserved,omitempty"`
+	// Ranks are the EP ranks with per-slot dumps.
+	Ranks []int `json:"ranks,omitempty"`
+}
+
+// ExpertLayerDoc is one MoE layer.
+type ExpertLayerDoc struct {
+	Layer           int      `json:"layer"`
+	Tokens          int64    `json:"tokens"`
+	MaxExpert       *int     `json:"max_expert,omitempty"`
+	MaxTokens       *int64   `json:"max_tokens,omitempty"`
+	MaxOverMean     *float64 `json:"max_over_mean,omitempty"`
+	RankMaxOverMean *float64 `json:"rank_max_over_mean,omitempty"`
+	EPLBBefore      *float64 `json:"eplb_before,omitempty"`
+	EPLBAfter       *float64 `json:"eplb_after,omitempty"`
+	// ExpertTokens[e] is expert e's tokens (the heatmap row).
+	ExpertTokens []int64 `json:"expert_tokens"`
+	// RankTokens[i] is the tokens of rank source.ranks[i].
+	RankTokens []int64 `json:"rank_tokens,omitempty"`
+}
+
+// HotExpertDoc is one hot expert.
+type HotExpertDoc struct {
+	Layer       int     `json:"layer"`
+	Expert      int     `json:"expert"`
+	Tokens      int64   `json:"tokens"`
+	Share       float64 `json:"share"`
+	MaxOverMean float64 `json:"max_over_mean"`
+}
+
+// RankTokensDoc is one rank's tokens over all layers of the dumps.
+type RankTokensDoc struct {
+	Rank   int   `json:"rank"`
+	Tokens int64 `json:"tokens"`
+}
+
+// EPGroupDoc is one ep group's GroupedMatmul skew.
+type EPGroupDoc struct {
+	GlobalRanks       []int    `json:"global_ranks"`
+	Ranks             []int    `json:"ranks"`
+	MaxOverMean       float64  `json:"max_over_mean"`
+	MaxRank           int      `json:"max_rank"`
+	TokensMaxOverMean *float64 `json:"tokens_max_over_mean,omitempty"`
+	LostTimeUs        *float64 `json:"lost_time_us,omitempty"`
+	LostBy            string   `json:"lost_by,omitempty"`
+	LostWhy           string   `json:"lost_unavailable,omitempty"`
+}
+
+// EPRankDoc is one EP rank's GroupedMatmul load.
+type EPRankDoc struct {
+	Rank      int     `json:"rank"`
+	Group     int     `json:"group"`
+	GMMTimeUs float64 `json:"gmm_time_us"`
+	GMMCount  int     `json:"gmm_count"`
+	Tokens    *int64  `json:"tokens,omitempty"`
+	Hot       bool    `json:"hot"`
+}
+
+// EPLBDoc is the predicted effect of `npuprof eplb plan`.
+type EPLBDoc struct {
+	Ranks        int          `json:"ranks"`
+	Redundant    int          `json:"redundant"`
+	SlotsPerRank int          `json:"slots_per_rank"`
+	BeforeFrom   string       `json:"before_from"`
+	Before       RatioSummary `json:"before"`
+	After        RatioSummary `json:"after"`
+	Command      string       `json:"command"`
+}
+
+// RatioSummary is max/mean rank load over layers.
+type RatioSummary struct {
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// LogLayerDoc is one layer's logged peak-to-average ratio.
+type LogLayerDoc struct {
+	Layer int     `json:"layer"`
+	PAR   float64 `json:"par"`
+}
+
+func fptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// BuildExperts builds the "experts" object from the results.
+func BuildExperts(res *analysis.Result) *ExpertsDoc {
+	d := &ExpertsDoc{Layers: []ExpertLayerDoc{},
+		HotExperts: []HotExpertDoc{}, DumpRanks: []RankTokensDoc{}, EPGroups: []EPGroupDoc{}, EPRanks: []EPRankDoc{},
+		LogLayers: []LogLayerDoc{}, Logs: []model.ExpertLog{}}
+	var x *analysis.ExpertsResult
+	if res != nil && res.Cluster != nil {
+		x = res.Cluster.Experts
+	}
+	if x == nil {
+		return d
+	}
+	if l := x.Loads; l != nil {
+		src := &ExpertSourceDoc{Path: l.Source, Format: l.Format, Stage: l.Stage, Files: l.Files, Experts: l.NumExperts, Ranks: l.RankIDs}
+		if src.Files == nil {
+			src.Files = []string{}
+		}
+		for e := 0; e < l.NumExperts; e++ {
+			if !l.IsObserved(e) {
+				src.Unobserved = append(src.Unobserved, e)
+			}
+		}
+		d.Source = src
+		d.Notes = l.Notes
+		if l.Logs != nil {
+			d.Logs = l.Logs
+		}
+		for i, st := range x.Layers {
+			ld := ExpertLayerDoc{Layer: st.Layer, Tokens: st.Tokens, ExpertTokens: l.Layers[i].Tokens, RankTokens: l.Layers[i].RankTokens}
+			if st.HasLoad {
+				e, t := st.MaxExpert, st.MaxTokens
+				ld.MaxExpert, ld.MaxTokens, ld.MaxOverMean = &e, &t, fptr(st.MaxOverMean)
+			}
+			if st.HasRank {
+				ld.RankMaxOverMean = fptr(st.RankMaxOverMean)
+			}
+			if p := x.EPLB; p != nil {
+				ld.EPLBBefore, ld.EPLBAfter = fptr(p.Before.PerLayer[i]), fptr(p.After.PerLayer[i])
+			}
+			d.Layers = append(d.Layers, ld)
+		}
+	}
+	for _, h := range x.Hot {
+		d.HotExperts = append(d.HotExperts, HotExpertDoc{Layer: h.Layer, Expert: h.Expert, Tokens: h.Tokens, Share: h.Share, MaxOverMean: h.MaxOverMean})
+	}
+	for _, r := range x.DumpRanks {
+		d.DumpRanks = append(d.DumpRanks, RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
+	}
+	if ep := x.EP; ep != nil {
+		for _, g := range ep.Groups {
+			gd := EPGroupDoc{GlobalRanks: g.GlobalRanks, Ranks: g.Ranks, MaxOverMean: g.MaxOverMean, MaxRank: g.MaxRank,
+				LostBy: g.LostBy, LostWhy: g.LostWhy}
+			if g.HaveTokens {
+				gd.TokensMaxOverMean = fptr(g.TokensMaxOverMean)
+			}
+			if g.LostBy != "" {
+				gd.LostTimeUs = fptr(g.LostNs / 1000)
+			}
+			d.EPGroups = append(d.EPGroups, gd)
+		}
+		for _, r := range ep.Ranks {
+			rd := EPRankDoc{Rank: r.Rank, Group: r.Group, GMMTimeUs: us(r.GMM.Total), GMMCount: r.GMM.Count, Hot: r.Hot}
+			if r.HaveTokens {
+				t := r.Tokens
+				rd.Tokens = &t
+			}
+			d.EPRanks = append(d.EPRanks, rd)
+		}
+	}
+	if p := x.EPLB; p != nil {
+		d.EPLB = &EPLBDoc{Ranks: p.Ranks, Redundant: p.Redundant, SlotsPerRank: p.Slots, BeforeFrom: p.BeforeFrom,
+			Before: RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean}, After: RatioSummary{Max: p.After.Max, Mean: p.After.Mean},
+			Command: x.PlanCommand}
+	}
+	layers := make([]int, 0, len(x.LogLayers))
+	for l := range x.LogLayers {
+		layers = append(layers, l)
+	}
+	sort.Ints(layers)
+	for _, l := range layers {
+		d.LogLayers = append(d.LogLayers, LogLayerDoc{Layer: l, PAR: x.LogLayers[l]})
+	}
+	return d
+}
