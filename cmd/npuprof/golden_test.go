@@ -25,8 +25,8 @@ import (
 // The commands run in-process from the repository root, so every path in
 // an output is the relative one a user types there (testdata/...). Nothing
 // is normalised: the outputs hold no timing and no absolute path, and the
-// version in the SARIF log is "dev", the value of Version in a test binary
-// (no -ldflags). Only the HTML pages are reduced to their data blob (the
+// version in the SARIF log is "devel", what a test binary's build
+// information gives (internal/buildinfo). Only the HTML pages are reduced to their data blob (the
 // JSON inside <script id="npuprof-charts">, one chart a line), so a style
 // or script edit does not show as a data change.
 
