@@ -124,6 +124,8 @@ type ClusterPass struct {
 	// Requires lists cluster passes whose results Run reads.
 	Requires []*ClusterPass
 	Run      func(*ClusterContext) (any, error)
+	// Metrics declares every metric Run may set (see Metric).
+	Metrics []Metric
 }
 
 // ClusterContext is what a cluster pass sees.
@@ -169,7 +171,11 @@ func runCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 			cr.Errors = append(cr.Errors, PassError{Pass: p.Name, Rank: -1, Message: "not run: prerequisite failed"})
 			continue
 		}
+		before := strictSnapshot(cr)
 		res, err := safeCluster(p, ctx)
+		if strictMetrics {
+			cr.Errors = append(cr.Errors, undeclared(p.Name, ClusterMetric, -1, newKeys(cr.Metrics, before), newKeys(cr.Unavailable, before))...)
+		}
 		if err != nil {
 			failed[p] = true
 			cr.Errors = append(cr.Errors, PassError{Pass: p.Name, Rank: -1, Message: err.Error()})
@@ -237,6 +243,12 @@ type CollectiveWait struct {
 	TotalWait         int64 // ns: sum of every member's wait
 }
 
+// Metrics of the arrival pass.
+const (
+	MetricCollectivesMatched = "collectives.matched"
+	MetricCollectivesWaitUs  = "collectives.wait.time_us"
+)
+
 // ArrivalPass matches collectives across ranks by (communicator, type,
 // index) and measures arrival skew: arrival is the start of the big op on
 // each rank, wait = last arrival - own arrival.
@@ -248,6 +260,10 @@ Collectives are matched across ranks by communicator instance, type and
 ordinal; arrival is the start of the big op on each rank and a rank's wait
 is the last arrival minus its own. Clocks are each host's wall clock, so the
 numbers are as good as the hosts' time sync.`,
+	Metrics: []Metric{
+		{Name: MetricCollectivesMatched, Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)"},
+		{Name: MetricCollectivesWaitUs, Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives"},
+	},
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ArrivalResult{ByRank: map[int]*RankArrival{}}
 		type opKey struct {
@@ -288,7 +304,7 @@ numbers are as good as the hosts' time sync.`,
 			}
 		}
 		if len(comms) == 0 {
-			ctx.cluster.Unavailable["collectives.wait.time_us"] = "no collective seen on two or more ranks"
+			ctx.cluster.Unavailable[MetricCollectivesWaitUs] = "no collective seen on two or more ranks"
 			return res, nil
 		}
 		sort.Strings(comms)
@@ -377,19 +393,34 @@ numbers are as good as the hosts' time sync.`,
 			g.LastRank = best
 			res.Groups = append(res.Groups, *g)
 		}
-		ctx.cluster.Metrics["collectives.matched"] = float64(res.Matched)
-		ctx.cluster.Metrics["collectives.wait.time_us"] = nsToUs(total)
+		ctx.cluster.Metrics[MetricCollectivesMatched] = float64(res.Matched)
+		ctx.cluster.Metrics[MetricCollectivesWaitUs] = nsToUs(total)
 		return res, nil
 	},
 }
 
 // ---------------------------------------------------------------- skew
 
+// Metrics of the skew pass.
+const (
+	FamilySkewMaxOverMedian Family = "skew.<q>.max_over_median"
+	FamilySkewMaxRank       Family = "skew.<q>.max_rank"
+	FamilySkewMedianUs      Family = "skew.<q>.median_us"
+	FamilySkewMaxUs         Family = "skew.<q>.max_us"
+	FamilySkewMADUs         Family = "skew.<q>.mad_us"
+	MetricSlowRanksCount           = "slow_ranks.count"
+)
+
+// SkewQuantities are the <q> of the skew pass's skew.<q>.* metrics (the
+// slow-rank analysis), in report order; the EP-rank GroupedMatmul skew is
+// skew.moe.gmm.*.
+var SkewQuantities = []string{"computing", "communication", "free"}
+
 // Quantities compared across ranks, in report order.
 var skewQuantities = []struct{ name, metric string }{
-	{"computing", "overlap.computing.time_us"},
-	{"communication", "overlap.communication.time_us"},
-	{"free", "overlap.free.time_us"},
+	{"computing", MetricComputingUs},
+	{"communication", MetricCommunicationUs},
+	{"free", MetricFreeUs},
 }
 
 // SlowZ is the robust z-score above which a rank is an outlier: (x −
@@ -528,13 +559,21 @@ computing or free (modified z-score > 3.5), per step and over the window,
 or ranks that arrive last at half a group's collectives while waiting far
 less than their peers (a low-side outlier of the group's waits).`,
 	Requires: []*ClusterPass{ArrivalPass},
+	Metrics: []Metric{
+		{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free"},
+		{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum"},
+		{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks"},
+		{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks"},
+		{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks"},
+		{Name: MetricSlowRanksCount, Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)"},
+	},
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &SkewResult{Steps: map[int][]SkewStat{}}
 		cm := ctx.cluster
 		if len(ctx.Ranks) < 3 {
 			why := fmt.Sprintf("needs at least 3 ranks to tell a slow rank from the others (have %d)", len(ctx.Ranks))
 			for _, q := range skewQuantities {
-				cm.Unavailable["skew."+q.name+".max_over_median"] = why
+				cm.Unavailable[FamilySkewMaxOverMedian.Of(q.name)] = why
 			}
 			cm.Unavailable["slow_ranks"] = why
 			return res, nil
@@ -542,7 +581,7 @@ less than their peers (a low-side outlier of the group's waits).`,
 		arr, _ := ctx.ResultOf[ArrivalPass].(*ArrivalResult)
 		var windows []float64
 		for _, rr := range ctx.Ranks {
-			if v, ok := rr.Metrics["device.window.time_us"]; ok {
+			if v, ok := rr.Metrics[MetricDeviceWindowUs]; ok {
 				windows = append(windows, v)
 			}
 		}
@@ -553,22 +592,21 @@ less than their peers (a low-side outlier of the group's waits).`,
 					vals = append(vals, rankValue{rr.Rank, v})
 				}
 			}
-			p := "skew." + q.name
 			if len(vals) < 3 {
-				cm.Unavailable[p+".max_over_median"] = fmt.Sprintf("%s is measured on %d rank(s); needs 3", q.metric, len(vals))
+				cm.Unavailable[FamilySkewMaxOverMedian.Of(q.name)] = fmt.Sprintf("%s is measured on %d rank(s); needs 3", q.metric, len(vals))
 				continue
 			}
 			st := skewStat(q.name, vals)
 			res.Window = append(res.Window, st)
 			if st.Median > 0 {
-				cm.Metrics[p+".max_over_median"] = st.Max / st.Median
+				cm.Metrics[FamilySkewMaxOverMedian.Of(q.name)] = st.Max / st.Median
 			} else {
-				cm.Unavailable[p+".max_over_median"] = "median is 0"
+				cm.Unavailable[FamilySkewMaxOverMedian.Of(q.name)] = "median is 0"
 			}
-			cm.Metrics[p+".median_us"] = st.Median
-			cm.Metrics[p+".mad_us"] = st.MAD
-			cm.Metrics[p+".max_us"] = st.Max
-			cm.Metrics[p+".max_rank"] = float64(st.MaxRank)
+			cm.Metrics[FamilySkewMedianUs.Of(q.name)] = st.Median
+			cm.Metrics[FamilySkewMADUs.Of(q.name)] = st.MAD
+			cm.Metrics[FamilySkewMaxUs.Of(q.name)] = st.Max
+			cm.Metrics[FamilySkewMaxRank.Of(q.name)] = float64(st.MaxRank)
 			if q.name != "communication" {
 				res.Slow = append(res.Slow, outliers(st, vals, -1, minCost*medianOf(windows))...)
 			}
@@ -691,7 +729,7 @@ less than their peers (a low-side outlier of the group's waits).`,
 			}
 			return a.Quantity < b.Quantity
 		})
-		cm.Metrics["slow_ranks.count"] = float64(len(flagged))
+		cm.Metrics[MetricSlowRanksCount] = float64(len(flagged))
 		return res, nil
 	},
 }

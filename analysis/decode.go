@@ -43,6 +43,15 @@ func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
 		strings.Contains(s, "PagedAttention")
 }
 
+// Metrics of the decode pass.
+const (
+	MetricDecodeBatchObserved      = "decode.batch.observed"
+	MetricDecodeBatchMin           = "decode.batch.min"
+	MetricDecodeBatchMax           = "decode.batch.max"
+	MetricDecodeBatchDistinctCount = "decode.batch.distinct.count"
+	MetricGraphKernelsShare        = "graph.kernels.share"
+)
+
 // DecodePass measures the decode batch from kernel input shapes and the
 // share of kernels replayed from captured graphs.
 var DecodePass = &Pass{
@@ -58,12 +67,19 @@ share of compute kernels whose Model ID is not 4294967295 (single-op mode),
 i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*DecodeResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricDecodeBatchObserved, Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)"},
+		{Name: MetricDecodeBatchMin, Unit: "tokens", Doc: "smallest decode batch seen"},
+		{Name: MetricDecodeBatchMax, Unit: "tokens", Doc: "largest decode batch seen"},
+		{Name: MetricDecodeBatchDistinctCount, Unit: "count", Doc: "number of distinct decode batch sizes"},
+		{Name: MetricGraphKernelsShare, Unit: "ratio", Doc: "share of compute kernels replayed from a captured graph (Model ID not 4294967295)"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
-		batchNames := []string{"decode.batch.observed", "decode.batch.min", "decode.batch.max", "decode.batch.distinct.count"}
+		batchNames := []string{MetricDecodeBatchObserved, MetricDecodeBatchMin, MetricDecodeBatchMax, MetricDecodeBatchDistinctCount}
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), append(batchNames, "graph.kernels.share")...)
+			ctx.Unavailable(noDeviceData(ctx), append(batchNames, MetricGraphKernelsShare)...)
 			return (*DecodeResult)(nil), nil
 		}
 		res := &DecodeResult{Batches: map[int]int{}}
@@ -98,16 +114,16 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 		case len(res.Sizes) == 0:
 			ctx.Unavailable("attention kernels have no input shapes (kernel_details.csv Input Shapes; capture with record_shapes=True)", batchNames...)
 		default:
-			ctx.SetCount("decode.batch.observed", res.Observed)
-			ctx.SetCount("decode.batch.min", res.Sizes[0])
-			ctx.SetCount("decode.batch.max", res.Sizes[len(res.Sizes)-1])
-			ctx.SetCount("decode.batch.distinct.count", len(res.Sizes))
+			ctx.SetCount(MetricDecodeBatchObserved, res.Observed)
+			ctx.SetCount(MetricDecodeBatchMin, res.Sizes[0])
+			ctx.SetCount(MetricDecodeBatchMax, res.Sizes[len(res.Sizes)-1])
+			ctx.SetCount(MetricDecodeBatchDistinctCount, len(res.Sizes))
 		}
 		if r.Have.Timeline && res.Kernels > 0 {
 			res.HaveGraph = true
-			ctx.Set("graph.kernels.share", float64(res.GraphKernels)/float64(res.Kernels))
+			ctx.Set(MetricGraphKernelsShare, float64(res.GraphKernels)/float64(res.Kernels))
 		} else {
-			ctx.Unavailable("the Model ID of each kernel is read from the device timeline (trace_view.json), which "+r.Path+" lacks", "graph.kernels.share")
+			ctx.Unavailable("the Model ID of each kernel is read from the device timeline (trace_view.json), which "+r.Path+" lacks", MetricGraphKernelsShare)
 		}
 		return res, nil
 	},

@@ -1,9 +1,9 @@
 package analysis
 
 import (
-	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -57,6 +57,17 @@ type WaitedOp struct {
 	Wait   Stat
 }
 
+// Metrics of the eventwait pass.
+const (
+	MetricEventWaitUs                 = "event_wait.time_us"
+	MetricEventWaitCount              = "event_wait.count"
+	MetricEventWaitComputeStreamUs    = "event_wait.compute_stream.time_us"
+	MetricEventWaitComputeStreamShare = "event_wait.compute_stream.share"
+
+	FamilyEventWaitStreamUs    Family = "event_wait.stream.<id>.time_us"
+	FamilyEventWaitStreamCount Family = "event_wait.stream.<id>.count"
+)
+
 // EventWaitPass measures EVENT_WAIT tasks per stream.
 var EventWaitPass = &Pass{
 	Name: "eventwait",
@@ -68,6 +79,14 @@ event_wait.compute_stream.share is the waits on streams that carry compute
 kernels over those streams' spans. Needs the timeline: kernel_details.csv
 does not list EVENT_WAIT tasks.`,
 	ResultType: reflect.TypeOf((*EventWaitResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricEventWaitUs, Unit: "µs", Doc: "EVENT_WAIT device tasks, all streams"},
+		{Name: MetricEventWaitCount, Unit: "count", Doc: "number of EVENT_WAIT tasks"},
+		{Name: string(FamilyEventWaitStreamUs), Unit: "µs", Doc: "EVENT_WAIT time on one stream", Base: MetricEventWaitCount},
+		{Name: string(FamilyEventWaitStreamCount), Unit: "count", Doc: "EVENT_WAIT tasks on one stream", Base: MetricEventWaitCount},
+		{Name: MetricEventWaitComputeStreamUs, Unit: "µs", Doc: "EVENT_WAIT time on streams that carry compute kernels"},
+		{Name: MetricEventWaitComputeStreamShare, Unit: "ratio", Doc: "that time over those streams' spans"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.Timeline {
@@ -75,7 +94,7 @@ does not list EVENT_WAIT tasks.`,
 			if r.Have.TimelineNote != "" {
 				why = r.Have.TimelineNote
 			}
-			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json): "+why, "event_wait.time_us", "event_wait.count")
+			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json): "+why, MetricEventWaitUs, MetricEventWaitCount)
 			return (*EventWaitResult)(nil), nil
 		}
 		res := &EventWaitResult{}
@@ -203,21 +222,21 @@ does not list EVENT_WAIT tasks.`,
 			}
 			res.Longest = append(res.Longest, w)
 		}
-		ctx.SetUs("event_wait.time_us", res.Total.Total)
-		ctx.SetCount("event_wait.count", res.Total.Count)
+		ctx.SetUs(MetricEventWaitUs, res.Total.Total)
+		ctx.SetCount(MetricEventWaitCount, res.Total.Count)
 		for _, sw := range res.Streams {
 			if sw.Wait.Count == 0 {
 				continue
 			}
-			p := fmt.Sprintf("event_wait.stream.%d", sw.Stream)
-			ctx.SetUs(p+".time_us", sw.Wait.Total)
-			ctx.SetCount(p+".count", sw.Wait.Count)
+			id := strconv.Itoa(int(sw.Stream))
+			ctx.SetUs(FamilyEventWaitStreamUs.Of(id), sw.Wait.Total)
+			ctx.SetCount(FamilyEventWaitStreamCount.Of(id), sw.Wait.Count)
 		}
-		ctx.SetUs("event_wait.compute_stream.time_us", res.ComputeStreamWait)
+		ctx.SetUs(MetricEventWaitComputeStreamUs, res.ComputeStreamWait)
 		if res.ComputeStreamSpan > 0 {
-			ctx.Set("event_wait.compute_stream.share", float64(res.ComputeStreamWait)/float64(res.ComputeStreamSpan))
+			ctx.Set(MetricEventWaitComputeStreamShare, float64(res.ComputeStreamWait)/float64(res.ComputeStreamSpan))
 		} else {
-			ctx.Unavailable("no stream carries compute kernels", "event_wait.compute_stream.share")
+			ctx.Unavailable("no stream carries compute kernels", MetricEventWaitComputeStreamShare)
 		}
 		return res, nil
 	},

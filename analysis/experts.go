@@ -47,6 +47,40 @@ const (
 	MetricSkewGMMRanksCount        = "skew.moe.gmm.ranks.count"
 )
 
+// expertsMetrics are the metrics of the experts pass.
+var expertsMetrics = []Metric{
+	{Name: MetricSkewGMMMaxOverMean, Unit: "ratio", Doc: "per ep group: max over its ranks of GroupedMatmul time / mean (the worst group)"},
+	{Name: MetricSkewGMMMaxRank, Unit: "rank", Doc: "the rank with the most GroupedMatmul time in that group (the hot rank)"},
+	{Name: MetricSkewGMMTokensMaxOverMean, Unit: "ratio", Doc: "the same over GroupedMatmul tokens (moe.gmm.tokens)"},
+	{Name: MetricSkewGMMLostUs, Unit: "µs", Doc: "MoE time lost to imbalance: per MoE layer, the slowest EP rank's GroupedMatmul time minus the mean, summed over the capture"},
+	{Name: MetricSkewGMMRanksCount, Unit: "count", Doc: "ranks compared in that group"},
+	{Name: MetricExpertsImbalanceMax, Unit: "ratio", Doc: "max over MoE layers of the most loaded expert's tokens / mean tokens per expert (needs --experts or dumps)"},
+	{Name: MetricExpertsImbalanceMean, Unit: "ratio", Doc: "mean over layers of that ratio"},
+	{Name: MetricExpertsImbalanceMaxLayer, Unit: "count", Doc: "the layer where the max is reached"},
+	{Name: MetricExpertsHotShareMax, Unit: "ratio", Doc: "largest share of one expert in its layer's tokens"},
+	{Name: MetricExpertsLayersCount, Unit: "count", Doc: "layers of the expert-load input"},
+	{Name: MetricExpertsCount, Unit: "count", Doc: "experts of the expert-load input"},
+	{Name: MetricExpertsTokensCount, Unit: "tokens", Doc: "tokens of the expert-load input"},
+	{Name: MetricExpertsRankImbalanceMax, Unit: "ratio", Doc: "per layer, max/mean over EP ranks of each rank's tokens; max over layers"},
+	{Name: MetricExpertsRankImbalanceMean, Unit: "ratio", Doc: "the same, mean over layers"},
+	{Name: MetricEPLBRanks, Unit: "count", Doc: "EP size of the predicted EPLB plan"},
+	{Name: MetricEPLBRedundant, Unit: "count", Doc: "redundant slots of the predicted plan"},
+	{Name: MetricEPLBBeforeMax, Unit: "ratio", Doc: "predicted max/mean rank load of the current placement, max over layers"},
+	{Name: MetricEPLBBeforeMean, Unit: "ratio", Doc: "the same, mean over layers"},
+	{Name: MetricEPLBAfterMax, Unit: "ratio", Doc: "the same for the plan `npuprof eplb plan` would write"},
+	{Name: MetricEPLBAfterMean, Unit: "ratio", Doc: "the same, mean over layers"},
+	{Name: MetricEPLBMaxLoadReduction, Unit: "ratio", Doc: "1 - (slowest rank's tokens after / before) of that plan"},
+	{Name: MetricLogRankImbalanceMean, Unit: "ratio", Doc: "last logged peak-to-average ratio (vLLM-Ascend), mean"},
+	{Name: MetricLogRankImbalanceMax, Unit: "ratio", Doc: "the same, max"},
+	{Name: MetricLogRankImbalanceMin, Unit: "ratio", Doc: "the same, min"},
+	{Name: MetricLogUpdatedMean, Unit: "ratio", Doc: "last logged ratio after vLLM-Ascend's own EPLB placement, mean"},
+	{Name: MetricLogUpdatedMax, Unit: "ratio", Doc: "the same, max"},
+	{Name: MetricLogBalancedness, Unit: "ratio", Doc: "last upstream vLLM `EPLB step:` balancedness (avg/max)"},
+	{Name: MetricLogAvgTokens, Unit: "tokens", Doc: "its avg_tokens"},
+	{Name: MetricLogMaxTokens, Unit: "tokens", Doc: "its max_tokens"},
+	{Name: MetricLogLinesCount, Unit: "count", Doc: "imbalance log lines read"},
+}
+
 // HotExpertsTop is how many hot experts ExpertsResult.Hot keeps; each
 // layer keeps HotExpertsPerLayer.
 const (
@@ -191,6 +225,7 @@ max/mean rank load before and after ` + "`npuprof eplb plan`" + `.
 skew.moe.gmm.* compare the GroupedMatmul time and tokens of the ranks of
 each ep group in parallel_group_info; skew.moe.gmm.lost.time_us sums, per
 MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.`,
+	Metrics: expertsMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ExpertsResult{Loads: ctx.Experts}
 		res.EP = epSkew(ctx)

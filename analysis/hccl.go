@@ -3,6 +3,7 @@ package analysis
 import (
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -30,6 +31,21 @@ type HCCLResult struct {
 	Types, Groups []string
 }
 
+// Metrics of the hccl pass.
+const (
+	MetricHCCLTotalUs    = "hccl.total.time_us"
+	MetricHCCLTotalCount = "hccl.total.count"
+
+	FamilyHCCLTypeUs     Family = "hccl.<type>.time_us"
+	FamilyHCCLTypeCount  Family = "hccl.<type>.count"
+	FamilyHCCLGroupUs    Family = "hccl.group.<group>.time_us"
+	FamilyHCCLGroupCount Family = "hccl.group.<group>.count"
+
+	// UnavailableHCCLGroups is the unavailable key of the whole
+	// hccl.group.<group>.* family.
+	UnavailableHCCLGroups = "hccl.group.*"
+)
+
 // HCCLPass sums collective big ops by type and by group.
 var HCCLPass = &Pass{
 	Name: "hccl",
@@ -41,10 +57,18 @@ subtasks); hccl.<type>.time_us/.count split them by lower-case type
 receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
 resolved from parallel_group_info through the hash token in the op name.`,
 	ResultType: reflect.TypeOf((*HCCLResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricHCCLTotalUs, Unit: "µs", Doc: "sum of HCCL big ops"},
+		{Name: MetricHCCLTotalCount, Unit: "count", Doc: "number of HCCL big ops"},
+		{Name: string(FamilyHCCLTypeUs), Unit: "µs", Doc: "HCCL big ops of one type: " + strings.Join(model.HCCLTypes(), ", "), Base: MetricHCCLTotalCount},
+		{Name: string(FamilyHCCLTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type", Base: MetricHCCLTotalCount},
+		{Name: string(FamilyHCCLGroupUs), Unit: "µs", Doc: "HCCL big ops of one group (tp, ep, dp, ... from parallel_group_info)", Base: MetricHCCLTotalCount},
+		{Name: string(FamilyHCCLGroupCount), Unit: "count", Doc: "number of HCCL big ops of one group", Base: MetricHCCLTotalCount},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.HCCL {
-			ctx.Unavailable(noCollectives(ctx), "hccl.total.time_us", "hccl.total.count")
+			ctx.Unavailable(noCollectives(ctx), MetricHCCLTotalUs, MetricHCCLTotalCount)
 			return (*HCCLResult)(nil), nil
 		}
 		res := &HCCLResult{ByType: map[string]*Stat{}, ByGroup: map[string]*Stat{}, ByTypeGroup: map[string]*Stat{}, ByVariant: map[string]*Stat{}}
@@ -71,16 +95,16 @@ resolved from parallel_group_info through the hash token in the op name.`,
 				get(res.ByVariant, r.Str(h.Variant)).add(h.Dur)
 			}
 		}
-		ctx.SetUs("hccl.total.time_us", res.Total.Total)
-		ctx.SetCount("hccl.total.count", res.Total.Count)
+		ctx.SetUs(MetricHCCLTotalUs, res.Total.Total)
+		ctx.SetCount(MetricHCCLTotalCount, res.Total.Count)
 		for t, s := range res.ByType {
-			ctx.SetUs("hccl."+t+".time_us", s.Total)
-			ctx.SetCount("hccl."+t+".count", s.Count)
+			ctx.SetUs(FamilyHCCLTypeUs.Of(t), s.Total)
+			ctx.SetCount(FamilyHCCLTypeCount.Of(t), s.Count)
 			res.Types = append(res.Types, t)
 		}
 		for g, s := range res.ByGroup {
-			ctx.SetUs("hccl.group."+g+".time_us", s.Total)
-			ctx.SetCount("hccl.group."+g+".count", s.Count)
+			ctx.SetUs(FamilyHCCLGroupUs.Of(g), s.Total)
+			ctx.SetCount(FamilyHCCLGroupCount.Of(g), s.Count)
 			res.Groups = append(res.Groups, g)
 		}
 		sort.Strings(res.Types)
@@ -90,7 +114,7 @@ resolved from parallel_group_info through the hash token in the op name.`,
 			if r.Have.GroupsNote != "" {
 				why = r.Have.GroupsNote
 			}
-			ctx.Unavailable("collectives cannot be attributed to tp/ep/dp groups: "+why, "hccl.group.*")
+			ctx.Unavailable("collectives cannot be attributed to tp/ep/dp groups: "+why, UnavailableHCCLGroups)
 		}
 		return res, nil
 	},

@@ -25,6 +25,12 @@ type KernelsResult struct {
 // TopKernels is how many kernels KernelsPass keeps.
 const TopKernels = 50
 
+// Metrics of the kernels pass.
+const (
+	MetricKernelComputeUs    = "kernel.compute.time_us"
+	MetricKernelComputeCount = "kernel.compute.count"
+)
+
 // KernelsPass sums compute kernels and ranks them by total time.
 var KernelsPass = &Pass{
 	Name: "kernels",
@@ -35,11 +41,15 @@ compute kernels (the set whose union is overlap.computing.time_us). The top
 kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*KernelsResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricKernelComputeUs, Unit: "µs", Doc: "sum of compute-kernel durations"},
+		{Name: MetricKernelComputeCount, Unit: "count", Doc: "number of compute kernels"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), "kernel.compute.time_us", "kernel.compute.count")
+			ctx.Unavailable(noDeviceData(ctx), MetricKernelComputeUs, MetricKernelComputeCount)
 			return (*KernelsResult)(nil), nil
 		}
 		res := &KernelsResult{}
@@ -69,8 +79,8 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 			a.count++
 			a.total += t.Dur
 		}
-		ctx.SetUs("kernel.compute.time_us", res.Total.Total)
-		ctx.SetCount("kernel.compute.count", res.Total.Count)
+		ctx.SetUs(MetricKernelComputeUs, res.Total.Total)
+		ctx.SetCount(MetricKernelComputeCount, res.Total.Count)
 		sort.Slice(all, func(i, j int) bool {
 			if all[i].total != all[j].total {
 				return all[i].total > all[j].total

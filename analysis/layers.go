@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -32,6 +31,17 @@ type LayersResult struct {
 	StepsSource  string
 }
 
+// Metrics of the layers pass.
+const (
+	MetricHCCLPerLayerCount = "hccl.per_layer.count"
+	MetricHCCLPerLayerUs    = "hccl.per_layer.time_us"
+	MetricMoELayersCount    = "moe.layers.count"
+	MetricDecodeStepsCount  = "decode.steps.count"
+
+	FamilyHCCLPerLayerTypeCount Family = "hccl.per_layer.<type>.count"
+	FamilyHCCLPerLayerTypeUs    Family = "hccl.per_layer.<type>.time_us"
+)
+
 // LayersPass splits the timeline into MoE layers and finds the collectives
 // each layer runs.
 var LayersPass = &Pass{
@@ -51,12 +61,20 @@ boundary stretches; moe.layers.count is moe.routing.count over
 decode.steps.count. Needs at least two MoE layers per step.`,
 	Requires:   []*Pass{MoEPass, HCCLPass},
 	ResultType: reflect.TypeOf((*LayersResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricHCCLPerLayerCount, Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between MoE routing kernels; the per-step logits all-gather is not one of them)"},
+		{Name: MetricHCCLPerLayerUs, Unit: "µs", Doc: "mean time of one MoE layer's collectives"},
+		{Name: string(FamilyHCCLPerLayerTypeCount), Unit: "count", Doc: "collectives of one type per MoE layer", Base: MetricHCCLPerLayerCount},
+		{Name: string(FamilyHCCLPerLayerTypeUs), Unit: "µs", Doc: "mean time per MoE layer of the collectives of one type", Base: MetricHCCLPerLayerCount},
+		{Name: MetricMoELayersCount, Unit: "count", Doc: "MoE layers per decode step (moe.routing.count / decode.steps.count)"},
+		{Name: MetricDecodeStepsCount, Unit: "count", Doc: "decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		moe, _ := ctx.ResultOf[MoEPass].(*MoEResult)
 		hc, _ := ctx.ResultOf[HCCLPass].(*HCCLResult)
-		layerNames := []string{"hccl.per_layer.count", "hccl.per_layer.time_us"}
-		stepNames := []string{"decode.steps.count", "moe.layers.count"}
+		layerNames := []string{MetricHCCLPerLayerCount, MetricHCCLPerLayerUs}
+		stepNames := []string{MetricDecodeStepsCount, MetricMoELayersCount}
 		if moe == nil || len(moe.Layers) == 0 {
 			why := "no MoE routing kernels (MoeInitRouting*), so MoE layers cannot be delimited"
 			if moe == nil {
@@ -117,8 +135,8 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 			res.StepsSource = "collective pattern"
 		}
 		if res.Steps > 0 {
-			ctx.SetCount("decode.steps.count", res.Steps)
-			ctx.Set("moe.layers.count", float64(len(moe.Layers))/float64(res.Steps))
+			ctx.SetCount(MetricDecodeStepsCount, res.Steps)
+			ctx.Set(MetricMoELayersCount, float64(len(moe.Layers))/float64(res.Steps))
 		} else {
 			ctx.Unavailable("no ProfilerStep#N and no collectives between MoE layers to find step boundaries", stepNames...)
 		}
@@ -148,11 +166,11 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 			for t, c := range res.PerLayer {
 				cnt += c
 				res.PerLayerTime[t] /= n
-				ctx.SetCount(fmt.Sprintf("hccl.per_layer.%s.count", t), c)
-				ctx.SetUs(fmt.Sprintf("hccl.per_layer.%s.time_us", t), res.PerLayerTime[t])
+				ctx.SetCount(FamilyHCCLPerLayerTypeCount.Of(t), c)
+				ctx.SetUs(FamilyHCCLPerLayerTypeUs.Of(t), res.PerLayerTime[t])
 			}
-			ctx.SetCount("hccl.per_layer.count", cnt)
-			ctx.SetUs("hccl.per_layer.time_us", total/n)
+			ctx.SetCount(MetricHCCLPerLayerCount, cnt)
+			ctx.SetUs(MetricHCCLPerLayerUs, total/n)
 		}
 		return res, nil
 	},

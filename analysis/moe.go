@@ -88,6 +88,27 @@ type MoEPosition struct {
 // MoEMaxPositions caps MoEResult.Positions (Qwen3-235B has 94 MoE layers).
 const MoEMaxPositions = 256
 
+// Metrics of the moe pass.
+const (
+	MetricMoERoutingUs        = "moe.routing.time_us"
+	MetricMoERoutingCount     = "moe.routing.count"
+	MetricMoECumsumUs         = "moe.cumsum.time_us"
+	MetricMoECumsumCount      = "moe.cumsum.count"
+	MetricMoECumsumAICPUUs    = "moe.cumsum.aicpu.time_us"
+	MetricMoECumsumAICPUCount = "moe.cumsum.aicpu.count"
+	MetricMoEGMMUs            = "moe.gmm.time_us"
+	MetricMoEGMMCount         = "moe.gmm.count"
+	MetricMoEGMMTokens        = "moe.gmm.tokens"
+	MetricMoEGatingUs         = "moe.gating.time_us"
+	MetricMoEGatingCount      = "moe.gating.count"
+	MetricMoEDispatchUs       = "moe.dispatch.time_us"
+	MetricMoEDispatchCount    = "moe.dispatch.count"
+	MetricMoECombineUs        = "moe.combine.time_us"
+	MetricMoECombineCount     = "moe.combine.count"
+	MetricCumsumOtherUs       = "cumsum.other.time_us"
+	MetricCumsumOtherCount    = "cumsum.other.count"
+)
+
 // MoEPass finds the MoE routing kernels and the Cumsum kernels in the
 // routing path.
 var MoEPass = &Pass{
@@ -101,13 +122,32 @@ elsewhere (the sampler's top-p) is not MoE routing. moe.cumsum.aicpu.* are
 those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*MoEResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricMoERoutingUs, Unit: "µs", Doc: "MoeInitRouting* kernels (Custom, V2, V3)"},
+		{Name: MetricMoERoutingCount, Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)"},
+		{Name: MetricMoECumsumUs, Unit: "µs", Doc: "Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)"},
+		{Name: MetricMoECumsumCount, Unit: "count", Doc: "number of MoE routing-path Cumsum kernels"},
+		{Name: MetricMoECumsumAICPUUs, Unit: "µs", Doc: "MoE routing-path Cumsum kernels that ran on the AI CPU"},
+		{Name: MetricMoECumsumAICPUCount, Unit: "count", Doc: "number of those"},
+		{Name: MetricMoEGMMUs, Unit: "µs", Doc: "GroupedMatmul* kernels"},
+		{Name: MetricMoEGMMCount, Unit: "count", Doc: "number of GroupedMatmul* kernels"},
+		{Name: MetricMoEGMMTokens, Unit: "tokens", Doc: "sum of the first dimension of each GroupedMatmul's first input (tokens routed to this rank's experts)"},
+		{Name: MetricMoEGatingUs, Unit: "µs", Doc: "MoeGatingTopK* kernels"},
+		{Name: MetricMoEGatingCount, Unit: "count", Doc: "number of MoeGatingTopK* kernels"},
+		{Name: MetricMoEDispatchUs, Unit: "µs", Doc: "dispatch kernels (MoeDistributeDispatch*, MoeTokenPermute, ...)"},
+		{Name: MetricMoEDispatchCount, Unit: "count", Doc: "number of dispatch kernels"},
+		{Name: MetricMoECombineUs, Unit: "µs", Doc: "combine kernels (MoeDistributeCombine*, MoeTokenUnpermute, MoeFinalizeRouting*)"},
+		{Name: MetricMoECombineCount, Unit: "count", Doc: "number of combine kernels"},
+		{Name: MetricCumsumOtherUs, Unit: "µs", Doc: "Cumsum kernels outside the MoE routing path (e.g. the sampler's top-p)"},
+		{Name: MetricCumsumOtherCount, Unit: "count", Doc: "number of those"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
-		names := []string{"moe.routing.time_us", "moe.routing.count", "moe.cumsum.time_us", "moe.cumsum.count",
-			"moe.cumsum.aicpu.time_us", "moe.cumsum.aicpu.count", "moe.gmm.time_us", "moe.gmm.count",
-			"moe.gating.time_us", "moe.gating.count", "moe.dispatch.time_us", "moe.dispatch.count",
-			"moe.combine.time_us", "moe.combine.count", "cumsum.other.time_us", "cumsum.other.count"}
+		names := []string{MetricMoERoutingUs, MetricMoERoutingCount, MetricMoECumsumUs, MetricMoECumsumCount,
+			MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, MetricMoEGMMUs, MetricMoEGMMCount,
+			MetricMoEGatingUs, MetricMoEGatingCount, MetricMoEDispatchUs, MetricMoEDispatchCount,
+			MetricMoECombineUs, MetricMoECombineCount, MetricCumsumOtherUs, MetricCumsumOtherCount}
 		if !tl.HaveCompute {
 			ctx.Unavailable(noDeviceData(ctx), names...)
 			return (*MoEResult)(nil), nil
@@ -162,23 +202,23 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 			}
 		}
 		res.Positions, res.PositionsCapped = moePositions(r, res.Layers)
-		set := func(prefix string, s Stat) {
-			ctx.SetUs(prefix+".time_us", s.Total)
-			ctx.SetCount(prefix+".count", s.Count)
+		set := func(us, count string, s Stat) {
+			ctx.SetUs(us, s.Total)
+			ctx.SetCount(count, s.Count)
 		}
-		set("moe.routing", res.Routing)
-		set("moe.cumsum", res.Cumsum)
-		set("moe.cumsum.aicpu", res.CumsumAICPU)
-		set("moe.gmm", res.GMM)
-		set("moe.gating", res.Gating)
-		set("moe.dispatch", res.Dispatch)
-		set("moe.combine", res.Combine)
-		set("cumsum.other", res.OtherCumsum)
+		set(MetricMoERoutingUs, MetricMoERoutingCount, res.Routing)
+		set(MetricMoECumsumUs, MetricMoECumsumCount, res.Cumsum)
+		set(MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, res.CumsumAICPU)
+		set(MetricMoEGMMUs, MetricMoEGMMCount, res.GMM)
+		set(MetricMoEGatingUs, MetricMoEGatingCount, res.Gating)
+		set(MetricMoEDispatchUs, MetricMoEDispatchCount, res.Dispatch)
+		set(MetricMoECombineUs, MetricMoECombineCount, res.Combine)
+		set(MetricCumsumOtherUs, MetricCumsumOtherCount, res.OtherCumsum)
 		if res.GMM.Count > 0 {
 			if res.HaveShapes {
-				ctx.SetCount("moe.gmm.tokens", int(res.GMMTokens))
+				ctx.SetCount(MetricMoEGMMTokens, int(res.GMMTokens))
 			} else {
-				ctx.Unavailable("GroupedMatmul input shapes are not recorded (no kernel_details.csv Input Shapes)", "moe.gmm.tokens")
+				ctx.Unavailable("GroupedMatmul input shapes are not recorded (no kernel_details.csv Input Shapes)", MetricMoEGMMTokens)
 			}
 		}
 		return res, nil

@@ -28,6 +28,16 @@ func breakdown(compute, comm []Interval, start, end int64) Breakdown {
 	return b
 }
 
+// Metrics of the overlap pass.
+const (
+	MetricDeviceWindowUs      = "device.window.time_us"
+	MetricComputingUs         = "overlap.computing.time_us"
+	MetricCommunicationUs     = "overlap.communication.time_us"
+	MetricCommNotOverlappedUs = "overlap.communication_not_overlapped.time_us"
+	MetricOverlappedUs        = "overlap.overlapped.time_us"
+	MetricFreeUs              = "overlap.free.time_us"
+)
+
 // OverlapPass measures the time breakdown over the whole profiled window.
 var OverlapPass = &Pass{
 	Name: "overlap",
@@ -40,36 +50,44 @@ overlap.communication_not_overlapped.time_us is communication minus
 computing; overlap.free.time_us is the window minus the union of both.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*Breakdown)(nil)),
+	Metrics: []Metric{
+		{Name: MetricDeviceWindowUs, Unit: "µs", Doc: "last end minus first start over device tasks and HCCL big ops"},
+		{Name: MetricComputingUs, Unit: "µs", Doc: "union of compute-kernel intervals"},
+		{Name: MetricCommunicationUs, Unit: "µs", Doc: "union of HCCL big-op intervals"},
+		{Name: MetricCommNotOverlappedUs, Unit: "µs", Doc: "communication minus computing"},
+		{Name: MetricOverlappedUs, Unit: "µs", Doc: "communication that overlaps computing"},
+		{Name: MetricFreeUs, Unit: "µs", Doc: "window minus the union of computing and communication (device idle)"},
+	},
 	Run: func(ctx *Context) (any, error) {
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
-		all := []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication.time_us",
-			"overlap.communication_not_overlapped.time_us", "overlap.free.time_us", "overlap.overlapped.time_us"}
+		all := []string{MetricDeviceWindowUs, MetricComputingUs, MetricCommunicationUs,
+			MetricCommNotOverlappedUs, MetricFreeUs, MetricOverlappedUs}
 		if !tl.HaveWindow {
 			ctx.Unavailable(noDeviceData(ctx), all...)
 			return (*Breakdown)(nil), nil
 		}
 		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
-		ctx.SetUs("device.window.time_us", b.Window)
+		ctx.SetUs(MetricDeviceWindowUs, b.Window)
 		if tl.HaveCompute {
-			ctx.SetUs("overlap.computing.time_us", b.Computing)
+			ctx.SetUs(MetricComputingUs, b.Computing)
 		} else {
-			ctx.Unavailable(noDeviceData(ctx), "overlap.computing.time_us")
+			ctx.Unavailable(noDeviceData(ctx), MetricComputingUs)
 		}
 		if tl.HaveComm {
-			ctx.SetUs("overlap.communication.time_us", b.Communication)
+			ctx.SetUs(MetricCommunicationUs, b.Communication)
 		} else {
-			ctx.Unavailable(noCollectives(ctx), "overlap.communication.time_us")
+			ctx.Unavailable(noCollectives(ctx), MetricCommunicationUs)
 		}
 		if tl.HaveCompute && tl.HaveComm {
-			ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
-			ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
-			ctx.SetUs("overlap.free.time_us", b.Free)
+			ctx.SetUs(MetricCommNotOverlappedUs, b.CommunicationNotOverlapped)
+			ctx.SetUs(MetricOverlappedUs, b.Overlapped)
+			ctx.SetUs(MetricFreeUs, b.Free)
 		} else {
 			why := noCollectives(ctx)
 			if !tl.HaveCompute {
 				why = noDeviceData(ctx)
 			}
-			ctx.Unavailable("needs both compute kernels and collectives; "+why, "overlap.communication_not_overlapped.time_us", "overlap.overlapped.time_us", "overlap.free.time_us")
+			ctx.Unavailable("needs both compute kernels and collectives; "+why, MetricCommNotOverlappedUs, MetricOverlappedUs, MetricFreeUs)
 		}
 		return &b, nil
 	},

@@ -35,6 +35,8 @@ type Pass struct {
 	ResultType reflect.Type
 	// Run computes the result. It may record metrics through ctx.
 	Run func(ctx *Context) (any, error)
+	// Metrics declares every metric Run may set (see Metric).
+	Metrics []Metric
 }
 
 // Context is what a pass sees for one rank.
@@ -247,6 +249,9 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 		o := out[p]
 		if o.ran {
 			timings = append(timings, o.timing)
+			if strictMetrics {
+				errs = append(errs, undeclared(p.Name, RankMetric, r.Rank, o.m.Values, o.m.Unavailable)...)
+			}
 			for k, v := range o.m.Values {
 				metrics.Values[k] = v
 			}

@@ -48,7 +48,7 @@ func UpdateDoc(doc string, sections map[string]string) (string, error) {
 	})
 	for name := range sections {
 		if !seen[name] && err == nil {
-			err = fmt.Errorf("docs/rules.md has no <!-- BEGIN GENERATED: %s --> section", name)
+			err = fmt.Errorf("no <!-- BEGIN GENERATED: %s --> section", name)
 		}
 	}
 	return out, err

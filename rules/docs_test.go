@@ -9,23 +9,27 @@ import (
 )
 
 // update (-update, shared by every package's tests) rewrites the generated
-// sections of docs/rules.md.
+// sections of docs/rules.md and docs/json.md.
 var update = golden.Update
 
-// docs/rules.md's metric, fact, function and built-in rule tables are
-// generated from the catalogs: run `go test ./rules -run TestDocs -update`
-// after changing them.
+// docs/rules.md's metric, fact, function and built-in rule tables, and
+// docs/json.md's metric table, are generated from the catalogs: run
+// `go test ./rules -run TestDocs -update` after changing them.
 func TestDocsInSync(t *testing.T) {
-	const path = "../docs/rules.md"
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	want, err := UpdateDoc(string(b), DocSections(builtin(t)))
-	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
-		return
+	for path, sections := range map[string]map[string]string{
+		"../docs/rules.md": DocSections(builtin(t)),
+		"../docs/json.md":  {"metrics": MetricTableMarkdown()},
+	} {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		want, err := UpdateDoc(string(b), sections)
+		require.NoError(t, err, path)
+		if *update {
+			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+			continue
+		}
+		require.Equal(t, want, string(b), "%s is out of date: run go test ./rules -run TestDocs -update", path)
 	}
-	require.Equal(t, want, string(b), "docs/rules.md is out of date: run go test ./rules -run TestDocs -update")
 }
 
 // The worked example in docs/rules.md loads.

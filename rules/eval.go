@@ -207,7 +207,7 @@ func (st *state) partialRanks(name string, vals map[int]float64) []int {
 		return nil
 	}
 	if _, ok := vals[-1]; ok && len(vals) == 1 {
-		if d, _ := LookupMetric(name); d.Cluster {
+		if d, _ := LookupMetric(name); d.IsCluster() {
 			return append([]int(nil), pi.ranks...)
 		}
 	}
@@ -223,13 +223,9 @@ func (st *state) partialRanks(name string, vals map[int]float64) []int {
 		if _, measured := pi.measured[r][name]; measured {
 			continue
 		}
-		for _, fb := range familyBase {
-			if strings.HasPrefix(name, fb.prefix) {
-				if pi.metrics[r][fb.base] {
-					out = append(out, r)
-				}
-				break
-			}
+		// a family member taken as 0: partial when its base is
+		if d, _ := LookupMetric(name); d.Base != "" && pi.metrics[r][d.Base] {
+			out = append(out, r)
 		}
 	}
 	return out
@@ -334,15 +330,6 @@ func (st *state) unavailable(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", msg, errUnavailable)
 }
 
-// familyBase: a missing member of a family is 0 when the family's base
-// metric was measured on that rank (no such collective happened).
-var familyBase = []struct{ prefix, base string }{
-	{"hccl.per_layer.", "hccl.per_layer.count"},
-	{"hccl.group.", "hccl.total.count"},
-	{"hccl.", "hccl.total.count"},
-	{"event_wait.stream.", "event_wait.count"},
-}
-
 // rankValues returns the metric on each rank that measured it.
 func (st *state) rankValues(name string) (map[int]float64, error) {
 	d, _ := LookupMetric(name)
@@ -350,7 +337,7 @@ func (st *state) rankValues(name string) (map[int]float64, error) {
 	if res == nil {
 		return nil, st.unavailable("metric %s unavailable: no profile", name)
 	}
-	if d.Cluster {
+	if d.IsCluster() {
 		if res.Cluster != nil {
 			if v, ok := res.Cluster.Metrics[name]; ok {
 				out := map[int]float64{-1: v}
@@ -371,15 +358,10 @@ func (st *state) rankValues(name string) (map[int]float64, error) {
 			continue
 		}
 		zero := false
-		if d.Name != name { // a family member
-			for _, fb := range familyBase {
-				if strings.HasPrefix(name, fb.prefix) {
-					if _, ok := rr.Metrics[fb.base]; ok {
-						zero = true
-					}
-					break
-				}
-			}
+		if d.Name != name && d.Base != "" {
+			// a missing member of a family is 0 when the family's base
+			// metric was measured on that rank (no such collective happened)
+			_, zero = rr.Metrics[d.Base]
 		}
 		if zero {
 			out[rr.Rank] = 0
@@ -513,7 +495,7 @@ func newState(in *Input) *state {
 			if _, err := probe.rankValues(n); err == nil {
 				return true, nil
 			}
-			if d, _ := LookupMetric(n); !d.Cluster {
+			if d, _ := LookupMetric(n); !d.IsCluster() {
 				st.record(st.phase, n, in.partial.ranks)
 			}
 			return false, nil
@@ -832,7 +814,7 @@ func autoSeverity(st *state, saving float64, unknown bool) string {
 		return SeverityMedium
 	}
 	probe := &state{in: st.in, used: st.used, phase: UsedInSeverity}
-	win, err := probe.agg("device.window.time_us", mean)
+	win, err := probe.agg(analysis.MetricDeviceWindowUs, mean)
 	if err != nil || win <= 0 {
 		return SeverityMedium
 	}
@@ -892,7 +874,7 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 		st.record(UsedInEvidence, es.Metric, e.PartialRanks)
 		return e
 	}
-	if d.Cluster {
+	if d.IsCluster() {
 		return []Evidence{mk(vals[-1], nil)}, nil
 	}
 	switch es.Of {

@@ -252,16 +252,16 @@ func InferFacts(res *analysis.Result) []FactValue {
 	// that has one): reduce-scatters and no all-reduce.
 	for _, rr := range res.Ranks {
 		m := rr.Metrics
-		if _, ok := m["hccl.per_layer.count"]; !ok {
+		if _, ok := m[analysis.MetricHCCLPerLayerCount]; !ok {
 			continue
 		}
-		rs, ar, ag := m["hccl.per_layer.reducescatter.count"], m["hccl.per_layer.allreduce.count"], m["hccl.per_layer.allgather.count"]
+		rs, ar, ag := m[analysis.FamilyHCCLPerLayerTypeCount.Of("reducescatter")], m[analysis.FamilyHCCLPerLayerTypeCount.Of("allreduce")], m[analysis.FamilyHCCLPerLayerTypeCount.Of("allgather")]
 		src := fmt.Sprintf("profile: rank %d runs %g all-gather, %g reduce-scatter, %g all-reduce per MoE layer", rr.Rank, ag, rs, ar)
 		out = append(out, FactValue{"flashcomm1", rs > 0 && ar == 0, src})
 		break
 	}
 	for _, rr := range res.Ranks {
-		if b, ok := rr.Metrics["decode.batch.observed"]; ok {
+		if b, ok := rr.Metrics[analysis.MetricDecodeBatchObserved]; ok {
 			if b <= 1024 {
 				out = append(out, FactValue{"phase", "decode", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)})
 			} else {

@@ -465,7 +465,7 @@ func TestCatalogCoversAnalysis(t *testing.T) {
 		for m := range res.Cluster.Metrics {
 			d, ok := LookupMetric(m)
 			require.True(t, ok, m)
-			require.True(t, d.Cluster, m)
+			require.True(t, d.IsCluster(), m)
 		}
 	}
 }

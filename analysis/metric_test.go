@@ -1,0 +1,154 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+var reMetricName = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.([a-z0-9_]+|<[a-z]+>))+$`)
+
+// Every declaration is well formed, once, and names its pass and kind.
+func TestMetricTableValid(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range MetricTable() {
+		require.Regexp(t, reMetricName, m.Name)
+		require.False(t, seen[m.Name], "%s declared twice", m.Name)
+		seen[m.Name] = true
+		require.Contains(t, metricUnits, m.Unit, m.Name)
+		require.NotEmpty(t, strings.TrimSpace(m.Doc), m.Name)
+		require.NotContains(t, m.Doc, "\n", "%s: the doc is one line", m.Name)
+		require.NotEmpty(t, m.Pass, m.Name)
+		require.Contains(t, []Kind{RankMetric, ClusterMetric}, m.Kind, m.Name)
+		if m.IsFamily() {
+			ph := regexp.MustCompile(`<[a-z]+>`).FindAllString(m.Name, -1)
+			require.Len(t, ph, 1, "%s: a family has one variable part", m.Name)
+			require.Contains(t, MetricPlaceholders, ph[0], m.Name)
+		}
+		if m.Base != "" {
+			base, ok := LookupMetric(m.Base)
+			require.True(t, ok, "%s: base %s", m.Name, m.Base)
+			require.True(t, m.IsFamily() && !base.IsFamily() && base.Kind == m.Kind, "%s: base %s", m.Name, m.Base)
+		}
+		got, ok := LookupMetric(m.Name)
+		require.True(t, ok, m.Name)
+		require.Equal(t, m, got)
+	}
+	require.Equal(t, "hccl.allgather.time_us", FamilyHCCLTypeUs.Of("allgather"))
+	require.Equal(t, "event_wait.stream.2.count", FamilyEventWaitStreamCount.Of("2"))
+	m, ok := LookupMetric("skew.free.max_rank")
+	require.True(t, ok)
+	require.Equal(t, Metric{Name: "skew.<q>.max_rank", Unit: "rank", Doc: "the rank holding that maximum", Kind: ClusterMetric, Pass: "skew"}, m)
+	for _, n := range []string{"hccl.nothing.time_us", "skew.moe.max_rank", "event_wait.stream.x.count", "moe.cumsum"} {
+		_, ok := LookupMetric(n)
+		require.False(t, ok, n)
+	}
+}
+
+// strictAnalyze analyzes p with strictMetrics on: a pass that sets (or
+// calls unavailable) a metric it does not declare fails with an error.
+func strictAnalyze(t *testing.T, p *parser.Profile) *Result {
+	t.Helper()
+	strictMetrics = true
+	defer func() { strictMetrics = false }()
+	res, err := Analyze(p)
+	require.NoError(t, err)
+	require.Empty(t, res.Errors())
+	return res
+}
+
+// handMadeExperts is an expert input with loads, a placement and every
+// kind of log line, so that every experts.* metric is measured.
+func handMadeExperts() *model.ExpertLoads {
+	return &model.ExpertLoads{Source: "hand", Format: model.ExpertFormatMindIEDump, NumExperts: 4, RankIDs: []int{0, 1},
+		Placement: &model.Deployment{Layers: []model.DeploymentLayer{
+			{ID: 0, Devices: [][]int{{0, 1}, {2, 3}}},
+			{ID: 1, Devices: [][]int{{0, 1}, {2, 3}}},
+		}},
+		Layers: []model.ExpertLayer{
+			{ID: 0, Tokens: []int64{70, 10, 10, 10}, RankTokens: []int64{80, 20}},
+			{ID: 1, Tokens: []int64{25, 25, 25, 25}, RankTokens: []int64{50, 50}},
+		},
+		Logs: []model.ExpertLog{
+			{Kind: model.LogMoELoadStats, Layer: -1, Values: map[string]float64{"mean": 1.5, "max": 2, "min": 1, "updated_mean": 1.1, "updated_max": 1.2}},
+			{Kind: model.LogEPLBStep, Layer: -1, Model: "main", Values: map[string]float64{"avg_tokens": 10, "max_tokens": 20, "balancedness": 0.5}},
+		}}
+}
+
+// Every metric a pass sets on generated traces (and on a hand-made expert
+// input) is declared by that pass, and every declared metric is set by
+// some pass on one of them.
+func TestMetricTableMatchesPasses(t *testing.T) {
+	set := map[string]bool{}
+	record := func(metrics map[string]float64) {
+		for name := range metrics {
+			m, ok := LookupMetric(name)
+			require.True(t, ok, name)
+			set[m.Name] = true
+		}
+	}
+	for _, name := range []string{"ep-fc1-cumsum", "hot-experts", "captured-batch"} {
+		sc, ok := tracegen.Lookup(name)
+		require.True(t, ok, name)
+		dir := t.TempDir()
+		_, err := tracegen.Generate(dir, sc)
+		require.NoError(t, err)
+		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		require.NoError(t, err)
+		res := strictAnalyze(t, p)
+		for _, rr := range res.Ranks {
+			record(rr.Metrics)
+		}
+		record(res.Cluster.Metrics)
+	}
+	record(strictAnalyze(t, &parser.Profile{Experts: handMadeExperts()}).Cluster.Metrics)
+	var never []string
+	for _, m := range MetricTable() {
+		if !set[m.Name] {
+			never = append(never, m.Name)
+		}
+	}
+	require.Empty(t, never, "declared metrics no pass set")
+}
+
+// The strict runner catches a pass that sets a metric it does not declare.
+func TestStrictMetricsCatchesUndeclared(t *testing.T) {
+	rogue := &Pass{Name: "rogue", Doc: "sets what it does not declare", Run: func(ctx *Context) (any, error) {
+		ctx.SetCount(MetricHCCLTotalCount, 1) // the hccl pass's
+		ctx.Set("rogue.value", 1)
+		return nil, nil
+	}}
+	strictMetrics = true
+	defer func() { strictMetrics = false }()
+	_, _, errs, _ := runRank(&model.Rank{}, []*Pass{rogue})
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Message)
+	}
+	require.Equal(t, []string{
+		"internal error: sets undeclared rank metric hccl.total.count",
+		"internal error: sets undeclared rank metric rogue.value",
+	}, msgs)
+}
+
+// docs/json.md lists every metric (its generated table, see rules'
+// TestDocsInSync).
+func TestJSONDocListsEveryMetric(t *testing.T) {
+	b, err := os.ReadFile("../docs/json.md")
+	require.NoError(t, err)
+	var missing []string
+	for _, m := range MetricTable() {
+		if !strings.Contains(string(b), "| `"+m.Name+"` |") {
+			missing = append(missing, m.Name)
+		}
+	}
+	require.Empty(t, missing, "docs/json.md lacks these metrics")
+}
