@@ -72,9 +72,10 @@ func TestExpertsMindIESample(t *testing.T) {
 	}
 }
 
-// A hand-made two-rank input: every number below is computed by hand.
-func TestExpertsHandMade(t *testing.T) {
-	x := &model.ExpertLoads{Source: "hand", Format: model.ExpertFormatMindIEDump, NumExperts: 4, RankIDs: []int{0, 1},
+// handMadeLoads is a two-rank expert input with loads, a placement and
+// log lines.
+func handMadeLoads() *model.ExpertLoads {
+	return &model.ExpertLoads{Source: "hand", Format: model.ExpertFormatMindIEDump, NumExperts: 4, RankIDs: []int{0, 1},
 		Placement: &model.Deployment{Layers: []model.DeploymentLayer{
 			{ID: 0, Devices: [][]int{{0, 1}, {2, 3}}},
 			{ID: 1, Devices: [][]int{{0, 1}, {2, 3}}},
@@ -89,6 +90,11 @@ func TestExpertsHandMade(t *testing.T) {
 			{Kind: model.LogEPLBStep, Layer: -1, Model: "main", Values: map[string]float64{"avg_tokens": 10, "max_tokens": 20, "balancedness": 0.5}},
 			{Kind: model.LogEPLBStep, Layer: -1, Model: "drafter", Values: map[string]float64{"avg_tokens": 1, "max_tokens": 1, "balancedness": 1}},
 		}}
+}
+
+// A hand-made two-rank input: every number below is computed by hand.
+func TestExpertsHandMade(t *testing.T) {
+	x := handMadeLoads()
 	res, err := Analyze(&parser.Profile{Experts: x})
 	require.NoError(t, err)
 	m := res.Cluster.Metrics

@@ -65,22 +65,12 @@ func strictAnalyze(t *testing.T, p *parser.Profile) *Result {
 	return res
 }
 
-// handMadeExperts is an expert input with loads, a placement and every
-// kind of log line, so that every experts.* metric is measured.
+// handMadeExperts is handMadeLoads with the updated ratios of a
+// vLLM-Ascend summary line, so that every experts.* metric is measured.
 func handMadeExperts() *model.ExpertLoads {
-	return &model.ExpertLoads{Source: "hand", Format: model.ExpertFormatMindIEDump, NumExperts: 4, RankIDs: []int{0, 1},
-		Placement: &model.Deployment{Layers: []model.DeploymentLayer{
-			{ID: 0, Devices: [][]int{{0, 1}, {2, 3}}},
-			{ID: 1, Devices: [][]int{{0, 1}, {2, 3}}},
-		}},
-		Layers: []model.ExpertLayer{
-			{ID: 0, Tokens: []int64{70, 10, 10, 10}, RankTokens: []int64{80, 20}},
-			{ID: 1, Tokens: []int64{25, 25, 25, 25}, RankTokens: []int64{50, 50}},
-		},
-		Logs: []model.ExpertLog{
-			{Kind: model.LogMoELoadStats, Layer: -1, Values: map[string]float64{"mean": 1.5, "max": 2, "min": 1, "updated_mean": 1.1, "updated_max": 1.2}},
-			{Kind: model.LogEPLBStep, Layer: -1, Model: "main", Values: map[string]float64{"avg_tokens": 10, "max_tokens": 20, "balancedness": 0.5}},
-		}}
+	x := handMadeLoads()
+	x.Logs[0].Values["updated_mean"], x.Logs[0].Values["updated_max"] = 1.1, 1.2
+	return x
 }
 
 // Every metric a pass sets on generated traces (and on a hand-made expert
