@@ -86,9 +86,22 @@ var brokenCases = []struct {
 		b.unavailable("event_wait.count", "is truncated at byte 1155, before the Ascend Hardware process metadata, so no device task can be identified")
 	}},
 	{entry: "garbage-between-events", check: func(b brokenRank) {
+		// the read goes on at the next event: everything else is measured,
+		// and partial
 		require.True(b.t, b.r.Partial)
-		require.Contains(b.t, b.r.PartialReason, "trace_view.json is malformed: expected '{' or ']' at byte 484, found '1'; analyzed the 4 complete events before it")
-		b.unavailable("kernel.compute.count", "trace_view.json is malformed at byte 484, before the Ascend Hardware process metadata")
+		require.Contains(b.t, b.r.PartialReason, "trace_view.json is malformed at byte 484 (expected '{' or ']' at byte 484, found '1'): skipped 7 byte(s) holding 0 event(s) in 1 place(s), going on each time at the next event boundary; analyzed the other 12 events")
+		b.metric("kernel.compute.count", 4)
+		b.metric("hccl.total.count", 1)
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
+	}},
+	{entry: "damaged-quotes", check: func(b brokenRank) {
+		// two damaged quotes once made the args skipper walk over the
+		// events between them as if they were strings
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "trace_view.json is malformed at byte 107 (the event at byte 107 is not a JSON object of \"key\": value pairs): skipped 232 byte(s) holding 2 event(s) in 2 place(s), going on each time at the next event boundary; analyzed the other 10 events")
+		b.metric("kernel.compute.count", 4)
+		b.metric("hccl.total.count", 0) // the collective's own event was damaged
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
 	{entry: "empty-trace.json", code: ExitUsage, stderr: `empty-trace.json: not a trace: expected a JSON array of events ('[' ...) or an object with "traceEvents"`},
 	{entry: "not-json.json", code: ExitUsage, stderr: "not-json.json: not a trace: expected a JSON array of events"},

@@ -56,6 +56,10 @@ type source struct {
 	eof    bool
 	rerr   error
 	maxEvt int
+	// object: the events are the "traceEvents" array of an object
+	object bool
+	// comma: skipSpace(true) skipped a ',' since it was last cleared
+	comma bool
 	// mapped input: the file, where the input ends, and whether buf is a
 	// mapping (to be unmapped)
 	mf     mapFile
@@ -187,6 +191,7 @@ func (s *source) skipSpace(comma bool) bool {
 				return true
 			}
 			if isSpace(c) || (comma && c == ',') {
+				s.comma = s.comma || c == ','
 				s.pos++
 				continue
 			}
@@ -231,6 +236,7 @@ func (s *source) start() error {
 					return errNotTrace
 				}
 				s.pos++
+				s.object = true
 				return nil
 			}
 			keep := s.end - 16
@@ -287,6 +293,97 @@ func (s *source) skipEvent(begin int) int {
 		}
 		i = s.pos
 	}
+}
+
+// lookBehind is how many bytes before a candidate event start nextEvent
+// keeps across refills, to see the ',' that precedes it.
+const lookBehind = 64
+
+// nextEvent looks for the next event start after buf[from], as every
+// profiler writes one: a '{' preceded by ',' and followed by '"'
+// (whitespace allowed around both). It is how the reader resynchronises
+// after bytes that are not an event: a '{' inside a broken string does not
+// count unless it looks exactly like that, and the caller still parses
+// what it finds before trusting it. loose (for bytes between events) also
+// takes the first '{' followed by '"' while no '"' was skipped. It leaves
+// s.pos at the '{' and returns true, or returns false when the input ends
+// first; quoted tells whether the bytes skipped held a '"'.
+func (s *source) nextEvent(from int, loose bool) (found, quoted bool) {
+	i := from + 1
+	// what lies before buf[from] depends on where the blocks were cut:
+	// look back no further than from+1, and then lookBehind bytes
+	lo := s.base + int64(from) + 1
+	for {
+		for i < s.end {
+			j := bytes.IndexByte(s.buf[i:s.end], '{')
+			if j < 0 {
+				quoted = quoted || bytes.IndexByte(s.buf[i:s.end], '"') >= 0
+				i = s.end
+				break
+			}
+			j += i
+			quoted = quoted || bytes.IndexByte(s.buf[i:j], '"') >= 0
+			k := j + 1
+			for k < s.end && isSpace(s.buf[k]) {
+				k++
+			}
+			if k+8 > s.end && !s.eof {
+				i = j // look again with more data
+				break
+			}
+			i = j + 1
+			if k == s.end || s.buf[k] != '"' {
+				continue
+			}
+			floor := max(int(lo-s.base), j-lookBehind, 0)
+			if (loose && !quoted) || commaBefore(s.buf, j, floor) || eventKeyAt(s.buf[:s.end], j, k, floor) {
+				s.pos = j
+				return true, quoted
+			}
+		}
+		s.pos = i
+		if !s.fill(max(i-lookBehind, 0)) {
+			s.pos = s.end
+			return false, quoted
+		}
+		i = s.pos
+	}
+}
+
+// eventKeyAt reports whether the '{' at b[j] (its '"' at b[k]) opens an
+// event whose bytes before it were damaged: its first key is one a trace
+// event starts with, and it is not a value (no ':' or '[' before it).
+func eventKeyAt(b []byte, j, k, min int) bool {
+	if p := lastByte(b, j, min); p >= 0 && (b[p] == ':' || b[p] == '[') {
+		return false
+	}
+	rest := b[k+1:]
+	for _, key := range [...]string{`ph"`, `name"`, `pid"`, `tid"`, `ts"`, `cat"`} {
+		if bytes.HasPrefix(rest, []byte(key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// commaBefore reports whether the last byte before b[j] (and from
+// b[min] on) that is not whitespace is ','.
+func commaBefore(b []byte, j, min int) bool {
+	k := lastByte(b, j, min)
+	return k >= 0 && b[k] == ','
+}
+
+// lastByte returns the index of the last byte before b[j], from b[min]
+// on, that is not whitespace, or -1.
+func lastByte(b []byte, j, min int) int {
+	k := j - 1
+	for k >= min && isSpace(b[k]) {
+		k--
+	}
+	if k < min {
+		return -1
+	}
+	return k
 }
 
 // --- in-place parsing of one event object ---
@@ -496,10 +593,58 @@ func skipRest(b []byte, i int) int {
 
 var quote = []byte{'"'}
 
-// skipRestSlow is skipRest for any object: it reads 8 bytes at a time and
-// stops only at quotes, backslashes and brackets, keeping track of strings
-// itself (a backslash in a string escapes the next byte).
+// skipRestSlow is skipRest for any object (see skipRestWalk). Bytes
+// skipped unparsed are only checked for string and nesting structure, so
+// one damaged quote would let the walk run over the next events (strings
+// and structure swap places) until another damaged quote closes it:
+// parseEvent checks what it skipped (skipChecked).
 func skipRestSlow(b []byte, i int) int {
+	return skipRestWalk(b, i)
+}
+
+// skipChecked is what parseEvent skips unparsed: skip's result for b[i:],
+// or iBad when what it skipped spans events (see spansEvents).
+func skipChecked(b []byte, i int, skip func([]byte, int) int) int {
+	e := skip(b, i)
+	if e > 0 && spansEvents(b[i:e]) {
+		return iBad
+	}
+	return e
+}
+
+// spansEvents reports whether seg, the rest of an object after its
+// opening brace and possibly some members, holds `}` `,` `{` (whitespace
+// between allowed) and is not valid JSON. A valid object can hold that
+// only in an array of objects, and then it is left alone.
+func spansEvents(seg []byte) bool {
+	for k := 0; ; {
+		j := bytes.IndexByte(seg[k:], '}')
+		if j < 0 {
+			return false
+		}
+		k += j + 1
+		n := k
+		for n < len(seg) && isSpace(seg[n]) {
+			n++
+		}
+		if n == len(seg) || seg[n] != ',' {
+			continue
+		}
+		n++
+		for n < len(seg) && isSpace(seg[n]) {
+			n++
+		}
+		if n < len(seg) && seg[n] == '{' {
+			body := bytes.TrimLeft(seg, ", \t\r\n")
+			return !json.Valid(append([]byte{'{'}, body...))
+		}
+	}
+}
+
+// skipRestWalk reads 8 bytes at a time and stops only at quotes,
+// backslashes and brackets, keeping track of strings itself (a backslash
+// in a string escapes the next byte).
+func skipRestWalk(b []byte, i int) int {
 	depth := 1
 	inStr := false
 	skip := i // bytes before skip were escaped by a backslash
@@ -648,7 +793,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		}
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
-				i = skipComposite(b, i)
+				i = skipChecked(b, i, skipComposite)
 				if i < 0 {
 					return i
 				}
@@ -730,7 +875,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if dst == &ev.pid && rd != nil {
 			ev.kind, ev.pidIdx = rd.kindOf(ev.pid)
 			if ev.kind == procOther && ev.plain() {
-				return skipRest(b, i)
+				return skipChecked(b, i, skipRest)
 			}
 		}
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {

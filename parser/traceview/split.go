@@ -98,6 +98,10 @@ func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []
 	if err := rds[0].guard(file, func() error { return rds[0].begin(file) }); err != nil {
 		return rds, err
 	}
+	for _, rd := range rds[1:] {
+		// what may follow the closing ']' depends on how the file began
+		rd.src.object = rds[0].src.object
+	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := 0; k < n; k++ {
@@ -221,7 +225,7 @@ func (t *kindTable) publish(pid int64, kind int) {
 
 // dropSet counts the complete events dropped for their timestamps.
 type dropSet struct {
-	badTs, outOfRange, badDur dropped
+	badTs, outOfRange, badDur, badPh dropped
 }
 
 func (d *dropped) merge(o dropped) {
@@ -238,6 +242,7 @@ func (d *dropSet) merge(o *dropSet) {
 	d.badTs.merge(o.badTs)
 	d.outOfRange.merge(o.outOfRange)
 	d.badDur.merge(o.badDur)
+	d.badPh.merge(o.badPh)
 }
 
 // partState is what a later part of a split file keeps besides a plain
@@ -360,6 +365,8 @@ func (rd *reader) absorb(o *reader) {
 	rd.drops.merge(&o.drops)
 	rd.large.merge(o.large)
 	rd.malformed.merge(o.malformed)
+	rd.bad.merge(o.bad)
+	rd.trailing, rd.trailingAt = o.trailing, o.trailingAt
 	rd.stats.Events += o.stats.Events
 	rd.stats.Skipped += o.stats.Skipped
 	if o.stats.Bytes > 0 {

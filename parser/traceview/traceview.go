@@ -33,7 +33,9 @@ import (
 
 // Stats describes what one read saw.
 type Stats struct {
-	Events int64 // complete events read
+	// Events counts the events read, the malformed ones skipped
+	// included (BadEvents of them).
+	Events int64
 	// Skipped counts events larger than MaxEventBytes, skipped unread.
 	Skipped   int64
 	Bytes     int64 // bytes of complete events consumed
@@ -46,6 +48,37 @@ type Stats struct {
 	// Parts is how many parts of the file were read at the same time and
 	// joined (ReadFile); 1 for a sequential read.
 	Parts int
+	// BadEvents counts the malformed events skipped; BadBytes the bytes
+	// skipped with them (and any other bytes between events that were
+	// not an event), in Resyncs places, the first at BadAt: each time the
+	// read went on at the next event boundary (see resync).
+	BadEvents, BadBytes, Resyncs, BadAt int64
+}
+
+// badRuns is where the read skipped bytes that are not an event and went
+// on at the next event boundary.
+type badRuns struct {
+	runs, bytes, first int64
+	why                string // what was wrong at first
+}
+
+func (b *badRuns) add(off, n int64, why string) {
+	if b.runs == 0 {
+		b.first, b.why = off, why
+	}
+	b.runs++
+	b.bytes += n
+}
+
+func (b *badRuns) merge(o badRuns) {
+	if o.runs == 0 {
+		return
+	}
+	if b.runs == 0 {
+		b.first, b.why = o.first, o.why
+	}
+	b.runs += o.runs
+	b.bytes += o.bytes
 }
 
 // dropped counts events of one kind the reader could not use, and where
@@ -319,9 +352,12 @@ type reader struct {
 	hwPid                int64 // pid of the "Ascend Hardware" process, 0 when unknown
 	off                  int64 // byte offset of the event being read
 	malformedWhy         string
+	// bytes after the closing ']' that are not events, and where
+	trailing, trailingAt int64
 	// events dropped or repaired, reported once each
 	drops            dropSet
 	large, malformed dropped
+	bad              badRuns
 	// pids and tids seen, raw, and what they resolved to
 	pidCache, tidCache idCache
 	// loop's state: the input or array ended; the last stop was exactly
@@ -391,7 +427,7 @@ func (rd *reader) loop(file string, stopAt int64) error {
 			// `, {` between events, as every profiler writes it (what
 			// skipSpace would skip, without its call and byte loop)
 			sc.pos = p + 2
-		} else if !sc.skipSpace(true) {
+		} else if sc.comma = false; !sc.skipSpace(true) {
 			if sc.rerr != nil {
 				return fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
 			}
@@ -399,17 +435,23 @@ func (rd *reader) loop(file string, stopAt int64) error {
 			break
 		}
 		c := sc.buf[sc.pos]
+		off := sc.offset()
 		if c == ']' {
 			sc.pos++
+			if more, err := rd.afterClose(file, off); err != nil {
+				return err
+			} else if more {
+				continue
+			}
 			break
 		}
-		off := sc.offset()
 		if c != '{' {
-			// malformed between events: stop here, like a truncation
-			rd.truncated(off)
-			rd.stats.Malformed = true
-			rd.malformedWhy = fmt.Sprintf("expected '{' or ']' at byte %d, found %q", off, c)
-			break
+			// bytes between events that are not an event
+			why := fmt.Sprintf("expected '{' or ']' at byte %d, found %q", off, c)
+			if more, err := rd.resync(file, sc.pos, off, false, why); err != nil || !more {
+				return err
+			}
+			continue
 		}
 		if stopAt >= 0 && off >= stopAt {
 			rd.stopExact = off == stopAt
@@ -430,13 +472,28 @@ func (rd *reader) loop(file string, stopAt int64) error {
 			if sc.rerr != nil {
 				return fmt.Errorf("%s: read error at byte %d: %w", file, off, sc.rerr)
 			}
+			if found, _ := sc.nextEvent(begin, false); found {
+				// a damaged event that never closes, events after it
+				rd.malformed.add(off)
+				rd.stats.Events++
+				rd.bad.add(off, sc.offset()-off, fmt.Sprintf("the event at byte %d never closes", off))
+				continue
+			}
 			rd.truncated(off)
 			break
 		}
+		if end == iBad {
+			// not a JSON object of "key": value pairs: go on at the
+			// next event boundary
+			why := fmt.Sprintf("the event at byte %d is not a JSON object of \"key\": value pairs", off)
+			if more, err := rd.resync(file, begin, off, true, why); err != nil || !more {
+				return err
+			}
+			continue
+		}
 		large := end == iMore || (end > 0 && end-begin > sc.maxEvt)
-		if large || end == iBad {
-			// an event too large to hold, or not a JSON object of
-			// "key": value pairs: find its end and go on
+		if large {
+			// an event too large to hold: find its end and go on
 			if end < 0 {
 				end = sc.skipEvent(begin)
 				if end < 0 {
@@ -448,14 +505,8 @@ func (rd *reader) loop(file string, stopAt int64) error {
 				}
 			}
 			sc.pos = end
-			if large {
-				rd.large.add(off)
-				rd.stats.Skipped++
-				continue
-			}
-			rd.malformed.add(off)
-			rd.stats.Events++
-			rd.stats.Bytes = sc.base + int64(end)
+			rd.large.add(off)
+			rd.stats.Skipped++
 			continue
 		}
 		rd.off = off
@@ -468,19 +519,109 @@ func (rd *reader) loop(file string, stopAt int64) error {
 	return nil
 }
 
+// resync skips what is not an event, from buf[from] (file offset off):
+// the event that starts there when inEvent, else bytes between events. The
+// read goes on at the next event boundary (source.nextEvent), counting the
+// bytes skipped and, when they held an event's text, the event; there is
+// none before the end of the input, the read stops at off like a
+// truncation, and why says what was wrong. Either way the rank is partial
+// (finish): nothing is skipped in silence. It returns whether the read
+// goes on.
+func (rd *reader) resync(file string, from int, off int64, inEvent bool, why string) (bool, error) {
+	sc := rd.src
+	// bytes that are not an event where an event should start (after a
+	// comma) held one when they hold a string; right after a complete
+	// event they are what is left of it
+	lost := inEvent || sc.comma
+	found, quoted := sc.nextEvent(from, !inEvent)
+	if sc.rerr != nil {
+		return false, fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
+	}
+	lost = lost && (inEvent || quoted)
+	if lost {
+		rd.malformed.add(off)
+		rd.stats.Events++
+	}
+	if !found {
+		rd.truncated(off)
+		rd.stats.Malformed = true
+		rd.malformedWhy = why
+		rd.ended = true
+		return false, nil
+	}
+	rd.bad.add(off, sc.offset()-off, why)
+	return true, nil
+}
+
+// afterClose checks what follows the ']' at off that closes the array of
+// events: nothing but whitespace, or the rest of the {"traceEvents": [...]}
+// object (',' or '}'). Anything else means the ']' is a damaged byte
+// between events: the read resynchronises (resync) and goes on.
+func (rd *reader) afterClose(file string, off int64) (bool, error) {
+	sc := rd.src
+	if !sc.skipSpace(false) {
+		return false, nil
+	}
+	if c := sc.buf[sc.pos]; sc.object && (c == ',' || c == '}') {
+		return false, nil
+	}
+	at := sc.offset()
+	why := fmt.Sprintf("a ']' at byte %d is followed by more data at byte %d", off, at)
+	lost := sc.comma
+	found, quoted := sc.nextEvent(sc.pos-1, true)
+	if sc.rerr != nil {
+		return false, fmt.Errorf("%s: read error at byte %d: %w", file, sc.offset(), sc.rerr)
+	}
+	switch {
+	case found:
+		if quoted && lost {
+			rd.malformed.add(off)
+			rd.stats.Events++
+		}
+		rd.bad.add(off, sc.offset()-off, why)
+		return true, nil
+	case quoted:
+		rd.malformed.add(off)
+		rd.stats.Events++
+		rd.truncated(off)
+		rd.stats.Malformed = true
+		rd.malformedWhy = why
+	default:
+		rd.trailing = sc.offset() - at
+		rd.trailingAt = at
+	}
+	return false, nil
+}
+
 // finish reports what was dropped and builds the model.
 func (rd *reader) finish(file string, rank *model.Rank) {
 	rd.warnDropped(file, rank)
+	rd.stats.BadEvents = rd.malformed.n
+	rd.stats.BadBytes, rd.stats.Resyncs, rd.stats.BadAt = rd.bad.bytes, rd.bad.runs, rd.bad.first
+	var reasons []string
+	if b := rd.bad; b.runs > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s is malformed at byte %d (%s): skipped %d byte(s) holding %d event(s) in %d place(s), going on each time at the next event boundary", file, b.first, b.why, b.bytes, rd.malformed.n, b.runs))
+	}
 	if rd.stats.Truncated {
-		rank.Partial = true
-		reason := fmt.Sprintf("%s is truncated: it ends inside an event at byte %d; analyzed the %d complete events before it", file, rd.stats.TruncatedAt, rd.stats.Events)
+		reason := fmt.Sprintf("%s is truncated: it ends inside an event at byte %d", file, rd.stats.TruncatedAt)
 		if rd.stats.Malformed {
-			reason = fmt.Sprintf("%s is malformed: %s; analyzed the %d complete events before it", file, rd.malformedWhy, rd.stats.Events)
+			reason = fmt.Sprintf("%s is malformed: %s", file, rd.malformedWhy)
+		}
+		reasons = append(reasons, reason)
+	}
+	if len(reasons) > 0 {
+		rank.Partial = true
+		reason := strings.Join(reasons, "; ") + fmt.Sprintf("; analyzed the %d complete events before it", rd.stats.Events-rd.malformed.n)
+		if rd.bad.runs > 0 {
+			reason = strings.Join(reasons, "; ") + fmt.Sprintf("; analyzed the other %d events", rd.stats.Events-rd.malformed.n)
 		}
 		if rank.PartialReason == "" {
 			rank.PartialReason = reason
 		}
 		rank.Warn(file, "%s", reason)
+	}
+	if rd.trailing > 0 {
+		rank.Warn(file, "ignored %d byte(s) after the closing ']' (from byte %d): not events", rd.trailing, rd.trailingAt)
 	}
 	rd.build(rank, file)
 }
@@ -500,9 +641,9 @@ func (rd *reader) warnDropped(file string, rank *model.Rank) {
 		msg string
 	}{
 		{rd.large, "skipped %d event(s) larger than the " + sizeText(MaxEventBytes) + " event limit (first at byte %d)"},
-		{rd.malformed, "skipped %d malformed event(s): not a JSON object of \"key\": value pairs (first at byte %d)"},
 		{rd.drops.badTs, "skipped %d complete (ph X) event(s) without a numeric ts (first at byte %d)"},
 		{rd.drops.outOfRange, "skipped %d complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)"},
+		{rd.drops.badPh, "skipped %d event(s) without a known phase (\"ph\": one of the Chrome trace event letters) (first at byte %d)"},
 		{rd.drops.badDur, "%d complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)"},
 	} {
 		if d.d.n > 0 {
@@ -692,8 +833,40 @@ func (rd *reader) event(ev *event) {
 		if string(ev.name.b) == "torch_to_npu" {
 			rd.flowEv(ph == 'f', ev)
 		}
+	default:
+		if ph == 0 || !knownPhase[ph] {
+			rd.badPhase(ev)
+		}
 	}
 }
+
+// badPhase counts an event without a known phase, unless it belongs to a
+// process no pass reads (whose events may have been skipped before ph).
+func (rd *reader) badPhase(ev *event) {
+	pid := rd.evPid(ev)
+	if int(pid) >= len(rd.logs) {
+		return
+	}
+	kind := rd.logs[pid].eff()
+	if kind == procOther {
+		return
+	}
+	drops := &rd.drops
+	if kind == procUnknown && rd.part != nil {
+		drops = rd.part.dropsOf(pid)
+	}
+	drops.badPh.add(rd.off)
+}
+
+// knownPhase marks the phases of the Chrome trace event format; an event
+// with another ph (or none) is counted and warned about, since a damaged
+// byte could have turned a device slice into one.
+var knownPhase = func() (t [256]bool) {
+	for _, c := range []byte("BEXiICbnestfPONDMRc") {
+		t[c] = true
+	}
+	return t
+}()
 
 func (rd *reader) complete(ev *event) {
 	var flags byte
@@ -1167,6 +1340,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
 	// before the metadata that identifies the HCCL process or its threads.
+	if rd.bad.runs > 0 {
+		rank.Have.TimelinePartial = true
+	}
 	if rd.stats.Truncated {
 		rank.Have.TimelinePartial = true
 		at := rd.stats.TruncatedAt
@@ -1177,6 +1353,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		if unnamed > 0 {
 			rank.Warn(file, "%d slice(s) belong to processes whose process_name metadata lies after byte %d, where the file is %s; they could not be attributed", unnamed, at, cut)
 		}
+		unnamed = 0
 		switch {
 		case !haveHW:
 			// collectives alone are no timeline: drop them so a
@@ -1196,6 +1373,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		case !haveHCCL || unnamedHCCL > 0:
 			rank.Have.HCCLNote = fmt.Sprintf("%s is %s at byte %d, before the HCCL process and thread metadata, so collectives cannot be identified", file, cut, at)
 		}
+	}
+	if unnamed > 0 {
+		// (a damaged pid, or a process whose metadata was lost)
+		rank.Warn(file, "%d slice(s) belong to processes that no process_name metadata names; they could not be attributed", unnamed)
 	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""

@@ -182,7 +182,7 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 		msg   string
 		count int
 	}{
-		{fmt.Sprintf(`skipped 1 malformed event(s): not a JSON object of "key": value pairs (first at byte %d)`, off(6)), 1},
+		{fmt.Sprintf(`t.json is malformed at byte %d (the event at byte %d is not a JSON object of "key": value pairs): skipped %d byte(s) holding 1 event(s) in 1 place(s), going on each time at the next event boundary; analyzed the other 8 events`, off(6), off(6), len(evs[6])+2), 0},
 		{fmt.Sprintf("skipped 1 complete (ph X) event(s) without a numeric ts (first at byte %d)", off(1)), 1},
 		{fmt.Sprintf("skipped 3 complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)", off(2)), 3},
 		{fmt.Sprintf("1 complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)", off(4)), 1},
@@ -245,14 +245,24 @@ func TestReadTruncatedBeforeProcessMetadata(t *testing.T) {
 	require.Empty(t, r.Have.HCCLNote)
 }
 
-// Bytes between events that are not an event stop the read where they
-// are, like a truncation, but the reason says "malformed".
+// Bytes between events that are not an event are skipped: the read goes
+// on at the next event, and the rank is partial with the byte offset. With
+// no event after them, the read stops there like a truncation.
 func TestReadMalformedBetweenEvents(t *testing.T) {
 	data := "[" + hwMeta + ",\n" + task("a", 2, `"1"`, "1") + ", 12345, " + task("b", 2, `"2"`, "1") + "]"
 	r, st := readBoth(t, data)
+	require.False(t, st.Truncated)
+	at := strings.Index(data, "12345")
+	require.Equal(t, int64(at), st.BadAt)
+	require.Equal(t, int64(1), st.Resyncs)
+	require.Len(t, r.Tasks, 2)
+	require.True(t, r.Partial)
+	require.Equal(t, fmt.Sprintf("t.json is malformed at byte %d (expected '{' or ']' at byte %d, found '1'): skipped 7 byte(s) holding 0 event(s) in 1 place(s), going on each time at the next event boundary; analyzed the other 3 events", at, at), r.PartialReason)
+
+	data = "[" + hwMeta + ",\n" + task("a", 2, `"1"`, "1") + ", 12345]"
+	r, st = readBoth(t, data)
 	require.True(t, st.Truncated)
 	require.True(t, st.Malformed)
-	at := strings.Index(data, "12345")
 	require.Equal(t, int64(at), st.TruncatedAt)
 	require.Len(t, r.Tasks, 1)
 	require.Equal(t, fmt.Sprintf("t.json is malformed: expected '{' or ']' at byte %d, found '1'; analyzed the 2 complete events before it", at), r.PartialReason)
