@@ -19,9 +19,13 @@ build:
 	$(GO) build -o $(BIN)/tracegen ./cmd/tracegen
 
 ## test: go vet and every test (real samples are read from ../shared/formats/samples or $$NPUPROF_SAMPLES)
+##   a test skipped for a missing tool or input says so in one line at the end
+SKIPLOG := .cache/test-skips
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 $(PKGS)
+	@mkdir -p .cache && rm -f $(SKIPLOG)
+	@status=0; NPUPROF_SKIP_LOG=$(CURDIR)/$(SKIPLOG) $(GO) test -count=1 $(PKGS) || status=$$?; \
+	if [ -s $(SKIPLOG) ]; then sort -u $(SKIPLOG) | sed 's/^/make test: skipped /'; fi; exit $$status
 
 ## test-simd: the GOEXPERIMENT=simd (AMD64) stage-1 measurement's tests
 ##   (parser/traceview/simd_bench_test.go; excluded from `make test`: the

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -51,7 +52,7 @@ func chromiumPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("Chromium not found under CI: .ci/run must install it (apt-get install -y chromium chromium-driver)")
 	}
-	t.Skip("Chromium not found (install it with: apt-get install -y chromium chromium-driver, or set NPUPROF_CHROMIUM)")
+	testutil.Skip(t, "the HTML report's browser test (render, InChromium)", "Chromium not found (install it with: apt-get install -y chromium chromium-driver, or set NPUPROF_CHROMIUM)")
 	return ""
 }
 

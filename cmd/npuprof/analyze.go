@@ -139,8 +139,8 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 			if opts.Format != "text" && opts.Format != "json" {
 				return usageErr("--format %q: expected text or json", opts.Format)
 			}
-			if opts.Workers < 0 {
-				return usageErr("--workers must be >= 0")
+			if err := checkWorkers(opts.Workers); err != nil {
+				return err
 			}
 			if err := opts.expertFlags.check(); err != nil {
 				return err
@@ -168,7 +168,7 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 	f.StringVar(&opts.Format, "format", "text", "output format: "+formatHelp())
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
-	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
+	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
 	opts.expertFlags.register(cmd)

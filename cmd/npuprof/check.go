@@ -134,7 +134,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
 	f.StringVar(&opts.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
-	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	opts.flags(cmd)
 	opts.expertFlags.register(cmd)

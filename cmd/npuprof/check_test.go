@@ -396,7 +396,7 @@ func TestRulesListAndExplain(t *testing.T) {
 	require.Contains(t, out, "remove_flag --enable-expert-parallel")
 	code, _, errs = run("rules", "explain", "moe-routing-cumsun")
 	require.Equal(t, ExitUsage, code)
-	require.Contains(t, errs, "closest: moe-routing-cumsum")
+	require.Contains(t, errs, "did you mean moe-routing-cumsum?")
 }
 
 // A bad --budget is named by its text, not by a position in the YAML

@@ -96,7 +96,7 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 	}{
 		{[]string{"--deploy", twoServes, "--deploy-line", "10"}, "--deploy-line: " + twoServes + ": no `vllm serve` command spans line 10 (its commands are at lines 5-9, 11-15)"},
 		{[]string{"--deploy-line", "6"}, "--deploy-line needs --deploy FILE"},
-		{[]string{"--deploy", twoServes, "--deploy-line", "-1"}, "--deploy-line -1: expected a line number"},
+		{[]string{"--deploy", twoServes, "--deploy-line", "-1"}, "--deploy-line -1: out of range: expected a line number"},
 	} {
 		code, _, errs := run(append([]string{"analyze", demo}, c.args...)...)
 		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)

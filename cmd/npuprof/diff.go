@@ -86,11 +86,11 @@ only shown with --partial-findings report.`,
 			if opts.Format != "text" && opts.Format != "json" {
 				return usageErr("--format %q: expected text or json", opts.Format)
 			}
-			if opts.Workers < 0 {
-				return usageErr("--workers must be >= 0")
+			if err := checkWorkers(opts.Workers); err != nil {
+				return err
 			}
 			if opts.Kernels < 0 {
-				return usageErr("--kernels must be >= 0")
+				return usageErr("--kernels %d: out of range: expected %s", opts.Kernels, kernelsRange)
 			}
 			ins := append([]string{opts.Before, opts.After, opts.LogBefore, opts.LogAfter}, opts.RuleFiles...)
 			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
@@ -118,10 +118,10 @@ only shown with --partial-findings report.`,
 	f.StringVar(&opts.Format, "format", "text", "output format: text (a readable table) or json (the npuprof.diff/v1 document)")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
-	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	f.BoolVar(&opts.All, "all", false, "list every metric in the text output, unchanged ones too")
-	f.IntVar(&opts.Kernels, "kernels", compare.DefaultKernels, "how many kernels to list, largest change first")
+	intFlag(f, &opts.Kernels, "kernels", compare.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
 	f.StringVar(&opts.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
 	f.StringVar(&opts.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&opts.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")

@@ -101,8 +101,8 @@ summary goes to standard output, or to standard error when the plan does.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Experts, "experts", "", "per-expert loads: a `PATH` to MindIE dumps or a layer,expert,tokens CSV (required)")
-	f.IntVar(&opts.Redundant, "redundant", 0, "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most")
-	f.IntVar(&opts.EPSize, "ep-size", 0, "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
+	intFlag(f, &opts.Redundant, "redundant", 0, "0..experts x (EP size - 1)", "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most")
+	intFlag(f, &opts.EPSize, "ep-size", 0, fmt.Sprintf("1..%d (at most the experts per layer)", eplb.MaxRanks), "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
 	f.StringVar(&opts.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
 	f.StringVarP(&opts.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
 	return cmd

@@ -75,8 +75,8 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 				// "-" is standard output everywhere else: never a folder named "-"
 				return usageErr("export writes a folder of Parquet files, not a stream: -o - (standard output) cannot hold them; give -o OUTDIR")
 			}
-			if opts.Workers < 0 {
-				return usageErr("--workers must be >= 0")
+			if err := checkWorkers(opts.Workers); err != nil {
+				return err
 			}
 			if st, err := os.Stat(opts.Output); err == nil && !st.IsDir() {
 				return usageErr("-o %s is a file: export writes a folder of Parquet tables; give -o OUTDIR", opts.Output)
@@ -94,7 +94,7 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "", "write the tables under `OUTDIR` (created if needed)")
-	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
+	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	return cmd
 }

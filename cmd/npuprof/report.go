@@ -41,7 +41,8 @@ representative step per rank.
 The file works offline: the charting library (Apache ECharts), styles and
 data are inlined, and it makes no network request. Its numbers are the
 ones in ` + "`npuprof analyze --format json`" + `. Without -o the HTML goes to
-standard output. ` + "`npuprof analyze PATH --html FILE`" + ` writes the same file.
+standard output, unless that is a terminal (then report refuses: give -o
+FILE, or -o - to mean standard output). ` + "`npuprof analyze PATH --html FILE`" + ` writes the same file.
 
 Each fix, finding diff and the all-fixes diff has a Copy button. It copies
 the text byte for byte as the JSON document holds it (` + "`fix`, `diff`, `deploy_diff`" + `):
@@ -59,8 +60,12 @@ without them).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
-			if opts.Workers < 0 {
-				return usageErr("--workers must be >= 0")
+			if opts.Output == "" && io.outIsTerminal {
+				// megabytes of HTML and script would scroll past
+				return usageErr("report: standard output is a terminal; write the HTML to a file with -o report.html, or give -o - to print it here anyway")
+			}
+			if err := checkWorkers(opts.Workers); err != nil {
+				return err
 			}
 			if err := opts.expertFlags.check(); err != nil {
 				return err
@@ -82,8 +87,8 @@ without them).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the HTML to `FILE` instead of standard output")
-	f.IntVar(&opts.Workers, "workers", 0, "ranks parsed at once (0 = number of CPUs)")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the HTML to `FILE` (- for standard output; without -o, standard output unless it is a terminal)")
+	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
 	opts.expertFlags.register(cmd)
 	opts.flags(cmd)

@@ -77,13 +77,15 @@ type streams struct {
 	out, err io.Writer
 	// errIsTerminal enables the progress display.
 	errIsTerminal bool
+	// outIsTerminal: report refuses to write HTML to a terminal.
+	outIsTerminal bool
 	// progressDelay is how long work runs before a progress bar appears.
 	progressDelay time.Duration
 }
 
 // Main runs npuprof with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
-	return runMain(&streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw), progressDelay: 700 * time.Millisecond}, args)
+	return runMain(&streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw), outIsTerminal: isTerminal(out), progressDelay: 700 * time.Millisecond}, args)
 }
 
 // runMain runs npuprof on the given streams (tests fake a terminal here).
@@ -91,7 +93,7 @@ func runMain(io *streams, args []string) int {
 	errw := io.err
 	root := newRootCmd(io)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return ExitOK
 	}
@@ -123,6 +125,9 @@ func runMain(io *streams, args []string) int {
 	msg := err.Error()
 	if code == ExitInternal {
 		msg = firstLine(msg) // the rest is a stack, for --debug readers of the JSON
+	}
+	if needsHelpHint(err) {
+		msg = withHelpHint(msg, cmd)
 	}
 	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
 	return code
@@ -160,12 +165,21 @@ Exit codes:
   1  check: findings at or above --fail-on
   2  usage or input error (bad flag, no profile at the path)
   3  internal error: an analysis pass or rule failed to run`,
+		Example: `  # The summary of a capture: one *_ascend_pt folder per rank, any depth up to two
+  $ npuprof analyze ./profiles/ --deploy serve.sh
+
+  # The HTML report, opening on the findings and their fixes
+  $ npuprof report ./profiles/ --deploy serve.sh -o report.html
+
+  # A CI gate with JUnit and SARIF reports (exit 1 on a high finding)
+  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml --sarif npuprof.sarif`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --version prints what `npuprof version` prints
 		Version: tool.Version,
 	}
 	root.SetVersionTemplate(tool.String() + "\n")
+	root.SetFlagErrorFunc(flagError)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newExportCmd(io, nil), newVersionCmd(io))

@@ -30,7 +30,7 @@ func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
-	f.IntVar(&o.DeployLine, "deploy-line", 0, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
+	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
@@ -56,7 +56,7 @@ func (o *ruleOptions) loadDeploy() error {
 		return nil
 	}
 	if o.DeployLine < 0 {
-		return usageErr("--deploy-line %d: expected a line number of the --deploy script (1 or more)", o.DeployLine)
+		return usageErr("--deploy-line %d: out of range: expected %s", o.DeployLine, deployLineRange)
 	}
 	if o.Deploy == "" {
 		if o.DeployLine != 0 {
@@ -134,7 +134,8 @@ func newRulesCmd(io *streams) *cobra.Command {
 		Short: "List the rules and explain what each checks",
 		Long: `The rules turn measurements into findings with the exact fix. Built-in rules
 are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
-		Args: cobra.NoArgs,
+		Args: cobra.NoArgs, // "rules nosuch" is an unknown command, not the help
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRulesListCmd(io), newRulesExplainCmd(io))
 	return cmd
@@ -196,7 +197,10 @@ func newRulesExplainCmd(io *streams) *cobra.Command {
 				for _, x := range set.Rules {
 					ids = append(ids, x.ID)
 				}
-				return usageErr("no rule %q (closest: %s)", args[0], strings.Join(rules.Closest(args[0], ids, 3), ", "))
+				if near := rules.Suggest(args[0], ids, 3); len(near) > 0 {
+					return usageErr("no rule %q; did you mean %s?", args[0], strings.Join(near, ", "))
+				}
+				return usageErr("no rule %q; 'npuprof rules list' lists the %d rules", args[0], len(ids))
 			}
 			explain(io, r)
 			return nil

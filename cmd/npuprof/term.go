@@ -3,17 +3,14 @@ package main
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal. A character device is not
+// enough: /dev/null is one, and `npuprof report PATH > /dev/null` must
+// neither draw progress nor be refused as "writing to a terminal".
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	return st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -2,6 +2,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,7 +20,7 @@ func SamplesDir(t testing.TB) string {
 		d = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "formats", "samples")
 	}
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real profiler samples not found at %s (set NPUPROF_SAMPLES to their folder): %v", d, err)
+		Skip(t, "the tests on real profiler samples", fmt.Sprintf("not found at %s (set NPUPROF_SAMPLES to their folder): %v", d, err))
 	}
 	return d
 }

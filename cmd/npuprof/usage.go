@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// rangeAnnotation is the flag annotation holding a numeric flag's expected
+// values, as its errors print them ("0 (one per CPU) or more").
+const rangeAnnotation = "npuprof-range"
+
+// workersRange is the expected values of every command's --workers.
+const workersRange = "0 (one per CPU) or more"
+
+// intFlag defines an int flag with the expected values its errors name.
+func intFlag(f *pflag.FlagSet, p *int, name string, value int, expected, usage string) {
+	f.IntVar(p, name, value, usage)
+	_ = f.SetAnnotation(name, rangeAnnotation, []string{expected})
+}
+
+// workersFlag defines --workers.
+func workersFlag(f *pflag.FlagSet, p *int, usage string) {
+	intFlag(f, p, "workers", 0, workersRange, usage)
+}
+
+// checkWorkers refuses a negative --workers.
+func checkWorkers(n int) error {
+	if n < 0 {
+		return usageErr("--workers %d: out of range: expected %s", n, workersRange)
+	}
+	return nil
+}
+
+// reInvalidArg is pflag's message for a value its type cannot parse:
+// invalid argument "abc" for "-w, --workers" flag: strconv.ParseInt: ...
+var reInvalidArg = regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?--([^"]+)" flag: `)
+
+// flagError turns pflag's parse errors into usage errors that name the
+// flag, the value and what the flag expects, instead of Go's
+// "strconv.ParseInt: parsing "abc": invalid syntax".
+func flagError(cmd *cobra.Command, err error) error {
+	m := reInvalidArg.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	f := cmd.Flags().Lookup(m[2])
+	if f == nil {
+		return err
+	}
+	want := f.Value.Type()
+	if r := f.Annotations[rangeAnnotation]; len(r) > 0 {
+		want = r[0]
+	}
+	if strings.Contains(err.Error(), "value out of range") {
+		return usageErr("--%s %s: out of range: expected %s", m[2], m[1], want)
+	}
+	return usageErr("--%s %q: not %s; expected %s", m[2], m[1], article(f.Value.Type()), want)
+}
+
+// article names a pflag type for "not a ...".
+func article(typ string) string {
+	switch typ {
+	case "int", "int64", "int32", "uint", "uint64":
+		return "a whole number"
+	case "float64", "float32":
+		return "a number"
+	case "duration":
+		return "a duration (e.g. 30s)"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + typ
+}
+
+// withHelpHint ends an unknown-flag, unknown-command or bad flag value
+// error, still one line, with where to read the command's usage; cobra's
+// "\n\nDid you mean this?\n\tanalyze\n" becomes "(did you mean analyze?)".
+func withHelpHint(msg string, cmd *cobra.Command) string {
+	if head, alts, ok := strings.Cut(msg, "\n\nDid you mean this?\n"); ok {
+		msg = head + " (did you mean " + strings.Join(strings.Fields(alts), " or ") + "?)"
+	}
+	path := "npuprof"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return fmt.Sprintf("%s. Run '%s --help'", strings.TrimRight(msg, ". \n"), path)
+}
+
+// needsHelpHint reports whether err is a parse error of the command line
+// (not of an input): one the command's --help answers.
+func needsHelpHint(err error) bool {
+	if isFlagError(err) {
+		return true
+	}
+	s := err.Error()
+	return strings.HasPrefix(s, "--") && (strings.Contains(s, ": not a") || strings.Contains(s, ": out of range"))
+}
+
+// kernelsRange and deployLineRange are the expected values of diff's
+// --kernels and of --deploy-line.
+const (
+	kernelsRange    = "0 or more"
+	deployLineRange = "a line number of the --deploy script, 1 or more"
+)
