@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
@@ -178,7 +179,7 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	}
 	loads, expertNote, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
 	if err != nil {
-		return nil, &parser.UsageError{Msg: err.Error()}
+		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	results := make([]*RankResult, len(srcs))
 	errs := make([]error, len(srcs))
@@ -232,7 +233,7 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 	for i := range srcs {
 		if errs[i] != nil {
 			failed = append(failed, errs[i].Error())
-			if parser.IsInternal(errs[i]) {
+			if errkind.Is(errs[i], errkind.Internal) {
 				// a reader bug, never blamed on the input: exit 3
 				res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: errs[i].Error()})
 				if internal == nil {
@@ -250,7 +251,7 @@ func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error
 		if internal != nil {
 			return nil, internal
 		}
-		return nil, &parser.UsageError{Msg: strings.Join(failed, "; ")}
+		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	ranks, keep, notes := parser.Reconcile(okIDs)
 	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))

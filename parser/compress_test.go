@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // compressTree copies the rank folders under src to dst, compressing every

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
 )
@@ -60,18 +61,6 @@ type Source struct {
 	SkipFramework bool
 }
 
-// UsageError is an input the user pointed at that npuprof cannot use (no
-// profile, unknown layout, missing path). The CLI maps it to exit code 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
-
 const (
 	profilerOutput = "ASCEND_PROFILER_OUTPUT"
 	msprofOutput   = "mindstudio_profiler_output"
@@ -103,19 +92,19 @@ func Detect(path string) ([]Source, error) {
 	if path == "" {
 		// an unset shell variable ("npuprof analyze $DIR"): os.Stat would
 		// say ": no such file or directory"
-		return nil, &UsageError{"the profile path is empty: expected a trace file, a profiler database, a rank folder or a folder of ranks"}
+		return nil, errkind.New(errkind.Usage, "the profile path is empty: expected a trace file, a profiler database, a rank folder or a folder of ranks")
 	}
 	st, err := os.Stat(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, &UsageError{fmt.Sprintf("%s: no such file or directory", path)}
+			return nil, errkind.Errorf(errkind.Usage, "%s: no such file or directory", path)
 		}
 		// the error names the path already ("stat PATH: not a directory")
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, &UsageError{fmt.Sprintf("%s: %v", path, err)}
+		return nil, errkind.Errorf(errkind.Usage, "%s: %v", path, err)
 	}
 	// A symlink under another name ("out0" -> rank0_ascend_pt/
 	// ASCEND_PROFILER_OUTPUT, "t.json" -> .../trace_view.json): names
@@ -140,7 +129,7 @@ func Detect(path string) ([]Source, error) {
 	var found []Source
 	walkRanks(path, 0, &found)
 	if len(found) == 0 {
-		return nil, &UsageError{noProfileMessage(path)}
+		return nil, errkind.New(errkind.Usage, noProfileMessage(path))
 	}
 	// natural order: ranks without a rank in their files are numbered in
 	// this order, and test_rank_2 comes before test_rank_10
@@ -212,7 +201,7 @@ func detectFile(path string) ([]Source, error) {
 		if dirName(dir) == profilerOutput {
 			dir = parentDir(dir)
 		}
-		return nil, &UsageError{fmt.Sprintf("%s: read with the rank's other files, not alone: give the rank folder (npuprof analyze %s), or its trace_view.json or ascend_pytorch_profiler_*.db", path, dir)}
+		return nil, errkind.Errorf(errkind.Usage, "%s: read with the rank's other files, not alone: give the rank folder (npuprof analyze %s), or its trace_view.json or ascend_pytorch_profiler_*.db", path, dir)
 	}
 	switch {
 	case reTorchDB.MatchString(base):
@@ -257,7 +246,7 @@ func detectFile(path string) ([]Source, error) {
 		}
 		return []Source{src}, nil
 	}
-	return nil, &UsageError{fmt.Sprintf("%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)}
+	return nil, errkind.Errorf(errkind.Usage, "%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)
 }
 
 // msprofRank sets the rank and timestamp of a file named inside the
@@ -535,7 +524,7 @@ func noProfileMessage(path string) string {
 func detectExport(dir string) ([]Source, error) {
 	ranks, err := parquetio.Ranks(dir)
 	if err != nil || len(ranks) == 0 {
-		return nil, &UsageError{fmt.Sprintf("%s: an npuprof Parquet export with no ranks: expected %s/rank=N/part-0.parquet (write one with npuprof export)", dir, parquetio.TableRanks)}
+		return nil, errkind.Errorf(errkind.Usage, "%s: an npuprof Parquet export with no ranks: expected %s/rank=N/part-0.parquet (write one with npuprof export)", dir, parquetio.TableRanks)
 	}
 	out := make([]Source, len(ranks))
 	for i, r := range ranks {

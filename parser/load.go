@@ -2,7 +2,6 @@ package parser
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
@@ -84,7 +84,7 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	for i, r := range ranks {
 		if errs[i] != nil {
 			failed = append(failed, errs[i].Error())
-			if IsInternal(errs[i]) {
+			if errkind.Is(errs[i], errkind.Internal) {
 				p.Internal = append(p.Internal, errs[i].Error())
 				if internal == nil {
 					internal = errs[i]
@@ -100,12 +100,12 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 		if internal != nil {
 			return nil, internal
 		}
-		return nil, &UsageError{strings.Join(failed, "; ")}
+		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	assignRanks(p, srcs)
 	x, note, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
 	if err != nil {
-		return nil, &UsageError{err.Error()}
+		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	if note != "" {
 		p.Notes = append(p.Notes, note)
@@ -340,25 +340,13 @@ func assignRanks(p *Profile, _ []Source) {
 	p.Notes = append(p.Notes, notes...)
 }
 
-// InternalError is a bug met while reading input (a recovered panic). The
-// CLI maps it to exit code 3; it is never blamed on the input.
-type InternalError struct{ Msg string }
-
-func (e *InternalError) Error() string { return e.Msg }
-
-// IsInternal reports whether err is an InternalError.
-func IsInternal(err error) bool {
-	var ie *InternalError
-	return errors.As(err, &ie)
-}
-
 // ParseRank reads one rank's files into the model. A panic in a reader is
-// recovered and returned as an *InternalError naming the rank's path.
+// recovered and returned as an errkind.Internal error naming the rank's path.
 func ParseRank(src Source) (r *model.Rank, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			stack := strings.SplitN(string(debug.Stack()), "\n", 13)
-			r, err = nil, &InternalError{fmt.Sprintf("internal error: panic while reading %s: %v\n%s", src.Root, v, strings.Join(stack[:len(stack)-1], "\n"))}
+			r, err = nil, errkind.Errorf(errkind.Internal, "internal error: panic while reading %s: %v\n%s", src.Root, v, strings.Join(stack[:len(stack)-1], "\n"))
 		}
 	}()
 	return parseRank(src)
@@ -398,7 +386,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		}
 		// the user named this file: if it is not a trace, say so (exit 2)
 		if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
-			return nil, &UsageError{err.Error()}
+			return nil, errkind.Wrap(errkind.Usage, err)
 		}
 		finish(r)
 		return validate(r)
@@ -485,7 +473,7 @@ func parseRank(src Source) (*model.Rank, error) {
 // validate checks the model's invariants; a violation is a parser bug.
 func validate(r *model.Rank) (*model.Rank, error) {
 	if err := r.Validate(); err != nil {
-		return nil, &InternalError{"internal error: the parsers built an invalid model: " + err.Error()}
+		return nil, errkind.Errorf(errkind.Internal, "internal error: the parsers built an invalid model: %w", err)
 	}
 	return r, nil
 }
@@ -609,7 +597,7 @@ func SourceNotes(srcs []Source) ([]string, error) {
 	}
 	notes, err := parquetio.Notes(srcs[0].Parquet)
 	if err != nil {
-		return nil, &UsageError{err.Error()}
+		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	return notes, nil
 }

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
-	"github.com/stretchr/testify/require"
 )
 
 const level1 = "Ascend-msinsight/test/data/pytorch/text/level1"
@@ -104,19 +106,19 @@ func TestDetectSymlinkUnderAnotherName(t *testing.T) {
 
 func TestDetectErrors(t *testing.T) {
 	_, err := Detect("/no/such/profile")
-	require.True(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Usage))
 	require.Contains(t, err.Error(), "/no/such/profile")
 
 	empty := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("x"), 0o644))
 	_, err = Detect(empty)
-	require.True(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Usage))
 	require.Contains(t, err.Error(), "no profile found")
 	require.Contains(t, err.Error(), "notes.txt")
 	require.Contains(t, err.Error(), "ASCEND_PROFILER_OUTPUT")
 
 	_, err = Detect(filepath.Join(empty, "notes.txt"))
-	require.True(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Usage))
 
 	// a rank's companion file named alone: say what to name instead (it
 	// was "not a trace: expected a JSON array of events" for
@@ -125,18 +127,18 @@ func TestDetectErrors(t *testing.T) {
 	for _, f := range []string{"profiler_info_0.json", "profiler_metadata.json", filepath.Join("ASCEND_PROFILER_OUTPUT", "communication.json"),
 		filepath.Join("ASCEND_PROFILER_OUTPUT", "kernel_details.csv"), filepath.Join("ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")} {
 		_, err = Detect(filepath.Join(rank0, f))
-		require.True(t, IsUsage(err), f)
+		require.True(t, errkind.Is(err, errkind.Usage), f)
 		require.Contains(t, err.Error(), "read with the rank's other files, not alone: give the rank folder (npuprof analyze "+rank0+")", f)
 	}
 
 	// a file named with a trailing slash: the path is named once
 	_, err = Detect(filepath.Join(empty, "notes.txt") + "/")
-	require.True(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Usage))
 	require.Equal(t, filepath.Join(empty, "notes.txt")+"/: not a directory", err.Error())
 
 	// an unset shell variable: say the path is empty, not ": no such file"
 	_, err = Detect("")
-	require.True(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Usage))
 	require.Contains(t, err.Error(), "the profile path is empty")
 }
 

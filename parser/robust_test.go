@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // tinyRank generates a one-rank capture and returns its *_ascend_pt root
@@ -144,6 +146,6 @@ func TestReaderPanicIsInternal(t *testing.T) {
 
 	TestHookParseRank = func(Source) { panic("always") }
 	_, err = Load(context.Background(), dir, Options{Workers: 2})
-	require.True(t, IsInternal(err), "%v", err)
-	require.False(t, IsUsage(err))
+	require.True(t, errkind.Is(err, errkind.Internal), "%v", err)
+	require.False(t, errkind.Is(err, errkind.Usage))
 }

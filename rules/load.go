@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/errkind"
 )
 
 //go:embed builtin/*.yaml
@@ -108,15 +109,9 @@ func (s *Set) Lookup(id string) *Rule {
 	return nil
 }
 
-// LoadError is every problem found in rule files, each with file:line:col.
-type LoadError struct{ Problems []string }
-
-func (e *LoadError) Error() string {
-	return strings.Join(e.Problems, "\n")
-}
-
 // Load loads the built-in rules and the given rule files. All problems in
-// all files are reported together.
+// all files are reported together, as one errkind.Input list error
+// (errkind.Problems returns them, each with file:line:col).
 func Load(files ...string) (*Set, error) {
 	set := &Set{}
 	var problems []string
@@ -150,7 +145,7 @@ func Load(files ...string) (*Set, error) {
 		problems = append(problems, set.add(f, data, false, false)...)
 	}
 	if len(problems) > 0 {
-		return nil, &LoadError{Problems: problems}
+		return nil, errkind.List(errkind.Input, problems)
 	}
 	return set, nil
 }
@@ -159,7 +154,7 @@ func Load(files ...string) (*Set, error) {
 func Parse(name string, data []byte) (*Set, error) {
 	set := &Set{}
 	if p := set.add(name, data, false, false); len(p) > 0 {
-		return nil, &LoadError{Problems: p}
+		return nil, errkind.List(errkind.Input, p)
 	}
 	return set, nil
 }

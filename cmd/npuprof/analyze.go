@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
@@ -275,7 +276,7 @@ func passErrors(res *analysis.Result) error {
 	for _, e := range errs {
 		msgs = append(msgs, firstLine(e.Error()))
 	}
-	return &exitError{code: ExitInternal, err: fmt.Errorf("%d analysis pass(es) failed: %s", len(errs), strings.Join(msgs, "; "))}
+	return errkind.Errorf(errkind.Internal, "%d analysis pass(es) failed: %s", len(errs), strings.Join(msgs, "; "))
 }
 
 type ioWriter = io.Writer

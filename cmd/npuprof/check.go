@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -155,14 +156,13 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		// each --budget is parsed alone, and its problems are named by its
 		// text rather than by a line:col of the YAML it is wrapped in
 		extra, err := rules.Parse("--budget", fmt.Appendf(nil, "budgets:\n  - %q\n", x))
-		var le *rules.LoadError
 		switch {
-		case errors.As(err, &le):
-			for _, p := range le.Problems {
+		case errkind.Problems(err) != nil:
+			for _, p := range errkind.Problems(err) {
 				problems = append(problems, reBudgetPos.ReplaceAllLiteralString(p, "--budget '"+x+"': "))
 			}
 		case err != nil:
-			return &exitError{code: ExitUsage, err: err}
+			return errkind.Wrap(errkind.Usage, err)
 		default:
 			for i := range extra.Budgets {
 				// a problem found while it runs names it the same way
@@ -172,7 +172,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &exitError{code: ExitUsage, err: &rules.LoadError{Problems: problems}}
+		return errkind.List(errkind.Usage, problems)
 	}
 	var baseline *rules.Baseline
 	var baseDoc *results.Document

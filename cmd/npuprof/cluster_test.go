@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
 )
 
 func runTerm(term bool, args ...string) (int, string, string) {

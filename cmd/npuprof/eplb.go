@@ -10,6 +10,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/analysis/eplb"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/render"
@@ -111,8 +112,8 @@ summary goes to standard output, or to standard error when the plan does.`,
 func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 	x, err := experts.Load(opts.Experts, experts.Options{Stage: opts.Stage})
 	if err != nil {
-		if experts.IsInputError(err) {
-			return usageErr("--experts %v", err)
+		if errkind.Is(err, errkind.Input) {
+			return errkind.Errorf(errkind.Usage, "--experts %w", err)
 		}
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
@@ -207,7 +208,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		okIdx = append(okIdx, i)
 	}
 	if len(okIDs) == 0 {
-		return &parser.UsageError{Msg: strings.Join(failed, "; ")}
+		return errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	final, keep, rnotes := parser.Reconcile(okIDs)
 	notes = parser.UniqueNotes(append(notes, rnotes...))

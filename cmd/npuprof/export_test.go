@@ -12,11 +12,12 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/parquetio"
-	"github.com/parquet-go/parquet-go"
-	"github.com/stretchr/testify/require"
 )
 
 // compressCopy copies the rank folders under src to dst with every file of

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/testutil"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {

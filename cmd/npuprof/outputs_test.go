@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/testutil"
 )
 
 // An output file that cannot be written (-o, --html, --junit, --sarif) is a

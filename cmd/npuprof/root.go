@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // Exit codes: a public contract, documented in the README.
@@ -24,7 +23,8 @@ const (
 	ExitInternal = 3 // an analysis pass or rule failed to run
 )
 
-// exitError carries an exit code through cobra.
+// exitError carries the findings exit code through cobra; every other code
+// comes from the error's kind (exitCode).
 type exitError struct {
 	code int
 	err  error
@@ -34,7 +34,27 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+	return errkind.Errorf(errkind.Usage, format, args...)
+}
+
+// exitCode is the one place an error becomes an exit code: usage and input
+// errors exit 2, internal errors (and errors of no kind: a bug until
+// proven otherwise) exit 3.
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	switch errkind.Of(err) {
+	case errkind.Usage, errkind.Input:
+		return ExitUsage
+	case errkind.Internal:
+		return ExitInternal
+	}
+	if isFlagError(err) {
+		return ExitUsage
+	}
+	return ExitInternal
 }
 
 // exactArgs is cobra.ExactArgs(n) with an error that names the expected
@@ -97,25 +117,13 @@ func runMain(io *streams, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	code := ExitInternal
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case parser.IsInternal(err):
-		code = ExitInternal
-	case parser.IsUsage(err):
-		code = ExitUsage
-	case isFlagError(err):
-		code = ExitUsage
-	}
-	if code == ExitFindings && ee != nil && ee.err == errFindingsSilent {
+	code := exitCode(err)
+	if code == ExitFindings && errors.Is(err, errFindingsSilent) {
 		return code
 	}
-	var le *rules.LoadError
-	if errors.As(err, &le) {
+	if problems := errkind.Problems(err); problems != nil {
 		// every problem in every rule file, one per line
-		for _, p := range le.Problems {
+		for _, p := range problems {
 			fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(fmt.Sprint(p), 0))
 		}
 		return code

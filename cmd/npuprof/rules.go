@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -34,18 +34,10 @@ func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
-// loadRules loads the built-in rules and --rules files; problems are usage
+// loadRules loads the built-in rules and --rules files; problems are input
 // errors that list every file:line:col.
 func loadRules(files []string) (*rules.Set, error) {
-	set, err := rules.Load(files...)
-	if err != nil {
-		var le *rules.LoadError
-		if errors.As(err, &le) {
-			return nil, &exitError{code: ExitUsage, err: err}
-		}
-		return nil, err
-	}
-	return set, nil
+	return rules.Load(files...)
 }
 
 // loadDeploy reads the --deploy script and picks its command
@@ -125,7 +117,7 @@ func ruleErrors(rep *rules.Report) error {
 	for _, o := range failed {
 		msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
 	}
-	return &exitError{code: ExitInternal, err: fmt.Errorf("%d rule(s) failed to run: %s", len(failed), strings.Join(msgs, "; "))}
+	return errkind.Errorf(errkind.Internal, "%d rule(s) failed to run: %s", len(failed), strings.Join(msgs, "; "))
 }
 
 func newRulesCmd(io *streams) *cobra.Command {

@@ -10,7 +10,6 @@ package experts
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -26,22 +26,6 @@ type Options struct {
 	// Stage picks "decode" or "prefill" dumps when a folder holds both
 	// ("" prefers decode).
 	Stage string
-}
-
-// InputError is an expert input the user named that npuprof cannot use
-// (the CLI maps it to exit code 2).
-type InputError struct{ Msg string }
-
-func (e *InputError) Error() string { return e.Msg }
-
-// IsInputError reports whether err is an InputError.
-func IsInputError(err error) bool {
-	var ie *InputError
-	return errors.As(err, &ie)
-}
-
-func inputErr(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // expected is the sentence naming what Load accepts.
@@ -55,12 +39,12 @@ func Load(path string, opts Options) (*model.ExpertLoads, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, inputErr("%s: no such file or directory", path)
+			return nil, errkind.Errorf(errkind.Input, "%s: no such file or directory", path)
 		}
-		return nil, inputErr("%s: %v", path, err)
+		return nil, errkind.Errorf(errkind.Input, "%s: %w", path, err)
 	}
 	if opts.Stage != "" && opts.Stage != "decode" && opts.Stage != "prefill" {
-		return nil, inputErr("stage %q: expected decode or prefill", opts.Stage)
+		return nil, errkind.Errorf(errkind.Input, "stage %q: expected decode or prefill", opts.Stage)
 	}
 	var x *model.ExpertLoads
 	if st.IsDir() {
@@ -170,30 +154,30 @@ func loadFile(path string, opts Options) (*model.ExpertLoads, error) {
 	name := filepath.Base(path)
 	if stage, _, ok := DumpName(name); ok {
 		if opts.Stage != "" && opts.Stage != stage {
-			return nil, inputErr("%s: a %s dump, but stage %s was asked for", path, stage, opts.Stage)
+			return nil, errkind.Errorf(errkind.Input, "%s: a %s dump, but stage %s was asked for", path, stage, opts.Stage)
 		}
 		return loadDumps(filepath.Dir(path), stage, []string{name})
 	}
 	if _, ok := DeploymentStage(name); ok || name == "model_gen_config.json" {
-		return nil, inputErr("%s: a placement/config file holds no loads; give the folder with the {prefill|decode}_{rank}.csv dumps", path)
+		return nil, errkind.Errorf(errkind.Input, "%s: a placement/config file holds no loads; give the folder with the {prefill|decode}_{rank}.csv dumps", path)
 	}
 	if strings.HasSuffix(strings.ToLower(name), ".csv") {
 		x, err := readFileWith(path, func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, path) })
 		if err != nil {
-			return nil, inputErr("%v; %s", err, expected)
+			return nil, errkind.Errorf(errkind.Input, "%w; %s", err, expected)
 		}
 		x.Files = []string{path}
 		return x, nil
 	}
 	if strings.HasSuffix(strings.ToLower(name), ".json") {
-		return nil, inputErr("%s: %s", path, expected)
+		return nil, errkind.Errorf(errkind.Input, "%s: %s", path, expected)
 	}
 	x := &model.ExpertLoads{Format: model.ExpertFormatLog}
 	if err := readLogFile(x, path); err != nil {
-		return nil, inputErr("%v", err)
+		return nil, errkind.Wrap(errkind.Input, err)
 	}
 	if len(x.Logs) == 0 {
-		return nil, inputErr("%s: no expert-imbalance log lines found; %s", path, expected)
+		return nil, errkind.Errorf(errkind.Input, "%s: no expert-imbalance log lines found; %s", path, expected)
 	}
 	return x, nil
 }
@@ -234,7 +218,7 @@ func isLogName(n string) bool {
 func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, inputErr("%s: %v", dir, err)
+		return nil, errkind.Errorf(errkind.Input, "%s: %w", dir, err)
 	}
 	dumps := map[string][]string{}
 	var csvs, logFiles []string
@@ -266,7 +250,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			}
 		}
 		if len(dumps[stage]) == 0 {
-			return nil, inputErr("%s: no %s_{rank}.csv dumps (found %s)", dir, stage, strings.Join(sortedKeys(dumps), ", "))
+			return nil, errkind.Errorf(errkind.Input, "%s: no %s_{rank}.csv dumps (found %s)", dir, stage, strings.Join(sortedKeys(dumps), ", "))
 		}
 		x, err = loadDumps(dir, stage, dumps[stage])
 		if err != nil {
@@ -284,11 +268,11 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 		p := filepath.Join(dir, csvs[0])
 		x, err = readFileWith(p, func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, p) })
 		if err != nil {
-			return nil, inputErr("%v", err)
+			return nil, errkind.Wrap(errkind.Input, err)
 		}
 		x.Files = []string{p}
 	case len(csvs) > 1:
-		return nil, inputErr("%s: several layer,expert,tokens CSVs (%s): name one with --experts FILE", dir, strings.Join(csvs, ", "))
+		return nil, errkind.Errorf(errkind.Input, "%s: several layer,expert,tokens CSVs (%s): name one with --experts FILE", dir, strings.Join(csvs, ", "))
 	default:
 		x = &model.ExpertLoads{Format: model.ExpertFormatLog}
 	}
@@ -299,7 +283,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 		}
 	}
 	if !x.HasLoads() && len(x.Logs) == 0 {
-		return nil, inputErr("%s: no expert load files; %s", dir, expected)
+		return nil, errkind.Errorf(errkind.Input, "%s: no expert load files; %s", dir, expected)
 	}
 	return x, nil
 }
@@ -320,12 +304,12 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	if p := filepath.Join(dir, "model_gen_config.json"); fileExists(p) {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, inputErr("%s: %v", p, err)
+			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
 		}
 		x.Config, err = ReadGenConfig(f, p)
 		f.Close()
 		if err != nil {
-			return nil, inputErr("%v", err)
+			return nil, errkind.Wrap(errkind.Input, err)
 		}
 		x.Files = append(x.Files, p)
 	}
@@ -333,13 +317,13 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	if p := filepath.Join(dir, stage+"_global_deployment.json"); fileExists(p) {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, inputErr("%s: %v", p, err)
+			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
 		}
 		var notes []string
 		dep, notes, err = ReadDeployment(f, p)
 		f.Close()
 		if err != nil {
-			return nil, inputErr("%v", err)
+			return nil, errkind.Wrap(errkind.Input, err)
 		}
 		x.Notes = append(x.Notes, notes...)
 		x.Files = append(x.Files, p)
@@ -365,12 +349,12 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		p := filepath.Join(dir, n)
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, inputErr("%s: %v", p, err)
+			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
 		}
 		rows, dropped, err := ReadDump(f, p, keep)
 		f.Close()
 		if err != nil {
-			return nil, inputErr("%v", err)
+			return nil, errkind.Wrap(errkind.Input, err)
 		}
 		if dropped > 0 {
 			droppedIn = append(droppedIn, n)
@@ -396,7 +380,7 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		for _, row := range d.rows {
 			for _, v := range row {
 				if total += v; total > MaxTokens {
-					return nil, inputErr("%s: %v", dir, errTooManyTokens)
+					return nil, errkind.Errorf(errkind.Input, "%s: %w", dir, errTooManyTokens)
 				}
 			}
 		}
@@ -405,7 +389,7 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	layers, slots := len(ds[0].rows), len(ds[0].rows[0])
 	for _, d := range ds[1:] {
 		if len(d.rows) != layers || len(d.rows[0]) != slots {
-			return nil, inputErr("%s: rank %d has %d layers x %d slots, rank %d has %d x %d: dumps of different runs?",
+			return nil, errkind.Errorf(errkind.Input, "%s: rank %d has %d layers x %d slots, rank %d has %d x %d: dumps of different runs?",
 				dir, ds[0].rank, layers, slots, d.rank, len(d.rows), len(d.rows[0]))
 		}
 	}
@@ -477,7 +461,7 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		}
 	}
 	if layers*x.NumExperts > maxCells {
-		return nil, inputErr("%s: %d layers x %d experts is more than npuprof holds", dir, layers, x.NumExperts)
+		return nil, errkind.Errorf(errkind.Input, "%s: %d layers x %d experts is more than npuprof holds", dir, layers, x.NumExperts)
 	}
 	// An expert counts as observed when a dumped rank hosts it in every
 	// layer (a placement may move it between layers).

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -327,11 +328,11 @@ func TestLoadPaths(t *testing.T) {
 		return p
 	}
 	_, err := Load(filepath.Join(dir, "nope"), Options{})
-	require.True(t, IsInputError(err))
+	require.True(t, errkind.Is(err, errkind.Input))
 	assert.Contains(t, err.Error(), "no such file")
 
 	_, err = Load(dir, Options{})
-	require.True(t, IsInputError(err))
+	require.True(t, errkind.Is(err, errkind.Input))
 	assert.Contains(t, err.Error(), "no expert load files; expected MindIE dumps")
 
 	// Two ranks, appended dumps, a config and a matching deployment with a
@@ -430,7 +431,7 @@ func TestTokenTotalBounded(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_0.csv"), []byte(half+",1\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "decode_1.csv"), []byte(half+",1\n"), 0o644))
 	_, err = Load(dir, Options{})
-	require.True(t, IsInputError(err))
+	require.True(t, errkind.Is(err, errkind.Input))
 	require.ErrorContains(t, err, "more than 9007199254740992 tokens in total")
 
 	// at the bound: read, exact
