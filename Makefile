@@ -48,7 +48,7 @@ bench: build
 ## bench-quick: every Go benchmark on small in-memory traces
 bench-quick:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
-	NPUPROF_MEMORY_TESTS=1 $(GO) test -count=1 -run='TestClusterMemoryBoundedByWorkers' -v ./analysis/ | grep -E 'peak heap|^(ok|FAIL|---)' 
+	NPUPROF_MEMORY_TESTS=1 $(GO) test -count=1 -run='TestClusterMemoryBoundedByWorkers' -v ./pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)' 
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 10s), one after another
 ##   make fuzz FUZZTIME=60s    make fuzz FUZZ_ONLY=FuzzRead    make fuzz FUZZFLAGS=-parallel=1

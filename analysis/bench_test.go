@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/benchdata"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // BenchmarkAnalyze is `npuprof analyze` on one rank folder, end to end
@@ -42,7 +42,7 @@ func BenchmarkAnalyze(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := analysis.Analyze(p)
+				res, err := pipeline.FromProfile(p)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -156,8 +156,9 @@ type ClusterResult struct {
 	Errors  []PassError
 }
 
-// runCluster runs the cluster passes over the per-rank results.
-func runCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
+// RunCluster runs the cluster passes over the per-rank results; loads is
+// the profile's per-expert load input (nil when none).
+func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 	cr := &ClusterResult{Ranks: len(ranks), Metrics: map[string]float64{}, Unavailable: map[string]string{}}
 	ctx := &ClusterContext{Ranks: ranks, ResultOf: map[*ClusterPass]any{}, Experts: loads, cluster: cr}
 	failed := map[*ClusterPass]bool{}

@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/dbexport"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // dbTruth reads the reference numbers straight from the sample databases

@@ -27,7 +27,7 @@ type Wait struct {
 	// Next is the next task on the same stream (-1 when none): the op that waited.
 	Next int
 	// The wait task and its next task resolved, so they outlive the model
-	// (Task and Next mean nothing once AnalyzePath released it): the
+	// (Task and Next mean nothing once the pipeline released it): the
 	// wait's stream, start and duration in ns, and the next task's name
 	// and duration (HasNext false when there is none).
 	Stream     int32

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/stretchr/testify/require"
 )
 
 func closeEnough(want, got float64) bool {
@@ -30,7 +31,7 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			require.Len(t, truth.Ranks, 8)
 			p, err := parser.Load(context.Background(), dir, parser.Options{})
 			require.NoError(t, err)
-			res, err := Analyze(p)
+			res, err := analyzeProfile(p)
 			require.NoError(t, err)
 			require.Len(t, res.Ranks, 8)
 			// the cluster analysis names the hot rank, and nobody else
@@ -158,7 +159,7 @@ func TestCommittedDemoTrace(t *testing.T) {
 	require.NoError(t, err)
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	for i, rt := range truth.Ranks {
 		for k, v := range rt.Metrics {
@@ -182,7 +183,7 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 		require.NoError(t, err)
 		p, err := parser.Load(context.Background(), dir, parser.Options{})
 		require.NoError(t, err)
-		res, err := Analyze(p)
+		res, err := analyzeProfile(p)
 		require.NoError(t, err)
 		for i, rr := range res.Ranks {
 			r := p.Ranks[i]

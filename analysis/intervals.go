@@ -118,7 +118,7 @@ type Timeline struct {
 	HaveComm bool
 	// Compute and Comm are merged (sorted, disjoint) interval sets.
 	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
-	// All three are dropped (nil) in AnalyzePath's results, whose models
+	// All three are dropped (nil) in pipeline.Analyze's results, whose models
 	// are released: they serve the passes.
 	Compute      []Interval
 	Comm         []Interval

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // checkTruth asserts every truth metric (within 0.01%) and, when steps is
@@ -65,7 +66,7 @@ func analyzeDir(t *testing.T, dir string) *Result {
 	t.Helper()
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	return res
 }
@@ -138,7 +139,7 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 	}
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	checkTruth(t, truth, res, false)
 	for i, rr := range res.Ranks {

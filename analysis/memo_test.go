@@ -5,8 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/npuprof/npuprof/parser/model"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // TestEmpiricalQuantileMatchesGonum: the selection gives exactly what

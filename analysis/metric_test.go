@@ -59,7 +59,7 @@ func strictAnalyze(t *testing.T, p *parser.Profile) *Result {
 	t.Helper()
 	strictMetrics = true
 	defer func() { strictMetrics = false }()
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	require.Empty(t, res.Errors())
 	return res

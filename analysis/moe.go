@@ -60,7 +60,7 @@ type MoEResult struct {
 	Routing, Cumsum, CumsumAICPU, GMM, Gating, Dispatch, Combine Stat
 	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
 	OtherCumsum Stat
-	// Layers index into the model's tasks: AnalyzePath drops them with the
+	// Layers index into the model's tasks: RankResult.ReleaseModel drops them with the
 	// model (Positions keeps what renderers draw).
 	Layers []MoELayer
 	// Positions are the MoE layers by position: the n-th MoeInitRouting*

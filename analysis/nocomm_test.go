@@ -6,10 +6,11 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/stretchr/testify/require"
 )
 
 // TestStepsWithoutCollectivesAreUnavailable: a rank without collective data
@@ -21,7 +22,7 @@ func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
 	dir, truth, cut := testutil.NoCommCapture(t, 3)
 	p, err := parser.Load(t.Context(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	require.Len(t, res.Ranks, 3)
 

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // TestPassesParallelSameResult: a rank's passes run at once (PassWorkers)
@@ -72,32 +73,7 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 	}
 }
 
-// TestSkipCommunicationSameResult: AnalyzePath leaves communication.json
-// unread because no pass reads Rank.Communication; a pass that starts to
-// must flip parser.Options.SkipCommunication there, or this test fails.
-func TestSkipCommunicationSameResult(t *testing.T) {
-	_, root := testutil.GenerateTiny(t)
-	p, err := parser.Load(context.Background(), root, parser.Options{})
-	require.NoError(t, err)
-	require.Len(t, p.Ranks, 1)
-	require.NotEmpty(t, p.Ranks[0].Communication, "the generated rank has a communication.json")
-	full, err := Analyze(p)
-	require.NoError(t, err)
-	skip, err := AnalyzePath(context.Background(), root, Options{})
-	require.NoError(t, err)
-	doc := func(res *Result) string {
-		var out []any
-		for _, rr := range res.Ranks {
-			out = append(out, rr.Metrics, rr.Unavailable, rr.Steps, rr.Errors, rr.Warnings, rr.Partial)
-		}
-		b, err := json.Marshal(out)
-		require.NoError(t, err)
-		return string(b)
-	}
-	require.Equal(t, doc(full), doc(skip))
-}
-
-// TestSkipFrameworkSameResult: AnalyzePath leaves a Parquet export's
+// TestSkipFrameworkSameResult: pipeline.Analyze leaves a Parquet export's
 // framework_ops and links unread because no pass reads Rank.FrameworkOps or
 // Rank.Links; a pass that starts to must drop parser.Options.SkipFramework
 // there, or this test fails.
@@ -108,10 +84,10 @@ func TestSkipFrameworkSameResult(t *testing.T) {
 	require.Len(t, p.Ranks, 1)
 	require.NotEmpty(t, p.Ranks[0].FrameworkOps, "the generated rank has framework ops")
 	require.NotEmpty(t, p.Ranks[0].Links, "the generated rank has links")
-	full, err := Analyze(p)
+	full, err := analyzeProfile(p)
 	require.NoError(t, err)
 	p.Ranks[0].FrameworkOps, p.Ranks[0].Links = nil, nil
-	skip, err := Analyze(p)
+	skip, err := analyzeProfile(p)
 	require.NoError(t, err)
 	doc := func(res *Result) string {
 		var out []any

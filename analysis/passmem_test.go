@@ -7,9 +7,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/benchdata"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/stretchr/testify/require"
 )
 
 // The per-rank passes together allocate less than the model they read

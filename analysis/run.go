@@ -1,18 +1,10 @@
 package analysis
 
 import (
-	"context"
-	"fmt"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 
-	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/vllmlog"
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
@@ -82,10 +74,9 @@ type Result struct {
 	// Serving is the serving context read from vLLM's own logs and bench
 	// results (--vllm-log, --vllm-bench); nil when none was read. The
 	// command sets it next to the analysis; renderers show it.
-	Serving *vllmlog.Context
+	Serving *model.Serving
 	// InputErrors are bugs met while reading ranks (recovered reader
-	// panics, parser.Profile.Internal), as errors of the pseudo-pass
-	// "parse" on rank -1.
+	// panics), as errors of the pseudo-pass "parse" on rank -1.
 	InputErrors []PassError
 }
 
@@ -101,54 +92,32 @@ func (r *Result) Errors() []PassError {
 	return out
 }
 
-// Analyze runs every pass on every rank of p, ranks in parallel.
-func Analyze(p *parser.Profile) (*Result, error) {
-	if err := Validate(Passes); err != nil {
-		return nil, err
-	}
-	res := &Result{Path: p.Path, Notes: p.Notes, Ranks: make([]*RankResult, len(p.Ranks))}
-	for _, msg := range p.Internal {
-		res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: msg})
-	}
+// RunRanks runs passes on every rank, ranks in parallel (at most
+// GOMAXPROCS at once), and returns their results in the ranks' order.
+func RunRanks(ranks []*model.Rank, passes []*Pass) []*RankResult {
+	out := make([]*RankResult, len(ranks))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, r := range p.Ranks {
+	for i, r := range ranks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res.Ranks[i] = AnalyzeRank(r)
+			out[i] = RunRank(r, passes)
 		}()
 	}
 	wg.Wait()
-	res.Cluster = runCluster(res.Ranks, p.Experts)
-	return res, nil
+	return out
 }
 
-// Options tune AnalyzePath.
-type Options struct {
-	// Workers bounds how many ranks are parsed and analyzed at once (0 =
-	// GOMAXPROCS). Peak memory grows with Workers, not with the number of
-	// ranks: each worker holds one rank's model, which is released once the
-	// rank's passes have run.
-	Workers int
-	// Progress, when set, is called after each rank.
-	Progress func(done, total int, path string)
-	// Experts names an expert-load input (file or folder, see
-	// parser/experts); empty: look for one inside the profile folder.
-	// ExpertStage picks decode or prefill dumps ("" prefers decode).
-	Experts, ExpertStage string
-	// TimelineSample runs the timelinesample pass (RankResult.
-	// TimelineSample, the HTML report's mini timeline). Off, each rank's
-	// results are up to ~0.1 MiB smaller: the sample is kept for every
-	// rank of a cluster, and nothing but the HTML report draws it.
-	TimelineSample bool
-}
-
-// passesFor are the per-rank passes AnalyzePath runs with opts.
-func passesFor(opts Options) []*Pass {
-	if opts.TimelineSample {
+// RankPasses are the per-rank passes to run: every pass of Passes, but the
+// timelinesample pass (RankResult.TimelineSample, the HTML report's mini
+// timeline) only when timelineSample is set. Without it each rank's
+// results are up to ~0.1 MiB smaller: the sample is kept for every rank of
+// a cluster, and nothing but the HTML report draws it.
+func RankPasses(timelineSample bool) []*Pass {
+	if timelineSample {
 		return Passes
 	}
 	out := make([]*Pass, 0, len(Passes))
@@ -160,125 +129,26 @@ func passesFor(opts Options) []*Pass {
 	return out
 }
 
-// modelHook, when set (by tests), sees each rank's model as AnalyzePath
-// receives it, before its passes run.
-var modelHook func(*model.Rank)
-
-// AnalyzePath detects the ranks under path, parses and analyzes each in a
-// bounded worker pool (parse and per-rank passes in the same slot), then
-// reconciles ranks (unknown, duplicate, missing, different step sets: notes,
-// never fatal) and runs the cluster passes over the per-rank results.
-func AnalyzePath(ctx context.Context, path string, opts Options) (*Result, error) {
-	passes := passesFor(opts)
-	if err := Validate(passes); err != nil {
-		return nil, err
+// ReleaseModel drops what rr holds that indexes into its rank's model
+// (which means nothing once the model is released, and grows with the
+// trace) and the interval sets (one interval per compute kernel, a third of
+// the model's size) that only served the passes.
+func (rr *RankResult) ReleaseModel() {
+	if rr.Timeline != nil {
+		rr.Timeline.ComputeTasks = nil
+		rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
 	}
-	srcs, err := parser.Detect(path)
-	if err != nil {
-		return nil, err
+	if rr.MoE != nil {
+		rr.MoE.Layers = nil
 	}
-	loads, expertNote, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
-	if err != nil {
-		return nil, errkind.Wrap(errkind.Usage, err)
-	}
-	results := make([]*RankResult, len(srcs))
-	errs := make([]error, len(srcs))
-	ids := make([]parser.RankID, len(srcs))
-	// communication.json is left unread, and so are a Parquet export's
-	// framework_ops and links: no pass reads them (only `npuprof export`
-	// keeps them); TestSkipCommunicationSameResult and
-	// TestSkipFrameworkSameResult keep that true
-	err = parser.Walk(ctx, srcs, parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true, SkipFramework: true}, func(i int, r *model.Rank, err error) {
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
-		if modelHook != nil {
-			modelHook(r)
-		}
-		rr := analyzeRank(r, passes)
-		// what indexes into the model's tasks means nothing once it is
-		// released (and grows with the trace); the interval sets (one
-		// interval per compute kernel, a third of the model's size) only
-		// served the passes
-		if rr.Timeline != nil {
-			rr.Timeline.ComputeTasks = nil
-			rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
-		}
-		if rr.MoE != nil {
-			rr.MoE.Layers = nil
-		}
-		results[i] = rr
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Every model is released now, but the heap goal is still the one the
-	// last rank's model set (1.5x model plus results at GOGC=50): without
-	// a collection here the cluster passes, the rules and the renderer
-	// fill that headroom with fresh pages before the models' memory is
-	// reused (+3.5 MiB peak RSS on a 200 MB rank). What is left to mark is
-	// the results, so this costs about a millisecond.
-	runtime.GC()
-	notes, err := parser.SourceNotes(srcs)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Path: path, Notes: notes}
-	var okIDs []parser.RankID
-	var okRes []*RankResult
-	var failed []string
-	var internal error
-	for i := range srcs {
-		if errs[i] != nil {
-			failed = append(failed, errs[i].Error())
-			if errkind.Is(errs[i], errkind.Internal) {
-				// a reader bug, never blamed on the input: exit 3
-				res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: errs[i].Error()})
-				if internal == nil {
-					internal = errs[i]
-				}
-				continue
-			}
-			res.Notes = append(res.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
-			continue
-		}
-		okIDs = append(okIDs, ids[i])
-		okRes = append(okRes, results[i])
-	}
-	if len(okRes) == 0 {
-		if internal != nil {
-			return nil, internal
-		}
-		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
-	}
-	ranks, keep, notes := parser.Reconcile(okIDs)
-	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))
-	for i, rr := range okRes {
-		if !keep[i] {
-			continue
-		}
-		if rr.Rank != ranks[i] {
-			rr.Rank = ranks[i]
-			for j := range rr.Errors {
-				rr.Errors[j].Rank = ranks[i]
-			}
-		}
-		res.Ranks = append(res.Ranks, rr)
-	}
-	sort.SliceStable(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
-	if expertNote != "" {
-		res.Notes = append(res.Notes, expertNote)
-	}
-	res.Cluster = runCluster(res.Ranks, loads)
-	return res, nil
 }
 
 // AnalyzeRank runs every pass on one rank.
-func AnalyzeRank(r *model.Rank) *RankResult { return analyzeRank(r, Passes) }
+func AnalyzeRank(r *model.Rank) *RankResult { return RunRank(r, Passes) }
 
-func analyzeRank(r *model.Rank, passes []*Pass) *RankResult {
+// RunRank runs passes (and what they require) on one rank's model and
+// collects the results; the model is not kept.
+func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 	results, m, errs, timings := runRank(r, passes)
 	rr := &RankResult{
 		Rank: r.Rank, Device: r.Device, Path: r.Path, Origin: r.Origin, Format: r.Format, ProfilerLevel: r.ProfilerLevel,

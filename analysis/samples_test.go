@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/stretchr/testify/require"
 )
 
 func load(t *testing.T, rel string) *Result {
@@ -19,7 +20,7 @@ func loadProfile(t *testing.T, rel string) (*Result, *parser.Profile) {
 	t.Helper()
 	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	return res, p
 }

@@ -4,9 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/stretchr/testify/require"
 )
 
 // The timeline merges compute intervals on the fly when tasks are sorted

@@ -7,8 +7,9 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/npuprof/npuprof/parser/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // sampleRank builds a rank of len(stepTasks) profiler steps, step i with
@@ -203,23 +204,4 @@ func TestDownsampleCapsBoxes(t *testing.T) {
 		total += int(b.Count)
 	}
 	require.Equal(t, 10000, total, "merged boxes account for every task")
-}
-
-// AnalyzePath keeps a rank's timeline sample only when asked (the HTML
-// report): a cluster's results otherwise hold none.
-func TestAnalyzePathSamplesOnlyWhenAsked(t *testing.T) {
-	dir, _ := slowCluster(t, 2, 2)
-	for _, want := range []bool{false, true} {
-		res, err := AnalyzePath(t.Context(), dir, Options{Workers: 2, TimelineSample: want})
-		require.NoError(t, err)
-		require.Len(t, res.Ranks, 16)
-		for _, rr := range res.Ranks {
-			require.Equal(t, want, rr.TimelineSample != nil, "rank %d", rr.Rank)
-			ran := false
-			for _, tm := range rr.Timings {
-				ran = ran || tm.Pass == TimelineSamplePass.Name
-			}
-			require.Equal(t, want, ran, "rank %d", rr.Rank)
-		}
-	}
 }

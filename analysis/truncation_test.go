@@ -14,9 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/stretchr/testify/require"
 )
 
 // This file checks issue 8's first acceptance item: a generated multi-rank
@@ -407,7 +408,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 
 			p, err := parser.Load(context.Background(), file, parser.Options{})
 			require.NoError(t, err, name)
-			res, err := Analyze(p)
+			res, err := analyzeProfile(p)
 			require.NoError(t, err, name)
 			rr := res.Ranks[0]
 			require.Empty(t, rr.Errors, name)
@@ -514,7 +515,7 @@ func TestTruncatedRankInCluster(t *testing.T) {
 
 	p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 3})
 	require.NoError(t, err)
-	res, err := Analyze(p)
+	res, err := analyzeProfile(p)
 	require.NoError(t, err)
 	require.Len(t, res.Ranks, 8)
 	for i, rr := range res.Ranks {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -23,7 +23,7 @@ func generate(t *testing.T, name string) (*results.Document, *tracegen.Truth) {
 	dir := t.TempDir()
 	truth, err := tracegen.Generate(dir, sc)
 	require.NoError(t, err)
-	res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 2})
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, render.WriteJSON(&buf, results.Build(res, nil)))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
@@ -18,7 +18,7 @@ import (
 // docOf analyzes path and returns its document after a JSON round trip.
 func docOf(t *testing.T, path string) *results.Document {
 	t.Helper()
-	res, err := analysis.AnalyzePath(context.Background(), path, analysis.Options{Workers: 2})
+	res, err := pipeline.Analyze(context.Background(), path, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, render.WriteJSON(&buf, results.Build(res, nil)))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -34,7 +34,7 @@ func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 		_, err = tracegen.CutTrace(trace, 0.4)
 		require.NoError(t, err)
 	}
-	res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 2})
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	set, err := rules.Load() // the built-in rules
 	require.NoError(t, err)

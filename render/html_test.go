@@ -20,6 +20,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -35,7 +36,7 @@ func loadSample(t testing.TB, rel string) *analysis.Result {
 	t.Helper()
 	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	return res
 }
@@ -323,7 +324,7 @@ func genResult(t testing.TB, s tracegen.Scenario) *analysis.Result {
 	require.NoError(t, err)
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	return res
 }
@@ -335,7 +336,7 @@ func committedResult(t testing.TB, name string) *analysis.Result {
 	dir := filepath.Join(filepath.Dir(file), "..", "testdata", "traces", name)
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	// the path as a user would type it, not this machine's
 	res.Path = "testdata/traces/" + name

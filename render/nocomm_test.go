@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -28,7 +29,7 @@ func noCommResult(t *testing.T, only bool) (*analysis.Result, string) {
 	}
 	p, err := parser.Load(context.Background(), path, parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	why := res.Ranks[len(res.Ranks)-1].Unavailable["steps.communication_us"]
 	require.Contains(t, why, "no collective data: ")

@@ -1,10 +1,11 @@
 package rules
 
 import (
-	"github.com/expr-lang/expr"
 	"io/fs"
 	"sync"
 	"testing"
+
+	"github.com/expr-lang/expr"
 
 	"github.com/stretchr/testify/require"
 )

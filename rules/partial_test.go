@@ -10,6 +10,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // truncatedRank is the rank whose trace_view.json truncatedCluster cuts.
@@ -33,7 +34,7 @@ func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) 
 
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	return res, truth, trace
 }

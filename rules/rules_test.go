@@ -15,6 +15,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 var (
@@ -48,7 +49,7 @@ func analyzedScenario(t testing.TB, sc tracegen.Scenario) *analysis.Result {
 	require.NoError(t, err)
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
-	res, err := analysis.Analyze(p)
+	res, err := pipeline.FromProfile(p)
 	require.NoError(t, err)
 	resByID[name] = res
 	return res

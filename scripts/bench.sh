@@ -234,8 +234,8 @@ if [ "${GOBENCH:-1}" != 0 ]; then
 	echo "   bytes per CPU second; peak-heap-MiB = largest heap in the loop (GOGC=100 here, 50 in the CLI); B/op = allocated per run"
 	gs=$(echo "$SIZES" | tr ' ' ',')
 	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Read|Walk' -benchtime 3x -count 3 ./parser/traceview/ | grep -E '^Benchmark|^ok'
-	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze|ReadBack' -benchtime 3x -count 3 ./analysis/ | grep -E '^Benchmark|^ok'
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze|ReadBack' -benchtime 3x -count 3 ./analysis/ ./pipeline/ | grep -E '^Benchmark|^ok'
 	echo
 	echo "== cluster memory: peak heap grows with --workers, not with the rank count"
-	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./analysis/ | grep -E 'peak heap|^(ok|FAIL|---)'
+	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)'
 fi

@@ -17,6 +17,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
@@ -193,7 +194,7 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 		ctx = context.Background()
 	}
 	// the mini timeline's sample is kept per rank only for the HTML report
-	opts := analysis.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage, TimelineSample: html}
+	opts := pipeline.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage, TimelineSample: html}
 	var bar *progressbar.ProgressBar
 	if io.errIsTerminal && !quiet {
 		start := time.Now()
@@ -214,8 +215,8 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 			_ = bar.Set(done)
 		}
 	}
-	restore := tuneGCFor(path)
-	res, err := analysis.AnalyzePath(ctx, path, opts)
+	restore := pipeline.TuneGCFor(path)
+	res, err := pipeline.Analyze(ctx, path, opts)
 	restore()
 	if bar != nil {
 		_ = bar.Finish()

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,25 +284,6 @@ func TestExportStepsWithoutCollectives(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tuneGCFor lowers GOGC only for an npuprof Parquet export, and restores
-// the previous setting.
-func TestTuneGCForReadBack(t *testing.T) {
-	if os.Getenv("GOGC") != "" {
-		t.Skip("GOGC is set: tuneGCFor leaves the collector alone")
-	}
-	prev := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(prev)
-	restore := tuneGCFor(t.TempDir()) // not an export
-	require.Equal(t, 77, debug.SetGCPercent(77))
-	restore()
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, parquetio.ManifestDir), 0o755))
-	restore = tuneGCFor(dir)
-	require.Equal(t, readBackGCPercent, debug.SetGCPercent(readBackGCPercent))
-	restore()
-	require.Equal(t, 77, debug.SetGCPercent(77))
 }
 
 // rankV1 is the ranks row of schema npuprof.parquet/v1, before abs_path

@@ -8,50 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Context is the serving context: serving.* metrics with their sources.
-//
-// From the server log (statistics lines of intervals with work, prompt or
-// generation throughput above 0; with several engines, per engine then
-// summed or averaged as below):
-//
-//	serving.prompt_tps            mean prompt throughput, summed over engines (tokens/s)
-//	serving.generation_tps        mean generation throughput, summed over engines (tokens/s)
-//	serving.running               mean running requests, summed over engines
-//	serving.running.max           largest running requests (summed over engines per interval index)
-//	serving.waiting               mean waiting requests, summed over engines
-//	serving.kv_cache_usage        mean KV-cache usage (ratio 0..1), mean over engines
-//	serving.prefix_cache_hit_rate last prefix-cache hit rate (ratio; vLLM reports it over its
-//	                              recent-requests window), mean over engines
-//	serving.mm_cache_hit_rate     last multimodal-cache hit rate (ratio), mean over engines
-//	serving.engines               engines with statistics lines (data-parallel replicas; per-engine
-//	                              batches are about serving.running / serving.engines)
-//	serving.log.samples           statistics lines read
-//	serving.log.malformed         statistics lines skipped because a field did not parse
-//
-// From `vllm bench serve`: serving.request_tps, serving.output_tps,
-// serving.total_tps, serving.ttft_ms, serving.ttft_p99_ms, serving.tpot_ms,
-// serving.tpot_p99_ms, serving.bench.requests, serving.bench.duration_s and
-// serving.concurrency (Maximum request concurrency).
-//
-// serving.concurrency is the bench's maximum request concurrency, else the
-// median running requests in the log (summed over engines): running
-// requests stand for the concurrency when nothing says it.
-// serving.output_tps is the bench's output token throughput, else the log's
-// generation throughput.
-type Context struct {
-	Metrics     map[string]float64 `json:"metrics"`
-	Unavailable map[string]string  `json:"unavailable"`
-	// Sources names, per metric, the file (and how) it was read.
-	Sources map[string]string `json:"sources"`
-	// Files are the files read.
-	Files []string `json:"files"`
-	// Formats are the statistics-line formats seen (v0, v1, v1-parts).
-	Formats []string `json:"formats,omitempty"`
-	// MalformedLines are the first malformed statistics lines' numbers.
-	MalformedLines []int `json:"malformed_lines,omitempty"`
-}
+// Context is the serving context the command hands to the analysis
+// result; model.Serving documents each serving.* metric.
+type Context = model.Serving
 
 // Build assembles the context from a log and/or a bench result (either
 // may be nil).
@@ -59,7 +22,7 @@ func Build(l *Log, b *Bench) *Context {
 	c := &Context{Metrics: map[string]float64{}, Unavailable: map[string]string{}, Sources: map[string]string{}, Files: []string{}}
 	if l != nil {
 		c.Files = append(c.Files, l.Name)
-		c.fromLog(l)
+		fromLog(c, l)
 	}
 	if b != nil {
 		c.Files = append(c.Files, b.Name)
@@ -75,7 +38,7 @@ func Build(l *Log, b *Bench) *Context {
 		}
 	}
 	if _, ok := c.Metrics["serving.concurrency"]; !ok && l != nil {
-		if v, ok := c.logConcurrency(l); ok {
+		if v, ok := logConcurrency(c, l); ok {
 			c.Metrics["serving.concurrency"] = v
 			c.Sources["serving.concurrency"] = l.Name + ": median running requests over the statistics lines with work (no bench concurrency)"
 		}
@@ -128,7 +91,7 @@ func perEngine(l *Log) (map[string][]Sample, []string) {
 	return by, names
 }
 
-func (c *Context) fromLog(l *Log) {
+func fromLog(c *Context, l *Log) {
 	src := func(what string) string { return fmt.Sprintf("%s: %s", l.Name, what) }
 	c.Metrics["serving.log.samples"] = float64(len(l.Samples))
 	c.Metrics["serving.log.malformed"] = float64(l.Malformed)
@@ -239,7 +202,7 @@ func (c *Context) fromLog(l *Log) {
 
 // logConcurrency is the median of running requests (summed over engines
 // per interval index) over the intervals with work.
-func (c *Context) logConcurrency(l *Log) (float64, bool) {
+func logConcurrency(c *Context, l *Log) (float64, bool) {
 	by, engines := perEngine(l)
 	sum := map[int]float64{}
 	n := 0

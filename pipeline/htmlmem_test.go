@@ -1,4 +1,4 @@
-package analysis_test
+package pipeline_test
 
 import (
 	"bytes"
@@ -16,17 +16,18 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 )
 
 // The HTML report of a 16-rank run (what `npuprof report` and `analyze
-// --html` do: AnalyzePath, then render.WriteHTML) holds at most `workers`
+// --html` do: pipeline.Analyze, then render.WriteHTML) holds at most `workers`
 // models at once, and none once the analysis returned: the report's mini
 // timelines, MoE layer charts and longest waits are drawn from results.
 // Weak pointers to each model (and to its task array, the bulk of it) tell
 // which models are still reachable after a GC.
 func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
-	dir, _ := analysis.SlowCluster(t, 3, 3)
+	dir, _ := pipeline.SlowCluster(t, 3, 3)
 	for _, workers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 			var mu sync.Mutex
@@ -42,7 +43,7 @@ func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
 				return n
 			}
 			most := 0
-			restore := analysis.SetModelHook(func(r *model.Rank) {
+			restore := pipeline.SetModelHook(func(r *model.Rank) {
 				mu.Lock()
 				defer mu.Unlock()
 				require.NotEmpty(t, r.Tasks)
@@ -59,7 +60,7 @@ func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
 				}
 				most = max(most, n)
 			})
-			res, err := analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: workers, TimelineSample: true})
+			res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: workers, TimelineSample: true})
 			restore()
 			require.NoError(t, err)
 			require.Len(t, ranks, 16)
@@ -98,7 +99,7 @@ func TestClusterMemoryBoundedByWorkersHTML(t *testing.T) {
 		t.Skip("memory measurement: set NPUPROF_MEMORY_TESTS=1 to run it")
 	}
 	// models large enough that twelve of them outweigh the slack
-	dir, _ := analysis.SlowCluster(t, 24, 12)
+	dir, _ := pipeline.SlowCluster(t, 24, 12)
 	old := debug.SetGCPercent(10)
 	defer debug.SetGCPercent(old)
 	var res *analysis.Result
@@ -111,17 +112,17 @@ func TestClusterMemoryBoundedByWorkersHTML(t *testing.T) {
 	}
 	report := func() any {
 		var err error
-		res, err = analysis.AnalyzePath(context.Background(), dir, analysis.Options{Workers: 1, TimelineSample: true})
+		res, err = pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 1, TimelineSample: true})
 		require.NoError(t, err)
 		write()
 		return res
 	}
-	p16, h16 := analysis.MeasureHeap(report)
+	p16, h16 := pipeline.MeasureHeap(report)
 	// rendering alone, the results already held: what the report itself
 	// needs for 16 ranks (chart options, JSON, the page)
-	r16, _ := analysis.MeasureHeap(write)
+	r16, _ := pipeline.MeasureHeap(write)
 	res = nil
-	_, k16 := analysis.MeasureHeap(func() any {
+	_, k16 := pipeline.MeasureHeap(func() any {
 		p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1, SkipCommunication: true})
 		require.NoError(t, err)
 		return p

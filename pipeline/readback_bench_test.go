@@ -1,4 +1,4 @@
-package analysis_test
+package pipeline_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/benchdata"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // BenchmarkReadBack is `npuprof analyze OUTDIR` on the Parquet export of
@@ -56,7 +56,7 @@ func BenchmarkReadBack(b *testing.B) {
 			peak := benchdata.StartPeakHeap()
 			cpu0 := benchdata.CPUTime()
 			for b.Loop() {
-				res, err := analysis.AnalyzePath(context.Background(), pq, analysis.Options{Workers: 1})
+				res, err := pipeline.Analyze(context.Background(), pq, pipeline.Options{Workers: 1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,9 +1,9 @@
-package analysis
+package pipeline
 
 import "github.com/npuprof/npuprof/parser/model"
 
-// SetModelHook lets external tests (package analysis_test) see each model
-// AnalyzePath receives; the returned func restores the previous hook.
+// SetModelHook lets external tests (package pipeline_test) see each model
+// Analyze receives; the returned func restores the previous hook.
 func SetModelHook(f func(*model.Rank)) (restore func()) {
 	old := modelHook
 	modelHook = f

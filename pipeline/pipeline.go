@@ -1,0 +1,186 @@
+// Package pipeline owns loading: it detects the ranks under a path, walks
+// them in a bounded worker pool (parse a rank, run the rank passes, release
+// the model), reconciles the ranks and runs the cluster passes. It is the
+// only package that joins the readers (package parser and its
+// subpackages) to the passes (package analysis), which read only the model.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Options tune Analyze.
+type Options struct {
+	// Workers bounds how many ranks are parsed and analyzed at once (0 =
+	// GOMAXPROCS). Peak memory grows with Workers, not with the number of
+	// ranks: each worker holds one rank's model, which is released once the
+	// rank's passes have run.
+	Workers int
+	// Progress, when set, is called after each rank.
+	Progress func(done, total int, path string)
+	// Experts names an expert-load input (file or folder, see
+	// parser/experts); empty: look for one inside the profile folder.
+	// ExpertStage picks decode or prefill dumps ("" prefers decode).
+	Experts, ExpertStage string
+	// TimelineSample runs the timelinesample pass (see
+	// analysis.RankPasses): only the HTML report draws it.
+	TimelineSample bool
+}
+
+// modelHook, when set (by tests), sees each rank's model as Analyze
+// receives it, before its passes run.
+var modelHook func(*model.Rank)
+
+// walked is what the walk over the ranks leaves: per source, the rank's
+// results and identity, or the error that kept it from being read.
+type walked struct {
+	results []*analysis.RankResult
+	errs    []error
+	ids     []parser.RankID
+}
+
+// Analyze detects the ranks under path, parses and analyzes each in a
+// bounded worker pool (parse and per-rank passes in the same slot), then
+// reconciles ranks (unknown, duplicate, missing, different step sets: notes,
+// never fatal) and runs the cluster passes over the per-rank results.
+func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, error) {
+	passes := analysis.RankPasses(opts.TimelineSample)
+	if err := analysis.Validate(passes); err != nil {
+		return nil, err
+	}
+	srcs, err := parser.Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	loads, expertNote, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Usage, err)
+	}
+	w, err := walk(ctx, srcs, opts, passes)
+	if err != nil {
+		return nil, err
+	}
+	// Every model is released now, but the heap goal is still the one the
+	// last rank's model set (1.5x model plus results at GOGC=50): without
+	// a collection here the cluster passes, the rules and the renderer
+	// fill that headroom with fresh pages before the models' memory is
+	// reused (+3.5 MiB peak RSS on a 200 MB rank). What is left to mark is
+	// the results, so this costs about a millisecond.
+	runtime.GC()
+	notes, err := parser.SourceNotes(srcs)
+	if err != nil {
+		return nil, err
+	}
+	res := &analysis.Result{Path: path, Notes: notes}
+	if err := reconcile(res, srcs, w); err != nil {
+		return nil, err
+	}
+	if expertNote != "" {
+		res.Notes = append(res.Notes, expertNote)
+	}
+	res.Cluster = analysis.RunCluster(res.Ranks, loads)
+	return res, nil
+}
+
+// walk parses and analyzes every source, at most opts.Workers at once,
+// and releases each rank's model once its passes have run.
+func walk(ctx context.Context, srcs []parser.Source, opts Options, passes []*analysis.Pass) (*walked, error) {
+	w := &walked{
+		results: make([]*analysis.RankResult, len(srcs)),
+		errs:    make([]error, len(srcs)),
+		ids:     make([]parser.RankID, len(srcs)),
+	}
+	// communication.json is left unread, and so are a Parquet export's
+	// framework_ops and links: no pass reads them (only `npuprof export`
+	// keeps them); TestSkipCommunicationSameResult and
+	// TestSkipFrameworkSameResult keep that true
+	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true, SkipFramework: true}
+	err := parser.Walk(ctx, srcs, popts, func(i int, r *model.Rank, err error) {
+		if err != nil {
+			w.errs[i] = err
+			return
+		}
+		w.ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
+		if modelHook != nil {
+			modelHook(r)
+		}
+		rr := analysis.RunRank(r, passes)
+		rr.ReleaseModel()
+		w.results[i] = rr
+	})
+	return w, err
+}
+
+// reconcile keeps the ranks that were read, numbered and deduplicated by
+// parser.Reconcile, in rank order: a rank that could not be read is a note,
+// a reader bug an input error (exit 3), and no rank read at all an error.
+func reconcile(res *analysis.Result, srcs []parser.Source, w *walked) error {
+	var okIDs []parser.RankID
+	var okRes []*analysis.RankResult
+	var failed []string
+	var internal error
+	for i := range srcs {
+		if err := w.errs[i]; err != nil {
+			failed = append(failed, err.Error())
+			if errkind.Is(err, errkind.Internal) {
+				// a reader bug, never blamed on the input: exit 3
+				res.InputErrors = append(res.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: err.Error()})
+				if internal == nil {
+					internal = err
+				}
+				continue
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, err))
+			continue
+		}
+		okIDs = append(okIDs, w.ids[i])
+		okRes = append(okRes, w.results[i])
+	}
+	if len(okRes) == 0 {
+		if internal != nil {
+			return internal
+		}
+		return errkind.New(errkind.Usage, strings.Join(failed, "; "))
+	}
+	ranks, keep, notes := parser.Reconcile(okIDs)
+	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))
+	for i, rr := range okRes {
+		if !keep[i] {
+			continue
+		}
+		if rr.Rank != ranks[i] {
+			rr.Rank = ranks[i]
+			for j := range rr.Errors {
+				rr.Errors[j].Rank = ranks[i]
+			}
+		}
+		res.Ranks = append(res.Ranks, rr)
+	}
+	sort.SliceStable(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
+	return nil
+}
+
+// FromProfile runs every pass on every rank of a profile parser.Load read
+// whole (ranks in parallel), then the cluster passes: what Analyze
+// computes, for callers that hold the models (tests, benchmarks).
+func FromProfile(p *parser.Profile) (*analysis.Result, error) {
+	if err := analysis.Validate(analysis.Passes); err != nil {
+		return nil, err
+	}
+	res := &analysis.Result{Path: p.Path, Notes: p.Notes, Ranks: analysis.RunRanks(p.Ranks, analysis.Passes)}
+	for _, msg := range p.Internal {
+		res.InputErrors = append(res.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
+	}
+	res.Cluster = analysis.RunCluster(res.Ranks, p.Experts)
+	return res, nil
+}
