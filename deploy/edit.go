@@ -9,19 +9,45 @@ import (
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/npuprof/npuprof/fix"
 )
 
-// Edit operations (the `edits` of a rule, see docs/rules.md).
+// Edit operations: the script kinds of fix.Action (the `edits` of a rule,
+// see docs/rules.md).
 const (
-	OpRemoveFlag = "remove_flag" // drop --name (and its value)
-	OpSetFlag    = "set_flag"    // set --name VALUE (added when absent)
-	OpMergeJSON  = "merge_json"  // merge the keys of VALUE (a JSON object) into --name's JSON value
-	OpUnsetEnv   = "unset_env"   // drop the NAME=... assignment
-	OpSetEnv     = "set_env"     // export NAME=VALUE (added when absent)
+	OpRemoveFlag = string(fix.RemoveFlag) // drop --name (and its value)
+	OpSetFlag    = string(fix.SetFlag)    // set --name VALUE (added when absent)
+	OpMergeJSON  = string(fix.MergeJSON)  // merge the keys of VALUE (a JSON object) into --name's JSON value
+	OpUnsetEnv   = string(fix.UnsetEnv)   // drop the NAME=... assignment
+	OpSetEnv     = string(fix.SetEnv)     // export NAME=VALUE (added when absent)
 )
 
 // Ops lists the edit operations.
 var Ops = []string{OpRemoveFlag, OpSetFlag, OpMergeJSON, OpUnsetEnv, OpSetEnv}
+
+// EditsOf returns the script edits of actions, in order; code changes,
+// which no script carries, are left out.
+func EditsOf(actions []fix.Action) []Edit {
+	var out []Edit
+	for _, a := range actions {
+		if a.EditsScript() {
+			out = append(out, Edit{Op: string(a.Kind), Name: a.Name, Value: a.Value, Create: a.Create})
+		}
+	}
+	return out
+}
+
+// DiffActions is the unified diff from the script to the script with the
+// script actions applied in order ("" when they change nothing or there
+// is none).
+func (s *Script) DiffActions(actions []fix.Action) (string, error) {
+	edits := EditsOf(actions)
+	if len(edits) == 0 {
+		return "", nil
+	}
+	return s.Diff(edits)
+}
 
 // Edit is one change to a deployment script.
 type Edit struct {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
 // Fact is one thing the script says about the deployment. Names are the
@@ -42,22 +44,12 @@ func DefaultCaptureSizes(maxNumSeqs int) []int {
 }
 
 // CUDAGraphModes are the values of vLLM's compilation_config
-// cudagraph_mode (the CUDAGraphMode enum of vllm/config/compilation.py,
-// which vLLM-Ascend uses for ACL graphs). vLLM reads the name
-// case-insensitively (CUDAGraphMode[value.upper()]).
-var CUDAGraphModes = []string{"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"}
+// cudagraph_mode (vllmconf.CUDAGraphModes).
+var CUDAGraphModes = vllmconf.CUDAGraphModes
 
 // CUDAGraphMode returns the CUDAGraphMode name v spells (any case, as vLLM
 // reads it) and whether it is one.
-func CUDAGraphMode(v string) (string, bool) {
-	u := strings.ToUpper(strings.TrimSpace(v))
-	for _, m := range CUDAGraphModes {
-		if u == m {
-			return m, true
-		}
-	}
-	return v, false
-}
+func CUDAGraphMode(v string) (string, bool) { return vllmconf.CUDAGraphMode(v) }
 
 // Facts returns what the script says, each with its line. Values vLLM
 // would refuse are left out (see FactsChecked).

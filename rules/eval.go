@@ -11,7 +11,7 @@ import (
 	"github.com/expr-lang/expr/file"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/fix"
 )
 
 // Rule outcomes: every rule ends up in exactly one.
@@ -51,8 +51,6 @@ type Input struct {
 	Result   *analysis.Result
 	Facts    *FactSet
 	Baseline *Baseline
-	// Script is the deployment script (--deploy), nil when none.
-	Script *deploy.Script
 
 	partial *partialIndex // built on first use from Result
 }
@@ -64,7 +62,8 @@ type Report struct {
 	// Outcomes are in rule order (built-in rules, user rules, budgets).
 	Outcomes []Outcome
 	// Diff is every finding's edits applied together to the deployment
-	// script, as one unified diff ("" without a script or edits).
+	// script, as one unified diff ("" without a script or edits), filled
+	// by AttachDiffs after evaluation.
 	Diff string
 	// Warnings are about the rules' inputs, for people: e.g. a --deploy
 	// script that starts several `vllm serve` commands, and which one the
@@ -104,21 +103,6 @@ func Evaluate(set *Set, in *Input) *Report {
 		}
 	}
 	SortFindings(rep.Findings)
-	if in.Script != nil {
-		var all []deploy.Edit
-		for _, f := range rep.Findings {
-			if f.DiffError == "" {
-				all = append(all, f.Edits...)
-			}
-		}
-		if len(all) > 0 {
-			d, err := in.Script.Diff(all)
-			if err != nil {
-				rep.Outcomes = append(rep.Outcomes, Outcome{Rule: "deploy-diff", Status: StatusFailed, Reason: err.Error()})
-			}
-			rep.Diff = d
-		}
-	}
 	return rep
 }
 
@@ -786,16 +770,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		if err != nil {
 			return classify(r, "edit value", err), nil
 		}
-		fd.Edits = append(fd.Edits, deploy.Edit{Op: es.Op, Name: es.Name, Value: val, Create: es.Create})
-	}
-	if in.Script != nil && len(fd.Edits) > 0 {
-		// a script the editor cannot change loses the diff, not the
-		// finding: what was measured and the fix text still hold
-		if d, err := in.Script.Diff(fd.Edits); err != nil {
-			fd.DiffError = err.Error()
-		} else {
-			fd.Diff = d
-		}
+		fd.Actions = append(fd.Actions, fix.Action{Kind: fix.Kind(es.Op), Name: es.Name, Value: val, Create: es.Create, Rule: r.ID})
 	}
 	fd.Severity = r.Severity
 	if fd.Severity == "auto" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
 // FactValue is one known fact and where it came from. The JSON document
@@ -130,7 +130,7 @@ func (f *FactSet) SetString(kv, source string) error {
 			return fmt.Errorf("--fact %s=%s: expected decode or prefill", name, raw)
 		}
 	case "cudagraph_mode":
-		m, ok := deploy.CUDAGraphMode(raw)
+		m, ok := vllmconf.CUDAGraphMode(raw)
 		if !ok {
 			return fmt.Errorf("--fact %s=%s: %s", name, raw, invalidFactText(name, raw))
 		}
@@ -186,9 +186,37 @@ func (f *FactSet) List() []FactValue {
 	return append(out, env...)
 }
 
+// Deployment is what the deployment script (--deploy) says, as data: its
+// facts, each with its file:line, and apart those whose value vLLM would
+// refuse (an unknown cudagraph_mode: Value is the text as written), which
+// are warned about and left unknown. cmd reads it with package deploy.
+type Deployment struct {
+	Path    string
+	Facts   []FactValue
+	Invalid []FactValue
+}
+
+// NewDeployment makes the Deployment of a script from its facts and its
+// invalid ones (deploy.Script.FactsChecked: its Fact has FactValue's
+// fields).
+func NewDeployment[F ~struct {
+	Name   string
+	Value  any
+	Source string
+}](path string, facts, invalid []F) *Deployment {
+	d := &Deployment{Path: path}
+	for _, f := range facts {
+		d.Facts = append(d.Facts, FactValue(f))
+	}
+	for _, f := range invalid {
+		d.Invalid = append(d.Invalid, FactValue(f))
+	}
+	return d
+}
+
 // BuildFacts assembles the facts: inferred from the profile, then the
-// deployment script (if any), then --fact overrides.
-func BuildFacts(res *analysis.Result, script *deploy.Script, overrides []string) (*FactSet, error) {
+// deployment script (nil: none), then --fact overrides.
+func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*FactSet, error) {
 	fs := NewFactSet()
 	for _, v := range InferFacts(res) {
 		if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
@@ -196,15 +224,14 @@ func BuildFacts(res *analysis.Result, script *deploy.Script, overrides []string)
 		}
 	}
 	if script != nil {
-		facts, invalid := script.FactsChecked()
-		for _, v := range facts {
+		for _, v := range script.Facts {
 			if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
 				return nil, fmt.Errorf("%s: %v", script.Path, err)
 			}
 		}
 		// a user's script is not refused: the value is ignored with a
 		// warning, and the fact stays unknown (a profile cannot say it)
-		for _, v := range invalid {
+		for _, v := range script.Invalid {
 			fs.warnings = append(fs.warnings, fmt.Sprintf("%s: %s", v.Source, invalidFactText(v.Name, fmt.Sprint(v.Value))+"; the fact is left unknown"))
 		}
 	}
@@ -315,6 +342,6 @@ func servingFacts(res *analysis.Result) []FactValue {
 // invalidFactText says why a fact value is refused and names the closest
 // valid value (only cudagraph_mode has a closed set of values).
 func invalidFactText(name, raw string) string {
-	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), deploy.CUDAGraphModes, 1)
-	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(deploy.CUDAGraphModes, ", "), closest[0])
+	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
+	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(vllmconf.CUDAGraphModes, ", "), closest[0])
 }

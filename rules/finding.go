@@ -3,7 +3,7 @@
 // reads; the rule engine fills them.
 package rules
 
-import "github.com/npuprof/npuprof/deploy"
+import "github.com/npuprof/npuprof/fix"
 
 // Severity levels, lowest first.
 const (
@@ -78,7 +78,9 @@ type Finding struct {
 	Ranks    []int      `json:"ranks"`
 	Evidence []Evidence `json:"evidence"`
 	Fix      string     `json:"fix"`
-	Diff     string     `json:"diff,omitempty"`
+	// Diff is the finding's script actions as a unified diff of the
+	// deployment script (--deploy), filled by Report.AttachDiffs.
+	Diff string `json:"diff,omitempty"`
 	// DiffError says why the finding's edits could not be applied to the
 	// deployment script (--deploy): the finding stands, without a diff.
 	DiffError string  `json:"diff_error,omitempty"`
@@ -93,8 +95,10 @@ type Finding struct {
 	// difference between ranks (mean - min) is too large when the cut rank
 	// looks fast (docs/rules.md, "Partial inputs").
 	SavingUncertain bool `json:"saving_uncertain,omitempty"`
-	// Edits are the deployment-script changes behind Diff.
-	Edits []deploy.Edit `json:"-"`
+	// Actions are the changes the finding asks for, as data: Diff is
+	// their script edits applied to the deployment script (Report.
+	// AttachDiffs, after evaluation).
+	Actions []fix.Action `json:"-"`
 }
 
 // Severities lists the severities, lowest first.

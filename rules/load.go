@@ -9,13 +9,14 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
 )
 
@@ -447,15 +448,15 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 			for _, e := range en.Content {
 				em := l.mapping(e, what+": edit", editKeys)
 				es := EditSpec{Op: l.str(em["op"], "op"), Name: l.str(em["name"], "name")}
-				if !contains(deploy.Ops, es.Op) {
-					l.errf(em["op"], "%s: edit op %q (expected one of %s)", what, es.Op, strings.Join(deploy.Ops, ", "))
+				if !slices.Contains(fix.Kinds, fix.Kind(es.Op)) {
+					l.errf(em["op"], "%s: edit op %q (expected one of %s)", what, es.Op, kindList(fix.Kinds))
 				}
 				if es.Name == "" {
 					l.errf(e, "%s: edit: missing name", what)
 				}
 				if v := em["value"]; v != nil {
 					es.Value = c.template(v, "edit value")
-				} else if es.Op == deploy.OpMergeJSON || es.Op == deploy.OpSetEnv {
+				} else if k := fix.Kind(es.Op); k == fix.MergeJSON || k == fix.SetEnv || k == fix.CodeChange {
 					l.errf(e, "%s: edit %s: missing value", what, es.Op)
 				}
 				if v := em["create"]; v != nil {

@@ -57,11 +57,23 @@ func analyzedScenario(t testing.TB, sc tracegen.Scenario) *analysis.Result {
 
 func evaluate(t *testing.T, set *Set, res *analysis.Result, script *deploy.Script, facts ...string) *Report {
 	t.Helper()
-	fs, err := BuildFacts(res, script, facts)
+	fs, err := BuildFacts(res, deployment(script), facts)
 	require.NoError(t, err)
-	rep := Evaluate(set, &Input{Result: res, Facts: fs, Script: script})
+	rep := Evaluate(set, &Input{Result: res, Facts: fs})
+	if script != nil {
+		rep.AttachDiffs(script)
+	}
 	require.Empty(t, rep.Failed(), "no rule may fail")
 	return rep
+}
+
+// deployment is what script says, as rules read it (nil: no script).
+func deployment(script *deploy.Script) *Deployment {
+	if script == nil {
+		return nil
+	}
+	facts, invalid := script.FactsChecked()
+	return NewDeployment(script.Path, facts, invalid)
 }
 
 func builtin(t *testing.T) *Set {
@@ -638,7 +650,7 @@ func TestCUDAGraphModeFact(t *testing.T) {
 
 	s, err := deploy.Parse("serve.sh", "vllm serve m --compilation-config '{\"cudagraph_mode\":\"FULL_DECODE\"}'\n")
 	require.NoError(t, err)
-	fs, err = BuildFacts(nil, s, nil)
+	fs, err = BuildFacts(nil, deployment(s), nil)
 	require.NoError(t, err)
 	_, known := fs.Get("cudagraph_mode")
 	require.False(t, known)

@@ -95,11 +95,20 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	if err := o.loadDeploy(); err != nil {
 		return nil, nil, err
 	}
-	facts, err := rules.BuildFacts(res, o.script, o.Facts)
+	var dep *rules.Deployment
+	if o.script != nil {
+		facts, invalid := o.script.FactsChecked()
+		dep = rules.NewDeployment(o.script.Path, facts, invalid)
+	}
+	facts, err := rules.BuildFacts(res, dep, o.Facts)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline, Script: o.script})
+	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline})
+	if o.script != nil {
+		// the findings' actions become diffs of the script after the rules ran
+		rep.AttachDiffs(o.script)
+	}
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it
