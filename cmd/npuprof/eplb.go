@@ -10,9 +10,8 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/analysis/eplb"
-	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser/experts"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -110,11 +109,8 @@ summary goes to standard output, or to standard error when the plan does.`,
 }
 
 func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
-	x, err := experts.Load(opts.Experts, experts.Options{Stage: opts.Stage})
+	x, err := pipeline.LoadExperts(opts.Experts, opts.Stage)
 	if err != nil {
-		if errkind.Is(err, errkind.Input) {
-			return errkind.Errorf(errkind.Usage, "--experts %w", err)
-		}
 		return err
 	}
 	if !x.HasLoads() {
@@ -180,7 +176,7 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return experts.WriteDeployment(w, plan) }); err != nil {
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return pipeline.WriteDeployment(w, plan) }); err != nil {
 		return err
 	}
 	sw := io.out

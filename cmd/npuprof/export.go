@@ -3,22 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // exportOptions are the flags of `npuprof export`.
@@ -100,66 +92,12 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
 	return cmd
 }
 
-// exportExtra converts a rank's analysis into the rows export adds.
-func exportExtra(rr *analysis.RankResult) parquetio.Extra {
-	x := parquetio.Extra{Steps: map[int]parquetio.StepBreakdown{}}
-	for name, v := range rr.Metrics {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue // the JSON document drops them too
-		}
-		v := v
-		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Value: &v})
-	}
-	for name, why := range rr.Unavailable {
-		if _, ok := rr.Metrics[name]; ok {
-			continue
-		}
-		why := why
-		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Unavailable: &why})
-	}
-	for _, s := range rr.Steps {
-		b := parquetio.StepBreakdown{Window: s.Window, Computing: s.Computing, Tasks: s.Tasks}
-		if s.HaveComm() {
-			// else null: not measured (the metrics table carries why,
-			// under steps.communication_us, ...)
-			b.Communication, b.CommunicationNotOverlapped = &s.Communication, &s.CommunicationNotOverlapped
-			b.Overlapped, b.Free = &s.Overlapped, &s.Free
-		}
-		x.Steps[s.Step] = b
-	}
-	return x
-}
-
 func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	srcs, err := parser.Detect(opts.Path)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(opts.Output, parquetio.ManifestDir), 0o755); err != nil {
-		return usageErr("cannot write %s: %v", opts.Output, err)
-	}
-	staging, err := os.MkdirTemp(filepath.Join(opts.Output, parquetio.ManifestDir), "staging-")
-	if err != nil {
-		return usageErr("cannot write %s: %v", opts.Output, err)
-	}
-	defer os.RemoveAll(staging)
-	parquetio.Version, parquetio.Revision = tool.Version, tool.Revision
-
-	var ranks []int
-	// Each rank is analyzed and written to a staging folder by the worker
-	// that parsed it, then dropped; once every rank has its final number
-	// (unknown ranks numbered, duplicates dropped: parser.Reconcile) the
-	// staged partitions are moved into place.
-	ids := make([]parser.RankID, len(srcs))
-	errs := make([]error, len(srcs))
-	staged := make([]string, len(srcs))
-	var mu sync.Mutex
-	var passErrs []analysis.PassError
 	start := time.Now()
-	popts := parser.Options{Workers: opts.Workers}
+	popts := pipeline.ExportOptions{Workers: opts.Workers, Version: tool.Version, Revision: tool.Revision}
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
@@ -170,75 +108,14 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 			}
 		}
 	}
-	err = parser.Walk(ctx, srcs, popts, func(i int, r *model.Rank, err error) {
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
-		rr := analysis.AnalyzeRank(r)
-		dir := filepath.Join(staging, strconv.Itoa(i))
-		r.Rank = 0 // the staged partition is renamed once the rank is final
-		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
-			errs[i] = fmt.Errorf("writing the Parquet tables: %w", err)
-			return
-		}
-		staged[i] = dir
-		mu.Lock()
-		passErrs = append(passErrs, rr.Errors...)
-		mu.Unlock()
-	})
+	x, err := pipeline.Export(ctx, opts.Path, opts.Output, popts)
 	if err != nil {
 		return err
 	}
-	notes, err := parser.SourceNotes(srcs)
-	if err != nil {
-		return err
-	}
-	var okIDs []parser.RankID
-	var okIdx []int
-	var failed []string
-	for i := range srcs {
-		if errs[i] != nil {
-			failed = append(failed, errs[i].Error())
-			notes = append(notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
-			continue
-		}
-		okIDs = append(okIDs, ids[i])
-		okIdx = append(okIdx, i)
-	}
-	if len(okIDs) == 0 {
-		return errkind.New(errkind.Usage, strings.Join(failed, "; "))
-	}
-	final, keep, rnotes := parser.Reconcile(okIDs)
-	notes = parser.UniqueNotes(append(notes, rnotes...))
-	for k, i := range okIdx {
-		if !keep[k] {
-			continue
-		}
-		rank := final[k]
-		for _, table := range parquetio.Tables {
-			to := parquetio.PartDir(opts.Output, table, rank)
-			if err := os.RemoveAll(to); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-				return err
-			}
-			if err := os.Rename(parquetio.PartDir(staged[i], table, 0), to); err != nil {
-				return fmt.Errorf("moving rank %d's %s into %s: %w", rank, table, opts.Output, err)
-			}
-		}
-		ranks = append(ranks, rank)
-	}
-	if err := parquetio.WriteManifest(opts.Output, parquetio.Manifest{Npuprof: tool.Version, Revision: tool.Revision, Source: opts.Path, Ranks: ranks, Notes: notes}); err != nil {
-		return err
-	}
-	sort.Ints(ranks)
 	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
-		len(ranks), opts.Path, opts.Output, len(parquetio.Tables), opts.Output, parquetio.Schema)
-	if len(passErrs) > 0 {
-		return passErrors(&analysis.Result{Ranks: []*analysis.RankResult{{Errors: passErrs}}})
+		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
+	if len(x.PassErrors) > 0 {
+		return passErrors(&analysis.Result{Ranks: []*analysis.RankResult{{Errors: x.PassErrors}}})
 	}
 	return nil
 }
