@@ -8,7 +8,8 @@
 // `npuprof diff` renders its Result; `npuprof check --baseline` reads it.
 //
 // The engine reads documents only, never profiles or models, so a saved
-// JSON document and a fresh analysis compare the same way.
+// JSON document and a fresh analysis compare the same way. It only
+// computes: the diff's text, JSON and HTML writers are in package render.
 package compare
 
 import (
@@ -272,7 +273,7 @@ func Compare(before, after *results.Document, opts Options) *Result {
 	r.Overall = metricDeltas(meanMetrics(before), meanMetrics(after), unavailableOf(before), unavailableOf(after))
 	for i := range r.Overall {
 		m := &r.Overall[i]
-		m.Partial = joinRefs(bp.mean(before, m.Metric), ap.mean(after, m.Metric))
+		m.Partial = JoinRefs(bp.mean(before, m.Metric), ap.mean(after, m.Metric))
 	}
 	if r.Before.Steps > 0 && r.After.Steps > 0 && r.Before.Steps != r.After.Steps {
 		r.Notes = append(r.Notes, fmt.Sprintf("the captures have different step counts (%d before, %d after): metric totals cover different lengths; the step time, per-step collective counts, kernels and measured savings are normalized per step", r.Before.Steps, r.After.Steps))
@@ -452,7 +453,7 @@ func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIn
 		seen[b.Rank] = true
 		ms := metricDeltas(b.Metrics, a.Metrics, b.Unavailable, a.Unavailable)
 		for i := range ms {
-			ms[i].Partial = joinRefs(bp.rank(b.Rank, ms[i].Metric), ap.rank(b.Rank, ms[i].Metric))
+			ms[i].Partial = JoinRefs(bp.rank(b.Rank, ms[i].Metric), ap.rank(b.Rank, ms[i].Metric))
 		}
 		r.Ranks = append(r.Ranks, RankDelta{Rank: b.Rank, Metrics: ms})
 	}
@@ -575,7 +576,7 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 	for _, q := range StepQuantities {
 		if v, ok := m[metric[q]]; ok {
 			out[q] = v / float64(count)
-			if c := joinRefs(pi.mean(d, metric[q]), pi.mean(d, "decode.steps.count")); c != nil {
+			if c := JoinRefs(pi.mean(d, metric[q]), pi.mean(d, "decode.steps.count")); c != nil {
 				cut[q] = c
 			}
 			continue
@@ -637,7 +638,7 @@ func (r *Result) compareSteps(before, after *results.Document, bp, ap *partialIn
 			}
 		}
 		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv),
-			Partial: joinRefs(bCut[q], aCut[q])})
+			Partial: JoinRefs(bCut[q], aCut[q])})
 	}
 }
 
@@ -704,7 +705,7 @@ func (r *Result) compareCollectives(before, after *results.Document, bp, ap *par
 	}
 	for k := range keys {
 		c := CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us,
-			Partial: joinRefs(bp.of(bUsed), ap.of(aUsed))}
+			Partial: JoinRefs(bp.of(bUsed), ap.of(aUsed))}
 		c.Status = status(c.BeforeCount, c.AfterCount)
 		if c.Status == StatusSame && c.BeforeUs != c.AfterUs {
 			c.Status = StatusChanged
@@ -771,7 +772,7 @@ func kernelsOf(d *results.Document, steps int) (map[[2]string]*kAcc, map[int]boo
 func (r *Result) compareKernels(before, after *results.Document, limit int, bp, ap *partialIndex) {
 	b, bUsed, bok := kernelsOf(before, r.Before.Steps)
 	a, aUsed, aok := kernelsOf(after, r.After.Steps)
-	cut := joinRefs(bp.of(bUsed), ap.of(aUsed))
+	cut := JoinRefs(bp.of(bUsed), ap.of(aUsed))
 	if !bok || !aok {
 		r.Unavailable["kernels"] = "a document has no per-rank kernels list (saved by an older npuprof, or no compute kernels)"
 		return
@@ -891,7 +892,7 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 		f.MeasuredMetric = strings.Join(metrics, " + ")
 		var bv, av float64
 		for _, m := range metrics {
-			f.MeasuredPartial = joinRefs(f.MeasuredPartial, bp.mean(before, m), ap.mean(after, m))
+			f.MeasuredPartial = JoinRefs(f.MeasuredPartial, bp.mean(before, m), ap.mean(after, m))
 		}
 		for _, m := range metrics {
 			x, ok := bm[m]
@@ -920,10 +921,10 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingPersists,
 			SavingUncertain: x.uncertain}
 		if y, ok := a[rule]; ok {
-			f.Partial = joinRefs(x.partial, y.partial)
+			f.Partial = JoinRefs(x.partial, y.partial)
 		} else {
 			f.Status = FindingResolved
-			f.Partial = joinRefs(x.partial)
+			f.Partial = JoinRefs(x.partial)
 			f.StatusPartial = ap.all()
 		}
 		measure(&f, effectMetrics(rule, x.evidence))
@@ -937,7 +938,7 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew,
 			MeasuredMetric:  strings.Join(effectMetrics(rule, x.evidence), " + "),
 			MeasuredMissing: "new on the after side: no fix to measure",
-			Partial:         joinRefs(x.partial), SavingUncertain: x.uncertain, StatusPartial: bp.all()}
+			Partial:         JoinRefs(x.partial), SavingUncertain: x.uncertain, StatusPartial: bp.all()}
 		r.Findings = append(r.Findings, f)
 	}
 	order := map[string]int{FindingResolved: 0, FindingNew: 1, FindingPersists: 2}

@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
@@ -35,8 +36,8 @@ func generate(t *testing.T, name string) (*results.Document, *tracegen.Truth) {
 func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	before, bt := generate(t, "ep-fc1-cumsum-steps")
 	after, at := generate(t, "clean-steps")
-	r := Compare(before, after, Options{})
-	require.Equal(t, Schema, r.Schema)
+	r := compare.Compare(before, after, compare.Options{})
+	require.Equal(t, compare.Schema, r.Schema)
 	require.Equal(t, bt.Scenario.Steps, r.Before.Steps)
 	require.Equal(t, "ProfilerStep#N", r.Before.StepsFrom)
 	require.Equal(t, at.Scenario.Steps, r.After.Steps)
@@ -45,7 +46,7 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	// all-reduces are new.
 	gone := map[string]bool{}
 	for _, c := range r.Collectives {
-		if c.Status == StatusGone {
+		if c.Status == compare.StatusGone {
 			gone[c.Type+"@"+c.Group] = true
 			require.Zero(t, c.AfterCount)
 			require.Positive(t, c.BeforeCount)
@@ -56,7 +57,7 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	require.True(t, gone["allgather@ep"], "%+v", r.Collectives)
 	ar, ok := r.Collective("allreduce", "tp")
 	require.True(t, ok)
-	require.Equal(t, StatusNew, ar.Status)
+	require.Equal(t, compare.StatusNew, ar.Status)
 	require.Zero(t, ar.BeforeCount)
 
 	// The routing Cumsum is gone: metric and kernel.
@@ -65,14 +66,14 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	require.Positive(t, *cs.Before)
 	require.Zero(t, *cs.After)
 	require.Equal(t, -100.0, *cs.Pct)
-	var cumsum *KernelDelta
+	var cumsum *compare.KernelDelta
 	for i := range r.Kernels {
 		if r.Kernels[i].Name == "aclnnCumsum_CumsumAiCpu_Cumsum" {
 			cumsum = &r.Kernels[i]
 		}
 	}
 	require.NotNil(t, cumsum, "Cumsum among the most changed kernels: %+v", r.Kernels)
-	require.Equal(t, StatusGone, cumsum.Status)
+	require.Equal(t, compare.StatusGone, cumsum.Status)
 	require.Zero(t, cumsum.AfterUs)
 	// Per step: the before total per rank divided by the step count.
 	var sum float64
@@ -158,33 +159,33 @@ func TestCompareFindings(t *testing.T) {
 	before := mk(4, 400, 1000, fCumsum, fGraph)
 	// After: 8 steps (twice the capture), Cumsum gone, free 600 over 8 steps = 300 per 4 steps.
 	after := mk(8, 0, 600, fGraph, fNew)
-	r := Compare(before, after, Options{})
+	r := compare.Compare(before, after, compare.Options{})
 	require.Len(t, r.Notes, 1)
 	require.Contains(t, r.Notes[0], "different step counts (4 before, 8 after)")
 	require.Len(t, r.Findings, 3)
 	c, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)
-	require.Equal(t, FindingResolved, c.Status)
+	require.Equal(t, compare.FindingResolved, c.Status)
 	require.Equal(t, 400.0, c.PredictedUs)
 	require.Equal(t, "moe.cumsum.time_us", c.MeasuredMetric)
 	require.Equal(t, 400.0, *c.MeasuredUs)
 	require.Equal(t, 1.0, *c.Ratio)
 	g, _ := r.Finding("graph-capture-sizes")
-	require.Equal(t, FindingPersists, g.Status)
+	require.Equal(t, compare.FindingPersists, g.Status)
 	// Free: before mean 1000.5; after mean 600.5 over 8 steps → 300.25 per 4 steps.
 	require.InDelta(t, 1000.5-300.25, *g.MeasuredUs, 1e-9)
 	n, _ := r.Finding("event-wait-skew")
-	require.Equal(t, FindingNew, n.Status)
+	require.Equal(t, compare.FindingNew, n.Status)
 	require.Nil(t, n.MeasuredUs)
 	require.Contains(t, n.MeasuredMissing, "no fix to measure")
 	require.Equal(t, "event_wait.time_us", n.MeasuredMetric)
-	require.Equal(t, FindingResolved, r.Findings[0].Status, "resolved first")
+	require.Equal(t, compare.FindingResolved, r.Findings[0].Status, "resolved first")
 }
 
 func TestCompareMissingParts(t *testing.T) {
 	d := &results.Document{Schema: results.Schema, Ranks: []results.RankDoc{{Rank: 0, Metrics: map[string]float64{"a.time_us": 1}, Unavailable: map[string]string{"b.time_us": "no data"}}}}
 	e := &results.Document{Schema: results.Schema, Ranks: []results.RankDoc{{Rank: 1, Metrics: map[string]float64{"a.time_us": 3, "b.time_us": 2}, Unavailable: map[string]string{}}}}
-	r := Compare(d, e, Options{})
+	r := compare.Compare(d, e, compare.Options{})
 	require.Contains(t, r.Unavailable["steps"], "neither document has steps")
 	require.Contains(t, r.Unavailable["kernels"], "no per-rank kernels list")
 	require.Len(t, r.Notes, 2, "rank 0 only before, rank 1 only after")

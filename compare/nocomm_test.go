@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
@@ -39,7 +40,7 @@ func TestCompareStepsWithoutCollectives(t *testing.T) {
 	why := after.Ranks[0].Unavailable["steps.communication_us"]
 	require.Contains(t, why, "no collective data: ")
 
-	r := Compare(before, after, Options{})
+	r := compare.Compare(before, after, compare.Options{})
 	var qs []string
 	for _, s := range r.Steps {
 		qs = append(qs, s.Quantity)
@@ -66,7 +67,7 @@ func TestCompareStepsWithoutCollectives(t *testing.T) {
 	require.InDelta(t, sum/float64(n), c.BeforeUs, 1e-9)
 
 	var text bytes.Buffer
-	require.NoError(t, WriteText(&text, r, TextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
 	out := text.String()
 	require.Contains(t, out, "  communication: unavailable: after: not measured on any rank (rank 2: no collective data: ")
 	require.Contains(t, out, "  free: unavailable: after: not measured on any rank")
@@ -77,11 +78,11 @@ func TestCompareStepsWithoutCollectives(t *testing.T) {
 	}
 
 	var page bytes.Buffer
-	require.NoError(t, WriteHTML(&page, r, "test"))
+	require.NoError(t, render.WriteDiffHTML(&page, render.NewDiffHTMLInput(r, "test")))
 	require.Contains(t, page.String(), "after: not measured on any rank (rank 2: no collective data: ")
 
 	// both sides with 3 ranks: the mean over the two that measured, and a note
-	r = Compare(before, before, Options{})
+	r = compare.Compare(before, before, compare.Options{})
 	comm, ok := r.Step("communication")
 	require.True(t, ok)
 	var commSum float64

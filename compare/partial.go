@@ -136,9 +136,9 @@ func (pi *partialIndex) of(ranks map[int]bool) []PartialRef {
 	return pi.refs(out)
 }
 
-// joinRefs is the lists together, before first, each side by rank,
+// JoinRefs is the lists together, before first, each side by rank,
 // without repeats.
-func joinRefs(lists ...[]PartialRef) []PartialRef {
+func JoinRefs(lists ...[]PartialRef) []PartialRef {
 	seen := map[PartialRef]bool{}
 	var out []PartialRef
 	for _, l := range lists {
@@ -206,9 +206,11 @@ func (r *Result) HasPartial() bool { return len(r.Before.Partial) > 0 || len(r.A
 // PartialCaveats are the lines that head a diff when a side was measured
 // on a file cut short: one per partial rank, "BEFORE rank 3 cut short:
 // <reason>", then what the markers mean.
-func (r *Result) PartialCaveats() []string { return r.partialCaveats("BEFORE", "AFTER") }
+func (r *Result) PartialCaveats() []string { return r.PartialCaveatsFor("BEFORE", "AFTER") }
 
-func (r *Result) partialCaveats(beforeName, afterName string) []string {
+// PartialCaveatsFor is PartialCaveats with the sides named beforeName and
+// afterName (check --baseline: "BEFORE (the baseline)").
+func (r *Result) PartialCaveatsFor(beforeName, afterName string) []string {
 	if !r.HasPartial() {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package compare
+package compare_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
@@ -59,18 +60,18 @@ func rankDoc(t *testing.T, d *results.Document, rank int) *results.RankDoc {
 	return nil
 }
 
-func refs(side string, ranks ...int) []PartialRef {
-	out := []PartialRef{}
+func refs(side string, ranks ...int) []compare.PartialRef {
+	out := []compare.PartialRef{}
 	for _, r := range ranks {
-		out = append(out, PartialRef{Side: side, Rank: r})
+		out = append(out, compare.PartialRef{Side: side, Rank: r})
 	}
 	return out
 }
 
 // norm makes a nil list and an empty one compare equal.
-func norm(p []PartialRef) []PartialRef {
+func norm(p []compare.PartialRef) []compare.PartialRef {
 	if p == nil {
-		return []PartialRef{}
+		return []compare.PartialRef{}
 	}
 	return p
 }
@@ -80,7 +81,7 @@ func norm(p []PartialRef) []PartialRef {
 // quantity that read rank 3's cut file is flagged with that side and rank,
 // nothing else is, and every metric that changed is flagged (only rank 3
 // differs between the sides).
-func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Document, trace string) {
+func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *results.Document, trace string) {
 	t.Helper()
 	cutRank := rankDoc(t, cut, 3)
 	require.True(t, cutRank.Partial)
@@ -90,7 +91,7 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 		partial[m] = true
 	}
 	cutSide, wholeSide := r.After, r.Before
-	if side == SideBefore {
+	if side == compare.SideBefore {
 		cutSide, wholeSide = r.Before, r.After
 	}
 	require.Empty(t, wholeSide.Partial)
@@ -105,7 +106,7 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 	flagged := 0
 	for _, rd := range r.Ranks {
 		for _, m := range rd.Metrics {
-			want := []PartialRef{}
+			want := []compare.PartialRef{}
 			if rd.Rank == 3 && partial[m.Metric] {
 				want = refs(side, 3)
 				flagged++
@@ -127,7 +128,7 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 		if _, ok := cut.Cluster.Unavailable[m.Metric]; ok {
 			cluster = true // e.g. the EP ranks' layers no longer align
 		}
-		want := []PartialRef{}
+		want := []compare.PartialRef{}
 		if cluster || partial[m.Metric] {
 			want = refs(side, 3)
 		}
@@ -145,7 +146,7 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 	require.Equal(t, refs(side, 3), w.Partial)
 	bw, aw := rankDoc(t, whole, 3).Metrics["device.window.time_us"], cutRank.Metrics["device.window.time_us"]
 	require.Less(t, aw, bw)
-	if side == SideAfter {
+	if side == compare.SideAfter {
 		require.Negative(t, *w.Delta, "a cut AFTER looks faster")
 	} else {
 		require.Positive(t, *w.Delta, "a cut BEFORE makes AFTER look slower")
@@ -170,10 +171,10 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 	// The Cumsum finding persists; on the cut side it read rank 3.
 	f, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)
-	require.Equal(t, FindingPersists, f.Status)
+	require.Equal(t, compare.FindingPersists, f.Status)
 	require.Equal(t, refs(side, 3), f.Partial)
 	require.Equal(t, refs(side, 3), f.MeasuredPartial, "moe.cumsum.time_us of rank 3 is partial")
-	require.Equal(t, side == SideBefore, f.SavingUncertain, "the prediction is the before side's")
+	require.Equal(t, side == compare.SideBefore, f.SavingUncertain, "the prediction is the before side's")
 	require.Empty(t, f.StatusPartial, "a persisting finding's status is judged on both sides")
 	var cutF *rules.Finding
 	for i := range cut.Findings {
@@ -191,18 +192,18 @@ func checkCutSide(t *testing.T, r *Result, side string, cut, whole *results.Docu
 func TestComparePartialAfter(t *testing.T) {
 	whole, _ := cutDoc(t, -1)
 	cut, trace := cutDoc(t, 3)
-	r := Compare(whole, cut, Options{})
-	checkCutSide(t, r, SideAfter, cut, whole, trace)
+	r := compare.Compare(whole, cut, compare.Options{})
+	checkCutSide(t, r, compare.SideAfter, cut, whole, trace)
 
 	var js bytes.Buffer
-	require.NoError(t, WriteJSON(&js, r))
+	require.NoError(t, render.WriteDiffJSON(&js, r))
 	for _, k := range []string{`"partial": [`, `"partial_metrics": `, `"side": "after"`, `"measured_partial": [`} {
 		require.Contains(t, js.String(), k)
 	}
 	require.NotContains(t, js.String(), `"side": "before"`)
 
 	var text bytes.Buffer
-	require.NoError(t, WriteText(&text, r, TextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
 	out := text.String()
 	require.Contains(t, out, "  ! AFTER rank 3 cut short: "+trace+" is truncated")
 	require.NotContains(t, out, "BEFORE rank")
@@ -219,12 +220,12 @@ func TestComparePartialAfter(t *testing.T) {
 	}
 
 	var sum bytes.Buffer
-	require.NoError(t, WriteSummary(&sum, r))
+	require.NoError(t, render.WriteDiffSummary(&sum, r))
 	require.Contains(t, sum.String(), "  ! AFTER (this capture) rank 3 cut short: ")
 	require.Regexp(t, `step time: .*\[partial: after rank 3\]`, sum.String())
 
 	var html bytes.Buffer
-	require.NoError(t, WriteHTML(&html, r, "test"))
+	require.NoError(t, render.WriteDiffHTML(&html, render.NewDiffHTMLInput(r, "test")))
 	page := html.String()
 	for _, want := range []string{`<p class="partial-input" role="note"><b>Partial input.</b> AFTER rank 3 cut short: `,
 		`<div class="card-k">Step time (partial: after rank 3)</div>`, `<th>Partial input</th>`,
@@ -238,29 +239,29 @@ func TestComparePartialAfter(t *testing.T) {
 func TestComparePartialBefore(t *testing.T) {
 	cut, trace := cutDoc(t, 3)
 	whole, _ := cutDoc(t, -1)
-	r := Compare(cut, whole, Options{})
-	checkCutSide(t, r, SideBefore, cut, whole, trace)
+	r := compare.Compare(cut, whole, compare.Options{})
+	checkCutSide(t, r, compare.SideBefore, cut, whole, trace)
 	var text bytes.Buffer
-	require.NoError(t, WriteText(&text, r, TextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
 	out := text.String()
 	require.Contains(t, out, "  ! BEFORE rank 3 cut short: "+trace+" is truncated")
 	require.Regexp(t, `\n  persists\s+moe-routing-cumsum\s.*\[partial: finding read before rank 3; predicted saving uncertain; measured on before rank 3\]\n`, out)
 
 	// the same document as a --baseline: its means carry the cut rank
-	base := Baseline(cut, "old.json")
+	base := compare.Baseline(cut, "old.json")
 	require.Equal(t, []int{3}, base.PartialRanks["device.window.time_us"])
 	require.Equal(t, rankDoc(t, cut, 3).PartialReason, base.PartialReason[3])
 	for m, ranks := range base.PartialRanks {
 		require.Equal(t, []int{3}, ranks, m)
 	}
-	require.Nil(t, Baseline(whole, "new.json").PartialRanks)
+	require.Nil(t, compare.Baseline(whole, "new.json").PartialRanks)
 }
 
 // Whole against whole: nothing is flagged, in any output.
 func TestCompareWholeNotPartial(t *testing.T) {
 	a, _ := cutDoc(t, -1)
 	b, _ := cutDoc(t, -1)
-	r := Compare(a, b, Options{})
+	r := compare.Compare(a, b, compare.Options{})
 	require.False(t, r.HasPartial())
 	require.Empty(t, r.PartialCaveats())
 	for _, m := range r.Overall {
@@ -276,12 +277,12 @@ func TestCompareWholeNotPartial(t *testing.T) {
 		require.Nil(t, s.Partial)
 	}
 	for _, f := range r.Findings {
-		require.Empty(t, FindingPartialTag(f), f.Rule)
+		require.Empty(t, compare.FindingPartialTag(f), f.Rule)
 	}
 	var js, text, html bytes.Buffer
-	require.NoError(t, WriteJSON(&js, r))
-	require.NoError(t, WriteText(&text, r, TextOptions{AllMetrics: true}))
-	require.NoError(t, WriteHTML(&html, r, "test"))
+	require.NoError(t, render.WriteDiffJSON(&js, r))
+	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{AllMetrics: true}))
+	require.NoError(t, render.WriteDiffHTML(&html, render.NewDiffHTMLInput(r, "test")))
 	for _, k := range []string{`"partial"`, `"saving_uncertain"`, `"measured_partial"`, `"status_partial"`, `"side"`} {
 		require.NotContains(t, js.String(), k)
 	}
@@ -308,14 +309,14 @@ func TestCompareStatusPartial(t *testing.T) {
 	}
 	fCumsum := rules.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 40}
 	fWait := rules.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 5}
-	r := Compare(mk(0, fCumsum), mk(2, fWait), Options{})
+	r := compare.Compare(mk(0, fCumsum), mk(2, fWait), compare.Options{})
 	c, _ := r.Finding("moe-routing-cumsum")
-	require.Equal(t, FindingResolved, c.Status)
-	require.Equal(t, refs(SideAfter, 2), c.StatusPartial)
-	require.Equal(t, append(refs(SideBefore, 0), refs(SideAfter, 2)...), c.MeasuredPartial)
+	require.Equal(t, compare.FindingResolved, c.Status)
+	require.Equal(t, refs(compare.SideAfter, 2), c.StatusPartial)
+	require.Equal(t, append(refs(compare.SideBefore, 0), refs(compare.SideAfter, 2)...), c.MeasuredPartial)
 	require.Nil(t, c.Partial, "the finding itself read no partial metric")
-	require.Equal(t, "measured on before rank 0 and after rank 2; resolved judged on after rank 2", FindingPartialTag(c))
+	require.Equal(t, "measured on before rank 0 and after rank 2; resolved judged on after rank 2", compare.FindingPartialTag(c))
 	w, _ := r.Finding("event-wait-skew")
-	require.Equal(t, FindingNew, w.Status)
-	require.Equal(t, refs(SideBefore, 0), w.StatusPartial)
+	require.Equal(t, compare.FindingNew, w.Status)
+	require.Equal(t, refs(compare.SideBefore, 0), w.StatusPartial)
 }

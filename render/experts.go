@@ -94,19 +94,6 @@ func writeExperts(ew *errWriter, res *analysis.Result) {
 	writeEPRanks(ew, x, m, na)
 }
 
-// Count formats a token count compactly (14.70M, 52.3k, 812).
-func Count(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.2fG", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
 func writeEPRanks(ew *errWriter, x *analysis.ExpertsResult, m map[string]float64, na map[string]string) {
 	ep := x.EP
 	if ep == nil {

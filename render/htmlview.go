@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
@@ -251,67 +249,6 @@ type timelineView struct {
 	Charts []*chartPayload
 	Note   string
 	Legend []kv // class name -> color
-}
-
-// cleanText makes trace text safe to show: invalid UTF-8 becomes U+FFFD,
-// control characters become spaces, and it is capped at max runes (0: no
-// cap). html/template does the HTML escaping.
-func cleanText(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r == utf8.RuneError && size == 1 {
-			r = utf8.RuneError
-		}
-		if unicode.IsControl(r) {
-			r = ' '
-		}
-		if max > 0 && n >= max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
-
-// cleanBlock is cleanText for multi-line blocks (fixes, diffs): newlines
-// and tabs are kept.
-func cleanBlock(s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = cleanText(strings.ReplaceAll(l, "\t", "    "), 0)
-	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n ")
-}
-
-func raw(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func intText(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func pctText(part, whole float64) string {
-	if whole <= 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }
 
 func txt(s string) cell             { return cell{Text: s} }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -13,4 +14,11 @@ func WriteJSON(w io.Writer, doc *results.Document) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// WriteDiffJSON writes the diff document (schema npuprof.diff/v1), indented.
+func WriteDiffJSON(w io.Writer, r *compare.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }

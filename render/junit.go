@@ -209,13 +209,6 @@ func trimFloat(v float64) string {
 	return s
 }
 
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // uncertain is the label after a saving estimated from partial metrics.
 // savingText is a finding's estimated saving on its one-line summary. A
 // rule without a saving expression (env-hygiene), or whose saving could not

@@ -8,59 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/rules"
 )
-
-// Dur formats a duration given in µs for people: 812.5µs, 12.35ms, 1.204s.
-func Dur(usv float64) string {
-	a := usv
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a < 1000:
-		return fmt.Sprintf("%.1fµs", usv)
-	case a < 1e6:
-		return fmt.Sprintf("%.2fms", usv/1000)
-	default:
-		return fmt.Sprintf("%.3fs", usv/1e6)
-	}
-}
-
-// Safe strips terminal control characters and invalid UTF-8 from text
-// taken from traces, and caps its length.
-func Safe(s string, maxLen int) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r == utf8.RuneError && size == 1 {
-			r = '?'
-		}
-		if unicode.IsControl(r) {
-			r = ' '
-		}
-		if maxLen > 0 && n >= maxLen {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
-
-func pct(part, whole float64) string {
-	if whole <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*part/whole)
-}
 
 // WriteText writes the terminal summary.
 func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) error {

@@ -227,7 +227,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 			return err
 		}
 		if cmp != nil {
-			if err := compare.WriteSummary(w, cmp); err != nil {
+			if err := render.WriteDiffSummary(w, cmp); err != nil {
 				return err
 			}
 		}

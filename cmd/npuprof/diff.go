@@ -11,6 +11,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -212,14 +213,14 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
 		if opts.Format == "json" {
-			return compare.WriteJSON(w, r)
+			return render.WriteDiffJSON(w, r)
 		}
-		return compare.WriteText(w, r, compare.TextOptions{AllMetrics: opts.All})
+		return render.WriteDiffText(w, r, render.DiffTextOptions{AllMetrics: opts.All})
 	}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeOutput(io, opts.HTML, func(w ioWriter) error { return compare.WriteHTML(w, r, Version) }); err != nil {
+		if err := writeOutput(io, opts.HTML, func(w ioWriter) error { return render.WriteDiffHTML(w, render.NewDiffHTMLInput(r, Version)) }); err != nil {
 			return err
 		}
 	}

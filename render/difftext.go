@@ -1,0 +1,282 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/npuprof/npuprof/compare"
+)
+
+func orNA(name string, v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return FormatValue(name, *v)
+}
+
+// DiffTextOptions tune the terminal diff.
+type DiffTextOptions struct {
+	// AllMetrics lists unchanged metrics too.
+	AllMetrics bool
+}
+
+func sideLine(s compare.Side) string {
+	steps := "steps unknown"
+	if s.Steps > 0 {
+		steps = fmt.Sprintf("%d step(s)/rank from %s", s.Steps, s.StepsFrom)
+	}
+	return fmt.Sprintf("%s  (%d rank(s), %s, %s)", Safe(s.Path, 200), len(s.Ranks), s.Kind, steps)
+}
+
+// WriteDiffText writes the terminal diff (npuprof diff).
+func WriteDiffText(w io.Writer, r *compare.Result, o DiffTextOptions) error {
+	ew := &errWriter{w: w}
+	ew.printf("npuprof diff\n  before: %s\n  after:  %s\n", sideLine(r.Before), sideLine(r.After))
+	for _, n := range r.Notes {
+		ew.printf("  note: %s\n", Safe(n, 300))
+	}
+	for _, c := range r.PartialCaveats() {
+		ew.printf("  ! %s\n", Safe(c, 600))
+	}
+
+	writeDiffSteps(ew, r)
+	writeDiffFindings(ew, r)
+	writeDiffCollectives(ew, r)
+	writeDiffKernels(ew, r)
+	if len(r.Serving) > 0 {
+		ew.printf("\nServing context\n")
+		writeMetricTable(ew, r.Serving, true)
+	}
+
+	writeDiffRanks(ew, r)
+	title := "\nMetrics that changed (mean over ranks)\n"
+	if o.AllMetrics {
+		title = "\nEvery metric (mean over ranks)\n"
+	}
+	ew.printf("%s", title)
+	writeMetricTable(ew, r.Overall, o.AllMetrics)
+	return ew.err
+}
+
+// writeDiffSteps writes the step time section of the terminal diff.
+func writeDiffSteps(ew *errWriter, r *compare.Result) {
+	ew.printf("\nStep time (mean per step over every rank's steps)\n")
+	if len(r.Steps) == 0 {
+		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "quantity\tbefore\tafter\tchange\t\n")
+		for _, s := range r.Steps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+		}
+		tw.Flush()
+		for _, q := range compare.StepQuantities {
+			if why, ok := r.Unavailable["steps."+q]; ok {
+				ew.printf("  %s: unavailable: %s\n", q, Safe(why, 400))
+			}
+		}
+	}
+}
+
+// writeDiffFindings writes the findings section of the terminal diff.
+func writeDiffFindings(ew *errWriter, r *compare.Result) {
+	ew.printf("\nFindings (predicted saving on the before side vs measured)\n")
+	if len(r.Findings) == 0 {
+		why := r.Unavailable["findings"]
+		if why == "" {
+			why = "none"
+		}
+		ew.printf("  %s\n", why)
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
+		for _, f := range r.Findings {
+			meas, ratio := "n/a", "-"
+			if f.MeasuredUs != nil {
+				meas = Dur(*f.MeasuredUs)
+			}
+			if f.Ratio != nil {
+				ratio = fmt.Sprintf("%.0f%%", *f.Ratio*100)
+			}
+			on := f.MeasuredMetric
+			if f.MeasuredMissing != "" {
+				on += " (" + f.MeasuredMissing + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, Dur(f.PredictedUs), meas, ratio, Safe(on, 200), tail(compare.FindingPartialTag(f)))
+		}
+		tw.Flush()
+	}
+}
+
+// writeDiffCollectives writes the collectives section of the terminal diff.
+func writeDiffCollectives(ew *errWriter, r *compare.Result) {
+	ew.printf("\nCollectives by type and group (per rank)\n")
+	if len(r.Collectives) == 0 {
+		if why := r.Unavailable["collectives"]; why != "" {
+			ew.printf("  unavailable: %s\n", why)
+		} else {
+			ew.printf("  none on either side\n")
+		}
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
+		for _, c := range r.Collectives {
+			ps := "-"
+			if c.BeforeCountPerStep != nil {
+				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount,
+				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(compare.PartialTag(c.Partial)))
+		}
+		tw.Flush()
+	}
+}
+
+// writeDiffKernels writes the kernels section of the terminal diff.
+func writeDiffKernels(ew *errWriter, r *compare.Result) {
+	unit := "per step"
+	if r.Unavailable["kernels.per_step"] != "" {
+		unit = "per rank, whole capture"
+	}
+	ew.printf("\nKernels whose time changed most (%s, mean over ranks)\n", unit)
+	if len(r.Kernels) == 0 {
+		ew.printf("  unavailable: %s\n", r.Unavailable["kernels"])
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
+		for _, k := range r.Kernels {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", k.Status, Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+		}
+		tw.Flush()
+	}
+}
+
+// writeDiffRanks writes the per-rank breakdown of the terminal diff.
+func writeDiffRanks(ew *errWriter, r *compare.Result) {
+	ew.printf("\nPer rank\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
+	for _, rd := range r.Ranks {
+		cells := []string{fmt.Sprint(rd.Rank)}
+		for _, k := range diffRankColumns {
+			cells = append(cells, diffRankCell(rd, k))
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(compare.PartialTag(rankPartial(rd))))
+	}
+	tw.Flush()
+}
+
+// diffRankColumns are the metrics the per-rank breakdown shows.
+var diffRankColumns = []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us", "overlap.free.time_us"}
+
+// rankPartial is the partial ranks behind a rank's breakdown row.
+func rankPartial(rd compare.RankDelta) []compare.PartialRef {
+	var out []compare.PartialRef
+	for _, m := range rd.Metrics {
+		for _, k := range diffRankColumns {
+			if m.Metric == k {
+				out = compare.JoinRefs(out, m.Partial)
+			}
+		}
+	}
+	return out
+}
+
+// marker is a row's partial label, "[partial: before rank 3]" ("" for a
+// whole row).
+func marker(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "[partial: " + tag + "]"
+}
+
+// tail is marker after a row's last cell.
+func tail(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "  " + marker(tag)
+}
+
+func diffRankCell(rd compare.RankDelta, k string) string {
+	for _, m := range rd.Metrics {
+		if m.Metric != k {
+			continue
+		}
+		if m.Delta == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%s → %s", Dur(*m.Before), Dur(*m.After))
+	}
+	return "n/a"
+}
+
+func writeMetricTable(ew *errWriter, ms []compare.MetricDelta, all bool) {
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  metric\tbefore\tafter\tchange\n")
+	n := 0
+	for _, m := range ms {
+		if !all && !m.Changed() {
+			continue
+		}
+		n++
+		change := "-"
+		switch {
+		case m.Delta != nil:
+			change = FormatDelta(m.Metric, *m.Delta, m.Pct)
+		case m.Before == nil && m.After != nil:
+			change = "new"
+		case m.Before != nil && m.After == nil:
+			change = "gone"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(compare.PartialTag(m.Partial)))
+	}
+	tw.Flush()
+	if n == 0 {
+		ew.printf("  no change\n")
+	}
+}
+
+// WriteDiffSummary writes the short comparison `npuprof check --baseline`
+// shows: the step time, the findings resolved and new, the collectives
+// gone and new, and the kernels that changed most.
+func WriteDiffSummary(w io.Writer, r *compare.Result) error {
+	ew := &errWriter{w: w}
+	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", Safe(r.Before.Path, 200))
+	for _, c := range r.PartialCaveatsFor("BEFORE (the baseline)", "AFTER (this capture)") {
+		ew.printf("  ! %s\n", Safe(c, 600))
+	}
+	if s, ok := r.Step("window"); ok {
+		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+	} else {
+		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
+	}
+	for _, f := range r.Findings {
+		switch f.Status {
+		case compare.FindingResolved:
+			meas := "not measured"
+			if f.MeasuredUs != nil {
+				meas = "measured " + Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
+			}
+			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, Dur(f.PredictedUs), meas, tail(compare.FindingPartialTag(f)))
+		case compare.FindingNew:
+			ew.printf("  new: %s: %s%s\n", f.Rule, Safe(f.Title, 200), tail(compare.FindingPartialTag(f)))
+		}
+	}
+	for _, c := range r.Collectives {
+		if c.Status == compare.StatusGone || c.Status == compare.StatusNew {
+			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount, tail(compare.PartialTag(c.Partial)))
+		}
+	}
+	for _, k := range r.Kernels {
+		if k.DeltaUs == 0 {
+			continue
+		}
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+	}
+	return ew.err
+}

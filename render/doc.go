@@ -1,0 +1,14 @@
+// Package render writes npuprof's outputs, one file per format, over the
+// shared formatting helpers of format.go. Renderers never compute metrics:
+// they read the results document (package results), the analysis results
+// it was built from and the comparison of two documents (package compare).
+//
+//	text.go        the terminal summary (analyze, check)
+//	json.go        the JSON documents: npuprof.analysis/v1 and npuprof.diff/v1
+//	html*.go       the self-contained HTML report
+//	junit.go       check's JUnit XML report
+//	sarif.go       check's SARIF 2.1.0 log
+//	difftext.go    the terminal diff (diff) and check --baseline's summary
+//	diffview.go    the HTML diff's view of a comparison
+//	diffhtml.go    the HTML diff page
+package render
