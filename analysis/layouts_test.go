@@ -115,6 +115,11 @@ func TestLayoutsReportTheSameMetrics(t *testing.T) {
 					if lay == tracegen.LayoutMsprofText && strings.HasPrefix(k, "hccl.group.") {
 						continue
 					}
+					if lay == tracegen.LayoutMsprofText && k == "decode.step.time_us" {
+						// msprof's timeline has no ProfilerStep#N: its step
+						// time is npuprof's decode steps' (another definition)
+						continue
+					}
 					v, ok := other.Ranks[i].Metrics[k]
 					require.Truef(t, ok, "%s rank %d lacks %s", lay, i, k)
 					require.Truef(t, closeEnough(base.Ranks[i].Metrics[k], v), "%s rank %d %s: text %v, %s %v", lay, i, k, base.Ranks[i].Metrics[k], lay, v)

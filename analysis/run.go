@@ -4,11 +4,12 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/npuprof/npuprof/analysis/replay"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, TimelineSamplePass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, TimelineSamplePass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -62,6 +63,9 @@ type RankResult struct {
 	// the model was alive: results never hold the model itself, so memory
 	// grows with the ranks parsed at once, not with the rank count.
 	TimelineSample *TimelineSample
+	// Replay is the rank's compact decode-step timeline (package replay),
+	// nil when the rank has no timeline or fewer than two decode steps.
+	Replay *replay.RankLine
 }
 
 // Result is the analysis of a whole profile.
@@ -171,6 +175,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 	rr.Decode, _ = results[DecodePass].(*DecodeResult)
 	rr.Layers, _ = results[LayersPass].(*LayersResult)
 	rr.TimelineSample, _ = results[TimelineSamplePass].(*TimelineSample)
+	rr.Replay, _ = results[ReplayPass].(*replay.RankLine)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

@@ -73,6 +73,10 @@ type Scenario struct {
 	// HostSlowdown > 1 makes every host launch that many times longer (a
 	// CPU-bound host): the device then idles between kernels. 0 or 1 = normal.
 	HostSlowdown float64
+	// EPLB (EP only) balances the experts: every rank's GroupedMatmul gets
+	// an equal share of each MoE layer's token-expert pairs (the placement
+	// of a perfect expert load balancer), whatever HotExperts routes.
+	EPLB bool `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
@@ -230,6 +234,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)
 	case s.HotExperts > 0 && s.HotExpertFactor < 1:
 		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
+	case s.EPLB && !s.ExpertParallel:
+		return fmt.Errorf("tracegen: EPLB needs ExpertParallel")
 	case s.HostSlowdown < 0:
 		return fmt.Errorf("tracegen: HostSlowdown must be >= 0, got %g", s.HostSlowdown)
 	}

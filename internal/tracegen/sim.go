@@ -98,6 +98,9 @@ type rankSim struct {
 	speed  float64 // per-rank kernel speed factor
 	routed int     // routed tokens of the current layer
 	st     rankStep
+	// graphReady is when the step's graph was launched (graph replays
+	// only; 0 before the step's input copy)
+	graphReady int64
 	// scratch of the collective being processed
 	cs, ce, rec, recDur, ws, we int64
 	hts, hdur                   int64
@@ -229,6 +232,7 @@ func (g *sim) beginStep(r, k int) {
 	rs.st.step = stepNumber(k)
 	rs.st.host = rs.st.host[:0]
 	rs.st.tasks = rs.st.tasks[:0]
+	rs.graphReady = 0
 	ps := rs.host + g.rng(r, k, -2, 0, 1000, 3000)
 	rs.st.psStart = ps + rs.off
 	rs.host = ps + g.rng(r, k, -2, 1, 120_000, 380_000)
@@ -262,6 +266,19 @@ func (g *sim) endStep(r, k int) {
 // (the hot rank's weight is multiplied by SkewFactor); without EP every
 // rank processes all pairs with a 1/TP slice of each expert.
 func (g *sim) routeLayer(k, l int) {
+	if g.s.EPLB {
+		total := g.routedT
+		if g.s.HotExperts > 0 {
+			total = g.s.routedTokens() // what expertCounts splits
+		}
+		for r := range g.rk {
+			g.rk[r].routed = total / len(g.rk)
+			if r < total%len(g.rk) {
+				g.rk[r].routed++
+			}
+		}
+		return
+	}
 	if g.s.HotExperts > 0 {
 		counts := expertCounts(g.s, k, l)
 		per := g.s.localExperts()
@@ -362,19 +379,35 @@ func (g *sim) launch(r, k, idx, sub int, lo, hi int64) (hts, hdur, ready int64) 
 	if g.s.HostSlowdown > 1 {
 		hdur = int64(float64(hdur) * g.s.HostSlowdown)
 	}
+	if g.graph && rs.graphReady > 0 {
+		// a graph replay: the host records the ops once, the device runs
+		// them as soon as the graph is launched
+		hdur /= 8
+		rs.host = hts + hdur
+		return hts, hdur, rs.graphReady
+	}
 	rs.host = hts + hdur
 	return hts, hdur, hts + hdur - 1200 + 2500
+}
+
+// kernelGap is the device-side gap before a kernel: eager launches leave
+// 0.25-1.4 µs and an occasional bubble, a graph replay 0.2-0.8 µs.
+func (g *sim) kernelGap(r, k, idx, sub int) int64 {
+	if g.graph {
+		return g.rng(r, k, idx, 30+sub, 200, 800)
+	}
+	gap := g.rng(r, k, idx, 30+sub, 250, 1400)
+	if g.u(r, k, idx, 50+sub) < 0.03 {
+		gap += g.rng(r, k, idx, 60+sub, 4000, 40000) // a device bubble
+	}
+	return gap
 }
 
 // kernel runs one compute kernel on rank r's compute stream.
 func (g *sim) kernel(r int, sp *kernelSpec, k, idx, sub int) {
 	rs := &g.rk[r]
 	hts, hdur, ready := g.launch(r, k, idx, sub, 6000, 15000)
-	gap := g.rng(r, k, idx, 30+sub, 250, 1400)
-	if g.u(r, k, idx, 50+sub) < 0.03 {
-		gap += g.rng(r, k, idx, 60+sub, 4000, 40000) // a device bubble
-	}
-	st := even(max(rs.t+gap, ready))
+	st := even(max(rs.t+g.kernelGap(r, k, idx, sub), ready))
 	d := g.kernelDur(sp, r, k, idx, sub)
 	rs.t = st + d
 	if sp.role == roleGMM && g.gmm != nil {
@@ -409,6 +442,9 @@ func (g *sim) memcpy(r, k, idx int, h2d bool) {
 	st := even(max(rs.t+g.rng(r, k, idx, 30, 300, 1200), ready))
 	d := g.rng(r, k, idx, 31, 1800, 4200)
 	rs.t = st + d
+	if h2d && g.graph {
+		rs.graphReady = rs.host + 2500 // the graph is launched after the input copy
+	}
 	if !g.detail[r] {
 		return
 	}

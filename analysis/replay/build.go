@@ -1,0 +1,230 @@
+package replay
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// pairSlack is how long after a collective's end a wait may end and still
+// be the wait on it: a blocking EVENT_WAIT ends within a few µs of the op.
+const pairSlack = 5_000
+
+// singleOp is the Model ID of a kernel launched in single-op (eager) mode.
+const singleOp = 4294967295
+
+// Build returns the compact timeline of rank r given its decode-step
+// starts (ascending; ProfilerStep#N's or npuprof's decode steps) and where
+// they came from. It keeps at most MaxSteps consecutive steps from the
+// middle of the capture, each with a following step start; nil when fewer
+// than two step starts are given.
+func Build(r *model.Rank, starts []int64, source string) *RankLine {
+	if len(starts) < 2 {
+		return nil
+	}
+	l := &RankLine{Rank: r.Rank, StepSource: source, Intervals: len(starts) - 1}
+	l.StepNs = float64(starts[len(starts)-1]-starts[0]) / float64(l.Intervals)
+	for _, g := range r.Groups {
+		if g.Name == "" || l.group(g.Name) >= 0 {
+			continue
+		}
+		m := append([]int(nil), g.GlobalRanks...)
+		sort.Ints(m)
+		l.Groups = append(l.Groups, Group{Name: g.Name, Members: m})
+	}
+	keep := min(MaxSteps, l.Intervals)
+	first := (l.Intervals - keep) / 2
+	b := &builder{r: r, l: l, stream: ComputeStream(r), ops: map[string]uint16{}}
+	l.Steps = make([]Step, 0, keep)
+	for k := first; k < first+keep; k++ {
+		l.Steps = append(l.Steps, b.step(starts[k], starts[k+1]))
+	}
+	return l
+}
+
+// builder holds what building one rank's steps reuses.
+type builder struct {
+	r      *model.Rank
+	l      *RankLine
+	stream int32
+	ops    map[string]uint16
+	ends   []int64 // stream time after each item of the step being built
+}
+
+// intern returns the index of name in l.Ops, adding it when missing.
+func (b *builder) intern(name string) uint16 {
+	if i, ok := b.ops[name]; ok {
+		return i
+	}
+	i := b.l.intern(name)
+	b.ops[name] = i
+	return i
+}
+
+// ComputeStream is the stream that ran the most compute kernels.
+func ComputeStream(r *model.Rank) int32 {
+	n := map[int32]int{}
+	best, bn := int32(-1), 0
+	for i := range r.Tasks {
+		t := &r.Tasks[i]
+		if t.Class != model.ClassCompute {
+			continue
+		}
+		n[t.Stream]++
+		if c := n[t.Stream]; c > bn || (c == bn && t.Stream < best) {
+			best, bn = t.Stream, c
+		}
+	}
+	return best
+}
+
+// step collects the stream's tasks and the rank's collectives that start
+// in [lo, hi).
+func (b *builder) step(lo, hi int64) Step {
+	r, l := b.r, b.l
+	st := Step{Anchor: lo}
+	ends := b.ends[:0]
+	prev := lo
+	i0 := sort.Search(len(r.Tasks), func(i int) bool { return r.Tasks[i].Start >= lo })
+	n := 0
+	for i := i0; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
+		if r.Tasks[i].Stream == b.stream {
+			n++
+		}
+	}
+	st.Items = make([]Item, 0, n)
+	for i := i0; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
+		t := &r.Tasks[i]
+		if t.Stream != b.stream {
+			continue
+		}
+		it := Item{Gap: max(t.Start-prev, 0), Dur: t.Dur, Coll: -1, Kind: kindOf(t.Class)}
+		name := r.Str(t.Name)
+		if it.Kind == Kernel {
+			if op := r.Str(t.OpType); op != "" {
+				name = op
+			}
+			shapes := r.Str(t.InputShapes)
+			n, _ := firstDim(shapes)
+			it.Tokens = int32(n)
+			it.Shape = b.intern(shapeClass(shapes))
+			it.Graph = t.ModelID != singleOp
+		}
+		it.Op = b.intern(name)
+		st.Items = append(st.Items, it)
+		prev = max(prev, t.End())
+		ends = append(ends, prev)
+	}
+	b.ends = ends
+	st.Tail = hi - prev
+	collEnds := addColls(r, l, &st, ends, lo, hi)
+	pairWaits(&st, ends, collEnds)
+	return st
+}
+
+func kindOf(c model.TaskClass) ItemKind {
+	switch c {
+	case model.ClassCompute:
+		return Kernel
+	case model.ClassEventWait:
+		return Wait
+	case model.ClassEventRecord:
+		return Record
+	}
+	return Other
+}
+
+// addColls adds the HCCL ops starting in [lo, hi) (r.HCCL is in start
+// order) and returns their ends; ends[i] is the stream time after item i.
+func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) []int64 {
+	var out []int64
+	seq := map[uint16]int32{}
+	last := map[uint16]int64{}
+	for i := range r.HCCL {
+		h := &r.HCCL[i]
+		if h.Start < lo || h.Start >= hi {
+			continue
+		}
+		g := l.group(r.Str(h.Group))
+		if g < 0 {
+			l.Groups = append(l.Groups, Group{Name: r.Str(h.Group)})
+			g = len(l.Groups) - 1
+		}
+		c := Coll{Group: uint16(g), Type: l.intern(r.Str(h.Type)), Dur: h.Dur, Transfer: h.Dur}
+		c.Pos = int32(sort.Search(len(ends), func(k int) bool { return ends[k] > h.Start }))
+		at := lo
+		if c.Pos > 0 {
+			at = ends[c.Pos-1]
+		}
+		if e, ok := last[c.Group]; ok {
+			at = max(at, e)
+		}
+		c.Arrive = h.Start - at
+		c.Seq = seq[c.Group]
+		seq[c.Group]++
+		last[c.Group] = h.End()
+		st.Colls = append(st.Colls, c)
+		out = append(out, h.End())
+	}
+	return out
+}
+
+// pairWaits ties each wait to the collective it waited on: the one issued
+// before it that ended last, at most pairSlack before the wait ended.
+func pairWaits(st *Step, ends, collEnds []int64) {
+	paired := make([]bool, len(st.Colls))
+	for j := range st.Items {
+		it := &st.Items[j]
+		if it.Kind != Wait {
+			continue
+		}
+		end := ends[j]
+		best, bestEnd := -1, int64(0)
+		for ci := range st.Colls {
+			ce := collEnds[ci]
+			if paired[ci] || int(st.Colls[ci].Pos) > j || ce > end || end-ce > pairSlack {
+				continue
+			}
+			if best < 0 || ce > bestEnd {
+				best, bestEnd = ci, ce
+			}
+		}
+		if best >= 0 {
+			paired[best] = true
+			it.Coll = int16(best)
+			st.Colls[best].Tail = end - bestEnd
+		}
+	}
+}
+
+// shapeClass is a shapes cell without its leading dimension
+// ("25,4096;1280,4096" -> ",4096;1280,4096").
+func shapeClass(shapes string) string {
+	s := strings.Trim(shapes, `" `)
+	if i := strings.IndexAny(s, ";,"); i >= 0 {
+		return s[i:]
+	}
+	return ""
+}
+
+// firstDim parses the leading dimension of the first tensor of a shapes
+// cell ("25,4096;25,8" -> 25).
+func firstDim(shapes string) (int64, bool) {
+	s := strings.Trim(shapes, `" `)
+	if i := strings.IndexAny(s, ";,"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false // no strconv error to allocate: most cells are not numbers
+		}
+		v = v*10 + int64(s[i]-'0')
+	}
+	return v, true
+}

@@ -1,0 +1,88 @@
+package replay_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/analysis/replay"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/stretchr/testify/require"
+)
+
+// measuredStep is the mean over ranks of decode.step.time_us, in ns.
+func measuredStep(t *testing.T, res *analysis.Result) float64 {
+	var s float64
+	for _, rr := range res.Ranks {
+		v, ok := rr.Metrics["decode.step.time_us"]
+		require.True(t, ok, "rank %d: %s", rr.Rank, rr.Unavailable["decode.step.time_us"])
+		s += v * 1000
+	}
+	return s / float64(len(res.Ranks))
+}
+
+// pairFix is the fix of each tracegen pair as transforms.
+var pairFix = map[string][]replay.Transform{
+	"ep-fc1-off":       {replay.ReplaceCollectives{Group: "tp"}},
+	"cumsum-off":       {replay.RemoveKernels{Op: "Cumsum", After: "MoeInitRouting"}},
+	"eager-to-graph":   {replay.EagerToGraph{}},
+	"padding-32-to-25": {replay.Rebatch{To: 25}},
+	"eplb":             {replay.RebalanceExperts{}},
+}
+
+// withinQuarter checks a predicted change against the measured one: within
+// ±25% of the measured change.
+func withinQuarter(t *testing.T, name string, predicted, measured float64) {
+	t.Helper()
+	t.Logf("%s: predicted %+.2f%%, measured %+.2f%%", name, predicted, measured)
+	require.NotZero(t, measured)
+	require.LessOrEqual(t, math.Abs(predicted-measured), 0.25*math.Abs(measured),
+		"%s: predicted %+.2f%% is not within ±25%% of the measured %+.2f%%", name, predicted, measured)
+}
+
+// On each before/after pair of a single fix, the replayed prediction on
+// the before profile is within ±25% of the step-time change npuprof
+// measures on the after profile.
+func TestPairsPredictMeasuredChange(t *testing.T) {
+	for _, p := range tracegen.FixPairs() {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			before, after := analyzeScenario(t, p.Before), analyzeScenario(t, p.After)
+			pred, _, err := replay.Predict(timelineOf(before), pairFix[p.Name])
+			require.NoError(t, err)
+			t.Logf("basis: %s", pred.Basis)
+			mb, ma := measuredStep(t, before), measuredStep(t, after)
+			measured, _ := replay.Change(mb, ma)
+			t.Logf("measured %.1f -> %.1f µs, replayed %.1f -> %.1f µs", mb/1000, ma/1000, pred.BeforeNs/1000, pred.AfterNs/1000)
+			withinQuarter(t, p.Name, pred.ChangePct, measured)
+			require.Equal(t, p.Name == "eplb", pred.UpperBound)
+		})
+	}
+}
+
+// The first field report's three fixes, replayed one after the other on
+// the first capture (each on the timeline the earlier ones left), add up
+// to within ±25% of the change measured from the first capture to the
+// last, and each step's gain adds to the total.
+func TestFieldReportPlanTotal(t *testing.T) {
+	f := tracegen.FieldReport()
+	first, last := analyzeScenario(t, f[0]), analyzeScenario(t, f[len(f)-1])
+	tl := timelineOf(first)
+	base, err := tl.Replay()
+	require.NoError(t, err)
+	var sum float64
+	for _, fix := range [][]replay.Transform{pairFix["cumsum-off"], pairFix["ep-fc1-off"], {replay.Rebatch{To: 25}}} {
+		p, next, err := replay.Predict(tl, fix)
+		require.NoError(t, err)
+		require.InDelta(t, 0, p.BeforeNs-func() float64 { r, _ := tl.Replay(); return r.StepNs }(), 1)
+		sum += p.AfterNs - p.BeforeNs
+		t.Logf("%s: %+.2f%% (%s)", fix[0].Name(), p.ChangePct, p.Basis)
+		tl = next
+	}
+	end, err := tl.Replay()
+	require.NoError(t, err)
+	require.InDelta(t, end.StepNs-base.StepNs, sum, 1)
+	predicted, _ := replay.Change(base.StepNs, end.StepNs)
+	measured, _ := replay.Change(measuredStep(t, first), measuredStep(t, last))
+	withinQuarter(t, "field report plan", predicted, measured)
+}

@@ -1,0 +1,76 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Transform is one typed edit of a timeline (what a fix changes). Apply
+// edits tl in place and returns its basis: one line saying what was
+// replayed and what was assumed; bound is true when the edit assumes the
+// best case, so the prediction is an upper bound of the gain.
+type Transform interface {
+	Name() string
+	Apply(tl *Timeline) (basis string, bound bool, err error)
+}
+
+// Prediction is the replayed effect of a fix.
+type Prediction struct {
+	// BeforeNs / AfterNs are the replayed mean step times without and
+	// with the fix.
+	BeforeNs, AfterNs float64
+	// ChangePct is the step-time change (negative: faster), ThroughputPct
+	// the decode throughput change at the same batch.
+	ChangePct, ThroughputPct float64
+	// UpperBound: a transform assumed the best case.
+	UpperBound bool
+	// Basis joins the transforms' bases.
+	Basis string
+}
+
+// Clone returns a deep copy of the timeline.
+func (tl *Timeline) Clone() *Timeline {
+	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks))}
+	for i, l := range tl.Ranks {
+		c.Ranks[i] = l.clone()
+	}
+	return c
+}
+
+// Predict replays tl, then a copy of it with the transforms applied, and
+// returns the prediction and the transformed copy (the next fix of a plan
+// is predicted on it).
+func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
+	var p Prediction
+	before, err := tl.Replay()
+	if err != nil {
+		return p, nil, err
+	}
+	after := tl.Clone()
+	var bases []string
+	for _, t := range fix {
+		b, bound, err := t.Apply(after)
+		if err != nil {
+			return p, nil, fmt.Errorf("%s: %w", t.Name(), err)
+		}
+		p.UpperBound = p.UpperBound || bound
+		bases = append(bases, b)
+	}
+	res, err := after.Replay()
+	if err != nil {
+		return p, nil, err
+	}
+	p.BeforeNs, p.AfterNs = before.StepNs, res.StepNs
+	p.ChangePct, p.ThroughputPct = Change(p.BeforeNs, p.AfterNs)
+	p.Basis = strings.Join(bases, "; ")
+	return p, after, nil
+}
+
+// Change returns the step-time change and the decode throughput change at
+// the same batch (tokens/s is batch over step time), in percent.
+func Change(before, after float64) (stepPct, throughputPct float64) {
+	if before <= 0 || after <= 0 {
+		return 0, 0
+	}
+	return (after/before - 1) * 100, (before/after - 1) * 100
+}

@@ -1,0 +1,171 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RemoveKernels removes every kernel whose op type is Op (case-insensitive)
+// and, when After is set, whose closest preceding kernel's op type starts
+// with After (the routing Cumsum follows MoeInitRouting*): its time and
+// the launch gap before it leave the stream.
+type RemoveKernels struct {
+	Op, After string
+}
+
+// Name implements Transform.
+func (t RemoveKernels) Name() string { return "remove_kernels" }
+
+// Apply implements Transform.
+func (t RemoveKernels) Apply(tl *Timeline) (string, bool, error) {
+	n := 0
+	for _, l := range tl.Ranks {
+		for k := range l.Steps[:tl.Steps] {
+			st := &l.Steps[k]
+			prevKernel := ""
+			for i := 0; i < len(st.Items); i++ {
+				it := st.Items[i]
+				if it.Kind != Kernel {
+					continue
+				}
+				op := l.op(it.Op)
+				if strings.EqualFold(op, t.Op) && (t.After == "" || hasPrefixFold(prevKernel, t.After)) {
+					removeItem(st, i)
+					i--
+					n++
+					continue
+				}
+				prevKernel = op
+			}
+		}
+	}
+	if n == 0 {
+		return "", false, fmt.Errorf("no %s kernel to remove", t.Op)
+	}
+	where := ""
+	if t.After != "" {
+		where = " after " + t.After + "*"
+	}
+	return fmt.Sprintf("removed %.1f %s kernels%s per rank and step with the launch gap before each",
+		float64(n)/float64(len(tl.Ranks)*tl.Steps), t.Op, where), false, nil
+}
+
+// DefaultGraphGapNs is the gap between kernels of a graph replay when the
+// profile has no replayed steps to measure it from.
+const DefaultGraphGapNs = 500
+
+// EagerToGraph replays the steps from a captured graph: the gaps between a
+// step's kernels (from its first kernel on) shrink to graph-replay gaps,
+// measured in the same profile when it has graph-replayed kernels, else
+// DefaultGraphGapNs. The time between steps is unchanged.
+type EagerToGraph struct{}
+
+// Name implements Transform.
+func (EagerToGraph) Name() string { return "eager_to_graph" }
+
+// Apply implements Transform.
+func (EagerToGraph) Apply(tl *Timeline) (string, bool, error) {
+	gap, measured := tl.graphGap()
+	for _, l := range tl.Ranks {
+		for k := range l.Steps[:tl.Steps] {
+			st := &l.Steps[k]
+			started := false
+			for i := range st.Items {
+				it := &st.Items[i]
+				if started {
+					it.Gap = min(it.Gap, gap)
+				}
+				if it.Kind == Kernel {
+					started, it.Graph = true, true
+				}
+			}
+		}
+	}
+	src := "the documented default"
+	if measured {
+		src = "the median gap between this profile's graph-replayed kernels"
+	}
+	return fmt.Sprintf("gaps between a step's kernels set to %v (%s); the time between steps unchanged",
+		time.Duration(gap), src), false, nil
+}
+
+// graphGap is the median gap before a graph-replayed kernel that follows
+// another kernel, or the default.
+func (tl *Timeline) graphGap() (int64, bool) {
+	var g []int64
+	for _, l := range tl.Ranks {
+		for _, st := range l.Steps[:tl.Steps] {
+			for i := 1; i < len(st.Items); i++ {
+				if it := st.Items[i]; it.Kind == Kernel && it.Graph && st.Items[i-1].Kind == Kernel {
+					g = append(g, it.Gap)
+				}
+			}
+		}
+	}
+	if len(g) == 0 {
+		return DefaultGraphGapNs, false
+	}
+	sort.Slice(g, func(a, b int) bool { return g[a] < g[b] })
+	return g[len(g)/2], true
+}
+
+// Rebatch runs the kernels that processed From tokens at To tokens (the
+// token-expert pairs of GroupedMatmul and SwiGlu scale alike). How a
+// kernel's time changes with tokens comes from the profile when it holds
+// several token counts of that op, else from the per-op model.
+// Collectives are unchanged (latency-bound at decode sizes). From 0 means
+// the decode batch the attention kernels show.
+type Rebatch struct {
+	From, To int32
+}
+
+// Name implements Transform.
+func (t Rebatch) Name() string { return "rebatch" }
+
+// Apply implements Transform.
+func (t Rebatch) Apply(tl *Timeline) (string, bool, error) {
+	from := t.From
+	if from == 0 {
+		from = tl.decodeBatch()
+	}
+	if from <= 0 || t.To <= 0 {
+		return "", false, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
+	}
+	m := newTokenModel(tl)
+	n := tl.rebatch(m, from, t.To, true)
+	return fmt.Sprintf("%d kernels per rank and step rebatched from %d to %d tokens: %s; collectives unchanged",
+		n/max(1, len(tl.Ranks)*tl.Steps), from, t.To, m.basis()), false, nil
+}
+
+// rebatch retimes the kernels at from tokens (and, with pairs, the expert
+// ops in proportion) and returns how many it changed.
+func (tl *Timeline) rebatch(m *tokenModel, from, to int32, pairs bool) int {
+	n := 0
+	for _, l := range tl.Ranks {
+		for k := range l.Steps[:tl.Steps] {
+			st := &l.Steps[k]
+			for i := range st.Items {
+				it := &st.Items[i]
+				if it.Kind != Kernel || it.Tokens <= 0 {
+					continue
+				}
+				op := l.op(it.Op)
+				nt := it.Tokens
+				switch {
+				case it.Tokens == from:
+					nt = to
+				case pairs && isExpertOp(op):
+					nt = int32(int64(it.Tokens)*int64(to)/int64(from) + 0)
+				default:
+					continue
+				}
+				it.Dur = m.dur(l, it, it.Dur, it.Tokens, nt)
+				it.Tokens = nt
+				n++
+			}
+		}
+	}
+	return n
+}

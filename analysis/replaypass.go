@@ -1,0 +1,99 @@
+package analysis
+
+import (
+	"reflect"
+	"sort"
+
+	"github.com/npuprof/npuprof/analysis/replay"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// MetricDecodeStepUs is the replay pass's metric.
+const MetricDecodeStepUs = "decode.step.time_us"
+
+// ReplayPass keeps the rank's compact decode-step timeline for the what-if
+// replay (package replay) and measures the decode step time.
+var ReplayPass = &Pass{
+	Name: "replay",
+	Doc: `decode step time and the compact step timeline the fix replay reads
+
+decode.step.time_us is the mean time from one decode step's start to the
+next over the capture: ProfilerStep#N's starts when the capture has them,
+else npuprof's decode steps (each starts at the first device task after the
+longest idle stretch of the compute stream between the last MoE layer of a
+step and the first of the next, the stretches LayersPass finds to hold the
+step's extra collectives). The pass also keeps, for at most replay.MaxSteps
+steps, the compute stream's tasks with their gaps, the waits and what each
+waited on, and the collectives with their group, arrival and duration.`,
+	Requires:   []*Pass{TimelinePass, LayersPass},
+	ResultType: reflect.TypeOf((*replay.RankLine)(nil)),
+	Metrics: []Metric{
+		{Name: MetricDecodeStepUs, Unit: "µs", Doc: "mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps"},
+	},
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		layers, _ := ctx.ResultOf[LayersPass].(*LayersResult)
+		if !r.Have.Timeline || !tl.HaveCompute {
+			ctx.Unavailable("decode step times are read from the device timeline (trace_view.json), which "+r.Path+" lacks", MetricDecodeStepUs)
+			return (*replay.RankLine)(nil), nil
+		}
+		starts, source := stepStarts(r, layers)
+		l := replay.Build(r, starts, source)
+		if l == nil {
+			ctx.Unavailable("fewer than two decode steps: no ProfilerStep#N pair and no step boundary between MoE layers", MetricDecodeStepUs)
+			return (*replay.RankLine)(nil), nil
+		}
+		ctx.Set(MetricDecodeStepUs, l.StepNs/1000)
+		return l, nil
+	},
+}
+
+// stepStarts returns the decode-step starts: ProfilerStep#N's, else the
+// first compute-stream task after the longest idle gap in each stretch
+// between MoE layers that crosses a step boundary.
+func stepStarts(r *model.Rank, layers *LayersResult) ([]int64, string) {
+	if len(r.Steps) >= 2 {
+		out := make([]int64, len(r.Steps))
+		for i, s := range r.Steps {
+			out[i] = s.Start
+		}
+		return out, "ProfilerStep#N"
+	}
+	if layers == nil || layers.Pattern == "" {
+		return nil, ""
+	}
+	pat := len(firstPatternGap(layers).Ops)
+	stream := replay.ComputeStream(r)
+	var out []int64
+	for _, g := range layers.Gaps {
+		if g.Signature == layers.Pattern || len(g.Ops) <= pat {
+			continue
+		}
+		if s, ok := longestIdleEnd(r, stream, g.Start, g.End); ok {
+			out = append(out, s)
+		}
+	}
+	return out, "decode steps"
+}
+
+// longestIdleEnd returns the start of the task of the compute stream that
+// follows the stream's longest idle gap (no task at all, waits included)
+// in [lo, hi).
+func longestIdleEnd(r *model.Rank, stream int32, lo, hi int64) (int64, bool) {
+	i := sort.Search(len(r.Tasks), func(i int) bool { return r.Tasks[i].Start >= lo })
+	var prevEnd, best, at int64
+	seen, ok := false, false
+	for ; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
+		t := &r.Tasks[i]
+		if t.Stream != stream {
+			continue
+		}
+		if seen && t.Start-prevEnd > best {
+			best, at, ok = t.Start-prevEnd, t.Start, true
+		}
+		prevEnd = max(prevEnd, t.End())
+		seen = true
+	}
+	return at, ok
+}

@@ -1,0 +1,81 @@
+package tracegen
+
+// FixPair is a capture before and after one fix of npuprof's built-in
+// rules: the two scenarios differ only by what the fix changes (and the
+// seed, so the after capture is a new run, not the same draws).
+type FixPair struct {
+	Name   string // e.g. "cumsum-off"
+	Rule   string // the rule whose fix this is
+	Before Scenario
+	After  Scenario
+}
+
+// fieldBase is the first field report's deployment in small: Qwen3-MoE W8A8
+// at TP8 on one A2 node, 25 concurrent requests, --max-num-seqs 32 with
+// vLLM-Ascend's default capture sizes (1,2,4 and multiples of 8), so every
+// 25-request decode step is replayed from the graph of size 32.
+func fieldBase(name string, seed int64) Scenario {
+	s := base(name)
+	s.Steps, s.Seed = 6, seed
+	s.MaxNumSeqs, s.CaptureSizes = 32, []int{1, 2, 4, 8, 16, 24, 32}
+	s.AivComm = true
+	return s
+}
+
+// FieldReport returns the first field report's captures in the order the
+// fixes were applied: expert parallel + FLASHCOMM1 + the AI_CPU routing
+// Cumsum (25 requests padded to a graph of 32), then EP and FLASHCOMM1
+// off, then the Cumsum removed, then capture size 25.
+func FieldReport() []Scenario {
+	a := fieldBase("field-ep-fc1-cumsum", 21)
+	a.ExpertParallel, a.FlashComm1, a.Cumsum = true, true, true
+	b := fieldBase("field-cumsum", 22)
+	b.Cumsum = true
+	c := fieldBase("field-padded", 23)
+	d := fieldBase("field-fixed", 24)
+	d.CaptureSizes = []int{25}
+	return []Scenario{a, b, c, d}
+}
+
+// FixPairs returns one before/after pair per single fix:
+//
+//   - ep-fc1-off (comm-ep-flashcomm): EP + FLASHCOMM1 off; capture sizes
+//     stay multiples of TP, so both sides run 25 requests as a graph of 32.
+//   - cumsum-off (moe-routing-cumsum): the routing Cumsum removed (EP +
+//     FLASHCOMM1 on).
+//   - eager-to-graph (graph-capture-sizes): 25 requests with capture sizes
+//     1,2,4,8,16,24 run eager; with 25 captured they replay a graph.
+//   - padding-32-to-25 (graph-capture-sizes): a graph of 32 for 25
+//     requests becomes a graph of 25.
+//   - eplb (expert-imbalance): two hot experts per MoE layer with expert
+//     parallel, then a balanced placement.
+func FixPairs() []FixPair {
+	f := FieldReport()
+	epOff := FixPair{Name: "ep-fc1-off", Rule: "comm-ep-flashcomm", Before: f[0], After: f[1]}
+	epOff.Before.Cumsum, epOff.After.Cumsum = false, false
+	epOff.Before.Name, epOff.After.Name = "ep-fc1-padded", "noep-padded"
+
+	cum := FixPair{Name: "cumsum-off", Rule: "moe-routing-cumsum", Before: f[0]}
+	cum.After = f[0]
+	cum.After.Name, cum.After.Cumsum, cum.After.Seed = "field-ep-fc1", false, 31
+
+	eager := fieldBase("eager-25", 32)
+	eager.AivComm = false
+	eager.MaxNumSeqs, eager.CaptureSizes = 25, []int{1, 2, 4, 8, 16, 24}
+	graph := eager
+	graph.Name, graph.CaptureSizes, graph.Seed = "graph-25", []int{25}, 33
+
+	pad := FixPair{Name: "padding-32-to-25", Rule: "graph-capture-sizes", Before: f[2], After: f[3]}
+
+	hot := fieldBase("hot-experts-ep", 34)
+	hot.ExpertParallel, hot.HotExperts, hot.HotExpertFactor = true, 2, 40
+	bal := hot
+	bal.Name, bal.EPLB, bal.Seed = "eplb-balanced", true, 35
+
+	return []FixPair{
+		epOff, cum,
+		{Name: "eager-to-graph", Rule: "graph-capture-sizes", Before: eager, After: graph},
+		pad,
+		{Name: "eplb", Rule: "expert-imbalance", Before: hot, After: bal},
+	}
+}
