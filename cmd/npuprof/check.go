@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
-	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -143,43 +141,20 @@ the same metric (mean over ranks) in the --baseline file.`,
 	return cmd
 }
 
-// reBudgetPos is the file:line:col prefix of a problem in a --budget.
-var reBudgetPos = regexp.MustCompile(`^--budget:\d+:\d+: `)
-
+// checkRun analyzes, evaluates the rules, judges the report by the gate
+// (--fail-on, --partial-findings), writes the outputs and exits by the
+// verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	set, err := loadRules(opts.RuleFiles)
 	if err != nil {
 		return err
 	}
-	var problems []string
-	for _, x := range opts.Budgets {
-		// each --budget is parsed alone, and its problems are named by its
-		// text rather than by a line:col of the YAML it is wrapped in
-		extra, err := rules.Parse("--budget", fmt.Appendf(nil, "budgets:\n  - %q\n", x))
-		switch {
-		case errkind.Problems(err) != nil:
-			for _, p := range errkind.Problems(err) {
-				problems = append(problems, reBudgetPos.ReplaceAllLiteralString(p, "--budget '"+x+"': "))
-			}
-		case err != nil:
-			return errkind.Wrap(errkind.Usage, err)
-		default:
-			for i := range extra.Budgets {
-				// a problem found while it runs names it the same way
-				extra.Budgets[i].File, extra.Budgets[i].Line = "--budget '"+x+"'", 0
-			}
-			set.Budgets = append(set.Budgets, extra.Budgets...)
-		}
+	if err := rules.AddBudgets(set, opts.Budgets); err != nil {
+		return err
 	}
-	if len(problems) > 0 {
-		return errkind.List(errkind.Usage, problems)
-	}
-	var baseline *rules.Baseline
-	var baseDoc *results.Document
-	if opts.Baseline != "" {
-		if baseline, baseDoc, err = readBaseline(opts.Baseline); err != nil {
-			return err
-		}
+	baseline, baseDoc, err := readBaselineFlag(opts.Baseline)
+	if err != nil {
+		return err
 	}
 	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, false, opts.expertFlags)
 	if err != nil {
@@ -192,75 +167,16 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	// The same comparison engine as npuprof diff: what changed since the
-	// baseline, shown under the findings.
-	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
-	var cmp *compare.Result
+	c := &checked{set: set, res: res, rep: rep, facts: facts,
+		doc:     sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) }),
+		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(rep)}
 	if baseDoc != nil {
-		cmp = compare.Compare(baseDoc, doc(), compare.Options{Kernels: 5})
+		// the same comparison engine as npuprof diff: what changed since
+		// the baseline, shown under the findings
+		c.cmp = compare.Compare(baseDoc, c.doc(), compare.Options{Kernels: 5})
 	}
-	gatePartial := opts.PartialFindings == partialGate
-	atOrAbove := rules.AtOrAbove(rep.Findings, opts.FailOn)
-	failing := atOrAbove
-	if !gatePartial {
-		failing = rules.Whole(atOrAbove)
-	}
-	partialCount := 0
-	for _, f := range atOrAbove {
-		if f.HasPartial() {
-			partialCount++
-		}
-	}
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		if opts.Format == "json" {
-			doc := doc()
-			if cmp != nil {
-				raw, err := json.Marshal(cmp)
-				if err != nil {
-					return err
-				}
-				doc.BaselineDiff = raw
-			}
-			return render.WriteJSON(w, doc)
-		}
-		if err := render.WriteTextReport(w, res, rep, facts); err != nil {
-			return err
-		}
-		if cmp != nil {
-			if err := render.WriteDiffSummary(w, cmp); err != nil {
-				return err
-			}
-		}
-		verdict := "PASS"
-		if len(failing) > 0 {
-			verdict = "FAIL"
-		}
-		partial := ""
-		switch {
-		case partialCount > 0 && gatePartial:
-			partial = fmt.Sprintf(" (%d of them from a truncated file)", partialCount)
-		case partialCount > 0:
-			partial = fmt.Sprintf(" (%d more from a truncated file, not gated: --partial-findings report)", partialCount)
-		}
-		_, err := fmt.Fprintf(w, "\ncheck: %d finding(s), %d at or above %s%s: %s\n", len(rep.Findings), len(failing), opts.FailOn, partial, verdict)
+	if err := writeCheck(io, opts, c); err != nil {
 		return err
-	}); err != nil {
-		return err
-	}
-	if opts.JUnit != "" {
-		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, opts.Path, rep, opts.FailOn, gatePartial)
-		}); err != nil {
-			return err
-		}
-	}
-	if opts.SARIF != "" {
-		if err := writeOutput(io, opts.SARIF, func(w ioWriter) error {
-			return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: set, Report: rep,
-				PartialNotGated: !gatePartial})
-		}); err != nil {
-			return err
-		}
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
 	if err := passErrors(res); err != nil {
@@ -269,12 +185,77 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err := ruleErrors(rep); err != nil {
 		return err
 	}
-	if len(failing) > 0 {
-		msg := fmt.Sprintf("%d finding(s) at or above %s", len(failing), opts.FailOn)
-		if gatePartial && partialCount > 0 {
-			msg += fmt.Sprintf(", %d of them from a truncated file", partialCount)
-		}
-		return &exitError{code: ExitFindings, err: errors.New(msg)}
+	if err := c.verdict.Err(); err != nil {
+		return &exitError{code: ExitFindings, err: err}
 	}
 	return nil
+}
+
+// readBaselineFlag reads --baseline, nil when not given.
+func readBaselineFlag(path string) (*rules.Baseline, *results.Document, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	return readBaseline(path)
+}
+
+// checked is what check found, for its outputs.
+type checked struct {
+	set     *rules.Set
+	res     *analysis.Result
+	rep     *rules.Report
+	facts   *rules.FactSet
+	doc     func() *results.Document // built on first use
+	cmp     *compare.Result          // nil without --baseline
+	verdict rules.Verdict
+}
+
+// writeCheck writes check's output (text or JSON) and the --junit and
+// --sarif reports.
+func writeCheck(io *streams, opts *checkOptions, c *checked) error {
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
+		if opts.Format == "json" {
+			return writeCheckJSON(w, c)
+		}
+		if err := render.WriteTextReport(w, c.res, c.rep, c.facts); err != nil {
+			return err
+		}
+		if c.cmp != nil {
+			if err := render.WriteDiffSummary(w, c.cmp); err != nil {
+				return err
+			}
+		}
+		_, err := fmt.Fprintf(w, "\n%s\n", c.verdict.Summary())
+		return err
+	}); err != nil {
+		return err
+	}
+	if opts.JUnit != "" {
+		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
+			return render.WriteJUnit(w, opts.Path, c.rep, opts.FailOn, c.verdict.GatePartial)
+		}); err != nil {
+			return err
+		}
+	}
+	if opts.SARIF == "" {
+		return nil
+	}
+	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
+		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: c.set, Report: c.rep,
+			PartialNotGated: !c.verdict.GatePartial})
+	})
+}
+
+// writeCheckJSON writes the results document, with the comparison with the
+// baseline when there is one.
+func writeCheckJSON(w ioWriter, c *checked) error {
+	doc := c.doc()
+	if c.cmp != nil {
+		raw, err := json.Marshal(c.cmp)
+		if err != nil {
+			return err
+		}
+		doc.BaselineDiff = raw
+	}
+	return render.WriteJSON(w, doc)
 }
