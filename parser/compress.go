@@ -36,6 +36,10 @@ func findInput(dir, name string) string {
 // transparently. The format is recognised by its magic bytes, not by the
 // file name, so a renamed file still works.
 func openInput(path string) (io.ReadCloser, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		// a FIFO would block the open; a device might never end
+		return nil, notRegularError(path, st.Mode())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -84,6 +88,9 @@ func (z zstdCloser) Close() error { z.d.Close(); return nil }
 // compressed, for traceview.ReadFile (mapped, in parts); ok is false (and
 // nothing is left open) otherwise.
 func openPlain(path string) (f *os.File, size int64, ok bool) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, 0, false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, false

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,20 +117,40 @@ func Detect(path string) ([]Source, error) {
 		}
 	}
 	if !st.IsDir() {
-		return detectFile(path)
+		if err := checkFile(path); err != nil {
+			return nil, err
+		}
+		srcs, err := detectFile(path)
+		if err == nil {
+			err = checkSources(srcs)
+		}
+		return srcs, err
+	}
+	if err := checkDir(path); err != nil {
+		return nil, err
 	}
 	if parquetio.IsExport(path) {
 		return detectExport(path)
 	}
 	if src, ok := asRank(path); ok {
+		if err := checkSources([]Source{src}); err != nil {
+			return nil, err
+		}
 		return []Source{src}, nil
 	}
 	// A cluster: rank folders below path (two levels, as gathered from
 	// several hosts).
 	var found []Source
-	walkRanks(path, 0, &found)
+	var denied error
+	walkRanks(path, 0, &found, &denied)
+	if denied != nil {
+		return nil, denied
+	}
 	if len(found) == 0 {
 		return nil, errkind.New(errkind.Usage, noProfileMessage(path))
+	}
+	if err := checkSources(found); err != nil {
+		return nil, err
 	}
 	// natural order: ranks without a rank in their files are numbered in
 	// this order, and test_rank_2 comes before test_rank_10
@@ -258,9 +279,14 @@ func msprofRank(src *Source, prof string) {
 	src.RankHint, src.Timestamp = profRank(prof), profTimestamp(dirName(prof))
 }
 
-func walkRanks(dir string, depth int, out *[]Source) {
+// walkRanks appends the rank folders below dir to out; the first folder
+// that cannot be listed for lack of permission goes to denied.
+func walkRanks(dir string, depth int, out *[]Source, denied *error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) && *denied == nil {
+			*denied = errkind.Errorf(errkind.Usage, "%s: permission denied: the folder cannot be listed", dir)
+		}
 		return
 	}
 	for _, e := range ents {
@@ -277,9 +303,27 @@ func walkRanks(dir string, depth int, out *[]Source) {
 			continue
 		}
 		if depth < 2 {
-			walkRanks(p, depth+1, out)
+			walkRanks(p, depth+1, out, denied)
 		}
 	}
+}
+
+// checkFile refuses a file named as the input that is not regular or
+// cannot be opened for lack of permission (a regular file opens without
+// blocking).
+func checkFile(path string) error {
+	if err := checkRegular(path); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return permissionError(path)
+		}
+		return nil
+	}
+	f.Close()
+	return nil
 }
 
 func exists(p string) bool {
@@ -434,7 +478,7 @@ func profRank(prof string) int {
 		if m == nil || !e.IsDir() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(prof, e.Name(), "info.json."+m[1]))
+		data, err := readRegular(filepath.Join(prof, e.Name(), "info.json."+m[1]))
 		if err != nil {
 			continue
 		}

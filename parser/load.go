@@ -506,6 +506,7 @@ func finish(r *model.Rank) {
 // withFile opens path and runs fn on it; a problem becomes a warning on
 // the rank and is returned so callers can record what it makes unavailable.
 func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
+	linkNote(r, path)
 	f, err := openInput(path)
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
@@ -520,6 +521,7 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 }
 
 func readTrace(r *model.Rank, path string, parts int) error {
+	linkNote(r, path)
 	// a plain file is mapped rather than read, and read in parts at the
 	// same time when CPUs are spare
 	if f, size, ok := openPlain(path); ok {

@@ -78,7 +78,15 @@ func TestUnusableKernelDetailsIsNotMeasured(t *testing.T) {
 	require.NoError(t, os.WriteFile(kd, []byte("Foo,Bar\n1,2\n"), 0o644))
 	r = loadOne(t, root)
 	require.False(t, r.Have.KernelDetails)
-	require.Contains(t, r.Have.KernelNote, `unknown header: no "Name" column (found Foo,Bar)`)
+	// no column of a kernel_details.csv: the line is not quoted (it may
+	// not be a profile file at all)
+	require.Contains(t, r.Have.KernelNote, `unknown header: no "Name" column (found 2 column(s), 7 byte(s), none of them one npuprof knows; the line is not quoted: this may not be a profile file)`)
+	require.NotContains(t, r.Have.KernelNote, "Foo")
+
+	// one column npuprof knows: a profile file of another version, quoted
+	require.NoError(t, os.WriteFile(kd, []byte("Name,Bar\n1,2\n"), 0o644))
+	r = loadOne(t, root)
+	require.Contains(t, r.Have.KernelNote, `unknown header: no "Start Time(us)" column (found Name,Bar)`)
 }
 
 // Missing profiler_metadata.json: the groups note says so.

@@ -347,9 +347,15 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 		seen["ERROR: "+firstLineOf(e.Message)] = nil
 	}
 	for _, rr := range res.Ranks {
-		for k, why := range rr.Unavailable {
-			key := k + ": " + why
+		if why, none := NoDeviceData(rr); none {
+			// one line, not one per metric that the missing data feeds
+			key := "nothing measured on the device: " + why
 			seen[key] = append(seen[key], rr.Rank)
+		} else {
+			for k, why := range rr.Unavailable {
+				key := k + ": " + why
+				seen[key] = append(seen[key], rr.Rank)
+			}
 		}
 		for _, w := range rr.Warnings {
 			key := "warning: " + w.Text()
@@ -388,6 +394,20 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 		}
 		ew.printf("  %s (ranks %s)\n", Safe(k, 400), rankList(seen[k]))
 	}
+}
+
+// NoDeviceData reports whether a rank has no device data at all (neither
+// a device timeline nor kernel_details.csv: no compute kernel count), and
+// why, as the passes said it.
+func NoDeviceData(rr *analysis.RankResult) (string, bool) {
+	if _, ok := rr.Metrics[analysis.MetricKernelComputeCount]; ok {
+		return "", false
+	}
+	why := rr.Unavailable[analysis.MetricKernelComputeCount]
+	if why == "" {
+		why = "no compute kernel was measured"
+	}
+	return strings.TrimPrefix(why, "no device data: "), true
 }
 
 func rankList(r []int) string {

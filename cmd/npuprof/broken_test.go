@@ -94,6 +94,21 @@ var brokenCases = []struct {
 		b.metric("hccl.total.count", 1)
 		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
+	{entry: "symlink-outside-tree", check: func(b brokenRank) {
+		// followed, with a note saying where it points; its content is
+		// never quoted
+		b.warning("is a symbolic link to /etc/passwd, outside ")
+		b.warning(`kernel_details.csv: unknown header: no "Name" column (found 1 column(s)`)
+		for _, w := range b.r.Warnings {
+			require.NotContains(b.t, w.Message, "root:")
+		}
+		b.metric("kernel.compute.count", 4) // from the trace
+	}},
+	{entry: "no-device-data.json", check: func(b brokenRank) {
+		// analyze says so (one line in text); check refuses it (exit 2)
+		b.unavailable("kernel.compute.count", "no-device-data.json has no device tasks")
+		b.warning(`skipped 1 event(s) without a known phase`)
+	}},
 	{entry: "damaged-quotes", check: func(b brokenRank) {
 		// two damaged quotes once made the args skipper walk over the
 		// events between them as if they were strings
@@ -115,7 +130,7 @@ var brokenCases = []struct {
 		b.metric("moe.cumsum.aicpu.count", 1)
 	}},
 	{entry: "kernel-details-bad-header", check: func(b brokenRank) {
-		b.warning(`kernel_details.csv: unknown header: no "Name" column (found Kernel,When,HowLong)`)
+		b.warning(`kernel_details.csv: unknown header: no "Name" column (found 3 column(s), 19 byte(s), none of them one npuprof knows; the line is not quoted: this may not be a profile file)`)
 		b.unavailable("kernel.compute.count", `unknown header: no "Name" column`)
 		b.unavailable("hccl.total.count", `unknown header: no "Name" column`)
 		require.Empty(b.t, b.r.Metrics, "nothing is measured, nothing is reported as 0")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -160,11 +161,17 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := nothingMeasured(res); err != nil {
+		return err
+	}
 	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
 	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, baseline)
 	if err != nil {
+		return err
+	}
+	if err := nothingEvaluated(rep); err != nil {
 		return err
 	}
 	c := &checked{set: set, res: res, rep: rep, facts: facts,
@@ -258,4 +265,40 @@ func writeCheckJSON(w ioWriter, c *checked) error {
 		doc.BaselineDiff = raw
 	}
 	return render.WriteJSON(w, doc)
+}
+
+// nothingMeasured is check's refusal to pass on a profile in which no
+// rank has device data (a capture that lost it would turn CI green): exit
+// 2, naming what was missing.
+func nothingMeasured(res *analysis.Result) error {
+	var why []string
+	for _, rr := range res.Ranks {
+		w, none := render.NoDeviceData(rr)
+		if !none {
+			return nil
+		}
+		if len(why) < 3 {
+			why = append(why, fmt.Sprintf("rank %d: %s", rr.Rank, w))
+		}
+	}
+	if len(res.Ranks) > len(why) {
+		why = append(why, fmt.Sprintf("and %d more rank(s)", len(res.Ranks)-len(why)))
+	}
+	return &exitError{code: ExitUsage, err: fmt.Errorf("%s: nothing to check: no rank has device data (%s)", res.Path, strings.Join(why, "; "))}
+}
+
+// nothingEvaluated refuses a check in which no rule or budget could be
+// evaluated: exit 2, naming the first reasons.
+func nothingEvaluated(rep *rules.Report) error {
+	var why []string
+	for _, o := range rep.Outcomes {
+		switch o.Status {
+		case rules.StatusFired, rules.StatusClear:
+			return nil
+		}
+		if len(why) < 3 {
+			why = append(why, o.Rule+": "+o.Reason)
+		}
+	}
+	return &exitError{code: ExitUsage, err: fmt.Errorf("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))}
 }

@@ -326,7 +326,7 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 	idx := headerIndex(header, taskCols)
 	for _, need := range []string{"name", "type", "start"} {
 		if _, ok := idx[need]; !ok {
-			return issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, summary.ErrUnknownHeader, taskCols[need][0], strings.Join(header, ","))
+			return issues, fmt.Errorf("%s: %w: no %q column (%s)", file, summary.ErrUnknownHeader, taskCols[need][0], summary.HeaderFound(header, len(idx)))
 		}
 	}
 	_, haveStop := idx["stop"]

@@ -209,9 +209,20 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// headerList names a header's columns for an error message, capped.
-func headerList(header []string) string {
-	return clip(strings.Join(header, ","), 300)
+// HeaderFound says what a header held, for an error message: its columns,
+// capped, when known of them (columns npuprof identified) are one or more:
+// a profile file of an unknown version. With none it quotes nothing: the
+// file may not be a profile file at all (a symlink to /etc/passwd), and
+// its first line is not npuprof's to repeat.
+func HeaderFound(header []string, known int) string {
+	if known == 0 {
+		n := 0
+		for _, h := range header {
+			n += len(h) + 1
+		}
+		return fmt.Sprintf("found %d column(s), %d byte(s), none of them one npuprof knows; the line is not quoted: this may not be a profile file", len(header), max(n-1, 0))
+	}
+	return "found " + clip(strings.Join(header, ","), 300)
 }
 
 // ErrUnknownHeader is returned when a CSV lacks the columns npuprof needs.
@@ -246,7 +257,7 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 	idx, loose := headerIndex(header, kernelCols)
 	for _, need := range []string{"name", "start", "dur"} {
 		if _, ok := idx[need]; !ok {
-			return issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, ErrUnknownHeader, kernelCols[need][0], headerList(header))
+			return issues, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, kernelCols[need][0], HeaderFound(header, len(idx)))
 		}
 	}
 	issues.Header = loose

@@ -40,7 +40,7 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 	idx, loose := headerIndex(header, stepCols)
 	for _, need := range []string{"computing", "notover", "comm", "free"} {
 		if _, ok := idx[need]; !ok {
-			return nil, issues, fmt.Errorf("%s: %w: no %q column (found %s)", file, ErrUnknownHeader, stepCols[need][0], headerList(header))
+			return nil, issues, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, stepCols[need][0], HeaderFound(header, len(idx)))
 		}
 	}
 	issues.Header = loose

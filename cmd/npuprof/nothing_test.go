@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// check never passes on nothing: a JSON array of one object is a trace
+// with no device data, and a capture that lost its device data must not
+// turn CI green. check exits 2 naming what is missing; analyze says it on
+// one line instead of one per metric.
+func TestCheckRefusesNothing(t *testing.T) {
+	arr := filepath.Join(t.TempDir(), "arr.json")
+	require.NoError(t, os.WriteFile(arr, []byte(`[{"name":"x"}]`), 0o644))
+	code, out, errs := run("check", arr)
+	require.Equal(t, ExitUsage, code, "%s%s", out, errs)
+	require.Empty(t, out)
+	require.Equal(t, "npuprof: "+arr+": nothing to check: no rank has device data (rank 0: "+arr+" has no device tasks (no \"Ascend Hardware\" or HCCL process slices))\n", errs)
+
+	code, out, errs = run("analyze", arr)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "  nothing measured on the device: "+arr+" has no device tasks (no \"Ascend Hardware\" or HCCL process slices) (ranks 0)\n")
+	require.NotContains(t, out, "kernel.compute.count:")
+	require.NotContains(t, out, "PASS")
+
+	// a profile with device data is gated as before
+	_, root := testutil.GenerateTiny(t)
+	code, out, errs = run("check", root)
+	require.Equal(t, ExitFindings, code, "%s%s", out, errs)
+	require.Contains(t, out, "at or above high: FAIL\n")
+}
+
+// A FIFO where the trace should be is refused at once (exit 2, one line),
+// whether the folder or the file is given: npuprof never opens it.
+func TestFIFORefused(t *testing.T) {
+	out, root := testutil.GenerateTiny(t)
+	trace := filepath.Join(out, "trace_view.json")
+	require.NoError(t, os.Remove(trace))
+	require.NoError(t, syscall.Mkfifo(trace, 0o644))
+	for _, path := range []string{root, out, trace} {
+		done := make(chan [3]string, 1)
+		go func() {
+			code, o, e := run("analyze", path)
+			done <- [3]string{string(rune('0' + code)), o, e}
+		}()
+		select {
+		case r := <-done:
+			require.Equal(t, "2", r[0], path)
+			require.Empty(t, r[1])
+			require.Equal(t, 1, strings.Count(r[2], "\n"), r[2])
+			require.Contains(t, r[2], trace+" is a named pipe (FIFO), not a regular file")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("analyze %s blocked on a FIFO", path)
+		}
+	}
+}
+
+// A check in which no rule or budget could be evaluated does not pass.
+func TestCheckRefusesNoRuleEvaluated(t *testing.T) {
+	rep := &rules.Report{Outcomes: []rules.Outcome{
+		{Rule: "a", Status: rules.StatusNotEvaluated, Reason: "metric x unavailable"},
+		{Rule: "b", Status: rules.StatusFailed, Reason: "boom"},
+	}}
+	err := nothingEvaluated(rep)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, ExitUsage, ee.code)
+	require.EqualError(t, err, "nothing to check: none of the 2 rule(s) could be evaluated (a: metric x unavailable; b: boom)")
+	rep.Outcomes = append(rep.Outcomes, rules.Outcome{Rule: "c", Status: rules.StatusClear})
+	require.NoError(t, nothingEvaluated(rep))
+}
