@@ -118,15 +118,8 @@ type CollectivesResult struct {
 
 // ClusterPass is one analysis over every rank's results (the way facts
 // flow across packages in go/analysis): it reads RankResults, never models.
-type ClusterPass struct {
-	Name string
-	Doc  string
-	// Requires lists cluster passes whose results Run reads.
-	Requires []*ClusterPass
-	Run      func(*ClusterContext) (any, error)
-	// Metrics declares every metric Run may set (see Metric).
-	Metrics []Metric
-}
+// Its Requires are cluster passes.
+type ClusterPass = PassOf[*ClusterContext]
 
 // ClusterContext is what a cluster pass sees.
 type ClusterContext struct {
@@ -154,50 +147,30 @@ type ClusterResult struct {
 	// skew.moe.gmm.*).
 	Experts *ExpertsResult
 	Errors  []PassError
+	// Timings are the cluster passes' durations (Rank -1, for --debug).
+	Timings []PassTiming `json:"-"`
 }
 
 // RunCluster runs the cluster passes over the per-rank results; loads is
-// the profile's per-expert load input (nil when none).
+// the profile's per-expert load input (nil when none). They run one at a
+// time, each recording its metrics into a ClusterResult of its own that
+// the runner merges.
 func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
-	cr := &ClusterResult{Ranks: len(ranks), Metrics: map[string]float64{}, Unavailable: map[string]string{}}
-	ctx := &ClusterContext{Ranks: ranks, ResultOf: map[*ClusterPass]any{}, Experts: loads, cluster: cr}
-	failed := map[*ClusterPass]bool{}
-	for _, p := range ClusterPasses {
-		skip := false
-		for _, q := range p.Requires {
-			skip = skip || failed[q]
-		}
-		if skip {
-			failed[p] = true
-			cr.Errors = append(cr.Errors, PassError{Pass: p.Name, Rank: -1, Message: "not run: prerequisite failed"})
-			continue
-		}
-		before := strictSnapshot(cr)
-		res, err := safeCluster(p, ctx)
-		if strictMetrics {
-			cr.Errors = append(cr.Errors, undeclared(p.Name, ClusterMetric, -1, newKeys(cr.Metrics, before), newKeys(cr.Unavailable, before))...)
-		}
-		if err != nil {
-			failed[p] = true
-			cr.Errors = append(cr.Errors, PassError{Pass: p.Name, Rank: -1, Message: err.Error()})
-			cr.Unavailable["pass."+p.Name] = err.Error()
-			continue
-		}
-		ctx.ResultOf[p] = res
+	rn := runner[*ClusterContext]{rank: -1, kind: ClusterMetric, workers: 1,
+		newCtx: func(resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {
+			own := &ClusterResult{Metrics: m.Values, Unavailable: m.Unavailable}
+			return &ClusterContext{Ranks: ranks, ResultOf: resultOf, Experts: loads, cluster: own}
+		}}
+	results, m, errs, timings := rn.run(ClusterPasses)
+	cr := &ClusterResult{Ranks: len(ranks), Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings}
+	for _, e := range errs {
+		// a failed pass leaves its metrics unmeasured, never 0
+		cr.Unavailable["pass."+e.Pass] = e.Message
 	}
-	cr.Arrival, _ = ctx.ResultOf[ArrivalPass].(*ArrivalResult)
-	cr.Skew, _ = ctx.ResultOf[SkewPass].(*SkewResult)
-	cr.Experts, _ = ctx.ResultOf[ExpertsPass].(*ExpertsResult)
+	cr.Arrival, _ = results[ArrivalPass].(*ArrivalResult)
+	cr.Skew, _ = results[SkewPass].(*SkewResult)
+	cr.Experts, _ = results[ExpertsPass].(*ExpertsResult)
 	return cr
-}
-
-func safeCluster(p *ClusterPass, ctx *ClusterContext) (res any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("internal error: panic: %v", v)
-		}
-	}()
-	return p.Run(ctx)
 }
 
 // ---------------------------------------------------------------- arrival
@@ -254,7 +227,8 @@ const (
 // index) and measures arrival skew: arrival is the start of the big op on
 // each rank, wait = last arrival - own arrival.
 var ArrivalPass = &ClusterPass{
-	Name: "arrival",
+	Name:       "arrival",
+	ResultType: reflect.TypeOf((*ArrivalResult)(nil)),
 	Doc: `which rank arrives last at each collective, and how long the others wait
 
 Collectives are matched across ranks by communicator instance, type and
@@ -551,7 +525,8 @@ func outliers(st SkewStat, vals []rankValue, step int, floor float64) []SlowRank
 // wait for it inside the collectives, so communication is reported as skew
 // but high communication names the waiting ranks, not the slow one.
 var SkewPass = &ClusterPass{
-	Name: "skew",
+	Name:       "skew",
+	ResultType: reflect.TypeOf((*SkewResult)(nil)),
 	Doc: `rank skew and slow-rank detection with median and MAD
 
 skew.<q>.max_over_median, .median_us, .mad_us, .max_us, .max_rank for q in

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,4 +43,47 @@ func TestReconcileNotes(t *testing.T) {
 	require.Contains(t, all, "rank 1 appears twice; kept the newest folder b_new, ignored b_old")
 	require.Contains(t, all, "missing ranks: 2, 3")
 	require.Contains(t, all, "ranks 0-1 have steps [2,3]; ranks 4 have steps [2]")
+}
+
+// Cluster passes run through the rank passes' runner: validated, timed,
+// a panic or a result of the wrong type is an error naming the pass, and a
+// dependent of a failed pass is not run and names it.
+func TestClusterRunnerSharesRankRunner(t *testing.T) {
+	cr := RunCluster(nil, nil)
+	var names []string
+	for _, tm := range cr.Timings {
+		require.Equal(t, -1, tm.Rank)
+		names = append(names, tm.Pass)
+	}
+	require.Equal(t, []string{"arrival", "skew", "experts"}, names)
+	require.NotNil(t, cr.Arrival)
+	require.NoError(t, Validate(ClusterPasses))
+
+	ok := &ClusterPass{Name: "ok", Doc: "sets x", Run: func(ctx *ClusterContext) (any, error) {
+		ctx.cluster.Metrics["x"] = 1
+		return nil, nil
+	}}
+	bad := &ClusterPass{Name: "bad", Doc: "panics", Run: func(*ClusterContext) (any, error) { panic("boom") }}
+	after := &ClusterPass{Name: "after", Doc: "needs bad", Requires: []*ClusterPass{ok, bad},
+		Run: func(*ClusterContext) (any, error) { return nil, nil }}
+	wrong := &ClusterPass{Name: "wrong", Doc: "returns the wrong type", ResultType: reflect.TypeOf((*SkewResult)(nil)),
+		Run: func(*ClusterContext) (any, error) { return &ArrivalResult{}, nil }}
+	require.NoError(t, Validate([]*ClusterPass{ok, bad, after, wrong}))
+	old := ClusterPasses
+	ClusterPasses = []*ClusterPass{ok, bad, after, wrong}
+	defer func() { ClusterPasses = old }()
+	cr = RunCluster(nil, nil)
+	require.Equal(t, 1.0, cr.Metrics["x"])
+	require.Len(t, cr.Errors, 3)
+	require.Equal(t, "bad", cr.Errors[0].Pass)
+	require.True(t, strings.HasPrefix(cr.Errors[0].Message, "internal error: panic: boom\n"), cr.Errors[0].Message)
+	require.Equal(t, PassError{Pass: "after", Rank: -1, Message: "not run: prerequisite failed: bad"}, cr.Errors[1])
+	require.Equal(t, "internal error: result of type *analysis.ArrivalResult, want *analysis.SkewResult", cr.Errors[2].Message)
+	require.Equal(t, "not run: prerequisite failed: bad", cr.Unavailable["pass.after"])
+	require.Len(t, cr.Timings, 3, "ok, bad and wrong ran; after did not")
+
+	a := &ClusterPass{Name: "a", Doc: "a", Run: ok.Run}
+	b := &ClusterPass{Name: "b", Doc: "b", Run: ok.Run, Requires: []*ClusterPass{a}}
+	a.Requires = []*ClusterPass{b}
+	require.EqualError(t, Validate([]*ClusterPass{a}), "cycle in Requires: a -> b -> a")
 }

@@ -214,7 +214,8 @@ type EPGroupSkew struct {
 // ExpertsPass measures expert load imbalance from the expert input and
 // per-EP-rank GroupedMatmul skew from every rank's EPLoadPass result.
 var ExpertsPass = &ClusterPass{
-	Name: "experts",
+	Name:       "experts",
+	ResultType: reflect.TypeOf((*ExpertsResult)(nil)),
 	Doc: `expert hotness, EP-rank skew and the predicted effect of an EPLB plan
 
 experts.imbalance.* compare each MoE layer's most loaded expert with the

@@ -166,30 +166,3 @@ func notMetric(key string) bool {
 	return strings.HasPrefix(key, "pass.") || strings.HasSuffix(key, ".*") || key == "steps" ||
 		strings.HasPrefix(key, "steps.") || key == "slow_ranks"
 }
-
-// strictSnapshot is the set of cluster metrics, measured or unavailable,
-// before a pass runs (nil unless strictMetrics).
-func strictSnapshot(cr *ClusterResult) map[string]bool {
-	if !strictMetrics {
-		return nil
-	}
-	seen := make(map[string]bool, len(cr.Metrics)+len(cr.Unavailable))
-	for k := range cr.Metrics {
-		seen[k] = true
-	}
-	for k := range cr.Unavailable {
-		seen[k] = true
-	}
-	return seen
-}
-
-// newKeys returns the entries of m whose keys are not in before.
-func newKeys[V any](m map[string]V, before map[string]bool) map[string]V {
-	out := map[string]V{}
-	for k, v := range m {
-		if !before[k] {
-			out[k] = v
-		}
-	}
-	return out
-}

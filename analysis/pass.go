@@ -23,21 +23,28 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Pass is one unit of analysis over one rank.
-type Pass struct {
+// PassOf is one unit of analysis over what a context of type C holds: a
+// rank's model (Pass, context *Context) or every rank's results
+// (ClusterPass, context *ClusterContext). Both kinds run through the same
+// runner: Validate, dependency order, per-pass timing, a panic turned into
+// an error naming the pass, dependents of a failed pass skipped naming it.
+type PassOf[C any] struct {
 	// Name is an identifier (lower case, '_' allowed).
 	Name string
 	// Doc: first line is a short lower-case title.
 	Doc string
 	// Requires lists passes whose results Run reads.
-	Requires []*Pass
+	Requires []*PassOf[C]
 	// ResultType is the type Run returns (checked by the runner).
 	ResultType reflect.Type
 	// Run computes the result. It may record metrics through ctx.
-	Run func(ctx *Context) (any, error)
+	Run func(ctx C) (any, error)
 	// Metrics declares every metric Run may set (see Metric).
 	Metrics []Metric
 }
+
+// Pass is one unit of analysis over one rank.
+type Pass = PassOf[*Context]
 
 // Context is what a pass sees for one rank.
 type Context struct {
@@ -86,11 +93,11 @@ func (e PassError) Error() string {
 var reName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Validate checks names, docs, Run functions, duplicates and cycles.
-func Validate(passes []*Pass) error {
-	seen := map[string]*Pass{}
-	var visit func(p *Pass, stack []*Pass) error
-	state := map[*Pass]int{}
-	visit = func(p *Pass, stack []*Pass) error {
+func Validate[C any](passes []*PassOf[C]) error {
+	seen := map[string]*PassOf[C]{}
+	var visit func(p *PassOf[C], stack []*PassOf[C]) error
+	state := map[*PassOf[C]]int{}
+	visit = func(p *PassOf[C], stack []*PassOf[C]) error {
 		switch state[p] {
 		case 1:
 			names := make([]string, 0, len(stack)+1)
@@ -132,11 +139,11 @@ func Validate(passes []*Pass) error {
 }
 
 // order returns passes and their prerequisites in dependency order.
-func order(passes []*Pass) []*Pass {
-	var out []*Pass
-	done := map[*Pass]bool{}
-	var add func(p *Pass)
-	add = func(p *Pass) {
+func order[C any](passes []*PassOf[C]) []*PassOf[C] {
+	var out []*PassOf[C]
+	done := map[*PassOf[C]]bool{}
+	var add func(p *PassOf[C])
+	add = func(p *PassOf[C]) {
 		if done[p] {
 			return
 		}
@@ -166,30 +173,44 @@ type PassTiming struct {
 // the outcome does not depend on it.
 var PassWorkers = 0
 
-// runRank runs passes (and what they require) on one rank. A pass whose
-// prerequisite failed is not run and reported as such.
-func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
+// outcome is what one pass left.
+type outcome struct {
+	res    any
+	err    string // failure, or why it was not run
+	ran    bool
+	m      *Metrics
+	timing PassTiming
+}
+
+// runner runs a graph of passes of context type C.
+type runner[C any] struct {
+	rank    int  // the rank errors and timings name (-1: the cluster)
+	kind    Kind // of the metrics the passes set (strictMetrics)
+	workers int  // passes at once (<= 0: GOMAXPROCS)
+	// newCtx is one pass's context: its prerequisites' results and the
+	// metrics it records.
+	newCtx func(resultOf map[*PassOf[C]]any, m *Metrics) C
+}
+
+// run runs passes (and what they require). A pass starts as soon as what it
+// requires is done; one whose prerequisite failed is not run, and its error
+// names the prerequisites. Results, metrics, errors and timings are merged
+// in dependency order, so the outcome does not depend on the scheduling.
+func (rn runner[C]) run(passes []*PassOf[C]) (map[*PassOf[C]]any, *Metrics, []PassError, []PassTiming) {
 	ord := order(passes)
-	type outcome struct {
-		res    any
-		err    string // failure, or why it was not run
-		ran    bool
-		m      *Metrics
-		timing PassTiming
-	}
-	out := make(map[*Pass]*outcome, len(ord))
-	done := make(map[*Pass]chan struct{}, len(ord))
+	out := make(map[*PassOf[C]]*outcome, len(ord))
+	done := make(map[*PassOf[C]]chan struct{}, len(ord))
 	for _, p := range ord {
 		out[p] = &outcome{}
 		done[p] = make(chan struct{})
 	}
 	deps := transitive(ord)
-	workers := PassWorkers
+	workers := rn.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	sem := make(chan struct{}, workers)
-	run := func(p *Pass) {
+	run := func(p *PassOf[C]) {
 		defer close(done[p])
 		o := out[p]
 		var missing []string
@@ -204,19 +225,21 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 			return
 		}
 		// everything it requires, directly or not, and nothing else
-		ctx := &Context{Rank: r, ResultOf: map[*Pass]any{}, metrics: newMetrics()}
+		resultOf := map[*PassOf[C]]any{}
 		for _, d := range deps[p] {
 			<-done[d]
 			if out[d].err == "" {
-				ctx.ResultOf[d] = out[d].res
+				resultOf[d] = out[d].res
 			}
 		}
+		o.m = newMetrics()
+		ctx := rn.newCtx(resultOf, o.m)
 		sem <- struct{}{}
 		t0 := time.Now()
 		res, err := safeRun(p, ctx)
-		o.timing = PassTiming{Pass: p.Name, Rank: r.Rank, Duration: time.Since(t0)}
+		o.timing = PassTiming{Pass: p.Name, Rank: rn.rank, Duration: time.Since(t0)}
 		<-sem
-		o.ran, o.m = true, ctx.metrics
+		o.ran = true
 		if err == nil && p.ResultType != nil && res != nil && reflect.TypeOf(res) != p.ResultType {
 			err = fmt.Errorf("internal error: result of type %T, want %v", res, p.ResultType)
 		}
@@ -241,7 +264,12 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 		}
 		wg.Wait()
 	}
-	results := map[*Pass]any{}
+	return rn.merge(ord, out)
+}
+
+// merge collects the outcomes in ord's order.
+func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*PassOf[C]]any, *Metrics, []PassError, []PassTiming) {
+	results := map[*PassOf[C]]any{}
 	metrics := newMetrics()
 	var errs []PassError
 	var timings []PassTiming
@@ -250,7 +278,7 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 		if o.ran {
 			timings = append(timings, o.timing)
 			if strictMetrics {
-				errs = append(errs, undeclared(p.Name, RankMetric, r.Rank, o.m.Values, o.m.Unavailable)...)
+				errs = append(errs, undeclared(p.Name, rn.kind, rn.rank, o.m.Values, o.m.Unavailable)...)
 			}
 			for k, v := range o.m.Values {
 				metrics.Values[k] = v
@@ -260,7 +288,7 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 			}
 		}
 		if o.err != "" {
-			errs = append(errs, PassError{Pass: p.Name, Rank: r.Rank, Message: o.err})
+			errs = append(errs, PassError{Pass: p.Name, Rank: rn.rank, Message: o.err})
 			continue
 		}
 		results[p] = o.res
@@ -268,17 +296,26 @@ func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassErro
 	return results, metrics, errs, timings
 }
 
+// runRank runs passes (and what they require) on one rank.
+func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
+	rn := runner[*Context]{rank: r.Rank, kind: RankMetric, workers: PassWorkers,
+		newCtx: func(resultOf map[*Pass]any, m *Metrics) *Context {
+			return &Context{Rank: r, ResultOf: resultOf, metrics: m}
+		}}
+	return rn.run(passes)
+}
+
 // transitive returns, for every pass, everything it requires directly or
 // through other passes, in ord's order.
-func transitive(ord []*Pass) map[*Pass][]*Pass {
-	pos := make(map[*Pass]int, len(ord))
+func transitive[C any](ord []*PassOf[C]) map[*PassOf[C]][]*PassOf[C] {
+	pos := make(map[*PassOf[C]]int, len(ord))
 	for i, p := range ord {
 		pos[p] = i
 	}
-	all := make(map[*Pass]map[*Pass]bool, len(ord))
-	out := make(map[*Pass][]*Pass, len(ord))
+	all := make(map[*PassOf[C]]map[*PassOf[C]]bool, len(ord))
+	out := make(map[*PassOf[C]][]*PassOf[C], len(ord))
 	for _, p := range ord {
-		set := map[*Pass]bool{}
+		set := map[*PassOf[C]]bool{}
 		for _, r := range p.Requires {
 			set[r] = true
 			for d := range all[r] {
@@ -286,7 +323,7 @@ func transitive(ord []*Pass) map[*Pass][]*Pass {
 			}
 		}
 		all[p] = set
-		list := make([]*Pass, 0, len(set))
+		list := make([]*PassOf[C], 0, len(set))
 		for d := range set {
 			list = append(list, d)
 		}
@@ -296,7 +333,7 @@ func transitive(ord []*Pass) map[*Pass][]*Pass {
 	return out
 }
 
-func safeRun(p *Pass, ctx *Context) (res any, err error) {
+func safeRun[C any](p *PassOf[C], ctx C) (res any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("internal error: panic: %v\n%s", v, firstLines(string(debug.Stack()), 12))

@@ -9,6 +9,9 @@ func analyzeProfile(p *parser.Profile) (*Result, error) {
 	if err := Validate(Passes); err != nil {
 		return nil, err
 	}
+	if err := Validate(ClusterPasses); err != nil {
+		return nil, err
+	}
 	res := &Result{Path: p.Path, Notes: p.Notes, Ranks: RunRanks(p.Ranks, Passes)}
 	for _, msg := range p.Internal {
 		res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: msg})

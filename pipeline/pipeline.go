@@ -55,7 +55,7 @@ type walked struct {
 // never fatal) and runs the cluster passes over the per-rank results.
 func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, error) {
 	passes := analysis.RankPasses(opts.TimelineSample)
-	if err := analysis.Validate(passes); err != nil {
+	if err := validate(passes); err != nil {
 		return nil, err
 	}
 	srcs, err := parser.Detect(path)
@@ -90,6 +90,14 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	}
 	res.Cluster = analysis.RunCluster(res.Ranks, loads)
 	return res, nil
+}
+
+// validate checks the rank passes to run and the cluster passes.
+func validate(passes []*analysis.Pass) error {
+	if err := analysis.Validate(passes); err != nil {
+		return err
+	}
+	return analysis.Validate(analysis.ClusterPasses)
 }
 
 // walk parses and analyzes every source, at most opts.Workers at once,
@@ -174,7 +182,7 @@ func reconcile(res *analysis.Result, srcs []parser.Source, w *walked) error {
 // whole (ranks in parallel), then the cluster passes: what Analyze
 // computes, for callers that hold the models (tests, benchmarks).
 func FromProfile(p *parser.Profile) (*analysis.Result, error) {
-	if err := analysis.Validate(analysis.Passes); err != nil {
+	if err := validate(analysis.Passes); err != nil {
 		return nil, err
 	}
 	res := &analysis.Result{Path: p.Path, Notes: p.Notes, Ranks: analysis.RunRanks(p.Ranks, analysis.Passes)}

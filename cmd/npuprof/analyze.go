@@ -246,6 +246,11 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 				fmt.Fprintf(io.err, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
 			}
 		}
+		if res.Cluster != nil {
+			for _, t := range res.Cluster.Timings {
+				fmt.Fprintf(io.err, "cluster pass %-10s %v\n", t.Pass, t.Duration)
+			}
+		}
 	}
 	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
