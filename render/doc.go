@@ -3,6 +3,8 @@
 // they read the results document (package results), the analysis results
 // it was built from and the comparison of two documents (package compare).
 //
+//	outputs.go     the tables of --format values (RunOutputs, DiffOutputs)
+//	format.go      units, metric values, the sanitizer, first lines
 //	text.go        the terminal summary (analyze, check)
 //	json.go        the JSON documents: npuprof.analysis/v1 and npuprof.diff/v1
 //	html*.go       the self-contained HTML report

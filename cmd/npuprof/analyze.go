@@ -57,20 +57,6 @@ func (e *expertFlags) check() error {
 	return nil
 }
 
-// formats is the one table of output formats; --help is built from it.
-var formats = []struct{ name, desc string }{
-	{"text", "a readable summary for terminals and CI logs (default)"},
-	{"json", "the npuprof.analysis/v1 document (stable keys, for tools and CI)"},
-}
-
-func formatHelp() string {
-	var b strings.Builder
-	for _, f := range formats {
-		fmt.Fprintf(&b, "%s (%s); ", f.name, f.desc)
-	}
-	return strings.TrimSuffix(b.String(), "; ")
-}
-
 func newAnalyzeCmd(io *streams, runF func(*analyzeOptions) error) *cobra.Command {
 	opts := &analyzeOptions{}
 	cmd := &cobra.Command{
@@ -138,8 +124,8 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
-			if opts.Format != "text" && opts.Format != "json" {
-				return usageErr("--format %q: expected text or json", opts.Format)
+			if err := checkFormat(render.RunOutputs, opts.Format); err != nil {
+				return err
 			}
 			if err := checkWorkers(opts.Workers); err != nil {
 				return err
@@ -167,7 +153,7 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "text", "output format: "+formatHelp())
+	f.StringVar(&opts.Format, "format", render.RunOutputs.Default(), render.RunOutputs.Help())
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
 	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
@@ -253,11 +239,9 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 		}
 	}
 	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
+	out, _ := render.RunOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		if opts.Format == "json" {
-			return render.WriteJSON(w, doc())
-		}
-		return render.WriteTextReport(w, res, rep, facts)
+		return out.Write(w, render.RunOutput{Result: res, Report: rep, Facts: facts, Doc: doc})
 	}); err != nil {
 		return err
 	}
@@ -286,6 +270,14 @@ func passErrors(res *analysis.Result) error {
 }
 
 type ioWriter = io.Writer
+
+// checkFormat refuses a --format value that is not in outs.
+func checkFormat[In any](outs render.Outputs[In], format string) error {
+	if _, ok := outs.Lookup(format); !ok {
+		return usageErr("--format %q: expected %s", format, outs.Names())
+	}
+	return nil
+}
 
 // writeOutput writes to FILE (created only after the content is ready:
 // written beside it, then renamed over it; through a symlink, its file) or

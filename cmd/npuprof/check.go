@@ -97,8 +97,8 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if opts.PartialFindings != partialGate && opts.PartialFindings != partialReport {
 				return usageErr("--partial-findings %q: expected gate or report", opts.PartialFindings)
 			}
-			if opts.Format != "text" && opts.Format != "json" {
-				return usageErr("--format %q: expected text or json", opts.Format)
+			if err := checkFormat(render.RunOutputs, opts.Format); err != nil {
+				return err
 			}
 			if err := opts.expertFlags.check(); err != nil {
 				return err
@@ -131,7 +131,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 	f.StringArrayVar(&opts.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
 	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
 	f.StringVar(&opts.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
-	f.StringVar(&opts.Format, "format", "text", "output format: text or json")
+	f.StringVar(&opts.Format, "format", render.RunOutputs.Default(), render.RunOutputs.Help())
 	f.StringVar(&opts.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
@@ -220,20 +220,17 @@ type checked struct {
 // writeCheck writes check's output (text or JSON) and the --junit and
 // --sarif reports.
 func writeCheck(io *streams, opts *checkOptions, c *checked) error {
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		if opts.Format == "json" {
-			return writeCheckJSON(w, c)
-		}
-		if err := render.WriteTextReport(w, c.res, c.rep, c.facts); err != nil {
+	if c.cmp != nil {
+		raw, err := json.Marshal(c.cmp)
+		if err != nil {
 			return err
 		}
-		if c.cmp != nil {
-			if err := render.WriteDiffSummary(w, c.cmp); err != nil {
-				return err
-			}
-		}
-		_, err := fmt.Fprintf(w, "\n%s\n", c.verdict.Summary())
-		return err
+		c.doc().BaselineDiff = raw
+	}
+	out, _ := render.RunOutputs.Lookup(opts.Format)
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
+		return out.Write(w, render.RunOutput{Result: c.res, Report: c.rep, Facts: c.facts, Doc: c.doc, Baseline: c.cmp,
+			Verdict: "\n" + c.verdict.Summary() + "\n"})
 	}); err != nil {
 		return err
 	}
@@ -251,20 +248,6 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: c.set, Report: c.rep,
 			PartialNotGated: !c.verdict.GatePartial})
 	})
-}
-
-// writeCheckJSON writes the results document, with the comparison with the
-// baseline when there is one.
-func writeCheckJSON(w ioWriter, c *checked) error {
-	doc := c.doc()
-	if c.cmp != nil {
-		raw, err := json.Marshal(c.cmp)
-		if err != nil {
-			return err
-		}
-		doc.BaselineDiff = raw
-	}
-	return render.WriteJSON(w, doc)
 }
 
 // nothingMeasured is check's refusal to pass on a profile in which no

@@ -84,8 +84,8 @@ only shown with --partial-findings report.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Before, opts.After = args[0], args[1]
-			if opts.Format != "text" && opts.Format != "json" {
-				return usageErr("--format %q: expected text or json", opts.Format)
+			if err := checkFormat(render.DiffOutputs, opts.Format); err != nil {
+				return err
 			}
 			if err := checkWorkers(opts.Workers); err != nil {
 				return err
@@ -116,7 +116,7 @@ only shown with --partial-findings report.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "text", "output format: text (a readable table) or json (the npuprof.diff/v1 document)")
+	f.StringVar(&opts.Format, "format", render.DiffOutputs.Default(), render.DiffOutputs.Help())
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
 	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
@@ -211,11 +211,9 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 		return err
 	}
 	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
+	out, _ := render.DiffOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		if opts.Format == "json" {
-			return render.WriteDiffJSON(w, r)
-		}
-		return render.WriteDiffText(w, r, render.DiffTextOptions{AllMetrics: opts.All})
+		return out.Write(w, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}})
 	}); err != nil {
 		return err
 	}
