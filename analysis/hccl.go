@@ -40,6 +40,10 @@ const (
 	FamilyHCCLTypeCount  Family = "hccl.<type>.count"
 	FamilyHCCLGroupUs    Family = "hccl.group.<group>.time_us"
 	FamilyHCCLGroupCount Family = "hccl.group.<group>.count"
+	// FamilyHCCLGroupTypeUs and ...Count have two variable parts: build
+	// members with HCCLGroupTypeMetric.
+	FamilyHCCLGroupTypeUs    Family = "hccl.group.<group>.<type>.time_us"
+	FamilyHCCLGroupTypeCount Family = "hccl.group.<group>.<type>.count"
 
 	// UnavailableHCCLGroups is the unavailable key of the whole
 	// hccl.group.<group>.* family.
@@ -55,7 +59,9 @@ hccl.total.time_us/.count sum HCCL big ops (never plane tasks or hardware
 subtasks); hccl.<type>.time_us/.count split them by lower-case type
 (allreduce, allgather, reducescatter, alltoall, alltoallv, broadcast, send,
 receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
-resolved from parallel_group_info through the hash token in the op name.`,
+resolved from parallel_group_info through the hash token in the op name;
+hccl.group.<group>.<type>.time_us/.count by both (e.g. the tp group's
+all-gathers).`,
 	ResultType: reflect.TypeOf((*HCCLResult)(nil)),
 	Metrics: []Metric{
 		{Name: MetricHCCLTotalUs, Unit: "µs", Doc: "sum of HCCL big ops"},
@@ -64,6 +70,8 @@ resolved from parallel_group_info through the hash token in the op name.`,
 		{Name: string(FamilyHCCLTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type", Base: MetricHCCLTotalCount},
 		{Name: string(FamilyHCCLGroupUs), Unit: "µs", Doc: "HCCL big ops of one group (tp, ep, dp, ... from parallel_group_info)", Base: MetricHCCLTotalCount},
 		{Name: string(FamilyHCCLGroupCount), Unit: "count", Doc: "number of HCCL big ops of one group", Base: MetricHCCLTotalCount},
+		{Name: string(FamilyHCCLGroupTypeUs), Unit: "µs", Doc: "HCCL big ops of one type in one group (hccl.group.tp.allgather.time_us: the tp group's all-gathers)", Base: MetricHCCLTotalCount},
+		{Name: string(FamilyHCCLGroupTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type in one group", Base: MetricHCCLTotalCount},
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
@@ -107,6 +115,13 @@ resolved from parallel_group_info through the hash token in the op name.`,
 			ctx.SetCount(FamilyHCCLGroupCount.Of(g), s.Count)
 			res.Groups = append(res.Groups, g)
 		}
+		for tg, s := range res.ByTypeGroup {
+			t, g, _ := strings.Cut(tg, "@")
+			if g != "?" {
+				ctx.SetUs(HCCLGroupTypeMetric(FamilyHCCLGroupTypeUs, g, t), s.Total)
+				ctx.SetCount(HCCLGroupTypeMetric(FamilyHCCLGroupTypeCount, g, t), s.Count)
+			}
+		}
 		sort.Strings(res.Types)
 		sort.Strings(res.Groups)
 		if res.UnknownGroup.Count > 0 && len(r.Groups) == 0 {
@@ -143,4 +158,10 @@ func (l *typeGroupLabels) of(h *model.HCCLOp) string {
 		l.m[k] = s
 	}
 	return s
+}
+
+// HCCLGroupTypeMetric is the member of a hccl.group.<group>.<type>.* family
+// for one group and type.
+func HCCLGroupTypeMetric(f Family, group, typ string) string {
+	return Family(f.Of(group)).Of(typ)
 }

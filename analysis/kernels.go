@@ -20,6 +20,10 @@ type KernelsResult struct {
 	Top []KernelStat
 	// Distinct is the number of distinct kernel names.
 	Distinct int
+	// AICPU are the kernels that ran on the AI CPU (Accelerator Core /
+	// task type AI_CPU), by total time, with their sum.
+	AICPU      []KernelStat
+	AICPUTotal Stat
 }
 
 // TopKernels is how many kernels KernelsPass keeps.
@@ -29,6 +33,8 @@ const TopKernels = 50
 const (
 	MetricKernelComputeUs    = "kernel.compute.time_us"
 	MetricKernelComputeCount = "kernel.compute.count"
+	MetricKernelAICPUUs      = "kernel.aicpu.time_us"
+	MetricKernelAICPUCount   = "kernel.aicpu.count"
 )
 
 // KernelsPass sums compute kernels and ranks them by total time.
@@ -38,18 +44,22 @@ var KernelsPass = &Pass{
 
 kernel.compute.time_us/.count are the sum of durations and the count of
 compute kernels (the set whose union is overlap.computing.time_us). The top
-kernels table gives count, total, mean, p50 and p99 per kernel name.`,
+kernels table gives count, total, mean, p50 and p99 per kernel name.
+kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
+(task type AI_CPU), whatever their name.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*KernelsResult)(nil)),
 	Metrics: []Metric{
 		{Name: MetricKernelComputeUs, Unit: "µs", Doc: "sum of compute-kernel durations"},
 		{Name: MetricKernelComputeCount, Unit: "count", Doc: "number of compute kernels"},
+		{Name: MetricKernelAICPUUs, Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU), any name"},
+		{Name: MetricKernelAICPUCount, Unit: "count", Doc: "number of those"},
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), MetricKernelComputeUs, MetricKernelComputeCount)
+			ctx.Unavailable(noDeviceData(ctx), MetricKernelComputeUs, MetricKernelComputeCount, MetricKernelAICPUUs, MetricKernelAICPUCount)
 			return (*KernelsResult)(nil), nil
 		}
 		res := &KernelsResult{}
@@ -81,6 +91,13 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 		}
 		ctx.SetUs(MetricKernelComputeUs, res.Total.Total)
 		ctx.SetCount(MetricKernelComputeCount, res.Total.Count)
+		var aic []KernelStat
+		for _, a := range all {
+			if a.core == "AI_CPU" {
+				aic = append(aic, KernelStat{Name: a.name, OpType: a.op, Core: a.core, Count: a.count, Total: a.total})
+			}
+		}
+		aicpuKernels(ctx, res, aic)
 		sort.Slice(all, func(i, j int) bool {
 			if all[i].total != all[j].total {
 				return all[i].total > all[j].total
@@ -124,4 +141,25 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.`,
 		}
 		return res, nil
 	},
+}
+
+// aicpuKernels records the AI_CPU kernels, by total time.
+func aicpuKernels(ctx *Context, res *KernelsResult, all []KernelStat) {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Total != all[j].Total {
+			return all[i].Total > all[j].Total
+		}
+		return all[i].Name < all[j].Name
+	})
+	for _, k := range all {
+		k.Mean = float64(k.Total) / 1000 / float64(k.Count)
+		res.AICPU = append(res.AICPU, k)
+		res.AICPUTotal.Count += k.Count
+		res.AICPUTotal.Total += k.Total
+	}
+	if len(res.AICPU) > TopKernels {
+		res.AICPU = res.AICPU[:TopKernels]
+	}
+	ctx.SetUs(MetricKernelAICPUUs, res.AICPUTotal.Total)
+	ctx.SetCount(MetricKernelAICPUCount, res.AICPUTotal.Count)
 }

@@ -120,6 +120,10 @@ func TestLayoutsReportTheSameMetrics(t *testing.T) {
 						// time is npuprof's decode steps' (another definition)
 						continue
 					}
+					// msprof output has no torch_npu ProfilerStep#N
+					if lay == tracegen.LayoutMsprofText && strings.HasPrefix(k, "steps.") {
+						continue
+					}
 					v, ok := other.Ranks[i].Metrics[k]
 					require.Truef(t, ok, "%s rank %d lacks %s", lay, i, k)
 					require.Truef(t, closeEnough(base.Ranks[i].Metrics[k], v), "%s rank %d %s: text %v, %s %v", lay, i, k, base.Ranks[i].Metrics[k], lay, v)

@@ -73,10 +73,10 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 	}
 }
 
-// TestSkipFrameworkSameResult: pipeline.Analyze leaves a Parquet export's
-// framework_ops and links unread because no pass reads Rank.FrameworkOps or
-// Rank.Links; a pass that starts to must drop parser.Options.SkipFramework
-// there, or this test fails.
+// TestSkipFrameworkSameResult: only the workload pass reads
+// Rank.FrameworkOps (their names), so pipeline.Analyze reads a Parquet
+// export's framework_ops; every other result is the same without them. A
+// pass that starts to read them or Rank.Links must say so here.
 func TestSkipFrameworkSameResult(t *testing.T) {
 	_, root := testutil.GenerateTiny(t)
 	p, err := parser.Load(context.Background(), root, parser.Options{})

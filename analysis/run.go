@@ -9,7 +9,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, TimelineSamplePass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, WorkloadPass, StepSharesPass, TimelineSamplePass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -46,10 +46,13 @@ type RankResult struct {
 	EPLoad *EPLoadResult
 	// Groups (parallel_group_info) and Env (profiler_metadata.json
 	// ENV_VARIABLES) outlive the released model: rules read them as facts.
-	Groups        []model.Group
-	Env           map[string]string
-	Decode        *DecodeResult
-	Layers        *LayersResult
+	Groups []model.Group
+	Env    map[string]string
+	Decode *DecodeResult
+	Layers *LayersResult
+	// Workload holds the rank's signs of a workload kind and its steps'
+	// phases (see Workload for the whole profile).
+	Workload      *WorkloadResult
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
@@ -174,6 +177,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 	rr.EPLoad, _ = results[EPLoadPass].(*EPLoadResult)
 	rr.Decode, _ = results[DecodePass].(*DecodeResult)
 	rr.Layers, _ = results[LayersPass].(*LayersResult)
+	rr.Workload, _ = results[WorkloadPass].(*WorkloadResult)
 	rr.TimelineSample, _ = results[TimelineSamplePass].(*TimelineSample)
 	rr.Replay, _ = results[ReplayPass].(*replay.RankLine)
 	for _, e := range errs {

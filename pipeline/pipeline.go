@@ -108,11 +108,11 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, passes []*ana
 		errs:    make([]error, len(srcs)),
 		ids:     make([]parser.RankID, len(srcs)),
 	}
-	// communication.json is left unread, and so are a Parquet export's
-	// framework_ops and links: no pass reads them (only `npuprof export`
-	// keeps them); TestSkipCommunicationSameResult and
-	// TestSkipFrameworkSameResult keep that true
-	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true, SkipFramework: true}
+	// communication.json is left unread (no pass reads it; only `npuprof
+	// export` keeps it; TestSkipCommunicationSameResult keeps that true).
+	// A Parquet export's framework_ops are read: the workload pass reads
+	// framework op names (links are read with them).
+	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true}
 	err := parser.Walk(ctx, srcs, popts, func(i int, r *model.Rank, err error) {
 		if err != nil {
 			w.errs[i] = err

@@ -79,8 +79,8 @@ func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string, g
 		case rules.StatusFailed:
 			c.Error = &junitMessage{Message: firstLineOf(o.Reason), Type: "rule-failed", Text: o.Reason}
 			suite.Errors++
-		case rules.StatusNotEvaluated:
-			c.Skipped = &junitMessage{Message: "not evaluated: " + o.Reason}
+		case rules.StatusNotEvaluated, rules.StatusNotApplicable, rules.StatusDisabled:
+			c.Skipped = &junitMessage{Message: strings.ReplaceAll(o.Status, "_", " ") + ": " + o.Reason}
 			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, c)

@@ -37,6 +37,7 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	}
 	ew.printf("npuprof: %s\n", Safe(res.Path, 200))
 	ew.printf("  %d rank(s), %s, profiler level %s\n", len(res.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
+	writeWorkload(ew, res)
 	for _, n := range res.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
 	}
@@ -645,6 +646,51 @@ func FactText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// writeGroupedOutcomes prints the rules of one status, one line per reason.
+func writeGroupedOutcomes(ew *errWriter, outs []rules.Outcome, status, label string) {
+	var reasons []string
+	by := map[string][]string{}
+	for _, o := range outs {
+		if o.Status != status {
+			continue
+		}
+		if _, ok := by[o.Reason]; !ok {
+			reasons = append(reasons, o.Reason)
+		}
+		by[o.Reason] = append(by[o.Reason], o.Rule)
+	}
+	for _, r := range reasons {
+		ew.printf("  %s: %s: %s\n", label, Safe(strings.Join(by[r], ", "), 400), Safe(r, 300))
+	}
+}
+
+// writeWorkload prints the workload with its evidence and the steps'
+// phases (counted over ranks and steps).
+func writeWorkload(ew *errWriter, res *analysis.Result) {
+	w := analysis.Workload(res)
+	ew.printf("  workload: %s (%s)\n", w.Kind, Safe(strings.Join(w.Evidence, "; "), 400))
+	phases := map[string]int{}
+	for _, rr := range res.Ranks {
+		if rr.Workload == nil {
+			continue
+		}
+		for _, s := range rr.Steps {
+			if p := rr.Workload.StepPhase[s.Step]; p != "" {
+				phases[p]++
+			}
+		}
+	}
+	var parts []string
+	for _, p := range []string{analysis.PhaseDecode, analysis.PhasePrefill, analysis.PhaseMixed} {
+		if phases[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", p, phases[p]))
+		}
+	}
+	if len(parts) > 0 {
+		ew.printf("  step phases (rank-steps): %s\n", strings.Join(parts, ", "))
+	}
+}
+
 // writeRuleOutcomes prints the rules that did not fire cleanly (not
 // evaluated, failed), the facts, and the combined deploy diff.
 func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
@@ -652,8 +698,17 @@ func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
 	for _, o := range rep.Outcomes {
 		n[o.Status]++
 	}
-	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed\n", n[rules.StatusFired], n[rules.StatusClear],
+	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed", n[rules.StatusFired], n[rules.StatusClear],
 		n[rules.StatusNotEvaluated], n[rules.StatusFailed])
+	if k := n[rules.StatusNotApplicable]; k > 0 {
+		ew.printf(", %d not applicable", k)
+	}
+	if k := n[rules.StatusDisabled]; k > 0 {
+		ew.printf(", %d disabled", k)
+	}
+	ew.printf("\n")
+	writeGroupedOutcomes(ew, rep.Outcomes, rules.StatusNotApplicable, "not applicable")
+	writeGroupedOutcomes(ew, rep.Outcomes, rules.StatusDisabled, "disabled")
 	for _, o := range rep.Outcomes {
 		switch o.Status {
 		case rules.StatusNotEvaluated:

@@ -25,8 +25,10 @@ const Schema = "npuprof.analysis/v1"
 
 // Document is the stable JSON document. Field names are a public contract.
 type Document struct {
-	Schema   string          `json:"schema"`
-	Input    Input           `json:"input"`
+	Schema string `json:"schema"`
+	Input  Input  `json:"input"`
+	// Context is what kind of job was profiled, from the profile alone.
+	Context  ContextDoc      `json:"context"`
 	Ranks    []RankDoc       `json:"ranks"`
 	Findings []rules.Finding `json:"findings"`
 	Notes    []string        `json:"notes,omitempty"`
@@ -53,6 +55,13 @@ type Document struct {
 	// BaselineDiff is, for `check --baseline`, the comparison with the
 	// baseline document (schema npuprof.diff/v1, package compare).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
+}
+
+// ContextDoc is what the profile says about the job: its workload (vllm,
+// training or unknown) and the evidence for it.
+type ContextDoc struct {
+	Workload string   `json:"workload"`
+	Evidence []string `json:"evidence"`
 }
 
 // ServingDoc is the serving context (see parser/vllmlog.Context for each
@@ -235,6 +244,9 @@ type StepDoc struct {
 	FreeUs                       *float64 `json:"free_us"`
 	PreparingUs                  float64  `json:"preparing_us"`
 	Tasks                        int      `json:"tasks"`
+	// Phase is decode, prefill or mixed (from the step's attention
+	// kernels); absent when the step has none.
+	Phase string `json:"phase,omitempty"`
 }
 
 // PassErrorDoc is a pass that failed.
@@ -295,6 +307,9 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 		for _, s := range rr.Steps {
 			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
 				PreparingUs: us(max(0, s.DeviceStart-s.HostStart)), Tasks: s.Tasks}
+			if rr.Workload != nil {
+				sd.Phase = rr.Workload.StepPhase[s.Step]
+			}
 			if s.HaveComm() {
 				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
 				sd.OverlappedUs, sd.FreeUs = usPtr(s.Overlapped), usPtr(s.Free)
@@ -320,6 +335,8 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 	if findings != nil {
 		doc.Findings = findings
 	}
+	w := analysis.Workload(res)
+	doc.Context = ContextDoc{Workload: w.Kind, Evidence: w.Evidence}
 	doc.Cluster = buildCluster(res.Cluster)
 	doc.Experts = BuildExperts(res)
 	if res.Cluster != nil {

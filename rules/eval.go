@@ -20,6 +20,12 @@ const (
 	StatusClear        = "clear"
 	StatusNotEvaluated = "not_evaluated"
 	StatusFailed       = "failed"
+	// StatusNotApplicable: the rule's applies_to excludes this profile
+	// (its workload, phase, version or model); the reason says which.
+	StatusNotApplicable = "not_applicable"
+	// StatusDisabled: switched off by --disable, --only, --no-builtin or
+	// the same keys in a rules file.
+	StatusDisabled = "disabled"
 )
 
 // Outcome is what happened to one rule or budget.
@@ -593,6 +599,7 @@ func newState(in *Input) *state {
 			return v.(float64), nil
 		},
 	}
+	st.addContextFuncs()
 	return st
 }
 
@@ -688,7 +695,7 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		}
 	}()
 	if why := notApplicable(r, in.Facts); why != "" {
-		return outcome(r, StatusClear, "does not apply: "+why), nil
+		return outcome(r, StatusNotApplicable, why), nil
 	}
 	st := newState(in)
 	st.phase = UsedInWhen
@@ -891,6 +898,11 @@ func notApplicable(r *Rule, facts *FactSet) string {
 			if err == nil && !in {
 				return fmt.Sprintf("vllm_ascend_version %s is outside %s", v.Value, a.VllmAscend)
 			}
+		}
+	}
+	if len(a.Workload) > 0 {
+		if v, ok := facts.Get("workload"); ok && !contains(a.Workload, v.Value.(string)) {
+			return fmt.Sprintf("workload %s (rule applies to %s)", v.Value, strings.Join(a.Workload, ", "))
 		}
 	}
 	if len(a.Phase) > 0 {

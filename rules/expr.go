@@ -109,29 +109,32 @@ const (
 // returns an error wrapping errUnavailable, and the rule is then "not
 // evaluated", with the reason.
 type env struct {
-	Metric     func(string) (float64, error)        `expr:"metric"`
-	MeanRanks  func(string) (float64, error)        `expr:"mean_ranks"`
-	SumRanks   func(string) (float64, error)        `expr:"sum_ranks"`
-	MaxRanks   func(string) (float64, error)        `expr:"max_ranks"`
-	MinRanks   func(string) (float64, error)        `expr:"min_ranks"`
-	Count      func(string) (int, error)            `expr:"count"`
-	MaxRank    func(string) (int, error)            `expr:"max_rank"`
-	RankMetric func(string, int) (float64, error)   `expr:"rank_metric"`
-	Has        func(string) (bool, error)           `expr:"has"`
-	RanksWith  func(string, float64) ([]int, error) `expr:"ranks_above"`
-	BaseMetric func(string) (float64, error)        `expr:"baseline_metric"`
-	Baseline   float64                              `expr:"baseline"`
-	Known      func(string) (bool, error)           `expr:"known"`
-	Env        func(string) string                  `expr:"env"`
-	EnvKnown   func(string) bool                    `expr:"env_known"`
-	HaveEnv    func() (bool, error)                 `expr:"have_env"`
-	VersionLT  func(string, string) (bool, error)   `expr:"version_lt"`
-	WaitedOp   func() (string, error)               `expr:"waited_op"`
-	Ranks      []int                                `expr:"ranks"`
-	Us         func(float64) string                 `expr:"us"`
-	Pct        func(float64) string                 `expr:"pct"`
-	Fixed      func(float64, int) string            `expr:"fixed"`
-	JoinInts   func(any, string) (string, error)    `expr:"join_ints"`
+	Metric         func(string) (float64, error)        `expr:"metric"`
+	MeanRanks      func(string) (float64, error)        `expr:"mean_ranks"`
+	SumRanks       func(string) (float64, error)        `expr:"sum_ranks"`
+	MaxRanks       func(string) (float64, error)        `expr:"max_ranks"`
+	MinRanks       func(string) (float64, error)        `expr:"min_ranks"`
+	Count          func(string) (int, error)            `expr:"count"`
+	MaxRank        func(string) (int, error)            `expr:"max_rank"`
+	RankMetric     func(string, int) (float64, error)   `expr:"rank_metric"`
+	Has            func(string) (bool, error)           `expr:"has"`
+	RanksWith      func(string, float64) ([]int, error) `expr:"ranks_above"`
+	BaseMetric     func(string) (float64, error)        `expr:"baseline_metric"`
+	Baseline       float64                              `expr:"baseline"`
+	Known          func(string) (bool, error)           `expr:"known"`
+	Env            func(string) string                  `expr:"env"`
+	EnvKnown       func(string) bool                    `expr:"env_known"`
+	HaveEnv        func() (bool, error)                 `expr:"have_env"`
+	VersionLT      func(string, string) (bool, error)   `expr:"version_lt"`
+	WaitedOp       func() (string, error)               `expr:"waited_op"`
+	TopCollectives func(int) (string, error)            `expr:"top_collectives"`
+	TopAICPU       func(int) (string, error)            `expr:"top_aicpu"`
+	NoEstimate     func(string) (float64, error)        `expr:"no_estimate"`
+	Ranks          []int                                `expr:"ranks"`
+	Us             func(float64) string                 `expr:"us"`
+	Pct            func(float64) string                 `expr:"pct"`
+	Fixed          func(float64, int) string            `expr:"fixed"`
+	JoinInts       func(any, string) (string, error)    `expr:"join_ints"`
 
 	FactInt    func(string) (int, error)     `expr:"__fact_int"`
 	FactBool   func(string) (bool, error)    `expr:"__fact_bool"`
@@ -176,6 +179,9 @@ var Functions = [][2]string{
 	{`have_env()`, "true when any environment variable is known; else the rule is not evaluated"},
 	{`version_lt(a, b)`, "vLLM-Ascend version a is older than b (v0.13.0rc1 < v0.13.0rc2 < v0.13.0)"},
 	{`waited_op()`, "the op after the most EVENT_WAIT time, over all ranks"},
+	{`top_collectives(n)`, "the n collective types and groups with the most time (mean per rank), as text: type, group, time, ops and share of the window"},
+	{`top_aicpu(n)`, "the n kernels with the most AI CPU time (mean per rank), as text: name, count and time"},
+	{`no_estimate("why")`, "in a saving: no estimate, with the reason (the finding says \"saving not estimated: why\"; an auto severity is then medium)"},
 	{`ranks`, "the analyzed ranks"},
 	{`threshold.NAME`, "a number from the rule's thresholds"},
 	{`us(x)`, "format µs for people (812.5µs, 12.35ms)"},

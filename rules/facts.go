@@ -129,6 +129,10 @@ func (f *FactSet) SetString(kv, source string) error {
 		if raw != "decode" && raw != "prefill" {
 			return fmt.Errorf("--fact %s=%s: expected decode or prefill", name, raw)
 		}
+	case "workload":
+		if raw != analysis.WorkloadVLLM && raw != analysis.WorkloadTraining && raw != analysis.WorkloadUnknown {
+			return fmt.Errorf("--fact %s=%s: expected vllm, training or unknown", name, raw)
+		}
 	case "cudagraph_mode":
 		m, ok := vllmconf.CUDAGraphMode(raw)
 		if !ok {
@@ -296,6 +300,9 @@ func InferFacts(res *analysis.Result) []FactValue {
 			}
 			break
 		}
+	}
+	if w := analysis.Workload(res); len(res.Ranks) > 0 {
+		out = append(out, FactValue{"workload", w.Kind, "profile: " + strings.Join(w.Evidence, "; ")})
 	}
 	out = append(out, servingFacts(res)...)
 	for _, rr := range res.Ranks {

@@ -61,6 +61,9 @@ type AppliesTo struct {
 	// VllmAscend is a version range such as ">=v0.13.0rc2 <v0.25.1rc1".
 	VllmAscend string
 	Phase      []string
+	// Workload lists the workloads (vllm, training, unknown) the rule is
+	// for; a rule without it applies to every workload.
+	Workload []string
 	// ModelFamily matches fact.model case-insensitively by substring.
 	ModelFamily []string
 }
@@ -164,7 +167,7 @@ func Parse(name string, data []byte) (*Set, error) {
 var (
 	fileKeys   = []string{"rules", "budgets"}
 	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why"}
-	appliesKey = []string{"vllm_ascend_version", "phase", "model_family"}
+	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
 	budgetKeys = []string{"id", "budget", "severity", "title"}
@@ -256,6 +259,26 @@ func (l *loader) str(n *yaml.Node, what string) string {
 	}
 	return n.Value
 }
+
+// oneOf reads a list of text whose items must be among allowed.
+func (l *loader) oneOf(n *yaml.Node, what string, allowed []string) []string {
+	out := l.strList(n, what)
+	for i, v := range out {
+		if !contains(allowed, v) {
+			at := n
+			if n.Kind == yaml.SequenceNode {
+				at = n.Content[i]
+			}
+			l.errf(at, "%s: %q is not one of %s%s", what, v, strings.Join(allowed, ", "), didYouMean(v, allowed))
+		}
+	}
+	return out
+}
+
+var (
+	workloads = []string{"vllm", "training", "unknown"}
+	phases    = []string{"decode", "prefill", "mixed"}
+)
 
 func (l *loader) strList(n *yaml.Node, what string) []string {
 	if n == nil {
@@ -374,7 +397,8 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 				l.errf(am["vllm_ascend_version"], "%s: applies_to.vllm_ascend_version: %v", what, err)
 			}
 		}
-		r.AppliesTo.Phase = l.strList(am["phase"], "phase")
+		r.AppliesTo.Workload = l.oneOf(am["workload"], what+": applies_to.workload", workloads)
+		r.AppliesTo.Phase = l.oneOf(am["phase"], what+": applies_to.phase", phases)
 		r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
 	}
 	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}

@@ -112,7 +112,8 @@ func TestBuiltinRuleIDs(t *testing.T) {
 		require.NotEmpty(t, r.Docs, r.ID)
 	}
 	require.ElementsMatch(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes", "expert-imbalance",
-		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade", "prefix-cache", "mm-cache"}, ids)
+		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade", "prefix-cache", "mm-cache",
+		"comm-bound", "host-bound", "aicpu-kernels"}, ids)
 }
 
 // The acceptance scenarios of issue 3 on generated traces.

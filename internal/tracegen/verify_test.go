@@ -189,6 +189,9 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 			case computeTypes[tt] && !strings.HasPrefix(e.Name, "EVENT_"):
 				comp = append(comp, [2]int64{st, st + du})
 				add("kernel.compute", du)
+				if tt == "AI_CPU" {
+					add("kernel.aicpu", du)
+				}
 				if fmt.Sprint(e.Args["Model Id"]) != "4294967295" {
 					graphKernels++
 				}
@@ -220,6 +223,7 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 			add("hccl.total", du)
 			add("hccl."+strings.ToLower(typ), du)
 			add("hccl.group."+grp, du)
+			add("hccl.group."+grp+"."+strings.ToLower(typ), du)
 		}
 	}
 	for _, a := range aiv {

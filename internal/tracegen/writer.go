@@ -271,6 +271,9 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 		case tkKernel:
 			compute = append(compute, interval{t.start, end})
 			o.acc.add("kernel.compute", t.dur)
+			if t.k.taskType == "AI_CPU" {
+				o.acc.add("kernel.aicpu", t.dur)
+			}
 			switch t.k.role {
 			case roleRouting:
 				o.acc.add("moe.routing", t.dur)
@@ -287,6 +290,7 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 			o.acc.add("hccl.total", t.dur)
 			o.acc.add("hccl."+t.c.metric, t.dur)
 			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name, t.dur)
+			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name+"."+t.c.metric, t.dur)
 		case tkEventWait:
 			o.acc.add("event_wait", t.dur)
 			o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)

@@ -1,0 +1,72 @@
+package analysis
+
+import "reflect"
+
+// StepSharesResult sums the steps' breakdowns (ns): what rules compare
+// with one step rather than with the whole window.
+type StepSharesResult struct {
+	// Window, Free: summed over the steps with device work; Free only over
+	// steps whose collectives were measured.
+	Window, Free int64
+	// MaxExposedShare is the largest share of a step's window spent in
+	// communication not overlapped with compute (0 when not measured).
+	MaxExposedShare float64
+	MaxExposedStep  int
+}
+
+// Metrics of the stepshares pass.
+const (
+	MetricStepsExposedMaxShare = "steps.communication_not_overlapped.max_share"
+	MetricStepsWindowUs        = "steps.window.time_us"
+	MetricStepsFreeUs          = "steps.free.time_us"
+)
+
+// StepSharesPass measures the steps' exposed communication and free time.
+var StepSharesPass = &Pass{
+	Name: "stepshares",
+	Doc: `exposed communication and idle time within steps
+
+steps.communication_not_overlapped.max_share is the largest share of one
+ProfilerStep's device window spent in communication not overlapped with
+compute; steps.window.time_us and steps.free.time_us sum the steps' device
+windows and idle time (the time between steps is in neither).`,
+	Requires:   []*Pass{StepsPass},
+	ResultType: reflect.TypeOf((*StepSharesResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricStepsExposedMaxShare, Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute"},
+		{Name: MetricStepsWindowUs, Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)"},
+		{Name: MetricStepsFreeUs, Unit: "µs", Doc: "idle device time within ProfilerSteps, summed"},
+	},
+	Run: func(ctx *Context) (any, error) {
+		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		names := []string{MetricStepsExposedMaxShare, MetricStepsWindowUs, MetricStepsFreeUs}
+		res := &StepSharesResult{}
+		comm := false
+		for _, s := range steps {
+			if s.Window <= 0 {
+				continue
+			}
+			res.Window += s.Window
+			if !s.HaveComm() {
+				continue
+			}
+			comm = true
+			res.Free += s.Free
+			if sh := float64(s.CommunicationNotOverlapped) / float64(s.Window); sh > res.MaxExposedShare {
+				res.MaxExposedShare, res.MaxExposedStep = sh, s.Step
+			}
+		}
+		switch {
+		case res.Window == 0:
+			ctx.Unavailable("no ProfilerStep#N with device work (the capture has no torch_npu steps)", "steps.*")
+		case !comm:
+			ctx.SetUs(names[1], res.Window)
+			ctx.Unavailable(noCollectives(ctx), names[0], names[2])
+		default:
+			ctx.Set(names[0], res.MaxExposedShare)
+			ctx.SetUs(names[1], res.Window)
+			ctx.SetUs(names[2], res.Free)
+		}
+		return res, nil
+	},
+}

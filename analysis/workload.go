@@ -1,0 +1,261 @@
+package analysis
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Workload kinds (the JSON document's context.workload, fact.workload).
+const (
+	WorkloadVLLM     = "vllm"
+	WorkloadTraining = "training"
+	WorkloadUnknown  = "unknown"
+)
+
+// Step phases (ranks[].steps[].phase).
+const (
+	PhaseDecode  = "decode"
+	PhasePrefill = "prefill"
+	PhaseMixed   = "mixed"
+)
+
+// DecodeMaxTokens is the largest attention batch (tokens) read as a decode
+// batch; larger ones are prefill (fact.phase uses the same bound).
+const DecodeMaxTokens = 1024
+
+// Clue is one sign of a workload kind found in a rank's profile.
+type Clue struct {
+	Kind    string // vllm or training
+	What    string // what was looked for, e.g. "backward ops"
+	Example string // one name that matched
+	Count   int    // how many ops (or variables) matched
+}
+
+func (c Clue) String() string {
+	if c.Count > 1 {
+		return fmt.Sprintf("%s: %s (%d)", c.What, c.Example, c.Count)
+	}
+	return fmt.Sprintf("%s: %s", c.What, c.Example)
+}
+
+// WorkloadResult is what one rank's profile says about the workload, and
+// each ProfilerStep's phase.
+type WorkloadResult struct {
+	Clues []Clue
+	// StepPhase is each step's phase by step id (decode, prefill, mixed);
+	// a step without attention kernels is absent.
+	StepPhase map[int]string
+}
+
+// workloadMatchers look for signs of a workload in names: framework ops
+// (and, for training, device op types).
+var workloadMatchers = []struct {
+	kind, what string
+	re         *regexp.Regexp
+	device     bool // match device op types instead of framework ops
+}{
+	{WorkloadVLLM, "vLLM-Ascend custom ops", regexp.MustCompile(`^_C_ascend::`), false},
+	{WorkloadVLLM, "vllm in framework op names", regexp.MustCompile(`(?i)vllm`), false},
+	{WorkloadTraining, "autograd backward ops", regexp.MustCompile(`^autograd::engine::evaluate_function|Backward[0-9]*$`), false},
+	{WorkloadTraining, "optimizer ops", regexp.MustCompile(`^Optimizer\.(step|zero_grad)|torch/optim/`), false},
+	{WorkloadTraining, "gradient reduction (DDP)", regexp.MustCompile(`reducer::|ddp\.reducer`), false},
+	{WorkloadTraining, "Megatron/MindSpeed names", regexp.MustCompile(`(?i)megatron|mindspeed`), false},
+	{WorkloadTraining, "gradient kernels", regexp.MustCompile(`Backprop|Grad(V[0-9]+)?$|GradWith`), true},
+}
+
+// reVLLMWorker matches the rank folder name of a vLLM worker
+// (dp0_pp0_tp3_dcp0_ep0_rank3_<pid>_<ts>_ascend_pt).
+var reVLLMWorker = regexp.MustCompile(`(^|_)dp[0-9]+_pp[0-9]+_tp[0-9]+_.*rank[0-9]+_`)
+
+// WorkloadPass finds what kind of job was profiled (vLLM serving,
+// training) from the profile alone, and each step's phase.
+var WorkloadPass = &Pass{
+	Name: "workload",
+	Doc: `workload signs and step phases
+
+A rank shows vLLM serving through vLLM-Ascend's custom op namespace
+(_C_ascend::) or "vllm" in framework op names, VLLM_* variables in
+profiler_metadata.json and a vLLM worker's folder name; training through
+autograd backward ops, optimizer ops, DDP gradient reduction,
+Megatron/MindSpeed names and gradient kernels (Backprop, *Grad). A step's
+phase comes from the leading dimension of its attention kernels' first
+input: at most 1024 tokens decode, more prefill, both mixed.`,
+	Requires:   []*Pass{TimelinePass, StepsPass},
+	ResultType: reflect.TypeOf((*WorkloadResult)(nil)),
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		res := &WorkloadResult{StepPhase: map[int]string{}}
+		res.Clues = append(res.Clues, nameClues(r, false)...)
+		res.Clues = append(res.Clues, nameClues(r, true)...)
+		res.Clues = append(res.Clues, envClues(r)...)
+		if base := filepath.Base(r.Path); reVLLMWorker.MatchString(base) {
+			res.Clues = append(res.Clues, Clue{Kind: WorkloadVLLM, What: "vLLM worker folder name", Example: base, Count: 1})
+		}
+		tl, _ := ctx.ResultOf[TimelinePass].(*Timeline)
+		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		if tl != nil && tl.HaveCompute {
+			stepPhases(r, tl, steps, res.StepPhase)
+		}
+		return res, nil
+	},
+}
+
+// nameClues counts distinct framework op names (or device op types) that
+// match each matcher, once per name symbol.
+func nameClues(r *model.Rank, device bool) []Clue {
+	counts := make([]int, r.Syms.Len()+1)
+	if device {
+		for i := range r.Tasks {
+			if s := int(r.Tasks[i].OpType); s < len(counts) {
+				counts[s]++
+			}
+		}
+	} else {
+		for i := range r.FrameworkOps {
+			if s := int(r.FrameworkOps[i].Name); s < len(counts) {
+				counts[s]++
+			}
+		}
+	}
+	var names []model.Sym
+	for s, n := range counts {
+		if n > 0 && s > 0 {
+			names = append(names, model.Sym(s))
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return r.Str(names[i]) < r.Str(names[j]) })
+	var out []Clue
+	for _, m := range workloadMatchers {
+		if m.device != device {
+			continue
+		}
+		c := Clue{Kind: m.kind, What: m.what}
+		best := 0
+		for _, s := range names {
+			n := r.Str(s)
+			if n == "" || !m.re.MatchString(n) {
+				continue
+			}
+			c.Count += counts[s]
+			if counts[s] > best {
+				best, c.Example = counts[s], n
+			}
+		}
+		if c.Count > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// envClues: VLLM_* variables in profiler_metadata.json ENV_VARIABLES.
+func envClues(r *model.Rank) []Clue {
+	var names []string
+	for k := range r.Env {
+		if strings.HasPrefix(k, "VLLM_") {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	return []Clue{{Kind: WorkloadVLLM, What: "VLLM_* variables in profiler_metadata.json", Example: names[0], Count: len(names)}}
+}
+
+// stepPhases sets each step's phase from its attention kernels' batch.
+func stepPhases(r *model.Rank, tl *Timeline, steps []StepBreakdown, out map[int]string) {
+	if len(steps) == 0 {
+		return
+	}
+	isAttention := newNameOpMemo(r, isDecodeAttention)
+	shapes := &shapeMemo{r: r}
+	type seen struct{ decode, prefill bool }
+	by := make([]seen, len(steps))
+	for _, i := range tl.ComputeTasks {
+		t := &r.Tasks[i]
+		if !isAttention.get(t) {
+			continue
+		}
+		n, ok := shapes.firstDim(t.InputShapes)
+		if !ok || n <= 0 {
+			continue
+		}
+		k := sort.Search(len(steps), func(k int) bool { return steps[k].DeviceEnd >= t.Start })
+		if k == len(steps) || t.Start < steps[k].DeviceStart {
+			continue
+		}
+		if n <= DecodeMaxTokens {
+			by[k].decode = true
+		} else {
+			by[k].prefill = true
+		}
+	}
+	for k, s := range by {
+		switch {
+		case s.decode && s.prefill:
+			out[steps[k].Step] = PhaseMixed
+		case s.decode:
+			out[steps[k].Step] = PhaseDecode
+		case s.prefill:
+			out[steps[k].Step] = PhasePrefill
+		}
+	}
+}
+
+// WorkloadSummary is the workload of a whole profile, with its evidence.
+type WorkloadSummary struct {
+	Kind     string
+	Evidence []string
+}
+
+// Workload combines the ranks' clues: vllm when only vLLM signs were found,
+// training when only training signs were, else unknown (no sign, or signs
+// of both, which the evidence then lists).
+func Workload(res *Result) WorkloadSummary {
+	type key struct{ kind, what string }
+	agg := map[key]*Clue{}
+	var order []key
+	for _, rr := range res.Ranks {
+		if rr.Workload == nil {
+			continue
+		}
+		for _, c := range rr.Workload.Clues {
+			k := key{c.Kind, c.What}
+			if a := agg[k]; a != nil {
+				a.Count += c.Count
+				continue
+			}
+			cc := c
+			agg[k] = &cc
+			order = append(order, k)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].kind != order[j].kind {
+			return order[i].kind < order[j].kind
+		}
+		return order[i].what < order[j].what
+	})
+	kinds := map[string]bool{}
+	out := WorkloadSummary{Kind: WorkloadUnknown, Evidence: []string{}}
+	for _, k := range order {
+		kinds[k.kind] = true
+		out.Evidence = append(out.Evidence, k.kind+": "+agg[k].String())
+	}
+	switch {
+	case kinds[WorkloadVLLM] && !kinds[WorkloadTraining]:
+		out.Kind = WorkloadVLLM
+	case kinds[WorkloadTraining] && !kinds[WorkloadVLLM]:
+		out.Kind = WorkloadTraining
+	case len(kinds) == 0:
+		out.Evidence = append(out.Evidence, "no sign of vLLM serving or of training in op names, environment variables or folder names")
+	}
+	return out
+}

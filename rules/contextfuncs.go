@@ -1,0 +1,139 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+)
+
+// collectiveNames are the readable names of HCCL types in finding texts.
+var collectiveNames = map[string]string{
+	"allreduce": "all-reduce", "allgather": "all-gather", "reducescatter": "reduce-scatter",
+	"alltoall": "all-to-all", "alltoallv": "all-to-allv", "allgatherv": "all-gatherv",
+	"reducescatterv": "reduce-scatterv", "alltoallvc": "all-to-allvc", "batchsendrecv": "batch send/receive",
+}
+
+// CollectiveName is the readable name of an HCCL type (all-reduce).
+func CollectiveName(t string) string {
+	if n, ok := collectiveNames[t]; ok {
+		return n
+	}
+	return t
+}
+
+// named is a total time (ns) and a count summed over ranks, by name.
+type named struct {
+	name         string
+	total, count float64
+}
+
+// byTotal lists m by total, largest first (then by name).
+func byTotal(m map[string]*named) []*named {
+	list := slices.Collect(maps.Values(m))
+	slices.SortFunc(list, func(a, b *named) int {
+		if c := cmp.Compare(b.total, a.total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return list
+}
+
+// add sums total and count into m[name].
+func add(m map[string]*named, name string, total int64, count int) {
+	a := m[name]
+	if a == nil {
+		a = &named{name: name}
+		m[name] = a
+	}
+	a.total += float64(total)
+	a.count += float64(count)
+}
+
+// topCollectives is the n (type, group) pairs of HCCL big ops with the most
+// time, mean over ranks, as text with each one's share of the window.
+func (st *state) topCollectives(n int) (string, error) {
+	sums := map[string]*named{}
+	ranks := 0
+	win, winRanks := 0.0, 0
+	for _, rr := range st.ranks() {
+		if rr.HCCL == nil {
+			continue
+		}
+		ranks++
+		if w, ok := rr.Metrics[analysis.MetricDeviceWindowUs]; ok && w > 0 {
+			win += w
+			winRanks++
+		}
+		for k, s := range rr.HCCL.ByTypeGroup {
+			add(sums, k, s.Total, s.Count)
+		}
+	}
+	if ranks == 0 || len(sums) == 0 {
+		return "", st.unavailable("no collectives (HCCL big ops) on any rank")
+	}
+	var parts []string
+	for i, m := range byTotal(sums) {
+		if i == n {
+			break
+		}
+		t, g, _ := strings.Cut(m.name, "@")
+		label := CollectiveName(t) + " (group " + g + ")"
+		if g == "?" {
+			label = CollectiveName(t) + " (group not in parallel_group_info)"
+		}
+		us := m.total / 1000 / float64(ranks)
+		s := fmt.Sprintf("%s %s over %s ops", label, formatUs(us), format(m.count/float64(ranks)))
+		if winRanks > 0 {
+			s += fmt.Sprintf(", %.1f%% of the window", 100*us/(win/float64(winRanks)))
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// topAICPU is the n AI_CPU kernels with the most time (mean per rank).
+func (st *state) topAICPU(n int) (string, error) {
+	by := map[string]*named{}
+	ranks := 0
+	for _, rr := range st.ranks() {
+		if rr.Kernels == nil {
+			continue
+		}
+		ranks++
+		for _, k := range rr.Kernels.AICPU {
+			add(by, k.Name, k.Total, k.Count)
+		}
+	}
+	if len(by) == 0 {
+		return "", st.unavailable("no kernel ran on the AI CPU")
+	}
+	var parts []string
+	for i, a := range byTotal(by) {
+		if i == n {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%s (%s per rank)", a.name, format(a.count/float64(ranks)),
+			formatUs(a.total/1000/float64(ranks))))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// addContextFuncs binds the functions that read results beyond metrics.
+func (st *state) addContextFuncs() {
+	st.env.TopCollectives = st.topCollectives
+	st.env.TopAICPU = st.topAICPU
+	st.env.NoEstimate = func(why string) (float64, error) { return 0, st.unavailable("%s", why) }
+}
+
+// ranks are the analyzed ranks' results (none without a result).
+func (st *state) ranks() []*analysis.RankResult {
+	if st.in.Result == nil {
+		return nil
+	}
+	return st.in.Result.Ranks
+}
