@@ -6,8 +6,10 @@
 //	outputs.go     the tables of --format values (RunOutputs, DiffOutputs)
 //	format.go      units, metric values, the sanitizer, first lines
 //	text.go        the terminal summary (analyze, check)
+//	textexperts.go its expert-load section
+//	serving.go     the serving context: values and order (every format), text section
 //	json.go        the JSON documents: npuprof.analysis/v1 and npuprof.diff/v1
-//	html*.go       the self-contained HTML report
+//	html*.go       the self-contained HTML report (htmlexperts.go: its expert load)
 //	junit.go       check's JUnit XML report
 //	sarif.go       check's SARIF 2.1.0 log
 //	difftext.go    the terminal diff (diff) and check --baseline's summary
