@@ -2,8 +2,14 @@ package analysis
 
 import (
 	"context"
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,4 +149,50 @@ func TestJSONDocListsEveryMetric(t *testing.T) {
 		}
 	}
 	require.Empty(t, missing, "docs/json.md lacks these metrics")
+}
+
+// Outside the passes, metric names come from the table's constants: no
+// other package's code spells one as a string literal (tests and the
+// trace generator, which states the ground truth, may).
+func TestNoMetricNameLiterals(t *testing.T) {
+	var found []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "analysis", "tracegen", "testdata", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var s scanner.Scanner
+		fset := token.NewFileSet()
+		s.Init(fset.AddFile(path, -1, len(src)), src, nil, 0)
+		for {
+			pos, tok, lit := s.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if tok != token.STRING {
+				continue
+			}
+			if v, err := strconv.Unquote(lit); err == nil {
+				if _, ok := LookupMetric(v); ok {
+					found = append(found, fmt.Sprintf("%s: %s", fset.Position(pos), lit))
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Empty(t, found, "metric names spelled as literals: use the analysis.Metric* constants and Family* values")
 }

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -311,8 +312,8 @@ func stepCount(d *results.Document) (int, string) {
 	if best > 0 {
 		return best, "ProfilerStep#N"
 	}
-	if m, ok := meanMetrics(d)["decode.steps.count"]; ok && m > 0 {
-		return int(math.Round(m)), "decode.steps.count"
+	if m, ok := meanMetrics(d)[analysis.MetricDecodeStepsCount]; ok && m > 0 {
+		return int(math.Round(m)), analysis.MetricDecodeStepsCount
 	}
 	return 0, ""
 }
@@ -570,13 +571,13 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 		return nil, "", nil, nil, nil
 	}
 	m := meanMetrics(d)
-	metric := map[string]string{"window": "device.window.time_us", "computing": "overlap.computing.time_us",
-		"communication": "overlap.communication.time_us", "communication_not_overlapped": "overlap.communication_not_overlapped.time_us",
-		"free": "overlap.free.time_us"}
+	metric := map[string]string{"window": analysis.MetricDeviceWindowUs, "computing": analysis.MetricComputingUs,
+		"communication": analysis.MetricCommunicationUs, "communication_not_overlapped": analysis.MetricCommNotOverlappedUs,
+		"free": analysis.MetricFreeUs}
 	for _, q := range StepQuantities {
 		if v, ok := m[metric[q]]; ok {
 			out[q] = v / float64(count)
-			if c := JoinRefs(pi.mean(d, metric[q]), pi.mean(d, "decode.steps.count")); c != nil {
+			if c := JoinRefs(pi.mean(d, metric[q]), pi.mean(d, analysis.MetricDecodeStepsCount)); c != nil {
 				cut[q] = c
 			}
 			continue
@@ -656,7 +657,7 @@ func collectivesOf(d *results.Document) (map[[2]string]ctAcc, map[int]bool, bool
 	used := map[int]bool{}
 	for _, rk := range d.Ranks {
 		if rk.Collectives == nil {
-			if v, ok := rk.Metrics["hccl.total.count"]; !ok || v != 0 {
+			if v, ok := rk.Metrics[analysis.MetricHCCLTotalCount]; !ok || v != 0 {
 				continue
 			}
 		}
@@ -826,11 +827,18 @@ func (r *Result) compareKernels(before, after *results.Document, limit int, bp, 
 // evidence metric of its finding that is a total time (a name ending in
 // time_us, not hccl.per_layer.*), else on device.window.time_us.
 var EffectMetrics = map[string][]string{
-	"moe-routing-cumsum":  {"moe.cumsum.time_us"},
-	"comm-ep-flashcomm":   {"hccl.total.time_us"},
-	"graph-capture-sizes": {"overlap.free.time_us"},
-	"host-bound-free":     {"overlap.free.time_us"},
-	"event-wait-skew":     {"event_wait.time_us"},
+	"moe-routing-cumsum":  {analysis.MetricMoECumsumUs},
+	"comm-ep-flashcomm":   {analysis.MetricHCCLTotalUs},
+	"graph-capture-sizes": {analysis.MetricFreeUs},
+	"host-bound-free":     {analysis.MetricFreeUs},
+	"event-wait-skew":     {analysis.MetricEventWaitUs},
+}
+
+// perLayer reports whether a metric is a mean per MoE layer
+// (hccl.per_layer.time_us and its per-type family), not a total.
+func perLayer(name string) bool {
+	d, _ := analysis.LookupMetric(name)
+	return d.Name == analysis.MetricHCCLPerLayerUs || d.Name == string(analysis.FamilyHCCLPerLayerTypeUs)
 }
 
 func effectMetrics(rule string, ev []string) []string {
@@ -838,11 +846,11 @@ func effectMetrics(rule string, ev []string) []string {
 		return m
 	}
 	for _, e := range ev {
-		if strings.HasSuffix(e, "time_us") && !strings.HasPrefix(e, "hccl.per_layer.") {
+		if strings.HasSuffix(e, "time_us") && !perLayer(e) {
 			return []string{e}
 		}
 	}
-	return []string{"device.window.time_us"}
+	return []string{analysis.MetricDeviceWindowUs}
 }
 
 func (r *Result) compareFindings(before, after *results.Document, bp, ap *partialIndex) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 )
 
@@ -69,7 +70,7 @@ func writeDiffSteps(ew *errWriter, r *compare.Result) {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "quantity\tbefore\tafter\tchange\t\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
 		}
 		tw.Flush()
 		for _, q := range compare.StepQuantities {
@@ -148,7 +149,7 @@ func writeDiffKernels(ew *errWriter, r *compare.Result) {
 		fmt.Fprintf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
 		for _, k := range r.Kernels {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", k.Status, Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
-				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
 		}
 		tw.Flush()
 	}
@@ -170,7 +171,7 @@ func writeDiffRanks(ew *errWriter, r *compare.Result) {
 }
 
 // diffRankColumns are the metrics the per-rank breakdown shows.
-var diffRankColumns = []string{"device.window.time_us", "overlap.computing.time_us", "overlap.communication_not_overlapped.time_us", "overlap.free.time_us"}
+var diffRankColumns = []string{analysis.MetricDeviceWindowUs, analysis.MetricComputingUs, analysis.MetricCommNotOverlappedUs, analysis.MetricFreeUs}
 
 // rankPartial is the partial ranks behind a rank's breakdown row.
 func rankPartial(rd compare.RankDelta) []compare.PartialRef {
@@ -251,7 +252,7 @@ func WriteDiffSummary(w io.Writer, r *compare.Result) error {
 		ew.printf("  ! %s\n", Safe(c, 600))
 	}
 	if s, ok := r.Step("window"); ok {
-		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta("x.time_us", s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
 	} else {
 		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
 	}
@@ -276,7 +277,7 @@ func WriteDiffSummary(w io.Writer, r *compare.Result) error {
 		if k.DeltaUs == 0 {
 			continue
 		}
-		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta("x.time_us", k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
 	}
 	return ew.err
 }

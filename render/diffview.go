@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 )
 
@@ -33,7 +34,7 @@ func goodBad(name string, delta float64) string {
 func isHigherBetter(name string) bool {
 	switch name {
 	case "serving.output_tps", "serving.request_tps", "serving.total_tps", "serving.prompt_tps", "serving.generation_tps",
-		"serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate", "graph.kernels.share":
+		"serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate", analysis.MetricGraphKernelsShare:
 		return true
 	}
 	return false
@@ -123,8 +124,8 @@ func diffCards(in *DiffHTMLInput, r *compare.Result) {
 		if len(w.Partial) > 0 {
 			k = "Step time (partial: " + compare.PartialTag(w.Partial) + ")"
 		}
-		in.Cards = append(in.Cards, DiffCard{K: k, V: fmt.Sprintf("%s → %s", Dur(w.BeforeUs), Dur(w.AfterUs)), Class: goodBad("x.time_us", w.DeltaUs)})
-		in.Cards = append(in.Cards, DiffCard{K: "Change per step", V: FormatDelta("x.time_us", w.DeltaUs, w.Pct), Class: goodBad("x.time_us", w.DeltaUs)})
+		in.Cards = append(in.Cards, DiffCard{K: k, V: fmt.Sprintf("%s → %s", Dur(w.BeforeUs), Dur(w.AfterUs)), Class: goodBad(aTime, w.DeltaUs)})
+		in.Cards = append(in.Cards, DiffCard{K: "Change per step", V: FormatDelta(aTime, w.DeltaUs, w.Pct), Class: goodBad(aTime, w.DeltaUs)})
 	}
 	resolved, added := 0, 0
 	for _, f := range r.Findings {
@@ -161,8 +162,8 @@ func diffStepSection(r *compare.Result) DiffSection {
 		Columns: []DiffColumn{{Name: "Quantity"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
 	var stTags []string
 	for _, s := range r.Steps {
-		c := diffNum(FormatDelta("x.time_us", s.DeltaUs, s.Pct), s.DeltaUs)
-		c.Class = goodBad("x.time_us", s.DeltaUs)
+		c := diffNum(FormatDelta(aTime, s.DeltaUs, s.Pct), s.DeltaUs)
+		c.Class = goodBad(aTime, s.DeltaUs)
 		st.Rows = append(st.Rows, []DiffCell{diffTxt(s.Quantity), diffNum(Dur(s.BeforeUs), s.BeforeUs), diffNum(Dur(s.AfterUs), s.AfterUs), c})
 		stTags = append(stTags, compare.PartialTag(s.Partial))
 	}
@@ -229,8 +230,8 @@ func diffKernelSection(r *compare.Result) DiffSection {
 		Columns: []DiffColumn{{Name: "Status"}, {Name: "Kernel"}, {Name: "Type"}, {Name: "Core"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
 	var ksTags []string
 	for _, k := range r.Kernels {
-		c := diffNum(FormatDelta("x.time_us", k.DeltaUs, k.Pct), k.DeltaUs)
-		c.Class = goodBad("x.time_us", k.DeltaUs)
+		c := diffNum(FormatDelta(aTime, k.DeltaUs, k.Pct), k.DeltaUs)
+		c.Class = goodBad(aTime, k.DeltaUs)
 		ks.Rows = append(ks.Rows, []DiffCell{diffTxt(k.Status), {Text: k.Name, Class: "mono"}, diffTxt(k.OpType), diffTxt(k.Core), diffNum(Dur(k.BeforeUs), k.BeforeUs), diffNum(Dur(k.AfterUs), k.AfterUs), c})
 		ksTags = append(ksTags, compare.PartialTag(k.Partial))
 	}

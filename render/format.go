@@ -93,6 +93,11 @@ func raw(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // isTime reports whether a metric is a time in µs.
 func isTime(name string) bool { return strings.HasSuffix(name, "time_us") }
 
+// aTime stands for any time metric (µs) where FormatValue, FormatDelta and
+// goodBad format a duration that is no metric of its own: a step or a
+// kernel's time.
+const aTime = "x.time_us"
+
 // FormatValue formats a metric value for people: µs durations, ratios as
 // %, serving metrics in their units, counts as numbers.
 func FormatValue(name string, v float64) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -132,16 +133,16 @@ func breakdownChart(rms []rankMetrics) *chartPayload {
 	}
 	parts := []part{
 		{"computing (not overlapped)", colComputing, func(r rankMetrics) (float64, bool) {
-			c, ok1 := r.get("overlap.computing.time_us")
-			o, ok2 := r.get("overlap.overlapped.time_us")
+			c, ok1 := r.get(analysis.MetricComputingUs)
+			o, ok2 := r.get(analysis.MetricOverlappedUs)
 			if ok1 && !ok2 {
 				return c, true
 			}
 			return c - o, ok1 && ok2
 		}},
-		{"overlapped (computing ∩ communication)", colOverlapped, get("overlap.overlapped.time_us")},
-		{"communication not overlapped", colCommNotOvl, get("overlap.communication_not_overlapped.time_us")},
-		{"free", colFree, get("overlap.free.time_us")},
+		{"overlapped (computing ∩ communication)", colOverlapped, get(analysis.MetricOverlappedUs)},
+		{"communication not overlapped", colCommNotOvl, get(analysis.MetricCommNotOverlappedUs)},
+		{"free", colFree, get(analysis.MetricFreeUs)},
 	}
 	for _, p := range parts {
 		data := make([]opts.BarData, len(rms))

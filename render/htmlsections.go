@@ -50,14 +50,14 @@ func stepValue(s results.StepDoc, key string) (v float64, ok bool) {
 func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
 	for _, r := range rms {
-		win, ok := r.get("device.window.time_us")
+		win, ok := r.get(analysis.MetricDeviceWindowUs)
 		share := txt("–")
-		if f, ok2 := r.get("overlap.free.time_us"); ok && ok2 {
+		if f, ok2 := r.get(analysis.MetricFreeUs); ok && ok2 {
 			share = numc(pctText(f, win), f/win)
 		}
-		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur("device.window.time_us"), r.dur("overlap.computing.time_us"),
-			r.dur("overlap.communication.time_us"), r.dur("overlap.communication_not_overlapped.time_us"),
-			r.dur("overlap.overlapped.time_us"), r.dur("overlap.free.time_us"), share})
+		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur(analysis.MetricDeviceWindowUs), r.dur(analysis.MetricComputingUs),
+			r.dur(analysis.MetricCommunicationUs), r.dur(analysis.MetricCommNotOverlappedUs),
+			r.dur(analysis.MetricOverlappedUs), r.dur(analysis.MetricFreeUs), share})
 	}
 	b.Chart = breakdownChart(rms)
 	v.addChart(b.Chart)
@@ -127,7 +127,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	any := false
 	for i, rr := range res.Ranks {
 		if rr.HCCL == nil {
-			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("hccl.total.time_us"), 0)})
+			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)})
 			continue
 		}
 		any = true
@@ -147,10 +147,10 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		c.Empty = true
 		return
 	}
-	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, func(t string) string { return "hccl." + t + ".time_us" }, nil)
+	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, analysis.FamilyHCCLTypeUs.Of, nil)
 	v.addChart(c.TypeChart)
 	if len(groups) > 0 {
-		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, func(g string) string { return "hccl.group." + g + ".time_us" }, nil)
+		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, analysis.FamilyHCCLGroupUs.Of, nil)
 		v.addChart(c.GroupChart)
 	}
 	type rowSpec struct {
@@ -158,7 +158,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		cell         func(i int, rr *analysis.RankResult) cell
 	}
 	shareOf := func(r rankMetrics, t float64) string {
-		if w, ok := r.get("device.window.time_us"); ok && w > 0 {
+		if w, ok := r.get(analysis.MetricDeviceWindowUs); ok && w > 0 {
 			return pctText(t, w)
 		}
 		return ""
@@ -167,7 +167,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		return func(i int, rr *analysis.RankResult) cell {
 			r := rms[i]
 			if rr.HCCL == nil {
-				return cell{Text: "unavailable", NA: cleanText(r.why("hccl.total.time_us"), 0)}
+				return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
 			}
 			tm, ok := r.get(timeMetric)
 			if !ok {
@@ -191,13 +191,13 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	}
 	var tspecs []rowSpec
 	for _, t := range types {
-		tspecs = append(tspecs, rowSpec{label: cleanText(t, 60), cell: metricCell("hccl."+t+".time_us", "hccl."+t+".count", " ops")})
+		tspecs = append(tspecs, rowSpec{label: cleanText(t, 60), cell: metricCell(analysis.FamilyHCCLTypeUs.Of(t), analysis.FamilyHCCLTypeCount.Of(t), " ops")})
 	}
-	tspecs = append(tspecs, rowSpec{label: "total", class: "total", cell: metricCell("hccl.total.time_us", "hccl.total.count", " ops")})
+	tspecs = append(tspecs, rowSpec{label: "total", class: "total", cell: metricCell(analysis.MetricHCCLTotalUs, analysis.MetricHCCLTotalCount, " ops")})
 	c.TypePivot = build("type", tspecs)
 	var gspecs []rowSpec
 	for _, g := range groups {
-		gspecs = append(gspecs, rowSpec{label: cleanText(g, 60), cell: metricCell("hccl.group."+g+".time_us", "hccl.group."+g+".count", " ops")})
+		gspecs = append(gspecs, rowSpec{label: cleanText(g, 60), cell: metricCell(analysis.FamilyHCCLGroupUs.Of(g), analysis.FamilyHCCLGroupCount.Of(g), " ops")})
 	}
 	anyUnknown := false
 	for _, rr := range res.Ranks {
@@ -208,7 +208,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	if anyUnknown {
 		gspecs = append(gspecs, rowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
 			if rr.HCCL == nil {
-				return cell{Text: "unavailable", NA: cleanText(rms[i].why("hccl.total.time_us"), 0)}
+				return cell{Text: "unavailable", NA: cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)}
 			}
 			u := rr.HCCL.UnknownGroup
 			if u.Count == 0 {
@@ -227,7 +227,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			continue
 		}
 		r := rms[i]
-		win, haveWin := r.get("device.window.time_us")
+		win, haveWin := r.get(analysis.MetricDeviceWindowUs)
 		for _, k := range sortedStatKeys(rr.HCCL.ByTypeGroup) {
 			s := rr.HCCL.ByTypeGroup[k]
 			t, g, _ := strings.Cut(k, "@")
@@ -243,7 +243,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		}
 	}
 	if len(groups) == 0 {
-		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why("hccl.group.*")
+		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(analysis.UnavailableHCCLGroups)
 	}
 }
 
@@ -267,12 +267,12 @@ func keysOf(m map[string]bool) []string {
 }
 
 var moeBuckets = []struct{ metric, label, color string }{
-	{"moe.gating.time_us", "gating (MoeGatingTopK)", "#64748b"},
-	{"moe.routing.time_us", "routing (MoeInitRouting*)", "#0ea5e9"},
-	{"moe.cumsum.time_us", "Cumsum (routing path)", "#f97316"},
-	{"moe.dispatch.time_us", "dispatch", "#a855f7"},
-	{"moe.gmm.time_us", "GroupedMatmul", "#22c55e"},
-	{"moe.combine.time_us", "combine", "#ec4899"},
+	{analysis.MetricMoEGatingUs, "gating (MoeGatingTopK)", "#64748b"},
+	{analysis.MetricMoERoutingUs, "routing (MoeInitRouting*)", "#0ea5e9"},
+	{analysis.MetricMoECumsumUs, "Cumsum (routing path)", "#f97316"},
+	{analysis.MetricMoEDispatchUs, "dispatch", "#a855f7"},
+	{analysis.MetricMoEGMMUs, "GroupedMatmul", "#22c55e"},
+	{analysis.MetricMoECombineUs, "combine", "#ec4899"},
 }
 
 func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
@@ -280,7 +280,7 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	found := false
 	for i, rr := range res.Ranks {
 		if rr.MoE == nil {
-			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("moe.routing.time_us"), 0)})
+			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricMoERoutingUs), 0)})
 			continue
 		}
 		if rr.MoE.Routing.Count > 0 || rr.MoE.Cumsum.Count > 0 || rr.MoE.GMM.Count > 0 || rr.MoE.Dispatch.Count > 0 || rr.MoE.Combine.Count > 0 {
@@ -296,11 +296,11 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			continue
 		}
 		r := rms[i]
-		fb := "moe.routing.time_us"
-		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count("moe.routing.count", fb), r.dur("moe.routing.time_us"),
-			r.count("moe.cumsum.count", fb), r.dur("moe.cumsum.time_us"), r.count("moe.cumsum.aicpu.count", fb),
-			meanCell(r, "moe.cumsum.time_us", "moe.cumsum.count"), r.dur("moe.gmm.time_us"), r.count("moe.gmm.tokens", fb),
-			r.dur("moe.dispatch.time_us", fb), r.dur("moe.combine.time_us", fb)})
+		fb := analysis.MetricMoERoutingUs
+		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count(analysis.MetricMoERoutingCount, fb), r.dur(analysis.MetricMoERoutingUs),
+			r.count(analysis.MetricMoECumsumCount, fb), r.dur(analysis.MetricMoECumsumUs), r.count(analysis.MetricMoECumsumAICPUCount, fb),
+			meanCell(r, analysis.MetricMoECumsumUs, analysis.MetricMoECumsumCount), r.dur(analysis.MetricMoEGMMUs), r.count(analysis.MetricMoEGMMTokens, fb),
+			r.dur(analysis.MetricMoEDispatchUs, fb), r.dur(analysis.MetricMoECombineUs, fb)})
 	}
 	var series []string
 	colors := map[string]string{}
@@ -323,19 +323,19 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	// GroupedMatmul skew over ranks (max/min of moe.gmm.time_us).
 	hi, lo := -1, -1
 	for i, r := range rms {
-		val, ok := r.get("moe.gmm.time_us")
+		val, ok := r.get(analysis.MetricMoEGMMUs)
 		if !ok || val <= 0 {
 			continue
 		}
-		if hi < 0 || val > rms[hi].m["moe.gmm.time_us"] {
+		if hi < 0 || val > rms[hi].m[analysis.MetricMoEGMMUs] {
 			hi = i
 		}
-		if lo < 0 || val < rms[lo].m["moe.gmm.time_us"] {
+		if lo < 0 || val < rms[lo].m[analysis.MetricMoEGMMUs] {
 			lo = i
 		}
 	}
 	if hi >= 0 && len(rms) > 1 {
-		h, l := rms[hi].m["moe.gmm.time_us"], rms[lo].m["moe.gmm.time_us"]
+		h, l := rms[hi].m[analysis.MetricMoEGMMUs], rms[lo].m[analysis.MetricMoEGMMUs]
 		m.GMMSkew = fmt.Sprintf("GroupedMatmul time: slowest %s %s, fastest %s %s (max/min %.2f×).",
 			rankLabel(rms[hi].rank), Dur(h), rankLabel(rms[lo].rank), Dur(l), h/l)
 	}
@@ -405,7 +405,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	for i, rr := range res.Ranks {
 		r := rms[i]
 		if rr.EventWait == nil {
-			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why("event_wait.time_us"), 0)})
+			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 			continue
 		}
 		for _, s := range rr.EventWait.Streams {
@@ -445,31 +445,31 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		var metrics []string
 		pv := &pivot{Corner: "stream", Cols: rankNames(rms)}
 		for _, id := range ids {
-			p := fmt.Sprintf("event_wait.stream.%d", id)
+			timeUs := analysis.FamilyEventWaitStreamUs.Of(strconv.Itoa(id))
 			label := "stream " + strconv.Itoa(id)
 			if computeStream[int32(id)] {
 				label += " (compute)"
 			}
-			labels[p+".time_us"] = label
-			metrics = append(metrics, p+".time_us")
+			labels[timeUs] = label
+			metrics = append(metrics, timeUs)
 			row := pivotRow{Label: label}
 			for i, rr := range res.Ranks {
 				r := rms[i]
 				if rr.EventWait == nil {
-					row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why("event_wait.time_us"), 0)})
+					row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 					continue
 				}
-				tm, ok := r.get(p + ".time_us")
+				tm, ok := r.get(timeUs)
 				if !ok {
 					row.Cells = append(row.Cells, cell{Text: "–", Num: true})
 					continue
 				}
-				c := r.dur(p + ".time_us")
+				c := r.dur(timeUs)
 				sh := ""
 				if sp := span[[2]int{i, id}]; sp > 0 {
 					sh = pctText(tm, us(sp)) + " of span"
 				}
-				c.Sub = []cell{r.cell(p+".count", func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
+				c.Sub = []cell{r.cell(analysis.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
 				row.Cells = append(row.Cells, c)
 			}
 			pv.Rows = append(pv.Rows, row)
@@ -504,7 +504,7 @@ func buildKernels(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	total := 0
 	for i, rr := range res.Ranks {
 		if rr.Kernels == nil {
-			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why("kernel.compute.time_us"), 0)})
+			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricKernelComputeUs), 0)})
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
@@ -528,19 +528,19 @@ func buildKernels(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 
 // skewMetrics are the rank-skew heatmap's columns.
 var skewMetrics = []struct{ metric, label string }{
-	{"device.window.time_us", "window"},
-	{"overlap.computing.time_us", "computing"},
-	{"overlap.communication.time_us", "communication"},
-	{"overlap.communication_not_overlapped.time_us", "comm. not overlapped"},
-	{"overlap.free.time_us", "free"},
-	{"hccl.total.time_us", "HCCL total"},
-	{"moe.routing.time_us", "MoE routing"},
-	{"moe.cumsum.time_us", "MoE Cumsum"},
-	{"moe.gmm.time_us", "GroupedMatmul"},
-	{"moe.dispatch.time_us", "dispatch"},
-	{"moe.combine.time_us", "combine"},
-	{"event_wait.time_us", "EVENT_WAIT"},
-	{"kernel.compute.time_us", "kernel time (sum)"},
+	{analysis.MetricDeviceWindowUs, "window"},
+	{analysis.MetricComputingUs, "computing"},
+	{analysis.MetricCommunicationUs, "communication"},
+	{analysis.MetricCommNotOverlappedUs, "comm. not overlapped"},
+	{analysis.MetricFreeUs, "free"},
+	{analysis.MetricHCCLTotalUs, "HCCL total"},
+	{analysis.MetricMoERoutingUs, "MoE routing"},
+	{analysis.MetricMoECumsumUs, "MoE Cumsum"},
+	{analysis.MetricMoEGMMUs, "GroupedMatmul"},
+	{analysis.MetricMoEDispatchUs, "dispatch"},
+	{analysis.MetricMoECombineUs, "combine"},
+	{analysis.MetricEventWaitUs, "EVENT_WAIT"},
+	{analysis.MetricKernelComputeUs, "kernel time (sum)"},
 }
 
 func buildSkew(v *htmlView, rms []rankMetrics) {

@@ -72,7 +72,7 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 		ts := rr.TimelineSample
 		if ts == nil || rr.Timeline == nil || !rr.Timeline.HaveWindow {
 			why := "no device timeline"
-			if w, ok := rr.Unavailable["device.window.time_us"]; ok {
+			if w, ok := rr.Unavailable[analysis.MetricDeviceWindowUs]; ok {
 				why = w
 			}
 			notes = append(notes, fmt.Sprintf("%s: unavailable: %s", rankLabel(rr.Rank), cleanText(why, 0)))

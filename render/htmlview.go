@@ -476,7 +476,7 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 	}
 	share := func(metric string) func(r rankMetrics) (float64, bool) {
 		return func(r rankMetrics) (float64, bool) {
-			w, ok1 := r.get("device.window.time_us")
+			w, ok1 := r.get(analysis.MetricDeviceWindowUs)
 			x, ok2 := r.get(metric)
 			if !ok1 || !ok2 || w <= 0 {
 				return 0, false
@@ -485,9 +485,9 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 		}
 	}
 	pctf := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	spread("Device window", func(r rankMetrics) (float64, bool) { return r.get("device.window.time_us") }, Dur)
-	spread("Comm. not overlapped / window", share("overlap.communication_not_overlapped.time_us"), pctf)
-	spread("Free (idle) / window", share("overlap.free.time_us"), pctf)
+	spread("Device window", func(r rankMetrics) (float64, bool) { return r.get(analysis.MetricDeviceWindowUs) }, Dur)
+	spread("Comm. not overlapped / window", share(analysis.MetricCommNotOverlappedUs), pctf)
+	spread("Free (idle) / window", share(analysis.MetricFreeUs), pctf)
 	steps := 0
 	for _, rr := range res.Ranks {
 		steps = max(steps, len(rr.Steps))

@@ -87,14 +87,14 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share\t\n")
 	for _, rr := range res.Ranks {
 		m := rr.Metrics
-		win, ok := m["device.window.time_us"]
+		win, ok := m[analysis.MetricDeviceWindowUs]
 		if !ok {
 			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\n", rr.Rank)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rr.Rank, Dur(win), metric(m, "overlap.computing.time_us"),
-			metric(m, "overlap.communication.time_us"), metric(m, "overlap.communication_not_overlapped.time_us"),
-			metric(m, "overlap.free.time_us"), pctMetric(m, "overlap.free.time_us", win))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rr.Rank, Dur(win), metric(m, analysis.MetricComputingUs),
+			metric(m, analysis.MetricCommunicationUs), metric(m, analysis.MetricCommNotOverlappedUs),
+			metric(m, analysis.MetricFreeUs), pctMetric(m, analysis.MetricFreeUs, win))
 	}
 	tw.Flush()
 
