@@ -41,9 +41,14 @@ type Document struct {
 	Facts []rules.FactValue `json:"facts,omitempty"`
 	// Rules is every rule's outcome: fired, clear, not_evaluated, failed.
 	Rules []rules.Outcome `json:"rules,omitempty"`
-	// DeployDiff is every finding's change to the --deploy script, as one
-	// unified diff.
+	// DeployDiff is the --deploy script's change as one unified diff: the
+	// fix plan's (plan.deploy_diff) when there is a plan, else every
+	// finding's.
 	DeployDiff string `json:"deploy_diff,omitempty"`
+	// Plan is the fix plan: the predicted fixes in order, applied
+	// cumulatively, what was left out and the combined changes; its
+	// deploy_diff equals DeployDiff. Absent when nothing could be predicted.
+	Plan *rules.Plan `json:"plan,omitempty"`
 	// Warnings are about the inputs of the rule evaluation (rules.Report.
 	// Warnings): a --deploy script with several `vllm serve` commands names
 	// each one's lines and the one the facts and deploy_diff use.
@@ -152,6 +157,7 @@ func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
 		doc.Findings = append([]rules.Finding{}, rep.Findings...)
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
+		doc.Plan = rep.Plan
 		doc.Warnings = rep.Warnings
 	}
 	if facts != nil {

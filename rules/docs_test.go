@@ -36,4 +36,6 @@ func TestDocsInSync(t *testing.T) {
 func TestDocExampleLoads(t *testing.T) {
 	_, err := Load("../docs/examples/team-rules.yaml")
 	require.NoError(t, err)
+	_, err = Load("../docs/examples/plan-rules.yaml")
+	require.NoError(t, err)
 }

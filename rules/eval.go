@@ -71,6 +71,8 @@ type Report struct {
 	// script, as one unified diff ("" without a script or edits), filled
 	// by AttachDiffs after evaluation.
 	Diff string
+	// Plan is the fix plan (package plan), nil when none was built.
+	Plan *Plan
 	// Warnings are about the rules' inputs, for people: e.g. a --deploy
 	// script that starts several `vllm serve` commands, and which one the
 	// facts and the diff use.
@@ -778,6 +780,9 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 			return classify(r, "edit value", err), nil
 		}
 		fd.Actions = append(fd.Actions, fix.Action{Kind: fix.Kind(es.Op), Name: es.Name, Value: val, Create: es.Create, Rule: r.ID})
+	}
+	if err := st.planOf(r, fd); err != nil {
+		return classify(r, "plan fields", err), nil
 	}
 	fd.Severity = r.Severity
 	if fd.Severity == "auto" {

@@ -99,6 +99,16 @@ type Finding struct {
 	// their script edits applied to the deployment script (Report.
 	// AttachDiffs, after evaluation).
 	Actions []fix.Action `json:"-"`
+	// Predicted is the fix alone (with what it requires) replayed on the
+	// measured decode steps (package plan); absent when it could not be
+	// predicted.
+	Predicted *Prediction `json:"predicted,omitempty"`
+	// Transforms, Requires, Conflicts, Supersedes and Needs are the rule's
+	// plan fields as they hold for this finding; NeedsUnmet says why a
+	// known version is too low for the fix (rules/plan.go).
+	Transforms                      []Transform `json:"-"`
+	Requires, Conflicts, Supersedes []Ref       `json:"-"`
+	Needs, NeedsUnmet               string      `json:"-"`
 }
 
 // Severities lists the severities, lowest first.

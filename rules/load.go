@@ -40,6 +40,12 @@ type Rule struct {
 	Thresholds map[string]float64
 	// Vars are named expressions, usable by name in every other expression.
 	Vars []Var
+	// Transforms are the fix as typed transforms of the decode-step
+	// timeline; Requires, Conflicts and Supersedes relate it to other
+	// rules' fixes; Needs are the versions it needs (rules/plan.go).
+	Transforms                      []TransformSpec
+	Requires, Conflicts, Supersedes []RefSpec
+	Needs                           []NeedSpec
 	// File and Line locate the rule (its id) for errors and SARIF.
 	File string
 	Line int
@@ -148,6 +154,9 @@ func Load(files ...string) (*Set, error) {
 		}
 		problems = append(problems, set.add(f, data, false, false)...)
 	}
+	if len(problems) == 0 {
+		problems = set.checkRefs()
+	}
 	if len(problems) > 0 {
 		return nil, errkind.List(errkind.Input, problems)
 	}
@@ -166,7 +175,7 @@ func Parse(name string, data []byte) (*Set, error) {
 // file-level schema
 var (
 	fileKeys   = []string{"rules", "budgets"}
-	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why"}
+	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
@@ -440,6 +449,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	}
 	r.Docs = l.str(m["docs"], "docs")
 	r.Why = l.str(m["why"], "why")
+	c.planFields(m, r)
 	if en := m["evidence"]; en != nil {
 		if en.Kind != yaml.SequenceNode {
 			l.errf(en, "%s: evidence: expected a list, found %s", what, kindName(en))

@@ -12,6 +12,7 @@ import (
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/plan"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -105,10 +106,14 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 		return nil, nil, usageErr("%v", err)
 	}
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline})
+	var ed rules.Editor
 	if o.script != nil {
 		// the findings' actions become diffs of the script after the rules ran
 		rep.AttachDiffs(o.script)
+		ed = o.script
 	}
+	// predictions and the fix plan (whose diff is the combined deploy diff)
+	plan.Build(res, rep, ed)
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it

@@ -1,0 +1,195 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/npuprof/npuprof/analysis/replay"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// plan orders the predicted fixes and applies them cumulatively.
+func (b *builder) plan() *rules.Plan {
+	p := &rules.Plan{Steps: []rules.PlanStep{}}
+	left := b.leftOut()
+	var replayable, bounded []*rules.Finding
+	for i := range b.rep.Findings {
+		f := &b.rep.Findings[i]
+		if f.Predicted == nil || left[f.Rule] != "" {
+			continue
+		}
+		if len(f.Transforms) > 0 && b.tl != nil {
+			replayable = append(replayable, f)
+		} else {
+			bounded = append(bounded, f)
+		}
+	}
+	cur, now := b.tl, *b.base
+	placed := map[string]bool{}
+	for len(replayable) > 0 {
+		i, pred, next, fails := b.pick(cur, replayable, placed)
+		for _, j := range fails {
+			left[replayable[j.i].Rule] = j.why
+		}
+		if i < 0 {
+			break
+		}
+		f := replayable[i]
+		st := b.step(f, b.prediction(now, pred.BeforeNs, pred.AfterNs, pred.UpperBound, pred.Basis))
+		p.Steps, placed[f.Rule] = append(p.Steps, st), true
+		cur, now = next, st.StepTimeUs.After*1000
+		replayable = drop(replayable, i, left)
+	}
+	for _, f := range replayable {
+		if left[f.Rule] == "" {
+			left[f.Rule] = "requires a fix the plan cannot hold"
+		}
+	}
+	sort.SliceStable(bounded, func(x, y int) bool {
+		return bounded[x].Predicted.StepTimeChangePct < bounded[y].Predicted.StepTimeChangePct
+	})
+	for _, f := range bounded {
+		per := f.Predicted.StepTimeUs.Before - f.Predicted.StepTimeUs.After
+		after := max(now/1000-per, 0.001)
+		st := b.step(f, b.prediction(now, now/1000, after, true, f.Predicted.Basis))
+		p.Steps, now = append(p.Steps, st), st.StepTimeUs.After*1000
+	}
+	b.total(p, now, left)
+	return p
+}
+
+// step is a plan step of f with its cumulative prediction.
+func (b *builder) step(f *rules.Finding, pr *rules.Prediction) rules.PlanStep {
+	st := rules.PlanStep{Rule: f.Rule, StepTimeUs: pr.StepTimeUs, StepTimeChangePct: pr.StepTimeChangePct,
+		ThroughputChangePct: pr.ThroughputChangePct, UpperBound: pr.UpperBound, Requires: []string{},
+		Needs: f.Needs, Basis: pr.Basis}
+	for _, r := range f.Requires {
+		if b.byRule[r.Rule] != nil {
+			st.Requires = append(st.Requires, r.Rule)
+		}
+	}
+	return st
+}
+
+// total sets the plan's total and what it left out.
+func (b *builder) total(p *rules.Plan, now float64, left map[string]string) {
+	sp, tp := replay.Change(*b.base, now)
+	p.StepTimeUs = rules.BeforeAfter{Before: round1(*b.base / 1000), After: round1(now / 1000)}
+	p.StepTimeChangePct, p.ThroughputChangePct = round2(sp), round2(tp)
+	for _, st := range p.Steps {
+		p.UpperBound = p.UpperBound || st.UpperBound
+	}
+	for _, f := range b.rep.Findings {
+		if why := left[f.Rule]; why != "" {
+			p.LeftOut = append(p.LeftOut, rules.LeftOut{Rule: f.Rule, Reason: why})
+		}
+	}
+}
+
+// failure is a candidate that could not be replayed on the current
+// timeline.
+type failure struct {
+	i   int
+	why string
+}
+
+// pick replays every candidate whose requirements are placed on cur and
+// returns the one that leaves the shortest step (-1 when none can go).
+func (b *builder) pick(cur *replay.Timeline, cands []*rules.Finding, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
+	best := -1
+	var bp replay.Prediction
+	var bt *replay.Timeline
+	var fails []failure
+	for i, f := range cands {
+		if !requiresPlaced(f, placed, b.byRule) {
+			continue
+		}
+		var ts []replay.Transform
+		for _, t := range f.Transforms {
+			if rt, err := toReplay(t); err == nil {
+				ts = append(ts, rt)
+			}
+		}
+		p, next, err := replay.Predict(cur, ts)
+		if err != nil {
+			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
+			continue
+		}
+		if best < 0 || p.AfterNs < bp.AfterNs {
+			best, bp, bt = i, p, next
+		}
+	}
+	return best, bp, bt, fails
+}
+
+// requiresPlaced reports whether every fired rule f requires is placed.
+func requiresPlaced(f *rules.Finding, placed map[string]bool, byRule map[string]*rules.Finding) bool {
+	for _, r := range f.Requires {
+		if byRule[r.Rule] != nil && !placed[r.Rule] {
+			return false
+		}
+	}
+	return true
+}
+
+// drop removes cands[i] and every candidate left out.
+func drop(cands []*rules.Finding, i int, left map[string]string) []*rules.Finding {
+	var out []*rules.Finding
+	for j, f := range cands {
+		if j != i && left[f.Rule] == "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// leftOut decides, before any replay, which predicted fixes the plan
+// cannot hold: a known version too low, superseded by another fired fix,
+// the smaller gain of two that conflict, or requiring a fix that did not
+// fire or is left out.
+func (b *builder) leftOut() map[string]string {
+	left := map[string]string{}
+	in := func(f *rules.Finding) bool { return f != nil && f.Predicted != nil && left[f.Rule] == "" }
+	for i := range b.rep.Findings {
+		if f := &b.rep.Findings[i]; f.NeedsUnmet != "" {
+			left[f.Rule] = f.NeedsUnmet
+		}
+	}
+	for i := range b.rep.Findings {
+		f := &b.rep.Findings[i]
+		for _, r := range f.Supersedes {
+			if q := b.byRule[r.Rule]; in(f) && in(q) {
+				left[q.Rule] = fmt.Sprintf("superseded by %s: %s", f.Rule, r.Reason)
+			}
+		}
+	}
+	for i := range b.rep.Findings {
+		f := &b.rep.Findings[i]
+		for _, r := range f.Conflicts {
+			q := b.byRule[r.Rule]
+			if !in(f) || !in(q) {
+				continue
+			}
+			loser, winner := f, q
+			if f.Predicted.StepTimeChangePct < q.Predicted.StepTimeChangePct {
+				loser, winner = q, f
+			}
+			left[loser.Rule] = fmt.Sprintf("conflicts with %s: %s", winner.Rule, r.Reason)
+		}
+	}
+	b.editConflicts(left)
+	for changed := true; changed; {
+		changed = false
+		for i := range b.rep.Findings {
+			f := &b.rep.Findings[i]
+			for _, r := range f.Requires {
+				q := b.byRule[r.Rule]
+				if in(f) && !in(q) {
+					left[f.Rule] = fmt.Sprintf("requires %s (%s), which the plan does not hold", r.Rule, r.Reason)
+					changed = true
+				}
+			}
+		}
+	}
+	return left
+}

@@ -1,0 +1,331 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The plan fields of a rule: the fix as typed transforms of the decode-step
+// timeline (package analysis/replay replays them), the rules it requires,
+// conflicts with or supersedes, and the versions it needs. docs/rules.md,
+// "Predictions and the fix plan".
+
+// Transform kinds a rule's `transforms` may name.
+var TransformKinds = []string{"remove_kernels", "replace_collectives", "rebatch", "eager_to_graph", "rebalance_experts"}
+
+var (
+	transformKeys = []string{"kind", "op", "after", "group", "to", "when"}
+	refKeys       = []string{"rule", "when", "reason"}
+	needKeys      = []string{"vllm_ascend", "when"}
+)
+
+// TransformSpec is one transform of a rule's fix.
+type TransformSpec struct {
+	Kind, Op, After, Group string
+	To                     *Expr // rebatch: the tokens a step runs at
+	When                   *Expr // optional: the transform applies when it holds
+}
+
+// RefSpec is a rule a rule requires, conflicts with or supersedes; When
+// (optional) says when the relation holds.
+type RefSpec struct {
+	Rule   string
+	When   *Expr
+	Reason string
+	File   string
+	Line   int
+}
+
+// NeedSpec is a version a rule's fix needs (when When holds).
+type NeedSpec struct {
+	VllmAscend string
+	When       *Expr
+}
+
+// Transform is a fired rule's transform, its values evaluated.
+type Transform struct {
+	Kind, Op, After, Group string
+	To                     int
+}
+
+// Ref is a relation of a fired rule to another rule.
+type Ref struct {
+	Rule   string
+	Reason string
+}
+
+// BeforeAfter is a step time before and after a change (µs per decode
+// step).
+type BeforeAfter struct {
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+}
+
+// Prediction is what a fix alone (with what it requires) is predicted to
+// change on the measured profile: the decode step time (the mean time from
+// one decode step's start to the next), its change and the decode
+// throughput change at the same batch. UpperBound: the effect could not be
+// replayed exactly and this is the most it can gain.
+type Prediction struct {
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	UpperBound          bool        `json:"upper_bound"`
+	Basis               string      `json:"basis"`
+}
+
+// planFields loads a rule's transforms, requires, conflicts, supersedes
+// and needs.
+func (c *compiler) planFields(m map[string]*yaml.Node, r *Rule) {
+	l, what := c.l, c.what
+	if tn := m["transforms"]; tn != nil {
+		for _, n := range l.list(tn, what+": transforms") {
+			tm := l.mapping(n, what+": transform", transformKeys)
+			t := TransformSpec{Kind: l.str(tm["kind"], "kind"), Op: l.str(tm["op"], "op"),
+				After: l.str(tm["after"], "after"), Group: l.str(tm["group"], "group")}
+			if !contains(TransformKinds, t.Kind) {
+				l.errf(n, "%s: transform kind %q (expected one of %s)", what, t.Kind, strings.Join(TransformKinds, ", "))
+			}
+			if t.Kind == "remove_kernels" && t.Op == "" {
+				l.errf(n, "%s: transform remove_kernels: missing op", what)
+			}
+			if v := tm["when"]; v != nil {
+				t.When = c.expr(v, "transform when", kindBool)
+			}
+			if v := tm["to"]; v != nil {
+				t.To = c.expr(v, "transform to", kindAny)
+			} else if t.Kind == "rebatch" {
+				l.errf(n, "%s: transform rebatch: missing to (the tokens a step runs at)", what)
+			}
+			r.Transforms = append(r.Transforms, t)
+		}
+	}
+	r.Requires = c.refs(m["requires"], "requires")
+	r.Conflicts = c.refs(m["conflicts"], "conflicts")
+	r.Supersedes = c.refs(m["supersedes"], "supersedes")
+	if nn := m["needs"]; nn != nil {
+		for _, n := range l.list(nn, what+": needs") {
+			nm := l.mapping(n, what+": needs", needKeys)
+			ns := NeedSpec{VllmAscend: l.str(nm["vllm_ascend"], "vllm_ascend")}
+			if _, err := parseVersion(ns.VllmAscend); err != nil {
+				l.errf(n, "%s: needs: vllm_ascend: %v", what, err)
+			}
+			if v := nm["when"]; v != nil {
+				ns.When = c.expr(v, "needs when", kindBool)
+			}
+			r.Needs = append(r.Needs, ns)
+		}
+	}
+}
+
+// refs loads a requires/conflicts/supersedes list: rule ids, or mappings
+// with rule, when and reason.
+func (c *compiler) refs(n *yaml.Node, field string) []RefSpec {
+	if n == nil {
+		return nil
+	}
+	l := c.l
+	var out []RefSpec
+	for _, e := range l.list(n, c.what+": "+field) {
+		ref := RefSpec{File: l.file, Line: e.Line}
+		if e.Kind == yaml.ScalarNode {
+			ref.Rule = e.Value
+		} else {
+			em := l.mapping(e, c.what+": "+field, refKeys)
+			ref.Rule, ref.Reason = l.str(em["rule"], "rule"), l.str(em["reason"], "reason")
+			if v := em["when"]; v != nil {
+				ref.When = c.expr(v, field+" when", kindBool)
+			}
+		}
+		if !reID.MatchString(ref.Rule) {
+			l.errf(e, "%s: %s: %q is not a rule id", c.what, field, ref.Rule)
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// list returns the items of a sequence node (a scalar is a list of one).
+func (l *loader) list(n *yaml.Node, what string) []*yaml.Node {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return n.Content
+	case yaml.ScalarNode, yaml.MappingNode:
+		return []*yaml.Node{n}
+	}
+	l.errf(n, "%s: expected a list, found %s", what, kindName(n))
+	return nil
+}
+
+// checkRefs reports, with file:line, every requires/conflicts/supersedes
+// that names an unknown rule, and every cycle of requires.
+func (s *Set) checkRefs() []string {
+	var problems []string
+	for _, r := range s.Rules {
+		for _, list := range [][]RefSpec{r.Requires, r.Conflicts, r.Supersedes} {
+			for _, ref := range list {
+				if s.Lookup(ref.Rule) == nil {
+					problems = append(problems, fmt.Sprintf("%s:%d: rule %s: unknown rule id %q", ref.File, ref.Line, r.ID, ref.Rule))
+				}
+			}
+		}
+	}
+	state := map[string]int{}
+	var visit func(r *Rule, path []string) string
+	visit = func(r *Rule, path []string) string {
+		switch state[r.ID] {
+		case 1:
+			return strings.Join(append(path, r.ID), " -> ")
+		case 2:
+			return ""
+		}
+		state[r.ID] = 1
+		for _, ref := range r.Requires {
+			if q := s.Lookup(ref.Rule); q != nil {
+				if cyc := visit(q, append(path, r.ID)); cyc != "" {
+					return cyc
+				}
+			}
+		}
+		state[r.ID] = 2
+		return ""
+	}
+	for _, r := range s.Rules {
+		if cyc := visit(r, nil); cyc != "" {
+			problems = append(problems, fmt.Sprintf("%s:%d: rule %s: requires form a cycle: %s", r.File, r.Line, r.ID, cyc))
+			break
+		}
+	}
+	return problems
+}
+
+// planOf evaluates a fired rule's transforms, relations and needs into its
+// finding. A relation or need whose `when` cannot be evaluated (an unknown
+// fact) holds: the plan then keeps the safe order or names the need.
+func (st *state) planOf(r *Rule, fd *Finding) error {
+	for _, ts := range r.Transforms {
+		if ts.When != nil {
+			ok, err := st.run(ts.When)
+			if err != nil {
+				return err
+			}
+			if !ok.(bool) {
+				continue
+			}
+		}
+		t := Transform{Kind: ts.Kind, Op: ts.Op, After: ts.After, Group: ts.Group}
+		if ts.To != nil {
+			v, err := st.run(ts.To)
+			if err != nil {
+				return err
+			}
+			f, ok := toFloat(v)
+			if !ok {
+				return fmt.Errorf("transform to: %v is not a number", v)
+			}
+			t.To = int(f)
+		}
+		fd.Transforms = append(fd.Transforms, t)
+	}
+	var err error
+	if fd.Requires, err = st.holding(r.Requires); err != nil {
+		return err
+	}
+	if fd.Conflicts, err = st.holding(r.Conflicts); err != nil {
+		return err
+	}
+	if fd.Supersedes, err = st.holding(r.Supersedes); err != nil {
+		return err
+	}
+	for _, ns := range r.Needs {
+		if ok, err := st.holds(ns.When); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		fd.Needs = "vllm-ascend >= " + ns.VllmAscend
+		if v, ok := st.in.Facts.Get("vllm_ascend_version"); ok {
+			if cmp, err := CompareVersions(v.Value.(string), ns.VllmAscend); err == nil && cmp < 0 {
+				fd.NeedsUnmet = fmt.Sprintf("needs vllm-ascend >= %s; the deployment runs %s", ns.VllmAscend, v.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// holding returns the relations whose `when` holds.
+func (st *state) holding(refs []RefSpec) ([]Ref, error) {
+	var out []Ref
+	for _, ref := range refs {
+		ok, err := st.holds(ref.When)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, Ref{Rule: ref.Rule, Reason: ref.Reason})
+		}
+	}
+	return out, nil
+}
+
+// holds evaluates an optional condition; nil or not evaluable (an unknown
+// fact or metric) holds.
+func (st *state) holds(e *Expr) (bool, error) {
+	if e == nil {
+		return true, nil
+	}
+	v, err := st.run(e)
+	if err != nil {
+		var ne *errNotEvaluated
+		if errors.As(err, &ne) {
+			return true, nil
+		}
+		return false, err
+	}
+	b, _ := v.(bool)
+	return b, nil
+}
+
+// Plan is one fix plan: the fixes ordered by predicted gain and applied
+// cumulatively (each step predicted on the timeline the earlier ones
+// left), what was left out and why, and the combined changes
+// (docs/json.md, "plan").
+type Plan struct {
+	Steps               []PlanStep  `json:"steps"`
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	// UpperBound: at least one step is an upper bound, so is the total.
+	UpperBound  bool        `json:"upper_bound"`
+	LeftOut     []LeftOut   `json:"left_out,omitempty"`
+	DeployDiff  string      `json:"deploy_diff"`
+	CodePatches []CodePatch `json:"code_patches,omitempty"`
+}
+
+// PlanStep is one fix of the plan, predicted on the timeline the earlier
+// steps left.
+type PlanStep struct {
+	Rule                string      `json:"rule"`
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	UpperBound          bool        `json:"upper_bound"`
+	Requires            []string    `json:"requires"`
+	Needs               string      `json:"needs,omitempty"`
+	Basis               string      `json:"basis,omitempty"`
+}
+
+// LeftOut is a fired rule's fix the plan does not hold, and why.
+type LeftOut struct {
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// CodePatch is a unified diff of one source file.
+type CodePatch struct {
+	File string `json:"file"`
+	Diff string `json:"diff"`
+}
