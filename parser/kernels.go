@@ -20,8 +20,10 @@ func readKernels(r *model.Rank, path string) {
 		j = newKernelJoin(r)
 	}
 	rows := 0
+	var issues summary.RowIssues
 	err := withFile(r, path, func(f io.Reader) error {
-		issues, err := summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
+		var err error
+		issues, err = summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
 			if hcclFromRows && k.IsCollective() {
 				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
@@ -45,6 +47,17 @@ func readKernels(r *model.Rank, path string) {
 		return err
 	})
 	kernelsRead(r, path, rows, err, hcclFromRows)
+	if err == nil && rows > 0 && issues.Partial() {
+		// rows skipped, or the file cut inside its last line: what is
+		// computed from it is partial, as from a cut trace
+		r.Have.KernelPartial = true
+		if !r.Have.Timeline {
+			r.Partial = true
+			if r.PartialReason == "" {
+				r.PartialReason = issues.PartialReason(path, rows)
+			}
+		}
+	}
 }
 
 // hcclFromRow is the collective of a kernel_details row.

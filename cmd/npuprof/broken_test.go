@@ -147,12 +147,27 @@ var brokenCases = []struct {
 		require.Equal(b.t, 3, w.Count)
 		require.Equal(b.t, []int{3, 5, 7}, w.Lines)
 		b.metric("kernel.compute.count", 3)
+		// skipped rows make what the file feeds partial (no trace here)
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "kernel_details.csv has 3 malformed row(s), skipped; the metrics from it cover the 3 rows read")
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
 	{entry: "csv-non-numeric-time", check: func(b brokenRank) {
 		w := b.warning("skipped malformed rows (non-numeric time: 3)")
 		require.Equal(b.t, 3, w.Count)
 		require.Equal(b.t, []int{3, 4, 5}, w.Lines)
 		b.metric("kernel.compute.count", 2)
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
+	}},
+	{entry: "kernel-details-cut", check: func(b brokenRank) {
+		// cut inside the last cell of a row: every cell is there, but
+		// the file ends without a newline
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "kernel_details.csv ends inside line 4, without a newline (cut short?); the metrics from it cover the 3 rows read")
+		b.warning("the file ends inside line 4, without a newline: it may have been cut there")
+		b.metric("kernel.compute.count", 3)
+		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
 	{entry: "step-trace-bad-rows", check: func(b brokenRank) {
 		w := b.warning("skipped malformed rows (non-numeric time: 1, wrong number of cells: 1)")

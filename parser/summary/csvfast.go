@@ -53,6 +53,9 @@ type csvScanner struct {
 	recEnd  int        // where the next one starts
 	le0     int        // where the line after its first one starts
 	recs    [][]byte   // for read
+	// unterminated: the last record read ends the input without a
+	// newline (the file may have been cut inside it)
+	unterminated bool
 }
 
 // fieldPos is one cell of the current record in buf.
@@ -409,6 +412,7 @@ func (c *csvScanner) finish(nf, next, line int) {
 	c.nf = nf
 	c.recEnd = next
 	c.recLine = line + 1
+	c.unterminated = c.eof && next >= c.end && next > c.recPos && c.buf[next-1] != '\n'
 	if next == c.le0 {
 		c.line = line + 1
 		return

@@ -218,6 +218,10 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 		row.InputShapes = strings.Trim(na(cell(rec, idx, "shapes")), `"`)
 		rows = append(rows, row)
 	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		// the file ends inside its last line
+		issues.CutLine = bytes.Count(data, []byte{'\n'}) + 1
+	}
 	return rows, issues, true
 }
 

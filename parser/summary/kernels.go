@@ -54,6 +54,28 @@ type RowIssues struct {
 	// columns were identified by a looser match of their names; it says
 	// which ("start: \"start_time (us)\""), for a warning.
 	Header string
+	// CutLine is the last line when the file ends inside it, without a
+	// newline (cut short?), 0 otherwise.
+	CutLine int
+}
+
+// Partial reports whether the rows read miss some of the file's: rows
+// were skipped, or the file ends inside its last line.
+func (ri *RowIssues) Partial() bool { return ri.Skipped > 0 || ri.CutLine > 0 }
+
+// PartialReason says why the rows read are partial ("" when they are not).
+func (ri *RowIssues) PartialReason(file string, rows int) string {
+	var why []string
+	if ri.CutLine > 0 {
+		why = append(why, fmt.Sprintf("ends inside line %d, without a newline (cut short?)", ri.CutLine))
+	}
+	if ri.Skipped > 0 {
+		why = append(why, fmt.Sprintf("has %d malformed row(s), skipped", ri.Skipped))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s; the metrics from it cover the %d rows read", file, strings.Join(why, " and "), rows)
 }
 
 func (ri *RowIssues) add(line int, reason string) {
@@ -76,6 +98,9 @@ func (ri *RowIssues) Warnings(file string) []model.Warning {
 	}
 	if w := ri.Warning(file); w != nil {
 		out = append(out, *w)
+	}
+	if ri.CutLine > 0 {
+		out = append(out, model.Warning{File: file, Message: fmt.Sprintf("the file ends inside line %d, without a newline: it may have been cut there, so its last row may be incomplete", ri.CutLine), Lines: []int{ri.CutLine}})
 	}
 	return out
 }
@@ -392,6 +417,9 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			row.InputShapes, row.ShapesID = shapes.internID(bytes.Trim(naBytes(cell(cShapes)), `"`))
 		}
 		fn(&row)
+	}
+	if cr.unterminated {
+		issues.CutLine = cr.line
 	}
 	return issues, nil
 }
