@@ -101,16 +101,45 @@ func goldenAnalyze(t *testing.T, c goldenCase) {
 // goldenCheck pins check's text (with its exit code and its one-line
 // verdict on standard error, which the file ends with), JUnit and SARIF.
 func goldenCheck(t *testing.T, c goldenCase) {
+	goldenCheckAs(t, c.name, c.path, c.args, func(b []byte) []byte { return b })
+}
+
+// goldenCheckAs is goldenCheck with every output passed through norm.
+func goldenCheckAs(t *testing.T, name, path string, extra []string, norm func([]byte) []byte) {
 	dir := t.TempDir()
 	junit, sarif := filepath.Join(dir, "check.xml"), filepath.Join(dir, "check.sarif")
 	var out, errb bytes.Buffer
-	args := append([]string{"check", c.path, "-q", "--junit", junit, "--sarif", sarif}, c.args...)
+	args := append([]string{"check", path, "-q", "--junit", junit, "--sarif", sarif}, extra...)
 	code := Main(args, strings.NewReader(""), &out, &errb)
 	require.Contains(t, []int{ExitOK, ExitFindings}, code, errb.String())
 	text := out.String() + "--- exit code " + strconv.Itoa(code) + ", standard error:\n" + errb.String()
-	golden.Check(t, goldenFile(c.name, "check.txt"), []byte(text))
-	golden.Check(t, goldenFile(c.name, "junit.xml"), readFile(t, junit))
-	golden.Check(t, goldenFile(c.name, "sarif"), readFile(t, sarif))
+	golden.Check(t, goldenFile(name, "check.txt"), norm([]byte(text)))
+	golden.Check(t, goldenFile(name, "junit.xml"), norm(readFile(t, junit)))
+	golden.Check(t, goldenFile(name, "sarif"), norm(readFile(t, sarif)))
+}
+
+// TestGoldenBaseline pins check --baseline (the budget, the comparison
+// under the text, baseline_diff in the JSON) and a diff whose BEFORE is a
+// saved document, against clean-2ranks saved by analyze --format json.
+// The saved document is written to a temporary folder, whose path the
+// budget's evidence prints: that path alone is replaced by $BASELINE_DIR.
+func TestGoldenBaseline(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	base := filepath.Join(dir, "clean-2ranks.json")
+	goldenRun(t, ExitOK, "analyze", "testdata/traces/clean-2ranks", "-q", "--format", "json", "-o", base)
+	norm := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(dir), []byte("$BASELINE_DIR")) }
+	const name = "ep-fc1-cumsum-baseline-clean-2ranks"
+	args := []string{"--baseline", base, "--budget", "hccl.total.time_us <= baseline * 1.05"}
+	goldenCheckAs(t, name, "testdata/traces/ep-fc1-cumsum", args, norm)
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"check", "testdata/traces/ep-fc1-cumsum", "-q", "--format", "json"}, args...), strings.NewReader(""), &out, &errb)
+	require.Equal(t, ExitFindings, code, errb.String())
+	golden.Check(t, goldenFile(name, "json"), norm(out.Bytes()))
+
+	text, errs := goldenRun(t, ExitOK, "diff", base, "testdata/traces/ep-fc1-cumsum", "-q")
+	goldenStderr(t, errs)
+	golden.Check(t, goldenFile("saved-clean-2ranks_vs_ep-fc1-cumsum", "diff.txt"), norm([]byte(text)))
 }
 
 // goldenReport pins the HTML report's data blob.
