@@ -50,6 +50,9 @@ type sarifRule struct {
 
 type sarifConfig struct {
 	Level string `json:"level"`
+	// Enabled is false for a rule switched off (--disable, --only,
+	// --no-builtin); absent (SARIF's default, true) otherwise.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 type sarifMessage struct {
@@ -127,6 +130,17 @@ type SARIFInput struct {
 	PartialNotGated bool
 }
 
+// disableRule marks rule i of the driver disabled when why says it is.
+func disableRule(run *sarifRun, i int, why string) {
+	if why == "" {
+		return
+	}
+	off := false
+	r := &run.Tool.Driver.Rules[i]
+	r.DefaultConfiguration.Enabled = &off
+	r.FullDescription.Text += " (disabled: " + why + ")"
+}
+
 // WriteSARIF writes a SARIF 2.1.0 log: one result per finding, located in
 // the deployment script at the first changed line when the finding has a
 // diff, else at the profile; rules that failed to run are error
@@ -150,7 +164,7 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 			help = full
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{short},
-			FullDescription: sarifMessage{full}, Help: sarifMessage{help}, DefaultConfiguration: sarifConfig{level}})
+			FullDescription: sarifMessage{full}, Help: sarifMessage{help}, DefaultConfiguration: sarifConfig{Level: level}})
 		index[id] = len(run.Tool.Driver.Rules) - 1
 		return index[id]
 	}
@@ -160,10 +174,10 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 			if r.Severity != "auto" {
 				level = sarifLevel(r.Severity)
 			}
-			addRule(r.ID, strings.ReplaceAll(r.ID, "-", " "), strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level)
+			disableRule(&run, addRule(r.ID, strings.ReplaceAll(r.ID, "-", " "), strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level), in.Rules.Disabled(r.ID))
 		}
 		for _, b := range in.Rules.Budgets {
-			addRule(b.ID, "budget "+b.Text, "budget against --baseline: "+b.Text, "", sarifLevel(b.Severity))
+			disableRule(&run, addRule(b.ID, "budget "+b.Text, "budget against --baseline: "+b.Text, "", sarifLevel(b.Severity)), in.Rules.Disabled(b.ID))
 		}
 	}
 	inv := sarifInvocation{ExecutionSuccessful: true, ToolExecutionNotifications: []sarifNotification{}}

@@ -97,6 +97,10 @@ func Evaluate(set *Set, in *Input) *Report {
 	}
 	rep := &Report{Findings: []Finding{}, Outcomes: []Outcome{}}
 	for _, r := range set.Rules {
+		if why := set.Disabled(r.ID); why != "" {
+			rep.Outcomes = append(rep.Outcomes, outcome(r, StatusDisabled, why))
+			continue
+		}
 		o, f := evalRule(r, in)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {
@@ -104,6 +108,10 @@ func Evaluate(set *Set, in *Input) *Report {
 		}
 	}
 	for _, b := range set.Budgets {
+		if why := set.Disabled(b.ID); why != "" {
+			rep.Outcomes = append(rep.Outcomes, Outcome{Rule: b.ID, Status: StatusDisabled, Reason: why, File: b.File, Line: b.Line})
+			continue
+		}
 		o, f := evalBudget(b, in)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {

@@ -107,6 +107,10 @@ type Budget struct {
 type Set struct {
 	Rules   []*Rule
 	Budgets []*Budget
+	// disabled: the rules and budgets a Selection switched off, with why
+	disabled map[string]string
+	// selections of the rule files, applied once every file is loaded
+	pending []Selection
 }
 
 // Lookup returns the rule with id.
@@ -156,6 +160,10 @@ func Load(files ...string) (*Set, error) {
 	}
 	if len(problems) == 0 {
 		problems = set.checkRefs()
+		// a file's disable/only names rules of any file, loaded or not yet
+		for _, sel := range set.pending {
+			problems = append(problems, set.selectProblems(sel)...)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, errkind.List(errkind.Input, problems)
@@ -174,7 +182,7 @@ func Parse(name string, data []byte) (*Set, error) {
 
 // file-level schema
 var (
-	fileKeys   = []string{"rules", "budgets"}
+	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
 	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
 	evKeys     = []string{"metric", "of", "note"}
@@ -339,6 +347,9 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 				}
 			}
 		}
+	}
+	if sel, ok := l.selection(top); ok {
+		s.pending = append(s.pending, sel)
 	}
 	if bn := top["budgets"]; bn != nil {
 		if bn.Kind != yaml.SequenceNode {

@@ -218,7 +218,7 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
-	set, err := loadRules(opts.RuleFiles)
+	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 // (--fail-on, --partial-findings), writes the outputs and exits by the
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
-	set, err := loadRules(opts.RuleFiles)
+	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
 	if err != nil {
 		return err
 	}

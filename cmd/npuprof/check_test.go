@@ -144,10 +144,10 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 		XMLName  xml.Name `xml:"testsuites"`
 		Tests    int      `xml:"tests,attr"`
 		Failures int      `xml:"failures,attr"`
-		Skipped  int      `xml:"skipped,attr"`
 		Suites   []struct {
-			Name  string `xml:"name,attr"`
-			Cases []struct {
+			Name    string `xml:"name,attr"`
+			Skipped int    `xml:"skipped,attr"`
+			Cases   []struct {
 				Name    string `xml:"name,attr"`
 				Failure *struct {
 					Message string `xml:"message,attr"`
@@ -179,7 +179,7 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	require.True(t, failed["comm-ep-flashcomm"])
 	require.True(t, failed["graph-capture-sizes"])
 	require.Equal(t, len(failed), suites.Failures)
-	require.Equal(t, 3, suites.Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm)
+	require.Equal(t, 3, suites.Suites[0].Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm)
 
 	// SARIF: structure, locations in the deployment script
 	b, err = os.ReadFile(sarif)

@@ -30,7 +30,8 @@ type diffOptions struct {
 	LogAfter      string
 	NoAuto        bool
 	RuleFiles     []string
-	reports       []*rules.Report
+	selectOptions
+	reports []*rules.Report
 }
 
 func newDiffCmd(io *streams, runF func(*diffOptions) error) *cobra.Command {
@@ -127,6 +128,7 @@ only shown with --partial-findings report.`,
 	f.StringVar(&opts.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&opts.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
 	f.StringArrayVar(&opts.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
+	opts.selectOptions.flags(cmd)
 	return cmd
 }
 
@@ -158,7 +160,7 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
 		return nil, nil, err
 	}
-	doc, rep, err := diffDocument(res, opts.RuleFiles)
+	doc, rep, err := diffDocument(res, opts.RuleFiles, opts.selectOptions)
 	if err != nil {
 		return nil, nil, err
 	}

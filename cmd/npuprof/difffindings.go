@@ -10,8 +10,8 @@ import (
 // side of a diff and returns its document, with findings, rule outcomes
 // and facts (the serving context included), as analyze --format json
 // would write it.
-func diffDocument(res *analysis.Result, ruleFiles []string) (*results.Document, *rules.Report, error) {
-	set, err := loadRules(ruleFiles)
+func diffDocument(res *analysis.Result, ruleFiles []string, sel selectOptions) (*results.Document, *rules.Report, error) {
+	set, err := loadRules(ruleFiles, sel)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -104,7 +104,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
-	set, err := loadRules(opts.RuleFiles)
+	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
 	if err != nil {
 		return err
 	}

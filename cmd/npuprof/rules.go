@@ -17,9 +17,10 @@ import (
 	"github.com/npuprof/npuprof/rules"
 )
 
-// ruleOptions are the flags shared by analyze and check.
+// ruleOptions are the flags shared by analyze, check and report.
 type ruleOptions struct {
-	RuleFiles  []string
+	RuleFiles []string
+	selectOptions
 	Deploy     string
 	DeployLine int
 	Facts      []string
@@ -30,15 +31,40 @@ type ruleOptions struct {
 func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
+	o.selectOptions.flags(cmd)
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
-// loadRules loads the built-in rules and --rules files; problems are input
-// errors that list every file:line:col.
-func loadRules(files []string) (*rules.Set, error) {
-	return rules.Load(files...)
+// selectOptions are the rule selection flags (analyze, check, report, diff).
+type selectOptions struct {
+	Disable, Only []string
+	NoBuiltin     bool
+}
+
+func (o *selectOptions) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVar(&o.Disable, "disable", nil, "do not run the rules (or budgets) `RULE[,RULE...]`: their status is disabled; repeatable")
+	f.StringSliceVar(&o.Only, "only", nil, "run only the rules `RULE[,RULE...]` (budgets still run); the others are disabled; repeatable")
+	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "do not run the built-in rules (only those of --rules files)")
+}
+
+// loadRules loads the built-in rules and --rules files and applies the
+// selection (the files' disable/only/no_builtin keys, then the flags);
+// problems in the files are input errors that list every file:line:col, an
+// unknown rule id in a flag a usage error.
+func loadRules(files []string, sel selectOptions) (*rules.Set, error) {
+	set, err := rules.Load(files...)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []rules.Selection{{Disable: sel.Disable, Source: "--disable"}, {Only: sel.Only, Source: "--only"}, {NoBuiltin: sel.NoBuiltin, Source: "--no-builtin"}} {
+		if err := set.Select(s); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
 }
 
 // loadDeploy reads the --deploy script and picks its command
@@ -156,7 +182,7 @@ func newRulesListCmd(io *streams) *cobra.Command {
   $ npuprof rules list --rules team-rules.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := loadRules(files)
+			set, err := loadRules(files, selectOptions{})
 			if err != nil {
 				return err
 			}
@@ -193,7 +219,7 @@ func newRulesExplainCmd(io *streams) *cobra.Command {
   $ npuprof rules explain my-rule --rules team-rules.yaml`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := loadRules(files)
+			set, err := loadRules(files, selectOptions{})
 			if err != nil {
 				return err
 			}
