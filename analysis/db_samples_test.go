@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser/dbexport"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/sqlitedb"
 )
 
 // dbTruth reads the reference numbers straight from the sample databases
@@ -39,7 +39,7 @@ func TestDBSamplesMatchProfiler(t *testing.T) {
 			require.Equal(t, rank, rr.Device)
 			require.Equal(t, "Level1", rr.ProfilerLevel)
 
-			db, err := dbexport.Open(filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_"+string(rune('0'+rank))+".db"))
+			db, err := sqlitedb.Open(filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_"+string(rune('0'+rank))+".db"))
 			require.NoError(t, err)
 			defer db.Close()
 			commUs := dbTruth(t, db, `SELECT SUM(endNs - startNs) / 1000.0 FROM COMMUNICATION_OP`)

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/npuprof/npuprof/parser/dbexport"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/msprof"
+	"github.com/npuprof/npuprof/parser/sqlitedb"
 	"github.com/npuprof/npuprof/parser/traceview"
 )
 
@@ -19,11 +19,11 @@ func parseTorchDB(r *model.Rank, src Source) (*model.Rank, error) {
 	if st, err := os.Stat(src.Root); err == nil && st.IsDir() {
 		readMeta(r, src.Root)
 	}
-	if err := dbexport.Read(src.DB, r); err != nil {
+	if err := sqlitedb.Read(src.DB, r); err != nil {
 		return nil, err
 	}
 	if p := filepath.Join(filepath.Dir(src.DB), "analysis.db"); exists(p) {
-		if err := dbexport.ReadAnalysis(p, r); err != nil {
+		if err := sqlitedb.ReadAnalysis(p, r); err != nil {
 			r.Warn(p, "%v", err)
 		}
 	}
@@ -55,7 +55,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Device = files.Devices[0]
 	}
 	if src.Format == model.FormatMsprofDB {
-		if err := dbexport.Read(src.DB, r); err != nil {
+		if err := sqlitedb.Read(src.DB, r); err != nil {
 			return nil, err
 		}
 		finish(r)

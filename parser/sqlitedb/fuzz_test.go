@@ -1,4 +1,4 @@
-package dbexport
+package sqlitedb
 
 import (
 	"os"

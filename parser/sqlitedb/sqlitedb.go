@@ -1,4 +1,4 @@
-// Package dbexport reads the SQLite exports of the Ascend profilers into
+// Package sqlitedb reads the SQLite exports of the Ascend profilers into
 // the normalized model (FORMATS.md §6): torch_npu's
 // ascend_pytorch_profiler_{rank}.db, msprof's msprof_{ts}.db (the same
 // schema without the PyTorch tables) and torch_npu's analysis.db.
@@ -13,7 +13,7 @@
 // The driver is modernc.org/sqlite (pure Go: no cgo, so `go install` works
 // everywhere). Databases are opened read-only and immutable: npuprof never
 // writes into the input, not even a journal.
-package dbexport
+package sqlitedb
 
 import (
 	"database/sql"
