@@ -92,6 +92,9 @@ and its ordinal among the rank's ops of that communicator and type.`,
 	},
 }
 
+// CollectivesOf is the collectives pass's result on a rank.
+var CollectivesOf = RankResultOf[*CollectivesResult](CollectivesPass)
+
 // CollKey is what identifies a collective across ranks, but its ordinal.
 type CollKey struct {
 	Comm    string // communicator instance (parallel_group_info key) or "hash:NNN"
@@ -141,11 +144,9 @@ type ClusterResult struct {
 	// collectives.wait.time_us.
 	Metrics     map[string]float64
 	Unavailable map[string]string
-	Arrival     *ArrivalResult
-	Skew        *SkewResult
-	// Experts is the expert-load and EP-rank skew analysis (experts.*,
-	// skew.moe.gmm.*).
-	Experts *ExpertsResult
+	// results are the cluster passes' results, keyed by pass (ArrivalOf,
+	// SkewOf, ExpertsOf).
+	results map[*ClusterPass]any
 	Errors  []PassError
 	// Timings are the cluster passes' durations (Rank -1, for --debug).
 	Timings []PassTiming `json:"-"`
@@ -167,9 +168,7 @@ func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 		// a failed pass leaves its metrics unmeasured, never 0
 		cr.Unavailable["pass."+e.Pass] = e.Message
 	}
-	cr.Arrival, _ = results[ArrivalPass].(*ArrivalResult)
-	cr.Skew, _ = results[SkewPass].(*SkewResult)
-	cr.Experts, _ = results[ExpertsPass].(*ExpertsResult)
+	cr.results = results
 	return cr
 }
 
@@ -253,11 +252,11 @@ numbers are as good as the hosts' time sync.`,
 		groupName := map[string]string{}
 		byOp := map[opKey][]arrival{}
 		for _, rr := range ctx.Ranks {
-			if rr.Collectives == nil {
+			if CollectivesOf(rr) == nil {
 				continue
 			}
-			for _, op := range rr.Collectives.Ops {
-				ck := &rr.Collectives.Keys[op.Key]
+			for _, op := range CollectivesOf(rr).Ops {
+				ck := &CollectivesOf(rr).Keys[op.Key]
 				if ck.Comm == "unknown" {
 					continue
 				}
@@ -373,6 +372,9 @@ numbers are as good as the hosts' time sync.`,
 		return res, nil
 	},
 }
+
+// ArrivalOf is the arrival pass's result.
+var ArrivalOf = ClusterResultOf[*ArrivalResult](ArrivalPass)
 
 // ---------------------------------------------------------------- skew
 
@@ -590,7 +592,7 @@ less than their peers (a low-side outlier of the group's waits).`,
 		// per step
 		byStep := map[int]map[string][]rankValue{}
 		for _, rr := range ctx.Ranks {
-			for _, s := range rr.Steps {
+			for _, s := range StepsOf(rr) {
 				if byStep[s.Step] == nil {
 					byStep[s.Step] = map[string][]rankValue{}
 				}
@@ -709,6 +711,9 @@ less than their peers (a low-side outlier of the group's waits).`,
 		return res, nil
 	},
 }
+
+// SkewOf is the skew pass's result.
+var SkewOf = ClusterResultOf[*SkewResult](SkewPass)
 
 func zText(z float64) string {
 	if math.IsInf(z, 1) {

@@ -56,7 +56,7 @@ func TestClusterRunnerSharesRankRunner(t *testing.T) {
 		names = append(names, tm.Pass)
 	}
 	require.Equal(t, []string{"arrival", "skew", "experts"}, names)
-	require.NotNil(t, cr.Arrival)
+	require.NotNil(t, ArrivalOf(cr))
 	require.NoError(t, Validate(ClusterPasses))
 
 	ok := &ClusterPass{Name: "ok", Doc: "sets x", Run: func(ctx *ClusterContext) (any, error) {

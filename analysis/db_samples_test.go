@@ -59,8 +59,8 @@ func TestDBSamplesMatchProfiler(t *testing.T) {
 
 			ref := p.Ranks[0].StepTrace
 			require.Len(t, ref, 1, "analysis.db StepTraceTime")
-			require.Len(t, rr.Steps, 1, "STEP_TIME")
-			s := rr.Steps[0]
+			require.Len(t, StepsOf(rr), 1, "STEP_TIME")
+			s := StepsOf(rr)[0]
 			require.Equal(t, "50", ref[0].Step)
 			require.Equal(t, 50, s.Step)
 			if rank == 0 {

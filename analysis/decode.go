@@ -128,3 +128,6 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 		return res, nil
 	},
 }
+
+// DecodeOf is the decode pass's result on a rank.
+var DecodeOf = RankResultOf[*DecodeResult](DecodePass)

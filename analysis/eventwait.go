@@ -241,3 +241,6 @@ does not list EVENT_WAIT tasks.`,
 		return res, nil
 	},
 }
+
+// EventWaitOf is the event_wait pass's result on a rank.
+var EventWaitOf = RankResultOf[*EventWaitResult](EventWaitPass)

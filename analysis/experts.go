@@ -236,6 +236,10 @@ MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.`,
 	},
 }
 
+// ExpertsOf is the expert-load and EP-rank skew analysis (experts.*,
+// skew.moe.gmm.*).
+var ExpertsOf = ClusterResultOf[*ExpertsResult](ExpertsPass)
+
 // Metric helpers of cluster passes (profile-level metrics).
 func (c *ClusterContext) set(name string, v float64) { c.cluster.Metrics[name] = v }
 
@@ -602,6 +606,10 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 	},
 }
 
+// EPLoadOf is the rank's GroupedMatmul work and ep group, for the
+// cluster experts pass (which never reads models).
+var EPLoadOf = RankResultOf[*EPLoadResult](EPLoadPass)
+
 func isEPGroup(name string) bool {
 	for _, n := range EPGroupNames {
 		if strings.EqualFold(name, n) {
@@ -627,7 +635,7 @@ func epSkew(ctx *ClusterContext) *EPSkew {
 	var keys []string
 	var noMoE []int
 	for _, rr := range ctx.Ranks {
-		ep := rr.EPLoad
+		ep := EPLoadOf(rr)
 		if ep == nil || ep.GlobalRanks == nil {
 			continue
 		}

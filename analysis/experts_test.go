@@ -63,9 +63,9 @@ func TestExpertsMindIESample(t *testing.T) {
 			assert.Contains(t, na[MetricExpertsRankImbalanceMax], "the dumps cover one rank (0)")
 			assert.Contains(t, na[MetricEPLBAfterMax], "EP size unknown or 1")
 			assert.Contains(t, na[MetricSkewGMMMaxOverMean], "no ep group")
-			require.NotNil(t, res.Cluster.Experts)
-			require.Len(t, res.Cluster.Experts.Layers, 58)
-			h := res.Cluster.Experts.Hot[0]
+			require.NotNil(t, ExpertsOf(res.Cluster))
+			require.Len(t, ExpertsOf(res.Cluster).Layers, 58)
+			h := ExpertsOf(res.Cluster).Hot[0]
 			assert.Equal(t, maxLayer, h.Layer)
 			assert.InDelta(t, maxShare, h.Share, 1e-12)
 		})
@@ -115,16 +115,16 @@ func TestExpertsHandMade(t *testing.T) {
 	assert.Equal(t, 1.0, m[MetricEPLBAfterMax])
 	assert.Equal(t, 1.0, m[MetricEPLBAfterMean])
 	assert.InDelta(t, 1-(50.0+50)/(80+50), m[MetricEPLBMaxLoadReduction], 1e-12)
-	assert.Equal(t, "npuprof eplb plan --experts hand --redundant 2 -o expert_map.json", res.Cluster.Experts.PlanCommand)
+	assert.Equal(t, "npuprof eplb plan --experts hand --redundant 2 -o expert_map.json", ExpertsOf(res.Cluster).PlanCommand)
 	assert.Equal(t, 1.5, m[MetricLogRankImbalanceMean])
 	assert.Equal(t, 2.0, m[MetricLogRankImbalanceMax])
 	assert.Equal(t, 0.5, m[MetricLogBalancedness], "the first model's line, not the drafter's")
 	assert.Equal(t, 4.0, m[MetricLogLinesCount])
-	assert.Equal(t, map[int]float64{3: 1.25}, res.Cluster.Experts.LogLayers)
-	require.Len(t, res.Cluster.Experts.Layers, 2)
+	assert.Equal(t, map[int]float64{3: 1.25}, ExpertsOf(res.Cluster).LogLayers)
+	require.Len(t, ExpertsOf(res.Cluster).Layers, 2)
 	assert.Equal(t, []HotExpert{{Layer: 0, Expert: 0, Tokens: 70, Share: 0.7, MaxOverMean: 2.8}, {Layer: 0, Expert: 1, Tokens: 10, Share: 0.1, MaxOverMean: 0.4},
-		{Layer: 0, Expert: 2, Tokens: 10, Share: 0.1, MaxOverMean: 0.4}}, res.Cluster.Experts.Layers[0].Top)
-	assert.Equal(t, []RankTokens{{0, 130}, {1, 70}}, res.Cluster.Experts.DumpRanks)
+		{Layer: 0, Expert: 2, Tokens: 10, Share: 0.1, MaxOverMean: 0.4}}, ExpertsOf(res.Cluster).Layers[0].Top)
+	assert.Equal(t, []RankTokens{{0, 130}, {1, 70}}, ExpertsOf(res.Cluster).DumpRanks)
 
 	// Without loads every experts.* metric is unavailable with the reason.
 	res, err = analyzeProfile(&parser.Profile{})

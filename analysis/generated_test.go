@@ -36,15 +36,15 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			require.Len(t, res.Ranks, 8)
 			// the cluster analysis names the hot rank, and nobody else
 			var slow []int
-			for _, s := range res.Cluster.Skew.Slow {
+			for _, s := range SkewOf(res.Cluster).Slow {
 				if s.Step < 0 {
 					slow = append(slow, s.Rank)
 				}
 			}
 			if sc.HotRank >= 0 {
-				require.Equal(t, []int{sc.HotRank}, slow, "%+v", res.Cluster.Skew.Slow)
+				require.Equal(t, []int{sc.HotRank}, slow, "%+v", SkewOf(res.Cluster).Slow)
 			} else {
-				require.Empty(t, slow, "%+v", res.Cluster.Skew.Slow)
+				require.Empty(t, slow, "%+v", SkewOf(res.Cluster).Slow)
 			}
 			checkExpertsTruth(t, truth, res)
 			for i, rt := range truth.Ranks {
@@ -71,9 +71,9 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 						require.Truef(t, ok, "rank %d: unexpected metric %s", rt.Rank, k)
 					}
 				}
-				require.Len(t, rr.Steps, len(rt.Steps))
+				require.Len(t, StepsOf(rr), len(rt.Steps))
 				for j, st := range rt.Steps {
-					s := rr.Steps[j]
+					s := StepsOf(rr)[j]
 					require.Equal(t, st.Step, s.Step)
 					for _, c := range []struct {
 						name      string
@@ -116,7 +116,7 @@ func checkExpertsTruth(t *testing.T, truth *tracegen.Truth, res *Result) {
 	if truth.Scenario.HotRank >= 0 && truth.Scenario.ExpertParallel {
 		require.Equal(t, float64(truth.Scenario.HotRank), res.Cluster.Metrics[MetricSkewGMMMaxRank], "hot rank")
 		var hot []int
-		for _, r := range res.Cluster.Experts.EP.Ranks {
+		for _, r := range ExpertsOf(res.Cluster).EP.Ranks {
 			if r.Hot {
 				hot = append(hot, r.Rank)
 			}
@@ -126,26 +126,26 @@ func checkExpertsTruth(t *testing.T, truth *tracegen.Truth, res *Result) {
 	if et.HotExperts == nil {
 		return
 	}
-	require.NotNil(t, res.Cluster.Experts.Loads)
-	require.Len(t, res.Cluster.Experts.Layers, len(et.HotExperts))
+	require.NotNil(t, ExpertsOf(res.Cluster).Loads)
+	require.Len(t, ExpertsOf(res.Cluster).Layers, len(et.HotExperts))
 	for l, want := range et.HotExperts {
 		var got []int
-		for _, h := range res.Cluster.Experts.Layers[l].Top {
+		for _, h := range ExpertsOf(res.Cluster).Layers[l].Top {
 			got = append(got, h.Expert)
 		}
 		sort.Ints(got)
 		require.Equalf(t, want, got, "layer %d: the generator's hot experts", l)
-		require.Equal(t, et.Tokens[l], res.Cluster.Experts.Loads.Layers[l].Tokens, "layer %d loads", l)
+		require.Equal(t, et.Tokens[l], ExpertsOf(res.Cluster).Loads.Layers[l].Tokens, "layer %d loads", l)
 	}
-	for _, h := range res.Cluster.Experts.Hot {
+	for _, h := range ExpertsOf(res.Cluster).Hot {
 		require.Containsf(t, et.HotExperts[h.Layer], h.Expert, "hot expert %+v is one of the generator's", h)
 	}
 	// The dumps' rank sums are the ranks' GroupedMatmul tokens in the
 	// trace (two GroupedMatmul per layer, each on every routed token).
-	for i, r := range res.Cluster.Experts.DumpRanks {
+	for i, r := range ExpertsOf(res.Cluster).DumpRanks {
 		require.Equal(t, 2*r.Tokens, int64(res.Ranks[i].Metrics["moe.gmm.tokens"]), "rank %d", r.Rank)
 	}
-	p := res.Cluster.Experts.EPLB
+	p := ExpertsOf(res.Cluster).EPLB
 	require.NotNil(t, p)
 	require.Equal(t, "expert map", p.BeforeFrom)
 	require.InDelta(t, et.Metrics[MetricExpertsRankImbalanceMax], p.Before.Max, 1e-9, "before = the dumped placement")
@@ -167,7 +167,7 @@ func TestCommittedDemoTrace(t *testing.T) {
 		}
 	}
 	require.Equal(t, fmt.Sprint(8), fmt.Sprint(len(res.Ranks)))
-	require.Empty(t, res.Cluster.Skew.Slow, "no slow rank in the demo capture")
+	require.Empty(t, SkewOf(res.Cluster).Slow, "no slow rank in the demo capture")
 }
 func us(ns int64) float64 { return float64(ns) / 1000 }
 
@@ -192,7 +192,7 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 			byType := map[string]int64{}
 			for _, st := range r.Steps {
 				var first, last int64 = -1, -1
-				for _, l := range rr.MoE.Layers {
+				for _, l := range MoEOf(rr).Layers {
 					s := r.Tasks[l.Routing].Start
 					if s >= st.Start && s < st.End {
 						if first < 0 || s < first {

@@ -135,6 +135,9 @@ all-gathers).`,
 	},
 }
 
+// HCCLOf is the hccl pass's result on a rank.
+var HCCLOf = RankResultOf[*HCCLResult](HCCLPass)
+
 // typeGroupLabels makes the "<type>@<group>" label of HCCL ops ("?" for
 // an unknown group) once per distinct (type, group) pair of a rank.
 type typeGroupLabels struct {

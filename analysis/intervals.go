@@ -216,3 +216,6 @@ var TimelinePass = &Pass{
 		return tl, nil
 	},
 }
+
+// TimelineOf is the timeline pass's result on a rank.
+var TimelineOf = RankResultOf[*Timeline](TimelinePass)

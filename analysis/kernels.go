@@ -143,6 +143,9 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 	},
 }
 
+// KernelsOf is the kernels pass's result on a rank.
+var KernelsOf = RankResultOf[*KernelsResult](KernelsPass)
+
 // aicpuKernels records the AI_CPU kernels, by total time.
 func aicpuKernels(ctx *Context, res *KernelsResult, all []KernelStat) {
 	sort.Slice(all, func(i, j int) bool {

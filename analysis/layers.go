@@ -176,6 +176,9 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 	},
 }
 
+// LayersOf is the layers pass's result on a rank.
+var LayersOf = RankResultOf[*LayersResult](LayersPass)
+
 func firstPatternGap(res *LayersResult) LayerGap {
 	for _, g := range res.Gaps {
 		if g.Signature == res.Pattern {

@@ -50,9 +50,9 @@ func checkTruth(t *testing.T, truth *tracegen.Truth, res *Result, steps bool) {
 		if !steps {
 			continue
 		}
-		require.Len(t, rr.Steps, len(rt.Steps))
+		require.Len(t, StepsOf(rr), len(rt.Steps))
 		for j, st := range rt.Steps {
-			s := rr.Steps[j]
+			s := StepsOf(rr)[j]
 			require.Equal(t, st.Step, s.Step)
 			require.Truef(t, closeEnough(st.ComputingUs, us(s.Computing)), "rank %d step %d computing", rt.Rank, st.Step)
 			require.Truef(t, closeEnough(st.CommunicationUs, us(s.Communication)), "rank %d step %d communication", rt.Rank, st.Step)

@@ -225,6 +225,9 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 	},
 }
 
+// MoEOf is the moe pass's result on a rank.
+var MoEOf = RankResultOf[*MoEResult](MoEPass)
+
 // firstDim returns the first dimension of the first input in an
 // `Input Shapes` value ("25,4096;128,4096,3072" → 25).
 func firstDim(shapes string) (int64, bool) {

@@ -41,12 +41,12 @@ func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
 	}
 	// the last step ends after the last kernel read: the cut may have taken
 	// some of its device work, so it is left out, with the reason
-	require.Len(t, rr.Steps, len(rt.Steps)-1)
+	require.Len(t, StepsOf(rr), len(rt.Steps)-1)
 	last := rt.Steps[len(rt.Steps)-1].Step
 	require.Contains(t, rr.Unavailable["steps.cut"], fmt.Sprintf("ProfilerStep#%d left out: the truncated trace ends before their device work does (the last kernel read starts at ", last))
 	require.Contains(t, rr.Unavailable["steps.cut"], trace+" is truncated")
 	for j, st := range rt.Steps[:len(rt.Steps)-1] {
-		s := rr.Steps[j]
+		s := StepsOf(rr)[j]
 		require.Equal(t, st.Step, s.Step)
 		require.False(t, s.HaveComm(), "step %d", s.Step)
 		require.Equal(t, why, s.CommUnavailable)
@@ -62,9 +62,9 @@ func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
 		for _, k := range StepCommKeys {
 			require.NotContains(t, rr.Unavailable, k)
 		}
-		require.Len(t, rr.Steps, len(rt.Steps))
+		require.Len(t, StepsOf(rr), len(rt.Steps))
 		for j, st := range rt.Steps {
-			s := rr.Steps[j]
+			s := StepsOf(rr)[j]
 			require.True(t, s.HaveComm())
 			require.Greater(t, st.CommunicationUs, 0.0)
 			require.Truef(t, closeEnough(st.CommunicationUs, us(s.Communication)), "rank %d step %d: truth %v, npuprof %v", i, st.Step, st.CommunicationUs, us(s.Communication))
@@ -74,10 +74,10 @@ func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
 
 	// per-step skew: computing over 3 ranks; communication and free are
 	// measured on 2 ranks only, fewer than skew needs, so they are absent
-	require.NotNil(t, res.Cluster.Skew)
+	require.NotNil(t, SkewOf(res.Cluster))
 	// (the last step is on 2 ranks only, rank 2 left it out: no skew)
-	require.Len(t, res.Cluster.Skew.Steps, len(rt.Steps)-1)
-	for step, stats := range res.Cluster.Skew.Steps {
+	require.Len(t, SkewOf(res.Cluster).Steps, len(rt.Steps)-1)
+	for step, stats := range SkewOf(res.Cluster).Steps {
 		var names []string
 		for _, st := range stats {
 			names = append(names, st.Quantity)

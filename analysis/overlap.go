@@ -93,6 +93,13 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 	},
 }
 
+// OverlapOf is the overlap pass's raw split on a rank. Its parts are
+// measured only where the rank's Metrics hold the overlap.* metric of the
+// same name; without collective data Communication,
+// CommunicationNotOverlapped, Overlapped and Free are 0 and not measured
+// (Unavailable says why): report the metrics, not these fields.
+var OverlapOf = RankResultOf[*Breakdown](OverlapPass)
+
 // noDeviceData says why a rank has no device tasks, quoting what the
 // parsers recorded about its trace_view.json and kernel_details.csv.
 func noDeviceData(ctx *Context) string {
@@ -285,6 +292,10 @@ cut may have taken part of their device work.`,
 		return out, nil
 	},
 }
+
+// StepsOf is the steps pass's per-step breakdown on a rank (see
+// StepBreakdown.CommUnavailable for a rank without collective data).
+var StepsOf = RankResultOf[[]StepBreakdown](StepsPass)
 
 // nsText prints a timestamp in µs, as the trace writes it.
 func nsText(ns int64) string { return fmt.Sprintf("%d.%03d µs", ns/1000, ns%1000) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,7 +93,7 @@ func TestSkipFrameworkSameResult(t *testing.T) {
 	doc := func(res *Result) string {
 		var out []any
 		for _, rr := range res.Ranks {
-			out = append(out, rr.Metrics, rr.Unavailable, rr.Steps, rr.Errors, rr.Warnings, rr.Partial, rr.HCCL, rr.MoE, rr.EventWait, rr.Kernels)
+			out = append(out, rr.Metrics, rr.Unavailable, StepsOf(rr), rr.Errors, rr.Warnings, rr.Partial, HCCLOf(rr), MoEOf(rr), EventWaitOf(rr), KernelsOf(rr))
 		}
 		out = append(out, res.Cluster)
 		b, err := json.Marshal(out)
@@ -100,4 +101,27 @@ func TestSkipFrameworkSameResult(t *testing.T) {
 		return string(b)
 	}
 	require.Equal(t, doc(full), doc(skip))
+}
+
+// A pass's result is read through its typed accessor: the result where the
+// pass ran, nil where it failed, and an accessor of the wrong type is
+// refused when it is made.
+func TestResultAccessors(t *testing.T) {
+	for _, p := range Passes {
+		require.NotNil(t, p.ResultType, p.Name)
+	}
+	for _, p := range ClusterPasses {
+		require.NotNil(t, p.ResultType, p.Name)
+	}
+	require.PanicsWithValue(t, "analysis: accessor of pass hccl reads *analysis.MoEResult, but the pass returns *analysis.HCCLResult",
+		func() { RankResultOf[*MoEResult](HCCLPass) })
+	want := &HCCLResult{}
+	good := &Pass{Name: "good", Doc: "d", ResultType: reflect.TypeOf(want), Run: func(*Context) (any, error) { return want, nil }}
+	bad := &Pass{Name: "bad", Doc: "d", ResultType: reflect.TypeOf(want), Run: func(*Context) (any, error) { panic("boom") }}
+	goodOf, badOf := RankResultOf[*HCCLResult](good), RankResultOf[*HCCLResult](bad)
+	rr := RunRank(model.NewRank("r"), []*Pass{good, bad})
+	require.Same(t, want, goodOf(rr))
+	require.Nil(t, badOf(rr))
+	require.Nil(t, HCCLOf(rr), "a pass that did not run has no result")
+	require.Nil(t, SkewOf(nil))
 }

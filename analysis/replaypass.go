@@ -49,6 +49,10 @@ waited on, and the collectives with their group, arrival and duration.`,
 	},
 }
 
+// ReplayOf is the rank's compact decode-step timeline (package
+// replay), nil when the rank has no timeline or fewer than two decode steps.
+var ReplayOf = RankResultOf[*replay.RankLine](ReplayPass)
+
 // stepStarts returns the decode-step starts: ProfilerStep#N's, else the
 // first compute-stream task after the longest idle gap in each stretch
 // between MoE layers that crosses a step boundary.

@@ -1,10 +1,11 @@
 package analysis
 
 import (
+	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 
-	"github.com/npuprof/npuprof/analysis/replay"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -26,33 +27,10 @@ type RankResult struct {
 	CANN          string
 	Metrics       map[string]float64
 	Unavailable   map[string]string
-	// Steps: see StepBreakdown.CommUnavailable for a rank without
-	// collective data.
-	Steps []StepBreakdown
-	// Breakdown is the overlap pass's raw split. Its parts are measured
-	// only where Metrics holds the overlap.* metric of the same name;
-	// without collective data Communication, CommunicationNotOverlapped,
-	// Overlapped and Free are 0 and not measured (Unavailable says why):
-	// report the metrics, not these fields.
-	Breakdown   *Breakdown
-	Timeline    *Timeline
-	HCCL        *HCCLResult
-	MoE         *MoEResult
-	EventWait   *EventWaitResult
-	Kernels     *KernelsResult
-	Collectives *CollectivesResult
-	// EPLoad is the rank's GroupedMatmul work and ep group, for the
-	// cluster experts pass (which never reads models).
-	EPLoad *EPLoadResult
 	// Groups (parallel_group_info) and Env (profiler_metadata.json
 	// ENV_VARIABLES) outlive the released model: rules read them as facts.
-	Groups []model.Group
-	Env    map[string]string
-	Decode *DecodeResult
-	Layers *LayersResult
-	// Workload holds the rank's signs of a workload kind and its steps'
-	// phases (see Workload for the whole profile).
-	Workload      *WorkloadResult
+	Groups        []model.Group
+	Env           map[string]string
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
@@ -62,13 +40,9 @@ type RankResult struct {
 	// short (a truncated trace_view.json): each covers only the file's
 	// complete part. Sorted; empty when the rank is complete.
 	PartialMetrics []string
-	// TimelineSample is what the HTML mini timeline draws, sampled while
-	// the model was alive: results never hold the model itself, so memory
-	// grows with the ranks parsed at once, not with the rank count.
-	TimelineSample *TimelineSample
-	// Replay is the rank's compact decode-step timeline (package replay),
-	// nil when the rank has no timeline or fewer than two decode steps.
-	Replay *replay.RankLine
+	// results are the passes' results, keyed by pass: read them with the
+	// pass's typed accessor (HCCLOf, StepsOf, ...; see RankResultOf).
+	results map[*Pass]any
 }
 
 // Result is the analysis of a whole profile.
@@ -141,12 +115,46 @@ func RankPasses(timelineSample bool) []*Pass {
 // trace) and the interval sets (one interval per compute kernel, a third of
 // the model's size) that only served the passes.
 func (rr *RankResult) ReleaseModel() {
-	if rr.Timeline != nil {
-		rr.Timeline.ComputeTasks = nil
-		rr.Timeline.Compute, rr.Timeline.Comm = nil, nil
+	if TimelineOf(rr) != nil {
+		TimelineOf(rr).ComputeTasks = nil
+		TimelineOf(rr).Compute, TimelineOf(rr).Comm = nil, nil
 	}
-	if rr.MoE != nil {
-		rr.MoE.Layers = nil
+	if MoEOf(rr) != nil {
+		MoEOf(rr).Layers = nil
+	}
+}
+
+// RankResultOf returns the typed accessor of rank pass p's result: the
+// result on a rank, or T's zero value where p did not run or failed. T must
+// be p's ResultType (checked once, when the accessor is made). Each pass
+// declares its accessor next to it, so adding a pass touches only its own
+// file and the registry.
+func RankResultOf[T any](p *Pass) func(*RankResult) T {
+	mustResultType[T](p.Name, p.ResultType)
+	return func(rr *RankResult) T {
+		v, _ := rr.results[p].(T)
+		return v
+	}
+}
+
+// ClusterResultOf is RankResultOf for a cluster pass (a nil ClusterResult
+// holds no result).
+func ClusterResultOf[T any](p *ClusterPass) func(*ClusterResult) T {
+	mustResultType[T](p.Name, p.ResultType)
+	return func(cr *ClusterResult) T {
+		var v T
+		if cr != nil {
+			v, _ = cr.results[p].(T)
+		}
+		return v
+	}
+}
+
+// mustResultType panics (at package initialization, so in every test) when
+// an accessor's type is not its pass's ResultType.
+func mustResultType[T any](pass string, rt reflect.Type) {
+	if want := reflect.TypeFor[T](); rt != want {
+		panic(fmt.Sprintf("analysis: accessor of pass %s reads %v, but the pass returns %v", pass, want, rt))
 	}
 }
 
@@ -164,22 +172,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason,
 		Groups: r.Groups, Env: r.Env,
 	}
-	if v, ok := results[StepsPass].([]StepBreakdown); ok {
-		rr.Steps = v
-	}
-	rr.Breakdown, _ = results[OverlapPass].(*Breakdown)
-	rr.Timeline, _ = results[TimelinePass].(*Timeline)
-	rr.HCCL, _ = results[HCCLPass].(*HCCLResult)
-	rr.MoE, _ = results[MoEPass].(*MoEResult)
-	rr.EventWait, _ = results[EventWaitPass].(*EventWaitResult)
-	rr.Kernels, _ = results[KernelsPass].(*KernelsResult)
-	rr.Collectives, _ = results[CollectivesPass].(*CollectivesResult)
-	rr.EPLoad, _ = results[EPLoadPass].(*EPLoadResult)
-	rr.Decode, _ = results[DecodePass].(*DecodeResult)
-	rr.Layers, _ = results[LayersPass].(*LayersResult)
-	rr.Workload, _ = results[WorkloadPass].(*WorkloadResult)
-	rr.TimelineSample, _ = results[TimelineSamplePass].(*TimelineSample)
-	rr.Replay, _ = results[ReplayPass].(*replay.RankLine)
+	rr.results = results
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

@@ -56,8 +56,8 @@ func TestStepBreakdownMatchesProfiler(t *testing.T) {
 			require.Empty(t, rr.Errors)
 			ref := p.Ranks[0].StepTrace
 			require.Len(t, ref, 1)
-			require.Len(t, rr.Steps, 1)
-			s := rr.Steps[0]
+			require.Len(t, StepsOf(rr), 1)
+			s := StepsOf(rr)[0]
 			require.Equal(t, ref[0].Step, "50")
 			require.Equal(t, 50, s.Step)
 			within(t, ref[0].Computing, float64(s.Computing)/1000, 0.001, "computing")

@@ -56,12 +56,12 @@ func TestNoStepsSaysWhy(t *testing.T) {
 	// the demo scenario has no ProfilerStep#N
 	res := analyzeScenario(t, "ep-fc1-cumsum")
 	for _, rr := range res.Ranks {
-		require.Empty(t, rr.Steps)
+		require.Empty(t, StepsOf(rr))
 		require.Contains(t, rr.Unavailable["steps"], "no ProfilerStep#N ranges", "rank %d", rr.Rank)
 	}
 	res = analyzeScenario(t, "ep-fc1-cumsum-steps")
 	for _, rr := range res.Ranks {
-		require.NotEmpty(t, rr.Steps)
+		require.NotEmpty(t, StepsOf(rr))
 		require.NotContains(t, rr.Unavailable, "steps", "rank %d", rr.Rank)
 	}
 }

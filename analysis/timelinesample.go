@@ -140,6 +140,11 @@ It records no metrics.`,
 	},
 }
 
+// TimelineSampleOf is what the HTML mini timeline draws, sampled
+// while the model was alive: results never hold the model itself, so
+// memory grows with the ranks parsed at once, not with the rank count.
+var TimelineSampleOf = RankResultOf[*TimelineSample](TimelineSamplePass)
+
 // stepsWithWork returns the steps with device work, in their order.
 func stepsWithWork(steps []StepBreakdown) []StepBreakdown {
 	var ok []StepBreakdown

@@ -83,7 +83,7 @@ func TestTimelineSampleBounded(t *testing.T) {
 		perStep := map[int]int{10: n, 11: 3 * n, 12: 2 * n}
 		rr := AnalyzeRank(r)
 		require.Empty(t, rr.Errors)
-		s := rr.TimelineSample
+		s := TimelineSampleOf(rr)
 		require.NotNil(t, s)
 		require.Nil(t, s.Capture)
 		require.NotNil(t, s.Median)
@@ -91,7 +91,7 @@ func TestTimelineSampleBounded(t *testing.T) {
 		require.Equal(t, 12, s.Median.Step)
 		require.Equal(t, 11, s.Middle.Step)
 		for _, w := range []*SampleWindow{s.Median, s.Middle} {
-			step := rr.Steps[w.Step-10]
+			step := StepsOf(rr)[w.Step-10]
 			require.Equal(t, step.DeviceStart, w.Start)
 			require.Equal(t, step.DeviceEnd, w.End)
 			tasks := perStep[w.Step]
@@ -127,7 +127,7 @@ func TestTimelineSampleBounded(t *testing.T) {
 func TestTimelineSampleExact(t *testing.T) {
 	r := sampleRank(40, 40, 40)
 	rr := AnalyzeRank(r)
-	s := rr.TimelineSample
+	s := TimelineSampleOf(rr)
 	require.NotNil(t, s.Median)
 	require.Nil(t, s.Middle, "equal steps: the median-length one is the middle one")
 	w := s.Median
@@ -155,7 +155,7 @@ func TestTimelineSampleExact(t *testing.T) {
 	// no steps: the capture, whole (short) or its middle 20 ms
 	r = sampleRank(50)
 	r.Steps = nil
-	s = AnalyzeRank(r).TimelineSample
+	s = TimelineSampleOf(AnalyzeRank(r))
 	require.Nil(t, s.Median)
 	require.NotNil(t, s.Capture)
 	require.Equal(t, -1, s.Capture.Step)
@@ -164,14 +164,14 @@ func TestTimelineSampleExact(t *testing.T) {
 	r = sampleRank(20_000) // 30 ms of kernels
 	r.Steps = nil
 	rr = AnalyzeRank(r)
-	s = rr.TimelineSample
+	s = TimelineSampleOf(rr)
 	require.True(t, s.Capture.Sliced)
 	require.Equal(t, int64(SampleSliceNs), s.Capture.End-s.Capture.Start)
-	require.Equal(t, rr.Timeline.WindowStart+(rr.Timeline.WindowEnd-rr.Timeline.WindowStart)/2, s.Capture.Start+SampleSliceNs/2)
+	require.Equal(t, TimelineOf(rr).WindowStart+(TimelineOf(rr).WindowEnd-TimelineOf(rr).WindowStart)/2, s.Capture.Start+SampleSliceNs/2)
 
 	// no device timeline: no sample
 	r = model.NewRank("empty_ascend_pt")
-	require.Nil(t, AnalyzeRank(r).TimelineSample)
+	require.Nil(t, TimelineSampleOf(AnalyzeRank(r)))
 }
 
 func TestMedianAndMiddleStep(t *testing.T) {

@@ -434,7 +434,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 				require.Containsf(t, rr.Unavailable[k], "truncated", "%s: %s", name, k)
 			}
 			if want.timeline {
-				require.Len(t, rr.Steps, len(want.steps), name)
+				require.Len(t, StepsOf(rr), len(want.steps), name)
 				if len(want.stepsCut) > 0 {
 					key := "steps.cut"
 					if len(want.steps) == 0 {
@@ -450,7 +450,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 					require.NotContains(t, rr.Unavailable, "steps.cut", name)
 				}
 				for j, st := range want.steps {
-					got := rr.Steps[j]
+					got := StepsOf(rr)[j]
 					require.Equal(t, st.id, got.Step, name)
 					if !want.collectiv {
 						// collectives unknown: a step's communication,

@@ -106,6 +106,10 @@ input: at most 1024 tokens decode, more prefill, both mixed.`,
 	},
 }
 
+// WorkloadOf is the rank's signs of a workload kind and its steps'
+// phases (see Workload for the whole profile).
+var WorkloadOf = RankResultOf[*WorkloadResult](WorkloadPass)
+
 // nameClues counts distinct framework op names (or device op types) that
 // match each matcher, once per name symbol.
 func nameClues(r *model.Rank, device bool) []Clue {
@@ -223,10 +227,10 @@ func Workload(res *Result) WorkloadSummary {
 	agg := map[key]*Clue{}
 	var order []key
 	for _, rr := range res.Ranks {
-		if rr.Workload == nil {
+		if WorkloadOf(rr) == nil {
 			continue
 		}
-		for _, c := range rr.Workload.Clues {
+		for _, c := range WorkloadOf(rr).Clues {
 			k := key{c.Kind, c.What}
 			if a := agg[k]; a != nil {
 				a.Count += c.Count

@@ -177,7 +177,7 @@ func exportExtra(rr *analysis.RankResult) parquetio.Extra {
 		why := why
 		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Unavailable: &why})
 	}
-	for _, s := range rr.Steps {
+	for _, s := range analysis.StepsOf(rr) {
 		b := parquetio.StepBreakdown{Window: s.Window, Computing: s.Computing, Tasks: s.Tasks}
 		if s.HaveComm() {
 			// else null: not measured (the metrics table carries why,

@@ -75,7 +75,7 @@ func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
 			require.Zero(t, alive())
 			page := buf.String()
 			for _, rr := range res.Ranks {
-				require.NotNil(t, rr.TimelineSample, "rank %d", rr.Rank)
+				require.NotNil(t, analysis.TimelineSampleOf(rr), "rank %d", rr.Rank)
 				require.Contains(t, page, fmt.Sprintf(`id="chart-timeline-%d"`, rr.Rank))
 			}
 			require.Contains(t, page, `id="chart-moe-layers"`)

@@ -64,7 +64,7 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 	require.Empty(t, c.Errors)
 	var window []analysis.SlowRank
 	steps := map[int]bool{}
-	for _, s := range c.Skew.Slow {
+	for _, s := range analysis.SkewOf(c).Slow {
 		if s.Step < 0 {
 			window = append(window, s)
 		} else {
@@ -72,7 +72,7 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 			steps[s.Step] = true
 		}
 	}
-	require.Len(t, window, 1, "%+v", c.Skew.Slow)
+	require.Len(t, window, 1, "%+v", analysis.SkewOf(c).Slow)
 	require.Equal(t, 11, window[0].Rank)
 	require.Equal(t, "computing", window[0].Quantity)
 	require.Contains(t, window[0].Reason, "computing")
@@ -84,8 +84,8 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 	require.Contains(t, c.Metrics, "skew.communication.max_over_median")
 	// arrivals: rank 11's TP group (ranks 8-15) waits for rank 11
 	var tp *analysis.GroupArrival
-	for i := range c.Arrival.Groups {
-		g := &c.Arrival.Groups[i]
+	for i := range analysis.ArrivalOf(c).Groups {
+		g := &analysis.ArrivalOf(c).Groups[i]
 		if g.Group == "tp" && g.Ranks[0] == 8 {
 			tp = g
 		}
@@ -229,12 +229,12 @@ func TestHotRankNamedCleanNot(t *testing.T) {
 		res, err := Analyze(context.Background(), dir, Options{})
 		require.NoError(t, err)
 		var got []int
-		for _, s := range res.Cluster.Skew.Slow {
+		for _, s := range analysis.SkewOf(res.Cluster).Slow {
 			if s.Step < 0 {
 				got = append(got, s.Rank)
 			}
 		}
-		require.Equal(t, c.slow, got, "%s: %+v", c.name, res.Cluster.Skew.Slow)
+		require.Equal(t, c.slow, got, "%s: %+v", c.name, analysis.SkewOf(res.Cluster).Slow)
 	}
 }
 
@@ -254,7 +254,7 @@ func TestSkipCommunicationSameResult(t *testing.T) {
 	doc := func(res *analysis.Result) string {
 		var out []any
 		for _, rr := range res.Ranks {
-			out = append(out, rr.Metrics, rr.Unavailable, rr.Steps, rr.Errors, rr.Warnings, rr.Partial)
+			out = append(out, rr.Metrics, rr.Unavailable, analysis.StepsOf(rr), rr.Errors, rr.Warnings, rr.Partial)
 		}
 		b, err := json.Marshal(out)
 		require.NoError(t, err)
@@ -272,7 +272,7 @@ func TestAnalyzeSamplesOnlyWhenAsked(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, res.Ranks, 16)
 		for _, rr := range res.Ranks {
-			require.Equal(t, want, rr.TimelineSample != nil, "rank %d", rr.Rank)
+			require.Equal(t, want, analysis.TimelineSampleOf(rr) != nil, "rank %d", rr.Rank)
 			ran := false
 			for _, tm := range rr.Timings {
 				ran = ran || tm.Pass == analysis.TimelineSamplePass.Name

@@ -62,7 +62,7 @@ func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
 		if v, ok := rr.Metrics[analysis.MetricDecodeStepsCount]; ok {
 			steps += v / float64(len(res.Ranks))
 		}
-		lines = append(lines, rr.Replay)
+		lines = append(lines, analysis.ReplayOf(rr))
 	}
 	b.steps = steps
 	if n > 0 {

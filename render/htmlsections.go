@@ -126,15 +126,15 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	typeSet, groupSet := map[string]bool{}, map[string]bool{}
 	any := false
 	for i, rr := range res.Ranks {
-		if rr.HCCL == nil {
+		if analysis.HCCLOf(rr) == nil {
 			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)})
 			continue
 		}
 		any = true
-		for _, t := range rr.HCCL.Types {
+		for _, t := range analysis.HCCLOf(rr).Types {
 			typeSet[t] = true
 		}
-		for _, g := range rr.HCCL.Groups {
+		for _, g := range analysis.HCCLOf(rr).Groups {
 			groupSet[g] = true
 		}
 	}
@@ -166,7 +166,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	metricCell := func(timeMetric, countMetric, unit string) func(i int, rr *analysis.RankResult) cell {
 		return func(i int, rr *analysis.RankResult) cell {
 			r := rms[i]
-			if rr.HCCL == nil {
+			if analysis.HCCLOf(rr) == nil {
 				return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
 			}
 			tm, ok := r.get(timeMetric)
@@ -201,16 +201,16 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	}
 	anyUnknown := false
 	for _, rr := range res.Ranks {
-		if rr.HCCL != nil && rr.HCCL.UnknownGroup.Count > 0 {
+		if analysis.HCCLOf(rr) != nil && analysis.HCCLOf(rr).UnknownGroup.Count > 0 {
 			anyUnknown = true
 		}
 	}
 	if anyUnknown {
 		gspecs = append(gspecs, rowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
-			if rr.HCCL == nil {
+			if analysis.HCCLOf(rr) == nil {
 				return cell{Text: "unavailable", NA: cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)}
 			}
-			u := rr.HCCL.UnknownGroup
+			u := analysis.HCCLOf(rr).UnknownGroup
 			if u.Count == 0 {
 				return cell{Text: "–", Num: true}
 			}
@@ -223,13 +223,13 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		c.GroupPivot = build("group", gspecs)
 	}
 	for i, rr := range res.Ranks {
-		if rr.HCCL == nil {
+		if analysis.HCCLOf(rr) == nil {
 			continue
 		}
 		r := rms[i]
 		win, haveWin := r.get(analysis.MetricDeviceWindowUs)
-		for _, k := range sortedStatKeys(rr.HCCL.ByTypeGroup) {
-			s := rr.HCCL.ByTypeGroup[k]
+		for _, k := range sortedStatKeys(analysis.HCCLOf(rr).ByTypeGroup) {
+			s := analysis.HCCLOf(rr).ByTypeGroup[k]
 			t, g, _ := strings.Cut(k, "@")
 			if g == "?" {
 				g = "unknown"
@@ -279,11 +279,11 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	m := &v.MoE
 	found := false
 	for i, rr := range res.Ranks {
-		if rr.MoE == nil {
+		if analysis.MoEOf(rr) == nil {
 			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricMoERoutingUs), 0)})
 			continue
 		}
-		if rr.MoE.Routing.Count > 0 || rr.MoE.Cumsum.Count > 0 || rr.MoE.GMM.Count > 0 || rr.MoE.Dispatch.Count > 0 || rr.MoE.Combine.Count > 0 {
+		if analysis.MoEOf(rr).Routing.Count > 0 || analysis.MoEOf(rr).Cumsum.Count > 0 || analysis.MoEOf(rr).GMM.Count > 0 || analysis.MoEOf(rr).Dispatch.Count > 0 || analysis.MoEOf(rr).Combine.Count > 0 {
 			found = true
 		}
 	}
@@ -292,7 +292,7 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		return
 	}
 	for i, rr := range res.Ranks {
-		if rr.MoE == nil {
+		if analysis.MoEOf(rr) == nil {
 			continue
 		}
 		r := rms[i]
@@ -363,12 +363,12 @@ func moeLayerStats(res *analysis.Result) *layerStats {
 	ls := &layerStats{}
 	binned := false
 	for _, rr := range res.Ranks {
-		if rr.MoE == nil || len(rr.MoE.Positions) == 0 {
+		if analysis.MoEOf(rr) == nil || len(analysis.MoEOf(rr).Positions) == 0 {
 			continue
 		}
-		binned = binned || rr.MoE.PositionsCapped
-		rrow, crow := make([]float64, len(rr.MoE.Positions)), make([]float64, len(rr.MoE.Positions))
-		for i, p := range rr.MoE.Positions {
+		binned = binned || analysis.MoEOf(rr).PositionsCapped
+		rrow, crow := make([]float64, len(analysis.MoEOf(rr).Positions)), make([]float64, len(analysis.MoEOf(rr).Positions))
+		for i, p := range analysis.MoEOf(rr).Positions {
 			rrow[i], crow[i] = p.RoutingUs, p.CumsumUs
 		}
 		ls.ranks = append(ls.ranks, rr.Rank)
@@ -404,11 +404,11 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	var longest []lw
 	for i, rr := range res.Ranks {
 		r := rms[i]
-		if rr.EventWait == nil {
+		if analysis.EventWaitOf(rr) == nil {
 			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 			continue
 		}
-		for _, s := range rr.EventWait.Streams {
+		for _, s := range analysis.EventWaitOf(rr).Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
@@ -419,11 +419,11 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			span[[2]int{i, int(s.Stream)}] = s.Span
 		}
 		var origin int64
-		if rr.Timeline != nil {
-			origin = rr.Timeline.WindowStart
+		if analysis.TimelineOf(rr) != nil {
+			origin = analysis.TimelineOf(rr).WindowStart
 		}
 		k := 0
-		for _, wt := range rr.EventWait.Longest {
+		for _, wt := range analysis.EventWaitOf(rr).Longest {
 			if k >= maxWaitsPerRank || wt.Dur <= 0 {
 				break
 			}
@@ -455,7 +455,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			row := pivotRow{Label: label}
 			for i, rr := range res.Ranks {
 				r := rms[i]
-				if rr.EventWait == nil {
+				if analysis.EventWaitOf(rr) == nil {
 					row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 					continue
 				}
@@ -503,12 +503,12 @@ func buildKernels(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	k := &v.Kernels
 	total := 0
 	for i, rr := range res.Ranks {
-		if rr.Kernels == nil {
+		if analysis.KernelsOf(rr) == nil {
 			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricKernelComputeUs), 0)})
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
-		for _, ks := range rr.Kernels.Top {
+		for _, ks := range analysis.KernelsOf(rr).Top {
 			total++
 			if len(k.Rows) >= maxKernelRows {
 				continue

@@ -34,7 +34,7 @@ var timelineClasses = []struct{ name, color string }{
 func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
 	median, first := 0, true
 	for _, rr := range ranks {
-		if s := rr.TimelineSample; s != nil && s.Median != nil {
+		if s := analysis.TimelineSampleOf(rr); s != nil && s.Median != nil {
 			if first {
 				median, first = s.Median.Step, false
 			} else if s.Median.Step != median {
@@ -46,7 +46,7 @@ func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
 		return false, 0
 	}
 	for _, rr := range ranks {
-		if s := rr.TimelineSample; s != nil && s.Median != nil {
+		if s := analysis.TimelineSampleOf(rr); s != nil && s.Median != nil {
 			if s.Middle != nil {
 				return true, s.Middle.Step
 			}
@@ -69,8 +69,8 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 			skipped++
 			continue
 		}
-		ts := rr.TimelineSample
-		if ts == nil || rr.Timeline == nil || !rr.Timeline.HaveWindow {
+		ts := analysis.TimelineSampleOf(rr)
+		if ts == nil || analysis.TimelineOf(rr) == nil || !analysis.TimelineOf(rr).HaveWindow {
 			why := "no device timeline"
 			if w, ok := rr.Unavailable[analysis.MetricDeviceWindowUs]; ok {
 				why = w

@@ -490,7 +490,7 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 	spread("Free (idle) / window", share(analysis.MetricFreeUs), pctf)
 	steps := 0
 	for _, rr := range res.Ranks {
-		steps = max(steps, len(rr.Steps))
+		steps = max(steps, len(analysis.StepsOf(rr)))
 	}
 	if steps > 0 {
 		cards = append(cards, kv{"Steps per rank", strconv.Itoa(steps)})

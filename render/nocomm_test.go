@@ -119,7 +119,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
 	// rank 2's last step is left out: its trace is cut before that step's
 	// device work is known to be complete (steps.cut)
-	require.Len(t, res.Ranks[0].Steps, 2)
+	require.Len(t, analysis.StepsOf(res.Ranks[0]), 2)
 	require.Contains(t, res.Ranks[0].Unavailable["steps.cut"], "ProfilerStep#4 left out")
 	require.Len(t, lines, 1+2+1, table)
 	for _, l := range lines[1:3] {
@@ -143,10 +143,10 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	require.Len(t, lines, 5, table)
 	for k, l := range lines[1:4] {
 		f := strings.Fields(l)
-		id := res.Ranks[0].Steps[k].Step
+		id := analysis.StepsOf(res.Ranks[0])[k].Step
 		var comm int64
 		for _, rr := range res.Ranks[:2] {
-			comm += rr.Steps[k].Communication
+			comm += analysis.StepsOf(rr)[k].Communication
 		}
 		require.Equal(t, fmt.Sprint(id), f[0])
 		// rank 2 has no step 4 (left out: its trace is cut)
@@ -164,7 +164,7 @@ func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	page := renderHTML(t, HTMLInput{Result: res, Version: "test"})
 	doc := results.Build(res, nil)
 	require.Greater(t, checkNumbers(t, page, doc), 0)
-	for _, s := range res.Ranks[2].Steps {
+	for _, s := range analysis.StepsOf(res.Ranks[2]) {
 		for _, k := range []string{"window_us", "computing_us"} {
 			present(t, page, fmt.Sprintf(`data-rank="2" data-metric="step.%d.%s"`, s.Step, k))
 		}
@@ -184,10 +184,10 @@ func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	require.Len(t, series, 4)
 	for i, s := range series {
 		data := s.(map[string]any)["data"].([]any)
-		require.Len(t, data, len(res.Ranks[2].Steps))
+		require.Len(t, data, len(analysis.StepsOf(res.Ranks[2])))
 		for k, v := range data {
 			if i == 0 {
-				require.InDelta(t, us(res.Ranks[2].Steps[k].Computing), v, 1e-9)
+				require.InDelta(t, us(analysis.StepsOf(res.Ranks[2])[k].Computing), v, 1e-9)
 			} else {
 				require.Nil(t, v, "series %d step %d: a gap, not 0", i, k)
 			}

@@ -115,7 +115,7 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 
 func anySteps(res *analysis.Result) bool {
 	for _, rr := range res.Ranks {
-		if len(rr.Steps) > 0 {
+		if len(analysis.StepsOf(rr)) > 0 {
 			return true
 		}
 	}
@@ -148,11 +148,11 @@ func writeCollectives(ew *errWriter, res *analysis.Result) {
 	by := map[string]*agg{}
 	have := false
 	for _, rr := range res.Ranks {
-		if rr.HCCL == nil {
+		if analysis.HCCLOf(rr) == nil {
 			continue
 		}
 		have = true
-		for k, s := range rr.HCCL.ByTypeGroup {
+		for k, s := range analysis.HCCLOf(rr).ByTypeGroup {
 			a := by[k]
 			if a == nil {
 				a = &agg{maxRank: rr.Rank}
@@ -204,7 +204,7 @@ func writeMoE(ew *errWriter, res *analysis.Result) {
 	ew.printf("\nMoE routing and Cumsum\n")
 	any := false
 	for _, rr := range res.Ranks {
-		if rr.MoE != nil && (rr.MoE.Routing.Count > 0 || rr.MoE.Cumsum.Count > 0 || rr.MoE.GMM.Count > 0) {
+		if analysis.MoEOf(rr) != nil && (analysis.MoEOf(rr).Routing.Count > 0 || analysis.MoEOf(rr).Cumsum.Count > 0 || analysis.MoEOf(rr).GMM.Count > 0) {
 			any = true
 		}
 	}
@@ -215,7 +215,7 @@ func writeMoE(ew *errWriter, res *analysis.Result) {
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "rank\trouting\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time\t\n")
 	for _, rr := range res.Ranks {
-		m := rr.MoE
+		m := analysis.MoEOf(rr)
 		if m == nil {
 			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\t\n", rr.Rank)
 			continue
@@ -242,11 +242,11 @@ func writeEventWait(ew *errWriter, res *analysis.Result) {
 	by := map[int32]*agg{}
 	var missing []int
 	for _, rr := range res.Ranks {
-		if rr.EventWait == nil {
+		if analysis.EventWaitOf(rr) == nil {
 			missing = append(missing, rr.Rank)
 			continue
 		}
-		for _, s := range rr.EventWait.Streams {
+		for _, s := range analysis.EventWaitOf(rr).Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
@@ -302,10 +302,10 @@ func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
 	}
 	by := map[string]*agg{}
 	for _, rr := range res.Ranks {
-		if rr.Kernels == nil {
+		if analysis.KernelsOf(rr) == nil {
 			continue
 		}
-		for _, k := range rr.Kernels.Top {
+		for _, k := range analysis.KernelsOf(rr).Top {
 			a := by[k.Name]
 			if a == nil {
 				a = &agg{name: k.Name, op: k.OpType, core: k.Core}
@@ -470,7 +470,7 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 	noComm := map[string][]int{} // reason -> ranks
 	for _, rr := range res.Ranks {
 		missing := ""
-		for _, s := range rr.Steps {
+		for _, s := range analysis.StepsOf(rr) {
 			a := by[s.Step]
 			if a == nil {
 				a = &agg{maxRank: rr.Rank}
@@ -547,9 +547,9 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(res.Ranks))
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
-	} else if c.Skew != nil {
+	} else if analysis.SkewOf(c) != nil {
 		n := 0
-		for _, s := range c.Skew.Slow {
+		for _, s := range analysis.SkewOf(c).Slow {
 			if s.Step >= 0 {
 				continue
 			}
@@ -557,7 +557,7 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 			ew.printf("  rank %d: %s\n", s.Rank, Safe(s.Reason, 400))
 		}
 		steps := map[int][]int{}
-		for _, s := range c.Skew.Slow {
+		for _, s := range analysis.SkewOf(c).Slow {
 			if s.Step >= 0 {
 				steps[s.Rank] = append(steps[s.Rank], s.Step)
 			}
@@ -575,10 +575,10 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 		if n == 0 && len(steps) == 0 {
 			ew.printf("  none: computing and free time of every rank are within the robust band of the median\n")
 		}
-		if len(c.Skew.Window) > 0 {
+		if len(analysis.SkewOf(c).Window) > 0 {
 			tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintf(tw, "quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n")
-			for _, st := range c.Skew.Window {
+			for _, st := range analysis.SkewOf(c).Window {
 				ratio := "-"
 				if st.Median > 0 {
 					ratio = fmt.Sprintf("%.3f", st.Max/st.Median)
@@ -588,7 +588,7 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 			tw.Flush()
 		}
 	}
-	if a := c.Arrival; a != nil && a.Matched > 0 {
+	if a := analysis.ArrivalOf(c); a != nil && a.Matched > 0 {
 		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(sumWait(a))))
 		for _, g := range a.Groups {
 			if g.LastRank < 0 {
@@ -671,11 +671,11 @@ func writeWorkload(ew *errWriter, res *analysis.Result) {
 	ew.printf("  workload: %s (%s)\n", w.Kind, Safe(strings.Join(w.Evidence, "; "), 400))
 	phases := map[string]int{}
 	for _, rr := range res.Ranks {
-		if rr.Workload == nil {
+		if analysis.WorkloadOf(rr) == nil {
 			continue
 		}
-		for _, s := range rr.Steps {
-			if p := rr.Workload.StepPhase[s.Step]; p != "" {
+		for _, s := range analysis.StepsOf(rr) {
+			if p := analysis.WorkloadOf(rr).StepPhase[s.Step]; p != "" {
 				phases[p]++
 			}
 		}

@@ -13,7 +13,7 @@ func expertsOf(res *analysis.Result) *analysis.ExpertsResult {
 	if res == nil || res.Cluster == nil {
 		return nil
 	}
-	return res.Cluster.Experts
+	return analysis.ExpertsOf(res.Cluster)
 }
 
 // clusterMaps returns the profile-level metrics and unavailable reasons.

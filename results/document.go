@@ -291,14 +291,14 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 		if rd.Unavailable == nil {
 			rd.Unavailable = map[string]string{}
 		}
-		if rr.Kernels != nil {
-			for _, k := range rr.Kernels.Top {
+		if analysis.KernelsOf(rr) != nil {
+			for _, k := range analysis.KernelsOf(rr).Top {
 				rd.Kernels = append(rd.Kernels, KernelDoc{Name: k.Name, OpType: k.OpType, Core: k.Core, Count: k.Count,
 					TotalUs: us(k.Total), MeanUs: k.Mean, P50Us: k.P50, P99Us: k.P99})
 			}
 		}
-		if rr.HCCL != nil {
-			for key, st := range rr.HCCL.ByTypeGroup {
+		if analysis.HCCLOf(rr) != nil {
+			for key, st := range analysis.HCCLOf(rr).ByTypeGroup {
 				t, g, _ := strings.Cut(key, "@")
 				rd.Collectives = append(rd.Collectives, CollectiveTypeDoc{Type: t, Group: g, Count: st.Count, TimeUs: us(st.Total)})
 			}
@@ -310,11 +310,11 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 				return a.Group < b.Group
 			})
 		}
-		for _, s := range rr.Steps {
+		for _, s := range analysis.StepsOf(rr) {
 			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
 				PreparingUs: us(max(0, s.DeviceStart-s.HostStart)), Tasks: s.Tasks}
-			if rr.Workload != nil {
-				sd.Phase = rr.Workload.StepPhase[s.Step]
+			if analysis.WorkloadOf(rr) != nil {
+				sd.Phase = analysis.WorkloadOf(rr).StepPhase[s.Step]
 			}
 			if s.HaveComm() {
 				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
@@ -361,7 +361,7 @@ func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
 	if d.Unavailable == nil {
 		d.Unavailable = map[string]string{}
 	}
-	if s := c.Skew; s != nil {
+	if s := analysis.SkewOf(c); s != nil {
 		for _, sr := range s.Slow {
 			x := SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
 			if !math.IsInf(sr.Z, 0) && !math.IsNaN(sr.Z) {
@@ -386,7 +386,7 @@ func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
 			d.Steps = append(d.Steps, sd)
 		}
 	}
-	if a := c.Arrival; a != nil {
+	if a := analysis.ArrivalOf(c); a != nil {
 		for _, g := range a.Groups {
 			gd := GroupDoc{Comm: g.Comm, Group: g.Group, Ranks: g.Ranks, Collectives: g.Collectives, LastCount: map[string]int{}, WaitUs: map[string]float64{}}
 			if g.LastRank >= 0 {

@@ -130,7 +130,7 @@ func BuildExperts(res *analysis.Result) *ExpertsDoc {
 		LogLayers: []LogLayerDoc{}, Logs: []model.ExpertLog{}}
 	var x *analysis.ExpertsResult
 	if res != nil && res.Cluster != nil {
-		x = res.Cluster.Experts
+		x = analysis.ExpertsOf(res.Cluster)
 	}
 	if x == nil {
 		return d

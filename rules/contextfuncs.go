@@ -61,7 +61,7 @@ func (st *state) topCollectives(n int) (string, error) {
 	ranks := 0
 	win, winRanks := 0.0, 0
 	for _, rr := range st.ranks() {
-		if rr.HCCL == nil {
+		if analysis.HCCLOf(rr) == nil {
 			continue
 		}
 		ranks++
@@ -69,7 +69,7 @@ func (st *state) topCollectives(n int) (string, error) {
 			win += w
 			winRanks++
 		}
-		for k, s := range rr.HCCL.ByTypeGroup {
+		for k, s := range analysis.HCCLOf(rr).ByTypeGroup {
 			add(sums, k, s.Total, s.Count)
 		}
 	}
@@ -101,11 +101,11 @@ func (st *state) topAICPU(n int) (string, error) {
 	by := map[string]*named{}
 	ranks := 0
 	for _, rr := range st.ranks() {
-		if rr.Kernels == nil {
+		if analysis.KernelsOf(rr) == nil {
 			continue
 		}
 		ranks++
-		for _, k := range rr.Kernels.AICPU {
+		for _, k := range analysis.KernelsOf(rr).AICPU {
 			add(by, k.Name, k.Total, k.Count)
 		}
 	}

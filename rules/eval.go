@@ -545,10 +545,10 @@ func newState(in *Input) *state {
 			by := map[string]int64{}
 			if in.Result != nil {
 				for _, rr := range in.Result.Ranks {
-					if rr.EventWait == nil {
+					if analysis.EventWaitOf(rr) == nil {
 						continue
 					}
-					for _, w := range rr.EventWait.WaitedOps {
+					for _, w := range analysis.EventWaitOf(rr).WaitedOps {
 						by[w.Name] += w.Wait.Total
 					}
 				}

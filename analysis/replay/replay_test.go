@@ -25,7 +25,7 @@ func analyzeScenario(t *testing.T, s tracegen.Scenario) *analysis.Result {
 func timelineOf(res *analysis.Result) *replay.Timeline {
 	var lines []*replay.RankLine
 	for _, rr := range res.Ranks {
-		lines = append(lines, rr.Replay)
+		lines = append(lines, analysis.ReplayOf(rr))
 	}
 	return replay.NewTimeline(lines)
 }
