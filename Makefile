@@ -76,7 +76,7 @@ FUZZ_TARGETS := \
 	./parser/experts:FuzzReadLog \
 	./rules:FuzzParse \
 	./deploy:FuzzParseAndEdit \
-	./parser/vllmlog:FuzzReadLog \
+	./parser/vllmserve:FuzzReadLog \
 	./parser/msprof:FuzzReadTaskTime \
 	./parser/msprof:FuzzReadStatistics \
 	./parser/msprof:FuzzReadCommunication \

@@ -7,7 +7,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser/vllmlog"
+	"github.com/npuprof/npuprof/parser/vllmserve"
 )
 
 // ServingOptions name the serving-context inputs: vLLM's server log
@@ -29,7 +29,7 @@ func LoadServing(res *analysis.Result, path string, o ServingOptions) error {
 			dir = ""
 		}
 		if dir != "" {
-			found := vllmlog.FindLog(dir)
+			found := vllmserve.FindLog(dir)
 			if len(found) > 0 {
 				logPath = found[0]
 				note := "vLLM log found in the profile folder: " + filepath.ToSlash(logPath)
@@ -40,14 +40,14 @@ func LoadServing(res *analysis.Result, path string, o ServingOptions) error {
 			}
 		}
 	}
-	var l *vllmlog.Log
-	var b *vllmlog.Bench
+	var l *vllmserve.Log
+	var b *vllmserve.Bench
 	if logPath != "" {
 		f, err := os.Open(logPath)
 		if err != nil {
 			return errkind.Errorf(errkind.Usage, "--vllm-log: %v", err)
 		}
-		l, err = vllmlog.ReadLog(f, logPath)
+		l, err = vllmserve.ReadLog(f, logPath)
 		f.Close()
 		if err != nil {
 			return errkind.Errorf(errkind.Usage, "--vllm-log: %v", err)
@@ -55,7 +55,7 @@ func LoadServing(res *analysis.Result, path string, o ServingOptions) error {
 	}
 	if o.Bench != "" {
 		var err error
-		b, err = vllmlog.ReadBenchFile(o.Bench)
+		b, err = vllmserve.ReadBenchFile(o.Bench)
 		if err != nil {
 			return errkind.Errorf(errkind.Usage, "--vllm-bench: %v", err)
 		}
@@ -63,6 +63,6 @@ func LoadServing(res *analysis.Result, path string, o ServingOptions) error {
 	if l == nil && b == nil {
 		return nil
 	}
-	res.Serving = vllmlog.Build(l, b)
+	res.Serving = vllmserve.Build(l, b)
 	return nil
 }

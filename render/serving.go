@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/parser/vllmlog"
+	"github.com/npuprof/npuprof/parser/vllmserve"
 )
 
 // ServingKeys are the serving metrics the summaries show first, in order.
@@ -58,7 +58,7 @@ func ServingOrder(m map[string]float64) []string {
 
 // ServingFacts turns the serving context into header facts (name, value,
 // source) for the HTML report.
-func ServingFacts(c *vllmlog.Context) []Fact {
+func ServingFacts(c *vllmserve.Context) []Fact {
 	if c == nil {
 		return nil
 	}
@@ -82,7 +82,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // writeServing writes the serving context section of the terminal summary.
-func writeServing(ew *errWriter, c *vllmlog.Context) {
+func writeServing(ew *errWriter, c *vllmserve.Context) {
 	if c == nil {
 		return
 	}

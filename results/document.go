@@ -16,7 +16,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/vllmlog"
+	"github.com/npuprof/npuprof/parser/vllmserve"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -69,12 +69,12 @@ type ContextDoc struct {
 	Evidence []string `json:"evidence"`
 }
 
-// ServingDoc is the serving context (see parser/vllmlog.Context for each
+// ServingDoc is the serving context (see parser/vllmserve.Context for each
 // metric's definition): metrics (rates are ratios 0..1, throughputs
 // tokens/s, latencies ms), why a key metric is missing, each metric's
 // source, the files read, the statistics-line formats seen and the line
 // numbers of the first malformed statistics lines.
-type ServingDoc = vllmlog.Context
+type ServingDoc = vllmserve.Context
 
 // ClusterDoc is the cross-rank analysis.
 type ClusterDoc struct {

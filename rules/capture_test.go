@@ -11,7 +11,7 @@ import (
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/vllmlog"
+	"github.com/npuprof/npuprof/parser/vllmserve"
 )
 
 // graph-capture-sizes names one data-parallel replica's decode batch:
@@ -113,15 +113,15 @@ func TestGraphCaptureSizesEnginesFromLog(t *testing.T) {
 	noDP := withoutGroups(analyzed(t, "uncaptured-batch"))
 
 	// Two engines of 25 running requests each: concurrency 50, 25 each.
-	var samples []vllmlog.Sample
+	var samples []vllmserve.Sample
 	for i := 0; i < 3; i++ {
 		for _, e := range []string{"000", "001"} {
-			samples = append(samples, vllmlog.Sample{Engine: e, Format: vllmlog.FormatV1, GenerationTPS: 600, Running: 25, KVCacheUsage: 0.2})
+			samples = append(samples, vllmserve.Sample{Engine: e, Format: vllmserve.FormatV1, GenerationTPS: 600, Running: 25, KVCacheUsage: 0.2})
 		}
 	}
-	l := vllmlog.Log{Name: "dp2.log", Samples: samples}
+	l := vllmserve.Log{Name: "dp2.log", Samples: samples}
 	res := *noDP
-	res.Serving = vllmlog.Build(&l, nil)
+	res.Serving = vllmserve.Build(&l, nil)
 	fs, err := BuildFacts(&res, nil, nil)
 	require.NoError(t, err)
 	c, _ := fs.Get("concurrency")

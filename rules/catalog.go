@@ -122,7 +122,7 @@ var Facts = []FactDoc{
 	{"phase", FactString, "decode or prefill", "profile: decode when the attention batch is at most 1024 tokens"},
 	{"ranks", FactInt, "ranks analyzed", "profile"},
 	{"workload", FactString, "the job profiled: vllm (serving), training or unknown", "profile: framework op names, device op types, VLLM_* variables, the rank folders' names (context.workload)"},
-	// The serving context (parser/vllmlog): read as fact["serving.NAME"].
+	// The serving context (parser/vllmserve): read as fact["serving.NAME"].
 	{"serving.concurrency", FactFloat, "concurrent requests: vllm bench serve's maximum request concurrency, else the median running requests in vLLM's log", "--vllm-bench, --vllm-log (or a vLLM *.log in the profile folder)"},
 	{"serving.output_tps", FactFloat, "output tokens/s: bench output token throughput, else the log's mean generation throughput", "--vllm-bench, --vllm-log"},
 	{"serving.prompt_tps", FactFloat, "mean prompt throughput in vLLM's log (tokens/s)", "--vllm-log"},

@@ -8,17 +8,17 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/deploy"
-	"github.com/npuprof/npuprof/parser/vllmlog"
+	"github.com/npuprof/npuprof/parser/vllmserve"
 )
 
 // withServing returns a copy of res with the serving context of a vLLM log
-// fixture (parser/vllmlog/testdata).
+// fixture (parser/vllmserve/testdata).
 func withServing(t *testing.T, res *analysis.Result, logName string) *analysis.Result {
 	t.Helper()
-	l, err := vllmlog.ReadLogFile(filepath.Join("..", "parser", "vllmlog", "testdata", logName))
+	l, err := vllmserve.ReadLogFile(filepath.Join("..", "parser", "vllmserve", "testdata", logName))
 	require.NoError(t, err)
 	r := *res
-	r.Serving = vllmlog.Build(l, nil)
+	r.Serving = vllmserve.Build(l, nil)
 	return &r
 }
 
@@ -95,9 +95,9 @@ func TestConcurrencyFromLogFeedsRules(t *testing.T) {
 	require.Contains(t, f.Fix, `"cudagraph_capture_sizes":[25]`)
 
 	single := *res
-	l := vllmlog.Log{Name: "one.log", Samples: []vllmlog.Sample{{Engine: "000", Format: vllmlog.FormatV1, GenerationTPS: 18, Running: 1,
+	l := vllmserve.Log{Name: "one.log", Samples: []vllmserve.Sample{{Engine: "000", Format: vllmserve.FormatV1, GenerationTPS: 18, Running: 1,
 		KVCacheUsage: 0.01, PrefixHitRate: 0, MMHitRate: 0}}}
-	single.Serving = vllmlog.Build(&l, nil)
+	single.Serving = vllmserve.Build(&l, nil)
 	rep = evaluate(t, set, &single, nil, "dp=4", "tp=4")
 	p := finding(rep, "parallel-strategy")
 	require.NotNil(t, p)

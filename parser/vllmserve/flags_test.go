@@ -1,4 +1,4 @@
-package vllmlog
+package vllmserve
 
 // -update is accepted here too (see package golden), so that
 // `go test ./... -run Golden -update` runs in every package.

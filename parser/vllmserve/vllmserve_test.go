@@ -1,4 +1,4 @@
-package vllmlog
+package vllmserve
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-// Package vllmlog reads the serving context of a vLLM (vLLM-Ascend) run that
+// Package vllmserve reads the serving context of a vLLM (vLLM-Ascend) run that
 // a profile does not hold: the engine's periodic statistics lines in the
 // server log, and the result of `vllm bench serve` (its printed summary or
 // its --save-result JSON). The numbers become serving.* facts: shown in the
@@ -34,7 +34,7 @@
 // V0 "Prefix cache hit rate: GPU:" line); one whose fields do not parse is
 // skipped and counted as malformed. Every other line (requests, warnings,
 // tracebacks, other processes' output) is ignored.
-package vllmlog
+package vllmserve
 
 import (
 	"bufio"
