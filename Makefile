@@ -70,10 +70,10 @@ FUZZ_TARGETS := \
 	./parser/summary:FuzzReadCommunication \
 	./parser/summary:FuzzCSVScanner \
 	./parser/timeparse:FuzzMicrosToNanos \
-	./parser/experts:FuzzReadDump \
-	./parser/experts:FuzzReadDeployment \
-	./parser/experts:FuzzReadLoadCSV \
-	./parser/experts:FuzzReadLog \
+	./parser/expertload:FuzzReadDump \
+	./parser/expertload:FuzzReadDeployment \
+	./parser/expertload:FuzzReadLoadCSV \
+	./parser/expertload:FuzzReadLog \
 	./rules:FuzzParse \
 	./deploy:FuzzParseAndEdit \
 	./parser/vllmserve:FuzzReadLog \

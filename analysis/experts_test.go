@@ -12,7 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -46,7 +46,7 @@ func TestExpertsMindIESample(t *testing.T) {
 				}
 				maxShare = max(maxShare, m/s)
 			}
-			x, err := experts.Load(dir, experts.Options{Stage: stage})
+			x, err := expertload.Load(dir, expertload.Options{Stage: stage})
 			require.NoError(t, err)
 			res, err := analyzeProfile(&parser.Profile{Path: dir, Experts: x})
 			require.NoError(t, err)

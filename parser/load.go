@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
 	"github.com/npuprof/npuprof/parser/summary"
@@ -45,7 +45,7 @@ type Options struct {
 	// Progress, when set, is called after each rank is parsed.
 	Progress func(done, total int, path string)
 	// Experts names an expert-load input for Load (file or folder, see
-	// parser/experts); empty: look for one inside the profile folder.
+	// parser/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
 	// SkipCommunication leaves communication.json unread (Rank.Communication
@@ -103,7 +103,7 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	assignRanks(p, srcs)
-	x, note, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
+	x, note, err := expertload.ForProfile(path, opts.Experts, expertload.Options{Stage: opts.ExpertStage})
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Usage, err)
 	}

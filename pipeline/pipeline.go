@@ -15,7 +15,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -29,7 +29,7 @@ type Options struct {
 	// Progress, when set, is called after each rank.
 	Progress func(done, total int, path string)
 	// Experts names an expert-load input (file or folder, see
-	// parser/experts); empty: look for one inside the profile folder.
+	// parser/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
 	// TimelineSample runs the timelinesample pass (see
@@ -62,7 +62,7 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	if err != nil {
 		return nil, err
 	}
-	loads, expertNote, err := experts.ForProfile(path, opts.Experts, experts.Options{Stage: opts.ExpertStage})
+	loads, expertNote, err := expertload.ForProfile(path, opts.Experts, expertload.Options{Stage: opts.ExpertStage})
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Usage, err)
 	}

@@ -178,7 +178,7 @@ func AutoRedundant(numExperts, ranks int) int {
 }
 
 // MaxRanks bounds the EP size of a plan before any input is read: the
-// expert readers accept at most 65536 experts per layer (parser/experts),
+// expert readers accept at most 65536 experts per layer (parser/expertload),
 // and a plan never has more EP ranks than experts (MaxEPSize).
 const MaxRanks = 1 << 16
 

@@ -16,7 +16,7 @@ import (
 	"github.com/npuprof/npuprof/analysis/eplb"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/experts"
+	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -41,11 +41,11 @@ func TestEPLBPlanMindIESample(t *testing.T) {
 
 			f, err := os.Open(out)
 			require.NoError(t, err)
-			plan, notes, err := experts.ReadDeployment(f, out)
+			plan, notes, err := expertload.ReadDeployment(f, out)
 			f.Close()
 			require.NoError(t, err)
 			require.Empty(t, notes)
-			x, err := experts.Load(dir, experts.Options{Stage: c.stage})
+			x, err := expertload.Load(dir, expertload.Options{Stage: c.stage})
 			require.NoError(t, err)
 			ranks, redundant := atoi(t, c.ranks), atoi(t, c.redundant)
 			slots := (x.NumExperts + redundant) / ranks
@@ -104,7 +104,7 @@ func TestEPLBPlanStreamsAndErrors(t *testing.T) {
 	dir := testutil.Sample(t, hotspot)
 	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2")
 	require.Equal(t, ExitOK, code, stderr)
-	dep, _, err := experts.ReadDeployment(strings.NewReader(stdout), "stdout")
+	dep, _, err := expertload.ReadDeployment(strings.NewReader(stdout), "stdout")
 	require.NoError(t, err)
 	assert.Len(t, dep.Layers, 58)
 	assert.Contains(t, stderr, "EP size 2, 2 redundant -> 3 slots per rank", "auto redundancy: one per rank")
@@ -204,7 +204,7 @@ func TestAnalyzeHotExperts(t *testing.T) {
 	var buf bytes.Buffer
 	code = Main([]string{"eplb", "plan", "--experts", filepath.Join(dir, tracegen.ExpertDumpDir), "--redundant", "8"}, strings.NewReader(""), &buf, &bytes.Buffer{})
 	require.Equal(t, ExitOK, code)
-	plan, _, err := experts.ReadDeployment(&buf, "plan")
+	plan, _, err := expertload.ReadDeployment(&buf, "plan")
 	require.NoError(t, err)
 	require.NoError(t, eplb.Check(plan, 128, 8, 17))
 }

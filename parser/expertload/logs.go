@@ -1,4 +1,4 @@
-package experts
+package expertload
 
 import (
 	"bufio"

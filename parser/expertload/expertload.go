@@ -1,4 +1,4 @@
-// Package experts reads per-expert load inputs into model.ExpertLoads:
+// Package expertload reads per-expert load inputs into model.ExpertLoads:
 // MindIE load-balancing dumps ({prefill|decode}_{rank}.csv with
 // model_gen_config.json and {prefill|decode}_global_deployment.json),
 // vLLM-Ascend expert maps (the same JSON schema), npuprof's plain
@@ -6,7 +6,7 @@
 // vLLM write to their logs. Profiling data itself holds no per-expert
 // counts (FORMATS.md §8). The formats and the metrics built on them are
 // documented in docs/experts.md.
-package experts
+package expertload
 
 import (
 	"bufio"
