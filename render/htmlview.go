@@ -79,6 +79,7 @@ type htmlView struct {
 	TorchNPU       string
 	CANN           string
 	Version        string
+	Revision       string
 	EChartsVersion string
 	EChartsNotice  string
 	Cards          []kv
@@ -368,6 +369,9 @@ func buildView(in HTMLInput, doc *results.Document) *htmlView {
 		Path: cleanText(res.Path, 0), Kind: doc.Input.Kind,
 		RankCount: len(res.Ranks), Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
 		EChartsNotice: echartsNotice,
+	}
+	if t := doc.Tool; t != nil {
+		v.Version, v.Revision = cleanText(t.Version, 80), cleanText(t.Revision, 80)
 	}
 	if v.Version == "" {
 		v.Version = "dev"

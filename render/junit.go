@@ -4,8 +4,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -13,9 +16,13 @@ import (
 // --fail-on is a failure, a rule that failed to run an error, a rule that
 // could not be evaluated is skipped with the reason; the rest pass.
 
+// The element and attribute names are those of the Jenkins xUnit schema
+// (junit-10.xsd, which make test validates against): testsuites has no
+// skipped attribute, and the properties belong to the testsuite.
 type junitSuites struct {
 	XMLName  xml.Name `xml:"testsuites"`
 	Name     string   `xml:"name,attr"`
+	Time     string   `xml:"time,attr"`
 	Tests    int      `xml:"tests,attr"`
 	Failures int      `xml:"failures,attr"`
 	Errors   int      `xml:"errors,attr"`
@@ -25,17 +32,25 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
@@ -48,18 +63,41 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// JUnitInput is what WriteJUnit needs: the check's profile, report and
+// gate, the npuprof that ran it, and how long the check took.
+type JUnitInput struct {
+	Profile string
+	Report  *rules.Report
+	FailOn  string
+	// GatePartial false (check --partial-findings report): a finding that
+	// read metrics of a truncated file is system-out, not a failure.
+	GatePartial bool
+	Tool        buildinfo.Tool
+	// Elapsed is the check's wall time, from start to the report (the
+	// suites' time); each test case's time is its rule's evaluation.
+	Elapsed time.Duration
+}
+
+// junitTime is a duration in seconds as the schema's SUREFIRE_TIME wants
+// it: at most three decimals.
+func junitTime(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+}
+
 // WriteJUnit writes the JUnit XML report of a check. A finding that read
 // metrics of a truncated file says so in its failure message; with
-// gatePartial false (check --partial-findings report) it is not a failure
-// but system-out, like a finding below failOn.
-func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string, gatePartial bool) error {
+// GatePartial false it is not a failure but system-out, like a finding
+// below FailOn.
+func WriteJUnit(w io.Writer, in JUnitInput) error {
+	rep, failOn, gatePartial := in.Report, in.FailOn, in.GatePartial
 	byRule := map[string]*rules.Finding{}
 	for i := range rep.Findings {
 		byRule[rep.Findings[i].Rule] = &rep.Findings[i]
 	}
-	suite := junitSuite{Name: "npuprof check " + profile}
+	suite := junitSuite{Name: "npuprof check " + in.Profile, Time: junitTime(in.Elapsed), Properties: []junitProperty{
+		{"npuprof.version", in.Tool.Version}, {"npuprof.revision", in.Tool.Revision}, {"fail_on", failOn}}}
 	for _, o := range rep.Outcomes {
-		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules"}
+		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules", Time: junitTime(o.Duration)}
 		switch o.Status {
 		case rules.StatusFired:
 			f := byRule[o.Rule]
@@ -87,7 +125,7 @@ func WriteJUnit(w io.Writer, profile string, rep *rules.Report, failOn string, g
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "npuprof", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+	doc := junitSuites{Name: "npuprof", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
 		Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

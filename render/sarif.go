@@ -38,6 +38,8 @@ type sarifDriver struct {
 	Version        string      `json:"version,omitempty"`
 	InformationURI string      `json:"informationUri,omitempty"`
 	Rules          []sarifRule `json:"rules"`
+	// Properties: revision, the VCS revision npuprof was built from.
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 type sarifRule struct {
@@ -119,11 +121,12 @@ var hunkRe = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
 
 // SARIFInput is what WriteSARIF needs besides the report.
 type SARIFInput struct {
-	Profile string     // analyzed path (the location of findings without a script)
-	Deploy  string     // deployment script path, "" when none
-	Version string     // npuprof version
-	Rules   *rules.Set // for rule descriptions
-	Report  *rules.Report
+	Profile  string     // analyzed path (the location of findings without a script)
+	Deploy   string     // deployment script path, "" when none
+	Version  string     // npuprof version
+	Revision string     // the VCS revision npuprof was built from
+	Rules    *rules.Set // for rule descriptions
+	Report   *rules.Report
 	// PartialNotGated (check --partial-findings report): a finding that
 	// read metrics of a truncated file is written at level "note", so a
 	// SARIF consumer that gates on "error" does not gate on it either.
@@ -146,8 +149,12 @@ func disableRule(run *sarifRun, i int, why string) {
 // diff, else at the profile; rules that failed to run are error
 // notifications.
 func WriteSARIF(w io.Writer, in SARIFInput) error {
+	var props map[string]string
+	if in.Revision != "" {
+		props = map[string]string{"revision": in.Revision}
+	}
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: in.Version,
-		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}}},
+		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}, Properties: props}},
 		Results: []sarifResult{}}
 	index := map[string]int{}
 	addRule := func(id, short, full, help, level string) int {
@@ -168,13 +175,23 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		index[id] = len(run.Tool.Driver.Rules) - 1
 		return index[id]
 	}
+	titles := map[string]string{}
+	for _, f := range in.Report.Findings {
+		titles[f.Rule] = f.Title
+	}
 	if in.Rules != nil {
 		for _, r := range in.Rules.Rules {
 			level := "warning"
 			if r.Severity != "auto" {
 				level = sarifLevel(r.Severity)
 			}
-			disableRule(&run, addRule(r.ID, strings.ReplaceAll(r.ID, "-", " "), strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level), in.Rules.Disabled(r.ID))
+			// the title: the finding's own when the rule fired, else the
+			// rule's summary (its title without numbers)
+			short := titles[r.ID]
+			if short == "" {
+				short = r.Summary
+			}
+			disableRule(&run, addRule(r.ID, short, strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level), in.Rules.Disabled(r.ID))
 		}
 		for _, b := range in.Rules.Budgets {
 			disableRule(&run, addRule(b.ID, "budget "+b.Text, "budget against --baseline: "+b.Text, "", sarifLevel(b.Severity)), in.Rules.Disabled(b.ID))
@@ -190,7 +207,7 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		}
 	}
 	for _, f := range rep.Findings {
-		i := addRule(f.Rule, f.Rule, f.Title, "", sarifLevel(f.Severity))
+		i := addRule(f.Rule, f.Title, f.Title, "", sarifLevel(f.Severity))
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(in.Profile)}}}
 		if in.Deploy != "" && f.Diff != "" {
 			loc.PhysicalLocation.ArtifactLocation.URI = fileURI(in.Deploy)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/vllmserve"
 	"github.com/npuprof/npuprof/rules"
@@ -26,7 +27,10 @@ const Schema = "npuprof.analysis/v1"
 // Document is the stable JSON document. Field names are a public contract.
 type Document struct {
 	Schema string `json:"schema"`
-	Input  Input  `json:"input"`
+	// Tool names the npuprof that wrote the document: name, module
+	// version and VCS revision (absent from documents written before it).
+	Tool  *buildinfo.Tool `json:"tool,omitempty"`
+	Input Input           `json:"input"`
 	// Context is what kind of job was profiled, from the profile alone.
 	Context  ContextDoc      `json:"context"`
 	Ranks    []RankDoc       `json:"ranks"`
@@ -269,7 +273,8 @@ func usPtr(ns int64) *float64 {
 // Build assembles the document from the analysis results and findings
 // (nil: none). New adds the rules' report and facts too.
 func Build(res *analysis.Result, findings []rules.Finding) *Document {
-	doc := &Document{Schema: Schema, Input: Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
+	t := buildinfo.Get()
+	doc := &Document{Schema: Schema, Tool: &t, Input: Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
 		Ranks: []RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
 	doc.Errors = append(doc.Errors, res.InputErrors...)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
@@ -36,6 +37,9 @@ type Outcome struct {
 	Severity string `json:"severity,omitempty"`
 	File     string `json:"-"`
 	Line     int    `json:"-"`
+	// Duration is how long the rule or budget took to evaluate (JUnit's
+	// testcase time).
+	Duration time.Duration `json:"-"`
 }
 
 // Baseline is a saved analysis (--baseline OLD.json) reduced to what
@@ -101,7 +105,9 @@ func Evaluate(set *Set, in *Input) *Report {
 			rep.Outcomes = append(rep.Outcomes, outcome(r, StatusDisabled, why))
 			continue
 		}
+		t0 := time.Now()
 		o, f := evalRule(r, in)
+		o.Duration = time.Since(t0)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {
 			rep.Findings = append(rep.Findings, *f)
@@ -112,7 +118,9 @@ func Evaluate(set *Set, in *Input) *Report {
 			rep.Outcomes = append(rep.Outcomes, Outcome{Rule: b.ID, Status: StatusDisabled, Reason: why, File: b.File, Line: b.Line})
 			continue
 		}
+		t0 := time.Now()
 		o, f := evalBudget(b, in)
+		o.Duration = time.Since(t0)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {
 			rep.Findings = append(rep.Findings, *f)

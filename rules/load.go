@@ -25,7 +25,11 @@ var builtinFS embed.FS
 
 // Rule is a loaded, compiled rule.
 type Rule struct {
-	ID         string
+	ID string
+	// Summary is the rule's title without numbers ("Cumsum kernels in the
+	// MoE routing path"), for lists and SARIF descriptions; "" when the
+	// file gives none.
+	Summary    string
 	Title      *Template
 	Severity   string // high, medium, low, info, or auto
 	AppliesTo  AppliesTo
@@ -183,7 +187,7 @@ func Parse(name string, data []byte) (*Set, error) {
 // file-level schema
 var (
 	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
-	ruleKeys   = []string{"id", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs"}
+	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
@@ -461,6 +465,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	r.Docs = l.str(m["docs"], "docs")
 	r.Why = l.str(m["why"], "why")
 	c.planFields(m, r)
+	r.Summary = l.str(m["summary"], "summary")
 	if en := m["evidence"]; en != nil {
 		if en.Kind != yaml.SequenceNode {
 			l.errf(en, "%s: evidence: expected a list, found %s", what, kindName(en))

@@ -15,3 +15,14 @@ func TestSuggest(t *testing.T) {
 	require.Equal(t, []string{"env-hygiene"}, Suggest("env-hygeine", ids, 3))
 	require.Empty(t, Suggest("nosuch", ids, 3), "nothing like it: no unrelated names")
 }
+
+// Every built-in rule has a summary: the SARIF description of a rule that
+// did not fire.
+func TestBuiltinSummaries(t *testing.T) {
+	set, err := Load()
+	require.NoError(t, err)
+	for _, r := range set.Rules {
+		require.NotEmpty(t, r.Summary, "built-in rule %s has no summary:", r.ID)
+		require.NotContains(t, r.Summary, "{{", r.ID)
+	}
+}

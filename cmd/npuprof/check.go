@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -146,6 +147,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 // (--fail-on, --partial-findings), writes the outputs and exits by the
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
+	start := time.Now()
 	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
 	if err != nil {
 		return err
@@ -174,7 +176,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err := nothingEvaluated(rep); err != nil {
 		return err
 	}
-	c := &checked{set: set, res: res, rep: rep, facts: facts,
+	c := &checked{start: start, set: set, res: res, rep: rep, facts: facts,
 		doc:     sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) }),
 		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(rep)}
 	if baseDoc != nil {
@@ -208,6 +210,7 @@ func readBaselineFlag(path string) (*rules.Baseline, *results.Document, error) {
 
 // checked is what check found, for its outputs.
 type checked struct {
+	start   time.Time // the check's start: JUnit's time is the wall time since
 	set     *rules.Set
 	res     *analysis.Result
 	rep     *rules.Report
@@ -236,7 +239,8 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 	}
 	if opts.JUnit != "" {
 		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, opts.Path, c.rep, opts.FailOn, c.verdict.GatePartial)
+			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Report: c.rep, FailOn: opts.FailOn,
+				GatePartial: c.verdict.GatePartial, Tool: tool, Elapsed: time.Since(c.start)})
 		}); err != nil {
 			return err
 		}
@@ -245,7 +249,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		return nil
 	}
 	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
-		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: Version, Rules: c.set, Report: c.rep,
+		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Rules: c.set, Report: c.rep,
 			PartialNotGated: !c.verdict.GatePartial})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,8 +56,9 @@ func compressCopy(t *testing.T, src, dst, suffix string) {
 func withoutInputPath(t *testing.T, doc string) string {
 	t.Helper()
 	lines := strings.Split(doc, "\n")
-	require.True(t, len(lines) > 4 && strings.HasPrefix(lines[3], `    "path": `), "input.path on line 4:\n%s", strings.Join(lines[:min(6, len(lines))], "\n"))
-	return strings.Join(append(lines[:3:3], lines[4:]...), "\n")
+	i := slices.Index(lines, `  "input": {`) + 1
+	require.True(t, i > 0 && i < len(lines) && strings.HasPrefix(lines[i], `    "path": `), "input.path after \"input\":\n%s", strings.Join(lines[:min(12, len(lines))], "\n"))
+	return strings.Join(append(lines[:i:i], lines[i+1:]...), "\n")
 }
 
 // exportOrigin is a rank's exported_from in a document read back from an

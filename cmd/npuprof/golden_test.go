@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/internal/golden"
 	"github.com/stretchr/testify/require"
 )
@@ -23,10 +25,12 @@ import (
 // and read the change in `git diff testdata/golden` before committing it.
 //
 // The commands run in-process from the repository root, so every path in
-// an output is the relative one a user types there (testdata/...). Nothing
-// is normalised: the outputs hold no timing and no absolute path, and the
-// version in the SARIF log is "devel", what a test binary's build
-// information gives (internal/buildinfo). Only the HTML pages are reduced to their data blob (the
+// an output is the relative one a user types there (testdata/...). Two
+// things are normalised (goldenNormalise): JUnit's time attributes (wall
+// times) read time="T", and npuprof's version and revision (the JSON
+// document's tool, SARIF, JUnit) read "devel" and "unknown", what a test
+// binary's build information gives (internal/buildinfo), whatever build
+// ran the test. Only the HTML pages are reduced to their data blob (the
 // JSON inside <script id="npuprof-charts">, one chart a line), so a style
 // or script edit does not show as a data change.
 
@@ -94,7 +98,7 @@ func goldenAnalyze(t *testing.T, c goldenCase) {
 	golden.Check(t, goldenFile(c.name, "analyze.txt"), []byte(out))
 	goldenStderr(t, errs)
 	out, errs = goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json"}, c.args...)...)
-	golden.Check(t, goldenFile(c.name, "json"), []byte(out))
+	golden.Check(t, goldenFile(c.name, "json"), goldenNormalise([]byte(out)))
 	goldenStderr(t, errs)
 }
 
@@ -114,8 +118,8 @@ func goldenCheckAs(t *testing.T, name, path string, extra []string, norm func([]
 	require.Contains(t, []int{ExitOK, ExitFindings}, code, errb.String())
 	text := out.String() + "--- exit code " + strconv.Itoa(code) + ", standard error:\n" + errb.String()
 	golden.Check(t, goldenFile(name, "check.txt"), norm([]byte(text)))
-	golden.Check(t, goldenFile(name, "junit.xml"), norm(readFile(t, junit)))
-	golden.Check(t, goldenFile(name, "sarif"), norm(readFile(t, sarif)))
+	golden.Check(t, goldenFile(name, "junit.xml"), goldenNormalise(norm(readFile(t, junit))))
+	golden.Check(t, goldenFile(name, "sarif"), goldenNormalise(norm(readFile(t, sarif))))
 }
 
 // TestGoldenBaseline pins check --baseline (the budget, the comparison
@@ -135,7 +139,7 @@ func TestGoldenBaseline(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Main(append([]string{"check", "testdata/traces/ep-fc1-cumsum", "-q", "--format", "json"}, args...), strings.NewReader(""), &out, &errb)
 	require.Equal(t, ExitFindings, code, errb.String())
-	golden.Check(t, goldenFile(name, "json"), norm(out.Bytes()))
+	golden.Check(t, goldenFile(name, "json"), goldenNormalise(norm(out.Bytes())))
 
 	text, errs := goldenRun(t, ExitOK, "diff", base, "testdata/traces/ep-fc1-cumsum", "-q")
 	goldenStderr(t, errs)
@@ -167,6 +171,22 @@ func goldenStderr(t *testing.T, errs string) {
 
 func goldenFile(name, kind string) string {
 	return filepath.Join(goldenDir, name+"."+kind)
+}
+
+// reJUnitTime is a JUnit time attribute.
+var reJUnitTime = regexp.MustCompile(` time="[0-9.]+"`)
+
+// goldenNormalise replaces what differs from run to run or build to build:
+// JUnit's times, and the version and revision when the test binary's build
+// information has them.
+func goldenNormalise(b []byte) []byte {
+	b = reJUnitTime.ReplaceAll(b, []byte(` time="T"`))
+	for _, q := range [][2]string{{tool.Version, buildinfo.Devel}, {tool.Revision, buildinfo.Unknown}} {
+		if q[0] != q[1] {
+			b = bytes.ReplaceAll(b, []byte(`"`+q[0]+`"`), []byte(`"`+q[1]+`"`))
+		}
+	}
+	return b
 }
 
 func readFile(t *testing.T, path string) []byte {
