@@ -854,75 +854,12 @@ func effectMetrics(rule string, ev []string) []string {
 }
 
 func (r *Result) compareFindings(before, after *results.Document, bp, ap *partialIndex) {
-	type fd struct {
-		title, sev string
-		saving     float64
-		evidence   []string
-		partial    []PartialRef
-		uncertain  bool
-	}
-	collect := func(d *results.Document, side string) (map[string]*fd, []string) {
-		out := map[string]*fd{}
-		var order []string
-		for _, f := range d.Findings {
-			x := out[f.Rule]
-			if x == nil {
-				x = &fd{title: f.Title, sev: f.Severity}
-				out[f.Rule] = x
-				order = append(order, f.Rule)
-			}
-			x.saving += f.SavingUs
-			for _, e := range f.Evidence {
-				x.evidence = append(x.evidence, e.Metric)
-			}
-			for _, p := range f.Partial {
-				if p.Baseline {
-					// a rank of the document's own --baseline (a budget),
-					// not of either side here; saving_uncertain still says it
-					continue
-				}
-				x.partial = append(x.partial, PartialRef{Side: side, Rank: p.Rank})
-			}
-			x.uncertain = x.uncertain || f.SavingUncertain
-		}
-		return out, order
-	}
-	b, bOrder := collect(before, SideBefore)
-	a, aOrder := collect(after, SideAfter)
-	bm, am := meanMetrics(before), meanMetrics(after)
-	scale := 1.0
-	normalized := false
+	b, bOrder := findingsBy(before, SideBefore)
+	a, aOrder := findingsBy(after, SideAfter)
+	m := measurer{r: r, before: before, after: after, bp: bp, ap: ap, bm: meanMetrics(before), am: meanMetrics(after), scale: 1}
 	if r.Before.Steps > 0 && r.After.Steps > 0 {
-		scale = float64(r.Before.Steps) / float64(r.After.Steps)
-		normalized = true
-	}
-	measure := func(f *FindingDelta, metrics []string) {
-		f.MeasuredMetric = strings.Join(metrics, " + ")
-		var bv, av float64
-		for _, m := range metrics {
-			f.MeasuredPartial = JoinRefs(f.MeasuredPartial, bp.mean(before, m), ap.mean(after, m))
-		}
-		for _, m := range metrics {
-			x, ok := bm[m]
-			if !ok {
-				f.MeasuredMissing = m + " is not measured before"
-				return
-			}
-			y, ok := am[m]
-			if !ok {
-				f.MeasuredMissing = m + " is not measured after"
-				return
-			}
-			bv += x
-			av += y
-		}
-		f.MeasuredUs = ptr(bv - av*scale)
-		if !normalized && r.Before.Steps != r.After.Steps {
-			f.MeasuredMissing = "step counts unknown: measured over the whole captures, not normalized per step"
-		}
-		if f.PredictedUs != 0 {
-			f.Ratio = ptr(*f.MeasuredUs / f.PredictedUs)
-		}
+		m.scale = float64(r.Before.Steps) / float64(r.After.Steps)
+		m.normalized = true
 	}
 	for _, rule := range bOrder {
 		x := b[rule]
@@ -935,7 +872,7 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 			f.Partial = JoinRefs(x.partial)
 			f.StatusPartial = ap.all()
 		}
-		measure(&f, effectMetrics(rule, x.evidence))
+		m.measure(&f, effectMetrics(rule, x.evidence))
 		r.Findings = append(r.Findings, f)
 	}
 	for _, rule := range aOrder {
@@ -959,6 +896,84 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 	})
 	if len(before.Findings) == 0 && len(after.Findings) == 0 {
 		r.Unavailable["findings"] = "neither document has findings (no rule fired, or the rules did not run)"
+	}
+}
+
+// sideFinding is one rule's findings on one side, added up.
+type sideFinding struct {
+	title, sev string
+	saving     float64
+	evidence   []string
+	partial    []PartialRef
+	uncertain  bool
+}
+
+// findingsBy adds up a document's findings by rule, in first-seen order.
+func findingsBy(d *results.Document, side string) (map[string]*sideFinding, []string) {
+	out := map[string]*sideFinding{}
+	var order []string
+	for _, f := range d.Findings {
+		x := out[f.Rule]
+		if x == nil {
+			x = &sideFinding{title: f.Title, sev: f.Severity}
+			out[f.Rule] = x
+			order = append(order, f.Rule)
+		}
+		x.saving += f.SavingUs
+		for _, e := range f.Evidence {
+			x.evidence = append(x.evidence, e.Metric)
+		}
+		for _, p := range f.Partial {
+			if p.Baseline {
+				// a rank of the document's own --baseline (a budget),
+				// not of either side here; saving_uncertain still says it
+				continue
+			}
+			x.partial = append(x.partial, PartialRef{Side: side, Rank: p.Rank})
+		}
+		x.uncertain = x.uncertain || f.SavingUncertain
+	}
+	return out, order
+}
+
+// measurer measures a finding's effect: the decrease of the metrics its
+// rule estimates, the after side scaled to the before side's step count.
+type measurer struct {
+	r             *Result
+	before, after *results.Document
+	bp, ap        *partialIndex
+	bm, am        map[string]float64
+	scale         float64
+	normalized    bool
+}
+
+// measure sets f's measured saving from metrics, or says why it cannot.
+func (m *measurer) measure(f *FindingDelta, metrics []string) {
+	f.MeasuredMetric = strings.Join(metrics, " + ")
+	var bv, av float64
+	for _, k := range metrics {
+		f.MeasuredPartial = JoinRefs(f.MeasuredPartial, m.bp.mean(m.before, k), m.ap.mean(m.after, k))
+	}
+	for _, k := range metrics {
+		x, ok := m.bm[k]
+		if !ok {
+			f.MeasuredMissing = k + " is not measured before"
+			return
+		}
+		y, ok := m.am[k]
+		if !ok {
+			f.MeasuredMissing = k + " is not measured after"
+			return
+		}
+		bv += x
+		av += y
+	}
+	f.MeasuredUs = ptr(bv - av*m.scale)
+	if !m.normalized && m.r.Before.Steps != m.r.After.Steps {
+		f.MeasuredMissing = "step counts unknown: measured over the whole captures, not normalized per step"
+	}
+	if f.PredictedUs != 0 {
+		f.Ratio = ptr(*f.MeasuredUs / f.PredictedUs)
 	}
 }
 

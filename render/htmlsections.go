@@ -153,51 +153,69 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, analysis.FamilyHCCLGroupUs.Of, nil)
 		v.addChart(c.GroupChart)
 	}
-	type rowSpec struct {
-		label, class string
-		cell         func(i int, rr *analysis.RankResult) cell
+	c.TypePivot, c.GroupPivot = commPivots(res, rms, types, groups)
+	commPairRows(c, res, rms)
+	if len(groups) == 0 {
+		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(analysis.UnavailableHCCLGroups)
 	}
-	shareOf := func(r rankMetrics, t float64) string {
-		if w, ok := r.get(analysis.MetricDeviceWindowUs); ok && w > 0 {
-			return pctText(t, w)
+}
+
+// commRowSpec is one row of a collectives pivot: its label, class and cell
+// per rank.
+type commRowSpec struct {
+	label, class string
+	cell         func(i int, rr *analysis.RankResult) cell
+}
+
+// commShare is t as a share of rank r's device window ("" when unknown).
+func commShare(r rankMetrics, t float64) string {
+	if w, ok := r.get(analysis.MetricDeviceWindowUs); ok && w > 0 {
+		return pctText(t, w)
+	}
+	return ""
+}
+
+// commMetricCell is a pivot cell: a time metric with its count and share.
+func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) func(i int, rr *analysis.RankResult) cell {
+	return func(i int, rr *analysis.RankResult) cell {
+		r := rms[i]
+		if analysis.HCCLOf(rr) == nil {
+			return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
 		}
-		return ""
-	}
-	metricCell := func(timeMetric, countMetric, unit string) func(i int, rr *analysis.RankResult) cell {
-		return func(i int, rr *analysis.RankResult) cell {
-			r := rms[i]
-			if analysis.HCCLOf(rr) == nil {
-				return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
-			}
-			tm, ok := r.get(timeMetric)
-			if !ok {
-				return cell{Text: "–", Num: true}
-			}
-			c := r.dur(timeMetric)
-			c.Sub = []cell{r.cell(countMetric, func(v float64) string { return intText(v) + unit }), {Text: shareOf(r, tm)}}
-			return c
+		tm, ok := r.get(timeMetric)
+		if !ok {
+			return cell{Text: "–", Num: true}
 		}
+		c := r.dur(timeMetric)
+		c.Sub = []cell{r.cell(countMetric, func(v float64) string { return intText(v) + unit }), {Text: commShare(r, tm)}}
+		return c
 	}
-	build := func(corner string, specs []rowSpec) *pivot {
-		pv := &pivot{Corner: corner, Cols: rankNames(rms)}
-		for _, sp := range specs {
-			row := pivotRow{Label: sp.label, Class: sp.class}
-			for i, rr := range res.Ranks {
-				row.Cells = append(row.Cells, sp.cell(i, rr))
-			}
-			pv.Rows = append(pv.Rows, row)
+}
+
+// commPivot is a pivot of specs (rows) by rank (columns).
+func commPivot(res *analysis.Result, rms []rankMetrics, corner string, specs []commRowSpec) *pivot {
+	pv := &pivot{Corner: corner, Cols: rankNames(rms)}
+	for _, sp := range specs {
+		row := pivotRow{Label: sp.label, Class: sp.class}
+		for i, rr := range res.Ranks {
+			row.Cells = append(row.Cells, sp.cell(i, rr))
 		}
-		return pv
+		pv.Rows = append(pv.Rows, row)
 	}
-	var tspecs []rowSpec
+	return pv
+}
+
+// commPivots are the collectives by type and by group (nil: no group).
+func commPivots(res *analysis.Result, rms []rankMetrics, types, groups []string) (byType, byGroup *pivot) {
+	var tspecs []commRowSpec
 	for _, t := range types {
-		tspecs = append(tspecs, rowSpec{label: cleanText(t, 60), cell: metricCell(analysis.FamilyHCCLTypeUs.Of(t), analysis.FamilyHCCLTypeCount.Of(t), " ops")})
+		tspecs = append(tspecs, commRowSpec{label: cleanText(t, 60), cell: commMetricCell(rms, analysis.FamilyHCCLTypeUs.Of(t), analysis.FamilyHCCLTypeCount.Of(t), " ops")})
 	}
-	tspecs = append(tspecs, rowSpec{label: "total", class: "total", cell: metricCell(analysis.MetricHCCLTotalUs, analysis.MetricHCCLTotalCount, " ops")})
-	c.TypePivot = build("type", tspecs)
-	var gspecs []rowSpec
+	tspecs = append(tspecs, commRowSpec{label: "total", class: "total", cell: commMetricCell(rms, analysis.MetricHCCLTotalUs, analysis.MetricHCCLTotalCount, " ops")})
+	byType = commPivot(res, rms, "type", tspecs)
+	var gspecs []commRowSpec
 	for _, g := range groups {
-		gspecs = append(gspecs, rowSpec{label: cleanText(g, 60), cell: metricCell(analysis.FamilyHCCLGroupUs.Of(g), analysis.FamilyHCCLGroupCount.Of(g), " ops")})
+		gspecs = append(gspecs, commRowSpec{label: cleanText(g, 60), cell: commMetricCell(rms, analysis.FamilyHCCLGroupUs.Of(g), analysis.FamilyHCCLGroupCount.Of(g), " ops")})
 	}
 	anyUnknown := false
 	for _, rr := range res.Ranks {
@@ -206,7 +224,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		}
 	}
 	if anyUnknown {
-		gspecs = append(gspecs, rowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
+		gspecs = append(gspecs, commRowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
 			if analysis.HCCLOf(rr) == nil {
 				return cell{Text: "unavailable", NA: cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)}
 			}
@@ -215,13 +233,18 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 				return cell{Text: "–", Num: true}
 			}
 			c := numc(Dur(us(u.Total)), us(u.Total))
-			c.Sub = []cell{{Text: intText(float64(u.Count)) + " ops"}, {Text: shareOf(rms[i], us(u.Total))}}
+			c.Sub = []cell{{Text: intText(float64(u.Count)) + " ops"}, {Text: commShare(rms[i], us(u.Total))}}
 			return c
 		}})
 	}
 	if len(gspecs) > 0 {
-		c.GroupPivot = build("group", gspecs)
+		byGroup = commPivot(res, rms, "group", gspecs)
 	}
+	return byType, byGroup
+}
+
+// commPairRows are the (type, group) rows of every rank.
+func commPairRows(c *commView, res *analysis.Result, rms []rankMetrics) {
 	for i, rr := range res.Ranks {
 		if analysis.HCCLOf(rr) == nil {
 			continue
@@ -241,9 +264,6 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			c.PairRows = append(c.PairRows, []cell{rankCell(rr.Rank), txt(cleanText(t, 60)), txt(cleanText(g, 60)), numc(intText(float64(s.Count)), float64(s.Count)),
 				numc(Dur(us(s.Total)), us(s.Total)), numc(Dur(us(s.Total)/float64(max(s.Count, 1))), us(s.Total)/float64(max(s.Count, 1))), sh})
 		}
-	}
-	if len(groups) == 0 {
-		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(analysis.UnavailableHCCLGroups)
 	}
 }
 
@@ -391,17 +411,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	streamSet := map[int32]bool{}
 	computeStream := map[int32]bool{}
 	span := map[[2]int]int64{} // (rank index, stream) -> span
-	type lw struct {
-		rank   int
-		stream int32
-		dur    int64
-		start  int64
-		next   string
-		nextD  int64
-		nextOK bool
-		rel    int64
-	}
-	var longest []lw
+	var longest []longWait
 	for i, rr := range res.Ranks {
 		r := rms[i]
 		if analysis.EventWaitOf(rr) == nil {
@@ -428,7 +438,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 				break
 			}
 			k++
-			e := lw{rank: rr.Rank, stream: wt.Stream, dur: wt.Dur, start: wt.Start, rel: wt.Start - origin}
+			e := longWait{rank: rr.Rank, stream: wt.Stream, dur: wt.Dur, start: wt.Start, rel: wt.Start - origin}
 			if wt.HasNext {
 				e.next, e.nextD, e.nextOK = wt.NextName, wt.NextDur, true
 			}
@@ -436,48 +446,71 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		}
 	}
 	if len(streamSet) > 0 {
-		var ids []int
-		for st := range streamSet {
-			ids = append(ids, int(st))
-		}
-		sort.Ints(ids)
-		labels := map[string]string{}
-		var metrics []string
-		pv := &pivot{Corner: "stream", Cols: rankNames(rms)}
-		for _, id := range ids {
-			timeUs := analysis.FamilyEventWaitStreamUs.Of(strconv.Itoa(id))
-			label := "stream " + strconv.Itoa(id)
-			if computeStream[int32(id)] {
-				label += " (compute)"
-			}
-			labels[timeUs] = label
-			metrics = append(metrics, timeUs)
-			row := pivotRow{Label: label}
-			for i, rr := range res.Ranks {
-				r := rms[i]
-				if analysis.EventWaitOf(rr) == nil {
-					row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
-					continue
-				}
-				tm, ok := r.get(timeUs)
-				if !ok {
-					row.Cells = append(row.Cells, cell{Text: "–", Num: true})
-					continue
-				}
-				c := r.dur(timeUs)
-				sh := ""
-				if sp := span[[2]int{i, id}]; sp > 0 {
-					sh = pctText(tm, us(sp)) + " of span"
-				}
-				c.Sub = []cell{r.cell(analysis.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
-				row.Cells = append(row.Cells, c)
-			}
-			pv.Rows = append(pv.Rows, row)
-		}
+		pv, metrics, labels := waitPivot(res, rms, streamSet, computeStream, span)
 		w.Streams = pv
 		w.Chart = stackedByRank("wait-streams", "EVENT_WAIT time by stream", rms, metrics, func(s string) string { return s }, &seriesStyle{labels: labels})
 		v.addChart(w.Chart)
 	}
+	waitLongest(w, longest)
+}
+
+// longWait is one of the longest EVENT_WAITs of a rank (the HTML table).
+type longWait struct {
+	rank   int
+	stream int32
+	dur    int64
+	start  int64
+	next   string
+	nextD  int64
+	nextOK bool
+	rel    int64
+}
+
+// waitPivot is the EVENT_WAIT time of each stream (rows) by rank
+// (columns), with the chart's metrics and series labels.
+func waitPivot(res *analysis.Result, rms []rankMetrics, streamSet, computeStream map[int32]bool, span map[[2]int]int64) (pv *pivot, metrics []string, labels map[string]string) {
+	var ids []int
+	for st := range streamSet {
+		ids = append(ids, int(st))
+	}
+	sort.Ints(ids)
+	labels = map[string]string{}
+	pv = &pivot{Corner: "stream", Cols: rankNames(rms)}
+	for _, id := range ids {
+		timeUs := analysis.FamilyEventWaitStreamUs.Of(strconv.Itoa(id))
+		label := "stream " + strconv.Itoa(id)
+		if computeStream[int32(id)] {
+			label += " (compute)"
+		}
+		labels[timeUs] = label
+		metrics = append(metrics, timeUs)
+		row := pivotRow{Label: label}
+		for i, rr := range res.Ranks {
+			r := rms[i]
+			if analysis.EventWaitOf(rr) == nil {
+				row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
+				continue
+			}
+			tm, ok := r.get(timeUs)
+			if !ok {
+				row.Cells = append(row.Cells, cell{Text: "–", Num: true})
+				continue
+			}
+			c := r.dur(timeUs)
+			sh := ""
+			if sp := span[[2]int{i, id}]; sp > 0 {
+				sh = pctText(tm, us(sp)) + " of span"
+			}
+			c.Sub = []cell{r.cell(analysis.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
+			row.Cells = append(row.Cells, c)
+		}
+		pv.Rows = append(pv.Rows, row)
+	}
+	return pv, metrics, labels
+}
+
+// waitLongest lists the longest waits, at most maxWaitRows.
+func waitLongest(w *waitView, longest []longWait) {
 	sort.SliceStable(longest, func(i, j int) bool {
 		if longest[i].dur != longest[j].dur {
 			return longest[i].dur > longest[j].dur

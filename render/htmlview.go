@@ -505,24 +505,42 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 // buildFacts lists parallel groups (parallel_group_info) and env variables
 // (profiler_metadata.json ENV_VARIABLES) over all ranks, plus in.Facts.
 func buildFacts(v *htmlView, in HTMLInput) {
-	type grp struct {
-		name, comm string
-		size       int
-		members    []int
-		seen       []int
+	groups, env := factInputs(in.Result)
+	groupFacts(v, groups)
+	groupRows(v, groups)
+	envRows(v, env)
+	// The serving context (vLLM log, bench result) follows the deployment facts.
+	for _, f := range append(append([]Fact{}, in.Facts...), ServingFacts(in.Result.Serving)...) {
+		v.Facts = append(v.Facts, Fact{Name: cleanText(f.Name, 80), Value: cleanText(f.Value, maxTextLen), Source: cleanText(f.Source, maxTextLen)})
 	}
-	groups := map[string]*grp{}
-	type envVal struct {
-		name, value string
-		ranks       []int
-	}
-	env := map[string]*envVal{}
-	for _, rr := range in.Result.Ranks {
+}
+
+// factGroup is one parallel group of profiler_metadata.json and the ranks
+// whose metadata name it.
+type factGroup struct {
+	name, comm string
+	size       int
+	members    []int
+	seen       []int
+}
+
+// factEnv is one environment variable's value and the ranks that have it.
+type factEnv struct {
+	name, value string
+	ranks       []int
+}
+
+// factInputs gathers the ranks' parallel groups and environment, keyed by
+// name and members (groups) or name and value (env).
+func factInputs(res *analysis.Result) (map[string]*factGroup, map[string]*factEnv) {
+	groups := map[string]*factGroup{}
+	env := map[string]*factEnv{}
+	for _, rr := range res.Ranks {
 		for _, g := range rr.Groups {
 			key := g.Name + "\x00" + fmt.Sprint(g.GlobalRanks)
 			e := groups[key]
 			if e == nil {
-				e = &grp{name: g.Name, comm: g.Comm, size: len(g.GlobalRanks), members: g.GlobalRanks}
+				e = &factGroup{name: g.Name, comm: g.Comm, size: len(g.GlobalRanks), members: g.GlobalRanks}
 				groups[key] = e
 			}
 			e.seen = append(e.seen, rr.Rank)
@@ -534,13 +552,17 @@ func buildFacts(v *htmlView, in HTMLInput) {
 			key := k + "\x00" + val
 			e := env[key]
 			if e == nil {
-				e = &envVal{name: k, value: val}
+				e = &factEnv{name: k, value: val}
 				env[key] = e
 			}
 			e.ranks = append(e.ranks, rr.Rank)
 		}
 	}
-	// Sizes of the well-known groups become facts.
+	return groups, env
+}
+
+// groupFacts turns the sizes of the well-known groups into facts.
+func groupFacts(v *htmlView, groups map[string]*factGroup) {
 	sizes := map[string]map[int]bool{}
 	for _, g := range groups {
 		n := strings.ToLower(g.name)
@@ -563,6 +585,10 @@ func buildFacts(v *htmlView, in HTMLInput) {
 		v.Facts = append(v.Facts, Fact{Name: strings.ToUpper(n) + " size", Value: strings.Join(ss, ", "),
 			Source: "profiler_metadata.json parallel_group_info (group_name " + n + ", global_ranks)"})
 	}
+}
+
+// groupRows lists the groups: one row per group name and size.
+func groupRows(v *htmlView, groups map[string]*factGroup) {
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
 		keys = append(keys, k)
@@ -604,6 +630,10 @@ func buildFacts(v *htmlView, in HTMLInput) {
 		}
 		v.Groups = append(v.Groups, groupRow{Name: cleanText(r.name, 60), Size: strconv.Itoa(r.size), Ranks: members, SeenOn: compactRanks(seen)})
 	}
+}
+
+// envRows lists the environment, with FLASHCOMM1 as a fact.
+func envRows(v *htmlView, env map[string]*factEnv) {
 	ekeys := make([]string, 0, len(env))
 	for k := range env {
 		ekeys = append(ekeys, k)
@@ -617,10 +647,6 @@ func buildFacts(v *htmlView, in HTMLInput) {
 			v.Facts = append(v.Facts, Fact{Name: "FLASHCOMM1", Value: cleanText(e.name+"="+e.value, 120),
 				Source: "profiler_metadata.json ENV_VARIABLES (ranks " + compactRanks(e.ranks) + ")"})
 		}
-	}
-	// The serving context (vLLM log, bench result) follows the deployment facts.
-	for _, f := range append(append([]Fact{}, in.Facts...), ServingFacts(in.Result.Serving)...) {
-		v.Facts = append(v.Facts, Fact{Name: cleanText(f.Name, 80), Value: cleanText(f.Value, maxTextLen), Source: cleanText(f.Source, maxTextLen)})
 	}
 }
 
