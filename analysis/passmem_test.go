@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/internal/bench/benchdata"
 	"github.com/npuprof/npuprof/parser"
 )
 

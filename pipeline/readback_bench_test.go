@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/internal/bench/benchdata"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/parquetio"
 	"github.com/npuprof/npuprof/pipeline"

@@ -3,7 +3,7 @@
 # 50 MB, 200 MB and 1 GB (one rank each, cached in .cache/bench), the Go
 # benchmarks of the trace reader and of end-to-end analyze, the Parquet
 # read-back, N ranks on N cores, and Python's json.load on the same 200 MB
-# file for the ratio. Issue 7's reference loop (internal/walkref: a Go loop
+# file for the ratio. Issue 7's reference loop (internal/bench/walkref: a Go loop
 # that only walks the bytes, string-aware, counting events) is timed on the
 # same files, so a run can be related to the issue's figures, which came
 # from another machine ("Calibration"). docs/performance.md explains every
@@ -20,7 +20,7 @@ RUNS=${RUNS:-5}
 PYRUNS=${PYRUNS:-3}
 SCENARIO=ep-fc1-cumsum-steps
 # device metadata before the device slices, as real torch_npu traces
-# (tracegen -device-meta-first; internal/benchdata.CacheTag)
+# (tracegen -device-meta-first; internal/bench/benchdata.CacheTag)
 TAG=metafirst
 CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
 BIN=./bin
@@ -30,7 +30,7 @@ if ! "$TIME" -f %M true >/dev/null 2>&1; then
 	exit 2
 fi
 mkdir -p "$CACHE"
-go build -o "$BIN/walkref" ./internal/walkref/cmd
+go build -o "$BIN/walkref" ./tools/walkref
 
 bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
 	local s=${1^^}
@@ -43,7 +43,7 @@ bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
 }
 
 # rank_dir SIZE [RANK]: the cached single-rank folder (same layout as
-# internal/benchdata, so go test and this script share the cache)
+# internal/bench/benchdata, so go test and this script share the cache)
 rank_dir() {
 	local size=$1 rank=${2:-0} dir
 	dir="$CACHE/$SCENARIO-$TAG-$size"
@@ -211,7 +211,7 @@ fi
 # = 400/720 = 0.556x the loop's speed; > 20x Python = 11/20 s = 0.55 s =
 # 0.51x the loop's speed there.
 echo
-echo "Calibration: issue 7's reference loop (internal/walkref: a Go loop that only walks the bytes, string-aware,"
+echo "Calibration: issue 7's reference loop (internal/bench/walkref: a Go loop that only walks the bytes, string-aware,"
 echo "counting events, 1 MiB reads) in alternation with npuprof and with Python on the same 200 MB trace_view.json"
 read -r _ ww w1 r1 < <(paired walk-np1 "$RUNS" "$BIN/walkref" "$trace200" -- env GOMAXPROCS=1 "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null)
 read -r _ ww2 w2 r2 < <(paired walk-np2 "$RUNS" "$BIN/walkref" "$trace200" -- "$BIN/npuprof" analyze "$(rank_dir 200MB)" --format json -o /dev/null)

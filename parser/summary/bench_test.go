@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/internal/bench/benchdata"
 	"github.com/npuprof/npuprof/internal/tracegen"
 )
 

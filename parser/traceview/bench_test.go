@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npuprof/npuprof/internal/benchdata"
-	"github.com/npuprof/npuprof/internal/walkref"
+	"github.com/npuprof/npuprof/internal/bench/benchdata"
+	"github.com/npuprof/npuprof/internal/bench/walkref"
 	"github.com/npuprof/npuprof/parser/model"
 )
 

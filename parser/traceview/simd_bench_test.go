@@ -31,7 +31,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/benchdata"
+	"github.com/npuprof/npuprof/internal/bench/benchdata"
 	"github.com/npuprof/npuprof/internal/testutil"
 )
 

@@ -2,7 +2,7 @@
 // files it is given and prints the events counted in each. scripts/bench.sh
 // times it next to npuprof and Python's json.load on the same file.
 //
-//	go build -o bin/walkref ./internal/walkref/cmd
+//	go build -o bin/walkref ./tools/walkref
 //	bin/walkref trace_view.json
 package main
 
@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/npuprof/npuprof/internal/walkref"
+	"github.com/npuprof/npuprof/internal/bench/walkref"
 )
 
 func main() {
