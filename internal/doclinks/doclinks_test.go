@@ -172,3 +172,38 @@ func TestREADMEShape(t *testing.T) {
 		t.Errorf("README.md sections = %q, want %q", got, want)
 	}
 }
+
+// The README's layout table has one line for every top-level folder of the
+// repository (hidden ones such as .ci included, .git and ignored output
+// folders such as out/ and bin/ left out), and names no folder that is gone.
+func TestREADMELayoutListsEveryFolder(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n### Layout\n")
+	if !ok {
+		t.Fatal("README.md has no ### Layout section")
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`/]+)/` \\|").FindAllStringSubmatch(table, -1) {
+		listed[m[1]] = true
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{".git": true, "out": true, "bin": true, ".cache": true}
+	for _, e := range entries {
+		if !e.IsDir() || ignored[e.Name()] {
+			continue
+		}
+		if !listed[e.Name()] {
+			t.Errorf("README.md's layout does not list the top-level folder %s/", e.Name())
+		}
+		delete(listed, e.Name())
+	}
+	for name := range listed {
+		t.Errorf("README.md's layout lists %s/, which does not exist", name)
+	}
+}
