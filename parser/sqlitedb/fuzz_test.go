@@ -1,47 +1,121 @@
 package sqlitedb
 
 import (
-	"os"
-	"path/filepath"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// FuzzRead feeds arbitrary bytes to the SQLite reader as a database file:
-// an error is fine ("not a profiler database"), a panic or a negative
-// duration is not. Seeded with a tiny generated torch_npu database.
-func FuzzRead(f *testing.F) {
-	dir := f.TempDir()
-	if _, err := tracegen.GenerateLayout(dir, testutil.Tiny(), tracegen.LayoutTorchNPUDB); err != nil {
-		f.Fatal(err)
+// fuzzDBs numbers the in-memory databases of FuzzRead.
+var fuzzDBs atomic.Int64
+
+// fuzzSchema builds a small profiler database in memory: the tables and
+// columns the reader reads, one compute task, one EVENT_WAIT task and one
+// collective, with the fuzzed times, strings and values. variant's bits
+// turn tables into views or take tables and columns away.
+func fuzzSchema(db *sql.DB, variant uint16, start, end int64, name, shapes string, stream, tid any) error {
+	tasks := "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, connectionId INTEGER, globalTaskId INTEGER, taskType INTEGER, streamId INTEGER, modelId INTEGER)"
+	if variant&1 != 0 {
+		tasks = "CREATE TABLE TASK (startNs INTEGER, connectionId INTEGER, globalTaskId INTEGER, taskType INTEGER, streamId INTEGER, modelId INTEGER)"
 	}
-	dbs, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.db"))
-	for _, p := range dbs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
+	stmts := []string{
+		"CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT)",
+		tasks,
+		"CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER PRIMARY KEY, taskType INTEGER, opType INTEGER, inputShapes INTEGER)",
+		"CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER, connectionId INTEGER, groupName INTEGER, opType INTEGER)",
+		"CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER)",
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			return err
 		}
-		f.Add(b)
 	}
-	f.Add([]byte("SQLite format 3\x00"))
-	f.Add([]byte("not a database"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		defer testutil.Watchdog(data)()
-		p := filepath.Join(t.TempDir(), "ascend_pytorch_profiler_0.db")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
+	ins := func(q string, args ...any) {
+		_, _ = db.Exec(q, args...)
+	}
+	for id, v := range []string{name, "AI_CORE", "EVENT_WAIT", shapes, "hcom_allReduce__1_1_1", "group0", "MatMulV2"} {
+		ins("INSERT INTO STRING_IDS VALUES (?, ?)", id, v)
+	}
+	if variant&1 != 0 {
+		ins("INSERT INTO TASK VALUES (?, 1, 1, 1, ?, 0)", start, stream)
+	} else {
+		ins("INSERT INTO TASK VALUES (?, ?, 1, 1, 1, ?, 0)", start, end, stream)
+		ins("INSERT INTO TASK VALUES (?, ?, 2, 2, 2, ?, ?)", end, start, tid, tid)
+	}
+	ins("INSERT INTO COMPUTE_TASK_INFO VALUES (0, 1, 1, 6, 3)")
+	ins("INSERT INTO COMMUNICATION_OP VALUES (4, ?, ?, 3, 5, 4)", start, end)
+	ins("INSERT INTO STEP_TIME VALUES (?, ?, ?)", tid, start, end)
+	for bit, q := range map[uint16]string{
+		2:  "ALTER TABLE TASK RENAME TO T2; CREATE VIEW TASK AS SELECT * FROM T2",
+		4:  "ALTER TABLE STRING_IDS RENAME TO S2; CREATE VIEW STRING_IDS AS SELECT * FROM S2",
+		8:  "DROP TABLE COMPUTE_TASK_INFO",
+		16: "DROP TABLE STRING_IDS",
+		32: "DROP TABLE COMMUNICATION_OP",
+		64: "UPDATE TASK SET startNs = CAST(startNs AS TEXT)",
+	} {
+		if variant&bit != 0 {
+			ins(q)
+		}
+	}
+	return nil
+}
+
+// FuzzRead reads a small profiler database built in memory from the
+// fuzzed values (fuzzSchema): thousands of inputs a minute, where fuzzing
+// database files spent its time in SQLite's own page checks. Properties:
+// no panic; no task or collective with a negative duration; no string
+// longer than MaxStringBytes and its mark; a TASK without its columns gives
+// no timeline and no tasks, with the reason; a readable TASK whose row is
+// in order gives its task.
+func FuzzRead(f *testing.F) {
+	f.Add(uint16(0), int64(1000), int64(2000), "aclnnMatmul_MatMulCommon_MatMulV2", "1,2;3,4", int64(3), int64(7))
+	f.Add(uint16(1), int64(5), int64(1), "", "", int64(-1), int64(0))
+	f.Add(uint16(2|4), int64(-9223372036854775808), int64(9223372036854775807), strings.Repeat("x", 5000), "\x00\xff", int64(1<<40), int64(-5))
+	f.Add(uint16(8|16|32|64), int64(0), int64(0), "N/A", `""""`, int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, variant uint16, start, end int64, name, shapes string, stream, tid int64) {
+		defer testutil.Watchdog(fmt.Appendf(nil, "%d %d %d %q %q %d %d", variant, start, end, name, shapes, stream, tid))()
+		db, err := sql.Open("sqlite", fmt.Sprintf("file:fuzz%d?mode=memory&cache=private", fuzzDBs.Add(1)))
+		if err != nil {
 			t.Fatal(err)
 		}
-		r := model.NewRank(p)
-		if err := Read(p, r); err != nil {
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		var st, ti any = stream, tid
+		if variant&128 != 0 {
+			st, ti = nil, fmt.Sprint(tid)
+		}
+		if err := fuzzSchema(db, variant, start, end, name, shapes, st, ti); err != nil {
+			t.Fatal(err)
+		}
+		r := model.NewRank("fuzz.db")
+		if err := readDB(db, "fuzz.db", 1<<20, r); err != nil {
 			return
 		}
-		for i := range r.Tasks {
-			if r.Tasks[i].Dur < 0 {
-				t.Fatalf("task %q has negative duration %d", r.Str(r.Tasks[i].Name), r.Tasks[i].Dur)
+		for _, x := range r.Tasks {
+			if x.Dur < 0 {
+				t.Fatalf("task %q has negative duration %d", r.Str(x.Name), x.Dur)
 			}
+		}
+		for _, h := range r.HCCL {
+			if h.Dur < 0 {
+				t.Fatalf("collective has negative duration %d", h.Dur)
+			}
+		}
+		for i := 0; i < r.Syms.Len(); i++ {
+			if n := len(r.Syms.Str(model.Sym(i))); n > MaxStringBytes+len(truncatedMark) {
+				t.Fatalf("a %d-byte string", n)
+			}
+		}
+		if variant&1 != 0 && (r.Have.Timeline || len(r.Tasks) > 0 || r.Have.TimelineNote == "") {
+			t.Fatalf("TASK without endNs: timeline %v, %d tasks, note %q", r.Have.Timeline, len(r.Tasks), r.Have.TimelineNote)
+		}
+		if variant&(1|64) == 0 && start <= end && end-start >= 0 && len(r.Tasks) == 0 {
+			t.Fatalf("TASK row %d..%d not read: %v", start, end, r.Warnings)
 		}
 	})
 }

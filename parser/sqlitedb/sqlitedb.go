@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +59,9 @@ func Open(path string) (*sql.DB, error) {
 type schema map[string]map[string]bool
 
 func readSchema(db *sql.DB, path string) (schema, error) {
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+	// views are read like tables: a re-saved or post-processed export may
+	// turn a table into a view over others
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view')`)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a SQLite database: %w", path, err)
 	}
@@ -181,6 +184,21 @@ func asText(v any) string {
 	return ""
 }
 
+// MaxStringBytes is the longest string (a name, an op type, shapes) taken
+// from a database's STRING_IDS; a longer one is cut there and marked
+// (truncatedMark), with one warning per file. No profiler writes one that
+// long; a damaged or hostile file might, and every task naming it would
+// carry it into the results.
+const MaxStringBytes = 4096
+
+// truncatedMark ends a string cut at MaxStringBytes.
+const truncatedMark = "…[cut]"
+
+// stringBudget is how many bytes of strings are taken from a database of
+// size bytes in all: proportional to the file (its strings cannot hold
+// more), and at least 64 MiB. Past it strings are replaced by the mark.
+func stringBudget(size int64) int64 { return max(64<<20, 2*size) }
+
 // strings is the STRING_IDS table.
 type stringIDs map[int64]string
 
@@ -192,23 +210,53 @@ func (s stringIDs) get(v any) string {
 	return s[id]
 }
 
-func readStrings(db *sql.DB, sc schema, path string) (stringIDs, error) {
+// readStrings reads STRING_IDS, each value cut at MaxStringBytes (SQLite
+// hands over only the first bytes, with the full length) and all of them
+// within stringBudget(size).
+func readStrings(db *sql.DB, sc schema, path string, size int64, r *model.Rank) (stringIDs, error) {
 	ids := stringIDs{}
 	if !sc.has("STRING_IDS", "id", "value") {
+		if sc.has("TASK") || sc.has("COMMUNICATION_OP") {
+			r.Warn(path, "no STRING_IDS table with id and value: every name, task type and shape is unknown")
+		}
 		return ids, nil
 	}
-	rows, err := db.Query(`SELECT id, value FROM STRING_IDS`)
+	rows, err := db.Query(`SELECT id, substr(CAST(value AS BLOB), 1, ?), length(CAST(value AS BLOB)) FROM STRING_IDS`, MaxStringBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: STRING_IDS: %w", path, err)
 	}
 	defer rows.Close()
+	budget := stringBudget(size)
+	var cut, over int
+	var firstCut int64
 	for rows.Next() {
 		var id int64
-		var v sql.NullString
-		if err := rows.Scan(&id, &v); err != nil {
+		var v []byte
+		var n sql.NullInt64
+		if err := rows.Scan(&id, &v, &n); err != nil {
 			return nil, fmt.Errorf("%s: STRING_IDS: %w", path, err)
 		}
-		ids[id] = v.String
+		s := string(v)
+		if n.Int64 > MaxStringBytes {
+			if cut == 0 {
+				firstCut = id
+			}
+			cut++
+			s = strings.ToValidUTF8(s, "") + truncatedMark
+		}
+		if budget -= int64(len(s)); budget < 0 {
+			over++
+			s = truncatedMark
+		}
+		ids[id] = s
+	}
+	if cut > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Count: cut, Message: fmt.Sprintf(
+			"%d STRING_IDS value(s) longer than %d bytes were cut there and end with %q (first id %d)", cut, MaxStringBytes, truncatedMark, firstCut)})
+	}
+	if over > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Count: over, Message: fmt.Sprintf(
+			"the STRING_IDS values add up to more than %d bytes (twice the file, at least 64 MiB): %d value(s) past that were replaced by %q", stringBudget(size), over, truncatedMark)})
 	}
 	return ids, rows.Err()
 }
@@ -224,6 +272,16 @@ func Read(path string, r *model.Rank) error {
 		return err
 	}
 	defer db.Close()
+	var size int64
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	return readDB(db, path, size, r)
+}
+
+// readDB is Read on an open database of size bytes, named path in
+// messages.
+func readDB(db *sql.DB, path string, size int64, r *model.Rank) error {
 	sc, err := readSchema(db, path)
 	if err != nil {
 		return err
@@ -231,7 +289,7 @@ func Read(path string, r *model.Rank) error {
 	if !sc.has("TASK") && !sc.has("COMMUNICATION_OP") {
 		return fmt.Errorf("%s: not a profiler database: no TASK or COMMUNICATION_OP table", path)
 	}
-	strs, err := readStrings(db, sc, path)
+	strs, err := readStrings(db, sc, path, size, r)
 	if err != nil {
 		return err
 	}
@@ -247,8 +305,25 @@ func Read(path string, r *model.Rank) error {
 	}
 	readSteps(db, sc, path, r)
 	readPyTorch(db, sc, path, strs, r, conn, hconn)
+	if note := tasksNote(sc, path); note != "" {
+		// without device tasks there is no timeline: collectives alone
+		// would make every kernel count a measured 0
+		r.Tasks, r.HCCL, r.Links = nil, nil, nil
+		r.Have.Timeline, r.Have.HCCL = false, false
+		r.Have.TimelineNote, r.Have.HCCLNote = note, note
+	}
 	r.Have.TimelineFile = path
 	return nil
+}
+
+// tasksNote says why a database has no usable device tasks ("" when its
+// TASK table, or view, has every column read).
+func tasksNote(sc schema, path string) string {
+	m := sc.missing("TASK", "startNs", "endNs", "taskType", "streamId")
+	if m == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s has no %s, so no device task can be read", path, m)
 }
 
 func readRankMap(db *sql.DB, sc schema, path string, r *model.Rank) {
@@ -375,7 +450,8 @@ func readTasks(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank
 		}
 		s, ok1 := asInt(start)
 		e, ok2 := asInt(end)
-		if !ok1 || !ok2 || e < s {
+		if !ok1 || !ok2 || e < s || e-s < 0 {
+			// (reversed, or so far apart that end-start overflows)
 			bad++
 			continue
 		}
@@ -466,7 +542,8 @@ func readCommOps(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Ra
 		}
 		s, ok1 := asInt(start)
 		e, ok2 := asInt(end)
-		if !ok1 || !ok2 || e < s {
+		if !ok1 || !ok2 || e < s || e-s < 0 {
+			// (reversed, or so far apart that end-start overflows)
 			bad++
 			continue
 		}
