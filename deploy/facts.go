@@ -101,6 +101,7 @@ func (s *Script) FactsChecked() (facts, invalid []Fact) {
 	if c == nil {
 		return out, invalid
 	}
+	c = s.withVarFlags(c)
 	if m, ok := s.expand(c.Model); ok && m != "" {
 		add("model", m, c.FirstLine, "vllm serve")
 	}
@@ -232,4 +233,55 @@ func truthy(v string) bool {
 		return true
 	}
 	return false
+}
+
+// withVarFlags returns c with the flags of its variable words ($ARGS, where
+// the script assigns ARGS="--max-num-seqs 32 ...") added after its own, for
+// the facts only: edits change the command's own flags, never an
+// assignment they came from.
+func (s *Script) withVarFlags(c *Command) *Command {
+	if len(c.vars) == 0 {
+		return c
+	}
+	v := *c
+	v.Flags = append([]*Flag(nil), c.Flags...)
+	for _, t := range c.vars {
+		val, ok := s.expand(t.text)
+		if !ok {
+			continue
+		}
+		words := strings.Fields(val)
+		for j := 0; j < len(words); j++ {
+			w := words[j]
+			if !strings.HasPrefix(w, "--") {
+				continue
+			}
+			f := &Flag{Name: w, Line: t.line}
+			if name, val, ok := strings.Cut(w, "="); ok {
+				f.Name, f.Value, f.HasValue = name, strings.Trim(val, `"'`), true
+			} else if !booleanFlags[w] && j+1 < len(words) && !strings.HasPrefix(words[j+1], "--") {
+				f.Value, f.HasValue = strings.Trim(words[j+1], `"'`), true
+				j++
+			}
+			v.Flags = append(v.Flags, f)
+		}
+	}
+	return &v
+}
+
+// Unread names the variable words of the command that npuprof could not
+// read as flags ($ARGS the script never assigns): what they hold is
+// unknown, and so are the facts they would set.
+func (s *Script) Unread() []string {
+	c := s.Serve
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range c.vars {
+		if _, ok := s.expand(t.text); !ok {
+			out = append(out, fmt.Sprintf("%s:%d: %s is not assigned in the script: the flags it holds are unread", s.Path, t.line, t.text))
+		}
+	}
+	return out
 }

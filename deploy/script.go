@@ -77,6 +77,9 @@ type Command struct {
 	// stand when this command runs.
 	env map[string]*Assign
 	run *token
+	// vars are the command's words that are only a variable reference
+	// ($ARGS): read as flags by Facts when the script assigns them
+	vars []token
 }
 
 // Flag is one `--name value`, `--name=value` or boolean `--name`.
@@ -465,6 +468,9 @@ func (s *Script) simple(cmd []token, first, last int) {
 			t := cmd[j]
 			short := shortFlags[strings.SplitN(t.text, "=", 2)[0]]
 			if !strings.HasPrefix(t.text, "--") && short == "" {
+				if strings.HasPrefix(t.text, "$") {
+					c.vars = append(c.vars, t)
+				}
 				continue
 			}
 			f := &Flag{Name: t.text, Line: t.line, raw: t.raw, rawLine: t.line, nameRaw: t.raw}

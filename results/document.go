@@ -71,6 +71,10 @@ type Document struct {
 type ContextDoc struct {
 	Workload string   `json:"workload"`
 	Evidence []string `json:"evidence"`
+	// Conflicts are the facts the --deploy script or --fact gave that the
+	// profile contradicts; the rules use the profile's value (also in
+	// warnings, as text).
+	Conflicts []rules.Conflict `json:"conflicts,omitempty"`
 }
 
 // ServingDoc is the serving context (see parser/vllmserve.Context for each
@@ -165,6 +169,7 @@ func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
 		doc.Warnings = rep.Warnings
 	}
 	if facts != nil {
+		doc.Context.Conflicts = facts.Conflicts()
 		doc.Facts = facts.List()
 	}
 }

@@ -69,14 +69,27 @@ func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
 	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
 }
 
-// The data-parallel size from the deployment script: TP4 x DP2 with
-// --max-num-seqs 32 captures vLLM-Ascend's default 1,2,4,8,16,24,32, so
-// the 25-request batch of each replica at concurrency 50 has no graph; the
-// diff adds exactly 25.
+// The data-parallel size from the deployment script (a profile without
+// parallel_group_info): TP4 x DP2 with --max-num-seqs 32 captures
+// vLLM-Ascend's default 1,2,4,8,16,24,32, so the 25-request batch of each
+// replica at concurrency 50 has no graph; the diff adds exactly 25. With
+// the profile's groups (tp 8, dp 1) the profile wins: a conflict, and the
+// rules use dp 1.
 func TestGraphCaptureSizesDPFromScript(t *testing.T) {
 	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 \\\n  --tensor-parallel-size 4 \\\n  --data-parallel-size 2 \\\n  --max-num-seqs 32\n")
 	require.NoError(t, err)
-	rep := evaluate(t, builtin(t), analyzed(t, "uncaptured-batch"), script, "concurrency=50")
+	withGroups := analyzed(t, "uncaptured-batch")
+	fs, err := BuildFacts(withGroups, deployment(script), []string{"concurrency=50"})
+	require.NoError(t, err)
+	require.Contains(t, fs.Warnings(), "conflict: dp is 1 in the profile (profile: parallel_group_info group dp has 1 ranks) but 2 in serve.sh:3 (--data-parallel-size 2); the rules use 1, what ran")
+	noGroups := *withGroups
+	noGroups.Ranks = nil
+	for _, rr := range withGroups.Ranks {
+		c := *rr
+		c.Groups = nil
+		noGroups.Ranks = append(noGroups.Ranks, &c)
+	}
+	rep := evaluate(t, builtin(t), &noGroups, script, "concurrency=50")
 	f := finding(rep, "graph-capture-sizes")
 	require.NotNil(t, f)
 	require.Equal(t, "Decode batch 25 (50 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24,32)", f.Title)

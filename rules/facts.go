@@ -24,8 +24,10 @@ type FactValue struct {
 type FactSet struct {
 	facts map[string]FactValue
 	env   map[string]FactValue
-	// warnings: values of the deployment script left unknown (in order).
-	warnings []string
+	// warnings: values of the deployment script left unknown, and
+	// conflicts with the profile (in order).
+	warnings  []string
+	conflicts []Conflict
 }
 
 // Warnings returns why values of the deployment script were ignored (an
@@ -229,7 +231,7 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 	}
 	if script != nil {
 		for _, v := range script.Facts {
-			if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
+			if err := fs.setGiven(v.Name, v.Value, v.Source, false); err != nil {
 				return nil, fmt.Errorf("%s: %v", script.Path, err)
 			}
 		}
@@ -240,10 +242,11 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 		}
 	}
 	for _, kv := range overrides {
-		if err := fs.SetString(kv, "--fact "+kv); err != nil {
+		if err := fs.setOverride(kv); err != nil {
 			return nil, err
 		}
 	}
+	fs.captureConflicts(res)
 	return fs, nil
 }
 

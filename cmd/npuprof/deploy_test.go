@@ -56,8 +56,12 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 		return nil
 	}
 	d := jsonRun()
-	require.Len(t, d.Warnings, 1)
+	require.Len(t, d.Warnings, 3)
 	require.Contains(t, d.Warnings[0], warn+"the last one, at lines 11-15")
+	// the decode command runs with FLASHCOMM1=0 and without expert
+	// parallel; the profile's collectives are FLASHCOMM1's over an ep group
+	require.True(t, strings.HasPrefix(d.Warnings[1], "conflict: flashcomm1 is true in the profile"), d.Warnings[1])
+	require.True(t, strings.HasPrefix(d.Warnings[2], "conflict: expert_parallel is true in the profile"), d.Warnings[2])
 	require.EqualValues(t, 25, fact(d, "max_num_seqs"))
 	after, err := testutil.ApplyUnifiedDiff(src, d.DeployDiff)
 	require.NoError(t, err)

@@ -105,16 +105,17 @@ func (o *ruleOptions) deployWarnings() []string {
 	if o.script == nil {
 		return nil
 	}
+	unread := o.script.Unread()
 	w := o.script.Warning()
 	if w == "" {
-		return nil
+		return unread
 	}
 	if o.script.Selected {
 		w += fmt.Sprintf(" (--deploy-line %d)", o.DeployLine)
 	} else {
 		w += "; pick another with --deploy-line N (any line of it)"
 	}
-	return []string{w}
+	return append([]string{w}, unread...)
 }
 
 // evaluateRules reads the deployment script and facts, then runs the rules.

@@ -1,0 +1,98 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+)
+
+// observedFacts are the facts the profile measures (what ran): where the
+// deployment script or --fact says otherwise, the profile's value stays and
+// the disagreement is a conflict warning.
+var observedFacts = []string{"tp", "dp", "ep", "expert_parallel", "flashcomm1"}
+
+// Conflict is a fact the script (or --fact) and the profile disagree on.
+type Conflict struct {
+	Fact          string `json:"fact"`
+	Profile       any    `json:"profile"`
+	ProfileSource string `json:"profile_source"`
+	Given         any    `json:"given"`
+	GivenSource   string `json:"given_source"`
+	// Used is the value the rules use: the profile's, unless --fact gave
+	// the other one (an explicit override wins, and says so).
+	Used any `json:"used"`
+}
+
+func (c Conflict) String() string {
+	why := "what ran"
+	if format(c.Used) != format(c.Profile) {
+		why = "--fact overrides the profile"
+	}
+	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, %s",
+		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used), why)
+}
+
+// Conflicts are the facts the deployment script or --fact gave that the
+// profile contradicts (in the order found).
+func (f *FactSet) Conflicts() []Conflict { return f.conflicts }
+
+// setGiven records a fact from the script or --fact, unless the profile
+// measured it with another value: then the profile's value stays and the
+// conflict is recorded (and warned about).
+func (f *FactSet) setGiven(name string, v any, source string, override bool) error {
+	if prev, ok := f.facts[name]; ok && strings.HasPrefix(prev.Source, "profile:") && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
+		c := Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
+		if override {
+			c.Used = v
+		}
+		f.conflicts = append(f.conflicts, c)
+		f.warnings = append(f.warnings, c.String())
+		if !override {
+			return nil
+		}
+	}
+	return f.Set(name, v, source)
+}
+
+// captureConflicts warns when the decode steps replayed graphs of a batch
+// the given capture sizes do not list.
+func (f *FactSet) captureConflicts(res *analysis.Result) {
+	cs, ok := f.facts["capture_sizes"]
+	if !ok || res == nil {
+		return
+	}
+	sizes, _ := cs.Value.([]int)
+	for _, rr := range res.Ranks {
+		b, okB := rr.Metrics[analysis.MetricDecodeBatchObserved]
+		g, okG := rr.Metrics[analysis.MetricGraphKernelsShare]
+		if !okB || !okG || g < 0.5 || slices.Contains(sizes, int(b)) {
+			continue
+		}
+		c := Conflict{Fact: "capture_sizes", Profile: int(b), ProfileSource: fmt.Sprintf("profile: rank %d replayed decode graphs of batch %g", rr.Rank, b),
+			Given: sizes, GivenSource: cs.Source}
+		f.conflicts = append(f.conflicts, c)
+		f.warnings = append(f.warnings, fmt.Sprintf("conflict: capture_sizes %s (%s) does not list the decode batch %g the profile replayed from a graph (rank %d); the rules use the profile's decode batch",
+			format(sizes), cs.Source, b, rr.Rank))
+		return
+	}
+}
+
+// setOverride records a --fact NAME=VALUE through setGiven: it wins over
+// the profile (a what-if the user asks for), with the conflict warned.
+func (f *FactSet) setOverride(kv string) error {
+	tmp := NewFactSet()
+	if err := tmp.SetString(kv, "--fact "+kv); err != nil {
+		return err
+	}
+	for k, v := range tmp.env {
+		f.env[k] = v
+	}
+	for _, v := range tmp.facts {
+		if err := f.setGiven(v.Name, v.Value, v.Source, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
