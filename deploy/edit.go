@@ -117,10 +117,15 @@ func (s *Script) Diff(edits []Edit) (string, error) {
 // newline is marked "\ No newline at end of file", as diff(1) does, so the
 // diff applies to a script that does not end in a newline.
 func UnifiedDiff(path, a, b string) (string, error) {
+	return UnifiedDiffNamed(filepath.Base(path), a, b)
+}
+
+// UnifiedDiffNamed is UnifiedDiff with the files named a/NAME and b/NAME
+// (NAME may be a relative path: vllm_ascend/ops/...).
+func UnifiedDiffNamed(name, a, b string) (string, error) {
 	if a == b {
 		return "", nil
 	}
-	name := filepath.Base(path)
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: splitLines(a), B: splitLines(b),
 		FromFile: "a/" + name, ToFile: "b/" + name, Context: 3,

@@ -52,6 +52,9 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		}
 	}
 	writeServing(ew, res.Serving)
+	if rep != nil {
+		writePlan(ew, rep.Plan)
+	}
 
 	ew.printf("\nFindings\n")
 	if len(findings) == 0 {
@@ -59,6 +62,9 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	}
 	for _, f := range findings {
 		ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, savingText(&f))
+		if f.Predicted != nil {
+			ew.printf("      predicted: %s\n", predictedText(f.Predicted))
+		}
 		if c := PartialCaveat(&f); c != "" {
 			ew.printf("      ! %s\n", Safe(c, 600))
 		}

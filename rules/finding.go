@@ -109,6 +109,12 @@ type Finding struct {
 	Transforms                      []Transform `json:"-"`
 	Requires, Conflicts, Supersedes []Ref       `json:"-"`
 	Needs, NeedsUnmet               string      `json:"-"`
+	// Patches are the rule's code changes; CodePatches their diffs of the
+	// --source tree, CodePatchError why one could not be made (the fix's
+	// text stands).
+	Patches        []PatchSpec `json:"-"`
+	CodePatches    []CodePatch `json:"code_patches,omitempty"`
+	CodePatchError string      `json:"code_patch_error,omitempty"`
 }
 
 // Severities lists the severities, lowest first.

@@ -50,6 +50,8 @@ type Rule struct {
 	Transforms                      []TransformSpec
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
+	// Patches are code changes --source turns into diffs.
+	Patches []PatchSpec
 	// File and Line locate the rule (its id) for errors and SARIF.
 	File string
 	Line int
@@ -187,7 +189,7 @@ func Parse(name string, data []byte) (*Set, error) {
 // file-level schema
 var (
 	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
-	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs"}
+	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}

@@ -103,6 +103,7 @@ func (c *compiler) planFields(m map[string]*yaml.Node, r *Rule) {
 			r.Transforms = append(r.Transforms, t)
 		}
 	}
+	c.patches(m["patches"], r)
 	r.Requires = c.refs(m["requires"], "requires")
 	r.Conflicts = c.refs(m["conflicts"], "conflicts")
 	r.Supersedes = c.refs(m["supersedes"], "supersedes")
@@ -206,6 +207,7 @@ func (s *Set) checkRefs() []string {
 // finding. A relation or need whose `when` cannot be evaluated (an unknown
 // fact) holds: the plan then keeps the safe order or names the need.
 func (st *state) planOf(r *Rule, fd *Finding) error {
+	fd.Patches = r.Patches
 	for _, ts := range r.Transforms {
 		if ts.When != nil {
 			ok, err := st.run(ts.When)
@@ -328,4 +330,40 @@ type LeftOut struct {
 type CodePatch struct {
 	File string `json:"file"`
 	Diff string `json:"diff"`
+}
+
+// PatchSpec is a code change a rule can make as a patch of the user's
+// source tree (--source): in Scope ("Class.method") of File, set each
+// keyword argument or assignment named in Set to its value.
+type PatchSpec struct {
+	File, Scope string
+	Set         map[string]string
+	order       []string
+}
+
+// Names returns the names of Set in the rule file's order.
+func (p PatchSpec) Names() []string { return p.order }
+
+var patchKeys = []string{"file", "scope", "set"}
+
+// patches loads a rule's `patches`.
+func (c *compiler) patches(n *yaml.Node, r *Rule) {
+	if n == nil {
+		return
+	}
+	l := c.l
+	for _, e := range l.list(n, c.what+": patches") {
+		pm := l.mapping(e, c.what+": patch", patchKeys)
+		ps := PatchSpec{File: l.str(pm["file"], "file"), Scope: l.str(pm["scope"], "scope"), Set: map[string]string{}}
+		if ps.File == "" || ps.Scope == "" || pm["set"] == nil || pm["set"].Kind != yaml.MappingNode {
+			l.errf(e, "%s: patch: expected file, scope (Class.method) and set (a mapping of name: value)", c.what)
+			continue
+		}
+		for i := 0; i+1 < len(pm["set"].Content); i += 2 {
+			k, v := pm["set"].Content[i], pm["set"].Content[i+1]
+			ps.Set[k.Value] = v.Value
+			ps.order = append(ps.order, k.Value)
+		}
+		r.Patches = append(r.Patches, ps)
+	}
 }

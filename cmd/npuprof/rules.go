@@ -24,6 +24,7 @@ type ruleOptions struct {
 	Deploy     string
 	DeployLine int
 	Facts      []string
+	Source     string
 
 	script *deploy.Script // read by loadDeploy
 }
@@ -34,6 +35,7 @@ func (o *ruleOptions) flags(cmd *cobra.Command) {
 	o.selectOptions.flags(cmd)
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
+	f.StringVar(&o.Source, "source", "", "the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files")
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
@@ -71,6 +73,11 @@ func loadRules(files []string, sel selectOptions) (*rules.Set, error) {
 // (--deploy-line); a problem is a usage error. Commands call it before
 // reading the profile, so a wrong script or line fails fast.
 func (o *ruleOptions) loadDeploy() error {
+	if o.Source != "" {
+		if st, err := os.Stat(o.Source); err != nil || !st.IsDir() {
+			return usageErr("--source %s: not a folder (expected a vllm-ascend checkout or the vllm_ascend package folder)", o.Source)
+		}
+	}
 	if o.script != nil {
 		return nil
 	}
@@ -141,6 +148,9 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	}
 	// predictions and the fix plan (whose diff is the combined deploy diff)
 	plan.Build(res, rep, ed)
+	if o.Source != "" {
+		plan.AddPatches(rep, o.Source)
+	}
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it

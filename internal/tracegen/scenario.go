@@ -183,9 +183,15 @@ func Scenarios() []Scenario {
 	return []Scenario{a, b, c, d, e, f, g, h, i, j, k}
 }
 
-// Lookup returns the built-in scenario with the given name.
+// Lookup returns the built-in scenario with the given name, or one of
+// the field report's captures (FieldReport) or of the fix pairs (FixPairs)
+// by its name.
 func Lookup(name string) (Scenario, bool) {
-	for _, s := range Scenarios() {
+	all := append(Scenarios(), FieldReport()...)
+	for _, p := range FixPairs() {
+		all = append(all, p.Before, p.After)
+	}
+	for _, s := range all {
 		if s.Name == name {
 			return s, true
 		}

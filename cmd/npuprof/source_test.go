@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/stretchr/testify/require"
+)
+
+// --source DIR turns the Cumsum fix into a diff of the tree's
+// token_dispatcher.py (a fixture written here); a tree without the file
+// says which file is missing; a DIR that is not a folder is a usage error.
+func TestAnalyzeSourcePatch(t *testing.T) {
+	dir := t.TempDir()
+	rel := filepath.Join("vllm_ascend", "ops", "fused_moe", "token_dispatcher.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+	src := "class TokenDispatcherWithAllGather:\n    def token_dispatch(self, x):\n        y = route(x, expert_tokens_num_type=1)\n        group_list_type = 1\n        return y\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644))
+	code, out, stderr := run("analyze", demo, "--format", "json", "--source", dir)
+	require.Equal(t, 0, code, stderr)
+	var doc struct {
+		Findings []struct {
+			Rule        string                        `json:"rule"`
+			CodePatches []struct{ File, Diff string } `json:"code_patches"`
+			PatchError  string                        `json:"code_patch_error"`
+		} `json:"findings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	found := false
+	for _, f := range doc.Findings {
+		if f.Rule == "moe-routing-cumsum" {
+			found = true
+			require.Len(t, f.CodePatches, 1, f.PatchError)
+			require.Equal(t, "vllm_ascend/ops/fused_moe/token_dispatcher.py", f.CodePatches[0].File)
+			require.Contains(t, f.CodePatches[0].Diff, "+        y = route(x, expert_tokens_num_type=0)\n")
+			require.Contains(t, f.CodePatches[0].Diff, "+        group_list_type = 0\n")
+		}
+	}
+	require.True(t, found)
+	b, _ := os.ReadFile(filepath.Join(dir, rel))
+	require.Equal(t, src, string(b))
+
+	code, out, _ = run("analyze", demo, "--format", "json", "--source", t.TempDir())
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"code_patch_error": "--source: token_dispatcher.py not found under`)
+
+	code, _, stderr = run("analyze", demo, "--source", filepath.Join(dir, rel))
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--source")
+}
+
+// The terminal summary opens with the plan (steps, total, the combined
+// diff); the JSON document's plan.deploy_diff is its deploy_diff.
+func TestAnalyzeOpensWithPlan(t *testing.T) {
+	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	script := filepath.Join(t.TempDir(), "serve.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/usr/bin/env bash\nexport VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve /models/Qwen3-235B-A22B-W8A8 \\\n  --tensor-parallel-size 8 \\\n  --enable-expert-parallel \\\n  --max-num-seqs 32\n"), 0o644))
+	code, out, stderr := run("analyze", dir, "--deploy", script, "--fact", "concurrency=25")
+	require.Equal(t, 0, code, stderr)
+	p, f := strings.Index(out, "\nFix plan"), strings.Index(out, "\nFindings\n")
+	require.True(t, p > 0 && p < f, out)
+	require.Contains(t, out, "  1. comm-ep-flashcomm: ")
+	require.Contains(t, out, "  3. graph-capture-sizes: ")
+	require.Contains(t, out, "  total: ")
+	require.Contains(t, out, "      predicted: ")
+	code, out, stderr = run("analyze", dir, "--deploy", script, "--fact", "concurrency=25", "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	var doc struct {
+		DeployDiff string `json:"deploy_diff"`
+		Plan       struct {
+			Steps      []struct{ Rule string } `json:"steps"`
+			DeployDiff string                  `json:"deploy_diff"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Plan.Steps, 3)
+	require.NotEmpty(t, doc.DeployDiff)
+	require.Equal(t, doc.DeployDiff, doc.Plan.DeployDiff)
+}

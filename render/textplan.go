@@ -1,0 +1,60 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/npuprof/npuprof/rules"
+)
+
+// predictedText is a prediction in the user's units: µs per decode step,
+// step-time change, throughput change, and whether it is a bound.
+func predictedText(p *rules.Prediction) string {
+	return changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound)
+}
+
+func changeText(st rules.BeforeAfter, stepPct, tputPct float64, bound bool) string {
+	s := fmt.Sprintf("%.1f -> %.1f µs per decode step (%+.2f%% step time, %+.2f%% throughput)", st.Before, st.After, stepPct, tputPct)
+	if bound {
+		s += ", an upper bound"
+	}
+	return s
+}
+
+// writePlan opens the summary with the fix plan: its steps, the total,
+// what was left out and why, the combined diff and the code patches.
+func writePlan(ew *errWriter, p *rules.Plan) {
+	if p == nil || (len(p.Steps) == 0 && len(p.LeftOut) == 0) {
+		return
+	}
+	ew.printf("\nFix plan (predicted by replaying the decode steps; each step on the one before)\n")
+	for i, st := range p.Steps {
+		req := ""
+		if len(st.Requires) > 0 {
+			req = ", after " + strings.Join(st.Requires, ", ")
+		}
+		needs := ""
+		if st.Needs != "" {
+			needs = ", needs " + st.Needs
+		}
+		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeText(st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), req, needs)
+	}
+	if len(p.Steps) > 0 {
+		ew.printf("  total: %s\n", changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound))
+	}
+	for _, lo := range p.LeftOut {
+		ew.printf("  left out: %s: %s\n", lo.Rule, Safe(lo.Reason, 400))
+	}
+	if p.DeployDiff != "" {
+		ew.printf("  deploy diff (patch -p1):\n")
+		for _, l := range strings.Split(strings.TrimRight(p.DeployDiff, "\n"), "\n") {
+			ew.printf("    %s\n", Safe(l, 400))
+		}
+	}
+	for _, cp := range p.CodePatches {
+		ew.printf("  code patch %s (patch -p1 in the source folder):\n", Safe(cp.File, 200))
+		for _, l := range strings.Split(strings.TrimRight(cp.Diff, "\n"), "\n") {
+			ew.printf("    %s\n", Safe(l, 400))
+		}
+	}
+}
