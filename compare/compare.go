@@ -189,6 +189,9 @@ type FindingDelta struct {
 	// ranks (for a new one, the before side's): the finding's absence there
 	// was judged on files cut short, so the status may come from the cut.
 	StatusPartial []PartialRef `json:"status_partial,omitempty"`
+	// StepTime is, for a resolved finding whose before side predicted its
+	// fix, the predicted vs the measured decode step-time change.
+	StepTime *StepChange `json:"step_time,omitempty"`
 }
 
 // Result is a comparison: the diff document (schema npuprof.diff/v1).
@@ -206,6 +209,9 @@ type Result struct {
 	Collectives []CollectiveDelta `json:"collectives"`
 	Kernels     []KernelDelta     `json:"kernels"`
 	Findings    []FindingDelta    `json:"findings"`
+	// Plan is the before side's fix plan: its predicted step-time change
+	// vs the measured one (absent without a plan).
+	Plan *StepChange `json:"plan,omitempty"`
 	// Serving compares the serving context (vLLM log, bench results).
 	Serving []MetricDelta `json:"serving,omitempty"`
 	// Notes are facts about the comparison (ranks on one side only, ...).
@@ -284,6 +290,7 @@ func Compare(before, after *results.Document, opts Options) *Result {
 	r.compareCollectives(before, after, bp, ap)
 	r.compareKernels(before, after, opts.Kernels, bp, ap)
 	r.compareFindings(before, after, bp, ap)
+	r.comparePredictions(before, after)
 	r.compareServing(before, after)
 	return r
 }

@@ -150,6 +150,9 @@ func findingText(f *rules.Finding) string {
 		// the rule estimates no saving (or could not): not a measured 0
 		fmt.Fprintf(&b, "%s\nestimated saving: none\n", f.Fix)
 	}
+	if f.Predicted != nil {
+		fmt.Fprintf(&b, "predicted: %s\n", predictedText(f.Predicted))
+	}
 	if c := PartialCaveat(f); c != "" {
 		b.WriteString(c + "\n")
 	}

@@ -230,6 +230,10 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		if f.Diff != "" {
 			props["diff"] = f.Diff
 		}
+		if f.Predicted != nil {
+			// the JSON document's findings[].predicted, key for key
+			props["predicted"] = f.Predicted
+		}
 		level := sarifLevel(f.Severity)
 		if f.HasPartial() && in.PartialNotGated {
 			level = "note"

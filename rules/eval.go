@@ -950,6 +950,10 @@ func notApplicable(r *Rule, facts *FactSet) string {
 
 func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 	o = Outcome{Rule: b.ID, File: b.File, Line: b.Line}
+	if IsPlanMetric(b.Metric) {
+		o.Status, o.Reason = StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
+		return o, nil
+	}
 	if in.Baseline == nil {
 		o.Status, o.Reason = StatusNotEvaluated, "budget needs --baseline OLD.json"
 		return o, nil

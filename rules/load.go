@@ -555,7 +555,7 @@ func (l *loader) budget(n *yaml.Node) *Budget {
 		return nil
 	}
 	b.Metric, b.Op = mm[1], mm[2]
-	if _, ok := LookupMetric(b.Metric); !ok {
+	if _, ok := LookupMetric(b.Metric); !ok && !IsPlanMetric(b.Metric) {
 		l.errf(textNode, "budget: unknown metric %q (closest: %s)", b.Metric, strings.Join(Closest(b.Metric, MetricNames(), 3), ", "))
 		return nil
 	}

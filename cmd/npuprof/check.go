@@ -104,7 +104,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}
-			if len(opts.Budgets) > 0 && opts.Baseline == "" {
+			if needsBaseline(opts.Budgets) && opts.Baseline == "" {
 				return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
 			}
 			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Baseline, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
@@ -288,4 +288,15 @@ func nothingEvaluated(rep *rules.Report) error {
 		}
 	}
 	return &exitError{code: ExitUsage, err: fmt.Errorf("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))}
+}
+
+// needsBaseline reports whether a budget compares with the baseline: every
+// budget but those on the fix plan's predicted change.
+func needsBaseline(budgets []string) bool {
+	for _, b := range budgets {
+		if !strings.HasPrefix(strings.TrimSpace(b), rules.PlanMetricStepTimeChangePct) {
+			return true
+		}
+	}
+	return false
 }

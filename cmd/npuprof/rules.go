@@ -151,6 +151,7 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	if o.Source != "" {
 		plan.AddPatches(rep, o.Source)
 	}
+	rep.EvalPlanBudgets(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline})
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it

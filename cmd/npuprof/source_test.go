@@ -85,3 +85,67 @@ func TestAnalyzeOpensWithPlan(t *testing.T) {
 	require.NotEmpty(t, doc.DeployDiff)
 	require.Equal(t, doc.DeployDiff, doc.Plan.DeployDiff)
 }
+
+// check --budget can gate on the plan's predicted step-time change.
+func TestCheckBudgetOnPlan(t *testing.T) {
+	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	code, out, stderr := run("check", dir, "--fact", "concurrency=25", "--budget", "plan.step_time_change_pct >= -5")
+	require.Equal(t, 1, code, "%s\n%s", out, stderr)
+	require.Contains(t, out, "The fix plan predicts")
+	code, out, stderr = run("check", dir, "--fact", "concurrency=25", "--budget", "plan.step_time_change_pct >= -50", "--fail-on", "high")
+	require.NotContains(t, out, "The fix plan predicts", stderr)
+	_ = code
+	code, _, stderr = run("check", demo, "--budget", "plan.step_time_change_pct >= -5")
+	require.NotEqual(t, 2, code, stderr)
+}
+
+// JUnit and SARIF carry each finding's predicted change.
+func TestJUnitSARIFCarryPrediction(t *testing.T) {
+	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	out := t.TempDir()
+	junit, sarif := filepath.Join(out, "n.xml"), filepath.Join(out, "n.sarif")
+	code, _, stderr := run("check", dir, "--fact", "concurrency=25", "--junit", junit, "--sarif", sarif)
+	require.NotEqual(t, 2, code, stderr)
+	j, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	require.Contains(t, string(j), "predicted: ")
+	require.Contains(t, string(j), "µs per decode step (")
+	sf, err := os.ReadFile(sarif)
+	require.NoError(t, err)
+	require.Contains(t, string(sf), `"predicted": {`)
+	require.Contains(t, string(sf), `"step_time_change_pct": `)
+}
+
+// diff shows, for a resolved finding and for the plan, the predicted
+// step-time change next to the measured one and their ratio.
+func TestDiffPredictedVsMeasured(t *testing.T) {
+	var docs []string
+	for _, name := range []string{"field-ep-fc1-cumsum", "field-ep-fc1"} {
+		s, ok := tracegen.Lookup(name)
+		require.True(t, ok, name)
+		dir := t.TempDir()
+		_, err := tracegen.Generate(dir, s)
+		require.NoError(t, err)
+		doc := filepath.Join(t.TempDir(), name+".json")
+		code, _, stderr := run("analyze", dir, "--fact", "concurrency=25", "--format", "json", "-o", doc)
+		require.Equal(t, 0, code, stderr)
+		docs = append(docs, doc)
+	}
+	code, out, stderr := run("diff", docs[0], docs[1])
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "Decode step time (decode.step.time_us): predicted vs measured change")
+	require.Regexp(t, `moe-routing-cumsum: predicted -[0-9.]+%, measured -[0-9.]+%, measured/predicted [0-9]+%`, out)
+	require.Regexp(t, `plan: predicted -[0-9.]+%, measured -[0-9.]+%`, out)
+	code, out, stderr = run("diff", docs[0], docs[1], "--format", "json")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"step_time": {`)
+	require.Contains(t, out, `"measured_step_time_change_pct": `)
+}

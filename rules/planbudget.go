@@ -1,0 +1,71 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PlanMetricStepTimeChangePct is the plan's predicted step-time change
+// (plan.step_time_change_pct, %), which a budget can gate on:
+// check --budget 'plan.step_time_change_pct >= -5' fails when the plan
+// predicts more than 5% shorter decode steps.
+const PlanMetricStepTimeChangePct = "plan.step_time_change_pct"
+
+// IsPlanMetric reports whether a budget's metric is the plan's.
+func IsPlanMetric(name string) bool { return name == PlanMetricStepTimeChangePct }
+
+// EvalPlanBudgets judges the budgets on the plan's metric once the plan is
+// built (package plan): a budget whose bound the plan's predicted change
+// breaks becomes a finding, like any budget. Without a plan they stay not
+// evaluated, with the reason. The bound is a number (there is no baseline
+// plan to compare with).
+func (r *Report) EvalPlanBudgets(set *Set, in *Input) {
+	for _, b := range set.Budgets {
+		if !IsPlanMetric(b.Metric) {
+			continue
+		}
+		o, f := evalPlanBudget(b, r.Plan, in)
+		for i := range r.Outcomes {
+			if r.Outcomes[i].Rule == b.ID {
+				r.Outcomes[i] = o
+			}
+		}
+		if f != nil {
+			r.Findings = append(r.Findings, *f)
+		}
+	}
+}
+
+func evalPlanBudget(b *Budget, p *Plan, in *Input) (Outcome, *Finding) {
+	o := Outcome{Rule: b.ID, File: b.File, Line: b.Line, Status: StatusNotEvaluated}
+	if p == nil {
+		o.Reason = "no fix plan: the capture has no decode step time (decode.step.time_us)"
+		return o, nil
+	}
+	if strings.Contains(b.Text[len(b.Metric):], "baseline") {
+		o.Reason = "a plan budget compares with a number: there is no baseline plan"
+		return o, nil
+	}
+	st := newState(in)
+	bv, err := st.run(b.Bound)
+	if err != nil {
+		o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s: %v", b.File, err)
+		return o, nil
+	}
+	cur, bound := p.StepTimeChangePct, bv.(float64)
+	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
+	if okay {
+		o.Status, o.Reason = StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
+		return o, nil
+	}
+	o.Status, o.Severity = StatusFired, b.Severity
+	var steps []string
+	for _, s := range p.Steps {
+		steps = append(steps, fmt.Sprintf("%s %+.2f%%", s.Rule, s.StepTimeChangePct))
+	}
+	return o, &Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
+		Title:    fmt.Sprintf("The fix plan predicts %+.2f%% step time, over budget %s %s", cur, b.Op, format(bound)),
+		Evidence: []Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: "predicted by the fix plan"}},
+		Fix:      fmt.Sprintf("Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.", strings.Join(steps, ", "), b.Text),
+	}
+}
