@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -148,10 +150,10 @@ func undeclared(pass string, kind Kind, rank int, set map[string]float64, unavai
 		}
 		errs = append(errs, PassError{Pass: pass, Rank: rank, Message: fmt.Sprintf("internal error: %s undeclared %s metric %s", what, kind, name)})
 	}
-	for _, name := range sortedKeys(set) {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		check(name, "sets")
 	}
-	for _, name := range sortedKeys(unavailable) {
+	for _, name := range slices.Sorted(maps.Keys(unavailable)) {
 		if !notMetric(name) {
 			check(name, "calls unavailable")
 		}

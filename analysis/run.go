@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -179,7 +181,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 	}
 	if h := r.Have; (h.Timeline && h.TimelinePartial) || (!h.Timeline && h.KernelDetails && h.KernelPartial) {
 		// every metric is computed from the file that was cut short
-		rr.PartialMetrics = sortedKeys(rr.Metrics)
+		rr.PartialMetrics = slices.Sorted(maps.Keys(rr.Metrics))
 	}
 	return rr
 }

@@ -3,8 +3,9 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,11 +71,7 @@ func (s *Script) FactsChecked() (facts, invalid []Fact) {
 	bad := func(name string, v any, line int, how string) {
 		invalid = append(invalid, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
 	}
-	envNames := make([]string, 0, len(s.Env))
-	for n := range s.Env {
-		envNames = append(envNames, n)
-	}
-	sort.Strings(envNames)
+	envNames := slices.Sorted(maps.Keys(s.Env))
 	for _, n := range envNames {
 		a := s.Env[n]
 		add("env."+n, a.Value, a.Line, "export")

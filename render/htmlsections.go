@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,15 +114,6 @@ func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rm
 	v.addChart(b.StepChart)
 }
 
-func sortedStatKeys(m map[string]*analysis.Stat) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	c := &v.Comm
 	typeSet, groupSet := map[string]bool{}, map[string]bool{}
@@ -141,8 +134,8 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 	if !any {
 		return
 	}
-	types := keysOf(typeSet)
-	groups := keysOf(groupSet)
+	types := slices.Sorted(maps.Keys(typeSet))
+	groups := slices.Sorted(maps.Keys(groupSet))
 	if len(types) == 0 {
 		c.Empty = true
 		return
@@ -251,7 +244,7 @@ func commPairRows(c *commView, res *analysis.Result, rms []rankMetrics) {
 		}
 		r := rms[i]
 		win, haveWin := r.get(analysis.MetricDeviceWindowUs)
-		for _, k := range sortedStatKeys(analysis.HCCLOf(rr).ByTypeGroup) {
+		for _, k := range slices.Sorted(maps.Keys(analysis.HCCLOf(rr).ByTypeGroup)) {
 			s := analysis.HCCLOf(rr).ByTypeGroup[k]
 			t, g, _ := strings.Cut(k, "@")
 			if g == "?" {
@@ -275,15 +268,6 @@ func meanCell(r rankMetrics, timeMetric, countMetric string) cell {
 		return txt("–")
 	}
 	return numc(Dur(t/n), t/n)
-}
-
-func keysOf(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 var moeBuckets = []struct{ metric, label, color string }{
@@ -604,11 +588,7 @@ func buildUnmeasured(v *htmlView, res *analysis.Result, doc *results.Document) {
 			seen[key] = append(seen[key], rd.Rank)
 		}
 	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(seen))
 	for _, k := range keys {
 		m, why, _ := strings.Cut(k, "\x00")
 		v.Unmeasured = append(v.Unmeasured, kv{cleanText(m, 120), cleanText(why, 0) + " (ranks " + compactRanks(seen[k]) + ")"})

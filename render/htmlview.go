@@ -3,7 +3,9 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -589,11 +591,7 @@ func groupFacts(v *htmlView, groups map[string]*factGroup) {
 
 // groupRows lists the groups: one row per group name and size.
 func groupRows(v *htmlView, groups map[string]*factGroup) {
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groups))
 	// One row per group name and size: eight dp groups of one rank are one
 	// row "8 groups", not eight.
 	type row struct {
@@ -634,11 +632,7 @@ func groupRows(v *htmlView, groups map[string]*factGroup) {
 
 // envRows lists the environment, with FLASHCOMM1 as a fact.
 func envRows(v *htmlView, env map[string]*factEnv) {
-	ekeys := make([]string, 0, len(env))
-	for k := range env {
-		ekeys = append(ekeys, k)
-	}
-	sort.Strings(ekeys)
+	ekeys := slices.Sorted(maps.Keys(env))
 	for _, k := range ekeys {
 		e := env[k]
 		isKey := strings.Contains(e.name, "FLASHCOMM") || strings.HasPrefix(e.name, "VLLM") || strings.HasPrefix(e.name, "HCCL")

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -66,18 +68,9 @@ func ServingFacts(c *vllmserve.Context) []Fact {
 	for _, k := range ServingOrder(c.Metrics) {
 		out = append(out, Fact{Name: k, Value: ServingValue(k, c.Metrics[k]), Source: c.Sources[k]})
 	}
-	for _, k := range sortedKeys(c.Unavailable) {
+	for _, k := range slices.Sorted(maps.Keys(c.Unavailable)) {
 		out = append(out, Fact{Name: k, Value: "unavailable", Source: c.Unavailable[k]})
 	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -91,7 +84,7 @@ func writeServing(ew *errWriter, c *vllmserve.Context) {
 	for _, k := range ServingOrder(c.Metrics) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k, ServingValue(k, c.Metrics[k]), Safe(c.Sources[k], 200))
 	}
-	for _, k := range sortedKeys(c.Unavailable) {
+	for _, k := range slices.Sorted(maps.Keys(c.Unavailable)) {
 		fmt.Fprintf(tw, "  %s\tunavailable\t%s\n", k, Safe(c.Unavailable[k], 200))
 	}
 	tw.Flush()

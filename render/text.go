@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -388,11 +390,7 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 	if len(seen) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(seen))
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
 		if seen[k] == nil {
@@ -429,11 +427,7 @@ func rankList(r []int) string {
 }
 
 func joinKeys(m map[string]bool) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
+	ks := slices.Sorted(maps.Keys(m))
 	return strings.Join(ks, ", ")
 }
 
@@ -521,11 +515,7 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 			not, free, a.maxRank, Dur(us(a.maxWin)))
 	}
 	tw.Flush()
-	whys := make([]string, 0, len(noComm))
-	for why := range noComm {
-		whys = append(whys, why)
-	}
-	sort.Strings(whys)
+	whys := slices.Sorted(maps.Keys(noComm))
 	for _, why := range whys {
 		ew.printf("  comm, not overlapped, free: not measured on %s (left out of the means): %s\n", ranksText(noComm[why]), Safe(why, 300))
 	}

@@ -2,7 +2,9 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -312,11 +314,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 		if len(rr.Env) == 0 {
 			continue
 		}
-		keys := make([]string, 0, len(rr.Env))
-		for k := range rr.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(rr.Env))
 		for _, k := range keys {
 			out = append(out, FactValue{"env." + k, rr.Env[k], fmt.Sprintf("profile: rank %d profiler_metadata.json ENV_VARIABLES", rr.Rank)})
 		}

@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -280,11 +281,7 @@ func explain(io *streams, r *rules.Rule) {
 	}
 	if len(r.Thresholds) > 0 {
 		fmt.Fprintf(w, "Thresholds\n")
-		names := make([]string, 0, len(r.Thresholds))
-		for k := range r.Thresholds {
-			names = append(names, k)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(r.Thresholds))
 		for _, k := range names {
 			fmt.Fprintf(w, "  threshold.%s = %g\n", k, r.Thresholds[k])
 		}
@@ -324,7 +321,7 @@ func explain(io *streams, r *rules.Rule) {
 	}
 	if len(metrics) > 0 {
 		fmt.Fprintf(w, "Metrics it reads\n")
-		for _, m := range sortedSet(metrics) {
+		for _, m := range slices.Sorted(maps.Keys(metrics)) {
 			d, _ := rules.LookupMetric(m)
 			fmt.Fprintf(w, "  %-40s %s\n", m, d.Doc)
 		}
@@ -332,7 +329,7 @@ func explain(io *streams, r *rules.Rule) {
 	}
 	if len(facts) > 0 {
 		fmt.Fprintf(w, "Facts it reads\n")
-		for _, f := range sortedSet(facts) {
+		for _, f := range slices.Sorted(maps.Keys(facts)) {
 			d, _ := rules.LookupFact(f)
 			fmt.Fprintf(w, "  fact.%-30s %s (from %s)\n", f, d.Doc, d.From)
 		}
@@ -355,15 +352,6 @@ func explain(io *streams, r *rules.Rule) {
 	if r.Docs != "" {
 		fmt.Fprintf(w, "\nDocs: %s\n", r.Docs)
 	}
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func indentRest(s, ind string) string {

@@ -12,8 +12,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -250,7 +252,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			}
 		}
 		if len(dumps[stage]) == 0 {
-			return nil, errkind.Errorf(errkind.Input, "%s: no %s_{rank}.csv dumps (found %s)", dir, stage, strings.Join(sortedKeys(dumps), ", "))
+			return nil, errkind.Errorf(errkind.Input, "%s: no %s_{rank}.csv dumps (found %s)", dir, stage, strings.Join(slices.Sorted(maps.Keys(dumps)), ", "))
 		}
 		x, err = loadDumps(dir, stage, dumps[stage])
 		if err != nil {
@@ -286,15 +288,6 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 		return nil, errkind.Errorf(errkind.Input, "%s: no expert load files; %s", dir, expected)
 	}
 	return x, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // loadDumps reads the named dumps of one stage in dir with the folder's

@@ -11,9 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -110,11 +110,7 @@ func (ri *RowIssues) Warning(file string) *model.Warning {
 	if ri.Skipped == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(ri.Reasons))
-	for k := range ri.Reasons {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(ri.Reasons))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s: %d", k, ri.Reasons[k])
@@ -162,7 +158,7 @@ func headerIndex(header []string, aliases map[string][]string) (idx map[string]i
 		norm[i] = normalize(h)
 	}
 	var notes []string
-	for _, k := range sortedKeys(aliases) {
+	for _, k := range slices.Sorted(maps.Keys(aliases)) {
 		if _, ok := idx[k]; ok {
 			continue
 		}

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,11 +167,7 @@ func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 	if err := json.NewDecoder(limit(r, 64<<20)).Decode(&raw); err != nil {
 		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(raw))
 	for _, k := range keys {
 		v := raw[k]
 		switch k {
@@ -212,11 +209,7 @@ func parseGroups(v json.RawMessage) ([]model.Group, error) {
 		}
 		return nil, err
 	}
-	comms := make([]string, 0, len(pg))
-	for c := range pg {
-		comms = append(comms, c)
-	}
-	sort.Strings(comms)
+	comms := slices.Sorted(maps.Keys(pg))
 	out := make([]model.Group, 0, len(comms))
 	for _, c := range comms {
 		g := pg[c]
@@ -261,13 +254,4 @@ func (l *limited) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
 	return n, err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
