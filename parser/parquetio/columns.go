@@ -160,15 +160,17 @@ func (c *colFile) float64s(name string, fn func(off int, vs []float64)) error {
 	})
 }
 
-// strs reads a BYTE_ARRAY (string) column, plain or dictionary-encoded,
-// through in (which interns).
-func (c *colFile) strs(name string, in func([]byte) string, fn func(off int, vs []string)) error {
-	return byteArrays(c, name, in, fn)
+// strsIn gives a reader of BYTE_ARRAY (string) columns, plain or
+// dictionary-encoded, through in (which interns).
+func (c *colFile) strsIn(in func([]byte) string) func(name string, fn func(off int, vs []string)) error {
+	return func(name string, fn func(off int, vs []string)) error { return byteArrays(c, name, in, fn) }
 }
 
-// syms reads a BYTE_ARRAY (string) column into symbols of t.
-func (c *colFile) syms(name string, t *model.Syms, fn func(off int, vs []model.Sym)) error {
-	return byteArrays(c, name, t.InternBytes, fn)
+// symsIn gives a reader of BYTE_ARRAY (string) columns into symbols of t.
+func (c *colFile) symsIn(t *model.Syms) func(name string, fn func(off int, vs []model.Sym)) error {
+	return func(name string, fn func(off int, vs []model.Sym)) error {
+		return byteArrays(c, name, t.InternBytes, fn)
+	}
 }
 
 // byteArrays reads a BYTE_ARRAY column, plain or dictionary-encoded,

@@ -260,200 +260,158 @@ func into[R, V any](rows []R, set func(*R, V)) func(off int, vs []V) {
 	}
 }
 
-// readTasks reads device_tasks column by column, page by page, straight
-// into the tasks.
-func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) error {
-	c, err := openCols(dir, TableDeviceTasks, rank)
+// col is one column of a table and the setter that puts one of its values
+// into a row.
+type col[R, V any] struct {
+	name string
+	set  func(*R, V)
+}
+
+// readCols reads each column into rows with read (one of colFile's typed
+// column readers), in order, and stops at the first error.
+func readCols[R, V any](rows []R, read func(string, func(int, []V)) error, cols []col[R, V]) error {
+	for _, c := range cols {
+		if err := read(c.name, into(rows, c.set)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readRows opens one rank's part of a table, makes one row per record and
+// lets fill read the columns into them, column by column, page by page; an
+// empty part gives no rows.
+func readRows[R any](dir, table string, rank int, fill func(c *colFile, rows []R) error) ([]R, error) {
+	c, err := openCols(dir, table, rank)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.Close()
 	n := c.rows()
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
-	tasks := make([]model.DeviceTask, n)
-	if err := c.int64s("start_ns", into(tasks, func(x *model.DeviceTask, v int64) { x.Start = v })); err != nil {
-		return err
+	rows := make([]R, n)
+	if err := fill(c, rows); err != nil {
+		return nil, err
 	}
-	if err := c.int64s("dur_ns", into(tasks, func(x *model.DeviceTask, v int64) { x.Dur = v })); err != nil {
-		return err
-	}
-	if err := c.int64s("model_id", into(tasks, func(x *model.DeviceTask, v int64) { x.ModelID = uint32(v) })); err != nil {
-		return err
-	}
-	if err := c.int32s("stream", into(tasks, func(x *model.DeviceTask, v int32) { x.Stream = v })); err != nil {
-		return err
-	}
-	for _, col := range []struct {
-		name string
-		set  func(t *model.DeviceTask, v model.Sym)
-	}{
-		{"name", func(t *model.DeviceTask, v model.Sym) { t.Name = v }},
-		{"op_type", func(t *model.DeviceTask, v model.Sym) { t.OpType = v }},
-		{"task_type", func(t *model.DeviceTask, v model.Sym) { t.TaskType = v }},
-		{"input_shapes", func(t *model.DeviceTask, v model.Sym) { t.InputShapes = v }},
-	} {
-		if err := c.syms(col.name, &r.Syms, into(tasks, col.set)); err != nil {
+	return rows, nil
+}
+
+// readTasks reads device_tasks straight into the tasks.
+func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) (err error) {
+	type T = model.DeviceTask
+	r.Tasks, err = readRows(dir, TableDeviceTasks, rank, func(c *colFile, tasks []T) error {
+		if err := readCols(tasks, c.int64s, []col[T, int64]{
+			{"start_ns", func(x *T, v int64) { x.Start = v }},
+			{"dur_ns", func(x *T, v int64) { x.Dur = v }},
+			{"model_id", func(x *T, v int64) { x.ModelID = uint32(v) }},
+		}); err != nil {
 			return err
 		}
-	}
-	var bad string
-	if err := c.strs("class", in, func(off int, vs []string) {
-		for i, v := range vs {
-			cl, ok := classByName[v]
-			if !ok && bad == "" {
-				bad = v
+		if err := readCols(tasks, c.int32s, []col[T, int32]{{"stream", func(x *T, v int32) { x.Stream = v }}}); err != nil {
+			return err
+		}
+		if err := readCols(tasks, c.symsIn(&r.Syms), []col[T, model.Sym]{
+			{"name", func(x *T, v model.Sym) { x.Name = v }},
+			{"op_type", func(x *T, v model.Sym) { x.OpType = v }},
+			{"task_type", func(x *T, v model.Sym) { x.TaskType = v }},
+			{"input_shapes", func(x *T, v model.Sym) { x.InputShapes = v }},
+		}); err != nil {
+			return err
+		}
+		var bad string
+		if err := c.strsIn(in)("class", func(off int, vs []string) {
+			for i, v := range vs {
+				cl, ok := classByName[v]
+				if !ok && bad == "" {
+					bad = v
+				}
+				tasks[off+i].Class = cl
 			}
-			tasks[off+i].Class = cl
+		}); err != nil {
+			return err
 		}
-	}); err != nil {
-		return err
-	}
-	if bad != "" {
-		return fmt.Errorf("%s: unknown task class %q", c.path, bad)
-	}
-	r.Tasks = tasks
-	return nil
+		if bad != "" {
+			return fmt.Errorf("%s: unknown task class %q", c.path, bad)
+		}
+		return nil
+	})
+	return err
 }
 
-// readHCCL reads hccl_ops column by column, page by page.
-func readHCCL(dir string, rank int, r *model.Rank) error {
-	c, err := openCols(dir, TableHCCLOps, rank)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	n := c.rows()
-	if n == 0 {
-		return nil
-	}
-	ops := make([]model.HCCLOp, n)
-	if err := c.int64s("start_ns", into(ops, func(x *model.HCCLOp, v int64) { x.Start = v })); err != nil {
-		return err
-	}
-	if err := c.int64s("dur_ns", into(ops, func(x *model.HCCLOp, v int64) { x.Dur = v })); err != nil {
-		return err
-	}
-	for _, col := range []struct {
-		name string
-		set  func(o *model.HCCLOp, v model.Sym)
-	}{
-		{"name", func(o *model.HCCLOp, v model.Sym) { o.Name = v }},
-		{"type", func(o *model.HCCLOp, v model.Sym) { o.Type = v }},
-		{"hash_suffix", func(o *model.HCCLOp, v model.Sym) { o.HashSuffix = v }},
-		{"group_name", func(o *model.HCCLOp, v model.Sym) { o.Group = v }},
-		{"variant", func(o *model.HCCLOp, v model.Sym) { o.Variant = v }},
-	} {
-		if err := c.syms(col.name, &r.Syms, into(ops, col.set)); err != nil {
+// readHCCL reads hccl_ops.
+func readHCCL(dir string, rank int, r *model.Rank) (err error) {
+	type O = model.HCCLOp
+	r.HCCL, err = readRows(dir, TableHCCLOps, rank, func(c *colFile, ops []O) error {
+		if err := readCols(ops, c.int64s, []col[O, int64]{
+			{"start_ns", func(x *O, v int64) { x.Start = v }},
+			{"dur_ns", func(x *O, v int64) { x.Dur = v }},
+		}); err != nil {
 			return err
 		}
-	}
-	r.HCCL = ops
-	return nil
+		return readCols(ops, c.symsIn(&r.Syms), []col[O, model.Sym]{
+			{"name", func(x *O, v model.Sym) { x.Name = v }},
+			{"type", func(x *O, v model.Sym) { x.Type = v }},
+			{"hash_suffix", func(x *O, v model.Sym) { x.HashSuffix = v }},
+			{"group_name", func(x *O, v model.Sym) { x.Group = v }},
+			{"variant", func(x *O, v model.Sym) { x.Variant = v }},
+		})
+	})
+	return err
 }
 
-// readOps reads framework_ops column by column, page by page.
-func readOps(dir string, rank int, r *model.Rank) error {
-	c, err := openCols(dir, TableFrameworkOps, rank)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	n := c.rows()
-	if n == 0 {
-		return nil
-	}
-	ops := make([]model.FrameworkOp, n)
-	for _, col := range []struct {
-		name string
-		set  func(o *model.FrameworkOp, v int64)
-	}{
-		{"start_ns", func(o *model.FrameworkOp, v int64) { o.Start = v }},
-		{"dur_ns", func(o *model.FrameworkOp, v int64) { o.Dur = v }},
-		{"tid", func(o *model.FrameworkOp, v int64) { o.Tid = v }},
-	} {
-		if err := c.int64s(col.name, into(ops, col.set)); err != nil {
+// readOps reads framework_ops.
+func readOps(dir string, rank int, r *model.Rank) (err error) {
+	type O = model.FrameworkOp
+	r.FrameworkOps, err = readRows(dir, TableFrameworkOps, rank, func(c *colFile, ops []O) error {
+		if err := readCols(ops, c.int64s, []col[O, int64]{
+			{"start_ns", func(x *O, v int64) { x.Start = v }},
+			{"dur_ns", func(x *O, v int64) { x.Dur = v }},
+			{"tid", func(x *O, v int64) { x.Tid = v }},
+		}); err != nil {
 			return err
 		}
-	}
-	if err := c.syms("name", &r.Syms, into(ops, func(x *model.FrameworkOp, v model.Sym) { x.Name = v })); err != nil {
-		return err
-	}
-	r.FrameworkOps = ops
-	return nil
+		return readCols(ops, c.symsIn(&r.Syms), []col[O, model.Sym]{{"name", func(x *O, v model.Sym) { x.Name = v }}})
+	})
+	return err
 }
 
-// readLinks reads links column by column, page by page.
-func readLinks(dir string, rank int, r *model.Rank) error {
-	c, err := openCols(dir, TableLinks, rank)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	n := c.rows()
-	if n == 0 {
-		return nil
-	}
-	links := make([]model.Link, n)
-	for _, col := range []struct {
-		name string
-		set  func(l *model.Link, v int32)
-	}{
-		{"op", func(l *model.Link, v int32) { l.Op = v }},
-		{"task", func(l *model.Link, v int32) { l.Task = v }},
-		{"hccl", func(l *model.Link, v int32) { l.HCCL = v }},
-	} {
-		if err := c.int32s(col.name, into(links, col.set)); err != nil {
-			return err
-		}
-	}
-	r.Links = links
-	return nil
+// readLinks reads links.
+func readLinks(dir string, rank int, r *model.Rank) (err error) {
+	type L = model.Link
+	r.Links, err = readRows(dir, TableLinks, rank, func(c *colFile, links []L) error {
+		return readCols(links, c.int32s, []col[L, int32]{
+			{"op", func(x *L, v int32) { x.Op = v }},
+			{"task", func(x *L, v int32) { x.Task = v }},
+			{"hccl", func(x *L, v int32) { x.HCCL = v }},
+		})
+	})
+	return err
 }
 
-// readCommOps reads comm_ops column by column, page by page.
-func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) error {
-	c, err := openCols(dir, TableCommOps, rank)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	n := c.rows()
-	if n == 0 {
-		return nil
-	}
-	ops := make([]model.CommOpInfo, n)
-	for _, col := range []struct {
-		name string
-		set  func(o *model.CommOpInfo, v string)
-	}{
-		{"step", func(o *model.CommOpInfo, v string) { o.Step = v }},
-		{"kind", func(o *model.CommOpInfo, v string) { o.Kind = v }},
-		{"op", func(o *model.CommOpInfo, v string) { o.Op = v }},
-		{"group_hash", func(o *model.CommOpInfo, v string) { o.GroupHash = v }},
-	} {
-		if err := c.strs(col.name, in, into(ops, col.set)); err != nil {
+// readCommOps reads comm_ops.
+func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) (err error) {
+	type O = model.CommOpInfo
+	r.Communication, err = readRows(dir, TableCommOps, rank, func(c *colFile, ops []O) error {
+		if err := readCols(ops, c.strsIn(in), []col[O, string]{
+			{"step", func(x *O, v string) { x.Step = v }},
+			{"kind", func(x *O, v string) { x.Kind = v }},
+			{"op", func(x *O, v string) { x.Op = v }},
+			{"group_hash", func(x *O, v string) { x.GroupHash = v }},
+		}); err != nil {
 			return err
 		}
-	}
-	if err := c.int64s("start_ns", into(ops, func(x *model.CommOpInfo, v int64) { x.Start = v })); err != nil {
-		return err
-	}
-	for _, col := range []struct {
-		name string
-		set  func(o *model.CommOpInfo, v float64)
-	}{
-		{"elapse_ms", func(o *model.CommOpInfo, v float64) { o.ElapseMs = v }},
-		{"transit_ms", func(o *model.CommOpInfo, v float64) { o.TransitMs = v }},
-		{"wait_ms", func(o *model.CommOpInfo, v float64) { o.WaitMs = v }},
-		{"sync_ms", func(o *model.CommOpInfo, v float64) { o.SyncMs = v }},
-		{"idle_ms", func(o *model.CommOpInfo, v float64) { o.IdleMs = v }},
-	} {
-		if err := c.float64s(col.name, into(ops, col.set)); err != nil {
+		if err := readCols(ops, c.int64s, []col[O, int64]{{"start_ns", func(x *O, v int64) { x.Start = v }}}); err != nil {
 			return err
 		}
-	}
-	r.Communication = ops
-	return nil
+		return readCols(ops, c.float64s, []col[O, float64]{
+			{"elapse_ms", func(x *O, v float64) { x.ElapseMs = v }},
+			{"transit_ms", func(x *O, v float64) { x.TransitMs = v }},
+			{"wait_ms", func(x *O, v float64) { x.WaitMs = v }},
+			{"sync_ms", func(x *O, v float64) { x.SyncMs = v }},
+			{"idle_ms", func(x *O, v float64) { x.IdleMs = v }},
+		})
+	})
+	return err
 }
