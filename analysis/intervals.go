@@ -134,7 +134,7 @@ type Timeline struct {
 // TimelinePass builds the interval sets every time-based pass reads.
 var TimelinePass = &Pass{
 	Name:       "timeline",
-	Doc:        "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops.",
+	Doc:        "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window runs from the first start to the last end of these two sets, as the profiler's Overlap Analysis does.",
 	ResultType: reflect.TypeOf((*Timeline)(nil)),
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
@@ -175,8 +175,12 @@ var TimelinePass = &Pass{
 		}
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
-			span(t.Start, t.End())
+			// the window spans compute kernels and HCCL big ops only, as
+			// the profiler's own Overlap Analysis does: bookkeeping
+			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
+			// subtasks outside them are left out (docs/formats.md)
 			if t.Class == model.ClassCompute {
+				span(t.Start, t.End())
 				x := Interval{t.Start, t.End()}
 				tl.ComputeTasks = append(tl.ComputeTasks, i)
 				switch {

@@ -203,8 +203,10 @@ func truthOf(t *testing.T, evs []tev, cut bool) prefixTruth {
 		pt.missing = commMetrics
 	}
 	m := pt.metrics
-	first, last := tasks[0].start, tasks[0].end
-	for _, x := range tasks {
+	// the window spans compute kernels and collectives (the profiler's
+	// Overlap Analysis), not the other device tasks
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, x := range compute {
 		first, last = min(first, x.start), max(last, x.end)
 	}
 	for _, c := range comm {

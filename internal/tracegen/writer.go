@@ -265,7 +265,10 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 	for i := range tasks {
 		t := &tasks[i]
 		end := t.start + t.dur
-		o.acc.window(t.start, end)
+		if t.kind == tkKernel || t.kind == tkHCCL {
+			// the device window spans compute kernels and HCCL big ops
+			o.acc.window(t.start, end)
+		}
 		o.lastEnd = max(o.lastEnd, end)
 		switch t.kind {
 		case tkKernel:

@@ -61,6 +61,15 @@ func TestReadFlipsNeverSilent(t *testing.T) {
 			require.Less(t, p, 8, what)
 			continue
 		}
+		if got := st.Events + st.Skipped; got != st0.Events && r.Partial && bytes.ContainsAny(clean[p:p+n], "{}") && max(got-st0.Events, st0.Events-got) == 1 {
+			// damage that took an event's opening '{' (", {" -> other
+			// bytes) leaves its body after a complete event, as damage
+			// that closed an event early ('"' -> '}') leaves the rest of
+			// it: the same bytes, one a lost event, the other not. The
+			// read is partial and says where; the count may be one off.
+			partial++
+			continue
+		}
 		require.Equal(t, st0.Events, st.Events+st.Skipped, "%s: events accounted for: %+v %s", what, st, r.PartialReason)
 		if r.Partial {
 			partial++
