@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,6 +146,11 @@ type ClusterResult struct {
 	// collectives.wait.time_us.
 	Metrics     map[string]float64
 	Unavailable map[string]string
+	// RanksUsed names, for each metric of the arrival and skew passes,
+	// the ranks it was computed from (sorted); a rank whose input lacks
+	// what the metric needs (a timeline's collectives, an overlap
+	// breakdown) is left out.
+	RanksUsed map[string][]int
 	// results are the cluster passes' results, keyed by pass (ArrivalOf,
 	// SkewOf, ExpertsOf).
 	results map[*ClusterPass]any
@@ -159,17 +166,57 @@ type ClusterResult struct {
 func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 	rn := runner[*ClusterContext]{rank: -1, kind: ClusterMetric, workers: 1,
 		newCtx: func(resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {
-			own := &ClusterResult{Metrics: m.Values, Unavailable: m.Unavailable}
+			own := &ClusterResult{Metrics: m.Values, Unavailable: m.Unavailable, RanksUsed: m.RanksUsed}
 			return &ClusterContext{Ranks: ranks, ResultOf: resultOf, Experts: loads, cluster: own}
 		}}
 	results, m, errs, timings := rn.run(ClusterPasses)
-	cr := &ClusterResult{Ranks: len(ranks), Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings}
+	cr := &ClusterResult{Ranks: len(ranks), Metrics: m.Values, Unavailable: m.Unavailable, RanksUsed: m.RanksUsed, Errors: errs, Timings: timings}
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		cr.Unavailable["pass."+e.Pass] = e.Message
 	}
 	cr.results = results
 	return cr
+}
+
+// used records the ranks a cluster metric was computed from.
+func (c *ClusterResult) used(ranks []int, metrics ...string) {
+	rs := append([]int(nil), ranks...)
+	sort.Ints(rs)
+	for _, m := range metrics {
+		c.RanksUsed[m] = rs
+	}
+}
+
+// NotUsed returns the ranks of all that no cluster metric used, sorted
+// (nil when every rank was used or no metric was computed).
+func (c *ClusterResult) NotUsed(all []int) []int {
+	if len(c.RanksUsed) == 0 {
+		return nil
+	}
+	seen := map[int]bool{}
+	for _, rs := range c.RanksUsed {
+		for _, r := range rs {
+			seen[r] = true
+		}
+	}
+	var out []int
+	for _, r := range all {
+		if !seen[r] {
+			out = append(out, r)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func safeCluster(p *ClusterPass, ctx *ClusterContext) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("internal error: panic: %v", v)
+		}
+	}()
+	return p.Run(ctx)
 }
 
 // ---------------------------------------------------------------- arrival
@@ -369,6 +416,13 @@ numbers are as good as the hosts' time sync.`,
 		}
 		ctx.cluster.Metrics[MetricCollectivesMatched] = float64(res.Matched)
 		ctx.cluster.Metrics[MetricCollectivesWaitUs] = nsToUs(total)
+		usedRanks := map[int]bool{}
+		for _, c := range comms {
+			for r := range members[c] {
+				usedRanks[r] = true
+			}
+		}
+		ctx.cluster.used(slices.Collect(maps.Keys(usedRanks)), MetricCollectivesMatched, MetricCollectivesWaitUs)
 		return res, nil
 	},
 }
@@ -585,6 +639,12 @@ less than their peers (a low-side outlier of the group's waits).`,
 			cm.Metrics[FamilySkewMADUs.Of(q.name)] = st.MAD
 			cm.Metrics[FamilySkewMaxUs.Of(q.name)] = st.Max
 			cm.Metrics[FamilySkewMaxRank.Of(q.name)] = float64(st.MaxRank)
+			ranks := make([]int, len(vals))
+			for i, v := range vals {
+				ranks[i] = v.rank
+			}
+			cm.used(ranks, FamilySkewMaxOverMedian.Of(q.name), FamilySkewMedianUs.Of(q.name), FamilySkewMADUs.Of(q.name),
+				FamilySkewMaxUs.Of(q.name), FamilySkewMaxRank.Of(q.name))
 			if q.name != "communication" {
 				res.Slow = append(res.Slow, outliers(st, vals, -1, minCost*medianOf(windows))...)
 			}

@@ -75,33 +75,17 @@ all-gathers).`,
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		if !r.Have.HCCL {
+		var res *HCCLResult
+		switch {
+		case r.Have.HCCL:
+			res = hcclFromModel(r)
+			ctx.From(r.Have.HCCLFile)
+		case len(r.Communication) > 0:
+			res = hcclFromCommunication(ctx)
+			ctx.From(r.Have.CommFile)
+		default:
 			ctx.Unavailable(noCollectives(ctx), MetricHCCLTotalUs, MetricHCCLTotalCount)
 			return (*HCCLResult)(nil), nil
-		}
-		res := &HCCLResult{ByType: map[string]*Stat{}, ByGroup: map[string]*Stat{}, ByTypeGroup: map[string]*Stat{}, ByVariant: map[string]*Stat{}}
-		get := func(m map[string]*Stat, k string) *Stat {
-			s := m[k]
-			if s == nil {
-				s = &Stat{}
-				m[k] = s
-			}
-			return s
-		}
-		labels := newTypeGroupLabels(r)
-		for i := range r.HCCL {
-			h := &r.HCCL[i]
-			res.Total.add(h.Dur)
-			get(res.ByType, r.Str(h.Type)).add(h.Dur)
-			if h.Group == 0 {
-				res.UnknownGroup.add(h.Dur)
-			} else {
-				get(res.ByGroup, r.Str(h.Group)).add(h.Dur)
-			}
-			get(res.ByTypeGroup, labels.of(h)).add(h.Dur)
-			if h.Variant != 0 {
-				get(res.ByVariant, r.Str(h.Variant)).add(h.Dur)
-			}
 		}
 		ctx.SetUs(MetricHCCLTotalUs, res.Total.Total)
 		ctx.SetCount(MetricHCCLTotalCount, res.Total.Count)
@@ -137,6 +121,58 @@ all-gathers).`,
 
 // HCCLOf is the hccl pass's result on a rank.
 var HCCLOf = RankResultOf[*HCCLResult](HCCLPass)
+
+func newHCCLResult() *HCCLResult {
+	return &HCCLResult{ByType: map[string]*Stat{}, ByGroup: map[string]*Stat{}, ByTypeGroup: map[string]*Stat{}, ByVariant: map[string]*Stat{}}
+}
+
+func getStat(m map[string]*Stat, k string) *Stat {
+	s := m[k]
+	if s == nil {
+		s = &Stat{}
+		m[k] = s
+	}
+	return s
+}
+
+// add counts one collective of type typ in group ("" unknown).
+func (res *HCCLResult) add(typ, group, variant string, dur int64) {
+	res.Total.add(dur)
+	getStat(res.ByType, typ).add(dur)
+	label := group
+	if group == "" {
+		res.UnknownGroup.add(dur)
+		label = "?"
+	} else {
+		getStat(res.ByGroup, group).add(dur)
+	}
+	getStat(res.ByTypeGroup, typ+"@"+label).add(dur)
+	if variant != "" {
+		getStat(res.ByVariant, variant).add(dur)
+	}
+}
+
+// hcclFromModel sums the rank's HCCL big ops (symbols: one label per
+// distinct type and group, not per op).
+func hcclFromModel(r *model.Rank) *HCCLResult {
+	res := newHCCLResult()
+	labels := newTypeGroupLabels(r)
+	for i := range r.HCCL {
+		h := &r.HCCL[i]
+		res.Total.add(h.Dur)
+		getStat(res.ByType, r.Str(h.Type)).add(h.Dur)
+		if h.Group == 0 {
+			res.UnknownGroup.add(h.Dur)
+		} else {
+			getStat(res.ByGroup, r.Str(h.Group)).add(h.Dur)
+		}
+		getStat(res.ByTypeGroup, labels.of(h)).add(h.Dur)
+		if h.Variant != 0 {
+			getStat(res.ByVariant, r.Str(h.Variant)).add(h.Dur)
+		}
+	}
+	return res
+}
 
 // typeGroupLabels makes the "<type>@<group>" label of HCCL ops ("?" for
 // an unknown group) once per distinct (type, group) pair of a rank.

@@ -58,6 +58,9 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		if !tl.HaveCompute && len(r.OpStats) > 0 {
+			return kernelsFromOpStats(ctx), nil
+		}
 		if !tl.HaveCompute {
 			ctx.Unavailable(noDeviceData(ctx), MetricKernelComputeUs, MetricKernelComputeCount, MetricKernelAICPUUs, MetricKernelAICPUCount)
 			return (*KernelsResult)(nil), nil

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -73,6 +74,12 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		r := ctx.Rank
 		moe, _ := ctx.ResultOf[MoEPass].(*MoEResult)
 		hc, _ := ctx.ResultOf[HCCLPass].(*HCCLResult)
+		noComm := "no collective data"
+		if !r.Have.HCCL && hc != nil {
+			// totals from communication.json: placing collectives in
+			// layers needs the big ops' device starts
+			hc, noComm = nil, "collectives placed in MoE layers need the device timeline's HCCL ops; "+filepath.Base(r.Have.CommFile)+" gives only their totals"
+		}
 		layerNames := []string{MetricHCCLPerLayerCount, MetricHCCLPerLayerUs}
 		stepNames := []string{MetricDecodeStepsCount, MetricMoELayersCount}
 		if moe == nil || len(moe.Layers) == 0 {
@@ -143,7 +150,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		// Per-layer collectives.
 		switch {
 		case hc == nil:
-			ctx.Unavailable("no collective data", layerNames...)
+			ctx.Unavailable(noComm, layerNames...)
 		case len(res.Gaps) == 0:
 			ctx.Unavailable("fewer than two MoE layers in the capture", layerNames...)
 		default:

@@ -51,7 +51,7 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*Breakdown)(nil)),
 	Metrics: []Metric{
-		{Name: MetricDeviceWindowUs, Unit: "µs", Doc: "last end minus first start over device tasks and HCCL big ops"},
+		{Name: MetricDeviceWindowUs, Unit: "µs", Doc: "last end minus first start over compute kernels and HCCL big ops"},
 		{Name: MetricComputingUs, Unit: "µs", Doc: "union of compute-kernel intervals"},
 		{Name: MetricCommunicationUs, Unit: "µs", Doc: "union of HCCL big-op intervals"},
 		{Name: MetricCommNotOverlappedUs, Unit: "µs", Doc: "communication minus computing"},
@@ -63,10 +63,18 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		all := []string{MetricDeviceWindowUs, MetricComputingUs, MetricCommunicationUs,
 			MetricCommNotOverlappedUs, MetricFreeUs, MetricOverlappedUs}
 		if !tl.HaveWindow {
+			if len(ctx.Rank.StepTrace) > 0 {
+				return overlapFromStepTrace(ctx), nil
+			}
 			ctx.Unavailable(noDeviceData(ctx), all...)
 			return (*Breakdown)(nil), nil
 		}
 		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
+		if st := ctx.Rank.StepTrace; len(st) == 1 && !ctx.Rank.Have.Timeline && tl.HaveCompute && !ctx.Rank.Have.KernelPartial {
+			// kernel_details.csv of one step: its rows are that step's
+			// (a timeline's window also spans the work outside the step)
+			checkAgainstStepTrace(ctx, "the profiled window", tl.ComputeSource, b, &st[0], tl.HaveComm)
+		}
 		ctx.SetUs(MetricDeviceWindowUs, b.Window)
 		if tl.HaveCompute {
 			ctx.SetUs(MetricComputingUs, b.Computing)
@@ -160,6 +168,21 @@ type StepBreakdown struct {
 	// not measured, are left 0 and must not be shown or aggregated.
 	// Window, Computing and Tasks then cover the compute kernels only.
 	CommUnavailable string
+	// Source is "" for a step measured on the timeline; else the file the
+	// step's row came from (step_trace_time.csv, analysis.db): then the
+	// host and device bounds are unknown (0), Tasks is -1 (not counted)
+	// and Preparing is the row's Preparing (-1 when its header has none).
+	Source    string
+	Preparing int64
+}
+
+// PreparingNs is the step's preparing time (first device task start
+// minus the step's host start) and whether it is known.
+func (s *StepBreakdown) PreparingNs() (int64, bool) {
+	if s.Source != "" {
+		return s.Preparing, s.Preparing >= 0
+	}
+	return max(0, s.DeviceStart-s.HostStart), true
 }
 
 // HaveComm reports whether the step's communication, overlap and free
@@ -196,6 +219,11 @@ cut may have taken part of their device work.`,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		if !r.Have.Timeline && len(r.StepTrace) > 0 {
+			if out := stepsFromStepTrace(ctx); len(out) > 0 {
+				return out, nil
+			}
+		}
 		if len(r.Steps) == 0 || !tl.HaveCompute {
 			ctx.Unavailable(noSteps(ctx, tl), "steps")
 			return []StepBreakdown(nil), nil
@@ -289,6 +317,7 @@ cut may have taken part of their device work.`,
 				ctx.Unavailable(why, "steps.cut")
 			}
 		}
+		checkStepsAgainstStepTrace(ctx, out, tl.ComputeSource)
 		return out, nil
 	},
 }

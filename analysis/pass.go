@@ -51,26 +51,53 @@ type Context struct {
 	Rank     *model.Rank
 	ResultOf map[*Pass]any
 	metrics  *Metrics
+	// from is the file the metrics set next come from (see From)
+	from string
 }
 
 // Metrics collects a rank's named metrics.
 type Metrics struct {
 	Values      map[string]float64
 	Unavailable map[string]string
+	// Sources maps each metric to the input file it was computed from.
+	Sources map[string]string
+	// RanksUsed maps each cluster metric to the ranks it was computed
+	// from (ClusterResult.RanksUsed).
+	RanksUsed map[string][]int
+	// Warnings are what the passes found wrong with the input (two files
+	// that disagree), after the readers' own warnings in RankResult.
+	Warnings []model.Warning
 }
 
 func newMetrics() *Metrics {
-	return &Metrics{Values: map[string]float64{}, Unavailable: map[string]string{}}
+	return &Metrics{Values: map[string]float64{}, Unavailable: map[string]string{}, Sources: map[string]string{}, RanksUsed: map[string][]int{}}
+}
+
+// From names the input file the metrics set next are computed from
+// (RankResult.Sources); a metric set before any From call gets the rank's
+// device-task source (the timeline, else kernel_details.csv).
+func (c *Context) From(file string) { c.from = file }
+
+func (c *Context) set(name string, v float64) {
+	c.metrics.Values[name] = v
+	if c.from != "" {
+		c.metrics.Sources[name] = c.from
+	}
+}
+
+// Warn records a problem the pass found in the input file.
+func (c *Context) Warn(file, msg string) {
+	c.metrics.Warnings = append(c.metrics.Warnings, model.Warning{File: file, Message: msg})
 }
 
 // SetUs records a time metric given in ns, reported in µs.
-func (c *Context) SetUs(name string, ns int64) { c.metrics.Values[name] = float64(ns) / 1000 }
+func (c *Context) SetUs(name string, ns int64) { c.set(name, float64(ns)/1000) }
 
 // SetCount records a count metric.
-func (c *Context) SetCount(name string, n int) { c.metrics.Values[name] = float64(n) }
+func (c *Context) SetCount(name string, n int) { c.set(name, float64(n)) }
 
 // Set records a dimensionless metric.
-func (c *Context) Set(name string, v float64) { c.metrics.Values[name] = v }
+func (c *Context) Set(name string, v float64) { c.set(name, v) }
 
 // Unavailable records why the named metrics could not be measured.
 func (c *Context) Unavailable(why string, names ...string) {
@@ -190,6 +217,9 @@ type runner[C any] struct {
 	// newCtx is one pass's context: its prerequisites' results and the
 	// metrics it records.
 	newCtx func(resultOf map[*PassOf[C]]any, m *Metrics) C
+	// source is the file a metric set without Context.From comes from
+	// ("" for cluster metrics)
+	source string
 }
 
 // run runs passes (and what they require). A pass starts as soon as what it
@@ -273,6 +303,7 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 	metrics := newMetrics()
 	var errs []PassError
 	var timings []PassTiming
+	def := rn.source
 	for _, p := range ord {
 		o := out[p]
 		if o.ran {
@@ -282,9 +313,18 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 			}
 			for k, v := range o.m.Values {
 				metrics.Values[k] = v
+				if src, ok := o.m.Sources[k]; ok {
+					metrics.Sources[k] = src
+				} else if def != "" {
+					metrics.Sources[k] = def
+				}
 			}
 			for k, v := range o.m.Unavailable {
 				metrics.Unavailable[k] = v
+			}
+			metrics.Warnings = append(metrics.Warnings, o.m.Warnings...)
+			for k, v := range o.m.RanksUsed {
+				metrics.RanksUsed[k] = v
 			}
 		}
 		if o.err != "" {
@@ -298,11 +338,23 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 
 // runRank runs passes (and what they require) on one rank.
 func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
-	rn := runner[*Context]{rank: r.Rank, kind: RankMetric, workers: PassWorkers,
+	rn := runner[*Context]{rank: r.Rank, kind: RankMetric, workers: PassWorkers, source: taskSource(r),
 		newCtx: func(resultOf map[*Pass]any, m *Metrics) *Context {
 			return &Context{Rank: r, ResultOf: resultOf, metrics: m}
 		}}
 	return rn.run(passes)
+}
+
+// taskSource is the file a rank's device tasks came from: the timeline,
+// else kernel_details.csv (op_summary), "" when neither was read.
+func taskSource(r *model.Rank) string {
+	switch {
+	case r.Have.Timeline:
+		return r.Have.TimelineFile
+	case r.Have.KernelDetails:
+		return r.Have.KernelFile
+	}
+	return ""
 }
 
 // transitive returns, for every pass, everything it requires directly or

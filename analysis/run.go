@@ -3,9 +3,11 @@ package analysis
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -45,6 +47,9 @@ type RankResult struct {
 	// results are the passes' results, keyed by pass: read them with the
 	// pass's typed accessor (HCCLOf, StepsOf, ...; see RankResultOf).
 	results map[*Pass]any
+	// Sources maps each metric (and "steps") to the file it was computed
+	// from, relative to Path when inside it.
+	Sources map[string]string
 }
 
 // Result is the analysis of a whole profile.
@@ -160,6 +165,32 @@ func mustResultType[T any](pass string, rt reflect.Type) {
 	}
 }
 
+// relSources makes the source files relative to the rank folder root.
+func relSources(root string, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return nil
+	}
+	rel := make(map[string]string, len(src))
+	memo := map[string]string{}
+	for k, f := range src {
+		if f == "" {
+			continue
+		}
+		v, ok := memo[f]
+		if !ok {
+			v = f
+			if f == root {
+				v = filepath.Base(f)
+			} else if x, err := filepath.Rel(root, f); err == nil && x != "." && !strings.HasPrefix(x, "..") {
+				v = filepath.ToSlash(x)
+			}
+			memo[f] = v
+		}
+		rel[k] = v
+	}
+	return rel
+}
+
 // AnalyzeRank runs every pass on one rank.
 func AnalyzeRank(r *model.Rank) *RankResult { return RunRank(r, Passes) }
 
@@ -171,10 +202,23 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		Rank: r.Rank, Device: r.Device, Path: r.Path, Origin: r.Origin, Format: r.Format, ProfilerLevel: r.ProfilerLevel,
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,
 		Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings,
-		Warnings: r.Warnings, Partial: r.Partial, PartialReason: r.PartialReason,
+		Warnings: append(r.Warnings[:len(r.Warnings):len(r.Warnings)], m.Warnings...), Partial: r.Partial, PartialReason: r.PartialReason,
 		Groups: r.Groups, Env: r.Env,
 	}
 	rr.results = results
+	if v, ok := results[StepsPass].([]StepBreakdown); ok && len(v) > 0 {
+		m.Sources["steps"] = v[0].Source
+		if v[0].Source == "" {
+			m.Sources["steps"] = taskSource(r)
+		}
+	}
+	root := r.Path
+	if r.Origin.Export != "" && r.Origin.Path != "" {
+		// read back from an export: the files were recorded as the
+		// export was given the rank folder
+		root = r.Origin.Path
+	}
+	rr.Sources = relSources(root, m.Sources)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

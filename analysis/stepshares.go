@@ -41,6 +41,9 @@ windows and idle time (the time between steps is in neither).`,
 		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
 		names := []string{MetricStepsExposedMaxShare, MetricStepsWindowUs, MetricStepsFreeUs}
 		res := &StepSharesResult{}
+		if len(steps) > 0 && steps[0].Source != "" {
+			ctx.From(steps[0].Source) // steps read from step_trace_time.csv
+		}
 		comm := false
 		for _, s := range steps {
 			if s.Window <= 0 {

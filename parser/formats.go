@@ -26,6 +26,13 @@ func parseTorchDB(r *model.Rank, src Source) (*model.Rank, error) {
 		if err := sqlitedb.ReadAnalysis(p, r); err != nil {
 			r.Warn(p, "%v", err)
 		}
+		if len(r.StepTrace) > 0 {
+			r.Have.StepTraceFile = p
+			deviceFromStepTrace(r, p)
+		}
+		if len(r.Communication) > 0 {
+			r.Have.CommFile = p
+		}
 	}
 	finish(r)
 	return validate(r)
@@ -104,12 +111,17 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			return err
 		})
 	}
-	if p := files.CommJSON; p != "" && !src.SkipCommunication {
+	// the analysis reads analyze/communication.json only when no other
+	// file gives the collectives
+	if p := files.CommJSON; p != "" && (!src.SkipCommunication || !r.Have.HCCL) {
 		withFile(r, p, func(f io.Reader) error {
 			c, err := msprof.ReadCommunication(f, p)
 			r.Communication = c
 			return err
 		})
+		if len(r.Communication) > 0 {
+			r.Have.CommFile = p
+		}
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		r.Warn(out, "no msprof_*.json, task_time_*.csv or op_summary_*.csv: nothing to measure")

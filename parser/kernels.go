@@ -87,6 +87,7 @@ func kernelsRead(r *model.Rank, path string, rows int, err error, hcclFromRows b
 	r.Have.KernelFile = path
 	if hcclFromRows {
 		r.Have.HCCL = true
+		r.Have.HCCLFile = path
 	}
 }
 

@@ -444,12 +444,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		r.Have.KernelNote = fmt.Sprintf("%s has no kernel_details.csv", out)
 	}
 	if p := findInput(out, "step_trace_time.csv"); p != "" {
-		withFile(r, p, func(f io.Reader) error {
-			rows, issues, err := summary.ReadStepTraceTime(f, p)
-			r.Warnings = append(r.Warnings, issues.Warnings(p)...)
-			r.StepTrace = rows
-			return err
-		})
+		readStepTrace(r, p)
 	}
 	if src.TraceParts <= 1 {
 		readComm()
@@ -457,7 +452,11 @@ func parseRank(src Source) (*model.Rank, error) {
 	<-commDone
 	r.Communication = comm.Communication
 	r.Warnings = append(r.Warnings, comm.Warnings...)
-	if !r.Have.Timeline && !r.Have.KernelDetails {
+	if len(r.Communication) > 0 {
+		r.Have.CommFile = commFile
+	}
+	readSummaries(r, out, src.SkipCommunication)
+	if !r.Have.Timeline && !r.Have.KernelDetails && len(r.StepTrace) == 0 && len(r.Communication) == 0 && len(r.OpStats) == 0 {
 		var why []string
 		for _, n := range []string{r.Have.TimelineNote, r.Have.KernelNote} {
 			if n != "" {
@@ -491,6 +490,9 @@ func finish(r *model.Rank) {
 				d.Tasks, d.HCCL, d.Ops, d.Steps, d.FirstStart)})
 		}
 	}()
+	if r.Have.HCCL && r.Have.HCCLFile == "" {
+		r.Have.HCCLFile = r.Have.TimelineFile
+	}
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
 		if h.HashSuffix == 0 || h.Group != 0 {
@@ -555,6 +557,10 @@ func readMeta(r *model.Rank, root string) {
 	for _, e := range ents {
 		name := e.Name()
 		p := filepath.Join(root, name)
+		if e.IsDir() {
+			deviceFromProf(r, root, name)
+			continue
+		}
 		switch {
 		case name == "profiler_info.json" || reProfilerInfo.MatchString(name):
 			withFile(r, p, func(f io.Reader) error {

@@ -44,7 +44,7 @@ func stepValue(s results.StepDoc, key string) (v float64, ok bool) {
 	case "free_us":
 		return opt(s.FreeUs)
 	case "preparing_us":
-		return s.PreparingUs, true
+		return opt(s.PreparingUs)
 	}
 	return math.NaN(), false
 }
@@ -95,7 +95,11 @@ func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rm
 				}
 				row = append(row, cell{Text: Dur(val), Num: true, Rank: rd.Rank, Metric: fmt.Sprintf("step.%d.%s", s.Step, f.key), Raw: raw(val)})
 			}
-			row = append(row, cell{Text: intText(float64(s.Tasks)), Num: true, Sort: strconv.Itoa(s.Tasks)})
+			if s.Tasks != nil {
+				row = append(row, cell{Text: intText(float64(*s.Tasks)), Num: true, Sort: strconv.Itoa(*s.Tasks)})
+			} else {
+				row = append(row, cell{Text: "unavailable", NA: "a step read from " + rd.Sources["steps"] + " counts no tasks"})
+			}
 			b.StepRows = append(b.StepRows, row)
 			rows++
 		}

@@ -533,6 +533,37 @@ func ranksText(ranks []int) string {
 	return "ranks " + strings.Join(s, ", ")
 }
 
+// writeRanksUsed says which cross-rank metrics used only some ranks
+// (cluster.ranks_used): ranks whose input lacks what a metric needs (a
+// timeline's collectives, an overlap breakdown) are left out of it.
+func writeRanksUsed(ew *errWriter, res *analysis.Result) {
+	c := res.Cluster
+	all := make([]int, len(res.Ranks))
+	for i, rr := range res.Ranks {
+		all[i] = rr.Rank
+	}
+	bySet := map[string][]string{}
+	left := map[string][]int{}
+	for m, rs := range c.RanksUsed {
+		if len(rs) < len(all) {
+			k := ranksText(rs)
+			bySet[k] = append(bySet[k], m)
+			left[k] = nil
+			for _, r := range all {
+				if !slices.Contains(rs, r) {
+					left[k] = append(left[k], r)
+				}
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(bySet)) {
+		ms := bySet[k]
+		sort.Strings(ms)
+		ew.printf("  %s used %s of %d; %s left out (their input lacks what these need: collectives need a timeline or kernel_details.csv)\n",
+			strings.Join(ms, ", "), k, len(all), ranksText(left[k]))
+	}
+}
+
 // writeSlowRanks prints the cross-rank verdict: the slow ranks and why,
 // and the skew of each quantity.
 func writeSlowRanks(ew *errWriter, res *analysis.Result) {
@@ -541,6 +572,7 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 		return
 	}
 	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(res.Ranks))
+	writeRanksUsed(ew, res)
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
 	} else if analysis.SkewOf(c) != nil {

@@ -92,8 +92,10 @@ type ClusterDoc struct {
 	// collectives.wait.time_us; slow_ranks.count.
 	Metrics     map[string]float64 `json:"metrics"`
 	Unavailable map[string]string  `json:"unavailable"`
-	SlowRanks   []SlowRankDoc      `json:"slow_ranks"`
-	Groups      []GroupDoc         `json:"groups"`
+	// RanksUsed names the ranks each cross-rank metric was computed from.
+	RanksUsed map[string][]int `json:"ranks_used,omitempty"`
+	SlowRanks []SlowRankDoc    `json:"slow_ranks"`
+	Groups    []GroupDoc       `json:"groups"`
 	// Worst are the matched collectives with the longest total wait.
 	Worst []CollectiveDoc `json:"worst_collectives"`
 	Steps []StepSkewDoc   `json:"steps"`
@@ -197,9 +199,12 @@ type RankDoc struct {
 	CANN          string             `json:"cann_version,omitempty"`
 	Metrics       map[string]float64 `json:"metrics"`
 	Unavailable   map[string]string  `json:"unavailable"`
-	Steps         []StepDoc          `json:"steps"`
-	Partial       bool               `json:"partial,omitempty"`
-	PartialReason string             `json:"partial_reason,omitempty"`
+	// Sources maps each metric (and "steps") to the file it was
+	// computed from, relative to path.
+	Sources       map[string]string `json:"sources,omitempty"`
+	Steps         []StepDoc         `json:"steps"`
+	Partial       bool              `json:"partial,omitempty"`
+	PartialReason string            `json:"partial_reason,omitempty"`
 	// PartialMetrics names the metrics measured over only the complete
 	// part of a truncated input (see README, Robustness).
 	PartialMetrics []string        `json:"partial_metrics,omitempty"`
@@ -257,8 +262,12 @@ type StepDoc struct {
 	CommunicationNotOverlappedUs *float64 `json:"communication_not_overlapped_us"`
 	OverlappedUs                 *float64 `json:"overlapped_us"`
 	FreeUs                       *float64 `json:"free_us"`
-	PreparingUs                  float64  `json:"preparing_us"`
-	Tasks                        int      `json:"tasks"`
+	// PreparingUs is null when unknown (a step_trace_time.csv without
+	// a Preparing column); Tasks is null for a step read from
+	// step_trace_time.csv or analysis.db StepTraceTime (sources.steps
+	// names the file), which counts no tasks.
+	PreparingUs *float64 `json:"preparing_us"`
+	Tasks       *int     `json:"tasks"`
 	// Phase is decode, prefill or mixed (from the step's attention
 	// kernels); absent when the step has none.
 	Phase string `json:"phase,omitempty"`
@@ -288,7 +297,7 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 		doc.Input.Formats[fmt.Sprint(rr.Rank)] = string(rr.Format)
 		kinds[string(rr.Format)] = true
 		rd := RankDoc{Rank: rr.Rank, Path: rr.Path, ProfilerLevel: rr.ProfilerLevel, TorchNPU: rr.TorchNPU, CANN: rr.CANN,
-			Metrics: clean(rr.Metrics), Unavailable: rr.Unavailable, Steps: []StepDoc{},
+			Metrics: clean(rr.Metrics), Unavailable: rr.Unavailable, Sources: rr.Sources, Steps: []StepDoc{},
 			Partial: rr.Partial, PartialReason: rr.PartialReason, PartialMetrics: rr.PartialMetrics, Warnings: rr.Warnings}
 		if rr.Device >= 0 {
 			d := rr.Device
@@ -321,8 +330,14 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 			})
 		}
 		for _, s := range analysis.StepsOf(rr) {
-			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing),
-				PreparingUs: us(max(0, s.DeviceStart-s.HostStart)), Tasks: s.Tasks}
+			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing)}
+			if p, ok := s.PreparingNs(); ok {
+				sd.PreparingUs = usPtr(p)
+			}
+			if s.Tasks >= 0 {
+				n := s.Tasks
+				sd.Tasks = &n
+			}
 			if analysis.WorkloadOf(rr) != nil {
 				sd.Phase = analysis.WorkloadOf(rr).StepPhase[s.Step]
 			}
@@ -366,7 +381,7 @@ func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
 	if c == nil {
 		return nil
 	}
-	d := &ClusterDoc{Ranks: c.Ranks, Metrics: clean(c.Metrics), Unavailable: c.Unavailable, SlowRanks: []SlowRankDoc{},
+	d := &ClusterDoc{Ranks: c.Ranks, Metrics: clean(c.Metrics), Unavailable: c.Unavailable, RanksUsed: c.RanksUsed, SlowRanks: []SlowRankDoc{},
 		Groups: []GroupDoc{}, Worst: []CollectiveDoc{}, Steps: []StepSkewDoc{}}
 	if d.Unavailable == nil {
 		d.Unavailable = map[string]string{}

@@ -190,6 +190,8 @@ type StepTraceRow struct {
 	Bubble                     float64
 	Preparing                  float64
 	HasPreparing               bool
+	// Device is the row's Device_id cell (new headers), "" when absent.
+	Device string
 }
 
 // CommOpInfo is one op of communication.json ("Communication Time Info").
@@ -250,6 +252,18 @@ type Availability struct {
 	// TimelineFile / KernelFile name the files the data came from.
 	TimelineFile string
 	KernelFile   string
+	// HCCLFile names the file Rank.HCCL came from (the timeline or
+	// kernel_details.csv), "" when HCCL is false.
+	HCCLFile string
+	// StepTraceFile, CommFile and OpStatFile name the files Rank.StepTrace
+	// (step_trace_time.csv or analysis.db StepTraceTime), Rank.Communication
+	// (communication.json or analysis.db CommAnalyzerTime) and Rank.OpStats
+	// (op_statistic.csv) were read from, "" when not read.
+	StepTraceFile string
+	CommFile      string
+	OpStatFile    string
+	// DeviceFile names what Rank.Device was read from, "" when unknown.
+	DeviceFile string
 	// TimelinePartial: the timeline file was cut short (truncated); Tasks,
 	// HCCL, FrameworkOps and Steps read from it cover only its complete
 	// part, so every metric computed from them is partial.
@@ -305,6 +319,10 @@ type Rank struct {
 	// api_statistic tables, kept for cross-checks.
 	CommStats []StatRow
 	APIStats  []StatRow
+	// OpStats is op_statistic.csv (Level = Core Type, Name = OP Type),
+	// read when there is neither a timeline nor kernel_details.csv: it
+	// then gives the compute-kernel totals.
+	OpStats []StatRow
 
 	Warnings      []Warning
 	Partial       bool

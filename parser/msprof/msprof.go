@@ -137,15 +137,23 @@ func Find(prof string) Files {
 			}
 		}
 	}
+	f.Devices = Devices(prof)
+	return f
+}
+
+// Devices lists the device ids of the PROF_* folder prof's device_{id}
+// folders, in order.
+func Devices(prof string) []int {
+	var devs []int
 	top, _ := os.ReadDir(prof)
 	for _, e := range top {
 		if m := reDevice.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
 			d, _ := strconv.Atoi(m[1])
-			f.Devices = append(f.Devices, d)
+			devs = append(devs, d)
 		}
 	}
-	sort.Ints(f.Devices)
-	return f
+	sort.Ints(devs)
+	return devs
 }
 
 func fileExists(p string) bool {
@@ -407,6 +415,18 @@ func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, error) {
 		"level": {"Level"},
 		"count": {"Count"},
 		"total": {"Time(us)"},
+	}, "level")
+}
+
+// ReadOpStatistic reads op_statistic.csv / op_statistic_*.csv (per op type
+// and core type: count and total µs; collectives are not in it). Level is
+// the Core Type, Name the OP Type.
+func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+	return readStat(r, file, map[string][]string{
+		"name":  {"OP Type"},
+		"level": {"Core Type"},
+		"count": {"Count"},
+		"total": {"Total Time(us)"},
 	}, "level")
 }
 

@@ -224,7 +224,9 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if !opts.SkipCommunication {
+	// the analysis reads the comm ops when no other table gives the
+	// collectives (as it reads communication.json)
+	if !opts.SkipCommunication || !r.Have.HCCL {
 		if err := readCommOps(dir, rank, r, inb); err != nil {
 			return nil, err
 		}
@@ -243,6 +245,8 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 			r.CommStats = append(r.CommStats, row)
 		case StatAPI:
 			r.APIStats = append(r.APIStats, row)
+		case StatOp:
+			r.OpStats = append(r.OpStats, row)
 		}
 	}); err != nil {
 		return nil, err

@@ -146,8 +146,9 @@ type StepTrace struct {
 }
 
 // Statistic is one row of statistics: msprof's communication_statistic
-// (kind "communication") and api_statistic (kind "api") tables
-// (model.StatRow, Rank.CommStats and Rank.APIStats).
+// (kind "communication"), api_statistic (kind "api") and op_statistic
+// (kind "op") tables (model.StatRow, Rank.CommStats, Rank.APIStats and
+// Rank.OpStats).
 type Statistic struct {
 	Kind    string `parquet:"kind,dict"`
 	Level   string `parquet:"level,dict"`
@@ -160,6 +161,7 @@ type Statistic struct {
 const (
 	StatCommunication = "communication"
 	StatAPI           = "api"
+	StatOp            = "op"
 )
 
 // Rank is the one row of ranks: everything about the rank that is not a

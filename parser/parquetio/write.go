@@ -211,12 +211,14 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	}); err != nil {
 		return err
 	}
-	stats := make([]Statistic, 0, len(r.CommStats)+len(r.APIStats))
-	for _, st := range r.CommStats {
-		stats = append(stats, Statistic{Kind: StatCommunication, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
-	}
-	for _, st := range r.APIStats {
-		stats = append(stats, Statistic{Kind: StatAPI, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
+	stats := make([]Statistic, 0, len(r.CommStats)+len(r.APIStats)+len(r.OpStats))
+	for _, k := range []struct {
+		kind string
+		rows []model.StatRow
+	}{{StatCommunication, r.CommStats}, {StatAPI, r.APIStats}, {StatOp, r.OpStats}} {
+		for _, st := range k.rows {
+			stats = append(stats, Statistic{Kind: k.kind, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
+		}
 	}
 	if err := writeTable(outDir, TableStatistics, rk, len(stats), func(i int) Statistic { return stats[i] }); err != nil {
 		return err

@@ -25,9 +25,11 @@ var stepCols = map[string][]string{
 	"stage":     {"Stage"},
 	"bubble":    {"Bubble"},
 	"preparing": {"Preparing"},
+	"device":    {"Device_id"},
 }
 
-// ReadStepTraceTime reads step_trace_time.csv (old, mid and new headers).
+// ReadStepTraceTime reads step_trace_time.csv (old, mid and new headers;
+// the new one has a leading Device_id column, kept in StepTraceRow.Device).
 func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssues, error) {
 	var issues RowIssues
 	cr := newCSV(r)
@@ -75,6 +77,7 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 		var row model.StepTraceRow
 		var ok [4]bool
 		row.Step = cell(rec, idx, "step")
+		row.Device = strings.TrimSpace(cell(rec, idx, "device"))
 		row.Computing, ok[0] = f("computing")
 		row.CommunicationNotOverlapped, ok[1] = f("notover")
 		row.Communication, ok[2] = f("comm")

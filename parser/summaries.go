@@ -1,0 +1,110 @@
+package parser
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/msprof"
+	"github.com/npuprof/npuprof/parser/sqlitedb"
+	"github.com/npuprof/npuprof/parser/summary"
+)
+
+// readStepTrace reads step_trace_time.csv into r.StepTrace and takes the
+// rank's device from its Device_id column (new headers) when unknown.
+func readStepTrace(r *model.Rank, p string) {
+	err := withFile(r, p, func(f io.Reader) error {
+		rows, issues, err := summary.ReadStepTraceTime(f, p)
+		r.Warnings = append(r.Warnings, issues.Warnings(p)...)
+		r.StepTrace = rows
+		return err
+	})
+	if err == nil && len(r.StepTrace) > 0 {
+		r.Have.StepTraceFile = p
+	}
+	deviceFromStepTrace(r, p)
+}
+
+// deviceFromStepTrace sets r.Device from the rows' Device_id, when unknown.
+func deviceFromStepTrace(r *model.Rank, file string) {
+	if r.Device >= 0 {
+		return
+	}
+	for _, row := range r.StepTrace {
+		if d, err := strconv.Atoi(row.Device); err == nil && d >= 0 {
+			r.Device, r.Have.DeviceFile = d, file
+			return
+		}
+	}
+}
+
+// readSummaries reads, from the torch_npu output folder out, the summary
+// files that give what the timeline and kernel_details.csv did not:
+// communication.json (skipped by the analysis when collectives are known:
+// skipComm), op_statistic.csv (the compute totals when there are no
+// kernels), and analysis.db (StepTraceTime and CommAnalyzerTime when the
+// text files lack them).
+func readSummaries(r *model.Rank, out string, skipComm bool) {
+	if skipComm && !r.Have.HCCL {
+		if p := findInput(out, "communication.json"); p != "" {
+			withFile(r, p, func(f io.Reader) error {
+				c, err := summary.ReadCommunication(f, p)
+				r.Communication = c
+				return err
+			})
+			if len(r.Communication) > 0 {
+				r.Have.CommFile = p
+			}
+		}
+	}
+	if !r.Have.Timeline && !r.Have.KernelDetails {
+		if p := findInput(out, "op_statistic.csv"); p != "" {
+			withFile(r, p, func(f io.Reader) error {
+				rows, err := msprof.ReadOpStatistic(f, p)
+				r.OpStats = rows
+				return err
+			})
+			if len(r.OpStats) > 0 {
+				r.Have.OpStatFile = p
+			}
+		}
+	}
+	needSteps := len(r.StepTrace) == 0
+	needComm := !r.Have.HCCL && len(r.Communication) == 0
+	if p := filepath.Join(out, "analysis.db"); (needSteps || needComm) && exists(p) {
+		readAnalysisDB(r, p, needSteps, needComm)
+	}
+}
+
+// readAnalysisDB takes StepTraceTime (want steps) and CommAnalyzerTime
+// (want comm) from torch_npu's analysis.db.
+func readAnalysisDB(r *model.Rank, p string, steps, comm bool) {
+	tmp := model.NewRank(r.Path)
+	if err := sqlitedb.ReadAnalysis(p, tmp); err != nil {
+		r.Warn(p, "%v", err)
+	}
+	r.Warnings = append(r.Warnings, tmp.Warnings...)
+	if steps && len(tmp.StepTrace) > 0 {
+		r.StepTrace, r.Have.StepTraceFile = tmp.StepTrace, p
+		deviceFromStepTrace(r, p)
+	}
+	if comm && len(tmp.Communication) > 0 {
+		r.Communication, r.Have.CommFile = tmp.Communication, p
+	}
+}
+
+// deviceFromProf sets r.Device from the device_{id} folder of a raw
+// PROF_* folder inside the rank folder (torch_npu keeps it there), when
+// there is exactly one device.
+func deviceFromProf(r *model.Rank, root string, name string) {
+	if r.Device >= 0 || !strings.HasPrefix(name, "PROF_") {
+		return
+	}
+	prof := filepath.Join(root, name)
+	if devs := msprof.Devices(prof); len(devs) == 1 {
+		r.Device, r.Have.DeviceFile = devs[0], filepath.Join(prof, fmt.Sprintf("device_%d", devs[0]))
+	}
+}
