@@ -159,8 +159,46 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 		require.NotEmpty(t, m.Communication, "analyze/communication.json")
 		for _, w := range rr.Warnings {
 			require.NotContains(t, w.Message, "communication_statistic", "stats agree with the ops")
+			require.NotContains(t, w.Message, "match no row", "every task_time kernel has its op_summary row")
 		}
+		// task_time names kernels by their binaries' hashes; the names and
+		// types come from op_summary
+		require.NotEmpty(t, KernelsOf(rr).Top)
+		for _, k := range KernelsOf(rr).Top {
+			require.NotRegexp(t, `_[0-9a-f]{32}$`, k.Name)
+			require.NotRegexp(t, `_[0-9a-f]{32}$`, k.OpType)
+		}
+		// the PROFILING_DISABLE bookkeeping task 898 ms after the last
+		// kernel is left out of the window (checkTruth compared it)
+		last := m.Tasks[len(m.Tasks)-1]
+		require.Equal(t, "PROFILING_DISABLE", m.Str(last.Name))
+		require.Less(t, rr.Metrics["device.window.time_us"], 898000.0)
 	}
+	// without op_summary the names stay task_time's, with a warning
+	for _, o := range glob(t, dir, "PROF_*", "mindstudio_profiler_output", "op_summary_*.csv") {
+		require.NoError(t, os.Remove(o))
+	}
+	p, err = parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err = analyzeProfile(p)
+	require.NoError(t, err)
+	rr := res.Ranks[0]
+	require.Regexp(t, `_[0-9a-f]{32}$`, KernelsOf(rr).Top[0].Name)
+	require.NotRegexp(t, `[0-9a-f]{32}`, KernelsOf(rr).Top[0].OpType, "the op type is the name without the hash")
+	found := false
+	for _, w := range rr.Warnings {
+		found = found || strings.Contains(w.Message, "no op_summary_*.csv: kernel names and op types are task_time's")
+	}
+	require.True(t, found, "%v", rr.Warnings)
+	within(t, truth.Ranks[0].Metrics["device.window.time_us"], rr.Metrics["device.window.time_us"], 1e-9, "window without op_summary")
+}
+
+func glob(t *testing.T, parts ...string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(parts...))
+	require.NoError(t, err)
+	require.NotEmpty(t, m)
+	return m
 }
 
 // A PROF_* folder inside a *_ascend_pt folder whose ASCEND_PROFILER_OUTPUT

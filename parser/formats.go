@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -74,6 +75,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		finish(r)
 		return validate(r)
 	}
+	taskTime := false
 	switch {
 	case len(files.Timeline) > 0:
 		name := files.Timeline[0]
@@ -93,9 +95,13 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		}
 		r.Have.Timeline = len(r.Tasks) > 0
 		r.Have.TimelineFile = files.TaskTime[0]
+		taskTime = r.Have.Timeline
 	}
 	for _, p := range files.OpSummary {
-		readKernels(r, p)
+		readKernelsOnto(r, p, taskTime)
+	}
+	if taskTime && len(files.OpSummary) == 0 {
+		r.Warn(files.TaskTime[0], "no op_summary_*.csv: kernel names and op types are task_time's (the kernel binaries' hashed names, e.g. GroupedMatmul_0d2d4375...), not the ops' names")
 	}
 	for _, p := range files.CommStat {
 		withFile(r, p, func(f io.Reader) error {
@@ -144,7 +150,7 @@ func readTaskTime(r *model.Rank, path string) {
 			if c == model.ClassCompute && t.Name == "" {
 				c = model.ClassOther
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), OpType: r.Intern(model.OpTypeFromName(name)),
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), OpType: r.Intern(binaryOpType(name)),
 				TaskType: r.Intern(t.TaskType), Stream: t.Stream, Class: c, ModelID: 4294967295})
 		})
 		if w := issues.Warning(path); w != nil {
@@ -152,6 +158,19 @@ func readTaskTime(r *model.Rank, path string) {
 		}
 		return err
 	})
+}
+
+// reBinaryName is task_time's kernel name: the op type and the kernel
+// binary's hash (GroupedMatmul_0d2d43751f81d7f29646a862147967c9).
+var reBinaryName = regexp.MustCompile(`^(.+)_[0-9a-f]{32}$`)
+
+// binaryOpType is the op type of a task_time kernel name: the name without
+// the binary's hash, else what the aclnn pattern gives.
+func binaryOpType(name string) string {
+	if m := reBinaryName.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return model.OpTypeFromName(name)
 }
 
 // checkCommStats compares communication_statistic totals with the

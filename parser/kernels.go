@@ -10,7 +10,13 @@ import (
 
 // readKernels joins kernel_details rows onto the timeline (op type, core,
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
-func readKernels(r *model.Rank, path string) {
+func readKernels(r *model.Rank, path string) { readKernelsOnto(r, path, false) }
+
+// readKernelsOnto is readKernels; byStream joins the rows onto the tasks of
+// task_time_*.csv, whose kernel names are the binaries' hashed names
+// (GroupedMatmul_0d2d4375...): a row matches the task with its stream and
+// start and gives it the row's Op Name, OP Type and shapes.
+func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	haveTimeline := r.Have.Timeline
 	// collectives come from the rows unless the timeline already holds
 	// them (trace_view / msprof json; task_time has no big ops)
@@ -18,6 +24,9 @@ func readKernels(r *model.Rank, path string) {
 	var j *kernelJoin
 	if haveTimeline {
 		j = newKernelJoin(r)
+		if byStream {
+			j.indexByStream()
+		}
 	}
 	rows := 0
 	var issues summary.RowIssues
@@ -27,6 +36,10 @@ func readKernels(r *model.Rank, path string) {
 			rows++
 			if hcclFromRows && k.IsCollective() {
 				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
+				return
+			}
+			if haveTimeline && byStream {
+				j.rowByStream(k)
 				return
 			}
 			if haveTimeline {
@@ -57,6 +70,9 @@ func readKernels(r *model.Rank, path string) {
 				r.PartialReason = issues.PartialReason(path, rows)
 			}
 		}
+	}
+	if byStream && j != nil && j.unmatched() > 0 {
+		r.Warn(path, "%d compute task(s) of task_time_*.csv match no row (stream and start) here: they keep task_time's kernel names and op types", j.unmatched())
 	}
 }
 
@@ -104,8 +120,55 @@ type kernelJoin struct {
 	// names: by number, 0 until looked up, 1 when the timeline never
 	// interned the name (it matches no task), else 2 + its symbol
 	names []uint32
+	// names2: by number, the symbol of a row's name once interned
+	// (rowByStream)
+	names2 []model.Sym
 	// types, shapes: by number, the symbol once interned (0 before)
 	types, shapes []model.Sym
+	// at: compute tasks by (stream, start), for rowByStream; named marks
+	// the tasks a row has named
+	at    map[[2]int64][]int32
+	named []bool
+}
+
+// indexByStream indexes the compute tasks by (stream, start).
+func (j *kernelJoin) indexByStream() {
+	j.at = map[[2]int64][]int32{}
+	j.named = make([]bool, len(j.r.Tasks))
+	for i := range j.r.Tasks {
+		if t := &j.r.Tasks[i]; t.Class == model.ClassCompute {
+			k := [2]int64{int64(t.Stream), t.Start}
+			j.at[k] = append(j.at[k], int32(i))
+		}
+	}
+}
+
+// rowByStream names the tasks with the row's stream and start.
+func (j *kernelJoin) rowByStream(k *summary.KernelRow) {
+	for _, i := range j.at[[2]int64{int64(k.Stream), k.Start}] {
+		t := &j.r.Tasks[i]
+		t.Name = j.intern(&j.names2, k.NameID, k.Name)
+		if k.TypeID != 0 {
+			t.OpType = j.intern(&j.types, k.TypeID, k.Type)
+		}
+		if k.ShapesID != 0 {
+			t.InputShapes = j.intern(&j.shapes, k.ShapesID, k.InputShapes)
+		}
+		j.named[i] = true
+	}
+}
+
+// unmatched counts the compute tasks no row named (rowByStream).
+func (j *kernelJoin) unmatched() int {
+	n := 0
+	for _, ids := range j.at {
+		for _, i := range ids {
+			if !j.named[i] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func newKernelJoin(r *model.Rank) *kernelJoin {

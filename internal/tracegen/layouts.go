@@ -2,6 +2,8 @@ package tracegen
 
 import (
 	"bufio"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -119,8 +121,10 @@ func (o *rankOut) writeTaskTime(t *devTask) {
 	name, typ := "N/A", t.taskType
 	switch t.kind {
 	case tkKernel:
-		name, typ = t.k.name, t.k.taskType
+		name, typ = binaryKernelName(t.k.opType, t.k.name), t.k.taskType
 	case tkAivComm:
+		name = t.name
+	case tkPlaceholder:
 		name = t.name
 	}
 	b := o.kb[:0]
@@ -142,6 +146,26 @@ func (o *rankOut) writeTaskTime(t *devTask) {
 	b = append(b, "\t\n"...)
 	o.tt.Write(b)
 	o.kb = b
+}
+
+// binaryKernelName is the name task_time gives a kernel: its op type and the
+// hash of the kernel binary (GroupedMatmul_0d2d43751f81d7f29646a862147967c9
+// in a real msprof run), not op_summary's Op Name.
+func binaryKernelName(opType, name string) string {
+	sum := md5.Sum([]byte(name))
+	return opType + "_" + hex.EncodeToString(sum[:])
+}
+
+// profilingDisableGap is how long after the last device task msprof's
+// PROFILING_DISABLE bookkeeping task runs in task_time (898 ms in a real
+// single-device msprof run).
+const profilingDisableGap = 898_000_000
+
+// writeProfilingDisable writes the PROFILING_DISABLE row that closes a
+// real task_time_*.csv, far after the last kernel.
+func (o *rankOut) writeProfilingDisable() {
+	o.writeTaskTime(&devTask{kind: tkPlaceholder, name: "PROFILING_DISABLE", taskType: "PLACE_HOLDER_SQE",
+		stream: streamPlaceholder, start: o.lastEnd + profilingDisableGap, dur: 20, taskID: 1})
 }
 
 // writeStats writes the communication_statistic and api_statistic CSVs.

@@ -735,6 +735,7 @@ func (o *rankOut) closeTrace() error {
 		}
 	}
 	if o.tt != nil {
+		o.writeProfilingDisable()
 		if err := o.tt.Flush(); err != nil {
 			return err
 		}
