@@ -92,7 +92,9 @@ type htmlView struct {
 
 	Findings     []findingView
 	FindingsNote string
-	DeployDiff   []diffLine
+	// Plan is the fix plan (nil when there is none to show).
+	Plan       *planView
+	DeployDiff []diffLine
 	// DeployDiffCopy is the deploy diff as the Copy button copies it (copyText).
 	DeployDiffCopy string
 
@@ -137,6 +139,8 @@ type findingView struct {
 	FixCopy, DiffCopy string
 	// DiffError says why the deployment script could not be edited.
 	DiffError string
+	// Predicted is the fix's predicted change ("" when none).
+	Predicted string
 	// Partial is the finding's partial-input caveat ("" when its inputs
 	// were whole); SavingUncertain marks a saving estimated from them.
 	Partial         string
@@ -410,6 +414,9 @@ func buildView(in HTMLInput, doc *results.Document) *htmlView {
 	}
 	buildFacts(v, in)
 	buildFindings(v, in.Findings)
+	if in.Doc != nil {
+		buildPlan(v, in.Doc.Plan) // the plan comes with the rules' document
+	}
 	buildDeployDiff(v, in.DeployDiff)
 	buildBreakdown(v, res, doc, rms)
 	buildComm(v, res, rms)
@@ -672,6 +679,9 @@ func buildFindings(v *htmlView, fs []rules.Finding) {
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
 			fv.Ranks = "all"
+		}
+		if f.Predicted != nil {
+			fv.Predicted = cleanText(predictedText(f.Predicted), 0)
 		}
 		for _, e := range f.Evidence {
 			ev := evidenceView{Metric: cleanText(e.Metric, 120), Raw: raw(e.Value), Note: cleanText(e.Note, maxTextLen)}

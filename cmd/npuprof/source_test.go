@@ -149,3 +149,24 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 	require.Contains(t, out, `"step_time": {`)
 	require.Contains(t, out, `"measured_step_time_change_pct": `)
 }
+
+// The HTML report opens its findings with the plan, and each finding
+// shows its predicted change.
+func TestReportOpensWithPlan(t *testing.T) {
+	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, stderr := run("report", dir, "--fact", "concurrency=25", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	html := string(b)
+	p, f := strings.Index(html, `id="plan"`), strings.Index(html, `<article class="finding`)
+	require.True(t, p > 0 && p < f)
+	require.Contains(t, html, `<span class="rule mono">comm-ep-flashcomm</span>: `)
+	require.Contains(t, html, "<b>Total:</b> ")
+	require.Contains(t, html, `<p class="predicted">Predicted: `)
+}
