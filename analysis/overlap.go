@@ -97,6 +97,11 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 			}
 			ctx.Unavailable("needs both compute kernels and collectives; "+why, MetricCommNotOverlappedUs, MetricOverlappedUs, MetricFreeUs)
 		}
+		if h := ctx.Rank.Have; !h.Timeline && h.KernelDetails {
+			// sources name kernel_details.csv; the note says what it
+			// leaves out
+			ctx.Warn(h.KernelFile, kernelDetailsWindowNote)
+		}
 		return &b, nil
 	},
 }
@@ -107,6 +112,11 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 // CommunicationNotOverlapped, Overlapped and Free are 0 and not measured
 // (Unavailable says why): report the metrics, not these fields.
 var OverlapOf = RankResultOf[*Breakdown](OverlapPass)
+
+// kernelDetailsWindowNote is the note on a window and time split computed
+// from kernel_details.csv (without a trace, or with one cut before its
+// device metadata).
+const kernelDetailsWindowNote = "device.window.time_us and overlap.free.time_us come from this file, whose rows are kernels and collectives only: EVENT_WAIT and the other non-kernel tasks of the device timeline are not in it, so the window can be shorter and the free time smaller than the timeline's"
 
 // noDeviceData says why a rank has no device tasks, quoting what the
 // parsers recorded about its trace_view.json and kernel_details.csv.

@@ -226,6 +226,15 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 	if h := r.Have; (h.Timeline && h.TimelinePartial) || (!h.Timeline && h.KernelDetails && h.KernelPartial) {
 		// every metric is computed from the file that was cut short
 		rr.PartialMetrics = slices.Sorted(maps.Keys(rr.Metrics))
+	} else if !h.Timeline && h.TimelinePartial && h.KernelDetails {
+		// a trace cut before its device metadata: the window and free
+		// time come from kernel_details.csv, without the EVENT_WAIT tasks
+		// the trace held
+		for _, n := range []string{MetricDeviceWindowUs, MetricFreeUs} {
+			if _, ok := rr.Metrics[n]; ok {
+				rr.PartialMetrics = append(rr.PartialMetrics, n)
+			}
+		}
 	}
 	return rr
 }

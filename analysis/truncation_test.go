@@ -501,7 +501,8 @@ func nonNil(s []string) []string {
 // the generator's truth; the truncated rank is partial. With the rank's
 // kernel_details.csv present and the trace cut before its device metadata,
 // compute metrics come, complete, from kernel_details.csv (not partial),
-// and EVENT_WAIT is unavailable saying the trace is truncated.
+// the window and free time too but partial (no EVENT_WAIT in the file), and
+// EVENT_WAIT is unavailable saying the trace is truncated.
 func TestTruncatedRankInCluster(t *testing.T) {
 	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
 	sc.Layers, sc.Steps = 2, 2
@@ -532,7 +533,10 @@ func TestTruncatedRankInCluster(t *testing.T) {
 	rr := res.Ranks[3]
 	require.True(t, rr.Partial)
 	require.Contains(t, rr.PartialReason, trace+" is truncated")
-	require.Empty(t, rr.PartialMetrics, "kernel_details.csv is complete")
+	// kernel_details.csv is complete, but its window has no EVENT_WAIT
+	// task, which the cut trace held: the window and free time are partial
+	require.Equal(t, []string{MetricDeviceWindowUs, MetricFreeUs}, rr.PartialMetrics)
+	require.Equal(t, tracegen.OutputDir+"/kernel_details.csv", rr.Sources[MetricDeviceWindowUs])
 	for _, k := range []string{"kernel.compute.time_us", "kernel.compute.count", "moe.cumsum.count", "moe.routing.count"} {
 		require.Truef(t, closeEnough(truth.Ranks[3].Metrics[k], rr.Metrics[k]), "%s: %v vs %v", k, truth.Ranks[3].Metrics[k], rr.Metrics[k])
 	}

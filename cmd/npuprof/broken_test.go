@@ -80,7 +80,10 @@ var brokenCases = []struct {
 	}},
 	{entry: "truncated-before-device-metadata", check: func(b brokenRank) {
 		require.True(b.t, b.r.Partial)
-		require.Empty(b.t, b.r.PartialMetrics, "device metrics come, complete, from kernel_details.csv")
+		// device metrics come, complete, from kernel_details.csv, but its
+		// window has no EVENT_WAIT task (the cut trace held them)
+		require.Equal(b.t, []string{"device.window.time_us", "overlap.free.time_us"}, b.r.PartialMetrics)
+		b.warning("EVENT_WAIT and the other non-kernel tasks of the device timeline are not in it")
 		b.metric("kernel.compute.count", 4)
 		b.metric("hccl.total.count", 1)
 		b.unavailable("event_wait.count", "is truncated at byte 1155, before the Ascend Hardware process metadata, so no device task can be identified")

@@ -4,21 +4,33 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// fuzzDBs numbers the in-memory databases of FuzzRead.
-var fuzzDBs atomic.Int64
+// fuzzDB is the in-memory database of a fuzzing process: each input is
+// built in a transaction of its own, read, and rolled back.
+var fuzzDB = sync.OnceValues(func() (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:fuzz?mode=memory&cache=private")
+	if err == nil {
+		db.SetMaxOpenConns(1)
+	}
+	return db, err
+})
+
+// execer is what fuzzSchema needs: an *sql.DB or an *sql.Tx.
+type execer interface {
+	Exec(query string, args ...any) (sql.Result, error)
+}
 
 // fuzzSchema builds a small profiler database in memory: the tables and
 // columns the reader reads, one compute task, one EVENT_WAIT task and one
 // collective, with the fuzzed times, strings and values. variant's bits
 // turn tables into views or take tables and columns away.
-func fuzzSchema(db *sql.DB, variant uint16, start, end int64, name, shapes string, stream, tid any) error {
+func fuzzSchema(db execer, variant uint16, start, end int64, name, shapes string, stream, tid any) error {
 	tasks := "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, connectionId INTEGER, globalTaskId INTEGER, taskType INTEGER, streamId INTEGER, modelId INTEGER)"
 	if variant&1 != 0 {
 		tasks = "CREATE TABLE TASK (startNs INTEGER, connectionId INTEGER, globalTaskId INTEGER, taskType INTEGER, streamId INTEGER, modelId INTEGER)"
@@ -66,7 +78,8 @@ func fuzzSchema(db *sql.DB, variant uint16, start, end int64, name, shapes strin
 }
 
 // FuzzRead reads a small profiler database built in memory from the
-// fuzzed values (fuzzSchema): thousands of inputs a minute, where fuzzing
+// fuzzed values (fuzzSchema) in a transaction rolled back after it:
+// thousands of inputs a minute, where fuzzing
 // database files spent its time in SQLite's own page checks. Properties:
 // no panic; no task or collective with a negative duration; no string
 // longer than MaxStringBytes and its mark; a TASK without its columns gives
@@ -79,21 +92,24 @@ func FuzzRead(f *testing.F) {
 	f.Add(uint16(8|16|32|64), int64(0), int64(0), "N/A", `""""`, int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, variant uint16, start, end int64, name, shapes string, stream, tid int64) {
 		defer testutil.Watchdog(fmt.Appendf(nil, "%d %d %d %q %q %d %d", variant, start, end, name, shapes, stream, tid))()
-		db, err := sql.Open("sqlite", fmt.Sprintf("file:fuzz%d?mode=memory&cache=private", fuzzDBs.Add(1)))
+		db, err := fuzzDB()
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
 		var st, ti any = stream, tid
 		if variant&128 != 0 {
 			st, ti = nil, fmt.Sprint(tid)
 		}
-		if err := fuzzSchema(db, variant, start, end, name, shapes, st, ti); err != nil {
+		if err := fuzzSchema(tx, variant, start, end, name, shapes, st, ti); err != nil {
 			t.Fatal(err)
 		}
 		r := model.NewRank("fuzz.db")
-		if err := readDB(db, "fuzz.db", 1<<20, r); err != nil {
+		if err := readDB(tx, "fuzz.db", 1<<20, r); err != nil {
 			return
 		}
 		for _, x := range r.Tasks {

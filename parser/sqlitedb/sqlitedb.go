@@ -55,10 +55,16 @@ func Open(path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// querier is what the readers need of a database: an *sql.DB, or an
+// *sql.Tx (the fuzz target reads a database it builds in a transaction).
+type querier interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
 // schema is what a database holds: table name -> column set.
 type schema map[string]map[string]bool
 
-func readSchema(db *sql.DB, path string) (schema, error) {
+func readSchema(db querier, path string) (schema, error) {
 	// views are read like tables: a re-saved or post-processed export may
 	// turn a table into a view over others
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view')`)
@@ -213,7 +219,7 @@ func (s stringIDs) get(v any) string {
 // readStrings reads STRING_IDS, each value cut at MaxStringBytes (SQLite
 // hands over only the first bytes, with the full length) and all of them
 // within stringBudget(size).
-func readStrings(db *sql.DB, sc schema, path string, size int64, r *model.Rank) (stringIDs, error) {
+func readStrings(db querier, sc schema, path string, size int64, r *model.Rank) (stringIDs, error) {
 	ids := stringIDs{}
 	if !sc.has("STRING_IDS", "id", "value") {
 		if sc.has("TASK") || sc.has("COMMUNICATION_OP") {
@@ -281,7 +287,7 @@ func Read(path string, r *model.Rank) error {
 
 // readDB is Read on an open database of size bytes, named path in
 // messages.
-func readDB(db *sql.DB, path string, size int64, r *model.Rank) error {
+func readDB(db querier, path string, size int64, r *model.Rank) error {
 	sc, err := readSchema(db, path)
 	if err != nil {
 		return err
@@ -326,7 +332,7 @@ func tasksNote(sc schema, path string) string {
 	return fmt.Sprintf("%s has no %s, so no device task can be read", path, m)
 }
 
-func readRankMap(db *sql.DB, sc schema, path string, r *model.Rank) {
+func readRankMap(db querier, sc schema, path string, r *model.Rank) {
 	if !sc.has("RANK_DEVICE_MAP", "rankId", "deviceId") {
 		return
 	}
@@ -358,7 +364,7 @@ func readRankMap(db *sql.DB, sc schema, path string, r *model.Rank) {
 // readMetaData turns META_DATA (name, JSON value) rows into the same
 // fields profiler_metadata.json fills: ENV_VARIABLES, parallel_group_info
 // and the other keys.
-func readMetaData(db *sql.DB, sc schema, path string, r *model.Rank) {
+func readMetaData(db querier, sc schema, path string, r *model.Rank) {
 	if !sc.has("META_DATA", "name", "value") {
 		return
 	}
@@ -406,7 +412,7 @@ func readMetaData(db *sql.DB, sc schema, path string, r *model.Rank) {
 // without it is named by its host task type (EVENT_WAIT, MEMCPY_ASYNC,
 // Notify Wait, ...) and is never Computing. It returns the task indexes by
 // connectionId, for the framework-op links.
-func readTasks(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
+func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
 	if m := sc.missing("TASK", "startNs", "endNs", "taskType", "streamId"); m != "" {
 		if sc.has("TASK") {
 			r.Warn(path, "TASK table lacks %s: device timeline unavailable", m)
@@ -506,7 +512,7 @@ func readTasks(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank
 // readCommOps reads COMMUNICATION_OP, the collective big ops. groupName
 // is the communicator name itself, so the group resolves through
 // parallel_group_info directly (no hash).
-func readCommOps(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
+func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Rank) (map[int64][]int32, error) {
 	if m := sc.missing("COMMUNICATION_OP", "opName", "startNs", "endNs"); m != "" {
 		if sc.has("COMMUNICATION_OP") {
 			r.Warn(path, "COMMUNICATION_OP lacks %s: collectives unavailable", m)
@@ -580,7 +586,7 @@ func readCommOps(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Ra
 // readSteps reads STEP_TIME (id, startNs, endNs): torch_npu writes one row
 // per ProfilerStep#N when a schedule was used (the same bounds as the
 // ProfilerStep#N op of the text export).
-func readSteps(db *sql.DB, sc schema, path string, r *model.Rank) {
+func readSteps(db querier, sc schema, path string, r *model.Rank) {
 	if !sc.has("STEP_TIME", "id", "startNs", "endNs") {
 		return
 	}
@@ -612,7 +618,7 @@ const pytorchOp = 50001
 
 // readPyTorch reads the torch ops of PYTORCH_API and links them to the
 // device tasks they launched through CONNECTION_IDS.
-func readPyTorch(db *sql.DB, sc schema, path string, strs stringIDs, r *model.Rank, taskConn, hcclConn map[int64][]int32) {
+func readPyTorch(db querier, sc schema, path string, strs stringIDs, r *model.Rank, taskConn, hcclConn map[int64][]int32) {
 	if !sc.has("PYTORCH_API", "startNs", "endNs", "name", "globalTid", "type") {
 		return
 	}
