@@ -178,13 +178,7 @@ func us(ns int64) float64 { return float64(ns) / 1000 }
 func TestPerLayerCollectiveTime(t *testing.T) {
 	for _, name := range []string{"ep-fc1-cumsum-steps", "clean-steps"} {
 		sc, _ := tracegen.Lookup(name)
-		dir := t.TempDir()
-		_, err := tracegen.Generate(dir, sc)
-		require.NoError(t, err)
-		p, err := parser.Load(context.Background(), dir, parser.Options{})
-		require.NoError(t, err)
-		res, err := analyzeProfile(p)
-		require.NoError(t, err)
+		_, p, res := generateAndAnalyze(t, sc)
 		for i, rr := range res.Ranks {
 			r := p.Ranks[i]
 			require.Len(t, r.Steps, sc.Steps)
@@ -215,4 +209,17 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// generateAndAnalyze writes the scenario, loads it and runs every pass.
+func generateAndAnalyze(t *testing.T, sc tracegen.Scenario) (*tracegen.Truth, *parser.Profile, *Result) {
+	t.Helper()
+	dir := t.TempDir()
+	truth, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := analyzeProfile(p)
+	require.NoError(t, err)
+	return truth, p, res
 }

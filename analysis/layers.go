@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// LayerGap is the stretch between two consecutive MoE routing kernels: the
+// LayerGap is the stretch between two consecutive MoE layer openers: the
 // end of one MoE layer and the start of the next, with the collectives
 // that started in it.
 type LayerGap struct {
@@ -49,8 +49,12 @@ var LayersPass = &Pass{
 	Name: "layers",
 	Doc: `MoE layers per step and the collectives of one MoE layer
 
-The stretches between consecutive MoeInitRouting* kernels each hold the
-collectives that close one MoE layer and open the next. The most frequent
+The stretches between consecutive kernels that open a MoE layer each hold
+the collectives that close one MoE layer and open the next. The opener is
+the dispatcher path's kernel (moe.dispatcher): MoeInitRouting* (allgather),
+MoeDistributeDispatch* (mc2), DispatchFFNCombine or
+DispatchGmmCombineDecode (fused_mc2), MoeTokenPermute on a rank that runs
+hcom_alltoallv_ (alltoall). The most frequent
 pattern of collectives (by type and group) is one layer's:
 hccl.per_layer.count and hccl.per_layer.<type>.count count it,
 hccl.per_layer.time_us and hccl.per_layer.<type>.time_us give its mean time
@@ -58,16 +62,16 @@ over the stretches that match it. A stretch that holds more collectives
 than the pattern crosses a decode-step boundary (the extra one is the
 per-step logits all-gather, never counted as a layer's). decode.steps.count
 is the number of ProfilerStep#N, or else one more than the number of such
-boundary stretches; moe.layers.count is moe.routing.count over
+boundary stretches; moe.layers.count is the MoE layers executed over
 decode.steps.count. Needs at least two MoE layers per step.`,
 	Requires:   []*Pass{MoEPass, HCCLPass},
 	ResultType: reflect.TypeOf((*LayersResult)(nil)),
 	Metrics: []Metric{
-		{Name: MetricHCCLPerLayerCount, Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between MoE routing kernels; the per-step logits all-gather is not one of them)"},
+		{Name: MetricHCCLPerLayerCount, Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)"},
 		{Name: MetricHCCLPerLayerUs, Unit: "µs", Doc: "mean time of one MoE layer's collectives"},
 		{Name: string(FamilyHCCLPerLayerTypeCount), Unit: "count", Doc: "collectives of one type per MoE layer", Base: MetricHCCLPerLayerCount},
 		{Name: string(FamilyHCCLPerLayerTypeUs), Unit: "µs", Doc: "mean time per MoE layer of the collectives of one type", Base: MetricHCCLPerLayerCount},
-		{Name: MetricMoELayersCount, Unit: "count", Doc: "MoE layers per decode step (moe.routing.count / decode.steps.count)"},
+		{Name: MetricMoELayersCount, Unit: "count", Doc: "MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)"},
 		{Name: MetricDecodeStepsCount, Unit: "count", Doc: "decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern"},
 	},
 	Run: func(ctx *Context) (any, error) {
@@ -83,7 +87,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		layerNames := []string{MetricHCCLPerLayerCount, MetricHCCLPerLayerUs}
 		stepNames := []string{MetricDecodeStepsCount, MetricMoELayersCount}
 		if moe == nil || len(moe.Layers) == 0 {
-			why := "no MoE routing kernels (MoeInitRouting*), so MoE layers cannot be delimited"
+			why := "no kernel that opens a MoE layer (MoeInitRouting*, MoeDistributeDispatch*, DispatchFFNCombine, DispatchGmmCombineDecode, MoeTokenPermute with hcom_alltoallv_), so MoE layers cannot be delimited"
 			if moe == nil {
 				why = noDeviceData(ctx)
 			}
@@ -91,7 +95,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 			return (*LayersResult)(nil), nil
 		}
 		res := &LayersResult{PerLayer: map[string]int{}, PerLayerTime: map[string]int64{}}
-		// Routing kernels in start order (Layers is in compute-task order).
+		// Layer openers in start order (Layers is in compute-task order).
 		starts := make([]int64, len(moe.Layers))
 		for i, l := range moe.Layers {
 			starts[i] = r.Tasks[l.Routing].Start

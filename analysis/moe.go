@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +22,22 @@ const (
 	roleGating
 	roleDispatch
 	roleCombine
+	// layer openers besides roleRouting (each also a dispatch kernel)
+	roleDispatchMC2 // MoeDistributeDispatch*
+	roleFusedMC2    // DispatchFFNCombine, DispatchGmmCombineDecode
+	rolePermute     // MoeTokenPermute
 )
+
+// MoE dispatcher paths (vllm-ascend.md §1.2–1.3): the moe.dispatcher fact.
+const (
+	DispatcherAllGather = "allgather"
+	DispatcherMC2       = "mc2"
+	DispatcherFusedMC2  = "fused_mc2"
+	DispatcherAllToAll  = "alltoall"
+)
+
+// openerPath is the dispatcher path of a kernel that opens a MoE layer.
+var openerPath = map[int]string{roleRouting: DispatcherAllGather, roleDispatchMC2: DispatcherMC2, roleFusedMC2: DispatcherFusedMC2, rolePermute: DispatcherAllToAll}
 
 // moeRole reads only t.Name and t.OpType (nameOpMemo relies on it).
 func moeRole(r *model.Rank, t *model.DeviceTask) int {
@@ -37,20 +55,29 @@ func moeRole(r *model.Rank, t *model.DeviceTask) int {
 		return roleGMM
 	case strings.HasPrefix(s, "MoeGatingTopK") || strings.Contains(name, "MoeGatingTopK"):
 		return roleGating
-	case strings.HasPrefix(s, "MoeDistributeDispatch") || strings.HasPrefix(s, "MoeTokenPermute") || strings.HasPrefix(s, "MoeDispatchNormal") || strings.HasPrefix(s, "DispatchLayout"):
+	case strings.HasPrefix(s, "MoeDistributeDispatch"):
+		return roleDispatchMC2
+	case strings.HasPrefix(s, "MoeTokenPermute"):
+		return rolePermute
+	case strings.HasPrefix(s, "MoeDispatchNormal") || strings.HasPrefix(s, "DispatchLayout"):
 		return roleDispatch
 	case strings.HasPrefix(s, "MoeDistributeCombine") || strings.HasPrefix(s, "MoeTokenUnpermute") || strings.HasPrefix(s, "MoeFinalizeRouting") || strings.HasPrefix(s, "MoeCombineNormal"):
 		return roleCombine
 	case strings.HasPrefix(s, "DispatchFFNCombine") || strings.HasPrefix(s, "DispatchGmmCombine"):
-		return roleDispatch
+		return roleFusedMC2
 	}
 	return roleNone
 }
 
-// MoELayer is one MoE routing occurrence (one MoE layer executed once).
+// MoELayer is one MoE layer executed once, opened by the kernel of its
+// dispatcher path (Path): MoeInitRouting* (allgather),
+// MoeDistributeDispatch* (mc2), DispatchFFNCombine/DispatchGmmCombineDecode
+// (fused_mc2) or MoeTokenPermute with hcom_alltoallv_ (alltoall).
 type MoELayer struct {
-	Stream  int32
-	Routing int   // index into Rank.Tasks
+	Stream int32
+	Path   string
+	// Routing is the opening kernel, an index into Rank.Tasks.
+	Routing int
 	Cumsum  []int // MoE-routing Cumsum kernels that followed it
 	GMM     []int // GroupedMatmul kernels of the layer
 }
@@ -75,6 +102,12 @@ type MoEResult struct {
 	HaveShapes bool
 	// CumsumCores counts MoE Cumsum kernels per task type (AI_CPU, ...).
 	CumsumCores map[string]int
+	// Dispatcher is the path that opened the most layers ("" with no
+	// layer); PathLayers counts the layers each path opened and
+	// DispatcherEvidence names the kernels that say so.
+	Dispatcher         string
+	PathLayers         map[string]int
+	DispatcherEvidence string
 }
 
 // MoEPosition is one MoE layer position: the means, over its occurrences
@@ -152,55 +185,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 			ctx.Unavailable(noDeviceData(ctx), names...)
 			return (*MoEResult)(nil), nil
 		}
-		res := &MoEResult{CumsumCores: map[string]int{}}
-		// Per-stream state: the open MoE layer (after routing, before GMM).
-		open := map[int32]int{} // stream -> index into res.Layers, or absent
-		cur := map[int32]int{}  // stream -> last layer seen (for GMM attribution)
-		res.HaveShapes = true
-		roles := newNameOpMemo(r, moeRole)
-		shapes := &shapeMemo{r: r}
-		for _, i := range tl.ComputeTasks {
-			t := &r.Tasks[i]
-			switch roles.get(t) {
-			case roleRouting:
-				res.Routing.add(t.Dur)
-				res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Routing: i})
-				open[t.Stream] = len(res.Layers) - 1
-				cur[t.Stream] = len(res.Layers) - 1
-			case roleCumsum:
-				if li, ok := open[t.Stream]; ok {
-					res.Cumsum.add(t.Dur)
-					res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
-					core := r.Str(t.TaskType)
-					if core == "" {
-						core = "unknown"
-					}
-					res.CumsumCores[core]++
-					if core == "AI_CPU" || strings.Contains(r.Str(t.Name), "AiCpu") {
-						res.CumsumAICPU.add(t.Dur)
-					}
-				} else {
-					res.OtherCumsum.add(t.Dur)
-				}
-			case roleGMM:
-				res.GMM.add(t.Dur)
-				delete(open, t.Stream)
-				if li, ok := cur[t.Stream]; ok {
-					res.Layers[li].GMM = append(res.Layers[li].GMM, i)
-				}
-				if n, ok := shapes.firstDim(t.InputShapes); ok {
-					res.GMMTokens += n
-				} else {
-					res.HaveShapes = false
-				}
-			case roleGating:
-				res.Gating.add(t.Dur)
-			case roleDispatch:
-				res.Dispatch.add(t.Dur)
-			case roleCombine:
-				res.Combine.add(t.Dur)
-			}
-		}
+		res := scanMoE(r, tl)
 		res.Positions, res.PositionsCapped = moePositions(r, res.Layers)
 		set := func(us, count string, s Stat) {
 			ctx.SetUs(us, s.Total)
@@ -256,6 +241,9 @@ func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
 	capped := false
 	si, inStep := 0, map[int]int{}
 	for _, l := range layers {
+		if l.Path != DispatcherAllGather {
+			continue // positions chart the MoeInitRouting* kernels
+		}
 		t := r.Tasks[l.Routing]
 		step := -1
 		for si < len(r.Steps) && r.Steps[si].End <= t.Start {
@@ -287,4 +275,109 @@ func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
 		}
 	}
 	return out, capped
+}
+
+// scanMoE walks the compute kernels once: the MoE kernel stats and the MoE
+// layers, each opened by its dispatcher path's kernel.
+func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
+	res := &MoEResult{CumsumCores: map[string]int{}, PathLayers: map[string]int{}}
+	opener := map[string]string{} // path -> op type of its first opening kernel
+	a2a := hasAllToAllV(r)
+	// Per-stream state: the open MoE layer (after routing, before GMM).
+	open := map[int32]int{} // stream -> index into res.Layers, or absent
+	cur := map[int32]int{}  // stream -> last layer seen (for GMM attribution)
+	res.HaveShapes = true
+	roles := newNameOpMemo(r, moeRole)
+	shapes := &shapeMemo{r: r}
+	for _, i := range tl.ComputeTasks {
+		t := &r.Tasks[i]
+		switch roles.get(t) {
+		case roleRouting, roleDispatchMC2, roleFusedMC2, rolePermute:
+			role := roles.get(t)
+			if role == roleRouting {
+				res.Routing.add(t.Dur)
+			} else {
+				res.Dispatch.add(t.Dur)
+			}
+			if role == rolePermute && !a2a {
+				continue // an AllGather-path permute: no alltoallv
+			}
+			path := openerPath[role]
+			res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Path: path, Routing: i})
+			if res.PathLayers[path] == 0 {
+				opener[path] = r.Str(t.OpType)
+				if opener[path] == "" {
+					opener[path] = r.Str(t.Name)
+				}
+			}
+			res.PathLayers[path]++
+			if role == roleRouting {
+				open[t.Stream] = len(res.Layers) - 1
+			}
+			cur[t.Stream] = len(res.Layers) - 1
+		case roleCumsum:
+			if li, ok := open[t.Stream]; ok {
+				res.Cumsum.add(t.Dur)
+				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
+				core := r.Str(t.TaskType)
+				if core == "" {
+					core = "unknown"
+				}
+				res.CumsumCores[core]++
+				if core == "AI_CPU" || strings.Contains(r.Str(t.Name), "AiCpu") {
+					res.CumsumAICPU.add(t.Dur)
+				}
+			} else {
+				res.OtherCumsum.add(t.Dur)
+			}
+		case roleGMM:
+			res.GMM.add(t.Dur)
+			delete(open, t.Stream)
+			if li, ok := cur[t.Stream]; ok {
+				res.Layers[li].GMM = append(res.Layers[li].GMM, i)
+			}
+			if n, ok := shapes.firstDim(t.InputShapes); ok {
+				res.GMMTokens += n
+			} else {
+				res.HaveShapes = false
+			}
+		case roleGating:
+			res.Gating.add(t.Dur)
+		case roleDispatch:
+			res.Dispatch.add(t.Dur)
+		case roleCombine:
+			res.Combine.add(t.Dur)
+		}
+	}
+	setDispatcher(res, opener)
+	return res
+}
+
+// hasAllToAllV says whether the rank ran an hcom_alltoallv_ (the All2All
+// dispatcher's token exchange).
+func hasAllToAllV(r *model.Rank) bool {
+	for i := range r.HCCL {
+		if r.Str(r.HCCL[i].Type) == "alltoallv" {
+			return true
+		}
+	}
+	return false
+}
+
+// setDispatcher picks the path that opened the most MoE layers (ties by
+// name) and writes its evidence: every path's layers and opening kernel.
+func setDispatcher(res *MoEResult, opener map[string]string) {
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(res.PathLayers)) {
+		n := res.PathLayers[p]
+		if n > res.PathLayers[res.Dispatcher] || res.Dispatcher == "" {
+			res.Dispatcher = p
+		}
+		what := fmt.Sprintf("%d MoE layers opened by %s (%s)", n, opener[p], p)
+		if p == DispatcherAllToAll {
+			what += " with hcom_alltoallv_"
+		}
+		parts = append(parts, what)
+	}
+	res.DispatcherEvidence = strings.Join(parts, "; ")
 }

@@ -121,6 +121,7 @@ var Facts = []FactDoc{
 	{"vllm_ascend_version", FactString, "vLLM-Ascend version, e.g. v0.13.0rc2", "image tag vllm-ascend:vX in the script; --fact"},
 	{"phase", FactString, "decode or prefill", "profile: decode when the attention batch is at most 1024 tokens"},
 	{"ranks", FactInt, "ranks analyzed", "profile"},
+	{"moe.dispatcher", FactString, "the MoE token dispatcher path: allgather (MoeInitRouting*), mc2 (MoeDistributeDispatch*/MoeDistributeCombine*), fused_mc2 (DispatchFFNCombine, DispatchGmmCombineDecode) or alltoall (MoeTokenPermute/MoeTokenUnpermute with hcom_alltoallv_); read as fact[\"moe.dispatcher\"]", "profile: the kernels that open the MoE layers (the path that opened the most)"},
 	{"workload", FactString, "the job profiled: vllm (serving), training or unknown", "profile: framework op names, device op types, VLLM_* variables, the rank folders' names (context.workload)"},
 	// The serving context (parser/vllmserve): read as fact["serving.NAME"].
 	{"serving.concurrency", FactFloat, "concurrent requests: vllm bench serve's maximum request concurrency, else the median running requests in vLLM's log", "--vllm-bench, --vllm-log (or a vLLM *.log in the profile folder)"},

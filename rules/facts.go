@@ -133,6 +133,10 @@ func (f *FactSet) SetString(kv, source string) error {
 		if raw != "decode" && raw != "prefill" {
 			return fmt.Errorf("--fact %s=%s: expected decode or prefill", name, raw)
 		}
+	case "moe.dispatcher":
+		if raw != analysis.DispatcherAllGather && raw != analysis.DispatcherMC2 && raw != analysis.DispatcherFusedMC2 && raw != analysis.DispatcherAllToAll {
+			return fmt.Errorf("--fact %s=%s: expected allgather, mc2, fused_mc2 or alltoall", name, raw)
+		}
 	case "workload":
 		if raw != analysis.WorkloadVLLM && raw != analysis.WorkloadTraining && raw != analysis.WorkloadUnknown {
 			return fmt.Errorf("--fact %s=%s: expected vllm, training or unknown", name, raw)
@@ -309,6 +313,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 	if w := analysis.Workload(res); len(res.Ranks) > 0 {
 		out = append(out, FactValue{"workload", w.Kind, "profile: " + strings.Join(w.Evidence, "; ")})
 	}
+	out = append(out, dispatcherFact(res)...)
 	out = append(out, servingFacts(res)...)
 	for _, rr := range res.Ranks {
 		if len(rr.Env) == 0 {
@@ -321,6 +326,17 @@ func InferFacts(res *analysis.Result) []FactValue {
 		break
 	}
 	return out
+}
+
+// dispatcherFact is moe.dispatcher: the MoE dispatcher path of the first
+// rank that has MoE layers, read from the kernels that open them.
+func dispatcherFact(res *analysis.Result) []FactValue {
+	for _, rr := range res.Ranks {
+		if m := analysis.MoEOf(rr); m != nil && m.Dispatcher != "" {
+			return []FactValue{{"moe.dispatcher", m.Dispatcher, fmt.Sprintf("profile: rank %d: %s", rr.Rank, m.DispatcherEvidence)}}
+		}
+	}
+	return nil
 }
 
 // servingFacts are the serving.* facts of the serving context (vLLM's log,

@@ -176,6 +176,30 @@ var (
 			t := c.tokens
 			return shp(fmt.Sprintf("%d,4096;%d;%d,8", c.routed, t*topK, t), "BF16;INT32;BF16", fmt.Sprintf("%d,4096", t), "BF16")
 		}})
+	kDispatchMC2 = spec(kernelSpec{name: "aclnnMoeDistributeDispatchV2_MoeDistributeDispatchV2_MoeDistributeDispatchV2", opType: "MoeDistributeDispatchV2", taskType: "AI_VECTOR_CORE",
+		torchOp: "npu::npu_moe_distribute_dispatch_v2", baseNs: 42000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48,
+		shape: func(c shapeCtx) shapes {
+			t := c.tokens
+			return shp(fmt.Sprintf("%d,4096;%d,8", t, t), "BF16;INT32", fmt.Sprintf("%d,4096;%d", c.routed, c.experts), "BF16;INT64")
+		}})
+	kCombineMC2 = spec(kernelSpec{name: "aclnnMoeDistributeCombineV2_MoeDistributeCombineV2_MoeDistributeCombineV2", opType: "MoeDistributeCombineV2", taskType: "AI_VECTOR_CORE",
+		torchOp: "npu::npu_moe_distribute_combine_v2", baseNs: 38000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48,
+		shape: func(c shapeCtx) shapes {
+			t := c.tokens
+			return shp(fmt.Sprintf("%d,4096;%d,8", c.routed, t), "BF16;INT32", fmt.Sprintf("%d,4096", t), "BF16")
+		}})
+	kFusedMC2 = spec(kernelSpec{name: "aclnnDispatchFFNCombine_DispatchFFNCombine_DispatchFFNCombine", opType: "DispatchFFNCombine", taskType: "MIX_AIC",
+		torchOp: "_C_ascend::dispatch_ffn_combine", baseNs: 190000, perTokNs: 1200, jitter: 0.06, tok: tokRouted, block: 24, mixBlock: 48,
+		shape: func(c shapeCtx) shapes {
+			t := c.tokens
+			return shp(fmt.Sprintf("%d,4096;%d,8", t, t), "INT8;INT32", fmt.Sprintf("%d,4096", t), "BF16")
+		}})
+	kPermute = spec(kernelSpec{name: "aclnnMoeTokenPermute_MoeTokenPermute_MoeTokenPermute", opType: "MoeTokenPermute", taskType: "AI_VECTOR_CORE",
+		torchOp: "npu::npu_moe_token_permute", baseNs: 7200, perTokNs: 25, tok: tokFull, block: 40,
+		shape: func(c shapeCtx) shapes {
+			t := c.tokens
+			return shp(fmt.Sprintf("%d,4096;%d,8", t, t), "BF16;INT32", fmt.Sprintf("%d,4096;%d", t*topK, t*topK), "BF16;INT32")
+		}})
 	kZeros = spec(kernelSpec{name: "aclnnInplaceZero_ZerosLikeAiCore_ZerosLike", opType: "ZerosLike", taskType: "AI_VECTOR_CORE",
 		torchOp: "aten::zero_", baseNs: 2400, perTokNs: 10, tok: tokFull, block: 40,
 		shape: func(c shapeCtx) shapes {
@@ -258,6 +282,9 @@ var (
 	cEPReduceScatter = &collSpec{opType: "hcom_reduceScatter_", metric: "reducescatter",
 		torchOp: "c10d::_reduce_scatter_base_", group: grpEP, baseNs: 25000, jitter: 0.2, dtype: "BFP16", alg: "MESH", reduce: true, waitNext: true,
 		elems: func(_, l, _ int) int { return l * hiddenSize }, overlap: []*kernelSpec{kZeros}}
+	cEPAllToAllV = &collSpec{opType: "hcom_alltoallv_", metric: "alltoallv",
+		torchOp: "c10d::alltoall_base_", group: grpEP, baseNs: 31000, jitter: 0.2, dtype: "BFP16", alg: "MESH", waitNext: true,
+		elems: func(t, _, _ int) int { return t * topK * hiddenSize }}
 	cLogitsAllGather = &collSpec{opType: "hcom_allGather_", metric: "allgather",
 		torchOp: "c10d::_allgather_base_", group: grpTP, baseNs: 72000, jitter: 0.1, dtype: "BFP16", alg: "MESH", noAiv: true, waitNext: true,
 		elems: func(t, _, _ int) int { return t * (vocabSize / maxTP) }}
@@ -307,18 +334,10 @@ func buildProgram(s Scenario) program {
 	}
 	// MoE block.
 	p.layer = append(p.layer, kern(kAddRmsNorm), kern(kGate), kern(kTopK))
-	if s.FlashComm1 {
-		p.layer = append(p.layer, coll(cEPAllGatherHidden), coll(cEPAllGatherRouter))
-	}
-	p.layer = append(p.layer, kern(kRouting))
-	if s.Cumsum {
-		p.layer = append(p.layer, kern(kCumsumAicpu))
-	}
-	p.layer = append(p.layer, kern(kGMM1), kern(kSwiGlu), kern(kGMM2), kern(kUnpermute))
-	if s.FlashComm1 {
-		p.layer = append(p.layer, coll(cEPReduceScatter))
+	if moe := dispatcherBlock(s.Dispatcher); moe != nil {
+		p.layer = append(p.layer, moe...)
 	} else {
-		p.layer = append(p.layer, coll(cTPAllReduceMoE))
+		p.layer = append(p.layer, allGatherBlock(s)...)
 	}
 
 	// Tail: final norm, lm_head, logits all-gather, sampler, D2H copy.
@@ -328,4 +347,35 @@ func buildProgram(s Scenario) program {
 	}
 	p.tail = append(p.tail, kern(kArgMax), item{kind: itMemcpyD2H})
 	return p
+}
+
+// allGatherBlock is the MoE block after the gating on the AllGather path.
+func allGatherBlock(s Scenario) []item {
+	var b []item
+	if s.FlashComm1 {
+		b = append(b, coll(cEPAllGatherHidden), coll(cEPAllGatherRouter))
+	}
+	b = append(b, kern(kRouting))
+	if s.Cumsum {
+		b = append(b, kern(kCumsumAicpu))
+	}
+	b = append(b, kern(kGMM1), kern(kSwiGlu), kern(kGMM2), kern(kUnpermute))
+	if s.FlashComm1 {
+		return append(b, coll(cEPReduceScatter))
+	}
+	return append(b, coll(cTPAllReduceMoE))
+}
+
+// dispatcherBlock is the MoE block after the gating on the MC2, fused MC2
+// and All2All paths (vllm-ascend.md §1.3); nil for the AllGather path.
+func dispatcherBlock(d string) []item {
+	switch d {
+	case "mc2":
+		return []item{kern(kDispatchMC2), kern(kGMM1), kern(kSwiGlu), kern(kGMM2), kern(kCombineMC2), coll(cTPAllGather)}
+	case "fused_mc2":
+		return []item{kern(kFusedMC2), coll(cTPAllGather)}
+	case "alltoall":
+		return []item{kern(kPermute), coll(cEPAllToAllV), kern(kGMM1), kern(kSwiGlu), kern(kGMM2), coll(cEPAllToAllV), kern(kUnpermute)}
+	}
+	return nil
 }

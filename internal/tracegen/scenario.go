@@ -77,6 +77,14 @@ type Scenario struct {
 	// an equal share of each MoE layer's token-expert pairs (the placement
 	// of a perfect expert load balancer), whatever HotExperts routes.
 	EPLB bool `json:",omitempty"`
+	// Dispatcher is the MoE token dispatcher of every layer
+	// (vllm-ascend.md §1.3): "" or "allgather" (MoeInitRoutingCustom, the
+	// TP all-reduce after), "mc2" (MoeDistributeDispatchV2 → GroupedMatmul
+	// → MoeDistributeCombineV2, then a TP all-gather), "fused_mc2" (one
+	// DispatchFFNCombine kernel, then a TP all-gather) or "alltoall"
+	// (MoeTokenPermute, two ep hcom_alltoallv_, MoeTokenUnpermute). The
+	// non-AllGather paths need ExpertParallel and ignore FlashComm1 and Cumsum.
+	Dispatcher string `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
@@ -242,6 +250,10 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
 	case s.EPLB && !s.ExpertParallel:
 		return fmt.Errorf("tracegen: EPLB needs ExpertParallel")
+	case s.Dispatcher != "" && s.Dispatcher != "allgather" && dispatcherBlock(s.Dispatcher) == nil:
+		return fmt.Errorf("tracegen: Dispatcher must be allgather, mc2, fused_mc2 or alltoall, got %q", s.Dispatcher)
+	case dispatcherBlock(s.Dispatcher) != nil && !s.ExpertParallel:
+		return fmt.Errorf("tracegen: Dispatcher %s needs ExpertParallel", s.Dispatcher)
 	case s.HostSlowdown < 0:
 		return fmt.Errorf("tracegen: HostSlowdown must be >= 0, got %g", s.HostSlowdown)
 	}
