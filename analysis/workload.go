@@ -91,8 +91,10 @@ input: at most 1024 tokens decode, more prefill, both mixed.`,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		res := &WorkloadResult{StepPhase: map[int]string{}}
-		res.Clues = append(res.Clues, nameClues(r, false)...)
-		res.Clues = append(res.Clues, nameClues(r, true)...)
+		counts := make([]int32, r.Syms.Len()+1) // one buffer for both walks
+		res.Clues = append(res.Clues, nameClues(r, false, counts)...)
+		clear(counts)
+		res.Clues = append(res.Clues, nameClues(r, true, counts)...)
 		res.Clues = append(res.Clues, envClues(r)...)
 		if base := filepath.Base(r.Path); reVLLMWorker.MatchString(base) {
 			res.Clues = append(res.Clues, Clue{Kind: WorkloadVLLM, What: "vLLM worker folder name", Example: base, Count: 1})
@@ -112,8 +114,7 @@ var WorkloadOf = RankResultOf[*WorkloadResult](WorkloadPass)
 
 // nameClues counts distinct framework op names (or device op types) that
 // match each matcher, once per name symbol.
-func nameClues(r *model.Rank, device bool) []Clue {
-	counts := make([]int, r.Syms.Len()+1)
+func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 	if device {
 		for i := range r.Tasks {
 			if s := int(r.Tasks[i].OpType); s < len(counts) {
@@ -127,13 +128,6 @@ func nameClues(r *model.Rank, device bool) []Clue {
 			}
 		}
 	}
-	var names []model.Sym
-	for s, n := range counts {
-		if n > 0 && s > 0 {
-			names = append(names, model.Sym(s))
-		}
-	}
-	sort.Slice(names, func(i, j int) bool { return r.Str(names[i]) < r.Str(names[j]) })
 	var out []Clue
 	for _, m := range workloadMatchers {
 		if m.device != device {
@@ -141,14 +135,18 @@ func nameClues(r *model.Rank, device bool) []Clue {
 		}
 		c := Clue{Kind: m.kind, What: m.what}
 		best := 0
-		for _, s := range names {
-			n := r.Str(s)
+		for s, k := range counts {
+			if k == 0 || s == 0 {
+				continue
+			}
+			n := r.Str(model.Sym(s))
 			if n == "" || !m.re.MatchString(n) {
 				continue
 			}
-			c.Count += counts[s]
-			if counts[s] > best {
-				best, c.Example = counts[s], n
+			c.Count += int(k)
+			// the most frequent name is the example (ties: the first by name)
+			if int(k) > best || int(k) == best && n < c.Example {
+				best, c.Example = int(k), n
 			}
 		}
 		if c.Count > 0 {

@@ -217,6 +217,20 @@ type RankDoc struct {
 	// metrics split them by type or by group only); group "?" when it
 	// could not be resolved. Sorted by type, then group.
 	Collectives []CollectiveTypeDoc `json:"collectives,omitempty"`
+	// Awaited is, per waiting stream (key event_wait.stream.<id>.awaited),
+	// what its EVENT_WAITs waited for, most wait first (the waitpair pass).
+	Awaited map[string][]AwaitedDoc `json:"awaited,omitempty"`
+}
+
+// AwaitedDoc is one task a stream's EVENT_WAITs waited for: kind
+// collective (name type@group), kernel (op type, on a side stream), memcpy
+// or host (nothing on the device ended the wait; stream -1).
+type AwaitedDoc struct {
+	Kind   string  `json:"kind"`
+	Name   string  `json:"name"`
+	Stream int32   `json:"stream"`
+	Count  int     `json:"count"`
+	WaitUs float64 `json:"wait_us"`
 }
 
 // ExportedFromDoc is where a rank read back from a Parquet export was
@@ -329,6 +343,7 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 				return a.Group < b.Group
 			})
 		}
+		rd.Awaited = awaitedDocs(rr)
 		for _, s := range analysis.StepsOf(rr) {
 			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing)}
 			if p, ok := s.PreparingNs(); ok {
@@ -477,4 +492,21 @@ func Read(r io.Reader, name string) (*Document, error) {
 		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
 	}
 	return &doc, nil
+}
+
+// awaitedDocs is the rank's waitpair result, keyed
+// event_wait.stream.<id>.awaited; nil without one.
+func awaitedDocs(rr *analysis.RankResult) map[string][]AwaitedDoc {
+	wp := analysis.WaitPairsOf(rr)
+	if wp == nil || len(wp.Streams) == 0 {
+		return nil
+	}
+	out := map[string][]AwaitedDoc{}
+	for st, l := range wp.Streams {
+		k := "event_wait.stream." + fmt.Sprint(st) + ".awaited"
+		for _, a := range l {
+			out[k] = append(out[k], AwaitedDoc{Kind: a.Kind, Name: a.Name, Stream: a.Stream, Count: a.Wait.Count, WaitUs: us(a.Wait.Total)})
+		}
+	}
+	return out
 }

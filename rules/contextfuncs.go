@@ -127,6 +127,11 @@ func (st *state) topAICPU(n int) (string, error) {
 func (st *state) addContextFuncs() {
 	st.env.TopCollectives = st.topCollectives
 	st.env.TopAICPU = st.topAICPU
+	st.env.Awaited = st.awaitedText
+	st.env.AwaitedKind = func() (string, error) {
+		k, _, _, _, err := st.topAwaited()
+		return k, err
+	}
 	st.env.NoEstimate = func(why string) (float64, error) { return 0, st.unavailable("%s", why) }
 }
 
@@ -136,4 +141,68 @@ func (st *state) ranks() []*analysis.RankResult {
 		return nil
 	}
 	return st.in.Result.Ranks
+}
+
+// topAwaited is what the compute streams' EVENT_WAITs waited for most,
+// summed over ranks: its kind and name, the record's stream, and its share
+// of the compute streams' paired wait time.
+func (st *state) topAwaited() (kind, name string, stream int32, share float64, err error) {
+	sums := map[[3]string]*named{}
+	var all float64
+	for _, rr := range st.ranks() {
+		ew, wp := analysis.EventWaitOf(rr), analysis.WaitPairsOf(rr)
+		if ew == nil || wp == nil {
+			continue
+		}
+		for _, s := range ew.Streams {
+			if !s.Compute {
+				continue
+			}
+			for _, a := range wp.Streams[s.Stream] {
+				k := [3]string{a.Kind, a.Name, fmt.Sprint(a.Stream)}
+				if sums[k] == nil {
+					sums[k] = &named{name: a.Kind + "\x00" + a.Name + "\x00" + fmt.Sprint(a.Stream)}
+				}
+				sums[k].total += float64(a.Wait.Total)
+				all += float64(a.Wait.Total)
+			}
+		}
+	}
+	if all == 0 {
+		return "", "", 0, 0, st.unavailable("no EVENT_WAIT on a compute stream was paired (needs the device timeline)")
+	}
+	m := map[string]*named{}
+	for _, v := range sums {
+		m[v.name] = v
+	}
+	top := byTotal(m)[0]
+	parts := strings.Split(top.name, "\x00")
+	var s int
+	fmt.Sscan(parts[2], &s)
+	return parts[0], parts[1], int32(s), top.total / all, nil
+}
+
+// awaitedText says what the compute streams wait for, for people.
+func (st *state) awaitedText() (string, error) {
+	kind, name, stream, share, err := st.topAwaited()
+	if err != nil {
+		return "", err
+	}
+	var what string
+	switch kind {
+	case analysis.AwaitCollective:
+		t, g, _ := strings.Cut(name, "@")
+		what = "the " + CollectiveName(t) + " collectives"
+		if g != "?" {
+			what += " of group " + g
+		}
+		what += fmt.Sprintf(" (stream %d)", stream)
+	case analysis.AwaitKernel:
+		what = fmt.Sprintf("%s kernels on side stream %d", name, stream)
+	case analysis.AwaitMemcpy:
+		what = fmt.Sprintf("memory copies on stream %d", stream)
+	default:
+		what = "the host (no record on the device ended the wait)"
+	}
+	return fmt.Sprintf("%s, %.1f%% of their waits", what, 100*share), nil
 }

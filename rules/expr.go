@@ -129,6 +129,8 @@ type env struct {
 	WaitedOp       func() (string, error)               `expr:"waited_op"`
 	TopCollectives func(int) (string, error)            `expr:"top_collectives"`
 	TopAICPU       func(int) (string, error)            `expr:"top_aicpu"`
+	Awaited        func() (string, error)               `expr:"awaited"`
+	AwaitedKind    func() (string, error)               `expr:"awaited_kind"`
 	NoEstimate     func(string) (float64, error)        `expr:"no_estimate"`
 	Ranks          []int                                `expr:"ranks"`
 	Us             func(float64) string                 `expr:"us"`
@@ -181,6 +183,8 @@ var Functions = [][2]string{
 	{`waited_op()`, "the op after the most EVENT_WAIT time, over all ranks"},
 	{`top_collectives(n)`, "the n collective types and groups with the most time (mean per rank), as text: type, group, time, ops and share of the window"},
 	{`top_aicpu(n)`, "the n kernels with the most AI CPU time (mean per rank), as text: name, count and time"},
+	{`awaited()`, "what the compute streams' EVENT_WAITs waited for most (the record that ended each wait and the task before it), as text with its share"},
+	{`awaited_kind()`, "its kind: collective, kernel (a side stream), memcpy or host"},
 	{`no_estimate("why")`, "in a saving: no estimate, with the reason (the finding says \"saving not estimated: why\"; an auto severity is then medium)"},
 	{`ranks`, "the analyzed ranks"},
 	{`threshold.NAME`, "a number from the rule's thresholds"},

@@ -82,7 +82,7 @@ func WriteTrace(w io.Writer, s Scenario, rank int) (*RankTruth, error) {
 	if err := runPasses(s, []*rankOut{o}); err != nil {
 		return nil, err
 	}
-	return &RankTruth{Rank: rank, Dir: info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps}, nil
+	return &RankTruth{Rank: rank, Dir: info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps, Waits: o.acc.waits}, nil
 }
 
 // ReadTruth loads dir/npuprof_truth.json.
@@ -219,7 +219,7 @@ func generateRanks(dir string, s Scenario, ranks []int, lay Layout) ([]RankTruth
 				return nil, err
 			}
 		}
-		truth = append(truth, RankTruth{Rank: o.info.rank, Dir: o.info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps})
+		truth = append(truth, RankTruth{Rank: o.info.rank, Dir: o.info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps, Waits: o.acc.waits})
 	}
 	return truth, nil
 }

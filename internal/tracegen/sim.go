@@ -66,6 +66,8 @@ type devTask struct {
 	peer      int
 	size      int64 // bytes moved by a subtask
 	parent    int   // index of the HCCL op a subtask / AIV kernel belongs to
+	// awaits: for an EVENT_WAIT, the collective whose end it waits for
+	awaits *collSpec
 }
 
 // hostOp is one Python cpu_op slice on the main thread.
@@ -534,7 +536,7 @@ func (g *sim) collective(c *collSpec, k, idx int) {
 			rs.t = we
 			if g.detail[r] && g.s.EventWaits {
 				rs.addTask(devTask{kind: tkEventWait, name: "EVENT_WAIT", taskType: "EVENT_WAIT_SQE", stream: streamCompute,
-					start: ws + rs.off, dur: we - ws, taskID: rs.next(streamCompute), subID: 4294967295, conn: rs.nextConn()})
+					start: ws + rs.off, dur: we - ws, taskID: rs.next(streamCompute), subID: 4294967295, conn: rs.nextConn(), awaits: c})
 			}
 		}
 	}

@@ -22,6 +22,16 @@ type RankTruth struct {
 	Dir     string             // the rank's *_ascend_pt folder name
 	Metrics map[string]float64 // exact ground truth, see the Metric* names
 	Steps   []StepTruth        // only when Scenario.ProfilerSteps
+	// Waits are what each compute-stream EVENT_WAIT after a collective
+	// waited for: the collective, as "<type>@<group>" (allreduce@tp).
+	Waits []WaitTruth `json:",omitempty"`
+}
+
+// WaitTruth is one EVENT_WAIT and the task it waited for.
+type WaitTruth struct {
+	Stream  int
+	StartNs int64 // as written (the trace's µs with 3 decimals, in ns)
+	Awaited string
 }
 
 // StepTruth is the overlap breakdown of one ProfilerStep#N: over the compute
@@ -207,7 +217,8 @@ func us(ns int64) float64 { return float64(ns) / 1000 }
 // truthAcc accumulates the ground truth of one rank while its steps are
 // written. All sums are integer nanoseconds.
 type truthAcc struct {
-	rank int
+	rank  int
+	waits []WaitTruth
 
 	winStart, winEnd int64 // device window over all hardware tasks and HCCL ops
 	haveWin          bool

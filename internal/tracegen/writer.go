@@ -295,6 +295,9 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name, t.dur)
 			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name+"."+t.c.metric, t.dur)
 		case tkEventWait:
+			if t.awaits != nil {
+				o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaits.metric + "@" + o.info.coll[t.awaits.group].Name})
+			}
 			o.acc.add("event_wait", t.dur)
 			o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)
 		}
