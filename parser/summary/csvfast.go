@@ -175,7 +175,13 @@ func (c *csvScanner) fill() {
 }
 
 // scan locates the record at c.pos in buf[:c.end]. scanMore means the
-// data ends before the record does (and more may come).
+// data ends before the record does (and more may come). Map: skip empty
+// lines; find the line's end; per cell up to upto: a quoted cell (the
+// profiler's `"""X"""` shape in one search, doubled quotes, a cell that
+// spans lines), else unquoted cells whose commas are found 8 bytes at a
+// time; past upto, commas are only counted; then the record's last cell.
+// Kept long on purpose: the kernel_details cell pattern stays one tight
+// loop (docs/architecture.md, "Kept on purpose").
 func (c *csvScanner) scan(upto int) scanResult {
 	buf := c.buf[:c.end]
 	eof := c.eof

@@ -720,7 +720,11 @@ func specialMask(x uint64) uint64 {
 
 // parseEvent parses the event object starting at b[i] ('{') into ev and
 // returns the index after it. It is one loop with the key dispatch inlined:
-// this is the hottest code in npuprof.
+// this is the hottest code in npuprof. Map: '{', then per key: skip
+// whitespace, match the key by length and first byte, read its value
+// (ph, name, pid, tid, ts, dur, cat, id, args via parseArgs), or skip it;
+// '}' ends the event. Kept long on purpose: splitting the dispatch costs
+// calls per key (docs/architecture.md, "Kept on purpose").
 //
 // With a reader, what no pass reads is skipped without being parsed: once
 // pid names a process no pass reads (Overlap Analysis, counters, CANN),
@@ -970,6 +974,10 @@ var scalarByte = func() (t [256]bool) {
 }()
 
 // parseArgs reads the `args` object at b[i], keeping the keys passes read.
+// Map: per key, match it by length and bytes (Task Type, Physic Stream Id,
+// Model Id, Input Shapes and the other kept keys), read a string or a
+// number, or skip a value of any shape. Kept long on purpose, like
+// parseEvent: the key dispatch is inlined in the hot loop.
 func parseArgs(b []byte, i int, ev *event) int {
 	ev.hasArgs = true
 	i++

@@ -1135,6 +1135,14 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
+// build turns what the scan collected into the rank's model. Map: the
+// flow join (when flows outnumber their ends); Python processes (framework
+// ops, then ProfilerStep steps by name id); flow ends resolved to ops;
+// slices of processes whose metadata was cut; device processes (tasks,
+// each name's class and HCCL type computed once per name id, HCCL threads
+// as big ops or plane tasks); then availability, truncation notes and the
+// device id. Kept long on purpose: one pass over rd.logs per process kind,
+// with the per-name caches local (docs/architecture.md, "Kept on purpose").
 func (rd *reader) build(rank *model.Rank, file string) {
 	var join *flowJoin
 	if rd.nFlows > rd.nFlowEnds {
