@@ -13,9 +13,6 @@ import (
 // the generator's truth on each, and moe.dispatcher names the path with
 // the kernels that say so.
 func TestDispatcherPathsDelimitLayers(t *testing.T) {
-	sc, ok := tracegen.Lookup("hot-rank")
-	require.True(t, ok)
-	sc.HotRank, sc.SkewFactor = -1, 1
 	for _, c := range []struct {
 		path, opener string
 		perLayer     map[string]float64 // hccl.per_layer.<type>.count
@@ -27,8 +24,7 @@ func TestDispatcherPathsDelimitLayers(t *testing.T) {
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			t.Parallel()
-			s := sc
-			s.Name, s.Dispatcher = "dispatcher-"+c.path, c.path
+			s := tracegen.DispatcherScenario(c.path)
 			truth, _, res := generateAndAnalyze(t, s)
 			for i, rr := range res.Ranks {
 				m := rr.Metrics

@@ -931,6 +931,11 @@ func notApplicable(r *Rule, facts *FactSet) string {
 			return fmt.Sprintf("phase %s (rule applies to %s)", v.Value, strings.Join(a.Phase, ", "))
 		}
 	}
+	if len(a.Dispatcher) > 0 {
+		if v, ok := facts.Get("moe.dispatcher"); ok && !contains(a.Dispatcher, v.Value.(string)) {
+			return fmt.Sprintf("moe.dispatcher %s (rule applies to %s)", v.Value, strings.Join(a.Dispatcher, ", "))
+		}
+	}
 	if len(a.ModelFamily) > 0 {
 		if v, ok := facts.Get("model"); ok {
 			m := strings.ToLower(v.Value.(string))

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
 )
@@ -78,6 +79,9 @@ type AppliesTo struct {
 	Workload []string
 	// ModelFamily matches fact.model case-insensitively by substring.
 	ModelFamily []string
+	// Dispatcher lists the MoE dispatcher paths (fact moe.dispatcher:
+	// allgather, mc2, fused_mc2, alltoall) the rule covers; none: every path.
+	Dispatcher []string
 }
 
 // EvidenceSpec is one measured number a finding shows.
@@ -190,7 +194,7 @@ func Parse(name string, data []byte) (*Set, error) {
 var (
 	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
 	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches"}
-	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family"}
+	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family", "moe_dispatcher"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
 	budgetKeys = []string{"id", "budget", "severity", "title"}
@@ -299,8 +303,9 @@ func (l *loader) oneOf(n *yaml.Node, what string, allowed []string) []string {
 }
 
 var (
-	workloads = []string{"vllm", "training", "unknown"}
-	phases    = []string{"decode", "prefill", "mixed"}
+	workloads   = []string{"vllm", "training", "unknown"}
+	phases      = []string{"decode", "prefill", "mixed"}
+	dispatchers = []string{analysis.DispatcherAllGather, analysis.DispatcherMC2, analysis.DispatcherFusedMC2, analysis.DispatcherAllToAll}
 )
 
 func (l *loader) strList(n *yaml.Node, what string) []string {
@@ -426,6 +431,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 		r.AppliesTo.Workload = l.oneOf(am["workload"], what+": applies_to.workload", workloads)
 		r.AppliesTo.Phase = l.oneOf(am["phase"], what+": applies_to.phase", phases)
 		r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
+		r.AppliesTo.Dispatcher = l.oneOf(am["moe_dispatcher"], what+": applies_to.moe_dispatcher", dispatchers)
 	}
 	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}
 	if vn := m["vars"]; vn != nil {

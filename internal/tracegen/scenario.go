@@ -312,3 +312,12 @@ func (s Scenario) expertInterm() int {
 
 // stepNumber is the ProfilerStep number of the k-th captured step.
 func stepNumber(k int) int { return firstStepNo + k }
+
+// DispatcherScenario is hot-rank without the hot rank (EP on, FC1 off), its
+// MoE layers on the dispatcher path d (see Scenario.Dispatcher), named
+// "dispatcher-" + d.
+func DispatcherScenario(d string) Scenario {
+	s, _ := Lookup("hot-rank")
+	s.Name, s.Dispatcher, s.HotRank, s.SkewFactor = "dispatcher-"+d, d, -1, 1
+	return s
+}

@@ -1,0 +1,44 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+)
+
+// An MC2 profile (no MoeInitRouting*) still gets the upgrade from
+// v0.13.0rc1, naming rc2 with its CANN and torch_npu pair; the Cumsum rule
+// is not applicable there and says it is AllGather-only.
+func TestRulesOnMC2Dispatcher(t *testing.T) {
+	res := analyzedScenario(t, tracegen.DispatcherScenario("mc2"))
+	set := builtin(t)
+	rep := evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0rc1", "model=/models/Qwen3-VL-235B-A22B-Instruct")
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	d, ok := fs.Get("moe.dispatcher")
+	require.True(t, ok)
+	require.Equal(t, "mc2", d.Value)
+	require.Equal(t, "profile: rank 0: 24 MoE layers opened by MoeDistributeDispatchV2 (mc2)", d.Source)
+
+	f := finding(rep, "vllm-ascend-upgrade")
+	require.NotNil(t, f, "%+v", status(rep, "vllm-ascend-upgrade"))
+	require.Contains(t, f.Fix, "to v0.13.0rc2 or later")
+	require.Contains(t, f.Fix, "with its CANN 8.5.0 and torch_npu 2.8.0.post1")
+	require.Contains(t, f.Fix, "/models/Qwen3-VL-235B-A22B-Instruct is the model the +80% was measured on")
+	// per rank: 24 gating + 48 GroupedMatmul + 24 dispatch + 24 combine
+	require.Contains(t, f.Fix, "This profile runs 120 MoE kernels per rank on the mc2 dispatcher.")
+
+	o := status(rep, "moe-routing-cumsum")
+	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, "moe.dispatcher mc2 (rule applies to allgather)", o.Reason)
+	require.Contains(t, set.Lookup("moe-routing-cumsum").Why, "AllGather only")
+
+	// the AllGather path: the Cumsum rule still applies
+	rep = evaluate(t, set, analyzed(t, "noep-cumsum"), nil, "vllm_ascend_version=v0.13.0rc1")
+	require.Equal(t, StatusFired, status(rep, "moe-routing-cumsum").Status)
+	require.Equal(t, StatusFired, status(rep, "vllm-ascend-upgrade").Status)
+	_, err = BuildFacts(res, nil, []string{"moe.dispatcher=deepep"})
+	require.ErrorContains(t, err, "expected allgather, mc2, fused_mc2 or alltoall")
+}
