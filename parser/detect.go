@@ -60,6 +60,10 @@ type Source struct {
 	SkipCommunication bool
 	// SkipFramework: see Options.SkipFramework.
 	SkipFramework bool
+	// Unparsed: a *_ascend_pt folder torch_npu collected but never
+	// parsed (FRAMEWORK/ and raw PROF_*/device_*/data only): reading it
+	// is a usage error that says how to parse it.
+	Unparsed bool
 }
 
 const (
@@ -391,6 +395,9 @@ func asRank(dir string) (Source, bool) {
 		return torch(dir, dir), true
 	}
 	ascendPT := reAscendPT.MatchString(base)
+	if ascendPT && !exists(out) && isUnparsed(dir) {
+		return Source{Root: dir, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(dir), Timestamp: dirTimestamp(base), Unparsed: true}, true
+	}
 	if ascendPT || hasProfilerInfo(dir) {
 		// torch_npu's own parsing failed or was skipped: read the raw
 		// PROF_* folder's msprof export when there is one.
@@ -405,6 +412,38 @@ func asRank(dir string) (Source, bool) {
 		return torch(dir, out), true
 	}
 	return Source{}, false
+}
+
+// isUnparsed reports whether the *_ascend_pt folder dir holds only what
+// torch_npu collects before its own parsing: FRAMEWORK/ or a PROF_* folder
+// with raw device_*/data and no msprof export.
+func isUnparsed(dir string) bool {
+	if exists(filepath.Join(dir, "FRAMEWORK")) {
+		return true
+	}
+	prof := nestedProf(dir)
+	if prof == "" || exists(filepath.Join(prof, msprofOutput)) || findDB(prof, reMsprofDB) != "" {
+		return false
+	}
+	raw, _ := filepath.Glob(filepath.Join(prof, "device_*", "data"))
+	return len(raw) > 0
+}
+
+// UnparsedMessage says how to parse the unparsed *_ascend_pt folder dir:
+// the torch_npu offline-analysis call with the folder's absolute path
+// filled in, quoted for a POSIX shell. npuprof never runs it.
+func UnparsedMessage(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	py := fmt.Sprintf("from torch_npu.profiler.profiler import analyse; analyse(profiler_path=%s)", strconv.Quote(abs))
+	return fmt.Sprintf("%s: torch_npu collected this profile but never parsed it (it holds FRAMEWORK/ and the raw PROF_*/device_*/data, no %s/): parse it first, where torch_npu and CANN are installed (it writes %s/ into the folder; npuprof never runs it itself): python3 -c %s, then run npuprof on %s again", dir, profilerOutput, profilerOutput, shellQuote(py), dir)
+}
+
+// shellQuote quotes s as one POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // isProfDir reports whether dir is an msprof PROF_* folder: its name, or

@@ -361,6 +361,9 @@ func parseRank(src Source) (*model.Rank, error) {
 	if TestHookParseRank != nil {
 		TestHookParseRank(src)
 	}
+	if src.Unparsed {
+		return nil, errkind.New(errkind.Usage, UnparsedMessage(src.Root))
+	}
 	if src.Parquet != "" {
 		r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication, SkipFramework: src.SkipFramework})
 		if err != nil {
