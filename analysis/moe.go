@@ -49,7 +49,8 @@ func moeRole(r *model.Rank, t *model.DeviceTask) int {
 	switch {
 	case strings.HasPrefix(s, "MoeInitRouting") || strings.Contains(name, "MoeInitRouting"):
 		return roleRouting
-	case s == "Cumsum" || strings.Contains(name, "Cumsum"):
+	case s == "Cumsum" || s == "CumSum" || strings.Contains(name, "Cumsum") || strings.Contains(name, "CumSum"):
+		// CumSum: MindSpore's primitive name (Default/.../CumSum-op3)
 		return roleCumsum
 	case strings.HasPrefix(s, "GroupedMatmul") || strings.Contains(name, "GroupedMatmul"):
 		return roleGMM

@@ -74,7 +74,10 @@ const (
 var (
 	reProfilerInfo = regexp.MustCompile(`^profiler_info_(\d+)\.json$`)
 	reWorkerRank   = regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`)
-	reAscendPT     = regexp.MustCompile(`_ascend_pt$`)
+	// *_ascend_pt (torch_npu) and *_ascend_ms (MindSpore 2.3+: the same
+	// layout, {worker}_{pid}_{ts}_ascend_{framework})
+	reAscendPT = regexp.MustCompile(`_ascend_(pt|ms)$`)
+	reAscendMS = regexp.MustCompile(`_ascend_ms$`)
 	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (FORMATS.md §1.2)
 	reProfDir = regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`)
 	// ascend_pytorch_profiler_{rank}.db (no _{rank} in single-card runs)
@@ -360,6 +363,9 @@ func asRank(dir string) (Source, bool) {
 	base := dirName(dir)
 	torch := func(root, out string) Source {
 		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(dirName(root))}
+		if reAscendMS.MatchString(dirName(root)) {
+			src.Format = model.FormatMindSporeText
+		}
 		if !hasTextFiles(out) {
 			if db := findDB(out, reTorchDB); db != "" {
 				src.Format, src.DB = model.FormatTorchNPUDB, db

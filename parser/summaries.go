@@ -74,8 +74,12 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	}
 	needSteps := len(r.StepTrace) == 0
 	needComm := !r.Have.HCCL && len(r.Communication) == 0
-	if p := filepath.Join(out, "analysis.db"); (needSteps || needComm) && exists(p) {
-		readAnalysisDB(r, p, needSteps, needComm)
+	// MindSpore names torch_npu's analysis.db communication_analyzer.db
+	for _, n := range []string{"analysis.db", "communication_analyzer.db"} {
+		if p := filepath.Join(out, n); (needSteps || needComm) && exists(p) {
+			readAnalysisDB(r, p, needSteps, needComm)
+			break
+		}
 	}
 }
 

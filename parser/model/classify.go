@@ -114,7 +114,12 @@ func HCCLTypes() []string {
 
 // HCCLTypeFromName returns the lower-case collective type of an HCCL op
 // name such as hcom_allReduce__586_0_1 (→ allreduce), or "unknown".
+// MindSpore's graph-mode names count the same: the scope path and the
+// -opN suffix are dropped (Default/network/AllGather-op12 → allgather).
 func HCCLTypeFromName(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
 	s := strings.ToLower(name)
 	s = strings.TrimPrefix(s, "hcom_")
 	s = strings.ReplaceAll(s, "_", "")

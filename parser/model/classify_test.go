@@ -24,6 +24,10 @@ func TestHCCLNames(t *testing.T) {
 		"hcom_batchSendRecv__12_0_1":         {"batchsendrecv", "12", ""},
 		"hcom_allReduce_AicpuKernel_503_X_1": {"allreduce", "503", "aicpu"},
 		"hcom_send__822_0":                   {"send", "822", ""},
+		// MindSpore graph-mode names: scope path, primitive, -opN
+		"Default/network/AllGather-op12":        {"allgather", "", ""},
+		"Gradients/Default/ReduceScatter-op3":   {"reducescatter", "", ""},
+		"recompute_Default/model/AlltoAllV-op7": {"alltoallv", "", ""},
 	} {
 		require.Equal(t, want[0], HCCLTypeFromName(name), name)
 		require.Equal(t, want[1], HCCLHashSuffix(name), name)

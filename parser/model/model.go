@@ -23,6 +23,9 @@ const (
 	FormatTorchNPUDB   Format = "torch_npu_db"
 	FormatMsprofText   Format = "msprof_text"
 	FormatMsprofDB     Format = "msprof_db"
+	// FormatMindSporeText is MindSpore 2.3+'s *_ascend_ms folder, whose
+	// ASCEND_PROFILER_OUTPUT has torch_npu's text files (docs/formats.md).
+	FormatMindSporeText Format = "mindspore_text"
 )
 
 // TaskClass is npuprof's classification of a device task. Passes select

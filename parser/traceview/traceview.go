@@ -261,7 +261,8 @@ const (
 
 func procKind(name string) int {
 	switch name {
-	case "Python", "python":
+	case "Python", "python", "MindSpore":
+		// MindSpore's framework process (2.3+) plays torch_npu's part
 		return procPython
 	case "Ascend Hardware":
 		return procHardware
@@ -830,7 +831,7 @@ func (rd *reader) event(ev *event) {
 	case 'M':
 		rd.meta(ev)
 	case 's', 'f':
-		if string(ev.name.b) == "torch_to_npu" {
+		if n := string(ev.name.b); n == "torch_to_npu" || n == "mindspore_to_npu" {
 			rd.flowEv(ph == 'f', ev)
 		}
 	default:
