@@ -430,6 +430,6 @@ func TestFindingDiffErrorShown(t *testing.T) {
 	present(t, page, `<p class="na">No diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object</p>`)
 	var b bytes.Buffer
 	require.NoError(t, WriteText(&b, res, fs))
-	require.Contains(t, b.String(), "      (no diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object)\n")
+	require.Contains(t, squash(b.String()), squash("      (no diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object)\n"))
 	require.Contains(t, findingText(&fs[0]), "no diff: the deployment script could not be edited: run.sh: line 3")
 }

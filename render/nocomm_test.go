@@ -121,14 +121,15 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	// device work is known to be complete (steps.cut)
 	require.Len(t, analysis.StepsOf(res.Ranks[0]), 2)
 	require.Contains(t, res.Ranks[0].Unavailable["steps.cut"], "ProfilerStep#4 left out")
-	require.Len(t, lines, 1+2+1, table)
+	require.GreaterOrEqual(t, len(lines), 1+2+1, table)
 	for _, l := range lines[1:3] {
 		f := strings.Fields(l)
 		require.Len(t, f, 9, l)
 		require.Equal(t, []string{"n/a", "n/a", "n/a"}, f[4:7], l)
 		require.NotContains(t, l, "0.0µs", l)
 	}
-	require.Equal(t, "  comm, not overlapped, free: not measured on rank 2 (left out of the means): "+Safe(why, 300), lines[3])
+	// the note may wrap at TextWidth columns
+	require.Equal(t, squash("  comm, not overlapped, free: not measured on rank 2 (left out of the means): "+Safe(why, 300)), squash(strings.Join(lines[3:], "\n")))
 	require.Equal(t, 1, strings.Count(out, "not measured on rank 2"), "the reason once")
 	// the whole-rank table too
 	require.Regexp(t, `\n\s+2\s+\S+\s+\S+\s+n/a\s+n/a\s+n/a\s+n/a\n`, out)
@@ -140,7 +141,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	_, table, _ = strings.Cut(b.String(), "Per step (mean over ranks)\n")
 	table, _, _ = strings.Cut(table, "\n\n")
 	lines = strings.Split(strings.TrimRight(table, "\n"), "\n")
-	require.Len(t, lines, 5, table)
+	require.GreaterOrEqual(t, len(lines), 5, table) // the note may wrap
 	for k, l := range lines[1:4] {
 		f := strings.Fields(l)
 		id := analysis.StepsOf(res.Ranks[0])[k].Step

@@ -73,6 +73,8 @@ type RunOutput struct {
 	Baseline *compare.Result
 	// Verdict is the line check's text output ends with ("" for analyze).
 	Verdict string
+	// Text caps the terminal summary (--steps all, --ranks all lift them).
+	Text TextOptions
 }
 
 // RunOutputs are analyze's and check's --format values.
@@ -85,7 +87,7 @@ var RunOutputs = Outputs[RunOutput]{
 // writeRunText writes the terminal summary, then check's comparison with
 // its baseline and its verdict.
 func writeRunText(w io.Writer, in RunOutput) error {
-	if err := WriteTextReport(w, in.Result, in.Report, in.Facts); err != nil {
+	if err := WriteTextReportWith(w, in.Result, in.Report, in.Facts, in.Text); err != nil {
 		return err
 	}
 	if in.Baseline != nil {

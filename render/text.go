@@ -17,18 +17,31 @@ import (
 
 // WriteText writes the terminal summary.
 func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) error {
-	return writeText(w, res, findings, nil, nil)
+	return writeText(w, res, findings, nil, nil, TextOptions{})
 }
 
 // WriteTextReport writes the terminal summary with a rule evaluation: the
 // findings first (fix, evidence, diff), then which rules could not be
 // evaluated and why, and the facts used.
 func WriteTextReport(w io.Writer, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
-	return writeText(w, res, rep.Findings, rep, facts)
+	return WriteTextReportWith(w, res, rep, facts, TextOptions{})
 }
 
-func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet) error {
-	ew := &errWriter{w: w}
+// WriteTextReportWith is WriteTextReport with the summary's caps set.
+func WriteTextReportWith(w io.Writer, res *analysis.Result, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
+	return writeText(w, res, rep.Findings, rep, facts, opts)
+}
+
+func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
+	ww := &wrapWriter{w: w, width: TextWidth}
+	ew := &errWriter{w: ww, wrap: ww}
+	if err := writeTextBody(ew, res, findings, rep, facts, opts); err != nil {
+		return err
+	}
+	return ww.Flush()
+}
+
+func writeTextBody(ew *errWriter, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
 	levels := map[string]bool{}
 	formats := map[string]bool{}
 	for _, rr := range res.Ranks {
@@ -58,6 +71,8 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 		writePlan(ew, rep.Plan)
 	}
 
+	// The fix plan, when there is one, opens the summary here, before the
+	// findings it orders (the summary fits a screen: it is capped too).
 	ew.printf("\nFindings\n")
 	if len(findings) == 0 {
 		ew.printf("  none\n")
@@ -91,29 +106,36 @@ func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep 
 	}
 
 	ew.printf("\nTime breakdown over the profiled window\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share\t\n")
+	t := &rankTable{header: "window\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share",
+		format: []func(float64) string{Dur, Dur, Dur, Dur, Dur, pctOf1}, outlierWhat: "window"}
+	nan := math.NaN()
 	for _, rr := range res.Ranks {
 		m := rr.Metrics
 		win, ok := m[analysis.MetricDeviceWindowUs]
 		if !ok {
-			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\n", rr.Rank)
+			t.add(rr.Rank, []string{"unavailable", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rr.Rank, Dur(win), metric(m, analysis.MetricComputingUs),
+		share := nan
+		if f, ok := m[analysis.MetricFreeUs]; ok && win > 0 {
+			share = f / win
+		}
+		t.add(rr.Rank, []string{Dur(win), metric(m, analysis.MetricComputingUs),
 			metric(m, analysis.MetricCommunicationUs), metric(m, analysis.MetricCommNotOverlappedUs),
-			metric(m, analysis.MetricFreeUs), pctMetric(m, analysis.MetricFreeUs, win))
+			metric(m, analysis.MetricFreeUs), pctMetric(m, analysis.MetricFreeUs, win)},
+			[]float64{win, value(m, analysis.MetricComputingUs), value(m, analysis.MetricCommunicationUs),
+				value(m, analysis.MetricCommNotOverlappedUs), value(m, analysis.MetricFreeUs), share})
 	}
-	tw.Flush()
+	t.write(ew, opts.AllRanks)
 
-	writeSlowRanks(ew, res)
+	writeSlowRanks(ew, res, opts.AllRanks)
 
 	if anySteps(res) {
-		writeSteps(ew, res)
+		writeSteps(ew, res, opts.AllSteps)
 	}
 
 	writeCollectives(ew, res)
-	writeMoE(ew, res)
+	writeMoE(ew, res, opts.AllRanks)
 	writeEventWait(ew, res)
 	writeExperts(ew, res)
 	writeTopKernels(ew, res, 10)
@@ -129,6 +151,17 @@ func anySteps(res *analysis.Result) bool {
 	}
 	return false
 }
+
+// value is a metric's value, NaN when it was not measured.
+func value(m map[string]float64, k string) float64 {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// pctOf1 is a ratio as a percentage.
+func pctOf1(r float64) string { return pct(r, 1) }
 
 func metric(m map[string]float64, k string) string {
 	v, ok := m[k]
@@ -208,7 +241,7 @@ func writeCollectives(ew *errWriter, res *analysis.Result) {
 	tw.Flush()
 }
 
-func writeMoE(ew *errWriter, res *analysis.Result) {
+func writeMoE(ew *errWriter, res *analysis.Result, all bool) {
 	ew.printf("\nMoE routing and Cumsum\n")
 	any := false
 	for _, rr := range res.Ranks {
@@ -220,23 +253,30 @@ func writeMoE(ew *errWriter, res *analysis.Result) {
 		ew.printf("  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n")
 		return
 	}
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "rank\trouting\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time\t\n")
+	t := &rankTable{header: "routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time",
+		format: []func(float64) string{count, Dur, count, Dur, count, Dur, Dur}, outlierWhat: "GroupedMatmul time", outlierBy: 6}
+	nan := math.NaN()
 	for _, rr := range res.Ranks {
 		m := analysis.MoEOf(rr)
 		if m == nil {
-			fmt.Fprintf(tw, "%d\tunavailable\t\t\t\t\t\t\t\n", rr.Rank)
+			t.add(rr.Rank, []string{"unavailable", "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
 			continue
 		}
-		mean := "-"
+		mean, meanV := "-", nan
 		if m.Cumsum.Count > 0 {
-			mean = Dur(us(m.Cumsum.Total) / float64(m.Cumsum.Count))
+			meanV = us(m.Cumsum.Total) / float64(m.Cumsum.Count)
+			mean = Dur(meanV)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%d\t%s\t%s\t\n", rr.Rank, m.Routing.Count, Dur(us(m.Routing.Total)), m.Cumsum.Count,
-			Dur(us(m.Cumsum.Total)), m.CumsumAICPU.Count, mean, Dur(us(m.GMM.Total)))
+		t.add(rr.Rank, []string{strconv.Itoa(m.Routing.Count), Dur(us(m.Routing.Total)), strconv.Itoa(m.Cumsum.Count),
+			Dur(us(m.Cumsum.Total)), strconv.Itoa(m.CumsumAICPU.Count), mean, Dur(us(m.GMM.Total))},
+			[]float64{float64(m.Routing.Count), us(m.Routing.Total), float64(m.Cumsum.Count), us(m.Cumsum.Total),
+				float64(m.CumsumAICPU.Count), meanV, us(m.GMM.Total)})
 	}
-	tw.Flush()
+	t.write(ew, all)
 }
+
+// count is a count cell of a summary row (a median may be a half).
+func count(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func writeEventWait(ew *errWriter, res *analysis.Result) {
 	ew.printf("\nEVENT_WAIT by stream (mean per rank)\n")
@@ -344,7 +384,8 @@ func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "kernel\ttype\tcore\tcount\ttotal\tmean\t\n")
 	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, 60), Safe(orDash(a.op), 30), Safe(orDash(a.core), 16), a.count,
+		// names are cut to keep the table within TextWidth columns
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, 36), Safe(orDash(a.op), 16), Safe(orDash(a.core), 14), a.count,
 			Dur(us(a.total)), Dur(us(a.total)/float64(a.count)))
 	}
 	tw.Flush()
@@ -441,6 +482,23 @@ func orDash(s string) string {
 type errWriter struct {
 	w   io.Writer
 	err error
+	// wrap, when set, is the wrapWriter w writes through: verbatim text
+	// bypasses it.
+	wrap *wrapWriter
+}
+
+// verbatim writes s unwrapped (a diff to apply must stay byte for byte).
+func (e *errWriter) verbatim(s string) {
+	if e.wrap == nil {
+		e.printf("%s", s)
+		return
+	}
+	if e.err == nil {
+		e.err = e.wrap.Flush()
+	}
+	if e.err == nil {
+		_, e.err = io.WriteString(e.wrap.w, s)
+	}
 }
 
 func (e *errWriter) Write(p []byte) (int, error) {
@@ -459,7 +517,7 @@ func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, 
 // that measured them (a rank without collective data has none: see
 // analysis.StepBreakdown.CommUnavailable); "n/a" when no rank did, and a
 // note names the ranks left out and why, once.
-func writeSteps(ew *errWriter, res *analysis.Result) {
+func writeSteps(ew *errWriter, res *analysis.Result, all bool) {
 	type agg struct {
 		n, nComm                   int
 		win, comp, comm, not, free int64
@@ -501,25 +559,60 @@ func writeSteps(ew *errWriter, res *analysis.Result) {
 	}
 	sort.Ints(ids)
 	ew.printf("\nPer step (mean over ranks)\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "step\tranks\tstep time\tcomputing\tcomm\tnot overlapped\tfree\tslowest rank\t\n")
+	nan := math.NaN()
+	rows := make([]stepRow, 0, len(ids))
+	cols := make([][]float64, 5) // step time, computing, comm, not overlapped, free
 	for _, id := range ids {
 		a := by[id]
 		n := float64(a.n)
 		comm, not, free := "n/a", "n/a", "n/a"
+		v := []float64{us(a.win) / n, us(a.comp) / n, nan, nan, nan}
 		if a.nComm > 0 {
 			m := float64(a.nComm)
-			comm, not, free = Dur(us(a.comm)/m), Dur(us(a.not)/m), Dur(us(a.free)/m)
+			v[2], v[3], v[4] = us(a.comm)/m, us(a.not)/m, us(a.free)/m
+			comm, not, free = Dur(v[2]), Dur(v[3]), Dur(v[4])
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d (%s)\t\n", id, a.n, Dur(us(a.win)/n), Dur(us(a.comp)/n), comm,
-			not, free, a.maxRank, Dur(us(a.maxWin)))
+		for c := range cols {
+			cols[c] = append(cols[c], v[c])
+		}
+		rows = append(rows, stepRow{id: id, key: v[0], cells: []string{strconv.Itoa(a.n), Dur(v[0]), Dur(v[1]), comm,
+			not, free, fmt.Sprintf("%d (%s)", a.maxRank, Dur(us(a.maxWin)))}})
+	}
+	shown, capped := slowestSteps(rows, all)
+	tw := newTable(ew)
+	fmt.Fprintf(tw, "step\tranks\tstep time\tcomputing\tcomm\tnot overlapped\tfree\tslowest rank\t\n")
+	for _, r := range shown {
+		fmt.Fprintf(tw, "%d\t%s\t\n", r.id, strings.Join(r.cells, "\t"))
+	}
+	if capped {
+		stats := make([][]float64, len(cols))
+		for c := range cols {
+			stats[c] = summaryStats(cols[c])
+		}
+		for i, name := range []string{"mean", "median", "p90", "max"} {
+			cells := make([]string, len(cols))
+			for c := range cols {
+				cells[c] = "n/a"
+				if stats[c] != nil {
+					cells[c] = Dur(stats[c][i])
+				}
+			}
+			fmt.Fprintf(tw, "%s\t\t%s\t\n", name, strings.Join(cells, "\t"))
+		}
 	}
 	tw.Flush()
+	if capped {
+		ew.printf("  the %d slowest of %d steps, then statistics over all of them (--steps all lists each)\n", len(shown), len(rows))
+	}
 	whys := slices.Sorted(maps.Keys(noComm))
 	for _, why := range whys {
 		ew.printf("  comm, not overlapped, free: not measured on %s (left out of the means): %s\n", ranksText(noComm[why]), Safe(why, 300))
 	}
 }
+
+// maxGroupLines is how many communication groups the slow-ranks section of
+// a cluster above MaxRankRows ranks names (--ranks all: every group).
+const maxGroupLines = 3
 
 // ranksText is "rank 3" or "ranks 1, 3".
 func ranksText(ranks []int) string {
@@ -566,7 +659,7 @@ func writeRanksUsed(ew *errWriter, res *analysis.Result) {
 
 // writeSlowRanks prints the cross-rank verdict: the slow ranks and why,
 // and the skew of each quantity.
-func writeSlowRanks(ew *errWriter, res *analysis.Result) {
+func writeSlowRanks(ew *errWriter, res *analysis.Result, all bool) {
 	c := res.Cluster
 	if c == nil || len(res.Ranks) < 2 {
 		return
@@ -618,10 +711,23 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 	}
 	if a := analysis.ArrivalOf(c); a != nil && a.Matched > 0 {
 		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(sumWait(a))))
-		for _, g := range a.Groups {
+		groups := a.Groups
+		capped := !all && len(res.Ranks) > MaxRankRows && len(groups) > maxGroupLines
+		if capped {
+			// the groups whose last rank arrived last most often
+			groups = append([]analysis.GroupArrival{}, groups...)
+			sort.SliceStable(groups, func(i, j int) bool { return lastArrivals(groups[i]) > lastArrivals(groups[j]) })
+		}
+		shown := 0
+		for i, g := range groups {
 			if g.LastRank < 0 {
 				continue
 			}
+			if shown == maxGroupLines && capped {
+				ew.printf("  +%d more group(s) (--ranks all lists each)\n", len(groups)-i)
+				break
+			}
+			shown++
 			name := g.Group
 			if name == "" {
 				name = g.Comm
@@ -630,6 +736,14 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result) {
 			ew.printf("  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n", Safe(name, 60), rankList(g.Ranks), g.LastRank, la.Last, g.Collectives)
 		}
 	}
+}
+
+// lastArrivals is how often a group's last rank arrived last (-1: none).
+func lastArrivals(g analysis.GroupArrival) int {
+	if g.LastRank < 0 {
+		return -1
+	}
+	return g.ByRank[g.LastRank].Last
 }
 
 func sumWait(a *analysis.ArrivalResult) int64 {
@@ -760,6 +874,6 @@ func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
 	}
 	if rep.Diff != "" {
 		ew.printf("\nAll fixes as a diff against the deployment script (apply with patch -p1)\n")
-		ew.printf("%s", rep.Diff)
+		ew.verbatim(rep.Diff) // a patch: never wrapped
 	}
 }

@@ -31,6 +31,7 @@ type analyzeOptions struct {
 	Workers int
 	Quiet   bool
 	Debug   bool
+	summaryFlags
 	Serving servingOptions
 	expertFlags
 	ruleOptions
@@ -158,6 +159,7 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
 	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	opts.summaryFlags.register(f)
 	f.BoolVar(&opts.Debug, "debug", false, "print per-pass timings on standard error")
 	opts.expertFlags.register(cmd)
 	opts.flags(cmd)
@@ -241,7 +243,7 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
 	out, _ := render.RunOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.RunOutput{Result: res, Report: rep, Facts: facts, Doc: doc})
+		return out.Write(w, render.RunOutput{Result: res, Report: rep, Facts: facts, Doc: doc, Text: opts.text()})
 	}); err != nil {
 		return err
 	}

@@ -319,7 +319,8 @@ func TestHostileNamesRendered(t *testing.T) {
 	path := filepath.Join(brokenDir, "hostile-names")
 	_, out, _ := run("analyze", path)
 	requireNoControl(t, out)
-	require.Contains(t, out, `<script>alert("x")</script>  [31mRED [0m_MatMulV2`)
+	require.Contains(t, out, `<script>alert("x")</script>`, "the kernels table cuts names at 36 characters")
+	require.Contains(t, out, "RED…")
 	require.Contains(t, out, "tp [2J<b>\" ")
 	require.NotContains(t, out, strings.Repeat("K", 61), "names are capped")
 
@@ -334,9 +335,9 @@ func TestHostileNamesRendered(t *testing.T) {
 func TestWarningsInTerminal(t *testing.T) {
 	code, out, _ := run("analyze", filepath.Join(brokenDir, "csv-wrong-cell-count"))
 	require.Equal(t, ExitOK, code)
-	require.Contains(t, out, "kernel_details.csv: skipped malformed rows (wrong number of cells: 3) (first at lines 3, 5, 7) (ranks 0)")
+	requireText(t, out, "kernel_details.csv: skipped malformed rows (wrong number of cells: 3) (first at lines 3, 5, 7) (ranks 0)")
 
 	path := filepath.Join(brokenDir, "truncated-mid-event")
 	_, out, _ = run("analyze", path)
-	require.Contains(t, out, "  PARTIAL rank 0: "+filepath.Join(path, "trace_view.json")+" is truncated: it ends inside an event at byte 1143")
+	requireText(t, out, "  PARTIAL rank 0: "+filepath.Join(path, "trace_view.json")+" is truncated: it ends inside an event at byte 1143")
 }

@@ -35,6 +35,7 @@ type checkOptions struct {
 	Output   string
 	Workers  int
 	Quiet    bool
+	summaryFlags
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
 	PartialFindings string
@@ -137,6 +138,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
 	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
+	opts.summaryFlags.register(f)
 	opts.flags(cmd)
 	opts.expertFlags.register(cmd)
 	opts.Serving.addFlags(f)
@@ -232,7 +234,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 	}
 	out, _ := render.RunOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.RunOutput{Result: c.res, Report: c.rep, Facts: c.facts, Doc: c.doc, Baseline: c.cmp,
+		return out.Write(w, render.RunOutput{Result: c.res, Report: c.rep, Facts: c.facts, Doc: c.doc, Baseline: c.cmp, Text: opts.text(),
 			Verdict: "\n" + c.verdict.Summary() + "\n"})
 	}); err != nil {
 		return err

@@ -26,9 +26,9 @@ vllm serve /models/Qwen3-235B-A22B \
 
 	code, out, errs := run("analyze", demo, "--deploy", script)
 	require.Equal(t, ExitOK, code, errs)
-	require.Contains(t, out, "  warning: "+want+"\n")
+	requireText(t, out, "  warning: "+want+"\n")
 	require.Contains(t, out, "  tp = 8  (profile: parallel_group_info group tp has 8 ranks)\n")
-	require.Contains(t, out, "  max_num_seqs = 32  ("+script+":5 (--max-num-seqs 32))\n", "$ARGS is expanded")
+	requireText(t, out, "  max_num_seqs = 32  ("+script+":5 (--max-num-seqs 32))\n", "$ARGS is expanded")
 	require.NotContains(t, out, "conflict: expert_parallel", "--enable-expert-parallel is in $ARGS")
 
 	code, out, errs = run("analyze", demo, "--deploy", script, "--format", "json")
@@ -73,5 +73,5 @@ vllm serve /models/Qwen3-235B-A22B \
 	// a variable the script never assigns: its flags are reported unread
 	require.NoError(t, os.WriteFile(script, []byte("vllm serve /m --tensor-parallel-size 8 $EXTRA\n"), 0o644))
 	_, out, _ = run("analyze", demo, "--deploy", script)
-	require.Contains(t, out, "  warning: "+script+":1: $EXTRA is not assigned in the script: the flags it holds are unread\n")
+	requireText(t, out, "  warning: "+script+":1: $EXTRA is not assigned in the script: the flags it holds are unread\n")
 }

@@ -27,7 +27,7 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 
 	code, out, errs := run("analyze", demo, "--deploy", twoServes)
 	require.Equal(t, ExitOK, code, errs)
-	require.Contains(t, out, "  warning: "+warn+"the last one, at lines 11-15 (/models/Qwen3-235B-A22B); their flags are not used, and a fix to an environment variable changes its assignment, which every command after it sees; pick another with --deploy-line N (any line of it)\n")
+	requireText(t, out, "  warning: "+warn+"the last one, at lines 11-15 (/models/Qwen3-235B-A22B); their flags are not used, and a fix to an environment variable changes its assignment, which every command after it sees; pick another with --deploy-line N (any line of it)\n")
 	require.Contains(t, out, "max_num_seqs = 25  ("+twoServes+":13 (--max-num-seqs 25))")
 
 	type docT struct {
@@ -84,7 +84,7 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 	// check shows the same warning
 	code, out, _ = run("check", demo, "--deploy", twoServes, "--deploy-line", "15")
 	require.Equal(t, ExitFindings, code)
-	require.Contains(t, out, "  warning: "+warn+"the one chosen, at lines 11-15")
+	requireText(t, out, "  warning: "+warn+"the one chosen, at lines 11-15")
 
 	// the HTML report, with its notes
 	html := t.TempDir() + "/r.html"

@@ -76,11 +76,11 @@ func TestWarningNamesItsFileOnce(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"trace_view.json", "step_trace_time.csv"} {
 		p := filepath.Join(out, name)
-		require.Contains(t, stdout, "warning: "+p+": ", name)
+		requireText(t, stdout, "warning: "+p+": ", name)
 		require.NotContains(t, stdout, p+": "+p, name)
 		require.NotContains(t, string(page), p+": "+p, name)
 	}
-	require.Contains(t, stdout, "warning: "+filepath.Join(out, "step_trace_time.csv")+": empty file")
+	requireText(t, stdout, "warning: "+filepath.Join(out, "step_trace_time.csv")+": empty file")
 }
 
 // An output file that is one of the command's inputs is refused before

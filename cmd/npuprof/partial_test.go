@@ -131,8 +131,8 @@ func TestCheckPartialFindings(t *testing.T) {
 	// terminal: caveat line, uncertain saving, evidence tags, verdict
 	code, text, _ := run("check", dir, "-q")
 	require.Equal(t, ExitFindings, code)
-	require.Contains(t, text, "PARTIAL rank 3: "+trace+" is truncated")
-	require.Contains(t, text, "      ! partial input: rank 3 (device.window.time_us, moe.cumsum.aicpu.count, moe.cumsum.aicpu.time_us, moe.cumsum.count, moe.cumsum.time_us, moe.routing.count; used in when, saving, severity, evidence, text) measured over only the complete part of a file cut short; the saving is uncertain")
+	requireText(t, text, "PARTIAL rank 3: "+trace+" is truncated")
+	requireText(t, text, "      ! partial input: rank 3 (device.window.time_us, moe.cumsum.aicpu.count, moe.cumsum.aicpu.time_us, moe.cumsum.count, moe.cumsum.time_us, moe.routing.count; used in when, saving, severity, evidence, text) measured over only the complete part of a file cut short; the saving is uncertain")
 	require.Contains(t, text, ", uncertain: read from a truncated file)")
 	require.Contains(t, text, "[partial: rank 3 cut short]")
 	require.Contains(t, text, " of them from a truncated file): FAIL")

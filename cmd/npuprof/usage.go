@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/npuprof/npuprof/render"
 )
 
 // rangeAnnotation is the flag annotation holding a numeric flag's expected
@@ -50,6 +52,10 @@ func flagError(cmd *cobra.Command, err error) error {
 	f := cmd.Flags().Lookup(m[2])
 	if f == nil {
 		return err
+	}
+	if f.Value.Type() == "choice" {
+		_, why, _ := strings.Cut(err.Error(), " flag: ")
+		return usageErr("--%s %q: %s", m[2], m[1], why)
 	}
 	want := f.Value.Type()
 	if r := f.Annotations[rangeAnnotation]; len(r) > 0 {
@@ -97,7 +103,8 @@ func needsHelpHint(err error) bool {
 		return true
 	}
 	s := err.Error()
-	return strings.HasPrefix(s, "--") && (strings.Contains(s, ": not a") || strings.Contains(s, ": out of range"))
+	return strings.HasPrefix(s, "--") && (strings.Contains(s, ": not a") || strings.Contains(s, ": out of range") ||
+		strings.Contains(s, ": expected all "))
 }
 
 // kernelsRange and deployLineRange are the expected values of diff's
@@ -106,3 +113,45 @@ const (
 	kernelsRange    = "0 or more"
 	deployLineRange = "a line number of the --deploy script, 1 or more"
 )
+
+// capFlag is --steps or --ranks: the terminal summary's cap (def) or all.
+type capFlag struct {
+	all  *bool
+	def  string
+	what string
+}
+
+func (c capFlag) String() string {
+	if c.all != nil && *c.all {
+		return "all"
+	}
+	return c.def
+}
+
+func (c capFlag) Set(s string) error {
+	switch s {
+	case "all":
+		*c.all = true
+	case c.def:
+		*c.all = false
+	default:
+		return fmt.Errorf("expected all (%s) or %s (the default)", c.what, c.def)
+	}
+	return nil
+}
+
+func (c capFlag) Type() string { return "choice" }
+
+// summaryFlags are the terminal summary's --steps and --ranks.
+type summaryFlags struct{ AllSteps, AllRanks bool }
+
+func (s *summaryFlags) register(f *pflag.FlagSet) {
+	f.Var(capFlag{&s.AllSteps, "slowest", "every step"}, "steps",
+		fmt.Sprintf("per-step table of the summary: slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
+	f.Var(capFlag{&s.AllRanks, "summary", "every rank"}, "ranks",
+		fmt.Sprintf("per-rank tables of the summary above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
+}
+
+func (s summaryFlags) text() render.TextOptions {
+	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/render"
+)
+
+// screenCapture generates a capture and returns the terminal summary of
+// analyze with extra flags.
+func screenSummary(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	code, out, errs := run(append([]string{"analyze", dir, "-q"}, args...)...)
+	require.Equal(t, ExitOK, code, errs)
+	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+}
+
+// requireFits requires every line within render.TextWidth columns.
+func requireFits(t *testing.T, lines []string) {
+	t.Helper()
+	for i, l := range lines {
+		require.LessOrEqual(t, utf8.RuneCountInString(l), render.TextWidth, "line %d: %q", i+1, l)
+	}
+}
+
+// A 3,700-step single-rank capture (tracegen) prints its 10 slowest steps
+// and their statistics, not 3,700 rows: at most 150 lines of at most 100
+// columns; --steps all lists every step.
+func TestSummaryFitsAScreenManySteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 3,700-step trace")
+	}
+	sc, _ := tracegen.Lookup("clean-steps")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 1, 3700
+	sc.SamplerCumsum, sc.EventWaits, sc.CommJSON = false, false, false
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+
+	lines := screenSummary(t, dir)
+	require.LessOrEqual(t, len(lines), 150)
+	requireFits(t, lines)
+	text := strings.Join(lines, "\n")
+	require.Contains(t, text, "  the 10 slowest of 3700 steps, then statistics over all of them (--steps all lists each)")
+	for _, row := range []string{"\n    mean ", "\n  median ", "\n     p90 ", "\n     max "} {
+		require.Contains(t, text, row)
+	}
+	all := screenSummary(t, dir, "--steps", "all")
+	require.Greater(t, len(all), 3700)
+	require.NotContains(t, strings.Join(all, "\n"), "slowest of")
+}
+
+// A 64-rank cluster (tracegen) summarises each per-rank table in median,
+// min and max rows with the outlier ranks: at most 150 lines of at most 100
+// columns; --ranks all lists every rank.
+func TestSummaryFitsAScreenManyRanks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 64-rank cluster")
+	}
+	sc, _ := tracegen.Lookup("clean-steps")
+	sc.Ranks, sc.Layers, sc.Steps = 64, 2, 4
+	sc.SlowRank, sc.SlowFactor = 17, 1.5
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+
+	lines := screenSummary(t, dir)
+	require.LessOrEqual(t, len(lines), 150)
+	requireFits(t, lines)
+	text := strings.Join(lines, "\n")
+	require.Contains(t, text, "  64 ranks summarised (--ranks all lists each); outliers by window: ranks 17,")
+	require.Contains(t, text, "group tp (ranks 16,17,18,19,20,21,22,23): rank 17 arrived last at 18 of 20 collectives", "the notable group is among those shown")
+	require.Contains(t, text, "more group(s) (--ranks all lists each)")
+	for _, row := range []string{"\n  median ", "\n     min ", "\n     max "} {
+		require.Contains(t, text, row)
+	}
+	all := screenSummary(t, dir, "--ranks", "all")
+	require.Greater(t, len(all), 2*64)
+	require.NotContains(t, strings.Join(all, "\n"), "ranks summarised")
+
+	code, _, errs := run("analyze", dir, "--ranks", "some")
+	require.Equal(t, ExitUsage, code)
+	require.Equal(t, `npuprof: --ranks "some": expected all (every rank) or summary (the default). Run 'npuprof analyze --help'`+"\n", errs)
+}

@@ -1,0 +1,298 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+)
+
+// The terminal summary fits a screen: per-step tables show the slowest
+// steps and summary rows, per-rank tables of large clusters show summary
+// rows and the outlier ranks, and every line fits TextWidth columns.
+// TextOptions turn the caps off.
+
+// TextWidth is the widest line of the terminal summary, in columns.
+const TextWidth = 100
+
+// MaxStepRows is how many steps a per-step table lists (the slowest) before
+// its mean, median, p90 and max rows; MaxRankRows is the rank count above
+// which a per-rank table is summarised.
+const (
+	MaxStepRows = 10
+	MaxRankRows = 16
+)
+
+// TextOptions are the terminal summary's caps: AllSteps (--steps all)
+// lists every step, AllRanks (--ranks all) every rank.
+type TextOptions struct {
+	AllSteps bool
+	AllRanks bool
+}
+
+// stepRow is one step of a per-step table: its id, the cells after it and
+// the value it is ranked by (the step time).
+type stepRow struct {
+	id    int
+	cells []string
+	key   float64
+}
+
+// slowestSteps returns the rows to list: all of them (in step order) when
+// there are at most MaxStepRows or all is set, else the MaxStepRows with
+// the largest key, in step order, and whether rows were left out.
+func slowestSteps(rows []stepRow, all bool) ([]stepRow, bool) {
+	if all || len(rows) <= MaxStepRows {
+		return rows, false
+	}
+	top := append([]stepRow{}, rows...)
+	sort.SliceStable(top, func(i, j int) bool { return top[i].key > top[j].key })
+	top = top[:MaxStepRows]
+	sort.Slice(top, func(i, j int) bool { return top[i].id < top[j].id })
+	return top, true
+}
+
+// summaryStats are the mean, median, p90 and max of xs, in that order
+// (nearest-rank percentiles; NaN values are left out; nil when none).
+func summaryStats(xs []float64) []float64 {
+	v := make([]float64, 0, len(xs))
+	sum := 0.0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+			sum += x
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	sort.Float64s(v)
+	rank := func(p float64) float64 { return v[max(0, int(math.Ceil(p*float64(len(v))))-1)] }
+	return []float64{sum / float64(len(v)), rank(0.5), rank(0.9), v[len(v)-1]}
+}
+
+// minMedMax are the median, min and max of xs (NaN left out) and the
+// indexes of the min and max; ok false when none.
+func minMedMax(xs []float64) (med, lo, hi float64, iLo, iHi int, ok bool) {
+	v := make([]float64, 0, len(xs))
+	iLo, iHi = -1, -1
+	for i, x := range xs {
+		if math.IsNaN(x) {
+			continue
+		}
+		v = append(v, x)
+		if iLo < 0 || x < xs[iLo] {
+			iLo = i
+		}
+		if iHi < 0 || x > xs[iHi] {
+			iHi = i
+		}
+	}
+	if len(v) == 0 {
+		return 0, 0, 0, -1, -1, false
+	}
+	sort.Float64s(v)
+	med = v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return med, xs[iLo], xs[iHi], iLo, iHi, true
+}
+
+// outliers returns the indexes of xs whose robust z-score (against the
+// median and MAD) is above z, largest deviation first; none when the MAD
+// is 0.
+func outliers(xs []float64, z float64) []int {
+	med, _, _, _, _, ok := minMedMax(xs)
+	if !ok {
+		return nil
+	}
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - med)
+		if math.IsNaN(x) {
+			dev[i] = math.NaN()
+		}
+	}
+	mad, _, _, _, _, _ := minMedMax(dev)
+	if mad == 0 {
+		return nil
+	}
+	var out []int
+	for i, d := range dev {
+		if !math.IsNaN(d) && d/(1.4826*mad) > z {
+			out = append(out, i)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return dev[out[i]] > dev[out[j]] })
+	return out
+}
+
+// wrapWriter wraps the lines written through it at width columns, at a
+// space, continuing with the line's indent plus four spaces; a word wider
+// than the line is cut.
+type wrapWriter struct {
+	w     io.Writer
+	width int
+	buf   []byte
+}
+
+func (ww *wrapWriter) Write(p []byte) (int, error) {
+	ww.buf = append(ww.buf, p...)
+	for {
+		i := bytes.IndexByte(ww.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(ww.buf[:i])
+		ww.buf = ww.buf[i+1:]
+		if _, err := io.WriteString(ww.w, wrapLine(line, ww.width)+"\n"); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// Flush writes what is left after the last newline.
+func (ww *wrapWriter) Flush() error {
+	if len(ww.buf) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(ww.w, wrapLine(string(ww.buf), ww.width))
+	ww.buf = nil
+	return err
+}
+
+// wrapLine wraps one line at width columns (runes), at a space outside
+// single quotes: a quoted value ('{"cudagraph_mode": ...}') stays whole, so
+// a flag can still be copied; a word or quoted value wider than the line
+// is cut.
+func wrapLine(line string, width int) string {
+	line = strings.TrimRight(line, " ") // a left-aligned table pads its last cell
+	if utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	indent := len(line) - len(strings.TrimLeft(line, " "))
+	cont := strings.Repeat(" ", min(indent+4, width/2))
+	var out []string
+	first := true
+	for utf8.RuneCountInString(line) > width {
+		r := []rune(line)
+		quoted := make([]bool, len(r))
+		in := false
+		for i, c := range r {
+			if c == '\'' {
+				in = !in
+			}
+			quoted[i] = in
+		}
+		lo := len(cont)
+		if first {
+			lo = indent
+		}
+		cut := width
+		for cut > lo+1 && (r[cut] != ' ' || quoted[cut]) {
+			cut--
+		}
+		if cut <= lo+1 {
+			cut = width // nowhere to break: cut the word
+		}
+		out = append(out, strings.TrimRight(string(r[:cut]), " "))
+		line = cont + strings.TrimLeft(string(r[cut:]), " ")
+		first = false
+	}
+	return strings.Join(append(out, line), "\n")
+}
+
+// rankLabels names ranks by index into a rank list, at most limit of them:
+// "rank 3" or "ranks 17, 20, 19 (+5 more)".
+func rankLabels(ranks []int, idx []int, limit int) string {
+	var s []string
+	for i, x := range idx {
+		if i == limit {
+			break
+		}
+		s = append(s, strconv.Itoa(ranks[x]))
+	}
+	out := "rank " + strings.Join(s, ", ")
+	if len(idx) > 1 {
+		out = "ranks " + strings.Join(s, ", ")
+	}
+	if len(idx) > limit {
+		out += fmt.Sprintf(" (+%d more)", len(idx)-limit)
+	}
+	return out
+}
+
+// rankTable is a per-rank table: one row per rank, or, above MaxRankRows
+// ranks, its median, min and max rows and the outlier ranks.
+type rankTable struct {
+	header string // tab-separated, after "rank"
+	ranks  []int
+	cells  [][]string  // per rank, the cells after the rank
+	vals   [][]float64 // per rank, each cell's value (NaN: none)
+	format []func(float64) string
+	// outlierBy is the column whose outliers are named, and what it is.
+	outlierBy   int
+	outlierWhat string
+}
+
+func (t *rankTable) add(rank int, cells []string, vals []float64) {
+	t.ranks = append(t.ranks, rank)
+	t.cells = append(t.cells, cells)
+	t.vals = append(t.vals, vals)
+}
+
+func (t *rankTable) write(ew *errWriter, all bool) {
+	tw := newTable(ew)
+	fmt.Fprintf(tw, "rank\t%s\t\n", t.header)
+	if all || len(t.ranks) <= MaxRankRows {
+		for i, r := range t.ranks {
+			fmt.Fprintf(tw, "%d\t%s\t\n", r, strings.Join(t.cells[i], "\t"))
+		}
+		tw.Flush()
+		return
+	}
+	n := len(t.format)
+	rows := [3][]string{make([]string, n), make([]string, n), make([]string, n)}
+	col := make([]float64, len(t.ranks))
+	var byCol []float64
+	for c := 0; c < n; c++ {
+		for i := range t.ranks {
+			col[i] = math.NaN()
+			if c < len(t.vals[i]) {
+				col[i] = t.vals[i][c]
+			}
+		}
+		if c == t.outlierBy {
+			byCol = append([]float64{}, col...)
+		}
+		med, lo, hi, iLo, iHi, ok := minMedMax(col)
+		if !ok {
+			rows[0][c], rows[1][c], rows[2][c] = "n/a", "n/a", "n/a"
+			continue
+		}
+		rows[0][c] = t.format[c](med)
+		rows[1][c] = fmt.Sprintf("%s (r%d)", t.format[c](lo), t.ranks[iLo])
+		rows[2][c] = fmt.Sprintf("%s (r%d)", t.format[c](hi), t.ranks[iHi])
+	}
+	for i, name := range []string{"median", "min", "max"} {
+		fmt.Fprintf(tw, "%s\t%s\t\n", name, strings.Join(rows[i], "\t"))
+	}
+	tw.Flush()
+	out := outliers(byCol, 3.5)
+	who := "none"
+	if len(out) > 0 {
+		who = rankLabels(t.ranks, out, 4)
+	}
+	ew.printf("  %d ranks summarised (--ranks all lists each); outliers by %s: %s\n", len(t.ranks), t.outlierWhat, who)
+}
+
+// newTable is the summary's right-aligned table writer.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+}

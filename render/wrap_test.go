@@ -1,0 +1,8 @@
+package render
+
+import "strings"
+
+// squash drops all white space: the terminal summary wraps its lines at
+// TextWidth columns (a long path even mid-word), so a test that looks for a
+// sentence in it compares the text without line breaks and indents.
+func squash(s string) string { return strings.Join(strings.Fields(s), "") }
