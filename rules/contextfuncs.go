@@ -132,6 +132,7 @@ func (st *state) addContextFuncs() {
 		k, _, _, _, err := st.topAwaited()
 		return k, err
 	}
+	st.env.PerStep = st.perStep
 	st.env.NoEstimate = func(why string) (float64, error) { return 0, st.unavailable("%s", why) }
 }
 
@@ -205,4 +206,27 @@ func (st *state) awaitedText() (string, error) {
 		what = "the host (no record on the device ended the wait)"
 	}
 	return fmt.Sprintf("%s, %.1f%% of their waits", what, 100*share), nil
+}
+
+// perStep is m over decode.steps.count on each rank that has both, then
+// the mean over those ranks.
+func (st *state) perStep(m string) (float64, error) {
+	vals, err := st.rankValues(m)
+	if err != nil {
+		return 0, err
+	}
+	steps, err := st.rankValues(analysis.MetricDecodeStepsCount)
+	if err != nil {
+		return 0, err
+	}
+	per := map[int]float64{}
+	for r, v := range vals {
+		if n, ok := steps[r]; ok && n > 0 {
+			per[r] = v / n
+		}
+	}
+	if len(per) == 0 {
+		return 0, st.unavailable("per_step(%q): no rank has both %s and decode steps", m, m)
+	}
+	return mean(per), nil
 }

@@ -131,6 +131,7 @@ type env struct {
 	TopAICPU       func(int) (string, error)            `expr:"top_aicpu"`
 	Awaited        func() (string, error)               `expr:"awaited"`
 	AwaitedKind    func() (string, error)               `expr:"awaited_kind"`
+	PerStep        func(string) (float64, error)        `expr:"per_step"`
 	NoEstimate     func(string) (float64, error)        `expr:"no_estimate"`
 	Ranks          []int                                `expr:"ranks"`
 	Us             func(float64) string                 `expr:"us"`
@@ -154,7 +155,7 @@ type env struct {
 // metricFuncs take a metric name as their first argument.
 var metricFuncs = map[string]bool{
 	"metric": true, "mean_ranks": true, "sum_ranks": true, "max_ranks": true, "min_ranks": true,
-	"count": true, "max_rank": true, "rank_metric": true, "has": true, "ranks_above": true, "baseline_metric": true,
+	"count": true, "max_rank": true, "rank_metric": true, "has": true, "ranks_above": true, "baseline_metric": true, "per_step": true,
 }
 
 var errUnavailable = errors.New("input unavailable")
@@ -185,6 +186,7 @@ var Functions = [][2]string{
 	{`top_aicpu(n)`, "the n kernels with the most AI CPU time (mean per rank), as text: name, count and time"},
 	{`awaited()`, "what the compute streams' EVENT_WAITs waited for most (the record that ended each wait and the task before it), as text with its share"},
 	{`awaited_kind()`, "its kind: collective, kernel (a side stream), memcpy or host"},
+	{`per_step("m")`, "m per decode step: on each rank m over decode.steps.count, then the mean over ranks (a per-step budget without dividing by hand)"},
 	{`no_estimate("why")`, "in a saving: no estimate, with the reason (the finding says \"saving not estimated: why\"; an auto severity is then medium)"},
 	{`ranks`, "the analyzed ranks"},
 	{`threshold.NAME`, "a number from the rule's thresholds"},
