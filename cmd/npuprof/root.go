@@ -118,9 +118,6 @@ func runMain(io *streams, args []string) int {
 		return ExitOK
 	}
 	code := exitCode(err)
-	if code == ExitFindings && errors.Is(err, errFindingsSilent) {
-		return code
-	}
 	if problems := errkind.Problems(err); problems != nil {
 		// every problem in every rule file, one per line
 		for _, p := range problems {
@@ -140,8 +137,6 @@ func runMain(io *streams, args []string) int {
 	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
 	return code
 }
-
-var errFindingsSilent = errors.New("findings at or above the threshold")
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
