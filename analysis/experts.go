@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -278,13 +280,45 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 			observed++
 		}
 	}
+	agg := expertLayerStats(res, x, observed)
+	for i, r := range x.RankIDs {
+		rt := RankTokens{Rank: r}
+		for _, l := range x.Layers {
+			rt.Tokens += l.RankTokens[i]
+		}
+		res.DumpRanks = append(res.DumpRanks, rt)
+	}
+
+	ctx.setCount(MetricExpertsLayersCount, len(x.Layers))
+	ctx.setCount(MetricExpertsCount, observed)
+	ctx.set(MetricExpertsTokensCount, float64(agg.total))
+	if agg.withLoad == 0 {
+		ctx.unavailable("every layer of the expert input has 0 tokens", MetricExpertsImbalanceMax, MetricExpertsImbalanceMean,
+			MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax)
+	} else {
+		ctx.set(MetricExpertsImbalanceMax, agg.maxRatio)
+		ctx.set(MetricExpertsImbalanceMean, agg.sumRatio/float64(agg.withLoad))
+		ctx.setCount(MetricExpertsImbalanceMaxLayer, agg.maxLayer)
+		ctx.set(MetricExpertsHotShareMax, agg.maxShare)
+	}
+	rankImbalanceMetrics(ctx, res, x)
+	eplbMetrics(ctx, res, x)
+}
+
+// layerAgg sums the per-layer expert statistics over the layers.
+type layerAgg struct {
+	sumRatio, maxRatio, maxShare float64
+	maxLayer, withLoad           int
+	total                        int64
+}
+
+// expertLayerStats fills res.Layers and res.Hot from the per-expert loads
+// of x (observed experts only) and returns the sums over layers.
+func expertLayerStats(res *ExpertsResult, x *model.ExpertLoads, observed int) layerAgg {
+	agg := layerAgg{maxLayer: -1}
 	var all []HotExpert
-	var sumRatio, maxRatio, maxShare float64
-	maxLayer, withLoad := -1, 0
-	var total int64
 	for _, l := range x.Layers {
 		st := ExpertLayerStat{Layer: l.ID, MaxExpert: -1}
-		var layerHot []HotExpert
 		for e, v := range l.Tokens {
 			if !x.IsObserved(e) {
 				continue
@@ -294,26 +328,20 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 				st.MaxExpert, st.MaxTokens = e, v
 			}
 		}
-		total += st.Tokens
+		agg.total += st.Tokens
 		if st.Tokens > 0 && observed > 0 {
 			st.HasLoad = true
 			st.Mean = float64(st.Tokens) / float64(observed)
 			st.MaxOverMean = float64(st.MaxTokens) / st.Mean
-			withLoad++
-			sumRatio += st.MaxOverMean
-			if st.MaxOverMean > maxRatio {
-				maxRatio, maxLayer = st.MaxOverMean, l.ID
+			agg.withLoad++
+			agg.sumRatio += st.MaxOverMean
+			if st.MaxOverMean > agg.maxRatio {
+				agg.maxRatio, agg.maxLayer = st.MaxOverMean, l.ID
 			}
-			for e, v := range l.Tokens {
-				if x.IsObserved(e) && v > 0 {
-					h := HotExpert{Layer: l.ID, Expert: e, Tokens: v, Share: float64(v) / float64(st.Tokens), MaxOverMean: float64(v) / st.Mean}
-					layerHot = append(layerHot, h)
-				}
-			}
-			sortHot(layerHot)
+			layerHot := hotExperts(x, l, st)
 			all = append(all, layerHot...)
 			st.Top = append([]HotExpert(nil), layerHot[:min(HotExpertsPerLayer, len(layerHot))]...)
-			maxShare = max(maxShare, layerHot[0].Share)
+			agg.maxShare = max(agg.maxShare, layerHot[0].Share)
 		}
 		if len(l.RankTokens) >= 2 {
 			rt := make([]float64, len(l.RankTokens))
@@ -326,27 +354,25 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 	}
 	sortHot(all)
 	res.Hot = all[:min(HotExpertsTop, len(all))]
-	for i, r := range x.RankIDs {
-		rt := RankTokens{Rank: r}
-		for _, l := range x.Layers {
-			rt.Tokens += l.RankTokens[i]
+	return agg
+}
+
+// hotExperts lists layer l's observed experts with tokens, hottest first.
+func hotExperts(x *model.ExpertLoads, l model.ExpertLayer, st ExpertLayerStat) []HotExpert {
+	var layerHot []HotExpert
+	for e, v := range l.Tokens {
+		if x.IsObserved(e) && v > 0 {
+			h := HotExpert{Layer: l.ID, Expert: e, Tokens: v, Share: float64(v) / float64(st.Tokens), MaxOverMean: float64(v) / st.Mean}
+			layerHot = append(layerHot, h)
 		}
-		res.DumpRanks = append(res.DumpRanks, rt)
 	}
+	sortHot(layerHot)
+	return layerHot
+}
 
-	ctx.setCount(MetricExpertsLayersCount, len(x.Layers))
-	ctx.setCount(MetricExpertsCount, observed)
-	ctx.set(MetricExpertsTokensCount, float64(total))
-	if withLoad == 0 {
-		ctx.unavailable("every layer of the expert input has 0 tokens", MetricExpertsImbalanceMax, MetricExpertsImbalanceMean,
-			MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax)
-	} else {
-		ctx.set(MetricExpertsImbalanceMax, maxRatio)
-		ctx.set(MetricExpertsImbalanceMean, sumRatio/float64(withLoad))
-		ctx.setCount(MetricExpertsImbalanceMaxLayer, maxLayer)
-		ctx.set(MetricExpertsHotShareMax, maxShare)
-	}
-
+// rankImbalanceMetrics sets the per-rank imbalance over the layers that
+// carry per-rank loads.
+func rankImbalanceMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads) {
 	var rSum, rMax float64
 	rN := 0
 	for _, st := range res.Layers {
@@ -359,14 +385,17 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 	if rN > 0 {
 		ctx.set(MetricExpertsRankImbalanceMax, rMax)
 		ctx.set(MetricExpertsRankImbalanceMean, rSum/float64(rN))
-	} else {
-		why := "needs per-rank loads of two EP ranks or more (MindIE dumps of several ranks)"
-		if len(x.RankIDs) == 1 {
-			why = fmt.Sprintf("the dumps cover one rank (%d); per-rank imbalance needs two or more", x.RankIDs[0])
-		}
-		ctx.unavailable(why, MetricExpertsRankImbalanceMax, MetricExpertsRankImbalanceMean)
+		return
 	}
+	why := "needs per-rank loads of two EP ranks or more (MindIE dumps of several ranks)"
+	if len(x.RankIDs) == 1 {
+		why = fmt.Sprintf("the dumps cover one rank (%d); per-rank imbalance needs two or more", x.RankIDs[0])
+	}
+	ctx.unavailable(why, MetricExpertsRankImbalanceMax, MetricExpertsRankImbalanceMean)
+}
 
+// eplbMetrics predicts the EPLB placement's effect and the plan command.
+func eplbMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads) {
 	pred, why := predictEPLB(x, res.EP)
 	if pred == nil {
 		ctx.unavailable(why, eplbMetricNames...)
@@ -619,83 +648,38 @@ func isEPGroup(name string) bool {
 	return false
 }
 
+// epSkewNames are the metrics epSkew sets.
+var epSkewNames = []string{MetricSkewGMMMaxOverMean, MetricSkewGMMMaxRank, MetricSkewGMMTokensMaxOverMean, MetricSkewGMMLostUs, MetricSkewGMMRanksCount}
+
+// epMember is one rank of an ep group with its GroupedMatmul work.
+type epMember struct {
+	rank int
+	ep   *EPLoadResult
+}
+
+// epInstance is one ep communicator: its global ranks and the members
+// that ran GroupedMatmul.
+type epInstance struct {
+	global  []int
+	members []epMember
+}
+
 // epSkew groups ranks by their ep communicator and compares their
 // GroupedMatmul work.
 func epSkew(ctx *ClusterContext) *EPSkew {
-	names := []string{MetricSkewGMMMaxOverMean, MetricSkewGMMMaxRank, MetricSkewGMMTokensMaxOverMean, MetricSkewGMMLostUs, MetricSkewGMMRanksCount}
-	type member struct {
-		rank int
-		ep   *EPLoadResult
-	}
-	type inst struct {
-		global  []int
-		members []member
-	}
-	byKey := map[string]*inst{}
-	var keys []string
-	var noMoE []int
-	for _, rr := range ctx.Ranks {
-		ep := EPLoadOf(rr)
-		if ep == nil || ep.GlobalRanks == nil {
-			continue
-		}
-		key := fmt.Sprint(ep.GlobalRanks)
-		in := byKey[key]
-		if in == nil {
-			in = &inst{global: ep.GlobalRanks}
-			byKey[key] = in
-			keys = append(keys, key)
-		}
-		if ep.GMM.Count == 0 {
-			noMoE = append(noMoE, rr.Rank)
-			continue
-		}
-		in.members = append(in.members, member{rr.Rank, ep})
-	}
+	byKey, noMoE := epInstances(ctx)
 	if len(byKey) == 0 {
-		ctx.unavailable("no ep group in parallel_group_info (expert parallel off, or profiler_metadata.json missing)", names...)
+		ctx.unavailable("no ep group in parallel_group_info (expert parallel off, or profiler_metadata.json missing)", epSkewNames...)
 		return nil
 	}
-	sort.Strings(keys)
 	res := &EPSkew{Worst: -1}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
 		in := byKey[k]
 		if len(in.members) < 2 {
 			continue
 		}
-		sort.Slice(in.members, func(i, j int) bool { return in.members[i].rank < in.members[j].rank })
 		gi := len(res.Groups)
-		g := EPGroupSkew{GlobalRanks: in.global}
-		times := make([]float64, len(in.members))
-		toks := make([]float64, len(in.members))
-		g.HaveTokens = true
-		best := 0
-		for i, m := range in.members {
-			g.Ranks = append(g.Ranks, m.rank)
-			times[i] = float64(m.ep.GMM.Total)
-			toks[i] = float64(m.ep.Tokens)
-			g.HaveTokens = g.HaveTokens && m.ep.HaveTokens
-			if m.ep.GMM.Total > in.members[best].ep.GMM.Total {
-				best = i
-			}
-		}
-		g.MaxRank = in.members[best].rank
-		g.MaxOverMean, _ = eplb.MaxOverMean(times)
-		if g.HaveTokens {
-			var ok bool
-			g.TokensMaxOverMean, ok = eplb.MaxOverMean(toks)
-			g.HaveTokens = ok
-		}
-		eps := make([]*EPLoadResult, len(in.members))
-		rks := make([]int, len(in.members))
-		for i, m := range in.members {
-			eps[i], rks[i] = m.ep, m.rank
-		}
-		g.LostNs, g.LostBy, g.LostWhy = lostTime(eps, rks)
-		for i, m := range in.members {
-			res.Ranks = append(res.Ranks, EPRankLoad{Rank: m.rank, Group: gi, GMM: m.ep.GMM,
-				Tokens: m.ep.Tokens, HaveTokens: m.ep.HaveTokens, Hot: i == best})
-		}
+		g := epGroupSkew(res, in, gi)
 		res.Groups = append(res.Groups, g)
 		if res.Worst < 0 || g.MaxOverMean > res.Groups[res.Worst].MaxOverMean {
 			res.Worst = gi
@@ -707,10 +691,77 @@ func epSkew(ctx *ClusterContext) *EPSkew {
 			sort.Ints(noMoE)
 			why += " (no GroupedMatmul on ranks " + joinInts(noMoE) + ")"
 		}
-		ctx.unavailable(why, names...)
+		ctx.unavailable(why, epSkewNames...)
 		return nil
 	}
 	sort.Slice(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
+	epSkewMetrics(ctx, res)
+	return res
+}
+
+// epInstances groups the ranks by ep communicator (keyed by its global
+// ranks) and lists the ranks of a group that ran no GroupedMatmul.
+func epInstances(ctx *ClusterContext) (map[string]*epInstance, []int) {
+	byKey := map[string]*epInstance{}
+	var noMoE []int
+	for _, rr := range ctx.Ranks {
+		ep := EPLoadOf(rr)
+		if ep == nil || ep.GlobalRanks == nil {
+			continue
+		}
+		key := fmt.Sprint(ep.GlobalRanks)
+		in := byKey[key]
+		if in == nil {
+			in = &epInstance{global: ep.GlobalRanks}
+			byKey[key] = in
+		}
+		if ep.GMM.Count == 0 {
+			noMoE = append(noMoE, rr.Rank)
+			continue
+		}
+		in.members = append(in.members, epMember{rr.Rank, ep})
+	}
+	return byKey, noMoE
+}
+
+// epGroupSkew compares the members of one ep group (group index gi) and
+// appends their rows to res.Ranks.
+func epGroupSkew(res *EPSkew, in *epInstance, gi int) EPGroupSkew {
+	sort.Slice(in.members, func(i, j int) bool { return in.members[i].rank < in.members[j].rank })
+	g := EPGroupSkew{GlobalRanks: in.global}
+	times := make([]float64, len(in.members))
+	toks := make([]float64, len(in.members))
+	eps := make([]*EPLoadResult, len(in.members))
+	rks := make([]int, len(in.members))
+	g.HaveTokens = true
+	best := 0
+	for i, m := range in.members {
+		g.Ranks = append(g.Ranks, m.rank)
+		times[i] = float64(m.ep.GMM.Total)
+		toks[i] = float64(m.ep.Tokens)
+		eps[i], rks[i] = m.ep, m.rank
+		g.HaveTokens = g.HaveTokens && m.ep.HaveTokens
+		if m.ep.GMM.Total > in.members[best].ep.GMM.Total {
+			best = i
+		}
+	}
+	g.MaxRank = in.members[best].rank
+	g.MaxOverMean, _ = eplb.MaxOverMean(times)
+	if g.HaveTokens {
+		var ok bool
+		g.TokensMaxOverMean, ok = eplb.MaxOverMean(toks)
+		g.HaveTokens = ok
+	}
+	g.LostNs, g.LostBy, g.LostWhy = lostTime(eps, rks)
+	for i, m := range in.members {
+		res.Ranks = append(res.Ranks, EPRankLoad{Rank: m.rank, Group: gi, GMM: m.ep.GMM,
+			Tokens: m.ep.Tokens, HaveTokens: m.ep.HaveTokens, Hot: i == best})
+	}
+	return g
+}
+
+// epSkewMetrics sets the worst group's skew and the lost time.
+func epSkewMetrics(ctx *ClusterContext, res *EPSkew) {
 	w := res.Groups[res.Worst]
 	ctx.set(MetricSkewGMMMaxOverMean, w.MaxOverMean)
 	ctx.setCount(MetricSkewGMMMaxRank, w.MaxRank)
@@ -735,7 +786,6 @@ func epSkew(ctx *ClusterContext) *EPSkew {
 	} else {
 		ctx.unavailable(strings.Join(whys, "; "), MetricSkewGMMLostUs)
 	}
-	return res
 }
 
 // lostTime sums, per aligned MoE layer (or, failing that, per aligned

@@ -3,7 +3,9 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -100,31 +102,28 @@ func Evaluate(set *Set, in *Input) *Report {
 		in.Facts = NewFactSet()
 	}
 	rep := &Report{Findings: []Finding{}, Outcomes: []Outcome{}}
-	for _, r := range set.Rules {
-		if why := set.Disabled(r.ID); why != "" {
-			rep.Outcomes = append(rep.Outcomes, outcome(r, StatusDisabled, why))
-			continue
-		}
+	timed := func(eval func() (Outcome, *Finding)) {
 		t0 := time.Now()
-		o, f := evalRule(r, in)
+		o, f := eval()
 		o.Duration = time.Since(t0)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {
 			rep.Findings = append(rep.Findings, *f)
 		}
 	}
+	for _, r := range set.Rules {
+		if why := set.Disabled(r.ID); why != "" {
+			rep.Outcomes = append(rep.Outcomes, outcome(r, StatusDisabled, why))
+			continue
+		}
+		timed(func() (Outcome, *Finding) { return evalRule(r, in) })
+	}
 	for _, b := range set.Budgets {
 		if why := set.Disabled(b.ID); why != "" {
 			rep.Outcomes = append(rep.Outcomes, Outcome{Rule: b.ID, Status: StatusDisabled, Reason: why, File: b.File, Line: b.Line})
 			continue
 		}
-		t0 := time.Now()
-		o, f := evalBudget(b, in)
-		o.Duration = time.Since(t0)
-		rep.Outcomes = append(rep.Outcomes, o)
-		if f != nil {
-			rep.Findings = append(rep.Findings, *f)
-		}
+		timed(func() (Outcome, *Finding) { return evalBudget(b, in) })
 	}
 	SortFindings(rep.Findings)
 	return rep
@@ -407,13 +406,8 @@ func (st *state) agg(name string, fn func(vals map[int]float64) float64) (float6
 
 // sum adds the values in rank order, so results are byte-stable.
 func sum(v map[int]float64) float64 {
-	ranks := make([]int, 0, len(v))
-	for r := range v {
-		ranks = append(ranks, r)
-	}
-	sort.Ints(ranks)
 	s := 0.0
-	for _, r := range ranks {
+	for _, r := range slices.Sorted(maps.Keys(v)) {
 		s += v[r]
 	}
 	return s
@@ -422,11 +416,7 @@ func sum(v map[int]float64) float64 {
 func mean(v map[int]float64) float64 { return sum(v) / float64(len(v)) }
 
 func argExt(v map[int]float64, better func(a, b float64) bool) (int, float64) {
-	ranks := make([]int, 0, len(v))
-	for r := range v {
-		ranks = append(ranks, r)
-	}
-	sort.Ints(ranks)
+	ranks := slices.Sorted(maps.Keys(v))
 	at, best := ranks[0], v[ranks[0]]
 	for _, r := range ranks[1:] {
 		if better(v[r], best) {
@@ -441,184 +431,192 @@ func newState(in *Input) *state {
 		in.partial = buildPartialIndex(in.Result)
 	}
 	st := &state{in: in, used: map[partialKey]map[string]bool{}}
-	facts := in.Facts
-	fact := func(name string) (any, error) {
-		v, ok := facts.Get(name)
-		if !ok {
-			d, _ := LookupFact(name)
-			return nil, st.unavailable("fact %s unknown: give it with --fact %s=... (it comes from: %s)", name, name, d.From)
-		}
-		return v.Value, nil
-	}
-	var ranks []int
-	if in.Result != nil {
-		for _, rr := range in.Result.Ranks {
-			ranks = append(ranks, rr.Rank)
-		}
-	}
-	st.env = env{
-		Metric:    func(n string) (float64, error) { return st.agg(n, mean) },
-		MeanRanks: func(n string) (float64, error) { return st.agg(n, mean) },
-		SumRanks:  func(n string) (float64, error) { return st.agg(n, sum) },
-		MaxRanks: func(n string) (float64, error) {
-			return st.agg(n, func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a > b }); return m })
-		},
-		MinRanks: func(n string) (float64, error) {
-			return st.agg(n, func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a < b }); return m })
-		},
-		Count: func(n string) (int, error) {
-			v, err := st.rankValues(n)
-			return len(v), err
-		},
-		MaxRank: func(n string) (int, error) {
-			v, err := st.rankValues(n)
-			if err != nil {
-				return 0, err
-			}
-			at, _ := argExt(v, func(a, b float64) bool { return a > b })
-			return at, nil
-		},
-		RankMetric: func(n string, r int) (float64, error) {
-			phase := st.phase
-			st.phase = "" // only rank r is read
-			v, err := st.rankValues(n)
-			st.phase = phase
-			if err != nil {
-				return 0, err
-			}
-			x, ok := v[r]
-			if !ok {
-				return 0, st.unavailable("metric %s unavailable on rank %d", n, r)
-			}
-			st.record(phase, n, st.partialRanks(n, map[int]float64{r: x}))
-			return x, nil
-		},
-		Has: func(n string) (bool, error) {
-			// never not-evaluated (the probe keeps its reasons), but the
-			// answer is an input like any other: measured on a rank cut
-			// short, m is recorded on it as metric(m) would be; not
-			// measured anywhere, a per-rank m is recorded on every rank cut
-			// short, whose missing part may have held it
-			probe := &state{in: in, used: st.used, phase: st.phase}
-			if _, err := probe.rankValues(n); err == nil {
-				return true, nil
-			}
-			if d, _ := LookupMetric(n); !d.IsCluster() {
-				st.record(st.phase, n, in.partial.ranks)
-			}
-			return false, nil
-		},
-		RanksWith: func(n string, x float64) ([]int, error) {
-			v, err := st.rankValues(n)
-			if err != nil {
-				return nil, err
-			}
-			out := []int{}
-			for r, val := range v {
-				if val > x {
-					out = append(out, r)
-				}
-			}
-			sort.Ints(out)
-			return out, nil
-		},
-		BaseMetric: func(n string) (float64, error) {
-			if in.Baseline == nil {
-				return 0, st.unavailable("baseline_metric(%q) needs --baseline OLD.json", n)
-			}
-			v, ok := in.Baseline.Metrics[n]
-			if !ok {
-				return 0, st.unavailable("metric %s is not in the baseline %s", n, in.Baseline.Path)
-			}
-			st.recordBaseline(n)
-			return v, nil
-		},
-		Known: func(n string) (bool, error) { _, ok := facts.Get(n); return ok, nil },
-		Env:   func(n string) string { v, _ := facts.Env(n); return v },
-		EnvKnown: func(n string) bool {
-			_, ok := facts.Env(n)
-			return ok
-		},
-		HaveEnv: func() (bool, error) {
-			if len(facts.env) == 0 {
-				return false, st.unavailable("no environment variables known: the profile has no profiler_metadata.json ENV_VARIABLES and no --deploy script was given")
-			}
-			return true, nil
-		},
-		VersionLT: func(a, b string) (bool, error) {
-			c, err := CompareVersions(a, b)
-			return c < 0, err
-		},
-		WaitedOp: func() (string, error) {
-			by := map[string]int64{}
-			if in.Result != nil {
-				for _, rr := range in.Result.Ranks {
-					if analysis.EventWaitOf(rr) == nil {
-						continue
-					}
-					for _, w := range analysis.EventWaitOf(rr).WaitedOps {
-						by[w.Name] += w.Wait.Total
-					}
-				}
-			}
-			if len(by) == 0 {
-				return "", st.unavailable("no EVENT_WAIT followed by an op (needs the device timeline)")
-			}
-			best, bt := "", int64(-1)
-			for n, t := range by {
-				if t > bt || t == bt && n < best {
-					best, bt = n, t
-				}
-			}
-			return best, nil
-		},
-		Ranks:     ranks,
-		Us:        formatUs,
-		Pct:       func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) },
-		Fixed:     func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) },
-		JoinInts:  joinInts,
-		Div:       checkedDiv,
-		Mod:       checkedMod,
-		Finite:    checkedFloat,
-		FiniteAny: checkedAny,
-		FactInt: func(n string) (int, error) {
-			v, err := fact(n)
-			if err != nil {
-				return 0, err
-			}
-			return v.(int), nil
-		},
-		FactBool: func(n string) (bool, error) {
-			v, err := fact(n)
-			if err != nil {
-				return false, err
-			}
-			return v.(bool), nil
-		},
-		FactString: func(n string) (string, error) {
-			v, err := fact(n)
-			if err != nil {
-				return "", err
-			}
-			return v.(string), nil
-		},
-		FactInts: func(n string) ([]int, error) {
-			v, err := fact(n)
-			if err != nil {
-				return nil, err
-			}
-			return v.([]int), nil
-		},
-		FactFloat: func(n string) (float64, error) {
-			v, err := fact(n)
-			if err != nil {
-				return 0, err
-			}
-			return v.(float64), nil
-		},
-	}
+	st.addMetricFuncs()
+	st.addFactFuncs()
+	st.addFormatFuncs()
 	st.addContextFuncs()
 	return st
+}
+
+// addMetricFuncs sets the functions that read metrics of the result and
+// of the baseline.
+func (st *state) addMetricFuncs() {
+	maxOf := func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a > b }); return m }
+	minOf := func(v map[int]float64) float64 { _, m := argExt(v, func(a, b float64) bool { return a < b }); return m }
+	st.env.Metric = func(n string) (float64, error) { return st.agg(n, mean) }
+	st.env.MeanRanks = func(n string) (float64, error) { return st.agg(n, mean) }
+	st.env.SumRanks = func(n string) (float64, error) { return st.agg(n, sum) }
+	st.env.MaxRanks = func(n string) (float64, error) { return st.agg(n, maxOf) }
+	st.env.MinRanks = func(n string) (float64, error) { return st.agg(n, minOf) }
+	st.env.Count = func(n string) (int, error) {
+		v, err := st.rankValues(n)
+		return len(v), err
+	}
+	st.env.MaxRank = func(n string) (int, error) {
+		v, err := st.rankValues(n)
+		if err != nil {
+			return 0, err
+		}
+		at, _ := argExt(v, func(a, b float64) bool { return a > b })
+		return at, nil
+	}
+	st.env.RankMetric = st.rankMetric
+	st.env.Has = st.has
+	st.env.RanksWith = st.ranksAbove
+	st.env.BaseMetric = st.baseMetric
+	st.env.WaitedOp = st.waitedOp
+	if st.in.Result != nil {
+		for _, rr := range st.in.Result.Ranks {
+			st.env.Ranks = append(st.env.Ranks, rr.Rank)
+		}
+	}
+}
+
+// rankMetric is rank_metric(m, r): m on rank r only.
+func (st *state) rankMetric(n string, r int) (float64, error) {
+	phase := st.phase
+	st.phase = "" // only rank r is read
+	v, err := st.rankValues(n)
+	st.phase = phase
+	if err != nil {
+		return 0, err
+	}
+	x, ok := v[r]
+	if !ok {
+		return 0, st.unavailable("metric %s unavailable on rank %d", n, r)
+	}
+	st.record(phase, n, st.partialRanks(n, map[int]float64{r: x}))
+	return x, nil
+}
+
+// has is has(m): never not-evaluated (the probe keeps its reasons), but
+// the answer is an input like any other: measured on a rank cut short, m
+// is recorded on it as metric(m) would be; not measured anywhere, a
+// per-rank m is recorded on every rank cut short, whose missing part may
+// have held it.
+func (st *state) has(n string) (bool, error) {
+	probe := &state{in: st.in, used: st.used, phase: st.phase}
+	if _, err := probe.rankValues(n); err == nil {
+		return true, nil
+	}
+	if d, _ := LookupMetric(n); !d.IsCluster() {
+		st.record(st.phase, n, st.in.partial.ranks)
+	}
+	return false, nil
+}
+
+// ranksAbove is ranks_above(m, x): the ranks whose m exceeds x, in order.
+func (st *state) ranksAbove(n string, x float64) ([]int, error) {
+	v, err := st.rankValues(n)
+	if err != nil {
+		return nil, err
+	}
+	out := []int{}
+	for r, val := range v {
+		if val > x {
+			out = append(out, r)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// baseMetric is baseline_metric(m): m's mean in the --baseline document.
+func (st *state) baseMetric(n string) (float64, error) {
+	b := st.in.Baseline
+	if b == nil {
+		return 0, st.unavailable("baseline_metric(%q) needs --baseline OLD.json", n)
+	}
+	v, ok := b.Metrics[n]
+	if !ok {
+		return 0, st.unavailable("metric %s is not in the baseline %s", n, b.Path)
+	}
+	st.recordBaseline(n)
+	return v, nil
+}
+
+// waitedOp is waited_op(): the op that EVENT_WAITs waited for longest,
+// summed over ranks (ties by name).
+func (st *state) waitedOp() (string, error) {
+	by := map[string]int64{}
+	for _, rr := range st.ranks() {
+		if analysis.EventWaitOf(rr) == nil {
+			continue
+		}
+		for _, w := range analysis.EventWaitOf(rr).WaitedOps {
+			by[w.Name] += w.Wait.Total
+		}
+	}
+	if len(by) == 0 {
+		return "", st.unavailable("no EVENT_WAIT followed by an op (needs the device timeline)")
+	}
+	best, bt := "", int64(-1)
+	for n, t := range by {
+		if t > bt || t == bt && n < best {
+			best, bt = n, t
+		}
+	}
+	return best, nil
+}
+
+// addFactFuncs sets the functions that read facts and the environment.
+func (st *state) addFactFuncs() {
+	facts := st.in.Facts
+	st.env.Known = func(n string) (bool, error) { _, ok := facts.Get(n); return ok, nil }
+	st.env.Env = func(n string) string { v, _ := facts.Env(n); return v }
+	st.env.EnvKnown = func(n string) bool {
+		_, ok := facts.Env(n)
+		return ok
+	}
+	st.env.HaveEnv = func() (bool, error) {
+		if len(facts.env) == 0 {
+			return false, st.unavailable("no environment variables known: the profile has no profiler_metadata.json ENV_VARIABLES and no --deploy script was given")
+		}
+		return true, nil
+	}
+	st.env.VersionLT = func(a, b string) (bool, error) {
+		c, err := CompareVersions(a, b)
+		return c < 0, err
+	}
+	st.env.FactInt = factOf[int](st)
+	st.env.FactBool = factOf[bool](st)
+	st.env.FactString = factOf[string](st)
+	st.env.FactInts = factOf[[]int](st)
+	st.env.FactFloat = factOf[float64](st)
+}
+
+// fact is the value of fact name, or why it is unknown.
+func (st *state) fact(name string) (any, error) {
+	v, ok := st.in.Facts.Get(name)
+	if !ok {
+		d, _ := LookupFact(name)
+		return nil, st.unavailable("fact %s unknown: give it with --fact %s=... (it comes from: %s)", name, name, d.From)
+	}
+	return v.Value, nil
+}
+
+// factOf reads a fact as a T (the fact table fixes each fact's type).
+func factOf[T any](st *state) func(string) (T, error) {
+	return func(n string) (T, error) {
+		v, err := st.fact(n)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return v.(T), nil
+	}
+}
+
+// addFormatFuncs sets the formatting and checked-arithmetic functions.
+func (st *state) addFormatFuncs() {
+	st.env.Us = formatUs
+	st.env.Pct = func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+	st.env.Fixed = func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) }
+	st.env.JoinInts = joinInts
+	st.env.Div = checkedDiv
+	st.env.Mod = checkedMod
+	st.env.Finite = checkedFloat
+	st.env.FiniteAny = checkedAny
 }
 
 // errNotEvaluated carries the reasons an input was unavailable.
@@ -706,6 +704,8 @@ func classify(r *Rule, what string, err error) Outcome {
 	return outcome(r, StatusFailed, fmt.Sprintf("%s:%d: %s: %v", r.File, r.Line, what, err))
 }
 
+// evalRule evaluates one rule: when, then (if it fired) the texts, saving,
+// ranks, evidence, edits and plan fields of its finding.
 func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -732,70 +732,18 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	if fd.Fix, err = st.render(r.Fix); err != nil {
 		return classify(r, "fix", err), nil
 	}
-	var savingNote string
-	if r.Saving != nil {
-		st.phase = UsedInSaving
-		sv, err := st.run(r.Saving)
-		var ne *errNotEvaluated
-		switch {
-		case errors.As(err, &ne):
-			savingNote = "saving not estimated: " + ne.Error()
-		case err != nil:
-			return classify(r, "saving", err), nil
-		default:
-			fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
-			fd.SavingUncertain = st.usedIn(UsedInSaving)
-		}
+	savingNote, failed := st.saving(r, fd)
+	if failed == nil {
+		failed = st.findingRanks(r, fd)
 	}
-	if r.Ranks != nil {
-		st.phase = UsedInRanks
-		rv, err := st.run(r.Ranks)
-		if err != nil {
-			return classify(r, "ranks", err), nil
-		}
-		list, ok := toInts(rv)
-		if !ok {
-			return outcome(r, StatusFailed, fmt.Sprintf("%s:%d: ranks: expected a list of ranks, got %v", r.File, r.Line, rv)), nil
-		}
-		fd.Ranks = list
-	} else {
-		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
+	if failed == nil {
+		failed = st.findingEvidence(r, fd, savingNote)
 	}
-	st.phase = UsedInText // evidence notes; evidence values record themselves
-	for _, es := range r.Evidence {
-		ev, err := st.evidence(es)
-		if err != nil {
-			var ne *errNotEvaluated
-			if errors.As(err, &ne) {
-				continue // not shown: never a 0 for something unmeasured
-			}
-			return classify(r, "evidence", err), nil
-		}
-		fd.Evidence = append(fd.Evidence, ev...)
+	if failed == nil {
+		failed = st.findingActions(r, fd)
 	}
-	if savingNote != "" {
-		fd.Evidence = append(fd.Evidence, Evidence{Metric: "saving_us", Note: savingNote})
-	}
-	st.phase = UsedInText
-	for _, es := range r.Edits {
-		if es.If != nil {
-			ok, err := st.run(es.If)
-			if err != nil {
-				var ne *errNotEvaluated
-				if errors.As(err, &ne) {
-					continue
-				}
-				return classify(r, "edit if", err), nil
-			}
-			if !ok.(bool) {
-				continue
-			}
-		}
-		val, err := st.render(es.Value)
-		if err != nil {
-			return classify(r, "edit value", err), nil
-		}
-		fd.Actions = append(fd.Actions, fix.Action{Kind: fix.Kind(es.Op), Name: es.Name, Value: val, Create: es.Create, Rule: r.ID})
+	if failed != nil {
+		return *failed, nil
 	}
 	if err := st.planOf(r, fd); err != nil {
 		return classify(r, "plan fields", err), nil
@@ -808,6 +756,100 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 	o = outcome(r, StatusFired, "")
 	o.Severity = fd.Severity
 	return o, fd
+}
+
+// saving sets fd's saving, or returns why it is not estimated (a note) or
+// the failed outcome.
+func (st *state) saving(r *Rule, fd *Finding) (string, *Outcome) {
+	if r.Saving == nil {
+		return "", nil
+	}
+	st.phase = UsedInSaving
+	sv, err := st.run(r.Saving)
+	var ne *errNotEvaluated
+	switch {
+	case errors.As(err, &ne):
+		return "saving not estimated: " + ne.Error(), nil
+	case err != nil:
+		o := classify(r, "saving", err)
+		return "", &o
+	}
+	fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
+	fd.SavingUncertain = st.usedIn(UsedInSaving)
+	return "", nil
+}
+
+// findingRanks sets fd's ranks: the rule's ranks expression, else every
+// analyzed rank.
+func (st *state) findingRanks(r *Rule, fd *Finding) *Outcome {
+	if r.Ranks == nil {
+		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
+		return nil
+	}
+	st.phase = UsedInRanks
+	rv, err := st.run(r.Ranks)
+	if err != nil {
+		o := classify(r, "ranks", err)
+		return &o
+	}
+	list, ok := toInts(rv)
+	if !ok {
+		o := outcome(r, StatusFailed, fmt.Sprintf("%s:%d: ranks: expected a list of ranks, got %v", r.File, r.Line, rv))
+		return &o
+	}
+	fd.Ranks = list
+	return nil
+}
+
+// findingEvidence appends the evidence that could be measured (never a 0
+// for something unmeasured) and the saving note.
+func (st *state) findingEvidence(r *Rule, fd *Finding, savingNote string) *Outcome {
+	st.phase = UsedInText // evidence notes; evidence values record themselves
+	for _, es := range r.Evidence {
+		ev, err := st.evidence(es)
+		if err != nil {
+			var ne *errNotEvaluated
+			if errors.As(err, &ne) {
+				continue // not shown: never a 0 for something unmeasured
+			}
+			o := classify(r, "evidence", err)
+			return &o
+		}
+		fd.Evidence = append(fd.Evidence, ev...)
+	}
+	if savingNote != "" {
+		fd.Evidence = append(fd.Evidence, Evidence{Metric: "saving_us", Note: savingNote})
+	}
+	return nil
+}
+
+// findingActions turns the rule's edits whose condition holds into fix
+// actions.
+func (st *state) findingActions(r *Rule, fd *Finding) *Outcome {
+	st.phase = UsedInText
+	for _, es := range r.Edits {
+		if es.If != nil {
+			ok, err := st.run(es.If)
+			if err != nil {
+				var ne *errNotEvaluated
+				if errors.As(err, &ne) {
+					continue
+				}
+				o := classify(r, "edit if", err)
+				return &o
+			}
+			if !ok.(bool) {
+				continue
+			}
+		}
+		val, err := st.render(es.Value)
+		if err != nil {
+			o := classify(r, "edit value", err)
+			return &o
+		}
+		fd.Actions = append(fd.Actions, fix.Action{Kind: fix.Kind(es.Op), Name: es.Name, Value: val, Create: es.Create, Rule: r.ID})
+	}
+	return nil
 }
 
 // Severity from the saving's share of the device window (equivalently of

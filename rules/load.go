@@ -343,34 +343,22 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 		return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
 	}
 	top := l.mapping(doc.Content[0], "rule file", fileKeys)
-	if rn := top["rules"]; rn != nil {
-		if rn.Kind != yaml.SequenceNode {
-			l.errf(rn, "rules: expected a list, found %s", kindName(rn))
-		} else {
-			for i, n := range rn.Content {
-				if r := l.rule(n, i); r != nil {
-					r.Builtin = builtin
-					if prev := s.Lookup(r.ID); prev != nil {
-						l.errf(n, "rule %s: id already defined at %s:%d", r.ID, prev.File, prev.Line)
-						continue
-					}
-					s.Rules = append(s.Rules, r)
-				}
+	for i, n := range l.seq(top["rules"], "rules") {
+		if r := l.rule(n, i); r != nil {
+			r.Builtin = builtin
+			if prev := s.Lookup(r.ID); prev != nil {
+				l.errf(n, "rule %s: id already defined at %s:%d", r.ID, prev.File, prev.Line)
+				continue
 			}
+			s.Rules = append(s.Rules, r)
 		}
 	}
 	if sel, ok := l.selection(top); ok {
 		s.pending = append(s.pending, sel)
 	}
-	if bn := top["budgets"]; bn != nil {
-		if bn.Kind != yaml.SequenceNode {
-			l.errf(bn, "budgets: expected a list, found %s", kindName(bn))
-		} else {
-			for _, n := range bn.Content {
-				if b := l.budget(n); b != nil {
-					s.Budgets = append(s.Budgets, b)
-				}
-			}
+	for _, n := range l.seq(top["budgets"], "budgets") {
+		if b := l.budget(n); b != nil {
+			s.Budgets = append(s.Budgets, b)
 		}
 	}
 	return l.problems
@@ -378,21 +366,13 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 
 var errEOF = errors.New("EOF")
 
+// rule reads one rule: its id and severity, thresholds, applies_to, vars,
+// expressions and templates, evidence and edits. Nil when it had problems.
 func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	before := len(l.problems)
 	m := l.mapping(n, fmt.Sprintf("rule #%d", idx+1), ruleKeys)
 	r := &Rule{File: l.file, Line: n.Line, Thresholds: map[string]float64{}}
-	r.ID = l.str(m["id"], "id")
-	what := fmt.Sprintf("rule #%d", idx+1)
-	switch {
-	case m["id"] == nil:
-		l.errf(n, "%s: missing id", what)
-	case !reID.MatchString(r.ID):
-		l.errf(m["id"], "rule id %q: use lower-case words joined by '-' (e.g. moe-routing-cumsum)", r.ID)
-	default:
-		what = "rule " + r.ID
-		r.Line = m["id"].Line
-	}
+	what := l.ruleID(n, m, r, idx)
 	for _, k := range []string{"title", "when", "fix"} {
 		if m[k] == nil {
 			l.errf(n, "%s: missing %s", what, k)
@@ -405,56 +385,12 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	if !contains(severities, r.Severity) {
 		l.errf(m["severity"], "%s: severity %q (expected one of %s)", what, r.Severity, strings.Join(severities, ", "))
 	}
-	if tn := m["thresholds"]; tn != nil {
-		if tn.Kind != yaml.MappingNode {
-			l.errf(tn, "%s: thresholds: expected a mapping of name: number, found %s", what, kindName(tn))
-		} else {
-			for i := 0; i+1 < len(tn.Content); i += 2 {
-				k, v := tn.Content[i], tn.Content[i+1]
-				f, err := strconv.ParseFloat(v.Value, 64)
-				if v.Kind != yaml.ScalarNode || err != nil {
-					l.errf(v, "%s: threshold %s: expected a number, found %q", what, k.Value, v.Value)
-					continue
-				}
-				r.Thresholds[k.Value] = f
-			}
-		}
-	}
+	l.thresholds(m["thresholds"], r, what)
 	if an := m["applies_to"]; an != nil {
-		am := l.mapping(an, what+": applies_to", appliesKey)
-		r.AppliesTo.VllmAscend = l.str(am["vllm_ascend_version"], "vllm_ascend_version")
-		if r.AppliesTo.VllmAscend != "" {
-			if _, err := parseRange(r.AppliesTo.VllmAscend); err != nil {
-				l.errf(am["vllm_ascend_version"], "%s: applies_to.vllm_ascend_version: %v", what, err)
-			}
-		}
-		r.AppliesTo.Workload = l.oneOf(am["workload"], what+": applies_to.workload", workloads)
-		r.AppliesTo.Phase = l.oneOf(am["phase"], what+": applies_to.phase", phases)
-		r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
-		r.AppliesTo.Dispatcher = l.oneOf(am["moe_dispatcher"], what+": applies_to.moe_dispatcher", dispatchers)
+		l.appliesTo(an, r, what)
 	}
 	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}
-	if vn := m["vars"]; vn != nil {
-		if vn.Kind != yaml.MappingNode {
-			l.errf(vn, "%s: vars: expected a mapping of name: expression, found %s", what, kindName(vn))
-		} else {
-			for i := 0; i+1 < len(vn.Content); i += 2 {
-				k, v := vn.Content[i], vn.Content[i+1]
-				if !reVar.MatchString(k.Value) || metricFuncs[k.Value] || k.Value == "fact" || k.Value == "threshold" {
-					l.errf(k, "%s: var name %q: use a lower-case identifier that is not a function name", what, k.Value)
-					continue
-				}
-				if v.Kind != yaml.ScalarNode {
-					l.errf(v, "%s: var %s: expected an expression", what, k.Value)
-					continue
-				}
-				// checked with the vars before it in scope
-				if e := c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
-					r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents})
-				}
-			}
-		}
-	}
+	c.vars(m["vars"])
 	if v := m["title"]; v != nil {
 		r.Title = c.template(v, "title")
 	}
@@ -474,63 +410,155 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	r.Why = l.str(m["why"], "why")
 	c.planFields(m, r)
 	r.Summary = l.str(m["summary"], "summary")
-	if en := m["evidence"]; en != nil {
-		if en.Kind != yaml.SequenceNode {
-			l.errf(en, "%s: evidence: expected a list, found %s", what, kindName(en))
-		} else {
-			for _, e := range en.Content {
-				em := l.mapping(e, what+": evidence", evKeys)
-				es := EvidenceSpec{Metric: l.str(em["metric"], "metric"), Of: l.str(em["of"], "of")}
-				if es.Of == "" {
-					es.Of = "mean"
-				}
-				if !contains([]string{"mean", "max", "min", "sum", "each"}, es.Of) {
-					l.errf(em["of"], "%s: evidence of %q (expected mean, max, min, sum or each)", what, es.Of)
-				}
-				if em["metric"] == nil {
-					l.errf(e, "%s: evidence: missing metric", what)
-				} else if _, ok := LookupMetric(es.Metric); !ok {
-					l.errf(em["metric"], "%s: unknown metric %q in evidence (closest: %s)", what, es.Metric, strings.Join(Closest(es.Metric, MetricNames(), 3), ", "))
-				}
-				if nn := em["note"]; nn != nil {
-					es.Note = c.template(nn, "evidence note")
-				}
-				r.Evidence = append(r.Evidence, es)
-			}
-		}
+	for _, e := range l.seq(m["evidence"], what+": evidence") {
+		r.Evidence = append(r.Evidence, c.evidence(e))
 	}
-	if en := m["edits"]; en != nil {
-		if en.Kind != yaml.SequenceNode {
-			l.errf(en, "%s: edits: expected a list, found %s", what, kindName(en))
-		} else {
-			for _, e := range en.Content {
-				em := l.mapping(e, what+": edit", editKeys)
-				es := EditSpec{Op: l.str(em["op"], "op"), Name: l.str(em["name"], "name")}
-				if !slices.Contains(fix.Kinds, fix.Kind(es.Op)) {
-					l.errf(em["op"], "%s: edit op %q (expected one of %s)", what, es.Op, kindList(fix.Kinds))
-				}
-				if es.Name == "" {
-					l.errf(e, "%s: edit: missing name", what)
-				}
-				if v := em["value"]; v != nil {
-					es.Value = c.template(v, "edit value")
-				} else if k := fix.Kind(es.Op); k == fix.MergeJSON || k == fix.SetEnv || k == fix.CodeChange {
-					l.errf(e, "%s: edit %s: missing value", what, es.Op)
-				}
-				if v := em["create"]; v != nil {
-					es.Create = v.Value == "true"
-				}
-				if v := em["if"]; v != nil {
-					es.If = c.expr(v, "edit if", kindBool)
-				}
-				r.Edits = append(r.Edits, es)
-			}
-		}
+	for _, e := range l.seq(m["edits"], what+": edits") {
+		r.Edits = append(r.Edits, c.edit(e))
 	}
 	if len(l.problems) > before {
 		return nil
 	}
 	return r
+}
+
+// ruleID checks the rule's id and returns how messages name the rule.
+func (l *loader) ruleID(n *yaml.Node, m map[string]*yaml.Node, r *Rule, idx int) string {
+	r.ID = l.str(m["id"], "id")
+	switch {
+	case m["id"] == nil:
+		l.errf(n, "rule #%d: missing id", idx+1)
+	case !reID.MatchString(r.ID):
+		l.errf(m["id"], "rule id %q: use lower-case words joined by '-' (e.g. moe-routing-cumsum)", r.ID)
+	default:
+		r.Line = m["id"].Line
+		return "rule " + r.ID
+	}
+	return fmt.Sprintf("rule #%d", idx+1)
+}
+
+// seq is the items of sequence n (none when n is nil or not a list, the
+// latter reported as what: expected a list).
+func (l *loader) seq(n *yaml.Node, what string) []*yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.errf(n, "%s: expected a list, found %s", what, kindName(n))
+		return nil
+	}
+	return n.Content
+}
+
+// pairs calls each for the key and value nodes of mapping n (nothing when
+// n is nil; n not a mapping is reported as what: expected a mapping of
+// shape).
+func (l *loader) pairs(n *yaml.Node, what, shape string, each func(k, v *yaml.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errf(n, "%s: expected a mapping of %s, found %s", what, shape, kindName(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		each(n.Content[i], n.Content[i+1])
+	}
+}
+
+// thresholds reads the rule's thresholds: name: number.
+func (l *loader) thresholds(tn *yaml.Node, r *Rule, what string) {
+	l.pairs(tn, what+": thresholds", "name: number", func(k, v *yaml.Node) {
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			l.errf(v, "%s: threshold %s: expected a number, found %q", what, k.Value, v.Value)
+			return
+		}
+		r.Thresholds[k.Value] = f
+	})
+}
+
+// appliesTo reads the rule's applies_to: the versions, workloads, phases,
+// model families and dispatchers it is for.
+func (l *loader) appliesTo(an *yaml.Node, r *Rule, what string) {
+	am := l.mapping(an, what+": applies_to", appliesKey)
+	r.AppliesTo.VllmAscend = l.str(am["vllm_ascend_version"], "vllm_ascend_version")
+	if r.AppliesTo.VllmAscend != "" {
+		if _, err := parseRange(r.AppliesTo.VllmAscend); err != nil {
+			l.errf(am["vllm_ascend_version"], "%s: applies_to.vllm_ascend_version: %v", what, err)
+		}
+	}
+	r.AppliesTo.Workload = l.oneOf(am["workload"], what+": applies_to.workload", workloads)
+	r.AppliesTo.Phase = l.oneOf(am["phase"], what+": applies_to.phase", phases)
+	r.AppliesTo.ModelFamily = l.strList(am["model_family"], "model_family")
+	r.AppliesTo.Dispatcher = l.oneOf(am["moe_dispatcher"], what+": applies_to.moe_dispatcher", dispatchers)
+}
+
+// vars reads the rule's vars, each checked with the vars before it in
+// scope.
+func (c *compiler) vars(vn *yaml.Node) {
+	l, r, what := c.l, c.rule, c.what
+	l.pairs(vn, what+": vars", "name: expression", func(k, v *yaml.Node) {
+		if !reVar.MatchString(k.Value) || metricFuncs[k.Value] || k.Value == "fact" || k.Value == "threshold" {
+			l.errf(k, "%s: var name %q: use a lower-case identifier that is not a function name", what, k.Value)
+			return
+		}
+		if v.Kind != yaml.ScalarNode {
+			l.errf(v, "%s: var %s: expected an expression", what, k.Value)
+			return
+		}
+		if e := c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
+			r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents})
+		}
+	})
+}
+
+// evidence reads one evidence item: a known metric, how it is taken over
+// ranks and an optional note.
+func (c *compiler) evidence(e *yaml.Node) EvidenceSpec {
+	l, what := c.l, c.what
+	em := l.mapping(e, what+": evidence", evKeys)
+	es := EvidenceSpec{Metric: l.str(em["metric"], "metric"), Of: l.str(em["of"], "of")}
+	if es.Of == "" {
+		es.Of = "mean"
+	}
+	if !contains([]string{"mean", "max", "min", "sum", "each"}, es.Of) {
+		l.errf(em["of"], "%s: evidence of %q (expected mean, max, min, sum or each)", what, es.Of)
+	}
+	if em["metric"] == nil {
+		l.errf(e, "%s: evidence: missing metric", what)
+	} else if _, ok := LookupMetric(es.Metric); !ok {
+		l.errf(em["metric"], "%s: unknown metric %q in evidence (closest: %s)", what, es.Metric, strings.Join(Closest(es.Metric, MetricNames(), 3), ", "))
+	}
+	if nn := em["note"]; nn != nil {
+		es.Note = c.template(nn, "evidence note")
+	}
+	return es
+}
+
+// edit reads one edit: a fix action kind, its name, value, create and if.
+func (c *compiler) edit(e *yaml.Node) EditSpec {
+	l, what := c.l, c.what
+	em := l.mapping(e, what+": edit", editKeys)
+	es := EditSpec{Op: l.str(em["op"], "op"), Name: l.str(em["name"], "name")}
+	if !slices.Contains(fix.Kinds, fix.Kind(es.Op)) {
+		l.errf(em["op"], "%s: edit op %q (expected one of %s)", what, es.Op, kindList(fix.Kinds))
+	}
+	if es.Name == "" {
+		l.errf(e, "%s: edit: missing name", what)
+	}
+	if v := em["value"]; v != nil {
+		es.Value = c.template(v, "edit value")
+	} else if k := fix.Kind(es.Op); k == fix.MergeJSON || k == fix.SetEnv || k == fix.CodeChange {
+		l.errf(e, "%s: edit %s: missing value", what, es.Op)
+	}
+	if v := em["create"]; v != nil {
+		es.Create = v.Value == "true"
+	}
+	if v := em["if"]; v != nil {
+		es.If = c.expr(v, "edit if", kindBool)
+	}
+	return es
 }
 
 func (l *loader) budget(n *yaml.Node) *Budget {
