@@ -15,8 +15,10 @@ type StreamWait struct {
 	Wait   Stat
 	// Busy is the sum of durations of the stream's other tasks.
 	Busy int64
-	// Compute: the stream carries compute kernels.
-	Compute bool
+	// Compute: the stream carries compute kernels; ComputeTime sums their
+	// durations (the main stream has the most).
+	Compute     bool
+	ComputeTime int64
 	// Span is first start to last end of the stream's tasks.
 	Span int64
 }
@@ -45,6 +47,9 @@ type EventWaitResult struct {
 	// ComputeStreamWait sums waits on streams that carry compute kernels;
 	// ComputeStreamSpan sums those streams' spans.
 	ComputeStreamWait, ComputeStreamSpan int64
+	// Main is the main compute stream: the one with the most compute-kernel
+	// time (an index into Streams, -1 when no stream carries compute).
+	Main int
 	// WaitedOps sums EVENT_WAIT time by the op that ran right after the
 	// wait on the same stream (the op that waited), longest first.
 	WaitedOps []WaitedOp
@@ -64,6 +69,10 @@ const (
 	MetricEventWaitComputeStreamUs    = "event_wait.compute_stream.time_us"
 	MetricEventWaitComputeStreamShare = "event_wait.compute_stream.share"
 
+	MetricEventWaitMainStreamID    = "event_wait.main_stream.id"
+	MetricEventWaitMainStreamUs    = "event_wait.main_stream.time_us"
+	MetricEventWaitMainStreamShare = "event_wait.main_stream.share"
+
 	FamilyEventWaitStreamUs    Family = "event_wait.stream.<id>.time_us"
 	FamilyEventWaitStreamCount Family = "event_wait.stream.<id>.count"
 )
@@ -76,7 +85,10 @@ var EventWaitPass = &Pass{
 event_wait.time_us/.count sum device tasks of type EVENT_WAIT_SQE (named
 EVENT_WAIT) on all streams; event_wait.stream.<id>.* per stream;
 event_wait.compute_stream.share is the waits on streams that carry compute
-kernels over those streams' spans. Needs the timeline: kernel_details.csv
+kernels over those streams' spans. event_wait.main_stream.* are the main
+compute stream's (the stream with the most compute-kernel time): a side
+stream that waits little pools down the compute streams' share, not the
+main stream's. Needs the timeline: kernel_details.csv
 does not list EVENT_WAIT tasks.`,
 	ResultType: reflect.TypeOf((*EventWaitResult)(nil)),
 	Metrics: []Metric{
@@ -86,6 +98,9 @@ does not list EVENT_WAIT tasks.`,
 		{Name: string(FamilyEventWaitStreamCount), Unit: "count", Doc: "EVENT_WAIT tasks on one stream", Base: MetricEventWaitCount},
 		{Name: MetricEventWaitComputeStreamUs, Unit: "µs", Doc: "EVENT_WAIT time on streams that carry compute kernels"},
 		{Name: MetricEventWaitComputeStreamShare, Unit: "ratio", Doc: "that time over those streams' spans"},
+		{Name: MetricEventWaitMainStreamID, Unit: "stream", Doc: "the main compute stream: the stream with the most compute-kernel time"},
+		{Name: MetricEventWaitMainStreamUs, Unit: "µs", Doc: "EVENT_WAIT time on the main compute stream"},
+		{Name: MetricEventWaitMainStreamShare, Unit: "ratio", Doc: "that time over the main compute stream's span"},
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
@@ -140,6 +155,7 @@ does not list EVENT_WAIT tasks.`,
 			case model.ClassCompute:
 				sw.Compute = true
 				sw.Busy += t.Dur
+				sw.ComputeTime += t.Dur
 			default:
 				sw.Busy += t.Dur
 			}
@@ -154,6 +170,7 @@ does not list EVENT_WAIT tasks.`,
 			}
 		}
 		sort.Slice(res.Streams, func(i, j int) bool { return res.Streams[i].Stream < res.Streams[j].Stream })
+		res.Main = mainStream(res.Streams)
 		type opKey struct {
 			name   model.Sym
 			stream int32
@@ -238,9 +255,48 @@ does not list EVENT_WAIT tasks.`,
 		} else {
 			ctx.Unavailable("no stream carries compute kernels", MetricEventWaitComputeStreamShare)
 		}
+		setMainStream(ctx, res)
 		return res, nil
 	},
 }
 
 // EventWaitOf is the event_wait pass's result on a rank.
 var EventWaitOf = RankResultOf[*EventWaitResult](EventWaitPass)
+
+// mainStream is the index in streams of the one with the most
+// compute-kernel time (ties: the lower id), -1 when none carries compute.
+func mainStream(streams []StreamWait) int {
+	m := -1
+	for i, sw := range streams {
+		if sw.Compute && (m < 0 || sw.ComputeTime > streams[m].ComputeTime) {
+			m = i
+		}
+	}
+	return m
+}
+
+// setMainStream records the event_wait.main_stream.* metrics.
+func setMainStream(ctx *Context, res *EventWaitResult) {
+	names := []string{MetricEventWaitMainStreamID, MetricEventWaitMainStreamUs, MetricEventWaitMainStreamShare}
+	if res.Main < 0 {
+		ctx.Unavailable("no stream carries compute kernels", names...)
+		return
+	}
+	m := res.Streams[res.Main]
+	ctx.SetCount(MetricEventWaitMainStreamID, int(m.Stream))
+	ctx.SetUs(MetricEventWaitMainStreamUs, m.Wait.Total)
+	if m.Span > 0 {
+		ctx.Set(MetricEventWaitMainStreamShare, float64(m.Wait.Total)/float64(m.Span))
+	} else {
+		ctx.Unavailable("the main compute stream has a zero span", MetricEventWaitMainStreamShare)
+	}
+}
+
+// MainStream is the main compute stream's id; false when no stream
+// carries compute kernels.
+func (r *EventWaitResult) MainStream() (int32, bool) {
+	if r == nil || r.Main < 0 {
+		return 0, false
+	}
+	return r.Streams[r.Main].Stream, true
+}

@@ -18,7 +18,7 @@ import (
 // the Metric* constants and Family values declared with the passes.
 type Metric struct {
 	Name string
-	// Unit is µs, count, ratio, tokens or rank.
+	// Unit is µs, count, ratio, tokens, rank or stream (a stream id).
 	Unit string
 	// Doc is one line: what the number is.
 	Doc string
@@ -45,7 +45,7 @@ const (
 )
 
 // Units a metric may have.
-var metricUnits = []string{"µs", "count", "ratio", "tokens", "rank"}
+var metricUnits = []string{"µs", "count", "ratio", "tokens", "rank", "stream"}
 
 // IsCluster reports whether the metric is a cross-rank one.
 func (m Metric) IsCluster() bool { return m.Kind == ClusterMetric }

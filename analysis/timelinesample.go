@@ -214,7 +214,10 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 	w := &SampleWindow{Start: ws, End: we}
 	var keys []SampleLane
 	seen := map[SampleLane]bool{}
-	var boxes []sampleBox
+	// sized by a counting pass: grown by append, the slice would leave
+	// about as much again behind (the passes' allocation budget,
+	// TestPassesAllocateLessThanTheModel)
+	boxes := make([]sampleBox, 0, windowBoxes(r, ws, we))
 	add := func(b sampleBox) {
 		if !seen[b.key] {
 			seen[b.key] = true
@@ -280,6 +283,30 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 		w.Boxes[i] = b.SampleBox
 	}
 	return w
+}
+
+// windowBoxes counts what sampleWindow samples in [ws, we).
+func windowBoxes(r *model.Rank, ws, we int64) int {
+	n := 0
+	for i := range r.Tasks {
+		t := &r.Tasks[i]
+		if t.Start >= we {
+			break
+		}
+		if t.End() > ws && t.Class != model.ClassCommSubtask && t.Class != model.ClassPlaceholder {
+			n++
+		}
+	}
+	for i := range r.HCCL {
+		h := &r.HCCL[i]
+		if h.Start >= we {
+			break
+		}
+		if h.End() > ws {
+			n++
+		}
+	}
+	return n
 }
 
 // cutName copies s, cut to SampleNameRunes runes (an invalid byte counts

@@ -129,8 +129,11 @@ func (st *state) addContextFuncs() {
 	st.env.TopAICPU = st.topAICPU
 	st.env.Awaited = st.awaitedText
 	st.env.AwaitedKind = func() (string, error) {
-		k, _, _, _, err := st.topAwaited()
-		return k, err
+		items, err := st.topAwaited()
+		if err != nil {
+			return "", err
+		}
+		return items[0].kind, nil
 	}
 	st.env.PerStep = st.perStep
 	st.env.NoEstimate = func(why string) (float64, error) { return 0, st.unavailable("%s", why) }
@@ -144,25 +147,38 @@ func (st *state) ranks() []*analysis.RankResult {
 	return st.in.Result.Ranks
 }
 
-// topAwaited is what the compute streams' EVENT_WAITs waited for most,
-// summed over ranks: its kind and name, the record's stream, and its share
-// of the compute streams' paired wait time.
-func (st *state) topAwaited() (kind, name string, stream int32, share float64, err error) {
-	sums := map[[3]string]*named{}
+// awaitedItem is one thing the main compute streams waited for, summed
+// over ranks, with its share of their paired wait time.
+type awaitedItem struct {
+	kind, name string
+	stream     int32
+	share      float64
+}
+
+// awaitedSecondShare: awaited() names a second thing waited for when it
+// takes at least this share of the waits.
+const awaitedSecondShare = 0.2
+
+// topAwaited is what each rank's main compute stream (the one with the
+// most compute-kernel time; every compute stream when it is unknown)
+// waited for, summed over ranks, most first.
+func (st *state) topAwaited() ([]awaitedItem, error) {
+	sums := map[string]*named{}
 	var all float64
 	for _, rr := range st.ranks() {
 		ew, wp := analysis.EventWaitOf(rr), analysis.WaitPairsOf(rr)
 		if ew == nil || wp == nil {
 			continue
 		}
+		main, haveMain := ew.MainStream()
 		for _, s := range ew.Streams {
-			if !s.Compute {
+			if !s.Compute || (haveMain && s.Stream != main) {
 				continue
 			}
 			for _, a := range wp.Streams[s.Stream] {
-				k := [3]string{a.Kind, a.Name, fmt.Sprint(a.Stream)}
+				k := a.Kind + "\x00" + a.Name + "\x00" + fmt.Sprint(a.Stream)
 				if sums[k] == nil {
-					sums[k] = &named{name: a.Kind + "\x00" + a.Name + "\x00" + fmt.Sprint(a.Stream)}
+					sums[k] = &named{name: k}
 				}
 				sums[k].total += float64(a.Wait.Total)
 				all += float64(a.Wait.Total)
@@ -170,42 +186,48 @@ func (st *state) topAwaited() (kind, name string, stream int32, share float64, e
 		}
 	}
 	if all == 0 {
-		return "", "", 0, 0, st.unavailable("no EVENT_WAIT on a compute stream was paired (needs the device timeline)")
+		return nil, st.unavailable("no EVENT_WAIT on a compute stream was paired (needs the device timeline)")
 	}
-	m := map[string]*named{}
-	for _, v := range sums {
-		m[v.name] = v
+	var out []awaitedItem
+	for _, v := range byTotal(sums) {
+		parts := strings.Split(v.name, "\x00")
+		var s int
+		fmt.Sscan(parts[2], &s)
+		out = append(out, awaitedItem{kind: parts[0], name: parts[1], stream: int32(s), share: v.total / all})
 	}
-	top := byTotal(m)[0]
-	parts := strings.Split(top.name, "\x00")
-	var s int
-	fmt.Sscan(parts[2], &s)
-	return parts[0], parts[1], int32(s), top.total / all, nil
+	return out, nil
 }
 
-// awaitedText says what the compute streams wait for, for people.
+// awaitedText says what the main compute streams wait for, for people:
+// the most waited-for, and the next when it takes a fifth of the waits.
 func (st *state) awaitedText() (string, error) {
-	kind, name, stream, share, err := st.topAwaited()
+	items, err := st.topAwaited()
 	if err != nil {
 		return "", err
 	}
-	var what string
-	switch kind {
+	text := awaitedWhat(items[0]) + fmt.Sprintf(", %.1f%% of its waits", 100*items[0].share)
+	if len(items) > 1 && items[1].share >= awaitedSecondShare {
+		text += fmt.Sprintf(", then %s, %.1f%%", awaitedWhat(items[1]), 100*items[1].share)
+	}
+	return text, nil
+}
+
+// awaitedWhat names one awaited item.
+func awaitedWhat(a awaitedItem) string {
+	switch a.kind {
 	case analysis.AwaitCollective:
-		t, g, _ := strings.Cut(name, "@")
-		what = "the " + CollectiveName(t) + " collectives"
+		t, g, _ := strings.Cut(a.name, "@")
+		what := "the " + CollectiveName(t) + " collectives"
 		if g != "?" {
 			what += " of group " + g
 		}
-		what += fmt.Sprintf(" (stream %d)", stream)
+		return what + fmt.Sprintf(" (stream %d)", a.stream)
 	case analysis.AwaitKernel:
-		what = fmt.Sprintf("%s kernels on side stream %d", name, stream)
+		return fmt.Sprintf("%s kernels on side stream %d", a.name, a.stream)
 	case analysis.AwaitMemcpy:
-		what = fmt.Sprintf("memory copies on stream %d", stream)
-	default:
-		what = "the host (no record on the device ended the wait)"
+		return fmt.Sprintf("memory copies on stream %d", a.stream)
 	}
-	return fmt.Sprintf("%s, %.1f%% of their waits", what, 100*share), nil
+	return "the host (no record on the device ended the wait)"
 }
 
 // perStep is m over decode.steps.count on each rank that has both, then

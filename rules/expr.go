@@ -184,7 +184,7 @@ var Functions = [][2]string{
 	{`waited_op()`, "the op after the most EVENT_WAIT time, over all ranks"},
 	{`top_collectives(n)`, "the n collective types and groups with the most time (mean per rank), as text: type, group, time, ops and share of the window"},
 	{`top_aicpu(n)`, "the n kernels with the most AI CPU time (mean per rank), as text: name, count and time"},
-	{`awaited()`, "what the compute streams' EVENT_WAITs waited for most (the record that ended each wait and the task before it), as text with its share"},
+	{`awaited()`, "what the main compute streams' EVENT_WAITs (each rank's stream with the most compute-kernel time) waited for most (the record that ended each wait and the task before it), as text with its share, then the next when it takes a fifth of the waits"},
 	{`awaited_kind()`, "its kind: collective, kernel (a side stream), memcpy or host"},
 	{`per_step("m")`, "m per decode step: on each rank m over decode.steps.count, then the mean over ranks (a per-step budget without dividing by hand)"},
 	{`no_estimate("why")`, "in a saving: no estimate, with the reason (the finding says \"saving not estimated: why\"; an auto severity is then medium)"},
