@@ -15,7 +15,8 @@ import (
 const ExpertDumpDir = "expert_hotspot"
 
 // Profile-level metric names of ExpertsTruth.Metrics (the names npuprof's
-// experts pass reports; a public contract, docs/experts.md).
+// experts pass reports; a public contract, docs/experts.md). Stated here, not
+// imported from the pass, so that renaming one there fails the truth tests.
 const (
 	MetricExpertsImbalanceMax      = "experts.imbalance.max"
 	MetricExpertsImbalanceMean     = "experts.imbalance.mean"

@@ -82,7 +82,8 @@ func WriteTrace(w io.Writer, s Scenario, rank int) (*RankTruth, error) {
 	if err := runPasses(s, []*rankOut{o}); err != nil {
 		return nil, err
 	}
-	return &RankTruth{Rank: rank, Dir: info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps, Waits: o.acc.waits}, nil
+	rt := o.truth()
+	return &rt, nil
 }
 
 // ReadTruth loads dir/npuprof_truth.json.
@@ -101,14 +102,37 @@ func ReadTruth(dir string) (*Truth, error) {
 // rankFiles holds the open output files of one rank.
 type rankFiles struct {
 	trace, kd, cj *os.File
+	msprof        *msprofFiles // msprof_text layout
 }
 
+// close closes whatever is still open, ignoring errors (the error path).
 func (f *rankFiles) close() {
 	for _, x := range []*os.File{f.trace, f.kd, f.cj} {
 		if x != nil {
 			x.Close()
 		}
 	}
+	if f.msprof != nil {
+		f.msprof.close()
+	}
+}
+
+// closeChecked closes the files and reports the first error; a later close
+// does nothing.
+func (f *rankFiles) closeChecked() error {
+	for _, x := range []*os.File{f.trace, f.kd, f.cj} {
+		if x != nil {
+			if err := x.Close(); err != nil {
+				return err
+			}
+		}
+	}
+	m := f.msprof
+	*f = rankFiles{}
+	if m != nil {
+		return m.close()
+	}
+	return nil
 }
 
 // generateRanks writes the folders of the listed ranks.
@@ -117,111 +141,108 @@ func generateRanks(dir string, s Scenario, ranks []int, lay Layout) ([]RankTruth
 		return nil, err
 	}
 	g := newJob(s)
-	var outs []*rankOut
-	var files []*rankFiles
-	var mfs []*msprofFiles
+	outs := make([]*rankOut, 0, len(ranks))
+	files := make([]*rankFiles, 0, len(ranks))
 	defer func() {
 		for _, f := range files {
 			f.close()
 		}
-		for _, m := range mfs {
-			m.close()
-		}
 	}()
 	for _, r := range ranks {
-		info := g.rankInfo(r)
-		switch lay {
-		case LayoutMsprofText:
-			info.dir = g.profDir(r)
-			o, mf, err := newMsprofOut(dir, s, g, info)
-			mfs = append(mfs, mf)
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, o)
-			files = append(files, &rankFiles{})
-			continue
-		case LayoutTorchNPUDB:
-			if err := os.MkdirAll(filepath.Join(dir, info.dir, OutputDir), 0o755); err != nil {
-				return nil, err
-			}
-			p, _ := dbPaths(filepath.Join(dir, info.dir), r)
-			d, err := newDBOut(p, info)
-			if err != nil {
-				return nil, err
-			}
-			o := newRankOut(s, info, io.Discard, nil, nil)
-			o.lay, o.db = LayoutTorchNPUDB, d
-			outs = append(outs, o)
-			files = append(files, &rankFiles{})
-			continue
-		}
-		out := filepath.Join(dir, info.dir, OutputDir)
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return nil, err
-		}
 		f := &rankFiles{}
 		files = append(files, f)
-		var err error
-		if f.trace, err = os.Create(filepath.Join(out, "trace_view.json")); err != nil {
+		o, err := openRank(dir, s, g, r, lay, f)
+		if err != nil {
 			return nil, err
 		}
-		if f.kd, err = os.Create(filepath.Join(out, "kernel_details.csv")); err != nil {
-			return nil, err
-		}
-		if err := writeKernelHeader(f.kd, s.ProfilerSteps); err != nil {
-			return nil, err
-		}
-		var cj io.Writer
-		if s.CommJSON {
-			if f.cj, err = os.Create(filepath.Join(out, "communication.json")); err != nil {
-				return nil, err
-			}
-			cj = f.cj
-		}
-		outs = append(outs, newRankOut(s, info, f.trace, f.kd, cj))
+		outs = append(outs, o)
 	}
 	if err := runPasses(s, outs); err != nil {
 		return nil, err
 	}
-	var truth []RankTruth
+	truth := make([]RankTruth, 0, len(outs))
 	for i, o := range outs {
-		for _, x := range []*os.File{files[i].trace, files[i].kd, files[i].cj} {
-			if x != nil {
-				if err := x.Close(); err != nil {
-					return nil, err
-				}
-			}
+		if err := finishRank(dir, s, g, o, lay, files[i]); err != nil {
+			return nil, err
 		}
-		*files[i] = rankFiles{}
-		rdir := filepath.Join(dir, o.info.dir)
-		switch lay {
-		case LayoutMsprofText:
-			if err := mfs[i].close(); err != nil {
-				return nil, err
-			}
-			if err := finishMsprof(dir, s, g, o); err != nil {
-				return nil, err
-			}
-		case LayoutTorchNPUDB:
-			if err := o.db.close(o.info, envVariables(s)); err != nil {
-				return nil, err
-			}
-			_, ap := dbPaths(rdir, o.info.rank)
-			if err := writeAnalysisDB(ap, s, o.acc); err != nil {
-				return nil, err
-			}
-			if err := writeProfilerInfo(rdir, s, g, o, "db"); err != nil {
-				return nil, err
-			}
-		default:
-			if err := writeSmallFiles(rdir, s, g, o); err != nil {
-				return nil, err
-			}
-		}
-		truth = append(truth, RankTruth{Rank: o.info.rank, Dir: o.info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps, Waits: o.acc.waits})
+		truth = append(truth, o.truth())
 	}
 	return truth, nil
+}
+
+// openRank creates rank r's folder and streamed output files in layout lay
+// (recorded in f, to be closed also on error) and returns its writer.
+func openRank(dir string, s Scenario, g *job, r int, lay Layout, f *rankFiles) (*rankOut, error) {
+	info := g.rankInfo(r)
+	switch lay {
+	case LayoutMsprofText:
+		info.dir = g.profDir(r)
+		o, mf, err := newMsprofOut(dir, s, g, info)
+		f.msprof = mf
+		return o, err
+	case LayoutTorchNPUDB:
+		if err := os.MkdirAll(filepath.Join(dir, info.dir, OutputDir), 0o755); err != nil {
+			return nil, err
+		}
+		p, _ := dbPaths(filepath.Join(dir, info.dir), r)
+		d, err := newDBOut(p, info)
+		if err != nil {
+			return nil, err
+		}
+		o := newRankOut(s, info, io.Discard, nil, nil)
+		o.lay, o.db = LayoutTorchNPUDB, d
+		return o, nil
+	}
+	out := filepath.Join(dir, info.dir, OutputDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.trace, err = os.Create(filepath.Join(out, "trace_view.json")); err != nil {
+		return nil, err
+	}
+	if f.kd, err = os.Create(filepath.Join(out, "kernel_details.csv")); err != nil {
+		return nil, err
+	}
+	if err := writeKernelHeader(f.kd, s.ProfilerSteps); err != nil {
+		return nil, err
+	}
+	var cj io.Writer
+	if s.CommJSON {
+		if f.cj, err = os.Create(filepath.Join(out, "communication.json")); err != nil {
+			return nil, err
+		}
+		cj = f.cj
+	}
+	return newRankOut(s, info, f.trace, f.kd, cj), nil
+}
+
+// finishRank closes rank o's streamed files and writes the files that need
+// the whole capture (profiler info, step trace, statistics, analysis.db).
+func finishRank(dir string, s Scenario, g *job, o *rankOut, lay Layout, f *rankFiles) error {
+	if err := f.closeChecked(); err != nil {
+		return err
+	}
+	rdir := filepath.Join(dir, o.info.dir)
+	switch lay {
+	case LayoutMsprofText:
+		return finishMsprof(dir, s, g, o)
+	case LayoutTorchNPUDB:
+		if err := o.db.close(o.info, envVariables(s)); err != nil {
+			return err
+		}
+		_, ap := dbPaths(rdir, o.info.rank)
+		if err := writeAnalysisDB(ap, s, o.acc); err != nil {
+			return err
+		}
+		return writeProfilerInfo(rdir, s, g, o, "db")
+	}
+	return writeSmallFiles(rdir, s, g, o)
+}
+
+// truth is the rank's ground truth once its passes ran.
+func (o *rankOut) truth() RankTruth {
+	return RankTruth{Rank: o.info.rank, Dir: o.info.dir, Metrics: o.acc.metrics(), Steps: o.acc.steps, Waits: o.acc.waits}
 }
 
 // runPasses drives the three streaming passes over all steps: host (Python)

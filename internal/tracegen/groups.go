@@ -2,31 +2,9 @@ package tracegen
 
 import (
 	"fmt"
-	"strconv"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
-
-// doubleHash is msprof's group hash of an HCCL communicator name:
-// (h29 << 32) | h131 with the 32-bit rolling hashes h = h*p + byte
-// (FORMATS.md §3.7). It is reimplemented here on purpose: the generator
-// must not share code with the parsers it is used to test.
-func doubleHash(s string) uint64 {
-	var h29, h131 uint32
-	for i := 0; i < len(s); i++ {
-		h29 = h29*29 + uint32(s[i])
-		h131 = h131*131 + uint32(s[i])
-	}
-	return uint64(h29)<<32 | uint64(h131)
-}
-
-// hashSuffix is the last three characters of the decimal double hash, the
-// token HCCL op names carry (`hcom_allReduce__586_0_1`).
-func hashSuffix(comm string) string {
-	h := strconv.FormatUint(doubleHash(comm), 10)
-	if len(h) > 3 {
-		h = h[len(h)-3:]
-	}
-	return h
-}
 
 // Group kinds that carry collectives.
 const (
@@ -34,17 +12,6 @@ const (
 	grpEP        // expert-parallel group: FLASHCOMM1 MoE all-gathers / reduce-scatter
 	numCollGroups
 )
-
-// commGroup is one HCCL communicator as seen by one rank
-// (profiler_metadata.json parallel_group_info entry).
-type commGroup struct {
-	Comm        string // communicator name (the parallel_group_info key)
-	Name        string // vLLM group name: tp, ep, dp, pp, default_group
-	Rank        int    // rank inside the group
-	GlobalRanks []int
-	Hash        string // decimal double hash
-	Suffix      string // last 3 chars of Hash
-}
 
 // layout is the process-group layout shared by all ranks.
 type layout struct {
@@ -63,16 +30,14 @@ func (l layout) commName(root, counter int) string {
 	return fmt.Sprintf("%s%%enp189s0f0_%d_%d_%d", ip(root), 60000+root%maxTP, counter, l.created+int64(counter))
 }
 
-// groupsOf returns the communicators of rank r: tp (and ep when EP is on)
-// first, then default_group, dp and pp.
-func (l layout) groupsOf(r int) []commGroup {
-	var out []commGroup
+// groupsOf returns the communicators of rank r (profiler_metadata.json
+// parallel_group_info entries, with the hash fields HCCL op names carry):
+// tp (and ep when EP is on) first, then default_group, dp and pp.
+func (l layout) groupsOf(r int) []model.Group {
+	var out []model.Group
 	for _, g := range l.allGroups() {
 		if i := indexOf(g.members, r); i >= 0 {
-			out = append(out, commGroup{
-				Comm: g.comm, Name: g.name, Rank: i, GlobalRanks: g.members,
-				Hash: strconv.FormatUint(doubleHash(g.comm), 10), Suffix: hashSuffix(g.comm),
-			})
+			out = append(out, model.NewGroup(g.comm, g.name, i, g.members))
 		}
 	}
 	return out
@@ -126,7 +91,7 @@ func (l layout) allGroups() []groupInstance {
 		for {
 			name := l.commName(g.members[0], counter)
 			counter++
-			suf := hashSuffix(name)
+			suf := model.NewGroup(name, g.name, 0, g.members).HashSuffix
 			clash := false
 			for _, m := range g.members {
 				clash = clash || used[m][suf]

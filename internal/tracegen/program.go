@@ -63,6 +63,16 @@ func shp(in, inT, out, outT string) shapes {
 	return shapes{in, inT, nd(strings.Count(in, ";") + 1), out, outT, nd(strings.Count(out, ";") + 1)}
 }
 
+// matmul is an aten::mm kernel (MatMulV2): tokens x k times n x k, into
+// tokens x n, in BF16.
+func matmul(ks kernelSpec, n, k int) *kernelSpec {
+	ks.name, ks.opType, ks.taskType, ks.torchOp = "aclnnMatmul_MatMulCommon_MatMulV2", "MatMulV2", "AI_CORE", "aten::mm"
+	ks.shape = func(c shapeCtx) shapes {
+		return shp(fmt.Sprintf("%d,%d;%d,%d", c.tokens, k, n, k), "BF16;BF16", fmt.Sprintf("%d,%d", c.tokens, n), "BF16")
+	}
+	return spec(ks)
+}
+
 var nextSpecID int
 
 func spec(k kernelSpec) *kernelSpec {
@@ -88,11 +98,7 @@ var (
 			h := fmt.Sprintf("%d,%d", c.tokens, hiddenSize)
 			return shp(h+";"+h+";4096", "BF16;BF16;BF16", h+";"+fmt.Sprintf("%d,1", c.tokens)+";"+h, "BF16;FLOAT;BF16")
 		}})
-	kQKV = spec(kernelSpec{name: "aclnnMatmul_MatMulCommon_MatMulV2", opType: "MatMulV2", taskType: "AI_CORE",
-		torchOp: "aten::mm", baseNs: 9400, perTokNs: 60, tok: tokFull, block: 20,
-		shape: func(c shapeCtx) shapes {
-			return shp(fmt.Sprintf("%d,4096;1280,4096", c.tokens), "BF16;BF16", fmt.Sprintf("%d,1280", c.tokens), "BF16")
-		}})
+	kQKV   = matmul(kernelSpec{baseNs: 9400, perTokNs: 60, tok: tokFull, block: 20}, 1280, 4096)
 	kQNorm = spec(kernelSpec{name: "aclnnRmsNorm_RmsNorm_RmsNorm", opType: "RmsNorm", taskType: "AI_VECTOR_CORE",
 		torchOp: "npu::npu_rms_norm", baseNs: 3100, perTokNs: 20, tok: tokFull, block: 40,
 		shape: func(c shapeCtx) shapes {
@@ -124,17 +130,9 @@ var (
 			return shp(fmt.Sprintf("%d,1,1024;2048,128,128;2048,128,128;%d,64;%d", t, t, t), "BF16;BF16;BF16;INT32;INT64",
 				fmt.Sprintf("%d,1,1024;%d,8,1", t, t), "BF16;FLOAT")
 		}})
-	kOProj = spec(kernelSpec{name: "aclnnMatmul_MatMulCommon_MatMulV2", opType: "MatMulV2", taskType: "AI_CORE",
-		torchOp: "aten::mm", baseNs: 7800, perTokNs: 50, tok: tokFull, block: 20,
-		shape: func(c shapeCtx) shapes {
-			return shp(fmt.Sprintf("%d,1024;4096,1024", c.tokens), "BF16;BF16", fmt.Sprintf("%d,4096", c.tokens), "BF16")
-		}})
-	kGate = spec(kernelSpec{name: "aclnnMatmul_MatMulCommon_MatMulV2", opType: "MatMulV2", taskType: "AI_CORE",
-		torchOp: "aten::mm", baseNs: 3900, perTokNs: 15, tok: tokLocal, block: 8,
-		shape: func(c shapeCtx) shapes {
-			return shp(fmt.Sprintf("%d,4096;128,4096", c.tokens), "BF16;BF16", fmt.Sprintf("%d,128", c.tokens), "BF16")
-		}})
-	kTopK = spec(kernelSpec{name: "aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK", opType: "MoeGatingTopK", taskType: "AI_VECTOR_CORE",
+	kOProj = matmul(kernelSpec{baseNs: 7800, perTokNs: 50, tok: tokFull, block: 20}, 4096, 1024)
+	kGate  = matmul(kernelSpec{baseNs: 3900, perTokNs: 15, tok: tokLocal, block: 8}, 128, 4096)
+	kTopK  = spec(kernelSpec{name: "aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK", opType: "MoeGatingTopK", taskType: "AI_VECTOR_CORE",
 		torchOp: "_C_ascend::moe_gating_top_k", baseNs: 5400, perTokNs: 30, tok: tokLocal, block: 40,
 		shape: func(c shapeCtx) shapes {
 			t := c.tokens
@@ -205,12 +203,8 @@ var (
 		shape: func(c shapeCtx) shapes {
 			return shp(fmt.Sprintf("%d,4096", c.tokens), "BF16", fmt.Sprintf("%d,4096", c.tokens), "BF16")
 		}})
-	kLMHead = spec(kernelSpec{name: "aclnnMatmul_MatMulCommon_MatMulV2", opType: "MatMulV2", taskType: "AI_CORE",
-		torchOp: "aten::mm", baseNs: 94000, perTokNs: 300, jitter: 0.04, tok: tokFull, block: 20,
-		shape: func(c shapeCtx) shapes {
-			return shp(fmt.Sprintf("%d,4096;%d,4096", c.tokens, vocabSize/maxTP), "BF16;BF16", fmt.Sprintf("%d,%d", c.tokens, vocabSize/maxTP), "BF16")
-		}})
-	kDiv = spec(kernelSpec{name: "aclnnDiv_RealDiv_RealDiv", opType: "RealDiv", taskType: "AI_VECTOR_CORE",
+	kLMHead = matmul(kernelSpec{baseNs: 94000, perTokNs: 300, jitter: 0.04, tok: tokFull, block: 20}, vocabSize/maxTP, 4096)
+	kDiv    = spec(kernelSpec{name: "aclnnDiv_RealDiv_RealDiv", opType: "RealDiv", taskType: "AI_VECTOR_CORE",
 		torchOp: "aten::div", baseNs: 8200, perTokNs: 60, tok: tokFull, block: 40,
 		shape: func(c shapeCtx) shapes {
 			v := fmt.Sprintf("%d,%d", c.tokens, vocabSize)

@@ -1,6 +1,7 @@
 package tracegen
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -219,50 +220,60 @@ func ScenarioNames() []string {
 
 // Validate checks a scenario and reports the first problem.
 func (s Scenario) Validate() error {
-	switch {
-	case s.Ranks < 1:
-		return fmt.Errorf("tracegen: Ranks must be >= 1, got %d", s.Ranks)
-	case s.Ranks > maxTP && s.Ranks%maxTP != 0:
-		return fmt.Errorf("tracegen: Ranks above %d must be a multiple of %d, got %d", maxTP, maxTP, s.Ranks)
-	case s.Layers < 1:
-		return fmt.Errorf("tracegen: Layers must be >= 1, got %d", s.Layers)
-	case s.Steps < 1:
-		return fmt.Errorf("tracegen: Steps must be >= 1, got %d", s.Steps)
-	case s.Batch < 1:
-		return fmt.Errorf("tracegen: Batch must be >= 1, got %d", s.Batch)
-	case s.HotRank >= s.Ranks:
-		return fmt.Errorf("tracegen: HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)
-	case s.SlowRank >= s.Ranks:
-		return fmt.Errorf("tracegen: SlowRank %d out of range (Ranks %d)", s.SlowRank, s.Ranks)
-	case s.SlowFactor < 0:
-		return fmt.Errorf("tracegen: SlowFactor must be >= 0, got %g", s.SlowFactor)
-	case s.MsprofSlice < 0:
-		return fmt.Errorf("tracegen: MsprofSlice must be >= 0, got %d", s.MsprofSlice)
-	case s.SkewFactor < 0:
-		return fmt.Errorf("tracegen: SkewFactor must be >= 0, got %g", s.SkewFactor)
-	case s.HotExperts < 0 || s.HotExperts > numExperts:
-		return fmt.Errorf("tracegen: HotExperts must be in 0..%d, got %d", numExperts, s.HotExperts)
-	case s.HotExperts > 0 && !s.ExpertParallel:
-		return fmt.Errorf("tracegen: HotExperts needs ExpertParallel (without EP every rank computes every expert)")
-	case s.HotExperts > 0 && numExperts%s.Ranks != 0:
-		return fmt.Errorf("tracegen: HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)
-	case s.HotExperts > 0 && s.HotExpertFactor < 1:
-		return fmt.Errorf("tracegen: HotExpertFactor must be >= 1, got %g", s.HotExpertFactor)
-	case s.EPLB && !s.ExpertParallel:
-		return fmt.Errorf("tracegen: EPLB needs ExpertParallel")
-	case s.Dispatcher != "" && s.Dispatcher != "allgather" && dispatcherBlock(s.Dispatcher) == nil:
-		return fmt.Errorf("tracegen: Dispatcher must be allgather, mc2, fused_mc2 or alltoall, got %q", s.Dispatcher)
-	case dispatcherBlock(s.Dispatcher) != nil && !s.ExpertParallel:
-		return fmt.Errorf("tracegen: Dispatcher %s needs ExpertParallel", s.Dispatcher)
-	case s.HostSlowdown < 0:
-		return fmt.Errorf("tracegen: HostSlowdown must be >= 0, got %g", s.HostSlowdown)
-	}
-	for _, c := range s.CaptureSizes {
-		if c < 1 {
-			return fmt.Errorf("tracegen: capture sizes must be >= 1, got %d", c)
+	for _, c := range s.checks() {
+		if c.bad {
+			return errors.New("tracegen: " + c.msg)
 		}
 	}
 	return nil
+}
+
+// check is one rule of Validate: bad when the scenario breaks it.
+type check struct {
+	bad bool
+	msg string
+}
+
+// atLeast is the rule field >= min.
+func atLeast[T int | float64](field string, v, min T) check {
+	return check{v < min, fmt.Sprintf("%s must be >= %v, got %v", field, min, v)}
+}
+
+// when limits a rule to scenarios where cond holds.
+func (c check) when(cond bool) check {
+	c.bad = c.bad && cond
+	return c
+}
+
+// checks lists Validate's rules in the order they are reported.
+func (s Scenario) checks() []check {
+	hot := s.HotExperts > 0
+	cs := []check{
+		atLeast("Ranks", s.Ranks, 1),
+		{s.Ranks > maxTP && s.Ranks%maxTP != 0, fmt.Sprintf("Ranks above %d must be a multiple of %d, got %d", maxTP, maxTP, s.Ranks)},
+		atLeast("Layers", s.Layers, 1),
+		atLeast("Steps", s.Steps, 1),
+		atLeast("Batch", s.Batch, 1),
+		{s.HotRank >= s.Ranks, fmt.Sprintf("HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)},
+		{s.SlowRank >= s.Ranks, fmt.Sprintf("SlowRank %d out of range (Ranks %d)", s.SlowRank, s.Ranks)},
+		atLeast("SlowFactor", s.SlowFactor, 0),
+		atLeast("MsprofSlice", s.MsprofSlice, 0),
+		atLeast("SkewFactor", s.SkewFactor, 0),
+		{s.HotExperts < 0 || s.HotExperts > numExperts, fmt.Sprintf("HotExperts must be in 0..%d, got %d", numExperts, s.HotExperts)},
+		{hot && !s.ExpertParallel, "HotExperts needs ExpertParallel (without EP every rank computes every expert)"},
+		// Ranks >= 1 here: the rule above reports Ranks < 1 first.
+		{hot && s.Ranks > 0 && numExperts%s.Ranks != 0, fmt.Sprintf("HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)},
+		atLeast("HotExpertFactor", s.HotExpertFactor, 1).when(hot),
+		{s.EPLB && !s.ExpertParallel, "EPLB needs ExpertParallel"},
+		{s.Dispatcher != "" && s.Dispatcher != "allgather" && dispatcherBlock(s.Dispatcher) == nil,
+			fmt.Sprintf("Dispatcher must be allgather, mc2, fused_mc2 or alltoall, got %q", s.Dispatcher)},
+		{dispatcherBlock(s.Dispatcher) != nil && !s.ExpertParallel, fmt.Sprintf("Dispatcher %s needs ExpertParallel", s.Dispatcher)},
+		atLeast("HostSlowdown", s.HostSlowdown, 0),
+	}
+	for _, c := range s.CaptureSizes {
+		cs = append(cs, atLeast("capture sizes", c, 1))
+	}
+	return cs
 }
 
 // tpSize is the tensor-parallel group size (ranks of one node).

@@ -145,37 +145,13 @@ func appendPMU(b []byte, taskType string, dur int64) []byte {
 	}
 	cube := taskType == "AI_CORE" || strings.HasPrefix(taskType, "MIX")
 	vec := taskType == "AI_VECTOR_CORE" || strings.HasPrefix(taskType, "MIX")
-	part := func(f float64) int64 { return int64(float64(dur) * f) }
-	ratio := func(f float64) string { return pyFloat(round4(f)) }
 	if cube {
-		t := part(0.97)
-		b = append(b, ',')
-		b = appendUs(b, t)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, t*1800/1000, 10)
-		for _, f := range []float64{0.55, 0.21, 0.31, 0.82, 0.05} {
-			b = append(b, ',')
-			b = appendUs(b, part(f))
-			b = append(b, ',')
-			b = append(b, ratio(f/0.97)...)
-		}
-		b = append(b, ",0.002"...)
+		b = appendUnitPMU(b, dur, 0.97, []float64{0.55, 0.21, 0.31, 0.82, 0.05}, ",0.002")
 	} else {
 		b = append(b, ",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"...)
 	}
 	if vec {
-		t := part(0.96)
-		b = append(b, ',')
-		b = appendUs(b, t)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, t*1800/1000, 10)
-		for _, f := range []float64{0.41, 0.24, 0.63, 0.33} {
-			b = append(b, ',')
-			b = appendUs(b, part(f))
-			b = append(b, ',')
-			b = append(b, ratio(f/0.96)...)
-		}
-		b = append(b, ",0.011"...)
+		b = appendUnitPMU(b, dur, 0.96, []float64{0.41, 0.24, 0.63, 0.33}, ",0.011")
 	} else {
 		b = append(b, ",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"...)
 	}
@@ -183,6 +159,25 @@ func appendPMU(b []byte, taskType string, dur int64) []byte {
 		return append(b, ",55.31"...)
 	}
 	return append(b, ",0"...)
+}
+
+// appendUnitPMU appends one unit's PipeUtilization columns: its busy time
+// (busy of dur) and cycles at 1800 MHz, then each pipe's time and ratio
+// (pipe of dur, over busy), then tail.
+func appendUnitPMU(b []byte, dur int64, busy float64, pipes []float64, tail string) []byte {
+	part := func(f float64) int64 { return int64(float64(dur) * f) }
+	t := part(busy)
+	b = append(b, ',')
+	b = appendUs(b, t)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, t*1800/1000, 10)
+	for _, f := range pipes {
+		b = append(b, ',')
+		b = appendUs(b, part(f))
+		b = append(b, ',')
+		b = append(b, pyFloat(round4(f/busy))...)
+	}
+	return append(b, tail...)
 }
 
 // writeStepTrace writes step_trace_time.csv: one row per ProfilerStep, or a

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // small shrinks a scenario so the whole suite stays fast.
@@ -25,9 +27,11 @@ func mustLookup(t *testing.T, name string) Scenario {
 	return s
 }
 
-func TestDoubleHash(t *testing.T) {
-	assert.Equal(t, uint64(17148521525495523210), doubleHash("90.91.105.46%enp189s0f0_60000_0_1736410538306028"))
-	assert.Equal(t, "210", hashSuffix("90.91.105.46%enp189s0f0_60000_0_1736410538306028"))
+func TestGroupHashSuffix(t *testing.T) {
+	// The op-name token of a real communicator (FORMATS.md §3.7).
+	g := model.NewGroup("90.91.105.46%enp189s0f0_60000_0_1736410538306028", "tp", 0, []int{0})
+	assert.Equal(t, "17148521525495523210", g.Hash)
+	assert.Equal(t, "210", g.HashSuffix)
 }
 
 func TestUnionOnHandMadeIntervals(t *testing.T) {
@@ -103,8 +107,8 @@ func TestGroupsHaveDistinctSuffixes(t *testing.T) {
 		for r := 0; r < ranks; r++ {
 			seen := map[string]bool{}
 			for _, g := range lay.groupsOf(r) {
-				assert.False(t, seen[g.Suffix], "ranks %d rank %d suffix %s", ranks, r, g.Suffix)
-				seen[g.Suffix] = true
+				assert.False(t, seen[g.HashSuffix], "ranks %d rank %d suffix %s", ranks, r, g.HashSuffix)
+				seen[g.HashSuffix] = true
 				assert.Equal(t, r, g.GlobalRanks[g.Rank])
 				key := g.Name + jsonText(g.GlobalRanks)
 				if c, ok := shared[key]; ok {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // tev is one trace event as read back.
@@ -119,7 +121,7 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 	require.NoError(t, json.Unmarshal(data, &meta))
 	suffixGroup := map[string]string{}
 	for comm, g := range meta.PGI {
-		h := strconv.FormatUint(doubleHash(comm), 10)
+		h := strconv.FormatUint(model.DoubleHash(comm), 10)
 		suf := h[len(h)-3:]
 		require.NotContains(t, suffixGroup, suf, "suffix clash on rank %d", rt.Rank)
 		suffixGroup[suf] = g.GroupName

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // Layer sort indexes of the packed device pids (FORMATS.md §3.3, as in the
@@ -25,9 +27,9 @@ type rankInfo struct {
 	rank     int
 	pid      int64 // Python process id
 	device   int
-	dir      string      // *_ascend_pt folder name
-	groups   []commGroup // parallel_group_info of this rank
-	coll     [numCollGroups]*commGroup
+	dir      string        // *_ascend_pt folder name
+	groups   []model.Group // parallel_group_info of this rank
+	coll     [numCollGroups]*model.Group
 	usedColl [numCollGroups]bool // groups that carry collectives
 	collTid  [numCollGroups]int  // HCCL thread of each used group
 	nColl    int
@@ -37,7 +39,7 @@ func (ri *rankInfo) packed(idx int) int64 { return ri.pid<<10 | int64(idx)<<5 | 
 
 // opName is the HCCL big-op name `{opType}_{hash3}_{index}_{iteration}`.
 func (ri *rankInfo) opName(t *devTask) string {
-	return t.c.opType + "_" + ri.coll[t.c.group].Suffix + "_" + strconv.Itoa(t.hidx) + "_1"
+	return t.c.opType + "_" + ri.coll[t.c.group].HashSuffix + "_" + strconv.Itoa(t.hidx) + "_1"
 }
 
 // rankOut writes one rank's files while the passes run.
@@ -185,6 +187,26 @@ func (o *rankOut) ts(k string, ns int64) {
 
 func (o *rankOut) sep() { o.b = append(o.b, ", "...) }
 
+// head starts an event: open (the opening brace, with any keys that come
+// before the name), then name, pid and tid.
+func (o *rankOut) head(open, name string, pid, tid int64) {
+	o.ev0()
+	o.b = append(o.b, open...)
+	o.str("name", name)
+	o.sep()
+	o.num("pid", pid)
+	o.sep()
+	o.num("tid", tid)
+}
+
+// span appends the ts and dur keys of a complete ("X") event.
+func (o *rankOut) span(ts, dur int64) {
+	o.sep()
+	o.ts("ts", ts)
+	o.b = append(o.b, `, "dur": `...)
+	o.b = appendDur(o.b, dur)
+}
+
 // ---------------------------------------------------------------- pass 1
 
 // writeHost emits the Python cpu_op slices of one step (ProfilerStep#N
@@ -209,17 +231,8 @@ func (o *rankOut) writeHost(st *rankStep) {
 }
 
 func (o *rankOut) cpuOp(name string, pid, ts, dur int64) {
-	o.ev0()
-	o.b = append(o.b, `{"ph": "X", `...)
-	o.str("name", name)
-	o.sep()
-	o.num("pid", pid)
-	o.sep()
-	o.num("tid", pid)
-	o.sep()
-	o.ts("ts", ts)
-	o.b = append(o.b, `, "dur": `...)
-	o.b = appendDur(o.b, dur)
+	o.head(`{"ph": "X", `, name, pid, pid)
+	o.span(ts, dur)
 	o.b = append(o.b, `, "cat": "cpu_op", "args": {"Sequence number": -1, "Fwd thread id": 0}}`...)
 	o.spill()
 }
@@ -239,13 +252,7 @@ func (o *rankOut) writePythonMeta() {
 }
 
 func (o *rankOut) metaPy(name string, pid, tid int64, args string) {
-	o.ev0()
-	o.b = append(o.b, `{"ph": "M", `...)
-	o.str("name", name)
-	o.sep()
-	o.num("pid", pid)
-	o.sep()
-	o.num("tid", tid)
+	o.head(`{"ph": "M", `, name, pid, tid)
 	o.b = append(o.b, `, "args": {`...)
 	o.b = append(o.b, args...)
 	o.b = append(o.b, "}}"...)
@@ -257,64 +264,101 @@ func (o *rankOut) metaPy(name string, pid, tid int64, args string) {
 // Overlap Analysis, counters), its kernel_details rows and
 // communication.json entries, and folds it into the ground truth.
 func (o *rankOut) writeDevice(st *rankStep) error {
-	tasks := st.tasks
-	// Ground truth and overlap breakdown.
-	var compute, comm []interval
+	win, compute, comm, err := o.foldTasks(st)
+	if err != nil {
+		return err
+	}
+	bd := breakdown(win, compute, comm)
+	if err := o.foldStep(st, win, bd); err != nil {
+		return err
+	}
+	o.overlapSlices(bd)
+	o.sortEvents(st)
+	o.emitEvents(st)
+	if o.kd != nil {
+		o.writeKernelRows(st)
+	}
+	o.addStats(st)
+	if o.db != nil {
+		o.db.device(o, st)
+	}
+	if o.cj != nil {
+		o.writeComm(st)
+	}
+	return nil
+}
+
+// foldTasks adds the step's tasks to the ground truth and returns the
+// step's device window (compute kernels and HCCL big ops) with their
+// compute and communication intervals.
+func (o *rankOut) foldTasks(st *rankStep) (win interval, compute, comm []interval, err error) {
 	first := true
-	var win interval
-	for i := range tasks {
-		t := &tasks[i]
+	for i := range st.tasks {
+		t := &st.tasks[i]
 		end := t.start + t.dur
-		if t.kind == tkKernel || t.kind == tkHCCL {
-			// the device window spans compute kernels and HCCL big ops
-			o.acc.window(t.start, end)
-		}
 		o.lastEnd = max(o.lastEnd, end)
+		o.addTaskTruth(t)
 		switch t.kind {
 		case tkKernel:
 			compute = append(compute, interval{t.start, end})
-			o.acc.add("kernel.compute", t.dur)
-			if t.k.taskType == "AI_CPU" {
-				o.acc.add("kernel.aicpu", t.dur)
-			}
-			switch t.k.role {
-			case roleRouting:
-				o.acc.add("moe.routing", t.dur)
-			case roleGMM:
-				o.acc.add("moe.gmm", t.dur)
-			case roleMoECumsum:
-				o.acc.add("moe.cumsum", t.dur)
-				if t.k.taskType == "AI_CPU" {
-					o.acc.add("moe.cumsum.aicpu", t.dur)
-				}
-			}
 		case tkHCCL:
 			comm = append(comm, interval{t.start, end})
-			o.acc.add("hccl.total", t.dur)
-			o.acc.add("hccl."+t.c.metric, t.dur)
-			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name, t.dur)
-			o.acc.add("hccl.group."+o.info.coll[t.c.group].Name+"."+t.c.metric, t.dur)
-		case tkEventWait:
-			if t.awaits != nil {
-				o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaits.metric + "@" + o.info.coll[t.awaits.group].Name})
-			}
-			o.acc.add("event_wait", t.dur)
-			o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)
+		default:
+			continue
 		}
-		if t.kind == tkKernel || t.kind == tkHCCL {
-			if t.start < st.psStart || t.start >= st.psEnd {
-				return fmt.Errorf("tracegen: internal error: rank %d step %d task starts outside its ProfilerStep", o.info.rank, st.step)
-			}
-			if first || t.start < win.Start {
-				win.Start = t.start
-			}
-			if first || end > win.End {
-				win.End = end
-			}
-			first = false
+		// the device window spans compute kernels and HCCL big ops
+		o.acc.window(t.start, end)
+		if t.start < st.psStart || t.start >= st.psEnd {
+			return win, nil, nil, fmt.Errorf("tracegen: internal error: rank %d step %d task starts outside its ProfilerStep", o.info.rank, st.step)
 		}
+		if first || t.start < win.Start {
+			win.Start = t.start
+		}
+		if first || end > win.End {
+			win.End = end
+		}
+		first = false
 	}
-	bd := breakdown(win, compute, comm)
+	return win, compute, comm, nil
+}
+
+// addTaskTruth adds one task's time to the ground-truth metrics.
+func (o *rankOut) addTaskTruth(t *devTask) {
+	switch t.kind {
+	case tkKernel:
+		o.acc.add("kernel.compute", t.dur)
+		if t.k.taskType == "AI_CPU" {
+			o.acc.add("kernel.aicpu", t.dur)
+		}
+		switch t.k.role {
+		case roleRouting:
+			o.acc.add("moe.routing", t.dur)
+		case roleGMM:
+			o.acc.add("moe.gmm", t.dur)
+		case roleMoECumsum:
+			o.acc.add("moe.cumsum", t.dur)
+			if t.k.taskType == "AI_CPU" {
+				o.acc.add("moe.cumsum.aicpu", t.dur)
+			}
+		}
+	case tkHCCL:
+		group := o.info.coll[t.c.group].Name
+		o.acc.add("hccl.total", t.dur)
+		o.acc.add("hccl."+t.c.metric, t.dur)
+		o.acc.add("hccl.group."+group, t.dur)
+		o.acc.add("hccl.group."+group+"."+t.c.metric, t.dur)
+	case tkEventWait:
+		if t.awaits != nil {
+			o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaits.metric + "@" + o.info.coll[t.awaits.group].Name})
+		}
+		o.acc.add("event_wait", t.dur)
+		o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)
+	}
+}
+
+// foldStep adds the step's overlap breakdown to the ground truth and its
+// step_trace_time row.
+func (o *rankOut) foldStep(st *rankStep, win interval, bd overlapBreakdown) error {
 	if err := o.acc.addStep(bd); err != nil {
 		return err
 	}
@@ -326,18 +370,18 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 	}
 	o.acc.rows = append(o.acc.rows, stepRow{step: strconv.Itoa(st.step), compute: bd.computeNs, notOv: bd.notOvNs,
 		comm: bd.commNs, free: bd.freeNs(), stage: win.End - win.Start, preparing: prep})
+	return nil
+}
 
-	// Overlap Analysis slices: the step's segments plus the Free gaps since
-	// the previous computing∪communication segment.
+// overlapSlices fills o.ov with the step's Overlap Analysis slices: its
+// segments plus the Free gaps since the previous computing∪communication
+// segment.
+func (o *rankOut) overlapSlices(bd overlapBreakdown) {
 	o.ov = o.ov[:0]
-	for _, s := range bd.compute {
-		o.ov = append(o.ov, ovEvent{0, s.Start, s.End - s.Start})
-	}
-	for _, s := range bd.comm {
-		o.ov = append(o.ov, ovEvent{1, s.Start, s.End - s.Start})
-	}
-	for _, s := range bd.notOverlapped {
-		o.ov = append(o.ov, ovEvent{2, s.Start, s.End - s.Start})
+	for tid, segs := range [][]interval{bd.compute, bd.comm, bd.notOverlapped} {
+		for _, s := range segs {
+			o.ov = append(o.ov, ovEvent{tid, s.Start, s.End - s.Start})
+		}
 	}
 	if !o.winSet {
 		o.freeAt = o.acc.winStart
@@ -350,8 +394,12 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 		}
 		o.freeAt = max(o.freeAt, s.End)
 	}
+}
 
-	// Sort the step's device events by time.
+// sortEvents fills o.ev with the step's device events sorted by time
+// (ties in the order added: counters, tasks, overlap slices, CANN).
+func (o *rankOut) sortEvents(st *rankStep) {
+	tasks := st.tasks
 	o.ev = o.ev[:0]
 	seq := int32(0)
 	add := func(ts int64, kind uint8, i int) {
@@ -380,12 +428,16 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 		}
 		return o.ev[i].seq < o.ev[j].seq
 	})
+}
+
+// emitEvents writes the events sortEvents ordered.
+func (o *rankOut) emitEvents(st *rankStep) {
 	for _, e := range o.ev {
 		switch e.kind {
 		case evTask:
-			o.writeTask(&tasks[e.i])
+			o.writeTask(&st.tasks[e.i])
 			if o.tt != nil {
-				o.writeTaskTime(&tasks[e.i])
+				o.writeTaskTime(&st.tasks[e.i])
 			}
 		case evOverlap:
 			o.writeOverlap(&o.ov[e.i])
@@ -396,65 +448,45 @@ func (o *rankOut) writeDevice(st *rankStep) error {
 		}
 		o.spill()
 	}
-	if o.kd != nil {
-		o.writeKernelRows(st)
-	}
-	o.addStats(st)
-	if o.db != nil {
-		o.db.device(o, st)
-	}
-	if o.cj != nil {
-		o.writeComm(st)
-	}
-	return nil
 }
 
 // writeTask emits one device task (and the HCCL plane twin of a subtask).
 func (o *rankOut) writeTask(t *devTask) {
-	ri := o.info
 	if t.kind == tkHCCL {
-		o.ev0()
-		o.b = append(o.b, '{')
-		o.str("name", ri.opName(t))
-		o.sep()
-		o.num("pid", ri.packed(idxHCCL))
-		o.sep()
-		o.num("tid", int64(ri.collTid[t.c.group]))
-		o.sep()
-		o.ts("ts", t.start)
-		o.b = append(o.b, `, "dur": `...)
-		o.b = appendDur(o.b, t.dur)
-		o.b = append(o.b, `, "args": {`...)
-		o.num("connection_id", int64(t.conn))
-		o.b = append(o.b, `, "model id": 4294967295, `...)
-		o.str("data_type", t.c.dtype)
-		o.sep()
-		o.str("alg_type", t.c.alg)
-		o.sep()
-		o.num("count", int64(t.count))
-		o.b = append(o.b, `}, "ph": "X"}`...)
+		o.writeHCCLOp(t)
 		return
 	}
-	name := t.name
-	taskType := t.taskType
-	if t.kind == tkKernel {
-		name, taskType = t.k.name, t.k.taskType
+	o.writeHardwareTask(t)
+	if t.kind == tkSubtask {
+		o.writePlaneTask(t)
 	}
-	o.ev0()
-	o.b = append(o.b, '{')
-	o.str("name", name)
+}
+
+// writeHCCLOp emits an HCCL big op on its group's communication thread.
+func (o *rankOut) writeHCCLOp(t *devTask) {
+	ri := o.info
+	o.head("{", ri.opName(t), ri.packed(idxHCCL), int64(ri.collTid[t.c.group]))
+	o.span(t.start, t.dur)
+	o.b = append(o.b, `, "args": {`...)
+	o.num("connection_id", int64(t.conn))
+	o.b = append(o.b, `, "model id": 4294967295, `...)
+	o.str("data_type", t.c.dtype)
 	o.sep()
-	o.num("pid", ri.packed(idxHardware))
+	o.str("alg_type", t.c.alg)
 	o.sep()
-	o.num("tid", int64(t.stream))
-	o.sep()
-	o.ts("ts", t.start)
-	o.b = append(o.b, `, "dur": `...)
-	o.b = appendDur(o.b, t.dur)
+	o.num("count", int64(t.count))
+	o.b = append(o.b, `}, "ph": "X"}`...)
+}
+
+// writeHardwareTask emits a task on its Ascend Hardware stream.
+func (o *rankOut) writeHardwareTask(t *devTask) {
+	name, taskType := t.name, t.taskType
 	mid := uint32(4294967295)
 	if t.kind == tkKernel {
-		mid = t.modelID
+		name, taskType, mid = t.k.name, t.k.taskType, t.modelID
 	}
+	o.head("{", name, o.info.packed(idxHardware), int64(t.stream))
+	o.span(t.start, t.dur)
 	o.b = append(o.b, `, "args": {"Model Id": `...)
 	o.b = strconv.AppendUint(o.b, uint64(mid), 10)
 	o.b = append(o.b, `, `...)
@@ -468,41 +500,16 @@ func (o *rankOut) writeTask(t *devTask) {
 	o.sep()
 	o.num("connection_id", int64(t.conn))
 	o.b = append(o.b, `}, "ph": "X"}`...)
-	if t.kind != tkSubtask {
-		return
-	}
-	// The same device work on the HCCL plane thread.
-	o.ev0()
-	o.b = append(o.b, '{')
-	o.str("name", t.planeName)
-	o.sep()
-	o.num("pid", ri.packed(idxHCCL))
-	o.sep()
-	o.num("tid", int64(ri.nColl+t.plane))
-	o.sep()
-	o.ts("ts", t.start)
-	o.b = append(o.b, `, "dur": `...)
-	o.b = appendDur(o.b, t.dur)
+}
+
+// writePlaneTask emits a subtask's twin on its HCCL plane thread (the same
+// device work).
+func (o *rankOut) writePlaneTask(t *devTask) {
+	ri := o.info
+	o.head("{", t.planeName, ri.packed(idxHCCL), int64(ri.nColl+t.plane))
+	o.span(t.start, t.dur)
 	o.b = append(o.b, `, "args": {`...)
-	notify := "18446744073709551615"
-	transport, link, dtype := "SDMA", "HCCS", t.c.dtype
-	est := "0.02"
-	switch t.planeName {
-	case "Notify_Wait":
-		notify = strconv.Itoa(60 + 8*t.peer)
-		transport, link, dtype = "LOCAL", "INVALID_TYPE", "INVALID_TYPE"
-	case "Notify_Record":
-		notify = strconv.FormatInt(int64(t.peer)<<32|int64(64+t.peer), 10)
-		link, dtype, est = "INVALID_TYPE", "INVALID_TYPE", "1"
-	case "Memcpy":
-		if t.peer == ri.coll[t.c.group].Rank {
-			link = "ON_CHIP"
-		}
-		dtype = "INVALID_TYPE"
-		est = pyFloat(float64(t.size) / 19e3)
-	default:
-		est = pyFloat(float64(t.size) / 19e3)
-	}
+	notify, transport, link, dtype, est := o.planeArgs(t)
 	o.str("notify_id", notify)
 	o.b = append(o.b, `, "duration estimated(us)": `...)
 	o.b = append(o.b, est...)
@@ -535,18 +542,28 @@ func (o *rankOut) writeTask(t *devTask) {
 	o.b = append(o.b, `, "model id": 4294967295}, "ph": "X"}`...)
 }
 
+// planeArgs are the per-task-type args of a plane task: notify id,
+// transport, link and data type, and the estimated duration.
+func (o *rankOut) planeArgs(t *devTask) (notify, transport, link, dtype, est string) {
+	notify = "18446744073709551615"
+	transport, link, dtype = "SDMA", "HCCS", t.c.dtype
+	switch t.planeName {
+	case "Notify_Wait":
+		return strconv.Itoa(60 + 8*t.peer), "LOCAL", "INVALID_TYPE", "INVALID_TYPE", "0.02"
+	case "Notify_Record":
+		return strconv.FormatInt(int64(t.peer)<<32|int64(64+t.peer), 10), transport, "INVALID_TYPE", "INVALID_TYPE", "1"
+	case "Memcpy":
+		if t.peer == o.info.coll[t.c.group].Rank {
+			link = "ON_CHIP"
+		}
+		dtype = "INVALID_TYPE"
+	}
+	return notify, transport, link, dtype, pyFloat(float64(t.size) / 19e3)
+}
+
 func (o *rankOut) writeOverlap(e *ovEvent) {
-	o.ev0()
-	o.b = append(o.b, '{')
-	o.str("name", overlapNames[e.tid])
-	o.sep()
-	o.num("pid", o.info.packed(idxOverlap))
-	o.sep()
-	o.num("tid", int64(e.tid))
-	o.sep()
-	o.ts("ts", e.start)
-	o.b = append(o.b, `, "dur": `...)
-	o.b = appendDur(o.b, e.dur)
+	o.head("{", overlapNames[e.tid], o.info.packed(idxOverlap), int64(e.tid))
+	o.span(e.start, e.dur)
 	o.b = append(o.b, `, "ph": "X"}`...)
 }
 
@@ -577,10 +594,7 @@ func (o *rankOut) writeCANN(st *rankStep) {
 	o.num("pid", o.info.packed(idxCANN))
 	o.sep()
 	o.num("tid", o.info.pid)
-	o.sep()
-	o.ts("ts", st.syncTS)
-	o.b = append(o.b, `, "dur": `...)
-	o.b = appendDur(o.b, st.syncDur)
+	o.span(st.syncTS, st.syncDur)
 	o.b = append(o.b, `, "args": {`...)
 	o.num("Thread Id", o.info.pid)
 	o.b = append(o.b, `, "Mode": "ACL_RTS", "level": "acl", "id": "aclrtSynchronizeStream", "item_id": "0", `...)
@@ -605,13 +619,7 @@ func (o *rankOut) finishDevice(meta bool) {
 func (o *rankOut) writeDeviceMeta() {
 	ri := o.info
 	meta := func(pid, tid int64, name, args string) {
-		o.ev0()
-		o.b = append(o.b, '{')
-		o.str("name", name)
-		o.sep()
-		o.num("pid", pid)
-		o.sep()
-		o.num("tid", tid)
+		o.head("{", name, pid, tid)
 		o.b = append(o.b, `, "args": {`...)
 		o.b = append(o.b, args...)
 		o.b = append(o.b, `}, "ph": "M"}`...)
@@ -694,19 +702,15 @@ func (o *rankOut) writeFlows(st *rankStep) {
 			o.b = append(o.b, `", "bp": "e", "name": "torch_to_npu", `...)
 			o.num("id", t.start)
 			o.sep()
+			p, d, ts := pid, tid, t.start
 			if ph == "s" {
-				o.num("pid", ri.pid)
-				o.sep()
-				o.num("tid", ri.pid)
-				o.sep()
-				o.ts("ts", h.ts)
-			} else {
-				o.num("pid", pid)
-				o.sep()
-				o.num("tid", tid)
-				o.sep()
-				o.ts("ts", t.start)
+				p, d, ts = ri.pid, ri.pid, h.ts
 			}
+			o.num("pid", p)
+			o.sep()
+			o.num("tid", d)
+			o.sep()
+			o.ts("ts", ts)
 			o.b = append(o.b, `, "cat": "async_npu"}`...)
 		}
 		o.spill()
