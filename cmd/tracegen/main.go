@@ -21,59 +21,101 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// options are the parsed command line.
+type options struct {
+	scenario, out, layout string
+	list, quiet           bool
+	rank                  int
+	size                  int64
+	overrides             []override
+}
+
+// override is a flag that replaces a scenario field only when given on the
+// command line (the scenario's own value is used otherwise).
+type override struct {
+	name  string
+	apply func(*tracegen.Scenario)
+}
+
+// overrideVar records the override of field by the flag holding val.
+func overrideVar[T any](o *options, name string, val *T, field func(*tracegen.Scenario) *T) {
+	o.overrides = append(o.overrides, override{name, func(s *tracegen.Scenario) { *field(s) = *val }})
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
+	fs, o := newFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if o.list {
+		listScenarios(stdout)
+		return 0
+	}
+	if o.out == "" {
+		fmt.Fprintln(stderr, "tracegen: -o DIR is required")
+		fs.Usage()
+		return 2
+	}
+	s, lay, err := o.resolve(fs)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	return o.generate(s, lay, stdout, stderr)
+}
+
+// newFlags defines the flags, with their help.
+func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("tracegen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		scenario = fs.String("scenario", "ep-fc1-cumsum", "built-in scenario to start from (see -list)")
-		out      = fs.String("o", "", "output directory (required unless -list)")
-		list     = fs.Bool("list", false, "list the built-in scenarios and exit")
-		rank     = fs.Int("rank", -1, "write only this rank's folder (no npuprof_truth.json)")
-		quiet    = fs.Bool("q", false, "do not print the ground truth summary")
-		layout   = fs.String("layout", "torch_npu_text", "output layout: torch_npu_text (*_ascend_pt text export), msprof_text (PROF_* folders), torch_npu_db (*_ascend_pt with ascend_pytorch_profiler_{rank}.db)")
-	)
-	// Overrides of scenario fields; applied only when given on the command
-	// line (the scenario's own value is used otherwise).
-	ranks := fs.Int("ranks", 0, "number of ranks")
-	layers := fs.Int("layers", 0, "MoE layers per decode step")
-	steps := fs.Int("steps", 0, "decode steps")
-	batch := fs.Int("batch", 0, "decode batch (tokens per step)")
-	seed := fs.Int64("seed", 0, "random seed")
-	hot := fs.Int("hot-rank", -1, "slow rank, -1 for none")
-	skew := fs.Float64("skew", 0, "GroupedMatmul slow-down factor of the hot rank")
-	slow := fs.Int("slow-rank", -1, "rank whose every compute kernel is -slow-factor times longer, -1 for none")
-	slowF := fs.Float64("slow-factor", 0, "compute slow-down factor of -slow-rank")
-	slice := fs.Int("msprof-slice", 0, "msprof_text layout: events per msprof_slice_* file (0: one msprof_*.json)")
-	hotExperts := fs.Int("hot-experts", 0, "hot experts per MoE layer (EP only; writes a MindIE expert-load dump in DIR/expert_hotspot)")
-	hotFactor := fs.Float64("hot-expert-factor", 0, "routing weight multiplier of the hot experts")
-	size := fs.Int64("size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
-	bools := []struct {
-		name string
-		dst  func(*tracegen.Scenario) *bool
-		val  *bool
+	o := &options{}
+	fs.StringVar(&o.scenario, "scenario", "ep-fc1-cumsum", "built-in scenario to start from (see -list)")
+	fs.StringVar(&o.out, "o", "", "output directory (required unless -list)")
+	fs.BoolVar(&o.list, "list", false, "list the built-in scenarios and exit")
+	fs.IntVar(&o.rank, "rank", -1, "write only this rank's folder (no npuprof_truth.json)")
+	fs.BoolVar(&o.quiet, "q", false, "do not print the ground truth summary")
+	fs.StringVar(&o.layout, "layout", "torch_npu_text", "output layout: torch_npu_text (*_ascend_pt text export), msprof_text (PROF_* folders), torch_npu_db (*_ascend_pt with ascend_pytorch_profiler_{rank}.db)")
+	fs.Int64Var(&o.size, "size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
+	type sc = tracegen.Scenario
+	overrideVar(o, "ranks", fs.Int("ranks", 0, "number of ranks"), func(s *sc) *int { return &s.Ranks })
+	overrideVar(o, "layers", fs.Int("layers", 0, "MoE layers per decode step"), func(s *sc) *int { return &s.Layers })
+	overrideVar(o, "steps", fs.Int("steps", 0, "decode steps"), func(s *sc) *int { return &s.Steps })
+	overrideVar(o, "batch", fs.Int("batch", 0, "decode batch (tokens per step)"), func(s *sc) *int { return &s.Batch })
+	overrideVar(o, "seed", fs.Int64("seed", 0, "random seed"), func(s *sc) *int64 { return &s.Seed })
+	overrideVar(o, "hot-rank", fs.Int("hot-rank", -1, "slow rank, -1 for none"), func(s *sc) *int { return &s.HotRank })
+	overrideVar(o, "skew", fs.Float64("skew", 0, "GroupedMatmul slow-down factor of the hot rank"), func(s *sc) *float64 { return &s.SkewFactor })
+	overrideVar(o, "slow-rank", fs.Int("slow-rank", -1, "rank whose every compute kernel is -slow-factor times longer, -1 for none"), func(s *sc) *int { return &s.SlowRank })
+	overrideVar(o, "slow-factor", fs.Float64("slow-factor", 0, "compute slow-down factor of -slow-rank"), func(s *sc) *float64 { return &s.SlowFactor })
+	overrideVar(o, "msprof-slice", fs.Int("msprof-slice", 0, "msprof_text layout: events per msprof_slice_* file (0: one msprof_*.json)"), func(s *sc) *int { return &s.MsprofSlice })
+	overrideVar(o, "hot-experts", fs.Int("hot-experts", 0, "hot experts per MoE layer (EP only; writes a MindIE expert-load dump in DIR/expert_hotspot)"), func(s *sc) *int { return &s.HotExperts })
+	overrideVar(o, "hot-expert-factor", fs.Float64("hot-expert-factor", 0, "routing weight multiplier of the hot experts"), func(s *sc) *float64 { return &s.HotExpertFactor })
+	for _, b := range []struct {
+		name, usage string
+		field       func(*sc) *bool
 	}{
-		{name: "ep", dst: func(s *tracegen.Scenario) *bool { return &s.ExpertParallel }},
-		{name: "fc1", dst: func(s *tracegen.Scenario) *bool { return &s.FlashComm1 }},
-		{name: "cumsum", dst: func(s *tracegen.Scenario) *bool { return &s.Cumsum }},
-		{name: "profiler-steps", dst: func(s *tracegen.Scenario) *bool { return &s.ProfilerSteps }},
-		{name: "sampler-cumsum", dst: func(s *tracegen.Scenario) *bool { return &s.SamplerCumsum }},
-		{name: "event-waits", dst: func(s *tracegen.Scenario) *bool { return &s.EventWaits }},
-		{name: "aiv", dst: func(s *tracegen.Scenario) *bool { return &s.AivComm }},
-		{name: "comm-json", dst: func(s *tracegen.Scenario) *bool { return &s.CommJSON }},
-		{name: "device-meta-first", dst: func(s *tracegen.Scenario) *bool { return &s.DeviceMetaFirst }},
-	}
-	usage := map[string]string{
-		"ep": "expert parallel", "fc1": "FLASHCOMM1 (TP AG/RS + EP AG x2/RS per layer)",
-		"cumsum": "MoE AI_CPU Cumsum after MoeInitRoutingCustom", "profiler-steps": "emit ProfilerStep#N events (Step Id column)",
-		"sampler-cumsum": "sampler top-p Cumsum (AI core, not MoE)", "event-waits": "EVENT_RECORD/EVENT_WAIT tasks",
-		"aiv": "AIV-mode TP collectives (allreduceAivKernel rows)", "comm-json": "write communication.json",
-		"device-meta-first": "write device process/thread metadata before the device slices, as real torch_npu traces do (default: after, the harder case)",
-	}
-	for i := range bools {
-		bools[i].val = fs.Bool(bools[i].name, false, usage[bools[i].name]+" (use -NAME=false to turn off)")
+		{"ep", "expert parallel", func(s *sc) *bool { return &s.ExpertParallel }},
+		{"fc1", "FLASHCOMM1 (TP AG/RS + EP AG x2/RS per layer)", func(s *sc) *bool { return &s.FlashComm1 }},
+		{"cumsum", "MoE AI_CPU Cumsum after MoeInitRoutingCustom", func(s *sc) *bool { return &s.Cumsum }},
+		{"profiler-steps", "emit ProfilerStep#N events (Step Id column)", func(s *sc) *bool { return &s.ProfilerSteps }},
+		{"sampler-cumsum", "sampler top-p Cumsum (AI core, not MoE)", func(s *sc) *bool { return &s.SamplerCumsum }},
+		{"event-waits", "EVENT_RECORD/EVENT_WAIT tasks", func(s *sc) *bool { return &s.EventWaits }},
+		{"aiv", "AIV-mode TP collectives (allreduceAivKernel rows)", func(s *sc) *bool { return &s.AivComm }},
+		{"comm-json", "write communication.json", func(s *sc) *bool { return &s.CommJSON }},
+		{"device-meta-first", "write device process/thread metadata before the device slices, as real torch_npu traces do (default: after, the harder case)", func(s *sc) *bool { return &s.DeviceMetaFirst }},
+	} {
+		overrideVar(o, b.name, fs.Bool(b.name, false, b.usage+" (use -NAME=false to turn off)"), b.field)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: tracegen -scenario NAME -o DIR [overrides]
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+const usageText = `Usage: tracegen -scenario NAME -o DIR [overrides]
        tracegen -list
 
 Writes synthetic torch_npu profiler output for vLLM-Ascend Qwen3-MoE decode:
@@ -90,131 +132,87 @@ Output is deterministic for a given scenario and seed. Flags other than
 given.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+`
+
+// listScenarios prints the table of built-in scenarios.
+func listScenarios(stdout io.Writer) {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRANKS\tLAYERS\tSTEPS\tBATCH\tEP\tFC1\tCUMSUM\tPSTEPS\tSAMPLER\tHOT\tAIV\tHOT EXPERTS")
+	for _, s := range tracegen.Scenarios() {
+		hotS := "-"
+		if s.HotRank >= 0 {
+			hotS = fmt.Sprintf("%d x%g", s.HotRank, s.SkewFactor)
 		}
-		return 2
-	}
-	if *list {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tRANKS\tLAYERS\tSTEPS\tBATCH\tEP\tFC1\tCUMSUM\tPSTEPS\tSAMPLER\tHOT\tAIV\tHOT EXPERTS")
-		for _, s := range tracegen.Scenarios() {
-			hotS := "-"
-			if s.HotRank >= 0 {
-				hotS = fmt.Sprintf("%d x%g", s.HotRank, s.SkewFactor)
-			}
-			hotE := "-"
-			if s.HotExperts > 0 {
-				hotE = fmt.Sprintf("%d x%g", s.HotExperts, s.HotExpertFactor)
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\t%s\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
-				s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm, hotE)
+		hotE := "-"
+		if s.HotExperts > 0 {
+			hotE = fmt.Sprintf("%d x%g", s.HotExperts, s.HotExpertFactor)
 		}
-		tw.Flush()
-		return 0
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\t%s\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
+			s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm, hotE)
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "tracegen: -o DIR is required")
-		fs.Usage()
-		return 2
-	}
-	s, ok := tracegen.Lookup(*scenario)
+	tw.Flush()
+}
+
+// resolve builds the scenario to write: the named one with the given
+// overrides applied, sized by -size, validated.
+func (o *options) resolve(fs *flag.FlagSet) (tracegen.Scenario, tracegen.Layout, error) {
+	s, ok := tracegen.Lookup(o.scenario)
 	if !ok {
-		fmt.Fprintf(stderr, "tracegen: unknown scenario %q (known: %s)\n", *scenario, strings.Join(tracegen.ScenarioNames(), ", "))
-		return 2
+		return s, "", fmt.Errorf("tracegen: unknown scenario %q (known: %s)", o.scenario, strings.Join(tracegen.ScenarioNames(), ", "))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["ranks"] {
-		s.Ranks = *ranks
-	}
-	if set["layers"] {
-		s.Layers = *layers
-	}
-	if set["steps"] {
-		s.Steps = *steps
-	}
-	if set["batch"] {
-		s.Batch = *batch
-	}
-	if set["seed"] {
-		s.Seed = *seed
-	}
-	if set["hot-rank"] {
-		s.HotRank = *hot
-	}
-	if set["skew"] {
-		s.SkewFactor = *skew
-	}
-	if set["slow-rank"] {
-		s.SlowRank = *slow
-		if !set["slow-factor"] && s.SlowFactor == 0 {
-			s.SlowFactor = 1.5
+	for _, ov := range o.overrides {
+		if set[ov.name] {
+			ov.apply(&s)
 		}
 	}
-	if set["slow-factor"] {
-		s.SlowFactor = *slowF
+	// A slow rank or hot experts given without their factor get a default.
+	if set["slow-rank"] && !set["slow-factor"] && s.SlowFactor == 0 {
+		s.SlowFactor = 1.5
 	}
-	if set["msprof-slice"] {
-		s.MsprofSlice = *slice
+	if set["hot-experts"] && !set["hot-expert-factor"] && s.HotExpertFactor == 0 {
+		s.HotExpertFactor = 8
 	}
-	if set["hot-experts"] {
-		s.HotExperts = *hotExperts
-		if s.HotExpertFactor == 0 && !set["hot-expert-factor"] {
-			s.HotExpertFactor = 8
-		}
-	}
-	if set["hot-expert-factor"] {
-		s.HotExpertFactor = *hotFactor
-	}
-	lay, err := tracegen.ParseLayout(*layout)
+	lay, err := tracegen.ParseLayout(o.layout)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	for _, b := range bools {
-		if set[b.name] {
-			*b.dst(&s) = *b.val
-		}
+		return s, lay, err
 	}
 	if set["size"] {
-		sized, err := tracegen.SizedScenario(s, *size)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
+		if s, err = tracegen.SizedScenario(s, o.size); err != nil {
+			return s, lay, err
 		}
-		s = sized
 	}
 	if err := s.Validate(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+		return s, lay, err
 	}
-	if *rank >= 0 {
-		if lay != tracegen.LayoutTorchNPUText {
-			fmt.Fprintln(stderr, "tracegen: -rank writes the torch_npu_text layout only")
-			return 2
-		}
-		rt, err := tracegen.GenerateRank(*out, s, *rank)
+	if o.rank >= 0 && lay != tracegen.LayoutTorchNPUText {
+		return s, lay, fmt.Errorf("tracegen: -rank writes the torch_npu_text layout only")
+	}
+	return s, lay, nil
+}
+
+// generate writes the scenario (one rank with -rank) and prints the ground
+// truth summary unless -q.
+func (o *options) generate(s tracegen.Scenario, lay tracegen.Layout, stdout, stderr io.Writer) int {
+	if o.rank >= 0 {
+		rt, err := tracegen.GenerateRank(o.out, s, o.rank)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		if !*quiet {
+		if !o.quiet {
 			fmt.Fprint(stdout, rt.String())
 		}
 		return 0
 	}
-	t, err := tracegen.GenerateLayout(*out, s, lay)
+	t, err := tracegen.GenerateLayout(o.out, s, lay)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if !*quiet {
-		fmt.Fprintf(stdout, "scenario %s: %d ranks, %d layers, %d steps -> %s\n", s.Name, s.Ranks, s.Layers, s.Steps, *out)
+	if !o.quiet {
+		fmt.Fprintf(stdout, "scenario %s: %d ranks, %d layers, %d steps -> %s\n", s.Name, s.Ranks, s.Layers, s.Steps, o.out)
 		for _, r := range t.Ranks {
 			fmt.Fprint(stdout, r.String())
 		}
