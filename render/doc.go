@@ -1,7 +1,8 @@
 // Package render writes npuprof's outputs, one file per format, over the
 // shared formatting helpers of format.go. Renderers never compute metrics:
-// they read the results document (package results), the analysis results
-// it was built from and the comparison of two documents (package compare).
+// they read only the results document (package results; what the terminal
+// and HTML show beyond the JSON contract is its view, results/view.go) and
+// the comparison of two documents (package compare).
 //
 //	outputs.go     the tables of --format values (RunOutputs, DiffOutputs)
 //	format.go      units, metric values, the sanitizer, first lines

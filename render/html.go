@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
-
-	"github.com/npuprof/npuprof/results"
 )
 
 //go:embed assets/report.html.tmpl
@@ -32,10 +30,9 @@ type htmlPage struct {
 // with no network. Text from traces is escaped by html/template; chart data
 // is JSON inside a <script type="application/json"> element, where
 // html/template's JSON encoding escapes '<', '>' and '&' so a name cannot
-// close the element. Numbers are the JSON document's (results.Build).
+// close the element. Numbers are the JSON document's.
 func WriteHTML(w io.Writer, in HTMLInput) error {
-	doc := results.Build(in.Result, in.Findings)
-	view := buildView(in, doc)
+	view := buildView(in)
 	ew := &errWriter{w: w}
 	err := reportTmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),
 		EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS)})

@@ -8,13 +8,14 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // ExpertLoadsOf converts the experts pass's per-expert loads into the
 // HTML heatmap input (layer x expert, unobserved experts left blank); nil
 // when the profile has no per-expert loads.
-func ExpertLoadsOf(res *analysis.Result) *ExpertLoads {
-	x := expertsOf(res)
+func ExpertLoadsOf(doc *results.Document) *ExpertLoads {
+	x := expertsOf(doc)
 	if x == nil || !x.Loads.HasLoads() {
 		return nil
 	}
@@ -45,12 +46,12 @@ func ExpertLoadsOf(res *analysis.Result) *ExpertLoads {
 // lines to the expert section: tokens per rank from the dumps when two
 // ranks or more were dumped, else GroupedMatmul time per EP rank from the
 // trace.
-func buildExpertRanks(v *htmlView, res *analysis.Result) {
-	x := expertsOf(res)
+func buildExpertRanks(v *htmlView, doc *results.Document) {
+	x := expertsOf(doc)
 	if x == nil {
 		return
 	}
-	m, _ := clusterMaps(res)
+	m, _ := clusterMaps(doc)
 	ev := v.Experts
 	if r, ok := m[analysis.MetricExpertsImbalanceMax]; ok {
 		ev.Summary = append(ev.Summary, fmt.Sprintf("Most loaded expert vs the layer mean: max %.2f (layer %.0f), mean %.2f over layers.",

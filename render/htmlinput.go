@@ -1,20 +1,17 @@
 package render
 
 import (
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
 )
 
-// HTMLInput is everything the HTML report shows. Result is required; the
+// HTMLInput is everything the HTML report shows. Doc is required; the
 // rest is optional.
 type HTMLInput struct {
-	Result *analysis.Result
-	// Doc is the run's results document (results.New): every metric shown
-	// is read from it. Nil: built from Result and Findings.
+	// Doc is the run's results document (results.New): every metric,
+	// finding (largest estimated saving first), the fix plan, the deploy
+	// diff (the one to apply: the findings' own diffs may touch the same
+	// lines) and the rule evaluation's warnings are read from it.
 	Doc *results.Document
-	// Findings are shown largest estimated saving first.
-	Findings []rules.Finding
 	// Facts are deployment facts (TP/DP/EP sizes, FLASHCOMM1, capture
 	// sizes, ...) found by other parts of npuprof, each with its source.
 	// They are listed in the header after the facts the report reads
@@ -23,17 +20,11 @@ type HTMLInput struct {
 	// Experts adds the expert-load heatmap (layer × expert). The section
 	// appears only when Experts is non-nil and has loads. Profiles carry
 	// no per-expert token counts; the expert-load reader (vLLM-Ascend
-	// moe_load dumps, MindIE expert_hotspot files) fills this.
+	// moe_load dumps, MindIE expert_hotspot files) fills this. Nil: the
+	// document's (ExpertLoadsOf).
 	Experts *ExpertLoads
 	// Version is npuprof's version, printed in the footer.
 	Version string
-	// DeployDiff is every finding's change to the --deploy script as one
-	// diff (the JSON document's deploy_diff): the one to apply, since the
-	// findings' own diffs may touch the same lines.
-	DeployDiff string
-	// Warnings are the rule evaluation's (rules.Report.Warnings), shown
-	// with the notes in the header.
-	Warnings []string
 }
 
 // Fact is one deployment fact and where it was read.

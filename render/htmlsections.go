@@ -49,7 +49,7 @@ func stepValue(s results.StepDoc, key string) (v float64, ok bool) {
 	return math.NaN(), false
 }
 
-func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rms []rankMetrics) {
+func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
 	for _, r := range rms {
 		win, ok := r.get(analysis.MetricDeviceWindowUs)
@@ -118,20 +118,21 @@ func buildBreakdown(v *htmlView, res *analysis.Result, doc *results.Document, rm
 	v.addChart(b.StepChart)
 }
 
-func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	c := &v.Comm
 	typeSet, groupSet := map[string]bool{}, map[string]bool{}
 	any := false
-	for i, rr := range res.Ranks {
-		if analysis.HCCLOf(rr) == nil {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		if rr.View.HCCL == nil {
 			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)})
 			continue
 		}
 		any = true
-		for _, t := range analysis.HCCLOf(rr).Types {
+		for _, t := range rr.View.HCCL.Types {
 			typeSet[t] = true
 		}
-		for _, g := range analysis.HCCLOf(rr).Groups {
+		for _, g := range rr.View.HCCL.Groups {
 			groupSet[g] = true
 		}
 	}
@@ -150,8 +151,8 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, analysis.FamilyHCCLGroupUs.Of, nil)
 		v.addChart(c.GroupChart)
 	}
-	c.TypePivot, c.GroupPivot = commPivots(res, rms, types, groups)
-	commPairRows(c, res, rms)
+	c.TypePivot, c.GroupPivot = commPivots(doc, rms, types, groups)
+	commPairRows(c, doc, rms)
 	if len(groups) == 0 {
 		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(analysis.UnavailableHCCLGroups)
 	}
@@ -161,7 +162,7 @@ func buildComm(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 // per rank.
 type commRowSpec struct {
 	label, class string
-	cell         func(i int, rr *analysis.RankResult) cell
+	cell         func(i int, rr *results.RankDoc) cell
 }
 
 // commShare is t as a share of rank r's device window ("" when unknown).
@@ -173,10 +174,10 @@ func commShare(r rankMetrics, t float64) string {
 }
 
 // commMetricCell is a pivot cell: a time metric with its count and share.
-func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) func(i int, rr *analysis.RankResult) cell {
-	return func(i int, rr *analysis.RankResult) cell {
+func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) func(i int, rr *results.RankDoc) cell {
+	return func(i int, rr *results.RankDoc) cell {
 		r := rms[i]
-		if analysis.HCCLOf(rr) == nil {
+		if rr.View.HCCL == nil {
 			return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
 		}
 		tm, ok := r.get(timeMetric)
@@ -190,12 +191,12 @@ func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) fun
 }
 
 // commPivot is a pivot of specs (rows) by rank (columns).
-func commPivot(res *analysis.Result, rms []rankMetrics, corner string, specs []commRowSpec) *pivot {
+func commPivot(doc *results.Document, rms []rankMetrics, corner string, specs []commRowSpec) *pivot {
 	pv := &pivot{Corner: corner, Cols: rankNames(rms)}
 	for _, sp := range specs {
 		row := pivotRow{Label: sp.label, Class: sp.class}
-		for i, rr := range res.Ranks {
-			row.Cells = append(row.Cells, sp.cell(i, rr))
+		for i := range doc.Ranks {
+			row.Cells = append(row.Cells, sp.cell(i, &doc.Ranks[i]))
 		}
 		pv.Rows = append(pv.Rows, row)
 	}
@@ -203,29 +204,29 @@ func commPivot(res *analysis.Result, rms []rankMetrics, corner string, specs []c
 }
 
 // commPivots are the collectives by type and by group (nil: no group).
-func commPivots(res *analysis.Result, rms []rankMetrics, types, groups []string) (byType, byGroup *pivot) {
+func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string) (byType, byGroup *pivot) {
 	var tspecs []commRowSpec
 	for _, t := range types {
 		tspecs = append(tspecs, commRowSpec{label: cleanText(t, 60), cell: commMetricCell(rms, analysis.FamilyHCCLTypeUs.Of(t), analysis.FamilyHCCLTypeCount.Of(t), " ops")})
 	}
 	tspecs = append(tspecs, commRowSpec{label: "total", class: "total", cell: commMetricCell(rms, analysis.MetricHCCLTotalUs, analysis.MetricHCCLTotalCount, " ops")})
-	byType = commPivot(res, rms, "type", tspecs)
+	byType = commPivot(doc, rms, "type", tspecs)
 	var gspecs []commRowSpec
 	for _, g := range groups {
 		gspecs = append(gspecs, commRowSpec{label: cleanText(g, 60), cell: commMetricCell(rms, analysis.FamilyHCCLGroupUs.Of(g), analysis.FamilyHCCLGroupCount.Of(g), " ops")})
 	}
 	anyUnknown := false
-	for _, rr := range res.Ranks {
-		if analysis.HCCLOf(rr) != nil && analysis.HCCLOf(rr).UnknownGroup.Count > 0 {
+	for i := range doc.Ranks {
+		if h := doc.Ranks[i].View.HCCL; h != nil && h.UnknownGroup.Count > 0 {
 			anyUnknown = true
 		}
 	}
 	if anyUnknown {
-		gspecs = append(gspecs, commRowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *analysis.RankResult) cell {
-			if analysis.HCCLOf(rr) == nil {
+		gspecs = append(gspecs, commRowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *results.RankDoc) cell {
+			if rr.View.HCCL == nil {
 				return cell{Text: "unavailable", NA: cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)}
 			}
-			u := analysis.HCCLOf(rr).UnknownGroup
+			u := rr.View.HCCL.UnknownGroup
 			if u.Count == 0 {
 				return cell{Text: "–", Num: true}
 			}
@@ -235,21 +236,22 @@ func commPivots(res *analysis.Result, rms []rankMetrics, types, groups []string)
 		}})
 	}
 	if len(gspecs) > 0 {
-		byGroup = commPivot(res, rms, "group", gspecs)
+		byGroup = commPivot(doc, rms, "group", gspecs)
 	}
 	return byType, byGroup
 }
 
 // commPairRows are the (type, group) rows of every rank.
-func commPairRows(c *commView, res *analysis.Result, rms []rankMetrics) {
-	for i, rr := range res.Ranks {
-		if analysis.HCCLOf(rr) == nil {
+func commPairRows(c *commView, doc *results.Document, rms []rankMetrics) {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		if rr.View.HCCL == nil {
 			continue
 		}
 		r := rms[i]
 		win, haveWin := r.get(analysis.MetricDeviceWindowUs)
-		for _, k := range slices.Sorted(maps.Keys(analysis.HCCLOf(rr).ByTypeGroup)) {
-			s := analysis.HCCLOf(rr).ByTypeGroup[k]
+		for _, k := range slices.Sorted(maps.Keys(rr.View.HCCL.ByTypeGroup)) {
+			s := rr.View.HCCL.ByTypeGroup[k]
 			t, g, _ := strings.Cut(k, "@")
 			if g == "?" {
 				g = "unknown"
@@ -283,24 +285,27 @@ var moeBuckets = []struct{ metric, label, color string }{
 	{analysis.MetricMoECombineUs, "combine", "#ec4899"},
 }
 
-func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	m := &v.MoE
 	found := false
-	for i, rr := range res.Ranks {
-		if analysis.MoEOf(rr) == nil {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		mo := rr.View.MoE
+		if mo == nil {
 			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricMoERoutingUs), 0)})
 			continue
 		}
-		if analysis.MoEOf(rr).Routing.Count > 0 || analysis.MoEOf(rr).Cumsum.Count > 0 || analysis.MoEOf(rr).GMM.Count > 0 || analysis.MoEOf(rr).Dispatch.Count > 0 || analysis.MoEOf(rr).Combine.Count > 0 {
+		if mo.Routing.Count > 0 || mo.Cumsum.Count > 0 || mo.GMM.Count > 0 || mo.Dispatch.Count > 0 || mo.Combine.Count > 0 {
 			found = true
 		}
 	}
 	if !found {
-		m.None = len(m.Unavailable) < len(res.Ranks)
+		m.None = len(m.Unavailable) < len(doc.Ranks)
 		return
 	}
-	for i, rr := range res.Ranks {
-		if analysis.MoEOf(rr) == nil {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		if rr.View.MoE == nil {
 			continue
 		}
 		r := rms[i]
@@ -347,7 +352,7 @@ func buildMoE(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		m.GMMSkew = fmt.Sprintf("GroupedMatmul time: slowest %s %s, fastest %s %s (max/min %.2f×).",
 			rankLabel(rms[hi].rank), Dur(h), rankLabel(rms[lo].rank), Dur(l), h/l)
 	}
-	layers := moeLayerStats(res)
+	layers := moeLayerStats(doc)
 	if layers != nil {
 		m.LayerChart, m.LayerHeat = layerCharts(layers)
 		v.addChart(m.LayerChart)
@@ -367,16 +372,18 @@ type layerStats struct {
 	note      string
 }
 
-func moeLayerStats(res *analysis.Result) *layerStats {
+func moeLayerStats(doc *results.Document) *layerStats {
 	ls := &layerStats{}
 	binned := false
-	for _, rr := range res.Ranks {
-		if analysis.MoEOf(rr) == nil || len(analysis.MoEOf(rr).Positions) == 0 {
+	for r := range doc.Ranks {
+		rr := &doc.Ranks[r]
+		mo := rr.View.MoE
+		if mo == nil || len(mo.Positions) == 0 {
 			continue
 		}
-		binned = binned || analysis.MoEOf(rr).PositionsCapped
-		rrow, crow := make([]float64, len(analysis.MoEOf(rr).Positions)), make([]float64, len(analysis.MoEOf(rr).Positions))
-		for i, p := range analysis.MoEOf(rr).Positions {
+		binned = binned || mo.PositionsCapped
+		rrow, crow := make([]float64, len(mo.Positions)), make([]float64, len(mo.Positions))
+		for i, p := range mo.Positions {
 			rrow[i], crow[i] = p.RoutingUs, p.CumsumUs
 		}
 		ls.ranks = append(ls.ranks, rr.Rank)
@@ -394,19 +401,20 @@ func moeLayerStats(res *analysis.Result) *layerStats {
 	return ls
 }
 
-func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+func buildWait(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	w := &v.Wait
 	streamSet := map[int32]bool{}
 	computeStream := map[int32]bool{}
 	span := map[[2]int]int64{} // (rank index, stream) -> span
 	var longest []longWait
-	for i, rr := range res.Ranks {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
 		r := rms[i]
-		if analysis.EventWaitOf(rr) == nil {
+		if rr.View.EventWait == nil {
 			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 			continue
 		}
-		for _, s := range analysis.EventWaitOf(rr).Streams {
+		for _, s := range rr.View.EventWait.Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
@@ -417,11 +425,11 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 			span[[2]int{i, int(s.Stream)}] = s.Span
 		}
 		var origin int64
-		if analysis.TimelineOf(rr) != nil {
-			origin = analysis.TimelineOf(rr).WindowStart
+		if rr.View.Timeline != nil {
+			origin = rr.View.Timeline.WindowStart
 		}
 		k := 0
-		for _, wt := range analysis.EventWaitOf(rr).Longest {
+		for _, wt := range rr.View.EventWait.Longest {
 			if k >= maxWaitsPerRank || wt.Dur <= 0 {
 				break
 			}
@@ -434,7 +442,7 @@ func buildWait(v *htmlView, res *analysis.Result, rms []rankMetrics) {
 		}
 	}
 	if len(streamSet) > 0 {
-		pv, metrics, labels := waitPivot(res, rms, streamSet, computeStream, span)
+		pv, metrics, labels := waitPivot(doc, rms, streamSet, computeStream, span)
 		w.Streams = pv
 		w.Chart = stackedByRank("wait-streams", "EVENT_WAIT time by stream", rms, metrics, func(s string) string { return s }, &seriesStyle{labels: labels})
 		v.addChart(w.Chart)
@@ -456,7 +464,7 @@ type longWait struct {
 
 // waitPivot is the EVENT_WAIT time of each stream (rows) by rank
 // (columns), with the chart's metrics and series labels.
-func waitPivot(res *analysis.Result, rms []rankMetrics, streamSet, computeStream map[int32]bool, span map[[2]int]int64) (pv *pivot, metrics []string, labels map[string]string) {
+func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStream map[int32]bool, span map[[2]int]int64) (pv *pivot, metrics []string, labels map[string]string) {
 	var ids []int
 	for st := range streamSet {
 		ids = append(ids, int(st))
@@ -473,9 +481,9 @@ func waitPivot(res *analysis.Result, rms []rankMetrics, streamSet, computeStream
 		labels[timeUs] = label
 		metrics = append(metrics, timeUs)
 		row := pivotRow{Label: label}
-		for i, rr := range res.Ranks {
+		for i := range doc.Ranks {
 			r := rms[i]
-			if analysis.EventWaitOf(rr) == nil {
+			if doc.Ranks[i].View.EventWait == nil {
 				row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
 				continue
 			}
@@ -520,16 +528,17 @@ func waitLongest(w *waitView, longest []longWait) {
 	}
 }
 
-func buildKernels(v *htmlView, res *analysis.Result, rms []rankMetrics) {
+func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	k := &v.Kernels
 	total := 0
-	for i, rr := range res.Ranks {
-		if analysis.KernelsOf(rr) == nil {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		if rr.View.Kernels == nil {
 			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricKernelComputeUs), 0)})
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
-		for _, ks := range analysis.KernelsOf(rr).Top {
+		for _, ks := range rr.View.Kernels.Top {
 			total++
 			if len(k.Rows) >= maxKernelRows {
 				continue
@@ -584,7 +593,7 @@ func buildExperts(v *htmlView, e *ExpertLoads) *expertView {
 	return ev
 }
 
-func buildUnmeasured(v *htmlView, res *analysis.Result, doc *results.Document) {
+func buildUnmeasured(v *htmlView, doc *results.Document) {
 	seen := map[string][]int{}
 	for _, rd := range doc.Ranks {
 		for k, why := range rd.Unavailable {
@@ -597,14 +606,15 @@ func buildUnmeasured(v *htmlView, res *analysis.Result, doc *results.Document) {
 		m, why, _ := strings.Cut(k, "\x00")
 		v.Unmeasured = append(v.Unmeasured, kv{cleanText(m, 120), cleanText(why, 0) + " (ranks " + compactRanks(seen[k]) + ")"})
 	}
-	for _, rr := range res.Ranks {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
 		for _, w := range rr.Warnings {
 			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: warning: %s", rankLabel(rr.Rank), w.Text()), 0))
 		}
 		if rr.Partial {
 			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: partial: %s", rankLabel(rr.Rank), rr.PartialReason), 0))
 		}
-		for _, e := range rr.Errors {
+		for _, e := range rr.View.Errors {
 			v.Problems = append(v.Problems, cleanText("error: "+e.Error(), 0))
 		}
 	}

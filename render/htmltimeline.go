@@ -8,6 +8,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // The mini timeline draws one representative step per rank: device
@@ -31,10 +32,10 @@ var timelineClasses = []struct{ name, color string }{
 // median-length step when every rank with steps has the same one, else the
 // middle step by id (which ranks with the same steps agree on) on every
 // rank that has it, else the rank's own median-length step.
-func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
+func pickWindows(ranks []results.RankDoc) (differ bool, middle int) {
 	median, first := 0, true
-	for _, rr := range ranks {
-		if s := analysis.TimelineSampleOf(rr); s != nil && s.Median != nil {
+	for i := range ranks {
+		if s := ranks[i].View.Sample; s != nil && s.Median != nil {
 			if first {
 				median, first = s.Median.Step, false
 			} else if s.Median.Step != median {
@@ -45,8 +46,8 @@ func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
 	if !differ {
 		return false, 0
 	}
-	for _, rr := range ranks {
-		if s := analysis.TimelineSampleOf(rr); s != nil && s.Median != nil {
+	for i := range ranks {
+		if s := ranks[i].View.Sample; s != nil && s.Median != nil {
 			if s.Middle != nil {
 				return true, s.Middle.Step
 			}
@@ -56,21 +57,22 @@ func pickWindows(ranks []*analysis.RankResult) (differ bool, middle int) {
 	return false, 0
 }
 
-func buildTimeline(v *htmlView, res *analysis.Result) {
+func buildTimeline(v *htmlView, doc *results.Document) {
 	tv := &v.Timeline
 	for _, c := range timelineClasses {
 		tv.Legend = append(tv.Legend, kv{c.name, c.color})
 	}
-	byMiddle, middle := pickWindows(res.Ranks)
+	byMiddle, middle := pickWindows(doc.Ranks)
 	drawn, skipped := 0, 0
 	var notes []string
-	for _, rr := range res.Ranks {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
 		if drawn >= maxTimelineRanks {
 			skipped++
 			continue
 		}
-		ts := analysis.TimelineSampleOf(rr)
-		if ts == nil || analysis.TimelineOf(rr) == nil || !analysis.TimelineOf(rr).HaveWindow {
+		ts := rr.View.Sample
+		if ts == nil || rr.View.Timeline == nil || !rr.View.Timeline.HaveWindow {
 			why := "no device timeline"
 			if w, ok := rr.Unavailable[analysis.MetricDeviceWindowUs]; ok {
 				why = w
@@ -78,7 +80,7 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 			notes = append(notes, fmt.Sprintf("%s: unavailable: %s", rankLabel(rr.Rank), cleanText(why, 0)))
 			continue
 		}
-		var w *analysis.SampleWindow
+		var w *results.SampleWindow
 		label := ""
 		switch {
 		case ts.Median != nil:
@@ -126,7 +128,7 @@ func buildTimeline(v *htmlView, res *analysis.Result) {
 	}
 }
 
-func timelineChart(n int, w *analysis.SampleWindow) *chartPayload {
+func timelineChart(n int, w *results.SampleWindow) *chartPayload {
 	var lanes []string
 	for _, k := range w.Lanes {
 		switch {

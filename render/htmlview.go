@@ -367,13 +367,12 @@ func distinct(vals []string) string {
 	return strings.Join(out, ", ")
 }
 
-// buildView assembles the HTML view. doc must be in.Result's results
-// document: every metric shown is read from it.
-func buildView(in HTMLInput, doc *results.Document) *htmlView {
-	res := in.Result
+// buildView assembles the HTML view from in.Doc.
+func buildView(in HTMLInput) *htmlView {
+	doc := in.Doc
 	v := &htmlView{
-		Path: cleanText(res.Path, 0), Kind: doc.Input.Kind,
-		RankCount: len(res.Ranks), Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
+		Path: cleanText(doc.Input.Path, 0), Kind: doc.Input.Kind,
+		RankCount: len(doc.Ranks), Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
 		EChartsNotice: echartsNotice,
 	}
 	if t := doc.Tool; t != nil {
@@ -406,35 +405,33 @@ func buildView(in HTMLInput, doc *results.Document) *htmlView {
 		v.Devices = compactRanks(ds)
 	}
 	v.Levels, v.TorchNPU, v.CANN = distinct(levels), distinct(torch), distinct(cann)
-	for _, n := range res.Notes {
+	for _, n := range doc.Notes {
 		v.Notes = append(v.Notes, cleanText(n, 0))
 	}
-	for _, w := range in.Warnings {
+	for _, w := range doc.Warnings {
 		v.Notes = append(v.Notes, cleanText("warning: "+w, 0))
 	}
 	buildFacts(v, in)
-	buildFindings(v, in.Findings)
-	if in.Doc != nil {
-		buildPlan(v, in.Doc.Plan) // the plan comes with the rules' document
-	}
-	buildDeployDiff(v, in.DeployDiff)
-	buildBreakdown(v, res, doc, rms)
-	buildComm(v, res, rms)
-	buildMoE(v, res, rms)
-	buildWait(v, res, rms)
-	buildKernels(v, res, rms)
+	buildFindings(v, doc.Findings)
+	buildPlan(v, doc.Plan)
+	buildDeployDiff(v, doc.DeployDiff)
+	buildBreakdown(v, doc, rms)
+	buildComm(v, doc, rms)
+	buildMoE(v, doc, rms)
+	buildWait(v, doc, rms)
+	buildKernels(v, doc, rms)
 	buildSkew(v, rms)
 	if in.Experts == nil {
-		in.Experts = ExpertLoadsOf(res)
+		in.Experts = ExpertLoadsOf(doc)
 	}
 	if !in.Experts.empty() {
 		v.Experts = buildExperts(v, in.Experts)
-		buildExpertRanks(v, res)
+		buildExpertRanks(v, doc)
 	}
-	buildTimeline(v, res)
-	buildUnmeasured(v, res, doc)
+	buildTimeline(v, doc)
+	buildUnmeasured(v, doc)
 
-	v.Cards = headlineCards(res, rms, in.Findings)
+	v.Cards = headlineCards(doc, rms)
 	return v
 }
 
@@ -449,7 +446,8 @@ func savingDur(us float64) string {
 
 // headlineCards are the overview numbers: findings, and the spread over
 // ranks (min–max) of the window and of the not-overlapped and free shares.
-func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) []kv {
+func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
+	fs := doc.Findings
 	var cards []kv
 	high := 0
 	var best float64
@@ -502,8 +500,8 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 	spread("Comm. not overlapped / window", share(analysis.MetricCommNotOverlappedUs), pctf)
 	spread("Free (idle) / window", share(analysis.MetricFreeUs), pctf)
 	steps := 0
-	for _, rr := range res.Ranks {
-		steps = max(steps, len(analysis.StepsOf(rr)))
+	for i := range doc.Ranks {
+		steps = max(steps, len(doc.Ranks[i].Steps))
 	}
 	if steps > 0 {
 		cards = append(cards, kv{"Steps per rank", strconv.Itoa(steps)})
@@ -514,12 +512,12 @@ func headlineCards(res *analysis.Result, rms []rankMetrics, fs []rules.Finding) 
 // buildFacts lists parallel groups (parallel_group_info) and env variables
 // (profiler_metadata.json ENV_VARIABLES) over all ranks, plus in.Facts.
 func buildFacts(v *htmlView, in HTMLInput) {
-	groups, env := factInputs(in.Result)
+	groups, env := factInputs(in.Doc)
 	groupFacts(v, groups)
 	groupRows(v, groups)
 	envRows(v, env)
 	// The serving context (vLLM log, bench result) follows the deployment facts.
-	for _, f := range append(append([]Fact{}, in.Facts...), ServingFacts(in.Result.Serving)...) {
+	for _, f := range append(append([]Fact{}, in.Facts...), ServingFacts(in.Doc.Serving)...) {
 		v.Facts = append(v.Facts, Fact{Name: cleanText(f.Name, 80), Value: cleanText(f.Value, maxTextLen), Source: cleanText(f.Source, maxTextLen)})
 	}
 }
@@ -541,11 +539,12 @@ type factEnv struct {
 
 // factInputs gathers the ranks' parallel groups and environment, keyed by
 // name and members (groups) or name and value (env).
-func factInputs(res *analysis.Result) (map[string]*factGroup, map[string]*factEnv) {
+func factInputs(doc *results.Document) (map[string]*factGroup, map[string]*factEnv) {
 	groups := map[string]*factGroup{}
 	env := map[string]*factEnv{}
-	for _, rr := range res.Ranks {
-		for _, g := range rr.Groups {
+	for i := range doc.Ranks {
+		rr := &doc.Ranks[i]
+		for _, g := range rr.View.Groups {
 			key := g.Name + "\x00" + fmt.Sprint(g.GlobalRanks)
 			e := groups[key]
 			if e == nil {
@@ -554,7 +553,7 @@ func factInputs(res *analysis.Result) (map[string]*factGroup, map[string]*factEn
 			}
 			e.seen = append(e.seen, rr.Rank)
 		}
-		for k, val := range rr.Env {
+		for k, val := range rr.View.Env {
 			if val == "" {
 				continue
 			}

@@ -111,7 +111,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, true)
 	require.Len(t, res.Ranks, 1)
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, res, nil))
+	require.NoError(t, WriteText(&b, results.Build(res, nil)))
 	out := b.String()
 	_, table, ok := strings.Cut(out, "Per step (mean over ranks)\n")
 	require.True(t, ok, out)
@@ -137,7 +137,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	// three ranks: the means are over the two that measured
 	res, _ = noCommResult(t, false)
 	b.Reset()
-	require.NoError(t, WriteText(&b, res, nil))
+	require.NoError(t, WriteText(&b, results.Build(res, nil)))
 	_, table, _ = strings.Cut(b.String(), "Per step (mean over ranks)\n")
 	table, _, _ = strings.Cut(table, "\n\n")
 	lines = strings.Split(strings.TrimRight(table, "\n"), "\n")
@@ -162,7 +162,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 // above the table why, and the step chart has gaps (null), not 0.
 func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
-	page := renderHTML(t, HTMLInput{Result: res, Version: "test"})
+	page := renderHTML(t, HTMLInput{Doc: results.Build(res, nil), Version: "test"})
 	doc := results.Build(res, nil)
 	require.Greater(t, checkNumbers(t, page, doc), 0)
 	for _, s := range analysis.StepsOf(res.Ranks[2]) {

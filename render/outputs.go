@@ -5,10 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // Output is one value of a command's --format: its name, one line saying
@@ -62,12 +60,9 @@ func (o Outputs[In]) Help() string {
 // RunOutput is what analyze's and check's --format outputs are written
 // from.
 type RunOutput struct {
-	Result *analysis.Result
-	Report *rules.Report
-	Facts  *rules.FactSet
-	// Doc returns the run's results document, built once on first use
-	// (the text output does not need it).
-	Doc func() *results.Document
+	// Doc is the run's results document (results.New): every output is
+	// written from it.
+	Doc *results.Document
 	// Baseline is check --baseline's comparison, summarised under the
 	// text (the document carries it as baseline_diff).
 	Baseline *compare.Result
@@ -81,13 +76,13 @@ type RunOutput struct {
 var RunOutputs = Outputs[RunOutput]{
 	{Name: "text", Doc: "a readable summary for terminals and CI logs", Write: writeRunText},
 	{Name: "json", Doc: "the npuprof.analysis/v1 document (stable keys, for tools and CI)",
-		Write: func(w io.Writer, in RunOutput) error { return WriteJSON(w, in.Doc()) }},
+		Write: func(w io.Writer, in RunOutput) error { return WriteJSON(w, in.Doc) }},
 }
 
 // writeRunText writes the terminal summary, then check's comparison with
 // its baseline and its verdict.
 func writeRunText(w io.Writer, in RunOutput) error {
-	if err := WriteTextReportWith(w, in.Result, in.Report, in.Facts, in.Text); err != nil {
+	if err := WriteTextWith(w, in.Doc, in.Text); err != nil {
 		return err
 	}
 	if in.Baseline != nil {

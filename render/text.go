@@ -12,72 +12,88 @@ import (
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
-// WriteText writes the terminal summary.
-func WriteText(w io.Writer, res *analysis.Result, findings []rules.Finding) error {
-	return writeText(w, res, findings, nil, nil, TextOptions{})
+// WriteText writes the terminal summary of a results document: with a
+// rule evaluation (results.New), the findings first (fix, evidence, diff),
+// then which rules could not be evaluated and why, and the facts used.
+func WriteText(w io.Writer, doc *results.Document) error {
+	return WriteTextWith(w, doc, TextOptions{})
 }
 
-// WriteTextReport writes the terminal summary with a rule evaluation: the
-// findings first (fix, evidence, diff), then which rules could not be
-// evaluated and why, and the facts used.
-func WriteTextReport(w io.Writer, res *analysis.Result, rep *rules.Report, facts *rules.FactSet) error {
-	return WriteTextReportWith(w, res, rep, facts, TextOptions{})
-}
-
-// WriteTextReportWith is WriteTextReport with the summary's caps set.
-func WriteTextReportWith(w io.Writer, res *analysis.Result, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
-	return writeText(w, res, rep.Findings, rep, facts, opts)
-}
-
-func writeText(w io.Writer, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
+// WriteTextWith is WriteText with the summary's caps set.
+func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
 	ww := &wrapWriter{w: w, width: TextWidth}
 	ew := &errWriter{w: ww, wrap: ww}
-	if err := writeTextBody(ew, res, findings, rep, facts, opts); err != nil {
-		return err
+	writeTextBody(ew, doc, opts)
+	if ew.err != nil {
+		return ew.err
 	}
 	return ww.Flush()
 }
 
-func writeTextBody(ew *errWriter, res *analysis.Result, findings []rules.Finding, rep *rules.Report, facts *rules.FactSet, opts TextOptions) error {
-	levels := map[string]bool{}
-	formats := map[string]bool{}
-	for _, rr := range res.Ranks {
-		if rr.ProfilerLevel != "" {
-			levels[rr.ProfilerLevel] = true
-		}
-		formats[string(rr.Format)] = true
-	}
-	ew.printf("npuprof: %s\n", Safe(res.Path, 200))
-	ew.printf("  %d rank(s), %s, profiler level %s\n", len(res.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
-	writeWorkload(ew, res)
-	for _, n := range res.Notes {
-		ew.printf("  note: %s\n", Safe(n, 300))
-	}
-	if rep != nil {
-		for _, w := range rep.Warnings {
-			ew.printf("  warning: %s\n", Safe(w, 600))
-		}
-	}
-	for _, rr := range res.Ranks {
-		if rr.Partial {
-			ew.printf("  PARTIAL rank %d: %s\n", rr.Rank, Safe(rr.PartialReason, 300))
-		}
-	}
-	writeServing(ew, res.Serving)
-	if rep != nil {
-		writePlan(ew, rep.Plan)
-	}
-
+// writeTextBody writes the summary's sections in order.
+func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
+	writeHeader(ew, doc)
+	writeServing(ew, doc.Serving)
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
+	writePlan(ew, doc.Plan)
+	writeFindings(ew, doc)
+	if doc.View.Evaluated {
+		writeRuleOutcomes(ew, doc)
+	}
+	writeBreakdown(ew, doc, opts.AllRanks)
+	writeSlowRanks(ew, doc, opts.AllRanks)
+	if anySteps(doc) {
+		writeSteps(ew, doc, opts.AllSteps)
+	}
+	writeCollectives(ew, doc)
+	writeMoE(ew, doc, opts.AllRanks)
+	writeEventWait(ew, doc)
+	writeExperts(ew, doc)
+	writeTopKernels(ew, doc, 10)
+	writeUnavailable(ew, doc)
+}
+
+// writeHeader names the input, its ranks, formats and workload, the notes,
+// warnings and partial ranks.
+func writeHeader(ew *errWriter, doc *results.Document) {
+	levels := map[string]bool{}
+	formats := map[string]bool{}
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		if rd.ProfilerLevel != "" {
+			levels[rd.ProfilerLevel] = true
+		}
+		formats[rd.View.Format] = true
+	}
+	ew.printf("npuprof: %s\n", Safe(doc.Input.Path, 200))
+	ew.printf("  %d rank(s), %s, profiler level %s\n", len(doc.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
+	writeWorkload(ew, doc)
+	for _, n := range doc.Notes {
+		ew.printf("  note: %s\n", Safe(n, 300))
+	}
+	for _, w := range doc.Warnings {
+		ew.printf("  warning: %s\n", Safe(w, 600))
+	}
+	for i := range doc.Ranks {
+		if rd := &doc.Ranks[i]; rd.Partial {
+			ew.printf("  PARTIAL rank %d: %s\n", rd.Rank, Safe(rd.PartialReason, 300))
+		}
+	}
+}
+
+// writeFindings lists the findings: severity, title, saving, prediction,
+// caveat, ranks, fix, and with a rule evaluation their evidence.
+func writeFindings(ew *errWriter, doc *results.Document) {
 	ew.printf("\nFindings\n")
-	if len(findings) == 0 {
+	if len(doc.Findings) == 0 {
 		ew.printf("  none\n")
 	}
-	for _, f := range findings {
+	for _, f := range doc.Findings {
 		ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, savingText(&f))
 		if f.Predicted != nil {
 			ew.printf("      predicted: %s\n", predictedText(f.Predicted))
@@ -85,7 +101,7 @@ func writeTextBody(ew *errWriter, res *analysis.Result, findings []rules.Finding
 		if c := PartialCaveat(&f); c != "" {
 			ew.printf("      ! %s\n", Safe(c, 600))
 		}
-		if len(f.Ranks) > 0 && len(f.Ranks) < len(res.Ranks) {
+		if len(f.Ranks) > 0 && len(f.Ranks) < len(doc.Ranks) {
 			ew.printf("      ranks %s\n", rankList(f.Ranks))
 		}
 		for _, line := range strings.Split(strings.TrimSpace(f.Fix), "\n") {
@@ -94,58 +110,45 @@ func writeTextBody(ew *errWriter, res *analysis.Result, findings []rules.Finding
 		if f.DiffError != "" {
 			ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
 		}
-		if rep != nil && len(f.Evidence) > 0 {
+		if doc.View.Evaluated && len(f.Evidence) > 0 {
 			ew.printf("      evidence:\n")
 			for _, e := range f.Evidence {
 				ew.printf("        %s\n", Safe(evidenceLine(e), 300))
 			}
 		}
 	}
-	if rep != nil {
-		writeRuleOutcomes(ew, rep, facts)
-	}
+}
 
+// writeBreakdown is the time breakdown table, one row per rank.
+func writeBreakdown(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nTime breakdown over the profiled window\n")
 	t := &rankTable{header: "window\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share",
 		format: []func(float64) string{Dur, Dur, Dur, Dur, Dur, pctOf1}, outlierWhat: "window"}
 	nan := math.NaN()
-	for _, rr := range res.Ranks {
-		m := rr.Metrics
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		m := rd.View.Metrics
 		win, ok := m[analysis.MetricDeviceWindowUs]
 		if !ok {
-			t.add(rr.Rank, []string{"unavailable", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
+			t.add(rd.Rank, []string{"unavailable", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
 			continue
 		}
 		share := nan
 		if f, ok := m[analysis.MetricFreeUs]; ok && win > 0 {
 			share = f / win
 		}
-		t.add(rr.Rank, []string{Dur(win), metric(m, analysis.MetricComputingUs),
+		t.add(rd.Rank, []string{Dur(win), metric(m, analysis.MetricComputingUs),
 			metric(m, analysis.MetricCommunicationUs), metric(m, analysis.MetricCommNotOverlappedUs),
 			metric(m, analysis.MetricFreeUs), pctMetric(m, analysis.MetricFreeUs, win)},
 			[]float64{win, value(m, analysis.MetricComputingUs), value(m, analysis.MetricCommunicationUs),
 				value(m, analysis.MetricCommNotOverlappedUs), value(m, analysis.MetricFreeUs), share})
 	}
-	t.write(ew, opts.AllRanks)
-
-	writeSlowRanks(ew, res, opts.AllRanks)
-
-	if anySteps(res) {
-		writeSteps(ew, res, opts.AllSteps)
-	}
-
-	writeCollectives(ew, res)
-	writeMoE(ew, res, opts.AllRanks)
-	writeEventWait(ew, res)
-	writeExperts(ew, res)
-	writeTopKernels(ew, res, 10)
-	writeUnavailable(ew, res)
-	return ew.err
+	t.write(ew, all)
 }
 
-func anySteps(res *analysis.Result) bool {
-	for _, rr := range res.Ranks {
-		if len(analysis.StepsOf(rr)) > 0 {
+func anySteps(doc *results.Document) bool {
+	for i := range doc.Ranks {
+		if len(doc.Ranks[i].View.Steps) > 0 {
 			return true
 		}
 	}
@@ -179,7 +182,7 @@ func pctMetric(m map[string]float64, k string, whole float64) string {
 	return pct(v, whole)
 }
 
-func writeCollectives(ew *errWriter, res *analysis.Result) {
+func writeCollectives(ew *errWriter, doc *results.Document) {
 	type agg struct {
 		count      int
 		total, max int64
@@ -188,22 +191,23 @@ func writeCollectives(ew *errWriter, res *analysis.Result) {
 	}
 	by := map[string]*agg{}
 	have := false
-	for _, rr := range res.Ranks {
-		if analysis.HCCLOf(rr) == nil {
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		if rd.View.HCCL == nil {
 			continue
 		}
 		have = true
-		for k, s := range analysis.HCCLOf(rr).ByTypeGroup {
+		for k, s := range rd.View.HCCL.ByTypeGroup {
 			a := by[k]
 			if a == nil {
-				a = &agg{maxRank: rr.Rank}
+				a = &agg{maxRank: rd.Rank}
 				by[k] = a
 			}
 			a.count += s.Count
 			a.total += s.Total
 			a.ranks++
 			if s.Total > a.max {
-				a.max, a.maxRank = s.Total, rr.Rank
+				a.max, a.maxRank = s.Total, rd.Rank
 			}
 		}
 	}
@@ -241,11 +245,11 @@ func writeCollectives(ew *errWriter, res *analysis.Result) {
 	tw.Flush()
 }
 
-func writeMoE(ew *errWriter, res *analysis.Result, all bool) {
+func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nMoE routing and Cumsum\n")
 	any := false
-	for _, rr := range res.Ranks {
-		if analysis.MoEOf(rr) != nil && (analysis.MoEOf(rr).Routing.Count > 0 || analysis.MoEOf(rr).Cumsum.Count > 0 || analysis.MoEOf(rr).GMM.Count > 0) {
+	for i := range doc.Ranks {
+		if m := doc.Ranks[i].View.MoE; m != nil && (m.Routing.Count > 0 || m.Cumsum.Count > 0 || m.GMM.Count > 0) {
 			any = true
 		}
 	}
@@ -256,10 +260,11 @@ func writeMoE(ew *errWriter, res *analysis.Result, all bool) {
 	t := &rankTable{header: "routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time",
 		format: []func(float64) string{count, Dur, count, Dur, count, Dur, Dur}, outlierWhat: "GroupedMatmul time", outlierBy: 6}
 	nan := math.NaN()
-	for _, rr := range res.Ranks {
-		m := analysis.MoEOf(rr)
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		m := rd.View.MoE
 		if m == nil {
-			t.add(rr.Rank, []string{"unavailable", "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
+			t.add(rd.Rank, []string{"unavailable", "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
 			continue
 		}
 		mean, meanV := "-", nan
@@ -267,7 +272,7 @@ func writeMoE(ew *errWriter, res *analysis.Result, all bool) {
 			meanV = us(m.Cumsum.Total) / float64(m.Cumsum.Count)
 			mean = Dur(meanV)
 		}
-		t.add(rr.Rank, []string{strconv.Itoa(m.Routing.Count), Dur(us(m.Routing.Total)), strconv.Itoa(m.Cumsum.Count),
+		t.add(rd.Rank, []string{strconv.Itoa(m.Routing.Count), Dur(us(m.Routing.Total)), strconv.Itoa(m.Cumsum.Count),
 			Dur(us(m.Cumsum.Total)), strconv.Itoa(m.CumsumAICPU.Count), mean, Dur(us(m.GMM.Total))},
 			[]float64{float64(m.Routing.Count), us(m.Routing.Total), float64(m.Cumsum.Count), us(m.Cumsum.Total),
 				float64(m.CumsumAICPU.Count), meanV, us(m.GMM.Total)})
@@ -278,7 +283,7 @@ func writeMoE(ew *errWriter, res *analysis.Result, all bool) {
 // count is a count cell of a summary row (a median may be a half).
 func count(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-func writeEventWait(ew *errWriter, res *analysis.Result) {
+func writeEventWait(ew *errWriter, doc *results.Document) {
 	ew.printf("\nEVENT_WAIT by stream (mean per rank)\n")
 	type agg struct {
 		ranks, count int
@@ -289,18 +294,19 @@ func writeEventWait(ew *errWriter, res *analysis.Result) {
 	}
 	by := map[int32]*agg{}
 	var missing []int
-	for _, rr := range res.Ranks {
-		if analysis.EventWaitOf(rr) == nil {
-			missing = append(missing, rr.Rank)
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		if rd.View.EventWait == nil {
+			missing = append(missing, rd.Rank)
 			continue
 		}
-		for _, s := range analysis.EventWaitOf(rr).Streams {
+		for _, s := range rd.View.EventWait.Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
 			a := by[s.Stream]
 			if a == nil {
-				a = &agg{maxRank: rr.Rank}
+				a = &agg{maxRank: rd.Rank}
 				by[s.Stream] = a
 			}
 			a.ranks++
@@ -309,7 +315,7 @@ func writeEventWait(ew *errWriter, res *analysis.Result) {
 			a.span += s.Span
 			a.compute = a.compute || s.Compute
 			if s.Wait.Total > a.max {
-				a.max, a.maxRank = s.Wait.Total, rr.Rank
+				a.max, a.maxRank = s.Wait.Total, rd.Rank
 			}
 		}
 	}
@@ -342,18 +348,18 @@ func writeEventWait(ew *errWriter, res *analysis.Result) {
 	tw.Flush()
 }
 
-func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
+func writeTopKernels(ew *errWriter, doc *results.Document, n int) {
 	type agg struct {
 		name, op, core string
 		count          int
 		total          int64
 	}
 	by := map[string]*agg{}
-	for _, rr := range res.Ranks {
-		if analysis.KernelsOf(rr) == nil {
+	for i := range doc.Ranks {
+		if doc.Ranks[i].View.Kernels == nil {
 			continue
 		}
-		for _, k := range analysis.KernelsOf(rr).Top {
+		for _, k := range doc.Ranks[i].View.Kernels.Top {
 			a := by[k.Name]
 			if a == nil {
 				a = &agg{name: k.Name, op: k.OpType, core: k.Core}
@@ -391,23 +397,24 @@ func writeTopKernels(ew *errWriter, res *analysis.Result, n int) {
 	tw.Flush()
 }
 
-func writeUnavailable(ew *errWriter, res *analysis.Result) {
+func writeUnavailable(ew *errWriter, doc *results.Document) {
 	seen := map[string][]int{}
-	for _, e := range res.InputErrors {
+	for _, e := range doc.View.InputErrors {
 		seen["ERROR: "+firstLineOf(e.Message)] = nil
 	}
-	for _, rr := range res.Ranks {
-		if why, none := NoDeviceData(rr); none {
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
+		if why, none := NoDeviceData(rd.View.Metrics, rd.Unavailable); none {
 			// one line, not one per metric that the missing data feeds
 			key := "nothing measured on the device: " + why
-			seen[key] = append(seen[key], rr.Rank)
+			seen[key] = append(seen[key], rd.Rank)
 		} else {
-			for k, why := range rr.Unavailable {
+			for k, why := range rd.Unavailable {
 				key := k + ": " + why
-				seen[key] = append(seen[key], rr.Rank)
+				seen[key] = append(seen[key], rd.Rank)
 			}
 		}
-		for _, w := range rr.Warnings {
+		for _, w := range rd.Warnings {
 			key := "warning: " + w.Text()
 			if len(w.Lines) > 0 {
 				lines := make([]string, len(w.Lines))
@@ -416,15 +423,15 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 				}
 				key += " (first at lines " + strings.Join(lines, ", ") + ")"
 			}
-			seen[key] = append(seen[key], rr.Rank)
+			seen[key] = append(seen[key], rd.Rank)
 		}
-		for _, e := range rr.Errors {
+		for _, e := range rd.View.Errors {
 			key := "ERROR: " + firstLineOf(e.Error())
-			seen[key] = append(seen[key], rr.Rank)
+			seen[key] = append(seen[key], rd.Rank)
 		}
 	}
-	if res.Cluster != nil {
-		for _, e := range res.Cluster.Errors {
+	if doc.Cluster != nil {
+		for _, e := range doc.Cluster.View.Errors {
 			seen["ERROR: "+e.Error()] = nil
 		}
 	}
@@ -442,14 +449,15 @@ func writeUnavailable(ew *errWriter, res *analysis.Result) {
 	}
 }
 
-// NoDeviceData reports whether a rank has no device data at all (neither
-// a device timeline nor kernel_details.csv: no compute kernel count), and
-// why, as the passes said it.
-func NoDeviceData(rr *analysis.RankResult) (string, bool) {
-	if _, ok := rr.Metrics[analysis.MetricKernelComputeCount]; ok {
+// NoDeviceData reports whether a rank, by its metrics and unavailable
+// reasons, has no device data at all (neither a device timeline nor
+// kernel_details.csv: no compute kernel count), and why, as the passes
+// said it.
+func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (string, bool) {
+	if _, ok := metrics[analysis.MetricKernelComputeCount]; ok {
 		return "", false
 	}
-	why := rr.Unavailable[analysis.MetricKernelComputeCount]
+	why := unavailable[analysis.MetricKernelComputeCount]
 	if why == "" {
 		why = "no compute kernel was measured"
 	}
@@ -517,7 +525,7 @@ func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, 
 // that measured them (a rank without collective data has none: see
 // analysis.StepBreakdown.CommUnavailable); "n/a" when no rank did, and a
 // note names the ranks left out and why, once.
-func writeSteps(ew *errWriter, res *analysis.Result, all bool) {
+func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 	type agg struct {
 		n, nComm                   int
 		win, comp, comm, not, free int64
@@ -526,12 +534,13 @@ func writeSteps(ew *errWriter, res *analysis.Result, all bool) {
 	}
 	by := map[int]*agg{}
 	noComm := map[string][]int{} // reason -> ranks
-	for _, rr := range res.Ranks {
+	for i := range doc.Ranks {
+		rd := &doc.Ranks[i]
 		missing := ""
-		for _, s := range analysis.StepsOf(rr) {
+		for _, s := range rd.View.Steps {
 			a := by[s.Step]
 			if a == nil {
-				a = &agg{maxRank: rr.Rank}
+				a = &agg{maxRank: rd.Rank}
 				by[s.Step] = a
 			}
 			a.n++
@@ -540,17 +549,17 @@ func writeSteps(ew *errWriter, res *analysis.Result, all bool) {
 			if s.HaveComm() {
 				a.nComm++
 				a.comm += s.Communication
-				a.not += s.CommunicationNotOverlapped
+				a.not += s.NotOverlapped
 				a.free += s.Free
 			} else {
 				missing = s.CommUnavailable
 			}
 			if s.Window > a.maxWin {
-				a.maxWin, a.maxRank = s.Window, rr.Rank
+				a.maxWin, a.maxRank = s.Window, rd.Rank
 			}
 		}
 		if missing != "" {
-			noComm[missing] = append(noComm[missing], rr.Rank)
+			noComm[missing] = append(noComm[missing], rd.Rank)
 		}
 	}
 	ids := make([]int, 0, len(by))
@@ -629,11 +638,11 @@ func ranksText(ranks []int) string {
 // writeRanksUsed says which cross-rank metrics used only some ranks
 // (cluster.ranks_used): ranks whose input lacks what a metric needs (a
 // timeline's collectives, an overlap breakdown) are left out of it.
-func writeRanksUsed(ew *errWriter, res *analysis.Result) {
-	c := res.Cluster
-	all := make([]int, len(res.Ranks))
-	for i, rr := range res.Ranks {
-		all[i] = rr.Rank
+func writeRanksUsed(ew *errWriter, doc *results.Document) {
+	c := doc.Cluster
+	all := make([]int, len(doc.Ranks))
+	for i := range doc.Ranks {
+		all[i] = doc.Ranks[i].Rank
 	}
 	bySet := map[string][]string{}
 	left := map[string][]int{}
@@ -659,18 +668,18 @@ func writeRanksUsed(ew *errWriter, res *analysis.Result) {
 
 // writeSlowRanks prints the cross-rank verdict: the slow ranks and why,
 // and the skew of each quantity.
-func writeSlowRanks(ew *errWriter, res *analysis.Result, all bool) {
-	c := res.Cluster
-	if c == nil || len(res.Ranks) < 2 {
+func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
+	c := doc.Cluster
+	if c == nil || len(doc.Ranks) < 2 {
 		return
 	}
-	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(res.Ranks))
-	writeRanksUsed(ew, res)
+	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(doc.Ranks))
+	writeRanksUsed(ew, doc)
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
-	} else if analysis.SkewOf(c) != nil {
+	} else if sk := c.View.Skew; sk != nil {
 		n := 0
-		for _, s := range analysis.SkewOf(c).Slow {
+		for _, s := range sk.Slow {
 			if s.Step >= 0 {
 				continue
 			}
@@ -678,7 +687,7 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result, all bool) {
 			ew.printf("  rank %d: %s\n", s.Rank, Safe(s.Reason, 400))
 		}
 		steps := map[int][]int{}
-		for _, s := range analysis.SkewOf(c).Slow {
+		for _, s := range sk.Slow {
 			if s.Step >= 0 {
 				steps[s.Rank] = append(steps[s.Rank], s.Step)
 			}
@@ -696,26 +705,26 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result, all bool) {
 		if n == 0 && len(steps) == 0 {
 			ew.printf("  none: computing and free time of every rank are within the robust band of the median\n")
 		}
-		if len(analysis.SkewOf(c).Window) > 0 {
+		if len(sk.Window) > 0 {
 			tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintf(tw, "quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n")
-			for _, st := range analysis.SkewOf(c).Window {
+			for _, st := range sk.Window {
 				ratio := "-"
-				if st.Median > 0 {
-					ratio = fmt.Sprintf("%.3f", st.Max/st.Median)
+				if st.MedianUs > 0 {
+					ratio = fmt.Sprintf("%.3f", st.MaxUs/st.MedianUs)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", st.Quantity, Dur(st.Median), Dur(st.MAD), Dur(st.Max), st.MaxRank, ratio)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", st.Quantity, Dur(st.MedianUs), Dur(st.MADUs), Dur(st.MaxUs), st.MaxRank, ratio)
 			}
 			tw.Flush()
 		}
 	}
-	if a := analysis.ArrivalOf(c); a != nil && a.Matched > 0 {
-		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(sumWait(a))))
+	if a := c.View.Arrival; a != nil && a.Matched > 0 {
+		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(a.Wait)))
 		groups := a.Groups
-		capped := !all && len(res.Ranks) > MaxRankRows && len(groups) > maxGroupLines
+		capped := !all && len(doc.Ranks) > MaxRankRows && len(groups) > maxGroupLines
 		if capped {
 			// the groups whose last rank arrived last most often
-			groups = append([]analysis.GroupArrival{}, groups...)
+			groups = append([]results.GroupArrival{}, groups...)
 			sort.SliceStable(groups, func(i, j int) bool { return lastArrivals(groups[i]) > lastArrivals(groups[j]) })
 		}
 		shown := 0
@@ -732,26 +741,17 @@ func writeSlowRanks(ew *errWriter, res *analysis.Result, all bool) {
 			if name == "" {
 				name = g.Comm
 			}
-			la := g.ByRank[g.LastRank]
-			ew.printf("  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n", Safe(name, 60), rankList(g.Ranks), g.LastRank, la.Last, g.Collectives)
+			ew.printf("  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n", Safe(name, 60), rankList(g.Ranks), g.LastRank, g.LastCount, g.Collectives)
 		}
 	}
 }
 
 // lastArrivals is how often a group's last rank arrived last (-1: none).
-func lastArrivals(g analysis.GroupArrival) int {
+func lastArrivals(g results.GroupArrival) int {
 	if g.LastRank < 0 {
 		return -1
 	}
-	return g.ByRank[g.LastRank].Last
-}
-
-func sumWait(a *analysis.ArrivalResult) int64 {
-	var t int64
-	for _, r := range a.ByRank {
-		t += r.Wait
-	}
-	return t
+	return g.LastCount
 }
 
 func stepList(s []int) string {
@@ -808,17 +808,14 @@ func writeGroupedOutcomes(ew *errWriter, outs []rules.Outcome, status, label str
 
 // writeWorkload prints the workload with its evidence and the steps'
 // phases (counted over ranks and steps).
-func writeWorkload(ew *errWriter, res *analysis.Result) {
-	w := analysis.Workload(res)
-	ew.printf("  workload: %s (%s)\n", w.Kind, Safe(strings.Join(w.Evidence, "; "), 400))
+func writeWorkload(ew *errWriter, doc *results.Document) {
+	w := doc.Context
+	ew.printf("  workload: %s (%s)\n", w.Workload, Safe(strings.Join(w.Evidence, "; "), 400))
 	phases := map[string]int{}
-	for _, rr := range res.Ranks {
-		if analysis.WorkloadOf(rr) == nil {
-			continue
-		}
-		for _, s := range analysis.StepsOf(rr) {
-			if p := analysis.WorkloadOf(rr).StepPhase[s.Step]; p != "" {
-				phases[p]++
+	for i := range doc.Ranks {
+		for _, s := range doc.Ranks[i].Steps {
+			if s.Phase != "" {
+				phases[s.Phase]++
 			}
 		}
 	}
@@ -835,9 +832,10 @@ func writeWorkload(ew *errWriter, res *analysis.Result) {
 
 // writeRuleOutcomes prints the rules that did not fire cleanly (not
 // evaluated, failed), the facts, and the combined deploy diff.
-func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
+func writeRuleOutcomes(ew *errWriter, doc *results.Document) {
+	outs := doc.Rules
 	n := map[string]int{}
-	for _, o := range rep.Outcomes {
+	for _, o := range outs {
 		n[o.Status]++
 	}
 	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed", n[rules.StatusFired], n[rules.StatusClear],
@@ -849,9 +847,9 @@ func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
 		ew.printf(", %d disabled", k)
 	}
 	ew.printf("\n")
-	writeGroupedOutcomes(ew, rep.Outcomes, rules.StatusNotApplicable, "not applicable")
-	writeGroupedOutcomes(ew, rep.Outcomes, rules.StatusDisabled, "disabled")
-	for _, o := range rep.Outcomes {
+	writeGroupedOutcomes(ew, outs, rules.StatusNotApplicable, "not applicable")
+	writeGroupedOutcomes(ew, outs, rules.StatusDisabled, "disabled")
+	for _, o := range outs {
 		switch o.Status {
 		case rules.StatusNotEvaluated:
 			ew.printf("  not evaluated: %s: %s\n", o.Rule, Safe(o.Reason, 400))
@@ -859,21 +857,18 @@ func writeRuleOutcomes(ew *errWriter, rep *rules.Report, facts *rules.FactSet) {
 			ew.printf("  FAILED: %s: %s\n", o.Rule, Safe(o.Reason, 400))
 		}
 	}
-	if facts != nil {
-		list := facts.List()
-		var shown []string
-		for _, f := range list {
-			if strings.HasPrefix(f.Name, "env.") {
-				continue
-			}
-			shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(FactText(f.Value), 100), Safe(f.Source, 200)))
+	var shown []string
+	for _, f := range doc.Facts {
+		if strings.HasPrefix(f.Name, "env.") {
+			continue
 		}
-		if len(shown) > 0 {
-			ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))
-		}
+		shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(FactText(f.Value), 100), Safe(f.Source, 200)))
 	}
-	if rep.Diff != "" {
+	if len(shown) > 0 {
+		ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))
+	}
+	if doc.DeployDiff != "" {
 		ew.printf("\nAll fixes as a diff against the deployment script (apply with patch -p1)\n")
-		ew.verbatim(rep.Diff) // a patch: never wrapped
+		ew.verbatim(doc.DeployDiff) // a patch: never wrapped
 	}
 }

@@ -6,29 +6,31 @@ import (
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // expertsOf returns the experts pass's result, nil if it did not run.
-func expertsOf(res *analysis.Result) *analysis.ExpertsResult {
-	if res == nil || res.Cluster == nil {
+func expertsOf(doc *results.Document) *results.ExpertsView {
+	if doc == nil || doc.Cluster == nil {
 		return nil
 	}
-	return analysis.ExpertsOf(res.Cluster)
+	return doc.Cluster.View.Experts
 }
 
-// clusterMaps returns the profile-level metrics and unavailable reasons.
-func clusterMaps(res *analysis.Result) (map[string]float64, map[string]string) {
-	if res.Cluster == nil {
+// clusterMaps returns the profile-level metrics (as the passes set them)
+// and unavailable reasons.
+func clusterMaps(doc *results.Document) (map[string]float64, map[string]string) {
+	if doc.Cluster == nil {
 		return map[string]float64{}, map[string]string{}
 	}
-	return res.Cluster.Metrics, res.Cluster.Unavailable
+	return doc.Cluster.View.Metrics, doc.Cluster.Unavailable
 }
 
 // writeExperts prints the "Expert load" section of the terminal summary.
-func writeExperts(ew *errWriter, res *analysis.Result) {
+func writeExperts(ew *errWriter, doc *results.Document) {
 	ew.printf("\nExpert load\n")
-	m, na := clusterMaps(res)
-	x := expertsOf(res)
+	m, na := clusterMaps(doc)
+	x := expertsOf(doc)
 	if x == nil {
 		ew.printf("  not measured: %s\n", Safe(na["pass.experts"], 300))
 		return
@@ -90,7 +92,7 @@ func writeExperts(ew *errWriter, res *analysis.Result) {
 	writeEPRanks(ew, x, m, na)
 }
 
-func writeEPRanks(ew *errWriter, x *analysis.ExpertsResult, m map[string]float64, na map[string]string) {
+func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, na map[string]string) {
 	ep := x.EP
 	if ep == nil {
 		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMMaxOverMean], 300))
@@ -107,7 +109,7 @@ func writeEPRanks(ew *errWriter, x *analysis.ExpertsResult, m map[string]float64
 	} else {
 		ew.printf("  est. MoE time lost to imbalance: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMLostUs], 300))
 	}
-	ranks := append([]analysis.EPRankLoad(nil), ep.Ranks...)
+	ranks := append([]results.EPRankLoad(nil), ep.Ranks...)
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].GMM.Total > ranks[j].GMM.Total })
 	var sum float64
 	for _, r := range ep.Ranks {

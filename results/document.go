@@ -64,6 +64,9 @@ type Document struct {
 	// BaselineDiff is, for `check --baseline`, the comparison with the
 	// baseline document (schema npuprof.diff/v1, package compare).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
+	// View is what the terminal summary and the HTML report show beyond
+	// the contract (view.go): not in the JSON.
+	View View `json:"-"`
 }
 
 // ContextDoc is what the profile says about the job: its workload (vllm,
@@ -99,6 +102,8 @@ type ClusterDoc struct {
 	// Worst are the matched collectives with the longest total wait.
 	Worst []CollectiveDoc `json:"worst_collectives"`
 	Steps []StepSkewDoc   `json:"steps"`
+	// View: see Document.View.
+	View ClusterView `json:"-"`
 }
 
 // SlowRankDoc names a slow rank and why.
@@ -169,6 +174,7 @@ func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
 		doc.DeployDiff = rep.Diff
 		doc.Plan = rep.Plan
 		doc.Warnings = rep.Warnings
+		doc.View.Evaluated = true
 	}
 	if facts != nil {
 		doc.Context.Conflicts = facts.Conflicts()
@@ -220,6 +226,8 @@ type RankDoc struct {
 	// Awaited is, per waiting stream (key event_wait.stream.<id>.awaited),
 	// what its EVENT_WAITs waited for, most wait first (the waitpair pass).
 	Awaited map[string][]AwaitedDoc `json:"awaited,omitempty"`
+	// View: see Document.View.
+	View RankView `json:"-"`
 }
 
 // AwaitedDoc is one task a stream's EVENT_WAITs waited for: kind
@@ -344,6 +352,7 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 			})
 		}
 		rd.Awaited = awaitedDocs(rr)
+		rd.View = rankView(rr)
 		for _, s := range analysis.StepsOf(rr) {
 			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing)}
 			if p, ok := s.PreparingNs(); ok {
@@ -383,6 +392,7 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 	}
 	w := analysis.Workload(res)
 	doc.Context = ContextDoc{Workload: w.Kind, Evidence: w.Evidence}
+	doc.View.InputErrors = res.InputErrors
 	doc.Cluster = buildCluster(res.Cluster)
 	doc.Experts = BuildExperts(res)
 	if res.Cluster != nil {
@@ -401,6 +411,7 @@ func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
 	if d.Unavailable == nil {
 		d.Unavailable = map[string]string{}
 	}
+	d.View = clusterView(c)
 	if s := analysis.SkewOf(c); s != nil {
 		for _, sr := range s.Slow {
 			x := SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}

@@ -243,12 +243,12 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	doc := sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) })
 	out, _ := render.RunOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.RunOutput{Result: res, Report: rep, Facts: facts, Doc: doc, Text: opts.text()})
+		return out.Write(w, render.RunOutput{Doc: doc(), Text: opts.text()})
 	}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, res, rep, facts, doc()); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, facts, doc()); err != nil {
 			return err
 		}
 	}

@@ -234,7 +234,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 	}
 	out, _ := render.RunOutputs.Lookup(opts.Format)
 	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.RunOutput{Result: c.res, Report: c.rep, Facts: c.facts, Doc: c.doc, Baseline: c.cmp, Text: opts.text(),
+		return out.Write(w, render.RunOutput{Doc: c.doc(), Baseline: c.cmp, Text: opts.text(),
 			Verdict: "\n" + c.verdict.Summary() + "\n"})
 	}); err != nil {
 		return err
@@ -262,7 +262,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 func nothingMeasured(res *analysis.Result) error {
 	var why []string
 	for _, rr := range res.Ranks {
-		w, none := render.NoDeviceData(rr)
+		w, none := render.NoDeviceData(rr.Metrics, rr.Unavailable)
 		if !none {
 			return nil
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -112,7 +111,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, res, rep, facts, results.New(res, rep, facts)); err != nil {
+	if err := writeHTMLReport(io, opts.Output, facts, results.New(res, rep, facts)); err != nil {
 		return err
 	}
 	if err := passErrors(res); err != nil {
@@ -121,11 +120,11 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 	return ruleErrors(rep)
 }
 
-// writeHTMLReport writes the HTML report of res and its results document
-// doc to file ("" or "-": standard output).
-func writeHTMLReport(io *streams, file string, res *analysis.Result, rep *rules.Report, facts *rules.FactSet, doc *results.Document) error {
+// writeHTMLReport writes the HTML report of the results document doc (and
+// the facts of --deploy and --fact) to file ("" or "-": standard output).
+func writeHTMLReport(io *streams, file string, facts *rules.FactSet, doc *results.Document) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Result: res, Doc: doc, Findings: rep.Findings, Version: Version, Facts: htmlFacts(facts), DeployDiff: rep.Diff, Warnings: rep.Warnings})
+		return render.WriteHTML(w, render.HTMLInput{Doc: doc, Version: Version, Facts: htmlFacts(facts)})
 	})
 }
 
