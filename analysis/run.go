@@ -33,8 +33,12 @@ type RankResult struct {
 	Unavailable   map[string]string
 	// Groups (parallel_group_info) and Env (profiler_metadata.json
 	// ENV_VARIABLES) outlive the released model: rules read them as facts.
-	Groups        []model.Group
-	Env           map[string]string
+	Groups []model.Group
+	Env    map[string]string
+	// MetaVersions are stack versions the job wrote into
+	// profiler_metadata.json (add_metadata), by fact name
+	// (VersionFacts); empty when it wrote none.
+	MetaVersions  map[string]string
 	Errors        []PassError
 	Timings       []PassTiming
 	Warnings      []model.Warning
@@ -203,7 +207,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		TorchNPU: r.TorchNPUVersion, CANN: r.CANNVersion,
 		Metrics: m.Values, Unavailable: m.Unavailable, Errors: errs, Timings: timings,
 		Warnings: append(r.Warnings[:len(r.Warnings):len(r.Warnings)], m.Warnings...), Partial: r.Partial, PartialReason: r.PartialReason,
-		Groups: r.Groups, Env: r.Env,
+		Groups: r.Groups, Env: r.Env, MetaVersions: metadataVersions(r.Metadata),
 	}
 	rr.results = results
 	if v, ok := results[StepsPass].([]StepBreakdown); ok && len(v) > 0 {

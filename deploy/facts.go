@@ -20,8 +20,6 @@ type Fact struct {
 	Source string
 }
 
-var versionRe = regexp.MustCompile(`vllm-ascend:(v?\d+\.\d+\.\d+(?:rc\d+)?)`)
-
 // DefaultCaptureSizes is vLLM-Ascend v0.13's default capture-size list for
 // a max_num_seqs (vllm-ascend.md §4): [1,2,4] then multiples of 8 up to
 // min(max_num_seqs, 512) (step 16 above 256).
@@ -84,14 +82,18 @@ func (s *Script) FactsChecked() (facts, invalid []Fact) {
 		fc1 = truthy(a.Value)
 		add("flashcomm1", fc1, a.Line, "VLLM_ASCEND_ENABLE_FLASHCOMM="+a.Value)
 	}
+	// versions: the first line that states each (pip pins and lists, image
+	// tags, CANN toolkit names)
+	seenVer := map[string]bool{}
+	pipShow := ""
 	for i, l := range s.Lines {
-		if m := versionRe.FindStringSubmatch(l); m != nil {
-			v := m[1]
-			if !strings.HasPrefix(v, "v") {
-				v = "v" + v
+		var vs []vllmconf.Version
+		vs, pipShow = vllmconf.VersionsIn(l, pipShow)
+		for _, v := range vs {
+			if !seenVer[v.Fact] {
+				seenVer[v.Fact] = true
+				add(v.Fact, v.Value, i+1, v.How)
 			}
-			add("vllm_ascend_version", v, i+1, "image tag")
-			break
 		}
 	}
 	c := s.Serve

@@ -11,7 +11,14 @@ import (
 // observedFacts are the facts the profile measures (what ran): where the
 // deployment script or --fact says otherwise, the profile's value stays and
 // the disagreement is a conflict warning.
-var observedFacts = []string{"tp", "dp", "ep", "expert_parallel", "flashcomm1"}
+var observedFacts = []string{"tp", "dp", "ep", "expert_parallel", "flashcomm1",
+	"vllm_ascend_version", "vllm_version", "cann_version", "torch_npu_version"}
+
+// observedSource reports a fact source that read what ran: the profile, or
+// the running server's own log.
+func observedSource(src string) bool {
+	return strings.HasPrefix(src, "profile:") || strings.HasPrefix(src, "vLLM:")
+}
 
 // Conflict is a fact the script (or --fact) and the profile disagree on.
 type Conflict struct {
@@ -42,7 +49,7 @@ func (f *FactSet) Conflicts() []Conflict { return f.conflicts }
 // measured it with another value: then the profile's value stays and the
 // conflict is recorded (and warned about).
 func (f *FactSet) setGiven(name string, v any, source string, override bool) error {
-	if prev, ok := f.facts[name]; ok && strings.HasPrefix(prev.Source, "profile:") && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
+	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
 		c := Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
 		if override {
 			c.Used = v

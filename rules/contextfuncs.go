@@ -137,6 +137,9 @@ func (st *state) addContextFuncs() {
 	}
 	st.env.PerStep = st.perStep
 	st.env.NoEstimate = func(why string) (float64, error) { return 0, st.unavailable("%s", why) }
+	st.env.Release = st.release
+	st.env.StackUpgrade = st.stackUpgrade
+	st.env.ChangesSince = st.changesSince
 }
 
 // ranks are the analyzed ranks' results (none without a result).

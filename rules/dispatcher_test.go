@@ -12,7 +12,10 @@ import (
 // v0.13.0rc1, naming rc2 with its CANN and torch_npu pair; the Cumsum rule
 // is not applicable there and says it is AllGather-only.
 func TestRulesOnMC2Dispatcher(t *testing.T) {
-	res := analyzedScenario(t, tracegen.DispatcherScenario("mc2"))
+	sc := tracegen.DispatcherScenario("mc2")
+	sc.Name += "-v0.13.0rc1"
+	sc.CANNVersion, sc.TorchNPUVersion = "8.3.RC2", "2.8.0" // rc1's pair
+	res := analyzedScenario(t, sc)
 	set := builtin(t)
 	rep := evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0rc1", "model=/models/Qwen3-VL-235B-A22B-Instruct")
 	fs, err := BuildFacts(res, nil, nil)
@@ -25,7 +28,7 @@ func TestRulesOnMC2Dispatcher(t *testing.T) {
 	f := finding(rep, "vllm-ascend-upgrade")
 	require.NotNil(t, f, "%+v", status(rep, "vllm-ascend-upgrade"))
 	require.Contains(t, f.Fix, "to v0.13.0rc2 or later")
-	require.Contains(t, f.Fix, "with its CANN 8.5.0 and torch_npu 2.8.0.post1")
+	require.Contains(t, f.Fix, "with CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1")
 	require.Contains(t, f.Fix, "/models/Qwen3-VL-235B-A22B-Instruct is the model the +80% was measured on")
 	// per rank: 24 gating + 48 GroupedMatmul + 24 dispatch + 24 combine
 	require.Contains(t, f.Fix, "This profile runs 120 MoE kernels per rank on the mc2 dispatcher.")

@@ -27,6 +27,7 @@ func DocSections(set *Set) map[string]string {
 		"facts":     FactTableMarkdown(),
 		"functions": fn.String(),
 		"builtin":   strings.TrimRight(bi.String(), "\n") + "\n",
+		"versions":  VersionTableMarkdown(),
 	}
 }
 

@@ -315,6 +315,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 	}
 	out = append(out, dispatcherFact(res)...)
 	out = append(out, servingFacts(res)...)
+	out = append(out, versionFacts(res)...)
 	for _, rr := range res.Ranks {
 		if len(rr.Env) == 0 {
 			continue
@@ -368,4 +369,51 @@ func servingFacts(res *analysis.Result) []FactValue {
 func invalidFactText(name, raw string) string {
 	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
 	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(vllmconf.CUDAGraphModes, ", "), closest[0])
+}
+
+// versionFacts are the stack versions the profile states: profiler_info's
+// cann_version and torch_npu_version, then what the job wrote into
+// profiler_metadata.json, then the start-up lines of vLLM's log (first
+// rank that has each; ranks that differ are named in the source).
+func versionFacts(res *analysis.Result) []FactValue {
+	var out []FactValue
+	for _, name := range analysis.VersionFacts {
+		val, src := "", ""
+		var others []string
+		for _, rr := range res.Ranks {
+			v, s := "", ""
+			switch {
+			case name == "cann_version" && rr.CANN != "":
+				v, s = rr.CANN, fmt.Sprintf("profile: rank %d profiler_info cann_version", rr.Rank)
+			case name == "torch_npu_version" && rr.TorchNPU != "":
+				v, s = rr.TorchNPU, fmt.Sprintf("profile: rank %d profiler_info torch_npu_version", rr.Rank)
+			case rr.MetaVersions[name] != "":
+				v, s = vllmconf.NormalizeVersion(name, rr.MetaVersions[name]), fmt.Sprintf("profile: rank %d profiler_metadata.json %s", rr.Rank, name)
+			}
+			switch {
+			case v == "":
+			case val == "":
+				val, src = v, s
+			case v != val && !slices.Contains(others, v):
+				others = append(others, fmt.Sprintf("rank %d has %s", rr.Rank, v))
+			}
+		}
+		if val == "" && res.Serving != nil {
+			if v, ok := res.Serving.Versions[name]; ok {
+				val, src = v, "vLLM: "+res.Serving.VersionSources[name]
+			}
+		}
+		if name == "vllm_ascend_version" && val != "" {
+			if _, err := parseVersion(val); err != nil {
+				continue // not a version the rules can compare
+			}
+		}
+		if val != "" {
+			if len(others) > 0 {
+				src += " (" + strings.Join(others, ", ") + ")"
+			}
+			out = append(out, FactValue{name, val, src})
+		}
+	}
+	return out
 }

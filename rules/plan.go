@@ -249,6 +249,9 @@ func (st *state) planOf(r *Rule, fd *Finding) error {
 			continue
 		}
 		fd.Needs = "vllm-ascend >= " + ns.VllmAscend
+		if r, ok := LookupRelease(ns.VllmAscend); ok {
+			fd.Needs += fmt.Sprintf(" (CANN %s, torch_npu %s)", r.CANN, r.TorchNPU)
+		}
 		if v, ok := st.in.Facts.Get("vllm_ascend_version"); ok {
 			if cmp, err := CompareVersions(v.Value.(string), ns.VllmAscend); err == nil && cmp < 0 {
 				fd.NeedsUnmet = fmt.Sprintf("needs vllm-ascend >= %s; the deployment runs %s", ns.VllmAscend, v.Value)

@@ -2,6 +2,7 @@ package tracegen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -405,8 +406,8 @@ func writeProfilerInfo(rdir string, s Scenario, j *job, o *rankOut, export strin
 			{"collectionTimeEnd", end},
 			{"MonotonicTimeEnd", end - (j.t0 - 172163581670080) + int64(ri.rank)*977},
 		}},
-		{"torch_npu_version", "2.5.1.post1"},
-		{"cann_version", "8.1.RC1"},
+		{"torch_npu_version", cmp.Or(s.TorchNPUVersion, "2.5.1.post1")},
+		{"cann_version", cmp.Or(s.CANNVersion, "8.1.RC1")},
 		{"rank_id", ri.rank},
 	}
 	return writeJSON(filepath.Join(rdir, "profiler_info_"+strconv.Itoa(ri.rank)+".json"), info)

@@ -86,6 +86,11 @@ type Scenario struct {
 	// (MoeTokenPermute, two ep hcom_alltoallv_, MoeTokenUnpermute). The
 	// non-AllGather paths need ExpertParallel and ignore FlashComm1 and Cumsum.
 	Dispatcher string `json:",omitempty"`
+	// CANNVersion and TorchNPUVersion are profiler_info's cann_version and
+	// torch_npu_version ("": 8.1.RC1 and 2.5.1.post1), e.g. 8.3.RC2 and
+	// 2.8.0 for a vLLM-Ascend v0.13.0rc1 capture.
+	CANNVersion     string `json:",omitempty"`
+	TorchNPUVersion string `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.

@@ -43,4 +43,9 @@ type Serving struct {
 	Formats []string `json:"formats,omitempty"`
 	// MalformedLines are the first malformed statistics lines' numbers.
 	MalformedLines []int `json:"malformed_lines,omitempty"`
+	// Versions are the stack versions the log states (vLLM's start-up
+	// lines, pip lines), by fact name (vllm_version, ...), and where
+	// (file:line and how).
+	Versions       map[string]string `json:"versions,omitempty"`
+	VersionSources map[string]string `json:"version_sources,omitempty"`
 }

@@ -99,6 +99,7 @@ func fromLog(c *Context, l *Log) {
 	c.Sources["serving.log.malformed"] = src("statistics lines skipped (a field did not parse)")
 	c.Formats = l.Formats()
 	c.MalformedLines = l.MalformedAt
+	c.Versions, c.VersionSources = l.Versions, l.VersionSources
 	by, engines := perEngine(l)
 	if len(engines) == 0 {
 		why := l.Name + ": no vLLM statistics line with work (\"Avg prompt throughput: ...\" with a throughput above 0)"

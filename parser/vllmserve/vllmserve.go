@@ -42,9 +42,12 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
 // Format names of the statistics lines.
@@ -81,6 +84,11 @@ type Log struct {
 	Lines       int
 	Malformed   int
 	MalformedAt []int
+	// Versions are the stack versions the log states, the first line of
+	// each (vllmconf.VersionsIn: vLLM's start-up lines, pip lines), by
+	// fact name, with "line N (how)" in VersionSources.
+	Versions, VersionSources map[string]string
+	pipShow                  string
 }
 
 var (
@@ -151,7 +159,30 @@ func atof(s string) (float64, bool) {
 	return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
+// versionHints are the words every line VersionsIn reads holds one of.
+var versionHints = []string{"version", "Version", "engine (v", "==", "vllm", "torch", "cann", "toolkit"}
+
+// versions records the stack versions a line states (first of each).
+func (l *Log) versions(line string) {
+	if l.pipShow == "" && !slices.ContainsFunc(versionHints, func(h string) bool { return strings.Contains(line, h) }) {
+		return
+	}
+	var vs []vllmconf.Version
+	vs, l.pipShow = vllmconf.VersionsIn(line, l.pipShow)
+	for _, v := range vs {
+		if _, seen := l.Versions[v.Fact]; seen {
+			continue
+		}
+		if l.Versions == nil {
+			l.Versions, l.VersionSources = map[string]string{}, map[string]string{}
+		}
+		l.Versions[v.Fact] = v.Value
+		l.VersionSources[v.Fact] = fmt.Sprintf("%s:%d (%s)", l.Name, l.Lines, v.How)
+	}
+}
+
 func (l *Log) parse(line string) {
+	l.versions(line)
 	if !strings.Contains(line, reMarker) {
 		if strings.Contains(line, "Prefix cache hit rate: GPU:") {
 			m := reV0Prefix.FindStringSubmatch(line)

@@ -210,3 +210,18 @@ func TestBenchJSONNullIsUnmeasured(t *testing.T) {
 	_, err = ReadBench(strings.NewReader(`{"output_throughput": null}`), "n.json")
 	require.ErrorContains(t, err, "n.json: no vllm bench serve result")
 }
+
+// The start-up lines name vLLM's version (the first such line), and the
+// context carries it with its line.
+func TestLogVersion(t *testing.T) {
+	l := readLog(t, "v1-engine.log")
+	require.Equal(t, map[string]string{"vllm_version": "v0.10.2"}, l.Versions)
+	c := Build(l, nil)
+	require.Equal(t, "v0.10.2", c.Versions["vllm_version"])
+	require.Equal(t, filepath.Join("testdata", "v1-engine.log")+":3 (vLLM API server version)", c.VersionSources["vllm_version"])
+	l, err := ReadLog(strings.NewReader("Name: torch-npu\nVersion: 2.8.0.post1\nINFO Initializing a V1 LLM engine (v0.13.0) with config\n"), "x.log")
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"vllm_version": "v0.13.0", "torch_npu_version": "2.8.0.post1"}, l.Versions)
+	require.Equal(t, "x.log:2 (pip show)", l.VersionSources["torch_npu_version"])
+	require.Equal(t, "v0.6.3", Build(readLog(t, "v0-engine.log"), nil).Versions["vllm_version"])
+}
