@@ -216,6 +216,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 			m.Sources["steps"] = taskSource(r)
 		}
 	}
+	deviceSource(r, m)
 	root := r.Path
 	if r.Origin.Export != "" && r.Origin.Path != "" {
 		// read back from an export: the files were recorded as the

@@ -74,7 +74,8 @@ func TestCompressedInputs(t *testing.T) {
 			require.True(t, strings.HasSuffix(r.Have.KernelFile, "kernel_details.csv"+suffix), r.Have.KernelFile)
 			r.Have.TimelineFile, r.Have.KernelFile = w.Have.TimelineFile, w.Have.KernelFile
 			require.True(t, strings.HasSuffix(r.Have.StepTraceFile, "step_trace_time.csv"+suffix), r.Have.StepTraceFile)
-			r.Have.HCCLFile, r.Have.StepTraceFile, r.Have.CommFile = w.Have.HCCLFile, w.Have.StepTraceFile, w.Have.CommFile
+			require.True(t, strings.HasSuffix(r.Have.DeviceFile, "trace_view.json"+suffix), r.Have.DeviceFile)
+			r.Have.HCCLFile, r.Have.StepTraceFile, r.Have.CommFile, r.Have.DeviceFile = w.Have.HCCLFile, w.Have.StepTraceFile, w.Have.CommFile, w.Have.DeviceFile
 			r.Path = w.Path
 			require.Equal(t, &w, r, suffix)
 		}

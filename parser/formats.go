@@ -23,6 +23,7 @@ func parseTorchDB(r *model.Rank, src Source) (*model.Rank, error) {
 	if err := sqlitedb.Read(src.DB, r); err != nil {
 		return nil, err
 	}
+	noteDevice(r, src.DB)
 	if p := filepath.Join(filepath.Dir(src.DB), "analysis.db"); exists(p) {
 		if err := sqlitedb.ReadAnalysis(p, r); err != nil {
 			r.Warn(p, "%v", err)
@@ -61,11 +62,13 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	if r.Device < 0 && len(files.Devices) > 0 {
 		r.Device = files.Devices[0]
+		noteDevice(r, filepath.Join(prof, fmt.Sprintf("device_%d", files.Devices[0])))
 	}
 	if src.Format == model.FormatMsprofDB {
 		if err := sqlitedb.Read(src.DB, r); err != nil {
 			return nil, err
 		}
+		noteDevice(r, src.DB)
 		finish(r)
 		return validate(r)
 	}
@@ -89,6 +92,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			return nil, err
 		}
 		r.Have.TimelineFile = files.Timeline[0]
+		noteDevice(r, files.Timeline[0])
 	case len(files.TaskTime) > 0:
 		for _, p := range files.TaskTime {
 			readTaskTime(r, p)

@@ -459,6 +459,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		r.Have.CommFile = commFile
 	}
 	readSummaries(r, out, src.SkipCommunication)
+	deviceFromSummaries(r, out)
 	if !r.Have.Timeline && !r.Have.KernelDetails && len(r.StepTrace) == 0 && len(r.Communication) == 0 && len(r.OpStats) == 0 {
 		var why []string
 		for _, n := range []string{r.Have.TimelineNote, r.Have.KernelNote} {
@@ -535,6 +536,7 @@ func readTrace(r *model.Rank, path string, parts int) error {
 			return err
 		}
 		r.Have.TimelineFile = path
+		noteDevice(r, path)
 		return nil
 	}
 	f, err := openInput(path)
@@ -547,6 +549,7 @@ func readTrace(r *model.Rank, path string, parts int) error {
 		return err
 	}
 	r.Have.TimelineFile = path
+	noteDevice(r, path)
 	return nil
 }
 

@@ -122,13 +122,36 @@ func TestSummariesGiveFullCaptureValues(t *testing.T) {
 					require.Equal(t, analysis.StepsOf(full)[i].Step, s.Step)
 					within(t, float64(analysis.StepsOf(full)[i].Computing), float64(s.Computing), 0.0001, "step computing")
 				}
-				if slicesHas(drop, "trace_view.json") {
+				checkDevice(t, dir, full, got)
+				if slicesHas(drop, "trace_view.json") && full.Sources["overlap.free.time_us"] != "" && strings.Contains(full.Sources["overlap.free.time_us"], "trace_view") {
 					// timeline-only metrics say why
 					require.Contains(t, got.Unavailable["event_wait.time_us"], "trace_view.json")
 				}
 			})
 		}
 	}
+}
+
+// checkDevice: a rank whose remaining files name its device has the full
+// capture's, with the file as its source; else device is unavailable with
+// the reason.
+func checkDevice(t *testing.T, dir string, full, got *analysis.RankResult) {
+	t.Helper()
+	if got.Device < 0 {
+		require.Contains(t, got.Unavailable[analysis.KeyDevice], "no file of the rank names its device")
+		for _, f := range []string{"npu_module_mem.csv", "memory_record.csv"} {
+			_, err := os.Stat(filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", f))
+			require.Error(t, err, "%s names the device", f)
+		}
+		return
+	}
+	if full.Device >= 0 {
+		require.Equal(t, full.Device, got.Device)
+	}
+	f := got.Sources[analysis.KeyDevice]
+	require.NotEmpty(t, f)
+	_, err := os.Stat(filepath.Join(dir, f))
+	require.NoError(t, err, "source of device")
 }
 
 func slicesHas(xs []string, x string) bool {
