@@ -482,30 +482,6 @@ func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIn
 // StepQuantities are the per-step quantities compared, in display order.
 var StepQuantities = []string{"window", "computing", "communication", "communication_not_overlapped", "free"}
 
-// stepValue is a step's quantity; ok is false when it was not measured
-// (null in the document: the rank has no collective data).
-func stepValue(s results.StepDoc, q string) (float64, bool) {
-	opt := func(p *float64) (float64, bool) {
-		if p == nil {
-			return 0, false
-		}
-		return *p, true
-	}
-	switch q {
-	case "window":
-		return s.WindowUs, true
-	case "computing":
-		return s.ComputingUs, true
-	case "communication":
-		return opt(s.CommunicationUs)
-	case "communication_not_overlapped":
-		return opt(s.CommunicationNotOverlappedUs)
-	case "free":
-		return opt(s.FreeUs)
-	}
-	return math.NaN(), false
-}
-
 // stepMeans is each quantity's mean over every step of every rank that
 // measured it; when no rank has ProfilerStep#N rows, the window quantities
 // divided by decode.steps.count (from is then "decode.steps.count").
@@ -526,7 +502,7 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 		for _, s := range rk.Steps {
 			steps++
 			for _, q := range StepQuantities {
-				v, ok := stepValue(s, q)
+				v, ok := s.Value(q + "_us")
 				if !ok {
 					g := gaps[q]
 					if g == nil {

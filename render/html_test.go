@@ -86,7 +86,7 @@ func checkNumbers(t *testing.T, page string, doc *results.Document) int {
 			found := false
 			for _, s := range rd.Steps {
 				if strconv.Itoa(s.Step) == id {
-					want, ok := stepValue(s, field)
+					want, ok := s.Value(field)
 					require.True(t, ok, "rank %d: %s shown but null in the document", rank, metric)
 					require.Equal(t, want, got, "rank %d %s", rank, metric)
 					found = true

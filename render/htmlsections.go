@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,34 +18,6 @@ import (
 var stepFields = []struct{ key, label string }{
 	{"window_us", "window"}, {"computing_us", "computing"}, {"communication_us", "communication"},
 	{"communication_not_overlapped_us", "comm. not overlapped"}, {"overlapped_us", "overlapped"}, {"free_us", "free"},
-}
-
-// stepValue is a step's field by its JSON key; ok is false when the field
-// was not measured (null in the document: no collective data).
-func stepValue(s results.StepDoc, key string) (v float64, ok bool) {
-	opt := func(p *float64) (float64, bool) {
-		if p == nil {
-			return math.NaN(), false
-		}
-		return *p, true
-	}
-	switch key {
-	case "window_us":
-		return s.WindowUs, true
-	case "computing_us":
-		return s.ComputingUs, true
-	case "communication_us":
-		return opt(s.CommunicationUs)
-	case "communication_not_overlapped_us":
-		return opt(s.CommunicationNotOverlappedUs)
-	case "overlapped_us":
-		return opt(s.OverlappedUs)
-	case "free_us":
-		return opt(s.FreeUs)
-	case "preparing_us":
-		return opt(s.PreparingUs)
-	}
-	return math.NaN(), false
 }
 
 func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
@@ -84,7 +55,7 @@ func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 			}
 			row := []cell{rankCell(rd.Rank), {Text: strconv.Itoa(s.Step), Num: true, Sort: strconv.Itoa(s.Step)}}
 			for _, f := range stepFields {
-				val, ok := stepValue(s, f.key)
+				val, ok := s.Value(f.key)
 				if !ok {
 					why := rd.Unavailable["steps."+f.key]
 					if why == "" {

@@ -295,6 +295,34 @@ type StepDoc struct {
 	Phase string `json:"phase,omitempty"`
 }
 
+// Value is the step's time field by its JSON key (window_us, computing_us,
+// communication_us, communication_not_overlapped_us, overlapped_us,
+// free_us, preparing_us); ok is false when the field was not measured
+// (null) or key names none.
+func (s StepDoc) Value(key string) (v float64, ok bool) {
+	var p *float64
+	switch key {
+	case "window_us":
+		return s.WindowUs, true
+	case "computing_us":
+		return s.ComputingUs, true
+	case "communication_us":
+		p = s.CommunicationUs
+	case "communication_not_overlapped_us":
+		p = s.CommunicationNotOverlappedUs
+	case "overlapped_us":
+		p = s.OverlappedUs
+	case "free_us":
+		p = s.FreeUs
+	case "preparing_us":
+		p = s.PreparingUs
+	}
+	if p == nil {
+		return math.NaN(), false
+	}
+	return *p, true
+}
+
 // PassErrorDoc is a pass that failed.
 type PassErrorDoc = analysis.PassError
 
