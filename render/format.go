@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/npuprof/npuprof/internal/units"
 )
 
 // The formatting helpers every writer shares: units (Dur, Count, the
@@ -26,21 +28,9 @@ func fptr(v float64) *float64 {
 	return &v
 }
 
-// Dur formats a duration given in µs for people: 812.5µs, 12.35ms, 1.204s.
-func Dur(usv float64) string {
-	a := usv
-	if a < 0 {
-		a = -a
-	}
-	switch {
-	case a < 1000:
-		return fmt.Sprintf("%.1fµs", usv)
-	case a < 1e6:
-		return fmt.Sprintf("%.2fms", usv/1000)
-	default:
-		return fmt.Sprintf("%.3fs", usv/1e6)
-	}
-}
+// Dur formats a duration given in µs for people: 812.5µs, 12.35ms, 1.204s
+// (units.Dur, which the rules' texts use too).
+func Dur(usv float64) string { return units.Dur(usv) }
 
 // Count formats a token count compactly (14.70M, 52.3k, 812).
 func Count(v float64) string {

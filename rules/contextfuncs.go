@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/units"
 )
 
 // collectiveNames are the readable names of HCCL types in finding texts.
@@ -87,7 +88,7 @@ func (st *state) topCollectives(n int) (string, error) {
 			label = CollectiveName(t) + " (group not in parallel_group_info)"
 		}
 		us := m.total / 1000 / float64(ranks)
-		s := fmt.Sprintf("%s %s over %s ops", label, formatUs(us), format(m.count/float64(ranks)))
+		s := fmt.Sprintf("%s %s over %s ops", label, units.Dur(us), format(m.count/float64(ranks)))
 		if winRanks > 0 {
 			s += fmt.Sprintf(", %.1f%% of the window", 100*us/(win/float64(winRanks)))
 		}
@@ -118,7 +119,7 @@ func (st *state) topAICPU(n int) (string, error) {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s ×%s (%s per rank)", a.name, format(a.count/float64(ranks)),
-			formatUs(a.total/1000/float64(ranks))))
+			units.Dur(a.total/1000/float64(ranks))))
 	}
 	return strings.Join(parts, "; "), nil
 }

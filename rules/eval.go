@@ -15,6 +15,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/internal/units"
 )
 
 // Rule outcomes: every rule ends up in exactly one.
@@ -609,7 +610,7 @@ func factOf[T any](st *state) func(string) (T, error) {
 
 // addFormatFuncs sets the formatting and checked-arithmetic functions.
 func (st *state) addFormatFuncs() {
-	st.env.Us = formatUs
+	st.env.Us = units.Dur
 	st.env.Pct = func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	st.env.Fixed = func(x float64, n int) string { return fmt.Sprintf("%.*f", n, x) }
 	st.env.JoinInts = joinInts

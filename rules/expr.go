@@ -574,15 +574,3 @@ func joinInts(list any, sep string) (string, error) {
 	}
 	return strings.Join(parts, sep), nil
 }
-
-// formatUs formats µs for people (the same scale as the terminal summary).
-func formatUs(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a < 1000:
-		return fmt.Sprintf("%.1fµs", v)
-	case a < 1e6:
-		return fmt.Sprintf("%.2fms", v/1000)
-	}
-	return fmt.Sprintf("%.3fs", v/1e6)
-}

@@ -1,0 +1,29 @@
+package units
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDurScales(t *testing.T) {
+	for _, c := range []struct {
+		us   float64
+		want string
+	}{
+		{0, "0.0µs"},
+		{812.54, "812.5µs"},
+		{-999.9, "-999.9µs"},
+		{1000, "1.00ms"},
+		{12345, "12.35ms"},
+		{-12345, "-12.35ms"},
+		{999_999, "1000.00ms"},
+		{1_204_000, "1.204s"},
+		{-3e6, "-3.000s"},
+		{math.Inf(1), "+Infs"},
+		{math.NaN(), "NaNs"},
+	} {
+		require.Equal(t, c.want, Dur(c.us), "Dur(%v)", c.us)
+	}
+}
