@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -423,18 +424,9 @@ func eplbMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads) 
 
 // sortHot orders by share, then tokens, then layer and expert.
 func sortHot(h []HotExpert) {
-	sort.Slice(h, func(i, j int) bool {
-		a, b := h[i], h[j]
-		if a.Share != b.Share {
-			return a.Share > b.Share
-		}
-		if a.Tokens != b.Tokens {
-			return a.Tokens > b.Tokens
-		}
-		if a.Layer != b.Layer {
-			return a.Layer < b.Layer
-		}
-		return a.Expert < b.Expert
+	slices.SortFunc(h, func(a, b HotExpert) int {
+		return cmp.Or(cmp.Compare(b.Share, a.Share), cmp.Compare(b.Tokens, a.Tokens),
+			cmp.Compare(a.Layer, b.Layer), cmp.Compare(a.Expert, b.Expert))
 	})
 }
 

@@ -162,17 +162,7 @@ var TimelinePass = &Pass{
 		merged := make([]Interval, 0, nComp)
 		inOrder := true
 		tl.ComputeTasks = make([]int, 0, nComp)
-		first, last := int64(0), int64(0)
-		seen := false
-		span := func(s, e int64) {
-			if !seen || s < first {
-				first = s
-			}
-			if !seen || e > last {
-				last = e
-			}
-			seen = true
-		}
+		var win hull
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
 			// the window spans compute kernels and HCCL big ops only, as
@@ -180,7 +170,7 @@ var TimelinePass = &Pass{
 			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
 			// subtasks outside them are left out (docs/formats.md)
 			if t.Class == model.ClassCompute {
-				span(t.Start, t.End())
+				win.add(t.Start, t.End())
 				x := Interval{t.Start, t.End()}
 				tl.ComputeTasks = append(tl.ComputeTasks, i)
 				switch {
@@ -206,7 +196,7 @@ var TimelinePass = &Pass{
 		comm := make([]Interval, 0, len(r.HCCL))
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
-			span(h.Start, h.End())
+			win.add(h.Start, h.End())
 			comm = append(comm, Interval{h.Start, h.End()})
 		}
 		if inOrder {
@@ -215,10 +205,27 @@ var TimelinePass = &Pass{
 			tl.Compute = Union(comp)
 		}
 		tl.Comm = Union(comm)
-		tl.HaveWindow = seen
-		tl.WindowStart, tl.WindowEnd = first, last
+		tl.HaveWindow = win.seen
+		tl.WindowStart, tl.WindowEnd = win.first, win.last
 		return tl, nil
 	},
+}
+
+// hull is the least interval [first, last] holding every interval added to
+// it; seen once one was.
+type hull struct {
+	first, last int64
+	seen        bool
+}
+
+func (s *hull) add(start, end int64) {
+	if !s.seen || start < s.first {
+		s.first = start
+	}
+	if !s.seen || end > s.last {
+		s.last = end
+	}
+	s.seen = true
 }
 
 // TimelineOf is the timeline pass's result on a rank.

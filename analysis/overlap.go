@@ -282,20 +282,11 @@ cut may have taken part of their device work.`,
 			}
 			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End, CommUnavailable: noComm}
 			comp, comm = comp[:0], comm[:0]
-			first, last, seen := int64(0), int64(0), false
-			add := func(st, en int64) {
-				if !seen || st < first {
-					first = st
-				}
-				if !seen || en > last {
-					last = en
-				}
-				seen = true
-			}
+			var win hull
 			for _, i := range inStep(comps, func(i int) int64 { return r.Tasks[i].Start }, s.Start, s.End) {
 				t := &r.Tasks[i]
 				comp = append(comp, Interval{t.Start, t.End()})
-				add(t.Start, t.End())
+				win.add(t.Start, t.End())
 			}
 			for _, i := range inStep(hccls, func(i int) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
 				if noComm != "" {
@@ -303,16 +294,16 @@ cut may have taken part of their device work.`,
 				}
 				h := &r.HCCL[i]
 				comm = append(comm, Interval{h.Start, h.End()})
-				add(h.Start, h.End())
+				win.add(h.Start, h.End())
 			}
-			if !seen {
+			if !win.seen {
 				out = append(out, sb)
 				continue
 			}
-			sb.DeviceStart, sb.DeviceEnd = first, last
+			sb.DeviceStart, sb.DeviceEnd = win.first, win.last
 			sb.Tasks = len(comp) + len(comm)
 			ucomp, ucomm = UnionInto(ucomp[:0], comp), UnionInto(ucomm[:0], comm)
-			sb.Breakdown = breakdown(ucomp, ucomm, first, last)
+			sb.Breakdown = breakdown(ucomp, ucomm, win.first, win.last)
 			if noComm != "" {
 				sb.Communication, sb.CommunicationNotOverlapped, sb.Overlapped, sb.Free = 0, 0, 0, 0
 			}

@@ -11,8 +11,10 @@
 package eplb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -381,15 +383,8 @@ func planLayer(tok []int64, ranks, redundant int) ([][]int, error) {
 			reps = append(reps, replica{expert: i, copies: c, w: float64(tok[i]) / float64(c)})
 		}
 	}
-	sort.SliceStable(reps, func(a, b int) bool {
-		x, y := reps[a], reps[b]
-		if x.w != y.w {
-			return x.w > y.w
-		}
-		if x.copies != y.copies {
-			return x.copies > y.copies
-		}
-		return x.expert < y.expert
+	slices.SortStableFunc(reps, func(x, y replica) int {
+		return cmp.Or(cmp.Compare(y.w, x.w), cmp.Compare(y.copies, x.copies), cmp.Compare(x.expert, y.expert))
 	})
 	st := newPacking(ranks, slots, e)
 	for _, rp := range reps {
