@@ -61,7 +61,7 @@ echo done
 	require.Equal(t, []int{1, 2, 4, 8, 16}, f["capture_sizes"].Value)
 
 	_, err = Parse("bad.sh", "vllm serve 'unterminated\n")
-	require.ErrorContains(t, err, "bad.sh:1: unterminated single quote")
+	require.EqualError(t, err, "bad.sh:1:12: reached EOF without closing quote `'`")
 }
 
 func TestDefaultCaptureSizes(t *testing.T) {

@@ -172,107 +172,155 @@ func (s *Script) apply(e Edit) ([]string, error) {
 			}
 			return s.setFlag(lines, e.Name, v)
 		}
-		v, err := mergeJSON(f.Value, e.Value)
+		base, err := s.flagValue(f)
+		if err != nil {
+			return nil, err
+		}
+		v, err := mergeJSON(base, e.Value)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %s value: %v", f.Line, f.Name, err)
 		}
 		return s.setFlag(lines, e.Name, v)
 	case OpUnsetEnv:
-		a := s.Env[e.Name]
-		if a == nil {
-			return lines, nil
-		}
-		if a.docker != "" {
-			lines, _, err := s.removeText(lines, a.Line, a.docker, false)
-			return lines, err
-		}
-		if a.Alone {
-			return append(lines[:a.Line-1], lines[a.Line:]...), nil
-		}
-		l := assignRe(e.Name).ReplaceAllString(lines[a.Line-1], "")
-		// an `export` left with nothing to export goes too (`export ; B=2`)
-		l = bareExportRe.ReplaceAllString(l, "${1}")
-		l = trailingExportRe.ReplaceAllString(l, "")
-		lines[a.Line-1] = l
-		return lines, nil
+		return s.unsetEnv(lines, e.Name)
 	case OpSetEnv:
-		if a := s.Env[e.Name]; a != nil {
-			lines[a.Line-1] = assignRe(e.Name).ReplaceAllStringFunc(lines[a.Line-1], func(m string) string {
-				tail := ""
-				if strings.HasSuffix(m, " ") {
-					tail = " "
-				}
-				return e.Name + "=" + Quote(e.Value) + tail
-			})
-			return lines, nil
-		}
-		if s.run != nil && s.Serve != nil && s.run.line >= s.Serve.FirstLine && s.run.line <= s.Serve.LastLine {
-			// vLLM runs in a container: give it the variable with -e
-			i := s.run.line - 1
-			k := strings.Index(lines[i], " "+s.run.raw)
-			if k < 0 {
-				return nil, fmt.Errorf("line %d: cannot find %q", s.run.line, s.run.raw)
-			}
-			k += 1 + len(s.run.raw)
-			lines[i] = lines[i][:k] + " -e " + e.Name + "=" + Quote(e.Value) + lines[i][k:]
-			return lines, nil
-		}
-		// after the last export before the command, else before the command
-		at := len(lines)
-		if s.Serve != nil {
-			at = s.Serve.FirstLine - 1
-		}
-		last := -1
-		for _, a := range s.Env {
-			if a.Export && (s.Serve == nil || a.Line < s.Serve.FirstLine) && a.Line > last {
-				last = a.Line
-			}
-		}
-		if last >= 0 {
-			at = last
-		}
-		ins := "export " + e.Name + "=" + Quote(e.Value)
-		return append(lines[:at], append([]string{ins}, lines[at:]...)...), nil
+		return s.setEnv(lines, e.Name, e.Value)
 	}
 	return nil, fmt.Errorf("unknown edit %q (expected one of %s)", e.Op, strings.Join(Ops, ", "))
 }
 
 var (
-	bareExportRe     = regexp.MustCompile(`(^|[;&|]\s*)export\s*(;|&&)\s*`)
-	trailingExportRe = regexp.MustCompile(`\s*(;|&&)\s*export\s*$`)
+	bareExportRe     = regexp.MustCompile(`(^|[;&|"']\s*)(?:export|:)\s*(;|&&)\s*`)
+	trailingExportRe = regexp.MustCompile(`\s*(;|&&)\s*(?:export|:)\s*$`)
 )
 
-func assignRe(name string) *regexp.Regexp {
-	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `=('[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|]*)\s?`)
+// find is the offset of raw in line: at col, where the parse put it.
+func find(line, raw string, col, n int) (int, error) {
+	if col >= 0 && col+len(raw) <= len(line) && line[col:col+len(raw)] == raw {
+		return col, nil
+	}
+	return 0, fmt.Errorf("line %d: cannot find %q", n, raw)
+}
+
+func (s *Script) unsetEnv(lines []string, name string) ([]string, error) {
+	a := s.Env[name]
+	if a == nil {
+		return lines, nil
+	}
+	if a.docker {
+		lines, _, err := s.removeText(lines, a.Line, a.raw, "", a.col, false)
+		return lines, err
+	}
+	if a.Alone {
+		return append(lines[:a.Line-1], lines[a.Line:]...), nil
+	}
+	l := lines[a.Line-1]
+	k, err := find(l, a.raw, a.col, a.Line)
+	if err != nil {
+		return nil, err
+	}
+	rest := l[k+len(a.raw):]
+	if a.whole {
+		// the assignment is the whole command (A=1 && ..., A=1 &): the
+		// null command takes its place, and goes with its operator
+		rest = ":" + rest
+	} else if strings.HasPrefix(rest, " ") {
+		rest = rest[1:]
+	}
+	l = l[:k] + requote(a.quote, a.endQuote, "") + rest
+	// an `export` left with nothing to export goes too (`export ; B=2`),
+	// and so does a null command before an operator
+	l = bareExportRe.ReplaceAllString(l, "${1}")
+	l = trailingExportRe.ReplaceAllString(l, "")
+	lines[a.Line-1] = l
+	return lines, nil
+}
+
+func (s *Script) setEnv(lines []string, name, value string) ([]string, error) {
+	if a := s.Env[name]; a != nil {
+		i := a.Line - 1
+		k, err := find(lines[i], a.raw, a.col, a.Line)
+		if err != nil {
+			return nil, err
+		}
+		// -e NAME=VALUE keeps its -e
+		at := strings.Index(a.raw, name+"=")
+		if at < 0 {
+			return nil, fmt.Errorf("line %d: cannot find %s= in %q", a.Line, name, a.raw)
+		}
+		lines[i] = lines[i][:k+at] + requote(a.quote, a.endQuote, name+"="+Quote(value)) + lines[i][k+len(a.raw):]
+		return lines, nil
+	}
+	if s.run != nil && s.Serve != nil && s.run.line >= s.Serve.FirstLine && s.run.line <= s.Serve.LastLine {
+		// vLLM runs in a container: give it the variable with -e
+		i := s.run.line - 1
+		k, err := find(lines[i], s.run.raw, s.run.col, s.run.line)
+		if err != nil {
+			return nil, err
+		}
+		k += len(s.run.raw)
+		lines[i] = lines[i][:k] + " -e " + name + "=" + Quote(value) + lines[i][k:]
+		return lines, nil
+	}
+	// after the last export before the command, else before the command
+	at := len(lines)
+	if s.Serve != nil {
+		at = s.Serve.FirstLine - 1
+	}
+	last := -1
+	for _, a := range s.Env {
+		if a.Export && (s.Serve == nil || a.Line < s.Serve.FirstLine) && a.Line > last {
+			last = a.Line
+		}
+	}
+	if last >= 0 {
+		at = last
+	}
+	ins := "export " + name + "=" + Quote(value)
+	return append(lines[:at], append([]string{ins}, lines[at:]...)...), nil
+}
+
+// flagValue is f's value with the script's variables expanded; an error
+// when it is unknown (nothing is merged into a value npuprof cannot see).
+func (s *Script) flagValue(f *Flag) (string, error) {
+	if f.unknown != "" {
+		return "", fmt.Errorf("line %d: %s: %s is not run, so its value is unknown and nothing can be merged into it", f.Line, f.Name, f.unknown)
+	}
+	v, ok := s.expand(f.Value)
+	if !ok {
+		return "", fmt.Errorf("line %d: %s %s: a variable the script does not assign: nothing can be merged into it", f.Line, f.Name, f.Value)
+	}
+	return v, nil
 }
 
 func (s *Script) removeFlag(lines []string, f *Flag) ([]string, error) {
 	if f.rawLine == f.Line {
-		lines, _, err := s.removeText(lines, f.Line, f.raw, f.Line == s.Serve.LastLine)
+		lines, _, err := s.removeText(lines, f.Line, f.raw, requote(f.quote, f.endQuote, ""), f.col, f.Line == s.Serve.LastLine)
 		return lines, err
 	}
 	// `--name \` then the value on a later line: remove the value first
 	// (the later line), then the name
-	lines, dropped, err := s.removeText(lines, f.rawLine, f.valRaw, f.rawLine == s.Serve.LastLine)
+	lines, dropped, err := s.removeText(lines, f.rawLine, f.valRaw, requote(f.valQuote, f.valEnd, ""), f.valCol, f.rawLine == s.Serve.LastLine)
 	if err != nil {
 		return nil, err
 	}
 	last := f.Line == s.Serve.LastLine || dropped && f.rawLine == s.Serve.LastLine && f.rawLine == f.Line+1
-	lines, _, err = s.removeText(lines, f.Line, f.nameRaw, last)
+	lines, _, err = s.removeText(lines, f.Line, f.nameRaw, requote(f.quote, f.endQuote, ""), f.col, last)
 	return lines, err
 }
 
-// removeText removes raw from physical line n (1-based), dropping the line
+// removeText removes raw (at col) from physical line n (1-based), leaving
+// keep (the quotes a nested word's text needs to stay balanced), dropping the line
 // when nothing but a continuation is left; last says no line of the
 // command follows it (then the previous line's continuation is removed).
-func (s *Script) removeText(lines []string, n int, raw string, last bool) ([]string, bool, error) {
+func (s *Script) removeText(lines []string, n int, raw, keep string, col int, last bool) ([]string, bool, error) {
 	i := n - 1
 	line := lines[i]
-	k := strings.Index(line, raw)
-	if k < 0 {
-		return nil, false, fmt.Errorf("line %d: cannot find %q", n, raw)
+	k, err := find(line, raw, col, n)
+	if err != nil {
+		return nil, false, err
 	}
-	before, after := line[:k], line[k+len(raw):]
+	before, after := line[:k], keep+line[k+len(raw):]
 	rest := strings.TrimRight(before, " \t") + after
 	if strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "\\")) == "" {
 		// the text had its own line: drop it
@@ -295,46 +343,21 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 		return nil, fmt.Errorf("no `vllm serve` command to add %s to", name)
 	}
 	bare := value == "" && booleanFlags[name]
-	q := s.Serve.quote
 	text := name
 	if !bare {
-		text = name + " " + escapeIn(q, Quote(value))
+		text = name + " " + Quote(value)
 	}
 	if f := s.Serve.Lookup(name); f != nil {
-		if f.rawLine != f.Line && !bare {
-			// `--name \` then the value on a later line: replace the value
-			i := f.rawLine - 1
-			k := strings.Index(lines[i], f.valRaw)
-			if k < 0 {
-				return nil, fmt.Errorf("line %d: cannot find %q", f.rawLine, f.valRaw)
-			}
-			lines[i] = lines[i][:k] + escapeIn(q, Quote(value)) + lines[i][k+len(f.valRaw):]
-			return lines, nil
-		}
-		if f.rawLine != f.Line {
-			return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
-		}
-		i := f.Line - 1
-		k := strings.Index(lines[i], f.raw)
-		if k < 0 {
-			return nil, fmt.Errorf("line %d: cannot find %q", f.Line, f.raw)
-		}
-		if !bare && strings.HasPrefix(f.raw, name+"=") {
-			text = name + "=" + escapeIn(q, Quote(value))
-		}
-		lines[i] = lines[i][:k] + text + lines[i][k+len(f.raw):]
-		return lines, nil
+		return s.replaceFlag(lines, f, name, value, bare)
 	}
-	if q != 0 || s.Serve.inline {
+	if s.Serve.quote != 0 || s.Serve.inline || s.Serve.insCol < 0 {
 		// inside `bash -c "..."` (before the quote), or followed by more on
 		// its line (before `&& ...`, `> log`): after the command's last word
-		i := s.Serve.tailLine - 1
-		k := strings.Index(lines[i], s.Serve.tail)
-		if k < 0 {
-			return nil, fmt.Errorf("line %d: cannot find %q", s.Serve.tailLine, s.Serve.tail)
+		if s.Serve.insCol < 0 {
+			return nil, fmt.Errorf("line %d: the command ends outside its quotes: nowhere to add %s", s.Serve.LastLine, name)
 		}
-		k += len(s.Serve.tail)
-		lines[i] = lines[i][:k] + " " + text + lines[i][k:]
+		i, k := s.Serve.insLine-1, s.Serve.insCol
+		lines[i] = lines[i][:k] + escapeIn(s.Serve.quote, " "+text) + lines[i][k:]
 		return lines, nil
 	}
 	i := s.Serve.LastLine - 1
@@ -344,8 +367,47 @@ func (s *Script) setFlag(lines []string, name, value string) ([]string, error) {
 		l := lines[i]
 		indent = l[:len(l)-len(strings.TrimLeft(l, " \t"))]
 	}
+	if s.Serve.insLine == s.Serve.LastLine && s.Serve.insCol >= 0 && s.Serve.insCol <= len(last) {
+		// a comment after the command stays after it, on the added line
+		if c := strings.TrimSpace(last[s.Serve.insCol:]); strings.HasPrefix(c, "#") {
+			last = last[:s.Serve.insCol]
+			text += " " + c
+		}
+	}
 	lines[i] = last + " \\"
 	return append(lines[:i+1], append([]string{indent + text}, lines[i+1:]...)...), nil
+}
+
+// replaceFlag writes --name VALUE (or the bare --name) in place of f.
+func (s *Script) replaceFlag(lines []string, f *Flag, name, value string, bare bool) ([]string, error) {
+	if f.rawLine != f.Line && !bare {
+		// `--name \` then the value on a later line: replace the value
+		i := f.rawLine - 1
+		k, err := find(lines[i], f.valRaw, f.valCol, f.rawLine)
+		if err != nil {
+			return nil, err
+		}
+		lines[i] = lines[i][:k] + requote(f.valQuote, f.valEnd, Quote(value)) + lines[i][k+len(f.valRaw):]
+		return lines, nil
+	}
+	if f.rawLine != f.Line {
+		return nil, fmt.Errorf("line %d: %s and its value are on different lines", f.Line, f.Name)
+	}
+	i := f.Line - 1
+	k, err := find(lines[i], f.raw, f.col, f.Line)
+	if err != nil {
+		return nil, err
+	}
+	text := name
+	if !bare {
+		sep := " "
+		if strings.HasPrefix(f.raw, name+"=") {
+			sep = "="
+		}
+		text = name + sep + Quote(value)
+	}
+	lines[i] = lines[i][:k] + requote(f.quote, f.endQuote, text) + lines[i][k+len(f.raw):]
+	return lines, nil
 }
 
 // Quote returns v as one shell word: unchanged when safe, else in single quotes.
@@ -436,4 +498,48 @@ func orderedObject(s string) ([]string, map[string]json.RawMessage, error) {
 		return nil, nil, err
 	}
 	return keys, vals, nil
+}
+
+// requote writes text as it appears in a nested command's word where
+// the text replaced started in quote q and ended in quote qe.
+func requote(q, qe byte, text string) string {
+	t := escapeIn(q, text)
+	if q != qe {
+		if isQuote(q) {
+			t += string(q) // close q
+		}
+		if isQuote(qe) {
+			t += string(qe) // open qe
+		}
+	}
+	return t
+}
+
+// escapeIn writes text as it appears inside quotes q (outside:
+// quotes inside a nested command's word, each special byte escaped).
+func escapeIn(q byte, text string) string {
+	switch q {
+	case outside:
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./:=,+@%", c) >= 0) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		}
+		return b.String()
+	case '\'':
+		return strings.ReplaceAll(text, "'", `'\''`)
+	case '"':
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			if strings.IndexByte("\"\\$`", text[i]) >= 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(text[i])
+		}
+		return b.String()
+	}
+	return text
 }

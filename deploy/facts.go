@@ -60,78 +60,89 @@ func (s *Script) Facts() []Fact {
 // FactsChecked returns what the script says, each with its line, and
 // apart the facts whose value is invalid (an unknown cudagraph_mode): their
 // Value is the text as written and Source its file:line; the caller warns
-// about them and treats the fact as unknown.
+// about them and treats the fact as unknown. A value only running the
+// script gives (a command substitution) is no fact: Unread says so.
 func (s *Script) FactsChecked() (facts, invalid []Fact) {
-	var out []Fact
-	add := func(name string, v any, line int, how string) {
-		out = append(out, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
+	fs := &factSet{s: s}
+	fs.env()
+	fs.versions()
+	if s.Serve != nil {
+		fs.serve(s.withVarFlags(s.Serve))
 	}
-	bad := func(name string, v any, line int, how string) {
-		invalid = append(invalid, Fact{Name: name, Value: v, Source: fmt.Sprintf("%s:%d (%s)", s.Path, line, how)})
-	}
-	envNames := slices.Sorted(maps.Keys(s.Env))
-	for _, n := range envNames {
-		a := s.Env[n]
-		add("env."+n, a.Value, a.Line, "export")
-	}
-	fc1 := false
-	if a := s.Env["VLLM_ASCEND_ENABLE_FLASHCOMM1"]; a != nil {
-		fc1 = truthy(a.Value)
-		add("flashcomm1", fc1, a.Line, "VLLM_ASCEND_ENABLE_FLASHCOMM1="+a.Value)
-	} else if a := s.Env["VLLM_ASCEND_ENABLE_FLASHCOMM"]; a != nil {
-		fc1 = truthy(a.Value)
-		add("flashcomm1", fc1, a.Line, "VLLM_ASCEND_ENABLE_FLASHCOMM="+a.Value)
-	}
-	// versions: the first line that states each (pip pins and lists, image
-	// tags, CANN toolkit names)
+	return fs.out, fs.invalid
+}
+
+// factSet collects the facts of a script.
+type factSet struct {
+	s            *Script
+	out, invalid []Fact
+}
+
+func (fs *factSet) source(line int, how string) string {
+	return fmt.Sprintf("%s:%d (%s)", fs.s.Path, line, how)
+}
+
+func (fs *factSet) add(name string, v any, line int, how string) {
+	fs.out = append(fs.out, Fact{Name: name, Value: v, Source: fs.source(line, how)})
+}
+
+// versions adds the versions the script states: the first line that
+// states each (pip pins and lists, image tags, CANN toolkit names).
+func (fs *factSet) versions() {
 	seenVer := map[string]bool{}
 	pipShow := ""
-	for i, l := range s.Lines {
+	for i, l := range fs.s.Lines {
 		var vs []vllmconf.Version
 		vs, pipShow = vllmconf.VersionsIn(l, pipShow)
 		for _, v := range vs {
 			if !seenVer[v.Fact] {
 				seenVer[v.Fact] = true
-				add(v.Fact, v.Value, i+1, v.How)
+				fs.add(v.Fact, v.Value, i+1, v.How)
 			}
 		}
 	}
-	c := s.Serve
-	if c == nil {
-		return out, invalid
+}
+
+// env adds env.NAME for each known variable, and flashcomm1 from it.
+func (fs *factSet) env() {
+	s := fs.s
+	for _, n := range slices.Sorted(maps.Keys(s.Env)) {
+		if a := s.Env[n]; a.unknown == "" {
+			fs.add("env."+n, a.Value, a.Line, "export")
+		}
 	}
-	c = s.withVarFlags(c)
-	if m, ok := s.expand(c.Model); ok && m != "" {
-		add("model", m, c.FirstLine, "vllm serve")
+	for _, n := range []string{"VLLM_ASCEND_ENABLE_FLASHCOMM1", "VLLM_ASCEND_ENABLE_FLASHCOMM"} {
+		if a := s.Env[n]; a != nil {
+			if a.unknown == "" {
+				fs.add("flashcomm1", truthy(a.Value), a.Line, n+"="+a.Value)
+			}
+			return
+		}
 	}
-	intFlag := func(flag, fact string) (int, bool) {
-		f := c.Lookup(flag)
-		if f == nil || !f.HasValue {
-			return 0, false
-		}
-		v, ok := s.expand(f.Value)
-		if !ok {
-			return 0, false
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, false
-		}
-		how := flag + " " + f.Value
-		if v != f.Value {
-			how += " = " + v
-		}
-		add(fact, n, f.Line, how)
-		return n, true
+}
+
+// serve adds the facts of the command's flags.
+func (fs *factSet) serve(c *Command) {
+	s := fs.s
+	if m, ok := s.expand(c.Model); ok && m != "" && (c.model == nil || c.model.unknown == "") {
+		fs.add("model", m, c.FirstLine, "vllm serve")
 	}
-	intFlag("--tensor-parallel-size", "tp")
-	intFlag("--data-parallel-size", "dp")
-	maxSeqs, haveMax := intFlag("--max-num-seqs", "max_num_seqs")
+	fs.intFlag(c, "--tensor-parallel-size", "tp")
+	fs.intFlag(c, "--data-parallel-size", "dp")
+	maxSeqs, haveMax := fs.intFlag(c, "--max-num-seqs", "max_num_seqs")
+	// a word whose flags are unread may hold any flag: no flag is known
+	// to be absent then
+	hidden := len(c.opaque) > 0
+	for _, t := range c.vars {
+		if _, ok := s.expand(t.text); !ok {
+			hidden = true
+		}
+	}
 	boolFlag := func(flag, fact string) {
 		if f := c.Lookup(flag); f != nil {
-			add(fact, true, f.Line, flag)
-		} else {
-			add(fact, false, c.FirstLine, flag+" absent")
+			fs.add(fact, true, f.Line, flag)
+		} else if !hidden {
+			fs.add(fact, false, c.FirstLine, flag+" absent")
 		}
 	}
 	boolFlag("--enable-expert-parallel", "expert_parallel")
@@ -139,62 +150,102 @@ func (s *Script) FactsChecked() (facts, invalid []Fact) {
 	// Prefix caching is on by default in vLLM V1 and off in V0: only an
 	// explicit flag says which.
 	if f := c.Lookup("--no-enable-prefix-caching"); f != nil {
-		add("prefix_caching", false, f.Line, f.Name)
+		fs.add("prefix_caching", false, f.Line, f.Name)
 	} else if f := c.Lookup("--enable-prefix-caching"); f != nil {
-		add("prefix_caching", true, f.Line, f.Name)
+		fs.add("prefix_caching", true, f.Line, f.Name)
 	}
-	sizesSet, modeSet := false, false
-	if f := c.Lookup("--compilation-config"); f != nil && f.HasValue {
-		var cc struct {
-			Mode  json.RawMessage `json:"cudagraph_mode"`
-			Sizes []int           `json:"cudagraph_capture_sizes"`
-		}
-		if json.Unmarshal([]byte(f.Value), &cc) == nil {
-			if cc.Mode != nil {
-				var text string
-				if json.Unmarshal(cc.Mode, &text) != nil {
-					text = string(cc.Mode) // a number, null, ...: not a mode name
-				}
-				if m, ok := CUDAGraphMode(text); ok {
-					add("cudagraph_mode", m, f.Line, "--compilation-config")
-					modeSet = true
-				} else {
-					bad("cudagraph_mode", text, f.Line, "--compilation-config")
-				}
-			}
-			if cc.Sizes != nil {
-				add("capture_sizes", cc.Sizes, f.Line, "--compilation-config")
-				sizesSet = true
-			}
-		}
-	}
+	sizesSet := fs.compilation(c)
 	if f := c.Lookup("--enforce-eager"); f != nil {
-		add("cudagraph_mode", "NONE", f.Line, "--enforce-eager")
-		modeSet = true
+		fs.add("cudagraph_mode", "NONE", f.Line, "--enforce-eager")
 	}
 	if !sizesSet && haveMax {
 		f := c.Lookup("--max-num-seqs")
-		add("capture_sizes", DefaultCaptureSizes(maxSeqs), f.Line, "vLLM-Ascend default list for --max-num-seqs "+f.Value)
+		fs.add("capture_sizes", DefaultCaptureSizes(maxSeqs), f.Line, "vLLM-Ascend default list for --max-num-seqs "+f.Value)
 	}
-	_ = modeSet
-	if f := c.Lookup("--additional-config"); f != nil && f.HasValue {
-		var ac map[string]any
-		if json.Unmarshal([]byte(f.Value), &ac) == nil {
-			for _, k := range []string{"enable_flashcomm1", "multistream_overlap_shared_expert", "enable_cpu_binding"} {
-				if v, ok := ac[k].(bool); ok {
-					name := k
-					if k == "enable_flashcomm1" {
-						name = "flashcomm1"
-					}
-					add(name, v, f.Line, "--additional-config "+k)
-				}
-			}
-			if _, ok := ac["eplb_config"]; ok {
-				add("eplb", true, f.Line, "--additional-config eplb_config")
-			}
+	fs.additional(c)
+}
+
+// value is the flag's value with the script's variables expanded; ok is
+// false when the flag is absent or its value unknown.
+func (fs *factSet) value(c *Command, flag string) (*Flag, string, bool) {
+	f := c.Lookup(flag)
+	if f == nil || !f.HasValue || f.unknown != "" {
+		return f, "", false
+	}
+	v, ok := fs.s.expand(f.Value)
+	return f, v, ok
+}
+
+func (fs *factSet) intFlag(c *Command, flag, fact string) (int, bool) {
+	f, v, ok := fs.value(c, flag)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false
+	}
+	how := flag + " " + f.Value
+	if v != f.Value {
+		how += " = " + v
+	}
+	fs.add(fact, n, f.Line, how)
+	return n, true
+}
+
+// compilation adds cudagraph_mode and capture_sizes from
+// --compilation-config; it says whether capture_sizes was set.
+func (fs *factSet) compilation(c *Command) bool {
+	f, v, ok := fs.value(c, "--compilation-config")
+	if !ok {
+		return false
+	}
+	var cc struct {
+		Mode  json.RawMessage `json:"cudagraph_mode"`
+		Sizes []int           `json:"cudagraph_capture_sizes"`
+	}
+	if json.Unmarshal([]byte(v), &cc) != nil {
+		return false
+	}
+	if cc.Mode != nil {
+		var text string
+		if json.Unmarshal(cc.Mode, &text) != nil {
+			text = string(cc.Mode) // a number, null, ...: not a mode name
+		}
+		if m, ok := CUDAGraphMode(text); ok {
+			fs.add("cudagraph_mode", m, f.Line, "--compilation-config")
+		} else {
+			fs.invalid = append(fs.invalid, Fact{Name: "cudagraph_mode", Value: text, Source: fs.source(f.Line, "--compilation-config")})
 		}
 	}
-	return out, invalid
+	if cc.Sizes != nil {
+		fs.add("capture_sizes", cc.Sizes, f.Line, "--compilation-config")
+	}
+	return cc.Sizes != nil
+}
+
+// additional adds the facts of --additional-config.
+func (fs *factSet) additional(c *Command) {
+	f, v, ok := fs.value(c, "--additional-config")
+	if !ok {
+		return
+	}
+	var ac map[string]any
+	if json.Unmarshal([]byte(v), &ac) != nil {
+		return
+	}
+	for _, k := range []string{"enable_flashcomm1", "multistream_overlap_shared_expert", "enable_cpu_binding"} {
+		if b, ok := ac[k].(bool); ok {
+			name := k
+			if k == "enable_flashcomm1" {
+				name = "flashcomm1"
+			}
+			fs.add(name, b, f.Line, "--additional-config "+k)
+		}
+	}
+	if _, ok := ac["eplb_config"]; ok {
+		fs.add("eplb", true, f.Line, "--additional-config eplb_config")
+	}
 }
 
 // reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}
@@ -213,6 +264,10 @@ func (s *Script) expand(v string) (string, bool) {
 		v = reVar.ReplaceAllStringFunc(v, func(ref string) string {
 			m := reVar.FindStringSubmatch(ref)
 			name := m[1] + m[2]
+			if a := s.Env[name]; a != nil && a.unknown != "" {
+				ok = false
+				return ref
+			}
 			if a := s.Env[name]; a != nil && (a.Value != "" || !strings.Contains(ref, ":-")) {
 				return a.Value
 			}
@@ -268,18 +323,45 @@ func (s *Script) withVarFlags(c *Command) *Command {
 	return &v
 }
 
-// Unread names the variable words of the command that npuprof could not
-// read as flags ($ARGS the script never assigns): what they hold is
-// unknown, and so are the facts they would set.
+// Unread says what of the command npuprof could not read, each with its
+// line: variable words ($ARGS) the script never assigns, words and flag
+// values only running the script gives (a command substitution,
+// arithmetic, an expansion other than $NAME and ${NAME:-default}), and
+// the variables the command runs with whose value is such. What they hold
+// is unknown, and so are the facts they would set.
 func (s *Script) Unread() []string {
 	c := s.Serve
 	if c == nil {
 		return nil
 	}
 	var out []string
+	say := func(line int, format string, args ...any) {
+		out = append(out, fmt.Sprintf("%s:%d: ", s.Path, line)+fmt.Sprintf(format, args...))
+	}
+	for _, n := range slices.Sorted(maps.Keys(s.Env)) {
+		if a := s.Env[n]; a.unknown != "" && a.Line <= c.LastLine {
+			say(a.Line, "%s: %s is not run (npuprof never runs the script): env.%s is unknown", a.raw, a.unknown, n)
+		}
+	}
+	if c.model != nil && c.model.unknown != "" {
+		say(c.model.line, "the model %s: %s is not run: the model is unknown", c.model.raw, c.model.unknown)
+	}
+	for _, f := range c.Flags {
+		switch {
+		case f.unknown != "":
+			say(f.Line, "%s: %s is not run: the value of %s is unknown, and so are the facts it sets", f.raw, f.unknown, f.Name)
+		case f.HasValue && strings.Contains(f.Value, "$"):
+			if _, ok := s.expand(f.Value); !ok {
+				say(f.Line, "%s: a variable the script does not assign: the value of %s is unknown, and so are the facts it sets", f.raw, f.Name)
+			}
+		}
+	}
+	for _, t := range c.opaque {
+		say(t.line, "%s: %s is not run: the flags it gives are unread, so no flag is known to be absent", t.raw, t.unknown)
+	}
 	for _, t := range c.vars {
 		if _, ok := s.expand(t.text); !ok {
-			out = append(out, fmt.Sprintf("%s:%d: %s is not assigned in the script: the flags it holds are unread", s.Path, t.line, t.text))
+			say(t.line, "%s is not assigned in the script: the flags it holds are unread", t.text)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +13,7 @@ func FuzzParseAndEdit(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Add("export A=1 B='x y'\nvllm serve m --x=1 --flag \\\n  --cc '{\"a\":1}'\n")
+	f.Add("A=$(x; y)\nbash -c 'vllm serve m --flag --cc '\\''{}'\\'' -tp $((1+1))' && echo \"$A\"\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse("fuzz.sh", text)
 		if err != nil {
@@ -23,7 +25,9 @@ func FuzzParseAndEdit(f *testing.F) {
 			{Op: OpMergeJSON, Name: "--cc", Value: `{"k":[1]}`, Create: true}, {Op: OpSetFlag, Name: "--x", Value: "9"},
 		}
 		for _, e := range edits {
-			_, _ = s.Apply([]Edit{e})
+			if _, err := s.Apply([]Edit{e}); err != nil && strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("%s: %v", e, err)
+			}
 		}
 	})
 }

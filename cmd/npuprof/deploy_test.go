@@ -107,3 +107,38 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 		require.Contains(t, errs, c.want, c.args)
 	}
 }
+
+// The issue's script: a command substitution as a flag value. The facts
+// after it are still read (expert parallel was reported absent), the
+// warning names the substitution, and the deploy diff merges into the
+// script's own --additional-config instead of adding a second one inside
+// the substitution.
+func TestDeployCommandSubstitution(t *testing.T) {
+	src := "#!/bin/bash\nexport VLLM_ASCEND_ENABLE_FLASHCOMM1=1\n" +
+		"vllm serve /models/Qwen3 --tensor-parallel-size $(echo 4; true) --enable-expert-parallel \\\n" +
+		"  --additional-config '{\"enable_cpu_binding\":true}' --max-num-seqs 25\n"
+	path := t.TempDir() + "/serve.sh"
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	code, out, errs := run("analyze", demo, "--format", "json", "--deploy", path)
+	require.Equal(t, ExitOK, code, errs)
+	var d struct {
+		Warnings   []string `json:"warnings"`
+		DeployDiff string   `json:"deploy_diff"`
+		Facts      []struct{ Name, Source string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	require.Contains(t, d.Warnings, path+":3: --tensor-parallel-size $(echo 4; true): the command substitution $(echo 4; true) is not run: "+
+		"the value of --tensor-parallel-size is unknown, and so are the facts it sets")
+	sources := map[string]string{}
+	for _, f := range d.Facts {
+		sources[f.Name] = f.Source
+	}
+	require.NotContains(t, sources["tp"], path, "tp is not taken from the script")
+	require.Contains(t, sources["max_num_seqs"], path+":4")
+	require.NotEmpty(t, d.DeployDiff)
+	after, err := testutil.ApplyUnifiedDiff(src, d.DeployDiff)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(after, "--additional-config"), after)
+	require.Contains(t, after, "--tensor-parallel-size $(echo 4; true) ")
+	require.Contains(t, after, `"enable_cpu_binding":true`, after)
+}
