@@ -78,31 +78,19 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Profile{Path: path, Notes: notes}
-	var failed []string
-	var internal error
-	for i, r := range ranks {
-		if errs[i] != nil {
-			failed = append(failed, errs[i].Error())
-			if errkind.Is(errs[i], errkind.Internal) {
-				p.Internal = append(p.Internal, errs[i].Error())
-				if internal == nil {
-					internal = errs[i]
-				}
-				continue
-			}
-			p.Notes = append(p.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, errs[i]))
-			continue
-		}
-		p.Ranks = append(p.Ranks, r)
+	read, failed, internal, err := Sift(srcs, errs)
+	if err != nil {
+		return nil, err
 	}
-	if len(p.Ranks) == 0 {
-		if internal != nil {
-			return nil, internal
-		}
-		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
+	p := &Profile{Path: path, Notes: append(notes, failed...), Internal: internal}
+	ids := make([]RankID, len(read))
+	for k, i := range read {
+		p.Ranks = append(p.Ranks, ranks[i])
+		ids[k] = IDOf(ranks[i])
 	}
-	assignRanks(p, srcs)
+	var kept []string
+	p.Ranks, kept = Keep(p.Ranks, ids, func(r *model.Rank, rank int) { r.Rank = rank })
+	p.Notes = append(p.Notes, kept...)
 	x, note, err := expertload.ForProfile(path, opts.Experts, expertload.Options{Stage: opts.ExpertStage})
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Usage, err)
@@ -111,7 +99,7 @@ func Load(ctx context.Context, path string, opts Options) (*Profile, error) {
 		p.Notes = append(p.Notes, note)
 	}
 	p.Experts = x
-	p.Notes = uniqueNotes(p.Notes)
+	p.Notes = UniqueNotes(p.Notes)
 	return p, nil
 }
 
@@ -185,9 +173,25 @@ type RankID struct {
 // rank number of every input, whether to keep it, and the notes; nothing
 // here is fatal.
 func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
+	ranks, notes = fillRanks(ids)
+	keep, kept, dups := dedupe(ids, ranks)
+	notes = append(notes, dups...)
+	if len(kept) > 1 {
+		if note := missingRanks(ranks, kept); note != "" {
+			notes = append(notes, note)
+		}
+		if note := stepSets(ids, ranks, kept); note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return ranks, keep, notes
+}
+
+// fillRanks numbers the ranks of unknown rank: rank 0 for a single input,
+// else the lowest numbers no input has, in folder order.
+func fillRanks(ids []RankID) (ranks []int, notes []string) {
 	n := len(ids)
 	ranks = make([]int, n)
-	keep = make([]bool, n)
 	used := map[int]bool{}
 	for i, id := range ids {
 		ranks[i] = id.Rank
@@ -212,7 +216,14 @@ func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
 		used[nextFree] = true
 		notes = append(notes, fmt.Sprintf("%s: rank unknown; assigned rank %d by folder order", id.Path, nextFree))
 	}
-	order := make([]int, n)
+	return ranks, notes
+}
+
+// dedupe keeps one input per rank, the newest folder: keep[i] says whether
+// input i is kept, kept lists the kept inputs in rank order.
+func dedupe(ids []RankID, ranks []int) (keep []bool, kept []int, notes []string) {
+	keep = make([]bool, len(ids))
+	order := make([]int, len(ids))
 	for i := range order {
 		order[i] = i
 	}
@@ -223,7 +234,6 @@ func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
 		}
 		return ids[x].DirTimestamp > ids[y].DirTimestamp
 	})
-	var kept []int
 	for k, i := range order {
 		if k > 0 && ranks[order[k-1]] == ranks[i] {
 			k := ids[kept[len(kept)-1]]
@@ -238,58 +248,129 @@ func Reconcile(ids []RankID) (ranks []int, keep []bool, notes []string) {
 		keep[i] = true
 		kept = append(kept, i)
 	}
-	if len(kept) > 1 {
-		maxRank := ranks[kept[len(kept)-1]]
-		if maxRank+1 != len(kept) {
-			have := map[int]bool{}
-			for _, i := range kept {
-				have[ranks[i]] = true
+	return keep, kept, notes
+}
+
+// missingRanks notes the ranks below the highest kept one that no input
+// has ("" when none is missing).
+func missingRanks(ranks, kept []int) string {
+	maxRank := ranks[kept[len(kept)-1]]
+	if maxRank+1 == len(kept) {
+		return ""
+	}
+	have := map[int]bool{}
+	for _, i := range kept {
+		have[ranks[i]] = true
+	}
+	var missing []string
+	total := 0
+	for r := 0; r <= maxRank; r++ {
+		if !have[r] {
+			total++
+			if len(missing) < 20 {
+				missing = append(missing, strconv.Itoa(r))
 			}
-			var missing []string
-			total := 0
-			for r := 0; r <= maxRank; r++ {
-				if !have[r] {
-					total++
-					if len(missing) < 20 {
-						missing = append(missing, strconv.Itoa(r))
-					}
-				}
-			}
-			if total > 0 {
-				more := ""
-				if total > len(missing) {
-					more = fmt.Sprintf(" and %d more", total-len(missing))
-				}
-				notes = append(notes, fmt.Sprintf("missing ranks: %s%s (found %d of %d ranks 0..%d); the cluster analysis covers the ranks present", strings.Join(missing, ", "), more, len(kept), maxRank+1, maxRank))
-			}
-		}
-		// different step sets: group ranks by their set
-		sets := map[string][]int{}
-		var keys []string
-		for _, i := range kept {
-			ss := make([]string, len(ids[i].Steps))
-			for k, v := range ids[i].Steps {
-				ss[k] = strconv.Itoa(v)
-			}
-			key := strings.Join(ss, ",")
-			if _, ok := sets[key]; !ok {
-				keys = append(keys, key)
-			}
-			sets[key] = append(sets[key], ranks[i])
-		}
-		if len(keys) > 1 {
-			sort.SliceStable(keys, func(a, b int) bool { return len(sets[keys[a]]) > len(sets[keys[b]]) })
-			parts := make([]string, len(keys))
-			for k, key := range keys {
-				if key == "" {
-					key = "none"
-				}
-				parts[k] = fmt.Sprintf("ranks %s have steps [%s]", rankRange(sets[keys[k]]), key)
-			}
-			notes = append(notes, "ranks have different step sets: "+strings.Join(parts, "; ")+"; per-step comparisons use the ranks that have each step")
 		}
 	}
-	return ranks, keep, notes
+	if total == 0 {
+		return ""
+	}
+	more := ""
+	if total > len(missing) {
+		more = fmt.Sprintf(" and %d more", total-len(missing))
+	}
+	return fmt.Sprintf("missing ranks: %s%s (found %d of %d ranks 0..%d); the cluster analysis covers the ranks present", strings.Join(missing, ", "), more, len(kept), maxRank+1, maxRank)
+}
+
+// stepSets notes kept ranks whose step sets differ, grouped by set, the
+// largest group first ("" when all have the same steps).
+func stepSets(ids []RankID, ranks, kept []int) string {
+	sets := map[string][]int{}
+	var keys []string
+	for _, i := range kept {
+		ss := make([]string, len(ids[i].Steps))
+		for k, v := range ids[i].Steps {
+			ss[k] = strconv.Itoa(v)
+		}
+		key := strings.Join(ss, ",")
+		if _, ok := sets[key]; !ok {
+			keys = append(keys, key)
+		}
+		sets[key] = append(sets[key], ranks[i])
+	}
+	if len(keys) <= 1 {
+		return ""
+	}
+	sort.SliceStable(keys, func(a, b int) bool { return len(sets[keys[a]]) > len(sets[keys[b]]) })
+	parts := make([]string, len(keys))
+	for k, key := range keys {
+		if key == "" {
+			key = "none"
+		}
+		parts[k] = fmt.Sprintf("ranks %s have steps [%s]", rankRange(sets[keys[k]]), key)
+	}
+	return "ranks have different step sets: " + strings.Join(parts, "; ") + "; per-step comparisons use the ranks that have each step"
+}
+
+// IDOf is what Reconcile needs to know about a parsed rank.
+func IDOf(r *model.Rank) RankID {
+	return RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r)}
+}
+
+// Sift sorts the outcome of reading srcs (errs[i] is source i's error):
+// the indexes of the sources read, a note for each source that could not
+// be read, and the message of each reader bug (errkind.Internal, never
+// blamed on the input). With no source read, err is the first reader bug,
+// or else a usage error listing every failure.
+func Sift(srcs []Source, errs []error) (read []int, notes, internal []string, err error) {
+	var failed []string
+	var bug error
+	for i, e := range errs {
+		if e == nil {
+			read = append(read, i)
+			continue
+		}
+		failed = append(failed, e.Error())
+		if errkind.Is(e, errkind.Internal) {
+			internal = append(internal, e.Error())
+			if bug == nil {
+				bug = e
+			}
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, e))
+	}
+	if len(read) > 0 {
+		return read, notes, internal, nil
+	}
+	if bug != nil {
+		return nil, nil, nil, bug
+	}
+	return nil, nil, nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
+}
+
+// Keep numbers and deduplicates the ranks read (items[i], whose identity
+// is ids[i]) with Reconcile: set gives each kept item its rank number, and
+// the kept items come back in rank order, with Reconcile's notes.
+func Keep[T any](items []T, ids []RankID, set func(item T, rank int)) ([]T, []string) {
+	ranks, keep, notes := Reconcile(ids)
+	type ranked struct {
+		item T
+		rank int
+	}
+	var kept []ranked
+	for i, it := range items {
+		if keep[i] {
+			set(it, ranks[i])
+			kept = append(kept, ranked{it, ranks[i]})
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].rank < kept[j].rank })
+	out := make([]T, len(kept))
+	for i, k := range kept {
+		out[i] = k.item
+	}
+	return out, notes
 }
 
 // rankRange prints ranks compactly: 0-3,5,7-8.
@@ -321,25 +402,6 @@ func StepIDs(r *model.Rank) []int {
 	return ids
 }
 
-// assignRanks applies Reconcile to the parsed ranks of p.
-func assignRanks(p *Profile, _ []Source) {
-	ids := make([]RankID, len(p.Ranks))
-	for i, r := range p.Ranks {
-		ids[i] = RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r)}
-	}
-	ranks, keep, notes := Reconcile(ids)
-	var kept []*model.Rank
-	for i, r := range p.Ranks {
-		r.Rank = ranks[i]
-		if keep[i] {
-			kept = append(kept, r)
-		}
-	}
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Rank < kept[j].Rank })
-	p.Ranks = kept
-	p.Notes = append(p.Notes, notes...)
-}
-
 // ParseRank reads one rank's files into the model. A panic in a reader is
 // recovered and returned as an errkind.Internal error naming the rank's path.
 func ParseRank(src Source) (r *model.Rank, err error) {
@@ -365,34 +427,14 @@ func parseRank(src Source) (*model.Rank, error) {
 		return nil, errkind.New(errkind.Usage, UnparsedMessage(src.Root))
 	}
 	if src.Parquet != "" {
-		r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication, SkipFramework: src.SkipFramework})
-		if err != nil {
-			return nil, err
-		}
-		// an export is input: a model that breaks the invariants is a
-		// damaged or hand-edited file, not a parser bug
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: rank %d: %w", src.Parquet, src.RankHint, err)
-		}
-		return r, nil
+		return parseExport(src)
 	}
 	r := model.NewRank(src.Root)
 	r.Format = src.Format
 	r.Rank = src.RankHint
 	r.DirTimestamp = src.Timestamp
 	if src.TraceFile != "" {
-		if src.Root != src.TraceFile {
-			// the rank folder around the named trace
-			readMeta(r, src.Root)
-		} else {
-			r.Have.GroupsNote = fmt.Sprintf("only %s was read: the tp/ep/dp groups (parallel_group_info) are in the rank folder's profiler_metadata.json (give the folder)", src.TraceFile)
-		}
-		// the user named this file: if it is not a trace, say so (exit 2)
-		if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
-			return nil, errkind.Wrap(errkind.Usage, err)
-		}
-		finish(r)
-		return validate(r)
+		return parseTraceFile(r, src)
 	}
 	switch src.Format {
 	case model.FormatTorchNPUDB:
@@ -400,6 +442,44 @@ func parseRank(src Source) (*model.Rank, error) {
 	case model.FormatMsprofText, model.FormatMsprofDB:
 		return parseMsprof(r, src)
 	}
+	return parseOutput(r, src)
+}
+
+// parseExport reads one rank of an npuprof Parquet export.
+func parseExport(src Source) (*model.Rank, error) {
+	r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication, SkipFramework: src.SkipFramework})
+	if err != nil {
+		return nil, err
+	}
+	// an export is input: a model that breaks the invariants is a
+	// damaged or hand-edited file, not a parser bug
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: rank %d: %w", src.Parquet, src.RankHint, err)
+	}
+	return r, nil
+}
+
+// parseTraceFile reads a trace the user named (and the metadata of the
+// rank folder around it, when there is one).
+func parseTraceFile(r *model.Rank, src Source) (*model.Rank, error) {
+	if src.Root != src.TraceFile {
+		// the rank folder around the named trace
+		readMeta(r, src.Root)
+	} else {
+		r.Have.GroupsNote = fmt.Sprintf("only %s was read: the tp/ep/dp groups (parallel_group_info) are in the rank folder's profiler_metadata.json (give the folder)", src.TraceFile)
+	}
+	// the user named this file: if it is not a trace, say so (exit 2)
+	if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
+		return nil, errkind.Wrap(errkind.Usage, err)
+	}
+	finish(r)
+	return validate(r)
+}
+
+// parseOutput reads a torch_npu rank folder: its metadata, then the files
+// of its ASCEND_PROFILER_OUTPUT (trace, kernel details, step trace,
+// communication, summaries), each missing or broken file a warning.
+func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	readMeta(r, src.Root)
 	out := src.Output
 	if !exists(out) {
@@ -430,25 +510,7 @@ func parseRank(src Source) (*model.Rank, error) {
 	if src.TraceParts > 1 {
 		go readComm()
 	}
-	// A trace_view.json that is empty, unreadable or not a trace leaves the
-	// rank without a timeline (said in warnings and `unavailable`); the
-	// other files are still measured.
-	if trace := findInput(out, "trace_view.json"); trace != "" {
-		if err := readTrace(r, trace, src.TraceParts); err != nil {
-			r.Warn(trace, "%v", err)
-			r.Have.TimelineNote = err.Error()
-		}
-	} else {
-		r.Have.TimelineNote = fmt.Sprintf("%s has no trace_view.json", out)
-	}
-	if p := findInput(out, "kernel_details.csv"); p != "" {
-		readKernels(r, p)
-	} else {
-		r.Have.KernelNote = fmt.Sprintf("%s has no kernel_details.csv", out)
-	}
-	if p := findInput(out, "step_trace_time.csv"); p != "" {
-		readStepTrace(r, p)
-	}
+	readTimeline(r, out, src.TraceParts)
 	if src.TraceParts <= 1 {
 		readComm()
 	}
@@ -471,6 +533,29 @@ func parseRank(src Source) (*model.Rank, error) {
 	}
 	finish(r)
 	return validate(r)
+}
+
+// readTimeline reads the output folder's trace_view.json, kernel_details.csv
+// and step_trace_time.csv. A trace_view.json that is empty, unreadable or
+// not a trace leaves the rank without a timeline (said in warnings and
+// `unavailable`); the other files are still measured.
+func readTimeline(r *model.Rank, out string, parts int) {
+	if trace := findInput(out, "trace_view.json"); trace != "" {
+		if err := readTrace(r, trace, parts); err != nil {
+			r.Warn(trace, "%v", err)
+			r.Have.TimelineNote = err.Error()
+		}
+	} else {
+		r.Have.TimelineNote = fmt.Sprintf("%s has no trace_view.json", out)
+	}
+	if p := findInput(out, "kernel_details.csv"); p != "" {
+		readKernels(r, p)
+	} else {
+		r.Have.KernelNote = fmt.Sprintf("%s has no kernel_details.csv", out)
+	}
+	if p := findInput(out, "step_trace_time.csv"); p != "" {
+		readStepTrace(r, p)
+	}
 }
 
 // validate checks the model's invariants; a violation is a parser bug.
@@ -619,12 +704,6 @@ func SourceNotes(srcs []Source) ([]string, error) {
 // UniqueNotes drops repeated notes (an export read back carries the notes
 // its load made; the checks that made them run again).
 func UniqueNotes(notes []string) []string {
-	return uniqueNotes(notes)
-}
-
-// uniqueNotes drops repeated notes (an export read back carries the notes
-// its load made; the checks that made them run again).
-func uniqueNotes(notes []string) []string {
 	seen := make(map[string]bool, len(notes))
 	out := notes[:0]
 	for _, n := range notes {

@@ -7,10 +7,7 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"sort"
-	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
@@ -118,7 +115,7 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, passes []*ana
 			w.errs[i] = err
 			return
 		}
-		w.ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
+		w.ids[i] = parser.IDOf(r)
 		if modelHook != nil {
 			modelHook(r)
 		}
@@ -130,51 +127,33 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, passes []*ana
 }
 
 // reconcile keeps the ranks that were read, numbered and deduplicated by
-// parser.Reconcile, in rank order: a rank that could not be read is a note,
-// a reader bug an input error (exit 3), and no rank read at all an error.
+// parser.Keep, in rank order: a rank that could not be read is a note, a
+// reader bug an input error (exit 3), and no rank read at all an error.
 func reconcile(res *analysis.Result, srcs []parser.Source, w *walked) error {
-	var okIDs []parser.RankID
-	var okRes []*analysis.RankResult
-	var failed []string
-	var internal error
-	for i := range srcs {
-		if err := w.errs[i]; err != nil {
-			failed = append(failed, err.Error())
-			if errkind.Is(err, errkind.Internal) {
-				// a reader bug, never blamed on the input: exit 3
-				res.InputErrors = append(res.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: err.Error()})
-				if internal == nil {
-					internal = err
-				}
-				continue
-			}
-			res.Notes = append(res.Notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, err))
-			continue
-		}
-		okIDs = append(okIDs, w.ids[i])
-		okRes = append(okRes, w.results[i])
+	read, failed, internal, err := parser.Sift(srcs, w.errs)
+	if err != nil {
+		return err
 	}
-	if len(okRes) == 0 {
-		if internal != nil {
-			return internal
-		}
-		return errkind.New(errkind.Usage, strings.Join(failed, "; "))
+	res.Notes = append(res.Notes, failed...)
+	for _, msg := range internal {
+		// a reader bug, never blamed on the input: exit 3
+		res.InputErrors = append(res.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
 	}
-	ranks, keep, notes := parser.Reconcile(okIDs)
-	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))
-	for i, rr := range okRes {
-		if !keep[i] {
-			continue
-		}
-		if rr.Rank != ranks[i] {
-			rr.Rank = ranks[i]
+	ids := make([]parser.RankID, len(read))
+	results := make([]*analysis.RankResult, len(read))
+	for k, i := range read {
+		ids[k], results[k] = w.ids[i], w.results[i]
+	}
+	var notes []string
+	res.Ranks, notes = parser.Keep(results, ids, func(rr *analysis.RankResult, rank int) {
+		if rr.Rank != rank {
+			rr.Rank = rank
 			for j := range rr.Errors {
-				rr.Errors[j].Rank = ranks[i]
+				rr.Errors[j].Rank = rank
 			}
 		}
-		res.Ranks = append(res.Ranks, rr)
-	}
-	sort.SliceStable(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
+	})
+	res.Notes = parser.UniqueNotes(append(res.Notes, notes...))
 	return nil
 }
 
