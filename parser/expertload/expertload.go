@@ -294,32 +294,9 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 // model_gen_config.json and {stage}_global_deployment.json when present.
 func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	x := &model.ExpertLoads{Format: model.ExpertFormatMindIEDump, Stage: stage}
-	if p := filepath.Join(dir, "model_gen_config.json"); fileExists(p) {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
-		}
-		x.Config, err = ReadGenConfig(f, p)
-		f.Close()
-		if err != nil {
-			return nil, errkind.Wrap(errkind.Input, err)
-		}
-		x.Files = append(x.Files, p)
-	}
-	var dep *model.Deployment
-	if p := filepath.Join(dir, stage+"_global_deployment.json"); fileExists(p) {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
-		}
-		var notes []string
-		dep, notes, err = ReadDeployment(f, p)
-		f.Close()
-		if err != nil {
-			return nil, errkind.Wrap(errkind.Input, err)
-		}
-		x.Notes = append(x.Notes, notes...)
-		x.Files = append(x.Files, p)
+	dep, err := readSidecars(x, dir, stage)
+	if err != nil {
+		return nil, err
 	}
 	keep := 0
 	switch {
@@ -330,24 +307,96 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 	default:
 		x.Notes = append(x.Notes, fmt.Sprintf("%s: no model_gen_config.json: every dump line is read as one MoE layer (appended dumps cannot be told apart)", dir))
 	}
-	type rankDump struct {
-		rank int
-		rows [][]int64
+	ds, err := readDumps(x, dir, names, keep)
+	if err != nil {
+		return nil, err
 	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].rank < ds[j].rank })
+	layers, slots := len(ds[0].rows), len(ds[0].rows[0])
+	for _, d := range ds[1:] {
+		if len(d.rows) != layers || len(d.rows[0]) != slots {
+			return nil, errkind.Errorf(errkind.Input, "%s: rank %d has %d layers x %d slots, rank %d has %d x %d: dumps of different runs?",
+				dir, ds[0].rank, layers, slots, d.rank, len(d.rows), len(d.rows[0]))
+		}
+	}
+	for _, d := range ds {
+		x.RankIDs = append(x.RankIDs, d.rank)
+	}
+	useDep := depFits(x, dep, ds, stage, layers, slots)
+	if useDep {
+		placeByDeployment(x, dep)
+	} else {
+		placeBySlots(x, ds[len(ds)-1].rank, layers, slots)
+	}
+	if layers*x.NumExperts > maxCells {
+		return nil, errkind.Errorf(errkind.Input, "%s: %d layers x %d experts is more than npuprof holds", dir, layers, x.NumExperts)
+	}
+	sumLayers(x, ds, dep, useDep)
+	return x, nil
+}
+
+// openRead opens p and calls read on it; a failure is an input error.
+func openRead(p string, read func(f *os.File) error) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return errkind.Errorf(errkind.Input, "%s: %w", p, err)
+	}
+	err = read(f)
+	f.Close()
+	if err != nil {
+		return errkind.Wrap(errkind.Input, err)
+	}
+	return nil
+}
+
+// readSidecars reads the folder's model_gen_config.json (into x.Config)
+// and the stage's global deployment (returned), when present.
+func readSidecars(x *model.ExpertLoads, dir, stage string) (dep *model.Deployment, err error) {
+	if p := filepath.Join(dir, "model_gen_config.json"); fileExists(p) {
+		if err := openRead(p, func(f *os.File) (err error) {
+			x.Config, err = ReadGenConfig(f, p)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		x.Files = append(x.Files, p)
+	}
+	if p := filepath.Join(dir, stage+"_global_deployment.json"); fileExists(p) {
+		var notes []string
+		if err := openRead(p, func(f *os.File) (err error) {
+			dep, notes, err = ReadDeployment(f, p)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		x.Notes = append(x.Notes, notes...)
+		x.Files = append(x.Files, p)
+	}
+	return dep, nil
+}
+
+// rankDump is one rank's dump: a row of slot loads per layer.
+type rankDump struct {
+	rank int
+	rows [][]int64
+}
+
+// readDumps reads the named dumps, keeping the last keep lines of each
+// (0: all), and checks the total token count.
+func readDumps(x *model.ExpertLoads, dir string, names []string, keep int) ([]rankDump, error) {
 	var ds []rankDump
 	var droppedIn []string
 	droppedLines := 0
 	for _, n := range names {
 		_, rank, _ := DumpName(n)
 		p := filepath.Join(dir, n)
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, errkind.Errorf(errkind.Input, "%s: %w", p, err)
-		}
-		rows, dropped, err := ReadDump(f, p, keep)
-		f.Close()
-		if err != nil {
-			return nil, errkind.Wrap(errkind.Input, err)
+		var rows [][]int64
+		var dropped int
+		if err := openRead(p, func(f *os.File) (err error) {
+			rows, dropped, err = ReadDump(f, p, keep)
+			return err
+		}); err != nil {
+			return nil, err
 		}
 		if dropped > 0 {
 			droppedIn = append(droppedIn, n)
@@ -378,86 +427,87 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 			}
 		}
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].rank < ds[j].rank })
-	layers, slots := len(ds[0].rows), len(ds[0].rows[0])
-	for _, d := range ds[1:] {
-		if len(d.rows) != layers || len(d.rows[0]) != slots {
-			return nil, errkind.Errorf(errkind.Input, "%s: rank %d has %d layers x %d slots, rank %d has %d x %d: dumps of different runs?",
-				dir, ds[0].rank, layers, slots, d.rank, len(d.rows), len(d.rows[0]))
-		}
+	return ds, nil
+}
+
+// depFits says whether the deployment (nil: none) maps the dumps' slots
+// to experts; when it does not, a note says why and expert ids are the
+// slot positions (rank*slots + slot), as MindStudio Insight does for
+// dumps without a deployment.
+func depFits(x *model.ExpertLoads, dep *model.Deployment, ds []rankDump, stage string, layers, slots int) bool {
+	if dep == nil {
+		x.Notes = append(x.Notes, fmt.Sprintf("no %s_global_deployment.json: expert ids are slot positions (rank x %d + slot)", stage, slots))
+		return false
 	}
 	maxRank := ds[len(ds)-1].rank
-	for _, d := range ds {
-		x.RankIDs = append(x.RankIDs, d.rank)
-	}
-	// Slot -> expert: from the deployment when its shape fits, else the
-	// slot position (rank*slots + slot), as MindStudio Insight does for
-	// dumps without a deployment.
-	useDep := dep != nil
-	if useDep {
-		why := ""
-		switch {
-		case len(dep.Layers) != layers:
-			why = fmt.Sprintf("it has %d layers, the dumps %d", len(dep.Layers), layers)
-		case dep.Ranks() <= maxRank:
-			why = fmt.Sprintf("it has %d devices, the dumps go up to rank %d", dep.Ranks(), maxRank)
-		default:
-			for _, l := range dep.Layers {
-				for _, d := range ds {
-					if len(l.Devices[d.rank]) != slots {
-						why = fmt.Sprintf("layer %d device %d has %d slots, the dumps %d", l.ID, d.rank, len(l.Devices[d.rank]), slots)
-						break
-					}
-				}
-				if why != "" {
+	why := ""
+	switch {
+	case len(dep.Layers) != layers:
+		why = fmt.Sprintf("it has %d layers, the dumps %d", len(dep.Layers), layers)
+	case dep.Ranks() <= maxRank:
+		why = fmt.Sprintf("it has %d devices, the dumps go up to rank %d", dep.Ranks(), maxRank)
+	default:
+		for _, l := range dep.Layers {
+			for _, d := range ds {
+				if len(l.Devices[d.rank]) != slots {
+					why = fmt.Sprintf("layer %d device %d has %d slots, the dumps %d", l.ID, d.rank, len(l.Devices[d.rank]), slots)
 					break
 				}
 			}
-		}
-		if why != "" {
-			useDep = false
-			x.Notes = append(x.Notes, fmt.Sprintf("%s_global_deployment.json does not match the dumps (%s): expert ids are slot positions (rank x %d + slot)", stage, why, slots))
-		}
-	} else {
-		x.Notes = append(x.Notes, fmt.Sprintf("no %s_global_deployment.json: expert ids are slot positions (rank x %d + slot)", stage, slots))
-	}
-	if useDep {
-		x.Placement = dep
-		maxID := -1
-		for _, l := range dep.Layers {
-			for _, dev := range l.Devices {
-				for _, e := range dev {
-					maxID = max(maxID, e)
-				}
+			if why != "" {
+				break
 			}
 		}
-		x.NumExperts = maxID + 1
-		if x.Config != nil && x.Config.NumExperts > x.NumExperts {
-			x.NumExperts = x.Config.NumExperts
-		}
-	} else {
-		x.NumExperts = (maxRank + 1) * slots
-		x.Placement = &model.Deployment{}
-		x.PlacementFromSlots = true
-		for l := 0; l < layers; l++ {
-			dl := model.DeploymentLayer{ID: l, Devices: make([][]int, maxRank+1)}
-			for r := range dl.Devices {
-				for s := 0; s < slots; s++ {
-					dl.Devices[r] = append(dl.Devices[r], r*slots+s)
-				}
+	}
+	if why != "" {
+		x.Notes = append(x.Notes, fmt.Sprintf("%s_global_deployment.json does not match the dumps (%s): expert ids are slot positions (rank x %d + slot)", stage, why, slots))
+		return false
+	}
+	return true
+}
+
+// placeByDeployment places the experts as the deployment says.
+func placeByDeployment(x *model.ExpertLoads, dep *model.Deployment) {
+	x.Placement = dep
+	maxID := -1
+	for _, l := range dep.Layers {
+		for _, dev := range l.Devices {
+			for _, e := range dev {
+				maxID = max(maxID, e)
 			}
-			x.Placement.Layers = append(x.Placement.Layers, dl)
-		}
-		if x.Config != nil && x.Config.NumExperts > 0 && x.Config.NumExperts != x.NumExperts {
-			x.Notes = append(x.Notes, fmt.Sprintf("model_gen_config.json says %d experts; the dumps cover %d slots (ranks %d..%d x %d slots)",
-				x.Config.NumExperts, x.NumExperts, 0, maxRank, slots))
 		}
 	}
-	if layers*x.NumExperts > maxCells {
-		return nil, errkind.Errorf(errkind.Input, "%s: %d layers x %d experts is more than npuprof holds", dir, layers, x.NumExperts)
+	x.NumExperts = maxID + 1
+	if x.Config != nil && x.Config.NumExperts > x.NumExperts {
+		x.NumExperts = x.Config.NumExperts
 	}
-	// An expert counts as observed when a dumped rank hosts it in every
-	// layer (a placement may move it between layers).
+}
+
+// placeBySlots makes each slot its own expert (rank*slots + slot).
+func placeBySlots(x *model.ExpertLoads, maxRank, layers, slots int) {
+	x.NumExperts = (maxRank + 1) * slots
+	x.Placement = &model.Deployment{}
+	x.PlacementFromSlots = true
+	for l := 0; l < layers; l++ {
+		dl := model.DeploymentLayer{ID: l, Devices: make([][]int, maxRank+1)}
+		for r := range dl.Devices {
+			for s := 0; s < slots; s++ {
+				dl.Devices[r] = append(dl.Devices[r], r*slots+s)
+			}
+		}
+		x.Placement.Layers = append(x.Placement.Layers, dl)
+	}
+	if x.Config != nil && x.Config.NumExperts > 0 && x.Config.NumExperts != x.NumExperts {
+		x.Notes = append(x.Notes, fmt.Sprintf("model_gen_config.json says %d experts; the dumps cover %d slots (ranks %d..%d x %d slots)",
+			x.Config.NumExperts, x.NumExperts, 0, maxRank, slots))
+	}
+}
+
+// sumLayers adds up each layer's tokens per expert and per rank. An
+// expert counts as observed when a dumped rank hosts it in every layer (a
+// placement may move it between layers).
+func sumLayers(x *model.ExpertLoads, ds []rankDump, dep *model.Deployment, useDep bool) {
+	layers := len(ds[0].rows)
 	seenIn := make([]int, x.NumExperts)
 	for l := 0; l < layers; l++ {
 		hosted := make([]bool, x.NumExperts)
@@ -493,7 +543,6 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 		x.Observed = observed
 		x.Notes = append(x.Notes, fmt.Sprintf("%d of %d experts are on ranks without a dump: their load is unknown", missing, x.NumExperts))
 	}
-	return x, nil
 }
 
 func fileExists(p string) bool {
