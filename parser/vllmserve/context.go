@@ -2,6 +2,7 @@ package vllmserve
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -91,6 +92,7 @@ func perEngine(l *Log) (map[string][]Sample, []string) {
 	return by, names
 }
 
+// fromLog sets the serving metrics a vLLM server log gives.
 func fromLog(c *Context, l *Log) {
 	src := func(what string) string { return fmt.Sprintf("%s: %s", l.Name, what) }
 	c.Metrics["serving.log.samples"] = float64(len(l.Samples))
@@ -107,65 +109,77 @@ func fromLog(c *Context, l *Log) {
 			c.Unavailable[k] = why
 		}
 	} else {
-		var prompt, gen, run, wait, kv float64
-		kvN := 0
-		maxRun := map[int]float64{}
-		for _, e := range engines {
-			ss := by[e]
-			var p, g, r, w, k float64
-			kn := 0
-			for i, s := range ss {
-				p += s.PromptTPS
-				g += s.GenerationTPS
-				r += float64(s.Running)
-				w += float64(s.Waiting)
-				maxRun[i] += float64(s.Running)
-				if !math.IsNaN(s.KVCacheUsage) {
-					k += s.KVCacheUsage
-					kn++
-				}
-			}
-			n := float64(len(ss))
-			prompt += p / n
-			gen += g / n
-			run += r / n
-			wait += w / n
-			if kn > 0 {
-				kv += k / float64(kn)
-				kvN++
+		logMeans(c, by, engines, src)
+	}
+	cacheRates(c, l, by, engines, src)
+}
+
+// logMeans sets the means over the intervals of the engines' throughputs,
+// requests and KV cache usage, summed over the engines.
+func logMeans(c *Context, by map[string][]Sample, engines []string, src func(string) string) {
+	var prompt, gen, run, wait, kv float64
+	kvN := 0
+	maxRun := map[int]float64{}
+	for _, e := range engines {
+		ss := by[e]
+		var p, g, r, w, k float64
+		kn := 0
+		for i, s := range ss {
+			p += s.PromptTPS
+			g += s.GenerationTPS
+			r += float64(s.Running)
+			w += float64(s.Waiting)
+			maxRun[i] += float64(s.Running)
+			if !math.IsNaN(s.KVCacheUsage) {
+				k += s.KVCacheUsage
+				kn++
 			}
 		}
-		set := func(k string, v float64, how string) {
-			c.Metrics[k] = v
-			c.Sources[k] = src(how)
-		}
-		eng := fmt.Sprintf("%d engine(s)", len(engines))
-		nEng := 0
-		for _, e := range engines {
-			var n int
-			if _, err := fmt.Sscanf(e, "aggregated(%d)", &n); err == nil && n > 0 {
-				nEng += n
-			} else {
-				nEng++
-			}
-		}
-		c.Metrics["serving.engines"] = float64(nEng)
-		c.Sources["serving.engines"] = src("engines with statistics lines (Engine NNN, or N Engines Aggregated)")
-		set("serving.prompt_tps", prompt, "mean Avg prompt throughput, "+eng)
-		set("serving.generation_tps", gen, "mean Avg generation throughput, "+eng)
-		set("serving.running", run, "mean Running reqs, "+eng)
-		set("serving.waiting", wait, "mean Waiting (V0: Pending) reqs, "+eng)
-		mr := 0.0
-		for _, v := range maxRun {
-			mr = max(mr, v)
-		}
-		set("serving.running.max", mr, "largest Running reqs, "+eng)
-		if kvN > 0 {
-			set("serving.kv_cache_usage", kv/float64(kvN), "mean GPU KV cache usage")
-		} else {
-			c.Unavailable["serving.kv_cache_usage"] = src("no KV cache usage in the statistics lines")
+		n := float64(len(ss))
+		prompt += p / n
+		gen += g / n
+		run += r / n
+		wait += w / n
+		if kn > 0 {
+			kv += k / float64(kn)
+			kvN++
 		}
 	}
+	set := func(k string, v float64, how string) {
+		c.Metrics[k] = v
+		c.Sources[k] = src(how)
+	}
+	eng := fmt.Sprintf("%d engine(s)", len(engines))
+	nEng := 0
+	for _, e := range engines {
+		var n int
+		if _, err := fmt.Sscanf(e, "aggregated(%d)", &n); err == nil && n > 0 {
+			nEng += n
+		} else {
+			nEng++
+		}
+	}
+	c.Metrics["serving.engines"] = float64(nEng)
+	c.Sources["serving.engines"] = src("engines with statistics lines (Engine NNN, or N Engines Aggregated)")
+	set("serving.prompt_tps", prompt, "mean Avg prompt throughput, "+eng)
+	set("serving.generation_tps", gen, "mean Avg generation throughput, "+eng)
+	set("serving.running", run, "mean Running reqs, "+eng)
+	set("serving.waiting", wait, "mean Waiting (V0: Pending) reqs, "+eng)
+	mr := 0.0
+	for _, v := range maxRun {
+		mr = max(mr, v)
+	}
+	set("serving.running.max", mr, "largest Running reqs, "+eng)
+	if kvN > 0 {
+		set("serving.kv_cache_usage", kv/float64(kvN), "mean GPU KV cache usage")
+	} else {
+		c.Unavailable["serving.kv_cache_usage"] = src("no KV cache usage in the statistics lines")
+	}
+}
+
+// cacheRates sets the prefix and multimodal cache hit rates: each
+// engine's last one, averaged over the engines.
+func cacheRates(c *Context, l *Log, by map[string][]Sample, engines []string, src func(string) string) {
 	last := func(get func(Sample) float64) (float64, int) {
 		var sum float64
 		n := 0
@@ -265,21 +279,18 @@ func FindLog(dir string) []string {
 }
 
 // ReadLogFile reads a log file.
-func ReadLogFile(path string) (*Log, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadLog(f, path)
-}
+func ReadLogFile(path string) (*Log, error) { return readFile(path, ReadLog) }
 
 // ReadBenchFile reads a bench result file.
-func ReadBenchFile(path string) (*Bench, error) {
+func ReadBenchFile(path string) (*Bench, error) { return readFile(path, ReadBench) }
+
+// readFile opens path and reads it with read.
+func readFile[T any](path string, read func(io.Reader, string) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	return ReadBench(f, path)
+	return read(f, path)
 }
