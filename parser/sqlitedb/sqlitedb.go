@@ -442,27 +442,11 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 		r.Warn(path, "no COMPUTE_TASK_INFO table: device tasks have no op names, so no task counts as Computing")
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM TASK t" + join
-	rows, err := db.Query(q)
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
-	}
-	defer rows.Close()
 	conn := map[int64][]int32{}
-	var start, end, tt, stream, modelID, cid, cname, cop, ctt, cshape, cgid any
-	bad := 0
-	for rows.Next() {
-		if err := rows.Scan(&start, &end, &tt, &stream, &modelID, &cid, &cname, &cop, &ctt, &cshape, &cgid); err != nil {
-			return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
-		}
-		s, ok1 := asInt(start)
-		e, ok2 := asInt(end)
-		if !ok1 || !ok2 || e < s || e-s < 0 {
-			// (reversed, or so far apart that end-start overflows)
-			bad++
-			continue
-		}
+	var tt, stream, modelID, cid, cname, cop, ctt, cshape, cgid any
+	if err := spanRows(db, path, "TASK", q, r, []any{&tt, &stream, &modelID, &cid, &cname, &cop, &ctt, &cshape, &cgid}, func(s, dur int64) {
 		hostType := strs.get(tt)
-		t := model.DeviceTask{Start: s, Dur: e - s, Stream: -1, ModelID: 4294967295}
+		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, ModelID: 4294967295}
 		if v, ok := asInt(stream); ok {
 			t.Stream = int32(v)
 		}
@@ -498,12 +482,8 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 			conn[v] = append(conn[v], int32(len(r.Tasks)))
 		}
 		r.Tasks = append(r.Tasks, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: reading TASK: %w", path, err)
-	}
-	if bad > 0 {
-		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped TASK rows with missing or reversed startNs/endNs", Count: bad})
+	}); err != nil {
+		return nil, err
 	}
 	r.Have.Timeline = len(r.Tasks) > 0
 	return conn, nil
@@ -522,7 +502,7 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 		}
 		return nil, nil
 	}
-	cols := []string{"opName", "startNs", "endNs"}
+	cols := []string{"startNs", "endNs", "opName"}
 	for _, c := range []string{"groupName", "opType", "connectionId"} {
 		if sc.has("COMMUNICATION_OP", c) {
 			cols = append(cols, c)
@@ -530,29 +510,14 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 			cols = append(cols, "NULL")
 		}
 	}
-	rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM COMMUNICATION_OP")
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
-	}
-	defer rows.Close()
 	byComm := map[string]string{}
 	for _, g := range r.Groups {
 		byComm[g.Comm] = g.Name
 	}
 	conn := map[int64][]int32{}
-	var name, start, end, group, opType, cid any
-	bad := 0
-	for rows.Next() {
-		if err := rows.Scan(&name, &start, &end, &group, &opType, &cid); err != nil {
-			return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
-		}
-		s, ok1 := asInt(start)
-		e, ok2 := asInt(end)
-		if !ok1 || !ok2 || e < s || e-s < 0 {
-			// (reversed, or so far apart that end-start overflows)
-			bad++
-			continue
-		}
+	var name, group, opType, cid any
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM COMMUNICATION_OP"
+	if err := spanRows(db, path, "COMMUNICATION_OP", q, r, []any{&name, &group, &opType, &cid}, func(s, dur int64) {
 		n := strs.get(name)
 		typ := model.HCCLTypeFromName(n)
 		if typ == "unknown" {
@@ -565,22 +530,52 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 				hash = model.NewGroup(comm, "", -1, nil).HashSuffix
 			}
 		}
-		h := model.HCCLOp{Start: s, Dur: e - s, Name: r.Intern(n), Type: r.Intern(typ), HashSuffix: r.Intern(hash),
+		h := model.HCCLOp{Start: s, Dur: dur, Name: r.Intern(n), Type: r.Intern(typ), HashSuffix: r.Intern(hash),
 			Group: r.Intern(grp), Variant: r.Intern(model.HCCLVariant(n))}
 		if v, ok := asInt(cid); ok {
 			conn[v] = append(conn[v], int32(len(r.HCCL)))
 		}
 		r.HCCL = append(r.HCCL, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: reading COMMUNICATION_OP: %w", path, err)
-	}
-	if bad > 0 {
-		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped COMMUNICATION_OP rows with missing or reversed startNs/endNs", Count: bad})
+	}); err != nil {
+		return nil, err
 	}
 	r.Have.HCCL = true
 	r.Have.Timeline = r.Have.Timeline || len(r.HCCL) > 0
 	return conn, nil
+}
+
+// spanRows runs q over table, its first two columns startNs and endNs and
+// the others scanned into rest, and calls fn with each row's start and
+// duration. Rows with missing or reversed times (or so far apart that
+// end-start overflows) are skipped and counted in one warning.
+func spanRows(db querier, path, table, q string, r *model.Rank, rest []any, fn func(start, dur int64)) error {
+	rows, err := db.Query(q)
+	if err != nil {
+		return fmt.Errorf("%s: reading %s: %w", path, table, err)
+	}
+	defer rows.Close()
+	var start, end any
+	dst := append([]any{&start, &end}, rest...)
+	bad := 0
+	for rows.Next() {
+		if err := rows.Scan(dst...); err != nil {
+			return fmt.Errorf("%s: reading %s: %w", path, table, err)
+		}
+		s, ok1 := asInt(start)
+		e, ok2 := asInt(end)
+		if !ok1 || !ok2 || e < s || e-s < 0 {
+			bad++
+			continue
+		}
+		fn(s, e-s)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: reading %s: %w", path, table, err)
+	}
+	if bad > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped " + table + " rows with missing or reversed startNs/endNs", Count: bad})
+	}
+	return nil
 }
 
 // readSteps reads STEP_TIME (id, startNs, endNs): torch_npu writes one row
