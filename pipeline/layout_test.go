@@ -43,3 +43,24 @@ func TestLayoutLoadingGoesThroughPipeline(t *testing.T) {
 		require.True(t, ok, "cmd/npuprof imports %s", rel)
 	}
 }
+
+// Renderers read only the results document: render imports no analysis,
+// pipeline, rules or parser package (the document's types, its view and
+// the metric names reach it through results and results/metric; the diff
+// writers read compare's comparison of two documents).
+func TestLayoutRenderersReadOnlyResults(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	imports := goList(t, "-f", `{{join .Imports " "}}`, "./render")
+	require.Contains(t, imports, module+"results")
+	for _, p := range imports {
+		rel := strings.TrimPrefix(p, module)
+		bad := rel == "analysis" || strings.HasPrefix(rel, "analysis/") || rel == "pipeline" || rel == "rules" ||
+			rel == "parser" || strings.HasPrefix(rel, "parser/")
+		require.False(t, bad, "render imports %s", rel)
+	}
+	for _, p := range goList(t, "-deps", "./render") {
+		require.NotEqual(t, module+"pipeline", p, "render depends on the pipeline")
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 func orNA(name string, v *float64) string {
@@ -208,7 +208,7 @@ func writeDiffRanks(ew *errWriter, r *compare.Result) {
 }
 
 // diffRankColumns are the metrics the per-rank breakdown shows.
-var diffRankColumns = []string{analysis.MetricDeviceWindowUs, analysis.MetricComputingUs, analysis.MetricCommNotOverlappedUs, analysis.MetricFreeUs}
+var diffRankColumns = []string{metric.MetricDeviceWindowUs, metric.MetricComputingUs, metric.MetricCommNotOverlappedUs, metric.MetricFreeUs}
 
 // rankPartial is the partial ranks behind a rank's breakdown row.
 func rankPartial(rd compare.RankDelta) []compare.PartialRef {

@@ -3,8 +3,8 @@ package render
 import (
 	"fmt"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // diffNum is a number cell: its text and the value it sorts by.
@@ -34,7 +34,7 @@ func goodBad(name string, delta float64) string {
 func isHigherBetter(name string) bool {
 	switch name {
 	case "serving.output_tps", "serving.request_tps", "serving.total_tps", "serving.prompt_tps", "serving.generation_tps",
-		"serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate", analysis.MetricGraphKernelsShare:
+		"serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate", metric.MetricGraphKernelsShare:
 		return true
 	}
 	return false

@@ -9,8 +9,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // Charts are built with go-echarts and serialized as ECharts option JSON
@@ -133,16 +133,16 @@ func breakdownChart(rms []rankMetrics) *chartPayload {
 	}
 	parts := []part{
 		{"computing (not overlapped)", colComputing, func(r rankMetrics) (float64, bool) {
-			c, ok1 := r.get(analysis.MetricComputingUs)
-			o, ok2 := r.get(analysis.MetricOverlappedUs)
+			c, ok1 := r.get(metric.MetricComputingUs)
+			o, ok2 := r.get(metric.MetricOverlappedUs)
 			if ok1 && !ok2 {
 				return c, true
 			}
 			return c - o, ok1 && ok2
 		}},
-		{"overlapped (computing ∩ communication)", colOverlapped, get(analysis.MetricOverlappedUs)},
-		{"communication not overlapped", colCommNotOvl, get(analysis.MetricCommNotOverlappedUs)},
-		{"free", colFree, get(analysis.MetricFreeUs)},
+		{"overlapped (computing ∩ communication)", colOverlapped, get(metric.MetricOverlappedUs)},
+		{"communication not overlapped", colCommNotOvl, get(metric.MetricCommNotOverlappedUs)},
+		{"free", colFree, get(metric.MetricFreeUs)},
 	}
 	for _, p := range parts {
 		data := make([]opts.BarData, len(rms))

@@ -7,8 +7,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // ExpertLoadsOf converts the experts pass's per-expert loads into the
@@ -53,12 +53,12 @@ func buildExpertRanks(v *htmlView, doc *results.Document) {
 	}
 	m, _ := clusterMaps(doc)
 	ev := v.Experts
-	if r, ok := m[analysis.MetricExpertsImbalanceMax]; ok {
+	if r, ok := m[metric.MetricExpertsImbalanceMax]; ok {
 		ev.Summary = append(ev.Summary, fmt.Sprintf("Most loaded expert vs the layer mean: max %.2f (layer %.0f), mean %.2f over layers.",
-			r, m[analysis.MetricExpertsImbalanceMaxLayer], m[analysis.MetricExpertsImbalanceMean]))
+			r, m[metric.MetricExpertsImbalanceMaxLayer], m[metric.MetricExpertsImbalanceMean]))
 	}
-	if r, ok := m[analysis.MetricSkewGMMMaxOverMean]; ok {
-		ev.Summary = append(ev.Summary, fmt.Sprintf("Slowest EP rank: rank %.0f, GroupedMatmul time %.2fx the mean.", m[analysis.MetricSkewGMMMaxRank], r))
+	if r, ok := m[metric.MetricSkewGMMMaxOverMean]; ok {
+		ev.Summary = append(ev.Summary, fmt.Sprintf("Slowest EP rank: rank %.0f, GroupedMatmul time %.2fx the mean.", m[metric.MetricSkewGMMMaxRank], r))
 	}
 	if p := x.EPLB; p != nil {
 		ev.Summary = append(ev.Summary, cleanText(fmt.Sprintf("Predicted max/mean rank load with an EPLB plan (%d ranks, %d redundant): worst layer %.2f → %.2f, mean %.2f → %.2f. %s",

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // planView is the fix plan as the report shows it first.
@@ -28,7 +28,7 @@ type patchView struct {
 
 // buildPlan shows the plan's steps, total, what was left out and its code
 // patches (its deploy diff is the report's deploy diff).
-func buildPlan(v *htmlView, p *rules.Plan) {
+func buildPlan(v *htmlView, p *results.Plan) {
 	if p == nil || (len(p.Steps) == 0 && len(p.LeftOut) == 0) {
 		return
 	}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // The report's data sections, each built once from the analysis result
@@ -23,14 +23,14 @@ var stepFields = []struct{ key, label string }{
 func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
 	for _, r := range rms {
-		win, ok := r.get(analysis.MetricDeviceWindowUs)
+		win, ok := r.get(metric.MetricDeviceWindowUs)
 		share := txt("–")
-		if f, ok2 := r.get(analysis.MetricFreeUs); ok && ok2 {
+		if f, ok2 := r.get(metric.MetricFreeUs); ok && ok2 {
 			share = numc(pctText(f, win), f/win)
 		}
-		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur(analysis.MetricDeviceWindowUs), r.dur(analysis.MetricComputingUs),
-			r.dur(analysis.MetricCommunicationUs), r.dur(analysis.MetricCommNotOverlappedUs),
-			r.dur(analysis.MetricOverlappedUs), r.dur(analysis.MetricFreeUs), share})
+		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur(metric.MetricDeviceWindowUs), r.dur(metric.MetricComputingUs),
+			r.dur(metric.MetricCommunicationUs), r.dur(metric.MetricCommNotOverlappedUs),
+			r.dur(metric.MetricOverlappedUs), r.dur(metric.MetricFreeUs), share})
 	}
 	b.Chart = breakdownChart(rms)
 	v.addChart(b.Chart)
@@ -38,7 +38,7 @@ func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	for _, rd := range doc.Ranks {
 		if len(rd.Steps) > 0 {
 			b.HaveSteps = true
-			if why, ok := rd.Unavailable[analysis.StepCommKeys[0]]; ok {
+			if why, ok := rd.Unavailable[metric.StepCommKeys[0]]; ok {
 				b.StepUnavailable = append(b.StepUnavailable, kv{rankLabel(rd.Rank),
 					"per-step communication, overlapped, not overlapped and free: " + cleanText(why, 0)})
 			}
@@ -96,7 +96,7 @@ func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
 		if rr.View.HCCL == nil {
-			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)})
+			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricHCCLTotalUs), 0)})
 			continue
 		}
 		any = true
@@ -116,16 +116,16 @@ func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		c.Empty = true
 		return
 	}
-	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, analysis.FamilyHCCLTypeUs.Of, nil)
+	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, metric.FamilyHCCLTypeUs.Of, nil)
 	v.addChart(c.TypeChart)
 	if len(groups) > 0 {
-		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, analysis.FamilyHCCLGroupUs.Of, nil)
+		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, metric.FamilyHCCLGroupUs.Of, nil)
 		v.addChart(c.GroupChart)
 	}
 	c.TypePivot, c.GroupPivot = commPivots(doc, rms, types, groups)
 	commPairRows(c, doc, rms)
 	if len(groups) == 0 {
-		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(analysis.UnavailableHCCLGroups)
+		c.GroupNote = "Collectives could not be attributed to groups: " + rms[0].why(metric.UnavailableHCCLGroups)
 	}
 }
 
@@ -138,7 +138,7 @@ type commRowSpec struct {
 
 // commShare is t as a share of rank r's device window ("" when unknown).
 func commShare(r rankMetrics, t float64) string {
-	if w, ok := r.get(analysis.MetricDeviceWindowUs); ok && w > 0 {
+	if w, ok := r.get(metric.MetricDeviceWindowUs); ok && w > 0 {
 		return pctText(t, w)
 	}
 	return ""
@@ -149,7 +149,7 @@ func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) fun
 	return func(i int, rr *results.RankDoc) cell {
 		r := rms[i]
 		if rr.View.HCCL == nil {
-			return cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricHCCLTotalUs), 0)}
+			return cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricHCCLTotalUs), 0)}
 		}
 		tm, ok := r.get(timeMetric)
 		if !ok {
@@ -178,13 +178,13 @@ func commPivot(doc *results.Document, rms []rankMetrics, corner string, specs []
 func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string) (byType, byGroup *pivot) {
 	var tspecs []commRowSpec
 	for _, t := range types {
-		tspecs = append(tspecs, commRowSpec{label: cleanText(t, 60), cell: commMetricCell(rms, analysis.FamilyHCCLTypeUs.Of(t), analysis.FamilyHCCLTypeCount.Of(t), " ops")})
+		tspecs = append(tspecs, commRowSpec{label: cleanText(t, 60), cell: commMetricCell(rms, metric.FamilyHCCLTypeUs.Of(t), metric.FamilyHCCLTypeCount.Of(t), " ops")})
 	}
-	tspecs = append(tspecs, commRowSpec{label: "total", class: "total", cell: commMetricCell(rms, analysis.MetricHCCLTotalUs, analysis.MetricHCCLTotalCount, " ops")})
+	tspecs = append(tspecs, commRowSpec{label: "total", class: "total", cell: commMetricCell(rms, metric.MetricHCCLTotalUs, metric.MetricHCCLTotalCount, " ops")})
 	byType = commPivot(doc, rms, "type", tspecs)
 	var gspecs []commRowSpec
 	for _, g := range groups {
-		gspecs = append(gspecs, commRowSpec{label: cleanText(g, 60), cell: commMetricCell(rms, analysis.FamilyHCCLGroupUs.Of(g), analysis.FamilyHCCLGroupCount.Of(g), " ops")})
+		gspecs = append(gspecs, commRowSpec{label: cleanText(g, 60), cell: commMetricCell(rms, metric.FamilyHCCLGroupUs.Of(g), metric.FamilyHCCLGroupCount.Of(g), " ops")})
 	}
 	anyUnknown := false
 	for i := range doc.Ranks {
@@ -195,7 +195,7 @@ func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string
 	if anyUnknown {
 		gspecs = append(gspecs, commRowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *results.RankDoc) cell {
 			if rr.View.HCCL == nil {
-				return cell{Text: "unavailable", NA: cleanText(rms[i].why(analysis.MetricHCCLTotalUs), 0)}
+				return cell{Text: "unavailable", NA: cleanText(rms[i].why(metric.MetricHCCLTotalUs), 0)}
 			}
 			u := rr.View.HCCL.UnknownGroup
 			if u.Count == 0 {
@@ -220,7 +220,7 @@ func commPairRows(c *commView, doc *results.Document, rms []rankMetrics) {
 			continue
 		}
 		r := rms[i]
-		win, haveWin := r.get(analysis.MetricDeviceWindowUs)
+		win, haveWin := r.get(metric.MetricDeviceWindowUs)
 		for _, k := range slices.Sorted(maps.Keys(rr.View.HCCL.ByTypeGroup)) {
 			s := rr.View.HCCL.ByTypeGroup[k]
 			t, g, _ := strings.Cut(k, "@")
@@ -248,12 +248,12 @@ func meanCell(r rankMetrics, timeMetric, countMetric string) cell {
 }
 
 var moeBuckets = []struct{ metric, label, color string }{
-	{analysis.MetricMoEGatingUs, "gating (MoeGatingTopK)", "#64748b"},
-	{analysis.MetricMoERoutingUs, "routing (MoeInitRouting*)", "#0ea5e9"},
-	{analysis.MetricMoECumsumUs, "Cumsum (routing path)", "#f97316"},
-	{analysis.MetricMoEDispatchUs, "dispatch", "#a855f7"},
-	{analysis.MetricMoEGMMUs, "GroupedMatmul", "#22c55e"},
-	{analysis.MetricMoECombineUs, "combine", "#ec4899"},
+	{metric.MetricMoEGatingUs, "gating (MoeGatingTopK)", "#64748b"},
+	{metric.MetricMoERoutingUs, "routing (MoeInitRouting*)", "#0ea5e9"},
+	{metric.MetricMoECumsumUs, "Cumsum (routing path)", "#f97316"},
+	{metric.MetricMoEDispatchUs, "dispatch", "#a855f7"},
+	{metric.MetricMoEGMMUs, "GroupedMatmul", "#22c55e"},
+	{metric.MetricMoECombineUs, "combine", "#ec4899"},
 }
 
 func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
@@ -263,7 +263,7 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		rr := &doc.Ranks[i]
 		mo := rr.View.MoE
 		if mo == nil {
-			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricMoERoutingUs), 0)})
+			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricMoERoutingUs), 0)})
 			continue
 		}
 		if mo.Routing.Count > 0 || mo.Cumsum.Count > 0 || mo.GMM.Count > 0 || mo.Dispatch.Count > 0 || mo.Combine.Count > 0 {
@@ -280,11 +280,11 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 			continue
 		}
 		r := rms[i]
-		fb := analysis.MetricMoERoutingUs
-		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count(analysis.MetricMoERoutingCount, fb), r.dur(analysis.MetricMoERoutingUs),
-			r.count(analysis.MetricMoECumsumCount, fb), r.dur(analysis.MetricMoECumsumUs), r.count(analysis.MetricMoECumsumAICPUCount, fb),
-			meanCell(r, analysis.MetricMoECumsumUs, analysis.MetricMoECumsumCount), r.dur(analysis.MetricMoEGMMUs), r.count(analysis.MetricMoEGMMTokens, fb),
-			r.dur(analysis.MetricMoEDispatchUs, fb), r.dur(analysis.MetricMoECombineUs, fb)})
+		fb := metric.MetricMoERoutingUs
+		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count(metric.MetricMoERoutingCount, fb), r.dur(metric.MetricMoERoutingUs),
+			r.count(metric.MetricMoECumsumCount, fb), r.dur(metric.MetricMoECumsumUs), r.count(metric.MetricMoECumsumAICPUCount, fb),
+			meanCell(r, metric.MetricMoECumsumUs, metric.MetricMoECumsumCount), r.dur(metric.MetricMoEGMMUs), r.count(metric.MetricMoEGMMTokens, fb),
+			r.dur(metric.MetricMoEDispatchUs, fb), r.dur(metric.MetricMoECombineUs, fb)})
 	}
 	var series []string
 	colors := map[string]string{}
@@ -307,19 +307,19 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	// GroupedMatmul skew over ranks (max/min of moe.gmm.time_us).
 	hi, lo := -1, -1
 	for i, r := range rms {
-		val, ok := r.get(analysis.MetricMoEGMMUs)
+		val, ok := r.get(metric.MetricMoEGMMUs)
 		if !ok || val <= 0 {
 			continue
 		}
-		if hi < 0 || val > rms[hi].m[analysis.MetricMoEGMMUs] {
+		if hi < 0 || val > rms[hi].m[metric.MetricMoEGMMUs] {
 			hi = i
 		}
-		if lo < 0 || val < rms[lo].m[analysis.MetricMoEGMMUs] {
+		if lo < 0 || val < rms[lo].m[metric.MetricMoEGMMUs] {
 			lo = i
 		}
 	}
 	if hi >= 0 && len(rms) > 1 {
-		h, l := rms[hi].m[analysis.MetricMoEGMMUs], rms[lo].m[analysis.MetricMoEGMMUs]
+		h, l := rms[hi].m[metric.MetricMoEGMMUs], rms[lo].m[metric.MetricMoEGMMUs]
 		m.GMMSkew = fmt.Sprintf("GroupedMatmul time: slowest %s %s, fastest %s %s (max/min %.2f×).",
 			rankLabel(rms[hi].rank), Dur(h), rankLabel(rms[lo].rank), Dur(l), h/l)
 	}
@@ -382,7 +382,7 @@ func buildWait(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		rr := &doc.Ranks[i]
 		r := rms[i]
 		if rr.View.EventWait == nil {
-			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(analysis.MetricEventWaitUs), 0)})
+			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(metric.MetricEventWaitUs), 0)})
 			continue
 		}
 		for _, s := range rr.View.EventWait.Streams {
@@ -444,7 +444,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 	labels = map[string]string{}
 	pv = &pivot{Corner: "stream", Cols: rankNames(rms)}
 	for _, id := range ids {
-		timeUs := analysis.FamilyEventWaitStreamUs.Of(strconv.Itoa(id))
+		timeUs := metric.FamilyEventWaitStreamUs.Of(strconv.Itoa(id))
 		label := "stream " + strconv.Itoa(id)
 		if computeStream[int32(id)] {
 			label += " (compute)"
@@ -455,7 +455,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 		for i := range doc.Ranks {
 			r := rms[i]
 			if doc.Ranks[i].View.EventWait == nil {
-				row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(analysis.MetricEventWaitUs), 0)})
+				row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricEventWaitUs), 0)})
 				continue
 			}
 			tm, ok := r.get(timeUs)
@@ -468,7 +468,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 			if sp := span[[2]int{i, id}]; sp > 0 {
 				sh = pctText(tm, us(sp)) + " of span"
 			}
-			c.Sub = []cell{r.cell(analysis.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
+			c.Sub = []cell{r.cell(metric.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
 			row.Cells = append(row.Cells, c)
 		}
 		pv.Rows = append(pv.Rows, row)
@@ -505,7 +505,7 @@ func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
 		if rr.View.Kernels == nil {
-			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(analysis.MetricKernelComputeUs), 0)})
+			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricKernelComputeUs), 0)})
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
@@ -523,25 +523,25 @@ func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		k.Note = fmt.Sprintf("Showing %d of %d rank×kernel rows.", len(k.Rows), total)
 	}
 	if len(k.Ranks) > 0 {
-		k.Note = strings.TrimSpace(fmt.Sprintf("Top %d compute kernels per rank by total time. %s", analysis.TopKernels, k.Note))
+		k.Note = strings.TrimSpace(fmt.Sprintf("Top %d compute kernels per rank by total time. %s", metric.TopKernels, k.Note))
 	}
 }
 
 // skewMetrics are the rank-skew heatmap's columns.
 var skewMetrics = []struct{ metric, label string }{
-	{analysis.MetricDeviceWindowUs, "window"},
-	{analysis.MetricComputingUs, "computing"},
-	{analysis.MetricCommunicationUs, "communication"},
-	{analysis.MetricCommNotOverlappedUs, "comm. not overlapped"},
-	{analysis.MetricFreeUs, "free"},
-	{analysis.MetricHCCLTotalUs, "HCCL total"},
-	{analysis.MetricMoERoutingUs, "MoE routing"},
-	{analysis.MetricMoECumsumUs, "MoE Cumsum"},
-	{analysis.MetricMoEGMMUs, "GroupedMatmul"},
-	{analysis.MetricMoEDispatchUs, "dispatch"},
-	{analysis.MetricMoECombineUs, "combine"},
-	{analysis.MetricEventWaitUs, "EVENT_WAIT"},
-	{analysis.MetricKernelComputeUs, "kernel time (sum)"},
+	{metric.MetricDeviceWindowUs, "window"},
+	{metric.MetricComputingUs, "computing"},
+	{metric.MetricCommunicationUs, "communication"},
+	{metric.MetricCommNotOverlappedUs, "comm. not overlapped"},
+	{metric.MetricFreeUs, "free"},
+	{metric.MetricHCCLTotalUs, "HCCL total"},
+	{metric.MetricMoERoutingUs, "MoE routing"},
+	{metric.MetricMoECumsumUs, "MoE Cumsum"},
+	{metric.MetricMoEGMMUs, "GroupedMatmul"},
+	{metric.MetricMoEDispatchUs, "dispatch"},
+	{metric.MetricMoECombineUs, "combine"},
+	{metric.MetricEventWaitUs, "EVENT_WAIT"},
+	{metric.MetricKernelComputeUs, "kernel time (sum)"},
 }
 
 func buildSkew(v *htmlView, rms []rankMetrics) {

@@ -7,18 +7,18 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // The mini timeline draws one representative step per rank: device
-// streams and collectives, from the rank's analysis.TimelineSample (taken
+// streams and collectives, from the rank's sampled timeline (taken
 // by the analysis while the model was alive; it never embeds raw events:
 // one window per rank, neighbouring boxes of a lane merged until at most
 // maxTimelineBoxes remain).
 
 var timelineClasses = []struct{ name, color string }{
-	// in analysis.BoxKind order
+	// in the order of the analysis's box kinds (results.SampleBox.Kind)
 	{"compute", "#2563eb"},
 	{"collective (HCCL op)", "#dc2626"},
 	{"collective kernel", "#f87171"},
@@ -74,7 +74,7 @@ func buildTimeline(v *htmlView, doc *results.Document) {
 		ts := rr.View.Sample
 		if ts == nil || rr.View.Timeline == nil || !rr.View.Timeline.HaveWindow {
 			why := "no device timeline"
-			if w, ok := rr.Unavailable[analysis.MetricDeviceWindowUs]; ok {
+			if w, ok := rr.Unavailable[metric.MetricDeviceWindowUs]; ok {
 				why = w
 			}
 			notes = append(notes, fmt.Sprintf("%s: unavailable: %s", rankLabel(rr.Rank), cleanText(why, 0)))

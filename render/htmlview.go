@@ -10,33 +10,32 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // The HTML view: everything the report template shows, built once from the
-// analysis result and the JSON document. Every number that is a metric or
-// a step field carries its exact JSON value (data-v), so tests and readers
-// can check the page against `npuprof analyze --format json`. The view only
-// selects, orders, formats and lays out; the few presentation derivations
-// (shares) are named where they are made. Means of a layer position's
-// occurrences (analysis.MoEResult.Positions) and the mini timeline's
-// downsampled boxes (analysis.TimelineSample) come from the analysis, which
-// computes them while the model is alive: the view never reads a model.
+// results document. Every number that is a metric or a step field carries
+// its exact JSON value (data-v), so tests and readers can check the page
+// against `npuprof analyze --format json`. The view only selects, orders,
+// formats and lays out; the few presentation derivations (shares) are
+// named where they are made. Means of a layer position's occurrences
+// (results.MoEView.Positions) and the mini timeline's downsampled boxes
+// (results.TimelineSample) come from the analysis, which computes them
+// while the model is alive, through the document's view.
 
 // Caps that keep a report small (8 ranks × 94 layers × many steps stays
 // well under 5 MB; ECharts itself is ~1.1 MB).
 const (
-	maxStepRowsTable   = 120                      // rows of the per-step table (all ranks)
-	maxStepsChart      = 400                      // steps per rank in the per-step chart
-	maxKernelRows      = 1500                     // rows of the top-kernels table
-	maxWaitRows        = 24                       // rows of the longest-waits table
-	maxWaitsPerRank    = 6                        // longest waits shown per rank
-	maxLayerPositions  = analysis.MoEMaxPositions // MoE layer positions in the per-layer charts
-	maxTimelineRanks   = 16                       // ranks drawn in the mini timeline
-	maxTimelineBoxes   = analysis.SampleMaxBoxes  // boxes per rank in the mini timeline
-	maxTextLen         = 300                      // op names and other trace text
+	maxStepRowsTable   = 120                    // rows of the per-step table (all ranks)
+	maxStepsChart      = 400                    // steps per rank in the per-step chart
+	maxKernelRows      = 1500                   // rows of the top-kernels table
+	maxWaitRows        = 24                     // rows of the longest-waits table
+	maxWaitsPerRank    = 6                      // longest waits shown per rank
+	maxLayerPositions  = metric.MoEMaxPositions // MoE layer positions in the per-layer charts
+	maxTimelineRanks   = 16                     // ranks drawn in the mini timeline
+	maxTimelineBoxes   = metric.SampleMaxBoxes  // boxes per rank in the mini timeline
+	maxTextLen         = 300                    // op names and other trace text
 	maxExpertHeatCells = 40000
 )
 
@@ -453,7 +452,7 @@ func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
 	var best float64
 	for _, f := range fs {
 		best = max(best, f.SavingUs)
-		if f.Severity == rules.SeverityHigh {
+		if f.Severity == results.SeverityHigh {
 			high++
 		}
 	}
@@ -485,10 +484,10 @@ func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
 			cards = append(cards, kv{label, format(lo) + " – " + format(hi)})
 		}
 	}
-	share := func(metric string) func(r rankMetrics) (float64, bool) {
+	share := func(name string) func(r rankMetrics) (float64, bool) {
 		return func(r rankMetrics) (float64, bool) {
-			w, ok1 := r.get(analysis.MetricDeviceWindowUs)
-			x, ok2 := r.get(metric)
+			w, ok1 := r.get(metric.MetricDeviceWindowUs)
+			x, ok2 := r.get(name)
 			if !ok1 || !ok2 || w <= 0 {
 				return 0, false
 			}
@@ -496,9 +495,9 @@ func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
 		}
 	}
 	pctf := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	spread("Device window", func(r rankMetrics) (float64, bool) { return r.get(analysis.MetricDeviceWindowUs) }, Dur)
-	spread("Comm. not overlapped / window", share(analysis.MetricCommNotOverlappedUs), pctf)
-	spread("Free (idle) / window", share(analysis.MetricFreeUs), pctf)
+	spread("Device window", func(r rankMetrics) (float64, bool) { return r.get(metric.MetricDeviceWindowUs) }, Dur)
+	spread("Comm. not overlapped / window", share(metric.MetricCommNotOverlappedUs), pctf)
+	spread("Free (idle) / window", share(metric.MetricFreeUs), pctf)
 	steps := 0
 	for i := range doc.Ranks {
 		steps = max(steps, len(doc.Ranks[i].Steps))
@@ -652,21 +651,21 @@ func envRows(v *htmlView, env map[string]*factEnv) {
 
 func sevClass(s string) string {
 	switch s {
-	case rules.SeverityHigh, rules.SeverityMedium, rules.SeverityLow, rules.SeverityInfo:
+	case results.SeverityHigh, results.SeverityMedium, results.SeverityLow, results.SeverityInfo:
 		return "sev-" + s
 	}
 	return "sev-info"
 }
 
 // buildFindings orders findings by estimated saving (then severity, rule).
-func buildFindings(v *htmlView, fs []rules.Finding) {
-	list := append([]rules.Finding(nil), fs...)
+func buildFindings(v *htmlView, fs []results.Finding) {
+	list := append([]results.Finding(nil), fs...)
 	sort.SliceStable(list, func(i, j int) bool {
 		a, b := list[i], list[j]
 		if a.SavingUs != b.SavingUs {
 			return a.SavingUs > b.SavingUs
 		}
-		if ra, rb := rules.SeverityRank(a.Severity), rules.SeverityRank(b.Severity); ra != rb {
+		if ra, rb := results.SeverityRank(a.Severity), results.SeverityRank(b.Severity); ra != rb {
 			return ra > rb
 		}
 		return a.Rule < b.Rule

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // JUnit report: one test case per rule and budget. A finding at or above
@@ -63,11 +63,12 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnitInput is what WriteJUnit needs: the check's profile, report and
-// gate, the npuprof that ran it, and how long the check took.
+// JUnitInput is what WriteJUnit needs: the check's profile, results
+// document (its findings and rule outcomes) and gate, the npuprof that ran
+// it, and how long the check took.
 type JUnitInput struct {
 	Profile string
-	Report  *rules.Report
+	Doc     *results.Document
 	FailOn  string
 	// GatePartial false (check --partial-findings report): a finding that
 	// read metrics of a truncated file is system-out, not a failure.
@@ -89,17 +90,17 @@ func junitTime(d time.Duration) string {
 // GatePartial false it is not a failure but system-out, like a finding
 // below FailOn.
 func WriteJUnit(w io.Writer, in JUnitInput) error {
-	rep, failOn, gatePartial := in.Report, in.FailOn, in.GatePartial
-	byRule := map[string]*rules.Finding{}
-	for i := range rep.Findings {
-		byRule[rep.Findings[i].Rule] = &rep.Findings[i]
+	doc, failOn, gatePartial := in.Doc, in.FailOn, in.GatePartial
+	byRule := map[string]*results.Finding{}
+	for i := range doc.Findings {
+		byRule[doc.Findings[i].Rule] = &doc.Findings[i]
 	}
 	suite := junitSuite{Name: "npuprof check " + in.Profile, Time: junitTime(in.Elapsed), Properties: []junitProperty{
 		{"npuprof.version", in.Tool.Version}, {"npuprof.revision", in.Tool.Revision}, {"fail_on", failOn}}}
-	for _, o := range rep.Outcomes {
+	for _, o := range doc.Rules {
 		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules", Time: junitTime(o.Duration)}
 		switch o.Status {
-		case rules.StatusFired:
+		case results.StatusFired:
 			f := byRule[o.Rule]
 			text := findingText(f)
 			title := f.Title
@@ -107,7 +108,7 @@ func WriteJUnit(w io.Writer, in JUnitInput) error {
 				title = "[partial input: " + partialRanksLabel(f) + " cut short] " + title
 			}
 			switch {
-			case rules.SeverityRank(o.Severity) < rules.SeverityRank(failOn):
+			case results.SeverityRank(o.Severity) < results.SeverityRank(failOn):
 				c.SystemOut = fmt.Sprintf("[%s, below --fail-on %s] %s\n%s", o.Severity, failOn, title, text)
 			case f.HasPartial() && !gatePartial:
 				c.SystemOut = fmt.Sprintf("[%s, not gated: --partial-findings report] %s\n%s", o.Severity, title, text)
@@ -115,31 +116,31 @@ func WriteJUnit(w io.Writer, in JUnitInput) error {
 				c.Failure = &junitMessage{Message: title, Type: o.Severity, Text: text}
 				suite.Failures++
 			}
-		case rules.StatusFailed:
+		case results.StatusFailed:
 			c.Error = &junitMessage{Message: firstLineOf(o.Reason), Type: "rule-failed", Text: o.Reason}
 			suite.Errors++
-		case rules.StatusNotEvaluated, rules.StatusNotApplicable, rules.StatusDisabled:
+		case results.StatusNotEvaluated, results.StatusNotApplicable, results.StatusDisabled:
 			c.Skipped = &junitMessage{Message: strings.ReplaceAll(o.Status, "_", " ") + ": " + o.Reason}
 			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "npuprof", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+	suites := junitSuites{Name: "npuprof", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
 		Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := enc.Encode(suites); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
 }
 
-func findingText(f *rules.Finding) string {
+func findingText(f *results.Finding) string {
 	if f == nil {
 		return ""
 	}
@@ -168,7 +169,7 @@ func findingText(f *rules.Finding) string {
 	return b.String()
 }
 
-func evidenceLine(e rules.Evidence) string {
+func evidenceLine(e results.Evidence) string {
 	s := e.Metric
 	if e.Rank != nil {
 		s += fmt.Sprintf(" (rank %d)", *e.Rank)
@@ -193,7 +194,7 @@ func evidenceLine(e rules.Evidence) string {
 // partialRanksLabel names a finding's partial ranks: "rank 3", "rank 1,
 // 3", "baseline rank 3" (a rank of the --baseline document), "rank 1;
 // baseline rank 3".
-func partialRanksLabel(f *rules.Finding) string {
+func partialRanksLabel(f *results.Finding) string {
 	var cur, base []int
 	for _, p := range f.Partial {
 		if p.Baseline {
@@ -220,7 +221,7 @@ const maxPartialMetrics = 6
 // a truncated file ("" when it read none): which ranks, which metrics,
 // where they were used, and whether the saving is uncertain. Text, JUnit,
 // SARIF and HTML all show it.
-func PartialCaveat(f *rules.Finding) string {
+func PartialCaveat(f *results.Finding) string {
 	if f == nil || !f.HasPartial() {
 		return ""
 	}
@@ -255,14 +256,14 @@ func trimFloat(v float64) string {
 // savingText is a finding's estimated saving on its one-line summary. A
 // rule without a saving expression (env-hygiene), or whose saving could not
 // be estimated, leaves SavingUs at 0: that is said, not shown as "0.0µs".
-func savingText(f *rules.Finding) string {
+func savingText(f *results.Finding) string {
 	if f.SavingUs > 0 {
 		return "est. saving " + Dur(f.SavingUs) + uncertain(f)
 	}
 	return "no saving estimated"
 }
 
-func uncertain(f *rules.Finding) string {
+func uncertain(f *results.Finding) string {
 	if f.SavingUncertain {
 		return ", uncertain: read from a truncated file"
 	}

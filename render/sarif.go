@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // SARIF 2.1.0 (OASIS Static Analysis Results Interchange Format), local
@@ -109,9 +109,9 @@ const SARIFSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/
 // warning, low and info → note; unknown → warning.
 func sarifLevel(sev string) string {
 	switch sev {
-	case rules.SeverityHigh:
+	case results.SeverityHigh:
 		return "error"
-	case rules.SeverityLow, rules.SeverityInfo:
+	case results.SeverityLow, results.SeverityInfo:
 		return "note"
 	}
 	return "warning"
@@ -119,14 +119,15 @@ func sarifLevel(sev string) string {
 
 var hunkRe = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
 
-// SARIFInput is what WriteSARIF needs besides the report.
+// SARIFInput is what WriteSARIF needs: the check's results document (its
+// findings, rule outcomes and the rules evaluated, View.RuleSet, for their
+// descriptions) and where the findings are located.
 type SARIFInput struct {
-	Profile  string     // analyzed path (the location of findings without a script)
-	Deploy   string     // deployment script path, "" when none
-	Version  string     // npuprof version
-	Revision string     // the VCS revision npuprof was built from
-	Rules    *rules.Set // for rule descriptions
-	Report   *rules.Report
+	Profile  string // analyzed path (the location of findings without a script)
+	Deploy   string // deployment script path, "" when none
+	Version  string // npuprof version
+	Revision string // the VCS revision npuprof was built from
+	Doc      *results.Document
 	// PartialNotGated (check --partial-findings report): a finding that
 	// read metrics of a truncated file is written at level "note", so a
 	// SARIF consumer that gates on "error" does not gate on it either.
@@ -176,37 +177,35 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		return index[id]
 	}
 	titles := map[string]string{}
-	for _, f := range in.Report.Findings {
+	for _, f := range in.Doc.Findings {
 		titles[f.Rule] = f.Title
 	}
-	if in.Rules != nil {
-		for _, r := range in.Rules.Rules {
-			level := "warning"
-			if r.Severity != "auto" {
-				level = sarifLevel(r.Severity)
-			}
-			// the title: the finding's own when the rule fired, else the
-			// rule's summary (its title without numbers)
-			short := titles[r.ID]
-			if short == "" {
-				short = r.Summary
-			}
-			disableRule(&run, addRule(r.ID, short, strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix.Source), level), in.Rules.Disabled(r.ID))
+	for _, r := range in.Doc.View.RuleSet {
+		if r.Budget != "" {
+			disableRule(&run, addRule(r.ID, "budget "+r.Budget, "budget against --baseline: "+r.Budget, "", sarifLevel(r.Severity)), r.Disabled)
+			continue
 		}
-		for _, b := range in.Rules.Budgets {
-			disableRule(&run, addRule(b.ID, "budget "+b.Text, "budget against --baseline: "+b.Text, "", sarifLevel(b.Severity)), in.Rules.Disabled(b.ID))
+		level := "warning"
+		if r.Severity != "auto" {
+			level = sarifLevel(r.Severity)
 		}
+		// the title: the finding's own when the rule fired, else the
+		// rule's summary (its title without numbers)
+		short := titles[r.ID]
+		if short == "" {
+			short = r.Summary
+		}
+		disableRule(&run, addRule(r.ID, short, strings.TrimSpace(r.Why), strings.TrimSpace(r.Fix), level), r.Disabled)
 	}
 	inv := sarifInvocation{ExecutionSuccessful: true, ToolExecutionNotifications: []sarifNotification{}}
-	rep := in.Report
-	for _, o := range rep.Outcomes {
-		if o.Status == rules.StatusFailed {
+	for _, o := range in.Doc.Rules {
+		if o.Status == results.StatusFailed {
 			inv.ExecutionSuccessful = false
 			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "error",
 				Message: sarifMessage{"rule failed to run: " + o.Reason}, Descriptor: &sarifRuleRef{ID: o.Rule}})
 		}
 	}
-	for _, f := range rep.Findings {
+	for _, f := range in.Doc.Findings {
 		i := addRule(f.Rule, f.Title, f.Title, "", sarifLevel(f.Severity))
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(in.Profile)}}}
 		if in.Deploy != "" && f.Diff != "" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/parser/vllmserve"
+	"github.com/npuprof/npuprof/results"
 )
 
 // ServingKeys are the serving metrics the summaries show first, in order.
@@ -60,7 +60,7 @@ func ServingOrder(m map[string]float64) []string {
 
 // ServingFacts turns the serving context into header facts (name, value,
 // source) for the HTML report.
-func ServingFacts(c *vllmserve.Context) []Fact {
+func ServingFacts(c *results.ServingDoc) []Fact {
 	if c == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func ServingFacts(c *vllmserve.Context) []Fact {
 }
 
 // writeServing writes the serving context section of the terminal summary.
-func writeServing(ew *errWriter, c *vllmserve.Context) {
+func writeServing(ew *errWriter, c *results.ServingDoc) {
 	if c == nil {
 		return
 	}

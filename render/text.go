@@ -11,9 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // WriteText writes the terminal summary of a results document: with a
@@ -128,20 +127,20 @@ func writeBreakdown(ew *errWriter, doc *results.Document, all bool) {
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
 		m := rd.View.Metrics
-		win, ok := m[analysis.MetricDeviceWindowUs]
+		win, ok := m[metric.MetricDeviceWindowUs]
 		if !ok {
 			t.add(rd.Rank, []string{"unavailable", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
 			continue
 		}
 		share := nan
-		if f, ok := m[analysis.MetricFreeUs]; ok && win > 0 {
+		if f, ok := m[metric.MetricFreeUs]; ok && win > 0 {
 			share = f / win
 		}
-		t.add(rd.Rank, []string{Dur(win), metric(m, analysis.MetricComputingUs),
-			metric(m, analysis.MetricCommunicationUs), metric(m, analysis.MetricCommNotOverlappedUs),
-			metric(m, analysis.MetricFreeUs), pctMetric(m, analysis.MetricFreeUs, win)},
-			[]float64{win, value(m, analysis.MetricComputingUs), value(m, analysis.MetricCommunicationUs),
-				value(m, analysis.MetricCommNotOverlappedUs), value(m, analysis.MetricFreeUs), share})
+		t.add(rd.Rank, []string{Dur(win), metricDur(m, metric.MetricComputingUs),
+			metricDur(m, metric.MetricCommunicationUs), metricDur(m, metric.MetricCommNotOverlappedUs),
+			metricDur(m, metric.MetricFreeUs), pctMetric(m, metric.MetricFreeUs, win)},
+			[]float64{win, value(m, metric.MetricComputingUs), value(m, metric.MetricCommunicationUs),
+				value(m, metric.MetricCommNotOverlappedUs), value(m, metric.MetricFreeUs), share})
 	}
 	t.write(ew, all)
 }
@@ -166,7 +165,7 @@ func value(m map[string]float64, k string) float64 {
 // pctOf1 is a ratio as a percentage.
 func pctOf1(r float64) string { return pct(r, 1) }
 
-func metric(m map[string]float64, k string) string {
+func metricDur(m map[string]float64, k string) string {
 	v, ok := m[k]
 	if !ok {
 		return "n/a"
@@ -454,10 +453,10 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 // kernel_details.csv: no compute kernel count), and why, as the passes
 // said it.
 func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (string, bool) {
-	if _, ok := metrics[analysis.MetricKernelComputeCount]; ok {
+	if _, ok := metrics[metric.MetricKernelComputeCount]; ok {
 		return "", false
 	}
-	why := unavailable[analysis.MetricKernelComputeCount]
+	why := unavailable[metric.MetricKernelComputeCount]
 	if why == "" {
 		why = "no compute kernel was measured"
 	}
@@ -523,7 +522,7 @@ func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, 
 // writeSteps prints one row per step: the mean over ranks and the slowest
 // rank. Communication, not overlapped and free are means over the ranks
 // that measured them (a rank without collective data has none: see
-// analysis.StepBreakdown.CommUnavailable); "n/a" when no rank did, and a
+// results.StepNs.CommUnavailable); "n/a" when no rank did, and a
 // note names the ranks left out and why, once.
 func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 	type agg struct {
@@ -673,7 +672,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 	if c == nil || len(doc.Ranks) < 2 {
 		return
 	}
-	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", analysis.SlowZ, len(doc.Ranks))
+	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", metric.SlowZ, len(doc.Ranks))
 	writeRanksUsed(ew, doc)
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
@@ -789,7 +788,7 @@ func FactText(v any) string {
 }
 
 // writeGroupedOutcomes prints the rules of one status, one line per reason.
-func writeGroupedOutcomes(ew *errWriter, outs []rules.Outcome, status, label string) {
+func writeGroupedOutcomes(ew *errWriter, outs []results.Outcome, status, label string) {
 	var reasons []string
 	by := map[string][]string{}
 	for _, o := range outs {
@@ -820,7 +819,7 @@ func writeWorkload(ew *errWriter, doc *results.Document) {
 		}
 	}
 	var parts []string
-	for _, p := range []string{analysis.PhaseDecode, analysis.PhasePrefill, analysis.PhaseMixed} {
+	for _, p := range []string{metric.PhaseDecode, metric.PhasePrefill, metric.PhaseMixed} {
 		if phases[p] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", p, phases[p]))
 		}
@@ -838,22 +837,22 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document) {
 	for _, o := range outs {
 		n[o.Status]++
 	}
-	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed", n[rules.StatusFired], n[rules.StatusClear],
-		n[rules.StatusNotEvaluated], n[rules.StatusFailed])
-	if k := n[rules.StatusNotApplicable]; k > 0 {
+	ew.printf("\nRules: %d fired, %d clear, %d not evaluated, %d failed", n[results.StatusFired], n[results.StatusClear],
+		n[results.StatusNotEvaluated], n[results.StatusFailed])
+	if k := n[results.StatusNotApplicable]; k > 0 {
 		ew.printf(", %d not applicable", k)
 	}
-	if k := n[rules.StatusDisabled]; k > 0 {
+	if k := n[results.StatusDisabled]; k > 0 {
 		ew.printf(", %d disabled", k)
 	}
 	ew.printf("\n")
-	writeGroupedOutcomes(ew, outs, rules.StatusNotApplicable, "not applicable")
-	writeGroupedOutcomes(ew, outs, rules.StatusDisabled, "disabled")
+	writeGroupedOutcomes(ew, outs, results.StatusNotApplicable, "not applicable")
+	writeGroupedOutcomes(ew, outs, results.StatusDisabled, "disabled")
 	for _, o := range outs {
 		switch o.Status {
-		case rules.StatusNotEvaluated:
+		case results.StatusNotEvaluated:
 			ew.printf("  not evaluated: %s: %s\n", o.Rule, Safe(o.Reason, 400))
-		case rules.StatusFailed:
+		case results.StatusFailed:
 			ew.printf("  FAILED: %s: %s\n", o.Rule, Safe(o.Reason, 400))
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // expertsOf returns the experts pass's result, nil if it did not run.
@@ -42,7 +42,7 @@ func writeExperts(ew *errWriter, doc *results.Document) {
 		}
 		ew.printf("  input: %s (%s%s)", Safe(l.Source, 200), l.Format, stage)
 		if l.HasLoads() {
-			ew.printf(": %d MoE layers x %.0f experts, %s tokens", len(l.Layers), m[analysis.MetricExpertsCount], Count(m[analysis.MetricExpertsTokensCount]))
+			ew.printf(": %d MoE layers x %.0f experts, %s tokens", len(l.Layers), m[metric.MetricExpertsCount], Count(m[metric.MetricExpertsTokensCount]))
 		}
 		ew.printf("\n")
 		for i, n := range l.Notes {
@@ -53,14 +53,14 @@ func writeExperts(ew *errWriter, doc *results.Document) {
 			ew.printf("    note: %s\n", Safe(n, 300))
 		}
 	}
-	if v, ok := m[analysis.MetricExpertsImbalanceMax]; ok {
+	if v, ok := m[metric.MetricExpertsImbalanceMax]; ok {
 		ew.printf("  expert imbalance (max/mean expert tokens in a layer): max %.2f (layer %.0f), mean %.2f\n",
-			v, m[analysis.MetricExpertsImbalanceMaxLayer], m[analysis.MetricExpertsImbalanceMean])
+			v, m[metric.MetricExpertsImbalanceMaxLayer], m[metric.MetricExpertsImbalanceMean])
 	} else {
-		ew.printf("  expert imbalance: unavailable: %s\n", Safe(na[analysis.MetricExpertsImbalanceMax], 300))
+		ew.printf("  expert imbalance: unavailable: %s\n", Safe(na[metric.MetricExpertsImbalanceMax], 300))
 	}
-	if v, ok := m[analysis.MetricExpertsRankImbalanceMax]; ok {
-		ew.printf("  rank imbalance (max/mean EP-rank tokens in a layer, from the dumps): max %.2f, mean %.2f\n", v, m[analysis.MetricExpertsRankImbalanceMean])
+	if v, ok := m[metric.MetricExpertsRankImbalanceMax]; ok {
+		ew.printf("  rank imbalance (max/mean EP-rank tokens in a layer, from the dumps): max %.2f, mean %.2f\n", v, m[metric.MetricExpertsRankImbalanceMean])
 	}
 	if len(x.Hot) > 0 {
 		ew.printf("  hot experts\n")
@@ -74,20 +74,20 @@ func writeExperts(ew *errWriter, doc *results.Document) {
 	if p := x.EPLB; p != nil {
 		ew.printf("  EPLB plan (predicted max/mean rank load, %d ranks, %d redundant): worst layer %.2f -> %.2f, mean %.2f -> %.2f",
 			p.Ranks, p.Redundant, p.Before.Max, p.After.Max, p.Before.Mean, p.After.Mean)
-		if r, ok := m[analysis.MetricEPLBMaxLoadReduction]; ok {
+		if r, ok := m[metric.MetricEPLBMaxLoadReduction]; ok {
 			ew.printf("; slowest rank %.1f%% fewer tokens", 100*r)
 		}
 		ew.printf("\n    %s\n", Safe(x.PlanCommand, 400))
 	}
-	if v, ok := m[analysis.MetricLogRankImbalanceMax]; ok {
-		ew.printf("  logged rank imbalance (vLLM-Ascend): mean %.3f, max %.3f", m[analysis.MetricLogRankImbalanceMean], v)
-		if u, ok := m[analysis.MetricLogUpdatedMax]; ok {
-			ew.printf("; after its EPLB: mean %.3f, max %.3f", m[analysis.MetricLogUpdatedMean], u)
+	if v, ok := m[metric.MetricLogRankImbalanceMax]; ok {
+		ew.printf("  logged rank imbalance (vLLM-Ascend): mean %.3f, max %.3f", m[metric.MetricLogRankImbalanceMean], v)
+		if u, ok := m[metric.MetricLogUpdatedMax]; ok {
+			ew.printf("; after its EPLB: mean %.3f, max %.3f", m[metric.MetricLogUpdatedMean], u)
 		}
 		ew.printf("\n")
 	}
-	if v, ok := m[analysis.MetricLogBalancedness]; ok {
-		ew.printf("  logged balancedness (vLLM EPLB, avg/max rank tokens): %.4f (avg %.2f, max %.0f tokens)\n", v, m[analysis.MetricLogAvgTokens], m[analysis.MetricLogMaxTokens])
+	if v, ok := m[metric.MetricLogBalancedness]; ok {
+		ew.printf("  logged balancedness (vLLM EPLB, avg/max rank tokens): %.4f (avg %.2f, max %.0f tokens)\n", v, m[metric.MetricLogAvgTokens], m[metric.MetricLogMaxTokens])
 	}
 	writeEPRanks(ew, x, m, na)
 }
@@ -95,19 +95,19 @@ func writeExperts(ew *errWriter, doc *results.Document) {
 func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, na map[string]string) {
 	ep := x.EP
 	if ep == nil {
-		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMMaxOverMean], 300))
+		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[metric.MetricSkewGMMMaxOverMean], 300))
 		return
 	}
 	w := ep.Groups[ep.Worst]
 	ew.printf("  EP-rank skew (GroupedMatmul in the trace, ep group of %d ranks): time max/mean %.2f, slowest rank %d", len(w.Ranks), w.MaxOverMean, w.MaxRank)
-	if v, ok := m[analysis.MetricSkewGMMTokensMaxOverMean]; ok {
+	if v, ok := m[metric.MetricSkewGMMTokensMaxOverMean]; ok {
 		ew.printf(", tokens max/mean %.2f", v)
 	}
 	ew.printf("\n")
-	if v, ok := m[analysis.MetricSkewGMMLostUs]; ok {
+	if v, ok := m[metric.MetricSkewGMMLostUs]; ok {
 		ew.printf("  est. MoE time lost to imbalance (slowest EP rank minus mean, per layer): %s\n", Dur(v))
 	} else {
-		ew.printf("  est. MoE time lost to imbalance: unavailable: %s\n", Safe(na[analysis.MetricSkewGMMLostUs], 300))
+		ew.printf("  est. MoE time lost to imbalance: unavailable: %s\n", Safe(na[metric.MetricSkewGMMLostUs], 300))
 	}
 	ranks := append([]results.EPRankLoad(nil), ep.Ranks...)
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].GMM.Total > ranks[j].GMM.Total })

@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // predictedText is a prediction in the user's units: µs per decode step,
 // step-time change, throughput change, and whether it is a bound.
-func predictedText(p *rules.Prediction) string {
+func predictedText(p *results.Prediction) string {
 	return changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound)
 }
 
-func changeText(st rules.BeforeAfter, stepPct, tputPct float64, bound bool) string {
+func changeText(st results.BeforeAfter, stepPct, tputPct float64, bound bool) string {
 	s := fmt.Sprintf("%.1f -> %.1f µs per decode step (%+.2f%% step time, %+.2f%% throughput)", st.Before, st.After, stepPct, tputPct)
 	if bound {
 		s += ", an upper bound"
@@ -23,7 +23,7 @@ func changeText(st rules.BeforeAfter, stepPct, tputPct float64, bound bool) stri
 
 // writePlan opens the summary with the fix plan: its steps, the total,
 // what was left out and why, the combined diff and the code patches.
-func writePlan(ew *errWriter, p *rules.Plan) {
+func writePlan(ew *errWriter, p *results.Plan) {
 	if p == nil || (len(p.Steps) == 0 && len(p.LeftOut) == 0) {
 		return
 	}

@@ -17,6 +17,9 @@ type View struct {
 	// Evaluated: rules ran (the summary then lists their outcomes and the
 	// findings' evidence).
 	Evaluated bool
+	// RuleSet are the rules and budgets evaluated (AddRuleSet); nil when
+	// not recorded.
+	RuleSet []RuleInfo
 }
 
 // Stat is a count and a total duration (ns).

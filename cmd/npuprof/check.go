@@ -179,7 +179,11 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return err
 	}
 	c := &checked{start: start, set: set, res: res, rep: rep, facts: facts,
-		doc:     sync.OnceValue(func() *results.Document { return results.New(res, rep, facts) }),
+		doc: sync.OnceValue(func() *results.Document {
+			doc := results.New(res, rep, facts)
+			doc.AddRuleSet(set) // SARIF describes every rule evaluated
+			return doc
+		}),
 		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(rep)}
 	if baseDoc != nil {
 		// the same comparison engine as npuprof diff: what changed since
@@ -241,7 +245,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 	}
 	if opts.JUnit != "" {
 		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Report: c.rep, FailOn: opts.FailOn,
+			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Doc: c.doc(), FailOn: opts.FailOn,
 				GatePartial: c.verdict.GatePartial, Tool: tool, Elapsed: time.Since(c.start)})
 		}); err != nil {
 			return err
@@ -251,7 +255,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		return nil
 	}
 	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
-		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Rules: c.set, Report: c.rep,
+		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Doc: c.doc(),
 			PartialNotGated: !c.verdict.GatePartial})
 	})
 }
