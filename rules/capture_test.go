@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"os"
 
 	"testing"
 
@@ -33,7 +34,9 @@ func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
 		require.NotContains(t, f.Fix, "DP replicas")
 	}
 
-	// dp=2 at concurrency 50: each replica decodes 25.
+	// dp=2 at concurrency 50: each replica decodes 25 (a profile without
+	// parallel_group_info: the profile's dp would win over --fact dp)
+	res = withoutGroups(res)
 	rep := evaluate(t, set, res, nil, "dp=2", "concurrency=50", "capture_sizes=1,2,4,8,16,24,32,40,48,50")
 	f := finding(rep, "graph-capture-sizes")
 	require.NotNil(t, f, "50 is captured, but no replica runs 50: %s", status(rep, "graph-capture-sizes").Reason)
@@ -193,4 +196,29 @@ func maxMetric(res *analysis.Result, name string) float64 {
 		m = max(m, rr.Metrics[name])
 	}
 	return m
+}
+
+// Titles and fix texts use the observed values: the profile's 32-token
+// decode batch is 32 (a multiple of 8, no word of the default list, and
+// capturable with FLASHCOMM1 at TP 8); with a script capping at 25
+// requests, the title names both and why they differ.
+func TestGraphCaptureSizesObservedBatch(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "ep-fc1-cumsum")
+	f := finding(evaluate(t, set, res, nil), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 32 has no captured graph", f.Title)
+	require.NotContains(t, f.Fix, "multiple of 8")
+	require.NotContains(t, f.Fix, "turn it off first")
+
+	b, err := os.ReadFile("../testdata/deploy/field-report-1.sh")
+	require.NoError(t, err)
+	script, err := deploy.Parse("field-report-1.sh", string(b))
+	require.NoError(t, err)
+	f = finding(evaluate(t, set, res, script), "graph-capture-sizes")
+	require.NotNil(t, f)
+	require.Equal(t, "Decode batch 25 (32 tokens in the profile, FLASHCOMM1 pads to a multiple of TP 8) has no captured graph (capture sizes 1,2,4,8,16,24)", f.Title)
+	require.Contains(t, f.Fix, "so 25, like any N that is not 1, 2, 4 or a multiple of 8, leaves the fullest decode steps without a graph.")
+	require.Contains(t, f.Fix, "The decode steps in the profile ran 32 tokens for at most 25 requests: FLASHCOMM1 pads every step to a multiple of TP 8.")
+	require.Contains(t, f.Fix, "With FLASHCOMM1 on, capture sizes are cut to multiples of TP 8: turn it off first (comm-ep-flashcomm).")
 }

@@ -27,18 +27,14 @@ type Conflict struct {
 	ProfileSource string `json:"profile_source"`
 	Given         any    `json:"given"`
 	GivenSource   string `json:"given_source"`
-	// Used is the value the rules use: the profile's, unless --fact gave
-	// the other one (an explicit override wins, and says so).
+	// Used is the value the rules use: the profile's, what ran (a --fact
+	// that says otherwise does not change it either).
 	Used any `json:"used"`
 }
 
 func (c Conflict) String() string {
-	why := "what ran"
-	if format(c.Used) != format(c.Profile) {
-		why = "--fact overrides the profile"
-	}
-	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, %s",
-		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used), why)
+	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, what ran",
+		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used))
 }
 
 // Conflicts are the facts the deployment script or --fact gave that the
@@ -46,19 +42,14 @@ func (c Conflict) String() string {
 func (f *FactSet) Conflicts() []Conflict { return f.conflicts }
 
 // setGiven records a fact from the script or --fact, unless the profile
-// measured it with another value: then the profile's value stays and the
-// conflict is recorded (and warned about).
-func (f *FactSet) setGiven(name string, v any, source string, override bool) error {
+// (or vLLM's own log) measured it with another value: then the profile's
+// value stays and the conflict is recorded (and warned about).
+func (f *FactSet) setGiven(name string, v any, source string) error {
 	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
 		c := Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
-		if override {
-			c.Used = v
-		}
 		f.conflicts = append(f.conflicts, c)
 		f.warnings = append(f.warnings, c.String())
-		if !override {
-			return nil
-		}
+		return nil
 	}
 	return f.Set(name, v, source)
 }
@@ -87,7 +78,7 @@ func (f *FactSet) captureConflicts(res *analysis.Result) {
 }
 
 // setOverride records a --fact NAME=VALUE through setGiven: it wins over
-// the profile (a what-if the user asks for), with the conflict warned.
+// the script, not over what the profile measured (a conflict, warned).
 func (f *FactSet) setOverride(kv string) error {
 	tmp := NewFactSet()
 	if err := tmp.SetString(kv, "--fact "+kv); err != nil {
@@ -97,7 +88,7 @@ func (f *FactSet) setOverride(kv string) error {
 		f.env[k] = v
 	}
 	for _, v := range tmp.facts {
-		if err := f.setGiven(v.Name, v.Value, v.Source, true); err != nil {
+		if err := f.setGiven(v.Name, v.Value, v.Source); err != nil {
 			return err
 		}
 	}

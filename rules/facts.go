@@ -237,7 +237,7 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 	}
 	if script != nil {
 		for _, v := range script.Facts {
-			if err := fs.setGiven(v.Name, v.Value, v.Source, false); err != nil {
+			if err := fs.setGiven(v.Name, v.Value, v.Source); err != nil {
 				return nil, fmt.Errorf("%s: %v", script.Path, err)
 			}
 		}

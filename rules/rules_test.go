@@ -260,8 +260,10 @@ func TestFactsInferredAndOverridden(t *testing.T) {
 	require.Contains(t, get("expert_parallel").Source, "parallel_group_info")
 	require.Equal(t, true, get("flashcomm1").Value)
 	require.Contains(t, get("flashcomm1").Source, "per MoE layer")
-	require.Equal(t, 4, get("tp").Value)
-	require.Equal(t, "--fact tp=4", get("tp").Source)
+	// the profile's tp wins over --fact: what ran; the conflict is warned
+	require.Equal(t, 8, get("tp").Value)
+	require.Equal(t, "profile: parallel_group_info group tp has 8 ranks", get("tp").Source)
+	require.Equal(t, []string{"conflict: tp is 8 in the profile (profile: parallel_group_info group tp has 8 ranks) but 4 in --fact tp=4; the rules use 8, what ran"}, fs.Warnings())
 	require.Equal(t, 25, get("concurrency").Value)
 	require.Equal(t, "decode", get("phase").Value)
 	v, ok := fs.Env("HCCL_OP_EXPANSION_MODE")
@@ -295,7 +297,7 @@ func TestNotEvaluatedSaysWhy(t *testing.T) {
 	// parallel-strategy needs dp: inferred from the dp group (1 here) -> clear;
 	// single request with DP 2 -> fires with the TP/DP swap
 	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil), "parallel-strategy").Status)
-	rep = evaluate(t, set, res, nil, "dp=4", "tp=4", "concurrency=1")
+	rep = evaluate(t, set, withoutGroups(res), nil, "dp=4", "tp=4", "concurrency=1")
 	f := finding(rep, "parallel-strategy")
 	require.NotNil(t, f)
 	require.Contains(t, f.Fix, "TP8xDP2 instead of TP4xDP4")
@@ -509,7 +511,7 @@ func TestHostBoundFree(t *testing.T) {
 // decode batch times DP.
 func TestParallelStrategyCountsAllReplicas(t *testing.T) {
 	set := builtin(t)
-	res := analyzed(t, "noep-cumsum")
+	res := withoutGroups(analyzed(t, "noep-cumsum")) // --fact dp/tp: no profile groups to win
 	require.Equal(t, 25.0, res.Ranks[0].Metrics["decode.batch.observed"])
 	// 8 requests over DP 2: 4 per replica, but 8 in flight > 4 -> clear
 	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=8"), "parallel-strategy").Status)
@@ -524,7 +526,7 @@ func TestParallelStrategyCountsAllReplicas(t *testing.T) {
 	sc, ok := tracegen.Lookup("noep-cumsum")
 	require.True(t, ok)
 	sc.Name, sc.Batch = "noep-cumsum-batch2", 2
-	small := analyzedScenario(t, sc)
+	small := withoutGroups(analyzedScenario(t, sc))
 	require.Equal(t, 2.0, small.Ranks[0].Metrics["decode.batch.observed"])
 	f = finding(evaluate(t, set, small, nil, "dp=2", "tp=4"), "parallel-strategy")
 	require.NotNil(t, f)

@@ -98,7 +98,7 @@ func TestConcurrencyFromLogFeedsRules(t *testing.T) {
 	l := vllmserve.Log{Name: "one.log", Samples: []vllmserve.Sample{{Engine: "000", Format: vllmserve.FormatV1, GenerationTPS: 18, Running: 1,
 		KVCacheUsage: 0.01, PrefixHitRate: 0, MMHitRate: 0}}}
 	single.Serving = vllmserve.Build(&l, nil)
-	rep = evaluate(t, set, &single, nil, "dp=4", "tp=4")
+	rep = evaluate(t, set, withoutGroups(&single), nil, "dp=4", "tp=4")
 	p := finding(rep, "parallel-strategy")
 	require.NotNil(t, p)
 	require.Contains(t, p.Title, "1 request(s) in flight over DP=4")
