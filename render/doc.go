@@ -10,7 +10,8 @@
 //	textexperts.go its expert-load section
 //	serving.go     the serving context: values and order (every format), text section
 //	json.go        the JSON documents: npuprof.analysis/v1 and npuprof.diff/v1
-//	html*.go       the self-contained HTML report (htmlexperts.go: its expert load)
+//	html*.go       the self-contained HTML report (html.go: its input and
+//	               entry point; htmlexperts.go: its expert load)
 //	junit.go       check's JUnit XML report
 //	sarif.go       check's SARIF 2.1.0 log
 //	difftext.go    the terminal diff (diff) and check --baseline's summary

@@ -176,3 +176,12 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
+
+// joinInts joins integers with sep: joinInts([]int{1, 3}, ", ") is "1, 3".
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}

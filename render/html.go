@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+
+	"github.com/npuprof/npuprof/results"
 )
 
 //go:embed assets/report.html.tmpl
@@ -40,4 +42,60 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 		return err
 	}
 	return ew.err
+}
+
+// HTMLInput is everything the HTML report shows. Doc is required; the
+// rest is optional.
+type HTMLInput struct {
+	// Doc is the run's results document (results.New): every metric,
+	// finding (largest estimated saving first), the fix plan, the deploy
+	// diff (the one to apply: the findings' own diffs may touch the same
+	// lines) and the rule evaluation's warnings are read from it.
+	Doc *results.Document
+	// Facts are deployment facts (TP/DP/EP sizes, FLASHCOMM1, capture
+	// sizes, ...) found by other parts of npuprof, each with its source.
+	// They are listed in the header after the facts the report reads
+	// itself from profiler_metadata.json (parallel_group_info and env).
+	Facts []Fact
+	// Experts adds the expert-load heatmap (layer × expert). The section
+	// appears only when Experts is non-nil and has loads. Profiles carry
+	// no per-expert token counts; the expert-load reader (vLLM-Ascend
+	// moe_load dumps, MindIE expert_hotspot files) fills this. Nil: the
+	// document's (ExpertLoadsOf).
+	Experts *ExpertLoads
+	// Version is npuprof's version, printed in the footer.
+	Version string
+}
+
+// Fact is one deployment fact and where it was read.
+type Fact struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// ExpertLoads is the load of each expert in each MoE layer: the render-side
+// input of the expert heatmap. Load[i][j] is the load of expert Experts[j]
+// in layer Layers[i]; rows may be shorter than Experts (missing experts
+// are drawn empty).
+type ExpertLoads struct {
+	// Source names the files or method the loads come from.
+	Source string
+	// Unit of Load ("tokens" by default).
+	Unit    string
+	Layers  []string
+	Experts []string
+	Load    [][]float64
+}
+
+func (e *ExpertLoads) empty() bool {
+	if e == nil || len(e.Layers) == 0 || len(e.Experts) == 0 {
+		return true
+	}
+	for _, row := range e.Load {
+		if len(row) > 0 {
+			return false
+		}
+	}
+	return true
 }

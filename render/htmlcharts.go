@@ -112,13 +112,33 @@ func rankNames(rms []rankMetrics) []string {
 
 func barHeight(n int) int { return min(120+26*n, 900) }
 
+// durTooltip is the axis tooltip of a bar chart of durations.
+func durTooltip() opts.Tooltip {
+	return opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", ValueFormatter: "fn:dur", AxisPointer: &opts.AxisPointer{Type: "shadow"}}
+}
+
+// durBars is a vertical bar chart of durations over categories: the
+// report's base options, the duration tooltip and y axis, its grid, and
+// with zoom a zoom by wheel or drag.
+func durBars(zoom bool) *charts.Bar {
+	b := charts.NewBar()
+	b.SetGlobalOptions(baseGlobals()...)
+	o := []charts.GlobalOpts{charts.WithTooltipOpts(durTooltip()), charts.WithXAxisOpts(opts.XAxis{Type: "category"}),
+		charts.WithYAxisOpts(durYAxis(""))}
+	if zoom {
+		o = append(o, charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}))
+	}
+	b.SetGlobalOptions(append(o, grid("8", "24", "36", "8"))...)
+	return b
+}
+
 // breakdownChart stacks, per rank, computing not overlapped + overlapped
 // + communication not overlapped + free = the device window.
 func breakdownChart(rms []rankMetrics) *chartPayload {
 	b := charts.NewBar()
 	b.SetGlobalOptions(baseGlobals()...)
 	b.SetGlobalOptions(
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", ValueFormatter: "fn:dur", AxisPointer: &opts.AxisPointer{Type: "shadow"}}),
+		charts.WithTooltipOpts(durTooltip()),
 		charts.WithXAxisOpts(durAxis("")),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true)}),
 		grid("8", "32", "36", "8"),
@@ -191,15 +211,7 @@ func stepsChart(doc *results.Document) *chartPayload {
 		}
 		return map[string]any{"xAxis": []map[string]any{{"data": xs}}, "series": series}
 	}
-	b := charts.NewBar()
-	b.SetGlobalOptions(baseGlobals()...)
-	b.SetGlobalOptions(
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", ValueFormatter: "fn:dur", AxisPointer: &opts.AxisPointer{Type: "shadow"}}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}),
-		charts.WithYAxisOpts(durYAxis("")),
-		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}),
-		grid("8", "24", "36", "8"),
-	)
+	b := durBars(true)
 	b.SetXAxis([]string{})
 	for i, n := range names {
 		b.AddSeries(n, nil, charts.WithBarChartOpts(opts.BarChart{Stack: "step", BarCategoryGap: "25%"}), charts.WithItemStyleOpts(opts.ItemStyle{Color: colors[i]}))
@@ -260,14 +272,7 @@ type seriesStyle struct {
 // stackedByRank is a vertical stacked bar per rank, one series per key,
 // values read from each rank's metrics.
 func stackedByRank(id, label string, rms []rankMetrics, keys []string, metricOf func(string) string, st *seriesStyle) *chartPayload {
-	b := charts.NewBar()
-	b.SetGlobalOptions(baseGlobals()...)
-	b.SetGlobalOptions(
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", ValueFormatter: "fn:dur", AxisPointer: &opts.AxisPointer{Type: "shadow"}}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}),
-		charts.WithYAxisOpts(durYAxis("")),
-		grid("8", "24", "36", "8"),
-	)
+	b := durBars(false)
 	b.SetXAxis(rankNames(rms))
 	for _, k := range keys {
 		m := metricOf(k)
@@ -312,15 +317,7 @@ func layerCharts(ls *layerStats) (*chartPayload, *chartPayload) {
 		}
 		return s / float64(n), true
 	}
-	b := charts.NewBar()
-	b.SetGlobalOptions(baseGlobals()...)
-	b.SetGlobalOptions(
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", ValueFormatter: "fn:dur", AxisPointer: &opts.AxisPointer{Type: "shadow"}}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}),
-		charts.WithYAxisOpts(durYAxis("")),
-		charts.WithDataZoomOpts(opts.DataZoom{Type: "inside"}),
-		grid("8", "24", "36", "8"),
-	)
+	b := durBars(true)
 	b.SetXAxis(xs)
 	for i, rows := range [][][]float64{ls.routing, ls.cumsum} {
 		data := make([]opts.BarData, ls.positions)

@@ -89,14 +89,6 @@ func writeServing(ew *errWriter, c *results.ServingDoc) {
 	}
 	tw.Flush()
 	if n := c.Metrics["serving.log.malformed"]; n > 0 {
-		ew.printf("  note: %g malformed vLLM statistics line(s) skipped (lines %s)\n", n, intList(c.MalformedLines))
+		ew.printf("  note: %g malformed vLLM statistics line(s) skipped (lines %s)\n", n, joinInts(c.MalformedLines, ", "))
 	}
-}
-
-func intList(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ", ")
 }

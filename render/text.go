@@ -219,16 +219,9 @@ func writeCollectives(ew *errWriter, doc *results.Document) {
 		ew.printf("  none\n")
 		return
 	}
-	keys := make([]string, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if by[keys[i]].total != by[keys[j]].total {
-			return by[keys[i]].total > by[keys[j]].total
-		}
-		return keys[i] < keys[j]
-	})
+	// most time first, then by key
+	keys := slices.Sorted(maps.Keys(by))
+	sort.SliceStable(keys, func(i, j int) bool { return by[keys[i]].total > by[keys[j]].total })
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n")
 	for _, k := range keys {
@@ -327,11 +320,7 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 		}
 		return
 	}
-	streams := make([]int32, 0, len(by))
-	for s := range by {
-		streams = append(streams, s)
-	}
-	sort.Slice(streams, func(i, j int) bool { return streams[i] < streams[j] })
+	streams := slices.Sorted(maps.Keys(by))
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n")
 	for _, s := range streams {
@@ -416,11 +405,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		for _, w := range rd.Warnings {
 			key := "warning: " + w.Text()
 			if len(w.Lines) > 0 {
-				lines := make([]string, len(w.Lines))
-				for i, l := range w.Lines {
-					lines[i] = fmt.Sprint(l)
-				}
-				key += " (first at lines " + strings.Join(lines, ", ") + ")"
+				key += " (first at lines " + joinInts(w.Lines, ", ") + ")"
 			}
 			seen[key] = append(seen[key], rd.Rank)
 		}
@@ -463,15 +448,12 @@ func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (st
 	return strings.TrimPrefix(why, "no device data: "), true
 }
 
+// rankList is "0,1,2", the first 12 and "…" when there are more.
 func rankList(r []int) string {
-	s := make([]string, len(r))
-	for i, v := range r {
-		s[i] = fmt.Sprint(v)
+	if len(r) > 12 {
+		return joinInts(r[:12], ",") + ",…"
 	}
-	if len(s) > 12 {
-		return strings.Join(s[:12], ",") + ",…"
-	}
-	return strings.Join(s, ",")
+	return joinInts(r, ",")
 }
 
 func joinKeys(m map[string]bool) string {
@@ -561,11 +543,7 @@ func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 			noComm[missing] = append(noComm[missing], rd.Rank)
 		}
 	}
-	ids := make([]int, 0, len(by))
-	for id := range by {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
+	ids := slices.Sorted(maps.Keys(by))
 	ew.printf("\nPer step (mean over ranks)\n")
 	nan := math.NaN()
 	rows := make([]stepRow, 0, len(ids))
@@ -624,14 +602,10 @@ const maxGroupLines = 3
 
 // ranksText is "rank 3" or "ranks 1, 3".
 func ranksText(ranks []int) string {
-	s := make([]string, len(ranks))
-	for i, r := range ranks {
-		s[i] = strconv.Itoa(r)
+	if len(ranks) == 1 {
+		return "rank " + strconv.Itoa(ranks[0])
 	}
-	if len(s) == 1 {
-		return "rank " + s[0]
-	}
-	return "ranks " + strings.Join(s, ", ")
+	return "ranks " + joinInts(ranks, ", ")
 }
 
 // writeRanksUsed says which cross-rank metrics used only some ranks
@@ -692,12 +666,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 			}
 		}
 		if len(steps) > 0 {
-			ranks := make([]int, 0, len(steps))
-			for r := range steps {
-				ranks = append(ranks, r)
-			}
-			sort.Ints(ranks)
-			for _, r := range ranks {
+			for _, r := range slices.Sorted(maps.Keys(steps)) {
 				ew.printf("  rank %d is an outlier in step(s) %s\n", r, stepList(steps[r]))
 			}
 		}
@@ -753,27 +722,17 @@ func lastArrivals(g results.GroupArrival) int {
 	return g.LastCount
 }
 
+// stepList is rankList of the steps, sorted.
 func stepList(s []int) string {
 	sort.Ints(s)
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = fmt.Sprint(v)
-	}
-	if len(out) > 12 {
-		return strings.Join(out[:12], ",") + ",…"
-	}
-	return strings.Join(out, ",")
+	return rankList(s)
 }
 
 // FactText prints a fact's value as the terminal and the HTML report show
 // it: lists of integers as [1,2,4], everything else as fmt prints it.
 func FactText(v any) string {
 	if l, ok := v.([]int); ok {
-		parts := make([]string, len(l))
-		for i, x := range l {
-			parts[i] = fmt.Sprint(x)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
+		return "[" + joinInts(l, ",") + "]"
 	}
 	if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
