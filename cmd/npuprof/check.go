@@ -102,6 +102,9 @@ the same metric (mean over ranks) in the --baseline file.`,
 			if err := checkFormat(render.RunOutputs, opts.Format); err != nil {
 				return err
 			}
+			if err := checkWorkers(opts.Workers); err != nil {
+				return err
+			}
 			if err := opts.expertFlags.check(); err != nil {
 				return err
 			}

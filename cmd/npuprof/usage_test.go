@@ -43,10 +43,13 @@ func TestNumericFlagErrorsNameFlagAndRange(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, numeric, 9, "--workers on five commands, --kernels, --redundant, --ep-size, --deploy-line")
 
-	code, _, errs := run("analyze", "x", "--workers", "-3")
-	require.Equal(t, ExitUsage, code)
-	require.Equal(t, "npuprof: --workers -3: out of range: expected 0 (one per CPU) or more. Run 'npuprof analyze --help'\n", errs)
-	code, _, errs = run("diff", "a", "b", "--kernels=-1")
+	// every command with --workers refuses a negative one, before reading anything
+	for _, args := range [][]string{{"analyze", "x"}, {"check", "x"}, {"report", "x", "-o", "-"}, {"diff", "a", "b"}, {"export", "x", "-o", "out"}} {
+		code, _, errs := run(append(args, "--workers", "-3")...)
+		require.Equal(t, ExitUsage, code, args)
+		require.Equal(t, "npuprof: --workers -3: out of range: expected 0 (one per CPU) or more. Run 'npuprof "+args[0]+" --help'\n", errs)
+	}
+	code, _, errs := run("diff", "a", "b", "--kernels=-1")
 	require.Equal(t, ExitUsage, code)
 	require.Equal(t, "npuprof: --kernels -1: out of range: expected 0 or more. Run 'npuprof diff --help'\n", errs)
 }
