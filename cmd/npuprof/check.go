@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,28 +24,54 @@ const (
 
 // checkOptions are the flags of `npuprof check`.
 type checkOptions struct {
-	Path     string
+	profileFlags
 	FailOn   string
 	Baseline string
 	Budgets  []string
 	JUnit    string
 	SARIF    string
 	Format   string
-	Output   string
-	Workers  int
-	Quiet    bool
 	summaryFlags
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
 	PartialFindings string
-	ruleOptions
-	expertFlags
-	Serving servingOptions
 }
 
-func newCheckCmd(io *streams, runF func(*checkOptions) error) *cobra.Command {
-	opts := &checkOptions{}
-	cmd := &cobra.Command{
+func (o *checkOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.FailOn, "fail-on", "high", "lowest severity that fails the check: high, medium or low")
+	f.StringVar(&o.Baseline, "baseline", "", "a saved `OLD.json` (npuprof analyze --format json) that budgets compare with")
+	f.StringArrayVar(&o.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
+	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
+	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
+	formatFlag(f, &o.Format, render.RunOutputs)
+	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
+	o.profileFlags.register(cmd, usageOutput, usageWorkers)
+	o.summaryFlags.register(f)
+}
+
+func (o *checkOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+	o.Path = args[0]
+	if rules.SeverityRank(o.FailOn) == 0 {
+		return usageErr("--fail-on %q: expected high, medium or low", o.FailOn)
+	}
+	if o.PartialFindings != partialGate && o.PartialFindings != partialReport {
+		return usageErr("--partial-findings %q: expected gate or report", o.PartialFindings)
+	}
+	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
+		return err
+	}
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	if needsBaseline(o.Budgets) && o.Baseline == "" {
+		return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
+	}
+	return o.checkFiles("the "+o.Format+" output (-o)", o.Baseline, "--junit", o.JUnit, "--sarif", o.SARIF)
+}
+
+func newCheckCmd(io *streams) *cobra.Command {
+	return newCommand(io, &cobra.Command{
 		Use:   "check PATH",
 		Short: "Gate CI on a captured profile: exit 1 when findings reach --fail-on",
 		Long: `Check analyzes a profile like analyze, runs the rules (built-in, --rules
@@ -91,61 +116,7 @@ the same metric (mean over ranks) in the --baseline file.`,
   # Guard against regressions from a saved analysis
   $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path = args[0]
-			if rules.SeverityRank(opts.FailOn) == 0 {
-				return usageErr("--fail-on %q: expected high, medium or low", opts.FailOn)
-			}
-			if opts.PartialFindings != partialGate && opts.PartialFindings != partialReport {
-				return usageErr("--partial-findings %q: expected gate or report", opts.PartialFindings)
-			}
-			if err := checkFormat(render.RunOutputs, opts.Format); err != nil {
-				return err
-			}
-			if err := checkWorkers(opts.Workers); err != nil {
-				return err
-			}
-			if err := opts.expertFlags.check(); err != nil {
-				return err
-			}
-			if needsBaseline(opts.Budgets) && opts.Baseline == "" {
-				return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
-			}
-			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Baseline, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
-			if err := checkOutputs([]string{opts.Output, opts.JUnit, opts.SARIF}, ins...); err != nil {
-				return err
-			}
-			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--junit", opts.JUnit, "--sarif", opts.SARIF); err != nil {
-				return err
-			}
-			if err := checkInputFiles(append(inputFlags(&opts.ruleOptions, &opts.Serving), "--baseline", opts.Baseline)...); err != nil {
-				return err
-			}
-			if err := opts.ruleOptions.loadDeploy(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return checkRun(cmd.Context(), io, opts)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&opts.FailOn, "fail-on", "high", "lowest severity that fails the check: high, medium or low")
-	f.StringVar(&opts.Baseline, "baseline", "", "a saved `OLD.json` (npuprof analyze --format json) that budgets compare with")
-	f.StringArrayVar(&opts.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
-	f.StringVar(&opts.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
-	f.StringVar(&opts.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
-	f.StringVar(&opts.Format, "format", render.RunOutputs.Default(), render.RunOutputs.Help())
-	f.StringVar(&opts.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
-	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
-	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
-	opts.summaryFlags.register(f)
-	opts.flags(cmd)
-	opts.expertFlags.register(cmd)
-	opts.Serving.addFlags(f)
-	return cmd
+	}, &checkOptions{}, checkRun)
 }
 
 // checkRun analyzes, evaluates the rules, judges the report by the gate
@@ -164,7 +135,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, false, opts.expertFlags)
+	res, err := opts.load(ctx, io, false)
 	if err != nil {
 		return err
 	}
@@ -174,20 +145,15 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
 		return err
 	}
-	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, baseline)
+	a, err := opts.judge(res, set, baseline)
 	if err != nil {
 		return err
 	}
-	if err := nothingEvaluated(rep); err != nil {
+	if err := nothingEvaluated(a.rep); err != nil {
 		return err
 	}
-	c := &checked{start: start, set: set, res: res, rep: rep, facts: facts,
-		doc: sync.OnceValue(func() *results.Document {
-			doc := results.New(res, rep, facts)
-			doc.AddRuleSet(set) // SARIF describes every rule evaluated
-			return doc
-		}),
-		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(rep)}
+	c := &checked{analyzed: a, start: start, set: set,
+		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(a.rep)}
 	if baseDoc != nil {
 		// the same comparison engine as npuprof diff: what changed since
 		// the baseline, shown under the findings
@@ -197,10 +163,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return err
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
-	if err := passErrors(res); err != nil {
-		return err
-	}
-	if err := ruleErrors(rep); err != nil {
+	if err := a.errors(); err != nil {
 		return err
 	}
 	if err := c.verdict.Err(); err != nil {
@@ -219,13 +182,10 @@ func readBaselineFlag(path string) (*rules.Baseline, *results.Document, error) {
 
 // checked is what check found, for its outputs.
 type checked struct {
+	*analyzed
 	start   time.Time // the check's start: JUnit's time is the wall time since
 	set     *rules.Set
-	res     *analysis.Result
-	rep     *rules.Report
-	facts   *rules.FactSet
-	doc     func() *results.Document // built on first use
-	cmp     *compare.Result          // nil without --baseline
+	cmp     *compare.Result // nil without --baseline
 	verdict rules.Verdict
 }
 
@@ -239,11 +199,9 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		}
 		c.doc().BaselineDiff = raw
 	}
-	out, _ := render.RunOutputs.Lookup(opts.Format)
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.RunOutput{Doc: c.doc(), Baseline: c.cmp, Text: opts.text(),
-			Verdict: "\n" + c.verdict.Summary() + "\n"})
-	}); err != nil {
+	in := c.runOutput(opts.text())
+	in.Baseline, in.Verdict = c.cmp, "\n"+c.verdict.Summary()+"\n"
+	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, in); err != nil {
 		return err
 	}
 	if opts.JUnit != "" {

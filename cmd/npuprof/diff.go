@@ -20,23 +20,61 @@ import (
 type diffOptions struct {
 	Before, After string
 	Format        string
-	Output        string
-	HTML          string
-	Workers       int
-	Quiet         bool
-	All           bool
-	Kernels       int
-	LogBefore     string
-	LogAfter      string
-	NoAuto        bool
-	RuleFiles     []string
+	outputFlags
+	HTML      string
+	All       bool
+	Kernels   int
+	LogBefore string
+	LogAfter  string
+	NoAuto    bool
+	RuleFiles []string
 	selectOptions
 	reports []*rules.Report
 }
 
-func newDiffCmd(io *streams, runF func(*diffOptions) error) *cobra.Command {
-	opts := &diffOptions{}
-	cmd := &cobra.Command{
+func (o *diffOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	formatFlag(f, &o.Format, render.DiffOutputs)
+	o.outputFlags.register(f, usageOutput, usageWorkers)
+	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
+	f.BoolVar(&o.All, "all", false, "list every metric in the text output, unchanged ones too")
+	intFlag(f, &o.Kernels, "kernels", compare.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
+	f.StringVar(&o.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
+	f.StringVar(&o.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
+	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
+	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
+	o.selectOptions.flags(cmd)
+}
+
+func (o *diffOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+	o.Before, o.After = args[0], args[1]
+	if err := checkFormat(render.DiffOutputs, o.Format); err != nil {
+		return err
+	}
+	if err := checkWorkers(o.Workers); err != nil {
+		return err
+	}
+	if o.Kernels < 0 {
+		return usageErr("--kernels %d: out of range: expected %s", o.Kernels, kernelsRange)
+	}
+	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter}, o.RuleFiles...)
+	if err := checkOutputs([]string{o.Output, o.HTML}, ins...); err != nil {
+		return err
+	}
+	if err := oneStdout("the "+o.Format+" output (-o)", o.Output, "--html", o.HTML); err != nil {
+		return err
+	}
+	flags := []string{"--vllm-log-before", o.LogBefore, "--vllm-log-after", o.LogAfter}
+	for _, f := range o.RuleFiles {
+		if f != "" {
+			flags = append(flags, "--rules", f)
+		}
+	}
+	return checkInputFiles(flags...)
+}
+
+func newDiffCmd(io *streams) *cobra.Command {
+	return newCommand(io, &cobra.Command{
 		Use:   "diff BEFORE AFTER",
 		Short: "Compare two profiles (or saved analyses): what changed, and did the fix do what it promised",
 		Long: `Diff compares two captures of the same workload, before and after a change.
@@ -83,66 +121,15 @@ only shown with --partial-findings report.`,
   # The self-contained HTML diff
   $ npuprof diff before.json after.json --html diff.html`,
 		Args: exactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Before, opts.After = args[0], args[1]
-			if err := checkFormat(render.DiffOutputs, opts.Format); err != nil {
-				return err
-			}
-			if err := checkWorkers(opts.Workers); err != nil {
-				return err
-			}
-			if opts.Kernels < 0 {
-				return usageErr("--kernels %d: out of range: expected %s", opts.Kernels, kernelsRange)
-			}
-			ins := append([]string{opts.Before, opts.After, opts.LogBefore, opts.LogAfter}, opts.RuleFiles...)
-			if err := checkOutputs([]string{opts.Output, opts.HTML}, ins...); err != nil {
-				return err
-			}
-			if err := oneStdout("the "+opts.Format+" output (-o)", opts.Output, "--html", opts.HTML); err != nil {
-				return err
-			}
-			flags := []string{"--vllm-log-before", opts.LogBefore, "--vllm-log-after", opts.LogAfter}
-			for _, f := range opts.RuleFiles {
-				if f != "" {
-					flags = append(flags, "--rules", f)
-				}
-			}
-			if err := checkInputFiles(flags...); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return diffRun(cmd.Context(), io, opts)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", render.DiffOutputs.Default(), render.DiffOutputs.Help())
-	f.StringVarP(&opts.Output, "output", "o", "", "write the output to `FILE` instead of standard output")
-	f.StringVar(&opts.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
-	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
-	f.BoolVar(&opts.All, "all", false, "list every metric in the text output, unchanged ones too")
-	intFlag(f, &opts.Kernels, "kernels", compare.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
-	f.StringVar(&opts.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
-	f.StringVar(&opts.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
-	f.BoolVar(&opts.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
-	f.StringArrayVar(&opts.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
-	opts.selectOptions.flags(cmd)
-	return cmd
+	}, &diffOptions{}, diffRun)
 }
 
 // loadDocument reads a saved JSON document, or analyzes a profile into one.
 func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*results.Document, *analysis.Result, error) {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() && isJSONDocument(path) {
-		f, err := os.Open(path)
+		doc, err := readDocument(path, "")
 		if err != nil {
-			return nil, nil, usageErr("%v", err)
-		}
-		defer f.Close()
-		doc, err := results.Read(f, path)
-		if err != nil {
-			return nil, nil, usageErr("%v", err)
+			return nil, nil, err
 		}
 		if vllmLog != "" {
 			res := &analysis.Result{}
@@ -166,6 +153,21 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	}
 	opts.reports = append(opts.reports, rep)
 	return doc, res, nil
+}
+
+// readDocument reads a saved results document; a problem is a usage
+// error, its message after prefix.
+func readDocument(path, prefix string) (*results.Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("%s%v", prefix, err)
+	}
+	defer f.Close()
+	doc, err := results.Read(f, path)
+	if err != nil {
+		return nil, usageErr("%s%v", prefix, err)
+	}
+	return doc, nil
 }
 
 // isJSONDocument reports whether a file is a saved npuprof document: a
@@ -213,10 +215,7 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 		return err
 	}
 	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
-	out, _ := render.DiffOutputs.Lookup(opts.Format)
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error {
-		return out.Write(w, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}})
-	}); err != nil {
+	if err := writeFormat(io, opts.Output, render.DiffOutputs, opts.Format, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
@@ -224,17 +223,5 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 			return err
 		}
 	}
-	for _, res := range []*analysis.Result{bres, ares} {
-		if res != nil {
-			if err := passErrors(res); err != nil {
-				return err
-			}
-		}
-	}
-	for _, rep := range opts.reports {
-		if err := ruleErrors(rep); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runErrors([]*analysis.Result{bres, ares}, opts.reports)
 }

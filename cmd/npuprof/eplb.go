@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -35,13 +37,40 @@ func newEPLBCmd(io *streams) *cobra.Command {
 			return usageErr("eplb: missing subcommand (try `npuprof eplb plan --help`)")
 		},
 	}
-	cmd.AddCommand(newEPLBPlanCmd(io, nil))
+	cmd.AddCommand(newEPLBPlanCmd(io))
 	return cmd
 }
 
-func newEPLBPlanCmd(io *streams, runF func(*eplbPlanOptions) error) *cobra.Command {
-	opts := &eplbPlanOptions{}
-	cmd := &cobra.Command{
+func (o *eplbPlanOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Experts, "experts", "", "per-expert loads: a `PATH` to MindIE dumps or a layer,expert,tokens CSV (required)")
+	intFlag(f, &o.Redundant, "redundant", 0, "0..experts x (EP size - 1)", "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most")
+	intFlag(f, &o.EPSize, "ep-size", 0, fmt.Sprintf("1..%d (at most the experts per layer)", eplb.MaxRanks), "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
+	f.StringVar(&o.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
+	f.StringVarP(&o.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
+}
+
+func (o *eplbPlanOptions) check(_ *streams, cmd *cobra.Command, _ []string) error {
+	if o.Experts == "" {
+		return usageErr("eplb plan: --experts PATH is required (MindIE dumps or a layer,expert,tokens CSV)")
+	}
+	o.RedundantSet = cmd.Flags().Changed("redundant")
+	if o.RedundantSet && o.Redundant < 0 {
+		return usageErr("--redundant %d: out of range 0..experts x (EP size - 1): a count of extra expert copies", o.Redundant)
+	}
+	if cmd.Flags().Changed("ep-size") && (o.EPSize < 1 || o.EPSize > eplb.MaxRanks) {
+		// bounded before anything is read: the plan allocates
+		// layers x EP size x slots
+		return usageErr("--ep-size %d: out of range 1..%d (a plan has at most one EP rank per expert, and no expert-load input holds more than %d experts per layer)", o.EPSize, eplb.MaxRanks, eplb.MaxRanks)
+	}
+	if err := checkStage(o.Stage); err != nil {
+		return err
+	}
+	return checkOutputs([]string{o.Output}, o.Experts)
+}
+
+func newEPLBPlanCmd(io *streams) *cobra.Command {
+	return newCommand(io, &cobra.Command{
 		Use:   "plan --experts PATH [--redundant N] [--ep-size N] -o expert_map.json",
 		Short: "Write a vLLM-Ascend expert map that balances measured expert loads",
 		Long: `Plan reads per-expert token loads and writes an expert placement in
@@ -74,47 +103,49 @@ summary goes to standard output, or to standard error when the plan does.`,
   $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
       --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Experts == "" {
-				return usageErr("eplb plan: --experts PATH is required (MindIE dumps or a layer,expert,tokens CSV)")
-			}
-			opts.RedundantSet = cmd.Flags().Changed("redundant")
-			if opts.RedundantSet && opts.Redundant < 0 {
-				return usageErr("--redundant %d: out of range 0..experts x (EP size - 1): a count of extra expert copies", opts.Redundant)
-			}
-			if cmd.Flags().Changed("ep-size") && (opts.EPSize < 1 || opts.EPSize > eplb.MaxRanks) {
-				// bounded before anything is read: the plan allocates
-				// layers x EP size x slots
-				return usageErr("--ep-size %d: out of range 1..%d (a plan has at most one EP rank per expert, and no expert-load input holds more than %d experts per layer)", opts.EPSize, eplb.MaxRanks, eplb.MaxRanks)
-			}
-			if opts.Stage != "" && opts.Stage != "decode" && opts.Stage != "prefill" {
-				return usageErr("--stage %q: expected decode or prefill", opts.Stage)
-			}
-			if err := checkOutputs([]string{opts.Output}, opts.Experts); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return eplbPlanRun(io, opts)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Experts, "experts", "", "per-expert loads: a `PATH` to MindIE dumps or a layer,expert,tokens CSV (required)")
-	intFlag(f, &opts.Redundant, "redundant", 0, "0..experts x (EP size - 1)", "redundant expert slots in total, `N` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most")
-	intFlag(f, &opts.EPSize, "ep-size", 0, fmt.Sprintf("1..%d (at most the experts per layer)", eplb.MaxRanks), "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
-	f.StringVar(&opts.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
-	f.StringVarP(&opts.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
-	return cmd
+	}, &eplbPlanOptions{}, eplbPlanRun)
 }
 
-func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
-	x, err := pipeline.LoadExperts(opts.Experts, opts.Stage)
+// eplbPlan is a plan and its predicted effect.
+type eplbPlan struct {
+	ranks, redundant, slots int
+	plan                    *model.Deployment
+	from                    string // what "before" is: "expert map" or the default split
+	before, after           eplb.Prediction
+}
+
+func eplbPlanRun(_ context.Context, io *streams, opts *eplbPlanOptions) error {
+	x, err := loadPlanLoads(opts)
 	if err != nil {
 		return err
 	}
+	ranks, n, err := planSize(opts, x)
+	if err != nil {
+		return err
+	}
+	p, err := makePlan(x, ranks, n)
+	if err != nil {
+		return err
+	}
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return pipeline.WriteDeployment(w, p.plan) }); err != nil {
+		return err
+	}
+	sw := io.out
+	if opts.Output == "" || opts.Output == "-" {
+		sw = io.err
+	}
+	printPlan(sw, opts, x, p)
+	return nil
+}
+
+// loadPlanLoads reads --experts and refuses loads a plan cannot use.
+func loadPlanLoads(opts *eplbPlanOptions) (*model.ExpertLoads, error) {
+	x, err := pipeline.LoadExperts(opts.Experts, opts.Stage)
+	if err != nil {
+		return nil, err
+	}
 	if !x.HasLoads() {
-		return usageErr("--experts %s: only log lines (per-rank imbalance), no per-expert token counts: a plan needs MindIE dumps or a layer,expert,tokens CSV", opts.Experts)
+		return nil, usageErr("--experts %s: only log lines (per-rank imbalance), no per-expert token counts: a plan needs MindIE dumps or a layer,expert,tokens CSV", opts.Experts)
 	}
 	if x.Observed != nil {
 		var unknown []string
@@ -123,9 +154,15 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 				unknown = append(unknown, fmt.Sprint(e))
 			}
 		}
-		return usageErr("--experts %s: the loads of some experts are unknown (%s…): a plan needs every expert's load (dumps of every rank)", opts.Experts, strings.Join(unknown, ", "))
+		return nil, usageErr("--experts %s: the loads of some experts are unknown (%s…): a plan needs every expert's load (dumps of every rank)", opts.Experts, strings.Join(unknown, ", "))
 	}
-	ranks := opts.EPSize
+	return x, nil
+}
+
+// planSize is the EP size (--ep-size, else the expert map's) and the
+// redundant slots (--redundant, else one per rank) of the plan.
+func planSize(opts *eplbPlanOptions, x *model.ExpertLoads) (ranks, redundant int, err error) {
+	ranks = opts.EPSize
 	if ranks == 0 {
 		ranks = x.Placement.Ranks()
 		if ranks < 2 {
@@ -133,28 +170,35 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 			if ranks == 1 {
 				what = "the dumps cover one rank and no expert map gives the EP size"
 			}
-			return usageErr("--experts %s: %s; give --ep-size N (your expert-parallel size)", opts.Experts, what)
+			return 0, 0, usageErr("--experts %s: %s; give --ep-size N (your expert-parallel size)", opts.Experts, what)
 		}
 	}
 	if hi := eplb.MaxEPSize(x.NumExperts, x.Placement.Ranks()); opts.EPSize > hi {
-		return usageErr("--ep-size %d: out of range 1..%d: %s has %d experts per layer, and every EP rank must hold at least one of them (vLLM splits the experts over the EP ranks; more ranks than experts leaves ranks empty)",
+		return 0, 0, usageErr("--ep-size %d: out of range 1..%d: %s has %d experts per layer, and every EP rank must hold at least one of them (vLLM splits the experts over the EP ranks; more ranks than experts leaves ranks empty)",
 			opts.EPSize, hi, opts.Experts, x.NumExperts)
 	}
 	n := eplb.AutoRedundant(x.NumExperts, ranks)
 	if opts.RedundantSet {
 		n = opts.Redundant
 		if hi := eplb.MaxRedundant(x.NumExperts, ranks); n > hi {
-			return usageErr("--redundant %d: out of range 0..%d: each of the %d experts has at most one copy per rank, so at most %d redundant copies with EP size %d",
+			return 0, 0, usageErr("--redundant %d: out of range 0..%d: each of the %d experts has at most one copy per rank, so at most %d redundant copies with EP size %d",
 				n, hi, x.NumExperts, ranks-1, ranks)
 		}
 	}
 	if err := eplb.CheckRedundant(x.NumExperts, ranks, n); err != nil {
-		return usageErr("--redundant/--ep-size: %v", err)
+		return 0, 0, usageErr("--redundant/--ep-size: %v", err)
 	}
+	return ranks, n, nil
+}
+
+// makePlan plans the placement of x's experts on ranks with n redundant
+// slots, checks it and predicts its rank loads against the placement
+// before.
+func makePlan(x *model.ExpertLoads, ranks, n int) (*eplbPlan, error) {
 	tok := analysis.ExpertTokens(x)
 	before, from, err := analysis.BeforePlacement(x, ranks)
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
 	var cur *model.Deployment
 	if from == "expert map" {
@@ -162,50 +206,48 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 	}
 	plan, err := eplb.Plan(tok, ranks, n, cur)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	slots := (x.NumExperts + n) / ranks
-	if err := eplb.Check(plan, x.NumExperts, ranks, slots); err != nil {
-		return fmt.Errorf("internal error: invalid plan: %w", err)
+	p := &eplbPlan{ranks: ranks, redundant: n, slots: (x.NumExperts + n) / ranks, plan: plan, from: from}
+	if err := eplb.Check(plan, x.NumExperts, ranks, p.slots); err != nil {
+		return nil, fmt.Errorf("internal error: invalid plan: %w", err)
 	}
-	b, err := eplb.Predict(before, tok)
-	if err != nil {
-		return err
+	if p.before, err = eplb.Predict(before, tok); err != nil {
+		return nil, err
 	}
-	a, err := eplb.Predict(plan, tok)
-	if err != nil {
-		return err
+	if p.after, err = eplb.Predict(plan, tok); err != nil {
+		return nil, err
 	}
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return pipeline.WriteDeployment(w, plan) }); err != nil {
-		return err
-	}
-	sw := io.out
-	if opts.Output == "" || opts.Output == "-" {
-		sw = io.err
-	}
+	return p, nil
+}
+
+// printPlan writes the plan's summary: its shape, the predicted rank
+// loads before and after, notes, and how to serve with it.
+func printPlan(sw io.Writer, opts *eplbPlanOptions, x *model.ExpertLoads, p *eplbPlan) {
 	stage := ""
 	if x.Stage != "" {
 		stage = " (" + x.Stage + ")"
 	}
-	p := func(format string, args ...any) { fmt.Fprintf(sw, format, args...) }
-	p("EPLB plan for %s%s: %d MoE layers, %d experts, EP size %d, %d redundant -> %d slots per rank\n",
-		opts.Experts, stage, len(x.Layers), x.NumExperts, ranks, n, slots)
+	pr := func(format string, args ...any) { fmt.Fprintf(sw, format, args...) }
+	pr("EPLB plan for %s%s: %d MoE layers, %d experts, EP size %d, %d redundant -> %d slots per rank\n",
+		opts.Experts, stage, len(x.Layers), x.NumExperts, p.ranks, p.redundant, p.slots)
+	b, a := p.before, p.after
 	if b.Layers == 0 {
-		p("every layer has 0 tokens: nothing to balance\n")
+		pr("every layer has 0 tokens: nothing to balance\n")
 	} else {
 		tw := tabwriter.NewWriter(sw, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "predicted max/mean rank load\tbefore (%s)\tafter\n", from)
+		fmt.Fprintf(tw, "predicted max/mean rank load\tbefore (%s)\tafter\n", p.from)
 		fmt.Fprintf(tw, "  worst layer\t%.3f\t%.3f\n", b.Max, a.Max)
 		fmt.Fprintf(tw, "  mean over layers\t%.3f\t%.3f\n", b.Mean, a.Mean)
 		fmt.Fprintf(tw, "  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n", render.Count(b.MaxLoad), render.Count(a.MaxLoad), 100*(a.MaxLoad/b.MaxLoad-1))
 		tw.Flush()
 	}
 	for _, n := range x.Notes {
-		p("note: %s\n", n)
+		pr("note: %s\n", n)
 	}
 	for _, l := range x.Layers[:1] {
 		if l.ID != 0 || x.Layers[len(x.Layers)-1].ID != len(x.Layers)-1 {
-			p("note: input layers %d..%d are written as MoE layers 0..%d in order\n", l.ID, x.Layers[len(x.Layers)-1].ID, len(x.Layers)-1)
+			pr("note: input layers %d..%d are written as MoE layers 0..%d in order\n", l.ID, x.Layers[len(x.Layers)-1].ID, len(x.Layers)-1)
 		}
 	}
 	if opts.Output != "" && opts.Output != "-" {
@@ -213,8 +255,7 @@ func eplbPlanRun(io *streams, opts *eplbPlanOptions) error {
 		if err != nil {
 			abs = opts.Output
 		}
-		p("wrote %s: %d layers x %d ranks x %d slots (vLLM-Ascend expert map)\n", opts.Output, len(plan.Layers), ranks, slots)
-		p("serve with: --enable-expert-parallel --additional-config '{\"eplb_config\": {\"expert_map_path\": %q}}'\n", abs)
+		pr("wrote %s: %d layers x %d ranks x %d slots (vLLM-Ascend expert map)\n", opts.Output, len(p.plan.Layers), p.ranks, p.slots)
+		pr("serve with: --enable-expert-parallel --additional-config '{\"eplb_config\": {\"expert_map_path\": %q}}'\n", abs)
 	}
-	return nil
 }

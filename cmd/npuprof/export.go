@@ -15,15 +15,39 @@ import (
 
 // exportOptions are the flags of `npuprof export`.
 type exportOptions struct {
-	Path    string
-	Output  string
-	Workers int
-	Quiet   bool
+	Path string
+	outputFlags
 }
 
-func newExportCmd(io *streams, runF func(*exportOptions) error) *cobra.Command {
-	opts := &exportOptions{}
-	cmd := &cobra.Command{
+func (o *exportOptions) register(cmd *cobra.Command) {
+	o.outputFlags.register(cmd.Flags(), "write the tables under `OUTDIR` (created if needed)", usageWorkersMem)
+}
+
+func (o *exportOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+	o.Path = args[0]
+	if o.Output == "" {
+		return usageErr("export needs -o OUTDIR (the folder to write the Parquet tables into)")
+	}
+	if o.Output == "-" {
+		// "-" is standard output everywhere else: never a folder named "-"
+		return usageErr("export writes a folder of Parquet files, not a stream: -o - (standard output) cannot hold them; give -o OUTDIR")
+	}
+	if err := checkWorkers(o.Workers); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.Output); err == nil && !st.IsDir() {
+		return usageErr("-o %s is a file: export writes a folder of Parquet tables; give -o OUTDIR", o.Output)
+	}
+	if abs, err := filepath.Abs(o.Output); err == nil {
+		if in, err := filepath.Abs(o.Path); err == nil && abs == in {
+			return usageErr("-o %s is the input: npuprof never writes into its input", o.Output)
+		}
+	}
+	return nil
+}
+
+func newExportCmd(io *streams) *cobra.Command {
+	return newCommand(io, &cobra.Command{
 		Use:   "export PATH -o OUTDIR",
 		Short: "Write the normalized model and metrics as Parquet tables, partitioned by rank",
 		Long: `Export reads a profile (any PATH analyze accepts) and writes what npuprof
@@ -59,37 +83,7 @@ partitions of the exported ranks are replaced; other ranks are kept.`,
   # Query the union with DuckDB: HCCL time per rank and type
   $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path = args[0]
-			if opts.Output == "" {
-				return usageErr("export needs -o OUTDIR (the folder to write the Parquet tables into)")
-			}
-			if opts.Output == "-" {
-				// "-" is standard output everywhere else: never a folder named "-"
-				return usageErr("export writes a folder of Parquet files, not a stream: -o - (standard output) cannot hold them; give -o OUTDIR")
-			}
-			if err := checkWorkers(opts.Workers); err != nil {
-				return err
-			}
-			if st, err := os.Stat(opts.Output); err == nil && !st.IsDir() {
-				return usageErr("-o %s is a file: export writes a folder of Parquet tables; give -o OUTDIR", opts.Output)
-			}
-			if abs, err := filepath.Abs(opts.Output); err == nil {
-				if in, err := filepath.Abs(opts.Path); err == nil && abs == in {
-					return usageErr("-o %s is the input: npuprof never writes into its input", opts.Output)
-				}
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return exportRun(cmd.Context(), io, opts)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the tables under `OUTDIR` (created if needed)")
-	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs); memory grows with this, not with the rank count")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
-	return cmd
+	}, &exportOptions{}, exportRun)
 }
 
 func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {

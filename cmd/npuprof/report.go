@@ -7,24 +7,32 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
 // reportOptions are the flags of `npuprof report`.
 type reportOptions struct {
-	Path    string
-	Output  string
-	Workers int
-	Quiet   bool
-	expertFlags
-	ruleOptions
-	Serving servingOptions
+	profileFlags
 }
 
-func newReportCmd(io *streams, runF func(*reportOptions) error) *cobra.Command {
-	opts := &reportOptions{}
-	cmd := &cobra.Command{
+func (o *reportOptions) register(cmd *cobra.Command) {
+	o.profileFlags.register(cmd, "write the HTML to `FILE` (- for standard output; without -o, standard output unless it is a terminal)", usageWorkers)
+}
+
+func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) error {
+	o.Path = args[0]
+	if o.Output == "" && io.outIsTerminal {
+		// megabytes of HTML and script would scroll past
+		return usageErr("report: standard output is a terminal; write the HTML to a file with -o report.html, or give -o - to print it here anyway")
+	}
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	return o.checkFiles("the HTML (-o)", "")
+}
+
+func newReportCmd(io *streams) *cobra.Command {
+	return newCommand(io, &cobra.Command{
 		Use:   "report PATH",
 		Short: "Write the self-contained HTML findings report of a profile",
 		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
@@ -57,74 +65,25 @@ without them).`,
   # Pipe it somewhere
   $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Path = args[0]
-			if opts.Output == "" && io.outIsTerminal {
-				// megabytes of HTML and script would scroll past
-				return usageErr("report: standard output is a terminal; write the HTML to a file with -o report.html, or give -o - to print it here anyway")
-			}
-			if err := checkWorkers(opts.Workers); err != nil {
-				return err
-			}
-			if err := opts.expertFlags.check(); err != nil {
-				return err
-			}
-			ins := append(opts.ruleOptions.inputs(), opts.Path, opts.Experts, opts.Serving.VLLMLog, opts.Serving.VLLMBench)
-			if err := checkOutputs([]string{opts.Output}, ins...); err != nil {
-				return err
-			}
-			if err := checkInputFiles(inputFlags(&opts.ruleOptions, &opts.Serving)...); err != nil {
-				return err
-			}
-			if err := opts.ruleOptions.loadDeploy(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return reportRun(cmd.Context(), io, opts)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "write the HTML to `FILE` (- for standard output; without -o, standard output unless it is a terminal)")
-	workersFlag(f, &opts.Workers, "ranks parsed at once (0 = number of CPUs)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress on standard error")
-	opts.expertFlags.register(cmd)
-	opts.flags(cmd)
-	opts.Serving.addFlags(f)
-	return cmd
+	}, &reportOptions{}, reportRun)
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	res, err := loadAndAnalyze(ctx, io, opts.Path, opts.Workers, opts.Quiet, true, opts.expertFlags)
+	a, err := opts.analyzeAndJudge(ctx, io, true)
 	if err != nil {
 		return err
 	}
-	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
+	if err := writeHTMLReport(io, opts.Output, a); err != nil {
 		return err
 	}
-	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
-	if err != nil {
-		return err
-	}
-	rep, facts, err := evaluateRules(res, set, &opts.ruleOptions, nil)
-	if err != nil {
-		return err
-	}
-	if err := writeHTMLReport(io, opts.Output, facts, results.New(res, rep, facts)); err != nil {
-		return err
-	}
-	if err := passErrors(res); err != nil {
-		return err
-	}
-	return ruleErrors(rep)
+	return a.errors()
 }
 
-// writeHTMLReport writes the HTML report of the results document doc (and
-// the facts of --deploy and --fact) to file ("" or "-": standard output).
-func writeHTMLReport(io *streams, file string, facts *rules.FactSet, doc *results.Document) error {
+// writeHTMLReport writes the HTML report of a's results document (and the
+// facts of --deploy and --fact) to file ("" or "-": standard output).
+func writeHTMLReport(io *streams, file string, a *analyzed) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Doc: doc, Version: Version, Facts: htmlFacts(facts)})
+		return render.WriteHTML(w, render.HTMLInput{Doc: a.doc(), Version: Version, Facts: htmlFacts(a.facts)})
 	})
 }
 

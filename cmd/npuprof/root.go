@@ -185,7 +185,7 @@ Exit codes:
 	root.SetFlagErrorFunc(flagError)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io, nil), newCheckCmd(io, nil), newRulesCmd(io), newReportCmd(io, nil), newDiffCmd(io, nil), newEPLBCmd(io), newExportCmd(io, nil), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io))
 	return root
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
-	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/plan"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -160,19 +159,6 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	return rep, facts, nil
 }
 
-// ruleErrors turns rules that failed to run into exit code 3.
-func ruleErrors(rep *rules.Report) error {
-	failed := rep.Failed()
-	if len(failed) == 0 {
-		return nil
-	}
-	msgs := make([]string, 0, len(failed))
-	for _, o := range failed {
-		msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
-	}
-	return errkind.Errorf(errkind.Internal, "%d rule(s) failed to run: %s", len(failed), strings.Join(msgs, "; "))
-}
-
 func newRulesCmd(io *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rules",
@@ -187,69 +173,68 @@ are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
 }
 
 func newRulesListCmd(io *streams) *cobra.Command {
-	var files []string
-	cmd := &cobra.Command{
+	return rulesSubcommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the built-in rules (and those of --rules files)",
 		Example: `  $ npuprof rules list
   $ npuprof rules list --rules team-rules.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := loadRules(files, selectOptions{})
-			if err != nil {
-				return err
+	}, func(set *rules.Set, args []string) error {
+		for _, r := range set.Rules {
+			src := "built-in"
+			if !r.Builtin {
+				src = fmt.Sprintf("%s:%d", r.File, r.Line)
 			}
-			for _, r := range set.Rules {
-				src := "built-in"
-				if !r.Builtin {
-					src = fmt.Sprintf("%s:%d", r.File, r.Line)
-				}
-				why := strings.TrimSpace(r.Why)
-				if i := strings.Index(why, ". "); i > 0 {
-					why = why[:i+1]
-				}
-				fmt.Fprintf(io.out, "%-22s %-7s %s\n", r.ID, r.Severity, src)
-				if why != "" {
-					fmt.Fprintf(io.out, "    %s\n", why)
-				}
+			why := strings.TrimSpace(r.Why)
+			if i := strings.Index(why, ". "); i > 0 {
+				why = why[:i+1]
 			}
-			for _, b := range set.Budgets {
-				fmt.Fprintf(io.out, "%-22s %-7s %s:%d\n    budget: %s\n", b.ID, b.Severity, b.File, b.Line, b.Text)
+			fmt.Fprintf(io.out, "%-22s %-7s %s\n", r.ID, r.Severity, src)
+			if why != "" {
+				fmt.Fprintf(io.out, "    %s\n", why)
 			}
-			return nil
-		},
-	}
-	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
-	return cmd
+		}
+		for _, b := range set.Budgets {
+			fmt.Fprintf(io.out, "%-22s %-7s %s:%d\n    budget: %s\n", b.ID, b.Severity, b.File, b.Line, b.Text)
+		}
+		return nil
+	})
 }
 
 func newRulesExplainCmd(io *streams) *cobra.Command {
-	var files []string
-	cmd := &cobra.Command{
+	return rulesSubcommand(&cobra.Command{
 		Use:   "explain ID",
 		Short: "Explain a rule: what it checks, the expression, thresholds, the fix, and why",
 		Example: `  $ npuprof rules explain moe-routing-cumsum
   $ npuprof rules explain my-rule --rules team-rules.yaml`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := loadRules(files, selectOptions{})
-			if err != nil {
-				return err
+	}, func(set *rules.Set, args []string) error {
+		r := set.Lookup(args[0])
+		if r == nil {
+			var ids []string
+			for _, x := range set.Rules {
+				ids = append(ids, x.ID)
 			}
-			r := set.Lookup(args[0])
-			if r == nil {
-				var ids []string
-				for _, x := range set.Rules {
-					ids = append(ids, x.ID)
-				}
-				if near := rules.Suggest(args[0], ids, 3); len(near) > 0 {
-					return usageErr("no rule %q; did you mean %s?", args[0], strings.Join(near, ", "))
-				}
-				return usageErr("no rule %q; 'npuprof rules list' lists the %d rules", args[0], len(ids))
+			if near := rules.Suggest(args[0], ids, 3); len(near) > 0 {
+				return usageErr("no rule %q; did you mean %s?", args[0], strings.Join(near, ", "))
 			}
-			explain(io, r)
-			return nil
-		},
+			return usageErr("no rule %q; 'npuprof rules list' lists the %d rules", args[0], len(ids))
+		}
+		explain(io, r)
+		return nil
+	})
+}
+
+// rulesSubcommand gives cmd its --rules flag and a run over the rule set
+// (built-in plus --rules files).
+func rulesSubcommand(cmd *cobra.Command, run func(set *rules.Set, args []string) error) *cobra.Command {
+	var files []string
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		set, err := loadRules(files, selectOptions{})
+		if err != nil {
+			return err
+		}
+		return run(set, args)
 	}
 	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
 	return cmd
@@ -378,14 +363,9 @@ func wrap(s, ind string) string {
 
 // readBaseline loads --baseline OLD.json.
 func readBaseline(path string) (*rules.Baseline, *results.Document, error) {
-	f, err := os.Open(path)
+	doc, err := readDocument(path, "--baseline: ")
 	if err != nil {
-		return nil, nil, usageErr("--baseline: %v", err)
-	}
-	defer f.Close()
-	doc, err := results.Read(f, path)
-	if err != nil {
-		return nil, nil, usageErr("--baseline: %v", err)
+		return nil, nil, err
 	}
 	return compare.Baseline(doc, path), doc, nil
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// options are a command's flags, as gh's cmdutil splits a command: the
+// options type registers its flags and checks their values (taking in the
+// positional arguments) before any input is read; the command's xxxRun
+// then reads as a straight line.
+type options interface {
+	register(cmd *cobra.Command)
+	check(io *streams, cmd *cobra.Command, args []string) error
+}
+
+// newCommand gives cmd (its help and positional arguments) the flags of
+// o, and a run that checks them and calls run.
+func newCommand[O options](io *streams, cmd *cobra.Command, o O, run func(context.Context, *streams, O) error) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := o.check(io, cmd, args); err != nil {
+			return err
+		}
+		return run(cmd.Context(), io, o)
+	}
+	o.register(cmd)
+	return cmd
+}
+
+// Help of the shared flags.
+const (
+	usageOutput     = "write the output to `FILE` instead of standard output"
+	usageWorkers    = "ranks parsed at once (0 = number of CPUs)"
+	usageWorkersMem = usageWorkers + "; memory grows with this, not with the rank count"
+)
+
+// outputFlags are -o, --workers and -q, of every command that reads
+// profiles: where the output goes, how many ranks are parsed at once, and
+// no progress display.
+type outputFlags struct {
+	Output  string
+	Workers int
+	Quiet   bool
+}
+
+// register defines the flags; output and workers are the help of -o and
+// --workers.
+func (o *outputFlags) register(f *pflag.FlagSet, output, workers string) {
+	f.StringVarP(&o.Output, "output", "o", "", output)
+	workersFlag(f, &o.Workers, workers)
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress on standard error")
+}
+
+// formatFlag defines --format, its values and help from outs.
+func formatFlag[In any](f *pflag.FlagSet, p *string, outs render.Outputs[In]) {
+	f.StringVar(p, "format", outs.Default(), outs.Help())
+}
+
+// checkFormat refuses a --format value that is not in outs.
+func checkFormat[In any](outs render.Outputs[In], format string) error {
+	if _, ok := outs.Lookup(format); !ok {
+		return usageErr("--format %q: expected %s", format, outs.Names())
+	}
+	return nil
+}
+
+// writeFormat writes in as the --format output of outs to file ("" or
+// "-": standard output).
+func writeFormat[In any](io *streams, file string, outs render.Outputs[In], format string, in In) error {
+	out, _ := outs.Lookup(format)
+	return writeOutput(io, file, func(w ioWriter) error { return out.Write(w, in) })
+}
+
+// runErrors is exit code 3 when an analysis pass or a rule failed to run
+// (failed passes first; nil entries are skipped). Commands return it once
+// their outputs are written.
+func runErrors(res []*analysis.Result, reps []*rules.Report) error {
+	for _, r := range res {
+		if r != nil {
+			if err := passErrors(r); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range reps {
+		if r != nil {
+			if err := ruleErrors(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// passErrors turns failed passes into exit code 3, after output is written.
+func passErrors(res *analysis.Result) error {
+	var msgs []string
+	for _, e := range res.Errors() {
+		msgs = append(msgs, firstLine(e.Error()))
+	}
+	return failures("analysis pass(es) failed", msgs)
+}
+
+// ruleErrors turns rules that failed to run into exit code 3.
+func ruleErrors(rep *rules.Report) error {
+	var msgs []string
+	for _, o := range rep.Failed() {
+		msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+	}
+	return failures("rule(s) failed to run", msgs)
+}
+
+// failures is the internal error naming what failed (msgs), nil when
+// nothing did.
+func failures(what string, msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errkind.Errorf(errkind.Internal, "%d %s: %s", len(msgs), what, strings.Join(msgs, "; "))
+}
