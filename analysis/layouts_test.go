@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -274,4 +276,47 @@ func TestMsprofDB(t *testing.T) {
 	}
 	require.Equal(t, 0, res.Ranks[0].Rank)
 	require.Equal(t, 1, res.Ranks[1].Rank, "rank from device_N/info.json.N")
+}
+
+// msprof's CSVs cut short: task_time_*.csv (the timeline when there is no
+// msprof_*.json) makes the rank and every metric partial; a cut
+// communication_statistic_*.csv is warned about. Both were read as whole.
+func TestMsprofCutCSVsArePartial(t *testing.T) {
+	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 1
+	dir := t.TempDir()
+	_, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMsprofText)
+	require.NoError(t, err)
+	for _, j := range glob(t, dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json") {
+		require.NoError(t, os.Remove(j))
+	}
+	load := func() *RankResult {
+		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		require.NoError(t, err)
+		res, err := analyzeProfile(p)
+		require.NoError(t, err)
+		return res.Ranks[0]
+	}
+	require.False(t, load().Partial)
+	cutLast := func(p string) int {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		b = b[:len(b)-2] // inside the last row's last cell
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return strings.Count(string(b), "\n") + 1
+	}
+	tt := glob(t, dir, "PROF_*", "mindstudio_profiler_output", "task_time_*.csv")[0]
+	line := cutLast(tt)
+	rr := load()
+	require.True(t, rr.Partial)
+	require.Contains(t, rr.PartialReason, fmt.Sprintf("%s ends inside line %d, without a newline (cut short?)", tt, line))
+	require.ElementsMatch(t, slices.Collect(maps.Keys(rr.Metrics)), rr.PartialMetrics, "every metric comes from the cut timeline")
+
+	cs := glob(t, dir, "PROF_*", "mindstudio_profiler_output", "communication_statistic_*.csv")[0]
+	line = cutLast(cs)
+	warned := false
+	for _, w := range load().Warnings {
+		warned = warned || w.File == cs && strings.Contains(w.Message, fmt.Sprintf("the file ends inside line %d", line))
+	}
+	require.True(t, warned)
 }

@@ -223,6 +223,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		// export was given the rank folder
 		root = r.Origin.Path
 	}
+	partialFrom := fromPartialFiles(r, m.Sources, rr.Metrics)
 	rr.Sources = relSources(root, m.Sources)
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
@@ -241,5 +242,21 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 			}
 		}
 	}
+	if len(partialFrom) > 0 {
+		// computed from a summary file read only in part
+		rr.PartialMetrics = slices.Compact(slices.Sorted(slices.Values(append(rr.PartialMetrics, partialFrom...))))
+	}
 	return rr
+}
+
+// fromPartialFiles are the metrics whose source is a file the parser read
+// only in part (Have.PartialFiles: cut, or rows skipped).
+func fromPartialFiles(r *model.Rank, sources map[string]string, metrics map[string]float64) []string {
+	var out []string
+	for name, src := range sources {
+		if _, metric := metrics[name]; metric && slices.Contains(r.Have.PartialFiles, src) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

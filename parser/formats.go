@@ -11,6 +11,7 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/msprof"
 	"github.com/npuprof/npuprof/parser/sqlitedb"
+	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
 )
 
@@ -108,18 +109,10 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Warn(files.TaskTime[0], "no op_summary_*.csv: kernel names and op types are task_time's (the kernel binaries' hashed names, e.g. GroupedMatmul_0d2d4375...), not the ops' names")
 	}
 	for _, p := range files.CommStat {
-		withFile(r, p, func(f io.Reader) error {
-			rows, err := msprof.ReadCommStatistic(f, p)
-			r.CommStats = append(r.CommStats, rows...)
-			return err
-		})
+		readStatFile(r, p, msprof.ReadCommStatistic, &r.CommStats)
 	}
 	for _, p := range files.APIStat {
-		withFile(r, p, func(f io.Reader) error {
-			rows, err := msprof.ReadAPIStatistic(f, p)
-			r.APIStats = append(r.APIStats, rows...)
-			return err
-		})
+		readStatFile(r, p, msprof.ReadAPIStatistic, &r.APIStats)
 	}
 	// the analysis reads analyze/communication.json only when no other
 	// file gives the collectives
@@ -157,8 +150,27 @@ func readTaskTime(r *model.Rank, path string) {
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), OpType: r.Intern(binaryOpType(name)),
 				TaskType: r.Intern(t.TaskType), Stream: t.Stream, Class: c, ModelID: 4294967295})
 		})
-		if w := issues.Warning(path); w != nil {
-			r.Warnings = append(r.Warnings, *w)
+		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
+		if err == nil && issues.Partial() {
+			// task_time is the timeline: cut, every metric is partial
+			r.Have.TimelinePartial = true
+			r.Partial = true
+			if r.PartialReason == "" {
+				r.PartialReason = issues.PartialReason(path, len(r.Tasks))
+			}
+		}
+		return err
+	})
+}
+
+// readStatFile appends the rows of one msprof statistic CSV to *to.
+func readStatFile(r *model.Rank, p string, read func(io.Reader, string) ([]model.StatRow, summary.RowIssues, error), to *[]model.StatRow) {
+	withFile(r, p, func(f io.Reader) error {
+		rows, issues, err := read(f, p)
+		*to = append(*to, rows...)
+		r.Warnings = append(r.Warnings, issues.Warnings(p)...)
+		if err == nil && len(rows) > 0 && issues.Partial() {
+			r.Have.PartialFiles = append(r.Have.PartialFiles, p)
 		}
 		return err
 	})

@@ -16,16 +16,37 @@ import (
 // readStepTrace reads step_trace_time.csv into r.StepTrace and takes the
 // rank's device from its Device_id column (new headers) when unknown.
 func readStepTrace(r *model.Rank, p string) {
+	var issues summary.RowIssues
 	err := withFile(r, p, func(f io.Reader) error {
-		rows, issues, err := summary.ReadStepTraceTime(f, p)
+		var rows []model.StepTraceRow
+		var err error
+		rows, issues, err = summary.ReadStepTraceTime(f, p)
 		r.Warnings = append(r.Warnings, issues.Warnings(p)...)
 		r.StepTrace = rows
 		return err
 	})
 	if err == nil && len(r.StepTrace) > 0 {
 		r.Have.StepTraceFile = p
+		partialFile(r, p, &issues, len(r.StepTrace))
 	}
 	deviceFromStepTrace(r, p)
+}
+
+// partialFile records that the summary file p was read only in part
+// (issues say why; rows were used): the metrics computed from it are
+// partial, and so is the rank when it has no timeline (the file is then
+// its device data), with the file and line in partial_reason.
+func partialFile(r *model.Rank, p string, issues *summary.RowIssues, rows int) {
+	if !issues.Partial() {
+		return
+	}
+	r.Have.PartialFiles = append(r.Have.PartialFiles, p)
+	if !r.Have.Timeline {
+		r.Partial = true
+		if r.PartialReason == "" {
+			r.PartialReason = issues.PartialReason(p, rows)
+		}
+	}
 }
 
 // deviceFromStepTrace sets r.Device from the rows' Device_id, when unknown.
@@ -62,13 +83,16 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		if p := findInput(out, "op_statistic.csv"); p != "" {
+			var issues summary.RowIssues
 			withFile(r, p, func(f io.Reader) error {
-				rows, err := msprof.ReadOpStatistic(f, p)
-				r.OpStats = rows
+				rows, is, err := msprof.ReadOpStatistic(f, p)
+				r.OpStats, issues = rows, is
+				r.Warnings = append(r.Warnings, is.Warnings(p)...)
 				return err
 			})
 			if len(r.OpStats) > 0 {
 				r.Have.OpStatFile = p
+				partialFile(r, p, &issues, len(r.OpStats))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -267,4 +268,44 @@ func TestClusterHalfSummariesOnly(t *testing.T) {
 	require.Equal(t, []int{0, 1}, c.RanksUsed["collectives.matched"])
 	require.Equal(t, []int{0, 1, 2, 3}, c.RanksUsed["skew.computing.max_us"])
 	require.Empty(t, c.NotUsed([]int{0, 1, 2, 3}), "skew used every rank")
+}
+
+// A summaries-only rank whose step_trace_time.csv or op_statistic.csv is
+// cut short: the metrics computed from the cut file are partial and the
+// rank is partial with the file and line in its reason (both were read as
+// complete, with no warning when the cut fell inside a row's last cell).
+func TestCutSummariesArePartial(t *testing.T) {
+	rel := "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt"
+	src := testutil.Sample(t, rel)
+	for _, c := range []struct {
+		file, metric, other string
+		cut                 func([]byte) []byte
+	}{
+		// inside the only row's last cell: every cell still there
+		{"step_trace_time.csv", "overlap.free.time_us", "kernel.compute.time_us", func(b []byte) []byte { return b[:len(b)-2] }},
+		// half-way: a row with too few cells, then the end
+		{"op_statistic.csv", "kernel.compute.time_us", "overlap.free.time_us", func(b []byte) []byte { return b[:len(b)/2] }},
+	} {
+		dir := filepath.Join(t.TempDir(), filepath.Base(rel))
+		copyTree(t, src, dir, "trace_view.json", "kernel_details.csv")
+		p := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", c.file)
+		whole := analyzeOne(t, dir).Ranks[0]
+		require.False(t, whole.Partial, c.file)
+		require.Empty(t, whole.PartialMetrics, c.file)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		cut := c.cut(b)
+		require.NoError(t, os.WriteFile(p, cut, 0o644))
+		rr := analyzeOne(t, dir).Ranks[0]
+		require.True(t, rr.Partial, c.file)
+		line := strings.Count(string(cut), "\n") + 1
+		require.Contains(t, rr.PartialReason, p+" ends inside line "+strconv.Itoa(line)+", without a newline (cut short?)", c.file)
+		require.Contains(t, rr.PartialMetrics, c.metric, c.file)
+		require.NotContains(t, rr.PartialMetrics, c.other, "a metric from a whole file is not partial")
+		var warned bool
+		for _, w := range rr.Warnings {
+			warned = warned || w.File == p && strings.Contains(w.Message, "the file ends inside line "+strconv.Itoa(line))
+		}
+		require.True(t, warned, c.file)
+	}
 }

@@ -178,6 +178,15 @@ var brokenCases = []struct {
 		require.Equal(b.t, []int{3, 4}, w.Lines)
 		b.metric("kernel.compute.count", 4)
 	}},
+	{entry: "step-trace-cut", check: func(b brokenRank) {
+		// the only device data, cut inside its last row's last cell
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "step_trace_time.csv ends inside line 3, without a newline (cut short?); the metrics from it cover the 2 rows read")
+		b.warning("the file ends inside line 3, without a newline: it may have been cut there")
+		b.metric("overlap.free.time_us", 69.5)
+		require.Contains(b.t, b.r.PartialMetrics, "overlap.free.time_us")
+		require.Contains(b.t, b.r.PartialMetrics, "device.window.time_us")
+	}},
 	{entry: "profiler-info-not-json", check: func(b brokenRank) {
 		b.warning("profiler_info_3.json: expected a profiler_info JSON object: unexpected EOF")
 		require.Equal(b.t, 3, b.r.Rank)

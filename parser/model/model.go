@@ -273,6 +273,11 @@ type Availability struct {
 	TimelinePartial bool
 	// KernelPartial: kernel_details.csv was read only up to a problem.
 	KernelPartial bool
+	// PartialFiles are the summary files read only in part (cut inside
+	// their last line, or with rows skipped): step_trace_time.csv,
+	// op_statistic.csv, msprof's statistic CSVs. Every metric computed
+	// from one (its source) is partial.
+	PartialFiles []string
 	// TimelineNote, HCCLNote and KernelNote say why that input is missing
 	// or unusable when a file was there but could not be used (empty, not
 	// a trace, truncated before its process metadata, bad header...).

@@ -26,8 +26,8 @@ func FuzzReadStatistics(f *testing.F) {
 	f.Add([]byte("Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\nhost,acl,aclrtMemcpyAsync,1,1,1,1,1,0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer testutil.Watchdog(data)()
-		_, _ = ReadCommStatistic(bytes.NewReader(data), "communication_statistic_0.csv")
-		_, _ = ReadAPIStatistic(bytes.NewReader(data), "api_statistic_0.csv")
+		_, _, _ = ReadCommStatistic(bytes.NewReader(data), "communication_statistic_0.csv")
+		_, _, _ = ReadAPIStatistic(bytes.NewReader(data), "api_statistic_0.csv")
 	})
 }
 

@@ -322,7 +322,8 @@ func cell(rec []string, idx map[string]int, k string) string {
 // rows are counted, not fatal.
 func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssues, error) {
 	var issues summary.RowIssues
-	cr := csv.NewReader(r)
+	lt := summary.NewLineTracker(r)
+	cr := csv.NewReader(lt)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.ReuseRecord = true
@@ -387,6 +388,7 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 	if issues.Skipped > 0 {
 		issues.Reasons = bad
 	}
+	issues.CutLine = lt.CutLine()
 	return issues, nil
 }
 
@@ -399,7 +401,7 @@ func appendLine(l []int, n int) []int {
 
 // ReadCommStatistic reads communication_statistic_*.csv (per collective op
 // type: count and total µs).
-func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
 	return readStat(r, file, map[string][]string{
 		"name":  {"OP Type"},
 		"count": {"Count"},
@@ -409,7 +411,7 @@ func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, error) {
 
 // ReadAPIStatistic reads api_statistic_*.csv (per host API: level, count,
 // total µs).
-func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
 	return readStat(r, file, map[string][]string{
 		"name":  {"API Name"},
 		"level": {"Level"},
@@ -421,7 +423,7 @@ func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, error) {
 // ReadOpStatistic reads op_statistic.csv / op_statistic_*.csv (per op type
 // and core type: count and total µs; collectives are not in it). Level is
 // the Core Type, Name the OP Type.
-func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, error) {
+func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
 	return readStat(r, file, map[string][]string{
 		"name":  {"OP Type"},
 		"level": {"Core Type"},
@@ -430,32 +432,49 @@ func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, error) {
 	}, "level")
 }
 
-func readStat(r io.Reader, file string, cols map[string][]string, level string) ([]model.StatRow, error) {
-	cr := csv.NewReader(r)
+// readStat reads a statistic CSV; rows it cannot read are skipped and
+// counted, and a file cut inside its last line is said in the issues.
+func readStat(r io.Reader, file string, cols map[string][]string, level string) ([]model.StatRow, summary.RowIssues, error) {
+	var issues summary.RowIssues
+	lt := summary.NewLineTracker(r)
+	cr := csv.NewReader(lt)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s: expected a CSV header: %w", file, err)
+		return nil, issues, fmt.Errorf("%s: expected a CSV header: %w", file, err)
 	}
 	idx := headerIndex(header, cols)
 	for _, need := range []string{"name", "count", "total"} {
 		if _, ok := idx[need]; !ok {
-			return nil, fmt.Errorf("%s: %w: no %q column", file, summary.ErrUnknownHeader, cols[need][0])
+			return nil, issues, fmt.Errorf("%s: %w: no %q column", file, summary.ErrUnknownHeader, cols[need][0])
 		}
 	}
 	var out []model.StatRow
+	bad := map[string]int{}
+	skip := func(line int, why string) {
+		bad[why]++
+		issues.Skipped++
+		issues.Lines = appendLine(issues.Lines, line)
+	}
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
+		line, _ := cr.FieldPos(0)
 		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				return out, issues, fmt.Errorf("%s: %w", file, err)
+			}
+			skip(pe.Line, "unparsable CSV")
 			continue
 		}
 		n, ok1 := timeparse.ParseInt([]byte(cell(rec, idx, "count")))
 		t, ok2 := timeparse.MicrosToNanos([]byte(cell(rec, idx, "total")))
 		if !ok1 || !ok2 {
+			skip(line, "non-numeric count or time")
 			continue
 		}
 		row := model.StatRow{Name: cell(rec, idx, "name"), Count: int(n), Total: t}
@@ -464,7 +483,11 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	if issues.Skipped > 0 {
+		issues.Reasons = bad
+	}
+	issues.CutLine = lt.CutLine()
+	return out, issues, nil
 }
 
 // ReadCommunication reads msprof's analyze/communication.json, which is

@@ -614,12 +614,53 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 
 // newCSV returns the lenient CSV reader every summary CSV uses: variable
 // cell counts (checked per row against the header), lazy quotes, bounded
-// line length.
-func newCSV(r io.Reader) *csv.Reader {
-	cr := csv.NewReader(&lineLimit{r: r, max: MaxLineBytes, line: 1})
+// line length; its lineLimit says where the input ended.
+func newCSV(r io.Reader) (*csv.Reader, *lineLimit) {
+	ll := &lineLimit{r: r, max: MaxLineBytes, line: 1}
+	cr := csv.NewReader(ll)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
-	return cr
+	return cr, ll
+}
+
+// cutLine is the line the input read through l ended inside, without a
+// newline (cut short?); 0 when it ended with one.
+func (l *lineLimit) cutLine() int {
+	if l.cur > 0 {
+		return l.line
+	}
+	return 0
+}
+
+// LineTracker passes a reader through and says whether the input ended
+// inside a line (without a final newline), as a cut file does.
+type LineTracker struct {
+	r    io.Reader
+	line int // 1-based line being read
+	cur  int // bytes since the last newline
+}
+
+// NewLineTracker tracks the lines read from r.
+func NewLineTracker(r io.Reader) *LineTracker { return &LineTracker{r: r, line: 1} }
+
+func (t *LineTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if k := bytes.Count(p[:n], []byte{'\n'}); k > 0 {
+		t.line += k
+		t.cur = n - 1 - bytes.LastIndexByte(p[:n], '\n')
+	} else {
+		t.cur += n
+	}
+	return n, err
+}
+
+// CutLine is the line the input ended inside, without a newline; 0 when
+// it ended with one (or was empty).
+func (t *LineTracker) CutLine() int {
+	if t.cur > 0 {
+		return t.line
+	}
+	return 0
 }
 
 // cellCountOK accepts a row with exactly as many cells as the header, or

@@ -32,7 +32,7 @@ var stepCols = map[string][]string{
 // the new one has a leading Device_id column, kept in StepTraceRow.Device).
 func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssues, error) {
 	var issues RowIssues
-	cr := newCSV(r)
+	cr, ll := newCSV(r)
 	header, err := cr.Read()
 	if err != nil {
 		if err == io.EOF {
@@ -92,6 +92,8 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 		row.Preparing, row.HasPreparing = f("preparing")
 		rows = append(rows, row)
 	}
+	// a file cut inside its last line: that row may be cut too
+	issues.CutLine = ll.cutLine()
 	return rows, issues, nil
 }
 
