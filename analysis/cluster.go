@@ -136,7 +136,7 @@ type ClusterContext struct {
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {

@@ -51,3 +51,56 @@ func TestDispatcherPathsDelimitLayers(t *testing.T) {
 		})
 	}
 }
+
+// On MC2 the per-layer dispatch and combine times divide the kernels' time
+// by the MoE layers executed, and the wait estimate compares each layer's
+// dispatch across the ep group: every rank's excess over the group's
+// shortest, computed here from the kernels of the model itself.
+func TestMC2DispatchCombinePerLayer(t *testing.T) {
+	s := tracegen.DispatcherScenario(DispatcherMC2)
+	_, p, res := generateAndAnalyze(t, s)
+	layers := float64(s.Layers * s.Steps)
+	var durs [][2][]int64 // per rank: dispatch, combine per layer
+	var busy int64
+	for i, rr := range res.Ranks {
+		m := rr.Metrics
+		moeK := m[MetricMoEDispatchUs] + m[MetricMoECombineUs] + m[MetricMoEGMMUs] + m[MetricMoEGatingUs]
+		require.InDelta(t, (m[MetricMoEDispatchUs]+m[MetricMoECombineUs])/moeK, m[MetricMoEDispatchShare], 1e-9)
+		var d, c []int64
+		for _, task := range p.Ranks[i].Tasks {
+			switch p.Ranks[i].Str(task.OpType) {
+			case "MoeDistributeDispatchV2":
+				d = append(d, task.Dur)
+				busy += task.Dur
+			case "MoeDistributeCombineV2":
+				c = append(c, task.Dur)
+				busy += task.Dur
+			}
+		}
+		require.Len(t, d, int(layers))
+		var sd, sc int64
+		for k := range d {
+			sd, sc = sd+d[k], sc+c[k]
+		}
+		require.Equal(t, float64(sd/int64(layers))/1000, m[MetricMoEDispatchLayerUs])
+		require.Equal(t, float64(sc/int64(layers))/1000, m[MetricMoECombineLayerUs])
+		durs = append(durs, [2][]int64{d, c})
+	}
+	var wd, wc int64
+	for k := 0; k < int(layers); k++ {
+		md, mc := durs[0][0][k], durs[0][1][k]
+		for _, x := range durs {
+			md, mc = min(md, x[0][k]), min(mc, x[1][k])
+		}
+		for _, x := range durs {
+			wd += x[0][k] - md
+			wc += x[1][k] - mc
+		}
+	}
+	n := layers * float64(len(durs))
+	cm := res.Cluster.Metrics
+	require.InDelta(t, float64(wd)/n/1000, cm[MetricMoEDispatchWaitLayerUs], 1e-9)
+	require.InDelta(t, float64(wc)/n/1000, cm[MetricMoECombineWaitLayerUs], 1e-9)
+	require.InDelta(t, float64(wd+wc)/float64(busy), cm[MetricMoEDispatchWaitShare], 1e-9)
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, res.Cluster.RanksUsed[MetricMoEDispatchWaitLayerUs])
+}

@@ -562,6 +562,12 @@ type EPLoadResult struct {
 	// nil when there are more than maxEPLoadSeries (TooMany set).
 	Layers, Kernels []int64
 	TooMany         int
+	// Dispatch and Combine are, per MoE layer occurrence in order, the
+	// dispatch kernel's time (the MC2/All2All opener; fused MC2's one
+	// kernel) and the layer's combine kernels' time (ns), for the moe_wait
+	// cluster pass; nil on the AllGather path, which has no dispatch
+	// kernel, and with TooMany.
+	Dispatch, Combine []int64
 }
 
 // maxEPLoadSeries bounds the per-rank series kept for cross-rank alignment
@@ -615,6 +621,7 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 			}
 			res.Layers = append(res.Layers, ns)
 		}
+		epDispatchSeries(r, moe, res)
 		if n == 0 && tl != nil {
 			roles := newNameOpMemo(r, moeRole)
 			for _, i := range tl.ComputeTasks {
@@ -625,6 +632,27 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 		}
 		return res, nil
 	},
+}
+
+// epDispatchSeries records each MoE layer's dispatch and combine time
+// when the layers are opened by a dispatch kernel (not the AllGather path).
+func epDispatchSeries(r *model.Rank, moe *MoEResult, res *EPLoadResult) {
+	if moe.Dispatcher == "" || moe.Dispatcher == DispatcherAllGather || len(moe.Layers) > maxEPLoadSeries {
+		return
+	}
+	res.Dispatch = make([]int64, 0, len(moe.Layers))
+	res.Combine = make([]int64, 0, len(moe.Layers))
+	for _, l := range moe.Layers {
+		if l.Path != moe.Dispatcher {
+			continue
+		}
+		var c int64
+		for _, i := range l.Combine {
+			c += r.Tasks[i].Dur
+		}
+		res.Dispatch = append(res.Dispatch, r.Tasks[l.Routing].Dur)
+		res.Combine = append(res.Combine, c)
+	}
 }
 
 // EPLoadOf is the rank's GroupedMatmul work and ep group, for the

@@ -87,7 +87,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		layerNames := []string{MetricHCCLPerLayerCount, MetricHCCLPerLayerUs}
 		stepNames := []string{MetricDecodeStepsCount, MetricMoELayersCount}
 		if moe == nil || len(moe.Layers) == 0 {
-			why := "no kernel that opens a MoE layer (MoeInitRouting*, MoeDistributeDispatch*, DispatchFFNCombine, DispatchGmmCombineDecode, MoeTokenPermute with hcom_alltoallv_), so MoE layers cannot be delimited"
+			why := noMoELayer
 			if moe == nil {
 				why = noDeviceData(ctx)
 			}

@@ -93,9 +93,15 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 			set[m.Name] = true
 		}
 	}
+	var scs []tracegen.Scenario
 	for _, name := range []string{"ep-fc1-cumsum", "hot-experts", "captured-batch", "clean-steps"} {
 		sc, ok := tracegen.Lookup(name)
 		require.True(t, ok, name)
+		scs = append(scs, sc)
+	}
+	// the MC2 dispatcher: dispatch/combine waits across EP ranks
+	scs = append(scs, tracegen.DispatcherScenario("mc2"))
+	for _, sc := range scs {
 		dir := t.TempDir()
 		_, err := tracegen.Generate(dir, sc)
 		require.NoError(t, err)

@@ -81,6 +81,10 @@ type MoELayer struct {
 	Routing int
 	Cumsum  []int // MoE-routing Cumsum kernels that followed it
 	GMM     []int // GroupedMatmul kernels of the layer
+	// Combine are the combine kernels of the layer (MoeDistributeCombine*,
+	// MoeTokenUnpermute, ...: after the opener, before the next one, same
+	// stream).
+	Combine []int
 }
 
 // MoEResult describes the MoE routing path.
@@ -139,6 +143,10 @@ const (
 	MetricMoEDispatchCount    = "moe.dispatch.count"
 	MetricMoECombineUs        = "moe.combine.time_us"
 	MetricMoECombineCount     = "moe.combine.count"
+	MetricMoEDispatchLayerUs  = "moe.dispatch.per_layer.time_us"
+	MetricMoECombineLayerUs   = "moe.combine.per_layer.time_us"
+	MetricMoEGMMLayerUs       = "moe.gmm.per_layer.time_us"
+	MetricMoEDispatchShare    = "moe.dispatch_combine.share"
 	MetricCumsumOtherUs       = "cumsum.other.time_us"
 	MetricCumsumOtherCount    = "cumsum.other.count"
 )
@@ -153,7 +161,11 @@ moe.routing.* are MoeInitRouting* kernels (Custom, V2, V3). moe.cumsum.*
 are Cumsum kernels in the routing path: after a MoeInitRouting* kernel on
 the same stream and before the next GroupedMatmul* kernel. A Cumsum
 elsewhere (the sampler's top-p) is not MoE routing. moe.cumsum.aicpu.* are
-those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
+those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.
+moe.dispatch.per_layer.time_us, moe.combine.per_layer.time_us and
+moe.gmm.per_layer.time_us divide by the MoE layers executed (on any
+dispatcher path); moe.dispatch_combine.share is dispatch + combine over
+every MoE kernel's time.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*MoEResult)(nil)),
 	Metrics: []Metric{
@@ -172,6 +184,10 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 		{Name: MetricMoEDispatchCount, Unit: "count", Doc: "number of dispatch kernels"},
 		{Name: MetricMoECombineUs, Unit: "µs", Doc: "combine kernels (MoeDistributeCombine*, MoeTokenUnpermute, MoeFinalizeRouting*)"},
 		{Name: MetricMoECombineCount, Unit: "count", Doc: "number of combine kernels"},
+		{Name: MetricMoEDispatchLayerUs, Unit: "µs", Doc: "dispatch time per MoE layer executed (moe.dispatch.time_us over the layers; MoeDistributeDispatch* on MC2: the token exchange and the wait for the slowest EP rank)"},
+		{Name: MetricMoECombineLayerUs, Unit: "µs", Doc: "combine time per MoE layer executed"},
+		{Name: MetricMoEGMMLayerUs, Unit: "µs", Doc: "GroupedMatmul time per MoE layer executed (the experts' compute)"},
+		{Name: MetricMoEDispatchShare, Unit: "ratio", Doc: "dispatch + combine over the MoE kernels' time (routing, Cumsum, gating, GroupedMatmul, dispatch, combine)"},
 		{Name: MetricCumsumOtherUs, Unit: "µs", Doc: "Cumsum kernels outside the MoE routing path (e.g. the sampler's top-p)"},
 		{Name: MetricCumsumOtherCount, Unit: "count", Doc: "number of those"},
 	},
@@ -200,6 +216,7 @@ those that ran on the AI CPU. moe.gmm.* are GroupedMatmul* kernels.`,
 		set(MetricMoEDispatchUs, MetricMoEDispatchCount, res.Dispatch)
 		set(MetricMoECombineUs, MetricMoECombineCount, res.Combine)
 		set(MetricCumsumOtherUs, MetricCumsumOtherCount, res.OtherCumsum)
+		setMoEPerLayer(ctx, res)
 		if res.GMM.Count > 0 {
 			if res.HaveShapes {
 				ctx.SetCount(MetricMoEGMMTokens, int(res.GMMTokens))
@@ -348,6 +365,9 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			res.Dispatch.add(t.Dur)
 		case roleCombine:
 			res.Combine.add(t.Dur)
+			if li, ok := cur[t.Stream]; ok {
+				res.Layers[li].Combine = append(res.Layers[li].Combine, i)
+			}
 		}
 	}
 	setDispatcher(res, opener)
@@ -382,3 +402,26 @@ func setDispatcher(res *MoEResult, opener map[string]string) {
 	}
 	res.DispatcherEvidence = strings.Join(parts, "; ")
 }
+
+// setMoEPerLayer sets the per-layer dispatch, combine and GroupedMatmul
+// times and the dispatch + combine share of the MoE kernels.
+func setMoEPerLayer(ctx *Context, res *MoEResult) {
+	all := res.Routing.Total + res.Cumsum.Total + res.Gating.Total + res.GMM.Total + res.Dispatch.Total + res.Combine.Total
+	if all > 0 {
+		ctx.Set(MetricMoEDispatchShare, float64(res.Dispatch.Total+res.Combine.Total)/float64(all))
+	} else {
+		ctx.Unavailable("no MoE kernel (routing, gating, GroupedMatmul, dispatch, combine)", MetricMoEDispatchShare)
+	}
+	names := []string{MetricMoEDispatchLayerUs, MetricMoECombineLayerUs, MetricMoEGMMLayerUs}
+	n := int64(len(res.Layers))
+	if n == 0 {
+		ctx.Unavailable(noMoELayer, names...)
+		return
+	}
+	ctx.SetUs(MetricMoEDispatchLayerUs, res.Dispatch.Total/n)
+	ctx.SetUs(MetricMoECombineLayerUs, res.Combine.Total/n)
+	ctx.SetUs(MetricMoEGMMLayerUs, res.GMM.Total/n)
+}
+
+// noMoELayer says why per-layer metrics are not measured.
+const noMoELayer = "no kernel that opens a MoE layer (MoeInitRouting*, MoeDistributeDispatch*, DispatchFFNCombine, DispatchGmmCombineDecode, MoeTokenPermute with hcom_alltoallv_), so MoE layers cannot be delimited"

@@ -145,6 +145,11 @@ func (fs *factSet) serve(c *Command) {
 			fs.add(fact, false, c.FirstLine, flag+" absent")
 		}
 	}
+	if f := c.Lookup("--quantization"); f != nil && f.HasValue {
+		if v, ok := s.expand(f.Value); ok && v != "" {
+			fs.add("quantization", v, f.Line, "--quantization "+f.Value)
+		}
+	}
 	boolFlag("--enable-expert-parallel", "expert_parallel")
 	boolFlag("--async-scheduling", "async_scheduling")
 	// Prefix caching is on by default in vLLM V1 and off in V0: only an

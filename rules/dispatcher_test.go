@@ -38,9 +38,19 @@ func TestRulesOnMC2Dispatcher(t *testing.T) {
 	require.Equal(t, "moe.dispatcher mc2 (rule applies to allgather)", o.Reason)
 	require.Contains(t, set.Lookup("moe-routing-cumsum").Why, "AllGather only")
 
-	// the AllGather path: the Cumsum rule still applies
+	// FLASHCOMM1's collectives are the AllGather path's; dispatch/combine
+	// at batch 25 is not a small batch
+	o = status(rep, "comm-ep-flashcomm")
+	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, "moe.dispatcher mc2 (rule applies to allgather)", o.Reason)
+	require.Equal(t, StatusClear, status(rep, "moe-dispatch-combine").Status)
+
+	// the AllGather path: the Cumsum rule still applies, dispatch/combine does not
 	rep = evaluate(t, set, analyzed(t, "noep-cumsum"), nil, "vllm_ascend_version=v0.13.0rc1")
 	require.Equal(t, StatusFired, status(rep, "moe-routing-cumsum").Status)
+	o = status(rep, "moe-dispatch-combine")
+	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, "moe.dispatcher allgather (rule applies to mc2, fused_mc2, alltoall)", o.Reason)
 	require.Equal(t, StatusFired, status(rep, "vllm-ascend-upgrade").Status)
 	_, err = BuildFacts(res, nil, []string{"moe.dispatcher=deepep"})
 	require.ErrorContains(t, err, "expected allgather, mc2, fused_mc2 or alltoall")

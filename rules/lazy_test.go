@@ -16,7 +16,7 @@ func builtinEager(t *testing.T) *Set {
 	t.Helper()
 	entries, err := fs.Glob(builtinFS, "builtin/*.yaml")
 	require.NoError(t, err)
-	require.Len(t, entries, 14)
+	require.Len(t, entries, 15)
 	set := &Set{}
 	for _, e := range entries {
 		data, err := builtinFS.ReadFile(e)

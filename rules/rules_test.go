@@ -113,7 +113,7 @@ func TestBuiltinRuleIDs(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes", "expert-imbalance",
 		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade", "prefix-cache", "mm-cache",
-		"comm-bound", "host-bound", "aicpu-kernels"}, ids)
+		"comm-bound", "host-bound", "aicpu-kernels", "moe-dispatch-combine"}, ids)
 }
 
 // The acceptance scenarios of issue 3 on generated traces.

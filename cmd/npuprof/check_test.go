@@ -162,8 +162,8 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.Len(t, suites.Suites, 1)
-	require.Equal(t, 14, suites.Tests)
-	require.Len(t, suites.Suites[0].Cases, 14)
+	require.Equal(t, 15, suites.Tests)
+	require.Len(t, suites.Suites[0].Cases, 15)
 	failed := map[string]bool{}
 	for _, c := range suites.Suites[0].Cases {
 		if c.Failure != nil {
@@ -179,7 +179,7 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	require.True(t, failed["comm-ep-flashcomm"])
 	require.True(t, failed["graph-capture-sizes"])
 	require.Equal(t, len(failed), suites.Failures)
-	require.Equal(t, 3, suites.Suites[0].Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm)
+	require.Equal(t, 4, suites.Suites[0].Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm), moe-dispatch-combine (allgather)
 
 	// SARIF: structure, locations in the deployment script
 	b, err = os.ReadFile(sarif)
@@ -327,7 +327,7 @@ func TestAnalyzeWithDeployJSON(t *testing.T) {
 			require.GreaterOrEqual(t, doc.Findings[i-1].SavingUs, f.SavingUs)
 		}
 	}
-	require.Len(t, doc.Rules, 14)
+	require.Len(t, doc.Rules, 15)
 	script, err := os.ReadFile(fieldScript)
 	require.NoError(t, err)
 	after, err := testutil.ApplyUnifiedDiff(string(script), doc.DeployDiff)
