@@ -30,8 +30,9 @@ func counts(r *model.Rank) [4]int {
 }
 
 // TestReadFlipsNeverSilent damages 1-3 bytes at 200 seeded positions of a
-// generated trace. Every read either accounts for every event of the file
-// (read, or skipped and counted) or is partial, and one that is neither
+// generated trace. Every read accounts for every event of the file (read,
+// or skipped and counted) exactly, but where the damage replaced a whole
+// ", {" separator (see below), and one that is neither
 // partial nor warned read every event: its counts of tasks, collectives,
 // framework ops and steps differ from the clean read's by at most the
 // bytes damaged (a damaged byte inside a value, a name or a category,
@@ -61,12 +62,18 @@ func TestReadFlipsNeverSilent(t *testing.T) {
 			require.Less(t, p, 8, what)
 			continue
 		}
-		if got := st.Events + st.Skipped; got != st0.Events && r.Partial && bytes.ContainsAny(clean[p:p+n], "{}") && max(got-st0.Events, st0.Events-got) == 1 {
-			// damage that took an event's opening '{' (", {" -> other
-			// bytes) leaves its body after a complete event, as damage
-			// that closed an event early ('"' -> '}') leaves the rest of
-			// it: the same bytes, one a lost event, the other not. The
-			// read is partial and says where; the count may be one off.
+		if got := st.Events + st.Skipped; got == st0.Events-1 && bytes.Equal(clean[p:p+n], []byte(", {")) {
+			// The one case counted one short, and only it: the whole
+			// separator ", {" replaced (2 of the 200). With both the comma
+			// and the brace gone, no byte says an event starts there: what
+			// follows a complete event is `"ph": ...}`, the same bytes as
+			// the rest of an event that a damaged ',' -> '}' closed early,
+			// which is not an event of its own. The reader cannot tell
+			// them apart (it would need to see that the two bodies repeat
+			// keys), so it counts the bytes as the earlier event's tail.
+			// The read is still partial, with the byte offset.
+			require.True(t, r.Partial, what)
+			require.Regexp(t, `malformed at byte \d+ \(expected '\{' or '\]'`, r.PartialReason, what)
 			partial++
 			continue
 		}
