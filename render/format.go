@@ -169,8 +169,9 @@ func cleanBlock(s string) string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n ")
 }
 
-// firstLineOf is s up to its first newline.
-func firstLineOf(s string) string {
+// FirstLine is s up to its first newline (an error's headline; the rest is
+// detail or a stack).
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}

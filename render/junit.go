@@ -117,7 +117,7 @@ func WriteJUnit(w io.Writer, in JUnitInput) error {
 				suite.Failures++
 			}
 		case results.StatusFailed:
-			c.Error = &junitMessage{Message: firstLineOf(o.Reason), Type: "rule-failed", Text: o.Reason}
+			c.Error = &junitMessage{Message: FirstLine(o.Reason), Type: "rule-failed", Text: o.Reason}
 			suite.Errors++
 		case results.StatusNotEvaluated, results.StatusNotApplicable, results.StatusDisabled:
 			c.Skipped = &junitMessage{Message: strings.ReplaceAll(o.Status, "_", " ") + ": " + o.Reason}

@@ -388,7 +388,7 @@ func writeTopKernels(ew *errWriter, doc *results.Document, n int) {
 func writeUnavailable(ew *errWriter, doc *results.Document) {
 	seen := map[string][]int{}
 	for _, e := range doc.View.InputErrors {
-		seen["ERROR: "+firstLineOf(e.Message)] = nil
+		seen["ERROR: "+FirstLine(e.Message)] = nil
 	}
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
@@ -410,7 +410,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 			seen[key] = append(seen[key], rd.Rank)
 		}
 		for _, e := range rd.View.Errors {
-			key := "ERROR: " + firstLineOf(e.Error())
+			key := "ERROR: " + FirstLine(e.Error())
 			seen[key] = append(seen[key], rd.Rank)
 		}
 	}

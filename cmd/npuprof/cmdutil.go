@@ -104,7 +104,7 @@ func runErrors(res []*analysis.Result, reps []*rules.Report) error {
 func passErrors(res *analysis.Result) error {
 	var msgs []string
 	for _, e := range res.Errors() {
-		msgs = append(msgs, firstLine(e.Error()))
+		msgs = append(msgs, render.FirstLine(e.Error()))
 	}
 	return failures("analysis pass(es) failed", msgs)
 }
@@ -113,7 +113,7 @@ func passErrors(res *analysis.Result) error {
 func ruleErrors(rep *rules.Report) error {
 	var msgs []string
 	for _, o := range rep.Failed() {
-		msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+		msgs = append(msgs, o.Rule+": "+render.FirstLine(o.Reason))
 	}
 	return failures("rule(s) failed to run", msgs)
 }

@@ -129,20 +129,13 @@ func runMain(io *streams, args []string) int {
 	// the terminal
 	msg := err.Error()
 	if code == ExitInternal {
-		msg = firstLine(msg) // the rest is a stack, for --debug readers of the JSON
+		msg = render.FirstLine(msg) // the rest is a stack, for --debug readers of the JSON
 	}
 	if needsHelpHint(err) {
 		msg = withHelpHint(msg, cmd)
 	}
 	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
 	return code
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func isFlagError(err error) bool {
