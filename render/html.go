@@ -34,6 +34,9 @@ type htmlPage struct {
 // html/template's JSON encoding escapes '<', '>' and '&' so a name cannot
 // close the element. Numbers are the JSON document's.
 func WriteHTML(w io.Writer, in HTMLInput) error {
+	if err := needView(in.Doc); err != nil {
+		return err
+	}
 	view := buildView(in)
 	ew := &errWriter{w: w}
 	err := reportTmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),

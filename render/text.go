@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -24,6 +25,9 @@ func WriteText(w io.Writer, doc *results.Document) error {
 
 // WriteTextWith is WriteText with the summary's caps set.
 func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
+	if err := needView(doc); err != nil {
+		return err
+	}
 	ww := &wrapWriter{w: w, width: TextWidth}
 	ew := &errWriter{w: ww, wrap: ww}
 	writeTextBody(ew, doc, opts)
@@ -31,6 +35,16 @@ func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
 		return ew.err
 	}
 	return ww.Flush()
+}
+
+// needView refuses a document without its view (one read back from
+// JSON): the summary and the report would show what the JSON lacks as
+// unavailable.
+func needView(doc *results.Document) error {
+	if !doc.View.Built {
+		return errors.New("internal error: the terminal summary and the HTML report are written from a document built from a run (results.Build), not one read back from JSON")
+	}
+	return nil
 }
 
 // writeTextBody writes the summary's sections in order.

@@ -420,7 +420,7 @@ func Build(res *analysis.Result, findings []rules.Finding) *Document {
 	}
 	w := analysis.Workload(res)
 	doc.Context = ContextDoc{Workload: w.Kind, Evidence: w.Evidence}
-	doc.View.InputErrors = res.InputErrors
+	doc.View.Built, doc.View.InputErrors = true, res.InputErrors
 	doc.Cluster = buildCluster(res.Cluster)
 	doc.Experts = BuildExperts(res)
 	if res.Cluster != nil {

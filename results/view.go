@@ -11,6 +11,9 @@ package results
 
 // View is the document-level part of the view.
 type View struct {
+	// Built: the document was built from a run (Build), so the view is
+	// there; false for a document read back from JSON.
+	Built bool
 	// InputErrors are the failures that belong to no rank (the
 	// document's errors list them with the ranks' and the cluster's).
 	InputErrors []PassErrorDoc
