@@ -80,7 +80,7 @@ FUZZ_TARGETS := \
 	./parser/msprof:FuzzReadTaskTime \
 	./parser/msprof:FuzzReadStatistics \
 	./parser/msprof:FuzzReadCommunication \
-	./parser/sqlitedb:FuzzRead
+	./parser/sqlitedb:FuzzReadDB
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \

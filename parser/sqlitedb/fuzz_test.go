@@ -77,7 +77,7 @@ func fuzzSchema(db execer, variant uint16, start, end int64, name, shapes string
 	return nil
 }
 
-// FuzzRead reads a small profiler database built in memory from the
+// FuzzReadDB reads a small profiler database built in memory from the
 // fuzzed values (fuzzSchema) in a transaction rolled back after it:
 // thousands of inputs a minute, where fuzzing
 // database files spent its time in SQLite's own page checks. Properties:
@@ -85,7 +85,7 @@ func fuzzSchema(db execer, variant uint16, start, end int64, name, shapes string
 // longer than MaxStringBytes and its mark; a TASK without its columns gives
 // no timeline and no tasks, with the reason; a readable TASK whose row is
 // in order gives its task.
-func FuzzRead(f *testing.F) {
+func FuzzReadDB(f *testing.F) {
 	f.Add(uint16(0), int64(1000), int64(2000), "aclnnMatmul_MatMulCommon_MatMulV2", "1,2;3,4", int64(3), int64(7))
 	f.Add(uint16(1), int64(5), int64(1), "", "", int64(-1), int64(0))
 	f.Add(uint16(2|4), int64(-9223372036854775808), int64(9223372036854775807), strings.Repeat("x", 5000), "\x00\xff", int64(1<<40), int64(-5))
