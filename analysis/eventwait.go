@@ -112,6 +112,10 @@ does not list EVENT_WAIT tasks.`,
 			ctx.Unavailable("EVENT_WAIT tasks are only in the device timeline (trace_view.json): "+why, MetricEventWaitUs, MetricEventWaitCount)
 			return (*EventWaitResult)(nil), nil
 		}
+		if r.Have.SyncNote != "" {
+			ctx.Unavailable(r.Have.SyncNote, MetricEventWaitUs, MetricEventWaitCount)
+			return (*EventWaitResult)(nil), nil
+		}
 		res := &EventWaitResult{}
 		// per-stream state, found through a one-entry cache (tasks of one
 		// stream come in runs) and a small map

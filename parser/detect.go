@@ -254,6 +254,8 @@ func detectFile(path string) ([]Source, error) {
 		return []Source{src}, nil
 	case strings.HasSuffix(base, ".db"):
 		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
+	case isChromeTrace(base):
+		return []Source{chromeSource(path)}, nil
 	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
 		src := Source{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}
 		// only the named file is measured, but the PROF_* folder around
@@ -298,6 +300,11 @@ func walkRanks(dir string, depth int, out *[]Source, denied *error) {
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
+		if e.Type().IsRegular() && isChromeTrace(e.Name()) {
+			// tensorboard_trace_handler's folder: one file per worker
+			*out = append(*out, chromeSource(p))
+			continue
+		}
 		if !e.IsDir() {
 			// rank folders gathered by symlinks count too
 			st, err := os.Stat(p)

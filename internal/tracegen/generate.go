@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -32,6 +33,9 @@ func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
 	if _, err := ParseLayout(string(lay)); err != nil {
 		return nil, err
 	}
+	if slices.Contains(MoreLayouts(), lay) {
+		return generateConverted(dir, s, lay)
+	}
 	all := make([]int, s.Ranks)
 	for i := range all {
 		all[i] = i
@@ -44,14 +48,16 @@ func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
 	if t.Experts, err = expertsTruth(dir, s); err != nil {
 		return nil, err
 	}
+	return t, writeTruth(dir, t)
+}
+
+// writeTruth writes dir/npuprof_truth.json.
+func writeTruth(dir string, t *Truth) error {
 	data, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, TruthFile), append(data, '\n'), 0o644); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return os.WriteFile(filepath.Join(dir, TruthFile), append(data, '\n'), 0o644)
 }
 
 // GenerateRank writes only rank's *_ascend_pt folder under dir. The folder

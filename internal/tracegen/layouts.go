@@ -53,12 +53,17 @@ func Layouts() []Layout { return []Layout{LayoutTorchNPUText, LayoutMsprofText, 
 
 // ParseLayout returns the layout with the given name.
 func ParseLayout(name string) (Layout, error) {
-	for _, l := range Layouts() {
+	all := append(Layouts(), MoreLayouts()...)
+	for _, l := range all {
 		if string(l) == name {
 			return l, nil
 		}
 	}
-	return "", fmt.Errorf("tracegen: unknown layout %q (want torch_npu_text, msprof_text or torch_npu_db)", name)
+	names := make([]string, len(all))
+	for i, l := range all {
+		names[i] = string(l)
+	}
+	return "", fmt.Errorf("tracegen: unknown layout %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
 // opSummaryHeader is the new-version op_summary header (FORMATS.md §4): the

@@ -14,6 +14,8 @@ var computeTaskTypes = map[string]bool{
 	"AI_CORE": true, "AI_VECTOR_CORE": true, "AIV_SQE": true, "AIC": true, "AIV": true,
 	"MIX_AIC": true, "MIX_AIV": true, "AI_CPU": true, "DSA_SQE": true, "DSA": true,
 	"KERNEL_AICORE": true, "KERNEL_AIVEC": true, "KERNEL_AICPU": true,
+	// (a real torch.profiler Kineto trace types NLLLoss KERNEL_MIX_AIV)
+	"KERNEL_MIX_AIV": true, "KERNEL_MIX_AIC": true,
 	"C_CORE_SQE": true, "HOST_CPU_SQE": false,
 }
 

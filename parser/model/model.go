@@ -26,6 +26,10 @@ const (
 	// FormatMindSporeText is MindSpore 2.3+'s *_ascend_ms folder, whose
 	// ASCEND_PROFILER_OUTPUT has torch_npu's text files (docs/formats.md).
 	FormatMindSporeText Format = "mindspore_text"
+	// FormatTorchNPUChrome is a Kineto Chrome trace of torch.profiler with
+	// torch_npu ({worker}.{ns}.pt.trace.json, an object with traceEvents
+	// whose device process is "NPU").
+	FormatTorchNPUChrome Format = "torch_npu_chrome"
 )
 
 // TaskClass is npuprof's classification of a device task. Passes select
@@ -285,6 +289,10 @@ type Availability struct {
 	TimelineNote string
 	HCCLNote     string
 	KernelNote   string
+	// SyncNote says why a timeline holds no stream-sync tasks (EVENT_WAIT,
+	// EVENT_RECORD): a Kineto trace records kernels and copies only; ""
+	// for the profiler's own timelines.
+	SyncNote string
 	// GroupsNote says why parallel_group_info is unknown (no or unreadable
 	// profiler_metadata.json, or no such key); "" when groups were read.
 	GroupsNote string

@@ -58,6 +58,8 @@ type source struct {
 	maxEvt int
 	// object: the events are the "traceEvents" array of an object
 	object bool
+	// head is what a Kineto header before "traceEvents" says (kineto.go)
+	head kinetoHead
 	// comma: skipSpace(true) skipped a ',' since it was last cleared
 	comma bool
 	// mapped input: the file, where the input ends, and whether buf is a
@@ -227,6 +229,7 @@ func (s *source) start() error {
 		for {
 			i := bytes.Index(s.buf[s.pos:s.end], []byte(`"traceEvents"`))
 			if i >= 0 {
+				s.head.read(s.buf[s.pos : s.pos+i])
 				s.pos += i + len(`"traceEvents"`)
 				if !s.skipSpace(false) || s.buf[s.pos] != ':' {
 					return errNotTrace
@@ -239,6 +242,7 @@ func (s *source) start() error {
 				s.object = true
 				return nil
 			}
+			s.head.read(s.buf[s.pos:s.end])
 			keep := s.end - 16
 			if keep < s.pos {
 				keep = s.pos
@@ -530,7 +534,9 @@ type event struct {
 	// from args; set tells whether the key was present
 	taskType, stream, modelID value
 	argName, argLabels        value
-	hasArgs                   bool
+	// kType is a Kineto device slice's args "type" (KERNEL_AICORE, ...)
+	kType   value
+	hasArgs bool
 	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
 	// when it was not), so that the reader need not look pid up again
 	pidIdx uint32
@@ -1048,34 +1054,8 @@ func parseArgs(b []byte, i int, ev *event) int {
 		} else if i = afterColon(b, i); i < 0 {
 			return i
 		}
-		k := b[ks:ke]
-		if known {
-			k = nil
-		}
-		switch len(k) {
-		case 4:
-			if string(k) == "name" {
-				dst = &ev.argName
-			}
-		case 6:
-			if string(k) == "labels" {
-				dst = &ev.argLabels
-			}
-		case 8:
-			if string(k) == "Model Id" {
-				dst = &ev.modelID
-			}
-		case 9:
-			switch string(k) {
-			case "Task Type":
-				dst = &ev.taskType
-			case "Stream Id":
-				dst = &ev.stream
-			}
-		case 16:
-			if string(k) == "Physic Stream Id" {
-				dst = &ev.stream
-			}
+		if !known {
+			dst = argDst(ev, b[ks:ke])
 		}
 		if b[i] == '"' {
 			e, esc := strEnd(b, i+1)
@@ -1250,4 +1230,43 @@ func eightDigits(b []byte) (uint64, bool) {
 	x = x*10 + x>>8
 	x = ((x&0x000000ff000000ff)*(100+1000000<<32) + (x>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
 	return x, true
+}
+
+// argDst is where the value of the args key k goes (nil: not kept): the
+// keys parseArgs does not recognise from their bytes.
+func argDst(ev *event, k []byte) *value {
+	switch len(k) {
+	case 4:
+		switch string(k) {
+		case "name":
+			return &ev.argName
+		case "type":
+			// Kineto's device slices
+			return &ev.kType
+		}
+	case 6:
+		if string(k) == "labels" {
+			return &ev.argLabels
+		}
+	case 8:
+		switch string(k) {
+		case "Model Id":
+			return &ev.modelID
+		case "streamId":
+			// Kineto's device slices
+			return &ev.stream
+		}
+	case 9:
+		switch string(k) {
+		case "Task Type":
+			return &ev.taskType
+		case "Stream Id":
+			return &ev.stream
+		}
+	case 16:
+		if string(k) == "Physic Stream Id" {
+			return &ev.stream
+		}
+	}
+	return nil
 }

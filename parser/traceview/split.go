@@ -101,6 +101,7 @@ func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []
 	for _, rd := range rds[1:] {
 		// what may follow the closing ']' depends on how the file began
 		rd.src.object = rds[0].src.object
+		rd.src.head = rds[0].src.head
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup

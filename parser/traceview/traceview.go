@@ -268,6 +268,9 @@ func procKind(name string) int {
 		return procHardware
 	case "HCCL", "Communication":
 		return procHCCL
+	case "NPU":
+		// a Kineto trace's device (kineto.go)
+		return procKineto
 	}
 	return procOther
 }
@@ -351,6 +354,7 @@ type reader struct {
 	stats                Stats
 	device               int
 	hwPid                int64 // pid of the "Ascend Hardware" process, 0 when unknown
+	sawKineto            bool  // a Kineto device process ("NPU") was named
 	off                  int64 // byte offset of the event being read
 	malformedWhy         string
 	// bytes after the closing ']' that are not events, and where
@@ -892,7 +896,22 @@ func (rd *reader) complete(ev *event) {
 		// what the earlier parts learn of the process (see absorb)
 		drops = rd.part.dropsOf(pid)
 	}
+	var kineto []byte
+	if rd.src.object {
+		// a Kineto trace's slice: its kind of slice and kernel type
+		var skip bool
+		if kineto, skip = kinetoSlice(ev, kind); skip {
+			return
+		}
+	}
 	ts, ok := usToNs(ev.ts.b)
+	if ok && rd.src.head.base != 0 {
+		ts, ok = rd.absTS(ts)
+		if !ok {
+			drops.outOfRange.add(rd.off)
+			return
+		}
+	}
 	if !ok {
 		if ev.ts.b == nil || !timeparse.LooksNumeric(ev.ts.b) {
 			drops.badTs.add(rd.off)
@@ -917,9 +936,13 @@ func (rd *reader) complete(ev *event) {
 	}
 	var tt uint32
 	var stream, modelID int64
-	if ev.taskType.set {
+	switch {
+	case ev.taskType.set:
 		flags |= fTaskType
 		tt = rd.in.id(ev.taskType.b)
+	case kineto != nil:
+		flags |= fTaskType
+		tt = rd.in.id(kineto)
 	}
 	if ev.stream.set {
 		if n, ok := parseInt(ev.stream.b); ok && n >= 0 && n <= math.MaxInt32 {
@@ -1052,7 +1075,7 @@ func usToNs(b []byte) (int64, bool) {
 func (rd *reader) meta(ev *event) {
 	n := string(ev.name.b)
 	if n == "process_labels" {
-		rd.labels(unquote(ev.argLabels.b))
+		rd.labels(rd.evPid(ev), unquote(ev.argLabels.b))
 		return
 	}
 	if n != "process_name" && n != "thread_name" {
@@ -1066,11 +1089,16 @@ func (rd *reader) meta(ev *event) {
 		if lg.kind == procHardware && int(pid) < len(rd.pids) {
 			rd.hwPid = rd.pids[pid]
 		}
+		if lg.kind == procKineto && int(pid) < len(rd.pids) {
+			rd.kinetoDevice(rd.pids[pid])
+		}
 		if rd.kinds != nil && int(pid) < len(rd.pids) {
 			rd.kinds.publish(rd.pids[pid], lg.kind)
 		}
-		if lg.kind == procOther {
-			// no pass reads it: drop what was logged, skip what comes
+		if lg.kind == procOther && !rd.src.object {
+			// no pass reads it: drop what was logged, skip what comes (in
+			// a Kineto trace the host process is only known by its label,
+			// which may come later: labels)
 			lg.chunks, lg.n = nil, 0
 		}
 	} else {
@@ -1119,8 +1147,15 @@ func (rd *reader) addFlow(pid uint16, tid uint32, ts, id int64, end uint64) {
 	rd.flowThreads.add(pid, tid, end, 1)
 }
 
-// labels reads process_labels metadata: new versions write "NPU {id}".
-func (rd *reader) labels(l string) {
+// labels reads process_labels metadata: new versions write "NPU {id}". In
+// a Kineto trace, "CPU" marks the host process, whatever its name.
+func (rd *reader) labels(pid uint16, l string) {
+	if l == "CPU" && rd.src.object && int(pid) < len(rd.logs) && rd.logs[pid].kind == procOther {
+		rd.logs[pid].kind = procPython
+		if rd.kinds != nil && int(pid) < len(rd.pids) {
+			rd.kinds.publish(rd.pids[pid], procPython)
+		}
+	}
 	if strings.HasPrefix(l, "NPU ") {
 		var d int
 		if _, err := fmt.Sscanf(l[4:], "%d", &d); err == nil && d >= 0 && d < 1<<16 {
@@ -1214,7 +1249,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	unnamed, unnamedHCCL := 0, 0
 	for p := range rd.logs {
 		switch rd.logs[p].kind {
-		case procHardware:
+		case procHardware, procKineto:
 			haveHW = true
 		case procHCCL:
 			haveHCCL = true
@@ -1225,7 +1260,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// device processes
 	nTasks := 0
 	for p := range rd.logs {
-		if rd.logs[p].kind == procHardware {
+		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
 			nTasks += rd.logs[p].n
 		}
 	}
@@ -1239,6 +1274,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		opType model.Sym
 		class  model.TaskClass
 		set    bool
+		coll   bool // a collective, when in a Kineto device process
 	}
 	var taskInfos []taskInfo
 	taskMore := map[[2]uint32]taskInfo{} // a name seen with a second task type
@@ -1252,7 +1288,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			return ti
 		}
 		n := rd.in.str(name)
-		ti := taskInfo{tt: tt, opType: rank.Intern(model.OpTypeFromName(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true}
+		ti := taskInfo{tt: tt, opType: rank.Intern(model.OpTypeFromName(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
+			coll: kinetoCollective(n, rd.in.str(tt))}
 		if int(name) < len(taskInfos) && !taskInfos[name].set {
 			taskInfos[name] = ti
 		} else {
@@ -1260,28 +1297,34 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 		return ti
 	}
-	type hcclInfo struct {
-		typ, hash, variant model.Sym
-		set                bool
-	}
-	var hcclInfos []hcclInfo
-	// an HCCL type depends only on the name up to its first digit (no
-	// type has a digit), and names differ mostly in their digits
-	hcclTypes := map[string]model.Sym{}
+	hn := hcclNames{n: nNames}
 	// per HCCL thread (tid index): 0 unknown yet, 1 big ops, 2 plane
 	// tasks; unnamed threads are also marked in unnamedHCCLThreads
 	threadKind := make([]byte, len(rd.tids))
 	unnamedThread := make([]bool, len(rd.tids))
+	// addHCCL appends the big op s of process p
+	addHCCL := func(p int, s *slice) {
+		hi := hn.info(rd, rank, s.name)
+		link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
+		rank.HCCL = append(rank.HCCL, model.HCCLOp{
+			Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Type: hi.typ,
+			HashSuffix: hi.hash, Variant: hi.variant,
+		})
+	}
 	for p := range rd.logs {
 		lg := &rd.logs[p]
 		switch lg.kind {
-		case procHardware:
+		case procHardware, procKineto:
 			if taskInfos == nil {
 				taskInfos = make([]taskInfo, nNames)
 			}
 			d := newDecoder(lg)
 			for d.next(&s) {
 				ti := taskInfoOf(s.name, s.tt)
+				if ti.coll && lg.kind == procKineto {
+					addHCCL(p, &s)
+					continue
+				}
 				stream := int32(s.stream)
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
@@ -1293,9 +1336,6 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				})
 			}
 		case procHCCL:
-			if hcclInfos == nil {
-				hcclInfos = make([]hcclInfo, nNames)
-			}
 			clear(threadKind)
 			d := newDecoder(lg)
 			for d.next(&s) {
@@ -1317,31 +1357,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if k != 1 {
 					continue
 				}
-				var hi hcclInfo
-				if int(s.name) < len(hcclInfos) {
-					hi = hcclInfos[s.name]
-				}
-				if !hi.set {
-					name := rd.in.str(s.name)
-					cut := name
-					if i := strings.IndexAny(name, "0123456789"); i >= 0 {
-						cut = name[:i]
-					}
-					typ, ok := hcclTypes[cut]
-					if !ok {
-						typ = rank.Intern(model.HCCLTypeFromName(cut))
-						hcclTypes[cut] = typ
-					}
-					hi = hcclInfo{typ, rank.Intern(model.HCCLHashSuffix(name)), rank.Intern(model.HCCLVariant(name)), true}
-					if int(s.name) < len(hcclInfos) {
-						hcclInfos[s.name] = hi
-					}
-				}
-				link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
-				rank.HCCL = append(rank.HCCL, model.HCCLOp{
-					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Type: hi.typ,
-					HashSuffix: hi.hash, Variant: hi.variant,
-				})
+				addHCCL(p, &s)
 			}
 		}
 		lg.chunks, lg.segs = nil, nil
@@ -1400,6 +1416,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
+	rd.kinetoFinish(rank, file)
 	if rank.Device < 0 && rd.device < 0 {
 		rd.device = devFromPid(rd.hwPid)
 	}

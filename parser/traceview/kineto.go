@@ -1,0 +1,163 @@
+package traceview
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// Kineto's Chrome trace (PyTorch's torch.profiler with torch_npu's
+// PrivateUse1 plugin, saved by tensorboard_trace_handler as
+// {worker}.{time_ns}.pt.trace.json or by export_chrome_trace) is another
+// schema than torch_npu's trace_view.json (a real one:
+// Ascend/msinsight server/src/test/test_data/torchnpu/*.pt.trace.json):
+//
+//   - an object: "schemaVersion", "deviceProperties", "distributedInfo"
+//     ({"rank": r, ...} in distributed runs), "baseTimeNanoseconds",
+//     then "traceEvents";
+//   - ts is a JSON number of µs relative to baseTimeNanoseconds, with 3
+//     decimals ("ts": 4307764842639.312): parsed from its decimal text,
+//     the absolute time is baseTimeNanoseconds + ts·1000 ns;
+//   - the device is the process named "NPU" whose pid is the device id,
+//     its threads "NPU stream {id}" (tid = stream); device work is
+//     cat "kernel" (args "streamId", "type": KERNEL_AICORE, KERNEL_AIVEC,
+//     KERNEL_MIX_AIV, ...), "gpu_memcpy", "gpu_memset"; collectives are
+//     kernels named hcom_* (or typed HCCL / COMMUNICATION);
+//   - the host process is named after the program (python, python3, ...)
+//     and labelled "CPU": cpu_op slices, user_annotation ProfilerStep#N,
+//     python_function; "ac2g" flows join a privateuse1_runtime launch (not
+//     the torch op) to its kernel, so no op -> kernel links are read;
+//   - no EVENT_WAIT / EVENT_RECORD tasks, no HCCL plane tasks, no Overlap
+//     Analysis: what needs them is unavailable (Availability.SyncNote).
+
+// procKineto is the device process of a Kineto trace ("NPU").
+const procKineto = procHCCL + 1
+
+// kinetoHead is what the header of a Kineto trace says.
+type kinetoHead struct {
+	base    int64 // baseTimeNanoseconds, 0 when absent
+	rank    int   // distributedInfo.rank + 1, 0 when absent
+	baseSet bool
+}
+
+// read takes baseTimeNanoseconds and distributedInfo's rank from a piece
+// of the header text (the bytes before "traceEvents").
+func (h *kinetoHead) read(b []byte) {
+	if !h.baseSet {
+		if v, ok := intAfter(b, `"baseTimeNanoseconds"`); ok && v >= 0 {
+			h.base, h.baseSet = v, true
+		}
+	}
+	if h.rank == 0 {
+		if i := bytes.Index(b, []byte(`"distributedInfo"`)); i >= 0 {
+			if v, ok := intAfter(b[i:], `"rank"`); ok && v >= 0 && v < 1<<20 {
+				h.rank = int(v) + 1
+			}
+		}
+	}
+}
+
+// intAfter parses the integer value of the key at its first occurrence in b.
+func intAfter(b []byte, key string) (int64, bool) {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := bytes.TrimLeft(b[i+len(key):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return 0, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n\"")
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	v, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	return v, err == nil
+}
+
+// memcpyType is the task type of Kineto's memory copies and sets.
+var memcpyType = []byte("MEMCPY")
+
+// kinetoSlice decides a slice of a Kineto trace (an object with
+// traceEvents) of a process of the given kind: skip when it is not device
+// work nor a host op (device-side annotations, the capture's span), else
+// the trace_view task type its Kineto kernel type or category is (nil when
+// none). Kineto writes metadata first, but the kind may not be known yet:
+// what a category says is decided without it.
+func kinetoSlice(ev *event, kind int) (tt []byte, skip bool) {
+	cat := string(ev.cat.b)
+	switch cat {
+	case "gpu_user_annotation", "Trace":
+		return nil, true
+	case "gpu_memcpy", "gpu_memset":
+		return memcpyType, false
+	}
+	if kind == procKineto && cat != "kernel" {
+		return nil, true
+	}
+	if ev.kType.set && !ev.taskType.set {
+		return kinetoTaskType(ev.kType.b), false
+	}
+	return nil, false
+}
+
+// kinetoTaskTypes are the task types of trace_view.json that Kineto's
+// kernel types are (MSPTI's KERNEL_* names, CANN's task types).
+var kinetoTaskTypes = map[string][]byte{
+	"KERNEL_AICORE": []byte("AI_CORE"), "KERNEL_AIVEC": []byte("AI_VECTOR_CORE"), "KERNEL_AICPU": []byte("AI_CPU"),
+	"KERNEL_MIX_AIC": []byte("MIX_AIC"), "KERNEL_MIX_AIV": []byte("MIX_AIV"),
+}
+
+// kinetoTaskType is the trace_view task type of a Kineto kernel type.
+func kinetoTaskType(b []byte) []byte {
+	if t, ok := kinetoTaskTypes[string(b)]; ok {
+		return t
+	}
+	return b
+}
+
+// kinetoCollective reports whether a Kineto device slice is a collective.
+func kinetoCollective(name, taskType string) bool {
+	return strings.HasPrefix(name, "hcom_") || taskType == "HCCL" || taskType == "COMMUNICATION"
+}
+
+// absTS adds the header's base time to a Kineto ts; ok is false when the
+// sum leaves int64.
+func (rd *reader) absTS(ts int64) (int64, bool) {
+	b := rd.src.head.base
+	if b == 0 {
+		return ts, true
+	}
+	if ts > math.MaxInt64-b || ts < math.MinInt64+b {
+		return 0, false
+	}
+	return ts + b, true
+}
+
+// kinetoDevice takes the device id from the pid of a Kineto device
+// process (Kineto writes a device's slices with pid = its device id).
+func (rd *reader) kinetoDevice(pid int64) {
+	rd.sawKineto = true
+	if rd.device < 0 && pid >= 0 && pid < 1<<16 {
+		rd.device = int(pid)
+	}
+}
+
+// kinetoFinish records what a Kineto trace cannot give and its rank.
+func (rd *reader) kinetoFinish(rank *model.Rank, file string) {
+	if !rd.sawKineto {
+		return
+	}
+	if rank.Format == "" || rank.Format == model.FormatTorchNPUText {
+		// a trace of this schema named under any name
+		rank.Format = model.FormatTorchNPUChrome
+	}
+	rank.Have.SyncNote = file + " is a Kineto trace (torch.profiler): it records kernels and memory copies, not the EVENT_WAIT / EVENT_RECORD tasks of trace_view.json"
+	if rank.Rank < 0 && rd.src.head.rank > 0 {
+		rank.Rank = rd.src.head.rank - 1
+	}
+}

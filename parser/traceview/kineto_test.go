@@ -1,0 +1,74 @@
+package traceview
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// A Kineto trace in the layout of a real one (torch.profiler with torch_npu,
+// *.pt.trace.json): the header's base time, an NPU process whose pid is
+// the device, kernels typed in args "type" on "NPU stream" threads, a
+// collective kernel, a host process named after the program and labelled
+// CPU, ProfilerStep#N as a user_annotation, ac2g flows, a "Spans" process
+// without a name, instants with empty pids.
+func TestReadKineto(t *testing.T) {
+	trace := `{
+  "schemaVersion": 1,
+  "deviceProperties": [],
+  "distributedInfo": {"backend": "hccl", "rank": 3, "world_size": 4},
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1782967788000000000,
+  "traceEvents": [
+  {"ph": "M", "name": "process_name", "ts": 4307764768892.280, "pid": 5, "tid": 0, "args": {"name": "NPU"}},
+  {"ph": "M", "name": "process_labels", "ts": 4307764768892.280, "pid": 5, "tid": 0, "args": {"labels": "Ascend NPU"}},
+  {"ph": "M", "name": "process_name", "ts": 4307764768892.280, "pid": 3466812, "tid": 0, "args": {"name": "python3"}},
+  {"ph": "M", "name": "process_labels", "ts": 4307764768892.280, "pid": 3466812, "tid": 0, "args": {"labels": "CPU"}},
+  {"ph": "M", "name": "thread_name", "ts": 4307764768892.280, "pid": 5, "tid": 47, "args": {"name": "NPU stream 47"}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 3466812, "tid": 3466812, "ts": 4307764842000.000, "dur": 2000.5},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 3466812, "tid": 3466812, "ts": 4307764842600.000, "dur": 40.000, "args": {"External id": 531, "Input Dims": [[32, 10], [10, 1024]]}},
+  {"ph": "X", "cat": "privateuse1_runtime", "name": "MatMulV2_ND_ND_FP32_false_true_all_66243", "pid": 3466812, "tid": 3466812, "ts": 4307764842639.312, "dur": 0.000},
+  {"ph": "s", "id": 483, "pid": 3466812, "tid": 3466812, "ts": 4307764842639.312, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "kernel", "name": "MatMulV2_ND_ND_FP32_false_true_all_66243", "pid": 5, "tid": 47, "ts": 4307764842639.312, "dur": 8.840, "args": {"streamId": 47, "type": "KERNEL_AICORE"}},
+  {"ph": "f", "id": 483, "pid": 5, "tid": 47, "ts": 4307764842639.312, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "kernel", "name": "NLLLoss_aadf7331de6cbc0134917036f7feef64_high_performance__kernel0", "pid": 5, "tid": 47, "ts": 4307764843340.006, "dur": 14.000, "args": {"streamId": 47, "type": "KERNEL_MIX_AIV"}},
+  {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#7", "pid": 5, "tid": 47, "ts": 4307764842000.000, "dur": 2000.5},
+  {"ph": "X", "cat": "kernel", "name": "hcom_allReduce__586_0_1", "pid": 5, "tid": 48, "ts": 4307764843400.000, "dur": 100.250, "args": {"streamId": 48, "type": "KERNEL_AICPU"}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 5, "tid": 47, "ts": 4307764843600.100, "dur": 3.000, "args": {"streamId": 47}},
+  {"ph": "X", "cat": "python_function", "name": "torch/optim/adam.py(902): adam", "pid": 3466812, "tid": 3466812, "ts": 4307764845050.428, "dur": 1902.520, "args": {"Python id": 1452}},
+  {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 4307764768622.560, "dur": 78802.080, "args": {"Op count": 0}},
+  {"ph": "M", "name": "process_sort_index", "ts": 4307764768622.560, "pid": "Spans", "tid": 0, "args": {"sort_index": 536870912}},
+  {"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 4307764854714.210}
+  ],"traceName": "profiler_output/tensorboard/msprof_3466812.1787275553016492530.pt.trace.json" }
+`
+	r := model.NewRank("x")
+	st, err := Read(strings.NewReader(trace), "w.pt.trace.json", r)
+	require.NoError(t, err)
+	require.False(t, st.Truncated)
+	require.Empty(t, r.Warnings)
+	const base = 1782967788000000000
+	require.Equal(t, 5, r.Device)
+	require.Equal(t, 3, r.Rank)
+	require.Equal(t, []model.Step{{ID: 7, Start: base + 4307764842000000, End: base + 4307764844000500}}, r.Steps)
+	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764842600000, Dur: 40000, Name: r.Intern("aten::mm"), Tid: 3466812}}, r.FrameworkOps)
+	require.Len(t, r.Tasks, 3)
+	mm := r.Tasks[0]
+	require.Equal(t, int64(base+4307764842639312), mm.Start)
+	require.Equal(t, int64(8840), mm.Dur)
+	require.Equal(t, "AI_CORE", r.Str(mm.TaskType), "KERNEL_AICORE")
+	require.Equal(t, int32(47), mm.Stream)
+	require.Equal(t, model.ClassCompute, mm.Class)
+	require.Equal(t, model.ClassCompute, r.Tasks[1].Class, "KERNEL_MIX_AIV")
+	require.Equal(t, model.ClassMemcpy, r.Tasks[2].Class)
+	require.Len(t, r.HCCL, 1)
+	require.Equal(t, "allreduce", r.Str(r.HCCL[0].Type))
+	require.Equal(t, int64(base+4307764843400000), r.HCCL[0].Start)
+	require.Equal(t, int64(100250), r.HCCL[0].Dur)
+	require.True(t, r.Have.Timeline)
+	require.True(t, r.Have.HCCL)
+	require.Contains(t, r.Have.SyncNote, "Kineto trace")
+	require.Empty(t, r.Links, "ac2g flows join the runtime launch, not the op")
+}
