@@ -1,11 +1,16 @@
 package traceview
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -71,4 +76,76 @@ func TestReadKineto(t *testing.T) {
 	require.True(t, r.Have.HCCL)
 	require.Contains(t, r.Have.SyncNote, "Kineto trace")
 	require.Empty(t, r.Links, "ac2g flows join the runtime launch, not the op")
+}
+
+// Kineto writes one key per line, a number's comma on the next line and
+// metadata first; the trace reads the same whatever the layout.
+func TestReadKinetoPretty(t *testing.T) {
+	ev := func(ph, cat, name string, pid, tid int, ts, dur, args string) string {
+		s := "  {\n    \"ph\": \"" + ph + "\",\n"
+		if cat != "" {
+			s += "    \"cat\": \"" + cat + "\",\n"
+		}
+		s += "    \"name\": \"" + name + "\",\n    \"pid\": " + strconv.Itoa(pid) + ",\n    \"tid\": " + strconv.Itoa(tid) + ",\n    \"ts\": " + ts
+		if dur != "" {
+			s += ",\n    \"dur\": " + dur + "\n"
+		}
+		if args != "" {
+			s += "    ,\n    \"args\": {\n      " + args + "\n    }\n"
+		} else {
+			s += "\n"
+		}
+		return s + "  }"
+	}
+	evs := []string{
+		ev("M", "", "process_name", 0, 0, "4307764768892.280", "", `"name": "NPU"`),
+		ev("M", "", "process_labels", 0, 0, "4307764768892.280", "", `"labels": "Ascend NPU"`),
+		ev("M", "", "process_name", 3466812, 0, "4307764768892.280", "", `"name": "python"`),
+		ev("M", "", "process_labels", 3466812, 0, "4307764768892.280", "", `"labels": "CPU"`),
+		ev("M", "", "thread_name", 0, 47, "4307764768892.280", "", `"name": "NPU stream 47"`),
+		ev("X", "cpu_op", "aten::mm", 3466812, 3467863, "4307764833561.168", "34.000",
+			`"External id": 531,"Record function id": 71, "Concrete Inputs": ["", ""], "Input type": ["float", "float"], "Input Strides": [[10, 1], [1024, 1]], "Input Dims": [[32, 10], [10, 1024]], "Ev Idx": 18`),
+		ev("X", "privateuse1_runtime", "MatMulV2_ND_ND_FP32_FP32_false_false_all_65537", 3466812, 3467863, "4307764843926.598", "0.000", ""),
+		ev("X", "kernel", "MatMulV2_ND_ND_FP32_FP32_false_false_all_65537", 0, 47, "4307764843926.598", "12.320", `"streamId": 47, "type": "KERNEL_AICORE"`),
+		ev("X", "kernel", "ReduceSum_7a09f5b7af4126487a7f726a9aac7548_high_performance_82100900", 0, 47, "4307764843998.339", "6.660", `"streamId": 47, "type": "KERNEL_MIX_AIV"`),
+	}
+	trace := " {\n    \"schemaVersion\": 1,\n    \"deviceProperties\": [],\n\n      \"trace_id\": \"76CA06DF5FC64BFD935F8135F637B4A1\",\n" +
+		"    \"displayTimeUnit\": \"ms\",\n    \"baseTimeNanoseconds\": 1782967788000000000,\n    \"traceEvents\": [\n\n" +
+		strings.Join(evs, ",\n") + "\n  ],\"traceName\": \"profiler_output/tensorboard/w.pt.trace.json\" }\n"
+	r := model.NewRank("x")
+	_, err := Read(strings.NewReader(trace), "w.pt.trace.json", r)
+	require.NoError(t, err)
+	require.Empty(t, r.Warnings)
+	const base = 1782967788000000000
+	require.Equal(t, 0, r.Device)
+	require.Equal(t, -1, r.Rank, "no distributedInfo")
+	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764833561168, Dur: 34000, Name: r.Intern("aten::mm"), Tid: 3467863}}, r.FrameworkOps)
+	require.Len(t, r.Tasks, 2)
+	require.Equal(t, int64(base+4307764843926598), r.Tasks[0].Start)
+	require.Equal(t, int64(12320), r.Tasks[0].Dur)
+	require.Equal(t, "AI_CORE", r.Str(r.Tasks[0].TaskType))
+	require.Equal(t, "MIX_AIV", r.Str(r.Tasks[1].TaskType))
+	require.Equal(t, int32(47), r.Tasks[1].Stream)
+}
+
+// A Kineto trace read in parts gives what one sequential read gives: the
+// header's base time and the processes' kinds reach every part.
+func TestReadKinetoSplit(t *testing.T) {
+	s, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
+	require.True(t, ok)
+	s.Ranks, s.Layers, s.Steps = 2, 3, 4
+	dir := t.TempDir()
+	truth, err := tracegen.GenerateLayout(dir, s, tracegen.LayoutTorchNPUChrome)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, truth.Ranks[0].Dir))
+	require.NoError(t, err)
+	for _, parts := range []int{2, 3, 5} {
+		checkSplit(t, data, parts)
+	}
+	r := model.NewRank("r")
+	_, err = Read(bytes.NewReader(data), "t.pt.trace.json", r)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Tasks)
+	require.NotEmpty(t, r.HCCL)
+	require.Len(t, r.Steps, 4)
 }

@@ -360,6 +360,7 @@ func (rd *reader) absorb(o *reader) {
 	if o.device >= 0 {
 		rd.device = o.device
 	}
+	rd.sawKineto = rd.sawKineto || o.sawKineto
 	if o.hwPid != 0 {
 		rd.hwPid = o.hwPid
 	}
