@@ -14,7 +14,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, WorkloadPass, StepSharesPass, WaitPairPass, TimelineSamplePass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, WorkloadPass, StepSharesPass, HostFreePass, WaitPairPass, TimelineSamplePass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {

@@ -492,13 +492,18 @@ func TestHostBoundFree(t *testing.T) {
 	require.NoError(t, err)
 	f := finding(evaluate(t, builtin(t), res, script), "host-bound-free")
 	require.NotNil(t, f)
-	var free, win float64
+	// only the idle within decode steps counts: the window without the
+	// idle between steps is the span
+	var in, between, win float64
 	for _, rr := range res.Ranks {
-		free += rr.Metrics["overlap.free.time_us"]
+		in += rr.Metrics["overlap.free.in_steps.time_us"]
+		between += rr.Metrics["overlap.free.between_steps.time_us"]
 		win += rr.Metrics["device.window.time_us"]
 	}
-	require.GreaterOrEqual(t, free/win, 0.25)
-	require.InDelta(t, (free-0.1*win)/float64(len(res.Ranks)), f.SavingUs, 0.01)
+	require.Positive(t, between)
+	require.GreaterOrEqual(t, in/(win-between), 0.25)
+	require.InDelta(t, (in-0.1*(win-between))/float64(len(res.Ranks)), f.SavingUs, 0.01)
+	require.True(t, strings.HasPrefix(f.Title, "The device is idle 26.5% of the time within steps (host bound)"), f.Title)
 	after, err := testutil.ApplyUnifiedDiff(script.Text(), f.Diff)
 	require.NoError(t, err)
 	require.Contains(t, after, "--async-scheduling")

@@ -515,3 +515,32 @@ func TestCUDAGraphModeValidated(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	requireText(t, out, "warning: "+warning)
 }
+
+// A clean graph-mode capture gates green: no HIGH finding (its idle is
+// between decode steps, not the launch path's), so check --fail-on high
+// exits 0; an imbalanced EP capture's waiting ranks are not called host
+// bound.
+func TestCleanGraphCaptureAndImbalanceAreNotHostBound(t *testing.T) {
+	dir := genScenario(t, "captured-batch")
+	code, out, errs := run("check", dir, "--fail-on", "high")
+	require.Equal(t, ExitOK, code, errs)
+	require.NotContains(t, out, "[HIGH]")
+	require.NotContains(t, out, "host bound")
+
+	code, out, errs = run("analyze", genScenario(t, "hot-rank"), "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var doc struct {
+		Findings []struct{ Rule, Title, Fix string }
+		Rules    []struct{ Rule, Status string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.NotEmpty(t, doc.Findings)
+	for _, f := range doc.Findings {
+		require.NotContains(t, f.Title, "host bound", f.Rule)
+	}
+	for _, o := range doc.Rules {
+		if o.Rule == "host-bound-free" {
+			require.Equal(t, "clear", o.Status)
+		}
+	}
+}

@@ -65,6 +65,8 @@ const (
 	FamilyHCCLGroupTypeUs             Family = "hccl.group.<group>.<type>.time_us"
 	FamilyHCCLGroupTypeCount          Family = "hccl.group.<group>.<type>.count"
 	UnavailableHCCLGroups                    = "hccl.group.*"
+	MetricFreeInStepsUs                      = "overlap.free.in_steps.time_us"
+	MetricFreeBetweenStepsUs                 = "overlap.free.between_steps.time_us"
 	TopKernels                               = 50
 	MetricKernelComputeUs                    = "kernel.compute.time_us"
 	MetricKernelComputeCount                 = "kernel.compute.count"

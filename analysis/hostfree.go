@@ -1,0 +1,94 @@
+package analysis
+
+import "reflect"
+
+// HostFreeResult splits the device's idle time (ns) into the part within
+// steps and the part between them.
+type HostFreeResult struct {
+	InSteps, BetweenSteps int64
+	// By says how steps were told apart: "ProfilerStep#N" or "decode-step
+	// boundaries".
+	By string
+}
+
+// Metrics of the hostfree pass.
+const (
+	MetricFreeInStepsUs      = "overlap.free.in_steps.time_us"
+	MetricFreeBetweenStepsUs = "overlap.free.between_steps.time_us"
+)
+
+// HostFreePass tells the idle time a faster host removes (within steps)
+// from the idle between steps.
+var HostFreePass = &Pass{
+	Name: "hostfree",
+	Doc: `device idle time within steps and between them
+
+overlap.free.in_steps.time_us is the device idle time within steps, what a
+faster host (graph mode, launch queues, CPU binding) can remove;
+overlap.free.between_steps.time_us is the idle between steps (the
+scheduler's turn, a data-parallel sync, the capture's own stops), which
+no launch change removes. With ProfilerStep#N the steps are their device
+windows (the between part is overlap.free.time_us minus the steps' free
+time); without them, the decode-step boundaries of the layers pass: the
+stretches between two MoE layer openers whose collectives are not one
+layer's (they hold the per-step logits all-gather) are between steps.
+Unavailable without steps or MoE layers to find them by.`,
+	Requires:   []*Pass{TimelinePass, OverlapPass, StepsPass, LayersPass},
+	ResultType: reflect.TypeOf((*HostFreeResult)(nil)),
+	Metrics: []Metric{
+		{Name: MetricFreeInStepsUs, Unit: "µs", Doc: "device idle within steps (ProfilerStep#N, else between decode-step boundaries): what a faster host can remove"},
+		{Name: MetricFreeBetweenStepsUs, Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us"},
+	},
+	Run: func(ctx *Context) (any, error) {
+		names := []string{MetricFreeInStepsUs, MetricFreeBetweenStepsUs}
+		b, _ := ctx.ResultOf[OverlapPass].(*Breakdown)
+		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		if b == nil || !tl.HaveCompute || !tl.HaveComm {
+			ctx.Unavailable("needs overlap.free.time_us (compute kernels and collectives on the device timeline)", names...)
+			return (*HostFreeResult)(nil), nil
+		}
+		res := &HostFreeResult{}
+		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		layers, _ := ctx.ResultOf[LayersPass].(*LayersResult)
+		switch {
+		case len(steps) > 0 && allHaveComm(steps):
+			res.By = "ProfilerStep#N"
+			for _, s := range steps {
+				res.InSteps += s.Free
+			}
+			res.InSteps = min(res.InSteps, b.Free)
+			res.BetweenSteps = b.Free - res.InSteps
+			if steps[0].Source != "" && res.BetweenSteps < int64(len(steps))*1000 {
+				// steps from a summary file (step_trace_time.csv) and the
+				// window from another (kernel_details.csv): under 1 µs a
+				// step apart is the files' disagreement, not idle
+				res.InSteps, res.BetweenSteps = b.Free, 0
+			}
+		case layers != nil && layers.Pattern != "" && layers.Steps > 1:
+			res.By = "decode-step boundaries"
+			for _, g := range layers.Gaps {
+				if g.Signature != layers.Pattern {
+					res.BetweenSteps += breakdown(tl.Compute, tl.Comm, g.Start, g.End).Free
+				}
+			}
+			res.BetweenSteps = min(res.BetweenSteps, b.Free)
+			res.InSteps = b.Free - res.BetweenSteps
+		default:
+			ctx.Unavailable("no ProfilerStep#N and no decode-step boundaries (needs MoE layers with collectives and at least two decode steps) to tell the idle within steps from the idle between them", names...)
+			return (*HostFreeResult)(nil), nil
+		}
+		ctx.SetUs(MetricFreeInStepsUs, res.InSteps)
+		ctx.SetUs(MetricFreeBetweenStepsUs, res.BetweenSteps)
+		return res, nil
+	},
+}
+
+// allHaveComm reports whether every step's free time was measured.
+func allHaveComm(steps []StepBreakdown) bool {
+	for i := range steps {
+		if !steps[i].HaveComm() {
+			return false
+		}
+	}
+	return true
+}
