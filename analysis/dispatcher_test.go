@@ -104,3 +104,19 @@ func TestMC2DispatchCombinePerLayer(t *testing.T) {
 	require.InDelta(t, float64(wd+wc)/float64(busy), cm[MetricMoEDispatchWaitShare], 1e-9)
 	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, res.Cluster.RanksUsed[MetricMoEDispatchWaitLayerUs])
 }
+
+// On the A3 scenario the MC2 dispatch and combine kernels end together on
+// every EP rank (tracegen's exchange), so the excess over the group's
+// shortest is exactly each rank's wait: the estimate equals the truth.
+func TestMC2WaitEstimateMatchesTruth(t *testing.T) {
+	s, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	truth, _, res := generateAndAnalyze(t, s)
+	cm := res.Cluster.Metrics
+	for _, k := range []string{MetricMoEDispatchWaitLayerUs, MetricMoECombineWaitLayerUs} {
+		want := truth.Experts.Metrics[k]
+		require.Greater(t, want, 0.0, k)
+		require.InDelta(t, want, cm[k], 1e-6, k)
+	}
+	require.Len(t, res.Cluster.RanksUsed[MetricMoEDispatchWaitLayerUs], 16)
+}

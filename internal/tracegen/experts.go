@@ -184,6 +184,7 @@ func expertsTruth(dir string, s Scenario) (*ExpertsTruth, error) {
 		for k := 0; k < s.Steps; k++ {
 			g.step()
 		}
+		syncWaitTruth(t.Metrics, g.waits)
 		a := g.gmm
 		r, at := maxOverMean(a.ns)
 		t.Metrics[MetricSkewGMMMaxOverMean] = r
@@ -302,4 +303,24 @@ func writeExpertDump(dir string, s Scenario, stale, full [][]int64) error {
 		layers = append(layers, obj{{"layer_id", l}, {"device_count", s.Ranks}, {"device_list", devs}})
 	}
 	return writeJSON(filepath.Join(dir, "decode_global_deployment.json"), obj{{"moe_layer_count", s.Layers}, {"layer_list", layers}})
+}
+
+// Metrics of the MC2 dispatch/combine waits (npuprof's moe_wait pass).
+const (
+	MetricMoEDispatchWaitLayerUs = "moe.dispatch.wait.per_layer.time_us"
+	MetricMoECombineWaitLayerUs  = "moe.combine.wait.per_layer.time_us"
+)
+
+// syncWaitTruth sets the MC2 kernels' mean wait per rank and layer.
+func syncWaitTruth(m map[string]float64, w *syncWaits) {
+	if w == nil || w.layers == 0 {
+		return
+	}
+	var d, c int64
+	for r := range w.dispatch {
+		d, c = d+w.dispatch[r], c+w.combine[r]
+	}
+	n := float64(w.layers * len(w.dispatch))
+	m[MetricMoEDispatchWaitLayerUs] = float64(d) / n / 1000
+	m[MetricMoECombineWaitLayerUs] = float64(c) / n / 1000
 }

@@ -79,3 +79,34 @@ func FixPairs() []FixPair {
 		{Name: "eplb", Rule: "expert-imbalance", Before: hot, After: bal},
 	}
 }
+
+// a3Base is the second field report's deployment in small: Qwen3-VL-235B
+// in BF16 on one Atlas 800I A3 (16 dies) as TP4 x DP4 with expert parallel
+// over all 16, vLLM-Ascend v0.13.0rc1 (CANN 8.3.RC2, torch_npu 2.8.0), one
+// request in flight: decode batches take the MC2 dispatcher, the busy
+// engine runs batch 1 and the three idle engines dummy steps, and the
+// router gate runs on a side stream the compute stream waits on.
+func a3Base(name string, seed int64) Scenario {
+	s := base(name)
+	s.Ranks, s.TP, s.Batch, s.Seed = 16, 4, 1, seed
+	s.ExpertParallel, s.Dispatcher = true, "mc2"
+	s.DummyEngines, s.SideStream, s.AivComm, s.ProfilerSteps = true, true, true, true
+	s.MoEScale, s.SideStreamNs = 0.15, 100_000
+	s.MaxNumSeqs, s.CaptureSizes = 16, []int{1, 2, 4, 8, 16}
+	s.VLLMAscendVersion, s.CANNVersion, s.TorchNPUVersion = "v0.13.0rc1", "8.3.RC2", "2.8.0"
+	return s
+}
+
+// FieldReport2 returns the second field report's captures: the A3
+// deployment on v0.13.0rc1 (a3-tp4dp4-rc1), after the upgrade to
+// v0.13.0rc2 with its CANN 8.5.0 and torch_npu 2.8.0.post1
+// (a3-tp4dp4-rc2), and after the parallel-strategy fix, TP8 x DP2 on rc2
+// (a3-tp8dp2-rc2).
+func FieldReport2() []Scenario {
+	a := a3Base("a3-tp4dp4-rc1", 41)
+	b := a3Base("a3-tp4dp4-rc2", 42)
+	b.VLLMAscendVersion, b.CANNVersion, b.TorchNPUVersion = "v0.13.0rc2", "8.5.0", "2.8.0.post1"
+	c := b
+	c.Name, c.TP, c.Seed = "a3-tp8dp2-rc2", 8, 43
+	return []Scenario{a, b, c}
+}

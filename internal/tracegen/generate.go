@@ -368,7 +368,11 @@ func writeSmallFiles(rdir string, s Scenario, j *job, o *rankOut) error {
 	if err := writeProfilerInfo(rdir, s, j, o, "text"); err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(rdir, "profiler_metadata.json"), obj{{"ENV_VARIABLES", envVariables(s)}, {"parallel_group_info", groupInfo(o.info)}})
+	md := obj{{"ENV_VARIABLES", envVariables(s)}, {"parallel_group_info", groupInfo(o.info)}}
+	if s.VLLMAscendVersion != "" {
+		md = append(md, kv{"vllm_ascend_version", s.VLLMAscendVersion})
+	}
+	return writeJSON(filepath.Join(rdir, "profiler_metadata.json"), md)
 }
 
 // writeProfilerInfo writes profiler_info_{rank}.json.

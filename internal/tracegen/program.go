@@ -14,6 +14,8 @@ const (
 	roleMoECumsum          // Cumsum in the MoE routing path
 	roleGMM                // GroupedMatmul*
 	roleSamplerCumsum      // top-p Cumsum of the sampler (not MoE)
+	roleDispatch           // MC2 dispatch (an exchange across the EP group)
+	roleCombine            // MC2 combine
 )
 
 // tokKind selects which token count a kernel works on.
@@ -41,7 +43,10 @@ type kernelSpec struct {
 	block    int // Block Dim
 	mixBlock int // Mix Block Dim
 	role     role
-	shape    func(c shapeCtx) shapes
+	// sync: the kernel exchanges tokens across the EP group, so it ends
+	// on every rank when the last has arrived (MC2 dispatch/combine)
+	sync  bool
+	shape func(c shapeCtx) shapes
 }
 
 // shapeCtx carries the numbers kernel shapes are built from.
@@ -175,13 +180,13 @@ var (
 			return shp(fmt.Sprintf("%d,4096;%d;%d,8", c.routed, t*topK, t), "BF16;INT32;BF16", fmt.Sprintf("%d,4096", t), "BF16")
 		}})
 	kDispatchMC2 = spec(kernelSpec{name: "aclnnMoeDistributeDispatchV2_MoeDistributeDispatchV2_MoeDistributeDispatchV2", opType: "MoeDistributeDispatchV2", taskType: "AI_VECTOR_CORE",
-		torchOp: "npu::npu_moe_distribute_dispatch_v2", baseNs: 42000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48,
+		torchOp: "npu::npu_moe_distribute_dispatch_v2", baseNs: 42000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48, role: roleDispatch, sync: true,
 		shape: func(c shapeCtx) shapes {
 			t := c.tokens
 			return shp(fmt.Sprintf("%d,4096;%d,8", t, t), "BF16;INT32", fmt.Sprintf("%d,4096;%d", c.routed, c.experts), "BF16;INT64")
 		}})
 	kCombineMC2 = spec(kernelSpec{name: "aclnnMoeDistributeCombineV2_MoeDistributeCombineV2_MoeDistributeCombineV2", opType: "MoeDistributeCombineV2", taskType: "AI_VECTOR_CORE",
-		torchOp: "npu::npu_moe_distribute_combine_v2", baseNs: 38000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48,
+		torchOp: "npu::npu_moe_distribute_combine_v2", baseNs: 38000, perTokNs: 60, jitter: 0.1, tok: tokFull, block: 48, role: roleCombine, sync: true,
 		shape: func(c shapeCtx) shapes {
 			t := c.tokens
 			return shp(fmt.Sprintf("%d,4096;%d,8", c.routed, t), "BF16;INT32", fmt.Sprintf("%d,4096", t), "BF16")
@@ -292,6 +297,7 @@ const (
 	itColl
 	itMemcpyH2D
 	itMemcpyD2H
+	itSide // a kernel on the side stream the compute stream waits for
 )
 
 // item is one launch of the per-step program.
@@ -327,7 +333,11 @@ func buildProgram(s Scenario) program {
 		p.layer = append(p.layer, coll(cTPAllReduce))
 	}
 	// MoE block.
-	p.layer = append(p.layer, kern(kAddRmsNorm), kern(kGate), kern(kTopK))
+	gate := kern(kGate)
+	if s.SideStream {
+		gate = item{kind: itSide, k: kGate}
+	}
+	p.layer = append(p.layer, kern(kAddRmsNorm), gate, kern(kTopK))
 	if moe := dispatcherBlock(s.Dispatcher); moe != nil {
 		p.layer = append(p.layer, moe...)
 	} else {

@@ -91,6 +91,27 @@ type Scenario struct {
 	// 2.8.0 for a vLLM-Ascend v0.13.0rc1 capture.
 	CANNVersion     string `json:",omitempty"`
 	TorchNPUVersion string `json:",omitempty"`
+	// VLLMAscendVersion, when set, is written to profiler_metadata.json
+	// (torch_npu add_metadata key vllm_ascend_version).
+	VLLMAscendVersion string `json:",omitempty"`
+	// TP is the tensor-parallel size (0: min(Ranks, 8)): Ranks/TP engines
+	// (data-parallel replicas) of TP consecutive ranks each.
+	TP int `json:",omitempty"`
+	// DummyEngines: only the first engine (ranks 0..TP-1) serves the
+	// batch; the others run vLLM's dummy steps (execute_dummy_batch): every
+	// layer, because the EP exchanges need every rank, but no lm_head,
+	// logits all-gather, sampler or token copy.
+	DummyEngines bool `json:",omitempty"`
+	// SideStream runs the MoE router gate on a side stream (stream 3) that
+	// the compute stream waits on before the gating; SideStreamNs > 0 is
+	// that work's duration per MoE layer (the gate and whatever else the
+	// deployment's side stream runs; 0: the gate alone).
+	SideStream   bool  `json:",omitempty"`
+	SideStreamNs int64 `json:",omitempty"`
+	// MoEScale scales the experts' kernels (GroupedMatmul, SwiGlu); 0 is
+	// 1. EP16 at batch 1 routes half a token-expert pair per rank, so its
+	// GroupedMatmuls are a fraction of an A2 batch-25's.
+	MoEScale float64 `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
@@ -201,7 +222,7 @@ func Scenarios() []Scenario {
 // the field report's captures (FieldReport) or of the fix pairs (FixPairs)
 // by its name.
 func Lookup(name string) (Scenario, bool) {
-	all := append(Scenarios(), FieldReport()...)
+	all := append(append(Scenarios(), FieldReport()...), FieldReport2()...)
 	for _, p := range FixPairs() {
 		all = append(all, p.Before, p.After)
 	}
@@ -274,6 +295,11 @@ func (s Scenario) checks() []check {
 			fmt.Sprintf("Dispatcher must be allgather, mc2, fused_mc2 or alltoall, got %q", s.Dispatcher)},
 		{dispatcherBlock(s.Dispatcher) != nil && !s.ExpertParallel, fmt.Sprintf("Dispatcher %s needs ExpertParallel", s.Dispatcher)},
 		atLeast("HostSlowdown", s.HostSlowdown, 0),
+		atLeast("TP", s.TP, 0),
+		{s.TP > 0 && s.Ranks%s.TP != 0, fmt.Sprintf("TP %d must divide Ranks %d", s.TP, s.Ranks)},
+		{s.DummyEngines && s.Ranks/s.tpSize() < 2, "DummyEngines needs two engines or more (Ranks/TP >= 2)"},
+		atLeast("MoEScale", s.MoEScale, 0),
+		atLeast("SideStreamNs", int(s.SideStreamNs), 0),
 	}
 	for _, c := range s.CaptureSizes {
 		cs = append(cs, atLeast("capture sizes", c, 1))
@@ -283,6 +309,9 @@ func (s Scenario) checks() []check {
 
 // tpSize is the tensor-parallel group size (ranks of one node).
 func (s Scenario) tpSize() int {
+	if s.TP > 0 {
+		return s.TP
+	}
 	if s.Ranks < maxTP {
 		return s.Ranks
 	}

@@ -16,6 +16,7 @@ const (
 	streamCompute     = 2 // all compute kernels and memcpys
 	streamTP          = 4 // HCCL stream of the tp communicator
 	streamEP          = 5 // HCCL stream of the ep communicator
+	streamSide        = 3 // side compute stream (SideStream: the router gate)
 	numStreams        = 6
 )
 
@@ -66,8 +67,10 @@ type devTask struct {
 	peer      int
 	size      int64 // bytes moved by a subtask
 	parent    int   // index of the HCCL op a subtask / AIV kernel belongs to
-	// awaits: for an EVENT_WAIT, the collective whose end it waits for
-	awaits *collSpec
+	// awaits: for an EVENT_WAIT, the collective whose end it waits for;
+	// awaitsKernel: the side-stream kernel it waits for
+	awaits       *collSpec
+	awaitsKernel *kernelSpec
 }
 
 // hostOp is one Python cpu_op slice on the main thread.
@@ -105,7 +108,9 @@ type rankSim struct {
 	graphReady int64
 	// scratch of the collective being processed
 	cs, ce, rec, recDur, ws, we int64
-	hts, hdur                   int64
+	hts, hdur, ready            int64
+	// side is the side stream's free time (SideStream)
+	side int64
 }
 
 // sim generates timed steps for all ranks.
@@ -126,6 +131,12 @@ type sim struct {
 	gmm *gmmAcc
 	// graph: decode steps are graph replays (kernels carry GraphModelID).
 	graph bool
+	// tail: the step's tail (lm_head, sampler) is being simulated, which
+	// dummy engines skip
+	tail bool
+	// waits sums, per rank, the MC2 dispatch and combine kernels' waits for
+	// the slowest EP rank (ns; ground truth of moe_wait)
+	waits *syncWaits
 }
 
 // baseEpochNs is the wall-clock origin of generated captures
@@ -220,7 +231,9 @@ func (g *sim) step() []rankSim {
 		run(g.p.layer)
 	}
 	g.layer = -1
+	g.tail = true
 	run(g.p.tail)
+	g.tail = false
 	for r := range g.rk {
 		g.endStep(r, k)
 	}
@@ -348,6 +361,9 @@ func (g *sim) kernelDur(sp *kernelSpec, r, k, idx, sub int) int64 {
 	if sp.tok == tokExpert {
 		tok = 0
 	}
+	if sp.tok == tokRouted && g.s.MoEScale > 0 {
+		f *= g.s.MoEScale
+	}
 	j := 1 + sp.jitter*(2*g.u(r, k, idx, 40+sub)-1)
 	d := int64((float64(sp.baseNs) + per*float64(tok)) * j * g.rk[r].speed * f * g.s.slow(r))
 	if d < 500 {
@@ -360,12 +376,24 @@ func (g *sim) kernelDur(sp *kernelSpec, r, k, idx, sub int) int64 {
 func (g *sim) item(it item, k, idx int) {
 	switch it.kind {
 	case itKernel:
+		if it.k.sync {
+			g.syncKernel(it.k, k, idx)
+			return
+		}
 		for r := range g.rk {
-			g.kernel(r, it.k, k, idx, 0)
+			if g.active(r) {
+				g.kernel(r, it.k, k, idx, 0)
+			}
+		}
+	case itSide:
+		for r := range g.rk {
+			g.sideKernel(r, it.k, k, idx)
 		}
 	case itMemcpyH2D, itMemcpyD2H:
 		for r := range g.rk {
-			g.memcpy(r, k, idx, it.kind == itMemcpyH2D)
+			if g.active(r) {
+				g.memcpy(r, k, idx, it.kind == itMemcpyH2D)
+			}
 		}
 	case itColl:
 		g.collective(it.c, k, idx)
@@ -415,6 +443,12 @@ func (g *sim) kernel(r int, sp *kernelSpec, k, idx, sub int) {
 	if sp.role == roleGMM && g.gmm != nil {
 		g.gmm.add(r, k, g.layer, d, int64(rs.routed))
 	}
+	g.emitKernel(r, sp, streamCompute, st, d, hts, hdur)
+}
+
+// emitKernel records a compute kernel (and its host launch) of a detail rank.
+func (g *sim) emitKernel(r int, sp *kernelSpec, stream int, st, d, hts, hdur int64) {
+	rs := &g.rk[r]
 	if !g.detail[r] {
 		return
 	}
@@ -422,8 +456,8 @@ func (g *sim) kernel(r int, sp *kernelSpec, k, idx, sub int) {
 	if g.graph {
 		mid = GraphModelID
 	}
-	ti := rs.addTask(devTask{kind: tkKernel, k: sp, stream: streamCompute, start: st + rs.off, dur: d,
-		taskID: rs.next(streamCompute), subID: subIDFor(sp.taskType), conn: rs.nextConn(),
+	ti := rs.addTask(devTask{kind: tkKernel, k: sp, stream: stream, start: st + rs.off, dur: d,
+		taskID: rs.next(stream), subID: subIDFor(sp.taskType), conn: rs.nextConn(),
 		tokens: g.tokensOf(sp, r), routed: rs.routed, full: g.full, modelID: mid})
 	rs.st.host = append(rs.st.host, hostOp{name: sp.torchOp, ts: hts + rs.off, dur: hdur, task: ti})
 }
@@ -475,8 +509,12 @@ func (g *sim) aiv(c *collSpec) bool { return g.s.AivComm && c.group == grpTP && 
 // The op ends on all members at the latest member start + transfer time.
 func (g *sim) collective(c *collSpec, k, idx int) {
 	cstream := commStream(c.group)
-	// Phase 1: every rank reaches the collective.
+	// Phase 1: every rank reaches the collective (a dummy engine's ranks
+	// skip the tail's).
 	for r := range g.rk {
+		if !g.active(r) {
+			continue
+		}
 		rs := &g.rk[r]
 		hts, hdur, ready := g.launch(r, k, idx, 0, 12000, 30000)
 		rs.hts, rs.hdur = hts, hdur
@@ -500,6 +538,10 @@ func (g *sim) collective(c *collSpec, k, idx int) {
 	// Phase 2: the op ends together on all members of each group instance.
 	for lo := 0; lo < len(g.rk); {
 		_, hi := g.members(c.group, lo)
+		if !g.active(lo) {
+			lo = hi
+			continue
+		}
 		var last int64
 		for r := lo; r < hi; r++ {
 			last = max(last, g.rk[r].cs)
@@ -515,6 +557,9 @@ func (g *sim) collective(c *collSpec, k, idx int) {
 	}
 	// Phase 3: overlap kernels, then the compute stream waits for the op.
 	for r := range g.rk {
+		if !g.active(r) {
+			continue
+		}
 		rs := &g.rk[r]
 		lo, hi := g.members(c.group, r)
 		cnt := c.elems(g.full, g.local, g.tp)
@@ -620,4 +665,84 @@ func (g *sim) subtasks(r int, c *collSpec, op, tid, conn, cnt, gr, gn int) {
 			stream: commStream(c.group), start: s.start + rs.off, dur: s.end - s.start, taskID: tid,
 			subID: int64(i), conn: conn, plane: s.pl, peer: s.peer, size: s.size, parent: op})
 	}
+}
+
+// active reports whether rank r runs the current item: a dummy engine's
+// ranks (DummyEngines: every engine but the first) skip the step's tail.
+func (g *sim) active(r int) bool {
+	return !(g.tail && g.s.DummyEngines && r >= g.tp)
+}
+
+// syncWaits is the ground truth of the MC2 kernels' waits.
+type syncWaits struct {
+	dispatch, combine []int64 // per rank, ns
+	layers            int     // MC2 dispatch kernels per rank
+}
+
+// syncKernel runs an MC2 dispatch or combine kernel on every rank: the
+// token exchange runs inside it, so on every rank of the EP group (all
+// ranks) it ends at the last rank's arrival plus the exchange time, and a
+// rank that arrived earlier waits inside the kernel.
+func (g *sim) syncKernel(sp *kernelSpec, k, idx int) {
+	var last int64
+	for r := range g.rk {
+		rs := &g.rk[r]
+		rs.hts, rs.hdur, rs.ready = g.launch(r, k, idx, 0, 6000, 15000)
+		rs.cs = even(max(rs.t+g.kernelGap(r, k, idx, 0), rs.ready))
+		last = max(last, rs.cs)
+	}
+	tr := int64((float64(sp.baseNs) + float64(sp.perTokNs)*float64(g.full)) * (1 + sp.jitter*(2*g.u(-1, k, idx, 37)-1)))
+	if g.waits == nil {
+		g.waits = &syncWaits{dispatch: make([]int64, len(g.rk)), combine: make([]int64, len(g.rk))}
+	}
+	w := g.waits.combine
+	if sp.role == roleDispatch {
+		w = g.waits.dispatch
+	}
+	for r := range g.rk {
+		rs := &g.rk[r]
+		d := last + tr - rs.cs
+		w[r] += last - rs.cs
+		rs.t = rs.cs + d
+		g.emitKernel(r, sp, streamCompute, rs.cs, d, rs.hts, rs.hdur)
+	}
+	if sp.role == roleDispatch {
+		g.waits.layers++
+	}
+}
+
+// sideKernel runs kernel sp on rank r's side stream, which the compute
+// stream waits for:
+//
+//	compute stream: EVENT_RECORD ─ EVENT_WAIT(until the side record)
+//	side stream:    EVENT_WAIT(until the record) ─ kernel ─ EVENT_RECORD
+func (g *sim) sideKernel(r int, sp *kernelSpec, k, idx int) {
+	rs := &g.rk[r]
+	hts, hdur, ready := g.launch(r, k, idx, 0, 6000, 15000)
+	rec := even(max(rs.t+g.kernelGap(r, k, idx, 0), ready))
+	st := even(max(rs.side, rec+20+g.rng(r, k, idx, 70, 300, 900)))
+	d := g.kernelDur(sp, r, k, idx, 0)
+	if g.s.SideStreamNs > 0 {
+		d = int64(float64(g.s.SideStreamNs) * (1 + sp.jitter*(2*g.u(r, k, idx, 74)-1)))
+	}
+	sideRec := st + d + g.rng(r, k, idx, 71, 100, 300)
+	rs.side = sideRec + 20
+	ws := rec + 20 + g.rng(r, k, idx, 72, 100, 300)
+	we := max(ws+20, sideRec+20+g.rng(r, k, idx, 73, 300, 900))
+	rs.t = we
+	if !g.detail[r] || !g.s.EventWaits {
+		g.emitKernel(r, sp, streamSide, st, d, hts, hdur)
+		return
+	}
+	ev := func(kind taskKind, name, typ string, stream int, at, dur int64, sk *kernelSpec) {
+		rs.addTask(devTask{kind: kind, name: name, taskType: typ, stream: stream, start: at + rs.off, dur: dur,
+			taskID: rs.next(stream), subID: 4294967295, conn: rs.nextConn(), awaitsKernel: sk})
+	}
+	ev(tkEventRecord, "EVENT_RECORD", "EVENT_RECORD_SQE", streamCompute, rec, 20, nil)
+	if st-rec > 60 {
+		ev(tkEventWait, "EVENT_WAIT", "EVENT_WAIT_SQE", streamSide, rec+20, st-rec-40, nil)
+	}
+	g.emitKernel(r, sp, streamSide, st, d, hts, hdur)
+	ev(tkEventRecord, "EVENT_RECORD", "EVENT_RECORD_SQE", streamSide, sideRec, 20, nil)
+	ev(tkEventWait, "EVENT_WAIT", "EVENT_WAIT_SQE", streamCompute, ws, we-ws, sp)
 }

@@ -351,6 +351,9 @@ func (o *rankOut) addTaskTruth(t *devTask) {
 		if t.awaits != nil {
 			o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaits.metric + "@" + o.info.coll[t.awaits.group].Name})
 		}
+		if t.awaitsKernel != nil {
+			o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaitsKernel.opType})
+		}
 		o.acc.add("event_wait", t.dur)
 		o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)
 	}

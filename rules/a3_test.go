@@ -1,0 +1,98 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+)
+
+// Issue 21's acceptance on tracegen's A3 scenario (the second field
+// report): Qwen3-VL-235B BF16 on an Atlas 800I A3 as TP4 x DP4, EP16, one
+// request, MC2, vLLM-Ascend v0.13.0rc1 read from the profile.
+func TestA3FieldReport(t *testing.T) {
+	res := analyzed(t, "a3-tp4dp4-rc1")
+	set := builtin(t)
+	rep := evaluate(t, set, res, nil)
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	d, ok := fs.Get("moe.dispatcher")
+	require.True(t, ok)
+	require.Equal(t, "mc2", d.Value)
+
+	up := finding(rep, "vllm-ascend-upgrade")
+	require.NotNil(t, up, "%+v", status(rep, "vllm-ascend-upgrade"))
+	require.Contains(t, up.Fix, "to v0.13.0rc2 or later, with CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1")
+
+	ps := finding(rep, "parallel-strategy")
+	require.NotNil(t, ps, "%+v", status(rep, "parallel-strategy"))
+	require.Contains(t, ps.Fix, "(TP8xDP2 instead of TP4xDP4)")
+
+	ew := finding(rep, "event-wait-skew")
+	require.NotNil(t, ew, "%+v", status(rep, "event-wait-skew"))
+	require.Regexp(t, `it waits for MatMulV2 kernels on side stream 3, [0-9.]+% of its waits, then the all-reduce collectives of group tp \(stream 4\), [0-9.]+%$`, ew.Title)
+	require.Contains(t, ew.Fix, "What they wait for is a side stream")
+
+	dc := finding(rep, "moe-dispatch-combine")
+	require.NotNil(t, dc, "%+v", status(rep, "moe-dispatch-combine"))
+	require.Regexp(t, `^MoE dispatch \+ combine take [0-9.]+% of the MoE kernels' time at decode batch 1: `, dc.Title)
+	require.Contains(t, dc.Fix, "only for W8A8 weights")
+	require.Empty(t, dc.Actions, "no fused MC2 edit without W8A8 weights")
+
+	for _, rr := range res.Ranks {
+		m := rr.Metrics
+		for _, k := range []string{analysis.MetricMoEDispatchLayerUs, analysis.MetricMoECombineLayerUs, analysis.MetricMoEGMMLayerUs,
+			analysis.MetricMoEDispatchShare, analysis.MetricHCCLPerLayerCount, analysis.MetricMoELayersCount, analysis.MetricEventWaitMainStreamShare} {
+			require.Contains(t, m, k, "rank %d: %s: %s", rr.Rank, k, rr.Unavailable[k])
+		}
+		require.Equal(t, 6.0, m[analysis.MetricMoELayersCount], "rank %d", rr.Rank)
+		require.Equal(t, 2.0, m[analysis.MetricEventWaitMainStreamID], "rank %d", rr.Rank)
+	}
+	for _, k := range []string{analysis.MetricMoEDispatchWaitLayerUs, analysis.MetricMoECombineWaitLayerUs, analysis.MetricMoEDispatchWaitShare} {
+		require.Contains(t, res.Cluster.Metrics, k, res.Cluster.Unavailable[k])
+	}
+
+	for _, id := range []string{"moe-routing-cumsum", "comm-ep-flashcomm", "graph-capture-sizes"} {
+		require.Nil(t, finding(rep, id), "%s must not fire: %+v", id, status(rep, id))
+	}
+
+	// with the script: BF16 (no --quantization) keeps fused MC2 out
+	rep = evaluate(t, set, res, nil, "model=/models/Qwen3-VL-235B-A22B-Instruct")
+	dc = finding(rep, "moe-dispatch-combine")
+	require.NotNil(t, dc)
+	require.Contains(t, dc.Fix, "Fused MC2 (VLLM_ASCEND_ENABLE_FUSED_MC2) is W8A8-only, so it does not apply to these unquantized weights (/models/Qwen3-VL-235B-A22B-Instruct)")
+	require.Contains(t, dc.Fix, "multimodal models from v0.19.1rc1 (/models/Qwen3-VL-235B-A22B-Instruct is multimodal)")
+	// W8A8 on rc1: fused MC2 needs rc2 first, so no edit
+	rep = evaluate(t, set, res, nil, "model=/models/Qwen3-VL-235B-A22B-W8A8", "quantization=ascend")
+	dc = finding(rep, "moe-dispatch-combine")
+	require.NotNil(t, dc)
+	require.Contains(t, dc.Fix, "export VLLM_ASCEND_ENABLE_FUSED_MC2=1")
+	require.Contains(t, dc.Fix, "it needs v0.13.0rc2 or later (DispatchFFNCombine), this is v0.13.0rc1.")
+	require.Empty(t, dc.Actions)
+}
+
+// The after states: rc2 clears the upgrade; TP8 x DP2 clears parallel-strategy's TP4 advice.
+func TestA3AfterStates(t *testing.T) {
+	set := builtin(t)
+	rep := evaluate(t, set, analyzed(t, "a3-tp4dp4-rc2"), nil)
+	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	require.NotNil(t, finding(rep, "parallel-strategy"))
+	res := analyzed(t, "a3-tp8dp2-rc2")
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	tp, _ := fs.Get("tp")
+	dp, _ := fs.Get("dp")
+	require.Equal(t, 8, tp.Value)
+	require.Equal(t, 2, dp.Value)
+	rep = evaluate(t, set, res, nil)
+	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, "mc2", mustFact(t, fs, "moe.dispatcher"))
+}
+
+func mustFact(t *testing.T, fs *FactSet, name string) any {
+	t.Helper()
+	v, ok := fs.Get(name)
+	require.True(t, ok, name)
+	return v.Value
+}
