@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 )
 
 // docOf analyzes path and returns its document after a JSON round trip.
@@ -22,7 +23,7 @@ func docOf(t *testing.T, path string) *results.Document {
 	res, err := pipeline.Analyze(context.Background(), path, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, results.Build(res, nil)))
+	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, nil)))
 	doc, err := results.Read(&buf, path)
 	require.NoError(t, err)
 	return doc

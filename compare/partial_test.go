@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -43,7 +44,7 @@ func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, results.Build(res, rep.Findings)))
+	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, rep.Findings)))
 	doc, err := results.Read(&buf, dir)
 	require.NoError(t, err)
 	return doc, trace

@@ -50,7 +50,7 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 // HTMLInput is everything the HTML report shows. Doc is required; the
 // rest is optional.
 type HTMLInput struct {
-	// Doc is the run's results document (results.New): every metric,
+	// Doc is the run's results document (build.New): every metric,
 	// finding (largest estimated saving first), the fix plan, the deploy
 	// diff (the one to apply: the findings' own diffs may touch the same
 	// lines) and the rule evaluation's warnings are read from it.

@@ -60,7 +60,7 @@ func (o Outputs[In]) Help() string {
 // RunOutput is what analyze's and check's --format outputs are written
 // from.
 type RunOutput struct {
-	// Doc is the run's results document (results.New): every output is
+	// Doc is the run's results document (build.New): every output is
 	// written from it.
 	Doc *results.Document
 	// Baseline is check --baseline's comparison, summarised under the

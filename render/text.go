@@ -17,7 +17,7 @@ import (
 )
 
 // WriteText writes the terminal summary of a results document: with a
-// rule evaluation (results.New), the findings first (fix, evidence, diff),
+// rule evaluation (build.New), the findings first (fix, evidence, diff),
 // then which rules could not be evaluated and why, and the facts used.
 func WriteText(w io.Writer, doc *results.Document) error {
 	return WriteTextWith(w, doc, TextOptions{})
@@ -42,7 +42,7 @@ func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
 // unavailable.
 func needView(doc *results.Document) error {
 	if !doc.View.Built {
-		return errors.New("internal error: the terminal summary and the HTML report are written from a document built from a run (results.Build), not one read back from JSON")
+		return errors.New("internal error: the terminal summary and the HTML report are written from a document built from a run (results/build), not one read back from JSON")
 	}
 	return nil
 }

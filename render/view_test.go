@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 )
 
 // The summary and the report are written from a document built from a
 // run: one read back from JSON has no view, and writing it is refused
 // rather than showing what the JSON lacks as unavailable.
 func TestTextAndHTMLNeedTheView(t *testing.T) {
-	doc := results.Build(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
+	doc := build.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
 	var built bytes.Buffer
 	require.NoError(t, WriteText(&built, doc))
 	require.Contains(t, built.String(), "Collectives by type and group")

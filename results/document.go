@@ -1,6 +1,7 @@
 // Package results holds the results document (schema npuprof.analysis/v1):
 // one run's analysis results, findings, rule outcomes and facts, built once
-// per run (New) and read back from a saved file (Read). It is the contract
+// per run (package results/build) and read back from a saved file (Read).
+// It holds the contract alone: it imports no analysis. It is the contract
 // that every writer (package render), `npuprof diff` and `check --baseline`
 // (package compare) and other tools read. Field names are a public
 // contract (docs/json.md).
@@ -11,13 +12,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
-	"strings"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/vllmserve"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -80,12 +77,12 @@ type ContextDoc struct {
 	Conflicts []rules.Conflict `json:"conflicts,omitempty"`
 }
 
-// ServingDoc is the serving context (see parser/vllmserve.Context for each
+// ServingDoc is the serving context (see parser/model.Serving for each
 // metric's definition): metrics (rates are ratios 0..1, throughputs
 // tokens/s, latencies ms), why a key metric is missing, each metric's
 // source, the files read, the statistics-line formats seen and the line
 // numbers of the first malformed statistics lines.
-type ServingDoc = vllmserve.Context
+type ServingDoc = model.Serving
 
 // ClusterDoc is the cross-rank analysis.
 type ClusterDoc struct {
@@ -154,32 +151,6 @@ type SkewStatDoc struct {
 	MaxUs         float64 `json:"max_us"`
 	MaxRank       int     `json:"max_rank"`
 	MaxOverMedian float64 `json:"max_over_median,omitempty"`
-}
-
-// New is the results document of a run: the analysis results, and when
-// rules ran, their report (findings, outcomes, deploy diff, warnings) and
-// the facts they saw. cmd builds it once and hands it to every writer.
-func New(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *Document {
-	doc := Build(res, nil)
-	doc.AddRules(rep, facts)
-	return doc
-}
-
-// AddRules records a rule evaluation in the document: findings (sorted by
-// saving), every rule's outcome, the facts and the combined deploy diff.
-func (doc *Document) AddRules(rep *rules.Report, facts *rules.FactSet) {
-	if rep != nil {
-		doc.Findings = append([]rules.Finding{}, rep.Findings...)
-		doc.Rules = rep.Outcomes
-		doc.DeployDiff = rep.Diff
-		doc.Plan = rep.Plan
-		doc.Warnings = rep.Warnings
-		doc.View.Evaluated = true
-	}
-	if facts != nil {
-		doc.Context.Conflicts = facts.Conflicts()
-		doc.Facts = facts.List()
-	}
 }
 
 // Input describes what was read.
@@ -323,187 +294,16 @@ func (s StepDoc) Value(key string) (v float64, ok bool) {
 	return *p, true
 }
 
-// PassErrorDoc is a pass that failed.
-type PassErrorDoc = analysis.PassError
-
-func us(ns int64) float64 { return float64(ns) / 1000 }
-
-// usPtr is us(ns) for an optional field.
-func usPtr(ns int64) *float64 {
-	v := us(ns)
-	return &v
+// PassErrorDoc is a pass that failed: its name, the rank (-1: none) and
+// what went wrong.
+type PassErrorDoc struct {
+	Pass    string `json:"pass"`
+	Rank    int    `json:"rank"`
+	Message string `json:"message"`
 }
 
-// Build assembles the document from the analysis results and findings
-// (nil: none). New adds the rules' report and facts too.
-func Build(res *analysis.Result, findings []rules.Finding) *Document {
-	t := buildinfo.Get()
-	doc := &Document{Schema: Schema, Tool: &t, Input: Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
-		Ranks: []RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
-	kinds := map[string]bool{}
-	doc.Errors = append(doc.Errors, res.InputErrors...)
-	for _, rr := range res.Ranks {
-		doc.Input.Ranks = append(doc.Input.Ranks, rr.Rank)
-		doc.Input.Formats[fmt.Sprint(rr.Rank)] = string(rr.Format)
-		kinds[string(rr.Format)] = true
-		rd := RankDoc{Rank: rr.Rank, Path: rr.Path, ProfilerLevel: rr.ProfilerLevel, TorchNPU: rr.TorchNPU, CANN: rr.CANN,
-			Metrics: clean(rr.Metrics), Unavailable: rr.Unavailable, Sources: rr.Sources, Steps: []StepDoc{},
-			Partial: rr.Partial, PartialReason: rr.PartialReason, PartialMetrics: rr.PartialMetrics, Warnings: rr.Warnings}
-		if rr.Device >= 0 {
-			d := rr.Device
-			rd.Device = &d
-		}
-		if o := rr.Origin; o.Export != "" {
-			rd.Path = o.Export
-			rd.ExportedFrom = &ExportedFromDoc{Path: o.Path, AbsPath: o.AbsPath, Host: o.Host}
-		}
-		if rd.Unavailable == nil {
-			rd.Unavailable = map[string]string{}
-		}
-		if analysis.KernelsOf(rr) != nil {
-			for _, k := range analysis.KernelsOf(rr).Top {
-				rd.Kernels = append(rd.Kernels, KernelDoc{Name: k.Name, OpType: k.OpType, Core: k.Core, Count: k.Count,
-					TotalUs: us(k.Total), MeanUs: k.Mean, P50Us: k.P50, P99Us: k.P99})
-			}
-		}
-		if analysis.HCCLOf(rr) != nil {
-			for key, st := range analysis.HCCLOf(rr).ByTypeGroup {
-				t, g, _ := strings.Cut(key, "@")
-				rd.Collectives = append(rd.Collectives, CollectiveTypeDoc{Type: t, Group: g, Count: st.Count, TimeUs: us(st.Total)})
-			}
-			sort.Slice(rd.Collectives, func(i, j int) bool {
-				a, b := rd.Collectives[i], rd.Collectives[j]
-				if a.Type != b.Type {
-					return a.Type < b.Type
-				}
-				return a.Group < b.Group
-			})
-		}
-		rd.Awaited = awaitedDocs(rr)
-		rd.View = rankView(rr)
-		for _, s := range analysis.StepsOf(rr) {
-			sd := StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing)}
-			if p, ok := s.PreparingNs(); ok {
-				sd.PreparingUs = usPtr(p)
-			}
-			if s.Tasks >= 0 {
-				n := s.Tasks
-				sd.Tasks = &n
-			}
-			if analysis.WorkloadOf(rr) != nil {
-				sd.Phase = analysis.WorkloadOf(rr).StepPhase[s.Step]
-			}
-			if s.HaveComm() {
-				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
-				sd.OverlappedUs, sd.FreeUs = usPtr(s.Overlapped), usPtr(s.Free)
-			}
-			rd.Steps = append(rd.Steps, sd)
-		}
-		doc.Ranks = append(doc.Ranks, rd)
-		doc.Errors = append(doc.Errors, rr.Errors...)
-	}
-	var ks []string
-	for k := range kinds {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	switch len(ks) {
-	case 0:
-		doc.Input.Kind = "unknown"
-	case 1:
-		doc.Input.Kind = ks[0]
-	default:
-		doc.Input.Kind = "mixed"
-	}
-	if findings != nil {
-		doc.Findings = findings
-	}
-	w := analysis.Workload(res)
-	doc.Context = ContextDoc{Workload: w.Kind, Evidence: w.Evidence}
-	doc.View.Built, doc.View.InputErrors = true, res.InputErrors
-	doc.Cluster = buildCluster(res.Cluster)
-	doc.Experts = BuildExperts(res)
-	if res.Cluster != nil {
-		doc.Errors = append(doc.Errors, res.Cluster.Errors...)
-	}
-	doc.Serving = res.Serving
-	return doc
-}
-
-func buildCluster(c *analysis.ClusterResult) *ClusterDoc {
-	if c == nil {
-		return nil
-	}
-	d := &ClusterDoc{Ranks: c.Ranks, Metrics: clean(c.Metrics), Unavailable: c.Unavailable, RanksUsed: c.RanksUsed, SlowRanks: []SlowRankDoc{},
-		Groups: []GroupDoc{}, Worst: []CollectiveDoc{}, Steps: []StepSkewDoc{}}
-	if d.Unavailable == nil {
-		d.Unavailable = map[string]string{}
-	}
-	d.View = clusterView(c)
-	if s := analysis.SkewOf(c); s != nil {
-		for _, sr := range s.Slow {
-			x := SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
-			if !math.IsInf(sr.Z, 0) && !math.IsNaN(sr.Z) {
-				x.Z = sr.Z
-			}
-			if sr.Step >= 0 {
-				st := sr.Step
-				x.Step = &st
-			}
-			d.SlowRanks = append(d.SlowRanks, x)
-		}
-		ids := make([]int, 0, len(s.Steps))
-		for id := range s.Steps {
-			ids = append(ids, id)
-		}
-		sort.Ints(ids)
-		for _, id := range ids {
-			sd := StepSkewDoc{Step: id}
-			for _, st := range s.Steps[id] {
-				sd.Skew = append(sd.Skew, skewDoc(st))
-			}
-			d.Steps = append(d.Steps, sd)
-		}
-	}
-	if a := analysis.ArrivalOf(c); a != nil {
-		for _, g := range a.Groups {
-			gd := GroupDoc{Comm: g.Comm, Group: g.Group, Ranks: g.Ranks, Collectives: g.Collectives, LastCount: map[string]int{}, WaitUs: map[string]float64{}}
-			if g.LastRank >= 0 {
-				lr := g.LastRank
-				gd.LastRank = &lr
-			}
-			for r, ra := range g.ByRank {
-				gd.LastCount[fmt.Sprint(r)] = ra.Last
-				gd.WaitUs[fmt.Sprint(r)] = us(ra.Wait)
-			}
-			d.Groups = append(d.Groups, gd)
-		}
-		for _, w := range a.Worst {
-			d.Worst = append(d.Worst, CollectiveDoc{Comm: w.Comm, Group: w.Group, Type: w.Type, Index: w.Index, LastRank: w.LastRank,
-				MaxWaitUs: us(w.MaxWait), TotalWaitUs: us(w.TotalWait)})
-		}
-	}
-	return d
-}
-
-func skewDoc(st analysis.SkewStat) SkewStatDoc {
-	x := SkewStatDoc{Quantity: st.Quantity, Ranks: st.Ranks, MedianUs: st.Median, MADUs: st.MAD, MaxUs: st.Max, MaxRank: st.MaxRank}
-	if st.Median > 0 {
-		x.MaxOverMedian = st.Max / st.Median
-	}
-	return x
-}
-
-// clean drops NaN/Inf values, which JSON cannot carry.
-func clean(m map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
-		}
-		out[k] = v
-	}
-	return out
+func (e PassErrorDoc) Error() string {
+	return fmt.Sprintf("pass %s on rank %d: %s", e.Pass, e.Rank, e.Message)
 }
 
 // Read reads a saved JSON document and checks its schema. The
@@ -531,21 +331,4 @@ func Read(r io.Reader, name string) (*Document, error) {
 		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
 	}
 	return &doc, nil
-}
-
-// awaitedDocs is the rank's waitpair result, keyed
-// event_wait.stream.<id>.awaited; nil without one.
-func awaitedDocs(rr *analysis.RankResult) map[string][]AwaitedDoc {
-	wp := analysis.WaitPairsOf(rr)
-	if wp == nil || len(wp.Streams) == 0 {
-		return nil
-	}
-	out := map[string][]AwaitedDoc{}
-	for st, l := range wp.Streams {
-		k := "event_wait.stream." + fmt.Sprint(st) + ".awaited"
-		for _, a := range l {
-			out[k] = append(out[k], AwaitedDoc{Kind: a.Kind, Name: a.Name, Stream: a.Stream, Count: a.Wait.Count, WaitUs: us(a.Wait.Total)})
-		}
-	}
-	return out
 }

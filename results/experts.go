@@ -1,10 +1,6 @@
 package results
 
 import (
-	"math"
-	"sort"
-
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -114,96 +110,4 @@ type RatioSummary struct {
 type LogLayerDoc struct {
 	Layer int     `json:"layer"`
 	PAR   float64 `json:"par"`
-}
-
-func fptr(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
-}
-
-// BuildExperts builds the "experts" object from the results.
-func BuildExperts(res *analysis.Result) *ExpertsDoc {
-	d := &ExpertsDoc{Layers: []ExpertLayerDoc{},
-		HotExperts: []HotExpertDoc{}, DumpRanks: []RankTokensDoc{}, EPGroups: []EPGroupDoc{}, EPRanks: []EPRankDoc{},
-		LogLayers: []LogLayerDoc{}, Logs: []model.ExpertLog{}}
-	var x *analysis.ExpertsResult
-	if res != nil && res.Cluster != nil {
-		x = analysis.ExpertsOf(res.Cluster)
-	}
-	if x == nil {
-		return d
-	}
-	if l := x.Loads; l != nil {
-		src := &ExpertSourceDoc{Path: l.Source, Format: l.Format, Stage: l.Stage, Files: l.Files, Experts: l.NumExperts, Ranks: l.RankIDs}
-		if src.Files == nil {
-			src.Files = []string{}
-		}
-		for e := 0; e < l.NumExperts; e++ {
-			if !l.IsObserved(e) {
-				src.Unobserved = append(src.Unobserved, e)
-			}
-		}
-		d.Source = src
-		d.Notes = l.Notes
-		if l.Logs != nil {
-			d.Logs = l.Logs
-		}
-		for i, st := range x.Layers {
-			ld := ExpertLayerDoc{Layer: st.Layer, Tokens: st.Tokens, ExpertTokens: l.Layers[i].Tokens, RankTokens: l.Layers[i].RankTokens}
-			if st.HasLoad {
-				e, t := st.MaxExpert, st.MaxTokens
-				ld.MaxExpert, ld.MaxTokens, ld.MaxOverMean = &e, &t, fptr(st.MaxOverMean)
-			}
-			if st.HasRank {
-				ld.RankMaxOverMean = fptr(st.RankMaxOverMean)
-			}
-			if p := x.EPLB; p != nil {
-				ld.EPLBBefore, ld.EPLBAfter = fptr(p.Before.PerLayer[i]), fptr(p.After.PerLayer[i])
-			}
-			d.Layers = append(d.Layers, ld)
-		}
-	}
-	for _, h := range x.Hot {
-		d.HotExperts = append(d.HotExperts, HotExpertDoc{Layer: h.Layer, Expert: h.Expert, Tokens: h.Tokens, Share: h.Share, MaxOverMean: h.MaxOverMean})
-	}
-	for _, r := range x.DumpRanks {
-		d.DumpRanks = append(d.DumpRanks, RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
-	}
-	if ep := x.EP; ep != nil {
-		for _, g := range ep.Groups {
-			gd := EPGroupDoc{GlobalRanks: g.GlobalRanks, Ranks: g.Ranks, MaxOverMean: g.MaxOverMean, MaxRank: g.MaxRank,
-				LostBy: g.LostBy, LostWhy: g.LostWhy}
-			if g.HaveTokens {
-				gd.TokensMaxOverMean = fptr(g.TokensMaxOverMean)
-			}
-			if g.LostBy != "" {
-				gd.LostTimeUs = fptr(g.LostNs / 1000)
-			}
-			d.EPGroups = append(d.EPGroups, gd)
-		}
-		for _, r := range ep.Ranks {
-			rd := EPRankDoc{Rank: r.Rank, Group: r.Group, GMMTimeUs: us(r.GMM.Total), GMMCount: r.GMM.Count, Hot: r.Hot}
-			if r.HaveTokens {
-				t := r.Tokens
-				rd.Tokens = &t
-			}
-			d.EPRanks = append(d.EPRanks, rd)
-		}
-	}
-	if p := x.EPLB; p != nil {
-		d.EPLB = &EPLBDoc{Ranks: p.Ranks, Redundant: p.Redundant, SlotsPerRank: p.Slots, BeforeFrom: p.BeforeFrom,
-			Before: RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean}, After: RatioSummary{Max: p.After.Max, Mean: p.After.Mean},
-			Command: x.PlanCommand}
-	}
-	layers := make([]int, 0, len(x.LogLayers))
-	for l := range x.LogLayers {
-		layers = append(layers, l)
-	}
-	sort.Ints(layers)
-	for _, l := range layers {
-		d.LogLayers = append(d.LogLayers, LogLayerDoc{Layer: l, PAR: x.LogLayers[l]})
-	}
-	return d
 }

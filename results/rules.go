@@ -40,22 +40,3 @@ type RuleInfo struct {
 	ID, Severity, Summary, Why, Fix string
 	Budget, Disabled                string
 }
-
-// AddRuleSet records the rules and budgets that were evaluated
-// (View.RuleSet).
-func (doc *Document) AddRuleSet(set *rules.Set) {
-	if set == nil {
-		return
-	}
-	doc.View.RuleSet = []RuleInfo{}
-	for _, r := range set.Rules {
-		info := RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.Summary, Why: r.Why, Disabled: set.Disabled(r.ID)}
-		if r.Fix != nil {
-			info.Fix = r.Fix.Source
-		}
-		doc.View.RuleSet = append(doc.View.RuleSet, info)
-	}
-	for _, b := range set.Budgets {
-		doc.View.RuleSet = append(doc.View.RuleSet, RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
-	}
-}

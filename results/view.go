@@ -5,13 +5,13 @@ package results
 // else. Times are the passes' own nanoseconds (the document has µs), so a
 // sum over ranks is exact; metrics keep the passes' values (the document's
 // drop non-finite ones). Every view field is excluded from the JSON
-// (`json:"-"`): the document's bytes do not change. Build sets them; a
-// document read back by Read has none (its writers are the JSON and the
-// diff, which read the contract only).
+// (`json:"-"`): the document's bytes do not change. Package results/build
+// sets them; a document read back by Read has none (its writers are the
+// JSON and the diff, which read the contract only).
 
 // View is the document-level part of the view.
 type View struct {
-	// Built: the document was built from a run (Build), so the view is
+	// Built: the document was built from a run (results/build), so the view is
 	// there; false for a document read back from JSON.
 	Built bool
 	// InputErrors are the failures that belong to no rank (the
@@ -20,7 +20,7 @@ type View struct {
 	// Evaluated: rules ran (the summary then lists their outcomes and the
 	// findings' evidence).
 	Evaluated bool
-	// RuleSet are the rules and budgets evaluated (AddRuleSet); nil when
+	// RuleSet are the rules and budgets evaluated (build.AddRuleSet); nil when
 	// not recorded.
 	RuleSet []RuleInfo
 }

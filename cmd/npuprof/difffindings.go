@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -19,5 +20,5 @@ func diffDocument(res *analysis.Result, ruleFiles []string, sel selectOptions) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return results.New(res, rep, facts), rep, nil
+	return build.New(res, rep, facts), rep, nil
 }

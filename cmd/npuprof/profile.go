@@ -12,6 +12,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -99,8 +100,8 @@ func (p *profileFlags) judge(res *analysis.Result, set *rules.Set, baseline *rul
 	}
 	return &analyzed{res: res, rep: rep, facts: facts,
 		doc: sync.OnceValue(func() *results.Document {
-			doc := results.New(res, rep, facts)
-			doc.AddRuleSet(set) // SARIF describes every rule evaluated
+			doc := build.New(res, rep, facts)
+			build.AddRuleSet(doc, set) // SARIF describes every rule evaluated
 			return doc
 		})}, nil
 }

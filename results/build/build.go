@@ -1,0 +1,495 @@
+// Package build assembles the results document (package results) from a
+// run: the analysis results, the rule evaluation and the facts it saw, and
+// the view the terminal summary and the HTML report show beyond the JSON.
+// It is the one place the document meets the analysis and the rules:
+// package results holds the contract alone.
+package build
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/buildinfo"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// New is the results document of a run: the analysis results, and when
+// rules ran, their report (findings, outcomes, deploy diff, warnings) and
+// the facts they saw. cmd builds it once and hands it to every writer.
+func New(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *results.Document {
+	doc := Doc(res, nil)
+	AddRules(doc, rep, facts)
+	return doc
+}
+
+// AddRules records a rule evaluation in the document: findings (sorted by
+// saving), every rule's outcome, the facts and the combined deploy diff.
+func AddRules(doc *results.Document, rep *rules.Report, facts *rules.FactSet) {
+	if rep != nil {
+		doc.Findings = append([]rules.Finding{}, rep.Findings...)
+		doc.Rules = rep.Outcomes
+		doc.DeployDiff = rep.Diff
+		doc.Plan = rep.Plan
+		doc.Warnings = rep.Warnings
+		doc.View.Evaluated = true
+	}
+	if facts != nil {
+		doc.Context.Conflicts = facts.Conflicts()
+		doc.Facts = facts.List()
+	}
+}
+
+// passErrors are the failed passes as the document lists them.
+func passErrors(es []analysis.PassError) []results.PassErrorDoc {
+	if es == nil {
+		return nil
+	}
+	out := make([]results.PassErrorDoc, len(es))
+	for i, e := range es {
+		out[i] = results.PassErrorDoc{Pass: e.Pass, Rank: e.Rank, Message: e.Message}
+	}
+	return out
+}
+
+func us(ns int64) float64 { return float64(ns) / 1000 }
+
+// usPtr is us(ns) for an optional field.
+func usPtr(ns int64) *float64 {
+	v := us(ns)
+	return &v
+}
+
+// Doc assembles the document from the analysis results and findings
+// (nil: none). New adds the rules' report and facts too.
+func Doc(res *analysis.Result, findings []rules.Finding) *results.Document {
+	t := buildinfo.Get()
+	doc := &results.Document{Schema: results.Schema, Tool: &t, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
+		Ranks: []results.RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
+	kinds := map[string]bool{}
+	doc.Errors = append(doc.Errors, passErrors(res.InputErrors)...)
+	for _, rr := range res.Ranks {
+		doc.Input.Ranks = append(doc.Input.Ranks, rr.Rank)
+		doc.Input.Formats[fmt.Sprint(rr.Rank)] = string(rr.Format)
+		kinds[string(rr.Format)] = true
+		rd := results.RankDoc{Rank: rr.Rank, Path: rr.Path, ProfilerLevel: rr.ProfilerLevel, TorchNPU: rr.TorchNPU, CANN: rr.CANN,
+			Metrics: clean(rr.Metrics), Unavailable: rr.Unavailable, Sources: rr.Sources, Steps: []results.StepDoc{},
+			Partial: rr.Partial, PartialReason: rr.PartialReason, PartialMetrics: rr.PartialMetrics, Warnings: rr.Warnings}
+		if rr.Device >= 0 {
+			d := rr.Device
+			rd.Device = &d
+		}
+		if o := rr.Origin; o.Export != "" {
+			rd.Path = o.Export
+			rd.ExportedFrom = &results.ExportedFromDoc{Path: o.Path, AbsPath: o.AbsPath, Host: o.Host}
+		}
+		if rd.Unavailable == nil {
+			rd.Unavailable = map[string]string{}
+		}
+		if analysis.KernelsOf(rr) != nil {
+			for _, k := range analysis.KernelsOf(rr).Top {
+				rd.Kernels = append(rd.Kernels, results.KernelDoc{Name: k.Name, OpType: k.OpType, Core: k.Core, Count: k.Count,
+					TotalUs: us(k.Total), MeanUs: k.Mean, P50Us: k.P50, P99Us: k.P99})
+			}
+		}
+		if analysis.HCCLOf(rr) != nil {
+			for key, st := range analysis.HCCLOf(rr).ByTypeGroup {
+				t, g, _ := strings.Cut(key, "@")
+				rd.Collectives = append(rd.Collectives, results.CollectiveTypeDoc{Type: t, Group: g, Count: st.Count, TimeUs: us(st.Total)})
+			}
+			sort.Slice(rd.Collectives, func(i, j int) bool {
+				a, b := rd.Collectives[i], rd.Collectives[j]
+				if a.Type != b.Type {
+					return a.Type < b.Type
+				}
+				return a.Group < b.Group
+			})
+		}
+		rd.Awaited = awaitedDocs(rr)
+		rd.View = rankView(rr)
+		for _, s := range analysis.StepsOf(rr) {
+			sd := results.StepDoc{Step: s.Step, WindowUs: us(s.Window), ComputingUs: us(s.Computing)}
+			if p, ok := s.PreparingNs(); ok {
+				sd.PreparingUs = usPtr(p)
+			}
+			if s.Tasks >= 0 {
+				n := s.Tasks
+				sd.Tasks = &n
+			}
+			if analysis.WorkloadOf(rr) != nil {
+				sd.Phase = analysis.WorkloadOf(rr).StepPhase[s.Step]
+			}
+			if s.HaveComm() {
+				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
+				sd.OverlappedUs, sd.FreeUs = usPtr(s.Overlapped), usPtr(s.Free)
+			}
+			rd.Steps = append(rd.Steps, sd)
+		}
+		doc.Ranks = append(doc.Ranks, rd)
+		doc.Errors = append(doc.Errors, passErrors(rr.Errors)...)
+	}
+	var ks []string
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	switch len(ks) {
+	case 0:
+		doc.Input.Kind = "unknown"
+	case 1:
+		doc.Input.Kind = ks[0]
+	default:
+		doc.Input.Kind = "mixed"
+	}
+	if findings != nil {
+		doc.Findings = findings
+	}
+	w := analysis.Workload(res)
+	doc.Context = results.ContextDoc{Workload: w.Kind, Evidence: w.Evidence}
+	doc.View.Built, doc.View.InputErrors = true, passErrors(res.InputErrors)
+	doc.Cluster = buildCluster(res.Cluster)
+	doc.Experts = Experts(res)
+	if res.Cluster != nil {
+		doc.Errors = append(doc.Errors, passErrors(res.Cluster.Errors)...)
+	}
+	doc.Serving = res.Serving
+	return doc
+}
+
+func buildCluster(c *analysis.ClusterResult) *results.ClusterDoc {
+	if c == nil {
+		return nil
+	}
+	d := &results.ClusterDoc{Ranks: c.Ranks, Metrics: clean(c.Metrics), Unavailable: c.Unavailable, RanksUsed: c.RanksUsed, SlowRanks: []results.SlowRankDoc{},
+		Groups: []results.GroupDoc{}, Worst: []results.CollectiveDoc{}, Steps: []results.StepSkewDoc{}}
+	if d.Unavailable == nil {
+		d.Unavailable = map[string]string{}
+	}
+	d.View = clusterView(c)
+	if s := analysis.SkewOf(c); s != nil {
+		for _, sr := range s.Slow {
+			x := results.SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
+			if !math.IsInf(sr.Z, 0) && !math.IsNaN(sr.Z) {
+				x.Z = sr.Z
+			}
+			if sr.Step >= 0 {
+				st := sr.Step
+				x.Step = &st
+			}
+			d.SlowRanks = append(d.SlowRanks, x)
+		}
+		ids := make([]int, 0, len(s.Steps))
+		for id := range s.Steps {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			sd := results.StepSkewDoc{Step: id}
+			for _, st := range s.Steps[id] {
+				sd.Skew = append(sd.Skew, skewDoc(st))
+			}
+			d.Steps = append(d.Steps, sd)
+		}
+	}
+	if a := analysis.ArrivalOf(c); a != nil {
+		for _, g := range a.Groups {
+			gd := results.GroupDoc{Comm: g.Comm, Group: g.Group, Ranks: g.Ranks, Collectives: g.Collectives, LastCount: map[string]int{}, WaitUs: map[string]float64{}}
+			if g.LastRank >= 0 {
+				lr := g.LastRank
+				gd.LastRank = &lr
+			}
+			for r, ra := range g.ByRank {
+				gd.LastCount[fmt.Sprint(r)] = ra.Last
+				gd.WaitUs[fmt.Sprint(r)] = us(ra.Wait)
+			}
+			d.Groups = append(d.Groups, gd)
+		}
+		for _, w := range a.Worst {
+			d.Worst = append(d.Worst, results.CollectiveDoc{Comm: w.Comm, Group: w.Group, Type: w.Type, Index: w.Index, LastRank: w.LastRank,
+				MaxWaitUs: us(w.MaxWait), TotalWaitUs: us(w.TotalWait)})
+		}
+	}
+	return d
+}
+
+func skewDoc(st analysis.SkewStat) results.SkewStatDoc {
+	x := results.SkewStatDoc{Quantity: st.Quantity, Ranks: st.Ranks, MedianUs: st.Median, MADUs: st.MAD, MaxUs: st.Max, MaxRank: st.MaxRank}
+	if st.Median > 0 {
+		x.MaxOverMedian = st.Max / st.Median
+	}
+	return x
+}
+
+// clean drops NaN/Inf values, which JSON cannot carry.
+func clean(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// awaitedDocs is the rank's waitpair result, keyed
+// event_wait.stream.<id>.awaited; nil without one.
+func awaitedDocs(rr *analysis.RankResult) map[string][]results.AwaitedDoc {
+	wp := analysis.WaitPairsOf(rr)
+	if wp == nil || len(wp.Streams) == 0 {
+		return nil
+	}
+	out := map[string][]results.AwaitedDoc{}
+	for st, l := range wp.Streams {
+		k := "event_wait.stream." + fmt.Sprint(st) + ".awaited"
+		for _, a := range l {
+			out[k] = append(out[k], results.AwaitedDoc{Kind: a.Kind, Name: a.Name, Stream: a.Stream, Count: a.Wait.Count, WaitUs: us(a.Wait.Total)})
+		}
+	}
+	return out
+}
+
+func fptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// Experts builds the "experts" object from the results.
+func Experts(res *analysis.Result) *results.ExpertsDoc {
+	d := &results.ExpertsDoc{Layers: []results.ExpertLayerDoc{},
+		HotExperts: []results.HotExpertDoc{}, DumpRanks: []results.RankTokensDoc{}, EPGroups: []results.EPGroupDoc{}, EPRanks: []results.EPRankDoc{},
+		LogLayers: []results.LogLayerDoc{}, Logs: []model.ExpertLog{}}
+	var x *analysis.ExpertsResult
+	if res != nil && res.Cluster != nil {
+		x = analysis.ExpertsOf(res.Cluster)
+	}
+	if x == nil {
+		return d
+	}
+	if l := x.Loads; l != nil {
+		src := &results.ExpertSourceDoc{Path: l.Source, Format: l.Format, Stage: l.Stage, Files: l.Files, Experts: l.NumExperts, Ranks: l.RankIDs}
+		if src.Files == nil {
+			src.Files = []string{}
+		}
+		for e := 0; e < l.NumExperts; e++ {
+			if !l.IsObserved(e) {
+				src.Unobserved = append(src.Unobserved, e)
+			}
+		}
+		d.Source = src
+		d.Notes = l.Notes
+		if l.Logs != nil {
+			d.Logs = l.Logs
+		}
+		for i, st := range x.Layers {
+			ld := results.ExpertLayerDoc{Layer: st.Layer, Tokens: st.Tokens, ExpertTokens: l.Layers[i].Tokens, RankTokens: l.Layers[i].RankTokens}
+			if st.HasLoad {
+				e, t := st.MaxExpert, st.MaxTokens
+				ld.MaxExpert, ld.MaxTokens, ld.MaxOverMean = &e, &t, fptr(st.MaxOverMean)
+			}
+			if st.HasRank {
+				ld.RankMaxOverMean = fptr(st.RankMaxOverMean)
+			}
+			if p := x.EPLB; p != nil {
+				ld.EPLBBefore, ld.EPLBAfter = fptr(p.Before.PerLayer[i]), fptr(p.After.PerLayer[i])
+			}
+			d.Layers = append(d.Layers, ld)
+		}
+	}
+	for _, h := range x.Hot {
+		d.HotExperts = append(d.HotExperts, results.HotExpertDoc{Layer: h.Layer, Expert: h.Expert, Tokens: h.Tokens, Share: h.Share, MaxOverMean: h.MaxOverMean})
+	}
+	for _, r := range x.DumpRanks {
+		d.DumpRanks = append(d.DumpRanks, results.RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
+	}
+	if ep := x.EP; ep != nil {
+		for _, g := range ep.Groups {
+			gd := results.EPGroupDoc{GlobalRanks: g.GlobalRanks, Ranks: g.Ranks, MaxOverMean: g.MaxOverMean, MaxRank: g.MaxRank,
+				LostBy: g.LostBy, LostWhy: g.LostWhy}
+			if g.HaveTokens {
+				gd.TokensMaxOverMean = fptr(g.TokensMaxOverMean)
+			}
+			if g.LostBy != "" {
+				gd.LostTimeUs = fptr(g.LostNs / 1000)
+			}
+			d.EPGroups = append(d.EPGroups, gd)
+		}
+		for _, r := range ep.Ranks {
+			rd := results.EPRankDoc{Rank: r.Rank, Group: r.Group, GMMTimeUs: us(r.GMM.Total), GMMCount: r.GMM.Count, Hot: r.Hot}
+			if r.HaveTokens {
+				t := r.Tokens
+				rd.Tokens = &t
+			}
+			d.EPRanks = append(d.EPRanks, rd)
+		}
+	}
+	if p := x.EPLB; p != nil {
+		d.EPLB = &results.EPLBDoc{Ranks: p.Ranks, Redundant: p.Redundant, SlotsPerRank: p.Slots, BeforeFrom: p.BeforeFrom,
+			Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean}, After: results.RatioSummary{Max: p.After.Max, Mean: p.After.Mean},
+			Command: x.PlanCommand}
+	}
+	layers := make([]int, 0, len(x.LogLayers))
+	for l := range x.LogLayers {
+		layers = append(layers, l)
+	}
+	sort.Ints(layers)
+	for _, l := range layers {
+		d.LogLayers = append(d.LogLayers, results.LogLayerDoc{Layer: l, PAR: x.LogLayers[l]})
+	}
+	return d
+}
+
+// AddRuleSet records the rules and budgets that were evaluated
+// (View.RuleSet).
+func AddRuleSet(doc *results.Document, set *rules.Set) {
+	if set == nil {
+		return
+	}
+	doc.View.RuleSet = []results.RuleInfo{}
+	for _, r := range set.Rules {
+		info := results.RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.Summary, Why: r.Why, Disabled: set.Disabled(r.ID)}
+		if r.Fix != nil {
+			info.Fix = r.Fix.Source
+		}
+		doc.View.RuleSet = append(doc.View.RuleSet, info)
+	}
+	for _, b := range set.Budgets {
+		doc.View.RuleSet = append(doc.View.RuleSet, results.RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
+	}
+}
+
+// rankView copies what the writers show of rr beyond the contract.
+func rankView(rr *analysis.RankResult) results.RankView {
+	v := results.RankView{Format: string(rr.Format), Metrics: rr.Metrics, Errors: passErrors(rr.Errors), Env: rr.Env}
+	for _, g := range rr.Groups {
+		v.Groups = append(v.Groups, results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks})
+	}
+	for _, s := range analysis.StepsOf(rr) {
+		v.Steps = append(v.Steps, results.StepNs{Step: s.Step, Window: s.Window, Computing: s.Computing, Communication: s.Communication,
+			NotOverlapped: s.CommunicationNotOverlapped, Free: s.Free, CommUnavailable: s.CommUnavailable})
+	}
+	if h := analysis.HCCLOf(rr); h != nil {
+		v.HCCL = &results.HCCLView{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
+			Types: h.Types, Groups: h.Groups}
+		for k, s := range h.ByTypeGroup {
+			v.HCCL.ByTypeGroup[k] = stat(*s)
+		}
+	}
+	if m := analysis.MoEOf(rr); m != nil {
+		v.MoE = &results.MoEView{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
+			Dispatch: stat(m.Dispatch), Combine: stat(m.Combine), PositionsCapped: m.PositionsCapped}
+		for _, p := range m.Positions {
+			v.MoE.Positions = append(v.MoE.Positions, results.MoEPosition{RoutingUs: p.RoutingUs, CumsumUs: p.CumsumUs})
+		}
+	}
+	if e := analysis.EventWaitOf(rr); e != nil {
+		v.EventWait = &results.EventWaitView{}
+		for _, s := range e.Streams {
+			v.EventWait.Streams = append(v.EventWait.Streams, results.StreamWait{Stream: s.Stream, Wait: stat(s.Wait), Span: s.Span, Compute: s.Compute})
+		}
+		for _, w := range e.Longest {
+			v.EventWait.Longest = append(v.EventWait.Longest, results.Wait{Stream: w.Stream, Start: w.Start, Dur: w.Dur,
+				NextName: w.NextName, NextDur: w.NextDur, HasNext: w.HasNext})
+		}
+	}
+	if k := analysis.KernelsOf(rr); k != nil {
+		v.Kernels = &results.KernelsView{}
+		for _, s := range k.Top {
+			v.Kernels.Top = append(v.Kernels.Top, results.KernelStat{Name: s.Name, OpType: s.OpType, Core: s.Core, Count: s.Count,
+				Total: s.Total, Mean: s.Mean, P50: s.P50, P99: s.P99})
+		}
+	}
+	if t := analysis.TimelineOf(rr); t != nil {
+		v.Timeline = &results.TimelineView{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
+	}
+	if s := analysis.TimelineSampleOf(rr); s != nil {
+		v.Sample = &results.TimelineSample{Median: sampleWindow(s.Median), Middle: sampleWindow(s.Middle), Capture: sampleWindow(s.Capture)}
+	}
+	return v
+}
+
+func stat(s analysis.Stat) results.Stat { return results.Stat{Count: s.Count, Total: s.Total} }
+
+func sampleWindow(w *analysis.SampleWindow) *results.SampleWindow {
+	if w == nil {
+		return nil
+	}
+	out := &results.SampleWindow{Step: w.Step, Start: w.Start, End: w.End, Sliced: w.Sliced, Names: w.Names, Tasks: w.Tasks,
+		Lanes: make([]results.SampleLane, len(w.Lanes)), Boxes: make([]results.SampleBox, len(w.Boxes))}
+	for i, l := range w.Lanes {
+		out.Lanes[i] = results.SampleLane{HCCL: l.HCCL, Stream: l.Stream, Group: l.Group}
+	}
+	for i, b := range w.Boxes {
+		out.Boxes[i] = results.SampleBox{Lane: b.Lane, Kind: uint8(b.Kind), Start: b.Start, End: b.End, Name: b.Name, Count: b.Count}
+	}
+	return out
+}
+
+// clusterView copies what the writers show of c beyond the contract.
+func clusterView(c *analysis.ClusterResult) results.ClusterView {
+	v := results.ClusterView{Metrics: c.Metrics, Errors: passErrors(c.Errors)}
+	if s := analysis.SkewOf(c); s != nil {
+		v.Skew = &results.SkewView{}
+		for _, st := range s.Window {
+			v.Skew.Window = append(v.Skew.Window, skewDoc(st))
+		}
+		for _, sr := range s.Slow {
+			v.Skew.Slow = append(v.Skew.Slow, results.SlowRank{Rank: sr.Rank, Step: sr.Step, Reason: sr.Reason})
+		}
+	}
+	if a := analysis.ArrivalOf(c); a != nil {
+		v.Arrival = &results.ArrivalView{Matched: a.Matched}
+		for _, r := range a.ByRank {
+			v.Arrival.Wait += r.Wait
+		}
+		for _, g := range a.Groups {
+			ga := results.GroupArrival{Comm: g.Comm, Group: g.Group, Ranks: g.Ranks, Collectives: g.Collectives, LastRank: g.LastRank}
+			if r := g.ByRank[g.LastRank]; g.LastRank >= 0 && r != nil {
+				ga.LastCount = r.Last
+			}
+			v.Arrival.Groups = append(v.Arrival.Groups, ga)
+		}
+	}
+	if x := analysis.ExpertsOf(c); x != nil {
+		v.Experts = expertsView(x)
+	}
+	return v
+}
+
+func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
+	v := &results.ExpertsView{PlanCommand: x.PlanCommand}
+	if l := x.Loads; l != nil {
+		v.Loads = &results.ExpertLoadsView{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
+			Observed: l.Observed, Notes: l.Notes}
+		for _, layer := range l.Layers {
+			v.Loads.Layers = append(v.Loads.Layers, results.ExpertLayerLoad{ID: layer.ID, Tokens: layer.Tokens})
+		}
+	}
+	for _, h := range x.Hot {
+		v.Hot = append(v.Hot, results.HotExpertDoc{Layer: h.Layer, Expert: h.Expert, Tokens: h.Tokens, Share: h.Share, MaxOverMean: h.MaxOverMean})
+	}
+	for _, r := range x.DumpRanks {
+		v.DumpRanks = append(v.DumpRanks, results.RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
+	}
+	if p := x.EPLB; p != nil {
+		v.EPLB = &results.EPLBView{Ranks: p.Ranks, Redundant: p.Redundant, Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean},
+			After: results.RatioSummary{Max: p.After.Max, Mean: p.After.Mean}}
+	}
+	if ep := x.EP; ep != nil {
+		v.EP = &results.EPSkewView{Worst: ep.Worst}
+		for _, r := range ep.Ranks {
+			v.EP.Ranks = append(v.EP.Ranks, results.EPRankLoad{Rank: r.Rank, Group: r.Group, GMM: stat(r.GMM), Tokens: r.Tokens,
+				HaveTokens: r.HaveTokens, Hot: r.Hot})
+		}
+		for _, g := range ep.Groups {
+			v.EP.Groups = append(v.EP.Groups, results.EPGroupSkew{Ranks: g.Ranks, MaxOverMean: g.MaxOverMean, MaxRank: g.MaxRank})
+		}
+	}
+	return v
+}
