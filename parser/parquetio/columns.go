@@ -7,8 +7,6 @@ import (
 	"os"
 
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/npuprof/npuprof/parser/model"
 )
 
 // colFile reads the columns of one partition file page by page, from the
@@ -111,66 +109,44 @@ func (c *colFile) checkLen(name string, p parquet.Page, got int) error {
 	return nil
 }
 
-// int64s reads an INT64 column: fn gets each page's values and the row of
-// the first.
-func (c *colFile) int64s(name string, fn func(off int, vs []int64)) error {
-	return c.pages(name, func(off int, p parquet.Page) error {
-		if p.Type().Kind() != parquet.Int64 || p.Dictionary() != nil {
-			return c.kindErr(name, p, "INT64")
-		}
-		d := p.Data()
-		vs := d.Int64()
-		if err := c.checkLen(name, p, len(vs)); err != nil {
-			return err
-		}
-		fn(off, vs)
-		return nil
-	})
-}
+// number is the Go type of a fixed-size column: INT32, INT64 or DOUBLE.
+type number interface{ int32 | int64 | float64 }
 
-// int32s reads an INT32 column.
-func (c *colFile) int32s(name string, fn func(off int, vs []int32)) error {
-	return c.pages(name, func(off int, p parquet.Page) error {
-		if p.Type().Kind() != parquet.Int32 || p.Dictionary() != nil {
-			return c.kindErr(name, p, "INT32")
-		}
-		d := p.Data()
-		vs := d.Int32()
-		if err := c.checkLen(name, p, len(vs)); err != nil {
-			return err
-		}
-		fn(off, vs)
-		return nil
-	})
-}
-
-// float64s reads a DOUBLE column.
-func (c *colFile) float64s(name string, fn func(off int, vs []float64)) error {
-	return c.pages(name, func(off int, p parquet.Page) error {
-		if p.Type().Kind() != parquet.Double || p.Dictionary() != nil {
-			return c.kindErr(name, p, "DOUBLE")
-		}
-		d := p.Data()
-		vs := d.Double()
-		if err := c.checkLen(name, p, len(vs)); err != nil {
-			return err
-		}
-		fn(off, vs)
-		return nil
-	})
-}
-
-// strsIn gives a reader of BYTE_ARRAY (string) columns, plain or
-// dictionary-encoded, through in (which interns).
-func (c *colFile) strsIn(in func([]byte) string) func(name string, fn func(off int, vs []string)) error {
-	return func(name string, fn func(off int, vs []string)) error { return byteArrays(c, name, in, fn) }
-}
-
-// symsIn gives a reader of BYTE_ARRAY (string) columns into symbols of t.
-func (c *colFile) symsIn(t *model.Syms) func(name string, fn func(off int, vs []model.Sym)) error {
-	return func(name string, fn func(off int, vs []model.Sym)) error {
-		return byteArrays(c, name, t.InternBytes, fn)
+// kindOf is the physical kind of a column of V.
+func kindOf[V number]() parquet.Kind {
+	switch any(*new(V)).(type) {
+	case int32:
+		return parquet.Int32
+	case int64:
+		return parquet.Int64
 	}
+	return parquet.Double
+}
+
+// numbers reads an INT32, INT64 or DOUBLE column (V's kind, plain, no
+// dictionary): fn gets each page's values and the row of the first.
+func numbers[V number](c *colFile, name string, fn func(off int, vs []V)) error {
+	kind := kindOf[V]()
+	return c.pages(name, func(off int, p parquet.Page) error {
+		if p.Type().Kind() != kind || p.Dictionary() != nil {
+			return c.kindErr(name, p, kind.String())
+		}
+		d := p.Data()
+		var vs []V
+		switch kind {
+		case parquet.Int32:
+			vs = any(d.Int32()).([]V)
+		case parquet.Int64:
+			vs = any(d.Int64()).([]V)
+		default:
+			vs = any(d.Double()).([]V)
+		}
+		if err := c.checkLen(name, p, len(vs)); err != nil {
+			return err
+		}
+		fn(off, vs)
+		return nil
+	})
 }
 
 // byteArrays reads a BYTE_ARRAY column, plain or dictionary-encoded,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/npuprof/npuprof/parser/internal/intern"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -153,59 +154,13 @@ type ReadOptions struct {
 func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	r := model.NewRank("")
 	r.Rank = rank
-	var meta Rank
-	n := 0
-	if err := readTable(dir, TableRanks, rank, func(x *Rank) { meta = *x; n++ }); err != nil {
+	if err := readMeta(dir, rank, r); err != nil {
 		return nil, err
-	}
-	file := PartFile(dir, TableRanks, rank)
-	if n != 1 {
-		return nil, fmt.Errorf("%s: %d rows, expected one", file, n)
-	}
-	if err := checkSchema(file, meta.Schema); err != nil {
-		return nil, err
-	}
-	r.Device, r.Path, r.Format, r.DirTimestamp = int(meta.Device), meta.Path, model.Format(meta.Format), meta.DirTimestamp
-	// The rank says it was read from the export; its Path (quoted by the
-	// reasons of unavailable metrics) is the capture's folder made
-	// absolute at export time, which means the same from any directory.
-	r.Origin = model.Origin{Export: dir, Path: meta.Path, AbsPath: meta.AbsPath, Host: meta.Host}
-	if meta.AbsPath != "" {
-		r.Path = meta.AbsPath
-	}
-	r.ProfilerLevel, r.TorchNPUVersion, r.CANNVersion = meta.ProfilerLevel, meta.TorchNPUVersion, meta.CANNVersion
-	r.Have = model.Availability{Timeline: meta.HaveTimeline, KernelDetails: meta.HaveKernelDetails, HCCL: meta.HaveHCCL,
-		Framework: meta.HaveFramework, TimelineFile: meta.TimelineFile, KernelFile: meta.KernelFile}
-	r.Partial, r.PartialReason = meta.Partial, meta.PartialReason
-	for _, j := range []struct {
-		text string
-		dst  any
-		col  string
-	}{{meta.HaveJSON, &r.Have, "have_json"}, {meta.GroupsJSON, &r.Groups, "groups_json"}, {meta.EnvJSON, &r.Env, "env_json"},
-		{meta.MetadataJSON, &r.Metadata, "metadata_json"}, {meta.WarningsJSON, &r.Warnings, "warnings_json"}} {
-		if err := json.Unmarshal([]byte(j.text), j.dst); err != nil {
-			return nil, fmt.Errorf("%s: column %s: %w", file, j.col, err)
-		}
 	}
 	// every name is kept once, as the trace reader does (the names of
 	// tasks, HCCL ops and framework ops go to the rank's symbol table)
-	names := map[string]string{}
-	in := func(s string) string {
-		if v, ok := names[s]; ok {
-			return v
-		}
-		names[s] = s
-		return s
-	}
-	inb := func(b []byte) string {
-		if v, ok := names[string(b)]; ok {
-			return v
-		}
-		s := string(b)
-		names[s] = s
-		return s
-	}
-	if err := readTasks(dir, rank, r, inb); err != nil {
+	var in intern.Strings
+	if err := readTasks(dir, rank, r, &in); err != nil {
 		return nil, err
 	}
 	if err := readHCCL(dir, rank, r); err != nil {
@@ -227,7 +182,7 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	// the analysis reads the comm ops when no other table gives the
 	// collectives (as it reads communication.json)
 	if !opts.SkipCommunication || !r.Have.HCCL {
-		if err := readCommOps(dir, rank, r, inb); err != nil {
+		if err := readCommOps(dir, rank, r, &in); err != nil {
 			return nil, err
 		}
 	}
@@ -238,8 +193,53 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := readTable(dir, TableStatistics, rank, func(st *Statistic) {
-		row := model.StatRow{Level: in(st.Level), Name: in(st.Name), Count: int(st.Count), Total: st.TotalNs}
+	return r, readStatistics(dir, rank, r, &in)
+}
+
+// readMeta reads the rank's one row of the ranks table into r.
+func readMeta(dir string, rank int, r *model.Rank) error {
+	var meta Rank
+	n := 0
+	if err := readTable(dir, TableRanks, rank, func(x *Rank) { meta = *x; n++ }); err != nil {
+		return err
+	}
+	file := PartFile(dir, TableRanks, rank)
+	if n != 1 {
+		return fmt.Errorf("%s: %d rows, expected one", file, n)
+	}
+	if err := checkSchema(file, meta.Schema); err != nil {
+		return err
+	}
+	r.Device, r.Path, r.Format, r.DirTimestamp = int(meta.Device), meta.Path, model.Format(meta.Format), meta.DirTimestamp
+	// The rank says it was read from the export; its Path (quoted by the
+	// reasons of unavailable metrics) is the capture's folder made
+	// absolute at export time, which means the same from any directory.
+	r.Origin = model.Origin{Export: dir, Path: meta.Path, AbsPath: meta.AbsPath, Host: meta.Host}
+	if meta.AbsPath != "" {
+		r.Path = meta.AbsPath
+	}
+	r.ProfilerLevel, r.TorchNPUVersion, r.CANNVersion = meta.ProfilerLevel, meta.TorchNPUVersion, meta.CANNVersion
+	r.Have = model.Availability{Timeline: meta.HaveTimeline, KernelDetails: meta.HaveKernelDetails, HCCL: meta.HaveHCCL,
+		Framework: meta.HaveFramework, TimelineFile: meta.TimelineFile, KernelFile: meta.KernelFile}
+	r.Partial, r.PartialReason = meta.Partial, meta.PartialReason
+	for _, j := range []struct {
+		text string
+		dst  any
+		col  string
+	}{{meta.HaveJSON, &r.Have, "have_json"}, {meta.GroupsJSON, &r.Groups, "groups_json"}, {meta.EnvJSON, &r.Env, "env_json"},
+		{meta.MetadataJSON, &r.Metadata, "metadata_json"}, {meta.WarningsJSON, &r.Warnings, "warnings_json"}} {
+		if err := json.Unmarshal([]byte(j.text), j.dst); err != nil {
+			return fmt.Errorf("%s: column %s: %w", file, j.col, err)
+		}
+	}
+	return nil
+}
+
+// readStatistics reads the statistics table into the rank's three
+// statistics lists.
+func readStatistics(dir string, rank int, r *model.Rank, in *intern.Strings) error {
+	return readTable(dir, TableStatistics, rank, func(st *Statistic) {
+		row := model.StatRow{Level: in.Intern([]byte(st.Level)), Name: in.Intern([]byte(st.Name)), Count: int(st.Count), Total: st.TotalNs}
 		switch st.Kind {
 		case StatCommunication:
 			r.CommStats = append(r.CommStats, row)
@@ -248,10 +248,7 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		case StatOp:
 			r.OpStats = append(r.OpStats, row)
 		}
-	}); err != nil {
-		return nil, err
-	}
-	return r, nil
+	})
 }
 
 // into adapts a per-row setter to a column reader's page callback: the
@@ -264,28 +261,28 @@ func into[R, V any](rows []R, set func(*R, V)) func(off int, vs []V) {
 	}
 }
 
-// col is one column of a table and the setter that puts one of its values
-// into a row.
-type col[R, V any] struct {
-	name string
-	set  func(*R, V)
+// column reads one column of a table into its rows.
+type column[R any] func(c *colFile, rows []R) error
+
+// num is an INT32, INT64 or DOUBLE column, each value given to set.
+func num[R any, V number](name string, set func(*R, V)) column[R] {
+	return func(c *colFile, rows []R) error { return numbers(c, name, into(rows, set)) }
 }
 
-// readCols reads each column into rows with read (one of colFile's typed
-// column readers), in order, and stops at the first error.
-func readCols[R, V any](rows []R, read func(string, func(int, []V)) error, cols []col[R, V]) error {
-	for _, c := range cols {
-		if err := read(c.name, into(rows, c.set)); err != nil {
-			return err
-		}
-	}
-	return nil
+// sym is a string column turned into symbols of t.
+func sym[R any](t *model.Syms, name string, set func(*R, model.Sym)) column[R] {
+	return func(c *colFile, rows []R) error { return byteArrays(c, name, t.InternBytes, into(rows, set)) }
+}
+
+// str is a string column, each distinct value kept once (in).
+func str[R any](in *intern.Strings, name string, set func(*R, string)) column[R] {
+	return func(c *colFile, rows []R) error { return byteArrays(c, name, in.Intern, into(rows, set)) }
 }
 
 // readRows opens one rank's part of a table, makes one row per record and
-// lets fill read the columns into them, column by column, page by page; an
-// empty part gives no rows.
-func readRows[R any](dir, table string, rank int, fill func(c *colFile, rows []R) error) ([]R, error) {
+// reads the columns into them, column by column, page by page; an empty
+// part gives no rows.
+func readRows[R any](dir, table string, rank int, cols ...column[R]) ([]R, error) {
 	c, err := openCols(dir, table, rank)
 	if err != nil {
 		return nil, err
@@ -296,36 +293,20 @@ func readRows[R any](dir, table string, rank int, fill func(c *colFile, rows []R
 		return nil, nil
 	}
 	rows := make([]R, n)
-	if err := fill(c, rows); err != nil {
-		return nil, err
+	for _, col := range cols {
+		if err := col(c, rows); err != nil {
+			return nil, err
+		}
 	}
 	return rows, nil
 }
 
-// readTasks reads device_tasks straight into the tasks.
-func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) (err error) {
-	type T = model.DeviceTask
-	r.Tasks, err = readRows(dir, TableDeviceTasks, rank, func(c *colFile, tasks []T) error {
-		if err := readCols(tasks, c.int64s, []col[T, int64]{
-			{"start_ns", func(x *T, v int64) { x.Start = v }},
-			{"dur_ns", func(x *T, v int64) { x.Dur = v }},
-			{"model_id", func(x *T, v int64) { x.ModelID = uint32(v) }},
-		}); err != nil {
-			return err
-		}
-		if err := readCols(tasks, c.int32s, []col[T, int32]{{"stream", func(x *T, v int32) { x.Stream = v }}}); err != nil {
-			return err
-		}
-		if err := readCols(tasks, c.symsIn(&r.Syms), []col[T, model.Sym]{
-			{"name", func(x *T, v model.Sym) { x.Name = v }},
-			{"op_type", func(x *T, v model.Sym) { x.OpType = v }},
-			{"task_type", func(x *T, v model.Sym) { x.TaskType = v }},
-			{"input_shapes", func(x *T, v model.Sym) { x.InputShapes = v }},
-		}); err != nil {
-			return err
-		}
+// taskClass is device_tasks' class column: a class name, unknown names an
+// error.
+func taskClass(in *intern.Strings) column[model.DeviceTask] {
+	return func(c *colFile, tasks []model.DeviceTask) error {
 		var bad string
-		if err := c.strsIn(in)("class", func(off int, vs []string) {
+		if err := byteArrays(c, "class", in.Intern, func(off int, vs []string) {
 			for i, v := range vs {
 				cl, ok := classByName[v]
 				if !ok && bad == "" {
@@ -340,82 +321,73 @@ func readTasks(dir string, rank int, r *model.Rank, in func([]byte) string) (err
 			return fmt.Errorf("%s: unknown task class %q", c.path, bad)
 		}
 		return nil
-	})
+	}
+}
+
+// readTasks reads device_tasks straight into the tasks.
+func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err error) {
+	type T = model.DeviceTask
+	r.Tasks, err = readRows(dir, TableDeviceTasks, rank,
+		num("start_ns", func(x *T, v int64) { x.Start = v }),
+		num("dur_ns", func(x *T, v int64) { x.Dur = v }),
+		num("model_id", func(x *T, v int64) { x.ModelID = uint32(v) }),
+		num("stream", func(x *T, v int32) { x.Stream = v }),
+		sym(&r.Syms, "name", func(x *T, v model.Sym) { x.Name = v }),
+		sym(&r.Syms, "op_type", func(x *T, v model.Sym) { x.OpType = v }),
+		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { x.TaskType = v }),
+		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) { x.InputShapes = v }),
+		taskClass(in))
 	return err
 }
 
 // readHCCL reads hccl_ops.
 func readHCCL(dir string, rank int, r *model.Rank) (err error) {
 	type O = model.HCCLOp
-	r.HCCL, err = readRows(dir, TableHCCLOps, rank, func(c *colFile, ops []O) error {
-		if err := readCols(ops, c.int64s, []col[O, int64]{
-			{"start_ns", func(x *O, v int64) { x.Start = v }},
-			{"dur_ns", func(x *O, v int64) { x.Dur = v }},
-		}); err != nil {
-			return err
-		}
-		return readCols(ops, c.symsIn(&r.Syms), []col[O, model.Sym]{
-			{"name", func(x *O, v model.Sym) { x.Name = v }},
-			{"type", func(x *O, v model.Sym) { x.Type = v }},
-			{"hash_suffix", func(x *O, v model.Sym) { x.HashSuffix = v }},
-			{"group_name", func(x *O, v model.Sym) { x.Group = v }},
-			{"variant", func(x *O, v model.Sym) { x.Variant = v }},
-		})
-	})
+	r.HCCL, err = readRows(dir, TableHCCLOps, rank,
+		num("start_ns", func(x *O, v int64) { x.Start = v }),
+		num("dur_ns", func(x *O, v int64) { x.Dur = v }),
+		sym(&r.Syms, "name", func(x *O, v model.Sym) { x.Name = v }),
+		sym(&r.Syms, "type", func(x *O, v model.Sym) { x.Type = v }),
+		sym(&r.Syms, "hash_suffix", func(x *O, v model.Sym) { x.HashSuffix = v }),
+		sym(&r.Syms, "group_name", func(x *O, v model.Sym) { x.Group = v }),
+		sym(&r.Syms, "variant", func(x *O, v model.Sym) { x.Variant = v }))
 	return err
 }
 
 // readOps reads framework_ops.
 func readOps(dir string, rank int, r *model.Rank) (err error) {
 	type O = model.FrameworkOp
-	r.FrameworkOps, err = readRows(dir, TableFrameworkOps, rank, func(c *colFile, ops []O) error {
-		if err := readCols(ops, c.int64s, []col[O, int64]{
-			{"start_ns", func(x *O, v int64) { x.Start = v }},
-			{"dur_ns", func(x *O, v int64) { x.Dur = v }},
-			{"tid", func(x *O, v int64) { x.Tid = v }},
-		}); err != nil {
-			return err
-		}
-		return readCols(ops, c.symsIn(&r.Syms), []col[O, model.Sym]{{"name", func(x *O, v model.Sym) { x.Name = v }}})
-	})
+	r.FrameworkOps, err = readRows(dir, TableFrameworkOps, rank,
+		num("start_ns", func(x *O, v int64) { x.Start = v }),
+		num("dur_ns", func(x *O, v int64) { x.Dur = v }),
+		num("tid", func(x *O, v int64) { x.Tid = v }),
+		sym(&r.Syms, "name", func(x *O, v model.Sym) { x.Name = v }))
 	return err
 }
 
 // readLinks reads links.
 func readLinks(dir string, rank int, r *model.Rank) (err error) {
 	type L = model.Link
-	r.Links, err = readRows(dir, TableLinks, rank, func(c *colFile, links []L) error {
-		return readCols(links, c.int32s, []col[L, int32]{
-			{"op", func(x *L, v int32) { x.Op = v }},
-			{"task", func(x *L, v int32) { x.Task = v }},
-			{"hccl", func(x *L, v int32) { x.HCCL = v }},
-		})
-	})
+	r.Links, err = readRows(dir, TableLinks, rank,
+		num("op", func(x *L, v int32) { x.Op = v }),
+		num("task", func(x *L, v int32) { x.Task = v }),
+		num("hccl", func(x *L, v int32) { x.HCCL = v }))
 	return err
 }
 
 // readCommOps reads comm_ops.
-func readCommOps(dir string, rank int, r *model.Rank, in func([]byte) string) (err error) {
+func readCommOps(dir string, rank int, r *model.Rank, in *intern.Strings) (err error) {
 	type O = model.CommOpInfo
-	r.Communication, err = readRows(dir, TableCommOps, rank, func(c *colFile, ops []O) error {
-		if err := readCols(ops, c.strsIn(in), []col[O, string]{
-			{"step", func(x *O, v string) { x.Step = v }},
-			{"kind", func(x *O, v string) { x.Kind = v }},
-			{"op", func(x *O, v string) { x.Op = v }},
-			{"group_hash", func(x *O, v string) { x.GroupHash = v }},
-		}); err != nil {
-			return err
-		}
-		if err := readCols(ops, c.int64s, []col[O, int64]{{"start_ns", func(x *O, v int64) { x.Start = v }}}); err != nil {
-			return err
-		}
-		return readCols(ops, c.float64s, []col[O, float64]{
-			{"elapse_ms", func(x *O, v float64) { x.ElapseMs = v }},
-			{"transit_ms", func(x *O, v float64) { x.TransitMs = v }},
-			{"wait_ms", func(x *O, v float64) { x.WaitMs = v }},
-			{"sync_ms", func(x *O, v float64) { x.SyncMs = v }},
-			{"idle_ms", func(x *O, v float64) { x.IdleMs = v }},
-		})
-	})
+	r.Communication, err = readRows(dir, TableCommOps, rank,
+		str(in, "step", func(x *O, v string) { x.Step = v }),
+		str(in, "kind", func(x *O, v string) { x.Kind = v }),
+		str(in, "op", func(x *O, v string) { x.Op = v }),
+		str(in, "group_hash", func(x *O, v string) { x.GroupHash = v }),
+		num("start_ns", func(x *O, v int64) { x.Start = v }),
+		num("elapse_ms", func(x *O, v float64) { x.ElapseMs = v }),
+		num("transit_ms", func(x *O, v float64) { x.TransitMs = v }),
+		num("wait_ms", func(x *O, v float64) { x.WaitMs = v }),
+		num("sync_ms", func(x *O, v float64) { x.SyncMs = v }),
+		num("idle_ms", func(x *O, v float64) { x.IdleMs = v }))
 	return err
 }

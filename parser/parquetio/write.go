@@ -96,11 +96,6 @@ func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) err
 	return os.Rename(tmp.Name(), filepath.Join(dir, "part-0.parquet"))
 }
 
-func jsonText(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
 // exportedFrom is where the rank's files are: its path as given, made
 // absolute in the current directory, and this host. A rank that was itself
 // read back from an export keeps the origin recorded there.
@@ -126,37 +121,43 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	if r.Rank < 0 {
 		return fmt.Errorf("%s: rank unknown; cannot name its partition", r.Path)
 	}
-	rk := r.Rank
-	groups, err := jsonText(r.Groups)
+	meta, err := rankRow(r)
 	if err != nil {
 		return err
 	}
-	env, err := jsonText(r.Env)
-	if err != nil {
+	if err := writeTable(outDir, TableRanks, r.Rank, 1, func(int) Rank { return meta }); err != nil {
 		return err
 	}
-	md, err := jsonText(r.Metadata)
-	if err != nil {
-		return err
+	for _, write := range [...]func(string, *model.Rank, Extra) error{writeEvents, writeSteps, writeSummaries} {
+		if err := write(outDir, r, x); err != nil {
+			return err
+		}
 	}
-	warns, err := jsonText(r.Warnings)
-	if err != nil {
-		return err
-	}
-	have, err := jsonText(r.Have)
-	if err != nil {
-		return err
+	return nil
+}
+
+// rankRow is the rank's one row of the ranks table.
+func rankRow(r *model.Rank) (Rank, error) {
+	var js [5]string // groups, env, metadata, warnings, have
+	for i, v := range [...]any{r.Groups, r.Env, r.Metadata, r.Warnings, r.Have} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return Rank{}, err
+		}
+		js[i] = string(b)
 	}
 	src := exportedFrom(r)
-	if err := writeTable(outDir, TableRanks, rk, 1, func(int) Rank {
-		return Rank{Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
-			ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
-			HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
-			TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
-			GroupsJSON: groups, EnvJSON: env, MetadataJSON: md, WarningsJSON: warns, HaveJSON: have}
-	}); err != nil {
-		return err
-	}
+	return Rank{Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
+		ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
+		HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
+		TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
+		GroupsJSON: js[0], EnvJSON: js[1], MetadataJSON: js[2], WarningsJSON: js[3], HaveJSON: js[4]}, nil
+}
+
+// writeEvents writes the timeline's tables: device tasks, HCCL ops,
+// framework ops and their links.
+func writeEvents(outDir string, r *model.Rank, _ Extra) error {
+	rk := r.Rank
 	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
 		t := &r.Tasks[i]
 		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(t.OpType), TaskType: r.Str(t.TaskType),
@@ -177,13 +178,16 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	}); err != nil {
 		return err
 	}
-	if err := writeTable(outDir, TableLinks, rk, len(r.Links), func(i int) Link {
+	return writeTable(outDir, TableLinks, rk, len(r.Links), func(i int) Link {
 		l := r.Links[i]
 		return Link{Op: l.Op, Task: l.Task, HCCL: l.HCCL}
-	}); err != nil {
-		return err
-	}
-	if err := writeTable(outDir, TableSteps, rk, len(r.Steps), func(i int) Step {
+	})
+}
+
+// writeSteps writes the steps, each with its breakdown from x when the
+// steps pass measured it.
+func writeSteps(outDir string, r *model.Rank, x Extra) error {
+	return writeTable(outDir, TableSteps, r.Rank, len(r.Steps), func(i int) Step {
 		s := r.Steps[i]
 		row := Step{Step: int64(s.ID), StartNs: s.Start, EndNs: s.End}
 		if b, ok := x.Steps[s.ID]; ok {
@@ -193,9 +197,13 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 			row.Tasks = p(int64(b.Tasks))
 		}
 		return row
-	}); err != nil {
-		return err
-	}
+	})
+}
+
+// writeSummaries writes what the profiler's summaries gave (comm ops, step
+// trace, statistics) and the rank's metrics, sorted by name.
+func writeSummaries(outDir string, r *model.Rank, x Extra) error {
+	rk := r.Rank
 	if err := writeTable(outDir, TableCommOps, rk, len(r.Communication), func(i int) CommOp {
 		c := &r.Communication[i]
 		return CommOp{Step: c.Step, Kind: c.Kind, Op: c.Op, GroupHash: c.GroupHash, StartNs: c.Start,

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/parser/internal/intern"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/timeparse"
 )
@@ -24,110 +25,104 @@ import (
 // keeps its last value, as a JSON object decode would.
 func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 	t := &tok{r: limit(r, MaxCommunicationBytes), buf: make([]byte, commBlock)}
-	fail := func(err error) ([]model.CommOpInfo, error) {
+	var ops commOps
+	if err := ops.read(t); err != nil {
 		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
 	}
-	type keyed struct {
-		key string
-		ci  model.CommOpInfo
-		bad bool // a time that is not a finite number
-	}
+	return ops.sorted(file)
+}
+
+// commOp is one op as read: its key ("op@hash"), its times, and whether a
+// time is not a finite number.
+type commOp struct {
+	key string
+	ci  model.CommOpInfo
+	bad bool
+}
+
+// commOps holds the ops of a communication.json in the order read.
+type commOps struct {
 	// in chunks, so that growing never copies (a 200 MB rank has 23k ops)
-	var out [][]keyed
-	n := 0
+	chunks [][]commOp
+	n      int
 	// steps and kinds repeat; op keys are unique per op (the op's
 	// number is in the name), so they are only copied
-	var steps, kinds interner
-	var opKeys arena
-	err := t.object(func(k []byte) error {
-		step := steps.intern(k)
+	steps, kinds intern.Strings
+	opKeys       intern.Arena
+}
+
+func (c *commOps) at(i int32) *commOp { return &c.chunks[i/commChunk][i%commChunk] }
+
+// read reads every op of the file: {step: {kind: {key: {...}}}}.
+func (c *commOps) read(t *tok) error {
+	return t.object(func(k []byte) error {
+		step := c.steps.Intern(k)
 		return t.object(func(k []byte) error {
-			kind := kinds.intern(k)
+			kind := c.kinds.Intern(k)
 			return t.object(func(k []byte) error {
 				if string(k) == "Total Op Info" {
 					return t.skip()
 				}
-				key := opKeys.str(k)
+				key := c.opKeys.Str(k)
 				op, hash := key, ""
 				if i := strings.LastIndexByte(key, '@'); i >= 0 {
 					op, hash = key[:i], key[i+1:]
 				}
-				ci := model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
-				bad := false
-				err := t.object(func(k []byte) error {
-					if string(k) != "Communication Time Info" {
-						return t.skip()
-					}
-					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
-					bad = false
-					if t.timeInfo(&ci, &bad) {
-						return nil
-					}
-					// not a flat object of numbers in the buffer: the same,
-					// token by token
-					ci = model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}
-					bad = false
-					return t.object(func(f []byte) error {
-						// the ratios and anything newer are read and ignored;
-						// the key first: reading the value may move the buffer
-						key := string(f)
-						v, err := t.scalar()
-						if err != nil {
-							return err
-						}
-						if !setTimeInfo(&ci, key, v) {
-							bad = true
-						}
-						return nil
-					})
-				})
-				if err != nil {
+				o := commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}}
+				if err := c.readOp(t, &o); err != nil {
 					return err
 				}
-				if n%commChunk == 0 {
-					out = append(out, make([]keyed, 0, commChunk))
+				if c.n%commChunk == 0 {
+					c.chunks = append(c.chunks, make([]commOp, 0, commChunk))
 				}
-				out[n/commChunk] = append(out[n/commChunk], keyed{key, ci, bad})
-				n++
+				c.chunks[c.n/commChunk] = append(c.chunks[c.n/commChunk], o)
+				c.n++
 				return nil
 			})
 		})
 	})
-	if err != nil {
-		return fail(err)
-	}
-	// ordered by step, kind and key, stably: small sort entries are
-	// sorted, not the ops themselves (136 bytes each), with (step, kind)
-	// as one number, their ranks (there are few of them)
-	at := func(i int32) *keyed { return &out[i/commChunk][i%commChunk] }
-	stepRank, kindRank := steps.ranks(), kinds.ranks()
-	type entry struct {
-		group uint64
-		key   string
-		i     int32
-	}
-	order := make([]entry, n)
-	for i := range order {
-		o := at(int32(i))
-		order[i] = entry{uint64(stepRank[o.ci.Step])<<32 | uint64(kindRank[o.ci.Kind]), o.key, int32(i)}
-	}
-	cmp := func(a, b entry) int {
-		if a.group != b.group {
-			return cmpUint64(a.group, b.group)
+}
+
+// readOp reads one op's object into o: its "Communication Time Info"
+// (the last one, when repeated); the rest is skipped.
+func (c *commOps) readOp(t *tok, o *commOp) error {
+	blank := o.ci
+	return t.object(func(k []byte) error {
+		if string(k) != "Communication Time Info" {
+			return t.skip()
 		}
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
+		o.ci, o.bad = blank, false
+		if t.timeInfo(&o.ci, &o.bad) {
+			return nil
 		}
-		return int(a.i - b.i)
-	}
-	if !slices.IsSortedFunc(order, cmp) {
-		slices.SortFunc(order, cmp)
-	}
-	// a key repeated in one object: the last one wins
-	kept := make([]model.CommOpInfo, 0, n)
+		// not a flat object of numbers in the buffer: the same, token by
+		// token
+		o.ci, o.bad = blank, false
+		return t.object(func(f []byte) error {
+			// the ratios and anything newer are read and ignored; the key
+			// first: reading the value may move the buffer
+			key := string(f)
+			v, err := t.scalar()
+			if err != nil {
+				return err
+			}
+			if !setTimeInfo(&o.ci, key, v) {
+				o.bad = true
+			}
+			return nil
+		})
+	})
+}
+
+// sorted returns the ops ordered by step, kind and key, stably; of a key
+// repeated in one object the last one; ops with a bad time are left out
+// (and counted in the error, returned with the rest).
+func (c *commOps) sorted(file string) ([]model.CommOpInfo, error) {
+	order := c.order()
+	kept := make([]model.CommOpInfo, 0, c.n)
 	skipped, firstBad := 0, ""
 	for i, e := range order {
-		o := at(e.i)
+		o := c.at(e.i)
 		if i+1 < len(order) {
 			if next := order[i+1]; next.group == e.group && next.key == e.key {
 				continue
@@ -150,6 +145,38 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		return kept, fmt.Errorf("%s: skipped %d op(s) with a time out of range (first %q)", file, skipped, clip(firstBad, 120))
 	}
 	return kept, nil
+}
+
+// commEntry is an op's place in the sorted order: (step, kind) as one
+// number, their ranks, its key and its index.
+type commEntry struct {
+	group uint64
+	key   string
+	i     int32
+}
+
+// order sorts small entries, not the ops themselves (136 bytes each), by
+// step, kind and key, stably.
+func (c *commOps) order() []commEntry {
+	stepRank, kindRank := c.steps.Ranks(), c.kinds.Ranks()
+	order := make([]commEntry, c.n)
+	for i := range order {
+		o := c.at(int32(i))
+		order[i] = commEntry{uint64(stepRank[o.ci.Step])<<32 | uint64(kindRank[o.ci.Kind]), o.key, int32(i)}
+	}
+	cmp := func(a, b commEntry) int {
+		if a.group != b.group {
+			return cmpUint64(a.group, b.group)
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return int(a.i - b.i)
+	}
+	if !slices.IsSortedFunc(order, cmp) {
+		slices.SortFunc(order, cmp)
+	}
+	return order
 }
 
 // timeInfo reads a "Communication Time Info" object the common way it is

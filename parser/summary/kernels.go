@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npuprof/npuprof/parser/internal/intern"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/timeparse"
 )
@@ -130,14 +131,10 @@ var kernelCols = map[string][]string{
 	"shapes": {"Input Shapes"},
 }
 
-// headerIndex maps each alias key to its column. Exact names (any known
-// header version) win; a key still missing is then looked up by its name
-// normalized (lower case, letters and digits only: "start_time (us)"
-// matches "Start Time(us)"), and, for keys with a loose rule, by that rule
-// ("a column whose name has 'duration' and is in us"). A loose match is
-// used only when exactly one column fits; loose says what was matched.
-func headerIndex(header []string, aliases map[string][]string) (idx map[string]int, loose string) {
-	idx = map[string]int{}
+// ExactHeaderIndex maps each alias key to the first column whose name
+// (trimmed, without a BOM) is one of the key's aliases exactly.
+func ExactHeaderIndex(header []string, aliases map[string][]string) map[string]int {
+	idx := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		for k, names := range aliases {
@@ -150,6 +147,17 @@ func headerIndex(header []string, aliases map[string][]string) (idx map[string]i
 			}
 		}
 	}
+	return idx
+}
+
+// headerIndex maps each alias key to its column. Exact names (any known
+// header version) win; a key still missing is then looked up by its name
+// normalized (lower case, letters and digits only: "start_time (us)"
+// matches "Start Time(us)"), and, for keys with a loose rule, by that rule
+// ("a column whose name has 'duration' and is in us"). A loose match is
+// used only when exactly one column fits; loose says what was matched.
+func headerIndex(header []string, aliases map[string][]string) (idx map[string]int, loose string) {
+	idx = ExactHeaderIndex(header, aliases)
 	if len(idx) == len(aliases) {
 		return idx, ""
 	}
@@ -261,49 +269,32 @@ func cell(rec []string, idx map[string]int, k string) string {
 // Level0 8 columns, Level1, 2023-era, new with Device_id) or op_summary,
 // calling fn for each valid row. Rows with missing cells or non-numeric
 // times are skipped and counted.
+//
+// The row loop is the reader's hot path, kept in one function (the column
+// indexes stay in registers). In order: blank and short records skipped;
+// the cells located, as slices of the buffer when all are (no call per
+// cell; quoted ones are decoded by cell); the times (micros, the slow forms
+// out of line in slowTimes); the names trimmed (trimSpace's test inline:
+// as a function it is not inlined) and interned, one copy each of the
+// names, types, cores and shapes that repeat on almost every row, with
+// collectives' names (mostly unique: hcom_allGather__115_175_1) in a
+// table of their own so the kernels' small one stays in cache (the two
+// number their names in one sequence); step and stream; the shapes.
 func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues, error) {
 	var issues RowIssues
 	cr := newCSVScanner(r)
-	hdr, _, err := cr.read()
+	h, err := readKernelHeader(cr, file)
 	if err != nil {
-		if err == io.EOF {
-			return issues, fmt.Errorf("%s: empty file, expected a kernel_details.csv header", file)
-		}
-		return issues, fmt.Errorf("%s: reading header: %w", file, err)
+		return issues, err
 	}
-	header := make([]string, len(hdr))
-	for i, h := range hdr {
-		header[i] = string(h)
-	}
-	idx, loose := headerIndex(header, kernelCols)
-	for _, need := range []string{"name", "start", "dur"} {
-		if _, ok := idx[need]; !ok {
-			return issues, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, kernelCols[need][0], HeaderFound(header, len(idx)))
-		}
-	}
-	issues.Header = loose
-	// only the cells up to the last column read are located one by one;
-	// the rest of a row is only counted
-	upto := 1
-	col := func(k string) int {
-		if i, ok := idx[k]; ok {
-			upto = max(upto, i+1)
-			return i
-		}
-		return -1
-	}
-	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes := col("name"), col("start"), col("dur"), col("type"), col("core"), col("step"), col("stream"), col("shapes")
-	// names, types, cores and shapes repeat on almost every row: one copy each
-	var names, types, cores, shapes interner
-	// collectives' names are mostly unique (hcom_allGather__115_175_1):
-	// a table of their own keeps the kernels' small one in cache (the
-	// two number their names in one sequence)
-	var hcomNames interner
+	issues.Header = h.loose
+	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes := h.cols[0], h.cols[1], h.cols[2], h.cols[3], h.cols[4], h.cols[5], h.cols[6], h.cols[7]
+	var names, types, cores, shapes, hcomNames intern.Strings
 	var nameCount uint32
-	names.count, hcomNames.count = &nameCount, &nameCount
+	names.Count, hcomNames.Count = &nameCount, &nameCount
 	var row KernelRow
 	for {
-		err := cr.next(upto)
+		err := cr.next(h.upto)
 		if err == io.EOF {
 			break
 		}
@@ -314,48 +305,25 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		if cr.nf == 1 && len(bytes.TrimSpace(cr.cell(0))) == 0 {
 			continue
 		}
-		if cr.nf != len(header) && !cr.extraCellsBlank(len(header)) {
+		if cr.nf != h.ncols && !cr.extraCellsBlank(h.ncols) {
 			issues.add(line, "wrong number of cells")
 			continue
 		}
-		cell := func(i int) []byte {
-			return trimSpace(cr.cell(i))
-		}
-		// the cells read, as slices of the buffer when they are (all
-		// but quoted ones), without a call per cell
-		stB, ok := cr.rawCell(cStart)
-		if !ok {
-			stB = cr.cell(cStart)
-		}
-		duB, ok := cr.rawCell(cDur)
-		if !ok {
-			duB = cr.cell(cDur)
-		}
-		nameB, ok := cr.rawCell(cName)
-		if !ok {
-			nameB = cr.cell(cName)
-		}
-		typeB, ok := cr.rawCell(cType)
-		if !ok {
-			typeB = cr.cell(cType)
-		}
-		coreB, ok := cr.rawCell(cCore)
-		if !ok {
-			coreB = cr.cell(cCore)
+		stB, ok1 := cr.rawCell(cStart)
+		duB, ok2 := cr.rawCell(cDur)
+		nameB, ok3 := cr.rawCell(cName)
+		typeB, ok4 := cr.rawCell(cType)
+		coreB, ok5 := cr.rawCell(cCore)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+			stB, duB, nameB, typeB, coreB = cr.cell(cStart), cr.cell(cDur), cr.cell(cName), cr.cell(cType), cr.cell(cCore)
 		}
 		row = KernelRow{StepID: -1, Stream: -1, Line: line}
 		st, ok1 := micros(stB)
 		du, ok2 := micros(duB)
 		if !ok1 || !ok2 || du < 0 {
-			stText, duText := cell(cStart), cell(cDur)
-			st, ok1 = timeparse.MicrosToNanos(stText)
-			du, ok2 = timeparse.MicrosToNanos(duText)
-			if !ok1 || !ok2 || du < 0 {
-				if (ok1 || timeparse.LooksNumeric(stText)) && (ok2 || timeparse.LooksNumeric(duText)) && du >= 0 {
-					issues.add(line, "time out of range")
-				} else {
-					issues.add(line, "non-numeric time")
-				}
+			var why string
+			if st, du, why = slowTimes(trimSpace(cr.cell(cStart)), trimSpace(cr.cell(cDur))); why != "" {
+				issues.add(line, why)
 				continue
 			}
 		}
@@ -364,23 +332,16 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			continue
 		}
 		row.Start, row.Dur = st, du
-		// trimSpace's test inline (as a function it is not inlined)
-		if !untrimmed(nameB) {
-			nameB = bytes.TrimSpace(nameB)
-		}
-		if !untrimmed(typeB) {
-			typeB = bytes.TrimSpace(typeB)
-		}
-		if !untrimmed(coreB) {
-			coreB = bytes.TrimSpace(coreB)
+		if !untrimmed(nameB) || !untrimmed(typeB) || !untrimmed(coreB) {
+			nameB, typeB, coreB = bytes.TrimSpace(nameB), bytes.TrimSpace(typeB), bytes.TrimSpace(coreB)
 		}
 		if name := nameB; bytes.HasPrefix(name, []byte("hcom_")) {
-			row.Name, row.NameID = hcomNames.internID(name)
+			row.Name, row.NameID = hcomNames.InternID(name)
 		} else {
-			row.Name, row.NameID = names.internID(name)
+			row.Name, row.NameID = names.InternID(name)
 		}
-		row.Type, row.TypeID = types.internID(naBytes(typeB))
-		row.Core = cores.intern(naBytes(coreB))
+		row.Type, row.TypeID = types.InternID(naBytes(typeB))
+		row.Core = cores.Intern(naBytes(coreB))
 		if cStep >= 0 {
 			b, ok := cr.rawCell(cStep)
 			if !ok {
@@ -388,10 +349,8 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			}
 			if v, ok := smallInt(b); ok {
 				row.StepID = v
-			} else if s := cell(cStep); len(s) > 0 {
-				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
-					row.StepID = int(v)
-				}
+			} else if v, ok := slowInt(cr.cell(cStep)); ok {
+				row.StepID = v
 			}
 		}
 		if cStream >= 0 {
@@ -401,16 +360,14 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			}
 			if v, ok := smallInt(b); ok {
 				row.Stream = int32(v)
-			} else if s := naBytes(cell(cStream)); len(s) > 0 {
-				if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
-					row.Stream = int32(v)
-				}
+			} else if v, ok := slowInt(cr.cell(cStream)); ok {
+				row.Stream = int32(v)
 			}
 		}
 		if sh, ok := cr.tripleQuoted(cShapes); ok {
-			row.InputShapes, row.ShapesID = shapes.internID(sh)
+			row.InputShapes, row.ShapesID = shapes.InternID(sh)
 		} else {
-			row.InputShapes, row.ShapesID = shapes.internID(bytes.Trim(naBytes(cell(cShapes)), `"`))
+			row.InputShapes, row.ShapesID = shapes.InternID(bytes.Trim(naBytes(trimSpace(cr.cell(cShapes))), `"`))
 		}
 		fn(&row)
 	}
@@ -418,6 +375,75 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		issues.CutLine = cr.line
 	}
 	return issues, nil
+}
+
+// kernelHeader is what a kernel_details.csv header says: its number of
+// cells, the columns read (name, start, dur, type, core, step, stream,
+// shapes; -1 when absent), how many cells of a row to locate (up to the
+// last column read; the rest is only counted) and what was matched
+// loosely.
+type kernelHeader struct {
+	ncols, upto int
+	cols        [8]int
+	loose       string
+}
+
+// readKernelHeader reads the header and finds the columns.
+func readKernelHeader(cr *csvScanner, file string) (kernelHeader, error) {
+	h := kernelHeader{upto: 1}
+	hdr, _, err := cr.read()
+	if err != nil {
+		if err == io.EOF {
+			return h, fmt.Errorf("%s: empty file, expected a kernel_details.csv header", file)
+		}
+		return h, fmt.Errorf("%s: reading header: %w", file, err)
+	}
+	header := make([]string, len(hdr))
+	for i, c := range hdr {
+		header[i] = string(c)
+	}
+	idx, loose := headerIndex(header, kernelCols)
+	for _, need := range []string{"name", "start", "dur"} {
+		if _, ok := idx[need]; !ok {
+			return h, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, kernelCols[need][0], HeaderFound(header, len(idx)))
+		}
+	}
+	h.ncols, h.loose = len(header), loose
+	for k, key := range [8]string{"name", "start", "dur", "type", "core", "step", "stream", "shapes"} {
+		h.cols[k] = -1
+		if i, ok := idx[key]; ok {
+			h.upto = max(h.upto, i+1)
+			h.cols[k] = i
+		}
+	}
+	return h, nil
+}
+
+// slowTimes parses a start and a duration micros did not take (trimmed
+// cells); why is the reason the row is skipped, "" when both parsed.
+func slowTimes(stText, duText []byte) (st, du int64, why string) {
+	st, ok1 := timeparse.MicrosToNanos(stText)
+	du, ok2 := timeparse.MicrosToNanos(duText)
+	if ok1 && ok2 && du >= 0 {
+		return st, du, ""
+	}
+	if (ok1 || timeparse.LooksNumeric(stText)) && (ok2 || timeparse.LooksNumeric(duText)) && du >= 0 {
+		return 0, 0, "time out of range"
+	}
+	return 0, 0, "non-numeric time"
+}
+
+// slowInt parses a step or stream cell smallInt did not take: a
+// non-negative int32, else false ("" and N/A are false).
+func slowInt(cell []byte) (int, bool) {
+	s := naBytes(trimSpace(cell))
+	if len(s) == 0 {
+		return 0, false
+	}
+	if v, ok := timeparse.ParseInt(s); ok && v >= 0 && v <= math.MaxInt32 {
+		return int(v), true
+	}
+	return 0, false
 }
 
 // micros is timeparse.MicrosToNanos's common case, inline: up to 16

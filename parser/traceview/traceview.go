@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npuprof/npuprof/parser/internal/intern"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/timeparse"
 )
@@ -104,8 +105,12 @@ func (d *dropped) add(off int64) {
 //
 // Most names (three in four, task types included) are at most 16 bytes:
 // those are looked up first in a second table keyed by the name's bytes
-// themselves, loaded as two words (shortKey): a hit costs a few dozen
-// instructions instead of maphash's and memequal's ~170.
+// themselves, loaded as two words (intern.ShortKey): a hit costs a few
+// dozen instructions instead of maphash's and memequal's ~170. Kept apart
+// from intern.Strings on purpose: this maps raw bytes straight to the
+// rank's symbols in one call on the hottest path, where intern.Strings (a
+// string and a number, then the symbol) cost 0.8% of the trace reader's
+// instructions.
 type interner struct {
 	syms *model.Syms // the rank's table: id -> unescaped string
 	raws []string    // the raw spelling each table slot was keyed by
@@ -118,7 +123,7 @@ type interner struct {
 	seed0, seed1 uint64
 }
 
-// shortEnt is a name of at most 16 bytes (as shortKey) and its id; n is
+// shortEnt is a name of at most 16 bytes (as intern.ShortKey) and its id; n is
 // the length plus one, 0 for an empty slot.
 type shortEnt struct {
 	a, z  uint64
@@ -130,22 +135,6 @@ func newInterner(syms *model.Syms) *interner {
 		short: make([]shortEnt, 1024), seed0: rand.Uint64(), seed1: rand.Uint64()}
 	in.insert("", 0)
 	return in
-}
-
-// shortKey returns two words that hold all the bytes of b (len(b) <= 16),
-// so that for one length, different names have different keys: the
-// first and last 8 bytes (they overlap below 16), the first and last 4
-// below 8, or the first, middle and last byte below 4.
-func shortKey(b []byte) (a, z uint64) {
-	switch n := len(b); {
-	case n >= 8:
-		return le64(b, 0), le64(b, n-8)
-	case n >= 4:
-		return uint64(binary.LittleEndian.Uint32(b[0:4])), uint64(binary.LittleEndian.Uint32(b[n-4 : n]))
-	case n > 0:
-		return uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16, 0
-	}
-	return 0, 0
 }
 
 // shortSlot is the first table slot of a short key.
@@ -206,7 +195,7 @@ func (in *interner) id(b []byte) uint32 {
 	if len(b) > 16 {
 		return in.longID(b)
 	}
-	a, z := shortKey(b)
+	a, z := intern.ShortKey(b)
 	n := len(b)
 	mask := uint64(len(in.short) - 1)
 	for h := in.shortSlot(a, z, n); ; h = (h + 1) & mask {

@@ -1,4 +1,9 @@
-package summary
+// Package intern keeps one copy of each string a reader meets: Strings
+// returns the same string (and number) for the same bytes without
+// allocating on a hit. The summary readers and the Parquet reader intern
+// through it; the trace reader's symbol interner keys its table the same
+// way (ShortKey).
+package intern
 
 import (
 	"encoding/binary"
@@ -9,7 +14,7 @@ import (
 	"unsafe"
 )
 
-// interner keeps one copy of each string: an open-addressing table keyed
+// Strings keeps one copy of each string: an open-addressing table keyed
 // by maphash of the bytes (the hash's top half kept in the slot, so a
 // probe rarely touches a string that does not match), so a lookup of a
 // string seen before neither allocates nor goes through a map of strings.
@@ -17,21 +22,23 @@ import (
 // runs). The zero value is ready; use one per column, so the small
 // vocabularies (task types, cores) stay in a small table.
 //
-// Every string also gets a number (see KernelRow.NameID): 1, 2, 3... in
-// the order the strings are first met, 0 for "". Two interners can share
-// one sequence (count), so their numbers never collide.
-type interner struct {
+// Every string also gets a number (InternID): 1, 2, 3... in the order the
+// strings are first met, 0 for "". Two Strings can share one sequence
+// (Count), so their numbers never collide.
+type Strings struct {
 	strs   []string
 	ids    []uint32 // the number of strs[i]
 	tab    []uint64 // slot -> hash<<32 | 1 + index into strs, 0 when empty
 	seed   maphash.Seed
-	last   string  // the last string returned
-	lastID uint32  // and its number
-	count  *uint32 // numbers handed out; nil: this interner's own n
-	n      uint32
-	arena  arena
+	last   string // the last string returned
+	lastID uint32 // and its number
+	// Count, when set, is the sequence the numbers come from (shared
+	// with other Strings); nil: this one's own n.
+	Count *uint32
+	n     uint32
+	arena Arena
 	// strings of at most 16 bytes, once there is a table: open
-	// addressing keyed by shortKey, slots chosen with seeds
+	// addressing keyed by ShortKey, slots chosen with seeds
 	short        []shortEnt
 	nShort       int
 	seed0, seed1 uint64
@@ -39,18 +46,18 @@ type interner struct {
 	cache        []shortEnt // longer strings: one slot per key, no probing
 }
 
-// shortEnt is a string of at most 16 bytes (as shortKey), its length
+// shortEnt is a string of at most 16 bytes (as ShortKey), its length
 // (0: an empty slot; "" is never interned) and its index in strs.
 type shortEnt struct {
 	a, z uint64
 	n, i uint32
 }
 
-// shortKey returns two words that hold all the bytes of b (len(b) <= 16),
+// ShortKey returns two words that hold all the bytes of b (len(b) <= 16),
 // so that for one length, different strings have different keys: the
 // first and last 8 bytes (they overlap below 16), the first and last 4
 // below 8, or the first, middle and last byte below 4.
-func shortKey(b []byte) (a, z uint64) {
+func ShortKey(b []byte) (a, z uint64) {
 	switch n := len(b); {
 	case n >= 8:
 		return binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[n-8 : n])
@@ -63,13 +70,13 @@ func shortKey(b []byte) (a, z uint64) {
 }
 
 // shortSlot is the first table slot of a short key of length n.
-func (in *interner) shortSlot(a, z uint64, n uint32) uint64 {
+func (in *Strings) shortSlot(a, z uint64, n uint32) uint64 {
 	hi, lo := bits.Mul64(a^in.seed0, z^in.seed1^uint64(n)<<32)
 	return (hi ^ lo) & uint64(len(in.short)-1)
 }
 
 // shortAdd records a string of at most 16 bytes.
-func (in *interner) shortAdd(e shortEnt) {
+func (in *Strings) shortAdd(e shortEnt) {
 	if 2*(in.nShort+1) > len(in.short) {
 		old := in.short
 		in.short = make([]shortEnt, max(64, 2*len(old)))
@@ -83,7 +90,7 @@ func (in *interner) shortAdd(e shortEnt) {
 	in.nShort++
 }
 
-func (in *interner) shortPlace(e shortEnt) {
+func (in *Strings) shortPlace(e shortEnt) {
 	mask := uint64(len(in.short) - 1)
 	h := in.shortSlot(e.a, e.z, e.n)
 	for in.short[h].n != 0 {
@@ -92,13 +99,14 @@ func (in *interner) shortPlace(e shortEnt) {
 	in.short[h] = e
 }
 
-func (in *interner) intern(b []byte) string {
-	s, _ := in.internID(b)
+// Intern returns the one copy of b.
+func (in *Strings) Intern(b []byte) string {
+	s, _ := in.InternID(b)
 	return s
 }
 
-// internID returns the one copy of b and its number.
-func (in *interner) internID(b []byte) (string, uint32) {
+// InternID returns the one copy of b and its number.
+func (in *Strings) InternID(b []byte) (string, uint32) {
 	if len(b) == 0 {
 		return "", 0
 	}
@@ -122,7 +130,7 @@ func (in *interner) internID(b []byte) (string, uint32) {
 	if len(b) <= 16 {
 		// most types and shapes: keyed by their bytes as two words, no
 		// hash of the bytes and no compare of strings
-		a, z := shortKey(b)
+		a, z := ShortKey(b)
 		n := uint32(len(b))
 		mask := uint64(len(in.short) - 1)
 		for h := in.shortSlot(a, z, n); ; h = (h + 1) & mask {
@@ -154,9 +162,9 @@ func (in *interner) internID(b []byte) (string, uint32) {
 	return s, id
 }
 
-// hashed is internID through the table keyed by maphash; index is left
+// hashed is InternID through the table keyed by maphash; index is left
 // at the string's index in strs.
-func (in *interner) hashed(b []byte) (string, uint32) {
+func (in *Strings) hashed(b []byte) (string, uint32) {
 	mask := uint64(len(in.tab) - 1)
 	hash := maphash.Bytes(in.seed, b)
 	tag := hash &^ (1<<32 - 1)
@@ -185,20 +193,20 @@ func (in *interner) hashed(b []byte) (string, uint32) {
 }
 
 // add copies a new string b and numbers it; it becomes the last string.
-func (in *interner) add(b []byte) string {
-	c := in.count
+func (in *Strings) add(b []byte) string {
+	c := in.Count
 	if c == nil {
 		c = &in.n
 	}
 	*c++
-	s := in.arena.str(b)
+	s := in.arena.Str(b)
 	in.strs = append(in.strs, s)
 	in.ids = append(in.ids, *c)
 	in.last, in.lastID = s, *c
 	return s
 }
 
-func (in *interner) grow() {
+func (in *Strings) grow() {
 	if in.tab == nil {
 		in.seed = maphash.MakeSeed()
 		in.seed0, in.seed1 = rand.Uint64(), rand.Uint64()
@@ -217,13 +225,14 @@ func (in *interner) grow() {
 	}
 }
 
-// arena copies short strings into shared 32 KiB blocks instead of one
+// Arena copies short strings into shared 32 KiB blocks instead of one
 // allocation each: the collectives' names are unique per op (tens of
 // thousands per file) and all kept by the model. A block is never written
 // again where a string points into it.
-type arena struct{ buf []byte }
+type Arena struct{ buf []byte }
 
-func (a *arena) str(b []byte) string {
+// Str returns a copy of b.
+func (a *Arena) Str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
@@ -238,8 +247,9 @@ func (a *arena) str(b []byte) string {
 	return unsafe.String(&a.buf[n], len(b))
 }
 
-// ranks numbers the strings interned so far in sorted order.
-func (in *interner) ranks() map[string]uint32 {
+// Ranks numbers the strings interned so far in sorted order, from 1 (""
+// is 0).
+func (in *Strings) Ranks() map[string]uint32 {
 	sorted := slices.Clone(in.strs)
 	slices.Sort(sorted)
 	r := make(map[string]uint32, len(sorted)+1)

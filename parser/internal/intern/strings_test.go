@@ -1,4 +1,4 @@
-package summary
+package intern
 
 import (
 	"math/rand/v2"
@@ -14,7 +14,7 @@ import (
 func TestInternerMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 20; round++ {
-		var in interner
+		var in Strings
 		want := map[string]uint32{}
 		n := 3 + rng.IntN(3000) // some rounds stay in the small vocabulary
 		for k := 0; k < 20000; k++ {
@@ -29,13 +29,13 @@ func TestInternerMatchesMap(t *testing.T) {
 					break
 				}
 			}
-			s, id := in.internID(b)
+			s, id := in.InternID(b)
 			if s != string(b) {
-				t.Fatalf("internID(%q) returned %q", b, s)
+				t.Fatalf("InternID(%q) returned %q", b, s)
 			}
 			if len(b) == 0 {
 				if id != 0 {
-					t.Fatalf("internID(\"\") = %d, want 0", id)
+					t.Fatalf("InternID(\"\") = %d, want 0", id)
 				}
 				continue
 			}
@@ -45,7 +45,7 @@ func TestInternerMatchesMap(t *testing.T) {
 				want[string(b)] = w
 			}
 			if id != w {
-				t.Fatalf("round %d: internID(%q) = %d, want %d", round, b, id, w)
+				t.Fatalf("round %d: InternID(%q) = %d, want %d", round, b, id, w)
 			}
 		}
 	}
