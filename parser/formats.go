@@ -117,11 +117,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	// the analysis reads analyze/communication.json only when no other
 	// file gives the collectives
 	if p := files.CommJSON; p != "" && (!src.SkipCommunication || !r.Have.HCCL) {
-		withFile(r, p, func(f io.Reader) error {
-			c, err := msprof.ReadCommunication(f, p)
-			r.Communication = c
-			return err
-		})
+		readWith(r, p, msprof.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
 		if len(r.Communication) > 0 {
 			r.Have.CommFile = p
 		}

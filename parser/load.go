@@ -500,11 +500,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	readComm := func() {
 		defer close(commDone)
 		if commFile != "" {
-			withFile(comm, commFile, func(f io.Reader) error {
-				c, err := summary.ReadCommunication(f, commFile)
-				comm.Communication = c
-				return err
-			})
+			readWith(comm, commFile, summary.ReadCommunication, func(c []model.CommOpInfo) { comm.Communication = c })
 		}
 	}
 	if src.TraceParts > 1 {
@@ -592,6 +588,16 @@ func finish(r *model.Rank) {
 		}
 	}
 	r.SortTasks()
+}
+
+// readWith reads path with read (a problem is a warning on r) and hands
+// what it returned, also on an error, to set.
+func readWith[T any](r *model.Rank, path string, read func(io.Reader, string) (T, error), set func(T)) {
+	withFile(r, path, func(f io.Reader) error {
+		v, err := read(f, path)
+		set(v)
+		return err
+	})
 }
 
 // withFile opens path and runs fn on it; a problem becomes a warning on

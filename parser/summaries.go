@@ -71,11 +71,7 @@ func deviceFromStepTrace(r *model.Rank, file string) {
 func readSummaries(r *model.Rank, out string, skipComm bool) {
 	if skipComm && !r.Have.HCCL {
 		if p := findInput(out, "communication.json"); p != "" {
-			withFile(r, p, func(f io.Reader) error {
-				c, err := summary.ReadCommunication(f, p)
-				r.Communication = c
-				return err
-			})
+			readWith(r, p, summary.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
 			if len(r.Communication) > 0 {
 				r.Have.CommFile = p
 			}

@@ -289,23 +289,6 @@ var taskCols = map[string][]string{
 	"time":   {"task_time(us)"},
 }
 
-func headerIndex(h []string, cols map[string][]string) map[string]int {
-	idx := map[string]int{}
-	for i, c := range h {
-		c = strings.TrimSpace(strings.TrimPrefix(c, "\ufeff"))
-		for k, names := range cols {
-			for _, n := range names {
-				if c == n {
-					if _, dup := idx[k]; !dup {
-						idx[k] = i
-					}
-				}
-			}
-		}
-	}
-	return idx
-}
-
 func cell(rec []string, idx map[string]int, k string) string {
 	i, ok := idx[k]
 	if !ok || i >= len(rec) {
@@ -332,7 +315,7 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 		return issues, fmt.Errorf("%s: expected a task_time CSV header: %w", file, err)
 	}
 	header = append([]string(nil), header...)
-	idx := headerIndex(header, taskCols)
+	idx := summary.ExactHeaderIndex(header, taskCols)
 	for _, need := range []string{"name", "type", "start"} {
 		if _, ok := idx[need]; !ok {
 			return issues, fmt.Errorf("%s: %w: no %q column (%s)", file, summary.ErrUnknownHeader, taskCols[need][0], summary.HeaderFound(header, len(idx)))
@@ -444,7 +427,7 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 	if err != nil {
 		return nil, issues, fmt.Errorf("%s: expected a CSV header: %w", file, err)
 	}
-	idx := headerIndex(header, cols)
+	idx := summary.ExactHeaderIndex(header, cols)
 	for _, need := range []string{"name", "count", "total"} {
 		if _, ok := idx[need]; !ok {
 			return nil, issues, fmt.Errorf("%s: %w: no %q column", file, summary.ErrUnknownHeader, cols[need][0])
