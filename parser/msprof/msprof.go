@@ -385,34 +385,30 @@ func appendLine(l []int, n int) []int {
 // ReadCommStatistic reads communication_statistic_*.csv (per collective op
 // type: count and total µs).
 func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, map[string][]string{
-		"name":  {"OP Type"},
-		"count": {"Count"},
-		"total": {"Total Time(us)"},
-	}, "")
+	return readStat(r, file, statCols("OP Type", "", "Total Time(us)"), "")
 }
 
 // ReadAPIStatistic reads api_statistic_*.csv (per host API: level, count,
 // total µs).
 func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, map[string][]string{
-		"name":  {"API Name"},
-		"level": {"Level"},
-		"count": {"Count"},
-		"total": {"Time(us)"},
-	}, "level")
+	return readStat(r, file, statCols("API Name", "Level", "Time(us)"), "level")
 }
 
 // ReadOpStatistic reads op_statistic.csv / op_statistic_*.csv (per op type
 // and core type: count and total µs; collectives are not in it). Level is
 // the Core Type, Name the OP Type.
 func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, map[string][]string{
-		"name":  {"OP Type"},
-		"level": {"Core Type"},
-		"count": {"Count"},
-		"total": {"Total Time(us)"},
-	}, "level")
+	return readStat(r, file, statCols("OP Type", "Core Type", "Total Time(us)"), "level")
+}
+
+// statCols names a statistics file's columns: name, level ("" when the
+// file has none), count ("Count") and total.
+func statCols(name, level, total string) map[string][]string {
+	cols := map[string][]string{"name": {name}, "count": {"Count"}, "total": {total}}
+	if level != "" {
+		cols["level"] = []string{level}
+	}
+	return cols
 }
 
 // readStat reads a statistic CSV; rows it cannot read are skipped and

@@ -118,6 +118,19 @@ func (s schema) has(t string, cols ...string) bool {
 }
 
 // missing names the first absent column of t ("" when all are there).
+// selectCols is a SELECT list: cols, then each of opt that table has, NULL
+// in place of those it lacks.
+func (s schema) selectCols(table string, cols []string, opt ...string) string {
+	for _, c := range opt {
+		if s.has(table, c) {
+			cols = append(cols, c)
+		} else {
+			cols = append(cols, "NULL")
+		}
+	}
+	return strings.Join(cols, ", ")
+}
+
 func (s schema) missing(t string, cols ...string) string {
 	c, ok := s[t]
 	if !ok {
@@ -502,21 +515,14 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 		}
 		return nil, nil
 	}
-	cols := []string{"startNs", "endNs", "opName"}
-	for _, c := range []string{"groupName", "opType", "connectionId"} {
-		if sc.has("COMMUNICATION_OP", c) {
-			cols = append(cols, c)
-		} else {
-			cols = append(cols, "NULL")
-		}
-	}
+	cols := sc.selectCols("COMMUNICATION_OP", []string{"startNs", "endNs", "opName"}, "groupName", "opType", "connectionId")
 	byComm := map[string]string{}
 	for _, g := range r.Groups {
 		byComm[g.Comm] = g.Name
 	}
 	conn := map[int64][]int32{}
 	var name, group, opType, cid any
-	q := "SELECT " + strings.Join(cols, ", ") + " FROM COMMUNICATION_OP"
+	q := "SELECT " + cols + " FROM COMMUNICATION_OP"
 	if err := spanRows(db, path, "COMMUNICATION_OP", q, r, []any{&name, &group, &opType, &cid}, func(s, dur int64) {
 		n := strs.get(name)
 		typ := model.HCCLTypeFromName(n)
@@ -702,15 +708,9 @@ func ReadAnalysis(path string, r *model.Rank) error {
 		return err
 	}
 	if sc.has("StepTraceTime", "step", "computing", "communication_not_overlapped", "communication", "free") {
-		cols := []string{"step", "computing", "communication_not_overlapped", "communication", "free"}
-		for _, c := range []string{"overlapped", "stage", "bubble", "preparing"} {
-			if sc.has("StepTraceTime", c) {
-				cols = append(cols, c)
-			} else {
-				cols = append(cols, "NULL")
-			}
-		}
-		rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM StepTraceTime")
+		cols := sc.selectCols("StepTraceTime", []string{"step", "computing", "communication_not_overlapped", "communication", "free"},
+			"overlapped", "stage", "bubble", "preparing")
+		rows, err := db.Query("SELECT " + cols + " FROM StepTraceTime")
 		if err != nil {
 			return fmt.Errorf("%s: StepTraceTime: %w", path, err)
 		}
@@ -739,15 +739,9 @@ func ReadAnalysis(path string, r *model.Rank) error {
 		rows.Close()
 	}
 	if sc.has("CommAnalyzerTime", "hccl_op_name", "group_name", "elapse_time") {
-		cols := []string{"hccl_op_name", "group_name", "elapse_time"}
-		for _, c := range []string{"start_timestamp", "transit_time", "wait_time", "synchronization_time", "idle_time", "step", "type"} {
-			if sc.has("CommAnalyzerTime", c) {
-				cols = append(cols, c)
-			} else {
-				cols = append(cols, "NULL")
-			}
-		}
-		rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM CommAnalyzerTime")
+		cols := sc.selectCols("CommAnalyzerTime", []string{"hccl_op_name", "group_name", "elapse_time"},
+			"start_timestamp", "transit_time", "wait_time", "synchronization_time", "idle_time", "step", "type")
+		rows, err := db.Query("SELECT " + cols + " FROM CommAnalyzerTime")
 		if err != nil {
 			return fmt.Errorf("%s: CommAnalyzerTime: %w", path, err)
 		}

@@ -474,12 +474,7 @@ func (rd *reader) decodeFlows() *flowJoin {
 		ts := j.sTS[b : b+n]
 		if !slices.IsSorted(ts) {
 			ids := j.sID[b : b+n]
-			// stable: equal ts keep their file order
-			pairs := make([]idRef, n)
-			for i := range pairs {
-				pairs[i] = idRef{ts[i], int32(i)}
-			}
-			slices.SortStableFunc(pairs, cmpIDRef)
+			pairs := byTS(ts, func(i int) int32 { return int32(i) })
 			sorted := make([]int64, n)
 			for i, pr := range pairs {
 				sorted[i] = ids[pr.v].id
@@ -550,11 +545,7 @@ func (j *flowJoin) resolve() int {
 		ts := j.eTS[b : b+n]
 		if !slices.IsSorted(ts) {
 			ops := j.eOp[b : b+n]
-			pairs := make([]idRef, n)
-			for i := range pairs {
-				pairs[i] = idRef{ts[i], ops[i]}
-			}
-			slices.SortStableFunc(pairs, cmpIDRef)
+			pairs := byTS(ts, func(i int) int32 { return ops[i] })
 			for i, pr := range pairs {
 				ts[i], ops[i] = pr.id, pr.v
 			}
@@ -562,6 +553,17 @@ func (j *flowJoin) resolve() int {
 	}
 	clear(j.pos)
 	return kept
+}
+
+// byTS pairs each ts[i] with v(i), sorted by ts, stably: equal ts keep
+// their file order.
+func byTS(ts []int64, v func(i int) int32) []idRef {
+	pairs := make([]idRef, len(ts))
+	for i := range pairs {
+		pairs[i] = idRef{ts[i], v(i)}
+	}
+	slices.SortStableFunc(pairs, cmpIDRef)
+	return pairs
 }
 
 // each calls fn with the op of each end at k, in file order.
