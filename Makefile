@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build test test-simd lint bench bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build test test-simd lint bench bench-ranks bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -41,9 +41,14 @@ lint:
 	$(GO) vet $(PKGS)
 
 ## bench: throughput and peak memory on generated 50 MB, 200 MB and 1 GB traces
-##        (cached in .cache/bench), with Python's json.load on the same 200 MB file
+##        (cached in .cache/bench), with Python's json.load on the same 200 MB file,
+##        then peak RSS per rank on 8 and 1024 generated ranks (bench-ranks)
 bench: build
 	./scripts/bench.sh
+
+## bench-ranks: peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS="8 2048")
+bench-ranks: build
+	./scripts/rankmem.sh
 
 ## bench-quick: every Go benchmark on small in-memory traces
 bench-quick:

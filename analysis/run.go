@@ -174,10 +174,13 @@ func relSources(root string, src map[string]string) map[string]string {
 	if len(src) == 0 {
 		return nil
 	}
-	rel := make(map[string]string, len(src))
+	// rewritten in place: a second map per rank was 5 KiB of the ~28 KiB a
+	// finished rank keeps
+	rel := src
 	memo := map[string]string{}
 	for k, f := range src {
 		if f == "" {
+			delete(rel, k)
 			continue
 		}
 		v, ok := memo[f]

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -10,10 +12,50 @@ import (
 
 // WriteJSON writes the results document, indented, with a trailing
 // newline. Map keys are sorted by encoding/json, so output is byte-stable.
+//
+// The ranks are written one at a time: encoding/json holds a value's
+// whole text twice (compact, then indented) before writing it, which for
+// a 2048-rank document was about 100 MiB at once. The bytes are the same
+// as one Encode of the whole document.
 func WriteJSON(w io.Writer, doc *results.Document) error {
-	enc := json.NewEncoder(w)
+	rest := *doc
+	rest.Ranks = nil
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	if err := enc.Encode(&rest); err != nil {
+		return err
+	}
+	b := head.Bytes()
+	// the document's own "ranks" key: the only one two spaces in (no
+	// string holds a raw newline)
+	const key = "\n  \"ranks\": "
+	at := bytes.Index(b, []byte(key+"null"))
+	if doc.Ranks == nil || at < 0 {
+		_, err := w.Write(b)
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:at+len(key)])
+	if len(doc.Ranks) == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("[")
+		for i := range doc.Ranks {
+			r, err := json.MarshalIndent(&doc.Ranks[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			bw.Write(r)
+		}
+		bw.WriteString("\n  ]")
+	}
+	bw.Write(b[at+len(key)+len("null"):])
+	return bw.Flush()
 }
 
 // WriteDiffJSON writes the diff document (schema npuprof.diff/v1), indented.

@@ -11,7 +11,8 @@
 #
 # Environment: SIZES (default "50MB 200MB 1GB"), RUNS (CLI runs per
 # measurement, median reported; default 5), PYRUNS (default 3),
-# GOBENCH=0 to skip the go test benchmarks.
+# GOBENCH=0 to skip the go test benchmarks. Ends with scripts/rankmem.sh:
+# peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -239,3 +240,6 @@ if [ "${GOBENCH:-1}" != 0 ]; then
 	echo "== cluster memory: peak heap grows with --workers, not with the rank count"
 	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)'
 fi
+
+echo
+RUNS=$RUNS ./scripts/rankmem.sh

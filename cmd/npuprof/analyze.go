@@ -54,8 +54,11 @@ export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
 folder holding one of those per rank, in any mix (up to two levels down), or
 the folder an 'npuprof export' wrote (read back without parsing JSON again;
 the same numbers). Any text input may be gzip- or zstd-compressed
-(trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: memory grows
-with --workers, not with the number of ranks. Missing, duplicate (the newest
+(trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
+parse is held only while it is analyzed, so that memory grows with --workers;
+what a finished rank keeps for the cross-rank passes and the document (its
+results and collective arrival times) grows with the rank count, about 60 KiB
+a rank (peak RSS 80 MiB at 1024 generated ranks, 129 MiB at 2048). Missing, duplicate (the newest
 folder is kept) and unknown ranks, and ranks with different step sets, are
 reported as notes, never fatal. Nothing is ever written into PATH; -o writes
 where you say.

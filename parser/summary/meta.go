@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -222,9 +223,48 @@ func parseGroups(v json.RawMessage) ([]model.Group, error) {
 		if g.GroupRank != nil {
 			rank = *g.GroupRank
 		}
-		out = append(out, model.NewGroup(c, g.GroupName, rank, g.GlobalRanks))
+		out = append(out, model.NewGroup(c, g.GroupName, rank, sharedRanks(g.GlobalRanks)))
 	}
 	return out, nil
+}
+
+// rankLists holds one copy of each long global_ranks list: every rank of a
+// group lists the same ranks, so a cluster kept N copies of a list of N
+// ranks for its world group (N² ints, 25 KiB a rank at 2048 ranks, the
+// part of a finished rank's memory that grew with the rank count). Bounded:
+// past maxSharedRanks ints, lists are kept as read.
+var rankLists struct {
+	sync.Mutex
+	m    map[string][]int
+	ints int
+}
+
+const maxSharedRanks = 1 << 20
+
+// sharedRanks returns the one kept copy of rs (rs itself when short).
+func sharedRanks(rs []int) []int {
+	if len(rs) < 16 {
+		return rs
+	}
+	key := make([]byte, 0, 5*len(rs))
+	for _, r := range rs {
+		key = strconv.AppendInt(key, int64(r), 10)
+		key = append(key, ',')
+	}
+	rankLists.Lock()
+	defer rankLists.Unlock()
+	if kept, ok := rankLists.m[string(key)]; ok {
+		return kept
+	}
+	if rankLists.ints+len(rs) > maxSharedRanks {
+		return rs
+	}
+	if rankLists.m == nil {
+		rankLists.m = map[string][]int{}
+	}
+	rankLists.m[string(key)] = rs
+	rankLists.ints += len(rs)
+	return rs
 }
 
 // MaxCommunicationBytes bounds communication.json: a bigger file is

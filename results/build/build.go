@@ -226,6 +226,18 @@ func skewDoc(st analysis.SkewStat) results.SkewStatDoc {
 
 // clean drops NaN/Inf values, which JSON cannot carry.
 func clean(m map[string]float64) map[string]float64 {
+	finite := true
+	for _, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			finite = false
+			break
+		}
+	}
+	if finite {
+		// shared, not copied: a copy per rank was another 10 KiB a rank
+		// (the document never changes it)
+		return m
+	}
 	out := make(map[string]float64, len(m))
 	for k, v := range m {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
