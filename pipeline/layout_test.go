@@ -63,4 +63,11 @@ func TestLayoutRenderersReadOnlyResults(t *testing.T) {
 	for _, p := range goList(t, "-deps", "./render") {
 		require.NotEqual(t, module+"pipeline", p, "render depends on the pipeline")
 	}
+	// the document holds the contract alone: results/build meets the analysis
+	for _, p := range goList(t, "-f", `{{join .Imports " "}}`, "./results") {
+		rel := strings.TrimPrefix(p, module)
+		bad := rel == "analysis" || strings.HasPrefix(rel, "analysis/") || rel == "pipeline" ||
+			rel == "parser" || (strings.HasPrefix(rel, "parser/") && rel != "parser/model")
+		require.False(t, bad, "results imports %s", rel)
+	}
 }
