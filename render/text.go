@@ -54,9 +54,9 @@ func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
 	writePlan(ew, doc.Plan)
-	writeFindings(ew, doc)
+	writeFindings(ew, doc, opts.AllDetail)
 	if doc.View.Evaluated {
-		writeRuleOutcomes(ew, doc)
+		writeRuleOutcomes(ew, doc, opts.AllDetail)
 	}
 	writeBreakdown(ew, doc, opts.AllRanks)
 	writeSlowRanks(ew, doc, opts.AllRanks)
@@ -67,7 +67,7 @@ func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
 	writeMoE(ew, doc, opts.AllRanks)
 	writeEventWait(ew, doc)
 	writeExperts(ew, doc)
-	writeTopKernels(ew, doc, 10)
+	writeTopKernels(ew, doc, opts.AllDetail)
 	writeUnavailable(ew, doc)
 }
 
@@ -101,7 +101,7 @@ func writeHeader(ew *errWriter, doc *results.Document) {
 
 // writeFindings lists the findings: severity, title, saving, prediction,
 // caveat, ranks, fix, and with a rule evaluation their evidence.
-func writeFindings(ew *errWriter, doc *results.Document) {
+func writeFindings(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nFindings\n")
 	if len(doc.Findings) == 0 {
 		ew.printf("  none\n")
@@ -125,7 +125,11 @@ func writeFindings(ew *errWriter, doc *results.Document) {
 		}
 		if doc.View.Evaluated && len(f.Evidence) > 0 {
 			ew.printf("      evidence:\n")
-			for _, e := range f.Evidence {
+			for i, e := range f.Evidence {
+				if !all && i == MaxEvidence && len(f.Evidence) > MaxEvidence+1 {
+					ew.printf("        +%d more (--detail all lists each)\n", len(f.Evidence)-MaxEvidence)
+					break
+				}
 				ew.printf("        %s\n", Safe(evidenceLine(e), 300))
 			}
 		}
@@ -350,7 +354,11 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 	tw.Flush()
 }
 
-func writeTopKernels(ew *errWriter, doc *results.Document, n int) {
+func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
+	n, title := TopKernelsDetail, fmt.Sprintf("all ranks; --detail all lists %d", TopKernelsDetail)
+	if !all {
+		n = TopKernels
+	}
 	type agg struct {
 		name, op, core string
 		count          int
@@ -371,7 +379,7 @@ func writeTopKernels(ew *errWriter, doc *results.Document, n int) {
 			a.total += k.Total
 		}
 	}
-	ew.printf("\nTop compute kernels (all ranks)\n")
+	ew.printf("\nTop compute kernels (%s)\n", title)
 	if len(by) == 0 {
 		ew.printf("  none\n")
 		return
@@ -680,9 +688,11 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 			}
 		}
 		if len(steps) > 0 {
+			var parts []string
 			for _, r := range slices.Sorted(maps.Keys(steps)) {
-				ew.printf("  rank %d is an outlier in step(s) %s\n", r, stepList(steps[r]))
+				parts = append(parts, fmt.Sprintf("rank %d (step(s) %s)", r, stepList(steps[r])))
 			}
+			ew.printf("  outliers by step: %s\n", strings.Join(parts, ", "))
 		}
 		if n == 0 && len(steps) == 0 {
 			ew.printf("  none: computing and free time of every rank are within the robust band of the median\n")
@@ -778,6 +788,20 @@ func writeGroupedOutcomes(ew *errWriter, outs []results.Outcome, status, label s
 	}
 }
 
+// writeOutcomeNames names the rules of one status (not applicable, not
+// evaluated) on one line; --detail all gives each one's reason.
+func writeOutcomeNames(ew *errWriter, outs []results.Outcome, status, label string) {
+	var names []string
+	for _, o := range outs {
+		if o.Status == status {
+			names = append(names, o.Rule)
+		}
+	}
+	if len(names) > 0 {
+		ew.printf("  %s: %s (--detail all says why)\n", label, Safe(strings.Join(names, ", "), 400))
+	}
+}
+
 // writeWorkload prints the workload with its evidence and the steps'
 // phases (counted over ranks and steps).
 func writeWorkload(ew *errWriter, doc *results.Document) {
@@ -804,7 +828,7 @@ func writeWorkload(ew *errWriter, doc *results.Document) {
 
 // writeRuleOutcomes prints the rules that did not fire cleanly (not
 // evaluated, failed), the facts, and the combined deploy diff.
-func writeRuleOutcomes(ew *errWriter, doc *results.Document) {
+func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 	outs := doc.Rules
 	n := map[string]int{}
 	for _, o := range outs {
@@ -819,19 +843,27 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document) {
 		ew.printf(", %d disabled", k)
 	}
 	ew.printf("\n")
-	writeGroupedOutcomes(ew, outs, results.StatusNotApplicable, "not applicable")
-	writeGroupedOutcomes(ew, outs, results.StatusDisabled, "disabled")
+	if all {
+		writeGroupedOutcomes(ew, outs, results.StatusNotApplicable, "not applicable")
+	} else {
+		writeOutcomeNames(ew, outs, results.StatusNotApplicable, "not applicable")
+	}
+	writeGroupedOutcomes(ew, outs, results.StatusDisabled, "disabled") // one line per rule file
+	if !all {
+		writeOutcomeNames(ew, outs, results.StatusNotEvaluated, "not evaluated")
+	}
 	for _, o := range outs {
-		switch o.Status {
-		case results.StatusNotEvaluated:
+		switch {
+		case o.Status == results.StatusNotEvaluated && all:
 			ew.printf("  not evaluated: %s: %s\n", o.Rule, Safe(o.Reason, 400))
-		case results.StatusFailed:
+		case o.Status == results.StatusFailed:
 			ew.printf("  FAILED: %s: %s\n", o.Rule, Safe(o.Reason, 400))
 		}
 	}
 	var shown []string
 	for _, f := range doc.Facts {
-		if strings.HasPrefix(f.Name, "env.") {
+		// the workload is printed with its evidence at the top
+		if strings.HasPrefix(f.Name, "env.") || (f.Name == "workload" && FactText(f.Value) == doc.Context.Workload) {
 			continue
 		}
 		shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(FactText(f.Value), 100), Safe(f.Source, 200)))

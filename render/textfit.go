@@ -26,6 +26,13 @@ const TextWidth = 100
 const (
 	MaxStepRows = 10
 	MaxRankRows = 16
+	// MaxEvidence is how many evidence metrics a finding lists before
+	// counting the rest.
+	MaxEvidence = 4
+	// TopKernels is how many compute kernels the summary lists;
+	// TopKernelsDetail how many --detail all lists.
+	TopKernels       = 5
+	TopKernelsDetail = 10
 )
 
 // TextOptions are the terminal summary's caps: AllSteps (--steps all)
@@ -33,6 +40,10 @@ const (
 type TextOptions struct {
 	AllSteps bool
 	AllRanks bool
+	// AllDetail (--detail all) lists every evidence metric of a finding
+	// and why each rule was not applicable or not evaluated; the summary
+	// names those rules on one line each and counts the further evidence.
+	AllDetail bool
 }
 
 // stepRow is one step of a per-step table: its id, the cells after it and

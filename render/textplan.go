@@ -39,7 +39,7 @@ func writePlan(ew *errWriter, p *results.Plan) {
 		}
 		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeText(st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), req, needs)
 	}
-	if len(p.Steps) > 0 {
+	if len(p.Steps) > 1 { // one step is its own total
 		ew.printf("  total: %s\n", changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound))
 	}
 	for _, lo := range p.LeftOut {

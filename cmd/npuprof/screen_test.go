@@ -79,6 +79,13 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	for _, row := range []string{"\n  median ", "\n     min ", "\n     max "} {
 		require.Contains(t, text, row)
 	}
+	require.Contains(t, text, "  not applicable: host-bound, moe-dispatch-combine (--detail all says why)\n")
+	require.Contains(t, text, "        +3 more (--detail all lists each)\n")
+	detail := strings.Join(screenSummary(t, dir, "--detail", "all"), "\n")
+	require.Contains(t, detail, "  not applicable: moe-dispatch-combine: moe.dispatcher allgather (rule applies to")
+	require.Contains(t, detail, "  not evaluated: mm-cache: fact serving.mm_cache_hit_rate unknown: give it with --fact")
+	require.Contains(t, detail, "        hccl.total.count = 20  (mean of 64 ranks)")
+	require.NotContains(t, detail, "more (--detail all lists each)")
 	all := screenSummary(t, dir, "--ranks", "all")
 	require.Greater(t, len(all), 2*64)
 	require.NotContains(t, strings.Join(all, "\n"), "ranks summarised")

@@ -143,15 +143,17 @@ func (c capFlag) Set(s string) error {
 func (c capFlag) Type() string { return "choice" }
 
 // summaryFlags are the terminal summary's --steps and --ranks.
-type summaryFlags struct{ AllSteps, AllRanks bool }
+type summaryFlags struct{ AllSteps, AllRanks, AllDetail bool }
 
 func (s *summaryFlags) register(f *pflag.FlagSet) {
 	f.Var(capFlag{&s.AllSteps, "slowest", "every step"}, "steps",
 		fmt.Sprintf("per-step table of the summary: slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
 	f.Var(capFlag{&s.AllRanks, "summary", "every rank"}, "ranks",
 		fmt.Sprintf("per-rank tables of the summary above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
+	f.Var(capFlag{&s.AllDetail, "summary", "every evidence metric and why each rule was not evaluated or not applicable"}, "detail",
+		fmt.Sprintf("findings and rules of the summary: summary (%d evidence metrics per finding, rule names) or all", render.MaxEvidence))
 }
 
 func (s summaryFlags) text() render.TextOptions {
-	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks}
+	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail}
 }
