@@ -45,6 +45,13 @@ func compactTrace(tb testing.TB, full []byte, k int) []byte {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(smallTrace))
 	f.Add([]byte(`{"traceEvents": ` + smallTrace + `}`))
+	// a Kineto trace: header, base time, the NPU process, a typed kernel,
+	// a host process known by its label
+	f.Add([]byte(`{"schemaVersion": 1, "distributedInfo": {"rank": 2}, "baseTimeNanoseconds": 1782967788000000000, "traceEvents": [` +
+		`{"ph": "X", "cat": "kernel", "name": "hcom_allReduce__1_0_1", "pid": 3, "tid": 7, "ts": 12.5, "dur": 1.250, "args": {"streamId": 7, "type": "KERNEL_AICORE"}},` +
+		`{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, "tid": 9, "ts": 10, "dur": 9.001},` +
+		`{"ph": "M", "name": "process_name", "pid": 3, "tid": 0, "args": {"name": "NPU"}},` +
+		`{"ph": "M", "name": "process_labels", "pid": 9, "tid": 0, "args": {"labels": "CPU"}}], "traceName": "x"}`))
 	f.Add([]byte(smallTrace[:len(smallTrace)/2]))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(``))
