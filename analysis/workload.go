@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,7 +84,9 @@ A rank shows vLLM serving through vLLM-Ascend's custom op namespace
 (_C_ascend::) or "vllm" in framework op names, VLLM_* variables in
 profiler_metadata.json and a vLLM worker's folder name; training through
 autograd backward ops, optimizer ops, DDP gradient reduction,
-Megatron/MindSpeed names and gradient kernels (Backprop, *Grad). A step's
+Megatron/MindSpeed names, gradient kernels (Backprop, *Grad), MindSpeed's
+distributed_args in profiler_metadata.json and Megatron's group names (mp,
+mp_exp, tp_exp, dp_cp, ...) in parallel_group_info. A step's
 phase comes from the leading dimension of its attention kernels' first
 input: at most 1024 tokens decode, more prefill, both mixed.`,
 	Requires:   []*Pass{TimelinePass, StepsPass},
@@ -96,6 +99,7 @@ input: at most 1024 tokens decode, more prefill, both mixed.`,
 		clear(counts)
 		res.Clues = append(res.Clues, nameClues(r, true, counts)...)
 		res.Clues = append(res.Clues, envClues(r)...)
+		res.Clues = append(res.Clues, metadataClues(r)...)
 		if base := filepath.Base(r.Path); reVLLMWorker.MatchString(base) {
 			res.Clues = append(res.Clues, Clue{Kind: WorkloadVLLM, What: "vLLM worker folder name", Example: base, Count: 1})
 		}
@@ -169,6 +173,32 @@ func envClues(r *model.Rank) []Clue {
 	}
 	sort.Strings(names)
 	return []Clue{{Kind: WorkloadVLLM, What: "VLLM_* variables in profiler_metadata.json", Example: names[0], Count: len(names)}}
+}
+
+// megatronGroups are parallel_group_info group names only Megatron and
+// MindSpeed create (vLLM's are world, tp, pp, dp, ep, dcp, pcp and
+// vLLM-Ascend's mc2, dynamic_eplb, p_tp_N).
+var megatronGroups = map[string]bool{"mp": true, "mp_exp": true, "tp_exp": true, "dp_cp": true, "exp": true, "tp_dp_cp": true, "tp_dp": true, "tp_cp": true}
+
+// metadataClues: MindSpeed's distributed_args in profiler_metadata.json
+// (its add_metadata of the Megatron parallel sizes), and Megatron's group
+// names in parallel_group_info.
+func metadataClues(r *model.Rank) []Clue {
+	var out []Clue
+	if _, ok := r.Metadata["distributed_args"]; ok {
+		out = append(out, Clue{Kind: WorkloadTraining, What: "MindSpeed distributed_args in profiler_metadata.json", Example: "distributed_args", Count: 1})
+	}
+	var names []string
+	for _, g := range r.Groups {
+		if megatronGroups[g.Name] && !slices.Contains(names, g.Name) {
+			names = append(names, g.Name)
+		}
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		out = append(out, Clue{Kind: WorkloadTraining, What: "Megatron group names in parallel_group_info", Example: names[0], Count: len(names)})
+	}
+	return out
 }
 
 // stepPhases sets each step's phase from its attention kernels' batch.
