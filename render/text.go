@@ -861,12 +861,23 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 		}
 	}
 	var shown []string
+	// versions from one source (profiler_info gives CANN and torch_npu)
+	// share a line: name = value, name = value  (source)
+	versionLine := map[string]int{}
 	for _, f := range doc.Facts {
 		// the workload is printed with its evidence at the top
 		if strings.HasPrefix(f.Name, "env.") || (f.Name == "workload" && FactText(f.Value) == doc.Context.Workload) {
 			continue
 		}
-		shown = append(shown, fmt.Sprintf("  %s = %s  (%s)", f.Name, Safe(FactText(f.Value), 100), Safe(f.Source, 200)))
+		nv := fmt.Sprintf("%s = %s", f.Name, Safe(FactText(f.Value), 100))
+		if strings.HasSuffix(f.Name, "_version") {
+			if i, ok := versionLine[f.Source]; ok {
+				shown[i] = strings.Replace(shown[i], "  (", ", "+nv+"  (", 1)
+				continue
+			}
+			versionLine[f.Source] = len(shown)
+		}
+		shown = append(shown, fmt.Sprintf("  %s  (%s)", nv, Safe(f.Source, 200)))
 	}
 	if len(shown) > 0 {
 		ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))

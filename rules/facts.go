@@ -384,9 +384,9 @@ func versionFacts(res *analysis.Result) []FactValue {
 			v, s := "", ""
 			switch {
 			case name == "cann_version" && rr.CANN != "":
-				v, s = rr.CANN, fmt.Sprintf("profile: rank %d profiler_info cann_version", rr.Rank)
+				v, s = rr.CANN, fmt.Sprintf("profile: rank %d profiler_info", rr.Rank)
 			case name == "torch_npu_version" && rr.TorchNPU != "":
-				v, s = rr.TorchNPU, fmt.Sprintf("profile: rank %d profiler_info torch_npu_version", rr.Rank)
+				v, s = rr.TorchNPU, fmt.Sprintf("profile: rank %d profiler_info", rr.Rank)
 			case rr.MetaVersions[name] != "":
 				v, s = vllmconf.NormalizeVersion(name, rr.MetaVersions[name]), fmt.Sprintf("profile: rank %d profiler_metadata.json %s", rr.Rank, name)
 			}
