@@ -136,7 +136,7 @@ type ClusterContext struct {
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass, EnginesPass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {

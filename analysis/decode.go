@@ -29,6 +29,20 @@ type DecodeResult struct {
 	// and all compute kernels (timeline only).
 	GraphKernels, Kernels int
 	HaveGraph             bool
+	// Sampler counts the sampler's kernels (isSampler).
+	Sampler int
+}
+
+// isSampler matches the kernels of vLLM's sampler after the lm_head:
+// ArgMax* (greedy), Sort* and TopK* (top-p/top-k). A data-parallel
+// engine's dummy steps (execute_dummy_batch) run the model's layers but no
+// sampler. It reads only t.Name and t.OpType (nameOpMemo relies on it).
+func isSampler(r *model.Rank, t *model.DeviceTask) bool {
+	s := r.Str(t.OpType)
+	if s == "" {
+		s = r.Str(t.Name)
+	}
+	return strings.HasPrefix(s, "ArgMax") || strings.HasPrefix(s, "Sort") || s == "TopK" || s == "TopKV2"
 }
 
 // isDecodeAttention matches the decode attention kernels whose first input
@@ -50,6 +64,7 @@ const (
 	MetricDecodeBatchMax           = "decode.batch.max"
 	MetricDecodeBatchDistinctCount = "decode.batch.distinct.count"
 	MetricGraphKernelsShare        = "graph.kernels.share"
+	MetricSamplerKernelsCount      = "sampler.kernels.count"
 )
 
 // DecodePass measures the decode batch from kernel input shapes and the
@@ -64,7 +79,9 @@ IncreFlashAttention, PagedAttention): the tokens of a decode step, padded
 to the capture size when a graph was replayed. decode.batch.min/.max and
 decode.batch.distinct.count describe the spread. graph.kernels.share is the
 share of compute kernels whose Model ID is not 4294967295 (single-op mode),
-i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
+i.e. that were replayed from a captured ACL graph; it needs the timeline.
+sampler.kernels.count counts the sampler's kernels (ArgMax*, Sort*,
+TopK*): a data-parallel engine that only ran dummy steps has none.`,
 	Requires:   []*Pass{TimelinePass},
 	ResultType: reflect.TypeOf((*DecodeResult)(nil)),
 	Metrics: []Metric{
@@ -73,24 +90,29 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 		{Name: MetricDecodeBatchMax, Unit: "tokens", Doc: "largest decode batch seen"},
 		{Name: MetricDecodeBatchDistinctCount, Unit: "count", Doc: "number of distinct decode batch sizes"},
 		{Name: MetricGraphKernelsShare, Unit: "ratio", Doc: "share of compute kernels replayed from a captured graph (Model ID not 4294967295)"},
+		{Name: MetricSamplerKernelsCount, Unit: "count", Doc: "kernels of vLLM's sampler (ArgMax*, Sort*, TopK*): 0 on a data-parallel engine that only ran dummy steps"},
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := ctx.ResultOf[TimelinePass].(*Timeline)
 		batchNames := []string{MetricDecodeBatchObserved, MetricDecodeBatchMin, MetricDecodeBatchMax, MetricDecodeBatchDistinctCount}
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), append(batchNames, MetricGraphKernelsShare)...)
+			ctx.Unavailable(noDeviceData(ctx), append(batchNames, MetricGraphKernelsShare, MetricSamplerKernelsCount)...)
 			return (*DecodeResult)(nil), nil
 		}
 		res := &DecodeResult{Batches: map[int]int{}}
 		attention := 0
 		isAttention := newNameOpMemo(r, isDecodeAttention)
+		sampler := newNameOpMemo(r, isSampler)
 		shapes := &shapeMemo{r: r}
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
 			res.Kernels++
 			if t.ModelID != SingleOpModelID {
 				res.GraphKernels++
+			}
+			if sampler.get(t) {
+				res.Sampler++
 			}
 			if !isAttention.get(t) {
 				continue
@@ -119,6 +141,7 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.`,
 			ctx.SetCount(MetricDecodeBatchMax, res.Sizes[len(res.Sizes)-1])
 			ctx.SetCount(MetricDecodeBatchDistinctCount, len(res.Sizes))
 		}
+		ctx.SetCount(MetricSamplerKernelsCount, res.Sampler)
 		if r.Have.Timeline && res.Kernels > 0 {
 			res.HaveGraph = true
 			ctx.Set(MetricGraphKernelsShare, float64(res.GraphKernels)/float64(res.Kernels))

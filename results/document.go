@@ -99,8 +99,22 @@ type ClusterDoc struct {
 	// Worst are the matched collectives with the longest total wait.
 	Worst []CollectiveDoc `json:"worst_collectives"`
 	Steps []StepSkewDoc   `json:"steps"`
+	// Engines are the vLLM engines (data-parallel replicas: the tp groups
+	// of parallel_group_info), by first rank.
+	Engines []EngineDoc `json:"engines"`
 	// View: see Document.View.
 	View ClusterView `json:"-"`
+}
+
+// EngineDoc is one vLLM engine: its ranks, whether it served requests (its
+// ranks ran the sampler; the others ran dummy steps), its decode batch
+// (largest decode.batch.observed of its ranks; absent when unknown) and
+// its mean decode step (absent when unknown).
+type EngineDoc struct {
+	Ranks       []int    `json:"ranks"`
+	Busy        bool     `json:"busy"`
+	DecodeBatch *int     `json:"decode_batch,omitempty"`
+	StepUs      *float64 `json:"step_time_us,omitempty"`
 }
 
 // SlowRankDoc names a slow rank and why.

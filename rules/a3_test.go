@@ -28,6 +28,28 @@ func TestA3FieldReport(t *testing.T) {
 	ps := finding(rep, "parallel-strategy")
 	require.NotNil(t, ps, "%+v", status(rep, "parallel-strategy"))
 	require.Contains(t, ps.Fix, "(TP8xDP2 instead of TP4xDP4)")
+	// the busy engine's batch, not one rank's batch times DP
+	require.Equal(t, "1 request(s) in flight over DP=4: prefer more TP and less DP", ps.Title)
+	require.Contains(t, ps.Fix, "(at most: the decode batches of the 1 of 4 engines that ran the sampler; their decode step is ")
+	en := analysis.EnginesOf(res.Cluster)
+	require.NotNil(t, en)
+	require.Len(t, en.Engines, 4)
+	for i, e := range en.Engines {
+		require.Equal(t, []int{4 * i, 4*i + 1, 4*i + 2, 4*i + 3}, e.Ranks)
+		require.Equal(t, i == 0, e.Busy, "engine %d", i)
+		require.Equal(t, 1, e.DecodeBatch)
+		require.True(t, e.HaveStep)
+	}
+	cm := res.Cluster.Metrics
+	require.Equal(t, 4.0, cm[analysis.MetricEnginesCount])
+	require.Equal(t, 1.0, cm[analysis.MetricEnginesBusyCount])
+	require.Equal(t, 1.0, cm[analysis.MetricEnginesBusyBatch])
+	require.Equal(t, []int{0, 1, 2, 3}, res.Cluster.RanksUsed[analysis.MetricEnginesBusyStepUs])
+	var step float64
+	for r := 0; r < 4; r++ {
+		step += res.Ranks[r].Metrics[analysis.MetricDecodeStepUs] / 4
+	}
+	require.InDelta(t, step, cm[analysis.MetricEnginesBusyStepUs], 1e-9)
 
 	ew := finding(rep, "event-wait-skew")
 	require.NotNil(t, ew, "%+v", status(rep, "event-wait-skew"))

@@ -187,6 +187,9 @@ func withoutGroups(res *analysis.Result) *analysis.Result {
 		c.Groups = nil
 		r.Ranks[i] = &c
 	}
+	// the cross-rank passes again, as on a profile without groups (the
+	// engines come from the tp groups)
+	r.Cluster = analysis.RunCluster(r.Ranks, nil)
 	return &r
 }
 

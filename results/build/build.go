@@ -170,6 +170,7 @@ func buildCluster(c *analysis.ClusterResult) *results.ClusterDoc {
 		d.Unavailable = map[string]string{}
 	}
 	d.View = clusterView(c)
+	d.Engines = engineDocs(c)
 	if s := analysis.SkewOf(c); s != nil {
 		for _, sr := range s.Slow {
 			x := results.SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
@@ -504,4 +505,26 @@ func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
 		}
 	}
 	return v
+}
+
+// engineDocs are the engines pass's result ([] without one).
+func engineDocs(c *analysis.ClusterResult) []results.EngineDoc {
+	out := []results.EngineDoc{}
+	e := analysis.EnginesOf(c)
+	if e == nil {
+		return out
+	}
+	for _, en := range e.Engines {
+		d := results.EngineDoc{Ranks: en.Ranks, Busy: en.Busy}
+		if en.DecodeBatch > 0 {
+			b := en.DecodeBatch
+			d.DecodeBatch = &b
+		}
+		if en.HaveStep {
+			st := en.StepUs
+			d.StepUs = &st
+		}
+		out = append(out, d)
+	}
+	return out
 }
