@@ -80,6 +80,7 @@ all-gathers).`,
 		case r.Have.HCCL:
 			res = hcclFromModel(r)
 			ctx.From(r.Have.HCCLFile)
+			checkAgainstCommunication(ctx, res)
 		case len(r.Communication) > 0:
 			res = hcclFromCommunication(ctx)
 			ctx.From(r.Have.CommFile)

@@ -125,6 +125,28 @@ func checkAgainstStepTrace(ctx *Context, what, from string, got Breakdown, row *
 	}
 }
 
+// checkAgainstCommunication warns when the collectives npuprof measured
+// (from kernel_details.csv: the readers load communication.json beside it,
+// not beside a timeline) differ from communication.json's (or
+// CommAnalyzerTime's) in count or by more than 0.1% in total time.
+func checkAgainstCommunication(ctx *Context, res *HCCLResult) {
+	r := ctx.Rank
+	if len(r.Communication) == 0 || r.Have.CommFile == "" {
+		return
+	}
+	var total int64
+	for _, c := range r.Communication {
+		total += int64(math.Round(c.ElapseMs * 1e6))
+	}
+	from, comm := filepath.Base(r.Have.HCCLFile), filepath.Base(r.Have.CommFile)
+	if n := len(r.Communication); n != res.Total.Count {
+		ctx.Warn(r.Have.CommFile, fmt.Sprintf("the collectives: %d in %s but %d in %s; npuprof reports the %s ones", res.Total.Count, from, n, comm, from))
+	} else if disagree(res.Total.Total, total) {
+		ctx.Warn(r.Have.CommFile, fmt.Sprintf("the collectives' time is %s in %s but %s in %s (more than 0.1%% apart); npuprof reports the %s value",
+			nsText(res.Total.Total), from, nsText(total), comm, from))
+	}
+}
+
 // hcclFromCommunication sums the collectives of communication.json (or
 // analysis.db CommAnalyzerTime) by type and group, for a rank whose
 // timeline and kernel_details give none. A collective's time is its

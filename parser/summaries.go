@@ -69,7 +69,9 @@ func deviceFromStepTrace(r *model.Rank, file string) {
 // kernels), and analysis.db (StepTraceTime and CommAnalyzerTime when the
 // text files lack them).
 func readSummaries(r *model.Rank, out string, skipComm bool) {
-	if skipComm && !r.Have.HCCL {
+	// (also when kernel_details.csv gave the collectives: a cross-check,
+	// cheap beside it)
+	if skipComm && (!r.Have.HCCL || !r.Have.Timeline) {
 		if p := findInput(out, "communication.json"); p != "" {
 			readWith(r, p, summary.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
 			if len(r.Communication) > 0 {

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,12 +18,21 @@ import (
 // reference: without it, the steps are step_trace_time.csv's rows (the
 // old header, no Preparing) and hccl.* communication.json's collectives,
 // exactly. Nothing names their device: it is unavailable with the reason.
+// With the excerpt, a warning says its collectives are not
+// communication.json's.
 func TestSummaries2023Ranks(t *testing.T) {
 	for _, rel := range []string{
 		"Ascend-msinsight/server/src/test/test_data/test_rank_0",
 		"Ascend-msinsight/server/src/test/test_data/test_rank_1",
 	} {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
+			// with the excerpt, its collectives are not communication.json's:
+			// a warning says which file is reported
+			warned := false
+			for _, w := range analyzeOne(t, testutil.Sample(t, rel)).Ranks[0].Warnings {
+				warned = warned || strings.Contains(w.Message, "in kernel_details.csv but 28 in communication.json; npuprof reports the kernel_details.csv ones")
+			}
+			require.True(t, warned, "the excerpt's collectives disagree with communication.json")
 			dir := filepath.Join(t.TempDir(), filepath.Base(rel))
 			copyTree(t, testutil.Sample(t, rel), dir, "kernel_details.csv")
 			p, err := parser.Load(context.Background(), dir, parser.Options{})

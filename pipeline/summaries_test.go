@@ -124,6 +124,9 @@ func TestSummariesGiveFullCaptureValues(t *testing.T) {
 					within(t, float64(analysis.StepsOf(full)[i].Computing), float64(s.Computing), 0.0001, "step computing")
 				}
 				checkDevice(t, dir, full, got)
+				for _, w := range got.Warnings {
+					require.NotContains(t, w.Message, "the collectives", "kernel_details.csv and communication.json agree")
+				}
 				if slicesHas(drop, "trace_view.json") && full.Sources["overlap.free.time_us"] != "" && strings.Contains(full.Sources["overlap.free.time_us"], "trace_view") {
 					// timeline-only metrics say why
 					require.Contains(t, got.Unavailable["event_wait.time_us"], "trace_view.json")
