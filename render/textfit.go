@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -196,7 +197,7 @@ func wrapLine(line string, width int) string {
 		quoted := make([]bool, len(r))
 		in := false
 		for i, c := range r {
-			if c == '\'' {
+			if c == '\'' && !apostrophe(r, i) {
 				in = !in
 			}
 			quoted[i] = in
@@ -205,9 +206,9 @@ func wrapLine(line string, width int) string {
 		if first {
 			lo = indent
 		}
-		cut := width
-		for cut > lo+1 && (r[cut] != ' ' || quoted[cut]) {
-			cut--
+		cut := breakAt(r, quoted, lo, width)
+		if cut <= lo+1 {
+			cut = breakAt(r, nil, lo, width) // a quote never closed: any space
 		}
 		if cut <= lo+1 {
 			cut = width // nowhere to break: cut the word
@@ -217,6 +218,22 @@ func wrapLine(line string, width int) string {
 		first = false
 	}
 	return strings.Join(append(out, line), "\n")
+}
+
+// breakAt is the last space at or before width and after lo+1 that is
+// not inside quotes (quoted nil: any space), or lo+1 when there is none.
+func breakAt(r []rune, quoted []bool, lo, width int) int {
+	cut := width
+	for cut > lo+1 && (r[cut] != ' ' || (quoted != nil && quoted[cut])) {
+		cut--
+	}
+	return cut
+}
+
+// apostrophe tells whether the ' at r[i] stands between two letters
+// ("vLLM-Ascend's", "don't"): part of a word, not a quote.
+func apostrophe(r []rune, i int) bool {
+	return i > 0 && i+1 < len(r) && unicode.IsLetter(r[i-1]) && unicode.IsLetter(r[i+1])
 }
 
 // rankLabels names ranks by index into a rank list, at most limit of them:

@@ -22,6 +22,20 @@ func TestWrapLine(t *testing.T) {
 	require.Equal(t, []string{`        - graph mode: --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' (one launch per`,
 		`            decode step)`}, got)
 	require.Equal(t, "short", wrapLine("short", 100))
+
+	// an apostrophe inside a word is not a quote: the line still breaks at
+	// spaces after it, never inside a word
+	apos := "      - upgrade: vLLM-Ascend's next release carries the fused dispatch and combine kernels for this path"
+	got = strings.Split(wrapLine(apos, 60), "\n")
+	require.Equal(t, []string{"      - upgrade: vLLM-Ascend's next release carries the",
+		"          fused dispatch and combine kernels for this path"}, got)
+
+	// a quote that never closes does not make the rest unbreakable
+	open := "    - set '" + strings.Repeat("value ", 15)
+	for _, l := range strings.Split(wrapLine(open, 40), "\n") {
+		require.LessOrEqual(t, len(l), 40, l)
+		require.False(t, strings.HasSuffix(l, "valu"), "word cut: %q", l)
+	}
 }
 
 func TestSlowestStepsAndStats(t *testing.T) {
