@@ -2,7 +2,8 @@
 // the metric names (the keys of its metrics and unavailable maps) and the
 // few constants of the passes a writer shows (the slow-rank threshold, the
 // caps of a pass's lists, the step phases). The table is the analysis's:
-// names.go is generated from the constants declared next to each pass
+// names.go is generated from the constants declared next to each pass, as
+// one table sorted by name whose lines name the declaring analysis file
 // (go generate; a test fails when it disagrees with the analysis), so a
 // writer names a metric without importing the analysis.
 package metric
