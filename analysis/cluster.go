@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,7 +25,6 @@ var CollectivesPass = &Pass{
 Each HCCL big op with its communicator instance (the parallel_group_info
 communicator of its group, else the group hash token of its name), its type
 and its ordinal among the rank's ops of that communicator and type.`,
-	ResultType: reflect.TypeOf((*CollectivesResult)(nil)),
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.HCCL {
@@ -165,7 +163,7 @@ type ClusterResult struct {
 // the runner merges.
 func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 	rn := runner[*ClusterContext]{rank: -1, kind: ClusterMetric, workers: 1,
-		newCtx: func(resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {
+		newCtx: func(_ *ClusterPass, resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {
 			own := &ClusterResult{Metrics: m.Values, Unavailable: m.Unavailable, RanksUsed: m.RanksUsed}
 			return &ClusterContext{Ranks: ranks, ResultOf: resultOf, Experts: loads, cluster: own}
 		}}
@@ -273,8 +271,7 @@ const (
 // index) and measures arrival skew: arrival is the start of the big op on
 // each rank, wait = last arrival - own arrival.
 var ArrivalPass = &ClusterPass{
-	Name:       "arrival",
-	ResultType: reflect.TypeOf((*ArrivalResult)(nil)),
+	Name: "arrival",
 	Doc: `which rank arrives last at each collective, and how long the others wait
 
 Collectives are matched across ranks by communicator instance, type and
@@ -581,8 +578,7 @@ func outliers(st SkewStat, vals []rankValue, step int, floor float64) []SlowRank
 // wait for it inside the collectives, so communication is reported as skew
 // but high communication names the waiting ranks, not the slow one.
 var SkewPass = &ClusterPass{
-	Name:       "skew",
-	ResultType: reflect.TypeOf((*SkewResult)(nil)),
+	Name: "skew",
 	Doc: `rank skew and slow-rank detection with median and MAD
 
 skew.<q>.max_over_median, .median_us, .mad_us, .max_us, .max_rank for q in
@@ -610,7 +606,7 @@ less than their peers (a low-side outlier of the group's waits).`,
 			cm.Unavailable["slow_ranks"] = why
 			return res, nil
 		}
-		arr, _ := ctx.ResultOf[ArrivalPass].(*ArrivalResult)
+		arr := ArrivalOf(ctx)
 		var windows []float64
 		for _, rr := range ctx.Ranks {
 			if v, ok := rr.Metrics[MetricDeviceWindowUs]; ok {

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 	"strings"
 
@@ -82,8 +81,7 @@ share of compute kernels whose Model ID is not 4294967295 (single-op mode),
 i.e. that were replayed from a captured ACL graph; it needs the timeline.
 sampler.kernels.count counts the sampler's kernels (ArgMax*, Sort*,
 TopK*): a data-parallel engine that only ran dummy steps has none.`,
-	Requires:   []*Pass{TimelinePass},
-	ResultType: reflect.TypeOf((*DecodeResult)(nil)),
+	Requires: []*Pass{TimelinePass},
 	Metrics: []Metric{
 		{Name: MetricDecodeBatchObserved, Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)"},
 		{Name: MetricDecodeBatchMin, Unit: "tokens", Doc: "smallest decode batch seen"},
@@ -94,10 +92,10 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		tl := TimelineOf(ctx)
 		batchNames := []string{MetricDecodeBatchObserved, MetricDecodeBatchMin, MetricDecodeBatchMax, MetricDecodeBatchDistinctCount}
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), append(batchNames, MetricGraphKernelsShare, MetricSamplerKernelsCount)...)
+			ctx.UnavailableAll(noDeviceData(ctx))
 			return (*DecodeResult)(nil), nil
 		}
 		res := &DecodeResult{Batches: map[int]int{}}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,7 +89,6 @@ compute stream's (the stream with the most compute-kernel time): a side
 stream that waits little pools down the compute streams' share, not the
 main stream's. Needs the timeline: kernel_details.csv
 does not list EVENT_WAIT tasks.`,
-	ResultType: reflect.TypeOf((*EventWaitResult)(nil)),
 	Metrics: []Metric{
 		{Name: MetricEventWaitUs, Unit: "µs", Doc: "EVENT_WAIT device tasks, all streams"},
 		{Name: MetricEventWaitCount, Unit: "count", Doc: "number of EVENT_WAIT tasks"},

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -217,8 +216,7 @@ type EPGroupSkew struct {
 // ExpertsPass measures expert load imbalance from the expert input and
 // per-EP-rank GroupedMatmul skew from every rank's EPLoadPass result.
 var ExpertsPass = &ClusterPass{
-	Name:       "experts",
-	ResultType: reflect.TypeOf((*ExpertsResult)(nil)),
+	Name: "experts",
 	Doc: `expert hotness, EP-rank skew and the predicted effect of an EPLB plan
 
 experts.imbalance.* compare each MoE layer's most loaded expert with the
@@ -583,12 +581,11 @@ var EPLoadPass = &Pass{
 Per rank: the ep group of parallel_group_info (names ep, exp), the total
 GroupedMatmul time and tokens, and the GroupedMatmul time of each MoE layer
 occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
-	Requires:   []*Pass{TimelinePass, MoEPass},
-	ResultType: reflect.TypeOf((*EPLoadResult)(nil)),
+	Requires: []*Pass{TimelinePass, MoEPass},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		moe, _ := ctx.ResultOf[MoEPass].(*MoEResult)
-		tl, _ := ctx.ResultOf[TimelinePass].(*Timeline)
+		moe := MoEOf(ctx)
+		tl := TimelineOf(ctx)
 		res := &EPLoadResult{}
 		for i := range r.Groups {
 			if isEPGroup(r.Groups[i].Name) {

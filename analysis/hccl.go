@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 	"strings"
 
@@ -62,7 +61,6 @@ receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
 resolved from parallel_group_info through the hash token in the op name;
 hccl.group.<group>.<type>.time_us/.count by both (e.g. the tp group's
 all-gathers).`,
-	ResultType: reflect.TypeOf((*HCCLResult)(nil)),
 	Metrics: []Metric{
 		{Name: MetricHCCLTotalUs, Unit: "µs", Doc: "sum of HCCL big ops"},
 		{Name: MetricHCCLTotalCount, Unit: "count", Doc: "number of HCCL big ops"},
@@ -85,7 +83,7 @@ all-gathers).`,
 			res = hcclFromCommunication(ctx)
 			ctx.From(r.Have.CommFile)
 		default:
-			ctx.Unavailable(noCollectives(ctx), MetricHCCLTotalUs, MetricHCCLTotalCount)
+			ctx.UnavailableAll(noCollectives(ctx))
 			return (*HCCLResult)(nil), nil
 		}
 		ctx.SetUs(MetricHCCLTotalUs, res.Total.Total)

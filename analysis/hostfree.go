@@ -1,7 +1,5 @@
 package analysis
 
-import "reflect"
-
 // HostFreeResult splits the device's idle time (ns) into the part within
 // steps and the part between them.
 type HostFreeResult struct {
@@ -33,23 +31,21 @@ time); without them, the decode-step boundaries of the layers pass: the
 stretches between two MoE layer openers whose collectives are not one
 layer's (they hold the per-step logits all-gather) are between steps.
 Unavailable without steps or MoE layers to find them by.`,
-	Requires:   []*Pass{TimelinePass, OverlapPass, StepsPass, LayersPass},
-	ResultType: reflect.TypeOf((*HostFreeResult)(nil)),
+	Requires: []*Pass{TimelinePass, OverlapPass, StepsPass, LayersPass},
 	Metrics: []Metric{
 		{Name: MetricFreeInStepsUs, Unit: "µs", Doc: "device idle within steps (ProfilerStep#N, else between decode-step boundaries): what a faster host can remove"},
 		{Name: MetricFreeBetweenStepsUs, Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us"},
 	},
 	Run: func(ctx *Context) (any, error) {
-		names := []string{MetricFreeInStepsUs, MetricFreeBetweenStepsUs}
-		b, _ := ctx.ResultOf[OverlapPass].(*Breakdown)
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		b := OverlapOf(ctx)
+		tl := TimelineOf(ctx)
 		if b == nil || !tl.HaveCompute || !tl.HaveComm {
-			ctx.Unavailable("needs overlap.free.time_us (compute kernels and collectives on the device timeline)", names...)
+			ctx.UnavailableAll("needs overlap.free.time_us (compute kernels and collectives on the device timeline)")
 			return (*HostFreeResult)(nil), nil
 		}
 		res := &HostFreeResult{}
-		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
-		layers, _ := ctx.ResultOf[LayersPass].(*LayersResult)
+		steps := StepsOf(ctx)
+		layers := LayersOf(ctx)
 		switch {
 		case len(steps) > 0 && allHaveComm(steps):
 			res.By = "ProfilerStep#N"
@@ -74,7 +70,7 @@ Unavailable without steps or MoE layers to find them by.`,
 			res.BetweenSteps = min(res.BetweenSteps, b.Free)
 			res.InSteps = b.Free - res.BetweenSteps
 		default:
-			ctx.Unavailable("no ProfilerStep#N and no decode-step boundaries (needs MoE layers with collectives and at least two decode steps) to tell the idle within steps from the idle between them", names...)
+			ctx.UnavailableAll("no ProfilerStep#N and no decode-step boundaries (needs MoE layers with collectives and at least two decode steps) to tell the idle within steps from the idle between them")
 			return (*HostFreeResult)(nil), nil
 		}
 		ctx.SetUs(MetricFreeInStepsUs, res.InSteps)
@@ -82,6 +78,9 @@ Unavailable without steps or MoE layers to find them by.`,
 		return res, nil
 	},
 }
+
+// HostFreeOf is the host-free pass's result on a rank.
+var HostFreeOf = RankResultOf[*HostFreeResult](HostFreePass)
 
 // allHaveComm reports whether every step's free time was measured.
 func allHaveComm(steps []StepBreakdown) bool {

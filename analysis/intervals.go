@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"cmp"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -133,9 +132,8 @@ type Timeline struct {
 
 // TimelinePass builds the interval sets every time-based pass reads.
 var TimelinePass = &Pass{
-	Name:       "timeline",
-	Doc:        "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window runs from the first start to the last end of these two sets, as the profiler's Overlap Analysis does.",
-	ResultType: reflect.TypeOf((*Timeline)(nil)),
+	Name: "timeline",
+	Doc:  "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window runs from the first start to the last end of these two sets, as the profiler's Overlap Analysis does.",
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := &Timeline{}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 )
 
@@ -47,8 +46,7 @@ compute kernels (the set whose union is overlap.computing.time_us). The top
 kernels table gives count, total, mean, p50 and p99 per kernel name.
 kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 (task type AI_CPU), whatever their name.`,
-	Requires:   []*Pass{TimelinePass},
-	ResultType: reflect.TypeOf((*KernelsResult)(nil)),
+	Requires: []*Pass{TimelinePass},
 	Metrics: []Metric{
 		{Name: MetricKernelComputeUs, Unit: "µs", Doc: "sum of compute-kernel durations"},
 		{Name: MetricKernelComputeCount, Unit: "count", Doc: "number of compute kernels"},
@@ -57,12 +55,12 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		tl := TimelineOf(ctx)
 		if !tl.HaveCompute && len(r.OpStats) > 0 {
 			return kernelsFromOpStats(ctx), nil
 		}
 		if !tl.HaveCompute {
-			ctx.Unavailable(noDeviceData(ctx), MetricKernelComputeUs, MetricKernelComputeCount, MetricKernelAICPUUs, MetricKernelAICPUCount)
+			ctx.UnavailableAll(noDeviceData(ctx))
 			return (*KernelsResult)(nil), nil
 		}
 		res := &KernelsResult{}

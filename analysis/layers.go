@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 )
@@ -64,8 +63,7 @@ per-step logits all-gather, never counted as a layer's). decode.steps.count
 is the number of ProfilerStep#N, or else one more than the number of such
 boundary stretches; moe.layers.count is the MoE layers executed over
 decode.steps.count. Needs at least two MoE layers per step.`,
-	Requires:   []*Pass{MoEPass, HCCLPass},
-	ResultType: reflect.TypeOf((*LayersResult)(nil)),
+	Requires: []*Pass{MoEPass, HCCLPass},
 	Metrics: []Metric{
 		{Name: MetricHCCLPerLayerCount, Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)"},
 		{Name: MetricHCCLPerLayerUs, Unit: "µs", Doc: "mean time of one MoE layer's collectives"},
@@ -76,8 +74,8 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		moe, _ := ctx.ResultOf[MoEPass].(*MoEResult)
-		hc, _ := ctx.ResultOf[HCCLPass].(*HCCLResult)
+		moe := MoEOf(ctx)
+		hc := HCCLOf(ctx)
 		noComm := "no collective data"
 		if !r.Have.HCCL && hc != nil {
 			// totals from communication.json: placing collectives in
@@ -91,7 +89,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 			if moe == nil {
 				why = noDeviceData(ctx)
 			}
-			ctx.Unavailable(why, append(layerNames, stepNames...)...)
+			ctx.UnavailableAll(why)
 			return (*LayersResult)(nil), nil
 		}
 		res := &LayersResult{PerLayer: map[string]int{}, PerLayerTime: map[string]int64{}}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,8 +165,7 @@ moe.dispatch.per_layer.time_us, moe.combine.per_layer.time_us and
 moe.gmm.per_layer.time_us divide by the MoE layers executed (on any
 dispatcher path); moe.dispatch_combine.share is dispatch + combine over
 every MoE kernel's time.`,
-	Requires:   []*Pass{TimelinePass},
-	ResultType: reflect.TypeOf((*MoEResult)(nil)),
+	Requires: []*Pass{TimelinePass},
 	Metrics: []Metric{
 		{Name: MetricMoERoutingUs, Unit: "µs", Doc: "MoeInitRouting* kernels (Custom, V2, V3)"},
 		{Name: MetricMoERoutingCount, Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)"},
@@ -193,7 +191,7 @@ every MoE kernel's time.`,
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		tl := TimelineOf(ctx)
 		names := []string{MetricMoERoutingUs, MetricMoERoutingCount, MetricMoECumsumUs, MetricMoECumsumCount,
 			MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, MetricMoEGMMUs, MetricMoEGMMCount,
 			MetricMoEGatingUs, MetricMoEGatingCount, MetricMoEDispatchUs, MetricMoEDispatchCount,

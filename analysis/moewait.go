@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 )
@@ -31,8 +30,7 @@ type MoEWaitResult struct {
 
 // MoEWaitPass estimates how long the dispatch and combine kernels wait.
 var MoEWaitPass = &ClusterPass{
-	Name:       "moe_wait",
-	ResultType: reflect.TypeOf((*MoEWaitResult)(nil)),
+	Name: "moe_wait",
 	Doc: `the wait inside MoE dispatch and combine, from their spread across EP ranks
 
 On the MC2 (and fused MC2, All2All) dispatcher the token exchange runs

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,8 +47,7 @@ HCCL big ops; overlap.computing.time_us is the union of compute-kernel
 intervals; overlap.communication.time_us the union of HCCL big ops;
 overlap.communication_not_overlapped.time_us is communication minus
 computing; overlap.free.time_us is the window minus the union of both.`,
-	Requires:   []*Pass{TimelinePass},
-	ResultType: reflect.TypeOf((*Breakdown)(nil)),
+	Requires: []*Pass{TimelinePass},
 	Metrics: []Metric{
 		{Name: MetricDeviceWindowUs, Unit: "µs", Doc: "last end minus first start over compute kernels and HCCL big ops"},
 		{Name: MetricComputingUs, Unit: "µs", Doc: "union of compute-kernel intervals"},
@@ -59,14 +57,12 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		{Name: MetricFreeUs, Unit: "µs", Doc: "window minus the union of computing and communication (device idle)"},
 	},
 	Run: func(ctx *Context) (any, error) {
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
-		all := []string{MetricDeviceWindowUs, MetricComputingUs, MetricCommunicationUs,
-			MetricCommNotOverlappedUs, MetricFreeUs, MetricOverlappedUs}
+		tl := TimelineOf(ctx)
 		if !tl.HaveWindow {
 			if len(ctx.Rank.StepTrace) > 0 {
 				return overlapFromStepTrace(ctx), nil
 			}
-			ctx.Unavailable(noDeviceData(ctx), all...)
+			ctx.UnavailableAll(noDeviceData(ctx))
 			return (*Breakdown)(nil), nil
 		}
 		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
@@ -224,11 +220,10 @@ spans the step's compute kernels only.
 On a truncated trace, steps that end after the last compute kernel (or
 collective) read are left out and named in Unavailable["steps.cut"]: the
 cut may have taken part of their device work.`,
-	Requires:   []*Pass{TimelinePass},
-	ResultType: reflect.TypeOf([]StepBreakdown(nil)),
+	Requires: []*Pass{TimelinePass},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
+		tl := TimelineOf(ctx)
 		if !r.Have.Timeline && len(r.StepTrace) > 0 {
 			if out := stepsFromStepTrace(ctx); len(out) > 0 {
 				return out, nil

@@ -125,3 +125,27 @@ func TestResultAccessors(t *testing.T) {
 	require.Nil(t, HCCLOf(rr), "a pass that did not run has no result")
 	require.Nil(t, SkewOf(nil))
 }
+
+// A pass's accessor declares its ResultType and reads the result inside a
+// pass that requires it; UnavailableAll marks every metric the running
+// pass declares but its families.
+func TestAccessorInAPassAndUnavailableAll(t *testing.T) {
+	want := &HCCLResult{}
+	first := &Pass{Name: "first", Doc: "d", Run: func(*Context) (any, error) { return want, nil }}
+	firstOf := RankResultOf[*HCCLResult](first)
+	require.Equal(t, reflect.TypeOf(want), first.ResultType)
+	var seen *HCCLResult
+	second := &Pass{Name: "second", Doc: "d", Requires: []*Pass{first},
+		Metrics: []Metric{{Name: "a.count", Unit: "count", Doc: "a"}, {Name: "b.time_us", Unit: "µs", Doc: "b"}, {Name: "c.<x>.count", Unit: "count", Doc: "c", Base: "a.count"}},
+		Run: func(ctx *Context) (any, error) {
+			seen = firstOf(ctx)
+			ctx.UnavailableAll("why")
+			return nil, nil
+		}}
+	rr := RunRank(model.NewRank("r"), []*Pass{second})
+	require.Same(t, want, seen)
+	require.Same(t, want, firstOf(rr))
+	require.Equal(t, "why", rr.Unavailable["a.count"])
+	require.Equal(t, "why", rr.Unavailable["b.time_us"])
+	require.NotContains(t, rr.Unavailable, "c.<x>.count")
+}

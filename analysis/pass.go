@@ -35,7 +35,9 @@ type PassOf[C any] struct {
 	Doc string
 	// Requires lists passes whose results Run reads.
 	Requires []*PassOf[C]
-	// ResultType is the type Run returns (checked by the runner).
+	// ResultType is the type Run returns (checked by the runner). The
+	// pass's accessor (RankResultOf, ClusterResultOf) sets it from its type
+	// parameter.
 	ResultType reflect.Type
 	// Run computes the result. It may record metrics through ctx.
 	Run func(ctx C) (any, error)
@@ -50,6 +52,7 @@ type Pass = PassOf[*Context]
 type Context struct {
 	Rank     *model.Rank
 	ResultOf map[*Pass]any
+	pass     *Pass // the pass running (UnavailableAll)
 	metrics  *Metrics
 	// from is the file the metrics set next come from (see From)
 	from string
@@ -103,6 +106,16 @@ func (c *Context) Set(name string, v float64) { c.set(name, v) }
 func (c *Context) Unavailable(why string, names ...string) {
 	for _, n := range names {
 		c.metrics.Unavailable[n] = why
+	}
+}
+
+// UnavailableAll records why none of the metrics the running pass declares
+// (but the families, whose members are named at run time) was measured.
+func (c *Context) UnavailableAll(why string) {
+	for _, m := range c.pass.Metrics {
+		if !strings.Contains(m.Name, "<") {
+			c.metrics.Unavailable[m.Name] = why
+		}
 	}
 }
 
@@ -214,9 +227,9 @@ type runner[C any] struct {
 	rank    int  // the rank errors and timings name (-1: the cluster)
 	kind    Kind // of the metrics the passes set (strictMetrics)
 	workers int  // passes at once (<= 0: GOMAXPROCS)
-	// newCtx is one pass's context: its prerequisites' results and the
+	// newCtx is pass p's context: its prerequisites' results and the
 	// metrics it records.
-	newCtx func(resultOf map[*PassOf[C]]any, m *Metrics) C
+	newCtx func(p *PassOf[C], resultOf map[*PassOf[C]]any, m *Metrics) C
 	// source is the file a metric set without Context.From comes from
 	// ("" for cluster metrics)
 	source string
@@ -263,7 +276,7 @@ func (rn runner[C]) run(passes []*PassOf[C]) (map[*PassOf[C]]any, *Metrics, []Pa
 			}
 		}
 		o.m = newMetrics()
-		ctx := rn.newCtx(resultOf, o.m)
+		ctx := rn.newCtx(p, resultOf, o.m)
 		sem <- struct{}{}
 		t0 := time.Now()
 		res, err := safeRun(p, ctx)
@@ -349,8 +362,8 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 // runRank runs passes (and what they require) on one rank.
 func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
 	rn := runner[*Context]{rank: r.Rank, kind: RankMetric, workers: PassWorkers, source: taskSource(r),
-		newCtx: func(resultOf map[*Pass]any, m *Metrics) *Context {
-			return &Context{Rank: r, ResultOf: resultOf, metrics: m}
+		newCtx: func(p *Pass, resultOf map[*Pass]any, m *Metrics) *Context {
+			return &Context{Rank: r, ResultOf: resultOf, pass: p, metrics: m}
 		}}
 	return rn.run(passes)
 }

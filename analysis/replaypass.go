@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 
 	"github.com/npuprof/npuprof/analysis/replay"
@@ -25,15 +24,14 @@ step and the first of the next, the stretches LayersPass finds to hold the
 step's extra collectives). The pass also keeps, for at most replay.MaxSteps
 steps, the compute stream's tasks with their gaps, the waits and what each
 waited on, and the collectives with their group, arrival and duration.`,
-	Requires:   []*Pass{TimelinePass, LayersPass},
-	ResultType: reflect.TypeOf((*replay.RankLine)(nil)),
+	Requires: []*Pass{TimelinePass, LayersPass},
 	Metrics: []Metric{
 		{Name: MetricDecodeStepUs, Unit: "µs", Doc: "mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps"},
 	},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl := ctx.ResultOf[TimelinePass].(*Timeline)
-		layers, _ := ctx.ResultOf[LayersPass].(*LayersResult)
+		tl := TimelineOf(ctx)
+		layers := LayersOf(ctx)
 		if !r.Have.Timeline || !tl.HaveCompute {
 			ctx.Unavailable("decode step times are read from the device timeline (trace_view.json), which "+r.Path+" lacks", MetricDecodeStepUs)
 			return (*replay.RankLine)(nil), nil

@@ -135,38 +135,61 @@ func (rr *RankResult) ReleaseModel() {
 	}
 }
 
+// RankResults holds rank-pass results: a rank's (*RankResult), or the
+// results of the passes a running pass requires (*Context).
+type RankResults interface{ resultOf(p *Pass) any }
+
+func (rr *RankResult) resultOf(p *Pass) any { return rr.results[p] }
+func (c *Context) resultOf(p *Pass) any     { return c.ResultOf[p] }
+
 // RankResultOf returns the typed accessor of rank pass p's result: the
-// result on a rank, or T's zero value where p did not run or failed. T must
-// be p's ResultType (checked once, when the accessor is made). Each pass
-// declares its accessor next to it, so adding a pass touches only its own
-// file and the registry.
-func RankResultOf[T any](p *Pass) func(*RankResult) T {
-	mustResultType[T](p.Name, p.ResultType)
-	return func(rr *RankResult) T {
-		v, _ := rr.results[p].(T)
+// result on a rank (or, in a pass that requires p, p's result on that
+// rank), or T's zero value where p did not run or failed. It declares T as
+// p's ResultType (an accessor of another type than a ResultType already
+// set panics when it is made). Each pass declares its accessor next to it,
+// so adding a pass touches only its own file and the registry.
+func RankResultOf[T any](p *Pass) func(RankResults) T {
+	p.ResultType = mustResultType[T](p.Name, p.ResultType)
+	return func(rr RankResults) T {
+		v, _ := rr.resultOf(p).(T)
 		return v
 	}
 }
 
-// ClusterResultOf is RankResultOf for a cluster pass (a nil ClusterResult
-// holds no result).
-func ClusterResultOf[T any](p *ClusterPass) func(*ClusterResult) T {
-	mustResultType[T](p.Name, p.ResultType)
-	return func(cr *ClusterResult) T {
+// ClusterResults holds cluster-pass results: the cluster's
+// (*ClusterResult, nil holding none), or the results of the passes a
+// running cluster pass requires (*ClusterContext).
+type ClusterResults interface{ resultOf(p *ClusterPass) any }
+
+func (cr *ClusterResult) resultOf(p *ClusterPass) any {
+	if cr == nil {
+		return nil
+	}
+	return cr.results[p]
+}
+func (c *ClusterContext) resultOf(p *ClusterPass) any { return c.ResultOf[p] }
+
+// ClusterResultOf is RankResultOf for a cluster pass.
+func ClusterResultOf[T any](p *ClusterPass) func(ClusterResults) T {
+	p.ResultType = mustResultType[T](p.Name, p.ResultType)
+	return func(cr ClusterResults) T {
 		var v T
 		if cr != nil {
-			v, _ = cr.results[p].(T)
+			v, _ = cr.resultOf(p).(T)
 		}
 		return v
 	}
 }
 
-// mustResultType panics (at package initialization, so in every test) when
-// an accessor's type is not its pass's ResultType.
-func mustResultType[T any](pass string, rt reflect.Type) {
-	if want := reflect.TypeFor[T](); rt != want {
+// mustResultType is T, the result type of an accessor of pass; it panics
+// (at package initialization, so in every test) when the pass's ResultType
+// rt is already set to another type.
+func mustResultType[T any](pass string, rt reflect.Type) reflect.Type {
+	want := reflect.TypeFor[T]()
+	if rt != nil && rt != want {
 		panic(fmt.Sprintf("analysis: accessor of pass %s reads %v, but the pass returns %v", pass, want, rt))
 	}
+	return want
 }
 
 // relSources makes the source files relative to the rank folder root.

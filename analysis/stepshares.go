@@ -1,7 +1,5 @@
 package analysis
 
-import "reflect"
-
 // StepSharesResult sums the steps' breakdowns (ns): what rules compare
 // with one step rather than with the whole window.
 type StepSharesResult struct {
@@ -30,15 +28,14 @@ steps.communication_not_overlapped.max_share is the largest share of one
 ProfilerStep's device window spent in communication not overlapped with
 compute; steps.window.time_us and steps.free.time_us sum the steps' device
 windows and idle time (the time between steps is in neither).`,
-	Requires:   []*Pass{StepsPass},
-	ResultType: reflect.TypeOf((*StepSharesResult)(nil)),
+	Requires: []*Pass{StepsPass},
 	Metrics: []Metric{
 		{Name: MetricStepsExposedMaxShare, Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute"},
 		{Name: MetricStepsWindowUs, Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)"},
 		{Name: MetricStepsFreeUs, Unit: "µs", Doc: "idle device time within ProfilerSteps, summed"},
 	},
 	Run: func(ctx *Context) (any, error) {
-		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		steps := StepsOf(ctx)
 		names := []string{MetricStepsExposedMaxShare, MetricStepsWindowUs, MetricStepsFreeUs}
 		res := &StepSharesResult{}
 		if len(steps) > 0 && steps[0].Source != "" {
@@ -73,3 +70,6 @@ windows and idle time (the time between steps is in neither).`,
 		return res, nil
 	},
 }
+
+// StepSharesOf is the stepshares pass's result on a rank.
+var StepSharesOf = RankResultOf[*StepSharesResult](StepSharesPass)

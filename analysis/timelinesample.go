@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"reflect"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -108,15 +107,14 @@ middle): device tasks and HCCL ops clipped to the window, one lane per
 stream and HCCL group, neighbouring boxes merged until at most 1200
 remain. Names are resolved to strings, so the sample outlives the model.
 It records no metrics.`,
-	Requires:   []*Pass{TimelinePass, StepsPass},
-	ResultType: reflect.TypeOf((*TimelineSample)(nil)),
+	Requires: []*Pass{TimelinePass, StepsPass},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
-		tl, _ := ctx.ResultOf[TimelinePass].(*Timeline)
+		tl := TimelineOf(ctx)
 		if tl == nil || !tl.HaveWindow || (len(r.Tasks) == 0 && len(r.HCCL) == 0) {
 			return (*TimelineSample)(nil), nil
 		}
-		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		steps := StepsOf(ctx)
 		res := &TimelineSample{}
 		med, ok := MedianStep(steps)
 		if !ok {

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"cmp"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -67,7 +66,6 @@ a collective (its type and group, from the HCCL op around that task), a
 compute kernel (a side stream) or a memcpy. A wait no record ended waited
 for the host. Per waiting stream the awaited tasks are summed
 (ranks[].awaited["event_wait.stream.<id>.awaited"] in the JSON document).`,
-	ResultType: reflect.TypeOf((*WaitPairResult)(nil)),
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.Timeline {

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -89,8 +88,7 @@ distributed_args in profiler_metadata.json and Megatron's group names (mp,
 mp_exp, tp_exp, dp_cp, ...) in parallel_group_info. A step's
 phase comes from the leading dimension of its attention kernels' first
 input: at most 1024 tokens decode, more prefill, both mixed.`,
-	Requires:   []*Pass{TimelinePass, StepsPass},
-	ResultType: reflect.TypeOf((*WorkloadResult)(nil)),
+	Requires: []*Pass{TimelinePass, StepsPass},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		res := &WorkloadResult{StepPhase: map[int]string{}}
@@ -103,8 +101,8 @@ input: at most 1024 tokens decode, more prefill, both mixed.`,
 		if base := filepath.Base(r.Path); reVLLMWorker.MatchString(base) {
 			res.Clues = append(res.Clues, Clue{Kind: WorkloadVLLM, What: "vLLM worker folder name", Example: base, Count: 1})
 		}
-		tl, _ := ctx.ResultOf[TimelinePass].(*Timeline)
-		steps, _ := ctx.ResultOf[StepsPass].([]StepBreakdown)
+		tl := TimelineOf(ctx)
+		steps := StepsOf(ctx)
 		if tl != nil && tl.HaveCompute {
 			stepPhases(r, tl, steps, res.StepPhase)
 		}
