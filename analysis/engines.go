@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 )
 
@@ -41,8 +40,7 @@ type EnginesResult struct {
 // EnginesPass finds the TP x DP engines and tells the busy ones from the
 // dummy ones.
 var EnginesPass = &ClusterPass{
-	Name:       "engines",
-	ResultType: reflect.TypeOf((*EnginesResult)(nil)),
+	Name: "engines",
 	Doc: `vLLM engines (data-parallel replicas) and which of them served requests
 
 An engine is the ranks of one tp group of parallel_group_info. With

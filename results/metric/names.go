@@ -39,6 +39,10 @@ const (
 	MetricEPLBMaxLoadReduction               = "experts.eplb.max_load.reduction"              // experts.go
 	MetricEPLBRanks                          = "experts.eplb.ranks"                           // experts.go
 	MetricEPLBRedundant                      = "experts.eplb.redundant"                       // experts.go
+	MetricEnginesBusyBatch                   = "engines.busy.decode_batch"                    // engines.go
+	MetricEnginesBusyCount                   = "engines.busy.count"                           // engines.go
+	MetricEnginesBusyStepUs                  = "engines.busy.step.time_us"                    // engines.go
+	MetricEnginesCount                       = "engines.count"                                // engines.go
 	MetricEventWaitComputeStreamShare        = "event_wait.compute_stream.share"              // eventwait.go
 	MetricEventWaitComputeStreamUs           = "event_wait.compute_stream.time_us"            // eventwait.go
 	MetricEventWaitCount                     = "event_wait.count"                             // eventwait.go
@@ -100,6 +104,7 @@ const (
 	MetricMoERoutingCount                    = "moe.routing.count"                            // moe.go
 	MetricMoERoutingUs                       = "moe.routing.time_us"                          // moe.go
 	MetricOverlappedUs                       = "overlap.overlapped.time_us"                   // overlap.go
+	MetricSamplerKernelsCount                = "sampler.kernels.count"                        // decode.go
 	MetricSkewGMMLostUs                      = "skew.moe.gmm.lost.time_us"                    // experts.go
 	MetricSkewGMMMaxOverMean                 = "skew.moe.gmm.max_over_mean"                   // experts.go
 	MetricSkewGMMMaxRank                     = "skew.moe.gmm.max_rank"                        // experts.go
