@@ -1,11 +1,15 @@
 package rules
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // Issue 21's acceptance on tracegen's A3 scenario (the second field
@@ -117,4 +121,34 @@ func mustFact(t *testing.T, fs *FactSet, name string) any {
 	v, ok := fs.Get(name)
 	require.True(t, ok, name)
 	return v.Value
+}
+
+// The A3 scenario's vLLM log: the busy engine's hit rates and throughput,
+// never the last line's (an idle engine's), beside the server's total.
+func TestA3ServingFactsAreTheBusyEngines(t *testing.T) {
+	sc, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	require.NoError(t, err)
+	res, err := pipeline.FromProfile(p)
+	require.NoError(t, err)
+	require.NoError(t, pipeline.LoadServing(res, dir, pipeline.ServingOptions{}))
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	get := func(name string) FactValue {
+		v, ok := fs.Get(name)
+		require.True(t, ok, name)
+		return v
+	}
+	require.InDelta(t, 0.895, get("serving.prefix_cache_hit_rate").Value, 1e-9)
+	require.InDelta(t, 0.903, get("serving.mm_cache_hit_rate").Value, 1e-9)
+	require.Contains(t, get("serving.prefix_cache_hit_rate").Source, "busy engine(s) 000 (mean Running >= 0.5; idle: 001, 002, 003)")
+	require.InDelta(t, 18.0, get("serving.engine.generation_tps").Value, 1e-9)
+	require.InDelta(t, 21.5, get("serving.generation_tps").Value, 1e-9)
+	require.Equal(t, 1.0, get("serving.busy_engines").Value)
+	require.Equal(t, 4.0, get("serving.engines").Value)
+	require.Equal(t, 1, get("concurrency").Value)
 }

@@ -134,6 +134,8 @@ var Facts = []FactDoc{
 	{"serving.generation_tps", FactFloat, "mean generation throughput in vLLM's log (tokens/s)", "--vllm-log"},
 	{"serving.running", FactFloat, "mean running requests in vLLM's log", "--vllm-log"},
 	{"serving.waiting", FactFloat, "mean waiting requests in vLLM's log", "--vllm-log"},
+	{"serving.engine.generation_tps", FactFloat, "generation throughput of one busy engine (tokens/s): the rate a request sees, beside serving.generation_tps, the server's total", "--vllm-log"},
+	{"serving.busy_engines", FactFloat, "engines that served requests in vLLM's log (mean Running >= 0.5; an idle data-parallel engine runs dummy steps): the hit rates and serving.engine.generation_tps are theirs", "--vllm-log"},
 	{"serving.engines", FactFloat, "engines with statistics lines in vLLM's log: its data-parallel replicas (serving.running and a log-derived concurrency are summed over them)", "--vllm-log"},
 	{"serving.kv_cache_usage", FactFloat, "mean KV-cache usage in vLLM's log (ratio 0..1)", "--vllm-log"},
 	{"serving.prefix_cache_hit_rate", FactFloat, "prefix-cache hit rate in vLLM's log (ratio 0..1)", "--vllm-log"},

@@ -91,7 +91,7 @@ func a3Base(name string, seed int64) Scenario {
 	s.Ranks, s.TP, s.Batch, s.Seed = 16, 4, 1, seed
 	s.ExpertParallel, s.Dispatcher = true, "mc2"
 	s.DummyEngines, s.SideStream, s.AivComm, s.ProfilerSteps = true, true, true, true
-	s.MoEScale, s.SideStreamNs = 0.15, 100_000
+	s.MoEScale, s.SideStreamNs, s.VLLMLog = 0.15, 100_000, true
 	s.MaxNumSeqs, s.CaptureSizes = 16, []int{1, 2, 4, 8, 16}
 	s.VLLMAscendVersion, s.CANNVersion, s.TorchNPUVersion = "v0.13.0rc1", "8.3.RC2", "2.8.0"
 	return s

@@ -45,6 +45,11 @@ func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
 		return nil, err
 	}
 	t := &Truth{Scenario: s, Ranks: ranks}
+	if s.VLLMLog {
+		if err := writeVLLMLog(dir, s); err != nil {
+			return nil, err
+		}
+	}
 	if t.Experts, err = expertsTruth(dir, s); err != nil {
 		return nil, err
 	}

@@ -112,6 +112,10 @@ type Scenario struct {
 	// 1. EP16 at batch 1 routes half a token-expert pair per rank, so its
 	// GroupedMatmuls are a fraction of an A2 batch-25's.
 	MoEScale float64 `json:",omitempty"`
+	// VLLMLog writes vLLM's statistics lines beside the ranks
+	// (VLLMLogFile): one engine per data-parallel replica, the first busy
+	// and the others idle (the second field report's numbers).
+	VLLMLog bool `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.

@@ -15,8 +15,13 @@ package model
 //	serving.waiting               mean waiting requests, summed over engines
 //	serving.kv_cache_usage        mean KV-cache usage (ratio 0..1), mean over engines
 //	serving.prefix_cache_hit_rate last prefix-cache hit rate (ratio; vLLM reports it over its
-//	                              recent-requests window), mean over engines
-//	serving.mm_cache_hit_rate     last multimodal-cache hit rate (ratio), mean over engines
+//	                              recent-requests window), mean over the busy engines
+//	serving.mm_cache_hit_rate     last multimodal-cache hit rate (ratio), mean over the busy engines
+//	serving.busy_engines          engines that served requests: mean Running >= 0.5 over their
+//	                              lines (an idle data-parallel engine runs dummy steps; its lines
+//	                              show what finished before); all engines when none or all did
+//	serving.engine.generation_tps mean generation throughput of one busy engine: the rate a
+//	                              request sees (serving.generation_tps is the server's total)
 //	serving.engines               engines with statistics lines (data-parallel replicas; per-engine
 //	                              batches are about serving.running / serving.engines)
 //	serving.log.samples           statistics lines read

@@ -111,7 +111,51 @@ func fromLog(c *Context, l *Log) {
 	} else {
 		logMeans(c, by, engines, src)
 	}
-	cacheRates(c, l, by, engines, src)
+	busy, why := busyEngines(by, engines)
+	if len(busy) > 0 {
+		perEngineRate(c, by, busy, why, src)
+	}
+	cacheRates(c, l, by, busy, src, why)
+}
+
+// busyEngines are the engines that served requests: mean Running of at
+// least one half over their statistics lines with work (an idle
+// data-parallel engine runs dummy steps, and its lines show what finished
+// before, at Running 0); every engine when none did. why says which.
+func busyEngines(by map[string][]Sample, engines []string) ([]string, string) {
+	var busy, idle []string
+	for _, e := range engines {
+		var r float64
+		for _, s := range by[e] {
+			r += float64(s.Running)
+		}
+		if r/float64(len(by[e])) >= 0.5 {
+			busy = append(busy, e)
+		} else {
+			idle = append(idle, e)
+		}
+	}
+	if len(busy) == 0 || len(idle) == 0 {
+		return engines, fmt.Sprintf("%d engine(s)", len(engines))
+	}
+	return busy, "busy engine(s) " + strings.Join(busy, ", ") + " (mean Running >= 0.5; idle: " + strings.Join(idle, ", ") + ")"
+}
+
+// perEngineRate sets the generation throughput of one busy engine: the
+// rate a request sees, beside serving.generation_tps, the server's total.
+func perEngineRate(c *Context, by map[string][]Sample, busy []string, why string, src func(string) string) {
+	var g float64
+	for _, e := range busy {
+		var x float64
+		for _, s := range by[e] {
+			x += s.GenerationTPS
+		}
+		g += x / float64(len(by[e]))
+	}
+	c.Metrics["serving.engine.generation_tps"] = g / float64(len(busy))
+	c.Sources["serving.engine.generation_tps"] = src("mean Avg generation throughput per engine, " + why)
+	c.Metrics["serving.busy_engines"] = float64(len(busy))
+	c.Sources["serving.busy_engines"] = src(why)
 }
 
 // logMeans sets the means over the intervals of the engines' throughputs,
@@ -177,9 +221,9 @@ func logMeans(c *Context, by map[string][]Sample, engines []string, src func(str
 	}
 }
 
-// cacheRates sets the prefix and multimodal cache hit rates: each
-// engine's last one, averaged over the engines.
-func cacheRates(c *Context, l *Log, by map[string][]Sample, engines []string, src func(string) string) {
+// cacheRates sets the prefix and multimodal cache hit rates: each busy
+// engine's last one (never an idle engine's), averaged over them.
+func cacheRates(c *Context, l *Log, by map[string][]Sample, engines []string, src func(string) string, which string) {
 	last := func(get func(Sample) float64) (float64, int) {
 		var sum float64
 		n := 0
@@ -200,7 +244,7 @@ func cacheRates(c *Context, l *Log, by map[string][]Sample, engines []string, sr
 	}
 	if v, n := last(func(s Sample) float64 { return s.PrefixHitRate }); n > 0 {
 		c.Metrics["serving.prefix_cache_hit_rate"] = v
-		c.Sources["serving.prefix_cache_hit_rate"] = src("last Prefix cache hit rate")
+		c.Sources["serving.prefix_cache_hit_rate"] = src("last Prefix cache hit rate, " + which)
 	} else if k := len(l.V0PrefixHitRate); k > 0 {
 		c.Metrics["serving.prefix_cache_hit_rate"] = l.V0PrefixHitRate[k-1]
 		c.Sources["serving.prefix_cache_hit_rate"] = src("last V0 Prefix cache hit rate: GPU")
@@ -209,7 +253,7 @@ func cacheRates(c *Context, l *Log, by map[string][]Sample, engines []string, sr
 	}
 	if v, n := last(func(s Sample) float64 { return s.MMHitRate }); n > 0 {
 		c.Metrics["serving.mm_cache_hit_rate"] = v
-		c.Sources["serving.mm_cache_hit_rate"] = src("last MM cache hit rate")
+		c.Sources["serving.mm_cache_hit_rate"] = src("last MM cache hit rate, " + which)
 	} else if len(l.Samples) > 0 {
 		c.Unavailable["serving.mm_cache_hit_rate"] = src("no \"MM cache hit rate\" in the statistics lines (text-only model, or a vLLM without the multimodal cache)")
 	}
