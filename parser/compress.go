@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -36,6 +37,12 @@ func findInput(dir, name string) string {
 // transparently. The format is recognised by its magic bytes, not by the
 // file name, so a renamed file still works.
 func openInput(path string) (io.ReadCloser, error) {
+	return openCounted(path, nil)
+}
+
+// openCounted is openInput adding the bytes read from disk to n (when not
+// nil).
+func openCounted(path string, n *atomic.Int64) (io.ReadCloser, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		// a FIFO would block the open; a device might never end
 		return nil, notRegularError(path, st.Mode())
@@ -44,7 +51,11 @@ func openInput(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
+	var raw io.Reader = f
+	if n != nil {
+		raw = countedReader{f, n}
+	}
+	br := bufio.NewReaderSize(raw, 1<<16)
 	magic, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):

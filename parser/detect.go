@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
@@ -23,6 +24,8 @@ import (
 
 // Source is one rank's input, as found by Detect.
 type Source struct {
+	// bytesRead is Options.BytesRead while Walk parses the source.
+	bytesRead *atomic.Int64
 	// Root is the rank's folder (*_ascend_pt, or PROF_* for msprof) or, for
 	// a bare file or a bare ASCEND_PROFILER_OUTPUT folder, that path.
 	Root   string

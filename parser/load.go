@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/expertload"
@@ -44,6 +45,10 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each rank is parsed.
 	Progress func(done, total int, path string)
+	// BytesRead, when set, counts the bytes read from the ranks' text and
+	// trace files while they are read (a compressed file counts what is
+	// read from disk; databases and Parquet exports are not counted).
+	BytesRead *atomic.Int64
 	// Experts names an expert-load input for Load (file or folder, see
 	// parser/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
@@ -135,6 +140,7 @@ func Walk(ctx context.Context, srcs []Source, opts Options, fn func(i int, r *mo
 				}
 				src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
 				src.SkipFramework = src.SkipFramework || opts.SkipFramework
+				src.bytesRead = opts.BytesRead
 				r, err := ParseRank(src)
 				fn(i, r, err)
 				if opts.Progress != nil {
@@ -430,6 +436,7 @@ func parseRank(src Source) (*model.Rank, error) {
 		return parseExport(src)
 	}
 	r := model.NewRank(src.Root)
+	defer counting(r, src.bytesRead)()
 	r.Format = src.Format
 	r.Rank = src.RankHint
 	r.DirTimestamp = src.Timestamp
@@ -604,7 +611,7 @@ func readWith[T any](r *model.Rank, path string, read func(io.Reader, string) (T
 // the rank and is returned so callers can record what it makes unavailable.
 func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 	linkNote(r, path)
-	f, err := openInput(path)
+	f, err := openCounted(path, counterOf(r))
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
 		return fmt.Errorf("cannot open %s: %w", path, err)
@@ -621,16 +628,21 @@ func readTrace(r *model.Rank, path string, parts int) error {
 	linkNote(r, path)
 	// a plain file is mapped rather than read, and read in parts at the
 	// same time when CPUs are spare
+	n := counterOf(r)
 	if f, size, ok := openPlain(path); ok {
 		defer f.Close()
-		if _, err := traceview.ReadFile(f, size, path, r, parts); err != nil {
+		var ra io.ReaderAt = f
+		if n != nil {
+			ra = countedReaderAt{f, n}
+		}
+		if _, err := traceview.ReadFile(ra, size, path, r, parts); err != nil {
 			return err
 		}
 		r.Have.TimelineFile = path
 		noteDevice(r, path)
 		return nil
 	}
-	f, err := openInput(path)
+	f, err := openCounted(path, n)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -8,6 +8,7 @@ package pipeline
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
@@ -25,6 +26,9 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called after each rank.
 	Progress func(done, total int, path string)
+	// BytesRead, when set, counts the bytes read from the ranks' files
+	// (parser.Options.BytesRead).
+	BytesRead *atomic.Int64
 	// Experts names an expert-load input (file or folder, see
 	// parser/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
@@ -109,7 +113,7 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, passes []*ana
 	// export` keeps it; TestSkipCommunicationSameResult keeps that true).
 	// A Parquet export's framework_ops are read: the workload pass reads
 	// framework op names (links are read with them).
-	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress, SkipCommunication: true}
+	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress, BytesRead: opts.BytesRead, SkipCommunication: true}
 	err := parser.Walk(ctx, srcs, popts, func(i int, r *model.Rank, err error) {
 		if err != nil {
 			w.errs[i] = err

@@ -86,7 +86,7 @@ func TestClusterSlowRankMissingDuplicate(t *testing.T) {
 	require.Equal(t, 6, *doc.Cluster.Groups[0].LastRank)
 }
 
-// The progress bar goes to standard error only on a terminal, only after
+// The progress line goes to standard error only on a terminal, only after
 // the work has taken a moment, and never with --quiet; standard output is
 // the same either way.
 func TestProgressBar(t *testing.T) {
@@ -101,7 +101,8 @@ func TestProgressBar(t *testing.T) {
 	code, out, errs := runTerm(true, "analyze", dir)
 	require.Equal(t, ExitOK, code)
 	require.Equal(t, plain, out)
-	require.Contains(t, errs, "analyzing ranks", "terminal, no delay: the bar is drawn")
+	require.Regexp(t, `^\rreading profiles: [0-9.]+ [KM]B read, 1/4 ranks finished\x1b\[K`, errs, "terminal, no delay: the line is drawn")
+	require.True(t, strings.HasSuffix(errs, "\r\x1b[K"), "and erased at the end: %q", errs)
 	code, out, errs = runTerm(true, "analyze", dir, "--quiet")
 	require.Equal(t, ExitOK, code)
 	require.Equal(t, plain, out)

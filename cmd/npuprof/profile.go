@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"sync"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/analysis"
@@ -153,8 +151,8 @@ func checkStage(stage string) error {
 
 // loadAndAnalyze is shared by every command that starts from a profile.
 // Ranks are parsed and analyzed in a bounded pool (--workers); a progress
-// bar is drawn on standard error only when it is a terminal, --quiet is
-// off and the work takes more than a moment.
+// line (bytes read, ranks finished) is drawn on standard error only when it
+// is a terminal, --quiet is off and the work takes more than a moment.
 //
 // ex names the expert-load input (--experts, --stage).
 //
@@ -167,31 +165,16 @@ func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, 
 	}
 	// the mini timeline's sample is kept per rank only for the HTML report
 	opts := pipeline.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage, TimelineSample: html}
-	var bar *progressbar.ProgressBar
+	var line *progressLine
 	if io.errIsTerminal && !quiet {
-		start := time.Now()
-		opts.Progress = func(done, total int, p string) {
-			if bar == nil {
-				if time.Since(start) < io.progressDelay || done == total {
-					return
-				}
-				bar = progressbar.NewOptions(total,
-					progressbar.OptionSetWriter(io.err),
-					progressbar.OptionSetDescription("analyzing ranks"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetWidth(30),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish(),
-				)
-			}
-			_ = bar.Set(done)
-		}
+		line = newProgressLine(io.err, io.progressDelay)
+		opts.Progress, opts.BytesRead = line.rankDone, &line.read
 	}
 	restore := pipeline.TuneGCFor(path)
 	res, err := pipeline.Analyze(ctx, path, opts)
 	restore()
-	if bar != nil {
-		_ = bar.Finish()
+	if line != nil {
+		line.finish()
 	}
 	return res, err
 }

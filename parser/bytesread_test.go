@@ -1,0 +1,49 @@
+package parser
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+)
+
+// Options.BytesRead counts what the readers take from the ranks' files:
+// at least the whole trace of every rank, at most every file of the
+// capture, and nothing stays registered once the walk is over.
+func TestBytesReadCounted(t *testing.T) {
+	sc, _ := tracegen.Lookup("clean")
+	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 2
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, sc)
+	require.NoError(t, err)
+	var traces, all int64
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		all += st.Size()
+		if d.Name() == "trace_view.json" {
+			traces += st.Size()
+		}
+		return nil
+	}))
+	require.Positive(t, traces)
+
+	var n atomic.Int64
+	p, err := Load(context.Background(), dir, Options{BytesRead: &n})
+	require.NoError(t, err)
+	require.Len(t, p.Ranks, 2)
+	require.GreaterOrEqual(t, n.Load(), traces)
+	require.LessOrEqual(t, n.Load(), all)
+	left := 0
+	rankCounters.Range(func(any, any) bool { left++; return true })
+	require.Zero(t, left, "counters are dropped with their rank")
+}
