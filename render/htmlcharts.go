@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
 
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/metric"
@@ -53,6 +54,16 @@ func baseGlobals() []charts.GlobalOpts {
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0", Left: "0", Type: "scroll", ItemWidth: 14, ItemHeight: 10,
 			TextStyle: &opts.TextStyle{FontSize: 12, Color: "#334155"}}),
 	}
+}
+
+// legendless is the options of a chart that draws no legend (the heatmaps,
+// the mini timeline): the base options, the legend hidden, the chart's grid
+// and its tooltip (formatter "" for echarts' own).
+func legendless(grid charts.GlobalOpts, tooltip types.FuncStr) []charts.GlobalOpts {
+	return append(baseGlobals(),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		grid,
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Formatter: tooltip}))
 }
 
 // grid is the chart's one grid (go-echarts appends, so each chart sets
@@ -351,11 +362,8 @@ func layerCharts(ls *layerStats) (*chartPayload, *chartPayload) {
 			data = append(data, opts.HeatMapData{Value: [3]any{p, ri, v}})
 		}
 	}
-	h.SetGlobalOptions(baseGlobals()...)
+	h.SetGlobalOptions(legendless(grid("8", "90", "12", "8"), "fn:heatDur")...)
 	h.SetGlobalOptions(
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		grid("8", "90", "12", "8"),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Formatter: "fn:heatDur"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: xs, SplitArea: &opts.SplitArea{Show: opts.Bool(true)}}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: ranks, Inverse: opts.Bool(true)}),
 		charts.WithVisualMapOpts(opts.VisualMap{Type: "continuous", Min: float32(min(lo, hi)), Max: float32(hi), Calculable: opts.Bool(true), Orient: "vertical", Right: "0", Top: "middle",
@@ -397,11 +405,8 @@ func skewChart(rms []rankMetrics) *chartPayload {
 		return nil
 	}
 	h := charts.NewHeatMap()
-	h.SetGlobalOptions(baseGlobals()...)
+	h.SetGlobalOptions(legendless(grid("8", "96", "12", "8"), "fn:heatSkew")...)
 	h.SetGlobalOptions(
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		grid("8", "96", "12", "8"),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Formatter: "fn:heatSkew"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: cols, AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 25}, SplitArea: &opts.SplitArea{Show: opts.Bool(true)}}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: rankNames(rms), Inverse: opts.Bool(true)}),
 		charts.WithVisualMapOpts(opts.VisualMap{Type: "continuous", Min: 0.75, Max: 1.25, Calculable: opts.Bool(true), Orient: "vertical", Right: "0", Top: "middle",
@@ -462,11 +467,8 @@ func expertChart(e *ExpertLoads) *chartPayload {
 		experts[i] = cleanText(x, 40)
 	}
 	h := charts.NewHeatMap()
-	h.SetGlobalOptions(baseGlobals()...)
+	h.SetGlobalOptions(legendless(grid("8", "90", "12", "8"), "")...)
 	h.SetGlobalOptions(
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		grid("8", "90", "12", "8"),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Data: experts}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: layers, Inverse: opts.Bool(true)}),
 		charts.WithVisualMapOpts(opts.VisualMap{Type: "continuous", Min: float32(lo), Max: float32(hi), Calculable: opts.Bool(true), Orient: "vertical", Right: "0", Top: "middle",

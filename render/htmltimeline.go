@@ -161,11 +161,8 @@ func timelineChart(n int, w *results.SampleWindow) *chartPayload {
 		data = append(data, opts.CustomData{Value: []any{int(b.Lane), us(b.Start), us(b.End), int(b.Kind), ni}})
 	}
 	c := charts.NewCustom()
-	c.SetGlobalOptions(baseGlobals()...)
+	c.SetGlobalOptions(legendless(grid("8", "40", "4", "34"), "fn:boxTip")...)
 	c.SetGlobalOptions(
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
-		grid("8", "40", "4", "34"),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Formatter: "fn:boxTip"}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Min: 0, Max: us(we - ws), AxisLabel: &opts.AxisLabel{Formatter: "fn:dur"},
 			SplitLine: &opts.SplitLine{Show: opts.Bool(true), LineStyle: &opts.LineStyle{Color: "#eef2f7"}}}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: lanes, Inverse: opts.Bool(true), SplitLine: &opts.SplitLine{Show: opts.Bool(false)}}),
