@@ -28,7 +28,7 @@ func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
 	if err := needView(doc); err != nil {
 		return err
 	}
-	ww := &wrapWriter{w: w, width: TextWidth}
+	ww := &wrapWriter{w: w, width: TextWidth, ascii: opts.ASCIIUnits}
 	ew := &errWriter{w: ww, wrap: ww}
 	writeTextBody(ew, doc, opts)
 	if ew.err != nil {

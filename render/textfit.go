@@ -45,6 +45,9 @@ type TextOptions struct {
 	// and why each rule was not applicable or not evaluated; the summary
 	// names those rules on one line each and counts the further evidence.
 	AllDetail bool
+	// ASCIIUnits spells µs as us, for a terminal whose locale is not UTF-8
+	// (the JSON and the other outputs keep their units).
+	ASCIIUnits bool
 }
 
 // stepRow is one step of a per-step table: its id, the cells after it and
@@ -152,6 +155,16 @@ type wrapWriter struct {
 	w     io.Writer
 	width int
 	buf   []byte
+	// ascii spells µs as us (a terminal whose locale is not UTF-8).
+	ascii bool
+}
+
+// units is line with µs spelled us when ww.ascii is set (the same width).
+func (ww *wrapWriter) units(line string) string {
+	if ww.ascii {
+		return strings.ReplaceAll(line, "µs", "us")
+	}
+	return line
 }
 
 func (ww *wrapWriter) Write(p []byte) (int, error) {
@@ -163,7 +176,7 @@ func (ww *wrapWriter) Write(p []byte) (int, error) {
 		}
 		line := string(ww.buf[:i])
 		ww.buf = ww.buf[i+1:]
-		if _, err := io.WriteString(ww.w, wrapLine(line, ww.width)+"\n"); err != nil {
+		if _, err := io.WriteString(ww.w, wrapLine(ww.units(line), ww.width)+"\n"); err != nil {
 			return 0, err
 		}
 	}
@@ -174,7 +187,7 @@ func (ww *wrapWriter) Flush() error {
 	if len(ww.buf) == 0 {
 		return nil
 	}
-	_, err := io.WriteString(ww.w, wrapLine(string(ww.buf), ww.width))
+	_, err := io.WriteString(ww.w, wrapLine(ww.units(string(ww.buf)), ww.width))
 	ww.buf = nil
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/npuprof/npuprof/pipeline"
 )
@@ -14,7 +15,9 @@ import (
 func main() {
 	pipeline.SetDefaultGC()
 	stop := startProfiles(os.Getenv("NPUPROF_CPUPROFILE"), os.Getenv("NPUPROF_MEMPROFILE"), os.Stderr)
-	code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	io := newStreams(os.Stdin, os.Stdout, os.Stderr)
+	io.asciiUnits = !utf8Locale(os.Getenv) // only the process's own locale; tests run Main
+	code := runMain(io, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -52,4 +55,17 @@ func startProfiles(cpuFile, memFile string, stderr io.Writer) func() {
 			}
 		}
 	}
+}
+
+// utf8Locale reports whether the character set of the locale (LC_ALL,
+// else LC_CTYPE, else LANG, as POSIX orders them) is UTF-8. None set is
+// the C locale: not UTF-8.
+func utf8Locale(getenv func(string) string) bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
 }

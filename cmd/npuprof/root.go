@@ -101,11 +101,20 @@ type streams struct {
 	outIsTerminal bool
 	// progressDelay is how long work runs before a progress bar appears.
 	progressDelay time.Duration
+	// asciiUnits: the locale is not UTF-8, the summary spells µs as us.
+	asciiUnits bool
 }
 
 // Main runs npuprof with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
-	return runMain(&streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw), outIsTerminal: isTerminal(out), progressDelay: 700 * time.Millisecond}, args)
+	return runMain(newStreams(in, out, errw), args)
+}
+
+// newStreams are the streams of a run: progress and the HTML refusal
+// follow whether out and errw are terminals.
+func newStreams(in io.Reader, out, errw io.Writer) *streams {
+	return &streams{in: in, out: out, err: errw, errIsTerminal: isTerminal(errw), outIsTerminal: isTerminal(out),
+		progressDelay: 700 * time.Millisecond}
 }
 
 // runMain runs npuprof on the given streams (tests fake a terminal here).

@@ -154,6 +154,6 @@ func (s *summaryFlags) register(f *pflag.FlagSet) {
 		fmt.Sprintf("findings and rules of the summary: summary (%d evidence metrics per finding, rule names) or all", render.MaxEvidence))
 }
 
-func (s summaryFlags) text() render.TextOptions {
-	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail}
+func (s summaryFlags) text(io *streams) render.TextOptions {
+	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail, ASCIIUnits: io.asciiUnits}
 }
