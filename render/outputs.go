@@ -17,6 +17,9 @@ type Output[In any] struct {
 	Name  string
 	Doc   string
 	Write func(w io.Writer, in In) error
+	// View: the writer reads the results document's view (results.View,
+	// built by results/build.AddView); the command builds it only then.
+	View bool
 }
 
 // Outputs is a command's table of --format values, the default first.
@@ -74,7 +77,7 @@ type RunOutput struct {
 
 // RunOutputs are analyze's and check's --format values.
 var RunOutputs = Outputs[RunOutput]{
-	{Name: "text", Doc: "a readable summary for terminals and CI logs", Write: writeRunText},
+	{Name: "text", Doc: "a readable summary for terminals and CI logs", Write: writeRunText, View: true},
 	{Name: "json", Doc: "the npuprof.analysis/v1 document (stable keys, for tools and CI)",
 		Write: func(w io.Writer, in RunOutput) error { return WriteJSON(w, in.Doc) }},
 }

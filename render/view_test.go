@@ -35,3 +35,28 @@ func TestTextAndHTMLNeedTheView(t *testing.T) {
 	require.NoError(t, WriteJSON(&again, back))
 	require.Equal(t, first, again.String())
 }
+
+// The document without its view (what the JSON, JUnit and SARIF outputs
+// are written from) has the same contract: the same JSON bytes, and adding
+// the view makes it the document New builds.
+func TestContractWithoutViewSameJSON(t *testing.T) {
+	res := committedResult(t, "clean-2ranks")
+	require.NotNil(t, res.Cluster)
+	full := build.New(res, nil, nil)
+	bare := build.NewContract(res, nil, nil)
+	require.False(t, bare.View.Built)
+	for _, rd := range bare.Ranks {
+		require.Nil(t, rd.View.Kernels)
+		require.Nil(t, rd.View.Metrics)
+	}
+	require.Nil(t, bare.Cluster.View.Metrics)
+	require.NotNil(t, full.Ranks[0].View.Metrics)
+
+	var a, b bytes.Buffer
+	require.NoError(t, WriteJSON(&a, full))
+	require.NoError(t, WriteJSON(&b, bare))
+	require.Equal(t, a.String(), b.String())
+
+	build.AddView(bare, res)
+	require.Equal(t, full, bare)
+}

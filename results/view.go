@@ -6,8 +6,9 @@ package results
 // sum over ranks is exact; metrics keep the passes' values (the document's
 // drop non-finite ones). Every view field is excluded from the JSON
 // (`json:"-"`): the document's bytes do not change. Package results/build
-// sets them; a document read back by Read has none (its writers are the
-// JSON and the diff, which read the contract only).
+// sets them (build.AddView; cmd adds them only for the outputs that read
+// them); a document read back by Read has none (its writers are the JSON
+// and the diff, which read the contract only).
 
 // View is the document-level part of the view.
 type View struct {

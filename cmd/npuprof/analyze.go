@@ -118,7 +118,7 @@ func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
 	if opts.Debug {
 		printTimings(io.err, a.res)
 	}
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, a.runOutput(opts.text(io))); err != nil {
+	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, a.runOutput(opts.Format, opts.text(io))); err != nil {
 		return err
 	}
 	if opts.HTML != "" {

@@ -199,7 +199,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		}
 		c.doc().BaselineDiff = raw
 	}
-	in := c.runOutput(opts.text(io))
+	in := c.runOutput(opts.Format, opts.text(io))
 	in.Baseline, in.Verdict = c.cmp, "\n"+c.verdict.Summary()+"\n"
 	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, in); err != nil {
 		return err

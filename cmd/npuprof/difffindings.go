@@ -20,5 +20,5 @@ func diffDocument(res *analysis.Result, ruleFiles []string, sel selectOptions) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return build.New(res, rep, facts), rep, nil
+	return build.NewContract(res, rep, facts), rep, nil
 }

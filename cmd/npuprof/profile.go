@@ -96,12 +96,18 @@ func (p *profileFlags) judge(res *analysis.Result, set *rules.Set, baseline *rul
 	if err != nil {
 		return nil, err
 	}
-	return &analyzed{res: res, rep: rep, facts: facts,
+	a := &analyzed{res: res, rep: rep, facts: facts,
 		doc: sync.OnceValue(func() *results.Document {
-			doc := build.New(res, rep, facts)
+			doc := build.NewContract(res, rep, facts)
 			build.AddRuleSet(doc, set) // SARIF describes every rule evaluated
 			return doc
-		})}, nil
+		})}
+	a.viewDoc = sync.OnceValue(func() *results.Document {
+		doc := a.doc()
+		build.AddView(doc, res)
+		return doc
+	})
+	return a, nil
 }
 
 // analyzed is a profile analyzed and judged by the rules: what analyze,
@@ -110,12 +116,20 @@ type analyzed struct {
 	res   *analysis.Result
 	rep   *rules.Report
 	facts *rules.FactSet
-	doc   func() *results.Document // built on first use
+	doc   func() *results.Document // built on first use, without the view
+	// viewDoc is doc with its view added (on first use), for the terminal
+	// summary and the HTML report.
+	viewDoc func() *results.Document
 }
 
-// runOutput is the input of the --format outputs.
-func (a *analyzed) runOutput(text render.TextOptions) render.RunOutput {
-	return render.RunOutput{Doc: a.doc(), Text: text}
+// runOutput is the input of the --format output format: the document with
+// its view only when that output reads it.
+func (a *analyzed) runOutput(format string, text render.TextOptions) render.RunOutput {
+	doc := a.doc
+	if out, _ := render.RunOutputs.Lookup(format); out.View {
+		doc = a.viewDoc
+	}
+	return render.RunOutput{Doc: doc(), Text: text}
 }
 
 // errors is exit code 3 when a pass or a rule failed to run.

@@ -83,7 +83,7 @@ func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
 // facts of --deploy and --fact) to file ("" or "-": standard output).
 func writeHTMLReport(io *streams, file string, a *analyzed) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Doc: a.doc(), Version: Version, Facts: htmlFacts(a.facts)})
+		return render.WriteHTML(w, render.HTMLInput{Doc: a.viewDoc(), Version: Version, Facts: htmlFacts(a.facts)})
 	})
 }
 
