@@ -267,7 +267,7 @@ func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 		ew.printf("  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n")
 		return
 	}
-	t := &rankTable{header: "routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul time",
+	t := &rankTable{header: "routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul",
 		format: []func(float64) string{count, Dur, count, Dur, count, Dur, Dur}, outlierWhat: "GroupedMatmul time", outlierBy: 6}
 	nan := math.NaN()
 	for i := range doc.Ranks {
