@@ -16,11 +16,7 @@ import (
 
 func genScenario(t *testing.T, name string) string {
 	t.Helper()
-	sc, ok := tracegen.Lookup(name)
-	require.True(t, ok, name)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := genTruth(t, name)
 	return dir
 }
 
