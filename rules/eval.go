@@ -947,11 +947,34 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 		}
 		return out, nil
 	}
+	if m, ok := analysis.LookupMetric(es.Metric); ok && m.Unit == "stream" && len(vals) > 1 {
+		// an identifier: a mean of stream ids names no stream
+		v, n := mostCommon(vals)
+		e := mk(v, nil)
+		e.Note = strings.TrimSpace(fmt.Sprintf("(on %d of %d ranks) %s", n, len(vals), note))
+		return []Evidence{e}, nil
+	}
 	e := mk(mean(vals), nil)
 	if len(vals) > 1 {
 		e.Note = strings.TrimSpace(fmt.Sprintf("(mean of %d ranks) %s", len(vals), note))
 	}
 	return []Evidence{e}, nil
+}
+
+// mostCommon is the value most ranks have (the smallest on a tie) and
+// how many have it.
+func mostCommon(vals map[int]float64) (float64, int) {
+	count := map[float64]int{}
+	for _, v := range vals {
+		count[v]++
+	}
+	best, n := 0.0, 0
+	for v, c := range count {
+		if c > n || (c == n && v < best) {
+			best, n = v, c
+		}
+	}
+	return best, n
 }
 
 func notApplicable(r *Rule, facts *FactSet) string {
