@@ -57,6 +57,8 @@ bench-quick:
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 10s), one after another
 ##   make fuzz FUZZTIME=60s    make fuzz FUZZ_ONLY=FuzzRead    make fuzz FUZZFLAGS=-parallel=1
+## FUZZ_ONLY names targets exactly, never as a prefix (FuzzRead is not FuzzReadDB);
+## a name two packages share takes its package: FUZZ_ONLY=vllmserve:FuzzReadLog
 ## A crasher is written to <package>/testdata/fuzz/<Target>/; rename it after
 ## what it breaks and commit it: `go test` then runs it as a regression test.
 ## Every parser adds its targets to FUZZ_TARGETS (package:Target, one per line);
@@ -88,16 +90,15 @@ FUZZ_TARGETS := \
 	./parser/sqlitedb:FuzzReadDB
 
 fuzz:
-	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" ./scripts/fuzz.sh $(FUZZTIME) \
-		$(if $(FUZZ_ONLY),$(filter %:$(FUZZ_ONLY),$(FUZZ_TARGETS)),$(FUZZ_TARGETS))
+	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" FUZZ_ONLY="$(FUZZ_ONLY)" ./scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 ## fuzz-long: every fuzz target for 60 s (the acceptance run)
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=60s
 
-## fuzz-list: print the fuzz targets, one per line
+## fuzz-list: print the fuzz targets, one per line (those FUZZ_ONLY selects)
 fuzz-list:
-	@for t in $(FUZZ_TARGETS); do echo $$t; done
+	@FUZZ_ONLY="$(FUZZ_ONLY)" FUZZ_LIST=1 ./scripts/fuzz.sh - $(FUZZ_TARGETS)
 
 ## parquetcheck: DuckDB reads `npuprof export` output and the SQL in
 ##               docs/parquet.md gives npuprof's numbers (separate cgo module)

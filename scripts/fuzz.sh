@@ -6,6 +6,14 @@
 # Environment: GO (default go), FUZZFLAGS (extra `go test` flags, e.g. -parallel=1),
 # FUZZMINIMIZETIME (time spent shrinking each new input, default 5s; Go's
 # default of 60s stalls short runs on big seeds).
+#
+# FUZZ_ONLY (space-separated) runs only the targets it names, each matched
+# exactly, never as a prefix: a bare name (FuzzRead is parser/traceview's
+# FuzzRead only, not FuzzReadDB) or, for a name two packages share,
+# the package's last path elements and the name (vllmserve:FuzzReadLog,
+# parser/expertload:FuzzReadLog). A name that matches no target, or a bare
+# name that matches several, is an error (exit 2) listing the choices.
+# FUZZ_LIST=1 prints the selected targets instead of running them.
 # A crasher is written by `go test` to <pkg>/testdata/fuzz/<Target>/; this
 # script names it and exits 1. Rename the file after what it breaks, fix
 # the bug, and commit the file: `go test` then replays it as a regression
@@ -22,6 +30,34 @@ if [ $# -lt 2 ]; then
 fi
 fuzztime=$1
 shift
+if [ -n "${FUZZ_ONLY:-}" ]; then
+	selected=()
+	for want in $FUZZ_ONLY; do
+		hits=()
+		for t in "$@"; do
+			if [[ $want == *:* ]]; then
+				[[ $t == "./$want" || $t == */"$want" ]] && hits+=("$t")
+			elif [ "${t##*:}" == "$want" ]; then
+				hits+=("$t")
+			fi
+		done
+		if [ ${#hits[@]} -eq 0 ]; then
+			echo "fuzz: FUZZ_ONLY=$want names no fuzz target (make fuzz-list prints them)" >&2
+			exit 2
+		fi
+		if [ ${#hits[@]} -gt 1 ]; then
+			choices=$(for h in "${hits[@]}"; do p=${h%%:*}; printf ' %s:%s' "${p##*/}" "${h##*:}"; done)
+			echo "fuzz: FUZZ_ONLY=$want is in ${#hits[@]} packages; name one:$choices" >&2
+			exit 2
+		fi
+		selected+=("${hits[0]}")
+	done
+	set -- "${selected[@]}"
+fi
+if [ -n "${FUZZ_LIST:-}" ]; then
+	printf '%s\n' "$@"
+	exit 0
+fi
 go=${GO:-go}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

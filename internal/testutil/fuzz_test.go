@@ -3,6 +3,7 @@ package testutil
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -44,7 +45,19 @@ func TestFuzzTargetsListed(t *testing.T) {
 	sort.Strings(found)
 	require.NotEmpty(t, found)
 
-	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	listed := makefileFuzzTargets(t)
+	sort.Strings(listed)
+	require.Equal(t, found, listed, "Makefile FUZZ_TARGETS must list every Fuzz function as ./pkg/dir:FuzzName")
+
+	st, err := os.Stat(filepath.Join(root, "scripts", "fuzz.sh"))
+	require.NoError(t, err)
+	require.NotZero(t, st.Mode()&0o111, "scripts/fuzz.sh must be executable")
+}
+
+// makefileFuzzTargets is the Makefile's FUZZ_TARGETS list, in its order.
+func makefileFuzzTargets(t *testing.T) []string {
+	t.Helper()
+	mk, err := os.ReadFile(filepath.Join(RepoRoot(), "Makefile"))
 	require.NoError(t, err)
 	var listed []string
 	in := false
@@ -63,10 +76,41 @@ func TestFuzzTargetsListed(t *testing.T) {
 			break
 		}
 	}
-	sort.Strings(listed)
-	require.Equal(t, found, listed, "Makefile FUZZ_TARGETS must list every Fuzz function as ./pkg/dir:FuzzName")
+	return listed
+}
 
-	st, err := os.Stat(filepath.Join(root, "scripts", "fuzz.sh"))
-	require.NoError(t, err)
-	require.NotZero(t, st.Mode()&0o111, "scripts/fuzz.sh must be executable")
+// FUZZ_ONLY names targets exactly: FuzzRead is the trace reader's target
+// alone (not every FuzzRead... prefix), a name two packages share needs
+// its package, and a name that matches nothing is an error, not a run of
+// nothing.
+func TestFuzzOnlyMatchesExactly(t *testing.T) {
+	targets := makefileFuzzTargets(t)
+	sel := func(only string) (string, error) {
+		cmd := exec.Command(filepath.Join(RepoRoot(), "scripts", "fuzz.sh"), append([]string{"-"}, targets...)...)
+		cmd.Env = append(os.Environ(), "FUZZ_LIST=1", "FUZZ_ONLY="+only)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for only, want := range map[string]string{
+		"FuzzRead":                      "./parser/traceview:FuzzRead\n",
+		"vllmserve:FuzzReadLog":         "./parser/vllmserve:FuzzReadLog\n",
+		"parser/expertload:FuzzReadLog": "./parser/expertload:FuzzReadLog\n",
+		"FuzzReadDB FuzzRead":           "./parser/sqlitedb:FuzzReadDB\n./parser/traceview:FuzzRead\n",
+		"":                              strings.Join(targets, "\n") + "\n",
+	} {
+		out, err := sel(only)
+		require.NoError(t, err, "FUZZ_ONLY=%q: %s", only, out)
+		require.Equal(t, want, out, "FUZZ_ONLY=%q", only)
+	}
+	for only, msg := range map[string]string{
+		"FuzzReadLog":  "FUZZ_ONLY=FuzzReadLog is in 2 packages; name one: expertload:FuzzReadLog vllmserve:FuzzReadLog",
+		"FuzzRea":      "FUZZ_ONLY=FuzzRea names no fuzz target",
+		"ead:FuzzRead": "FUZZ_ONLY=ead:FuzzRead names no fuzz target",
+	} {
+		out, err := sel(only)
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "FUZZ_ONLY=%q: %s", only, out)
+		require.Equal(t, 2, exit.ExitCode())
+		require.Contains(t, out, msg)
+	}
 }
