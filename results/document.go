@@ -15,7 +15,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // Schema is the JSON document's schema id.
@@ -29,19 +28,19 @@ type Document struct {
 	Tool  *buildinfo.Tool `json:"tool,omitempty"`
 	Input Input           `json:"input"`
 	// Context is what kind of job was profiled, from the profile alone.
-	Context  ContextDoc      `json:"context"`
-	Ranks    []RankDoc       `json:"ranks"`
-	Findings []rules.Finding `json:"findings"`
-	Notes    []string        `json:"notes,omitempty"`
-	Errors   []PassErrorDoc  `json:"errors,omitempty"`
-	Cluster  *ClusterDoc     `json:"cluster,omitempty"`
+	Context  ContextDoc     `json:"context"`
+	Ranks    []RankDoc      `json:"ranks"`
+	Findings []Finding      `json:"findings"`
+	Notes    []string       `json:"notes,omitempty"`
+	Errors   []PassErrorDoc `json:"errors,omitempty"`
+	Cluster  *ClusterDoc    `json:"cluster,omitempty"`
 	// Experts holds the expert-load and EP-rank skew results (their
 	// metrics are in cluster.metrics).
 	Experts *ExpertsDoc `json:"experts"`
 	// Facts are the deployment facts rules saw, each with its source.
-	Facts []rules.FactValue `json:"facts,omitempty"`
+	Facts []FactValue `json:"facts,omitempty"`
 	// Rules is every rule's outcome: fired, clear, not_evaluated, failed.
-	Rules []rules.Outcome `json:"rules,omitempty"`
+	Rules []Outcome `json:"rules,omitempty"`
 	// DeployDiff is the --deploy script's change as one unified diff: the
 	// fix plan's (plan.deploy_diff) when there is a plan, else every
 	// finding's.
@@ -49,7 +48,7 @@ type Document struct {
 	// Plan is the fix plan: the predicted fixes in order, applied
 	// cumulatively, what was left out and the combined changes; its
 	// deploy_diff equals DeployDiff. Absent when nothing could be predicted.
-	Plan *rules.Plan `json:"plan,omitempty"`
+	Plan *Plan `json:"plan,omitempty"`
 	// Warnings are about the inputs of the rule evaluation (rules.Report.
 	// Warnings): a --deploy script with several `vllm serve` commands names
 	// each one's lines and the one the facts and deploy_diff use.
@@ -74,7 +73,7 @@ type ContextDoc struct {
 	// Conflicts are the facts the --deploy script or --fact gave that the
 	// profile contradicts; the rules use the profile's value (also in
 	// warnings, as text).
-	Conflicts []rules.Conflict `json:"conflicts,omitempty"`
+	Conflicts []Conflict `json:"conflicts,omitempty"`
 }
 
 // ServingDoc is the serving context (see parser/model.Serving for each

@@ -20,19 +20,8 @@ func observedSource(src string) bool {
 	return strings.HasPrefix(src, "profile:") || strings.HasPrefix(src, "vLLM:")
 }
 
-// Conflict is a fact the script (or --fact) and the profile disagree on.
-type Conflict struct {
-	Fact          string `json:"fact"`
-	Profile       any    `json:"profile"`
-	ProfileSource string `json:"profile_source"`
-	Given         any    `json:"given"`
-	GivenSource   string `json:"given_source"`
-	// Used is the value the rules use: the profile's, what ran (a --fact
-	// that says otherwise does not change it either).
-	Used any `json:"used"`
-}
-
-func (c Conflict) String() string {
+// conflictText is a conflict as a warning.
+func conflictText(c Conflict) string {
 	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, what ran",
 		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used))
 }
@@ -48,7 +37,7 @@ func (f *FactSet) setGiven(name string, v any, source string) error {
 	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
 		c := Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
 		f.conflicts = append(f.conflicts, c)
-		f.warnings = append(f.warnings, c.String())
+		f.warnings = append(f.warnings, conflictText(c))
 		return nil
 	}
 	return f.Set(name, v, source)

@@ -18,33 +18,6 @@ import (
 	"github.com/npuprof/npuprof/internal/units"
 )
 
-// Rule outcomes: every rule ends up in exactly one.
-const (
-	StatusFired        = "fired"
-	StatusClear        = "clear"
-	StatusNotEvaluated = "not_evaluated"
-	StatusFailed       = "failed"
-	// StatusNotApplicable: the rule's applies_to excludes this profile
-	// (its workload, phase, version or model); the reason says which.
-	StatusNotApplicable = "not_applicable"
-	// StatusDisabled: switched off by --disable, --only, --no-builtin or
-	// the same keys in a rules file.
-	StatusDisabled = "disabled"
-)
-
-// Outcome is what happened to one rule or budget.
-type Outcome struct {
-	Rule     string `json:"rule"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Severity string `json:"severity,omitempty"`
-	File     string `json:"-"`
-	Line     int    `json:"-"`
-	// Duration is how long the rule or budget took to evaluate (JUnit's
-	// testcase time).
-	Duration time.Duration `json:"-"`
-}
-
 // Baseline is a saved analysis (--baseline OLD.json) reduced to what
 // budgets read: each metric's mean over the ranks that measured it.
 type Baseline struct {

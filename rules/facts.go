@@ -13,14 +13,6 @@ import (
 	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
-// FactValue is one known fact and where it came from. The JSON document
-// lists them under "facts".
-type FactValue struct {
-	Name   string `json:"name"`
-	Value  any    `json:"value"`
-	Source string `json:"source"`
-}
-
 // FactSet holds the facts of one evaluation: from the profile, then the
 // deployment script, then --fact overrides (later sources win).
 type FactSet struct {
@@ -265,7 +257,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 	if res == nil {
 		return out
 	}
-	out = append(out, FactValue{"ranks", len(res.Ranks), "profile: ranks analyzed"})
+	out = append(out, fact("ranks", len(res.Ranks), "profile: ranks analyzed"))
 	sizes := map[string]int{}
 	haveGroups := false
 	for _, rr := range res.Ranks {
@@ -279,13 +271,13 @@ func InferFacts(res *analysis.Result) []FactValue {
 	if haveGroups {
 		for _, g := range []string{"tp", "dp", "ep"} {
 			if n, ok := sizes[g]; ok {
-				out = append(out, FactValue{g, n, fmt.Sprintf("profile: parallel_group_info group %s has %d ranks", g, n)})
+				out = append(out, fact(g, n, fmt.Sprintf("profile: parallel_group_info group %s has %d ranks", g, n)))
 			}
 		}
 		if n, ok := sizes["ep"]; ok && n > 1 {
-			out = append(out, FactValue{"expert_parallel", true, fmt.Sprintf("profile: parallel_group_info has an ep group of %d ranks", n)})
+			out = append(out, fact("expert_parallel", true, fmt.Sprintf("profile: parallel_group_info has an ep group of %d ranks", n)))
 		} else {
-			out = append(out, FactValue{"expert_parallel", false, "profile: parallel_group_info has no ep group"})
+			out = append(out, fact("expert_parallel", false, "profile: parallel_group_info has no ep group"))
 		}
 	}
 	// FLASHCOMM1 from the collective pattern of one MoE layer (first rank
@@ -297,21 +289,21 @@ func InferFacts(res *analysis.Result) []FactValue {
 		}
 		rs, ar, ag := m[analysis.FamilyHCCLPerLayerTypeCount.Of("reducescatter")], m[analysis.FamilyHCCLPerLayerTypeCount.Of("allreduce")], m[analysis.FamilyHCCLPerLayerTypeCount.Of("allgather")]
 		src := fmt.Sprintf("profile: rank %d runs %g all-gather, %g reduce-scatter, %g all-reduce per MoE layer", rr.Rank, ag, rs, ar)
-		out = append(out, FactValue{"flashcomm1", rs > 0 && ar == 0, src})
+		out = append(out, fact("flashcomm1", rs > 0 && ar == 0, src))
 		break
 	}
 	for _, rr := range res.Ranks {
 		if b, ok := rr.Metrics[analysis.MetricDecodeBatchObserved]; ok {
 			if b <= 1024 {
-				out = append(out, FactValue{"phase", "decode", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)})
+				out = append(out, fact("phase", "decode", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)))
 			} else {
-				out = append(out, FactValue{"phase", "prefill", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)})
+				out = append(out, fact("phase", "prefill", fmt.Sprintf("profile: rank %d attention batch %g tokens", rr.Rank, b)))
 			}
 			break
 		}
 	}
 	if w := analysis.Workload(res); len(res.Ranks) > 0 {
-		out = append(out, FactValue{"workload", w.Kind, "profile: " + strings.Join(w.Evidence, "; ")})
+		out = append(out, fact("workload", w.Kind, "profile: "+strings.Join(w.Evidence, "; ")))
 	}
 	out = append(out, dispatcherFact(res)...)
 	out = append(out, servingFacts(res)...)
@@ -322,7 +314,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 		}
 		keys := slices.Sorted(maps.Keys(rr.Env))
 		for _, k := range keys {
-			out = append(out, FactValue{"env." + k, rr.Env[k], fmt.Sprintf("profile: rank %d profiler_metadata.json ENV_VARIABLES", rr.Rank)})
+			out = append(out, fact("env."+k, rr.Env[k], fmt.Sprintf("profile: rank %d profiler_metadata.json ENV_VARIABLES", rr.Rank)))
 		}
 		break
 	}
@@ -334,7 +326,7 @@ func InferFacts(res *analysis.Result) []FactValue {
 func dispatcherFact(res *analysis.Result) []FactValue {
 	for _, rr := range res.Ranks {
 		if m := analysis.MoEOf(rr); m != nil && m.Dispatcher != "" {
-			return []FactValue{{"moe.dispatcher", m.Dispatcher, fmt.Sprintf("profile: rank %d: %s", rr.Rank, m.DispatcherEvidence)}}
+			return []FactValue{fact("moe.dispatcher", m.Dispatcher, fmt.Sprintf("profile: rank %d: %s", rr.Rank, m.DispatcherEvidence))}
 		}
 	}
 	return nil
@@ -355,11 +347,11 @@ func servingFacts(res *analysis.Result) []FactValue {
 			continue
 		}
 		if v, ok := s.Metrics[d.Name]; ok {
-			out = append(out, FactValue{d.Name, v, "vLLM: " + s.Sources[d.Name]})
+			out = append(out, fact(d.Name, v, "vLLM: "+s.Sources[d.Name]))
 		}
 	}
 	if v, ok := s.Metrics["serving.concurrency"]; ok && v >= 1 {
-		out = append(out, FactValue{"concurrency", int(math.Round(v)), fmt.Sprintf("vLLM: serving.concurrency %g rounded (%s)", v, s.Sources["serving.concurrency"])})
+		out = append(out, fact("concurrency", int(math.Round(v)), fmt.Sprintf("vLLM: serving.concurrency %g rounded (%s)", v, s.Sources["serving.concurrency"])))
 	}
 	return out
 }
@@ -412,8 +404,13 @@ func versionFacts(res *analysis.Result) []FactValue {
 			if len(others) > 0 {
 				src += " (" + strings.Join(others, ", ") + ")"
 			}
-			out = append(out, FactValue{name, val, src})
+			out = append(out, fact(name, val, src))
 		}
 	}
 	return out
+}
+
+// fact is one fact, its value and where it came from.
+func fact(name string, value any, source string) FactValue {
+	return FactValue{Name: name, Value: value, Source: source}
 }

@@ -1,145 +1,55 @@
 // Package rules maps analysis results to findings: the change to make and
-// what it is estimated to save. This file holds the types every renderer
-// reads; the rule engine fills them.
+// what it is estimated to save. The findings, outcomes and plan it fills
+// are the results document's types (package results).
 package rules
 
-import "github.com/npuprof/npuprof/fix"
+import "github.com/npuprof/npuprof/results"
 
-// Severity levels, lowest first.
-const (
-	SeverityInfo   = "info"
-	SeverityLow    = "low"
-	SeverityMedium = "medium"
-	SeverityHigh   = "high"
+// The results document's types the rule engine fills, under their former
+// names in this package (one step of moving them to package results).
+type (
+	Finding      = results.Finding
+	Evidence     = results.Evidence
+	PartialInput = results.PartialInput
+	Transform    = results.Transform
+	Ref          = results.Ref
+	PatchSpec    = results.PatchSpec
+	BeforeAfter  = results.BeforeAfter
+	Prediction   = results.Prediction
+	Plan         = results.Plan
+	PlanStep     = results.PlanStep
+	LeftOut      = results.LeftOut
+	CodePatch    = results.CodePatch
+	Outcome      = results.Outcome
+	FactValue    = results.FactValue
+	Conflict     = results.Conflict
 )
 
-// SeverityRank orders severities (higher is worse); unknown is 0.
-func SeverityRank(s string) int {
-	switch s {
-	case SeverityLow:
-		return 1
-	case SeverityMedium:
-		return 2
-	case SeverityHigh:
-		return 3
-	}
-	return 0
-}
-
-// Evidence is one measured number behind a finding.
-type Evidence struct {
-	Metric string  `json:"metric"`
-	Rank   *int    `json:"rank,omitempty"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit,omitempty"`
-	Note   string  `json:"note,omitempty"`
-	// PartialRanks are the ranks whose value of Metric, folded into
-	// Value, was computed from a file cut short (see Finding.Partial).
-	PartialRanks []int `json:"partial_ranks,omitempty"`
-}
-
-// Where a finding used a partial metric (PartialInput.UsedIn), in this
-// order.
 const (
-	UsedInWhen     = "when"     // the condition that made the rule fire
-	UsedInSaving   = "saving"   // the estimated saving
-	UsedInSeverity = "severity" // an auto severity (saving / device window)
-	UsedInRanks    = "ranks"    // the ranks the finding names
-	UsedInEvidence = "evidence" // an evidence value
-	UsedInText     = "text"     // the title, fix or an edit's value
+	SeverityInfo   = results.SeverityInfo
+	SeverityLow    = results.SeverityLow
+	SeverityMedium = results.SeverityMedium
+	SeverityHigh   = results.SeverityHigh
+
+	StatusFired         = results.StatusFired
+	StatusClear         = results.StatusClear
+	StatusNotEvaluated  = results.StatusNotEvaluated
+	StatusFailed        = results.StatusFailed
+	StatusNotApplicable = results.StatusNotApplicable
+	StatusDisabled      = results.StatusDisabled
+
+	UsedInWhen     = results.UsedInWhen
+	UsedInSaving   = results.UsedInSaving
+	UsedInSeverity = results.UsedInSeverity
+	UsedInRanks    = results.UsedInRanks
+	UsedInEvidence = results.UsedInEvidence
+	UsedInText     = results.UsedInText
+)
+
+var (
+	Severities   = results.Severities
+	SeverityRank = results.SeverityRank
+	Whole        = results.Whole
 )
 
 var usedInOrder = []string{UsedInWhen, UsedInSaving, UsedInSeverity, UsedInRanks, UsedInEvidence, UsedInText}
-
-// PartialInput is one rank whose metrics a finding read were computed from
-// a file cut short (analysis.RankResult.PartialMetrics): each such value
-// covers only the complete part of the file and says nothing of the rest.
-type PartialInput struct {
-	Rank int `json:"rank"`
-	// Reason is the rank's partial_reason: the file, where it was cut and
-	// what was analyzed.
-	Reason string `json:"reason"`
-	// Metrics the finding read on this rank, sorted. A cluster metric
-	// (skew.*, collectives.*, ...) is listed under every partial rank: it
-	// is computed from every rank.
-	Metrics []string `json:"metrics"`
-	// UsedIn says where: when, saving, severity, ranks, evidence, text.
-	UsedIn []string `json:"used_in"`
-	// Baseline is true when the rank is one of the --baseline document's
-	// (a budget's baseline value, baseline_metric()), not of this capture.
-	Baseline bool `json:"baseline,omitempty"`
-}
-
-// Finding is one rule that fired.
-type Finding struct {
-	Rule     string     `json:"rule"`
-	Severity string     `json:"severity"`
-	Title    string     `json:"title"`
-	Ranks    []int      `json:"ranks"`
-	Evidence []Evidence `json:"evidence"`
-	Fix      string     `json:"fix"`
-	// Diff is the finding's script actions as a unified diff of the
-	// deployment script (--deploy), filled by Report.AttachDiffs.
-	Diff string `json:"diff,omitempty"`
-	// DiffError says why the finding's edits could not be applied to the
-	// deployment script (--deploy): the finding stands, without a diff.
-	DiffError string  `json:"diff_error,omitempty"`
-	SavingUs  float64 `json:"saving_us"`
-	Docs      string  `json:"docs,omitempty"`
-	// Partial lists, per rank, the metrics the finding read that were
-	// computed from a truncated file; absent when every input was whole.
-	Partial []PartialInput `json:"partial,omitempty"`
-	// SavingUncertain is true when SavingUs was estimated from at least one
-	// partial metric. It is then neither a lower nor an upper bound for the
-	// whole capture: a time total over a cut file is too small, but a
-	// difference between ranks (mean - min) is too large when the cut rank
-	// looks fast (docs/rules.md, "Partial inputs").
-	SavingUncertain bool `json:"saving_uncertain,omitempty"`
-	// Actions are the changes the finding asks for, as data: Diff is
-	// their script edits applied to the deployment script (Report.
-	// AttachDiffs, after evaluation).
-	Actions []fix.Action `json:"-"`
-	// Predicted is the fix alone (with what it requires) replayed on the
-	// measured decode steps (package plan); absent when it could not be
-	// predicted.
-	Predicted *Prediction `json:"predicted,omitempty"`
-	// Transforms, Requires, Conflicts, Supersedes and Needs are the rule's
-	// plan fields as they hold for this finding; NeedsUnmet says why a
-	// known version is too low for the fix (rules/plan.go).
-	Transforms                      []Transform `json:"-"`
-	Requires, Conflicts, Supersedes []Ref       `json:"-"`
-	Needs, NeedsUnmet               string      `json:"-"`
-	// Patches are the rule's code changes; CodePatches their diffs of the
-	// --source tree, CodePatchError why one could not be made (the fix's
-	// text stands).
-	Patches        []PatchSpec `json:"-"`
-	CodePatches    []CodePatch `json:"code_patches,omitempty"`
-	CodePatchError string      `json:"code_patch_error,omitempty"`
-}
-
-// Severities lists the severities, lowest first.
-var Severities = []string{SeverityInfo, SeverityLow, SeverityMedium, SeverityHigh}
-
-// HasPartial reports whether the finding read any metric computed from a
-// file cut short.
-func (f *Finding) HasPartial() bool { return len(f.Partial) > 0 }
-
-// PartialRanks returns the ranks of f.Partial, in order.
-func (f *Finding) PartialRanks() []int {
-	out := make([]int, 0, len(f.Partial))
-	for _, p := range f.Partial {
-		out = append(out, p.Rank)
-	}
-	return out
-}
-
-// Whole returns the findings that read no partial metric.
-func Whole(f []Finding) []Finding {
-	var out []Finding
-	for _, x := range f {
-		if !x.HasPartial() {
-			out = append(out, x)
-		}
-	}
-	return out
-}

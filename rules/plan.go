@@ -45,38 +45,6 @@ type NeedSpec struct {
 	When       *Expr
 }
 
-// Transform is a fired rule's transform, its values evaluated.
-type Transform struct {
-	Kind, Op, After, Group string
-	To                     int
-}
-
-// Ref is a relation of a fired rule to another rule.
-type Ref struct {
-	Rule   string
-	Reason string
-}
-
-// BeforeAfter is a step time before and after a change (µs per decode
-// step).
-type BeforeAfter struct {
-	Before float64 `json:"before"`
-	After  float64 `json:"after"`
-}
-
-// Prediction is what a fix alone (with what it requires) is predicted to
-// change on the measured profile: the decode step time (the mean time from
-// one decode step's start to the next), its change and the decode
-// throughput change at the same batch. UpperBound: the effect could not be
-// replayed exactly and this is the most it can gain.
-type Prediction struct {
-	StepTimeUs          BeforeAfter `json:"step_time_us"`
-	StepTimeChangePct   float64     `json:"step_time_change_pct"`
-	ThroughputChangePct float64     `json:"throughput_change_pct"`
-	UpperBound          bool        `json:"upper_bound"`
-	Basis               string      `json:"basis"`
-}
-
 // planFields loads a rule's transforms, requires, conflicts, supersedes
 // and needs.
 func (c *compiler) planFields(m map[string]*yaml.Node, r *Rule) {
@@ -294,59 +262,6 @@ func (st *state) holds(e *Expr) (bool, error) {
 	return b, nil
 }
 
-// Plan is one fix plan: the fixes ordered by predicted gain and applied
-// cumulatively (each step predicted on the timeline the earlier ones
-// left), what was left out and why, and the combined changes
-// (docs/json.md, "plan").
-type Plan struct {
-	Steps               []PlanStep  `json:"steps"`
-	StepTimeUs          BeforeAfter `json:"step_time_us"`
-	StepTimeChangePct   float64     `json:"step_time_change_pct"`
-	ThroughputChangePct float64     `json:"throughput_change_pct"`
-	// UpperBound: at least one step is an upper bound, so is the total.
-	UpperBound  bool        `json:"upper_bound"`
-	LeftOut     []LeftOut   `json:"left_out,omitempty"`
-	DeployDiff  string      `json:"deploy_diff"`
-	CodePatches []CodePatch `json:"code_patches,omitempty"`
-}
-
-// PlanStep is one fix of the plan, predicted on the timeline the earlier
-// steps left.
-type PlanStep struct {
-	Rule                string      `json:"rule"`
-	StepTimeUs          BeforeAfter `json:"step_time_us"`
-	StepTimeChangePct   float64     `json:"step_time_change_pct"`
-	ThroughputChangePct float64     `json:"throughput_change_pct"`
-	UpperBound          bool        `json:"upper_bound"`
-	Requires            []string    `json:"requires"`
-	Needs               string      `json:"needs,omitempty"`
-	Basis               string      `json:"basis,omitempty"`
-}
-
-// LeftOut is a fired rule's fix the plan does not hold, and why.
-type LeftOut struct {
-	Rule   string `json:"rule"`
-	Reason string `json:"reason"`
-}
-
-// CodePatch is a unified diff of one source file.
-type CodePatch struct {
-	File string `json:"file"`
-	Diff string `json:"diff"`
-}
-
-// PatchSpec is a code change a rule can make as a patch of the user's
-// source tree (--source): in Scope ("Class.method") of File, set each
-// keyword argument or assignment named in Set to its value.
-type PatchSpec struct {
-	File, Scope string
-	Set         map[string]string
-	order       []string
-}
-
-// Names returns the names of Set in the rule file's order.
-func (p PatchSpec) Names() []string { return p.order }
-
 var patchKeys = []string{"file", "scope", "set"}
 
 // patches loads a rule's `patches`.
@@ -365,7 +280,7 @@ func (c *compiler) patches(n *yaml.Node, r *Rule) {
 		for i := 0; i+1 < len(pm["set"].Content); i += 2 {
 			k, v := pm["set"].Content[i], pm["set"].Content[i+1]
 			ps.Set[k.Value] = v.Value
-			ps.order = append(ps.order, k.Value)
+			ps.Order = append(ps.Order, k.Value)
 		}
 		r.Patches = append(r.Patches, ps)
 	}

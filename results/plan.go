@@ -1,0 +1,65 @@
+package results
+
+// The fix plan and the predictions the plan package makes of the findings'
+// fixes: the document's "plan" and each finding's "predicted".
+
+// BeforeAfter is a step time before and after a change (µs per decode
+// step).
+type BeforeAfter struct {
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+}
+
+// Prediction is what a fix alone (with what it requires) is predicted to
+// change on the measured profile: the decode step time (the mean time from
+// one decode step's start to the next), its change and the decode
+// throughput change at the same batch. UpperBound: the effect could not be
+// replayed exactly and this is the most it can gain.
+type Prediction struct {
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	UpperBound          bool        `json:"upper_bound"`
+	Basis               string      `json:"basis"`
+}
+
+// Plan is one fix plan: the fixes ordered by predicted gain and applied
+// cumulatively (each step predicted on the timeline the earlier ones
+// left), what was left out and why, and the combined changes
+// (docs/json.md, "plan").
+type Plan struct {
+	Steps               []PlanStep  `json:"steps"`
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	// UpperBound: at least one step is an upper bound, so is the total.
+	UpperBound  bool        `json:"upper_bound"`
+	LeftOut     []LeftOut   `json:"left_out,omitempty"`
+	DeployDiff  string      `json:"deploy_diff"`
+	CodePatches []CodePatch `json:"code_patches,omitempty"`
+}
+
+// PlanStep is one fix of the plan, predicted on the timeline the earlier
+// steps left.
+type PlanStep struct {
+	Rule                string      `json:"rule"`
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	StepTimeChangePct   float64     `json:"step_time_change_pct"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	UpperBound          bool        `json:"upper_bound"`
+	Requires            []string    `json:"requires"`
+	Needs               string      `json:"needs,omitempty"`
+	Basis               string      `json:"basis,omitempty"`
+}
+
+// LeftOut is a fired rule's fix the plan does not hold, and why.
+type LeftOut struct {
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// CodePatch is a unified diff of one source file.
+type CodePatch struct {
+	File string `json:"file"`
+	Diff string `json:"diff"`
+}
