@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -301,25 +300,31 @@ func cell(rec []string, idx map[string]int, k string) string {
 	return s
 }
 
-// ReadTaskTime streams task_time_*.csv, calling fn for each row; malformed
-// rows are counted, not fatal.
-func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssues, error) {
-	var issues summary.RowIssues
+// newCSV returns the lenient CSV reader of task_time and the statistics
+// files: variable cell counts, lazy quotes; its LineTracker says where the
+// input ended.
+func newCSV(r io.Reader) (*csv.Reader, *summary.LineTracker) {
 	lt := summary.NewLineTracker(r)
 	cr := csv.NewReader(lt)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.ReuseRecord = true
+	return cr, lt
+}
+
+// ReadTaskTime streams task_time_*.csv, calling fn for each row; malformed
+// rows are counted, not fatal.
+func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssues, error) {
+	var issues summary.RowIssues
+	cr, lt := newCSV(r)
 	header, err := cr.Read()
 	if err != nil {
 		return issues, fmt.Errorf("%s: expected a task_time CSV header: %w", file, err)
 	}
 	header = append([]string(nil), header...)
 	idx := summary.ExactHeaderIndex(header, taskCols)
-	for _, need := range []string{"name", "type", "start"} {
-		if _, ok := idx[need]; !ok {
-			return issues, fmt.Errorf("%s: %w: no %q column (%s)", file, summary.ErrUnknownHeader, taskCols[need][0], summary.HeaderFound(header, len(idx)))
-		}
+	if err := summary.NeedColumns(file, header, idx, taskCols, true, "name", "type", "start"); err != nil {
+		return issues, err
 	}
 	_, haveStop := idx["stop"]
 	_, haveTime := idx["time"]
@@ -327,25 +332,9 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 		return issues, fmt.Errorf("%s: %w: no task_stop(us) or task_time(us) column", file, summary.ErrUnknownHeader)
 	}
 	var row TaskRow
-	bad := map[string]int{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad["unparsable CSV"]++
-				issues.Skipped++
-				issues.Lines = appendLine(issues.Lines, pe.Line)
-				continue
-			}
-			return issues, fmt.Errorf("%s: %w", file, err)
-		}
+	err = summary.EachRow(cr, file, &issues, func(rec []string, line int) {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
+			return
 		}
 		st, ok := timeparse.MicrosToNanos([]byte(cell(rec, idx, "start")))
 		var dur int64
@@ -357,29 +346,20 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 			dur, ok = timeparse.MicrosToNanos([]byte(cell(rec, idx, "time")))
 		}
 		if !ok || dur < 0 {
-			bad["non-numeric time"]++
-			issues.Skipped++
-			issues.Lines = appendLine(issues.Lines, line)
-			continue
+			issues.Skip(line, "non-numeric time")
+			return
 		}
 		row = TaskRow{Name: cell(rec, idx, "name"), TaskType: cell(rec, idx, "type"), Stream: -1, Start: st, Dur: dur}
 		if v, ok := timeparse.ParseInt([]byte(cell(rec, idx, "stream"))); ok {
 			row.Stream = int32(v)
 		}
 		fn(&row)
-	}
-	if issues.Skipped > 0 {
-		issues.Reasons = bad
+	})
+	if err != nil {
+		return issues, err
 	}
 	issues.CutLine = lt.CutLine()
 	return issues, nil
-}
-
-func appendLine(l []int, n int) []int {
-	if len(l) < 5 {
-		l = append(l, n)
-	}
-	return l
 }
 
 // ReadCommStatistic reads communication_statistic_*.csv (per collective op
@@ -415,55 +395,31 @@ func statCols(name, level, total string) map[string][]string {
 // counted, and a file cut inside its last line is said in the issues.
 func readStat(r io.Reader, file string, cols map[string][]string, level string) ([]model.StatRow, summary.RowIssues, error) {
 	var issues summary.RowIssues
-	lt := summary.NewLineTracker(r)
-	cr := csv.NewReader(lt)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
+	cr, lt := newCSV(r)
 	header, err := cr.Read()
 	if err != nil {
 		return nil, issues, fmt.Errorf("%s: expected a CSV header: %w", file, err)
 	}
 	idx := summary.ExactHeaderIndex(header, cols)
-	for _, need := range []string{"name", "count", "total"} {
-		if _, ok := idx[need]; !ok {
-			return nil, issues, fmt.Errorf("%s: %w: no %q column", file, summary.ErrUnknownHeader, cols[need][0])
-		}
+	if err := summary.NeedColumns(file, header, idx, cols, false, "name", "count", "total"); err != nil {
+		return nil, issues, err
 	}
 	var out []model.StatRow
-	bad := map[string]int{}
-	skip := func(line int, why string) {
-		bad[why]++
-		issues.Skipped++
-		issues.Lines = appendLine(issues.Lines, line)
-	}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		if err != nil {
-			var pe *csv.ParseError
-			if !errors.As(err, &pe) {
-				return out, issues, fmt.Errorf("%s: %w", file, err)
-			}
-			skip(pe.Line, "unparsable CSV")
-			continue
-		}
+	err = summary.EachRow(cr, file, &issues, func(rec []string, line int) {
 		n, ok1 := timeparse.ParseInt([]byte(cell(rec, idx, "count")))
 		t, ok2 := timeparse.MicrosToNanos([]byte(cell(rec, idx, "total")))
 		if !ok1 || !ok2 {
-			skip(line, "non-numeric count or time")
-			continue
+			issues.Skip(line, "non-numeric count or time")
+			return
 		}
 		row := model.StatRow{Name: cell(rec, idx, "name"), Count: int(n), Total: t}
 		if level != "" {
 			row.Level = cell(rec, idx, level)
 		}
 		out = append(out, row)
-	}
-	if issues.Skipped > 0 {
-		issues.Reasons = bad
+	})
+	if err != nil {
+		return out, issues, err
 	}
 	issues.CutLine = lt.CutLine()
 	return out, issues, nil

@@ -345,13 +345,24 @@ func tasksNote(sc schema, path string) string {
 	return fmt.Sprintf("%s has no %s, so no device task can be read", path, m)
 }
 
-func readRankMap(db querier, sc schema, path string, r *model.Rank) {
-	if !sc.has("RANK_DEVICE_MAP", "rankId", "deviceId") {
-		return
+// optional runs q (args its parameters) over a table the database may
+// lack: nil when it has no table with the need columns, or when the query
+// fails, which is a warning naming the table.
+func optional(db querier, sc schema, path string, r *model.Rank, table string, need []string, q string, args ...any) *sql.Rows {
+	if !sc.has(table, need...) {
+		return nil
 	}
-	rows, err := db.Query(`SELECT rankId, deviceId FROM RANK_DEVICE_MAP`)
+	rows, err := db.Query(q, args...)
 	if err != nil {
-		r.Warn(path, "RANK_DEVICE_MAP: %v", err)
+		r.Warn(path, "%s: %v", table, err)
+		return nil
+	}
+	return rows
+}
+
+func readRankMap(db querier, sc schema, path string, r *model.Rank) {
+	rows := optional(db, sc, path, r, "RANK_DEVICE_MAP", []string{"rankId", "deviceId"}, `SELECT rankId, deviceId FROM RANK_DEVICE_MAP`)
+	if rows == nil {
 		return
 	}
 	defer rows.Close()
@@ -378,12 +389,8 @@ func readRankMap(db querier, sc schema, path string, r *model.Rank) {
 // fields profiler_metadata.json fills: ENV_VARIABLES, parallel_group_info
 // and the other keys.
 func readMetaData(db querier, sc schema, path string, r *model.Rank) {
-	if !sc.has("META_DATA", "name", "value") {
-		return
-	}
-	rows, err := db.Query(`SELECT name, value FROM META_DATA`)
-	if err != nil {
-		r.Warn(path, "META_DATA: %v", err)
+	rows := optional(db, sc, path, r, "META_DATA", []string{"name", "value"}, `SELECT name, value FROM META_DATA`)
+	if rows == nil {
 		return
 	}
 	obj := map[string]json.RawMessage{}
@@ -588,12 +595,8 @@ func spanRows(db querier, path, table, q string, r *model.Rank, rest []any, fn f
 // per ProfilerStep#N when a schedule was used (the same bounds as the
 // ProfilerStep#N op of the text export).
 func readSteps(db querier, sc schema, path string, r *model.Rank) {
-	if !sc.has("STEP_TIME", "id", "startNs", "endNs") {
-		return
-	}
-	rows, err := db.Query(`SELECT id, startNs, endNs FROM STEP_TIME`)
-	if err != nil {
-		r.Warn(path, "STEP_TIME: %v", err)
+	rows := optional(db, sc, path, r, "STEP_TIME", []string{"id", "startNs", "endNs"}, `SELECT id, startNs, endNs FROM STEP_TIME`)
+	if rows == nil {
 		return
 	}
 	defer rows.Close()
@@ -620,12 +623,9 @@ const pytorchOp = 50001
 // readPyTorch reads the torch ops of PYTORCH_API and links them to the
 // device tasks they launched through CONNECTION_IDS.
 func readPyTorch(db querier, sc schema, path string, strs stringIDs, r *model.Rank, taskConn, hcclConn map[int64][]int32) {
-	if !sc.has("PYTORCH_API", "startNs", "endNs", "name", "globalTid", "type") {
-		return
-	}
-	rows, err := db.Query(`SELECT startNs, endNs, name, globalTid, connectionId FROM PYTORCH_API WHERE type = ? OR type IS NULL`, pytorchOp)
-	if err != nil {
-		r.Warn(path, "PYTORCH_API: %v", err)
+	rows := optional(db, sc, path, r, "PYTORCH_API", []string{"startNs", "endNs", "name", "globalTid", "type"},
+		`SELECT startNs, endNs, name, globalTid, connectionId FROM PYTORCH_API WHERE type = ? OR type IS NULL`, pytorchOp)
+	if rows == nil {
 		return
 	}
 	opConn := map[int64]int32{}

@@ -182,7 +182,7 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 			continue
 		}
 		if !cellCountOK(rec, len(header)) {
-			issues.add(line, "wrong number of cells")
+			issues.Skip(line, "wrong number of cells")
 			continue
 		}
 		row := KernelRow{StepID: -1, Stream: -1, Line: line}
@@ -191,14 +191,14 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 		du, ok2 := timeparse.MicrosStringToNanos(duText)
 		if !ok1 || !ok2 || du < 0 {
 			if (ok1 || timeparse.LooksNumeric([]byte(stText))) && (ok2 || timeparse.LooksNumeric([]byte(duText))) && du >= 0 {
-				issues.add(line, "time out of range")
+				issues.Skip(line, "time out of range")
 			} else {
-				issues.add(line, "non-numeric time")
+				issues.Skip(line, "non-numeric time")
 			}
 			continue
 		}
 		if st > 0 && du > math.MaxInt64-st {
-			issues.add(line, "time out of range")
+			issues.Skip(line, "time out of range")
 			continue
 		}
 		row.Start, row.Dur = st, du

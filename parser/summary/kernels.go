@@ -79,7 +79,9 @@ func (ri *RowIssues) PartialReason(file string, rows int) string {
 	return fmt.Sprintf("%s %s; the metrics from it cover the %d rows read", file, strings.Join(why, " and "), rows)
 }
 
-func (ri *RowIssues) add(line int, reason string) {
+// Skip counts a row skipped at line for reason, keeping the first five
+// lines.
+func (ri *RowIssues) Skip(line int, reason string) {
 	ri.Skipped++
 	if len(ri.Lines) < 5 {
 		ri.Lines = append(ri.Lines, line)
@@ -306,7 +308,7 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 			continue
 		}
 		if cr.nf != h.ncols && !cr.extraCellsBlank(h.ncols) {
-			issues.add(line, "wrong number of cells")
+			issues.Skip(line, "wrong number of cells")
 			continue
 		}
 		stB, ok1 := cr.rawCell(cStart)
@@ -323,12 +325,12 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		if !ok1 || !ok2 || du < 0 {
 			var why string
 			if st, du, why = slowTimes(trimSpace(cr.cell(cStart)), trimSpace(cr.cell(cDur))); why != "" {
-				issues.add(line, why)
+				issues.Skip(line, why)
 				continue
 			}
 		}
 		if st > 0 && du > math.MaxInt64-st {
-			issues.add(line, "time out of range")
+			issues.Skip(line, "time out of range")
 			continue
 		}
 		row.Start, row.Dur = st, du
@@ -403,10 +405,8 @@ func readKernelHeader(cr *csvScanner, file string) (kernelHeader, error) {
 		header[i] = string(c)
 	}
 	idx, loose := headerIndex(header, kernelCols)
-	for _, need := range []string{"name", "start", "dur"} {
-		if _, ok := idx[need]; !ok {
-			return h, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, kernelCols[need][0], HeaderFound(header, len(idx)))
-		}
+	if err := NeedColumns(file, header, idx, kernelCols, true, "name", "start", "dur"); err != nil {
+		return h, err
 	}
 	h.ncols, h.loose = len(header), loose
 	for k, key := range [8]string{"name", "start", "dur", "type", "core", "step", "stream", "shapes"} {

@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,30 +41,15 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 		return nil, issues, fmt.Errorf("%s: expected a step_trace_time.csv header: %w", file, err)
 	}
 	idx, loose := headerIndex(header, stepCols)
-	for _, need := range []string{"computing", "notover", "comm", "free"} {
-		if _, ok := idx[need]; !ok {
-			return nil, issues, fmt.Errorf("%s: %w: no %q column (%s)", file, ErrUnknownHeader, stepCols[need][0], HeaderFound(header, len(idx)))
-		}
+	if err := NeedColumns(file, header, idx, stepCols, true, "computing", "notover", "comm", "free"); err != nil {
+		return nil, issues, err
 	}
 	issues.Header = loose
 	var rows []model.StepTraceRow
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && !errors.Is(err, errLineTooLong) {
-				issues.add(pe.Line, "unparsable CSV")
-				continue
-			}
-			return rows, issues, fmt.Errorf("%s: %w", file, err)
-		}
-		line, _ := cr.FieldPos(0)
+	err = EachRow(cr, file, &issues, func(rec []string, line int) {
 		if !cellCountOK(rec, len(header)) {
-			issues.add(line, "wrong number of cells")
-			continue
+			issues.Skip(line, "wrong number of cells")
+			return
 		}
 		f := func(k string) (float64, bool) {
 			s := cell(rec, idx, k)
@@ -84,14 +68,17 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 		row.Communication, ok[2] = f("comm")
 		row.Free, ok[3] = f("free")
 		if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
-			issues.add(line, "non-numeric time")
-			continue
+			issues.Skip(line, "non-numeric time")
+			return
 		}
 		row.Overlapped, _ = f("overlap")
 		row.Stage, _ = f("stage")
 		row.Bubble, _ = f("bubble")
 		row.Preparing, row.HasPreparing = f("preparing")
 		rows = append(rows, row)
+	})
+	if err != nil {
+		return rows, issues, err
 	}
 	// a file cut inside its last line: that row may be cut too
 	issues.CutLine = ll.cutLine()
