@@ -98,7 +98,8 @@ func TestA3FieldReport(t *testing.T) {
 	require.Empty(t, dc.Actions)
 }
 
-// The after states: rc2 clears the upgrade; TP8 x DP2 clears parallel-strategy's TP4 advice.
+// The after states: rc2 clears the upgrade; TP8 x DP2 clears parallel-strategy
+// (the deployment is the recommended one).
 func TestA3AfterStates(t *testing.T) {
 	set := builtin(t)
 	rep := evaluate(t, set, analyzed(t, "a3-tp4dp4-rc2"), nil)
@@ -114,6 +115,17 @@ func TestA3AfterStates(t *testing.T) {
 	rep = evaluate(t, set, res, nil)
 	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
 	require.Equal(t, "mc2", mustFact(t, fs, "moe.dispatcher"))
+	// TP8 x DP2 is the recommendation for one request in flight: no
+	// TP16 x DP1 advice, although the batch is as small and DP > 1
+	require.Equal(t, 1.0, res.Cluster.Metrics[analysis.MetricEnginesBusyBatch])
+	ps := status(rep, "parallel-strategy")
+	require.Equal(t, StatusClear, ps.Status, "%+v", ps)
+	// the same profile with a smaller TP given would get it: the TP is
+	// what keeps it clear
+	rep = evaluate(t, set, withoutGroups(res), nil, "tp=4", "dp=2")
+	f := finding(rep, "parallel-strategy")
+	require.NotNil(t, f, "%+v", status(rep, "parallel-strategy"))
+	require.Contains(t, f.Fix, "(TP8xDP1 instead of TP4xDP2)")
 }
 
 func mustFact(t *testing.T, fs *FactSet, name string) any {

@@ -90,12 +90,11 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 	up, ok := r.Finding("vllm-ascend-upgrade")
 	require.True(t, ok)
 	require.Equal(t, compare.FindingResolved, up.Status)
-	// parallel-strategy persists: at TP8 x DP2 with one request in flight
-	// it still prefers more TP and less DP (TP16 x DP1), so the honest
-	// status is "persists", with the before side's DP=4 title.
+	// TP8 x DP2 is the recommended layout for one request in flight, so
+	// parallel-strategy's advice is resolved (no TP16 x DP1 on the after side).
 	ps, ok := r.Finding("parallel-strategy")
 	require.True(t, ok)
-	require.Equal(t, compare.FindingPersists, ps.Status)
+	require.Equal(t, compare.FindingResolved, ps.Status)
 	require.Contains(t, ps.Title, "over DP=4")
 	// The MC2 dispatch/combine and the main stream's EVENT_WAIT are not
 	// touched by either fix.
