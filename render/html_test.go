@@ -44,7 +44,7 @@ func loadSample(t testing.TB, rel string) *analysis.Result {
 
 const level1 = "Ascend-msinsight/test/data/pytorch/text/level1"
 
-var sectionOrder = []string{"header", "findings", "breakdown", "communication", "moe", "eventwait", "kernels", "skew", "experts", "timeline", "notes"}
+var sectionOrder = []string{"header", "findings", "breakdown", "deployment", "communication", "moe", "eventwait", "kernels", "skew", "experts", "timeline", "notes"}
 
 // checkSections asserts the sections appear once each, in order.
 func checkSections(t *testing.T, page string, experts bool) {

@@ -91,6 +91,8 @@ type htmlView struct {
 
 	Findings     []findingView
 	FindingsNote string
+	// RuleDocs are the explanations of the findings' rules (htmlrules.go).
+	RuleDocs []*ruleDocView
 	// Plan is the fix plan (nil when there is none to show).
 	Plan       *planView
 	DeployDiff []diffLine
@@ -130,8 +132,14 @@ type evidenceView struct {
 type findingView struct {
 	Rule, Severity, SevClass, Title, Ranks, Saving, SavingRaw string
 	Evidence                                                  []evidenceView
-	Fix, Docs                                                 string
-	Diff                                                      []diffLine
+	Fix                                                       string
+	// Docs is the rule's docs reference shown as text, when the report
+	// has no explanation of the rule to link to (DocsID) and it is not an
+	// absolute address (DocsURL).
+	Docs, DocsID, DocsURL string
+	// ID is the finding's element id; rule its rule id as the document has it.
+	ID, rule string
+	Diff     []diffLine
 	// FixCopy and DiffCopy are what the Copy buttons put on the clipboard
 	// (copyText): the finding's fix and diff byte for byte as the JSON
 	// document holds them, while Fix and Diff are cleaned for display.
@@ -330,6 +338,7 @@ func compactRanks(rs []int) string {
 	}
 	s := append([]int(nil), rs...)
 	sort.Ints(s)
+	s = slices.Compact(s)
 	var parts []string
 	for i := 0; i < len(s); {
 		j := i
@@ -412,6 +421,7 @@ func buildView(in HTMLInput) *htmlView {
 	}
 	buildFacts(v, in)
 	buildFindings(v, doc.Findings)
+	buildRuleDocs(v, doc.View.RuleSet)
 	buildPlan(v, doc.Plan)
 	buildDeployDiff(v, doc.DeployDiff)
 	buildBreakdown(v, doc, rms)
@@ -670,8 +680,8 @@ func buildFindings(v *htmlView, fs []results.Finding) {
 		}
 		return a.Rule < b.Rule
 	})
-	for _, f := range list {
-		fv := findingView{Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
+	for i, f := range list {
+		fv := findingView{ID: fmt.Sprintf("finding-%d", i), rule: f.Rule, Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
 			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: raw(f.SavingUs),
 			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), FixCopy: copyText(f.Fix), DiffCopy: copyText(f.Diff), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}

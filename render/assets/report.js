@@ -165,6 +165,19 @@
     s.addEventListener('change', function () { applyFilter(s.getAttribute('data-rank-filter')); });
   });
 
+  // In-page links (a finding's "docs", a rule's findings) open the
+  // <details> they point at, so the browser scrolls to its content.
+  function openTarget(hash) {
+    if (!hash || hash.charAt(0) !== '#') { return; }
+    var el = document.getElementById(decodeURIComponent(hash.slice(1)));
+    if (el && el.tagName === 'DETAILS') { el.open = true; }
+  }
+  document.querySelectorAll('a[href^="#"]').forEach(function (a) {
+    a.addEventListener('click', function () { openTarget(a.getAttribute('href')); });
+  });
+  window.addEventListener('hashchange', function () { openTarget(location.hash); });
+  openTarget(location.hash);
+
   // Copy buttons for fixes and diffs. They copy data-copy-text (the JSON
   // document's string, JSON-encoded), not the <pre>'s text: that one is
   // cleaned for display, and HTML turns a CR into a newline, so a diff
