@@ -3,7 +3,6 @@ package analysis
 import (
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -162,6 +161,7 @@ does not list EVENT_WAIT tasks.`,
 				sw.Busy += t.Dur
 			}
 		}
+		res.Streams = make([]StreamWait, 0, len(states))
 		for _, st := range states {
 			sw := &st.sw
 			sw.Span = st.last - st.first
@@ -192,8 +192,9 @@ does not list EVENT_WAIT tasks.`,
 			}
 			byOp[k].add(r.Tasks[w.task].Dur)
 		}
+		res.WaitedOps = make([]WaitedOp, 0, len(byOp))
 		for k, st := range byOp {
-			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: r.Str(k.name), Stream: k.stream, Wait: *st})
+			res.WaitedOps = append(res.WaitedOps, WaitedOp{Name: keepName(r.Str(k.name)), Stream: k.stream, Wait: *st})
 		}
 		sort.Slice(res.WaitedOps, func(i, j int) bool {
 			a, b := res.WaitedOps[i], res.WaitedOps[j]
@@ -232,12 +233,13 @@ does not list EVENT_WAIT tasks.`,
 			}
 			top[k] = w
 		}
+		res.Longest = make([]Wait, 0, len(top))
 		for _, ref := range top {
 			t := &r.Tasks[ref.task]
 			w := Wait{Task: int(ref.task), Next: int(ref.next), Stream: t.Stream, Start: t.Start, Dur: t.Dur}
 			if ref.next >= 0 {
 				n := &r.Tasks[ref.next]
-				w.NextName, w.NextDur, w.HasNext = strings.Clone(r.Str(n.Name)), n.Dur, true
+				w.NextName, w.NextDur, w.HasNext = keepName(r.Str(n.Name)), n.Dur, true
 			}
 			res.Longest = append(res.Longest, w)
 		}

@@ -95,7 +95,7 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 		var aic []KernelStat
 		for _, a := range all {
 			if a.core == "AI_CPU" {
-				aic = append(aic, KernelStat{Name: a.name, OpType: a.op, Core: a.core, Count: a.count, Total: a.total})
+				aic = append(aic, KernelStat{Name: keepName(a.name), OpType: keepName(a.op), Core: keepName(a.core), Count: a.count, Total: a.total})
 			}
 		}
 		aicpuKernels(ctx, res, aic)
@@ -128,13 +128,14 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 				a.durs = append(a.durs, float64(t.Dur)/1000)
 			}
 		}
+		res.Top = make([]KernelStat, 0, len(all))
 		for _, a := range all {
 			// by selection, not sorting: sorting the top kernels'
 			// durations (most of the rank's tasks) was most of the pass
 			p99 := empiricalQuantile(0.99, a.durs)
 			p50 := empiricalQuantile(0.5, a.durs)
 			res.Top = append(res.Top, KernelStat{
-				Name: a.name, OpType: a.op, Core: a.core, Count: a.count, Total: a.total,
+				Name: keepName(a.name), OpType: keepName(a.op), Core: keepName(a.core), Count: a.count, Total: a.total,
 				Mean: float64(a.total) / 1000 / float64(a.count),
 				P50:  p50,
 				P99:  p99,

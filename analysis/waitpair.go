@@ -92,7 +92,7 @@ for the host. Per waiting stream the awaited tasks are summed
 			sums[k].add(w.Dur)
 		})
 		for k, s := range sums {
-			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: k.name, Stream: k.on, Wait: *s})
+			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: keepName(k.name), Stream: k.on, Wait: *s})
 		}
 		for _, l := range res.Streams {
 			sort.Slice(l, func(i, j int) bool {

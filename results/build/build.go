@@ -119,8 +119,9 @@ func contract(res *analysis.Result, findings []rules.Finding) *results.Document 
 		if rd.Unavailable == nil {
 			rd.Unavailable = map[string]string{}
 		}
-		if analysis.KernelsOf(rr) != nil {
-			for _, k := range analysis.KernelsOf(rr).Top {
+		if kr := analysis.KernelsOf(rr); kr != nil {
+			rd.Kernels = make([]results.KernelDoc, 0, len(kr.Top))
+			for _, k := range kr.Top {
 				rd.Kernels = append(rd.Kernels, results.KernelDoc{Name: k.Name, OpType: k.OpType, Core: k.Core, Count: k.Count,
 					TotalUs: us(k.Total), MeanUs: k.Mean, P50Us: k.P50, P99Us: k.P99})
 			}
