@@ -263,8 +263,8 @@ type CollectiveWait struct {
 
 // Metrics of the arrival pass.
 const (
-	MetricCollectivesMatched = "collectives.matched"
-	MetricCollectivesWaitUs  = "collectives.wait.time_us"
+	MetricCollectivesMatched = "collectives.matched"      // count: collectives matched across ranks (same communicator, type and ordinal)
+	MetricCollectivesWaitUs  = "collectives.wait.time_us" // µs: time ranks spent waiting for the last arrival at matched collectives
 )
 
 // ArrivalPass matches collectives across ranks by (communicator, type,
@@ -278,10 +278,7 @@ Collectives are matched across ranks by communicator instance, type and
 ordinal; arrival is the start of the big op on each rank and a rank's wait
 is the last arrival minus its own. Clocks are each host's wall clock, so the
 numbers are as good as the hosts' time sync.`,
-	Metrics: []Metric{
-		{Name: MetricCollectivesMatched, Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)"},
-		{Name: MetricCollectivesWaitUs, Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives"},
-	},
+	Metrics: arrivalMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ArrivalResult{ByRank: map[int]*RankArrival{}}
 		type opKey struct {
@@ -431,12 +428,12 @@ var ArrivalOf = ClusterResultOf[*ArrivalResult](ArrivalPass)
 
 // Metrics of the skew pass.
 const (
-	FamilySkewMaxOverMedian Family = "skew.<q>.max_over_median"
-	FamilySkewMaxRank       Family = "skew.<q>.max_rank"
-	FamilySkewMedianUs      Family = "skew.<q>.median_us"
-	FamilySkewMaxUs         Family = "skew.<q>.max_us"
-	FamilySkewMADUs         Family = "skew.<q>.mad_us"
-	MetricSlowRanksCount           = "slow_ranks.count"
+	FamilySkewMaxOverMedian Family = "skew.<q>.max_over_median" // ratio: max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free
+	FamilySkewMaxRank       Family = "skew.<q>.max_rank"        // rank: the rank holding that maximum
+	FamilySkewMedianUs      Family = "skew.<q>.median_us"       // µs: median over ranks
+	FamilySkewMaxUs         Family = "skew.<q>.max_us"          // µs: maximum over ranks
+	FamilySkewMADUs         Family = "skew.<q>.mad_us"          // µs: median absolute deviation over ranks
+	MetricSlowRanksCount           = "slow_ranks.count"         // count: ranks named slow (robust outliers of computing or free, or late arrivals)
 )
 
 // SkewQuantities are the <q> of the skew pass's skew.<q>.* metrics (the
@@ -587,14 +584,7 @@ computing or free (modified z-score > 3.5), per step and over the window,
 or ranks that arrive last at half a group's collectives while waiting far
 less than their peers (a low-side outlier of the group's waits).`,
 	Requires: []*ClusterPass{ArrivalPass},
-	Metrics: []Metric{
-		{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free"},
-		{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum"},
-		{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks"},
-		{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks"},
-		{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks"},
-		{Name: MetricSlowRanksCount, Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)"},
-	},
+	Metrics:  skewMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &SkewResult{Steps: map[int][]SkewStat{}}
 		cm := ctx.cluster

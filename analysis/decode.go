@@ -58,12 +58,12 @@ func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
 
 // Metrics of the decode pass.
 const (
-	MetricDecodeBatchObserved      = "decode.batch.observed"
-	MetricDecodeBatchMin           = "decode.batch.min"
-	MetricDecodeBatchMax           = "decode.batch.max"
-	MetricDecodeBatchDistinctCount = "decode.batch.distinct.count"
-	MetricGraphKernelsShare        = "graph.kernels.share"
-	MetricSamplerKernelsCount      = "sampler.kernels.count"
+	MetricDecodeBatchObserved      = "decode.batch.observed"       // tokens: most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)
+	MetricDecodeBatchMin           = "decode.batch.min"            // tokens: smallest decode batch seen
+	MetricDecodeBatchMax           = "decode.batch.max"            // tokens: largest decode batch seen
+	MetricDecodeBatchDistinctCount = "decode.batch.distinct.count" // count: number of distinct decode batch sizes
+	MetricGraphKernelsShare        = "graph.kernels.share"         // ratio: share of compute kernels replayed from a captured graph (Model ID not 4294967295)
+	MetricSamplerKernelsCount      = "sampler.kernels.count"       // count: kernels of vLLM's sampler (ArgMax*, Sort*, TopK*): 0 on a data-parallel engine that only ran dummy steps
 )
 
 // DecodePass measures the decode batch from kernel input shapes and the
@@ -82,14 +82,7 @@ i.e. that were replayed from a captured ACL graph; it needs the timeline.
 sampler.kernels.count counts the sampler's kernels (ArgMax*, Sort*,
 TopK*): a data-parallel engine that only ran dummy steps has none.`,
 	Requires: []*Pass{TimelinePass},
-	Metrics: []Metric{
-		{Name: MetricDecodeBatchObserved, Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)"},
-		{Name: MetricDecodeBatchMin, Unit: "tokens", Doc: "smallest decode batch seen"},
-		{Name: MetricDecodeBatchMax, Unit: "tokens", Doc: "largest decode batch seen"},
-		{Name: MetricDecodeBatchDistinctCount, Unit: "count", Doc: "number of distinct decode batch sizes"},
-		{Name: MetricGraphKernelsShare, Unit: "ratio", Doc: "share of compute kernels replayed from a captured graph (Model ID not 4294967295)"},
-		{Name: MetricSamplerKernelsCount, Unit: "count", Doc: "kernels of vLLM's sampler (ArgMax*, Sort*, TopK*): 0 on a data-parallel engine that only ran dummy steps"},
-	},
+	Metrics:  decodeMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := TimelineOf(ctx)

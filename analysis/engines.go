@@ -7,10 +7,10 @@ import (
 
 // Metrics of the engines cluster pass.
 const (
-	MetricEnginesCount          = "engines.count"
-	MetricEnginesBusyCount      = "engines.busy.count"
-	MetricEnginesBusyBatch      = "engines.busy.decode_batch"
-	MetricEnginesBusyStepUs     = "engines.busy.step.time_us"
+	MetricEnginesCount          = "engines.count"             // count: engines: tp groups of parallel_group_info among the ranks analyzed
+	MetricEnginesBusyCount      = "engines.busy.count"        // count: engines whose ranks ran the sampler (the others ran dummy steps only)
+	MetricEnginesBusyBatch      = "engines.busy.decode_batch" // tokens: sum over the busy engines of their largest decode.batch.observed: the requests in flight, at most
+	MetricEnginesBusyStepUs     = "engines.busy.step.time_us" // µs: mean decode.step.time_us over the busy engines' ranks
 	engineBusyWhyNoTP           = "no tp group in parallel_group_info (profiler_metadata.json): the engines (data-parallel replicas) cannot be told apart"
 	engineBusyWhyNoSamplerCount = "no rank measured sampler.kernels.count (needs the device kernels)"
 )
@@ -50,12 +50,7 @@ sampler: an engine is busy when its ranks ran sampler kernels
 (sampler.kernels.count). engines.busy.decode_batch sums the busy engines'
 decode batches (the requests in flight, at most), engines.busy.step.time_us
 is the mean decode step of their ranks.`,
-	Metrics: []Metric{
-		{Name: MetricEnginesCount, Unit: "count", Doc: "engines: tp groups of parallel_group_info among the ranks analyzed"},
-		{Name: MetricEnginesBusyCount, Unit: "count", Doc: "engines whose ranks ran the sampler (the others ran dummy steps only)"},
-		{Name: MetricEnginesBusyBatch, Unit: "tokens", Doc: "sum over the busy engines of their largest decode.batch.observed: the requests in flight, at most"},
-		{Name: MetricEnginesBusyStepUs, Unit: "µs", Doc: "mean decode.step.time_us over the busy engines' ranks"},
-	},
+	Metrics: enginesMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &EnginesResult{}
 		byKey := map[string]int{}

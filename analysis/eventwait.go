@@ -62,17 +62,16 @@ type WaitedOp struct {
 
 // Metrics of the eventwait pass.
 const (
-	MetricEventWaitUs                 = "event_wait.time_us"
-	MetricEventWaitCount              = "event_wait.count"
-	MetricEventWaitComputeStreamUs    = "event_wait.compute_stream.time_us"
-	MetricEventWaitComputeStreamShare = "event_wait.compute_stream.share"
+	MetricEventWaitUs                        = "event_wait.time_us"                // µs: EVENT_WAIT device tasks, all streams
+	MetricEventWaitCount                     = "event_wait.count"                  // count: number of EVENT_WAIT tasks
+	FamilyEventWaitStreamUs           Family = "event_wait.stream.<id>.time_us"    // µs, base MetricEventWaitCount: EVENT_WAIT time on one stream
+	FamilyEventWaitStreamCount        Family = "event_wait.stream.<id>.count"      // count, base MetricEventWaitCount: EVENT_WAIT tasks on one stream
+	MetricEventWaitComputeStreamUs           = "event_wait.compute_stream.time_us" // µs: EVENT_WAIT time on streams that carry compute kernels
+	MetricEventWaitComputeStreamShare        = "event_wait.compute_stream.share"   // ratio: that time over those streams' spans
+	MetricEventWaitMainStreamID              = "event_wait.main_stream.id"         // stream: the main compute stream: the stream with the most compute-kernel time
+	MetricEventWaitMainStreamUs              = "event_wait.main_stream.time_us"    // µs: EVENT_WAIT time on the main compute stream
+	MetricEventWaitMainStreamShare           = "event_wait.main_stream.share"      // ratio: that time over the main compute stream's span
 
-	MetricEventWaitMainStreamID    = "event_wait.main_stream.id"
-	MetricEventWaitMainStreamUs    = "event_wait.main_stream.time_us"
-	MetricEventWaitMainStreamShare = "event_wait.main_stream.share"
-
-	FamilyEventWaitStreamUs    Family = "event_wait.stream.<id>.time_us"
-	FamilyEventWaitStreamCount Family = "event_wait.stream.<id>.count"
 )
 
 // EventWaitPass measures EVENT_WAIT tasks per stream.
@@ -88,17 +87,7 @@ compute stream's (the stream with the most compute-kernel time): a side
 stream that waits little pools down the compute streams' share, not the
 main stream's. Needs the timeline: kernel_details.csv
 does not list EVENT_WAIT tasks.`,
-	Metrics: []Metric{
-		{Name: MetricEventWaitUs, Unit: "µs", Doc: "EVENT_WAIT device tasks, all streams"},
-		{Name: MetricEventWaitCount, Unit: "count", Doc: "number of EVENT_WAIT tasks"},
-		{Name: string(FamilyEventWaitStreamUs), Unit: "µs", Doc: "EVENT_WAIT time on one stream", Base: MetricEventWaitCount},
-		{Name: string(FamilyEventWaitStreamCount), Unit: "count", Doc: "EVENT_WAIT tasks on one stream", Base: MetricEventWaitCount},
-		{Name: MetricEventWaitComputeStreamUs, Unit: "µs", Doc: "EVENT_WAIT time on streams that carry compute kernels"},
-		{Name: MetricEventWaitComputeStreamShare, Unit: "ratio", Doc: "that time over those streams' spans"},
-		{Name: MetricEventWaitMainStreamID, Unit: "stream", Doc: "the main compute stream: the stream with the most compute-kernel time"},
-		{Name: MetricEventWaitMainStreamUs, Unit: "µs", Doc: "EVENT_WAIT time on the main compute stream"},
-		{Name: MetricEventWaitMainStreamShare, Unit: "ratio", Doc: "that time over the main compute stream's span"},
-	},
+	Metrics: eventwaitMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.Timeline {

@@ -13,75 +13,41 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Profile-level metric names of the experts pass (a public contract,
+// Metrics of the experts cluster pass (a public contract,
 // documented in docs/experts.md and the README). The expert-imbalance rule
 // reads these from Result.Cluster.Metrics (JSON: cluster.metrics).
 const (
-	MetricExpertsImbalanceMax      = "experts.imbalance.max"
-	MetricExpertsImbalanceMean     = "experts.imbalance.mean"
-	MetricExpertsImbalanceMaxLayer = "experts.imbalance.max_layer"
-	MetricExpertsHotShareMax       = "experts.hot.share.max"
-	MetricExpertsLayersCount       = "experts.layers.count"
-	MetricExpertsCount             = "experts.count"
-	MetricExpertsTokensCount       = "experts.tokens.count"
-	MetricExpertsRankImbalanceMax  = "experts.rank_imbalance.max"
-	MetricExpertsRankImbalanceMean = "experts.rank_imbalance.mean"
-	MetricEPLBRanks                = "experts.eplb.ranks"
-	MetricEPLBRedundant            = "experts.eplb.redundant"
-	MetricEPLBBeforeMax            = "experts.eplb.before.max"
-	MetricEPLBBeforeMean           = "experts.eplb.before.mean"
-	MetricEPLBAfterMax             = "experts.eplb.after.max"
-	MetricEPLBAfterMean            = "experts.eplb.after.mean"
-	MetricEPLBMaxLoadReduction     = "experts.eplb.max_load.reduction"
-	MetricLogRankImbalanceMean     = "experts.log.rank_imbalance.mean"
-	MetricLogRankImbalanceMax      = "experts.log.rank_imbalance.max"
-	MetricLogRankImbalanceMin      = "experts.log.rank_imbalance.min"
-	MetricLogUpdatedMean           = "experts.log.rank_imbalance.updated.mean"
-	MetricLogUpdatedMax            = "experts.log.rank_imbalance.updated.max"
-	MetricLogBalancedness          = "experts.log.balancedness"
-	MetricLogAvgTokens             = "experts.log.avg_tokens"
-	MetricLogMaxTokens             = "experts.log.max_tokens"
-	MetricLogLinesCount            = "experts.log.lines.count"
-	MetricSkewGMMMaxOverMean       = "skew.moe.gmm.max_over_mean"
-	MetricSkewGMMMaxRank           = "skew.moe.gmm.max_rank"
-	MetricSkewGMMTokensMaxOverMean = "skew.moe.gmm.tokens.max_over_mean"
-	MetricSkewGMMLostUs            = "skew.moe.gmm.lost.time_us"
-	MetricSkewGMMRanksCount        = "skew.moe.gmm.ranks.count"
+	MetricSkewGMMMaxOverMean       = "skew.moe.gmm.max_over_mean"              // ratio: per ep group: max over its ranks of GroupedMatmul time / mean (the worst group)
+	MetricSkewGMMMaxRank           = "skew.moe.gmm.max_rank"                   // rank: the rank with the most GroupedMatmul time in that group (the hot rank)
+	MetricSkewGMMTokensMaxOverMean = "skew.moe.gmm.tokens.max_over_mean"       // ratio: the same over GroupedMatmul tokens (moe.gmm.tokens)
+	MetricSkewGMMLostUs            = "skew.moe.gmm.lost.time_us"               // µs: MoE time lost to imbalance: per MoE layer, the slowest EP rank's GroupedMatmul time minus the mean, summed over the capture
+	MetricSkewGMMRanksCount        = "skew.moe.gmm.ranks.count"                // count: ranks compared in that group
+	MetricExpertsImbalanceMax      = "experts.imbalance.max"                   // ratio: max over MoE layers of the most loaded expert's tokens / mean tokens per expert (needs --experts or dumps)
+	MetricExpertsImbalanceMean     = "experts.imbalance.mean"                  // ratio: mean over layers of that ratio
+	MetricExpertsImbalanceMaxLayer = "experts.imbalance.max_layer"             // count: the layer where the max is reached
+	MetricExpertsHotShareMax       = "experts.hot.share.max"                   // ratio: largest share of one expert in its layer's tokens
+	MetricExpertsLayersCount       = "experts.layers.count"                    // count: layers of the expert-load input
+	MetricExpertsCount             = "experts.count"                           // count: experts of the expert-load input
+	MetricExpertsTokensCount       = "experts.tokens.count"                    // tokens: tokens of the expert-load input
+	MetricExpertsRankImbalanceMax  = "experts.rank_imbalance.max"              // ratio: per layer, max/mean over EP ranks of each rank's tokens; max over layers
+	MetricExpertsRankImbalanceMean = "experts.rank_imbalance.mean"             // ratio: the same, mean over layers
+	MetricEPLBRanks                = "experts.eplb.ranks"                      // count: EP size of the predicted EPLB plan
+	MetricEPLBRedundant            = "experts.eplb.redundant"                  // count: redundant slots of the predicted plan
+	MetricEPLBBeforeMax            = "experts.eplb.before.max"                 // ratio: predicted max/mean rank load of the current placement, max over layers
+	MetricEPLBBeforeMean           = "experts.eplb.before.mean"                // ratio: the same, mean over layers
+	MetricEPLBAfterMax             = "experts.eplb.after.max"                  // ratio: the same for the plan `npuprof eplb plan` would write
+	MetricEPLBAfterMean            = "experts.eplb.after.mean"                 // ratio: the same, mean over layers
+	MetricEPLBMaxLoadReduction     = "experts.eplb.max_load.reduction"         // ratio: 1 - (slowest rank's tokens after / before) of that plan
+	MetricLogRankImbalanceMean     = "experts.log.rank_imbalance.mean"         // ratio: last logged peak-to-average ratio (vLLM-Ascend), mean
+	MetricLogRankImbalanceMax      = "experts.log.rank_imbalance.max"          // ratio: the same, max
+	MetricLogRankImbalanceMin      = "experts.log.rank_imbalance.min"          // ratio: the same, min
+	MetricLogUpdatedMean           = "experts.log.rank_imbalance.updated.mean" // ratio: last logged ratio after vLLM-Ascend's own EPLB placement, mean
+	MetricLogUpdatedMax            = "experts.log.rank_imbalance.updated.max"  // ratio: the same, max
+	MetricLogBalancedness          = "experts.log.balancedness"                // ratio: last upstream vLLM `EPLB step:` balancedness (avg/max)
+	MetricLogAvgTokens             = "experts.log.avg_tokens"                  // tokens: its avg_tokens
+	MetricLogMaxTokens             = "experts.log.max_tokens"                  // tokens: its max_tokens
+	MetricLogLinesCount            = "experts.log.lines.count"                 // count: imbalance log lines read
 )
-
-// expertsMetrics are the metrics of the experts pass.
-var expertsMetrics = []Metric{
-	{Name: MetricSkewGMMMaxOverMean, Unit: "ratio", Doc: "per ep group: max over its ranks of GroupedMatmul time / mean (the worst group)"},
-	{Name: MetricSkewGMMMaxRank, Unit: "rank", Doc: "the rank with the most GroupedMatmul time in that group (the hot rank)"},
-	{Name: MetricSkewGMMTokensMaxOverMean, Unit: "ratio", Doc: "the same over GroupedMatmul tokens (moe.gmm.tokens)"},
-	{Name: MetricSkewGMMLostUs, Unit: "µs", Doc: "MoE time lost to imbalance: per MoE layer, the slowest EP rank's GroupedMatmul time minus the mean, summed over the capture"},
-	{Name: MetricSkewGMMRanksCount, Unit: "count", Doc: "ranks compared in that group"},
-	{Name: MetricExpertsImbalanceMax, Unit: "ratio", Doc: "max over MoE layers of the most loaded expert's tokens / mean tokens per expert (needs --experts or dumps)"},
-	{Name: MetricExpertsImbalanceMean, Unit: "ratio", Doc: "mean over layers of that ratio"},
-	{Name: MetricExpertsImbalanceMaxLayer, Unit: "count", Doc: "the layer where the max is reached"},
-	{Name: MetricExpertsHotShareMax, Unit: "ratio", Doc: "largest share of one expert in its layer's tokens"},
-	{Name: MetricExpertsLayersCount, Unit: "count", Doc: "layers of the expert-load input"},
-	{Name: MetricExpertsCount, Unit: "count", Doc: "experts of the expert-load input"},
-	{Name: MetricExpertsTokensCount, Unit: "tokens", Doc: "tokens of the expert-load input"},
-	{Name: MetricExpertsRankImbalanceMax, Unit: "ratio", Doc: "per layer, max/mean over EP ranks of each rank's tokens; max over layers"},
-	{Name: MetricExpertsRankImbalanceMean, Unit: "ratio", Doc: "the same, mean over layers"},
-	{Name: MetricEPLBRanks, Unit: "count", Doc: "EP size of the predicted EPLB plan"},
-	{Name: MetricEPLBRedundant, Unit: "count", Doc: "redundant slots of the predicted plan"},
-	{Name: MetricEPLBBeforeMax, Unit: "ratio", Doc: "predicted max/mean rank load of the current placement, max over layers"},
-	{Name: MetricEPLBBeforeMean, Unit: "ratio", Doc: "the same, mean over layers"},
-	{Name: MetricEPLBAfterMax, Unit: "ratio", Doc: "the same for the plan `npuprof eplb plan` would write"},
-	{Name: MetricEPLBAfterMean, Unit: "ratio", Doc: "the same, mean over layers"},
-	{Name: MetricEPLBMaxLoadReduction, Unit: "ratio", Doc: "1 - (slowest rank's tokens after / before) of that plan"},
-	{Name: MetricLogRankImbalanceMean, Unit: "ratio", Doc: "last logged peak-to-average ratio (vLLM-Ascend), mean"},
-	{Name: MetricLogRankImbalanceMax, Unit: "ratio", Doc: "the same, max"},
-	{Name: MetricLogRankImbalanceMin, Unit: "ratio", Doc: "the same, min"},
-	{Name: MetricLogUpdatedMean, Unit: "ratio", Doc: "last logged ratio after vLLM-Ascend's own EPLB placement, mean"},
-	{Name: MetricLogUpdatedMax, Unit: "ratio", Doc: "the same, max"},
-	{Name: MetricLogBalancedness, Unit: "ratio", Doc: "last upstream vLLM `EPLB step:` balancedness (avg/max)"},
-	{Name: MetricLogAvgTokens, Unit: "tokens", Doc: "its avg_tokens"},
-	{Name: MetricLogMaxTokens, Unit: "tokens", Doc: "its max_tokens"},
-	{Name: MetricLogLinesCount, Unit: "count", Doc: "imbalance log lines read"},
-}
 
 // HotExpertsTop is how many hot experts ExpertsResult.Hot keeps; each
 // layer keeps HotExpertsPerLayer.

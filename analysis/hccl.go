@@ -32,17 +32,16 @@ type HCCLResult struct {
 
 // Metrics of the hccl pass.
 const (
-	MetricHCCLTotalUs    = "hccl.total.time_us"
-	MetricHCCLTotalCount = "hccl.total.count"
-
-	FamilyHCCLTypeUs     Family = "hccl.<type>.time_us"
-	FamilyHCCLTypeCount  Family = "hccl.<type>.count"
-	FamilyHCCLGroupUs    Family = "hccl.group.<group>.time_us"
-	FamilyHCCLGroupCount Family = "hccl.group.<group>.count"
+	MetricHCCLTotalUs           = "hccl.total.time_us"         // µs: sum of HCCL big ops
+	MetricHCCLTotalCount        = "hccl.total.count"           // count: number of HCCL big ops
+	FamilyHCCLTypeUs     Family = "hccl.<type>.time_us"        // µs, base MetricHCCLTotalCount: HCCL big ops of one type: batchsendrecv, reducescatterv, reducescatter, allgatherv, allgather, allreduce, alltoallvc, alltoallv, alltoall, broadcast, receive, send, reduce, scatter, unknown
+	FamilyHCCLTypeCount  Family = "hccl.<type>.count"          // count, base MetricHCCLTotalCount: number of HCCL big ops of one type
+	FamilyHCCLGroupUs    Family = "hccl.group.<group>.time_us" // µs, base MetricHCCLTotalCount: HCCL big ops of one group (tp, ep, dp, ... from parallel_group_info)
+	FamilyHCCLGroupCount Family = "hccl.group.<group>.count"   // count, base MetricHCCLTotalCount: number of HCCL big ops of one group
 	// FamilyHCCLGroupTypeUs and ...Count have two variable parts: build
 	// members with HCCLGroupTypeMetric.
-	FamilyHCCLGroupTypeUs    Family = "hccl.group.<group>.<type>.time_us"
-	FamilyHCCLGroupTypeCount Family = "hccl.group.<group>.<type>.count"
+	FamilyHCCLGroupTypeUs    Family = "hccl.group.<group>.<type>.time_us" // µs, base MetricHCCLTotalCount: HCCL big ops of one type in one group (hccl.group.tp.allgather.time_us: the tp group's all-gathers)
+	FamilyHCCLGroupTypeCount Family = "hccl.group.<group>.<type>.count"   // count, base MetricHCCLTotalCount: number of HCCL big ops of one type in one group
 
 	// UnavailableHCCLGroups is the unavailable key of the whole
 	// hccl.group.<group>.* family.
@@ -61,16 +60,7 @@ receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
 resolved from parallel_group_info through the hash token in the op name;
 hccl.group.<group>.<type>.time_us/.count by both (e.g. the tp group's
 all-gathers).`,
-	Metrics: []Metric{
-		{Name: MetricHCCLTotalUs, Unit: "µs", Doc: "sum of HCCL big ops"},
-		{Name: MetricHCCLTotalCount, Unit: "count", Doc: "number of HCCL big ops"},
-		{Name: string(FamilyHCCLTypeUs), Unit: "µs", Doc: "HCCL big ops of one type: " + strings.Join(model.HCCLTypes(), ", "), Base: MetricHCCLTotalCount},
-		{Name: string(FamilyHCCLTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type", Base: MetricHCCLTotalCount},
-		{Name: string(FamilyHCCLGroupUs), Unit: "µs", Doc: "HCCL big ops of one group (tp, ep, dp, ... from parallel_group_info)", Base: MetricHCCLTotalCount},
-		{Name: string(FamilyHCCLGroupCount), Unit: "count", Doc: "number of HCCL big ops of one group", Base: MetricHCCLTotalCount},
-		{Name: string(FamilyHCCLGroupTypeUs), Unit: "µs", Doc: "HCCL big ops of one type in one group (hccl.group.tp.allgather.time_us: the tp group's all-gathers)", Base: MetricHCCLTotalCount},
-		{Name: string(FamilyHCCLGroupTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type in one group", Base: MetricHCCLTotalCount},
-	},
+	Metrics: hcclMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		var res *HCCLResult

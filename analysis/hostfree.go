@@ -11,8 +11,8 @@ type HostFreeResult struct {
 
 // Metrics of the hostfree pass.
 const (
-	MetricFreeInStepsUs      = "overlap.free.in_steps.time_us"
-	MetricFreeBetweenStepsUs = "overlap.free.between_steps.time_us"
+	MetricFreeInStepsUs      = "overlap.free.in_steps.time_us"      // µs: device idle within steps (ProfilerStep#N, else between decode-step boundaries): what a faster host can remove
+	MetricFreeBetweenStepsUs = "overlap.free.between_steps.time_us" // µs: device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us
 )
 
 // HostFreePass tells the idle time a faster host removes (within steps)
@@ -32,10 +32,7 @@ stretches between two MoE layer openers whose collectives are not one
 layer's (they hold the per-step logits all-gather) are between steps.
 Unavailable without steps or MoE layers to find them by.`,
 	Requires: []*Pass{TimelinePass, OverlapPass, StepsPass, LayersPass},
-	Metrics: []Metric{
-		{Name: MetricFreeInStepsUs, Unit: "µs", Doc: "device idle within steps (ProfilerStep#N, else between decode-step boundaries): what a faster host can remove"},
-		{Name: MetricFreeBetweenStepsUs, Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us"},
-	},
+	Metrics:  hostfreeMetrics,
 	Run: func(ctx *Context) (any, error) {
 		b := OverlapOf(ctx)
 		tl := TimelineOf(ctx)

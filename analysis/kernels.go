@@ -30,10 +30,10 @@ const TopKernels = 50
 
 // Metrics of the kernels pass.
 const (
-	MetricKernelComputeUs    = "kernel.compute.time_us"
-	MetricKernelComputeCount = "kernel.compute.count"
-	MetricKernelAICPUUs      = "kernel.aicpu.time_us"
-	MetricKernelAICPUCount   = "kernel.aicpu.count"
+	MetricKernelComputeUs    = "kernel.compute.time_us" // µs: sum of compute-kernel durations
+	MetricKernelComputeCount = "kernel.compute.count"   // count: number of compute kernels
+	MetricKernelAICPUUs      = "kernel.aicpu.time_us"   // µs: compute kernels that ran on the AI CPU (task type AI_CPU), any name
+	MetricKernelAICPUCount   = "kernel.aicpu.count"     // count: number of those
 )
 
 // KernelsPass sums compute kernels and ranks them by total time.
@@ -47,12 +47,7 @@ kernels table gives count, total, mean, p50 and p99 per kernel name.
 kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 (task type AI_CPU), whatever their name.`,
 	Requires: []*Pass{TimelinePass},
-	Metrics: []Metric{
-		{Name: MetricKernelComputeUs, Unit: "µs", Doc: "sum of compute-kernel durations"},
-		{Name: MetricKernelComputeCount, Unit: "count", Doc: "number of compute kernels"},
-		{Name: MetricKernelAICPUUs, Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU), any name"},
-		{Name: MetricKernelAICPUCount, Unit: "count", Doc: "number of those"},
-	},
+	Metrics:  kernelsMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := TimelineOf(ctx)

@@ -33,13 +33,13 @@ type LayersResult struct {
 
 // Metrics of the layers pass.
 const (
-	MetricHCCLPerLayerCount = "hccl.per_layer.count"
-	MetricHCCLPerLayerUs    = "hccl.per_layer.time_us"
-	MetricMoELayersCount    = "moe.layers.count"
-	MetricDecodeStepsCount  = "decode.steps.count"
+	MetricHCCLPerLayerCount            = "hccl.per_layer.count"          // count: collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)
+	MetricHCCLPerLayerUs               = "hccl.per_layer.time_us"        // µs: mean time of one MoE layer's collectives
+	FamilyHCCLPerLayerTypeCount Family = "hccl.per_layer.<type>.count"   // count, base MetricHCCLPerLayerCount: collectives of one type per MoE layer
+	FamilyHCCLPerLayerTypeUs    Family = "hccl.per_layer.<type>.time_us" // µs, base MetricHCCLPerLayerCount: mean time per MoE layer of the collectives of one type
+	MetricMoELayersCount               = "moe.layers.count"              // count: MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)
+	MetricDecodeStepsCount             = "decode.steps.count"            // count: decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern
 
-	FamilyHCCLPerLayerTypeCount Family = "hccl.per_layer.<type>.count"
-	FamilyHCCLPerLayerTypeUs    Family = "hccl.per_layer.<type>.time_us"
 )
 
 // LayersPass splits the timeline into MoE layers and finds the collectives
@@ -64,14 +64,7 @@ is the number of ProfilerStep#N, or else one more than the number of such
 boundary stretches; moe.layers.count is the MoE layers executed over
 decode.steps.count. Needs at least two MoE layers per step.`,
 	Requires: []*Pass{MoEPass, HCCLPass},
-	Metrics: []Metric{
-		{Name: MetricHCCLPerLayerCount, Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)"},
-		{Name: MetricHCCLPerLayerUs, Unit: "µs", Doc: "mean time of one MoE layer's collectives"},
-		{Name: string(FamilyHCCLPerLayerTypeCount), Unit: "count", Doc: "collectives of one type per MoE layer", Base: MetricHCCLPerLayerCount},
-		{Name: string(FamilyHCCLPerLayerTypeUs), Unit: "µs", Doc: "mean time per MoE layer of the collectives of one type", Base: MetricHCCLPerLayerCount},
-		{Name: MetricMoELayersCount, Unit: "count", Doc: "MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)"},
-		{Name: MetricDecodeStepsCount, Unit: "count", Doc: "decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern"},
-	},
+	Metrics:  layersMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		moe := MoEOf(ctx)

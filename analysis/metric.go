@@ -12,10 +12,14 @@ import (
 )
 
 // Metric declares one metric a pass sets, or a family of them: a name with
-// one variable part in angle brackets (hccl.<type>.time_us). Each pass
-// lists its metrics in its Metrics field, next to its Run; MetricTable
-// gathers them. Rules, renderers and the comparison name metrics through
-// the Metric* constants and Family values declared with the passes.
+// one variable part in angle brackets (hccl.<type>.time_us). Each metric is
+// declared once, next to its pass, as a Metric* (or Family*) constant in
+// the block "Metrics of the NAME pass", whose line comment is its unit and
+// doc ("µs: sum of HCCL big ops"; a family's "count, base
+// MetricHCCLTotalCount: ..."); go generate ./results/metric writes the
+// rows of metrics_gen.go from them, and the pass's Metrics field is its
+// slice of those rows. MetricTable gathers them. Rules, renderers and the
+// comparison name metrics through the constants.
 type Metric struct {
 	Name string
 	// Unit is µs, count, ratio, tokens, rank or stream (a stream id).

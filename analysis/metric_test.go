@@ -51,6 +51,9 @@ func TestMetricTableValid(t *testing.T) {
 		require.Equal(t, m, got)
 	}
 	require.Equal(t, "hccl.allgather.time_us", FamilyHCCLTypeUs.Of("allgather"))
+	// the doc written in the constant's comment lists the model's types
+	hc, _ := LookupMetric(string(FamilyHCCLTypeUs))
+	require.Equal(t, "HCCL big ops of one type: "+strings.Join(model.HCCLTypes(), ", "), hc.Doc)
 	require.Equal(t, "event_wait.stream.2.count", FamilyEventWaitStreamCount.Of("2"))
 	m, ok := LookupMetric("skew.free.max_rank")
 	require.True(t, ok)

@@ -127,27 +127,27 @@ const MoEMaxPositions = 256
 
 // Metrics of the moe pass.
 const (
-	MetricMoERoutingUs        = "moe.routing.time_us"
-	MetricMoERoutingCount     = "moe.routing.count"
-	MetricMoECumsumUs         = "moe.cumsum.time_us"
-	MetricMoECumsumCount      = "moe.cumsum.count"
-	MetricMoECumsumAICPUUs    = "moe.cumsum.aicpu.time_us"
-	MetricMoECumsumAICPUCount = "moe.cumsum.aicpu.count"
-	MetricMoEGMMUs            = "moe.gmm.time_us"
-	MetricMoEGMMCount         = "moe.gmm.count"
-	MetricMoEGMMTokens        = "moe.gmm.tokens"
-	MetricMoEGatingUs         = "moe.gating.time_us"
-	MetricMoEGatingCount      = "moe.gating.count"
-	MetricMoEDispatchUs       = "moe.dispatch.time_us"
-	MetricMoEDispatchCount    = "moe.dispatch.count"
-	MetricMoECombineUs        = "moe.combine.time_us"
-	MetricMoECombineCount     = "moe.combine.count"
-	MetricMoEDispatchLayerUs  = "moe.dispatch.per_layer.time_us"
-	MetricMoECombineLayerUs   = "moe.combine.per_layer.time_us"
-	MetricMoEGMMLayerUs       = "moe.gmm.per_layer.time_us"
-	MetricMoEDispatchShare    = "moe.dispatch_combine.share"
-	MetricCumsumOtherUs       = "cumsum.other.time_us"
-	MetricCumsumOtherCount    = "cumsum.other.count"
+	MetricMoERoutingUs        = "moe.routing.time_us"            // µs: MoeInitRouting* kernels (Custom, V2, V3)
+	MetricMoERoutingCount     = "moe.routing.count"              // count: number of MoeInitRouting* kernels (one per MoE layer executed)
+	MetricMoECumsumUs         = "moe.cumsum.time_us"             // µs: Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)
+	MetricMoECumsumCount      = "moe.cumsum.count"               // count: number of MoE routing-path Cumsum kernels
+	MetricMoECumsumAICPUUs    = "moe.cumsum.aicpu.time_us"       // µs: MoE routing-path Cumsum kernels that ran on the AI CPU
+	MetricMoECumsumAICPUCount = "moe.cumsum.aicpu.count"         // count: number of those
+	MetricMoEGMMUs            = "moe.gmm.time_us"                // µs: GroupedMatmul* kernels
+	MetricMoEGMMCount         = "moe.gmm.count"                  // count: number of GroupedMatmul* kernels
+	MetricMoEGMMTokens        = "moe.gmm.tokens"                 // tokens: sum of the first dimension of each GroupedMatmul's first input (tokens routed to this rank's experts)
+	MetricMoEGatingUs         = "moe.gating.time_us"             // µs: MoeGatingTopK* kernels
+	MetricMoEGatingCount      = "moe.gating.count"               // count: number of MoeGatingTopK* kernels
+	MetricMoEDispatchUs       = "moe.dispatch.time_us"           // µs: dispatch kernels (MoeDistributeDispatch*, MoeTokenPermute, ...)
+	MetricMoEDispatchCount    = "moe.dispatch.count"             // count: number of dispatch kernels
+	MetricMoECombineUs        = "moe.combine.time_us"            // µs: combine kernels (MoeDistributeCombine*, MoeTokenUnpermute, MoeFinalizeRouting*)
+	MetricMoECombineCount     = "moe.combine.count"              // count: number of combine kernels
+	MetricMoEDispatchLayerUs  = "moe.dispatch.per_layer.time_us" // µs: dispatch time per MoE layer executed (moe.dispatch.time_us over the layers; MoeDistributeDispatch* on MC2: the token exchange and the wait for the slowest EP rank)
+	MetricMoECombineLayerUs   = "moe.combine.per_layer.time_us"  // µs: combine time per MoE layer executed
+	MetricMoEGMMLayerUs       = "moe.gmm.per_layer.time_us"      // µs: GroupedMatmul time per MoE layer executed (the experts' compute)
+	MetricMoEDispatchShare    = "moe.dispatch_combine.share"     // ratio: dispatch + combine over the MoE kernels' time (routing, Cumsum, gating, GroupedMatmul, dispatch, combine)
+	MetricCumsumOtherUs       = "cumsum.other.time_us"           // µs: Cumsum kernels outside the MoE routing path (e.g. the sampler's top-p)
+	MetricCumsumOtherCount    = "cumsum.other.count"             // count: number of those
 )
 
 // MoEPass finds the MoE routing kernels and the Cumsum kernels in the
@@ -166,29 +166,7 @@ moe.gmm.per_layer.time_us divide by the MoE layers executed (on any
 dispatcher path); moe.dispatch_combine.share is dispatch + combine over
 every MoE kernel's time.`,
 	Requires: []*Pass{TimelinePass},
-	Metrics: []Metric{
-		{Name: MetricMoERoutingUs, Unit: "µs", Doc: "MoeInitRouting* kernels (Custom, V2, V3)"},
-		{Name: MetricMoERoutingCount, Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)"},
-		{Name: MetricMoECumsumUs, Unit: "µs", Doc: "Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)"},
-		{Name: MetricMoECumsumCount, Unit: "count", Doc: "number of MoE routing-path Cumsum kernels"},
-		{Name: MetricMoECumsumAICPUUs, Unit: "µs", Doc: "MoE routing-path Cumsum kernels that ran on the AI CPU"},
-		{Name: MetricMoECumsumAICPUCount, Unit: "count", Doc: "number of those"},
-		{Name: MetricMoEGMMUs, Unit: "µs", Doc: "GroupedMatmul* kernels"},
-		{Name: MetricMoEGMMCount, Unit: "count", Doc: "number of GroupedMatmul* kernels"},
-		{Name: MetricMoEGMMTokens, Unit: "tokens", Doc: "sum of the first dimension of each GroupedMatmul's first input (tokens routed to this rank's experts)"},
-		{Name: MetricMoEGatingUs, Unit: "µs", Doc: "MoeGatingTopK* kernels"},
-		{Name: MetricMoEGatingCount, Unit: "count", Doc: "number of MoeGatingTopK* kernels"},
-		{Name: MetricMoEDispatchUs, Unit: "µs", Doc: "dispatch kernels (MoeDistributeDispatch*, MoeTokenPermute, ...)"},
-		{Name: MetricMoEDispatchCount, Unit: "count", Doc: "number of dispatch kernels"},
-		{Name: MetricMoECombineUs, Unit: "µs", Doc: "combine kernels (MoeDistributeCombine*, MoeTokenUnpermute, MoeFinalizeRouting*)"},
-		{Name: MetricMoECombineCount, Unit: "count", Doc: "number of combine kernels"},
-		{Name: MetricMoEDispatchLayerUs, Unit: "µs", Doc: "dispatch time per MoE layer executed (moe.dispatch.time_us over the layers; MoeDistributeDispatch* on MC2: the token exchange and the wait for the slowest EP rank)"},
-		{Name: MetricMoECombineLayerUs, Unit: "µs", Doc: "combine time per MoE layer executed"},
-		{Name: MetricMoEGMMLayerUs, Unit: "µs", Doc: "GroupedMatmul time per MoE layer executed (the experts' compute)"},
-		{Name: MetricMoEDispatchShare, Unit: "ratio", Doc: "dispatch + combine over the MoE kernels' time (routing, Cumsum, gating, GroupedMatmul, dispatch, combine)"},
-		{Name: MetricCumsumOtherUs, Unit: "µs", Doc: "Cumsum kernels outside the MoE routing path (e.g. the sampler's top-p)"},
-		{Name: MetricCumsumOtherCount, Unit: "count", Doc: "number of those"},
-	},
+	Metrics:  moeMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := TimelineOf(ctx)

@@ -8,9 +8,9 @@ import (
 
 // Metrics of the moe_wait cluster pass.
 const (
-	MetricMoEDispatchWaitLayerUs = "moe.dispatch.wait.per_layer.time_us"
-	MetricMoECombineWaitLayerUs  = "moe.combine.wait.per_layer.time_us"
-	MetricMoEDispatchWaitShare   = "moe.dispatch_combine.wait.share"
+	MetricMoEDispatchWaitLayerUs = "moe.dispatch.wait.per_layer.time_us" // µs: per MoE layer, the dispatch kernel's time beyond the EP group's shortest for that layer (waiting for the slowest rank), mean over ranks
+	MetricMoECombineWaitLayerUs  = "moe.combine.wait.per_layer.time_us"  // µs: the same for the combine kernels
+	MetricMoEDispatchWaitShare   = "moe.dispatch_combine.wait.share"     // ratio: those waits over the dispatch + combine time of the ranks compared
 )
 
 var moeWaitNames = []string{MetricMoEDispatchWaitLayerUs, MetricMoECombineWaitLayerUs, MetricMoEDispatchWaitShare}
@@ -43,11 +43,7 @@ moe.combine.wait.per_layer.time_us are those excesses per layer, mean
 over the ranks compared; moe.dispatch_combine.wait.share is their sum over
 the dispatch + combine time. An estimate: the shortest rank's own wait and
 any transfer-time spread count as work.`,
-	Metrics: []Metric{
-		{Name: MetricMoEDispatchWaitLayerUs, Unit: "µs", Doc: "per MoE layer, the dispatch kernel's time beyond the EP group's shortest for that layer (waiting for the slowest rank), mean over ranks"},
-		{Name: MetricMoECombineWaitLayerUs, Unit: "µs", Doc: "the same for the combine kernels"},
-		{Name: MetricMoEDispatchWaitShare, Unit: "ratio", Doc: "those waits over the dispatch + combine time of the ranks compared"},
-	},
+	Metrics: moeWaitMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &MoEWaitResult{}
 		groups, why := moeWaitGroups(ctx)

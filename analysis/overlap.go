@@ -29,12 +29,12 @@ func breakdown(compute, comm []Interval, start, end int64) Breakdown {
 
 // Metrics of the overlap pass.
 const (
-	MetricDeviceWindowUs      = "device.window.time_us"
-	MetricComputingUs         = "overlap.computing.time_us"
-	MetricCommunicationUs     = "overlap.communication.time_us"
-	MetricCommNotOverlappedUs = "overlap.communication_not_overlapped.time_us"
-	MetricOverlappedUs        = "overlap.overlapped.time_us"
-	MetricFreeUs              = "overlap.free.time_us"
+	MetricDeviceWindowUs      = "device.window.time_us"                        // µs: last end minus first start over compute kernels and HCCL big ops
+	MetricComputingUs         = "overlap.computing.time_us"                    // µs: union of compute-kernel intervals
+	MetricCommunicationUs     = "overlap.communication.time_us"                // µs: union of HCCL big-op intervals
+	MetricCommNotOverlappedUs = "overlap.communication_not_overlapped.time_us" // µs: communication minus computing
+	MetricOverlappedUs        = "overlap.overlapped.time_us"                   // µs: communication that overlaps computing
+	MetricFreeUs              = "overlap.free.time_us"                         // µs: window minus the union of computing and communication (device idle)
 )
 
 // OverlapPass measures the time breakdown over the whole profiled window.
@@ -48,14 +48,7 @@ intervals; overlap.communication.time_us the union of HCCL big ops;
 overlap.communication_not_overlapped.time_us is communication minus
 computing; overlap.free.time_us is the window minus the union of both.`,
 	Requires: []*Pass{TimelinePass},
-	Metrics: []Metric{
-		{Name: MetricDeviceWindowUs, Unit: "µs", Doc: "last end minus first start over compute kernels and HCCL big ops"},
-		{Name: MetricComputingUs, Unit: "µs", Doc: "union of compute-kernel intervals"},
-		{Name: MetricCommunicationUs, Unit: "µs", Doc: "union of HCCL big-op intervals"},
-		{Name: MetricCommNotOverlappedUs, Unit: "µs", Doc: "communication minus computing"},
-		{Name: MetricOverlappedUs, Unit: "µs", Doc: "communication that overlaps computing"},
-		{Name: MetricFreeUs, Unit: "µs", Doc: "window minus the union of computing and communication (device idle)"},
-	},
+	Metrics:  overlapMetrics,
 	Run: func(ctx *Context) (any, error) {
 		tl := TimelineOf(ctx)
 		if !tl.HaveWindow {

@@ -7,8 +7,10 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// MetricDecodeStepUs is the replay pass's metric.
-const MetricDecodeStepUs = "decode.step.time_us"
+// Metrics of the replay pass.
+const (
+	MetricDecodeStepUs = "decode.step.time_us" // µs: mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps
+)
 
 // ReplayPass keeps the rank's compact decode-step timeline for the what-if
 // replay (package replay) and measures the decode step time.
@@ -25,9 +27,7 @@ step's extra collectives). The pass also keeps, for at most replay.MaxSteps
 steps, the compute stream's tasks with their gaps, the waits and what each
 waited on, and the collectives with their group, arrival and duration.`,
 	Requires: []*Pass{TimelinePass, LayersPass},
-	Metrics: []Metric{
-		{Name: MetricDecodeStepUs, Unit: "µs", Doc: "mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps"},
-	},
+	Metrics:  replayMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := TimelineOf(ctx)

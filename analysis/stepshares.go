@@ -14,9 +14,9 @@ type StepSharesResult struct {
 
 // Metrics of the stepshares pass.
 const (
-	MetricStepsExposedMaxShare = "steps.communication_not_overlapped.max_share"
-	MetricStepsWindowUs        = "steps.window.time_us"
-	MetricStepsFreeUs          = "steps.free.time_us"
+	MetricStepsExposedMaxShare = "steps.communication_not_overlapped.max_share" // ratio: largest share of one ProfilerStep's device window spent in communication not overlapped with compute
+	MetricStepsWindowUs        = "steps.window.time_us"                         // µs: ProfilerSteps' device windows, summed (the time between steps is not in it)
+	MetricStepsFreeUs          = "steps.free.time_us"                           // µs: idle device time within ProfilerSteps, summed
 )
 
 // StepSharesPass measures the steps' exposed communication and free time.
@@ -29,11 +29,7 @@ ProfilerStep's device window spent in communication not overlapped with
 compute; steps.window.time_us and steps.free.time_us sum the steps' device
 windows and idle time (the time between steps is in neither).`,
 	Requires: []*Pass{StepsPass},
-	Metrics: []Metric{
-		{Name: MetricStepsExposedMaxShare, Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute"},
-		{Name: MetricStepsWindowUs, Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)"},
-		{Name: MetricStepsFreeUs, Unit: "µs", Doc: "idle device time within ProfilerSteps, summed"},
-	},
+	Metrics:  stepsharesMetrics,
 	Run: func(ctx *Context) (any, error) {
 		steps := StepsOf(ctx)
 		names := []string{MetricStepsExposedMaxShare, MetricStepsWindowUs, MetricStepsFreeUs}

@@ -10,7 +10,7 @@ package metric
 
 import "strings"
 
-//go:generate go run ./gen -o names.go
+//go:generate go run ./gen -o names.go -rows ../../analysis/metrics_gen.go
 
 // Family is a family of metrics with a variable part in angle brackets:
 // "hccl.<type>.time_us".

@@ -1,7 +1,15 @@
-// Command gen writes results/metric/names.go from the analysis package's
-// sources: every string constant named Metric* or Family* (the metric
-// table's names) and the constants a writer shows (extra), as one table
-// sorted by name, each line naming the analysis file that declares it.
+// Command gen writes the two files derived from the metric declarations of
+// the analysis package's sources, where each metric is one constant whose
+// line comment is its unit and doc ("µs: sum of HCCL big ops", a family's
+// "count, base MetricHCCLTotalCount: ..."), in a block whose doc comment
+// begins "Metrics of the NAME pass":
+//
+//   - results/metric/names.go: every string constant named Metric* or
+//     Family* (the metric table's names) and the constants a writer shows
+//     (extra), as one table sorted by name, each line naming the analysis
+//     file that declares it;
+//   - analysis/metrics_gen.go: each pass's Metrics rows (NAMEMetrics), in
+//     the order of its constants.
 package main
 
 import (
@@ -29,11 +37,18 @@ var extra = map[string]bool{
 
 func main() {
 	out := flag.String("o", "names.go", "file to write")
+	rowsOut := flag.String("rows", "../../analysis/metrics_gen.go", "the analysis's Metrics rows file to write")
 	src := flag.String("analysis", "../../analysis", "the analysis package's folder")
 	flag.Parse()
 	b, err := generate(*src)
 	if err == nil {
 		err = os.WriteFile(*out, b, 0o644)
+	}
+	if err == nil {
+		b, err = generateRows(*src)
+	}
+	if err == nil {
+		err = os.WriteFile(*rowsOut, b, 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
