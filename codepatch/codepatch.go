@@ -11,22 +11,22 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/deploy"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // Make returns the patch of spec against dir: within spec.Scope
 // ("Class.method" of spec.File), every keyword argument or assignment
 // `NAME=...` / `NAME = ...` of a name in spec.Set gets the given value. An
 // error says which of the file, the scope or a name was not found.
-func Make(dir string, spec rules.PatchSpec) (rules.CodePatch, error) {
+func Make(dir string, spec results.PatchSpec) (results.CodePatch, error) {
 	rel, text, err := find(dir, spec.File)
 	if err != nil {
-		return rules.CodePatch{}, err
+		return results.CodePatch{}, err
 	}
 	lines := strings.SplitAfter(text, "\n")
 	lo, hi, err := scope(lines, spec.Scope)
 	if err != nil {
-		return rules.CodePatch{}, fmt.Errorf("%s: %v", rel, err)
+		return results.CodePatch{}, fmt.Errorf("%s: %v", rel, err)
 	}
 	for _, name := range spec.Names() {
 		re := regexp.MustCompile(`(\b` + regexp.QuoteMeta(name) + `\s*=\s*)([^,)\s#]+)`)
@@ -38,17 +38,17 @@ func Make(dir string, spec rules.PatchSpec) (rules.CodePatch, error) {
 			}
 		}
 		if n == 0 {
-			return rules.CodePatch{}, fmt.Errorf("%s: no %s= in %s", rel, name, spec.Scope)
+			return results.CodePatch{}, fmt.Errorf("%s: no %s= in %s", rel, name, spec.Scope)
 		}
 	}
 	d, err := deploy.UnifiedDiffNamed(rel, text, strings.Join(lines, ""))
 	if err != nil {
-		return rules.CodePatch{}, err
+		return results.CodePatch{}, err
 	}
 	if d == "" {
-		return rules.CodePatch{}, fmt.Errorf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", "))
+		return results.CodePatch{}, fmt.Errorf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", "))
 	}
-	return rules.CodePatch{File: rel, Diff: d}, nil
+	return results.CodePatch{File: rel, Diff: d}, nil
 }
 
 // find reads file under dir: dir is a checkout (dir/vllm_ascend/...) or

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 	"github.com/stretchr/testify/require"
 )
@@ -46,7 +47,7 @@ class TokenDispatcherWithAllGather:
         return hidden_states
 `
 
-func spec() rules.PatchSpec {
+func spec() results.PatchSpec {
 	set, err := rules.Parse("t.yaml", []byte(`rules:
   - id: team-patch
     title: t

@@ -13,7 +13,6 @@ import (
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // generate writes a scenario and returns its analysis document, after a
@@ -141,7 +140,7 @@ func ptrInt(v int) *int { return &v }
 // Findings: resolved (with the measured effect on its metric, scaled to the
 // before side's step count), new, persisting.
 func TestCompareFindings(t *testing.T) {
-	mk := func(steps int, cumsum, free float64, fs ...rules.Finding) *results.Document {
+	mk := func(steps int, cumsum, free float64, fs ...results.Finding) *results.Document {
 		d := &results.Document{Schema: results.Schema, Findings: fs}
 		for r := 0; r < 2; r++ {
 			rd := results.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": cumsum, "overlap.free.time_us": free + float64(r)},
@@ -153,10 +152,10 @@ func TestCompareFindings(t *testing.T) {
 		}
 		return d
 	}
-	fCumsum := rules.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 400, Ranks: []int{0, 1},
-		Evidence: []rules.Evidence{{Metric: "moe.cumsum.time_us", Rank: ptrInt(0), Value: 400}}}
-	fGraph := rules.Finding{Rule: "graph-capture-sizes", Title: "graph", Severity: "medium", SavingUs: 300}
-	fNew := rules.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 50}
+	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 400, Ranks: []int{0, 1},
+		Evidence: []results.Evidence{{Metric: "moe.cumsum.time_us", Rank: ptrInt(0), Value: 400}}}
+	fGraph := results.Finding{Rule: "graph-capture-sizes", Title: "graph", Severity: "medium", SavingUs: 300}
+	fNew := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 50}
 	before := mk(4, 400, 1000, fCumsum, fGraph)
 	// After: 8 steps (twice the capture), Cumsum gone, free 600 over 8 steps = 300 per 4 steps.
 	after := mk(8, 0, 600, fGraph, fNew)

@@ -177,7 +177,7 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 	require.Equal(t, refs(side, 3), f.MeasuredPartial, "moe.cumsum.time_us of rank 3 is partial")
 	require.Equal(t, side == compare.SideBefore, f.SavingUncertain, "the prediction is the before side's")
 	require.Empty(t, f.StatusPartial, "a persisting finding's status is judged on both sides")
-	var cutF *rules.Finding
+	var cutF *results.Finding
 	for i := range cut.Findings {
 		if cut.Findings[i].Rule == "moe-routing-cumsum" {
 			cutF = &cut.Findings[i]
@@ -296,7 +296,7 @@ func TestCompareWholeNotPartial(t *testing.T) {
 // judged on that cut file (status_partial); a new finding while the before
 // side has one, likewise.
 func TestCompareStatusPartial(t *testing.T) {
-	mk := func(partialRank int, fs ...rules.Finding) *results.Document {
+	mk := func(partialRank int, fs ...results.Finding) *results.Document {
 		d := &results.Document{Schema: results.Schema, Findings: fs}
 		for r := 0; r < 3; r++ {
 			rd := results.RankDoc{Rank: r, Metrics: map[string]float64{"moe.cumsum.time_us": 10, "event_wait.time_us": 5}, Unavailable: map[string]string{}}
@@ -308,8 +308,8 @@ func TestCompareStatusPartial(t *testing.T) {
 		}
 		return d
 	}
-	fCumsum := rules.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 40}
-	fWait := rules.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 5}
+	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 40}
+	fWait := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 5}
 	r := compare.Compare(mk(0, fCumsum), mk(2, fWait), compare.Options{})
 	c, _ := r.Finding("moe-routing-cumsum")
 	require.Equal(t, compare.FindingResolved, c.Status)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -33,7 +34,7 @@ func (b *builder) editConflicts(left map[string]string) {
 // diffs sets the plan's deploy diff (the report's combined diff) from the
 // actions of its steps in order, and gives each finding that requires
 // another fix a diff that holds that fix's edits first.
-func (b *builder) diffs(p *rules.Plan, ed rules.Editor) {
+func (b *builder) diffs(p *results.Plan, ed rules.Editor) {
 	var lists [][]fix.Action
 	for _, st := range p.Steps {
 		lists = append(lists, b.byRule[st.Rule].Actions)

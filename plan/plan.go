@@ -1,6 +1,6 @@
 // Package plan predicts what each finding's fix gains and builds one fix
 // plan that can be applied as it is. Each rule's fix is a list of typed
-// transforms (rules.Transform); the decode-step timeline of every rank
+// transforms (results.Transform); the decode-step timeline of every rank
 // (analysis/replay) is replayed with them. The plan applies fixes one after
 // the other, each predicted on the timeline the earlier ones left, picking
 // at each step the fix that gains most among those whose requirements are
@@ -14,6 +14,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/analysis/replay"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -43,12 +44,12 @@ type builder struct {
 	tl     *replay.Timeline // nil: nothing to replay
 	base   *float64         // measured step time (ns), nil when unmeasured
 	steps  float64          // decode steps in the capture (mean over ranks)
-	byRule map[string]*rules.Finding
+	byRule map[string]*results.Finding
 	why    string // why nothing is replayed
 }
 
 func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
-	b := &builder{rep: rep, byRule: map[string]*rules.Finding{}}
+	b := &builder{rep: rep, byRule: map[string]*results.Finding{}}
 	for i := range rep.Findings {
 		b.byRule[rep.Findings[i].Rule] = &rep.Findings[i]
 	}
@@ -77,7 +78,7 @@ func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
 
 // transforms returns f's replay transforms with those of the fired rules
 // it requires (theirs first), and the rules it required.
-func (b *builder) transforms(f *rules.Finding, seen map[string]bool) ([]replay.Transform, []string, error) {
+func (b *builder) transforms(f *results.Finding, seen map[string]bool) ([]replay.Transform, []string, error) {
 	if seen[f.Rule] {
 		return nil, nil, nil
 	}
@@ -106,7 +107,7 @@ func (b *builder) transforms(f *rules.Finding, seen map[string]bool) ([]replay.T
 }
 
 // toReplay turns a rule's transform into the replay's.
-func toReplay(t rules.Transform) (replay.Transform, error) {
+func toReplay(t results.Transform) (replay.Transform, error) {
 	switch t.Kind {
 	case "remove_kernels":
 		return replay.RemoveKernels{Op: t.Op, After: t.After}, nil
@@ -126,12 +127,12 @@ func toReplay(t rules.Transform) (replay.Transform, error) {
 	return nil, fmt.Errorf("unknown transform %q", t.Kind)
 }
 
-// prediction turns replayed step times (ns) into a rules.Prediction on the
+// prediction turns replayed step times (ns) into a results.Prediction on the
 // measured step time.
-func (b *builder) prediction(beforeNs, replayBefore, replayAfter float64, bound bool, basis string) *rules.Prediction {
+func (b *builder) prediction(beforeNs, replayBefore, replayAfter float64, bound bool, basis string) *results.Prediction {
 	after := beforeNs * replayAfter / replayBefore
 	sp, tp := replay.Change(beforeNs, after)
-	return &rules.Prediction{StepTimeUs: rules.BeforeAfter{Before: round1(beforeNs / 1000), After: round1(after / 1000)},
+	return &results.Prediction{StepTimeUs: results.BeforeAfter{Before: round1(beforeNs / 1000), After: round1(after / 1000)},
 		StepTimeChangePct: round2(sp), ThroughputChangePct: round2(tp), UpperBound: bound, Basis: basis}
 }
 
@@ -146,7 +147,7 @@ func sign(v float64) float64 {
 }
 
 // alone predicts f's fix (with what it requires) on the measured profile.
-func (b *builder) alone(f *rules.Finding) *rules.Prediction {
+func (b *builder) alone(f *results.Finding) *results.Prediction {
 	if b.base == nil {
 		return nil
 	}
@@ -175,7 +176,7 @@ func (b *builder) alone(f *rules.Finding) *rules.Prediction {
 
 // bound is the upper bound of a fix that cannot be replayed: its rule's
 // saving over the capture's decode steps.
-func (b *builder) bound(f *rules.Finding, why string) *rules.Prediction {
+func (b *builder) bound(f *results.Finding, why string) *results.Prediction {
 	if f.SavingUs <= 0 || b.steps <= 0 {
 		return nil
 	}

@@ -5,14 +5,14 @@ import (
 	"sort"
 
 	"github.com/npuprof/npuprof/analysis/replay"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // plan orders the predicted fixes and applies them cumulatively.
-func (b *builder) plan() *rules.Plan {
-	p := &rules.Plan{Steps: []rules.PlanStep{}}
+func (b *builder) plan() *results.Plan {
+	p := &results.Plan{Steps: []results.PlanStep{}}
 	left := b.leftOut()
-	var replayable, bounded []*rules.Finding
+	var replayable, bounded []*results.Finding
 	for i := range b.rep.Findings {
 		f := &b.rep.Findings[i]
 		if f.Predicted == nil || left[f.Rule] != "" {
@@ -59,8 +59,8 @@ func (b *builder) plan() *rules.Plan {
 }
 
 // step is a plan step of f with its cumulative prediction.
-func (b *builder) step(f *rules.Finding, pr *rules.Prediction) rules.PlanStep {
-	st := rules.PlanStep{Rule: f.Rule, StepTimeUs: pr.StepTimeUs, StepTimeChangePct: pr.StepTimeChangePct,
+func (b *builder) step(f *results.Finding, pr *results.Prediction) results.PlanStep {
+	st := results.PlanStep{Rule: f.Rule, StepTimeUs: pr.StepTimeUs, StepTimeChangePct: pr.StepTimeChangePct,
 		ThroughputChangePct: pr.ThroughputChangePct, UpperBound: pr.UpperBound, Requires: []string{},
 		Needs: f.Needs, Basis: pr.Basis}
 	for _, r := range f.Requires {
@@ -72,16 +72,16 @@ func (b *builder) step(f *rules.Finding, pr *rules.Prediction) rules.PlanStep {
 }
 
 // total sets the plan's total and what it left out.
-func (b *builder) total(p *rules.Plan, now float64, left map[string]string) {
+func (b *builder) total(p *results.Plan, now float64, left map[string]string) {
 	sp, tp := replay.Change(*b.base, now)
-	p.StepTimeUs = rules.BeforeAfter{Before: round1(*b.base / 1000), After: round1(now / 1000)}
+	p.StepTimeUs = results.BeforeAfter{Before: round1(*b.base / 1000), After: round1(now / 1000)}
 	p.StepTimeChangePct, p.ThroughputChangePct = round2(sp), round2(tp)
 	for _, st := range p.Steps {
 		p.UpperBound = p.UpperBound || st.UpperBound
 	}
 	for _, f := range b.rep.Findings {
 		if why := left[f.Rule]; why != "" {
-			p.LeftOut = append(p.LeftOut, rules.LeftOut{Rule: f.Rule, Reason: why})
+			p.LeftOut = append(p.LeftOut, results.LeftOut{Rule: f.Rule, Reason: why})
 		}
 	}
 }
@@ -95,7 +95,7 @@ type failure struct {
 
 // pick replays every candidate whose requirements are placed on cur and
 // returns the one that leaves the shortest step (-1 when none can go).
-func (b *builder) pick(cur *replay.Timeline, cands []*rules.Finding, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
+func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
 	best := -1
 	var bp replay.Prediction
 	var bt *replay.Timeline
@@ -123,7 +123,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Finding, placed map[
 }
 
 // requiresPlaced reports whether every fired rule f requires is placed.
-func requiresPlaced(f *rules.Finding, placed map[string]bool, byRule map[string]*rules.Finding) bool {
+func requiresPlaced(f *results.Finding, placed map[string]bool, byRule map[string]*results.Finding) bool {
 	for _, r := range f.Requires {
 		if byRule[r.Rule] != nil && !placed[r.Rule] {
 			return false
@@ -133,8 +133,8 @@ func requiresPlaced(f *rules.Finding, placed map[string]bool, byRule map[string]
 }
 
 // drop removes cands[i] and every candidate left out.
-func drop(cands []*rules.Finding, i int, left map[string]string) []*rules.Finding {
-	var out []*rules.Finding
+func drop(cands []*results.Finding, i int, left map[string]string) []*results.Finding {
+	var out []*results.Finding
 	for j, f := range cands {
 		if j != i && left[f.Rule] == "" {
 			out = append(out, f)
@@ -149,7 +149,7 @@ func drop(cands []*rules.Finding, i int, left map[string]string) []*rules.Findin
 // fire or is left out.
 func (b *builder) leftOut() map[string]string {
 	left := map[string]string{}
-	in := func(f *rules.Finding) bool { return f != nil && f.Predicted != nil && left[f.Rule] == "" }
+	in := func(f *results.Finding) bool { return f != nil && f.Predicted != nil && left[f.Rule] == "" }
 	for i := range b.rep.Findings {
 		if f := &b.rep.Findings[i]; f.NeedsUnmet != "" {
 			left[f.Rule] = f.NeedsUnmet

@@ -26,8 +26,8 @@ import (
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // The browser test opens reports in real headless Chromium over the
@@ -307,10 +307,10 @@ func TestHTMLCopyIsExact(t *testing.T) {
 	for _, d := range []string{diff1, diff2, all} {
 		require.Contains(t, d, "\r\n", "the fixture is a CRLF diff")
 	}
-	findings := []rules.Finding{
-		{Rule: "comm-ep-flashcomm", Severity: rules.SeverityHigh, Title: "FLASHCOMM1 off", SavingUs: 200,
+	findings := []results.Finding{
+		{Rule: "comm-ep-flashcomm", Severity: results.SeverityHigh, Title: "FLASHCOMM1 off", SavingUs: 200,
 			Fix: "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\r\n\tthen restart " + hostileName + "\n", Diff: diff1},
-		{Rule: "parallel-strategy", Severity: rules.SeverityMedium, Title: "EP off", SavingUs: 100, Fix: "drop --enable-expert-parallel", Diff: diff2},
+		{Rule: "parallel-strategy", Severity: results.SeverityMedium, Title: "EP off", SavingUs: 100, Fix: "drop --enable-expert-parallel", Diff: diff2},
 	}
 	// what the JSON document holds (a JSON round trip of each string)
 	doc := func(v string) string {

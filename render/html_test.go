@@ -23,7 +23,6 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
-	"github.com/npuprof/npuprof/rules"
 )
 
 func renderHTML(t testing.TB, in HTMLInput) string {
@@ -310,7 +309,7 @@ func TestHTMLReportStaysSmall(t *testing.T) {
 
 func TestHTMLFindingsEmptyAndNil(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
-	for _, fs := range [][]rules.Finding{nil, {}} {
+	for _, fs := range [][]results.Finding{nil, {}} {
 		page := renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 		present(t, page, "No rule fired")
 	}
@@ -409,13 +408,13 @@ func TestHTMLReportTracegenFullSize(t *testing.T) {
 // and in the headline, never "0.0µs".
 func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
-	fs := []rules.Finding{{Rule: "env-hygiene", Severity: rules.SeverityLow, Title: "HCCL_BUFFSIZE not set", Ranks: []int{0}}}
+	fs := []results.Finding{{Rule: "env-hygiene", Severity: results.SeverityLow, Title: "HCCL_BUFFSIZE not set", Ranks: []int{0}}}
 	page := renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 	present(t, page, `<span class="saving" title="the rule gives no saving estimate">no saving estimated</span>`)
 	present(t, page, "none estimated")
 	absent(t, page, "est. saving <b>0.0µs</b>")
 
-	fs = append(fs, rules.Finding{Rule: "moe-routing-cumsum", Severity: rules.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: 269.5})
+	fs = append(fs, results.Finding{Rule: "moe-routing-cumsum", Severity: results.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: 269.5})
 	page = renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 	present(t, page, "est. saving <b>269.5µs</b>")
 	absent(t, page, "none estimated")
@@ -425,7 +424,7 @@ func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 // the HTML, the terminal and JUnit.
 func TestFindingDiffErrorShown(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
-	fs := []rules.Finding{{Rule: "graph-capture-sizes", Severity: rules.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: 10,
+	fs := []results.Finding{{Rule: "graph-capture-sizes", Severity: results.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: 10,
 		Fix: "capture 25", DiffError: "run.sh: line 3: --compilation-config value: not a JSON object"}}
 	page := renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 	present(t, page, `<p class="na">No diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object</p>`)

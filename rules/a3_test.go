@@ -10,6 +10,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/results"
 )
 
 // Issue 21's acceptance on tracegen's A3 scenario (the second field
@@ -103,7 +104,7 @@ func TestA3FieldReport(t *testing.T) {
 func TestA3AfterStates(t *testing.T) {
 	set := builtin(t)
 	rep := evaluate(t, set, analyzed(t, "a3-tp4dp4-rc2"), nil)
-	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, results.StatusClear, status(rep, "vllm-ascend-upgrade").Status)
 	require.NotNil(t, finding(rep, "parallel-strategy"))
 	res := analyzed(t, "a3-tp8dp2-rc2")
 	fs, err := BuildFacts(res, nil, nil)
@@ -113,13 +114,13 @@ func TestA3AfterStates(t *testing.T) {
 	require.Equal(t, 8, tp.Value)
 	require.Equal(t, 2, dp.Value)
 	rep = evaluate(t, set, res, nil)
-	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, results.StatusClear, status(rep, "vllm-ascend-upgrade").Status)
 	require.Equal(t, "mc2", mustFact(t, fs, "moe.dispatcher"))
 	// TP8 x DP2 is the recommendation for one request in flight: no
 	// TP16 x DP1 advice, although the batch is as small and DP > 1
 	require.Equal(t, 1.0, res.Cluster.Metrics[analysis.MetricEnginesBusyBatch])
 	ps := status(rep, "parallel-strategy")
-	require.Equal(t, StatusClear, ps.Status, "%+v", ps)
+	require.Equal(t, results.StatusClear, ps.Status, "%+v", ps)
 	// the same profile with a smaller TP given would get it: the TP is
 	// what keeps it clear
 	rep = evaluate(t, set, withoutGroups(res), nil, "tp=4", "dp=2")
@@ -150,7 +151,7 @@ func TestA3ServingFactsAreTheBusyEngines(t *testing.T) {
 	require.NoError(t, pipeline.LoadServing(res, dir, pipeline.ServingOptions{}))
 	fs, err := BuildFacts(res, nil, nil)
 	require.NoError(t, err)
-	get := func(name string) FactValue {
+	get := func(name string) results.FactValue {
 		v, ok := fs.Get(name)
 		require.True(t, ok, name)
 		return v

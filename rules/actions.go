@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/results"
 )
 
 // Editor turns script actions into a unified diff of the deployment script
@@ -44,7 +45,7 @@ func (r *Report) AttachDiffs(ed Editor) {
 	}
 	d, err := ed.DiffActions(all)
 	if err != nil {
-		r.Outcomes = append(r.Outcomes, Outcome{Rule: "deploy-diff", Status: StatusFailed, Reason: err.Error()})
+		r.Outcomes = append(r.Outcomes, results.Outcome{Rule: "deploy-diff", Status: results.StatusFailed, Reason: err.Error()})
 	}
 	r.Diff = d
 }

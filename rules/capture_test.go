@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/vllmserve"
+	"github.com/npuprof/npuprof/results"
 )
 
 // graph-capture-sizes names one data-parallel replica's decode batch:
@@ -45,7 +46,7 @@ func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
 	require.Contains(t, f.Fix, "Each of the 2 DP replicas (dp=2) decodes about 25 of the 50 concurrent requests")
 	require.Contains(t, f.Fix, "so a 25-request decode step runs eager")
 	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=50", "capture_sizes=1,2,4,8,16,24,25")
-	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status, "25 is captured")
+	require.Equal(t, results.StatusClear, status(rep, "graph-capture-sizes").Status, "25 is captured")
 
 	// An odd division rounds up: vLLM-Ascend pads every DP rank to the
 	// largest batch, and 25 requests over 2 replicas are 13 + 12.
@@ -54,7 +55,7 @@ func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
 	require.Equal(t, "Decode batch 13 (25 concurrent requests over 2 DP replicas) has no captured graph (capture sizes 1,2,4,8,16,24)", f.Title)
 	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 13))
 	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=25", "capture_sizes=1,2,4,8,13,16,24")
-	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+	require.Equal(t, results.StatusClear, status(rep, "graph-capture-sizes").Status)
 
 	// Without capture sizes the rule falls back to the eager share, and
 	// still names the replica's batch.
@@ -69,7 +70,7 @@ func TestGraphCaptureSizesPerDPReplica(t *testing.T) {
 	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 16))
 	require.Contains(t, f.Fix, "--max-num-seqs 16 caps a decode step at 16 requests.")
 	rep = evaluate(t, set, res, nil, "dp=2", "concurrency=50", "max_num_seqs=16", "capture_sizes=1,2,4,8,16")
-	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+	require.Equal(t, results.StatusClear, status(rep, "graph-capture-sizes").Status)
 }
 
 // The data-parallel size from the deployment script (a profile without
@@ -155,7 +156,7 @@ func TestGraphCaptureSizesEnginesFromLog(t *testing.T) {
 	require.Contains(t, f.Fix, "Each of the 2 DP replicas (2 engines in vLLM's log) decodes about 25 of the 50 concurrent requests")
 	require.Contains(t, f.Fix, fmt.Sprintf(captureFix, 25))
 	rep = evaluate(t, set, &res, nil, "capture_sizes=1,2,4,8,16,24,25")
-	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+	require.Equal(t, results.StatusClear, status(rep, "graph-capture-sizes").Status)
 
 	// The dp fact wins over the log's engines.
 	f = finding(evaluate(t, set, &res, nil, "dp=4", "capture_sizes=1,2,4,8,16,24"), "graph-capture-sizes")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // observedFacts are the facts the profile measures (what ran): where the
@@ -21,21 +22,21 @@ func observedSource(src string) bool {
 }
 
 // conflictText is a conflict as a warning.
-func conflictText(c Conflict) string {
+func conflictText(c results.Conflict) string {
 	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, what ran",
 		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used))
 }
 
 // Conflicts are the facts the deployment script or --fact gave that the
 // profile contradicts (in the order found).
-func (f *FactSet) Conflicts() []Conflict { return f.conflicts }
+func (f *FactSet) Conflicts() []results.Conflict { return f.conflicts }
 
 // setGiven records a fact from the script or --fact, unless the profile
 // (or vLLM's own log) measured it with another value: then the profile's
 // value stays and the conflict is recorded (and warned about).
 func (f *FactSet) setGiven(name string, v any, source string) error {
 	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
-		c := Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
+		c := results.Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
 		f.conflicts = append(f.conflicts, c)
 		f.warnings = append(f.warnings, conflictText(c))
 		return nil
@@ -57,7 +58,7 @@ func (f *FactSet) captureConflicts(res *analysis.Result) {
 		if !okB || !okG || g < 0.5 || slices.Contains(sizes, int(b)) {
 			continue
 		}
-		c := Conflict{Fact: "capture_sizes", Profile: int(b), ProfileSource: fmt.Sprintf("profile: rank %d replayed decode graphs of batch %g", rr.Rank, b),
+		c := results.Conflict{Fact: "capture_sizes", Profile: int(b), ProfileSource: fmt.Sprintf("profile: rank %d replayed decode graphs of batch %g", rr.Rank, b),
 			Given: sizes, GivenSource: cs.Source}
 		f.conflicts = append(f.conflicts, c)
 		f.warnings = append(f.warnings, fmt.Sprintf("conflict: capture_sizes %s (%s) does not list the decode batch %g the profile replayed from a graph (rank %d); the rules use the profile's decode batch",

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results"
 )
 
 // An MC2 profile (no MoeInitRouting*) still gets the upgrade from
@@ -34,24 +35,24 @@ func TestRulesOnMC2Dispatcher(t *testing.T) {
 	require.Contains(t, f.Fix, "This profile runs 120 MoE kernels per rank on the mc2 dispatcher.")
 
 	o := status(rep, "moe-routing-cumsum")
-	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, results.StatusNotApplicable, o.Status)
 	require.Equal(t, "moe.dispatcher mc2 (rule applies to allgather)", o.Reason)
 	require.Contains(t, set.Lookup("moe-routing-cumsum").Why, "AllGather only")
 
 	// FLASHCOMM1's collectives are the AllGather path's; dispatch/combine
 	// at batch 25 is not a small batch
 	o = status(rep, "comm-ep-flashcomm")
-	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, results.StatusNotApplicable, o.Status)
 	require.Equal(t, "moe.dispatcher mc2 (rule applies to allgather)", o.Reason)
-	require.Equal(t, StatusClear, status(rep, "moe-dispatch-combine").Status)
+	require.Equal(t, results.StatusClear, status(rep, "moe-dispatch-combine").Status)
 
 	// the AllGather path: the Cumsum rule still applies, dispatch/combine does not
 	rep = evaluate(t, set, analyzed(t, "noep-cumsum"), nil, "vllm_ascend_version=v0.13.0rc1")
-	require.Equal(t, StatusFired, status(rep, "moe-routing-cumsum").Status)
+	require.Equal(t, results.StatusFired, status(rep, "moe-routing-cumsum").Status)
 	o = status(rep, "moe-dispatch-combine")
-	require.Equal(t, StatusNotApplicable, o.Status)
+	require.Equal(t, results.StatusNotApplicable, o.Status)
 	require.Equal(t, "moe.dispatcher allgather (rule applies to mc2, fused_mc2, alltoall)", o.Reason)
-	require.Equal(t, StatusFired, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, results.StatusFired, status(rep, "vllm-ascend-upgrade").Status)
 	_, err = BuildFacts(res, nil, []string{"moe.dispatcher=deepep"})
 	require.ErrorContains(t, err, "expected allgather, mc2, fused_mc2 or alltoall")
 }

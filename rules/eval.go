@@ -16,6 +16,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/units"
+	"github.com/npuprof/npuprof/results"
 )
 
 // Baseline is a saved analysis (--baseline OLD.json) reduced to what
@@ -44,15 +45,15 @@ type Input struct {
 // Report is the result of evaluating a rule set.
 type Report struct {
 	// Findings are sorted by saving, largest first.
-	Findings []Finding
+	Findings []results.Finding
 	// Outcomes are in rule order (built-in rules, user rules, budgets).
-	Outcomes []Outcome
+	Outcomes []results.Outcome
 	// Diff is every finding's edits applied together to the deployment
 	// script, as one unified diff ("" without a script or edits), filled
 	// by AttachDiffs after evaluation.
 	Diff string
 	// Plan is the fix plan (package plan), nil when none was built.
-	Plan *Plan
+	Plan *results.Plan
 	// Warnings are about the rules' inputs, for people: e.g. a --deploy
 	// script that starts several `vllm serve` commands, and which one the
 	// facts and the diff use.
@@ -60,23 +61,26 @@ type Report struct {
 }
 
 // Failed returns the outcomes with status failed.
-func (r *Report) Failed() []Outcome {
-	var out []Outcome
+func (r *Report) Failed() []results.Outcome {
+	var out []results.Outcome
 	for _, o := range r.Outcomes {
-		if o.Status == StatusFailed {
+		if o.Status == results.StatusFailed {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
+// usedInOrder is the order of a PartialInput's UsedIn.
+var usedInOrder = []string{results.UsedInWhen, results.UsedInSaving, results.UsedInSeverity, results.UsedInRanks, results.UsedInEvidence, results.UsedInText}
+
 // Evaluate runs every rule and budget of set over in.
 func Evaluate(set *Set, in *Input) *Report {
 	if in.Facts == nil {
 		in.Facts = NewFactSet()
 	}
-	rep := &Report{Findings: []Finding{}, Outcomes: []Outcome{}}
-	timed := func(eval func() (Outcome, *Finding)) {
+	rep := &Report{Findings: []results.Finding{}, Outcomes: []results.Outcome{}}
+	timed := func(eval func() (results.Outcome, *results.Finding)) {
 		t0 := time.Now()
 		o, f := eval()
 		o.Duration = time.Since(t0)
@@ -87,17 +91,17 @@ func Evaluate(set *Set, in *Input) *Report {
 	}
 	for _, r := range set.Rules {
 		if why := set.Disabled(r.ID); why != "" {
-			rep.Outcomes = append(rep.Outcomes, outcome(r, StatusDisabled, why))
+			rep.Outcomes = append(rep.Outcomes, outcome(r, results.StatusDisabled, why))
 			continue
 		}
-		timed(func() (Outcome, *Finding) { return evalRule(r, in) })
+		timed(func() (results.Outcome, *results.Finding) { return evalRule(r, in) })
 	}
 	for _, b := range set.Budgets {
 		if why := set.Disabled(b.ID); why != "" {
-			rep.Outcomes = append(rep.Outcomes, Outcome{Rule: b.ID, Status: StatusDisabled, Reason: why, File: b.File, Line: b.Line})
+			rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: b.ID, Status: results.StatusDisabled, Reason: why, File: b.File, Line: b.Line})
 			continue
 		}
-		timed(func() (Outcome, *Finding) { return evalBudget(b, in) })
+		timed(func() (results.Outcome, *results.Finding) { return evalBudget(b, in) })
 	}
 	SortFindings(rep.Findings)
 	return rep
@@ -105,12 +109,12 @@ func Evaluate(set *Set, in *Input) *Report {
 
 // SortFindings orders findings by saving (largest first), then severity,
 // then rule id.
-func SortFindings(f []Finding) {
+func SortFindings(f []results.Finding) {
 	sort.SliceStable(f, func(i, j int) bool {
 		if f[i].SavingUs != f[j].SavingUs {
 			return f[i].SavingUs > f[j].SavingUs
 		}
-		if a, b := SeverityRank(f[i].Severity), SeverityRank(f[j].Severity); a != b {
+		if a, b := results.SeverityRank(f[i].Severity), results.SeverityRank(f[j].Severity); a != b {
 			return a > b
 		}
 		return f[i].Rule < f[j].Rule
@@ -118,10 +122,10 @@ func SortFindings(f []Finding) {
 }
 
 // AtOrAbove returns the findings whose severity is at least min.
-func AtOrAbove(f []Finding, min string) []Finding {
-	var out []Finding
+func AtOrAbove(f []results.Finding, min string) []results.Finding {
+	var out []results.Finding
 	for _, x := range f {
-		if SeverityRank(x.Severity) >= SeverityRank(min) {
+		if results.SeverityRank(x.Severity) >= results.SeverityRank(min) {
 			out = append(out, x)
 		}
 	}
@@ -245,7 +249,7 @@ func (st *state) recordBaselineIn(phase, name string) {
 
 // partialInputs groups what was recorded by rank: this capture's ranks
 // first, then the baseline's.
-func (st *state) partialInputs() []PartialInput {
+func (st *state) partialInputs() []results.PartialInput {
 	if len(st.used) == 0 {
 		return nil
 	}
@@ -253,13 +257,13 @@ func (st *state) partialInputs() []PartialInput {
 		rank     int
 		baseline bool
 	}
-	byRank := map[rk]*PartialInput{}
+	byRank := map[rk]*results.PartialInput{}
 	phases := map[rk]map[string]bool{}
 	for k, ph := range st.used {
 		key := rk{k.rank, k.baseline}
 		p := byRank[key]
 		if p == nil {
-			p = &PartialInput{Rank: k.rank, Baseline: k.baseline}
+			p = &results.PartialInput{Rank: k.rank, Baseline: k.baseline}
 			if k.baseline {
 				p.Reason = "baseline " + st.in.Baseline.Path + ": " + st.in.Baseline.PartialReason[k.rank]
 			} else {
@@ -273,7 +277,7 @@ func (st *state) partialInputs() []PartialInput {
 			phases[key][x] = true
 		}
 	}
-	out := make([]PartialInput, 0, len(byRank))
+	out := make([]results.PartialInput, 0, len(byRank))
 	for key, p := range byRank {
 		sort.Strings(p.Metrics)
 		p.UsedIn = []string{}
@@ -665,41 +669,41 @@ func tidy(s string) string {
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
-func outcome(r *Rule, status, reason string) Outcome {
-	return Outcome{Rule: r.ID, Status: status, Reason: reason, File: r.File, Line: r.Line}
+func outcome(r *Rule, status, reason string) results.Outcome {
+	return results.Outcome{Rule: r.ID, Status: status, Reason: reason, File: r.File, Line: r.Line}
 }
 
 // classify turns an evaluation error into not_evaluated or failed.
-func classify(r *Rule, what string, err error) Outcome {
+func classify(r *Rule, what string, err error) results.Outcome {
 	var ne *errNotEvaluated
 	if errors.As(err, &ne) {
-		return outcome(r, StatusNotEvaluated, ne.Error())
+		return outcome(r, results.StatusNotEvaluated, ne.Error())
 	}
-	return outcome(r, StatusFailed, fmt.Sprintf("%s:%d: %s: %v", r.File, r.Line, what, err))
+	return outcome(r, results.StatusFailed, fmt.Sprintf("%s:%d: %s: %v", r.File, r.Line, what, err))
 }
 
 // evalRule evaluates one rule: when, then (if it fired) the texts, saving,
 // ranks, evidence, edits and plan fields of its finding.
-func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
+func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
 	defer func() {
 		if v := recover(); v != nil {
-			o, f = outcome(r, StatusFailed, fmt.Sprintf("internal error: panic: %v", v)), nil
+			o, f = outcome(r, results.StatusFailed, fmt.Sprintf("internal error: panic: %v", v)), nil
 		}
 	}()
 	if why := notApplicable(r, in.Facts); why != "" {
-		return outcome(r, StatusNotApplicable, why), nil
+		return outcome(r, results.StatusNotApplicable, why), nil
 	}
 	st := newState(in)
-	st.phase = UsedInWhen
+	st.phase = results.UsedInWhen
 	v, err := st.run(r.When)
 	if err != nil {
 		return classify(r, "when", err), nil
 	}
 	if !v.(bool) {
-		return outcome(r, StatusClear, "condition not met"), nil
+		return outcome(r, results.StatusClear, "condition not met"), nil
 	}
-	fd := &Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []Evidence{}}
-	st.phase = UsedInText
+	fd := &results.Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []results.Evidence{}}
+	st.phase = results.UsedInText
 	if fd.Title, err = st.render(r.Title); err != nil {
 		return classify(r, "title", err), nil
 	}
@@ -727,18 +731,18 @@ func evalRule(r *Rule, in *Input) (o Outcome, f *Finding) {
 		fd.Severity = autoSeverity(st, fd.SavingUs, savingNote != "" || r.Saving == nil)
 	}
 	fd.Partial = st.partialInputs()
-	o = outcome(r, StatusFired, "")
+	o = outcome(r, results.StatusFired, "")
 	o.Severity = fd.Severity
 	return o, fd
 }
 
 // saving sets fd's saving, or returns why it is not estimated (a note) or
 // the failed outcome.
-func (st *state) saving(r *Rule, fd *Finding) (string, *Outcome) {
+func (st *state) saving(r *Rule, fd *results.Finding) (string, *results.Outcome) {
 	if r.Saving == nil {
 		return "", nil
 	}
-	st.phase = UsedInSaving
+	st.phase = results.UsedInSaving
 	sv, err := st.run(r.Saving)
 	var ne *errNotEvaluated
 	switch {
@@ -749,18 +753,18 @@ func (st *state) saving(r *Rule, fd *Finding) (string, *Outcome) {
 		return "", &o
 	}
 	fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
-	fd.SavingUncertain = st.usedIn(UsedInSaving)
+	fd.SavingUncertain = st.usedIn(results.UsedInSaving)
 	return "", nil
 }
 
 // findingRanks sets fd's ranks: the rule's ranks expression, else every
 // analyzed rank.
-func (st *state) findingRanks(r *Rule, fd *Finding) *Outcome {
+func (st *state) findingRanks(r *Rule, fd *results.Finding) *results.Outcome {
 	if r.Ranks == nil {
 		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
 		return nil
 	}
-	st.phase = UsedInRanks
+	st.phase = results.UsedInRanks
 	rv, err := st.run(r.Ranks)
 	if err != nil {
 		o := classify(r, "ranks", err)
@@ -768,7 +772,7 @@ func (st *state) findingRanks(r *Rule, fd *Finding) *Outcome {
 	}
 	list, ok := toInts(rv)
 	if !ok {
-		o := outcome(r, StatusFailed, fmt.Sprintf("%s:%d: ranks: expected a list of ranks, got %v", r.File, r.Line, rv))
+		o := outcome(r, results.StatusFailed, fmt.Sprintf("%s:%d: ranks: expected a list of ranks, got %v", r.File, r.Line, rv))
 		return &o
 	}
 	fd.Ranks = list
@@ -777,8 +781,8 @@ func (st *state) findingRanks(r *Rule, fd *Finding) *Outcome {
 
 // findingEvidence appends the evidence that could be measured (never a 0
 // for something unmeasured) and the saving note.
-func (st *state) findingEvidence(r *Rule, fd *Finding, savingNote string) *Outcome {
-	st.phase = UsedInText // evidence notes; evidence values record themselves
+func (st *state) findingEvidence(r *Rule, fd *results.Finding, savingNote string) *results.Outcome {
+	st.phase = results.UsedInText // evidence notes; evidence values record themselves
 	for _, es := range r.Evidence {
 		ev, err := st.evidence(es)
 		if err != nil {
@@ -792,15 +796,15 @@ func (st *state) findingEvidence(r *Rule, fd *Finding, savingNote string) *Outco
 		fd.Evidence = append(fd.Evidence, ev...)
 	}
 	if savingNote != "" {
-		fd.Evidence = append(fd.Evidence, Evidence{Metric: "saving_us", Note: savingNote})
+		fd.Evidence = append(fd.Evidence, results.Evidence{Metric: "saving_us", Note: savingNote})
 	}
 	return nil
 }
 
 // findingActions turns the rule's edits whose condition holds into fix
 // actions.
-func (st *state) findingActions(r *Rule, fd *Finding) *Outcome {
-	st.phase = UsedInText
+func (st *state) findingActions(r *Rule, fd *results.Finding) *results.Outcome {
+	st.phase = results.UsedInText
 	for _, es := range r.Edits {
 		if es.If != nil {
 			ok, err := st.run(es.If)
@@ -830,20 +834,20 @@ func (st *state) findingActions(r *Rule, fd *Finding) *Outcome {
 // step time): at least 5% high, 1% medium, else low.
 func autoSeverity(st *state, saving float64, unknown bool) string {
 	if unknown {
-		return SeverityMedium
+		return results.SeverityMedium
 	}
-	probe := &state{in: st.in, used: st.used, phase: UsedInSeverity}
+	probe := &state{in: st.in, used: st.used, phase: results.UsedInSeverity}
 	win, err := probe.agg(analysis.MetricDeviceWindowUs, mean)
 	if err != nil || win <= 0 {
-		return SeverityMedium
+		return results.SeverityMedium
 	}
 	switch share := saving / win; {
 	case share >= 0.05:
-		return SeverityHigh
+		return results.SeverityHigh
 	case share >= 0.01:
-		return SeverityMedium
+		return results.SeverityMedium
 	}
-	return SeverityLow
+	return results.SeverityLow
 }
 
 func toInts(v any) ([]int, bool) {
@@ -867,7 +871,7 @@ func toInts(v any) ([]int, bool) {
 	return nil, false
 }
 
-func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
+func (st *state) evidence(es EvidenceSpec) ([]results.Evidence, error) {
 	st.missing = nil
 	d, _ := LookupMetric(es.Metric)
 	phase := st.phase
@@ -883,18 +887,18 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 		return nil, err
 	}
 	// mk makes one evidence value: of one rank, or folded over all of vals
-	mk := func(v float64, rank *int) Evidence {
-		e := Evidence{Metric: es.Metric, Rank: rank, Value: math.Round(v*1000) / 1000, Unit: d.Unit, Note: note}
+	mk := func(v float64, rank *int) results.Evidence {
+		e := results.Evidence{Metric: es.Metric, Rank: rank, Value: math.Round(v*1000) / 1000, Unit: d.Unit, Note: note}
 		for _, r := range partial {
 			if rank == nil || *rank == r {
 				e.PartialRanks = append(e.PartialRanks, r)
 			}
 		}
-		st.record(UsedInEvidence, es.Metric, e.PartialRanks)
+		st.record(results.UsedInEvidence, es.Metric, e.PartialRanks)
 		return e
 	}
 	if d.IsCluster() {
-		return []Evidence{mk(vals[-1], nil)}, nil
+		return []results.Evidence{mk(vals[-1], nil)}, nil
 	}
 	switch es.Of {
 	case "max", "min":
@@ -903,18 +907,18 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 			better = func(a, b float64) bool { return a < b }
 		}
 		at, v := argExt(vals, better)
-		return []Evidence{mk(v, &at)}, nil
+		return []results.Evidence{mk(v, &at)}, nil
 	case "sum":
 		e := mk(sum(vals), nil)
 		e.Note = strings.TrimSpace("sum over ranks " + note)
-		return []Evidence{e}, nil
+		return []results.Evidence{e}, nil
 	case "each":
 		ranks := make([]int, 0, len(vals))
 		for r := range vals {
 			ranks = append(ranks, r)
 		}
 		sort.Ints(ranks)
-		var out []Evidence
+		var out []results.Evidence
 		for _, r := range ranks {
 			out = append(out, mk(vals[r], &r))
 		}
@@ -925,13 +929,13 @@ func (st *state) evidence(es EvidenceSpec) ([]Evidence, error) {
 		v, n := mostCommon(vals)
 		e := mk(v, nil)
 		e.Note = strings.TrimSpace(fmt.Sprintf("(on %d of %d ranks) %s", n, len(vals), note))
-		return []Evidence{e}, nil
+		return []results.Evidence{e}, nil
 	}
 	e := mk(mean(vals), nil)
 	if len(vals) > 1 {
 		e.Note = strings.TrimSpace(fmt.Sprintf("(mean of %d ranks) %s", len(vals), note))
 	}
-	return []Evidence{e}, nil
+	return []results.Evidence{e}, nil
 }
 
 // mostCommon is the value most ranks have (the smallest on a tie) and
@@ -992,26 +996,26 @@ func notApplicable(r *Rule, facts *FactSet) string {
 	return ""
 }
 
-func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
-	o = Outcome{Rule: b.ID, File: b.File, Line: b.Line}
+func evalBudget(b *Budget, in *Input) (o results.Outcome, f *results.Finding) {
+	o = results.Outcome{Rule: b.ID, File: b.File, Line: b.Line}
 	if IsPlanMetric(b.Metric) {
-		o.Status, o.Reason = StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
+		o.Status, o.Reason = results.StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
 		return o, nil
 	}
 	if in.Baseline == nil {
-		o.Status, o.Reason = StatusNotEvaluated, "budget needs --baseline OLD.json"
+		o.Status, o.Reason = results.StatusNotEvaluated, "budget needs --baseline OLD.json"
 		return o, nil
 	}
 	base, ok := in.Baseline.Metrics[b.Metric]
 	if !ok {
-		o.Status, o.Reason = StatusNotEvaluated, fmt.Sprintf("metric %s is not in the baseline %s", b.Metric, in.Baseline.Path)
+		o.Status, o.Reason = results.StatusNotEvaluated, fmt.Sprintf("metric %s is not in the baseline %s", b.Metric, in.Baseline.Path)
 		return o, nil
 	}
 	st := newState(in)
-	st.phase = UsedInWhen
+	st.phase = results.UsedInWhen
 	cur, err := st.agg(b.Metric, mean)
 	if err != nil {
-		o.Status, o.Reason = StatusNotEvaluated, strings.Join(st.missing, "; ")
+		o.Status, o.Reason = results.StatusNotEvaluated, strings.Join(st.missing, "; ")
 		return o, nil
 	}
 	st.env.Baseline = base
@@ -1020,26 +1024,26 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 	if err != nil {
 		var ne *errNotEvaluated
 		if errors.As(err, &ne) {
-			o.Status, o.Reason = StatusNotEvaluated, ne.Error()
+			o.Status, o.Reason = results.StatusNotEvaluated, ne.Error()
 		} else {
 			where := b.File // a --budget is named by its text, without a line
 			if b.Line > 0 {
 				where = fmt.Sprintf("%s:%d", b.File, b.Line)
 			}
-			o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s: %v", where, err)
+			o.Status, o.Reason = results.StatusFailed, fmt.Sprintf("%s: %v", where, err)
 		}
 		return o, nil
 	}
 	bound := bv.(float64)
 	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
 	if okay {
-		o.Status, o.Reason = StatusClear, fmt.Sprintf("%s = %s within %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base))
+		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base))
 		return o, nil
 	}
 	d, _ := LookupMetric(b.Metric)
-	fd := &Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
+	fd := &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
 		Title: fmt.Sprintf("%s is over budget: %s, budget %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base)),
-		Evidence: []Evidence{
+		Evidence: []results.Evidence{
 			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)", PartialRanks: partialOf(st.used, b.Metric)},
 			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path, PartialRanks: in.Baseline.PartialRanks[b.Metric]},
 		},
@@ -1047,16 +1051,16 @@ func evalBudget(b *Budget, in *Input) (o Outcome, f *Finding) {
 	}
 	if d.Unit == "µs" && cur > bound {
 		fd.SavingUs = math.Round((cur-bound)*1000) / 1000
-		fd.SavingUncertain = st.usedIn(UsedInWhen)
+		fd.SavingUncertain = st.usedIn(results.UsedInWhen)
 		if fd.SavingUncertain {
-			st.record(UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)
-			st.recordBaselineIn(UsedInSaving, b.Metric)
+			st.record(results.UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)
+			st.recordBaselineIn(results.UsedInSaving, b.Metric)
 		}
 	}
-	st.record(UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
-	st.recordBaselineIn(UsedInEvidence, b.Metric)
+	st.record(results.UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
+	st.recordBaselineIn(results.UsedInEvidence, b.Metric)
 	fd.Partial = st.partialInputs()
-	o.Status, o.Severity = StatusFired, b.Severity
+	o.Status, o.Severity = results.StatusFired, b.Severity
 	return o, fd
 }
 

@@ -11,17 +11,18 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/vllmconf"
+	"github.com/npuprof/npuprof/results"
 )
 
 // FactSet holds the facts of one evaluation: from the profile, then the
 // deployment script, then --fact overrides (later sources win).
 type FactSet struct {
-	facts map[string]FactValue
-	env   map[string]FactValue
+	facts map[string]results.FactValue
+	env   map[string]results.FactValue
 	// warnings: values of the deployment script left unknown, and
 	// conflicts with the profile (in order).
 	warnings  []string
-	conflicts []Conflict
+	conflicts []results.Conflict
 }
 
 // Warnings returns why values of the deployment script were ignored (an
@@ -31,7 +32,7 @@ func (f *FactSet) Warnings() []string { return f.warnings }
 
 // NewFactSet returns an empty set.
 func NewFactSet() *FactSet {
-	return &FactSet{facts: map[string]FactValue{}, env: map[string]FactValue{}}
+	return &FactSet{facts: map[string]results.FactValue{}, env: map[string]results.FactValue{}}
 }
 
 // Set records a fact after checking its name and type against the catalog.
@@ -42,7 +43,7 @@ func (f *FactSet) Set(name string, v any, source string) error {
 		if !isStr {
 			return fmt.Errorf("fact %s: expected text", name)
 		}
-		f.env[env] = FactValue{Name: name, Value: s, Source: source}
+		f.env[env] = results.FactValue{Name: name, Value: s, Source: source}
 		return nil
 	}
 	d, ok := LookupFact(name)
@@ -65,7 +66,7 @@ func (f *FactSet) Set(name string, v any, source string) error {
 	if !okType {
 		return fmt.Errorf("fact %s: expected %s, got %v (%T)", name, d.Type, v, v)
 	}
-	f.facts[name] = FactValue{Name: name, Value: v, Source: source}
+	f.facts[name] = results.FactValue{Name: name, Value: v, Source: source}
 	return nil
 }
 
@@ -161,7 +162,7 @@ func negativeOrNotFinite(v any) bool {
 }
 
 // Get returns a fact.
-func (f *FactSet) Get(name string) (FactValue, bool) {
+func (f *FactSet) Get(name string) (results.FactValue, bool) {
 	v, ok := f.facts[name]
 	return v, ok
 }
@@ -176,13 +177,13 @@ func (f *FactSet) Env(name string) (string, bool) {
 }
 
 // List returns every fact, sorted by name (env.* last).
-func (f *FactSet) List() []FactValue {
-	var out []FactValue
+func (f *FactSet) List() []results.FactValue {
+	var out []results.FactValue
 	for _, v := range f.facts {
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	var env []FactValue
+	var env []results.FactValue
 	for _, v := range f.env {
 		env = append(env, v)
 	}
@@ -196,8 +197,8 @@ func (f *FactSet) List() []FactValue {
 // are warned about and left unknown. cmd reads it with package deploy.
 type Deployment struct {
 	Path    string
-	Facts   []FactValue
-	Invalid []FactValue
+	Facts   []results.FactValue
+	Invalid []results.FactValue
 }
 
 // NewDeployment makes the Deployment of a script from its facts and its
@@ -210,10 +211,10 @@ func NewDeployment[F ~struct {
 }](path string, facts, invalid []F) *Deployment {
 	d := &Deployment{Path: path}
 	for _, f := range facts {
-		d.Facts = append(d.Facts, FactValue(f))
+		d.Facts = append(d.Facts, results.FactValue(f))
 	}
 	for _, f := range invalid {
-		d.Invalid = append(d.Invalid, FactValue(f))
+		d.Invalid = append(d.Invalid, results.FactValue(f))
 	}
 	return d
 }
@@ -252,8 +253,8 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 // group sizes from parallel_group_info, expert parallel from the ep group,
 // FLASHCOMM1 from the collectives of one MoE layer, the phase from the
 // decode batch, and environment variables from profiler_metadata.json.
-func InferFacts(res *analysis.Result) []FactValue {
-	var out []FactValue
+func InferFacts(res *analysis.Result) []results.FactValue {
+	var out []results.FactValue
 	if res == nil {
 		return out
 	}
@@ -323,10 +324,10 @@ func InferFacts(res *analysis.Result) []FactValue {
 
 // dispatcherFact is moe.dispatcher: the MoE dispatcher path of the first
 // rank that has MoE layers, read from the kernels that open them.
-func dispatcherFact(res *analysis.Result) []FactValue {
+func dispatcherFact(res *analysis.Result) []results.FactValue {
 	for _, rr := range res.Ranks {
 		if m := analysis.MoEOf(rr); m != nil && m.Dispatcher != "" {
-			return []FactValue{fact("moe.dispatcher", m.Dispatcher, fmt.Sprintf("profile: rank %d: %s", rr.Rank, m.DispatcherEvidence))}
+			return []results.FactValue{fact("moe.dispatcher", m.Dispatcher, fmt.Sprintf("profile: rank %d: %s", rr.Rank, m.DispatcherEvidence))}
 		}
 	}
 	return nil
@@ -336,12 +337,12 @@ func dispatcherFact(res *analysis.Result) []FactValue {
 // vllm bench serve), and the concurrency they imply: running requests
 // stand for the concurrency when nothing else says it (a deployment script
 // or --fact, read later, win).
-func servingFacts(res *analysis.Result) []FactValue {
+func servingFacts(res *analysis.Result) []results.FactValue {
 	s := res.Serving
 	if s == nil {
 		return nil
 	}
-	var out []FactValue
+	var out []results.FactValue
 	for _, d := range Facts {
 		if !strings.HasPrefix(d.Name, "serving.") {
 			continue
@@ -367,8 +368,8 @@ func invalidFactText(name, raw string) string {
 // cann_version and torch_npu_version, then what the job wrote into
 // profiler_metadata.json, then the start-up lines of vLLM's log (first
 // rank that has each; ranks that differ are named in the source).
-func versionFacts(res *analysis.Result) []FactValue {
-	var out []FactValue
+func versionFacts(res *analysis.Result) []results.FactValue {
+	var out []results.FactValue
 	for _, name := range analysis.VersionFacts {
 		val, src := "", ""
 		var others []string
@@ -411,6 +412,6 @@ func versionFacts(res *analysis.Result) []FactValue {
 }
 
 // fact is one fact, its value and where it came from.
-func fact(name string, value any, source string) FactValue {
-	return FactValue{Name: name, Value: value, Source: source}
+func fact(name string, value any, source string) results.FactValue {
+	return results.FactValue{Name: name, Value: value, Source: source}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/results"
 )
 
 // twoRanks is an analysis whose Cumsum count is 0 on both ranks (their
@@ -75,30 +76,30 @@ func TestNonFiniteArithmeticFailsTheRule(t *testing.T) {
 `)
 	require.Empty(t, rep.Findings, "no finding from a non-finite value")
 	o := status(rep, "per-kernel")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, "u.yaml:2: when: ")
 	require.Contains(t, o.Reason, `division by zero in metric("moe.cumsum.time_us") / metric("moe.cumsum.count"): metric("moe.cumsum.count") is 0 (metric("moe.cumsum.time_us") is 80)`)
 
-	require.Equal(t, StatusClear, status(rep, "guarded").Status, "a guard short-circuits the division")
+	require.Equal(t, results.StatusClear, status(rep, "guarded").Status, "a guard short-circuits the division")
 
 	o = status(rep, "overflow")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, `metric("moe.cumsum.time_us") * 1e+306 * 1000 overflows to +Inf`)
 
 	o = status(rep, "in-title")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, "title: division by zero in")
 
 	o = status(rep, "in-saving")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, `saving: division by zero in metric("moe.cumsum.time_us") / (metric("moe.routing.count") - 4): metric("moe.routing.count") - 4 is 0`)
 
 	o = status(rep, "in-var")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, `division by zero in metric("moe.cumsum.time_us") / metric("moe.cumsum.count")`)
 
 	o = status(rep, "remainder")
-	require.Equal(t, StatusFailed, o.Status)
+	require.Equal(t, results.StatusFailed, o.Status)
 	require.Contains(t, o.Reason, `remainder by zero in int(metric("moe.routing.count")) % int(metric("moe.cumsum.count")): int(metric("moe.cumsum.count")) is 0`)
 
 	// 0/0 says so
@@ -110,7 +111,7 @@ func TestNonFiniteArithmeticFailsTheRule(t *testing.T) {
     fix: f
 `)
 	o = status(rep, "nan")
-	require.Equal(t, StatusFailed, o.Status, "NaN > 0.5 is false: negated, it would fire")
+	require.Equal(t, results.StatusFailed, o.Status, "NaN > 0.5 is false: negated, it would fire")
 	require.Contains(t, o.Reason, `0/0 in metric("moe.cumsum.time_us") / metric("moe.cumsum.count"): metric("moe.cumsum.time_us") and metric("moe.cumsum.count") are both 0`)
 	require.Empty(t, rep.Findings)
 }

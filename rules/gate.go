@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/results"
 )
 
 // reBudgetPos is the file:line:col prefix of a problem in a --budget.
@@ -55,7 +56,7 @@ type Verdict struct {
 	// Findings counts every finding of the report.
 	Findings int
 	// Failing are the findings that fail the check.
-	Failing []Finding
+	Failing []results.Finding
 	// Partial counts the findings at or above FailOn that read metrics of
 	// a file cut short (failing or not, by GatePartial).
 	Partial int
@@ -67,7 +68,7 @@ func (g Gate) Judge(rep *Report) Verdict {
 	atOrAbove := AtOrAbove(rep.Findings, g.FailOn)
 	v.Failing = atOrAbove
 	if !g.GatePartial {
-		v.Failing = Whole(atOrAbove)
+		v.Failing = results.Whole(atOrAbove)
 	}
 	for _, f := range atOrAbove {
 		if f.HasPartial() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/npuprof/npuprof/results"
 
 	"github.com/stretchr/testify/require"
 )
@@ -142,7 +143,7 @@ func TestLazyCompileErrorFailsTheRule(t *testing.T) {
 	require.Empty(t, lazySet.add("rules/builtin/broken.yaml", src, true, true))
 	rep := Evaluate(lazySet, &Input{Result: analyzed(t, "clean")})
 	require.Len(t, rep.Outcomes, 1)
-	require.Equal(t, StatusFailed, rep.Outcomes[0].Status)
+	require.Equal(t, results.StatusFailed, rep.Outcomes[0].Status)
 	require.Contains(t, rep.Outcomes[0].Reason, problems[0])
 }
 
@@ -221,7 +222,7 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 // untimed is rep without the evaluation times, which differ run to run.
 func untimed(rep *Report) *Report {
 	c := *rep
-	c.Outcomes = append([]Outcome{}, rep.Outcomes...)
+	c.Outcomes = append([]results.Outcome{}, rep.Outcomes...)
 	for i := range c.Outcomes {
 		c.Outcomes[i].Duration = 0
 	}

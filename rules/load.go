@@ -19,6 +19,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/results"
 )
 
 //go:embed builtin/*.yaml
@@ -52,7 +53,7 @@ type Rule struct {
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
 	// Patches are code changes --source turns into diffs.
-	Patches []PatchSpec
+	Patches []results.PatchSpec
 	// File and Line locate the rule (its id) for errors and SARIF.
 	File string
 	Line int
@@ -198,7 +199,7 @@ var (
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
 	budgetKeys = []string{"id", "budget", "severity", "title"}
-	severities = []string{SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo, "auto"}
+	severities = []string{results.SeverityHigh, results.SeverityMedium, results.SeverityLow, results.SeverityInfo, "auto"}
 	reID       = regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`)
 	reVar      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	reBudget   = regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`)
@@ -563,7 +564,7 @@ func (c *compiler) edit(e *yaml.Node) EditSpec {
 
 func (l *loader) budget(n *yaml.Node) *Budget {
 	before := len(l.problems)
-	b := &Budget{File: l.file, Line: n.Line, Severity: SeverityHigh}
+	b := &Budget{File: l.file, Line: n.Line, Severity: results.SeverityHigh}
 	var textNode *yaml.Node
 	if n.Kind == yaml.ScalarNode {
 		textNode = n

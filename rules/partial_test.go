@@ -11,6 +11,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/results"
 )
 
 // truncatedRank is the rank whose trace_view.json truncatedCluster cuts.
@@ -48,8 +49,8 @@ func rankOf(res *analysis.Result, r int) *analysis.RankResult {
 	return nil
 }
 
-func evidenceOf(f *Finding, metric string) []Evidence {
-	var out []Evidence
+func evidenceOf(f *results.Finding, metric string) []results.Evidence {
+	var out []results.Evidence
 	for _, e := range f.Evidence {
 		if e.Metric == metric {
 			out = append(out, e)
@@ -89,7 +90,7 @@ func TestFindingFromTruncatedTraceIsPartial(t *testing.T) {
 	// device.window.time_us; title/fix also read moe.cumsum.aicpu.count and
 	// moe.routing.count; evidence all five moe.*
 	require.Equal(t, []string{"device.window.time_us", "moe.cumsum.aicpu.count", "moe.cumsum.aicpu.time_us", "moe.cumsum.count", "moe.cumsum.time_us", "moe.routing.count"}, p.Metrics)
-	require.Equal(t, []string{UsedInWhen, UsedInSaving, UsedInSeverity, UsedInEvidence, UsedInText}, p.UsedIn)
+	require.Equal(t, []string{results.UsedInWhen, results.UsedInSaving, results.UsedInSeverity, results.UsedInEvidence, results.UsedInText}, p.UsedIn)
 	require.True(t, f.SavingUncertain)
 	require.True(t, f.HasPartial())
 	require.Equal(t, []int{truncatedRank}, f.PartialRanks())
@@ -166,21 +167,21 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
 		}
 	}
 	// max_ranks in when read every rank, the cut one included
-	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
-		Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{UsedInWhen, UsedInEvidence}}}, f.Partial)
+	require.Equal(t, []results.PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
+		Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{results.UsedInWhen, results.UsedInEvidence}}}, f.Partial)
 
 	// a cluster metric is computed from every rank, the cut one included
 	c := finding(rep, "cluster")
 	require.NotNil(t, c)
-	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
-		Metrics: []string{"skew.computing.max_over_median"}, UsedIn: []string{UsedInWhen}}}, c.Partial)
+	require.Equal(t, []results.PartialInput{{Rank: truncatedRank, Reason: rankOf(res, truncatedRank).PartialReason,
+		Metrics: []string{"skew.computing.max_over_median"}, UsedIn: []string{results.UsedInWhen}}}, c.Partial)
 
 	g := finding(rep, "cut-rank-only")
 	require.NotNil(t, g, "rank 3 measured fewer Cumsums: its file was cut")
-	require.Equal(t, []string{UsedInWhen}, g.Partial[0].UsedIn)
+	require.Equal(t, []string{results.UsedInWhen}, g.Partial[0].UsedIn)
 	require.Equal(t, []int{truncatedRank}, g.PartialRanks())
 	require.False(t, g.SavingUncertain, "no saving")
-	require.Len(t, Whole(rep.Findings), 0)
+	require.Len(t, results.Whole(rep.Findings), 0)
 }
 
 // A budget over a metric measured on a cut file: its "now" value and its
@@ -196,7 +197,7 @@ func TestBudgetOnPartialMetric(t *testing.T) {
 	require.True(t, f.SavingUncertain)
 	require.Equal(t, []int{truncatedRank}, f.Evidence[0].PartialRanks)
 	require.Empty(t, f.Evidence[1].PartialRanks, "the baseline is another document")
-	require.Equal(t, []string{UsedInWhen, UsedInSaving, UsedInEvidence}, f.Partial[0].UsedIn)
+	require.Equal(t, []string{results.UsedInWhen, results.UsedInSaving, results.UsedInEvidence}, f.Partial[0].UsedIn)
 }
 
 // A baseline whose rank 5 was cut: a budget and baseline_metric() that
@@ -230,13 +231,13 @@ budgets:
 	require.Len(t, f.Partial, 2)
 	require.Equal(t, truncatedRank, f.Partial[0].Rank)
 	require.False(t, f.Partial[0].Baseline)
-	require.Equal(t, PartialInput{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"moe.cumsum.time_us"},
-		UsedIn: []string{UsedInWhen, UsedInSaving, UsedInEvidence}, Baseline: true}, f.Partial[1])
+	require.Equal(t, results.PartialInput{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"moe.cumsum.time_us"},
+		UsedIn: []string{results.UsedInWhen, results.UsedInSaving, results.UsedInEvidence}, Baseline: true}, f.Partial[1])
 
 	g := finding(rep, "vs-baseline")
 	require.NotNil(t, g)
-	require.Equal(t, []PartialInput{{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"hccl.total.time_us"},
-		UsedIn: []string{UsedInWhen}, Baseline: true}}, g.Partial)
+	require.Equal(t, []results.PartialInput{{Rank: 5, Reason: "baseline old.json: t.json is truncated", Metrics: []string{"hccl.total.time_us"},
+		UsedIn: []string{results.UsedInWhen}, Baseline: true}}, g.Partial)
 
 	// a whole baseline adds nothing
 	base.PartialRanks, base.PartialReason = nil, nil
@@ -262,7 +263,7 @@ func TestHasMarksPartial(t *testing.T) {
 `), res, nil)
 	f := finding(rep, "has-cumsum")
 	require.NotNil(t, f)
-	require.Equal(t, []PartialInput{{Rank: truncatedRank, Reason: reason, Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{UsedInWhen}}}, f.Partial)
+	require.Equal(t, []results.PartialInput{{Rank: truncatedRank, Reason: reason, Metrics: []string{"moe.cumsum.count"}, UsedIn: []string{results.UsedInWhen}}}, f.Partial)
 
 	// by hand: rank 0 whole, rank 1 cut short
 	cut := &analysis.Result{Path: "p", Ranks: []*analysis.RankResult{
@@ -297,15 +298,15 @@ func TestHasMarksPartial(t *testing.T) {
     when: '!has("skew.computing.max_over_median")'
     fix: f
 `), cut, nil)
-	one := func(metric string, used ...string) []PartialInput {
-		return []PartialInput{{Rank: 1, Reason: "t.json is truncated", Metrics: []string{metric}, UsedIn: used}}
+	one := func(metric string, used ...string) []results.PartialInput {
+		return []results.PartialInput{{Rank: 1, Reason: "t.json is truncated", Metrics: []string{metric}, UsedIn: used}}
 	}
-	require.Equal(t, one("moe.cumsum.count", UsedInWhen), finding(rep, "only-on-cut").Partial)
-	require.Equal(t, one("event_wait.count", UsedInWhen), finding(rep, "absent").Partial)
+	require.Equal(t, one("moe.cumsum.count", results.UsedInWhen), finding(rep, "only-on-cut").Partial)
+	require.Equal(t, one("event_wait.count", results.UsedInWhen), finding(rep, "absent").Partial)
 	require.Nil(t, finding(rep, "whole-only").Partial)
 	g := finding(rep, "in-text")
 	require.Equal(t, "cumsum", g.Title)
-	require.Equal(t, one("moe.cumsum.count", UsedInText), g.Partial)
+	require.Equal(t, one("moe.cumsum.count", results.UsedInText), g.Partial)
 	require.Nil(t, finding(rep, "cluster-absent").Partial)
 }
 

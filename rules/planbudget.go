@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/npuprof/npuprof/results"
 )
 
 // PlanMetricStepTimeChangePct is the plan's predicted step-time change
@@ -36,8 +38,8 @@ func (r *Report) EvalPlanBudgets(set *Set, in *Input) {
 	}
 }
 
-func evalPlanBudget(b *Budget, p *Plan, in *Input) (Outcome, *Finding) {
-	o := Outcome{Rule: b.ID, File: b.File, Line: b.Line, Status: StatusNotEvaluated}
+func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *results.Finding) {
+	o := results.Outcome{Rule: b.ID, File: b.File, Line: b.Line, Status: results.StatusNotEvaluated}
 	if p == nil {
 		o.Reason = "no fix plan: the capture has no decode step time (decode.step.time_us)"
 		return o, nil
@@ -49,23 +51,23 @@ func evalPlanBudget(b *Budget, p *Plan, in *Input) (Outcome, *Finding) {
 	st := newState(in)
 	bv, err := st.run(b.Bound)
 	if err != nil {
-		o.Status, o.Reason = StatusFailed, fmt.Sprintf("%s: %v", b.File, err)
+		o.Status, o.Reason = results.StatusFailed, fmt.Sprintf("%s: %v", b.File, err)
 		return o, nil
 	}
 	cur, bound := p.StepTimeChangePct, bv.(float64)
 	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
 	if okay {
-		o.Status, o.Reason = StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
+		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
 		return o, nil
 	}
-	o.Status, o.Severity = StatusFired, b.Severity
+	o.Status, o.Severity = results.StatusFired, b.Severity
 	var steps []string
 	for _, s := range p.Steps {
 		steps = append(steps, fmt.Sprintf("%s %+.2f%%", s.Rule, s.StepTimeChangePct))
 	}
-	return o, &Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
+	return o, &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
 		Title:    fmt.Sprintf("The fix plan predicts %+.2f%% step time, over budget %s %s", cur, b.Op, format(bound)),
-		Evidence: []Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: "predicted by the fix plan"}},
+		Evidence: []results.Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: "predicted by the fix plan"}},
 		Fix:      fmt.Sprintf("Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.", strings.Join(steps, ", "), b.Text),
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/results"
 )
 
 var (
@@ -83,16 +84,16 @@ func builtin(t *testing.T) *Set {
 	return set
 }
 
-func status(rep *Report, id string) Outcome {
+func status(rep *Report, id string) results.Outcome {
 	for _, o := range rep.Outcomes {
 		if o.Rule == id {
 			return o
 		}
 	}
-	return Outcome{}
+	return results.Outcome{}
 }
 
-func finding(rep *Report, id string) *Finding {
+func finding(rep *Report, id string) *results.Finding {
 	for i := range rep.Findings {
 		if rep.Findings[i].Rule == id {
 			return &rep.Findings[i]
@@ -137,10 +138,10 @@ func TestScenarioFindings(t *testing.T) {
 		t.Run(c.scenario, func(t *testing.T) {
 			rep := evaluate(t, set, analyzed(t, c.scenario), nil)
 			for _, id := range c.fire {
-				require.Equalf(t, StatusFired, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
+				require.Equalf(t, results.StatusFired, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
 			}
 			for _, id := range c.hush {
-				require.Equalf(t, StatusClear, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
+				require.Equalf(t, results.StatusClear, status(rep, id).Status, "%s: %s", id, status(rep, id).Reason)
 			}
 			// every rule has exactly one outcome, and findings are sorted by saving
 			require.Len(t, rep.Outcomes, len(set.Rules))
@@ -186,7 +187,7 @@ func TestFlashcommIgnoresLogitsAllGather(t *testing.T) {
 `))
 	require.NoError(t, err)
 	rep := evaluate(t, set, res, nil)
-	require.Equal(t, StatusClear, status(rep, "any-allgather-per-layer").Status)
+	require.Equal(t, results.StatusClear, status(rep, "any-allgather-per-layer").Status)
 }
 
 func TestGraphCaptureSizesNames25(t *testing.T) {
@@ -201,7 +202,7 @@ func TestGraphCaptureSizesNames25(t *testing.T) {
 	}
 	// with 25 captured, it stays silent even when the profile looks eager
 	rep := evaluate(t, set, res, nil, "capture_sizes=1,2,4,8,16,24,25")
-	require.Equal(t, StatusClear, status(rep, "graph-capture-sizes").Status)
+	require.Equal(t, results.StatusClear, status(rep, "graph-capture-sizes").Status)
 }
 
 func TestExpertImbalanceNamesHotRank(t *testing.T) {
@@ -213,7 +214,7 @@ func TestExpertImbalanceNamesHotRank(t *testing.T) {
 	require.Contains(t, f.Fix, "eplb_config")
 	require.Contains(t, f.Fix, "dynamic_eplb")
 	require.Contains(t, f.Fix, "expert_map_path")
-	var hot *Evidence
+	var hot *results.Evidence
 	for i, e := range f.Evidence {
 		if e.Metric == "moe.gmm.time_us" && e.Rank != nil {
 			hot = &f.Evidence[i]
@@ -255,7 +256,7 @@ func TestFactsInferredAndOverridden(t *testing.T) {
 	res := analyzed(t, "ep-fc1-cumsum")
 	fs, err := BuildFacts(res, nil, []string{"concurrency=25", "tp=4"})
 	require.NoError(t, err)
-	get := func(n string) FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
+	get := func(n string) results.FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
 	require.Equal(t, true, get("expert_parallel").Value)
 	require.Contains(t, get("expert_parallel").Source, "parallel_group_info")
 	require.Equal(t, true, get("flashcomm1").Value)
@@ -288,15 +289,15 @@ func TestNotEvaluatedSaysWhy(t *testing.T) {
 	res := analyzed(t, "noep-cumsum")
 	rep := evaluate(t, set, res, nil)
 	o := status(rep, "vllm-ascend-upgrade")
-	require.Equal(t, StatusNotEvaluated, o.Status)
+	require.Equal(t, results.StatusNotEvaluated, o.Status)
 	require.Contains(t, o.Reason, "fact vllm_ascend_version unknown")
 	rep = evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0rc1")
-	require.Equal(t, StatusFired, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, results.StatusFired, status(rep, "vllm-ascend-upgrade").Status)
 	rep = evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0")
-	require.Equal(t, StatusClear, status(rep, "vllm-ascend-upgrade").Status)
+	require.Equal(t, results.StatusClear, status(rep, "vllm-ascend-upgrade").Status)
 	// parallel-strategy needs dp: inferred from the dp group (1 here) -> clear;
 	// single request with DP 2 -> fires with the TP/DP swap
-	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil), "parallel-strategy").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, res, nil), "parallel-strategy").Status)
 	rep = evaluate(t, set, withoutGroups(res), nil, "dp=4", "tp=4", "concurrency=1")
 	f := finding(rep, "parallel-strategy")
 	require.NotNil(t, f)
@@ -390,10 +391,10 @@ func TestRuleThatFailsIsReported(t *testing.T) {
 	require.NoError(t, err)
 	fs, _ := BuildFacts(analyzed(t, "clean"), nil, nil)
 	rep := Evaluate(set, &Input{Result: analyzed(t, "clean"), Facts: fs})
-	require.Equal(t, StatusFailed, status(rep, "divides").Status)
+	require.Equal(t, results.StatusFailed, status(rep, "divides").Status)
 	require.Contains(t, status(rep, "divides").Reason, "x.yaml:2")
 	o := status(rep, "needs-eventwait-on-rank-99")
-	require.Equal(t, StatusNotEvaluated, o.Status)
+	require.Equal(t, results.StatusNotEvaluated, o.Status)
 	require.Contains(t, o.Reason, "unavailable on rank 99")
 }
 
@@ -416,17 +417,17 @@ func TestBudgets(t *testing.T) {
 	}
 	// no baseline: not evaluated, with the reason
 	rep := Evaluate(set, &Input{Result: res, Facts: fs})
-	require.Equal(t, StatusNotEvaluated, rep.Outcomes[0].Status)
+	require.Equal(t, results.StatusNotEvaluated, rep.Outcomes[0].Status)
 	require.Contains(t, rep.Outcomes[0].Reason, "--baseline")
 	// a baseline 20% faster on all-gathers: over budget; cumsum equal: ok
 	base := &Baseline{Path: "old.json", Metrics: map[string]float64{
 		"hccl.allgather.time_us": mean("hccl.allgather.time_us") / 1.2, "moe.cumsum.count": mean("moe.cumsum.count")}}
 	rep = Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})
-	require.Equal(t, StatusFired, rep.Outcomes[0].Status)
+	require.Equal(t, results.StatusFired, rep.Outcomes[0].Status)
 	require.Equal(t, "budget/hccl.allgather.time_us", rep.Outcomes[0].Rule)
-	require.Equal(t, StatusClear, rep.Outcomes[1].Status)
+	require.Equal(t, results.StatusClear, rep.Outcomes[1].Status)
 	f := finding(rep, "budget/hccl.allgather.time_us")
-	require.Equal(t, SeverityHigh, f.Severity)
+	require.Equal(t, results.SeverityHigh, f.Severity)
 	require.InDelta(t, mean("hccl.allgather.time_us")-mean("hccl.allgather.time_us")/1.2*1.05, f.SavingUs, 0.01)
 }
 
@@ -519,13 +520,13 @@ func TestParallelStrategyCountsAllReplicas(t *testing.T) {
 	res := withoutGroups(analyzed(t, "noep-cumsum")) // --fact dp/tp: no profile groups to win
 	require.Equal(t, 25.0, res.Ranks[0].Metrics["decode.batch.observed"])
 	// 8 requests over DP 2: 4 per replica, but 8 in flight > 4 -> clear
-	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=8"), "parallel-strategy").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=8"), "parallel-strategy").Status)
 	// 4 in flight over DP 2 -> fires
 	f := finding(evaluate(t, set, res, nil, "dp=2", "tp=4", "concurrency=4"), "parallel-strategy")
 	require.NotNil(t, f)
 	require.Contains(t, f.Title, "4 request(s) in flight over DP=2")
 	// no concurrency: 25 per rank x DP 2 is far above 4 -> clear
-	require.Equal(t, StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4"), "parallel-strategy").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, res, nil, "dp=2", "tp=4"), "parallel-strategy").Status)
 
 	// a 2-token decode batch: 2 x DP 2 = 4 in flight at most -> fires; DP 4 -> 8, clear
 	sc, ok := tracegen.Lookup("noep-cumsum")
@@ -537,7 +538,7 @@ func TestParallelStrategyCountsAllReplicas(t *testing.T) {
 	require.NotNil(t, f)
 	require.Contains(t, f.Title, "4 request(s) in flight over DP=2")
 	require.Contains(t, f.Fix, "(at most: 2 per rank x DP 2)")
-	require.Equal(t, StatusClear, status(evaluate(t, set, small, nil, "dp=4", "tp=4"), "parallel-strategy").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, small, nil, "dp=4", "tp=4"), "parallel-strategy").Status)
 }
 
 // --fact values that no size, count or rate can have are usage errors.
@@ -598,7 +599,7 @@ func TestJoinIntsTakesAnyIntegerList(t *testing.T) {
 	require.NoError(t, err)
 	fs, _ := BuildFacts(res, nil, nil)
 	rep = Evaluate(set, &Input{Result: res, Facts: fs})
-	require.Equal(t, StatusFailed, status(rep, "joins-text").Status)
+	require.Equal(t, results.StatusFailed, status(rep, "joins-text").Status)
 	require.Contains(t, status(rep, "joins-text").Reason, "join_ints: element 0 is not an integer")
 }
 
@@ -631,7 +632,7 @@ func TestFindingSurvivesAnUneditableScript(t *testing.T) {
 	require.NotNil(t, f, "the finding stands")
 	require.Empty(t, f.Diff)
 	require.Contains(t, f.DiffError, "--compilation-config value: not a JSON object")
-	require.Equal(t, StatusFired, status(rep, "graph-capture-sizes").Status)
+	require.Equal(t, results.StatusFired, status(rep, "graph-capture-sizes").Status)
 	require.Empty(t, rep.Failed())
 	// the other findings' edits still make the combined diff
 	fc := finding(rep, "comm-ep-flashcomm")

@@ -9,6 +9,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/parser/vllmserve"
+	"github.com/npuprof/npuprof/results"
 )
 
 // withServing returns a copy of res with the serving context of a vLLM log
@@ -47,9 +48,9 @@ func TestPrefixCacheRule(t *testing.T) {
 	set := builtin(t)
 	base := analyzed(t, "clean")
 	// No log: nothing known, the rule is clear.
-	require.Equal(t, StatusClear, status(evaluate(t, set, base, nil), "prefix-cache").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, base, nil), "prefix-cache").Status)
 	// 90%/92% hit rates: clear.
-	require.Equal(t, StatusClear, status(evaluate(t, set, withServing(t, base, "v1-parts.log"), nil), "prefix-cache").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, withServing(t, base, "v1-parts.log"), nil), "prefix-cache").Status)
 	// A V0 log with 41.25%, the threshold above it: fires, with the rate.
 	rep := evaluate(t, set, withServing(t, base, "v0-engine.log"), nil, "serving.prefix_cache_hit_rate=0.12")
 	f := finding(rep, "prefix-cache")
@@ -71,10 +72,10 @@ func TestMMCacheRule(t *testing.T) {
 	base := analyzed(t, "clean")
 	// Without a log the rate is unknown: not evaluated, saying where it comes from.
 	o := status(evaluate(t, set, base, nil), "mm-cache")
-	require.Equal(t, StatusNotEvaluated, o.Status)
+	require.Equal(t, results.StatusNotEvaluated, o.Status)
 	require.Contains(t, o.Reason, "serving.mm_cache_hit_rate")
 	// 91%: clear.
-	require.Equal(t, StatusClear, status(evaluate(t, set, withServing(t, base, "v1-parts.log"), nil), "mm-cache").Status)
+	require.Equal(t, results.StatusClear, status(evaluate(t, set, withServing(t, base, "v1-parts.log"), nil), "mm-cache").Status)
 	rep := evaluate(t, set, withServing(t, base, "v1-parts.log"), nil, "serving.mm_cache_hit_rate=0.2")
 	f := finding(rep, "mm-cache")
 	require.NotNil(t, f)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/results"
 )
 
 // The version table: vLLM-Ascend's compatibility matrix lines the rules
@@ -106,7 +107,7 @@ vllm serve /models/Qwen3-235B-A22B --tensor-parallel-size 4
 	require.NoError(t, err)
 	fs, err := BuildFacts(res, deployment(script), nil)
 	require.NoError(t, err)
-	get := func(n string) FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
+	get := func(n string) results.FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
 	require.Equal(t, fact("vllm_ascend_version", "v0.13.0rc1", "serve.sh:3 (pip list: vllm-ascend 0.13.0rc1)"), get("vllm_ascend_version"))
 	require.Equal(t, fact("vllm_version", "v0.13.0", "serve.sh:6 (vllm==0.13.0)"), get("vllm_version"))
 	// profiler_info wins: it is what ran

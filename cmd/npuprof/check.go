@@ -52,7 +52,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 
 func (o *checkOptions) check(_ *streams, _ *cobra.Command, args []string) error {
 	o.Path = args[0]
-	if rules.SeverityRank(o.FailOn) == 0 {
+	if results.SeverityRank(o.FailOn) == 0 {
 		return usageErr("--fail-on %q: expected high, medium or low", o.FailOn)
 	}
 	if o.PartialFindings != partialGate && o.PartialFindings != partialReport {
@@ -247,7 +247,7 @@ func nothingEvaluated(rep *rules.Report) error {
 	var why []string
 	for _, o := range rep.Outcomes {
 		switch o.Status {
-		case rules.StatusFired, rules.StatusClear:
+		case results.StatusFired, results.StatusClear:
 			return nil
 		}
 		if len(why) < 3 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -66,15 +67,15 @@ func TestFIFORefused(t *testing.T) {
 
 // A check in which no rule or budget could be evaluated does not pass.
 func TestCheckRefusesNoRuleEvaluated(t *testing.T) {
-	rep := &rules.Report{Outcomes: []rules.Outcome{
-		{Rule: "a", Status: rules.StatusNotEvaluated, Reason: "metric x unavailable"},
-		{Rule: "b", Status: rules.StatusFailed, Reason: "boom"},
+	rep := &rules.Report{Outcomes: []results.Outcome{
+		{Rule: "a", Status: results.StatusNotEvaluated, Reason: "metric x unavailable"},
+		{Rule: "b", Status: results.StatusFailed, Reason: "boom"},
 	}}
 	err := nothingEvaluated(rep)
 	var ee *exitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, ExitUsage, ee.code)
 	require.EqualError(t, err, "nothing to check: none of the 2 rule(s) could be evaluated (a: metric x unavailable; b: boom)")
-	rep.Outcomes = append(rep.Outcomes, rules.Outcome{Rule: "c", Status: rules.StatusClear})
+	rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: "c", Status: results.StatusClear})
 	require.NoError(t, nothingEvaluated(rep))
 }

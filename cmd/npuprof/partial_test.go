@@ -30,7 +30,7 @@ func cutCluster(t *testing.T) (dir, trace string) {
 	return dir, trace
 }
 
-func findingIn(t *testing.T, doc *results.Document, rule string) rules.Finding {
+func findingIn(t *testing.T, doc *results.Document, rule string) results.Finding {
 	t.Helper()
 	for _, f := range doc.Findings {
 		if f.Rule == rule {
@@ -38,7 +38,7 @@ func findingIn(t *testing.T, doc *results.Document, rule string) rules.Finding {
 		}
 	}
 	t.Fatalf("no finding %s", rule)
-	return rules.Finding{}
+	return results.Finding{}
 }
 
 // A finding computed from a truncated trace says so in the terminal, the

@@ -53,7 +53,7 @@ func AddView(doc *results.Document, res *analysis.Result) {
 // saving), every rule's outcome, the facts and the combined deploy diff.
 func AddRules(doc *results.Document, rep *rules.Report, facts *rules.FactSet) {
 	if rep != nil {
-		doc.Findings = append([]rules.Finding{}, rep.Findings...)
+		doc.Findings = append([]results.Finding{}, rep.Findings...)
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
 		doc.Plan = rep.Plan
@@ -88,17 +88,17 @@ func usPtr(ns int64) *float64 {
 
 // Doc assembles the document from the analysis results and findings
 // (nil: none), with the view. New adds the rules' report and facts too.
-func Doc(res *analysis.Result, findings []rules.Finding) *results.Document {
+func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 	doc := contract(res, findings)
 	AddView(doc, res)
 	return doc
 }
 
 // contract is Doc without the view.
-func contract(res *analysis.Result, findings []rules.Finding) *results.Document {
+func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
 	doc := &results.Document{Schema: results.Schema, Tool: &t, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
-		Ranks: []results.RankDoc{}, Findings: []rules.Finding{}, Notes: res.Notes}
+		Ranks: []results.RankDoc{}, Findings: []results.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
 	doc.Errors = append(doc.Errors, passErrors(res.InputErrors)...)
 	for _, rr := range res.Ranks {

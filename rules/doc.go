@@ -1,0 +1,4 @@
+// Package rules maps analysis results to findings: the change to make and
+// what it is estimated to save. The findings, outcomes and plan it fills
+// are the results document's types (package results).
+package rules
