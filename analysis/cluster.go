@@ -1,11 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -180,7 +180,7 @@ func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
 // used records the ranks a cluster metric was computed from.
 func (c *ClusterResult) used(ranks []int, metrics ...string) {
 	rs := append([]int(nil), ranks...)
-	sort.Ints(rs)
+	slices.Sort(rs)
 	for _, m := range metrics {
 		c.RanksUsed[m] = rs
 	}
@@ -204,7 +204,7 @@ func (c *ClusterResult) NotUsed(all []int) []int {
 			out = append(out, r)
 		}
 	}
-	sort.Ints(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -322,7 +322,7 @@ numbers are as good as the hosts' time sync.`,
 			ctx.cluster.Unavailable[MetricCollectivesWaitUs] = "no collective seen on two or more ranks"
 			return res, nil
 		}
-		sort.Strings(comms)
+		slices.Sort(comms)
 		gi := map[string]*GroupArrival{}
 		for _, c := range comms {
 			g := &GroupArrival{Comm: c, Group: groupName[c], ByRank: map[int]*RankArrival{}, LastRank: -1}
@@ -330,7 +330,7 @@ numbers are as good as the hosts' time sync.`,
 				g.Ranks = append(g.Ranks, r)
 				g.ByRank[r] = &RankArrival{}
 			}
-			sort.Ints(g.Ranks)
+			slices.Sort(g.Ranks)
 			gi[c] = g
 		}
 		get := func(m map[int]*RankArrival, r int) *RankArrival {
@@ -345,18 +345,8 @@ numbers are as good as the hosts' time sync.`,
 		for k := range byOp {
 			keys = append(keys, k)
 		}
-		sort.Slice(keys, func(i, j int) bool {
-			a, b := keys[i], keys[j]
-			if a.comm != b.comm {
-				return a.comm < b.comm
-			}
-			if a.typ != b.typ {
-				return a.typ < b.typ
-			}
-			if a.variant != b.variant {
-				return a.variant < b.variant
-			}
-			return a.index < b.index
+		slices.SortFunc(keys, func(a, b opKey) int {
+			return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.typ, b.typ), cmp.Compare(a.variant, b.variant), cmp.Compare(a.index, b.index))
 		})
 		var total int64
 		for _, k := range keys {
@@ -392,7 +382,7 @@ numbers are as good as the hosts' time sync.`,
 			res.Matched++
 			total += cw.TotalWait
 			res.Worst = append(res.Worst, cw)
-			sort.SliceStable(res.Worst, func(i, j int) bool { return res.Worst[i].TotalWait > res.Worst[j].TotalWait })
+			slices.SortStableFunc(res.Worst, func(a, b CollectiveWait) int { return cmp.Compare(b.TotalWait, a.TotalWait) })
 			if len(res.Worst) > 10 {
 				res.Worst = res.Worst[:10]
 			}
@@ -498,13 +488,13 @@ type SkewResult struct {
 // robust returns the median and MAD of xs (gonum stat.Quantile, Empirical).
 func robust(xs []float64) (median, mad float64) {
 	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	slices.Sort(s)
 	median = stat.Quantile(0.5, stat.Empirical, s, nil)
 	dev := make([]float64, len(s))
 	for i, x := range s {
 		dev[i] = math.Abs(x - median)
 	}
-	sort.Float64s(dev)
+	slices.Sort(dev)
 	mad = stat.Quantile(0.5, stat.Empirical, dev, nil)
 	return median, mad
 }
@@ -657,7 +647,7 @@ less than their peers (a low-side outlier of the group's waits).`,
 		for s := range byStep {
 			steps = append(steps, s)
 		}
-		sort.Ints(steps)
+		slices.Sort(steps)
 		for _, s := range steps {
 			for _, q := range skewQuantities {
 				vals := byStep[s][q.name]
@@ -740,18 +730,15 @@ less than their peers (a low-side outlier of the group's waits).`,
 			}
 			s.Reason = b.String()
 		}
-		sort.SliceStable(res.Slow, func(i, j int) bool {
-			a, b := res.Slow[i], res.Slow[j]
-			if (a.Step < 0) != (b.Step < 0) {
-				return a.Step < 0
+		// the window's (Step < 0) first, then by step, rank, quantity
+		slices.SortStableFunc(res.Slow, func(a, b SlowRank) int {
+			if aw, bw := a.Step < 0, b.Step < 0; aw != bw {
+				if aw {
+					return -1
+				}
+				return 1
 			}
-			if a.Step != b.Step {
-				return a.Step < b.Step
-			}
-			if a.Rank != b.Rank {
-				return a.Rank < b.Rank
-			}
-			return a.Quantity < b.Quantity
+			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Quantity, b.Quantity))
 		})
 		cm.Metrics[MetricSlowRanksCount] = float64(len(flagged))
 		return res, nil

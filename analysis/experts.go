@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -556,7 +555,7 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 		for i := range r.Groups {
 			if isEPGroup(r.Groups[i].Name) {
 				res.GlobalRanks = append([]int(nil), r.Groups[i].GlobalRanks...)
-				sort.Ints(res.GlobalRanks)
+				slices.Sort(res.GlobalRanks)
 				break
 			}
 		}
@@ -671,13 +670,13 @@ func epSkew(ctx *ClusterContext) *EPSkew {
 	if len(res.Groups) == 0 {
 		why := "fewer than two ranks of any ep group have GroupedMatmul kernels in this profile"
 		if len(noMoE) > 0 {
-			sort.Ints(noMoE)
+			slices.Sort(noMoE)
 			why += " (no GroupedMatmul on ranks " + joinInts(noMoE) + ")"
 		}
 		ctx.unavailable(why, epSkewNames...)
 		return nil
 	}
-	sort.Slice(res.Ranks, func(i, j int) bool { return res.Ranks[i].Rank < res.Ranks[j].Rank })
+	slices.SortFunc(res.Ranks, func(a, b EPRankLoad) int { return cmp.Compare(a.Rank, b.Rank) })
 	epSkewMetrics(ctx, res)
 	return res
 }
@@ -710,7 +709,7 @@ func epInstances(ctx *ClusterContext) (map[string]*epInstance, []int) {
 // epGroupSkew compares the members of one ep group (group index gi) and
 // appends their rows to res.Ranks.
 func epGroupSkew(res *EPSkew, in *epInstance, gi int) EPGroupSkew {
-	sort.Slice(in.members, func(i, j int) bool { return in.members[i].rank < in.members[j].rank })
+	slices.SortFunc(in.members, func(a, b epMember) int { return cmp.Compare(a.rank, b.rank) })
 	g := EPGroupSkew{GlobalRanks: in.global}
 	times := make([]float64, len(in.members))
 	toks := make([]float64, len(in.members))

@@ -1,10 +1,10 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -440,7 +440,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 	for st := range streamSet {
 		ids = append(ids, int(st))
 	}
-	sort.Ints(ids)
+	slices.Sort(ids)
 	labels = map[string]string{}
 	pv = &pivot{Corner: "stream", Cols: rankNames(rms)}
 	for _, id := range ids {
@@ -478,12 +478,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 
 // waitLongest lists the longest waits, at most maxWaitRows.
 func waitLongest(w *waitView, longest []longWait) {
-	sort.SliceStable(longest, func(i, j int) bool {
-		if longest[i].dur != longest[j].dur {
-			return longest[i].dur > longest[j].dur
-		}
-		return longest[i].rank < longest[j].rank
-	})
+	slices.SortStableFunc(longest, func(a, b longWait) int { return cmp.Or(cmp.Compare(b.dur, a.dur), cmp.Compare(a.rank, b.rank)) })
 	if len(longest) > maxWaitRows {
 		w.LongestNote = fmt.Sprintf("The %d longest of %d listed waits.", maxWaitRows, len(longest))
 		longest = longest[:maxWaitRows]

@@ -1,12 +1,12 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -337,7 +337,7 @@ func compactRanks(rs []int) string {
 		return "–"
 	}
 	s := append([]int(nil), rs...)
-	sort.Ints(s)
+	slices.Sort(s)
 	s = slices.Compact(s)
 	var parts []string
 	for i := 0; i < len(s); {
@@ -368,7 +368,7 @@ func distinct(vals []string) string {
 		seen[v] = true
 		out = append(out, cleanText(v, 80))
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	if len(out) == 0 {
 		return "unknown"
 	}
@@ -598,7 +598,7 @@ func groupFacts(v *htmlView, groups map[string]*factGroup) {
 		for s := range sizes[n] {
 			ss = append(ss, strconv.Itoa(s))
 		}
-		sort.Strings(ss)
+		slices.Sort(ss)
 		v.Facts = append(v.Facts, Fact{Name: strings.ToUpper(n) + " size", Value: strings.Join(ss, ", "),
 			Source: "profiler_metadata.json parallel_group_info (group_name " + n + ", global_ranks)"})
 	}
@@ -670,15 +670,8 @@ func sevClass(s string) string {
 // buildFindings orders findings by estimated saving (then severity, rule).
 func buildFindings(v *htmlView, fs []results.Finding) {
 	list := append([]results.Finding(nil), fs...)
-	sort.SliceStable(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.SavingUs != b.SavingUs {
-			return a.SavingUs > b.SavingUs
-		}
-		if ra, rb := results.SeverityRank(a.Severity), results.SeverityRank(b.Severity); ra != rb {
-			return ra > rb
-		}
-		return a.Rule < b.Rule
+	slices.SortStableFunc(list, func(a, b results.Finding) int {
+		return cmp.Or(cmp.Compare(b.SavingUs, a.SavingUs), cmp.Compare(results.SeverityRank(b.Severity), results.SeverityRank(a.Severity)), cmp.Compare(a.Rule, b.Rule))
 	})
 	for i, f := range list {
 		fv := findingView{ID: fmt.Sprintf("finding-%d", i), rule: f.Rule, Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),

@@ -1,13 +1,13 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -239,7 +239,7 @@ func writeCollectives(ew *errWriter, doc *results.Document) {
 	}
 	// most time first, then by key
 	keys := slices.Sorted(maps.Keys(by))
-	sort.SliceStable(keys, func(i, j int) bool { return by[keys[i]].total > by[keys[j]].total })
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(by[b].total, by[a].total) })
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n")
 	for _, k := range keys {
@@ -388,12 +388,7 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	for _, a := range by {
 		list = append(list, a)
 	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].total != list[j].total {
-			return list[i].total > list[j].total
-		}
-		return list[i].name < list[j].name
-	})
+	slices.SortFunc(list, func(a, b *agg) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.name, b.name)) })
 	if len(list) > n {
 		list = list[:n]
 	}
@@ -655,7 +650,7 @@ func writeRanksUsed(ew *errWriter, doc *results.Document) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(bySet)) {
 		ms := bySet[k]
-		sort.Strings(ms)
+		slices.Sort(ms)
 		ew.printf("  %s used %s of %d; %s left out (their input lacks what these need: collectives need a timeline or kernel_details.csv)\n",
 			strings.Join(ms, ", "), k, len(all), ranksText(left[k]))
 	}
@@ -717,7 +712,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 		if capped {
 			// the groups whose last rank arrived last most often
 			groups = append([]results.GroupArrival{}, groups...)
-			sort.SliceStable(groups, func(i, j int) bool { return lastArrivals(groups[i]) > lastArrivals(groups[j]) })
+			slices.SortStableFunc(groups, func(a, b results.GroupArrival) int { return cmp.Compare(lastArrivals(b), lastArrivals(a)) })
 		}
 		shown := 0
 		for i, g := range groups {
@@ -748,7 +743,7 @@ func lastArrivals(g results.GroupArrival) int {
 
 // stepList is rankList of the steps, sorted.
 func stepList(s []int) string {
-	sort.Ints(s)
+	slices.Sort(s)
 	return rankList(s)
 }
 

@@ -1,11 +1,11 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -182,14 +182,16 @@ func (f *FactSet) List() []results.FactValue {
 	for _, v := range f.facts {
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, byName)
 	var env []results.FactValue
 	for _, v := range f.env {
 		env = append(env, v)
 	}
-	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	slices.SortFunc(env, byName)
 	return append(out, env...)
 }
+
+func byName(a, b results.FactValue) int { return cmp.Compare(a.Name, b.Name) }
 
 // Deployment is what the deployment script (--deploy) says, as data: its
 // facts, each with its file:line, and apart those whose value vLLM would
