@@ -85,28 +85,66 @@ func FixPairs() []FixPair {
 // over all 16, vLLM-Ascend v0.13.0rc1 (CANN 8.3.RC2, torch_npu 2.8.0), one
 // request in flight: decode batches take the MC2 dispatcher, the busy
 // engine runs batch 1 and the three idle engines dummy steps, and the
-// router gate runs on a side stream the compute stream waits on.
+// router gate runs on a side stream the compute stream waits on, with
+// 100 µs per MoE layer of side-stream work. The gating kernel is
+// torch_npu's (rc1); the TP-sharded matmuls' durations are TP4's.
 func a3Base(name string, seed int64) Scenario {
 	s := base(name)
-	s.Ranks, s.TP, s.Batch, s.Seed = 16, 4, 1, seed
+	s.Ranks, s.TP, s.TPRef, s.Batch, s.Seed = 16, 4, 4, 1, seed
 	s.ExpertParallel, s.Dispatcher = true, "mc2"
 	s.DummyEngines, s.SideStream, s.AivComm, s.ProfilerSteps = true, true, true, true
 	s.MoEScale, s.SideStreamNs, s.VLLMLog = 0.15, 100_000, true
 	s.MaxNumSeqs, s.CaptureSizes = 16, []int{1, 2, 4, 8, 16}
 	s.VLLMAscendVersion, s.CANNVersion, s.TorchNPUVersion = "v0.13.0rc1", "8.3.RC2", "2.8.0"
+	s.TorchNPUGating = true
+	return s
+}
+
+// a3RC2 is the A3 deployment after the upgrade to v0.13.0rc2 with its
+// CANN 8.5.0 and torch_npu 2.8.0.post1, as far as vllm-ascend.md tells
+// what rc2 changes on this path (BF16 weights, MC2 decode):
+//
+//   - the gating kernel MoeGatingTopK is launched by rc2's custom
+//     moe_gating_top_k (_C_ascend::moe_gating_top_k) instead of torch_npu's
+//     npu_moe_gating_top_k (§5.2, #5579);
+//   - the side-stream work the main compute stream waited on in every MoE
+//     layer is gone: the side stream runs the router gate alone. The
+//     second field report measured rc1 -> rc2 as +80% on an
+//     EVENT_WAIT-heavy decode; which rc2 change removes the waits is not
+//     known (§10 names the custom routing/gating ops among the likely
+//     ones), so this models the measured effect, not a mechanism;
+//   - dispatch and combine stay MoeDistributeDispatchV2 and
+//     MoeDistributeCombineV2: rc2's fused DispatchFFNCombine is W8A8-only
+//     (§1.2, §3.1), and these weights are BF16;
+//   - MoeInitRoutingCustom replaces MoeInitRoutingV2 on the AllGather
+//     dispatcher only (§1.1), which MC2 decode does not run; rc2's triton
+//     mrope for Qwen3-VL (#5827) is not modelled (the facts name no kernel
+//     for it).
+func a3RC2(name string, seed int64) Scenario {
+	s := a3Base(name, seed)
+	s.VLLMAscendVersion, s.CANNVersion, s.TorchNPUVersion = "v0.13.0rc2", "8.5.0", "2.8.0.post1"
+	s.TorchNPUGating, s.SideStreamNs = false, 0
 	return s
 }
 
 // FieldReport2 returns the second field report's captures: the A3
 // deployment on v0.13.0rc1 (a3-tp4dp4-rc1), after the upgrade to
-// v0.13.0rc2 with its CANN 8.5.0 and torch_npu 2.8.0.post1
-// (a3-tp4dp4-rc2), and after the parallel-strategy fix, TP8 x DP2 on rc2
-// (a3-tp8dp2-rc2).
+// v0.13.0rc2 (a3-tp4dp4-rc2, see a3RC2), and after the parallel-strategy
+// fix too, TP8 x DP2 on rc2 (a3-tp8dp2-rc2): the o_proj, lm_head and QKV
+// matmuls per rank shrink with the larger TP (TPRef), the attention, the
+// router, the experts (EP16 either way) and the MC2 exchange stay.
+//
+// The after states' vLLM logs report the busy engine's rate scaled by
+// their decode step against the rc1 capture's (a3RC1BusyStepUs), so the
+// serving facts move with the profile.
 func FieldReport2() []Scenario {
 	a := a3Base("a3-tp4dp4-rc1", 41)
-	b := a3Base("a3-tp4dp4-rc2", 42)
-	b.VLLMAscendVersion, b.CANNVersion, b.TorchNPUVersion = "v0.13.0rc2", "8.5.0", "2.8.0.post1"
-	c := b
-	c.Name, c.TP, c.Seed = "a3-tp8dp2-rc2", 8, 43
+	b := a3RC2("a3-tp4dp4-rc2", 42)
+	c := a3RC2("a3-tp8dp2-rc2", 43)
+	c.TP = 8
+	b.VLLMLogRefStepUs, c.VLLMLogRefStepUs = a3RC1BusyStepUs, a3RC1BusyStepUs
 	return []Scenario{a, b, c}
 }
+
+// a3RC1BusyStepUs is a3-tp4dp4-rc1's Truth.BusyStepUs (a test keeps it so).
+const a3RC1BusyStepUs = 2287.565875

@@ -46,7 +46,7 @@ func GenerateLayout(dir string, s Scenario, lay Layout) (*Truth, error) {
 	}
 	t := &Truth{Scenario: s, Ranks: ranks}
 	if s.VLLMLog {
-		if err := writeVLLMLog(dir, s); err != nil {
+		if err := writeVLLMLog(dir, s, t); err != nil {
 			return nil, err
 		}
 	}

@@ -45,9 +45,21 @@ type kernelSpec struct {
 	role     role
 	// sync: the kernel exchanges tokens across the EP group, so it ends
 	// on every rank when the last has arrived (MC2 dispatch/combine)
-	sync  bool
+	sync bool
+	// shard: how the kernel's weights split over the TP group
+	// (Scenario.TPRef scales its duration with the TP size)
+	shard shardKind
 	shape func(c shapeCtx) shapes
 }
+
+// shardKind is how a kernel's work per rank depends on the TP size.
+type shardKind uint8
+
+const (
+	shardNone shardKind = iota // replicated, or set by the KV heads (attention)
+	shardCols                  // weights split by TP: o_proj, lm_head (1/TP)
+	shardQKV                   // the QKV projection: query heads split, KV heads replicated past TP 4
+)
 
 // shapeCtx carries the numbers kernel shapes are built from.
 type shapeCtx struct {
@@ -80,6 +92,12 @@ func matmul(ks kernelSpec, n, k int) *kernelSpec {
 
 var nextSpecID int
 
+// torchNPUGating is k launched by torch_npu's npu_moe_gating_top_k.
+func torchNPUGating(k kernelSpec) *kernelSpec {
+	k.torchOp = "npu::npu_moe_gating_top_k"
+	return spec(k)
+}
+
 func spec(k kernelSpec) *kernelSpec {
 	nextSpecID++
 	k.id = nextSpecID
@@ -103,7 +121,7 @@ var (
 			h := fmt.Sprintf("%d,%d", c.tokens, hiddenSize)
 			return shp(h+";"+h+";4096", "BF16;BF16;BF16", h+";"+fmt.Sprintf("%d,1", c.tokens)+";"+h, "BF16;FLOAT;BF16")
 		}})
-	kQKV   = matmul(kernelSpec{baseNs: 9400, perTokNs: 60, tok: tokFull, block: 20}, 1280, 4096)
+	kQKV   = matmul(kernelSpec{baseNs: 9400, perTokNs: 60, tok: tokFull, block: 20, shard: shardQKV}, 1280, 4096)
 	kQNorm = spec(kernelSpec{name: "aclnnRmsNorm_RmsNorm_RmsNorm", opType: "RmsNorm", taskType: "AI_VECTOR_CORE",
 		torchOp: "npu::npu_rms_norm", baseNs: 3100, perTokNs: 20, tok: tokFull, block: 40,
 		shape: func(c shapeCtx) shapes {
@@ -135,7 +153,7 @@ var (
 			return shp(fmt.Sprintf("%d,1,1024;2048,128,128;2048,128,128;%d,64;%d", t, t, t), "BF16;BF16;BF16;INT32;INT64",
 				fmt.Sprintf("%d,1,1024;%d,8,1", t, t), "BF16;FLOAT")
 		}})
-	kOProj = matmul(kernelSpec{baseNs: 7800, perTokNs: 50, tok: tokFull, block: 20}, 4096, 1024)
+	kOProj = matmul(kernelSpec{baseNs: 7800, perTokNs: 50, tok: tokFull, block: 20, shard: shardCols}, 4096, 1024)
 	kGate  = matmul(kernelSpec{baseNs: 3900, perTokNs: 15, tok: tokLocal, block: 8}, 128, 4096)
 	kTopK  = spec(kernelSpec{name: "aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK", opType: "MoeGatingTopK", taskType: "AI_VECTOR_CORE",
 		torchOp: "_C_ascend::moe_gating_top_k", baseNs: 5400, perTokNs: 30, tok: tokLocal, block: 40,
@@ -143,7 +161,11 @@ var (
 			t := c.tokens
 			return shp(fmt.Sprintf("%d,128;128", t), "BF16;FLOAT", fmt.Sprintf("%d,8;%d,8;%d,128", t, t, t), "BF16;INT32;FLOAT")
 		}})
-	kRouting = spec(kernelSpec{name: "aclnnMoeInitRoutingCustom_MoeInitRoutingCustom_MoeInitRoutingCustom", opType: "MoeInitRoutingCustom", taskType: "AI_VECTOR_CORE",
+	// kTopKTorchNPU is the same gating kernel launched by torch_npu's
+	// npu_moe_gating_top_k, which vLLM-Ascend used before v0.13.0rc2's
+	// custom moe_gating_top_k (vllm-ascend.md §5.2, #5579)
+	kTopKTorchNPU = torchNPUGating(*kTopK)
+	kRouting      = spec(kernelSpec{name: "aclnnMoeInitRoutingCustom_MoeInitRoutingCustom_MoeInitRoutingCustom", opType: "MoeInitRoutingCustom", taskType: "AI_VECTOR_CORE",
 		torchOp: "_C_ascend::npu_moe_init_routing_custom", baseNs: 10800, perTokNs: 25, tok: tokFull, block: 40, role: roleRouting,
 		shape: func(c shapeCtx) shapes {
 			t := c.tokens
@@ -208,7 +230,7 @@ var (
 		shape: func(c shapeCtx) shapes {
 			return shp(fmt.Sprintf("%d,4096", c.tokens), "BF16", fmt.Sprintf("%d,4096", c.tokens), "BF16")
 		}})
-	kLMHead = matmul(kernelSpec{baseNs: 94000, perTokNs: 300, jitter: 0.04, tok: tokFull, block: 20}, vocabSize/maxTP, 4096)
+	kLMHead = matmul(kernelSpec{baseNs: 94000, perTokNs: 300, jitter: 0.04, tok: tokFull, block: 20, shard: shardCols}, vocabSize/maxTP, 4096)
 	kDiv    = spec(kernelSpec{name: "aclnnDiv_RealDiv_RealDiv", opType: "RealDiv", taskType: "AI_VECTOR_CORE",
 		torchOp: "aten::div", baseNs: 8200, perTokNs: 60, tok: tokFull, block: 40,
 		shape: func(c shapeCtx) shapes {
@@ -337,7 +359,11 @@ func buildProgram(s Scenario) program {
 	if s.SideStream {
 		gate = item{kind: itSide, k: kGate}
 	}
-	p.layer = append(p.layer, kern(kAddRmsNorm), gate, kern(kTopK))
+	topk := kTopK
+	if s.TorchNPUGating {
+		topk = kTopKTorchNPU
+	}
+	p.layer = append(p.layer, kern(kAddRmsNorm), gate, kern(topk))
 	if moe := dispatcherBlock(s.Dispatcher); moe != nil {
 		p.layer = append(p.layer, moe...)
 	} else {

@@ -116,6 +116,24 @@ type Scenario struct {
 	// (VLLMLogFile): one engine per data-parallel replica, the first busy
 	// and the others idle (the second field report's numbers).
 	VLLMLog bool `json:",omitempty"`
+	// VLLMLogRefStepUs > 0 scales the busy engine's generation rate in
+	// the vLLM log with the simulated decode step: the field report's 18
+	// tokens/s at this busy-engine step time (µs; BusyStepUs of the rc1
+	// capture), 18 x VLLMLogRefStepUs / BusyStepUs of this capture. 0: 18.
+	VLLMLogRefStepUs float64 `json:",omitempty"`
+	// TorchNPUGating launches MoeGatingTopK through torch_npu's
+	// npu_moe_gating_top_k (torch op npu::npu_moe_gating_top_k), as
+	// vLLM-Ascend did before v0.13.0rc2; false: the custom
+	// moe_gating_top_k (_C_ascend::moe_gating_top_k) of v0.13.0rc2 and
+	// later (vllm-ascend.md §5.2, #5579).
+	TorchNPUGating bool `json:",omitempty"`
+	// TPRef > 0 is the TP size the TP-sharded kernels' durations are for:
+	// at TP t the o_proj and lm_head matmuls take TPRef/t of them and the
+	// QKV projection the ratio of its per-rank output columns (query heads
+	// split over TP, the 4 KV heads replicated past TP 4; vllm-ascend.md
+	// §7); attention, norms, the router and the experts stay. 0: no
+	// scaling.
+	TPRef int `json:",omitempty"`
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
@@ -304,6 +322,7 @@ func (s Scenario) checks() []check {
 		{s.DummyEngines && s.Ranks/s.tpSize() < 2, "DummyEngines needs two engines or more (Ranks/TP >= 2)"},
 		atLeast("MoEScale", s.MoEScale, 0),
 		atLeast("SideStreamNs", int(s.SideStreamNs), 0),
+		atLeast("TPRef", s.TPRef, 0),
 	}
 	for _, c := range s.CaptureSizes {
 		cs = append(cs, atLeast("capture sizes", c, 1))
@@ -320,6 +339,29 @@ func (s Scenario) tpSize() int {
 		return s.Ranks
 	}
 	return maxTP
+}
+
+// shardFactor is how much longer a kernel of shard kind k runs at this
+// scenario's TP than at TPRef (1 without TPRef).
+func (s Scenario) shardFactor(k shardKind) float64 {
+	if s.TPRef <= 0 {
+		return 1
+	}
+	switch k {
+	case shardCols:
+		return float64(s.TPRef) / float64(s.tpSize())
+	case shardQKV:
+		return float64(qkvCols(s.tpSize())) / float64(qkvCols(s.TPRef))
+	}
+	return 1
+}
+
+// qkvCols is the QKV projection's output columns per rank at TP tp:
+// 64 query heads split over TP, 4 KV heads (K and V) split while they
+// last, then one per rank (replicated), head_dim 128: 1280 at TP8.
+func qkvCols(tp int) int {
+	const qHeads, kvHeads, headDim = 64, 4, 128
+	return (qHeads/tp + 2*max(kvHeads/tp, 1)) * headDim
 }
 
 // skew returns the effective GroupedMatmul slow-down of rank r.

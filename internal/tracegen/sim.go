@@ -364,6 +364,7 @@ func (g *sim) kernelDur(sp *kernelSpec, r, k, idx, sub int) int64 {
 	if sp.tok == tokRouted && g.s.MoEScale > 0 {
 		f *= g.s.MoEScale
 	}
+	f *= g.s.shardFactor(sp.shard)
 	j := 1 + sp.jitter*(2*g.u(r, k, idx, 40+sub)-1)
 	d := int64((float64(sp.baseNs) + per*float64(tok)) * j * g.rk[r].speed * f * g.s.slow(r))
 	if d < 500 {

@@ -2,8 +2,10 @@ package tracegen
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,8 +40,11 @@ const vllmLogIntervals = 5
 // writeVLLMLog writes vLLM's periodic statistics lines (V1 log_parts
 // format, with the multimodal cache) for one engine per data-parallel
 // replica, the last engine logging last in each interval.
-func writeVLLMLog(dir string, s Scenario) error {
-	engines := vllmLogEngines[:min(len(vllmLogEngines), s.Ranks/s.tpSize())]
+func writeVLLMLog(dir string, s Scenario, tr *Truth) error {
+	engines := slices.Clone(vllmLogEngines[:min(len(vllmLogEngines), s.Ranks/s.tpSize())])
+	if busy, ok := tr.BusyStepUs(); ok && s.VLLMLogRefStepUs > 0 {
+		engines[0].genTPS = math.Round(engines[0].genTPS*s.VLLMLogRefStepUs/busy*10) / 10
+	}
 	var b strings.Builder
 	t := time.Unix(0, baseEpochNs).UTC()
 	fmt.Fprintf(&b, "INFO %s [api_server.py:1351] vLLM API server version 0.13.0\n", t.Format("01-02 15:04:05"))
@@ -52,4 +57,24 @@ func writeVLLMLog(dir string, s Scenario) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, VLLMLogFile), []byte(b.String()), 0o644)
+}
+
+// BusyStepUs is the busy engine's decode step on the device (the mean over
+// its ranks' ProfilerStep#N of computing + communication not overlapped +
+// free, µs): the first engine's, ranks 0..TP-1. False without steps.
+func (t *Truth) BusyStepUs() (float64, bool) {
+	sum, n := 0.0, 0
+	for _, r := range t.Ranks {
+		if r.Rank >= t.Scenario.tpSize() {
+			continue
+		}
+		for _, st := range r.Steps {
+			sum += st.ComputingUs + st.CommunicationNotOverlappedUs + st.FreeUs
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
 }
