@@ -25,8 +25,12 @@ type Document struct {
 	Schema string `json:"schema"`
 	// Tool names the npuprof that wrote the document: name, module
 	// version and VCS revision (absent from documents written before it).
-	Tool  *buildinfo.Tool `json:"tool,omitempty"`
-	Input Input           `json:"input"`
+	Tool *buildinfo.Tool `json:"tool,omitempty"`
+	// Lang is the language of the findings' texts and of the summary's
+	// and the report's labels: "en" or "zh" (--lang). A document written
+	// before it has none: English.
+	Lang  string `json:"lang,omitempty"`
+	Input Input  `json:"input"`
 	// Context is what kind of job was profiled, from the profile alone.
 	Context  ContextDoc     `json:"context"`
 	Ranks    []RankDoc      `json:"ranks"`

@@ -83,14 +83,14 @@ func (st *state) topCollectives(n int) (string, error) {
 			break
 		}
 		t, g, _ := strings.Cut(m.name, "@")
-		label := CollectiveName(t) + " (group " + g + ")"
+		label := fmt.Sprintf(st.msg(msgGroup), CollectiveName(t), g)
 		if g == "?" {
-			label = CollectiveName(t) + " (group not in parallel_group_info)"
+			label = fmt.Sprintf(st.msg(msgGroupUnknown), CollectiveName(t))
 		}
 		us := m.total / 1000 / float64(ranks)
-		s := fmt.Sprintf("%s %s over %s ops", label, units.Dur(us), format(m.count/float64(ranks)))
+		s := fmt.Sprintf(st.msg(msgCollectiveOps), label, units.Dur(us), format(m.count/float64(ranks)))
 		if winRanks > 0 {
-			s += fmt.Sprintf(", %.1f%% of the window", 100*us/(win/float64(winRanks)))
+			s += fmt.Sprintf(st.msg(msgOfWindow), 100*us/(win/float64(winRanks)))
 		}
 		parts = append(parts, s)
 	}
@@ -118,7 +118,7 @@ func (st *state) topAICPU(n int) (string, error) {
 		if i == n {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s ×%s (%s per rank)", a.name, format(a.count/float64(ranks)),
+		parts = append(parts, fmt.Sprintf(st.msg(msgAICPUKernel), a.name, format(a.count/float64(ranks)),
 			units.Dur(a.total/1000/float64(ranks))))
 	}
 	return strings.Join(parts, "; "), nil
@@ -209,29 +209,28 @@ func (st *state) awaitedText() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text := awaitedWhat(items[0]) + fmt.Sprintf(", %.1f%% of its waits", 100*items[0].share)
+	text := st.awaitedWhat(items[0]) + fmt.Sprintf(st.msg(msgOfWaits), 100*items[0].share)
 	if len(items) > 1 && items[1].share >= awaitedSecondShare {
-		text += fmt.Sprintf(", then %s, %.1f%%", awaitedWhat(items[1]), 100*items[1].share)
+		text += fmt.Sprintf(st.msg(msgThen), st.awaitedWhat(items[1]), 100*items[1].share)
 	}
 	return text, nil
 }
 
 // awaitedWhat names one awaited item.
-func awaitedWhat(a awaitedItem) string {
+func (st *state) awaitedWhat(a awaitedItem) string {
 	switch a.kind {
 	case analysis.AwaitCollective:
 		t, g, _ := strings.Cut(a.name, "@")
-		what := "the " + CollectiveName(t) + " collectives"
 		if g != "?" {
-			what += " of group " + g
+			return fmt.Sprintf(st.msg(msgAwaitCollectiveGroup), CollectiveName(t), g, a.stream)
 		}
-		return what + fmt.Sprintf(" (stream %d)", a.stream)
+		return fmt.Sprintf(st.msg(msgAwaitCollective), CollectiveName(t), a.stream)
 	case analysis.AwaitKernel:
-		return fmt.Sprintf("%s kernels on side stream %d", a.name, a.stream)
+		return fmt.Sprintf(st.msg(msgAwaitKernel), a.name, a.stream)
 	case analysis.AwaitMemcpy:
-		return fmt.Sprintf("memory copies on stream %d", a.stream)
+		return fmt.Sprintf(st.msg(msgAwaitMemcpy), a.stream)
 	}
-	return "the host (no record on the device ended the wait)"
+	return st.msg(msgAwaitHost)
 }
 
 // perStep is m over decode.steps.count on each rank that has both, then

@@ -15,6 +15,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/results"
 )
@@ -38,6 +39,9 @@ type Input struct {
 	Result   *analysis.Result
 	Facts    *FactSet
 	Baseline *Baseline
+	// Lang is the language the rules write their texts in (lang.EN or
+	// lang.ZH; "" is English).
+	Lang string
 
 	partial *partialIndex // built on first use from Result
 }
@@ -58,6 +62,8 @@ type Report struct {
 	// script that starts several `vllm serve` commands, and which one the
 	// facts and the diff use.
 	Warnings []string
+	// Lang is the language of the findings' texts (lang.EN or lang.ZH).
+	Lang string
 }
 
 // Failed returns the outcomes with status failed.
@@ -79,7 +85,7 @@ func Evaluate(set *Set, in *Input) *Report {
 	if in.Facts == nil {
 		in.Facts = NewFactSet()
 	}
-	rep := &Report{Findings: []results.Finding{}, Outcomes: []results.Outcome{}}
+	rep := &Report{Findings: []results.Finding{}, Outcomes: []results.Outcome{}, Lang: lang.Or(in.Lang)}
 	timed := func(eval func() (results.Outcome, *results.Finding)) {
 		t0 := time.Now()
 		o, f := eval()
@@ -704,10 +710,10 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
 	}
 	fd := &results.Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []results.Evidence{}}
 	st.phase = results.UsedInText
-	if fd.Title, err = st.render(r.Title); err != nil {
+	if fd.Title, err = st.render(r.TitleIn(in.Lang)); err != nil {
 		return classify(r, "title", err), nil
 	}
-	if fd.Fix, err = st.render(r.Fix); err != nil {
+	if fd.Fix, err = st.render(r.FixIn(in.Lang)); err != nil {
 		return classify(r, "fix", err), nil
 	}
 	savingNote, failed := st.saving(r, fd)
@@ -747,7 +753,7 @@ func (st *state) saving(r *Rule, fd *results.Finding) (string, *results.Outcome)
 	var ne *errNotEvaluated
 	switch {
 	case errors.As(err, &ne):
-		return "saving not estimated: " + ne.Error(), nil
+		return fmt.Sprintf(msg(st.in.Lang, msgSavingNotEstimated), ne.Error()), nil
 	case err != nil:
 		o := classify(r, "saving", err)
 		return "", &o
@@ -784,7 +790,7 @@ func (st *state) findingRanks(r *Rule, fd *results.Finding) *results.Outcome {
 func (st *state) findingEvidence(r *Rule, fd *results.Finding, savingNote string) *results.Outcome {
 	st.phase = results.UsedInText // evidence notes; evidence values record themselves
 	for _, es := range r.Evidence {
-		ev, err := st.evidence(es)
+		ev, err := st.evidence(es, r.noteIn(es, st.in.Lang))
 		if err != nil {
 			var ne *errNotEvaluated
 			if errors.As(err, &ne) {
@@ -871,7 +877,7 @@ func toInts(v any) ([]int, bool) {
 	return nil, false
 }
 
-func (st *state) evidence(es EvidenceSpec) ([]results.Evidence, error) {
+func (st *state) evidence(es EvidenceSpec, noteT *Template) ([]results.Evidence, error) {
 	st.missing = nil
 	d, _ := LookupMetric(es.Metric)
 	phase := st.phase
@@ -882,7 +888,7 @@ func (st *state) evidence(es EvidenceSpec) ([]results.Evidence, error) {
 		return nil, &errNotEvaluated{reasons: st.missing}
 	}
 	partial := st.partialRanks(es.Metric, vals)
-	note, err := st.render(es.Note)
+	note, err := st.render(noteT)
 	if err != nil {
 		return nil, err
 	}
@@ -910,7 +916,7 @@ func (st *state) evidence(es EvidenceSpec) ([]results.Evidence, error) {
 		return []results.Evidence{mk(v, &at)}, nil
 	case "sum":
 		e := mk(sum(vals), nil)
-		e.Note = strings.TrimSpace("sum over ranks " + note)
+		e.Note = strings.TrimSpace(fmt.Sprintf(msg(st.in.Lang, msgSumOver), note))
 		return []results.Evidence{e}, nil
 	case "each":
 		ranks := make([]int, 0, len(vals))
@@ -928,12 +934,12 @@ func (st *state) evidence(es EvidenceSpec) ([]results.Evidence, error) {
 		// an identifier: a mean of stream ids names no stream
 		v, n := mostCommon(vals)
 		e := mk(v, nil)
-		e.Note = strings.TrimSpace(fmt.Sprintf("(on %d of %d ranks) %s", n, len(vals), note))
+		e.Note = strings.TrimSpace(fmt.Sprintf(msg(st.in.Lang, msgMostCommon), n, len(vals), note))
 		return []results.Evidence{e}, nil
 	}
 	e := mk(mean(vals), nil)
 	if len(vals) > 1 {
-		e.Note = strings.TrimSpace(fmt.Sprintf("(mean of %d ranks) %s", len(vals), note))
+		e.Note = strings.TrimSpace(fmt.Sprintf(msg(st.in.Lang, msgMeanOf), len(vals), note))
 	}
 	return []results.Evidence{e}, nil
 }
@@ -1042,12 +1048,12 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *results.Finding) {
 	}
 	d, _ := LookupMetric(b.Metric)
 	fd := &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
-		Title: fmt.Sprintf("%s is over budget: %s, budget %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base)),
+		Title: fmt.Sprintf(msg(in.Lang, msgBudgetTitle), b.Metric, format(cur), b.Op, format(bound), format(base)),
 		Evidence: []results.Evidence{
-			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: "now (mean over ranks)", PartialRanks: partialOf(st.used, b.Metric)},
-			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: "baseline " + in.Baseline.Path, PartialRanks: in.Baseline.PartialRanks[b.Metric]},
+			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: msg(in.Lang, msgBudgetNow), PartialRanks: partialOf(st.used, b.Metric)},
+			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: fmt.Sprintf(msg(in.Lang, msgBudgetBaseline), in.Baseline.Path), PartialRanks: in.Baseline.PartialRanks[b.Metric]},
 		},
-		Fix: fmt.Sprintf("%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.", b.Metric, format(base), format(cur), b.Text),
+		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetFix), b.Metric, format(base), format(cur), b.Text),
 	}
 	if d.Unit == "µs" && cur > bound {
 		fd.SavingUs = math.Round((cur-bound)*1000) / 1000

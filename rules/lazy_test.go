@@ -61,6 +61,13 @@ func compileAll(set *Set) (errs []error, n int) {
 			tm(e.Value)
 			ex(e.If)
 		}
+		if r.ZH != nil {
+			tm(r.ZH.Title)
+			tm(r.ZH.Fix)
+			for _, n := range r.ZH.Notes {
+				tm(n)
+			}
+		}
 	}
 	for _, b := range set.Budgets {
 		ex(b.Bound)

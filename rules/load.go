@@ -59,6 +59,19 @@ type Rule struct {
 	Line int
 	// Builtin: embedded in npuprof.
 	Builtin bool
+	// ZH are the rule's Chinese texts (its zh: block), nil when it gives
+	// none; a text the block leaves out is the English one.
+	ZH *Texts
+}
+
+// Texts are a rule's texts in another language than English: the same
+// fields, templated exactly like the English ones (the same vars,
+// thresholds, facts and functions).
+type Texts struct {
+	Summary, Why string
+	Title, Fix   *Template
+	// Notes are the evidence notes, by the evidence item's metric.
+	Notes map[string]*Template
 }
 
 // Var is a named expression of a rule.
@@ -194,7 +207,9 @@ func Parse(name string, data []byte) (*Set, error) {
 // file-level schema
 var (
 	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
-	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches"}
+	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches", "zh"}
+	zhKeys     = []string{"summary", "title", "fix", "why", "evidence"}
+	zhEvKeys   = []string{"metric", "note"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family", "moe_dispatcher"}
 	evKeys     = []string{"metric", "of", "note"}
 	editKeys   = []string{"op", "name", "value", "create", "if"}
@@ -417,6 +432,9 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	for _, e := range l.seq(m["edits"], what+": edits") {
 		r.Edits = append(r.Edits, c.edit(e))
 	}
+	if zn := m["zh"]; zn != nil {
+		r.ZH = c.texts(zn, "zh")
+	}
 	if len(l.problems) > before {
 		return nil
 	}
@@ -535,6 +553,37 @@ func (c *compiler) evidence(e *yaml.Node) EvidenceSpec {
 		es.Note = c.template(nn, "evidence note")
 	}
 	return es
+}
+
+// texts reads a rule's texts in language key (its zh: block): summary,
+// title, fix, why and the notes of evidence items, each item named by its
+// metric. A note needs an English note to translate.
+func (c *compiler) texts(n *yaml.Node, key string) *Texts {
+	l, r, what := c.l, c.rule, c.what+": "+key
+	m := l.mapping(n, what, zhKeys)
+	t := &Texts{Summary: l.str(m["summary"], key+".summary"), Why: l.str(m["why"], key+".why"), Notes: map[string]*Template{}}
+	if v := m["title"]; v != nil {
+		t.Title = c.template(v, key+".title")
+	}
+	if v := m["fix"]; v != nil {
+		t.Fix = c.template(v, key+".fix")
+	}
+	for _, e := range l.seq(m["evidence"], what+".evidence") {
+		em := l.mapping(e, what+".evidence", zhEvKeys)
+		metric := l.str(em["metric"], "metric")
+		i := slices.IndexFunc(r.Evidence, func(es EvidenceSpec) bool { return es.Metric == metric && es.Note != nil })
+		switch {
+		case em["metric"] == nil || em["note"] == nil:
+			l.errf(e, "%s.evidence: expected metric and note", what)
+		case i < 0:
+			l.errf(em["metric"], "%s.evidence: the rule has no evidence item %q with a note", what, metric)
+		case t.Notes[metric] != nil:
+			l.errf(em["metric"], "%s.evidence: %q given twice", what, metric)
+		default:
+			t.Notes[metric] = c.template(em["note"], key+".evidence note")
+		}
+	}
+	return t
 }
 
 // edit reads one edit: a fix action kind, its name, value, create and if.

@@ -66,8 +66,8 @@ func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *re
 		steps = append(steps, fmt.Sprintf("%s %+.2f%%", s.Rule, s.StepTimeChangePct))
 	}
 	return o, &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
-		Title:    fmt.Sprintf("The fix plan predicts %+.2f%% step time, over budget %s %s", cur, b.Op, format(bound)),
-		Evidence: []results.Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: "predicted by the fix plan"}},
-		Fix:      fmt.Sprintf("Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.", strings.Join(steps, ", "), b.Text),
+		Title:    fmt.Sprintf(msg(in.Lang, msgPlanBudgetTitle), cur, b.Op, format(bound)),
+		Evidence: []results.Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: msg(in.Lang, msgPlanBudgetNote)}},
+		Fix:      fmt.Sprintf(msg(in.Lang, msgPlanBudgetFix), strings.Join(steps, ", "), b.Text),
 	}
 }

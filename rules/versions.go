@@ -140,11 +140,11 @@ func (st *state) stackUpgrade(to string) (string, error) {
 		case from == "":
 			return name + " " + want
 		case strings.EqualFold(from, want):
-			return name + " " + want + " (already)"
+			return fmt.Sprintf(st.msg(msgAlready), name, want)
 		}
 		return name + " " + from + " → " + want
 	}
-	return part("CANN", "cann_version", cur.CANN, t.CANN) + " and " + part("torch_npu", "torch_npu_version", cur.TorchNPU, t.TorchNPU), nil
+	return fmt.Sprintf(st.msg(msgAnd), part("CANN", "cann_version", cur.CANN, t.CANN), part("torch_npu", "torch_npu_version", cur.TorchNPU, t.TorchNPU)), nil
 }
 
 // changesSince is changes_since(from, to): the changes the table lists for
@@ -169,7 +169,7 @@ func (st *state) changesSince(from, to string) (string, error) {
 		}
 	}
 	if len(parts) == 0 {
-		return "no listed changes", nil
+		return st.msg(msgNoChanges), nil
 	}
 	return strings.Join(parts, "; "), nil
 }

@@ -29,12 +29,12 @@ func (o *analyzeOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.Debug, "debug", false, "print per-pass timings on standard error")
 }
 
-func (o *analyzeOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+func (o *analyzeOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Path = args[0]
 	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
 		return err
 	}
-	if err := o.checkFlags(); err != nil {
+	if err := o.checkFlags(io, o.Format == "text"); err != nil {
 		return err
 	}
 	return o.checkFiles("the "+o.Format+" output (-o)", "", "--html", o.HTML)

@@ -50,7 +50,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	o.summaryFlags.register(f)
 }
 
-func (o *checkOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Path = args[0]
 	if results.SeverityRank(o.FailOn) == 0 {
 		return usageErr("--fail-on %q: expected high, medium or low", o.FailOn)
@@ -61,7 +61,7 @@ func (o *checkOptions) check(_ *streams, _ *cobra.Command, args []string) error 
 	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
 		return err
 	}
-	if err := o.checkFlags(); err != nil {
+	if err := o.checkFlags(io, o.Format == "text"); err != nil {
 		return err
 	}
 	if needsBaseline(o.Budgets) && o.Baseline == "" {

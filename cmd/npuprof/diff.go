@@ -29,6 +29,7 @@ type diffOptions struct {
 	NoAuto    bool
 	RuleFiles []string
 	selectOptions
+	langFlag
 	reports []*rules.Report
 }
 
@@ -44,11 +45,15 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
 	o.selectOptions.flags(cmd)
+	o.langFlag.register(f)
 }
 
-func (o *diffOptions) check(_ *streams, _ *cobra.Command, args []string) error {
+func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Before, o.After = args[0], args[1]
 	if err := checkFormat(render.DiffOutputs, o.Format); err != nil {
+		return err
+	}
+	if err := o.langFlag.resolve(io, o.Format == "text"); err != nil {
 		return err
 	}
 	if err := checkWorkers(o.Workers); err != nil {
@@ -147,7 +152,7 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
 		return nil, nil, err
 	}
-	doc, rep, err := diffDocument(res, opts.RuleFiles, opts.selectOptions)
+	doc, rep, err := diffDocument(res, opts.RuleFiles, opts.selectOptions, opts.langFlag)
 	if err != nil {
 		return nil, nil, err
 	}

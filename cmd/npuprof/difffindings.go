@@ -11,12 +11,12 @@ import (
 // side of a diff and returns its document, with findings, rule outcomes
 // and facts (the serving context included), as analyze --format json
 // would write it.
-func diffDocument(res *analysis.Result, ruleFiles []string, sel selectOptions) (*results.Document, *rules.Report, error) {
+func diffDocument(res *analysis.Result, ruleFiles []string, sel selectOptions, lf langFlag) (*results.Document, *rules.Report, error) {
 	set, err := loadRules(ruleFiles, sel)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, facts, err := evaluateRules(res, set, &ruleOptions{RuleFiles: ruleFiles}, nil)
+	rep, facts, err := evaluateRules(res, set, &ruleOptions{RuleFiles: ruleFiles, langFlag: lf}, nil)
 	if err != nil {
 		return nil, nil, err
 	}

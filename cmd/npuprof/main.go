@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -17,6 +18,7 @@ func main() {
 	stop := startProfiles(os.Getenv("NPUPROF_CPUPROFILE"), os.Getenv("NPUPROF_MEMPROFILE"), os.Stderr)
 	io := newStreams(os.Stdin, os.Stdout, os.Stderr)
 	io.asciiUnits = !utf8Locale(os.Getenv) // only the process's own locale; tests run Main
+	io.lang = lang.FromLocale(os.Getenv)
 	code := runMain(io, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -35,9 +35,13 @@ func (p *profileFlags) register(cmd *cobra.Command, output, workers string) {
 	p.Serving.addFlags(f)
 }
 
-// checkFlags refuses a negative --workers and a bad --stage.
-func (p *profileFlags) checkFlags() error {
+// checkFlags refuses a negative --workers, a bad --stage and a bad
+// --lang; terminal: the output is the text summary (see langFlag.resolve).
+func (p *profileFlags) checkFlags(io *streams, terminal bool) error {
 	if err := checkWorkers(p.Workers); err != nil {
+		return err
+	}
+	if err := p.langFlag.resolve(io, terminal); err != nil {
 		return err
 	}
 	return p.expertFlags.check()

@@ -25,7 +25,7 @@ func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) erro
 		// megabytes of HTML and script would scroll past
 		return usageErr("report: standard output is a terminal; write the HTML to a file with -o report.html, or give -o - to print it here anyway")
 	}
-	if err := o.checkFlags(); err != nil {
+	if err := o.checkFlags(io, false); err != nil {
 		return err
 	}
 	return o.checkFiles("the HTML (-o)", "")

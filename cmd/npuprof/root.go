@@ -103,6 +103,9 @@ type streams struct {
 	progressDelay time.Duration
 	// asciiUnits: the locale is not UTF-8, the summary spells µs as us.
 	asciiUnits bool
+	// lang is the locale's language (lang.FromLocale), the default of
+	// --lang; "" is English.
+	lang string
 }
 
 // Main runs npuprof with args and returns the exit code.

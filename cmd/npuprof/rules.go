@@ -25,6 +25,7 @@ type ruleOptions struct {
 	DeployLine int
 	Facts      []string
 	Source     string
+	langFlag
 
 	script *deploy.Script // read by loadDeploy
 }
@@ -36,6 +37,7 @@ func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
 	f.StringVar(&o.Source, "source", "", "the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files")
+	o.langFlag.register(f)
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }
 
@@ -139,7 +141,8 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline})
+	in := &rules.Input{Result: res, Facts: facts, Baseline: baseline, Lang: o.lang}
+	rep := rules.Evaluate(set, in)
 	var ed rules.Editor
 	if o.script != nil {
 		// the findings' actions become diffs of the script after the rules ran
@@ -151,7 +154,7 @@ func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baselin
 	if o.Source != "" {
 		plan.AddPatches(rep, o.Source)
 	}
-	rep.EvalPlanBudgets(set, &rules.Input{Result: res, Facts: facts, Baseline: baseline})
+	rep.EvalPlanBudgets(set, in)
 	rep.Warnings = append(rep.Warnings, o.deployWarnings()...)
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it

@@ -13,6 +13,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/buildinfo"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -53,6 +54,7 @@ func AddView(doc *results.Document, res *analysis.Result) {
 // saving), every rule's outcome, the facts and the combined deploy diff.
 func AddRules(doc *results.Document, rep *rules.Report, facts *rules.FactSet) {
 	if rep != nil {
+		doc.Lang = lang.Or(rep.Lang)
 		doc.Findings = append([]results.Finding{}, rep.Findings...)
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
@@ -97,7 +99,7 @@ func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 // contract is Doc without the view.
 func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
-	doc := &results.Document{Schema: results.Schema, Tool: &t, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
+	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
 		Ranks: []results.RankDoc{}, Findings: []results.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
 	doc.Errors = append(doc.Errors, passErrors(res.InputErrors)...)
@@ -393,9 +395,9 @@ func AddRuleSet(doc *results.Document, set *rules.Set) {
 	}
 	doc.View.RuleSet = []results.RuleInfo{}
 	for _, r := range set.Rules {
-		info := results.RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.Summary, Why: r.Why, Disabled: set.Disabled(r.ID)}
-		if r.Fix != nil {
-			info.Fix = r.Fix.Source
+		info := results.RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.SummaryIn(doc.Lang), Why: r.WhyIn(doc.Lang), Disabled: set.Disabled(r.ID)}
+		if fix := r.FixIn(doc.Lang); fix != nil {
+			info.Fix = fix.Source
 		}
 		doc.View.RuleSet = append(doc.View.RuleSet, info)
 	}
