@@ -332,23 +332,27 @@ func sortIDs(s []idRef) {
 type flowJoin struct {
 	thr  threadIndex
 	logs []flowLog
-	// per thread: where its starts and ends begin in the flat arrays, and
-	// how many there are
-	sBase, sN, eBase, eN []int32
-	// starts, grouped by thread in place order, sorted by ts
-	sTS []int64
+	// the starts, grouped by thread in place order, sorted by ts; op is
+	// the op at the start's place, -1 when none
+	s   flowSide
 	sID []idRef // id and position
-	sOp []int32 // the op at the start's place, -1 when none
-	// resolved ends, grouped by thread, sorted by ts
-	eTS []int64
-	eOp []int32
+	// the resolved ends, grouped by thread, sorted by ts
+	e   flowSide
 	pos []int // per thread: the cursor of findTS
+}
+
+// flowSide is one side of the flows, starts or ends, in flat arrays:
+// thread t's from base[t], n[t] of them.
+type flowSide struct {
+	base, n []int32
+	ts      []int64
+	op      []int32
 }
 
 // walk passes: what walk does with each flow
 const (
-	passStarts = iota // place the starts (sTS, sID)
-	passEnds          // resolve and place the ends (eTS, eOp) through ids
+	passStarts = iota // place the starts (s.ts, sID)
+	passEnds          // resolve and place the ends (e.ts, e.op) through ids
 )
 
 // walk decodes the flow logs in file order for one pass; the last pass
@@ -391,9 +395,9 @@ func (j *flowJoin) walk(pass int, ids []idRef) int {
 				}
 				switch pass {
 				case passStarts:
-					p := j.sBase[t] + j.sN[t]
-					j.sN[t]++
-					j.sTS[p] = ts
+					p := j.s.base[t] + j.s.n[t]
+					j.s.n[t]++
+					j.s.ts[p] = ts
 					j.sID[p] = idRef{id, p}
 				case passEnds:
 					// ends come in id order too, mostly: walk, and
@@ -416,10 +420,10 @@ func (j *flowJoin) walk(pass int, ids []idRef) int {
 					if x == len(ids) || ids[x].id != id || ids[x].v < 0 {
 						continue
 					}
-					p := j.eBase[t] + j.eN[t]
-					j.eN[t]++
-					j.eTS[p] = ts
-					j.eOp[p] = ids[x].v
+					p := j.e.base[t] + j.e.n[t]
+					j.e.n[t]++
+					j.e.ts[p] = ts
+					j.e.op[p] = ids[x].v
 					kept++
 				}
 			}
@@ -444,11 +448,11 @@ func (rd *reader) decodeFlows() *flowJoin {
 	rd.flows.chunks, rd.flowSegs = nil, nil
 	for i, key := range rd.flowThreads.keys {
 		t := j.thr.get(uint16(key>>32), uint32(key), true)
-		for int(t) >= len(j.sN) {
-			j.sN, j.eN = append(j.sN, 0), append(j.eN, 0)
+		for int(t) >= len(j.s.n) {
+			j.s.n, j.e.n = append(j.s.n, 0), append(j.e.n, 0)
 		}
-		j.sN[t] += rd.flowThreads.n[i][0]
-		j.eN[t] += rd.flowThreads.n[i][1]
+		j.s.n[t] += rd.flowThreads.n[i][0]
+		j.e.n[t] += rd.flowThreads.n[i][1]
 	}
 	rd.flowThreads = flowCounts{}
 	nThr := len(j.thr.keys)
@@ -458,20 +462,20 @@ func (rd *reader) decodeFlows() *flowJoin {
 		order[t] = int32(t)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return j.thr.keys[a].cmp(j.thr.keys[b]) })
-	j.sBase, j.eBase = make([]int32, nThr), make([]int32, nThr)
+	j.s.base, j.e.base = make([]int32, nThr), make([]int32, nThr)
 	var ns, ne int32
 	for _, t := range order {
-		j.sBase[t], j.eBase[t] = ns, ne
-		ns += j.sN[t]
-		ne += j.eN[t]
-		j.sN[t] = 0
+		j.s.base[t], j.e.base[t] = ns, ne
+		ns += j.s.n[t]
+		ne += j.e.n[t]
+		j.s.n[t] = 0
 	}
-	j.sTS = make([]int64, ns)
+	j.s.ts = make([]int64, ns)
 	j.sID = make([]idRef, ns)
 	j.walk(passStarts, nil)
 	for t := range order {
-		b, n := j.sBase[t], j.sN[t]
-		ts := j.sTS[b : b+n]
+		b, n := j.s.base[t], j.s.n[t]
+		ts := j.s.ts[b : b+n]
 		if !slices.IsSorted(ts) {
 			ids := j.sID[b : b+n]
 			pairs := byTS(ts, func(i int) int32 { return int32(i) })
@@ -485,9 +489,9 @@ func (rd *reader) decodeFlows() *flowJoin {
 			}
 		}
 	}
-	j.sOp = make([]int32, ns)
-	for i := range j.sOp {
-		j.sOp[i] = -1
+	j.s.op = make([]int32, ns)
+	for i := range j.s.op {
+		j.s.op[i] = -1
 	}
 	j.pos = make([]int, nThr)
 	return j
@@ -495,21 +499,28 @@ func (rd *reader) decodeFlows() *flowJoin {
 
 // op records that framework op i starts at k.
 func (j *flowJoin) op(k flowKey, i int32) {
+	b, a, e := j.find(k, &j.s)
+	for ; a < e; a++ {
+		j.s.op[b+int32(a)] = i
+	}
+}
+
+// find says where k's entries lie in side d's ts: from b+a to b+e, a == e
+// when there is none.
+func (j *flowJoin) find(k flowKey, d *flowSide) (b int32, a, e int) {
 	t := j.thr.get(k.pid, k.tid, false)
 	if t < 0 {
-		return
+		return 0, 0, 0
 	}
-	b := j.sBase[t]
-	a, e := findTS(j.sTS[b:b+j.sN[t]], &j.pos[t], k.ts)
-	for ; a < e; a++ {
-		j.sOp[b+int32(a)] = i
-	}
+	b = d.base[t]
+	a, e = findTS(d.ts[b:b+d.n[t]], &j.pos[t], k.ts)
+	return b, a, e
 }
 
 // resolve joins the ends to the ops, once every op is known; it reports
 // how many ends lead to an op.
 func (j *flowJoin) resolve() int {
-	j.sTS = nil
+	j.s.ts = nil
 	// the starts in id order (often nearly their file order: torch_npu's
 	// flow id is a device timestamp)
 	sid := j.sID
@@ -522,29 +533,29 @@ func (j *flowJoin) resolve() int {
 		for i++; i < len(sid) && sid[i].id == id; i++ {
 			best = max(best, sid[i].v)
 		}
-		ids = append(ids, idRef{id, j.sOp[best]})
+		ids = append(ids, idRef{id, j.s.op[best]})
 	}
-	j.sOp, j.sID = nil, nil
+	j.s.op, j.sID = nil, nil
 	// the ends, each resolved through its id (ends come in id order too,
 	// mostly: walk, and binary-search when the id goes back or the walk
 	// gets long)
 	var nEnds int32
-	for t, n := range j.eN {
+	for t, n := range j.e.n {
 		nEnds += n
-		j.eN[t] = 0
+		j.e.n[t] = 0
 	}
-	j.eTS = make([]int64, nEnds)
-	j.eOp = make([]int32, nEnds)
+	j.e.ts = make([]int64, nEnds)
+	j.e.op = make([]int32, nEnds)
 	kept := j.walk(passEnds, ids)
 	if kept == 0 {
-		j.eTS, j.eOp = nil, nil
+		j.e.ts, j.e.op = nil, nil
 		return 0
 	}
-	for t := range j.eBase {
-		b, n := j.eBase[t], j.eN[t]
-		ts := j.eTS[b : b+n]
+	for t := range j.e.base {
+		b, n := j.e.base[t], j.e.n[t]
+		ts := j.e.ts[b : b+n]
 		if !slices.IsSorted(ts) {
-			ops := j.eOp[b : b+n]
+			ops := j.e.op[b : b+n]
 			pairs := byTS(ts, func(i int) int32 { return ops[i] })
 			for i, pr := range pairs {
 				ts[i], ops[i] = pr.id, pr.v
@@ -568,16 +579,11 @@ func byTS(ts []int64, v func(i int) int32) []idRef {
 
 // each calls fn with the op of each end at k, in file order.
 func (j *flowJoin) each(k flowKey, fn func(op int32)) {
-	if j.eTS == nil {
+	if j.e.ts == nil {
 		return
 	}
-	t := j.thr.get(k.pid, k.tid, false)
-	if t < 0 {
-		return
-	}
-	b := j.eBase[t]
-	a, e := findTS(j.eTS[b:b+j.eN[t]], &j.pos[t], k.ts)
+	b, a, e := j.find(k, &j.e)
 	for ; a < e; a++ {
-		fn(j.eOp[b+int32(a)])
+		fn(j.e.op[b+int32(a)])
 	}
 }
