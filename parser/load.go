@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
@@ -381,20 +382,13 @@ func Keep[T any](items []T, ids []RankID, set func(item T, rank int)) ([]T, []st
 
 // rankRange prints ranks compactly: 0-3,5,7-8.
 func rankRange(r []int) string {
-	s := append([]int(nil), r...)
-	sort.Ints(s)
 	var parts []string
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", s[i], s[j]))
+	for _, run := range units.Runs(r) {
+		if run[1] > run[0] {
+			parts = append(parts, fmt.Sprintf("%d-%d", run[0], run[1]))
 		} else {
-			parts = append(parts, strconv.Itoa(s[i]))
+			parts = append(parts, strconv.Itoa(run[0]))
 		}
-		i = j + 1
 	}
 	return strings.Join(parts, ",")
 }

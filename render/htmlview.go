@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/metric"
 )
@@ -336,24 +337,16 @@ func compactRanks(rs []int) string {
 	if len(rs) == 0 {
 		return "–"
 	}
-	s := append([]int(nil), rs...)
-	slices.Sort(s)
-	s = slices.Compact(s)
 	var parts []string
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		switch {
-		case j == i:
-			parts = append(parts, strconv.Itoa(s[i]))
-		case j == i+1:
-			parts = append(parts, strconv.Itoa(s[i]), strconv.Itoa(s[j]))
+	for _, run := range units.Runs(rs) {
+		switch run[1] - run[0] {
+		case 0:
+			parts = append(parts, strconv.Itoa(run[0]))
+		case 1:
+			parts = append(parts, strconv.Itoa(run[0]), strconv.Itoa(run[1]))
 		default:
-			parts = append(parts, fmt.Sprintf("%d–%d", s[i], s[j]))
+			parts = append(parts, fmt.Sprintf("%d–%d", run[0], run[1]))
 		}
-		i = j + 1
 	}
 	return strings.Join(parts, ", ")
 }

@@ -27,3 +27,10 @@ func TestDurScales(t *testing.T) {
 		require.Equal(t, c.want, Dur(c.us), "Dur(%v)", c.us)
 	}
 }
+
+func TestRuns(t *testing.T) {
+	require.Equal(t, [][2]int{{0, 3}, {5, 5}, {7, 8}}, Runs([]int{7, 0, 2, 1, 5, 3, 8}))
+	// a repeated id counts once, as the report's device list wants
+	require.Equal(t, [][2]int{{1, 2}}, Runs([]int{2, 1, 1}))
+	require.Empty(t, Runs(nil))
+}
