@@ -7,7 +7,6 @@ package summary
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -597,108 +596,4 @@ func naBytes(b []byte) []byte {
 		return nil
 	}
 	return b
-}
-
-// MaxLineBytes bounds one CSV line (a quoted cell may span lines; a whole
-// record is bounded by this too). No profiler writes lines near it; a
-// file that does is read up to that line and reported, so memory stays
-// bounded. A variable so tests can lower it.
-var MaxLineBytes = 16 << 20
-
-var errLineTooLong = errors.New("line too long")
-
-// lineLimit fails a read once a line grows beyond max bytes.
-type lineLimit struct {
-	r    io.Reader
-	max  int
-	cur  int // bytes since the last newline
-	line int // 1-based line being read
-}
-
-func (l *lineLimit) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	// newline to newline with IndexByte (vectorised), not byte by byte
-	for i := 0; i < n; {
-		j := bytes.IndexByte(p[i:n], '\n')
-		seg := n - i
-		if j >= 0 {
-			seg = j
-		}
-		if l.cur+seg > l.max {
-			return i + (l.max - l.cur), fmt.Errorf("%w: line %d is longer than %d MiB", errLineTooLong, l.line, l.max>>20)
-		}
-		if j < 0 {
-			l.cur += seg
-			break
-		}
-		l.cur = 0
-		l.line++
-		i += j + 1
-	}
-	return n, err
-}
-
-// newCSV returns the lenient CSV reader every summary CSV uses: variable
-// cell counts (checked per row against the header), lazy quotes, bounded
-// line length; its lineLimit says where the input ended.
-func newCSV(r io.Reader) (*csv.Reader, *lineLimit) {
-	ll := &lineLimit{r: r, max: MaxLineBytes, line: 1}
-	cr := csv.NewReader(ll)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
-	return cr, ll
-}
-
-// cutLine is the line the input read through l ended inside, without a
-// newline (cut short?); 0 when it ended with one.
-func (l *lineLimit) cutLine() int {
-	if l.cur > 0 {
-		return l.line
-	}
-	return 0
-}
-
-// LineTracker passes a reader through and says whether the input ended
-// inside a line (without a final newline), as a cut file does.
-type LineTracker struct {
-	r    io.Reader
-	line int // 1-based line being read
-	cur  int // bytes since the last newline
-}
-
-// NewLineTracker tracks the lines read from r.
-func NewLineTracker(r io.Reader) *LineTracker { return &LineTracker{r: r, line: 1} }
-
-func (t *LineTracker) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if k := bytes.Count(p[:n], []byte{'\n'}); k > 0 {
-		t.line += k
-		t.cur = n - 1 - bytes.LastIndexByte(p[:n], '\n')
-	} else {
-		t.cur += n
-	}
-	return n, err
-}
-
-// CutLine is the line the input ended inside, without a newline; 0 when
-// it ended with one (or was empty).
-func (t *LineTracker) CutLine() int {
-	if t.cur > 0 {
-		return t.line
-	}
-	return 0
-}
-
-// cellCountOK accepts a row with exactly as many cells as the header, or
-// with extra cells that are all empty (a trailing comma).
-func cellCountOK(rec []string, n int) bool {
-	if len(rec) < n {
-		return false
-	}
-	for _, c := range rec[n:] {
-		if strings.TrimSpace(c) != "" {
-			return false
-		}
-	}
-	return true
 }

@@ -2,7 +2,6 @@ package summary
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -258,32 +257,3 @@ func sharedRanks(rs []int) []int {
 // refused with a message. The reader streams (memory grows with the number
 // of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
-
-// errTooLarge is returned by a limited reader past its limit.
-var errTooLarge = errors.New("file too large")
-
-type limited struct {
-	r    io.Reader
-	left int64
-	max  int64
-}
-
-// limit returns r, failing with errTooLarge once more than max bytes are read.
-func limit(r io.Reader, max int64) io.Reader { return &limited{r: r, left: max, max: max} }
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		// is there more?
-		var one [1]byte
-		if n, _ := l.r.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%w: larger than the %d MiB npuprof reads", errTooLarge, l.max>>20)
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
