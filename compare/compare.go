@@ -18,9 +18,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // Schema is the diff document's schema id.
@@ -319,8 +318,8 @@ func stepCount(d *results.Document) (int, string) {
 	if best > 0 {
 		return best, "ProfilerStep#N"
 	}
-	if m, ok := meanMetrics(d)[analysis.MetricDecodeStepsCount]; ok && m > 0 {
-		return int(math.Round(m)), analysis.MetricDecodeStepsCount
+	if m, ok := meanMetrics(d)[metric.MetricDecodeStepsCount]; ok && m > 0 {
+		return int(math.Round(m)), metric.MetricDecodeStepsCount
 	}
 	return 0, ""
 }
@@ -353,8 +352,8 @@ func meanMetrics(d *results.Document) map[string]float64 {
 // A metric whose value read a rank cut short carries those ranks
 // (PartialRanks, the same ranks the diff marks), so a budget or
 // baseline_metric() that reads it says so.
-func Baseline(d *results.Document, path string) *rules.Baseline {
-	b := &rules.Baseline{Path: path, Metrics: meanMetrics(d)}
+func Baseline(d *results.Document, path string) *results.Baseline {
+	b := &results.Baseline{Path: path, Metrics: meanMetrics(d)}
 	pi := buildPartial(d, SideBefore)
 	if len(pi.ranks) == 0 {
 		return b
@@ -554,21 +553,21 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 		return nil, "", nil, nil, nil
 	}
 	m := meanMetrics(d)
-	metric := map[string]string{"window": analysis.MetricDeviceWindowUs, "computing": analysis.MetricComputingUs,
-		"communication": analysis.MetricCommunicationUs, "communication_not_overlapped": analysis.MetricCommNotOverlappedUs,
-		"free": analysis.MetricFreeUs}
+	metricOf := map[string]string{"window": metric.MetricDeviceWindowUs, "computing": metric.MetricComputingUs,
+		"communication": metric.MetricCommunicationUs, "communication_not_overlapped": metric.MetricCommNotOverlappedUs,
+		"free": metric.MetricFreeUs}
 	for _, q := range StepQuantities {
-		if v, ok := m[metric[q]]; ok {
+		if v, ok := m[metricOf[q]]; ok {
 			out[q] = v / float64(count)
-			if c := JoinRefs(pi.mean(d, metric[q]), pi.mean(d, analysis.MetricDecodeStepsCount)); c != nil {
+			if c := JoinRefs(pi.mean(d, metricOf[q]), pi.mean(d, metric.MetricDecodeStepsCount)); c != nil {
 				cut[q] = c
 			}
 			continue
 		}
 		why := "not measured on any rank"
 		for _, rk := range d.Ranks {
-			if w, ok := rk.Unavailable[metric[q]]; ok {
-				why = fmt.Sprintf("%s on no rank (rank %d: %s)", metric[q], rk.Rank, w)
+			if w, ok := rk.Unavailable[metricOf[q]]; ok {
+				why = fmt.Sprintf("%s on no rank (rank %d: %s)", metricOf[q], rk.Rank, w)
 				break
 			}
 		}
@@ -640,7 +639,7 @@ func collectivesOf(d *results.Document) (map[[2]string]ctAcc, map[int]bool, bool
 	used := map[int]bool{}
 	for _, rk := range d.Ranks {
 		if rk.Collectives == nil {
-			if v, ok := rk.Metrics[analysis.MetricHCCLTotalCount]; !ok || v != 0 {
+			if v, ok := rk.Metrics[metric.MetricHCCLTotalCount]; !ok || v != 0 {
 				continue
 			}
 		}
@@ -810,18 +809,18 @@ func (r *Result) compareKernels(before, after *results.Document, limit int, bp, 
 // evidence metric of its finding that is a total time (a name ending in
 // time_us, not hccl.per_layer.*), else on device.window.time_us.
 var EffectMetrics = map[string][]string{
-	"moe-routing-cumsum":  {analysis.MetricMoECumsumUs},
-	"comm-ep-flashcomm":   {analysis.MetricHCCLTotalUs},
-	"graph-capture-sizes": {analysis.MetricFreeUs},
-	"host-bound-free":     {analysis.MetricFreeUs},
-	"event-wait-skew":     {analysis.MetricEventWaitUs},
+	"moe-routing-cumsum":  {metric.MetricMoECumsumUs},
+	"comm-ep-flashcomm":   {metric.MetricHCCLTotalUs},
+	"graph-capture-sizes": {metric.MetricFreeUs},
+	"host-bound-free":     {metric.MetricFreeUs},
+	"event-wait-skew":     {metric.MetricEventWaitUs},
 }
 
 // perLayer reports whether a metric is a mean per MoE layer
 // (hccl.per_layer.time_us and its per-type family), not a total.
 func perLayer(name string) bool {
-	d, _ := analysis.LookupMetric(name)
-	return d.Name == analysis.MetricHCCLPerLayerUs || d.Name == string(analysis.FamilyHCCLPerLayerTypeUs)
+	f := metric.FamilyHCCLPerLayerTypeUs
+	return name == metric.MetricHCCLPerLayerUs || name == string(f) || f.Has(name)
 }
 
 func effectMetrics(rule string, ev []string) []string {
@@ -833,7 +832,7 @@ func effectMetrics(rule string, ev []string) []string {
 			return []string{e}
 		}
 	}
-	return []string{analysis.MetricDeviceWindowUs}
+	return []string{metric.MetricDeviceWindowUs}
 }
 
 func (r *Result) compareFindings(before, after *results.Document, bp, ap *partialIndex) {

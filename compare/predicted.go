@@ -1,8 +1,8 @@
 package compare
 
 import (
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // StepChange is a predicted and a measured decode step-time change (%),
@@ -22,13 +22,13 @@ type StepChange struct {
 // a prediction.
 func stepChange(before, after *results.Document, predicted float64, bound bool) *StepChange {
 	sc := &StepChange{PredictedPct: ptr(predicted), UpperBound: bound}
-	b, okb := meanMetrics(before)[analysis.MetricDecodeStepUs]
-	a, oka := meanMetrics(after)[analysis.MetricDecodeStepUs]
+	b, okb := meanMetrics(before)[metric.MetricDecodeStepUs]
+	a, oka := meanMetrics(after)[metric.MetricDecodeStepUs]
 	switch {
 	case !okb:
-		sc.Unavailable = analysis.MetricDecodeStepUs + " is not measured before"
+		sc.Unavailable = metric.MetricDecodeStepUs + " is not measured before"
 	case !oka:
-		sc.Unavailable = analysis.MetricDecodeStepUs + " is not measured after"
+		sc.Unavailable = metric.MetricDecodeStepUs + " is not measured after"
 	default:
 		sc.MeasuredPct = ptr((a/b - 1) * 100)
 		if predicted != 0 {

@@ -151,7 +151,7 @@ func TestBudgetDivisionByZero(t *testing.T) {
 	require.NoError(t, err)
 	res := twoRanks(80)
 	fs, _ := BuildFacts(res, nil, nil)
-	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: &Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 0}}})
+	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: &results.Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 0}}})
 	f := rep.Failed()
 	require.Len(t, f, 1)
 	require.Equal(t, "budget/moe.cumsum.time_us", f[0].Rule)

@@ -191,7 +191,7 @@ func TestBudgetOnPartialMetric(t *testing.T) {
 	set, err := Parse("b.yaml", []byte("budgets:\n  - moe.cumsum.time_us <= baseline * 0.5\n"))
 	require.NoError(t, err)
 	fs, _ := BuildFacts(res, nil, nil)
-	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: &Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1}}})
+	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: &results.Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1}}})
 	f := finding(rep, "budget/moe.cumsum.time_us")
 	require.NotNil(t, f)
 	require.True(t, f.SavingUncertain)
@@ -217,7 +217,7 @@ budgets:
 `))
 	require.NoError(t, err)
 	fs, _ := BuildFacts(res, nil, nil)
-	base := &Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1, "hccl.total.time_us": 10},
+	base := &results.Baseline{Path: "old.json", Metrics: map[string]float64{"moe.cumsum.time_us": 1, "hccl.total.time_us": 10},
 		PartialRanks:  map[string][]int{"moe.cumsum.time_us": {5}, "hccl.total.time_us": {5}},
 		PartialReason: map[int]string{5: "t.json is truncated"}}
 	rep := Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})

@@ -420,7 +420,7 @@ func TestBudgets(t *testing.T) {
 	require.Equal(t, results.StatusNotEvaluated, rep.Outcomes[0].Status)
 	require.Contains(t, rep.Outcomes[0].Reason, "--baseline")
 	// a baseline 20% faster on all-gathers: over budget; cumsum equal: ok
-	base := &Baseline{Path: "old.json", Metrics: map[string]float64{
+	base := &results.Baseline{Path: "old.json", Metrics: map[string]float64{
 		"hccl.allgather.time_us": mean("hccl.allgather.time_us") / 1.2, "moe.cumsum.count": mean("moe.cumsum.count")}}
 	rep = Evaluate(set, &Input{Result: res, Facts: fs, Baseline: base})
 	require.Equal(t, results.StatusFired, rep.Outcomes[0].Status)

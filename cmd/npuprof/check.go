@@ -173,7 +173,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 }
 
 // readBaselineFlag reads --baseline, nil when not given.
-func readBaselineFlag(path string) (*rules.Baseline, *results.Document, error) {
+func readBaselineFlag(path string) (*results.Baseline, *results.Document, error) {
 	if path == "" {
 		return nil, nil, nil
 	}

@@ -95,7 +95,7 @@ func (p *profileFlags) analyzeAndJudge(ctx context.Context, io *streams, html bo
 
 // judge evaluates the rules of set on res (budgets against baseline, nil
 // without --baseline).
-func (p *profileFlags) judge(res *analysis.Result, set *rules.Set, baseline *rules.Baseline) (*analyzed, error) {
+func (p *profileFlags) judge(res *analysis.Result, set *rules.Set, baseline *results.Baseline) (*analyzed, error) {
 	rep, facts, err := evaluateRules(res, set, &p.ruleOptions, baseline)
 	if err != nil {
 		return nil, err

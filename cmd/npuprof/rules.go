@@ -128,7 +128,7 @@ func (o *ruleOptions) deployWarnings() []string {
 }
 
 // evaluateRules reads the deployment script and facts, then runs the rules.
-func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baseline *rules.Baseline) (*rules.Report, *rules.FactSet, error) {
+func evaluateRules(res *analysis.Result, set *rules.Set, o *ruleOptions, baseline *results.Baseline) (*rules.Report, *rules.FactSet, error) {
 	if err := o.loadDeploy(); err != nil {
 		return nil, nil, err
 	}
@@ -365,7 +365,7 @@ func wrap(s, ind string) string {
 }
 
 // readBaseline loads --baseline OLD.json.
-func readBaseline(path string) (*rules.Baseline, *results.Document, error) {
+func readBaseline(path string) (*results.Baseline, *results.Document, error) {
 	doc, err := readDocument(path, "--baseline: ")
 	if err != nil {
 		return nil, nil, err

@@ -23,3 +23,25 @@ func (f Family) Of(v string) string {
 	i, j := strings.IndexByte(s, '<'), strings.IndexByte(s, '>')
 	return s[:i] + v + s[j+1:]
 }
+
+// Has reports whether name is a member of the family: the family's text
+// with its variable part one name of letters, digits and underscores
+// (FamilyHCCLTypeUs.Has("hccl.allgather.time_us") is true).
+func (f Family) Has(name string) bool {
+	s := string(f)
+	i, j := strings.IndexByte(s, '<'), strings.IndexByte(s, '>')
+	v, ok := strings.CutPrefix(name, s[:i])
+	if !ok {
+		return false
+	}
+	v, ok = strings.CutSuffix(v, s[j+1:])
+	if !ok || v == "" {
+		return false
+	}
+	for _, c := range v {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
