@@ -52,8 +52,9 @@ type RankResult struct {
 	// pass's typed accessor (HCCLOf, StepsOf, ...; see RankResultOf).
 	results map[*Pass]any
 	// Sources maps each metric (and "steps") to the file it was computed
-	// from, relative to Path when inside it.
-	Sources map[string]string
+	// from, relative to Path when inside it (compact: one name list
+	// shared by the ranks that measure the same metrics).
+	Sources model.Sources
 }
 
 // Result is the analysis of a whole profile.
@@ -250,7 +251,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		root = r.Origin.Path
 	}
 	partialFrom := fromPartialFiles(r, m.Sources, rr.Metrics)
-	rr.Sources = relSources(root, m.Sources)
+	rr.Sources = model.NewSources(relSources(root, m.Sources))
 	for _, e := range errs {
 		// a failed pass leaves its metrics unmeasured, never 0
 		rr.Unavailable["pass."+e.Pass] = e.Message

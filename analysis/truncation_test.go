@@ -536,7 +536,7 @@ func TestTruncatedRankInCluster(t *testing.T) {
 	// kernel_details.csv is complete, but its window has no EVENT_WAIT
 	// task, which the cut trace held: the window and free time are partial
 	require.Equal(t, []string{MetricDeviceWindowUs, MetricFreeUs}, rr.PartialMetrics)
-	require.Equal(t, tracegen.OutputDir+"/kernel_details.csv", rr.Sources[MetricDeviceWindowUs])
+	require.Equal(t, tracegen.OutputDir+"/kernel_details.csv", rr.Sources.Get(MetricDeviceWindowUs))
 	for _, k := range []string{"kernel.compute.time_us", "kernel.compute.count", "moe.cumsum.count", "moe.routing.count"} {
 		require.Truef(t, closeEnough(truth.Ranks[3].Metrics[k], rr.Metrics[k]), "%s: %v vs %v", k, truth.Ranks[3].Metrics[k], rr.Metrics[k])
 	}

@@ -39,7 +39,7 @@ func TestChromeTraceLayout(t *testing.T) {
 		require.Equal(t, model.FormatTorchNPUChrome, rr.Format)
 		require.Equal(t, rt.Rank, rr.Rank)
 		require.Equal(t, i, rr.Device, "the generator puts rank r on device r")
-		require.Equal(t, rt.Dir, rr.Sources[analysis.KeyDevice])
+		require.Equal(t, rt.Dir, rr.Sources.Get(analysis.KeyDevice))
 		compared := 0
 		for k, v := range rt.Metrics {
 			if chromeLacks(k) {
@@ -48,7 +48,7 @@ func TestChromeTraceLayout(t *testing.T) {
 			}
 			require.Contains(t, rr.Metrics, k, "rank %d", i)
 			within(t, v, rr.Metrics[k], 1e-6, k)
-			require.Equal(t, rt.Dir, rr.Sources[k], k)
+			require.Equal(t, rt.Dir, rr.Sources.Get(k), k)
 			compared++
 		}
 		require.Greater(t, compared, 20)

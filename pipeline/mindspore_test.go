@@ -47,6 +47,6 @@ func TestMindSporeLayout(t *testing.T) {
 	for i, rr := range res.Ranks {
 		within(t, truth.Ranks[i].Metrics["kernel.compute.time_us"], rr.Metrics["kernel.compute.time_us"], 1e-6, "kernel.compute.time_us")
 		require.Equal(t, devices[i], rr.Device)
-		require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", rr.Sources["device"])
+		require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", rr.Sources.Get("device"))
 	}
 }

@@ -32,7 +32,7 @@ func TestSummariesDBSamples(t *testing.T) {
 				}
 				compared++
 				within(t, want, v, 0.0001, k)
-				require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", got.Sources[k], k)
+				require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", got.Sources.Get(k), k)
 			}
 			for _, k := range []string{"overlap.free.time_us", "overlap.computing.time_us", "device.window.time_us", "hccl.total.time_us", "hccl.total.count"} {
 				require.Contains(t, got.Metrics, k)

@@ -99,7 +99,7 @@ func TestSummariesGiveFullCaptureValues(t *testing.T) {
 					}
 					compared++
 					within(t, want, v, 0.0001, k)
-					f := got.Sources[k]
+					f := got.Sources.Get(k)
 					require.NotEmpty(t, f, "source of %s", k)
 					for _, d := range drop {
 						require.NotContains(t, f, d, "source of %s", k)
@@ -127,7 +127,7 @@ func TestSummariesGiveFullCaptureValues(t *testing.T) {
 				for _, w := range got.Warnings {
 					require.NotContains(t, w.Message, "the collectives", "kernel_details.csv and communication.json agree")
 				}
-				if slicesHas(drop, "trace_view.json") && full.Sources["overlap.free.time_us"] != "" && strings.Contains(full.Sources["overlap.free.time_us"], "trace_view") {
+				if slicesHas(drop, "trace_view.json") && full.Sources.Get("overlap.free.time_us") != "" && strings.Contains(full.Sources.Get("overlap.free.time_us"), "trace_view") {
 					// timeline-only metrics say why
 					require.Contains(t, got.Unavailable["event_wait.time_us"], "trace_view.json")
 				}
@@ -152,7 +152,7 @@ func checkDevice(t *testing.T, dir string, full, got *analysis.RankResult) {
 	if full.Device >= 0 {
 		require.Equal(t, full.Device, got.Device)
 	}
-	f := got.Sources[analysis.KeyDevice]
+	f := got.Sources.Get(analysis.KeyDevice)
 	require.NotEmpty(t, f)
 	_, err := os.Stat(filepath.Join(dir, f))
 	require.NoError(t, err, "source of device")
@@ -198,10 +198,10 @@ func TestSummariesOnlyRank(t *testing.T) {
 	within(t, elapse*1000, rr.Metrics["hccl.total.time_us"], 1e-8, "hccl.total.time_us")
 	require.Equal(t, float64(len(m.Communication)), rr.Metrics["hccl.total.count"])
 	require.Equal(t, 4.0, rr.Metrics["hccl.allreduce.count"])
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources["hccl.total.time_us"])
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources["overlap.free.time_us"])
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources["steps"])
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/op_statistic.csv", rr.Sources["kernel.compute.time_us"])
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources.Get("hccl.total.time_us"))
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources.Get("overlap.free.time_us"))
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources.Get("steps"))
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/op_statistic.csv", rr.Sources.Get("kernel.compute.time_us"))
 	// op_statistic.csv's own totals
 	within(t, 8873.751, rr.Metrics["kernel.compute.time_us"], 1e-9, "kernel.compute.time_us")
 	require.Equal(t, 187.0, rr.Metrics["kernel.compute.count"])
@@ -228,8 +228,8 @@ func TestAnalysisDBOnlyRank(t *testing.T) {
 	rr := analyzeOne(t, dir).Ranks[0]
 	require.Len(t, analysis.StepsOf(rr), len(want.StepTrace))
 	require.Equal(t, usToNs(want.StepTrace[0].Free), analysis.StepsOf(rr)[0].Free)
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", rr.Sources["steps"])
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", rr.Sources["hccl.total.count"])
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", rr.Sources.Get("steps"))
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/analysis.db", rr.Sources.Get("hccl.total.count"))
 	require.Equal(t, float64(len(want.Communication)), rr.Metrics["hccl.total.count"])
 }
 
@@ -256,11 +256,11 @@ func TestClusterHalfSummariesOnly(t *testing.T) {
 		}
 		require.Len(t, analysis.StepsOf(rr), 1, "rank %d", rr.Rank)
 		if i%2 == 1 {
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources["overlap.free.time_us"])
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources["hccl.total.time_us"])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources.Get("overlap.free.time_us"))
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources.Get("hccl.total.time_us"))
 			require.Contains(t, rr.Unavailable, "event_wait.time_us")
 		} else {
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", rr.Sources["overlap.free.time_us"])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", rr.Sources.Get("overlap.free.time_us"))
 		}
 	}
 	c := res.Cluster

@@ -88,17 +88,17 @@ func TestTorchNPU271Cluster(t *testing.T) {
 		require.Contains(t, rr.Metrics, "overlap.free.time_us")
 		switch r {
 		case 0:
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", rr.Sources["hccl.total.count"])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", rr.Sources.Get("hccl.total.count"))
 		case 1:
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", rr.Sources["hccl.total.count"])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", rr.Sources.Get("hccl.total.count"))
 		default:
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources["hccl.total.count"])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/communication.json", rr.Sources.Get("hccl.total.count"))
 		}
 		if r == 0 {
 			require.Equal(t, 0, rr.Device, "the trace's device")
 		} else {
 			require.Equal(t, devices[r], rr.Device)
-			require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources[analysis.KeyDevice])
+			require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", rr.Sources.Get(analysis.KeyDevice))
 		}
 	}
 	require.Equal(t, []int{0, 1}, res.Cluster.RanksUsed["collectives.matched"])

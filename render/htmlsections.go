@@ -69,7 +69,7 @@ func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 			if s.Tasks != nil {
 				row = append(row, cell{Text: intText(float64(*s.Tasks)), Num: true, Sort: strconv.Itoa(*s.Tasks)})
 			} else {
-				row = append(row, cell{Text: "unavailable", NA: "a step read from " + rd.Sources["steps"] + " counts no tasks"})
+				row = append(row, cell{Text: "unavailable", NA: "a step read from " + rd.Sources.Get("steps") + " counts no tasks"})
 			}
 			b.StepRows = append(b.StepRows, row)
 			rows++

@@ -195,10 +195,10 @@ type RankDoc struct {
 	Unavailable   map[string]string  `json:"unavailable"`
 	// Sources maps each metric (and "steps") to the file it was
 	// computed from, relative to path.
-	Sources       map[string]string `json:"sources,omitempty"`
-	Steps         []StepDoc         `json:"steps"`
-	Partial       bool              `json:"partial,omitempty"`
-	PartialReason string            `json:"partial_reason,omitempty"`
+	Sources       model.Sources `json:"sources,omitzero"`
+	Steps         []StepDoc     `json:"steps"`
+	Partial       bool          `json:"partial,omitempty"`
+	PartialReason string        `json:"partial_reason,omitempty"`
 	// PartialMetrics names the metrics measured over only the complete
 	// part of a truncated input (see README, Robustness).
 	PartialMetrics []string        `json:"partial_metrics,omitempty"`

@@ -30,7 +30,7 @@ func analyzeDoc(t *testing.T, path string) *results.Document {
 func TestKernelDetailsWindowIsSourced(t *testing.T) {
 	out, root := testutil.GenerateTiny(t)
 	full := analyzeDoc(t, root).Ranks[0]
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", full.Sources["device.window.time_us"])
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/trace_view.json", full.Sources.Get("device.window.time_us"))
 	trace := filepath.Join(out, "trace_view.json")
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestKernelDetailsWindowIsSourced(t *testing.T) {
 	require.LessOrEqual(t, win, full.Metrics["device.window.time_us"], "EVENT_WAIT tasks can only widen the timeline's window")
 	require.Greater(t, win, 0.0)
 	for _, m := range []string{"device.window.time_us", "overlap.free.time_us"} {
-		require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", r.Sources[m], m)
+		require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", r.Sources.Get(m), m)
 	}
 	note := func(r results.RankDoc) bool {
 		for _, w := range r.Warnings {
@@ -61,6 +61,6 @@ func TestKernelDetailsWindowIsSourced(t *testing.T) {
 	require.True(t, r.Partial)
 	require.Equal(t, win, r.Metrics["device.window.time_us"])
 	require.Equal(t, []string{"device.window.time_us", "overlap.free.time_us"}, r.PartialMetrics)
-	require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", r.Sources["overlap.free.time_us"])
+	require.Equal(t, "ASCEND_PROFILER_OUTPUT/kernel_details.csv", r.Sources.Get("overlap.free.time_us"))
 	require.True(t, note(r))
 }
