@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/results"
 )
@@ -18,6 +19,12 @@ var ServingKeys = []string{
 	"serving.prefix_cache_hit_rate", "serving.mm_cache_hit_rate",
 	"serving.ttft_ms", "serving.ttft_p99_ms", "serving.tpot_ms", "serving.tpot_p99_ms",
 }
+
+// The serving log's own counts: statistics lines read and skipped.
+const (
+	metricLogSamples   = "serving.log.samples"
+	metricLogMalformed = "serving.log.malformed"
+)
 
 // ServingValue formats one serving metric for people: rates as %,
 // throughputs in tokens/s (req/s for requests), latencies in ms.
@@ -75,20 +82,74 @@ func ServingFacts(c *results.ServingDoc) []Fact {
 }
 
 // writeServing writes the serving context section of the terminal summary.
-func writeServing(ew *errWriter, c *results.ServingDoc) {
+func writeServing(ew *errWriter, c *results.ServingDoc, all bool) {
 	if c == nil {
 		return
 	}
-	ew.printf("\nServing context (%s)\n", Safe(strings.Join(c.Files, ", "), 300))
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	head := Safe(strings.Join(c.Files, ", "), 300)
+	lines, okL := c.Metrics[metricLogSamples]
+	bad, okB := c.Metrics[metricLogMalformed]
+	fold := !all && okL && okB // the log's own counts go in the header
+	if fold {
+		head += fmt.Sprintf("; %g statistics line(s), %g skipped", lines, bad)
+	}
+	ew.printf("\nServing context (%s)\n", head)
+	var rows [][3]string
 	for _, k := range ServingOrder(c.Metrics) {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k, ServingValue(k, c.Metrics[k]), Safe(c.Sources[k], 200))
+		if fold && (k == metricLogSamples || k == metricLogMalformed) {
+			continue
+		}
+		rows = append(rows, [3]string{k, ServingValue(k, c.Metrics[k]), Safe(servingSource(c, c.Sources[k]), 200)})
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Unavailable)) {
-		fmt.Fprintf(tw, "  %s\tunavailable\t%s\n", k, Safe(c.Unavailable[k], 200))
+		rows = append(rows, [3]string{k, "unavailable", Safe(servingSource(c, c.Unavailable[k]), 200)})
+	}
+	// the table's first two columns, padded by 2 (the summary cuts each
+	// source to the rest of its line; --detail all shows it whole)
+	var w0, w1 int
+	for _, r := range rows {
+		w0, w1 = max(w0, utf8.RuneCountInString(r[0])), max(w1, utf8.RuneCountInString(r[1]))
+	}
+	lead := strings.Repeat(" ", 2+w0+2+w1+2)
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	for _, r := range rows {
+		src := r[2]
+		if !all {
+			src = fitLine(lead, src, "")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], src)
 	}
 	tw.Flush()
-	if n := c.Metrics["serving.log.malformed"]; n > 0 {
+	if n := c.Metrics[metricLogMalformed]; n > 0 {
 		ew.printf("  note: %g malformed vLLM statistics line(s) skipped (lines %s)\n", n, joinInts(c.MalformedLines, ", "))
 	}
+}
+
+// servingSource is a serving metric's source without the name of the one
+// log file the section's header names.
+func servingSource(c *results.ServingDoc, src string) string {
+	if len(c.Files) == 1 {
+		return strings.TrimPrefix(src, c.Files[0]+": ")
+	}
+	return src
+}
+
+// inServing tells whether the serving context section shows fact f: a
+// serving metric with the same value (the Facts section then counts it
+// instead of repeating it). A --fact given on the command line is shown.
+func inServing(c *results.ServingDoc, f results.FactValue) bool {
+	if c == nil || !strings.HasPrefix(f.Name, "serving.") || !strings.HasPrefix(f.Source, "vLLM: ") {
+		return false
+	}
+	v, ok := c.Metrics[f.Name]
+	if !ok {
+		return false
+	}
+	switch x := f.Value.(type) {
+	case float64:
+		return x == v
+	case int:
+		return float64(x) == v
+	}
+	return false
 }

@@ -49,8 +49,8 @@ func needView(doc *results.Document) error {
 
 // writeTextBody writes the summary's sections in order.
 func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
-	writeHeader(ew, doc)
-	writeServing(ew, doc.Serving)
+	writeHeader(ew, doc, opts.AllDetail)
+	writeServing(ew, doc.Serving, opts.AllDetail)
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
 	writePlan(ew, doc.Plan)
@@ -66,14 +66,14 @@ func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
 	writeCollectives(ew, doc)
 	writeMoE(ew, doc, opts.AllRanks)
 	writeEventWait(ew, doc)
-	writeExperts(ew, doc)
+	writeExperts(ew, doc, opts.AllRanks)
 	writeTopKernels(ew, doc, opts.AllDetail)
 	writeUnavailable(ew, doc)
 }
 
 // writeHeader names the input, its ranks, formats and workload, the notes,
 // warnings and partial ranks.
-func writeHeader(ew *errWriter, doc *results.Document) {
+func writeHeader(ew *errWriter, doc *results.Document, all bool) {
 	levels := map[string]bool{}
 	formats := map[string]bool{}
 	for i := range doc.Ranks {
@@ -85,7 +85,7 @@ func writeHeader(ew *errWriter, doc *results.Document) {
 	}
 	ew.printf("npuprof: %s\n", Safe(doc.Input.Path, 200))
 	ew.printf("  %d rank(s), %s, profiler level %s\n", len(doc.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
-	writeWorkload(ew, doc)
+	writeWorkload(ew, doc, all)
 	for _, n := range doc.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
 	}
@@ -99,41 +99,73 @@ func writeHeader(ew *errWriter, doc *results.Document) {
 	}
 }
 
-// writeFindings lists the findings: severity, title, saving, prediction,
-// caveat, ranks, fix, and with a rule evaluation their evidence.
+// writeFindings lists the findings: severity, title, saving, prediction
+// and its basis, caveat, ranks, fix, and with a rule evaluation their
+// evidence. The summary shows each fix's first lines (fixHead), no
+// evidence, and one line saying where the rest is; all (--detail all)
+// shows everything.
 func writeFindings(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nFindings\n")
 	if len(doc.Findings) == 0 {
 		ew.printf("  none\n")
 	}
-	for _, f := range doc.Findings {
-		ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, 200), f.Rule, savingText(&f))
-		if f.Predicted != nil {
-			ew.printf("      predicted: %s\n", predictedText(f.Predicted))
-		}
-		if c := PartialCaveat(&f); c != "" {
-			ew.printf("      ! %s\n", Safe(c, 600))
-		}
-		if len(f.Ranks) > 0 && len(f.Ranks) < len(doc.Ranks) {
-			ew.printf("      ranks %s\n", rankList(f.Ranks))
-		}
-		for _, line := range strings.Split(strings.TrimSpace(f.Fix), "\n") {
-			ew.printf("      %s\n", Safe(line, 300))
-		}
-		if f.DiffError != "" {
-			ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
-		}
-		if doc.View.Evaluated && len(f.Evidence) > 0 {
-			ew.printf("      evidence:\n")
-			for i, e := range f.Evidence {
-				if !all && i == MaxEvidence && len(f.Evidence) > MaxEvidence+1 {
-					ew.printf("        +%d more (--detail all lists each)\n", len(f.Evidence)-MaxEvidence)
-					break
-				}
-				ew.printf("        %s\n", Safe(evidenceLine(e), 300))
+	cut := false
+	for i := range doc.Findings {
+		cut = writeFinding(ew, doc, &doc.Findings[i], all) || cut
+	}
+	if cut {
+		ew.printf("  (fixes cut to their first lines, no evidence: see --detail all, --format json or --html)\n")
+	}
+}
+
+// maxTitle caps a finding's title in the summary (two lines with its
+// rule and saving); --detail all shows it to 200 runes.
+const maxTitle = 130
+
+// writeFinding writes one finding and reports whether the summary left
+// part of it out.
+func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all bool) bool {
+	title := maxTitle
+	if all {
+		title = 200
+	}
+	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, title), f.Rule, savingText(f))
+	if f.Predicted != nil {
+		ew.printf("      predicted: %s\n", predictedText(f.Predicted))
+		if b := f.Predicted.Basis; b != "" {
+			const label = "      basis: "
+			basis := Safe(b, 400)
+			if !all {
+				basis = Safe(b, TextWidth-len(label)-1) // one line
 			}
+			ew.printf("%s%s\n", label, basis)
 		}
 	}
+	if c := PartialCaveat(f); c != "" {
+		ew.printf("      ! %s\n", Safe(c, 600))
+	}
+	if len(f.Ranks) > 0 && len(f.Ranks) < len(doc.Ranks) {
+		ew.printf("      ranks %s\n", rankList(f.Ranks))
+	}
+	const indent = "      "
+	fix, rest := strings.Split(strings.TrimSpace(f.Fix), "\n"), 0
+	if !all {
+		fix, rest = fixHead(f.Fix, indent)
+	}
+	for _, line := range fix {
+		ew.printf("%s%s\n", indent, Safe(line, 300))
+	}
+	if f.DiffError != "" {
+		ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
+	}
+	evidence := doc.View.Evaluated && len(f.Evidence) > 0
+	if evidence && all {
+		ew.printf("      evidence:\n")
+		for _, e := range f.Evidence {
+			ew.printf("        %s\n", Safe(evidenceLine(e), 300))
+		}
+	}
+	return rest > 0 || (evidence && !all)
 }
 
 // writeBreakdown is the time breakdown table, one row per rank.
@@ -617,12 +649,37 @@ func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 // a cluster above MaxRankRows ranks names (--ranks all: every group).
 const maxGroupLines = 3
 
+// maxStepOutliers is how many ranks with outlier steps the summary names
+// (--ranks all names each).
+const maxStepOutliers = 6
+
 // ranksText is "rank 3" or "ranks 1, 3".
 func ranksText(ranks []int) string {
 	if len(ranks) == 1 {
 		return "rank " + strconv.Itoa(ranks[0])
 	}
-	return "ranks " + joinInts(ranks, ", ")
+	return "ranks " + rankRuns(ranks)
+}
+
+// rankRuns joins ranks with ", ", a run of three or more consecutive
+// ranks as "first-last": "0, 2-5, 7".
+func rankRuns(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		default:
+			j = i
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeRanksUsed says which cross-rank metrics used only some ranks
@@ -651,8 +708,15 @@ func writeRanksUsed(ew *errWriter, doc *results.Document) {
 	for _, k := range slices.Sorted(maps.Keys(bySet)) {
 		ms := bySet[k]
 		slices.Sort(ms)
-		ew.printf("  %s used %s of %d; %s left out (their input lacks what these need: collectives need a timeline or kernel_details.csv)\n",
-			strings.Join(ms, ", "), k, len(all), ranksText(left[k]))
+		why := ""
+		if !slices.ContainsFunc(ms, func(m string) bool {
+			return !strings.HasPrefix(m, "collectives.") && !strings.HasPrefix(m, "skew.")
+		}) {
+			why = " (their input lacks what these need: collectives need a timeline or kernel_details.csv)"
+		}
+		// other metrics (engines.busy.*: the busy engines' ranks) choose
+		// their ranks: no input is missing
+		ew.printf("  %s used %s of %d; %s left out%s\n", strings.Join(ms, ", "), k, len(all), ranksText(left[k]), why)
 	}
 }
 
@@ -684,7 +748,11 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 		}
 		if len(steps) > 0 {
 			var parts []string
-			for _, r := range slices.Sorted(maps.Keys(steps)) {
+			for i, r := range slices.Sorted(maps.Keys(steps)) {
+				if i == maxStepOutliers && !all && len(steps) > maxStepOutliers+1 {
+					parts = append(parts, fmt.Sprintf("+%d more rank(s) (--ranks all lists each)", len(steps)-i))
+					break
+				}
 				parts = append(parts, fmt.Sprintf("rank %d (step(s) %s)", r, stepList(steps[r])))
 			}
 			ew.printf("  outliers by step: %s\n", strings.Join(parts, ", "))
@@ -799,9 +867,14 @@ func writeOutcomeNames(ew *errWriter, outs []results.Outcome, status, label stri
 
 // writeWorkload prints the workload with its evidence and the steps'
 // phases (counted over ranks and steps).
-func writeWorkload(ew *errWriter, doc *results.Document) {
+func writeWorkload(ew *errWriter, doc *results.Document, all bool) {
 	w := doc.Context
-	ew.printf("  workload: %s (%s)\n", w.Workload, Safe(strings.Join(w.Evidence, "; "), 400))
+	head := fmt.Sprintf("  workload: %s (", w.Workload)
+	ev := Safe(strings.Join(w.Evidence, "; "), 400)
+	if !all {
+		ev = fitLine(head, ev, ")")
+	}
+	ew.printf("%s%s)\n", head, ev)
 	phases := map[string]int{}
 	for i := range doc.Ranks {
 		for _, s := range doc.Ranks[i].Steps {
@@ -859,9 +932,14 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 	// versions from one source (profiler_info gives CANN and torch_npu)
 	// share a line: name = value, name = value  (source)
 	versionLine := map[string]int{}
+	serving := 0 // facts the Serving context section showed
 	for _, f := range doc.Facts {
 		// the workload is printed with its evidence at the top
 		if strings.HasPrefix(f.Name, "env.") || (f.Name == "workload" && FactText(f.Value) == doc.Context.Workload) {
+			continue
+		}
+		if inServing(doc.Serving, f) {
+			serving++
 			continue
 		}
 		nv := fmt.Sprintf("%s = %s", f.Name, Safe(FactText(f.Value), 100))
@@ -872,7 +950,14 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 			}
 			versionLine[f.Source] = len(shown)
 		}
-		shown = append(shown, fmt.Sprintf("  %s  (%s)", nv, Safe(f.Source, 200)))
+		src := Safe(f.Source, 200)
+		if !all {
+			src = fitLine("  "+nv+"  (", src, ")")
+		}
+		shown = append(shown, fmt.Sprintf("  %s  (%s)", nv, src))
+	}
+	if serving > 0 {
+		shown = append(shown, fmt.Sprintf("  serving.*: %d facts, the Serving context above", serving))
 	}
 	if len(shown) > 0 {
 		ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))

@@ -27,7 +27,7 @@ func clusterMaps(doc *results.Document) (map[string]float64, map[string]string) 
 }
 
 // writeExperts prints the "Expert load" section of the terminal summary.
-func writeExperts(ew *errWriter, doc *results.Document) {
+func writeExperts(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nExpert load\n")
 	m, na := clusterMaps(doc)
 	x := expertsOf(doc)
@@ -89,10 +89,10 @@ func writeExperts(ew *errWriter, doc *results.Document) {
 	if v, ok := m[metric.MetricLogBalancedness]; ok {
 		ew.printf("  logged balancedness (vLLM EPLB, avg/max rank tokens): %.4f (avg %.2f, max %.0f tokens)\n", v, m[metric.MetricLogAvgTokens], m[metric.MetricLogMaxTokens])
 	}
-	writeEPRanks(ew, x, m, na)
+	writeEPRanks(ew, x, m, na, all)
 }
 
-func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, na map[string]string) {
+func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, na map[string]string, all bool) {
 	ep := x.EP
 	if ep == nil {
 		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[metric.MetricSkewGMMMaxOverMean], 300))
@@ -125,8 +125,8 @@ func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, n
 		if r.Group != ep.Worst {
 			continue
 		}
-		if shown == 8 {
-			fmt.Fprintf(tw, "    …\t%d more\t\t\t\t\n", len(w.Ranks)-shown)
+		if shown == MaxEPRows && !all {
+			fmt.Fprintf(tw, "    …\t%d more (--ranks all)\t\t\t\t\n", len(w.Ranks)-shown)
 			break
 		}
 		tok := "n/a"

@@ -27,9 +27,9 @@ const TextWidth = 100
 const (
 	MaxStepRows = 10
 	MaxRankRows = 16
-	// MaxEvidence is how many evidence metrics a finding lists before
-	// counting the rest.
-	MaxEvidence = 4
+	// MaxEPRows is how many ranks of the worst EP group the expert-load
+	// section lists, slowest first (--ranks all lists each).
+	MaxEPRows = 3
 	// TopKernels is how many compute kernels the summary lists;
 	// TopKernelsDetail how many --detail all lists.
 	TopKernels       = 5
@@ -41,9 +41,11 @@ const (
 type TextOptions struct {
 	AllSteps bool
 	AllRanks bool
-	// AllDetail (--detail all) lists every evidence metric of a finding
-	// and why each rule was not applicable or not evaluated; the summary
-	// names those rules on one line each and counts the further evidence.
+	// AllDetail (--detail all) shows each finding's whole fix, its
+	// prediction's whole basis and every evidence metric, and why each
+	// rule was not applicable or not evaluated; the summary shows each
+	// fix's first lines (fixHead) and no evidence, and names those rules
+	// on one line each.
 	AllDetail bool
 	// ASCIIUnits spells µs as us, for a terminal whose locale is not UTF-8
 	// (the JSON and the other outputs keep their units).
@@ -210,7 +212,7 @@ func wrapLine(line string, width int) string {
 		quoted := make([]bool, len(r))
 		in := false
 		for i, c := range r {
-			if c == '\'' && !apostrophe(r, i) {
+			if c == '\'' && !apostrophe(r, i) && (in || opensQuote(r, i)) {
 				in = !in
 			}
 			quoted[i] = in
@@ -241,6 +243,13 @@ func breakAt(r []rune, quoted []bool, lo, width int) int {
 		cut--
 	}
 	return cut
+}
+
+// opensQuote tells whether the ' at r[i] can open a quote: it follows
+// the line's start or a character that is not a letter or digit (a space,
+// "=", "("); after a letter it ends a plural possessive ("kernels' time").
+func opensQuote(r []rune, i int) bool {
+	return i == 0 || !(unicode.IsLetter(r[i-1]) || unicode.IsDigit(r[i-1]))
 }
 
 // apostrophe tells whether the ' at r[i] stands between two letters
@@ -336,4 +345,54 @@ func (t *rankTable) write(ew *errWriter, all bool) {
 // newTable is the summary's right-aligned table writer.
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+}
+
+// MaxFixLines is how many terminal lines a finding's fix shows in the
+// summary (fixHead); --detail all shows the whole fix.
+const MaxFixLines = 4
+
+// fixHead is the first lines of a fix as the summary shows them, indented
+// by indent: the opening lines through the first command block (the
+// indented lines: flags, exports, bullets), within MaxFixLines wrapped
+// lines. A command line is never cut: the block's first line is shown when
+// it starts within the budget, and the block may run two lines over it. A
+// line that introduces a block (ends in ":") is dropped when the block is
+// not shown. rest is how many of the fix's lines are left out.
+func fixHead(fix, indent string) (head []string, rest int) {
+	lines := strings.Split(strings.TrimSpace(fix), "\n")
+	used, inBlock := 0, false
+	for _, l := range lines {
+		cmd := strings.HasPrefix(l, " ")
+		if inBlock && !cmd {
+			break // the first command block ended
+		}
+		n := strings.Count(wrapLine(indent+l, TextWidth), "\n") + 1
+		fits := used+n <= MaxFixLines
+		switch {
+		case cmd && !inBlock:
+			fits = used < MaxFixLines
+		case cmd:
+			fits = used+n <= MaxFixLines+2
+		}
+		if len(head) > 0 && !fits {
+			break
+		}
+		head, used, inBlock = append(head, l), used+n, cmd
+	}
+	if k := len(head); k > 1 && k < len(lines) && strings.HasSuffix(head[k-1], ":") && !strings.HasPrefix(head[k-1], " ") {
+		head = head[:k-1]
+	}
+	return head, len(lines) - len(head)
+}
+
+// fitLine is s cut (ending in "…") so that head+s+tail fits TextWidth
+// columns: the summary's one-line provenance of a fact or the workload
+// (--detail all shows it whole). s is kept whole when head and tail
+// leave it fewer than 20 columns.
+func fitLine(head, s, tail string) string {
+	room := TextWidth - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	if utf8.RuneCountInString(s) <= room || room < 20 {
+		return s
+	}
+	return Safe(s, room-1)
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -29,6 +30,11 @@ func TestWrapLine(t *testing.T) {
 	got = strings.Split(wrapLine(apos, 60), "\n")
 	require.Equal(t, []string{"      - upgrade: vLLM-Ascend's next release carries the",
 		"          fused dispatch and combine kernels for this path"}, got)
+
+	// a plural possessive opens no quote: the line breaks after it
+	poss := "  [HIGH] MoE dispatch + combine take 85.0% of the MoE kernels' time at decode batch 1: 181.1µs per MoE layer"
+	got = strings.Split(wrapLine(poss, 100), "\n")
+	require.Equal(t, "  [HIGH] MoE dispatch + combine take 85.0% of the MoE kernels' time at decode batch 1: 181.1µs per", got[0])
 
 	// a quote that never closes does not make the rest unbreakable
 	open := "    - set '" + strings.Repeat("value ", 15)
@@ -58,4 +64,54 @@ func TestSlowestStepsAndStats(t *testing.T) {
 
 	require.Equal(t, []float64{5.5, 5, 9, 10}, summaryStats([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}))
 	require.Equal(t, []int{3}, outliers([]float64{10, 10.5, 9.5, 40, 10.2, 9.8}, 3.5))
+}
+
+// The summary shows a fix through its first command block, within
+// MaxFixLines terminal lines, never cutting a command line.
+func TestFixHead(t *testing.T) {
+	const ind = "      "
+	// the opening line and its commands, not the prose after them
+	fc1 := "Turn FLASHCOMM1 and expert parallel off:\n  - unset VLLM_ASCEND_ENABLE_FLASHCOMM1\n  - drop --enable-expert-parallel\nEach MoE layer then runs one TP all-reduce.\nMore prose."
+	head, rest := fixHead(fc1, ind)
+	require.Equal(t, []string{"Turn FLASHCOMM1 and expert parallel off:", "  - unset VLLM_ASCEND_ENABLE_FLASHCOMM1", "  - drop --enable-expert-parallel"}, head)
+	require.Equal(t, 2, rest)
+
+	// prose before the command: the command still shows, whole, though
+	// it wraps past the budget
+	long := strings.Repeat("x", 120)
+	eplb := "Rank 5 hosts the hot experts.\nEvery other rank waits.\nBalance the experts with EPLB:\n  --additional-config '" + long + "'\nor a static placement."
+	head, rest = fixHead(eplb, ind)
+	require.Equal(t, []string{"Rank 5 hosts the hot experts.", "Every other rank waits.", "Balance the experts with EPLB:", "  --additional-config '" + long + "'"}, head)
+	require.Equal(t, 1, rest)
+
+	// prose only: the first MaxFixLines terminal lines, whole lines
+	three := "Three " + strings.Repeat("word ", 19) + "word" // two terminal lines
+	prose := "One.\nTwo.\n" + three + "\nFour.\nFive."
+	head, rest = fixHead(prose, ind)
+	require.Equal(t, []string{"One.", "Two.", three}, head)
+	require.Equal(t, 2, rest)
+
+	// a line that opens a block not shown is dropped with it
+	levers := strings.Repeat("a ", 60) + "\n" + strings.Repeat("b ", 60) + "\nLevers:\n  - overlap " + strings.Repeat("c ", 60)
+	head, rest = fixHead(levers, ind)
+	require.Len(t, head, 2)
+	require.Equal(t, 2, rest)
+
+	// a short fix is shown whole
+	head, rest = fixHead("Set:\n  export HCCL_OP_EXPANSION_MODE=AIV", ind)
+	require.Equal(t, []string{"Set:", "  export HCCL_OP_EXPANSION_MODE=AIV"}, head)
+	require.Zero(t, rest)
+}
+
+func TestRankRunsAndFitLine(t *testing.T) {
+	require.Equal(t, "0, 2-5, 7, 8", rankRuns([]int{0, 2, 3, 4, 5, 7, 8}))
+	require.Equal(t, "ranks 4-63", ranksText([]int{4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63}))
+	require.Equal(t, "rank 3", ranksText([]int{3}))
+
+	head := "  flashcomm1 = true  ("
+	src := "profile: rank 0 runs 3 all-gather, 2 reduce-scatter, 0 all-reduce per MoE layer and more words here"
+	got := head + fitLine(head, src, ")") + ")"
+	require.Equal(t, TextWidth, utf8.RuneCountInString(got), got)
+	require.True(t, strings.HasSuffix(got, "…)"), got)
+	require.Equal(t, "short", fitLine(head, "short", ")"))
 }

@@ -14,7 +14,13 @@ func predictedText(p *results.Prediction) string {
 }
 
 func changeText(st results.BeforeAfter, stepPct, tputPct float64, bound bool) string {
-	s := fmt.Sprintf("%.1f -> %.1f µs per decode step (%+.2f%% step time, %+.2f%% throughput)", st.Before, st.After, stepPct, tputPct)
+	return changeIn("µs per decode step", st, stepPct, tputPct, bound)
+}
+
+// changeIn is changeText with the step time's unit given: the summary's
+// plan names it once in its header.
+func changeIn(unit string, st results.BeforeAfter, stepPct, tputPct float64, bound bool) string {
+	s := fmt.Sprintf("%.1f -> %.1f %s (%+.2f%% step time, %+.2f%% throughput)", st.Before, st.After, unit, stepPct, tputPct)
 	if bound {
 		s += ", an upper bound"
 	}
@@ -27,7 +33,7 @@ func writePlan(ew *errWriter, p *results.Plan) {
 	if p == nil || (len(p.Steps) == 0 && len(p.LeftOut) == 0) {
 		return
 	}
-	ew.printf("\nFix plan (predicted by replaying the decode steps; each step on the one before)\n")
+	ew.printf("\nFix plan (µs per decode step, predicted by replaying the decode steps; each on the one before)\n")
 	for i, st := range p.Steps {
 		req := ""
 		if len(st.Requires) > 0 {
@@ -37,10 +43,10 @@ func writePlan(ew *errWriter, p *results.Plan) {
 		if st.Needs != "" {
 			needs = ", needs " + st.Needs
 		}
-		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeText(st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), req, needs)
+		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeIn("µs", st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), req, needs)
 	}
 	if len(p.Steps) > 1 { // one step is its own total
-		ew.printf("  total: %s\n", changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound))
+		ew.printf("  total: %s\n", changeIn("µs", p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound))
 	}
 	for _, lo := range p.LeftOut {
 		ew.printf("  left out: %s: %s\n", lo.Rule, Safe(lo.Reason, 400))

@@ -155,7 +155,8 @@ func TestCheckBaselinePartial(t *testing.T) {
 
 	// terminal: the caveat names the baseline's rank; the gate counts it
 	// (the clean capture's own high findings fail the check either way)
-	code, out, _ = run("check", whole, "-q", "--fail-on", "low", "--baseline", old, "--budget", budget)
+	// (--detail all: the evidence too)
+	code, out, _ = run("check", whole, "-q", "--fail-on", "low", "--baseline", old, "--budget", budget, "--detail", "all")
 	require.Equal(t, ExitFindings, code)
 	requireText(t, out, "      ! partial input: baseline rank 3 (device.window.time_us; used in when, saving, evidence) measured over only the complete part of a file cut short; the saving is uncertain")
 	require.Regexp(t, `device\.window\.time_us = \S+  now \(mean over ranks\)\n`, out, "the current value is whole")

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,7 +83,8 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 		require.Contains(t, text, row)
 	}
 	require.Contains(t, text, "  not applicable: host-bound, moe-dispatch-combine (--detail all says why)\n")
-	require.Contains(t, text, "        +3 more (--detail all lists each)\n")
+	require.Contains(t, text, "\n  (fixes cut to their first lines, no evidence: see --detail all, --format json or --html)\n")
+	require.NotContains(t, text, "      evidence:\n")
 	detail := strings.Join(screenSummary(t, dir, "--detail", "all"), "\n")
 	require.Contains(t, detail, "  not applicable: moe-dispatch-combine: moe.dispatcher allgather (rule applies to")
 	require.Contains(t, detail, "  not evaluated: mm-cache: fact serving.mm_cache_hit_rate unknown: give it with --fact")
@@ -93,4 +97,39 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	code, _, errs := run("analyze", dir, "--ranks", "some")
 	require.Equal(t, ExitUsage, code)
 	require.Equal(t, `npuprof: --ranks "some": expected all (every rank) or summary (the default). Run 'npuprof analyze --help'`+"\n", errs)
+}
+
+// Every tracegen scenario (tracegen -list) as a 64-rank cluster with more
+// steps than the per-step table lists: its summary is at most 150 lines of
+// at most 100 columns, and still names each finding with the opening of
+// its fix (the whole fix and the evidence are in --detail all and the JSON).
+// Each scenario is generated small (2 MoE layers) to keep the test short.
+func TestSummaryFitsAScreenEveryScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 64-rank cluster per scenario")
+	}
+	for _, name := range tracegen.ScenarioNames() {
+		t.Run(name, func(t *testing.T) {
+			sc, _ := tracegen.Lookup(name)
+			sc.Ranks, sc.Layers, sc.Steps = 64, 2, render.MaxStepRows+1
+			dir := t.TempDir()
+			_, err := tracegen.Generate(dir, sc)
+			require.NoError(t, err)
+
+			lines := screenSummary(t, dir)
+			require.LessOrEqual(t, len(lines), 150, strings.Join(lines, "\n"))
+			requireFits(t, lines)
+			text := strings.Join(lines, "\n")
+			if sc.ProfilerSteps {
+				require.Contains(t, text, fmt.Sprintf("  the 10 slowest of %d steps", sc.Steps), "the per-step table is at its cap")
+			}
+
+			// every finding fired is listed (its fix's opening: fixHead's test)
+			fired := regexp.MustCompile(`\nRules: (\d+) fired`).FindStringSubmatch(text)
+			require.NotNil(t, fired, text)
+			heads := regexp.MustCompile(`\n  \[(HIGH|MEDIUM|LOW|INFO)\] `).FindAllString(text, -1)
+			require.Equal(t, fired[1], strconv.Itoa(len(heads)))
+			require.Contains(t, text, "\n  (fixes cut to their first lines, no evidence: see --detail all, --format json or --html)\n")
+		})
+	}
 }

@@ -150,8 +150,8 @@ func (s *summaryFlags) register(f *pflag.FlagSet) {
 		fmt.Sprintf("per-step table of the summary: slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
 	f.Var(capFlag{&s.AllRanks, "summary", "every rank"}, "ranks",
 		fmt.Sprintf("per-rank tables of the summary above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
-	f.Var(capFlag{&s.AllDetail, "summary", "every evidence metric and why each rule was not evaluated or not applicable"}, "detail",
-		fmt.Sprintf("findings and rules of the summary: summary (%d evidence metrics per finding, rule names) or all", render.MaxEvidence))
+	f.Var(capFlag{&s.AllDetail, "summary", "each finding's whole fix and every evidence metric, and why each rule was not evaluated or not applicable"}, "detail",
+		"findings and rules of the summary: summary (each fix's first lines, no evidence, rule names) or all")
 }
 
 func (s summaryFlags) text(io *streams) render.TextOptions {
