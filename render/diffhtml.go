@@ -110,22 +110,23 @@ func WriteDiffHTML(w io.Writer, in DiffHTMLInput) error {
 		p.Secs = append(p.Secs, sv)
 	}
 	if b := in.StepBars; b != nil && len(b.Labels) > 0 {
-		p.Charts = append(p.Charts, &chartPayload{ID: "chart-diff-steps", Kind: "plain", Height: 320, Label: "Step time before and after",
-			Option: map[string]any{
-				"animation":       false,
-				"backgroundColor": "transparent",
-				"textStyle":       map[string]any{"fontFamily": fontStack},
-				"color":           []string{"#94a3b8", colComputing},
-				"legend":          map[string]any{"show": true, "top": "0", "right": "0"},
-				"tooltip":         map[string]any{"trigger": "axis", "valueFormatter": "fn:dur"},
-				"grid":            map[string]any{"left": "8", "right": "16", "top": "36", "bottom": "8", "containLabel": true},
-				"xAxis":           []any{map[string]any{"type": "category", "data": b.Labels}},
-				"yAxis":           []any{map[string]any{"type": "value", "name": "per step", "axisLabel": map[string]any{"formatter": "fn:dur"}}},
-				"series": []any{
-					map[string]any{"type": "bar", "name": "before", "data": finite(b.Before), "barMaxWidth": 36},
-					map[string]any{"type": "bar", "name": "after", "data": finite(b.After), "barMaxWidth": 36},
-				},
-			}})
+		o := map[string]any{
+			"animation":       false,
+			"backgroundColor": "transparent",
+			"textStyle":       map[string]any{"fontFamily": fontStack},
+			"color":           []string{"#94a3b8", colComputing},
+			"legend":          map[string]any{"show": true, "top": "0", "right": "0"},
+			"tooltip":         map[string]any{"trigger": "axis", "valueFormatter": "fn:dur"},
+			"grid":            []any{map[string]any{"left": "8", "right": "16", "top": "36", "bottom": "8", "containLabel": true}},
+			"xAxis":           []any{map[string]any{"type": "category", "data": b.Labels}},
+			"yAxis":           []any{map[string]any{"type": "value", "axisLabel": map[string]any{"formatter": "fn:dur"}}},
+			"series": []any{
+				map[string]any{"type": "bar", "name": "before", "data": finite(b.Before), "barMaxWidth": 36},
+				map[string]any{"type": "bar", "name": "after", "data": finite(b.After), "barMaxWidth": 36},
+			},
+		}
+		titled(o, axisStepStat, "", "yAxis", axisStepTime, stackMax(listOf(o["series"])))
+		p.Charts = append(p.Charts, &chartPayload{ID: "chart-diff-steps", Kind: "plain", Height: 320, Label: "Step time before and after", Option: o})
 	}
 	ew := &errWriter{w: w}
 	if err := diffTmpl.ExecuteTemplate(ew, "diff", p); err != nil {

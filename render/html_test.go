@@ -343,6 +343,28 @@ func committedResult(t testing.TB, name string) *analysis.Result {
 	return res
 }
 
+// checkAxisTitles asserts every chart names both axes, and a duration
+// axis its unit (the browser test checks they are drawn).
+func checkAxisTitles(t *testing.T, charts map[string]map[string]any) {
+	t.Helper()
+	for id, p := range charts {
+		o := p["option"].(map[string]any)
+		for _, key := range []string{"xAxis", "yAxis"} {
+			ax := listOf(o[key])
+			require.NotEmpty(t, ax, "chart %s has a %s", id, key)
+			name, _ := ax[0]["name"].(string)
+			require.NotEmpty(t, name, "chart %s: %s title", id, key)
+			if lab, ok := ax[0]["axisLabel"].(map[string]any); ok {
+				if f, _ := lab["formatter"].(string); f == "fn:us" || f == "fn:ms" || f == "fn:s" {
+					require.True(t, strings.HasSuffix(name, "("+map[string]string{"fn:us": "µs", "fn:ms": "ms", "fn:s": "s"}[f]+")"),
+						"chart %s: %s %q names the unit its ticks are in (%s)", id, key, name, f)
+				}
+				require.NotEqual(t, "fn:dur", lab["formatter"], "chart %s: %s ticks in one unit", id, key)
+			}
+		}
+	}
+}
+
 // Every built-in 8-rank scenario (MoE kernels, Cumsum, collectives by
 // group, with and without profiler steps) renders with the JSON
 // document's numbers, and the committed trace too.
@@ -363,6 +385,7 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 				"chart-wait-streams", "chart-skew", "chart-timeline-0", "chart-timeline-7"} {
 				require.Contains(t, charts, id)
 			}
+			checkAxisTitles(t, charts)
 			if s.ProfilerSteps {
 				require.Contains(t, charts, "chart-steps")
 				present(t, page, "median-length step")

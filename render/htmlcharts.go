@@ -183,7 +183,9 @@ func breakdownChart(rms []rankMetrics) *chartPayload {
 		b.AddSeries(p.name, data, charts.WithBarChartOpts(opts.BarChart{Stack: "window", BarWidth: "60%"}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: p.color}))
 	}
-	return &chartPayload{ID: "chart-breakdown", Kind: "plain", Option: finish(b), Height: barHeight(len(rms)), Label: "time breakdown per rank"}
+	o := finish(b)
+	titled(o, "", axisRank, "xAxis", axisWindowTime, stackMax(listOf(o["series"])))
+	return &chartPayload{ID: "chart-breakdown", Kind: "plain", Option: o, Height: barHeight(len(rms)), Label: "time breakdown per rank"}
 }
 
 // stepsChart draws one rank's steps (stacked like breakdownChart); the
@@ -191,6 +193,7 @@ func breakdownChart(rms []rankMetrics) *chartPayload {
 func stepsChart(doc *results.Document) *chartPayload {
 	names := []string{"computing (not overlapped)", "overlapped (computing ∩ communication)", "communication not overlapped", "free"}
 	colors := []string{colComputing, colOverlapped, colCommNotOvl, colFree}
+	top := 0.0 // the tallest step drawn
 	variant := func(rd results.RankDoc) map[string]any {
 		steps := rd.Steps
 		if len(steps) > maxStepsChart {
@@ -207,10 +210,12 @@ func stepsChart(doc *results.Document) *chartPayload {
 			if s.OverlappedUs == nil || s.CommunicationNotOverlappedUs == nil || s.FreeUs == nil {
 				// no collective data: only computing is known; the
 				// other parts are gaps (null), never 0
+				top = max(top, s.ComputingUs)
 				cols[0] = append(cols[0], s.ComputingUs)
 				cols[1], cols[2], cols[3] = append(cols[1], nil), append(cols[2], nil), append(cols[3], nil)
 				continue
 			}
+			top = max(top, s.ComputingUs+*s.CommunicationNotOverlappedUs+*s.FreeUs)
 			cols[0] = append(cols[0], s.ComputingUs-*s.OverlappedUs)
 			cols[1] = append(cols[1], *s.OverlappedUs)
 			cols[2] = append(cols[2], *s.CommunicationNotOverlappedUs)
@@ -236,6 +241,7 @@ func stepsChart(doc *results.Document) *chartPayload {
 	if len(p.Variants) > 0 {
 		mergeVariant(p.Option, p.Variants[0])
 	}
+	titled(o, axisStep, "", "yAxis", axisStepTime, top)
 	return p
 }
 
@@ -306,6 +312,7 @@ func stackedByRank(id, label string, rms []rankMetrics, keys []string, metricOf 
 	}
 	o := finish(b)
 	setAll(o, "series", "barMaxWidth", 56)
+	titled(o, axisRank, "", "yAxis", axisTotalTime, stackMax(listOf(o["series"])))
 	return &chartPayload{ID: "chart-" + id, Kind: "plain", Option: o, Height: 320, Label: label}
 }
 
@@ -343,6 +350,7 @@ func layerCharts(ls *layerStats) (*chartPayload, *chartPayload) {
 	}
 	bo := finish(b)
 	setAll(bo, "series", "barMaxWidth", 40)
+	titled(bo, axisLayer, "", "yAxis", axisMeanTime, stackMax(listOf(bo["series"])))
 	bar := &chartPayload{ID: "chart-moe-layers", Kind: "plain", Option: bo, Height: 280, Label: "routing and Cumsum per layer"}
 
 	h := charts.NewHeatMap()
@@ -372,6 +380,7 @@ func layerCharts(ls *layerStats) (*chartPayload, *chartPayload) {
 	h.AddSeries("routing + Cumsum", data)
 	ho := finish(h)
 	setAll(ho, "visualMap", "formatter", "fn:dur")
+	titled(ho, axisLayer, axisRank, "", "", 0)
 	heat := &chartPayload{ID: "chart-moe-layer-heat", Kind: "plain", Option: ho, Height: min(100+24*len(ranks), 700), Label: "routing + Cumsum per rank and layer"}
 	return bar, heat
 }
@@ -417,6 +426,7 @@ func skewChart(rms []rankMetrics) *chartPayload {
 	setAll(o, "series", "itemStyle", map[string]any{"borderColor": "#fff", "borderWidth": 1})
 	setAll(o, "visualMap", "dimension", 2) // colour by the ratio, not the raw value
 	setAll(o, "visualMap", "formatter", "fn:ratio")
+	titled(o, axisMetric, axisRank, "", "", 0)
 	return &chartPayload{ID: "chart-skew", Kind: "plain", Option: o, Height: min(150+34*len(rms), 900), Label: "rank skew"}
 }
 
@@ -475,5 +485,7 @@ func expertChart(e *ExpertLoads) *chartPayload {
 			InRange: &opts.VisualMapInRange{Color: []string{"#f0fdf4", "#86efac", "#16a34a", "#14532d"}}}),
 	)
 	h.AddSeries(unit, data)
-	return &chartPayload{ID: "chart-experts", Kind: "plain", Option: finish(h), Height: min(120+14*len(layers), 1400), Label: "expert load"}
+	o := finish(h)
+	titled(o, axisExpert, axisLayerName, "", "", 0)
+	return &chartPayload{ID: "chart-experts", Kind: "plain", Option: o, Height: min(120+14*len(layers), 1400), Label: "expert load"}
 }

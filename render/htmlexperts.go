@@ -111,6 +111,11 @@ func buildExpertRanks(v *htmlView, doc *results.Document) {
 	b.AddSeries(series, data)
 	bo := finish(b)
 	setAll(bo, "series", "barMaxWidth", 40)
+	if dur {
+		titled(bo, axisEPRank, "", "yAxis", axisTotalTime, stackMax(listOf(bo["series"])))
+	} else {
+		titled(bo, axisEPRank, axisTokens, "", "", 0)
+	}
 	ev.Ranks = &chartPayload{ID: "chart-expert-ranks", Kind: "plain", Option: bo, Height: 280, Label: "load per EP rank"}
 	v.addChart(ev.Ranks)
 }

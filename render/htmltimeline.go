@@ -180,6 +180,7 @@ func timelineChart(n int, w *results.SampleWindow) *chartPayload {
 			dz["filterMode"] = "weakFilter"
 		}
 	}
+	titled(o, "", axisLane, "xAxis", axisFromStart, us(we-ws))
 	p := &chartPayload{ID: fmt.Sprintf("chart-timeline-%d", n), Kind: "timeline", Option: o,
 		Names: nameList, Height: min(90+30*len(lanes), 640)}
 	for _, cl := range timelineClasses {

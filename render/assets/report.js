@@ -21,9 +21,19 @@
     return String(parseFloat((us / 1e6).toFixed(3))) + 's';
   }
 
+  // inUnit is an axis tick in µs as a plain number of the axis's unit
+  // (its title names it): four significant digits at most.
+  function inUnit(us, scale) {
+    if (us === null || us === undefined || isNaN(us)) { return ''; }
+    return String(parseFloat((us / scale).toPrecision(4)));
+  }
+
   function makeFns(p) {
     return {
       dur: function (v) { return dur(typeof v === 'object' && v !== null ? v.value : v); },
+      us: function (v) { return inUnit(v, 1); },
+      ms: function (v) { return inUnit(v, 1e3); },
+      s: function (v) { return inUnit(v, 1e6); },
       ratio: function (v) { return (+v).toFixed(2) + '×'; },
       heatDur: function (params) {
         var v = params.value || [];
