@@ -8,26 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// results/metric/names.go is what the analysis's constants give now: a
-// metric added, renamed or dropped there fails here until go generate
-// ./results/metric rewrites it.
-func TestNamesAgreeWithTheAnalysis(t *testing.T) {
-	want, err := generate("../../../analysis")
-	require.NoError(t, err)
-	got, err := os.ReadFile("../names.go")
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "results/metric/names.go disagrees with the analysis: go generate ./results/metric")
-}
-
-// analysis/metrics_gen.go is what the analysis's metric constants give
-// now: a metric added, renamed, redocumented or dropped there fails here
-// until go generate ./results/metric rewrites it.
-func TestRowsAgreeWithTheAnalysis(t *testing.T) {
-	want, err := generateRows("../../../analysis")
-	require.NoError(t, err)
-	got, err := os.ReadFile("../../../analysis/metrics_gen.go")
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "analysis/metrics_gen.go disagrees with the analysis's metric constants: go generate ./results/metric")
+// The generated files are what the analysis's constants give now: a
+// metric added, renamed, redocumented or dropped there fails here until go
+// generate ./results/metric rewrites them.
+func TestGeneratedFilesAgreeWithTheAnalysis(t *testing.T) {
+	for file, gen := range map[string]func(string) ([]byte, error){
+		"../names.go":                      generate,
+		"../../../analysis/metrics_gen.go": generateRows,
+	} {
+		want, err := gen("../../../analysis")
+		require.NoError(t, err)
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "%s disagrees with the analysis's metric constants: go generate ./results/metric", file)
+	}
 }
 
 // A metric constant without its unit and doc is refused, naming it.
