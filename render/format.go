@@ -186,3 +186,20 @@ func joinInts(v []int, sep string) string {
 	}
 	return strings.Join(s, sep)
 }
+
+// joinRuns joins ids with ", ", a run of three or more consecutive ones as
+// first, dash, last: 0,1,2,3,5,7,8 is "0-3, 5, 7, 8" with dash "-".
+func joinRuns(ids []int, dash string) string {
+	var parts []string
+	for _, run := range units.Runs(ids) {
+		switch run[1] - run[0] {
+		case 0:
+			parts = append(parts, strconv.Itoa(run[0]))
+		case 1:
+			parts = append(parts, strconv.Itoa(run[0]), strconv.Itoa(run[1]))
+		default:
+			parts = append(parts, strconv.Itoa(run[0])+dash+strconv.Itoa(run[1]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

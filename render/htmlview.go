@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/metric"
 )
@@ -337,18 +336,7 @@ func compactRanks(rs []int) string {
 	if len(rs) == 0 {
 		return "–"
 	}
-	var parts []string
-	for _, run := range units.Runs(rs) {
-		switch run[1] - run[0] {
-		case 0:
-			parts = append(parts, strconv.Itoa(run[0]))
-		case 1:
-			parts = append(parts, strconv.Itoa(run[0]), strconv.Itoa(run[1]))
-		default:
-			parts = append(parts, fmt.Sprintf("%d–%d", run[0], run[1]))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return joinRuns(rs, "–")
 }
 
 func distinct(vals []string) string {

@@ -662,25 +662,8 @@ func ranksText(ranks []int) string {
 }
 
 // rankRuns joins ranks with ", ", a run of three or more consecutive
-// ranks as "first-last": "0, 2-5, 7".
-func rankRuns(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		switch {
-		case j-i >= 2:
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		default:
-			j = i
-			parts = append(parts, strconv.Itoa(ranks[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
-}
+// ranks as "first-last": "0, 2-5, 7, 8".
+func rankRuns(ranks []int) string { return joinRuns(ranks, "-") }
 
 // writeRanksUsed says which cross-rank metrics used only some ranks
 // (cluster.ranks_used): ranks whose input lacks what a metric needs (a
