@@ -19,11 +19,9 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 )
-
-// Schema is the diff document's schema id.
-const Schema = "npuprof.diff/v1"
 
 // Options tune a comparison.
 type Options struct {
@@ -35,229 +33,6 @@ type Options struct {
 // DefaultKernels is the default length of the kernel list.
 const DefaultKernels = 15
 
-// Side describes one of the two documents.
-type Side struct {
-	Path  string `json:"path"`
-	Kind  string `json:"kind"`
-	Ranks []int  `json:"ranks"`
-	// Steps is the number of steps per rank the per-step normalization
-	// divides by (ProfilerStep#N count, else the metric
-	// decode.steps.count); 0 when neither is known.
-	Steps int `json:"steps"`
-	// StepsFrom names where Steps came from.
-	StepsFrom string `json:"steps_from,omitempty"`
-	// Partial lists the ranks of this side whose trace_view.json or
-	// kernel_details.csv was cut short, with the reason; absent when every
-	// file was whole. Every compared quantity that read one of them names
-	// it in its own partial[] (PartialRef).
-	Partial []PartialRank `json:"partial,omitempty"`
-}
-
-// MetricDelta is one metric before and after. Before and After are means
-// over the ranks that measured the metric (per rank: that rank's value).
-// A side that did not measure it has a nil value and, when the document
-// said why, the reason.
-type MetricDelta struct {
-	Metric string   `json:"metric"`
-	Before *float64 `json:"before"`
-	After  *float64 `json:"after"`
-	// Delta is After − Before; nil unless both were measured.
-	Delta *float64 `json:"delta"`
-	// Pct is Delta / Before × 100; nil when Before is 0 or missing.
-	Pct *float64 `json:"pct"`
-	// BeforeMissing / AfterMissing say why a side has no value.
-	BeforeMissing string `json:"before_unavailable,omitempty"`
-	AfterMissing  string `json:"after_unavailable,omitempty"`
-	// Partial names the ranks, per side, whose value of the metric went
-	// into Before or After from a file cut short (a cross-rank metric: every
-	// partial rank of the side); absent when both values are whole.
-	Partial []PartialRef `json:"partial,omitempty"`
-}
-
-// Changed reports whether the metric differs between the sides (or exists
-// on one side only).
-func (m MetricDelta) Changed() bool {
-	if m.Delta == nil {
-		return (m.Before == nil) != (m.After == nil)
-	}
-	return *m.Delta != 0
-}
-
-// RankDelta is one rank present on both sides.
-type RankDelta struct {
-	Rank    int           `json:"rank"`
-	Metrics []MetricDelta `json:"metrics"`
-}
-
-// StepDelta is one per-step quantity: its mean per step over every step
-// of every rank (µs).
-type StepDelta struct {
-	Quantity string   `json:"quantity"` // window, computing, communication, communication_not_overlapped, free
-	BeforeUs float64  `json:"before_us"`
-	AfterUs  float64  `json:"after_us"`
-	DeltaUs  float64  `json:"delta_us"`
-	Pct      *float64 `json:"pct"`
-	// Partial names the partial ranks whose steps went into a mean (with
-	// ProfilerStep#N rows), or whose metric did (with decode.steps.count).
-	Partial []PartialRef `json:"partial,omitempty"`
-}
-
-// Collective status values.
-const (
-	StatusGone    = "gone"
-	StatusNew     = "new"
-	StatusChanged = "changed"
-	StatusSame    = "same"
-)
-
-// CollectiveDelta is one (type, group) of HCCL big ops: count and time per
-// rank (mean over the ranks of each side), and per step when both sides
-// know their step count.
-type CollectiveDelta struct {
-	Type   string `json:"type"`
-	Group  string `json:"group"`
-	Status string `json:"status"` // gone, new, changed, same
-	// Per rank (mean over ranks).
-	BeforeCount float64 `json:"before_count"`
-	AfterCount  float64 `json:"after_count"`
-	BeforeUs    float64 `json:"before_us"`
-	AfterUs     float64 `json:"after_us"`
-	// Per step per rank; absent when a side's step count is unknown.
-	BeforeCountPerStep *float64 `json:"before_count_per_step,omitempty"`
-	AfterCountPerStep  *float64 `json:"after_count_per_step,omitempty"`
-	// Partial names the partial ranks whose collectives went into the means.
-	Partial []PartialRef `json:"partial,omitempty"`
-}
-
-// KernelDelta is one compute kernel matched by op type and name: its total
-// time per step, mean over ranks (µs). A kernel outside a side's top list
-// counts as absent there (Before or After 0, Status new or gone).
-type KernelDelta struct {
-	Name        string   `json:"name"`
-	OpType      string   `json:"op_type,omitempty"`
-	Core        string   `json:"core,omitempty"`
-	Status      string   `json:"status"` // gone, new, changed, same
-	BeforeUs    float64  `json:"before_us_per_step"`
-	AfterUs     float64  `json:"after_us_per_step"`
-	DeltaUs     float64  `json:"delta_us_per_step"`
-	Pct         *float64 `json:"pct"`
-	BeforeCount float64  `json:"before_count_per_step"`
-	AfterCount  float64  `json:"after_count_per_step"`
-	// Partial names the partial ranks whose kernel list went into the means.
-	Partial []PartialRef `json:"partial,omitempty"`
-}
-
-// Finding status values.
-const (
-	FindingResolved = "resolved"
-	FindingNew      = "new"
-	FindingPersists = "persists"
-)
-
-// FindingDelta is one rule's finding on either side.
-type FindingDelta struct {
-	Rule     string `json:"rule"`
-	Title    string `json:"title"`
-	Severity string `json:"severity"`
-	Status   string `json:"status"` // resolved, new, persists
-	// PredictedUs is the saving_us the rule predicted on the before side
-	// (per rank, over the before capture); for a new finding, the after
-	// side's prediction.
-	PredictedUs float64 `json:"predicted_saving_us"`
-	// MeasuredUs is the measured decrease of MeasuredMetric (mean over
-	// ranks, the after side scaled to the before side's step count);
-	// nil with MeasuredMissing when it cannot be measured.
-	MeasuredUs      *float64 `json:"measured_saving_us"`
-	MeasuredMetric  string   `json:"measured_metric,omitempty"`
-	MeasuredMissing string   `json:"measured_unavailable,omitempty"`
-	// Ratio is MeasuredUs / PredictedUs (how much of the promise was kept).
-	Ratio *float64 `json:"measured_over_predicted,omitempty"`
-	// Partial names, per side, the ranks whose cut file fed the finding
-	// itself (the analysis document's findings[].partial, on the side the
-	// finding was found); absent when its inputs were whole.
-	Partial []PartialRef `json:"partial,omitempty"`
-	// SavingUncertain carries the finding's saving_uncertain on the side
-	// whose prediction PredictedUs is: it was estimated from partial
-	// metrics, and is neither a lower nor an upper bound.
-	SavingUncertain bool `json:"saving_uncertain,omitempty"`
-	// MeasuredPartial names the ranks whose value of MeasuredMetric, on
-	// either side, was computed from a file cut short: MeasuredUs (and
-	// Ratio) rest on it.
-	MeasuredPartial []PartialRef `json:"measured_partial,omitempty"`
-	// StatusPartial names, for a resolved finding, the after side's partial
-	// ranks (for a new one, the before side's): the finding's absence there
-	// was judged on files cut short, so the status may come from the cut.
-	StatusPartial []PartialRef `json:"status_partial,omitempty"`
-	// StepTime is, for a resolved finding whose before side predicted its
-	// fix, the predicted vs the measured decode step-time change.
-	StepTime *StepChange `json:"step_time,omitempty"`
-}
-
-// Result is a comparison: the diff document (schema npuprof.diff/v1).
-type Result struct {
-	Schema string `json:"schema"`
-	Before Side   `json:"before"`
-	After  Side   `json:"after"`
-	// Overall: every metric, mean over ranks, sorted by name.
-	Overall []MetricDelta `json:"overall"`
-	// Ranks: every rank present on both sides, its metrics sorted by name.
-	Ranks []RankDelta `json:"ranks"`
-	// Steps: the per-step time; nil (with Unavailable["steps"]) when a side
-	// has no steps.
-	Steps       []StepDelta       `json:"steps"`
-	Collectives []CollectiveDelta `json:"collectives"`
-	Kernels     []KernelDelta     `json:"kernels"`
-	Findings    []FindingDelta    `json:"findings"`
-	// Plan is the before side's fix plan: its predicted step-time change
-	// vs the measured one (absent without a plan).
-	Plan *StepChange `json:"plan,omitempty"`
-	// Serving compares the serving context (vLLM log, bench results).
-	Serving []MetricDelta `json:"serving,omitempty"`
-	// Notes are facts about the comparison (ranks on one side only, ...).
-	Notes []string `json:"notes,omitempty"`
-	// Unavailable says why a part could not be compared.
-	Unavailable map[string]string `json:"unavailable"`
-}
-
-// Metric returns the overall delta of one metric.
-func (r *Result) Metric(name string) (MetricDelta, bool) {
-	i := sort.Search(len(r.Overall), func(i int) bool { return r.Overall[i].Metric >= name })
-	if i < len(r.Overall) && r.Overall[i].Metric == name {
-		return r.Overall[i], true
-	}
-	return MetricDelta{}, false
-}
-
-// Step returns the per-step delta of one quantity.
-func (r *Result) Step(q string) (StepDelta, bool) {
-	for _, s := range r.Steps {
-		if s.Quantity == q {
-			return s, true
-		}
-	}
-	return StepDelta{}, false
-}
-
-// Finding returns the delta of one rule's finding.
-func (r *Result) Finding(rule string) (FindingDelta, bool) {
-	for _, f := range r.Findings {
-		if f.Rule == rule {
-			return f, true
-		}
-	}
-	return FindingDelta{}, false
-}
-
-// Collective returns the delta of one (type, group).
-func (r *Result) Collective(typ, group string) (CollectiveDelta, bool) {
-	for _, c := range r.Collectives {
-		if c.Type == typ && c.Group == group {
-			return c, true
-		}
-	}
-	return CollectiveDelta{}, false
-}
-
 func ptr(v float64) *float64 { return &v }
 
 func pctOf(delta, before float64) *float64 {
@@ -268,34 +43,34 @@ func pctOf(delta, before float64) *float64 {
 }
 
 // Compare compares before with after.
-func Compare(before, after *results.Document, opts Options) *Result {
+func Compare(before, after *results.Document, opts Options) *diff.Result {
 	if opts.Kernels <= 0 {
 		opts.Kernels = DefaultKernels
 	}
-	r := &Result{Schema: Schema, Before: side(before), After: side(after), Overall: []MetricDelta{}, Ranks: []RankDelta{},
-		Collectives: []CollectiveDelta{}, Kernels: []KernelDelta{}, Findings: []FindingDelta{}, Unavailable: map[string]string{}}
+	r := &diff.Result{Schema: diff.Schema, Before: side(before), After: side(after), Overall: []diff.MetricDelta{}, Ranks: []diff.RankDelta{},
+		Collectives: []diff.CollectiveDelta{}, Kernels: []diff.KernelDelta{}, Findings: []diff.FindingDelta{}, Unavailable: map[string]string{}}
 	r.Before.Partial, r.After.Partial = partialRanksOf(before), partialRanksOf(after)
-	bp, ap := buildPartial(before, SideBefore), buildPartial(after, SideAfter)
+	bp, ap := buildPartial(before, diff.SideBefore), buildPartial(after, diff.SideAfter)
 	r.Overall = metricDeltas(meanMetrics(before), meanMetrics(after), unavailableOf(before), unavailableOf(after))
 	for i := range r.Overall {
 		m := &r.Overall[i]
-		m.Partial = JoinRefs(bp.mean(before, m.Metric), ap.mean(after, m.Metric))
+		m.Partial = diff.JoinRefs(bp.mean(before, m.Metric), ap.mean(after, m.Metric))
 	}
 	if r.Before.Steps > 0 && r.After.Steps > 0 && r.Before.Steps != r.After.Steps {
 		r.Notes = append(r.Notes, fmt.Sprintf("the captures have different step counts (%d before, %d after): metric totals cover different lengths; the step time, per-step collective counts, kernels and measured savings are normalized per step", r.Before.Steps, r.After.Steps))
 	}
-	r.compareRanks(before, after, bp, ap)
-	r.compareSteps(before, after, bp, ap)
-	r.compareCollectives(before, after, bp, ap)
-	r.compareKernels(before, after, opts.Kernels, bp, ap)
-	r.compareFindings(before, after, bp, ap)
-	r.comparePredictions(before, after)
-	r.compareServing(before, after)
+	compareRanks(r, before, after, bp, ap)
+	compareSteps(r, before, after, bp, ap)
+	compareCollectives(r, before, after, bp, ap)
+	compareKernels(r, before, after, opts.Kernels, bp, ap)
+	compareFindings(r, before, after, bp, ap)
+	comparePredictions(r, before, after)
+	compareServing(r, before, after)
 	return r
 }
 
-func side(d *results.Document) Side {
-	s := Side{Path: d.Input.Path, Kind: d.Input.Kind, Ranks: append([]int{}, d.Input.Ranks...)}
+func side(d *results.Document) diff.Side {
+	s := diff.Side{Path: d.Input.Path, Kind: d.Input.Kind, Ranks: append([]int{}, d.Input.Ranks...)}
 	s.Steps, s.StepsFrom = stepCount(d)
 	return s
 }
@@ -354,7 +129,7 @@ func meanMetrics(d *results.Document) map[string]float64 {
 // baseline_metric() that reads it says so.
 func Baseline(d *results.Document, path string) *results.Baseline {
 	b := &results.Baseline{Path: path, Metrics: meanMetrics(d)}
-	pi := buildPartial(d, SideBefore)
+	pi := buildPartial(d, diff.SideBefore)
 	if len(pi.ranks) == 0 {
 		return b
 	}
@@ -396,7 +171,7 @@ func unavailableOf(d *results.Document) map[string]string {
 	return out
 }
 
-func metricDeltas(b, a map[string]float64, bMiss, aMiss map[string]string) []MetricDelta {
+func metricDeltas(b, a map[string]float64, bMiss, aMiss map[string]string) []diff.MetricDelta {
 	names := map[string]bool{}
 	for k := range b {
 		names[k] = true
@@ -404,9 +179,9 @@ func metricDeltas(b, a map[string]float64, bMiss, aMiss map[string]string) []Met
 	for k := range a {
 		names[k] = true
 	}
-	out := make([]MetricDelta, 0, len(names))
+	out := make([]diff.MetricDelta, 0, len(names))
 	for k := range names {
-		m := MetricDelta{Metric: k}
+		m := diff.MetricDelta{Metric: k}
 		bv, bok := b[k]
 		av, aok := a[k]
 		if bok {
@@ -443,7 +218,7 @@ func missing(m map[string]string, k string) string {
 	return "not in this document"
 }
 
-func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIndex) {
+func compareRanks(r *diff.Result, before, after *results.Document, bp, ap *partialIndex) {
 	am := map[int]*results.RankDoc{}
 	for i := range after.Ranks {
 		am[after.Ranks[i].Rank] = &after.Ranks[i]
@@ -460,9 +235,9 @@ func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIn
 		seen[b.Rank] = true
 		ms := metricDeltas(b.Metrics, a.Metrics, b.Unavailable, a.Unavailable)
 		for i := range ms {
-			ms[i].Partial = JoinRefs(bp.rank(b.Rank, ms[i].Metric), ap.rank(b.Rank, ms[i].Metric))
+			ms[i].Partial = diff.JoinRefs(bp.rank(b.Rank, ms[i].Metric), ap.rank(b.Rank, ms[i].Metric))
 		}
-		r.Ranks = append(r.Ranks, RankDelta{Rank: b.Rank, Metrics: ms})
+		r.Ranks = append(r.Ranks, diff.RankDelta{Rank: b.Rank, Metrics: ms})
 	}
 	for _, a := range after.Ranks {
 		if !seen[a.Rank] {
@@ -478,17 +253,14 @@ func (r *Result) compareRanks(before, after *results.Document, bp, ap *partialIn
 	}
 }
 
-// StepQuantities are the per-step quantities compared, in display order.
-var StepQuantities = []string{"window", "computing", "communication", "communication_not_overlapped", "free"}
-
 // stepMeans is each quantity's mean over every step of every rank that
 // measured it; when no rank has ProfilerStep#N rows, the window quantities
 // divided by decode.steps.count (from is then "decode.steps.count").
 // missing says why a quantity measured on no rank is absent; partial names
 // the ranks left out of a quantity's mean, and why; cut names the ranks
 // whose steps (or metric) went into a quantity from a file cut short.
-func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, from string, missing, partial map[string]string, cut map[string][]PartialRef) {
-	out, missing, partial, cut = map[string]float64{}, map[string]string{}, map[string]string{}, map[string][]PartialRef{}
+func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, from string, missing, partial map[string]string, cut map[string][]diff.PartialRef) {
+	out, missing, partial, cut = map[string]float64{}, map[string]string{}, map[string]string{}, map[string][]diff.PartialRef{}
 	n := map[string]int{}
 	used := map[string]map[int]bool{}
 	steps := 0
@@ -500,7 +272,7 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 	for _, rk := range d.Ranks {
 		for _, s := range rk.Steps {
 			steps++
-			for _, q := range StepQuantities {
+			for _, q := range diff.StepQuantities {
 				v, ok := s.Value(q + "_us")
 				if !ok {
 					g := gaps[q]
@@ -556,10 +328,10 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 	metricOf := map[string]string{"window": metric.MetricDeviceWindowUs, "computing": metric.MetricComputingUs,
 		"communication": metric.MetricCommunicationUs, "communication_not_overlapped": metric.MetricCommNotOverlappedUs,
 		"free": metric.MetricFreeUs}
-	for _, q := range StepQuantities {
+	for _, q := range diff.StepQuantities {
 		if v, ok := m[metricOf[q]]; ok {
 			out[q] = v / float64(count)
-			if c := JoinRefs(pi.mean(d, metricOf[q]), pi.mean(d, metric.MetricDecodeStepsCount)); c != nil {
+			if c := diff.JoinRefs(pi.mean(d, metricOf[q]), pi.mean(d, metric.MetricDecodeStepsCount)); c != nil {
 				cut[q] = c
 			}
 			continue
@@ -579,7 +351,7 @@ func stepMeans(d *results.Document, pi *partialIndex) (out map[string]float64, f
 	return out, from, missing, partial, cut
 }
 
-func (r *Result) compareSteps(before, after *results.Document, bp, ap *partialIndex) {
+func compareSteps(r *diff.Result, before, after *results.Document, bp, ap *partialIndex) {
 	b, bFrom, bMiss, bPart, bCut := stepMeans(before, bp)
 	a, aFrom, aMiss, aPart, aCut := stepMeans(after, ap)
 	switch {
@@ -596,7 +368,7 @@ func (r *Result) compareSteps(before, after *results.Document, bp, ap *partialIn
 	if bFrom != aFrom {
 		r.Notes = append(r.Notes, fmt.Sprintf("per-step time: before from %s, after from %s", bFrom, aFrom))
 	}
-	for _, q := range StepQuantities {
+	for _, q := range diff.StepQuantities {
 		bv, bok := b[q]
 		av, aok := a[q]
 		if !bok || !aok {
@@ -620,8 +392,8 @@ func (r *Result) compareSteps(before, after *results.Document, bp, ap *partialIn
 				r.Notes = append(r.Notes, fmt.Sprintf("per-step %s, %s side: %s", q, side.name, p))
 			}
 		}
-		r.Steps = append(r.Steps, StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv),
-			Partial: JoinRefs(bCut[q], aCut[q])})
+		r.Steps = append(r.Steps, diff.StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv),
+			Partial: diff.JoinRefs(bCut[q], aCut[q])})
 	}
 }
 
@@ -663,16 +435,16 @@ func collectivesOf(d *results.Document) (map[[2]string]ctAcc, map[int]bool, bool
 func status(before, after float64) string {
 	switch {
 	case before > 0 && after == 0:
-		return StatusGone
+		return diff.StatusGone
 	case before == 0 && after > 0:
-		return StatusNew
+		return diff.StatusNew
 	case before != after:
-		return StatusChanged
+		return diff.StatusChanged
 	}
-	return StatusSame
+	return diff.StatusSame
 }
 
-func (r *Result) compareCollectives(before, after *results.Document, bp, ap *partialIndex) {
+func compareCollectives(r *diff.Result, before, after *results.Document, bp, ap *partialIndex) {
 	b, bUsed, bok := collectivesOf(before)
 	a, aUsed, aok := collectivesOf(after)
 	if !bok || !aok {
@@ -687,11 +459,11 @@ func (r *Result) compareCollectives(before, after *results.Document, bp, ap *par
 		keys[k] = true
 	}
 	for k := range keys {
-		c := CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us,
-			Partial: JoinRefs(bp.of(bUsed), ap.of(aUsed))}
+		c := diff.CollectiveDelta{Type: k[0], Group: k[1], BeforeCount: b[k].count, AfterCount: a[k].count, BeforeUs: b[k].us, AfterUs: a[k].us,
+			Partial: diff.JoinRefs(bp.of(bUsed), ap.of(aUsed))}
 		c.Status = status(c.BeforeCount, c.AfterCount)
-		if c.Status == StatusSame && c.BeforeUs != c.AfterUs {
-			c.Status = StatusChanged
+		if c.Status == diff.StatusSame && c.BeforeUs != c.AfterUs {
+			c.Status = diff.StatusChanged
 		}
 		if r.Before.Steps > 0 && r.After.Steps > 0 {
 			c.BeforeCountPerStep = ptr(c.BeforeCount / float64(r.Before.Steps))
@@ -699,7 +471,7 @@ func (r *Result) compareCollectives(before, after *results.Document, bp, ap *par
 		}
 		r.Collectives = append(r.Collectives, c)
 	}
-	order := map[string]int{StatusGone: 0, StatusNew: 1, StatusChanged: 2, StatusSame: 3}
+	order := map[string]int{diff.StatusGone: 0, diff.StatusNew: 1, diff.StatusChanged: 2, diff.StatusSame: 3}
 	sort.Slice(r.Collectives, func(i, j int) bool {
 		x, y := r.Collectives[i], r.Collectives[j]
 		if order[x.Status] != order[y.Status] {
@@ -752,10 +524,10 @@ func kernelsOf(d *results.Document, steps int) (map[[2]string]*kAcc, map[int]boo
 	return out, used, n > 0
 }
 
-func (r *Result) compareKernels(before, after *results.Document, limit int, bp, ap *partialIndex) {
+func compareKernels(r *diff.Result, before, after *results.Document, limit int, bp, ap *partialIndex) {
 	b, bUsed, bok := kernelsOf(before, r.Before.Steps)
 	a, aUsed, aok := kernelsOf(after, r.After.Steps)
-	cut := JoinRefs(bp.of(bUsed), ap.of(aUsed))
+	cut := diff.JoinRefs(bp.of(bUsed), ap.of(aUsed))
 	if !bok || !aok {
 		r.Unavailable["kernels"] = "a document has no per-rank kernels list (saved by an older npuprof, or no compute kernels)"
 		return
@@ -770,9 +542,9 @@ func (r *Result) compareKernels(before, after *results.Document, limit int, bp, 
 	for k := range a {
 		keys[k] = true
 	}
-	var all []KernelDelta
+	var all []diff.KernelDelta
 	for k := range keys {
-		kd := KernelDelta{OpType: k[0], Name: k[1], Partial: cut}
+		kd := diff.KernelDelta{OpType: k[0], Name: k[1], Partial: cut}
 		if x := b[k]; x != nil {
 			kd.BeforeUs, kd.BeforeCount, kd.Core = x.us, x.count, x.core
 		}
@@ -835,9 +607,9 @@ func effectMetrics(rule string, ev []string) []string {
 	return []string{metric.MetricDeviceWindowUs}
 }
 
-func (r *Result) compareFindings(before, after *results.Document, bp, ap *partialIndex) {
-	b, bOrder := findingsBy(before, SideBefore)
-	a, aOrder := findingsBy(after, SideAfter)
+func compareFindings(r *diff.Result, before, after *results.Document, bp, ap *partialIndex) {
+	b, bOrder := findingsBy(before, diff.SideBefore)
+	a, aOrder := findingsBy(after, diff.SideAfter)
 	m := measurer{r: r, before: before, after: after, bp: bp, ap: ap, bm: meanMetrics(before), am: meanMetrics(after), scale: 1}
 	if r.Before.Steps > 0 && r.After.Steps > 0 {
 		m.scale = float64(r.Before.Steps) / float64(r.After.Steps)
@@ -845,13 +617,13 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 	}
 	for _, rule := range bOrder {
 		x := b[rule]
-		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingPersists,
+		f := diff.FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: diff.FindingPersists,
 			SavingUncertain: x.uncertain}
 		if y, ok := a[rule]; ok {
-			f.Partial = JoinRefs(x.partial, y.partial)
+			f.Partial = diff.JoinRefs(x.partial, y.partial)
 		} else {
-			f.Status = FindingResolved
-			f.Partial = JoinRefs(x.partial)
+			f.Status = diff.FindingResolved
+			f.Partial = diff.JoinRefs(x.partial)
 			f.StatusPartial = ap.all()
 		}
 		m.measure(&f, effectMetrics(rule, x.evidence))
@@ -862,13 +634,13 @@ func (r *Result) compareFindings(before, after *results.Document, bp, ap *partia
 			continue
 		}
 		x := a[rule]
-		f := FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: FindingNew,
+		f := diff.FindingDelta{Rule: rule, Title: x.title, Severity: x.sev, PredictedUs: x.saving, Status: diff.FindingNew,
 			MeasuredMetric:  strings.Join(effectMetrics(rule, x.evidence), " + "),
 			MeasuredMissing: "new on the after side: no fix to measure",
-			Partial:         JoinRefs(x.partial), SavingUncertain: x.uncertain, StatusPartial: bp.all()}
+			Partial:         diff.JoinRefs(x.partial), SavingUncertain: x.uncertain, StatusPartial: bp.all()}
 		r.Findings = append(r.Findings, f)
 	}
-	order := map[string]int{FindingResolved: 0, FindingNew: 1, FindingPersists: 2}
+	order := map[string]int{diff.FindingResolved: 0, diff.FindingNew: 1, diff.FindingPersists: 2}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		x, y := r.Findings[i], r.Findings[j]
 		if order[x.Status] != order[y.Status] {
@@ -886,7 +658,7 @@ type sideFinding struct {
 	title, sev string
 	saving     float64
 	evidence   []string
-	partial    []PartialRef
+	partial    []diff.PartialRef
 	uncertain  bool
 }
 
@@ -911,7 +683,7 @@ func findingsBy(d *results.Document, side string) (map[string]*sideFinding, []st
 				// not of either side here; saving_uncertain still says it
 				continue
 			}
-			x.partial = append(x.partial, PartialRef{Side: side, Rank: p.Rank})
+			x.partial = append(x.partial, diff.PartialRef{Side: side, Rank: p.Rank})
 		}
 		x.uncertain = x.uncertain || f.SavingUncertain
 	}
@@ -921,7 +693,7 @@ func findingsBy(d *results.Document, side string) (map[string]*sideFinding, []st
 // measurer measures a finding's effect: the decrease of the metrics its
 // rule estimates, the after side scaled to the before side's step count.
 type measurer struct {
-	r             *Result
+	r             *diff.Result
 	before, after *results.Document
 	bp, ap        *partialIndex
 	bm, am        map[string]float64
@@ -930,11 +702,11 @@ type measurer struct {
 }
 
 // measure sets f's measured saving from metrics, or says why it cannot.
-func (m *measurer) measure(f *FindingDelta, metrics []string) {
+func (m *measurer) measure(f *diff.FindingDelta, metrics []string) {
 	f.MeasuredMetric = strings.Join(metrics, " + ")
 	var bv, av float64
 	for _, k := range metrics {
-		f.MeasuredPartial = JoinRefs(f.MeasuredPartial, m.bp.mean(m.before, k), m.ap.mean(m.after, k))
+		f.MeasuredPartial = diff.JoinRefs(f.MeasuredPartial, m.bp.mean(m.before, k), m.ap.mean(m.after, k))
 	}
 	for _, k := range metrics {
 		x, ok := m.bm[k]
@@ -959,7 +731,7 @@ func (m *measurer) measure(f *FindingDelta, metrics []string) {
 	}
 }
 
-func (r *Result) compareServing(before, after *results.Document) {
+func compareServing(r *diff.Result, before, after *results.Document) {
 	if before.Serving == nil && after.Serving == nil {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // generate writes a scenario and returns its analysis document, after a
@@ -37,7 +38,7 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	before, bt := generate(t, "ep-fc1-cumsum-steps")
 	after, at := generate(t, "clean-steps")
 	r := compare.Compare(before, after, compare.Options{})
-	require.Equal(t, compare.Schema, r.Schema)
+	require.Equal(t, diff.Schema, r.Schema)
 	require.Equal(t, bt.Scenario.Steps, r.Before.Steps)
 	require.Equal(t, "ProfilerStep#N", r.Before.StepsFrom)
 	require.Equal(t, at.Scenario.Steps, r.After.Steps)
@@ -46,7 +47,7 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	// all-reduces are new.
 	gone := map[string]bool{}
 	for _, c := range r.Collectives {
-		if c.Status == compare.StatusGone {
+		if c.Status == diff.StatusGone {
 			gone[c.Type+"@"+c.Group] = true
 			require.Zero(t, c.AfterCount)
 			require.Positive(t, c.BeforeCount)
@@ -57,7 +58,7 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	require.True(t, gone["allgather@ep"], "%+v", r.Collectives)
 	ar, ok := r.Collective("allreduce", "tp")
 	require.True(t, ok)
-	require.Equal(t, compare.StatusNew, ar.Status)
+	require.Equal(t, diff.StatusNew, ar.Status)
 	require.Zero(t, ar.BeforeCount)
 
 	// The routing Cumsum is gone: metric and kernel.
@@ -66,14 +67,14 @@ func TestCompareEPFlashCommCumsumToClean(t *testing.T) {
 	require.Positive(t, *cs.Before)
 	require.Zero(t, *cs.After)
 	require.Equal(t, -100.0, *cs.Pct)
-	var cumsum *compare.KernelDelta
+	var cumsum *diff.KernelDelta
 	for i := range r.Kernels {
 		if r.Kernels[i].Name == "aclnnCumsum_CumsumAiCpu_Cumsum" {
 			cumsum = &r.Kernels[i]
 		}
 	}
 	require.NotNil(t, cumsum, "Cumsum among the most changed kernels: %+v", r.Kernels)
-	require.Equal(t, compare.StatusGone, cumsum.Status)
+	require.Equal(t, diff.StatusGone, cumsum.Status)
 	require.Zero(t, cumsum.AfterUs)
 	// Per step: the before total per rank divided by the step count.
 	var sum float64
@@ -165,21 +166,21 @@ func TestCompareFindings(t *testing.T) {
 	require.Len(t, r.Findings, 3)
 	c, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)
-	require.Equal(t, compare.FindingResolved, c.Status)
+	require.Equal(t, diff.FindingResolved, c.Status)
 	require.Equal(t, 400.0, c.PredictedUs)
 	require.Equal(t, "moe.cumsum.time_us", c.MeasuredMetric)
 	require.Equal(t, 400.0, *c.MeasuredUs)
 	require.Equal(t, 1.0, *c.Ratio)
 	g, _ := r.Finding("graph-capture-sizes")
-	require.Equal(t, compare.FindingPersists, g.Status)
+	require.Equal(t, diff.FindingPersists, g.Status)
 	// Free: before mean 1000.5; after mean 600.5 over 8 steps → 300.25 per 4 steps.
 	require.InDelta(t, 1000.5-300.25, *g.MeasuredUs, 1e-9)
 	n, _ := r.Finding("event-wait-skew")
-	require.Equal(t, compare.FindingNew, n.Status)
+	require.Equal(t, diff.FindingNew, n.Status)
 	require.Nil(t, n.MeasuredUs)
 	require.Contains(t, n.MeasuredMissing, "no fix to measure")
 	require.Equal(t, "event_wait.time_us", n.MeasuredMetric)
-	require.Equal(t, compare.FindingResolved, r.Findings[0].Status, "resolved first")
+	require.Equal(t, diff.FindingResolved, r.Findings[0].Status, "resolved first")
 }
 
 func TestCompareMissingParts(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -61,18 +62,18 @@ func rankDoc(t *testing.T, d *results.Document, rank int) *results.RankDoc {
 	return nil
 }
 
-func refs(side string, ranks ...int) []compare.PartialRef {
-	out := []compare.PartialRef{}
+func refs(side string, ranks ...int) []diff.PartialRef {
+	out := []diff.PartialRef{}
 	for _, r := range ranks {
-		out = append(out, compare.PartialRef{Side: side, Rank: r})
+		out = append(out, diff.PartialRef{Side: side, Rank: r})
 	}
 	return out
 }
 
 // norm makes a nil list and an empty one compare equal.
-func norm(p []compare.PartialRef) []compare.PartialRef {
+func norm(p []diff.PartialRef) []diff.PartialRef {
 	if p == nil {
-		return []compare.PartialRef{}
+		return []diff.PartialRef{}
 	}
 	return p
 }
@@ -82,7 +83,7 @@ func norm(p []compare.PartialRef) []compare.PartialRef {
 // quantity that read rank 3's cut file is flagged with that side and rank,
 // nothing else is, and every metric that changed is flagged (only rank 3
 // differs between the sides).
-func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *results.Document, trace string) {
+func checkCutSide(t *testing.T, r *diff.Result, side string, cut, whole *results.Document, trace string) {
 	t.Helper()
 	cutRank := rankDoc(t, cut, 3)
 	require.True(t, cutRank.Partial)
@@ -92,7 +93,7 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 		partial[m] = true
 	}
 	cutSide, wholeSide := r.After, r.Before
-	if side == compare.SideBefore {
+	if side == diff.SideBefore {
 		cutSide, wholeSide = r.Before, r.After
 	}
 	require.Empty(t, wholeSide.Partial)
@@ -107,7 +108,7 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 	flagged := 0
 	for _, rd := range r.Ranks {
 		for _, m := range rd.Metrics {
-			want := []compare.PartialRef{}
+			want := []diff.PartialRef{}
 			if rd.Rank == 3 && partial[m.Metric] {
 				want = refs(side, 3)
 				flagged++
@@ -129,7 +130,7 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 		if _, ok := cut.Cluster.Unavailable[m.Metric]; ok {
 			cluster = true // e.g. the EP ranks' layers no longer align
 		}
-		want := []compare.PartialRef{}
+		want := []diff.PartialRef{}
 		if cluster || partial[m.Metric] {
 			want = refs(side, 3)
 		}
@@ -147,7 +148,7 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 	require.Equal(t, refs(side, 3), w.Partial)
 	bw, aw := rankDoc(t, whole, 3).Metrics["device.window.time_us"], cutRank.Metrics["device.window.time_us"]
 	require.Less(t, aw, bw)
-	if side == compare.SideAfter {
+	if side == diff.SideAfter {
 		require.Negative(t, *w.Delta, "a cut AFTER looks faster")
 	} else {
 		require.Positive(t, *w.Delta, "a cut BEFORE makes AFTER look slower")
@@ -172,10 +173,10 @@ func checkCutSide(t *testing.T, r *compare.Result, side string, cut, whole *resu
 	// The Cumsum finding persists; on the cut side it read rank 3.
 	f, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)
-	require.Equal(t, compare.FindingPersists, f.Status)
+	require.Equal(t, diff.FindingPersists, f.Status)
 	require.Equal(t, refs(side, 3), f.Partial)
 	require.Equal(t, refs(side, 3), f.MeasuredPartial, "moe.cumsum.time_us of rank 3 is partial")
-	require.Equal(t, side == compare.SideBefore, f.SavingUncertain, "the prediction is the before side's")
+	require.Equal(t, side == diff.SideBefore, f.SavingUncertain, "the prediction is the before side's")
 	require.Empty(t, f.StatusPartial, "a persisting finding's status is judged on both sides")
 	var cutF *results.Finding
 	for i := range cut.Findings {
@@ -194,7 +195,7 @@ func TestComparePartialAfter(t *testing.T) {
 	whole, _ := cutDoc(t, -1)
 	cut, trace := cutDoc(t, 3)
 	r := compare.Compare(whole, cut, compare.Options{})
-	checkCutSide(t, r, compare.SideAfter, cut, whole, trace)
+	checkCutSide(t, r, diff.SideAfter, cut, whole, trace)
 
 	var js bytes.Buffer
 	require.NoError(t, render.WriteDiffJSON(&js, r))
@@ -241,7 +242,7 @@ func TestComparePartialBefore(t *testing.T) {
 	cut, trace := cutDoc(t, 3)
 	whole, _ := cutDoc(t, -1)
 	r := compare.Compare(cut, whole, compare.Options{})
-	checkCutSide(t, r, compare.SideBefore, cut, whole, trace)
+	checkCutSide(t, r, diff.SideBefore, cut, whole, trace)
 	var text bytes.Buffer
 	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
 	out := text.String()
@@ -278,7 +279,7 @@ func TestCompareWholeNotPartial(t *testing.T) {
 		require.Nil(t, s.Partial)
 	}
 	for _, f := range r.Findings {
-		require.Empty(t, compare.FindingPartialTag(f), f.Rule)
+		require.Empty(t, diff.FindingPartialTag(f), f.Rule)
 	}
 	var js, text, html bytes.Buffer
 	require.NoError(t, render.WriteDiffJSON(&js, r))
@@ -312,12 +313,12 @@ func TestCompareStatusPartial(t *testing.T) {
 	fWait := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 5}
 	r := compare.Compare(mk(0, fCumsum), mk(2, fWait), compare.Options{})
 	c, _ := r.Finding("moe-routing-cumsum")
-	require.Equal(t, compare.FindingResolved, c.Status)
-	require.Equal(t, refs(compare.SideAfter, 2), c.StatusPartial)
-	require.Equal(t, append(refs(compare.SideBefore, 0), refs(compare.SideAfter, 2)...), c.MeasuredPartial)
+	require.Equal(t, diff.FindingResolved, c.Status)
+	require.Equal(t, refs(diff.SideAfter, 2), c.StatusPartial)
+	require.Equal(t, append(refs(diff.SideBefore, 0), refs(diff.SideAfter, 2)...), c.MeasuredPartial)
 	require.Nil(t, c.Partial, "the finding itself read no partial metric")
-	require.Equal(t, "measured on before rank 0 and after rank 2; resolved judged on after rank 2", compare.FindingPartialTag(c))
+	require.Equal(t, "measured on before rank 0 and after rank 2; resolved judged on after rank 2", diff.FindingPartialTag(c))
 	w, _ := r.Finding("event-wait-skew")
-	require.Equal(t, compare.FindingNew, w.Status)
-	require.Equal(t, refs(compare.SideBefore, 0), w.StatusPartial)
+	require.Equal(t, diff.FindingNew, w.Status)
+	require.Equal(t, refs(diff.SideBefore, 0), w.StatusPartial)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 )
 
@@ -23,7 +23,7 @@ type DiffTextOptions struct {
 	AllMetrics bool
 }
 
-func sideLine(s compare.Side) string {
+func sideLine(s diff.Side) string {
 	steps := "steps unknown"
 	if s.Steps > 0 {
 		steps = fmt.Sprintf("%d step(s)/rank from %s", s.Steps, s.StepsFrom)
@@ -32,7 +32,7 @@ func sideLine(s compare.Side) string {
 }
 
 // WriteDiffText writes the terminal diff (npuprof diff).
-func WriteDiffText(w io.Writer, r *compare.Result, o DiffTextOptions) error {
+func WriteDiffText(w io.Writer, r *diff.Result, o DiffTextOptions) error {
 	ew := &errWriter{w: w}
 	ew.printf("npuprof diff\n  before: %s\n  after:  %s\n", sideLine(r.Before), sideLine(r.After))
 	for _, n := range r.Notes {
@@ -62,7 +62,7 @@ func WriteDiffText(w io.Writer, r *compare.Result, o DiffTextOptions) error {
 }
 
 // writeDiffSteps writes the step time section of the terminal diff.
-func writeDiffSteps(ew *errWriter, r *compare.Result) {
+func writeDiffSteps(ew *errWriter, r *diff.Result) {
 	ew.printf("\nStep time (mean per step over every rank's steps)\n")
 	if len(r.Steps) == 0 {
 		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
@@ -70,10 +70,10 @@ func writeDiffSteps(ew *errWriter, r *compare.Result) {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "quantity\tbefore\tafter\tchange\t\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
 		}
 		tw.Flush()
-		for _, q := range compare.StepQuantities {
+		for _, q := range diff.StepQuantities {
 			if why, ok := r.Unavailable["steps."+q]; ok {
 				ew.printf("  %s: unavailable: %s\n", q, Safe(why, 400))
 			}
@@ -82,7 +82,7 @@ func writeDiffSteps(ew *errWriter, r *compare.Result) {
 }
 
 // writeDiffFindings writes the findings section of the terminal diff.
-func writeDiffFindings(ew *errWriter, r *compare.Result) {
+func writeDiffFindings(ew *errWriter, r *diff.Result) {
 	ew.printf("\nFindings (predicted saving on the before side vs measured)\n")
 	if len(r.Findings) == 0 {
 		why := r.Unavailable["findings"]
@@ -105,7 +105,7 @@ func writeDiffFindings(ew *errWriter, r *compare.Result) {
 			if f.MeasuredMissing != "" {
 				on += " (" + f.MeasuredMissing + ")"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, Dur(f.PredictedUs), meas, ratio, Safe(on, 200), tail(compare.FindingPartialTag(f)))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, Dur(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
 		}
 		tw.Flush()
 	}
@@ -114,8 +114,8 @@ func writeDiffFindings(ew *errWriter, r *compare.Result) {
 
 // writeDiffStepChanges writes, for the resolved findings the before side
 // predicted and for its plan, the predicted vs measured step-time change.
-func writeDiffStepChanges(ew *errWriter, r *compare.Result) {
-	line := func(name string, sc *compare.StepChange) {
+func writeDiffStepChanges(ew *errWriter, r *diff.Result) {
+	line := func(name string, sc *diff.StepChange) {
 		pred := fmt.Sprintf("%+.2f%%", *sc.PredictedPct)
 		if sc.UpperBound {
 			pred += " (upper bound)"
@@ -149,7 +149,7 @@ func writeDiffStepChanges(ew *errWriter, r *compare.Result) {
 }
 
 // writeDiffCollectives writes the collectives section of the terminal diff.
-func writeDiffCollectives(ew *errWriter, r *compare.Result) {
+func writeDiffCollectives(ew *errWriter, r *diff.Result) {
 	ew.printf("\nCollectives by type and group (per rank)\n")
 	if len(r.Collectives) == 0 {
 		if why := r.Unavailable["collectives"]; why != "" {
@@ -166,14 +166,14 @@ func writeDiffCollectives(ew *errWriter, r *compare.Result) {
 				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount,
-				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(compare.PartialTag(c.Partial)))
+				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(diff.PartialTag(c.Partial)))
 		}
 		tw.Flush()
 	}
 }
 
 // writeDiffKernels writes the kernels section of the terminal diff.
-func writeDiffKernels(ew *errWriter, r *compare.Result) {
+func writeDiffKernels(ew *errWriter, r *diff.Result) {
 	unit := "per step"
 	if r.Unavailable["kernels.per_step"] != "" {
 		unit = "per rank, whole capture"
@@ -186,14 +186,14 @@ func writeDiffKernels(ew *errWriter, r *compare.Result) {
 		fmt.Fprintf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
 		for _, k := range r.Kernels {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", k.Status, Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
-				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
 		}
 		tw.Flush()
 	}
 }
 
 // writeDiffRanks writes the per-rank breakdown of the terminal diff.
-func writeDiffRanks(ew *errWriter, r *compare.Result) {
+func writeDiffRanks(ew *errWriter, r *diff.Result) {
 	ew.printf("\nPer rank\n")
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
@@ -202,7 +202,7 @@ func writeDiffRanks(ew *errWriter, r *compare.Result) {
 		for _, k := range diffRankColumns {
 			cells = append(cells, diffRankCell(rd, k))
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(compare.PartialTag(rankPartial(rd))))
+		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(diff.PartialTag(rankPartial(rd))))
 	}
 	tw.Flush()
 }
@@ -211,12 +211,12 @@ func writeDiffRanks(ew *errWriter, r *compare.Result) {
 var diffRankColumns = []string{metric.MetricDeviceWindowUs, metric.MetricComputingUs, metric.MetricCommNotOverlappedUs, metric.MetricFreeUs}
 
 // rankPartial is the partial ranks behind a rank's breakdown row.
-func rankPartial(rd compare.RankDelta) []compare.PartialRef {
-	var out []compare.PartialRef
+func rankPartial(rd diff.RankDelta) []diff.PartialRef {
+	var out []diff.PartialRef
 	for _, m := range rd.Metrics {
 		for _, k := range diffRankColumns {
 			if m.Metric == k {
-				out = compare.JoinRefs(out, m.Partial)
+				out = diff.JoinRefs(out, m.Partial)
 			}
 		}
 	}
@@ -240,7 +240,7 @@ func tail(tag string) string {
 	return "  " + marker(tag)
 }
 
-func diffRankCell(rd compare.RankDelta, k string) string {
+func diffRankCell(rd diff.RankDelta, k string) string {
 	for _, m := range rd.Metrics {
 		if m.Metric != k {
 			continue
@@ -253,7 +253,7 @@ func diffRankCell(rd compare.RankDelta, k string) string {
 	return "n/a"
 }
 
-func writeMetricTable(ew *errWriter, ms []compare.MetricDelta, all bool) {
+func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  metric\tbefore\tafter\tchange\n")
 	n := 0
@@ -271,7 +271,7 @@ func writeMetricTable(ew *errWriter, ms []compare.MetricDelta, all bool) {
 		case m.Before != nil && m.After == nil:
 			change = "gone"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(compare.PartialTag(m.Partial)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(diff.PartialTag(m.Partial)))
 	}
 	tw.Flush()
 	if n == 0 {
@@ -282,39 +282,39 @@ func writeMetricTable(ew *errWriter, ms []compare.MetricDelta, all bool) {
 // WriteDiffSummary writes the short comparison `npuprof check --baseline`
 // shows: the step time, the findings resolved and new, the collectives
 // gone and new, and the kernels that changed most.
-func WriteDiffSummary(w io.Writer, r *compare.Result) error {
+func WriteDiffSummary(w io.Writer, r *diff.Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", Safe(r.Before.Path, 200))
 	for _, c := range r.PartialCaveatsFor("BEFORE (the baseline)", "AFTER (this capture)") {
 		ew.printf("  ! %s\n", Safe(c, 600))
 	}
 	if s, ok := r.Step("window"); ok {
-		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(compare.PartialTag(s.Partial)))
+		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
 	} else {
 		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
 	}
 	for _, f := range r.Findings {
 		switch f.Status {
-		case compare.FindingResolved:
+		case diff.FindingResolved:
 			meas := "not measured"
 			if f.MeasuredUs != nil {
 				meas = "measured " + Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
 			}
-			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, Dur(f.PredictedUs), meas, tail(compare.FindingPartialTag(f)))
-		case compare.FindingNew:
-			ew.printf("  new: %s: %s%s\n", f.Rule, Safe(f.Title, 200), tail(compare.FindingPartialTag(f)))
+			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, Dur(f.PredictedUs), meas, tail(diff.FindingPartialTag(f)))
+		case diff.FindingNew:
+			ew.printf("  new: %s: %s%s\n", f.Rule, Safe(f.Title, 200), tail(diff.FindingPartialTag(f)))
 		}
 	}
 	for _, c := range r.Collectives {
-		if c.Status == compare.StatusGone || c.Status == compare.StatusNew {
-			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount, tail(compare.PartialTag(c.Partial)))
+		if c.Status == diff.StatusGone || c.Status == diff.StatusNew {
+			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount, tail(diff.PartialTag(c.Partial)))
 		}
 	}
 	for _, k := range r.Kernels {
 		if k.DeltaUs == 0 {
 			continue
 		}
-		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(compare.PartialTag(k.Partial)))
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
 	}
 	return ew.err
 }

@@ -3,7 +3,7 @@ package render
 import (
 	"fmt"
 
-	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 )
 
@@ -41,7 +41,7 @@ func isHigherBetter(name string) bool {
 }
 
 // withPartial adds a "Partial input" column to a section when one of its
-// rows read a file cut short; tags holds each row's compare.PartialTag, in row
+// rows read a file cut short; tags holds each row's diff.PartialTag, in row
 // order (rows beyond it are whole).
 func withPartial(sec DiffSection, tags []string) DiffSection {
 	any := false
@@ -62,7 +62,7 @@ func withPartial(sec DiffSection, tags []string) DiffSection {
 	return sec
 }
 
-func metricRows(ms []compare.MetricDelta, all bool) ([][]DiffCell, []string) {
+func metricRows(ms []diff.MetricDelta, all bool) ([][]DiffCell, []string) {
 	var rows [][]DiffCell
 	var tags []string
 	for _, m := range ms {
@@ -93,13 +93,13 @@ func metricRows(ms []compare.MetricDelta, all bool) ([][]DiffCell, []string) {
 		}
 		row = append(row, diffTxt(why))
 		rows = append(rows, row)
-		tags = append(tags, compare.PartialTag(m.Partial))
+		tags = append(tags, diff.PartialTag(m.Partial))
 	}
 	return rows, tags
 }
 
 // NewDiffHTMLInput builds the diff report's input from a comparison.
-func NewDiffHTMLInput(r *compare.Result, version string) DiffHTMLInput {
+func NewDiffHTMLInput(r *diff.Result, version string) DiffHTMLInput {
 	in := DiffHTMLInput{Version: version, Notes: r.Notes, Partial: r.PartialCaveats(),
 		Before: DiffSideInfo{Path: r.Before.Path, Detail: sideDetail(r.Before)},
 		After:  DiffSideInfo{Path: r.After.Path, Detail: sideDetail(r.After)}}
@@ -118,11 +118,11 @@ func NewDiffHTMLInput(r *compare.Result, version string) DiffHTMLInput {
 }
 
 // diffCards are the headline cards and the step-time bars of the HTML diff.
-func diffCards(in *DiffHTMLInput, r *compare.Result) {
+func diffCards(in *DiffHTMLInput, r *diff.Result) {
 	if w, ok := r.Step("window"); ok {
 		k := "Step time"
 		if len(w.Partial) > 0 {
-			k = "Step time (partial: " + compare.PartialTag(w.Partial) + ")"
+			k = "Step time (partial: " + diff.PartialTag(w.Partial) + ")"
 		}
 		in.Cards = append(in.Cards, DiffCard{K: k, V: fmt.Sprintf("%s → %s", Dur(w.BeforeUs), Dur(w.AfterUs)), Class: goodBad(aTime, w.DeltaUs)})
 		in.Cards = append(in.Cards, DiffCard{K: "Change per step", V: FormatDelta(aTime, w.DeltaUs, w.Pct), Class: goodBad(aTime, w.DeltaUs)})
@@ -130,9 +130,9 @@ func diffCards(in *DiffHTMLInput, r *compare.Result) {
 	resolved, added := 0, 0
 	for _, f := range r.Findings {
 		switch f.Status {
-		case compare.FindingResolved:
+		case diff.FindingResolved:
 			resolved++
-		case compare.FindingNew:
+		case diff.FindingNew:
 			added++
 		}
 	}
@@ -140,7 +140,7 @@ func diffCards(in *DiffHTMLInput, r *compare.Result) {
 	in.Cards = append(in.Cards, DiffCard{K: "New findings", V: fmt.Sprint(added), Class: map[bool]string{true: "bad"}[added > 0]})
 	gone := 0
 	for _, c := range r.Collectives {
-		if c.Status == compare.StatusGone {
+		if c.Status == diff.StatusGone {
 			gone++
 		}
 	}
@@ -157,7 +157,7 @@ func diffCards(in *DiffHTMLInput, r *compare.Result) {
 }
 
 // diffStepSection is the step time section of the HTML diff.
-func diffStepSection(r *compare.Result) DiffSection {
+func diffStepSection(r *diff.Result) DiffSection {
 	st := DiffSection{ID: "steps", Title: "Step time", Lede: "Mean per step over every step of every rank.", Empty: r.Unavailable["steps"],
 		Columns: []DiffColumn{{Name: "Quantity"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
 	var stTags []string
@@ -165,10 +165,10 @@ func diffStepSection(r *compare.Result) DiffSection {
 		c := diffNum(FormatDelta(aTime, s.DeltaUs, s.Pct), s.DeltaUs)
 		c.Class = goodBad(aTime, s.DeltaUs)
 		st.Rows = append(st.Rows, []DiffCell{diffTxt(s.Quantity), diffNum(Dur(s.BeforeUs), s.BeforeUs), diffNum(Dur(s.AfterUs), s.AfterUs), c})
-		stTags = append(stTags, compare.PartialTag(s.Partial))
+		stTags = append(stTags, diff.PartialTag(s.Partial))
 	}
 	if len(r.Steps) > 0 {
-		for _, q := range compare.StepQuantities {
+		for _, q := range diff.StepQuantities {
 			if why, ok := r.Unavailable["steps."+q]; ok {
 				st.Rows = append(st.Rows, []DiffCell{diffTxt(q), diffTxt("unavailable"), diffTxt("unavailable"), diffTxt(why)})
 			}
@@ -178,7 +178,7 @@ func diffStepSection(r *compare.Result) DiffSection {
 }
 
 // diffFindingSection is the findings section of the HTML diff.
-func diffFindingSection(r *compare.Result) DiffSection {
+func diffFindingSection(r *diff.Result) DiffSection {
 	fs := DiffSection{ID: "findings", Title: "Findings", Empty: "No findings on either side.",
 		Lede: "Resolved findings with the saving the rule predicted (per rank, over the before capture) and the measured decrease of the metric it estimates (after side scaled to the before side's step count).",
 		Columns: []DiffColumn{{Name: "Status"}, {Name: "Rule"}, {Name: "Title"}, {Name: "Predicted", Num: true}, {Name: "Measured", Num: true},
@@ -188,7 +188,7 @@ func diffFindingSection(r *compare.Result) DiffSection {
 	}
 	var fsTags []string
 	for _, f := range r.Findings {
-		fsTags = append(fsTags, compare.FindingPartialTag(f))
+		fsTags = append(fsTags, diff.FindingPartialTag(f))
 		meas, ratio := DiffCell{Text: "n/a", Num: true}, DiffCell{Text: "-", Num: true}
 		if f.MeasuredUs != nil {
 			meas = diffNum(Dur(*f.MeasuredUs), *f.MeasuredUs)
@@ -201,30 +201,30 @@ func diffFindingSection(r *compare.Result) DiffSection {
 			on += " (" + f.MeasuredMissing + ")"
 		}
 		status := diffTxt(f.Status)
-		status.Class = map[string]string{compare.FindingResolved: "good", compare.FindingNew: "bad"}[f.Status]
+		status.Class = map[string]string{diff.FindingResolved: "good", diff.FindingNew: "bad"}[f.Status]
 		fs.Rows = append(fs.Rows, []DiffCell{status, {Text: f.Rule, Class: "mono"}, diffTxt(f.Title), diffNum(Dur(f.PredictedUs), f.PredictedUs), meas, ratio, diffTxt(on)})
 	}
 	return withPartial(fs, fsTags)
 }
 
 // diffCollectiveSection is the collectives section of the HTML diff.
-func diffCollectiveSection(r *compare.Result) DiffSection {
+func diffCollectiveSection(r *diff.Result) DiffSection {
 	cs := DiffSection{ID: "collectives", Title: "Collectives by type and group", Lede: "HCCL big ops per rank (mean over ranks): gone, new, changed.",
 		Empty:   orDefault(r.Unavailable["collectives"], "No collectives on either side."),
 		Columns: []DiffColumn{{Name: "Status"}, {Name: "Type"}, {Name: "Group"}, {Name: "Count before", Num: true}, {Name: "Count after", Num: true}, {Name: "Time before", Num: true}, {Name: "Time after", Num: true}}}
 	var csTags []string
 	for _, c := range r.Collectives {
 		status := diffTxt(c.Status)
-		status.Class = map[string]string{compare.StatusGone: "good", compare.StatusNew: "bad"}[c.Status]
+		status.Class = map[string]string{diff.StatusGone: "good", diff.StatusNew: "bad"}[c.Status]
 		cs.Rows = append(cs.Rows, []DiffCell{status, diffTxt(c.Type), diffTxt(c.Group), diffNum(fmt.Sprintf("%.4g", c.BeforeCount), c.BeforeCount),
 			diffNum(fmt.Sprintf("%.4g", c.AfterCount), c.AfterCount), diffNum(Dur(c.BeforeUs), c.BeforeUs), diffNum(Dur(c.AfterUs), c.AfterUs)})
-		csTags = append(csTags, compare.PartialTag(c.Partial))
+		csTags = append(csTags, diff.PartialTag(c.Partial))
 	}
 	return withPartial(cs, csTags)
 }
 
 // diffKernelSection is the kernels section of the HTML diff.
-func diffKernelSection(r *compare.Result) DiffSection {
+func diffKernelSection(r *diff.Result) DiffSection {
 	ks := DiffSection{ID: "kernels", Title: "Kernels whose time changed most", Lede: "Compute kernels matched by op type and name; total time per step, mean over ranks.",
 		Empty:   orDefault(r.Unavailable["kernels"], "No kernels."),
 		Columns: []DiffColumn{{Name: "Status"}, {Name: "Kernel"}, {Name: "Type"}, {Name: "Core"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}}}
@@ -233,18 +233,18 @@ func diffKernelSection(r *compare.Result) DiffSection {
 		c := diffNum(FormatDelta(aTime, k.DeltaUs, k.Pct), k.DeltaUs)
 		c.Class = goodBad(aTime, k.DeltaUs)
 		ks.Rows = append(ks.Rows, []DiffCell{diffTxt(k.Status), {Text: k.Name, Class: "mono"}, diffTxt(k.OpType), diffTxt(k.Core), diffNum(Dur(k.BeforeUs), k.BeforeUs), diffNum(Dur(k.AfterUs), k.AfterUs), c})
-		ksTags = append(ksTags, compare.PartialTag(k.Partial))
+		ksTags = append(ksTags, diff.PartialTag(k.Partial))
 	}
 	return withPartial(ks, ksTags)
 }
 
 // diffRankSection is the per-rank breakdown of the HTML diff.
-func diffRankSection(r *compare.Result) DiffSection {
+func diffRankSection(r *diff.Result) DiffSection {
 	rk := DiffSection{ID: "ranks", Title: "Per rank", Lede: "Each rank's window and breakdown, before → after.", Empty: "No rank on both sides.",
 		Columns: []DiffColumn{{Name: "Rank", Num: true}, {Name: "Window", Num: true}, {Name: "Computing", Num: true}, {Name: "Comm. not overlapped", Num: true}, {Name: "Free", Num: true}}}
 	var rkTags []string
 	for _, rd := range r.Ranks {
-		rkTags = append(rkTags, compare.PartialTag(rankPartial(rd)))
+		rkTags = append(rkTags, diff.PartialTag(rankPartial(rd)))
 		row := []DiffCell{diffNum(fmt.Sprint(rd.Rank), float64(rd.Rank))}
 		for _, k := range diffRankColumns {
 			c := DiffCell{Text: diffRankCell(rd, k), Num: true}
@@ -268,7 +268,7 @@ func orDefault(s, d string) string {
 	return d
 }
 
-func sideDetail(s compare.Side) string {
+func sideDetail(s diff.Side) string {
 	steps := "steps unknown"
 	if s.Steps > 0 {
 		steps = fmt.Sprintf("%d step(s)/rank", s.Steps)

@@ -2,7 +2,8 @@
 // shared formatting helpers of format.go. Renderers never compute metrics:
 // they read only the results document (package results; what the terminal
 // and HTML show beyond the JSON contract is its view, results/view.go) and
-// the comparison of two documents (package compare).
+// the diff document that compares two of them (package results/diff,
+// which package compare fills).
 //
 //	outputs.go     the tables of --format values (RunOutputs, DiffOutputs)
 //	format.go      units, metric values, the sanitizer, first lines

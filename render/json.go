@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // WriteJSON writes the results document, indented, with a trailing
@@ -59,7 +59,7 @@ func WriteJSON(w io.Writer, doc *results.Document) error {
 }
 
 // WriteDiffJSON writes the diff document (schema npuprof.diff/v1), indented.
-func WriteDiffJSON(w io.Writer, r *compare.Result) error {
+func WriteDiffJSON(w io.Writer, r *diff.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

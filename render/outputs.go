@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // Output is one value of a command's --format: its name, one line saying
@@ -68,7 +68,7 @@ type RunOutput struct {
 	Doc *results.Document
 	// Baseline is check --baseline's comparison, summarised under the
 	// text (the document carries it as baseline_diff).
-	Baseline *compare.Result
+	Baseline *diff.Result
 	// Verdict is the line check's text output ends with ("" for analyze).
 	Verdict string
 	// Text caps the terminal summary (--steps all, --ranks all lift them).
@@ -99,7 +99,7 @@ func writeRunText(w io.Writer, in RunOutput) error {
 
 // DiffOutput is what diff's --format outputs are written from.
 type DiffOutput struct {
-	Result *compare.Result
+	Result *diff.Result
 	Text   DiffTextOptions
 }
 

@@ -62,7 +62,7 @@ type Document struct {
 	// log or bench result was read.
 	Serving *ServingDoc `json:"serving,omitempty"`
 	// BaselineDiff is, for `check --baseline`, the comparison with the
-	// baseline document (schema npuprof.diff/v1, package compare).
+	// baseline document (schema npuprof.diff/v1, package results/diff).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
 	// View is what the terminal summary and the HTML report show beyond
 	// the contract (view.go): not in the JSON.

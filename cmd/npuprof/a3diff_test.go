@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // genTruth writes a tracegen scenario into a temporary folder and returns
@@ -53,8 +53,8 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 		parallel string
 		engines  float64
 	}{
-		{"a3-tp4dp4-rc2", compare.FindingPersists, 4},
-		{"a3-tp8dp2-rc2", compare.FindingResolved, 2},
+		{"a3-tp4dp4-rc2", diff.FindingPersists, 4},
+		{"a3-tp8dp2-rc2", diff.FindingResolved, 2},
 	} {
 		t.Run(tc.after, func(t *testing.T) {
 			after, at := genTruth(t, tc.after)
@@ -64,7 +64,7 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 			for _, rule := range []string{"vllm-ascend-upgrade", "event-wait-skew"} {
 				f, ok := r.Finding(rule)
 				require.True(t, ok, rule)
-				require.Equal(t, compare.FindingResolved, f.Status, rule)
+				require.Equal(t, diff.FindingResolved, f.Status, rule)
 			}
 			ew, ok := r.Metric("event_wait.main_stream.time_us")
 			require.True(t, ok)
@@ -80,7 +80,7 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 			// so MC2 dispatch and combine stay and the finding persists
 			dc, ok := r.Finding("moe-dispatch-combine")
 			require.True(t, ok)
-			require.Equal(t, compare.FindingPersists, dc.Status)
+			require.Equal(t, diff.FindingPersists, dc.Status)
 			for _, k := range r.Kernels {
 				require.NotEqual(t, "DispatchFFNCombine", k.OpType)
 			}
@@ -96,11 +96,11 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 // both truths and that the after side is faster (the decode step, the
 // busy engine's step and its generation rate in the vLLM log), and
 // returns the result.
-func diffA3(t *testing.T, before, after string, bt, at *tracegen.Truth) compare.Result {
+func diffA3(t *testing.T, before, after string, bt, at *tracegen.Truth) diff.Result {
 	t.Helper()
 	code, out, errs := run("diff", before, after, "-q", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var r compare.Result
+	var r diff.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 
 	window := func(s tracegen.StepTruth) float64 {

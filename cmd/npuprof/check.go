@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -185,7 +186,7 @@ type checked struct {
 	*analyzed
 	start   time.Time // the check's start: JUnit's time is the wall time since
 	set     *rules.Set
-	cmp     *compare.Result // nil without --baseline
+	cmp     *diff.Result // nil without --baseline
 	verdict rules.Verdict
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 func genScenario(t *testing.T, name string) string {
@@ -118,10 +118,10 @@ func TestDiffCommand(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	code, j2, errs := run("diff", saved, after, "-q", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var r1, r2 compare.Result
+	var r1, r2 diff.Result
 	require.NoError(t, json.Unmarshal([]byte(j1), &r1))
 	require.NoError(t, json.Unmarshal([]byte(j2), &r2))
-	require.Equal(t, compare.Schema, r1.Schema)
+	require.Equal(t, diff.Schema, r1.Schema)
 	require.Equal(t, r1.Steps, r2.Steps)
 	require.Equal(t, r1.Collectives, r2.Collectives)
 	require.Equal(t, r1.Kernels, r2.Kernels)
@@ -137,7 +137,7 @@ func TestDiffCommand(t *testing.T) {
 	require.NoError(t, os.WriteFile(noSuffix, b0, 0o644))
 	code, j3, errs := run("diff", noSuffix, after, "-q", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var r3 compare.Result
+	var r3 diff.Result
 	require.NoError(t, json.Unmarshal([]byte(j3), &r3))
 	require.Equal(t, r2.Overall, r3.Overall)
 
@@ -191,13 +191,13 @@ func TestDiffBeforeAfterThreeFixes(t *testing.T) {
 	})
 	code, out, errs := run("diff", before, after, "-q", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var r compare.Result
+	var r diff.Result
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 
 	for _, k := range [][2]string{{"allgather", "ep"}, {"reducescatter", "ep"}, {"reducescatter", "tp"}} {
 		c, ok := r.Collective(k[0], k[1])
 		require.True(t, ok, k)
-		require.Equal(t, compare.StatusGone, c.Status, k)
+		require.Equal(t, diff.StatusGone, c.Status, k)
 	}
 	cs, ok := r.Metric("moe.cumsum.count")
 	require.True(t, ok)
@@ -212,7 +212,7 @@ func TestDiffBeforeAfterThreeFixes(t *testing.T) {
 	for _, rule := range []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes"} {
 		f, ok := r.Finding(rule)
 		require.True(t, ok, rule)
-		require.Equal(t, compare.FindingResolved, f.Status, rule)
+		require.Equal(t, diff.FindingResolved, f.Status, rule)
 		require.Positive(t, f.PredictedUs, rule)
 		require.NotNil(t, f.MeasuredUs, "%s: %s", rule, f.MeasuredMissing)
 		require.Positive(t, *f.MeasuredUs, rule)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // smallCluster generates scenario (2 layers, 2 steps); with cut >= 0, rank
@@ -54,7 +54,7 @@ func TestDiffPartialSides(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	b, err := os.ReadFile(js)
 	require.NoError(t, err)
-	var r compare.Result
+	var r diff.Result
 	require.NoError(t, json.Unmarshal(b, &r))
 	require.Empty(t, r.Before.Partial)
 	require.Len(t, r.After.Partial, 1)
@@ -62,7 +62,7 @@ func TestDiffPartialSides(t *testing.T) {
 	require.True(t, strings.HasPrefix(r.After.Partial[0].Reason, trace+" is truncated"), r.After.Partial[0].Reason)
 	w, ok := r.Metric("device.window.time_us")
 	require.True(t, ok)
-	require.Equal(t, []compare.PartialRef{{Side: "after", Rank: 3}}, w.Partial)
+	require.Equal(t, []diff.PartialRef{{Side: "after", Rank: 3}}, w.Partial)
 	require.Negative(t, *w.Delta)
 	for _, k := range []string{`"partial": [`, `"side": "after"`, `"partial_metrics": `, `"measured_partial": [`} {
 		require.Contains(t, string(b), k)
@@ -130,7 +130,7 @@ func TestCheckBaselinePartial(t *testing.T) {
 				PartialRanks []int  `json:"partial_ranks"`
 			} `json:"evidence"`
 		} `json:"findings"`
-		BaselineDiff compare.Result `json:"baseline_diff"`
+		BaselineDiff diff.Result `json:"baseline_diff"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	var found bool

@@ -1,0 +1,252 @@
+// Package diff holds the diff document (schema npuprof.diff/v1): what
+// changed between two analysis documents, as package compare measures it
+// and `npuprof diff` writes it (package render's diff writers read it;
+// `check --baseline` embeds it). Field names are a public contract
+// (docs/diff.md).
+package diff
+
+import (
+	"sort"
+)
+
+// Schema is the diff document's schema id.
+const Schema = "npuprof.diff/v1"
+
+// Side describes one of the two documents.
+type Side struct {
+	Path  string `json:"path"`
+	Kind  string `json:"kind"`
+	Ranks []int  `json:"ranks"`
+	// Steps is the number of steps per rank the per-step normalization
+	// divides by (ProfilerStep#N count, else the metric
+	// decode.steps.count); 0 when neither is known.
+	Steps int `json:"steps"`
+	// StepsFrom names where Steps came from.
+	StepsFrom string `json:"steps_from,omitempty"`
+	// Partial lists the ranks of this side whose trace_view.json or
+	// kernel_details.csv was cut short, with the reason; absent when every
+	// file was whole. Every compared quantity that read one of them names
+	// it in its own partial[] (PartialRef).
+	Partial []PartialRank `json:"partial,omitempty"`
+}
+
+// MetricDelta is one metric before and after. Before and After are means
+// over the ranks that measured the metric (per rank: that rank's value).
+// A side that did not measure it has a nil value and, when the document
+// said why, the reason.
+type MetricDelta struct {
+	Metric string   `json:"metric"`
+	Before *float64 `json:"before"`
+	After  *float64 `json:"after"`
+	// Delta is After − Before; nil unless both were measured.
+	Delta *float64 `json:"delta"`
+	// Pct is Delta / Before × 100; nil when Before is 0 or missing.
+	Pct *float64 `json:"pct"`
+	// BeforeMissing / AfterMissing say why a side has no value.
+	BeforeMissing string `json:"before_unavailable,omitempty"`
+	AfterMissing  string `json:"after_unavailable,omitempty"`
+	// Partial names the ranks, per side, whose value of the metric went
+	// into Before or After from a file cut short (a cross-rank metric: every
+	// partial rank of the side); absent when both values are whole.
+	Partial []PartialRef `json:"partial,omitempty"`
+}
+
+// Changed reports whether the metric differs between the sides (or exists
+// on one side only).
+func (m MetricDelta) Changed() bool {
+	if m.Delta == nil {
+		return (m.Before == nil) != (m.After == nil)
+	}
+	return *m.Delta != 0
+}
+
+// RankDelta is one rank present on both sides.
+type RankDelta struct {
+	Rank    int           `json:"rank"`
+	Metrics []MetricDelta `json:"metrics"`
+}
+
+// StepDelta is one per-step quantity: its mean per step over every step
+// of every rank (µs).
+type StepDelta struct {
+	Quantity string   `json:"quantity"` // window, computing, communication, communication_not_overlapped, free
+	BeforeUs float64  `json:"before_us"`
+	AfterUs  float64  `json:"after_us"`
+	DeltaUs  float64  `json:"delta_us"`
+	Pct      *float64 `json:"pct"`
+	// Partial names the partial ranks whose steps went into a mean (with
+	// ProfilerStep#N rows), or whose metric did (with decode.steps.count).
+	Partial []PartialRef `json:"partial,omitempty"`
+}
+
+// Collective status values.
+const (
+	StatusGone    = "gone"
+	StatusNew     = "new"
+	StatusChanged = "changed"
+	StatusSame    = "same"
+)
+
+// CollectiveDelta is one (type, group) of HCCL big ops: count and time per
+// rank (mean over the ranks of each side), and per step when both sides
+// know their step count.
+type CollectiveDelta struct {
+	Type   string `json:"type"`
+	Group  string `json:"group"`
+	Status string `json:"status"` // gone, new, changed, same
+	// Per rank (mean over ranks).
+	BeforeCount float64 `json:"before_count"`
+	AfterCount  float64 `json:"after_count"`
+	BeforeUs    float64 `json:"before_us"`
+	AfterUs     float64 `json:"after_us"`
+	// Per step per rank; absent when a side's step count is unknown.
+	BeforeCountPerStep *float64 `json:"before_count_per_step,omitempty"`
+	AfterCountPerStep  *float64 `json:"after_count_per_step,omitempty"`
+	// Partial names the partial ranks whose collectives went into the means.
+	Partial []PartialRef `json:"partial,omitempty"`
+}
+
+// KernelDelta is one compute kernel matched by op type and name: its total
+// time per step, mean over ranks (µs). A kernel outside a side's top list
+// counts as absent there (Before or After 0, Status new or gone).
+type KernelDelta struct {
+	Name        string   `json:"name"`
+	OpType      string   `json:"op_type,omitempty"`
+	Core        string   `json:"core,omitempty"`
+	Status      string   `json:"status"` // gone, new, changed, same
+	BeforeUs    float64  `json:"before_us_per_step"`
+	AfterUs     float64  `json:"after_us_per_step"`
+	DeltaUs     float64  `json:"delta_us_per_step"`
+	Pct         *float64 `json:"pct"`
+	BeforeCount float64  `json:"before_count_per_step"`
+	AfterCount  float64  `json:"after_count_per_step"`
+	// Partial names the partial ranks whose kernel list went into the means.
+	Partial []PartialRef `json:"partial,omitempty"`
+}
+
+// Finding status values.
+const (
+	FindingResolved = "resolved"
+	FindingNew      = "new"
+	FindingPersists = "persists"
+)
+
+// FindingDelta is one rule's finding on either side.
+type FindingDelta struct {
+	Rule     string `json:"rule"`
+	Title    string `json:"title"`
+	Severity string `json:"severity"`
+	Status   string `json:"status"` // resolved, new, persists
+	// PredictedUs is the saving_us the rule predicted on the before side
+	// (per rank, over the before capture); for a new finding, the after
+	// side's prediction.
+	PredictedUs float64 `json:"predicted_saving_us"`
+	// MeasuredUs is the measured decrease of MeasuredMetric (mean over
+	// ranks, the after side scaled to the before side's step count);
+	// nil with MeasuredMissing when it cannot be measured.
+	MeasuredUs      *float64 `json:"measured_saving_us"`
+	MeasuredMetric  string   `json:"measured_metric,omitempty"`
+	MeasuredMissing string   `json:"measured_unavailable,omitempty"`
+	// Ratio is MeasuredUs / PredictedUs (how much of the promise was kept).
+	Ratio *float64 `json:"measured_over_predicted,omitempty"`
+	// Partial names, per side, the ranks whose cut file fed the finding
+	// itself (the analysis document's findings[].partial, on the side the
+	// finding was found); absent when its inputs were whole.
+	Partial []PartialRef `json:"partial,omitempty"`
+	// SavingUncertain carries the finding's saving_uncertain on the side
+	// whose prediction PredictedUs is: it was estimated from partial
+	// metrics, and is neither a lower nor an upper bound.
+	SavingUncertain bool `json:"saving_uncertain,omitempty"`
+	// MeasuredPartial names the ranks whose value of MeasuredMetric, on
+	// either side, was computed from a file cut short: MeasuredUs (and
+	// Ratio) rest on it.
+	MeasuredPartial []PartialRef `json:"measured_partial,omitempty"`
+	// StatusPartial names, for a resolved finding, the after side's partial
+	// ranks (for a new one, the before side's): the finding's absence there
+	// was judged on files cut short, so the status may come from the cut.
+	StatusPartial []PartialRef `json:"status_partial,omitempty"`
+	// StepTime is, for a resolved finding whose before side predicted its
+	// fix, the predicted vs the measured decode step-time change.
+	StepTime *StepChange `json:"step_time,omitempty"`
+}
+
+// Result is a comparison: the diff document (schema npuprof.diff/v1).
+type Result struct {
+	Schema string `json:"schema"`
+	Before Side   `json:"before"`
+	After  Side   `json:"after"`
+	// Overall: every metric, mean over ranks, sorted by name.
+	Overall []MetricDelta `json:"overall"`
+	// Ranks: every rank present on both sides, its metrics sorted by name.
+	Ranks []RankDelta `json:"ranks"`
+	// Steps: the per-step time; nil (with Unavailable["steps"]) when a side
+	// has no steps.
+	Steps       []StepDelta       `json:"steps"`
+	Collectives []CollectiveDelta `json:"collectives"`
+	Kernels     []KernelDelta     `json:"kernels"`
+	Findings    []FindingDelta    `json:"findings"`
+	// Plan is the before side's fix plan: its predicted step-time change
+	// vs the measured one (absent without a plan).
+	Plan *StepChange `json:"plan,omitempty"`
+	// Serving compares the serving context (vLLM log, bench results).
+	Serving []MetricDelta `json:"serving,omitempty"`
+	// Notes are facts about the comparison (ranks on one side only, ...).
+	Notes []string `json:"notes,omitempty"`
+	// Unavailable says why a part could not be compared.
+	Unavailable map[string]string `json:"unavailable"`
+}
+
+// Metric returns the overall delta of one metric.
+func (r *Result) Metric(name string) (MetricDelta, bool) {
+	i := sort.Search(len(r.Overall), func(i int) bool { return r.Overall[i].Metric >= name })
+	if i < len(r.Overall) && r.Overall[i].Metric == name {
+		return r.Overall[i], true
+	}
+	return MetricDelta{}, false
+}
+
+// Step returns the per-step delta of one quantity.
+func (r *Result) Step(q string) (StepDelta, bool) {
+	for _, s := range r.Steps {
+		if s.Quantity == q {
+			return s, true
+		}
+	}
+	return StepDelta{}, false
+}
+
+// Finding returns the delta of one rule's finding.
+func (r *Result) Finding(rule string) (FindingDelta, bool) {
+	for _, f := range r.Findings {
+		if f.Rule == rule {
+			return f, true
+		}
+	}
+	return FindingDelta{}, false
+}
+
+// Collective returns the delta of one (type, group).
+func (r *Result) Collective(typ, group string) (CollectiveDelta, bool) {
+	for _, c := range r.Collectives {
+		if c.Type == typ && c.Group == group {
+			return c, true
+		}
+	}
+	return CollectiveDelta{}, false
+}
+
+// StepQuantities are the per-step quantities compared, in display order.
+var StepQuantities = []string{"window", "computing", "communication", "communication_not_overlapped", "free"}
+
+// StepChange is a predicted and a measured decode step-time change (%),
+// with the ratio measured / predicted; the step time is decode.step.time_us
+// (the mean time from one decode step's start to the next) on both sides.
+type StepChange struct {
+	PredictedPct *float64 `json:"predicted_step_time_change_pct"`
+	MeasuredPct  *float64 `json:"measured_step_time_change_pct"`
+	Ratio        *float64 `json:"measured_over_predicted,omitempty"`
+	// UpperBound: the prediction is an upper bound of the gain.
+	UpperBound bool `json:"upper_bound,omitempty"`
+	// Unavailable says why the measured change is missing.
+	Unavailable string `json:"unavailable,omitempty"`
+}
