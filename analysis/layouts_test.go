@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
@@ -139,11 +140,9 @@ func TestLayoutsReportTheSameMetrics(t *testing.T) {
 // Without the msprof_*.json timeline, task_time_*.csv is the timeline and
 // op_summary_*.csv gives the collectives: the same metrics.
 func TestMsprofTaskTimeFallback(t *testing.T) {
-	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 2
-	dir := t.TempDir()
-	truth, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMsprofText)
-	require.NoError(t, err)
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
 	jsons, _ := filepath.Glob(filepath.Join(dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json"))
 	require.Len(t, jsons, 2)
 	for _, j := range jsons {
@@ -208,14 +207,10 @@ func glob(t *testing.T, parts ...string) []string {
 // is missing (torch_npu's parsing failed): read as msprof, with the rank
 // and level from profiler_info.
 func TestNestedProfInAscendPT(t *testing.T) {
-	sc, _ := tracegen.Lookup("clean")
+	sc := testutil.Scenario(t, "clean")
 	sc.Layers, sc.Steps, sc.Ranks = 2, 1, 2
-	profs := t.TempDir()
-	truth, err := tracegen.GenerateLayout(profs, sc, tracegen.LayoutMsprofText)
-	require.NoError(t, err)
-	texts := t.TempDir()
-	_, err = tracegen.Generate(texts, sc)
-	require.NoError(t, err)
+	profs, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
+	texts, _ := testutil.Generate(t, sc)
 	cluster := t.TempDir()
 	for i, rt := range truth.Ranks {
 		pts, _ := filepath.Glob(filepath.Join(texts, "*rank"+string(rune('0'+i))+"_*_ascend_pt"))
@@ -240,11 +235,9 @@ func TestNestedProfInAscendPT(t *testing.T) {
 // without the PyTorch tables and without parallel_group_info: built here
 // from the generated torch_npu DB, it gives the same metrics.
 func TestMsprofDB(t *testing.T) {
-	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 2
-	src := t.TempDir()
-	truth, err := tracegen.GenerateLayout(src, sc, tracegen.LayoutTorchNPUDB)
-	require.NoError(t, err)
+	src, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUDB)
 	dir := t.TempDir()
 	for i, rt := range truth.Ranks {
 		prof := filepath.Join(dir, fmt.Sprintf("PROF_%06d_20250109081620431_ABCDEFGHIJKLMNO%c", i+1, 'A'+i))
@@ -283,11 +276,9 @@ func TestMsprofDB(t *testing.T) {
 // msprof_*.json) makes the rank and every metric partial; a cut
 // communication_statistic_*.csv is warned about. Both were read as whole.
 func TestMsprofCutCSVsArePartial(t *testing.T) {
-	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Layers, sc.Steps, sc.Ranks = 3, 2, 1
-	dir := t.TempDir()
-	_, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMsprofText)
-	require.NoError(t, err)
+	dir, _ := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
 	for _, j := range glob(t, dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json") {
 		require.NoError(t, os.Remove(j))
 	}

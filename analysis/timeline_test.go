@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -68,11 +68,8 @@ func TestNoStepsSaysWhy(t *testing.T) {
 
 func analyzeScenario(t *testing.T, name string) *Result {
 	t.Helper()
-	sc, ok := tracegen.Lookup(name)
-	require.True(t, ok, name)
+	sc := testutil.Scenario(t, name)
 	sc.Ranks = 2
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 	return analyzeDir(t, dir)
 }

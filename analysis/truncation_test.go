@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 )
@@ -352,11 +353,9 @@ func metadataFirst(t *testing.T, data []byte) []byte {
 func closeUs(a, b float64) bool { d := a - b; return d < 1e-6 && d > -1e-6 }
 
 func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
-	sc, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	sc := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	sc.Layers, sc.Steps = 2, 3
-	gen := t.TempDir()
-	truth, err := tracegen.Generate(gen, sc)
-	require.NoError(t, err)
+	gen, truth := testutil.Generate(t, sc)
 	traces := map[string][][]byte{}
 	for _, rt := range truth.Ranks {
 		b, err := os.ReadFile(filepath.Join(gen, rt.Dir, tracegen.OutputDir, "trace_view.json"))
@@ -504,11 +503,9 @@ func nonNil(s []string) []string {
 // the window and free time too but partial (no EVENT_WAIT in the file), and
 // EVENT_WAIT is unavailable saying the trace is truncated.
 func TestTruncatedRankInCluster(t *testing.T) {
-	sc, _ := tracegen.Lookup("ep-fc1-cumsum")
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Layers, sc.Steps = 2, 2
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, sc)
 	trace := filepath.Join(dir, truth.Ranks[3].Dir, tracegen.OutputDir, "trace_view.json")
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)

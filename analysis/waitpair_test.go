@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
 )
 
@@ -15,11 +15,7 @@ import (
 func TestWaitPairsMatchTruth(t *testing.T) {
 	for _, name := range []string{"ep-fc1-cumsum", "clean", "hot-rank", "captured-batch"} {
 		t.Run(name, func(t *testing.T) {
-			sc, ok := tracegen.Lookup(name)
-			require.True(t, ok)
-			dir := t.TempDir()
-			truth, err := tracegen.Generate(dir, sc)
-			require.NoError(t, err)
+			dir, truth := testutil.Generate(t, testutil.Scenario(t, name))
 			p, err := parser.Load(context.Background(), dir, parser.Options{})
 			require.NoError(t, err)
 			total, right := 0, 0

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
@@ -20,11 +21,7 @@ import (
 // JSON round trip (what `diff` reads from a saved document).
 func generate(t *testing.T, name string) (*results.Document, *tracegen.Truth) {
 	t.Helper()
-	sc, ok := tracegen.Lookup(name)
-	require.True(t, ok, name)
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, testutil.Scenario(t, name))
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer

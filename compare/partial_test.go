@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
@@ -25,16 +26,13 @@ import (
 // first. It returns the path of the cut trace too.
 func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 	t.Helper()
-	sc, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
-	require.True(t, ok)
+	sc := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	sc.Layers = 2
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, sc)
 	trace := ""
 	if cut >= 0 {
 		trace = filepath.Join(dir, truth.Ranks[cut].Dir, tracegen.OutputDir, "trace_view.json")
-		_, err = tracegen.CutTrace(trace, 0.4)
+		_, err := tracegen.CutTrace(trace, 0.4)
 		require.NoError(t, err)
 	}
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 2})

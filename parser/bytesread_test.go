@@ -10,18 +10,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/internal/testutil"
 )
 
 // Options.BytesRead counts what the readers take from the ranks' files:
 // at least the whole trace of every rank, at most every file of the
 // capture, and nothing stays registered once the walk is over.
 func TestBytesReadCounted(t *testing.T) {
-	sc, _ := tracegen.Lookup("clean")
+	sc := testutil.Scenario(t, "clean")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 2
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 	var traces, all int64
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

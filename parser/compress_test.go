@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -45,11 +46,9 @@ func compressTree(t *testing.T, src, dst, suffix string, compress func(io.Writer
 // Gzip and zstd inputs are read transparently: the same model, rank for
 // rank, apart from the file names it records.
 func TestCompressedInputs(t *testing.T) {
-	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	s.Ranks, s.Steps, s.CommJSON = 2, 2, true
-	plain := t.TempDir()
-	_, err := tracegen.Generate(plain, s)
-	require.NoError(t, err)
+	plain, _ := testutil.Generate(t, s)
 	want, err := Load(context.Background(), plain, Options{})
 	require.NoError(t, err)
 	require.Len(t, want.Ranks, 2)

@@ -264,11 +264,9 @@ func TestWalkBoundedConcurrency(t *testing.T) {
 // it is, as the folder itself does. Naming rank 1's file used to give
 // rank 0 (no rank hint: the ranks were numbered in order).
 func TestDetectMsprofFileKeepsRank(t *testing.T) {
-	s, _ := tracegen.Lookup("clean")
+	s := testutil.Scenario(t, "clean")
 	s.Ranks, s.Layers, s.Steps = 2, 2, 2
-	dir := t.TempDir()
-	_, err := tracegen.GenerateLayout(dir, s, tracegen.LayoutMsprofText)
-	require.NoError(t, err)
+	dir, _ := testutil.GenerateLayout(t, s, tracegen.LayoutMsprofText)
 	profs, err := filepath.Glob(filepath.Join(dir, "PROF_*"))
 	require.NoError(t, err)
 	require.Len(t, profs, 2)

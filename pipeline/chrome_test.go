@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline"
@@ -25,12 +26,9 @@ func chromeLacks(k string) bool {
 // give, equal within 1e-6, the steps equal to the truth's, the device and
 // rank from the trace; what it cannot give says why.
 func TestChromeTraceLayout(t *testing.T) {
-	sc, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
-	require.True(t, ok)
+	sc := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 2
-	dir := t.TempDir()
-	truth, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutTorchNPUChrome)
-	require.NoError(t, err)
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUChrome)
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
 	require.NoError(t, err)
 	require.Len(t, res.Ranks, 2)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline"
@@ -18,12 +19,9 @@ import (
 // metric of the generator's truth, the MoE routing Cumsum under its
 // MindSpore name included.
 func TestMindSporeLayout(t *testing.T) {
-	sc, ok := tracegen.Lookup("ep-fc1-cumsum")
-	require.True(t, ok)
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 1
-	dir := t.TempDir()
-	truth, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMindSporeText)
-	require.NoError(t, err)
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMindSporeText)
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
 	require.NoError(t, err)
 	require.Len(t, res.Ranks, 2)

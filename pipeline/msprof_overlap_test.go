@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 )
@@ -94,12 +95,9 @@ var reHashSuffix = regexp.MustCompile(`_[0-9a-f]{32}$`)
 // an msprof_*.json, so the events are the generator's (msprof's definition,
 // FORMATS.md §3.9).
 func TestMsprofOverlapEvents(t *testing.T) {
-	sc, ok := tracegen.Lookup("ep-fc1-cumsum")
-	require.True(t, ok)
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 3, 2
-	dir := t.TempDir()
-	truth, err := tracegen.GenerateLayout(dir, sc, tracegen.LayoutMsprofText)
-	require.NoError(t, err)
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
 	want := map[string]int64{}
 	check := func(res *analysis.Result, label string) {
 		for i, rr := range res.Ranks {

@@ -29,12 +29,10 @@ func closeEnough(want, got float64) bool {
 // compute 40% slower.
 func slowCluster(t *testing.T, layers, steps int) (string, *tracegen.Truth) {
 	t.Helper()
-	sc, _ := tracegen.Lookup("clean-steps")
+	sc := testutil.Scenario(t, "clean-steps")
 	sc.Ranks, sc.Layers, sc.Steps = 16, layers, steps
 	sc.SlowRank, sc.SlowFactor = 11, 1.4
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, sc)
 	return dir, truth
 }
 
@@ -221,11 +219,9 @@ func TestHotRankNamedCleanNot(t *testing.T) {
 		name string
 		slow []int
 	}{{"hot-rank", []int{5}}, {"clean-steps", nil}, {"ep-fc1-cumsum", nil}} {
-		sc, _ := tracegen.Lookup(c.name)
+		sc := testutil.Scenario(t, c.name)
 		sc.Layers, sc.Steps = 4, 3
-		dir := t.TempDir()
-		_, err := tracegen.Generate(dir, sc)
-		require.NoError(t, err)
+		dir, _ := testutil.Generate(t, sc)
 		res, err := Analyze(context.Background(), dir, Options{})
 		require.NoError(t, err)
 		var got []int

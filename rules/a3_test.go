@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
@@ -139,11 +139,7 @@ func mustFact(t *testing.T, fs *FactSet, name string) any {
 // The A3 scenario's vLLM log: the busy engine's hit rates and throughput,
 // never the last line's (an idle engine's), beside the server's total.
 func TestA3ServingFactsAreTheBusyEngines(t *testing.T) {
-	sc, ok := tracegen.Lookup("a3-tp4dp4-rc1")
-	require.True(t, ok)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, testutil.Scenario(t, "a3-tp4dp4-rc1"))
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
 	res, err := pipeline.FromProfile(p)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
@@ -22,12 +23,9 @@ const truncatedRank = 3
 // the generator's truth for the whole rank.
 func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) {
 	t.Helper()
-	sc, ok := tracegen.Lookup("ep-fc1-cumsum")
-	require.True(t, ok)
+	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Layers, sc.Steps = 2, 2
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, sc)
 	trace := filepath.Join(dir, truth.Ranks[truncatedRank].Dir, tracegen.OutputDir, "trace_view.json")
 	cut, err := tracegen.CutTrace(trace, 0.4)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/results/diff"
 )
@@ -14,12 +15,7 @@ import (
 // the folder with the scenario's ground truth.
 func genTruth(t *testing.T, name string) (string, *tracegen.Truth) {
 	t.Helper()
-	sc, ok := tracegen.Lookup(name)
-	require.True(t, ok, name)
-	dir := t.TempDir()
-	tr, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
-	return dir, tr
+	return testutil.Generate(t, testutil.Scenario(t, name))
 }
 
 // truthStepMean is the mean over every rank's ProfilerStep#N of one

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/internal/testutil"
 )
 
 func runTerm(term bool, args ...string) (int, string, string) {
@@ -23,12 +23,10 @@ func runTerm(term bool, args ...string) (int, string, string) {
 // duplicated: the terminal summary and the JSON name the slow rank and why,
 // and report the missing and duplicate ranks as notes (never fatal).
 func TestClusterSlowRankMissingDuplicate(t *testing.T) {
-	sc, _ := tracegen.Lookup("clean-steps")
+	sc := testutil.Scenario(t, "clean-steps")
 	sc.Layers, sc.Steps = 3, 2
 	sc.SlowRank, sc.SlowFactor = 6, 1.5
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 	ents, _ := filepath.Glob(filepath.Join(dir, "*_ascend_pt"))
 	require.Len(t, ents, 8)
 	// drop rank 3; copy rank 1 under an older name (the newest is kept)
@@ -90,11 +88,9 @@ func TestClusterSlowRankMissingDuplicate(t *testing.T) {
 // the work has taken a moment, and never with --quiet; standard output is
 // the same either way.
 func TestProgressBar(t *testing.T) {
-	sc, _ := tracegen.Lookup("clean")
+	sc := testutil.Scenario(t, "clean")
 	sc.Layers, sc.Steps, sc.Ranks = 2, 1, 4
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 	code, plain, errs := runTerm(false, "analyze", dir)
 	require.Equal(t, ExitOK, code)
 	require.Empty(t, errs)

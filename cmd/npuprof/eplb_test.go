@@ -149,12 +149,9 @@ func TestEPLBPlanStreamsAndErrors(t *testing.T) {
 // profile is found, the JSON document carries the experts object with the
 // truth's numbers and the plan command, and the summary names the hot rank.
 func TestAnalyzeHotExperts(t *testing.T) {
-	s, ok := tracegen.Lookup("hot-experts")
-	require.True(t, ok)
+	s := testutil.Scenario(t, "hot-experts")
 	s.Layers, s.Steps = 3, 2
-	dir := t.TempDir()
-	truth, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir, truth := testutil.Generate(t, s)
 
 	code, out, errs := run("analyze", dir)
 	require.Equal(t, ExitOK, code, errs)

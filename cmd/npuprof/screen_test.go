@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/render"
 )
@@ -38,12 +39,10 @@ func TestSummaryFitsAScreenManySteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 3,700-step trace")
 	}
-	sc, _ := tracegen.Lookup("clean-steps")
+	sc := testutil.Scenario(t, "clean-steps")
 	sc.Ranks, sc.Layers, sc.Steps = 1, 1, 3700
 	sc.SamplerCumsum, sc.EventWaits, sc.CommJSON = false, false, false
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 
 	lines := screenSummary(t, dir)
 	require.LessOrEqual(t, len(lines), 150)
@@ -65,12 +64,10 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 64-rank cluster")
 	}
-	sc, _ := tracegen.Lookup("clean-steps")
+	sc := testutil.Scenario(t, "clean-steps")
 	sc.Ranks, sc.Layers, sc.Steps = 64, 2, 4
 	sc.SlowRank, sc.SlowFactor = 17, 1.5
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, sc)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, sc)
 
 	lines := screenSummary(t, dir)
 	require.LessOrEqual(t, len(lines), 150)
@@ -110,11 +107,9 @@ func TestSummaryFitsAScreenEveryScenario(t *testing.T) {
 	}
 	for _, name := range tracegen.ScenarioNames() {
 		t.Run(name, func(t *testing.T) {
-			sc, _ := tracegen.Lookup(name)
+			sc := testutil.Scenario(t, name)
 			sc.Ranks, sc.Layers, sc.Steps = 64, 2, render.MaxStepRows+1
-			dir := t.TempDir()
-			_, err := tracegen.Generate(dir, sc)
-			require.NoError(t, err)
+			dir, _ := testutil.Generate(t, sc)
 
 			lines := screenSummary(t, dir)
 			require.LessOrEqual(t, len(lines), 150, strings.Join(lines, "\n"))

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,11 +55,7 @@ func TestAnalyzeSourcePatch(t *testing.T) {
 // The terminal summary opens with the plan (steps, total, the combined
 // diff); the JSON document's plan.deploy_diff is its deploy_diff.
 func TestAnalyzeOpensWithPlan(t *testing.T) {
-	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
-	require.True(t, ok)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir := genScenario(t, "field-ep-fc1-cumsum")
 	script := filepath.Join(t.TempDir(), "serve.sh")
 	require.NoError(t, os.WriteFile(script, []byte("#!/usr/bin/env bash\nexport VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve /models/Qwen3-235B-A22B-W8A8 \\\n  --tensor-parallel-size 8 \\\n  --enable-expert-parallel \\\n  --max-num-seqs 32\n"), 0o644))
 	code, out, stderr := run("analyze", dir, "--deploy", script, "--fact", "concurrency=25")
@@ -88,11 +83,7 @@ func TestAnalyzeOpensWithPlan(t *testing.T) {
 
 // check --budget can gate on the plan's predicted step-time change.
 func TestCheckBudgetOnPlan(t *testing.T) {
-	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
-	require.True(t, ok)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir := genScenario(t, "field-ep-fc1-cumsum")
 	code, out, stderr := run("check", dir, "--fact", "concurrency=25", "--budget", "plan.step_time_change_pct >= -5")
 	require.Equal(t, 1, code, "%s\n%s", out, stderr)
 	require.Contains(t, out, "The fix plan predicts")
@@ -105,11 +96,7 @@ func TestCheckBudgetOnPlan(t *testing.T) {
 
 // JUnit and SARIF carry each finding's predicted change.
 func TestJUnitSARIFCarryPrediction(t *testing.T) {
-	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
-	require.True(t, ok)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir := genScenario(t, "field-ep-fc1-cumsum")
 	out := t.TempDir()
 	junit, sarif := filepath.Join(out, "n.xml"), filepath.Join(out, "n.sarif")
 	code, _, stderr := run("check", dir, "--fact", "concurrency=25", "--junit", junit, "--sarif", sarif)
@@ -129,11 +116,7 @@ func TestJUnitSARIFCarryPrediction(t *testing.T) {
 func TestDiffPredictedVsMeasured(t *testing.T) {
 	var docs []string
 	for _, name := range []string{"field-ep-fc1-cumsum", "field-ep-fc1"} {
-		s, ok := tracegen.Lookup(name)
-		require.True(t, ok, name)
-		dir := t.TempDir()
-		_, err := tracegen.Generate(dir, s)
-		require.NoError(t, err)
+		dir := genScenario(t, name)
 		doc := filepath.Join(t.TempDir(), name+".json")
 		code, _, stderr := run("analyze", dir, "--fact", "concurrency=25", "--format", "json", "-o", doc)
 		require.Equal(t, 0, code, stderr)
@@ -153,11 +136,7 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 // The HTML report opens its findings with the plan, and each finding
 // shows its predicted change.
 func TestReportOpensWithPlan(t *testing.T) {
-	s, ok := tracegen.Lookup("field-ep-fc1-cumsum")
-	require.True(t, ok)
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir := genScenario(t, "field-ep-fc1-cumsum")
 	out := filepath.Join(t.TempDir(), "r.html")
 	code, _, stderr := run("report", dir, "--fact", "concurrency=25", "-o", out)
 	require.Equal(t, 0, code, stderr)

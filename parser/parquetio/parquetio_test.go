@@ -87,11 +87,9 @@ func asExported(t *testing.T, dir string, r, got *model.Rank) {
 }
 
 func TestRoundTripGenerated(t *testing.T) {
-	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
+	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	s.Ranks, s.Steps, s.CommJSON = 2, 2, true
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, s)
-	require.NoError(t, err)
+	dir, _ := testutil.Generate(t, s)
 	p, err := parser.Load(context.Background(), dir, parser.Options{})
 	require.NoError(t, err)
 	r := p.Ranks[0]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -131,12 +132,9 @@ func TestReadKinetoPretty(t *testing.T) {
 // A Kineto trace read in parts gives what one sequential read gives: the
 // header's base time and the processes' kinds reach every part.
 func TestReadKinetoSplit(t *testing.T) {
-	s, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
-	require.True(t, ok)
+	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	s.Ranks, s.Layers, s.Steps = 2, 3, 4
-	dir := t.TempDir()
-	truth, err := tracegen.GenerateLayout(dir, s, tracegen.LayoutTorchNPUChrome)
-	require.NoError(t, err)
+	dir, truth := testutil.GenerateLayout(t, s, tracegen.LayoutTorchNPUChrome)
 	data, err := os.ReadFile(filepath.Join(dir, truth.Ranks[0].Dir))
 	require.NoError(t, err)
 	for _, parts := range []int{2, 3, 5} {
