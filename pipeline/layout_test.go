@@ -47,7 +47,7 @@ func TestLayoutLoadingGoesThroughPipeline(t *testing.T) {
 // Renderers read only the results document: render imports no analysis,
 // pipeline, rules or parser package (the document's types, its view and
 // the metric names reach it through results and results/metric; the diff
-// writers read compare's comparison of two documents).
+// writers read the diff document, results/diff, that compare fills).
 func TestLayoutRenderersReadOnlyResults(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -69,5 +69,52 @@ func TestLayoutRenderersReadOnlyResults(t *testing.T) {
 		bad := rel == "analysis" || strings.HasPrefix(rel, "analysis/") || rel == "pipeline" ||
 			rel == "parser" || (strings.HasPrefix(rel, "parser/") && rel != "parser/model")
 		require.False(t, bad, "results imports %s", rel)
+	}
+}
+
+// The one-way rules of the house, on every package each one depends on
+// (go list -deps, so an indirect path counts too): pkg's dependencies
+// hold none of the module's packages under the forbidden prefixes
+// (a prefix P names P and every package below it), apart from allowed.
+func TestLayoutDependsOneWay(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	deps := map[string][]string{}
+	for _, line := range goList(t, "-f", `{{.ImportPath}}={{join .Deps ","}}`, "./...") {
+		pkg, list, _ := strings.Cut(line, "=")
+		deps[strings.TrimPrefix(pkg, module)] = strings.Split(list, ",")
+	}
+	under := func(rel, prefix string) bool { return rel == prefix || strings.HasPrefix(rel, prefix+"/") }
+	for _, c := range []struct {
+		pkg, why      string
+		forbid, allow []string
+	}{
+		{"rules", "facts reach the rules as data; script edits are made after evaluation",
+			[]string{"deploy", "codepatch", "plan", "render", "pipeline", "parser"}, []string{"parser/model"}},
+		{"compare", "compare takes two documents and only computes",
+			[]string{"render", "analysis", "rules", "pipeline", "parser", "deploy", "plan"}, []string{"parser/model"}},
+		{"results", "the document is the contract: rules and plan fill it, results/build meets the analysis",
+			[]string{"rules", "analysis", "pipeline", "parser", "deploy", "plan", "compare", "render", "results/build"}, []string{"parser/model"}},
+		{"results/diff", "the diff document holds the comparison alone",
+			[]string{"compare", "render", "rules", "analysis", "pipeline", "parser", "deploy"}, nil},
+		{"render", "renderers read only the results documents",
+			[]string{"analysis", "rules", "compare", "pipeline", "parser", "deploy", "plan", "codepatch", "results/build"}, []string{"parser/model"}},
+	} {
+		list, ok := deps[c.pkg]
+		require.True(t, ok, "no package %s", c.pkg)
+		for _, d := range list {
+			rel, ours := strings.CutPrefix(d, module)
+			if !ours {
+				continue
+			}
+			allowed := false
+			for _, a := range c.allow {
+				allowed = allowed || rel == a
+			}
+			for _, f := range c.forbid {
+				require.False(t, under(rel, f) && !allowed, "%s depends on %s (%s)", c.pkg, rel, c.why)
+			}
+		}
 	}
 }
