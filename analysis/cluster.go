@@ -151,7 +151,7 @@ type ClusterResult struct {
 	RanksUsed map[string][]int
 	// results are the cluster passes' results, keyed by pass (ArrivalOf,
 	// SkewOf, ExpertsOf).
-	results map[*ClusterPass]any
+	results resultList[*ClusterPass]
 	Errors  []PassError
 	// Timings are the cluster passes' durations (Rank -1, for --debug).
 	Timings []PassTiming `json:"-"`

@@ -66,7 +66,8 @@ type Family string
 func (f Family) Of(v string) string {
 	s := string(f)
 	i, j := strings.IndexByte(s, '<'), strings.IndexByte(s, '>')
-	return s[:i] + v + s[j+1:]
+	// one copy for every rank: a finished rank keeps its metric names
+	return keepName(s[:i] + v + s[j+1:])
 }
 
 // MetricPlaceholders are the variable parts of family names and the

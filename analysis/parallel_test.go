@@ -29,8 +29,8 @@ func TestPassesParallelSameResult(t *testing.T) {
 		res, m, errs, timings := runRank(p.Ranks[0], Passes)
 		require.Len(t, timings, len(order(Passes)))
 		out := map[string]any{"metrics": m.Values, "unavailable": m.Unavailable, "errors": errs}
-		for q, r := range res {
-			out["result/"+q.Name] = r
+		for _, e := range res {
+			out["result/"+e.pass.Name] = e.res
 		}
 		b, err := json.Marshal(out)
 		require.NoError(t, err)
@@ -65,8 +65,8 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 		res, m, errs, _ := runRank(model.NewRank("r"), []*Pass{other, c, after})
 		require.ElementsMatch(t, []string{"a", "b"}, seen)
 		require.Equal(t, 2.0, m.Values["c.count"])
-		require.Equal(t, "C", res[c])
-		require.Equal(t, "O", res[other])
+		require.Equal(t, "C", res.of(c))
+		require.Equal(t, "O", res.of(other))
 		require.Len(t, errs, 2)
 		require.Equal(t, "bad", errs[0].Pass)
 		require.Equal(t, "after", errs[1].Pass)

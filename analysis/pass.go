@@ -239,7 +239,7 @@ type runner[C any] struct {
 // requires is done; one whose prerequisite failed is not run, and its error
 // names the prerequisites. Results, metrics, errors and timings are merged
 // in dependency order, so the outcome does not depend on the scheduling.
-func (rn runner[C]) run(passes []*PassOf[C]) (map[*PassOf[C]]any, *Metrics, []PassError, []PassTiming) {
+func (rn runner[C]) run(passes []*PassOf[C]) (resultList[*PassOf[C]], *Metrics, []PassError, []PassTiming) {
 	ord := order(passes)
 	out := make(map[*PassOf[C]]*outcome, len(ord))
 	done := make(map[*PassOf[C]]chan struct{}, len(ord))
@@ -310,9 +310,29 @@ func (rn runner[C]) run(passes []*PassOf[C]) (map[*PassOf[C]]any, *Metrics, []Pa
 	return rn.merge(ord, out)
 }
 
+// resultList is the passes' results a finished rank (or the cluster)
+// keeps, in the order they ran: a slice, not a map (a map of ~30 passes
+// was ~0.9 KiB a rank); a lookup walks it.
+type resultList[P comparable] []passResult[P]
+
+type passResult[P comparable] struct {
+	pass P
+	res  any
+}
+
+// of is p's result, nil when p did not run or failed.
+func (l resultList[P]) of(p P) any {
+	for _, e := range l {
+		if e.pass == p {
+			return e.res
+		}
+	}
+	return nil
+}
+
 // merge collects the outcomes in ord's order.
-func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*PassOf[C]]any, *Metrics, []PassError, []PassTiming) {
-	results := map[*PassOf[C]]any{}
+func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (resultList[*PassOf[C]], *Metrics, []PassError, []PassTiming) {
+	results := make(resultList[*PassOf[C]], 0, len(ord))
 	// sized once: growing the merged maps pass by pass allocates about
 	// as much again in tables left behind
 	nv, nu := 0, 0
@@ -325,7 +345,7 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 	metrics := &Metrics{Values: make(map[string]float64, nv), Unavailable: make(map[string]string, nu),
 		Sources: make(map[string]string, nv), RanksUsed: map[string][]int{}}
 	var errs []PassError
-	var timings []PassTiming
+	timings := make([]PassTiming, 0, len(ord))
 	def := rn.source
 	for _, p := range ord {
 		o := out[p]
@@ -354,13 +374,13 @@ func (rn runner[C]) merge(ord []*PassOf[C], out map[*PassOf[C]]*outcome) (map[*P
 			errs = append(errs, PassError{Pass: p.Name, Rank: rn.rank, Message: o.err})
 			continue
 		}
-		results[p] = o.res
+		results = append(results, passResult[*PassOf[C]]{p, o.res})
 	}
 	return results, metrics, errs, timings
 }
 
 // runRank runs passes (and what they require) on one rank.
-func runRank(r *model.Rank, passes []*Pass) (map[*Pass]any, *Metrics, []PassError, []PassTiming) {
+func runRank(r *model.Rank, passes []*Pass) (resultList[*Pass], *Metrics, []PassError, []PassTiming) {
 	rn := runner[*Context]{rank: r.Rank, kind: RankMetric, workers: PassWorkers, source: taskSource(r),
 		newCtx: func(p *Pass, resultOf map[*Pass]any, m *Metrics) *Context {
 			return &Context{Rank: r, ResultOf: resultOf, pass: p, metrics: m}

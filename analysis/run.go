@@ -50,7 +50,7 @@ type RankResult struct {
 	PartialMetrics []string
 	// results are the passes' results, keyed by pass: read them with the
 	// pass's typed accessor (HCCLOf, StepsOf, ...; see RankResultOf).
-	results map[*Pass]any
+	results resultList[*Pass]
 	// Sources maps each metric (and "steps") to the file it was computed
 	// from, relative to Path when inside it (compact: one name list
 	// shared by the ranks that measure the same metrics).
@@ -140,7 +140,7 @@ func (rr *RankResult) ReleaseModel() {
 // results of the passes a running pass requires (*Context).
 type RankResults interface{ resultOf(p *Pass) any }
 
-func (rr *RankResult) resultOf(p *Pass) any { return rr.results[p] }
+func (rr *RankResult) resultOf(p *Pass) any { return rr.results.of(p) }
 func (c *Context) resultOf(p *Pass) any     { return c.ResultOf[p] }
 
 // RankResultOf returns the typed accessor of rank pass p's result: the
@@ -166,7 +166,7 @@ func (cr *ClusterResult) resultOf(p *ClusterPass) any {
 	if cr == nil {
 		return nil
 	}
-	return cr.results[p]
+	return cr.results.of(p)
 }
 func (c *ClusterContext) resultOf(p *ClusterPass) any { return c.ResultOf[p] }
 
@@ -237,7 +237,7 @@ func RunRank(r *model.Rank, passes []*Pass) *RankResult {
 		Groups: r.Groups, Env: r.Env, MetaVersions: metadataVersions(r.Metadata),
 	}
 	rr.results = results
-	if v, ok := results[StepsPass].([]StepBreakdown); ok && len(v) > 0 {
+	if v, ok := results.of(StepsPass).([]StepBreakdown); ok && len(v) > 0 {
 		m.Sources["steps"] = v[0].Source
 		if v[0].Source == "" {
 			m.Sources["steps"] = taskSource(r)

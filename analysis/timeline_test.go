@@ -41,7 +41,7 @@ func TestTimelineComputeUnion(t *testing.T) {
 		}
 		res, _, errs, _ := runRank(r, []*Pass{TimelinePass})
 		require.Empty(t, errs)
-		tl := res[TimelinePass].(*Timeline)
+		tl := res.of(TimelinePass).(*Timeline)
 		want := Union(iv)
 		if len(want) == 0 {
 			require.Empty(t, tl.Compute, "seed %d", seed)
