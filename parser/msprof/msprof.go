@@ -14,10 +14,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,13 +89,8 @@ func pick(names []string, dir, prefix, ext string) []string {
 			best[f.slice] = f
 		}
 	}
-	idx := make([]int, 0, len(best))
-	for k := range best {
-		idx = append(idx, k)
-	}
-	sort.Ints(idx)
-	out := make([]string, 0, len(idx))
-	for _, k := range idx {
+	out := make([]string, 0, len(best))
+	for _, k := range slices.Sorted(maps.Keys(best)) {
 		out = append(out, best[k].path)
 	}
 	return out
@@ -151,7 +147,7 @@ func Devices(prof string) []int {
 			devs = append(devs, d)
 		}
 	}
-	sort.Ints(devs)
+	slices.Sort(devs)
 	return devs
 }
 

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,7 +48,7 @@ func Ranks(dir string) ([]int, error) {
 			out = append(out, n)
 		}
 	}
-	sort.Ints(out)
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -56,7 +56,7 @@ func Ranks(dir string) ([]int, error) {
 // order, each once.
 func Notes(dir string) ([]string, error) {
 	paths, _ := filepath.Glob(filepath.Join(dir, ManifestDir, "export*.json"))
-	sort.Strings(paths)
+	slices.Sort(paths)
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range paths {

@@ -7,7 +7,6 @@ package summary
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -254,9 +253,6 @@ func HeaderFound(header []string, known int) string {
 	}
 	return "found " + clip(strings.Join(header, ","), 300)
 }
-
-// ErrUnknownHeader is returned when a CSV lacks the columns npuprof needs.
-var ErrUnknownHeader = errors.New("unknown header")
 
 func cell(rec []string, idx map[string]int, k string) string {
 	i, ok := idx[k]

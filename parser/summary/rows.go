@@ -32,6 +32,9 @@ func EachRow(cr *csv.Reader, file string, issues *RowIssues, fn func(rec []strin
 	}
 }
 
+// ErrUnknownHeader is returned when a CSV lacks the columns npuprof needs.
+var ErrUnknownHeader = errors.New("unknown header")
+
 // NeedColumns checks that idx (from ExactHeaderIndex or the loose
 // matching) has each key of need. The error names the first one missing
 // as the header would (its first alias in cols) and, with found, what the
