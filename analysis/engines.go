@@ -7,15 +7,16 @@ import (
 
 // Metrics of the engines cluster pass.
 const (
-	MetricEnginesCount          = "engines.count"             // count: engines: tp groups of parallel_group_info among the ranks analyzed
-	MetricEnginesBusyCount      = "engines.busy.count"        // count: engines whose ranks ran the sampler (the others ran dummy steps only)
-	MetricEnginesBusyBatch      = "engines.busy.decode_batch" // tokens: sum over the busy engines of their largest decode.batch.observed: the requests in flight, at most
-	MetricEnginesBusyStepUs     = "engines.busy.step.time_us" // µs: mean decode.step.time_us over the busy engines' ranks
+	MetricEnginesCount          = "engines.count"              // count: engines: tp groups of parallel_group_info among the ranks analyzed
+	MetricEnginesBusyCount      = "engines.busy.count"         // count: engines whose ranks ran the sampler (the others ran dummy steps only)
+	MetricEnginesBusyBatch      = "engines.busy.decode_batch"  // tokens: sum over the busy engines of their largest decode.batch.observed: the requests in flight, at most
+	MetricEnginesBusyStepUs     = "engines.busy.step.time_us"  // µs: mean decode.step.time_us over the busy engines' ranks
+	MetricEnginesBusyDenseUs    = "engines.busy.dense.time_us" // µs: mean over the busy engines' ranks of the main compute stream's compute-kernel time outside the MoE kernels (gating, routing, Cumsum, dispatch, combine, GroupedMatmul): the attention block, dense matmuls, lm_head and sampler
 	engineBusyWhyNoTP           = "no tp group in parallel_group_info (profiler_metadata.json): the engines (data-parallel replicas) cannot be told apart"
 	engineBusyWhyNoSamplerCount = "no rank measured sampler.kernels.count (needs the device kernels)"
 )
 
-var engineNames = []string{MetricEnginesCount, MetricEnginesBusyCount, MetricEnginesBusyBatch, MetricEnginesBusyStepUs}
+var engineNames = []string{MetricEnginesCount, MetricEnginesBusyCount, MetricEnginesBusyBatch, MetricEnginesBusyStepUs, MetricEnginesBusyDenseUs}
 
 // Engine is one vLLM engine (a data-parallel replica): the ranks of one
 // tp group.
@@ -80,10 +81,11 @@ is the mean decode step of their ranks.`,
 		}
 		ctx.setCount(MetricEnginesCount, len(res.Engines))
 		if !engineBusy(res, byRank) {
-			ctx.unavailable(engineBusyWhyNoSamplerCount, MetricEnginesBusyCount, MetricEnginesBusyBatch, MetricEnginesBusyStepUs)
+			ctx.unavailable(engineBusyWhyNoSamplerCount, MetricEnginesBusyCount, MetricEnginesBusyBatch, MetricEnginesBusyStepUs, MetricEnginesBusyDenseUs)
 			return res, nil
 		}
 		engineMetrics(ctx, res)
+		busyDense(ctx, res, byRank)
 		return res, nil
 	},
 }
@@ -139,7 +141,7 @@ func engineMetrics(ctx *ClusterContext, res *EnginesResult) {
 	ctx.setCount(MetricEnginesBusyCount, busy)
 	ctx.cluster.used(used, MetricEnginesBusyCount, MetricEnginesBusyBatch, MetricEnginesBusyStepUs)
 	if busy == 0 {
-		ctx.unavailable("no engine ran the sampler in this capture", MetricEnginesBusyBatch, MetricEnginesBusyStepUs)
+		ctx.unavailable("no engine ran the sampler in this capture", MetricEnginesBusyBatch, MetricEnginesBusyStepUs, MetricEnginesBusyDenseUs)
 		return
 	}
 	if unknownBatch {
@@ -156,4 +158,40 @@ func engineMetrics(ctx *ClusterContext, res *EnginesResult) {
 		sum += v
 	}
 	ctx.set(MetricEnginesBusyStepUs, sum/float64(len(steps)))
+}
+
+// moeKernelMetrics are the MoE kernels' times a rank measures: what
+// engines.busy.dense.time_us leaves out of the main stream's compute.
+var moeKernelMetrics = []string{MetricMoEGatingUs, MetricMoERoutingUs, MetricMoECumsumUs, MetricMoEDispatchUs, MetricMoECombineUs, MetricMoEGMMUs}
+
+// busyDense sets engines.busy.dense.time_us: over the busy engines'
+// ranks, the mean of the main compute stream's compute-kernel time minus
+// the MoE kernels' time (at least 0).
+func busyDense(ctx *ClusterContext, res *EnginesResult, byRank map[int]*RankResult) {
+	var sum float64
+	var used []int
+	for _, e := range res.Engines {
+		if !e.Busy {
+			continue
+		}
+		for _, r := range e.Ranks {
+			rr := byRank[r]
+			ew := EventWaitOf(rr)
+			if ew == nil || ew.Main < 0 {
+				continue
+			}
+			dense := float64(ew.Streams[ew.Main].ComputeTime) / 1000
+			for _, m := range moeKernelMetrics {
+				dense -= rr.Metrics[m]
+			}
+			sum += max(dense, 0)
+			used = append(used, r)
+		}
+	}
+	if len(used) == 0 {
+		ctx.unavailable("no busy engine's rank has a main compute stream (needs the device timeline)", MetricEnginesBusyDenseUs)
+		return
+	}
+	ctx.cluster.used(used, MetricEnginesBusyDenseUs)
+	ctx.set(MetricEnginesBusyDenseUs, sum/float64(len(used)))
 }

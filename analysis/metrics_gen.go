@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [111]Metric{
+var metricRows = [113]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
@@ -23,6 +23,7 @@ var metricRows = [111]Metric{
 	{Name: string(MetricEnginesBusyCount), Unit: "count", Doc: "engines whose ranks ran the sampler (the others ran dummy steps only)", Base: ""},
 	{Name: string(MetricEnginesBusyBatch), Unit: "tokens", Doc: "sum over the busy engines of their largest decode.batch.observed: the requests in flight, at most", Base: ""},
 	{Name: string(MetricEnginesBusyStepUs), Unit: "µs", Doc: "mean decode.step.time_us over the busy engines' ranks", Base: ""},
+	{Name: string(MetricEnginesBusyDenseUs), Unit: "µs", Doc: "mean over the busy engines' ranks of the main compute stream's compute-kernel time outside the MoE kernels (gating, routing, Cumsum, dispatch, combine, GroupedMatmul): the attention block, dense matmuls, lm_head and sampler", Base: ""},
 	{Name: string(MetricEventWaitUs), Unit: "µs", Doc: "EVENT_WAIT device tasks, all streams", Base: ""},
 	{Name: string(MetricEventWaitCount), Unit: "count", Doc: "number of EVENT_WAIT tasks", Base: ""},
 	{Name: string(FamilyEventWaitStreamUs), Unit: "µs", Doc: "EVENT_WAIT time on one stream", Base: "event_wait.count"},
@@ -116,6 +117,7 @@ var metricRows = [111]Metric{
 	{Name: string(MetricStepsExposedMaxShare), Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute", Base: ""},
 	{Name: string(MetricStepsWindowUs), Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)", Base: ""},
 	{Name: string(MetricStepsFreeUs), Unit: "µs", Doc: "idle device time within ProfilerSteps, summed", Base: ""},
+	{Name: string(MetricEventWaitMainStreamKernelUs), Unit: "µs", Doc: "EVENT_WAIT time on the main compute stream that a compute kernel on another stream ended (it waited for a side stream's work)", Base: ""},
 }
 
 // Each pass's Metrics: its constants' rows.
@@ -123,16 +125,17 @@ var (
 	arrivalMetrics    = metricRows[0:2:2]       // cluster.go
 	skewMetrics       = metricRows[2:8:8]       // cluster.go
 	decodeMetrics     = metricRows[8:14:14]     // decode.go
-	enginesMetrics    = metricRows[14:18:18]    // engines.go
-	eventwaitMetrics  = metricRows[18:27:27]    // eventwait.go
-	expertsMetrics    = metricRows[27:57:57]    // experts.go
-	hcclMetrics       = metricRows[57:65:65]    // hccl.go
-	hostfreeMetrics   = metricRows[65:67:67]    // hostfree.go
-	kernelsMetrics    = metricRows[67:71:71]    // kernels.go
-	layersMetrics     = metricRows[71:77:77]    // layers.go
-	moeMetrics        = metricRows[77:98:98]    // moe.go
-	moeWaitMetrics    = metricRows[98:101:101]  // moewait.go
-	overlapMetrics    = metricRows[101:107:107] // overlap.go
-	replayMetrics     = metricRows[107:108:108] // replaypass.go
-	stepsharesMetrics = metricRows[108:111:111] // stepshares.go
+	enginesMetrics    = metricRows[14:19:19]    // engines.go
+	eventwaitMetrics  = metricRows[19:28:28]    // eventwait.go
+	expertsMetrics    = metricRows[28:58:58]    // experts.go
+	hcclMetrics       = metricRows[58:66:66]    // hccl.go
+	hostfreeMetrics   = metricRows[66:68:68]    // hostfree.go
+	kernelsMetrics    = metricRows[68:72:72]    // kernels.go
+	layersMetrics     = metricRows[72:78:78]    // layers.go
+	moeMetrics        = metricRows[78:99:99]    // moe.go
+	moeWaitMetrics    = metricRows[99:102:102]  // moewait.go
+	overlapMetrics    = metricRows[102:108:108] // overlap.go
+	replayMetrics     = metricRows[108:109:109] // replaypass.go
+	stepsharesMetrics = metricRows[109:112:112] // stepshares.go
+	waitpairMetrics   = metricRows[112:113:113] // waitpair.go
 )

@@ -53,6 +53,11 @@ const waitTolNs = 2000
 // its stream.
 const maxWalkBack = 1 << 16
 
+// Metrics of the waitpair pass.
+const (
+	MetricEventWaitMainStreamKernelUs = "event_wait.main_stream.kernel.time_us" // µs: EVENT_WAIT time on the main compute stream that a compute kernel on another stream ended (it waited for a side stream's work)
+)
+
 // WaitPairPass pairs each EVENT_WAIT with what it waited for.
 var WaitPairPass = &Pass{
 	Name: "waitpair",
@@ -65,10 +70,15 @@ and through it with the task that ran before the record on that stream:
 a collective (its type and group, from the HCCL op around that task), a
 compute kernel (a side stream) or a memcpy. A wait no record ended waited
 for the host. Per waiting stream the awaited tasks are summed
-(ranks[].awaited["event_wait.stream.<id>.awaited"] in the JSON document).`,
+(ranks[].awaited["event_wait.stream.<id>.awaited"] in the JSON document).
+event_wait.main_stream.kernel.time_us is the main compute stream's (see
+eventwait) waits that a compute kernel on another stream ended.`,
+	Metrics:  waitpairMetrics,
+	Requires: []*Pass{EventWaitPass},
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		if !r.Have.Timeline {
+			ctx.UnavailableAll("EVENT_WAIT tasks are only in the device timeline (trace_view.json)")
 			return (*WaitPairResult)(nil), nil
 		}
 		res := &WaitPairResult{Streams: map[int32][]Awaited{}}
@@ -102,8 +112,26 @@ for the host. Per waiting stream the awaited tasks are summed
 				return l[i].Name < l[j].Name
 			})
 		}
+		mainKernelWaits(ctx, res)
 		return res, nil
 	},
+}
+
+// mainKernelWaits sets event_wait.main_stream.kernel.time_us: the main
+// compute stream's waits that a kernel on another stream ended.
+func mainKernelWaits(ctx *Context, res *WaitPairResult) {
+	main, ok := EventWaitOf(ctx).MainStream()
+	if !ok {
+		ctx.UnavailableAll("no stream carries compute kernels: no main compute stream")
+		return
+	}
+	var ns int64
+	for _, a := range res.Streams[main] {
+		if a.Kind == AwaitKernel {
+			ns += a.Wait.Total
+		}
+	}
+	ctx.SetUs(MetricEventWaitMainStreamKernelUs, ns)
 }
 
 // PairWaits calls fn with every EVENT_WAIT of r, paired with what it

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser"
 )
 
@@ -44,4 +45,39 @@ func TestWaitPairsMatchTruth(t *testing.T) {
 			t.Logf("%s: %d of %d waits paired with their collective", name, right, total)
 		})
 	}
+}
+
+// The main compute stream's waits for the side stream's kernels
+// (event_wait.main_stream.kernel.time_us) equal tracegen's truth on the
+// A3 captures: large on rc1 (the side-stream work), the router gate alone
+// on rc2; the busy engines' dense compute shrinks at TP8.
+func TestMainStreamKernelWaitsMatchTruth(t *testing.T) {
+	dense := map[string]float64{}
+	for _, sc := range tracegen.FieldReport2() {
+		t.Run(sc.Name, func(t *testing.T) {
+			truth, _, res := generateAndAnalyze(t, sc)
+			for i, rt := range truth.Ranks {
+				want, ok := rt.Metrics[tracegen.MetricEventWaitMainStreamKernelUs]
+				require.True(t, ok, "rank %d", rt.Rank)
+				got, ok := res.Ranks[i].Metrics[MetricEventWaitMainStreamKernelUs]
+				require.True(t, ok, "rank %d: %s", rt.Rank, res.Ranks[i].Unavailable[MetricEventWaitMainStreamKernelUs])
+				require.Truef(t, closeEnough(want, got), "rank %d: truth %v, npuprof %v", rt.Rank, want, got)
+				// the main stream's waits are these and the collectives'
+				require.Less(t, got, res.Ranks[i].Metrics[MetricEventWaitMainStreamUs])
+				if sc.SideStreamNs > 0 {
+					require.Greater(t, got, 0.5*res.Ranks[i].Metrics[MetricEventWaitMainStreamUs])
+				} else {
+					require.Less(t, got, 0.15*res.Ranks[i].Metrics[MetricEventWaitMainStreamUs])
+				}
+			}
+			d, ok := res.Cluster.Metrics[MetricEnginesBusyDenseUs]
+			require.True(t, ok, res.Cluster.Unavailable[MetricEnginesBusyDenseUs])
+			require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}[:sc.TP], res.Cluster.RanksUsed[MetricEnginesBusyDenseUs])
+			dense[sc.Name] = d
+		})
+	}
+	// the same compute outside MoE on rc1 and rc2 (within the jitter), less
+	// at TP8 (the o_proj, lm_head and QKV matmuls per rank shrink)
+	require.InEpsilon(t, dense["a3-tp4dp4-rc1"], dense["a3-tp4dp4-rc2"], 0.05)
+	require.Less(t, dense["a3-tp8dp2-rc2"], 0.9*dense["a3-tp4dp4-rc2"])
 }

@@ -586,6 +586,9 @@ var EffectMetrics = map[string][]string{
 	"graph-capture-sizes": {metric.MetricFreeUs},
 	"host-bound-free":     {metric.MetricFreeUs},
 	"event-wait-skew":     {metric.MetricEventWaitUs},
+	// its bound: the main stream's waits for side-stream kernels, the
+	// gating and the routing kernels
+	"vllm-ascend-upgrade": {metric.MetricEventWaitMainStreamKernelUs, metric.MetricMoEGatingUs, metric.MetricMoERoutingUs},
 }
 
 // perLayer reports whether a metric is a mean per MoE layer

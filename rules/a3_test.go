@@ -61,6 +61,29 @@ func TestA3FieldReport(t *testing.T) {
 	require.Regexp(t, `it waits for MatMulV2 kernels on side stream 3, [0-9.]+% of its waits, then the all-reduce collectives of group tp \(stream 4\), [0-9.]+%$`, ew.Title)
 	require.Contains(t, ew.Fix, "What they wait for is a side stream")
 
+	// the two saving estimates, both upper bounds (docs/rules.md,
+	// "Parallel layout and version advice"): the upgrade's is the main
+	// stream's waits for side-stream kernels plus the gating and routing
+	// kernels whole; parallel-strategy's half the busy engine's compute
+	// outside the MoE kernels
+	meanOf := func(m string) float64 {
+		s := 0.0
+		for _, rr := range res.Ranks {
+			v, ok := rr.Metrics[m]
+			require.True(t, ok, m)
+			s += v
+		}
+		return s / float64(len(res.Ranks))
+	}
+	side := meanOf(analysis.MetricEventWaitMainStreamKernelUs)
+	require.Greater(t, side, 0.5*meanOf(analysis.MetricEventWaitMainStreamUs))
+	require.InDelta(t, side+meanOf(analysis.MetricMoEGatingUs)+meanOf(analysis.MetricMoERoutingUs), up.SavingUs, 0.01)
+	require.Zero(t, meanOf(analysis.MetricMoERoutingUs)) // MC2: no routing kernel
+	require.InDelta(t, 0.5*cm[analysis.MetricEnginesBusyDenseUs], ps.SavingUs, 0.01)
+	require.Positive(t, ps.SavingUs)
+	require.Equal(t, []results.Ref{{Rule: "event-wait-skew",
+		Reason: "the upgrade's bound holds the main compute stream's waits for side-stream kernels, which event-wait-skew's saving counts too"}}, up.Supersedes)
+
 	dc := finding(rep, "moe-dispatch-combine")
 	require.NotNil(t, dc, "%+v", status(rep, "moe-dispatch-combine"))
 	require.Regexp(t, `^MoE dispatch \+ combine take [0-9.]+% of the MoE kernels' time at decode batch 1: `, dc.Title)

@@ -66,8 +66,10 @@ const (
 	MetricMoEGmmCount         = "moe.gmm.count"
 	MetricEventWaitUs         = "event_wait.time_us"
 	MetricEventWaitCount      = "event_wait.count"
-	MetricKernelComputeUs     = "kernel.compute.time_us"
-	MetricKernelComputeCount  = "kernel.compute.count"
+	// the compute stream's waits for the side stream's kernel (SideStream)
+	MetricEventWaitMainStreamKernelUs = "event_wait.main_stream.kernel.time_us"
+	MetricKernelComputeUs             = "kernel.compute.time_us"
+	MetricKernelComputeCount          = "kernel.compute.count"
 	// Structure of the decode step (exact from the scenario's program).
 	MetricDecodeSteps         = "decode.steps.count"
 	MetricMoELayers           = "moe.layers.count"

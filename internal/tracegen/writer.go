@@ -353,6 +353,8 @@ func (o *rankOut) addTaskTruth(t *devTask) {
 		}
 		if t.awaitsKernel != nil {
 			o.acc.waits = append(o.acc.waits, WaitTruth{Stream: t.stream, StartNs: t.start, Awaited: t.awaitsKernel.opType})
+			// the compute stream (the main one) waiting for the side stream
+			o.acc.sums[MetricEventWaitMainStreamKernelUs] += t.dur
 		}
 		o.acc.add("event_wait", t.dur)
 		o.acc.add("event_wait.stream."+strconv.Itoa(t.stream), t.dur)

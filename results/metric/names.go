@@ -41,12 +41,14 @@ const (
 	MetricEPLBRedundant                      = "experts.eplb.redundant"                       // experts.go
 	MetricEnginesBusyBatch                   = "engines.busy.decode_batch"                    // engines.go
 	MetricEnginesBusyCount                   = "engines.busy.count"                           // engines.go
+	MetricEnginesBusyDenseUs                 = "engines.busy.dense.time_us"                   // engines.go
 	MetricEnginesBusyStepUs                  = "engines.busy.step.time_us"                    // engines.go
 	MetricEnginesCount                       = "engines.count"                                // engines.go
 	MetricEventWaitComputeStreamShare        = "event_wait.compute_stream.share"              // eventwait.go
 	MetricEventWaitComputeStreamUs           = "event_wait.compute_stream.time_us"            // eventwait.go
 	MetricEventWaitCount                     = "event_wait.count"                             // eventwait.go
 	MetricEventWaitMainStreamID              = "event_wait.main_stream.id"                    // eventwait.go
+	MetricEventWaitMainStreamKernelUs        = "event_wait.main_stream.kernel.time_us"        // waitpair.go
 	MetricEventWaitMainStreamShare           = "event_wait.main_stream.share"                 // eventwait.go
 	MetricEventWaitMainStreamUs              = "event_wait.main_stream.time_us"               // eventwait.go
 	MetricEventWaitUs                        = "event_wait.time_us"                           // eventwait.go
