@@ -17,7 +17,9 @@ var reportCSS string
 //go:embed assets/report.js
 var reportJS string
 
-var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
+// reportTmpl is the report's template; its t function (a fixed text in the
+// report's language, labels.t) is bound per report on a clone.
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"t": labels{}.t}).Parse(reportTemplate))
 
 // htmlPage is what the template executes on.
 type htmlPage struct {
@@ -38,8 +40,9 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 		return err
 	}
 	view := buildView(in)
+	tmpl := template.Must(reportTmpl.Clone()).Funcs(template.FuncMap{"t": view.l.t})
 	ew := &errWriter{w: w}
-	err := reportTmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),
+	err := tmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),
 		EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS)})
 	if err != nil {
 		return err

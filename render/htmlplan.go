@@ -34,7 +34,7 @@ func buildPlan(v *htmlView, p *results.Plan) {
 	}
 	pv := &planView{}
 	for _, st := range p.Steps {
-		sv := planStepView{Rule: cleanText(st.Rule, 80), Change: cleanText(changeText(st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), 0)}
+		sv := planStepView{Rule: cleanText(st.Rule, 80), Change: cleanText(changeText(st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound, v.l), 0)}
 		if len(st.Requires) > 0 {
 			sv.After = cleanText("after "+strings.Join(st.Requires, ", "), 0)
 		}
@@ -44,7 +44,7 @@ func buildPlan(v *htmlView, p *results.Plan) {
 		pv.Steps = append(pv.Steps, sv)
 	}
 	if len(p.Steps) > 0 {
-		pv.Total = cleanText(changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound), 0)
+		pv.Total = cleanText(changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound, v.l), 0)
 	}
 	for _, lo := range p.LeftOut {
 		pv.LeftOut = append(pv.LeftOut, cleanText(fmt.Sprintf("%s: %s", lo.Rule, lo.Reason), 0))

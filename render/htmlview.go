@@ -71,6 +71,10 @@ type pivotRow struct {
 type kv struct{ K, V string }
 
 type htmlView struct {
+	// l gives the fixed texts in the document's language; HTMLLang is
+	// the page's lang attribute.
+	l              labels
+	HTMLLang       string
 	Path           string
 	Kind           string
 	RankCount      int
@@ -360,9 +364,13 @@ func distinct(vals []string) string {
 func buildView(in HTMLInput) *htmlView {
 	doc := in.Doc
 	v := &htmlView{
+		l: labelsOf(doc), HTMLLang: "en",
 		Path: cleanText(doc.Input.Path, 0), Kind: doc.Input.Kind,
 		RankCount: len(doc.Ranks), Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
 		EChartsNotice: echartsNotice,
+	}
+	if v.l.zh {
+		v.HTMLLang = "zh-CN"
 	}
 	if t := doc.Tool; t != nil {
 		v.Version, v.Revision = cleanText(t.Version, 80), cleanText(t.Revision, 80)
@@ -422,6 +430,9 @@ func buildView(in HTMLInput) *htmlView {
 	buildUnmeasured(v, doc)
 
 	v.Cards = headlineCards(doc, rms)
+	for i := range v.Cards {
+		v.Cards[i].K = v.l.t(v.Cards[i].K)
+	}
 	return v
 }
 
@@ -663,7 +674,7 @@ func buildFindings(v *htmlView, fs []results.Finding) {
 			fv.Ranks = "all"
 		}
 		if f.Predicted != nil {
-			fv.Predicted = cleanText(predictedText(f.Predicted), 0)
+			fv.Predicted = cleanText(predictedText(f.Predicted, v.l), 0)
 		}
 		for _, e := range f.Evidence {
 			ev := evidenceView{Metric: cleanText(e.Metric, 120), Raw: raw(e.Value), Note: cleanText(e.Note, maxTextLen)}

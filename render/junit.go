@@ -140,25 +140,28 @@ func WriteJUnit(w io.Writer, in JUnitInput) error {
 	return err
 }
 
+// findingText is a finding's JUnit failure text: its fix, saving,
+// prediction and evidence, with English labels (the finding's own texts
+// are in the document's language).
 func findingText(f *results.Finding) string {
 	if f == nil {
 		return ""
 	}
 	var b strings.Builder
 	if f.SavingUs > 0 {
-		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f))
+		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f, labels{}))
 	} else {
 		// the rule estimates no saving (or could not): not a measured 0
 		fmt.Fprintf(&b, "%s\nestimated saving: none\n", f.Fix)
 	}
 	if f.Predicted != nil {
-		fmt.Fprintf(&b, "predicted: %s\n", predictedText(f.Predicted))
+		fmt.Fprintf(&b, "predicted: %s\n", predictedText(f.Predicted, labels{}))
 	}
 	if c := PartialCaveat(f); c != "" {
 		b.WriteString(c + "\n")
 	}
 	for _, e := range f.Evidence {
-		b.WriteString("  " + evidenceLine(e) + "\n")
+		b.WriteString("  " + evidenceLine(e, labels{}) + "\n")
 	}
 	if f.Diff != "" {
 		b.WriteString("\n" + f.Diff)
@@ -169,7 +172,7 @@ func findingText(f *results.Finding) string {
 	return b.String()
 }
 
-func evidenceLine(e results.Evidence) string {
+func evidenceLine(e results.Evidence, l labels) string {
 	s := e.Metric
 	if e.Rank != nil {
 		s += fmt.Sprintf(" (rank %d)", *e.Rank)
@@ -186,7 +189,7 @@ func evidenceLine(e results.Evidence) string {
 		s += "  " + e.Note
 	}
 	if len(e.PartialRanks) > 0 {
-		s += "  [partial: rank " + rankList(e.PartialRanks) + " cut short]"
+		s += l.t("  [partial: rank ") + rankList(e.PartialRanks) + l.t(" cut short]")
 	}
 	return s
 }
@@ -256,16 +259,16 @@ func trimFloat(v float64) string {
 // savingText is a finding's estimated saving on its one-line summary. A
 // rule without a saving expression (env-hygiene), or whose saving could not
 // be estimated, leaves SavingUs at 0: that is said, not shown as "0.0µs".
-func savingText(f *results.Finding) string {
+func savingText(f *results.Finding, l labels) string {
 	if f.SavingUs > 0 {
-		return "est. saving " + Dur(f.SavingUs) + uncertain(f)
+		return l.t("est. saving ") + Dur(f.SavingUs) + uncertain(f, l)
 	}
-	return "no saving estimated"
+	return l.t("no saving estimated")
 }
 
-func uncertain(f *results.Finding) string {
+func uncertain(f *results.Finding, l labels) string {
 	if f.SavingUncertain {
-		return ", uncertain: read from a truncated file"
+		return l.t(", uncertain: read from a truncated file")
 	}
 	return ""
 }

@@ -29,7 +29,7 @@ func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
 		return err
 	}
 	ww := &wrapWriter{w: w, width: TextWidth, ascii: opts.ASCIIUnits}
-	ew := &errWriter{w: ww, wrap: ww}
+	ew := &errWriter{w: ww, wrap: ww, l: labelsOf(doc)}
 	writeTextBody(ew, doc, opts)
 	if ew.err != nil {
 		return ew.err
@@ -129,14 +129,14 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if all {
 		title = 200
 	}
-	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, title), f.Rule, savingText(f))
+	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, title), f.Rule, savingText(f, ew.l))
 	if f.Predicted != nil {
-		ew.printf("      predicted: %s\n", predictedText(f.Predicted))
+		ew.printf("      predicted: %s\n", predictedText(f.Predicted, ew.l))
 		if b := f.Predicted.Basis; b != "" {
-			const label = "      basis: "
+			label := ew.t("      basis: ")
 			basis := Safe(b, 400)
 			if !all {
-				basis = Safe(b, TextWidth-len(label)-1) // one line
+				basis = Safe(b, TextWidth-DisplayWidth(label)-1) // one line
 			}
 			ew.printf("%s%s\n", label, basis)
 		}
@@ -162,7 +162,7 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if evidence && all {
 		ew.printf("      evidence:\n")
 		for _, e := range f.Evidence {
-			ew.printf("        %s\n", Safe(evidenceLine(e), 300))
+			ew.printf("        %s\n", Safe(evidenceLine(e, ew.l), 300))
 		}
 	}
 	return rest > 0 || (evidence && !all)
@@ -171,15 +171,15 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 // writeBreakdown is the time breakdown table, one row per rank.
 func writeBreakdown(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nTime breakdown over the profiled window\n")
-	t := &rankTable{header: "window\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share",
-		format: []func(float64) string{Dur, Dur, Dur, Dur, Dur, pctOf1}, outlierWhat: "window"}
+	t := &rankTable{header: ew.t("window\tcomputing\tcomm\tcomm not overlapped\tfree\tfree share"),
+		format: []func(float64) string{Dur, Dur, Dur, Dur, Dur, pctOf1}, outlierWhat: ew.t("window")}
 	nan := math.NaN()
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
 		m := rd.View.Metrics
 		win, ok := m[metric.MetricDeviceWindowUs]
 		if !ok {
-			t.add(rd.Rank, []string{"unavailable", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
+			t.add(rd.Rank, []string{ew.t("unavailable"), "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
 			continue
 		}
 		share := nan
@@ -273,7 +273,7 @@ func writeCollectives(ew *errWriter, doc *results.Document) {
 	keys := slices.Sorted(maps.Keys(by))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(by[b].total, by[a].total) })
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n")
+	fmt.Fprint(tw, ew.t("type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n"))
 	for _, k := range keys {
 		a := by[k]
 		typ, grp, _ := strings.Cut(k, "@")
@@ -299,14 +299,14 @@ func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 		ew.printf("  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n")
 		return
 	}
-	t := &rankTable{header: "routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul",
-		format: []func(float64) string{count, Dur, count, Dur, count, Dur, Dur}, outlierWhat: "GroupedMatmul time", outlierBy: 6}
+	t := &rankTable{header: ew.t("routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul"),
+		format: []func(float64) string{count, Dur, count, Dur, count, Dur, Dur}, outlierWhat: ew.t("GroupedMatmul time"), outlierBy: 6}
 	nan := math.NaN()
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
 		m := rd.View.MoE
 		if m == nil {
-			t.add(rd.Rank, []string{"unavailable", "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
+			t.add(rd.Rank, []string{ew.t("unavailable"), "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
 			continue
 		}
 		mean, meanV := "-", nan
@@ -372,7 +372,7 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 	}
 	streams := slices.Sorted(maps.Keys(by))
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n")
+	fmt.Fprint(tw, ew.t("stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n"))
 	for _, s := range streams {
 		a := by[s]
 		yes := ""
@@ -387,7 +387,7 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 }
 
 func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
-	n, title := TopKernelsDetail, fmt.Sprintf("all ranks; --detail all lists %d", TopKernelsDetail)
+	n, title := TopKernelsDetail, fmt.Sprintf(ew.t("all ranks; --detail all lists %d"), TopKernelsDetail)
 	if !all {
 		n = TopKernels
 	}
@@ -425,7 +425,7 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 		list = list[:n]
 	}
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "kernel\ttype\tcore\tcount\ttotal\tmean\t\n")
+	fmt.Fprint(tw, ew.t("kernel\ttype\tcore\tcount\ttotal\tmean\t\n"))
 	for _, a := range list {
 		// names are cut to keep the table within TextWidth columns
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, 36), Safe(orDash(a.op), 16), Safe(orDash(a.core), 14), a.count,
@@ -523,6 +523,17 @@ type errWriter struct {
 	// wrap, when set, is the wrapWriter w writes through: verbatim text
 	// bypasses it.
 	wrap *wrapWriter
+	// l translates printf's formats and t's texts (the summary's language).
+	l labels
+}
+
+// t is the summary's fixed text s in its language, ready for a table
+// (padWide).
+func (e *errWriter) t(s string) string {
+	if !e.l.zh {
+		return s
+	}
+	return padWide(e.l.t(s))
 }
 
 // verbatim writes s unwrapped (a diff to apply must stay byte for byte).
@@ -548,7 +559,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, e.t(format), args...) }
 
 // writeSteps prints one row per step: the mean over ranks and the slowest
 // rank. Communication, not overlapped and free are means over the ranks
@@ -615,7 +626,7 @@ func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 	}
 	shown, capped := slowestSteps(rows, all)
 	tw := newTable(ew)
-	fmt.Fprintf(tw, "step\tranks\tstep time\tcomputing\tcomm\tnot overlapped\tfree\tslowest rank\t\n")
+	fmt.Fprint(tw, ew.t("step\tranks\tstep time\tcomputing\tcomm\tnot overlapped\tfree\tslowest rank\t\n"))
 	for _, r := range shown {
 		fmt.Fprintf(tw, "%d\t%s\t\n", r.id, strings.Join(r.cells, "\t"))
 	}
@@ -745,7 +756,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 		}
 		if len(sk.Window) > 0 {
 			tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(tw, "quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n")
+			fmt.Fprint(tw, ew.t("quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n"))
 			for _, st := range sk.Window {
 				ratio := "-"
 				if st.MedianUs > 0 {
@@ -852,12 +863,12 @@ func writeOutcomeNames(ew *errWriter, outs []results.Outcome, status, label stri
 // phases (counted over ranks and steps).
 func writeWorkload(ew *errWriter, doc *results.Document, all bool) {
 	w := doc.Context
-	head := fmt.Sprintf("  workload: %s (", w.Workload)
+	head, tail := fmt.Sprintf(ew.t("  workload: %s ("), w.Workload), ew.t(")")
 	ev := Safe(strings.Join(w.Evidence, "; "), 400)
 	if !all {
-		ev = fitLine(head, ev, ")")
+		ev = fitLine(head, ev, tail)
 	}
-	ew.printf("%s%s)\n", head, ev)
+	ew.printf("%s%s%s\n", head, ev, tail)
 	phases := map[string]int{}
 	for i := range doc.Ranks {
 		for _, s := range doc.Ranks[i].Steps {
@@ -895,13 +906,13 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 	}
 	ew.printf("\n")
 	if all {
-		writeGroupedOutcomes(ew, outs, results.StatusNotApplicable, "not applicable")
+		writeGroupedOutcomes(ew, outs, results.StatusNotApplicable, ew.t("not applicable"))
 	} else {
-		writeOutcomeNames(ew, outs, results.StatusNotApplicable, "not applicable")
+		writeOutcomeNames(ew, outs, results.StatusNotApplicable, ew.t("not applicable"))
 	}
-	writeGroupedOutcomes(ew, outs, results.StatusDisabled, "disabled") // one line per rule file
+	writeGroupedOutcomes(ew, outs, results.StatusDisabled, ew.t("disabled")) // one line per rule file
 	if !all {
-		writeOutcomeNames(ew, outs, results.StatusNotEvaluated, "not evaluated")
+		writeOutcomeNames(ew, outs, results.StatusNotEvaluated, ew.t("not evaluated"))
 	}
 	for _, o := range outs {
 		switch {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode"
-	"unicode/utf8"
 )
 
 // The terminal summary fits a screen: per-step tables show the slowest
@@ -161,8 +160,12 @@ type wrapWriter struct {
 	ascii bool
 }
 
-// units is line with µs spelled us when ww.ascii is set (the same width).
+// units is line with µs spelled us when ww.ascii is set (the same width),
+// and without the table cells' widePad.
 func (ww *wrapWriter) units(line string) string {
+	if strings.ContainsRune(line, widePad) {
+		line = strings.ReplaceAll(line, string(widePad), "")
+	}
 	if ww.ascii {
 		return strings.ReplaceAll(line, "µs", "us")
 	}
@@ -194,20 +197,21 @@ func (ww *wrapWriter) Flush() error {
 	return err
 }
 
-// wrapLine wraps one line at width columns (runes), at a space outside
-// single quotes: a quoted value ('{"cudagraph_mode": ...}') stays whole, so
+// wrapLine wraps one line at width columns (a wide rune, Chinese, takes
+// two), at a space outside single quotes or between two characters of
+// Chinese text: a quoted value ('{"cudagraph_mode": ...}') stays whole, so
 // a flag can still be copied; a word or quoted value wider than the line
 // is cut.
 func wrapLine(line string, width int) string {
 	line = strings.TrimRight(line, " ") // a left-aligned table pads its last cell
-	if utf8.RuneCountInString(line) <= width {
+	if DisplayWidth(line) <= width {
 		return line
 	}
 	indent := len(line) - len(strings.TrimLeft(line, " "))
 	cont := strings.Repeat(" ", min(indent+4, width/2))
 	var out []string
 	first := true
-	for utf8.RuneCountInString(line) > width {
+	for DisplayWidth(line) > width {
 		r := []rune(line)
 		quoted := make([]bool, len(r))
 		in := false
@@ -221,12 +225,13 @@ func wrapLine(line string, width int) string {
 		if first {
 			lo = indent
 		}
-		cut := breakAt(r, quoted, lo, width)
+		fits := fitRunes(r, width)
+		cut := breakAt(r, quoted, lo, fits)
 		if cut <= lo+1 {
-			cut = breakAt(r, nil, lo, width) // a quote never closed: any space
+			cut = breakAt(r, nil, lo, fits) // a quote never closed: any space
 		}
 		if cut <= lo+1 {
-			cut = width // nowhere to break: cut the word
+			cut = fits // nowhere to break: cut the word
 		}
 		out = append(out, strings.TrimRight(string(r[:cut]), " "))
 		line = cont + strings.TrimLeft(string(r[cut:]), " ")
@@ -235,14 +240,38 @@ func wrapLine(line string, width int) string {
 	return strings.Join(append(out, line), "\n")
 }
 
-// breakAt is the last space at or before width and after lo+1 that is
-// not inside quotes (quoted nil: any space), or lo+1 when there is none.
-func breakAt(r []rune, quoted []bool, lo, width int) int {
-	cut := width
-	for cut > lo+1 && (r[cut] != ' ' || (quoted != nil && quoted[cut])) {
+// fitRunes is how many runes of r fit in width columns (r is wider).
+func fitRunes(r []rune, width int) int {
+	w := 0
+	for i, c := range r {
+		if w += runeWidth(c); w > width {
+			return i
+		}
+	}
+	return len(r)
+}
+
+// breakAt is the last break at or before rune fits and after lo+1 that is
+// not inside quotes (quoted nil: any): a space (dropped), or the place
+// between two characters of Chinese text; lo+1 when there is none.
+func breakAt(r []rune, quoted []bool, lo, fits int) int {
+	cut := fits
+	for cut > lo+1 && (!breakable(r, cut) || (quoted != nil && quoted[cut])) {
 		cut--
 	}
 	return cut
+}
+
+// breakable reports whether a line may break before r[i]: at a space, or
+// beside a wide rune, but never before closing or after opening
+// punctuation.
+func breakable(r []rune, i int) bool {
+	if r[i] == ' ' {
+		return true
+	}
+	a, b := r[i-1], r[i]
+	return (isWide(a) || isWide(b)) && a != ' ' && !strings.ContainsRune("，。、；：！？）」』】》〉…,.;:!?)%", b) &&
+		!strings.ContainsRune("（「『【《〈“‘(", a)
 }
 
 // opensQuote tells whether the ' at r[i] can open a quote: it follows
@@ -379,7 +408,7 @@ func fixHead(fix, indent string) (head []string, rest int) {
 		}
 		head, used, inBlock = append(head, l), used+n, cmd
 	}
-	if k := len(head); k > 1 && k < len(lines) && strings.HasSuffix(head[k-1], ":") && !strings.HasPrefix(head[k-1], " ") {
+	if k := len(head); k > 1 && k < len(lines) && (strings.HasSuffix(head[k-1], ":") || strings.HasSuffix(head[k-1], "：")) && !strings.HasPrefix(head[k-1], " ") {
 		head = head[:k-1]
 	}
 	return head, len(lines) - len(head)
@@ -390,9 +419,9 @@ func fixHead(fix, indent string) (head []string, rest int) {
 // (--detail all shows it whole). s is kept whole when head and tail
 // leave it fewer than 20 columns.
 func fitLine(head, s, tail string) string {
-	room := TextWidth - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
-	if utf8.RuneCountInString(s) <= room || room < 20 {
+	room := TextWidth - DisplayWidth(head) - DisplayWidth(tail)
+	if DisplayWidth(s) <= room || room < 20 {
 		return s
 	}
-	return Safe(s, room-1)
+	return Safe(s, fitRunes([]rune(s), room-1))
 }

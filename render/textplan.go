@@ -9,20 +9,20 @@ import (
 
 // predictedText is a prediction in the user's units: µs per decode step,
 // step-time change, throughput change, and whether it is a bound.
-func predictedText(p *results.Prediction) string {
-	return changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound)
+func predictedText(p *results.Prediction, l labels) string {
+	return changeText(p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound, l)
 }
 
-func changeText(st results.BeforeAfter, stepPct, tputPct float64, bound bool) string {
-	return changeIn("µs per decode step", st, stepPct, tputPct, bound)
+func changeText(st results.BeforeAfter, stepPct, tputPct float64, bound bool, l labels) string {
+	return changeIn(l.t("µs per decode step"), st, stepPct, tputPct, bound, l)
 }
 
 // changeIn is changeText with the step time's unit given: the summary's
 // plan names it once in its header.
-func changeIn(unit string, st results.BeforeAfter, stepPct, tputPct float64, bound bool) string {
-	s := fmt.Sprintf("%.1f -> %.1f %s (%+.2f%% step time, %+.2f%% throughput)", st.Before, st.After, unit, stepPct, tputPct)
+func changeIn(unit string, st results.BeforeAfter, stepPct, tputPct float64, bound bool, l labels) string {
+	s := fmt.Sprintf(l.t("%.1f -> %.1f %s (%+.2f%% step time, %+.2f%% throughput)"), st.Before, st.After, unit, stepPct, tputPct)
 	if bound {
-		s += ", an upper bound"
+		s += l.t(", an upper bound")
 	}
 	return s
 }
@@ -37,16 +37,16 @@ func writePlan(ew *errWriter, p *results.Plan) {
 	for i, st := range p.Steps {
 		req := ""
 		if len(st.Requires) > 0 {
-			req = ", after " + strings.Join(st.Requires, ", ")
+			req = ew.l.t(", after ") + strings.Join(st.Requires, ", ")
 		}
 		needs := ""
 		if st.Needs != "" {
-			needs = ", needs " + st.Needs
+			needs = ew.l.t(", needs ") + st.Needs
 		}
-		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeIn("µs", st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound), req, needs)
+		ew.printf("  %d. %s: %s%s%s\n", i+1, st.Rule, changeIn("µs", st.StepTimeUs, st.StepTimeChangePct, st.ThroughputChangePct, st.UpperBound, ew.l), req, needs)
 	}
 	if len(p.Steps) > 1 { // one step is its own total
-		ew.printf("  total: %s\n", changeIn("µs", p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound))
+		ew.printf("  total: %s\n", changeIn("µs", p.StepTimeUs, p.StepTimeChangePct, p.ThroughputChangePct, p.UpperBound, ew.l))
 	}
 	for _, lo := range p.LeftOut {
 		ew.printf("  left out: %s: %s\n", lo.Rule, Safe(lo.Reason, 400))

@@ -94,7 +94,7 @@ func (st *state) topCollectives(n int) (string, error) {
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, "; "), nil
+	return strings.Join(parts, st.msg(msgListSep)), nil
 }
 
 // topAICPU is the n AI_CPU kernels with the most time (mean per rank).
@@ -121,7 +121,7 @@ func (st *state) topAICPU(n int) (string, error) {
 		parts = append(parts, fmt.Sprintf(st.msg(msgAICPUKernel), a.name, format(a.count/float64(ranks)),
 			units.Dur(a.total/1000/float64(ranks))))
 	}
-	return strings.Join(parts, "; "), nil
+	return strings.Join(parts, st.msg(msgListSep)), nil
 }
 
 // addContextFuncs binds the functions that read results beyond metrics.

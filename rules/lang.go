@@ -82,6 +82,7 @@ const (
 	msgAlready
 	msgAnd
 	msgNoChanges
+	msgListSep
 )
 
 var engineMsgs = map[string][]string{
@@ -113,6 +114,7 @@ var engineMsgs = map[string][]string{
 		msgAlready:              "%s %s (already)",
 		msgAnd:                  "%s and %s",
 		msgNoChanges:            "no listed changes",
+		msgListSep:              "; ",
 	},
 	lang.ZH: {
 		msgSumOver:            "各 rank 之和 %s",
@@ -142,6 +144,7 @@ var engineMsgs = map[string][]string{
 		msgAlready:              "%s %s（已是此版本）",
 		msgAnd:                  "%s 和 %s",
 		msgNoChanges:            "版本表未列出变更",
+		msgListSep:              "；",
 	},
 }
 

@@ -171,7 +171,7 @@ func (st *state) changesSince(from, to string) (string, error) {
 	if len(parts) == 0 {
 		return st.msg(msgNoChanges), nil
 	}
-	return strings.Join(parts, "; "), nil
+	return strings.Join(parts, st.msg(msgListSep)), nil
 }
 
 // VersionTableMarkdown renders the table for docs/rules.md.

@@ -44,6 +44,8 @@ type goldenCase struct {
 var goldenCases = []goldenCase{
 	{"ep-fc1-cumsum", "testdata/traces/ep-fc1-cumsum", nil},
 	{"ep-fc1-cumsum-deploy", "testdata/traces/ep-fc1-cumsum", []string{"--deploy", "testdata/deploy/field-report-1.sh"}},
+	// every output in Chinese: the findings' texts and the fixed labels
+	{"ep-fc1-cumsum-deploy-zh", "testdata/traces/ep-fc1-cumsum", []string{"--deploy", "testdata/deploy/field-report-1.sh", "--lang", "zh"}},
 	{"truncated-mid-event", "testdata/broken/truncated-mid-event", nil},
 	{"ep-fc1-cumsum-db", "testdata/traces/ep-fc1-cumsum-db", nil},
 	{"no-collectives", "testdata/traces/no-collectives", nil},

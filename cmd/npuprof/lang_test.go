@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/render"
 )
 
 // runIn runs npuprof with the locale's language lang and, when ascii, a
@@ -104,4 +105,48 @@ func TestLangNonUTF8Locale(t *testing.T) {
 	b, err := os.ReadFile(html)
 	require.NoError(t, err)
 	require.Contains(t, string(b), "每个 rank 在 MoE 路由路径中有 8 个 Cumsum 算子")
+}
+
+// The HTML report in Chinese: the findings' titles and fixes, the fixed
+// labels and the embedded rule docs; the English report's page has no
+// Chinese.
+func TestLangHTML(t *testing.T) {
+	dir := t.TempDir()
+	zh, en := filepath.Join(dir, "zh.html"), filepath.Join(dir, "en.html")
+	for f, l := range map[string]string{zh: "zh", en: "en"} {
+		code, _, errs := run("report", "../../testdata/traces/ep-fc1-cumsum", "-q", "--lang", l, "-o", f)
+		require.Equal(t, ExitOK, code, errs)
+	}
+	page := string(readFile(t, zh))
+	for _, s := range []string{`<html lang="zh-CN">`, ">问题与修复 <", ">时间分解<", ">最大预计节省<", "预计节省 <b>", ">复制<", ">依据<",
+		"对这个以 decode 为主的部署，关闭 FLASHCOMM1 和专家并行",                       // a fix
+		"FLASHCOMM1 把每个 TP all-reduce 换成 reduce-scatter 加 all-gather", // comm-ep-flashcomm's embedded why
+	} {
+		require.True(t, strings.Contains(page, s), s)
+	}
+	page = string(readFile(t, en))
+	require.Contains(t, page, `<html lang="en">`)
+	require.Contains(t, page, ">Findings <")
+	body, _, _ := strings.Cut(page, `<script type="application/json"`) // the charting library has Chinese of its own
+	require.False(t, lang.HasHan(body), "the English report holds no Chinese")
+}
+
+// The Chinese summary fits 100 columns like the English one, counting a
+// Chinese character as two (the deploy diff, printed as is, aside).
+func TestLangSummaryFits100Columns(t *testing.T) {
+	code, out, errs := run("analyze", "../../testdata/traces/ep-fc1-cumsum", "-q", "--lang", "zh", "--deploy", "../../testdata/deploy/field-report-1.sh")
+	require.Equal(t, ExitOK, code, errs)
+	diff := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "--- a/") {
+			diff = true
+		}
+		if diff && (l == "" || strings.ContainsAny(l[:1], " +-@")) {
+			continue
+		}
+		diff = false
+		require.LessOrEqual(t, render.DisplayWidth(l), 100, l)
+	}
+	require.Contains(t, out, "\n问题与修复\n")
+	require.Contains(t, out, "\n采集窗口内的时间分解\n")
 }
