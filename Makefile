@@ -24,7 +24,7 @@ SKIPLOG := .cache/test-skips
 test:
 	$(GO) vet $(PKGS)
 	@mkdir -p .cache && rm -f $(SKIPLOG)
-	@status=0; NPUPROF_SKIP_LOG=$(CURDIR)/$(SKIPLOG) $(GO) test -count=1 $(PKGS) || status=$$?; \
+	@status=0; NPUPROF_SKIP_LOG=$(CURDIR)/$(SKIPLOG) $(GO) test -count=1 -timeout 30m $(PKGS) || status=$$?; \
 	if [ -s $(SKIPLOG) ]; then sort -u $(SKIPLOG) | sed 's/^/make test: skipped /'; fi; exit $$status
 
 ## test-simd: the GOEXPERIMENT=simd (AMD64) stage-1 measurement's tests
