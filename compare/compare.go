@@ -13,6 +13,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -34,6 +35,14 @@ type Options struct {
 const DefaultKernels = 15
 
 func ptr(v float64) *float64 { return &v }
+
+// deref is *p, 0 when p is nil (for ordering only: never shown).
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
 
 func pctOf(delta, before float64) *float64 {
 	if before == 0 || math.IsNaN(before) {
@@ -649,7 +658,8 @@ func compareFindings(r *diff.Result, before, after *results.Document, bp, ap *pa
 		if order[x.Status] != order[y.Status] {
 			return order[x.Status] < order[y.Status]
 		}
-		return x.PredictedUs > y.PredictedUs
+		// no estimate orders as 0
+		return cmp.Compare(deref(x.PredictedUs), deref(y.PredictedUs)) > 0
 	})
 	if len(before.Findings) == 0 && len(after.Findings) == 0 {
 		r.Unavailable["findings"] = "neither document has findings (no rule fired, or the rules did not run)"
@@ -659,10 +669,11 @@ func compareFindings(r *diff.Result, before, after *results.Document, bp, ap *pa
 // sideFinding is one rule's findings on one side, added up.
 type sideFinding struct {
 	title, sev string
-	saving     float64
-	evidence   []string
-	partial    []diff.PartialRef
-	uncertain  bool
+	// saving is the sum of the findings' estimates; nil when none had one
+	saving    *float64
+	evidence  []string
+	partial   []diff.PartialRef
+	uncertain bool
 }
 
 // findingsBy adds up a document's findings by rule, in first-seen order.
@@ -676,7 +687,9 @@ func findingsBy(d *results.Document, side string) (map[string]*sideFinding, []st
 			out[f.Rule] = x
 			order = append(order, f.Rule)
 		}
-		x.saving += f.SavingUs
+		if v, ok := f.Saving(); ok {
+			x.saving = ptr(deref(x.saving) + v)
+		}
 		for _, e := range f.Evidence {
 			x.evidence = append(x.evidence, e.Metric)
 		}
@@ -729,8 +742,8 @@ func (m *measurer) measure(f *diff.FindingDelta, metrics []string) {
 	if !m.normalized && m.r.Before.Steps != m.r.After.Steps {
 		f.MeasuredMissing = "step counts unknown: measured over the whole captures, not normalized per step"
 	}
-	if f.PredictedUs != 0 {
-		f.Ratio = ptr(*f.MeasuredUs / f.PredictedUs)
+	if f.PredictedUs != nil && *f.PredictedUs != 0 {
+		f.Ratio = ptr(*f.MeasuredUs / *f.PredictedUs)
 	}
 }
 

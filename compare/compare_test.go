@@ -3,6 +3,7 @@ package compare_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -150,10 +151,10 @@ func TestCompareFindings(t *testing.T) {
 		}
 		return d
 	}
-	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 400, Ranks: []int{0, 1},
+	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: results.Estimated(400), Ranks: []int{0, 1},
 		Evidence: []results.Evidence{{Metric: "moe.cumsum.time_us", Rank: ptrInt(0), Value: 400}}}
-	fGraph := results.Finding{Rule: "graph-capture-sizes", Title: "graph", Severity: "medium", SavingUs: 300}
-	fNew := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 50}
+	fGraph := results.Finding{Rule: "graph-capture-sizes", Title: "graph", Severity: "medium", SavingUs: results.Estimated(300)}
+	fNew := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: results.Estimated(50)}
 	before := mk(4, 400, 1000, fCumsum, fGraph)
 	// After: 8 steps (twice the capture), Cumsum gone, free 600 over 8 steps = 300 per 4 steps.
 	after := mk(8, 0, 600, fGraph, fNew)
@@ -164,7 +165,7 @@ func TestCompareFindings(t *testing.T) {
 	c, ok := r.Finding("moe-routing-cumsum")
 	require.True(t, ok)
 	require.Equal(t, diff.FindingResolved, c.Status)
-	require.Equal(t, 400.0, c.PredictedUs)
+	require.Equal(t, 400.0, *c.PredictedUs)
 	require.Equal(t, "moe.cumsum.time_us", c.MeasuredMetric)
 	require.Equal(t, 400.0, *c.MeasuredUs)
 	require.Equal(t, 1.0, *c.Ratio)
@@ -178,6 +179,31 @@ func TestCompareFindings(t *testing.T) {
 	require.Contains(t, n.MeasuredMissing, "no fix to measure")
 	require.Equal(t, "event_wait.time_us", n.MeasuredMetric)
 	require.Equal(t, diff.FindingResolved, r.Findings[0].Status, "resolved first")
+}
+
+// A finding whose rule gives no saving estimate predicts nothing: its
+// predicted_saving_us is null, never 0, and no measured/predicted ratio is
+// made of it; one estimate among a rule's findings is the rule's.
+func TestCompareNoEstimate(t *testing.T) {
+	doc := func(fs ...results.Finding) *results.Document {
+		return &results.Document{Schema: results.Schema, Findings: fs, Ranks: []results.RankDoc{{Rank: 0,
+			Metrics: map[string]float64{"overlap.communication_not_overlapped.time_us": 500, "moe.cumsum.time_us": 30}, Unavailable: map[string]string{}}}}
+	}
+	bound := results.Finding{Rule: "comm-bound", Title: "comm", Severity: "medium",
+		Evidence: []results.Evidence{{Metric: "overlap.communication_not_overlapped.time_us", Value: 500}}}
+	cumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: results.Estimated(30)}
+	r := compare.Compare(doc(bound, cumsum, cumsum), doc(), compare.Options{})
+	c, ok := r.Finding("comm-bound")
+	require.True(t, ok)
+	require.Nil(t, c.PredictedUs)
+	require.NotNil(t, c.MeasuredUs, "the effect is still measured")
+	require.Nil(t, c.Ratio)
+	m, _ := r.Finding("moe-routing-cumsum")
+	require.Equal(t, 60.0, *m.PredictedUs, "two findings of one rule add up")
+	require.Equal(t, "moe-routing-cumsum", r.Findings[0].Rule, "an estimate orders before none")
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"predicted_saving_us":null`)
 }
 
 func TestCompareMissingParts(t *testing.T) {

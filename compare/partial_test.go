@@ -307,8 +307,8 @@ func TestCompareStatusPartial(t *testing.T) {
 		}
 		return d
 	}
-	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: 40}
-	fWait := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: 5}
+	fCumsum := results.Finding{Rule: "moe-routing-cumsum", Title: "Cumsum", Severity: "high", SavingUs: results.Estimated(40)}
+	fWait := results.Finding{Rule: "event-wait-skew", Title: "waits", Severity: "low", SavingUs: results.Estimated(5)}
 	r := compare.Compare(mk(0, fCumsum), mk(2, fWait), compare.Options{})
 	c, _ := r.Finding("moe-routing-cumsum")
 	require.Equal(t, diff.FindingResolved, c.Status)

@@ -177,10 +177,11 @@ func (b *builder) alone(f *results.Finding) *results.Prediction {
 // bound is the upper bound of a fix that cannot be replayed: its rule's
 // saving over the capture's decode steps.
 func (b *builder) bound(f *results.Finding, why string) *results.Prediction {
-	if f.SavingUs <= 0 || b.steps <= 0 {
-		return nil
+	saving, ok := f.Saving()
+	if !ok || saving <= 0 || b.steps <= 0 {
+		return nil // no estimate to bound the fix with
 	}
-	per := f.SavingUs * 1000 / b.steps
-	basis := fmt.Sprintf("not replayed (%s): the rule's saving estimate, %.1f µs per rank over %.0f decode steps, taken whole: an upper bound", why, f.SavingUs, b.steps)
+	per := saving * 1000 / b.steps
+	basis := fmt.Sprintf("not replayed (%s): the rule's saving estimate, %.1f µs per rank over %.0f decode steps, taken whole: an upper bound", why, saving, b.steps)
 	return b.prediction(*b.base, *b.base, max(*b.base-per, 1), true, basis)
 }

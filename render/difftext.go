@@ -105,7 +105,7 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 			if f.MeasuredMissing != "" {
 				on += " (" + f.MeasuredMissing + ")"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, Dur(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
 		}
 		tw.Flush()
 	}
@@ -300,7 +300,7 @@ func WriteDiffSummary(w io.Writer, r *diff.Result) error {
 			if f.MeasuredUs != nil {
 				meas = "measured " + Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
 			}
-			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, Dur(f.PredictedUs), meas, tail(diff.FindingPartialTag(f)))
+			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, predictedSaving(f.PredictedUs), meas, tail(diff.FindingPartialTag(f)))
 		case diff.FindingNew:
 			ew.printf("  new: %s: %s%s\n", f.Rule, Safe(f.Title, 200), tail(diff.FindingPartialTag(f)))
 		}
@@ -317,4 +317,17 @@ func WriteDiffSummary(w io.Writer, r *diff.Result) error {
 		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
 	}
 	return ew.err
+}
+
+// NoEstimate is what a diff shows for a finding whose rule gave no saving
+// estimate (predicted_saving_us null), in place of a number.
+const NoEstimate = "no estimate"
+
+// predictedSaving is a finding's predicted saving: its duration, or "no
+// estimate" when the rule gave none (never "0.0µs").
+func predictedSaving(us *float64) string {
+	if us == nil {
+		return NoEstimate
+	}
+	return Dur(*us)
 }

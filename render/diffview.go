@@ -12,6 +12,15 @@ func diffNum(text string, v float64) DiffCell {
 	return DiffCell{Text: text, Num: true, Value: &v}
 }
 
+// predictedCell is a finding's predicted saving: a number cell, or a
+// text cell saying "no estimate" when the rule gave none.
+func predictedCell(us *float64) DiffCell {
+	if us == nil {
+		return DiffCell{Text: NoEstimate, Num: true}
+	}
+	return diffNum(Dur(*us), *us)
+}
+
 // diffTxt is a text cell.
 func diffTxt(s string) DiffCell { return DiffCell{Text: s} }
 
@@ -202,7 +211,7 @@ func diffFindingSection(r *diff.Result) DiffSection {
 		}
 		status := diffTxt(f.Status)
 		status.Class = map[string]string{diff.FindingResolved: "good", diff.FindingNew: "bad"}[f.Status]
-		fs.Rows = append(fs.Rows, []DiffCell{status, {Text: f.Rule, Class: "mono"}, diffTxt(f.Title), diffNum(Dur(f.PredictedUs), f.PredictedUs), meas, ratio, diffTxt(on)})
+		fs.Rows = append(fs.Rows, []DiffCell{status, {Text: f.Rule, Class: "mono"}, diffTxt(f.Title), predictedCell(f.PredictedUs), meas, ratio, diffTxt(on)})
 	}
 	return withPartial(fs, fsTags)
 }

@@ -107,15 +107,15 @@ func intp(i int) *int { return &i }
 func synthFindings() []results.Finding {
 	return []results.Finding{
 		{Rule: "cumsum-aicpu", Severity: results.SeverityMedium, Title: "Cumsum runs on the AI CPU in the MoE routing path",
-			Ranks: []int{0, 1}, SavingUs: 1234.5,
+			Ranks: []int{0, 1}, SavingUs: results.Estimated(1234.5),
 			Evidence: []results.Evidence{{Metric: "moe.cumsum.aicpu.time_us", Rank: intp(0), Value: 2600, Unit: "us"}, {Metric: "moe.cumsum.count", Value: 94, Note: "per step"}},
 			Fix:      "cast expert_tokens to int32 before cumsum\n# keeps " + hostileEnv, Docs: "javascript:alert(4)"},
 		{Rule: "hccl-not-overlapped", Severity: results.SeverityHigh, Title: "Collectives are not overlapped " + hostileName,
-			SavingUs: 98765.4, Evidence: []results.Evidence{{Metric: "overlap.communication_not_overlapped.time_us", Value: 98765.4, Unit: "us"}},
+			SavingUs: results.Estimated(98765.4), Evidence: []results.Evidence{{Metric: "overlap.communication_not_overlapped.time_us", Value: 98765.4, Unit: "us"}},
 			Fix:  "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1",
 			Diff: "--- a/serve.sh\n+++ b/serve.sh\n@@ -1,2 +1,2 @@\n-export VLLM_ASCEND_ENABLE_FLASHCOMM1=0\n+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\n vllm serve " + hostileName,
 			Docs: "https://github.com/vllm-project/vllm-ascend"},
-		{Rule: "info-only", Severity: "weird", Title: "An info finding", SavingUs: 0, Fix: "nothing"},
+		{Rule: "info-only", Severity: "weird", Title: "An info finding", Fix: "nothing"},
 	}
 }
 

@@ -308,9 +308,9 @@ func TestHTMLCopyIsExact(t *testing.T) {
 		require.Contains(t, d, "\r\n", "the fixture is a CRLF diff")
 	}
 	findings := []results.Finding{
-		{Rule: "comm-ep-flashcomm", Severity: results.SeverityHigh, Title: "FLASHCOMM1 off", SavingUs: 200,
+		{Rule: "comm-ep-flashcomm", Severity: results.SeverityHigh, Title: "FLASHCOMM1 off", SavingUs: results.Estimated(200),
 			Fix: "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\r\n\tthen restart " + hostileName + "\n", Diff: diff1},
-		{Rule: "parallel-strategy", Severity: results.SeverityMedium, Title: "EP off", SavingUs: 100, Fix: "drop --enable-expert-parallel", Diff: diff2},
+		{Rule: "parallel-strategy", Severity: results.SeverityMedium, Title: "EP off", SavingUs: results.Estimated(100), Fix: "drop --enable-expert-parallel", Diff: diff2},
 	}
 	// what the JSON document holds (a JSON round trip of each string)
 	doc := func(v string) string {

@@ -437,7 +437,7 @@ func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 	present(t, page, "none estimated")
 	absent(t, page, "est. saving <b>0.0µs</b>")
 
-	fs = append(fs, results.Finding{Rule: "moe-routing-cumsum", Severity: results.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: 269.5})
+	fs = append(fs, results.Finding{Rule: "moe-routing-cumsum", Severity: results.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: results.Estimated(269.5)})
 	page = renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 	present(t, page, "est. saving <b>269.5µs</b>")
 	absent(t, page, "none estimated")
@@ -447,7 +447,7 @@ func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 // the HTML, the terminal and JUnit.
 func TestFindingDiffErrorShown(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
-	fs := []results.Finding{{Rule: "graph-capture-sizes", Severity: results.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: 10,
+	fs := []results.Finding{{Rule: "graph-capture-sizes", Severity: results.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: results.Estimated(10),
 		Fix: "capture 25", DiffError: "run.sh: line 3: --compilation-config value: not a JSON object"}}
 	page := renderHTML(t, HTMLInput{Doc: build.Doc(res, fs)})
 	present(t, page, `<p class="na">No diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object</p>`)

@@ -436,13 +436,22 @@ func buildView(in HTMLInput) *htmlView {
 	return v
 }
 
-// savingDur prints an estimated saving; "" when the rule gave none (a
-// saving of 0 is "no saving estimated", never "0.0µs").
-func savingDur(us float64) string {
-	if us > 0 {
-		return Dur(us)
+// savingDur prints an estimated saving; "" when the rule gave none (the
+// report says "no saving estimated", never "0.0µs").
+func savingDur(us *float64) string {
+	if us == nil {
+		return ""
 	}
-	return ""
+	return Dur(*us)
+}
+
+// savingRaw is an estimated saving in µs for data-saving-us; "" when the
+// rule gave none.
+func savingRaw(us *float64) string {
+	if us == nil {
+		return ""
+	}
+	return raw(*us)
 }
 
 // headlineCards are the overview numbers: findings, and the spread over
@@ -453,7 +462,9 @@ func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
 	high := 0
 	var best float64
 	for _, f := range fs {
-		best = max(best, f.SavingUs)
+		if v, ok := f.Saving(); ok {
+			best = max(best, v)
+		}
 		if f.Severity == results.SeverityHigh {
 			high++
 		}
@@ -663,11 +674,13 @@ func sevClass(s string) string {
 func buildFindings(v *htmlView, fs []results.Finding) {
 	list := append([]results.Finding(nil), fs...)
 	slices.SortStableFunc(list, func(a, b results.Finding) int {
-		return cmp.Or(cmp.Compare(b.SavingUs, a.SavingUs), cmp.Compare(results.SeverityRank(b.Severity), results.SeverityRank(a.Severity)), cmp.Compare(a.Rule, b.Rule))
+		sa, _ := a.Saving() // no estimate orders as 0, as in the document
+		sb, _ := b.Saving()
+		return cmp.Or(cmp.Compare(sb, sa), cmp.Compare(results.SeverityRank(b.Severity), results.SeverityRank(a.Severity)), cmp.Compare(a.Rule, b.Rule))
 	})
 	for i, f := range list {
 		fv := findingView{ID: fmt.Sprintf("finding-%d", i), rule: f.Rule, Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
-			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: raw(f.SavingUs),
+			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: savingRaw(f.SavingUs),
 			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), FixCopy: copyText(f.Fix), DiffCopy: copyText(f.Diff), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {

@@ -148,11 +148,11 @@ func findingText(f *results.Finding) string {
 		return ""
 	}
 	var b strings.Builder
-	if f.SavingUs > 0 {
-		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(f.SavingUs), uncertain(f, labels{}))
+	if v, ok := f.Saving(); ok {
+		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(v), uncertain(f, labels{}))
 	} else {
 		// the rule estimates no saving (or could not): not a measured 0
-		fmt.Fprintf(&b, "%s\nestimated saving: none\n", f.Fix)
+		fmt.Fprintf(&b, "%s\nestimated saving: no estimate\n", f.Fix)
 	}
 	if f.Predicted != nil {
 		fmt.Fprintf(&b, "predicted: %s\n", predictedText(f.Predicted, labels{}))
@@ -258,10 +258,10 @@ func trimFloat(v float64) string {
 // uncertain is the label after a saving estimated from partial metrics.
 // savingText is a finding's estimated saving on its one-line summary. A
 // rule without a saving expression (env-hygiene), or whose saving could not
-// be estimated, leaves SavingUs at 0: that is said, not shown as "0.0µs".
+// be estimated, has no SavingUs: that is said, never shown as "0.0µs".
 func savingText(f *results.Finding, l labels) string {
-	if f.SavingUs > 0 {
-		return l.t("est. saving ") + Dur(f.SavingUs) + uncertain(f, l)
+	if v, ok := f.Saving(); ok {
+		return l.t("est. saving ") + Dur(v) + uncertain(f, l)
 	}
 	return l.t("no saving estimated")
 }

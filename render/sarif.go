@@ -217,6 +217,7 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 		msg := f.Title + "\n\n" + f.Fix
 		ranks := append([]int{}, f.Ranks...)
 		sort.Ints(ranks)
+		// saving_us is null when the rule gives no estimate, never 0
 		props := map[string]any{"severity": f.Severity, "saving_us": f.SavingUs, "ranks": ranks}
 		if f.HasPartial() {
 			// SARIF 2.1.0 has no confidence field: the caveat leads the

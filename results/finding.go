@@ -81,9 +81,13 @@ type Finding struct {
 	Diff string `json:"diff,omitempty"`
 	// DiffError says why the finding's edits could not be applied to the
 	// deployment script (--deploy): the finding stands, without a diff.
-	DiffError string  `json:"diff_error,omitempty"`
-	SavingUs  float64 `json:"saving_us"`
-	Docs      string  `json:"docs,omitempty"`
+	DiffError string `json:"diff_error,omitempty"`
+	// SavingUs is the rule's saving estimate, µs per rank over the
+	// capture; nil (JSON null) when the rule gives none: it has no saving
+	// expression, or one that could not be evaluated (the evidence's
+	// saving_us note says why). Never 0 for "not estimated".
+	SavingUs *float64 `json:"saving_us"`
+	Docs     string   `json:"docs,omitempty"`
 	// Partial lists, per rank, the metrics the finding read that were
 	// computed from a truncated file; absent when every input was whole.
 	Partial []PartialInput `json:"partial,omitempty"`
@@ -166,3 +170,15 @@ type PatchSpec struct {
 
 // Names returns the names of Set in the rule file's order.
 func (p PatchSpec) Names() []string { return p.Order }
+
+// Saving returns the finding's saving estimate (µs per rank over the
+// capture) and whether its rule gave one.
+func (f *Finding) Saving() (float64, bool) {
+	if f.SavingUs == nil {
+		return 0, false
+	}
+	return *f.SavingUs, true
+}
+
+// Estimated is a saving estimate of v µs, for Finding.SavingUs.
+func Estimated(v float64) *float64 { return &v }

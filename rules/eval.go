@@ -103,8 +103,11 @@ func Evaluate(set *Set, in *Input) *Report {
 // then rule id.
 func SortFindings(f []results.Finding) {
 	sort.SliceStable(f, func(i, j int) bool {
-		if f[i].SavingUs != f[j].SavingUs {
-			return f[i].SavingUs > f[j].SavingUs
+		// no estimate orders as 0: after every saving, then by severity
+		si, _ := f[i].Saving()
+		sj, _ := f[j].Saving()
+		if si != sj {
+			return si > sj
 		}
 		if a, b := results.SeverityRank(f[i].Severity), results.SeverityRank(f[j].Severity); a != b {
 			return a > b
@@ -720,7 +723,8 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
 	}
 	fd.Severity = r.Severity
 	if fd.Severity == "auto" {
-		fd.Severity = autoSeverity(st, fd.SavingUs, savingNote != "" || r.Saving == nil)
+		sv, _ := fd.Saving()
+		fd.Severity = autoSeverity(st, sv, fd.SavingUs == nil)
 	}
 	fd.Partial = st.partialInputs()
 	o = outcome(r, results.StatusFired, "")
@@ -744,7 +748,7 @@ func (st *state) saving(r *Rule, fd *results.Finding) (string, *results.Outcome)
 		o := classify(r, "saving", err)
 		return "", &o
 	}
-	fd.SavingUs = math.Max(0, math.Round(sv.(float64)*1000)/1000)
+	fd.SavingUs = results.Estimated(math.Max(0, math.Round(sv.(float64)*1000)/1000))
 	fd.SavingUncertain = st.usedIn(results.UsedInSaving)
 	return "", nil
 }
@@ -1042,7 +1046,7 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *results.Finding) {
 		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetFix), b.Metric, format(base), format(cur), b.Text),
 	}
 	if d.Unit == "µs" && cur > bound {
-		fd.SavingUs = math.Round((cur-bound)*1000) / 1000
+		fd.SavingUs = results.Estimated(math.Round((cur-bound)*1000) / 1000)
 		fd.SavingUncertain = st.usedIn(results.UsedInWhen)
 		if fd.SavingUncertain {
 			st.record(results.UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)

@@ -97,7 +97,7 @@ func TestFindingFromTruncatedTraceIsPartial(t *testing.T) {
 	for _, o := range res.Ranks {
 		sum += o.Metrics["moe.cumsum.time_us"]
 	}
-	require.InDelta(t, sum/float64(len(res.Ranks)), f.SavingUs, 0.001)
+	require.InDelta(t, sum/float64(len(res.Ranks)), *f.SavingUs, 0.001)
 	for _, m := range []string{"moe.cumsum.count", "moe.cumsum.time_us"} {
 		ev := evidenceOf(f, m)
 		require.Len(t, ev, 1, m)
@@ -151,7 +151,7 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
 	f := finding(rep, "max-elsewhere")
 	require.NotNil(t, f)
 	require.False(t, f.SavingUncertain, "the saving read rank 0 only")
-	require.InDelta(t, truth.Ranks[0].Metrics["moe.cumsum.time_us"], f.SavingUs, 0.001)
+	require.InDelta(t, truth.Ranks[0].Metrics["moe.cumsum.time_us"], *f.SavingUs, 0.001)
 	ev := evidenceOf(f, "moe.cumsum.count")
 	require.Len(t, ev, 1+len(res.Ranks))
 	require.NotNil(t, ev[0].Rank)

@@ -201,7 +201,7 @@ func TestFindingWithoutSavingEstimateSaysSo(t *testing.T) {
 	require.NotContains(t, out, "env-hygiene, est. saving 0.0")
 	x, err := os.ReadFile(junit)
 	require.NoError(t, err)
-	require.Contains(t, string(x), "estimated saving: none&#xA;")
+	require.Contains(t, string(x), "estimated saving: no estimate&#xA;")
 	require.NotContains(t, string(x), "estimated saving: 0.0µs")
 }
 

@@ -139,8 +139,9 @@ type FindingDelta struct {
 	Status   string `json:"status"` // resolved, new, persists
 	// PredictedUs is the saving_us the rule predicted on the before side
 	// (per rank, over the before capture); for a new finding, the after
-	// side's prediction.
-	PredictedUs float64 `json:"predicted_saving_us"`
+	// side's prediction. nil (JSON null) when the rule gave no estimate
+	// on that side: never 0 for "not estimated".
+	PredictedUs *float64 `json:"predicted_saving_us"`
 	// MeasuredUs is the measured decrease of MeasuredMetric (mean over
 	// ranks, the after side scaled to the before side's step count);
 	// nil with MeasuredMissing when it cannot be measured.
