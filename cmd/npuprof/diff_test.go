@@ -72,11 +72,12 @@ func TestAnalyzeWithVLLMLog(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(dir, "..", "r.html"))
 	require.NoError(t, err)
 	page := string(html)
-	head := page[strings.Index(page, `data-section="header"`):strings.Index(page, `data-section="findings"`)]
-	require.Contains(t, head, "serving.concurrency")
-	require.Contains(t, head, "89.5")
-	require.Contains(t, head, "serving.mm_cache_hit_rate")
-	require.Contains(t, head, "91.0%")
+	// the serving context follows the deployment facts
+	deployment := page[strings.Index(page, `data-section="deployment"`):strings.Index(page, `data-section="communication"`)]
+	require.Contains(t, deployment, "serving.concurrency")
+	require.Contains(t, deployment, "89.5")
+	require.Contains(t, deployment, "serving.mm_cache_hit_rate")
+	require.Contains(t, deployment, "91.0%")
 
 	// --no-vllm-log: nothing read.
 	code, out, _ = run("analyze", dir, "-q", "--no-vllm-log")
