@@ -52,6 +52,12 @@ func TestAnalyzeWithVLLMLog(t *testing.T) {
 			Files   []string           `json:"files"`
 			Formats []string           `json:"formats"`
 		} `json:"serving"`
+		Plan struct {
+			Steps []struct {
+				Rule          string  `json:"rule"`
+				StepChangePct float64 `json:"step_time_change_pct"`
+			} `json:"steps"`
+		} `json:"plan"`
 		Ranks []struct {
 			Kernels     []map[string]any `json:"kernels"`
 			Collectives []map[string]any `json:"collectives"`
@@ -65,6 +71,13 @@ func TestAnalyzeWithVLLMLog(t *testing.T) {
 	require.InDelta(t, 1460, m["serving.output_tps"], 1e-9)
 	require.Equal(t, 1.0, m["serving.log.malformed"])
 	require.Equal(t, []string{"v1-parts"}, doc.Serving.Formats)
+	// the log's batch (90) is larger than the profile's (25): the load the
+	// profile did not have is not the fix's effect, so the graph is
+	// predicted at the profile's batch, and a plan step never slows the step
+	require.NotEmpty(t, doc.Plan.Steps)
+	for _, st := range doc.Plan.Steps {
+		require.Less(t, st.StepChangePct, 0.0, st.Rule)
+	}
 	require.Len(t, doc.Ranks, 8)
 	require.NotEmpty(t, doc.Ranks[0].Kernels)
 	require.NotEmpty(t, doc.Ranks[0].Collectives)
