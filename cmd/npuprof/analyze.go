@@ -57,8 +57,8 @@ the same numbers). Any text input may be gzip- or zstd-compressed
 (trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
 parse is held only while it is analyzed, so that memory grows with --workers;
 what a finished rank keeps for the cross-rank passes and the document (its
-results and collective arrival times) grows with the rank count, about 60 KiB
-a rank (peak RSS 80 MiB at 1024 generated ranks, 129 MiB at 2048). Missing, duplicate (the newest
+results and collective arrival times) grows with the rank count, about 32 KiB
+a rank (peak RSS 57 MiB at 1024 generated ranks, 89 MiB at 2048). Missing, duplicate (the newest
 folder is kept) and unknown ranks, and ranks with different step sets, are
 reported as notes, never fatal. Nothing is ever written into PATH; -o writes
 where you say.
