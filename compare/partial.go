@@ -6,6 +6,7 @@ import (
 
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/diff"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // partialIndex is, per rank of one document, the metrics computed from a
@@ -17,19 +18,10 @@ type partialIndex struct {
 }
 
 func buildPartial(d *results.Document, side string) *partialIndex {
-	pi := &partialIndex{side: side, metrics: map[int]map[string]bool{}}
-	for _, rk := range d.Ranks {
-		if len(rk.PartialMetrics) == 0 {
-			continue
-		}
-		set := make(map[string]bool, len(rk.PartialMetrics))
-		for _, m := range rk.PartialMetrics {
-			set[m] = true
-		}
-		pi.metrics[rk.Rank] = set
-		pi.ranks = append(pi.ranks, rk.Rank)
-	}
-	sort.Ints(pi.ranks)
+	pi := &partialIndex{side: side}
+	pi.metrics, pi.ranks = metric.PartialSets(len(d.Ranks), func(i int) (int, []string) {
+		return d.Ranks[i].Rank, d.Ranks[i].PartialMetrics
+	})
 	return pi
 }
 

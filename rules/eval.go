@@ -18,6 +18,7 @@ import (
 	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/metric"
 )
 
 // Input is everything rules read.
@@ -160,20 +161,15 @@ func buildPartialIndex(res *analysis.Result) *partialIndex {
 	if res == nil {
 		return pi
 	}
+	pi.metrics, pi.ranks = metric.PartialSets(len(res.Ranks), func(i int) (int, []string) {
+		return res.Ranks[i].Rank, res.Ranks[i].PartialMetrics
+	})
 	for _, rr := range res.Ranks {
-		if len(rr.PartialMetrics) == 0 {
-			continue
+		if len(rr.PartialMetrics) > 0 {
+			pi.measured[rr.Rank] = rr.Metrics
+			pi.reason[rr.Rank] = rr.PartialReason
 		}
-		set := make(map[string]bool, len(rr.PartialMetrics))
-		for _, m := range rr.PartialMetrics {
-			set[m] = true
-		}
-		pi.metrics[rr.Rank] = set
-		pi.measured[rr.Rank] = rr.Metrics
-		pi.reason[rr.Rank] = rr.PartialReason
-		pi.ranks = append(pi.ranks, rr.Rank)
 	}
-	sort.Ints(pi.ranks)
 	return pi
 }
 
