@@ -150,3 +150,17 @@ func TestLangSummaryFits100Columns(t *testing.T) {
 	require.Contains(t, out, "\n问题与修复\n")
 	require.Contains(t, out, "\n采集窗口内的时间分解\n")
 }
+
+// rules list and rules explain print a rule's explanation and fix template
+// in the chosen language.
+func TestLangRulesExplain(t *testing.T) {
+	code, out, errs := run("rules", "explain", "comm-ep-flashcomm", "--lang", "zh")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "\nWhy\n  FLASHCOMM1 把每个 TP all-reduce 换成 reduce-scatter 加\n")
+	require.Contains(t, out, "对这个以 decode 为主的部署，关闭 FLASHCOMM1 和专家并行：")
+	code, out, errs = run("rules", "list", "--lang", "zh")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "\n    没有任何计算与之并行的通信，是 device 只在搬运数据（或等待其他 rank）的时间。\n")
+	_, out, _ = run("rules", "list")
+	require.False(t, lang.HasHan(out))
+}

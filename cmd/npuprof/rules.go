@@ -176,21 +176,23 @@ are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
 }
 
 func newRulesListCmd(io *streams) *cobra.Command {
-	return rulesSubcommand(&cobra.Command{
+	return rulesSubcommand(io, &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in rules (and those of --rules files)",
 		Example: `  $ npuprof rules list
   $ npuprof rules list --rules team-rules.yaml`,
 		Args: cobra.NoArgs,
-	}, func(set *rules.Set, args []string) error {
+	}, func(set *rules.Set, lang string, args []string) error {
 		for _, r := range set.Rules {
 			src := "built-in"
 			if !r.Builtin {
 				src = fmt.Sprintf("%s:%d", r.File, r.Line)
 			}
-			why := strings.TrimSpace(r.Why)
+			why := strings.TrimSpace(r.WhyIn(lang))
 			if i := strings.Index(why, ". "); i > 0 {
 				why = why[:i+1]
+			} else if i := strings.Index(why, "。"); i > 0 {
+				why = why[:i+len("。")]
 			}
 			fmt.Fprintf(io.out, "%-22s %-7s %s\n", r.ID, r.Severity, src)
 			if why != "" {
@@ -205,13 +207,13 @@ func newRulesListCmd(io *streams) *cobra.Command {
 }
 
 func newRulesExplainCmd(io *streams) *cobra.Command {
-	return rulesSubcommand(&cobra.Command{
+	return rulesSubcommand(io, &cobra.Command{
 		Use:   "explain ID",
 		Short: "Explain a rule: what it checks, the expression, thresholds, the fix, and why",
 		Example: `  $ npuprof rules explain moe-routing-cumsum
   $ npuprof rules explain my-rule --rules team-rules.yaml`,
 		Args: exactArgs(1),
-	}, func(set *rules.Set, args []string) error {
+	}, func(set *rules.Set, lang string, args []string) error {
 		r := set.Lookup(args[0])
 		if r == nil {
 			var ids []string
@@ -223,34 +225,40 @@ func newRulesExplainCmd(io *streams) *cobra.Command {
 			}
 			return usageErr("no rule %q; 'npuprof rules list' lists the %d rules", args[0], len(ids))
 		}
-		explain(io, r)
+		explain(io, r, lang)
 		return nil
 	})
 }
 
 // rulesSubcommand gives cmd its --rules flag and a run over the rule set
 // (built-in plus --rules files).
-func rulesSubcommand(cmd *cobra.Command, run func(set *rules.Set, args []string) error) *cobra.Command {
+func rulesSubcommand(io *streams, cmd *cobra.Command, run func(set *rules.Set, lang string, args []string) error) *cobra.Command {
 	var files []string
+	var lf langFlag
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := lf.resolve(io, true); err != nil {
+			return err
+		}
 		set, err := loadRules(files, selectOptions{})
 		if err != nil {
 			return err
 		}
-		return run(set, args)
+		return run(set, lf.lang, args)
 	}
 	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
+	cmd.Flags().StringVar(&lf.Lang, "lang", "", "the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)")
 	return cmd
 }
 
-func explain(io *streams, r *rules.Rule) {
+// explain prints what rule r checks; its why and fix template in lang.
+func explain(io *streams, r *rules.Rule, lang string) {
 	w := io.out
 	src := "built-in (" + r.File + ")"
 	if !r.Builtin {
 		src = fmt.Sprintf("%s:%d", r.File, r.Line)
 	}
 	fmt.Fprintf(w, "%s  [%s]  %s\n\n", r.ID, r.Severity, src)
-	if why := strings.TrimSpace(r.Why); why != "" {
+	if why := strings.TrimSpace(r.WhyIn(lang)); why != "" {
 		fmt.Fprintf(w, "Why\n  %s\n\n", wrap(why, "  "))
 	}
 	a := r.AppliesTo
@@ -323,7 +331,7 @@ func explain(io *streams, r *rules.Rule) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Fix (template)\n  %s\n", indentRest(strings.TrimSpace(r.Fix.Source), "  "))
+	fmt.Fprintf(w, "Fix (template)\n  %s\n", indentRest(strings.TrimSpace(r.FixIn(lang).Source), "  "))
 	if len(r.Edits) > 0 {
 		fmt.Fprintf(w, "\nChanges to the --deploy script\n")
 		for _, e := range r.Edits {
