@@ -182,18 +182,16 @@ func MiddleStep(steps []StepBreakdown) (StepBreakdown, bool) {
 	return ok[(len(ok)-1)/2], true
 }
 
+// boxKinds is each task class's box, keyed by class (every class listed:
+// BoxCompute is the zero BoxKind).
+var boxKinds = [...]BoxKind{model.ClassOther: BoxOther,
+	model.ClassCompute: BoxCompute, model.ClassCommKernel: BoxCommKernel,
+	model.ClassEventWait: BoxEventWait, model.ClassEventRecord: BoxEventRecord,
+	model.ClassMemcpy: BoxMemcpy, model.ClassCommSubtask: BoxOther, model.ClassPlaceholder: BoxOther}
+
 func boxKind(c model.TaskClass) BoxKind {
-	switch c {
-	case model.ClassCompute:
-		return BoxCompute
-	case model.ClassCommKernel:
-		return BoxCommKernel
-	case model.ClassEventWait:
-		return BoxEventWait
-	case model.ClassEventRecord:
-		return BoxEventRecord
-	case model.ClassMemcpy:
-		return BoxMemcpy
+	if int(c) < len(boxKinds) {
+		return boxKinds[c]
 	}
 	return BoxOther
 }
