@@ -3,6 +3,7 @@ package render
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Every chart's axes have a title, and a duration axis says its unit: the
@@ -146,4 +147,36 @@ func pointValue(d any) (float64, bool) {
 		return pointValue(x["value"])
 	}
 	return 0, false
+}
+
+// localAxes puts the axis titles of c (and of its variants) in the labels'
+// language: a title is a label, or "what (unit)" with what a label.
+func (l labels) localAxes(c *chartPayload) {
+	if !l.zh {
+		return
+	}
+	for _, o := range append([]map[string]any{c.Option}, c.Variants...) {
+		for _, key := range []string{"xAxis", "yAxis"} {
+			axes := listOf(o[key])
+			if m, ok := o[key].(map[string]any); ok {
+				axes = append(axes, m)
+			}
+			for _, ax := range axes {
+				if name, ok := ax["name"].(string); ok {
+					ax["name"] = l.axisTitle(name)
+				}
+			}
+		}
+	}
+}
+
+// axisTitle is the title s in the labels' language.
+func (l labels) axisTitle(s string) string {
+	if t := l.t(s); t != s {
+		return t
+	}
+	if i := strings.LastIndex(s, " ("); i > 0 && strings.HasSuffix(s, ")") {
+		return l.t(s[:i]) + " " + s[i+1:]
+	}
+	return s
 }

@@ -732,6 +732,7 @@ func buildDeployDiff(v *htmlView, d string) {
 
 func (v *htmlView) addChart(c *chartPayload) {
 	if c != nil {
+		v.l.localAxes(c)
 		v.Charts = append(v.Charts, c)
 	}
 }

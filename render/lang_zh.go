@@ -184,4 +184,16 @@ var zhLabels = map[string]string{
 	"Comm. not overlapped / window": "未掩盖通信 / 窗口",
 	"Free (idle) / window":          "空闲 / 窗口",
 	"Steps per rank":                "每 rank 的 step 数",
+	// chart axis titles (htmlaxes.go)
+	"statistic over the steps":                "各 step 的统计量",
+	"MoE layer (n-th routing op of a step)":   "MoE 层（step 中第 n 个路由算子）",
+	"metric (cell: ratio to the median rank)": "指标（单元格：与中位 rank 之比）",
+	"expert":                     "专家",
+	"MoE layer":                  "MoE 层",
+	"tokens":                     "token 数",
+	"device time":                "device 时间",
+	"time in the step":           "step 内时间",
+	"time over the capture":      "整个采集内的时间",
+	"mean time per occurrence":   "每次出现的平均时间",
+	"time from the step's start": "距 step 开始的时间",
 }
