@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/plan"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
 	"github.com/stretchr/testify/require"
 )
@@ -180,4 +181,32 @@ func TestEPLBConflictsAndVersionGate(t *testing.T) {
 	}
 	require.Equal(t, "needs vllm-ascend >= v0.19.1rc1; the deployment runs v0.13.0rc1", gate)
 	require.NotContains(t, rep.Plan.DeployDiff, "eplb_config")
+}
+
+// A fix whose replay makes the step slower is left out of the plan, with
+// the replayed step times as the reason: a plan step never predicts a
+// slower step. Here a synthetic fix runs the decode steps at four times
+// the field report's 25 tokens.
+func TestPlanLeavesOutAFixThatSlowsTheStep(t *testing.T) {
+	res := analyze(t, tracegen.FieldReport()[0])
+	rep, _ := planFor(t, res, fieldScript, "concurrency=25")
+	rep.Findings = append(rep.Findings, results.Finding{Rule: "grow-batch", Severity: "high",
+		Transforms: []results.Transform{{Kind: "rebatch", To: 100}}})
+	plan.Build(res, rep, nil)
+	f := &rep.Findings[len(rep.Findings)-1]
+	require.NotNil(t, f.Predicted)
+	require.Greater(t, f.Predicted.StepTimeChangePct, 0.0, "four times the tokens: a slower step")
+	var steps []string
+	for _, st := range rep.Plan.Steps {
+		steps = append(steps, st.Rule)
+		require.Less(t, st.StepTimeChangePct, 0.0, st.Rule)
+	}
+	require.Equal(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes"}, steps)
+	var why string
+	for _, lo := range rep.Plan.LeftOut {
+		if lo.Rule == "grow-batch" {
+			why = lo.Reason
+		}
+	}
+	require.Contains(t, why, "the replay predicts no gain (")
 }

@@ -115,7 +115,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed ma
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue
 		}
-		if p.AfterNs >= p.BeforeNs && !b.requiredBy(f, cands) {
+		if p.AfterNs >= p.BeforeNs && !requiredBy(f, cands) {
 			// a plan step never makes the step slower: a fix whose replay
 			// predicts no gain is left out, unless a later step needs it
 			fails = append(fails, failure{i, fmt.Sprintf("the replay predicts no gain (%.1f -> %.1f µs per decode step)", p.BeforeNs/1000, p.AfterNs/1000)})
@@ -129,7 +129,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed ma
 }
 
 // requiredBy reports whether another candidate requires f.
-func (b *builder) requiredBy(f *results.Finding, cands []*results.Finding) bool {
+func requiredBy(f *results.Finding, cands []*results.Finding) bool {
 	for _, c := range cands {
 		for _, r := range c.Requires {
 			if c != f && r.Rule == f.Rule {
