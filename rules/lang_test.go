@@ -2,7 +2,9 @@ package rules
 
 import (
 	"fmt"
+	"io/fs"
 	"maps"
+	"path"
 	"sort"
 	"strings"
 	"testing"
@@ -19,7 +21,8 @@ import (
 func TestBuiltinRulesHaveChinese(t *testing.T) {
 	set := builtinEager(t)
 	for _, r := range set.Rules {
-		zh := r.ZH
+		zh, err := r.textsErr(lang.ZH)
+		require.NoError(t, err, r.ID)
 		require.NotNil(t, zh, "%s: no zh: block", r.ID)
 		require.True(t, lang.HasHan(zh.Summary), "%s: zh.summary", r.ID)
 		require.NotNil(t, zh.Title, "%s: zh.title", r.ID)
@@ -33,6 +36,17 @@ func TestBuiltinRulesHaveChinese(t *testing.T) {
 				require.True(t, lang.HasHan(zh.Notes[es.Metric].Source), "%s: zh note of %s", r.ID, es.Metric)
 			}
 		}
+	}
+}
+
+// Every texts file in builtin/zh belongs to a rule file.
+func TestBuiltinTextsFilesHaveRuleFiles(t *testing.T) {
+	zh, err := fs.Glob(builtinFS, "builtin/zh/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, zh)
+	for _, f := range zh {
+		_, err := fs.Stat(builtinFS, path.Join("builtin", path.Base(f)))
+		require.NoError(t, err, "%s has no rule file", f)
 	}
 }
 
@@ -158,4 +172,53 @@ func TestZHBlockProblems(t *testing.T) {
 	require.Equal(t, "", r.SummaryIn(lang.ZH), "no zh summary: the English one (none)")
 	require.Equal(t, "窗口", r.noteIn(r.Evidence[0], lang.ZH).Source)
 	require.Nil(t, r.noteIn(r.Evidence[1], lang.ZH))
+}
+
+// A built-in rule's Chinese (builtin/zh/FILE) is read only when a run asks
+// for Chinese: an English run over a scenario where rules fire decodes
+// none of it.
+func TestEnglishRunReadsNoChinese(t *testing.T) {
+	set, err := Load()
+	require.NoError(t, err)
+	res := analyzed(t, "ep-fc1-cumsum")
+	fs, err := BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	en := Evaluate(set, &Input{Result: res, Facts: fs, Lang: lang.EN})
+	require.NotEmpty(t, en.Findings)
+	for _, r := range set.Rules {
+		require.NotNil(t, r.zhLazy, "%s: its Chinese is not in builtin/zh", r.ID)
+		require.NotNil(t, r.zhLazy.build, "%s: Chinese read by an English run", r.ID)
+	}
+	zh := Evaluate(set, &Input{Result: res, Facts: fs, Lang: lang.ZH})
+	require.Len(t, zh.Findings, len(en.Findings))
+	for _, f := range zh.Findings {
+		require.True(t, lang.HasHan(f.Title), "%s: %s", f.Rule, f.Title)
+		require.Nil(t, set.Lookup(f.Rule).zhLazy.build, "%s: its Chinese was read", f.Rule)
+	}
+}
+
+// A texts file with a problem fails the Chinese title and fix of its rule
+// with the problem's file:line:col, as a template that does not compile
+// does; the English texts are untouched.
+func TestBrokenTextsFileFailsTheRule(t *testing.T) {
+	set, err := Parse("rules/builtin/my.yaml", []byte("rules:\n  - id: my-rule\n    title: idle\n    when: \"true\"\n    fix: wait\n"))
+	require.NoError(t, err)
+	for _, tc := range []struct{ data, problem string }{
+		{"my-rule:\n  titel: 空闲\n", `rules/builtin/zh/my.yaml:2:3: rule my-rule: zh: unknown key "titel"`},
+		{"other-rule:\n  title: 空闲\n", `rules/builtin/zh/my.yaml:1:1: texts of my.yaml: unknown key "other-rule"`},
+		{"my-rule: [\n", "rules/builtin/zh/my.yaml: "},
+	} {
+		set.lazyTexts("rules/builtin/my.yaml", "rules/builtin/zh/my.yaml", func() ([]byte, error) { return []byte(tc.data), nil })
+		r := set.Rules[0]
+		_, err := r.textsErr(lang.ZH)
+		require.ErrorContains(t, err, tc.problem)
+		_, err = r.TitleIn(lang.ZH).compiled()
+		require.ErrorContains(t, err, tc.problem)
+		_, err = r.FixIn(lang.ZH).compiled()
+		require.ErrorContains(t, err, tc.problem)
+		require.Equal(t, "idle", r.TitleIn(lang.EN).Source)
+	}
+	set.lazyTexts("rules/builtin/my.yaml", "rules/builtin/zh/my.yaml", func() ([]byte, error) { return []byte("my-rule:\n  title: 空闲\n"), nil })
+	require.Equal(t, "空闲", set.Rules[0].TitleIn(lang.ZH).Source)
+	require.Equal(t, "wait", set.Rules[0].FixIn(lang.ZH).Source, "no zh fix: the English one")
 }

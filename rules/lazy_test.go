@@ -2,10 +2,12 @@ package rules
 
 import (
 	"io/fs"
+	"path"
 	"sync"
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +25,7 @@ func builtinEager(t *testing.T) *Set {
 		data, err := builtinFS.ReadFile(e)
 		require.NoError(t, err)
 		require.Empty(t, set.add("rules/"+e, data, true, false), "built-in rule file %s", e)
+		set.builtinTexts("rules/"+e, path.Join("builtin", lang.ZH, path.Base(e)))
 	}
 	return set
 }
@@ -61,10 +64,14 @@ func compileAll(set *Set) (errs []error, n int) {
 			tm(e.Value)
 			ex(e.If)
 		}
-		if r.ZH != nil {
-			tm(r.ZH.Title)
-			tm(r.ZH.Fix)
-			for _, n := range r.ZH.Notes {
+		zh, err := r.textsErr(lang.ZH)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if zh != nil {
+			tm(zh.Title)
+			tm(zh.Fix)
+			for _, n := range zh.Notes {
 				tm(n)
 			}
 		}

@@ -19,10 +19,11 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results"
 )
 
-//go:embed builtin/*.yaml
+//go:embed builtin/*.yaml builtin/zh/*.yaml
 var builtinFS embed.FS
 
 // Rule is a loaded, compiled rule.
@@ -59,9 +60,12 @@ type Rule struct {
 	Line int
 	// Builtin: embedded in npuprof.
 	Builtin bool
-	// ZH are the rule's Chinese texts (its zh: block), nil when it gives
-	// none; a text the block leaves out is the English one.
-	ZH *Texts
+	// zh are the rule's Chinese texts (its zh: block), nil when it gives
+	// none; a text the block leaves out is the English one. A built-in
+	// rule's are in builtin/zh/FILE, read on first use (zhLazy): an
+	// English run does not decode them.
+	zh     *Texts
+	zhLazy *lazy[*Texts]
 }
 
 // Texts are a rule's texts in another language than English: the same
@@ -164,6 +168,7 @@ func Load(files ...string) (*Set, error) {
 			return nil, err
 		}
 		problems = append(problems, set.add("rules/"+e, data, true, true)...)
+		set.builtinTexts("rules/"+e, path.Join("builtin", lang.ZH, path.Base(e)))
 	}
 	for _, f := range files {
 		if f == "" {
@@ -433,7 +438,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 		r.Edits = append(r.Edits, c.edit(e))
 	}
 	if zn := m["zh"]; zn != nil {
-		r.ZH = c.texts(zn, "zh")
+		r.zh = c.texts(zn, "zh")
 	}
 	if len(l.problems) > before {
 		return nil
