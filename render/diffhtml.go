@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sync"
 )
 
 // The diff report (`npuprof diff --html`): the comparison engine (package
@@ -15,7 +16,11 @@ import (
 //go:embed assets/diff.html.tmpl
 var diffTemplate string
 
-var diffTmpl = template.Must(template.Must(reportTmpl.Clone()).New("diff").Parse(diffTemplate))
+// diffTmpl is the diff report's template, the report's with the diff's
+// definitions, parsed on first use.
+var diffTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(reportTmpl().Clone()).New("diff").Parse(diffTemplate))
+})
 
 // DiffHTMLInput is everything the diff report shows.
 type DiffHTMLInput struct {
@@ -129,7 +134,7 @@ func WriteDiffHTML(w io.Writer, in DiffHTMLInput) error {
 		p.Charts = append(p.Charts, &chartPayload{ID: "chart-diff-steps", Kind: "plain", Height: 320, Label: "Step time before and after", Option: o})
 	}
 	ew := &errWriter{w: w}
-	if err := diffTmpl.ExecuteTemplate(ew, "diff", p); err != nil {
+	if err := diffTmpl().ExecuteTemplate(ew, "diff", p); err != nil {
 		return err
 	}
 	return ew.err

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/npuprof/npuprof/results"
 )
@@ -17,9 +18,12 @@ var reportCSS string
 //go:embed assets/report.js
 var reportJS string
 
-// reportTmpl is the report's template; its t function (a fixed text in the
+// reportTmpl is the report's template, parsed on first use (a run that
+// writes no HTML does not parse it); its t function (a fixed text in the
 // report's language, labels.t) is bound per report on a clone.
-var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"t": labels{}.t}).Parse(reportTemplate))
+var reportTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{"t": labels{}.t}).Parse(reportTemplate))
+})
 
 // htmlPage is what the template executes on.
 type htmlPage struct {
@@ -40,7 +44,7 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 		return err
 	}
 	view := buildView(in)
-	tmpl := template.Must(reportTmpl.Clone()).Funcs(template.FuncMap{"t": view.l.t})
+	tmpl := template.Must(reportTmpl().Clone()).Funcs(template.FuncMap{"t": view.l.t})
 	ew := &errWriter{w: w}
 	err := tmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),
 		EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS)})
