@@ -59,7 +59,7 @@ func (m *shapeMemo) firstDim(s model.Sym) (int64, bool) {
 	}
 	sl := &m.slots[s]
 	if !sl.set {
-		n, ok := firstDim(m.r.Str(s))
+		n, ok := model.FirstDim(m.r.Str(s))
 		*sl = shapeSlot{n: n, ok: ok, set: true}
 	}
 	return sl.n, sl.ok

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
@@ -206,23 +205,6 @@ every MoE kernel's time.`,
 
 // MoEOf is the moe pass's result on a rank.
 var MoEOf = RankResultOf[*MoEResult](MoEPass)
-
-// firstDim returns the first dimension of the first input in an
-// `Input Shapes` value ("25,4096;128,4096,3072" → 25).
-func firstDim(shapes string) (int64, bool) {
-	s := strings.Trim(shapes, `" `)
-	if s == "" {
-		return 0, false
-	}
-	if i := strings.IndexByte(s, ';'); i >= 0 {
-		s = s[:i]
-	}
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		s = s[:i]
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	return v, err == nil
-}
 
 // moePositions averages routing and Cumsum durations by layer position:
 // the n-th layer (routing kernel) of a profiler step is position n.

@@ -106,7 +106,7 @@ func (b *builder) step(lo, hi int64) Step {
 				name = op
 			}
 			shapes := r.Str(t.InputShapes)
-			n, _ := firstDim(shapes)
+			n, _ := model.FirstDim(shapes)
 			it.Tokens = int32(n)
 			it.Shape = b.intern(shapeClass(shapes))
 			it.Graph = t.ModelID != singleOp
@@ -206,25 +206,4 @@ func shapeClass(shapes string) string {
 		return s[i:]
 	}
 	return ""
-}
-
-// firstDim parses the leading dimension of the first tensor of a shapes
-// cell ("25,4096;25,8" -> 25).
-func firstDim(shapes string) (int64, bool) {
-	s := strings.Trim(shapes, `" `)
-	if i := strings.IndexAny(s, ";,"); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false // no strconv error to allocate: most cells are not numbers
-		}
-		v = v*10 + int64(s[i]-'0')
-	}
-	return v, true
 }

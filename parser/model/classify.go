@@ -100,6 +100,28 @@ func OpTypeFromName(name string) string {
 	return name
 }
 
+// FirstDim parses the leading dimension of the first tensor of an `Input
+// Shapes` value ("25,4096;25,8" -> 25): digits only, ok=false for an empty
+// or non-numeric one.
+func FirstDim(shapes string) (int64, bool) {
+	s := strings.Trim(shapes, `" `)
+	if i := strings.IndexAny(s, ";,"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false // no strconv error to allocate: most cells are not numbers
+		}
+		v = v*10 + int64(s[i]-'0')
+	}
+	return v, true
+}
+
 // hcclTypes maps the lower-cased camel-case op type of an HCCL name to the
 // metric key. Order matters: longest first.
 var hcclTypes = []string{

@@ -56,3 +56,23 @@ func TestOpTypeFromName(t *testing.T) {
 	require.Equal(t, "trans_TransData", OpTypeFromName("trans_TransData_0"))
 	require.Equal(t, "FlashAttentionScore", OpTypeFromName("FlashAttentionScore"))
 }
+
+func TestFirstDim(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		n  int64
+		ok bool
+	}{
+		{"25,4096;128,4096,3072", 25, true},
+		{`"8;8,7168"`, 8, true},
+		{" 1024 ", 1024, true},
+		{"", 0, false},
+		{"ND", 0, false},
+		{"-1,4096", 0, false},
+		{"1234567890123456789,2", 0, false}, // 19 digits: more than the loop keeps exact
+	} {
+		n, ok := FirstDim(c.in)
+		require.Equal(t, c.ok, ok, c.in)
+		require.Equal(t, c.n, n, c.in)
+	}
+}
