@@ -7,12 +7,6 @@ package analysis
 var metricRows = [113]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
-	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
-	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
-	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
-	{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks", Base: ""},
-	{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks", Base: ""},
-	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
 	{Name: string(MetricDecodeBatchMin), Unit: "tokens", Doc: "smallest decode batch seen", Base: ""},
 	{Name: string(MetricDecodeBatchMax), Unit: "tokens", Doc: "largest decode batch seen", Base: ""},
@@ -114,6 +108,12 @@ var metricRows = [113]Metric{
 	{Name: string(MetricOverlappedUs), Unit: "µs", Doc: "communication that overlaps computing", Base: ""},
 	{Name: string(MetricFreeUs), Unit: "µs", Doc: "window minus the union of computing and communication (device idle)", Base: ""},
 	{Name: string(MetricDecodeStepUs), Unit: "µs", Doc: "mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps", Base: ""},
+	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
+	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
+	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
+	{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks", Base: ""},
+	{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks", Base: ""},
+	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)", Base: ""},
 	{Name: string(MetricStepsExposedMaxShare), Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute", Base: ""},
 	{Name: string(MetricStepsWindowUs), Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)", Base: ""},
 	{Name: string(MetricStepsFreeUs), Unit: "µs", Doc: "idle device time within ProfilerSteps, summed", Base: ""},
@@ -122,20 +122,20 @@ var metricRows = [113]Metric{
 
 // Each pass's Metrics: its constants' rows.
 var (
-	arrivalMetrics    = metricRows[0:2:2]       // cluster.go
-	skewMetrics       = metricRows[2:8:8]       // cluster.go
-	decodeMetrics     = metricRows[8:14:14]     // decode.go
-	enginesMetrics    = metricRows[14:19:19]    // engines.go
-	eventwaitMetrics  = metricRows[19:28:28]    // eventwait.go
-	expertsMetrics    = metricRows[28:58:58]    // experts.go
-	hcclMetrics       = metricRows[58:66:66]    // hccl.go
-	hostfreeMetrics   = metricRows[66:68:68]    // hostfree.go
-	kernelsMetrics    = metricRows[68:72:72]    // kernels.go
-	layersMetrics     = metricRows[72:78:78]    // layers.go
-	moeMetrics        = metricRows[78:99:99]    // moe.go
-	moeWaitMetrics    = metricRows[99:102:102]  // moewait.go
-	overlapMetrics    = metricRows[102:108:108] // overlap.go
-	replayMetrics     = metricRows[108:109:109] // replaypass.go
+	arrivalMetrics    = metricRows[0:2:2]       // arrival.go
+	decodeMetrics     = metricRows[2:8:8]       // decode.go
+	enginesMetrics    = metricRows[8:13:13]     // engines.go
+	eventwaitMetrics  = metricRows[13:22:22]    // eventwait.go
+	expertsMetrics    = metricRows[22:52:52]    // experts.go
+	hcclMetrics       = metricRows[52:60:60]    // hccl.go
+	hostfreeMetrics   = metricRows[60:62:62]    // hostfree.go
+	kernelsMetrics    = metricRows[62:66:66]    // kernels.go
+	layersMetrics     = metricRows[66:72:72]    // layers.go
+	moeMetrics        = metricRows[72:93:93]    // moe.go
+	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
+	overlapMetrics    = metricRows[96:102:102]  // overlap.go
+	replayMetrics     = metricRows[102:103:103] // replaypass.go
+	skewMetrics       = metricRows[103:109:109] // skew.go
 	stepsharesMetrics = metricRows[109:112:112] // stepshares.go
 	waitpairMetrics   = metricRows[112:113:113] // waitpair.go
 )

@@ -13,13 +13,13 @@ const (
 	FamilyHCCLPerLayerTypeUs          Family = "hccl.per_layer.<type>.time_us"                // layers.go
 	FamilyHCCLTypeCount               Family = "hccl.<type>.count"                            // hccl.go
 	FamilyHCCLTypeUs                  Family = "hccl.<type>.time_us"                          // hccl.go
-	FamilySkewMADUs                   Family = "skew.<q>.mad_us"                              // cluster.go
-	FamilySkewMaxOverMedian           Family = "skew.<q>.max_over_median"                     // cluster.go
-	FamilySkewMaxRank                 Family = "skew.<q>.max_rank"                            // cluster.go
-	FamilySkewMaxUs                   Family = "skew.<q>.max_us"                              // cluster.go
-	FamilySkewMedianUs                Family = "skew.<q>.median_us"                           // cluster.go
-	MetricCollectivesMatched                 = "collectives.matched"                          // cluster.go
-	MetricCollectivesWaitUs                  = "collectives.wait.time_us"                     // cluster.go
+	FamilySkewMADUs                   Family = "skew.<q>.mad_us"                              // skew.go
+	FamilySkewMaxOverMedian           Family = "skew.<q>.max_over_median"                     // skew.go
+	FamilySkewMaxRank                 Family = "skew.<q>.max_rank"                            // skew.go
+	FamilySkewMaxUs                   Family = "skew.<q>.max_us"                              // skew.go
+	FamilySkewMedianUs                Family = "skew.<q>.median_us"                           // skew.go
+	MetricCollectivesMatched                 = "collectives.matched"                          // arrival.go
+	MetricCollectivesWaitUs                  = "collectives.wait.time_us"                     // arrival.go
 	MetricCommNotOverlappedUs                = "overlap.communication_not_overlapped.time_us" // overlap.go
 	MetricCommunicationUs                    = "overlap.communication.time_us"                // overlap.go
 	MetricComputingUs                        = "overlap.computing.time_us"                    // overlap.go
@@ -112,7 +112,7 @@ const (
 	MetricSkewGMMMaxRank                     = "skew.moe.gmm.max_rank"                        // experts.go
 	MetricSkewGMMRanksCount                  = "skew.moe.gmm.ranks.count"                     // experts.go
 	MetricSkewGMMTokensMaxOverMean           = "skew.moe.gmm.tokens.max_over_mean"            // experts.go
-	MetricSlowRanksCount                     = "slow_ranks.count"                             // cluster.go
+	MetricSlowRanksCount                     = "slow_ranks.count"                             // skew.go
 	MetricStepsExposedMaxShare               = "steps.communication_not_overlapped.max_share" // stepshares.go
 	MetricStepsFreeUs                        = "steps.free.time_us"                           // stepshares.go
 	MetricStepsWindowUs                      = "steps.window.time_us"                         // stepshares.go
@@ -121,7 +121,7 @@ const (
 	PhaseMixed                               = "mixed"                                        // workload.go
 	PhasePrefill                             = "prefill"                                      // workload.go
 	SampleMaxBoxes                           = 1200                                           // timelinesample.go
-	SlowZ                                    = 3.5                                            // cluster.go
+	SlowZ                                    = 3.5                                            // skew.go
 	TopKernels                               = 50                                             // kernels.go
 	UnavailableHCCLGroups                    = "hccl.group.*"                                 // hccl.go
 )
