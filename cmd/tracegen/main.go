@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -149,6 +150,15 @@ func listScenarios(stdout io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%v\t%v\t%v\t%v\t%s\t%v\t%s\n", s.Name, s.Ranks, s.Layers, s.Steps, s.Batch,
 			s.ExpertParallel, s.FlashComm1, s.Cumsum, s.ProfilerSteps, s.SamplerCumsum, hotS, s.AivComm, hotE)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\nThe field reports' captures and the before/after pairs of single fixes (-scenario NAME too):")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRANKS\tTP\tBATCH\tVLLM-ASCEND\tWHAT")
+	for _, e := range tracegen.Captures() {
+		s := e.Scenario
+		v := cmp.Or(s.VLLMAscendVersion, "-")
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Ranks, s.TPSize(), s.Batch, v, e.What)
 	}
 	tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,6 +19,16 @@ func TestList(t *testing.T) {
 	for _, n := range tracegen.ScenarioNames() {
 		assert.Contains(t, out.String(), n)
 	}
+	// the field reports' captures and the fix pairs' sides, which -scenario
+	// also takes, are listed too, each once
+	caps := tracegen.Captures()
+	require.Len(t, caps, 4+3+7, "4 of field report 1, 3 of field report 2, 7 fix-pair sides not among them")
+	for _, c := range caps {
+		assert.Equal(t, 1, strings.Count(out.String(), "\n"+c.Scenario.Name+" "), c.Scenario.Name)
+		_, ok := tracegen.Lookup(c.Scenario.Name)
+		assert.True(t, ok, c.Scenario.Name)
+	}
+	assert.Contains(t, out.String(), "a3-tp4dp4-rc1        16     4   1      v0.13.0rc1")
 }
 
 func TestGenerateWithOverrides(t *testing.T) {

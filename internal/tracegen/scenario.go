@@ -244,16 +244,50 @@ func Scenarios() []Scenario {
 // the field report's captures (FieldReport) or of the fix pairs (FixPairs)
 // by its name.
 func Lookup(name string) (Scenario, bool) {
-	all := append(append(Scenarios(), FieldReport()...), FieldReport2()...)
-	for _, p := range FixPairs() {
-		all = append(all, p.Before, p.After)
-	}
-	for _, s := range all {
+	for _, s := range Scenarios() {
 		if s.Name == name {
 			return s, true
 		}
 	}
+	for _, c := range Captures() {
+		if c.Scenario.Name == name {
+			return c.Scenario, true
+		}
+	}
 	return Scenario{}, false
+}
+
+// Capture is a scenario Lookup knows beside the built-in ones: a field
+// report's capture, or a side of a fix pair.
+type Capture struct {
+	Scenario Scenario
+	// What says where it comes from ("field report 2 (A3, MC2)", "fix pair
+	// cumsum-off (moe-routing-cumsum): before").
+	What string
+}
+
+// Captures lists the field reports' captures, then each fix pair's sides,
+// each scenario once (the first place it appears names it).
+func Captures() []Capture {
+	var out []Capture
+	seen := map[string]bool{}
+	add := func(s Scenario, what string) {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, Capture{s, what})
+		}
+	}
+	for _, s := range FieldReport() {
+		add(s, "field report 1 (A2, 25 requests)")
+	}
+	for _, s := range FieldReport2() {
+		add(s, "field report 2 (A3, MC2, 1 request)")
+	}
+	for _, p := range FixPairs() {
+		add(p.Before, "fix pair "+p.Name+" ("+p.Rule+"): before")
+		add(p.After, "fix pair "+p.Name+" ("+p.Rule+"): after")
+	}
+	return out
 }
 
 // ScenarioNames lists the built-in scenario names, sorted.
@@ -329,6 +363,10 @@ func (s Scenario) checks() []check {
 	}
 	return cs
 }
+
+// TPSize is the tensor-parallel group size (ranks of one node): TP, or
+// its default.
+func (s Scenario) TPSize() int { return s.tpSize() }
 
 // tpSize is the tensor-parallel group size (ranks of one node).
 func (s Scenario) tpSize() int {
