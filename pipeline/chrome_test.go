@@ -1,13 +1,19 @@
 package pipeline_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
@@ -61,4 +67,46 @@ func TestChromeTraceLayout(t *testing.T) {
 	}
 	require.Equal(t, []int{0, 1}, res.Cluster.RanksUsed["collectives.matched"])
 	require.Greater(t, res.Cluster.Metrics["collectives.matched"], 0.0)
+}
+
+// gzipFile writes data gzip-compressed to dir/name and returns its path.
+func gzipFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	_, err := w.Write([]byte(data))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
+	return p
+}
+
+// A gzip-compressed Kineto trace is read like a plain one: a CPU-only one
+// gives its rank (distributedInfo) and says why the device is missing; a
+// CUDA one, named alone, is refused with a usage error (exit 2) that
+// names the file and what was expected.
+func TestChromeTraceGzipNotNPU(t *testing.T) {
+	dir := t.TempDir()
+	head := `{"schemaVersion": 1, "deviceProperties": [%s], "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": 8}, "baseTimeNanoseconds": 1719853884000000000, "traceEvents": [
+{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "python3"}},
+{"ph": "M", "name": "process_labels", "pid": 7, "tid": 0, "args": {"labels": "CPU"}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1212076812889.310, "dur": 2.503}%s
+]}`
+	cpu := gzipFile(t, dir, "cpu.pt.trace.json.gz", fmt.Sprintf(head, "", 5, ""))
+	res, err := pipeline.Analyze(context.Background(), cpu, pipeline.Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Ranks, 1)
+	rr := res.Ranks[0]
+	require.Equal(t, 5, rr.Rank)
+	require.Equal(t, model.FormatTorchNPUChrome, rr.Format)
+	require.Contains(t, rr.Unavailable[analysis.MetricDeviceWindowUs], `without an "NPU" device process`)
+	gpu := gzipFile(t, dir, "gpu.pt.trace.json.gz", fmt.Sprintf(head, `{"id": 0, "name": "NVIDIA H100"}`, 0, `,
+{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "python3"}},
+{"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+{"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 1212076812890.000, "dur": 1.5, "args": {"device": 0, "stream": 7}}`))
+	_, err = pipeline.Analyze(context.Background(), gpu, pipeline.Options{})
+	require.Error(t, err)
+	require.True(t, errkind.Is(err, errkind.Usage), "%v", err)
+	require.ErrorContains(t, err, gpu+`: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled "GPU 0", deviceProperties "NVIDIA H100")`)
 }

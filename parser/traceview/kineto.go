@@ -2,6 +2,7 @@ package traceview
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -41,11 +42,30 @@ type kinetoHead struct {
 	base    int64 // baseTimeNanoseconds, 0 when absent
 	rank    int   // distributedInfo.rank + 1, 0 when absent
 	baseSet bool
+	// kineto: the header has a key only Kineto's writer puts there
+	// (kinetoKeys), so the object is a torch.profiler trace even when
+	// no NPU process follows
+	kineto bool
+	// devName is the first deviceProperties entry's name ("NVIDIA
+	// A100-PG509-200"); torch_npu writes an empty deviceProperties
+	devName string
 }
 
-// read takes baseTimeNanoseconds and distributedInfo's rank from a piece
-// of the header text (the bytes before "traceEvents").
+// kinetoKeys are the header keys of Kineto's writer (a real torch_npu
+// trace has schemaVersion, deviceProperties, displayTimeUnit,
+// baseTimeNanoseconds; CUDA ones add distributedInfo).
+var kinetoKeys = []string{`"schemaVersion"`, `"deviceProperties"`, `"distributedInfo"`, `"baseTimeNanoseconds"`}
+
+// read takes baseTimeNanoseconds, distributedInfo's rank and the first
+// device's name from a piece of the header text (the bytes before
+// "traceEvents").
 func (h *kinetoHead) read(b []byte) {
+	for _, k := range kinetoKeys {
+		h.kineto = h.kineto || bytes.Contains(b, []byte(k))
+	}
+	if h.devName == "" {
+		h.devName = firstDeviceName(b)
+	}
 	if !h.baseSet {
 		if v, ok := intAfter(b, `"baseTimeNanoseconds"`); ok && v >= 0 {
 			h.base, h.baseSet = v, true
@@ -58,6 +78,40 @@ func (h *kinetoHead) read(b []byte) {
 			}
 		}
 	}
+}
+
+// firstDeviceName is the "name" of the first object of deviceProperties
+// in b, "" when the array is empty or not in b whole enough.
+func firstDeviceName(b []byte) string {
+	i := bytes.Index(b, []byte(`"deviceProperties"`))
+	if i < 0 {
+		return ""
+	}
+	rest := bytes.TrimLeft(b[i+len(`"deviceProperties"`):], " \t\r\n:")
+	if len(rest) == 0 || rest[0] != '[' {
+		return ""
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '{' {
+		return ""
+	}
+	end := bytes.IndexByte(rest, '}')
+	if end < 0 {
+		return ""
+	}
+	j := bytes.Index(rest[:end], []byte(`"name"`))
+	if j < 0 {
+		return ""
+	}
+	v := bytes.TrimLeft(rest[j+len(`"name"`):end], " \t\r\n:")
+	if len(v) == 0 || v[0] != '"' {
+		return ""
+	}
+	k := bytes.IndexByte(v[1:], '"')
+	if k < 0 {
+		return ""
+	}
+	return string(v[1 : 1+k])
 }
 
 // intAfter parses the integer value of the key at its first occurrence in b.
@@ -147,9 +201,37 @@ func (rd *reader) kinetoDevice(pid int64) {
 	}
 }
 
+// foreignLabel reports whether a process label names another
+// accelerator than an Ascend NPU: Kineto labels a CUDA or ROCm device
+// "GPU {id}" and an MTIA one "MTIA {id}" (the HolisticTraceAnalysis test
+// traces), torch_npu's "NPU {id}" or "Ascend NPU".
+func foreignLabel(l string) bool {
+	for _, p := range []string{"GPU ", "MTIA ", "XPU ", "HPU "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// notNPU is the error for a Kineto trace of another accelerator (a
+// process labelled GPU/MTIA and no NPU process): its kernels are not an
+// NPU's, and reading only its host side would report a device-less rank
+// as if the NPU had done nothing.
+func (rd *reader) notNPU(file string) error {
+	if rd.foreign == "" || rd.sawKineto {
+		return nil
+	}
+	dev := ""
+	if n := rd.src.head.devName; n != "" {
+		dev = fmt.Sprintf(", deviceProperties %q", n)
+	}
+	return fmt.Errorf("%s: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled %q%s); expected torch_npu's Kineto trace, whose device is a process named \"NPU\", or an Ascend profile (trace_view.json, a *_ascend_pt or PROF_* folder, a profiler .db)", file, rd.foreign, dev)
+}
+
 // kinetoFinish records what a Kineto trace cannot give and its rank.
 func (rd *reader) kinetoFinish(rank *model.Rank, file string) {
-	if !rd.sawKineto {
+	if !rd.sawKineto && !rd.src.head.kineto {
 		return
 	}
 	if rank.Format == "" || rank.Format == model.FormatTorchNPUText {
@@ -159,5 +241,10 @@ func (rd *reader) kinetoFinish(rank *model.Rank, file string) {
 	rank.Have.SyncNote = file + " is a Kineto trace (torch.profiler): it records kernels and memory copies, not the EVENT_WAIT / EVENT_RECORD tasks of trace_view.json"
 	if rank.Rank < 0 && rd.src.head.rank > 0 {
 		rank.Rank = rd.src.head.rank - 1
+	}
+	if !rd.sawKineto && !rank.Have.Timeline {
+		// (HolisticTraceAnalysis tests/data/cpu_only: torch.profiler with
+		// CPU activity only)
+		rank.Have.TimelineNote = file + " is a Kineto trace (torch.profiler) without an \"NPU\" device process: only host activity was recorded (profile with torch_npu.profiler.ProfilerActivity.NPU for the device)"
 	}
 }

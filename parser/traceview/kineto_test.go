@@ -147,3 +147,152 @@ func TestReadKinetoSplit(t *testing.T) {
 	require.NotEmpty(t, r.HCCL)
 	require.Len(t, r.Steps, 4)
 }
+
+// kinetoCPUOnly is a Kineto trace in the layout of a real CPU-only one
+// (HolisticTraceAnalysis tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz:
+// empty deviceProperties, distributedInfo with pg_config after the rank,
+// no device process, a host process labelled CPU whatever its name, a
+// ProfilerStep, gloo collectives as user_annotation on other threads).
+const kinetoCPUOnly = `{
+  "schemaVersion": 1,
+  "deviceProperties": [
+  ],
+  "distributedInfo": {"backend": "gloo", "rank": 34, "world_size": 300, "pg_count": 10, "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cpu:gloo,cuda:gloo", "pg_size": 300, "ranks": [0, 1, 2]}], "pg_version": 0},
+  "username": "x",
+  "traceName": "rank-34.pt.trace.json",
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1719853884000000000,
+  "traceEvents": [
+  {
+    "ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 1074, "tid": 3553,
+    "ts": 1212075548353.304, "dur": 173209.713,
+    "args": {
+      "External id": 3, "Record function id": 0, "Ev Idx": 0
+    }
+  },
+  {
+    "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#551", "pid": 1074, "tid": 1074,
+    "ts": 1212075529876.817, "dur": 210109.162,
+    "args": {
+      "External id": 1, "Record function id": 0, "Ev Idx": 5
+    }
+  },
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1074, "tid": 1074,
+    "ts": 1212076812889.310, "dur": 2.503,
+    "args": {
+      "External id": 7, "Record function id": 0, "Ev Idx": 6
+    }
+  },
+  {
+    "name": "process_name", "ph": "M", "ts": 1212075525586.016, "pid": 1074, "tid": 0,
+    "args": {
+      "name": "pyper:trainer:8:2"
+    }
+  },
+  {
+    "name": "process_labels", "ph": "M", "ts": 1212075525586.016, "pid": 1074, "tid": 0,
+    "args": {
+      "labels": "CPU"
+    }
+  },
+  {
+    "ph": "X", "cat": "Trace", "ts": 1212075525586.016, "dur": 1289526.102,
+    "pid": "Spans", "tid": "PyTorch Profiler",
+    "name": "PyTorch Profiler (0)",
+    "args": {
+      "Op count": 0
+    }
+  },
+  {
+    "name": "Record Window End", "ph": "i", "s": "g",
+    "pid": "", "tid": "", "ts": 1212076832503.044
+  }
+],
+  "traceName": "rank-34.pt.trace.json"
+}`
+
+// A CPU-only Kineto trace (torch.profiler without the device activity)
+// is read as one: its rank from distributedInfo, its steps and host ops
+// at baseTimeNanoseconds + ts, and no device, said as such (not as a
+// trace_view.json without an Ascend Hardware process).
+func TestReadKinetoCPUOnly(t *testing.T) {
+	r := model.NewRank("x")
+	_, err := Read(strings.NewReader(kinetoCPUOnly), "rank-34.json", r)
+	require.NoError(t, err)
+	require.Empty(t, r.Warnings)
+	require.Equal(t, model.FormatTorchNPUChrome, r.Format, "named *.json, the header says Kineto")
+	require.Equal(t, 34, r.Rank)
+	const base = 1719853884000000000
+	require.Equal(t, []model.Step{{ID: 551, Start: base + 1212075529876817, End: base + 1212075529876817 + 210109162}}, r.Steps)
+	require.Equal(t, []model.FrameworkOp{{Start: base + 1212076812889310, Dur: 2503, Name: r.Intern("aten::empty"), Tid: 1074}}, r.FrameworkOps)
+	require.Empty(t, r.Tasks)
+	require.False(t, r.Have.Timeline)
+	require.Contains(t, r.Have.TimelineNote, `rank-34.json is a Kineto trace (torch.profiler) without an "NPU" device process`)
+	require.Equal(t, -1, r.Device)
+}
+
+// kinetoCUDA is a Kineto trace of a CUDA GPU in the layout of real ones
+// (HolisticTraceAnalysis tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz:
+// distributedInfo, deviceProperties naming the GPUs, the device a process
+// named after the program and labelled "GPU 0", kernels with args
+// device/stream, cuda_runtime launches on the host).
+func kinetoCUDA(metaLast bool) string {
+	meta := `  {"name": "process_name", "ph": "M", "ts": 1694039959446568.000, "pid": 0, "tid": 0, "args": {"name": "python3.10"}},
+  {"name": "process_labels", "ph": "M", "ts": 1694039959446568.000, "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}}`
+	evs := []string{`  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 948300, "tid": 948300,
+    "ts": 1694039959446570.000, "dur": 7.000,
+    "args": {
+      "External id": 15, "cbid": 211, "correlation": 17
+    }
+  }`, `  {
+    "ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>", "pid": 0, "tid": 7,
+    "ts": 1694039959446580.000, "dur": 2.000,
+    "args": {
+      "External id": 15, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 17
+    }
+  }`}
+	if metaLast {
+		evs = append(evs, meta)
+	} else {
+		evs = append([]string{meta}, evs...)
+	}
+	return `{
+  "schemaVersion": 1,
+  "deviceProperties": [
+    {
+      "id": 0, "name": "NVIDIA A100-PG509-200", "totalGlobalMem": 42297524224,
+      "computeMajor": 8, "computeMinor": 0
+    }
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+  "traceEvents": [
+` + strings.Join(evs, ",\n") + `
+],
+  "traceName": "event_sync_trace.json"
+}`
+}
+
+// A Kineto trace of another accelerator than an NPU is refused with an
+// error that names the file, what it is and what was expected, whether
+// the device's label comes before or after its slices, read whole or in
+// parts.
+func TestReadKinetoGPURefused(t *testing.T) {
+	defer func(v int64) { MinSplitBytes = v }(MinSplitBytes)
+	MinSplitBytes = 0
+	for _, last := range []bool{false, true} {
+		trace := kinetoCUDA(last)
+		_, err := Read(strings.NewReader(trace), "event_sync_trace.json.gz", model.NewRank("x"))
+		require.EqualError(t, err, `event_sync_trace.json.gz: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled "GPU 0", deviceProperties "NVIDIA A100-PG509-200"); expected torch_npu's Kineto trace, whose device is a process named "NPU", or an Ascend profile (trace_view.json, a *_ascend_pt or PROF_* folder, a profiler .db)`)
+		for _, parts := range []int{2, 3} {
+			_, err := ReadFile(strings.NewReader(trace), int64(len(trace)), "t.json", model.NewRank("x"), parts)
+			require.ErrorContains(t, err, `t.json: not an Ascend NPU trace`, "parts %d", parts)
+			require.ErrorContains(t, err, `"GPU 0"`, "parts %d", parts)
+		}
+	}
+	// an MTIA one (deviceProperties empty: the label alone)
+	mtia := strings.Replace(strings.Replace(kinetoCUDA(false), `"GPU 0"`, `"MTIA 9"`, 1), `"name": "NVIDIA A100-PG509-200", `, ``, 1)
+	_, err := Read(strings.NewReader(mtia), "m.json", model.NewRank("x"))
+	require.EqualError(t, err, `m.json: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled "MTIA 9"); expected torch_npu's Kineto trace, whose device is a process named "NPU", or an Ascend profile (trace_view.json, a *_ascend_pt or PROF_* folder, a profiler .db)`)
+}

@@ -62,7 +62,8 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 	if err != nil {
 		return rds[0].stats, err
 	}
-	return joinParts(rds, file, rank), nil
+	st := joinParts(rds, file, rank)
+	return st, rds[0].notNPU(file)
 }
 
 // readParts reads the parts and returns the readers of those that join
@@ -361,6 +362,9 @@ func (rd *reader) absorb(o *reader) {
 		rd.device = o.device
 	}
 	rd.sawKineto = rd.sawKineto || o.sawKineto
+	if rd.foreign == "" {
+		rd.foreign = o.foreign
+	}
 	if o.hwPid != 0 {
 		rd.hwPid = o.hwPid
 	}

@@ -344,8 +344,11 @@ type reader struct {
 	device               int
 	hwPid                int64 // pid of the "Ascend Hardware" process, 0 when unknown
 	sawKineto            bool  // a Kineto device process ("NPU") was named
-	off                  int64 // byte offset of the event being read
-	malformedWhy         string
+	// foreign is the first process label of another accelerator than an
+	// NPU ("GPU 0", "MTIA 17": a CUDA, ROCm or MTIA Kineto trace)
+	foreign      string
+	off          int64 // byte offset of the event being read
+	malformedWhy string
 	// bytes after the closing ']' that are not events, and where
 	trailing, trailingAt int64
 	// events dropped or repaired, reported once each
@@ -379,7 +382,7 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 	}
 	rd.finish(file, rank)
 	rd.stats.Parts = 1
-	return rd.stats, nil
+	return rd.stats, rd.notNPU(file)
 }
 
 // newReader returns a reader whose names go to syms (the rank's table,
@@ -1144,6 +1147,9 @@ func (rd *reader) labels(pid uint16, l string) {
 		if rd.kinds != nil && int(pid) < len(rd.pids) {
 			rd.kinds.publish(rd.pids[pid], procPython)
 		}
+	}
+	if rd.foreign == "" && foreignLabel(l) {
+		rd.foreign = l
 	}
 	if strings.HasPrefix(l, "NPU ") {
 		var d int
