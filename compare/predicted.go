@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"slices"
+
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
@@ -28,8 +30,12 @@ func stepChange(before, after *results.Document, predicted float64, bound bool) 
 
 // comparePredictions sets, for each resolved finding that carried a
 // prediction and for the before side's plan, the predicted and measured
-// step-time change.
+// step-time change. When several such findings were resolved at once, the
+// measured change holds all their fixes: each finding's step_time then
+// names the others (measured_with) in place of a ratio, and the plan says
+// which of its steps were applied (applied).
 func comparePredictions(r *diff.Result, before, after *results.Document) {
+	var resolved []string
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if f.Status != diff.FindingResolved {
@@ -38,11 +44,48 @@ func comparePredictions(r *diff.Result, before, after *results.Document) {
 		for _, bf := range before.Findings {
 			if bf.Rule == f.Rule && bf.Predicted != nil {
 				f.StepTime = stepChange(before, after, bf.Predicted.StepTimeChangePct, bf.Predicted.UpperBound)
+				resolved = append(resolved, f.Rule)
 				break
+			}
+		}
+	}
+	slices.Sort(resolved)
+	together := len(resolved) > 1
+	if together {
+		for _, f := range r.Findings {
+			if sc := f.StepTime; sc != nil {
+				sc.MeasuredWith = slices.DeleteFunc(slices.Clone(resolved), func(rule string) bool { return rule == f.Rule })
+				sc.Ratio = nil
 			}
 		}
 	}
 	if p := before.Plan; p != nil && len(p.Steps) > 0 {
 		r.Plan = stepChange(before, after, p.StepTimeChangePct, p.UpperBound)
+		if together {
+			r.Plan.Applied = planApplied(p, resolved)
+		}
 	}
+}
+
+// planApplied sorts the plan's steps into those whose finding was resolved
+// and those whose finding persists, and names the resolved findings (with
+// a prediction, sorted) that are not plan steps.
+func planApplied(p *results.Plan, resolved []string) *diff.PlanApplied {
+	a := &diff.PlanApplied{Steps: []string{}, NotApplied: []string{}, OutsidePlan: []string{}}
+	inPlan := map[string]bool{}
+	for _, st := range p.Steps {
+		inPlan[st.Rule] = true
+		if slices.Contains(resolved, st.Rule) {
+			a.Steps = append(a.Steps, st.Rule)
+		} else {
+			a.NotApplied = append(a.NotApplied, st.Rule)
+		}
+	}
+	for _, rule := range resolved {
+		if !inPlan[rule] {
+			a.OutsidePlan = append(a.OutsidePlan, rule)
+		}
+	}
+	a.WholePlan = len(a.NotApplied) == 0 && len(a.OutsidePlan) == 0
+	return a
 }

@@ -112,42 +112,6 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 	writeDiffStepChanges(ew, r)
 }
 
-// writeDiffStepChanges writes, for the resolved findings the before side
-// predicted and for its plan, the predicted vs measured step-time change.
-func writeDiffStepChanges(ew *errWriter, r *diff.Result) {
-	line := func(name string, sc *diff.StepChange) {
-		pred := fmt.Sprintf("%+.2f%%", *sc.PredictedPct)
-		if sc.UpperBound {
-			pred += " (upper bound)"
-		}
-		switch {
-		case sc.MeasuredPct == nil:
-			ew.printf("  %s: predicted %s, measured n/a (%s)\n", name, pred, Safe(sc.Unavailable, 200))
-		case sc.Ratio == nil:
-			ew.printf("  %s: predicted %s, measured %+.2f%%\n", name, pred, *sc.MeasuredPct)
-		default:
-			ew.printf("  %s: predicted %s, measured %+.2f%%, measured/predicted %.0f%%\n", name, pred, *sc.MeasuredPct, *sc.Ratio*100)
-		}
-	}
-	head := false
-	for _, f := range r.Findings {
-		if f.StepTime == nil {
-			continue
-		}
-		if !head {
-			ew.printf("\nDecode step time (decode.step.time_us): predicted vs measured change\n")
-			head = true
-		}
-		line(f.Rule, f.StepTime)
-	}
-	if r.Plan != nil {
-		if !head {
-			ew.printf("\nDecode step time (decode.step.time_us): predicted vs measured change\n")
-		}
-		line("plan", r.Plan)
-	}
-}
-
 // writeDiffCollectives writes the collectives section of the terminal diff.
 func writeDiffCollectives(ew *errWriter, r *diff.Result) {
 	ew.printf("\nCollectives by type and group (per rank)\n")

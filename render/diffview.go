@@ -114,7 +114,11 @@ func NewDiffHTMLInput(r *diff.Result, version string) DiffHTMLInput {
 		After:  DiffSideInfo{Path: r.After.Path, Detail: sideDetail(r.After)}}
 	diffCards(&in, r)
 	metricCols := []DiffColumn{{Name: "Metric"}, {Name: "Before", Num: true}, {Name: "After", Num: true}, {Name: "Change", Num: true}, {Name: "Unavailable"}}
-	in.Sections = []DiffSection{diffStepSection(r), diffFindingSection(r), diffCollectiveSection(r), diffKernelSection(r)}
+	in.Sections = []DiffSection{diffStepSection(r), diffFindingSection(r)}
+	if sec, ok := diffStepChangeSection(r); ok {
+		in.Sections = append(in.Sections, sec)
+	}
+	in.Sections = append(in.Sections, diffCollectiveSection(r), diffKernelSection(r))
 	if len(r.Serving) > 0 {
 		rows, _ := metricRows(r.Serving, true)
 		in.Sections = append(in.Sections, DiffSection{ID: "serving", Title: "Serving context", Lede: "From vLLM's server log and vllm bench serve results.",

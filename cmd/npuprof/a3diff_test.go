@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results/diff"
 )
 
@@ -48,13 +51,27 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 		// parallel-strategy's status: TP8 x DP2 is the recommended layout
 		parallel string
 		engines  float64
+		// the plan's steps applied (their findings resolved) and not
+		applied, notApplied []string
+		// the predicted step-time lines of the text diff
+		stepTime []string
 	}{
-		{"a3-tp4dp4-rc2", diff.FindingPersists, 4},
-		{"a3-tp8dp2-rc2", diff.FindingResolved, 2},
+		{"a3-tp4dp4-rc2", diff.FindingPersists, 4, []string{"vllm-ascend-upgrade"}, []string{"parallel-strategy", "moe-dispatch-combine"}, []string{
+			"  vllm-ascend-upgrade: predicted -25.76% (upper bound), measured -21.11%, measured together with event-wait-skew: see the plan row",
+			"  event-wait-skew: predicted -2.38% (upper bound), measured -21.11%, measured together with vllm-ascend-upgrade: see the plan row",
+			"  plan: predicted -43.23% (upper bound), measured -21.11%, measured/predicted 49% (plan partly applied: steps applied: vllm-ascend-upgrade; not applied: parallel-strategy, moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
+		}},
+		{"a3-tp8dp2-rc2", diff.FindingResolved, 2, []string{"vllm-ascend-upgrade", "parallel-strategy"}, []string{"moe-dispatch-combine"}, []string{
+			"  vllm-ascend-upgrade: predicted -25.76% (upper bound), measured -23.61%, measured together with event-wait-skew, parallel-strategy: see the plan row",
+			"  parallel-strategy: predicted -11.40% (upper bound), measured -23.61%, measured together with event-wait-skew, vllm-ascend-upgrade: see the plan row",
+			"  event-wait-skew: predicted -2.38% (upper bound), measured -23.61%, measured together with parallel-strategy, vllm-ascend-upgrade: see the plan row",
+			"  plan: predicted -43.23% (upper bound), measured -23.61%, measured/predicted 55% (plan partly applied: steps applied: vllm-ascend-upgrade, parallel-strategy; not applied: moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
+		}},
 	} {
 		t.Run(tc.after, func(t *testing.T) {
 			after, at := genTruth(t, tc.after)
 			r := diffA3(t, before, after, bt, at)
+			requireA3PlanPartlyApplied(t, &r, tc.applied, tc.notApplied, tc.stepTime)
 			// rc1-only findings: the version and the main stream's
 			// EVENT_WAIT on the side stream are gone on the after side
 			for _, rule := range []string{"vllm-ascend-upgrade", "event-wait-skew"} {
@@ -101,6 +118,36 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 			require.Equal(t, tc.engines, *ec.After)
 		})
 	}
+}
+
+// requireA3PlanPartlyApplied checks the step-time predictions of a
+// diff from the rc1 capture: the upgrade, event-wait-skew (left out of the
+// plan, superseded by the upgrade) and the other applied steps landed
+// together, so each names the others and has no ratio of its own, and the
+// plan row says which of its steps were applied, which were not and what
+// was resolved outside it.
+func requireA3PlanPartlyApplied(t *testing.T, r *diff.Result, applied, notApplied, lines []string) {
+	t.Helper()
+	resolved := append([]string{"event-wait-skew"}, applied...)
+	sort.Strings(resolved)
+	for _, rule := range resolved {
+		f, ok := r.Finding(rule)
+		require.True(t, ok, rule)
+		require.NotNil(t, f.StepTime, rule)
+		require.Nil(t, f.StepTime.Ratio, rule)
+		var others []string
+		for _, o := range resolved {
+			if o != rule {
+				others = append(others, o)
+			}
+		}
+		require.Equal(t, others, f.StepTime.MeasuredWith, rule)
+		require.Equal(t, *r.Plan.MeasuredPct, *f.StepTime.MeasuredPct, rule)
+	}
+	require.Equal(t, &diff.PlanApplied{Steps: applied, NotApplied: notApplied, OutsidePlan: []string{"event-wait-skew"}}, r.Plan.Applied)
+	var b strings.Builder
+	require.NoError(t, render.WriteDiffText(&b, r, render.DiffTextOptions{}))
+	require.Equal(t, lines, stepTimeSection(t, b.String()))
 }
 
 // diffA3 runs diff before after, checks its per-step breakdown against

@@ -111,28 +111,6 @@ func TestJUnitSARIFCarryPrediction(t *testing.T) {
 	require.Contains(t, string(sf), `"step_time_change_pct": `)
 }
 
-// diff shows, for a resolved finding and for the plan, the predicted
-// step-time change next to the measured one and their ratio.
-func TestDiffPredictedVsMeasured(t *testing.T) {
-	var docs []string
-	for _, name := range []string{"field-ep-fc1-cumsum", "field-ep-fc1"} {
-		dir := genScenario(t, name)
-		doc := filepath.Join(t.TempDir(), name+".json")
-		code, _, stderr := run("analyze", dir, "--fact", "concurrency=25", "--format", "json", "-o", doc)
-		require.Equal(t, 0, code, stderr)
-		docs = append(docs, doc)
-	}
-	code, out, stderr := run("diff", docs[0], docs[1])
-	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, "Decode step time (decode.step.time_us): predicted vs measured change")
-	require.Regexp(t, `moe-routing-cumsum: predicted -[0-9.]+%, measured -[0-9.]+%, measured/predicted [0-9]+%`, out)
-	require.Regexp(t, `plan: predicted -[0-9.]+%, measured -[0-9.]+%`, out)
-	code, out, stderr = run("diff", docs[0], docs[1], "--format", "json")
-	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, `"step_time": {`)
-	require.Contains(t, out, `"measured_step_time_change_pct": `)
-}
-
 // The HTML report opens its findings with the plan, and each finding
 // shows its predicted change.
 func TestReportOpensWithPlan(t *testing.T) {

@@ -245,9 +245,37 @@ var StepQuantities = []string{"window", "computing", "communication", "communica
 type StepChange struct {
 	PredictedPct *float64 `json:"predicted_step_time_change_pct"`
 	MeasuredPct  *float64 `json:"measured_step_time_change_pct"`
-	Ratio        *float64 `json:"measured_over_predicted,omitempty"`
+	// Ratio is MeasuredPct / PredictedPct; absent on a finding whose
+	// measured change also holds other fixes (MeasuredWith).
+	Ratio *float64 `json:"measured_over_predicted,omitempty"`
 	// UpperBound: the prediction is an upper bound of the gain.
 	UpperBound bool `json:"upper_bound,omitempty"`
 	// Unavailable says why the measured change is missing.
 	Unavailable string `json:"unavailable,omitempty"`
+	// MeasuredWith is, on a resolved finding's step_time when two or more
+	// resolved findings carried a prediction, the other ones (rule ids,
+	// sorted): the measured change holds their fixes too, so it is no
+	// measure of this finding's prediction and there is no Ratio; the plan
+	// row compares the fixes together.
+	MeasuredWith []string `json:"measured_with,omitempty"`
+	// Applied is, on the plan when two or more resolved findings carried a
+	// prediction, which of the plan's steps the measured change holds.
+	Applied *PlanApplied `json:"applied,omitempty"`
+}
+
+// PlanApplied says which fixes of the before side's plan the after side
+// shows applied: a plan step is applied when its finding was resolved.
+type PlanApplied struct {
+	// Steps are the plan's steps whose finding was resolved, in plan order.
+	Steps []string `json:"steps"`
+	// NotApplied are the plan's steps whose finding persists (the fix was
+	// not applied, or did not clear the finding), in plan order.
+	NotApplied []string `json:"steps_not_applied"`
+	// OutsidePlan are the resolved findings that carried a prediction but
+	// are no plan step (left out of it), sorted.
+	OutsidePlan []string `json:"outside_plan"`
+	// WholePlan: the resolved findings that carried a prediction are
+	// exactly the plan's steps, so the plan's prediction is the one to
+	// compare the measured change with.
+	WholePlan bool `json:"whole_plan"`
 }
