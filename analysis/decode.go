@@ -133,10 +133,15 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 			ctx.SetCount(MetricDecodeBatchDistinctCount, len(res.Sizes))
 		}
 		ctx.SetCount(MetricSamplerKernelsCount, res.Sampler)
-		if r.Have.Timeline && res.Kernels > 0 {
+		switch {
+		case r.Format == model.FormatTorchNPUChrome:
+			// (a real one: Ascend/msinsight's torchnpu/*.pt.trace.json
+			// kernels carry only streamId and type)
+			ctx.Unavailable(r.Path+" is a Kineto trace (torch.profiler): its kernels carry no Model ID, so graph replay cannot be told from single-op launches", MetricGraphKernelsShare)
+		case r.Have.Timeline && res.Kernels > 0:
 			res.HaveGraph = true
 			ctx.Set(MetricGraphKernelsShare, float64(res.GraphKernels)/float64(res.Kernels))
-		} else {
+		default:
 			ctx.Unavailable("the Model ID of each kernel is read from the device timeline (trace_view.json), which "+r.Path+" lacks", MetricGraphKernelsShare)
 		}
 		return res, nil

@@ -21,10 +21,11 @@ import (
 )
 
 // chromeLacks are the truth metrics a Kineto Chrome trace cannot give:
-// EVENT_WAIT tasks, the groups (no profiler_metadata.json) and the decode
-// batch (kernel_details.csv's input shapes) are not in it.
+// EVENT_WAIT tasks, the groups (no profiler_metadata.json), the decode
+// batch (kernel_details.csv's input shapes) and the kernels' Model ID
+// (graph.kernels.share) are not in it.
 func chromeLacks(k string) bool {
-	return strings.HasPrefix(k, "event_wait.") || strings.HasPrefix(k, "hccl.group.") || k == "decode.batch.observed"
+	return strings.HasPrefix(k, "event_wait.") || strings.HasPrefix(k, "hccl.group.") || k == "decode.batch.observed" || k == analysis.MetricGraphKernelsShare
 }
 
 // torch.profiler's Kineto Chrome trace (one *.pt.trace.json per rank in one
@@ -109,4 +110,34 @@ func TestChromeTraceGzipNotNPU(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, errkind.Is(err, errkind.Usage), "%v", err)
 	require.ErrorContains(t, err, gpu+`: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled "GPU 0", deviceProperties "NVIDIA H100")`)
+}
+
+// The excerpt of a real torch_npu Kineto trace (parser/traceview/testdata/kineto),
+// plain and gzip-compressed, gives the metrics computed from it
+// independently (Python, decimal µs to integer ns): the window from the
+// first kernel's start to the last one's end, 2057.961 µs; the 24 kernels'
+// busy time, 194.144 µs (they do not overlap: one stream); free the rest;
+// and no Model ID to measure graph replay with.
+func TestChromeTraceRealExcerpt(t *testing.T) {
+	data, err := os.ReadFile("../parser/traceview/testdata/kineto/msprof_3466812.excerpt.pt.trace.json")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "msprof_3466812.excerpt.pt.trace.json")
+	require.NoError(t, os.WriteFile(plain, data, 0o644))
+	for _, p := range []string{plain, gzipFile(t, dir, "gz.pt.trace.json.gz", string(data))} {
+		res, err := pipeline.Analyze(context.Background(), p, pipeline.Options{})
+		require.NoError(t, err)
+		require.Len(t, res.Ranks, 1)
+		rr := res.Ranks[0]
+		require.Equal(t, model.FormatTorchNPUChrome, rr.Format, p)
+		require.Equal(t, 0, rr.Device, p)
+		m := rr.Metrics
+		require.InDelta(t, 2057.961, m[analysis.MetricDeviceWindowUs], 1e-9, p)
+		require.InDelta(t, 194.144, m[analysis.MetricComputingUs], 1e-9, p)
+		require.InDelta(t, 1863.817, m[analysis.MetricFreeUs], 1e-9, p)
+		require.InDelta(t, 194.144, m[analysis.MetricKernelComputeUs], 1e-9, p)
+		require.Equal(t, 24.0, m[analysis.MetricKernelComputeCount], p)
+		require.NotContains(t, m, analysis.MetricGraphKernelsShare)
+		require.Contains(t, rr.Unavailable[analysis.MetricGraphKernelsShare], "Kineto trace (torch.profiler): its kernels carry no Model ID")
+	}
 }

@@ -174,6 +174,38 @@ func kinetoTaskType(b []byte) []byte {
 	return b
 }
 
+// kinetoOpType is the op type of a Kineto kernel name, which is the
+// kernel binary's: "{op type}_{32 hex digits}_{mode}_{tiling key}"
+// ("ReduceSum_7a09f5b7af4126487a7f726a9aac7548_high_performance_82100900",
+// "NLLLoss_aadf7331de6cbc0134917036f7feef64_high_performance__kernel0" in
+// Ascend/msinsight's torchnpu trace) gives the part before the hash; other
+// names ("MatMulV2_ND_ND_FP32_FP32_true_false_all_65537") what
+// model.OpTypeFromName gives.
+func kinetoOpType(name string) string {
+	for i := 1; i+33 <= len(name); i++ {
+		if name[i] != '_' {
+			continue
+		}
+		if e := i + 33; isHex32(name[i+1:e]) && (e == len(name) || name[e] == '_') {
+			return name[:i]
+		}
+	}
+	return model.OpTypeFromName(name)
+}
+
+// isHex32 reports whether s is 32 lowercase hex digits.
+func isHex32(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // kinetoCollective reports whether a Kineto device slice is a collective.
 func kinetoCollective(name, taskType string) bool {
 	return strings.HasPrefix(name, "hcom_") || taskType == "HCCL" || taskType == "COMMUNICATION"

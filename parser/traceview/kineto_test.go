@@ -296,3 +296,74 @@ func TestReadKinetoGPURefused(t *testing.T) {
 	_, err := Read(strings.NewReader(mtia), "m.json", model.NewRank("x"))
 	require.EqualError(t, err, `m.json: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled "MTIA 9"); expected torch_npu's Kineto trace, whose device is a process named "NPU", or an Ascend profile (trace_view.json, a *_ascend_pt or PROF_* folder, a profiler .db)`)
 }
+
+// realExcerpt is an excerpt of a real torch_npu Kineto trace (see
+// testdata/kineto/README.md): its header and metadata as they are, 13
+// cpu_op slices, the last 24 kernels with their launches and flows, and
+// the trailer, each event byte for byte.
+const realExcerpt = "testdata/kineto/msprof_3466812.excerpt.pt.trace.json"
+
+// The real excerpt reads exactly. The expected values were computed from
+// the file independently (Python's json with decimal.Decimal, ts·1000 and
+// dur·1000 as integers): 24 kernels (cat "kernel"), durations summing to
+// 194144 ns, the first at 4307764842639.312 µs, the last ending at
+// 4307764844697.273 µs; 12 KERNEL_AIVEC, 8 KERNEL_AICORE, 4 KERNEL_MIX_AIV;
+// 13 cpu_op slices on the autograd thread 3467863.
+func TestReadKinetoRealExcerpt(t *testing.T) {
+	f, err := os.Open(realExcerpt)
+	require.NoError(t, err)
+	defer f.Close()
+	r := model.NewRank("x")
+	_, err = Read(f, "msprof_3466812.excerpt.pt.trace.json", r)
+	require.NoError(t, err)
+	require.Empty(t, r.Warnings)
+	require.Equal(t, model.FormatTorchNPUChrome, r.Format)
+	require.Equal(t, 0, r.Device, "the NPU process is pid 0 (its stream's thread_name has pid 47)")
+	require.Equal(t, -1, r.Rank, "no distributedInfo")
+	const base = 1782967788000000000
+	require.Len(t, r.Tasks, 24)
+	var sum int64
+	types := map[string]int{}
+	for _, k := range r.Tasks {
+		sum += k.Dur
+		types[r.Str(k.TaskType)]++
+		require.Equal(t, model.ClassCompute, k.Class)
+		require.Equal(t, int32(47), k.Stream)
+	}
+	require.Equal(t, int64(194144), sum)
+	require.Equal(t, map[string]int{"AI_VECTOR_CORE": 12, "AI_CORE": 8, "MIX_AIV": 4}, types)
+	require.Equal(t, int64(base+4307764842639312), r.Tasks[0].Start)
+	last := r.Tasks[len(r.Tasks)-1]
+	require.Equal(t, int64(base+4307764844697273), last.Start+last.Dur)
+	require.Equal(t, "ReduceSum", r.Str(last.OpType), "the op type before the kernel hash")
+	require.Equal(t, "MatMulV2_ND_ND_ND_FP32_FP32_FP32_false_true_all", r.Str(r.Tasks[0].OpType))
+	require.Len(t, r.FrameworkOps, 13)
+	require.Equal(t, model.FrameworkOp{Start: base + 4307764832845418, Dur: 366040, Name: r.Intern("autograd::engine::evaluate_function: NllLossBackward0"), Tid: 3467863}, r.FrameworkOps[0])
+	require.Empty(t, r.HCCL)
+	require.Empty(t, r.Steps)
+	require.Empty(t, r.Links)
+	require.True(t, r.Have.Timeline)
+	// read in parts: the same
+	data, err := os.ReadFile(realExcerpt)
+	require.NoError(t, err)
+	for _, parts := range []int{2, 4} {
+		checkSplit(t, data, parts)
+	}
+}
+
+// Kineto kernel names give the op type before the kernel hash; names
+// without a hash what model.OpTypeFromName gives.
+func TestKinetoOpType(t *testing.T) {
+	cases := [][2]string{
+		{"NLLLoss_aadf7331de6cbc0134917036f7feef64_high_performance__kernel0", "NLLLoss"},
+		{"ForeachMulScalar_e573c2f50baae431b4b3f11dd4fbf7b1_high_performance_2", "ForeachMulScalar"},
+		{"Cast_39a266ce9a8d7d9ead33f6686e936b72", "Cast"},
+		{"MatMulV2_ND_ND_FP32_FP32_true_false_all_65537", "MatMulV2_ND_ND_FP32_FP32_true_false_all"},
+		{"_aadf7331de6cbc0134917036f7feef64_x", "_aadf7331de6cbc0134917036f7feef64_x"},
+		{"X_AADF7331DE6CBC0134917036F7FEEF64_high", "X_AADF7331DE6CBC0134917036F7FEEF64_high"},
+		{"hcom_allReduce__586_0_1", "hcom_allReduce__586_0"},
+	}
+	for _, c := range cases {
+		require.Equal(t, c[1], kinetoOpType(c[0]), c[0])
+	}
+}

@@ -1283,7 +1283,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			return ti
 		}
 		n := rd.in.str(name)
-		ti := taskInfo{tt: tt, opType: rank.Intern(model.OpTypeFromName(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
+		opType := model.OpTypeFromName
+		if rd.sawKineto {
+			opType = kinetoOpType
+		}
+		ti := taskInfo{tt: tt, opType: rank.Intern(opType(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
 			coll: kinetoCollective(n, rd.in.str(tt))}
 		if int(name) < len(taskInfos) && !taskInfos[name].set {
 			taskInfos[name] = ti
