@@ -172,6 +172,9 @@ type RankID struct {
 	Path         string
 	DirTimestamp string
 	Steps        []int
+	// Kineto: a torch.profiler Chrome trace, whose rank only its header's
+	// distributedInfo gives
+	Kineto bool
 }
 
 // Reconcile fills unknown ranks (folder order), keeps the newest of
@@ -213,7 +216,11 @@ func fillRanks(ids []RankID) (ranks []int, notes []string) {
 		}
 		if n == 1 {
 			ranks[i] = 0
-			notes = append(notes, fmt.Sprintf("%s: rank unknown (no profiler_info_{rank}.json, RANK_DEVICE_MAP or info.json rank_id); reported as rank 0", id.Path))
+			why := "no profiler_info_{rank}.json, RANK_DEVICE_MAP or info.json rank_id"
+			if id.Kineto {
+				why = "a Kineto trace whose header has no distributedInfo.rank"
+			}
+			notes = append(notes, fmt.Sprintf("%s: rank unknown (%s); reported as rank 0", id.Path, why))
 			continue
 		}
 		for used[nextFree] {
@@ -321,7 +328,7 @@ func stepSets(ids []RankID, ranks, kept []int) string {
 
 // IDOf is what Reconcile needs to know about a parsed rank.
 func IDOf(r *model.Rank) RankID {
-	return RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r)}
+	return RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r), Kineto: r.Format == model.FormatTorchNPUChrome}
 }
 
 // Sift sorts the outcome of reading srcs (errs[i] is source i's error):

@@ -139,5 +139,6 @@ func TestChromeTraceRealExcerpt(t *testing.T) {
 		require.Equal(t, 24.0, m[analysis.MetricKernelComputeCount], p)
 		require.NotContains(t, m, analysis.MetricGraphKernelsShare)
 		require.Contains(t, rr.Unavailable[analysis.MetricGraphKernelsShare], "Kineto trace (torch.profiler): its kernels carry no Model ID")
+		require.Contains(t, res.Notes, p+": rank unknown (a Kineto trace whose header has no distributedInfo.rank); reported as rank 0")
 	}
 }

@@ -100,7 +100,7 @@ func stage(ctx context.Context, srcs []parser.Source, staging string, opts Expor
 			st.errs[i] = err
 			return
 		}
-		st.ids[i] = parser.RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: parser.StepIDs(r)}
+		st.ids[i] = parser.IDOf(r)
 		rr := analysis.AnalyzeRank(r)
 		dir := filepath.Join(staging, strconv.Itoa(i))
 		r.Rank = 0 // the staged partition is renamed once the rank is final
