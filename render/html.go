@@ -31,6 +31,9 @@ type htmlPage struct {
 	CSS       template.CSS
 	EChartsJS template.JS
 	ReportJS  template.JS
+	// Charts is the page's chart data blob (chartsJS), in place of the
+	// view's payloads.
+	Charts template.JS
 }
 
 // WriteHTML writes the self-contained HTML report: one file with the
@@ -47,7 +50,7 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 	tmpl := template.Must(reportTmpl().Clone()).Funcs(template.FuncMap{"t": view.l.t})
 	ew := &errWriter{w: w}
 	err := tmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),
-		EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS)})
+		EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS), Charts: chartsJS(view.Charts)})
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -34,6 +36,64 @@ type chartPayload struct {
 	Colors  []string `json:"colors,omitempty"`
 	Height  int      `json:"-"`
 	Label   string   `json:"-"`
+	// sealed is the payload's JSON once the chart is final (seal), its
+	// option maps released: a report keeps the compact text of its charts
+	// until the page's data blob is written, not their decoded maps.
+	sealed []byte
+}
+
+// seal encodes c once it is final and drops its option maps. The page's
+// data blob then holds those bytes as they are: json.Marshal of a
+// payload's MarshalJSON output only compacts it (already compact) and
+// escapes '<', '>', '&' and U+2028/2029 (already escaped by this
+// encoding), so the blob is the bytes of encoding the maps in place.
+func (c *chartPayload) seal() {
+	if c.sealed != nil {
+		return
+	}
+	bs, err := json.Marshal((*plainPayload)(c))
+	if err != nil {
+		panic("internal error: chart option does not marshal: " + err.Error())
+	}
+	c.sealed, c.Option, c.Variants = bs, nil, nil
+}
+
+// chartsJS is the chart data blob of a page: the bytes html/template
+// writes for the payloads in a JSON script element (json.Marshal of the
+// list; " null " for none), joined from each payload's own encoding instead
+// of encoding the list again.
+func chartsJS(cs []*chartPayload) template.JS {
+	if cs == nil {
+		return " null "
+	}
+	n := len(cs) + 1
+	for _, c := range cs {
+		c.seal()
+		n += len(c.sealed)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('[')
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(c.sealed)
+	}
+	b.WriteByte(']')
+	return template.JS(b.String())
+}
+
+// plainPayload is chartPayload without its MarshalJSON method.
+type plainPayload chartPayload
+
+// MarshalJSON is the sealed encoding of c, or c encoded field by field
+// when it was not sealed.
+func (c *chartPayload) MarshalJSON() ([]byte, error) {
+	if c.sealed != nil {
+		return c.sealed, nil
+	}
+	return json.Marshal((*plainPayload)(c))
 }
 
 // Report palette.

@@ -733,6 +733,7 @@ func buildDeployDiff(v *htmlView, d string) {
 func (v *htmlView) addChart(c *chartPayload) {
 	if c != nil {
 		v.l.localAxes(c)
+		c.seal()
 		v.Charts = append(v.Charts, c)
 	}
 }
