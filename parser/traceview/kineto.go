@@ -137,11 +137,13 @@ func intAfter(b []byte, key string) (int64, bool) {
 var memcpyType = []byte("MEMCPY")
 
 // kinetoSlice decides a slice of a Kineto trace (an object with
-// traceEvents) of a process of the given kind: skip when it is not device
-// work nor a host op (device-side annotations, the capture's span), else
-// the trace_view task type its Kineto kernel type or category is (nil when
-// none). Kineto writes metadata first, but the kind may not be known yet:
-// what a category says is decided without it.
+// traceEvents) of a process of the given kind: skip device-side
+// annotations and the capture's span, else the trace_view task type its
+// Kineto kernel type or category is (nil when none). Kineto writes
+// metadata first, but the kind may not be known yet: what a category says
+// is decided without it, and a slice of another category than a kernel's
+// or a copy's is logged as such (fOther) for build to count and skip in
+// the NPU process, so that a read in parts decides as a sequential one.
 func kinetoSlice(ev *event, kind int) (tt []byte, skip bool) {
 	cat := string(ev.cat.b)
 	switch cat {
@@ -149,9 +151,6 @@ func kinetoSlice(ev *event, kind int) (tt []byte, skip bool) {
 		return nil, true
 	case "gpu_memcpy", "gpu_memset":
 		return memcpyType, false
-	}
-	if kind == procKineto && cat != "kernel" {
-		return nil, true
 	}
 	if ev.kType.set && !ev.taskType.set {
 		return kinetoTaskType(ev.kType.b), false
@@ -189,6 +188,15 @@ func kinetoOpType(name string) string {
 		if e := i + 33; isHex32(name[i+1:e]) && (e == len(name) || name[e] == '_') {
 			return name[:i]
 		}
+	}
+	return model.OpTypeFromName(name)
+}
+
+// opType is the op type of a device task's name: a Kineto kernel's
+// (kinetoOpType) or a trace_view task's (model.OpTypeFromName).
+func (rd *reader) opType(name string) string {
+	if rd.sawKineto {
+		return kinetoOpType(name)
 	}
 	return model.OpTypeFromName(name)
 }
@@ -261,8 +269,14 @@ func (rd *reader) notNPU(file string) error {
 	return fmt.Errorf("%s: not an Ascend NPU trace: a torch.profiler (Kineto) trace of another accelerator (process labelled %q%s); expected torch_npu's Kineto trace, whose device is a process named \"NPU\", or an Ascend profile (trace_view.json, a *_ascend_pt or PROF_* folder, a profiler .db)", file, rd.foreign, dev)
 }
 
-// kinetoFinish records what a Kineto trace cannot give and its rank.
-func (rd *reader) kinetoFinish(rank *model.Rank, file string) {
+// kinetoFinish records what a Kineto trace cannot give, its rank, and the
+// slices of its NPU process that were neither kernels nor copies (other,
+// the first one's name id + 1).
+func (rd *reader) kinetoFinish(rank *model.Rank, file string, other int, otherName uint32) {
+	if other > 0 {
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: other,
+			Message: fmt.Sprintf("skipped %d slice(s) of the NPU process that are neither kernels nor memory copies (the first: %q): npuprof does not know what they are", other, rd.in.str(otherName-1))})
+	}
 	if !rd.sawKineto && !rd.src.head.kineto {
 		return
 	}

@@ -367,3 +367,24 @@ func TestKinetoOpType(t *testing.T) {
 		require.Equal(t, c[1], kinetoOpType(c[0]), c[0])
 	}
 }
+
+// A slice of the NPU process that is no kernel, copy or annotation (a
+// category Kineto may write for the device that npuprof does not know,
+// here the real excerpt's last kernel recategorised) is skipped with a
+// warning that counts it and names its category, never silently; read in
+// parts, the same.
+func TestReadKinetoUnknownDeviceSlice(t *testing.T) {
+	data, err := os.ReadFile(realExcerpt)
+	require.NoError(t, err)
+	i := bytes.LastIndex(data, []byte(`"cat": "kernel"`))
+	require.Positive(t, i)
+	data = append(append(append([]byte{}, data[:i]...), `"cat": "collective_comm"`...), data[i+len(`"cat": "kernel"`):]...)
+	r := model.NewRank("x")
+	_, err = Read(bytes.NewReader(data), "t.pt.trace.json", r)
+	require.NoError(t, err)
+	require.Len(t, r.Tasks, 23)
+	require.Equal(t, []model.Warning{{File: "t.pt.trace.json", Count: 1, Message: `skipped 1 slice(s) of the NPU process that are neither kernels nor memory copies (the first: "ReduceSum_7a09f5b7af4126487a7f726a9aac7548_high_performance_82100900"): npuprof does not know what they are`}}, r.Warnings)
+	for _, parts := range []int{2, 3} {
+		checkSplit(t, data, parts)
+	}
+}

@@ -17,6 +17,7 @@
 package traceview
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
@@ -276,6 +277,9 @@ const (
 	fTaskType = 1 << 1
 	fStream   = 1 << 2
 	fModel    = 1 << 3
+	// fOther: a Kineto slice of another category than kernel, memory
+	// copy or set; in the NPU process it is counted and skipped (build)
+	fOther = 1 << 4
 )
 
 // plog is one process's pending slices: varint records of flags, tid
@@ -895,6 +899,9 @@ func (rd *reader) complete(ev *event) {
 		if kineto, skip = kinetoSlice(ev, kind); skip {
 			return
 		}
+		if c := string(ev.cat.b); c != "kernel" && c != "gpu_memcpy" && c != "gpu_memset" {
+			flags |= fOther
+		}
 	}
 	ts, ok := usToNs(ev.ts.b)
 	if ok && rd.src.head.base != 0 {
@@ -1283,11 +1290,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			return ti
 		}
 		n := rd.in.str(name)
-		opType := model.OpTypeFromName
-		if rd.sawKineto {
-			opType = kinetoOpType
-		}
-		ti := taskInfo{tt: tt, opType: rank.Intern(opType(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
+		ti := taskInfo{tt: tt, opType: rank.Intern(rd.opType(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
 			coll: kinetoCollective(n, rd.in.str(tt))}
 		if int(name) < len(taskInfos) && !taskInfos[name].set {
 			taskInfos[name] = ti
@@ -1297,6 +1300,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		return ti
 	}
 	hn := hcclNames{n: nNames}
+	// slices of a Kineto NPU process that are no kernel or copy (fOther),
+	// and the first one's name id + 1
+	otherNPU, otherName := 0, uint32(0)
 	// per HCCL thread (tid index): 0 unknown yet, 1 big ops, 2 plane
 	// tasks; unnamed threads are also marked in unnamedHCCLThreads
 	threadKind := make([]byte, len(rd.tids))
@@ -1319,6 +1325,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			}
 			d := newDecoder(lg)
 			for d.next(&s) {
+				if s.flags&fOther != 0 && lg.kind == procKineto {
+					otherNPU, otherName = otherNPU+1, cmp.Or(otherName, s.name+1)
+					continue
+				}
 				ti := taskInfoOf(s.name, s.tt)
 				if ti.coll && lg.kind == procKineto {
 					addHCCL(p, &s)
@@ -1415,7 +1425,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	rank.Have.Framework = len(rank.FrameworkOps) > 0
-	rd.kinetoFinish(rank, file)
+	rd.kinetoFinish(rank, file, otherNPU, otherName)
 	if rank.Device < 0 && rd.device < 0 {
 		rd.device = devFromPid(rd.hwPid)
 	}
