@@ -191,7 +191,33 @@ Exit codes:
 	root.SetOut(io.out)
 	root.SetErr(io.err)
 	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io))
+	addExitCodes(root)
 	return root
+}
+
+// exitCodesHelp ends the help of every command that runs (check lists its
+// own, with 1): what a script calling it can test.
+const exitCodesHelp = `
+
+Exit codes:
+  0  ok
+  2  usage or input error (bad flag or argument, no profile or an unreadable file at a path)
+  3  internal error: an analysis pass or rule failed to run`
+
+// addExitCodes appends exitCodesHelp to the help of each command below
+// root that runs (not a group such as rules) and does not list its exit
+// codes itself.
+func addExitCodes(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		addExitCodes(c)
+		if !c.Runnable() || c.HasSubCommands() || c.Name() == "help" || c.Name() == "completion" || strings.Contains(c.Long, "\n  2  usage or input error") {
+			continue
+		}
+		if c.Long == "" {
+			c.Long = c.Short + "."
+		}
+		c.Long += exitCodesHelp
+	}
 }
 
 // tool is npuprof's name, version and revision from the binary's build
@@ -206,7 +232,13 @@ func newVersionCmd(io *streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print npuprof's version and the VCS revision it was built from",
-		Args:  cobra.NoArgs,
+		Long: `Version prints npuprof's module version and the VCS revision the binary
+was built from (` + "`make build`" + ` stamps the revision; "revision unknown"
+otherwise). Every output (the JSON document, the HTML report, JUnit, SARIF)
+names them too.`,
+		Example: `  $ npuprof version
+  $ npuprof --version`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(io.out, tool)
 			return nil

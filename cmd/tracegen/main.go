@@ -132,6 +132,16 @@ Output is deterministic for a given scenario and seed. Flags other than
 -scenario, -o, -list, -rank and -q override the scenario's value only when
 given.
 
+Examples:
+  tracegen -list
+  tracegen -scenario ep-fc1-cumsum -o /tmp/ep8 && npuprof analyze /tmp/ep8
+  tracegen -scenario hot-rank -ranks 16 -steps 11 -layout msprof_text -o /tmp/hot16 -q
+
+Exit codes:
+  0  written (or -list, -h)
+  1  the output could not be written
+  2  usage error (unknown flag or scenario, -o missing, a value out of range)
+
 Flags:
 `
 

@@ -54,6 +54,8 @@ func TestBadArgs(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"-scenario", "clean"}, &out, &errb))
 	assert.Equal(t, 2, run([]string{"-scenario", "clean", "-o", t.TempDir(), "-ranks", "0"}, &out, &errb))
 	assert.Equal(t, 0, run([]string{"-h"}, &out, &errb))
+	assert.Contains(t, errb.String(), "\nExamples:\n  tracegen -list\n")
+	assert.Contains(t, errb.String(), "\nExit codes:\n  0  ")
 }
 
 func TestHotExpertsFlags(t *testing.T) {
