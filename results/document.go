@@ -335,7 +335,7 @@ func Read(r io.Reader, name string) (*Document, error) {
 		Schema *string `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
+		return nil, fmt.Errorf("%s: not an npuprof JSON document: %s", name, jsonProblem(data, err))
 	}
 	switch {
 	case probe.Schema == nil:
@@ -345,7 +345,7 @@ func Read(r io.Reader, name string) (*Document, error) {
 	}
 	var doc Document
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not an npuprof JSON document: %w", name, err)
+		return nil, fmt.Errorf("%s: not an npuprof JSON document: %s", name, jsonProblem(data, err))
 	}
 	return &doc, nil
 }

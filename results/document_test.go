@@ -27,3 +27,19 @@ func TestReadDocumentNamesAWrongSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Schema, doc.Schema)
 }
+
+// A file that is not JSON, is cut short or holds a value of the wrong kind
+// is named with what is wrong in plain words, never encoding/json's own
+// ("invalid character 'm' looking for beginning of value", "Go struct").
+func TestReadDocumentSaysWhatIsNotJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"module x\n", `go.mod: not an npuprof JSON document: not JSON: line 1, column 1: unexpected 'm'`},
+		{"{\n  \"schema\": \"npuprof.analysis/v1\",\n  x\n}", `go.mod: not an npuprof JSON document: not JSON: line 3, column 3: unexpected 'x'`},
+		{`{"schema": "npuprof.analysis/v1", "ranks": [`, `go.mod: not an npuprof JSON document: the JSON ends early, after 44 byte(s) (the file may be cut short)`},
+		{`[1, 2]`, `go.mod: not an npuprof JSON document: the document holds a JSON array, expected an object`},
+		{`{"schema": "npuprof.analysis/v1", "ranks": 3}`, `go.mod: not an npuprof JSON document: field "ranks" holds a JSON number, expected an array`},
+	} {
+		_, err := Read(strings.NewReader(c.in), "go.mod")
+		require.EqualError(t, err, c.want, c.in)
+	}
+}
