@@ -61,7 +61,10 @@ echo done
 	require.Equal(t, []int{1, 2, 4, 8, 16}, f["capture_sizes"].Value)
 
 	_, err = Parse("bad.sh", "vllm serve 'unterminated\n")
-	require.EqualError(t, err, "bad.sh:1:12: reached EOF without closing quote `'`")
+	require.EqualError(t, err, `bad.sh:1:12: bash cannot parse line 1 "vllm serve 'unterminated": reached EOF without closing quote `+"`'`"+` (expected a shell script: export lines and a vllm serve command)`)
+	// a file given by mistake: its line is quoted, and what was expected said
+	_, err = Parse("go.mod", "module github.com/npuprof/npuprof\n\ngo 1.26\n\nrequire (\n\tgithub.com/spf13/cobra v1.9.1\n)\n")
+	require.EqualError(t, err, `go.mod:5:1: bash cannot parse line 5 "require (": `+"`foo(` must be followed by `)`"+` (expected a shell script: export lines and a vllm serve command)`)
 }
 
 func TestDefaultCaptureSizes(t *testing.T) {

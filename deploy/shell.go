@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -110,7 +112,7 @@ func Parse(path, text string) (*Script, error) {
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), path)
 	if err != nil {
-		return nil, err
+		return nil, s.notShell(err)
 	}
 	top := &view{text: text}
 	s.stmts(top, f.Stmts, true)
@@ -118,6 +120,26 @@ func Parse(path, text string) (*Script, error) {
 		s.use(s.Serves[n-1])
 	}
 	return s, nil
+}
+
+// notShell is the error of a script bash cannot parse: the file, the line
+// and its text, and that a shell script is expected, so that a file given
+// by mistake (go.mod, a YAML file) is not named only by the parser's own
+// words ("`foo(` must be followed by `)`").
+func (s *Script) notShell(err error) error {
+	var pe syntax.ParseError
+	if !errors.As(err, &pe) || pe.Pos.Line() == 0 {
+		return fmt.Errorf("%s: %w (expected a shell script: export lines and a vllm serve command)", s.Path, err)
+	}
+	line := ""
+	if n := int(pe.Pos.Line()); n <= len(s.Lines) {
+		line = strings.TrimSpace(s.Lines[n-1])
+		if r := []rune(line); len(r) > 60 {
+			line = string(r[:60]) + "…"
+		}
+	}
+	return fmt.Errorf("%s:%d:%d: bash cannot parse line %d %q: %s (expected a shell script: export lines and a vllm serve command)",
+		s.Path, pe.Pos.Line(), pe.Pos.Col(), pe.Pos.Line(), line, pe.Text)
 }
 
 // lineOf is the 1-based line holding file offset off, and off's column.
