@@ -67,6 +67,7 @@ var zhLabels = map[string]string{
 	"routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul":         "routing\trouting 时间\tcumsum\tcumsum 时间\tAI_CPU 上\tcumsum 均值\tGroupedMatmul",
 	"\nEVENT_WAIT by stream (mean per rank)\n":                                                  "\n按 stream 的 EVENT_WAIT（每 rank 均值）\n",
 	"  unavailable on ranks %s: no device timeline (trace_view.json)\n":                         "  rank %s 上不可用：没有 device 时间线（trace_view.json）\n",
+	"  unavailable on ranks %s: %s\n":                                                           "  rank %s 上不可用：%s\n",
 	"stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n":  "stream\trank 数\t等待次数/rank\t等待时间/rank\t占 stream 跨度\t最大 rank\t计算 stream\t\n",
 	"\nTop compute kernels (%s)\n":                                                              "\n耗时最多的计算算子（%s）\n",
 	"all ranks; --detail all lists %d":                                                          "所有 rank；--detail all 列出 %d 个",
@@ -86,8 +87,8 @@ var zhLabels = map[string]string{
 	"  +%d more group(s) (--ranks all lists each)\n":                                            "  另有 %d 个通信组（--ranks all 逐个列出）\n",
 	"  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n":                     "  通信组 %s（rank %s）：rank %d 在 %d/%d 个集合通信中最后到达\n",
 	"  %d ranks summarised (--ranks all lists each); outliers by %s: %s\n":                      "  已汇总 %d 个 rank（--ranks all 逐个列出）；按%s的离群者：%s\n",
-	"GroupedMatmul time": "GroupedMatmul 时间",
-	"window":             "窗口",
+	"GroupedMatmul time":                                                                        "GroupedMatmul 时间",
+	"window":                                                                                    "窗口",
 
 	// serving and experts
 	"\nServing context (%s)\n": "\n服务上下文（%s）\n",

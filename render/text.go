@@ -336,9 +336,13 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 	}
 	by := map[int32]*agg{}
 	var missing []int
+	why := "" // the first missing rank's own reason, when it gives one
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
 		if rd.View.EventWait == nil {
+			if len(missing) == 0 {
+				why = rd.Unavailable[metric.MetricEventWaitCount]
+			}
 			missing = append(missing, rd.Rank)
 			continue
 		}
@@ -361,7 +365,11 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 			}
 		}
 	}
-	if len(missing) > 0 {
+	switch {
+	case len(missing) > 0 && why != "":
+		// (a Kineto trace: the timeline is there, without EVENT_WAIT tasks)
+		ew.printf("  unavailable on ranks %s: %s\n", rankList(missing), why)
+	case len(missing) > 0:
 		ew.printf("  unavailable on ranks %s: no device timeline (trace_view.json)\n", rankList(missing))
 	}
 	if len(by) == 0 {
