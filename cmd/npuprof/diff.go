@@ -89,11 +89,15 @@ document saved by ` + "`npuprof analyze --format json`" + `.
 It shows the per-step time (mean over every step of every rank), the
 findings resolved, new or persisting, with each resolved finding's
 predicted saving (the rule's saving_us) against the measured decrease of
-the metric the rule estimates, the collectives by type and group that
-appeared or disappeared, the compute kernels whose time per step changed
-most (matched by op type and name), the serving context (vLLM log, bench
-results), the breakdown per rank, and every metric that changed (mean over
-ranks, absolute and %). Per-step numbers divide by each side's step count
+the metric the rule estimates, the decode step-time change the before side
+predicted for each resolved fix and for its plan against the measured one
+(fixes resolved together are measured together: each names the others,
+and the plan row, which says which of its steps were applied, is the
+comparison), the collectives by type and group that appeared or
+disappeared, the compute kernels whose time per step changed most (matched
+by op type and name), the serving context (vLLM log, bench results), the
+breakdown per rank, and every metric that changed (mean over ranks,
+absolute and %). Per-step numbers divide by each side's step count
 (ProfilerStep#N, else decode.steps.count), so captures of different length
 compare fairly.
 
