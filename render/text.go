@@ -122,6 +122,28 @@ func writeFindings(ew *errWriter, doc *results.Document, all bool) {
 // rule and saving); --detail all shows it to 200 runes.
 const maxTitle = 130
 
+// cutTitle is a finding's title within max runes. A longer title is cut
+// after its last whole clause that fits (at "; " or "；"), else after its
+// last whole word or list item, never inside a word or a number ("over 10
+// o…"): the fix below it carries the rest.
+func cutTitle(title string, max int) string {
+	t := Safe(title, 0)
+	r := []rune(t)
+	if len(r) <= max {
+		return t
+	}
+	head := string(r[:max])
+	for _, sep := range []string{"; ", "；"} {
+		if i := strings.LastIndex(head, sep); i >= len(head)/3 {
+			return strings.TrimRight(head[:i], " ,;:") + "…"
+		}
+	}
+	if i := strings.LastIndexAny(head, " ,"); i >= len(head)/3 && !strings.ContainsRune(" ,", r[max]) {
+		head = head[:i+1] // a list item's comma stays: "1,2,4,…"
+	}
+	return strings.TrimRight(head, " ;:") + "…"
+}
+
 // writeFinding writes one finding and reports whether the summary left
 // part of it out.
 func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all bool) bool {
@@ -129,7 +151,7 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if all {
 		title = 200
 	}
-	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), Safe(f.Title, title), f.Rule, savingText(f, ew.l))
+	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), cutTitle(f.Title, title), f.Rule, savingText(f, ew.l))
 	if f.Predicted != nil {
 		ew.printf("      predicted: %s\n", predictedText(f.Predicted, ew.l))
 		if b := f.Predicted.Basis; b != "" {

@@ -115,3 +115,18 @@ func TestRankRunsAndFitLine(t *testing.T) {
 	require.True(t, strings.HasSuffix(got, "…)"), got)
 	require.Equal(t, "short", fitLine(head, "short", ")"))
 }
+
+// A title too long for the summary is cut after its last whole clause, or
+// word, never inside one: "over 10 o…" read as a number that is not there.
+func TestCutTitleKeepsWholeClauses(t *testing.T) {
+	title := "Communication not overlapped with compute takes 25.9% of the window; the top collective is all-gather (group tp) 397.2µs over 10 ops, 7.6% of the window"
+	require.Equal(t, "Communication not overlapped with compute takes 25.9% of the window…", cutTitle(title, 130))
+	require.Equal(t, title, cutTitle(title, 200))
+	words := "Decode batch 32 has no captured graph and the largest captured size is 16 while the steady batch is 32 tokens per step at concurrency 25 over many steps"
+	require.Equal(t, "Decode batch 32 has no captured graph and the largest captured size is 16 while the steady batch is…", cutTitle(words, 100))
+	require.Equal(t, "通信未与计算重叠，占窗口的 25.9%…", cutTitle("通信未与计算重叠，占窗口的 25.9%；最大的集合通信是 all-gather（tp 组）397.2µs，共 10 次，占窗口的 7.6%，还有更多的文字", 40))
+}
+
+func TestCutTitleKeepsWholeListItems(t *testing.T) {
+	require.Equal(t, "no captured graph (capture sizes 1,2,4,8,16,…", cutTitle("no captured graph (capture sizes 1,2,4,8,16,24,32)", 45))
+}
