@@ -22,15 +22,12 @@ var stepFields = []struct{ key, label string }{
 
 func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
-	for _, r := range rms {
-		win, ok := r.get(metric.MetricDeviceWindowUs)
-		share := txt("–")
-		if f, ok2 := r.get(metric.MetricFreeUs); ok && ok2 {
-			share = numc(pctText(f, win), f/win)
+	b.Rows = func(yield func([]cell) bool) {
+		for _, r := range rms {
+			if !yield(breakdownRow(r)) {
+				return
+			}
 		}
-		b.Rows = append(b.Rows, []cell{rankCell(r.rank), r.dur(metric.MetricDeviceWindowUs), r.dur(metric.MetricComputingUs),
-			r.dur(metric.MetricCommunicationUs), r.dur(metric.MetricCommNotOverlappedUs),
-			r.dur(metric.MetricOverlappedUs), r.dur(metric.MetricFreeUs), share})
 	}
 	b.Chart = breakdownChart(rms)
 	v.addChart(b.Chart)
@@ -87,6 +84,18 @@ func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		b.StepSelect = append(b.StepSelect, rankLabel(rd.Rank))
 	}
 	v.addChart(b.StepChart)
+}
+
+// breakdownRow is a rank's row of the time breakdown table.
+func breakdownRow(r rankMetrics) []cell {
+	win, ok := r.get(metric.MetricDeviceWindowUs)
+	share := txt("–")
+	if f, ok2 := r.get(metric.MetricFreeUs); ok && ok2 {
+		share = numc(pctText(f, win), f/win)
+	}
+	return []cell{rankCell(r.rank), r.dur(metric.MetricDeviceWindowUs), r.dur(metric.MetricComputingUs),
+		r.dur(metric.MetricCommunicationUs), r.dur(metric.MetricCommNotOverlappedUs),
+		r.dur(metric.MetricOverlappedUs), r.dur(metric.MetricFreeUs), share}
 }
 
 func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
@@ -165,11 +174,13 @@ func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) fun
 func commPivot(doc *results.Document, rms []rankMetrics, corner string, specs []commRowSpec) *pivot {
 	pv := &pivot{Corner: corner, Cols: rankNames(rms)}
 	for _, sp := range specs {
-		row := pivotRow{Label: sp.label, Class: sp.class}
-		for i := range doc.Ranks {
-			row.Cells = append(row.Cells, sp.cell(i, &doc.Ranks[i]))
-		}
-		pv.Rows = append(pv.Rows, row)
+		pv.Rows = append(pv.Rows, pivotRow{Label: sp.label, Class: sp.class, Cells: func(yield func(cell) bool) {
+			for i := range doc.Ranks {
+				if !yield(sp.cell(i, &doc.Ranks[i])) {
+					return
+				}
+			}
+		}})
 	}
 	return pv
 }
@@ -214,27 +225,37 @@ func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string
 
 // commPairRows are the (type, group) rows of every rank.
 func commPairRows(c *commView, doc *results.Document, rms []rankMetrics) {
+	some := false
 	for i := range doc.Ranks {
-		rr := &doc.Ranks[i]
-		if rr.View.HCCL == nil {
-			continue
-		}
-		r := rms[i]
-		win, haveWin := r.get(metric.MetricDeviceWindowUs)
-		for _, k := range slices.Sorted(maps.Keys(rr.View.HCCL.ByTypeGroup)) {
-			s := rr.View.HCCL.ByTypeGroup[k]
-			t, g, _ := strings.Cut(k, "@")
-			if g == "?" {
-				g = "unknown"
-			}
-			sh := txt("–")
-			if haveWin {
-				sh = numc(pctText(us(s.Total), win), us(s.Total)/win)
-			}
-			c.PairRows = append(c.PairRows, []cell{rankCell(rr.Rank), txt(cleanText(t, 60)), txt(cleanText(g, 60)), numc(intText(float64(s.Count)), float64(s.Count)),
-				numc(Dur(us(s.Total)), us(s.Total)), numc(Dur(us(s.Total)/float64(max(s.Count, 1))), us(s.Total)/float64(max(s.Count, 1))), sh})
+		if h := doc.Ranks[i].View.HCCL; h != nil && len(h.ByTypeGroup) > 0 {
+			some = true
 		}
 	}
+	c.PairRows = lazy(some, func(yield func([]cell) bool) {
+		for i := range doc.Ranks {
+			rr := &doc.Ranks[i]
+			if rr.View.HCCL == nil {
+				continue
+			}
+			r := rms[i]
+			win, haveWin := r.get(metric.MetricDeviceWindowUs)
+			for _, k := range slices.Sorted(maps.Keys(rr.View.HCCL.ByTypeGroup)) {
+				s := rr.View.HCCL.ByTypeGroup[k]
+				t, g, _ := strings.Cut(k, "@")
+				if g == "?" {
+					g = "unknown"
+				}
+				sh := txt("–")
+				if haveWin {
+					sh = numc(pctText(us(s.Total), win), us(s.Total)/win)
+				}
+				if !yield([]cell{rankCell(rr.Rank), txt(cleanText(t, 60)), txt(cleanText(g, 60)), numc(intText(float64(s.Count)), float64(s.Count)),
+					numc(Dur(us(s.Total)), us(s.Total)), numc(Dur(us(s.Total)/float64(max(s.Count, 1))), us(s.Total)/float64(max(s.Count, 1))), sh}) {
+					return
+				}
+			}
+		}
+	})
 }
 
 // meanCell is time/count of two metrics (a presentation ratio).
@@ -274,17 +295,13 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		m.None = len(m.Unavailable) < len(doc.Ranks)
 		return
 	}
-	for i := range doc.Ranks {
-		rr := &doc.Ranks[i]
-		if rr.View.MoE == nil {
-			continue
+	// found: a rank has MoE results, so a row
+	m.Rows = func(yield func([]cell) bool) {
+		for i := range doc.Ranks {
+			if doc.Ranks[i].View.MoE != nil && !yield(moeRow(rms[i])) {
+				return
+			}
 		}
-		r := rms[i]
-		fb := metric.MetricMoERoutingUs
-		m.Rows = append(m.Rows, []cell{rankCell(rr.Rank), r.count(metric.MetricMoERoutingCount, fb), r.dur(metric.MetricMoERoutingUs),
-			r.count(metric.MetricMoECumsumCount, fb), r.dur(metric.MetricMoECumsumUs), r.count(metric.MetricMoECumsumAICPUCount, fb),
-			meanCell(r, metric.MetricMoECumsumUs, metric.MetricMoECumsumCount), r.dur(metric.MetricMoEGMMUs), r.count(metric.MetricMoEGMMTokens, fb),
-			r.dur(metric.MetricMoEDispatchUs, fb), r.dur(metric.MetricMoECombineUs, fb)})
 	}
 	var series []string
 	colors := map[string]string{}
@@ -330,6 +347,15 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		v.addChart(m.LayerHeat)
 		m.LayerNote = layers.note
 	}
+}
+
+// moeRow is a rank's row of the MoE table.
+func moeRow(r rankMetrics) []cell {
+	fb := metric.MetricMoERoutingUs
+	return []cell{rankCell(r.rank), r.count(metric.MetricMoERoutingCount, fb), r.dur(metric.MetricMoERoutingUs),
+		r.count(metric.MetricMoECumsumCount, fb), r.dur(metric.MetricMoECumsumUs), r.count(metric.MetricMoECumsumAICPUCount, fb),
+		meanCell(r, metric.MetricMoECumsumUs, metric.MetricMoECumsumCount), r.dur(metric.MetricMoEGMMUs), r.count(metric.MetricMoEGMMTokens, fb),
+		r.dur(metric.MetricMoEDispatchUs, fb), r.dur(metric.MetricMoECombineUs, fb)}
 }
 
 // layerStats are MoE routing and Cumsum durations by layer position: the
@@ -451,29 +477,33 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 		}
 		labels[timeUs] = label
 		metrics = append(metrics, timeUs)
-		row := pivotRow{Label: label}
-		for i := range doc.Ranks {
-			r := rms[i]
-			if doc.Ranks[i].View.EventWait == nil {
-				row.Cells = append(row.Cells, cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricEventWaitUs), 0)})
-				continue
+		pv.Rows = append(pv.Rows, pivotRow{Label: label, Cells: func(yield func(cell) bool) {
+			for i := range doc.Ranks {
+				if !yield(waitCell(doc, rms[i], i, id, timeUs, span)) {
+					return
+				}
 			}
-			tm, ok := r.get(timeUs)
-			if !ok {
-				row.Cells = append(row.Cells, cell{Text: "–", Num: true})
-				continue
-			}
-			c := r.dur(timeUs)
-			sh := ""
-			if sp := span[[2]int{i, id}]; sp > 0 {
-				sh = pctText(tm, us(sp)) + " of span"
-			}
-			c.Sub = []cell{r.cell(metric.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
-			row.Cells = append(row.Cells, c)
-		}
-		pv.Rows = append(pv.Rows, row)
+		}})
 	}
 	return pv, metrics, labels
+}
+
+// waitCell is rank i's EVENT_WAIT time on stream id (metric timeUs).
+func waitCell(doc *results.Document, r rankMetrics, i, id int, timeUs string, span map[[2]int]int64) cell {
+	if doc.Ranks[i].View.EventWait == nil {
+		return cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricEventWaitUs), 0)}
+	}
+	tm, ok := r.get(timeUs)
+	if !ok {
+		return cell{Text: "–", Num: true}
+	}
+	c := r.dur(timeUs)
+	sh := ""
+	if sp := span[[2]int{i, id}]; sp > 0 {
+		sh = pctText(tm, us(sp)) + " of span"
+	}
+	c.Sub = []cell{r.cell(metric.FamilyEventWaitStreamCount.Of(strconv.Itoa(id)), func(v float64) string { return intText(v) + " waits" }), {Text: sh}}
+	return c
 }
 
 // waitLongest lists the longest waits, at most maxWaitRows.
@@ -504,18 +534,31 @@ func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
-		for _, ks := range rr.View.Kernels.Top {
-			total++
-			if len(k.Rows) >= maxKernelRows {
+		total += len(rr.View.Kernels.Top)
+	}
+	shown := min(total, maxKernelRows)
+	k.Rows = lazy(shown > 0, func(yield func([]cell) bool) {
+		n := 0
+		for i := range doc.Ranks {
+			rr := &doc.Ranks[i]
+			if rr.View.Kernels == nil {
 				continue
 			}
-			k.Rows = append(k.Rows, []cell{rankCell(rr.Rank), {Text: cleanText(ks.Name, maxTextLen), Class: "mono name"}, txt(cleanText(orDash(ks.OpType), 80)),
-				txt(cleanText(orDash(ks.Core), 40)), numc(intText(float64(ks.Count)), float64(ks.Count)), numc(Dur(us(ks.Total)), us(ks.Total)),
-				numc(Dur(ks.Mean), ks.Mean), numc(Dur(ks.P50), ks.P50), numc(Dur(ks.P99), ks.P99)})
+			for _, ks := range rr.View.Kernels.Top {
+				if n >= shown {
+					return
+				}
+				n++
+				if !yield([]cell{rankCell(rr.Rank), {Text: cleanText(ks.Name, maxTextLen), Class: "mono name"}, txt(cleanText(orDash(ks.OpType), 80)),
+					txt(cleanText(orDash(ks.Core), 40)), numc(intText(float64(ks.Count)), float64(ks.Count)), numc(Dur(us(ks.Total)), us(ks.Total)),
+					numc(Dur(ks.Mean), ks.Mean), numc(Dur(ks.P50), ks.P50), numc(Dur(ks.P99), ks.P99)}) {
+					return
+				}
+			}
 		}
-	}
-	if total > len(k.Rows) {
-		k.Note = fmt.Sprintf("Showing %d of %d rank×kernel rows.", len(k.Rows), total)
+	})
+	if total > shown {
+		k.Note = fmt.Sprintf("Showing %d of %d rank×kernel rows.", shown, total)
 	}
 	if len(k.Ranks) > 0 {
 		k.Note = strings.TrimSpace(fmt.Sprintf("Top %d compute kernels per rank by total time. %s", metric.TopKernels, k.Note))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -65,7 +66,21 @@ type pivot struct {
 type pivotRow struct {
 	Label string
 	Class string
-	Cells []cell
+	Cells iter.Seq[cell]
+}
+
+// rows are a table's rows, made one at a time while the page is written:
+// the report of many ranks holds the row being written, not its tables'
+// cells (a cell is ~150 bytes; 2048 ranks made ~20 MiB of them). A table
+// without rows is nil, as the template's if reads it.
+type rows = iter.Seq[[]cell]
+
+// lazy is seq, or nil when it yields nothing (some is false).
+func lazy[T any](some bool, seq iter.Seq[T]) iter.Seq[T] {
+	if !some {
+		return nil
+	}
+	return seq
 }
 
 type kv struct{ K, V string }
@@ -198,7 +213,7 @@ func diffLines(d string) []diffLine {
 }
 
 type breakdownView struct {
-	Rows      [][]cell
+	Rows      rows
 	Chart     *chartPayload
 	StepChart *chartPayload
 	StepRows  [][]cell
@@ -216,7 +231,7 @@ type commView struct {
 	GroupChart  *chartPayload
 	TypePivot   *pivot
 	GroupPivot  *pivot
-	PairRows    [][]cell
+	PairRows    rows
 	GroupNote   string
 	Empty       bool
 }
@@ -224,7 +239,7 @@ type commView struct {
 type moeView struct {
 	Unavailable []kv
 	None        bool
-	Rows        [][]cell
+	Rows        rows
 	Buckets     *chartPayload
 	LayerChart  *chartPayload
 	LayerHeat   *chartPayload
@@ -242,7 +257,7 @@ type waitView struct {
 
 type kernelsView struct {
 	Unavailable []kv
-	Rows        [][]cell
+	Rows        rows
 	Ranks       []string
 	Note        string
 }
