@@ -189,7 +189,11 @@ func joinInts(v []int, sep string) string {
 
 // joinRuns joins ids with ", ", a run of three or more consecutive ones as
 // first, dash, last: 0,1,2,3,5,7,8 is "0-3, 5, 7, 8" with dash "-".
-func joinRuns(ids []int, dash string) string {
+func joinRuns(ids []int, dash string) string { return strings.Join(runParts(ids, dash), ", ") }
+
+// runParts is ids as items, a run of three or more consecutive ones as
+// first, dash, last: 0,1,2,3,5 is "0-3", "5".
+func runParts(ids []int, dash string) []string {
 	var parts []string
 	for _, run := range units.Runs(ids) {
 		switch run[1] - run[0] {
@@ -201,5 +205,5 @@ func joinRuns(ids []int, dash string) string {
 			parts = append(parts, strconv.Itoa(run[0])+dash+strconv.Itoa(run[1]))
 		}
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }

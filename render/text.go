@@ -144,6 +144,20 @@ func cutTitle(title string, max int) string {
 	return strings.TrimRight(head, " ;:") + "…"
 }
 
+// titleLine is a finding's title line, wrapped, and its "(rule, saving)"
+// tail, which wrapping never splits: on the title's last line when it
+// fits, else on a line of its own.
+func titleLine(head, tail string) string {
+	lines := strings.Split(wrapLine(head, TextWidth), "\n")
+	last := len(lines) - 1
+	if DisplayWidth(lines[last]+tail) <= TextWidth {
+		lines[last] += tail
+	} else {
+		lines = append(lines, "      "+strings.TrimLeft(tail, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // writeFinding writes one finding and reports whether the summary left
 // part of it out.
 func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all bool) bool {
@@ -151,7 +165,8 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if all {
 		title = 200
 	}
-	ew.printf("  [%s] %s  (%s, %s)\n", strings.ToUpper(f.Severity), cutTitle(f.Title, title), f.Rule, savingText(f, ew.l))
+	head := fmt.Sprintf("  [%s] %s", strings.ToUpper(f.Severity), cutTitle(f.Title, title))
+	ew.printf("%s\n", titleLine(head, fmt.Sprintf("  (%s, %s)", f.Rule, savingText(f, ew.l))))
 	if f.Predicted != nil {
 		ew.printf("      predicted: %s\n", predictedText(f.Predicted, ew.l))
 		if b := f.Predicted.Basis; b != "" {
@@ -464,33 +479,59 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	tw.Flush()
 }
 
+// writeUnavailable lists what was not measured, the warnings and errors,
+// each once: metrics left unavailable for the same reason on the same
+// ranks share one line, and with several ranks a reason names a file by
+// its path inside the rank's folder, so that ranks with the same reason
+// share a line too.
 func writeUnavailable(ew *errWriter, doc *results.Document) {
 	seen := map[string][]int{}
 	for _, e := range doc.View.InputErrors {
 		seen["ERROR: "+FirstLine(e.Message)] = nil
 	}
+	byWhy := map[string]map[string][]int{} // reason → metric → ranks
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
+		own := func(s string) string { return s }
+		if len(doc.Ranks) > 1 {
+			own = func(s string) string { return rankRelative(s, rd) }
+		}
 		if why, none := NoDeviceData(rd.View.Metrics, rd.Unavailable); none {
 			// one line, not one per metric that the missing data feeds
-			key := "nothing measured on the device: " + why
+			key := "nothing measured on the device: " + own(why)
 			seen[key] = append(seen[key], rd.Rank)
 		} else {
 			for k, why := range rd.Unavailable {
-				key := k + ": " + why
-				seen[key] = append(seen[key], rd.Rank)
+				why = own(why)
+				if byWhy[why] == nil {
+					byWhy[why] = map[string][]int{}
+				}
+				byWhy[why][k] = append(byWhy[why][k], rd.Rank)
 			}
 		}
 		for _, w := range rd.Warnings {
-			key := "warning: " + w.Text()
+			key := "warning: " + own(w.Text())
 			if len(w.Lines) > 0 {
 				key += " (first at lines " + joinInts(w.Lines, ", ") + ")"
 			}
 			seen[key] = append(seen[key], rd.Rank)
 		}
 		for _, e := range rd.View.Errors {
-			key := "ERROR: " + FirstLine(e.Error())
+			key := "ERROR: " + own(FirstLine(e.Error()))
 			seen[key] = append(seen[key], rd.Rank)
+		}
+	}
+	for why, metrics := range byWhy {
+		bySet := map[string][]string{}
+		ranks := map[string][]int{}
+		for m, rs := range metrics {
+			k := joinInts(rs, ",")
+			bySet[k] = append(bySet[k], m)
+			ranks[k] = rs
+		}
+		for k, ms := range bySet {
+			slices.Sort(ms)
+			seen[strings.Join(ms, ", ")+": "+why] = ranks[k]
 		}
 	}
 	if doc.Cluster != nil {
@@ -505,11 +546,26 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
 		if seen[k] == nil {
-			ew.printf("  %s\n", Safe(k, 400))
+			ew.printf("  %s\n", Safe(k, 800))
 			continue
 		}
-		ew.printf("  %s (ranks %s)\n", Safe(k, 400), rankList(seen[k]))
+		ew.printf("  %s (ranks %s)\n", Safe(k, 800), rankList(seen[k]))
 	}
+}
+
+// rankRelative is s with each path under the rank's folder (as read, or
+// as exported when read back from a Parquet export) named inside it.
+func rankRelative(s string, rd *results.RankDoc) string {
+	dirs := []string{rd.Path}
+	if e := rd.ExportedFrom; e != nil {
+		dirs = append(dirs, e.Path, e.AbsPath)
+	}
+	for _, d := range dirs {
+		if d = strings.TrimSuffix(d, "/"); d != "" {
+			s = strings.ReplaceAll(s, d+"/", "")
+		}
+	}
+	return s
 }
 
 // NoDeviceData reports whether a rank, by its metrics and unavailable
@@ -527,12 +583,14 @@ func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (st
 	return strings.TrimPrefix(why, "no device data: "), true
 }
 
-// rankList is "0,1,2", the first 12 and "…" when there are more.
+// rankList is "0,2-5,7": a run of three or more consecutive ranks as
+// first-last, the first 12 items and "…" when there are more.
 func rankList(r []int) string {
-	if len(r) > 12 {
-		return joinInts(r[:12], ",") + ",…"
+	parts := runParts(r, "-")
+	if len(parts) > 12 {
+		return strings.Join(parts[:12], ",") + ",…"
 	}
-	return joinInts(r, ",")
+	return strings.Join(parts, ",")
 }
 
 func joinKeys(m map[string]bool) string {

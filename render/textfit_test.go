@@ -130,3 +130,11 @@ func TestCutTitleKeepsWholeClauses(t *testing.T) {
 func TestCutTitleKeepsWholeListItems(t *testing.T) {
 	require.Equal(t, "no captured graph (capture sizes 1,2,4,8,16,…", cutTitle("no captured graph (capture sizes 1,2,4,8,16,24,32)", 45))
 }
+
+// A finding's "(rule, saving)" is never split by wrapping: "(comm-bound,
+// no" then "saving estimated)" on the next line.
+func TestTitleLineKeepsTheRuleWhole(t *testing.T) {
+	head := "  [MEDIUM] Communication not overlapped with compute takes 25.9% of the window…"
+	require.Equal(t, head+"\n      (comm-bound, no saving estimated)", titleLine(head, "  (comm-bound, no saving estimated)"))
+	require.Equal(t, "  [HIGH] short  (r, est. saving 1.0µs)", titleLine("  [HIGH] short", "  (r, est. saving 1.0µs)"))
+}

@@ -74,7 +74,7 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	requireFits(t, lines)
 	text := strings.Join(lines, "\n")
 	require.Contains(t, text, "  64 ranks summarised (--ranks all lists each); outliers by window: ranks 17,")
-	require.Contains(t, text, "group tp (ranks 16,17,18,19,20,21,22,23): rank 17 arrived last at 18 of 20 collectives", "the notable group is among those shown")
+	require.Contains(t, text, "group tp (ranks 16-23): rank 17 arrived last at 18 of 20 collectives", "the notable group is among those shown")
 	require.Contains(t, text, "more group(s) (--ranks all lists each)")
 	for _, row := range []string{"\n  median ", "\n     min ", "\n     max "} {
 		require.Contains(t, text, row)
