@@ -64,6 +64,7 @@ var zhLabels = map[string]string{
 	"type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n":                                 "类型\t通信组\t次数/rank\t时间/rank\t单次均值\t最大 rank\t\n",
 	"\nMoE routing and Cumsum\n":                                                                "\nMoE 路由与 Cumsum\n",
 	"  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n":                        "  未发现 MoE 路由算子（MoeInitRouting*、GroupedMatmul*）\n",
+	"  unavailable: nothing measured on the device (see Not measured / warnings)\n":             "  不可用：device 上没有任何测量（见“未测量 / 警告”）\n",
 	"routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul":         "routing\trouting 时间\tcumsum\tcumsum 时间\tAI_CPU 上\tcumsum 均值\tGroupedMatmul",
 	"\nEVENT_WAIT by stream (mean per rank)\n":                                                  "\n按 stream 的 EVENT_WAIT（每 rank 均值）\n",
 	"  unavailable on ranks %s: no device timeline (trace_view.json)\n":                         "  rank %s 上不可用：没有 device 时间线（trace_view.json）\n",
@@ -87,8 +88,8 @@ var zhLabels = map[string]string{
 	"  +%d more group(s) (--ranks all lists each)\n":                                            "  另有 %d 个通信组（--ranks all 逐个列出）\n",
 	"  group %s (ranks %s): rank %d arrived last at %d of %d collectives\n":                     "  通信组 %s（rank %s）：rank %d 在 %d/%d 个集合通信中最后到达\n",
 	"  %d ranks summarised (--ranks all lists each); outliers by %s: %s\n":                      "  已汇总 %d 个 rank（--ranks all 逐个列出）；按%s的离群者：%s\n",
-	"GroupedMatmul time":                                                                        "GroupedMatmul 时间",
-	"window":                                                                                    "窗口",
+	"GroupedMatmul time": "GroupedMatmul 时间",
+	"window":             "窗口",
 
 	// serving and experts
 	"\nServing context (%s)\n": "\n服务上下文（%s）\n",

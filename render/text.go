@@ -333,6 +333,9 @@ func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 		}
 	}
 	if !any {
+		if noDevice(ew, doc) {
+			return
+		}
 		ew.printf("  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n")
 		return
 	}
@@ -458,7 +461,9 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	}
 	ew.printf("\nTop compute kernels (%s)\n", title)
 	if len(by) == 0 {
-		ew.printf("  none\n")
+		if !noDevice(ew, doc) {
+			ew.printf("  none\n")
+		}
 		return
 	}
 	list := make([]*agg, 0, len(by))
@@ -551,6 +556,22 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		}
 		ew.printf("  %s (ranks %s)\n", Safe(k, 800), rankList(seen[k]))
 	}
+}
+
+// noDevice writes, when no rank has device data (neither a device
+// timeline nor kernel_details.csv: a summaries-only capture), that a
+// section of kernels is unavailable, not empty, and reports whether it did.
+func noDevice(ew *errWriter, doc *results.Document) bool {
+	for i := range doc.Ranks {
+		if _, none := NoDeviceData(doc.Ranks[i].View.Metrics, doc.Ranks[i].Unavailable); !none {
+			return false
+		}
+	}
+	if len(doc.Ranks) == 0 {
+		return false
+	}
+	ew.printf("  unavailable: nothing measured on the device (see Not measured / warnings)\n")
+	return true
 }
 
 // rankRelative is s with each path under the rank's folder (as read, or

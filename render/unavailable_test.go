@@ -50,3 +50,26 @@ func TestRankListNamesRuns(t *testing.T) {
 	require.Equal(t, "0,1,3-5,9", rankList([]int{0, 1, 3, 4, 5, 9}))
 	require.Equal(t, "0,2,4,6,8,10,12,14,16,18,20,22,…", rankList([]int{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24}))
 }
+
+// A capture with no device data (summaries only: step_trace_time.csv, as
+// the real msinsight Level2 sample) has its kernel sections unavailable,
+// not empty: "none" and "no MoE routing kernels found" claimed kernels
+// that were never measured did not run.
+func TestKernelSectionsUnavailableWithoutDeviceData(t *testing.T) {
+	doc := &results.Document{Ranks: []results.RankDoc{{Rank: 0, Path: "rank0_ascend_pt",
+		Unavailable: map[string]string{metric.MetricKernelComputeCount: "no device data: rank0_ascend_pt/ASCEND_PROFILER_OUTPUT has no kernel_details.csv"}}}}
+	const want = "  unavailable: nothing measured on the device (see Not measured / warnings)\n"
+	var b strings.Builder
+	writeTopKernels(&errWriter{w: &b}, doc, false)
+	require.Contains(t, b.String(), want)
+	require.NotContains(t, b.String(), "none")
+	b.Reset()
+	writeMoE(&errWriter{w: &b}, doc, false)
+	require.Equal(t, "\nMoE routing and Cumsum\n"+want, b.String())
+
+	// measured, and no kernel of the kind: that is said
+	doc.Ranks[0].View.Metrics = map[string]float64{metric.MetricKernelComputeCount: 0}
+	b.Reset()
+	writeMoE(&errWriter{w: &b}, doc, false)
+	require.Contains(t, b.String(), "no MoE routing kernels")
+}
