@@ -12,6 +12,8 @@ func deviceSource(r *model.Rank, m *Metrics) {
 	switch {
 	case r.Device >= 0 && r.Have.DeviceFile != "":
 		m.Sources[KeyDevice] = r.Have.DeviceFile
+	case r.Device >= 0 && r.Have.DeviceNote != "":
+		m.Unavailable[KeyDevice] = r.Have.DeviceNote
 	case r.Device < 0:
 		m.Unavailable[KeyDevice] = "no file of the rank names its device (a timeline's device id, a Device_id column, " +
 			"NPU:{id} in npu_module_mem.csv or memory_record.csv, PROF_*/device_{id}, RANK_DEVICE_MAP)"

@@ -14,6 +14,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
 )
@@ -81,7 +82,18 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	if err != nil {
 		return nil, err
 	}
-	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Source: path, Ranks: ranks, Notes: notes}
+	// the expert loads analyze would find in the profile folder travel
+	// with the export (a problem reading them is only a note, as there),
+	// named by absolute paths, as the ranks' origins are
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	x, xnote, err := expertload.ForProfile(abs, "", expertload.Options{})
+	if err != nil {
+		return nil, err
+	}
+	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Source: path, Ranks: ranks, Notes: notes, Experts: x, ExpertsNote: xnote}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
 	}
@@ -162,20 +174,26 @@ func place(srcs []parser.Source, st *staged, out string, notes []string) ([]int,
 
 // exportExtra converts a rank's analysis into the rows export adds.
 func exportExtra(rr *analysis.RankResult) parquetio.Extra {
-	x := parquetio.Extra{Steps: map[int]parquetio.StepBreakdown{}}
+	x := parquetio.Extra{Steps: map[int]parquetio.StepBreakdown{}, DeviceFile: rr.Sources.Get(analysis.KeyDevice)}
+	source := func(name string) *string {
+		if src, ok := rr.Sources.Lookup(name); ok {
+			return &src
+		}
+		return nil
+	}
 	for name, v := range rr.Metrics {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue // the JSON document drops them too
 		}
 		v := v
-		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Value: &v})
+		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Value: &v, Source: source(name)})
 	}
 	for name, why := range rr.Unavailable {
 		if _, ok := rr.Metrics[name]; ok {
 			continue
 		}
 		why := why
-		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Unavailable: &why})
+		x.Metrics = append(x.Metrics, parquetio.Metric{Name: name, Unavailable: &why, Source: source(name)})
 	}
 	for _, s := range analysis.StepsOf(rr) {
 		b := parquetio.StepBreakdown{Window: s.Window, Computing: s.Computing, Tasks: s.Tasks}

@@ -86,6 +86,11 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	if err := reconcile(res, srcs, w); err != nil {
 		return nil, err
 	}
+	if loads == nil && expertNote == "" && opts.Experts == "" {
+		if loads, expertNote, err = exportExperts(srcs, opts.ExpertStage); err != nil {
+			return nil, err
+		}
+	}
 	if expertNote != "" {
 		res.Notes = append(res.Notes, expertNote)
 	}

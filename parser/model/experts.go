@@ -25,55 +25,55 @@ const (
 // times), summed over the collection window of the input.
 type ExpertLoads struct {
 	// Source is the file or folder the loads were read from.
-	Source string
+	Source string `json:"source"`
 	// Files lists every file read, in the order read.
-	Files []string
+	Files []string `json:"files"`
 	// Format is one of the ExpertFormat* values.
-	Format string
+	Format string `json:"format"`
 	// Stage is "decode", "prefill", or "" when the input does not say.
-	Stage string
+	Stage string `json:"stage"`
 
 	// NumExperts is the number of logical experts; expert ids are
 	// 0..NumExperts-1. Zero when only logs were read.
-	NumExperts int
+	NumExperts int `json:"num_experts"`
 	// Observed[e] is false for an expert the input says nothing about (a
 	// dump of some ranks only). Nil means every expert was observed.
-	Observed []bool
+	Observed []bool `json:"observed"`
 	// Layers holds one entry per MoE layer, ordered by ID.
-	Layers []ExpertLayer
+	Layers []ExpertLayer `json:"layers"`
 
 	// RankIDs are the EP ranks whose per-slot loads were measured (dump
 	// file rank numbers, ascending); ExpertLayer.RankTokens follows this
 	// order. Empty for inputs without per-slot loads.
-	RankIDs []int
+	RankIDs []int `json:"rank_ids"`
 	// Placement is the expert placement the loads were measured under
 	// (from a deployment JSON of the same stage), nil when unknown.
-	Placement *Deployment
+	Placement *Deployment `json:"placement"`
 	// PlacementFromSlots: no deployment JSON fits the dumps, and Placement
 	// is the slot-position layout (rank r, slot s holds expert r*slots+s)
 	// assumed to map their slots to experts: vLLM's default contiguous
 	// layout, not an expert map that was read.
-	PlacementFromSlots bool
+	PlacementFromSlots bool `json:"placement_from_slots"`
 
 	// Config is model_gen_config.json, nil when absent.
-	Config *MoEGenConfig
+	Config *MoEGenConfig `json:"config"`
 	// Logs are the imbalance lines found in logs, in file order.
-	Logs []ExpertLog
+	Logs []ExpertLog `json:"logs"`
 	// Notes are observations about the input that never stop the analysis
 	// (stale appended dumps dropped, deployment shape mismatch, ...).
-	Notes []string
+	Notes []string `json:"notes"`
 }
 
 // ExpertLayer is the load of one MoE layer.
 type ExpertLayer struct {
 	// ID is the MoE layer index as the input gives it (0-based for MindIE
 	// dumps and vLLM-Ascend expert maps).
-	ID int
+	ID int `json:"layer"`
 	// Tokens[e] is the load of logical expert e (all its replicas summed).
-	Tokens []int64
+	Tokens []int64 `json:"tokens"`
 	// RankTokens[i] is the measured load of rank RankIDs[i] (sum of its
 	// slots); nil when the input has no per-slot loads.
-	RankTokens []int64
+	RankTokens []int64 `json:"rank_tokens"`
 }
 
 // Total returns the layer's total load.
@@ -135,16 +135,16 @@ type MoEGenConfig struct {
 // model of vLLM-Ascend's expert-map JSON (expert_map_path /
 // expert_map_record_path) and MindIE's {stage}_global_deployment.json.
 type Deployment struct {
-	Layers []DeploymentLayer
+	Layers []DeploymentLayer `json:"layers"`
 }
 
 // DeploymentLayer is the placement of one MoE layer.
 type DeploymentLayer struct {
 	// ID is the MoE layer index (layer_id).
-	ID int
+	ID int `json:"layer"`
 	// Devices[d] lists the expert id in each local slot of EP rank d
 	// (device_id d).
-	Devices [][]int
+	Devices [][]int `json:"devices"`
 }
 
 // Ranks returns the number of EP ranks of the first layer (0 when empty).

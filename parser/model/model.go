@@ -271,6 +271,9 @@ type Availability struct {
 	OpStatFile    string
 	// DeviceFile names what Rank.Device was read from, "" when unknown.
 	DeviceFile string
+	// DeviceNote says why DeviceFile is unknown although Device is known
+	// (a Parquet export written before npuprof recorded it); "" otherwise.
+	DeviceNote string
 	// TimelinePartial: the timeline file was cut short (truncated); Tasks,
 	// HCCL, FrameworkOps and Steps read from it cover only its complete
 	// part, so every metric computed from them is partial.

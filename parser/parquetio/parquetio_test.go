@@ -253,3 +253,39 @@ func pageCount(t *testing.T, file, column string) int {
 	}
 	return n
 }
+
+// The expert loads of an export are those of its manifests: one run's, or
+// the same loads found by several runs; runs that found different loads
+// give none, with a note naming their profile folders. A manifest before
+// v1.2 says it cannot carry them.
+func TestExpertsOfManifests(t *testing.T) {
+	x := &model.ExpertLoads{Source: "/p/expert_hotspot", Files: []string{"/p/expert_hotspot/decode_0.csv"}, Format: model.ExpertFormatMindIEDump,
+		Stage: "decode", NumExperts: 2, Layers: []model.ExpertLayer{{ID: 0, Tokens: []int64{3, 5}, RankTokens: []int64{8}}}, RankIDs: []int{0},
+		Placement: &model.Deployment{Layers: []model.DeploymentLayer{{ID: 0, Devices: [][]int{{0, 1}}}}}, Config: &model.MoEGenConfig{NumExperts: 2}, Notes: []string{"n"}}
+	dir := t.TempDir()
+	require.NoError(t, parquetio.WriteManifest(dir, parquetio.Manifest{Source: "/p", Ranks: []int{0}, Experts: x, ExpertsNote: "expert loads read from /p/expert_hotspot"}))
+	got, note, err := parquetio.Experts(dir)
+	require.NoError(t, err)
+	require.Equal(t, x, got)
+	require.Equal(t, "expert loads read from /p/expert_hotspot", note)
+	// a second run found the same loads
+	require.NoError(t, parquetio.WriteManifest(dir, parquetio.Manifest{Source: "/p", Ranks: []int{1}, Experts: x, ExpertsNote: note}))
+	got, _, err = parquetio.Experts(dir)
+	require.NoError(t, err)
+	require.Equal(t, x, got)
+	// a third found others
+	y := *x
+	y.Layers = []model.ExpertLayer{{ID: 0, Tokens: []int64{4, 5}, RankTokens: []int64{9}}}
+	require.NoError(t, parquetio.WriteManifest(dir, parquetio.Manifest{Source: "/q", Ranks: []int{2}, Experts: &y, ExpertsNote: note}))
+	got, note, err = parquetio.Experts(dir)
+	require.NoError(t, err)
+	require.Nil(t, got)
+	require.Equal(t, "the export's runs found different expert loads in their profile folders (/p, /q): none is used; give --experts PATH", note)
+	// none found: nothing, no note
+	dir = t.TempDir()
+	require.NoError(t, parquetio.WriteManifest(dir, parquetio.Manifest{Source: "/p", Ranks: []int{0}}))
+	got, note, err = parquetio.Experts(dir)
+	require.NoError(t, err)
+	require.Nil(t, got)
+	require.Empty(t, note)
+}

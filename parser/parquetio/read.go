@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,25 +53,50 @@ func Ranks(dir string) ([]int, error) {
 	return out, nil
 }
 
-// Notes returns the notes of every export manifest in dir, in file-name
-// order, each once.
-func Notes(dir string) ([]string, error) {
+// manifestIn is a manifest as the reader needs it, the expert loads left
+// as JSON text until they are used: decoding into Manifest builds the
+// decoders of every expert-load type, which costs a fresh process more
+// than the rest of reading the manifest (~0.3 M instructions).
+type manifestIn struct {
+	Schema      string          `json:"schema"`
+	Source      string          `json:"source"`
+	Notes       []string        `json:"notes"`
+	Experts     json.RawMessage `json:"experts"`
+	ExpertsNote string          `json:"experts_note"`
+}
+
+// manifests reads every export manifest in dir, in file-name order.
+func manifests(dir string) ([]manifestIn, error) {
 	paths, _ := filepath.Glob(filepath.Join(dir, ManifestDir, "export*.json"))
 	slices.Sort(paths)
-	var out []string
-	seen := map[string]bool{}
+	out := make([]manifestIn, 0, len(paths))
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		var m Manifest
+		var m manifestIn
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: not an npuprof export manifest: %w", p, err)
 		}
 		if err := checkSchema(p, m.Schema); err != nil {
 			return nil, err
 		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Notes returns the notes of every export manifest in dir, in file-name
+// order, each once.
+func Notes(dir string) ([]string, error) {
+	ms, err := manifests(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range ms {
 		for _, n := range m.Notes {
 			if !seen[n] {
 				seen[n] = true
@@ -79,6 +105,62 @@ func Notes(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Experts returns the expert loads the export carries (found in the
+// profile folder when it was exported) and the note that came with them:
+// what was read, or why it could not be. An export written by several runs
+// whose profile folders held different loads carries none of them (the
+// note says so); one written before v1.2 carries none, and the note says
+// that it cannot.
+func Experts(dir string) (*model.ExpertLoads, string, error) {
+	ms, err := manifests(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	var x *model.ExpertLoads
+	var note string
+	var from, old []string
+	for _, m := range ms {
+		if schemaMinor(m.Schema) < 2 {
+			old = append(old, m.Source)
+		}
+		var mx *model.ExpertLoads
+		if len(m.Experts) > 0 {
+			if err := json.Unmarshal(m.Experts, &mx); err != nil {
+				return nil, "", fmt.Errorf("%s: the expert loads of an export manifest: %w", filepath.Join(dir, ManifestDir), err)
+			}
+		}
+		if mx == nil && m.ExpertsNote == "" {
+			continue
+		}
+		differ := len(from) > 0 && (note != m.ExpertsNote || !reflect.DeepEqual(x, mx))
+		if !slices.Contains(from, m.Source) {
+			from = append(from, m.Source)
+		}
+		if differ {
+			return nil, fmt.Sprintf("the export's runs found different expert loads in their profile folders (%s): none is used; give --experts PATH",
+				strings.Join(from, ", ")), nil
+		}
+		x, note = mx, m.ExpertsNote
+	}
+	if x == nil && note == "" && len(old) > 0 {
+		note = fmt.Sprintf("this export (written before %s.2) does not carry the expert loads of the profile folder it was exported from (%s), if it had any: give --experts PATH",
+			SchemaMajor, strings.Join(old, ", "))
+	}
+	if x != nil {
+		if err := x.Validate(); err != nil {
+			return nil, "", fmt.Errorf("%s: the expert loads of the export manifest: %w", filepath.Join(dir, ManifestDir), err)
+		}
+	}
+	return x, note, nil
+}
+
+// schemaMinor is N of npuprof.parquet/v1.N, 0 for npuprof.parquet/v1 (a
+// schema checkSchema accepted).
+func schemaMinor(s string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(s, SchemaMajor+"."))
+	return n
 }
 
 func checkSchema(file, s string) error {
@@ -179,9 +261,7 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	// the analysis reads the comm ops when no other table gives the
-	// collectives (as it reads communication.json)
-	if !opts.SkipCommunication || !r.Have.HCCL {
+	if !opts.SkipCommunication || analyzeReadsComm(r) {
 		if err := readCommOps(dir, rank, r, &in); err != nil {
 			return nil, err
 		}
@@ -194,6 +274,23 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		return nil, err
 	}
 	return r, readStatistics(dir, rank, r, &in)
+}
+
+// analyzeReadsComm reports whether analyze, reading the rank's own files,
+// has its communication ops although it leaves communication.json unread
+// where it can (parser.Options.SkipCommunication), so that the export's
+// analysis sees what the capture's saw: the databases' readers always read
+// CommAnalyzerTime; msprof's text reader reads communication.json when no
+// other file gives the collectives; torch_npu's and MindSpore's also beside
+// kernel_details.csv without a timeline (the analysis cross-checks the two).
+func analyzeReadsComm(r *model.Rank) bool {
+	switch r.Format {
+	case model.FormatTorchNPUDB, model.FormatMsprofDB:
+		return true
+	case model.FormatMsprofText:
+		return !r.Have.HCCL
+	}
+	return !r.Have.HCCL || !r.Have.Timeline
 }
 
 // readMeta reads the rank's one row of the ranks table into r.
@@ -231,6 +328,9 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 		if err := json.Unmarshal([]byte(j.text), j.dst); err != nil {
 			return fmt.Errorf("%s: column %s: %w", file, j.col, err)
 		}
+	}
+	if r.Device >= 0 && r.Have.DeviceFile == "" && !strings.Contains(meta.HaveJSON, `"DeviceFile"`) {
+		r.Have.DeviceNote = fmt.Sprintf("the source of device %d: not recorded by this export (%s, written before exports recorded which file named the device)", r.Device, meta.Schema)
 	}
 	return nil
 }

@@ -24,10 +24,14 @@
 // device_tasks / hccl_ops / framework_ops files.
 package parquetio
 
+import "github.com/npuprof/npuprof/parser/model"
+
 // Schema is the version of the table layout written. A reader refuses an
 // export of another major version (SchemaMajor); adding a column is a
-// minor change (v1.N). v1.1 added the ranks columns abs_path and host.
-const Schema = SchemaMajor + ".1"
+// minor change (v1.N). v1.1 added the ranks columns abs_path and host;
+// v1.2 the metrics column source, the ranks column device_file and the
+// manifests' experts.
+const Schema = SchemaMajor + ".2"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -109,12 +113,14 @@ type Step struct {
 }
 
 // Metric is one row of metrics: a metric npuprof measured (value set) or
-// could not measure (value null, unavailable says why). Names are the
-// metric names of the JSON document.
+// could not measure (value null, unavailable says why), with the file it
+// was computed from (source, the JSON document's sources; null when none
+// is known; v1.2). Names are the metric names of the JSON document.
 type Metric struct {
 	Name        string   `parquet:"name,dict"`
 	Value       *float64 `parquet:"value,optional"`
 	Unavailable *string  `parquet:"unavailable,optional"`
+	Source      *string  `parquet:"source,optional,dict"`
 }
 
 // CommOp is one row of comm_ops (communication.json, model.CommOpInfo).
@@ -169,6 +175,10 @@ const (
 type Rank struct {
 	Schema string `parquet:"schema"`
 	Device int32  `parquet:"device"`
+	// DeviceFile is the file that named Device, as the JSON document's
+	// sources["device"] gives it (relative to the rank folder when in it),
+	// "" when unknown (v1.2; have_json's DeviceFile is the path as read).
+	DeviceFile string `parquet:"device_file,optional"`
 	// Path is the rank folder as given to npuprof export (relative paths
 	// are relative to the directory the export ran in).
 	Path string `parquet:"path"`
@@ -210,6 +220,12 @@ type Manifest struct {
 	Source   string   `json:"source"`
 	Ranks    []int    `json:"ranks"`
 	Notes    []string `json:"notes"`
+	// Experts are the expert loads found in the profile folder exported
+	// (MindIE dumps or a layer,expert,tokens CSV in it or one folder
+	// below, as analyze finds them), nil when there were none; ExpertsNote
+	// says what was read or why it could not be (v1.2).
+	Experts     *model.ExpertLoads `json:"experts,omitempty"`
+	ExpertsNote string             `json:"experts_note,omitempty"`
 }
 
 // SourceFormat names a Parquet export as a parser source. A rank read back

@@ -18,6 +18,9 @@ import (
 // caller converts.
 type Extra struct {
 	Metrics []Metric
+	// DeviceFile is the file that named the rank's device, as the JSON
+	// document's sources["device"] gives it ("" when unknown).
+	DeviceFile string
 	// Steps maps a step id to its breakdown (ns).
 	Steps map[int]StepBreakdown
 }
@@ -125,6 +128,7 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	if err != nil {
 		return err
 	}
+	meta.DeviceFile = x.DeviceFile
 	if err := writeTable(outDir, TableRanks, r.Rank, 1, func(int) Rank { return meta }); err != nil {
 		return err
 	}
