@@ -575,7 +575,8 @@ func noDevice(ew *errWriter, doc *results.Document) bool {
 }
 
 // rankRelative is s with each path under the rank's folder (as read, or
-// as exported when read back from a Parquet export) named inside it.
+// as exported when read back from a Parquet export) named inside it, and
+// the folder itself as "the rank's folder".
 func rankRelative(s string, rd *results.RankDoc) string {
 	dirs := []string{rd.Path}
 	if e := rd.ExportedFrom; e != nil {
@@ -583,10 +584,36 @@ func rankRelative(s string, rd *results.RankDoc) string {
 	}
 	for _, d := range dirs {
 		if d = strings.TrimSuffix(d, "/"); d != "" {
-			s = strings.ReplaceAll(s, d+"/", "")
+			s = replaceWord(strings.ReplaceAll(s, d+"/", ""), d, "the rank's folder")
 		}
 	}
 	return s
+}
+
+// replaceWord replaces each old in s that is a whole path (not followed by
+// more of a name: "rank_1" is not in "rank_10").
+func replaceWord(s, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			break
+		}
+		end := i + len(old)
+		more := end < len(s) && (isNameByte(s[end]) || s[end] == '/' ||
+			s[end] == '.' && end+1 < len(s) && isNameByte(s[end+1])) // "rank_0.json", not "rank_0."
+		if more {
+			b.WriteString(s[:end])
+		} else {
+			b.WriteString(s[:i] + new)
+		}
+		s = s[end:]
+	}
+	return b.String() + s
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // NoDeviceData reports whether a rank, by its metrics and unavailable

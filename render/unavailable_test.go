@@ -73,3 +73,14 @@ func TestKernelSectionsUnavailableWithoutDeviceData(t *testing.T) {
 	writeMoE(&errWriter{w: &b}, doc, false)
 	require.Contains(t, b.String(), "no MoE routing kernels")
 }
+
+// A reason naming the rank's folder itself (not a file in it) names it
+// "the rank's folder"; another folder whose name starts the same is kept.
+func TestRankRelativeNamesTheFolder(t *testing.T) {
+	rd := &results.RankDoc{Path: "data/test_rank_1"}
+	require.Equal(t, "decode step times need trace_view.json, which the rank's folder lacks",
+		rankRelative("decode step times need trace_view.json, which data/test_rank_1 lacks", rd))
+	require.Equal(t, "the rank's folder has no profiler_metadata.json; data/test_rank_10 is another; ASCEND_PROFILER_OUTPUT/x.csv; data/test_rank_1.json",
+		rankRelative("data/test_rank_1 has no profiler_metadata.json; data/test_rank_10 is another; data/test_rank_1/ASCEND_PROFILER_OUTPUT/x.csv; data/test_rank_1.json", rd))
+	require.Equal(t, "ends in the rank's folder.", rankRelative("ends in data/test_rank_1.", rd))
+}
