@@ -124,6 +124,8 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 		switch {
 		case attention == 0:
 			ctx.Unavailable("no decode attention kernel (FusedInferAttentionScore, IncreFlashAttention, PagedAttention) in "+tl.ComputeSource, batchNames...)
+		case len(res.Sizes) == 0 && r.Have.KernelNote != "":
+			ctx.Unavailable("attention kernels have no input shapes: "+kernelDetailsUnusable(r), batchNames...)
 		case len(res.Sizes) == 0:
 			ctx.Unavailable("attention kernels have no input shapes (kernel_details.csv Input Shapes; capture with record_shapes=True)", batchNames...)
 		default:
@@ -150,3 +152,11 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 
 // DecodeOf is the decode pass's result on a rank.
 var DecodeOf = RankResultOf[*DecodeResult](DecodePass)
+
+// kernelDetailsUnusable says that the file input shapes come from was
+// not read (absent, empty, an unknown header), so that a metric
+// needing shapes does not send the user to capture with record_shapes=True
+// when the capture may have them.
+func kernelDetailsUnusable(r *model.Rank) string {
+	return "they are recorded in kernel_details.csv, which was not read: " + r.Have.KernelNote
+}

@@ -195,6 +195,8 @@ every MoE kernel's time.`,
 		if res.GMM.Count > 0 {
 			if res.HaveShapes {
 				ctx.SetCount(MetricMoEGMMTokens, int(res.GMMTokens))
+			} else if ctx.Rank.Have.KernelNote != "" {
+				ctx.Unavailable("GroupedMatmul input shapes are not recorded: "+kernelDetailsUnusable(ctx.Rank), MetricMoEGMMTokens)
 			} else {
 				ctx.Unavailable("GroupedMatmul input shapes are not recorded (no kernel_details.csv Input Shapes)", MetricMoEGMMTokens)
 			}
