@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"slices"
 
 	"github.com/npuprof/npuprof/results"
@@ -32,8 +33,10 @@ func stepChange(before, after *results.Document, predicted float64, bound bool) 
 // prediction and for the before side's plan, the predicted and measured
 // step-time change. When several such findings were resolved at once, the
 // measured change holds all their fixes: each finding's step_time then
-// names the others (measured_with) in place of a ratio, and the plan says
-// which of its steps were applied (applied).
+// names the others (measured_with) in place of a ratio. The plan says
+// which of its steps were applied (applied) unless the resolved findings
+// are its one step; when they are not exactly its steps, its row has no
+// ratio (the whole plan's prediction against part of it).
 func comparePredictions(r *diff.Result, before, after *results.Document) {
 	var resolved []string
 	for i := range r.Findings {
@@ -61,9 +64,40 @@ func comparePredictions(r *diff.Result, before, after *results.Document) {
 	}
 	if p := before.Plan; p != nil && len(p.Steps) > 0 {
 		r.Plan = stepChange(before, after, p.StepTimeChangePct, p.UpperBound)
-		if together {
-			r.Plan.Applied = planApplied(p, resolved)
+		// a single-step plan whose step alone was resolved: the plan row
+		// compares what landed, nothing to add
+		if a := planApplied(p, resolved); together || !a.WholePlan {
+			r.Plan.Applied = a
 		}
+		if a := r.Plan.Applied; a != nil && !a.WholePlan {
+			// the whole plan's prediction is no measure of part of it
+			r.Plan.Ratio = nil
+			appliedPrefix(a, p, r.Plan.MeasuredPct)
+		}
+	}
+}
+
+// appliedPrefix sets, when the applied steps are the plan's first k steps
+// and nothing outside the plan was resolved, their cumulative prediction:
+// each step is predicted on the timeline the earlier ones left, so their
+// step-time changes compound. The ratio is the measured change over it.
+func appliedPrefix(a *diff.PlanApplied, p *results.Plan, measured *float64) {
+	k := len(a.Steps)
+	if k == 0 || len(a.OutsidePlan) > 0 {
+		return
+	}
+	factor := 1.0
+	for i, st := range p.Steps[:k] {
+		if st.Rule != a.Steps[i] {
+			return
+		}
+		factor *= 1 + st.StepTimeChangePct/100
+		a.UpperBound = a.UpperBound || st.UpperBound
+	}
+	pct := math.Round((factor-1)*100*100) / 100
+	a.PredictedPct = ptr(pct)
+	if measured != nil && pct != 0 {
+		a.Ratio = ptr(*measured / pct)
 	}
 }
 

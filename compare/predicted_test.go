@@ -50,8 +50,10 @@ func stepTime(t *testing.T, r *diff.Result, rule string) *diff.StepChange {
 	return f.StepTime
 }
 
-// One predicted fix resolved: its own prediction against the measured
-// change, with the ratio; the plan row says nothing about its steps.
+// One predicted fix resolved, the first of the plan's two steps: its own
+// prediction against the measured change, with the ratio; the plan row
+// says the plan was partly applied, has no ratio of the whole plan, and
+// compares the first step's cumulative prediction.
 func TestStepTimeOneFixAlone(t *testing.T) {
 	before := predictedDoc(1000, map[string]float64{"comm-ep-flashcomm": -10, "moe-routing-cumsum": -12.5}, []string{"moe-routing-cumsum", "comm-ep-flashcomm"}, -20)
 	r := compare.Compare(before, afterDoc(750, "comm-ep-flashcomm"), compare.Options{})
@@ -59,7 +61,50 @@ func TestStepTimeOneFixAlone(t *testing.T) {
 	require.Equal(t, diff.StepChange{PredictedPct: ptr(-12.5), MeasuredPct: ptr(-25), Ratio: ptr(2)}, *sc)
 	f, _ := r.Finding("comm-ep-flashcomm")
 	require.Nil(t, f.StepTime, "a persisting finding is not measured")
-	require.Equal(t, diff.StepChange{PredictedPct: ptr(-20), MeasuredPct: ptr(-25), Ratio: ptr(1.25)}, *r.Plan)
+	require.Equal(t, diff.StepChange{PredictedPct: ptr(-20), MeasuredPct: ptr(-25),
+		Applied: &diff.PlanApplied{Steps: []string{"moe-routing-cumsum"}, NotApplied: []string{"comm-ep-flashcomm"}, OutsidePlan: []string{},
+			PredictedPct: ptr(-12.5), Ratio: ptr(2)}}, *r.Plan)
+}
+
+// One predicted fix resolved, the second of the plan's two steps: no plan
+// number predicts it alone, so the plan row has neither ratio.
+func TestStepTimeOneFixNotFirstStep(t *testing.T) {
+	before := predictedDoc(1000, map[string]float64{"comm-ep-flashcomm": -10, "moe-routing-cumsum": -12.5}, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, -20)
+	r := compare.Compare(before, afterDoc(875, "comm-ep-flashcomm"), compare.Options{})
+	require.Equal(t, diff.StepChange{PredictedPct: ptr(-12.5), MeasuredPct: ptr(-12.5), Ratio: ptr(1)}, *stepTime(t, r, "moe-routing-cumsum"))
+	require.Equal(t, diff.StepChange{PredictedPct: ptr(-20), MeasuredPct: ptr(-12.5),
+		Applied: &diff.PlanApplied{Steps: []string{"moe-routing-cumsum"}, NotApplied: []string{"comm-ep-flashcomm"}, OutsidePlan: []string{}}}, *r.Plan)
+}
+
+// A single-step plan whose step was resolved: the plan row is the
+// comparison, with its ratio and no applied.
+func TestStepTimeSingleStepPlan(t *testing.T) {
+	before := predictedDoc(1000, map[string]float64{"comm-ep-flashcomm": -10, "moe-routing-cumsum": -12.5}, []string{"moe-routing-cumsum"}, -12.5)
+	r := compare.Compare(before, afterDoc(750, "comm-ep-flashcomm"), compare.Options{})
+	require.Equal(t, diff.StepChange{PredictedPct: ptr(-12.5), MeasuredPct: ptr(-25), Ratio: ptr(2)}, *r.Plan)
+}
+
+// The first two of three plan steps resolved: their changes compound
+// (0.9 x 0.8 = 0.72) into the prediction the plan row compares; an upper
+// bound among them makes it one.
+func TestStepTimePlanFirstSteps(t *testing.T) {
+	before := predictedDoc(1000, map[string]float64{"parallel-strategy": -10, "moe-routing-cumsum": -20, "comm-ep-flashcomm": -5},
+		[]string{"parallel-strategy", "moe-routing-cumsum", "comm-ep-flashcomm"}, -31.6)
+	before.Plan.Steps[1].UpperBound = true
+	r := compare.Compare(before, afterDoc(640, "comm-ep-flashcomm"), compare.Options{})
+	require.Equal(t, &diff.PlanApplied{Steps: []string{"parallel-strategy", "moe-routing-cumsum"}, NotApplied: []string{"comm-ep-flashcomm"}, OutsidePlan: []string{},
+		PredictedPct: ptr(-28), Ratio: ptr(-36.0 / -28), UpperBound: true}, r.Plan.Applied)
+	require.Nil(t, r.Plan.Ratio)
+	require.Equal(t, ptr(-31.6), r.Plan.PredictedPct)
+}
+
+// No predicted finding resolved: the plan row holds none of its steps, so
+// it has no ratio and says so.
+func TestStepTimePlanNotApplied(t *testing.T) {
+	before := predictedDoc(1000, map[string]float64{"comm-ep-flashcomm": -10, "moe-routing-cumsum": -12.5}, []string{"moe-routing-cumsum", "comm-ep-flashcomm"}, -20)
+	r := compare.Compare(before, afterDoc(1010, "comm-ep-flashcomm", "moe-routing-cumsum"), compare.Options{})
+	require.Equal(t, &diff.PlanApplied{Steps: []string{}, NotApplied: []string{"moe-routing-cumsum", "comm-ep-flashcomm"}, OutsidePlan: []string{}}, r.Plan.Applied)
+	require.Nil(t, r.Plan.Ratio)
 }
 
 // Two predicted fixes resolved together, exactly the plan's steps: each
@@ -90,5 +135,6 @@ func TestStepTimePlanPartlyApplied(t *testing.T) {
 	require.Equal(t, &diff.PlanApplied{Steps: []string{"parallel-strategy", "comm-ep-flashcomm"}, NotApplied: []string{"moe-routing-cumsum"},
 		OutsidePlan: []string{"event-wait-skew"}}, r.Plan.Applied)
 	require.Equal(t, ptr(-32.0), r.Plan.PredictedPct)
-	require.Equal(t, ptr(25.0/32), r.Plan.Ratio)
+	require.Nil(t, r.Plan.Ratio, "the whole plan's prediction against part of it")
+	require.Nil(t, r.Plan.Applied.PredictedPct, "a fix outside the plan landed too")
 }

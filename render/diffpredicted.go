@@ -46,8 +46,8 @@ func measuredTogether(sc *diff.StepChange, plan bool) string {
 	return s + ": see the plan row"
 }
 
-// planScope says what the plan row compares when several predicted fixes
-// landed together ("" otherwise).
+// planScope says what the plan row compares when the resolved predicted
+// fixes are not the plan's one step ("" otherwise).
 func planScope(sc *diff.StepChange) string {
 	a := sc.Applied
 	if a == nil {
@@ -68,6 +68,15 @@ func planScope(sc *diff.StepChange) string {
 	}
 	if len(a.OutsidePlan) > 0 {
 		parts = append(parts, "also resolved, outside the plan: "+list(a.OutsidePlan))
+	}
+	if a.PredictedPct != nil {
+		parts = append(parts, "the applied steps' cumulative prediction is "+stepChangePredicted(&diff.StepChange{PredictedPct: a.PredictedPct, UpperBound: a.UpperBound}))
+		if a.Ratio != nil {
+			parts[len(parts)-1] += fmt.Sprintf(": measured/predicted %.0f%%", *a.Ratio*100)
+		}
+	}
+	if len(a.Steps) == 0 {
+		return "plan not applied: " + strings.Join(parts, "; ")
 	}
 	return "plan partly applied: " + strings.Join(parts, "; ")
 }
@@ -107,7 +116,7 @@ func diffStepChangeSection(r *diff.Result) (DiffSection, bool) {
 		return DiffSection{}, false
 	}
 	sec := DiffSection{ID: "step-predictions", Title: "Decode step time: predicted vs measured",
-		Lede:    "The decode step-time change (decode.step.time_us, mean over ranks) the before side predicted for each resolved fix and for its plan, against the measured change. When several predicted fixes landed together, the measured change holds them all: the plan row compares them.",
+		Lede:    "The decode step-time change (decode.step.time_us, mean over ranks) the before side predicted for each resolved fix and for its plan, against the measured change. When several predicted fixes landed together, the measured change holds them all: the plan row compares them. When only some of the plan's steps landed, the plan row has no ratio, or one against the applied first steps' cumulative prediction.",
 		Columns: []DiffColumn{{Name: "Fix"}, {Name: "Predicted", Num: true}, {Name: "Measured", Num: true}, {Name: "Measured / predicted", Num: true}, {Name: "Note"}}}
 	for i, sc := range changes {
 		meas, ratio := DiffCell{Text: "n/a", Num: true}, DiffCell{Text: "-", Num: true}
@@ -117,6 +126,8 @@ func diffStepChangeSection(r *diff.Result) (DiffSection, bool) {
 			note = strings.TrimPrefix(note+"; "+sc.Unavailable, "; ")
 		case sc.Ratio != nil:
 			ratio = diffNum(fmt.Sprintf("%.0f%%", *sc.Ratio*100), *sc.Ratio)
+		case sc.Applied != nil && sc.Applied.Ratio != nil:
+			ratio = diffNum(fmt.Sprintf("%.0f%%", *sc.Applied.Ratio*100), *sc.Applied.Ratio)
 		case together != "":
 			ratio = diffTxt(together)
 		}

@@ -46,7 +46,7 @@ func TestStepChangesNoPlanStepApplied(t *testing.T) {
 		{Rule: "y-rule", StepTime: &diff.StepChange{PredictedPct: fptr(-3), Unavailable: why, MeasuredWith: []string{"x-rule"}}},
 	}, Plan: &diff.StepChange{PredictedPct: fptr(-20), Unavailable: why,
 		Applied: &diff.PlanApplied{Steps: []string{}, NotApplied: []string{"a-rule", "b-rule"}, OutsidePlan: []string{"x-rule", "y-rule"}}}}
-	scope := "plan partly applied: steps applied: none; not applied: a-rule, b-rule; also resolved, outside the plan: x-rule, y-rule"
+	scope := "plan not applied: steps applied: none; not applied: a-rule, b-rule; also resolved, outside the plan: x-rule, y-rule"
 	require.Equal(t, []string{
 		"  x-rule: predicted -2.00% (upper bound), measured n/a (" + why + ")",
 		"  y-rule: predicted -3.00%, measured n/a (" + why + ")",
@@ -57,6 +57,26 @@ func TestStepChangesNoPlanStepApplied(t *testing.T) {
 	require.Len(t, sec.Rows, 3)
 	require.Equal(t, []string{"plan", "-20.00%", "n/a", "-", scope + "; " + why}, cellTexts(sec.Rows[2]))
 	require.Equal(t, []string{"x-rule", "-2.00% (upper bound)", "n/a", "-", why}, cellTexts(sec.Rows[0]))
+}
+
+// The plan's first step applied alone: the plan row's ratio is against
+// that step's cumulative prediction (an upper bound), in the text and in
+// the HTML ratio column.
+func TestStepChangesPlanFirstStep(t *testing.T) {
+	r := &diff.Result{Findings: []diff.FindingDelta{
+		{Rule: "a-rule", StepTime: &diff.StepChange{PredictedPct: fptr(-10), MeasuredPct: fptr(-8), Ratio: fptr(0.8)}},
+	}, Plan: &diff.StepChange{PredictedPct: fptr(-20), MeasuredPct: fptr(-8),
+		Applied: &diff.PlanApplied{Steps: []string{"a-rule"}, NotApplied: []string{"b-rule"}, OutsidePlan: []string{},
+			PredictedPct: fptr(-10), Ratio: fptr(0.8), UpperBound: true}}}
+	scope := "plan partly applied: steps applied: a-rule; not applied: b-rule; the applied steps' cumulative prediction is -10.00% (upper bound): measured/predicted 80%"
+	require.Equal(t, []string{
+		"  a-rule: predicted -10.00%, measured -8.00%, measured/predicted 80%",
+		"  plan: predicted -20.00%, measured -8.00% (" + scope + ")",
+	}, stepLines(t, r))
+	sec, ok := diffStepChangeSection(r)
+	require.True(t, ok)
+	require.Equal(t, []string{"plan", "-20.00%", "-8.00%", "80%", scope}, cellTexts(sec.Rows[1]))
+	require.Equal(t, fptr(0.8), sec.Rows[1][3].Value)
 }
 
 // Without a prediction on the before side the HTML diff has no such

@@ -62,12 +62,15 @@ func readDoc(t *testing.T, path string) *results.Document {
 
 // diff shows, for a resolved finding and for the plan, the predicted
 // step-time change next to the measured one. One fix alone (the routing
-// Cumsum removed, EP + FLASHCOMM1 still on) keeps its ratio; two fixes
+// Cumsum removed, EP + FLASHCOMM1 still on) keeps its ratio, and the plan
+// row says only its second step was applied, with no ratio; the first
+// step alone (EP + FLASHCOMM1 off) is compared with that step's
+// cumulative prediction; two fixes
 // landing together (EP + FLASHCOMM1 off and the Cumsum removed: the
 // plan's two steps) each say what else the measured change holds, with no
 // ratio, and the plan row says it is the comparison.
 func TestDiffPredictedVsMeasured(t *testing.T) {
-	docs := analyzedField(t, "field-ep-fc1-cumsum", "field-ep-fc1", "field-padded")
+	docs := analyzedField(t, "field-ep-fc1-cumsum", "field-ep-fc1", "field-cumsum", "field-padded")
 	before := readDoc(t, docs["field-ep-fc1-cumsum"])
 	pred := map[string]float64{}
 	for _, f := range before.Findings {
@@ -84,16 +87,25 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 	require.Equal(t, -15.5, before.Plan.StepTimeChangePct)
 
 	t.Run("one fix alone", func(t *testing.T) {
-		r, text := diffBoth(t, docs["field-ep-fc1-cumsum"], docs["field-ep-fc1"])
-		require.Equal(t, []string{
+		// the plan's second step alone: the whole plan's prediction is no
+		// measure of it, and no plan number predicts it alone
+		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-ep-fc1"], "moe-routing-cumsum", -5.89, []string{
 			"  moe-routing-cumsum: predicted -5.89%, measured -4.94%, measured/predicted 84%",
-			"  plan: predicted -15.50%, measured -4.94%, measured/predicted 32%",
-		}, stepTimeSection(t, text))
-		f, _ := r.Finding("moe-routing-cumsum")
-		requireMeasured(t, r, f.StepTime, -5.89)
-		require.Equal(t, *f.StepTime.MeasuredPct/-5.89, *f.StepTime.Ratio)
-		require.Nil(t, f.StepTime.MeasuredWith)
-		require.Nil(t, r.Plan.Applied)
+			"  plan: predicted -15.50%, measured -4.94% (plan partly applied: steps applied: moe-routing-cumsum; not applied: comm-ep-flashcomm)",
+		})
+		require.Equal(t, &diff.PlanApplied{Steps: []string{"moe-routing-cumsum"}, NotApplied: []string{"comm-ep-flashcomm"}, OutsidePlan: []string{}}, r.Plan.Applied)
+	})
+	t.Run("the plan's first step alone", func(t *testing.T) {
+		first := before.Plan.Steps[0].StepTimeChangePct
+		require.Equal(t, -9.29, first)
+		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-cumsum"], "comm-ep-flashcomm", -9.29, []string{
+			"  comm-ep-flashcomm: predicted -9.29%, measured -9.56%, measured/predicted 103%",
+			"  plan: predicted -15.50%, measured -9.56% (plan partly applied: steps applied: comm-ep-flashcomm; not applied: moe-routing-cumsum; the applied steps' cumulative prediction is -9.29%: measured/predicted 103%)",
+		})
+		ratio := *r.Plan.MeasuredPct / first
+		require.InDelta(t, 1.029, ratio, 0.0005, "docs/json.md's example")
+		require.Equal(t, &diff.PlanApplied{Steps: []string{"comm-ep-flashcomm"}, NotApplied: []string{"moe-routing-cumsum"}, OutsidePlan: []string{},
+			PredictedPct: &first, Ratio: &ratio}, r.Plan.Applied)
 	})
 	t.Run("two fixes together", func(t *testing.T) {
 		r, text := diffBoth(t, docs["field-ep-fc1-cumsum"], docs["field-padded"])
@@ -125,6 +137,23 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 			require.True(t, strings.Contains(page, want), "the HTML diff has no %s", want)
 		}
 	})
+}
+
+// requireOneFix diffs before and after, where one predicted fix (rule,
+// predicted) of the before side's two-step plan was resolved: the text's
+// step-time lines are lines, the finding's ratio is its own, and the plan
+// row (the whole plan's -15.5%) has no ratio. It returns the result.
+func requireOneFix(t *testing.T, before, after, rule string, predicted float64, lines []string) *diff.Result {
+	t.Helper()
+	r, text := diffBoth(t, before, after)
+	require.Equal(t, lines, stepTimeSection(t, text))
+	f, _ := r.Finding(rule)
+	requireMeasured(t, r, f.StepTime, predicted)
+	require.Equal(t, *f.StepTime.MeasuredPct/predicted, *f.StepTime.Ratio)
+	require.Nil(t, f.StepTime.MeasuredWith)
+	requireMeasured(t, r, r.Plan, -15.5)
+	require.Nil(t, r.Plan.Ratio)
+	return r
 }
 
 // diffBoth runs diff before after as JSON and as text.

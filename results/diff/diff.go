@@ -246,7 +246,8 @@ type StepChange struct {
 	PredictedPct *float64 `json:"predicted_step_time_change_pct"`
 	MeasuredPct  *float64 `json:"measured_step_time_change_pct"`
 	// Ratio is MeasuredPct / PredictedPct; absent on a finding whose
-	// measured change also holds other fixes (MeasuredWith).
+	// measured change also holds other fixes (MeasuredWith), and on a plan
+	// not applied exactly (Applied.WholePlan false).
 	Ratio *float64 `json:"measured_over_predicted,omitempty"`
 	// UpperBound: the prediction is an upper bound of the gain.
 	UpperBound bool `json:"upper_bound,omitempty"`
@@ -258,8 +259,10 @@ type StepChange struct {
 	// measure of this finding's prediction and there is no Ratio; the plan
 	// row compares the fixes together.
 	MeasuredWith []string `json:"measured_with,omitempty"`
-	// Applied is, on the plan when two or more resolved findings carried a
-	// prediction, which of the plan's steps the measured change holds.
+	// Applied is, on the plan, which of the plan's steps the measured
+	// change holds: present unless the resolved findings that carried a
+	// prediction are the plan's one step. When they are not exactly the
+	// plan's steps there is no Ratio (see PlanApplied.Ratio).
 	Applied *PlanApplied `json:"applied,omitempty"`
 }
 
@@ -278,4 +281,15 @@ type PlanApplied struct {
 	// exactly the plan's steps, so the plan's prediction is the one to
 	// compare the measured change with.
 	WholePlan bool `json:"whole_plan"`
+	// PredictedPct is, when Steps are the plan's first steps (at least
+	// one, not all) and OutsidePlan is empty, their cumulative predicted
+	// step-time change (%): the plan steps' step_time_change_pct
+	// compounded, rounded to 0.01. Absent otherwise: no plan number
+	// predicts another subset of its steps.
+	PredictedPct *float64 `json:"predicted_step_time_change_pct,omitempty"`
+	// Ratio is the plan row's measured change over PredictedPct.
+	Ratio *float64 `json:"measured_over_predicted,omitempty"`
+	// UpperBound: one of the applied steps is an upper bound, so is
+	// PredictedPct.
+	UpperBound bool `json:"upper_bound,omitempty"`
 }
