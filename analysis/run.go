@@ -143,6 +143,17 @@ type RankResults interface{ resultOf(p *Pass) any }
 func (rr *RankResult) resultOf(p *Pass) any { return rr.results.of(p) }
 func (c *Context) resultOf(p *Pass) any     { return c.ResultOf[p] }
 
+// ReleasePassResults drops every rank's pass results (what HCCLOf,
+// StepsOf, KernelsOf, ... read), for a caller that has copied what it
+// needs of them (the results document with its view): a finished report
+// of many ranks need not keep both. The accessors return nil afterwards;
+// the metrics, sources, groups, environment, errors and timings stay.
+func (r *Result) ReleasePassResults() {
+	for _, rr := range r.Ranks {
+		rr.results = nil
+	}
+}
+
 // RankResultOf returns the typed accessor of rank pass p's result: the
 // result on a rank (or, in a pass that requires p, p's result on that
 // rank), or T's zero value where p did not run or failed. It declares T as

@@ -406,16 +406,29 @@ func AddRuleSet(doc *results.Document, set *rules.Set) {
 	}
 }
 
+// each is f of every element of in, allocated at its length (nil for
+// none): a view of many ranks keeps no slack grown by append.
+func each[S, T any](in []S, f func(S) T) []T {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
+}
+
 // rankView copies what the writers show of rr beyond the contract.
 func rankView(rr *analysis.RankResult) results.RankView {
 	v := results.RankView{Format: string(rr.Format), Metrics: rr.Metrics, Errors: passErrors(rr.Errors), Env: rr.Env}
-	for _, g := range rr.Groups {
-		v.Groups = append(v.Groups, results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks})
-	}
-	for _, s := range analysis.StepsOf(rr) {
-		v.Steps = append(v.Steps, results.StepNs{Step: s.Step, Window: s.Window, Computing: s.Computing, Communication: s.Communication,
-			NotOverlapped: s.CommunicationNotOverlapped, Free: s.Free, CommUnavailable: s.CommUnavailable})
-	}
+	v.Groups = each(rr.Groups, func(g model.Group) results.ParallelGroup {
+		return results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks}
+	})
+	v.Steps = each(analysis.StepsOf(rr), func(s analysis.StepBreakdown) results.StepNs {
+		return results.StepNs{Step: s.Step, Window: s.Window, Computing: s.Computing, Communication: s.Communication,
+			NotOverlapped: s.CommunicationNotOverlapped, Free: s.Free, CommUnavailable: s.CommUnavailable}
+	})
 	if h := analysis.HCCLOf(rr); h != nil {
 		v.HCCL = &results.HCCLView{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
 			Types: h.Types, Groups: h.Groups}
@@ -426,26 +439,25 @@ func rankView(rr *analysis.RankResult) results.RankView {
 	if m := analysis.MoEOf(rr); m != nil {
 		v.MoE = &results.MoEView{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
 			Dispatch: stat(m.Dispatch), Combine: stat(m.Combine), PositionsCapped: m.PositionsCapped}
-		for _, p := range m.Positions {
-			v.MoE.Positions = append(v.MoE.Positions, results.MoEPosition{RoutingUs: p.RoutingUs, CumsumUs: p.CumsumUs})
-		}
+		v.MoE.Positions = each(m.Positions, func(p analysis.MoEPosition) results.MoEPosition {
+			return results.MoEPosition{RoutingUs: p.RoutingUs, CumsumUs: p.CumsumUs}
+		})
 	}
 	if e := analysis.EventWaitOf(rr); e != nil {
-		v.EventWait = &results.EventWaitView{}
-		for _, s := range e.Streams {
-			v.EventWait.Streams = append(v.EventWait.Streams, results.StreamWait{Stream: s.Stream, Wait: stat(s.Wait), Span: s.Span, Compute: s.Compute})
-		}
-		for _, w := range e.Longest {
-			v.EventWait.Longest = append(v.EventWait.Longest, results.Wait{Stream: w.Stream, Start: w.Start, Dur: w.Dur,
-				NextName: w.NextName, NextDur: w.NextDur, HasNext: w.HasNext})
+		v.EventWait = &results.EventWaitView{
+			Streams: each(e.Streams, func(s analysis.StreamWait) results.StreamWait {
+				return results.StreamWait{Stream: s.Stream, Wait: stat(s.Wait), Span: s.Span, Compute: s.Compute}
+			}),
+			Longest: each(e.Longest, func(w analysis.Wait) results.Wait {
+				return results.Wait{Stream: w.Stream, Start: w.Start, Dur: w.Dur, NextName: w.NextName, NextDur: w.NextDur, HasNext: w.HasNext}
+			}),
 		}
 	}
 	if k := analysis.KernelsOf(rr); k != nil {
-		v.Kernels = &results.KernelsView{}
-		for _, s := range k.Top {
-			v.Kernels.Top = append(v.Kernels.Top, results.KernelStat{Name: s.Name, OpType: s.OpType, Core: s.Core, Count: s.Count,
-				Total: s.Total, Mean: s.Mean, P50: s.P50, P99: s.P99})
-		}
+		v.Kernels = &results.KernelsView{Top: each(k.Top, func(s analysis.KernelStat) results.KernelStat {
+			return results.KernelStat{Name: s.Name, OpType: s.OpType, Core: s.Core, Count: s.Count,
+				Total: s.Total, Mean: s.Mean, P50: s.P50, P99: s.P99}
+		})}
 	}
 	if t := analysis.TimelineOf(rr); t != nil {
 		v.Timeline = &results.TimelineView{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
