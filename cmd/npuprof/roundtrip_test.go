@@ -96,34 +96,6 @@ var exportDifferences = []exportDifference{
 		}
 		return out
 	}},
-	{"ranks[].warnings (communication.json)", "npuprof export reads communication.json to write comm_ops; analyze leaves it unread beside a timeline " +
-		"that gives the collectives, so only the export's analysis can warn about it", func(a, b map[string]any, _ string) []string {
-		ra := docRanks(a)
-		for i, r := range docRanks(b) {
-			if i >= len(ra) {
-				break
-			}
-			ws, _ := r["warnings"].([]any)
-			had := map[string]bool{}
-			for _, w := range asList(ra[i]["warnings"]) {
-				had[fmt.Sprint(w)] = true
-			}
-			kept := []any{}
-			for _, w := range ws {
-				m, _ := w.(map[string]any)
-				f, _ := m["file"].(string)
-				if had[fmt.Sprint(w)] || filepath.Base(f) != "communication.json" {
-					kept = append(kept, w)
-				}
-			}
-			if _, ok := ra[i]["warnings"]; !ok && len(kept) == 0 {
-				delete(r, "warnings")
-			} else if len(kept) < len(ws) {
-				r["warnings"] = kept
-			}
-		}
-		return nil
-	}},
 }
 
 // roundTripInput is one capture the round trip is run on.

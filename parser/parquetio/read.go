@@ -265,6 +265,8 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		if err := readCommOps(dir, rank, r, &in); err != nil {
 			return nil, err
 		}
+	} else {
+		leftCommUnread(r)
 	}
 	if err := readTable(dir, TableStepTrace, rank, func(s *StepTrace) {
 		r.StepTrace = append(r.StepTrace, model.StepTraceRow{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
@@ -291,6 +293,17 @@ func analyzeReadsComm(r *model.Rank) bool {
 		return !r.Have.HCCL
 	}
 	return !r.Have.HCCL || !r.Have.Timeline
+}
+
+// leftCommUnread makes a rank whose comm_ops are left unread what the
+// parser gives when it leaves communication.json unread: no CommFile, and
+// none of the warnings that reading it gave (npuprof export reads it, to
+// write comm_ops; analyze of the capture never sees them).
+func leftCommUnread(r *model.Rank) {
+	r.Have.CommFile = ""
+	r.Warnings = slices.DeleteFunc(r.Warnings, func(w model.Warning) bool {
+		return filepath.Base(w.File) == "communication.json"
+	})
 }
 
 // readMeta reads the rank's one row of the ranks table into r.
