@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,17 @@ func TestUnknownKernelHeaderIsTheReasonShapesAreMissing(t *testing.T) {
 		require.Contains(t, why, `unknown header: no "Name" column`, m)
 		require.NotContains(t, why, "record_shapes", m)
 	}
+}
+
+// diff takes a profile or a saved document: a file that is neither says
+// both, not only that it is not a trace.
+func TestDiffOfAFileThatIsNeither(t *testing.T) {
+	t.Chdir("../..")
+	notDoc := filepath.Join(t.TempDir(), "baseline.json")
+	require.NoError(t, os.WriteFile(notDoc, []byte(`{"a": 1}`), 0o644))
+	code, _, errs := run("diff", notDoc, "testdata/traces/clean-2ranks", "-q")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, notDoc+": not a trace")
+	require.Contains(t, errs, `; nor a document saved by npuprof analyze --format json (no "schema": "npuprof.analysis/v1")`)
+	require.Equal(t, 1, strings.Count(errs, "\n"), errs)
 }

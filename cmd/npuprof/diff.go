@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -151,6 +153,10 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 	}
 	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, false, expertFlags{})
 	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && !st.IsDir() && (errkind.Is(err, errkind.Usage) || errkind.Is(err, errkind.Input)) {
+			// a file diff read as a profile: it was not a saved document either
+			err = fmt.Errorf("%w; nor a document saved by npuprof analyze --format json (no \"schema\": %q)", err, results.Schema)
+		}
 		return nil, nil, err
 	}
 	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
