@@ -115,8 +115,8 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		readStatFile(r, p, msprof.ReadAPIStatistic, &r.APIStats)
 	}
 	// the analysis reads analyze/communication.json only when no other
-	// file gives the collectives
-	if p := files.CommJSON; p != "" && (!src.SkipCommunication || !r.Have.HCCL) {
+	// file gives the collectives (model.Rank.NeedsCommOps)
+	if p := files.CommJSON; p != "" && (!src.SkipCommunication || r.NeedsCommOps()) {
 		readWith(r, p, msprof.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
 		if len(r.Communication) > 0 {
 			r.Have.CommFile = p

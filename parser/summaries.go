@@ -71,7 +71,7 @@ func deviceFromStepTrace(r *model.Rank, file string) {
 func readSummaries(r *model.Rank, out string, skipComm bool) {
 	// (also when kernel_details.csv gave the collectives: a cross-check,
 	// cheap beside it)
-	if skipComm && (!r.Have.HCCL || !r.Have.Timeline) {
+	if skipComm && r.NeedsCommOps() {
 		if p := findInput(out, "communication.json"); p != "" {
 			readWith(r, p, summary.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
 			if len(r.Communication) > 0 {

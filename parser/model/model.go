@@ -382,6 +382,24 @@ func (r *Rank) Str(s Sym) string { return r.Syms.Str(s) }
 // Intern returns the symbol of s in this rank's table, adding s if new.
 func (r *Rank) Intern(s string) Sym { return r.Syms.Intern(s) }
 
+// NeedsCommOps reports whether the analysis needs the rank's communication
+// ops (communication.json, or an export's comm_ops) even where it asks the
+// readers to skip them (parser.Options.SkipCommunication): always from a
+// database (its CommAnalyzerTime table), for msprof's text output when no
+// other file gave the collectives, else also beside a rank without a
+// timeline (the analysis cross-checks them with kernel_details.csv). The
+// readers of the capture and of its export both ask it, so that the two
+// analyses see the same input.
+func (r *Rank) NeedsCommOps() bool {
+	switch r.Format {
+	case FormatTorchNPUDB, FormatMsprofDB:
+		return true
+	case FormatMsprofText:
+		return !r.Have.HCCL
+	}
+	return !r.Have.HCCL || !r.Have.Timeline
+}
+
 // Warn records a non-fatal input problem.
 func (r *Rank) Warn(file, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Warning{File: file, Message: fmt.Sprintf(format, args...)})

@@ -261,7 +261,7 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if !opts.SkipCommunication || analyzeReadsComm(r) {
+	if !opts.SkipCommunication || r.NeedsCommOps() {
 		if err := readCommOps(dir, rank, r, &in); err != nil {
 			return nil, err
 		}
@@ -276,23 +276,6 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		return nil, err
 	}
 	return r, readStatistics(dir, rank, r, &in)
-}
-
-// analyzeReadsComm reports whether analyze, reading the rank's own files,
-// has its communication ops although it leaves communication.json unread
-// where it can (parser.Options.SkipCommunication), so that the export's
-// analysis sees what the capture's saw: the databases' readers always read
-// CommAnalyzerTime; msprof's text reader reads communication.json when no
-// other file gives the collectives; torch_npu's and MindSpore's also beside
-// kernel_details.csv without a timeline (the analysis cross-checks the two).
-func analyzeReadsComm(r *model.Rank) bool {
-	switch r.Format {
-	case model.FormatTorchNPUDB, model.FormatMsprofDB:
-		return true
-	case model.FormatMsprofText:
-		return !r.Have.HCCL
-	}
-	return !r.Have.HCCL || !r.Have.Timeline
 }
 
 // leftCommUnread makes a rank whose comm_ops are left unread what the
