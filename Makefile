@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build test test-simd lint bench bench-ranks bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build dist installcheck test test-simd lint bench bench-ranks bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -14,9 +14,27 @@ all: lint test build
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 BUILDFLAGS := -buildvcs=true -ldflags "-X github.com/npuprof/npuprof/internal/buildinfo.stampedRevision=$(REVISION)"
 
+## build: static bin/npuprof and bin/tracegen for this machine (no cgo: the
+##        binary runs on any Linux of its architecture, whatever its glibc)
 build:
-	$(GO) build $(BUILDFLAGS) -o $(BIN)/npuprof ./cmd/npuprof
-	$(GO) build -o $(BIN)/tracegen ./cmd/tracegen
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o $(BIN)/npuprof ./cmd/npuprof
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/tracegen ./cmd/tracegen
+
+## dist: static npuprof for linux/amd64 and linux/arm64 (Kunpeng), with
+##       their SHA-256 checksums, in dist/
+DIST_ARCHS := amd64 arm64
+dist:
+	@mkdir -p dist && rm -f dist/npuprof-linux-* dist/SHA256SUMS
+	@for a in $(DIST_ARCHS); do \
+		echo "make dist: building dist/npuprof-linux-$$a"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build -trimpath $(BUILDFLAGS) -o dist/npuprof-linux-$$a ./cmd/npuprof || exit 1; \
+	done
+	cd dist && sha256sum npuprof-linux-* > SHA256SUMS && cat SHA256SUMS
+
+## installcheck: the README's install and demo commands, as written, on a
+##               clean clone of this checkout's HEAD (run by CI: .ci/run)
+installcheck:
+	./scripts/installcheck.sh
 
 ## test: go vet and every test (real samples are read from ../shared/formats/samples or $$NPUPROF_SAMPLES)
 ##   a test skipped for a missing tool or input says so in one line at the end
@@ -105,9 +123,15 @@ fuzz-list:
 parquetcheck: build
 	cd tools/parquetcheck && NPUPROF_BIN=$(CURDIR)/$(BIN)/npuprof CGO_ENABLED=1 $(GO) test -count=1 ./...
 
-## demo: build npuprof and analyze the committed 8-rank trace
-demo: build
+## demo: build npuprof and analyze the committed 8-rank trace (the first
+##       run downloads the Go modules first, and says so)
+demo:
+	@echo "make demo: fetching the Go modules npuprof needs (the first time only; may take a minute)" >&2
+	@$(GO) mod download
+	@echo "make demo: building bin/npuprof and bin/tracegen" >&2
+	@$(MAKE) --no-print-directory build >/dev/null
+	@echo "make demo: npuprof analyze $(DEMO)" >&2
 	./$(BIN)/npuprof analyze $(DEMO)
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
