@@ -33,12 +33,16 @@ if [ -z "$demo" ]; then
 	exit 1
 fi
 url=$(grep -m1 '^git clone ' <<<"$install" | awk '{print $3}')
-script=${install//"$url"/"$repo"}
+# the clone names its folder after the URL's last part (npuprof.git ->
+# npuprof), as the README's cd expects: a link of that name to this checkout
+mkdir "$work/src"
+ln -s "$repo" "$work/src/${url##*/}"
+script=${install//"$url"/"$work/src/${url##*/}"}
 
 echo "installcheck: in $work, the README's install commands:"
 sed 's/^/    /' <<<"$install"
-(cd "$work" && bash -euo pipefail -c "$script")
-clone="$work/npuprof"
+mkdir "$work/home" && (cd "$work/home" && bash -euo pipefail -c "$script")
+clone="$work/home/npuprof"
 [ -x "$clone/bin/npuprof" ] || { echo "installcheck: no bin/npuprof after the install commands" >&2; exit 1; }
 
 kind=$(file -b "$clone/bin/npuprof")
