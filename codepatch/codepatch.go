@@ -87,6 +87,39 @@ func scope(lines []string, sc string) (int, int, error) {
 	return m, blockEnd(lines, m), nil
 }
 
+// headerEnd is the last line of the header (a def's or class's signature)
+// that starts at line i: a signature may span lines, as ruff formats one
+// argument a line and closes with "):" (or ") -> T:") at the def's own
+// indentation, which must not end the block. It follows the brackets,
+// skipping string literals and comments, to the line where they close.
+func headerEnd(lines []string, i int) int {
+	depth := 0
+	for j := i; j < len(lines); j++ {
+		line := lines[j]
+		for k := 0; k < len(line); k++ {
+			switch c := line[k]; c {
+			case '#':
+				k = len(line)
+			case '\'', '"':
+				// a one-line string literal (a default value): skip to its end
+				for k++; k < len(line) && line[k] != c; k++ {
+					if line[k] == '\\' {
+						k++
+					}
+				}
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			}
+		}
+		if depth <= 0 {
+			return j
+		}
+	}
+	return i
+}
+
 func indexOf(lines []string, lo, hi int, re *regexp.Regexp) int {
 	for i := lo; i < hi; i++ {
 		if re.MatchString(lines[i]) {
@@ -96,11 +129,12 @@ func indexOf(lines []string, lo, hi int, re *regexp.Regexp) int {
 	return -1
 }
 
-// blockEnd is the first line after the block that starts at line i (a
-// non-blank line indented no deeper than line i).
+// blockEnd is the first line after the block whose header starts at line
+// i: past the header's last line (headerEnd), a non-blank line indented no
+// deeper than line i.
 func blockEnd(lines []string, i int) int {
 	ind := indent(lines[i])
-	for j := i + 1; j < len(lines); j++ {
+	for j := headerEnd(lines, i) + 1; j < len(lines); j++ {
 		if strings.TrimSpace(lines[j]) != "" && indent(lines[j]) <= ind {
 			return j
 		}

@@ -133,3 +133,87 @@ func TestPatchPackageFolderAndErrors(t *testing.T) {
 		require.ErrorContains(t, err, c.want)
 	}
 }
+
+// ruffDispatcher is the dispatcher as current vllm-ascend writes it (ruff
+// format, v0.16.0rc1 and later): each argument on its own line and the
+// signature closed by "):" or ") -> dict:" at the def's own indentation,
+// a class header over several lines, and a default holding a bracket in a
+// string.
+const ruffDispatcher = `import torch
+
+
+class TokenDispatcherWithMC2:
+    def token_dispatch(
+        self,
+        hidden_states,
+        topk_ids,
+    ):
+        out = dispatch_v2(hidden_states, topk_ids, expert_token_nums_type=0)
+        return {"group_list_type": 0, "out": out}
+
+
+class TokenDispatcherWithAllGather(
+    MoETokenDispatcher,
+):
+    def __init__(self, num_experts):
+        self.num_experts = num_experts
+
+    def token_dispatch(
+        self,
+        hidden_states: torch.Tensor,
+        topk_ids: torch.Tensor,
+        num_tokens: int,
+        top_k: int,
+        note: str = "a ) in a string (",  # and ) in a comment
+    ) -> dict:
+        sorted_hidden, expanded_idx, expert_tokens, _ = routing_op(
+            hidden_states,
+            topk_ids,
+            active_num=num_tokens * top_k,
+            expert_num=self.num_experts,
+            expert_tokens_num_type=1,
+            expert_tokens_num_flag=True,
+        )
+        group_list_type = 1  # count mode
+        return {"group_list_type": group_list_type, "group_list": expert_tokens}
+
+    def token_combine(
+        self,
+        hidden_states,
+    ):
+        expert_tokens_num_type = 1
+        return hidden_states
+`
+
+// On the ruff-formatted file the method's scope spans its multi-line
+// signature: both values change (the scope used to end at the "):" line,
+// and the patch said the argument was missing), token_combine and the MC2
+// dispatcher do not, and patch -p1 applies the diff.
+func TestPatchRuffFormattedSignature(t *testing.T) {
+	dir := t.TempDir()
+	rel := "vllm_ascend/ops/fused_moe/token_dispatcher.py"
+	writeTree(t, dir, rel, ruffDispatcher)
+	cp, err := Make(dir, spec())
+	require.NoError(t, err)
+	require.Contains(t, cp.Diff, "-            expert_tokens_num_type=1,\n+            expert_tokens_num_type=0,\n")
+	require.Contains(t, cp.Diff, "-        group_list_type = 1  # count mode\n+        group_list_type = 0  # count mode\n")
+	require.NotContains(t, cp.Diff, "+        expert_tokens_num_type = 0", "token_combine is another method")
+
+	lines := strings.SplitAfter(ruffDispatcher, "\n")
+	lo, hi, err := scope(lines, "TokenDispatcherWithAllGather.token_dispatch")
+	require.NoError(t, err)
+	require.Equal(t, "    def token_dispatch(\n", lines[lo])
+	require.Equal(t, "    def token_combine(\n", lines[hi], "the scope ends where the next method starts")
+	lo, hi, err = scope(lines, "TokenDispatcherWithAllGather")
+	require.NoError(t, err)
+	require.Equal(t, "class TokenDispatcherWithAllGather(\n", lines[lo])
+	require.Equal(t, len(lines), hi, "the class runs to the end of the file, past its own ):")
+
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("patch is not installed")
+	}
+	cmd := exec.Command("patch", "-p1")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(cp.Diff)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
