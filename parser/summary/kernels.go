@@ -119,7 +119,7 @@ func (ri *RowIssues) Warning(file string) *model.Warning {
 	return &model.Warning{File: file, Message: "skipped malformed rows (" + strings.Join(parts, ", ") + ")", Count: ri.Skipped, Lines: ri.Lines}
 }
 
-// column name aliases across versions (FORMATS.md §4).
+// column name aliases across versions (docs/formats.md#kernel-details-and-op-summary-columns).
 var kernelCols = map[string][]string{
 	"step":   {"Step Id", "Step ID"},
 	"name":   {"Name", "Op Name"},

@@ -1436,7 +1436,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 
 // devFromPid decodes the device id from a packed device pid,
 // (process_pid << 10) | (layer_sort_index << 5) | device_id, where device 31
-// means host (FORMATS.md §3.3). It is only a fallback for mid-version traces
+// means host (docs/formats.md#device-pids). It is only a fallback for mid-version traces
 // whose process_labels say "NPU" without the id; small (old, unpacked) pids
 // give -1.
 func devFromPid(pid int64) int {
