@@ -23,6 +23,7 @@ const (
 //
 // Tokens are routed token-expert pairs (a token sent to k experts counts k
 // times), summed over the collection window of the input.
+// kept: the export manifest's declaration of the loads; alike the contract's types in shape, not in logic
 type ExpertLoads struct {
 	// Source is the file or folder the loads were read from.
 	Source string `json:"source"`

@@ -992,6 +992,7 @@ func (lg *plog) add(flags byte, tid uint32, ts, dur int64, name, tt uint32, stre
 const maxWholeUs = timeparse.MaxWholeMicros
 
 func usToNs(b []byte) (int64, bool) {
+	// kept: summary's micros repeats this conversion; as a call it costs 4% of a ts
 	if len(b) == 20 && b[16] == '.' {
 		// how profilers write ts: 16 digits, '.', 3 decimals (the same
 		// arithmetic as below, without its loops)
