@@ -22,7 +22,7 @@ func dbTruth(t *testing.T, db *sql.DB, q string, args ...any) float64 {
 	return v.Float64
 }
 
-// The torch_npu db export (FORMATS.md §6): collectives equal
+// The torch_npu db export (docs/formats.md#sqlite-exports): collectives equal
 // COMMUNICATION_OP, the per-step breakdown equals analysis.db's
 // StepTraceTime, EVENT_WAIT equals the TASK rows of that type. rank0's DB
 // was re-saved by MindStudio Insight (extra columns), rank1's is pristine.

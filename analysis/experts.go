@@ -1,5 +1,6 @@
 package analysis
 
+// kept: its standard-library imports resemble render/htmlsections.go's; an import block cannot be shared
 import (
 	"cmp"
 	"fmt"

@@ -63,6 +63,7 @@ per-step logits all-gather, never counted as a layer's). decode.steps.count
 is the number of ProfilerStep#N, or else one more than the number of such
 boundary stretches; moe.layers.count is the MoE layers executed over
 decode.steps.count. Needs at least two MoE layers per step.`,
+	// kept: every pass states its inputs in this one shape (Requires, Metrics, the opening of Run)
 	Requires: []*Pass{MoEPass, HCCLPass},
 	Metrics:  layersMetrics,
 	Run: func(ctx *Context) (any, error) {

@@ -120,6 +120,7 @@ func (c *Context) UnavailableAll(why string) {
 }
 
 // PassError is a pass that failed or was skipped because a prerequisite failed.
+// kept: results.PassErrorDoc is the document's copy: analysis imports nothing outside parser/model
 type PassError struct {
 	Pass    string `json:"pass"`
 	Rank    int    `json:"rank"`

@@ -26,6 +26,7 @@ step and the first of the next, the stretches LayersPass finds to hold the
 step's extra collectives). The pass also keeps, for at most replay.MaxSteps
 steps, the compute stream's tasks with their gaps, the waits and what each
 waited on, and the collectives with their group, arrival and duration.`,
+	// kept: every pass states its inputs in this one shape (Requires, Metrics, the opening of Run)
 	Requires: []*Pass{TimelinePass, LayersPass},
 	Metrics:  replayMetrics,
 	Run: func(ctx *Context) (any, error) {

@@ -63,6 +63,7 @@ type SampleBox struct {
 }
 
 // SampleWindow is one sampled window of a rank's device timeline.
+// kept: results.SampleWindow is the document's copy: render reads no analysis type
 type SampleWindow struct {
 	// Step is the profiler step id (-1: not a step window).
 	Step int

@@ -81,7 +81,7 @@ var (
 	// layout, {worker}_{pid}_{ts}_ascend_{framework})
 	reAscendPT = regexp.MustCompile(`_ascend_(pt|ms)$`)
 	reAscendMS = regexp.MustCompile(`_ascend_ms$`)
-	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (FORMATS.md §1.2)
+	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (docs/formats.md#folder-names)
 	reProfDir = regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`)
 	// ascend_pytorch_profiler_{rank}.db (no _{rank} in single-card runs)
 	reTorchDB = regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`)

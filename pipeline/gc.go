@@ -19,8 +19,8 @@ const gcPercent = 50
 // garbage (the model's arrays are filled in place), so its heap is the
 // model plus the passes' results and the collector's headroom over them;
 // a lower GOGC buys memory there for little CPU (docs/performance.md,
-// lesson 20). The JSON path keeps gcPercent: it makes garbage at every
-// event.
+// "The Parquet read-back"). The JSON path keeps gcPercent: it makes
+// garbage at every event.
 const readBackGCPercent = 35
 
 // SetDefaultGC sets npuprof's GOGC for the process, unless GOGC is set in

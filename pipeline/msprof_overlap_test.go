@@ -93,7 +93,7 @@ var reHashSuffix = regexp.MustCompile(`_[0-9a-f]{32}$`)
 // 898 ms after the last kernel) and op_summary give the same, with the
 // kernels under op_summary's names (no hash suffix). No real sample holds
 // an msprof_*.json, so the events are the generator's (msprof's definition,
-// FORMATS.md §3.9).
+// docs/formats.md#overlap-analysis).
 func TestMsprofOverlapEvents(t *testing.T) {
 	sc := testutil.Scenario(t, "ep-fc1-cumsum")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 3, 2

@@ -566,6 +566,7 @@ func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 }
 
 // skewMetrics are the rank-skew heatmap's columns.
+// kept: the heatmap's columns as data, a metric and its label a line
 var skewMetrics = []struct{ metric, label string }{
 	{metric.MetricDeviceWindowUs, "window"},
 	{metric.MetricComputingUs, "computing"},

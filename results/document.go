@@ -21,6 +21,7 @@ import (
 const Schema = "npuprof.analysis/v1"
 
 // Document is the stable JSON document. Field names are a public contract.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type Document struct {
 	Schema string `json:"schema"`
 	// Tool names the npuprof that wrote the document: name, module
@@ -264,6 +265,7 @@ type KernelDoc struct {
 // CommunicationNotOverlappedUs, OverlappedUs and FreeUs are nil (JSON
 // null) when the rank has no collective data; the rank's unavailable map
 // then says why under analysis.StepCommKeys (steps.communication_us, ...).
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type StepDoc struct {
 	Step                         int      `json:"step"`
 	WindowUs                     float64  `json:"window_us"`
@@ -313,6 +315,7 @@ func (s StepDoc) Value(key string) (v float64, ok bool) {
 
 // PassErrorDoc is a pass that failed: its name, the rank (-1: none) and
 // what went wrong.
+// kept: the document's copy of analysis.PassError (same fields, same message): results imports no analysis
 type PassErrorDoc struct {
 	Pass    string `json:"pass"`
 	Rank    int    `json:"rank"`

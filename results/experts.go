@@ -10,6 +10,7 @@ import (
 // (experts.*, skew.moe.gmm.*) are profile-level and live with the other
 // cross-rank metrics in cluster.metrics / cluster.unavailable. Field names
 // are a public contract (docs/experts.md).
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type ExpertsDoc struct {
 	Source     *ExpertSourceDoc  `json:"source,omitempty"`
 	Layers     []ExpertLayerDoc  `json:"layers"`
@@ -24,6 +25,7 @@ type ExpertsDoc struct {
 }
 
 // ExpertSourceDoc describes the expert input.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type ExpertSourceDoc struct {
 	Path    string   `json:"path"`
 	Format  string   `json:"format"`
@@ -37,6 +39,7 @@ type ExpertSourceDoc struct {
 }
 
 // ExpertLayerDoc is one MoE layer.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type ExpertLayerDoc struct {
 	Layer           int      `json:"layer"`
 	Tokens          int64    `json:"tokens"`

@@ -69,6 +69,7 @@ type PartialInput struct {
 }
 
 // Finding is one rule that fired.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type Finding struct {
 	Rule     string     `json:"rule"`
 	Severity string     `json:"severity"`

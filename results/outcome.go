@@ -7,6 +7,7 @@ package results
 import "time"
 
 // Rule outcomes: every rule ends up in exactly one.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 const (
 	StatusFired        = "fired"
 	StatusClear        = "clear"

@@ -27,6 +27,7 @@ type Prediction struct {
 // cumulatively (each step predicted on the timeline the earlier ones
 // left), what was left out and why, and the combined changes
 // (docs/json.md, "plan").
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type Plan struct {
 	Steps               []PlanStep  `json:"steps"`
 	StepTimeUs          BeforeAfter `json:"step_time_us"`

@@ -147,6 +147,7 @@ type TimelineSample struct {
 }
 
 // SampleWindow is one sampled window (ns); Step -1: not a step window.
+// kept: the document's copy of analysis.SampleWindow: results imports no analysis
 type SampleWindow struct {
 	Step       int
 	Start, End int64

@@ -1,5 +1,6 @@
 package tracegen
 
+// kept: its standard-library imports resemble parser/msprof's; an import block cannot be shared
 import (
 	"bufio"
 	"bytes"

@@ -1,5 +1,5 @@
 // Package tracegen writes synthetic torch_npu profiler output directories
-// (`*_ascend_pt`, FORMATS.md §1.1) for a vLLM-Ascend Qwen3-MoE decode run
+// (`*_ascend_pt`, docs/formats.md#folder-names) for a vLLM-Ascend Qwen3-MoE decode run
 // and returns the exact ground truth of every metric npuprof computes.
 //
 // The output mimics a mid-version (CANN 8.0-era, torch_npu 2.5) Level1 text

@@ -1,5 +1,6 @@
 package tracegen
 
+// kept: its standard-library imports resemble pipeline/export.go's; an import block cannot be shared
 import (
 	"bytes"
 	"fmt"
@@ -259,7 +260,7 @@ func expertsTruth(dir string, s Scenario) (*ExpertsTruth, error) {
 }
 
 // writeExpertDump writes the MindIE load-balancing dump of every rank
-// (FORMATS.md §8): decode_{rank}.csv with the stale dump's lines followed
+// (docs/formats.md#expert-loads): decode_{rank}.csv with the stale dump's lines followed
 // by the full dump's (one line per MoE layer, token counts per local expert
 // slot), model_gen_config.json, and decode_global_deployment.json with the
 // contiguous placement the routing used.

@@ -7,7 +7,7 @@ import (
 
 // appendTS appends ns as microseconds with exactly three decimals
 // ("1736408883704643.212"), the text form of trace_view `ts` and of CSV
-// start cells (FORMATS.md §2).
+// start cells (docs/formats.md#times-and-cells).
 func appendTS(b []byte, ns int64) []byte {
 	b = strconv.AppendInt(b, ns/1000, 10)
 	f := ns % 1000

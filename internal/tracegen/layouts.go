@@ -66,7 +66,7 @@ func ParseLayout(name string) (Layout, error) {
 	return "", fmt.Errorf("tracegen: unknown layout %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
-// opSummaryHeader is the new-version op_summary header (FORMATS.md §4): the
+// opSummaryHeader is the new-version op_summary header (docs/formats.md#kernel-details-and-op-summary-columns): the
 // kernel_details header with op_summary's column names and Device_id.
 var opSummaryHeader = "Device_id," + strings.NewReplacer(
 	",Name,", ",Op Name,", ",Type,", ",OP Type,", ",Accelerator Core,", ",Task Type,",

@@ -28,7 +28,7 @@ const (
 	tokExpert                // number of local experts (Cumsum over group_list)
 )
 
-// kernelSpec is a compute kernel template (FORMATS.md §4, §7 naming:
+// kernelSpec is a compute kernel template (docs/formats.md#moe-kernels; the naming:
 // {aclnnApi}_{kernelImpl}_{opType}).
 type kernelSpec struct {
 	id       int

@@ -28,7 +28,7 @@ func mustLookup(t *testing.T, name string) Scenario {
 }
 
 func TestGroupHashSuffix(t *testing.T) {
-	// The op-name token of a real communicator (FORMATS.md §3.7).
+	// The op-name token of a real communicator (docs/formats.md#hccl-op-names-and-groups).
 	g := model.NewGroup("90.91.105.46%enp189s0f0_60000_0_1736410538306028", "tp", 0, []int{0})
 	assert.Equal(t, "17148521525495523210", g.Hash)
 	assert.Equal(t, "210", g.HashSuffix)

@@ -254,6 +254,7 @@ func (a *truthAcc) add(prefix string, ns int64) {
 }
 
 // window extends the device window by one task.
+// kept: the window analysis's hull computes, computed apart from the code the tests check
 func (a *truthAcc) window(start, end int64) {
 	if !a.haveWin || start < a.winStart {
 		a.winStart = start

@@ -1,7 +1,7 @@
 package tracegen
 
 // An independent re-reading of the generated files: a tiny parser written
-// from FORMATS.md (not from the generator's data structures) recomputes
+// from docs/formats.md (not from the generator's data structures) recomputes
 // every ground-truth metric from trace_view.json and checks it against the
 // Truth, plus the cross-file invariants (kernel_details rows, flows,
 // metadata, per-step truth).
@@ -200,7 +200,7 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 					graphKernels++
 				}
 				// MoE Cumsum = a Cumsum after a MoeInitRouting* and before
-				// the next GroupedMatmul* on the same stream (FORMATS.md §7);
+				// the next GroupedMatmul* on the same stream (docs/formats.md#moe-kernels);
 				// device events are written in time order.
 				switch {
 				case strings.Contains(e.Name, "MoeInitRouting"):

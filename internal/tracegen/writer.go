@@ -10,7 +10,7 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Layer sort indexes of the packed device pids (FORMATS.md §3.3, as in the
+// Layer sort indexes of the packed device pids (docs/formats.md#device-pids, as in the
 // S25 sample): pid = (python_pid << 10) | (index << 5) | device.
 const (
 	idxCANN     = 7

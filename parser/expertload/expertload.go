@@ -4,7 +4,7 @@
 // vLLM-Ascend expert maps (the same JSON schema), npuprof's plain
 // `layer,expert,tokens` CSV, and the expert-imbalance lines vLLM-Ascend and
 // vLLM write to their logs. Profiling data itself holds no per-expert
-// counts (FORMATS.md §8). The formats and the metrics built on them are
+// counts (docs/formats.md#expert-loads). The formats and the metrics built on them are
 // documented in docs/experts.md.
 package expertload
 

@@ -1,5 +1,6 @@
 package expertload
 
+// kept: its standard-library imports resemble logs.go's; an import block cannot be shared
 import (
 	"bufio"
 	"encoding/json"
@@ -18,7 +19,7 @@ import (
 // The pattern is the one MindStudio Insight imports ("Dump" data):
 // EXPERT_HOTSPOT_FILE_REG in Ascend/msinsight
 // server/src/modules/communication/parser/ClusterDef.h, used by
-// server/src/modules/summary/parser/ExpertHotspotParser.cpp (FORMATS.md §8).
+// server/src/modules/summary/parser/ExpertHotspotParser.cpp (docs/formats.md#expert-loads).
 var reDump = regexp.MustCompile(`^(prefill|decode)_([0-9]{1,4})\.csv$`)
 
 // reDeployment matches MindIE's {prefill|decode}_global_deployment.json.

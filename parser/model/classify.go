@@ -9,7 +9,7 @@ import (
 // names and collective names are classified. Parsers, the trace generator
 // and tests all use them.
 
-// computeTaskTypes are hardware task types of compute ops (FORMATS.md §3.5).
+// computeTaskTypes are hardware task types of compute ops (docs/formats.md#device-task-types).
 var computeTaskTypes = map[string]bool{
 	"AI_CORE": true, "AI_VECTOR_CORE": true, "AIV_SQE": true, "AIC": true, "AIV": true,
 	"MIX_AIC": true, "MIX_AIV": true, "AI_CPU": true, "DSA_SQE": true, "DSA": true,
@@ -77,7 +77,7 @@ func ClassifyTask(taskType, name string) TaskClass {
 }
 
 // IsCommKernelName reports whether a kernel name is a collective executed
-// as a kernel (AicpuKernel / AivKernel variants, FORMATS.md §3.7).
+// as a kernel (AicpuKernel / AivKernel variants, docs/formats.md#hccl-op-names-and-groups).
 func IsCommKernelName(name string) bool {
 	return strings.Contains(name, "AicpuKernel") || strings.HasSuffix(name, "AivKernel") || strings.Contains(name, "AivKernel_")
 }
@@ -186,7 +186,7 @@ func HCCLHashSuffix(name string) string {
 }
 
 // DoubleHash is msprof's group hash of an HCCL communicator name:
-// (h29 << 32) | h131 with 32-bit rolling hashes (FORMATS.md §3.7).
+// (h29 << 32) | h131 with 32-bit rolling hashes (docs/formats.md#hccl-op-names-and-groups).
 func DoubleHash(s string) uint64 {
 	var h29, h131 uint32
 	for i := 0; i < len(s); i++ {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestDoubleHash(t *testing.T) {
-	// FORMATS.md §3.7: verified on the S25 DB and its op names hcom_allReduce__210_*.
+	// docs/formats.md#hccl-op-names-and-groups: verified on the S25 DB and its op names hcom_allReduce__210_*.
 	require.Equal(t, uint64(17148521525495523210), DoubleHash("90.91.105.46%enp189s0f0_60000_0_1736410538306028"))
 	g := NewGroup("90.91.105.46%enp189s0f0_60000_0_1736410538306028", "tp", 0, nil)
 	require.Equal(t, "210", g.HashSuffix)

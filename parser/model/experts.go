@@ -18,11 +18,12 @@ const (
 
 // ExpertLoads is the per-expert token load of one serving stage of an MoE
 // model, with whatever placement and logged imbalance came with it.
-// Profiling data has no per-expert counts (FORMATS.md §8); these come from
+// Profiling data has no per-expert counts (docs/formats.md#expert-loads); these come from
 // dumps, a user CSV or logs, read by package parser/expertload.
 //
 // Tokens are routed token-expert pairs (a token sent to k experts counts k
 // times), summed over the collection window of the input.
+// kept: the export manifest's declaration of the loads; alike the contract's types in shape, not in logic
 type ExpertLoads struct {
 	// Source is the file or folder the loads were read from.
 	Source string `json:"source"`

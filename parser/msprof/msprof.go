@@ -1,5 +1,6 @@
 // Package msprof finds and reads the files of an msprof PROF_* folder's
-// text export (PROF_*/mindstudio_profiler_output, FORMATS.md §1.2, §4, §5):
+// text export (PROF_*/mindstudio_profiler_output, docs/formats.md#folder-names;
+// op_summary's columns: docs/formats.md#kernel-details-and-op-summary-columns):
 // the msprof_*.json timeline (read by package traceview through SliceReader,
 // which joins its msprof_slice_* files into one JSON array), op_summary_*.csv
 // (read by summary.ReadKernelDetails), task_time_*.csv,

@@ -17,7 +17,7 @@ import (
 //
 // Each page's values go straight into the model's rows (fn(off, values)):
 // nothing holds a whole column, so reading a table costs the model's own
-// arrays plus one decoded page (docs/performance.md, lesson 8).
+// arrays plus one decoded page (docs/performance.md, "The Parquet read-back").
 type colFile struct {
 	path string
 	f    *os.File

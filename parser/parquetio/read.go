@@ -437,6 +437,7 @@ func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err err
 }
 
 // readHCCL reads hccl_ops.
+// kept: one line per column, data rather than logic
 func readHCCL(dir string, rank int, r *model.Rank) (err error) {
 	type O = model.HCCLOp
 	r.HCCL, err = readRows(dir, TableHCCLOps, rank,
@@ -451,6 +452,7 @@ func readHCCL(dir string, rank int, r *model.Rank) (err error) {
 }
 
 // readOps reads framework_ops.
+// kept: one line per column, data rather than logic
 func readOps(dir string, rank int, r *model.Rank) (err error) {
 	type O = model.FrameworkOp
 	r.FrameworkOps, err = readRows(dir, TableFrameworkOps, rank,
@@ -462,6 +464,7 @@ func readOps(dir string, rank int, r *model.Rank) (err error) {
 }
 
 // readLinks reads links.
+// kept: one line per column, data rather than logic
 func readLinks(dir string, rank int, r *model.Rank) (err error) {
 	type L = model.Link
 	r.Links, err = readRows(dir, TableLinks, rank,

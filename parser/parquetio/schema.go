@@ -99,6 +99,7 @@ type Link struct {
 
 // Step is one row of steps: the model's ProfilerStep#N bounds and, when the
 // steps pass measured it, the step's device breakdown (null otherwise).
+// kept: the Parquet schema's own rows; alike the JSON contract's types in shape (tagged fields), not in logic
 type Step struct {
 	Step                       int64  `parquet:"step"`
 	StartNs                    int64  `parquet:"start_ns"`
@@ -155,6 +156,7 @@ type StepTrace struct {
 // (kind "communication"), api_statistic (kind "api") and op_statistic
 // (kind "op") tables (model.StatRow, Rank.CommStats, Rank.APIStats and
 // Rank.OpStats).
+// kept: the Parquet schema's own rows; alike the JSON contract's types in shape (tagged fields), not in logic
 type Statistic struct {
 	Kind    string `parquet:"kind,dict"`
 	Level   string `parquet:"level,dict"`

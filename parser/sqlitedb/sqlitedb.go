@@ -1,5 +1,5 @@
 // Package sqlitedb reads the SQLite exports of the Ascend profilers into
-// the normalized model (FORMATS.md §6): torch_npu's
+// the normalized model (docs/formats.md#sqlite-exports): torch_npu's
 // ascend_pytorch_profiler_{rank}.db, msprof's msprof_{ts}.db (the same
 // schema without the PyTorch tables) and torch_npu's analysis.db.
 //

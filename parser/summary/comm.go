@@ -728,6 +728,7 @@ func quoteOrBackslash(b []byte) int {
 // setTimeInfo sets the field of ci that a communication.json "Communication
 // Time Info" key names from its raw value; other keys (the ratios, anything
 // newer) are ignored. It is false when a time in ms is not a finite number.
+// kept: a key to the field it fills, as traceview's parseEvent does for its own format
 func setTimeInfo(ci *model.CommOpInfo, key string, val []byte) bool {
 	var dst *float64
 	switch key {

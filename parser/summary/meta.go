@@ -1,5 +1,6 @@
 package summary
 
+// kept: its standard-library imports resemble render/text.go's; an import block cannot be shared
 import (
 	"encoding/json"
 	"fmt"

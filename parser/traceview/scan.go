@@ -819,6 +819,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if dst == nil && !args {
 			// a key the fast path did not see (near the end of the data)
 			k := b[ks:ke]
+			// kept: a key to the field it fills, as comm.go's setTimeInfo does for its own format
 			switch len(k) {
 			case 2:
 				switch string(k) {
@@ -855,6 +856,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				}
 			}
 		}
+		// kept: the value scan written out in both key loops (here and parseArgs): a helper costs a call per value
 		if b[i] == '"' {
 			// a string: strEnd directly (scanValue's first case, one
 			// call less for the most common value)
@@ -1057,6 +1059,7 @@ func parseArgs(b []byte, i int, ev *event) int {
 		if !known {
 			dst = argDst(ev, b[ks:ke])
 		}
+		// kept: the value scan as in parseEvent's key loop: a helper costs a call per value
 		if b[i] == '"' {
 			e, esc := strEnd(b, i+1)
 			if e < 0 {

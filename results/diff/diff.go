@@ -34,6 +34,7 @@ type Side struct {
 // over the ranks that measured the metric (per rank: that rank's value).
 // A side that did not measure it has a nil value and, when the document
 // said why, the reason.
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 type MetricDelta struct {
 	Metric string   `json:"metric"`
 	Before *float64 `json:"before"`
@@ -80,6 +81,7 @@ type StepDelta struct {
 }
 
 // Collective status values.
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 const (
 	StatusGone    = "gone"
 	StatusNew     = "new"
@@ -125,6 +127,7 @@ type KernelDelta struct {
 }
 
 // Finding status values.
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 const (
 	FindingResolved = "resolved"
 	FindingNew      = "new"
@@ -172,6 +175,7 @@ type FindingDelta struct {
 }
 
 // Result is a comparison: the diff document (schema npuprof.diff/v1).
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 type Result struct {
 	Schema string `json:"schema"`
 	Before Side   `json:"before"`
@@ -242,6 +246,7 @@ var StepQuantities = []string{"window", "computing", "communication", "communica
 // StepChange is a predicted and a measured decode step-time change (%),
 // with the ratio measured / predicted; the step time is decode.step.time_us
 // (the mean time from one decode step's start to the next) on both sides.
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 type StepChange struct {
 	PredictedPct *float64 `json:"predicted_step_time_change_pct"`
 	MeasuredPct  *float64 `json:"measured_step_time_change_pct"`

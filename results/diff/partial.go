@@ -7,6 +7,7 @@ import (
 )
 
 // Side names, as PartialRef.Side spells them.
+// kept: the diff document's own declaration; alike the analysis contract's types in shape, not in logic
 const (
 	SideBefore = "before"
 	SideAfter  = "after"
