@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"github.com/npuprof/npuprof/internal/vllmconf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,40 @@ func TestFieldReportFacts(t *testing.T) {
 	require.Equal(t, "AIV", f["env.HCCL_OP_EXPANSION_MODE"].Value)
 	require.Contains(t, f["expert_parallel"].Source, "field-report-1.sh:17")
 	require.Contains(t, f["flashcomm1"].Source, "field-report-1.sh:11")
+}
+
+// The first field report's final script spells the capture-size key
+// "cudagraph_capture_size": a warning names the key it meant, and the
+// facts read [25] as the user intended (the one close key), not vLLM's
+// default list. Its host-tuning commands are no vllm serve and change no
+// fact.
+func TestFieldReportFinalScriptMisspeltKey(t *testing.T) {
+	s, err := ReadFile("../testdata/deploy/field-report-1-final.sh")
+	require.NoError(t, err)
+	facts, invalid := s.FactsChecked()
+	f := map[string]Fact{}
+	for _, x := range facts {
+		f[x.Name] = x
+	}
+	require.Equal(t, []int{25}, f["capture_sizes"].Value)
+	require.Equal(t, "FULL_DECODE_ONLY", f["cudagraph_mode"].Value)
+	require.Equal(t, false, f["expert_parallel"].Value, "EP is off: the flag is gone")
+	require.Len(t, invalid, 1)
+	require.Equal(t, vllmconf.ConfigKeyFact, invalid[0].Name)
+	require.Contains(t, invalid[0].Source, "field-report-1-final.sh:29 (--compilation-config)")
+	require.Contains(t, invalid[0].Value, `"cudagraph_capture_size" is not one the config takes`)
+	require.Contains(t, invalid[0].Value, `did you mean "cudagraph_capture_sizes"?`)
+
+	// the correct key given too wins over the misspelt one
+	s, err = Parse("x.sh", `vllm serve m --compilation-config '{"cudagraph_capture_size":[25],"cudagraph_capture_sizes":[8]}'`+"\n")
+	require.NoError(t, err)
+	facts, invalid = s.FactsChecked()
+	require.Len(t, invalid, 1)
+	for _, x := range facts {
+		if x.Name == "capture_sizes" {
+			require.Equal(t, []int{8}, x.Value)
+		}
+	}
 }
 
 func TestParseShellForms(t *testing.T) {

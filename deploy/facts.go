@@ -209,7 +209,7 @@ func (fs *factSet) compilation(c *Command) bool {
 		Mode  json.RawMessage `json:"cudagraph_mode"`
 		Sizes []int           `json:"cudagraph_capture_sizes"`
 	}
-	if json.Unmarshal([]byte(v), &cc) != nil {
+	if fs.decodeChecked(f, "--compilation-config", v, &cc) != nil {
 		return false
 	}
 	if cc.Mode != nil {
@@ -236,7 +236,7 @@ func (fs *factSet) additional(c *Command) {
 		return
 	}
 	var ac map[string]any
-	if json.Unmarshal([]byte(v), &ac) != nil {
+	if fs.decodeChecked(f, "--additional-config", v, &ac) != nil {
 		return
 	}
 	for _, k := range []string{"enable_flashcomm1", "multistream_overlap_shared_expert", "enable_cpu_binding"} {
@@ -251,6 +251,31 @@ func (fs *factSet) additional(c *Command) {
 	if _, ok := ac["eplb_config"]; ok {
 		fs.add("eplb", true, f.Line, "--additional-config eplb_config")
 	}
+}
+
+// decodeChecked decodes the JSON object v of a config flag into out after
+// checking its keys: a key the config does not take is a warning (an
+// invalid fact named vllmconf.ConfigKeyFact), and when the key the user meant is
+// unambiguous (vllmconf.UnknownKey.Meant) and not also given, the facts
+// read the value under that key.
+func (fs *factSet) decodeChecked(f *Flag, flag, v string, out any) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(v), &obj); err != nil {
+		return err
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	for _, u := range vllmconf.CheckKeys(flag, keys) {
+		fs.invalid = append(fs.invalid, Fact{Name: vllmconf.ConfigKeyFact, Value: u.Message(), Source: fs.source(f.Line, flag)})
+		if _, given := obj[u.Meant]; u.Meant != "" && !given {
+			obj[u.Meant] = obj[u.Key]
+			delete(obj, u.Key)
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 // reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}

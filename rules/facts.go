@@ -239,6 +239,10 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 		// a user's script is not refused: the value is ignored with a
 		// warning, and the fact stays unknown (a profile cannot say it)
 		for _, v := range script.Invalid {
+			if v.Name == vllmconf.ConfigKeyFact {
+				fs.warnings = append(fs.warnings, fmt.Sprintf("%s: %v", v.Source, v.Value))
+				continue
+			}
 			fs.warnings = append(fs.warnings, fmt.Sprintf("%s: %s", v.Source, invalidFactText(v.Name, fmt.Sprint(v.Value))+"; the fact is left unknown"))
 		}
 	}

@@ -142,3 +142,23 @@ func TestDeployCommandSubstitution(t *testing.T) {
 	require.Contains(t, after, "--tensor-parallel-size $(echo 4; true) ")
 	require.Contains(t, after, `"enable_cpu_binding":true`, after)
 }
+
+// The first field report's final script spells "cudagraph_capture_size":
+// the summary and the JSON warn, naming the key vLLM reads.
+func TestDeployMisspeltConfigKeyWarns(t *testing.T) {
+	final := "../../testdata/deploy/field-report-1-final.sh"
+	code, out, errs := run("analyze", demo, "--deploy", final)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, strings.Join(strings.Fields(out), " "), `key "cudagraph_capture_size" is not one the config takes (recent versions refuse it, older ones ignore it, so it sets nothing); did you mean "cudagraph_capture_sizes"?`)
+	code, out, errs = run("analyze", demo, "--format", "json", "--deploy", final)
+	require.Equal(t, 0, code, errs)
+	var d struct {
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	found := false
+	for _, w := range d.Warnings {
+		found = found || strings.Contains(w, `field-report-1-final.sh:29 (--compilation-config): --compilation-config key "cudagraph_capture_size"`)
+	}
+	require.True(t, found, "%q", d.Warnings)
+}
