@@ -667,3 +667,48 @@ func TestCUDAGraphModeFact(t *testing.T) {
 	require.False(t, known)
 	require.Equal(t, []string{`serve.sh:1 (--compilation-config): cudagraph_mode "FULL_DECODE" is not a vLLM CUDAGraphMode (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); closest: FULL_DECODE_ONLY; the fact is left unknown`}, fs.Warnings())
 }
+
+// The EPLB edit uses the keys the running vLLM-Ascend reads: top-level
+// keys up to v0.13.0rc1, eplb_config from v0.13.0rc2 (#5533), and the
+// newest form with a note when the version is unknown. The diff against a
+// script carries the same form.
+func TestExpertImbalanceEPLBKeysByVersion(t *testing.T) {
+	res := analyzed(t, "hot-rank")
+	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --enable-expert-parallel\n")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		facts    []string
+		want     string
+		not      string
+		noteHave string
+	}{
+		{[]string{"vllm_ascend_version=v0.13.0rc1"}, `{"dynamic_eplb":true,"init_redundancy_expert":8}`, "eplb_config", "v0.13.0rc1 reads the top-level EPLB keys"},
+		{[]string{"vllm_ascend_version=v0.12.0rc1"}, `{"dynamic_eplb":true,"init_redundancy_expert":8}`, "eplb_config", "reads the top-level EPLB keys"},
+		{[]string{"vllm_ascend_version=v0.13.0rc2"}, `{"eplb_config":{"dynamic_eplb":true,"num_redundant_experts":8}}`, "init_redundancy_expert", "v0.13.0rc2 reads the nested eplb_config"},
+		{nil, `{"eplb_config":{"dynamic_eplb":true,"num_redundant_experts":8}}`, "", "the vLLM-Ascend version is unknown"},
+	} {
+		f := finding(evaluate(t, builtin(t), res, script, c.facts...), "expert-imbalance")
+		require.NotNil(t, f, "%v", c.facts)
+		require.Contains(t, f.Fix, "--additional-config '"+c.want+"'", "%v", c.facts)
+		require.Contains(t, f.Fix, c.noteHave, "%v", c.facts)
+		require.Contains(t, f.Diff, c.want, "%v", c.facts)
+		if c.not != "" {
+			require.NotContains(t, f.Diff, c.not, "%v", c.facts)
+		}
+	}
+}
+
+// FLASHCOMM1 off: the --additional-config key enable_flashcomm1 exists from
+// v0.20.2rc1 (#9064); on v0.13 only the environment variable is unset.
+func TestFlashcommEditByVersion(t *testing.T) {
+	res := analyzed(t, "ep-fc1-cumsum")
+	script, err := deploy.Parse("serve.sh", "export VLLM_ASCEND_ENABLE_FLASHCOMM1=1\nvllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --enable-expert-parallel --additional-config '{\"enable_cpu_binding\":true}'\n")
+	require.NoError(t, err)
+	f := finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.13.0rc1"), "comm-ep-flashcomm")
+	require.NotNil(t, f)
+	require.Contains(t, f.Diff, "-export VLLM_ASCEND_ENABLE_FLASHCOMM1=1")
+	require.NotContains(t, f.Diff, "enable_flashcomm1")
+	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.20.2rc1"), "comm-ep-flashcomm")
+	require.NotNil(t, f)
+	require.Contains(t, f.Diff, `"enable_flashcomm1":false`)
+}
