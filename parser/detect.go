@@ -1,7 +1,8 @@
-// Package parser finds the profiles under a path and reads each rank into
-// the normalized model (package model). Detection maps a path to rank
-// sources or says what it found and what it expected; Load parses the
-// ranks in parallel with a bounded worker pool.
+// Package parser finds the ranks under a path and reads one rank into the
+// normalized model (package model): Detect maps a path to rank sources or
+// says what it found and what it expected; ParseRank reads one source.
+// Gathering the ranks (reading them at once, numbering, deduplicating) is
+// package pipeline/gather's.
 package parser
 
 import (
@@ -24,8 +25,6 @@ import (
 
 // Source is one rank's input, as found by Detect.
 type Source struct {
-	// bytesRead is Options.BytesRead while Walk parses the source.
-	bytesRead *atomic.Int64
 	// Root is the rank's folder (*_ascend_pt, or PROF_* for msprof) or, for
 	// a bare file or a bare ASCEND_PROFILER_OUTPUT folder, that path.
 	Root   string
@@ -59,10 +58,21 @@ type Source struct {
 	// it sequentially. Walk sets it from the CPUs left over by the ranks
 	// parsed in parallel.
 	TraceParts int
-	// SkipCommunication: see Options.SkipCommunication.
+	// SkipCommunication leaves communication.json (an export's comm_ops)
+	// unread, Rank.Communication empty, unless the rank needs it
+	// (model.Rank.NeedsCommOps): no analysis pass reads it, only `npuprof
+	// export` keeps it.
 	SkipCommunication bool
-	// SkipFramework: see Options.SkipFramework.
+	// SkipFramework leaves an npuprof Parquet export's framework_ops and
+	// links unread (Rank.FrameworkOps and Rank.Links empty): no analysis
+	// pass reads them, only `npuprof export` keeps them. Trace files are
+	// read whole either way (their flows are joined through the framework
+	// ops).
 	SkipFramework bool
+	// BytesRead, when set, counts the bytes read from the rank's text and
+	// trace files while it is read (a compressed file counts what is read
+	// from disk; databases and Parquet exports are not counted).
+	BytesRead *atomic.Int64
 	// Unparsed: a *_ascend_pt folder torch_npu collected but never
 	// parsed (FRAMEWORK/ and raw PROF_*/device_*/data only): reading it
 	// is a usage error that says how to parse it.

@@ -1,33 +1,12 @@
 package pipeline
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/parquetio"
 )
-
-// exportExperts is the expert-load input of a Parquet export analyzed
-// without --experts: the loads it carries (found in the profile folder it
-// was exported from), and the note that says what was read or why not.
-// Other profiles have none here (their folder was searched already).
-func exportExperts(srcs []parser.Source, stage string) (*model.ExpertLoads, string, error) {
-	if len(srcs) == 0 || srcs[0].Parquet == "" {
-		return nil, "", nil
-	}
-	x, note, err := parquetio.Experts(srcs[0].Parquet)
-	if err != nil {
-		return nil, "", err
-	}
-	if x != nil && stage != "" && x.Stage != stage {
-		return nil, fmt.Sprintf("the export carries the %s expert loads of %s, not --stage %s: give --experts PATH", x.Stage, x.Source, stage), nil
-	}
-	return x, note, nil
-}
 
 // LoadExperts reads the expert-load input at path (MindIE dumps, a
 // layer,expert,tokens CSV or a vLLM-Ascend log; see parser/expertload) for
