@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline/gather"
 )

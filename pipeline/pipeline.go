@@ -30,7 +30,7 @@ type Options struct {
 	// (gather.Options.BytesRead).
 	BytesRead *atomic.Int64
 	// Experts names an expert-load input (file or folder, see
-	// parser/expertload); empty: look for one inside the profile folder.
+	// inputs/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
 	// TimelineSample runs the timelinesample pass (see

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
@@ -166,7 +167,9 @@ func TestA3ServingFactsAreTheBusyEngines(t *testing.T) {
 	dir, _ := testutil.Generate(t, testutil.Scenario(t, "a3-tp4dp4-rc1"))
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
-	require.NoError(t, pipeline.LoadServing(res, dir, pipeline.ServingOptions{}))
+	res.Serving, _, err = vllmserve.ForProfile(dir, vllmserve.Inputs{})
+	require.NoError(t, err)
+	require.NotNil(t, res.Serving)
 	fs, err := BuildFacts(res, nil, nil)
 	require.NoError(t, err)
 	get := func(name string) results.FactValue {

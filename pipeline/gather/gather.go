@@ -19,9 +19,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/npuprof/npuprof/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
 )
@@ -45,7 +45,7 @@ type Options struct {
 	// pass reads them, only `npuprof export` keeps them.
 	SkipFramework bool
 	// Experts names an expert-load input (file or folder, see
-	// parser/expertload); empty: look for one inside the profile folder,
+	// inputs/expertload); empty: look for one inside the profile folder,
 	// else take the loads a Parquet export carries. ExpertStage picks
 	// decode or prefill dumps ("" prefers decode).
 	Experts, ExpertStage string
