@@ -234,7 +234,8 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 // trace, never alone.
 var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst)?$`)
 
-// detectFile recognises a single trace file or database.
+// detectFile recognises a single trace file or database: the first row of
+// fileFormats that matches its name makes its source.
 func detectFile(path string) ([]Source, error) {
 	base := filepath.Base(path)
 	if reCompanion.MatchString(base) {
@@ -244,40 +245,43 @@ func detectFile(path string) ([]Source, error) {
 		}
 		return nil, errkind.Errorf(errkind.Usage, "%s: read with the rank's other files, not alone: give the rank folder (npuprof analyze %s), or its trace_view.json or ascend_pytorch_profiler_*.db", path, dir)
 	}
-	switch {
-	case reTorchDB.MatchString(base):
-		src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
-		if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
-			src.RankHint, _ = strconv.Atoi(m[1])
+	for _, f := range fileFormats {
+		if f.match(base) {
+			return []Source{f.source(path, base)}, nil
 		}
-		// metadata (profiler_info) lives in the *_ascend_pt folder above
-		if out := filepath.Dir(path); dirName(out) == profilerOutput {
-			src.Root, src.Output = parentDir(out), out
-			if h := rankHint(src.Root); h >= 0 {
-				src.RankHint = h
-			}
-			src.Timestamp = dirTimestamp(dirName(src.Root))
-		}
-		return []Source{src}, nil
-	case reMsprofDB.MatchString(base):
+	}
+	return nil, errkind.Errorf(errkind.Usage, "%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)
+}
+
+// fileFormats are the files Detect reads when named alone, in the order
+// their names are tried: match takes the file's name, source makes the
+// rank it is (ParseRank reads it by its row of formats).
+var fileFormats = []struct {
+	match  func(base string) bool
+	source func(path, base string) Source
+}{
+	{reTorchDB.MatchString, torchDBFile},
+	{reMsprofDB.MatchString, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}
 		// msprof_{ts}.db sits in the PROF_* folder, whose device info
 		// says which rank it is
 		msprofRank(&src, filepath.Dir(path))
-		return []Source{src}, nil
-	case strings.HasSuffix(base, ".db"):
-		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
-	case isChromeTrace(base):
-		return []Source{chromeSource(path)}, nil
-	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
+		return src
+	}},
+	{func(base string) bool { return strings.HasSuffix(base, ".db") }, func(path, _ string) Source {
+		return Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
+	}},
+	{isChromeTrace, func(path, _ string) Source { return chromeSource(path) }},
+	{func(base string) bool { return strings.HasPrefix(base, "msprof") && isJSON(base) }, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}
 		// only the named file is measured, but the PROF_* folder around
 		// its mindstudio_profiler_output still says which rank it is
 		if out := filepath.Dir(path); dirName(out) == msprofOutput {
 			msprofRank(&src, parentDir(out))
 		}
-		return []Source{src}, nil
-	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst"):
+		return src
+	}},
+	{isJSON, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}
 		// a trace in a rank folder's ASCEND_PROFILER_OUTPUT: only the named
 		// file is measured, but the rank folder's profiler_info and
@@ -287,9 +291,31 @@ func detectFile(path string) ([]Source, error) {
 				src.Root, src.RankHint, src.Timestamp = root, rankHint(root), dirTimestamp(dirName(root))
 			}
 		}
-		return []Source{src}, nil
+		return src
+	}},
+}
+
+// isJSON reports whether a file name is a JSON file, plain or compressed.
+func isJSON(base string) bool {
+	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")
+}
+
+// torchDBFile is the rank an ascend_pytorch_profiler_{rank}.db named
+// alone is: the *_ascend_pt folder above it holds its metadata.
+func torchDBFile(path, base string) Source {
+	src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
+	if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
+		src.RankHint, _ = strconv.Atoi(m[1])
 	}
-	return nil, errkind.Errorf(errkind.Usage, "%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)
+	// metadata (profiler_info) lives in the *_ascend_pt folder above
+	if out := filepath.Dir(path); dirName(out) == profilerOutput {
+		src.Root, src.Output = parentDir(out), out
+		if h := rankHint(src.Root); h >= 0 {
+			src.RankHint = h
+		}
+		src.Timestamp = dirTimestamp(dirName(src.Root))
+	}
+	return src
 }
 
 // msprofRank sets the rank and timestamp of a file named inside the

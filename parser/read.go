@@ -36,31 +36,22 @@ func parseRank(src Source) (*model.Rank, error) {
 	if TestHookParseRank != nil {
 		TestHookParseRank(src)
 	}
-	if src.Unparsed {
-		return nil, errkind.New(errkind.Usage, UnparsedMessage(src.Root))
-	}
-	if src.Parquet != "" {
-		return parseExport(src)
-	}
 	r := model.NewRank(src.Root)
 	defer counting(r, src.BytesRead)()
 	r.Format = src.Format
 	r.Rank = src.RankHint
 	r.DirTimestamp = src.Timestamp
-	if src.TraceFile != "" {
-		return parseTraceFile(r, src)
+	for _, f := range formats {
+		if f.takes(src) {
+			return f.read(r, src)
+		}
 	}
-	switch src.Format {
-	case model.FormatTorchNPUDB:
-		return parseTorchDB(r, src)
-	case model.FormatMsprofText, model.FormatMsprofDB:
-		return parseMsprof(r, src)
-	}
-	return parseOutput(r, src)
+	return nil, errkind.Errorf(errkind.Internal, "internal error: no reader takes %s", src.Root)
 }
 
-// parseExport reads one rank of an npuprof Parquet export.
-func parseExport(src Source) (*model.Rank, error) {
+// parseExport reads one rank of an npuprof Parquet export (the rank it
+// builds replaces r).
+func parseExport(_ *model.Rank, src Source) (*model.Rank, error) {
 	r, err := parquetio.ReadRank(src.Parquet, src.RankHint, parquetio.ReadOptions{SkipCommunication: src.SkipCommunication, SkipFramework: src.SkipFramework})
 	if err != nil {
 		return nil, err
