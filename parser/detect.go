@@ -481,10 +481,10 @@ func isUnparsed(dir string) bool {
 	return len(raw) > 0
 }
 
-// UnparsedMessage says how to parse the unparsed *_ascend_pt folder dir:
+// unparsedMessage says how to parse the unparsed *_ascend_pt folder dir:
 // the torch_npu offline-analysis call with the folder's absolute path
 // filled in, quoted for a POSIX shell. npuprof never runs it.
-func UnparsedMessage(dir string) string {
+func unparsedMessage(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir

@@ -46,7 +46,7 @@ var formats = []format{
 
 // readUnparsed refuses a folder torch_npu never parsed, saying how to.
 func readUnparsed(_ *model.Rank, src Source) (*model.Rank, error) {
-	return nil, errkind.New(errkind.Usage, UnparsedMessage(src.Root))
+	return nil, errkind.New(errkind.Usage, unparsedMessage(src.Root))
 }
 
 // parseTorchDB reads a torch_npu db export: ascend_pytorch_profiler_{rank}.db

@@ -3,7 +3,7 @@
 // path (parser.Detect), reads each one (parser.ParseRank), at most Workers
 // at once, and hands its model to the caller's step in the worker that
 // read it; then it sifts out the ranks that could not be read, numbers and
-// deduplicates the rest (Reconcile), and says what it found in notes. It
+// deduplicates the rest (reconcile), and says what it found in notes. It
 // finds the profile's expert loads too. It imports no analysis, so the
 // analysis's own tests gather their ranks here as well (Models).
 package gather
@@ -86,13 +86,13 @@ type Set[T any] struct {
 
 // AllNotes are the set's notes and set notes, each once.
 func (s *Set[T]) AllNotes() []string {
-	return UniqueNotes(append(slices.Clone(s.Notes), s.SetNotes...))
+	return uniqueNotes(append(slices.Clone(s.Notes), s.SetNotes...))
 }
 
 // Ranks gathers the ranks under path: each rank's model goes to each, in
 // the worker that read it (so at most Workers models are alive at once
 // when each drops them), and what each returns is kept; an error from each
-// counts as the rank's, as a reader's does. Of the ranks read, Reconcile
+// counts as the rank's, as a reader's does. Of the ranks read, reconcile
 // says which are kept and their numbers; number gives each kept item its
 // rank number. A rank that could not be read is a note, a reader bug goes
 // to Set.Internal, and no rank read at all is an error.
@@ -120,10 +120,10 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 	}
 	items := make([]T, len(srcs))
 	errs := make([]error, len(srcs))
-	ids := make([]RankID, len(srcs))
+	ids := make([]rankID, len(srcs))
 	if err := walk(ctx, srcs, opts, func(i int, r *model.Rank, err error) {
 		if err == nil {
-			ids[i] = IDOf(r)
+			ids[i] = idOf(r)
 			items[i], err = each(r)
 		}
 		errs[i] = err
@@ -134,19 +134,19 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 	if err != nil {
 		return nil, err
 	}
-	read, failed, internal, err := Sift(srcs, errs)
+	read, failed, internal, err := sift(srcs, errs)
 	if err != nil {
 		return nil, err
 	}
 	s := &Set[T]{Path: path, Internal: internal}
-	readIDs := make([]RankID, len(read))
+	readIDs := make([]rankID, len(read))
 	readItems := make([]T, len(read))
 	for k, i := range read {
 		readIDs[k], readItems[k] = ids[i], items[i]
 	}
 	var kept []string
-	s.Ranks, kept, s.SetNotes = Keep(readItems, readIDs, number)
-	s.Notes = UniqueNotes(append(append(notes, failed...), kept...))
+	s.Ranks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
+	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
 	if x == nil && xnote == "" && opts.Experts == "" {
 		if x, xnote, err = exportExperts(srcs, opts.ExpertStage); err != nil {
 			return nil, err
@@ -221,12 +221,12 @@ feed:
 	return ctx.Err()
 }
 
-// Sift sorts the outcome of reading srcs (errs[i] is source i's error):
+// sift sorts the outcome of reading srcs (errs[i] is source i's error):
 // the indexes of the sources read, a note for each source that could not
 // be read, and the message of each reader bug (errkind.Internal, never
 // blamed on the input). With no source read, err is the first reader bug,
 // or else a usage error listing every failure.
-func Sift(srcs []parser.Source, errs []error) (read []int, notes, internal []string, err error) {
+func sift(srcs []parser.Source, errs []error) (read []int, notes, internal []string, err error) {
 	var failed []string
 	var bug error
 	for i, e := range errs {
@@ -253,11 +253,11 @@ func Sift(srcs []parser.Source, errs []error) (read []int, notes, internal []str
 	return nil, nil, nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 }
 
-// Keep numbers and deduplicates the ranks read (items[i], whose identity
-// is ids[i]) with Reconcile: number gives each kept item its rank number,
-// and the kept items come back in rank order, with Reconcile's notes.
-func Keep[T any](items []T, ids []RankID, number func(item T, rank int)) (kept []T, notes, setNotes []string) {
-	ranks, keep, notes, setNotes := Reconcile(ids)
+// keepRanks numbers and deduplicates the ranks read (items[i], whose identity
+// is ids[i]) with reconcile: number gives each kept item its rank number,
+// and the kept items come back in rank order, with reconcile's notes.
+func keepRanks[T any](items []T, ids []rankID, number func(item T, rank int)) (kept []T, notes, setNotes []string) {
+	ranks, keep, notes, setNotes := reconcile(ids)
 	type ranked struct {
 		item T
 		rank int
@@ -316,9 +316,9 @@ func exportExperts(srcs []parser.Source, stage string) (*model.ExpertLoads, stri
 	return x, note, nil
 }
 
-// UniqueNotes drops repeated notes (an export read back carries the notes
+// uniqueNotes drops repeated notes (an export read back carries the notes
 // its export made; the checks that made them run again).
-func UniqueNotes(notes []string) []string {
+func uniqueNotes(notes []string) []string {
 	seen := make(map[string]bool, len(notes))
 	out := notes[:0]
 	for _, n := range notes {

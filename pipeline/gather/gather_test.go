@@ -102,7 +102,7 @@ func TestWalkBoundedConcurrency(t *testing.T) {
 // age: the note says which folder was kept and why, instead of calling it
 // "the newest".
 func TestDuplicateRanksWithoutTimestamp(t *testing.T) {
-	_, keep, notes, setNotes := Reconcile([]RankID{
+	_, keep, notes, setNotes := reconcile([]rankID{
 		{Rank: 0, Path: "a/rank0_ascend_pt"},
 		{Rank: 0, Path: "b/rank0_ascend_pt"},
 		{Rank: 1, Path: "c/x_1_20250101000000000_ascend_pt", DirTimestamp: "20250101000000000"},
@@ -118,13 +118,13 @@ func TestDuplicateRanksWithoutTimestamp(t *testing.T) {
 // ranks kept (missing ranks, different step sets) come apart: an export
 // records only the first, and reading it back makes the second again.
 func TestReconcileNotes(t *testing.T) {
-	ids := []RankID{
+	ids := []rankID{
 		{Rank: 0, Path: "a", Steps: []int{2, 3}},
 		{Rank: 1, Path: "b_old", DirTimestamp: "20250101000000000", Steps: []int{2, 3}},
 		{Rank: 1, Path: "b_new", DirTimestamp: "20250102000000000", Steps: []int{2, 3}},
 		{Rank: 4, Path: "e", Steps: []int{2}},
 	}
-	ranks, keep, notes, setNotes := Reconcile(ids)
+	ranks, keep, notes, setNotes := reconcile(ids)
 	require.Equal(t, []int{0, 1, 1, 4}, ranks)
 	require.Equal(t, []bool{true, false, true, true}, keep)
 	require.Equal(t, []string{"rank 1 appears twice; kept the newest folder b_new, ignored b_old"}, notes)

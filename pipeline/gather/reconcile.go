@@ -10,8 +10,8 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// RankID is what Reconcile needs to know about a parsed rank.
-type RankID struct {
+// rankID is what reconcile needs to know about a parsed rank.
+type rankID struct {
 	Rank         int // -1 when unknown
 	Path         string
 	DirTimestamp string
@@ -21,13 +21,13 @@ type RankID struct {
 	Kineto bool
 }
 
-// Reconcile fills unknown ranks (folder order), keeps the newest of
+// reconcile fills unknown ranks (folder order), keeps the newest of
 // duplicate ranks (the newest folder timestamp, as msprof-analyze does),
 // and notes missing ranks and ranks whose step sets differ. It returns the
 // rank number of every input, whether to keep it, the notes on the inputs
 // (numbered, duplicate) and the notes on the set of ranks kept (missing
 // ranks, different step sets); nothing here is fatal.
-func Reconcile(ids []RankID) (ranks []int, keep []bool, notes, setNotes []string) {
+func reconcile(ids []rankID) (ranks []int, keep []bool, notes, setNotes []string) {
 	ranks, notes = fillRanks(ids)
 	keep, kept, dups := dedupe(ids, ranks)
 	notes = append(notes, dups...)
@@ -48,14 +48,14 @@ const (
 	stepSetsNote     = "ranks have different step sets: "
 )
 
-// isSetNote reports whether note is one of Reconcile's set notes.
+// isSetNote reports whether note is one of reconcile's set notes.
 func isSetNote(note string) bool {
 	return strings.HasPrefix(note, missingRanksNote) || strings.HasPrefix(note, stepSetsNote)
 }
 
 // fillRanks numbers the ranks of unknown rank: rank 0 for a single input,
 // else the lowest numbers no input has, in folder order.
-func fillRanks(ids []RankID) (ranks []int, notes []string) {
+func fillRanks(ids []rankID) (ranks []int, notes []string) {
 	n := len(ids)
 	ranks = make([]int, n)
 	used := map[int]bool{}
@@ -91,7 +91,7 @@ func fillRanks(ids []RankID) (ranks []int, notes []string) {
 
 // dedupe keeps one input per rank, the newest folder: keep[i] says whether
 // input i is kept, kept lists the kept inputs in rank order.
-func dedupe(ids []RankID, ranks []int) (keep []bool, kept []int, notes []string) {
+func dedupe(ids []rankID, ranks []int) (keep []bool, kept []int, notes []string) {
 	keep = make([]bool, len(ids))
 	order := make([]int, len(ids))
 	for i := range order {
@@ -154,7 +154,7 @@ func missingRanks(ranks, kept []int) string {
 
 // stepSets notes kept ranks whose step sets differ, grouped by set, the
 // largest group first ("" when all have the same steps).
-func stepSets(ids []RankID, ranks, kept []int) string {
+func stepSets(ids []rankID, ranks, kept []int) string {
 	sets := map[string][]int{}
 	var keys []string
 	for _, i := range kept {
@@ -182,9 +182,9 @@ func stepSets(ids []RankID, ranks, kept []int) string {
 	return stepSetsNote + strings.Join(parts, "; ") + "; per-step comparisons use the ranks that have each step"
 }
 
-// IDOf is what Reconcile needs to know about a parsed rank.
-func IDOf(r *model.Rank) RankID {
-	return RankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: StepIDs(r), Kineto: r.Format == model.FormatTorchNPUChrome}
+// idOf is what reconcile needs to know about a parsed rank.
+func idOf(r *model.Rank) rankID {
+	return rankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: stepIDs(r), Kineto: r.Format == model.FormatTorchNPUChrome}
 }
 
 // rankRange prints ranks compactly: 0-3,5,7-8.
@@ -200,8 +200,8 @@ func rankRange(r []int) string {
 	return strings.Join(parts, ",")
 }
 
-// StepIDs lists a rank's step ids.
-func StepIDs(r *model.Rank) []int {
+// stepIDs lists a rank's step ids.
+func stepIDs(r *model.Rank) []int {
 	ids := make([]int, len(r.Steps))
 	for i, s := range r.Steps {
 		ids[i] = s.ID
