@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
@@ -78,4 +80,30 @@ func TestExportPerNodeIntoOneFolder(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifests[1], b, 0o644))
 	require.True(t, strings.HasSuffix(manifests[1], "export-8-15.json"), manifests[1])
 	same("an older export's manifest")
+}
+
+// A reader bug in export is what it is in analyze: the other ranks are
+// written, the run exits 3 naming the rank, and the manifest does not
+// blame the input for it.
+func TestExportReaderPanicIsExit3(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, testutil.Tiny())
+	require.NoError(t, err)
+	t.Cleanup(func() { parser.TestHookParseRank = nil })
+	parser.TestHookParseRank = func(src parser.Source) {
+		if strings.Contains(src.Root, "_rank1_") {
+			panic("reader bug")
+		}
+	}
+	pq := filepath.Join(t.TempDir(), "pq")
+	code, _, errs := run("export", dir, "-o", pq, "-q")
+	require.Equal(t, ExitInternal, code, errs)
+	require.True(t, strings.HasPrefix(errs, "npuprof: 1 analysis pass(es) failed: pass parse on rank -1: internal error: panic while reading "), errs)
+	require.Contains(t, errs, "_rank1_")
+	ranks, err := parquetio.Ranks(pq)
+	require.NoError(t, err)
+	require.Equal(t, []int{0}, ranks, "rank 0 is still exported")
+	notes, err := parquetio.Notes(pq)
+	require.NoError(t, err)
+	require.Empty(t, notes)
 }
