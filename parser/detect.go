@@ -55,8 +55,8 @@ type Source struct {
 	Timestamp string
 	// TraceParts is how many goroutines may read the rank's (plain,
 	// uncompressed) trace file at once (traceview.ReadFile); 0 or 1 reads
-	// it sequentially. Walk sets it from the CPUs left over by the ranks
-	// parsed in parallel.
+	// it sequentially. pipeline/gather sets it from the CPUs left over by
+	// the ranks read in parallel.
 	TraceParts int
 	// SkipCommunication leaves communication.json (an export's comm_ops)
 	// unread, Rank.Communication empty, unless the rank needs it
