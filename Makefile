@@ -95,13 +95,13 @@ FUZZ_TARGETS := \
 	./parser/summary:FuzzReadCommunication \
 	./parser/summary:FuzzCSVScanner \
 	./parser/timeparse:FuzzMicrosToNanos \
-	./parser/expertload:FuzzReadDump \
-	./parser/expertload:FuzzReadDeployment \
-	./parser/expertload:FuzzReadLoadCSV \
-	./parser/expertload:FuzzReadLog \
+	./inputs/expertload:FuzzReadDump \
+	./inputs/expertload:FuzzReadDeployment \
+	./inputs/expertload:FuzzReadLoadCSV \
+	./inputs/expertload:FuzzReadLog \
 	./rules:FuzzParse \
 	./deploy:FuzzParseAndEdit \
-	./parser/vllmserve:FuzzReadLog \
+	./inputs/vllmserve:FuzzReadLog \
 	./parser/msprof:FuzzReadTaskTime \
 	./parser/msprof:FuzzReadStatistics \
 	./parser/msprof:FuzzReadCommunication \

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/bench/benchdata"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -38,11 +37,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			peak := benchdata.StartPeakHeap()
 			cpu0 := benchdata.CPUTime()
 			for b.Loop() {
-				p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := pipeline.FromProfile(p)
+				res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 1, TimelineSample: true})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/npuprof/npuprof/parser"
 )
 
 func TestRobustStatistics(t *testing.T) {
@@ -27,22 +25,6 @@ func TestRobustStatistics(t *testing.T) {
 	st = skewStat("free", []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}})
 	require.Len(t, outliers(st, []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}}, -1, 0), 1)
 	require.Empty(t, outliers(st, []rankValue{{0, 100}, {1, 101}, {2, 100}, {3, 150}}, -1, 60))
-}
-
-func TestReconcileNotes(t *testing.T) {
-	ids := []parser.RankID{
-		{Rank: 0, Path: "a", Steps: []int{2, 3}},
-		{Rank: 1, Path: "b_old", DirTimestamp: "20250101000000000", Steps: []int{2, 3}},
-		{Rank: 1, Path: "b_new", DirTimestamp: "20250102000000000", Steps: []int{2, 3}},
-		{Rank: 4, Path: "e", Steps: []int{2}},
-	}
-	ranks, keep, notes := parser.Reconcile(ids)
-	require.Equal(t, []int{0, 1, 1, 4}, ranks)
-	require.Equal(t, []bool{true, false, true, true}, keep)
-	all := strings.Join(notes, "\n")
-	require.Contains(t, all, "rank 1 appears twice; kept the newest folder b_new, ignored b_old")
-	require.Contains(t, all, "missing ranks: 2, 3")
-	require.Contains(t, all, "ranks 0-1 have steps [2,3]; ranks 4 have steps [2]")
 }
 
 // Cluster passes run through the rank passes' runner: validated, timed,

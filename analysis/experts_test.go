@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // The imbalance numbers of the real MindIE dump equal values this test
@@ -48,7 +48,7 @@ func TestExpertsMindIESample(t *testing.T) {
 			}
 			x, err := expertload.Load(dir, expertload.Options{Stage: stage})
 			require.NoError(t, err)
-			res, err := analyzeProfile(&parser.Profile{Path: dir, Experts: x})
+			res, err := analyzeProfile(&gather.Set[*model.Rank]{Path: dir, Experts: x})
 			require.NoError(t, err)
 			require.Empty(t, res.Errors())
 			m, na := res.Cluster.Metrics, res.Cluster.Unavailable
@@ -95,7 +95,7 @@ func handMadeLoads() *model.ExpertLoads {
 // A hand-made two-rank input: every number below is computed by hand.
 func TestExpertsHandMade(t *testing.T) {
 	x := handMadeLoads()
-	res, err := analyzeProfile(&parser.Profile{Experts: x})
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
 	require.NoError(t, err)
 	m := res.Cluster.Metrics
 	assert.Equal(t, 2.8, m[MetricExpertsImbalanceMax]) // 70 / 25
@@ -127,7 +127,7 @@ func TestExpertsHandMade(t *testing.T) {
 	assert.Equal(t, []RankTokens{{0, 130}, {1, 70}}, ExpertsOf(res.Cluster).DumpRanks)
 
 	// Without loads every experts.* metric is unavailable with the reason.
-	res, err = analyzeProfile(&parser.Profile{})
+	res, err = analyzeProfile(&gather.Set[*model.Rank]{})
 	require.NoError(t, err)
 	for _, k := range loadMetricNames {
 		assert.Contains(t, res.Cluster.Unavailable[k], "no per-expert loads", k)

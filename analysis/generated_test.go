@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 func closeEnough(want, got float64) bool {
@@ -29,7 +30,7 @@ func TestGeneratedScenariosMatchTruth(t *testing.T) {
 			truth, err := tracegen.Generate(dir, sc)
 			require.NoError(t, err)
 			require.Len(t, truth.Ranks, 8)
-			p, err := parser.Load(context.Background(), dir, parser.Options{})
+			p, err := gather.Models(context.Background(), dir, gather.Options{})
 			require.NoError(t, err)
 			res, err := analyzeProfile(p)
 			require.NoError(t, err)
@@ -157,7 +158,7 @@ func TestCommittedDemoTrace(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "traces", "ep-fc1-cumsum")
 	truth, err := tracegen.ReadTruth(dir)
 	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)
@@ -212,12 +213,12 @@ func TestPerLayerCollectiveTime(t *testing.T) {
 }
 
 // generateAndAnalyze writes the scenario, loads it and runs every pass.
-func generateAndAnalyze(t *testing.T, sc tracegen.Scenario) (*tracegen.Truth, *parser.Profile, *Result) {
+func generateAndAnalyze(t *testing.T, sc tracegen.Scenario) (*tracegen.Truth, *gather.Set[*model.Rank], *Result) {
 	t.Helper()
 	dir := t.TempDir()
 	truth, err := tracegen.Generate(dir, sc)
 	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)

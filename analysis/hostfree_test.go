@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // hostFree generates a scenario and returns each rank's metrics and the
@@ -18,7 +18,7 @@ func hostFree(t *testing.T, sc tracegen.Scenario) ([]map[string]float64, *traceg
 	dir := t.TempDir()
 	truth, err := tracegen.Generate(dir, sc)
 	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	var out []map[string]float64
 	for _, rk := range p.Ranks {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // checkTruth asserts every truth metric (within 0.01%) and, when steps is
@@ -67,7 +67,7 @@ func checkTruth(t *testing.T, truth *tracegen.Truth, res *Result, steps bool) {
 
 func analyzeDir(t *testing.T, dir string) *Result {
 	t.Helper()
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 	for _, j := range jsons {
 		require.NoError(t, os.Remove(j))
 	}
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 	for _, o := range glob(t, dir, "PROF_*", "mindstudio_profiler_output", "op_summary_*.csv") {
 		require.NoError(t, os.Remove(o))
 	}
-	p, err = parser.Load(context.Background(), dir, parser.Options{})
+	p, err = gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err = analyzeProfile(p)
 	require.NoError(t, err)
@@ -283,7 +283,7 @@ func TestMsprofCutCSVsArePartial(t *testing.T) {
 		require.NoError(t, os.Remove(j))
 	}
 	load := func() *RankResult {
-		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		p, err := gather.Models(context.Background(), dir, gather.Options{})
 		require.NoError(t, err)
 		res, err := analyzeProfile(p)
 		require.NoError(t, err)

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 var reMetricName = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.([a-z0-9_]+|<[a-z]+>))+$`)
@@ -66,7 +66,7 @@ func TestMetricTableValid(t *testing.T) {
 
 // strictAnalyze analyzes p with strictMetrics on: a pass that sets (or
 // calls unavailable) a metric it does not declare fails with an error.
-func strictAnalyze(t *testing.T, p *parser.Profile) *Result {
+func strictAnalyze(t *testing.T, p *gather.Set[*model.Rank]) *Result {
 	t.Helper()
 	strictMetrics = true
 	defer func() { strictMetrics = false }()
@@ -108,7 +108,7 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 		dir := t.TempDir()
 		_, err := tracegen.Generate(dir, sc)
 		require.NoError(t, err)
-		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		p, err := gather.Models(context.Background(), dir, gather.Options{})
 		require.NoError(t, err)
 		res := strictAnalyze(t, p)
 		for _, rr := range res.Ranks {
@@ -116,7 +116,7 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 		}
 		record(res.Cluster.Metrics)
 	}
-	record(strictAnalyze(t, &parser.Profile{Experts: handMadeExperts()}).Cluster.Metrics)
+	record(strictAnalyze(t, &gather.Set[*model.Rank]{Experts: handMadeExperts()}).Cluster.Metrics)
 	var never []string
 	for _, m := range MetricTable() {
 		if !set[m.Name] {

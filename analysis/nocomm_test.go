@@ -10,7 +10,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // TestStepsWithoutCollectivesAreUnavailable: a rank without collective data
@@ -20,7 +20,7 @@ import (
 // rank's communication or free as 0.
 func TestStepsWithoutCollectivesAreUnavailable(t *testing.T) {
 	dir, truth, cut := testutil.NoCommCapture(t, 3)
-	p, err := parser.Load(t.Context(), dir, parser.Options{})
+	p, err := gather.Models(t.Context(), dir, gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)

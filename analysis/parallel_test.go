@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // TestPassesParallelSameResult: a rank's passes run at once (PassWorkers)
@@ -19,7 +19,7 @@ import (
 // unavailable metrics and errors.
 func TestPassesParallelSameResult(t *testing.T) {
 	_, root := testutil.GenerateTiny(t)
-	p, err := parser.Load(context.Background(), root, parser.Options{})
+	p, err := gather.Models(context.Background(), root, gather.Options{})
 	require.NoError(t, err)
 	require.Len(t, p.Ranks, 1)
 	defer func(v int) { PassWorkers = v }(PassWorkers)
@@ -80,7 +80,7 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 // pass that starts to read them or Rank.Links must say so here.
 func TestSkipFrameworkSameResult(t *testing.T) {
 	_, root := testutil.GenerateTiny(t)
-	p, err := parser.Load(context.Background(), root, parser.Options{})
+	p, err := gather.Models(context.Background(), root, gather.Options{})
 	require.NoError(t, err)
 	require.Len(t, p.Ranks, 1)
 	require.NotEmpty(t, p.Ranks[0].FrameworkOps, "the generated rank has framework ops")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/bench/benchdata"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // The per-rank passes together allocate less than the model they read
@@ -32,7 +32,7 @@ func TestPassesAllocateLessThanTheModel(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	p, err := parser.Load(context.Background(), filepath.Dir(out), parser.Options{Workers: 1})
+	p, err := gather.Models(context.Background(), filepath.Dir(out), gather.Options{Workers: 1})
 	require.NoError(t, err)
 	require.Len(t, p.Ranks, 1)
 	runtime.GC()

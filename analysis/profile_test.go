@@ -1,18 +1,26 @@
 package analysis
 
-import "github.com/npuprof/npuprof/parser"
+import (
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
+)
 
-// analyzeProfile is pipeline.FromProfile for this package's tests (which
-// cannot import the pipeline: it imports analysis): every pass on every
-// rank of a profile parser.Load read whole, then the cluster passes.
-func analyzeProfile(p *parser.Profile) (*Result, error) {
+// analyzeProfile is what pipeline.Analyze makes of the ranks, for this
+// package's tests (which cannot import the pipeline: it imports analysis)
+// that keep the models: every pass on every rank gathered by
+// gather.Models, then the cluster passes.
+func analyzeProfile(p *gather.Set[*model.Rank]) (*Result, error) {
 	if err := Validate(Passes); err != nil {
 		return nil, err
 	}
 	if err := Validate(ClusterPasses); err != nil {
 		return nil, err
 	}
-	res := &Result{Path: p.Path, Notes: p.Notes, Ranks: RunRanks(p.Ranks, Passes)}
+	notes := p.AllNotes()
+	if p.ExpertsNote != "" {
+		notes = append(notes, p.ExpertsNote)
+	}
+	res := &Result{Path: p.Path, Notes: notes, Ranks: RunRanks(p.Ranks, Passes)}
 	for _, msg := range p.Internal {
 		res.InputErrors = append(res.InputErrors, PassError{Pass: "parse", Rank: -1, Message: msg})
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/bench/benchdata"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 	"github.com/npuprof/npuprof/results/metric"
 )
 
@@ -20,7 +20,7 @@ func TestReleasePassResults(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
 	require.NoError(t, os.MkdirAll(out, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(out, "trace_view.json"), benchdata.SmallTrace(t), 0o644))
-	p, err := parser.Load(context.Background(), filepath.Dir(out), parser.Options{Workers: 1})
+	p, err := gather.Models(context.Background(), filepath.Dir(out), gather.Options{Workers: 1})
 	require.NoError(t, err)
 	rr := AnalyzeRank(p.Ranks[0])
 	res := &Result{Ranks: []*RankResult{rr}}

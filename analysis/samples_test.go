@@ -7,7 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 func load(t *testing.T, rel string) *Result {
@@ -16,9 +17,9 @@ func load(t *testing.T, rel string) *Result {
 }
 
 // loadProfile is load that also returns the models (results hold none).
-func loadProfile(t *testing.T, rel string) (*Result, *parser.Profile) {
+func loadProfile(t *testing.T, rel string) (*Result, *gather.Set[*model.Rank]) {
 	t.Helper()
-	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
+	p, err := gather.Models(context.Background(), testutil.Sample(t, rel), gather.Options{})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // This file checks issue 8's first acceptance item: a generated multi-rank
@@ -407,7 +407,7 @@ func TestTruncatedTraceMatchesTruthOfCompletePart(t *testing.T) {
 			evs, incomplete := completePrefix(t, prefix)
 			want := truthOf(t, evs, true)
 
-			p, err := parser.Load(context.Background(), file, parser.Options{})
+			p, err := gather.Models(context.Background(), file, gather.Options{})
 			require.NoError(t, err, name)
 			res, err := analyzeProfile(p)
 			require.NoError(t, err, name)
@@ -513,7 +513,7 @@ func TestTruncatedRankInCluster(t *testing.T) {
 	require.Positive(t, hw)
 	require.NoError(t, os.WriteFile(trace, data[:hw/2], 0o644))
 
-	p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 3})
+	p, err := gather.Models(context.Background(), dir, gather.Options{Workers: 3})
 	require.NoError(t, err)
 	res, err := analyzeProfile(p)
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // At least 99% of the compute stream's EVENT_WAITs after a collective are
@@ -17,7 +17,7 @@ func TestWaitPairsMatchTruth(t *testing.T) {
 	for _, name := range []string{"ep-fc1-cumsum", "clean", "hot-rank", "captured-batch"} {
 		t.Run(name, func(t *testing.T) {
 			dir, truth := testutil.Generate(t, testutil.Scenario(t, name))
-			p, err := parser.Load(context.Background(), dir, parser.Options{})
+			p, err := gather.Models(context.Background(), dir, gather.Options{})
 			require.NoError(t, err)
 			total, right := 0, 0
 			for i, rk := range p.Ranks {

@@ -8,11 +8,11 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Options.BytesRead counts the bytes the readers of a rank take from its
+// Source.BytesRead counts the bytes the readers of a rank take from its
 // files (on disk: a compressed file counts its compressed bytes), so a
-// progress display moves while one large rank is read. Walk hands the
-// counter to each Source; parseRank registers it for the rank it builds,
-// and the readers (withFile, readTrace) find it by that rank.
+// progress display moves while one large rank is read. pipeline/gather
+// hands the counter to each Source; parseRank registers it for the rank it
+// builds, and the readers (withFile, readTrace) find it by that rank.
 var rankCounters sync.Map // *model.Rank -> *atomic.Int64
 
 // counting registers n as r's counter until the returned func runs.

@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 )
 
-// Options.BytesRead counts what the readers take from the ranks' files:
+// Source.BytesRead counts what the readers take from the ranks' files:
 // at least the whole trace of every rank, at most every file of the
-// capture, and nothing stays registered once the walk is over.
+// capture, and nothing stays registered once the ranks are read.
 func TestBytesReadCounted(t *testing.T) {
 	sc := testutil.Scenario(t, "clean")
 	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 2
@@ -36,9 +35,7 @@ func TestBytesReadCounted(t *testing.T) {
 	require.Positive(t, traces)
 
 	var n atomic.Int64
-	p, err := Load(context.Background(), dir, Options{BytesRead: &n})
-	require.NoError(t, err)
-	require.Len(t, p.Ranks, 2)
+	require.Len(t, readAll(t, dir, &n), 2)
 	require.GreaterOrEqual(t, n.Load(), traces)
 	require.LessOrEqual(t, n.Load(), all)
 	left := 0

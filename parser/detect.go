@@ -1,7 +1,8 @@
-// Package parser finds the profiles under a path and reads each rank into
-// the normalized model (package model). Detection maps a path to rank
-// sources or says what it found and what it expected; Load parses the
-// ranks in parallel with a bounded worker pool.
+// Package parser finds the ranks under a path and reads one rank into the
+// normalized model (package model): Detect maps a path to rank sources or
+// says what it found and what it expected; ParseRank reads one source.
+// Gathering the ranks (reading them at once, numbering, deduplicating) is
+// package pipeline/gather's.
 package parser
 
 import (
@@ -24,8 +25,6 @@ import (
 
 // Source is one rank's input, as found by Detect.
 type Source struct {
-	// bytesRead is Options.BytesRead while Walk parses the source.
-	bytesRead *atomic.Int64
 	// Root is the rank's folder (*_ascend_pt, or PROF_* for msprof) or, for
 	// a bare file or a bare ASCEND_PROFILER_OUTPUT folder, that path.
 	Root   string
@@ -56,13 +55,24 @@ type Source struct {
 	Timestamp string
 	// TraceParts is how many goroutines may read the rank's (plain,
 	// uncompressed) trace file at once (traceview.ReadFile); 0 or 1 reads
-	// it sequentially. Walk sets it from the CPUs left over by the ranks
-	// parsed in parallel.
+	// it sequentially. pipeline/gather sets it from the CPUs left over by
+	// the ranks read in parallel.
 	TraceParts int
-	// SkipCommunication: see Options.SkipCommunication.
+	// SkipCommunication leaves communication.json (an export's comm_ops)
+	// unread, Rank.Communication empty, unless the rank needs it
+	// (model.Rank.NeedsCommOps): no analysis pass reads it, only `npuprof
+	// export` keeps it.
 	SkipCommunication bool
-	// SkipFramework: see Options.SkipFramework.
+	// SkipFramework leaves an npuprof Parquet export's framework_ops and
+	// links unread (Rank.FrameworkOps and Rank.Links empty): no analysis
+	// pass reads them, only `npuprof export` keeps them. Trace files are
+	// read whole either way (their flows are joined through the framework
+	// ops).
 	SkipFramework bool
+	// BytesRead, when set, counts the bytes read from the rank's text and
+	// trace files while it is read (a compressed file counts what is read
+	// from disk; databases and Parquet exports are not counted).
+	BytesRead *atomic.Int64
 	// Unparsed: a *_ascend_pt folder torch_npu collected but never
 	// parsed (FRAMEWORK/ and raw PROF_*/device_*/data only): reading it
 	// is a usage error that says how to parse it.
@@ -224,7 +234,8 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 // trace, never alone.
 var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst)?$`)
 
-// detectFile recognises a single trace file or database.
+// detectFile recognises a single trace file or database: the first row of
+// fileFormats that matches its name makes its source.
 func detectFile(path string) ([]Source, error) {
 	base := filepath.Base(path)
 	if reCompanion.MatchString(base) {
@@ -234,40 +245,43 @@ func detectFile(path string) ([]Source, error) {
 		}
 		return nil, errkind.Errorf(errkind.Usage, "%s: read with the rank's other files, not alone: give the rank folder (npuprof analyze %s), or its trace_view.json or ascend_pytorch_profiler_*.db", path, dir)
 	}
-	switch {
-	case reTorchDB.MatchString(base):
-		src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
-		if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
-			src.RankHint, _ = strconv.Atoi(m[1])
+	for _, f := range fileFormats {
+		if f.match(base) {
+			return []Source{f.source(path, base)}, nil
 		}
-		// metadata (profiler_info) lives in the *_ascend_pt folder above
-		if out := filepath.Dir(path); dirName(out) == profilerOutput {
-			src.Root, src.Output = parentDir(out), out
-			if h := rankHint(src.Root); h >= 0 {
-				src.RankHint = h
-			}
-			src.Timestamp = dirTimestamp(dirName(src.Root))
-		}
-		return []Source{src}, nil
-	case reMsprofDB.MatchString(base):
+	}
+	return nil, errkind.Errorf(errkind.Usage, "%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)
+}
+
+// fileFormats are the files Detect reads when named alone, in the order
+// their names are tried: match takes the file's name, source makes the
+// rank it is (ParseRank reads it by its row of formats).
+var fileFormats = []struct {
+	match  func(base string) bool
+	source func(path, base string) Source
+}{
+	{reTorchDB.MatchString, torchDBFile},
+	{reMsprofDB.MatchString, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}
 		// msprof_{ts}.db sits in the PROF_* folder, whose device info
 		// says which rank it is
 		msprofRank(&src, filepath.Dir(path))
-		return []Source{src}, nil
-	case strings.HasSuffix(base, ".db"):
-		return []Source{{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}}, nil
-	case isChromeTrace(base):
-		return []Source{chromeSource(path)}, nil
-	case strings.HasPrefix(base, "msprof") && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")):
+		return src
+	}},
+	{func(base string) bool { return strings.HasSuffix(base, ".db") }, func(path, _ string) Source {
+		return Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
+	}},
+	{isChromeTrace, func(path, _ string) Source { return chromeSource(path) }},
+	{func(base string) bool { return strings.HasPrefix(base, "msprof") && isJSON(base) }, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofText, TraceFile: path, RankHint: -1}
 		// only the named file is measured, but the PROF_* folder around
 		// its mindstudio_profiler_output still says which rank it is
 		if out := filepath.Dir(path); dirName(out) == msprofOutput {
 			msprofRank(&src, parentDir(out))
 		}
-		return []Source{src}, nil
-	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst"):
+		return src
+	}},
+	{isJSON, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatTorchNPUText, TraceFile: path, RankHint: -1}
 		// a trace in a rank folder's ASCEND_PROFILER_OUTPUT: only the named
 		// file is measured, but the rank folder's profiler_info and
@@ -277,9 +291,31 @@ func detectFile(path string) ([]Source, error) {
 				src.Root, src.RankHint, src.Timestamp = root, rankHint(root), dirTimestamp(dirName(root))
 			}
 		}
-		return []Source{src}, nil
+		return src
+	}},
+}
+
+// isJSON reports whether a file name is a JSON file, plain or compressed.
+func isJSON(base string) bool {
+	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")
+}
+
+// torchDBFile is the rank an ascend_pytorch_profiler_{rank}.db named
+// alone is: the *_ascend_pt folder above it holds its metadata.
+func torchDBFile(path, base string) Source {
+	src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
+	if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
+		src.RankHint, _ = strconv.Atoi(m[1])
 	}
-	return nil, errkind.Errorf(errkind.Usage, "%s: not a profile: expected a trace_view.json or msprof_*.json file, an ascend_pytorch_profiler_*.db or msprof_*.db database, an %s folder, a *_ascend_pt or PROF_* folder, or a folder of those", path, profilerOutput)
+	// metadata (profiler_info) lives in the *_ascend_pt folder above
+	if out := filepath.Dir(path); dirName(out) == profilerOutput {
+		src.Root, src.Output = parentDir(out), out
+		if h := rankHint(src.Root); h >= 0 {
+			src.RankHint = h
+		}
+		src.Timestamp = dirTimestamp(dirName(src.Root))
+	}
+	return src
 }
 
 // msprofRank sets the rank and timestamp of a file named inside the
@@ -445,10 +481,10 @@ func isUnparsed(dir string) bool {
 	return len(raw) > 0
 }
 
-// UnparsedMessage says how to parse the unparsed *_ascend_pt folder dir:
+// unparsedMessage says how to parse the unparsed *_ascend_pt folder dir:
 // the torch_npu offline-analysis call with the folder's absolute path
 // filled in, quoted for a POSIX shell. npuprof never runs it.
-func UnparsedMessage(dir string) string {
+func unparsedMessage(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = dir

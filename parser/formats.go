@@ -8,12 +8,46 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/msprof"
 	"github.com/npuprof/npuprof/parser/sqlitedb"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/traceview"
 )
+
+// A format is one kind of rank source: which sources it takes and how it
+// reads one, onto the rank ParseRank named from the source. ParseRank
+// reads a source with the first row that takes it. Detect makes the
+// sources: a file named alone by its row of fileFormats, a rank folder by
+// asRank, the ranks of an npuprof export by detectExport (detect.go).
+type format struct {
+	name  string
+	takes func(Source) bool
+	read  func(*model.Rank, Source) (*model.Rank, error)
+}
+
+// formats are the kinds of rank source ParseRank reads, in the order they
+// are tried.
+var formats = []format{
+	{"a *_ascend_pt folder torch_npu collected but never parsed",
+		func(s Source) bool { return s.Unparsed }, readUnparsed},
+	{"a rank of an npuprof Parquet export",
+		func(s Source) bool { return s.Parquet != "" }, parseExport},
+	{"a trace file named alone (torch_npu trace_view.json, msprof_*.json, a Kineto trace)",
+		func(s Source) bool { return s.TraceFile != "" }, parseTraceFile},
+	{"a torch_npu db export (ascend_pytorch_profiler_{rank}.db, analysis.db)",
+		func(s Source) bool { return s.Format == model.FormatTorchNPUDB }, parseTorchDB},
+	{"an msprof PROF_* folder (mindstudio_profiler_output or msprof_{ts}.db)",
+		func(s Source) bool { return s.Format == model.FormatMsprofText || s.Format == model.FormatMsprofDB }, parseMsprof},
+	{"a torch_npu or MindSpore text export (ASCEND_PROFILER_OUTPUT)",
+		func(Source) bool { return true }, parseOutput},
+}
+
+// readUnparsed refuses a folder torch_npu never parsed, saying how to.
+func readUnparsed(_ *model.Rank, src Source) (*model.Rank, error) {
+	return nil, errkind.New(errkind.Usage, unparsedMessage(src.Root))
+}
 
 // parseTorchDB reads a torch_npu db export: ascend_pytorch_profiler_{rank}.db
 // and, beside it, analysis.db.

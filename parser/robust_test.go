@@ -1,7 +1,6 @@
 package parser
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -25,10 +23,9 @@ func tinyRank(t *testing.T) (root, out string) {
 
 func loadOne(t *testing.T, path string) *model.Rank {
 	t.Helper()
-	p, err := Load(context.Background(), path, Options{Workers: 1})
-	require.NoError(t, err)
-	require.Len(t, p.Ranks, 1)
-	return p.Ranks[0]
+	ranks := readAll(t, path)
+	require.Len(t, ranks, 1)
+	return ranks[0]
 }
 
 func warningsText(r *model.Rank) string {
@@ -132,28 +129,17 @@ func TestDuplicateEventsCountedOnce(t *testing.T) {
 	require.Contains(t, warningsText(r), trace+": "+msg)
 }
 
-// A panic while reading a rank is recovered: the rank is named, the error
-// is internal (exit 3), and the other ranks are still read.
+// A panic while reading a rank is recovered: the rank is named and the
+// error is internal (exit 3), never blamed on the input.
 func TestReaderPanicIsInternal(t *testing.T) {
-	dir := t.TempDir()
-	_, err := tracegen.Generate(dir, testutil.Tiny())
+	_, root := testutil.GenerateTiny(t)
+	srcs, err := Detect(root)
 	require.NoError(t, err)
-	TestHookParseRank = func(src Source) {
-		if strings.Contains(src.Root, "rank1_") {
-			panic("boom")
-		}
-	}
+	require.Len(t, srcs, 1)
+	TestHookParseRank = func(Source) { panic("boom") }
 	defer func() { TestHookParseRank = nil }()
-	p, err := Load(context.Background(), dir, Options{Workers: 2})
-	require.NoError(t, err)
-	require.Len(t, p.Ranks, 1)
-	require.Len(t, p.Internal, 1)
-	require.Contains(t, p.Internal[0], "internal error: panic while reading ")
-	require.Contains(t, p.Internal[0], "rank1_")
-	require.Contains(t, p.Internal[0], ": boom")
-
-	TestHookParseRank = func(Source) { panic("always") }
-	_, err = Load(context.Background(), dir, Options{Workers: 2})
+	_, err = ParseRank(srcs[0])
 	require.True(t, errkind.Is(err, errkind.Internal), "%v", err)
 	require.False(t, errkind.Is(err, errkind.Usage))
+	require.Contains(t, err.Error(), "internal error: panic while reading "+srcs[0].Root+": boom")
 }

@@ -8,15 +8,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // ExportOptions tune Export.
@@ -39,137 +37,102 @@ type Exported struct {
 	// PassErrors are the rank passes that failed (the tables are written
 	// all the same; their metrics say unavailable).
 	PassErrors []analysis.PassError
+	// InputErrors are the reader bugs met (a rank left out: exit 3).
+	InputErrors []analysis.PassError
 }
 
-// staged is what the export's walk leaves: per source, the rank's staged
-// partition folder and identity, or the error that kept it out.
-type staged struct {
-	dirs     []string
-	errs     []error
-	ids      []parser.RankID
-	passErrs []analysis.PassError
+// stagedRank is a rank the export's walk wrote to its own staging folder
+// (as rank 0: the partition is moved into place once the rank is final).
+type stagedRank struct {
+	dir  string
+	rank int
 }
 
 // Export reads the profile at path and writes its model and metrics as
 // Parquet tables under out, one partition per rank. Each rank is analyzed
-// and written to a staging folder by the worker that parsed it, then
-// dropped; once every rank has its final number (unknown ranks numbered,
-// duplicates dropped: parser.Reconcile) the staged partitions are moved
-// into place, so memory grows with Workers, not with the rank count.
+// and written to a staging folder by the worker that read it, then
+// dropped; once every rank has its final number (gather.Ranks: unknown
+// ranks numbered, duplicates dropped) the staged partitions are moved into
+// place, so memory grows with Workers, not with the rank count. The
+// manifest records the notes on the input, never those on the set of
+// ranks (missing ranks, different step sets): each node of a cluster may
+// export its own ranks into one folder, and reading it back makes them
+// again over every rank it holds.
 func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exported, error) {
-	srcs, err := parser.Detect(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
-		return nil, errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
-	}
-	staging, err := os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
-	if err != nil {
-		return nil, errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
-	}
-	defer os.RemoveAll(staging)
+	var staging string
+	var mu sync.Mutex
+	var n int
+	x := &Exported{Tables: len(parquetio.Tables), Schema: parquetio.Schema}
+	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, AbsExpertPaths: true, Begin: func() (err error) {
+		if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
+			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
+		}
+		staging, err = os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
+		if err != nil {
+			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
+		}
+		return nil
+	}}
+	defer func() {
+		if staging != "" {
+			os.RemoveAll(staging)
+		}
+	}()
 	parquetio.Version, parquetio.Revision = opts.Version, opts.Revision
-	st, err := stage(ctx, srcs, staging, opts)
+	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*stagedRank, error) {
+		rr := analysis.AnalyzeRank(r)
+		mu.Lock()
+		dir := filepath.Join(staging, strconv.Itoa(n))
+		n++
+		mu.Unlock()
+		r.Rank = 0 // the staged partition is moved once the rank is final
+		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
+			return nil, fmt.Errorf("writing the Parquet tables: %w", err)
+		}
+		mu.Lock()
+		x.PassErrors = append(x.PassErrors, rr.Errors...)
+		mu.Unlock()
+		return &stagedRank{dir: dir}, nil
+	}, func(s *stagedRank, rank int) { s.rank = rank })
 	if err != nil {
 		return nil, err
 	}
-	notes, err := parser.SourceNotes(srcs)
-	if err != nil {
-		return nil, err
+	for _, msg := range set.Internal {
+		// a reader bug, never blamed on the input: exit 3
+		x.InputErrors = append(x.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
 	}
-	ranks, notes, err := place(srcs, st, out, notes)
-	if err != nil {
-		return nil, err
+	for _, s := range set.Ranks {
+		if err := place(s, out); err != nil {
+			return nil, err
+		}
+		x.Ranks = append(x.Ranks, s.rank)
 	}
 	// the expert loads analyze would find in the profile folder travel
-	// with the export (a problem reading them is only a note, as there),
-	// named by absolute paths, as the ranks' origins are
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	x, xnote, err := expertload.ForProfile(abs, "", expertload.Options{})
-	if err != nil {
-		return nil, err
-	}
-	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Source: path, Ranks: ranks, Notes: notes, Experts: x, ExpertsNote: xnote}
+	// with the export, named by absolute paths, as the ranks' origins are
+	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
 	}
-	sort.Ints(ranks)
-	return &Exported{Ranks: ranks, Tables: len(parquetio.Tables), Schema: parquetio.Schema, PassErrors: st.passErrs}, nil
+	sort.Ints(x.Ranks)
+	return x, nil
 }
 
-// stage parses, analyzes and writes every rank to its own folder under
-// staging (as rank 0: the partition is renamed once the rank is final).
-func stage(ctx context.Context, srcs []parser.Source, staging string, opts ExportOptions) (*staged, error) {
-	st := &staged{dirs: make([]string, len(srcs)), errs: make([]error, len(srcs)), ids: make([]parser.RankID, len(srcs))}
-	var mu sync.Mutex
-	popts := parser.Options{Workers: opts.Workers, Progress: opts.Progress}
-	err := parser.Walk(ctx, srcs, popts, func(i int, r *model.Rank, err error) {
-		if err != nil {
-			st.errs[i] = err
-			return
+// place moves a staged rank's partitions under out, replacing that rank's
+// old partitions.
+func place(s *stagedRank, out string) error {
+	for _, table := range parquetio.Tables {
+		to := parquetio.PartDir(out, table, s.rank)
+		if err := os.RemoveAll(to); err != nil {
+			return err
 		}
-		st.ids[i] = parser.IDOf(r)
-		rr := analysis.AnalyzeRank(r)
-		dir := filepath.Join(staging, strconv.Itoa(i))
-		r.Rank = 0 // the staged partition is renamed once the rank is final
-		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
-			st.errs[i] = fmt.Errorf("writing the Parquet tables: %w", err)
-			return
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
 		}
-		st.dirs[i] = dir
-		mu.Lock()
-		st.passErrs = append(st.passErrs, rr.Errors...)
-		mu.Unlock()
-	})
-	return st, err
-}
-
-// place moves the staged partitions of the ranks Reconcile keeps under out
-// (replacing those ranks' old partitions) and returns their final numbers
-// and the notes with the reconciliation's.
-func place(srcs []parser.Source, st *staged, out string, notes []string) ([]int, []string, error) {
-	var okIDs []parser.RankID
-	var okIdx []int
-	var failed []string
-	for i := range srcs {
-		if st.errs[i] != nil {
-			failed = append(failed, st.errs[i].Error())
-			notes = append(notes, fmt.Sprintf("rank folder %s could not be read: %v", srcs[i].Root, st.errs[i]))
-			continue
+		if err := os.Rename(parquetio.PartDir(s.dir, table, 0), to); err != nil {
+			return fmt.Errorf("moving rank %d's %s into %s: %w", s.rank, table, out, err)
 		}
-		okIDs = append(okIDs, st.ids[i])
-		okIdx = append(okIdx, i)
 	}
-	if len(okIDs) == 0 {
-		return nil, nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
-	}
-	final, keep, rnotes := parser.Reconcile(okIDs)
-	notes = parser.UniqueNotes(append(notes, rnotes...))
-	var ranks []int
-	for k, i := range okIdx {
-		if !keep[k] {
-			continue
-		}
-		rank := final[k]
-		for _, table := range parquetio.Tables {
-			to := parquetio.PartDir(out, table, rank)
-			if err := os.RemoveAll(to); err != nil {
-				return nil, nil, err
-			}
-			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-				return nil, nil, err
-			}
-			if err := os.Rename(parquetio.PartDir(st.dirs[i], table, 0), to); err != nil {
-				return nil, nil, fmt.Errorf("moving rank %d's %s into %s: %w", rank, table, out, err)
-			}
-		}
-		ranks = append(ranks, rank)
-	}
-	return ranks, notes, nil
+	return nil
 }
 
 // exportExtra converts a rank's analysis into the rows export adds.

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/pipeline/gather"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results/build"
 )
@@ -124,7 +124,7 @@ func TestClusterMemoryBoundedByWorkersHTML(t *testing.T) {
 	r16, _ := pipeline.MeasureHeap(write)
 	res = nil
 	_, k16 := pipeline.MeasureHeap(func() any {
-		p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1, SkipCommunication: true})
+		p, err := gather.Models(context.Background(), dir, gather.Options{Workers: 1, SkipCommunication: true})
 		require.NoError(t, err)
 		return p
 	})

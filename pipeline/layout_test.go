@@ -24,7 +24,9 @@ func goList(t *testing.T, args ...string) []string {
 
 // The pipeline is the one place readers meet passes: analysis depends on
 // nothing of this module but the model and itself, and the command reaches
-// the readers only through the pipeline and the model.
+// the profile readers (parser) only through the pipeline and the model;
+// the inputs beside a profile (inputs/...: expert loads, serving logs) it
+// reads itself.
 func TestLayoutLoadingGoesThroughPipeline(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -91,15 +93,15 @@ func TestLayoutDependsOneWay(t *testing.T) {
 		forbid, allow []string
 	}{
 		{"rules", "facts reach the rules as data; script edits are made after evaluation",
-			[]string{"deploy", "codepatch", "plan", "render", "pipeline", "parser"}, []string{"parser/model"}},
+			[]string{"deploy", "codepatch", "plan", "render", "pipeline", "parser", "inputs"}, []string{"parser/model"}},
 		{"compare", "compare takes two documents and only computes",
-			[]string{"render", "analysis", "rules", "pipeline", "parser", "deploy", "plan"}, []string{"parser/model"}},
+			[]string{"render", "analysis", "rules", "pipeline", "parser", "inputs", "deploy", "plan"}, []string{"parser/model"}},
 		{"results", "the document is the contract: rules and plan fill it, results/build meets the analysis",
-			[]string{"rules", "analysis", "pipeline", "parser", "deploy", "plan", "compare", "render", "results/build"}, []string{"parser/model"}},
+			[]string{"rules", "analysis", "pipeline", "parser", "inputs", "deploy", "plan", "compare", "render", "results/build"}, []string{"parser/model"}},
 		{"results/diff", "the diff document holds the comparison alone",
-			[]string{"compare", "render", "rules", "analysis", "pipeline", "parser", "deploy"}, nil},
+			[]string{"compare", "render", "rules", "analysis", "pipeline", "parser", "inputs", "deploy"}, nil},
 		{"render", "renderers read only the results documents",
-			[]string{"analysis", "rules", "compare", "pipeline", "parser", "deploy", "plan", "codepatch", "results/build"}, []string{"parser/model"}},
+			[]string{"analysis", "rules", "compare", "pipeline", "parser", "inputs", "deploy", "plan", "codepatch", "results/build"}, []string{"parser/model"}},
 	} {
 		list, ok := deps[c.pkg]
 		require.True(t, ok, "no package %s", c.pkg)

@@ -97,7 +97,7 @@ func TestLayoutMayImportKeepsTheOneWayRules(t *testing.T) {
 		"results":   {"render", "compare", "rules", "analysis", "results/build"},
 		"pipeline":  {"rules", "render", "results"},
 		"fix":       {"rules", "deploy"},
-		"render":    {"pipeline", "parser", "parser/vllmserve", "analysis", "rules", "compare", "deploy", "plan", "results/build"},
+		"render":    {"pipeline", "parser", "inputs/vllmserve", "inputs/expertload", "analysis", "rules", "compare", "deploy", "plan", "results/build"},
 		"plan":      {"render", "deploy"},
 		"codepatch": {"render"},
 	}

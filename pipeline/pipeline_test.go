@@ -18,7 +18,8 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 func closeEnough(want, got float64) bool {
@@ -100,7 +101,7 @@ func TestSixteenRankClusterNamesSlowRank(t *testing.T) {
 // results hold once its model is released, far less than a model.
 //
 // Two measures: what stays allocated after the run (exact, after a GC),
-// which tells a rank's results from its model (what parser.Load holds for
+// which tells a rank's results from its model (what gather.Models holds for
 // all ranks); and the sampled peak while it runs. Heap sampling is noisy
 // on a loaded machine (a sampled peak can miss or catch a rank's
 // transient), so the peak is checked against the results' growth plus a
@@ -137,7 +138,7 @@ func TestClusterMemoryBoundedByWorkers(t *testing.T) {
 		h16 = h
 	}
 	_, k16 := measureHeap(func() any {
-		p, err := parser.Load(context.Background(), dir, parser.Options{Workers: 1, SkipCommunication: true})
+		p, err := gather.Models(context.Background(), dir, gather.Options{Workers: 1, SkipCommunication: true})
 		require.NoError(t, err)
 		return p
 	})
@@ -236,15 +237,17 @@ func TestHotRankNamedCleanNot(t *testing.T) {
 
 // TestSkipCommunicationSameResult: Analyze leaves communication.json
 // unread because no pass reads Rank.Communication; a pass that starts to
-// must flip parser.Options.SkipCommunication there, or this test fails.
+// must flip gather.Options.SkipCommunication there, or this test fails.
 func TestSkipCommunicationSameResult(t *testing.T) {
 	_, root := testutil.GenerateTiny(t)
-	p, err := parser.Load(context.Background(), root, parser.Options{})
+	readCommunication = true
+	comm := 0
+	modelHook = func(r *model.Rank) { comm += len(r.Communication) }
+	full, err := Analyze(context.Background(), root, Options{})
+	readCommunication, modelHook = false, nil
 	require.NoError(t, err)
-	require.Len(t, p.Ranks, 1)
-	require.NotEmpty(t, p.Ranks[0].Communication, "the generated rank has a communication.json")
-	full, err := FromProfile(p)
-	require.NoError(t, err)
+	require.Len(t, full.Ranks, 1)
+	require.Positive(t, comm, "the generated rank has a communication.json")
 	skip, err := Analyze(context.Background(), root, Options{})
 	require.NoError(t, err)
 	doc := func(res *analysis.Result) string {

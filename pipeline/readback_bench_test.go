@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/bench/benchdata"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/parquetio"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // BenchmarkReadBack is `npuprof analyze OUTDIR` on the Parquet export of
@@ -39,7 +39,7 @@ func BenchmarkReadBack(b *testing.B) {
 		pq := benchdata.ParquetDir(sz)
 		if _, err := os.Stat(filepath.Join(pq, ".complete")); err != nil {
 			pq = b.TempDir()
-			p, err := parser.Load(context.Background(), dir, parser.Options{})
+			p, err := gather.Models(context.Background(), dir, gather.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

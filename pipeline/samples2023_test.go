@@ -10,7 +10,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // The 2023 training ranks hold no trace_view.json and only an excerpt of
@@ -35,7 +35,7 @@ func TestSummaries2023Ranks(t *testing.T) {
 			require.True(t, warned, "the excerpt's collectives disagree with communication.json")
 			dir := filepath.Join(t.TempDir(), filepath.Base(rel))
 			copyTree(t, testutil.Sample(t, rel), dir, "kernel_details.csv")
-			p, err := parser.Load(context.Background(), dir, parser.Options{})
+			p, err := gather.Models(context.Background(), dir, gather.Options{})
 			require.NoError(t, err)
 			m := p.Ranks[0]
 			require.Len(t, m.StepTrace, 1)

@@ -15,8 +15,8 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
 // usToNs is a summary's float µs as int64 ns (as the passes round it).
@@ -174,7 +174,7 @@ func TestSummariesOnlyRank(t *testing.T) {
 	src := testutil.Sample(t, rel)
 	dir := filepath.Join(t.TempDir(), filepath.Base(rel))
 	copyTree(t, src, dir, "trace_view.json", "kernel_details.csv")
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	m := p.Ranks[0]
 	require.Len(t, m.StepTrace, 1)
@@ -214,7 +214,7 @@ func TestSummariesOnlyRank(t *testing.T) {
 // from StepTraceTime and its collectives from CommAnalyzerTime.
 func TestAnalysisDBOnlyRank(t *testing.T) {
 	db := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/db/level1/rank1_ascend_pt")
-	ref, err := parser.Load(context.Background(), db, parser.Options{})
+	ref, err := gather.Models(context.Background(), db, gather.Options{})
 	require.NoError(t, err)
 	want := ref.Ranks[0]
 	require.NotEmpty(t, want.StepTrace)

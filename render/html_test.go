@@ -19,7 +19,6 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
@@ -34,9 +33,7 @@ func renderHTML(t testing.TB, in HTMLInput) string {
 
 func loadSample(t testing.TB, rel string) *analysis.Result {
 	t.Helper()
-	p, err := parser.Load(context.Background(), testutil.Sample(t, rel), parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), testutil.Sample(t, rel), pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	return res
 }
@@ -322,9 +319,7 @@ func genResult(t testing.TB, s tracegen.Scenario) *analysis.Result {
 	dir := t.TempDir()
 	_, err := tracegen.Generate(dir, s)
 	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	return res
 }
@@ -334,9 +329,7 @@ func committedResult(t testing.TB, name string) *analysis.Result {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "testdata", "traces", name)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	// the path as a user would type it, not this machine's
 	res.Path = "testdata/traces/" + name

@@ -13,7 +13,6 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
@@ -28,9 +27,7 @@ func noCommResult(t *testing.T, only bool) (*analysis.Result, string) {
 	if only {
 		path = filepath.Join(dir, truth.Ranks[2].Dir)
 	}
-	p, err := parser.Load(context.Background(), path, parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), path, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	why := res.Ranks[len(res.Ranks)-1].Unavailable["steps.communication_us"]
 	require.Contains(t, why, "no collective data: ")

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 )
@@ -165,11 +165,11 @@ func mustFact(t *testing.T, fs *FactSet, name string) any {
 // never the last line's (an idle engine's), beside the server's total.
 func TestA3ServingFactsAreTheBusyEngines(t *testing.T) {
 	dir, _ := testutil.Generate(t, testutil.Scenario(t, "a3-tp4dp4-rc1"))
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res.Serving, _, err = vllmserve.ForProfile(dir, vllmserve.Inputs{})
 	require.NoError(t, err)
-	require.NoError(t, pipeline.LoadServing(res, dir, pipeline.ServingOptions{}))
+	require.NotNil(t, res.Serving)
 	fs, err := BuildFacts(res, nil, nil)
 	require.NoError(t, err)
 	get := func(name string) results.FactValue {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/vllmserve"
 	"github.com/npuprof/npuprof/results"
 )
 

@@ -127,7 +127,7 @@ var Facts = []FactDoc{
 	{"ranks", FactInt, "ranks analyzed", "profile"},
 	{"moe.dispatcher", FactString, "the MoE token dispatcher path: allgather (MoeInitRouting*), mc2 (MoeDistributeDispatch*/MoeDistributeCombine*), fused_mc2 (DispatchFFNCombine, DispatchGmmCombineDecode) or alltoall (MoeTokenPermute/MoeTokenUnpermute with hcom_alltoallv_); read as fact[\"moe.dispatcher\"]", "profile: the kernels that open the MoE layers (the path that opened the most)"},
 	{"workload", FactString, "the job profiled: vllm (serving), training or unknown", "profile: framework op names, device op types, VLLM_* variables, the rank folders' names (context.workload)"},
-	// The serving context (parser/vllmserve): read as fact["serving.NAME"].
+	// The serving context (inputs/vllmserve): read as fact["serving.NAME"].
 	{"serving.concurrency", FactFloat, "concurrent requests: vllm bench serve's maximum request concurrency, else the median running requests in vLLM's log", "--vllm-bench, --vllm-log (or a vLLM *.log in the profile folder)"},
 	{"serving.output_tps", FactFloat, "output tokens/s: bench output token throughput, else the log's mean generation throughput", "--vllm-bench, --vllm-log"},
 	{"serving.prompt_tps", FactFloat, "mean prompt throughput in vLLM's log (tokens/s)", "--vllm-log"},

@@ -10,7 +10,6 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 )
@@ -31,9 +30,7 @@ func truncatedCluster(t *testing.T) (*analysis.Result, *tracegen.Truth, string) 
 	require.NoError(t, err)
 	require.Positive(t, cut)
 
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	return res, truth, trace
 }

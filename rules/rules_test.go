@@ -14,7 +14,6 @@ import (
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
 )
@@ -48,9 +47,7 @@ func analyzedScenario(t testing.TB, sc tracegen.Scenario) *analysis.Result {
 	defer os.RemoveAll(dir)
 	_, err = tracegen.Generate(dir, sc)
 	require.NoError(t, err)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
-	require.NoError(t, err)
-	res, err := pipeline.FromProfile(p)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{TimelineSample: true})
 	require.NoError(t, err)
 	resByID[name] = res
 	return res

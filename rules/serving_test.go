@@ -8,15 +8,15 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/deploy"
-	"github.com/npuprof/npuprof/parser/vllmserve"
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 	"github.com/npuprof/npuprof/results"
 )
 
 // withServing returns a copy of res with the serving context of a vLLM log
-// fixture (parser/vllmserve/testdata).
+// fixture (inputs/vllmserve/testdata).
 func withServing(t *testing.T, res *analysis.Result, logName string) *analysis.Result {
 	t.Helper()
-	l, err := vllmserve.ReadLogFile(filepath.Join("..", "parser", "vllmserve", "testdata", logName))
+	l, err := vllmserve.ReadLogFile(filepath.Join("..", "inputs", "vllmserve", "testdata", logName))
 	require.NoError(t, err)
 	r := *res
 	r.Serving = vllmserve.Build(l, nil)

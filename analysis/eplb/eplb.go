@@ -180,7 +180,7 @@ func AutoRedundant(numExperts, ranks int) int {
 }
 
 // MaxRanks bounds the EP size of a plan before any input is read: the
-// expert readers accept at most 65536 experts per layer (parser/expertload),
+// expert readers accept at most 65536 experts per layer (inputs/expertload),
 // and a plan never has more EP ranks than experts (MaxEPSize).
 const MaxRanks = 1 << 16
 

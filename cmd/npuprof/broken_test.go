@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/pipeline/gather"
 	"github.com/npuprof/npuprof/results"
 	"github.com/stretchr/testify/require"
 )
@@ -205,7 +205,7 @@ var brokenCases = []struct {
 		}
 		b.metric("hccl.total.count", 1)
 		// ...npuprof export, which keeps it, reads it and says what is wrong
-		p, err := parser.Load(context.Background(), filepath.Join(brokenDir, "communication-not-json"), parser.Options{})
+		p, err := gather.Models(context.Background(), filepath.Join(brokenDir, "communication-not-json"), gather.Options{})
 		require.NoError(b.t, err)
 		found := false
 		for _, w := range p.Ranks[0].Warnings {

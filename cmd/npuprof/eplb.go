@@ -12,8 +12,9 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/analysis/eplb"
+	"github.com/npuprof/npuprof/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -127,7 +128,7 @@ func eplbPlanRun(_ context.Context, io *streams, opts *eplbPlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return pipeline.WriteDeployment(w, p.plan) }); err != nil {
+	if err := writeOutput(io, opts.Output, func(w ioWriter) error { return expertload.WriteDeployment(w, p.plan) }); err != nil {
 		return err
 	}
 	sw := io.out
@@ -140,7 +141,10 @@ func eplbPlanRun(_ context.Context, io *streams, opts *eplbPlanOptions) error {
 
 // loadPlanLoads reads --experts and refuses loads a plan cannot use.
 func loadPlanLoads(opts *eplbPlanOptions) (*model.ExpertLoads, error) {
-	x, err := pipeline.LoadExperts(opts.Experts, opts.Stage)
+	x, err := expertload.Load(opts.Experts, expertload.Options{Stage: opts.Stage})
+	if errkind.Is(err, errkind.Input) {
+		return nil, errkind.Errorf(errkind.Usage, "--experts %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}

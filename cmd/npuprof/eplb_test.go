@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/analysis/eplb"
+	"github.com/npuprof/npuprof/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/expertload"
 	"github.com/npuprof/npuprof/results"
 )
 

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 )
 
 // servingOptions are the serving-context flags shared by analyze, report,
@@ -22,7 +22,14 @@ func (o *servingOptions) addFlags(f *pflag.FlagSet) {
 }
 
 // loadServing reads the serving context for a profile at path and attaches
-// it to res (pipeline.LoadServing).
+// it to res, with the note on the log found in the profile folder.
 func loadServing(res *analysis.Result, path string, o servingOptions) error {
-	return pipeline.LoadServing(res, path, pipeline.ServingOptions{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto})
+	c, note, err := vllmserve.ForProfile(path, vllmserve.Inputs{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto})
+	if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	if c != nil {
+		res.Serving = c
+	}
+	return err
 }

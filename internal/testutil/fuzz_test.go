@@ -93,8 +93,8 @@ func TestFuzzOnlyMatchesExactly(t *testing.T) {
 	}
 	for only, want := range map[string]string{
 		"FuzzRead":                      "./parser/traceview:FuzzRead\n",
-		"vllmserve:FuzzReadLog":         "./parser/vllmserve:FuzzReadLog\n",
-		"parser/expertload:FuzzReadLog": "./parser/expertload:FuzzReadLog\n",
+		"vllmserve:FuzzReadLog":         "./inputs/vllmserve:FuzzReadLog\n",
+		"inputs/expertload:FuzzReadLog": "./inputs/expertload:FuzzReadLog\n",
 		"FuzzReadDB FuzzRead":           "./parser/sqlitedb:FuzzReadDB\n./parser/traceview:FuzzRead\n",
 		"":                              strings.Join(targets, "\n") + "\n",
 	} {

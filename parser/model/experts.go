@@ -19,7 +19,7 @@ const (
 // ExpertLoads is the per-expert token load of one serving stage of an MoE
 // model, with whatever placement and logged imbalance came with it.
 // Profiling data has no per-expert counts (docs/formats.md#expert-loads); these come from
-// dumps, a user CSV or logs, read by package parser/expertload.
+// dumps, a user CSV or logs, read by package inputs/expertload.
 //
 // Tokens are routed token-expert pairs (a token sent to k experts counts k
 // times), summed over the collection window of the input.
@@ -183,7 +183,7 @@ func (d *Deployment) Uniform() bool {
 }
 
 // ExpertLog is one imbalance line found in a serving log. Kind names the
-// producer's line (see parser/expertload for the exact spellings) and Values
+// producer's line (see inputs/expertload for the exact spellings) and Values
 // holds its numbers under fixed keys: "mean", "max", "min" (the current
 // peak-to-average ratio of per-rank load, summarised over layers),
 // "updated_mean", "updated_max" (after the EPLB algorithm's new placement),

@@ -384,7 +384,7 @@ func (r *Rank) Intern(s string) Sym { return r.Syms.Intern(s) }
 
 // NeedsCommOps reports whether the analysis needs the rank's communication
 // ops (communication.json, or an export's comm_ops) even where it asks the
-// readers to skip them (parser.Options.SkipCommunication): always from a
+// readers to skip them (parser.Source.SkipCommunication): always from a
 // database (its CommAnalyzerTime table), for msprof's text output when no
 // other file gave the collectives, else also beside a rank without a
 // timeline (the analysis cross-checks them with kernel_details.csv). The

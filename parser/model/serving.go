@@ -2,7 +2,7 @@ package model
 
 // Serving is the serving context: serving.* metrics with their sources,
 // read from vLLM's server log and `vllm bench serve` results (package
-// parser/vllmserve builds it).
+// inputs/vllmserve builds it).
 //
 // From the server log (statistics lines of intervals with work, prompt or
 // generation throughput above 0; with several engines, per engine then

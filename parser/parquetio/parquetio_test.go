@@ -12,16 +12,16 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/npuprof/npuprof/pipeline/gather"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 )
 
 // roundTrip writes every rank of p and reads it back: the model must come
 // back equal, field for field.
-func roundTrip(t *testing.T, p *parser.Profile) {
+func roundTrip(t *testing.T, p *gather.Set[*model.Rank]) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range p.Ranks {
@@ -90,7 +90,7 @@ func TestRoundTripGenerated(t *testing.T) {
 	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
 	s.Ranks, s.Steps, s.CommJSON = 2, 2, true
 	dir, _ := testutil.Generate(t, s)
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	r := p.Ranks[0]
 	require.NotEmpty(t, r.Tasks)
@@ -121,7 +121,7 @@ func TestRoundTripLayouts(t *testing.T) {
 		dir := t.TempDir()
 		_, err := tracegen.GenerateLayout(dir, s, l)
 		require.NoError(t, err, l)
-		p, err := parser.Load(context.Background(), dir, parser.Options{})
+		p, err := gather.Models(context.Background(), dir, gather.Options{})
 		require.NoError(t, err, l)
 		require.NotEmpty(t, p.Ranks[0].Tasks, l)
 		roundTrip(t, p)
@@ -130,7 +130,7 @@ func TestRoundTripLayouts(t *testing.T) {
 
 func TestRoundTripSamples(t *testing.T) {
 	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
-	p, err := parser.Load(context.Background(), dir, parser.Options{})
+	p, err := gather.Models(context.Background(), dir, gather.Options{})
 	require.NoError(t, err)
 	roundTrip(t, p)
 }

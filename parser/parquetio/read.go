@@ -222,7 +222,7 @@ var classByName = func() map[string]model.TaskClass {
 // ReadOptions tunes ReadRank.
 type ReadOptions struct {
 	// SkipCommunication leaves comm_ops unread (Rank.Communication empty),
-	// as parser.Options.SkipCommunication leaves communication.json unread:
+	// as parser.Source.SkipCommunication leaves communication.json unread:
 	// no analysis pass reads it.
 	SkipCommunication bool
 	// SkipFramework leaves framework_ops and links unread
