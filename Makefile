@@ -81,7 +81,7 @@ FUZZ_TARGETS := \
 	./parser/expertload:FuzzReadDeployment \
 	./parser/expertload:FuzzReadLoadCSV \
 	./parser/expertload:FuzzReadLog \
-	./rules:FuzzParse \
+	./rules/rulefmt:FuzzParse \
 	./deploy:FuzzParseAndEdit \
 	./parser/vllmserve:FuzzReadLog \
 	./parser/msprof:FuzzReadTaskTime \

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/npuprof/npuprof/rules/rulefmt"
 )
 
 // DocSections returns the generated parts of docs/rules.md, by marker
@@ -11,7 +13,7 @@ import (
 func DocSections(set *Set) map[string]string {
 	var fn strings.Builder
 	fn.WriteString("| in an expression | meaning |\n|---|---|\n")
-	for _, f := range Functions {
+	for _, f := range rulefmt.Functions {
 		fmt.Fprintf(&fn, "| `%s` | %s |\n", f[0], f[1])
 	}
 	var bi strings.Builder
@@ -23,8 +25,8 @@ func DocSections(set *Set) map[string]string {
 			r.ID, strings.Join(strings.Fields(r.Why), " "), r.Severity, r.ID)
 	}
 	return map[string]string{
-		"metrics":   MetricTableMarkdown(),
-		"facts":     FactTableMarkdown(),
+		"metrics":   rulefmt.MetricTableMarkdown(),
+		"facts":     rulefmt.FactTableMarkdown(),
 		"functions": fn.String(),
 		"builtin":   strings.TrimRight(bi.String(), "\n") + "\n",
 		"versions":  VersionTableMarkdown(),

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/golden"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +19,7 @@ var update = golden.Update
 func TestDocsInSync(t *testing.T) {
 	for path, sections := range map[string]map[string]string{
 		"../docs/rules.md": DocSections(builtin(t)),
-		"../docs/json.md":  {"metrics": MetricTableMarkdown()},
+		"../docs/json.md":  {"metrics": rulefmt.MetricTableMarkdown()},
 	} {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)

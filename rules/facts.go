@@ -12,6 +12,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/vllmconf"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 )
 
 // FactSet holds the facts of one evaluation: from the profile, then the
@@ -48,19 +49,19 @@ func (f *FactSet) Set(name string, v any, source string) error {
 	}
 	d, ok := LookupFact(name)
 	if !ok {
-		return fmt.Errorf("unknown fact %q (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+		return fmt.Errorf("unknown fact %q (closest: %s)", name, strings.Join(rulefmt.Closest(name, rulefmt.FactNames(), 3), ", "))
 	}
 	okType := false
 	switch d.Type {
-	case FactInt:
+	case rulefmt.FactInt:
 		_, okType = v.(int)
-	case FactBool:
+	case rulefmt.FactBool:
 		_, okType = v.(bool)
-	case FactString:
+	case rulefmt.FactString:
 		_, okType = v.(string)
-	case FactInts:
+	case rulefmt.FactInts:
 		_, okType = v.([]int)
-	case FactFloat:
+	case rulefmt.FactFloat:
 		_, okType = v.(float64)
 	}
 	if !okType {
@@ -81,20 +82,20 @@ func (f *FactSet) SetString(kv, source string) error {
 	}
 	d, known := LookupFact(name)
 	if !known {
-		return fmt.Errorf("--fact %s: unknown fact (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+		return fmt.Errorf("--fact %s: unknown fact (closest: %s)", name, strings.Join(rulefmt.Closest(name, rulefmt.FactNames(), 3), ", "))
 	}
 	var v any
 	var err error
 	switch d.Type {
-	case FactInt:
+	case rulefmt.FactInt:
 		v, err = strconv.Atoi(raw)
-	case FactBool:
+	case rulefmt.FactBool:
 		v, err = strconv.ParseBool(raw)
-	case FactString:
+	case rulefmt.FactString:
 		v = raw
-	case FactFloat:
+	case rulefmt.FactFloat:
 		v, err = strconv.ParseFloat(raw, 64)
-	case FactInts:
+	case rulefmt.FactInts:
 		var l []int
 		for _, p := range strings.FieldsFunc(strings.Trim(raw, "[]"), func(r rune) bool { return r == ',' || r == ' ' }) {
 			n, e := strconv.Atoi(p)
@@ -345,7 +346,7 @@ func servingFacts(res *analysis.Result) []results.FactValue {
 		return nil
 	}
 	var out []results.FactValue
-	for _, d := range Facts {
+	for _, d := range rulefmt.Facts {
 		if !strings.HasPrefix(d.Name, "serving.") {
 			continue
 		}
@@ -362,7 +363,7 @@ func servingFacts(res *analysis.Result) []results.FactValue {
 // invalidFactText says why a fact value is refused and names the closest
 // valid value (only cudagraph_mode has a closed set of values).
 func invalidFactText(name, raw string) string {
-	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
+	closest := rulefmt.Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
 	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(vllmconf.CUDAGraphModes, ", "), closest[0])
 }
 

@@ -18,30 +18,6 @@ import (
 //go:embed builtin/versions/vllm-ascend.yaml
 var versionTableYAML []byte
 
-// VersionTableFile is where the table lives in the source tree.
-const VersionTableFile = "rules/builtin/versions/vllm-ascend.yaml"
-
-// Release is one vLLM-Ascend release of the version table. In expressions
-// (release("v0.13.0rc2")) its fields are version, date, vllm, cann, torch,
-// torch_npu, source and changes.
-type Release struct {
-	Version  string   `yaml:"version" expr:"version" json:"version"`
-	Date     string   `yaml:"date" expr:"date" json:"date"`
-	VLLM     string   `yaml:"vllm" expr:"vllm" json:"vllm"`
-	CANN     string   `yaml:"cann" expr:"cann" json:"cann"`
-	Torch    string   `yaml:"torch" expr:"torch" json:"torch"`
-	TorchNPU string   `yaml:"torch_npu" expr:"torch_npu" json:"torch_npu"`
-	Source   string   `yaml:"source" expr:"source" json:"source"`
-	Changes  []Change `yaml:"changes" expr:"changes" json:"changes,omitempty"`
-}
-
-// Change is a pull request of vLLM-Ascend that a release brought.
-type Change struct {
-	PR     int    `yaml:"pr" expr:"pr" json:"pr"`
-	What   string `yaml:"what" expr:"what" json:"what"`
-	Source string `yaml:"source" expr:"source" json:"source"`
-}
-
 var versionTable = sync.OnceValues(func() ([]Release, error) { return parseVersionTable(versionTableYAML) })
 
 // parseVersionTable reads the table: every release has a version that

@@ -1,8 +1,7 @@
-package rules
+package rulefmt
 
 import (
 	"bytes"
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,9 +21,6 @@ import (
 	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results"
 )
-
-//go:embed builtin/*.yaml builtin/zh/*.yaml
-var builtinFS embed.FS
 
 // Rule is a loaded, compiled rule.
 type Rule struct {
@@ -151,24 +147,46 @@ func (s *Set) Lookup(id string) *Rule {
 	return nil
 }
 
-// Load loads the built-in rules and the given rule files. All problems in
-// all files are reported together, as one errkind.Input list error
-// (errkind.Problems returns them, each with file:line:col).
-func Load(files ...string) (*Set, error) {
+// Builtin is a program's own rule files, embedded in it: every Dir/*.yaml
+// of FS, named Prefix+path in positions (rules/builtin/NAME.yaml), each
+// file's Chinese texts in Dir/zh/NAME (read on first use).
+type Builtin struct {
+	FS          fs.FS
+	Dir, Prefix string
+	// Eager compiles every expression and template at load, as a user's
+	// rule file is; else each is compiled on first use (an English run
+	// that fires few rules compiles few).
+	Eager bool
+}
+
+// Files returns the names of the built-in rule files, sorted.
+func (b *Builtin) Files() ([]string, error) {
+	entries, err := fs.Glob(b.FS, path.Join(b.Dir, "*.yaml"))
+	sort.Strings(entries)
+	return entries, err
+}
+
+// Load loads the built-in rules (b may be nil: none) and the given rule
+// files. All problems in all files are reported together, as one
+// errkind.Input list error (errkind.Problems returns them, each with
+// file:line:col).
+func Load(b *Builtin, files ...string) (*Set, error) {
 	set := &Set{}
 	var problems []string
-	entries, err := fs.Glob(builtinFS, "builtin/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(entries)
-	for _, e := range entries {
-		data, err := builtinFS.ReadFile(e)
+	if b != nil {
+		entries, err := b.Files()
 		if err != nil {
 			return nil, err
 		}
-		problems = append(problems, set.add("rules/"+e, data, true, true)...)
-		set.builtinTexts("rules/"+e, path.Join("builtin", lang.ZH, path.Base(e)))
+		for _, e := range entries {
+			data, err := fs.ReadFile(b.FS, e)
+			if err != nil {
+				return nil, err
+			}
+			problems = append(problems, set.add(b.Prefix+e, data, true, !b.Eager)...)
+			zh := path.Join(b.Dir, lang.ZH, path.Base(e))
+			set.lazyTexts(b.Prefix+e, b.Prefix+zh, func() ([]byte, error) { return fs.ReadFile(b.FS, zh) })
+		}
 	}
 	for _, f := range files {
 		if f == "" {
@@ -697,94 +715,11 @@ func (l *loader) position(n *yaml.Node, off int) (int, int) {
 	return n.Line, n.Column + off
 }
 
-// parseRange parses a version range: space-separated constraints such as
-// ">=v0.13.0rc2 <v0.25.1rc1".
-func parseRange(s string) ([][2]string, error) {
-	var out [][2]string
-	for _, part := range strings.Fields(s) {
-		op := ""
-		for _, o := range []string{">=", "<=", "==", ">", "<"} {
-			if strings.HasPrefix(part, o) {
-				op = o
-				break
-			}
-		}
-		if op == "" {
-			return nil, fmt.Errorf("%q: expected a constraint like >=v0.13.0rc2", part)
-		}
-		v := strings.TrimPrefix(part, op)
-		if _, err := parseVersion(v); err != nil {
-			return nil, err
-		}
-		out = append(out, [2]string{op, v})
+// kindList is the kinds as a rule file spells them, comma-separated.
+func kindList(kinds []fix.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
 	}
-	return out, nil
-}
-
-var reVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`)
-
-// parseVersion turns v0.13.0rc2 into comparable numbers; a release sorts
-// after its release candidates.
-func parseVersion(v string) ([4]int, error) {
-	m := reVersion.FindStringSubmatch(strings.TrimSpace(v))
-	if m == nil {
-		return [4]int{}, fmt.Errorf("version %q: expected vMAJOR.MINOR.PATCH[rcN]", v)
-	}
-	var out [4]int
-	for i := 1; i <= 3; i++ {
-		out[i-1], _ = strconv.Atoi(m[i])
-	}
-	out[3] = 1 << 20
-	if m[4] != "" {
-		out[3], _ = strconv.Atoi(m[4])
-	}
-	return out, nil
-}
-
-// CompareVersions returns -1, 0 or 1.
-func CompareVersions(a, b string) (int, error) {
-	x, err := parseVersion(a)
-	if err != nil {
-		return 0, err
-	}
-	y, err := parseVersion(b)
-	if err != nil {
-		return 0, err
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			if x[i] < y[i] {
-				return -1, nil
-			}
-			return 1, nil
-		}
-	}
-	return 0, nil
-}
-
-func inRange(v, rng string) (bool, error) {
-	cons, err := parseRange(rng)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range cons {
-		cmp, err := CompareVersions(v, c[1])
-		if err != nil {
-			return false, err
-		}
-		ok := map[string]bool{">=": cmp >= 0, "<=": cmp <= 0, "==": cmp == 0, ">": cmp > 0, "<": cmp < 0}[c[0]]
-		if !ok {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// Builtin returns the names of the embedded rule files.
-func Builtin() []string {
-	e, _ := fs.Glob(builtinFS, "builtin/*.yaml")
-	for i := range e {
-		e[i] = path.Base(e[i])
-	}
-	return e
+	return strings.Join(s, ", ")
 }

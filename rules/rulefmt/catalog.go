@@ -1,4 +1,4 @@
-package rules
+package rulefmt
 
 import (
 	"fmt"
@@ -155,7 +155,8 @@ func LookupFact(name string) (FactDoc, bool) {
 	return FactDoc{}, false
 }
 
-func factNames() []string {
+// FactNames are the catalog's fact names, in its order.
+func FactNames() []string {
 	out := make([]string, len(Facts))
 	for i, f := range Facts {
 		out[i] = f.Name
@@ -187,3 +188,12 @@ func FactTableMarkdown() string {
 	}
 	return b.String()
 }
+
+// PlanMetricStepTimeChangePct is the plan's predicted step-time change
+// (plan.step_time_change_pct, %), which a budget can gate on:
+// check --budget 'plan.step_time_change_pct >= -5' fails when the plan
+// predicts more than 5% shorter decode steps.
+const PlanMetricStepTimeChangePct = "plan.step_time_change_pct"
+
+// IsPlanMetric reports whether a budget's metric is the plan's.
+func IsPlanMetric(name string) bool { return name == PlanMetricStepTimeChangePct }
