@@ -361,7 +361,7 @@ func TestLoadErrors(t *testing.T) {
 		{"budget metric", "budgets:\n  - hccl.allgathr.time_us <= baseline * 1.05\n", `bad.yaml:2:5: budget: unknown metric "hccl.allgathr.time_us" (closest: hccl.allgather.time_us`},
 		{"budget form", "budgets:\n  - hccl.allgather.time_us is small\n", "expected METRIC OP EXPRESSION"},
 		{"baseline outside budget", "rules:\n  - id: a-b\n    title: t\n    when: baseline > 1\n    fix: f\n", "`baseline` is only defined in budgets"},
-		{"yaml syntax", "rules: [\n", "bad.yaml: "},
+		{"yaml syntax", "rules: [\n", "bad.yaml:1:8: a list opened with [ is not closed with ]"},
 		{"top key", "rule:\n  - id: a\n", `unknown key "rule"`},
 		{"duplicate id", "rules:\n  - {id: a-b, title: t, when: 'true', fix: f}\n  - {id: a-b, title: t, when: 'true', fix: f}\n", "id already defined at bad.yaml:2"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -373,10 +374,10 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) || err.Error() == "EOF" {
+		if errors.Is(err, io.EOF) {
 			return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
 		}
-		return []string{fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}
+		return []string{syntaxProblem(file, data, err)}
 	}
 	if len(doc.Content) == 0 {
 		return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
@@ -402,8 +403,6 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 	}
 	return l.problems
 }
-
-var errEOF = errors.New("EOF")
 
 // rule reads one rule: its id and severity, thresholds, applies_to, vars,
 // expressions and templates, evidence and edits. Nil when it had problems.

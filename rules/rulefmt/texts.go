@@ -88,7 +88,7 @@ func readTexts(zhFile string, read func() ([]byte, error), s *Set, file string) 
 	}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", zhFile, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, errors.New(syntaxProblem(zhFile, data, err))
 	}
 	l := &loader{file: zhFile}
 	tf := &textsFile{lines: strings.Split(string(data), "\n")}

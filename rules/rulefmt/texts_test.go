@@ -80,7 +80,7 @@ func TestBrokenTextsFileFailsTheRule(t *testing.T) {
 	for _, tc := range []struct{ data, problem string }{
 		{"my-rule:\n  titel: 空闲\n", `rules/builtin/zh/my.yaml:2:3: rule my-rule: zh: unknown key "titel"`},
 		{"other-rule:\n  title: 空闲\n", `rules/builtin/zh/my.yaml:1:1: texts of my.yaml: unknown key "other-rule"`},
-		{"my-rule: [\n", "rules/builtin/zh/my.yaml: "},
+		{"my-rule: [\n", "rules/builtin/zh/my.yaml:1:10: a list opened with [ is not closed with ]"},
 	} {
 		set.lazyTexts("rules/builtin/my.yaml", "rules/builtin/zh/my.yaml", func() ([]byte, error) { return []byte(tc.data), nil })
 		r := set.Rules[0]
