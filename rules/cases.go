@@ -3,11 +3,11 @@ package rules
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules/rulefmt"
 )
@@ -18,12 +18,26 @@ type CaseResult struct {
 	Case     *rulefmt.Case
 	Outcome  results.Outcome
 	Problems []string
+	// Where is the case's FILE:LINE.
+	Where string
+}
+
+// RunCaseFile parses the case file data (rulefmt.ParseCases: its problems
+// are an input error) and runs its cases, the rule writing in language l.
+func RunCaseFile(set *Set, file string, data []byte, l string) ([]CaseResult, error) {
+	cf, err := rulefmt.ParseCases(file, data)
+	if err != nil {
+		return nil, err
+	}
+	out, err := RunCases(set, cf, l)
+	return out, errkind.Wrap(errkind.Input, err)
 }
 
 // RunCases evaluates cf's rule, taken from set, on each case's inputs: an
 // analysis of Ranks ranks holding the case's metrics, and its facts as
-// --fact gives them. An error: the set has no such rule.
-func RunCases(set *Set, cf *rulefmt.CaseFile) ([]CaseResult, error) {
+// --fact gives them; the rule writes its texts in language l ("" is
+// English). An error: the set has no such rule.
+func RunCases(set *Set, cf *rulefmt.CaseFile, l string) ([]CaseResult, error) {
 	r := set.Lookup(cf.Rule)
 	if r == nil {
 		var ids []string
@@ -36,22 +50,19 @@ func RunCases(set *Set, cf *rulefmt.CaseFile) ([]CaseResult, error) {
 	out := make([]CaseResult, len(cf.Cases))
 	for i := range cf.Cases {
 		c := &cf.Cases[i]
-		out[i] = CaseResult{Case: c}
-		at := fmt.Sprintf("%s:%d: case %q", cf.File, c.Line, c.Name)
+		out[i] = CaseResult{Case: c, Where: fmt.Sprintf("%s:%d", cf.File, c.Line)}
 		facts, err := BuildFacts(caseResult(c), nil, c.Facts)
 		if err != nil {
-			out[i].Problems = []string{fmt.Sprintf("%s: %v", at, err)}
+			out[i].Problems = []string{err.Error()}
 			continue
 		}
-		rep := Evaluate(one, &Input{Result: caseResult(c), Facts: facts})
+		rep := Evaluate(one, &Input{Result: caseResult(c), Facts: facts, Lang: l})
 		out[i].Outcome = rep.Outcomes[0]
 		var f *results.Finding
 		if len(rep.Findings) > 0 {
 			f = &rep.Findings[0]
 		}
-		for _, p := range caseProblems(c.Expect, rep.Outcomes[0], f) {
-			out[i].Problems = append(out[i].Problems, at+": "+p)
-		}
+		out[i].Problems = caseProblems(c.Expect, rep.Outcomes[0], f)
 	}
 	return out, nil
 }
@@ -103,8 +114,20 @@ func caseProblems(e rulefmt.Expect, o results.Outcome, f *results.Finding) []str
 		p = append(p, fmt.Sprintf("saving %s µs, expected none", format(saving)))
 	case e.SavingUs != nil && !estimated:
 		p = append(p, fmt.Sprintf("no saving estimate, expected %s µs", format(*e.SavingUs)))
-	case e.SavingUs != nil && math.Abs(saving-*e.SavingUs) > 5e-4*math.Abs(*e.SavingUs)+1e-9:
+	case e.SavingUs != nil && !within(saving, *e.SavingUs, 5e-4):
 		p = append(p, fmt.Sprintf("saving %s µs, expected %s µs", format(saving), format(*e.SavingUs)))
 	}
 	return p
+}
+
+// within reports whether got is want to a relative tolerance tol.
+func within(got, want, tol float64) bool {
+	d, m := got-want, want
+	if d < 0 {
+		d = -d
+	}
+	if m < 0 {
+		m = -m
+	}
+	return d <= tol*m+1e-9
 }

@@ -40,12 +40,12 @@ func TestBuiltinRuleCases(t *testing.T) {
 	for _, f := range files {
 		cf := readCases(t, f)
 		require.Equal(t, strings.TrimSuffix(filepath.Base(f), ".yaml"), cf.Rule, "%s: the file is named by its rule's id", f)
-		got, err := RunCases(set, cf)
+		got, err := RunCases(set, cf, "")
 		require.NoError(t, err)
 		seen := map[string]bool{}
 		for _, cr := range got {
 			t.Run(cf.Rule+"/"+cr.Case.Name, func(t *testing.T) {
-				require.Empty(t, cr.Problems)
+				require.Empty(t, cr.Problems, "%s: case %q", cr.Where, cr.Case.Name)
 			})
 			seen[cr.Outcome.Status] = true
 		}
@@ -78,19 +78,20 @@ cases:
     expect: {status: clear}
 `))
 	require.NoError(t, err)
-	got, err := RunCases(builtin(t), cf)
+	got, err := RunCases(builtin(t), cf, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{`c.yaml:3: case "fires, expected clear": status fired, expected clear`}, got[0].Problems)
+	require.Equal(t, "c.yaml:3", got[0].Where)
+	require.Equal(t, []string{`status fired, expected clear`}, got[0].Problems)
 	require.Equal(t, []string{
-		`c.yaml:6: case "wrong finding": severity high, expected low`,
-		`c.yaml:6: case "wrong finding": title "The device is idle 30.0% of the profiled window (launch gaps: host bound)" does not say "step time"`,
-		`c.yaml:6: case "wrong finding": ranks [0], expected [1]`,
-		`c.yaml:6: case "wrong finding": saving 2000 µs, expected 2100 µs`,
+		`severity high, expected low`,
+		`title "The device is idle 30.0% of the profiled window (launch gaps: host bound)" does not say "step time"`,
+		`ranks [0], expected [1]`,
+		`saving 2000 µs, expected 2100 µs`,
 	}, got[1].Problems)
-	require.Equal(t, []string{`c.yaml:9: case "not measured": status not_evaluated (metric overlap.free.time_us unavailable: not measured on any rank), expected clear`}, got[2].Problems)
-	require.Equal(t, []string{`c.yaml:11: case "a fact the catalog refuses": --fact dp=-1: expected a finite int >= 0`}, got[3].Problems)
+	require.Equal(t, []string{`status not_evaluated (metric overlap.free.time_us unavailable: not measured on any rank), expected clear`}, got[2].Problems)
+	require.Equal(t, []string{`--fact dp=-1: expected a finite int >= 0`}, got[3].Problems)
 
 	cf.Rule = "host-bund"
-	_, err = RunCases(builtin(t), cf)
+	_, err = RunCases(builtin(t), cf, "")
 	require.EqualError(t, err, `c.yaml:1: no rule "host-bund" (closest: host-bound, comm-bound, host-bound-free)`)
 }

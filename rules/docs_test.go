@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/golden"
+	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules/rulefmt"
 	"github.com/stretchr/testify/require"
 )
@@ -39,4 +40,20 @@ func TestDocExampleLoads(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Load("../docs/examples/plan-rules.yaml")
 	require.NoError(t, err)
+}
+
+// The case file docs/rules.md shows ("Testing a rule") passes on the
+// worked example's rule.
+func TestDocExampleCases(t *testing.T) {
+	set, err := Load("../docs/examples/team-rules.yaml")
+	require.NoError(t, err)
+	data, err := os.ReadFile("../docs/examples/team-rules-cases.yaml")
+	require.NoError(t, err)
+	got, err := RunCaseFile(set, "team-rules-cases.yaml", data, "")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	for _, c := range got {
+		require.Empty(t, c.Problems, "%s: %s", c.Where, c.Case.Name)
+	}
+	require.Equal(t, []string{results.StatusFired, results.StatusClear}, []string{got[0].Outcome.Status, got[1].Outcome.Status})
 }

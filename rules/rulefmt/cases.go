@@ -1,10 +1,7 @@
 package rulefmt
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,11 +75,11 @@ var (
 func ParseCases(file string, data []byte) (*CaseFile, error) {
 	l := &loader{file: file, lines: strings.Split(string(data), "\n")}
 	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errkind.List(errkind.Input, []string{file + ": empty case file (expected rule: and cases:)"})
-		}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, errkind.List(errkind.Input, []string{syntaxProblem(file, data, err)})
+	}
+	if len(doc.Content) == 0 {
+		return nil, errkind.List(errkind.Input, []string{file + ": empty case file (expected rule: and cases:)"})
 	}
 	cf := &CaseFile{File: file}
 	top := l.mapping(doc.Content[0], "case file", caseFileKeys)

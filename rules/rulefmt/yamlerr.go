@@ -122,21 +122,29 @@ func unclosedQuote(text string) int {
 // or the end of the line after it), outside quotes, or -1.
 func lastColon(text string) int {
 	last := -1
+	unquoted(text, func(i int) {
+		if text[i] == ':' && (i+1 == len(text) || text[i+1] == ' ') {
+			last = i
+		}
+	})
+	return last
+}
+
+// unquoted calls f with the index of each byte of text outside quotes.
+func unquoted(text string, f func(i int)) {
 	var q byte
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
+		switch c := text[i]; {
 		case q != 0:
 			if c == q {
 				q = 0
 			}
 		case c == '"' || c == '\'':
 			q = c
-		case c == ':' && (i+1 == len(text) || text[i+1] == ' '):
-			last = i
+		default:
+			f(i)
 		}
 	}
-	return last
 }
 
 // flowOpen is the column of the first open on text, else col.
@@ -151,22 +159,16 @@ func flowOpen(text string, open byte, col int) int {
 // that the line does not close, or -1.
 func unclosedFlow(text string) int {
 	var open []int
-	var q byte
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case q != 0:
-			if c == q {
-				q = 0
-			}
-		case c == '"' || c == '\'':
-			q = c
-		case c == '[' || c == '{':
+	unquoted(text, func(i int) {
+		switch text[i] {
+		case '[', '{':
 			open = append(open, i)
-		case (c == ']' || c == '}') && len(open) > 0:
-			open = open[:len(open)-1]
+		case ']', '}':
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
 		}
-	}
+	})
 	if len(open) == 0 {
 		return -1
 	}
