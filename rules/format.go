@@ -13,18 +13,16 @@ import (
 // and templates, and their file:line:col errors) is package rulefmt; the
 // engine evaluates what it loads. These names are the engine's view of it.
 type (
-	Set           = rulefmt.Set
-	Rule          = rulefmt.Rule
-	Budget        = rulefmt.Budget
-	Expr          = rulefmt.Expr
-	Template      = rulefmt.Template
-	EvidenceSpec  = rulefmt.EvidenceSpec
-	EditSpec      = rulefmt.EditSpec
-	TransformSpec = rulefmt.TransformSpec
-	RefSpec       = rulefmt.RefSpec
-	Selection     = rulefmt.Selection
-	Release       = rulefmt.Release
-	Change        = rulefmt.Change
+	Set          = rulefmt.Set
+	Rule         = rulefmt.Rule
+	Budget       = rulefmt.Budget
+	Expr         = rulefmt.Expr
+	Template     = rulefmt.Template
+	EvidenceSpec = rulefmt.EvidenceSpec
+	EditSpec     = rulefmt.EditSpec
+	RefSpec      = rulefmt.RefSpec
+	Selection    = rulefmt.Selection
+	Release      = rulefmt.Release
 	// env is what expressions run in: the engine fills its functions; one
 	// whose input is not available returns an error wrapping
 	// errUnavailable, and the rule is then "not evaluated", with the

@@ -53,3 +53,15 @@ cases:
 	require.Equal(t, ExitUsage, code, errs)
 	require.Contains(t, errs, "rules test: expected CASES.yaml")
 }
+
+// A YAML typo in a --rules file is named at its own line and column, in
+// plain words (the YAML library named the line where the rule began, in
+// its own words: "line 2: did not find expected '-' indicator").
+func TestRulesFileTypoPosition(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("rules:\n  - id: team-x\n    title: x\n   when: \"true\"\n    fix: f\n"), 0o644))
+	code, _, errs := run("rules", "list", "--rules", file)
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, file+":4:4: this line is not indented as the list above it: align it with its siblings")
+	require.NotContains(t, errs, "did not find")
+}

@@ -46,7 +46,7 @@ type Rule struct {
 	Vars []Var
 	// Transforms are the fix as typed transforms of the decode-step
 	// timeline; Requires, Conflicts and Supersedes relate it to other
-	// rules' fixes; Needs are the versions it needs (rules/plan.go).
+	// rules' fixes; Needs are the versions it needs (plan.go).
 	Transforms                      []TransformSpec
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
