@@ -53,7 +53,8 @@ func RunCases(set *Set, cf *rulefmt.CaseFile, l string) ([]CaseResult, error) {
 		out[i] = CaseResult{Case: c, Where: fmt.Sprintf("%s:%d", cf.File, c.Line)}
 		facts, err := BuildFacts(caseResult(c), nil, c.Facts)
 		if err != nil {
-			out[i].Problems = []string{err.Error()}
+			// the facts are --fact values: say where they were given
+			out[i].Problems = []string{"facts: " + strings.TrimPrefix(err.Error(), "--fact ")}
 			continue
 		}
 		rep := Evaluate(one, &Input{Result: caseResult(c), Facts: facts, Lang: l})

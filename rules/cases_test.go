@@ -89,7 +89,7 @@ cases:
 		`saving 2000 µs, expected 2100 µs`,
 	}, got[1].Problems)
 	require.Equal(t, []string{`status not_evaluated (metric overlap.free.time_us unavailable: not measured on any rank), expected clear`}, got[2].Problems)
-	require.Equal(t, []string{`--fact dp=-1: expected a finite int >= 0`}, got[3].Problems)
+	require.Equal(t, []string{`facts: dp=-1: expected a finite int >= 0`}, got[3].Problems)
 
 	cf.Rule = "host-bund"
 	_, err = RunCases(builtin(t), cf, "")
