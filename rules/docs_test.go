@@ -6,7 +6,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/golden"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules/rulefmt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,12 +18,12 @@ var update = golden.Update
 // `go test ./rules -run TestDocs -update` after changing them.
 func TestDocsInSync(t *testing.T) {
 	for path, sections := range map[string]map[string]string{
-		"../docs/rules.md": DocSections(builtin(t)),
-		"../docs/json.md":  {"metrics": rulefmt.MetricTableMarkdown()},
+		"../docs/rules.md": docSections(builtin(t)),
+		"../docs/json.md":  {"metrics": metricTableMarkdown()},
 	} {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
-		want, err := UpdateDoc(string(b), sections)
+		want, err := updateDoc(string(b), sections)
 		require.NoError(t, err, path)
 		if *update {
 			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))

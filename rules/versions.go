@@ -3,7 +3,6 @@ package rules
 import (
 	_ "embed"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -148,24 +147,4 @@ func (st *state) changesSince(from, to string) (string, error) {
 		return st.msg(msgNoChanges), nil
 	}
 	return strings.Join(parts, st.msg(msgListSep)), nil
-}
-
-// VersionTableMarkdown renders the table for docs/rules.md.
-func VersionTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| vLLM-Ascend | date | vLLM | CANN | torch / torch_npu | changes rules name |\n|---|---|---|---|---|---|\n")
-	sources := map[string]bool{}
-	for _, r := range Releases() {
-		var ch []string
-		for _, c := range r.Changes {
-			ch = append(ch, fmt.Sprintf("#%d %s", c.PR, c.What))
-			sources[c.Source] = true
-		}
-		sources[r.Source] = true
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s | %s |\n", r.Version, r.Date, r.VLLM, r.CANN, r.Torch, r.TorchNPU, strings.Join(ch, "; "))
-	}
-	b.WriteString("\nSources: ")
-	b.WriteString(strings.Join(slices.Sorted(maps.Keys(sources)), "; "))
-	b.WriteString(".\n")
-	return b.String()
 }

@@ -1,9 +1,7 @@
 package rulefmt
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
 )
@@ -162,31 +160,6 @@ func FactNames() []string {
 		out[i] = f.Name
 	}
 	return out
-}
-
-// MetricTableMarkdown renders the metric table as docs/rules.md and
-// docs/json.md hold it.
-func MetricTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| metric | unit | scope | pass | meaning |\n|---|---|---|---|---|\n")
-	for _, m := range analysis.MetricTable() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", m.Name, m.Unit, m.Kind, m.Pass, m.Doc)
-	}
-	return b.String()
-}
-
-// FactTableMarkdown renders the fact catalog for docs/rules.md.
-func FactTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| fact | type | meaning | from |\n|---|---|---|---|\n")
-	for _, f := range Facts {
-		ref := "fact." + f.Name
-		if strings.Contains(f.Name, ".") {
-			ref = `fact["` + f.Name + `"]`
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", ref, f.Type, f.Doc, f.From)
-	}
-	return b.String()
 }
 
 // PlanMetricStepTimeChangePct is the plan's predicted step-time change
