@@ -538,7 +538,7 @@ func (st *state) addFactFuncs() {
 		return ok
 	}
 	st.env.HaveEnv = func() (bool, error) {
-		if len(facts.env) == 0 {
+		if !facts.HasEnv() {
 			return false, st.unavailable("no environment variables known: the profile has no profiler_metadata.json ENV_VARIABLES and no --deploy script was given")
 		}
 		return true, nil

@@ -77,3 +77,9 @@ func contains(s []string, v string) bool { return slices.Contains(s, v) }
 
 // VersionTableFile is where the version table lives in the source tree.
 const VersionTableFile = rulefmt.VersionTableFile
+
+// format renders a template value (rulefmt.Format).
+func format(v any) string { return rulefmt.Format(v) }
+
+// joinInts is join_ints (rulefmt.JoinInts).
+func joinInts(list any, sep string) (string, error) { return rulefmt.JoinInts(list, sep) }

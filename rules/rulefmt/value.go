@@ -1,4 +1,4 @@
-package rules
+package rulefmt
 
 import (
 	"fmt"
@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// format renders a template value for people.
-func format(v any) string {
+// Format renders a value as a template prints it ({{ expression }}):
+// numbers without trailing zeros (3 decimals at most), lists as 1,2,4.
+func Format(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -32,21 +33,21 @@ func format(v any) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		return s
 	case []int:
-		s, _ := joinInts(x, ",") // []int always joins
+		s, _ := JoinInts(x, ",") // []int always joins
 		return s
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = format(e)
+			parts[i] = Format(e)
 		}
 		return strings.Join(parts, ",")
 	}
 	return fmt.Sprint(v)
 }
 
-// joinInts joins a list of integers: []int (facts, ranks) or the []any
+// JoinInts joins a list of integers: []int (facts, ranks) or the []any
 // of numbers a list literal or filter() makes (whole floats allowed).
-func joinInts(list any, sep string) (string, error) {
+func JoinInts(list any, sep string) (string, error) {
 	v := reflect.ValueOf(list)
 	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
 		return "", fmt.Errorf("join_ints: expected a list of integers, found %T", list)
