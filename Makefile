@@ -99,7 +99,7 @@ FUZZ_TARGETS := \
 	./inputs/expertload:FuzzReadDeployment \
 	./inputs/expertload:FuzzReadLoadCSV \
 	./inputs/expertload:FuzzReadLog \
-	./rules:FuzzParse \
+	./rules/rulefmt:FuzzParse \
 	./deploy:FuzzParseAndEdit \
 	./inputs/vllmserve:FuzzReadLog \
 	./parser/msprof:FuzzReadTaskTime \

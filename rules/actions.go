@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"strings"
-
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/results"
 )
@@ -67,13 +65,4 @@ func editsScript(actions []fix.Action) bool {
 		}
 	}
 	return false
-}
-
-// kindList is the kinds as a rule file spells them, comma-separated.
-func kindList(kinds []fix.Kind) string {
-	s := make([]string, len(kinds))
-	for i, k := range kinds {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
 }

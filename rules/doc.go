@@ -1,4 +1,5 @@
 // Package rules maps analysis results to findings: the change to make and
-// what it is estimated to save. The findings, outcomes and plan it fills
-// are the results document's types (package results).
+// what it is estimated to save. It evaluates the rules package rulefmt
+// loads; the findings, outcomes and plan it fills are the results
+// document's types (package results).
 package rules

@@ -538,7 +538,7 @@ func (st *state) addFactFuncs() {
 		return ok
 	}
 	st.env.HaveEnv = func() (bool, error) {
-		if len(facts.env) == 0 {
+		if !facts.HasEnv() {
 			return false, st.unavailable("no environment variables known: the profile has no profiler_metadata.json ENV_VARIABLES and no --deploy script was given")
 		}
 		return true, nil
@@ -620,17 +620,17 @@ func (st *state) render(t *Template) (string, error) {
 	if t == nil {
 		return "", nil
 	}
-	parts, err := t.compiled()
+	parts, err := t.Parts()
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if p.expr == nil {
-			b.WriteString(p.text)
+		if p.Expr == nil {
+			b.WriteString(p.Text)
 			continue
 		}
-		v, err := st.run(p.expr)
+		v, err := st.run(p.Expr)
 		if err != nil {
 			return "", err
 		}
@@ -776,7 +776,7 @@ func (st *state) findingRanks(r *Rule, fd *results.Finding) *results.Outcome {
 func (st *state) findingEvidence(r *Rule, fd *results.Finding, savingNote string) *results.Outcome {
 	st.phase = results.UsedInText // evidence notes; evidence values record themselves
 	for _, es := range r.Evidence {
-		ev, err := st.evidence(es, r.noteIn(es, st.in.Lang))
+		ev, err := st.evidence(es, r.NoteIn(es, st.in.Lang))
 		if err != nil {
 			var ne *errNotEvaluated
 			if errors.As(err, &ne) {

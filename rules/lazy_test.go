@@ -1,14 +1,13 @@
 package rules
 
 import (
-	"io/fs"
-	"path"
 	"sync"
 	"testing"
+	"testing/fstest"
 
-	"github.com/expr-lang/expr"
-	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 
 	"github.com/stretchr/testify/require"
 )
@@ -17,97 +16,12 @@ import (
 // template at load time, as user rule files are.
 func builtinEager(t *testing.T) *Set {
 	t.Helper()
-	entries, err := fs.Glob(builtinFS, "builtin/*.yaml")
+	b := builtinRules
+	b.Eager = true
+	set, err := rulefmt.Load(&b)
 	require.NoError(t, err)
-	require.Len(t, entries, 15)
-	set := &Set{}
-	for _, e := range entries {
-		data, err := builtinFS.ReadFile(e)
-		require.NoError(t, err)
-		require.Empty(t, set.add("rules/"+e, data, true, false), "built-in rule file %s", e)
-		set.builtinTexts("rules/"+e, path.Join("builtin", lang.ZH, path.Base(e)))
-	}
+	require.Len(t, set.Rules, len(Builtin()), "one rule per built-in file")
 	return set
-}
-
-// compileAll compiles every expression and template of set that waits
-// for first use, and returns the errors and how many it compiled.
-func compileAll(set *Set) (errs []error, n int) {
-	ex := func(e *Expr) {
-		if e == nil {
-			return
-		}
-		n++
-		if _, err := e.Program(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	tm := func(tp *Template) {
-		if tp == nil {
-			return
-		}
-		n++
-		if _, err := tp.compiled(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, r := range set.Rules {
-		tm(r.Title)
-		ex(r.When)
-		ex(r.Saving)
-		ex(r.Ranks)
-		tm(r.Fix)
-		for _, e := range r.Evidence {
-			tm(e.Note)
-		}
-		for _, e := range r.Edits {
-			tm(e.Value)
-			ex(e.If)
-		}
-		zh, err := r.textsErr(lang.ZH)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if zh != nil {
-			tm(zh.Title)
-			tm(zh.Fix)
-			for _, n := range zh.Notes {
-				tm(n)
-			}
-		}
-	}
-	for _, b := range set.Budgets {
-		ex(b.Bound)
-	}
-	return errs, n
-}
-
-// Built-in rules compile their templates and expressions on first use, so
-// a broken one would only show when it fires; this test compiles every
-// one (each var on its own too) and fails on any error, so a broken
-// built-in rule fails `make test`.
-func TestBuiltinRulesCompileEagerly(t *testing.T) {
-	eager := builtinEager(t)
-	errs, n := compileAll(eager)
-	require.Empty(t, errs)
-	require.Greater(t, n, 50)
-
-	lazySet := builtin(t)
-	require.Len(t, lazySet.Rules, len(eager.Rules))
-	errs, m := compileAll(lazySet)
-	require.Empty(t, errs, "the deferred compile of a built-in rule failed")
-	require.Equal(t, n, m)
-	for i, r := range lazySet.Rules {
-		require.NotNil(t, r.When.lazy, "%s: when is compiled on first use", r.ID)
-		require.NotNil(t, r.Title.lazy, "%s: title is compiled on first use", r.ID)
-		require.Equal(t, eager.Rules[i].When.Metrics, r.When.Metrics, r.ID)
-		require.Equal(t, eager.Rules[i].When.Facts, r.When.Facts, r.ID)
-		pe, err := eager.Rules[i].When.Program()
-		require.NoError(t, err)
-		pl, err := r.When.Program()
-		require.NoError(t, err)
-		require.Equal(t, pe.Disassemble(), pl.Disassemble(), "%s: the same program compiled now or later", r.ID)
-	}
 }
 
 // Compiling on first use changes nothing in what rules report, and is safe
@@ -148,89 +62,18 @@ func TestLazyCompileErrorFailsTheRule(t *testing.T) {
     when: "true"
     fix: "nothing"
 `)
-	eager := &Set{}
-	problems := eager.add("rules/builtin/broken.yaml", src, true, false)
+	files := fstest.MapFS{"builtin/broken.yaml": {Data: src}}
+	_, err := rulefmt.Load(&rulefmt.Builtin{FS: files, Dir: "builtin", Prefix: "rules/", Eager: true})
+	problems := errkind.Problems(err)
 	require.Len(t, problems, 1)
 	require.Contains(t, problems[0], "rules/builtin/broken.yaml:3:")
 
-	lazySet := &Set{}
-	require.Empty(t, lazySet.add("rules/builtin/broken.yaml", src, true, true))
+	lazySet, err := rulefmt.Load(&rulefmt.Builtin{FS: files, Dir: "builtin", Prefix: "rules/"})
+	require.NoError(t, err)
 	rep := Evaluate(lazySet, &Input{Result: analyzed(t, "clean")})
 	require.Len(t, rep.Outcomes, 1)
 	require.Equal(t, results.StatusFailed, rep.Outcomes[0].Status)
 	require.Contains(t, rep.Outcomes[0].Reason, problems[0])
-}
-
-// compileExpr starts from a configuration built once; it must compile
-// exactly what expr.Compile compiles from the same options, for every
-// expression of the built-in rules, and fail with the same errors.
-func TestCompileExprIsExprCompile(t *testing.T) {
-	set := builtinEager(t)
-	budgets, err := Parse("budgets.yaml", []byte("budgets:\n  - \"hccl.allgather.time_us <= baseline * 1.05 + 2\"\n"))
-	require.NoError(t, err)
-	type one struct {
-		src        string
-		kind       resultKind
-		thresholds map[string]float64
-	}
-	var all []one
-	for _, r := range set.Rules {
-		c := &compiler{rule: r}
-		add := func(e *Expr, kind resultKind) {
-			if e != nil {
-				all = append(all, one{c.varPrefix(e.idents) + e.Source, kind, r.Thresholds})
-			}
-		}
-		tmpl := func(tp *Template) {
-			if tp == nil {
-				return
-			}
-			parts, err := tp.compiled()
-			require.NoError(t, err)
-			for _, p := range parts {
-				add(p.expr, kindAny)
-			}
-		}
-		for _, v := range r.Vars {
-			all = append(all, one{c.varPrefix(v.idents) + v.Source, kindAny, r.Thresholds})
-		}
-		add(r.When, kindBool)
-		add(r.Saving, kindFloat)
-		add(r.Ranks, kindAny)
-		tmpl(r.Title)
-		tmpl(r.Fix)
-		for _, e := range r.Evidence {
-			tmpl(e.Note)
-		}
-		for _, e := range r.Edits {
-			tmpl(e.Value)
-			add(e.If, kindBool)
-		}
-	}
-	add := budgets.Budgets[0].Bound
-	all = append(all, one{add.Source, kindFloat, nil})
-	require.Greater(t, len(all), 100)
-	for _, x := range all {
-		want, err := expr.Compile(x.src, exprOptions(x.kind, x.thresholds)...)
-		require.NoError(t, err, x.src)
-		got, err := compileExpr(x.src, x.kind, x.thresholds)
-		require.NoError(t, err, x.src)
-		require.Equal(t, want.Disassemble(), got.Disassemble(), x.src)
-	}
-	for _, bad := range []one{
-		{`metric("hccl.total.time_us") + "a"`, kindAny, nil},
-		{`us(1) > 2`, kindBool, nil},
-		{`pct(1)`, kindFloat, nil},
-		{`nosuch(1)`, kindAny, nil},
-		{`1 +`, kindAny, nil},
-		{`let a = threshold.x; a + "x"`, kindFloat, map[string]float64{"x": 1}},
-	} {
-		_, want := expr.Compile(bad.src, exprOptions(bad.kind, bad.thresholds)...)
-		_, got := compileExpr(bad.src, bad.kind, bad.thresholds)
-		require.Error(t, want, bad.src)
-		require.Error(t, got, bad.src)
-		require.Equal(t, want.Error(), got.Error(), bad.src)
-	}
 }
 
 // untimed is rep without the evaluation times, which differ run to run.

@@ -35,26 +35,3 @@ func BenchmarkLoadEvaluate(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkLoadBuiltinEager is loading the built-in rules compiling every
-// expression and template at load time, as a --rules file is loaded.
-func BenchmarkLoadBuiltinEager(b *testing.B) {
-	var files [][]byte
-	names := Builtin()
-	for _, n := range names {
-		data, err := builtinFS.ReadFile("builtin/" + n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		files = append(files, data)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		set := &Set{}
-		for i, data := range files {
-			if p := set.add("rules/builtin/"+names[i], data, true, false); len(p) > 0 {
-				b.Fatal(p)
-			}
-		}
-	}
-}

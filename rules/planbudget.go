@@ -5,16 +5,15 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 )
 
 // PlanMetricStepTimeChangePct is the plan's predicted step-time change
-// (plan.step_time_change_pct, %), which a budget can gate on:
-// check --budget 'plan.step_time_change_pct >= -5' fails when the plan
-// predicts more than 5% shorter decode steps.
-const PlanMetricStepTimeChangePct = "plan.step_time_change_pct"
+// (rulefmt.PlanMetricStepTimeChangePct).
+const PlanMetricStepTimeChangePct = rulefmt.PlanMetricStepTimeChangePct
 
 // IsPlanMetric reports whether a budget's metric is the plan's.
-func IsPlanMetric(name string) bool { return name == PlanMetricStepTimeChangePct }
+func IsPlanMetric(name string) bool { return rulefmt.IsPlanMetric(name) }
 
 // EvalPlanBudgets judges the budgets on the plan's metric once the plan is
 // built (package plan): a budget whose bound the plan's predicted change

@@ -3,7 +3,6 @@ package rules
 import (
 	_ "embed"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,30 +16,6 @@ import (
 //
 //go:embed builtin/versions/vllm-ascend.yaml
 var versionTableYAML []byte
-
-// VersionTableFile is where the table lives in the source tree.
-const VersionTableFile = "rules/builtin/versions/vllm-ascend.yaml"
-
-// Release is one vLLM-Ascend release of the version table. In expressions
-// (release("v0.13.0rc2")) its fields are version, date, vllm, cann, torch,
-// torch_npu, source and changes.
-type Release struct {
-	Version  string   `yaml:"version" expr:"version" json:"version"`
-	Date     string   `yaml:"date" expr:"date" json:"date"`
-	VLLM     string   `yaml:"vllm" expr:"vllm" json:"vllm"`
-	CANN     string   `yaml:"cann" expr:"cann" json:"cann"`
-	Torch    string   `yaml:"torch" expr:"torch" json:"torch"`
-	TorchNPU string   `yaml:"torch_npu" expr:"torch_npu" json:"torch_npu"`
-	Source   string   `yaml:"source" expr:"source" json:"source"`
-	Changes  []Change `yaml:"changes" expr:"changes" json:"changes,omitempty"`
-}
-
-// Change is a pull request of vLLM-Ascend that a release brought.
-type Change struct {
-	PR     int    `yaml:"pr" expr:"pr" json:"pr"`
-	What   string `yaml:"what" expr:"what" json:"what"`
-	Source string `yaml:"source" expr:"source" json:"source"`
-}
 
 var versionTable = sync.OnceValues(func() ([]Release, error) { return parseVersionTable(versionTableYAML) })
 
@@ -172,24 +147,4 @@ func (st *state) changesSince(from, to string) (string, error) {
 		return st.msg(msgNoChanges), nil
 	}
 	return strings.Join(parts, st.msg(msgListSep)), nil
-}
-
-// VersionTableMarkdown renders the table for docs/rules.md.
-func VersionTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| vLLM-Ascend | date | vLLM | CANN | torch / torch_npu | changes rules name |\n|---|---|---|---|---|---|\n")
-	sources := map[string]bool{}
-	for _, r := range Releases() {
-		var ch []string
-		for _, c := range r.Changes {
-			ch = append(ch, fmt.Sprintf("#%d %s", c.PR, c.What))
-			sources[c.Source] = true
-		}
-		sources[r.Source] = true
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s | %s |\n", r.Version, r.Date, r.VLLM, r.CANN, r.Torch, r.TorchNPU, strings.Join(ch, "; "))
-	}
-	b.WriteString("\nSources: ")
-	b.WriteString(strings.Join(slices.Sorted(maps.Keys(sources)), "; "))
-	b.WriteString(".\n")
-	return b.String()
 }

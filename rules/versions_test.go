@@ -108,15 +108,12 @@ vllm serve /models/Qwen3-235B-A22B --tensor-parallel-size 4
 	fs, err := BuildFacts(res, deployment(script), nil)
 	require.NoError(t, err)
 	get := func(n string) results.FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
-	require.Equal(t, fact("vllm_ascend_version", "v0.13.0rc1", "serve.sh:3 (pip list: vllm-ascend 0.13.0rc1)"), get("vllm_ascend_version"))
-	require.Equal(t, fact("vllm_version", "v0.13.0", "serve.sh:6 (vllm==0.13.0)"), get("vllm_version"))
+	require.Equal(t, results.FactValue{Name: "vllm_ascend_version", Value: "v0.13.0rc1", Source: "serve.sh:3 (pip list: vllm-ascend 0.13.0rc1)"}, get("vllm_ascend_version"))
+	require.Equal(t, results.FactValue{Name: "vllm_version", Value: "v0.13.0", Source: "serve.sh:6 (vllm==0.13.0)"}, get("vllm_version"))
 	// profiler_info wins: it is what ran
-	require.Equal(t, fact("cann_version", "8.1.RC1", "profile: rank 0 profiler_info"), get("cann_version"))
+	require.Equal(t, results.FactValue{Name: "cann_version", Value: "8.1.RC1", Source: "profile: rank 0 profiler_info"}, get("cann_version"))
 	require.Equal(t, "2.5.1.post1", get("torch_npu_version").Value)
-	var warned []string
-	for _, c := range fs.Conflicts() {
-		warned = append(warned, conflictText(c))
-	}
+	warned := fs.Warnings()
 	require.Contains(t, warned, "conflict: cann_version is 8.1.RC1 in the profile (profile: rank 0 profiler_info) but 8.3.RC2 in serve.sh:5 (CANN toolkit); the rules use 8.1.RC1, what ran")
 	require.Contains(t, warned, "conflict: torch_npu_version is 2.5.1.post1 in the profile (profile: rank 0 profiler_info) but 2.8.0 in serve.sh:4 (pip list: torch-npu 2.8.0); the rules use 2.5.1.post1, what ran")
 
@@ -127,6 +124,6 @@ vllm serve /models/Qwen3-235B-A22B --tensor-parallel-size 4
 	}
 	fs, err = BuildFacts(md, deployment(script), nil)
 	require.NoError(t, err)
-	require.Equal(t, fact("vllm_ascend_version", "v0.13.0rc2", "profile: rank 0 profiler_metadata.json vllm_ascend_version"), get("vllm_ascend_version"))
+	require.Equal(t, results.FactValue{Name: "vllm_ascend_version", Value: "v0.13.0rc2", Source: "profile: rank 0 profiler_metadata.json vllm_ascend_version"}, get("vllm_ascend_version"))
 	require.Equal(t, "8.5.0", get("cann_version").Value)
 }

@@ -171,7 +171,7 @@ are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
 		Args: cobra.NoArgs, // "rules nosuch" is an unknown command, not the help
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRulesListCmd(io), newRulesExplainCmd(io))
+	cmd.AddCommand(newRulesListCmd(io), newRulesExplainCmd(io), newRulesTestCmd(io))
 	return cmd
 }
 

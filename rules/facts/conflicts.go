@@ -1,4 +1,4 @@
-package rules
+package facts
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 )
 
 // observedFacts are the facts the profile measures (what ran): where the
@@ -24,18 +25,18 @@ func observedSource(src string) bool {
 // conflictText is a conflict as a warning.
 func conflictText(c results.Conflict) string {
 	return fmt.Sprintf("conflict: %s is %s in the profile (%s) but %s in %s; the rules use %s, what ran",
-		c.Fact, format(c.Profile), c.ProfileSource, format(c.Given), c.GivenSource, format(c.Used))
+		c.Fact, rulefmt.Format(c.Profile), c.ProfileSource, rulefmt.Format(c.Given), c.GivenSource, rulefmt.Format(c.Used))
 }
 
 // Conflicts are the facts the deployment script or --fact gave that the
 // profile contradicts (in the order found).
-func (f *FactSet) Conflicts() []results.Conflict { return f.conflicts }
+func (f *Set) Conflicts() []results.Conflict { return f.conflicts }
 
 // setGiven records a fact from the script or --fact, unless the profile
 // (or vLLM's own log) measured it with another value: then the profile's
 // value stays and the conflict is recorded (and warned about).
-func (f *FactSet) setGiven(name string, v any, source string) error {
-	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && format(prev.Value) != format(v) {
+func (f *Set) setGiven(name string, v any, source string) error {
+	if prev, ok := f.facts[name]; ok && observedSource(prev.Source) && slices.Contains(observedFacts, name) && rulefmt.Format(prev.Value) != rulefmt.Format(v) {
 		c := results.Conflict{Fact: name, Profile: prev.Value, ProfileSource: prev.Source, Given: v, GivenSource: source, Used: prev.Value}
 		f.conflicts = append(f.conflicts, c)
 		f.warnings = append(f.warnings, conflictText(c))
@@ -46,7 +47,7 @@ func (f *FactSet) setGiven(name string, v any, source string) error {
 
 // captureConflicts warns when the decode steps replayed graphs of a batch
 // the given capture sizes do not list.
-func (f *FactSet) captureConflicts(res *analysis.Result) {
+func (f *Set) captureConflicts(res *analysis.Result) {
 	cs, ok := f.facts["capture_sizes"]
 	if !ok || res == nil {
 		return
@@ -62,15 +63,15 @@ func (f *FactSet) captureConflicts(res *analysis.Result) {
 			Given: sizes, GivenSource: cs.Source}
 		f.conflicts = append(f.conflicts, c)
 		f.warnings = append(f.warnings, fmt.Sprintf("conflict: capture_sizes %s (%s) does not list the decode batch %g the profile replayed from a graph (rank %d); the rules use the profile's decode batch",
-			format(sizes), cs.Source, b, rr.Rank))
+			rulefmt.Format(sizes), cs.Source, b, rr.Rank))
 		return
 	}
 }
 
 // setOverride records a --fact NAME=VALUE through setGiven: it wins over
 // the script, not over what the profile measured (a conflict, warned).
-func (f *FactSet) setOverride(kv string) error {
-	tmp := NewFactSet()
+func (f *Set) setOverride(kv string) error {
+	tmp := NewSet()
 	if err := tmp.SetString(kv, "--fact "+kv); err != nil {
 		return err
 	}

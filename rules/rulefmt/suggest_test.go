@@ -1,4 +1,4 @@
-package rules
+package rulefmt
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestSuggest(t *testing.T) {
 // Every built-in rule has a summary: the SARIF description of a rule that
 // did not fire.
 func TestBuiltinSummaries(t *testing.T) {
-	set, err := Load()
+	set, err := Load(&testBuiltin)
 	require.NoError(t, err)
 	for _, r := range set.Rules {
 		require.NotEmpty(t, r.Summary, "built-in rule %s has no summary:", r.ID)

@@ -1,9 +1,7 @@
-package rules
+package rulefmt
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
 )
@@ -155,7 +153,8 @@ func LookupFact(name string) (FactDoc, bool) {
 	return FactDoc{}, false
 }
 
-func factNames() []string {
+// FactNames are the catalog's fact names, in its order.
+func FactNames() []string {
 	out := make([]string, len(Facts))
 	for i, f := range Facts {
 		out[i] = f.Name
@@ -163,27 +162,11 @@ func factNames() []string {
 	return out
 }
 
-// MetricTableMarkdown renders the metric table as docs/rules.md and
-// docs/json.md hold it.
-func MetricTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| metric | unit | scope | pass | meaning |\n|---|---|---|---|---|\n")
-	for _, m := range analysis.MetricTable() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", m.Name, m.Unit, m.Kind, m.Pass, m.Doc)
-	}
-	return b.String()
-}
+// PlanMetricStepTimeChangePct is the plan's predicted step-time change
+// (plan.step_time_change_pct, %), which a budget can gate on:
+// check --budget 'plan.step_time_change_pct >= -5' fails when the plan
+// predicts more than 5% shorter decode steps.
+const PlanMetricStepTimeChangePct = "plan.step_time_change_pct"
 
-// FactTableMarkdown renders the fact catalog for docs/rules.md.
-func FactTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| fact | type | meaning | from |\n|---|---|---|---|\n")
-	for _, f := range Facts {
-		ref := "fact." + f.Name
-		if strings.Contains(f.Name, ".") {
-			ref = `fact["` + f.Name + `"]`
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", ref, f.Type, f.Doc, f.From)
-	}
-	return b.String()
-}
+// IsPlanMetric reports whether a budget's metric is the plan's.
+func IsPlanMetric(name string) bool { return name == PlanMetricStepTimeChangePct }

@@ -1,4 +1,4 @@
-package rules
+package facts
 
 import (
 	"cmp"
@@ -12,11 +12,12 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/vllmconf"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules/rulefmt"
 )
 
-// FactSet holds the facts of one evaluation: from the profile, then the
+// Set holds the facts of one evaluation: from the profile, then the
 // deployment script, then --fact overrides (later sources win).
-type FactSet struct {
+type Set struct {
 	facts map[string]results.FactValue
 	env   map[string]results.FactValue
 	// warnings: values of the deployment script left unknown, and
@@ -28,16 +29,16 @@ type FactSet struct {
 // Warnings returns why values of the deployment script were ignored (an
 // unknown cudagraph_mode), each naming the file and line; those facts are
 // unknown.
-func (f *FactSet) Warnings() []string { return f.warnings }
+func (f *Set) Warnings() []string { return f.warnings }
 
-// NewFactSet returns an empty set.
-func NewFactSet() *FactSet {
-	return &FactSet{facts: map[string]results.FactValue{}, env: map[string]results.FactValue{}}
+// NewSet returns an empty set.
+func NewSet() *Set {
+	return &Set{facts: map[string]results.FactValue{}, env: map[string]results.FactValue{}}
 }
 
 // Set records a fact after checking its name and type against the catalog.
 // Names "env.NAME" record environment variables.
-func (f *FactSet) Set(name string, v any, source string) error {
+func (f *Set) Set(name string, v any, source string) error {
 	if env, ok := strings.CutPrefix(name, "env."); ok {
 		s, isStr := v.(string)
 		if !isStr {
@@ -46,21 +47,21 @@ func (f *FactSet) Set(name string, v any, source string) error {
 		f.env[env] = results.FactValue{Name: name, Value: s, Source: source}
 		return nil
 	}
-	d, ok := LookupFact(name)
+	d, ok := rulefmt.LookupFact(name)
 	if !ok {
-		return fmt.Errorf("unknown fact %q (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+		return fmt.Errorf("unknown fact %q (closest: %s)", name, strings.Join(rulefmt.Closest(name, rulefmt.FactNames(), 3), ", "))
 	}
 	okType := false
 	switch d.Type {
-	case FactInt:
+	case rulefmt.FactInt:
 		_, okType = v.(int)
-	case FactBool:
+	case rulefmt.FactBool:
 		_, okType = v.(bool)
-	case FactString:
+	case rulefmt.FactString:
 		_, okType = v.(string)
-	case FactInts:
+	case rulefmt.FactInts:
 		_, okType = v.([]int)
-	case FactFloat:
+	case rulefmt.FactFloat:
 		_, okType = v.(float64)
 	}
 	if !okType {
@@ -71,7 +72,7 @@ func (f *FactSet) Set(name string, v any, source string) error {
 }
 
 // SetString parses a --fact key=value override.
-func (f *FactSet) SetString(kv, source string) error {
+func (f *Set) SetString(kv, source string) error {
 	name, raw, ok := strings.Cut(kv, "=")
 	if !ok || name == "" {
 		return fmt.Errorf("--fact %q: expected NAME=VALUE (e.g. concurrency=25)", kv)
@@ -79,22 +80,22 @@ func (f *FactSet) SetString(kv, source string) error {
 	if strings.HasPrefix(name, "env.") {
 		return f.Set(name, raw, source)
 	}
-	d, known := LookupFact(name)
+	d, known := rulefmt.LookupFact(name)
 	if !known {
-		return fmt.Errorf("--fact %s: unknown fact (closest: %s)", name, strings.Join(Closest(name, factNames(), 3), ", "))
+		return fmt.Errorf("--fact %s: unknown fact (closest: %s)", name, strings.Join(rulefmt.Closest(name, rulefmt.FactNames(), 3), ", "))
 	}
 	var v any
 	var err error
 	switch d.Type {
-	case FactInt:
+	case rulefmt.FactInt:
 		v, err = strconv.Atoi(raw)
-	case FactBool:
+	case rulefmt.FactBool:
 		v, err = strconv.ParseBool(raw)
-	case FactString:
+	case rulefmt.FactString:
 		v = raw
-	case FactFloat:
+	case rulefmt.FactFloat:
 		v, err = strconv.ParseFloat(raw, 64)
-	case FactInts:
+	case rulefmt.FactInts:
 		var l []int
 		for _, p := range strings.FieldsFunc(strings.Trim(raw, "[]"), func(r rune) bool { return r == ',' || r == ' ' }) {
 			n, e := strconv.Atoi(p)
@@ -119,7 +120,7 @@ func (f *FactSet) SetString(kv, source string) error {
 	// failing the rules that read them (exit 3)
 	switch name {
 	case "vllm_ascend_version":
-		if _, err := parseVersion(raw); err != nil {
+		if _, err := rulefmt.ParseVersion(raw); err != nil {
 			return fmt.Errorf("--fact %s=%s: %v", name, raw, err)
 		}
 	case "phase":
@@ -162,13 +163,13 @@ func negativeOrNotFinite(v any) bool {
 }
 
 // Get returns a fact.
-func (f *FactSet) Get(name string) (results.FactValue, bool) {
+func (f *Set) Get(name string) (results.FactValue, bool) {
 	v, ok := f.facts[name]
 	return v, ok
 }
 
 // Env returns an environment variable and whether it was seen.
-func (f *FactSet) Env(name string) (string, bool) {
+func (f *Set) Env(name string) (string, bool) {
 	v, ok := f.env[name]
 	if !ok {
 		return "", false
@@ -176,8 +177,11 @@ func (f *FactSet) Env(name string) (string, bool) {
 	return v.Value.(string), true
 }
 
+// HasEnv reports whether any environment variable is known.
+func (f *Set) HasEnv() bool { return len(f.env) > 0 }
+
 // List returns every fact, sorted by name (env.* last).
-func (f *FactSet) List() []results.FactValue {
+func (f *Set) List() []results.FactValue {
 	var out []results.FactValue
 	for _, v := range f.facts {
 		out = append(out, v)
@@ -221,11 +225,11 @@ func NewDeployment[F ~struct {
 	return d
 }
 
-// BuildFacts assembles the facts: inferred from the profile, then the
+// Build assembles the facts: inferred from the profile, then the
 // deployment script (nil: none), then --fact overrides.
-func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*FactSet, error) {
-	fs := NewFactSet()
-	for _, v := range InferFacts(res) {
+func Build(res *analysis.Result, script *Deployment, overrides []string) (*Set, error) {
+	fs := NewSet()
+	for _, v := range Infer(res) {
 		if err := fs.Set(v.Name, v.Value, v.Source); err != nil {
 			return nil, fmt.Errorf("internal error: inferred %v", err)
 		}
@@ -255,11 +259,11 @@ func BuildFacts(res *analysis.Result, script *Deployment, overrides []string) (*
 	return fs, nil
 }
 
-// InferFacts derives what the profile itself says about the deployment:
+// Infer derives what the profile itself says about the deployment:
 // group sizes from parallel_group_info, expert parallel from the ep group,
 // FLASHCOMM1 from the collectives of one MoE layer, the phase from the
 // decode batch, and environment variables from profiler_metadata.json.
-func InferFacts(res *analysis.Result) []results.FactValue {
+func Infer(res *analysis.Result) []results.FactValue {
 	var out []results.FactValue
 	if res == nil {
 		return out
@@ -349,7 +353,7 @@ func servingFacts(res *analysis.Result) []results.FactValue {
 		return nil
 	}
 	var out []results.FactValue
-	for _, d := range Facts {
+	for _, d := range rulefmt.Facts {
 		if !strings.HasPrefix(d.Name, "serving.") {
 			continue
 		}
@@ -366,7 +370,7 @@ func servingFacts(res *analysis.Result) []results.FactValue {
 // invalidFactText says why a fact value is refused and names the closest
 // valid value (only cudagraph_mode has a closed set of values).
 func invalidFactText(name, raw string) string {
-	closest := Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
+	closest := rulefmt.Closest(strings.ToUpper(strings.TrimSpace(raw)), vllmconf.CUDAGraphModes, 1)
 	return fmt.Sprintf("%s %q is not a vLLM CUDAGraphMode (%s); closest: %s", name, raw, strings.Join(vllmconf.CUDAGraphModes, ", "), closest[0])
 }
 
@@ -403,7 +407,7 @@ func versionFacts(res *analysis.Result) []results.FactValue {
 			}
 		}
 		if name == "vllm_ascend_version" && val != "" {
-			if _, err := parseVersion(val); err != nil {
+			if _, err := rulefmt.ParseVersion(val); err != nil {
 				continue // not a version the rules can compare
 			}
 		}

@@ -1,10 +1,10 @@
-package rules
+package rulefmt
 
 import (
 	"bytes"
-	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -23,152 +23,46 @@ import (
 	"github.com/npuprof/npuprof/results"
 )
 
-//go:embed builtin/*.yaml builtin/zh/*.yaml
-var builtinFS embed.FS
-
-// Rule is a loaded, compiled rule.
-type Rule struct {
-	ID string
-	// Summary is the rule's title without numbers ("Cumsum kernels in the
-	// MoE routing path"), for lists and SARIF descriptions; "" when the
-	// file gives none.
-	Summary    string
-	Title      *Template
-	Severity   string // high, medium, low, info, or auto
-	AppliesTo  AppliesTo
-	When       *Expr
-	Saving     *Expr // nil: no estimate
-	Ranks      *Expr // nil: every rank
-	Evidence   []EvidenceSpec
-	Fix        *Template
-	Edits      []EditSpec
-	Docs       string
-	Why        string
-	Thresholds map[string]float64
-	// Vars are named expressions, usable by name in every other expression.
-	Vars []Var
-	// Transforms are the fix as typed transforms of the decode-step
-	// timeline; Requires, Conflicts and Supersedes relate it to other
-	// rules' fixes; Needs are the versions it needs (rules/plan.go).
-	Transforms                      []TransformSpec
-	Requires, Conflicts, Supersedes []RefSpec
-	Needs                           []NeedSpec
-	// Patches are code changes --source turns into diffs.
-	Patches []results.PatchSpec
-	// File and Line locate the rule (its id) for errors and SARIF.
-	File string
-	Line int
-	// Builtin: embedded in npuprof.
-	Builtin bool
-	// zh are the rule's Chinese texts (its zh: block), nil when it gives
-	// none; a text the block leaves out is the English one. A built-in
-	// rule's are in builtin/zh/FILE, read on first use (zhLazy): an
-	// English run does not decode them.
-	zh     *Texts
-	zhLazy *lazy[*Texts]
+// Builtin is a program's own rule files, embedded in it: every Dir/*.yaml
+// of FS, named Prefix+path in positions (rules/builtin/NAME.yaml), each
+// file's Chinese texts in Dir/zh/NAME (read on first use).
+type Builtin struct {
+	FS          fs.FS
+	Dir, Prefix string
+	// Eager compiles every expression and template at load, as a user's
+	// rule file is; else each is compiled on first use (an English run
+	// that fires few rules compiles few).
+	Eager bool
 }
 
-// Texts are a rule's texts in another language than English: the same
-// fields, templated exactly like the English ones (the same vars,
-// thresholds, facts and functions).
-type Texts struct {
-	Summary, Why string
-	Title, Fix   *Template
-	// Notes are the evidence notes, by the evidence item's metric.
-	Notes map[string]*Template
+// Files returns the names of the built-in rule files, sorted.
+func (b *Builtin) Files() ([]string, error) {
+	entries, err := fs.Glob(b.FS, path.Join(b.Dir, "*.yaml"))
+	sort.Strings(entries)
+	return entries, err
 }
 
-// Var is a named expression of a rule.
-type Var struct {
-	Name   string
-	Source string
-	node   *yaml.Node
-	idents []string // the identifiers Source names (the vars it uses)
-}
-
-// AppliesTo restricts a rule to deployments; an unknown fact never
-// excludes a rule.
-type AppliesTo struct {
-	// VllmAscend is a version range such as ">=v0.13.0rc2 <v0.25.1rc1".
-	VllmAscend string
-	Phase      []string
-	// Workload lists the workloads (vllm, training, unknown) the rule is
-	// for; a rule without it applies to every workload.
-	Workload []string
-	// ModelFamily matches fact.model case-insensitively by substring.
-	ModelFamily []string
-	// Dispatcher lists the MoE dispatcher paths (fact moe.dispatcher:
-	// allgather, mc2, fused_mc2, alltoall) the rule covers; none: every path.
-	Dispatcher []string
-}
-
-// EvidenceSpec is one measured number a finding shows.
-type EvidenceSpec struct {
-	Metric string
-	// Of is mean (default), max, min, sum or each (one entry per rank).
-	Of   string
-	Note *Template
-}
-
-// EditSpec is a deployment-script change, rendered when the rule fires.
-type EditSpec struct {
-	Op     string
-	Name   string
-	Value  *Template
-	Create bool
-	If     *Expr
-}
-
-// Budget is a baseline budget such as "hccl.allgather.time_us <= baseline * 1.05".
-type Budget struct {
-	ID       string
-	Metric   string
-	Op       string
-	Bound    *Expr // float64, with `baseline` bound to the saved value
-	Text     string
-	Severity string
-	File     string
-	Line     int
-}
-
-// Set is every loaded rule and budget.
-type Set struct {
-	Rules   []*Rule
-	Budgets []*Budget
-	// disabled: the rules and budgets a Selection switched off, with why
-	disabled map[string]string
-	// selections of the rule files, applied once every file is loaded
-	pending []Selection
-}
-
-// Lookup returns the rule with id.
-func (s *Set) Lookup(id string) *Rule {
-	for _, r := range s.Rules {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
-
-// Load loads the built-in rules and the given rule files. All problems in
-// all files are reported together, as one errkind.Input list error
-// (errkind.Problems returns them, each with file:line:col).
-func Load(files ...string) (*Set, error) {
+// Load loads the built-in rules (b may be nil: none) and the given rule
+// files. All problems in all files are reported together, as one
+// errkind.Input list error (errkind.Problems returns them, each with
+// file:line:col).
+func Load(b *Builtin, files ...string) (*Set, error) {
 	set := &Set{}
 	var problems []string
-	entries, err := fs.Glob(builtinFS, "builtin/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(entries)
-	for _, e := range entries {
-		data, err := builtinFS.ReadFile(e)
+	if b != nil {
+		entries, err := b.Files()
 		if err != nil {
 			return nil, err
 		}
-		problems = append(problems, set.add("rules/"+e, data, true, true)...)
-		set.builtinTexts("rules/"+e, path.Join("builtin", lang.ZH, path.Base(e)))
+		for _, e := range entries {
+			data, err := fs.ReadFile(b.FS, e)
+			if err != nil {
+				return nil, err
+			}
+			problems = append(problems, set.add(b.Prefix+e, data, true, !b.Eager)...)
+			zh := path.Join(b.Dir, lang.ZH, path.Base(e))
+			set.lazyTexts(b.Prefix+e, b.Prefix+zh, func() ([]byte, error) { return fs.ReadFile(b.FS, zh) })
+		}
 	}
 	for _, f := range files {
 		if f == "" {
@@ -355,10 +249,10 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) || err.Error() == "EOF" {
+		if errors.Is(err, io.EOF) {
 			return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
 		}
-		return []string{fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}
+		return []string{syntaxProblem(file, data, err)}
 	}
 	if len(doc.Content) == 0 {
 		return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
@@ -384,8 +278,6 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 	}
 	return l.problems
 }
-
-var errEOF = errors.New("EOF")
 
 // rule reads one rule: its id and severity, thresholds, applies_to, vars,
 // expressions and templates, evidence and edits. Nil when it had problems.
@@ -697,94 +589,11 @@ func (l *loader) position(n *yaml.Node, off int) (int, int) {
 	return n.Line, n.Column + off
 }
 
-// parseRange parses a version range: space-separated constraints such as
-// ">=v0.13.0rc2 <v0.25.1rc1".
-func parseRange(s string) ([][2]string, error) {
-	var out [][2]string
-	for _, part := range strings.Fields(s) {
-		op := ""
-		for _, o := range []string{">=", "<=", "==", ">", "<"} {
-			if strings.HasPrefix(part, o) {
-				op = o
-				break
-			}
-		}
-		if op == "" {
-			return nil, fmt.Errorf("%q: expected a constraint like >=v0.13.0rc2", part)
-		}
-		v := strings.TrimPrefix(part, op)
-		if _, err := parseVersion(v); err != nil {
-			return nil, err
-		}
-		out = append(out, [2]string{op, v})
+// kindList is the kinds as a rule file spells them, comma-separated.
+func kindList(kinds []fix.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
 	}
-	return out, nil
-}
-
-var reVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`)
-
-// parseVersion turns v0.13.0rc2 into comparable numbers; a release sorts
-// after its release candidates.
-func parseVersion(v string) ([4]int, error) {
-	m := reVersion.FindStringSubmatch(strings.TrimSpace(v))
-	if m == nil {
-		return [4]int{}, fmt.Errorf("version %q: expected vMAJOR.MINOR.PATCH[rcN]", v)
-	}
-	var out [4]int
-	for i := 1; i <= 3; i++ {
-		out[i-1], _ = strconv.Atoi(m[i])
-	}
-	out[3] = 1 << 20
-	if m[4] != "" {
-		out[3], _ = strconv.Atoi(m[4])
-	}
-	return out, nil
-}
-
-// CompareVersions returns -1, 0 or 1.
-func CompareVersions(a, b string) (int, error) {
-	x, err := parseVersion(a)
-	if err != nil {
-		return 0, err
-	}
-	y, err := parseVersion(b)
-	if err != nil {
-		return 0, err
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			if x[i] < y[i] {
-				return -1, nil
-			}
-			return 1, nil
-		}
-	}
-	return 0, nil
-}
-
-func inRange(v, rng string) (bool, error) {
-	cons, err := parseRange(rng)
-	if err != nil {
-		return false, err
-	}
-	for _, c := range cons {
-		cmp, err := CompareVersions(v, c[1])
-		if err != nil {
-			return false, err
-		}
-		ok := map[string]bool{">=": cmp >= 0, "<=": cmp <= 0, "==": cmp == 0, ">": cmp > 0, "<": cmp < 0}[c[0]]
-		if !ok {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// Builtin returns the names of the embedded rule files.
-func Builtin() []string {
-	e, _ := fs.Glob(builtinFS, "builtin/*.yaml")
-	for i := range e {
-		e[i] = path.Base(e[i])
-	}
-	return e
+	return strings.Join(s, ", ")
 }

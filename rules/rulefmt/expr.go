@@ -1,12 +1,9 @@
-package rules
+package rulefmt
 
 import (
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -48,13 +45,13 @@ func (e *Expr) Program() (*vm.Program, error) {
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
 	Source string
-	parts  []tmplPart
-	lazy   *lazy[[]tmplPart] // a built-in rule's: compiled on first use
+	parts  []Part
+	lazy   *lazy[[]Part] // a built-in rule's: compiled on first use
 }
 
-// compiled returns the template's parts, compiling them on first use for
-// a built-in rule.
-func (t *Template) compiled() ([]tmplPart, error) {
+// Parts returns the template's parts, compiling them on first use for a
+// built-in rule.
+func (t *Template) Parts() ([]Part, error) {
 	if t.lazy != nil {
 		return t.lazy.get()
 	}
@@ -91,9 +88,11 @@ func (c *compiler) deferred() (*compiler, func() error) {
 	}
 }
 
-type tmplPart struct {
-	text string
-	expr *Expr
+// Part is a piece of a template: Text as written, or (Expr non-nil) an
+// expression whose value is rendered.
+type Part struct {
+	Text string
+	Expr *Expr
 }
 
 type resultKind int
@@ -104,11 +103,10 @@ const (
 	kindFloat
 )
 
-// env is the typed environment expressions are checked against and run
-// in. Functions read the evaluation state; an input that is not available
-// returns an error wrapping errUnavailable, and the rule is then "not
-// evaluated", with the reason.
-type env struct {
+// Env is the typed environment expressions are checked against and the
+// engine runs them in: the functions of the rule language, with their
+// signatures; the engine fills them with its evaluation state.
+type Env struct {
 	Metric         func(string) (float64, error)        `expr:"metric"`
 	MeanRanks      func(string) (float64, error)        `expr:"mean_ranks"`
 	SumRanks       func(string) (float64, error)        `expr:"sum_ranks"`
@@ -160,8 +158,6 @@ var metricFuncs = map[string]bool{
 	"metric": true, "mean_ranks": true, "sum_ranks": true, "max_ranks": true, "min_ranks": true,
 	"count": true, "max_rank": true, "rank_metric": true, "has": true, "ranks_above": true, "baseline_metric": true, "per_step": true,
 }
-
-var errUnavailable = errors.New("input unavailable")
 
 // Functions documents the expression functions (for docs/rules.md and
 // `rules explain`).
@@ -242,7 +238,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 			if isID && id.Value == "known" && len(x.Arguments) == 1 {
 				if s, isStr := x.Arguments[0].(*ast.StringNode); isStr {
 					if _, known := LookupFact(s.Value); !known {
-						c.errAt(n, off+s.Location().From, "%s: unknown fact %q (closest: %s)", field, s.Value, strings.Join(Closest(s.Value, factNames(), 3), ", "))
+						c.errAt(n, off+s.Location().From, "%s: unknown fact %q (closest: %s)", field, s.Value, strings.Join(Closest(s.Value, FactNames(), 3), ", "))
 						ok = false
 					}
 				}
@@ -274,7 +270,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 			switch id.Value {
 			case "fact":
 				if _, known := LookupFact(p.Value); !known {
-					c.errAt(n, off+p.Location().From, "%s: unknown fact %q (closest: %s)", field, p.Value, strings.Join(Closest(p.Value, factNames(), 3), ", "))
+					c.errAt(n, off+p.Location().From, "%s: unknown fact %q (closest: %s)", field, p.Value, strings.Join(Closest(p.Value, FactNames(), 3), ", "))
 					ok = false
 				} else if !contains(e.Facts, p.Value) {
 					e.Facts = append(e.Facts, p.Value)
@@ -346,7 +342,7 @@ func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, f
 // program (TestCompileExprIsExprCompile).
 func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
 	texts := map[*ast.BinaryNode]opText{}
-	opts := []expr.Option{expr.Env(env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
+	opts := []expr.Option{expr.Env(Env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
 		expr.Patch(&checkArith{texts})}
 	switch kind {
 	case kindBool:
@@ -374,7 +370,7 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 	defer shared.mu.Unlock()
 	if shared.conf == nil {
 		shared.conf = conf.CreateNew()
-		expr.Env(env{})(shared.conf)
+		expr.Env(Env{})(shared.conf)
 	}
 	cfg := *shared.conf // the tables are shared, read-only
 	cfg.Visitors = nil
@@ -446,8 +442,8 @@ func (c *compiler) template(n *yaml.Node, field string) *Template {
 	}
 	if c.lazy {
 		cc, problems := c.deferred()
-		return &Template{Source: n.Value, lazy: &lazy[[]tmplPart]{build: func() ([]tmplPart, error) {
-			var parts []tmplPart
+		return &Template{Source: n.Value, lazy: &lazy[[]Part]{build: func() ([]Part, error) {
+			var parts []Part
 			if t := cc.template(n, field); t != nil {
 				parts = t.parts
 			}
@@ -460,7 +456,7 @@ func (c *compiler) template(n *yaml.Node, field string) *Template {
 	for {
 		i := strings.Index(src, "{{")
 		if i < 0 {
-			t.parts = append(t.parts, tmplPart{text: src})
+			t.parts = append(t.parts, Part{Text: src})
 			break
 		}
 		j := strings.Index(src[i:], "}}")
@@ -468,14 +464,14 @@ func (c *compiler) template(n *yaml.Node, field string) *Template {
 			c.errAt(n, runeOff+len([]rune(src[:i])), "%s: {{ without }}", field)
 			return nil
 		}
-		t.parts = append(t.parts, tmplPart{text: src[:i]})
+		t.parts = append(t.parts, Part{Text: src[:i]})
 		inner := src[i+2 : i+j]
 		start := runeOff + len([]rune(src[:i+2]))
 		e := c.exprAt(n, inner, start, field, kindAny)
 		if e == nil {
 			return nil
 		}
-		t.parts = append(t.parts, tmplPart{expr: e})
+		t.parts = append(t.parts, Part{Expr: e})
 		runeOff = start + len([]rune(inner)) + 2
 		src = src[i+j+2:]
 	}
@@ -510,67 +506,4 @@ func (p *patcher) Visit(node *ast.Node) {
 			ast.Patch(node, &ast.FloatNode{Value: v})
 		}
 	}
-}
-
-// format renders a template value for people.
-func format(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Sprint(x)
-		}
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.FormatInt(int64(x), 10)
-		}
-		s := strconv.FormatFloat(x, 'f', 3, 64)
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-		return s
-	case []int:
-		s, _ := joinInts(x, ",") // []int always joins
-		return s
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = format(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return fmt.Sprint(v)
-}
-
-// joinInts joins a list of integers: []int (facts, ranks) or the []any
-// of numbers a list literal or filter() makes (whole floats allowed).
-func joinInts(list any, sep string) (string, error) {
-	v := reflect.ValueOf(list)
-	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
-		return "", fmt.Errorf("join_ints: expected a list of integers, found %T", list)
-	}
-	parts := make([]string, v.Len())
-	for i := range parts {
-		e := v.Index(i)
-		if e.Kind() == reflect.Interface {
-			e = e.Elem()
-		}
-		switch {
-		case e.CanInt():
-			parts[i] = strconv.FormatInt(e.Int(), 10)
-		case e.CanUint():
-			parts[i] = strconv.FormatUint(e.Uint(), 10)
-		case e.CanFloat() && e.Float() == math.Trunc(e.Float()) && !math.IsInf(e.Float(), 0):
-			parts[i] = strconv.FormatFloat(e.Float(), 'f', -1, 64)
-		default:
-			return "", fmt.Errorf("join_ints: element %d is not an integer (%v)", i, e)
-		}
-	}
-	return strings.Join(parts, sep), nil
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// newRulesTestCmd is `rules test`: a rule's cases (docs/rules.md,
+// "Testing a rule"), each ok or FAIL with how the outcome differs.
+func newRulesTestCmd(io *streams) *cobra.Command {
+	return rulesSubcommand(io, &cobra.Command{
+		Use:   "test CASES.yaml...",
+		Short: "Run rules on the cases of case files: given metrics and facts, the expected outcome",
+		Long: `Each case file names a rule and gives cases: metrics per rank and of the
+cluster, facts, and the outcome expected (fired or clear, severity, saving,
+ranks). Exit code 1 when a case fails (docs/rules.md, "Testing a rule").`,
+		Example: `  $ npuprof rules test --rules team-rules.yaml tests/team-allgather.yaml
+  $ npuprof rules test rules/builtin/tests/*.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("rules test: expected CASES.yaml (one or more case files), got no argument; see '%s --help'", cmd.CommandPath())
+			}
+			return nil
+		},
+	}, func(set *rules.Set, lang string, args []string) error {
+		failed, n := 0, 0
+		for _, f := range args {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return errkind.Errorf(errkind.Input, "%v", err)
+			}
+			got, err := rules.RunCaseFile(set, f, data, lang)
+			if err != nil {
+				return err
+			}
+			for _, c := range got {
+				n++
+				if len(c.Problems) == 0 {
+					fmt.Fprintf(io.out, "ok    %s  %s\n", c.Where, c.Case.Name)
+					continue
+				}
+				failed++
+				fmt.Fprintf(io.out, "FAIL  %s  %s\n", c.Where, c.Case.Name)
+				for _, p := range c.Problems {
+					fmt.Fprintf(io.out, "        %s\n", p)
+				}
+			}
+		}
+		fmt.Fprintf(io.out, "%d case(s): %d passed, %d failed\n", n, n-failed, failed)
+		if failed > 0 {
+			return &exitError{code: ExitFindings, err: fmt.Errorf("%d of %d case(s) failed", failed, n)}
+		}
+		return nil
+	})
+}
