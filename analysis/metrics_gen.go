@@ -76,7 +76,7 @@ var metricRows = [113]Metric{
 	{Name: string(FamilyHCCLPerLayerTypeCount), Unit: "count", Doc: "collectives of one type per MoE layer", Base: "hccl.per_layer.count"},
 	{Name: string(FamilyHCCLPerLayerTypeUs), Unit: "µs", Doc: "mean time per MoE layer of the collectives of one type", Base: "hccl.per_layer.count"},
 	{Name: string(MetricMoELayersCount), Unit: "count", Doc: "MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)", Base: ""},
-	{Name: string(MetricDecodeStepsCount), Unit: "count", Doc: "decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern", Base: ""},
+	{Name: string(MetricDecodeStepsCount), Unit: "count", Doc: "decode steps: ProfilerStep#N count, else one more than the step boundaries found from the layer period (the repeating sequence of kernels between MoE layer openers)", Base: ""},
 	{Name: string(MetricMoERoutingUs), Unit: "µs", Doc: "MoeInitRouting* kernels (Custom, V2, V3)", Base: ""},
 	{Name: string(MetricMoERoutingCount), Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)", Base: ""},
 	{Name: string(MetricMoECumsumUs), Unit: "µs", Doc: "Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)", Base: ""},
