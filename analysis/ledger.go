@@ -262,6 +262,9 @@ type ledgerWalk struct {
 	syncBuf     []SyncOp
 	syncAt      int
 	hstep, hend int // the step's collectives: r.HCCL[hstep:hend]
+	// the last compute kernel's task type, and whether it is AI_CPU
+	taskType model.Sym
+	aicpu    bool
 }
 
 func newLedgerWalk(ctx *Context, res *LedgerResult) *ledgerWalk {
@@ -307,7 +310,10 @@ func mainLinks(r *model.Rank, main int32) []model.Link {
 			out = append(out, l)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b model.Link) int { return cmp.Compare(a.Task, b.Task) })
+	// the host launches a stream's ops in order: nearly always sorted
+	if byTask := func(a, b model.Link) int { return cmp.Compare(a.Task, b.Task) }; !slices.IsSortedFunc(out, byTask) {
+		slices.SortFunc(out, byTask)
+	}
 	return out
 }
 
@@ -527,7 +533,10 @@ func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 	switch t.Class {
 	case model.ClassCompute:
 		c := w.stages.get(t)
-		if w.r.Str(t.TaskType) == "AI_CPU" {
+		if t.TaskType != w.taskType {
+			w.taskType, w.aicpu = t.TaskType, w.r.Str(t.TaskType) == "AI_CPU"
+		}
+		if w.aicpu {
 			c = CauseAICPU
 		}
 		switch c {
@@ -643,7 +652,9 @@ func (w *ledgerWalk) syncOf(h int) int32 {
 // eager kernel after the idle began, else to idle.
 func (w *ledgerWalk) idle(a, b int64, next int) {
 	r := w.r
-	w.collectiveAt(a, b) // moves w.hccl on
+	for w.hccl < len(r.HCCL) && r.HCCL[w.hccl].End() < a-waitTolNs {
+		w.hccl++
+	}
 	for h := w.hccl; h < len(r.HCCL) && r.HCCL[h].Start < b && a < b; h++ {
 		op := &r.HCCL[h]
 		if op.End() <= a {
