@@ -432,6 +432,7 @@ func (w *ledgerWalk) label(s string) uint16 {
 
 func (w *ledgerWalk) endStep() {
 	st := w.st
+	w.arrive(st.End) // the collectives that began after the stream's last task
 	switch {
 	case w.phases[0] && w.phases[1]:
 		st.Phase = PhaseMixed
