@@ -483,6 +483,8 @@ func (w *ledgerWalk) expose(c Cause, k int32, start, a, b int64) {
 		return
 	}
 	w.add(c, a, b)
+	// time in an exchange is not what made the rank late to the next
+	w.since[c] -= b - a
 	if k < 0 {
 		return
 	}

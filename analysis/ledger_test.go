@@ -291,6 +291,22 @@ func TestLedgerA3Truth(t *testing.T) {
 	pairs := float64(16 * 4 * 8)
 	require.InDelta(t, truth.Experts.Metrics[MetricMoEDispatchWaitLayerUs], usOf(dispatchPeer)/pairs, 1e-6)
 	require.InDelta(t, truth.Experts.Metrics[MetricMoECombineWaitLayerUs], usOf(combinePeer)/pairs, 1e-6)
+	// before a dispatch the last EP rank was held up by its side stream
+	// (rc1's 100 µs a layer the main stream waits for)
+	var side, all int64
+	for _, rl := range lc.Ranks {
+		for _, st := range rl.Steps {
+			for _, p := range st.Peers {
+				if p.Op == "MoeDistributeDispatchV2" {
+					all += p.Ns
+					if p.Late == CauseStreamWait {
+						side += p.Ns
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, float64(side), 0.5*float64(all))
 	require.Len(t, lc.Steps, 4)
 	require.Equal(t, 4.0, res.Cluster.Metrics[MetricLedgerStepsCount])
 	for _, cs := range lc.Steps {
