@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
 )
 
 // requireLedgerStep checks one ledger step: no cause negative, the causes
@@ -180,10 +178,16 @@ func TestLedgerSumsToStepOnGenerated(t *testing.T) {
 	}
 }
 
-// The committed traces and the real samples: the same sums.
-func TestLedgerSumsToStepOnCaptures(t *testing.T) {
+// The committed traces: the same sums.
+func TestLedgerSumsToStepOnCommittedTraces(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "testdata", "traces", "*"))
 	require.NoError(t, err)
+	require.Positive(t, requireLedgerSumsIn(t, dirs), "no committed trace gave a ledger")
+}
+
+// The real profiler samples (their ProfilerStep#N): the same sums.
+func TestLedgerSumsToStepOnRealSamples(t *testing.T) {
+	var dirs []string
 	for _, rel := range []string{
 		"Ascend-msinsight/test/data/pytorch/text/level0/rank0_ascend_pt",
 		"Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt",
@@ -194,27 +198,29 @@ func TestLedgerSumsToStepOnCaptures(t *testing.T) {
 	} {
 		dirs = append(dirs, testutil.Sample(t, rel))
 	}
-	ledgers := 0
+	require.Positive(t, requireLedgerSumsIn(t, dirs), "no real sample gave a ledger")
+}
+
+// requireLedgerSumsIn analyzes each folder of dirs (files are skipped),
+// checks its ledgers' sums and returns how many ledger steps they had; a
+// rank without a ledger says why.
+func requireLedgerSumsIn(t *testing.T, dirs []string) int {
+	steps := 0
 	for _, dir := range dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		p, err := parser.Load(context.Background(), dir, parser.Options{})
-		if err != nil {
-			continue // not a profile (the README)
-		}
-		res, err := analyzeProfile(p)
-		require.NoError(t, err)
+		res := analyzeDir(t, dir)
 		requireLedgerSums(t, res)
 		for _, rr := range res.Ranks {
 			if l := LedgerOf(rr); l != nil {
-				ledgers += len(l.Steps)
+				steps += len(l.Steps)
 			} else {
 				require.NotEmpty(t, rr.Unavailable[MetricLedgerRankStepsCount], dir)
 			}
 		}
 	}
-	require.Positive(t, ledgers, "no capture gave a ledger")
+	return steps
 }
 
 // sumCause sums one cause over a rank's ledger steps.
