@@ -126,7 +126,7 @@ type ClusterContext struct {
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass, EnginesPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass, EnginesPass, LedgerClusterPass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {

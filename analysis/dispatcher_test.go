@@ -120,3 +120,38 @@ func TestMC2WaitEstimateMatchesTruth(t *testing.T) {
 	}
 	require.Len(t, res.Cluster.RanksUsed[MetricMoEDispatchWaitLayerUs], 16)
 }
+
+// The A3 system's idle engines run dummy steps: every MoE layer, no
+// sampler, no ProfilerStep#N. Their steps come from the layer period (the
+// stretch holding the next step's input copy and embedding breaks it), so
+// every rank has its 4 steps of 8 MoE layers, as tracegen wrote them.
+func TestA3DummyEnginesStepsFromLayerPeriod(t *testing.T) {
+	s, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	truth, p, res := generateAndAnalyze(t, s)
+	for i, rr := range res.Ranks {
+		m, rt := rr.Metrics, truth.Ranks[i]
+		require.Equal(t, rt.Metrics[tracegen.MetricDecodeSteps], m[MetricDecodeStepsCount], "rank %d", rr.Rank)
+		require.Equal(t, 4.0, m[MetricDecodeStepsCount], "rank %d", rr.Rank)
+		require.Equal(t, 8.0, m[MetricMoELayersCount], "rank %d", rr.Rank)
+		l := LayersOf(rr)
+		bounds := 0
+		for _, g := range l.Gaps {
+			if g.Boundary {
+				bounds++
+			}
+		}
+		require.Equal(t, 3, bounds, "rank %d", rr.Rank)
+		require.Equal(t, 4*7, l.PeriodGaps, "rank %d: 4 steps of 8 layers, 7 stretches inside each", rr.Rank)
+		if rr.Rank < 4 {
+			require.Equal(t, StepsFromProfiler, l.StepsSource)
+			require.Positive(t, m[MetricSamplerKernelsCount])
+			continue
+		}
+		require.Empty(t, p.Ranks[i].Steps, "rank %d: a dummy engine writes no ProfilerStep#N", rr.Rank)
+		require.Equal(t, StepsFromPeriod, l.StepsSource)
+		require.Zero(t, m[MetricSamplerKernelsCount])
+		_, ok := m[MetricDecodeStepUs]
+		require.True(t, ok, "rank %d: %s", rr.Rank, rr.Unavailable[MetricDecodeStepUs])
+	}
+}

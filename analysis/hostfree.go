@@ -28,8 +28,8 @@ scheduler's turn, a data-parallel sync, the capture's own stops), which
 no launch change removes. With ProfilerStep#N the steps are their device
 windows (the between part is overlap.free.time_us minus the steps' free
 time); without them, the decode-step boundaries of the layers pass: the
-stretches between two MoE layer openers whose collectives are not one
-layer's (they hold the per-step logits all-gather) are between steps.
+stretches between two MoE layer openers whose kernels are not the layer
+period's are between steps.
 Unavailable without steps or MoE layers to find them by.`,
 	Requires: []*Pass{TimelinePass, OverlapPass, StepsPass, LayersPass},
 	Metrics:  hostfreeMetrics,
@@ -57,10 +57,10 @@ Unavailable without steps or MoE layers to find them by.`,
 				// step apart is the files' disagreement, not idle
 				res.InSteps, res.BetweenSteps = b.Free, 0
 			}
-		case layers != nil && layers.Pattern != "" && layers.Steps > 1:
+		case layers != nil && layers.StepsSource == StepsFromPeriod && layers.Steps > 1:
 			res.By = "decode-step boundaries"
 			for _, g := range layers.Gaps {
-				if g.Signature != layers.Pattern {
+				if g.Boundary {
 					res.BetweenSteps += breakdown(tl.Compute, tl.Comm, g.Start, g.End).Free
 				}
 			}

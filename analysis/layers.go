@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"path/filepath"
+
+	"github.com/npuprof/npuprof/parser/model"
 	"sort"
 	"strings"
 )
@@ -15,6 +17,14 @@ type LayerGap struct {
 	Ops []int
 	// Signature is the sorted multiset of "type@group" of Ops.
 	Signature string
+	// Boundary: the stretch crosses a decode-step boundary. Its sequence of
+	// main-stream compute kernels is not the layer period's (the most
+	// frequent sequence between two openers): it holds the end of one
+	// step's model (final norm, lm_head, sampler) and the start of the
+	// next's (input copy, embedding).
+	Boundary bool
+	// period is the hash of the stretch's kernel sequence.
+	period uint64
 }
 
 // LayersResult is the per-MoE-layer structure of the decode steps.
@@ -29,7 +39,16 @@ type LayersResult struct {
 	PerLayerTime map[string]int64 // type -> mean ns per MoE layer
 	Steps        int              // decode steps (0 when unknown)
 	StepsSource  string
+	// PeriodGaps is how many stretches repeat the layer period (the most
+	// frequent sequence of main-stream kernels between two openers).
+	PeriodGaps int
 }
+
+// Sources of LayersResult.StepsSource.
+const (
+	StepsFromProfiler = "ProfilerStep#N"
+	StepsFromPeriod   = "layer period"
+)
 
 // Metrics of the layers pass.
 const (
@@ -38,7 +57,7 @@ const (
 	FamilyHCCLPerLayerTypeCount Family = "hccl.per_layer.<type>.count"   // count, base MetricHCCLPerLayerCount: collectives of one type per MoE layer
 	FamilyHCCLPerLayerTypeUs    Family = "hccl.per_layer.<type>.time_us" // µs, base MetricHCCLPerLayerCount: mean time per MoE layer of the collectives of one type
 	MetricMoELayersCount               = "moe.layers.count"              // count: MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)
-	MetricDecodeStepsCount             = "decode.steps.count"            // count: decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern
+	MetricDecodeStepsCount             = "decode.steps.count"            // count: decode steps: ProfilerStep#N count, else one more than the step boundaries found from the layer period (the repeating sequence of kernels between MoE layer openers)
 
 )
 
@@ -57,18 +76,23 @@ hcom_alltoallv_ (alltoall). The most frequent
 pattern of collectives (by type and group) is one layer's:
 hccl.per_layer.count and hccl.per_layer.<type>.count count it,
 hccl.per_layer.time_us and hccl.per_layer.<type>.time_us give its mean time
-over the stretches that match it. A stretch that holds more collectives
-than the pattern crosses a decode-step boundary (the extra one is the
-per-step logits all-gather, never counted as a layer's). decode.steps.count
-is the number of ProfilerStep#N, or else one more than the number of such
-boundary stretches; moe.layers.count is the MoE layers executed over
-decode.steps.count. Needs at least two MoE layers per step.`,
+over the stretches that match it. The layer period is the most frequent
+sequence of kernels on the main compute stream between two openers (one
+layer's attention, MoE and collectives); a stretch whose sequence is not
+the period crosses a decode-step boundary (it holds the model's tail and
+the next step's head: the input copy, the embedding, and on a serving
+engine the lm_head and sampler, which a data-parallel engine's dummy steps
+and a graph replay's steps may lack). decode.steps.count is the number of
+ProfilerStep#N, or else one more than the number of boundary stretches;
+moe.layers.count is the MoE layers executed over decode.steps.count. Needs
+at least two MoE layers per step.`,
 	// kept: every pass states its inputs in this one shape (Requires, Metrics, the opening of Run)
-	Requires: []*Pass{MoEPass, HCCLPass},
+	Requires: []*Pass{TimelinePass, MoEPass, HCCLPass, EventWaitPass},
 	Metrics:  layersMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		moe := MoEOf(ctx)
+		tl := TimelineOf(ctx)
 		hc := HCCLOf(ctx)
 		noComm := "no collective data"
 		if !r.Have.HCCL && hc != nil {
@@ -105,6 +129,7 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 				}
 			}
 		}
+		markBoundaries(r, tl, EventWaitOf(ctx), res)
 		freq := map[string]int{}
 		size := map[string]int{}
 		labels := newTypeGroupLabels(r)
@@ -127,21 +152,21 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		// Steps.
 		switch {
 		case len(r.Steps) > 0:
-			res.Steps, res.StepsSource = len(r.Steps), "ProfilerStep#N"
-		case hc != nil && hc.Total.Count > 0 && len(res.Gaps) > 0:
+			res.Steps, res.StepsSource = len(r.Steps), StepsFromProfiler
+		case res.PeriodGaps > 0:
 			res.Steps = 1
 			for _, g := range res.Gaps {
-				if g.Signature != res.Pattern && size[g.Signature] > size[res.Pattern] {
+				if g.Boundary {
 					res.Steps++
 				}
 			}
-			res.StepsSource = "collective pattern"
+			res.StepsSource = StepsFromPeriod
 		}
 		if res.Steps > 0 {
 			ctx.SetCount(MetricDecodeStepsCount, res.Steps)
 			ctx.Set(MetricMoELayersCount, float64(len(moe.Layers))/float64(res.Steps))
 		} else {
-			ctx.Unavailable("no ProfilerStep#N and no collectives between MoE layers to find step boundaries", stepNames...)
+			ctx.Unavailable("no ProfilerStep#N and no layer period (fewer than two MoE layer openers on the main compute stream) to find step boundaries", stepNames...)
 		}
 		// Per-layer collectives.
 		switch {
@@ -177,6 +202,52 @@ decode.steps.count. Needs at least two MoE layers per step.`,
 		}
 		return res, nil
 	},
+}
+
+// markBoundaries finds the layer period: it hashes, per stretch between
+// two openers, the sequence of compute kernels (op type, else name) of
+// the main compute stream that start in it, takes the most frequent hash
+// as one layer's and marks the other stretches as step boundaries. One
+// walk over the compute tasks (in start order, as the stretches are).
+func markBoundaries(r *model.Rank, tl *Timeline, ew *EventWaitResult, res *LayersResult) {
+	if len(res.Gaps) == 0 || tl == nil {
+		return
+	}
+	main, ok := ew.MainStream()
+	if !ok {
+		return
+	}
+	g := 0
+	for _, i := range tl.ComputeTasks {
+		t := &r.Tasks[i]
+		if t.Stream != main || t.Start < res.Gaps[0].Start {
+			continue
+		}
+		for g < len(res.Gaps) && t.Start >= res.Gaps[g].End {
+			g++
+		}
+		if g == len(res.Gaps) {
+			break
+		}
+		k := t.OpType
+		if r.Str(k) == "" {
+			k = t.Name
+		}
+		h := res.Gaps[g].period
+		res.Gaps[g].period = (h^uint64(k)+0x9e3779b97f4a7c15)*0xbf58476d1ce4e5b9 ^ h>>29
+	}
+	freq := make(map[uint64]int, 4)
+	var best uint64
+	for _, x := range res.Gaps {
+		freq[x.period]++
+		if n := freq[x.period]; n > freq[best] || (n == freq[best] && x.period < best) {
+			best = x.period
+		}
+	}
+	res.PeriodGaps = freq[best]
+	for i := range res.Gaps {
+		res.Gaps[i].Boundary = res.Gaps[i].period != best
+	}
 }
 
 // LayersOf is the layers pass's result on a rank.

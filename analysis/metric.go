@@ -80,8 +80,11 @@ var MetricPlaceholders = map[string]string{
 }
 
 var metricTable struct {
-	once     sync.Once
-	all      []Metric
+	once sync.Once
+	all  []Metric
+	// families index all's families, patterns their members' patterns
+	// (a plain name is looked up in exact: no pattern is compiled for it)
+	families []int
 	patterns []*regexp.Regexp
 	exact    map[string]int
 }
@@ -101,8 +104,11 @@ func loadMetricTable() {
 			for _, m := range ms {
 				m.Pass, m.Kind = pass, kind
 				t.exact[m.Name] = len(t.all)
+				if m.IsFamily() {
+					t.families = append(t.families, len(t.all))
+					t.patterns = append(t.patterns, familyPattern(m.Name))
+				}
 				t.all = append(t.all, m)
-				t.patterns = append(t.patterns, familyPattern(m.Name))
 			}
 		}
 		for _, p := range Passes {
@@ -114,7 +120,7 @@ func loadMetricTable() {
 	})
 }
 
-// familyPattern matches the members of a family (a plain name: itself).
+// familyPattern matches the members of a family.
 func familyPattern(name string) *regexp.Regexp {
 	p := regexp.QuoteMeta(name)
 	for ph, re := range MetricPlaceholders {
@@ -131,9 +137,9 @@ func LookupMetric(name string) (Metric, bool) {
 	if i, ok := t.exact[name]; ok {
 		return t.all[i], true
 	}
-	for i, re := range t.patterns {
-		if t.all[i].IsFamily() && re.MatchString(name) {
-			return t.all[i], true
+	for k, re := range t.patterns {
+		if re.MatchString(name) {
+			return t.all[t.families[k]], true
 		}
 	}
 	return Metric{}, false

@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [113]Metric{
+var metricRows = [140]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -76,7 +76,34 @@ var metricRows = [113]Metric{
 	{Name: string(FamilyHCCLPerLayerTypeCount), Unit: "count", Doc: "collectives of one type per MoE layer", Base: "hccl.per_layer.count"},
 	{Name: string(FamilyHCCLPerLayerTypeUs), Unit: "µs", Doc: "mean time per MoE layer of the collectives of one type", Base: "hccl.per_layer.count"},
 	{Name: string(MetricMoELayersCount), Unit: "count", Doc: "MoE layers per decode step (layers executed, on any dispatcher path, / decode.steps.count)", Base: ""},
-	{Name: string(MetricDecodeStepsCount), Unit: "count", Doc: "decode steps: ProfilerStep#N count, else step boundaries found from the collective pattern", Base: ""},
+	{Name: string(MetricDecodeStepsCount), Unit: "count", Doc: "decode steps: ProfilerStep#N count, else one more than the step boundaries found from the layer period (the repeating sequence of kernels between MoE layer openers)", Base: ""},
+	{Name: string(MetricLedgerRankStepsCount), Unit: "count", Doc: "steps of the rank's step-time ledger (ProfilerStep#N, else the steps found from the layer period)", Base: ""},
+	{Name: string(MetricLedgerStepsCount), Unit: "count", Doc: "steps of the cluster's step-time ledger (as many as the rank with the most; each step's critical rank among the ranks that ran it)", Base: ""},
+	{Name: string(MetricLedgerStepUs), Unit: "µs", Doc: "the critical rank's step time (step start to the next step's start), mean over the steps; the ledger's causes sum to it", Base: ""},
+	{Name: string(MetricLedgerAttentionUs), Unit: "µs", Doc: "per step, the critical rank's main stream running attention kernels", Base: ""},
+	{Name: string(MetricLedgerAttentionShare), Unit: "ratio", Doc: "ledger.compute.attention.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerExpertsUs), Unit: "µs", Doc: "per step, the critical rank's main stream running MoE expert kernels (GroupedMatmul*)", Base: ""},
+	{Name: string(MetricLedgerExpertsShare), Unit: "ratio", Doc: "ledger.compute.moe_experts.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerRoutingUs), Unit: "µs", Doc: "per step, the critical rank's main stream running gating, routing, permute and Cumsum kernels", Base: ""},
+	{Name: string(MetricLedgerRoutingShare), Unit: "ratio", Doc: "ledger.compute.routing.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerDispatchCombineUs), Unit: "µs", Doc: "per step, the critical rank's MC2 dispatch/combine kernels, their wait for the slowest EP rank left out", Base: ""},
+	{Name: string(MetricLedgerDispatchCombineShare), Unit: "ratio", Doc: "ledger.compute.dispatch_combine.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerAICPUUs), Unit: "µs", Doc: "per step, the critical rank's main stream running AI_CPU kernels", Base: ""},
+	{Name: string(MetricLedgerAICPUShare), Unit: "ratio", Doc: "ledger.compute.aicpu.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerComputeOtherUs), Unit: "µs", Doc: "per step, the critical rank's main stream running any other kernel, copy or event task", Base: ""},
+	{Name: string(MetricLedgerComputeOtherShare), Unit: "ratio", Doc: "ledger.compute.other.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerCollectiveUs), Unit: "µs", Doc: "per step, the critical rank's main stream waiting for a collective (EVENT_WAIT, or idle while one ran), its wait for the slowest member left out", Base: ""},
+	{Name: string(MetricLedgerCollectiveShare), Unit: "ratio", Doc: "ledger.collective.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerPeerWaitUs), Unit: "µs", Doc: "per step, the critical rank waiting inside a collective or MC2 exchange for its group's slowest member", Base: ""},
+	{Name: string(MetricLedgerPeerWaitShare), Unit: "ratio", Doc: "ledger.peer_wait.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerStreamWaitUs), Unit: "µs", Doc: "per step, the critical rank's main stream waiting (EVENT_WAIT) for a kernel or copy on another stream of the device", Base: ""},
+	{Name: string(MetricLedgerStreamWaitShare), Unit: "ratio", Doc: "ledger.stream_wait.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerHostGapUs), Unit: "µs", Doc: "per step, the critical rank's main stream idle before an eager kernel whose host launch ended after the idle began", Base: ""},
+	{Name: string(MetricLedgerHostGapShare), Unit: "ratio", Doc: "ledger.host_gap.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerIdleUs), Unit: "µs", Doc: "per step, the critical rank's main stream idle inside the step with no collective running and the host not seen late", Base: ""},
+	{Name: string(MetricLedgerIdleShare), Unit: "ratio", Doc: "ledger.idle.time_us over ledger.step.time_us", Base: ""},
+	{Name: string(MetricLedgerBetweenStepsUs), Unit: "µs", Doc: "per step, the critical rank's main stream idle before the step's first task and after its last (scheduler and host)", Base: ""},
+	{Name: string(MetricLedgerBetweenStepsShare), Unit: "ratio", Doc: "ledger.between_steps.time_us over ledger.step.time_us", Base: ""},
 	{Name: string(MetricMoERoutingUs), Unit: "µs", Doc: "MoeInitRouting* kernels (Custom, V2, V3)", Base: ""},
 	{Name: string(MetricMoERoutingCount), Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)", Base: ""},
 	{Name: string(MetricMoECumsumUs), Unit: "µs", Doc: "Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)", Base: ""},
@@ -122,20 +149,22 @@ var metricRows = [113]Metric{
 
 // Each pass's Metrics: its constants' rows.
 var (
-	arrivalMetrics    = metricRows[0:2:2]       // arrival.go
-	decodeMetrics     = metricRows[2:8:8]       // decode.go
-	enginesMetrics    = metricRows[8:13:13]     // engines.go
-	eventwaitMetrics  = metricRows[13:22:22]    // eventwait.go
-	expertsMetrics    = metricRows[22:52:52]    // experts.go
-	hcclMetrics       = metricRows[52:60:60]    // hccl.go
-	hostfreeMetrics   = metricRows[60:62:62]    // hostfree.go
-	kernelsMetrics    = metricRows[62:66:66]    // kernels.go
-	layersMetrics     = metricRows[66:72:72]    // layers.go
-	moeMetrics        = metricRows[72:93:93]    // moe.go
-	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
-	overlapMetrics    = metricRows[96:102:102]  // overlap.go
-	replayMetrics     = metricRows[102:103:103] // replaypass.go
-	skewMetrics       = metricRows[103:109:109] // skew.go
-	stepsharesMetrics = metricRows[109:112:112] // stepshares.go
-	waitpairMetrics   = metricRows[112:113:113] // waitpair.go
+	arrivalMetrics       = metricRows[0:2:2]       // arrival.go
+	decodeMetrics        = metricRows[2:8:8]       // decode.go
+	enginesMetrics       = metricRows[8:13:13]     // engines.go
+	eventwaitMetrics     = metricRows[13:22:22]    // eventwait.go
+	expertsMetrics       = metricRows[22:52:52]    // experts.go
+	hcclMetrics          = metricRows[52:60:60]    // hccl.go
+	hostfreeMetrics      = metricRows[60:62:62]    // hostfree.go
+	kernelsMetrics       = metricRows[62:66:66]    // kernels.go
+	layersMetrics        = metricRows[66:72:72]    // layers.go
+	ledgerMetrics        = metricRows[72:73:73]    // ledger.go
+	ledgerClusterMetrics = metricRows[73:99:99]    // ledgercluster.go
+	moeMetrics           = metricRows[99:120:120]  // moe.go
+	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
+	overlapMetrics       = metricRows[123:129:129] // overlap.go
+	replayMetrics        = metricRows[129:130:130] // replaypass.go
+	skewMetrics          = metricRows[130:136:136] // skew.go
+	stepsharesMetrics    = metricRows[136:139:139] // stepshares.go
+	waitpairMetrics      = metricRows[139:140:140] // waitpair.go
 )

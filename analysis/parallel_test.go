@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,8 +77,10 @@ func TestPassSeesOnlyWhatItRequires(t *testing.T) {
 
 // TestSkipFrameworkSameResult: only the workload pass reads
 // Rank.FrameworkOps (their names), so pipeline.Analyze reads a Parquet
-// export's framework_ops; every other result is the same without them. A
-// pass that starts to read them or Rank.Links must say so here.
+// export's framework_ops, and the ledger pass reads Rank.Links and the
+// launching ops' ends (a host gap is an idle the host launched late
+// into: without them it is idle); every other result is the same without
+// them. A pass that starts to read them or Rank.Links must say so here.
 func TestSkipFrameworkSameResult(t *testing.T) {
 	_, root := testutil.GenerateTiny(t)
 	p, err := gather.Models(context.Background(), root, gather.Options{})
@@ -90,6 +93,27 @@ func TestSkipFrameworkSameResult(t *testing.T) {
 	p.Ranks[0].FrameworkOps, p.Ranks[0].Links = nil, nil
 	skip, err := analyzeProfile(p)
 	require.NoError(t, err)
+	// the host gaps are idle without the launches, the rest of the
+	// ledger is the same
+	ledger := func(res *Result) map[string]float64 {
+		m := map[string]float64{}
+		for k, v := range res.Cluster.Metrics {
+			if strings.HasPrefix(k, "ledger.") {
+				m[k] = v
+				delete(res.Cluster.Metrics, k)
+			}
+		}
+		return m
+	}
+	lf, ls := ledger(full), ledger(skip)
+	require.Positive(t, lf[MetricLedgerHostGapUs])
+	require.Zero(t, ls[MetricLedgerHostGapUs])
+	require.InDelta(t, lf[MetricLedgerHostGapUs]+lf[MetricLedgerIdleUs], ls[MetricLedgerIdleUs], 1e-6)
+	for k, v := range lf {
+		if k != MetricLedgerHostGapUs && k != MetricLedgerIdleUs && k != MetricLedgerHostGapShare && k != MetricLedgerIdleShare {
+			require.Equal(t, v, ls[k], k)
+		}
+	}
 	doc := func(res *Result) string {
 		var out []any
 		for _, rr := range res.Ranks {

@@ -22,8 +22,8 @@ decode.step.time_us is the mean time from one decode step's start to the
 next over the capture: ProfilerStep#N's starts when the capture has them,
 else npuprof's decode steps (each starts at the first device task after the
 longest idle stretch of the compute stream between the last MoE layer of a
-step and the first of the next, the stretches LayersPass finds to hold the
-step's extra collectives). The pass also keeps, for at most replay.MaxSteps
+step and the first of the next, the stretches the layers pass finds to
+break the layer period). The pass also keeps, for at most replay.MaxSteps
 steps, the compute stream's tasks with their gaps, the waits and what each
 waited on, and the collectives with their group, arrival and duration.`,
 	// kept: every pass states its inputs in this one shape (Requires, Metrics, the opening of Run)
@@ -54,7 +54,8 @@ var ReplayOf = RankResultOf[*replay.RankLine](ReplayPass)
 
 // stepStarts returns the decode-step starts: ProfilerStep#N's, else the
 // first compute-stream task after the longest idle gap in each stretch
-// between MoE layers that crosses a step boundary.
+// between MoE layers that crosses a step boundary (the layer period's
+// breaks).
 func stepStarts(r *model.Rank, layers *LayersResult) ([]int64, string) {
 	if len(r.Steps) >= 2 {
 		out := make([]int64, len(r.Steps))
@@ -63,14 +64,13 @@ func stepStarts(r *model.Rank, layers *LayersResult) ([]int64, string) {
 		}
 		return out, "ProfilerStep#N"
 	}
-	if layers == nil || layers.Pattern == "" {
+	if layers == nil || layers.StepsSource != StepsFromPeriod {
 		return nil, ""
 	}
-	pat := len(firstPatternGap(layers).Ops)
 	stream := replay.ComputeStream(r)
 	var out []int64
 	for _, g := range layers.Gaps {
-		if g.Signature == layers.Pattern || len(g.Ops) <= pat {
+		if !g.Boundary {
 			continue
 		}
 		if s, ok := longestIdleEnd(r, stream, g.Start, g.End); ok {

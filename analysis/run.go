@@ -14,7 +14,7 @@ import (
 )
 
 // Passes is the registry of per-rank passes, in a stable order.
-var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, WorkloadPass, StepSharesPass, HostFreePass, WaitPairPass, TimelineSamplePass}
+var Passes = []*Pass{TimelinePass, OverlapPass, StepsPass, HCCLPass, MoEPass, EventWaitPass, KernelsPass, CollectivesPass, EPLoadPass, DecodePass, LayersPass, ReplayPass, WorkloadPass, StepSharesPass, HostFreePass, WaitPairPass, LedgerPass, TimelineSamplePass}
 
 // RankResult is everything measured on one rank.
 type RankResult struct {
@@ -133,6 +133,9 @@ func (rr *RankResult) ReleaseModel() {
 	}
 	if MoEOf(rr) != nil {
 		MoEOf(rr).Layers = nil
+	}
+	if w := WaitPairsOf(rr); w != nil {
+		w.main = nil
 	}
 }
 

@@ -43,6 +43,42 @@ type WaitPairResult struct {
 	// Paired and Waits count the waits ended by a record on the device and
 	// all waits.
 	Paired, Waits int
+	// main are the main compute stream's waits, in task order, and what
+	// each waited for (names: the awaited names), for the ledger pass;
+	// they index the model (ReleaseModel drops them).
+	main  []mainWait
+	names []string
+}
+
+// mainWait is one EVENT_WAIT of the main stream and what it waited for.
+type mainWait struct {
+	task   int32
+	stream int32  // the record's stream
+	name   uint16 // index into WaitPairResult.names
+	kind   uint8  // awaitKinds
+}
+
+// awaitKinds are WaitPair.Kind's values, indexed by mainWait.kind.
+var awaitKinds = [...]string{AwaitHost, AwaitCollective, AwaitKernel, AwaitMemcpy}
+
+// keepMain records p, a wait of the main stream.
+func (res *WaitPairResult) keepMain(p WaitPair) {
+	k := 0
+	for k < len(awaitKinds) && awaitKinds[k] != p.Kind {
+		k++
+	}
+	n := 0
+	for n < len(res.names) && res.names[n] != p.Name {
+		n++
+	}
+	if n == len(res.names) {
+		if n == 1<<16-1 {
+			n = 0 // (never: a stream waits for a few kinds of task)
+		} else {
+			res.names = append(res.names, keepName(p.Name))
+		}
+	}
+	res.main = append(res.main, mainWait{task: int32(p.Wait), stream: p.Stream, name: uint16(n), kind: uint8(k % len(awaitKinds))})
 }
 
 // waitTolNs: a record may end this long after the wait it ends (the
@@ -89,7 +125,20 @@ eventwait) waits that a compute kernel on another stream ended.`,
 			on     int32
 		}
 		sums := map[key]*Stat{}
+		main, haveMain := EventWaitOf(ctx).MainStream()
+		if haveMain {
+			n := 0
+			for i := range r.Tasks {
+				if t := &r.Tasks[i]; t.Class == model.ClassEventWait && t.Stream == main {
+					n++
+				}
+			}
+			res.main = make([]mainWait, 0, n)
+		}
 		PairWaits(r, func(p WaitPair) {
+			if haveMain && r.Tasks[p.Wait].Stream == main {
+				res.keepMain(p)
+			}
 			res.Waits++
 			if p.Record >= 0 {
 				res.Paired++

@@ -57,15 +57,15 @@ func TestDiffA3AfterUpgradeAndTP8(t *testing.T) {
 		stepTime []string
 	}{
 		{"a3-tp4dp4-rc2", diff.FindingPersists, 4, []string{"vllm-ascend-upgrade"}, []string{"parallel-strategy", "moe-dispatch-combine"}, []string{
-			"  vllm-ascend-upgrade: predicted -25.76% (upper bound), measured -21.11%, measured together with event-wait-skew: see the plan row",
-			"  event-wait-skew: predicted -2.38% (upper bound), measured -21.11%, measured together with vllm-ascend-upgrade: see the plan row",
-			"  plan: predicted -43.23% (upper bound), measured -21.11% (plan partly applied: steps applied: vllm-ascend-upgrade; not applied: parallel-strategy, moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
+			"  vllm-ascend-upgrade: predicted -26.92% (upper bound), measured -21.31%, measured together with event-wait-skew: see the plan row",
+			"  event-wait-skew: predicted -1.84% (upper bound), measured -21.31%, measured together with vllm-ascend-upgrade: see the plan row",
+			"  plan: predicted -43.35% (upper bound), measured -21.31% (plan partly applied: steps applied: vllm-ascend-upgrade; not applied: parallel-strategy, moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
 		}},
 		{"a3-tp8dp2-rc2", diff.FindingResolved, 2, []string{"vllm-ascend-upgrade", "parallel-strategy"}, []string{"moe-dispatch-combine"}, []string{
-			"  vllm-ascend-upgrade: predicted -25.76% (upper bound), measured -23.61%, measured together with event-wait-skew, parallel-strategy: see the plan row",
-			"  parallel-strategy: predicted -11.40% (upper bound), measured -23.61%, measured together with event-wait-skew, vllm-ascend-upgrade: see the plan row",
-			"  event-wait-skew: predicted -2.38% (upper bound), measured -23.61%, measured together with parallel-strategy, vllm-ascend-upgrade: see the plan row",
-			"  plan: predicted -43.23% (upper bound), measured -23.61% (plan partly applied: steps applied: vllm-ascend-upgrade, parallel-strategy; not applied: moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
+			"  vllm-ascend-upgrade: predicted -26.92% (upper bound), measured -25.42%, measured together with event-wait-skew, parallel-strategy: see the plan row",
+			"  parallel-strategy: predicted -11.00% (upper bound), measured -25.42%, measured together with event-wait-skew, vllm-ascend-upgrade: see the plan row",
+			"  event-wait-skew: predicted -1.84% (upper bound), measured -25.42%, measured together with parallel-strategy, vllm-ascend-upgrade: see the plan row",
+			"  plan: predicted -43.35% (upper bound), measured -25.42% (plan partly applied: steps applied: vllm-ascend-upgrade, parallel-strategy; not applied: moe-dispatch-combine; also resolved, outside the plan: event-wait-skew)",
 		}},
 	} {
 		t.Run(tc.after, func(t *testing.T) {

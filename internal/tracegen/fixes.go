@@ -83,14 +83,16 @@ func FixPairs() []FixPair {
 // a3Base is the second field report's deployment in small: Qwen3-VL-235B
 // in BF16 on one Atlas 800I A3 (16 dies) as TP4 x DP4 with expert parallel
 // over all 16, vLLM-Ascend v0.13.0rc1 (CANN 8.3.RC2, torch_npu 2.8.0), one
-// request in flight: decode batches take the MC2 dispatcher, the busy
-// engine runs batch 1 and the three idle engines dummy steps, and the
+// request in flight, 4 decode steps of 8 MoE layers: decode batches take
+// the MC2 dispatcher, the busy engine runs batch 1 and the three idle
+// engines dummy steps (no sampler, no ProfilerStep#N), and the
 // router gate runs on a side stream the compute stream waits on, with
 // 100 µs per MoE layer of side-stream work. The gating kernel is
 // torch_npu's (rc1); the TP-sharded matmuls' durations are TP4's.
 func a3Base(name string, seed int64) Scenario {
 	s := base(name)
 	s.Ranks, s.TP, s.TPRef, s.Batch, s.Seed = 16, 4, 4, 1, seed
+	s.Layers = 8
 	s.ExpertParallel, s.Dispatcher = true, "mc2"
 	s.DummyEngines, s.SideStream, s.AivComm, s.ProfilerSteps = true, true, true, true
 	s.MoEScale, s.SideStreamNs, s.VLLMLog = 0.15, 100_000, true
@@ -147,4 +149,4 @@ func FieldReport2() []Scenario {
 }
 
 // a3RC1BusyStepUs is a3-tp4dp4-rc1's Truth.BusyStepUs (a test keeps it so).
-const a3RC1BusyStepUs = 2287.565875
+const a3RC1BusyStepUs = 2948.9566874999996

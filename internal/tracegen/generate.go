@@ -90,7 +90,7 @@ func WriteTrace(w io.Writer, s Scenario, rank int) (*RankTruth, error) {
 	}
 	g := newJob(s)
 	info := g.rankInfo(rank)
-	o := newRankOut(s, info, w, nil, nil)
+	o := newRankOut(s.forRank(rank), info, w, nil, nil)
 	if err := runPasses(s, []*rankOut{o}); err != nil {
 		return nil, err
 	}
@@ -185,6 +185,7 @@ func generateRanks(dir string, s Scenario, ranks []int, lay Layout) ([]RankTruth
 // openRank creates rank r's folder and streamed output files in layout lay
 // (recorded in f, to be closed also on error) and returns its writer.
 func openRank(dir string, s Scenario, g *job, r int, lay Layout, f *rankFiles) (*rankOut, error) {
+	s = s.forRank(r)
 	info := g.rankInfo(r)
 	switch lay {
 	case LayoutMsprofText:
@@ -232,6 +233,7 @@ func openRank(dir string, s Scenario, g *job, r int, lay Layout, f *rankFiles) (
 // finishRank closes rank o's streamed files and writes the files that need
 // the whole capture (profiler info, step trace, statistics, analysis.db).
 func finishRank(dir string, s Scenario, g *job, o *rankOut, lay Layout, f *rankFiles) error {
+	s = s.forRank(o.info.rank)
 	if err := f.closeChecked(); err != nil {
 		return err
 	}

@@ -100,7 +100,9 @@ type Scenario struct {
 	// DummyEngines: only the first engine (ranks 0..TP-1) serves the
 	// batch; the others run vLLM's dummy steps (execute_dummy_batch): every
 	// layer, because the EP exchanges need every rank, but no lm_head,
-	// logits all-gather, sampler or token copy.
+	// logits all-gather, sampler or token copy. Their ranks write no
+	// ProfilerStep#N (the dummy steps do not step the profiler's
+	// schedule): their steps are told only by the layer period.
 	DummyEngines bool `json:",omitempty"`
 	// SideStream runs the MoE router gate on a side stream (stream 3) that
 	// the compute stream waits on before the gating; SideStreamNs > 0 is
@@ -134,6 +136,15 @@ type Scenario struct {
 	// §7); attention, norms, the router and the experts stay. 0: no
 	// scaling.
 	TPRef int `json:",omitempty"`
+}
+
+// forRank is s as rank r writes it: a dummy engine's rank (DummyEngines,
+// every engine but the first) writes no ProfilerStep#N.
+func (s Scenario) forRank(r int) Scenario {
+	if s.DummyEngines && r >= s.tpSize() {
+		s.ProfilerSteps = false
+	}
+	return s
 }
 
 // GraphModelID is the Model ID of kernels replayed from a captured graph.
