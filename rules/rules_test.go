@@ -257,7 +257,7 @@ func TestFactsInferredAndOverridden(t *testing.T) {
 	require.NoError(t, err)
 	get := func(n string) results.FactValue { v, ok := fs.Get(n); require.True(t, ok, n); return v }
 	require.Equal(t, true, get("expert_parallel").Value)
-	require.Contains(t, get("expert_parallel").Source, "parallel_group_info")
+	require.Contains(t, get("expert_parallel").Source, "collectives on the ep group")
 	require.Equal(t, true, get("flashcomm1").Value)
 	require.Contains(t, get("flashcomm1").Source, "per MoE layer")
 	// the profile's tp wins over --fact: what ran; the conflict is warned
@@ -274,8 +274,10 @@ func TestFactsInferredAndOverridden(t *testing.T) {
 	require.NoError(t, err)
 	fc1, _ := fs.Get("flashcomm1")
 	require.Equal(t, false, fc1.Value)
-	ep, _ := fs.Get("expert_parallel")
-	require.Equal(t, false, ep.Value)
+	// an ep group alone (vLLM makes one for every MoE model) says nothing:
+	// no MC2/all-to-all dispatch and no ep collectives leave it unknown
+	_, known := fs.Get("expert_parallel")
+	require.False(t, known)
 
 	_, err = BuildFacts(res, nil, []string{"concurency=25"})
 	require.ErrorContains(t, err, "unknown fact (closest: concurrency")
@@ -679,4 +681,32 @@ func TestFlashcommEditByVersion(t *testing.T) {
 	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.20.2rc1"), "comm-ep-flashcomm")
 	require.NotNil(t, f)
 	require.Contains(t, f.Diff, `"enable_flashcomm1":false`)
+}
+
+// The first field report's final script (expert parallel off) on a capture
+// of that deployment: no conflict about expert_parallel, although the
+// profile has an ep group (vLLM creates one for every MoE model). A capture
+// with the MC2 dispatcher says expert parallel ran.
+func TestNoFalseExpertParallelConflict(t *testing.T) {
+	script, err := deploy.ReadFile("../testdata/deploy/field-report-1-final.sh")
+	require.NoError(t, err)
+	facts, invalid := script.FactsChecked()
+	for _, name := range []string{"field-fixed", "noep-cumsum", "clean"} {
+		res := analyzed(t, name)
+		fs, err := BuildFacts(res, NewDeployment(script.Path, facts, invalid), nil)
+		require.NoError(t, err)
+		for _, w := range fs.Warnings() {
+			require.NotContains(t, w, "expert_parallel", name)
+		}
+		ep, ok := fs.Get("expert_parallel")
+		require.True(t, ok)
+		require.Equal(t, false, ep.Value, name)
+		require.Contains(t, ep.Source, "field-report-1-final.sh", "the script says it: %s", name)
+	}
+	fs, err := BuildFacts(analyzed(t, "a3-tp4dp4-rc1"), nil, nil)
+	require.NoError(t, err)
+	ep, ok := fs.Get("expert_parallel")
+	require.True(t, ok)
+	require.Equal(t, true, ep.Value)
+	require.Contains(t, ep.Source, "mc2 dispatcher")
 }

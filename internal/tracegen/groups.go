@@ -17,7 +17,6 @@ const (
 type layout struct {
 	tp      int
 	ranks   int
-	ep      bool
 	created int64 // communicator creation time (µs), part of comm names
 }
 
@@ -67,9 +66,9 @@ func (l layout) allGroups() []groupInstance {
 	for i := 0; i < l.ranks; i++ {
 		all = append(all, i)
 	}
-	if l.ep {
-		gs = append(gs, groupInstance{name: "ep", members: all})
-	}
+	// vLLM creates the ep group for every MoE model, expert parallel or
+	// not (with it off no collective runs on it)
+	gs = append(gs, groupInstance{name: "ep", members: all})
 	gs = append(gs, groupInstance{name: "default_group", members: all})
 	for j := 0; j < l.tp; j++ {
 		var m []int

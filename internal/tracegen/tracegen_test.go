@@ -102,7 +102,7 @@ func TestScenarios(t *testing.T) {
 
 func TestGroupsHaveDistinctSuffixes(t *testing.T) {
 	for _, ranks := range []int{1, 8, 16, 32} {
-		lay := layout{tp: min(ranks, maxTP), ranks: ranks, ep: true, created: 1736410538306028}
+		lay := layout{tp: min(ranks, maxTP), ranks: ranks, created: 1736410538306028}
 		shared := map[string]string{} // group instance key -> comm
 		for r := 0; r < ranks; r++ {
 			seen := map[string]bool{}

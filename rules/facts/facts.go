@@ -285,12 +285,11 @@ func Infer(res *analysis.Result) []results.FactValue {
 				out = append(out, fact(g, n, fmt.Sprintf("profile: parallel_group_info group %s has %d ranks", g, n)))
 			}
 		}
-		if n, ok := sizes["ep"]; ok && n > 1 {
-			out = append(out, fact("expert_parallel", true, fmt.Sprintf("profile: parallel_group_info has an ep group of %d ranks", n)))
-		} else {
+		if _, ok := sizes["ep"]; !ok {
 			out = append(out, fact("expert_parallel", false, "profile: parallel_group_info has no ep group"))
 		}
 	}
+	out = append(out, expertParallelFact(res)...)
 	// FLASHCOMM1 from the collective pattern of one MoE layer (first rank
 	// that has one): reduce-scatters and no all-reduce.
 	for _, rr := range res.Ranks {
@@ -334,6 +333,27 @@ func Infer(res *analysis.Result) []results.FactValue {
 
 // dispatcherFact is moe.dispatcher: the MoE dispatcher path of the first
 // rank that has MoE layers, read from the kernels that open them.
+// expertParallelFact is expert_parallel where the profile shows it
+// running: the MC2 or all-to-all dispatcher (which exchange tokens between
+// EP ranks, and exist only with expert parallel), or collectives on the ep
+// group. An ep group alone says nothing: vLLM creates one for every MoE
+// model, expert parallel or not. Without either sign the fact is left to
+// the script or --fact (a capture with the AllGather dispatcher and no ep
+// collectives may run either way).
+func expertParallelFact(res *analysis.Result) []results.FactValue {
+	for _, rr := range res.Ranks {
+		if m := analysis.MoEOf(rr); m != nil && (m.Dispatcher == analysis.DispatcherMC2 || m.Dispatcher == analysis.DispatcherFusedMC2 || m.Dispatcher == analysis.DispatcherAllToAll) {
+			return []results.FactValue{fact("expert_parallel", true, fmt.Sprintf("profile: rank %d runs the %s dispatcher (tokens exchanged between EP ranks: %s)", rr.Rank, m.Dispatcher, m.DispatcherEvidence))}
+		}
+	}
+	for _, rr := range res.Ranks {
+		if n := rr.Metrics[analysis.FamilyHCCLGroupCount.Of("ep")]; n > 0 {
+			return []results.FactValue{fact("expert_parallel", true, fmt.Sprintf("profile: rank %d runs %g collectives on the ep group", rr.Rank, n))}
+		}
+	}
+	return nil
+}
+
 func dispatcherFact(res *analysis.Result) []results.FactValue {
 	for _, rr := range res.Ranks {
 		if m := analysis.MoEOf(rr); m != nil && m.Dispatcher != "" {
