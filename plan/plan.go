@@ -20,10 +20,9 @@ import (
 
 // Build fills each finding's Predicted and the report's Plan (nil when the
 // profile has no decode steps to replay and no finding could be
-// predicted). ed, when set, turns the plan's actions into rep.Diff (the
-// top-level deploy diff is the plan's) and gives each finding that requires
-// another fix a diff that includes that fix's edits.
-func Build(res *analysis.Result, rep *rules.Report, ed rules.Editor) {
+// predicted). The plan's diffs and code patches are made afterwards, with
+// every finding's (rules' Report.ApplyFixes).
+func Build(res *analysis.Result, rep *rules.Report) {
 	b := newBuilder(res, rep)
 	for i := range rep.Findings {
 		rep.Findings[i].Predicted = b.alone(&rep.Findings[i])
@@ -31,11 +30,7 @@ func Build(res *analysis.Result, rep *rules.Report, ed rules.Editor) {
 	if b.base == nil {
 		return
 	}
-	p := b.plan()
-	if ed != nil {
-		b.diffs(p, ed)
-	}
-	rep.Plan = p
+	rep.Plan = b.plan()
 }
 
 // builder holds what Build shares.

@@ -62,12 +62,10 @@ func ruledDoc(t *testing.T, res *analysis.Result, script string) (*results.Docum
 	facts, err := rules.BuildFacts(res, dep, nil)
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
-	var ed rules.Editor
+	plan.Build(res, rep)
 	if s != nil {
-		rep.AttachDiffs(s)
-		ed = s
+		rep.ApplyFixes(s, nil)
 	}
-	plan.Build(res, rep, ed)
 	doc := build.New(res, rep, facts)
 	build.AddRuleSet(doc, set)
 	return doc, set

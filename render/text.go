@@ -501,7 +501,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		if len(doc.Ranks) > 1 {
 			own = func(s string) string { return rankRelative(s, rd) }
 		}
-		if why, none := NoDeviceData(rd.View.Metrics, rd.Unavailable); none {
+		if why, none := metric.NoDeviceData(rd.View.Metrics, rd.Unavailable); none {
 			// one line, not one per metric that the missing data feeds
 			key := "nothing measured on the device: " + own(why)
 			seen[key] = append(seen[key], rd.Rank)
@@ -563,7 +563,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 // section of kernels is unavailable, not empty, and reports whether it did.
 func noDevice(ew *errWriter, doc *results.Document) bool {
 	for i := range doc.Ranks {
-		if _, none := NoDeviceData(doc.Ranks[i].View.Metrics, doc.Ranks[i].Unavailable); !none {
+		if _, none := metric.NoDeviceData(doc.Ranks[i].View.Metrics, doc.Ranks[i].Unavailable); !none {
 			return false
 		}
 	}
@@ -614,21 +614,6 @@ func replaceWord(s, old, new string) string {
 
 func isNameByte(c byte) bool {
 	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// NoDeviceData reports whether a rank, by its metrics and unavailable
-// reasons, has no device data at all (neither a device timeline nor
-// kernel_details.csv: no compute kernel count), and why, as the passes
-// said it.
-func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (string, bool) {
-	if _, ok := metrics[metric.MetricKernelComputeCount]; ok {
-		return "", false
-	}
-	why := unavailable[metric.MetricKernelComputeCount]
-	if why == "" {
-		why = "no compute kernel was measured"
-	}
-	return strings.TrimPrefix(why, "no device data: "), true
 }
 
 // rankList is "0,2-5,7": a run of three or more consecutive ranks as

@@ -117,17 +117,6 @@ func SortFindings(f []results.Finding) {
 	})
 }
 
-// AtOrAbove returns the findings whose severity is at least min.
-func AtOrAbove(f []results.Finding, min string) []results.Finding {
-	var out []results.Finding
-	for _, x := range f {
-		if results.SeverityRank(x.Severity) >= results.SeverityRank(min) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // state is one evaluation of one rule.
 type state struct {
 	in      *Input

@@ -62,7 +62,7 @@ func evaluate(t *testing.T, set *Set, res *analysis.Result, script *deploy.Scrip
 	require.NoError(t, err)
 	rep := Evaluate(set, &Input{Result: res, Facts: fs})
 	if script != nil {
-		rep.AttachDiffs(script)
+		rep.ApplyFixes(script, nil)
 	}
 	require.Empty(t, rep.Failed(), "no rule may fail")
 	return rep

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -37,7 +34,7 @@ func (o *analyzeOptions) check(io *streams, _ *cobra.Command, args []string) err
 	if err := o.checkFlags(io, o.Format == "text"); err != nil {
 		return err
 	}
-	return o.checkFiles("the "+o.Format+" output (-o)", "", "--html", o.HTML)
+	return o.checkFiles(nil, "the "+o.Format+" output (-o)", "", "--html", o.HTML)
 }
 
 func newAnalyzeCmd(io *streams) *cobra.Command {
@@ -111,34 +108,20 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	a, err := opts.analyzeAndJudge(ctx, io, opts.HTML != "")
+	run, err := opts.execute(ctx, io, opts.Format == "text" || opts.HTML != "", opts.HTML != "")
 	if err != nil {
 		return err
 	}
 	if opts.Debug {
-		printTimings(io.err, a.res)
+		run.WriteTimings(io.err)
 	}
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, a.runOutput(opts.Format, opts.text(io))); err != nil {
+	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, render.RunOutput{Doc: run.Doc, Text: opts.text(io)}); err != nil {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, a); err != nil {
+		if err := writeHTMLReport(io, opts.HTML, run.Doc); err != nil {
 			return err
 		}
 	}
-	return a.errors()
-}
-
-// printTimings writes --debug's per-pass timings.
-func printTimings(w io.Writer, res *analysis.Result) {
-	for _, rr := range res.Ranks {
-		for _, t := range rr.Timings {
-			fmt.Fprintf(w, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
-		}
-	}
-	if res.Cluster != nil {
-		for _, t := range res.Cluster.Timings {
-			fmt.Fprintf(w, "cluster pass %-10s %v\n", t.Pass, t.Duration)
-		}
-	}
+	return run.Failed
 }

@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/driver"
+
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/diff"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // --partial-findings values.
@@ -65,10 +60,11 @@ func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error
 	if err := o.checkFlags(io, o.Format == "text"); err != nil {
 		return err
 	}
-	if needsBaseline(o.Budgets) && o.Baseline == "" {
-		return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
+	gate := func(req *driver.Request) {
+		req.Budgets, req.Baseline = o.Budgets, o.Baseline
+		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate}
 	}
-	return o.checkFiles("the "+o.Format+" output (-o)", o.Baseline, "--junit", o.JUnit, "--sarif", o.SARIF)
+	return o.checkFiles(gate, "the "+o.Format+" output (-o)", o.Baseline, "--junit", o.JUnit, "--sarif", o.SARIF)
 }
 
 func newCheckCmd(io *streams) *cobra.Command {
@@ -120,95 +116,41 @@ the same metric (mean over ranks) in the --baseline file.`,
 	}, &checkOptions{}, checkRun)
 }
 
-// checkRun analyzes, evaluates the rules, judges the report by the gate
+// checkRun analyzes, evaluates the rules, judges the findings by the gate
 // (--fail-on, --partial-findings), writes the outputs and exits by the
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	start := time.Now()
-	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
+	run, err := opts.execute(ctx, io, opts.Format == "text", false)
 	if err != nil {
 		return err
 	}
-	if err := rules.AddBudgets(set, opts.Budgets); err != nil {
-		return err
-	}
-	baseline, baseDoc, err := readBaselineFlag(opts.Baseline)
-	if err != nil {
-		return err
-	}
-	res, err := opts.load(ctx, io, false)
-	if err != nil {
-		return err
-	}
-	if err := nothingMeasured(res); err != nil {
-		return err
-	}
-	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
-		return err
-	}
-	a, err := opts.judge(res, set, baseline)
-	if err != nil {
-		return err
-	}
-	if err := nothingEvaluated(a.rep); err != nil {
-		return err
-	}
-	c := &checked{analyzed: a, start: start, set: set,
-		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(a.rep)}
-	if baseDoc != nil {
-		// the same comparison engine as npuprof diff: what changed since
-		// the baseline, shown under the findings
-		c.cmp = compare.Compare(baseDoc, c.doc(), compare.Options{Kernels: 5})
-	}
-	if err := writeCheck(io, opts, c); err != nil {
+	if err := writeCheck(io, opts, run, start); err != nil {
 		return err
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
-	if err := a.errors(); err != nil {
-		return err
+	if run.Failed != nil {
+		return run.Failed
 	}
-	if err := c.verdict.Err(); err != nil {
+	if err := run.Verdict.Err(); err != nil {
 		return &exitError{code: ExitFindings, err: err}
 	}
 	return nil
 }
 
-// readBaselineFlag reads --baseline, nil when not given.
-func readBaselineFlag(path string) (*results.Baseline, *results.Document, error) {
-	if path == "" {
-		return nil, nil, nil
-	}
-	return readBaseline(path)
-}
-
-// checked is what check found, for its outputs.
-type checked struct {
-	*analyzed
-	start   time.Time // the check's start: JUnit's time is the wall time since
-	set     *rules.Set
-	cmp     *diff.Result // nil without --baseline
-	verdict rules.Verdict
-}
-
 // writeCheck writes check's output (text or JSON) and the --junit and
-// --sarif reports.
-func writeCheck(io *streams, opts *checkOptions, c *checked) error {
-	if c.cmp != nil {
-		raw, err := json.Marshal(c.cmp)
-		if err != nil {
-			return err
-		}
-		c.doc().BaselineDiff = raw
-	}
-	in := c.runOutput(opts.Format, opts.text(io))
-	in.Baseline, in.Verdict = c.cmp, "\n"+c.verdict.Summary()+"\n"
+// --sarif reports; start is the check's start (JUnit's time is the wall
+// time since).
+func writeCheck(io *streams, opts *checkOptions, run *driver.Result, start time.Time) error {
+	in := render.RunOutput{Doc: run.Doc, Text: opts.text(io)}
+	in.Baseline, in.Verdict = run.Baseline, "\n"+run.Verdict.Summary()+"\n"
 	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, in); err != nil {
 		return err
 	}
 	if opts.JUnit != "" {
 		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Doc: c.doc(), FailOn: opts.FailOn,
-				GatePartial: c.verdict.GatePartial, Tool: tool, Elapsed: time.Since(c.start)})
+			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Doc: run.Doc, FailOn: opts.FailOn,
+				GatePartial: run.Verdict.GatePartial, Tool: tool, Elapsed: time.Since(start)})
 		}); err != nil {
 			return err
 		}
@@ -217,54 +159,7 @@ func writeCheck(io *streams, opts *checkOptions, c *checked) error {
 		return nil
 	}
 	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
-		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Doc: c.doc(),
-			PartialNotGated: !c.verdict.GatePartial})
+		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Doc: run.Doc,
+			PartialNotGated: !run.Verdict.GatePartial})
 	})
-}
-
-// nothingMeasured is check's refusal to pass on a profile in which no
-// rank has device data (a capture that lost it would turn CI green): exit
-// 2, naming what was missing.
-func nothingMeasured(res *analysis.Result) error {
-	var why []string
-	for _, rr := range res.Ranks {
-		w, none := render.NoDeviceData(rr.Metrics, rr.Unavailable)
-		if !none {
-			return nil
-		}
-		if len(why) < 3 {
-			why = append(why, fmt.Sprintf("rank %d: %s", rr.Rank, w))
-		}
-	}
-	if len(res.Ranks) > len(why) {
-		why = append(why, fmt.Sprintf("and %d more rank(s)", len(res.Ranks)-len(why)))
-	}
-	return &exitError{code: ExitUsage, err: fmt.Errorf("%s: nothing to check: no rank has device data (%s)", res.Path, strings.Join(why, "; "))}
-}
-
-// nothingEvaluated refuses a check in which no rule or budget could be
-// evaluated: exit 2, naming the first reasons.
-func nothingEvaluated(rep *rules.Report) error {
-	var why []string
-	for _, o := range rep.Outcomes {
-		switch o.Status {
-		case results.StatusFired, results.StatusClear:
-			return nil
-		}
-		if len(why) < 3 {
-			why = append(why, o.Rule+": "+o.Reason)
-		}
-	}
-	return &exitError{code: ExitUsage, err: fmt.Errorf("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))}
-}
-
-// needsBaseline reports whether a budget compares with the baseline: every
-// budget but those on the fix plan's predicted change.
-func needsBaseline(budgets []string) bool {
-	for _, b := range budgets {
-		if !strings.HasPrefix(strings.TrimSpace(b), rules.PlanMetricStepTimeChangePct) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,21 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/compare"
-	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // diffOptions are the flags of `npuprof diff`.
@@ -32,7 +24,6 @@ type diffOptions struct {
 	RuleFiles []string
 	selectOptions
 	langFlag
-	reports []*rules.Report
 }
 
 func (o *diffOptions) register(cmd *cobra.Command) {
@@ -41,7 +32,7 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 	o.outputFlags.register(f, usageOutput, usageWorkers)
 	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
 	f.BoolVar(&o.All, "all", false, "list every metric in the text output, unchanged ones too")
-	intFlag(f, &o.Kernels, "kernels", compare.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
+	intFlag(f, &o.Kernels, "kernels", driver.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
 	f.StringVar(&o.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
 	f.StringVar(&o.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
@@ -135,101 +126,19 @@ only shown with --partial-findings report.`,
 	}, &diffOptions{}, diffRun)
 }
 
-// loadDocument reads a saved JSON document, or analyzes a profile into one.
-func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*results.Document, *analysis.Result, error) {
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && isJSONDocument(path) {
-		doc, err := readDocument(path, "")
-		if err != nil {
-			return nil, nil, err
-		}
-		if vllmLog != "" {
-			res := &analysis.Result{}
-			if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: true}); err != nil {
-				return nil, nil, err
-			}
-			doc.Serving = res.Serving
-		}
-		return doc, nil, nil
-	}
-	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, false, expertFlags{})
-	if err != nil {
-		if st, serr := os.Stat(path); serr == nil && !st.IsDir() && (errkind.Is(err, errkind.Usage) || errkind.Is(err, errkind.Input)) {
-			// a file diff read as a profile: it was not a saved document either
-			err = fmt.Errorf("%w; nor a document saved by npuprof analyze --format json (no \"schema\": %q)", err, results.Schema)
-		}
-		return nil, nil, err
-	}
-	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
-		return nil, nil, err
-	}
-	doc, rep, err := diffDocument(res, opts.RuleFiles, opts.selectOptions, opts.langFlag)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts.reports = append(opts.reports, rep)
-	return doc, res, nil
-}
-
-// readDocument reads a saved results document; a problem is a usage
-// error, its message after prefix.
-func readDocument(path, prefix string) (*results.Document, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageErr("%s%v", prefix, err)
-	}
-	defer f.Close()
-	doc, err := results.Read(f, path)
-	if err != nil {
-		return nil, usageErr("%s%v", prefix, err)
-	}
-	return doc, nil
-}
-
-// isJSONDocument reports whether a file is a saved npuprof document: a
-// JSON object whose top-level "schema" names an npuprof schema, wherever
-// the key sits and however the file is laid out (indented, compacted by
-// jq -c, keys sorted by jq -S or Python). A trace in object form is told
-// apart at its "traceEvents" key, before its events are read.
-func isJSONDocument(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReader(f))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch key {
-		case "schema":
-			var v string
-			return dec.Decode(&v) == nil && strings.HasPrefix(v, "npuprof.")
-		case "traceEvents":
-			return false
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return false
-		}
-	}
-	return false
-}
-
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
-	before, bres, err := loadDocument(ctx, io, opts.Before, opts, opts.LogBefore)
+	req := &driver.DiffRequest{
+		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto},
+		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto},
+		Load:   pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
+	line := opts.progress(io, &req.Load)
+	r, failed, err := driver.Diff(ctx, req)
+	if line != nil {
+		line.finish()
+	}
 	if err != nil {
 		return err
 	}
-	after, ares, err := loadDocument(ctx, io, opts.After, opts, opts.LogAfter)
-	if err != nil {
-		return err
-	}
-	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
 	if err := writeFormat(io, opts.Output, render.DiffOutputs, opts.Format, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}}); err != nil {
 		return err
 	}
@@ -238,5 +147,5 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 			return err
 		}
 	}
-	return runErrors([]*analysis.Result{bres, ares}, opts.reports)
+	return failed
 }

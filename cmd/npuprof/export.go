@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -108,8 +108,5 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	}
 	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
 		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
-	if len(x.PassErrors) > 0 {
-		return passErrors(&analysis.Result{Ranks: []*analysis.RankResult{{Errors: x.PassErrors}}})
-	}
-	return nil
+	return driver.PassFailures(x.PassErrors)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // reportOptions are the flags of `npuprof report`.
@@ -28,7 +28,7 @@ func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) erro
 	if err := o.checkFlags(io, false); err != nil {
 		return err
 	}
-	return o.checkFiles("the HTML (-o)", "")
+	return o.checkFiles(nil, "the HTML (-o)", "")
 }
 
 func newReportCmd(io *streams) *cobra.Command {
@@ -69,21 +69,21 @@ without them).`,
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	a, err := opts.analyzeAndJudge(ctx, io, true)
+	run, err := opts.execute(ctx, io, true, true)
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, a); err != nil {
+	if err := writeHTMLReport(io, opts.Output, run.Doc); err != nil {
 		return err
 	}
-	return a.errors()
+	return run.Failed
 }
 
-// writeHTMLReport writes the HTML report of a's results document (and the
-// facts of --deploy and --fact) to file ("" or "-": standard output).
-func writeHTMLReport(io *streams, file string, a *analyzed) error {
+// writeHTMLReport writes the HTML report of doc to file ("" or "-":
+// standard output).
+func writeHTMLReport(io *streams, file string, doc *results.Document) error {
 	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Doc: a.viewDoc(), Version: Version, Facts: htmlFacts(a.facts)})
+		return render.WriteHTML(w, render.HTMLInput{Doc: doc, Version: Version, Facts: htmlFacts(doc.Facts)})
 	})
 }
 
@@ -91,12 +91,9 @@ func writeHTMLReport(io *streams, file string, a *analyzed) error {
 // itself: those of the deployment script (--deploy) and of --fact, with
 // their sources. The profile's own facts (parallel groups, environment) and
 // the serving context are drawn by the report from the result.
-func htmlFacts(facts *rules.FactSet) []render.Fact {
-	if facts == nil {
-		return nil
-	}
+func htmlFacts(facts []results.FactValue) []render.Fact {
 	var out []render.Fact
-	for _, f := range facts.List() {
+	for _, f := range facts {
 		if strings.HasPrefix(f.Source, "profile: ") || strings.HasPrefix(f.Source, "vLLM: ") {
 			continue
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -21,8 +20,7 @@ func (o *servingOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for a vLLM log in the profile folder")
 }
 
-// loadServing reads the serving context for a profile at path and attaches
-// it to res (pipeline.LoadServing).
-func loadServing(res *analysis.Result, path string, o servingOptions) error {
-	return pipeline.LoadServing(res, path, pipeline.ServingOptions{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto})
+// options are the serving inputs of a run.
+func (o servingOptions) options() pipeline.ServingOptions {
+	return pipeline.ServingOptions{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto}
 }

@@ -1,0 +1,418 @@
+// Package driver runs one npuprof command from a request to its
+// finished document: a Request in (analyze's, check's, report's), the
+// results document and the gate's verdict out; diff's two sides compared
+// (Diff); the rule set described (ListRules, ExplainRule) and an expert
+// placement planned (PlanEPLB). cmd/npuprof reads flags into a request,
+// calls the driver and writes the outputs; it imports none of the rules,
+// the plan, the deployment reader or the document builder.
+package driver
+
+// The driver of one run of analyze, check or report: a Request in, the
+// finished results document and the gate's verdict out. Every step after
+// the passes is here, in this order: the serving context, the deployment
+// facts, the rules loaded and selected, their evaluation, the plan and its
+// budgets, the one fix-application step (script diffs and code patches,
+// after the plan), the document, check's refusals, the baseline
+// comparison and the list of what failed to run (exit 3).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/codepatch"
+	"github.com/npuprof/npuprof/compare"
+	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/plan"
+	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/diff"
+	"github.com/npuprof/npuprof/results/metric"
+	"github.com/npuprof/npuprof/rules"
+)
+
+// Request is one run: the profile and how it is read, its serving
+// context, the rules and the deployment they judge, the baseline and the
+// gate. The zero values are analyze's defaults.
+type Request struct {
+	Path string
+	// Load is how the ranks are read (workers, expert-load input,
+	// progress); Analyze's options.
+	Load    pipeline.Options
+	Serving pipeline.ServingOptions
+	Rules   RuleSelection
+	// Budgets are check's --budget texts, added to the rule set.
+	Budgets []string
+	// Deploy is the deployment script (--deploy) and the line of the
+	// `vllm serve` command to read (--deploy-line, 0: the last).
+	Deploy     string
+	DeployLine int
+	// Facts are --fact NAME=VALUE settings.
+	Facts []string
+	// Source is the vllm-ascend source tree (--source) code fixes patch.
+	Source string
+	// Lang is the language of the findings' texts ("" English).
+	Lang string
+	// Baseline is a saved document (check --baseline) budgets compare
+	// with; the run's document is compared with it too.
+	Baseline string
+	// Gate is check's (--fail-on, --partial-findings); nil for analyze
+	// and report. A gated run refuses a profile with no device data and
+	// a rule set of which nothing could be evaluated.
+	Gate *results.Gate
+	// Detail adds to the document what the terminal summary and the HTML
+	// report show beyond the JSON contract (an output that reads it is
+	// written).
+	Detail bool
+
+	script *deploy.Script // read by Check
+}
+
+// RuleSelection names the rule files and which rules run (--rules,
+// --disable, --only, --no-builtin).
+type RuleSelection struct {
+	Files         []string
+	Disable, Only []string
+	NoBuiltin     bool
+}
+
+// Result is a finished run.
+type Result struct {
+	// Doc is the results document every output is written from.
+	Doc *results.Document
+	// Verdict is the gate's, nil without one.
+	Verdict *results.Verdict
+	// Baseline is the comparison with Request.Baseline (also in the
+	// document as baseline_diff), nil without one.
+	Baseline *diff.Result
+	// Failed is the internal error naming the passes and rules that failed
+	// to run (exit 3), nil when none did. The outputs are written first.
+	Failed error
+
+	res *analysis.Result
+}
+
+// Check refuses, before the profile is read, what the request's flags
+// name wrongly: a --source that is no folder, a bad --deploy-line, a
+// --deploy script that cannot be read or starts no vLLM, and --budget
+// without --baseline.
+func (r *Request) Check() error {
+	if r.Source != "" {
+		if st, err := os.Stat(r.Source); err != nil || !st.IsDir() {
+			return usageErr("--source %s: not a folder (expected a vllm-ascend checkout or the vllm_ascend package folder)", r.Source)
+		}
+	}
+	if needsBaseline(r.Budgets) && r.Baseline == "" {
+		return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
+	}
+	if r.script != nil {
+		return nil
+	}
+	if r.DeployLine < 0 {
+		return usageErr("--deploy-line %d: out of range: expected %s", r.DeployLine, "a line number of the --deploy script, 1 or more")
+	}
+	if r.Deploy == "" {
+		if r.DeployLine != 0 {
+			return usageErr("--deploy-line needs --deploy FILE (the script whose line it names)")
+		}
+		return nil
+	}
+	s, err := deploy.ReadFile(r.Deploy)
+	if err != nil {
+		return usageErr("--deploy: %v", err)
+	}
+	if s.Serve == nil {
+		return usageErr("--deploy %s: no `vllm serve` command found (expected a shell script that starts vLLM)", r.Deploy)
+	}
+	if r.DeployLine != 0 {
+		if err := s.Select(r.DeployLine); err != nil {
+			return usageErr("--deploy-line: %v", err)
+		}
+	}
+	r.script = s
+	return nil
+}
+
+// Run runs req: the rules and the baseline are read first (a wrong
+// file fails before minutes of parsing), then the profile, its serving
+// context, the rules' evaluation and the rest (see the file comment).
+func Run(ctx context.Context, req *Request) (*Result, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	set, err := LoadRules(req.Rules)
+	if err != nil {
+		return nil, err
+	}
+	if err := rules.AddBudgets(set, req.Budgets); err != nil {
+		return nil, err
+	}
+	var baseline *results.Baseline
+	var baseDoc *results.Document
+	if req.Baseline != "" {
+		if baseDoc, err = ReadDocument(req.Baseline, "--baseline: "); err != nil {
+			return nil, err
+		}
+		baseline = compare.Baseline(baseDoc, req.Baseline)
+	}
+	res, err := load(ctx, req.Path, req.Load)
+	if err != nil {
+		return nil, err
+	}
+	if req.Gate != nil {
+		if err := nothingMeasured(res); err != nil {
+			return nil, err
+		}
+	}
+	if err := pipeline.LoadServing(res, req.Path, req.Serving); err != nil {
+		return nil, err
+	}
+	rep, facts, err := judge(res, set, req, baseline)
+	if err != nil {
+		return nil, err
+	}
+	run := &Result{Doc: build.NewContract(res, rep, facts), res: res, Failed: failures([]*analysis.Result{res}, []*rules.Report{rep})}
+	build.AddRuleSet(run.Doc, set) // SARIF describes every rule evaluated
+	if req.Gate != nil {
+		if err := nothingEvaluated(rep); err != nil {
+			return nil, err
+		}
+		v := req.Gate.Judge(rep.Findings)
+		run.Verdict = &v
+	}
+	if baseDoc != nil {
+		// the same comparison engine as npuprof diff: what changed since
+		// the baseline, shown under the findings
+		run.Baseline = compare.Compare(baseDoc, run.Doc, compare.Options{Kernels: 5})
+		raw, err := json.Marshal(run.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		run.Doc.BaselineDiff = raw
+	}
+	if req.Detail {
+		build.AddView(run.Doc, res)
+		// every output reads the document from here on, and the view
+		// copied what the writers show of the passes' results
+		res.ReleasePassResults()
+	}
+	return run, nil
+}
+
+// load analyzes the profile at path (Analyze, with the garbage collector
+// tuned for a read-back export).
+func load(ctx context.Context, path string, opts pipeline.Options) (*analysis.Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	restore := pipeline.TuneGCFor(path)
+	defer restore()
+	return pipeline.Analyze(ctx, path, opts)
+}
+
+// LoadRules loads the built-in rules and the rule files and applies the
+// selection (the files' disable/only/no_builtin keys, then the flags);
+// problems in the files are input errors that list every file:line:col,
+// an unknown rule id in a flag a usage error.
+func LoadRules(sel RuleSelection) (*rules.Set, error) {
+	set, err := rules.Load(sel.Files...)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []rules.Selection{{Disable: sel.Disable, Source: "--disable"}, {Only: sel.Only, Source: "--only"}, {NoBuiltin: sel.NoBuiltin, Source: "--no-builtin"}} {
+		if err := set.Select(s); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// judge reads the deployment facts, runs the rules, builds the plan,
+// judges the plan's budgets and applies the fixes, once, to the script
+// and the source tree.
+func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results.Baseline) (*rules.Report, *rules.FactSet, error) {
+	var dep *rules.Deployment
+	if req.script != nil {
+		facts, invalid := req.script.FactsChecked()
+		dep = rules.NewDeployment(req.script.Path, facts, invalid)
+	}
+	facts, err := rules.BuildFacts(res, dep, req.Facts)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	in := &rules.Input{Result: res, Facts: facts, Baseline: baseline, Lang: req.Lang}
+	rep := rules.Evaluate(set, in)
+	plan.Build(res, rep)
+	rep.EvalPlanBudgets(set, in)
+	var ed rules.Editor
+	if req.script != nil {
+		ed = req.script
+	}
+	var patch rules.Patcher
+	if req.Source != "" {
+		patch = func(ps results.PatchSpec) (results.CodePatch, error) { return codepatch.Make(req.Source, ps) }
+	}
+	rep.ApplyFixes(ed, patch)
+	rep.Warnings = append(rep.Warnings, deployWarnings(req)...)
+	// a value of the user's script npuprof cannot use (an unknown
+	// cudagraph_mode) does not fail the run: the reports say it
+	rep.Warnings = append(rep.Warnings, facts.Warnings()...)
+	return rep, facts, nil
+}
+
+// deployWarnings are what the reports say about the --deploy script:
+// several `vllm serve` commands, and which one was read.
+func deployWarnings(req *Request) []string {
+	s := req.script
+	if s == nil {
+		return nil
+	}
+	unread := s.Unread()
+	w := s.Warning()
+	if w == "" {
+		return unread
+	}
+	if s.Selected {
+		w += fmt.Sprintf(" (--deploy-line %d)", req.DeployLine)
+	} else {
+		w += "; pick another with --deploy-line N (any line of it)"
+	}
+	return append([]string{w}, unread...)
+}
+
+// needsBaseline reports whether a budget compares with the baseline: every
+// budget but those on the fix plan's predicted change.
+func needsBaseline(budgets []string) bool {
+	for _, b := range budgets {
+		if !strings.HasPrefix(strings.TrimSpace(b), rules.PlanMetricStepTimeChangePct) {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingMeasured is check's refusal to pass on a profile in which no
+// rank has device data (a capture that lost it would turn CI green): a
+// usage error (exit 2), naming what was missing.
+func nothingMeasured(res *analysis.Result) error {
+	var why []string
+	for _, rr := range res.Ranks {
+		w, none := metric.NoDeviceData(rr.Metrics, rr.Unavailable)
+		if !none {
+			return nil
+		}
+		if len(why) < 3 {
+			why = append(why, fmt.Sprintf("rank %d: %s", rr.Rank, w))
+		}
+	}
+	if len(res.Ranks) > len(why) {
+		why = append(why, fmt.Sprintf("and %d more rank(s)", len(res.Ranks)-len(why)))
+	}
+	return usageErr("%s: nothing to check: no rank has device data (%s)", res.Path, strings.Join(why, "; "))
+}
+
+// nothingEvaluated refuses a check in which no rule or budget could be
+// evaluated: a usage error (exit 2), naming the first reasons.
+func nothingEvaluated(rep *rules.Report) error {
+	var why []string
+	for _, o := range rep.Outcomes {
+		switch o.Status {
+		case results.StatusFired, results.StatusClear:
+			return nil
+		}
+		if len(why) < 3 {
+			why = append(why, o.Rule+": "+o.Reason)
+		}
+	}
+	return usageErr("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))
+}
+
+// failures is the internal error (exit 3) naming the passes that failed
+// on the first result with a failure, else the rules of the first report
+// with one; nil entries are skipped, nil when nothing failed.
+func failures(ran []*analysis.Result, reps []*rules.Report) error {
+	for _, res := range ran {
+		if res != nil {
+			if err := PassFailures(res.Errors()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, rep := range reps {
+		if rep == nil {
+			continue
+		}
+		var msgs []string
+		for _, o := range rep.Failed() {
+			msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+		}
+		if err := failed("rule(s) failed to run", msgs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PassFailures is the internal error (exit 3) naming the passes that
+// failed on a rank (export's), nil when none did.
+func PassFailures(errs []analysis.PassError) error {
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, firstLine(e.Error()))
+	}
+	return failed("analysis pass(es) failed", msgs)
+}
+
+func failed(what string, msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errkind.Errorf(errkind.Internal, "%d %s: %s", len(msgs), what, strings.Join(msgs, "; "))
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func usageErr(format string, args ...any) error {
+	return errkind.Errorf(errkind.Usage, format, args...)
+}
+
+// WriteTimings writes --debug's per-pass timings.
+func (r *Result) WriteTimings(w io.Writer) {
+	for _, rr := range r.res.Ranks {
+		for _, t := range rr.Timings {
+			fmt.Fprintf(w, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
+		}
+	}
+	if r.res.Cluster != nil {
+		for _, t := range r.res.Cluster.Timings {
+			fmt.Fprintf(w, "cluster pass %-10s %v\n", t.Pass, t.Duration)
+		}
+	}
+}
+
+// ReadDocument reads a saved results document; a problem is a usage
+// error, its message after prefix.
+func ReadDocument(path, prefix string) (*results.Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("%s%v", prefix, err)
+	}
+	defer f.Close()
+	doc, err := results.Read(f, path)
+	if err != nil {
+		return nil, usageErr("%s%v", prefix, err)
+	}
+	return doc, nil
+}
