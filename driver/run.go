@@ -27,6 +27,7 @@ import (
 	"github.com/npuprof/npuprof/codepatch"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/plan"
@@ -146,6 +147,9 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(req.Path); err == nil && !st.IsDir() && IsDocument(req.Path) {
+		return saved(req)
+	}
 	set, err := LoadRules(req.Rules)
 	if err != nil {
 		return nil, err
@@ -166,7 +170,10 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	if req.Gate != nil {
-		if err := nothingMeasured(res); err != nil {
+		if err := nothingMeasured(res.Path, len(res.Ranks), func(i int) (int, map[string]float64, map[string]string) {
+			rr := res.Ranks[i]
+			return rr.Rank, rr.Metrics, rr.Unavailable
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -179,28 +186,78 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	}
 	run := &Result{Doc: build.NewContract(res, rep, facts), res: res, Failed: failures([]*analysis.Result{res}, []*rules.Report{rep})}
 	build.AddRuleSet(run.Doc, set) // SARIF describes every rule evaluated
+	run.Doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy, RuleTimes: rep.Times}
 	if req.Gate != nil {
-		if err := nothingEvaluated(rep); err != nil {
+		if err := nothingEvaluated(rep.Outcomes); err != nil {
 			return nil, err
 		}
-		v := req.Gate.Judge(rep.Findings)
+		v := req.Gate.Judge(run.Doc.Findings)
 		run.Verdict = &v
 	}
-	if baseDoc != nil {
-		// the same comparison engine as npuprof diff: what changed since
-		// the baseline, shown under the findings
-		run.Baseline = compare.Compare(baseDoc, run.Doc, compare.Options{Kernels: 5})
-		raw, err := json.Marshal(run.Baseline)
-		if err != nil {
-			return nil, err
-		}
-		run.Doc.BaselineDiff = raw
+	if err := run.compare(baseDoc); err != nil {
+		return nil, err
 	}
 	if req.Detail {
 		build.AddView(run.Doc, res)
 		// every output reads the document from here on, and the view
 		// copied what the writers show of the passes' results
 		res.ReleasePassResults()
+	}
+	return run, nil
+}
+
+// compare sets the comparison with the baseline document (nil: none): the
+// same comparison engine as npuprof diff, what changed since the baseline,
+// shown under the findings.
+func (r *Result) compare(base *results.Document) error {
+	if base == nil {
+		return nil
+	}
+	r.Baseline = compare.Compare(base, r.Doc, compare.Options{Kernels: 5})
+	raw, err := json.Marshal(r.Baseline)
+	if err != nil {
+		return err
+	}
+	r.Doc.BaselineDiff = raw
+	return nil
+}
+
+// saved is the run of a saved document (npuprof analyze --format json or
+// json-full): its findings, rule outcomes and facts stand (the rule,
+// deployment and serving flags are not applied again); the gate judges its
+// findings and --baseline compares with it. An output that reads the
+// detail needs a document written with it (--format json-full).
+func saved(req *Request) (*Result, error) {
+	doc, err := ReadDocument(req.Path, "")
+	if err != nil {
+		return nil, err
+	}
+	if req.Detail && !doc.Detail.Built {
+		return nil, usageErr("%s: the document has no detail, which the terminal summary and the HTML report read: write it with --format json-full, or give the profile", req.Path)
+	}
+	doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy}
+	run := &Result{Doc: doc}
+	if req.Gate != nil {
+		if err := nothingMeasured(req.Path, len(doc.Ranks), func(i int) (int, map[string]float64, map[string]string) {
+			rd := &doc.Ranks[i]
+			return rd.Rank, rd.Metrics, rd.Unavailable
+		}); err != nil {
+			return nil, err
+		}
+		if err := nothingEvaluated(doc.Rules); err != nil {
+			return nil, err
+		}
+		v := req.Gate.Judge(doc.Findings)
+		run.Verdict = &v
+	}
+	if req.Baseline != "" {
+		base, err := ReadDocument(req.Baseline, "--baseline: ")
+		if err != nil {
+			return nil, err
+		}
+		if err := run.compare(base); err != nil {
+			return nil, err
+		}
 	}
 	return run, nil
 }
@@ -256,7 +313,7 @@ func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results
 	}
 	var patch rules.Patcher
 	if req.Source != "" {
-		patch = func(ps results.PatchSpec) (results.CodePatch, error) { return codepatch.Make(req.Source, ps) }
+		patch = func(ps fix.PatchSpec) (results.CodePatch, error) { return codepatch.Make(req.Source, ps) }
 	}
 	rep.ApplyFixes(ed, patch)
 	rep.Warnings = append(rep.Warnings, deployWarnings(req)...)
@@ -300,28 +357,32 @@ func needsBaseline(budgets []string) bool {
 // nothingMeasured is check's refusal to pass on a profile in which no
 // rank has device data (a capture that lost it would turn CI green): a
 // usage error (exit 2), naming what was missing.
-func nothingMeasured(res *analysis.Result) error {
+//
+// at(i) gives the i-th of n ranks' number, metrics and unavailable
+// reasons.
+func nothingMeasured(path string, n int, at func(i int) (int, map[string]float64, map[string]string)) error {
 	var why []string
-	for _, rr := range res.Ranks {
-		w, none := metric.NoDeviceData(rr.Metrics, rr.Unavailable)
+	for i := range n {
+		rank, metrics, unavailable := at(i)
+		w, none := metric.NoDeviceData(metrics, unavailable)
 		if !none {
 			return nil
 		}
 		if len(why) < 3 {
-			why = append(why, fmt.Sprintf("rank %d: %s", rr.Rank, w))
+			why = append(why, fmt.Sprintf("rank %d: %s", rank, w))
 		}
 	}
-	if len(res.Ranks) > len(why) {
-		why = append(why, fmt.Sprintf("and %d more rank(s)", len(res.Ranks)-len(why)))
+	if n > len(why) {
+		why = append(why, fmt.Sprintf("and %d more rank(s)", n-len(why)))
 	}
-	return usageErr("%s: nothing to check: no rank has device data (%s)", res.Path, strings.Join(why, "; "))
+	return usageErr("%s: nothing to check: no rank has device data (%s)", path, strings.Join(why, "; "))
 }
 
 // nothingEvaluated refuses a check in which no rule or budget could be
 // evaluated: a usage error (exit 2), naming the first reasons.
-func nothingEvaluated(rep *rules.Report) error {
+func nothingEvaluated(outcomes []results.Outcome) error {
 	var why []string
-	for _, o := range rep.Outcomes {
+	for _, o := range outcomes {
 		switch o.Status {
 		case results.StatusFired, results.StatusClear:
 			return nil
@@ -330,7 +391,7 @@ func nothingEvaluated(rep *rules.Report) error {
 			why = append(why, o.Rule+": "+o.Reason)
 		}
 	}
-	return usageErr("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))
+	return usageErr("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(outcomes), strings.Join(why, "; "))
 }
 
 // failures is the internal error (exit 3) naming the passes that failed

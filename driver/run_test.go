@@ -16,9 +16,9 @@ func TestCheckRefusesNoRuleEvaluated(t *testing.T) {
 		{Rule: "a", Status: results.StatusNotEvaluated, Reason: "metric x unavailable"},
 		{Rule: "b", Status: results.StatusFailed, Reason: "boom"},
 	}}
-	err := nothingEvaluated(rep)
+	err := nothingEvaluated(rep.Outcomes)
 	require.True(t, errkind.Is(err, errkind.Usage))
 	require.EqualError(t, err, "nothing to check: none of the 2 rule(s) could be evaluated (a: metric x unavailable; b: boom)")
 	rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: "c", Status: results.StatusClear})
-	require.NoError(t, nothingEvaluated(rep))
+	require.NoError(t, nothingEvaluated(rep.Outcomes))
 }

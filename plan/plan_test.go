@@ -190,8 +190,8 @@ func TestEPLBConflictsAndVersionGate(t *testing.T) {
 func TestPlanLeavesOutAFixThatSlowsTheStep(t *testing.T) {
 	res := analyze(t, tracegen.FieldReport()[0])
 	rep, _ := planFor(t, res, fieldScript, "concurrency=25")
-	rep.Findings = append(rep.Findings, results.Finding{Rule: "grow-batch", Severity: "high",
-		Transforms: []results.Transform{{Kind: "rebatch", To: 100}}})
+	rep.Findings = append(rep.Findings, rules.Fired{Finding: results.Finding{Rule: "grow-batch", Severity: "high"},
+		Transforms: []rules.Transform{{Kind: "rebatch", To: 100}}})
 	plan.Build(res, rep)
 	f := &rep.Findings[len(rep.Findings)-1]
 	require.NotNil(t, f.Predicted)

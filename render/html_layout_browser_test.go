@@ -260,7 +260,7 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 			require.NotEmpty(t, doc.Findings)
 			hasPlan := doc.Plan != nil && (len(doc.Plan.Steps) > 0 || len(doc.Plan.LeftOut) > 0)
 			plans[hasPlan] = true
-			file := writeReport(t, HTMLInput{Doc: doc, Version: "test"})
+			file := writeReport(t, htmlInput{Doc: doc, Version: "test"})
 
 			tab, closeTab := layoutTab(t, bctx, file, 1280, 800)
 			fs, err := chromedp.Run(tab, chromedp.Evaluate[firstScreenResult](firstScreen))

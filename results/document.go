@@ -66,7 +66,10 @@ type Document struct {
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
 	// View is what the terminal summary and the HTML report show beyond
 	// the contract (view.go): not in the JSON.
-	View View `json:"-"`
+	Detail Detail `json:"detail,omitzero"`
+	// Run is what the writers read of the run that writes them (run.go):
+	// never saved.
+	Run RunInfo `json:"-"`
 }
 
 // ContextDoc is what the profile says about the job: its workload (vllm,
@@ -105,8 +108,8 @@ type ClusterDoc struct {
 	// Engines are the vLLM engines (data-parallel replicas: the tp groups
 	// of parallel_group_info), by first rank.
 	Engines []EngineDoc `json:"engines"`
-	// View: see Document.View.
-	View ClusterView `json:"-"`
+	// View: see Document.Detail.
+	Detail ClusterDetail `json:"detail,omitzero"`
 }
 
 // EngineDoc is one vLLM engine: its ranks, whether it served requests (its
@@ -214,8 +217,8 @@ type RankDoc struct {
 	// Awaited is, per waiting stream (key event_wait.stream.<id>.awaited),
 	// what its EVENT_WAITs waited for, most wait first (the waitpair pass).
 	Awaited map[string][]AwaitedDoc `json:"awaited,omitempty"`
-	// View: see Document.View.
-	View RankView `json:"-"`
+	// View: see Document.Detail.
+	Detail RankDetail `json:"detail,omitzero"`
 }
 
 // AwaitedDoc is one task a stream's EVENT_WAITs waited for: kind

@@ -16,7 +16,7 @@ type Editor interface {
 
 // Patcher makes a rule's code change a diff of the user's source tree
 // (codepatch.Make over --source).
-type Patcher func(results.PatchSpec) (results.CodePatch, error)
+type Patcher func(fix.PatchSpec) (results.CodePatch, error)
 
 // ApplyFixes is the one step that turns the findings' actions into what a
 // user applies, run once after the plan (r.Plan, nil when none) is built:
@@ -46,7 +46,7 @@ func (r *Report) ApplyFixes(ed Editor, patch Patcher) {
 
 // findingDiffs gives each finding that edits the script its diff.
 func (r *Report) findingDiffs(ed Editor) {
-	byRule := map[string]*results.Finding{}
+	byRule := map[string]*Fired{}
 	for i := range r.Findings {
 		byRule[r.Findings[i].Rule] = &r.Findings[i]
 	}

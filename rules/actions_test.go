@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/fix"
-	"github.com/npuprof/npuprof/results"
 )
 
 // editor records what it is asked to diff; it refuses actions naming
@@ -60,7 +59,7 @@ func TestActionsThenDiffs(t *testing.T) {
 	require.NoError(t, err)
 	rep := Evaluate(set, &Input{Result: analyzed(t, "ep-fc1-cumsum"), Facts: fs})
 	require.Len(t, rep.Findings, 3)
-	byRule := map[string]results.Finding{}
+	byRule := map[string]Fired{}
 	for _, f := range rep.Findings {
 		byRule[f.Rule] = f
 		require.Empty(t, f.Diff, "no diff before ApplyFixes")

@@ -236,9 +236,6 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 // untimed is rep without the evaluation times, which differ run to run.
 func untimed(rep *Report) *Report {
 	c := *rep
-	c.Outcomes = append([]results.Outcome{}, rep.Outcomes...)
-	for i := range c.Outcomes {
-		c.Outcomes[i].Duration = 0
-	}
+	c.Times = nil
 	return &c
 }

@@ -54,7 +54,7 @@ type Rule struct {
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
 	// Patches are code changes --source turns into diffs.
-	Patches []results.PatchSpec
+	Patches []fix.PatchSpec
 	// File and Line locate the rule (its id) for errors and SARIF.
 	File string
 	Line int

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/fix"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -175,7 +175,7 @@ func (s *Set) checkRefs() []string {
 // planOf evaluates a fired rule's transforms, relations and needs into its
 // finding. A relation or need whose `when` cannot be evaluated (an unknown
 // fact) holds: the plan then keeps the safe order or names the need.
-func (st *state) planOf(r *Rule, fd *results.Finding) error {
+func (st *state) planOf(r *Rule, fd *Fired) error {
 	fd.Patches = r.Patches
 	for _, ts := range r.Transforms {
 		if ts.When != nil {
@@ -187,7 +187,7 @@ func (st *state) planOf(r *Rule, fd *results.Finding) error {
 				continue
 			}
 		}
-		t := results.Transform{Kind: ts.Kind, Op: ts.Op, After: ts.After, Group: ts.Group}
+		t := Transform{Kind: ts.Kind, Op: ts.Op, After: ts.After, Group: ts.Group}
 		if ts.To != nil {
 			v, err := st.run(ts.To)
 			if err != nil {
@@ -231,15 +231,15 @@ func (st *state) planOf(r *Rule, fd *results.Finding) error {
 }
 
 // holding returns the relations whose `when` holds.
-func (st *state) holding(refs []RefSpec) ([]results.Ref, error) {
-	var out []results.Ref
+func (st *state) holding(refs []RefSpec) ([]Ref, error) {
+	var out []Ref
 	for _, ref := range refs {
 		ok, err := st.holds(ref.When)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, results.Ref{Rule: ref.Rule, Reason: ref.Reason})
+			out = append(out, Ref{Rule: ref.Rule, Reason: ref.Reason})
 		}
 	}
 	return out, nil
@@ -273,7 +273,7 @@ func (c *compiler) patches(n *yaml.Node, r *Rule) {
 	l := c.l
 	for _, e := range l.list(n, c.what+": patches") {
 		pm := l.mapping(e, c.what+": patch", patchKeys)
-		ps := results.PatchSpec{File: l.str(pm["file"], "file"), Scope: l.str(pm["scope"], "scope"), Set: map[string]string{}}
+		ps := fix.PatchSpec{File: l.str(pm["file"], "file"), Scope: l.str(pm["scope"], "scope"), Set: map[string]string{}}
 		if ps.File == "" || ps.Scope == "" || pm["set"] == nil || pm["set"].Kind != yaml.MappingNode {
 			l.errf(e, "%s: patch: expected file, scope (Class.method) and set (a mapping of name: value)", c.what)
 			continue

@@ -93,7 +93,7 @@ func status(rep *Report, id string) results.Outcome {
 	return results.Outcome{}
 }
 
-func finding(rep *Report, id string) *results.Finding {
+func finding(rep *Report, id string) *Fired {
 	for i := range rep.Findings {
 		if rep.Findings[i].Rule == id {
 			return &rep.Findings[i]

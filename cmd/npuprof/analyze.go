@@ -4,37 +4,31 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-
-	"github.com/npuprof/npuprof/render"
 )
 
 // analyzeOptions are the flags of `npuprof analyze`.
 type analyzeOptions struct {
 	profileFlags
-	Format string
-	HTML   string
-	Debug  bool
+	HTML  string
+	Debug bool
 	summaryFlags
 }
 
 func (o *analyzeOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	formatFlag(f, &o.Format, render.RunOutputs)
-	o.profileFlags.register(cmd, usageOutput, usageWorkersMem)
-	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
+	o.profileFlags.register(cmd, usageOutput, usageWorkers)
+	o.outs.register(f)
+	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`; --format html=FILE)")
 	o.summaryFlags.register(f)
 	f.BoolVar(&o.Debug, "debug", false, "print per-pass timings on standard error")
 }
 
 func (o *analyzeOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Path = args[0]
-	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
+	if err := o.checkFlags(io, o.outs.main() == "text"); err != nil {
 		return err
 	}
-	if err := o.checkFlags(io, o.Format == "text"); err != nil {
-		return err
-	}
-	return o.checkFiles(nil, "the "+o.Format+" output (-o)", "", "--html", o.HTML)
+	return o.checkFiles(nil, "the "+o.outs.main()+" output (-o)", "", "--html", "html", o.HTML)
 }
 
 func newAnalyzeCmd(io *streams) *cobra.Command {
@@ -89,6 +83,12 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
   # The JSON document for tools and CI
   $ npuprof analyze ./profiles/ --format json -o analysis.json
 
+  # The summary, the document with its detail and the HTML report in one run
+  $ npuprof analyze ./profiles/ --format json-full=run.json --format html=report.html
+
+  # A saved document (--format json-full) renders as the profile did
+  $ npuprof analyze run.json
+
   # Also write the self-contained HTML report
   $ npuprof analyze ./profiles/ --html report.html
 
@@ -108,20 +108,15 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	run, err := opts.execute(ctx, io, opts.Format == "text" || opts.HTML != "", opts.HTML != "")
+	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
 		return err
 	}
 	if opts.Debug {
 		run.WriteTimings(io.err)
 	}
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, render.RunOutput{Doc: run.Doc, Text: opts.text(io)}); err != nil {
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
-	}
-	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, run.Doc); err != nil {
-			return err
-		}
 	}
 	return run.Failed
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/npuprof/npuprof/driver"
 
-	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -26,7 +25,6 @@ type checkOptions struct {
 	Budgets  []string
 	JUnit    string
 	SARIF    string
-	Format   string
 	summaryFlags
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
@@ -38,11 +36,11 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.FailOn, "fail-on", "high", "lowest severity that fails the check: high, medium or low")
 	f.StringVar(&o.Baseline, "baseline", "", "a saved `OLD.json` (npuprof analyze --format json) that budgets compare with")
 	f.StringArrayVar(&o.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
-	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
-	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
-	formatFlag(f, &o.Format, render.RunOutputs)
+	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (--format junit=FILE)")
+	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (--format sarif=FILE)")
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
+	o.outs.register(f)
 	o.summaryFlags.register(f)
 }
 
@@ -54,17 +52,14 @@ func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error
 	if o.PartialFindings != partialGate && o.PartialFindings != partialReport {
 		return usageErr("--partial-findings %q: expected gate or report", o.PartialFindings)
 	}
-	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
-		return err
-	}
-	if err := o.checkFlags(io, o.Format == "text"); err != nil {
+	if err := o.checkFlags(io, o.outs.main() == "text"); err != nil {
 		return err
 	}
 	gate := func(req *driver.Request) {
 		req.Budgets, req.Baseline = o.Budgets, o.Baseline
 		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate}
 	}
-	return o.checkFiles(gate, "the "+o.Format+" output (-o)", o.Baseline, "--junit", o.JUnit, "--sarif", o.SARIF)
+	return o.checkFiles(gate, "the "+o.outs.main()+" output (-o)", o.Baseline, "--junit", "junit", o.JUnit, "--sarif", "sarif", o.SARIF)
 }
 
 func newCheckCmd(io *streams) *cobra.Command {
@@ -121,11 +116,12 @@ the same metric (mean over ranks) in the --baseline file.`,
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	start := time.Now()
-	run, err := opts.execute(ctx, io, opts.Format == "text", false)
+	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
 		return err
 	}
-	if err := writeCheck(io, opts, run, start); err != nil {
+	run.Doc.Run.Start = start
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
@@ -136,30 +132,4 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return &exitError{code: ExitFindings, err: err}
 	}
 	return nil
-}
-
-// writeCheck writes check's output (text or JSON) and the --junit and
-// --sarif reports; start is the check's start (JUnit's time is the wall
-// time since).
-func writeCheck(io *streams, opts *checkOptions, run *driver.Result, start time.Time) error {
-	in := render.RunOutput{Doc: run.Doc, Text: opts.text(io)}
-	in.Baseline, in.Verdict = run.Baseline, "\n"+run.Verdict.Summary()+"\n"
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, in); err != nil {
-		return err
-	}
-	if opts.JUnit != "" {
-		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Doc: run.Doc, FailOn: opts.FailOn,
-				GatePartial: run.Verdict.GatePartial, Tool: tool, Elapsed: time.Since(start)})
-		}); err != nil {
-			return err
-		}
-	}
-	if opts.SARIF == "" {
-		return nil
-	}
-	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
-		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Doc: run.Doc,
-			PartialNotGated: !run.Verdict.GatePartial})
-	})
 }

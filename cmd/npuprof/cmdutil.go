@@ -5,8 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/npuprof/npuprof/render"
 )
 
 // options are a command's flags, as gh's cmdutil splits a command: the
@@ -53,24 +51,4 @@ func (o *outputFlags) register(f *pflag.FlagSet, output, workers string) {
 	f.StringVarP(&o.Output, "output", "o", "", output)
 	workersFlag(f, &o.Workers, workers)
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress on standard error")
-}
-
-// formatFlag defines --format, its values and help from outs.
-func formatFlag[In any](f *pflag.FlagSet, p *string, outs render.Outputs[In]) {
-	f.StringVar(p, "format", outs.Default(), outs.Help())
-}
-
-// checkFormat refuses a --format value that is not in outs.
-func checkFormat[In any](outs render.Outputs[In], format string) error {
-	if _, ok := outs.Lookup(format); !ok {
-		return usageErr("--format %q: expected %s", format, outs.Names())
-	}
-	return nil
-}
-
-// writeFormat writes in as the --format output of outs to file ("" or
-// "-": standard output).
-func writeFormat[In any](io *streams, file string, outs render.Outputs[In], format string, in In) error {
-	out, _ := outs.Lookup(format)
-	return writeOutput(io, file, func(w ioWriter) error { return out.Write(w, in) })
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // diffOptions are the flags of `npuprof diff`.
 type diffOptions struct {
 	Before, After string
-	Format        string
+	outs          formats[*diff.Result]
 	outputFlags
 	HTML      string
 	All       bool
@@ -28,7 +29,8 @@ type diffOptions struct {
 
 func (o *diffOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	formatFlag(f, &o.Format, render.DiffOutputs)
+	o.outs.outs = render.DiffOutputs
+	o.outs.register(f)
 	o.outputFlags.register(f, usageOutput, usageWorkers)
 	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
 	f.BoolVar(&o.All, "all", false, "list every metric in the text output, unchanged ones too")
@@ -43,10 +45,10 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 
 func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Before, o.After = args[0], args[1]
-	if err := checkFormat(render.DiffOutputs, o.Format); err != nil {
+	if err := o.outs.parse(o.Output, "--html", "html", o.HTML); err != nil {
 		return err
 	}
-	if err := o.langFlag.resolve(io, o.Format == "text"); err != nil {
+	if err := o.langFlag.resolve(io, o.outs.terminal()); err != nil {
 		return err
 	}
 	if err := checkWorkers(o.Workers); err != nil {
@@ -56,10 +58,7 @@ func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error 
 		return usageErr("--kernels %d: out of range: expected %s", o.Kernels, kernelsRange)
 	}
 	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter}, o.RuleFiles...)
-	if err := checkOutputs([]string{o.Output, o.HTML}, ins...); err != nil {
-		return err
-	}
-	if err := oneStdout("the "+o.Format+" output (-o)", o.Output, "--html", o.HTML); err != nil {
+	if err := o.outs.check("the "+o.outs.main()+" output (-o)", ins...); err != nil {
 		return err
 	}
 	flags := []string{"--vllm-log-before", o.LogBefore, "--vllm-log-after", o.LogAfter}
@@ -139,13 +138,9 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFormat(io, opts.Output, render.DiffOutputs, opts.Format, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}}); err != nil {
+	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version}
+	if err := opts.outs.write(io, r); err != nil {
 		return err
-	}
-	if opts.HTML != "" {
-		if err := writeOutput(io, opts.HTML, func(w ioWriter) error { return render.WriteDiffHTML(w, render.NewDiffHTMLInput(r, Version)) }); err != nil {
-			return err
-		}
 	}
 	return failed
 }

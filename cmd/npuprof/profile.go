@@ -7,6 +7,8 @@ import (
 
 	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 // profileFlags are the flags of the commands that analyze one profile and
@@ -18,6 +20,7 @@ type profileFlags struct {
 	expertFlags
 	ruleOptions
 	Serving servingOptions
+	outs    formats[*results.Document]
 
 	req *driver.Request // built by checkFiles
 }
@@ -26,6 +29,7 @@ type profileFlags struct {
 // --workers.
 func (p *profileFlags) register(cmd *cobra.Command, output, workers string) {
 	f := cmd.Flags()
+	p.outs.outs = render.RunOutputs
 	p.outputFlags.register(f, output, workers)
 	p.expertFlags.register(cmd)
 	p.ruleOptions.flags(cmd)
@@ -44,23 +48,19 @@ func (p *profileFlags) checkFlags(io *streams, terminal bool) error {
 	return p.expertFlags.check()
 }
 
-// checkFiles refuses, before the profile is read, an output that cannot
-// be written or is one of the inputs, two outputs on standard output, an
-// input FILE flag naming nothing or a folder, and what the run's request
-// refuses (a bad --deploy script...); it keeps the request (with what
-// adjust adds to it, nil: nothing) for execute. main names -o in
-// messages; others are the other output flags and their values; baseline
-// is check's --baseline ("" for the others).
-func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline string, others ...string) error {
-	outputs := []string{p.Output}
-	for i := 1; i < len(others); i += 2 {
-		outputs = append(outputs, others[i])
-	}
-	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench)
-	if err := checkOutputs(outputs, ins...); err != nil {
+// checkFiles reads the outputs (--format and the aliases: flag, output
+// name, FILE) and refuses, before the profile is read, an output that
+// cannot be written or is one of the inputs, two outputs on standard
+// output, an input FILE flag naming nothing or a folder, and what the
+// run's request refuses (a bad --deploy script...); it keeps the request
+// (with what adjust adds to it, nil: nothing) for execute. main names -o
+// in messages; baseline is check's --baseline ("" for the others).
+func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline string, aliases ...string) error {
+	if err := p.outs.parse(p.Output, aliases...); err != nil {
 		return err
 	}
-	if err := oneStdout(main, p.Output, others...); err != nil {
+	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench)
+	if err := p.outs.check(main, ins...); err != nil {
 		return err
 	}
 	if err := checkInputFiles(append(inputFlags(&p.ruleOptions, &p.Serving), "--baseline", baseline)...); err != nil {
@@ -73,20 +73,24 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 	return p.req.Check()
 }
 
-// execute runs the request checkFiles built: detail, an output reads
-// the document's view; timeline, the HTML report's mini timeline is
-// drawn. A progress line (bytes read, ranks finished) is drawn on standard
+// execute runs the request checkFiles built, with the document's detail
+// and the ranks' sampled timelines when an output reads them, and sets the
+// run's text options on the document. A progress line (bytes read, ranks finished) is drawn on standard
 // error only when it is a terminal, --quiet is off and the work takes more
 // than a moment.
-func (p *profileFlags) execute(ctx context.Context, io *streams, detail, timeline bool) (*driver.Result, error) {
+func (p *profileFlags) execute(ctx context.Context, io *streams, text results.TextOptions) (*driver.Result, error) {
 	req := p.req
-	req.Detail, req.Load.TimelineSample = detail, timeline
+	req.Detail, req.Load.TimelineSample = p.outs.needs()
 	line := p.progress(io, &req.Load)
 	run, err := driver.Run(ctx, req)
 	if line != nil {
 		line.finish()
 	}
-	return run, err
+	if err != nil {
+		return nil, err
+	}
+	run.Doc.Run.Text = text
+	return run, nil
 }
 
 // progress draws the progress line of a run that loads opts, nil when

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -17,6 +15,7 @@ type reportOptions struct {
 
 func (o *reportOptions) register(cmd *cobra.Command) {
 	o.profileFlags.register(cmd, "write the HTML to `FILE` (- for standard output; without -o, standard output unless it is a terminal)", usageWorkers)
+	o.outs.values = []string{"html"}
 }
 
 func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) error {
@@ -69,35 +68,12 @@ without them).`,
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	run, err := opts.execute(ctx, io, true, true)
+	run, err := opts.execute(ctx, io, results.TextOptions{})
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, run.Doc); err != nil {
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}
 	return run.Failed
-}
-
-// writeHTMLReport writes the HTML report of doc to file ("" or "-":
-// standard output).
-func writeHTMLReport(io *streams, file string, doc *results.Document) error {
-	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Doc: doc, Version: Version, Facts: htmlFacts(doc.Facts)})
-	})
-}
-
-// htmlFacts are the facts the HTML header cannot read from the result
-// itself: those of the deployment script (--deploy) and of --fact, with
-// their sources. The profile's own facts (parallel groups, environment) and
-// the serving context are drawn by the report from the result.
-func htmlFacts(facts []results.FactValue) []render.Fact {
-	var out []render.Fact
-	for _, f := range facts {
-		if strings.HasPrefix(f.Source, "profile: ") || strings.HasPrefix(f.Source, "vLLM: ") {
-			continue
-		}
-		out = append(out, render.Fact{Name: f.Name, Value: render.FactText(f.Value), Source: f.Source})
-	}
-	return out
 }

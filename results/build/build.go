@@ -39,14 +39,14 @@ func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) 
 }
 
 // AddView adds to doc, built from res by NewContract, what the terminal
-// summary and the HTML report show beyond the contract (results.View).
+// summary and the HTML report show beyond the contract (results.Detail).
 func AddView(doc *results.Document, res *analysis.Result) {
-	doc.View.Built, doc.View.InputErrors = true, passErrors(res.InputErrors)
+	doc.Detail.Built, doc.Detail.InputErrors = true, passErrors(res.InputErrors)
 	for i, rr := range res.Ranks {
-		doc.Ranks[i].View = rankView(rr)
+		doc.Ranks[i].Detail = rankView(rr)
 	}
 	if doc.Cluster != nil && res.Cluster != nil {
-		doc.Cluster.View = clusterView(res.Cluster)
+		doc.Cluster.Detail = clusterView(res.Cluster)
 	}
 }
 
@@ -55,12 +55,12 @@ func AddView(doc *results.Document, res *analysis.Result) {
 func AddRules(doc *results.Document, rep *rules.Report, facts *rules.FactSet) {
 	if rep != nil {
 		doc.Lang = lang.Or(rep.Lang)
-		doc.Findings = append([]results.Finding{}, rep.Findings...)
+		doc.Findings = rep.Contract()
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
 		doc.Plan = rep.Plan
 		doc.Warnings = rep.Warnings
-		doc.View.Evaluated = true
+		doc.Detail.Evaluated = true
 	}
 	if facts != nil {
 		doc.Context.Conflicts = facts.Conflicts()
@@ -393,16 +393,16 @@ func AddRuleSet(doc *results.Document, set *rules.Set) {
 	if set == nil {
 		return
 	}
-	doc.View.RuleSet = []results.RuleInfo{}
+	doc.Detail.RuleSet = []results.RuleInfo{}
 	for _, r := range set.Rules {
 		info := results.RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.SummaryIn(doc.Lang), Why: r.WhyIn(doc.Lang), Disabled: set.Disabled(r.ID)}
 		if fix := r.FixIn(doc.Lang); fix != nil {
 			info.Fix = fix.Source
 		}
-		doc.View.RuleSet = append(doc.View.RuleSet, info)
+		doc.Detail.RuleSet = append(doc.Detail.RuleSet, info)
 	}
 	for _, b := range set.Budgets {
-		doc.View.RuleSet = append(doc.View.RuleSet, results.RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
+		doc.Detail.RuleSet = append(doc.Detail.RuleSet, results.RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
 	}
 }
 
@@ -420,8 +420,8 @@ func each[S, T any](in []S, f func(S) T) []T {
 }
 
 // rankView copies what the writers show of rr beyond the contract.
-func rankView(rr *analysis.RankResult) results.RankView {
-	v := results.RankView{Format: string(rr.Format), Metrics: rr.Metrics, Errors: passErrors(rr.Errors), Env: rr.Env}
+func rankView(rr *analysis.RankResult) results.RankDetail {
+	v := results.RankDetail{Format: string(rr.Format), Errors: passErrors(rr.Errors), Env: rr.Env}
 	v.Groups = each(rr.Groups, func(g model.Group) results.ParallelGroup {
 		return results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks}
 	})
@@ -430,21 +430,21 @@ func rankView(rr *analysis.RankResult) results.RankView {
 			NotOverlapped: s.CommunicationNotOverlapped, Free: s.Free, CommUnavailable: s.CommUnavailable}
 	})
 	if h := analysis.HCCLOf(rr); h != nil {
-		v.HCCL = &results.HCCLView{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
+		v.HCCL = &results.HCCLDetail{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
 			Types: h.Types, Groups: h.Groups}
 		for k, s := range h.ByTypeGroup {
 			v.HCCL.ByTypeGroup[k] = stat(*s)
 		}
 	}
 	if m := analysis.MoEOf(rr); m != nil {
-		v.MoE = &results.MoEView{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
+		v.MoE = &results.MoEDetail{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
 			Dispatch: stat(m.Dispatch), Combine: stat(m.Combine), PositionsCapped: m.PositionsCapped}
 		v.MoE.Positions = each(m.Positions, func(p analysis.MoEPosition) results.MoEPosition {
 			return results.MoEPosition{RoutingUs: p.RoutingUs, CumsumUs: p.CumsumUs}
 		})
 	}
 	if e := analysis.EventWaitOf(rr); e != nil {
-		v.EventWait = &results.EventWaitView{
+		v.EventWait = &results.EventWaitDetail{
 			Streams: each(e.Streams, func(s analysis.StreamWait) results.StreamWait {
 				return results.StreamWait{Stream: s.Stream, Wait: stat(s.Wait), Span: s.Span, Compute: s.Compute}
 			}),
@@ -454,13 +454,13 @@ func rankView(rr *analysis.RankResult) results.RankView {
 		}
 	}
 	if k := analysis.KernelsOf(rr); k != nil {
-		v.Kernels = &results.KernelsView{Top: each(k.Top, func(s analysis.KernelStat) results.KernelStat {
+		v.Kernels = &results.KernelsDetail{Top: each(k.Top, func(s analysis.KernelStat) results.KernelStat {
 			return results.KernelStat{Name: s.Name, OpType: s.OpType, Core: s.Core, Count: s.Count,
 				Total: s.Total, Mean: s.Mean, P50: s.P50, P99: s.P99}
 		})}
 	}
 	if t := analysis.TimelineOf(rr); t != nil {
-		v.Timeline = &results.TimelineView{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
+		v.Timeline = &results.TimelineDetail{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
 	}
 	if s := analysis.TimelineSampleOf(rr); s != nil {
 		v.Sample = &results.TimelineSample{Median: sampleWindow(s.Median), Middle: sampleWindow(s.Middle), Capture: sampleWindow(s.Capture)}
@@ -486,10 +486,10 @@ func sampleWindow(w *analysis.SampleWindow) *results.SampleWindow {
 }
 
 // clusterView copies what the writers show of c beyond the contract.
-func clusterView(c *analysis.ClusterResult) results.ClusterView {
-	v := results.ClusterView{Metrics: c.Metrics, Errors: passErrors(c.Errors)}
+func clusterView(c *analysis.ClusterResult) results.ClusterDetail {
+	v := results.ClusterDetail{Errors: passErrors(c.Errors)}
 	if s := analysis.SkewOf(c); s != nil {
-		v.Skew = &results.SkewView{}
+		v.Skew = &results.SkewDetail{}
 		for _, st := range s.Window {
 			v.Skew.Window = append(v.Skew.Window, skewDoc(st))
 		}
@@ -498,7 +498,7 @@ func clusterView(c *analysis.ClusterResult) results.ClusterView {
 		}
 	}
 	if a := analysis.ArrivalOf(c); a != nil {
-		v.Arrival = &results.ArrivalView{Matched: a.Matched}
+		v.Arrival = &results.ArrivalDetail{Matched: a.Matched}
 		for _, r := range a.ByRank {
 			v.Arrival.Wait += r.Wait
 		}
@@ -516,10 +516,10 @@ func clusterView(c *analysis.ClusterResult) results.ClusterView {
 	return v
 }
 
-func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
-	v := &results.ExpertsView{PlanCommand: x.PlanCommand}
+func expertsView(x *analysis.ExpertsResult) *results.ExpertsDetail {
+	v := &results.ExpertsDetail{PlanCommand: x.PlanCommand}
 	if l := x.Loads; l != nil {
-		v.Loads = &results.ExpertLoadsView{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
+		v.Loads = &results.ExpertLoadsDetail{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
 			Observed: l.Observed, Notes: l.Notes}
 		for _, layer := range l.Layers {
 			v.Loads.Layers = append(v.Loads.Layers, results.ExpertLayerLoad{ID: layer.ID, Tokens: layer.Tokens})
@@ -532,11 +532,11 @@ func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
 		v.DumpRanks = append(v.DumpRanks, results.RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
 	}
 	if p := x.EPLB; p != nil {
-		v.EPLB = &results.EPLBView{Ranks: p.Ranks, Redundant: p.Redundant, Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean},
+		v.EPLB = &results.EPLBDetail{Ranks: p.Ranks, Redundant: p.Redundant, Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean},
 			After: results.RatioSummary{Max: p.After.Max, Mean: p.After.Mean}}
 	}
 	if ep := x.EP; ep != nil {
-		v.EP = &results.EPSkewView{Worst: ep.Worst}
+		v.EP = &results.EPSkewDetail{Worst: ep.Worst}
 		for _, r := range ep.Ranks {
 			v.EP.Ranks = append(v.EP.Ranks, results.EPRankLoad{Rank: r.Rank, Group: r.Group, GMM: stat(r.GMM), Tokens: r.Tokens,
 				HaveTokens: r.HaveTokens, Hot: r.Hot})
