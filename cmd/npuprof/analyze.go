@@ -16,7 +16,7 @@ type analyzeOptions struct {
 
 func (o *analyzeOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	o.profileFlags.register(cmd, usageOutput, usageWorkers)
+	o.profileFlags.register(cmd, usageOutput, usageWorkersMem)
 	o.outs.register(f)
 	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`; --format html=FILE)")
 	o.summaryFlags.register(f)
@@ -45,14 +45,21 @@ export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
 folder holding one of those per rank, in any mix (up to two levels down), or
 the folder an 'npuprof export' wrote (read back without parsing JSON again;
 the same numbers). Any text input may be gzip- or zstd-compressed
-(trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
-parse is held only while it is analyzed, so that memory grows with --workers;
+(trace_view.json.gz, kernel_details.csv.zst, ...). PATH may also be a
+document saved by --format json-full: it is rendered again as the profile
+was (its findings stand; the rule flags are not applied again).
+
+Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
+parse is held only while it is analyzed, so memory grows with --workers;
 what a finished rank keeps for the cross-rank passes and the document (its
-results and collective arrival times) grows with the rank count, about 32 KiB
-a rank (peak RSS 57 MiB at 1024 generated ranks, 89 MiB at 2048). Missing, duplicate (the newest
-folder is kept) and unknown ranks, and ranks with different step sets, are
-reported as notes, never fatal. Nothing is ever written into PATH; -o writes
-where you say.
+results and collective arrival times) grows with the rank count (see
+docs/performance.md). Missing, duplicate (the newest folder is kept) and
+unknown ranks, and ranks with different step sets, are reported as notes,
+never fatal. Nothing is ever written into PATH; -o writes where you say.
+
+Outputs: --format NAME is the output -o writes (text by default); --format
+NAME=FILE, repeatable, writes one more output to FILE in the same run
+(json, json-full, html, junit, sarif; --html FILE is --format html=FILE).
 
 Per rank it reports the time breakdown (computing, communication not
 overlapped, free), collectives by type and by group (tp/ep/dp, from

@@ -90,8 +90,9 @@ you know was cut, not as a way to silence a regression. A budget whose
 says "baseline rank N"). See docs/rules.md, "Partial inputs".
 
 --junit and --sarif write reports for CI systems (one test case / result
-per rule); --format json prints the npuprof.analysis/v1 document with
-findings and every rule's outcome.
+per rule; the same as --format junit=FILE, --format sarif=FILE); --format
+json prints the npuprof.analysis/v1 document with findings and every
+rule's outcome. --format repeats: NAME=FILE writes one more output.
 
 Budgets compare with a saved document: a rule file's "budgets:" list, or
 --budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is

@@ -33,7 +33,7 @@ func newCommand[O options](io *streams, cmd *cobra.Command, o O, run func(contex
 const (
 	usageOutput     = "write the output to `FILE` instead of standard output"
 	usageWorkers    = "ranks parsed at once (0 = number of CPUs)"
-	usageWorkersMem = usageWorkers + "; memory grows with this, plus ~32 KiB per rank for the results kept"
+	usageWorkersMem = usageWorkers + "; memory grows with this"
 )
 
 // outputFlags are -o, --workers and -q, of every command that reads

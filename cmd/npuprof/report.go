@@ -34,8 +34,8 @@ func newReportCmd(io *streams) *cobra.Command {
 	return newCommand(io, &cobra.Command{
 		Use:   "report PATH",
 		Short: "Write the self-contained HTML findings report of a profile",
-		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
-HTML file: findings with their fixes, the deployment facts they used with
+		Long: `Report reads a profile (the same PATH forms as analyze, a document saved
+by analyze --format json-full included) and writes one HTML file: findings with their fixes, the deployment facts they used with
 their sources (the profile's parallel groups and environment, --deploy,
 --fact, the serving context), the time breakdown per rank and per
 step, communication by collective type and group, MoE routing and Cumsum,
