@@ -198,8 +198,8 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	if req.Detail {
-		build.AddView(run.Doc, res)
-		// every output reads the document from here on, and the view
+		build.AddDetail(run.Doc, res)
+		// every output reads the document from here on, and the detail
 		// copied what the writers show of the passes' results
 		res.ReleasePassResults()
 	}

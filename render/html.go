@@ -67,7 +67,7 @@ func givenFacts(facts []results.FactValue) []Fact {
 
 // writeHTML writes the report of in.
 func writeHTML(w io.Writer, in htmlInput) error {
-	if err := needView(in.Doc); err != nil {
+	if err := needDetail(in.Doc); err != nil {
 		return err
 	}
 	view := buildView(in)

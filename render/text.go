@@ -25,7 +25,7 @@ import (
 // comparison with its baseline (baseline_diff) and, under a gate, the
 // verdict line.
 func WriteText(w io.Writer, doc *results.Document) error {
-	if err := needView(doc); err != nil {
+	if err := needDetail(doc); err != nil {
 		return err
 	}
 	opts := doc.Run.Text
@@ -54,10 +54,10 @@ func WriteText(w io.Writer, doc *results.Document) error {
 	return nil
 }
 
-// needView refuses a document without its detail (a contract-only one,
+// needDetail refuses a document without its detail (a contract-only one,
 // written with --format json): the summary and the report would show what
 // the contract lacks as unavailable.
-func needView(doc *results.Document) error {
+func needDetail(doc *results.Document) error {
 	if !doc.Detail.Built {
 		return errkind.Errorf(errkind.Usage, "%s: the document has no detail, which the terminal summary and the HTML report read: write it with --format json-full, or give the profile", doc.Input.Path)
 	}

@@ -56,6 +56,6 @@ func TestContractWithoutViewSameJSON(t *testing.T) {
 	require.NoError(t, WriteJSON(&b, bare))
 	require.Equal(t, a.String(), b.String())
 
-	build.AddView(bare, res)
+	build.AddDetail(bare, res)
 	require.Equal(t, full, bare)
 }

@@ -64,8 +64,8 @@ type Document struct {
 	// BaselineDiff is, for `check --baseline`, the comparison with the
 	// baseline document (schema npuprof.diff/v1, package results/diff).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
-	// View is what the terminal summary and the HTML report show beyond
-	// the contract (view.go): not in the JSON.
+	// Detail is what the terminal summary and the HTML report show beyond
+	// the contract (detail.go): only in --format json-full.
 	Detail Detail `json:"detail,omitzero"`
 	// Run is what the writers read of the run that writes them (run.go):
 	// never saved.
@@ -108,7 +108,7 @@ type ClusterDoc struct {
 	// Engines are the vLLM engines (data-parallel replicas: the tp groups
 	// of parallel_group_info), by first rank.
 	Engines []EngineDoc `json:"engines"`
-	// View: see Document.Detail.
+	// Detail: see Document.Detail.
 	Detail ClusterDetail `json:"detail,omitzero"`
 }
 
@@ -217,7 +217,7 @@ type RankDoc struct {
 	// Awaited is, per waiting stream (key event_wait.stream.<id>.awaited),
 	// what its EVENT_WAITs waited for, most wait first (the waitpair pass).
 	Awaited map[string][]AwaitedDoc `json:"awaited,omitempty"`
-	// View: see Document.Detail.
+	// Detail: see Document.Detail.
 	Detail RankDetail `json:"detail,omitzero"`
 }
 

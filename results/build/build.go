@@ -1,6 +1,7 @@
 // Package build assembles the results document (package results) from a
 // run: the analysis results, the rule evaluation and the facts it saw, and
-// the view the terminal summary and the HTML report show beyond the JSON.
+// the detail the terminal summary and the HTML report show beyond the JSON
+// contract.
 // It is the one place the document meets the analysis and the rules:
 // package results holds the contract alone.
 package build
@@ -21,16 +22,16 @@ import (
 
 // New is the results document of a run: the analysis results, and when
 // rules ran, their report (findings, outcomes, deploy diff, warnings) and
-// the facts they saw, with the view (AddView).
+// the facts they saw, with the detail (AddDetail).
 func New(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *results.Document {
 	doc := NewContract(res, rep, facts)
-	AddView(doc, res)
+	AddDetail(doc, res)
 	return doc
 }
 
-// NewContract is New without the ranks' and the cluster's view: what the
-// JSON, JUnit, SARIF and the comparison read. cmd builds it once, and adds
-// the view (AddView) only for the outputs that read it: the view copies
+// NewContract is New without the ranks' and the cluster's detail: what the
+// JSON, JUnit, SARIF and the comparison read. The driver builds it once, and adds
+// the detail (AddDetail) only for the outputs that read it: the detail copies
 // every rank's pass results (11.5 MiB at 2048 small ranks).
 func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *results.Document {
 	doc := contract(res, nil)
@@ -38,15 +39,15 @@ func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) 
 	return doc
 }
 
-// AddView adds to doc, built from res by NewContract, what the terminal
+// AddDetail adds to doc, built from res by NewContract, what the terminal
 // summary and the HTML report show beyond the contract (results.Detail).
-func AddView(doc *results.Document, res *analysis.Result) {
+func AddDetail(doc *results.Document, res *analysis.Result) {
 	doc.Detail.Built, doc.Detail.InputErrors = true, passErrors(res.InputErrors)
 	for i, rr := range res.Ranks {
-		doc.Ranks[i].Detail = rankView(rr)
+		doc.Ranks[i].Detail = rankDetail(rr)
 	}
 	if doc.Cluster != nil && res.Cluster != nil {
-		doc.Cluster.Detail = clusterView(res.Cluster)
+		doc.Cluster.Detail = clusterDetail(res.Cluster)
 	}
 }
 
@@ -89,14 +90,14 @@ func usPtr(ns int64) *float64 {
 }
 
 // Doc assembles the document from the analysis results and findings
-// (nil: none), with the view. New adds the rules' report and facts too.
+// (nil: none), with the detail. New adds the rules' report and facts too.
 func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 	doc := contract(res, findings)
-	AddView(doc, res)
+	AddDetail(doc, res)
 	return doc
 }
 
-// contract is Doc without the view.
+// contract is Doc without the detail.
 func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
 	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
@@ -407,7 +408,7 @@ func AddRuleSet(doc *results.Document, set *rules.Set) {
 }
 
 // each is f of every element of in, allocated at its length (nil for
-// none): a view of many ranks keeps no slack grown by append.
+// none): the detail of many ranks keeps no slack grown by append.
 func each[S, T any](in []S, f func(S) T) []T {
 	if len(in) == 0 {
 		return nil
@@ -419,8 +420,8 @@ func each[S, T any](in []S, f func(S) T) []T {
 	return out
 }
 
-// rankView copies what the writers show of rr beyond the contract.
-func rankView(rr *analysis.RankResult) results.RankDetail {
+// rankDetail copies what the writers show of rr beyond the contract.
+func rankDetail(rr *analysis.RankResult) results.RankDetail {
 	v := results.RankDetail{Format: string(rr.Format), Errors: passErrors(rr.Errors), Env: rr.Env}
 	v.Groups = each(rr.Groups, func(g model.Group) results.ParallelGroup {
 		return results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks}
@@ -485,8 +486,8 @@ func sampleWindow(w *analysis.SampleWindow) *results.SampleWindow {
 	return out
 }
 
-// clusterView copies what the writers show of c beyond the contract.
-func clusterView(c *analysis.ClusterResult) results.ClusterDetail {
+// clusterDetail copies what the writers show of c beyond the contract.
+func clusterDetail(c *analysis.ClusterResult) results.ClusterDetail {
 	v := results.ClusterDetail{Errors: passErrors(c.Errors)}
 	if s := analysis.SkewOf(c); s != nil {
 		v.Skew = &results.SkewDetail{}
@@ -511,12 +512,12 @@ func clusterView(c *analysis.ClusterResult) results.ClusterDetail {
 		}
 	}
 	if x := analysis.ExpertsOf(c); x != nil {
-		v.Experts = expertsView(x)
+		v.Experts = expertsDetail(x)
 	}
 	return v
 }
 
-func expertsView(x *analysis.ExpertsResult) *results.ExpertsDetail {
+func expertsDetail(x *analysis.ExpertsResult) *results.ExpertsDetail {
 	v := &results.ExpertsDetail{PlanCommand: x.PlanCommand}
 	if l := x.Loads; l != nil {
 		v.Loads = &results.ExpertLoadsDetail{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
