@@ -25,8 +25,12 @@ const DefaultKernels = compare.DefaultKernels
 // saved document, compared.
 type DiffRequest struct {
 	Before, After DiffSide
-	// Load is how a side that is a profile is read.
-	Load pipeline.Options
+	// Load is how a side that is a profile is read; Loading, when set, is
+	// called before each such side is read (to draw its progress: it may
+	// set the options' Progress and BytesRead) and returns what to call
+	// once it is.
+	Load    pipeline.Options
+	Loading func(*pipeline.Options) (done func())
 	// Rules run on a side that is a profile (a saved document keeps its
 	// findings), in Lang.
 	Rules RuleSelection
@@ -78,7 +82,7 @@ func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (*results.Do
 		}
 		return doc, nil, nil, nil
 	}
-	res, err := load(ctx, path, req.Load)
+	res, err := load(ctx, path, req.Load, req.Loading)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil && !st.IsDir() && (errkind.Is(err, errkind.Usage) || errkind.Is(err, errkind.Input)) {
 			// a file diff read as a profile: it was not a saved document either

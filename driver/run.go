@@ -44,8 +44,11 @@ import (
 type Request struct {
 	Path string
 	// Load is how the ranks are read (workers, expert-load input,
-	// progress); Analyze's options.
+	// progress); Analyze's options. Loading, when set, is called before the
+	// profile is read (to draw its progress: it may set the options'
+	// Progress and BytesRead) and returns what to call once it is.
 	Load    pipeline.Options
+	Loading func(*pipeline.Options) (done func())
 	Serving pipeline.ServingOptions
 	Rules   RuleSelection
 	// Budgets are check's --budget texts, added to the rule set.
@@ -140,32 +143,27 @@ func (r *Request) Check() error {
 	return nil
 }
 
-// Run runs req: the rules and the baseline are read first (a wrong
-// file fails before minutes of parsing), then the profile, its serving
-// context, the rules' evaluation and the rest (see the file comment).
+// Run runs req: the profile, its serving context, the rules and the
+// baseline (read first under a gate), their evaluation and the rest (see
+// the file comment). A saved document in place of the profile is read,
+// not judged again (saved).
 func Run(ctx context.Context, req *Request) (*Result, error) {
-	if err := req.Check(); err != nil {
+	var err error
+	if err = req.Check(); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(req.Path); err == nil && !st.IsDir() && IsDocument(req.Path) {
 		return saved(req)
 	}
-	set, err := LoadRules(req.Rules)
-	if err != nil {
-		return nil, err
-	}
-	if err := rules.AddBudgets(set, req.Budgets); err != nil {
-		return nil, err
-	}
-	var baseline *results.Baseline
-	var baseDoc *results.Document
-	if req.Baseline != "" {
-		if baseDoc, err = ReadDocument(req.Baseline, "--baseline: "); err != nil {
+	var in *ruleInputs
+	if req.Gate != nil {
+		// check: a wrong rule file or baseline fails a CI job before the
+		// profile is read
+		if in, err = readRuleInputs(req); err != nil {
 			return nil, err
 		}
-		baseline = compare.Baseline(baseDoc, req.Baseline)
 	}
-	res, err := load(ctx, req.Path, req.Load)
+	res, err := load(ctx, req.Path, req.Load, req.Loading)
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +178,19 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err := pipeline.LoadServing(res, req.Path, req.Serving); err != nil {
 		return nil, err
 	}
-	rep, facts, err := judge(res, set, req, baseline)
+	if in == nil {
+		// analyze, report: read after the profile, so that the collection
+		// that follows the load does not mark the rule set
+		if in, err = readRuleInputs(req); err != nil {
+			return nil, err
+		}
+	}
+	rep, facts, err := judge(res, in.set, req, in.baseline)
 	if err != nil {
 		return nil, err
 	}
 	run := &Result{Doc: build.NewContract(res, rep, facts), res: res, Failed: failures([]*analysis.Result{res}, []*rules.Report{rep})}
-	build.AddRuleSet(run.Doc, set) // SARIF describes every rule evaluated
+	build.AddRuleSet(run.Doc, in.set) // SARIF describes every rule evaluated
 	run.Doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy, RuleTimes: rep.Times}
 	if req.Gate != nil {
 		if err := nothingEvaluated(rep.Outcomes); err != nil {
@@ -194,7 +199,7 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		v := req.Gate.Judge(run.Doc.Findings)
 		run.Verdict = &v
 	}
-	if err := run.compare(baseDoc); err != nil {
+	if err := run.compare(in.baseDoc); err != nil {
 		return nil, err
 	}
 	if req.Detail {
@@ -204,6 +209,33 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		res.ReleasePassResults()
 	}
 	return run, nil
+}
+
+// ruleInputs are the rule set (the rules, the selection, the budgets) and
+// the baseline document budgets compare with (nil without --baseline).
+type ruleInputs struct {
+	set      *rules.Set
+	baseline *results.Baseline
+	baseDoc  *results.Document
+}
+
+// readRuleInputs reads the rules and the baseline of req.
+func readRuleInputs(req *Request) (*ruleInputs, error) {
+	set, err := LoadRules(req.Rules)
+	if err != nil {
+		return nil, err
+	}
+	if err := rules.AddBudgets(set, req.Budgets); err != nil {
+		return nil, err
+	}
+	in := &ruleInputs{set: set}
+	if req.Baseline != "" {
+		if in.baseDoc, err = ReadDocument(req.Baseline, "--baseline: "); err != nil {
+			return nil, err
+		}
+		in.baseline = compare.Baseline(in.baseDoc, req.Baseline)
+	}
+	return in, nil
 }
 
 // compare sets the comparison with the baseline document (nil: none): the
@@ -263,10 +295,14 @@ func saved(req *Request) (*Result, error) {
 }
 
 // load analyzes the profile at path (Analyze, with the garbage collector
-// tuned for a read-back export).
-func load(ctx context.Context, path string, opts pipeline.Options) (*analysis.Result, error) {
+// tuned for a read-back export); loading, when set, sees the options
+// first and its done is called once the profile is read.
+func load(ctx context.Context, path string, opts pipeline.Options, loading func(*pipeline.Options) func()) (*analysis.Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if loading != nil {
+		defer loading(&opts)()
 	}
 	restore := pipeline.TuneGCFor(path)
 	defer restore()

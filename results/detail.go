@@ -1,5 +1,7 @@
 package results
 
+import "encoding/json"
+
 // The detail: what the terminal summary and the HTML report show beyond
 // the JSON contract, held by the document so that the writers read nothing
 // else: the document's "detail" (document-level, ranks[].detail,
@@ -299,4 +301,29 @@ type EPGroupSkew struct {
 	Ranks       []int   `json:"ranks"`
 	MaxOverMean float64 `json:"max_over_mean"`
 	MaxRank     int     `json:"max_rank"`
+}
+
+// The detail's three parts encode as their fields. They are methods so
+// that a document written without its detail (--format json, which
+// leaves the zero detail out) never builds the encoders of the detail's
+// types: encoding/json builds a struct's field encoders on first use,
+// and the detail's dozens of types are a measurable share of a JSON-only
+// run (docs/performance.md's callgrind count).
+
+// MarshalJSON encodes d's fields.
+func (d Detail) MarshalJSON() ([]byte, error) {
+	type fields Detail
+	return json.Marshal(fields(d))
+}
+
+// MarshalJSON encodes d's fields.
+func (d RankDetail) MarshalJSON() ([]byte, error) {
+	type fields RankDetail
+	return json.Marshal(fields(d))
+}
+
+// MarshalJSON encodes d's fields.
+func (d ClusterDetail) MarshalJSON() ([]byte, error) {
+	type fields ClusterDetail
+	return json.Marshal(fields(d))
 }

@@ -130,11 +130,8 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto},
 		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto},
 		Load:   pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
-	line := opts.progress(io, &req.Load)
+	req.Loading = opts.loading(io)
 	r, failed, err := driver.Diff(ctx, req)
-	if line != nil {
-		line.finish()
-	}
 	if err != nil {
 		return err
 	}

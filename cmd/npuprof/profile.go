@@ -81,11 +81,8 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 func (p *profileFlags) execute(ctx context.Context, io *streams, text results.TextOptions) (*driver.Result, error) {
 	req := p.req
 	req.Detail, req.Load.TimelineSample = p.outs.needs()
-	line := p.progress(io, &req.Load)
+	req.Loading = p.loading(io)
 	run, err := driver.Run(ctx, req)
-	if line != nil {
-		line.finish()
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,15 +90,18 @@ func (p *profileFlags) execute(ctx context.Context, io *streams, text results.Te
 	return run, nil
 }
 
-// progress draws the progress line of a run that loads opts, nil when
-// standard error is no terminal or --quiet.
-func (o *outputFlags) progress(io *streams, opts *pipeline.Options) *progressLine {
-	if !io.errIsTerminal || o.Quiet {
-		return nil
+// loading draws the progress line of a profile read with the options it
+// is given, and finishes it once the profile is read: only when standard
+// error is a terminal and --quiet is off.
+func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
+	return func(opts *pipeline.Options) func() {
+		if !io.errIsTerminal || o.Quiet {
+			return func() {}
+		}
+		line := newProgressLine(io.err, io.progressDelay)
+		opts.Progress, opts.BytesRead = line.rankDone, &line.read
+		return line.finish
 	}
-	line := newProgressLine(io.err, io.progressDelay)
-	opts.Progress, opts.BytesRead = line.rankDone, &line.read
-	return line
 }
 
 // request is the run the flags ask for (analyze's, report's; check adds
