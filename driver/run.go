@@ -7,13 +7,12 @@
 // the plan, the deployment reader or the document builder.
 package driver
 
-// The driver of one run of analyze, check or report: a Request in, the
-// finished results document and the gate's verdict out. Every step after
-// the passes is here, in this order: the serving context, the deployment
-// facts, the rules loaded and selected, their evaluation, the plan and its
-// budgets, the one fix-application step (script diffs and code patches,
-// after the plan), the document, check's refusals, the baseline
-// comparison and the list of what failed to run (exit 3).
+// The run of analyze, check and report (Run), in this order: the load and
+// the passes, the serving context, the rules and the baseline, the
+// deployment facts, the evaluation, the plan and its budgets, the one
+// fix-application step (script diffs and code patches, after the plan),
+// the document, check's refusals and verdict, the baseline comparison and
+// the list of what failed to run (exit 3).
 
 import (
 	"context"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -116,12 +115,10 @@ the same metric (mean over ranks) in the --baseline file.`,
 // (--fail-on, --partial-findings), writes the outputs and exits by the
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
-	start := time.Now()
 	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
 		return err
 	}
-	run.Doc.Run.Start = start
 	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,6 +80,7 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 // error only when it is a terminal, --quiet is off and the work takes more
 // than a moment.
 func (p *profileFlags) execute(ctx context.Context, io *streams, text results.TextOptions) (*driver.Result, error) {
+	start := time.Now()
 	req := p.req
 	req.Detail, req.Load.TimelineSample = p.outs.needs()
 	req.Loading = p.loading(io)
@@ -86,7 +88,7 @@ func (p *profileFlags) execute(ctx context.Context, io *streams, text results.Te
 	if err != nil {
 		return nil, err
 	}
-	run.Doc.Run.Text = text
+	run.Doc.Run.Text, run.Doc.Run.Start = text, start
 	return run, nil
 }
 
