@@ -1,10 +1,13 @@
 // Package results holds the results document (schema npuprof.analysis/v1):
 // one run's analysis results, findings, rule outcomes and facts, built once
 // per run (package results/build) and read back from a saved file (Read).
-// It holds the contract alone: it imports no analysis. It is the contract
-// that every writer (package render), `npuprof diff` and `check --baseline`
-// (package compare) and other tools read. Field names are a public
-// contract (docs/json.md).
+// It holds the document alone, no rule engine's working state, and
+// imports no analysis: the contract that every writer (package render),
+// `npuprof diff` and `check --baseline` (package compare) and other tools
+// read, the detail the terminal summary and the HTML report read beyond it
+// (detail.go, written by --format json-full only), the gate (gate.go) and
+// what a run's writers read of the run (run.go, never saved). Field names
+// are a public contract (docs/json.md).
 package results
 
 import (
