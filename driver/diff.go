@@ -68,7 +68,7 @@ func Diff(ctx context.Context, req *DiffRequest) (r *diff.Result, failed error, 
 // context included), as analyze --format json would write it.
 func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (*results.Document, *analysis.Result, *rules.Report, error) {
 	path := side.Path
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && IsDocument(path) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && IsDocument(path) {
 		doc, err := ReadDocument(path, "")
 		if err != nil {
 			return nil, nil, nil, err

@@ -151,7 +151,7 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err = req.Check(); err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(req.Path); err == nil && !st.IsDir() && IsDocument(req.Path) {
+	if st, err := os.Stat(req.Path); err == nil && st.Mode().IsRegular() && IsDocument(req.Path) {
 		return saved(req)
 	}
 	var in *ruleInputs
