@@ -234,8 +234,9 @@ func htmlData(t *testing.T, path string) []byte {
 // TestGoldenSavedRenders pins that a document saved with --format
 // json-full renders as the profile does: `npuprof analyze saved.json`
 // prints the golden terminal summary, `npuprof report saved.json` writes
-// the very bytes `npuprof report DIR` writes, and `--format json` of the
-// saved document is the profile's JSON document.
+// the very bytes `npuprof report DIR` writes, `--format json` of the
+// saved document is the profile's JSON document, and `npuprof check
+// saved.json` writes the golden check text, JUnit and SARIF.
 func TestGoldenSavedRenders(t *testing.T) {
 	t.Chdir("../..")
 	for _, c := range goldenCases {
@@ -258,6 +259,9 @@ func TestGoldenSavedRenders(t *testing.T) {
 			js, _ := goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json"}, c.args...)...)
 			savedJS, _ := goldenRun(t, ExitOK, "analyze", saved, "-q", "--format", "json")
 			require.Equal(t, js, savedJS, "the saved document's contract is the profile's")
+
+			// check gates the saved findings: the profile's text, JUnit and SARIF
+			goldenCheckAs(t, c.name, saved, c.args, func(b []byte) []byte { return b })
 		})
 	}
 }
