@@ -484,8 +484,12 @@ func usageErr(format string, args ...any) error {
 	return errkind.Errorf(errkind.Usage, format, args...)
 }
 
-// WriteTimings writes --debug's per-pass timings.
+// WriteTimings writes --debug's per-pass timings (none for a saved
+// document: no pass ran).
 func (r *Result) WriteTimings(w io.Writer) {
+	if r.res == nil {
+		return
+	}
 	for _, rr := range r.res.Ranks {
 		for _, t := range rr.Timings {
 			fmt.Fprintf(w, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
