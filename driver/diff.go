@@ -15,7 +15,6 @@ import (
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/build"
 	"github.com/npuprof/npuprof/results/diff"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // DefaultKernels is how many kernels a comparison lists by default.
@@ -47,40 +46,42 @@ type DiffSide struct {
 }
 
 // Diff compares the two sides of req. failed is the internal error (exit
-// 3) naming the passes and rules that failed on either side, returned
-// beside the comparison: the outputs are written first.
+// 3) naming the passes and rules that failed on a side that is a profile
+// (a saved document's are its own), returned beside the comparison: the
+// outputs are written first.
 func Diff(ctx context.Context, req *DiffRequest) (r *diff.Result, failed error, err error) {
-	var ran []*analysis.Result
-	var reps []*rules.Report
-	var docs [2]*results.Document
+	var docs, analyzed [2]*results.Document
 	for i, side := range []DiffSide{req.Before, req.After} {
-		doc, res, rep, err := diffSide(ctx, side, req)
+		doc, profile, err := diffSide(ctx, side, req)
 		if err != nil {
 			return nil, nil, err
 		}
-		docs[i], ran, reps = doc, append(ran, res), append(reps, rep)
+		docs[i] = doc
+		if profile {
+			analyzed[i] = doc
+		}
 	}
-	return compare.Compare(docs[0], docs[1], compare.Options{Kernels: req.Kernels}), failures(ran, reps), nil
+	return compare.Compare(docs[0], docs[1], compare.Options{Kernels: req.Kernels}), failures(analyzed[:]...), nil
 }
 
 // diffSide reads a saved document, or analyzes a profile into one with
 // the rules run on it (findings, rule outcomes and facts, the serving
 // context included), as analyze --format json would write it.
-func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (*results.Document, *analysis.Result, *rules.Report, error) {
+func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (doc *results.Document, profile bool, err error) {
 	path := side.Path
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && IsDocument(path) {
-		doc, err := ReadDocument(path, "")
+		doc, err = ReadDocument(path, "")
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, false, err
 		}
 		if side.VLLMLog != "" {
 			res := &analysis.Result{}
 			if err := pipeline.LoadServing(res, path, pipeline.ServingOptions{Log: side.VLLMLog, NoAuto: true}); err != nil {
-				return nil, nil, nil, err
+				return nil, false, err
 			}
 			doc.Serving = res.Serving
 		}
-		return doc, nil, nil, nil
+		return doc, false, nil
 	}
 	res, err := load(ctx, path, req.Load, req.Loading)
 	if err != nil {
@@ -88,20 +89,20 @@ func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (*results.Do
 			// a file diff read as a profile: it was not a saved document either
 			err = fmt.Errorf("%w; nor a document saved by npuprof analyze --format json (no \"schema\": %q)", err, results.Schema)
 		}
-		return nil, nil, nil, err
+		return nil, false, err
 	}
 	if err := pipeline.LoadServing(res, path, pipeline.ServingOptions{Log: side.VLLMLog, NoAuto: side.NoAuto}); err != nil {
-		return nil, nil, nil, err
+		return nil, false, err
 	}
 	set, err := LoadRules(req.Rules)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, false, err
 	}
 	rep, facts, err := judge(res, set, &Request{Rules: req.Rules, Lang: req.Lang}, nil)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, false, err
 	}
-	return build.NewContract(res, rep, facts), res, rep, nil
+	return build.NewContract(res, rep, facts), true, nil
 }
 
 // IsDocument reports whether a file is a saved npuprof document: a JSON

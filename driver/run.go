@@ -188,7 +188,8 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Result{Doc: build.NewContract(res, rep, facts), res: res, Failed: failures([]*analysis.Result{res}, []*rules.Report{rep})}
+	run := &Result{Doc: build.NewContract(res, rep, facts), res: res}
+	run.Failed = failures(run.Doc)
 	build.AddRuleSet(run.Doc, in.set) // SARIF describes every rule evaluated
 	run.Doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy, RuleTimes: rep.Times}
 	if req.Gate != nil {
@@ -254,9 +255,9 @@ func (r *Result) compare(base *results.Document) error {
 }
 
 // saved is the run of a saved document (npuprof analyze --format json or
-// json-full): its findings, rule outcomes and facts stand (the rule,
-// deployment and serving flags are not applied again); the gate judges its
-// findings and --baseline compares with it. An output that reads the
+// json-full): its findings, rule outcomes, facts and failures stand (the
+// rule, deployment and serving flags are not applied again); the gate
+// judges its findings and --baseline compares with it. An output that reads the
 // detail needs a document written with it (--format json-full).
 func saved(req *Request) (*Result, error) {
 	doc, err := ReadDocument(req.Path, "")
@@ -267,7 +268,7 @@ func saved(req *Request) (*Result, error) {
 		return nil, usageErr("%s: the document has no detail, which the terminal summary and the HTML report read: write it with --format json-full, or give the profile", req.Path)
 	}
 	doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy}
-	run := &Result{Doc: doc}
+	run := &Result{Doc: doc, Failed: failures(doc)}
 	if req.Gate != nil {
 		if err := nothingMeasured(req.Path, len(doc.Ranks), func(i int) (int, map[string]float64, map[string]string) {
 			rd := &doc.Ranks[i]
@@ -430,23 +431,30 @@ func nothingEvaluated(outcomes []results.Outcome) error {
 }
 
 // failures is the internal error (exit 3) naming the passes that failed
-// on the first result with a failure, else the rules of the first report
-// with one; nil entries are skipped, nil when nothing failed.
-func failures(ran []*analysis.Result, reps []*rules.Report) error {
-	for _, res := range ran {
-		if res != nil {
-			if err := PassFailures(res.Errors()); err != nil {
+// on the first document with a failed pass (its errors), else the rules
+// that failed to run on the first document with one (its rules of status
+// failed); nil documents are skipped, nil when nothing failed.
+func failures(docs ...*results.Document) error {
+	for _, doc := range docs {
+		if doc != nil {
+			var msgs []string
+			for _, e := range doc.Errors {
+				msgs = append(msgs, firstLine(e.Error()))
+			}
+			if err := failed("analysis pass(es) failed", msgs); err != nil {
 				return err
 			}
 		}
 	}
-	for _, rep := range reps {
-		if rep == nil {
+	for _, doc := range docs {
+		if doc == nil {
 			continue
 		}
 		var msgs []string
-		for _, o := range rep.Failed() {
-			msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+		for _, o := range doc.Rules {
+			if o.Status == results.StatusFailed {
+				msgs = append(msgs, o.Rule+": "+firstLine(o.Reason))
+			}
 		}
 		if err := failed("rule(s) failed to run", msgs); err != nil {
 			return err
