@@ -166,14 +166,6 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Gate != nil {
-		if err := nothingMeasured(res.Path, len(res.Ranks), func(i int) (int, map[string]float64, map[string]string) {
-			rr := res.Ranks[i]
-			return rr.Rank, rr.Metrics, rr.Unavailable
-		}); err != nil {
-			return nil, err
-		}
-	}
 	if err := pipeline.LoadServing(res, req.Path, req.Serving); err != nil {
 		return nil, err
 	}
@@ -192,12 +184,8 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	run.Failed = failures(run.Doc)
 	build.AddRuleSet(run.Doc, in.set) // SARIF describes every rule evaluated
 	run.Doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy, RuleTimes: rep.Times}
-	if req.Gate != nil {
-		if err := nothingEvaluated(rep.Outcomes); err != nil {
-			return nil, err
-		}
-		v := req.Gate.Judge(run.Doc.Findings)
-		run.Verdict = &v
+	if err := run.judgeGate(res.Path); err != nil {
+		return nil, err
 	}
 	if err := run.compare(in.baseDoc); err != nil {
 		return nil, err
@@ -209,6 +197,25 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		res.ReleasePassResults()
 	}
 	return run, nil
+}
+
+// judgeGate is check's, under the document's gate (none: nothing to do):
+// it refuses a profile (at path) in which no rank has device data and a
+// rule set of which nothing could be evaluated, then judges the findings.
+func (r *Result) judgeGate(path string) error {
+	gate := r.Doc.Run.Gate
+	if gate == nil {
+		return nil
+	}
+	if err := nothingMeasured(path, r.Doc.Ranks); err != nil {
+		return err
+	}
+	if err := nothingEvaluated(r.Doc.Rules); err != nil {
+		return err
+	}
+	v := gate.Judge(r.Doc.Findings)
+	r.Verdict = &v
+	return nil
 }
 
 // ruleInputs are the rule set (the rules, the selection, the budgets) and
@@ -269,18 +276,8 @@ func saved(req *Request) (*Result, error) {
 	}
 	doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy}
 	run := &Result{Doc: doc, Failed: failures(doc)}
-	if req.Gate != nil {
-		if err := nothingMeasured(req.Path, len(doc.Ranks), func(i int) (int, map[string]float64, map[string]string) {
-			rd := &doc.Ranks[i]
-			return rd.Rank, rd.Metrics, rd.Unavailable
-		}); err != nil {
-			return nil, err
-		}
-		if err := nothingEvaluated(doc.Rules); err != nil {
-			return nil, err
-		}
-		v := req.Gate.Judge(doc.Findings)
-		run.Verdict = &v
+	if err := run.judgeGate(req.Path); err != nil {
+		return nil, err
 	}
 	if req.Baseline != "" {
 		base, err := ReadDocument(req.Baseline, "--baseline: ")
@@ -393,23 +390,19 @@ func needsBaseline(budgets []string) bool {
 // nothingMeasured is check's refusal to pass on a profile in which no
 // rank has device data (a capture that lost it would turn CI green): a
 // usage error (exit 2), naming what was missing.
-//
-// at(i) gives the i-th of n ranks' number, metrics and unavailable
-// reasons.
-func nothingMeasured(path string, n int, at func(i int) (int, map[string]float64, map[string]string)) error {
+func nothingMeasured(path string, ranks []results.RankDoc) error {
 	var why []string
-	for i := range n {
-		rank, metrics, unavailable := at(i)
-		w, none := metric.NoDeviceData(metrics, unavailable)
+	for i := range ranks {
+		w, none := metric.NoDeviceData(ranks[i].Metrics, ranks[i].Unavailable)
 		if !none {
 			return nil
 		}
 		if len(why) < 3 {
-			why = append(why, fmt.Sprintf("rank %d: %s", rank, w))
+			why = append(why, fmt.Sprintf("rank %d: %s", ranks[i].Rank, w))
 		}
 	}
-	if n > len(why) {
-		why = append(why, fmt.Sprintf("and %d more rank(s)", n-len(why)))
+	if len(ranks) > len(why) {
+		why = append(why, fmt.Sprintf("and %d more rank(s)", len(ranks)-len(why)))
 	}
 	return usageErr("%s: nothing to check: no rank has device data (%s)", path, strings.Join(why, "; "))
 }
