@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/deploy"
+	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -18,7 +19,7 @@ import (
 // ("Class.method" of spec.File), every keyword argument or assignment
 // `NAME=...` / `NAME = ...` of a name in spec.Set gets the given value. An
 // error says which of the file, the scope or a name was not found.
-func Make(dir string, spec results.PatchSpec) (results.CodePatch, error) {
+func Make(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
 	rel, text, err := find(dir, spec.File)
 	if err != nil {
 		return results.CodePatch{}, err

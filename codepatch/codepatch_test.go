@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/rules"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +47,7 @@ class TokenDispatcherWithAllGather:
         return hidden_states
 `
 
-func spec() results.PatchSpec {
+func spec() fix.PatchSpec {
 	set, err := rules.Parse("t.yaml", []byte(`rules:
   - id: team-patch
     title: t

@@ -68,7 +68,7 @@ func TestCompareStepsWithoutCollectives(t *testing.T) {
 	require.InDelta(t, sum/float64(n), c.BeforeUs, 1e-9)
 
 	var text bytes.Buffer
-	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r))
 	out := text.String()
 	require.Contains(t, out, "  communication: unavailable: after: not measured on any rank (rank 2: no collective data: ")
 	require.Contains(t, out, "  free: unavailable: after: not measured on any rank")
@@ -79,7 +79,7 @@ func TestCompareStepsWithoutCollectives(t *testing.T) {
 	}
 
 	var page bytes.Buffer
-	require.NoError(t, render.WriteDiffHTML(&page, render.NewDiffHTMLInput(r, "test")))
+	require.NoError(t, render.WriteDiffHTML(&page, r))
 	require.Contains(t, page.String(), "after: not measured on any rank (rank 2: no collective data: ")
 
 	// both sides with 3 ranks: the mean over the two that measured, and a note

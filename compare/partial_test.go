@@ -43,7 +43,7 @@ func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, rep.Findings)))
+	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, rep.Contract())))
 	doc, err := results.Read(&buf, dir)
 	require.NoError(t, err)
 	return doc, trace
@@ -203,7 +203,7 @@ func TestComparePartialAfter(t *testing.T) {
 	require.NotContains(t, js.String(), `"side": "before"`)
 
 	var text bytes.Buffer
-	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r))
 	out := text.String()
 	require.Contains(t, out, "  ! AFTER rank 3 cut short: "+trace+" is truncated")
 	require.NotContains(t, out, "BEFORE rank")
@@ -225,7 +225,7 @@ func TestComparePartialAfter(t *testing.T) {
 	require.Regexp(t, `step time: .*\[partial: after rank 3\]`, sum.String())
 
 	var html bytes.Buffer
-	require.NoError(t, render.WriteDiffHTML(&html, render.NewDiffHTMLInput(r, "test")))
+	require.NoError(t, render.WriteDiffHTML(&html, r))
 	page := html.String()
 	for _, want := range []string{`<p class="partial-input" role="note"><b>Partial input.</b> AFTER rank 3 cut short: `,
 		`<div class="card-k">Step time (partial: after rank 3)</div>`, `<th>Partial input</th>`,
@@ -242,7 +242,7 @@ func TestComparePartialBefore(t *testing.T) {
 	r := compare.Compare(cut, whole, compare.Options{})
 	checkCutSide(t, r, diff.SideBefore, cut, whole, trace)
 	var text bytes.Buffer
-	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{}))
+	require.NoError(t, render.WriteDiffText(&text, r))
 	out := text.String()
 	require.Contains(t, out, "  ! BEFORE rank 3 cut short: "+trace+" is truncated")
 	require.Regexp(t, `\n  persists\s+moe-routing-cumsum\s.*\[partial: finding read before rank 3; predicted saving uncertain; measured on before rank 3\]\n`, out)
@@ -281,8 +281,8 @@ func TestCompareWholeNotPartial(t *testing.T) {
 	}
 	var js, text, html bytes.Buffer
 	require.NoError(t, render.WriteDiffJSON(&js, r))
-	require.NoError(t, render.WriteDiffText(&text, r, render.DiffTextOptions{AllMetrics: true}))
-	require.NoError(t, render.WriteDiffHTML(&html, render.NewDiffHTMLInput(r, "test")))
+	require.NoError(t, render.WriteDiffText(&text, func() *diff.Result { r.Run.AllMetrics = true; return r }()))
+	require.NoError(t, render.WriteDiffHTML(&html, r))
 	for _, k := range []string{`"partial"`, `"saving_uncertain"`, `"measured_partial"`, `"status_partial"`, `"side"`} {
 		require.NotContains(t, js.String(), k)
 	}

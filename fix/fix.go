@@ -200,3 +200,16 @@ func firstClash(xs, ys []effect) (Target, bool) {
 	}
 	return best, found
 }
+
+// PatchSpec is a code change a rule can make as a patch of the user's
+// source tree (--source): in Scope ("Class.method") of File, set each
+// keyword argument or assignment named in Set to its value.
+type PatchSpec struct {
+	File, Scope string
+	Set         map[string]string
+	// Order is the names of Set in the rule file's order.
+	Order []string
+}
+
+// Names returns the names of Set in the rule file's order.
+func (p PatchSpec) Names() []string { return p.Order }

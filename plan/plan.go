@@ -1,6 +1,6 @@
 // Package plan predicts what each finding's fix gains and builds one fix
 // plan that can be applied as it is. Each rule's fix is a list of typed
-// transforms (results.Transform); the decode-step timeline of every rank
+// transforms (rules.Transform); the decode-step timeline of every rank
 // (analysis/replay) is replayed with them. The plan applies fixes one after
 // the other, each predicted on the timeline the earlier ones left, picking
 // at each step the fix that gains most among those whose requirements are
@@ -20,10 +20,9 @@ import (
 
 // Build fills each finding's Predicted and the report's Plan (nil when the
 // profile has no decode steps to replay and no finding could be
-// predicted). ed, when set, turns the plan's actions into rep.Diff (the
-// top-level deploy diff is the plan's) and gives each finding that requires
-// another fix a diff that includes that fix's edits.
-func Build(res *analysis.Result, rep *rules.Report, ed rules.Editor) {
+// predicted). The plan's diffs and code patches are made afterwards, with
+// every finding's (rules' Report.ApplyFixes).
+func Build(res *analysis.Result, rep *rules.Report) {
 	b := newBuilder(res, rep)
 	for i := range rep.Findings {
 		rep.Findings[i].Predicted = b.alone(&rep.Findings[i])
@@ -31,11 +30,7 @@ func Build(res *analysis.Result, rep *rules.Report, ed rules.Editor) {
 	if b.base == nil {
 		return
 	}
-	p := b.plan()
-	if ed != nil {
-		b.diffs(p, ed)
-	}
-	rep.Plan = p
+	rep.Plan = b.plan()
 }
 
 // builder holds what Build shares.
@@ -44,12 +39,12 @@ type builder struct {
 	tl     *replay.Timeline // nil: nothing to replay
 	base   *float64         // measured step time (ns), nil when unmeasured
 	steps  float64          // decode steps in the capture (mean over ranks)
-	byRule map[string]*results.Finding
+	byRule map[string]*rules.Fired
 	why    string // why nothing is replayed
 }
 
 func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
-	b := &builder{rep: rep, byRule: map[string]*results.Finding{}}
+	b := &builder{rep: rep, byRule: map[string]*rules.Fired{}}
 	for i := range rep.Findings {
 		b.byRule[rep.Findings[i].Rule] = &rep.Findings[i]
 	}
@@ -78,7 +73,7 @@ func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
 
 // transforms returns f's replay transforms with those of the fired rules
 // it requires (theirs first), and the rules it required.
-func (b *builder) transforms(f *results.Finding, seen map[string]bool) ([]replay.Transform, []string, error) {
+func (b *builder) transforms(f *rules.Fired, seen map[string]bool) ([]replay.Transform, []string, error) {
 	if seen[f.Rule] {
 		return nil, nil, nil
 	}
@@ -107,7 +102,7 @@ func (b *builder) transforms(f *results.Finding, seen map[string]bool) ([]replay
 }
 
 // toReplay turns a rule's transform into the replay's.
-func toReplay(t results.Transform) (replay.Transform, error) {
+func toReplay(t rules.Transform) (replay.Transform, error) {
 	switch t.Kind {
 	case "remove_kernels":
 		return replay.RemoveKernels{Op: t.Op, After: t.After}, nil
@@ -147,7 +142,7 @@ func sign(v float64) float64 {
 }
 
 // alone predicts f's fix (with what it requires) on the measured profile.
-func (b *builder) alone(f *results.Finding) *results.Prediction {
+func (b *builder) alone(f *rules.Fired) *results.Prediction {
 	if b.base == nil {
 		return nil
 	}
@@ -176,7 +171,7 @@ func (b *builder) alone(f *results.Finding) *results.Prediction {
 
 // bound is the upper bound of a fix that cannot be replayed: its rule's
 // saving over the capture's decode steps.
-func (b *builder) bound(f *results.Finding, why string) *results.Prediction {
+func (b *builder) bound(f *rules.Fired, why string) *results.Prediction {
 	saving, ok := f.Saving()
 	if !ok || saving <= 0 || b.steps <= 0 {
 		return nil // no estimate to bound the fix with

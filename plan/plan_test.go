@@ -57,8 +57,8 @@ func planFor(t *testing.T, res *analysis.Result, script string, facts ...string)
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: fs})
 	require.Empty(t, rep.Failed())
-	rep.AttachDiffs(sc)
-	plan.Build(res, rep, sc)
+	plan.Build(res, rep)
+	rep.ApplyFixes(sc, nil)
 	return rep, path
 }
 
@@ -190,9 +190,9 @@ func TestEPLBConflictsAndVersionGate(t *testing.T) {
 func TestPlanLeavesOutAFixThatSlowsTheStep(t *testing.T) {
 	res := analyze(t, tracegen.FieldReport()[0])
 	rep, _ := planFor(t, res, fieldScript, "concurrency=25")
-	rep.Findings = append(rep.Findings, results.Finding{Rule: "grow-batch", Severity: "high",
-		Transforms: []results.Transform{{Kind: "rebatch", To: 100}}})
-	plan.Build(res, rep, nil)
+	rep.Findings = append(rep.Findings, rules.Fired{Finding: results.Finding{Rule: "grow-batch", Severity: "high"},
+		Transforms: []rules.Transform{{Kind: "rebatch", To: 100}}})
+	plan.Build(res, rep)
 	f := &rep.Findings[len(rep.Findings)-1]
 	require.NotNil(t, f.Predicted)
 	require.Greater(t, f.Predicted.StepTimeChangePct, 0.0, "four times the tokens: a slower step")

@@ -6,13 +6,14 @@ import (
 
 	"github.com/npuprof/npuprof/analysis/replay"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // plan orders the predicted fixes and applies them cumulatively.
 func (b *builder) plan() *results.Plan {
 	p := &results.Plan{Steps: []results.PlanStep{}}
 	left := b.leftOut()
-	var replayable, bounded []*results.Finding
+	var replayable, bounded []*rules.Fired
 	for i := range b.rep.Findings {
 		f := &b.rep.Findings[i]
 		if f.Predicted == nil || left[f.Rule] != "" {
@@ -59,7 +60,7 @@ func (b *builder) plan() *results.Plan {
 }
 
 // step is a plan step of f with its cumulative prediction.
-func (b *builder) step(f *results.Finding, pr *results.Prediction) results.PlanStep {
+func (b *builder) step(f *rules.Fired, pr *results.Prediction) results.PlanStep {
 	st := results.PlanStep{Rule: f.Rule, StepTimeUs: pr.StepTimeUs, StepTimeChangePct: pr.StepTimeChangePct,
 		ThroughputChangePct: pr.ThroughputChangePct, UpperBound: pr.UpperBound, Requires: []string{},
 		Needs: f.Needs, Basis: pr.Basis}
@@ -95,7 +96,7 @@ type failure struct {
 
 // pick replays every candidate whose requirements are placed on cur and
 // returns the one that leaves the shortest step (-1 when none can go).
-func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
+func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
 	best := -1
 	var bp replay.Prediction
 	var bt *replay.Timeline
@@ -129,7 +130,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed ma
 }
 
 // requiredBy reports whether another candidate requires f.
-func requiredBy(f *results.Finding, cands []*results.Finding) bool {
+func requiredBy(f *rules.Fired, cands []*rules.Fired) bool {
 	for _, c := range cands {
 		for _, r := range c.Requires {
 			if c != f && r.Rule == f.Rule {
@@ -141,7 +142,7 @@ func requiredBy(f *results.Finding, cands []*results.Finding) bool {
 }
 
 // requiresPlaced reports whether every fired rule f requires is placed.
-func requiresPlaced(f *results.Finding, placed map[string]bool, byRule map[string]*results.Finding) bool {
+func requiresPlaced(f *rules.Fired, placed map[string]bool, byRule map[string]*rules.Fired) bool {
 	for _, r := range f.Requires {
 		if byRule[r.Rule] != nil && !placed[r.Rule] {
 			return false
@@ -151,8 +152,8 @@ func requiresPlaced(f *results.Finding, placed map[string]bool, byRule map[strin
 }
 
 // drop removes cands[i] and every candidate left out.
-func drop(cands []*results.Finding, i int, left map[string]string) []*results.Finding {
-	var out []*results.Finding
+func drop(cands []*rules.Fired, i int, left map[string]string) []*rules.Fired {
+	var out []*rules.Fired
 	for j, f := range cands {
 		if j != i && left[f.Rule] == "" {
 			out = append(out, f)
@@ -167,7 +168,7 @@ func drop(cands []*results.Finding, i int, left map[string]string) []*results.Fi
 // fire or is left out.
 func (b *builder) leftOut() map[string]string {
 	left := map[string]string{}
-	in := func(f *results.Finding) bool { return f != nil && f.Predicted != nil && left[f.Rule] == "" }
+	in := func(f *rules.Fired) bool { return f != nil && f.Predicted != nil && left[f.Rule] == "" }
 	for i := range b.rep.Findings {
 		if f := &b.rep.Findings[i]; f.NeedsUnmet != "" {
 			left[f.Rule] = f.NeedsUnmet

@@ -2,6 +2,7 @@ package render
 
 import (
 	_ "embed"
+	"github.com/npuprof/npuprof/results/diff"
 	"html/template"
 	"io"
 	"math"
@@ -91,7 +92,12 @@ type diffSecView struct {
 }
 
 // WriteDiffHTML writes the self-contained diff report.
-func WriteDiffHTML(w io.Writer, in DiffHTMLInput) error {
+func WriteDiffHTML(w io.Writer, r *diff.Result) error {
+	return writeDiffHTML(w, NewDiffHTMLInput(r, r.Run.Version))
+}
+
+// writeDiffHTML writes the diff report of in.
+func writeDiffHTML(w io.Writer, in DiffHTMLInput) error {
 	p := diffPage{DiffHTMLInput: in, CSS: template.CSS(reportCSS), EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS),
 		EChartsVersion: EChartsVersion, EChartsNotice: echartsNotice, Charts: []*chartPayload{}}
 	p.Before.Path, p.After.Path = cleanText(p.Before.Path, 300), cleanText(p.After.Path, 300)

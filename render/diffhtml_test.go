@@ -33,7 +33,7 @@ func synthDiffInput() DiffHTMLInput {
 
 func TestDiffHTML(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteDiffHTML(&b, synthDiffInput()))
+	require.NoError(t, writeDiffHTML(&b, synthDiffInput()))
 	page := b.String()
 	require.True(t, strings.HasPrefix(page, "<!DOCTYPE html>"))
 	require.NotContains(t, page, "<img src=x")
@@ -44,7 +44,7 @@ func TestDiffHTML(t *testing.T) {
 	require.Contains(t, page, `id="chart-diff-steps"`)
 	require.Equal(t, 1, strings.Count(page, echartsJS), "ECharts is inlined once")
 	var b2 bytes.Buffer
-	require.NoError(t, WriteDiffHTML(&b2, synthDiffInput()))
+	require.NoError(t, writeDiffHTML(&b2, synthDiffInput()))
 	require.Equal(t, page, b2.String(), "byte-stable")
 }
 
@@ -52,7 +52,7 @@ func TestDiffHTMLInChromium(t *testing.T) {
 	bctx := browser(t)
 	f := filepath.Join(t.TempDir(), "diff.html")
 	var b bytes.Buffer
-	require.NoError(t, WriteDiffHTML(&b, synthDiffInput()))
+	require.NoError(t, writeDiffHTML(&b, synthDiffInput()))
 	require.NoError(t, os.WriteFile(f, b.Bytes(), 0o644))
 	rep := openReport(t, bctx, f, filepath.Join(artifactsDir(t), "diff-synthetic.png"))
 	rep.mu.Lock()

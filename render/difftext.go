@@ -17,12 +17,6 @@ func orNA(name string, v *float64) string {
 	return FormatValue(name, *v)
 }
 
-// DiffTextOptions tune the terminal diff.
-type DiffTextOptions struct {
-	// AllMetrics lists unchanged metrics too.
-	AllMetrics bool
-}
-
 func sideLine(s diff.Side) string {
 	steps := "steps unknown"
 	if s.Steps > 0 {
@@ -31,8 +25,10 @@ func sideLine(s diff.Side) string {
 	return fmt.Sprintf("%s  (%d rank(s), %s, %s)", Safe(s.Path, 200), len(s.Ranks), s.Kind, steps)
 }
 
-// WriteDiffText writes the terminal diff (npuprof diff).
-func WriteDiffText(w io.Writer, r *diff.Result, o DiffTextOptions) error {
+// WriteDiffText writes the terminal diff (npuprof diff); the run's --all
+// lists unchanged metrics too.
+func WriteDiffText(w io.Writer, r *diff.Result) error {
+	o := r.Run
 	ew := &errWriter{w: w}
 	ew.printf("npuprof diff\n  before: %s\n  after:  %s\n", sideLine(r.Before), sideLine(r.After))
 	for _, n := range r.Notes {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/npuprof/npuprof/results"
@@ -42,8 +43,31 @@ type htmlPage struct {
 // is JSON inside a <script type="application/json"> element, where
 // html/template's JSON encoding escapes '<', '>' and '&' so a name cannot
 // close the element. Numbers are the JSON document's.
-func WriteHTML(w io.Writer, in HTMLInput) error {
-	if err := needView(in.Doc); err != nil {
+//
+// The header's facts are the document's (those of the deployment script
+// and --fact, with their sources; the profile's own and the serving
+// context are drawn from the document itself), the footer's version the
+// npuprof that wrote the document.
+func WriteHTML(w io.Writer, doc *results.Document) error {
+	return writeHTML(w, htmlInput{Doc: doc, Version: toolOf(doc).Version, Facts: givenFacts(doc.Facts)})
+}
+
+// givenFacts are the facts the HTML header cannot read from the document's
+// ranks: those of the deployment script (--deploy) and of --fact.
+func givenFacts(facts []results.FactValue) []Fact {
+	var out []Fact
+	for _, f := range facts {
+		if strings.HasPrefix(f.Source, "profile: ") || strings.HasPrefix(f.Source, "vLLM: ") {
+			continue
+		}
+		out = append(out, Fact{Name: f.Name, Value: FactText(f.Value), Source: f.Source})
+	}
+	return out
+}
+
+// writeHTML writes the report of in.
+func writeHTML(w io.Writer, in htmlInput) error {
+	if err := needDetail(in.Doc); err != nil {
 		return err
 	}
 	view := buildView(in)
@@ -57,9 +81,9 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 	return ew.err
 }
 
-// HTMLInput is everything the HTML report shows. Doc is required; the
+// htmlInput is everything the HTML report shows. Doc is required; the
 // rest is optional.
-type HTMLInput struct {
+type htmlInput struct {
 	// Doc is the run's results document (build.New): every metric,
 	// finding (largest estimated saving first), the fix plan, the deploy
 	// diff (the one to apply: the findings' own diffs may touch the same

@@ -238,12 +238,12 @@ func openReport(t *testing.T, bctx context.Context, file, shot string) *pageRepo
 	return rep
 }
 
-func writeReport(t *testing.T, in HTMLInput) string {
+func writeReport(t *testing.T, in htmlInput) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "report.html")
 	fh, err := os.Create(f)
 	require.NoError(t, err)
-	require.NoError(t, WriteHTML(fh, in))
+	require.NoError(t, writeHTML(fh, in))
 	require.NoError(t, fh.Close())
 	return f
 }
@@ -253,23 +253,23 @@ func TestHTMLReportInChromium(t *testing.T) {
 	dir := artifactsDir(t)
 	cases := []struct {
 		name string
-		in   func(t *testing.T) HTMLInput
+		in   func(t *testing.T) htmlInput
 	}{
-		{"synthetic-moe", func(t *testing.T) HTMLInput {
-			return HTMLInput{Doc: build.Doc(synthResult(t, synth{ranks: 8, layers: 24, steps: 4, noHCCL: true}), synthFindings()),
+		{"synthetic-moe", func(t *testing.T) htmlInput {
+			return htmlInput{Doc: build.Doc(synthResult(t, synth{ranks: 8, layers: 24, steps: 4, noHCCL: true}), synthFindings()),
 				Experts: synthExperts(24, 32), Version: "test"}
 		}},
-		{"level1-2ranks", func(t *testing.T) HTMLInput {
-			return HTMLInput{Doc: build.Doc(loadSample(t, level1), nil), Version: "test"}
+		{"level1-2ranks", func(t *testing.T) htmlInput {
+			return htmlInput{Doc: build.Doc(loadSample(t, level1), nil), Version: "test"}
 		}},
-		{"tracegen-ep-fc1-cumsum-steps", func(t *testing.T) HTMLInput {
+		{"tracegen-ep-fc1-cumsum-steps", func(t *testing.T) htmlInput {
 			s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
 			s.CommJSON = false
-			return HTMLInput{Doc: build.Doc(genResult(t, s), nil), Version: "test"}
+			return htmlInput{Doc: build.Doc(genResult(t, s), nil), Version: "test"}
 		}},
 		// the committed trace the README's screenshot is taken from
-		{"ep-fc1-cumsum", func(t *testing.T) HTMLInput {
-			return HTMLInput{Doc: build.Doc(committedResult(t, "ep-fc1-cumsum"), nil), Version: "dev"}
+		{"ep-fc1-cumsum", func(t *testing.T) htmlInput {
+			return htmlInput{Doc: build.Doc(committedResult(t, "ep-fc1-cumsum"), nil), Version: "dev"}
 		}},
 	}
 	for _, c := range cases {
@@ -322,7 +322,7 @@ func TestHTMLCopyIsExact(t *testing.T) {
 	}
 	rdoc := build.Doc(synthResult(t, synth{ranks: 2, layers: 4, steps: 2}), findings)
 	rdoc.DeployDiff = all
-	file := writeReport(t, HTMLInput{Doc: rdoc, Version: "test"})
+	file := writeReport(t, htmlInput{Doc: rdoc, Version: "test"})
 	u := (&url.URL{Scheme: "file", Path: file}).String()
 	tab, cancel := chromedp.NewContext(bctx)
 	defer cancel()

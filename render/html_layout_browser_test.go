@@ -62,12 +62,10 @@ func ruledDoc(t *testing.T, res *analysis.Result, script string) (*results.Docum
 	facts, err := rules.BuildFacts(res, dep, nil)
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
-	var ed rules.Editor
+	plan.Build(res, rep)
 	if s != nil {
-		rep.AttachDiffs(s)
-		ed = s
+		rep.ApplyFixes(s, nil)
 	}
-	plan.Build(res, rep, ed)
 	doc := build.New(res, rep, facts)
 	build.AddRuleSet(doc, set)
 	return doc, set
@@ -262,7 +260,7 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 			require.NotEmpty(t, doc.Findings)
 			hasPlan := doc.Plan != nil && (len(doc.Plan.Steps) > 0 || len(doc.Plan.LeftOut) > 0)
 			plans[hasPlan] = true
-			file := writeReport(t, HTMLInput{Doc: doc, Version: "test"})
+			file := writeReport(t, htmlInput{Doc: doc, Version: "test"})
 
 			tab, closeTab := layoutTab(t, bctx, file, 1280, 800)
 			fs, err := chromedp.Run(tab, chromedp.Evaluate[firstScreenResult](firstScreen))

@@ -57,7 +57,7 @@ func TestChartsBlobSameAsTemplateEncoding(t *testing.T) {
 	require.Equal(t, want, templateBlob(t, sealed))
 
 	res := synthResult(t, synth{ranks: 2, layers: 3, steps: 2})
-	view := buildView(HTMLInput{Doc: build.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
+	view := buildView(htmlInput{Doc: build.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
 	require.NotEmpty(t, view.Charts)
 	require.Equal(t, templateBlob(t, view.Charts), scriptBlob(chartsJS(view.Charts)))
 

@@ -24,7 +24,7 @@ func TestHTMLViewHoldsNoTableCells(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	view := buildView(HTMLInput{Doc: doc})
+	view := buildView(htmlInput{Doc: doc})
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	perRank := float64(after.HeapAlloc-before.HeapAlloc) / ranks
@@ -33,7 +33,7 @@ func TestHTMLViewHoldsNoTableCells(t *testing.T) {
 	runtime.KeepAlive(view)
 
 	var page bytes.Buffer
-	require.NoError(t, WriteHTML(&page, HTMLInput{Doc: doc}))
+	require.NoError(t, WriteHTML(&page, doc))
 	for _, m := range []string{metric.MetricFreeUs, metric.MetricMoERoutingUs, metric.MetricHCCLTotalUs} {
 		require.Equal(t, ranks, strings.Count(page.String(), fmt.Sprintf(`data-metric="%s"`, m)), m)
 	}

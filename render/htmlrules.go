@@ -10,7 +10,7 @@ import (
 // finding's "docs" link opens it inside the page (the report is one file:
 // a link into the repository would break wherever it is opened). The text
 // is the rule catalog's, as the document's view records it
-// (results.View.RuleSet): the same why that docs/rules.md generates its
+// (results.Detail.RuleSet): the same why that docs/rules.md generates its
 // built-in sections from.
 type ruleDocView struct {
 	// ID is the element id the findings link to (ruleAnchor).

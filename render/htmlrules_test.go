@@ -34,7 +34,7 @@ var hrefRe = regexp.MustCompile(`href="([^"]*)"`)
 // generates its section from); no link is relative to the repository.
 func TestHTMLRuleDocsEmbedded(t *testing.T) {
 	doc, set := ruleDoc(t, "ep-fc1-cumsum")
-	page := renderHTML(t, HTMLInput{Doc: doc, Version: "test"})
+	page := renderHTML(t, htmlInput{Doc: doc, Version: "test"})
 	for _, m := range hrefRe.FindAllStringSubmatch(page, -1) {
 		h := m[1]
 		require.True(t, strings.HasPrefix(h, "#") || strings.HasPrefix(h, "https://") || strings.HasPrefix(h, "http://"),

@@ -104,15 +104,15 @@ func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	any := false
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
-		if rr.View.HCCL == nil {
+		if rr.Detail.HCCL == nil {
 			c.Unavailable = append(c.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricHCCLTotalUs), 0)})
 			continue
 		}
 		any = true
-		for _, t := range rr.View.HCCL.Types {
+		for _, t := range rr.Detail.HCCL.Types {
 			typeSet[t] = true
 		}
-		for _, g := range rr.View.HCCL.Groups {
+		for _, g := range rr.Detail.HCCL.Groups {
 			groupSet[g] = true
 		}
 	}
@@ -157,7 +157,7 @@ func commShare(r rankMetrics, t float64) string {
 func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) func(i int, rr *results.RankDoc) cell {
 	return func(i int, rr *results.RankDoc) cell {
 		r := rms[i]
-		if rr.View.HCCL == nil {
+		if rr.Detail.HCCL == nil {
 			return cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricHCCLTotalUs), 0)}
 		}
 		tm, ok := r.get(timeMetric)
@@ -199,16 +199,16 @@ func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string
 	}
 	anyUnknown := false
 	for i := range doc.Ranks {
-		if h := doc.Ranks[i].View.HCCL; h != nil && h.UnknownGroup.Count > 0 {
+		if h := doc.Ranks[i].Detail.HCCL; h != nil && h.UnknownGroup.Count > 0 {
 			anyUnknown = true
 		}
 	}
 	if anyUnknown {
 		gspecs = append(gspecs, commRowSpec{label: "unknown group", class: "muted", cell: func(i int, rr *results.RankDoc) cell {
-			if rr.View.HCCL == nil {
+			if rr.Detail.HCCL == nil {
 				return cell{Text: "unavailable", NA: cleanText(rms[i].why(metric.MetricHCCLTotalUs), 0)}
 			}
-			u := rr.View.HCCL.UnknownGroup
+			u := rr.Detail.HCCL.UnknownGroup
 			if u.Count == 0 {
 				return cell{Text: "–", Num: true}
 			}
@@ -227,20 +227,20 @@ func commPivots(doc *results.Document, rms []rankMetrics, types, groups []string
 func commPairRows(c *commView, doc *results.Document, rms []rankMetrics) {
 	some := false
 	for i := range doc.Ranks {
-		if h := doc.Ranks[i].View.HCCL; h != nil && len(h.ByTypeGroup) > 0 {
+		if h := doc.Ranks[i].Detail.HCCL; h != nil && len(h.ByTypeGroup) > 0 {
 			some = true
 		}
 	}
 	c.PairRows = lazy(some, func(yield func([]cell) bool) {
 		for i := range doc.Ranks {
 			rr := &doc.Ranks[i]
-			if rr.View.HCCL == nil {
+			if rr.Detail.HCCL == nil {
 				continue
 			}
 			r := rms[i]
 			win, haveWin := r.get(metric.MetricDeviceWindowUs)
-			for _, k := range slices.Sorted(maps.Keys(rr.View.HCCL.ByTypeGroup)) {
-				s := rr.View.HCCL.ByTypeGroup[k]
+			for _, k := range slices.Sorted(maps.Keys(rr.Detail.HCCL.ByTypeGroup)) {
+				s := rr.Detail.HCCL.ByTypeGroup[k]
 				t, g, _ := strings.Cut(k, "@")
 				if g == "?" {
 					g = "unknown"
@@ -282,7 +282,7 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	found := false
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
-		mo := rr.View.MoE
+		mo := rr.Detail.MoE
 		if mo == nil {
 			m.Unavailable = append(m.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricMoERoutingUs), 0)})
 			continue
@@ -298,7 +298,7 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	// found: a rank has MoE results, so a row
 	m.Rows = func(yield func([]cell) bool) {
 		for i := range doc.Ranks {
-			if doc.Ranks[i].View.MoE != nil && !yield(moeRow(rms[i])) {
+			if doc.Ranks[i].Detail.MoE != nil && !yield(moeRow(rms[i])) {
 				return
 			}
 		}
@@ -374,7 +374,7 @@ func moeLayerStats(doc *results.Document) *layerStats {
 	binned := false
 	for r := range doc.Ranks {
 		rr := &doc.Ranks[r]
-		mo := rr.View.MoE
+		mo := rr.Detail.MoE
 		if mo == nil || len(mo.Positions) == 0 {
 			continue
 		}
@@ -407,11 +407,11 @@ func buildWait(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
 		r := rms[i]
-		if rr.View.EventWait == nil {
+		if rr.Detail.EventWait == nil {
 			w.Unavailable = append(w.Unavailable, kv{rankLabel(rr.Rank), cleanText(r.why(metric.MetricEventWaitUs), 0)})
 			continue
 		}
-		for _, s := range rr.View.EventWait.Streams {
+		for _, s := range rr.Detail.EventWait.Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
@@ -422,11 +422,11 @@ func buildWait(v *htmlView, doc *results.Document, rms []rankMetrics) {
 			span[[2]int{i, int(s.Stream)}] = s.Span
 		}
 		var origin int64
-		if rr.View.Timeline != nil {
-			origin = rr.View.Timeline.WindowStart
+		if rr.Detail.Timeline != nil {
+			origin = rr.Detail.Timeline.WindowStart
 		}
 		k := 0
-		for _, wt := range rr.View.EventWait.Longest {
+		for _, wt := range rr.Detail.EventWait.Longest {
 			if k >= maxWaitsPerRank || wt.Dur <= 0 {
 				break
 			}
@@ -490,7 +490,7 @@ func waitPivot(doc *results.Document, rms []rankMetrics, streamSet, computeStrea
 
 // waitCell is rank i's EVENT_WAIT time on stream id (metric timeUs).
 func waitCell(doc *results.Document, r rankMetrics, i, id int, timeUs string, span map[[2]int]int64) cell {
-	if doc.Ranks[i].View.EventWait == nil {
+	if doc.Ranks[i].Detail.EventWait == nil {
 		return cell{Text: "unavailable", NA: cleanText(r.why(metric.MetricEventWaitUs), 0)}
 	}
 	tm, ok := r.get(timeUs)
@@ -529,22 +529,22 @@ func buildKernels(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	total := 0
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
-		if rr.View.Kernels == nil {
+		if rr.Detail.Kernels == nil {
 			k.Unavailable = append(k.Unavailable, kv{rankLabel(rr.Rank), cleanText(rms[i].why(metric.MetricKernelComputeUs), 0)})
 			continue
 		}
 		k.Ranks = append(k.Ranks, strconv.Itoa(rr.Rank))
-		total += len(rr.View.Kernels.Top)
+		total += len(rr.Detail.Kernels.Top)
 	}
 	shown := min(total, maxKernelRows)
 	k.Rows = lazy(shown > 0, func(yield func([]cell) bool) {
 		n := 0
 		for i := range doc.Ranks {
 			rr := &doc.Ranks[i]
-			if rr.View.Kernels == nil {
+			if rr.Detail.Kernels == nil {
 				continue
 			}
-			for _, ks := range rr.View.Kernels.Top {
+			for _, ks := range rr.Detail.Kernels.Top {
 				if n >= shown {
 					return
 				}
@@ -624,7 +624,7 @@ func buildUnmeasured(v *htmlView, doc *results.Document) {
 		if rr.Partial {
 			v.Problems = append(v.Problems, cleanText(fmt.Sprintf("%s: partial: %s", rankLabel(rr.Rank), rr.PartialReason), 0))
 		}
-		for _, e := range rr.View.Errors {
+		for _, e := range rr.Detail.Errors {
 			v.Problems = append(v.Problems, cleanText("error: "+e.Error(), 0))
 		}
 	}

@@ -35,7 +35,7 @@ var timelineClasses = []struct{ name, color string }{
 func pickWindows(ranks []results.RankDoc) (differ bool, middle int) {
 	median, first := 0, true
 	for i := range ranks {
-		if s := ranks[i].View.Sample; s != nil && s.Median != nil {
+		if s := ranks[i].Detail.Sample; s != nil && s.Median != nil {
 			if first {
 				median, first = s.Median.Step, false
 			} else if s.Median.Step != median {
@@ -47,7 +47,7 @@ func pickWindows(ranks []results.RankDoc) (differ bool, middle int) {
 		return false, 0
 	}
 	for i := range ranks {
-		if s := ranks[i].View.Sample; s != nil && s.Median != nil {
+		if s := ranks[i].Detail.Sample; s != nil && s.Median != nil {
 			if s.Middle != nil {
 				return true, s.Middle.Step
 			}
@@ -71,8 +71,8 @@ func buildTimeline(v *htmlView, doc *results.Document) {
 			skipped++
 			continue
 		}
-		ts := rr.View.Sample
-		if ts == nil || rr.View.Timeline == nil || !rr.View.Timeline.HaveWindow {
+		ts := rr.Detail.Sample
+		if ts == nil || rr.Detail.Timeline == nil || !rr.Detail.Timeline.HaveWindow {
 			why := "no device timeline"
 			if w, ok := rr.Unavailable[metric.MetricDeviceWindowUs]; ok {
 				why = w

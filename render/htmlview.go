@@ -21,7 +21,7 @@ import (
 // against `npuprof analyze --format json`. The view only selects, orders,
 // formats and lays out; the few presentation derivations (shares) are
 // named where they are made. Means of a layer position's occurrences
-// (results.MoEView.Positions) and the mini timeline's downsampled boxes
+// (results.MoEDetail.Positions) and the mini timeline's downsampled boxes
 // (results.TimelineSample) come from the analysis, which computes them
 // while the model is alive, through the document's view.
 
@@ -376,7 +376,7 @@ func distinct(vals []string) string {
 }
 
 // buildView assembles the HTML view from in.Doc.
-func buildView(in HTMLInput) *htmlView {
+func buildView(in htmlInput) *htmlView {
 	doc := in.Doc
 	v := &htmlView{
 		l: labelsOf(doc), HTMLLang: "en",
@@ -425,7 +425,7 @@ func buildView(in HTMLInput) *htmlView {
 	}
 	buildFacts(v, in)
 	buildFindings(v, doc.Findings)
-	buildRuleDocs(v, doc.View.RuleSet)
+	buildRuleDocs(v, doc.Detail.RuleSet)
 	buildPlan(v, doc.Plan)
 	buildDeployDiff(v, doc.DeployDiff)
 	buildBreakdown(v, doc, rms)
@@ -538,7 +538,7 @@ func headlineCards(doc *results.Document, rms []rankMetrics) []kv {
 
 // buildFacts lists parallel groups (parallel_group_info) and env variables
 // (profiler_metadata.json ENV_VARIABLES) over all ranks, plus in.Facts.
-func buildFacts(v *htmlView, in HTMLInput) {
+func buildFacts(v *htmlView, in htmlInput) {
 	groups, env := factInputs(in.Doc)
 	groupFacts(v, groups)
 	groupRows(v, groups)
@@ -571,7 +571,7 @@ func factInputs(doc *results.Document) (map[string]*factGroup, map[string]*factE
 	env := map[string]*factEnv{}
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
-		for _, g := range rr.View.Groups {
+		for _, g := range rr.Detail.Groups {
 			key := g.Name + "\x00" + fmt.Sprint(g.GlobalRanks)
 			e := groups[key]
 			if e == nil {
@@ -580,7 +580,7 @@ func factInputs(doc *results.Document) (map[string]*factGroup, map[string]*factE
 			}
 			e.seen = append(e.seen, rr.Rank)
 		}
-		for k, val := range rr.View.Env {
+		for k, val := range rr.Detail.Env {
 			if val == "" {
 				continue
 			}

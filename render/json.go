@@ -10,16 +10,33 @@ import (
 	"github.com/npuprof/npuprof/results/diff"
 )
 
-// WriteJSON writes the results document, indented, with a trailing
-// newline. Map keys are sorted by encoding/json, so output is byte-stable.
+// WriteJSON writes the results document's contract, indented, with a
+// trailing newline: its detail is left out. Map keys are sorted by
+// encoding/json, so output is byte-stable.
+func WriteJSON(w io.Writer, doc *results.Document) error { return writeJSON(w, doc, false) }
+
+// WriteJSONFull is WriteJSON with the document's detail ("detail" at the
+// top, in each rank and in the cluster): what the terminal summary and
+// the HTML report read, so that a saved document renders as its run did.
+func WriteJSONFull(w io.Writer, doc *results.Document) error { return writeJSON(w, doc, true) }
+
+// writeJSON writes doc, its detail when full.
 //
 // The ranks are written one at a time: encoding/json holds a value's
 // whole text twice (compact, then indented) before writing it, which for
 // a 2048-rank document was about 100 MiB at once. The bytes are the same
 // as one Encode of the whole document.
-func WriteJSON(w io.Writer, doc *results.Document) error {
+func writeJSON(w io.Writer, doc *results.Document, full bool) error {
 	rest := *doc
 	rest.Ranks = nil
+	if !full {
+		rest.Detail = results.Detail{}
+		if doc.Cluster != nil {
+			c := *doc.Cluster
+			c.Detail = results.ClusterDetail{}
+			rest.Cluster = &c
+		}
+	}
 	var head bytes.Buffer
 	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
@@ -42,7 +59,13 @@ func WriteJSON(w io.Writer, doc *results.Document) error {
 	} else {
 		bw.WriteString("[")
 		for i := range doc.Ranks {
-			r, err := json.MarshalIndent(&doc.Ranks[i], "    ", "  ")
+			rank := &doc.Ranks[i]
+			if !full {
+				c := *rank
+				c.Detail = results.RankDetail{}
+				rank = &c
+			}
+			r, err := json.MarshalIndent(rank, "    ", "  ")
 			if err != nil {
 				return err
 			}

@@ -65,20 +65,21 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnitInput is what WriteJUnit needs: the check's profile, results
-// document (its findings and rule outcomes) and gate, the npuprof that ran
-// it, and how long the check took.
-type JUnitInput struct {
-	Profile string
-	Doc     *results.Document
-	FailOn  string
-	// GatePartial false (check --partial-findings report): a finding that
-	// read metrics of a truncated file is system-out, not a failure.
-	GatePartial bool
-	Tool        buildinfo.Tool
-	// Elapsed is the check's wall time, from start to the report (the
-	// suites' time); each test case's time is its rule's evaluation.
-	Elapsed time.Duration
+// junitGate is the gate JUnit and SARIF judge a document by: check's,
+// else check's defaults (--fail-on high, --partial-findings gate).
+func junitGate(doc *results.Document) results.Gate {
+	if doc.Run.Gate != nil {
+		return *doc.Run.Gate
+	}
+	return results.Gate{FailOn: results.SeverityHigh, GatePartial: true}
+}
+
+// toolOf is the npuprof that wrote doc (unknown when not recorded).
+func toolOf(doc *results.Document) buildinfo.Tool {
+	if doc.Tool != nil {
+		return *doc.Tool
+	}
+	return buildinfo.Tool{Name: "npuprof", Version: buildinfo.Devel, Revision: buildinfo.Unknown}
 }
 
 // junitTime is a duration in seconds as the schema's SUREFIRE_TIME wants
@@ -87,20 +88,27 @@ func junitTime(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
 }
 
-// WriteJUnit writes the JUnit XML report of a check. A finding that read
-// metrics of a truncated file says so in its failure message; with
-// GatePartial false it is not a failure but system-out, like a finding
-// below FailOn.
-func WriteJUnit(w io.Writer, in JUnitInput) error {
-	doc, failOn, gatePartial := in.Doc, in.FailOn, in.GatePartial
+// WriteJUnit writes the JUnit XML report of a check: one test case per
+// rule and budget of the document, judged by its gate (junitGate). A
+// finding that read metrics of a truncated file says so in its failure
+// message; when the gate does not gate partial findings it is not a
+// failure but system-out, like a finding below --fail-on. The suite's time
+// is the run's wall time so far, each case's its rule's evaluation.
+func WriteJUnit(w io.Writer, doc *results.Document) error {
+	gate, tool := junitGate(doc), toolOf(doc)
+	failOn, gatePartial := gate.FailOn, gate.GatePartial
+	var elapsed time.Duration
+	if !doc.Run.Start.IsZero() {
+		elapsed = time.Since(doc.Run.Start)
+	}
 	byRule := map[string]*results.Finding{}
 	for i := range doc.Findings {
 		byRule[doc.Findings[i].Rule] = &doc.Findings[i]
 	}
-	suite := junitSuite{Name: "npuprof check " + in.Profile, Time: junitTime(in.Elapsed), Properties: []junitProperty{
-		{"npuprof.version", in.Tool.Version}, {"npuprof.revision", in.Tool.Revision}, {"fail_on", failOn}}}
+	suite := junitSuite{Name: "npuprof check " + doc.Input.Path, Time: junitTime(elapsed), Properties: []junitProperty{
+		{"npuprof.version", tool.Version}, {"npuprof.revision", tool.Revision}, {"fail_on", failOn}}}
 	for _, o := range doc.Rules {
-		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules", Time: junitTime(o.Duration)}
+		c := junitCase{Name: o.Rule, ClassName: "npuprof.rules", Time: junitTime(doc.Run.RuleTimes[o.Rule])}
 		switch o.Status {
 		case results.StatusFired:
 			f := byRule[o.Rule]

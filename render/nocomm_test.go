@@ -160,7 +160,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 // above the table why, and the step chart has gaps (null), not 0.
 func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
-	page := renderHTML(t, HTMLInput{Doc: build.Doc(res, nil), Version: "test"})
+	page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil), Version: "test"})
 	doc := build.Doc(res, nil)
 	require.Greater(t, checkNumbers(t, page, doc), 0)
 	for _, s := range analysis.StepsOf(res.Ranks[2]) {

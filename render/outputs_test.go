@@ -12,9 +12,8 @@ import (
 // table of outputs.
 func TestOutputsTable(t *testing.T) {
 	require.Equal(t, "text", RunOutputs.Default())
-	require.Equal(t, "text or json", RunOutputs.Names())
-	require.Equal(t, "output format: text (a readable summary for terminals and CI logs); json (the npuprof.analysis/v1 document (stable keys, for tools and CI))", RunOutputs.Help())
-	require.Equal(t, "output format: text (a readable table); json (the npuprof.diff/v1 document)", DiffOutputs.Help())
+	require.Equal(t, "text, json, json-full, html, junit or sarif", RunOutputs.Names())
+	require.Equal(t, "output format: text (a readable table); json (the npuprof.diff/v1 document); html (the self-contained HTML diff)", DiffOutputs.Help())
 	_, ok := DiffOutputs.Lookup("yaml")
 	require.False(t, ok)
 

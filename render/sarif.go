@@ -121,18 +121,10 @@ func sarifLevel(sev string) string {
 
 var hunkRe = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
 
-// SARIFInput is what WriteSARIF needs: the check's results document (its
-// findings, rule outcomes and the rules evaluated, View.RuleSet, for their
-// descriptions) and where the findings are located.
-type SARIFInput struct {
-	Profile  string // analyzed path (the location of findings without a script)
-	Deploy   string // deployment script path, "" when none
-	Version  string // npuprof version
-	Revision string // the VCS revision npuprof was built from
-	Doc      *results.Document
-	// PartialNotGated (check --partial-findings report): a finding that
-	// read metrics of a truncated file is written at level "note", so a
-	// SARIF consumer that gates on "error" does not gate on it either.
+// sarifInput is what the SARIF log is written from.
+type sarifInput struct {
+	Profile, Deploy string
+	Doc             *results.Document
 	PartialNotGated bool
 }
 
@@ -151,12 +143,19 @@ func disableRule(run *sarifRun, i int, why string) {
 // the deployment script at the first changed line when the finding has a
 // diff, else at the profile; rules that failed to run are error
 // notifications.
-func WriteSARIF(w io.Writer, in SARIFInput) error {
+//
+// The profile is the document's input path, the script its run's --deploy;
+// a finding that read metrics of a truncated file is at level "note" when
+// the gate (junitGate) does not gate such findings, so a SARIF consumer
+// that gates on "error" does not gate on it either.
+func WriteSARIF(w io.Writer, doc *results.Document) error {
+	tool := toolOf(doc)
+	in := sarifInput{Profile: doc.Input.Path, Deploy: doc.Run.Deploy, Doc: doc, PartialNotGated: !junitGate(doc).GatePartial}
 	var props map[string]string
-	if in.Revision != "" {
-		props = map[string]string{"revision": in.Revision}
+	if tool.Revision != "" {
+		props = map[string]string{"revision": tool.Revision}
 	}
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: in.Version,
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: tool.Version,
 		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}, Properties: props}},
 		Results: []sarifResult{}}
 	index := map[string]int{}
@@ -182,7 +181,7 @@ func WriteSARIF(w io.Writer, in SARIFInput) error {
 	for _, f := range in.Doc.Findings {
 		titles[f.Rule] = f.Title
 	}
-	for _, r := range in.Doc.View.RuleSet {
+	for _, r := range in.Doc.Detail.RuleSet {
 		if r.Budget != "" {
 			disableRule(&run, addRule(r.ID, "budget "+r.Budget, "budget against --baseline: "+r.Budget, "", sarifLevel(r.Severity)), r.Disabled)
 			continue

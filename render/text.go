@@ -2,7 +2,7 @@ package render
 
 import (
 	"cmp"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -12,50 +12,67 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 )
 
 // WriteText writes the terminal summary of a results document: with a
 // rule evaluation (build.New), the findings first (fix, evidence, diff),
-// then which rules could not be evaluated and why, and the facts used.
+// then which rules could not be evaluated and why, and the facts used;
+// capped by the run's text options. A check's document then gets the
+// comparison with its baseline (baseline_diff) and, under a gate, the
+// verdict line.
 func WriteText(w io.Writer, doc *results.Document) error {
-	return WriteTextWith(w, doc, TextOptions{})
-}
-
-// WriteTextWith is WriteText with the summary's caps set.
-func WriteTextWith(w io.Writer, doc *results.Document, opts TextOptions) error {
-	if err := needView(doc); err != nil {
+	if err := needDetail(doc); err != nil {
 		return err
 	}
+	opts := doc.Run.Text
 	ww := &wrapWriter{w: w, width: TextWidth, ascii: opts.ASCIIUnits}
 	ew := &errWriter{w: ww, wrap: ww, l: labelsOf(doc)}
 	writeTextBody(ew, doc, opts)
 	if ew.err != nil {
 		return ew.err
 	}
-	return ww.Flush()
+	if err := ww.Flush(); err != nil {
+		return err
+	}
+	if len(doc.BaselineDiff) > 0 {
+		var cmp diff.Result
+		if err := json.Unmarshal(doc.BaselineDiff, &cmp); err != nil {
+			return fmt.Errorf("baseline_diff: %w", err)
+		}
+		if err := WriteDiffSummary(w, &cmp); err != nil {
+			return err
+		}
+	}
+	if v, ok := doc.Verdict(); ok {
+		_, err := io.WriteString(w, "\n"+v.Summary()+"\n")
+		return err
+	}
+	return nil
 }
 
-// needView refuses a document without its view (one read back from
-// JSON): the summary and the report would show what the JSON lacks as
-// unavailable.
-func needView(doc *results.Document) error {
-	if !doc.View.Built {
-		return errors.New("internal error: the terminal summary and the HTML report are written from a document built from a run (results/build), not one read back from JSON")
+// needDetail refuses a document without its detail (a contract-only one,
+// written with --format json): the summary and the report would show what
+// the contract lacks as unavailable.
+func needDetail(doc *results.Document) error {
+	if !doc.Detail.Built {
+		return errkind.Errorf(errkind.Usage, "%s: the document has no detail, which the terminal summary and the HTML report read: write it with --format json-full, or give the profile", doc.Input.Path)
 	}
 	return nil
 }
 
 // writeTextBody writes the summary's sections in order.
-func writeTextBody(ew *errWriter, doc *results.Document, opts TextOptions) {
+func writeTextBody(ew *errWriter, doc *results.Document, opts results.TextOptions) {
 	writeHeader(ew, doc, opts.AllDetail)
 	writeServing(ew, doc.Serving, opts.AllDetail)
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
 	writePlan(ew, doc.Plan)
 	writeFindings(ew, doc, opts.AllDetail)
-	if doc.View.Evaluated {
+	if doc.Detail.Evaluated {
 		writeRuleOutcomes(ew, doc, opts.AllDetail)
 	}
 	writeBreakdown(ew, doc, opts.AllRanks)
@@ -81,7 +98,7 @@ func writeHeader(ew *errWriter, doc *results.Document, all bool) {
 		if rd.ProfilerLevel != "" {
 			levels[rd.ProfilerLevel] = true
 		}
-		formats[rd.View.Format] = true
+		formats[rd.Detail.Format] = true
 	}
 	ew.printf("npuprof: %s\n", Safe(doc.Input.Path, 200))
 	ew.printf("  %d rank(s), %s, profiler level %s\n", len(doc.Ranks), Safe(joinKeys(formats), 100), Safe(orDash(joinKeys(levels)), 100))
@@ -195,7 +212,7 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if f.DiffError != "" {
 		ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
 	}
-	evidence := doc.View.Evaluated && len(f.Evidence) > 0
+	evidence := doc.Detail.Evaluated && len(f.Evidence) > 0
 	if evidence && all {
 		ew.printf("      evidence:\n")
 		for _, e := range f.Evidence {
@@ -213,7 +230,7 @@ func writeBreakdown(ew *errWriter, doc *results.Document, all bool) {
 	nan := math.NaN()
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
-		m := rd.View.Metrics
+		m := rd.Metrics
 		win, ok := m[metric.MetricDeviceWindowUs]
 		if !ok {
 			t.add(rd.Rank, []string{ew.t("unavailable"), "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan})
@@ -234,7 +251,7 @@ func writeBreakdown(ew *errWriter, doc *results.Document, all bool) {
 
 func anySteps(doc *results.Document) bool {
 	for i := range doc.Ranks {
-		if len(doc.Ranks[i].View.Steps) > 0 {
+		if len(doc.Ranks[i].Detail.Steps) > 0 {
 			return true
 		}
 	}
@@ -279,11 +296,11 @@ func writeCollectives(ew *errWriter, doc *results.Document) {
 	have := false
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
-		if rd.View.HCCL == nil {
+		if rd.Detail.HCCL == nil {
 			continue
 		}
 		have = true
-		for k, s := range rd.View.HCCL.ByTypeGroup {
+		for k, s := range rd.Detail.HCCL.ByTypeGroup {
 			a := by[k]
 			if a == nil {
 				a = &agg{maxRank: rd.Rank}
@@ -328,7 +345,7 @@ func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 	ew.printf("\nMoE routing and Cumsum\n")
 	any := false
 	for i := range doc.Ranks {
-		if m := doc.Ranks[i].View.MoE; m != nil && (m.Routing.Count > 0 || m.Cumsum.Count > 0 || m.GMM.Count > 0) {
+		if m := doc.Ranks[i].Detail.MoE; m != nil && (m.Routing.Count > 0 || m.Cumsum.Count > 0 || m.GMM.Count > 0) {
 			any = true
 		}
 	}
@@ -344,7 +361,7 @@ func writeMoE(ew *errWriter, doc *results.Document, all bool) {
 	nan := math.NaN()
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
-		m := rd.View.MoE
+		m := rd.Detail.MoE
 		if m == nil {
 			t.add(rd.Rank, []string{ew.t("unavailable"), "", "", "", "", "", ""}, []float64{nan, nan, nan, nan, nan, nan, nan})
 			continue
@@ -379,14 +396,14 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 	why := "" // the first missing rank's own reason, when it gives one
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
-		if rd.View.EventWait == nil {
+		if rd.Detail.EventWait == nil {
 			if len(missing) == 0 {
 				why = rd.Unavailable[metric.MetricEventWaitCount]
 			}
 			missing = append(missing, rd.Rank)
 			continue
 		}
-		for _, s := range rd.View.EventWait.Streams {
+		for _, s := range rd.Detail.EventWait.Streams {
 			if s.Wait.Count == 0 {
 				continue
 			}
@@ -446,10 +463,10 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	}
 	by := map[string]*agg{}
 	for i := range doc.Ranks {
-		if doc.Ranks[i].View.Kernels == nil {
+		if doc.Ranks[i].Detail.Kernels == nil {
 			continue
 		}
-		for _, k := range doc.Ranks[i].View.Kernels.Top {
+		for _, k := range doc.Ranks[i].Detail.Kernels.Top {
 			a := by[k.Name]
 			if a == nil {
 				a = &agg{name: k.Name, op: k.OpType, core: k.Core}
@@ -491,7 +508,7 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 // share a line too.
 func writeUnavailable(ew *errWriter, doc *results.Document) {
 	seen := map[string][]int{}
-	for _, e := range doc.View.InputErrors {
+	for _, e := range doc.Detail.InputErrors {
 		seen["ERROR: "+FirstLine(e.Message)] = nil
 	}
 	byWhy := map[string]map[string][]int{} // reason → metric → ranks
@@ -501,7 +518,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		if len(doc.Ranks) > 1 {
 			own = func(s string) string { return rankRelative(s, rd) }
 		}
-		if why, none := NoDeviceData(rd.View.Metrics, rd.Unavailable); none {
+		if why, none := metric.NoDeviceData(rd.Metrics, rd.Unavailable); none {
 			// one line, not one per metric that the missing data feeds
 			key := "nothing measured on the device: " + own(why)
 			seen[key] = append(seen[key], rd.Rank)
@@ -521,7 +538,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 			}
 			seen[key] = append(seen[key], rd.Rank)
 		}
-		for _, e := range rd.View.Errors {
+		for _, e := range rd.Detail.Errors {
 			key := "ERROR: " + own(FirstLine(e.Error()))
 			seen[key] = append(seen[key], rd.Rank)
 		}
@@ -540,7 +557,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		}
 	}
 	if doc.Cluster != nil {
-		for _, e := range doc.Cluster.View.Errors {
+		for _, e := range doc.Cluster.Detail.Errors {
 			seen["ERROR: "+e.Error()] = nil
 		}
 	}
@@ -563,7 +580,7 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 // section of kernels is unavailable, not empty, and reports whether it did.
 func noDevice(ew *errWriter, doc *results.Document) bool {
 	for i := range doc.Ranks {
-		if _, none := NoDeviceData(doc.Ranks[i].View.Metrics, doc.Ranks[i].Unavailable); !none {
+		if _, none := metric.NoDeviceData(doc.Ranks[i].Metrics, doc.Ranks[i].Unavailable); !none {
 			return false
 		}
 	}
@@ -614,21 +631,6 @@ func replaceWord(s, old, new string) string {
 
 func isNameByte(c byte) bool {
 	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// NoDeviceData reports whether a rank, by its metrics and unavailable
-// reasons, has no device data at all (neither a device timeline nor
-// kernel_details.csv: no compute kernel count), and why, as the passes
-// said it.
-func NoDeviceData(metrics map[string]float64, unavailable map[string]string) (string, bool) {
-	if _, ok := metrics[metric.MetricKernelComputeCount]; ok {
-		return "", false
-	}
-	why := unavailable[metric.MetricKernelComputeCount]
-	if why == "" {
-		why = "no compute kernel was measured"
-	}
-	return strings.TrimPrefix(why, "no device data: "), true
 }
 
 // rankList is "0,2-5,7": a run of three or more consecutive ranks as
@@ -714,7 +716,7 @@ func writeSteps(ew *errWriter, doc *results.Document, all bool) {
 	for i := range doc.Ranks {
 		rd := &doc.Ranks[i]
 		missing := ""
-		for _, s := range rd.View.Steps {
+		for _, s := range rd.Detail.Steps {
 			a := by[s.Step]
 			if a == nil {
 				a = &agg{maxRank: rd.Rank}
@@ -861,7 +863,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 	writeRanksUsed(ew, doc)
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
-	} else if sk := c.View.Skew; sk != nil {
+	} else if sk := c.Detail.Skew; sk != nil {
 		n := 0
 		for _, s := range sk.Slow {
 			if s.Step >= 0 {
@@ -903,7 +905,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 			tw.Flush()
 		}
 	}
-	if a := c.View.Arrival; a != nil && a.Matched > 0 {
+	if a := c.Detail.Arrival; a != nil && a.Matched > 0 {
 		ew.printf("  collectives matched across ranks: %d; total wait for the last arrival %s\n", a.Matched, Dur(us(a.Wait)))
 		groups := a.Groups
 		capped := !all && len(doc.Ranks) > MaxRankRows && len(groups) > maxGroupLines
@@ -950,6 +952,13 @@ func stepList(s []int) string {
 func FactText(v any) string {
 	if l, ok := v.([]int); ok {
 		return "[" + joinInts(l, ",") + "]"
+	}
+	if l, ok := v.([]any); ok { // a list read back from a saved document
+		parts := make([]string, len(l))
+		for i, x := range l {
+			parts[i] = FactText(x)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
 	}
 	if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
 		if f == math.Trunc(f) && math.Abs(f) < 1e15 {

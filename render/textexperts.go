@@ -10,11 +10,11 @@ import (
 )
 
 // expertsOf returns the experts pass's result, nil if it did not run.
-func expertsOf(doc *results.Document) *results.ExpertsView {
+func expertsOf(doc *results.Document) *results.ExpertsDetail {
 	if doc == nil || doc.Cluster == nil {
 		return nil
 	}
-	return doc.Cluster.View.Experts
+	return doc.Cluster.Detail.Experts
 }
 
 // clusterMaps returns the profile-level metrics (as the passes set them)
@@ -23,7 +23,7 @@ func clusterMaps(doc *results.Document) (map[string]float64, map[string]string) 
 	if doc.Cluster == nil {
 		return map[string]float64{}, map[string]string{}
 	}
-	return doc.Cluster.View.Metrics, doc.Cluster.Unavailable
+	return doc.Cluster.Metrics, doc.Cluster.Unavailable
 }
 
 // writeExperts prints the "Expert load" section of the terminal summary.
@@ -92,7 +92,7 @@ func writeExperts(ew *errWriter, doc *results.Document, all bool) {
 	writeEPRanks(ew, x, m, na, all)
 }
 
-func writeEPRanks(ew *errWriter, x *results.ExpertsView, m map[string]float64, na map[string]string, all bool) {
+func writeEPRanks(ew *errWriter, x *results.ExpertsDetail, m map[string]float64, na map[string]string, all bool) {
 	ep := x.EP
 	if ep == nil {
 		ew.printf("  EP-rank skew: unavailable: %s\n", Safe(na[metric.MetricSkewGMMMaxOverMean], 300))

@@ -35,22 +35,6 @@ const (
 	TopKernelsDetail = 10
 )
 
-// TextOptions are the terminal summary's caps: AllSteps (--steps all)
-// lists every step, AllRanks (--ranks all) every rank.
-type TextOptions struct {
-	AllSteps bool
-	AllRanks bool
-	// AllDetail (--detail all) shows each finding's whole fix, its
-	// prediction's whole basis and every evidence metric, and why each
-	// rule was not applicable or not evaluated; the summary shows each
-	// fix's first lines (fixHead) and no evidence, and names those rules
-	// on one line each.
-	AllDetail bool
-	// ASCIIUnits spells µs as us, for a terminal whose locale is not UTF-8
-	// (the JSON and the other outputs keep their units).
-	ASCIIUnits bool
-}
-
 // stepRow is one step of a per-step table: its id, the cells after it and
 // the value it is ranked by (the step time).
 type stepRow struct {

@@ -19,7 +19,7 @@ func TestUnavailableSaysEachReasonOnce(t *testing.T) {
 	rank := func(r int, path string) results.RankDoc {
 		trace := path + "/ASCEND_PROFILER_OUTPUT/trace_view.json"
 		return results.RankDoc{Rank: r, Path: path,
-			View: results.RankView{Metrics: map[string]float64{metric.MetricKernelComputeCount: 3}},
+			Metrics: map[string]float64{metric.MetricKernelComputeCount: 3},
 			Unavailable: map[string]string{
 				"decode.batch.max":   "no decode attention kernel in " + trace,
 				"decode.batch.min":   "no decode attention kernel in " + trace,
@@ -68,7 +68,7 @@ func TestKernelSectionsUnavailableWithoutDeviceData(t *testing.T) {
 	require.Equal(t, "\nMoE routing and Cumsum\n"+want, b.String())
 
 	// measured, and no kernel of the kind: that is said
-	doc.Ranks[0].View.Metrics = map[string]float64{metric.MetricKernelComputeCount: 0}
+	doc.Ranks[0].Metrics = map[string]float64{metric.MetricKernelComputeCount: 0}
 	b.Reset()
 	writeMoE(&errWriter{w: &b}, doc, false)
 	require.Contains(t, b.String(), "no MoE routing kernels")

@@ -26,9 +26,9 @@ func TestTextAndHTMLNeedTheView(t *testing.T) {
 	first := js.String()
 	back, err := results.Read(strings.NewReader(first), "doc.json")
 	require.NoError(t, err)
-	require.False(t, back.View.Built)
-	require.ErrorContains(t, WriteText(io.Discard, back), "read back from JSON")
-	require.ErrorContains(t, WriteHTML(io.Discard, HTMLInput{Doc: back}), "read back from JSON")
+	require.False(t, back.Detail.Built)
+	require.ErrorContains(t, WriteText(io.Discard, back), "has no detail")
+	require.ErrorContains(t, WriteHTML(io.Discard, back), "has no detail")
 
 	// the view is not in the JSON: the document read back writes the same bytes
 	var again bytes.Buffer
@@ -44,19 +44,18 @@ func TestContractWithoutViewSameJSON(t *testing.T) {
 	require.NotNil(t, res.Cluster)
 	full := build.New(res, nil, nil)
 	bare := build.NewContract(res, nil, nil)
-	require.False(t, bare.View.Built)
+	require.False(t, bare.Detail.Built)
 	for _, rd := range bare.Ranks {
-		require.Nil(t, rd.View.Kernels)
-		require.Nil(t, rd.View.Metrics)
+		require.Nil(t, rd.Detail.Kernels)
 	}
-	require.Nil(t, bare.Cluster.View.Metrics)
-	require.NotNil(t, full.Ranks[0].View.Metrics)
+	require.Nil(t, bare.Cluster.Detail.Skew)
+	require.NotNil(t, full.Ranks[0].Detail.Kernels)
 
 	var a, b bytes.Buffer
 	require.NoError(t, WriteJSON(&a, full))
 	require.NoError(t, WriteJSON(&b, bare))
 	require.Equal(t, a.String(), b.String())
 
-	build.AddView(bare, res)
+	build.AddDetail(bare, res)
 	require.Equal(t, full, bare)
 }

@@ -1,10 +1,13 @@
 // Package results holds the results document (schema npuprof.analysis/v1):
 // one run's analysis results, findings, rule outcomes and facts, built once
 // per run (package results/build) and read back from a saved file (Read).
-// It holds the contract alone: it imports no analysis. It is the contract
-// that every writer (package render), `npuprof diff` and `check --baseline`
-// (package compare) and other tools read. Field names are a public
-// contract (docs/json.md).
+// It holds the document alone, no rule engine's working state, and
+// imports no analysis: the contract that every writer (package render),
+// `npuprof diff` and `check --baseline` (package compare) and other tools
+// read, the detail the terminal summary and the HTML report read beyond it
+// (detail.go, written by --format json-full only), the gate (gate.go) and
+// what a run's writers read of the run (run.go, never saved). Field names
+// are a public contract (docs/json.md).
 package results
 
 import (
@@ -65,9 +68,12 @@ type Document struct {
 	// BaselineDiff is, for `check --baseline`, the comparison with the
 	// baseline document (schema npuprof.diff/v1, package results/diff).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`
-	// View is what the terminal summary and the HTML report show beyond
-	// the contract (view.go): not in the JSON.
-	View View `json:"-"`
+	// Detail is what the terminal summary and the HTML report show beyond
+	// the contract (detail.go): only in --format json-full.
+	Detail Detail `json:"detail,omitzero"`
+	// Run is what the writers read of the run that writes them (run.go):
+	// never saved.
+	Run RunInfo `json:"-"`
 }
 
 // ContextDoc is what the profile says about the job: its workload (vllm,
@@ -106,8 +112,8 @@ type ClusterDoc struct {
 	// Engines are the vLLM engines (data-parallel replicas: the tp groups
 	// of parallel_group_info), by first rank.
 	Engines []EngineDoc `json:"engines"`
-	// View: see Document.View.
-	View ClusterView `json:"-"`
+	// Detail: see Document.Detail.
+	Detail ClusterDetail `json:"detail,omitzero"`
 }
 
 // EngineDoc is one vLLM engine: its ranks, whether it served requests (its
@@ -215,8 +221,8 @@ type RankDoc struct {
 	// Awaited is, per waiting stream (key event_wait.stream.<id>.awaited),
 	// what its EVENT_WAITs waited for, most wait first (the waitpair pass).
 	Awaited map[string][]AwaitedDoc `json:"awaited,omitempty"`
-	// View: see Document.View.
-	View RankView `json:"-"`
+	// Detail: see Document.Detail.
+	Detail RankDetail `json:"detail,omitzero"`
 }
 
 // AwaitedDoc is one task a stream's EVENT_WAITs waited for: kind

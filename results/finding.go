@@ -3,8 +3,6 @@ package results
 // The findings the rules produce (package rules fills them, package plan
 // adds their predictions and code patches): the document's "findings".
 
-import "github.com/npuprof/npuprof/fix"
-
 // Severity levels, lowest first.
 const (
 	SeverityInfo   = "info"
@@ -78,7 +76,8 @@ type Finding struct {
 	Evidence []Evidence `json:"evidence"`
 	Fix      string     `json:"fix"`
 	// Diff is the finding's script actions as a unified diff of the
-	// deployment script (--deploy), filled by rules' Report.AttachDiffs.
+	// deployment script (--deploy), made after the plan (rules' Report.
+	// ApplyFixes).
 	Diff string `json:"diff,omitempty"`
 	// DiffError says why the finding's edits could not be applied to the
 	// deployment script (--deploy): the finding stands, without a diff.
@@ -98,24 +97,13 @@ type Finding struct {
 	// difference between ranks (mean - min) is too large when the cut rank
 	// looks fast (docs/rules.md, "Partial inputs").
 	SavingUncertain bool `json:"saving_uncertain,omitempty"`
-	// Actions are the changes the finding asks for, as data: Diff is
-	// their script edits applied to the deployment script (rules' Report.
-	// AttachDiffs, after evaluation).
-	Actions []fix.Action `json:"-"`
 	// Predicted is the fix alone (with what it requires) replayed on the
 	// measured decode steps (package plan); absent when it could not be
 	// predicted.
 	Predicted *Prediction `json:"predicted,omitempty"`
-	// Transforms, Requires, Conflicts, Supersedes and Needs are the rule's
-	// plan fields as they hold for this finding; NeedsUnmet says why a
-	// known version is too low for the fix (rules/plan.go).
-	Transforms                      []Transform `json:"-"`
-	Requires, Conflicts, Supersedes []Ref       `json:"-"`
-	Needs, NeedsUnmet               string      `json:"-"`
-	// Patches are the rule's code changes; CodePatches their diffs of the
-	// --source tree, CodePatchError why one could not be made (the fix's
-	// text stands).
-	Patches        []PatchSpec `json:"-"`
+	// CodePatches are the rule's code changes as diffs of the --source
+	// tree, CodePatchError why one could not be made (the fix's text
+	// stands).
 	CodePatches    []CodePatch `json:"code_patches,omitempty"`
 	CodePatchError string      `json:"code_patch_error,omitempty"`
 }
@@ -146,31 +134,6 @@ func Whole(f []Finding) []Finding {
 	}
 	return out
 }
-
-// Transform is a fired rule's transform, its values evaluated.
-type Transform struct {
-	Kind, Op, After, Group string
-	To                     int
-}
-
-// Ref is a relation of a fired rule to another rule.
-type Ref struct {
-	Rule   string
-	Reason string
-}
-
-// PatchSpec is a code change a rule can make as a patch of the user's
-// source tree (--source): in Scope ("Class.method") of File, set each
-// keyword argument or assignment named in Set to its value.
-type PatchSpec struct {
-	File, Scope string
-	Set         map[string]string
-	// Order is the names of Set in the rule file's order.
-	Order []string
-}
-
-// Names returns the names of Set in the rule file's order.
-func (p PatchSpec) Names() []string { return p.Order }
 
 // Saving returns the finding's saving estimate (µs per rank over the
 // capture) and whether its rule gave one.

@@ -4,8 +4,6 @@ package results
 // facts the rules saw ("facts") and the facts the deployment and the
 // profile disagree on ("context.conflicts").
 
-import "time"
-
 // Rule outcomes: every rule ends up in exactly one.
 // kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 const (
@@ -27,11 +25,6 @@ type Outcome struct {
 	Status   string `json:"status"`
 	Reason   string `json:"reason,omitempty"`
 	Severity string `json:"severity,omitempty"`
-	File     string `json:"-"`
-	Line     int    `json:"-"`
-	// Duration is how long the rule or budget took to evaluate (JUnit's
-	// testcase time).
-	Duration time.Duration `json:"-"`
 }
 
 // FactValue is one known fact and where it came from. The JSON document

@@ -5,6 +5,11 @@ package results
 // Budget is a budget's text ("" for a rule); Disabled says why it is
 // switched off ("" when it is on).
 type RuleInfo struct {
-	ID, Severity, Summary, Why, Fix string
-	Budget, Disabled                string
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	Why      string `json:"why"`
+	Fix      string `json:"fix"`
+	Budget   string `json:"budget"`
+	Disabled string `json:"disabled"`
 }

@@ -85,7 +85,7 @@ func TestA3FieldReport(t *testing.T) {
 	require.Zero(t, meanOf(analysis.MetricMoERoutingUs)) // MC2: no routing kernel
 	require.InDelta(t, 0.5*cm[analysis.MetricEnginesBusyDenseUs], *ps.SavingUs, 0.01)
 	require.Positive(t, *ps.SavingUs)
-	require.Equal(t, []results.Ref{{Rule: "event-wait-skew",
+	require.Equal(t, []Ref{{Rule: "event-wait-skew",
 		Reason: "the upgrade's bound holds the main compute stream's waits for side-stream kernels, which event-wait-skew's saving counts too"}}, up.Supersedes)
 
 	dc := finding(rep, "moe-dispatch-combine")

@@ -12,14 +12,41 @@ type Editor interface {
 	DiffActions(actions []fix.Action) (string, error)
 }
 
-// AttachDiffs fills each finding's Diff from its actions (DiffError when
-// the script cannot take them: the finding stands, without a diff), then
-// the report's combined Diff from the actions of every finding that has
-// one, in finding order; a combined diff that cannot be made is a failed
-// "deploy-diff" outcome. Without a script (ed nil) nothing changes.
-func (r *Report) AttachDiffs(ed Editor) {
-	if ed == nil {
-		return
+// Patcher makes a rule's code change a diff of the user's source tree
+// (codepatch.Make over --source).
+type Patcher func(fix.PatchSpec) (results.CodePatch, error)
+
+// ApplyFixes is the one step that turns the findings' actions into what a
+// user applies, run once after the plan (r.Plan, nil when none) is built:
+//
+//   - each finding's diff of the deployment script (ed) from its actions,
+//     or DiffError when the script cannot take them (the finding stands,
+//     without a diff); with a plan, a finding that requires other fixes
+//     gets a diff holding their edits first;
+//   - the combined deploy diff (r.Diff and the plan's deploy diff): the
+//     plan's steps' actions in order when there is a plan, else those of
+//     every finding whose own diff could be made; one that cannot be made
+//     is a failed "deploy-diff" outcome;
+//   - each finding's code patches of the source tree (patch), or
+//     CodePatchError (its fix text stands); the plan's are its steps'.
+//
+// Without a script (ed nil) nothing is diffed; without patch nothing is
+// patched.
+func (r *Report) ApplyFixes(ed Editor, patch Patcher) {
+	if ed != nil {
+		r.findingDiffs(ed)
+		r.combinedDiff(ed)
+	}
+	if patch != nil {
+		r.codePatches(patch)
+	}
+}
+
+// findingDiffs gives each finding that edits the script its diff.
+func (r *Report) findingDiffs(ed Editor) {
+	byRule := map[string]*Fired{}
+	for i := range r.Findings {
+		byRule[r.Findings[i].Rule] = &r.Findings[i]
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -32,10 +59,44 @@ func (r *Report) AttachDiffs(ed Editor) {
 			f.Diff = d
 		}
 	}
+	if r.Plan == nil {
+		return
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		var req [][]fix.Action
+		for _, q := range f.Requires {
+			if x := byRule[q.Rule]; x != nil {
+				req = append(req, x.Actions)
+			}
+		}
+		if len(req) == 0 || !editsScript(f.Actions) {
+			continue
+		}
+		if d, err := ed.DiffActions(fix.Combine(append(req, f.Actions)...)); err == nil {
+			f.Diff, f.DiffError = d, ""
+		}
+	}
+}
+
+// combinedDiff sets the report's (and the plan's) deploy diff.
+func (r *Report) combinedDiff(ed Editor) {
 	var all []fix.Action
-	for _, f := range r.Findings {
-		if f.DiffError == "" {
-			all = append(all, f.Actions...)
+	if r.Plan != nil {
+		var lists [][]fix.Action
+		for _, st := range r.Plan.Steps {
+			for _, f := range r.Findings {
+				if f.Rule == st.Rule {
+					lists = append(lists, f.Actions)
+				}
+			}
+		}
+		all = fix.Combine(lists...)
+	} else {
+		for _, f := range r.Findings {
+			if f.DiffError == "" {
+				all = append(all, f.Actions...)
+			}
 		}
 	}
 	if !editsScript(all) {
@@ -46,6 +107,35 @@ func (r *Report) AttachDiffs(ed Editor) {
 		r.Outcomes = append(r.Outcomes, results.Outcome{Rule: "deploy-diff", Status: results.StatusFailed, Reason: err.Error()})
 	}
 	r.Diff = d
+	if r.Plan != nil {
+		r.Plan.DeployDiff = d
+	}
+}
+
+// codePatches gives each finding its code patches and the plan its steps'.
+func (r *Report) codePatches(patch Patcher) {
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		for _, ps := range f.Patches {
+			cp, err := patch(ps)
+			if err != nil {
+				f.CodePatchError = "--source: " + err.Error() + "; apply the fix by hand as its text says"
+				f.CodePatches = nil
+				break
+			}
+			f.CodePatches = append(f.CodePatches, cp)
+		}
+	}
+	if r.Plan == nil {
+		return
+	}
+	for _, st := range r.Plan.Steps {
+		for _, f := range r.Findings {
+			if f.Rule == st.Rule {
+				r.Plan.CodePatches = append(r.Plan.CodePatches, f.CodePatches...)
+			}
+		}
+	}
 }
 
 // Actions returns the actions of every finding, in finding order, each

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/fix"
-	"github.com/npuprof/npuprof/results"
 )
 
 // editor records what it is asked to diff; it refuses actions naming
@@ -60,17 +59,17 @@ func TestActionsThenDiffs(t *testing.T) {
 	require.NoError(t, err)
 	rep := Evaluate(set, &Input{Result: analyzed(t, "ep-fc1-cumsum"), Facts: fs})
 	require.Len(t, rep.Findings, 3)
-	byRule := map[string]results.Finding{}
+	byRule := map[string]Fired{}
 	for _, f := range rep.Findings {
 		byRule[f.Rule] = f
-		require.Empty(t, f.Diff, "no diff before AttachDiffs")
+		require.Empty(t, f.Diff, "no diff before ApplyFixes")
 	}
 	setEnv := fix.Action{Kind: fix.SetEnv, Name: "HCCL_BUFFSIZE", Value: "512", Rule: "two-actions"}
 	code := fix.Action{Kind: fix.CodeChange, Name: "Cumsum", Value: "fuse the routing Cumsum", Rule: "two-actions"}
 	require.Equal(t, []fix.Action{setEnv, code}, byRule["two-actions"].Actions)
 
 	ed := &editor{}
-	rep.AttachDiffs(ed)
+	rep.ApplyFixes(ed, nil)
 	broken := fix.Action{Kind: fix.SetFlag, Name: "--broken", Value: "1", Rule: "broken"}
 	image := fix.Action{Kind: fix.CodeChange, Name: "image", Value: "upgrade vLLM-Ascend", Rule: "code-only"}
 	// code-only has no script action: not diffed alone; the combined diff

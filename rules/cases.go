@@ -61,7 +61,7 @@ func RunCases(set *Set, cf *rulefmt.CaseFile, l string) ([]CaseResult, error) {
 		out[i].Outcome = rep.Outcomes[0]
 		var f *results.Finding
 		if len(rep.Findings) > 0 {
-			f = &rep.Findings[0]
+			f = &rep.Findings[0].Finding
 		}
 		out[i].Problems = caseProblems(c.Expect, rep.Outcomes[0], f)
 	}

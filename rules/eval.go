@@ -36,12 +36,11 @@ type Input struct {
 // Report is the result of evaluating a rule set.
 type Report struct {
 	// Findings are sorted by saving, largest first.
-	Findings []results.Finding
+	Findings []Fired
 	// Outcomes are in rule order (built-in rules, user rules, budgets).
 	Outcomes []results.Outcome
-	// Diff is every finding's edits applied together to the deployment
-	// script, as one unified diff ("" without a script or edits), filled
-	// by AttachDiffs after evaluation.
+	// Diff is the deployment script's change as one unified diff (""
+	// without a script or edits), made by ApplyFixes after the plan.
 	Diff string
 	// Plan is the fix plan (package plan), nil when none was built.
 	Plan *results.Plan
@@ -51,6 +50,8 @@ type Report struct {
 	Warnings []string
 	// Lang is the language of the findings' texts (lang.EN or lang.ZH).
 	Lang string
+	// Times are how long each rule and budget took to evaluate, by id.
+	Times map[string]time.Duration
 }
 
 // Failed returns the outcomes with status failed.
@@ -72,11 +73,11 @@ func Evaluate(set *Set, in *Input) *Report {
 	if in.Facts == nil {
 		in.Facts = NewFactSet()
 	}
-	rep := &Report{Findings: []results.Finding{}, Outcomes: []results.Outcome{}, Lang: lang.Or(in.Lang)}
-	timed := func(eval func() (results.Outcome, *results.Finding)) {
+	rep := &Report{Findings: []Fired{}, Outcomes: []results.Outcome{}, Lang: lang.Or(in.Lang), Times: map[string]time.Duration{}}
+	timed := func(eval func() (results.Outcome, *Fired)) {
 		t0 := time.Now()
 		o, f := eval()
-		o.Duration = time.Since(t0)
+		rep.Times[o.Rule] = time.Since(t0)
 		rep.Outcomes = append(rep.Outcomes, o)
 		if f != nil {
 			rep.Findings = append(rep.Findings, *f)
@@ -87,14 +88,14 @@ func Evaluate(set *Set, in *Input) *Report {
 			rep.Outcomes = append(rep.Outcomes, outcome(r, results.StatusDisabled, why))
 			continue
 		}
-		timed(func() (results.Outcome, *results.Finding) { return evalRule(r, in) })
+		timed(func() (results.Outcome, *Fired) { return evalRule(r, in) })
 	}
 	for _, b := range set.Budgets {
 		if why := set.Disabled(b.ID); why != "" {
-			rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: b.ID, Status: results.StatusDisabled, Reason: why, File: b.File, Line: b.Line})
+			rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: b.ID, Status: results.StatusDisabled, Reason: why})
 			continue
 		}
-		timed(func() (results.Outcome, *results.Finding) { return evalBudget(b, in) })
+		timed(func() (results.Outcome, *Fired) { return evalBudget(b, in) })
 	}
 	SortFindings(rep.Findings)
 	return rep
@@ -102,7 +103,7 @@ func Evaluate(set *Set, in *Input) *Report {
 
 // SortFindings orders findings by saving (largest first), then severity,
 // then rule id.
-func SortFindings(f []results.Finding) {
+func SortFindings(f []Fired) {
 	sort.SliceStable(f, func(i, j int) bool {
 		// no estimate orders as 0: after every saving, then by severity
 		si, _ := f[i].Saving()
@@ -115,17 +116,6 @@ func SortFindings(f []results.Finding) {
 		}
 		return f[i].Rule < f[j].Rule
 	})
-}
-
-// AtOrAbove returns the findings whose severity is at least min.
-func AtOrAbove(f []results.Finding, min string) []results.Finding {
-	var out []results.Finding
-	for _, x := range f {
-		if results.SeverityRank(x.Severity) >= results.SeverityRank(min) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // state is one evaluation of one rule.
@@ -661,7 +651,7 @@ func tidy(s string) string {
 }
 
 func outcome(r *Rule, status, reason string) results.Outcome {
-	return results.Outcome{Rule: r.ID, Status: status, Reason: reason, File: r.File, Line: r.Line}
+	return results.Outcome{Rule: r.ID, Status: status, Reason: reason}
 }
 
 // classify turns an evaluation error into not_evaluated or failed.
@@ -675,7 +665,7 @@ func classify(r *Rule, what string, err error) results.Outcome {
 
 // evalRule evaluates one rule: when, then (if it fired) the texts, saving,
 // ranks, evidence, edits and plan fields of its finding.
-func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
+func evalRule(r *Rule, in *Input) (o results.Outcome, f *Fired) {
 	defer func() {
 		if v := recover(); v != nil {
 			o, f = outcome(r, results.StatusFailed, fmt.Sprintf("internal error: panic: %v", v)), nil
@@ -693,7 +683,7 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
 	if !v.(bool) {
 		return outcome(r, results.StatusClear, "condition not met"), nil
 	}
-	fd := &results.Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []results.Evidence{}}
+	fd := &Fired{Finding: results.Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []results.Evidence{}}}
 	st.phase = results.UsedInText
 	if fd.Title, err = st.render(r.TitleIn(in.Lang)); err != nil {
 		return classify(r, "title", err), nil
@@ -730,7 +720,7 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *results.Finding) {
 
 // saving sets fd's saving, or returns why it is not estimated (a note) or
 // the failed outcome.
-func (st *state) saving(r *Rule, fd *results.Finding) (string, *results.Outcome) {
+func (st *state) saving(r *Rule, fd *Fired) (string, *results.Outcome) {
 	if r.Saving == nil {
 		return "", nil
 	}
@@ -751,7 +741,7 @@ func (st *state) saving(r *Rule, fd *results.Finding) (string, *results.Outcome)
 
 // findingRanks sets fd's ranks: the rule's ranks expression, else every
 // analyzed rank.
-func (st *state) findingRanks(r *Rule, fd *results.Finding) *results.Outcome {
+func (st *state) findingRanks(r *Rule, fd *Fired) *results.Outcome {
 	if r.Ranks == nil {
 		fd.Ranks = append(fd.Ranks, st.env.Ranks...)
 		return nil
@@ -773,7 +763,7 @@ func (st *state) findingRanks(r *Rule, fd *results.Finding) *results.Outcome {
 
 // findingEvidence appends the evidence that could be measured (never a 0
 // for something unmeasured) and the saving note.
-func (st *state) findingEvidence(r *Rule, fd *results.Finding, savingNote string) *results.Outcome {
+func (st *state) findingEvidence(r *Rule, fd *Fired, savingNote string) *results.Outcome {
 	st.phase = results.UsedInText // evidence notes; evidence values record themselves
 	for _, es := range r.Evidence {
 		ev, err := st.evidence(es, r.NoteIn(es, st.in.Lang))
@@ -795,7 +785,7 @@ func (st *state) findingEvidence(r *Rule, fd *results.Finding, savingNote string
 
 // findingActions turns the rule's edits whose condition holds into fix
 // actions.
-func (st *state) findingActions(r *Rule, fd *results.Finding) *results.Outcome {
+func (st *state) findingActions(r *Rule, fd *Fired) *results.Outcome {
 	st.phase = results.UsedInText
 	for _, es := range r.Edits {
 		if es.If != nil {
@@ -988,8 +978,8 @@ func notApplicable(r *Rule, facts *FactSet) string {
 	return ""
 }
 
-func evalBudget(b *Budget, in *Input) (o results.Outcome, f *results.Finding) {
-	o = results.Outcome{Rule: b.ID, File: b.File, Line: b.Line}
+func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
+	o = results.Outcome{Rule: b.ID}
 	if IsPlanMetric(b.Metric) {
 		o.Status, o.Reason = results.StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
 		return o, nil
@@ -1033,14 +1023,14 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *results.Finding) {
 		return o, nil
 	}
 	d, _ := LookupMetric(b.Metric)
-	fd := &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
+	fd := &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
 		Title: fmt.Sprintf(msg(in.Lang, msgBudgetTitle), b.Metric, format(cur), b.Op, format(bound), format(base)),
 		Evidence: []results.Evidence{
 			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: msg(in.Lang, msgBudgetNow), PartialRanks: partialOf(st.used, b.Metric)},
 			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: fmt.Sprintf(msg(in.Lang, msgBudgetBaseline), in.Baseline.Path), PartialRanks: in.Baseline.PartialRanks[b.Metric]},
 		},
 		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetFix), b.Metric, format(base), format(cur), b.Text),
-	}
+	}}
 	if d.Unit == "µs" && cur > bound {
 		fd.SavingUs = results.Estimated(math.Round((cur-bound)*1000) / 1000)
 		fd.SavingUncertain = st.usedIn(results.UsedInWhen)

@@ -6,33 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/results"
 )
-
-func TestGate(t *testing.T) {
-	cut := []results.PartialInput{{Rank: 3, Reason: "cut", Metrics: []string{"moe.cumsum.time_us"}, UsedIn: []string{results.UsedInWhen}}}
-	rep := &Report{Findings: []results.Finding{
-		{Rule: "a", Severity: results.SeverityHigh},
-		{Rule: "b", Severity: results.SeverityHigh, Partial: cut},
-		{Rule: "c", Severity: results.SeverityMedium},
-		{Rule: "d", Severity: results.SeverityLow, Partial: cut},
-	}}
-	v := Gate{FailOn: results.SeverityMedium, GatePartial: true}.Judge(rep)
-	require.False(t, v.Pass())
-	require.Len(t, v.Failing, 3)
-	require.Equal(t, "check: 4 finding(s), 3 at or above medium (1 of them from a truncated file): FAIL", v.Summary())
-	require.EqualError(t, v.Err(), "3 finding(s) at or above medium, 1 of them from a truncated file")
-
-	v = Gate{FailOn: results.SeverityMedium}.Judge(rep)
-	require.Equal(t, []string{"a", "c"}, []string{v.Failing[0].Rule, v.Failing[1].Rule})
-	require.Equal(t, "check: 4 finding(s), 2 at or above medium (1 more from a truncated file, not gated: --partial-findings report): FAIL", v.Summary())
-	require.EqualError(t, v.Err(), "2 finding(s) at or above medium")
-
-	v = Gate{FailOn: results.SeverityHigh}.Judge(&Report{Findings: rep.Findings[2:]})
-	require.True(t, v.Pass())
-	require.NoError(t, v.Err())
-	require.Equal(t, "check: 2 finding(s), 0 at or above high: PASS", v.Summary())
-}
 
 func TestAddBudgets(t *testing.T) {
 	set := &Set{}

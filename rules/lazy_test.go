@@ -79,9 +79,6 @@ func TestLazyCompileErrorFailsTheRule(t *testing.T) {
 // untimed is rep without the evaluation times, which differ run to run.
 func untimed(rep *Report) *Report {
 	c := *rep
-	c.Outcomes = append([]results.Outcome{}, rep.Outcomes...)
-	for i := range c.Outcomes {
-		c.Outcomes[i].Duration = 0
-	}
+	c.Times = nil
 	return &c
 }

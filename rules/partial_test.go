@@ -96,7 +96,7 @@ func TestFindingFromTruncatedTraceIsPartial(t *testing.T) {
 	}
 	require.InDelta(t, sum/float64(len(res.Ranks)), *f.SavingUs, 0.001)
 	for _, m := range []string{"moe.cumsum.count", "moe.cumsum.time_us"} {
-		ev := evidenceOf(f, m)
+		ev := evidenceOf(&f.Finding, m)
 		require.Len(t, ev, 1, m)
 		require.Equal(t, []int{truncatedRank}, ev[0].PartialRanks, m)
 	}
@@ -149,7 +149,7 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
 	require.NotNil(t, f)
 	require.False(t, f.SavingUncertain, "the saving read rank 0 only")
 	require.InDelta(t, truth.Ranks[0].Metrics["moe.cumsum.time_us"], *f.SavingUs, 0.001)
-	ev := evidenceOf(f, "moe.cumsum.count")
+	ev := evidenceOf(&f.Finding, "moe.cumsum.count")
 	require.Len(t, ev, 1+len(res.Ranks))
 	require.NotNil(t, ev[0].Rank)
 	require.NotEqual(t, truncatedRank, *ev[0].Rank, "the maximum is on a whole rank")
@@ -176,7 +176,7 @@ func TestPartialFollowsTheRanksUsed(t *testing.T) {
 	require.Equal(t, []string{results.UsedInWhen}, g.Partial[0].UsedIn)
 	require.Equal(t, []int{truncatedRank}, g.PartialRanks())
 	require.False(t, g.SavingUncertain, "no saving")
-	require.Len(t, results.Whole(rep.Findings), 0)
+	require.Len(t, results.Whole(rep.Contract()), 0)
 }
 
 // A budget over a metric measured on a cut file: its "now" value and its

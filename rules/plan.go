@@ -3,14 +3,12 @@ package rules
 import (
 	"errors"
 	"fmt"
-
-	"github.com/npuprof/npuprof/results"
 )
 
 // planOf evaluates a fired rule's transforms, relations and needs into its
 // finding. A relation or need whose `when` cannot be evaluated (an unknown
 // fact) holds: the plan then keeps the safe order or names the need.
-func (st *state) planOf(r *Rule, fd *results.Finding) error {
+func (st *state) planOf(r *Rule, fd *Fired) error {
 	fd.Patches = r.Patches
 	for _, ts := range r.Transforms {
 		if ts.When != nil {
@@ -22,7 +20,7 @@ func (st *state) planOf(r *Rule, fd *results.Finding) error {
 				continue
 			}
 		}
-		t := results.Transform{Kind: ts.Kind, Op: ts.Op, After: ts.After, Group: ts.Group}
+		t := Transform{Kind: ts.Kind, Op: ts.Op, After: ts.After, Group: ts.Group}
 		if ts.To != nil {
 			v, err := st.run(ts.To)
 			if err != nil {
@@ -66,15 +64,15 @@ func (st *state) planOf(r *Rule, fd *results.Finding) error {
 }
 
 // holding returns the relations whose `when` holds.
-func (st *state) holding(refs []RefSpec) ([]results.Ref, error) {
-	var out []results.Ref
+func (st *state) holding(refs []RefSpec) ([]Ref, error) {
+	var out []Ref
 	for _, ref := range refs {
 		ok, err := st.holds(ref.When)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, results.Ref{Rule: ref.Rule, Reason: ref.Reason})
+			out = append(out, Ref{Rule: ref.Rule, Reason: ref.Reason})
 		}
 	}
 	return out, nil

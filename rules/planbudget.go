@@ -37,8 +37,8 @@ func (r *Report) EvalPlanBudgets(set *Set, in *Input) {
 	}
 }
 
-func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *results.Finding) {
-	o := results.Outcome{Rule: b.ID, File: b.File, Line: b.Line, Status: results.StatusNotEvaluated}
+func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *Fired) {
+	o := results.Outcome{Rule: b.ID, Status: results.StatusNotEvaluated}
 	if p == nil {
 		o.Reason = "no fix plan: the capture has no decode step time (decode.step.time_us)"
 		return o, nil
@@ -64,9 +64,9 @@ func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *re
 	for _, s := range p.Steps {
 		steps = append(steps, fmt.Sprintf("%s %+.2f%%", s.Rule, s.StepTimeChangePct))
 	}
-	return o, &results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
+	return o, &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
 		Title:    fmt.Sprintf(msg(in.Lang, msgPlanBudgetTitle), cur, b.Op, format(bound)),
 		Evidence: []results.Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: msg(in.Lang, msgPlanBudgetNote)}},
 		Fix:      fmt.Sprintf(msg(in.Lang, msgPlanBudgetFix), strings.Join(steps, ", "), b.Text),
-	}
+	}}
 }

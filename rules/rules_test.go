@@ -59,7 +59,7 @@ func evaluate(t *testing.T, set *Set, res *analysis.Result, script *deploy.Scrip
 	require.NoError(t, err)
 	rep := Evaluate(set, &Input{Result: res, Facts: fs})
 	if script != nil {
-		rep.AttachDiffs(script)
+		rep.ApplyFixes(script, nil)
 	}
 	require.Empty(t, rep.Failed(), "no rule may fail")
 	return rep
@@ -90,7 +90,7 @@ func status(rep *Report, id string) results.Outcome {
 	return results.Outcome{}
 }
 
-func finding(rep *Report, id string) *results.Finding {
+func finding(rep *Report, id string) *Fired {
 	for i := range rep.Findings {
 		if rep.Findings[i].Rule == id {
 			return &rep.Findings[i]

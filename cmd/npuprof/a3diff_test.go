@@ -147,7 +147,7 @@ func requireA3PlanPartlyApplied(t *testing.T, r *diff.Result, applied, notApplie
 	require.Equal(t, &diff.PlanApplied{Steps: applied, NotApplied: notApplied, OutsidePlan: []string{"event-wait-skew"}}, r.Plan.Applied)
 	require.Nil(t, r.Plan.Ratio, "the whole plan's prediction against part of it")
 	var b strings.Builder
-	require.NoError(t, render.WriteDiffText(&b, r, render.DiffTextOptions{}))
+	require.NoError(t, render.WriteDiffText(&b, r))
 	require.Equal(t, lines, stepTimeSection(t, b.String()))
 }
 

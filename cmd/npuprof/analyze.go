@@ -2,42 +2,33 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/render"
 )
 
 // analyzeOptions are the flags of `npuprof analyze`.
 type analyzeOptions struct {
 	profileFlags
-	Format string
-	HTML   string
-	Debug  bool
+	HTML  string
+	Debug bool
 	summaryFlags
 }
 
 func (o *analyzeOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	formatFlag(f, &o.Format, render.RunOutputs)
 	o.profileFlags.register(cmd, usageOutput, usageWorkersMem)
-	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`)")
+	o.outs.register(f)
+	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML report to `FILE` (see `npuprof report`; --format html=FILE)")
 	o.summaryFlags.register(f)
 	f.BoolVar(&o.Debug, "debug", false, "print per-pass timings on standard error")
 }
 
 func (o *analyzeOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Path = args[0]
-	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
+	if err := o.checkFlags(io, o.outs.main() == "text"); err != nil {
 		return err
 	}
-	if err := o.checkFlags(io, o.Format == "text"); err != nil {
-		return err
-	}
-	return o.checkFiles("the "+o.Format+" output (-o)", "", "--html", o.HTML)
+	return o.checkFiles(nil, "the "+o.outs.main()+" output (-o)", "", "--html", "html", o.HTML)
 }
 
 func newAnalyzeCmd(io *streams) *cobra.Command {
@@ -54,14 +45,21 @@ export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
 folder holding one of those per rank, in any mix (up to two levels down), or
 the folder an 'npuprof export' wrote (read back without parsing JSON again;
 the same numbers). Any text input may be gzip- or zstd-compressed
-(trace_view.json.gz, kernel_details.csv.zst, ...). Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
-parse is held only while it is analyzed, so that memory grows with --workers;
+(trace_view.json.gz, kernel_details.csv.zst, ...). PATH may also be a
+document saved by --format json-full: it is rendered again as the profile
+was (its findings stand; the rule flags are not applied again).
+
+Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
+parse is held only while it is analyzed, so memory grows with --workers;
 what a finished rank keeps for the cross-rank passes and the document (its
-results and collective arrival times) grows with the rank count, about 32 KiB
-a rank (peak RSS 57 MiB at 1024 generated ranks, 89 MiB at 2048). Missing, duplicate (the newest
-folder is kept) and unknown ranks, and ranks with different step sets, are
-reported as notes, never fatal. Nothing is ever written into PATH; -o writes
-where you say.
+results and collective arrival times) grows with the rank count (see
+docs/performance.md). Missing, duplicate (the newest folder is kept) and
+unknown ranks, and ranks with different step sets, are reported as notes,
+never fatal. Nothing is ever written into PATH; -o writes where you say.
+
+Outputs: --format NAME is the output -o writes (text by default); --format
+NAME=FILE, repeatable, writes one more output to FILE in the same run
+(json, json-full, html, junit, sarif; --html FILE is --format html=FILE).
 
 Per rank it reports the time breakdown (computing, communication not
 overlapped, free), collectives by type and by group (tp/ep/dp, from
@@ -92,6 +90,12 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
   # The JSON document for tools and CI
   $ npuprof analyze ./profiles/ --format json -o analysis.json
 
+  # The summary, the document with its detail and the HTML report in one run
+  $ npuprof analyze ./profiles/ --format json-full=run.json --format html=report.html
+
+  # A saved document (--format json-full) renders as the profile did
+  $ npuprof analyze run.json
+
   # Also write the self-contained HTML report
   $ npuprof analyze ./profiles/ --html report.html
 
@@ -111,34 +115,15 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	a, err := opts.analyzeAndJudge(ctx, io, opts.HTML != "")
+	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
 		return err
 	}
 	if opts.Debug {
-		printTimings(io.err, a.res)
+		run.WriteTimings(io.err)
 	}
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, a.runOutput(opts.Format, opts.text(io))); err != nil {
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}
-	if opts.HTML != "" {
-		if err := writeHTMLReport(io, opts.HTML, a); err != nil {
-			return err
-		}
-	}
-	return a.errors()
-}
-
-// printTimings writes --debug's per-pass timings.
-func printTimings(w io.Writer, res *analysis.Result) {
-	for _, rr := range res.Ranks {
-		for _, t := range rr.Timings {
-			fmt.Fprintf(w, "rank %d pass %-10s %v\n", t.Rank, t.Pass, t.Duration)
-		}
-	}
-	if res.Cluster != nil {
-		for _, t := range res.Cluster.Timings {
-			fmt.Fprintf(w, "cluster pass %-10s %v\n", t.Pass, t.Duration)
-		}
-	}
+	return run.Failed
 }

@@ -2,19 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/compare"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/driver"
+
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/diff"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // --partial-findings values.
@@ -31,7 +24,6 @@ type checkOptions struct {
 	Budgets  []string
 	JUnit    string
 	SARIF    string
-	Format   string
 	summaryFlags
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
@@ -43,11 +35,11 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.FailOn, "fail-on", "high", "lowest severity that fails the check: high, medium or low")
 	f.StringVar(&o.Baseline, "baseline", "", "a saved `OLD.json` (npuprof analyze --format json) that budgets compare with")
 	f.StringArrayVar(&o.Budgets, "budget", nil, "a budget `'METRIC OP EXPR'` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable")
-	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE`")
-	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
-	formatFlag(f, &o.Format, render.RunOutputs)
+	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (--format junit=FILE)")
+	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (--format sarif=FILE)")
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
+	o.outs.register(f)
 	o.summaryFlags.register(f)
 }
 
@@ -59,16 +51,14 @@ func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error
 	if o.PartialFindings != partialGate && o.PartialFindings != partialReport {
 		return usageErr("--partial-findings %q: expected gate or report", o.PartialFindings)
 	}
-	if err := checkFormat(render.RunOutputs, o.Format); err != nil {
+	if err := o.checkFlags(io, o.outs.main() == "text"); err != nil {
 		return err
 	}
-	if err := o.checkFlags(io, o.Format == "text"); err != nil {
-		return err
+	gate := func(req *driver.Request) {
+		req.Budgets, req.Baseline = o.Budgets, o.Baseline
+		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate}
 	}
-	if needsBaseline(o.Budgets) && o.Baseline == "" {
-		return usageErr("--budget needs --baseline OLD.json (the document to compare with)")
-	}
-	return o.checkFiles("the "+o.Format+" output (-o)", o.Baseline, "--junit", o.JUnit, "--sarif", o.SARIF)
+	return o.checkFiles(gate, "the "+o.outs.main()+" output (-o)", o.Baseline, "--junit", "junit", o.JUnit, "--sarif", "sarif", o.SARIF)
 }
 
 func newCheckCmd(io *streams) *cobra.Command {
@@ -99,8 +89,9 @@ you know was cut, not as a way to silence a regression. A budget whose
 says "baseline rank N"). See docs/rules.md, "Partial inputs".
 
 --junit and --sarif write reports for CI systems (one test case / result
-per rule); --format json prints the npuprof.analysis/v1 document with
-findings and every rule's outcome.
+per rule; the same as --format junit=FILE, --format sarif=FILE); --format
+json prints the npuprof.analysis/v1 document with findings and every
+rule's outcome. --format repeats: NAME=FILE writes one more output.
 
 Budgets compare with a saved document: a rule file's "budgets:" list, or
 --budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is
@@ -120,151 +111,23 @@ the same metric (mean over ranks) in the --baseline file.`,
 	}, &checkOptions{}, checkRun)
 }
 
-// checkRun analyzes, evaluates the rules, judges the report by the gate
+// checkRun analyzes, evaluates the rules, judges the findings by the gate
 // (--fail-on, --partial-findings), writes the outputs and exits by the
 // verdict.
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
-	start := time.Now()
-	set, err := loadRules(opts.RuleFiles, opts.selectOptions)
+	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
 		return err
 	}
-	if err := rules.AddBudgets(set, opts.Budgets); err != nil {
-		return err
-	}
-	baseline, baseDoc, err := readBaselineFlag(opts.Baseline)
-	if err != nil {
-		return err
-	}
-	res, err := opts.load(ctx, io, false)
-	if err != nil {
-		return err
-	}
-	if err := nothingMeasured(res); err != nil {
-		return err
-	}
-	if err := loadServing(res, opts.Path, opts.Serving); err != nil {
-		return err
-	}
-	a, err := opts.judge(res, set, baseline)
-	if err != nil {
-		return err
-	}
-	if err := nothingEvaluated(a.rep); err != nil {
-		return err
-	}
-	c := &checked{analyzed: a, start: start, set: set,
-		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(a.rep)}
-	if baseDoc != nil {
-		// the same comparison engine as npuprof diff: what changed since
-		// the baseline, shown under the findings
-		c.cmp = compare.Compare(baseDoc, c.doc(), compare.Options{Kernels: 5})
-	}
-	if err := writeCheck(io, opts, c); err != nil {
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
-	if err := a.errors(); err != nil {
-		return err
+	if run.Failed != nil {
+		return run.Failed
 	}
-	if err := c.verdict.Err(); err != nil {
+	if err := run.Verdict.Err(); err != nil {
 		return &exitError{code: ExitFindings, err: err}
 	}
 	return nil
-}
-
-// readBaselineFlag reads --baseline, nil when not given.
-func readBaselineFlag(path string) (*results.Baseline, *results.Document, error) {
-	if path == "" {
-		return nil, nil, nil
-	}
-	return readBaseline(path)
-}
-
-// checked is what check found, for its outputs.
-type checked struct {
-	*analyzed
-	start   time.Time // the check's start: JUnit's time is the wall time since
-	set     *rules.Set
-	cmp     *diff.Result // nil without --baseline
-	verdict rules.Verdict
-}
-
-// writeCheck writes check's output (text or JSON) and the --junit and
-// --sarif reports.
-func writeCheck(io *streams, opts *checkOptions, c *checked) error {
-	if c.cmp != nil {
-		raw, err := json.Marshal(c.cmp)
-		if err != nil {
-			return err
-		}
-		c.doc().BaselineDiff = raw
-	}
-	in := c.runOutput(opts.Format, opts.text(io))
-	in.Baseline, in.Verdict = c.cmp, "\n"+c.verdict.Summary()+"\n"
-	if err := writeFormat(io, opts.Output, render.RunOutputs, opts.Format, in); err != nil {
-		return err
-	}
-	if opts.JUnit != "" {
-		if err := writeOutput(io, opts.JUnit, func(w ioWriter) error {
-			return render.WriteJUnit(w, render.JUnitInput{Profile: opts.Path, Doc: c.doc(), FailOn: opts.FailOn,
-				GatePartial: c.verdict.GatePartial, Tool: tool, Elapsed: time.Since(c.start)})
-		}); err != nil {
-			return err
-		}
-	}
-	if opts.SARIF == "" {
-		return nil
-	}
-	return writeOutput(io, opts.SARIF, func(w ioWriter) error {
-		return render.WriteSARIF(w, render.SARIFInput{Profile: opts.Path, Deploy: opts.Deploy, Version: tool.Version, Revision: tool.Revision, Doc: c.doc(),
-			PartialNotGated: !c.verdict.GatePartial})
-	})
-}
-
-// nothingMeasured is check's refusal to pass on a profile in which no
-// rank has device data (a capture that lost it would turn CI green): exit
-// 2, naming what was missing.
-func nothingMeasured(res *analysis.Result) error {
-	var why []string
-	for _, rr := range res.Ranks {
-		w, none := render.NoDeviceData(rr.Metrics, rr.Unavailable)
-		if !none {
-			return nil
-		}
-		if len(why) < 3 {
-			why = append(why, fmt.Sprintf("rank %d: %s", rr.Rank, w))
-		}
-	}
-	if len(res.Ranks) > len(why) {
-		why = append(why, fmt.Sprintf("and %d more rank(s)", len(res.Ranks)-len(why)))
-	}
-	return &exitError{code: ExitUsage, err: fmt.Errorf("%s: nothing to check: no rank has device data (%s)", res.Path, strings.Join(why, "; "))}
-}
-
-// nothingEvaluated refuses a check in which no rule or budget could be
-// evaluated: exit 2, naming the first reasons.
-func nothingEvaluated(rep *rules.Report) error {
-	var why []string
-	for _, o := range rep.Outcomes {
-		switch o.Status {
-		case results.StatusFired, results.StatusClear:
-			return nil
-		}
-		if len(why) < 3 {
-			why = append(why, o.Rule+": "+o.Reason)
-		}
-	}
-	return &exitError{code: ExitUsage, err: fmt.Errorf("nothing to check: none of the %d rule(s) could be evaluated (%s)", len(rep.Outcomes), strings.Join(why, "; "))}
-}
-
-// needsBaseline reports whether a budget compares with the baseline: every
-// budget but those on the fix plan's predicted change.
-func needsBaseline(budgets []string) bool {
-	for _, b := range budgets {
-		if !strings.HasPrefix(strings.TrimSpace(b), rules.PlanMetricStepTimeChangePct) {
-			return true
-		}
-	}
-	return false
 }

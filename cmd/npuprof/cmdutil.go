@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // options are a command's flags, as gh's cmdutil splits a command: the
@@ -39,7 +33,7 @@ func newCommand[O options](io *streams, cmd *cobra.Command, o O, run func(contex
 const (
 	usageOutput     = "write the output to `FILE` instead of standard output"
 	usageWorkers    = "ranks parsed at once (0 = number of CPUs)"
-	usageWorkersMem = usageWorkers + "; memory grows with this, plus ~32 KiB per rank for the results kept"
+	usageWorkersMem = usageWorkers + "; memory grows with this"
 )
 
 // outputFlags are -o, --workers and -q, of every command that reads
@@ -57,72 +51,4 @@ func (o *outputFlags) register(f *pflag.FlagSet, output, workers string) {
 	f.StringVarP(&o.Output, "output", "o", "", output)
 	workersFlag(f, &o.Workers, workers)
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress on standard error")
-}
-
-// formatFlag defines --format, its values and help from outs.
-func formatFlag[In any](f *pflag.FlagSet, p *string, outs render.Outputs[In]) {
-	f.StringVar(p, "format", outs.Default(), outs.Help())
-}
-
-// checkFormat refuses a --format value that is not in outs.
-func checkFormat[In any](outs render.Outputs[In], format string) error {
-	if _, ok := outs.Lookup(format); !ok {
-		return usageErr("--format %q: expected %s", format, outs.Names())
-	}
-	return nil
-}
-
-// writeFormat writes in as the --format output of outs to file ("" or
-// "-": standard output).
-func writeFormat[In any](io *streams, file string, outs render.Outputs[In], format string, in In) error {
-	out, _ := outs.Lookup(format)
-	return writeOutput(io, file, func(w ioWriter) error { return out.Write(w, in) })
-}
-
-// runErrors is exit code 3 when an analysis pass or a rule failed to run
-// (failed passes first; nil entries are skipped). Commands return it once
-// their outputs are written.
-func runErrors(res []*analysis.Result, reps []*rules.Report) error {
-	for _, r := range res {
-		if r != nil {
-			if err := passErrors(r); err != nil {
-				return err
-			}
-		}
-	}
-	for _, r := range reps {
-		if r != nil {
-			if err := ruleErrors(r); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// passErrors turns failed passes into exit code 3, after output is written.
-func passErrors(res *analysis.Result) error {
-	var msgs []string
-	for _, e := range res.Errors() {
-		msgs = append(msgs, render.FirstLine(e.Error()))
-	}
-	return failures("analysis pass(es) failed", msgs)
-}
-
-// ruleErrors turns rules that failed to run into exit code 3.
-func ruleErrors(rep *rules.Report) error {
-	var msgs []string
-	for _, o := range rep.Failed() {
-		msgs = append(msgs, o.Rule+": "+render.FirstLine(o.Reason))
-	}
-	return failures("rule(s) failed to run", msgs)
-}
-
-// failures is the internal error naming what failed (msgs), nil when
-// nothing did.
-func failures(what string, msgs []string) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	return errkind.Errorf(errkind.Internal, "%d %s: %s", len(msgs), what, strings.Join(msgs, "; "))
 }

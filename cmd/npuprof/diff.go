@@ -1,27 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
-	"github.com/npuprof/npuprof/compare"
-	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results/diff"
 )
 
 // diffOptions are the flags of `npuprof diff`.
 type diffOptions struct {
 	Before, After string
-	Format        string
+	outs          formats[*diff.Result]
 	outputFlags
 	HTML      string
 	All       bool
@@ -32,16 +25,16 @@ type diffOptions struct {
 	RuleFiles []string
 	selectOptions
 	langFlag
-	reports []*rules.Report
 }
 
 func (o *diffOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	formatFlag(f, &o.Format, render.DiffOutputs)
+	o.outs.outs = render.DiffOutputs
+	o.outs.register(f)
 	o.outputFlags.register(f, usageOutput, usageWorkers)
 	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
 	f.BoolVar(&o.All, "all", false, "list every metric in the text output, unchanged ones too")
-	intFlag(f, &o.Kernels, "kernels", compare.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
+	intFlag(f, &o.Kernels, "kernels", driver.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
 	f.StringVar(&o.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
 	f.StringVar(&o.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
@@ -52,10 +45,10 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 
 func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error {
 	o.Before, o.After = args[0], args[1]
-	if err := checkFormat(render.DiffOutputs, o.Format); err != nil {
+	if err := o.outs.parse(o.Output, "--html", "html", o.HTML); err != nil {
 		return err
 	}
-	if err := o.langFlag.resolve(io, o.Format == "text"); err != nil {
+	if err := o.langFlag.resolve(io, o.outs.terminal()); err != nil {
 		return err
 	}
 	if err := checkWorkers(o.Workers); err != nil {
@@ -65,10 +58,7 @@ func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error 
 		return usageErr("--kernels %d: out of range: expected %s", o.Kernels, kernelsRange)
 	}
 	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter}, o.RuleFiles...)
-	if err := checkOutputs([]string{o.Output, o.HTML}, ins...); err != nil {
-		return err
-	}
-	if err := oneStdout("the "+o.Format+" output (-o)", o.Output, "--html", o.HTML); err != nil {
+	if err := o.outs.check("the "+o.outs.main()+" output (-o)", ins...); err != nil {
 		return err
 	}
 	flags := []string{"--vllm-log-before", o.LogBefore, "--vllm-log-after", o.LogAfter}
@@ -135,108 +125,19 @@ only shown with --partial-findings report.`,
 	}, &diffOptions{}, diffRun)
 }
 
-// loadDocument reads a saved JSON document, or analyzes a profile into one.
-func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptions, vllmLog string) (*results.Document, *analysis.Result, error) {
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && isJSONDocument(path) {
-		doc, err := readDocument(path, "")
-		if err != nil {
-			return nil, nil, err
-		}
-		if vllmLog != "" {
-			res := &analysis.Result{}
-			if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: true}); err != nil {
-				return nil, nil, err
-			}
-			doc.Serving = res.Serving
-		}
-		return doc, nil, nil
-	}
-	res, err := loadAndAnalyze(ctx, io, path, opts.Workers, opts.Quiet, false, expertFlags{})
-	if err != nil {
-		if st, serr := os.Stat(path); serr == nil && !st.IsDir() && (errkind.Is(err, errkind.Usage) || errkind.Is(err, errkind.Input)) {
-			// a file diff read as a profile: it was not a saved document either
-			err = fmt.Errorf("%w; nor a document saved by npuprof analyze --format json (no \"schema\": %q)", err, results.Schema)
-		}
-		return nil, nil, err
-	}
-	if err := loadServing(res, path, servingOptions{VLLMLog: vllmLog, NoAuto: opts.NoAuto}); err != nil {
-		return nil, nil, err
-	}
-	doc, rep, err := diffDocument(res, opts.RuleFiles, opts.selectOptions, opts.langFlag)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts.reports = append(opts.reports, rep)
-	return doc, res, nil
-}
-
-// readDocument reads a saved results document; a problem is a usage
-// error, its message after prefix.
-func readDocument(path, prefix string) (*results.Document, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageErr("%s%v", prefix, err)
-	}
-	defer f.Close()
-	doc, err := results.Read(f, path)
-	if err != nil {
-		return nil, usageErr("%s%v", prefix, err)
-	}
-	return doc, nil
-}
-
-// isJSONDocument reports whether a file is a saved npuprof document: a
-// JSON object whose top-level "schema" names an npuprof schema, wherever
-// the key sits and however the file is laid out (indented, compacted by
-// jq -c, keys sorted by jq -S or Python). A trace in object form is told
-// apart at its "traceEvents" key, before its events are read.
-func isJSONDocument(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReader(f))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch key {
-		case "schema":
-			var v string
-			return dec.Decode(&v) == nil && strings.HasPrefix(v, "npuprof.")
-		case "traceEvents":
-			return false
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return false
-		}
-	}
-	return false
-}
-
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
-	before, bres, err := loadDocument(ctx, io, opts.Before, opts, opts.LogBefore)
+	req := &driver.DiffRequest{
+		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto},
+		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto},
+		Load:   pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
+	req.Loading = opts.loading(io)
+	r, failed, err := driver.Diff(ctx, req)
 	if err != nil {
 		return err
 	}
-	after, ares, err := loadDocument(ctx, io, opts.After, opts, opts.LogAfter)
-	if err != nil {
+	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version}
+	if err := opts.outs.write(io, r); err != nil {
 		return err
 	}
-	r := compare.Compare(before, after, compare.Options{Kernels: opts.Kernels})
-	if err := writeFormat(io, opts.Output, render.DiffOutputs, opts.Format, render.DiffOutput{Result: r, Text: render.DiffTextOptions{AllMetrics: opts.All}}); err != nil {
-		return err
-	}
-	if opts.HTML != "" {
-		if err := writeOutput(io, opts.HTML, func(w ioWriter) error { return render.WriteDiffHTML(w, render.NewDiffHTMLInput(r, Version)) }); err != nil {
-			return err
-		}
-	}
-	return runErrors([]*analysis.Result{bres, ares}, opts.reports)
+	return failed
 }

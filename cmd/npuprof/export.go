@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -108,5 +108,5 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	}
 	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
 		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
-	return passErrors(&analysis.Result{InputErrors: x.InputErrors, Ranks: []*analysis.RankResult{{Errors: x.PassErrors}}})
+	return driver.PassFailures(x.PassErrors)
 }

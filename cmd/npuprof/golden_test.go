@@ -230,3 +230,53 @@ func htmlData(t *testing.T, path string) []byte {
 	b.WriteString("\n]\n")
 	return b.Bytes()
 }
+
+// TestGoldenSavedRenders pins that a document saved with --format
+// json-full renders as the profile does: `npuprof analyze saved.json`
+// prints the golden terminal summary, `npuprof report saved.json` writes
+// the very bytes `npuprof report DIR` writes, `--format json` of the
+// saved document is the profile's JSON document, and `npuprof check
+// saved.json` writes the golden check text, JUnit and SARIF.
+func TestGoldenSavedRenders(t *testing.T) {
+	t.Chdir("../..")
+	for _, c := range goldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			saved := filepath.Join(dir, "saved.json")
+			text, errs := goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json-full=" + saved}, c.args...)...)
+			goldenStderr(t, errs)
+			golden.Check(t, goldenFile(c.name, "analyze.txt"), []byte(text))
+
+			again, errs := goldenRun(t, ExitOK, "analyze", saved, "-q")
+			goldenStderr(t, errs)
+			require.Equal(t, text, again, "analyze saved.json prints what analyze DIR prints")
+
+			fromDir, fromSaved := filepath.Join(dir, "dir.html"), filepath.Join(dir, "saved.html")
+			goldenRun(t, ExitOK, append([]string{"report", c.path, "-q", "-o", fromDir}, c.args...)...)
+			goldenRun(t, ExitOK, "report", saved, "-q", "-o", fromSaved)
+			require.True(t, bytes.Equal(readFile(t, fromDir), readFile(t, fromSaved)), "report saved.json writes what report DIR writes")
+
+			js, _ := goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json"}, c.args...)...)
+			savedJS, _ := goldenRun(t, ExitOK, "analyze", saved, "-q", "--format", "json")
+			require.Equal(t, js, savedJS, "the saved document's contract is the profile's")
+
+			// check gates the saved findings: the profile's text, JUnit and SARIF
+			goldenCheckAs(t, c.name, saved, c.args, func(b []byte) []byte { return b })
+		})
+	}
+}
+
+// A document saved without its detail (--format json) still writes its
+// JSON, JUnit and SARIF, and says what to do for the summary and the
+// report.
+func TestSavedContractNeedsDetail(t *testing.T) {
+	t.Chdir("../..")
+	saved := filepath.Join(t.TempDir(), "saved.json")
+	goldenRun(t, ExitOK, "analyze", "testdata/traces/clean-2ranks", "-q", "--format", "json", "-o", saved)
+	_, errs := goldenRun(t, ExitUsage, "analyze", saved, "-q")
+	require.Contains(t, errs, "the document has no detail")
+	require.Contains(t, errs, "--format json-full")
+	js, errs := goldenRun(t, ExitOK, "analyze", saved, "-q", "--format", "json")
+	require.Empty(t, errs)
+	require.Equal(t, string(readFile(t, saved)), js)
+}

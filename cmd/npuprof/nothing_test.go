@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // check never passes on nothing: a JSON array of one object is a trace
@@ -63,19 +61,4 @@ func TestFIFORefused(t *testing.T) {
 			t.Fatalf("analyze %s blocked on a FIFO", path)
 		}
 	}
-}
-
-// A check in which no rule or budget could be evaluated does not pass.
-func TestCheckRefusesNoRuleEvaluated(t *testing.T) {
-	rep := &rules.Report{Outcomes: []results.Outcome{
-		{Rule: "a", Status: results.StatusNotEvaluated, Reason: "metric x unavailable"},
-		{Rule: "b", Status: results.StatusFailed, Reason: "boom"},
-	}}
-	err := nothingEvaluated(rep)
-	var ee *exitError
-	require.ErrorAs(t, err, &ee)
-	require.Equal(t, ExitUsage, ee.code)
-	require.EqualError(t, err, "nothing to check: none of the 2 rule(s) could be evaluated (a: metric x unavailable; b: boom)")
-	rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: "c", Status: results.StatusClear})
-	require.NoError(t, nothingEvaluated(rep))
 }

@@ -148,7 +148,11 @@ func oneStdout(mainFlag, mainValue string, pairs ...string) error {
 		on = append(on, mainFlag)
 	}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i+1] == "-" {
+		switch {
+		case pairs[i+1] != "-":
+		case strings.HasSuffix(pairs[i], "="): // --format NAME=
+			on = append(on, pairs[i]+"-")
+		default:
 			on = append(on, pairs[i]+" -")
 		}
 	}

@@ -278,3 +278,35 @@ func TestTwoOutputsIntoOneFile(t *testing.T) {
 	}
 	require.NoFileExists(t, "out.txt")
 }
+
+// --format repeats, NAME=FILE writing one more output: one run writes
+// what separate runs write, and --html, --junit and --sarif are its
+// aliases.
+func TestFormatRepeatsWithFiles(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.")
+	const trace = "testdata/traces/ep-fc1-cumsum"
+	text, errs := goldenRun(t, ExitOK, "analyze", trace, "-q", "--format", "text", "--format", "json="+in+"json",
+		"--format", "html="+in+"html", "--format", "junit="+in+"xml", "--format", "sarif="+in+"sarif")
+	require.Empty(t, errs)
+	want, _ := goldenRun(t, ExitOK, "analyze", trace, "-q")
+	require.Equal(t, want, text)
+	js, _ := goldenRun(t, ExitOK, "analyze", trace, "-q", "--format", "json")
+	require.Equal(t, js, string(readFile(t, in+"json")))
+	alias := filepath.Join(dir, "alias.html")
+	goldenRun(t, ExitOK, "analyze", trace, "-q", "--format", "json", "--html", alias)
+	require.Equal(t, readFile(t, alias), readFile(t, in+"html"))
+	sarif, _ := goldenRun(t, ExitOK, "analyze", trace, "-q", "--format", "sarif")
+	require.Equal(t, sarif, string(readFile(t, in+"sarif")))
+	require.Contains(t, string(readFile(t, in+"xml")), `<testsuite name="npuprof check `+trace+`"`)
+
+	_, errs = goldenRun(t, ExitUsage, "analyze", trace, "-q", "--format", "text", "--format", "json")
+	require.Contains(t, errs, "only one output goes to -o")
+	_, errs = goldenRun(t, ExitUsage, "analyze", trace, "-q", "--format", "json=")
+	require.Contains(t, errs, "expected a FILE after =")
+	_, errs = goldenRun(t, ExitUsage, "analyze", trace, "-q", "--format", "yaml=x")
+	require.Contains(t, errs, `--format "yaml": expected text, json, json-full, html, junit or sarif`)
+	_, errs = goldenRun(t, ExitUsage, "analyze", trace, "-q", "--format", "json=-")
+	require.Contains(t, errs, "the text output (-o) and --format json=- would both write to standard output")
+}

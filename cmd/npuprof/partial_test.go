@@ -12,7 +12,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // cutCluster generates ep-fc1-cumsum (2 layers, 2 steps) with rank 3's
@@ -82,7 +81,7 @@ func TestCheckPartialFindings(t *testing.T) {
 		require.Contains(t, string(raw), k)
 	}
 	gated := 0
-	for _, x := range rules.AtOrAbove(doc.Findings, "high") {
+	for _, x := range results.AtOrAbove(doc.Findings, "high") {
 		require.NotEmpty(t, x.Partial, "%s: every high finding here reads rank 3", x.Rule)
 		gated++
 	}

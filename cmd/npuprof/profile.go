@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
-	"github.com/npuprof/npuprof/rules"
 )
 
 // profileFlags are the flags of the commands that analyze one profile and
@@ -23,12 +21,16 @@ type profileFlags struct {
 	expertFlags
 	ruleOptions
 	Serving servingOptions
+	outs    formats[*results.Document]
+
+	req *driver.Request // built by checkFiles
 }
 
 // register defines the flags; output and workers are the help of -o and
 // --workers.
 func (p *profileFlags) register(cmd *cobra.Command, output, workers string) {
 	f := cmd.Flags()
+	p.outs.outs = render.RunOutputs
 	p.outputFlags.register(f, output, workers)
 	p.expertFlags.register(cmd)
 	p.ruleOptions.flags(cmd)
@@ -47,102 +49,70 @@ func (p *profileFlags) checkFlags(io *streams, terminal bool) error {
 	return p.expertFlags.check()
 }
 
-// checkFiles refuses, before the profile is read, an output that cannot
-// be written or is one of the inputs, two outputs on standard output, an
-// input FILE flag naming nothing or a folder, and a bad --deploy script.
-// main names -o in messages; others are the other output flags and their
-// values; baseline is check's --baseline ("" for the others).
-func (p *profileFlags) checkFiles(main, baseline string, others ...string) error {
-	outputs := []string{p.Output}
-	for i := 1; i < len(others); i += 2 {
-		outputs = append(outputs, others[i])
-	}
-	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench)
-	if err := checkOutputs(outputs, ins...); err != nil {
+// checkFiles reads the outputs (--format and the aliases: flag, output
+// name, FILE) and refuses, before the profile is read, an output that
+// cannot be written or is one of the inputs, two outputs on standard
+// output, an input FILE flag naming nothing or a folder, and what the
+// run's request refuses (a bad --deploy script...); it keeps the request
+// (with what adjust adds to it, nil: nothing) for execute. main names -o
+// in messages; baseline is check's --baseline ("" for the others).
+func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline string, aliases ...string) error {
+	if err := p.outs.parse(p.Output, aliases...); err != nil {
 		return err
 	}
-	if err := oneStdout(main, p.Output, others...); err != nil {
+	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench)
+	if err := p.outs.check(main, ins...); err != nil {
 		return err
 	}
 	if err := checkInputFiles(append(inputFlags(&p.ruleOptions, &p.Serving), "--baseline", baseline)...); err != nil {
 		return err
 	}
-	return p.ruleOptions.loadDeploy()
+	p.req = p.request()
+	if adjust != nil {
+		adjust(p.req)
+	}
+	return p.req.Check()
 }
 
-// load analyzes the profile (html: keep what the HTML report draws).
-func (p *profileFlags) load(ctx context.Context, io *streams, html bool) (*analysis.Result, error) {
-	return loadAndAnalyze(ctx, io, p.Path, p.Workers, p.Quiet, html, p.expertFlags)
-}
-
-// analyzeAndJudge is analyze's and report's work before their outputs:
-// the profile analyzed, its serving context read, the rules loaded and
-// evaluated.
-func (p *profileFlags) analyzeAndJudge(ctx context.Context, io *streams, html bool) (*analyzed, error) {
-	res, err := p.load(ctx, io, html)
+// execute runs the request checkFiles built, with the document's detail
+// and the ranks' sampled timelines when an output reads them, and sets the
+// run's text options on the document. A progress line (bytes read, ranks finished) is drawn on standard
+// error only when it is a terminal, --quiet is off and the work takes more
+// than a moment.
+func (p *profileFlags) execute(ctx context.Context, io *streams, text results.TextOptions) (*driver.Result, error) {
+	start := time.Now()
+	req := p.req
+	req.Detail, req.Load.TimelineSample = p.outs.needs()
+	req.Loading = p.loading(io)
+	run, err := driver.Run(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := loadServing(res, p.Path, p.Serving); err != nil {
-		return nil, err
-	}
-	set, err := loadRules(p.RuleFiles, p.selectOptions)
-	if err != nil {
-		return nil, err
-	}
-	return p.judge(res, set, nil)
+	run.Doc.Run.Text, run.Doc.Run.Start = text, start
+	return run, nil
 }
 
-// judge evaluates the rules of set on res (budgets against baseline, nil
-// without --baseline).
-func (p *profileFlags) judge(res *analysis.Result, set *rules.Set, baseline *results.Baseline) (*analyzed, error) {
-	rep, facts, err := evaluateRules(res, set, &p.ruleOptions, baseline)
-	if err != nil {
-		return nil, err
+// loading draws the progress line of a profile read with the options it
+// is given, and finishes it once the profile is read: only when standard
+// error is a terminal and --quiet is off.
+func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
+	return func(opts *pipeline.Options) func() {
+		if !io.errIsTerminal || o.Quiet {
+			return func() {}
+		}
+		line := newProgressLine(io.err, io.progressDelay)
+		opts.Progress, opts.BytesRead = line.rankDone, &line.read
+		return line.finish
 	}
-	a := &analyzed{res: res, rep: rep, facts: facts,
-		doc: sync.OnceValue(func() *results.Document {
-			doc := build.NewContract(res, rep, facts)
-			build.AddRuleSet(doc, set) // SARIF describes every rule evaluated
-			return doc
-		})}
-	a.viewDoc = sync.OnceValue(func() *results.Document {
-		doc := a.doc()
-		build.AddView(doc, res)
-		// every output reads the documents from here on, and the view
-		// copied what the writers show of the passes' results: 18 MiB
-		// of the 2048-rank report's heap (docs/performance.md)
-		res.ReleasePassResults()
-		return doc
-	})
-	return a, nil
 }
 
-// analyzed is a profile analyzed and judged by the rules: what analyze,
-// check and report write.
-type analyzed struct {
-	res   *analysis.Result
-	rep   *rules.Report
-	facts *rules.FactSet
-	doc   func() *results.Document // built on first use, without the view
-	// viewDoc is doc with its view added (on first use), for the terminal
-	// summary and the HTML report.
-	viewDoc func() *results.Document
-}
-
-// runOutput is the input of the --format output format: the document with
-// its view only when that output reads it.
-func (a *analyzed) runOutput(format string, text render.TextOptions) render.RunOutput {
-	doc := a.doc
-	if out, _ := render.RunOutputs.Lookup(format); out.View {
-		doc = a.viewDoc
-	}
-	return render.RunOutput{Doc: doc(), Text: text}
-}
-
-// errors is exit code 3 when a pass or a rule failed to run.
-func (a *analyzed) errors() error {
-	return runErrors([]*analysis.Result{a.res}, []*rules.Report{a.rep})
+// request is the run the flags ask for (analyze's, report's; check adds
+// its own).
+func (p *profileFlags) request() *driver.Request {
+	return &driver.Request{Path: p.Path,
+		Load:    pipeline.Options{Workers: p.Workers, Experts: p.Experts, ExpertStage: p.Stage},
+		Serving: p.Serving.options(), Rules: p.selection(),
+		Deploy: p.Deploy, DeployLine: p.DeployLine, Facts: p.Facts, Source: p.Source, Lang: p.lang}
 }
 
 // expertFlags are the expert-load input flags of analyze and report.
@@ -169,34 +139,4 @@ func checkStage(stage string) error {
 		return usageErr("--stage %q: expected decode or prefill", stage)
 	}
 	return nil
-}
-
-// loadAndAnalyze is shared by every command that starts from a profile.
-// Ranks are parsed and analyzed in a bounded pool (--workers); a progress
-// line (bytes read, ranks finished) is drawn on standard error only when it
-// is a terminal, --quiet is off and the work takes more than a moment.
-//
-// ex names the expert-load input (--experts, --stage).
-//
-// Every rank's model is released once its passes ran, whatever is
-// rendered (the HTML report draws from results), so memory grows with
-// --workers, not with the number of ranks.
-func loadAndAnalyze(ctx context.Context, io *streams, path string, workers int, quiet, html bool, ex expertFlags) (*analysis.Result, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	// the mini timeline's sample is kept per rank only for the HTML report
-	opts := pipeline.Options{Workers: workers, Experts: ex.Experts, ExpertStage: ex.Stage, TimelineSample: html}
-	var line *progressLine
-	if io.errIsTerminal && !quiet {
-		line = newProgressLine(io.err, io.progressDelay)
-		opts.Progress, opts.BytesRead = line.rankDone, &line.read
-	}
-	restore := pipeline.TuneGCFor(path)
-	res, err := pipeline.Analyze(ctx, path, opts)
-	restore()
-	if line != nil {
-		line.finish()
-	}
-	return res, err
 }

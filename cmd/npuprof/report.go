@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/results"
 )
 
 // reportOptions are the flags of `npuprof report`.
@@ -17,6 +15,7 @@ type reportOptions struct {
 
 func (o *reportOptions) register(cmd *cobra.Command) {
 	o.profileFlags.register(cmd, "write the HTML to `FILE` (- for standard output; without -o, standard output unless it is a terminal)", usageWorkers)
+	o.outs.values = []string{"html"}
 }
 
 func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) error {
@@ -28,15 +27,15 @@ func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) erro
 	if err := o.checkFlags(io, false); err != nil {
 		return err
 	}
-	return o.checkFiles("the HTML (-o)", "")
+	return o.checkFiles(nil, "the HTML (-o)", "")
 }
 
 func newReportCmd(io *streams) *cobra.Command {
 	return newCommand(io, &cobra.Command{
 		Use:   "report PATH",
 		Short: "Write the self-contained HTML findings report of a profile",
-		Long: `Report reads a profile (the same PATH forms as analyze) and writes one
-HTML file: findings with their fixes, the deployment facts they used with
+		Long: `Report reads a profile (the same PATH forms as analyze, a document saved
+by analyze --format json-full included) and writes one HTML file: findings with their fixes, the deployment facts they used with
 their sources (the profile's parallel groups and environment, --deploy,
 --fact, the serving context), the time breakdown per rank and per
 step, communication by collective type and group, MoE routing and Cumsum,
@@ -69,38 +68,12 @@ without them).`,
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	a, err := opts.analyzeAndJudge(ctx, io, true)
+	run, err := opts.execute(ctx, io, results.TextOptions{})
 	if err != nil {
 		return err
 	}
-	if err := writeHTMLReport(io, opts.Output, a); err != nil {
+	if err := opts.outs.write(io, run.Doc); err != nil {
 		return err
 	}
-	return a.errors()
-}
-
-// writeHTMLReport writes the HTML report of a's results document (and the
-// facts of --deploy and --fact) to file ("" or "-": standard output).
-func writeHTMLReport(io *streams, file string, a *analyzed) error {
-	return writeOutput(io, file, func(w ioWriter) error {
-		return render.WriteHTML(w, render.HTMLInput{Doc: a.viewDoc(), Version: Version, Facts: htmlFacts(a.facts)})
-	})
-}
-
-// htmlFacts are the facts the HTML header cannot read from the result
-// itself: those of the deployment script (--deploy) and of --fact, with
-// their sources. The profile's own facts (parallel groups, environment) and
-// the serving context are drawn by the report from the result.
-func htmlFacts(facts *rules.FactSet) []render.Fact {
-	if facts == nil {
-		return nil
-	}
-	var out []render.Fact
-	for _, f := range facts.List() {
-		if strings.HasPrefix(f.Source, "profile: ") || strings.HasPrefix(f.Source, "vLLM: ") {
-			continue
-		}
-		out = append(out, render.Fact{Name: f.Name, Value: render.FactText(f.Value), Source: f.Source})
-	}
-	return out
+	return run.Failed
 }

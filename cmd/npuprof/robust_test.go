@@ -174,6 +174,15 @@ func TestPassPanicIsExit3(t *testing.T) {
 	require.True(t, strings.HasPrefix(doc.Errors[0].Message, "internal error: panic: assignment to entry in nil map\n"), doc.Errors[0].Message)
 	require.Contains(t, doc.Ranks[0].Unavailable["pass.boom"], "internal error: panic")
 	require.Equal(t, 4.0, doc.Ranks[0].Metrics["kernel.compute.count"], "other passes still measured")
+
+	// saved with its detail, the document renders with its failure, exit 3
+	full := filepath.Join(t.TempDir(), "full.json")
+	code, text, _ := run("analyze", path, "-q", "--format", "json-full="+full)
+	require.Equal(t, ExitInternal, code)
+	code, again, errs := run("analyze", full, "-q")
+	require.Equal(t, ExitInternal, code)
+	require.Equal(t, text, again)
+	require.Equal(t, "npuprof: 1 analysis pass(es) failed: pass boom on rank 0: internal error: panic: assignment to entry in nil map\n", errs)
 }
 
 // A panic while reading a rank is recovered, named with the rank's path,

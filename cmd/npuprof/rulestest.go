@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/internal/errkind"
-	"github.com/npuprof/npuprof/rules"
+	"github.com/npuprof/npuprof/driver"
 )
 
 // newRulesTestCmd is `rules test`: a rule's cases (docs/rules.md,
@@ -27,31 +25,11 @@ ranks). Exit code 1 when a case fails (docs/rules.md, "Testing a rule").`,
 			}
 			return nil
 		},
-	}, func(set *rules.Set, lang string, args []string) error {
-		failed, n := 0, 0
-		for _, f := range args {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return errkind.Errorf(errkind.Input, "%v", err)
-			}
-			got, err := rules.RunCaseFile(set, f, data, lang)
-			if err != nil {
-				return err
-			}
-			for _, c := range got {
-				n++
-				if len(c.Problems) == 0 {
-					fmt.Fprintf(io.out, "ok    %s  %s\n", c.Where, c.Case.Name)
-					continue
-				}
-				failed++
-				fmt.Fprintf(io.out, "FAIL  %s  %s\n", c.Where, c.Case.Name)
-				for _, p := range c.Problems {
-					fmt.Fprintf(io.out, "        %s\n", p)
-				}
-			}
+	}, func(files []string, lang string, args []string) error {
+		n, failed, err := driver.TestRuleCases(io.out, files, args, lang)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(io.out, "%d case(s): %d passed, %d failed\n", n, n-failed, failed)
 		if failed > 0 {
 			return &exitError{code: ExitFindings, err: fmt.Errorf("%d of %d case(s) failed", failed, n)}
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/inputs/vllmserve"
 )
 
@@ -21,15 +20,7 @@ func (o *servingOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for a vLLM log in the profile folder")
 }
 
-// loadServing reads the serving context for a profile at path and attaches
-// it to res, with the note on the log found in the profile folder.
-func loadServing(res *analysis.Result, path string, o servingOptions) error {
-	c, note, err := vllmserve.ForProfile(path, vllmserve.Inputs{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto})
-	if note != "" {
-		res.Notes = append(res.Notes, note)
-	}
-	if c != nil {
-		res.Serving = c
-	}
-	return err
+// options are the serving inputs of a run.
+func (o servingOptions) options() vllmserve.Inputs {
+	return vllmserve.Inputs{Log: o.VLLMLog, Bench: o.VLLMBench, NoAuto: o.NoAuto}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/results"
 )
 
 // rangeAnnotation is the flag annotation holding a numeric flag's expected
@@ -154,6 +155,6 @@ func (s *summaryFlags) register(f *pflag.FlagSet) {
 		"findings and rules of the summary: summary (each fix's first lines, no evidence, rule names) or all")
 }
 
-func (s summaryFlags) text(io *streams) render.TextOptions {
-	return render.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail, ASCIIUnits: io.asciiUnits}
+func (s summaryFlags) text(io *streams) results.TextOptions {
+	return results.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail, ASCIIUnits: io.asciiUnits}
 }

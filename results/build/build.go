@@ -1,6 +1,7 @@
 // Package build assembles the results document (package results) from a
 // run: the analysis results, the rule evaluation and the facts it saw, and
-// the view the terminal summary and the HTML report show beyond the JSON.
+// the detail the terminal summary and the HTML report show beyond the JSON
+// contract.
 // It is the one place the document meets the analysis and the rules:
 // package results holds the contract alone.
 package build
@@ -21,16 +22,16 @@ import (
 
 // New is the results document of a run: the analysis results, and when
 // rules ran, their report (findings, outcomes, deploy diff, warnings) and
-// the facts they saw, with the view (AddView).
+// the facts they saw, with the detail (AddDetail).
 func New(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *results.Document {
 	doc := NewContract(res, rep, facts)
-	AddView(doc, res)
+	AddDetail(doc, res)
 	return doc
 }
 
-// NewContract is New without the ranks' and the cluster's view: what the
-// JSON, JUnit, SARIF and the comparison read. cmd builds it once, and adds
-// the view (AddView) only for the outputs that read it: the view copies
+// NewContract is New without the ranks' and the cluster's detail: what the
+// JSON, JUnit, SARIF and the comparison read. The driver builds it once, and adds
+// the detail (AddDetail) only for the outputs that read it: the detail copies
 // every rank's pass results (11.5 MiB at 2048 small ranks).
 func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) *results.Document {
 	doc := contract(res, nil)
@@ -38,15 +39,15 @@ func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) 
 	return doc
 }
 
-// AddView adds to doc, built from res by NewContract, what the terminal
-// summary and the HTML report show beyond the contract (results.View).
-func AddView(doc *results.Document, res *analysis.Result) {
-	doc.View.Built, doc.View.InputErrors = true, passErrors(res.InputErrors)
+// AddDetail adds to doc, built from res by NewContract, what the terminal
+// summary and the HTML report show beyond the contract (results.Detail).
+func AddDetail(doc *results.Document, res *analysis.Result) {
+	doc.Detail.Built, doc.Detail.InputErrors = true, passErrors(res.InputErrors)
 	for i, rr := range res.Ranks {
-		doc.Ranks[i].View = rankView(rr)
+		doc.Ranks[i].Detail = rankDetail(rr)
 	}
 	if doc.Cluster != nil && res.Cluster != nil {
-		doc.Cluster.View = clusterView(res.Cluster)
+		doc.Cluster.Detail = clusterDetail(res.Cluster)
 	}
 }
 
@@ -55,12 +56,12 @@ func AddView(doc *results.Document, res *analysis.Result) {
 func AddRules(doc *results.Document, rep *rules.Report, facts *rules.FactSet) {
 	if rep != nil {
 		doc.Lang = lang.Or(rep.Lang)
-		doc.Findings = append([]results.Finding{}, rep.Findings...)
+		doc.Findings = rep.Contract()
 		doc.Rules = rep.Outcomes
 		doc.DeployDiff = rep.Diff
 		doc.Plan = rep.Plan
 		doc.Warnings = rep.Warnings
-		doc.View.Evaluated = true
+		doc.Detail.Evaluated = true
 	}
 	if facts != nil {
 		doc.Context.Conflicts = facts.Conflicts()
@@ -89,14 +90,14 @@ func usPtr(ns int64) *float64 {
 }
 
 // Doc assembles the document from the analysis results and findings
-// (nil: none), with the view. New adds the rules' report and facts too.
+// (nil: none), with the detail. New adds the rules' report and facts too.
 func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 	doc := contract(res, findings)
-	AddView(doc, res)
+	AddDetail(doc, res)
 	return doc
 }
 
-// contract is Doc without the view.
+// contract is Doc without the detail.
 func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
 	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
@@ -393,21 +394,21 @@ func AddRuleSet(doc *results.Document, set *rules.Set) {
 	if set == nil {
 		return
 	}
-	doc.View.RuleSet = []results.RuleInfo{}
+	doc.Detail.RuleSet = []results.RuleInfo{}
 	for _, r := range set.Rules {
 		info := results.RuleInfo{ID: r.ID, Severity: r.Severity, Summary: r.SummaryIn(doc.Lang), Why: r.WhyIn(doc.Lang), Disabled: set.Disabled(r.ID)}
 		if fix := r.FixIn(doc.Lang); fix != nil {
 			info.Fix = fix.Source
 		}
-		doc.View.RuleSet = append(doc.View.RuleSet, info)
+		doc.Detail.RuleSet = append(doc.Detail.RuleSet, info)
 	}
 	for _, b := range set.Budgets {
-		doc.View.RuleSet = append(doc.View.RuleSet, results.RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
+		doc.Detail.RuleSet = append(doc.Detail.RuleSet, results.RuleInfo{ID: b.ID, Severity: b.Severity, Budget: b.Text, Disabled: set.Disabled(b.ID)})
 	}
 }
 
 // each is f of every element of in, allocated at its length (nil for
-// none): a view of many ranks keeps no slack grown by append.
+// none): the detail of many ranks keeps no slack grown by append.
 func each[S, T any](in []S, f func(S) T) []T {
 	if len(in) == 0 {
 		return nil
@@ -419,9 +420,9 @@ func each[S, T any](in []S, f func(S) T) []T {
 	return out
 }
 
-// rankView copies what the writers show of rr beyond the contract.
-func rankView(rr *analysis.RankResult) results.RankView {
-	v := results.RankView{Format: string(rr.Format), Metrics: rr.Metrics, Errors: passErrors(rr.Errors), Env: rr.Env}
+// rankDetail copies what the writers show of rr beyond the contract.
+func rankDetail(rr *analysis.RankResult) results.RankDetail {
+	v := results.RankDetail{Format: string(rr.Format), Errors: passErrors(rr.Errors), Env: rr.Env}
 	v.Groups = each(rr.Groups, func(g model.Group) results.ParallelGroup {
 		return results.ParallelGroup{Comm: g.Comm, Name: g.Name, GlobalRanks: g.GlobalRanks}
 	})
@@ -430,21 +431,21 @@ func rankView(rr *analysis.RankResult) results.RankView {
 			NotOverlapped: s.CommunicationNotOverlapped, Free: s.Free, CommUnavailable: s.CommUnavailable}
 	})
 	if h := analysis.HCCLOf(rr); h != nil {
-		v.HCCL = &results.HCCLView{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
+		v.HCCL = &results.HCCLDetail{ByTypeGroup: make(map[string]results.Stat, len(h.ByTypeGroup)), UnknownGroup: stat(h.UnknownGroup),
 			Types: h.Types, Groups: h.Groups}
 		for k, s := range h.ByTypeGroup {
 			v.HCCL.ByTypeGroup[k] = stat(*s)
 		}
 	}
 	if m := analysis.MoEOf(rr); m != nil {
-		v.MoE = &results.MoEView{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
+		v.MoE = &results.MoEDetail{Routing: stat(m.Routing), Cumsum: stat(m.Cumsum), CumsumAICPU: stat(m.CumsumAICPU), GMM: stat(m.GMM),
 			Dispatch: stat(m.Dispatch), Combine: stat(m.Combine), PositionsCapped: m.PositionsCapped}
 		v.MoE.Positions = each(m.Positions, func(p analysis.MoEPosition) results.MoEPosition {
 			return results.MoEPosition{RoutingUs: p.RoutingUs, CumsumUs: p.CumsumUs}
 		})
 	}
 	if e := analysis.EventWaitOf(rr); e != nil {
-		v.EventWait = &results.EventWaitView{
+		v.EventWait = &results.EventWaitDetail{
 			Streams: each(e.Streams, func(s analysis.StreamWait) results.StreamWait {
 				return results.StreamWait{Stream: s.Stream, Wait: stat(s.Wait), Span: s.Span, Compute: s.Compute}
 			}),
@@ -454,13 +455,13 @@ func rankView(rr *analysis.RankResult) results.RankView {
 		}
 	}
 	if k := analysis.KernelsOf(rr); k != nil {
-		v.Kernels = &results.KernelsView{Top: each(k.Top, func(s analysis.KernelStat) results.KernelStat {
+		v.Kernels = &results.KernelsDetail{Top: each(k.Top, func(s analysis.KernelStat) results.KernelStat {
 			return results.KernelStat{Name: s.Name, OpType: s.OpType, Core: s.Core, Count: s.Count,
 				Total: s.Total, Mean: s.Mean, P50: s.P50, P99: s.P99}
 		})}
 	}
 	if t := analysis.TimelineOf(rr); t != nil {
-		v.Timeline = &results.TimelineView{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
+		v.Timeline = &results.TimelineDetail{WindowStart: t.WindowStart, HaveWindow: t.HaveWindow}
 	}
 	if s := analysis.TimelineSampleOf(rr); s != nil {
 		v.Sample = &results.TimelineSample{Median: sampleWindow(s.Median), Middle: sampleWindow(s.Middle), Capture: sampleWindow(s.Capture)}
@@ -485,11 +486,11 @@ func sampleWindow(w *analysis.SampleWindow) *results.SampleWindow {
 	return out
 }
 
-// clusterView copies what the writers show of c beyond the contract.
-func clusterView(c *analysis.ClusterResult) results.ClusterView {
-	v := results.ClusterView{Metrics: c.Metrics, Errors: passErrors(c.Errors)}
+// clusterDetail copies what the writers show of c beyond the contract.
+func clusterDetail(c *analysis.ClusterResult) results.ClusterDetail {
+	v := results.ClusterDetail{Errors: passErrors(c.Errors)}
 	if s := analysis.SkewOf(c); s != nil {
-		v.Skew = &results.SkewView{}
+		v.Skew = &results.SkewDetail{}
 		for _, st := range s.Window {
 			v.Skew.Window = append(v.Skew.Window, skewDoc(st))
 		}
@@ -498,7 +499,7 @@ func clusterView(c *analysis.ClusterResult) results.ClusterView {
 		}
 	}
 	if a := analysis.ArrivalOf(c); a != nil {
-		v.Arrival = &results.ArrivalView{Matched: a.Matched}
+		v.Arrival = &results.ArrivalDetail{Matched: a.Matched}
 		for _, r := range a.ByRank {
 			v.Arrival.Wait += r.Wait
 		}
@@ -511,15 +512,15 @@ func clusterView(c *analysis.ClusterResult) results.ClusterView {
 		}
 	}
 	if x := analysis.ExpertsOf(c); x != nil {
-		v.Experts = expertsView(x)
+		v.Experts = expertsDetail(x)
 	}
 	return v
 }
 
-func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
-	v := &results.ExpertsView{PlanCommand: x.PlanCommand}
+func expertsDetail(x *analysis.ExpertsResult) *results.ExpertsDetail {
+	v := &results.ExpertsDetail{PlanCommand: x.PlanCommand}
 	if l := x.Loads; l != nil {
-		v.Loads = &results.ExpertLoadsView{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
+		v.Loads = &results.ExpertLoadsDetail{Source: l.Source, Format: l.Format, Stage: l.Stage, NumExperts: l.NumExperts,
 			Observed: l.Observed, Notes: l.Notes}
 		for _, layer := range l.Layers {
 			v.Loads.Layers = append(v.Loads.Layers, results.ExpertLayerLoad{ID: layer.ID, Tokens: layer.Tokens})
@@ -532,11 +533,11 @@ func expertsView(x *analysis.ExpertsResult) *results.ExpertsView {
 		v.DumpRanks = append(v.DumpRanks, results.RankTokensDoc{Rank: r.Rank, Tokens: r.Tokens})
 	}
 	if p := x.EPLB; p != nil {
-		v.EPLB = &results.EPLBView{Ranks: p.Ranks, Redundant: p.Redundant, Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean},
+		v.EPLB = &results.EPLBDetail{Ranks: p.Ranks, Redundant: p.Redundant, Before: results.RatioSummary{Max: p.Before.Max, Mean: p.Before.Mean},
 			After: results.RatioSummary{Max: p.After.Max, Mean: p.After.Mean}}
 	}
 	if ep := x.EP; ep != nil {
-		v.EP = &results.EPSkewView{Worst: ep.Worst}
+		v.EP = &results.EPSkewDetail{Worst: ep.Worst}
 		for _, r := range ep.Ranks {
 			v.EP.Ranks = append(v.EP.Ranks, results.EPRankLoad{Rank: r.Rank, Group: r.Group, GMM: stat(r.GMM), Tokens: r.Tokens,
 				HaveTokens: r.HaveTokens, Hot: r.Hot})

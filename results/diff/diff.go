@@ -199,6 +199,17 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 	// Unavailable says why a part could not be compared.
 	Unavailable map[string]string `json:"unavailable"`
+	// Run is what the writers read of the run that writes them: never
+	// saved.
+	Run RunInfo `json:"-"`
+}
+
+// RunInfo is the options of the diff run that writes a comparison:
+// AllMetrics (--all) lists unchanged metrics too in the text; Version is
+// the npuprof that compared, in the HTML footer.
+type RunInfo struct {
+	AllMetrics bool
+	Version    string
 }
 
 // Metric returns the overall delta of one metric.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/fix"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -181,7 +181,7 @@ func (c *compiler) patches(n *yaml.Node, r *Rule) {
 	l := c.l
 	for _, e := range l.list(n, c.what+": patches") {
 		pm := l.mapping(e, c.what+": patch", patchKeys)
-		ps := results.PatchSpec{File: l.str(pm["file"], "file"), Scope: l.str(pm["scope"], "scope"), Set: map[string]string{}}
+		ps := fix.PatchSpec{File: l.str(pm["file"], "file"), Scope: l.str(pm["scope"], "scope"), Set: map[string]string{}}
 		if ps.File == "" || ps.Scope == "" || pm["set"] == nil || pm["set"].Kind != yaml.MappingNode {
 			l.errf(e, "%s: patch: expected file, scope (Class.method) and set (a mapping of name: value)", c.what)
 			continue

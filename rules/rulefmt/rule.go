@@ -3,7 +3,7 @@ package rulefmt
 import (
 	"go.yaml.in/yaml/v3"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/fix"
 )
 
 // The loaded rule: what a rule file says, checked and compiled, for the
@@ -37,7 +37,7 @@ type Rule struct {
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
 	// Patches are code changes --source turns into diffs.
-	Patches []results.PatchSpec
+	Patches []fix.PatchSpec
 	// File and Line locate the rule (its id) for errors and SARIF.
 	File string
 	Line int
