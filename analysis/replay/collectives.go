@@ -28,14 +28,16 @@ func (t ReplaceCollectives) Apply(tl *Timeline) (string, bool, error) {
 		return "", false, err
 	}
 	removed, replaced := 0, 0
+	var e editor
 	for _, l := range tl.Ranks {
 		g := l.group(t.Group)
 		if g < 0 {
 			return "", false, fmt.Errorf("rank %d has no %s group", l.Rank, t.Group)
 		}
 		ar := l.intern("allreduce")
+		rs, ag := l.opIndex("reducescatter"), l.opIndex("allgather")
 		for k := range l.Steps[:tl.Steps] {
-			r, x := replaceStep(l, &l.Steps[k], uint16(g), ar, cost)
+			r, x := e.replaceStep(&l.Steps[k], rs, ag, uint16(g), ar, cost)
 			removed, replaced = removed+r, replaced+x
 		}
 	}
@@ -60,28 +62,36 @@ func (t ReplaceCollectives) Apply(tl *Timeline) (string, bool, error) {
 }
 
 // replaceStep edits one step and returns the collectives removed and
-// replaced.
-func replaceStep(l *RankLine, st *Step, g, ar uint16, cost int64) (removed, replaced int) {
+// replaced: each reduce-scatter (type rs) becomes an all-reduce of group g,
+// each all-gather (type ag) before the last reduce-scatter goes with its
+// wait and EVENT_RECORD.
+func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (removed, replaced int) {
 	lastRS := -1
 	for ci, c := range st.Colls {
-		if l.op(c.Type) == "reducescatter" {
+		if int(c.Type) == rs {
 			lastRS = ci
 		}
 	}
+	if lastRS < 0 {
+		return 0, 0
+	}
+	st.edit()
+	e.marks(st)
 	for ci := len(st.Colls) - 1; ci >= 0; ci-- {
 		c := &st.Colls[ci]
-		switch l.op(c.Type) {
-		case "reducescatter":
+		switch int(c.Type) {
+		case rs:
 			c.Type, c.Group, c.Transfer = ar, g, cost
 			replaced++
-		case "allgather":
+		case ag:
 			if ci < lastRS {
-				removeColl(st, ci)
+				e.markColl(st, ci)
 				removed++
 			}
 		}
 	}
-	renumber(st)
+	e.markWaits(st)
+	e.drop(st)
 	return removed, replaced
 }
 
@@ -94,10 +104,14 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 		var s int64
 		n := 0
 		for _, l := range tl.Ranks {
+			rs, want := l.opIndex("reducescatter"), l.opIndex(typ)
+			if want < 0 {
+				continue
+			}
 			for _, st := range l.Steps[:tl.Steps] {
 				lastRS := -1
 				for ci, c := range st.Colls {
-					if l.op(c.Type) == "reducescatter" {
+					if int(c.Type) == rs {
 						lastRS = ci
 					}
 				}
@@ -105,7 +119,7 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 					if typ == "allgather" && ci > lastRS {
 						continue
 					}
-					if l.Groups[c.Group].Name == g && l.op(c.Type) == typ {
+					if int(c.Type) == want && l.Groups[c.Group].Name == g {
 						s += c.Transfer
 						n++
 					}
@@ -150,29 +164,35 @@ func (tl *Timeline) equalizeExperts() int {
 // ranks' lines, and returns the occurrences in the first step.
 func (tl *Timeline) eachExpertOp(f func(ls []*RankLine, its []*Item)) int {
 	first := 0
+	idx := make([][]int32, len(tl.Ranks)) // per rank: its expert ops' items
+	var its []*Item
+	var ls []*RankLine
 	for k := 0; k < tl.Steps; k++ {
-		var per [][]*Item
-		var lines [][]*RankLine
-		for _, l := range tl.Ranks {
+		occ := 0
+		for r, l := range tl.Ranks {
 			st := &l.Steps[k]
-			j := 0
+			idx[r] = idx[r][:0]
 			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || !isExpertOp(l.op(it.Op)) {
-					continue
+				if it := &st.Items[i]; it.Kind == Kernel && l.class(it.Op)&opExpert != 0 {
+					idx[r] = append(idx[r], int32(i))
 				}
-				if j == len(per) {
-					per, lines = append(per, nil), append(lines, nil)
-				}
-				per[j], lines[j] = append(per[j], it), append(lines[j], l)
-				j++
 			}
+			if len(idx[r]) > 0 {
+				st.edit()
+			}
+			occ = max(occ, len(idx[r]))
 		}
-		for j, its := range per {
-			f(lines[j], its)
+		for j := 0; j < occ; j++ {
+			its, ls = its[:0], ls[:0]
+			for r, l := range tl.Ranks {
+				if j < len(idx[r]) {
+					its, ls = append(its, &l.Steps[k].Items[idx[r][j]]), append(ls, l)
+				}
+			}
+			f(ls, its)
 		}
 		if k == 0 {
-			first = len(per)
+			first = occ
 		}
 	}
 	return first

@@ -28,7 +28,9 @@ type Prediction struct {
 	Basis string
 }
 
-// Clone returns a deep copy of the timeline.
+// Clone returns a copy of the timeline whose steps share their items and
+// collectives with tl's until a transform edits them: tl must not be
+// edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
 	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks))}
 	for i, l := range tl.Ranks {
@@ -39,10 +41,12 @@ func (tl *Timeline) Clone() *Timeline {
 
 // Predict replays tl, then a copy of it with the transforms applied, and
 // returns the prediction and the transformed copy (the next fix of a plan
-// is predicted on it).
+// is predicted on it; it keeps its replay, so neither it nor tl may be
+// edited after). The copy shares what the transforms left unchanged with
+// tl.
 func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 	var p Prediction
-	before, err := tl.Replay()
+	before, err := tl.replay()
 	if err != nil {
 		return p, nil, err
 	}
@@ -56,7 +60,7 @@ func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 		p.UpperBound = p.UpperBound || bound
 		bases = append(bases, b)
 	}
-	res, err := after.Replay()
+	res, err := after.replay()
 	if err != nil {
 		return p, nil, err
 	}
@@ -64,6 +68,18 @@ func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 	p.ChangePct, p.ThroughputPct = Change(p.BeforeNs, p.AfterNs)
 	p.Basis = strings.Join(bases, "; ")
 	return p, after, nil
+}
+
+// replay is Replay, kept on tl for the next Predict on it.
+func (tl *Timeline) replay() (Result, error) {
+	if tl.replayed != nil {
+		return *tl.replayed, nil
+	}
+	res, err := tl.Replay()
+	if err == nil {
+		tl.replayed = &res
+	}
+	return res, err
 }
 
 // Change returns the step-time change and the decode throughput change at

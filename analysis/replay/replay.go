@@ -22,6 +22,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 	tl.Steps = len(tl.Ranks[0].Steps)
 	for _, l := range tl.Ranks {
 		tl.Steps = min(tl.Steps, len(l.Steps))
+		l.classify()
 	}
 	ix := newInstances(tl)
 	var m []int64

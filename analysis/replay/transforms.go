@@ -21,23 +21,33 @@ func (t RemoveKernels) Name() string { return "remove_kernels" }
 // Apply implements Transform.
 func (t RemoveKernels) Apply(tl *Timeline) (string, bool, error) {
 	n := 0
+	var e editor
+	var isOp, isAfter []bool
 	for _, l := range tl.Ranks {
+		isOp, isAfter = resize(isOp, len(l.Ops)), resize(isAfter, len(l.Ops))
+		for i, op := range l.Ops {
+			isOp[i] = strings.EqualFold(op, t.Op)
+			isAfter[i] = t.After == "" || hasPrefixFold(op, t.After)
+		}
 		for k := range l.Steps[:tl.Steps] {
 			st := &l.Steps[k]
-			prevKernel := ""
-			for i := 0; i < len(st.Items); i++ {
-				it := st.Items[i]
+			drop, _ := e.marks(st)
+			prev, dropped := -1, 0 // the closest kept kernel's op before the item
+			for i := range st.Items {
+				it := &st.Items[i]
 				if it.Kind != Kernel {
 					continue
 				}
-				op := l.op(it.Op)
-				if strings.EqualFold(op, t.Op) && (t.After == "" || hasPrefixFold(prevKernel, t.After)) {
-					removeItem(st, i)
-					i--
-					n++
+				if isOp[it.Op] && (t.After == "" || (prev >= 0 && isAfter[prev])) {
+					drop[i] = true
+					dropped++
 					continue
 				}
-				prevKernel = op
+				prev = int(it.Op)
+			}
+			if dropped > 0 {
+				e.drop(st)
+				n += dropped
 			}
 		}
 	}
@@ -71,6 +81,7 @@ func (EagerToGraph) Apply(tl *Timeline) (string, bool, error) {
 	for _, l := range tl.Ranks {
 		for k := range l.Steps[:tl.Steps] {
 			st := &l.Steps[k]
+			st.edit()
 			started := false
 			for i := range st.Items {
 				it := &st.Items[i]
@@ -147,16 +158,16 @@ func (tl *Timeline) rebatch(m *tokenModel, from, to int32, pairs bool) int {
 		for k := range l.Steps[:tl.Steps] {
 			st := &l.Steps[k]
 			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || it.Tokens <= 0 {
+				if it := &st.Items[i]; it.Kind != Kernel || it.Tokens <= 0 {
 					continue
 				}
-				op := l.op(it.Op)
+				st.edit()
+				it := &st.Items[i]
 				nt := it.Tokens
 				switch {
 				case it.Tokens == from:
 					nt = to
-				case pairs && isExpertOp(op):
+				case pairs && l.class(it.Op)&opExpert != 0:
 					nt = int32(int64(it.Tokens)*int64(to)/int64(from) + 0)
 				default:
 					continue
