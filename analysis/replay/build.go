@@ -31,7 +31,7 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 		}
 		m := append([]int(nil), g.GlobalRanks...)
 		sort.Ints(m)
-		l.Groups = append(l.Groups, Group{Name: g.Name, Members: m})
+		l.Groups = append(l.Groups, Group{Name: strings.Clone(g.Name), Members: m})
 	}
 	keep := min(MaxSteps, l.Intervals)
 	first := (l.Intervals - keep) / 2
@@ -57,7 +57,9 @@ func (b *builder) intern(name string) uint16 {
 	if i, ok := b.ops[name]; ok {
 		return i
 	}
-	i := b.l.intern(name)
+	// the line keeps its own copy: a name of the model's symbol table
+	// would keep the table's whole block alive after the model is released
+	i := b.l.intern(strings.Clone(name))
 	b.ops[name] = i
 	return i
 }
@@ -146,7 +148,7 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 		h := &r.HCCL[i]
 		g := l.group(r.Str(h.Group))
 		if g < 0 {
-			l.Groups = append(l.Groups, Group{Name: r.Str(h.Group)})
+			l.Groups = append(l.Groups, Group{Name: strings.Clone(r.Str(h.Group))})
 			g = len(l.Groups) - 1
 		}
 		c := Coll{Group: uint16(g), Type: l.intern(r.Str(h.Type)), Dur: h.Dur, Transfer: h.Dur}
