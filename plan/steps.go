@@ -104,7 +104,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*results.Finding, placed ma
 		if !requiresPlaced(f, placed, b.byRule) {
 			continue
 		}
-		p, _, err := replay.Predict(cur, replayTransforms(f))
+		p, err := replay.PredictStep(cur, replayTransforms(f))
 		if err != nil {
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue
