@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build dist installcheck test test-simd lint bench bench-ranks bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build dist installcheck test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -60,13 +60,24 @@ lint:
 
 ## bench: throughput and peak memory on generated 50 MB, 200 MB and 1 GB traces
 ##        (cached in .cache/bench), with Python's json.load on the same 200 MB file,
-##        then peak RSS per rank on 8 and 1024 generated ranks (bench-ranks)
+##        then peak RSS per rank on 8 and 1024 generated ranks (bench-ranks) and
+##        the cost at 8, 48 and 94 MoE layers from 1 to 1024 ranks (bench-depth)
 bench: build
 	./scripts/bench.sh
 
 ## bench-ranks: peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS="8 2048")
 bench-ranks: build
 	./scripts/rankmem.sh
+
+## bench-depth: 8, 48 and 94 MoE layers x 4 steps at 1, 8, 128 and 1024 ranks
+##   (LAYERS="94" RANKS="1 8 128" RUNS=1): MB per CPU-second, CPU and peak RSS per rank
+bench-depth: build
+	./scripts/depthbench.sh
+
+## bench-guard: the ratio guard `make test` runs (plan/depth_test.go): CPU per
+##   trace byte at 94 layers and per rank at 128 ranks within 1.3x of 8's
+bench-guard:
+	$(GO) test -count=1 -run 'TestGuard' -v ./plan/
 
 ## bench-quick: every Go benchmark on small in-memory traces
 bench-quick:

@@ -54,19 +54,70 @@ type WorkloadResult struct {
 }
 
 // workloadMatchers look for signs of a workload in names: framework ops
-// (and, for training, device op types).
-var workloadMatchers = []struct {
+// (and, for training, device op types). match is re on an ASCII name
+// (without the regexp engine: it runs on every distinct name of every
+// rank); a name with other bytes goes through re itself (Unicode case
+// folding).
+var workloadMatchers = []workloadMatcher{
+	{WorkloadVLLM, "vLLM-Ascend custom ops", regexp.MustCompile(`^_C_ascend::`),
+		func(n string) bool { return strings.HasPrefix(n, "_C_ascend::") }, false},
+	{WorkloadVLLM, "vllm in framework op names", regexp.MustCompile(`(?i)vllm`),
+		func(n string) bool { return containsASCIIFold(n, "vllm") }, false},
+	{WorkloadTraining, "autograd backward ops", regexp.MustCompile(`^autograd::engine::evaluate_function|Backward[0-9]*$`),
+		func(n string) bool {
+			return strings.HasPrefix(n, "autograd::engine::evaluate_function") ||
+				strings.HasSuffix(strings.TrimRight(n, "0123456789"), "Backward")
+		}, false},
+	{WorkloadTraining, "optimizer ops", regexp.MustCompile(`^Optimizer\.(step|zero_grad)|torch/optim/`),
+		func(n string) bool {
+			return strings.HasPrefix(n, "Optimizer.step") || strings.HasPrefix(n, "Optimizer.zero_grad") ||
+				strings.Contains(n, "torch/optim/")
+		}, false},
+	{WorkloadTraining, "gradient reduction (DDP)", regexp.MustCompile(`reducer::|ddp\.reducer`),
+		func(n string) bool { return strings.Contains(n, "reducer::") || strings.Contains(n, "ddp.reducer") }, false},
+	{WorkloadTraining, "Megatron/MindSpeed names", regexp.MustCompile(`(?i)megatron|mindspeed`),
+		func(n string) bool { return containsASCIIFold(n, "megatron") || containsASCIIFold(n, "mindspeed") }, false},
+	{WorkloadTraining, "gradient kernels", regexp.MustCompile(`Backprop|Grad(V[0-9]+)?$|GradWith`),
+		func(n string) bool {
+			if strings.Contains(n, "Backprop") || strings.Contains(n, "GradWith") || strings.HasSuffix(n, "Grad") {
+				return true
+			}
+			t := strings.TrimRight(n, "0123456789")
+			return len(t) < len(n) && strings.HasSuffix(t, "GradV")
+		}, true},
+}
+
+// workloadMatcher is one sign of a workload in names.
+type workloadMatcher struct {
 	kind, what string
 	re         *regexp.Regexp
+	match      func(string) bool
 	device     bool // match device op types instead of framework ops
-}{
-	{WorkloadVLLM, "vLLM-Ascend custom ops", regexp.MustCompile(`^_C_ascend::`), false},
-	{WorkloadVLLM, "vllm in framework op names", regexp.MustCompile(`(?i)vllm`), false},
-	{WorkloadTraining, "autograd backward ops", regexp.MustCompile(`^autograd::engine::evaluate_function|Backward[0-9]*$`), false},
-	{WorkloadTraining, "optimizer ops", regexp.MustCompile(`^Optimizer\.(step|zero_grad)|torch/optim/`), false},
-	{WorkloadTraining, "gradient reduction (DDP)", regexp.MustCompile(`reducer::|ddp\.reducer`), false},
-	{WorkloadTraining, "Megatron/MindSpeed names", regexp.MustCompile(`(?i)megatron|mindspeed`), false},
-	{WorkloadTraining, "gradient kernels", regexp.MustCompile(`Backprop|Grad(V[0-9]+)?$|GradWith`), true},
+}
+
+// matches reports whether name n is a sign of m.
+func (m *workloadMatcher) matches(n string) bool {
+	for i := 0; i < len(n); i++ {
+		if n[i] >= 0x80 {
+			return m.re.MatchString(n)
+		}
+	}
+	return m.match(n)
+}
+
+// containsASCIIFold reports whether the ASCII text s contains the
+// lower-case ASCII word sub, ignoring case.
+func containsASCIIFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // reVLLMWorker matches the rank folder name of a vLLM worker
@@ -131,7 +182,8 @@ func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 		}
 	}
 	var out []Clue
-	for _, m := range workloadMatchers {
+	for mi := range workloadMatchers {
+		m := &workloadMatchers[mi]
 		if m.device != device {
 			continue
 		}
@@ -142,7 +194,7 @@ func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 				continue
 			}
 			n := r.Str(model.Sym(s))
-			if n == "" || !m.re.MatchString(n) {
+			if n == "" || !m.matches(n) {
 				continue
 			}
 			c.Count += int(k)

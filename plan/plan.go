@@ -156,7 +156,7 @@ func (b *builder) alone(f *rules.Fired) *results.Prediction {
 	case b.tl == nil:
 		why = "no decode-step timeline to replay"
 	default:
-		p, _, err := replay.Predict(b.tl, ts)
+		p, err := replay.PredictStep(b.tl, ts)
 		if err == nil {
 			basis := p.Basis
 			if len(req) > 0 {

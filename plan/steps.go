@@ -105,13 +105,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 		if !requiresPlaced(f, placed, b.byRule) {
 			continue
 		}
-		var ts []replay.Transform
-		for _, t := range f.Transforms {
-			if rt, err := toReplay(t); err == nil {
-				ts = append(ts, rt)
-			}
-		}
-		p, next, err := replay.Predict(cur, ts)
+		p, err := replay.PredictStep(cur, replayTransforms(f))
 		if err != nil {
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue
@@ -123,10 +117,27 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 			continue
 		}
 		if best < 0 || p.AfterNs < bp.AfterNs {
-			best, bp, bt = i, p, next
+			best, bp = i, p
 		}
 	}
+	if best >= 0 {
+		// the winner's timeline made again rather than kept while the
+		// other candidates are replayed: one transformed copy of every
+		// rank's steps at a time, not two
+		_, bt, _ = replay.Predict(cur, replayTransforms(cands[best]))
+	}
 	return best, bp, bt, fails
+}
+
+// replayTransforms is f's transforms as the replay's (those it knows).
+func replayTransforms(f *rules.Fired) []replay.Transform {
+	var ts []replay.Transform
+	for _, t := range f.Transforms {
+		if rt, err := toReplay(t); err == nil {
+			ts = append(ts, rt)
+		}
+	}
+	return ts
 }
 
 // requiredBy reports whether another candidate requires f.

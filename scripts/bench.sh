@@ -12,7 +12,8 @@
 # Environment: SIZES (default "50MB 200MB 1GB"), RUNS (CLI runs per
 # measurement, median reported; default 5), PYRUNS (default 3),
 # GOBENCH=0 to skip the go test benchmarks. Ends with scripts/rankmem.sh:
-# peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS).
+# peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS), and
+# scripts/depthbench.sh: 8, 48 and 94 MoE layers at 1 to 1024 ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -243,3 +244,6 @@ fi
 
 echo
 RUNS=$RUNS ./scripts/rankmem.sh
+
+echo
+RUNS=$(((RUNS + 1) / 2)) ./scripts/depthbench.sh

@@ -31,7 +31,7 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 		}
 		m := append([]int(nil), g.GlobalRanks...)
 		sort.Ints(m)
-		l.Groups = append(l.Groups, Group{Name: g.Name, Members: m})
+		l.Groups = append(l.Groups, Group{Name: strings.Clone(g.Name), Members: m})
 	}
 	keep := min(MaxSteps, l.Intervals)
 	first := (l.Intervals - keep) / 2
@@ -57,7 +57,9 @@ func (b *builder) intern(name string) uint16 {
 	if i, ok := b.ops[name]; ok {
 		return i
 	}
-	i := b.l.intern(name)
+	// the line keeps its own copy: a name of the model's symbol table
+	// would keep the table's whole block alive after the model is released
+	i := b.l.intern(strings.Clone(name))
 	b.ops[name] = i
 	return i
 }
@@ -141,14 +143,12 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 	var out []int64
 	seq := map[uint16]int32{}
 	last := map[uint16]int64{}
-	for i := range r.HCCL {
+	i0 := sort.Search(len(r.HCCL), func(i int) bool { return r.HCCL[i].Start >= lo })
+	for i := i0; i < len(r.HCCL) && r.HCCL[i].Start < hi; i++ {
 		h := &r.HCCL[i]
-		if h.Start < lo || h.Start >= hi {
-			continue
-		}
 		g := l.group(r.Str(h.Group))
 		if g < 0 {
-			l.Groups = append(l.Groups, Group{Name: r.Str(h.Group)})
+			l.Groups = append(l.Groups, Group{Name: strings.Clone(r.Str(h.Group))})
 			g = len(l.Groups) - 1
 		}
 		c := Coll{Group: uint16(g), Type: l.intern(r.Str(h.Type)), Dur: h.Dur, Transfer: h.Dur}
@@ -171,8 +171,64 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 }
 
 // pairWaits ties each wait to the collective it waited on: the one issued
-// before it that ended last, at most pairSlack before the wait ended.
+// before it that ended last, at most pairSlack before the wait ended (the
+// first such collective when several ended together).
 func pairWaits(st *Step, ends, collEnds []int64) {
+	for ci := 1; ci < len(st.Colls); ci++ {
+		if st.Colls[ci].Pos < st.Colls[ci-1].Pos {
+			pairWaitsAny(st, ends, collEnds)
+			return
+		}
+	}
+	// The collectives are in issue order and the waits' ends ascend: a
+	// collective that ended more than pairSlack before a wait's end is
+	// no later wait's either, so the candidates are the collectives issued
+	// so far, not paired, that ended within pairSlack of the wait or after.
+	var buf [64]int32
+	open := buf[:0]
+	next := 0
+	for j := range st.Items {
+		it := &st.Items[j]
+		if it.Kind != Wait {
+			continue
+		}
+		for next < len(st.Colls) && int(st.Colls[next].Pos) <= j {
+			open = append(open, int32(next))
+			next++
+		}
+		end := ends[j]
+		best, bestEnd := -1, int64(0)
+		w := 0
+		for _, ci := range open {
+			ce := collEnds[ci]
+			if end-ce > pairSlack {
+				continue // too early for this wait and every later one
+			}
+			open[w] = ci
+			w++
+			if ce > end {
+				continue
+			}
+			if best < 0 || ce > bestEnd {
+				best, bestEnd = int(ci), ce
+			}
+		}
+		open = open[:w]
+		if best >= 0 {
+			for k, ci := range open {
+				if int(ci) == best {
+					open = append(open[:k], open[k+1:]...)
+					break
+				}
+			}
+			it.Coll = int16(best)
+			st.Colls[best].Tail = end - bestEnd
+		}
+	}
+}
+
+// pairWaitsAny is pairWaits for collectives not in issue order.
+func pairWaitsAny(st *Step, ends, collEnds []int64) {
 	paired := make([]bool, len(st.Colls))
 	for j := range st.Items {
 		it := &st.Items[j]

@@ -22,66 +22,110 @@ type ReplaceCollectives struct {
 func (t ReplaceCollectives) Name() string { return "replace_collectives" }
 
 // Apply implements Transform.
-func (t ReplaceCollectives) Apply(tl *Timeline) (string, bool, error) {
+func (t ReplaceCollectives) Apply(tl *Timeline) (string, bool, error) { return applySteps(tl, t) }
+
+// replaceEdit is ReplaceCollectives under way.
+type replaceEdit struct {
+	t                 ReplaceCollectives
+	cost              int64
+	src               string
+	g, ar             []uint16 // per rank: the group's index, allreduce's op index
+	rs, ag            []int    // per rank: reducescatter's and allgather's op index, -1 none
+	removed, replaced int
+	batch, tp         int32
+	m                 *tokenModel // nil: no FLASHCOMM1-sharded kernel to rebatch
+	rebatched, eq     int
+	e                 editor
+	x                 experts
+}
+
+// begin checks every rank and reads what the edits of every step share,
+// from tl as it is: replacing collectives drops waits and EVENT_RECORDs,
+// never a kernel, so the decode batch and the token model are those of
+// the replaced timeline too.
+func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
 	cost, src, err := tl.allReduceCost(t.Group)
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	removed, replaced := 0, 0
+	r := &replaceEdit{t: t, cost: cost, src: src}
 	for _, l := range tl.Ranks {
 		g := l.group(t.Group)
 		if g < 0 {
-			return "", false, fmt.Errorf("rank %d has no %s group", l.Rank, t.Group)
+			return nil, fmt.Errorf("rank %d has no %s group", l.Rank, t.Group)
 		}
-		ar := l.intern("allreduce")
-		for k := range l.Steps[:tl.Steps] {
-			r, x := replaceStep(l, &l.Steps[k], uint16(g), ar, cost)
-			removed, replaced = removed+r, replaced+x
-		}
+		r.g, r.ar = append(r.g, uint16(g)), append(r.ar, l.intern("allreduce"))
+		r.rs, r.ag = append(r.rs, l.opIndex("reducescatter")), append(r.ag, l.opIndex("allgather"))
 	}
-	if replaced == 0 {
+	r.batch = tl.decodeBatch()
+	if g := tl.Ranks[0].group(t.Group); g >= 0 {
+		r.tp = int32(len(tl.Ranks[0].Groups[g].Members))
+	}
+	if r.tp > 1 && r.batch%r.tp == 0 {
+		r.m = newTokenModel(tl)
+	}
+	return r, nil
+}
+
+// step replaces step k's collectives on every rank, rebatches its
+// FLASHCOMM1-sharded kernels and equalizes its expert ops.
+func (r *replaceEdit) step(tl *Timeline, k int) {
+	for i, l := range tl.Ranks {
+		rm, x := r.e.replaceStep(&l.Steps[k], r.rs[i], r.ag[i], r.g[i], r.ar[i], r.cost)
+		r.removed, r.replaced = r.removed+rm, r.replaced+x
+	}
+	if r.m != nil {
+		r.rebatched += tl.rebatchStep(k, r.m, r.batch/r.tp, r.batch, false)
+	}
+	if occ := r.x.step(tl, k, equalize); k == 0 {
+		r.eq = occ
+	}
+}
+
+func (r *replaceEdit) end(tl *Timeline) (string, bool, error) {
+	if r.replaced == 0 {
 		return "", false, fmt.Errorf("no reduce-scatter to replace")
 	}
-	batch, tp := tl.decodeBatch(), int32(0)
-	if g := tl.Ranks[0].group(t.Group); g >= 0 {
-		tp = int32(len(tl.Ranks[0].Groups[g].Members))
-	}
 	unshard := "no FLASHCOMM1-sharded kernel"
-	if tp > 1 && batch%tp == 0 {
-		m := newTokenModel(tl)
-		if n := tl.rebatch(m, batch/tp, batch, false); n > 0 {
-			unshard = fmt.Sprintf("kernels at %d tokens (one TP shard) back to %d: %s", batch/tp, batch, m.basis())
-		}
+	if r.m != nil && r.rebatched > 0 {
+		unshard = fmt.Sprintf("kernels at %d tokens (one TP shard) back to %d: %s", r.batch/r.tp, r.batch, r.m.basis())
 	}
-	eq := tl.equalizeExperts()
 	per := func(n int) float64 { return float64(n) / float64(len(tl.Ranks)*tl.Steps) }
 	return fmt.Sprintf("%.0f all-gathers/reduce-scatters per rank and step become %.0f %s all-reduces of %v each (%s); %s; %d GroupedMatmul/SwiGlu per step at the EP ranks' mean (no expert parallel: every rank computes every expert at 1/TP width)",
-		per(removed+replaced), per(replaced), t.Group, time.Duration(cost).Round(100*time.Nanosecond), src, unshard, eq), false, nil
+		per(r.removed+r.replaced), per(r.replaced), r.t.Group, time.Duration(r.cost).Round(100*time.Nanosecond), r.src, unshard, r.eq), false, nil
 }
 
 // replaceStep edits one step and returns the collectives removed and
-// replaced.
-func replaceStep(l *RankLine, st *Step, g, ar uint16, cost int64) (removed, replaced int) {
+// replaced: each reduce-scatter (type rs) becomes an all-reduce of group g,
+// each all-gather (type ag) before the last reduce-scatter goes with its
+// wait and EVENT_RECORD.
+func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (removed, replaced int) {
 	lastRS := -1
 	for ci, c := range st.Colls {
-		if l.op(c.Type) == "reducescatter" {
+		if int(c.Type) == rs {
 			lastRS = ci
 		}
 	}
+	if lastRS < 0 {
+		return 0, 0
+	}
+	st.edit()
+	e.marks(st)
 	for ci := len(st.Colls) - 1; ci >= 0; ci-- {
 		c := &st.Colls[ci]
-		switch l.op(c.Type) {
-		case "reducescatter":
+		switch int(c.Type) {
+		case rs:
 			c.Type, c.Group, c.Transfer = ar, g, cost
 			replaced++
-		case "allgather":
+		case ag:
 			if ci < lastRS {
-				removeColl(st, ci)
+				e.markColl(st, ci)
 				removed++
 			}
 		}
 	}
-	renumber(st)
+	e.markWaits(st)
+	e.drop(st)
 	return removed, replaced
 }
 
@@ -94,10 +138,14 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 		var s int64
 		n := 0
 		for _, l := range tl.Ranks {
+			rs, want := l.opIndex("reducescatter"), l.opIndex(typ)
+			if want < 0 {
+				continue
+			}
 			for _, st := range l.Steps[:tl.Steps] {
 				lastRS := -1
 				for ci, c := range st.Colls {
-					if l.op(c.Type) == "reducescatter" {
+					if int(c.Type) == rs {
 						lastRS = ci
 					}
 				}
@@ -105,7 +153,7 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 					if typ == "allgather" && ci > lastRS {
 						continue
 					}
-					if l.Groups[c.Group].Name == g && l.op(c.Type) == typ {
+					if int(c.Type) == want && l.Groups[c.Group].Name == g {
 						s += c.Transfer
 						n++
 					}
@@ -128,54 +176,58 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather of the same bytes: the profile has no %s all-reduce", g, g, g), nil
 }
 
-// equalizeExperts sets, per step, the j-th expert op of every rank to the
-// mean duration over the ranks and to every rank's token-expert pairs (each
-// rank now processes all of them, at 1/TP width), and returns the expert
-// ops per step.
-func (tl *Timeline) equalizeExperts() int {
-	return tl.eachExpertOp(func(_ []*RankLine, its []*Item) {
-		var d, n int64
-		for _, it := range its {
-			d += it.Dur
-			n += int64(it.Tokens)
-		}
-		for _, it := range its {
-			it.Dur, it.Tokens = d/int64(len(its)), int32(n)
-		}
-	})
+// equalize sets the j-th expert op of every rank (its) to the mean
+// duration over the ranks and to every rank's token-expert pairs (each
+// rank now processes all of them, at 1/TP width).
+func equalize(_ []*RankLine, its []*Item) {
+	var d, n int64
+	for _, it := range its {
+		d += it.Dur
+		n += int64(it.Tokens)
+	}
+	for _, it := range its {
+		it.Dur, it.Tokens = d/int64(len(its)), int32(n)
+	}
 }
 
-// eachExpertOp calls f, per step and occurrence, with the expert ops
+// experts holds the buffers of eachExpertOp.
+type experts struct {
+	idx [][]int32 // per rank: its expert ops' items in the step
+	its []*Item
+	ls  []*RankLine
+}
+
+// step calls f, per occurrence of step k, with the expert ops
 // (GroupedMatmul, SwiGlu) of every rank that has that occurrence and their
-// ranks' lines, and returns the occurrences in the first step.
-func (tl *Timeline) eachExpertOp(f func(ls []*RankLine, its []*Item)) int {
-	first := 0
-	for k := 0; k < tl.Steps; k++ {
-		var per [][]*Item
-		var lines [][]*RankLine
-		for _, l := range tl.Ranks {
-			st := &l.Steps[k]
-			j := 0
-			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || !isExpertOp(l.op(it.Op)) {
-					continue
-				}
-				if j == len(per) {
-					per, lines = append(per, nil), append(lines, nil)
-				}
-				per[j], lines[j] = append(per[j], it), append(lines[j], l)
-				j++
+// ranks' lines, and returns the occurrences.
+func (x *experts) step(tl *Timeline, k int, f func(ls []*RankLine, its []*Item)) int {
+	if len(x.idx) < len(tl.Ranks) {
+		x.idx = make([][]int32, len(tl.Ranks))
+	}
+	occ := 0
+	for r, l := range tl.Ranks {
+		st := &l.Steps[k]
+		x.idx[r] = x.idx[r][:0]
+		for i := range st.Items {
+			if it := &st.Items[i]; it.Kind == Kernel && l.class(it.Op)&opExpert != 0 {
+				x.idx[r] = append(x.idx[r], int32(i))
 			}
 		}
-		for j, its := range per {
-			f(lines[j], its)
+		if len(x.idx[r]) > 0 {
+			st.edit()
 		}
-		if k == 0 {
-			first = len(per)
-		}
+		occ = max(occ, len(x.idx[r]))
 	}
-	return first
+	for j := 0; j < occ; j++ {
+		x.its, x.ls = x.its[:0], x.ls[:0]
+		for r, l := range tl.Ranks {
+			if j < len(x.idx[r]) {
+				x.its, x.ls = append(x.its, &l.Steps[k].Items[x.idx[r][j]]), append(x.ls, l)
+			}
+		}
+		f(x.ls, x.its)
+	}
+	return occ
 }
 
 // RebalanceExperts models EPLB: in every MoE layer each EP rank's
@@ -190,9 +242,23 @@ type RebalanceExperts struct{}
 func (RebalanceExperts) Name() string { return "rebalance_experts" }
 
 // Apply implements Transform.
-func (RebalanceExperts) Apply(tl *Timeline) (string, bool, error) {
-	m := newTokenModel(tl)
-	n := tl.eachExpertOp(func(ls []*RankLine, its []*Item) {
+func (t RebalanceExperts) Apply(tl *Timeline) (string, bool, error) { return applySteps(tl, t) }
+
+// rebalanceEdit is RebalanceExperts under way.
+type rebalanceEdit struct {
+	m     *tokenModel
+	first int // expert ops in the first step
+	x     experts
+}
+
+func (RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
+	return &rebalanceEdit{m: newTokenModel(tl)}, nil
+}
+
+// step sets step k's expert ops to the EP group's mean token load.
+func (r *rebalanceEdit) step(tl *Timeline, k int) {
+	m := r.m
+	n := r.x.step(tl, k, func(ls []*RankLine, its []*Item) {
 		var d, tok int64
 		for _, it := range its {
 			d, tok = d+it.Dur, tok+int64(it.Tokens)
@@ -207,9 +273,15 @@ func (RebalanceExperts) Apply(tl *Timeline) (string, bool, error) {
 			it.Tokens = mt
 		}
 	})
-	if n == 0 {
+	if k == 0 {
+		r.first = n
+	}
+}
+
+func (r *rebalanceEdit) end(*Timeline) (string, bool, error) {
+	if r.first == 0 {
 		return "", false, fmt.Errorf("no GroupedMatmul kernel to rebalance")
 	}
 	return fmt.Sprintf("%d GroupedMatmul/SwiGlu per step at the EP group's mean token load (an ideal placement: an upper bound), %s",
-		n, m.basis()), true, nil
+		r.first, r.m.basis()), true, nil
 }

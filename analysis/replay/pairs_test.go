@@ -86,3 +86,37 @@ func TestFieldReportPlanTotal(t *testing.T) {
 	measured, _ := replay.Change(measuredStep(t, first), measuredStep(t, last))
 	withinQuarter(t, "field report plan", predicted, measured)
 }
+
+// PredictStep, which edits and replays one step at a time, predicts what
+// Predict does on the whole copy, for every transform, on every fix pair's
+// capture before and after its fix (where some transforms fail, with the
+// same error), and on a timeline a fix has already edited.
+func TestPredictStepSameAsPredict(t *testing.T) {
+	fixes := [][]replay.Transform{
+		{replay.RemoveKernels{Op: "Cumsum", After: "MoeInitRouting"}}, {replay.RemoveKernels{Op: "NoSuchOp"}},
+		{replay.ReplaceCollectives{Group: "tp"}}, {replay.ReplaceCollectives{Group: "nosuch"}},
+		{replay.EagerToGraph{}}, {replay.Rebatch{To: 25}}, {replay.Rebatch{From: 7, To: 3}}, {replay.RebalanceExperts{}},
+	}
+	for _, p := range tracegen.FixPairs() {
+		for _, s := range []tracegen.Scenario{p.Before, p.After} {
+			t.Run(s.Name, func(t *testing.T) {
+				t.Parallel()
+				measured := timelineOf(analyzeScenario(t, s))
+				_, edited, err := replay.Predict(measured, []replay.Transform{replay.EagerToGraph{}})
+				require.NoError(t, err)
+				for _, tl := range []*replay.Timeline{measured, edited} {
+					for _, fix := range fixes {
+						want, _, werr := replay.Predict(tl, fix)
+						got, gerr := replay.PredictStep(tl, fix)
+						if werr != nil {
+							require.EqualError(t, gerr, werr.Error(), fix[0].Name())
+							continue
+						}
+						require.NoError(t, gerr, fix[0].Name())
+						require.Equal(t, want, got, fix[0].Name())
+					}
+				}
+			})
+		}
+	}
+}

@@ -14,6 +14,34 @@ type Transform interface {
 	Apply(tl *Timeline) (basis string, bound bool, err error)
 }
 
+// stepped is a transform made of a pass over the whole timeline that
+// reads what every step's edit shares (begin), then an edit of each step
+// of every rank that reads and edits that step alone, then the basis
+// (end). Its Apply is applySteps; PredictStep edits and replays one step
+// at a time.
+type stepped interface {
+	Transform
+	begin(tl *Timeline) (stepEdit, error)
+}
+
+// stepEdit is a stepped transform under way.
+type stepEdit interface {
+	step(tl *Timeline, k int)
+	end(tl *Timeline) (basis string, bound bool, err error)
+}
+
+// applySteps applies t to every step of tl.
+func applySteps(tl *Timeline, t stepped) (string, bool, error) {
+	e, err := t.begin(tl)
+	if err != nil {
+		return "", false, err
+	}
+	for k := 0; k < tl.Steps; k++ {
+		e.step(tl, k)
+	}
+	return e.end(tl)
+}
+
 // Prediction is the replayed effect of a fix.
 type Prediction struct {
 	// BeforeNs / AfterNs are the replayed mean step times without and
@@ -28,7 +56,9 @@ type Prediction struct {
 	Basis string
 }
 
-// Clone returns a deep copy of the timeline.
+// Clone returns a copy of the timeline whose steps share their items and
+// collectives with tl's until a transform edits them: tl must not be
+// edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
 	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks))}
 	for i, l := range tl.Ranks {
@@ -39,10 +69,12 @@ func (tl *Timeline) Clone() *Timeline {
 
 // Predict replays tl, then a copy of it with the transforms applied, and
 // returns the prediction and the transformed copy (the next fix of a plan
-// is predicted on it).
+// is predicted on it; it keeps its replay, so neither it nor tl may be
+// edited after). The copy shares what the transforms left unchanged with
+// tl.
 func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 	var p Prediction
-	before, err := tl.Replay()
+	before, err := tl.replay()
 	if err != nil {
 		return p, nil, err
 	}
@@ -56,7 +88,7 @@ func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 		p.UpperBound = p.UpperBound || bound
 		bases = append(bases, b)
 	}
-	res, err := after.Replay()
+	res, err := after.replay()
 	if err != nil {
 		return p, nil, err
 	}
@@ -64,6 +96,77 @@ func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
 	p.ChangePct, p.ThroughputPct = Change(p.BeforeNs, p.AfterNs)
 	p.Basis = strings.Join(bases, "; ")
 	return p, after, nil
+}
+
+// PredictStep is Predict's prediction without the transformed timeline:
+// a fix of one transform is applied and replayed one step at a time, so
+// only one step of every rank is copied at once (the others are shared
+// with tl); a fix of several goes through Predict.
+func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
+	t, ok := Transform(nil), false
+	if len(fix) == 1 {
+		t = fix[0]
+		_, ok = t.(stepped)
+	}
+	if !ok {
+		p, _, err := Predict(tl, fix)
+		return p, err
+	}
+	var p Prediction
+	before, err := tl.replay()
+	if err != nil {
+		return p, err
+	}
+	view := tl.Clone()
+	e, err := t.(stepped).begin(view)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", t.Name(), err)
+	}
+	s := newStepper(view)
+	var sum float64
+	var replayErr error
+	for k := 0; k < view.Steps; k++ {
+		e.step(view, k)
+		if replayErr == nil {
+			d, err := s.step(k)
+			if err != nil {
+				replayErr = err
+			}
+			for _, v := range d {
+				sum += float64(v)
+			}
+		}
+		for i, l := range view.Ranks {
+			// the edited copy of step k goes: the next steps' edits do not
+			// read it
+			l.Steps[k] = tl.Ranks[i].Steps[k]
+			l.Steps[k].shared = true
+		}
+	}
+	basis, bound, err := e.end(view)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", t.Name(), err)
+	}
+	if replayErr != nil {
+		return p, replayErr
+	}
+	p.UpperBound = bound
+	p.BeforeNs, p.AfterNs = before.StepNs, sum/float64(view.Steps*len(view.Ranks))
+	p.ChangePct, p.ThroughputPct = Change(p.BeforeNs, p.AfterNs)
+	p.Basis = basis
+	return p, nil
+}
+
+// replay is Replay, kept on tl for the next Predict on it.
+func (tl *Timeline) replay() (Result, error) {
+	if tl.replayed != nil {
+		return *tl.replayed, nil
+	}
+	res, err := tl.Replay()
+	if err == nil {
+		tl.replayed = &res
+	}
+	return res, err
 }
 
 // Change returns the step-time change and the decode throughput change at

@@ -22,55 +22,97 @@ func NewTimeline(lines []*RankLine) *Timeline {
 	tl.Steps = len(tl.Ranks[0].Steps)
 	for _, l := range tl.Ranks {
 		tl.Steps = min(tl.Steps, len(l.Steps))
+		l.classify()
 	}
+	ix := newInstances(tl)
+	var m []int64
+	var seen []bool
 	for k := 0; k < tl.Steps; k++ {
-		tl.eachInstance(k, func(members []*Coll) {
-			m := members[0].Dur
-			for _, c := range members {
-				m = min(m, c.Dur)
+		ix.index(tl, k)
+		m, seen = resize(m, ix.n), resize(seen, ix.n)
+		clear(seen)
+		for i, l := range tl.Ranks {
+			for ci, c := range l.Steps[k].Colls {
+				in := ix.of[i][ci]
+				if !seen[in] || c.Dur < m[in] {
+					m[in], seen[in] = c.Dur, true
+				}
 			}
-			for _, c := range members {
-				c.Transfer = m
+		}
+		for i, l := range tl.Ranks {
+			cs := l.Steps[k].Colls
+			for ci := range cs {
+				cs[ci].Transfer = m[ix.of[i][ci]]
 			}
-		})
+		}
 	}
 	return tl
 }
 
-// instKey names one group instance's collective in a step.
+// instKey names one group instance: the group's name and its lowest
+// global rank (the rank itself when the group lists no members).
 type instKey struct {
 	group string
-	first int // the instance's lowest global rank
-	seq   int32
+	first int
 }
 
-// key returns the instance key of collective c of rank line l.
-func (l *RankLine) key(c *Coll) instKey {
-	g := l.Groups[c.Group]
-	first := l.Rank
-	if len(g.Members) > 0 {
-		first = g.Members[0]
-	}
-	return instKey{g.Name, first, c.Seq}
+// instances numbers the group instances of one step: the collectives of
+// one group instance with the same Seq are one instance, whichever ranks
+// joined it.
+type instances struct {
+	gid   [][]int32 // per rank, per group index: the instance group's id
+	slots [][]int32 // per instance group, per Seq: the instance, -1 none
+	of    [][]int32 // per rank, per collective of the step: its instance
+	n     int       // instances in the step
 }
 
-// eachInstance calls f with the collectives of every group instance of
-// step k, one per member rank present in the timeline.
-func (tl *Timeline) eachInstance(k int, f func([]*Coll)) {
-	inst := map[instKey][]*Coll{}
-	var order []instKey
-	for _, l := range tl.Ranks {
-		st := &l.Steps[k]
-		for ci := range st.Colls {
-			key := l.key(&st.Colls[ci])
-			if _, ok := inst[key]; !ok {
-				order = append(order, key)
+// newInstances gives each rank's groups their instance group's id.
+func newInstances(tl *Timeline) *instances {
+	ix := &instances{gid: make([][]int32, len(tl.Ranks)), of: make([][]int32, len(tl.Ranks))}
+	ids := map[instKey]int32{}
+	for i, l := range tl.Ranks {
+		ix.gid[i] = make([]int32, len(l.Groups))
+		for g := range l.Groups {
+			key := instKey{l.Groups[g].Name, l.Rank}
+			if m := l.Groups[g].Members; len(m) > 0 {
+				key.first = m[0]
 			}
-			inst[key] = append(inst[key], &st.Colls[ci])
+			id, ok := ids[key]
+			if !ok {
+				id = int32(len(ids))
+				ids[key] = id
+			}
+			ix.gid[i][g] = id
 		}
 	}
-	for _, key := range order {
-		f(inst[key])
+	ix.slots = make([][]int32, len(ids))
+	return ix
+}
+
+// index numbers the instances of step k (in the order of their first
+// member: rank, then collective) and sets ix.of.
+func (ix *instances) index(tl *Timeline, k int) {
+	for g := range ix.slots {
+		ix.slots[g] = ix.slots[g][:0]
+	}
+	ix.n = 0
+	for i, l := range tl.Ranks {
+		cs := l.Steps[k].Colls
+		of := ix.of[i][:0]
+		for ci := range cs {
+			g, seq := ix.gid[i][cs[ci].Group], int(cs[ci].Seq)
+			sl := ix.slots[g]
+			for len(sl) <= seq {
+				sl = append(sl, -1)
+			}
+			if sl[seq] < 0 {
+				sl[seq] = int32(ix.n)
+				ix.n++
+			}
+			ix.slots[g] = sl
+			of = append(of, sl[seq])
+		}
+		ix.of[i] = of
 	}
 }
 
@@ -85,14 +127,15 @@ type Result struct {
 
 // rankRun is one rank's progress through a step.
 type rankRun struct {
-	l      *RankLine
-	st     *Step
-	item   int     // next item
-	coll   int     // next collective to arrive at
-	t      int64   // stream time
-	end    []int64 // collective ends, -1 unknown
-	arrive []int64 // arrival times, -1 not arrived
-	prev   []int   // previous collective of the same group, -1 none
+	st      *Step
+	item    int     // next item
+	coll    int     // next collective to arrive at
+	t       int64   // stream time
+	end     []int64 // collective ends, -1 unknown
+	prev    []int32 // previous collective of the same group, -1 none
+	inst    []int32 // each collective's instance
+	blocked int32   // the collective whose end the run waits for, -1 none
+	queued  bool
 }
 
 // Replay runs the timeline's kept steps and returns their mean step time.
@@ -101,9 +144,10 @@ func (tl *Timeline) Replay() (Result, error) {
 	if tl.Steps == 0 {
 		return res, fmt.Errorf("replay: no decode step to replay")
 	}
+	s := newStepper(tl)
 	var sum float64
 	for k := 0; k < tl.Steps; k++ {
-		d, err := tl.replayStep(k)
+		d, err := s.step(k)
 		if err != nil {
 			return res, err
 		}
@@ -116,112 +160,157 @@ func (tl *Timeline) Replay() (Result, error) {
 	return res, nil
 }
 
-// replayStep replays step k on every rank at once and returns each rank's
-// step time (start to the next step's start).
-func (tl *Timeline) replayStep(k int) ([]int64, error) {
-	runs := make([]*rankRun, len(tl.Ranks))
-	byKey := map[instKey][]collRef{}
-	for i, l := range tl.Ranks {
-		st := &l.Steps[k]
-		rr := &rankRun{l: l, st: st, t: st.Anchor, end: make([]int64, len(st.Colls)),
-			arrive: make([]int64, len(st.Colls)), prev: make([]int, len(st.Colls))}
-		last := map[uint16]int{}
-		for ci := range st.Colls {
-			rr.end[ci], rr.arrive[ci] = -1, -1
-			p, ok := last[st.Colls[ci].Group]
-			if !ok {
-				p = -1
-			}
-			rr.prev[ci] = p
-			last[st.Colls[ci].Group] = ci
-			key := l.key(&st.Colls[ci])
-			byKey[key] = append(byKey[key], collRef{i, ci})
-		}
-		runs[i] = rr
-	}
-	for {
-		moved := false
-		done := true
-		for _, rr := range runs {
-			moved = rr.advance() || moved
-			done = done && rr.item == len(rr.st.Items) && rr.coll == len(rr.st.Colls)
-		}
-		if done {
-			break
-		}
-		if !resolve(runs, byKey) && !moved {
-			return nil, fmt.Errorf("replay: step %d cannot finish: a wait or collective never completes", k)
-		}
-	}
-	out := make([]int64, len(runs))
-	for i, rr := range runs {
-		out[i] = rr.t + rr.st.Tail - rr.st.Anchor
-	}
-	return out, nil
+// stepper replays the steps of a timeline one after the other, reusing
+// its buffers.
+type stepper struct {
+	tl    *Timeline
+	ix    *instances
+	runs  []rankRun
+	left  []int32  // per instance: members not yet arrived
+	start []int64  // per instance: the latest arrival so far
+	mem   []member // the instances' members, grouped by instance
+	first []int32  // per instance: where its members start in mem
+	queue []int32  // runs to advance
+	out   []int64
 }
 
-// collRef is one member's collective: runs[run].st.Colls[coll].
-type collRef struct{ run, coll int }
+func newStepper(tl *Timeline) *stepper {
+	return &stepper{tl: tl, ix: newInstances(tl), runs: make([]rankRun, len(tl.Ranks)), out: make([]int64, len(tl.Ranks))}
+}
 
-// advance runs the rank's stream as far as it can and reports whether it
-// moved.
-func (rr *rankRun) advance() bool {
-	moved := false
+// member is one rank's collective in an instance: runs[run].st.Colls[coll].
+type member struct{ run, coll int32 }
+
+// step replays step k on every rank at once and returns each rank's step
+// time (start to the next step's start). Each rank's stream runs until it
+// needs the end of a collective not yet started; a collective starts when
+// its last member arrives, which sets its end on every member and wakes
+// the members that waited for it: every item and collective is visited
+// once.
+func (s *stepper) step(k int) ([]int64, error) {
+	tl, ix := s.tl, s.ix
+	ix.index(tl, k)
+	s.left = resize(s.left, ix.n)
+	s.start = resize(s.start, ix.n)
+	s.first = resize(s.first, ix.n+1)
+	clear(s.left)
+	clear(s.first)
+	total := 0
+	for i, l := range tl.Ranks {
+		st := &l.Steps[k]
+		rr := &s.runs[i]
+		n := len(st.Colls)
+		*rr = rankRun{st: st, t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
+			inst: ix.of[i], blocked: -1, queued: true}
+		var last [8]int32
+		lastOf := last[:0]
+		for ci := range st.Colls {
+			rr.end[ci] = -1
+			g := int(st.Colls[ci].Group)
+			for len(lastOf) <= g {
+				lastOf = append(lastOf, -1)
+			}
+			rr.prev[ci] = lastOf[g]
+			lastOf[g] = int32(ci)
+			in := rr.inst[ci]
+			s.left[in]++
+			s.first[in+1]++
+		}
+		total += n
+	}
+	for in := 0; in < ix.n; in++ {
+		s.first[in+1] += s.first[in]
+		s.start[in] = -1
+	}
+	s.mem = resize(s.mem, total)
+	mem := s.mem
+	fill := resize(s.queue, ix.n) // fill position per instance, reused below as the queue
+	copy(fill, s.first[:ix.n])
+	for i := range s.runs {
+		for ci, in := range s.runs[i].inst {
+			mem[fill[in]] = member{int32(i), int32(ci)}
+			fill[in]++
+		}
+	}
+	s.queue = fill[:0]
+	for i := range s.runs {
+		s.queue = append(s.queue, int32(i))
+	}
+	for len(s.queue) > 0 {
+		i := s.queue[len(s.queue)-1]
+		s.queue = s.queue[:len(s.queue)-1]
+		rr := &s.runs[i]
+		rr.queued = false
+		s.advance(rr)
+	}
+	for i := range s.runs {
+		rr := &s.runs[i]
+		if rr.item < len(rr.st.Items) || rr.coll < len(rr.st.Colls) {
+			return nil, fmt.Errorf("replay: step %d cannot finish: a wait or collective never completes", k)
+		}
+		s.out[i] = rr.t + rr.st.Tail - rr.st.Anchor
+	}
+	return s.out, nil
+}
+
+// advance runs the rank's stream as far as it can.
+func (s *stepper) advance(rr *rankRun) {
+	rr.blocked = -1
 	for {
 		for rr.coll < len(rr.st.Colls) && int(rr.st.Colls[rr.coll].Pos) <= rr.item {
 			c := &rr.st.Colls[rr.coll]
 			at := rr.t
 			if p := rr.prev[rr.coll]; p >= 0 {
 				if rr.end[p] < 0 {
-					return moved
+					rr.blocked = p
+					return
 				}
 				at = max(at, rr.end[p])
 			}
-			rr.arrive[rr.coll] = at + c.Arrive
+			s.arrive(rr.inst[rr.coll], at+c.Arrive)
 			rr.coll++
-			moved = true
 		}
 		if rr.item == len(rr.st.Items) {
-			return moved
+			return
 		}
 		it := &rr.st.Items[rr.item]
 		if it.Kind == Wait && it.Coll >= 0 {
 			e := rr.end[it.Coll]
 			if e < 0 {
-				return moved
+				rr.blocked = int32(it.Coll)
+				return
 			}
 			rr.t = max(rr.t+it.Gap, e+rr.st.Colls[it.Coll].Tail)
 		} else {
 			rr.t += it.Gap + it.Dur
 		}
 		rr.item++
-		moved = true
 	}
 }
 
-// resolve starts every collective whose members have all arrived and
-// reports whether any did.
-func resolve(runs []*rankRun, byKey map[instKey][]collRef) bool {
-	any := false
-	for key, refs := range byKey {
-		start := int64(-1)
-		for _, ref := range refs {
-			a := runs[ref.run].arrive[ref.coll]
-			if a < 0 {
-				start = -1
-				break
-			}
-			start = max(start, a)
-		}
-		if start < 0 {
-			continue
-		}
-		for _, ref := range refs {
-			rr := runs[ref.run]
-			rr.end[ref.coll] = start + rr.st.Colls[ref.coll].Transfer
-		}
-		delete(byKey, key)
-		any = true
+// arrive records a member's arrival at instance in; the last arrival
+// starts the collective: every member's end is set and a member's run that
+// waited for it is queued.
+func (s *stepper) arrive(in int32, at int64) {
+	s.start[in] = max(s.start[in], at)
+	if s.left[in]--; s.left[in] > 0 {
+		return
 	}
-	return any
+	start := s.start[in]
+	for _, m := range s.mem[s.first[in]:s.first[in+1]] {
+		rr := &s.runs[m.run]
+		rr.end[m.coll] = start + rr.st.Colls[m.coll].Transfer
+		if rr.blocked == m.coll && !rr.queued {
+			rr.queued = true
+			s.queue = append(s.queue, m.run)
+		}
+	}
+}
+
+// resize returns b with length n, reallocated when too small.
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }

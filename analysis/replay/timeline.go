@@ -87,6 +87,9 @@ type Step struct {
 	Tail  int64
 	Items []Item
 	Colls []Coll
+	// shared: Items and Colls are shared with the timeline this step's
+	// was cloned from (edit copies them first).
+	shared bool
 }
 
 // Group is a communicator a rank belongs to.
@@ -109,6 +112,8 @@ type RankLine struct {
 	// over the whole capture, Intervals the number of such intervals.
 	StepNs    float64
 	Intervals int
+	// classes are the Ops' classes (opExpert, ...), once per op.
+	classes []uint8
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
@@ -126,7 +131,20 @@ func (l *RankLine) intern(name string) uint16 {
 		}
 	}
 	l.Ops = append(l.Ops, name)
+	if len(l.classes) == len(l.Ops)-1 {
+		l.classes = append(l.classes, classOf(name))
+	}
 	return uint16(len(l.Ops) - 1)
+}
+
+// opIndex returns the index of name in l.Ops, -1 when missing.
+func (l *RankLine) opIndex(name string) int {
+	for i, s := range l.Ops {
+		if s == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // group returns the index of the named group, -1 when the rank has none.
@@ -139,14 +157,17 @@ func (l *RankLine) group(name string) int {
 	return -1
 }
 
-// clone returns a deep copy of the steps (transforms edit copies).
+// clone returns a copy whose steps share their items and collectives
+// with l's until a transform edits them (Step.edit): l must not be edited
+// while the copy is in use.
 func (l *RankLine) clone() *RankLine {
 	c := *l
-	c.Ops = append([]string(nil), l.Ops...)
+	c.Ops = l.Ops[:len(l.Ops):len(l.Ops)]
+	c.classes = l.classes[:len(l.classes):len(l.classes)]
 	c.Steps = make([]Step, len(l.Steps))
-	for i, s := range l.Steps {
-		c.Steps[i] = Step{Anchor: s.Anchor, Tail: s.Tail,
-			Items: append([]Item(nil), s.Items...), Colls: append([]Coll(nil), s.Colls...)}
+	for i := range l.Steps {
+		c.Steps[i] = l.Steps[i]
+		c.Steps[i].shared = true
 	}
 	return &c
 }
@@ -157,4 +178,7 @@ type Timeline struct {
 	// Steps is the number of steps every rank kept (the replay runs the
 	// first Steps steps of each).
 	Steps int
+	// replayed is the replay of a timeline Predict made (it is not
+	// edited after).
+	replayed *Result
 }

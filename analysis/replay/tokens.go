@@ -22,9 +22,9 @@ const (
 
 // tokenModel times kernels at another token count.
 type tokenModel struct {
-	slope  map[string]float64 // ns per token, from the profile
-	fitted map[string]bool
-	used   map[string]string // op -> "profile" or "model", for the basis
+	slope  map[fitID]float64 // ns per token, from the profile
+	fitted map[fitID]bool
+	used   map[fitID]string // op -> "profile" or "model", for the basis
 }
 
 // newTokenModel fits, per op, duration against tokens over the timeline by
@@ -35,7 +35,7 @@ func newTokenModel(tl *Timeline) *tokenModel {
 		sx, sy, sxx, sxy float64
 		lo, hi           int32
 	}
-	a := map[string]*acc{}
+	a := map[fitID]*acc{}
 	for _, l := range tl.Ranks {
 		for _, st := range l.Steps[:tl.Steps] {
 			for i := range st.Items {
@@ -56,7 +56,7 @@ func newTokenModel(tl *Timeline) *tokenModel {
 			}
 		}
 	}
-	m := &tokenModel{slope: map[string]float64{}, fitted: map[string]bool{}, used: map[string]string{}}
+	m := &tokenModel{slope: map[fitID]float64{}, fitted: map[fitID]bool{}, used: map[fitID]string{}}
 	for op, s := range a {
 		if s.n < fitMinSamples || float64(s.hi) < fitMinSpread*float64(s.lo) {
 			continue
@@ -73,9 +73,12 @@ func newTokenModel(tl *Timeline) *tokenModel {
 	return m
 }
 
-// fitKey is what a fit is per: the op and its input shapes' other
+// fitID is what a fit is per: the op and its input shapes' other
 // dimensions.
-func fitKey(l *RankLine, it *Item) string { return l.op(it.Op) + "|" + l.op(it.Shape) }
+type fitID struct{ op, shape string }
+
+// fitKey is the fit kernel it of l belongs to.
+func fitKey(l *RankLine, it *Item) fitID { return fitID{l.op(it.Op), l.op(it.Shape)} }
 
 // dur returns the duration of kernel it of l at tokens to given d at
 // tokens from.
@@ -83,14 +86,14 @@ func (m *tokenModel) dur(l *RankLine, it *Item, d int64, from, to int32) int64 {
 	if from == to || from <= 0 || to <= 0 {
 		return d
 	}
-	op := l.op(it.Op)
-	if key := fitKey(l, it); m.fitted[key] {
+	key := fitKey(l, it)
+	if m.fitted[key] {
 		m.used[key] = "profile"
 		return max(d+int64(m.slope[key]*float64(to-from)), d/10)
 	}
-	m.used[fitKey(l, it)] = "model"
+	m.used[key] = "model"
 	fixed := float64(vectorFixedTokens)
-	if containsFold(op, "matmul") {
+	if l.class(it.Op)&opMatmul != 0 {
 		fixed = matmulFixedTokens
 	}
 	return int64(float64(d) * (fixed + float64(to)) / (fixed + float64(from)))

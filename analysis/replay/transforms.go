@@ -19,28 +19,57 @@ type RemoveKernels struct {
 func (t RemoveKernels) Name() string { return "remove_kernels" }
 
 // Apply implements Transform.
-func (t RemoveKernels) Apply(tl *Timeline) (string, bool, error) {
-	n := 0
+func (t RemoveKernels) Apply(tl *Timeline) (string, bool, error) { return applySteps(tl, t) }
+
+// removeEdit is RemoveKernels under way.
+type removeEdit struct {
+	t             RemoveKernels
+	isOp, isAfter [][]bool // per rank, per op: Op; After's prefix
+	n             int
+	e             editor
+}
+
+func (t RemoveKernels) begin(tl *Timeline) (stepEdit, error) {
+	r := &removeEdit{t: t}
 	for _, l := range tl.Ranks {
-		for k := range l.Steps[:tl.Steps] {
-			st := &l.Steps[k]
-			prevKernel := ""
-			for i := 0; i < len(st.Items); i++ {
-				it := st.Items[i]
-				if it.Kind != Kernel {
-					continue
-				}
-				op := l.op(it.Op)
-				if strings.EqualFold(op, t.Op) && (t.After == "" || hasPrefixFold(prevKernel, t.After)) {
-					removeItem(st, i)
-					i--
-					n++
-					continue
-				}
-				prevKernel = op
+		isOp, isAfter := make([]bool, len(l.Ops)), make([]bool, len(l.Ops))
+		for i, op := range l.Ops {
+			isOp[i] = strings.EqualFold(op, t.Op)
+			isAfter[i] = t.After == "" || hasPrefixFold(op, t.After)
+		}
+		r.isOp, r.isAfter = append(r.isOp, isOp), append(r.isAfter, isAfter)
+	}
+	return r, nil
+}
+
+// step removes step k's matching kernels on every rank.
+func (r *removeEdit) step(tl *Timeline, k int) {
+	for ri, l := range tl.Ranks {
+		isOp, isAfter := r.isOp[ri], r.isAfter[ri]
+		st := &l.Steps[k]
+		drop, _ := r.e.marks(st)
+		prev, dropped := -1, 0 // the closest kept kernel's op before the item
+		for i := range st.Items {
+			it := &st.Items[i]
+			if it.Kind != Kernel {
+				continue
 			}
+			if isOp[it.Op] && (r.t.After == "" || (prev >= 0 && isAfter[prev])) {
+				drop[i] = true
+				dropped++
+				continue
+			}
+			prev = int(it.Op)
+		}
+		if dropped > 0 {
+			r.e.drop(st)
+			r.n += dropped
 		}
 	}
+}
+
+func (r *removeEdit) end(tl *Timeline) (string, bool, error) {
+	t, n := r.t, r.n
 	if n == 0 {
 		return "", false, fmt.Errorf("no %s kernel to remove", t.Op)
 	}
@@ -66,29 +95,44 @@ type EagerToGraph struct{}
 func (EagerToGraph) Name() string { return "eager_to_graph" }
 
 // Apply implements Transform.
-func (EagerToGraph) Apply(tl *Timeline) (string, bool, error) {
+func (t EagerToGraph) Apply(tl *Timeline) (string, bool, error) { return applySteps(tl, t) }
+
+// graphEdit is EagerToGraph under way.
+type graphEdit struct {
+	gap      int64
+	measured bool
+}
+
+func (EagerToGraph) begin(tl *Timeline) (stepEdit, error) {
 	gap, measured := tl.graphGap()
+	return &graphEdit{gap, measured}, nil
+}
+
+// step shrinks step k's gaps on every rank.
+func (g *graphEdit) step(tl *Timeline, k int) {
 	for _, l := range tl.Ranks {
-		for k := range l.Steps[:tl.Steps] {
-			st := &l.Steps[k]
-			started := false
-			for i := range st.Items {
-				it := &st.Items[i]
-				if started {
-					it.Gap = min(it.Gap, gap)
-				}
-				if it.Kind == Kernel {
-					started, it.Graph = true, true
-				}
+		st := &l.Steps[k]
+		st.edit()
+		started := false
+		for i := range st.Items {
+			it := &st.Items[i]
+			if started {
+				it.Gap = min(it.Gap, g.gap)
+			}
+			if it.Kind == Kernel {
+				started, it.Graph = true, true
 			}
 		}
 	}
+}
+
+func (g *graphEdit) end(*Timeline) (string, bool, error) {
 	src := "the documented default"
-	if measured {
+	if g.measured {
 		src = "the median gap between this profile's graph-replayed kernels"
 	}
 	return fmt.Sprintf("gaps between a step's kernels set to %v (%s); the time between steps unchanged",
-		time.Duration(gap), src), false, nil
+		time.Duration(g.gap), src), false, nil
 }
 
 // graphGap is the median gap before a graph-replayed kernel that follows
@@ -125,46 +169,58 @@ type Rebatch struct {
 func (t Rebatch) Name() string { return "rebatch" }
 
 // Apply implements Transform.
-func (t Rebatch) Apply(tl *Timeline) (string, bool, error) {
+func (t Rebatch) Apply(tl *Timeline) (string, bool, error) { return applySteps(tl, t) }
+
+// rebatchEdit is Rebatch under way.
+type rebatchEdit struct {
+	from, to int32
+	m        *tokenModel
+	n        int
+}
+
+func (t Rebatch) begin(tl *Timeline) (stepEdit, error) {
 	from := t.From
 	if from == 0 {
 		from = tl.decodeBatch()
 	}
 	if from <= 0 || t.To <= 0 {
-		return "", false, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
+		return nil, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
 	}
-	m := newTokenModel(tl)
-	n := tl.rebatch(m, from, t.To, true)
-	return fmt.Sprintf("%d kernels per rank and step rebatched from %d to %d tokens: %s; collectives unchanged",
-		n/max(1, len(tl.Ranks)*tl.Steps), from, t.To, m.basis()), false, nil
+	return &rebatchEdit{from: from, to: t.To, m: newTokenModel(tl)}, nil
 }
 
-// rebatch retimes the kernels at from tokens (and, with pairs, the expert
-// ops in proportion) and returns how many it changed.
-func (tl *Timeline) rebatch(m *tokenModel, from, to int32, pairs bool) int {
+func (r *rebatchEdit) step(tl *Timeline, k int) { r.n += tl.rebatchStep(k, r.m, r.from, r.to, true) }
+
+func (r *rebatchEdit) end(tl *Timeline) (string, bool, error) {
+	return fmt.Sprintf("%d kernels per rank and step rebatched from %d to %d tokens: %s; collectives unchanged",
+		r.n/max(1, len(tl.Ranks)*tl.Steps), r.from, r.to, r.m.basis()), false, nil
+}
+
+// rebatchStep retimes step k's kernels at from tokens on every rank (and,
+// with pairs, the expert ops in proportion) and returns how many it
+// changed.
+func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool) int {
 	n := 0
 	for _, l := range tl.Ranks {
-		for k := range l.Steps[:tl.Steps] {
-			st := &l.Steps[k]
-			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || it.Tokens <= 0 {
-					continue
-				}
-				op := l.op(it.Op)
-				nt := it.Tokens
-				switch {
-				case it.Tokens == from:
-					nt = to
-				case pairs && isExpertOp(op):
-					nt = int32(int64(it.Tokens)*int64(to)/int64(from) + 0)
-				default:
-					continue
-				}
-				it.Dur = m.dur(l, it, it.Dur, it.Tokens, nt)
-				it.Tokens = nt
-				n++
+		st := &l.Steps[k]
+		for i := range st.Items {
+			if it := &st.Items[i]; it.Kind != Kernel || it.Tokens <= 0 {
+				continue
 			}
+			st.edit()
+			it := &st.Items[i]
+			nt := it.Tokens
+			switch {
+			case it.Tokens == from:
+				nt = to
+			case pairs && l.class(it.Op)&opExpert != 0:
+				nt = int32(int64(it.Tokens)*int64(to)/int64(from) + 0)
+			default:
+				continue
+			}
+			it.Dur = m.dur(l, it, it.Dur, it.Tokens, nt)
+			it.Tokens = nt
+			n++
 		}
 	}
 	return n

@@ -24,7 +24,8 @@ import (
 // Ops come out ordered by step, kind and name; a key repeated in one object
 // keeps its last value, as a JSON object decode would.
 func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
-	t := &tok{r: limit(r, MaxCommunicationBytes), buf: make([]byte, commBlock)}
+	t := &tok{r: limit(r, MaxCommunicationBytes), buf: getBlock(&commBlocks, commBlock)}
+	defer func() { putBlock(&commBlocks, t.buf, commBlock) }()
 	var ops commOps
 	if err := ops.read(t); err != nil {
 		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)

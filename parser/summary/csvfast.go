@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // csvScanner reads CSV records the way encoding/csv does with LazyQuotes
@@ -77,7 +78,35 @@ const (
 var csvBlock = 1 << 20
 
 func newCSVScanner(r io.Reader) *csvScanner {
-	return &csvScanner{r: r, buf: make([]byte, csvBlock)}
+	return &csvScanner{r: r, buf: getBlock(&csvBlocks, csvBlock)}
+}
+
+// release gives the scanner's block back for the next rank's file; c is
+// not used after.
+func (c *csvScanner) release() {
+	putBlock(&csvBlocks, c.buf, csvBlock)
+	c.buf = nil
+}
+
+// csvBlocks and commBlocks keep the read blocks of finished files for the
+// next rank's: a cluster of many small ranks would otherwise allocate (and
+// collect) a 1 MiB block per file.
+var csvBlocks, commBlocks sync.Pool
+
+// getBlock returns a block of n bytes from pool, or a new one.
+func getBlock(pool *sync.Pool, n int) []byte {
+	if p, ok := pool.Get().(*[]byte); ok && len(*p) == n {
+		return *p
+	}
+	return make([]byte, n)
+}
+
+// putBlock puts b back into pool when it has the block size n (a block
+// grown for a long record is left to the collector).
+func putBlock(pool *sync.Pool, b []byte, n int) {
+	if len(b) == n {
+		pool.Put(&b)
+	}
 }
 
 type scanResult int

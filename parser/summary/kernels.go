@@ -280,6 +280,7 @@ func cell(rec []string, idx map[string]int, k string) string {
 func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues, error) {
 	var issues RowIssues
 	cr := newCSVScanner(r)
+	defer cr.release()
 	h, err := readKernelHeader(cr, file)
 	if err != nil {
 		return issues, err

@@ -2,6 +2,7 @@ package summary
 
 // kept: its standard-library imports resemble render/text.go's; an import block cannot be shared
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,11 +154,112 @@ type Metadata struct {
 }
 
 // ReadProfilerMetadata reads profiler_metadata.json (ENV_VARIABLES,
-// parallel_group_info and user keys).
+// parallel_group_info and user keys). A file whose bytes an earlier call
+// read is not decoded again (the ranks of a cluster mostly repeat one):
+// the caller gets its own copy of what was decoded.
 func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
+	data, err := io.ReadAll(limit(r, 64<<20))
+	if err != nil {
+		// decoded as read, up to the error (a complete object first is
+		// still read, as a stream decoder would)
+		return decodeMetadata(io.MultiReader(bytes.NewReader(data), errReader{err}), file)
+	}
+	if md, ok := metaCache.get(data); ok {
+		return md, nil
+	}
+	md, err := decodeMetadata(bytes.NewReader(data), file)
+	if err == nil {
+		metaCache.put(data, md)
+	}
+	return md, err
+}
+
+// errReader returns its error.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// metaCache holds the decoded profiler_metadata.json of each distinct
+// content read (bounded at maxMetaCache bytes of files).
+var metaCache metaFiles
+
+const maxMetaCache = 4 << 20
+
+type metaFiles struct {
+	sync.Mutex
+	m     map[string]Metadata
+	env   map[string]map[string]string // ENV_VARIABLES by its JSON text: ranks that differ in their group_rank share it
+	bytes int
+}
+
+// getEnv returns a copy of the environment decoded from the JSON text v.
+func (c *metaFiles) getEnv(v []byte) (map[string]string, bool) {
+	c.Lock()
+	env, ok := c.env[string(v)]
+	c.Unlock()
+	return maps.Clone(env), ok
+}
+
+// putEnv keeps a copy of env, decoded from v.
+func (c *metaFiles) putEnv(v []byte, env map[string]string) {
+	c.Lock()
+	defer c.Unlock()
+	if c.bytes+len(v) > maxMetaCache {
+		return
+	}
+	if c.env == nil {
+		c.env = map[string]map[string]string{}
+	}
+	if _, ok := c.env[string(v)]; !ok {
+		c.env[string(v)] = maps.Clone(env)
+		c.bytes += len(v)
+	}
+}
+
+// get returns a copy of the metadata decoded from data.
+func (c *metaFiles) get(data []byte) (Metadata, bool) {
+	c.Lock()
+	md, ok := c.m[string(data)]
+	c.Unlock()
+	if !ok {
+		return md, false
+	}
+	return md.clone(), true
+}
+
+// put keeps a copy of md, decoded from data.
+func (c *metaFiles) put(data []byte, md Metadata) {
+	c.Lock()
+	defer c.Unlock()
+	if c.bytes+len(data) > maxMetaCache {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]Metadata{}
+	}
+	if _, ok := c.m[string(data)]; !ok {
+		c.m[string(data)] = md.clone()
+		c.bytes += len(data)
+	}
+}
+
+// clone returns a copy of md that shares nothing a caller may edit (the
+// long rank lists are shared already: sharedRanks).
+func (md Metadata) clone() Metadata {
+	c := Metadata{Env: maps.Clone(md.Env), Other: maps.Clone(md.Other), Groups: slices.Clone(md.Groups)}
+	for i := range c.Groups {
+		if g := &c.Groups[i]; len(g.GlobalRanks) < 16 {
+			g.GlobalRanks = slices.Clone(g.GlobalRanks)
+		}
+	}
+	return c
+}
+
+// decodeMetadata decodes profiler_metadata.json.
+func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 	md := Metadata{Env: map[string]string{}, Other: map[string]string{}}
 	var raw map[string]json.RawMessage
-	if err := json.NewDecoder(limit(r, 64<<20)).Decode(&raw); err != nil {
+	if err := json.NewDecoder(r).Decode(&raw); err != nil {
 		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
 	keys := slices.Sorted(maps.Keys(raw))
@@ -165,6 +267,10 @@ func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 		v := raw[k]
 		switch k {
 		case "ENV_VARIABLES":
+			if env, ok := metaCache.getEnv(v); ok {
+				md.Env = env
+				continue
+			}
 			var env map[string]any
 			if err := json.Unmarshal(v, &env); err != nil {
 				return md, fmt.Errorf("%s: ENV_VARIABLES: %w", file, err)
@@ -175,6 +281,7 @@ func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 					md.Env[ek] = s
 				}
 			}
+			metaCache.putEnv(v, md.Env)
 		case "parallel_group_info":
 			groups, err := parseGroups(v)
 			if err != nil {
