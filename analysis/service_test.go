@@ -1,0 +1,134 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/inputs/service"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/parser/model"
+)
+
+// serviceMetricsOf runs the cluster passes, strictly, over a service
+// profile alone and returns the service.* metrics and unavailable names.
+func serviceMetricsOf(t *testing.T, p *model.ServiceProfile) (map[string]float64, map[string]string) {
+	t.Helper()
+	strictMetrics = true
+	defer func() { strictMetrics = false }()
+	cr := RunClusterWith(nil, ClusterInputs{Service: p})
+	require.Empty(t, cr.Errors)
+	got, un := map[string]float64{}, map[string]string{}
+	for k, v := range cr.Metrics {
+		if strings.HasPrefix(k, "service.") {
+			got[k] = v
+		}
+	}
+	for k, v := range cr.Unavailable {
+		if strings.HasPrefix(k, "service.") {
+			un[k] = v
+		}
+	}
+	require.Same(t, p, ServiceOf(cr).Profile)
+	return got, un
+}
+
+// Every service metric equals the generator's truth exactly, on every
+// field system's run in every column spelling; what a spelling cannot
+// give is unavailable with its reason.
+func TestServiceMetricsExact(t *testing.T) {
+	for _, sc := range tracegen.ServiceScenarios() {
+		for _, sp := range tracegen.ServiceSpellings {
+			t.Run(sc.Name+"/"+sp, func(t *testing.T) {
+				dir := t.TempDir()
+				truth, err := tracegen.GenerateService(dir, sc, sp)
+				require.NoError(t, err)
+				p, err := service.Read(dir)
+				require.NoError(t, err)
+				require.Empty(t, p.Issues)
+				for _, f := range p.Files {
+					require.Equal(t, sp, p.Spellings[f], f)
+				}
+				got, un := serviceMetricsOf(t, p)
+				require.Equal(t, truth.Metrics, got)
+				for name := range un {
+					require.NotContains(t, truth.Metrics, name)
+				}
+				if sp == tracegen.ServiceMicros {
+					require.Contains(t, un, MetricServiceTTFTP99Ms)
+					require.Contains(t, un, MetricServiceDPCount)
+				}
+			})
+		}
+	}
+}
+
+// The field runs' shapes: one busy DP domain of four at one request, all
+// four at 90; preemptions where the run had them.
+func TestServiceFieldShapes(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		busy, preempt float64
+	}{{"a3-1", 1, 0}, {"a3-90", 4, 3}, {"a2-25", 1, 0}} {
+		var sc tracegen.ServiceScenario
+		for _, s := range tracegen.ServiceScenarios() {
+			if s.Name == c.name {
+				sc = s
+			}
+		}
+		dir := t.TempDir()
+		_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+		require.NoError(t, err)
+		p, err := service.Read(dir)
+		require.NoError(t, err)
+		got, _ := serviceMetricsOf(t, p)
+		require.Equal(t, c.busy, got[MetricServiceDPBusyCount], c.name)
+		require.Equal(t, c.preempt, got[MetricServiceKVPreemptionsCount], c.name)
+		require.Equal(t, float64(sc.Requests), got[MetricServiceRequestsCount], c.name)
+	}
+}
+
+// A request.csv cut inside its last row: the complete rows are read and
+// the profile says the file was cut.
+func TestServiceCutCSVIsPartial(t *testing.T) {
+	sc := tracegen.ServiceScenarios()[0]
+	for _, sp := range tracegen.ServiceSpellings {
+		dir := t.TempDir()
+		_, err := tracegen.GenerateService(dir, sc, sp)
+		require.NoError(t, err)
+		path := filepath.Join(dir, service.RequestCSV)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b[:len(b)-7], 0o644))
+		p, err := service.Read(dir)
+		require.NoError(t, err)
+		require.True(t, p.Partial())
+		require.Equal(t, []model.ServiceFileIssue{{File: service.RequestCSV, Cut: true}}, p.Issues)
+		require.Equal(t, sc.Requests-1, p.Requests.Len())
+		got, _ := serviceMetricsOf(t, p)
+		require.Equal(t, float64(sc.Requests-1), got[MetricServiceRequestsCount])
+	}
+}
+
+// No service profile: the pass measures nothing and says nothing.
+func TestServiceAbsentSaysNothing(t *testing.T) {
+	cr := RunCluster(nil, nil)
+	for k := range cr.Metrics {
+		require.False(t, strings.HasPrefix(k, "service."), k)
+	}
+	for k := range cr.Unavailable {
+		require.False(t, strings.HasPrefix(k, "service."), k)
+	}
+	require.Nil(t, ServiceOf(cr))
+}
+
+func TestPercentileInterpolates(t *testing.T) {
+	v := []float64{1, 2, 3, 4}
+	require.Equal(t, 2.5, Percentile(v, 0.5))
+	require.InDelta(t, 3.7, Percentile(v, 0.9), 1e-12)
+	require.Equal(t, 4.0, Percentile(v, 1))
+	require.Equal(t, 7.0, Percentile([]float64{7}, 0.99))
+}
