@@ -311,7 +311,7 @@ func dictInt(d []byte, key string) (int64, bool) {
 
 // kvSink reads kvcache.csv into ServiceKV.
 type kvSink struct {
-	k                               *model.ServiceKV
+	k                              *model.ServiceKV
 	time, name, free, total, usage field
 }
 
