@@ -77,8 +77,7 @@ func Read(dir string) (*model.ServiceProfile, error) {
 		if err != nil {
 			if is.cut || errors.Is(err, errNoHeader) {
 				// an empty or headless file: nothing of it is read
-				p.Issues = append(p.Issues, model.ServiceFileIssue{File: t.csv, Cut: is.cut})
-				p.Notes = append(p.Notes, err.Error())
+				p.Issues = append(p.Issues, model.ServiceFileIssue{File: t.csv, Cut: is.cut, Unread: err.Error()})
 				continue
 			}
 			return nil, err

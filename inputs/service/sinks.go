@@ -188,24 +188,23 @@ func (s *batchSink) row(c [][]byte) bool {
 		pre, dec, pt, dt = countResList(s.resList.cell(c))
 	}
 	row := int32(len(s.b.Kind))
+	keep := len(s.b.PerDP)
 	for _, d := range s.perDP {
 		cell := d.f.cell(c)
 		if absent(cell) {
 			continue
 		}
 		e := model.ServiceBatchDP{Row: row, DP: d.dp, Size: model.NoServiceValue, Forward: model.NoServiceValue}
+		var ok bool
 		if d.forward {
-			v, ok := durCell(cell, d.f.unit)
-			if !ok {
-				return false
-			}
-			e.Forward = v
+			e.Forward, ok = durCell(cell, d.f.unit)
 		} else {
-			v, ok := intCell(cell)
-			if !ok {
-				return false
-			}
-			e.Size = v
+			e.Size, ok = intCell(cell)
+		}
+		if !ok {
+			// a bad row leaves nothing behind
+			s.b.PerDP = s.b.PerDP[:keep]
+			return false
 		}
 		// the size and the forward of one domain share an entry
 		if n := len(s.b.PerDP); n > 0 && s.b.PerDP[n-1].Row == row && s.b.PerDP[n-1].DP == d.dp {

@@ -20,7 +20,7 @@ const (
 )
 
 // ServiceSpellings are the spellings GenerateService writes.
-var ServiceSpellings = []string{ServiceMicros, ServiceMillis, ServiceDatetime}
+var ServiceSpellings = []string{ServiceMicros, ServiceMillis, ServiceDatetime, ServiceDB}
 
 // ServiceScenario is one serving run of the field systems, as MS Service
 // Profiler would have recorded it.
@@ -174,7 +174,8 @@ func simulateService(sc ServiceScenario) ([]svcRequest, []svcStep) {
 
 // GenerateService writes the scenario's service folder (request.csv,
 // batch.csv, kvcache.csv and, but in the microsecond spelling,
-// forward.csv) in dir, in the given spelling, and returns its truth.
+// forward.csv; or their tables in profiler.db) in dir, in the given
+// spelling, and returns its truth.
 func GenerateService(dir string, sc ServiceScenario, spelling string) (*ServiceTruth, error) {
 	if !slices.Contains(ServiceSpellings, spelling) {
 		return nil, fmt.Errorf("tracegen: unknown service spelling %q", spelling)
@@ -184,6 +185,9 @@ func GenerateService(dir string, sc ServiceScenario, spelling string) (*ServiceT
 	}
 	reqs, steps := simulateService(sc)
 	w := svcWriter{spelling: spelling}
+	if spelling == ServiceDB {
+		w.spelling = ServiceDatetime
+	}
 	files := map[string]string{
 		"request.csv": w.requests(reqs),
 		"batch.csv":   w.batches(steps, reqs),
@@ -192,12 +196,18 @@ func GenerateService(dir string, sc ServiceScenario, spelling string) (*ServiceT
 	if spelling != ServiceMicros {
 		files["forward.csv"] = w.forwards(sc, steps)
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+	if spelling == ServiceDB {
+		if err := writeServiceDB(dir, files); err != nil {
 			return nil, err
 		}
+	} else {
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				return nil, err
+			}
+		}
 	}
-	tr := &ServiceTruth{Metrics: serviceTruth(sc, spelling, reqs, steps)}
+	tr := &ServiceTruth{Metrics: serviceTruth(sc, w.spelling, reqs, steps)}
 	for _, s := range steps {
 		tr.BatchStarts = append(tr.BatchStarts, s.start*1000)
 	}

@@ -59,6 +59,9 @@ type ServiceFileIssue struct {
 	// the header is line 1).
 	BadRows      int `json:"bad_rows"`
 	FirstBadLine int `json:"first_bad_line,omitempty"`
+	// Unread says why nothing of the file was read (empty, no header),
+	// "" when its rows were.
+	Unread string `json:"unread,omitempty"`
 }
 
 // Partial reports whether some file of the profile was cut or had bad rows.
