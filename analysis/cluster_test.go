@@ -55,7 +55,7 @@ func TestClusterRunnerSharesRankRunner(t *testing.T) {
 		require.Equal(t, -1, tm.Rank)
 		names = append(names, tm.Pass)
 	}
-	require.Equal(t, []string{"arrival", "skew", "experts", "moe_wait", "engines"}, names)
+	require.Equal(t, []string{"arrival", "skew", "experts", "moe_wait", "engines", "service"}, names)
 	require.NotNil(t, ArrivalOf(cr))
 	require.NoError(t, Validate(ClusterPasses))
 

@@ -51,6 +51,10 @@ const (
 type ServiceResult struct {
 	Profile *model.ServiceProfile
 	DP      []ServiceDP
+	// Join matches the device steps of JoinRank (the first rank with
+	// timeline steps) to the profile's batches; nil without such a rank.
+	Join     *ServiceJoin
+	JoinRank int
 }
 
 // ServiceDP is one data-parallel domain's forwards.
@@ -74,7 +78,9 @@ kvcache.csv, forward.csv or profiler.db): TTFT, end-to-end, queue-wait and
 TPOT percentiles (linear interpolation between closest ranks), output
 throughput, batch size and prefill/decode mix over the scheduling rows,
 per-DP-domain forward time, batch size and busy share, the KV cache's
-low-water mark and preemptions.`,
+low-water mark and preemptions. With a rank's timeline steps, each device
+step is matched to its batch and the clocks' offset estimated
+(ServiceResult.Join).`,
 	Metrics: serviceMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		p := ctx.Service
@@ -86,6 +92,12 @@ low-water mark and preemptions.`,
 		serviceBatches(ctx, p)
 		res.DP = serviceDP(ctx, p)
 		serviceKV(ctx, p)
+		for _, rr := range ctx.Ranks {
+			if spans := StepSpansOf(rr); len(spans) > 0 {
+				res.Join, res.JoinRank = JoinService(spans, p), rr.Rank
+				break
+			}
+		}
 		return res, nil
 	},
 }
