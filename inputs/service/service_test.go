@@ -58,6 +58,20 @@ func TestDatetimeIsShanghaiTime(t *testing.T) {
 	}
 }
 
+func TestHeaderUnits(t *testing.T) {
+	for in, want := range map[string]column{
+		"\ufeffhttp_rid":                  {base: "http_rid"},
+		"\ufeff\"start_time(ms)\"":        {base: "start_time", unit: unitMillis},
+		"start_time_httpReq(microsecond)": {base: "start_time_httpreq", unit: unitMicros},
+		" During_Time(us) ":               {base: "during_time", unit: unitMicros},
+		"dp3-forward(ms)":                 {base: "dp3-forward", unit: unitMillis},
+		"TotalBlocks=":                    {base: "totalblocks="},
+		"odd(thing)":                      {base: "odd(thing)"},
+	} {
+		require.Equal(t, want, parseHeader(in), in)
+	}
+}
+
 func TestSplitCSVQuotes(t *testing.T) {
 	cells, _, ok := splitCSV([]byte(`a,"[{'rid': '1'}, {'rid': '2'}]",,"say ""hi""",`), nil, nil)
 	require.True(t, ok)

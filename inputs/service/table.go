@@ -19,8 +19,8 @@ type column struct {
 
 // parseHeader splits a header cell into base name and unit.
 func parseHeader(h string) column {
+	h = strings.TrimPrefix(h, "\ufeff") // a byte-order mark before the first cell
 	h = strings.ToLower(strings.TrimSpace(strings.Trim(strings.TrimSpace(h), `"`)))
-	h = strings.TrimPrefix(h, "\ufeff")
 	c := column{base: h}
 	if i := strings.LastIndexByte(h, '('); i > 0 && strings.HasSuffix(h, ")") {
 		switch h[i+1 : len(h)-1] {

@@ -53,12 +53,9 @@ func ServiceScenarios() []ServiceScenario {
 }
 
 // ServiceTruth is the exact value of every service metric the written
-// folder yields (metrics the spelling cannot give are absent), and the
-// scheduling batches' start times (ns since the epoch) for a join.
+// folder yields (metrics the spelling cannot give are absent).
 type ServiceTruth struct {
 	Metrics map[string]float64
-	// BatchStarts are the scheduling rows' starts, in order.
-	BatchStarts []int64
 }
 
 // serviceEpochUs is the run's first arrival: 2025-11-20 10:00:00 +08:00.
@@ -207,11 +204,7 @@ func GenerateService(dir string, sc ServiceScenario, spelling string) (*ServiceT
 			}
 		}
 	}
-	tr := &ServiceTruth{Metrics: serviceTruth(sc, w.spelling, reqs, steps)}
-	for _, s := range steps {
-		tr.BatchStarts = append(tr.BatchStarts, s.start*1000)
-	}
-	return tr, nil
+	return &ServiceTruth{Metrics: serviceTruth(sc, w.spelling, reqs, steps)}, nil
 }
 
 type svcWriter struct{ spelling string }
