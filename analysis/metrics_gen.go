@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [144]Metric{
+var metricRows = [145]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -129,6 +129,7 @@ var metricRows = [144]Metric{
 	{Name: string(MetricServiceBatchPrefillMean), Unit: "count", Doc: "mean prefill requests per scheduling batch", Base: ""},
 	{Name: string(MetricServiceBatchDecodeMean), Unit: "count", Doc: "mean decode requests per scheduling batch", Base: ""},
 	{Name: string(MetricServiceBatchPrefillTokenShare), Unit: "ratio", Doc: "prefill share of the scheduled tokens", Base: ""},
+	{Name: string(MetricServiceBatchMixedTimeRatio), Unit: "ratio", Doc: "mean execution time of the batches that mix prefill into decode over that of the decode-only batches (execution rows)", Base: ""},
 	{Name: string(MetricServiceDPCount), Unit: "count", Doc: "data-parallel domains with forwards", Base: ""},
 	{Name: string(MetricServiceDPBusyCount), Unit: "count", Doc: "DP domains that ran a forward with requests (batch size above 0); the others ran dummy steps", Base: ""},
 	{Name: string(MetricServiceDPBusyShareMin), Unit: "ratio", Doc: "least busy share over the DP domains", Base: ""},
@@ -166,8 +167,8 @@ var (
 	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
 	overlapMetrics    = metricRows[96:102:102]  // overlap.go
 	replayMetrics     = metricRows[102:103:103] // replaypass.go
-	serviceMetrics    = metricRows[103:134:134] // service.go
-	skewMetrics       = metricRows[134:140:140] // skew.go
-	stepsharesMetrics = metricRows[140:143:143] // stepshares.go
-	waitpairMetrics   = metricRows[143:144:144] // waitpair.go
+	serviceMetrics    = metricRows[103:135:135] // service.go
+	skewMetrics       = metricRows[135:141:141] // skew.go
+	stepsharesMetrics = metricRows[141:144:144] // stepshares.go
+	waitpairMetrics   = metricRows[144:145:145] // waitpair.go
 )

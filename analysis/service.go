@@ -34,6 +34,7 @@ const (
 	MetricServiceBatchPrefillMean       = "service.batch.prefill.requests.mean"     // count: mean prefill requests per scheduling batch
 	MetricServiceBatchDecodeMean        = "service.batch.decode.requests.mean"      // count: mean decode requests per scheduling batch
 	MetricServiceBatchPrefillTokenShare = "service.batch.prefill.tokens.share"      // ratio: prefill share of the scheduled tokens
+	MetricServiceBatchMixedTimeRatio    = "service.batch.mixed.time_ratio"          // ratio: mean execution time of the batches that mix prefill into decode over that of the decode-only batches (execution rows)
 	MetricServiceDPCount                = "service.dp.count"                        // count: data-parallel domains with forwards
 	MetricServiceDPBusyCount            = "service.dp.busy.count"                   // count: DP domains that ran a forward with requests (batch size above 0); the others ran dummy steps
 	MetricServiceDPBusyShareMin         = "service.dp.busy.share.min"               // ratio: least busy share over the DP domains
@@ -240,6 +241,7 @@ func serviceBatches(ctx *ClusterContext, p *model.ServiceProfile) {
 			alltok += int64(pt) + int64(dt)
 		}
 	}
+	serviceMixedTime(ctx, b)
 	why := "no scheduling row (BatchSchedule, batchFrameworkProcessing or Schedule) in batch.csv"
 	if count == 0 {
 		ctx.unavailable(why, MetricServiceBatchCount, MetricServiceBatchSizeMean, MetricServiceBatchMixedShare,
@@ -265,6 +267,34 @@ func serviceBatches(ctx *ClusterContext, p *model.ServiceProfile) {
 	} else {
 		ctx.unavailable("no scheduling row states its scheduled tokens", MetricServiceBatchPrefillTokenShare)
 	}
+}
+
+// serviceMixedTime compares the execution rows that mix prefill into
+// decode with the decode-only ones: what a prefill costs the decoding
+// requests batched with it.
+func serviceMixedTime(ctx *ClusterContext, b *model.ServiceBatches) {
+	const none = model.NoServiceValue
+	var mixedNs, decodeNs int64
+	var mixed, decode int
+	for i := range b.Len() {
+		pr, de, d := b.Prefill[i], b.Decode[i], b.Dur[i]
+		if b.Kind[i] != model.BatchExecute || pr == none || de == none || d == none || de == 0 {
+			continue
+		}
+		if pr > 0 {
+			mixedNs += d
+			mixed++
+		} else {
+			decodeNs += d
+			decode++
+		}
+	}
+	if mixed == 0 || decode == 0 || decodeNs == 0 {
+		ctx.unavailable("needs execution rows (modelExec, Execute) with their requests' phases, both decode-only and mixing prefill into decode",
+			MetricServiceBatchMixedTimeRatio)
+		return
+	}
+	ctx.set(MetricServiceBatchMixedTimeRatio, (float64(mixedNs)/float64(mixed))/(float64(decodeNs)/float64(decode)))
 }
 
 // serviceDP measures each DP domain's forwards: forward.csv's rows with

@@ -137,3 +137,36 @@ func TestPercentileInterpolates(t *testing.T) {
 	require.Equal(t, 4.0, Percentile(v, 1))
 	require.Equal(t, 7.0, Percentile([]float64{7}, 0.99))
 }
+
+// The mid-2025 batch.csv's per-DP columns give the DP metrics when there
+// is no forward.csv: the execution rows' dp{i}-size and dp{i}-forward(ms).
+func TestServiceDPFromBatchColumns(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, service.BatchCSV), []byte(
+		"name,res_list,start_time(ms),end_time(ms),batch_size,batch_type,during_time(ms),dp0-rid,dp0-size,dp0-forward(ms),dp1-rid,dp1-size,dp1-forward(ms)\n"+
+			"batchFrameworkProcessing,\"['1', '2']\",1763604000000.5,1763604000001.5,2,Prefill,1.0,['1'],1,35.5,['2'],1,30.25\n"+
+			"modelExec,\"['1', '2']\",1763604000002,1763604000040,2,Prefill,38,['1'],1,35.5,['2'],1,30.25\n"+
+			"batchFrameworkProcessing,\"['1']\",1763604000041,1763604000042,1,Decode,1.0,['1'],1,20,,,\n"+
+			"modelExec,\"['1']\",1763604000042,1763604000062,1,Decode,20,['1'],1,20,,0,4\n"), 0o644))
+	p, err := service.Read(dir)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{service.BatchCSV: model.ServiceSpellingMillis}, p.Spellings)
+	got, un := serviceMetricsOf(t, p)
+	span := 20.0 + 40 // from the first execution's start to the last forward's end, ms
+	require.Equal(t, map[string]float64{
+		MetricServiceBatchCount:        2,
+		MetricServiceBatchSizeMean:     1.5,
+		MetricServiceDPCount:           2,
+		MetricServiceDPBusyCount:       2,
+		"service.dp.0.forward.mean_ms": (35.5 + 20) / 2,
+		"service.dp.1.forward.mean_ms": (30.25 + 4) / 2,
+		"service.dp.0.batch.size.mean": 1,
+		"service.dp.1.batch.size.mean": 0.5,
+		"service.dp.0.busy.share":      float64(55500000) / float64(int64(span*1e6)),
+		"service.dp.1.busy.share":      float64(30250000) / float64(int64(span*1e6)),
+		MetricServiceDPBusyShareMin:    float64(30250000) / float64(int64(span*1e6)),
+		MetricServiceDPBusyShareMax:    float64(55500000) / float64(int64(span*1e6)),
+	}, got)
+	require.Contains(t, un[MetricServiceRequestsCount], "no request.csv")
+	require.Contains(t, un[MetricServiceBatchMixedShare], "phases")
+}

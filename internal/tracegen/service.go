@@ -436,6 +436,24 @@ func serviceTruth(sc ServiceScenario, spelling string, reqs []svcRequest, steps 
 			preempt++
 		}
 	}
+	// execution rows: the step less the scheduling row's 200 µs
+	var mixedUs, decodeUs int64
+	var nMixed, nDecode int
+	for _, s := range steps {
+		if len(s.decode) == 0 {
+			continue
+		}
+		if len(s.prefill) > 0 {
+			mixedUs += s.dur - 200
+			nMixed++
+		} else {
+			decodeUs += s.dur - 200
+			nDecode++
+		}
+	}
+	if nMixed > 0 && nDecode > 0 {
+		m["service.batch.mixed.time_ratio"] = (float64(mixedUs*1000) / float64(nMixed)) / (float64(decodeUs*1000) / float64(nDecode))
+	}
 	n := float64(len(steps))
 	m["service.batch.count"] = n
 	m["service.batch.size.mean"] = float64(size) / n

@@ -110,6 +110,7 @@ const (
 	MetricServiceBatchCount                    = "service.batch.count"                          // service.go
 	MetricServiceBatchDecodeMean               = "service.batch.decode.requests.mean"           // service.go
 	MetricServiceBatchMixedShare               = "service.batch.mixed.share"                    // service.go
+	MetricServiceBatchMixedTimeRatio           = "service.batch.mixed.time_ratio"               // service.go
 	MetricServiceBatchPrefillMean              = "service.batch.prefill.requests.mean"          // service.go
 	MetricServiceBatchPrefillTokenShare        = "service.batch.prefill.tokens.share"           // service.go
 	MetricServiceBatchSizeMean                 = "service.batch.size.mean"                      // service.go
