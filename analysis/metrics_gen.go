@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [145]Metric{
+var metricRows = [146]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -138,6 +138,7 @@ var metricRows = [145]Metric{
 	{Name: string(FamilyServiceDPBatchSizeMean), Unit: "count", Doc: "one DP domain's mean forward batch size", Base: ""},
 	{Name: string(FamilyServiceDPBusyShare), Unit: "ratio", Doc: "one DP domain's forward time with requests over the span of every domain's forwards", Base: ""},
 	{Name: string(MetricServiceKVFreeBlocksMin), Unit: "count", Doc: "low-water mark of the KV cache's free blocks", Base: ""},
+	{Name: string(MetricServiceKVFreeShareMin), Unit: "ratio", Doc: "least share of the KV cache's blocks free (free over total blocks, rows that state both)", Base: ""},
 	{Name: string(MetricServiceKVUsageMax), Unit: "ratio", Doc: "largest KV cache usage", Base: ""},
 	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions (kvcache.csv rows named Preempt* or SwapOut)", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
@@ -167,8 +168,8 @@ var (
 	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
 	overlapMetrics    = metricRows[96:102:102]  // overlap.go
 	replayMetrics     = metricRows[102:103:103] // replaypass.go
-	serviceMetrics    = metricRows[103:135:135] // service.go
-	skewMetrics       = metricRows[135:141:141] // skew.go
-	stepsharesMetrics = metricRows[141:144:144] // stepshares.go
-	waitpairMetrics   = metricRows[144:145:145] // waitpair.go
+	serviceMetrics    = metricRows[103:136:136] // service.go
+	skewMetrics       = metricRows[136:142:142] // skew.go
+	stepsharesMetrics = metricRows[142:145:145] // stepshares.go
+	waitpairMetrics   = metricRows[145:146:146] // waitpair.go
 )

@@ -43,6 +43,7 @@ const (
 	FamilyServiceDPBatchSizeMean        = Family("service.dp.<id>.batch.size.mean") // count: one DP domain's mean forward batch size
 	FamilyServiceDPBusyShare            = Family("service.dp.<id>.busy.share")      // ratio: one DP domain's forward time with requests over the span of every domain's forwards
 	MetricServiceKVFreeBlocksMin        = "service.kv.free_blocks.min"              // count: low-water mark of the KV cache's free blocks
+	MetricServiceKVFreeShareMin         = "service.kv.free.share.min"               // ratio: least share of the KV cache's blocks free (free over total blocks, rows that state both)
 	MetricServiceKVUsageMax             = "service.kv.usage.max"                    // ratio: largest KV cache usage
 	MetricServiceKVPreemptionsCount     = "service.kv.preemptions.count"            // count: preemptions (kvcache.csv rows named Preempt* or SwapOut)
 )
@@ -389,11 +390,14 @@ func serviceKV(ctx *ClusterContext, p *model.ServiceProfile) {
 	const none = model.NoServiceValue
 	k := &p.KV
 	low := int32(math.MaxInt32)
-	usage := math.Inf(-1)
+	usage, freeShare := math.Inf(-1), math.Inf(1)
 	preempt := 0
 	for i := range k.Len() {
 		if f := k.Free[i]; f != none {
 			low = min(low, f)
+			if t := k.Total[i]; t != none && t > 0 {
+				freeShare = min(freeShare, float64(f)/float64(t))
+			}
 		}
 		if u := float64(k.Usage[i]); !math.IsNaN(u) {
 			usage = max(usage, u)
@@ -420,6 +424,11 @@ func serviceKV(ctx *ClusterContext, p *model.ServiceProfile) {
 		ctx.setCount(MetricServiceKVFreeBlocksMin, int(low))
 	} else {
 		ctx.unavailable("no free-block count (kvcache.csv free_blocks or device_kvcache_left)", MetricServiceKVFreeBlocksMin)
+	}
+	if !math.IsInf(freeShare, 1) {
+		ctx.set(MetricServiceKVFreeShareMin, freeShare)
+	} else {
+		ctx.unavailable("no kvcache.csv row states both its free and its total blocks", MetricServiceKVFreeShareMin)
 	}
 	if !math.IsInf(usage, -1) {
 		ctx.set(MetricServiceKVUsageMax, usage)

@@ -419,7 +419,7 @@ func serviceTruth(sc ServiceScenario, spelling string, reqs []svcRequest, steps 
 	}
 	var size, pre, dec, mixed, ptok, alltok int
 	low := math.MaxInt
-	usage := math.Inf(-1)
+	usage, freeShare := math.Inf(-1), math.Inf(1)
 	preempt := 0
 	for _, s := range steps {
 		size += len(s.prefill) + len(s.decode)
@@ -431,6 +431,7 @@ func serviceTruth(sc ServiceScenario, spelling string, reqs []svcRequest, steps 
 		ptok += s.prefillTokens
 		alltok += s.prefillTokens + len(s.decode)
 		low = min(low, s.free)
+		freeShare = min(freeShare, float64(s.free)/float64(s.total))
 		usage = max(usage, float64(float32(float64(s.used)/float64(s.total))))
 		if s.preempt {
 			preempt++
@@ -463,6 +464,7 @@ func serviceTruth(sc ServiceScenario, spelling string, reqs []svcRequest, steps 
 	if spelling != ServiceMicros {
 		m["service.batch.prefill.tokens.share"] = float64(ptok) / float64(alltok)
 		m["service.kv.usage.max"] = usage
+		m["service.kv.free.share.min"] = freeShare
 	}
 	m["service.kv.free_blocks.min"] = float64(low)
 	m["service.kv.preemptions.count"] = float64(preempt)

@@ -123,6 +123,7 @@ const (
 	MetricServiceE2EP90Ms                      = "service.e2e.p90_ms"                           // service.go
 	MetricServiceE2EP99Ms                      = "service.e2e.p99_ms"                           // service.go
 	MetricServiceKVFreeBlocksMin               = "service.kv.free_blocks.min"                   // service.go
+	MetricServiceKVFreeShareMin                = "service.kv.free.share.min"                    // service.go
 	MetricServiceKVPreemptionsCount            = "service.kv.preemptions.count"                 // service.go
 	MetricServiceKVUsageMax                    = "service.kv.usage.max"                         // service.go
 	MetricServiceOutputTPS                     = "service.output_tps"                           // service.go
