@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/sqlitedb"
@@ -259,4 +260,38 @@ func appendText(b []byte, v any) []byte {
 		return append(b, '0')
 	}
 	return append(b, fmt.Sprint(v)...)
+}
+
+// Find returns the service profile folder at or below root (root itself,
+// else its subfolders up to two levels down, the first in name order), as
+// it sits beside the torch_npu rank folders of one run; ok is false when
+// there is none. Folders of rank captures (*_ascend_pt, *_ascend_ms,
+// PROF_*) are not entered.
+func Find(root string) (dir string, ok bool) {
+	if Is(root) {
+		return root, true
+	}
+	level := []string{root}
+	for depth := 0; depth < 2; depth++ {
+		var next []string
+		for _, d := range level {
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				n := e.Name()
+				if !e.IsDir() || strings.HasSuffix(n, "_ascend_pt") || strings.HasSuffix(n, "_ascend_ms") || strings.HasPrefix(n, "PROF_") {
+					continue
+				}
+				sub := filepath.Join(d, n)
+				if Is(sub) {
+					return sub, true
+				}
+				next = append(next, sub)
+			}
+		}
+		level = next
+	}
+	return "", false
 }

@@ -175,3 +175,26 @@ func TestEmptyCSVIsAnIssue(t *testing.T) {
 	require.True(t, p.Partial())
 	require.Zero(t, p.KV.Len())
 }
+
+// Find takes the folder itself, else the first service folder up to two
+// levels down, never entering a rank capture's folder.
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	_, ok := Find(root)
+	require.False(t, ok)
+	sc := tracegen.ServiceScenarios()[1]
+	// a request.csv inside a rank folder is not the service profile
+	_, err := tracegen.GenerateService(filepath.Join(root, "dp0_rank0_1_2_ascend_pt"), sc, tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	_, ok = Find(root)
+	require.False(t, ok)
+	want := filepath.Join(root, "run", "msprof_service")
+	_, err = tracegen.GenerateService(want, sc, tracegen.ServiceMillis)
+	require.NoError(t, err)
+	got, ok := Find(root)
+	require.True(t, ok)
+	require.Equal(t, want, got)
+	got, ok = Find(want)
+	require.True(t, ok)
+	require.Equal(t, want, got)
+}
