@@ -11,7 +11,8 @@ import (
 // Metrics of the service cluster pass (a public contract, issue 33): what
 // MS Service Profiler's parse output says of the serving run. Set only
 // when a service profile was read; without one the pass measures nothing
-// and says nothing (the document has no service section then).
+// and says nothing (no service.* name in cluster.metrics or
+// cluster.unavailable).
 const (
 	MetricServiceRequestsCount          = "service.requests.count"                  // count: requests of request.csv
 	MetricServiceTTFTP50Ms              = "service.ttft.p50_ms"                     // ms: median first_token_latency (0 is the writer's "not measured" and is left out)

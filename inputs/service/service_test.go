@@ -198,3 +198,19 @@ func TestFind(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, want, got)
 }
+
+// A CSV whose header is not its table's is named and left unread; the
+// other tables are read.
+func TestForeignHeaderIsAnIssue(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.GenerateService(dir, tracegen.ServiceScenarios()[1], tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ForwardCSV), []byte("a,b\n1,2\n"), 0o644))
+	p, err := Read(dir)
+	require.NoError(t, err)
+	require.Len(t, p.Issues, 1)
+	require.Equal(t, ForwardCSV, p.Issues[0].File)
+	require.Contains(t, p.Issues[0].Unread, "not a forward table")
+	require.NotContains(t, p.Files, ForwardCSV)
+	require.NotZero(t, p.Requests.Len())
+}

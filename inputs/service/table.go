@@ -147,8 +147,8 @@ func (is *issue) badRow(line int) {
 	is.bad++
 }
 
-// errNoHeader: the file is empty or its header names none of the table's
-// columns.
+// errNoHeader: the file is empty or its header lacks the table's columns:
+// nothing of it is read.
 var errNoHeader = errors.New("no header line")
 
 // scanCSV reads a CSV table from r. A last line without its newline is a
@@ -195,7 +195,7 @@ func scanCSV(r io.Reader, name string, s sink) (issue, error) {
 		cols[i] = parseHeader(string(c))
 	}
 	if err := s.header(cols); err != nil {
-		return is, fmt.Errorf("%s: %w", name, err)
+		return is, fmt.Errorf("%s: %w: %w", name, errNoHeader, err)
 	}
 	for {
 		line, complete, err := readLine()
