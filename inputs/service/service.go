@@ -11,6 +11,7 @@
 package service
 
 import (
+	"cmp"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -95,6 +96,10 @@ func Read(dir string) (*model.ServiceProfile, error) {
 		}
 	}
 	if len(p.Files) == 0 {
+		if len(p.Issues) > 0 {
+			is := p.Issues[0]
+			return nil, fmt.Errorf("%s: %w: %s: %s", dir, ErrNoService, is.File, cmp.Or(is.Unread, "no complete row"))
+		}
 		return nil, fmt.Errorf("%s: %w", dir, ErrNoService)
 	}
 	return p, nil
@@ -145,14 +150,14 @@ func readDB(p *model.ServiceProfile, dir string, which []int) error {
 	}
 	db, err := sqlitedb.Open(path)
 	if err != nil {
-		p.Notes = append(p.Notes, err.Error())
+		p.Issues = append(p.Issues, model.ServiceFileIssue{File: ProfilerDB, Unread: err.Error()})
 		return nil
 	}
 	defer db.Close()
 	have := map[string]bool{}
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view')`)
 	if err != nil {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: %v", ProfilerDB, err))
+		p.Issues = append(p.Issues, model.ServiceFileIssue{File: ProfilerDB, Unread: err.Error()})
 		return nil
 	}
 	for rows.Next() {
@@ -170,7 +175,7 @@ func readDB(p *model.ServiceProfile, dir string, which []int) error {
 		is, err := readTable(db, t.table, newSink(p, i))
 		name := ProfilerDB + ":" + t.table
 		if err != nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s: %v", name, err))
+			p.Issues = append(p.Issues, model.ServiceFileIssue{File: name, BadRows: is.bad, FirstBadLine: is.firstBadLine, Unread: err.Error()})
 			continue
 		}
 		p.Files = append(p.Files, name)

@@ -214,3 +214,31 @@ func TestForeignHeaderIsAnIssue(t *testing.T) {
 	require.NotContains(t, p.Files, ForwardCSV)
 	require.NotZero(t, p.Requests.Len())
 }
+
+// A profiler.db cut short is named: alone, the read fails saying why.
+func TestCutDatabase(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.GenerateService(dir, tracegen.ServiceScenarios()[0], tracegen.ServiceDB)
+	require.NoError(t, err)
+	path := filepath.Join(dir, ProfilerDB)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b[:len(b)/3], 0o644))
+	_, err = Read(dir)
+	require.ErrorIs(t, err, ErrNoService)
+	require.Contains(t, err.Error(), "profiler.db: ")
+	require.Contains(t, err.Error(), "malformed")
+
+	// beside a readable request.csv, the cut database is an issue
+	_, err = tracegen.GenerateService(filepath.Join(dir, "csv"), tracegen.ServiceScenarios()[0], tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	b, err = os.ReadFile(filepath.Join(dir, "csv", RequestCSV))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, RequestCSV), b, 0o644))
+	p, err := Read(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{RequestCSV}, p.Files)
+	require.Len(t, p.Issues, 1)
+	require.Equal(t, ProfilerDB, p.Issues[0].File)
+	require.Contains(t, p.Issues[0].Unread, "malformed")
+}
