@@ -44,8 +44,6 @@ type ServiceProfile struct {
 	// Issues are the files cut short or with rows that did not parse: the
 	// complete rows were read, and these say what was not.
 	Issues []ServiceFileIssue `json:"issues,omitempty"`
-	// Notes are observations that never stop the analysis.
-	Notes []string `json:"notes,omitempty"`
 }
 
 // ServiceFileIssue says what of one file was not read.
