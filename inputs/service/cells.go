@@ -51,6 +51,7 @@ func absent(b []byte) bool {
 // every digit), rounding half away from zero below the nanosecond. An
 // exponent form falls back to float parsing. ok is false when the text is
 // not a number or overflows.
+// kept: timeparse.MicrosToNanos for any unit (ms needs six decimals); timeparse's stays µs-only on the trace reader's hot path
 func scaled(b []byte, unitNs int64) (ns int64, ok bool) {
 	b = trim(b)
 	if len(b) == 0 {

@@ -59,15 +59,19 @@ func (s *requestSink) header(cols []column) error {
 
 func (s *requestSink) grow(n int) {
 	r := s.r
-	r.Start = slices.Grow(r.Start, n)
-	r.E2E = slices.Grow(r.E2E, n)
-	r.TTFT = slices.Grow(r.TTFT, n)
-	r.QueueWait = slices.Grow(r.QueueWait, n)
-	r.RecvTokens = slices.Grow(r.RecvTokens, n)
-	r.ReplyTokens = slices.Grow(r.ReplyTokens, n)
-	r.CacheHit = slices.Grow(r.CacheHit, n)
+	growEach(n, &r.Start, &r.E2E, &r.TTFT, &r.QueueWait)
+	growEach(n, &r.RecvTokens, &r.ReplyTokens)
+	growEach(n, &r.CacheHit)
 }
 
+// growEach reserves room for n more values in each column.
+func growEach[T any](n int, cols ...*[]T) {
+	for _, c := range cols {
+		*c = slices.Grow(*c, n)
+	}
+}
+
+// kept: each table appends its own columns, alike in shape only
 func (s *requestSink) row(c [][]byte) bool {
 	start, ok1 := optTime(s.start.cell(c), s.start.unit)
 	e2e, ok2 := optDur(s.e2e.cell(c), s.e2e.unit)
@@ -138,16 +142,9 @@ func (s *batchSink) header(cols []column) error {
 
 func (s *batchSink) grow(n int) {
 	b := s.b
-	b.Kind = slices.Grow(b.Kind, n)
-	b.Start = slices.Grow(b.Start, n)
-	b.Dur = slices.Grow(b.Dur, n)
-	b.Size = slices.Grow(b.Size, n)
-	b.Prefill = slices.Grow(b.Prefill, n)
-	b.Decode = slices.Grow(b.Decode, n)
-	b.PrefillTokens = slices.Grow(b.PrefillTokens, n)
-	b.DecodeTokens = slices.Grow(b.DecodeTokens, n)
-	b.DP = slices.Grow(b.DP, n)
-	b.FreeBlocks = slices.Grow(b.FreeBlocks, n)
+	growEach(n, &b.Kind)
+	growEach(n, &b.Start, &b.Dur)
+	growEach(n, &b.Size, &b.Prefill, &b.Decode, &b.PrefillTokens, &b.DecodeTokens, &b.DP, &b.FreeBlocks)
 }
 
 // batchKind maps a row name to its kind; ok is false for other rows.
@@ -328,11 +325,10 @@ func (s *kvSink) header(cols []column) error {
 
 func (s *kvSink) grow(n int) {
 	k := s.k
-	k.Time = slices.Grow(k.Time, n)
-	k.Event = slices.Grow(k.Event, n)
-	k.Free = slices.Grow(k.Free, n)
-	k.Total = slices.Grow(k.Total, n)
-	k.Usage = slices.Grow(k.Usage, n)
+	growEach(n, &k.Time)
+	growEach(n, &k.Event)
+	growEach(n, &k.Free, &k.Total)
+	growEach(n, &k.Usage)
 }
 
 // kvEvent maps a row's event name to its kind.
@@ -391,10 +387,8 @@ func (s *forwardSink) header(cols []column) error {
 
 func (s *forwardSink) grow(n int) {
 	f := s.f
-	f.Start = slices.Grow(f.Start, n)
-	f.Dur = slices.Grow(f.Dur, n)
-	f.BatchSize = slices.Grow(f.BatchSize, n)
-	f.DP = slices.Grow(f.DP, n)
+	growEach(n, &f.Start, &f.Dur)
+	growEach(n, &f.BatchSize, &f.DP)
 }
 
 func (s *forwardSink) row(c [][]byte) bool {

@@ -129,24 +129,13 @@ func simulateService(sc ServiceScenario) ([]svcRequest, []svcStep) {
 			left[i] = r.out - 1
 			running = append(running, i)
 		}
+		// a decoding request makes one token a step; one that needs a
+		// single token ends at its prefill
 		keep := running[:0]
 		for _, i := range running {
-			if slices.Contains(st.prefill, i) {
-				keep = append(keep, i)
-				continue
+			if !slices.Contains(st.prefill, i) {
+				left[i]--
 			}
-			left[i]--
-			if left[i] == 0 {
-				reqs[i].e2e = end - reqs[i].start
-				done++
-				continue
-			}
-			keep = append(keep, i)
-		}
-		running = keep
-		// a request that needs one token only ends at its prefill
-		keep = running[:0]
-		for _, i := range running {
 			if left[i] == 0 {
 				reqs[i].e2e = end - reqs[i].start
 				done++
@@ -229,16 +218,34 @@ func (w svcWriter) dur(us int64) string {
 	return fmt.Sprintf("%d.%03d", us/1000, us%1000)
 }
 
+// svcHeaders are each file's header line in the microsecond, ms and
+// datetime spellings (docs/formats.md#service-profiles).
+var svcHeaders = map[string][3]string{
+	"request.csv": {
+		"http_rid,start_time_httpReq(microsecond),recv_token_size,reply_token_size,execution_time(microsecond),queue_wait_time(microsecond)",
+		"http_rid,start_time(ms),recv_token_size,reply_token_size,execution_time(ms),queue_wait_time(ms),first_token_latency(ms),cache_hit_rate",
+		"http_rid,start_datetime,recv_token_size,reply_token_size,execution_time(ms),queue_wait_time(ms),first_token_latency(ms),cache_hit_rate",
+	},
+	"batch.csv": {
+		"name,res_list,start_time(microsecond),end_time(microsecond),batch_size,batch_type,during_time(microsecond)",
+		"name,res_list,start_time(ms),end_time(ms),during_time(ms),batch_type,prof_id,total_batch_size",
+		"name,res_list,start_time,end_time,during_time(ms),batch_type,prof_id,total_batch_size,total_blocks,used_blocks,free_blocks,blocks_allocated,blocks_freed,kvcache_usage_rate,Prefill_batch_size,Decode_batch_size,Prefill_scheduled_tokens,Decode_scheduled_tokens,total_scheduled_tokens,dp_rank",
+	},
+	"kvcache.csv": {
+		"domain,rid,start_time(microsecond),end_time(microsecond),name,device_kvcache_left,during_time(microsecond)",
+		"domain,rid,timestamp(ms),name,TotalBlocks=,UsedBlocks=,FreeBlocks=,UsagePercent=,AllocatedBlocks=",
+		"domain,name,start_time,total_blocks,used_blocks,free_blocks,blocks_allocated,blocks_freed,kvcache_usage_rate",
+	},
+}
+
+// header is file's header line in the writer's spelling.
+func (w svcWriter) header(file string) string {
+	return svcHeaders[file][slices.Index(ServiceSpellings, w.spelling)] + "\n"
+}
+
 func (w svcWriter) requests(reqs []svcRequest) string {
 	var b strings.Builder
-	switch w.spelling {
-	case ServiceMicros:
-		b.WriteString("http_rid,start_time_httpReq(microsecond),recv_token_size,reply_token_size,execution_time(microsecond),queue_wait_time(microsecond)\n")
-	case ServiceMillis:
-		b.WriteString("http_rid,start_time(ms),recv_token_size,reply_token_size,execution_time(ms),queue_wait_time(ms),first_token_latency(ms),cache_hit_rate\n")
-	default:
-		b.WriteString("http_rid,start_datetime,recv_token_size,reply_token_size,execution_time(ms),queue_wait_time(ms),first_token_latency(ms),cache_hit_rate\n")
-	}
+	b.WriteString(w.header("request.csv"))
 	for i, r := range reqs {
 		fmt.Fprintf(&b, "chatcmpl-%08x,%s,%d,%d,%s,%s", i*2654435761%(1<<32), w.at(r.start), r.recv, r.out, w.dur(r.e2e), w.dur(r.queue))
 		if w.spelling != ServiceMicros {
@@ -271,14 +278,7 @@ func (w svcWriter) resList(s svcStep, reqs []svcRequest) string {
 
 func (w svcWriter) batches(steps []svcStep, reqs []svcRequest) string {
 	var b strings.Builder
-	switch w.spelling {
-	case ServiceMicros:
-		b.WriteString("name,res_list,start_time(microsecond),end_time(microsecond),batch_size,batch_type,during_time(microsecond)\n")
-	case ServiceMillis:
-		b.WriteString("name,res_list,start_time(ms),end_time(ms),during_time(ms),batch_type,prof_id,total_batch_size\n")
-	default:
-		b.WriteString("name,res_list,start_time,end_time,during_time(ms),batch_type,prof_id,total_batch_size,total_blocks,used_blocks,free_blocks,blocks_allocated,blocks_freed,kvcache_usage_rate,Prefill_batch_size,Decode_batch_size,Prefill_scheduled_tokens,Decode_scheduled_tokens,total_scheduled_tokens,dp_rank\n")
-	}
+	b.WriteString(w.header("batch.csv"))
 	sched := map[string]string{ServiceMicros: "BatchSchedule", ServiceMillis: "batchFrameworkProcessing", ServiceDatetime: "BatchSchedule"}[w.spelling]
 	exec := map[string]string{ServiceMicros: "modelExec", ServiceMillis: "modelExec", ServiceDatetime: "Execute"}[w.spelling]
 	for _, s := range steps {
@@ -311,14 +311,7 @@ func (w svcWriter) batches(steps []svcStep, reqs []svcRequest) string {
 
 func (w svcWriter) kvcache(steps []svcStep) string {
 	var b strings.Builder
-	switch w.spelling {
-	case ServiceMicros:
-		b.WriteString("domain,rid,start_time(microsecond),end_time(microsecond),name,device_kvcache_left,during_time(microsecond)\n")
-	case ServiceMillis:
-		b.WriteString("domain,rid,timestamp(ms),name,TotalBlocks=,UsedBlocks=,FreeBlocks=,UsagePercent=,AllocatedBlocks=\n")
-	default:
-		b.WriteString("domain,name,start_time,total_blocks,used_blocks,free_blocks,blocks_allocated,blocks_freed,kvcache_usage_rate\n")
-	}
+	b.WriteString(w.header("kvcache.csv"))
 	for k, s := range steps {
 		t := s.start + 100
 		names := []string{"Allocate"}
