@@ -300,7 +300,8 @@ func serviceMixedTime(ctx *ClusterContext, b *model.ServiceBatches) {
 }
 
 // serviceDP measures each DP domain's forwards: forward.csv's rows with
-// a dp_rank, else batch.csv's dp{i}-size and dp{i}-forward(ms) cells.
+// a dp_rank (all of them domain 0 when none has one), else batch.csv's
+// dp{i}-size and dp{i}-forward(ms) cells.
 func serviceDP(ctx *ClusterContext, p *model.ServiceProfile) []ServiceDP {
 	const none = model.NoServiceValue
 	byDP := map[int]*ServiceDP{}
@@ -333,6 +334,13 @@ func serviceDP(ctx *ClusterContext, p *model.ServiceProfile) []ServiceDP {
 	for i := range f.Len() {
 		if f.DP[i] != none {
 			add(int(f.DP[i]), f.Start[i], f.Dur[i], f.BatchSize[i])
+		}
+	}
+	if len(byDP) == 0 && f.Len() > 0 {
+		// no forward names its DP rank (the writer leaves dp_rank empty
+		// without data parallel): one domain, 0
+		for i := range f.Len() {
+			add(0, f.Start[i], f.Dur[i], f.BatchSize[i])
 		}
 	}
 	if len(byDP) == 0 {

@@ -170,3 +170,27 @@ func TestServiceDPFromBatchColumns(t *testing.T) {
 	require.Contains(t, un[MetricServiceRequestsCount], "no request.csv")
 	require.Contains(t, un[MetricServiceBatchMixedShare], "phases")
 }
+
+// Without data parallel the writer leaves dp_rank empty: every forward is
+// domain 0's.
+func TestServiceForwardsWithoutDPRank(t *testing.T) {
+	sc := tracegen.ServiceScenarios()[0] // a2-25: one DP domain
+	dir := t.TempDir()
+	truth, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	path := filepath.Join(dir, service.ForwardCSV)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	// dp_rank is the third column from the end: blank it on every row
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		c := strings.Split(lines[i], ",")
+		c[len(c)-3] = ""
+		lines[i] = strings.Join(c, ",")
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	p, err := service.Read(dir)
+	require.NoError(t, err)
+	got, _ := serviceMetricsOf(t, p)
+	require.Equal(t, truth.Metrics, got)
+}
