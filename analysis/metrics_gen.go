@@ -140,7 +140,7 @@ var metricRows = [146]Metric{
 	{Name: string(MetricServiceKVFreeBlocksMin), Unit: "count", Doc: "low-water mark of the KV cache's free blocks", Base: ""},
 	{Name: string(MetricServiceKVFreeShareMin), Unit: "ratio", Doc: "least share of the KV cache's blocks free (free over total blocks, rows that state both)", Base: ""},
 	{Name: string(MetricServiceKVUsageMax), Unit: "ratio", Doc: "largest KV cache usage", Base: ""},
-	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions (kvcache.csv rows named Preempt* or SwapOut)", Base: ""},
+	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
 	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},

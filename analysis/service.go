@@ -46,7 +46,7 @@ const (
 	MetricServiceKVFreeBlocksMin        = "service.kv.free_blocks.min"              // count: low-water mark of the KV cache's free blocks
 	MetricServiceKVFreeShareMin         = "service.kv.free.share.min"               // ratio: least share of the KV cache's blocks free (free over total blocks, rows that state both)
 	MetricServiceKVUsageMax             = "service.kv.usage.max"                    // ratio: largest KV cache usage
-	MetricServiceKVPreemptionsCount     = "service.kv.preemptions.count"            // count: preemptions (kvcache.csv rows named Preempt* or SwapOut)
+	MetricServiceKVPreemptionsCount     = "service.kv.preemptions.count"            // count: preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted
 )
 
 // ServiceResult is the service pass's typed result: the profile read
