@@ -32,6 +32,12 @@ type ServiceJoin struct {
 	// Tolerance is the largest start difference a match may have after
 	// the offset: a quarter of the median interval between the batches.
 	Tolerance int64
+	// Mixed counts the matched steps whose batch mixes prefill into
+	// decode, Decode those of decode-only batches (batches that state
+	// their requests' phases); MixedStepRatio is the mean device step of
+	// the first over that of the second, 0 when either is empty.
+	Mixed, Decode  int
+	MixedStepRatio float64
 }
 
 // joinSample is how many steps score each candidate offset.
@@ -125,6 +131,26 @@ func JoinService(steps []StepSpan, p *model.ServiceProfile) *ServiceJoin {
 	if len(diffs) > 0 {
 		slices.Sort(diffs)
 		j.Offset = diffs[(len(diffs)-1)/2]
+	}
+	var mixedNs, decodeNs int64
+	for i, r := range j.Batch {
+		if r < 0 {
+			continue
+		}
+		pr, de := b.Prefill[r], b.Decode[r]
+		if pr == model.NoServiceValue || de == model.NoServiceValue || de == 0 {
+			continue
+		}
+		if pr > 0 {
+			j.Mixed++
+			mixedNs += steps[i].End - steps[i].Start
+		} else {
+			j.Decode++
+			decodeNs += steps[i].End - steps[i].Start
+		}
+	}
+	if j.Mixed > 0 && j.Decode > 0 && decodeNs > 0 {
+		j.MixedStepRatio = (float64(mixedNs) / float64(j.Mixed)) / (float64(decodeNs) / float64(j.Decode))
 	}
 	return j
 }

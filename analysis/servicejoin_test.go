@@ -45,6 +45,21 @@ func TestServiceJoinsDeviceSteps(t *testing.T) {
 		require.Equal(t, truth.Rows, j.Batch, "offset %d µs", offUs)
 		require.Equal(t, len(spans), j.Matched)
 		require.InDelta(t, float64(truth.OffsetNs), float64(j.Offset), 500, "offset %d µs: estimated %d ns", offUs, j.Offset)
+		// the device steps of the batches that mix a prefill in, over the
+		// decode-only ones'
+		var mixedNs, decodeNs int64
+		var mixed, decode int
+		for i, s := range spans {
+			if truth.Mixed[i] {
+				mixedNs += s.End - s.Start
+				mixed++
+			} else {
+				decodeNs += s.End - s.Start
+				decode++
+			}
+		}
+		require.Equal(t, [2]int{mixed, decode}, [2]int{j.Mixed, j.Decode})
+		require.Equal(t, (float64(mixedNs)/float64(mixed))/(float64(decodeNs)/float64(decode)), j.MixedStepRatio)
 
 		// the service pass joins the first rank with steps
 		cr := RunClusterWith(res.Ranks, ClusterInputs{Service: sp})

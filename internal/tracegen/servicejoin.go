@@ -15,6 +15,9 @@ type JoinTruth struct {
 	// Rows[i] is the batch.csv row (0-based, header excluded) of the
 	// execution batch of device step i.
 	Rows []int32
+	// Mixed[i]: step i's batch mixes a prefill into its decode (every
+	// third captured step, from the second).
+	Mixed []bool
 }
 
 // GenerateServiceJoined writes, in dir, the service folder (request.csv,
@@ -58,8 +61,11 @@ func GenerateServiceJoined(dir string, steps [][2]int64, offsetUs int64, before,
 		exec = append(exec, row{first - int64(k)*(med+gap) - int64(k), med})
 	}
 	tr := &JoinTruth{OffsetNs: offsetUs * 1000}
+	mixed := map[int]bool{}
 	for i, s := range steps {
 		tr.Rows = append(tr.Rows, int32(2*len(exec)+1))
+		tr.Mixed = append(tr.Mixed, i%3 == 1)
+		mixed[len(exec)] = i%3 == 1
 		exec = append(exec, row{roundUs(s[0]) + offsetUs, durs[i]})
 	}
 	last := exec[len(exec)-1]
@@ -71,8 +77,11 @@ func GenerateServiceJoined(dir string, steps [][2]int64, offsetUs int64, before,
 	const schedUs = 150
 	for k, e := range exec {
 		pre, dec := 0, 1
-		if k == 0 {
+		switch {
+		case k == 0:
 			pre, dec = 1, 0
+		case mixed[k]:
+			pre = 1
 		}
 		rl := fmt.Sprintf(`"[{'rid': '0', 'iter': %d}]"`, k)
 		fmt.Fprintf(&b, "BatchSchedule,%s,%s,%s,%s,Decode,0,1,%d,%d,%d,%d,%d,0\n", rl, w.at(e.start-schedUs), w.at(e.start-schedUs+100), w.dur(100), pre, dec, pre*512, dec, pre*512+dec)
