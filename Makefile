@@ -116,7 +116,8 @@ FUZZ_TARGETS := \
 	./parser/msprof:FuzzReadTaskTime \
 	./parser/msprof:FuzzReadStatistics \
 	./parser/msprof:FuzzReadCommunication \
-	./parser/sqlitedb:FuzzReadDB
+	./parser/sqlitedb:FuzzReadDB \
+	./inputs/service:FuzzReadCSV
 
 fuzz:
 	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" FUZZ_ONLY="$(FUZZ_ONLY)" ./scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)

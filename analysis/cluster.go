@@ -122,11 +122,14 @@ type ClusterContext struct {
 	ResultOf map[*ClusterPass]any
 	// Experts is the profile's per-expert load input, nil when none.
 	Experts *model.ExpertLoads
+	// Service is the profile's service-level input (MS Service
+	// Profiler's parse output), nil when none.
+	Service *model.ServiceProfile
 	cluster *ClusterResult
 }
 
 // ClusterPasses is the registry of cluster passes, in dependency order.
-var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass, EnginesPass, LedgerClusterPass}
+var ClusterPasses = []*ClusterPass{ArrivalPass, SkewPass, ExpertsPass, MoEWaitPass, EnginesPass, LedgerClusterPass, ServicePass}
 
 // ClusterResult is the cross-rank analysis.
 type ClusterResult struct {
@@ -154,10 +157,24 @@ type ClusterResult struct {
 // time, each recording its metrics into a ClusterResult of its own that
 // the runner merges.
 func RunCluster(ranks []*RankResult, loads *model.ExpertLoads) *ClusterResult {
+	return RunClusterWith(ranks, ClusterInputs{Experts: loads})
+}
+
+// ClusterInputs are the profile-level inputs beside the ranks' results.
+type ClusterInputs struct {
+	// Experts is the per-expert load input, nil when none.
+	Experts *model.ExpertLoads
+	// Service is the service profile, nil when none.
+	Service *model.ServiceProfile
+}
+
+// RunClusterWith is RunCluster with every profile-level input.
+func RunClusterWith(ranks []*RankResult, in ClusterInputs) *ClusterResult {
+	loads := in.Experts
 	rn := runner[*ClusterContext]{rank: -1, kind: ClusterMetric, workers: 1,
 		newCtx: func(_ *ClusterPass, resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {
 			own := &ClusterResult{Metrics: m.Values, Unavailable: m.Unavailable, RanksUsed: m.RanksUsed}
-			return &ClusterContext{Ranks: ranks, ResultOf: resultOf, Experts: loads, cluster: own}
+			return &ClusterContext{Ranks: ranks, ResultOf: resultOf, Experts: loads, Service: in.Service, cluster: own}
 		}}
 	results, m, errs, timings := rn.run(ClusterPasses)
 	cr := &ClusterResult{Ranks: len(ranks), Metrics: m.Values, Unavailable: m.Unavailable, RanksUsed: m.RanksUsed, Errors: errs, Timings: timings}

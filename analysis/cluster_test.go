@@ -37,7 +37,7 @@ func TestClusterRunnerSharesRankRunner(t *testing.T) {
 		require.Equal(t, -1, tm.Rank)
 		names = append(names, tm.Pass)
 	}
-	require.Equal(t, []string{"arrival", "skew", "experts", "moe_wait", "engines", "ledger_cluster"}, names)
+	require.Equal(t, []string{"arrival", "skew", "experts", "moe_wait", "engines", "ledger_cluster", "service"}, names)
 	require.NotNil(t, ArrivalOf(cr))
 	require.NoError(t, Validate(ClusterPasses))
 

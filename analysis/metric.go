@@ -22,7 +22,8 @@ import (
 // comparison name metrics through the constants.
 type Metric struct {
 	Name string
-	// Unit is µs, count, ratio, tokens, rank or stream (a stream id).
+	// Unit is µs, ms, count, ratio, tokens, tokens/s, rank or stream (a
+	// stream id).
 	Unit string
 	// Doc is one line: what the number is.
 	Doc string
@@ -49,7 +50,7 @@ const (
 )
 
 // Units a metric may have.
-var metricUnits = []string{"µs", "count", "ratio", "tokens", "rank", "stream"}
+var metricUnits = []string{"µs", "ms", "count", "ratio", "tokens", "tokens/s", "rank", "stream"}
 
 // IsCluster reports whether the metric is a cross-rank one.
 func (m Metric) IsCluster() bool { return m.Kind == ClusterMetric }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/inputs/service"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline/gather"
@@ -117,6 +118,15 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 		record(res.Cluster.Metrics)
 	}
 	record(strictAnalyze(t, &gather.Set[*model.Rank]{Experts: handMadeExperts()}).Cluster.Metrics)
+	for _, sc := range tracegen.ServiceScenarios() {
+		dir := t.TempDir()
+		_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+		require.NoError(t, err)
+		sp, err := service.Read(dir)
+		require.NoError(t, err)
+		got, _ := serviceMetricsOf(t, sp)
+		record(got)
+	}
 	var never []string
 	for _, m := range MetricTable() {
 		if !set[m.Name] {

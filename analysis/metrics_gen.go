@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [140]Metric{
+var metricRows = [173]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -135,6 +135,39 @@ var metricRows = [140]Metric{
 	{Name: string(MetricOverlappedUs), Unit: "µs", Doc: "communication that overlaps computing", Base: ""},
 	{Name: string(MetricFreeUs), Unit: "µs", Doc: "window minus the union of computing and communication (device idle)", Base: ""},
 	{Name: string(MetricDecodeStepUs), Unit: "µs", Doc: "mean time from one decode step's start to the next: ProfilerStep#N starts, else npuprof's decode steps", Base: ""},
+	{Name: string(MetricServiceRequestsCount), Unit: "count", Doc: "requests of request.csv", Base: ""},
+	{Name: string(MetricServiceTTFTP50Ms), Unit: "ms", Doc: "median first_token_latency (0 is the writer's \"not measured\" and is left out)", Base: ""},
+	{Name: string(MetricServiceTTFTP90Ms), Unit: "ms", Doc: "90th percentile of first_token_latency", Base: ""},
+	{Name: string(MetricServiceTTFTP99Ms), Unit: "ms", Doc: "99th percentile of first_token_latency", Base: ""},
+	{Name: string(MetricServiceE2EP50Ms), Unit: "ms", Doc: "median execution_time (arrival to last token)", Base: ""},
+	{Name: string(MetricServiceE2EP90Ms), Unit: "ms", Doc: "90th percentile of execution_time", Base: ""},
+	{Name: string(MetricServiceE2EP99Ms), Unit: "ms", Doc: "99th percentile of execution_time", Base: ""},
+	{Name: string(MetricServiceQueueWaitP50Ms), Unit: "ms", Doc: "median queue_wait_time", Base: ""},
+	{Name: string(MetricServiceQueueWaitP90Ms), Unit: "ms", Doc: "90th percentile of queue_wait_time", Base: ""},
+	{Name: string(MetricServiceQueueWaitP99Ms), Unit: "ms", Doc: "99th percentile of queue_wait_time", Base: ""},
+	{Name: string(MetricServiceTPOTP50Ms), Unit: "ms", Doc: "median TPOT, (execution_time - first_token_latency) / (reply_token_size - 1) over requests with 2 output tokens or more", Base: ""},
+	{Name: string(MetricServiceTPOTP90Ms), Unit: "ms", Doc: "90th percentile of TPOT", Base: ""},
+	{Name: string(MetricServiceTPOTP99Ms), Unit: "ms", Doc: "99th percentile of TPOT", Base: ""},
+	{Name: string(MetricServiceOutputTPS), Unit: "tokens/s", Doc: "sum of reply_token_size over the span from the first request's arrival to the last request's end", Base: ""},
+	{Name: string(MetricServiceCacheHitMean), Unit: "ratio", Doc: "mean prefix-cache hit rate (cache_hit_rate) over the requests that state one", Base: ""},
+	{Name: string(MetricServiceBatchCount), Unit: "count", Doc: "scheduling rows of batch.csv (BatchSchedule, batchFrameworkProcessing or Schedule)", Base: ""},
+	{Name: string(MetricServiceBatchSizeMean), Unit: "count", Doc: "mean batch size over the scheduling rows (not the execution rows)", Base: ""},
+	{Name: string(MetricServiceBatchMixedShare), Unit: "ratio", Doc: "scheduling batches holding both prefill and decode requests", Base: ""},
+	{Name: string(MetricServiceBatchPrefillMean), Unit: "count", Doc: "mean prefill requests per scheduling batch", Base: ""},
+	{Name: string(MetricServiceBatchDecodeMean), Unit: "count", Doc: "mean decode requests per scheduling batch", Base: ""},
+	{Name: string(MetricServiceBatchPrefillTokenShare), Unit: "ratio", Doc: "prefill share of the scheduled tokens", Base: ""},
+	{Name: string(MetricServiceBatchMixedTimeRatio), Unit: "ratio", Doc: "mean execution time of the batches that mix prefill into decode over that of the decode-only batches (execution rows)", Base: ""},
+	{Name: string(MetricServiceDPCount), Unit: "count", Doc: "data-parallel domains with forwards", Base: ""},
+	{Name: string(MetricServiceDPBusyCount), Unit: "count", Doc: "DP domains that ran a forward with requests (batch size above 0); the others ran dummy steps", Base: ""},
+	{Name: string(MetricServiceDPBusyShareMin), Unit: "ratio", Doc: "least busy share over the DP domains", Base: ""},
+	{Name: string(MetricServiceDPBusyShareMax), Unit: "ratio", Doc: "largest busy share over the DP domains", Base: ""},
+	{Name: string(FamilyServiceDPForwardMeanMs), Unit: "ms", Doc: "one DP domain's mean forward time", Base: ""},
+	{Name: string(FamilyServiceDPBatchSizeMean), Unit: "count", Doc: "one DP domain's mean forward batch size", Base: ""},
+	{Name: string(FamilyServiceDPBusyShare), Unit: "ratio", Doc: "one DP domain's forward time with requests over the span of every domain's forwards", Base: ""},
+	{Name: string(MetricServiceKVFreeBlocksMin), Unit: "count", Doc: "low-water mark of the KV cache's free blocks", Base: ""},
+	{Name: string(MetricServiceKVFreeShareMin), Unit: "ratio", Doc: "least share of the KV cache's blocks free (free over total blocks, rows that state both)", Base: ""},
+	{Name: string(MetricServiceKVUsageMax), Unit: "ratio", Doc: "largest KV cache usage", Base: ""},
+	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
 	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
@@ -164,7 +197,8 @@ var (
 	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
 	overlapMetrics       = metricRows[123:129:129] // overlap.go
 	replayMetrics        = metricRows[129:130:130] // replaypass.go
-	skewMetrics          = metricRows[130:136:136] // skew.go
-	stepsharesMetrics    = metricRows[136:139:139] // stepshares.go
-	waitpairMetrics      = metricRows[139:140:140] // waitpair.go
+	serviceMetrics       = metricRows[130:163:163] // service.go
+	skewMetrics          = metricRows[163:169:169] // skew.go
+	stepsharesMetrics    = metricRows[169:172:172] // stepshares.go
+	waitpairMetrics      = metricRows[172:173:173] // waitpair.go
 )

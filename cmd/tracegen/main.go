@@ -3,15 +3,19 @@
 // ground truth in npuprof_truth.json.
 //
 //	tracegen -scenario ep-fc1-cumsum -o DIR [-ranks 8 -layers 8 -steps 4 -seed 1 ...]
+//	tracegen -service a3-90 [-spelling datetime] -o DIR
 //	tracegen -list
 package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -25,6 +29,7 @@ func main() {
 // options are the parsed command line.
 type options struct {
 	scenario, out, layout string
+	service, spelling     string
 	list, quiet           bool
 	rank                  int
 	size                  int64
@@ -60,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if o.service != "" {
+		return o.generateService(stdout, stderr)
+	}
 	s, lay, err := o.resolve(fs)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -79,6 +87,8 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.rank, "rank", -1, "write only this rank's folder (no npuprof_truth.json)")
 	fs.BoolVar(&o.quiet, "q", false, "do not print the ground truth summary")
 	fs.StringVar(&o.layout, "layout", "torch_npu_text", "output layout: torch_npu_text (*_ascend_pt text export), msprof_text (PROF_* folders), torch_npu_db (*_ascend_pt with ascend_pytorch_profiler_{rank}.db)")
+	fs.StringVar(&o.service, "service", "", "write this serving run's MS Service Profiler parse output (request.csv, batch.csv, kvcache.csv, forward.csv) instead of a device capture (see -list)")
+	fs.StringVar(&o.spelling, "spelling", tracegen.ServiceDatetime, "with -service: the column spelling, one of "+strings.Join(tracegen.ServiceSpellings, ", "))
 	fs.Int64Var(&o.size, "size", 0, "choose -steps so that one rank's trace_view.json is about this many bytes")
 	type sc = tracegen.Scenario
 	overrideVar(o, "ranks", fs.Int("ranks", 0, "number of ranks"), func(s *sc) *int { return &s.Ranks })
@@ -117,6 +127,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 }
 
 const usageText = `Usage: tracegen -scenario NAME -o DIR [overrides]
+       tracegen -service NAME [-spelling S] -o DIR
        tracegen -list
 
 Writes synthetic torch_npu profiler output for vLLM-Ascend Qwen3-MoE decode:
@@ -128,6 +139,8 @@ DIR/npuprof_truth.json with the exact ground truth of every metric and, with
 -layout msprof_text writes the same run as msprof PROF_* folders
 (mindstudio_profiler_output/msprof_*.json, op_summary_*.csv, task_time_*.csv,
 ...); -layout torch_npu_db as ascend_pytorch_profiler_{rank}.db + analysis.db.
+-service writes a serving run's MS Service Profiler parse output instead
+(DIR/npuprof_service_truth.json holds the exact service.* metrics).
 Output is deterministic for a given scenario and seed. Flags other than
 -scenario, -o, -list, -rank and -q override the scenario's value only when
 given.
@@ -171,6 +184,52 @@ func listScenarios(stdout io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.Name, s.Ranks, s.TPSize(), s.Batch, v, e.What)
 	}
 	tw.Flush()
+	fmt.Fprintln(stdout, "\nThe field systems' serving runs (-service NAME, MS Service Profiler's parse output):")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tREQUESTS\tCONCURRENCY\tDP\tBUSY DP\tCACHE HITS\tPREEMPTIONS")
+	for _, s := range tracegen.ServiceScenarios() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\n", s.Name, s.Requests, s.Concurrency, s.DP, s.Busy, s.CacheHit, s.Preemptions)
+	}
+	tw.Flush()
+}
+
+// generateService writes -service's folder and its truth.
+func (o *options) generateService(stdout, stderr io.Writer) int {
+	var sc tracegen.ServiceScenario
+	var names []string
+	for _, s := range tracegen.ServiceScenarios() {
+		names = append(names, s.Name)
+		if s.Name == o.service {
+			sc = s
+		}
+	}
+	if sc.Name == "" {
+		fmt.Fprintf(stderr, "tracegen: unknown service run %q (known: %s)\n", o.service, strings.Join(names, ", "))
+		return 2
+	}
+	if !slices.Contains(tracegen.ServiceSpellings, o.spelling) {
+		fmt.Fprintf(stderr, "tracegen: unknown -spelling %q (known: %s)\n", o.spelling, strings.Join(tracegen.ServiceSpellings, ", "))
+		return 2
+	}
+	if o.out == "" {
+		fmt.Fprintln(stderr, "tracegen: -o DIR is required")
+		return 2
+	}
+	tr, err := tracegen.GenerateService(o.out, sc, o.spelling)
+	if err == nil {
+		var b []byte
+		if b, err = json.MarshalIndent(tr, "", "  "); err == nil {
+			err = os.WriteFile(filepath.Join(o.out, "npuprof_service_truth.json"), append(b, '\n'), 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if !o.quiet {
+		fmt.Fprintf(stdout, "service run %s (%s spelling): %d requests -> %s\n", sc.Name, o.spelling, sc.Requests, o.out)
+	}
+	return 0
 }
 
 // resolve builds the scenario to write: the named one with the given

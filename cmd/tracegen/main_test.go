@@ -29,6 +29,26 @@ func TestList(t *testing.T) {
 		assert.True(t, ok, c.Scenario.Name)
 	}
 	assert.Contains(t, out.String(), "a3-tp4dp4-rc1        16     4   1      v0.13.0rc1")
+	for _, s := range tracegen.ServiceScenarios() {
+		assert.Contains(t, out.String(), "\n"+s.Name+" ")
+	}
+}
+
+// -service writes a serving run's parse output and its truth.
+func TestGenerateService(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-service", "a3-90", "-spelling", "ms", "-o", dir}, &out, &errb), errb.String())
+	assert.Equal(t, "service run a3-90 (ms spelling): 90 requests -> "+dir+"\n", out.String())
+	for _, n := range []string{"request.csv", "batch.csv", "kvcache.csv", "forward.csv", "npuprof_service_truth.json"} {
+		assert.FileExists(t, filepath.Join(dir, n))
+	}
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"-service", "nope", "-o", dir}, &out, &errb))
+	assert.Contains(t, errb.String(), "unknown service run")
+	errb.Reset()
+	assert.Equal(t, 2, run([]string{"-service", "a2-25", "-spelling", "s", "-o", dir}, &out, &errb))
+	assert.Contains(t, errb.String(), "unknown -spelling")
 }
 
 func TestGenerateWithOverrides(t *testing.T) {

@@ -179,13 +179,17 @@ func maxOverMean(v []int64) (float64, int) {
 // HotExperts, writes the MindIE dump into dir.
 func expertsTruth(dir string, s Scenario) (*ExpertsTruth, error) {
 	t := &ExpertsTruth{HotRank: s.HotRank, Metrics: map[string]float64{}}
-	if (s.ExpertParallel || s.FlashComm1) && s.Ranks >= 2 {
+	// every capture has an ep group (vLLM makes one for every MoE model):
+	// the skew over its ranks is measured with expert parallel off too
+	if s.Ranks >= 2 {
 		g := newSim(s, make([]bool, s.Ranks))
 		g.gmm = newGMMAcc(s)
 		for k := 0; k < s.Steps; k++ {
 			g.step()
 		}
-		syncWaitTruth(t.Metrics, g.waits)
+		if s.ExpertParallel || s.FlashComm1 {
+			syncWaitTruth(t.Metrics, g.waits)
+		}
 		a := g.gmm
 		r, at := maxOverMean(a.ns)
 		t.Metrics[MetricSkewGMMMaxOverMean] = r

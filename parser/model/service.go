@@ -1,0 +1,160 @@
+package model
+
+import "math"
+
+// Column spellings of MS Service Profiler's parse output
+// (ServiceProfile.Spellings, docs/formats.md#service-profiles).
+const (
+	// ServiceSpellingMicros: 2024 to mid 2025, times in "(microsecond)"
+	// columns (start_time_httpReq(microsecond), start_time(microsecond)).
+	ServiceSpellingMicros = "microsecond"
+	// ServiceSpellingMillis: mid 2025 to November 2025, "(ms)" columns
+	// holding epoch milliseconds (start_time(ms), timestamp(ms)).
+	ServiceSpellingMillis = "ms"
+	// ServiceSpellingDatetime: November 2025 on, start_time/start_datetime
+	// as "YYYY-MM-DD HH:MM:SS:ffffff" local text (Asia/Shanghai), durations
+	// in "(ms)" columns.
+	ServiceSpellingDatetime = "datetime"
+	// ServiceSpellingDB: profiler.db's tables (column names without unit;
+	// durations in ms, times as datetime text).
+	ServiceSpellingDB = "profiler.db"
+)
+
+// NoServiceValue marks an int64 or int32 cell of the service model the
+// input did not give (an absent column, an empty or "N/A" cell).
+const NoServiceValue = math.MinInt32
+
+// ServiceProfile is what MS Service Profiler's `ms_service_profiler.parse`
+// wrote for one serving run: one row per request, per batch, per KV-cache
+// event and per forward, read by package inputs/service. Columns are
+// slices of one length per table (a million requests cost 44 bytes each);
+// times are int64 ns since the Unix epoch, durations int64 ns, an
+// unmeasured cell NoServiceValue (NaN for a float).
+type ServiceProfile struct {
+	// Source is the folder (or file) read; Files the files read, in order.
+	Source string   `json:"source"`
+	Files  []string `json:"files"`
+	// Spellings names, per file read, its column spelling
+	// (ServiceSpelling*).
+	Spellings map[string]string `json:"spellings"`
+	Requests  ServiceRequests   `json:"-"`
+	Batches   ServiceBatches    `json:"-"`
+	KV        ServiceKV         `json:"-"`
+	Forwards  ServiceForwards   `json:"-"`
+	// Issues are the files cut short or with rows that did not parse: the
+	// complete rows were read, and these say what was not.
+	Issues []ServiceFileIssue `json:"issues,omitempty"`
+}
+
+// ServiceFileIssue says what of one file was not read.
+type ServiceFileIssue struct {
+	File string `json:"file"`
+	// Cut: the file ends inside a row (a copy or a write cut short); that
+	// row is dropped.
+	Cut bool `json:"cut"`
+	// BadRows are rows skipped because a cell did not parse or the row had
+	// too few cells; FirstBadLine is the first one's line number (1-based,
+	// the header is line 1).
+	BadRows      int `json:"bad_rows"`
+	FirstBadLine int `json:"first_bad_line,omitempty"`
+	// Unread says why nothing of the file was read (empty, no header),
+	// "" when its rows were.
+	Unread string `json:"unread,omitempty"`
+}
+
+// Partial reports whether some file of the profile was cut or had bad rows.
+func (s *ServiceProfile) Partial() bool { return s != nil && len(s.Issues) > 0 }
+
+// ServiceRequests is request.csv, one entry per request in file order.
+type ServiceRequests struct {
+	// Start is the request's arrival (httpReq), ns since the epoch.
+	Start []int64
+	// E2E (execution_time), TTFT (first_token_latency) and QueueWait
+	// (queue_wait_time), ns.
+	E2E, TTFT, QueueWait []int64
+	// RecvTokens (prompt) and ReplyTokens (output) token counts.
+	RecvTokens, ReplyTokens []int32
+	// CacheHit is the prefix-cache hit rate (0..1), NaN when "N/A".
+	CacheHit []float32
+}
+
+// Len is the number of requests.
+func (r *ServiceRequests) Len() int { return len(r.Start) }
+
+// Batch row kinds (ServiceBatches.Kind).
+const (
+	// BatchSchedule is a scheduling row: BatchSchedule,
+	// batchFrameworkProcessing or Schedule.
+	BatchSchedule uint8 = iota
+	// BatchExecute is an execution row: modelExec or Execute.
+	BatchExecute
+)
+
+// ServiceBatches is batch.csv, one entry per row in file order.
+type ServiceBatches struct {
+	Kind []uint8
+	// Start and Dur (during_time), ns.
+	Start, Dur []int64
+	// Size is the batch size (batch_size, total_batch_size).
+	Size []int32
+	// Prefill and Decode are the requests of each phase in the batch, and
+	// PrefillTokens, DecodeTokens their scheduled tokens: the
+	// Prefill_/Decode_ columns, else counted from res_list (a request with
+	// type 0, or iter 0 without a type, is prefill).
+	Prefill, Decode, PrefillTokens, DecodeTokens []int32
+	// DP is the row's data-parallel rank (dp_rank), NoServiceValue when
+	// the row does not say.
+	DP []int32
+	// FreeBlocks is the KV cache's free blocks the writer matched to the
+	// row (free_blocks), NoServiceValue when absent.
+	FreeBlocks []int32
+	// PerDP are the per-DP-domain cells of the mid-2025 spelling
+	// (dp{i}-size, dp{i}-forward(ms)).
+	PerDP []ServiceBatchDP
+}
+
+// Len is the number of batch rows.
+func (b *ServiceBatches) Len() int { return len(b.Kind) }
+
+// ServiceBatchDP is one DP domain's share of one batch row.
+type ServiceBatchDP struct {
+	Row     int32 // index into ServiceBatches
+	DP      int32
+	Size    int32 // dp{i}-size, NoServiceValue when absent
+	Forward int64 // dp{i}-forward(ms) in ns, NoServiceValue when absent
+}
+
+// KV-cache event kinds (ServiceKV.Event).
+const (
+	KVOther uint8 = iota
+	KVAllocate
+	KVFree
+	// KVPreempt is a preemption: a row named Preempt* or SwapOut (vLLM
+	// swaps a preempted request's blocks out, or frees them to recompute).
+	KVPreempt
+)
+
+// ServiceKV is kvcache.csv, one entry per row in file order.
+type ServiceKV struct {
+	Time  []int64
+	Event []uint8
+	// Free and Total blocks (free_blocks / device_kvcache_left /
+	// FreeBlocks=; total_blocks / TotalBlocks=), NoServiceValue when absent.
+	Free, Total []int32
+	// Usage is the used share of the cache (0..1), NaN when absent.
+	Usage []float32
+}
+
+// Len is the number of KV-cache rows.
+func (k *ServiceKV) Len() int { return len(k.Time) }
+
+// ServiceForwards is forward.csv, one entry per forward in file order.
+type ServiceForwards struct {
+	Start, Dur []int64
+	BatchSize  []int32
+	// DP is dp_rank, NoServiceValue when absent.
+	DP []int32
+}
+
+// Len is the number of forwards.
+func (f *ServiceForwards) Len() int { return len(f.Start) }
