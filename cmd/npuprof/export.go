@@ -108,5 +108,5 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	}
 	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
 		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
-	return driver.PassFailures(x.PassErrors)
+	return driver.PassFailures(append(x.InputErrors, x.PassErrors...))
 }
