@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build dist installcheck test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build dist installcheck golden test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -51,6 +51,12 @@ test:
 test-simd:
 	GOEXPERIMENT=simd $(GO) vet ./parser/traceview/
 	GOEXPERIMENT=simd $(GO) test -count=1 -run Stage1 ./parser/traceview/
+
+## golden: rewrite the golden files (every output on the committed traces,
+##         testdata/golden) and the generated sections of docs/rules.md and
+##         docs/json.md; review the diff and name the change in the commit
+golden:
+	$(GO) test -count=1 ./cmd/npuprof ./rules -run 'Golden|TestDocs' -update
 
 ## lint: gofmt must report nothing, and go vet must pass
 lint:

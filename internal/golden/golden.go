@@ -1,11 +1,10 @@
 // Package golden compares test output with golden files and rewrites them
-// when the tests run with -update:
+// when the tests run with -update. The flag lives here, and only the
+// packages whose tests hold goldens import it: cmd/npuprof (every output on
+// the committed traces, testdata/golden) and rules (the generated sections
+// of docs/rules.md and docs/json.md). `make golden` rewrites them all:
 //
-//	go test ./... -run Golden -update
-//
-// Every package's tests accept -update (the ones that import testutil get
-// it through it; the others import this package in flags_test.go), so the
-// command above runs in the whole module.
+//	go test ./cmd/npuprof ./rules -run 'Golden|TestDocs' -update
 package golden
 
 import (
