@@ -14,7 +14,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/results/diff"
 )
 
@@ -26,7 +26,7 @@ func generate(t *testing.T, name string) (*results.Document, *tracegen.Truth) {
 	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, nil)))
+	require.NoError(t, render.WriteJSON(&buf, assemble.Doc(res, nil)))
 	doc, err := results.Read(&buf, name)
 	require.NoError(t, err)
 	return doc, truth

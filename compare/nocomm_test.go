@@ -14,7 +14,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // docOf analyzes path and returns its document after a JSON round trip.
@@ -23,7 +23,7 @@ func docOf(t *testing.T, path string) *results.Document {
 	res, err := pipeline.Analyze(context.Background(), path, pipeline.Options{Workers: 2})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, nil)))
+	require.NoError(t, render.WriteJSON(&buf, assemble.Doc(res, nil)))
 	doc, err := results.Read(&buf, path)
 	require.NoError(t, err)
 	return doc

@@ -15,7 +15,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/rules"
 )
@@ -43,7 +43,7 @@ func cutDoc(t *testing.T, cut int) (*results.Document, string) {
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: facts})
 	var buf bytes.Buffer
-	require.NoError(t, render.WriteJSON(&buf, build.Doc(res, rep.Contract())))
+	require.NoError(t, render.WriteJSON(&buf, assemble.Doc(res, rep.Contract())))
 	doc, err := results.Read(&buf, dir)
 	require.NoError(t, err)
 	return doc, trace

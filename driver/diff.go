@@ -14,7 +14,7 @@ import (
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/results/diff"
 )
 
@@ -103,7 +103,7 @@ func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (doc *result
 	if err != nil {
 		return nil, false, err
 	}
-	return build.NewContract(res, rep, facts), true, nil
+	return assemble.NewContract(res, rep, facts), true, nil
 }
 
 // IsDocument reports whether a file is a saved npuprof document: a JSON

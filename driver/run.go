@@ -32,7 +32,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/plan"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 	"github.com/npuprof/npuprof/rules"
@@ -181,9 +181,9 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Result{Doc: build.NewContract(res, rep, facts), res: res}
+	run := &Result{Doc: assemble.NewContract(res, rep, facts), res: res}
 	run.Failed = failures(run.Doc)
-	build.AddRuleSet(run.Doc, in.set) // SARIF describes every rule evaluated
+	assemble.AddRuleSet(run.Doc, in.set) // SARIF describes every rule evaluated
 	run.Doc.Run = results.RunInfo{Gate: req.Gate, Deploy: req.Deploy, RuleTimes: rep.Times}
 	if err := run.judgeGate(res.Path); err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	if req.Detail {
-		build.AddDetail(run.Doc, res)
+		assemble.AddDetail(run.Doc, res)
 		// every output reads the document from here on, and the detail
 		// copied what the writers show of the passes' results
 		res.ReleasePassResults()

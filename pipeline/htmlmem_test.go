@@ -18,7 +18,7 @@ import (
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/pipeline/gather"
 	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // The HTML report of a 16-rank run (what `npuprof report` and `analyze
@@ -71,7 +71,7 @@ func TestHTMLReportHoldsAtMostWorkersModels(t *testing.T) {
 			require.Zero(t, alive(), "the results hold no model")
 
 			var buf bytes.Buffer
-			require.NoError(t, render.WriteHTML(&buf, build.Doc(res, nil)))
+			require.NoError(t, render.WriteHTML(&buf, assemble.Doc(res, nil)))
 			runtime.GC()
 			require.Zero(t, alive())
 			page := buf.String()
@@ -107,7 +107,7 @@ func TestClusterMemoryBoundedByWorkersHTML(t *testing.T) {
 	var size int
 	write := func() any {
 		var buf bytes.Buffer
-		require.NoError(t, render.WriteHTML(&buf, build.Doc(res, nil)))
+		require.NoError(t, render.WriteHTML(&buf, assemble.Doc(res, nil)))
 		size = buf.Len()
 		return nil
 	}

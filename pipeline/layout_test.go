@@ -65,7 +65,7 @@ func TestLayoutRenderersReadOnlyResults(t *testing.T) {
 	for _, p := range goList(t, "-deps", "./render") {
 		require.NotEqual(t, module+"pipeline", p, "render depends on the pipeline")
 	}
-	// the document holds the contract alone: results/build meets the analysis
+	// the document holds the contract alone: results/assemble meets the analysis
 	for _, p := range goList(t, "-f", `{{join .Imports " "}}`, "./results") {
 		rel := strings.TrimPrefix(p, module)
 		bad := rel == "analysis" || strings.HasPrefix(rel, "analysis/") || rel == "pipeline" ||
@@ -96,12 +96,12 @@ func TestLayoutDependsOneWay(t *testing.T) {
 			[]string{"deploy", "codepatch", "plan", "render", "pipeline", "parser", "inputs"}, []string{"parser/model"}},
 		{"compare", "compare takes two documents and only computes",
 			[]string{"render", "analysis", "rules", "pipeline", "parser", "inputs", "deploy", "plan"}, []string{"parser/model"}},
-		{"results", "the document is the contract: rules and plan fill it, results/build meets the analysis",
-			[]string{"rules", "analysis", "pipeline", "parser", "inputs", "deploy", "plan", "compare", "render", "results/build"}, []string{"parser/model"}},
+		{"results", "the document is the contract: rules and plan fill it, results/assemble meets the analysis",
+			[]string{"rules", "analysis", "pipeline", "parser", "inputs", "deploy", "plan", "compare", "render", "results/assemble"}, []string{"parser/model"}},
 		{"results/diff", "the diff document holds the comparison alone",
 			[]string{"compare", "render", "rules", "analysis", "pipeline", "parser", "inputs", "deploy"}, nil},
 		{"render", "renderers read only the results documents",
-			[]string{"analysis", "rules", "compare", "pipeline", "parser", "inputs", "deploy", "plan", "codepatch", "results/build"}, []string{"parser/model"}},
+			[]string{"analysis", "rules", "compare", "pipeline", "parser", "inputs", "deploy", "plan", "codepatch", "results/assemble"}, []string{"parser/model"}},
 	} {
 		list, ok := deps[c.pkg]
 		require.True(t, ok, "no package %s", c.pkg)

@@ -94,10 +94,10 @@ func TestLayoutMayImportKeepsTheOneWayRules(t *testing.T) {
 		"compare":   {"render", "analysis", "rules", "parser", "deploy"},
 		"rules":     {"deploy", "render"},
 		"parser":    {"analysis", "rules", "render"},
-		"results":   {"render", "compare", "rules", "analysis", "results/build"},
+		"results":   {"render", "compare", "rules", "analysis", "results/assemble"},
 		"pipeline":  {"rules", "render", "results"},
 		"fix":       {"rules", "deploy"},
-		"render":    {"pipeline", "parser", "inputs/vllmserve", "inputs/expertload", "analysis", "rules", "compare", "deploy", "plan", "results/build"},
+		"render":    {"pipeline", "parser", "inputs/vllmserve", "inputs/expertload", "analysis", "rules", "compare", "deploy", "plan", "results/assemble"},
 		"plan":      {"render", "deploy"},
 		"codepatch": {"render"},
 	}

@@ -84,7 +84,7 @@ func writeHTML(w io.Writer, in htmlInput) error {
 // htmlInput is everything the HTML report shows. Doc is required; the
 // rest is optional.
 type htmlInput struct {
-	// Doc is the run's results document (build.New): every metric,
+	// Doc is the run's results document (assemble.New): every metric,
 	// finding (largest estimated saving first), the fix plan, the deploy
 	// diff (the one to apply: the findings' own diffs may touch the same
 	// lines) and the rule evaluation's warnings are read from it.

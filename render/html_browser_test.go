@@ -27,7 +27,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // The browser test opens reports in real headless Chromium over the
@@ -256,20 +256,20 @@ func TestHTMLReportInChromium(t *testing.T) {
 		in   func(t *testing.T) htmlInput
 	}{
 		{"synthetic-moe", func(t *testing.T) htmlInput {
-			return htmlInput{Doc: build.Doc(synthResult(t, synth{ranks: 8, layers: 24, steps: 4, noHCCL: true}), synthFindings()),
+			return htmlInput{Doc: assemble.Doc(synthResult(t, synth{ranks: 8, layers: 24, steps: 4, noHCCL: true}), synthFindings()),
 				Experts: synthExperts(24, 32), Version: "test"}
 		}},
 		{"level1-2ranks", func(t *testing.T) htmlInput {
-			return htmlInput{Doc: build.Doc(loadSample(t, level1), nil), Version: "test"}
+			return htmlInput{Doc: assemble.Doc(loadSample(t, level1), nil), Version: "test"}
 		}},
 		{"tracegen-ep-fc1-cumsum-steps", func(t *testing.T) htmlInput {
 			s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
 			s.CommJSON = false
-			return htmlInput{Doc: build.Doc(genResult(t, s), nil), Version: "test"}
+			return htmlInput{Doc: assemble.Doc(genResult(t, s), nil), Version: "test"}
 		}},
 		// the committed trace the README's screenshot is taken from
 		{"ep-fc1-cumsum", func(t *testing.T) htmlInput {
-			return htmlInput{Doc: build.Doc(committedResult(t, "ep-fc1-cumsum"), nil), Version: "dev"}
+			return htmlInput{Doc: assemble.Doc(committedResult(t, "ep-fc1-cumsum"), nil), Version: "dev"}
 		}},
 	}
 	for _, c := range cases {
@@ -320,7 +320,7 @@ func TestHTMLCopyIsExact(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &out))
 		return out
 	}
-	rdoc := build.Doc(synthResult(t, synth{ranks: 2, layers: 4, steps: 2}), findings)
+	rdoc := assemble.Doc(synthResult(t, synth{ranks: 2, layers: 4, steps: 2}), findings)
 	rdoc.DeployDiff = all
 	file := writeReport(t, htmlInput{Doc: rdoc, Version: "test"})
 	u := (&url.URL{Scheme: "file", Path: file}).String()

@@ -19,7 +19,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/plan"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -66,8 +66,8 @@ func ruledDoc(t *testing.T, res *analysis.Result, script string) (*results.Docum
 	if s != nil {
 		rep.ApplyFixes(s, nil)
 	}
-	doc := build.New(res, rep, facts)
-	build.AddRuleSet(doc, set)
+	doc := assemble.New(res, rep, facts)
+	assemble.AddRuleSet(doc, set)
 	return doc, set
 }
 

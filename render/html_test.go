@@ -21,7 +21,7 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 func renderHTML(t testing.TB, in htmlInput) string {
@@ -182,8 +182,8 @@ func checkSelfContained(t *testing.T, page string) {
 
 func TestHTMLReportRealSample(t *testing.T) {
 	res := loadSample(t, level1)
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil), Version: "test"})
-	doc := build.Doc(res, nil)
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, nil), Version: "test"})
+	doc := assemble.Doc(res, nil)
 	checkSections(t, page, false)
 	checkSelfContained(t, page)
 	n := checkNumbers(t, page, doc)
@@ -217,9 +217,9 @@ func TestHTMLReportRealSample(t *testing.T) {
 func TestHTMLReportSynthetic(t *testing.T) {
 	res := synthResult(t, synth{ranks: 4, layers: 12, steps: 3, noHCCL: true})
 	findings := synthFindings()
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, findings), Experts: synthExperts(12, 16), Version: "test",
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, findings), Experts: synthExperts(12, 16), Version: "test",
 		Facts: []Fact{{Name: "capture sizes", Value: "[1, 2, 4, 8]", Source: "vllm serve --compilation-config " + hostileEnv}}})
-	doc := build.Doc(res, findings)
+	doc := assemble.Doc(res, findings)
 	checkSections(t, page, true)
 	checkSelfContained(t, page)
 	n := checkNumbers(t, page, doc)
@@ -263,7 +263,7 @@ func TestHTMLReportSynthetic(t *testing.T) {
 
 func TestHTMLEscapesHostileText(t *testing.T) {
 	res := synthResult(t, synth{ranks: 2, layers: 3, steps: 2})
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
 	if !utf8.ValidString(page) {
 		for i := 0; i < len(page); {
 			r, n := utf8.DecodeRuneInString(page[i:])
@@ -292,7 +292,7 @@ func TestHTMLReportStaysSmall(t *testing.T) {
 	}
 	// 8 ranks × 94 layers × 12 steps: ~110k tasks per rank
 	res := synthResult(t, synth{ranks: 8, layers: 94, steps: 12})
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, synthFindings()), Experts: synthExperts(94, 256)})
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, synthFindings()), Experts: synthExperts(94, 256)})
 	t.Logf("report size %d bytes (ECharts %d)", len(page), len(echartsJS))
 	require.Less(t, len(page), 5<<20)
 	// every mini timeline is capped
@@ -307,7 +307,7 @@ func TestHTMLReportStaysSmall(t *testing.T) {
 func TestHTMLFindingsEmptyAndNil(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
 	for _, fs := range [][]results.Finding{nil, {}} {
-		page := renderHTML(t, htmlInput{Doc: build.Doc(res, fs)})
+		page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, fs)})
 		present(t, page, "No rule fired")
 	}
 }
@@ -366,8 +366,8 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 		s.CommJSON = false
 		t.Run(s.Name, func(t *testing.T) {
 			res := genResult(t, s)
-			page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil)})
-			doc := build.Doc(res, nil)
+			page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, nil)})
+			doc := assemble.Doc(res, nil)
 			// hot-experts writes a MindIE dump beside the profile: the
 			// expert section appears with its heatmap and per-rank bars.
 			checkSections(t, page, s.HotExperts > 0)
@@ -397,9 +397,9 @@ func TestHTMLReportTracegenScenarios(t *testing.T) {
 	}
 	t.Run("committed/ep-fc1-cumsum", func(t *testing.T) {
 		res := committedResult(t, "ep-fc1-cumsum")
-		page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil)})
+		page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, nil)})
 		checkSections(t, page, false)
-		require.Greater(t, checkNumbers(t, page, build.Doc(res, nil)), 8*10)
+		require.Greater(t, checkNumbers(t, page, assemble.Doc(res, nil)), 8*10)
 		present(t, page, "EP size")
 	})
 }
@@ -414,10 +414,10 @@ func TestHTMLReportTracegenFullSize(t *testing.T) {
 	require.True(t, ok)
 	s.Layers, s.Steps, s.CommJSON = 94, 6, false
 	res := genResult(t, s)
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil), Experts: synthExperts(94, 128)})
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, nil), Experts: synthExperts(94, 128)})
 	t.Logf("8 ranks × 94 layers × 6 steps: report %d bytes", len(page))
 	require.Less(t, len(page), 5<<20)
-	require.Greater(t, checkNumbers(t, page, build.Doc(res, nil)), 8*20)
+	require.Greater(t, checkNumbers(t, page, assemble.Doc(res, nil)), 8*20)
 }
 
 // A finding without a saving estimate (env-hygiene) says so on its card
@@ -425,13 +425,13 @@ func TestHTMLReportTracegenFullSize(t *testing.T) {
 func TestHTMLFindingWithoutSavingEstimate(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
 	fs := []results.Finding{{Rule: "env-hygiene", Severity: results.SeverityLow, Title: "HCCL_BUFFSIZE not set", Ranks: []int{0}}}
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, fs)})
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, fs)})
 	present(t, page, `<span class="saving" title="the rule gives no saving estimate">no saving estimated</span>`)
 	present(t, page, "none estimated")
 	absent(t, page, "est. saving <b>0.0µs</b>")
 
 	fs = append(fs, results.Finding{Rule: "moe-routing-cumsum", Severity: results.SeverityMedium, Title: "Cumsum", Ranks: []int{0}, SavingUs: results.Estimated(269.5)})
-	page = renderHTML(t, htmlInput{Doc: build.Doc(res, fs)})
+	page = renderHTML(t, htmlInput{Doc: assemble.Doc(res, fs)})
 	present(t, page, "est. saving <b>269.5µs</b>")
 	absent(t, page, "none estimated")
 }
@@ -442,10 +442,10 @@ func TestFindingDiffErrorShown(t *testing.T) {
 	res := synthResult(t, synth{ranks: 1, layers: 2, steps: 1})
 	fs := []results.Finding{{Rule: "graph-capture-sizes", Severity: results.SeverityHigh, Title: "Decode batch 25", Ranks: []int{0}, SavingUs: results.Estimated(10),
 		Fix: "capture 25", DiffError: "run.sh: line 3: --compilation-config value: not a JSON object"}}
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, fs)})
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, fs)})
 	present(t, page, `<p class="na">No diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object</p>`)
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, build.Doc(res, fs)))
+	require.NoError(t, WriteText(&b, assemble.Doc(res, fs)))
 	require.Contains(t, squash(b.String()), squash("      (no diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object)\n"))
 	require.Contains(t, findingText(&fs[0]), "no diff: the deployment script could not be edited: run.sh: line 3")
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // blobTmpl writes chart payloads the way the report's template used to:
@@ -57,7 +57,7 @@ func TestChartsBlobSameAsTemplateEncoding(t *testing.T) {
 	require.Equal(t, want, templateBlob(t, sealed))
 
 	res := synthResult(t, synth{ranks: 2, layers: 3, steps: 2})
-	view := buildView(htmlInput{Doc: build.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
+	view := buildView(htmlInput{Doc: assemble.Doc(res, synthFindings()), Experts: synthExperts(3, 4)})
 	require.NotEmpty(t, view.Charts)
 	require.Equal(t, templateBlob(t, view.Charts), scriptBlob(chartsJS(view.Charts)))
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/results/metric"
 )
 
@@ -20,7 +20,7 @@ import (
 // built every cell up front, 3.6 KiB since.
 func TestHTMLViewHoldsNoTableCells(t *testing.T) {
 	const ranks = 256
-	doc := build.Doc(synthResult(t, synth{ranks: ranks, layers: 2, steps: 2}), synthFindings())
+	doc := assemble.Doc(synthResult(t, synth{ranks: ranks, layers: 2, steps: 2}), synthFindings())
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

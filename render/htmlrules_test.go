@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -21,8 +21,8 @@ func ruleDoc(t *testing.T, name string) (*results.Document, *rules.Set) {
 	set, err := rules.Load()
 	require.NoError(t, err)
 	rep := rules.Evaluate(set, &rules.Input{Result: res})
-	doc := build.New(res, rep, nil)
-	build.AddRuleSet(doc, set)
+	doc := assemble.New(res, rep, nil)
+	assemble.AddRuleSet(doc, set)
 	require.NotEmpty(t, doc.Findings, "the committed trace has findings")
 	return doc, set
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // noCommResult analyzes testutil.NoCommCapture: ranks 0 and 1 complete,
@@ -40,7 +40,7 @@ func noCommResult(t *testing.T, only bool) (*analysis.Result, string) {
 // document back keeps them null; the other ranks keep their numbers.
 func TestJSONStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
-	doc := build.Doc(res, nil)
+	doc := assemble.Doc(res, nil)
 	var b bytes.Buffer
 	require.NoError(t, WriteJSON(&b, doc))
 
@@ -109,7 +109,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, true)
 	require.Len(t, res.Ranks, 1)
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, build.Doc(res, nil)))
+	require.NoError(t, WriteText(&b, assemble.Doc(res, nil)))
 	out := b.String()
 	_, table, ok := strings.Cut(out, "Per step (mean over ranks)\n")
 	require.True(t, ok, out)
@@ -135,7 +135,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	// three ranks: the means are over the two that measured
 	res, _ = noCommResult(t, false)
 	b.Reset()
-	require.NoError(t, WriteText(&b, build.Doc(res, nil)))
+	require.NoError(t, WriteText(&b, assemble.Doc(res, nil)))
 	_, table, _ = strings.Cut(b.String(), "Per step (mean over ranks)\n")
 	table, _, _ = strings.Cut(table, "\n\n")
 	lines = strings.Split(strings.TrimRight(table, "\n"), "\n")
@@ -160,8 +160,8 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 // above the table why, and the step chart has gaps (null), not 0.
 func TestHTMLStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, false)
-	page := renderHTML(t, htmlInput{Doc: build.Doc(res, nil), Version: "test"})
-	doc := build.Doc(res, nil)
+	page := renderHTML(t, htmlInput{Doc: assemble.Doc(res, nil), Version: "test"})
+	doc := assemble.Doc(res, nil)
 	require.Greater(t, checkNumbers(t, page, doc), 0)
 	for _, s := range analysis.StepsOf(res.Ranks[2]) {
 		for _, k := range []string{"window_us", "computing_us"} {

@@ -19,7 +19,7 @@ import (
 )
 
 // WriteText writes the terminal summary of a results document: with a
-// rule evaluation (build.New), the findings first (fix, evidence, diff),
+// rule evaluation (assemble.New), the findings first (fix, evidence, diff),
 // then which rules could not be evaluated and why, and the facts used;
 // capped by the run's text options. A check's document then gets the
 // comparison with its baseline (baseline_diff) and, under a gate, the

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/build"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 // The summary and the report are written from a document built from a
 // run: one read back from JSON has no view, and writing it is refused
 // rather than showing what the JSON lacks as unavailable.
 func TestTextAndHTMLNeedTheView(t *testing.T) {
-	doc := build.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
+	doc := assemble.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
 	var built bytes.Buffer
 	require.NoError(t, WriteText(&built, doc))
 	require.Contains(t, built.String(), "Collectives by type and group")
@@ -42,8 +42,8 @@ func TestTextAndHTMLNeedTheView(t *testing.T) {
 func TestContractWithoutViewSameJSON(t *testing.T) {
 	res := committedResult(t, "clean-2ranks")
 	require.NotNil(t, res.Cluster)
-	full := build.New(res, nil, nil)
-	bare := build.NewContract(res, nil, nil)
+	full := assemble.New(res, nil, nil)
+	bare := assemble.NewContract(res, nil, nil)
 	require.False(t, bare.Detail.Built)
 	for _, rd := range bare.Ranks {
 		require.Nil(t, rd.Detail.Kernels)
@@ -56,6 +56,6 @@ func TestContractWithoutViewSameJSON(t *testing.T) {
 	require.NoError(t, WriteJSON(&b, bare))
 	require.Equal(t, a.String(), b.String())
 
-	build.AddDetail(bare, res)
+	assemble.AddDetail(bare, res)
 	require.Equal(t, full, bare)
 }

@@ -6,7 +6,7 @@ import "encoding/json"
 // the JSON contract, held by the document so that the writers read nothing
 // else: the document's "detail" (document-level, ranks[].detail,
 // cluster.detail). Times are the passes' own nanoseconds (the contract has
-// µs), so a sum over ranks is exact. Package results/build sets it (for a
+// µs), so a sum over ranks is exact. Package results/assemble sets it (for a
 // run that writes an output that reads it, see render.Output.Detail);
 // `--format json` leaves it out, `--format json-full` writes it, so a
 // saved document renders as its run did (docs/json.md, "Detail").
@@ -22,7 +22,7 @@ type Detail struct {
 	// Evaluated: rules ran (the summary then lists their outcomes and the
 	// findings' evidence).
 	Evaluated bool `json:"evaluated"`
-	// RuleSet are the rules and budgets evaluated (build.AddRuleSet); nil when
+	// RuleSet are the rules and budgets evaluated (assemble.AddRuleSet); nil when
 	// not recorded.
 	RuleSet []RuleInfo `json:"rule_set"`
 }

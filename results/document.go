@@ -1,6 +1,6 @@
 // Package results holds the results document (schema npuprof.analysis/v1):
 // one run's analysis results, findings, rule outcomes and facts, built once
-// per run (package results/build) and read back from a saved file (Read).
+// per run (package results/assemble) and read back from a saved file (Read).
 // It holds the document alone, no rule engine's working state, and
 // imports no analysis: the contract that every writer (package render),
 // `npuprof diff` and `check --baseline` (package compare) and other tools

@@ -1,10 +1,10 @@
-// Package build assembles the results document (package results) from a
+// Package assemble assembles the results document (package results) from a
 // run: the analysis results, the rule evaluation and the facts it saw, and
 // the detail the terminal summary and the HTML report show beyond the JSON
 // contract.
 // It is the one place the document meets the analysis and the rules:
 // package results holds the contract alone.
-package build
+package assemble
 
 import (
 	"fmt"
