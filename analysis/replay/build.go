@@ -122,7 +122,7 @@ func (b *builder) step(lo, hi int64) Step {
 	st.Tail = hi - prev
 	collEnds := addColls(r, l, &st, ends, lo, hi)
 	pairWaits(&st, ends, collEnds)
-	addSyncKernels(l, &st)
+	addSyncKernels(l, &st, ends)
 	return st
 }
 
@@ -141,9 +141,10 @@ func isSyncOp(op string) bool {
 // of the ep group's members, issued at the kernel itself: the rank
 // arrives when its stream launches the kernel (after the kernel's gap),
 // and the kernel ends its transfer time after the last member arrived.
-// The kernel stays a Kernel item whose Coll names it. Nothing changes on
-// a rank whose ep group lists no members (its peers are unknown).
-func addSyncKernels(l *RankLine, st *Step) {
+// The kernel stays a Kernel item whose Coll names it; ends[i] is the
+// stream time after item i. Nothing changes on a rank whose ep group lists
+// no members (its peers are unknown).
+func addSyncKernels(l *RankLine, st *Step, ends []int64) {
 	g := l.group(syncGroup)
 	n := 0
 	for i := range st.Items {
@@ -176,7 +177,7 @@ func addSyncKernels(l *RankLine, st *Step) {
 			continue
 		}
 		it.Coll = int16(len(merged))
-		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: it.Gap, Dur: it.Dur, Transfer: it.Dur, Ready: -1})
+		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: it.Gap, Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
 	}
 	for ; ci < len(st.Colls); ci++ {
 		newIdx[ci] = int16(len(merged))

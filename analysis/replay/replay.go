@@ -25,6 +25,14 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		l.classify()
 	}
 	ix := newInstances(tl)
+	if !syncAligned(tl, ix) {
+		for _, l := range tl.Ranks {
+			if g := l.group(syncGroup); g >= 0 {
+				l.Groups[g].Members = nil
+			}
+		}
+		ix = newInstances(tl)
+	}
 	var m, ready, arrive []int64
 	var seen []bool
 	for k := 0; k < tl.Steps; k++ {
@@ -64,6 +72,40 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		}
 	}
 	return tl
+}
+
+// syncAligned reports whether the ranks' kept steps pair their MC2
+// exchanges: the members of every exchange instance ended within
+// pairSlack of each other. When they do not (the ranks' steps start at
+// different layers, as where some ranks' steps come from ProfilerStep#N
+// and others' from the layer period), every rank's exchanges are its own:
+// each runs as measured, waits included.
+func syncAligned(tl *Timeline, ix *instances) bool {
+	var lo, hi []int64
+	for k := 0; k < tl.Steps; k++ {
+		ix.index(tl, k)
+		lo, hi = resize(lo, ix.n), resize(hi, ix.n)
+		clear(lo)
+		clear(hi)
+		for i, l := range tl.Ranks {
+			for ci, c := range l.Steps[k].Colls {
+				if c.End == 0 {
+					continue
+				}
+				in := ix.of[i][ci]
+				if lo[in] == 0 || c.End < lo[in] {
+					lo[in] = c.End
+				}
+				hi[in] = max(hi[in], c.End)
+			}
+		}
+		for in := range lo {
+			if hi[in]-lo[in] > pairSlack {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // instKey names one group instance: the group's name and its lowest

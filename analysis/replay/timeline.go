@@ -68,6 +68,9 @@ type Coll struct {
 	// Ready is when the rank was ready (ns since the epoch): Arrive
 	// counts from it; -1 for an MC2 exchange (it arrives at its kernel).
 	Ready int64
+	// End is an MC2 exchange's measured end (ns since the epoch; 0 for an
+	// HCCL op): the members of one exchange end together.
+	End int64
 	// Dur is the duration this rank measured (its wait for the last
 	// arriver included).
 	Dur int64
