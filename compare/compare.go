@@ -73,6 +73,8 @@ func Compare(before, after *results.Document, opts Options) *diff.Result {
 	compareCollectives(r, before, after, bp, ap)
 	compareKernels(r, before, after, opts.Kernels, bp, ap)
 	compareFindings(r, before, after, bp, ap)
+	compareStepTime(r, before, after)
+	compareLedger(r, before, after)
 	comparePredictions(r, before, after)
 	compareServing(r, before, after)
 	return r

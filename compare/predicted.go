@@ -11,8 +11,16 @@ import (
 
 // stepChange measures the step-time change between the documents against
 // a prediction.
-func stepChange(before, after *results.Document, predicted float64, bound bool) *diff.StepChange {
+func stepChange(r *diff.Result, before, after *results.Document, predicted float64, bound bool) *diff.StepChange {
 	sc := &diff.StepChange{PredictedPct: ptr(predicted), UpperBound: bound}
+	if st := r.StepTime; st != nil && st.Pct != nil {
+		// the step time per step (compareStepTime)
+		sc.MeasuredPct = st.Pct
+		if predicted != 0 {
+			sc.Ratio = ptr(*sc.MeasuredPct / predicted)
+		}
+		return sc
+	}
 	b, okb := meanMetrics(before)[metric.MetricDecodeStepUs]
 	a, oka := meanMetrics(after)[metric.MetricDecodeStepUs]
 	switch {
@@ -38,7 +46,7 @@ func stepChange(before, after *results.Document, predicted float64, bound bool) 
 // are its one step; when they are not exactly its steps, its row has no
 // ratio (the whole plan's prediction against part of it).
 func comparePredictions(r *diff.Result, before, after *results.Document) {
-	var resolved []string
+	var resolved, credited []string
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if f.Status != diff.FindingResolved {
@@ -46,24 +54,30 @@ func comparePredictions(r *diff.Result, before, after *results.Document) {
 		}
 		for _, bf := range before.Findings {
 			if bf.Rule == f.Rule && bf.Predicted != nil {
-				f.StepTime = stepChange(before, after, bf.Predicted.StepTimeChangePct, bf.Predicted.UpperBound)
+				f.StepTime = stepChange(r, before, after, bf.Predicted.StepTimeChangePct, bf.Predicted.UpperBound)
 				resolved = append(resolved, f.Rule)
+				if why := notCredited(r, f.Rule); why != "" {
+					f.StepTime.NotCredited, f.StepTime.Ratio = why, nil
+				} else {
+					credited = append(credited, f.Rule)
+				}
 				break
 			}
 		}
 	}
 	slices.Sort(resolved)
+	slices.Sort(credited)
 	together := len(resolved) > 1
-	if together {
+	if len(credited) > 1 {
 		for _, f := range r.Findings {
-			if sc := f.StepTime; sc != nil {
-				sc.MeasuredWith = slices.DeleteFunc(slices.Clone(resolved), func(rule string) bool { return rule == f.Rule })
+			if sc := f.StepTime; sc != nil && sc.NotCredited == "" {
+				sc.MeasuredWith = slices.DeleteFunc(slices.Clone(credited), func(rule string) bool { return rule == f.Rule })
 				sc.Ratio = nil
 			}
 		}
 	}
 	if p := before.Plan; p != nil && len(p.Steps) > 0 {
-		r.Plan = stepChange(before, after, p.StepTimeChangePct, p.UpperBound)
+		r.Plan = stepChange(r, before, after, p.StepTimeChangePct, p.UpperBound)
 		// a single-step plan whose step alone was resolved: the plan row
 		// compares what landed, nothing to add
 		if a := planApplied(p, resolved); together || !a.WholePlan {

@@ -88,12 +88,14 @@ func writeDiffStepChanges(ew *errWriter, r *diff.Result) {
 	if len(names) == 0 {
 		return
 	}
-	ew.printf("\nDecode step time (decode.step.time_us): predicted vs measured change\n")
+	ew.printf("\nDecode step time per step: predicted vs measured change\n")
 	for i, sc := range changes {
 		line := fmt.Sprintf("  %s: predicted %s, ", names[i], stepChangePredicted(sc))
 		switch together := measuredTogether(sc, r.Plan != nil); {
 		case sc.MeasuredPct == nil:
 			line += fmt.Sprintf("measured n/a (%s)", Safe(sc.Unavailable, 200))
+		case sc.NotCredited != "":
+			line += fmt.Sprintf("measured %+.2f%%, not credited: %s", *sc.MeasuredPct, Safe(sc.NotCredited, 200))
 		case sc.Ratio != nil:
 			line += fmt.Sprintf("measured %+.2f%%, measured/predicted %.0f%%", *sc.MeasuredPct, *sc.Ratio*100)
 		case together != "":
@@ -116,7 +118,7 @@ func diffStepChangeSection(r *diff.Result) (DiffSection, bool) {
 		return DiffSection{}, false
 	}
 	sec := DiffSection{ID: "step-predictions", Title: "Decode step time: predicted vs measured",
-		Lede:    "The decode step-time change (decode.step.time_us, mean over ranks) the before side predicted for each resolved fix and for its plan, against the measured change. When several predicted fixes landed together, the measured change holds them all: the plan row compares them. When only some of the plan's steps landed, the plan row has no ratio, or one against the applied first steps' cumulative prediction.",
+		Lede:    "The decode step-time change (the step time per step: diff's step_time) the before side predicted for each resolved fix and for its plan, against the measured change. When several predicted fixes landed together, the measured change holds them all: the plan row compares them. When only some of the plan's steps landed, the plan row has no ratio, or one against the applied first steps' cumulative prediction.",
 		Columns: []DiffColumn{{Name: "Fix"}, {Name: "Predicted", Num: true}, {Name: "Measured", Num: true}, {Name: "Measured / predicted", Num: true}, {Name: "Note"}}}
 	for i, sc := range changes {
 		meas, ratio := DiffCell{Text: "n/a", Num: true}, DiffCell{Text: "-", Num: true}
@@ -124,6 +126,8 @@ func diffStepChangeSection(r *diff.Result) (DiffSection, bool) {
 		switch together := measuredTogether(sc, r.Plan != nil); {
 		case sc.MeasuredPct == nil:
 			note = strings.TrimPrefix(note+"; "+sc.Unavailable, "; ")
+		case sc.NotCredited != "":
+			note = strings.TrimPrefix(note+"; not credited: "+sc.NotCredited, "; ")
 		case sc.Ratio != nil:
 			ratio = diffNum(fmt.Sprintf("%.0f%%", *sc.Ratio*100), *sc.Ratio)
 		case sc.Applied != nil && sc.Applied.Ratio != nil:

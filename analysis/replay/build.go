@@ -122,7 +122,74 @@ func (b *builder) step(lo, hi int64) Step {
 	st.Tail = hi - prev
 	collEnds := addColls(r, l, &st, ends, lo, hi)
 	pairWaits(&st, ends, collEnds)
+	addSyncKernels(l, &st, ends)
 	return st
+}
+
+// syncGroup is the group of the MC2 exchanges: the ep group's members.
+const syncGroup = "mc2"
+
+// isSyncOp reports whether a kernel's op is an MC2 exchange: a kernel
+// that sends and receives tokens across the EP group, so it ends on every
+// member when the last one has arrived (the early ones wait inside it).
+func isSyncOp(op string) bool {
+	return strings.HasPrefix(op, "MoeDistributeDispatch") || strings.HasPrefix(op, "MoeDistributeCombine") ||
+		strings.HasPrefix(op, "DispatchFFNCombine") || strings.HasPrefix(op, "DispatchGmmCombine")
+}
+
+// addSyncKernels makes each MC2 exchange kernel of the step a collective
+// of the ep group's members, issued at the kernel itself: the rank
+// arrives when its stream launches the kernel (after the kernel's gap),
+// and the kernel ends its transfer time after the last member arrived.
+// The kernel stays a Kernel item whose Coll names it; ends[i] is the
+// stream time after item i. Nothing changes on a rank whose ep group lists
+// no members (its peers are unknown).
+func addSyncKernels(l *RankLine, st *Step, ends []int64) {
+	g := l.group(syncGroup)
+	n := 0
+	for i := range st.Items {
+		if it := &st.Items[i]; it.Kind == Kernel && isSyncOp(l.Ops[it.Op]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if g < 0 {
+		ep := l.group("ep")
+		if ep < 0 || len(l.Groups[ep].Members) < 2 {
+			return
+		}
+		l.Groups = append(l.Groups, Group{Name: syncGroup, Members: l.Groups[ep].Members})
+		g = len(l.Groups) - 1
+	}
+	merged := make([]Coll, 0, len(st.Colls)+n)
+	newIdx := make([]int16, len(st.Colls))
+	ci := 0
+	for i := range st.Items {
+		for ci < len(st.Colls) && int(st.Colls[ci].Pos) <= i {
+			newIdx[ci] = int16(len(merged))
+			merged = append(merged, st.Colls[ci])
+			ci++
+		}
+		it := &st.Items[i]
+		if it.Kind != Kernel || !isSyncOp(l.Ops[it.Op]) {
+			continue
+		}
+		it.Coll = int16(len(merged))
+		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: it.Gap, Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
+	}
+	for ; ci < len(st.Colls); ci++ {
+		newIdx[ci] = int16(len(merged))
+		merged = append(merged, st.Colls[ci])
+	}
+	for i := range st.Items {
+		if it := &st.Items[i]; it.Kind == Wait && it.Coll >= 0 {
+			it.Coll = newIdx[it.Coll]
+		}
+	}
+	st.Colls = merged
+	renumber(st)
 }
 
 func kindOf(c model.TaskClass) ItemKind {
@@ -143,6 +210,7 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 	var out []int64
 	seq := map[uint16]int32{}
 	last := map[uint16]int64{}
+	floor := int32(0) // the previous collective's Pos: its record is its own
 	i0 := sort.Search(len(r.HCCL), func(i int) bool { return r.HCCL[i].Start >= lo })
 	for i := i0; i < len(r.HCCL) && r.HCCL[i].Start < hi; i++ {
 		h := &r.HCCL[i]
@@ -153,6 +221,19 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 		}
 		c := Coll{Group: uint16(g), Type: l.intern(r.Str(h.Type)), Dur: h.Dur, Transfer: h.Dur}
 		c.Pos = int32(sort.Search(len(ends), func(k int) bool { return ends[k] > h.Start }))
+		// the rank arrived when its compute stream recorded the event the
+		// comm stream waits on: the EVENT_RECORD before the kernels that
+		// ran while the op waited (an op that starts only when its peers
+		// have arrived starts after them)
+		for j := int(c.Pos) - 1; j >= int(floor); j-- {
+			if k := st.Items[j].Kind; k == Record {
+				c.Pos = int32(j + 1)
+				break
+			} else if k != Kernel {
+				break
+			}
+		}
+		floor = c.Pos
 		at := lo
 		if c.Pos > 0 {
 			at = ends[c.Pos-1]
@@ -160,7 +241,7 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 		if e, ok := last[c.Group]; ok {
 			at = max(at, e)
 		}
-		c.Arrive = h.Start - at
+		c.Arrive, c.Ready = h.Start-at, at
 		c.Seq = seq[c.Group]
 		seq[c.Group]++
 		last[c.Group] = h.End()

@@ -25,28 +25,87 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		l.classify()
 	}
 	ix := newInstances(tl)
-	var m []int64
+	if !syncAligned(tl, ix) {
+		for _, l := range tl.Ranks {
+			if g := l.group(syncGroup); g >= 0 {
+				l.Groups[g].Members = nil
+			}
+		}
+		ix = newInstances(tl)
+	}
+	var m, ready, arrive []int64
 	var seen []bool
 	for k := 0; k < tl.Steps; k++ {
 		ix.index(tl, k)
 		m, seen = resize(m, ix.n), resize(seen, ix.n)
+		ready, arrive = resize(ready, ix.n), resize(arrive, ix.n)
 		clear(seen)
+		for in := range ready {
+			ready[in] = -1
+		}
 		for i, l := range tl.Ranks {
 			for ci, c := range l.Steps[k].Colls {
 				in := ix.of[i][ci]
 				if !seen[in] || c.Dur < m[in] {
 					m[in], seen[in] = c.Dur, true
 				}
+				if c.Ready > ready[in] {
+					ready[in], arrive[in] = c.Ready, c.Arrive
+				}
 			}
 		}
 		for i, l := range tl.Ranks {
 			cs := l.Steps[k].Colls
 			for ci := range cs {
-				cs[ci].Transfer = m[ix.of[i][ci]]
+				c := &cs[ci]
+				in := ix.of[i][ci]
+				c.Transfer = m[in]
+				// a member that started the op no later than the member
+				// ready last (give or take the ranks' clock offsets)
+				// waited for its peers before the op (the comm stream's
+				// EVENT_WAIT): it arrived when it was ready, as late
+				// after that as the last one did
+				if c.Ready >= 0 && ready[in] >= 0 && c.Arrive > arrive[in] && c.Ready+c.Arrive <= ready[in]+arrive[in]+pairSlack {
+					c.Arrive = arrive[in]
+				}
 			}
 		}
 	}
 	return tl
+}
+
+// syncAligned reports whether the ranks' kept steps pair their MC2
+// exchanges: the members of every exchange instance ended within
+// pairSlack of each other. When they do not (the ranks' steps start at
+// different layers, as where some ranks' steps come from ProfilerStep#N
+// and others' from the layer period), every rank's exchanges are its own:
+// each runs as measured, waits included.
+func syncAligned(tl *Timeline, ix *instances) bool {
+	var lo, hi []int64
+	for k := 0; k < tl.Steps; k++ {
+		ix.index(tl, k)
+		lo, hi = resize(lo, ix.n), resize(hi, ix.n)
+		clear(lo)
+		clear(hi)
+		for i, l := range tl.Ranks {
+			for ci, c := range l.Steps[k].Colls {
+				if c.End == 0 {
+					continue
+				}
+				in := ix.of[i][ci]
+				if lo[in] == 0 || c.End < lo[in] {
+					lo[in] = c.End
+				}
+				hi[in] = max(hi[in], c.End)
+			}
+		}
+		for in := range lo {
+			if hi[in]-lo[in] > pairSlack {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // instKey names one group instance: the group's name and its lowest
@@ -274,7 +333,7 @@ func (s *stepper) advance(rr *rankRun) {
 			return
 		}
 		it := &rr.st.Items[rr.item]
-		if it.Kind == Wait && it.Coll >= 0 {
+		if it.Coll >= 0 { // a wait on a collective, or an MC2 exchange kernel
 			e := rr.end[it.Coll]
 			if e < 0 {
 				rr.blocked = int32(it.Coll)

@@ -65,6 +65,12 @@ type Coll struct {
 	// of the stream time at Pos and the end of the group's previous
 	// collective on this rank (the comm stream runs in order).
 	Arrive int64
+	// Ready is when the rank was ready (ns since the epoch): Arrive
+	// counts from it; -1 for an MC2 exchange (it arrives at its kernel).
+	Ready int64
+	// End is an MC2 exchange's measured end (ns since the epoch; 0 for an
+	// HCCL op): the members of one exchange end together.
+	End int64
 	// Dur is the duration this rank measured (its wait for the last
 	// arriver included).
 	Dur int64

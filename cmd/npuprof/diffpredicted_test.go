@@ -32,7 +32,7 @@ func analyzedField(t *testing.T, names ...string) map[string]string {
 // lines.
 func stepTimeSection(t *testing.T, out string) []string {
 	t.Helper()
-	const head = "Decode step time (decode.step.time_us): predicted vs measured change\n"
+	const head = "Decode step time per step: predicted vs measured change\n"
 	i := strings.Index(out, head)
 	require.Positive(t, i, out)
 	sec, _, _ := strings.Cut(out[i+len(head):], "\n\n")
@@ -40,14 +40,13 @@ func stepTimeSection(t *testing.T, out string) []string {
 }
 
 // requireMeasured checks a step-time change against the documents: the
-// before side's prediction and decode.step.time_us's change from the
-// overall means, exactly.
+// before side's prediction and the step time per step's change
+// (step_time), exactly.
 func requireMeasured(t *testing.T, r *diff.Result, sc *diff.StepChange, predicted float64) {
 	t.Helper()
 	require.Equal(t, predicted, *sc.PredictedPct)
-	ds, ok := r.Metric("decode.step.time_us")
-	require.True(t, ok)
-	require.Equal(t, (*ds.After / *ds.Before - 1)*100, *sc.MeasuredPct)
+	require.NotNil(t, r.StepTime)
+	require.Equal(t, *r.StepTime.Pct, *sc.MeasuredPct)
 }
 
 func readDoc(t *testing.T, path string) *results.Document {
@@ -78,41 +77,41 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 			pred[f.Rule] = f.Predicted.StepTimeChangePct
 		}
 	}
-	require.Equal(t, map[string]float64{"comm-ep-flashcomm": -9.29, "moe-routing-cumsum": -5.89}, pred)
+	require.Equal(t, map[string]float64{"comm-ep-flashcomm": -9.2, "moe-routing-cumsum": -5.9}, pred)
 	var steps []string
 	for _, st := range before.Plan.Steps {
 		steps = append(steps, st.Rule)
 	}
 	require.Equal(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum"}, steps)
-	require.Equal(t, -15.5, before.Plan.StepTimeChangePct)
+	require.Equal(t, -15.42, before.Plan.StepTimeChangePct)
 
 	t.Run("one fix alone", func(t *testing.T) {
 		// the plan's second step alone: the whole plan's prediction is no
 		// measure of it, and no plan number predicts it alone
-		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-ep-fc1"], "moe-routing-cumsum", -5.89, []string{
-			"  moe-routing-cumsum: predicted -5.89%, measured -4.94%, measured/predicted 84%",
-			"  plan: predicted -15.50%, measured -4.94% (plan partly applied: steps applied: moe-routing-cumsum; not applied: comm-ep-flashcomm)",
+		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-ep-fc1"], "moe-routing-cumsum", -5.9, []string{
+			"  moe-routing-cumsum: predicted -5.90%, measured -4.94%, measured/predicted 84%",
+			"  plan: predicted -15.42%, measured -4.94% (plan partly applied: steps applied: moe-routing-cumsum; not applied: comm-ep-flashcomm)",
 		})
 		require.Equal(t, &diff.PlanApplied{Steps: []string{"moe-routing-cumsum"}, NotApplied: []string{"comm-ep-flashcomm"}, OutsidePlan: []string{}}, r.Plan.Applied)
 	})
 	t.Run("the plan's first step alone", func(t *testing.T) {
 		first := before.Plan.Steps[0].StepTimeChangePct
-		require.Equal(t, -9.29, first)
-		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-cumsum"], "comm-ep-flashcomm", -9.29, []string{
-			"  comm-ep-flashcomm: predicted -9.29%, measured -9.56%, measured/predicted 103%",
-			"  plan: predicted -15.50%, measured -9.56% (plan partly applied: steps applied: comm-ep-flashcomm; not applied: moe-routing-cumsum; the applied steps' cumulative prediction is -9.29%: measured/predicted 103%)",
+		require.Equal(t, -9.2, first)
+		r := requireOneFix(t, docs["field-ep-fc1-cumsum"], docs["field-cumsum"], "comm-ep-flashcomm", -9.2, []string{
+			"  comm-ep-flashcomm: predicted -9.20%, measured -9.56%, measured/predicted 104%",
+			"  plan: predicted -15.42%, measured -9.56% (plan partly applied: steps applied: comm-ep-flashcomm; not applied: moe-routing-cumsum; the applied steps' cumulative prediction is -9.20%: measured/predicted 104%)",
 		})
 		ratio := *r.Plan.MeasuredPct / first
-		require.InDelta(t, 1.029, ratio, 0.0005, "docs/json.md's example")
+		require.InDelta(t, 1.039, ratio, 0.0005, "docs/json.md's example")
 		require.Equal(t, &diff.PlanApplied{Steps: []string{"comm-ep-flashcomm"}, NotApplied: []string{"moe-routing-cumsum"}, OutsidePlan: []string{},
 			PredictedPct: &first, Ratio: &ratio}, r.Plan.Applied)
 	})
 	t.Run("two fixes together", func(t *testing.T) {
 		r, text := diffBoth(t, docs["field-ep-fc1-cumsum"], docs["field-padded"])
 		require.Equal(t, []string{
-			"  comm-ep-flashcomm: predicted -9.29%, measured -15.27%, measured together with moe-routing-cumsum: see the plan row",
-			"  moe-routing-cumsum: predicted -5.89%, measured -15.27%, measured together with comm-ep-flashcomm: see the plan row",
-			"  plan: predicted -15.50%, measured -15.27%, measured/predicted 98% (the resolved fixes are the plan's steps: this row is the comparison)",
+			"  comm-ep-flashcomm: predicted -9.20%, measured -15.27%, measured together with moe-routing-cumsum: see the plan row",
+			"  moe-routing-cumsum: predicted -5.90%, measured -15.27%, measured together with comm-ep-flashcomm: see the plan row",
+			"  plan: predicted -15.42%, measured -15.27%, measured/predicted 99% (the resolved fixes are the plan's steps: this row is the comparison)",
 		}, stepTimeSection(t, text))
 		for rule, with := range map[string]string{"comm-ep-flashcomm": "moe-routing-cumsum", "moe-routing-cumsum": "comm-ep-flashcomm"} {
 			f, _ := r.Finding(rule)
@@ -120,8 +119,8 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 			require.Equal(t, []string{with}, f.StepTime.MeasuredWith, rule)
 			require.Nil(t, f.StepTime.Ratio, rule)
 		}
-		requireMeasured(t, r, r.Plan, -15.5)
-		require.Equal(t, *r.Plan.MeasuredPct/-15.5, *r.Plan.Ratio)
+		requireMeasured(t, r, r.Plan, -15.42)
+		require.Equal(t, *r.Plan.MeasuredPct/-15.42, *r.Plan.Ratio)
 		require.Equal(t, &diff.PlanApplied{Steps: steps, NotApplied: []string{}, OutsidePlan: []string{}, WholePlan: true}, r.Plan.Applied)
 
 		html := filepath.Join(t.TempDir(), "diff.html")
@@ -131,9 +130,9 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 		require.NoError(t, err)
 		page := string(b)
 		for _, want := range []string{`<a href="#step-predictions">Decode step time: predicted vs measured</a>`,
-			`<td class=" mono">comm-ep-flashcomm</td><td class="num" data-v="-9.29">-9.29%</td>`,
+			`<td class=" mono">comm-ep-flashcomm</td><td class="num" data-v="-9.2">-9.20%</td>`,
 			`<td class="">measured together with moe-routing-cumsum: see the plan row</td><td class=""></td></tr>`,
-			`<td class="num" data-v="` + fmt.Sprint(*r.Plan.Ratio) + `">98%</td><td class="">the resolved fixes are the plan&#39;s steps: this row is the comparison</td></tr>`} {
+			`<td class="num" data-v="` + fmt.Sprint(*r.Plan.Ratio) + `">99%</td><td class="">the resolved fixes are the plan&#39;s steps: this row is the comparison</td></tr>`} {
 			require.True(t, strings.Contains(page, want), "the HTML diff has no %s", want)
 		}
 	})
@@ -142,7 +141,7 @@ func TestDiffPredictedVsMeasured(t *testing.T) {
 // requireOneFix diffs before and after, where one predicted fix (rule,
 // predicted) of the before side's two-step plan was resolved: the text's
 // step-time lines are lines, the finding's ratio is its own, and the plan
-// row (the whole plan's -15.5%) has no ratio. It returns the result.
+// row (the whole plan's -15.42%) has no ratio. It returns the result.
 func requireOneFix(t *testing.T, before, after, rule string, predicted float64, lines []string) *diff.Result {
 	t.Helper()
 	r, text := diffBoth(t, before, after)
@@ -151,7 +150,7 @@ func requireOneFix(t *testing.T, before, after, rule string, predicted float64, 
 	requireMeasured(t, r, f.StepTime, predicted)
 	require.Equal(t, *f.StepTime.MeasuredPct/predicted, *f.StepTime.Ratio)
 	require.Nil(t, f.StepTime.MeasuredWith)
-	requireMeasured(t, r, r.Plan, -15.5)
+	requireMeasured(t, r, r.Plan, -15.42)
 	require.Nil(t, r.Plan.Ratio)
 	return r
 }

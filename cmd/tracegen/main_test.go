@@ -22,7 +22,7 @@ func TestList(t *testing.T) {
 	// the field reports' captures and the fix pairs' sides, which -scenario
 	// also takes, are listed too, each once
 	caps := tracegen.Captures()
-	require.Len(t, caps, 4+3+7, "4 of field report 1, 3 of field report 2, 7 fix-pair sides not among them")
+	require.Len(t, caps, 4+3+9, "4 of field report 1, 3 of field report 2, 9 fix-pair sides not among them")
 	for _, c := range caps {
 		assert.Equal(t, 1, strings.Count(out.String(), "\n"+c.Scenario.Name+" "), c.Scenario.Name)
 		_, ok := tracegen.Lookup(c.Scenario.Name)

@@ -76,12 +76,17 @@ func hashU(seed int64, a, b, c, salt int) float64 {
 
 // hotExperts returns the HotExperts hot experts of layer l, ascending.
 func hotExperts(s Scenario, l int) []int {
-	perm := make([]int, numExperts)
+	n, first := numExperts, 0
+	if s.HotExpertsRank > 0 {
+		n = s.localExperts()
+		first = (s.HotExpertsRank - 1) * n
+	}
+	perm := make([]int, n)
 	for i := range perm {
-		perm[i] = i
+		perm[i] = first + i
 	}
 	for i := 0; i < s.HotExperts; i++ {
-		j := i + int(hashU(s.Seed, l, i, -1, 7)*float64(numExperts-i))
+		j := i + int(hashU(s.Seed, l, i, -1, 7)*float64(n-i))
 		perm[i], perm[j] = perm[j], perm[i]
 	}
 	h := append([]int(nil), perm[:s.HotExperts]...)

@@ -49,6 +49,11 @@ func FieldReport() []Scenario {
 //     requests becomes a graph of 25.
 //   - eplb (expert-imbalance): two hot experts per MoE layer with expert
 //     parallel, then a balanced placement.
+//   - eplb-hot-rank (expert-imbalance): on the MC2 dispatcher one EP rank
+//     (rank 5) hosts the three hottest experts of every MoE layer (its
+//     GroupedMatmul 2-3x the others') and every peer waits for it inside
+//     the next MC2 combine; then a balanced placement, where the waits go
+//     with the skew.
 func FixPairs() []FixPair {
 	f := FieldReport()
 	epOff := FixPair{Name: "ep-fc1-off", Rule: "comm-ep-flashcomm", Before: f[0], After: f[1]}
@@ -72,11 +77,19 @@ func FixPairs() []FixPair {
 	bal := hot
 	bal.Name, bal.EPLB, bal.Seed = "eplb-balanced", true, 35
 
+	hr := fieldBase("hot-rank-mc2", 36)
+	hr.ExpertParallel, hr.Dispatcher = true, "mc2"
+	hr.HotExperts, hr.HotExpertFactor, hr.HotExpertsRank = 3, 16, 6
+	hr.Batch, hr.MaxNumSeqs, hr.CaptureSizes = 128, 128, []int{1, 2, 4, 8, 16, 32, 64, 128}
+	hrBal := hr
+	hrBal.Name, hrBal.EPLB, hrBal.Seed = "hot-rank-mc2-eplb", true, 37
+
 	return []FixPair{
 		epOff, cum,
 		{Name: "eager-to-graph", Rule: "graph-capture-sizes", Before: eager, After: graph},
 		pad,
 		{Name: "eplb", Rule: "expert-imbalance", Before: hot, After: bal},
+		{Name: "eplb-hot-rank", Rule: "expert-imbalance", Before: hr, After: hrBal},
 	}
 }
 

@@ -27,6 +27,14 @@ type Scenario struct {
 	// collective (compute stream waits for the comm stream and vice versa).
 	// Timing is identical either way; only the tasks are dropped when false.
 	EventWaits bool
+	// WaitBeforeOp is where a collective's early members show their wait
+	// for the last: false, inside the op (it starts when the member is
+	// ready and its Notify Wait subtask lasts until the last member
+	// arrives); true, before it (the comm stream's EVENT_WAIT lasts until
+	// the last member is ready and the op starts then on every member,
+	// lasting its transfer). Both happen in real captures and mean the
+	// same: the op ends at the last arrival plus the transfer either way.
+	WaitBeforeOp bool `json:",omitempty"`
 	// AivComm runs the TP-group collectives (except the large logits
 	// all-gather) in HCCL AIV mode: the comm stream then carries one
 	// `allreduceAivKernel`-style AIV/MIX_AIV row exactly coincident with the
@@ -61,6 +69,11 @@ type Scenario struct {
 	// per-expert loads as a MindIE dump in DIR/expert_hotspot (ExpertDumpDir).
 	HotExperts      int     `json:",omitempty"`
 	HotExpertFactor float64 `json:",omitempty"`
+	// HotExpertsRank, with HotExperts, is 1 + the EP rank whose local
+	// experts are every layer's hot ones (one rank hosts them all, its
+	// GroupedMatmul as much longer as its token load); 0 draws them from
+	// all experts.
+	HotExpertsRank int `json:",omitempty"`
 	// MaxNumSeqs is the deployment's --max-num-seqs (recorded only; 0 =
 	// not modelled).
 	MaxNumSeqs int
@@ -357,6 +370,9 @@ func (s Scenario) checks() []check {
 		// Ranks >= 1 here: the rule above reports Ranks < 1 first.
 		{hot && s.Ranks > 0 && numExperts%s.Ranks != 0, fmt.Sprintf("HotExperts needs Ranks dividing %d experts, got %d ranks", numExperts, s.Ranks)},
 		atLeast("HotExpertFactor", s.HotExpertFactor, 1).when(hot),
+		{s.HotExpertsRank < 0 || s.HotExpertsRank > s.Ranks, fmt.Sprintf("HotExpertsRank must be in 0..Ranks (1 + a rank), got %d", s.HotExpertsRank)},
+		{s.HotExpertsRank > 0 && s.Ranks > 0 && s.HotExperts > numExperts/s.Ranks,
+			fmt.Sprintf("HotExpertsRank: %d hot experts do not fit one rank's %d", s.HotExperts, numExperts/max(s.Ranks, 1))},
 		{s.EPLB && !s.ExpertParallel, "EPLB needs ExpertParallel"},
 		{s.Dispatcher != "" && s.Dispatcher != "allgather" && dispatcherBlock(s.Dispatcher) == nil,
 			fmt.Sprintf("Dispatcher must be allgather, mc2, fused_mc2 or alltoall, got %q", s.Dispatcher)},

@@ -552,7 +552,14 @@ func (g *sim) collective(c *collSpec, k, idx int) {
 			tr *= 0.6
 		}
 		for r := lo; r < hi; r++ {
-			g.rk[r].ce = last + int64(tr)
+			rs := &g.rk[r]
+			rs.ce = last + int64(tr)
+			if g.s.WaitBeforeOp && rs.cs < last {
+				// the comm stream waits for the last member, then the op
+				// runs its transfer alone
+				rs.we = max(rs.we, last-(rs.cs-rs.we))
+				rs.cs = last
+			}
 		}
 		lo = hi
 	}

@@ -193,6 +193,14 @@ type Result struct {
 	// Plan is the before side's fix plan: its predicted step-time change
 	// vs the measured one (absent without a plan).
 	Plan *StepChange `json:"plan,omitempty"`
+	// StepTime is the step time per step on each side with its spread
+	// over the steps, and its change (absent, with
+	// Unavailable["step_time"], when a side measured none).
+	StepTime *StepTimeDelta `json:"step_time,omitempty"`
+	// Ledger is each step-time ledger entry per step before and after,
+	// most shrunk first, with the before side's findings whose fix removes
+	// it (absent, with Unavailable["ledger"], when a side has no ledger).
+	Ledger []LedgerDelta `json:"ledger,omitempty"`
 	// Serving compares the serving context (vLLM log, bench results).
 	Serving []MetricDelta `json:"serving,omitempty"`
 	// Notes are facts about the comparison (ranks on one side only, ...).
@@ -269,6 +277,11 @@ type StepChange struct {
 	UpperBound bool `json:"upper_bound,omitempty"`
 	// Unavailable says why the measured change is missing.
 	Unavailable string `json:"unavailable,omitempty"`
+	// NotCredited is, on a resolved finding's step_time, why the measured
+	// change is not credited to its fix: none of the ledger entries its
+	// fix removes shrank (no Ratio then, and no other finding's
+	// measured_with names it).
+	NotCredited string `json:"not_credited,omitempty"`
 	// MeasuredWith is, on a resolved finding's step_time when two or more
 	// resolved findings carried a prediction, the other ones (rule ids,
 	// sorted): the measured change holds their fixes too, so it is no
@@ -309,3 +322,45 @@ type PlanApplied struct {
 	// PredictedPct.
 	UpperBound bool `json:"upper_bound,omitempty"`
 }
+
+// StepTimeSide is one side's step time per step.
+type StepTimeSide struct {
+	// MeanUs is the mean step time per step; MinUs, MaxUs and StdevUs
+	// its spread over the steps (nil when only a mean is known).
+	MeanUs  float64  `json:"mean_us"`
+	MinUs   *float64 `json:"min_us"`
+	MaxUs   *float64 `json:"max_us"`
+	StdevUs *float64 `json:"stdev_us"`
+	// Steps is how many steps the mean is over; From where the step
+	// times come from.
+	Steps int    `json:"steps"`
+	From  string `json:"from"`
+}
+
+// StepTimeDelta is the step time per step before and after.
+type StepTimeDelta struct {
+	Before StepTimeSide `json:"before"`
+	After  StepTimeSide `json:"after"`
+	// Pct is the change of the mean, in percent.
+	Pct *float64 `json:"pct"`
+}
+
+// LedgerDelta is one step-time ledger entry (ledger.<cause>.time_us, per
+// step on the critical rank) before and after.
+type LedgerDelta struct {
+	Entry    string   `json:"entry"`
+	BeforeUs float64  `json:"before_us"`
+	AfterUs  float64  `json:"after_us"`
+	DeltaUs  float64  `json:"delta_us"`
+	Pct      *float64 `json:"pct"`
+	// Shrank: the entry shrank by at least LedgerShrinkShare of the
+	// before side's step time.
+	Shrank bool `json:"shrank"`
+	// Rules are the before side's findings whose fix removes this entry.
+	Rules []string `json:"rules,omitempty"`
+}
+
+// LedgerShrinkShare is the least decrease of a ledger entry, as a share of
+// the before side's step time, that counts as shrinking: smaller changes
+// are within what two captures of one deployment differ by.
+const LedgerShrinkShare = 0.005
