@@ -12,8 +12,9 @@ package deploy
 
 import (
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/infile"
 )
 
 // Script is a parsed deployment script.
@@ -155,7 +156,8 @@ var shortFlags = map[string]string{
 
 // ReadFile parses the script at path.
 func ReadFile(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	// a FIFO or a device is refused unopened; a script over 4 MiB by size
+	data, err := infile.ReadFile(path, infile.Deploy, infile.Opts{})
 	if err != nil {
 		return nil, err
 	}

@@ -208,14 +208,17 @@ func readWith[T any](r *model.Rank, path string, read func(io.Reader, string) (T
 // withFile opens path and runs fn on it; a problem becomes a warning on
 // the rank and is returned so callers can record what it makes unavailable.
 func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
-	linkNote(r, path)
-	f, err := openCounted(path, counterOf(r))
+	f, err := openCounted(path, rootOf(r, path), counterOf(r))
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
 		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
-	defer f.Close()
-	if err := fn(f); err != nil {
+	err = fn(f)
+	if cerr := f.Close(); cerr != nil && f.Compression() != "" {
+		damagedFile(r, path, cerr)
+		return cerr
+	}
+	if err != nil {
 		r.Warn(path, "%v", err)
 		return err
 	}
@@ -223,11 +226,11 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 }
 
 func readTrace(r *model.Rank, path string, parts int) error {
-	linkNote(r, path)
 	// a plain file is mapped rather than read, and read in parts at the
 	// same time when CPUs are spare
 	n := counterOf(r)
-	if f, size, ok := openPlain(path); ok {
+	root := rootOf(r, path)
+	if f, size, ok := openPlain(path, root); ok {
 		defer f.Close()
 		var ra io.ReaderAt = f
 		if n != nil {
@@ -240,12 +243,16 @@ func readTrace(r *model.Rank, path string, parts int) error {
 		noteDevice(r, path)
 		return nil
 	}
-	f, err := openCounted(path, n)
+	f, err := openCounted(path, root, n)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
 	_, err = traceview.Read(f, path, r)
+	if cerr := f.Close(); cerr != nil {
+		// the events read may be wrong: the timeline is partial
+		damagedFile(r, path, cerr)
+		r.Have.TimelinePartial = true
+	}
 	if err != nil {
 		return err
 	}

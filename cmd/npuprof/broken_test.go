@@ -98,10 +98,9 @@ var brokenCases = []struct {
 		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
 	{entry: "symlink-outside-tree", check: func(b brokenRank) {
-		// followed, with a note saying where it points; its content is
-		// never quoted
-		b.warning("is a symbolic link to /etc/passwd, outside ")
-		b.warning(`kernel_details.csv: unknown header: no "Name" column (found 1 column(s)`)
+		// refused unread: its content is never quoted
+		b.warning("kernel_details.csv is a symbolic link that leads outside ")
+		b.warning(": not read (npuprof reads only what the profile holds)")
 		for _, w := range b.r.Warnings {
 			require.NotContains(b.t, w.Message, "root:")
 		}

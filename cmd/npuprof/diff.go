@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/compare"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/rules"
@@ -173,7 +174,7 @@ func loadDocument(ctx context.Context, io *streams, path string, opts *diffOptio
 // readDocument reads a saved results document; a problem is a usage
 // error, its message after prefix.
 func readDocument(path, prefix string) (*results.Document, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Document, infile.Opts{})
 	if err != nil {
 		return nil, usageErr("%s%v", prefix, err)
 	}
@@ -191,7 +192,7 @@ func readDocument(path, prefix string) (*results.Document, error) {
 // jq -c, keys sorted by jq -S or Python). A trace in object form is told
 // apart at its "traceEvents" key, before its events are read.
 func isJSONDocument(path string) bool {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Document, infile.Opts{})
 	if err != nil {
 		return false
 	}

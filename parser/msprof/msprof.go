@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/timeparse"
@@ -164,7 +165,7 @@ func fileExists(p string) bool {
 type SliceReader struct {
 	paths []string
 	i     int
-	f     *os.File
+	f     *infile.File
 	br    *bufio.Reader
 	state int // 0: before the first byte of a file; 1: inside
 	held  []byte
@@ -201,7 +202,8 @@ func (s *SliceReader) fill() error {
 		if s.i >= len(s.paths) {
 			return io.EOF
 		}
-		f, err := os.Open(s.paths[s.i])
+		p := s.paths[s.i]
+		f, err := infile.Open(p, infile.Profile, infile.Opts{Root: filepath.Dir(p)})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/stretchr/testify/require"
+)
+
+// Every file flag, and every file npuprof looks for in a capture folder,
+// given a FIFO or a link to /dev/zero, ends within a second with exit 2 and
+// the path (issue 31): nothing is opened that could wait for a writer or
+// never end.
+func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	zero := filepath.Join(dir, "zero")
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	budget := "hccl.total.time_us <= baseline * 1.05"
+	cases := []func(p string) []string{
+		func(p string) []string { return []string{"analyze", rank, "--deploy", p} },
+		func(p string) []string { return []string{"analyze", rank, "--rules", p} },
+		func(p string) []string { return []string{"analyze", rank, "--vllm-log", p} },
+		func(p string) []string { return []string{"analyze", rank, "--vllm-bench", p} },
+		func(p string) []string { return []string{"analyze", rank, "--experts", p} },
+		func(p string) []string { return []string{"check", rank, "--baseline", p, "--budget", budget} },
+		func(p string) []string { return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")} },
+	}
+	for _, c := range cases {
+		for _, p := range []string{fifo, zero} {
+			args := c(p)
+			code, stderr := runWithin(t, args)
+			require.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
+			require.Contains(t, stderr, p, args)
+			require.Contains(t, stderr, "not a regular file", args)
+		}
+	}
+}
+
+// A FIFO or /dev/zero in the capture folder (a server log, a file of
+// experts/) is refused the same way.
+func TestCaptureFolderFIFORefused(t *testing.T) {
+	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log")} {
+		for _, kind := range []string{"fifo", "zero"} {
+			_, rank := testutil.GenerateTiny(t)
+			capture := filepath.Dir(rank)
+			p := filepath.Join(capture, name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if kind == "fifo" {
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				require.NoError(t, os.Symlink("/dev/zero", p))
+			}
+			code, stderr := runWithin(t, []string{"analyze", capture})
+			require.Equal(t, ExitUsage, code, "%s %s: %s", name, kind, stderr)
+			require.Contains(t, stderr, p, name)
+		}
+	}
+}
+
+func runWithin(t *testing.T, args []string) (int, string) {
+	t.Helper()
+	type res struct {
+		code   int
+		stderr string
+	}
+	done := make(chan res, 1)
+	start := time.Now()
+	go func() {
+		code, _, e := run(args...)
+		done <- res{code, e}
+	}()
+	select {
+	case r := <-done:
+		require.Less(t, time.Since(start), 5*time.Second, "%s", strings.Join(args, " "))
+		return r.code, r.stderr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
+	}
+	return 0, ""
+}
