@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	
+
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"

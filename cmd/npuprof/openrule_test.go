@@ -31,7 +31,9 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 		func(p string) []string { return []string{"analyze", rank, "--vllm-bench", p} },
 		func(p string) []string { return []string{"analyze", rank, "--experts", p} },
 		func(p string) []string { return []string{"check", rank, "--baseline", p, "--budget", budget} },
-		func(p string) []string { return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")} },
+		func(p string) []string {
+			return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")}
+		},
 	}
 	for _, c := range cases {
 		for _, p := range []string{fifo, zero} {
