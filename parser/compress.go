@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/infile"
@@ -43,6 +44,16 @@ func openInput(path string) (*infile.File, error) {
 // damaged compressed file (CRC, size, checksum).
 func openCounted(path, root string, n *atomic.Int64) (*infile.File, error) {
 	return infile.Open(path, infile.Profile, infile.Opts{Root: root, Count: n})
+}
+
+// trimCompressed is name without a compressed file's suffix.
+func trimCompressed(name string) string {
+	for _, s := range compressedSuffixes {
+		if strings.HasSuffix(name, s) {
+			return strings.TrimSuffix(name, s)
+		}
+	}
+	return name
 }
 
 // compressedMagic: the content starts as gzip, xz or zstd does.

@@ -232,7 +232,7 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 
 // reCompanion matches the files of a rank folder that are read with its
 // trace, never alone.
-var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst)?$`)
+var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
 
 // detectFile recognises a single trace file or database: the first row of
 // fileFormats that matches its name makes its source.
@@ -297,7 +297,7 @@ var fileFormats = []struct {
 
 // isJSON reports whether a file name is a JSON file, plain or compressed.
 func isJSON(base string) bool {
-	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")
+	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst") || strings.HasSuffix(base, ".json.xz")
 }
 
 // torchDBFile is the rank an ascend_pytorch_profiler_{rank}.db named

@@ -96,7 +96,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	// communication.json does not depend on the timeline: with CPUs to
 	// spare it is read while the trace is (its warnings keep their place)
-	comm := &model.Rank{}
+	comm := &model.Rank{Path: r.Path}
 	commFile := ""
 	if !src.SkipCommunication {
 		commFile = findInput(out, "communication.json")
@@ -118,6 +118,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	<-commDone
 	r.Communication = comm.Communication
 	r.Warnings = append(r.Warnings, comm.Warnings...)
+	mergePartial(r, comm)
 	if len(r.Communication) > 0 {
 		r.Have.CommFile = commFile
 	}
@@ -269,12 +270,13 @@ func readMeta(r *model.Rank, root string) {
 	}
 	r.Have.GroupsNote = fmt.Sprintf("%s has no profiler_metadata.json", root)
 	for _, e := range ents {
-		name := e.Name()
-		p := filepath.Join(root, name)
+		p := filepath.Join(root, e.Name())
 		if e.IsDir() {
-			deviceFromProf(r, root, name)
+			deviceFromProf(r, root, e.Name())
 			continue
 		}
+		// gzip -r (or xz, zstd) on a capture renames them: read the same
+		name := trimCompressed(e.Name())
 		switch {
 		case name == "profiler_info.json" || reProfilerInfo.MatchString(name):
 			withFile(r, p, func(f io.Reader) error {

@@ -137,3 +137,15 @@ func damagedFile(r *model.Rank, path string, err error) {
 		r.PartialReason = err.Error()
 	}
 }
+
+// mergePartial carries what a file read on the side (into from) made
+// partial over to r.
+func mergePartial(r, from *model.Rank) {
+	r.Have.PartialFiles = append(r.Have.PartialFiles, from.Have.PartialFiles...)
+	if from.Partial {
+		r.Partial = true
+		if r.PartialReason == "" {
+			r.PartialReason = from.PartialReason
+		}
+	}
+}
