@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/infile"
+	"github.com/npuprof/npuprof/internal/redact"
 )
 
 // Script is a parsed deployment script.
@@ -161,7 +162,10 @@ func ReadFile(path string) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, string(data))
+	// credentials are masked as the script enters: its facts, warnings
+	// and every diff show *** (docs/robustness.md says how such a diff
+	// still applies)
+	return Parse(path, redact.Script(string(data)))
 }
 
 // use makes c the command facts and edits read and change.

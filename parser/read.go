@@ -212,6 +212,11 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 	f, err := openCounted(path, rootOf(r, path), counterOf(r))
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
+		if errkind.Of(err) != errkind.Unknown {
+			// refused by the rule of internal/infile (a link leading out
+			// of the rank): this file's metrics only, not the run
+			return fmt.Errorf("cannot open %s: %s", path, err)
+		}
 		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
 	err = fn(f)

@@ -138,9 +138,9 @@ func hasLoadFiles(dir string) bool {
 		}
 		if strings.HasSuffix(strings.ToLower(n), ".csv") {
 			p := filepath.Join(dir, n)
-			// a CSV that may not be opened (a FIFO, a device, a link
-			// leading out) is found, so that Load refuses it by name
-			if isLoadCSV(p) || errkind.Of(infile.Check(p, infile.Opts{Root: dir})) == errkind.Usage {
+			// a CSV that may not be opened (a FIFO, a device) is found,
+			// so that Load refuses it by name
+			if isLoadCSV(p) || notRegular(p) {
 				return true
 			}
 		}
@@ -578,4 +578,10 @@ func sumLayers(x *model.ExpertLoads, ds []rankDump, dep *model.Deployment, useDe
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// notRegular: p exists and is neither a regular file nor a folder.
+func notRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }

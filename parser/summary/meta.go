@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/internal/redact"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -170,10 +171,12 @@ func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 				return md, fmt.Errorf("%s: ENV_VARIABLES: %w", file, err)
 			}
 			for ek, ev := range env {
-				md.Env[ek] = fmt.Sprint(ev)
-				if s, ok := ev.(string); ok {
-					md.Env[ek] = s
+				s, ok := ev.(string)
+				if !ok {
+					s = fmt.Sprint(ev)
 				}
+				// a credential never reaches an output: *** from here on
+				md.Env[ek] = redact.Env(ek, s)
 			}
 		case "parallel_group_info":
 			groups, err := parseGroups(v)
@@ -182,7 +185,7 @@ func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 			}
 			md.Groups = groups
 		default:
-			md.Other[k] = string(v)
+			md.Other[k] = redact.URLs(string(v))
 		}
 	}
 	return md, nil
