@@ -105,7 +105,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	readComm := func() {
 		defer close(commDone)
 		if commFile != "" {
-			readWith(comm, commFile, summary.ReadCommunication, func(c []model.CommOpInfo) { comm.Communication = c })
+			readComm(comm, commFile, summary.ReadCommunication)
 		}
 	}
 	if src.TraceParts > 1 {
@@ -193,6 +193,7 @@ func finish(r *model.Rank) {
 			h.Group = r.Intern(g.Name)
 		}
 	}
+	validateRead(r)
 	r.SortTasks()
 }
 

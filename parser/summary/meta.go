@@ -115,6 +115,9 @@ func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
 	}
+	if err := onlyOneValue(dec); err != nil {
+		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
+	}
 	if raw.RankID != nil {
 		if v, err := raw.RankID.Int64(); err == nil && v >= 0 && v < 1<<20 {
 			info.Rank = int(v)
@@ -158,7 +161,13 @@ type Metadata struct {
 func ReadProfilerMetadata(r io.Reader, file string) (Metadata, error) {
 	md := Metadata{Env: map[string]string{}, Other: map[string]string{}}
 	var raw map[string]json.RawMessage
-	if err := json.NewDecoder(limit(r, 64<<20)).Decode(&raw); err != nil {
+	dec := json.NewDecoder(limit(r, 64<<20))
+	if err := dec.Decode(&raw); err != nil {
+		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
+	}
+	if err := onlyOneValue(dec); err != nil {
+		// a damaged brace closed the object early: what follows (the
+		// groups, often) would be dropped without a word
 		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
 	keys := slices.Sorted(maps.Keys(raw))
@@ -209,6 +218,11 @@ func parseGroups(v json.RawMessage) ([]model.Group, error) {
 	out := make([]model.Group, 0, len(comms))
 	for _, c := range comms {
 		g := pg[c]
+		// a communicator without its name is a damaged file: its
+		// collectives would be measured under no group
+		if g.GroupName == "" {
+			return nil, fmt.Errorf("communicator %q has no group_name", clip(c, 80))
+		}
 		rank := -1
 		if g.GroupRank != nil {
 			rank = *g.GroupRank
@@ -261,3 +275,12 @@ func sharedRanks(rs []int) []int {
 // refused with a message. The reader streams (memory grows with the number
 // of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
+
+// onlyOneValue fails when anything but white space follows the JSON value
+// dec has read.
+func onlyOneValue(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("more data after the object ends at byte %d (a damaged brace?)", dec.InputOffset())
+	}
+	return nil
+}
