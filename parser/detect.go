@@ -661,6 +661,9 @@ func detectExport(dir string) ([]Source, error) {
 	if err != nil || len(ranks) == 0 {
 		return nil, errkind.Errorf(errkind.Usage, "%s: an npuprof Parquet export with no ranks: expected %s/rank=N/part-0.parquet (write one with npuprof export)", dir, parquetio.TableRanks)
 	}
+	if err := parquetio.CheckRuns(dir, ranks); err != nil {
+		return nil, errkind.Wrap(errkind.Usage, err)
+	}
 	out := make([]Source, len(ranks))
 	for i, r := range ranks {
 		out[i] = Source{Root: parquetio.PartDir(dir, parquetio.TableRanks, r), Format: parquetio.SourceFormat, Parquet: dir, RankHint: r}

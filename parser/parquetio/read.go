@@ -59,6 +59,7 @@ func Ranks(dir string) ([]int, error) {
 // than the rest of reading the manifest (~0.3 M instructions).
 type manifestIn struct {
 	Schema      string          `json:"schema"`
+	Run         string          `json:"run"`
 	Source      string          `json:"source"`
 	Notes       []string        `json:"notes"`
 	Experts     json.RawMessage `json:"experts"`
