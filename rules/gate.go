@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/results"
@@ -45,9 +46,23 @@ func AddBudgets(set *Set, budgets []string) error {
 // FailOn. A finding that read metrics of a file cut short fails it too
 // when GatePartial (check --partial-findings gate), else it is only
 // reported.
+//
+// The gate never vouches for what it could not judge: a budget (Budgets
+// names them) that could not be evaluated fails the check unless
+// AllowMissing (check --allow-missing), and a check in which no rank was
+// read whole (Ranks read, WholeRanks of them not partial) fails whatever
+// GatePartial says.
 type Gate struct {
 	FailOn      string
 	GatePartial bool
+	// AllowMissing lets a budget that cannot be evaluated pass.
+	AllowMissing bool
+	// Budgets are the budgets' ids (Set.Budgets): their outcomes are
+	// judged by AllowMissing.
+	Budgets []*Budget
+	// Ranks is how many ranks were analyzed, WholeRanks how many of them
+	// were read whole (not partial); Ranks 0 skips that judgement.
+	Ranks, WholeRanks int
 }
 
 // Verdict is a report judged by a gate.
@@ -60,6 +75,12 @@ type Verdict struct {
 	// Partial counts the findings at or above FailOn that read metrics of
 	// a file cut short (failing or not, by GatePartial).
 	Partial int
+	// Unjudged are the budgets that could not be evaluated and fail the
+	// check (none with AllowMissing).
+	Unjudged []results.Outcome
+	// NoWholeRank says why the check fails although no finding does: no
+	// rank was read whole ("" otherwise).
+	NoWholeRank string
 }
 
 // Judge applies the gate to rep.
@@ -75,11 +96,29 @@ func (g Gate) Judge(rep *Report) Verdict {
 			v.Partial++
 		}
 	}
+	if !g.AllowMissing {
+		ids := make(map[string]bool, len(g.Budgets))
+		for _, b := range g.Budgets {
+			ids[b.ID] = true
+		}
+		for _, o := range rep.Outcomes {
+			if ids[o.Rule] && o.Status == results.StatusNotEvaluated {
+				v.Unjudged = append(v.Unjudged, o)
+			}
+		}
+	}
+	if g.Ranks > 0 && g.WholeRanks == 0 {
+		v.NoWholeRank = fmt.Sprintf("no rank was read whole (all %d are partial: a file cut short or damaged), so the check cannot vouch for the capture", g.Ranks)
+	}
 	return v
 }
 
-// Pass reports whether no finding fails the check.
-func (v Verdict) Pass() bool { return len(v.Failing) == 0 }
+// Pass reports whether nothing fails the check: no finding, no budget
+// that could not be evaluated (without AllowMissing), and a rank read
+// whole.
+func (v Verdict) Pass() bool {
+	return len(v.Failing) == 0 && len(v.Unjudged) == 0 && v.NoWholeRank == ""
+}
 
 // Summary is the verdict line of check's terminal output:
 // "check: 3 finding(s), 1 at or above high: FAIL".
@@ -95,18 +134,41 @@ func (v Verdict) Summary() string {
 	case v.Partial > 0:
 		partial = fmt.Sprintf(" (%d more from a truncated file, not gated: --partial-findings report)", v.Partial)
 	}
-	return fmt.Sprintf("check: %d finding(s), %d at or above %s%s: %s", v.Findings, len(v.Failing), v.FailOn, partial, verdict)
+	extra := ""
+	if len(v.Unjudged) > 0 {
+		extra += fmt.Sprintf(", %d budget(s) not evaluated", len(v.Unjudged))
+	}
+	if v.NoWholeRank != "" {
+		extra += ", no rank read whole"
+	}
+	return fmt.Sprintf("check: %d finding(s), %d at or above %s%s%s: %s", v.Findings, len(v.Failing), v.FailOn, partial, extra, verdict)
 }
 
 // Err is nil when the check passes, else what fails it: "2 finding(s) at
-// or above high[, 1 of them from a truncated file]".
+// or above high[, 1 of them from a truncated file]", then, after "; ",
+// the budgets that could not be evaluated and why, and why no
+// rank is whole.
 func (v Verdict) Err() error {
 	if v.Pass() {
 		return nil
 	}
-	msg := fmt.Sprintf("%d finding(s) at or above %s", len(v.Failing), v.FailOn)
-	if v.GatePartial && v.Partial > 0 {
-		msg += fmt.Sprintf(", %d of them from a truncated file", v.Partial)
+	var lines []string
+	if len(v.Failing) > 0 {
+		msg := fmt.Sprintf("%d finding(s) at or above %s", len(v.Failing), v.FailOn)
+		if v.GatePartial && v.Partial > 0 {
+			msg += fmt.Sprintf(", %d of them from a truncated file", v.Partial)
+		}
+		lines = append(lines, msg)
 	}
-	return errors.New(msg)
+	for _, o := range v.Unjudged {
+		name := o.Rule
+		if !strings.HasPrefix(name, "budget") {
+			name = "budget " + name
+		}
+		lines = append(lines, fmt.Sprintf("%s could not be evaluated: %s (--allow-missing lets it pass)", name, o.Reason))
+	}
+	if v.NoWholeRank != "" {
+		lines = append(lines, v.NoWholeRank)
+	}
+	return errors.New(strings.Join(lines, "; "))
 }

@@ -36,6 +36,8 @@ type checkOptions struct {
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
 	PartialFindings string
+	// AllowMissing lets a budget that cannot be evaluated pass.
+	AllowMissing bool
 }
 
 func (o *checkOptions) register(cmd *cobra.Command) {
@@ -47,6 +49,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
 	formatFlag(f, &o.Format, render.RunOutputs)
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
+	f.BoolVar(&o.AllowMissing, "allow-missing", false, "let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
 	o.summaryFlags.register(f)
 }
@@ -154,7 +157,7 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return err
 	}
 	c := &checked{analyzed: a, start: start, set: set,
-		verdict: rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate}.Judge(a.rep)}
+		verdict: gateOf(opts, set, res).Judge(a.rep)}
 	if baseDoc != nil {
 		// the same comparison engine as npuprof diff: what changed since
 		// the baseline, shown under the findings
@@ -171,6 +174,19 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return &exitError{code: ExitFindings, err: err}
 	}
 	return nil
+}
+
+// gateOf is the gate of check's flags over res: --fail-on,
+// --partial-findings, --allow-missing, and whether any rank is whole.
+func gateOf(opts *checkOptions, set *rules.Set, res *analysis.Result) rules.Gate {
+	g := rules.Gate{FailOn: opts.FailOn, GatePartial: opts.PartialFindings == partialGate,
+		AllowMissing: opts.AllowMissing, Budgets: set.Budgets, Ranks: len(res.Ranks)}
+	for _, rr := range res.Ranks {
+		if !rr.Partial {
+			g.WholeRanks++
+		}
+	}
+	return g
 }
 
 // readBaselineFlag reads --baseline, nil when not given.

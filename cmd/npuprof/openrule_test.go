@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,4 +88,42 @@ func runWithin(t *testing.T, args []string) (int, string) {
 		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
 	}
 	return 0, ""
+}
+
+// check with a budget whose metric the baseline lacks exits 1 with the
+// reason; --allow-missing lets it pass (issue 31).
+func TestCheckUnjudgedBudgetFails(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, js, errs := run("analyze", rank, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	// the baseline lost the metric (an older npuprof, a capture without it)
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	var drop func(v any)
+	drop = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "hccl.total.time_us")
+			for _, e := range x {
+				drop(e)
+			}
+		case []any:
+			for _, e := range x {
+				drop(e)
+			}
+		}
+	}
+	drop(doc)
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(base, b, 0o644))
+	budget := "hccl.total.time_us <= baseline * 1.05"
+	code, _, errs = run("check", rank, "--baseline", base, "--budget", budget, "--fail-on", "high")
+	require.Equal(t, ExitFindings, code, errs)
+	require.Contains(t, errs, "budget/hccl.total.time_us could not be evaluated: metric hccl.total.time_us is not in the baseline")
+	require.Contains(t, errs, "(--allow-missing lets it pass)")
+	require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	code, _, errs = run("check", rank, "--baseline", base, "--budget", budget, "--fail-on", "high", "--allow-missing")
+	require.NotContains(t, errs, "could not be evaluated", "exit %d", code)
 }
