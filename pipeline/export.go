@@ -69,7 +69,7 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	var release func()
 	// SIGINT and SIGTERM remove what this run left half-written (its
 	// staging folder, its lock) before the process ends
-	stopSignals := onSignal(func() {
+	cleanup := func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if staging != "" {
@@ -78,8 +78,16 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		if release != nil {
 			release()
 		}
-	})
-	defer stopSignals()
+		staging, release = "", nil
+	}
+	defer cleanup()
+	// a signal waits for the ranks being written to the staging folder
+	// (they would make it again) and stops the others
+	var writing sync.RWMutex
+	defer onSignal(func() {
+		writing.Lock()
+		cleanup()
+	})()
 	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, AbsExpertPaths: true, Begin: func() (err error) {
 		if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
 			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
@@ -103,16 +111,6 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		mu.Unlock()
 		return nil
 	}}
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if staging != "" {
-			os.RemoveAll(staging)
-		}
-		if release != nil {
-			release()
-		}
-	}()
 	parquetio.Version, parquetio.Revision = opts.Version, opts.Revision
 	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*stagedRank, error) {
 		rr := analysis.AnalyzeRank(r)
@@ -121,6 +119,8 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		n++
 		mu.Unlock()
 		r.Rank = 0 // the staged partition is moved once the rank is final
+		writing.RLock()
+		defer writing.RUnlock()
 		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
 			return nil, fmt.Errorf("writing the Parquet tables: %w", err)
 		}
