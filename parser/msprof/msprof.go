@@ -11,6 +11,7 @@ package msprof
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -443,7 +444,7 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		}
 	}
 	if !raw {
-		return summary.ReadCommunication(strings.NewReader(string(data)), file)
+		return summary.ReadCommunication(bytes.NewReader(data), file)
 	}
 	// wrap the raw form the way msprof-analyze does: one "step" block,
 	// p2p ops (send/receive/batchsendrecv) apart from collectives
@@ -463,5 +464,5 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		wrapped["step"][kind][k] = b
 	}
 	b, _ := json.Marshal(wrapped)
-	return summary.ReadCommunication(strings.NewReader(string(b)), file)
+	return summary.ReadCommunication(bytes.NewReader(b), file)
 }

@@ -172,3 +172,10 @@ func (e *LockedError) Error() string {
 	}
 	return fmt.Sprintf("%s is locked: another npuprof export is writing it; run again when it has ended", e.Dir)
 }
+
+// errkindOf: err is a refusal by the rule of internal/infile (not a
+// regular file, a link leading out), not a missing file.
+func errkindOf(err error) bool {
+	var pe *fs.PathError
+	return !errors.As(err, &pe)
+}
