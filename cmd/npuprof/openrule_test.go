@@ -127,3 +127,19 @@ func TestCheckUnjudgedBudgetFails(t *testing.T) {
 	code, _, errs = run("check", rank, "--baseline", base, "--budget", budget, "--fail-on", "high", "--allow-missing")
 	require.NotContains(t, errs, "could not be evaluated", "exit %d", code)
 }
+
+// A 256 MiB --deploy (or --rules) is refused by its size before it is read
+// (a sparse file: nothing is written to disk).
+func TestOversizedFlagFilesRefused(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	big := filepath.Join(t.TempDir(), "serve.sh")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(256<<20))
+	require.NoError(t, f.Close())
+	for flag, kind := range map[string]string{"--deploy": "deployment script", "--rules": "rule file"} {
+		code, stderr := runWithin(t, []string{"analyze", rank, flag, big})
+		require.Equal(t, ExitUsage, code, stderr)
+		require.Contains(t, stderr, big+" is 256 MiB, over the 4 MiB limit for a "+kind+": not read")
+	}
+}
