@@ -125,8 +125,15 @@ FUZZ_TARGETS := \
 	./parser/sqlitedb:FuzzReadDB \
 	./inputs/service:FuzzReadCSV
 
+## The mutation test (pipeline/mutation_test.go) runs MUTATIONS mutations
+## per file kind (default 400; `make test` runs 12): with every target, or
+## alone with FUZZ_ONLY=mutation.
+MUTATIONS ?= 400
 fuzz:
-	@GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" FUZZ_ONLY="$(FUZZ_ONLY)" ./scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
+	@if [ "$(FUZZ_ONLY)" != mutation ]; then GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" FUZZ_ONLY="$(FUZZ_ONLY)" ./scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS); fi
+	@if [ -z "$(FUZZ_ONLY)" ] || [ "$(FUZZ_ONLY)" = mutation ]; then \
+		out=$$(NPUPROF_MUTATIONS=$(MUTATIONS) $(GO) test -count=1 -timeout 60m -run '^TestMutationSilentRate$$' -v ./pipeline/ 2>&1); status=$$?; \
+		echo "$$out" | grep -E '^mutation test|mutation: |Error|^(ok|FAIL|---)'; exit $$status; fi
 
 ## fuzz-long: every fuzz target for 60 s (the acceptance run)
 fuzz-long:

@@ -5,13 +5,13 @@ package codepatch
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/npuprof/npuprof/deploy"
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -61,7 +61,9 @@ func find(dir, file string) (string, string, error) {
 		cands = append(cands, file[i+1:])
 	}
 	for _, rel := range cands {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		// under the rule of internal/infile: a regular file of --source,
+		// its links inside it, 16 MiB at most
+		b, err := infile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), infile.SourceFile, infile.Opts{Root: dir})
 		if err == nil {
 			return rel, string(b), nil
 		}

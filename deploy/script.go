@@ -12,8 +12,10 @@ package deploy
 
 import (
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/infile"
+	"github.com/npuprof/npuprof/internal/redact"
 )
 
 // Script is a parsed deployment script.
@@ -155,11 +157,15 @@ var shortFlags = map[string]string{
 
 // ReadFile parses the script at path.
 func ReadFile(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	// a FIFO or a device is refused unopened; a script over 4 MiB by size
+	data, err := infile.ReadFile(path, infile.Deploy, infile.Opts{})
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, string(data))
+	// credentials are masked as the script enters: its facts, warnings
+	// and every diff show *** (docs/robustness.md says how such a diff
+	// still applies)
+	return Parse(path, redact.Script(string(data)))
 }
 
 // use makes c the command facts and edits read and change.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/npuprof/npuprof/inputs/vllmserve"
+	"github.com/npuprof/npuprof/internal/infile"
 	"os"
 	"strings"
 
@@ -112,7 +113,7 @@ func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (doc *result
 // keys sorted by jq -S or Python). A trace in object form is told apart
 // at its "traceEvents" key, before its events are read.
 func IsDocument(path string) bool {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Document, infile.Opts{})
 	if err != nil {
 		return false
 	}

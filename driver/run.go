@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/npuprof/npuprof/inputs/vllmserve"
+	"github.com/npuprof/npuprof/internal/infile"
 	"io"
 	"os"
 	"strings"
@@ -214,7 +215,7 @@ func (r *Result) judgeGate(path string) error {
 	if err := nothingEvaluated(r.Doc.Rules); err != nil {
 		return err
 	}
-	v := gate.Judge(r.Doc.Findings)
+	v := gate.JudgeDocument(r.Doc)
 	r.Verdict = &v
 	return nil
 }
@@ -507,7 +508,7 @@ func (r *Result) WriteTimings(w io.Writer) {
 // ReadDocument reads a saved results document; a problem is a usage
 // error, its message after prefix.
 func ReadDocument(path, prefix string) (*results.Document, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Document, infile.Opts{})
 	if err != nil {
 		return nil, usageErr("%s%v", prefix, err)
 	}

@@ -32,18 +32,6 @@ func counterOf(r *model.Rank) *atomic.Int64 {
 	return nil
 }
 
-// countedReader adds what it reads to n.
-type countedReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countedReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n.Add(int64(k))
-	return k, err
-}
-
 // countedReaderAt adds what it reads to n.
 type countedReaderAt struct {
 	r io.ReaderAt

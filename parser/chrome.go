@@ -10,7 +10,7 @@ import (
 // trace as tensorboard_trace_handler names it ({worker}.{time_ns}.pt.trace.json),
 // plain or compressed.
 func isChromeTrace(base string) bool {
-	for _, s := range []string{"", ".gz", ".zst"} {
+	for _, s := range []string{"", ".gz", ".zst", ".xz"} {
 		if strings.HasSuffix(base, ".pt.trace.json"+s) {
 			return true
 		}

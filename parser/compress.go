@@ -1,25 +1,23 @@
 package parser
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/npuprof/npuprof/internal/infile"
 )
 
 // compressedSuffixes are the spellings of a compressed input file, tried
-// after the plain name: users gzip or zstd a 5 GB trace_view.json to move
-// it between hosts, and npuprof reads it without unpacking it to disk.
-var compressedSuffixes = []string{".gz", ".zst"}
+// after the plain name: users gzip, xz or zstd a 5 GB trace_view.json to
+// move it between hosts, and npuprof reads it without unpacking it to disk.
+var compressedSuffixes = []string{".gz", ".zst", ".xz"}
 
-// findInput returns dir/name, or its .gz or .zst spelling, whichever exists
-// first; "" when none does.
+// findInput returns dir/name, or its .gz, .zst or .xz spelling, whichever
+// exists first; "" when none does.
 func findInput(dir, name string) string {
 	p := filepath.Join(dir, name)
 	if exists(p) {
@@ -33,73 +31,44 @@ func findInput(dir, name string) string {
 	return ""
 }
 
-// openInput opens a file for reading, decompressing gzip or zstd content
-// transparently. The format is recognised by its magic bytes, not by the
-// file name, so a renamed file still works.
-func openInput(path string) (io.ReadCloser, error) {
-	return openCounted(path, nil)
+// openInput opens a file for reading under the rule of internal/infile,
+// decompressing gzip, xz or zstd content transparently (told by its magic
+// bytes, not by the file name, so a renamed file still works).
+func openInput(path string) (*infile.File, error) {
+	return infile.Open(path, infile.Profile, infile.Opts{})
 }
 
-// openCounted is openInput adding the bytes read from disk to n (when not
-// nil).
-func openCounted(path string, n *atomic.Int64) (io.ReadCloser, error) {
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		// a FIFO would block the open; a device might never end
-		return nil, notRegularError(path, st.Mode())
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	var raw io.Reader = f
-	if n != nil {
-		raw = countedReader{f, n}
-	}
-	br := bufio.NewReaderSize(raw, 1<<16)
-	magic, _ := br.Peek(4)
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: corrupt gzip: %w", path, err)
-		}
-		return &stacked{Reader: gz, closers: []io.Closer{gz, f}}, nil
-	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: corrupt zstd: %w", path, err)
-		}
-		return &stacked{Reader: zr, closers: []io.Closer{zstdCloser{zr}, f}}, nil
-	}
-	return &stacked{Reader: br, closers: []io.Closer{f}}, nil
+// openCounted is openInput for a file of the rank folder root (a link
+// leading outside it is refused; "" for the file the user named), adding
+// the bytes read from disk to n (when not nil). Its Close reports a
+// damaged compressed file (CRC, size, checksum).
+func openCounted(path, root string, n *atomic.Int64) (*infile.File, error) {
+	return infile.Open(path, infile.Profile, infile.Opts{Root: root, Count: n})
 }
 
-type stacked struct {
-	io.Reader
-	closers []io.Closer
-}
-
-func (s *stacked) Close() error {
-	var first error
-	for _, c := range s.closers {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
+// trimCompressed is name without a compressed file's suffix.
+func trimCompressed(name string) string {
+	for _, s := range compressedSuffixes {
+		if strings.HasSuffix(name, s) {
+			return strings.TrimSuffix(name, s)
 		}
 	}
-	return first
+	return name
 }
 
-type zstdCloser struct{ d *zstd.Decoder }
-
-func (z zstdCloser) Close() error { z.d.Close(); return nil }
+// compressedMagic: the content starts as gzip, xz or zstd does.
+func compressedMagic(m []byte) bool {
+	return bytes.HasPrefix(m, []byte{0x1f, 0x8b}) || bytes.HasPrefix(m, []byte{0x28, 0xb5, 0x2f, 0xfd}) ||
+		bytes.HasPrefix(m, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}) ||
+		(len(m) >= 4 && m[0]&0xf0 == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18)
+}
 
 // openPlain opens path when it is a regular, non-empty file that is not
-// compressed, for traceview.ReadFile (mapped, in parts); ok is false (and
-// nothing is left open) otherwise.
-func openPlain(path string) (f *os.File, size int64, ok bool) {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+// compressed (and, under root, does not lead outside it), for
+// traceview.ReadFile (mapped, in parts); ok is false (and nothing is left
+// open) otherwise.
+func openPlain(path, root string) (f *os.File, size int64, ok bool) {
+	if infile.Check(path, infile.Opts{Root: root}) != nil {
 		return nil, 0, false
 	}
 	f, err := os.Open(path)
@@ -111,10 +80,12 @@ func openPlain(path string) (f *os.File, size int64, ok bool) {
 		f.Close()
 		return nil, 0, false
 	}
-	var magic [4]byte
-	if n, _ := f.ReadAt(magic[:], 0); n == 4 && (bytes.HasPrefix(magic[:], []byte{0x1f, 0x8b}) || bytes.HasPrefix(magic[:], []byte{0x28, 0xb5, 0x2f, 0xfd})) {
+	var magic [6]byte
+	if n, _ := f.ReadAt(magic[:], 0); compressedMagic(magic[:n]) {
 		f.Close()
 		return nil, 0, false
 	}
 	return f, st.Size(), true
 }
+
+var _ io.Reader = (*infile.File)(nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+	"github.com/ulikunitz/xz"
 
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
@@ -58,6 +59,11 @@ func TestCompressedInputs(t *testing.T) {
 			require.NoError(t, err)
 			return z
 		},
+		".xz": func(w io.Writer) io.WriteCloser {
+			x, err := xz.NewWriter(w)
+			require.NoError(t, err)
+			return x
+		},
 	} {
 		dir := t.TempDir()
 		compressTree(t, plain, dir, suffix, c)
@@ -85,4 +91,72 @@ func TestCompressedInputs(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 1, 2}, 0o644))
 	_, err := ParseRank(Source{Root: bad, TraceFile: bad, Format: model.FormatTorchNPUText, RankHint: -1})
 	require.ErrorContains(t, err, bad)
+}
+
+// A damaged gzip trailer (CRC or size) of any file of a rank makes the
+// rank partial, naming the file, even where the reader stops before the
+// end of the stream (the trace reader stops at its closing ']').
+func TestDamagedGzipTrailerMakesTheRankPartial(t *testing.T) {
+	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
+	s.Ranks, s.Steps, s.CommJSON = 1, 2, true
+	plain, _ := testutil.Generate(t, s)
+	dir := t.TempDir()
+	compressTree(t, plain, dir, ".gz", func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
+	var files []string
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if strings.HasSuffix(p, ".gz") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.GreaterOrEqual(t, len(files), 4)
+	whole := readAll(t, dir)
+	require.Len(t, whole, 1)
+	require.False(t, whole[0].Partial)
+	for _, p := range files {
+		good, err := os.ReadFile(p)
+		require.NoError(t, err)
+		bad := append([]byte(nil), good...)
+		bad[len(bad)-8] ^= 0x01 // the CRC-32
+		require.NoError(t, os.WriteFile(p, bad, 0o644))
+		got := readAll(t, dir)
+		require.Len(t, got, 1)
+		r := got[0]
+		require.True(t, r.Partial, "%s: a damaged CRC makes the rank partial", filepath.Base(p))
+		require.Contains(t, warningsText(r), p, filepath.Base(p))
+		require.NoError(t, os.WriteFile(p, good, 0o644))
+	}
+}
+
+// gzip -r on a capture compresses profiler_info_N.json and
+// profiler_metadata.json too: they are read the same (the rank, the groups).
+func TestGzippedMetadataRead(t *testing.T) {
+	root, _ := tinyRank(t)
+	want := loadOne(t, root)
+	require.NotEmpty(t, want.Groups)
+	ents, err := os.ReadDir(root)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		f, err := os.Create(p + ".gz")
+		require.NoError(t, err)
+		w := gzip.NewWriter(f)
+		w.Write(data)
+		require.NoError(t, w.Close())
+		require.NoError(t, f.Close())
+		require.NoError(t, os.Remove(p))
+		n++
+	}
+	require.GreaterOrEqual(t, n, 2)
+	got := loadOne(t, root)
+	require.Empty(t, got.Have.GroupsNote)
+	require.Equal(t, want.Groups, got.Groups)
+	require.Equal(t, want.Rank, got.Rank)
+	require.Equal(t, want.Env, got.Env)
 }

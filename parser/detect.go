@@ -232,7 +232,7 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 
 // reCompanion matches the files of a rank folder that are read with its
 // trace, never alone.
-var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst)?$`)
+var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
 
 // detectFile recognises a single trace file or database: the first row of
 // fileFormats that matches its name makes its source.
@@ -297,7 +297,7 @@ var fileFormats = []struct {
 
 // isJSON reports whether a file name is a JSON file, plain or compressed.
 func isJSON(base string) bool {
-	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst")
+	return strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".json.zst") || strings.HasSuffix(base, ".json.xz")
 }
 
 // torchDBFile is the rank an ascend_pytorch_profiler_{rank}.db named
@@ -660,6 +660,9 @@ func detectExport(dir string) ([]Source, error) {
 	ranks, err := parquetio.Ranks(dir)
 	if err != nil || len(ranks) == 0 {
 		return nil, errkind.Errorf(errkind.Usage, "%s: an npuprof Parquet export with no ranks: expected %s/rank=N/part-0.parquet (write one with npuprof export)", dir, parquetio.TableRanks)
+	}
+	if err := parquetio.CheckRuns(dir, ranks); err != nil {
+		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	out := make([]Source, len(ranks))
 	for i, r := range ranks {

@@ -151,7 +151,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	// the analysis reads analyze/communication.json only when no other
 	// file gives the collectives (model.Rank.NeedsCommOps)
 	if p := files.CommJSON; p != "" && (!src.SkipCommunication || r.NeedsCommOps()) {
-		readWith(r, p, msprof.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
+		readComm(r, p, msprof.ReadCommunication)
 		if len(r.Communication) > 0 {
 			r.Have.CommFile = p
 		}

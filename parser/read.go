@@ -96,7 +96,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	// communication.json does not depend on the timeline: with CPUs to
 	// spare it is read while the trace is (its warnings keep their place)
-	comm := &model.Rank{}
+	comm := &model.Rank{Path: r.Path}
 	commFile := ""
 	if !src.SkipCommunication {
 		commFile = findInput(out, "communication.json")
@@ -105,7 +105,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	readComm := func() {
 		defer close(commDone)
 		if commFile != "" {
-			readWith(comm, commFile, summary.ReadCommunication, func(c []model.CommOpInfo) { comm.Communication = c })
+			readComm(comm, commFile, summary.ReadCommunication)
 		}
 	}
 	if src.TraceParts > 1 {
@@ -118,6 +118,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	<-commDone
 	r.Communication = comm.Communication
 	r.Warnings = append(r.Warnings, comm.Warnings...)
+	mergePartial(r, comm)
 	if len(r.Communication) > 0 {
 		r.Have.CommFile = commFile
 	}
@@ -192,6 +193,7 @@ func finish(r *model.Rank) {
 			h.Group = r.Intern(g.Name)
 		}
 	}
+	validateRead(r)
 	r.SortTasks()
 }
 
@@ -208,14 +210,22 @@ func readWith[T any](r *model.Rank, path string, read func(io.Reader, string) (T
 // withFile opens path and runs fn on it; a problem becomes a warning on
 // the rank and is returned so callers can record what it makes unavailable.
 func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
-	linkNote(r, path)
-	f, err := openCounted(path, counterOf(r))
+	f, err := openCounted(path, rootOf(r, path), counterOf(r))
 	if err != nil {
 		r.Warn(path, "cannot open: %v", err)
+		if errkind.Of(err) != errkind.Unknown {
+			// refused by the rule of internal/infile (a link leading out
+			// of the rank): this file's metrics only, not the run
+			return fmt.Errorf("cannot open %s: %s", path, err)
+		}
 		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
-	defer f.Close()
-	if err := fn(f); err != nil {
+	err = fn(f)
+	if cerr := f.Close(); cerr != nil && f.Compression() != "" {
+		damagedFile(r, path, cerr)
+		return cerr
+	}
+	if err != nil {
 		r.Warn(path, "%v", err)
 		return err
 	}
@@ -223,11 +233,11 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 }
 
 func readTrace(r *model.Rank, path string, parts int) error {
-	linkNote(r, path)
 	// a plain file is mapped rather than read, and read in parts at the
 	// same time when CPUs are spare
 	n := counterOf(r)
-	if f, size, ok := openPlain(path); ok {
+	root := rootOf(r, path)
+	if f, size, ok := openPlain(path, root); ok {
 		defer f.Close()
 		var ra io.ReaderAt = f
 		if n != nil {
@@ -240,12 +250,16 @@ func readTrace(r *model.Rank, path string, parts int) error {
 		noteDevice(r, path)
 		return nil
 	}
-	f, err := openCounted(path, n)
+	f, err := openCounted(path, root, n)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
 	_, err = traceview.Read(f, path, r)
+	if cerr := f.Close(); cerr != nil {
+		// the events read may be wrong: the timeline is partial
+		damagedFile(r, path, cerr)
+		r.Have.TimelinePartial = true
+	}
 	if err != nil {
 		return err
 	}
@@ -262,12 +276,13 @@ func readMeta(r *model.Rank, root string) {
 	}
 	r.Have.GroupsNote = fmt.Sprintf("%s has no profiler_metadata.json", root)
 	for _, e := range ents {
-		name := e.Name()
-		p := filepath.Join(root, name)
+		p := filepath.Join(root, e.Name())
 		if e.IsDir() {
-			deviceFromProf(r, root, name)
+			deviceFromProf(r, root, e.Name())
 			continue
 		}
+		// gzip -r (or xz, zstd) on a capture renames them: read the same
+		name := trimCompressed(e.Name())
 		switch {
 		case name == "profiler_info.json" || reProfilerInfo.MatchString(name):
 			withFile(r, p, func(f io.Reader) error {

@@ -8,33 +8,18 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// Only regular files are read. A named pipe (FIFO) opened for reading
-// blocks until something writes to it, a device may never end: npuprof
-// looks at what a path is (stat, which opens nothing) before it opens it,
-// and refuses anything but a regular file or a folder.
-
-// fileKind names what a file that is neither regular nor a folder is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a regular file"
-}
+// Only regular files are read (internal/infile holds the rule): a named
+// pipe (FIFO) opened for reading blocks until something writes to it, a
+// device may never end. npuprof looks at what a path is (stat, which opens
+// nothing) before it opens it, and refuses anything but a regular file or
+// a folder.
 
 // notRegularError is the refusal of path, which is of mode m.
-func notRegularError(path string, m fs.FileMode) error {
-	return errkind.Errorf(errkind.Usage, "%s is %s, not a regular file: npuprof reads only regular files and folders (it would wait for a writer, or read without end)", path, fileKind(m))
-}
+func notRegularError(path string, m fs.FileMode) error { return infile.NotRegular(path, m) }
 
 // checkRegular returns a usage error when path (followed if it is a
 // symlink) exists and is neither a regular file nor a folder, or cannot be
@@ -61,7 +46,7 @@ func permissionError(path string) error {
 
 // profileSuffixes are the endings of the files npuprof reads from a rank
 // folder; a file so named that is not regular is refused.
-var profileSuffixes = []string{".json", ".csv", ".db", ".gz", ".zst", ".parquet"}
+var profileSuffixes = []string{".json", ".csv", ".db", ".gz", ".xz", ".zst", ".parquet", ".log"}
 
 // checkDir refuses a folder that cannot be listed for lack of permission,
 // and any file in it named like a profile file that is not regular.
@@ -125,37 +110,42 @@ func checkSources(srcs []Source) error {
 	return nil
 }
 
-// readRegular is os.ReadFile for a file that must be regular: anything
-// else is an error, and is never opened.
+// readRegular reads a small file whole under the rule of internal/infile:
+// anything but a regular file is an error, and is never opened.
 func readRegular(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, notRegularError(path, st.Mode())
-	}
-	return os.ReadFile(path)
+	return infile.ReadFile(path, infile.ProfilerInfo, infile.Opts{})
 }
 
-// linkNote warns when path is a symbolic link to a file outside the rank's
-// folder: it is followed (gathering a profile by links is common), and the
-// warning says where it points.
-func linkNote(r *model.Rank, path string) {
-	lst, err := os.Lstat(path)
-	if err != nil || lst.Mode()&fs.ModeSymlink == 0 {
-		return
+// rootOf is the folder a file of r must stay inside once its links are
+// resolved: the rank's folder, or none for the file the user named.
+func rootOf(r *model.Rank, path string) string {
+	if path == r.Path {
+		return ""
 	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return
+	return r.Path
+}
+
+// damagedFile records that path, read in full or in part, failed its
+// compression check (a gzip CRC or size, an xz or zstd checksum) when it
+// was closed: what was read from it may be wrong, so every metric from it
+// is partial, and so is the rank.
+func damagedFile(r *model.Rank, path string, err error) {
+	r.Warn(path, "%v", err)
+	r.Have.PartialFiles = append(r.Have.PartialFiles, path)
+	r.Partial = true
+	if r.PartialReason == "" {
+		r.PartialReason = err.Error()
 	}
-	root, err := filepath.EvalSymlinks(r.Path)
-	if err != nil {
-		return
+}
+
+// mergePartial carries what a file read on the side (into from) made
+// partial over to r.
+func mergePartial(r, from *model.Rank) {
+	r.Have.PartialFiles = append(r.Have.PartialFiles, from.Have.PartialFiles...)
+	if from.Partial {
+		r.Partial = true
+		if r.PartialReason == "" {
+			r.PartialReason = from.PartialReason
+		}
 	}
-	if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return
-	}
-	r.Warn(path, "is a symbolic link to %s, outside %s; read as the file it is named for", real, r.Path)
 }

@@ -73,7 +73,7 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	// cheap beside it)
 	if skipComm && r.NeedsCommOps() {
 		if p := findInput(out, "communication.json"); p != "" {
-			readWith(r, p, summary.ReadCommunication, func(c []model.CommOpInfo) { r.Communication = c })
+			readComm(r, p, summary.ReadCommunication)
 			if len(r.Communication) > 0 {
 				r.Have.CommFile = p
 			}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/errkind"
@@ -62,22 +64,53 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	var staging string
 	var mu sync.Mutex
 	var n int
+	run := parquetio.NewRunID()
 	x := &Exported{Tables: len(parquetio.Tables), Schema: parquetio.Schema}
+	var release func()
+	// SIGINT and SIGTERM remove what this run left half-written (its
+	// staging folder, its lock) before the process ends
+	cleanup := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if staging != "" {
+			os.RemoveAll(staging)
+		}
+		if release != nil {
+			release()
+		}
+		staging, release = "", nil
+	}
+	defer cleanup()
+	// a signal waits for the ranks being written to the staging folder
+	// (they would make it again) and stops the others
+	var writing sync.RWMutex
+	defer onSignal(func() {
+		writing.Lock()
+		cleanup()
+	})()
 	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, AbsExpertPaths: true, Begin: func() (err error) {
 		if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
 			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
 		}
-		staging, err = os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
+		rel, err := parquetio.Lock(out)
 		if err != nil {
+			return errkind.Wrap(errkind.Usage, err)
+		}
+		// what a killed export left (its staging folders) goes
+		old, _ := filepath.Glob(filepath.Join(out, parquetio.ManifestDir, "staging-*"))
+		for _, o := range old {
+			os.RemoveAll(o)
+		}
+		dir, err := os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
+		if err != nil {
+			rel()
 			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
 		}
+		mu.Lock()
+		staging, release = dir, rel
+		mu.Unlock()
 		return nil
 	}}
-	defer func() {
-		if staging != "" {
-			os.RemoveAll(staging)
-		}
-	}()
 	parquetio.Version, parquetio.Revision = opts.Version, opts.Revision
 	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*stagedRank, error) {
 		rr := analysis.AnalyzeRank(r)
@@ -86,6 +119,8 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		n++
 		mu.Unlock()
 		r.Rank = 0 // the staged partition is moved once the rank is final
+		writing.RLock()
+		defer writing.RUnlock()
 		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
 			return nil, fmt.Errorf("writing the Parquet tables: %w", err)
 		}
@@ -102,19 +137,59 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		x.InputErrors = append(x.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
 	}
 	for _, s := range set.Ranks {
+		// the stamp goes before the partitions move and comes back after:
+		// a rank cut short in between is refused on reading
+		if err := parquetio.ClearStamp(out, s.rank); err != nil {
+			return nil, err
+		}
 		if err := place(s, out); err != nil {
+			return nil, err
+		}
+		if placeHook != nil {
+			if err := placeHook(s.rank); err != nil {
+				return nil, err
+			}
+		}
+		if err := parquetio.Stamp(out, s.rank, run); err != nil {
 			return nil, err
 		}
 		x.Ranks = append(x.Ranks, s.rank)
 	}
 	// the expert loads analyze would find in the profile folder travel
 	// with the export, named by absolute paths, as the ranks' origins are
-	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
+	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
 	}
 	sort.Ints(x.Ranks)
 	return x, nil
+}
+
+// placeHook, when set (by tests), runs after each rank's partitions move
+// (before its stamp): an error stops the export there, as a kill would.
+var placeHook func(rank int) error
+
+// onSignal runs cleanup when SIGINT or SIGTERM arrives, then ends the
+// process as the signal would have; the returned function stops watching.
+func onSignal(cleanup func()) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cleanup()
+			signal.Reset(sig)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(sig)
+			}
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
 }
 
 // place moves a staged rank's partitions under out, replacing that rank's

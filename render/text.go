@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/redact"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
@@ -1103,6 +1104,6 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 	}
 	if doc.DeployDiff != "" {
 		ew.printf("\nAll fixes as a diff against the deployment script (apply with patch -p1)\n")
-		ew.verbatim(doc.DeployDiff) // a patch: never wrapped
+		ew.verbatim(redact.Terminal(doc.DeployDiff)) // a patch: never wrapped; no escape reaches the terminal
 	}
 }

@@ -46,5 +46,5 @@ func (d *Document) Verdict() (v Verdict, ok bool) {
 	if d.Run.Gate == nil {
 		return Verdict{}, false
 	}
-	return d.Run.Gate.Judge(d.Findings), true
+	return d.Run.Gate.JudgeDocument(d), true
 }

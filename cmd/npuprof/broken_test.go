@@ -98,10 +98,9 @@ var brokenCases = []struct {
 		require.Contains(b.t, b.r.PartialMetrics, "kernel.compute.count")
 	}},
 	{entry: "symlink-outside-tree", check: func(b brokenRank) {
-		// followed, with a note saying where it points; its content is
-		// never quoted
-		b.warning("is a symbolic link to /etc/passwd, outside ")
-		b.warning(`kernel_details.csv: unknown header: no "Name" column (found 1 column(s)`)
+		// refused unread: its content is never quoted
+		b.warning("kernel_details.csv is a symbolic link that leads outside ")
+		b.warning(": not read (npuprof reads only what the profile holds)")
 		for _, w := range b.r.Warnings {
 			require.NotContains(b.t, w.Message, "root:")
 		}
@@ -177,6 +176,47 @@ var brokenCases = []struct {
 		require.Equal(b.t, 2, w.Count)
 		require.Equal(b.t, []int{3, 4}, w.Lines)
 		b.metric("kernel.compute.count", 4)
+	}},
+	{entry: "step-trace-disagree", check: func(b brokenRank) {
+		// a repeated step and a row whose Stage is not the sum of its
+		// parts: warned, and the rank (whose device data it is) partial
+		b.warning("1 step row(s) repeat a step already listed (first: step 6)")
+		b.warning(`whose columns disagree (Communication is not Communication(Not Overlapped) + Overlapped, or Stage is not Computing + Communication(Not Overlapped) + Free; first: step "7")`)
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "holds rows that repeat a step or whose columns disagree")
+	}},
+	{entry: "communication-damaged", check: func(b brokenRank) {
+		// the collectives come from communication.json alone: an op whose
+		// time info key is damaged and one whose elapsed time is not
+		// transit + wait + idle are left out and named, never counted
+		b.warning(`skipped 2 op(s) that fail validation (first "step5/collective/hcom_allReduce__2_0_1@9: no Communication Time Info")`)
+		b.metric("hccl.total.count", 1)
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "communication.json has ops that fail validation")
+	}},
+	{entry: "trace-gz-bad-crc", check: func(b brokenRank) {
+		// the trace is read whole, but its gzip CRC does not match: what
+		// was read may be wrong, so the rank is partial
+		b.warning("trace_view.json.gz: the gzip content is damaged (gzip: invalid checksum)")
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "the gzip content is damaged")
+	}},
+	{entry: "metadata-trailing-data", check: func(b brokenRank) {
+		// a damaged brace closed the object before parallel_group_info:
+		// the file is refused with the reason, not read in part
+		b.warning("profiler_metadata.json: expected a JSON object: more data after the object ends at byte 52 (a damaged brace?)")
+		require.Contains(b.t, b.r.Unavailable["hccl.group.*"], "more data after the object")
+		b.metric("hccl.total.count", 1)
+	}},
+	{entry: "env-secret", check: func(b brokenRank) {
+		// credentials in the profile's ENV_VARIABLES reach no output
+		b.complete()
+		for _, args := range [][]string{{"--format", "json"}, {"--detail", "all"}} {
+			_, out, errs := run(append([]string{"analyze", filepath.Join(brokenDir, "env-secret")}, args...)...)
+			for _, secret := range []string{"hf_corpusSECRET1", "wandbSECRET2", "pipSECRET3"} {
+				require.NotContains(b.t, out+errs, secret)
+			}
+		}
 	}},
 	{entry: "step-trace-cut", check: func(b brokenRank) {
 		// the only device data, cut inside its last row's last cell

@@ -28,6 +28,8 @@ type checkOptions struct {
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
 	PartialFindings string
+	// AllowMissing lets a budget that cannot be evaluated pass.
+	AllowMissing bool
 }
 
 func (o *checkOptions) register(cmd *cobra.Command) {
@@ -38,6 +40,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (--format junit=FILE)")
 	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (--format sarif=FILE)")
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
+	f.BoolVar(&o.AllowMissing, "allow-missing", false, "let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
 	o.outs.register(f)
 	o.summaryFlags.register(f)
@@ -56,7 +59,7 @@ func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error
 	}
 	gate := func(req *driver.Request) {
 		req.Budgets, req.Baseline = o.Budgets, o.Baseline
-		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate}
+		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate, AllowMissing: o.AllowMissing}
 	}
 	return o.checkFiles(gate, "the "+o.outs.main()+" output (-o)", o.Baseline, "--junit", "junit", o.JUnit, "--sarif", "sarif", o.SARIF)
 }

@@ -196,7 +196,7 @@ func TestExportLayoutAndErrors(t *testing.T) {
 		}
 	}
 	m, _ := filepath.Glob(filepath.Join(out, parquetio.ManifestDir, "*"))
-	require.Equal(t, []string{filepath.Join(out, parquetio.ManifestDir, "export-0-7.json")}, m, "staging is cleaned up")
+	require.Equal(t, []string{filepath.Join(out, parquetio.ManifestDir, "export-0-7.json"), filepath.Join(out, parquetio.ManifestDir, parquetio.RunsDir)}, m, "staging and the lock are cleaned up; the ranks' run stamps stay")
 
 	// exporting again replaces the partitions, and the result is the same
 	code, _, errs = run("export", in, "-o", out)

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -86,6 +87,11 @@ func ForProfile(profile, explicit string, opts Options) (x *model.ExpertLoads, n
 	}
 	x, err = Load(dir, opts)
 	if err != nil {
+		if errkind.Of(err) == errkind.Usage {
+			// a file that must not be opened (a FIFO, a device, a link
+			// leading out of the profile) is the user's to remove
+			return nil, "", err
+		}
 		return nil, "expert loads found in the profile folder could not be read: " + err.Error(), nil
 	}
 	return x, "expert loads read from " + dir, nil
@@ -130,8 +136,13 @@ func hasLoadFiles(dir string) bool {
 		if _, _, ok := DumpName(n); ok {
 			return true
 		}
-		if strings.HasSuffix(strings.ToLower(n), ".csv") && isLoadCSV(filepath.Join(dir, n)) {
-			return true
+		if strings.HasSuffix(strings.ToLower(n), ".csv") {
+			p := filepath.Join(dir, n)
+			// a CSV that may not be opened (a FIFO, a device) is found,
+			// so that Load refuses it by name
+			if isLoadCSV(p) || notRegular(p) {
+				return true
+			}
 		}
 	}
 	return false
@@ -139,7 +150,7 @@ func hasLoadFiles(dir string) bool {
 
 // isLoadCSV peeks at the first line of a file.
 func isLoadCSV(p string) bool {
-	f, err := os.Open(p)
+	f, err := infile.Open(p, infile.ExpertLoads, infile.Opts{Root: filepath.Dir(p)})
 	if err != nil {
 		return false
 	}
@@ -164,7 +175,7 @@ func loadFile(path string, opts Options) (*model.ExpertLoads, error) {
 		return nil, errkind.Errorf(errkind.Input, "%s: a placement/config file holds no loads; give the folder with the {prefill|decode}_{rank}.csv dumps", path)
 	}
 	if strings.HasSuffix(strings.ToLower(name), ".csv") {
-		x, err := readFileWith(path, func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, path) })
+		x, err := readFileWith(path, "", func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, path) })
 		if err != nil {
 			return nil, errkind.Errorf(errkind.Input, "%w; %s", err, expected)
 		}
@@ -175,7 +186,7 @@ func loadFile(path string, opts Options) (*model.ExpertLoads, error) {
 		return nil, errkind.Errorf(errkind.Input, "%s: %s", path, expected)
 	}
 	x := &model.ExpertLoads{Format: model.ExpertFormatLog}
-	if err := readLogFile(x, path); err != nil {
+	if err := readLogFile(x, path, ""); err != nil {
 		return nil, errkind.Wrap(errkind.Input, err)
 	}
 	if len(x.Logs) == 0 {
@@ -184,22 +195,29 @@ func loadFile(path string, opts Options) (*model.ExpertLoads, error) {
 	return x, nil
 }
 
-func readFileWith(path string, fn func(io.Reader) (*model.ExpertLoads, error)) (*model.ExpertLoads, error) {
-	f, err := os.Open(path)
+// readFileWith reads path with fn; root is the folder it was found in
+// ("" for a file named by --experts), which its links must not leave.
+func readFileWith(path, root string, fn func(io.Reader) (*model.ExpertLoads, error)) (*model.ExpertLoads, error) {
+	f, err := infile.Open(path, infile.ExpertLoads, infile.Opts{Root: root})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return fn(f)
+	x, err := fn(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	return x, err
 }
 
-func readLogFile(x *model.ExpertLoads, path string) error {
-	f, err := os.Open(path)
+func readLogFile(x *model.ExpertLoads, path, root string) error {
+	f, err := infile.Open(path, infile.ServerLog, infile.Opts{Root: root})
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	st, err := ReadLog(f, path, func(e model.ExpertLog) { x.Logs = append(x.Logs, e) })
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
@@ -229,6 +247,13 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			continue
 		}
 		n := e.Name()
+		if reDump.MatchString(n) || strings.HasSuffix(strings.ToLower(n), ".csv") || (logs && isLogName(n)) {
+			// a FIFO, device or socket named like a load file is refused
+			// before anything is opened; so is a link leading outside dir
+			if err := infile.Check(filepath.Join(dir, n), infile.Opts{Root: dir}); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case reDump.MatchString(n):
 			stage, _, _ := DumpName(n)
@@ -268,7 +293,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 		}
 	case len(csvs) == 1:
 		p := filepath.Join(dir, csvs[0])
-		x, err = readFileWith(p, func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, p) })
+		x, err = readFileWith(p, dir, func(r io.Reader) (*model.ExpertLoads, error) { return ReadLoadCSV(r, p) })
 		if err != nil {
 			return nil, errkind.Wrap(errkind.Input, err)
 		}
@@ -280,7 +305,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 	}
 	sort.Strings(logFiles)
 	for _, n := range logFiles {
-		if err := readLogFile(x, filepath.Join(dir, n)); err != nil {
+		if err := readLogFile(x, filepath.Join(dir, n), dir); err != nil {
 			x.Notes = append(x.Notes, err.Error())
 		}
 	}
@@ -336,13 +361,18 @@ func loadDumps(dir, stage string, names []string) (*model.ExpertLoads, error) {
 }
 
 // openRead opens p and calls read on it; a failure is an input error.
-func openRead(p string, read func(f *os.File) error) error {
-	f, err := os.Open(p)
+func openRead(p string, read func(f io.Reader) error) error {
+	f, err := infile.Open(p, infile.ExpertLoads, infile.Opts{Root: filepath.Dir(p)})
 	if err != nil {
+		if errkind.Of(err) != errkind.Unknown {
+			return err
+		}
 		return errkind.Errorf(errkind.Input, "%s: %w", p, err)
 	}
 	err = read(f)
-	f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return errkind.Wrap(errkind.Input, err)
 	}
@@ -353,7 +383,7 @@ func openRead(p string, read func(f *os.File) error) error {
 // and the stage's global deployment (returned), when present.
 func readSidecars(x *model.ExpertLoads, dir, stage string) (dep *model.Deployment, err error) {
 	if p := filepath.Join(dir, "model_gen_config.json"); fileExists(p) {
-		if err := openRead(p, func(f *os.File) (err error) {
+		if err := openRead(p, func(f io.Reader) (err error) {
 			x.Config, err = ReadGenConfig(f, p)
 			return err
 		}); err != nil {
@@ -363,7 +393,7 @@ func readSidecars(x *model.ExpertLoads, dir, stage string) (dep *model.Deploymen
 	}
 	if p := filepath.Join(dir, stage+"_global_deployment.json"); fileExists(p) {
 		var notes []string
-		if err := openRead(p, func(f *os.File) (err error) {
+		if err := openRead(p, func(f io.Reader) (err error) {
 			dep, notes, err = ReadDeployment(f, p)
 			return err
 		}); err != nil {
@@ -392,7 +422,7 @@ func readDumps(x *model.ExpertLoads, dir string, names []string, keep int) ([]ra
 		p := filepath.Join(dir, n)
 		var rows [][]int64
 		var dropped int
-		if err := openRead(p, func(f *os.File) (err error) {
+		if err := openRead(p, func(f io.Reader) (err error) {
 			rows, dropped, err = ReadDump(f, p, keep)
 			return err
 		}); err != nil {
@@ -548,4 +578,10 @@ func sumLayers(x *model.ExpertLoads, ds []rankDump, dep *model.Deployment, useDe
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// notRegular: p exists and is neither a regular file nor a folder.
+func notRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }

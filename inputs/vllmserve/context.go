@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -288,11 +290,20 @@ func logConcurrency(c *Context, l *Log) (float64, bool) {
 // FindLog returns the vLLM server logs (*.log holding a statistics line)
 // directly in dir or one level down, sorted. Unreadable files are skipped.
 func FindLog(dir string) []string {
+	out, _ := findLog(dir)
+	return out
+}
+
+// findLog is FindLog, with the refusal of a *.log that is not a regular
+// file (a FIFO, a device, a socket) or whose links lead outside dir:
+// reading it could wait for ever or quote a file outside the profile.
+func findLog(dir string) ([]string, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return nil
+		return nil, nil
 	}
 	var out []string
+	var refused error
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -308,8 +319,11 @@ func FindLog(dir string) []string {
 		if !strings.HasSuffix(d.Name(), ".log") {
 			return nil
 		}
-		f, err := os.Open(p)
+		f, err := infile.Open(p, infile.ServerLog, infile.Opts{Root: dir})
 		if err != nil {
+			if errkind.Of(err) == errkind.Usage && refused == nil {
+				refused = err
+			}
 			return nil
 		}
 		defer f.Close()
@@ -319,22 +333,29 @@ func FindLog(dir string) []string {
 		return nil
 	})
 	sort.Strings(out)
-	return out
+	return out, refused
 }
 
-// ReadLogFile reads a log file.
-func ReadLogFile(path string) (*Log, error) { return readFile(path, ReadLog) }
+// ReadLogFile reads a log file named on the command line.
+func ReadLogFile(path string) (*Log, error) { return readFile(path, "", infile.ServerLog, ReadLog) }
 
 // ReadBenchFile reads a bench result file.
-func ReadBenchFile(path string) (*Bench, error) { return readFile(path, ReadBench) }
+func ReadBenchFile(path string) (*Bench, error) {
+	return readFile(path, "", infile.BenchResult, ReadBench)
+}
 
-// readFile opens path and reads it with read.
-func readFile[T any](path string, read func(io.Reader, string) (T, error)) (T, error) {
-	f, err := os.Open(path)
+// readFile opens path (found in root, "" for a file the user named) under
+// the rule of internal/infile and reads it with read.
+func readFile[T any](path, root string, k infile.Kind, read func(io.Reader, string) (T, error)) (T, error) {
+	f, err := infile.Open(path, k, infile.Opts{Root: root})
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	defer f.Close()
-	return read(f, path)
+	v, err := read(f, path)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		var zero T
+		return zero, cerr
+	}
+	return v, err
 }

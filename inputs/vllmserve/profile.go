@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 )
 
 // Inputs name the serving-context inputs of a profile: vLLM's server log
@@ -21,10 +22,15 @@ type Inputs struct {
 // the profile folder ("" when it looked for none or found none); an input
 // it cannot read is a usage error naming its flag.
 func ForProfile(path string, in Inputs) (c *Context, note string, err error) {
-	logPath := in.Log
+	logPath, root := in.Log, ""
 	if logPath == "" && !in.NoAuto {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			if found := FindLog(path); len(found) > 0 {
+			found, err := findLog(path)
+			if err != nil {
+				return nil, "", err
+			}
+			if len(found) > 0 {
+				root = path
 				logPath = found[0]
 				note = "vLLM log found in the profile folder: " + filepath.ToSlash(logPath)
 				if len(found) > 1 {
@@ -36,7 +42,7 @@ func ForProfile(path string, in Inputs) (c *Context, note string, err error) {
 	var l *Log
 	var b *Bench
 	if logPath != "" {
-		if l, err = ReadLogFile(logPath); err != nil {
+		if l, err = readFile(logPath, root, infile.ServerLog, ReadLog); err != nil {
 			return nil, note, errkind.Errorf(errkind.Usage, "--vllm-log: %v", err)
 		}
 	}

@@ -11,6 +11,7 @@ package msprof
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
 	"github.com/npuprof/npuprof/parser/timeparse"
@@ -164,7 +166,7 @@ func fileExists(p string) bool {
 type SliceReader struct {
 	paths []string
 	i     int
-	f     *os.File
+	f     *infile.File
 	br    *bufio.Reader
 	state int // 0: before the first byte of a file; 1: inside
 	held  []byte
@@ -201,7 +203,8 @@ func (s *SliceReader) fill() error {
 		if s.i >= len(s.paths) {
 			return io.EOF
 		}
-		f, err := os.Open(s.paths[s.i])
+		p := s.paths[s.i]
+		f, err := infile.Open(p, infile.Profile, infile.Opts{Root: filepath.Dir(p)})
 		if err != nil {
 			return err
 		}
@@ -441,7 +444,7 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		}
 	}
 	if !raw {
-		return summary.ReadCommunication(strings.NewReader(string(data)), file)
+		return summary.ReadCommunication(bytes.NewReader(data), file)
 	}
 	// wrap the raw form the way msprof-analyze does: one "step" block,
 	// p2p ops (send/receive/batchsendrecv) apart from collectives
@@ -461,5 +464,5 @@ func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
 		wrapped["step"][kind][k] = b
 	}
 	b, _ := json.Marshal(wrapped)
-	return summary.ReadCommunication(strings.NewReader(string(b)), file)
+	return summary.ReadCommunication(bytes.NewReader(b), file)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/npuprof/npuprof/internal/infile"
 )
 
 // colFile reads the columns of one partition file page by page, from the
@@ -26,6 +28,9 @@ type colFile struct {
 
 func openCols(dir, table string, rank int) (*colFile, error) {
 	p := PartFile(dir, table, rank)
+	if err := infile.Check(p, infile.Opts{Root: dir}); err != nil && errkindOf(err) {
+		return nil, err
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (an incomplete export? run npuprof export again)", p, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/internal/intern"
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -59,6 +60,7 @@ func Ranks(dir string) ([]int, error) {
 // than the rest of reading the manifest (~0.3 M instructions).
 type manifestIn struct {
 	Schema      string          `json:"schema"`
+	Run         string          `json:"run"`
 	Source      string          `json:"source"`
 	Notes       []string        `json:"notes"`
 	Experts     json.RawMessage `json:"experts"`
@@ -71,7 +73,7 @@ func manifests(dir string) ([]manifestIn, error) {
 	slices.Sort(paths)
 	out := make([]manifestIn, 0, len(paths))
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := infile.ReadFile(p, infile.Document, infile.Opts{Root: dir})
 		if err != nil {
 			return nil, err
 		}
@@ -174,6 +176,9 @@ func checkSchema(file, s string) error {
 // missing file is an error naming it.
 func readTable[T any](dir, table string, rank int, fn func(*T)) error {
 	p := PartFile(dir, table, rank)
+	if err := infile.Check(p, infile.Opts{Root: dir}); err != nil && errkindOf(err) {
+		return err
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return fmt.Errorf("%s: %w (an incomplete export? run npuprof export again)", p, err)

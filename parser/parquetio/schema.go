@@ -218,10 +218,12 @@ type Manifest struct {
 	Schema  string `json:"schema"`
 	Npuprof string `json:"npuprof_version"`
 	// Revision is the VCS revision npuprof was built from.
-	Revision string   `json:"npuprof_revision"`
-	Source   string   `json:"source"`
-	Ranks    []int    `json:"ranks"`
-	Notes    []string `json:"notes"`
+	Revision string `json:"npuprof_revision"`
+	// Run is the export run that wrote it (and stamped its ranks).
+	Run    string   `json:"run,omitempty"`
+	Source string   `json:"source"`
+	Ranks  []int    `json:"ranks"`
+	Notes  []string `json:"notes"`
 	// Experts are the expert loads found in the profile folder exported
 	// (MindIE dumps or a layer,expert,tokens CSV in it or one folder
 	// below, as analyze finds them), nil when there were none; ExpertsNote

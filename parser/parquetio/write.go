@@ -259,5 +259,7 @@ func WriteManifest(outDir string, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
+	// through a temporary name: a stopped export never leaves half a
+	// manifest
+	return writeAtomic(filepath.Join(dir, name), append(b, '\n'))
 }

@@ -39,7 +39,20 @@ type commOp struct {
 	key string
 	ci  model.CommOpInfo
 	bad bool
+	// seen holds a bit per time key read (seenStart, ...); an op without
+	// its start or elapsed time, or whose times disagree, is left out
+	seen uint8
 }
+
+// the keys of "Communication Time Info" an op is checked for
+const (
+	seenInfo uint8 = 1 << iota
+	seenStart
+	seenElapse
+	seenTransit
+	seenWait
+	seenIdle
+)
 
 // commOps holds the ops of a communication.json in the order read.
 type commOps struct {
@@ -92,13 +105,13 @@ func (c *commOps) readOp(t *tok, o *commOp) error {
 		if string(k) != "Communication Time Info" {
 			return t.skip()
 		}
-		o.ci, o.bad = blank, false
-		if t.timeInfo(&o.ci, &o.bad) {
+		o.ci, o.bad, o.seen = blank, false, seenInfo
+		if t.timeInfo(&o.ci, &o.bad, &o.seen) {
 			return nil
 		}
 		// not a flat object of numbers in the buffer: the same, token by
 		// token
-		o.ci, o.bad = blank, false
+		o.ci, o.bad, o.seen = blank, false, seenInfo
 		return t.object(func(f []byte) error {
 			// the ratios and anything newer are read and ignored; the key
 			// first: reading the value may move the buffer
@@ -107,7 +120,7 @@ func (c *commOps) readOp(t *tok, o *commOp) error {
 			if err != nil {
 				return err
 			}
-			if !setTimeInfo(&o.ci, key, v) {
+			if !setTimeInfo(&o.ci, key, v, &o.seen) {
 				o.bad = true
 			}
 			return nil
@@ -122,6 +135,7 @@ func (c *commOps) sorted(file string) ([]model.CommOpInfo, error) {
 	order := c.order()
 	kept := make([]model.CommOpInfo, 0, c.n)
 	skipped, firstBad := 0, ""
+	invalid, firstInvalid := 0, ""
 	for i, e := range order {
 		o := c.at(e.i)
 		if i+1 < len(order) {
@@ -136,16 +150,51 @@ func (c *commOps) sorted(file string) ([]model.CommOpInfo, error) {
 			skipped++
 			continue
 		}
+		if why := o.invalid(); why != "" {
+			if invalid == 0 {
+				firstInvalid = o.ci.Step + "/" + o.ci.Kind + "/" + o.key + ": " + why
+			}
+			invalid++
+			continue
+		}
 		kept = append(kept, o.ci)
 	}
 	if len(kept) == 0 {
 		kept = nil
 	}
+	var errs []string
 	if skipped > 0 {
-		// the rest is returned with the error, which callers turn into a warning
-		return kept, fmt.Errorf("%s: skipped %d op(s) with a time out of range (first %q)", file, skipped, clip(firstBad, 120))
+		errs = append(errs, fmt.Sprintf("skipped %d op(s) with a time out of range (first %q)", skipped, clip(firstBad, 120)))
+	}
+	if invalid > 0 {
+		errs = append(errs, fmt.Sprintf("skipped %d op(s) that fail validation (first %q)", invalid, clip(firstInvalid, 160)))
+	}
+	if len(errs) > 0 {
+		// the rest is returned with the error, which callers turn into a
+		// warning (and the rank partial)
+		return kept, fmt.Errorf("%s: %s", file, strings.Join(errs, "; "))
 	}
 	return kept, nil
+}
+
+// invalid says why an op read whole cannot be trusted ("" when it can):
+// no "Communication Time Info", no elapsed time in it, or an
+// elapsed time that is not the sum of its transit, wait and idle times
+// (torch_npu writes idle as the rest, so they always add up).
+func (o *commOp) invalid() string {
+	switch {
+	case o.seen&seenInfo == 0:
+		return "no Communication Time Info"
+	case o.seen&seenElapse == 0:
+		return "no Elapse Time(ms)"
+	}
+	if o.seen&(seenTransit|seenWait|seenIdle) == seenTransit|seenWait|seenIdle {
+		sum := o.ci.TransitMs + o.ci.WaitMs + o.ci.IdleMs
+		if math.Abs(sum-o.ci.ElapseMs) > 5e-6+1e-6*math.Abs(o.ci.ElapseMs) {
+			return fmt.Sprintf("Elapse Time(ms) %g is not Transit + Wait + Idle (%g)", o.ci.ElapseMs, sum)
+		}
+	}
+	return ""
 }
 
 // commEntry is an op's place in the sorted order: (step, kind) as one
@@ -185,7 +234,7 @@ func (c *commOps) order() []commEntry {
 // It reads them as the token-by-token path does, in one loop over the
 // buffer; for anything else (a string or object value, an escape, the end
 // of the buffer) it consumes nothing and returns false.
-func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
+func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool, seen *uint8) bool {
 	b := t.buf[:t.end]
 	i := t.pos
 	i = skipWS(b, i)
@@ -233,7 +282,7 @@ func (t *tok) timeInfo(ci *model.CommOpInfo, bad *bool) bool {
 		if i >= len(b) || (b[i] != ',' && b[i] != '}') {
 			return false
 		}
-		if !setTimeInfo(ci, string(key), val) {
+		if !setTimeInfo(ci, string(key), val, seen) {
 			*bad = true
 		}
 		if b[i] == '}' {
@@ -730,21 +779,28 @@ func quoteOrBackslash(b []byte) int {
 // Time Info" key names from its raw value; other keys (the ratios, anything
 // newer) are ignored. It is false when a time in ms is not a finite number.
 // kept: a key to the field it fills, as traceview's parseEvent does for its own format
-func setTimeInfo(ci *model.CommOpInfo, key string, val []byte) bool {
+func setTimeInfo(ci *model.CommOpInfo, key string, val []byte, seen *uint8) bool {
 	var dst *float64
 	switch key {
 	case "Start Timestamp(us)":
-		ci.Start, _ = timeparse.MicrosToNanos(val)
+		var ok bool
+		ci.Start, ok = timeparse.MicrosToNanos(val)
+		*seen |= seenStart
+		return ok
 	case "Elapse Time(ms)":
 		dst = &ci.ElapseMs
+		*seen |= seenElapse
 	case "Transit Time(ms)":
 		dst = &ci.TransitMs
+		*seen |= seenTransit
 	case "Wait Time(ms)":
 		dst = &ci.WaitMs
+		*seen |= seenWait
 	case "Synchronization Time(ms)":
 		dst = &ci.SyncMs
 	case "Idle Time(ms)":
 		dst = &ci.IdleMs
+		*seen |= seenIdle
 	}
 	if dst == nil {
 		return true

@@ -95,9 +95,9 @@ func TestCommunicationMatchesFullDecode(t *testing.T) {
 		"escapes and odd shapes": []byte(`{"step1": {"p2p": {}, "collective": {
 			"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": "17.5", "Elapse Time(ms)": 1e-3, "Idle Time(ms)": 0}, "Communication Bandwidth Info": {"HCCS": {"x": [1, {"y": "a\"}b"}], "z": null}}},
 			"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 5}},
-			"hcom_\u0062__2_0_1@8": {"Communication Bandwidth Info": {}, "Communication Time Info": {"Wait Time(ms)": 0.25}},
+			"hcom_\u0062__2_0_1@8": {"Communication Bandwidth Info": {}, "Communication Time Info": {"Wait Time(ms)": 0.25, "Elapse Time(ms)": 0.25}},
 			"hcom_a__1_0_1@9": {"Communication Time Info": {"Elapse Time(ms)": 2}}}},
-		 "step0": {"collective": {"noHash": {"Communication Time Info": {"Transit Time(ms)": 3.5, "Synchronization Time(ms)": 1}}}}}`),
+		 "step0": {"collective": {"noHash": {"Communication Time Info": {"Transit Time(ms)": 3.5, "Elapse Time(ms)": 3.5, "Synchronization Time(ms)": 1}}}}}`),
 	}
 	dir := t.TempDir()
 	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
@@ -175,4 +175,20 @@ func TestSimpleFloat(t *testing.T) {
 		require.Equal(t, math.Float64bits(want), math.Float64bits(got), in)
 	}
 	require.Greater(t, taken, 150000)
+}
+
+// An op that fails validation is left out and named, never read as zeros:
+// no "Communication Time Info" (its key damaged), no "Elapse Time(ms)", or
+// an elapsed time that is not transit + wait + idle (a damaged digit).
+func TestCommunicationValidation(t *testing.T) {
+	data := []byte(`{"step1": {"collective": {
+		"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 17.5, "Elapse Time(ms)": 1.5, "Transit Time(ms)": 1, "Wait Time(ms)": 0.25, "Idle Time(ms)": 0.25}},
+		"hcom_b__2_0_1@9": {"Communication Tixe Info": {"Start Timestamp(us)": 18.5, "Elapse Time(ms)": 1.5}},
+		"hcom_c__3_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 19.5, "Elapse Tim(ms)": 1.5}},
+		"hcom_d__4_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 20.5, "Elapse Time(ms)": 1.9, "Transit Time(ms)": 1, "Wait Time(ms)": 0.25, "Idle Time(ms)": 0.25}}}}}`)
+	got, err := ReadCommunication(bytes.NewReader(data), "communication.json")
+	require.EqualError(t, err, `communication.json: skipped 3 op(s) that fail validation (first "step1/collective/hcom_b__2_0_1@9: no Communication Time Info")`)
+	require.Len(t, got, 1)
+	require.Equal(t, "hcom_a__1_0_1", got[0].Op)
+	require.Equal(t, 1.5, got[0].ElapseMs)
 }

@@ -134,6 +134,14 @@ func FuzzReadCommunication(f *testing.F) {
 					t.Fatalf("op %+v: non-finite time", o)
 				}
 			}
+			// an op that fails validation is refused (and the error says
+			// so), never returned with a different number: what is
+			// returned adds up
+			if o.TransitMs != 0 && o.WaitMs != 0 && o.IdleMs != 0 {
+				if d := math.Abs(o.TransitMs + o.WaitMs + o.IdleMs - o.ElapseMs); d > 5e-6+1e-6*math.Abs(o.ElapseMs) {
+					t.Fatalf("op %+v returned though its times disagree by %g", o, d)
+				}
+			}
 		}
 		for i := 1; i < len(ops); i++ {
 			a, b := ops[i-1], ops[i]

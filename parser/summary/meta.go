@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/internal/redact"
 	"github.com/npuprof/npuprof/parser/model"
 )
 
@@ -113,6 +114,9 @@ func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
 	dec := json.NewDecoder(limit(r, 16<<20))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
+		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
+	}
+	if err := onlyOneValue(dec); err != nil {
 		return info, fmt.Errorf("%s: expected a profiler_info JSON object: %w", file, err)
 	}
 	if raw.RankID != nil {
@@ -259,7 +263,13 @@ func (md Metadata) clone() Metadata {
 func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 	md := Metadata{Env: map[string]string{}, Other: map[string]string{}}
 	var raw map[string]json.RawMessage
-	if err := json.NewDecoder(r).Decode(&raw); err != nil {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&raw); err != nil {
+		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
+	}
+	if err := onlyOneValue(dec); err != nil {
+		// a damaged brace closed the object early: what follows (the
+		// groups, often) would be dropped without a word
 		return md, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
 	keys := slices.Sorted(maps.Keys(raw))
@@ -276,10 +286,12 @@ func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 				return md, fmt.Errorf("%s: ENV_VARIABLES: %w", file, err)
 			}
 			for ek, ev := range env {
-				md.Env[ek] = fmt.Sprint(ev)
-				if s, ok := ev.(string); ok {
-					md.Env[ek] = s
+				s, ok := ev.(string)
+				if !ok {
+					s = fmt.Sprint(ev)
 				}
+				// a credential never reaches an output: *** from here on
+				md.Env[ek] = redact.Env(ek, s)
 			}
 			metaCache.putEnv(v, md.Env)
 		case "parallel_group_info":
@@ -289,7 +301,7 @@ func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 			}
 			md.Groups = groups
 		default:
-			md.Other[k] = string(v)
+			md.Other[k] = redact.URLs(string(v))
 		}
 	}
 	return md, nil
@@ -313,6 +325,11 @@ func parseGroups(v json.RawMessage) ([]model.Group, error) {
 	out := make([]model.Group, 0, len(comms))
 	for _, c := range comms {
 		g := pg[c]
+		// a communicator without its name is a damaged file: its
+		// collectives would be measured under no group
+		if g.GroupName == "" {
+			return nil, fmt.Errorf("communicator %q has no group_name", clip(c, 80))
+		}
 		rank := -1
 		if g.GroupRank != nil {
 			rank = *g.GroupRank
@@ -365,3 +382,12 @@ func sharedRanks(rs []int) []int {
 // refused with a message. The reader streams (memory grows with the number
 // of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
+
+// onlyOneValue fails when anything but white space follows the JSON value
+// dec has read.
+func onlyOneValue(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("more data after the object ends at byte %d (a damaged brace?)", dec.InputOffset())
+	}
+	return nil
+}

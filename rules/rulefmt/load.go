@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results"
 )
@@ -69,8 +69,13 @@ func Load(b *Builtin, files ...string) (*Set, error) {
 			problems = append(problems, "--rules: the file name is empty: expected a rule FILE (YAML, see docs/rules.md)")
 			continue
 		}
-		data, err := os.ReadFile(f)
+		data, err := infile.ReadFile(f, infile.Rules, infile.Opts{})
 		if err != nil {
+			if errkind.Of(err) == errkind.Usage {
+				// not a regular file, or too large: the message names it
+				problems = append(problems, err.Error())
+				continue
+			}
 			// the *PathError repeats the name ("open FILE: ...")
 			var pe *fs.PathError
 			if errors.As(err, &pe) {

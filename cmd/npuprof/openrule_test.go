@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/stretchr/testify/require"
+)
+
+// Every file flag, and every file npuprof looks for in a capture folder,
+// given a FIFO or a link to /dev/zero, ends within a second with exit 2 and
+// the path (issue 31): nothing is opened that could wait for a writer or
+// never end.
+func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	zero := filepath.Join(dir, "zero")
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	budget := "hccl.total.time_us <= baseline * 1.05"
+	cases := []func(p string) []string{
+		func(p string) []string { return []string{"analyze", rank, "--deploy", p} },
+		func(p string) []string { return []string{"analyze", rank, "--rules", p} },
+		func(p string) []string { return []string{"analyze", rank, "--vllm-log", p} },
+		func(p string) []string { return []string{"analyze", rank, "--vllm-bench", p} },
+		func(p string) []string { return []string{"analyze", rank, "--experts", p} },
+		func(p string) []string { return []string{"check", rank, "--baseline", p, "--budget", budget} },
+		func(p string) []string {
+			return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")}
+		},
+	}
+	for _, c := range cases {
+		for _, p := range []string{fifo, zero} {
+			args := c(p)
+			code, stderr := runWithin(t, args)
+			require.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
+			require.Contains(t, stderr, p, args)
+			require.Contains(t, stderr, "not a regular file", args)
+		}
+	}
+}
+
+// A FIFO or /dev/zero in the capture folder (a server log, a file of
+// experts/) is refused the same way.
+func TestCaptureFolderFIFORefused(t *testing.T) {
+	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log")} {
+		for _, kind := range []string{"fifo", "zero"} {
+			_, rank := testutil.GenerateTiny(t)
+			capture := filepath.Dir(rank)
+			p := filepath.Join(capture, name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if kind == "fifo" {
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				require.NoError(t, os.Symlink("/dev/zero", p))
+			}
+			code, stderr := runWithin(t, []string{"analyze", capture})
+			require.Equal(t, ExitUsage, code, "%s %s: %s", name, kind, stderr)
+			require.Contains(t, stderr, p, name)
+		}
+	}
+}
+
+func runWithin(t *testing.T, args []string) (int, string) {
+	t.Helper()
+	type res struct {
+		code   int
+		stderr string
+	}
+	done := make(chan res, 1)
+	start := time.Now()
+	go func() {
+		code, _, e := run(args...)
+		done <- res{code, e}
+	}()
+	select {
+	case r := <-done:
+		require.Less(t, time.Since(start), 5*time.Second, "%s", strings.Join(args, " "))
+		return r.code, r.stderr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
+	}
+	return 0, ""
+}
+
+// check with a budget whose metric the baseline lacks exits 1 with the
+// reason; --allow-missing lets it pass (issue 31).
+func TestCheckUnjudgedBudgetFails(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, js, errs := run("analyze", rank, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	// the baseline lost the metric (an older npuprof, a capture without it)
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	var drop func(v any)
+	drop = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "hccl.total.time_us")
+			for _, e := range x {
+				drop(e)
+			}
+		case []any:
+			for _, e := range x {
+				drop(e)
+			}
+		}
+	}
+	drop(doc)
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(base, b, 0o644))
+	budget := "hccl.total.time_us <= baseline * 1.05"
+	code, _, errs = run("check", rank, "--baseline", base, "--budget", budget, "--fail-on", "high")
+	require.Equal(t, ExitFindings, code, errs)
+	require.Contains(t, errs, "budget/hccl.total.time_us could not be evaluated: metric hccl.total.time_us is not in the baseline")
+	require.Contains(t, errs, "(--allow-missing lets it pass)")
+	require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	code, _, errs = run("check", rank, "--baseline", base, "--budget", budget, "--fail-on", "high", "--allow-missing")
+	require.NotContains(t, errs, "could not be evaluated", "exit %d", code)
+}
+
+// A 256 MiB --deploy (or --rules) is refused by its size before it is read
+// (a sparse file: nothing is written to disk).
+func TestOversizedFlagFilesRefused(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	big := filepath.Join(t.TempDir(), "serve.sh")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(256<<20))
+	require.NoError(t, f.Close())
+	for flag, kind := range map[string]string{"--deploy": "deployment script", "--rules": "rule file"} {
+		code, stderr := runWithin(t, []string{"analyze", rank, flag, big})
+		require.Equal(t, ExitUsage, code, stderr)
+		require.Contains(t, stderr, big+" is 256 MiB, over the 4 MiB limit for a "+kind+": not read")
+	}
+}
