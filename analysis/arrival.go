@@ -68,24 +68,30 @@ numbers are as good as the hosts' time sync.`,
 	Metrics: arrivalMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ArrivalResult{ByRank: map[int]*RankArrival{}}
-		type opKey struct {
-			comm, typ, variant string
-			index              int
-		}
+		// an op is matched by its communicator, type and variant (a
+		// triple, numbered in first-seen order) and its ordinal
+		type opKey struct{ triple, index int32 }
 		type arrival struct {
 			rank  int
 			start int64
 		}
 		members := map[string]map[int]bool{}
 		groupName := map[string]string{}
-		byOp := map[opKey][]arrival{}
 		for _, rr := range ctx.Ranks {
-			if CollectivesOf(rr) == nil {
+			c := CollectivesOf(rr)
+			if c == nil {
 				continue
 			}
-			for _, op := range CollectivesOf(rr).Ops {
-				ck := &CollectivesOf(rr).Keys[op.Key]
-				if ck.Comm == "unknown" {
+			// a rank's ops name a handful of keys: who is a member of
+			// which communicator is read from its keys, not its ops
+			lastOp := make([]int, len(c.Keys)) // 1 + the key's last op, 0: none
+			for i, op := range c.Ops {
+				lastOp[op.Key] = i + 1
+			}
+			named := make([]int, 0, len(c.Keys))
+			for ki := range c.Keys {
+				ck := &c.Keys[ki]
+				if lastOp[ki] == 0 || ck.Comm == "unknown" {
 					continue
 				}
 				if members[ck.Comm] == nil {
@@ -93,10 +99,14 @@ numbers are as good as the hosts' time sync.`,
 				}
 				members[ck.Comm][rr.Rank] = true
 				if ck.Group != "" {
-					groupName[ck.Comm] = ck.Group
+					named = append(named, ki)
 				}
-				k := opKey{ck.Comm, ck.Type, ck.Variant, int(op.Index)}
-				byOp[k] = append(byOp[k], arrival{rr.Rank, op.Start})
+			}
+			// a communicator's group name is its last op's (over the
+			// ranks in order, each rank's ops in order)
+			slices.SortFunc(named, func(a, b int) int { return cmp.Compare(lastOp[a], lastOp[b]) })
+			for _, ki := range named {
+				groupName[c.Keys[ki].Comm] = c.Keys[ki].Group
 			}
 		}
 		comms := make([]string, 0, len(members))
@@ -120,6 +130,40 @@ numbers are as good as the hosts' time sync.`,
 			slices.Sort(g.Ranks)
 			gi[c] = g
 		}
+		// only the ops of communicators seen on two or more ranks are
+		// matched: a single rank's (or a lone communicator's) are not
+		// gathered at all
+		var triples [][3]string
+		tripleOf := map[[3]string]int32{}
+		byOp := map[opKey][]arrival{}
+		for _, rr := range ctx.Ranks {
+			c := CollectivesOf(rr)
+			if c == nil {
+				continue
+			}
+			keyTriple := make([]int32, len(c.Keys))
+			for ki := range c.Keys {
+				ck := &c.Keys[ki]
+				keyTriple[ki] = -1
+				if ck.Comm == "unknown" || gi[ck.Comm] == nil {
+					continue
+				}
+				t := [3]string{ck.Comm, ck.Type, ck.Variant}
+				id, ok := tripleOf[t]
+				if !ok {
+					id = int32(len(triples))
+					tripleOf[t] = id
+					triples = append(triples, t)
+				}
+				keyTriple[ki] = id
+			}
+			for _, op := range c.Ops {
+				if t := keyTriple[op.Key]; t >= 0 {
+					k := opKey{t, op.Index}
+					byOp[k] = append(byOp[k], arrival{rr.Rank, op.Start})
+				}
+			}
+		}
 		get := func(m map[int]*RankArrival, r int) *RankArrival {
 			a := m[r]
 			if a == nil {
@@ -133,13 +177,15 @@ numbers are as good as the hosts' time sync.`,
 			keys = append(keys, k)
 		}
 		slices.SortFunc(keys, func(a, b opKey) int {
-			return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.typ, b.typ), cmp.Compare(a.variant, b.variant), cmp.Compare(a.index, b.index))
+			ta, tb := &triples[a.triple], &triples[b.triple]
+			return cmp.Or(cmp.Compare(ta[0], tb[0]), cmp.Compare(ta[1], tb[1]), cmp.Compare(ta[2], tb[2]), cmp.Compare(a.index, b.index))
 		})
 		var total int64
 		for _, k := range keys {
 			arr := byOp[k]
-			g := gi[k.comm]
-			if g == nil || len(arr) < 2 {
+			t := &triples[k.triple]
+			g := gi[t[0]]
+			if len(arr) < 2 {
 				continue
 			}
 			last := arr[0]
@@ -150,7 +196,7 @@ numbers are as good as the hosts' time sync.`,
 				}
 				first = min(first, a.start)
 			}
-			cw := CollectiveWait{Comm: k.comm, Group: g.Group, Type: k.typ, Index: k.index, LastRank: last.rank, MaxWait: last.start - first}
+			cw := CollectiveWait{Comm: t[0], Group: g.Group, Type: t[1], Index: int(k.index), LastRank: last.rank, MaxWait: last.start - first}
 			for _, a := range arr {
 				w := last.start - a.start
 				cw.TotalWait += w

@@ -221,3 +221,57 @@ func TestNoMetricNameLiterals(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, found, "metric names spelled as literals: use the analysis.Metric* constants and Family* values")
 }
+
+// familyRegexp is what familyMatcher replaced: the family name with each
+// placeholder replaced by its pattern, anchored.
+func familyRegexp(name string) *regexp.Regexp {
+	p := regexp.QuoteMeta(name)
+	for ph, re := range MetricPlaceholders {
+		p = strings.ReplaceAll(p, regexp.QuoteMeta(ph), re)
+	}
+	return regexp.MustCompile("^" + p + "$")
+}
+
+// Every family's matcher accepts exactly what its regular expression
+// accepts, on every family's members of every placeholder value, on the
+// other metrics' names, and on near misses.
+func TestFamilyMatcherIsItsRegexp(t *testing.T) {
+	vals := map[string][]string{
+		"<type>":  model.HCCLTypes(),
+		"<q>":     SkewQuantities,
+		"<group>": {"tp", "ep", "dp_0", "A9", "x", "tp.ep", "", "-"},
+		"<id>":    {"0", "2", "17", "x", "", "1a"},
+	}
+	var names []string
+	for _, m := range MetricTable() {
+		names = append(names, m.Name, m.Name+"x", "x"+m.Name, strings.TrimSuffix(m.Name, "_us"))
+		if !m.IsFamily() {
+			continue
+		}
+		for ph, vs := range vals {
+			for _, v := range vs {
+				n := strings.ReplaceAll(m.Name, ph, v)
+				names = append(names, n)
+				for ph2, vs2 := range vals {
+					for _, v2 := range vs2 {
+						names = append(names, strings.ReplaceAll(n, ph2, v2))
+					}
+				}
+			}
+		}
+	}
+	checked := 0
+	for _, m := range MetricTable() {
+		if !m.IsFamily() {
+			continue
+		}
+		re, fm := familyRegexp(m.Name), newFamilyMatcher(m.Name)
+		for _, n := range names {
+			require.Equal(t, re.MatchString(n), fm.match(n), "family %s, name %q", m.Name, n)
+			if fm.match(n) {
+				checked++
+			}
+		}
+	}
+	require.Greater(t, checked, 100)
+}

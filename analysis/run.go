@@ -137,6 +137,43 @@ func (rr *RankResult) ReleaseModel() {
 	if w := WaitPairsOf(rr); w != nil {
 		w.main = nil
 	}
+	if l := LayersOf(rr); l != nil {
+		// the stretches between MoE layers (their collectives index the
+		// model's HCCL ops, a signature string each: ~100 KiB a rank at 94
+		// layers × 4 steps) served the replay, ledger and hostfree passes
+		l.Gaps = nil
+	}
+}
+
+// ReleaseClusterInputs drops what each rank kept only for the cluster
+// passes, once they have run: the collectives the arrival pass matches
+// (CollectivesResult.Ops, 24 bytes a collective) and the exchanges the
+// ledger cluster pass matches (LedgerStep.Sync, 24 bytes each, and the
+// ledger cluster result's copies of them). Nothing
+// after the cluster passes (the rules, the plan, the document) reads them;
+// at 94 layers × 4 steps they are ~100 KiB a rank.
+func (r *Result) ReleaseClusterInputs() {
+	for _, rr := range r.Ranks {
+		if c := CollectivesOf(rr); c != nil {
+			c.Ops = nil
+		}
+		if l := LedgerOf(rr); l != nil {
+			for i := range l.Steps {
+				l.Steps[i].Sync = nil
+			}
+		}
+	}
+	if l := LedgerClusterOf(r.Cluster); r.Cluster != nil && l != nil {
+		// its copies of the ranks' steps share their Sync arrays
+		for i := range l.Ranks {
+			for j := range l.Ranks[i].Steps {
+				l.Ranks[i].Steps[j].Sync = nil
+			}
+		}
+		for i := range l.Steps {
+			l.Steps[i].Sync = nil
+		}
+	}
 }
 
 // RankResults holds rank-pass results: a rank's (*RankResult), or the

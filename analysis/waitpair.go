@@ -125,6 +125,8 @@ eventwait) waits that a compute kernel on another stream ended.`,
 			on     int32
 		}
 		sums := map[key]*Stat{}
+		var lastKey key
+		var last *Stat
 		main, haveMain := EventWaitOf(ctx).MainStream()
 		if haveMain {
 			n := 0
@@ -145,10 +147,17 @@ eventwait) waits that a compute kernel on another stream ended.`,
 			}
 			w := &r.Tasks[p.Wait]
 			k := key{w.Stream, p.Kind, p.Name, p.Stream}
-			if sums[k] == nil {
-				sums[k] = &Stat{}
+			// a stream's waits come in runs of the same awaited task:
+			// the last key's sum is found without hashing
+			if last == nil || k != lastKey {
+				last = sums[k]
+				if last == nil {
+					last = &Stat{}
+					sums[k] = last
+				}
+				lastKey = k
 			}
-			sums[k].add(w.Dur)
+			last.add(w.Dur)
 		})
 		for k, s := range sums {
 			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: keepName(k.name), Stream: k.on, Wait: *s})

@@ -168,6 +168,7 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer pipeline.TuneGCAfterLoad()()
 	if err := loadServing(res, req.Path, req.Serving); err != nil {
 		return nil, err
 	}

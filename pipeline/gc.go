@@ -41,3 +41,22 @@ func TuneGCFor(path string) (restore func()) {
 	old := debug.SetGCPercent(readBackGCPercent)
 	return func() { debug.SetGCPercent(old) }
 }
+
+// afterLoadGCPercent is GOGC once the ranks are loaded and analyzed: what
+// follows (the rules, the plan, the document) keeps the ranks' results and
+// makes short-lived copies (the plan's transformed replay timelines), so
+// the heap goal over the results is headroom for those copies alone; it
+// costs little CPU, the ranks' reading being done (docs/performance.md,
+// "GC").
+const afterLoadGCPercent = 25
+
+// TuneGCAfterLoad lowers GOGC to afterLoadGCPercent for what follows the
+// load, unless GOGC is set in the environment. It returns the function
+// that restores the previous setting.
+func TuneGCAfterLoad() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(afterLoadGCPercent)
+	return func() { debug.SetGCPercent(old) }
+}

@@ -29,3 +29,17 @@ func TestTuneGCForReadBack(t *testing.T) {
 	restore()
 	require.Equal(t, 77, debug.SetGCPercent(77))
 }
+
+// TuneGCAfterLoad lowers GOGC for what follows the load and restores the
+// previous setting.
+func TestTuneGCAfterLoad(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: TuneGCAfterLoad leaves the collector alone")
+	}
+	prev := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(prev)
+	restore := TuneGCAfterLoad()
+	require.Equal(t, afterLoadGCPercent, debug.SetGCPercent(afterLoadGCPercent))
+	restore()
+	require.Equal(t, 77, debug.SetGCPercent(77))
+}

@@ -89,6 +89,7 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 		res.Notes = append(res.Notes, set.ExpertsNote)
 	}
 	res.Cluster = analysis.RunCluster(res.Ranks, set.Experts)
+	res.ReleaseClusterInputs()
 	return res, nil
 }
 

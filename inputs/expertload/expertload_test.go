@@ -439,3 +439,10 @@ func TestTokenTotalBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1)<<53, x.Layers[0].Total())
 }
+
+// The log patterns compile on first use: each one compiles.
+func TestLogPatternsCompile(t *testing.T) {
+	for _, p := range logPatterns {
+		require.NotNil(t, p.re(), p.kind)
+	}
+}

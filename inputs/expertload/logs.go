@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -20,8 +21,10 @@ const num = `([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|nan|inf|
 type logPattern struct {
 	kind   string
 	marker string // cheap substring test before the regexp
-	re     *regexp.Regexp
-	keys   []string // value names of the numeric groups, in order ("layer" is Layer)
+	// re is the regexp, compiled on first use: a run without a log to
+	// read does not pay for it (1 M instructions)
+	re   func() *regexp.Regexp
+	keys []string // value names of the numeric groups, in order ("layer" is Layer)
 }
 
 var logPatterns = []logPattern{
@@ -34,7 +37,7 @@ var logPatterns = []logPattern{
 		// per-rank token load (compute_moe_imbalance, same file).
 		kind:   model.LogMoELoadStats,
 		marker: "[MOE_load_stats] Peak-to-Average-Ratio:",
-		re:     regexp.MustCompile(`\[ModelRunner\]\[MOE_load_stats\] Peak-to-Average-Ratio: Mean=` + num + `, Max=` + num + `, Min=` + num),
+		re:     lazyRegexp(`\[ModelRunner\]\[MOE_load_stats\] Peak-to-Average-Ratio: Mean=` + num + `, Max=` + num + `, Min=` + num),
 		keys:   []string{"mean", "max", "min"},
 	},
 	{
@@ -43,7 +46,7 @@ var logPatterns = []logPattern{
 		//   f"[ModelRunner][MOE_load_stats][Layer {layer_idx}] PAR={moe_load_imbalance:.4f}"
 		kind:   model.LogMoELoadStatsLayer,
 		marker: "[MOE_load_stats][Layer ",
-		re:     regexp.MustCompile(`\[ModelRunner\]\[MOE_load_stats\]\[Layer ([0-9]+)\] PAR=` + num),
+		re:     lazyRegexp(`\[ModelRunner\]\[MOE_load_stats\]\[Layer ([0-9]+)\] PAR=` + num),
 		keys:   []string{"layer", "par"},
 	},
 	{
@@ -54,7 +57,7 @@ var logPatterns = []logPattern{
 		// over layers, for the current and the newly computed placement).
 		kind:   model.LogExpertHotness,
 		marker: "[Expert Hotness] Current:",
-		re:     regexp.MustCompile(`\[Expert Hotness\] Current: mean=` + num + `, max=` + num + `, Updated: mean=` + num + `, max=` + num),
+		re:     lazyRegexp(`\[Expert Hotness\] Current: mean=` + num + `, max=` + num + `, Updated: mean=` + num + `, max=` + num),
 		keys:   []string{"mean", "max", "updated_mean", "updated_max"},
 	},
 	{
@@ -64,7 +67,7 @@ var logPatterns = []logPattern{
 		// (same quantities, computed by EplbWorker._compute_imbalance).
 		kind:   model.LogHotnessImbalance,
 		marker: "Expert hotness imbalance, current:",
-		re:     regexp.MustCompile(`Expert hotness imbalance, current: mean=` + num + ` max=` + num + `, updated: mean=` + num + ` max=` + num),
+		re:     lazyRegexp(`Expert hotness imbalance, current: mean=` + num + ` max=` + num + `, updated: mean=` + num + ` max=` + num),
 		keys:   []string{"mean", "max", "updated_mean", "updated_max"},
 	},
 	{
@@ -78,7 +81,7 @@ var logPatterns = []logPattern{
 		// load, each summed over layers; balancedness = avg_tokens/max_tokens.
 		kind:   model.LogEPLBStep,
 		marker: "EPLB step:",
-		re:     regexp.MustCompile(`EPLB step: (?:[0-9]+ for model (.*?): )?avg_tokens=` + num + `, max_tokens=` + num + `, balancedness=` + num),
+		re:     lazyRegexp(`EPLB step: (?:[0-9]+ for model (.*?): )?avg_tokens=` + num + `, max_tokens=` + num + `, balancedness=` + num),
 		keys:   []string{"model", "avg_tokens", "max_tokens", "balancedness"},
 	},
 }
@@ -122,6 +125,11 @@ func ReadLog(r io.Reader, name string, fn func(model.ExpertLog)) (LogStats, erro
 	return st, nil
 }
 
+// lazyRegexp compiles expr on its first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // matchLog parses one line; bad reports a matched line with a nan/inf value.
 func matchLog(line string) (e model.ExpertLog, ok, bad bool) {
 	for i := range logPatterns {
@@ -129,7 +137,7 @@ func matchLog(line string) (e model.ExpertLog, ok, bad bool) {
 		if !strings.Contains(line, p.marker) {
 			continue
 		}
-		m := p.re.FindStringSubmatch(line)
+		m := p.re().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
