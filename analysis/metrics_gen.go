@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [113]Metric{
+var metricRows = [116]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -101,7 +101,10 @@ var metricRows = [113]Metric{
 	{Name: string(MetricMoEDispatchWaitLayerUs), Unit: "µs", Doc: "per MoE layer, the dispatch kernel's time beyond the EP group's shortest for that layer (waiting for the slowest rank), mean over ranks", Base: ""},
 	{Name: string(MetricMoECombineWaitLayerUs), Unit: "µs", Doc: "the same for the combine kernels", Base: ""},
 	{Name: string(MetricMoEDispatchWaitShare), Unit: "ratio", Doc: "those waits over the dispatch + combine time of the ranks compared", Base: ""},
-	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "last end minus first start over compute kernels and HCCL big ops", Base: ""},
+	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "the profiler's device window: its own Overlap Analysis span when the capture has one, else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)", Base: ""},
+	{Name: string(MetricKernelSpanUs), Unit: "µs", Doc: "first start to last end of the compute kernels and HCCL big ops (the kernel-active span)", Base: ""},
+	{Name: string(MetricHeadIdleUs), Unit: "µs", Doc: "device window start to the first compute kernel or HCCL big op (free time before the work)", Base: ""},
+	{Name: string(MetricTailIdleUs), Unit: "µs", Doc: "last compute kernel or HCCL big op end to the device window end (free time after the work)", Base: ""},
 	{Name: string(MetricComputingUs), Unit: "µs", Doc: "union of compute-kernel intervals", Base: ""},
 	{Name: string(MetricCommunicationUs), Unit: "µs", Doc: "union of HCCL big-op intervals", Base: ""},
 	{Name: string(MetricCommNotOverlappedUs), Unit: "µs", Doc: "communication minus computing", Base: ""},
@@ -133,9 +136,9 @@ var (
 	layersMetrics     = metricRows[66:72:72]    // layers.go
 	moeMetrics        = metricRows[72:93:93]    // moe.go
 	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
-	overlapMetrics    = metricRows[96:102:102]  // overlap.go
-	replayMetrics     = metricRows[102:103:103] // replaypass.go
-	skewMetrics       = metricRows[103:109:109] // skew.go
-	stepsharesMetrics = metricRows[109:112:112] // stepshares.go
-	waitpairMetrics   = metricRows[112:113:113] // waitpair.go
+	overlapMetrics    = metricRows[96:105:105]  // overlap.go
+	replayMetrics     = metricRows[105:106:106] // replaypass.go
+	skewMetrics       = metricRows[106:112:112] // skew.go
+	stepsharesMetrics = metricRows[112:115:115] // stepshares.go
+	waitpairMetrics   = metricRows[115:116:116] // waitpair.go
 )

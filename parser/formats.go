@@ -147,6 +147,9 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	for _, p := range files.APIStat {
 		readStatFile(r, p, msprof.ReadAPIStatistic, &r.APIStats)
+		if len(r.APIStats) > 0 && r.Have.APIStatFile == "" {
+			r.Have.APIStatFile = p
+		}
 	}
 	// the analysis reads analyze/communication.json only when no other
 	// file gives the collectives (model.Rank.NeedsCommOps)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Scenario describes one synthetic capture. The zero value is not useful;
@@ -89,6 +91,9 @@ type Scenario struct {
 	// CANNVersion and TorchNPUVersion are profiler_info's cann_version and
 	// torch_npu_version ("": 8.1.RC1 and 2.5.1.post1), e.g. 8.3.RC2 and
 	// 2.8.0 for a vLLM-Ascend v0.13.0rc1 capture.
+	// From CANN 8.5 the Overlap Analysis window runs from the earliest to
+	// the latest device task but PROFILING_ENABLE/DISABLE, with the gaps
+	// before and after the kernels as Free (extremesWindow).
 	CANNVersion     string `json:",omitempty"`
 	TorchNPUVersion string `json:",omitempty"`
 	// VLLMAscendVersion, when set, is written to profiler_metadata.json
@@ -449,4 +454,18 @@ func DispatcherScenario(d string) Scenario {
 	s, _ := Lookup("hot-rank")
 	s.Name, s.Dispatcher, s.HotRank, s.SkewFactor = "dispatcher-"+d, d, -1, 1
 	return s
+}
+
+// extremesWindow reports whether the scenario's writer (its CANN version,
+// 8.5 and later) bounds the Overlap Analysis window by the earliest and
+// latest device task of any kind but PROFILING_ENABLE/DISABLE, as msprof's
+// pipeline_overlap_viewer.py does (docs/formats.md#the-device-window-by-writer-version).
+func (s Scenario) extremesWindow() bool {
+	parts := strings.SplitN(s.CANNVersion, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (major > 8 || major == 8 && minor >= 5)
 }

@@ -201,6 +201,46 @@ type StepTraceRow struct {
 	Device string
 }
 
+// OwnOverlap is the profiler's own Overlap Analysis of a capture (the
+// "Overlap Analysis" process of trace_view.json or msprof_*.json): the
+// span of its slices and their sums per kind, ns, read from the rank's
+// timeline file (Have.TimelineFile). Slices is 0 when the capture holds
+// none (or only part of one: a cut timeline).
+type OwnOverlap struct {
+	Start, End int64
+	// Computing, Communication, NotOverlapped and Free sum the slices of
+	// each kind ("Computing", "Communication", "Communication(Not
+	// Overlapped)", "Free").
+	Computing, Communication, NotOverlapped, Free int64
+	// Slices counts the slices read; 0: no Overlap Analysis.
+	Slices int
+}
+
+// Add counts one slice of kind (its thread's name) from start for dur ns;
+// a slice of another kind is ignored (false).
+func (o *OwnOverlap) Add(kind string, start, dur int64) bool {
+	switch kind {
+	case "Computing":
+		o.Computing += dur
+	case "Communication":
+		o.Communication += dur
+	case "Communication(Not Overlapped)":
+		o.NotOverlapped += dur
+	case "Free":
+		o.Free += dur
+	default:
+		return false
+	}
+	if o.Slices == 0 || start < o.Start {
+		o.Start = start
+	}
+	if o.Slices == 0 || start+dur > o.End {
+		o.End = start + dur
+	}
+	o.Slices++
+	return true
+}
+
 // CommOpInfo is one op of communication.json ("Communication Time Info").
 type CommOpInfo struct {
 	Step      string
@@ -223,6 +263,9 @@ type StatRow struct {
 	Name  string
 	Count int
 	Total int64 // ns
+	// Max is the longest single call (api_statistic's Max(us)), ns; 0
+	// when the file has no such column.
+	Max int64
 }
 
 // Warning is a problem met while reading input that did not stop the read.
@@ -269,6 +312,9 @@ type Availability struct {
 	StepTraceFile string
 	CommFile      string
 	OpStatFile    string
+	// APIStatFile names the first api_statistic file Rank.APIStats was
+	// read from, "" when none.
+	APIStatFile string
 	// DeviceFile names what Rank.Device was read from, "" when unknown.
 	DeviceFile string
 	// DeviceNote says why DeviceFile is unknown although Device is known
@@ -331,6 +377,9 @@ type Rank struct {
 	Env    map[string]string
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
+
+	// OwnOverlap is the capture's own Overlap Analysis, when it has one.
+	OwnOverlap OwnOverlap
 
 	StepTrace     []StepTraceRow
 	Communication []CommOpInfo

@@ -37,6 +37,10 @@ import (
 // procKineto is the device process of a Kineto trace ("NPU").
 const procKineto = procHCCL + 1
 
+// procOverlap is the profiler's own "Overlap Analysis" process: its
+// slices are read for their span and sums per kind (model.OwnOverlap).
+const procOverlap = procKineto + 1
+
 // kinetoHead is what the header of a Kineto trace says.
 type kinetoHead struct {
 	base    int64 // baseTimeNanoseconds, 0 when absent

@@ -261,6 +261,8 @@ func procKind(name string) int {
 	case "NPU":
 		// a Kineto trace's device (kineto.go)
 		return procKineto
+	case "Overlap Analysis":
+		return procOverlap
 	}
 	return procOther
 }
@@ -1345,6 +1347,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					Stream: stream, Class: ti.class, ModelID: s.modelID,
 				})
 			}
+		case procOverlap:
+			d := newDecoder(lg)
+			for d.next(&s) {
+				rank.OwnOverlap.Add(rd.in.str(s.name), s.ts, s.dur)
+			}
 		case procHCCL:
 			clear(threadKind)
 			d := newDecoder(lg)
@@ -1414,6 +1421,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		rank.Warn(file, "%d slice(s) belong to processes that no process_name metadata names; they could not be attributed", unnamed)
 	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
+	if rank.Have.TimelinePartial || !rank.Have.Timeline {
+		// a cut file holds part of the profiler's own analysis: the
+		// window is recomputed from the tasks read
+		rank.OwnOverlap = model.OwnOverlap{}
+	}
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
 	if !rank.Have.Timeline && rank.Have.TimelineNote == "" {
 		switch {

@@ -69,10 +69,12 @@ const (
 	MetricHCCLPerLayerUs                     = "hccl.per_layer.time_us"                       // layers.go
 	MetricHCCLTotalCount                     = "hccl.total.count"                             // hccl.go
 	MetricHCCLTotalUs                        = "hccl.total.time_us"                           // hccl.go
+	MetricHeadIdleUs                         = "device.head_idle.time_us"                     // overlap.go
 	MetricKernelAICPUCount                   = "kernel.aicpu.count"                           // kernels.go
 	MetricKernelAICPUUs                      = "kernel.aicpu.time_us"                         // kernels.go
 	MetricKernelComputeCount                 = "kernel.compute.count"                         // kernels.go
 	MetricKernelComputeUs                    = "kernel.compute.time_us"                       // kernels.go
+	MetricKernelSpanUs                       = "device.kernel_span.time_us"                   // overlap.go
 	MetricLogAvgTokens                       = "experts.log.avg_tokens"                       // experts.go
 	MetricLogBalancedness                    = "experts.log.balancedness"                     // experts.go
 	MetricLogLinesCount                      = "experts.log.lines.count"                      // experts.go
@@ -116,6 +118,7 @@ const (
 	MetricStepsExposedMaxShare               = "steps.communication_not_overlapped.max_share" // stepshares.go
 	MetricStepsFreeUs                        = "steps.free.time_us"                           // stepshares.go
 	MetricStepsWindowUs                      = "steps.window.time_us"                         // stepshares.go
+	MetricTailIdleUs                         = "device.tail_idle.time_us"                     // overlap.go
 	MoEMaxPositions                          = 256                                            // moe.go
 	PhaseDecode                              = "decode"                                       // workload.go
 	PhaseMixed                               = "mixed"                                        // workload.go
