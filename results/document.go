@@ -177,6 +177,13 @@ type Input struct {
 	Kind    string            `json:"kind"`
 	Ranks   []int             `json:"ranks"`
 	Formats map[string]string `json:"formats,omitempty"` // rank -> format
+	// WorldSize is the job's world size the ranks state and
+	// WorldSizeFrom where (parallel_group_info, profiler_info, a Kineto
+	// header); absent when none does. MissingRanks are the ranks of that
+	// world the input lacks (check --require-all-ranks fails on them).
+	WorldSize     int    `json:"world_size,omitempty"`
+	WorldSizeFrom string `json:"world_size_from,omitempty"`
+	MissingRanks  []int  `json:"missing_ranks,omitempty"`
 }
 
 // RankDoc is one rank in the document.

@@ -36,6 +36,9 @@ type checkOptions struct {
 	// PartialFindings is what a finding built on metrics of a truncated
 	// file does to the exit code: gate (like any finding) or report.
 	PartialFindings string
+	// RequireAllRanks fails the check when ranks of the world the
+	// profile states are missing (results.Input.MissingRanks).
+	RequireAllRanks bool
 }
 
 func (o *checkOptions) register(cmd *cobra.Command) {
@@ -47,6 +50,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE`")
 	formatFlag(f, &o.Format, render.RunOutputs)
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
+	f.BoolVar(&o.RequireAllRanks, "require-all-ranks", false, "exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
 	o.summaryFlags.register(f)
 }
@@ -80,7 +84,8 @@ files, and budgets against a --baseline document), and exits with a code a CI
 pipeline can gate on:
 
   0  no finding at or above --fail-on
-  1  findings at or above --fail-on
+  1  findings at or above --fail-on (or, with --require-all-ranks, ranks
+     of the world the profile states are missing)
   2  usage or input error (bad flag, unreadable rule file, no profile)
   3  an analysis pass or a rule failed to run (shown, never skipped)
 
@@ -169,6 +174,16 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	}
 	if err := c.verdict.Err(); err != nil {
 		return &exitError{code: ExitFindings, err: err}
+	}
+	if opts.RequireAllRanks && len(res.MissingRanks) > 0 {
+		why := fmt.Sprintf("%d of the %d ranks of the world are missing", len(res.MissingRanks), res.WorldSize)
+		for _, n := range res.Notes {
+			if strings.Contains(n, " missing (world of ") {
+				why = n // gather's note names them
+				break
+			}
+		}
+		return &exitError{code: ExitFindings, err: fmt.Errorf("--require-all-ranks: %s", why)}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -374,7 +375,13 @@ type Rank struct {
 	Steps        []Step
 
 	Groups []Group
-	Env    map[string]string
+	// WorldSize is the job's world size where the capture states it apart
+	// from its groups (a Kineto trace's distributedInfo.world_size), 0
+	// when not; WorldSizeFrom names where. World weighs it with the
+	// groups and the metadata.
+	WorldSize     int
+	WorldSizeFrom string
+	Env           map[string]string
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
 
@@ -418,6 +425,55 @@ type Origin struct {
 	// Host is the host name of the machine that ran the export, "" when
 	// unknown (exports before v1.1).
 	Host string
+}
+
+// World is the job's world size as the capture states it, and where: the
+// largest of WorldSize, parallel_group_info's world or default group (its
+// global ranks), the highest global rank of any group plus one, and
+// profiler_metadata.json's distributed_args.world_size (Megatron's
+// add_metadata); 0 and "" when nothing states it.
+func (r *Rank) World() (size int, from string) {
+	if r.WorldSize > 0 {
+		size, from = r.WorldSize, r.WorldSizeFrom
+	}
+	// the world or default group first: another group names the size
+	// only when it reaches past them
+	for _, world := range []bool{true, false} {
+		for _, g := range r.Groups {
+			if isWorld := g.Name == "default_group" || g.Name == "world"; isWorld != world {
+				continue
+			}
+			n := 0
+			if world {
+				n = len(g.GlobalRanks)
+			}
+			for _, gr := range g.GlobalRanks {
+				n = max(n, gr+1)
+			}
+			if n > size {
+				size, from = n, fmt.Sprintf("parallel_group_info (group %s)", g.Name)
+			}
+		}
+	}
+	if raw, ok := r.Metadata["distributed_args"]; ok {
+		if n := jsonIntField(raw, "world_size"); n > size {
+			size, from = n, "profiler_metadata.json distributed_args.world_size"
+		}
+	}
+	return size, from
+}
+
+// jsonIntField is the non-negative integer value of key in the JSON
+// object text raw, 0 when absent or not one.
+func jsonIntField(raw, key string) int {
+	var obj map[string]any
+	if json.Unmarshal([]byte(raw), &obj) != nil {
+		return 0
+	}
+	if v, ok := obj[key].(float64); ok && v > 0 && v < 1<<20 && v == float64(int(v)) {
+		return int(v)
+	}
+	return 0
 }
 
 // NewRank returns an empty rank with unknown ids.

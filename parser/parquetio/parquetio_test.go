@@ -141,7 +141,7 @@ func TestRoundTripSamples(t *testing.T) {
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
 		"Have", "Syms", "Tasks", "HCCL", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
-		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap"}
+		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap", "WorldSize", "WorldSizeFrom"}
 	sort.Strings(handled)
 	var fields []string
 	rt := reflect.TypeOf(model.Rank{})

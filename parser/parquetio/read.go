@@ -325,6 +325,7 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 			return fmt.Errorf("%s: column %s: %w", file, j.col, err)
 		}
 	}
+	r.WorldSize, r.WorldSizeFrom = int(meta.WorldSize), meta.WorldSizeFrom
 	if meta.OwnOverlapJSON != "" {
 		if err := json.Unmarshal([]byte(meta.OwnOverlapJSON), &r.OwnOverlap); err != nil {
 			return fmt.Errorf("%s: column own_overlap_json: %w", file, err)

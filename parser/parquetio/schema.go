@@ -30,7 +30,8 @@ import "github.com/npuprof/npuprof/parser/model"
 // export of another major version (SchemaMajor); adding a column is a
 // minor change (v1.N). v1.1 added the ranks columns abs_path and host;
 // v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts; v1.3 the ranks column own_overlap_json and the
+// manifests' experts; v1.3 the ranks columns own_overlap_json,
+// world_size and world_size_from and the
 // statistics column max_ns.
 const Schema = SchemaMajor + ".3"
 
@@ -217,6 +218,11 @@ type Rank struct {
 	// OwnOverlapJSON is model.OwnOverlap, the capture's own Overlap
 	// Analysis, "" when it has none (v1.3; "" in older exports).
 	OwnOverlapJSON string `parquet:"own_overlap_json,optional"`
+	// WorldSize and WorldSizeFrom are model.Rank's: the world size a
+	// Kineto header or profiler_info states (v1.3; 0 and "" in older
+	// exports).
+	WorldSize     int32  `parquet:"world_size,optional"`
+	WorldSizeFrom string `parquet:"world_size_from,optional"`
 }
 
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export

@@ -159,7 +159,7 @@ func rankRow(r *model.Rank) (Rank, error) {
 		}
 		own = string(b)
 	}
-	return Rank{OwnOverlapJSON: own, Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
+	return Rank{OwnOverlapJSON: own, WorldSize: int32(r.WorldSize), WorldSizeFrom: r.WorldSizeFrom, Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
 		ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
 		HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
 		TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,

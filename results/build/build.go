@@ -99,7 +99,8 @@ func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 // contract is Doc without the view.
 func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
-	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
+	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{},
+		WorldSize: res.WorldSize, WorldSizeFrom: res.WorldSizeFrom, MissingRanks: res.MissingRanks},
 		Ranks: []results.RankDoc{}, Findings: []results.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
 	doc.Errors = append(doc.Errors, passErrors(res.InputErrors)...)
