@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [116]Metric{
+var metricRows = [121]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -116,7 +116,12 @@ var metricRows = [116]Metric{
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
 	{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks", Base: ""},
 	{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks", Base: ""},
-	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)", Base: ""},
+	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals), each against the peers of its own pipeline stage", Base: ""},
+	{Name: string(MetricPipelineStagesCount), Unit: "count", Doc: "pipeline stages (the size of parallel_group_info's pp groups) when more than one", Base: ""},
+	{Name: string(MetricStageImbalanceRatio), Unit: "ratio", Doc: "the heaviest stage's median computing over the lightest's (1: balanced)", Base: ""},
+	{Name: string(MetricStageImbalanceHeaviest), Unit: "stage", Doc: "the stage with the most computing (0 is the first)", Base: ""},
+	{Name: string(FamilyStageComputingUs), Unit: "µs", Doc: "median over the stage's ranks of overlap.computing.time_us", Base: ""},
+	{Name: string(FamilyStageP2PUs), Unit: "µs", Doc: "median over the stage's ranks of the p2p collectives (send, receive, batchsendrecv): the waits between stages", Base: ""},
 	{Name: string(MetricStepsExposedMaxShare), Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute", Base: ""},
 	{Name: string(MetricStepsWindowUs), Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)", Base: ""},
 	{Name: string(MetricStepsFreeUs), Unit: "µs", Doc: "idle device time within ProfilerSteps, summed", Base: ""},
@@ -138,7 +143,7 @@ var (
 	moeWaitMetrics    = metricRows[93:96:96]    // moewait.go
 	overlapMetrics    = metricRows[96:105:105]  // overlap.go
 	replayMetrics     = metricRows[105:106:106] // replaypass.go
-	skewMetrics       = metricRows[106:112:112] // skew.go
-	stepsharesMetrics = metricRows[112:115:115] // stepshares.go
-	waitpairMetrics   = metricRows[115:116:116] // waitpair.go
+	skewMetrics       = metricRows[106:117:117] // skew.go
+	stepsharesMetrics = metricRows[117:120:120] // stepshares.go
+	waitpairMetrics   = metricRows[120:121:121] // waitpair.go
 )

@@ -55,6 +55,14 @@ type Scenario struct {
 	// off.
 	SlowRank   int
 	SlowFactor float64
+	// PP > 1 splits the ranks into PP pipeline stages of Ranks/PP
+	// consecutive ranks (the pp groups of parallel_group_info pair the
+	// ranks of the same place in each stage); TP must divide Ranks/PP.
+	// StageFactor > 0 makes every compute kernel of the last stage that
+	// many times longer (a stage holding more layers, or the output
+	// layer): a pipeline-stage imbalance, not a slow rank.
+	PP          int     `json:",omitempty"`
+	StageFactor float64 `json:",omitempty"`
 
 	// HotExperts > 0 routes tokens expert by expert (EP only): in every MoE
 	// layer HotExperts experts get HotExpertFactor times the routing weight
@@ -344,6 +352,9 @@ func (s Scenario) checks() []check {
 		{s.HotRank >= s.Ranks, fmt.Sprintf("HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)},
 		{s.SlowRank >= s.Ranks, fmt.Sprintf("SlowRank %d out of range (Ranks %d)", s.SlowRank, s.Ranks)},
 		atLeast("SlowFactor", s.SlowFactor, 0),
+		atLeast("PP", s.PP, 0),
+		atLeast("StageFactor", s.StageFactor, 0),
+		{s.PP > 1 && (s.Ranks%s.PP != 0 || (s.Ranks/s.PP)%s.tpSize() != 0), fmt.Sprintf("PP %d must divide Ranks %d into stages that TP %d divides", s.PP, s.Ranks, s.tpSize())},
 		atLeast("MsprofSlice", s.MsprofSlice, 0),
 		atLeast("SkewFactor", s.SkewFactor, 0),
 		{s.HotExperts < 0 || s.HotExperts > numExperts, fmt.Sprintf("HotExperts must be in 0..%d, got %d", numExperts, s.HotExperts)},
@@ -415,12 +426,25 @@ func (s Scenario) skew(r int) float64 {
 	return 1
 }
 
-// slow returns the compute slow-down of rank r (SlowRank).
+// slow returns the compute slow-down of rank r (SlowRank, and
+// StageFactor on the last pipeline stage).
 func (s Scenario) slow(r int) float64 {
+	f := 1.0
 	if r == s.SlowRank && s.SlowFactor > 0 {
-		return s.SlowFactor
+		f = s.SlowFactor
 	}
-	return 1
+	if s.PP > 1 && s.StageFactor > 0 && s.stage(r) == s.PP-1 {
+		f *= s.StageFactor
+	}
+	return f
+}
+
+// stage is rank r's pipeline stage (0 without PP).
+func (s Scenario) stage(r int) int {
+	if s.PP <= 1 {
+		return 0
+	}
+	return r / (s.Ranks / s.PP)
 }
 
 // localExperts is the number of experts hosted by one rank.

@@ -202,6 +202,16 @@ func buildCluster(c *analysis.ClusterResult) *results.ClusterDoc {
 	}
 	d.Engines = engineDocs(c)
 	if s := analysis.SkewOf(c); s != nil {
+		d.StageImbalance = s.Imbalance
+		for _, st := range s.Stages {
+			sd := results.StageDoc{Stage: st.Stage, Ranks: st.Ranks, ComputingUs: st.ComputingUs}
+			if st.HaveP2P {
+				sd.P2PUs = &st.P2PUs
+			}
+			d.Stages = append(d.Stages, sd)
+		}
+	}
+	if s := analysis.SkewOf(c); s != nil {
 		for _, sr := range s.Slow {
 			x := results.SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}
 			if !math.IsInf(sr.Z, 0) && !math.IsNaN(sr.Z) {

@@ -18,6 +18,8 @@ const (
 	FamilySkewMaxRank                 Family = "skew.<q>.max_rank"                            // skew.go
 	FamilySkewMaxUs                   Family = "skew.<q>.max_us"                              // skew.go
 	FamilySkewMedianUs                Family = "skew.<q>.median_us"                           // skew.go
+	FamilyStageComputingUs            Family = "pipeline.stage.<id>.computing_us"             // skew.go
+	FamilyStageP2PUs                  Family = "pipeline.stage.<id>.p2p_us"                   // skew.go
 	MetricCollectivesMatched                 = "collectives.matched"                          // arrival.go
 	MetricCollectivesWaitUs                  = "collectives.wait.time_us"                     // arrival.go
 	MetricCommNotOverlappedUs                = "overlap.communication_not_overlapped.time_us" // overlap.go
@@ -108,6 +110,7 @@ const (
 	MetricMoERoutingCount                    = "moe.routing.count"                            // moe.go
 	MetricMoERoutingUs                       = "moe.routing.time_us"                          // moe.go
 	MetricOverlappedUs                       = "overlap.overlapped.time_us"                   // overlap.go
+	MetricPipelineStagesCount                = "pipeline.stages.count"                        // skew.go
 	MetricSamplerKernelsCount                = "sampler.kernels.count"                        // decode.go
 	MetricSkewGMMLostUs                      = "skew.moe.gmm.lost.time_us"                    // experts.go
 	MetricSkewGMMMaxOverMean                 = "skew.moe.gmm.max_over_mean"                   // experts.go
@@ -115,6 +118,8 @@ const (
 	MetricSkewGMMRanksCount                  = "skew.moe.gmm.ranks.count"                     // experts.go
 	MetricSkewGMMTokensMaxOverMean           = "skew.moe.gmm.tokens.max_over_mean"            // experts.go
 	MetricSlowRanksCount                     = "slow_ranks.count"                             // skew.go
+	MetricStageImbalanceHeaviest             = "pipeline.stage_imbalance.heaviest"            // skew.go
+	MetricStageImbalanceRatio                = "pipeline.stage_imbalance.ratio"               // skew.go
 	MetricStepsExposedMaxShare               = "steps.communication_not_overlapped.max_share" // stepshares.go
 	MetricStepsFreeUs                        = "steps.free.time_us"                           // stepshares.go
 	MetricStepsWindowUs                      = "steps.window.time_us"                         // stepshares.go
