@@ -25,3 +25,23 @@ func TestMidpointMedian(t *testing.T) {
 	require.Less(t, zscore(150, m, mad), SlowZ)
 	require.Zero(t, medianOf(nil))
 }
+
+// One AI CPU test serves every metric: the core decides when known, else
+// the kernel implementation the name names, else nothing does.
+func TestOnAICPU(t *testing.T) {
+	for _, c := range []struct {
+		core, name string
+		on, known  bool
+	}{
+		{"AI_CPU", "aclnnCumsum_CumsumAiCore_Cumsum", true, true},
+		{"AI_VECTOR_CORE", "aclnnCumsum_CumsumAiCpu_Cumsum", false, true},
+		{"N/A", "aclnnCumsum_CumsumAiCpu_Cumsum", true, true},
+		{"", "aclnnInplaceRelu_ReluAiCore_Relu", false, true},
+		{"N/A", "trans_TransData_0", false, false},
+		{"UNKNOWN", "Cumsum", false, false},
+	} {
+		on, known := OnAICPU(c.core, c.name)
+		require.Equal(t, c.on, on, "%s %s", c.core, c.name)
+		require.Equal(t, c.known, known, "%s %s", c.core, c.name)
+	}
+}

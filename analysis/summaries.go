@@ -185,6 +185,28 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 	ctx.From(r.Have.OpStatFile)
 	ctx.SetUs("kernel.compute.time_us", res.Total.Total)
 	ctx.SetCount("kernel.compute.count", res.Total.Count)
+	// op_statistic's Core Type says AI_CPU (the same test as a timeline's
+	// kernels: OnAICPU)
+	var aic []KernelStat
+	undecided, coreKnown := 0, false
+	for _, s := range r.OpStats {
+		if s.Count <= 0 {
+			continue
+		}
+		on, known := OnAICPU(s.Level, s.Name)
+		coreKnown = coreKnown || knownCore(s.Level)
+		switch {
+		case !known:
+			undecided += s.Count
+		case on:
+			aic = append(aic, KernelStat{Name: keepName(s.Name), OpType: keepName(s.Name), Core: keepName(s.Level), Count: s.Count, Total: s.Total})
+		}
+	}
+	if undecided > 0 && !coreKnown {
+		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", undecided, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
+	} else {
+		aicpuKernels(ctx, res, aic)
+	}
 	return res
 }
 
