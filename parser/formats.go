@@ -121,7 +121,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			name = fmt.Sprintf("%s (+%d slices)", name, n-1)
 		}
 		sr := msprof.NewSliceReader(files.Timeline)
-		_, err := traceview.Read(sr, name, r)
+		_, err := traceview.ReadWithOverlap(sr, name, r)
 		sr.Close()
 		if err != nil {
 			return nil, err

@@ -203,7 +203,8 @@ type StepTraceRow struct {
 }
 
 // OwnOverlap is the profiler's own Overlap Analysis of a capture (the
-// "Overlap Analysis" process of trace_view.json or msprof_*.json): the
+// "Overlap Analysis" process of msprof_*.json; trace_view.json's is
+// skipped, see traceview.ReadWithOverlap): the
 // span of its slices and their sums per kind, ns, read from the rank's
 // timeline file (Have.TimelineFile). Slices is 0 when the capture holds
 // none (or only part of one: a cut timeline).
@@ -385,7 +386,7 @@ type Rank struct {
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
 
-	// OwnOverlap is the capture's own Overlap Analysis, when it has one.
+	// OwnOverlap is an msprof capture's own Overlap Analysis, when read.
 	OwnOverlap OwnOverlap
 
 	StepTrace     []StepTraceRow
