@@ -57,6 +57,15 @@ func overlapFromStepTrace(ctx *Context) *Breakdown {
 	ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
 	ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
 	ctx.SetUs("overlap.free.time_us", b.Free)
+	var bubble, stage float64
+	for i := range r.StepTrace {
+		bubble += r.StepTrace[i].Bubble
+		stage += r.StepTrace[i].Stage
+	}
+	if bubble > 0 {
+		// torch_npu's Stage column leaves the pipeline bubble out
+		ctx.Warn(r.Have.StepTraceFile, fmt.Sprintf("device.window.time_us (%.3f µs) is the steps' E2E time, Computing + Communication(Not Overlapped) + Free; the file's Stage column, E2E minus Bubble (%.3f µs of pipeline bubble), sums to %.3f µs", float64(b.Window)/1000, bubble, stage))
+	}
 	return &b
 }
 

@@ -68,3 +68,34 @@ func TestAICPUFromOpStatistic(t *testing.T) {
 	require.Equal(t, 5.78, rr.Metrics[analysis.MetricKernelAICPUUs])
 	require.Equal(t, "ASCEND_PROFILER_OUTPUT/op_statistic.csv", rr.Sources.Get(analysis.MetricKernelAICPUCount))
 }
+
+// A summaries-only rank's window is the steps' E2E time; when the steps
+// have a pipeline bubble, torch_npu's Stage column (E2E minus Bubble) is
+// not that window, and a warning says which is which. The real Level1
+// step_trace_time.csv, rewritten at run time with a 1000 µs bubble.
+func TestSummariesWindowIsE2E(t *testing.T) {
+	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	dir := t.TempDir()
+	copyTree(t, src, dir, "trace_view.json", "kernel_details.csv")
+	rr := oneRank(t, dir)
+	require.Equal(t, 136581.009, rr.Metrics[analysis.MetricDeviceWindowUs])
+	for _, w := range rr.Warnings {
+		require.NotContains(t, w.Message, "E2E")
+	}
+	p := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	const cells = ",136581.0,0,"
+	require.Contains(t, string(b), cells)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), cells, ",135581.009,1000,", 1)), 0o644))
+	rr = oneRank(t, dir)
+	require.Equal(t, 136581.009, rr.Metrics[analysis.MetricDeviceWindowUs])
+	found := false
+	for _, w := range rr.Warnings {
+		if strings.Contains(w.Message, "is the steps' E2E time") {
+			found = true
+			require.Contains(t, w.Message, "E2E minus Bubble (1000.000 µs of pipeline bubble), sums to 135581.009 µs")
+		}
+	}
+	require.True(t, found, "%v", rr.Warnings)
+}
