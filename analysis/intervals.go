@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -122,10 +124,19 @@ type Timeline struct {
 	Compute      []Interval
 	Comm         []Interval
 	ComputeTasks []int
-	// WindowStart/End span every device task and HCCL op; valid when
-	// HaveWindow.
+	// WindowStart/End are the device window by the writer's rule
+	// (windowRule): the kernel span, or with the extremes rule of current
+	// msprof, also every other device task but the profiler's
+	// PROFILING_ENABLE/DISABLE; valid when HaveWindow.
 	HaveWindow             bool
 	WindowStart, WindowEnd int64
+	// KernelStart/End span the compute kernels and HCCL big ops (the
+	// kernel-active span); ExtremeStart/End every device task and HCCL
+	// big op but PROFILING_ENABLE/DISABLE. Valid when HaveWindow.
+	KernelStart, KernelEnd   int64
+	ExtremeStart, ExtremeEnd int64
+	// Rule is the window rule applied (windowRule).
+	Rule WindowRule
 	// ComputeSource names where compute kernels came from.
 	ComputeSource string
 }
@@ -133,7 +144,7 @@ type Timeline struct {
 // TimelinePass builds the interval sets every time-based pass reads.
 var TimelinePass = &Pass{
 	Name: "timeline",
-	Doc:  "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window runs from the first start to the last end of these two sets, as the profiler's Overlap Analysis does.",
+	Doc:  "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window is the writer version's (docs/formats.md#the-device-window-by-writer-version): the first start to the last end of these two sets before CANN 8.5, also every other device task but PROFILING_ENABLE/DISABLE since.",
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
 		tl := &Timeline{}
@@ -160,9 +171,16 @@ var TimelinePass = &Pass{
 		merged := make([]Interval, 0, nComp)
 		inOrder := true
 		tl.ComputeTasks = make([]int, 0, nComp)
-		var win hull
+		var win, all hull
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
+			if t.Class != model.ClassCompute {
+				// current msprof's extremes: every task but the
+				// profiler's own start and stop markers
+				if t.Class != model.ClassPlaceholder || !profilingMarker(r.Str(t.Name), r.Str(t.TaskType)) {
+					all.add(t.Start, t.End())
+				}
+			}
 			// the window spans compute kernels and HCCL big ops only, as
 			// the profiler's own Overlap Analysis does: bookkeeping
 			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
@@ -204,9 +222,71 @@ var TimelinePass = &Pass{
 		}
 		tl.Comm = Union(comm)
 		tl.HaveWindow = win.seen
-		tl.WindowStart, tl.WindowEnd = win.first, win.last
+		tl.KernelStart, tl.KernelEnd = win.first, win.last
+		tl.ExtremeStart, tl.ExtremeEnd = win.first, win.last
+		if all.seen && win.seen {
+			tl.ExtremeStart, tl.ExtremeEnd = min(win.first, all.first), max(win.last, all.last)
+		}
+		tl.Rule = windowRule(r)
+		tl.WindowStart, tl.WindowEnd = tl.KernelStart, tl.KernelEnd
+		if tl.Rule == RuleExtremes {
+			tl.WindowStart, tl.WindowEnd = tl.ExtremeStart, tl.ExtremeEnd
+		}
 		return tl, nil
 	},
+}
+
+// WindowRule is how a writer bounds the device window of its Overlap
+// Analysis (docs/formats.md#the-device-window-by-writer-version).
+type WindowRule uint8
+
+const (
+	// RuleKernels: the first start to the last end of the compute kernels
+	// and HCCL big ops (msprof and torch_npu before CANN 8.5).
+	RuleKernels WindowRule = iota
+	// RuleExtremes: also the earliest and latest device task of any other
+	// kind but PROFILING_ENABLE/DISABLE, the gaps before and after the
+	// kernels counted free (msprof's pipeline_overlap_viewer.py and
+	// overlap_analysis_processor.cpp, CANN 8.5 and later).
+	RuleExtremes
+)
+
+func (w WindowRule) String() string {
+	if w == RuleExtremes {
+		return "the earliest to the latest device task (CANN 8.5 and later)"
+	}
+	return "the first to the last compute kernel or collective (before CANN 8.5)"
+}
+
+// windowRule is the rule of the writer a rank came from: the extremes rule
+// for CANN 8.5 and later, else (older or unknown versions, a Kineto trace)
+// the kernel span.
+func windowRule(r *model.Rank) WindowRule {
+	if r.Format == model.FormatTorchNPUChrome {
+		return RuleKernels
+	}
+	if major, minor, ok := cannVersion(r.CANNVersion); ok && (major > 8 || major == 8 && minor >= 5) {
+		return RuleExtremes
+	}
+	return RuleKernels
+}
+
+// cannVersion reads the major and minor numbers of a CANN version
+// ("8.5.0", "8.3.RC2").
+func cannVersion(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	a, err1 := strconv.Atoi(parts[0])
+	b, err2 := strconv.Atoi(parts[1])
+	return a, b, err1 == nil && err2 == nil
+}
+
+// profilingMarker reports whether a placeholder task is the profiler's
+// start or stop marker, which no writer counts in the window.
+func profilingMarker(name, taskType string) bool {
+	return name == "PROFILING_ENABLE" || name == "PROFILING_DISABLE" || taskType == "PROFILING_ENABLE" || taskType == "PROFILING_DISABLE"
 }
 
 // hull is the least interval [first, last] holding every interval added to

@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 )
 
 // KernelStat summarizes one kernel name.
@@ -32,7 +34,7 @@ const TopKernels = 50
 const (
 	MetricKernelComputeUs    = "kernel.compute.time_us" // µs: sum of compute-kernel durations
 	MetricKernelComputeCount = "kernel.compute.count"   // count: number of compute kernels
-	MetricKernelAICPUUs      = "kernel.aicpu.time_us"   // µs: compute kernels that ran on the AI CPU (task type AI_CPU), any name
+	MetricKernelAICPUUs      = "kernel.aicpu.time_us"   // µs: compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when no kernel names its core and names do not decide
 	MetricKernelAICPUCount   = "kernel.aicpu.count"     // count: number of those
 )
 
@@ -88,12 +90,24 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 		ctx.SetUs(MetricKernelComputeUs, res.Total.Total)
 		ctx.SetCount(MetricKernelComputeCount, res.Total.Count)
 		var aic []KernelStat
+		undecided, coreKnown := 0, false
 		for _, a := range all {
-			if a.core == "AI_CPU" {
+			on, known := OnAICPU(a.core, a.name)
+			coreKnown = coreKnown || knownCore(a.core)
+			switch {
+			case !known:
+				undecided += a.count
+			case on:
 				aic = append(aic, KernelStat{Name: keepName(a.name), OpType: keepName(a.op), Core: keepName(a.core), Count: a.count, Total: a.total})
 			}
 		}
-		aicpuKernels(ctx, res, aic)
+		if undecided > 0 && !coreKnown {
+			// no kernel names its core (Level0's kernel_details.csv writes
+			// N/A): 0 AI CPU kernels would be a guess
+			ctx.Unavailable(fmt.Sprintf("the core of %d of %d compute kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", undecided, res.Total.Count, tl.ComputeSource), MetricKernelAICPUUs, MetricKernelAICPUCount)
+		} else {
+			aicpuKernels(ctx, res, aic)
+		}
 		sort.Slice(all, func(i, j int) bool {
 			if all[i].total != all[j].total {
 				return all[i].total > all[j].total
@@ -142,6 +156,30 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 
 // KernelsOf is the kernels pass's result on a rank.
 var KernelsOf = RankResultOf[*KernelsResult](KernelsPass)
+
+// OnAICPU is the one test of whether a compute kernel ran on the AI CPU,
+// for every metric that asks (kernel.aicpu.*, moe.cumsum.aicpu.*): its
+// core (task type) decides when known; otherwise its name, when the
+// kernel implementation it names says AiCpu or AiCore
+// (aclnnCumsum_CumsumAiCpu_Cumsum); known is false when neither does.
+func OnAICPU(core, name string) (on, known bool) {
+	if knownCore(core) {
+		return core == "AI_CPU", true
+	}
+	switch {
+	case strings.Contains(name, "AiCpu"):
+		return true, true
+	case strings.Contains(name, "AiCore"):
+		return false, true
+	}
+	return false, false
+}
+
+// knownCore reports whether a task type names the core ("" and N/A do
+// not: Level0's kernel_details.csv).
+func knownCore(core string) bool {
+	return core != "" && core != "N/A" && core != "UNKNOWN"
+}
 
 // aicpuKernels records the AI_CPU kernels, by total time.
 func aicpuKernels(ctx *Context, res *KernelsResult, all []KernelStat) {

@@ -49,7 +49,7 @@ const (
 )
 
 // Units a metric may have.
-var metricUnits = []string{"µs", "ms", "count", "ratio", "tokens", "tokens/s", "rank", "stream"}
+var metricUnits = []string{"µs", "ms", "count", "ratio", "tokens", "tokens/s", "rank", "stream", "stage"}
 
 // IsCluster reports whether the metric is a cross-rank one.
 func (m Metric) IsCluster() bool { return m.Kind == ClusterMetric }

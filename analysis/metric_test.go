@@ -105,6 +105,10 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 	}
 	// the MC2 dispatcher: dispatch/combine waits across EP ranks
 	scs = append(scs, tracegen.DispatcherScenario("mc2"))
+	// two pipeline stages, the second heavier: the pipeline.* metrics
+	pp, _ := tracegen.Lookup("clean-steps")
+	pp.Ranks, pp.TP, pp.PP, pp.StageFactor = 8, 4, 2, 1.5
+	scs = append(scs, pp)
 	for _, sc := range scs {
 		dir := t.TempDir()
 		_, err := tracegen.Generate(dir, sc)

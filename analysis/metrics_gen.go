@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [173]Metric{
+var metricRows = [181]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -69,7 +69,7 @@ var metricRows = [173]Metric{
 	{Name: string(MetricFreeBetweenStepsUs), Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us", Base: ""},
 	{Name: string(MetricKernelComputeUs), Unit: "µs", Doc: "sum of compute-kernel durations", Base: ""},
 	{Name: string(MetricKernelComputeCount), Unit: "count", Doc: "number of compute kernels", Base: ""},
-	{Name: string(MetricKernelAICPUUs), Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU), any name", Base: ""},
+	{Name: string(MetricKernelAICPUUs), Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when no kernel names its core and names do not decide", Base: ""},
 	{Name: string(MetricKernelAICPUCount), Unit: "count", Doc: "number of those", Base: ""},
 	{Name: string(MetricHCCLPerLayerCount), Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)", Base: ""},
 	{Name: string(MetricHCCLPerLayerUs), Unit: "µs", Doc: "mean time of one MoE layer's collectives", Base: ""},
@@ -108,7 +108,7 @@ var metricRows = [173]Metric{
 	{Name: string(MetricMoERoutingCount), Unit: "count", Doc: "number of MoeInitRouting* kernels (one per MoE layer executed)", Base: ""},
 	{Name: string(MetricMoECumsumUs), Unit: "µs", Doc: "Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)", Base: ""},
 	{Name: string(MetricMoECumsumCount), Unit: "count", Doc: "number of MoE routing-path Cumsum kernels", Base: ""},
-	{Name: string(MetricMoECumsumAICPUUs), Unit: "µs", Doc: "MoE routing-path Cumsum kernels that ran on the AI CPU", Base: ""},
+	{Name: string(MetricMoECumsumAICPUUs), Unit: "µs", Doc: "MoE routing-path Cumsum kernels that ran on the AI CPU (the test of kernel.aicpu.*: core, else name)", Base: ""},
 	{Name: string(MetricMoECumsumAICPUCount), Unit: "count", Doc: "number of those", Base: ""},
 	{Name: string(MetricMoEGMMUs), Unit: "µs", Doc: "GroupedMatmul* kernels", Base: ""},
 	{Name: string(MetricMoEGMMCount), Unit: "count", Doc: "number of GroupedMatmul* kernels", Base: ""},
@@ -128,7 +128,10 @@ var metricRows = [173]Metric{
 	{Name: string(MetricMoEDispatchWaitLayerUs), Unit: "µs", Doc: "per MoE layer, the dispatch kernel's time beyond the EP group's shortest for that layer (waiting for the slowest rank), mean over ranks", Base: ""},
 	{Name: string(MetricMoECombineWaitLayerUs), Unit: "µs", Doc: "the same for the combine kernels", Base: ""},
 	{Name: string(MetricMoEDispatchWaitShare), Unit: "ratio", Doc: "those waits over the dispatch + combine time of the ranks compared", Base: ""},
-	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "last end minus first start over compute kernels and HCCL big ops", Base: ""},
+	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "the profiler's device window: an msprof capture's own Overlap Analysis span, else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)", Base: ""},
+	{Name: string(MetricKernelSpanUs), Unit: "µs", Doc: "first start to last end of the compute kernels and HCCL big ops (the kernel-active span)", Base: ""},
+	{Name: string(MetricHeadIdleUs), Unit: "µs", Doc: "device window start to the first compute kernel or HCCL big op (free time before the work)", Base: ""},
+	{Name: string(MetricTailIdleUs), Unit: "µs", Doc: "last compute kernel or HCCL big op end to the device window end (free time after the work)", Base: ""},
 	{Name: string(MetricComputingUs), Unit: "µs", Doc: "union of compute-kernel intervals", Base: ""},
 	{Name: string(MetricCommunicationUs), Unit: "µs", Doc: "union of HCCL big-op intervals", Base: ""},
 	{Name: string(MetricCommNotOverlappedUs), Unit: "µs", Doc: "communication minus computing", Base: ""},
@@ -173,7 +176,12 @@ var metricRows = [173]Metric{
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
 	{Name: string(FamilySkewMaxUs), Unit: "µs", Doc: "maximum over ranks", Base: ""},
 	{Name: string(FamilySkewMADUs), Unit: "µs", Doc: "median absolute deviation over ranks", Base: ""},
-	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals)", Base: ""},
+	{Name: string(MetricSlowRanksCount), Unit: "count", Doc: "ranks named slow (robust outliers of computing or free, or late arrivals), each against the peers of its own pipeline stage", Base: ""},
+	{Name: string(MetricPipelineStagesCount), Unit: "count", Doc: "pipeline stages (the size of parallel_group_info's pp groups) when more than one", Base: ""},
+	{Name: string(MetricStageImbalanceRatio), Unit: "ratio", Doc: "the heaviest stage's median computing over the lightest's (1: balanced)", Base: ""},
+	{Name: string(MetricStageImbalanceHeaviest), Unit: "stage", Doc: "the stage with the most computing (0 is the first)", Base: ""},
+	{Name: string(FamilyStageComputingUs), Unit: "µs", Doc: "median over the stage's ranks of overlap.computing.time_us", Base: ""},
+	{Name: string(FamilyStageP2PUs), Unit: "µs", Doc: "median over the stage's ranks of the p2p collectives (send, receive, batchsendrecv): the waits between stages", Base: ""},
 	{Name: string(MetricStepsExposedMaxShare), Unit: "ratio", Doc: "largest share of one ProfilerStep's device window spent in communication not overlapped with compute", Base: ""},
 	{Name: string(MetricStepsWindowUs), Unit: "µs", Doc: "ProfilerSteps' device windows, summed (the time between steps is not in it)", Base: ""},
 	{Name: string(MetricStepsFreeUs), Unit: "µs", Doc: "idle device time within ProfilerSteps, summed", Base: ""},
@@ -195,10 +203,10 @@ var (
 	ledgerClusterMetrics = metricRows[73:99:99]    // ledgercluster.go
 	moeMetrics           = metricRows[99:120:120]  // moe.go
 	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
-	overlapMetrics       = metricRows[123:129:129] // overlap.go
-	replayMetrics        = metricRows[129:130:130] // replaypass.go
-	serviceMetrics       = metricRows[130:163:163] // service.go
-	skewMetrics          = metricRows[163:169:169] // skew.go
-	stepsharesMetrics    = metricRows[169:172:172] // stepshares.go
-	waitpairMetrics      = metricRows[172:173:173] // waitpair.go
+	overlapMetrics       = metricRows[123:132:132] // overlap.go
+	replayMetrics        = metricRows[132:133:133] // replaypass.go
+	serviceMetrics       = metricRows[133:166:166] // service.go
+	skewMetrics          = metricRows[166:177:177] // skew.go
+	stepsharesMetrics    = metricRows[177:180:180] // stepshares.go
+	waitpairMetrics      = metricRows[180:181:181] // waitpair.go
 )

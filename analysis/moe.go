@@ -88,6 +88,10 @@ type MoELayer struct {
 // MoEResult describes the MoE routing path.
 type MoEResult struct {
 	Routing, Cumsum, CumsumAICPU, GMM, Gating, Dispatch, Combine Stat
+	// CumsumUndecided counts the MoE Cumsum kernels whose core neither
+	// their task type nor their name tells (OnAICPU): then CumsumAICPU is
+	// not measured.
+	CumsumUndecided int
 	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
 	OtherCumsum Stat
 	// Layers index into the model's tasks: RankResult.ReleaseModel drops them with the
@@ -130,7 +134,7 @@ const (
 	MetricMoERoutingCount     = "moe.routing.count"              // count: number of MoeInitRouting* kernels (one per MoE layer executed)
 	MetricMoECumsumUs         = "moe.cumsum.time_us"             // µs: Cumsum kernels in the MoE routing path (after MoeInitRouting*, before the next GroupedMatmul*, same stream)
 	MetricMoECumsumCount      = "moe.cumsum.count"               // count: number of MoE routing-path Cumsum kernels
-	MetricMoECumsumAICPUUs    = "moe.cumsum.aicpu.time_us"       // µs: MoE routing-path Cumsum kernels that ran on the AI CPU
+	MetricMoECumsumAICPUUs    = "moe.cumsum.aicpu.time_us"       // µs: MoE routing-path Cumsum kernels that ran on the AI CPU (the test of kernel.aicpu.*: core, else name)
 	MetricMoECumsumAICPUCount = "moe.cumsum.aicpu.count"         // count: number of those
 	MetricMoEGMMUs            = "moe.gmm.time_us"                // µs: GroupedMatmul* kernels
 	MetricMoEGMMCount         = "moe.gmm.count"                  // count: number of GroupedMatmul* kernels
@@ -185,7 +189,11 @@ every MoE kernel's time.`,
 		}
 		set(MetricMoERoutingUs, MetricMoERoutingCount, res.Routing)
 		set(MetricMoECumsumUs, MetricMoECumsumCount, res.Cumsum)
-		set(MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, res.CumsumAICPU)
+		if res.CumsumUndecided > 0 {
+			ctx.Unavailable(fmt.Sprintf("the core of %d of %d MoE Cumsum kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", res.CumsumUndecided, res.Cumsum.Count, tl.ComputeSource), MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount)
+		} else {
+			set(MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, res.CumsumAICPU)
+		}
 		set(MetricMoEGMMUs, MetricMoEGMMCount, res.GMM)
 		set(MetricMoEGatingUs, MetricMoEGatingCount, res.Gating)
 		set(MetricMoEDispatchUs, MetricMoEDispatchCount, res.Dispatch)
@@ -302,7 +310,10 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 					core = "unknown"
 				}
 				res.CumsumCores[core]++
-				if core == "AI_CPU" || strings.Contains(r.Str(t.Name), "AiCpu") {
+				switch on, known := OnAICPU(r.Str(t.TaskType), r.Str(t.Name)); {
+				case !known:
+					res.CumsumUndecided++
+				case on:
 					res.CumsumAICPU.add(t.Dur)
 				}
 			} else {

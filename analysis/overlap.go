@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/npuprof/npuprof/parser/model"
 )
 
 // Breakdown is the time split of a span, in ns.
@@ -29,7 +32,10 @@ func breakdown(compute, comm []Interval, start, end int64) Breakdown {
 
 // Metrics of the overlap pass.
 const (
-	MetricDeviceWindowUs      = "device.window.time_us"                        // µs: last end minus first start over compute kernels and HCCL big ops
+	MetricDeviceWindowUs      = "device.window.time_us"                        // µs: the profiler's device window: an msprof capture's own Overlap Analysis span, else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)
+	MetricKernelSpanUs        = "device.kernel_span.time_us"                   // µs: first start to last end of the compute kernels and HCCL big ops (the kernel-active span)
+	MetricHeadIdleUs          = "device.head_idle.time_us"                     // µs: device window start to the first compute kernel or HCCL big op (free time before the work)
+	MetricTailIdleUs          = "device.tail_idle.time_us"                     // µs: last compute kernel or HCCL big op end to the device window end (free time after the work)
 	MetricComputingUs         = "overlap.computing.time_us"                    // µs: union of compute-kernel intervals
 	MetricCommunicationUs     = "overlap.communication.time_us"                // µs: union of HCCL big-op intervals
 	MetricCommNotOverlappedUs = "overlap.communication_not_overlapped.time_us" // µs: communication minus computing
@@ -42,8 +48,12 @@ var OverlapPass = &Pass{
 	Name: "overlap",
 	Doc: `time breakdown: computing, communication, not-overlapped, free
 
-device.window.time_us is last end minus first start over device tasks and
-HCCL big ops; overlap.computing.time_us is the union of compute-kernel
+device.window.time_us is an msprof capture's own Overlap Analysis span
+(msprof_*.json), else the window by its writer version's rule (the kernel span
+before CANN 8.5, every device task but PROFILING_ENABLE/DISABLE since);
+device.kernel_span.time_us spans the compute kernels and HCCL big ops,
+device.head_idle.time_us and device.tail_idle.time_us the window before
+and after them; overlap.computing.time_us is the union of compute-kernel
 intervals; overlap.communication.time_us the union of HCCL big ops;
 overlap.communication_not_overlapped.time_us is communication minus
 computing; overlap.free.time_us is the window minus the union of both.`,
@@ -53,12 +63,26 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		tl := TimelineOf(ctx)
 		if !tl.HaveWindow {
 			if len(ctx.Rank.StepTrace) > 0 {
+				ctx.Unavailable("no device tasks to place the kernels in the window: "+strings.TrimPrefix(noDeviceData(ctx), "no device data: "), MetricKernelSpanUs, MetricHeadIdleUs, MetricTailIdleUs)
 				return overlapFromStepTrace(ctx), nil
 			}
 			ctx.UnavailableAll(noDeviceData(ctx))
 			return (*Breakdown)(nil), nil
 		}
 		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
+		winStart, winEnd := tl.WindowStart, tl.WindowEnd
+		if own := &ctx.Rank.OwnOverlap; own.Slices > 0 {
+			// the profiler's own figures; npuprof's recomputation
+			// checks them
+			checkOwnOverlap(ctx, tl, own, b)
+			b = ownBreakdown(own)
+			winStart, winEnd = own.Start, own.End
+		}
+		head, tail := max(0, min(tl.KernelStart, winEnd)-winStart), max(0, winEnd-max(tl.KernelEnd, winStart))
+		ctx.SetUs(MetricKernelSpanUs, tl.KernelEnd-tl.KernelStart)
+		ctx.SetUs(MetricHeadIdleUs, head)
+		ctx.SetUs(MetricTailIdleUs, tail)
+		firstCallSetup(ctx, head, b.Window)
 		if st := ctx.Rank.StepTrace; len(st) == 1 && !ctx.Rank.Have.Timeline && tl.HaveCompute && !ctx.Rank.Have.KernelPartial {
 			// kernel_details.csv of one step: its rows are that step's
 			// (a timeline's window also spans the work outside the step)
@@ -93,6 +117,65 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		}
 		return &b, nil
 	},
+}
+
+// ownBreakdown is the split of the capture's own Overlap Analysis.
+func ownBreakdown(own *model.OwnOverlap) Breakdown {
+	return Breakdown{
+		Window: own.End - own.Start, Computing: own.Computing, Communication: own.Communication,
+		CommunicationNotOverlapped: own.NotOverlapped, Overlapped: max(0, own.Communication-own.NotOverlapped), Free: own.Free,
+	}
+}
+
+// ownWindowTolerance is how far (a share of the window) npuprof's
+// recomputed window may differ from the capture's own before it warns.
+const ownWindowTolerance = 0.001
+
+// checkOwnOverlap warns when the window npuprof recomputes by the
+// writer's rule differs from the capture's own Overlap Analysis by more
+// than ownWindowTolerance.
+func checkOwnOverlap(ctx *Context, tl *Timeline, own *model.OwnOverlap, b Breakdown) {
+	w := own.End - own.Start
+	if w <= 0 {
+		return
+	}
+	if d := b.Window - w; math.Abs(float64(d)) > ownWindowTolerance*float64(w) {
+		ctx.Warn(ctx.Rank.Have.TimelineFile, fmt.Sprintf("the profiler's own Overlap Analysis spans %.3f µs, npuprof's recomputed window %.3f µs (%+.1f%%, by %s); device.window.time_us and overlap.* are the profiler's", float64(w)/1000, float64(b.Window)/1000, 100*float64(d)/float64(w), tl.Rule))
+	}
+}
+
+// setupShare is the share of the window a head idle must reach before
+// firstCallSetup looks for the host call that held it.
+const setupShare = 0.1
+
+// firstCallSetup notes a long idle head of the window that the host's API
+// statistics explain: the longest single API call covers at least half of
+// it (the first call of an aclnn API builds its workspace and kernels:
+// first-call setup, not a device problem).
+func firstCallSetup(ctx *Context, head, window int64) {
+	if window <= 0 || float64(head) < setupShare*float64(window) {
+		return
+	}
+	var best *model.StatRow
+	longest := func(s *model.StatRow) int64 {
+		if s.Max > 0 {
+			return s.Max
+		}
+		if s.Count == 1 {
+			return s.Total
+		}
+		return 0
+	}
+	for i := range ctx.Rank.APIStats {
+		s := &ctx.Rank.APIStats[i]
+		if best == nil || longest(s) > longest(best) {
+			best = s
+		}
+	}
+	if best == nil || 2*longest(best) < head {
+		return
+	}
+	ctx.Warn(cmp.Or(ctx.Rank.Have.APIStatFile, "api_statistic"), fmt.Sprintf("device.head_idle.time_us (%.1f µs, %.0f%% of the window) is first-call setup: the host's longest %s call (%s) took %.1f µs before the first kernel ran; profile after a warm-up step to leave it out", float64(head)/1000, 100*float64(head)/float64(window), cmp.Or(best.Level, "API"), best.Name, float64(longest(best))/1000))
 }
 
 // OverlapOf is the overlap pass's raw split on a rank. Its parts are

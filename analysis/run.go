@@ -62,6 +62,12 @@ type Result struct {
 	Path  string
 	Ranks []*RankResult
 	Notes []string
+	// WorldSize is the job's world size the ranks state (parallel_group_info,
+	// profiler_info, a Kineto header), 0 when none does; WorldSizeFrom
+	// says where. MissingRanks are the ranks of that world not in Ranks.
+	WorldSize     int
+	WorldSizeFrom string
+	MissingRanks  []int
 	// Cluster is the cross-rank analysis (arrival skew, slow ranks).
 	Cluster *ClusterResult
 	// Serving is the serving context read from vLLM's own logs and bench

@@ -57,6 +57,15 @@ func overlapFromStepTrace(ctx *Context) *Breakdown {
 	ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
 	ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
 	ctx.SetUs("overlap.free.time_us", b.Free)
+	var bubble, stage float64
+	for i := range r.StepTrace {
+		bubble += r.StepTrace[i].Bubble
+		stage += r.StepTrace[i].Stage
+	}
+	if bubble > 0 {
+		// torch_npu's Stage column leaves the pipeline bubble out
+		ctx.Warn(r.Have.StepTraceFile, fmt.Sprintf("device.window.time_us (%.3f µs) is the steps' E2E time, Computing + Communication(Not Overlapped) + Free; the file's Stage column, E2E minus Bubble (%.3f µs of pipeline bubble), sums to %.3f µs", float64(b.Window)/1000, bubble, stage))
+	}
 	return &b
 }
 
@@ -185,6 +194,28 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 	ctx.From(r.Have.OpStatFile)
 	ctx.SetUs("kernel.compute.time_us", res.Total.Total)
 	ctx.SetCount("kernel.compute.count", res.Total.Count)
+	// op_statistic's Core Type says AI_CPU (the same test as a timeline's
+	// kernels: OnAICPU)
+	var aic []KernelStat
+	undecided, coreKnown := 0, false
+	for _, s := range r.OpStats {
+		if s.Count <= 0 {
+			continue
+		}
+		on, known := OnAICPU(s.Level, s.Name)
+		coreKnown = coreKnown || knownCore(s.Level)
+		switch {
+		case !known:
+			undecided += s.Count
+		case on:
+			aic = append(aic, KernelStat{Name: keepName(s.Name), OpType: keepName(s.Name), Core: keepName(s.Level), Count: s.Count, Total: s.Total})
+		}
+	}
+	if undecided > 0 && !coreKnown {
+		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", undecided, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
+	} else {
+		aicpuKernels(ctx, res, aic)
+	}
 	return res
 }
 

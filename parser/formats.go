@@ -121,7 +121,7 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 			name = fmt.Sprintf("%s (+%d slices)", name, n-1)
 		}
 		sr := msprof.NewSliceReader(files.Timeline)
-		_, err := traceview.Read(sr, name, r)
+		_, err := traceview.ReadWithOverlap(sr, name, r)
 		sr.Close()
 		if err != nil {
 			return nil, err
@@ -147,6 +147,9 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	}
 	for _, p := range files.APIStat {
 		readStatFile(r, p, msprof.ReadAPIStatistic, &r.APIStats)
+		if len(r.APIStats) > 0 && r.Have.APIStatFile == "" {
+			r.Have.APIStatFile = p
+		}
 	}
 	// the analysis reads analyze/communication.json only when no other
 	// file gives the collectives (model.Rank.NeedsCommOps)

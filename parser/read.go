@@ -295,6 +295,9 @@ func readMeta(r *model.Rank, root string) {
 				}
 				r.ProfilerLevel = info.ProfilerLevel
 				r.TorchNPUVersion, r.CANNVersion = info.TorchNPUVersion, info.CANNVersion
+				if info.WorldSize > 0 {
+					r.WorldSize, r.WorldSizeFrom = info.WorldSize, p+" world_size"
+				}
 				return nil
 			})
 		case name == "profiler_metadata.json":

@@ -3,7 +3,9 @@ package parser
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +53,17 @@ func partialFile(r *model.Rank, p string, issues *summary.RowIssues, rows int) {
 
 // deviceFromStepTrace sets r.Device from the rows' Device_id, when unknown.
 func deviceFromStepTrace(r *model.Rank, file string) {
+	devs := map[string]bool{}
+	for _, row := range r.StepTrace {
+		if row.Device != "" {
+			devs[row.Device] = true
+		}
+	}
+	if len(devs) > 1 {
+		// one file of several devices (one process driving them): not
+		// split into one rank per device yet
+		r.Warn(file, "holds the rows of %d devices (Device_id %s): npuprof reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(slices.Sorted(maps.Keys(devs)), ", "))
+	}
 	if r.Device >= 0 {
 		return
 	}

@@ -80,7 +80,8 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	// reused (+3.5 MiB peak RSS on a 200 MB rank). What is left to mark is
 	// the results, so this costs about a millisecond.
 	runtime.GC()
-	res := &analysis.Result{Path: path, Ranks: set.Ranks, Notes: set.AllNotes()}
+	res := &analysis.Result{Path: path, Ranks: set.Ranks, Notes: set.AllNotes(),
+		WorldSize: set.World, WorldSizeFrom: set.WorldFrom, MissingRanks: set.Missing}
 	for _, msg := range set.Internal {
 		// a reader bug, never blamed on the input: exit 3
 		res.InputErrors = append(res.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})

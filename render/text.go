@@ -862,6 +862,9 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 	}
 	ew.printf("\nSlow ranks (robust z > %.1f against the median over %d ranks)\n", metric.SlowZ, len(doc.Ranks))
 	writeRanksUsed(ew, doc)
+	if c.StageImbalance != "" {
+		ew.printf("  %s\n", Safe(c.StageImbalance, 600))
+	}
 	if why, ok := c.Unavailable["slow_ranks"]; ok {
 		ew.printf("  unavailable: %s\n", Safe(why, 200))
 	} else if sk := c.Detail.Skew; sk != nil {

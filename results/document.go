@@ -105,7 +105,12 @@ type ClusterDoc struct {
 	// RanksUsed names the ranks each cross-rank metric was computed from.
 	RanksUsed map[string][]int `json:"ranks_used,omitempty"`
 	SlowRanks []SlowRankDoc    `json:"slow_ranks"`
-	Groups    []GroupDoc       `json:"groups"`
+	// Stages are the pipeline stages and StageImbalance the imbalance
+	// between them (analysis.SkewResult), absent without pipeline
+	// parallelism.
+	Stages         []StageDoc `json:"stages,omitempty"`
+	StageImbalance string     `json:"stage_imbalance,omitempty"`
+	Groups         []GroupDoc `json:"groups"`
 	// Worst are the matched collectives with the longest total wait.
 	Worst []CollectiveDoc `json:"worst_collectives"`
 	Steps []StepSkewDoc   `json:"steps"`
@@ -114,6 +119,15 @@ type ClusterDoc struct {
 	Engines []EngineDoc `json:"engines"`
 	// Detail: see Document.Detail.
 	Detail ClusterDetail `json:"detail,omitzero"`
+}
+
+// StageDoc is one pipeline stage: its ranks, and the medians over them of
+// the computing time and of the p2p collectives (absent when unmeasured).
+type StageDoc struct {
+	Stage       int      `json:"stage"`
+	Ranks       []int    `json:"ranks"`
+	ComputingUs float64  `json:"computing_us"`
+	P2PUs       *float64 `json:"p2p_us,omitempty"`
 }
 
 // EngineDoc is one vLLM engine: its ranks, whether it served requests (its
@@ -183,6 +197,13 @@ type Input struct {
 	Kind    string            `json:"kind"`
 	Ranks   []int             `json:"ranks"`
 	Formats map[string]string `json:"formats,omitempty"` // rank -> format
+	// WorldSize is the job's world size the ranks state and
+	// WorldSizeFrom where (parallel_group_info, profiler_info, a Kineto
+	// header); absent when none does. MissingRanks are the ranks of that
+	// world the input lacks (check --require-all-ranks fails on them).
+	WorldSize     int    `json:"world_size,omitempty"`
+	WorldSizeFrom string `json:"world_size_from,omitempty"`
+	MissingRanks  []int  `json:"missing_ranks,omitempty"`
 }
 
 // RankDoc is one rank in the document.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +32,9 @@ type checkOptions struct {
 	PartialFindings string
 	// AllowMissing lets a budget that cannot be evaluated pass.
 	AllowMissing bool
+	// RequireAllRanks fails the check when ranks of the world the
+	// profile states are missing (results.Input.MissingRanks).
+	RequireAllRanks bool
 }
 
 func (o *checkOptions) register(cmd *cobra.Command) {
@@ -41,6 +46,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.SARIF, "sarif", "", "also write a SARIF 2.1.0 log to `FILE` (--format sarif=FILE)")
 	f.StringVar(&o.PartialFindings, "partial-findings", partialGate, "findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)")
 	f.BoolVar(&o.AllowMissing, "allow-missing", false, "let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason")
+	f.BoolVar(&o.RequireAllRanks, "require-all-ranks", false, "exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing")
 	o.profileFlags.register(cmd, usageOutput, usageWorkers)
 	o.outs.register(f)
 	o.summaryFlags.register(f)
@@ -73,7 +79,8 @@ files, and budgets against a --baseline document), and exits with a code a CI
 pipeline can gate on:
 
   0  no finding at or above --fail-on
-  1  findings at or above --fail-on
+  1  findings at or above --fail-on (or, with --require-all-ranks, ranks
+     of the world the profile states are missing)
   2  usage or input error (bad flag, unreadable rule file, no profile)
   3  an analysis pass or a rule failed to run (shown, never skipped)
 
@@ -131,6 +138,16 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	}
 	if err := run.Verdict.Err(); err != nil {
 		return &exitError{code: ExitFindings, err: err}
+	}
+	if in := run.Doc.Input; opts.RequireAllRanks && len(in.MissingRanks) > 0 {
+		why := fmt.Sprintf("%d of the %d ranks of the world are missing", len(in.MissingRanks), in.WorldSize)
+		for _, n := range run.Doc.Notes {
+			if strings.Contains(n, " missing (world of ") {
+				why = n // gather's note names them
+				break
+			}
+		}
+		return &exitError{code: ExitFindings, err: fmt.Errorf("--require-all-ranks: %s", why)}
 	}
 	return nil
 }

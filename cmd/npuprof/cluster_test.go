@@ -37,7 +37,7 @@ func TestClusterSlowRankMissingDuplicate(t *testing.T) {
 	code, out, errs := runTerm(false, "analyze", dir)
 	require.Equal(t, ExitOK, code, errs)
 	require.Empty(t, errs, "no progress bar when standard error is not a terminal")
-	require.Contains(t, out, "note: missing ranks: 3")
+	require.Contains(t, out, "note: rank 3 missing (world of 8)")
 	requireText(t, out, "rank 1 appears twice; kept the newest folder "+ents[1])
 	require.Contains(t, out, "Slow ranks")
 	require.Contains(t, out, "  rank 6: computing (kernel time) over the window is")
@@ -67,7 +67,7 @@ func TestClusterSlowRankMissingDuplicate(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	require.Equal(t, []int{0, 1, 2, 4, 5, 6, 7}, doc.Input.Ranks)
-	require.Contains(t, strings.Join(doc.Notes, "\n"), "missing ranks: 3")
+	require.Contains(t, strings.Join(doc.Notes, "\n"), "rank 3 missing (world of 8)")
 	require.Contains(t, strings.Join(doc.Notes, "\n"), "rank 1 appears twice")
 	require.Equal(t, 7, doc.Cluster.Ranks)
 	require.Equal(t, 6.0, doc.Cluster.Metrics["skew.computing.max_rank"])

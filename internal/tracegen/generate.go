@@ -316,7 +316,7 @@ type job struct {
 }
 
 func newJob(s Scenario) *job {
-	lay := layout{tp: s.tpSize(), ranks: s.Ranks}
+	lay := layout{tp: s.tpSize(), ranks: s.Ranks, pp: s.PP}
 	j := &job{s: s, lay: lay, t0: newSim(s, make([]bool, s.Ranks)).t0}
 	j.lay.created = (j.t0 - 38_000_000_000) / 1000
 	return j

@@ -17,6 +17,7 @@ const (
 type layout struct {
 	tp      int
 	ranks   int
+	pp      int // pipeline stages (0 or 1: none)
 	created int64 // communicator creation time (µs), part of comm names
 }
 
@@ -77,8 +78,20 @@ func (l layout) allGroups() []groupInstance {
 		}
 		gs = append(gs, groupInstance{name: "dp", members: m})
 	}
-	for r := 0; r < l.ranks; r++ {
-		gs = append(gs, groupInstance{name: "pp", members: []int{r}})
+	if l.pp > 1 {
+		// the ranks of one place in every stage
+		per := l.ranks / l.pp
+		for j := 0; j < per; j++ {
+			var m []int
+			for st := 0; st < l.pp; st++ {
+				m = append(m, st*per+j)
+			}
+			gs = append(gs, groupInstance{name: "pp", members: m})
+		}
+	} else {
+		for r := 0; r < l.ranks; r++ {
+			gs = append(gs, groupInstance{name: "pp", members: []int{r}})
+		}
 	}
 	used := make([]map[string]bool, l.ranks)
 	for i := range used {

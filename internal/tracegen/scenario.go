@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Scenario describes one synthetic capture. The zero value is not useful;
@@ -61,6 +63,14 @@ type Scenario struct {
 	// off.
 	SlowRank   int
 	SlowFactor float64
+	// PP > 1 splits the ranks into PP pipeline stages of Ranks/PP
+	// consecutive ranks (the pp groups of parallel_group_info pair the
+	// ranks of the same place in each stage); TP must divide Ranks/PP.
+	// StageFactor > 0 makes every compute kernel of the last stage that
+	// many times longer (a stage holding more layers, or the output
+	// layer): a pipeline-stage imbalance, not a slow rank.
+	PP          int     `json:",omitempty"`
+	StageFactor float64 `json:",omitempty"`
 
 	// HotExperts > 0 routes tokens expert by expert (EP only): in every MoE
 	// layer HotExperts experts get HotExpertFactor times the routing weight
@@ -102,6 +112,9 @@ type Scenario struct {
 	// CANNVersion and TorchNPUVersion are profiler_info's cann_version and
 	// torch_npu_version ("": 8.1.RC1 and 2.5.1.post1), e.g. 8.3.RC2 and
 	// 2.8.0 for a vLLM-Ascend v0.13.0rc1 capture.
+	// From CANN 8.5 the Overlap Analysis window runs from the earliest to
+	// the latest device task but PROFILING_ENABLE/DISABLE, with the gaps
+	// before and after the kernels as Free (extremesWindow).
 	CANNVersion     string `json:",omitempty"`
 	TorchNPUVersion string `json:",omitempty"`
 	// VLLMAscendVersion, when set, is written to profiler_metadata.json
@@ -363,6 +376,9 @@ func (s Scenario) checks() []check {
 		{s.HotRank >= s.Ranks, fmt.Sprintf("HotRank %d out of range (Ranks %d)", s.HotRank, s.Ranks)},
 		{s.SlowRank >= s.Ranks, fmt.Sprintf("SlowRank %d out of range (Ranks %d)", s.SlowRank, s.Ranks)},
 		atLeast("SlowFactor", s.SlowFactor, 0),
+		atLeast("PP", s.PP, 0),
+		atLeast("StageFactor", s.StageFactor, 0),
+		{s.PP > 1 && (s.Ranks%s.PP != 0 || (s.Ranks/s.PP)%s.tpSize() != 0), fmt.Sprintf("PP %d must divide Ranks %d into stages that TP %d divides", s.PP, s.Ranks, s.tpSize())},
 		atLeast("MsprofSlice", s.MsprofSlice, 0),
 		atLeast("SkewFactor", s.SkewFactor, 0),
 		{s.HotExperts < 0 || s.HotExperts > numExperts, fmt.Sprintf("HotExperts must be in 0..%d, got %d", numExperts, s.HotExperts)},
@@ -437,12 +453,25 @@ func (s Scenario) skew(r int) float64 {
 	return 1
 }
 
-// slow returns the compute slow-down of rank r (SlowRank).
+// slow returns the compute slow-down of rank r (SlowRank, and
+// StageFactor on the last pipeline stage).
 func (s Scenario) slow(r int) float64 {
+	f := 1.0
 	if r == s.SlowRank && s.SlowFactor > 0 {
-		return s.SlowFactor
+		f = s.SlowFactor
 	}
-	return 1
+	if s.PP > 1 && s.StageFactor > 0 && s.stage(r) == s.PP-1 {
+		f *= s.StageFactor
+	}
+	return f
+}
+
+// stage is rank r's pipeline stage (0 without PP).
+func (s Scenario) stage(r int) int {
+	if s.PP <= 1 {
+		return 0
+	}
+	return r / (s.Ranks / s.PP)
 }
 
 // localExperts is the number of experts hosted by one rank.
@@ -476,4 +505,18 @@ func DispatcherScenario(d string) Scenario {
 	s, _ := Lookup("hot-rank")
 	s.Name, s.Dispatcher, s.HotRank, s.SkewFactor = "dispatcher-"+d, d, -1, 1
 	return s
+}
+
+// extremesWindow reports whether the scenario's writer (its CANN version,
+// 8.5 and later) bounds the Overlap Analysis window by the earliest and
+// latest device task of any kind but PROFILING_ENABLE/DISABLE, as msprof's
+// pipeline_overlap_viewer.py does (docs/formats.md#the-device-window-by-writer-version).
+func (s Scenario) extremesWindow() bool {
+	parts := strings.SplitN(s.CANNVersion, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (major > 8 || major == 8 && minor >= 5)
 }

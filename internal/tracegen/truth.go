@@ -50,6 +50,9 @@ type StepTruth struct {
 // with the helpers below.
 const (
 	MetricWindowUs            = "device.window.time_us"
+	MetricKernelSpanUs        = "device.kernel_span.time_us"
+	MetricHeadIdleUs          = "device.head_idle.time_us"
+	MetricTailIdleUs          = "device.tail_idle.time_us"
 	MetricComputingUs         = "overlap.computing.time_us"
 	MetricCommunicationUs     = "overlap.communication.time_us"
 	MetricCommNotOverlappedUs = "overlap.communication_not_overlapped.time_us"
@@ -222,8 +225,11 @@ type truthAcc struct {
 	rank  int
 	waits []WaitTruth
 
-	winStart, winEnd int64 // device window over all hardware tasks and HCCL ops
+	winStart, winEnd int64 // device window by the writer's rule (Scenario.extremesWindow)
 	haveWin          bool
+	// kernStart, kernEnd span the compute kernels and HCCL big ops
+	kernStart, kernEnd int64
+	haveKern           bool
 
 	computeNs, commNs, notOvNs, unionNs int64
 	lastEnd                             int64 // end of the previous step's compute/comm tasks
@@ -265,6 +271,19 @@ func (a *truthAcc) window(start, end int64) {
 	a.haveWin = true
 }
 
+// kernel extends the kernel span (and the window) by one compute kernel or
+// HCCL big op.
+func (a *truthAcc) kernel(start, end int64) {
+	if !a.haveKern || start < a.kernStart {
+		a.kernStart = start
+	}
+	if !a.haveKern || end > a.kernEnd {
+		a.kernEnd = end
+	}
+	a.haveKern = true
+	a.window(start, end)
+}
+
 // addStep folds one step's overlap breakdown into the totals. Steps must be
 // disjoint in time and come in order, which the generator guarantees; a
 // violation is reported because the totals would then be wrong.
@@ -295,6 +314,11 @@ func (a *truthAcc) metrics() map[string]float64 {
 	}
 	win := a.winEnd - a.winStart
 	m[MetricWindowUs] = us(win)
+	if a.haveKern {
+		m[MetricKernelSpanUs] = us(a.kernEnd - a.kernStart)
+		m[MetricHeadIdleUs] = us(a.kernStart - a.winStart)
+		m[MetricTailIdleUs] = us(a.winEnd - a.kernEnd)
+	}
 	m[MetricComputingUs] = us(a.computeNs)
 	m[MetricCommunicationUs] = us(a.commNs)
 	m[MetricCommNotOverlappedUs] = us(a.notOvNs)

@@ -149,7 +149,7 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 	cnt := map[string]int64{}
 	add := func(k string, ns int64) { got[k+".time_us"] += ns; cnt[k+".count"]++ }
 	graphKernels := 0
-	var comp, comm, win [][2]int64
+	var comp, comm, win, other [][2]int64
 	hccl := map[[2]int64]bool{}
 	var aiv [][2]int64
 	xAt := map[[3]int64]tev{}
@@ -181,6 +181,10 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 			steps = append(steps, [2]int64{st, st + du})
 		case p == "Ascend Hardware":
 			tt := e.Args["Task Type"].(string)
+			if e.Name != "PROFILING_ENABLE" && e.Name != "PROFILING_DISABLE" {
+				// current msprof's window extremes (docs/formats.md)
+				other = append(other, [2]int64{st, st + du})
+			}
 			switch {
 			case strings.HasSuffix(e.Name, "AivKernel"):
 				aiv = append(aiv, [2]int64{st, st + du})
@@ -237,6 +241,14 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 	for _, w := range win {
 		lo, hi = min(lo, w[0]), max(hi, w[1])
 	}
+	got[MetricKernelSpanUs] = hi - lo
+	klo, khi := lo, hi
+	if s.extremesWindow() {
+		for _, w := range other {
+			lo, hi = min(lo, w[0]), max(hi, w[1])
+		}
+	}
+	got[MetricHeadIdleUs], got[MetricTailIdleUs] = klo-lo, hi-khi
 	ov := overlapOf(comp, comm, lo, hi)
 	got[MetricWindowUs] = hi - lo
 	got[MetricComputingUs], got[MetricCommunicationUs], got[MetricCommNotOverlappedUs], got[MetricFreeUs] = ov[0], ov[1], ov[2], ov[3]
@@ -274,6 +286,17 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 	assert.InDelta(t, want[MetricCommunicationUs], us(ovSum["Communication"]), 1e-6)
 	assert.InDelta(t, want[MetricCommNotOverlappedUs], us(ovSum["Communication(Not Overlapped)"]), 1e-6)
 	assert.InDelta(t, want[MetricFreeUs], us(ovSum["Free"]), 1e-6)
+	var ovLo, ovHi int64 = -1, 0
+	for _, e := range ev {
+		if e.Ph == "X" && procName[e.Pid] == "Overlap Analysis" {
+			st := decNs(t, e.TS)
+			if ovLo < 0 || st < ovLo {
+				ovLo = st
+			}
+			ovHi = max(ovHi, st+decNs(t, e.Dur.String()))
+		}
+	}
+	assert.InDelta(t, want[MetricWindowUs], us(ovHi-ovLo), 1e-6, "the Overlap Analysis spans the window")
 
 	// Device metadata comes after the device slices (as in real files).
 	assert.Greater(t, firstM["Ascend Hardware"], lastX["Ascend Hardware"])

@@ -304,10 +304,15 @@ func (o *rankOut) foldTasks(st *rankStep) (win interval, compute, comm []interva
 		case tkHCCL:
 			comm = append(comm, interval{t.start, end})
 		default:
+			if o.s.extremesWindow() && t.kind != tkPlaceholder {
+				// current msprof: every other task but the profiler's
+				// PROFILING_ENABLE/DISABLE bounds the window too
+				o.acc.window(t.start, end)
+			}
 			continue
 		}
 		// the device window spans compute kernels and HCCL big ops
-		o.acc.window(t.start, end)
+		o.acc.kernel(t.start, end)
 		if t.start < st.psStart || t.start >= st.psEnd {
 			return win, nil, nil, fmt.Errorf("tracegen: internal error: rank %d step %d task starts outside its ProfilerStep", o.info.rank, st.step)
 		}

@@ -7,6 +7,7 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -201,6 +202,47 @@ type StepTraceRow struct {
 	Device string
 }
 
+// OwnOverlap is the profiler's own Overlap Analysis of a capture (the
+// "Overlap Analysis" process of msprof_*.json; trace_view.json's is
+// skipped, see traceview.ReadWithOverlap): the
+// span of its slices and their sums per kind, ns, read from the rank's
+// timeline file (Have.TimelineFile). Slices is 0 when the capture holds
+// none (or only part of one: a cut timeline).
+type OwnOverlap struct {
+	Start, End int64
+	// Computing, Communication, NotOverlapped and Free sum the slices of
+	// each kind ("Computing", "Communication", "Communication(Not
+	// Overlapped)", "Free").
+	Computing, Communication, NotOverlapped, Free int64
+	// Slices counts the slices read; 0: no Overlap Analysis.
+	Slices int
+}
+
+// Add counts one slice of kind (its thread's name) from start for dur ns;
+// a slice of another kind is ignored (false).
+func (o *OwnOverlap) Add(kind string, start, dur int64) bool {
+	switch kind {
+	case "Computing":
+		o.Computing += dur
+	case "Communication":
+		o.Communication += dur
+	case "Communication(Not Overlapped)":
+		o.NotOverlapped += dur
+	case "Free":
+		o.Free += dur
+	default:
+		return false
+	}
+	if o.Slices == 0 || start < o.Start {
+		o.Start = start
+	}
+	if o.Slices == 0 || start+dur > o.End {
+		o.End = start + dur
+	}
+	o.Slices++
+	return true
+}
+
 // CommOpInfo is one op of communication.json ("Communication Time Info").
 type CommOpInfo struct {
 	Step      string
@@ -223,6 +265,9 @@ type StatRow struct {
 	Name  string
 	Count int
 	Total int64 // ns
+	// Max is the longest single call (api_statistic's Max(us)), ns; 0
+	// when the file has no such column.
+	Max int64
 }
 
 // Warning is a problem met while reading input that did not stop the read.
@@ -269,6 +314,9 @@ type Availability struct {
 	StepTraceFile string
 	CommFile      string
 	OpStatFile    string
+	// APIStatFile names the first api_statistic file Rank.APIStats was
+	// read from, "" when none.
+	APIStatFile string
 	// DeviceFile names what Rank.Device was read from, "" when unknown.
 	DeviceFile string
 	// DeviceNote says why DeviceFile is unknown although Device is known
@@ -328,9 +376,18 @@ type Rank struct {
 	Steps        []Step
 
 	Groups []Group
-	Env    map[string]string
+	// WorldSize is the job's world size where the capture states it apart
+	// from its groups (a Kineto trace's distributedInfo.world_size), 0
+	// when not; WorldSizeFrom names where. World weighs it with the
+	// groups and the metadata.
+	WorldSize     int
+	WorldSizeFrom string
+	Env           map[string]string
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
+
+	// OwnOverlap is an msprof capture's own Overlap Analysis, when read.
+	OwnOverlap OwnOverlap
 
 	StepTrace     []StepTraceRow
 	Communication []CommOpInfo
@@ -369,6 +426,55 @@ type Origin struct {
 	// Host is the host name of the machine that ran the export, "" when
 	// unknown (exports before v1.1).
 	Host string
+}
+
+// World is the job's world size as the capture states it, and where: the
+// largest of WorldSize, parallel_group_info's world or default group (its
+// global ranks), the highest global rank of any group plus one, and
+// profiler_metadata.json's distributed_args.world_size (Megatron's
+// add_metadata); 0 and "" when nothing states it.
+func (r *Rank) World() (size int, from string) {
+	if r.WorldSize > 0 {
+		size, from = r.WorldSize, r.WorldSizeFrom
+	}
+	// the world or default group first: another group names the size
+	// only when it reaches past them
+	for _, world := range []bool{true, false} {
+		for _, g := range r.Groups {
+			if isWorld := g.Name == "default_group" || g.Name == "world"; isWorld != world {
+				continue
+			}
+			n := 0
+			if world {
+				n = len(g.GlobalRanks)
+			}
+			for _, gr := range g.GlobalRanks {
+				n = max(n, gr+1)
+			}
+			if n > size {
+				size, from = n, fmt.Sprintf("parallel_group_info (group %s)", g.Name)
+			}
+		}
+	}
+	if raw, ok := r.Metadata["distributed_args"]; ok {
+		if n := jsonIntField(raw, "world_size"); n > size {
+			size, from = n, "profiler_metadata.json distributed_args.world_size"
+		}
+	}
+	return size, from
+}
+
+// jsonIntField is the non-negative integer value of key in the JSON
+// object text raw, 0 when absent or not one.
+func jsonIntField(raw, key string) int {
+	var obj map[string]any
+	if json.Unmarshal([]byte(raw), &obj) != nil {
+		return 0
+	}
+	if v, ok := obj[key].(float64); ok && v > 0 && v < 1<<20 && v == float64(int(v)) {
+		return int(v)
+	}
+	return 0
 }
 
 // NewRank returns an empty rank with unknown ids.

@@ -371,7 +371,9 @@ func ReadCommStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIs
 // ReadAPIStatistic reads api_statistic_*.csv (per host API: level, count,
 // total µs).
 func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, statCols("API Name", "Level", "Time(us)"), "level")
+	cols := statCols("API Name", "Level", "Time(us)")
+	cols["max"] = []string{"Max(us)"}
+	return readStat(r, file, cols, "level")
 }
 
 // ReadOpStatistic reads op_statistic.csv / op_statistic_*.csv (per op type
@@ -413,6 +415,9 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 			return
 		}
 		row := model.StatRow{Name: cell(rec, idx, "name"), Count: int(n), Total: t}
+		if m, ok := timeparse.MicrosToNanos([]byte(cell(rec, idx, "max"))); ok && m > 0 {
+			row.Max = m
+		}
 		if level != "" {
 			row.Level = cell(rec, idx, level)
 		}

@@ -141,7 +141,7 @@ func TestRoundTripSamples(t *testing.T) {
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
 		"Have", "Syms", "Tasks", "HCCL", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
-		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin"}
+		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap", "WorldSize", "WorldSizeFrom"}
 	sort.Strings(handled)
 	var fields []string
 	rt := reflect.TypeOf(model.Rank{})
@@ -155,7 +155,7 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 		reflect.TypeOf(model.Link{}): 3, reflect.TypeOf(model.Step{}): 3, reflect.TypeOf(model.CommOpInfo{}): 10,
 		// StepTraceRow.Device is left out on purpose: the rank's device
 		// it gives is ranks.device
-		reflect.TypeOf(model.StepTraceRow{}): 11, reflect.TypeOf(model.StatRow{}): 4,
+		reflect.TypeOf(model.StepTraceRow{}): 11, reflect.TypeOf(model.StatRow{}): 5,
 	} {
 		require.Equal(t, n, typ.NumField(), "%v changed: update the Parquet export (parser/parquetio) and docs/parquet.md", typ)
 	}

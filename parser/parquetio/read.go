@@ -330,6 +330,12 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 			return fmt.Errorf("%s: column %s: %w", file, j.col, err)
 		}
 	}
+	r.WorldSize, r.WorldSizeFrom = int(meta.WorldSize), meta.WorldSizeFrom
+	if meta.OwnOverlapJSON != "" {
+		if err := json.Unmarshal([]byte(meta.OwnOverlapJSON), &r.OwnOverlap); err != nil {
+			return fmt.Errorf("%s: column own_overlap_json: %w", file, err)
+		}
+	}
 	if r.Device >= 0 && r.Have.DeviceFile == "" && !strings.Contains(meta.HaveJSON, `"DeviceFile"`) {
 		r.Have.DeviceNote = fmt.Sprintf("the source of device %d: not recorded by this export (%s, written before exports recorded which file named the device)", r.Device, meta.Schema)
 	}
@@ -340,7 +346,7 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 // statistics lists.
 func readStatistics(dir string, rank int, r *model.Rank, in *intern.Strings) error {
 	return readTable(dir, TableStatistics, rank, func(st *Statistic) {
-		row := model.StatRow{Level: in.Intern([]byte(st.Level)), Name: in.Intern([]byte(st.Name)), Count: int(st.Count), Total: st.TotalNs}
+		row := model.StatRow{Level: in.Intern([]byte(st.Level)), Name: in.Intern([]byte(st.Name)), Count: int(st.Count), Total: st.TotalNs, Max: st.MaxNs}
 		switch st.Kind {
 		case StatCommunication:
 			r.CommStats = append(r.CommStats, row)

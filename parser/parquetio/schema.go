@@ -30,8 +30,10 @@ import "github.com/npuprof/npuprof/parser/model"
 // export of another major version (SchemaMajor); adding a column is a
 // minor change (v1.N). v1.1 added the ranks columns abs_path and host;
 // v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts.
-const Schema = SchemaMajor + ".2"
+// manifests' experts; v1.3 the ranks columns own_overlap_json,
+// world_size and world_size_from and the
+// statistics column max_ns.
+const Schema = SchemaMajor + ".3"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -163,6 +165,9 @@ type Statistic struct {
 	Name    string `parquet:"name,dict"`
 	Count   int64  `parquet:"count"`
 	TotalNs int64  `parquet:"total_ns"`
+	// MaxNs is the longest single call (api_statistic's Max), 0 when
+	// unknown (v1.3; 0 in older exports).
+	MaxNs int64 `parquet:"max_ns,optional"`
 }
 
 // Statistic kinds.
@@ -210,6 +215,14 @@ type Rank struct {
 	EnvJSON       string `parquet:"env_json"`
 	MetadataJSON  string `parquet:"metadata_json"`
 	WarningsJSON  string `parquet:"warnings_json"`
+	// OwnOverlapJSON is model.OwnOverlap, the capture's own Overlap
+	// Analysis, "" when it has none (v1.3; "" in older exports).
+	OwnOverlapJSON string `parquet:"own_overlap_json,optional"`
+	// WorldSize and WorldSizeFrom are model.Rank's: the world size a
+	// Kineto header or profiler_info states (v1.3; 0 and "" in older
+	// exports).
+	WorldSize     int32  `parquet:"world_size,optional"`
+	WorldSizeFrom string `parquet:"world_size_from,optional"`
 }
 
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export

@@ -151,7 +151,15 @@ func rankRow(r *model.Rank) (Rank, error) {
 		js[i] = string(b)
 	}
 	src := exportedFrom(r)
-	return Rank{Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
+	own := ""
+	if r.OwnOverlap.Slices > 0 {
+		b, err := json.Marshal(r.OwnOverlap)
+		if err != nil {
+			return Rank{}, err
+		}
+		own = string(b)
+	}
+	return Rank{OwnOverlapJSON: own, WorldSize: int32(r.WorldSize), WorldSizeFrom: r.WorldSizeFrom, Schema: Schema, Device: int32(r.Device), Path: src.Path, AbsPath: src.AbsPath, Host: src.Host, Format: string(r.Format), DirTimestamp: r.DirTimestamp,
 		ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
 		HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
 		TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
@@ -229,7 +237,7 @@ func writeSummaries(outDir string, r *model.Rank, x Extra) error {
 		rows []model.StatRow
 	}{{StatCommunication, r.CommStats}, {StatAPI, r.APIStats}, {StatOp, r.OpStats}} {
 		for _, st := range k.rows {
-			stats = append(stats, Statistic{Kind: k.kind, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total})
+			stats = append(stats, Statistic{Kind: k.kind, Level: st.Level, Name: st.Name, Count: int64(st.Count), TotalNs: st.Total, MaxNs: st.Max})
 		}
 	}
 	if err := writeTable(outDir, TableStatistics, rk, len(stats), func(i int) Statistic { return stats[i] }); err != nil {

@@ -95,6 +95,8 @@ type ProfilerInfo struct {
 	TorchNPUVersion string
 	CANNVersion     string
 	HasSchedule     bool
+	// WorldSize is a world_size key some writers add, 0 when absent.
+	WorldSize int
 }
 
 // ReadProfilerInfo reads profiler_info_*.json.
@@ -108,6 +110,7 @@ func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
 			Experimental map[string]json.RawMessage `json:"experimental_config"`
 		} `json:"config"`
 		RankID          *json.Number `json:"rank_id"`
+		WorldSize       *json.Number `json:"world_size"`
 		TorchNPUVersion string       `json:"torch_npu_version"`
 		CANNVersion     string       `json:"cann_version"`
 	}
@@ -122,6 +125,11 @@ func ReadProfilerInfo(r io.Reader, file string) (ProfilerInfo, error) {
 	if raw.RankID != nil {
 		if v, err := raw.RankID.Int64(); err == nil && v >= 0 && v < 1<<20 {
 			info.Rank = int(v)
+		}
+	}
+	if raw.WorldSize != nil {
+		if v, err := raw.WorldSize.Int64(); err == nil && v > 0 && v < 1<<20 {
+			info.WorldSize = int(v)
 		}
 	}
 	info.TorchNPUVersion, info.CANNVersion = raw.TorchNPUVersion, raw.CANNVersion

@@ -37,10 +37,15 @@ import (
 // procKineto is the device process of a Kineto trace ("NPU").
 const procKineto = procHCCL + 1
 
+// procOverlap is the profiler's own "Overlap Analysis" process: its
+// slices are read for their span and sums per kind (model.OwnOverlap).
+const procOverlap = procKineto + 1
+
 // kinetoHead is what the header of a Kineto trace says.
 type kinetoHead struct {
 	base    int64 // baseTimeNanoseconds, 0 when absent
 	rank    int   // distributedInfo.rank + 1, 0 when absent
+	world   int   // distributedInfo.world_size, 0 when absent
 	baseSet bool
 	// kineto: the header has a key only Kineto's writer puts there
 	// (kinetoKeys), so the object is a torch.profiler trace even when
@@ -75,6 +80,13 @@ func (h *kinetoHead) read(b []byte) {
 		if i := bytes.Index(b, []byte(`"distributedInfo"`)); i >= 0 {
 			if v, ok := intAfter(b[i:], `"rank"`); ok && v >= 0 && v < 1<<20 {
 				h.rank = int(v) + 1
+			}
+		}
+	}
+	if h.world == 0 {
+		if i := bytes.Index(b, []byte(`"distributedInfo"`)); i >= 0 {
+			if v, ok := intAfter(b[i:], `"world_size"`); ok && v > 0 && v < 1<<20 {
+				h.world = int(v)
 			}
 		}
 	}
@@ -285,6 +297,9 @@ func (rd *reader) kinetoFinish(rank *model.Rank, file string, other int, otherNa
 		rank.Format = model.FormatTorchNPUChrome
 	}
 	rank.Have.SyncNote = file + " is a Kineto trace (torch.profiler): it records kernels and memory copies, not the EVENT_WAIT / EVENT_RECORD tasks of trace_view.json"
+	if rank.WorldSize == 0 && rd.src.head.world > 0 {
+		rank.WorldSize, rank.WorldSizeFrom = rd.src.head.world, file+" distributedInfo.world_size"
+	}
 	if rank.Rank < 0 && rd.src.head.rank > 0 {
 		rank.Rank = rd.src.head.rank - 1
 	}

@@ -567,7 +567,7 @@ func (ev *event) plain() bool {
 // tasks, and for slices of processes whose name is not known yet.
 func (ev *event) skipArgs() bool {
 	switch ev.kind {
-	case procPython, procHCCL, procOther:
+	case procPython, procHCCL, procOther, procOverlap:
 		return ev.plain()
 	}
 	if c := ev.cat.b; ev.cat.str && (string(c) == "cpu_op" || string(c) == "python_function") {

@@ -261,6 +261,8 @@ func procKind(name string) int {
 	case "NPU":
 		// a Kineto trace's device (kineto.go)
 		return procKineto
+	case "Overlap Analysis":
+		return procOverlap
 	}
 	return procOther
 }
@@ -348,6 +350,7 @@ type reader struct {
 	device               int
 	hwPid                int64 // pid of the "Ascend Hardware" process, 0 when unknown
 	sawKineto            bool  // a Kineto device process ("NPU") was named
+	overlap              bool  // keep the Overlap Analysis (ReadWithOverlap)
 	// foreign is the first process label of another accelerator than an
 	// NPU ("GPU 0", "MTIA 17": a CUDA, ROCm or MTIA Kineto trace)
 	foreign      string
@@ -377,7 +380,20 @@ type reader struct {
 // An error is returned only when the input is not a trace at all or cannot
 // be read.
 func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
+	return read(r, file, rank, false)
+}
+
+// ReadWithOverlap is Read keeping the profiler's own Overlap Analysis
+// (rank.OwnOverlap): for msprof_*.json. Read skips its slices, a quarter
+// of a torch_npu trace_view.json's events, whose window the analysis
+// recomputes by the writer's rule at no cost (docs/formats.md).
+func ReadWithOverlap(r io.Reader, file string, rank *model.Rank) (Stats, error) {
+	return read(r, file, rank, true)
+}
+
+func read(r io.Reader, file string, rank *model.Rank, overlap bool) (Stats, error) {
 	rd := newReader(newSource(r), &rank.Syms)
+	rd.overlap = overlap
 	if err := rd.begin(file); err != nil {
 		return rd.stats, err
 	}
@@ -1086,6 +1102,9 @@ func (rd *reader) meta(ev *event) {
 	if n == "process_name" {
 		lg := &rd.logs[pid]
 		lg.kind = procKind(val)
+		if lg.kind == procOverlap && !rd.overlap {
+			lg.kind = procOther
+		}
 		if lg.kind == procHardware && int(pid) < len(rd.pids) {
 			rd.hwPid = rd.pids[pid]
 		}
@@ -1260,7 +1279,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			unnamed += rd.logs[p].n
 		}
 	}
-	// device processes
+	// device processes: one per device (torch_npu's pid_device_map, msprof's
+	// per-device loop); several are not split into ranks yet
+	if nHW := countKind(rd.logs, procHardware); nHW > 1 {
+		rank.Warn(file, "holds %d \"Ascend Hardware\" processes (one per device driven by this process): npuprof reads them as one rank, so its window and sums cover every device together; analyze each device's capture apart", nHW)
+	}
 	nTasks := 0
 	for p := range rd.logs {
 		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
@@ -1345,6 +1368,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					Stream: stream, Class: ti.class, ModelID: s.modelID,
 				})
 			}
+		case procOverlap:
+			d := newDecoder(lg)
+			for d.next(&s) {
+				rank.OwnOverlap.Add(rd.in.str(s.name), s.ts, s.dur)
+			}
 		case procHCCL:
 			clear(threadKind)
 			d := newDecoder(lg)
@@ -1414,6 +1442,11 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		rank.Warn(file, "%d slice(s) belong to processes that no process_name metadata names; they could not be attributed", unnamed)
 	}
 	rank.Have.Timeline = len(rank.Tasks) > 0 || len(rank.HCCL) > 0
+	if rank.Have.TimelinePartial || !rank.Have.Timeline {
+		// a cut file holds part of the profiler's own analysis: the
+		// window is recomputed from the tasks read
+		rank.OwnOverlap = model.OwnOverlap{}
+	}
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
 	if !rank.Have.Timeline && rank.Have.TimelineNote == "" {
 		switch {
@@ -1433,6 +1466,17 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device
 	}
+}
+
+// countKind counts the processes of a kind.
+func countKind(logs []plog, kind int) int {
+	n := 0
+	for i := range logs {
+		if logs[i].kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // devFromPid decodes the device id from a packed device pid,

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -72,6 +71,12 @@ type Set[T any] struct {
 	// gathered, so an export never records them (each node's export holds
 	// only its own ranks).
 	SetNotes []string
+	// World is the world size the ranks state (model.Rank.World: the
+	// largest), 0 when none does; WorldFrom says where. Missing lists the
+	// ranks of that world that were not gathered (set notes name them).
+	World     int
+	WorldFrom string
+	Missing   []int
 	// Internal lists reader bugs (recovered panics, broken model
 	// invariants), one message per rank; such a rank is left out and the
 	// CLI exits 3 after writing its output.
@@ -84,9 +89,18 @@ type Set[T any] struct {
 	ExpertsNote string
 }
 
-// AllNotes are the set's notes and set notes, each once.
+// AllNotes are the set's notes and set notes, each once; the note that
+// names the ranks missing from the world comes first.
 func (s *Set[T]) AllNotes() []string {
-	return uniqueNotes(append(slices.Clone(s.Notes), s.SetNotes...))
+	var first, rest []string
+	for _, n := range s.SetNotes {
+		if isWorldNote(n) {
+			first = append(first, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	return uniqueNotes(append(append(first, s.Notes...), rest...))
 }
 
 // Ranks gathers the ranks under path: each rank's model goes to each, in
@@ -145,7 +159,14 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 		readIDs[k], readItems[k] = ids[i], items[i]
 	}
 	var kept []string
-	s.Ranks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
+	var keptRanks []int
+	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
+	s.World, s.WorldFrom = expectedWorld(readIDs)
+	idx := make([]int, len(keptRanks))
+	for i := range idx {
+		idx[i] = i
+	}
+	s.Missing = missingInWorld(s.World, keptRanks, idx)
 	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
 	if x == nil && xnote == "" && opts.Experts == "" {
 		if x, xnote, err = exportExperts(srcs, opts.ExpertStage); err != nil {
@@ -256,7 +277,7 @@ func sift(srcs []parser.Source, errs []error) (read []int, notes, internal []str
 // keepRanks numbers and deduplicates the ranks read (items[i], whose identity
 // is ids[i]) with reconcile: number gives each kept item its rank number,
 // and the kept items come back in rank order, with reconcile's notes.
-func keepRanks[T any](items []T, ids []rankID, number func(item T, rank int)) (kept []T, notes, setNotes []string) {
+func keepRanks[T any](items []T, ids []rankID, number func(item T, rank int)) (kept []T, keptRanks []int, notes, setNotes []string) {
 	ranks, keep, notes, setNotes := reconcile(ids)
 	type ranked struct {
 		item T
@@ -271,10 +292,11 @@ func keepRanks[T any](items []T, ids []rankID, number func(item T, rank int)) (k
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].rank < out[j].rank })
 	kept = make([]T, len(out))
+	keptRanks = make([]int, len(out))
 	for i, k := range out {
-		kept[i] = k.item
+		kept[i], keptRanks[i] = k.item, k.rank
 	}
-	return kept, notes, setNotes
+	return kept, keptRanks, notes, setNotes
 }
 
 // sourceNotes returns the notes that come with the sources rather than

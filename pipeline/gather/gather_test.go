@@ -208,3 +208,28 @@ func TestStepErrorIsTheRanks(t *testing.T) {
 	require.Len(t, s.Notes, 1)
 	require.Regexp(t, `^rank folder .*rank1_.* could not be read: writing the tables: disk full$`, s.Notes[0])
 }
+
+// A world size the inputs state names every rank of it that no input has,
+// above the highest rank present too, in one note that replaces the note
+// on the gaps below it; the largest stated world wins; a single rank of a
+// larger world is named as well.
+func TestReconcileWorldNote(t *testing.T) {
+	ids := []rankID{
+		{Rank: 0, Path: "a", World: 16, WorldFrom: "parallel_group_info (group default_group)"},
+		{Rank: 1, Path: "b", World: 8, WorldFrom: "x"},
+		{Rank: 3, Path: "d"},
+	}
+	_, _, _, setNotes := reconcile(ids)
+	require.Equal(t, []string{"ranks 2,4-15 missing (world of 16); the world size is from parallel_group_info (group default_group); the analysis covers the 3 rank(s) present"}, setNotes)
+	require.True(t, isSetNote(setNotes[0]))
+	require.True(t, isWorldNote(setNotes[0]))
+
+	_, _, _, setNotes = reconcile([]rankID{{Rank: 0, Path: "a", World: 2, WorldFrom: "t.json distributedInfo.world_size"}})
+	require.Equal(t, []string{"rank 1 missing (world of 2); the world size is from t.json distributedInfo.world_size; the analysis covers the 1 rank(s) present"}, setNotes)
+
+	_, _, _, setNotes = reconcile([]rankID{{Rank: 0, Path: "a", World: 2}, {Rank: 1, Path: "b", World: 2}})
+	require.Empty(t, setNotes)
+
+	s := Set[int]{Notes: []string{"n"}, SetNotes: []string{"ranks have different step sets: x", "ranks 8-15 missing (world of 16); y"}}
+	require.Equal(t, []string{"ranks 8-15 missing (world of 16); y", "n", "ranks have different step sets: x"}, s.AllNotes())
+}

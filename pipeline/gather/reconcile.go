@@ -19,6 +19,10 @@ type rankID struct {
 	// Kineto: a torch.profiler Chrome trace, whose rank only its header's
 	// distributedInfo gives
 	Kineto bool
+	// World is the world size the input states (model.Rank.World), 0
+	// when none; WorldFrom says where.
+	World     int
+	WorldFrom string
 }
 
 // reconcile fills unknown ranks (folder order), keeps the newest of
@@ -31,8 +35,12 @@ func reconcile(ids []rankID) (ranks []int, keep []bool, notes, setNotes []string
 	ranks, notes = fillRanks(ids)
 	keep, kept, dups := dedupe(ids, ranks)
 	notes = append(notes, dups...)
+	world, from := expectedWorld(ids)
+	if missing := missingInWorld(world, ranks, kept); len(missing) > 0 {
+		setNotes = append(setNotes, worldNote(missing, world, from, len(kept)))
+	}
 	if len(kept) > 1 {
-		if note := missingRanks(ranks, kept); note != "" {
+		if note := missingRanks(ranks, kept); note != "" && world == 0 {
 			setNotes = append(setNotes, note)
 		}
 		if note := stepSets(ids, ranks, kept); note != "" {
@@ -50,7 +58,54 @@ const (
 
 // isSetNote reports whether note is one of reconcile's set notes.
 func isSetNote(note string) bool {
-	return strings.HasPrefix(note, missingRanksNote) || strings.HasPrefix(note, stepSetsNote)
+	return strings.HasPrefix(note, missingRanksNote) || strings.HasPrefix(note, stepSetsNote) || isWorldNote(note)
+}
+
+// worldMissing is what a world note says after the ranks it names.
+const worldMissing = " missing (world of "
+
+// isWorldNote reports whether note is worldNote's.
+func isWorldNote(note string) bool {
+	return strings.HasPrefix(note, "rank") && strings.Contains(note, worldMissing)
+}
+
+// expectedWorld is the largest world size the inputs state, and where
+// (model.Rank.World); 0 when none does.
+func expectedWorld(ids []rankID) (world int, from string) {
+	for _, id := range ids {
+		if id.World > world {
+			world, from = id.World, id.WorldFrom
+		}
+	}
+	return world, from
+}
+
+// missingInWorld lists the ranks of [0, world) that no kept input has.
+func missingInWorld(world int, ranks, kept []int) []int {
+	if world <= 0 {
+		return nil
+	}
+	have := make(map[int]bool, len(kept))
+	for _, i := range kept {
+		have[ranks[i]] = true
+	}
+	var missing []int
+	for r := range world {
+		if !have[r] {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
+
+// worldNote names the missing ranks of a world in one line: "ranks 8-15
+// missing (world of 16)", then where the world size comes from.
+func worldNote(missing []int, world int, from string, present int) string {
+	what := "ranks "
+	if len(missing) == 1 {
+		what = "rank "
+	}
+	return fmt.Sprintf("%s%s%s%d); the world size is from %s; the analysis covers the %d rank(s) present", what, rankRange(missing), worldMissing, world, from, present)
 }
 
 // fillRanks numbers the ranks of unknown rank: rank 0 for a single input,
@@ -184,7 +239,9 @@ func stepSets(ids []rankID, ranks, kept []int) string {
 
 // idOf is what reconcile needs to know about a parsed rank.
 func idOf(r *model.Rank) rankID {
-	return rankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: stepIDs(r), Kineto: r.Format == model.FormatTorchNPUChrome}
+	world, from := r.World()
+	return rankID{Rank: r.Rank, Path: r.Path, DirTimestamp: r.DirTimestamp, Steps: stepIDs(r), Kineto: r.Format == model.FormatTorchNPUChrome,
+		World: world, WorldFrom: from}
 }
 
 // rankRange prints ranks compactly: 0-3,5,7-8.

@@ -100,7 +100,8 @@ func Doc(res *analysis.Result, findings []results.Finding) *results.Document {
 // contract is Doc without the detail.
 func contract(res *analysis.Result, findings []results.Finding) *results.Document {
 	t := buildinfo.Get()
-	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{}},
+	doc := &results.Document{Schema: results.Schema, Tool: &t, Lang: lang.EN, Input: results.Input{Path: res.Path, Ranks: []int{}, Formats: map[string]string{},
+		WorldSize: res.WorldSize, WorldSizeFrom: res.WorldSizeFrom, MissingRanks: res.MissingRanks},
 		Ranks: []results.RankDoc{}, Findings: []results.Finding{}, Notes: res.Notes}
 	kinds := map[string]bool{}
 	doc.Errors = append(doc.Errors, passErrors(res.InputErrors)...)
@@ -201,6 +202,16 @@ func buildCluster(c *analysis.ClusterResult) *results.ClusterDoc {
 		d.Unavailable = map[string]string{}
 	}
 	d.Engines = engineDocs(c)
+	if s := analysis.SkewOf(c); s != nil {
+		d.StageImbalance = s.Imbalance
+		for _, st := range s.Stages {
+			sd := results.StageDoc{Stage: st.Stage, Ranks: st.Ranks, ComputingUs: st.ComputingUs}
+			if st.HaveP2P {
+				sd.P2PUs = &st.P2PUs
+			}
+			d.Stages = append(d.Stages, sd)
+		}
+	}
 	if s := analysis.SkewOf(c); s != nil {
 		for _, sr := range s.Slow {
 			x := results.SlowRankDoc{Rank: sr.Rank, Quantity: sr.Quantity, Value: sr.Value, Median: sr.Median, Reason: sr.Reason}

@@ -18,6 +18,8 @@ const (
 	FamilySkewMaxRank                   Family = "skew.<q>.max_rank"                            // skew.go
 	FamilySkewMaxUs                     Family = "skew.<q>.max_us"                              // skew.go
 	FamilySkewMedianUs                  Family = "skew.<q>.median_us"                           // skew.go
+	FamilyStageComputingUs              Family = "pipeline.stage.<id>.computing_us"             // skew.go
+	FamilyStageP2PUs                    Family = "pipeline.stage.<id>.p2p_us"                   // skew.go
 	MetricCollectivesMatched                   = "collectives.matched"                          // arrival.go
 	MetricCollectivesWaitUs                    = "collectives.wait.time_us"                     // arrival.go
 	MetricCommNotOverlappedUs                  = "overlap.communication_not_overlapped.time_us" // overlap.go
@@ -69,10 +71,12 @@ const (
 	MetricHCCLPerLayerUs                       = "hccl.per_layer.time_us"                       // layers.go
 	MetricHCCLTotalCount                       = "hccl.total.count"                             // hccl.go
 	MetricHCCLTotalUs                          = "hccl.total.time_us"                           // hccl.go
+	MetricHeadIdleUs                           = "device.head_idle.time_us"                     // overlap.go
 	MetricKernelAICPUCount                     = "kernel.aicpu.count"                           // kernels.go
 	MetricKernelAICPUUs                        = "kernel.aicpu.time_us"                         // kernels.go
 	MetricKernelComputeCount                   = "kernel.compute.count"                         // kernels.go
 	MetricKernelComputeUs                      = "kernel.compute.time_us"                       // kernels.go
+	MetricKernelSpanUs                         = "device.kernel_span.time_us"                   // overlap.go
 	MetricLedgerAICPUShare                     = "ledger.compute.aicpu.share"                   // ledgercluster.go
 	MetricLedgerAICPUUs                        = "ledger.compute.aicpu.time_us"                 // ledgercluster.go
 	MetricLedgerAttentionShare                 = "ledger.compute.attention.share"               // ledgercluster.go
@@ -133,6 +137,7 @@ const (
 	MetricMoERoutingCount                      = "moe.routing.count"                            // moe.go
 	MetricMoERoutingUs                         = "moe.routing.time_us"                          // moe.go
 	MetricOverlappedUs                         = "overlap.overlapped.time_us"                   // overlap.go
+	MetricPipelineStagesCount                  = "pipeline.stages.count"                        // skew.go
 	MetricSamplerKernelsCount                  = "sampler.kernels.count"                        // decode.go
 	MetricServiceBatchCount                    = "service.batch.count"                          // service.go
 	MetricServiceBatchDecodeMean               = "service.batch.decode.requests.mean"           // service.go
@@ -170,9 +175,12 @@ const (
 	MetricSkewGMMRanksCount                    = "skew.moe.gmm.ranks.count"                     // experts.go
 	MetricSkewGMMTokensMaxOverMean             = "skew.moe.gmm.tokens.max_over_mean"            // experts.go
 	MetricSlowRanksCount                       = "slow_ranks.count"                             // skew.go
+	MetricStageImbalanceHeaviest               = "pipeline.stage_imbalance.heaviest"            // skew.go
+	MetricStageImbalanceRatio                  = "pipeline.stage_imbalance.ratio"               // skew.go
 	MetricStepsExposedMaxShare                 = "steps.communication_not_overlapped.max_share" // stepshares.go
 	MetricStepsFreeUs                          = "steps.free.time_us"                           // stepshares.go
 	MetricStepsWindowUs                        = "steps.window.time_us"                         // stepshares.go
+	MetricTailIdleUs                           = "device.tail_idle.time_us"                     // overlap.go
 	MoEMaxPositions                            = 256                                            // moe.go
 	PhaseDecode                                = "decode"                                       // workload.go
 	PhaseMixed                                 = "mixed"                                        // workload.go
