@@ -195,7 +195,11 @@ func (b *builder) alone(f *rules.Fired) *results.Prediction {
 func (b *builder) bound(f *rules.Fired, why string) *results.Prediction {
 	frac, basis, reason := b.boundFrac(f, why, claimedPerStep(f.Claims, max(1, len(firstSteps(f.Claims)))))
 	if reason != "" {
-		b.noPred[f.Rule] = reason
+		if _, estimated := f.Saving(); estimated || len(f.Claims) > 0 {
+			// a fix about the step time the plan cannot hold says why;
+			// one without either (an environment advice) is no candidate
+			b.noPred[f.Rule] = reason
+		}
 		return nil
 	}
 	return b.prediction(*b.base, 1, 1-frac, true, basis)
