@@ -107,25 +107,35 @@ func claimedPerStep(cs []rules.Claim, steps int) float64 {
 	return sum / float64(steps)
 }
 
-// entriesText names the claims' causes and entries, for a basis.
+// entriesText names the claims' causes and entries, for a basis: a
+// cause with more than two entries by its count.
 func entriesText(cs []rules.Claim) string {
-	var parts []string
-	seen := map[string]bool{}
+	var causes []string
+	by := map[string][]string{}
 	for _, c := range cs {
 		n := c.Cause.String()
-		if c.Entry != "" {
-			n += " " + c.Entry
-		}
 		if c.Fraction > 0 && c.Fraction < 1 {
 			n = fmt.Sprintf("%.0f%% of %s", c.Fraction*100, n)
 		}
-		if !seen[n] {
-			seen[n] = true
-			parts = append(parts, n)
+		if _, ok := by[n]; !ok {
+			causes = append(causes, n)
+		}
+		if c.Entry != "" {
+			by[n] = append(by[n], c.Entry)
+		} else if by[n] == nil {
+			by[n] = []string{}
 		}
 	}
-	if len(parts) > 4 {
-		parts = append(parts[:4], fmt.Sprintf("%d more", len(parts)-4))
+	parts := make([]string, 0, len(causes))
+	for _, n := range causes {
+		switch e := by[n]; {
+		case len(e) == 0:
+			parts = append(parts, n)
+		case len(e) <= 2:
+			parts = append(parts, n+" "+strings.Join(e, ", "))
+		default:
+			parts = append(parts, fmt.Sprintf("%s (%d entries)", n, len(e)))
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -183,7 +183,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 			named += e.Ns
 			if (peer < 0 || e.Rank == peer) && (spec.Op == nil || spec.Op.MatchString(e.Op)) {
 				x := c
-				x.Entry, x.Peer = fmt.Sprintf("%s, rank %d late (%s)", e.Op, e.Rank, e.Late), e.Rank
+				x.Entry, x.Peer = fmt.Sprintf("%s waiting for rank %d", e.Op, e.Rank), e.Rank
 				add(x, e.Ns)
 			}
 		}
@@ -290,5 +290,60 @@ func (st *state) findingClaims(fd *Fired) error {
 		fd.LedgerEntries = append(fd.LedgerEntries, e)
 	}
 	sort.SliceStable(fd.LedgerEntries, func(i, j int) bool { return fd.LedgerEntries[i].TimeUs > fd.LedgerEntries[j].TimeUs })
+	fd.LedgerEntries = foldSmallEntries(fd.LedgerEntries)
 	return nil
+}
+
+// minEntryShare is the share of the step below which a finding's ledger
+// entries of one cause are shown folded into one (the plan stacks them
+// one by one all the same: Fired.Claims).
+const minEntryShare = 0.005
+
+// foldSmallEntries folds, per cause, the entries below minEntryShare
+// beyond its largest three into one "N smaller entries" entry when there
+// are two or more of them.
+func foldSmallEntries(in []results.LedgerEntry) []results.LedgerEntry {
+	small := map[string][]int{}
+	kept := map[string]int{}
+	for i, e := range in {
+		if e.Entry == "" {
+			continue
+		}
+		// the largest three of a cause stay (in is largest first)
+		if kept[e.Cause]++; kept[e.Cause] > 3 && e.Share < minEntryShare {
+			small[e.Cause] = append(small[e.Cause], i)
+		}
+	}
+	drop := map[int]bool{}
+	var folded []results.LedgerEntry
+	for _, e := range in {
+		idx := small[e.Cause]
+		if len(idx) < 2 || drop[idx[0]] {
+			continue
+		}
+		f := results.LedgerEntry{Cause: e.Cause, Entry: fmt.Sprintf("%d smaller entries", len(idx)), StepsUs: make([]float64, len(e.StepsUs))}
+		for _, i := range idx {
+			drop[i] = true
+			x := in[i]
+			f.TimeUs += x.TimeUs
+			f.Share += x.Share
+			for s := range f.StepsUs {
+				if s < len(x.StepsUs) {
+					f.StepsUs[s] += x.StepsUs[s]
+				}
+			}
+		}
+		f.TimeUs, f.Share = math.Round(f.TimeUs*1000)/1000, math.Round(f.Share*1e4)/1e4
+		for s := range f.StepsUs {
+			f.StepsUs[s] = math.Round(f.StepsUs[s]*1000) / 1000
+		}
+		folded = append(folded, f)
+	}
+	var out []results.LedgerEntry
+	for i, e := range in {
+		if !drop[i] {
+			out = append(out, e)
+		}
+	}
+	return append(out, folded...)
 }
