@@ -216,3 +216,64 @@ func TestA3PlanFromTheLedger(t *testing.T) {
 	}
 	require.LessOrEqual(t, -p.StepTimeChangePct, 100*claimed+0.05)
 }
+
+// A plan whose bounds add up past the step: three fixes without replay,
+// each claiming 70% of every ledger cause, then three claiming 20% of the
+// attention kernels. The first takes 70% of the step; the next two would
+// take the 30% left, leaving no step: left out. Of the attention's 30%
+// left, the fourth takes 20%, the fifth the 10% left, the sixth nothing:
+// left out, its entries removed by the earlier steps. No step time is
+// negative, overflowing or slower (the A3 system once showed
+// -922337203685477632.0 µs here).
+func TestPlanBoundsPastTheStep(t *testing.T) {
+	sc, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	res := analyze(t, sc)
+	led := analysis.LedgerClusterOf(res.Cluster)
+	require.NotNil(t, led)
+	claim := func(c analysis.Cause, frac float64) rules.Claim {
+		cl := rules.Claim{Cause: c, Stream: -1, Peer: -1, Fraction: frac}
+		for _, s := range led.Steps {
+			cl.StepsNs = append(cl.StepsNs, frac*float64(s.Causes[c]))
+		}
+		return cl
+	}
+	var step, attn float64
+	for _, s := range led.Steps {
+		step += float64(s.Ns())
+		attn += float64(s.Causes[analysis.CauseAttention])
+	}
+	rep := &rules.Report{}
+	for _, id := range []string{"team-a", "team-b", "team-c"} {
+		var cs []rules.Claim
+		for c := range analysis.NumCauses {
+			cs = append(cs, claim(c, 0.7))
+		}
+		rep.Findings = append(rep.Findings, rules.Fired{Finding: results.Finding{Rule: id, Severity: results.SeverityHigh,
+			SavingUs: results.Estimated(1e12)}, Claims: cs})
+	}
+	for _, id := range []string{"team-d", "team-e", "team-f"} {
+		rep.Findings = append(rep.Findings, rules.Fired{Finding: results.Finding{Rule: id, Severity: results.SeverityMedium,
+			SavingUs: results.Estimated(1e3)}, Claims: []rules.Claim{claim(analysis.CauseAttention, 0.2)}})
+	}
+	plan.Build(res, rep)
+	requirePossiblePlan(t, "bounds past the step", rep)
+	p := rep.Plan
+	var steps []string
+	for _, st := range p.Steps {
+		steps = append(steps, st.Rule)
+	}
+	require.Equal(t, []string{"team-a", "team-d", "team-e"}, steps)
+	base := p.StepTimeUs.Before
+	require.InDelta(t, -70, p.Steps[0].StepTimeChangePct, 0.01)
+	require.InDelta(t, 0.2*attn/step*base, p.Steps[1].StepTimeUs.Before-p.Steps[1].StepTimeUs.After, 0.11)
+	require.InDelta(t, 0.1*attn/step*base, p.Steps[2].StepTimeUs.Before-p.Steps[2].StepTimeUs.After, 0.11)
+	why := map[string]string{}
+	for _, lo := range p.LeftOut {
+		why[lo.Rule] = lo.Reason
+	}
+	require.Contains(t, why["team-b"], "would leave no step")
+	require.Contains(t, why["team-c"], "would leave no step")
+	require.Contains(t, why["team-f"], "were removed by the earlier steps")
+	require.True(t, p.UpperBound)
+}
