@@ -10,6 +10,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
@@ -25,12 +26,18 @@ import (
 func Build(res *analysis.Result, rep *rules.Report) {
 	b := newBuilder(res, rep)
 	for i := range rep.Findings {
-		rep.Findings[i].Predicted = b.alone(&rep.Findings[i])
+		f := &rep.Findings[i]
+		f.Predicted = b.alone(f)
+		if f.Predicted != nil && f.Predicted.StepTimeChangePct > 0 && f.Severity == results.SeverityHigh {
+			// a fix predicted to slow the step is never HIGH
+			f.Severity = results.SeverityMedium
+		}
 	}
 	if b.base == nil {
 		return
 	}
 	rep.Plan = b.plan()
+	order(rep)
 }
 
 // builder holds what Build shares.
@@ -41,10 +48,15 @@ type builder struct {
 	steps  float64          // decode steps in the capture (mean over ranks)
 	byRule map[string]*rules.Fired
 	why    string // why nothing is replayed
+	// ledger is the step-time ledger a fix without replay is bounded by
+	// (nil: none); noPred says why a finding got no prediction
+	ledger      *ledgerLeft
+	noPred      map[string]string
+	notReplayed map[string]string // why a fix was not replayed
 }
 
 func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
-	b := &builder{rep: rep, byRule: map[string]*rules.Fired{}}
+	b := &builder{rep: rep, byRule: map[string]*rules.Fired{}, ledger: newLedgerLeft(res), noPred: map[string]string{}, notReplayed: map[string]string{}}
 	for i := range rep.Findings {
 		b.byRule[rep.Findings[i].Rule] = &rep.Findings[i]
 	}
@@ -61,8 +73,7 @@ func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
 		lines = append(lines, analysis.ReplayOf(rr))
 	}
 	b.steps = steps
-	if n > 0 {
-		m := sum / float64(n)
+	if m := sum / float64(n); n > 0 && m > 0 && !math.IsInf(m, 0) {
 		b.base = &m
 	}
 	if tl := replay.NewTimeline(lines); len(tl.Ranks) > 0 && b.base != nil {
@@ -124,22 +135,26 @@ func toReplay(t rules.Transform) (replay.Transform, error) {
 
 // prediction turns replayed step times (ns) into a results.Prediction on the
 // measured step time.
+// prediction turns replayed step times (ns) into a results.Prediction on
+// the measured step time; nil when the result is not a possible step
+// (not finite, or not positive).
 func (b *builder) prediction(beforeNs, replayBefore, replayAfter float64, bound bool, basis string) *results.Prediction {
 	after := beforeNs * replayAfter / replayBefore
+	if !possible(beforeNs) || !possible(after) {
+		return nil
+	}
 	sp, tp := replay.Change(beforeNs, after)
 	return &results.Prediction{StepTimeUs: results.BeforeAfter{Before: round1(beforeNs / 1000), After: round1(after / 1000)},
 		StepTimeChangePct: round2(sp), ThroughputChangePct: round2(tp), UpperBound: bound, Basis: basis}
 }
 
-func round1(v float64) float64 { return float64(int64(v*10+sign(v)*0.5)) / 10 }
-func round2(v float64) float64 { return float64(int64(v*100+sign(v)*0.5)) / 100 }
+// possible reports whether ns is a step time: finite and positive.
+func possible(ns float64) bool { return ns > 0 && !math.IsInf(ns, 0) && !math.IsNaN(ns) }
 
-func sign(v float64) float64 {
-	if v < 0 {
-		return -1
-	}
-	return 1
-}
+// round1 and round2 round in floating point: no integer conversion to
+// overflow.
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // alone predicts f's fix (with what it requires) on the measured profile.
 func (b *builder) alone(f *rules.Fired) *results.Prediction {
@@ -157,26 +172,67 @@ func (b *builder) alone(f *rules.Fired) *results.Prediction {
 		why = "no decode-step timeline to replay"
 	default:
 		p, err := replay.PredictStep(b.tl, ts)
-		if err == nil {
-			basis := p.Basis
-			if len(req) > 0 {
-				basis = "with " + strings.Join(req, ", ") + " (required) first: " + basis
-			}
-			return b.prediction(*b.base, p.BeforeNs, p.AfterNs, p.UpperBound, basis)
+		if err != nil {
+			why = err.Error()
+			break
 		}
-		why = err.Error()
+		basis := p.Basis
+		if len(req) > 0 {
+			basis = "with " + strings.Join(req, ", ") + " (required) first: " + basis
+		}
+		if pr := b.prediction(*b.base, p.BeforeNs, p.AfterNs, p.UpperBound, basis); pr != nil {
+			return pr
+		}
+		why = fmt.Sprintf("the replay gave no possible step time (%g -> %g ns)", p.BeforeNs, p.AfterNs)
 	}
+	b.notReplayed[f.Rule] = why
 	return b.bound(f, why)
 }
 
-// bound is the upper bound of a fix that cannot be replayed: its rule's
-// saving over the capture's decode steps.
+// bound is the upper bound of a fix that cannot be replayed: the ledger
+// entries it names (its claims), as a part of the critical rank's step,
+// of the measured step time; never its saving taken whole.
 func (b *builder) bound(f *rules.Fired, why string) *results.Prediction {
-	saving, ok := f.Saving()
-	if !ok || saving <= 0 || b.steps <= 0 {
-		return nil // no estimate to bound the fix with
+	frac, basis, reason := b.boundFrac(f, why, claimedPerStep(f.Claims, max(1, len(firstSteps(f.Claims)))))
+	if reason != "" {
+		if _, estimated := f.Saving(); estimated || len(f.Claims) > 0 {
+			// a fix about the step time the plan cannot hold says why;
+			// one without either (an environment advice) is no candidate
+			b.noPred[f.Rule] = reason
+		}
+		return nil
 	}
-	per := saving * 1000 / b.steps
-	basis := fmt.Sprintf("not replayed (%s): the rule's saving estimate, %.1f µs per rank over %.0f decode steps, taken whole: an upper bound", why, saving, b.steps)
-	return b.prediction(*b.base, *b.base, max(*b.base-per, 1), true, basis)
+	return b.prediction(*b.base, 1, 1-frac, true, basis)
+}
+
+// boundFrac is the part of the step f's claims remove when they remove
+// per ns per step of the ledger, with its basis, or why there is none.
+func (b *builder) boundFrac(f *rules.Fired, why string, per float64) (float64, string, string) {
+	saving, ok := f.Saving()
+	switch {
+	case !ok || saving <= 0:
+		return 0, "", fmt.Sprintf("not replayed (%s) and no saving estimate: nothing to bound it by", why)
+	case len(f.Claims) == 0:
+		return 0, "", fmt.Sprintf("not replayed (%s) and it names no step-time ledger entries to bound it by", why)
+	case b.ledger == nil:
+		return 0, "", fmt.Sprintf("not replayed (%s) and the profile has no step-time ledger to bound it by", why)
+	case !(per > 0):
+		return 0, "", fmt.Sprintf("not replayed (%s) and the ledger entries it names (%s) take no time", why, entriesText(f.Claims))
+	}
+	frac := math.Min(per/b.ledger.stepNs, 1)
+	if frac >= 1 {
+		return 0, "", fmt.Sprintf("not replayed (%s) and the ledger entries it names (%s) are the whole step: no step would be left", why, entriesText(f.Claims))
+	}
+	basis := fmt.Sprintf("not replayed (%s): bounded by the ledger entries it names (%s), %.1f µs of the critical rank's %.1f µs step (%.2f%%): an upper bound",
+		why, entriesText(f.Claims), per/1000, b.ledger.stepNs/1000, frac*100)
+	return frac, basis, ""
+}
+
+// firstSteps is the first claim's per-step times (the claims share the
+// ledger's steps).
+func firstSteps(cs []rules.Claim) []float64 {
+	if len(cs) == 0 {
+		return nil
+	}
+	return cs[0].StepsNs
 }

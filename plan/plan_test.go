@@ -193,8 +193,16 @@ func TestPlanLeavesOutAFixThatSlowsTheStep(t *testing.T) {
 	rep.Findings = append(rep.Findings, rules.Fired{Finding: results.Finding{Rule: "grow-batch", Severity: "high"},
 		Transforms: []rules.Transform{{Kind: "rebatch", To: 100}}})
 	plan.Build(res, rep)
-	f := &rep.Findings[len(rep.Findings)-1]
+	var f *rules.Fired
+	for i := range rep.Findings {
+		if rep.Findings[i].Rule == "grow-batch" {
+			f = &rep.Findings[i]
+		}
+	}
+	require.NotNil(t, f)
 	require.NotNil(t, f.Predicted)
+	require.Equal(t, results.SeverityMedium, f.Severity, "a fix predicted to slow the step is never HIGH")
+	require.Contains(t, f.PlanLeftOut, "predicted to slow the step (+")
 	require.Greater(t, f.Predicted.StepTimeChangePct, 0.0, "four times the tokens: a slower step")
 	var steps []string
 	for _, st := range rep.Plan.Steps {
@@ -208,5 +216,5 @@ func TestPlanLeavesOutAFixThatSlowsTheStep(t *testing.T) {
 			why = lo.Reason
 		}
 	}
-	require.Contains(t, why, "the replay predicts no gain (")
+	require.Contains(t, why, "predicted to slow the step (+")
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/npuprof/npuprof/analysis/replay"
@@ -16,7 +17,17 @@ func (b *builder) plan() *results.Plan {
 	var replayable, bounded []*rules.Fired
 	for i := range b.rep.Findings {
 		f := &b.rep.Findings[i]
-		if f.Predicted == nil || left[f.Rule] != "" {
+		if left[f.Rule] != "" {
+			continue
+		}
+		if f.Predicted == nil {
+			if why := b.noPred[f.Rule]; why != "" {
+				left[f.Rule] = why
+			}
+			continue
+		}
+		if f.Predicted.StepTimeChangePct > 0 {
+			left[f.Rule] = fmt.Sprintf("predicted to slow the step (%+.2f%% step time): %s", f.Predicted.StepTimeChangePct, f.Predicted.Basis)
 			continue
 		}
 		if len(f.Transforms) > 0 && b.tl != nil {
@@ -36,7 +47,14 @@ func (b *builder) plan() *results.Plan {
 			break
 		}
 		f := replayable[i]
-		st := b.step(f, b.prediction(now, pred.BeforeNs, pred.AfterNs, pred.UpperBound, pred.Basis))
+		pr := b.prediction(now, pred.BeforeNs, pred.AfterNs, pred.UpperBound, pred.Basis)
+		if pr == nil {
+			left[f.Rule] = fmt.Sprintf("the replay gave no possible step time after the earlier steps (%g -> %g ns)", pred.BeforeNs, pred.AfterNs)
+			replayable = drop(replayable, i, left)
+			continue
+		}
+		pr = b.capReplayed(f, now, pr)
+		st := b.step(f, pr)
 		p.Steps, placed[f.Rule] = append(p.Steps, st), true
 		cur, now = next, st.StepTimeUs.After*1000
 		replayable = drop(replayable, i, left)
@@ -50,9 +68,32 @@ func (b *builder) plan() *results.Plan {
 		return bounded[x].Predicted.StepTimeChangePct < bounded[y].Predicted.StepTimeChangePct
 	})
 	for _, f := range bounded {
-		per := f.Predicted.StepTimeUs.Before - f.Predicted.StepTimeUs.After
-		after := max(now/1000-per, 0.001)
-		st := b.step(f, b.prediction(now, now/1000, after, true, f.Predicted.Basis))
+		// only the ledger time no earlier step removed
+		avail := 0.0
+		if b.ledger != nil {
+			avail = b.ledger.avail(f.Claims)
+		}
+		if !(avail > 0) {
+			left[f.Rule] = fmt.Sprintf("the ledger entries it names (%s) were removed by the earlier steps", entriesText(f.Claims))
+			continue
+		}
+		frac, basis, why := b.boundFrac(f, b.notReplayed[f.Rule], avail)
+		if why != "" {
+			left[f.Rule] = why
+			continue
+		}
+		after := now - frac**b.base
+		if !possible(after) || after < 0.01**b.base {
+			left[f.Rule] = fmt.Sprintf("its bound (%.1f µs per step) would leave no step after the earlier steps", frac**b.base/1000)
+			continue
+		}
+		pr := b.prediction(now, now, after, true, basis)
+		if pr == nil || pr.StepTimeUs.After >= pr.StepTimeUs.Before {
+			left[f.Rule] = "its bound rounds to no gain after the earlier steps"
+			continue
+		}
+		b.ledger.take(f.Claims, avail)
+		st := b.step(f, pr)
 		p.Steps, now = append(p.Steps, st), st.StepTimeUs.After*1000
 	}
 	b.total(p, now, left)
@@ -110,7 +151,12 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue
 		}
-		if p.AfterNs >= p.BeforeNs && !requiredBy(f, cands) {
+		if p.AfterNs > p.BeforeNs {
+			// a plan step never makes the step slower
+			fails = append(fails, failure{i, fmt.Sprintf("predicted to slow the step (%.1f -> %.1f µs per decode step)", p.BeforeNs/1000, p.AfterNs/1000)})
+			continue
+		}
+		if p.AfterNs == p.BeforeNs && !requiredBy(f, cands) {
 			// a plan step never makes the step slower: a fix whose replay
 			// predicts no gain is left out, unless a later step needs it
 			fails = append(fails, failure{i, fmt.Sprintf("the replay predicts no gain (%.1f -> %.1f µs per decode step)", p.BeforeNs/1000, p.AfterNs/1000)})
@@ -222,4 +268,64 @@ func (b *builder) leftOut() map[string]string {
 		}
 	}
 	return left
+}
+
+// capReplayed caps a replayed step at the ledger entries its fix names
+// (when it names any): it removes only what no earlier step removed, and
+// takes that from the ledger.
+func (b *builder) capReplayed(f *rules.Fired, now float64, pr *results.Prediction) *results.Prediction {
+	if b.ledger == nil || len(f.Claims) == 0 {
+		return pr
+	}
+	gain := (pr.StepTimeUs.Before - pr.StepTimeUs.After) * 1000 / *b.base * b.ledger.stepNs // ledger ns per step
+	avail := b.ledger.avail(f.Claims)
+	if gain <= avail {
+		b.ledger.take(f.Claims, math.Max(gain, 0))
+		return pr
+	}
+	b.ledger.take(f.Claims, avail)
+	after := now - avail/b.ledger.stepNs**b.base
+	capped := b.prediction(now, now, after, true, pr.Basis+fmt.Sprintf("; capped at the ledger entries it names that no earlier step removed (%s, %.1f µs per step): an upper bound", entriesText(f.Claims), avail/1000))
+	if capped == nil {
+		return pr
+	}
+	return capped
+}
+
+// order sorts the findings by the plan: the plan's steps in plan order
+// (by their predicted change), then the other findings with a prediction
+// by its change, then the rest as they were (by saving); each finding the
+// plan left out says why (plan_left_out).
+func order(rep *rules.Report) {
+	if rep.Plan == nil {
+		return
+	}
+	pos := map[string]int{}
+	for i, st := range rep.Plan.Steps {
+		pos[st.Rule] = i
+	}
+	why := map[string]string{}
+	for _, lo := range rep.Plan.LeftOut {
+		why[lo.Rule] = lo.Reason
+	}
+	for i := range rep.Findings {
+		rep.Findings[i].PlanLeftOut = why[rep.Findings[i].Rule]
+	}
+	key := func(f *rules.Fired) (int, float64) {
+		if i, ok := pos[f.Rule]; ok {
+			return 0, float64(i)
+		}
+		if f.Predicted != nil {
+			return 1, f.Predicted.StepTimeChangePct
+		}
+		return 2, 0
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		ci, vi := key(&rep.Findings[i])
+		cj, vj := key(&rep.Findings[j])
+		if ci != cj {
+			return ci < cj
+		}
+		return vi < vj
+	})
 }

@@ -22,6 +22,9 @@ var stepFields = []struct{ key, label string }{
 
 func buildBreakdown(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	b := &v.Breakdown
+	if b.LedgerChart = ledgerChart(doc); b.LedgerChart != nil {
+		v.addChart(b.LedgerChart)
+	}
 	b.Rows = func(yield func([]cell) bool) {
 		for _, r := range rms {
 			if !yield(breakdownRow(r)) {

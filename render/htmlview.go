@@ -216,9 +216,12 @@ type breakdownView struct {
 	Rows      rows
 	Chart     *chartPayload
 	StepChart *chartPayload
-	StepRows  [][]cell
-	StepNote  string
-	HaveSteps bool
+	// LedgerChart is the step-time ledger, one stacked bar per step (nil:
+	// no ledger).
+	LedgerChart *chartPayload
+	StepRows    [][]cell
+	StepNote    string
+	HaveSteps   bool
 	// StepUnavailable: ranks whose per-step communication, overlap and
 	// free are not measured, and why.
 	StepUnavailable []kv

@@ -76,6 +76,7 @@ func writeTextBody(ew *errWriter, doc *results.Document, opts results.TextOption
 	if doc.Detail.Evaluated {
 		writeRuleOutcomes(ew, doc, opts.AllDetail)
 	}
+	writeLedger(ew, doc)
 	writeBreakdown(ew, doc, opts.AllRanks)
 	writeSlowRanks(ew, doc, opts.AllRanks)
 	if anySteps(doc) {

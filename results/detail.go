@@ -199,6 +199,27 @@ type ClusterDetail struct {
 	Skew    *SkewDetail    `json:"skew"`
 	Arrival *ArrivalDetail `json:"arrival"`
 	Experts *ExpertsDetail `json:"experts"`
+	// Ledger is the step-time ledger of each step's critical rank (nil:
+	// none), for the terminal's ledger section and the HTML stacked bars.
+	Ledger *LedgerDetail `json:"ledger"`
+}
+
+// LedgerDetail is the step-time ledger per step: Causes names the
+// ledger's causes (ledger.<cause>.time_us), each step's Us holds their
+// µs in that order.
+type LedgerDetail struct {
+	Causes []string           `json:"causes"`
+	Steps  []LedgerStepDetail `json:"steps"`
+}
+
+// LedgerStepDetail is one step on its critical rank: its wall time and
+// the causes' µs (in LedgerDetail.Causes order; they sum to TimeUs).
+type LedgerStepDetail struct {
+	Step   int       `json:"step"`
+	Rank   int       `json:"rank"`
+	Phase  string    `json:"phase,omitempty"`
+	TimeUs float64   `json:"time_us"`
+	Us     []float64 `json:"us"`
 }
 
 // SkewDetail is the skew pass's verdict.

@@ -97,6 +97,14 @@ type Finding struct {
 	// difference between ranks (mean - min) is too large when the cut rank
 	// looks fast (docs/rules.md, "Partial inputs").
 	SavingUncertain bool `json:"saving_uncertain,omitempty"`
+	// LedgerEntries are the entries of the step-time ledger (the critical
+	// rank's, per step) the fix removes, as the rule's claims name them:
+	// what its saving is taken from and what bounds it in the plan; absent
+	// when the rule claims none or the profile has no ledger.
+	LedgerEntries []LedgerEntry `json:"ledger_entries,omitempty"`
+	// PlanLeftOut says why the plan does not hold the finding's fix
+	// (the plan's left_out reason); absent when it does or there is no plan.
+	PlanLeftOut string `json:"plan_left_out,omitempty"`
 	// Predicted is the fix alone (with what it requires) replayed on the
 	// measured decode steps (package plan); absent when it could not be
 	// predicted.
@@ -146,3 +154,27 @@ func (f *Finding) Saving() (float64, bool) {
 
 // Estimated is a saving estimate of v µs, for Finding.SavingUs.
 func Estimated(v float64) *float64 { return &v }
+
+// LedgerEntry is one entry of the step-time ledger a finding's fix
+// removes (docs/json.md, "findings[].ledger_entries").
+type LedgerEntry struct {
+	// Cause is the ledger cause (ledger.<cause>.time_us): host_gap,
+	// stream_wait, peer_wait, collective, compute.moe_experts, ...
+	Cause string `json:"cause"`
+	// Entry names the part of the cause: the collective ("allreduce@tp"),
+	// the stream and kernel awaited ("stream 3 MatMulV2"), the exchange
+	// and the peer awaited ("MoeDistributeCombineV2 rank 5 late:
+	// compute.moe_experts"); "" the cause whole.
+	Entry string `json:"entry,omitempty"`
+	// Stream is the stream awaited (stream_wait), Peer the rank awaited
+	// (peer_wait).
+	Stream *int `json:"stream,omitempty"`
+	Peer   *int `json:"peer,omitempty"`
+	// Fraction is the part of the entry the fix removes, when below 1.
+	Fraction float64 `json:"fraction,omitempty"`
+	// TimeUs is the claimed time per step (mean over the ledger's steps),
+	// Share its part of ledger.step.time_us, StepsUs per step.
+	TimeUs  float64   `json:"time_us"`
+	Share   float64   `json:"share"`
+	StepsUs []float64 `json:"steps_us"`
+}

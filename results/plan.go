@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // The fix plan and the predictions the plan package makes of the findings'
 // fixes: the document's "plan" and each finding's "predicted".
 
@@ -63,4 +65,23 @@ type LeftOut struct {
 type CodePatch struct {
 	File string `json:"file"`
 	Diff string `json:"diff"`
+}
+
+// Impossible says why the plan holds a step time that cannot be ("" when
+// every step is possible): a step time not finite or not positive, a step
+// that makes the step slower, or a total outside -100%..0%.
+func (p *Plan) Impossible() string {
+	bad := func(v float64) bool { return !(v > 0) || v > 1e300 }
+	for i, s := range p.Steps {
+		switch {
+		case bad(s.StepTimeUs.Before) || bad(s.StepTimeUs.After):
+			return fmt.Sprintf("step %d (%s) goes from %v to %v µs: not a step time", i+1, s.Rule, s.StepTimeUs.Before, s.StepTimeUs.After)
+		case s.StepTimeUs.After > s.StepTimeUs.Before:
+			return fmt.Sprintf("step %d (%s) makes the step slower (%v -> %v µs)", i+1, s.Rule, s.StepTimeUs.Before, s.StepTimeUs.After)
+		}
+	}
+	if bad(p.StepTimeUs.Before) || bad(p.StepTimeUs.After) || !(p.StepTimeChangePct >= -100 && p.StepTimeChangePct <= 0) {
+		return fmt.Sprintf("its total goes from %v to %v µs (%v%%): not a step time change", p.StepTimeUs.Before, p.StepTimeUs.After, p.StepTimeChangePct)
+	}
+	return ""
 }

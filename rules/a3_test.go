@@ -81,9 +81,12 @@ func TestA3FieldReport(t *testing.T) {
 	require.Greater(t, side, 0.5*meanOf(analysis.MetricEventWaitMainStreamUs))
 	require.NotNil(t, up.SavingUs, "the upgrade gives an estimate")
 	require.NotNil(t, ps.SavingUs, "parallel-strategy gives an estimate")
-	require.InDelta(t, side+meanOf(analysis.MetricMoEGatingUs)+meanOf(analysis.MetricMoERoutingUs), *up.SavingUs, 0.01)
+	// the savings are the ledger entries each claims, over its steps
+	steps := cm[analysis.MetricLedgerStepsCount]
+	require.Equal(t, 4.0, steps)
+	require.InDelta(t, (cm[analysis.MetricLedgerStreamWaitUs]+cm[analysis.MetricLedgerRoutingUs])*steps, *up.SavingUs, 0.05)
 	require.Zero(t, meanOf(analysis.MetricMoERoutingUs)) // MC2: no routing kernel
-	require.InDelta(t, 0.5*cm[analysis.MetricEnginesBusyDenseUs], *ps.SavingUs, 0.01)
+	require.InDelta(t, 0.5*(cm[analysis.MetricLedgerAttentionUs]+cm[analysis.MetricLedgerComputeOtherUs])*steps, *ps.SavingUs, 0.05)
 	require.Positive(t, *ps.SavingUs)
 	require.Equal(t, []Ref{{Rule: "event-wait-skew",
 		Reason: "the upgrade's bound holds the main compute stream's waits for side-stream kernels, which event-wait-skew's saving counts too"}}, up.Supersedes)

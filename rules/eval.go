@@ -129,6 +129,9 @@ type state struct {
 	phase string
 	// used holds, per partial rank and metric, the phases that read it.
 	used map[partialKey]map[string]bool
+	// rule is the rule evaluated; claimSet its claims, once resolved
+	rule     *Rule
+	claimSet claimSet
 }
 
 type partialKey struct {
@@ -394,6 +397,7 @@ func newState(in *Input) *state {
 	st.addFactFuncs()
 	st.addFormatFuncs()
 	st.addContextFuncs()
+	st.addClaimFuncs()
 	return st
 }
 
@@ -581,6 +585,11 @@ func (st *state) addFormatFuncs() {
 // errNotEvaluated carries the reasons an input was unavailable.
 type errNotEvaluated struct{ reasons []string }
 
+func isNotEvaluated(err error) bool {
+	var ne *errNotEvaluated
+	return errors.As(err, &ne) || errors.Is(err, errUnavailable)
+}
+
 func (e *errNotEvaluated) Error() string { return strings.Join(e.reasons, "; ") }
 
 func (st *state) run(e *Expr) (any, error) {
@@ -675,6 +684,7 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *Fired) {
 		return outcome(r, results.StatusNotApplicable, why), nil
 	}
 	st := newState(in)
+	st.rule = r
 	st.phase = results.UsedInWhen
 	v, err := st.run(r.When)
 	if err != nil {
@@ -684,6 +694,9 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *Fired) {
 		return outcome(r, results.StatusClear, "condition not met"), nil
 	}
 	fd := &Fired{Finding: results.Finding{Rule: r.ID, Docs: r.Docs, Ranks: []int{}, Evidence: []results.Evidence{}}}
+	// the claims first: the texts and the saving may read them (claimed())
+	st.phase = results.UsedInSaving
+	st.claims()
 	st.phase = results.UsedInText
 	if fd.Title, err = st.render(r.TitleIn(in.Lang)); err != nil {
 		return classify(r, "title", err), nil
@@ -706,6 +719,9 @@ func evalRule(r *Rule, in *Input) (o results.Outcome, f *Fired) {
 	}
 	if err := st.planOf(r, fd); err != nil {
 		return classify(r, "plan fields", err), nil
+	}
+	if err := st.findingClaims(fd); err != nil {
+		return classify(r, "claims", err), nil
 	}
 	fd.Severity = r.Severity
 	if fd.Severity == "auto" {

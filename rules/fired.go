@@ -20,6 +20,8 @@ type Fired struct {
 	Transforms                      []Transform
 	Requires, Conflicts, Supersedes []Ref
 	Needs, NeedsUnmet               string
+	// Claims are the ledger entries the fix removes (claims.go).
+	Claims []Claim
 	// Patches are the rule's code changes, made diffs of the --source
 	// tree (the finding's CodePatches) by ApplyFixes.
 	Patches []fix.PatchSpec

@@ -21,6 +21,7 @@ type (
 	EvidenceSpec = rulefmt.EvidenceSpec
 	EditSpec     = rulefmt.EditSpec
 	RefSpec      = rulefmt.RefSpec
+	ClaimSpec    = rulefmt.ClaimSpec
 	Selection    = rulefmt.Selection
 	Release      = rulefmt.Release
 	// env is what expressions run in: the engine fills its functions; one

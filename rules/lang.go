@@ -19,6 +19,8 @@ const (
 	msgPlanBudgetTitle
 	msgPlanBudgetNote
 	msgPlanBudgetFix
+	msgPlanImpossibleTitle
+	msgPlanImpossibleFix
 	// the context functions' texts (contextfuncs.go, versions.go)
 	msgGroup
 	msgGroupUnknown
@@ -40,17 +42,19 @@ const (
 
 var engineMsgs = map[string][]string{
 	lang.EN: {
-		msgSumOver:            "sum over ranks %s",
-		msgMostCommon:         "(on %d of %d ranks) %s",
-		msgMeanOf:             "(mean of %d ranks) %s",
-		msgSavingNotEstimated: "saving not estimated: %s",
-		msgBudgetTitle:        "%s is over budget: %s, budget %s %s (baseline %s)",
-		msgBudgetNow:          "now (mean over ranks)",
-		msgBudgetBaseline:     "baseline %s",
-		msgBudgetFix:          "%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.",
-		msgPlanBudgetTitle:    "The fix plan predicts %+.2f%% step time, over budget %s %s",
-		msgPlanBudgetNote:     "predicted by the fix plan",
-		msgPlanBudgetFix:      "Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.",
+		msgSumOver:             "sum over ranks %s",
+		msgMostCommon:          "(on %d of %d ranks) %s",
+		msgMeanOf:              "(mean of %d ranks) %s",
+		msgSavingNotEstimated:  "saving not estimated: %s",
+		msgBudgetTitle:         "%s is over budget: %s, budget %s %s (baseline %s)",
+		msgBudgetNow:           "now (mean over ranks)",
+		msgBudgetBaseline:      "baseline %s",
+		msgBudgetFix:           "%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.",
+		msgPlanBudgetTitle:     "The fix plan predicts %+.2f%% step time, over budget %s %s",
+		msgPlanBudgetNote:      "predicted by the fix plan",
+		msgPlanBudgetFix:       "Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.",
+		msgPlanImpossibleTitle: "The fix plan holds an impossible step: %s",
+		msgPlanImpossibleFix:   "The plan's prediction is not a step time, so no budget on it passes (%s): report the profile and the plan to npuprof's maintainers.",
 
 		msgGroup:                "%s (group %s)",
 		msgGroupUnknown:         "%s (group not in parallel_group_info)",
@@ -70,17 +74,19 @@ var engineMsgs = map[string][]string{
 		msgListSep:              "; ",
 	},
 	lang.ZH: {
-		msgSumOver:            "各 rank 之和 %s",
-		msgMostCommon:         "（%d/%d 个 rank 为此值）%s",
-		msgMeanOf:             "（%d 个 rank 的均值）%s",
-		msgSavingNotEstimated: "未估算收益：%s",
-		msgBudgetTitle:        "%s 超出预算：当前 %s，预算 %s %s（基线 %s）",
-		msgBudgetNow:          "当前值（各 rank 均值）",
-		msgBudgetBaseline:     "基线 %s",
-		msgBudgetFix:          "%s 自基线以来从 %s 变为 %s（预算：%s）。请对比两次分析，找出变化的原因。",
-		msgPlanBudgetTitle:    "修复计划预测 step 时间变化 %+.2f%%，超出预算 %s %s",
-		msgPlanBudgetNote:     "修复计划的预测值",
-		msgPlanBudgetFix:      "按修复计划（%s）应用其 deploy_diff 和代码补丁，然后重新采集。预算：%s。",
+		msgSumOver:             "各 rank 之和 %s",
+		msgMostCommon:          "（%d/%d 个 rank 为此值）%s",
+		msgMeanOf:              "（%d 个 rank 的均值）%s",
+		msgSavingNotEstimated:  "未估算收益：%s",
+		msgBudgetTitle:         "%s 超出预算：当前 %s，预算 %s %s（基线 %s）",
+		msgBudgetNow:           "当前值（各 rank 均值）",
+		msgBudgetBaseline:      "基线 %s",
+		msgBudgetFix:           "%s 自基线以来从 %s 变为 %s（预算：%s）。请对比两次分析，找出变化的原因。",
+		msgPlanBudgetTitle:     "修复计划预测 step 时间变化 %+.2f%%，超出预算 %s %s",
+		msgPlanBudgetNote:      "修复计划的预测值",
+		msgPlanBudgetFix:       "按修复计划（%s）应用其 deploy_diff 和代码补丁，然后重新采集。预算：%s。",
+		msgPlanImpossibleTitle: "修复计划含有不可能的 step：%s",
+		msgPlanImpossibleFix:   "计划的预测不是一个 step 时间，因此其上的任何预算都不能通过（%s）：请把 profile 和计划报告给 npuprof 的维护者。",
 
 		msgGroup:                "%s（%s 组）",
 		msgGroupUnknown:         "%s（通信组不在 parallel_group_info 中）",

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/npuprof/npuprof/results"
@@ -47,6 +48,15 @@ func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *Fi
 		o.Reason = "a plan budget compares with a number: there is no baseline plan"
 		return o, nil
 	}
+	if why := p.Impossible(); why != "" {
+		// a plan that cannot be passes no budget
+		o.Status, o.Severity = results.StatusFired, b.Severity
+		return o, &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: []int{},
+			Title:    fmt.Sprintf(msg(in.Lang, msgPlanImpossibleTitle), why),
+			Evidence: []results.Evidence{{Metric: b.Metric, Value: finiteOr0(p.StepTimeChangePct), Unit: "%", Note: msg(in.Lang, msgPlanBudgetNote)}},
+			Fix:      fmt.Sprintf(msg(in.Lang, msgPlanImpossibleFix), b.Text),
+		}}
+	}
 	st := newState(in)
 	bv, err := st.run(b.Bound)
 	if err != nil {
@@ -69,4 +79,11 @@ func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *Fi
 		Evidence: []results.Evidence{{Metric: b.Metric, Value: cur, Unit: "%", Note: msg(in.Lang, msgPlanBudgetNote)}},
 		Fix:      fmt.Sprintf(msg(in.Lang, msgPlanBudgetFix), strings.Join(steps, ", "), b.Text),
 	}}
+}
+
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }

@@ -525,6 +525,16 @@ func clusterDetail(c *analysis.ClusterResult) results.ClusterDetail {
 	if x := analysis.ExpertsOf(c); x != nil {
 		v.Experts = expertsDetail(x)
 	}
+	if l := analysis.LedgerClusterOf(c); l != nil && len(l.Steps) > 0 {
+		v.Ledger = &results.LedgerDetail{Causes: analysis.CauseNames[:]}
+		for _, s := range l.Steps {
+			d := results.LedgerStepDetail{Step: s.Step, Rank: s.Rank, Phase: s.Phase, TimeUs: float64(s.Ns()) / 1000, Us: make([]float64, analysis.NumCauses)}
+			for c, ns := range s.Causes {
+				d.Us[c] = float64(ns) / 1000
+			}
+			v.Ledger.Steps = append(v.Ledger.Steps, d)
+		}
+	}
 	return v
 }
 

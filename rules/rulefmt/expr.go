@@ -134,6 +134,8 @@ type Env struct {
 	AwaitedKind    func() (string, error)               `expr:"awaited_kind"`
 	PerStep        func(string) (float64, error)        `expr:"per_step"`
 	NoEstimate     func(string) (float64, error)        `expr:"no_estimate"`
+	Claimed        func() (float64, error)              `expr:"claimed"`
+	ClaimedStep    func() (float64, error)              `expr:"claimed_per_step"`
 	Ranks          []int                                `expr:"ranks"`
 	Us             func(float64) string                 `expr:"us"`
 	Pct            func(float64) string                 `expr:"pct"`
@@ -189,6 +191,8 @@ var Functions = [][2]string{
 	{`awaited()`, "what the main compute streams' EVENT_WAITs (each rank's stream with the most compute-kernel time) waited for most (the record that ended each wait and the task before it), as text with its share, then the next when it takes a fifth of the waits"},
 	{`awaited_kind()`, "its kind: collective, kernel (a side stream), memcpy or host"},
 	{`per_step("m")`, "m per decode step: on each rank m over decode.steps.count, then the mean over ranks (a per-step budget without dividing by hand)"},
+	{`claimed()`, "the rule's claimed ledger entries (claims) summed over the ledger's steps, in µs: a saving over the capture that never counts a microsecond twice; not evaluated when a claim filters by stream, kernel, peer or op and the profile has no ledger records"},
+	{`claimed_per_step()`, "the same, per step (mean over the ledger's steps), in µs"},
 	{`no_estimate("why")`, "in a saving: no estimate, with the reason (the finding says \"saving not estimated: why\"; an auto severity is then medium)"},
 	{`ranks`, "the analyzed ranks"},
 	{`threshold.NAME`, "a number from the rule's thresholds"},

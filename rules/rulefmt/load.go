@@ -111,7 +111,7 @@ func Parse(name string, data []byte) (*Set, error) {
 // file-level schema
 var (
 	fileKeys   = []string{"rules", "budgets", "disable", "only", "no_builtin"}
-	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches", "zh"}
+	ruleKeys   = []string{"id", "summary", "title", "severity", "applies_to", "thresholds", "vars", "when", "saving", "ranks", "evidence", "fix", "edits", "docs", "why", "transforms", "requires", "conflicts", "supersedes", "needs", "patches", "claims", "zh"}
 	zhKeys     = []string{"summary", "title", "fix", "why", "evidence"}
 	zhEvKeys   = []string{"metric", "note"}
 	appliesKey = []string{"vllm_ascend_version", "workload", "phase", "model_family", "moe_dispatcher"}
@@ -327,6 +327,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	r.Docs = l.str(m["docs"], "docs")
 	r.Why = l.str(m["why"], "why")
 	c.planFields(m, r)
+	c.claims(m["claims"], r)
 	r.Summary = l.str(m["summary"], "summary")
 	for _, e := range l.seq(m["evidence"], what+": evidence") {
 		r.Evidence = append(r.Evidence, c.evidence(e))

@@ -36,6 +36,8 @@ type Rule struct {
 	Transforms                      []TransformSpec
 	Requires, Conflicts, Supersedes []RefSpec
 	Needs                           []NeedSpec
+	// Claims are the step-time ledger entries the fix removes (claims.go).
+	Claims []ClaimSpec
 	// Patches are code changes --source turns into diffs.
 	Patches []fix.PatchSpec
 	// File and Line locate the rule (its id) for errors and SARIF.

@@ -1,0 +1,68 @@
+package render
+
+import (
+	"math"
+	"sort"
+
+	"github.com/npuprof/npuprof/results"
+)
+
+// maxLedgerCauses is how many causes the terminal's ledger section lists
+// before it sums the rest (the section stays within 10 lines).
+const maxLedgerCauses = 7
+
+// writeLedger writes the step-time ledger of each step's critical rank:
+// the causes with their time per step and share (largest first, the rest
+// summed), and the steps' spread; at most 10 lines.
+func writeLedger(ew *errWriter, doc *results.Document) {
+	if doc.Cluster == nil {
+		return
+	}
+	l := doc.Cluster.Detail.Ledger
+	if l == nil || len(l.Steps) == 0 {
+		return
+	}
+	type row struct {
+		name string
+		us   float64
+	}
+	var total float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	sums := make([]float64, len(l.Causes))
+	for _, s := range l.Steps {
+		total += s.TimeUs
+		lo, hi = math.Min(lo, s.TimeUs), math.Max(hi, s.TimeUs)
+		for c, v := range s.Us {
+			if c < len(sums) {
+				sums[c] += v
+			}
+		}
+	}
+	n := float64(len(l.Steps))
+	var rows []row
+	for c, v := range sums {
+		if v > 0 {
+			rows = append(rows, row{l.Causes[c], v / n})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].us > rows[j].us })
+	ew.printf("\nStep-time ledger (the critical rank of each step; %d step(s) of %s, from %s to %s)\n", len(l.Steps), Dur(total/n), Dur(lo), Dur(hi))
+	ew.printf("  %-26s %10s %7s\n", ew.t("cause"), ew.t("per step"), ew.t("share"))
+	line := func(name string, us float64) {
+		ew.printf("  %-26s %10s %7s\n", name, Dur(us), pct(us, total/n))
+	}
+	if len(rows) > maxLedgerCauses+1 {
+		var rest float64
+		for _, r := range rows[maxLedgerCauses:] {
+			rest += r.us
+		}
+		for _, r := range rows[:maxLedgerCauses] {
+			line(r.name, r.us)
+		}
+		ew.printf("  %-26s %10s %7s\n", ew.t("other causes"), Dur(rest), pct(rest, total/n))
+		return
+	}
+	for _, r := range rows {
+		line(r.name, r.us)
+	}
+}
