@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [173]Metric{
+var metricRows = [175]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -168,6 +168,8 @@ var metricRows = [173]Metric{
 	{Name: string(MetricServiceKVFreeShareMin), Unit: "ratio", Doc: "least share of the KV cache's blocks free (free over total blocks, rows that state both)", Base: ""},
 	{Name: string(MetricServiceKVUsageMax), Unit: "ratio", Doc: "largest KV cache usage", Base: ""},
 	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted", Base: ""},
+	{Name: string(MetricServiceJoinMixedShare), Unit: "ratio", Doc: "of the device steps matched to a batch that states its phases, those whose batch mixes prefill into decode (the joined rank)", Base: ""},
+	{Name: string(MetricServiceJoinMixedStepRatio), Unit: "ratio", Doc: "mean device step of the steps whose batch mixes prefill into decode over that of the decode-only ones (the joined rank)", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
 	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
@@ -197,8 +199,8 @@ var (
 	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
 	overlapMetrics       = metricRows[123:129:129] // overlap.go
 	replayMetrics        = metricRows[129:130:130] // replaypass.go
-	serviceMetrics       = metricRows[130:163:163] // service.go
-	skewMetrics          = metricRows[163:169:169] // skew.go
-	stepsharesMetrics    = metricRows[169:172:172] // stepshares.go
-	waitpairMetrics      = metricRows[172:173:173] // waitpair.go
+	serviceMetrics       = metricRows[130:165:165] // service.go
+	skewMetrics          = metricRows[165:171:171] // skew.go
+	stepsharesMetrics    = metricRows[171:174:174] // stepshares.go
+	waitpairMetrics      = metricRows[174:175:175] // waitpair.go
 )

@@ -134,4 +134,6 @@ func TestRunServiceJoin(t *testing.T) {
 		require.Equal(t, want, sb.Cause, "step %d", sb.Step)
 	}
 	require.Equal(t, mixed, j.MixedSteps)
+	require.Equal(t, float64(mixed)/float64(len(spans)), run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedShare])
+	require.Equal(t, *j.MixedStepRatio, run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedStepRatio])
 }
