@@ -137,3 +137,40 @@ func TestRunServiceJoin(t *testing.T) {
 	require.Equal(t, float64(mixed)/float64(len(spans)), run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedShare])
 	require.Equal(t, *j.MixedStepRatio, run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedStepRatio])
 }
+
+// diff of two service captures: the service.* metrics compared, each
+// side's from its own folder (found, or given with --service-after).
+func TestDiffServiceCaptures(t *testing.T) {
+	gen := func(name string) string {
+		dir := t.TempDir()
+		for _, sc := range tracegen.ServiceScenarios() {
+			if sc.Name == name {
+				_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceMillis)
+				require.NoError(t, err)
+			}
+		}
+		return dir
+	}
+	before, after := gen("a3-90"), gen("a3-90-cache")
+	// a device capture without a service folder of its own, the service
+	// profile given apart
+	capture := filepath.Join(t.TempDir(), "rank0_ascend_pt")
+	_, err := tracegen.GenerateRank(capture, tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	for _, side := range []DiffSide{{Path: after}, {Path: capture, Service: after}} {
+		r, failed, err := Diff(context.Background(), &DiffRequest{Before: DiffSide{Path: before}, After: side})
+		require.NoError(t, err)
+		require.NoError(t, failed)
+		var hit *float64
+		var hitBefore *float64
+		for _, d := range r.Service {
+			if d.Metric == analysis.MetricServiceCacheHitMean {
+				hit, hitBefore = d.After, d.Before
+			}
+		}
+		require.NotNil(t, hit, "service.cache_hit.mean compared")
+		require.NotNil(t, hitBefore)
+		require.Less(t, *hitBefore, 0.1)
+		require.Greater(t, *hit, 0.8)
+	}
+}

@@ -218,4 +218,5 @@ var zhLabels = map[string]string{
 	"KV cache: ":                          "KV 缓存：",
 	"rank %d steps: %d/%d matched, clock offset %.1f µs": "rank %d 的 step：%d/%d 个已匹配，时钟偏移 %.1f µs",
 	"; %s mix prefill: %.2fx the decode step":            "；混入 prefill 的 %s step 耗时为 decode step 的 %.2f 倍",
+	"\nService profile\n":                                "\n服务化性能数据\n",
 }
