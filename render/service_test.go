@@ -57,3 +57,24 @@ func TestTextServiceSection(t *testing.T) {
 	require.Contains(t, sec, "KV cache: free blocks min 3344, usage max 18.4%, 3 preemption(s)")
 	require.Contains(t, sec, "rank 0 steps: 4/4 matched, clock offset -420.0 µs; 25.0% mix prefill: 2.30x the decode step")
 }
+
+// The HTML report's service section: the latency distributions, the batch
+// composition and KV cache over time and the load per DP domain, the cut
+// file named.
+func TestHTMLServiceSection(t *testing.T) {
+	doc := serviceDoc()
+	doc.Service.Detail = results.ServiceDetail{
+		Latency: []results.ServiceDistribution{{Name: "ttft", Count: 3, MinMs: 10, MaxMs: 30, Counts: []int{1, 1, 1}}},
+		Batches: []results.ServiceBatchPoint{{TMs: 0, Rows: 2, Size: 3, Prefill: 1, Decode: 2}, {TMs: 50, Rows: 1, Size: 4, Prefill: 0, Decode: 4}},
+		KV:      []results.ServiceKVPoint{{TMs: 0, Free: 100, Usage: 0.5}, {TMs: 50, Free: 20, Usage: 0.9, Preempts: 1}},
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteHTML(&b, doc))
+	out := b.String()
+	require.Contains(t, out, `<section id="service"`)
+	require.Contains(t, out, "batch.csv cut short")
+	require.Contains(t, out, "clock offset -420.0 µs")
+	for _, id := range []string{"chart-service-latency-ttft", "chart-service-batches", "chart-service-kv", "chart-service-dp"} {
+		require.Contains(t, out, `id="`+id+`"`, id)
+	}
+}
