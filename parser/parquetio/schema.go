@@ -30,8 +30,9 @@ import "github.com/npuprof/npuprof/parser/model"
 // export of another major version (SchemaMajor); adding a column is a
 // minor change (v1.N). v1.1 added the ranks columns abs_path and host;
 // v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts.
-const Schema = SchemaMajor + ".2"
+// manifests' experts; v1.3 the service profile's tables service_requests
+// and service_batches (service.go) and the manifests' service.
+const Schema = SchemaMajor + ".3"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -228,6 +229,10 @@ type Manifest struct {
 	// says what was read or why it could not be (v1.2).
 	Experts     *model.ExpertLoads `json:"experts,omitempty"`
 	ExpertsNote string             `json:"experts_note,omitempty"`
+	// Service is the service profile folder whose requests and batches
+	// the export wrote (service_requests, service_batches), "" when none
+	// (v1.3).
+	Service string `json:"service,omitempty"`
 }
 
 // SourceFormat names a Parquet export as a parser source. A rank read back
