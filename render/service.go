@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/metric"
 )
@@ -34,7 +33,7 @@ func serviceSpellings(s *results.ServiceDoc) string {
 }
 
 // serviceIssue says what of one file was not read.
-func serviceIssue(is model.ServiceFileIssue) string {
+func serviceIssue(is results.ServiceFileIssue) string {
 	switch {
 	case is.Unread != "":
 		return fmt.Sprintf("%s unread (%s)", is.File, is.Unread)

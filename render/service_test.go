@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/results"
 	"github.com/npuprof/npuprof/results/metric"
 )
@@ -31,7 +30,7 @@ func serviceDoc() *results.Document {
 		Detail: results.Detail{Built: true},
 		Service: &results.ServiceDoc{Metrics: m, Source: "svc", Files: []string{"request.csv", "batch.csv"},
 			Spellings: map[string]string{"request.csv": "datetime", "batch.csv": "datetime"}, Partial: true,
-			Issues: []model.ServiceFileIssue{{File: "batch.csv", Cut: true}},
+			Issues: []results.ServiceFileIssue{{File: "batch.csv", Cut: true}},
 			DP:     []results.ServiceDPDoc{{DP: 0, Busy: true, BusyShare: f64(0.99)}, {DP: 1, BusyShare: f64(0)}},
 			Join: &results.ServiceJoinDoc{Rank: 0, Batches: "execution", ClockOffsetUs: -420, Steps: 4, Matched: 4,
 				MixedSteps: 1, DecodeSteps: 3, MixedShare: f64(0.25), MixedStepRatio: f64(2.3)}}}

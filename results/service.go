@@ -20,8 +20,8 @@ type ServiceDoc struct {
 	Spellings map[string]string `json:"spellings"`
 	// Partial: a file was cut short or had rows that did not parse (the
 	// complete rows were read); Issues name each such file.
-	Partial bool                     `json:"partial"`
-	Issues  []model.ServiceFileIssue `json:"issues,omitempty"`
+	Partial bool               `json:"partial"`
+	Issues  []ServiceFileIssue `json:"issues,omitempty"`
 	// Join matches the device steps of one rank to the service batches;
 	// absent without a rank with device steps.
 	Join *ServiceJoinDoc `json:"join,omitempty"`
@@ -31,6 +31,10 @@ type ServiceDoc struct {
 	// Detail: see Document.Detail.
 	Detail ServiceDetail `json:"detail,omitzero"`
 }
+
+// ServiceFileIssue says what of one file of the service profile was not
+// read (the reader's own type).
+type ServiceFileIssue = model.ServiceFileIssue
 
 // ServiceDPDoc is one data-parallel domain's forwards: how many, their
 // mean time and batch size, and the share of the run it spent on forwards
