@@ -131,6 +131,7 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 		got, _ := serviceMetricsOf(t, sp)
 		record(got)
 	}
+	record(joinedServiceMetrics(t))
 	var never []string
 	for _, m := range MetricTable() {
 		if !set[m.Name] {
@@ -138,6 +139,31 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 		}
 	}
 	require.Empty(t, never, "declared metrics no pass set")
+}
+
+// joinedServiceMetrics are the cluster metrics of a device capture (the A3
+// system's rank 0) run with the service folder of the same run.
+func joinedServiceMetrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := tracegen.GenerateRank(filepath.Join(dir, "capture"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	p, err := gather.Models(context.Background(), filepath.Join(dir, "capture"), gather.Options{})
+	require.NoError(t, err)
+	res := strictAnalyze(t, p)
+	var steps [][2]int64
+	for _, s := range StepSpansOf(res.Ranks[0]) {
+		steps = append(steps, [2]int64{s.Start, s.End})
+	}
+	_, err = tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 120, 4, 4)
+	require.NoError(t, err)
+	sp, err := service.Read(filepath.Join(dir, "service"))
+	require.NoError(t, err)
+	strictMetrics = true
+	defer func() { strictMetrics = false }()
+	cr := RunClusterWith(res.Ranks, ClusterInputs{Service: sp})
+	require.Empty(t, cr.Errors)
+	return cr.Metrics
 }
 
 // The strict runner catches a pass that sets a metric it does not declare.

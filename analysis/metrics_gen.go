@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [181]Metric{
+var metricRows = [183]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -171,6 +171,8 @@ var metricRows = [181]Metric{
 	{Name: string(MetricServiceKVFreeShareMin), Unit: "ratio", Doc: "least share of the KV cache's blocks free (free over total blocks, rows that state both)", Base: ""},
 	{Name: string(MetricServiceKVUsageMax), Unit: "ratio", Doc: "largest KV cache usage", Base: ""},
 	{Name: string(MetricServiceKVPreemptionsCount), Unit: "count", Doc: "preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted", Base: ""},
+	{Name: string(MetricServiceJoinMixedShare), Unit: "ratio", Doc: "of the device steps matched to a batch that states its phases, those whose batch mixes prefill into decode (the joined rank)", Base: ""},
+	{Name: string(MetricServiceJoinMixedStepRatio), Unit: "ratio", Doc: "mean device step of the steps whose batch mixes prefill into decode over that of the decode-only ones (the joined rank)", Base: ""},
 	{Name: string(FamilySkewMaxOverMedian), Unit: "ratio", Doc: "max over ranks / median over ranks of computing (overlap.computing.time_us), communication or free", Base: ""},
 	{Name: string(FamilySkewMaxRank), Unit: "rank", Doc: "the rank holding that maximum", Base: ""},
 	{Name: string(FamilySkewMedianUs), Unit: "µs", Doc: "median over ranks", Base: ""},
@@ -205,8 +207,8 @@ var (
 	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
 	overlapMetrics       = metricRows[123:132:132] // overlap.go
 	replayMetrics        = metricRows[132:133:133] // replaypass.go
-	serviceMetrics       = metricRows[133:166:166] // service.go
-	skewMetrics          = metricRows[166:177:177] // skew.go
-	stepsharesMetrics    = metricRows[177:180:180] // stepshares.go
-	waitpairMetrics      = metricRows[180:181:181] // waitpair.go
+	serviceMetrics       = metricRows[133:168:168] // service.go
+	skewMetrics          = metricRows[168:179:179] // skew.go
+	stepsharesMetrics    = metricRows[179:182:182] // stepshares.go
+	waitpairMetrics      = metricRows[182:183:183] // waitpair.go
 )

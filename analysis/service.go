@@ -47,6 +47,8 @@ const (
 	MetricServiceKVFreeShareMin         = "service.kv.free.share.min"               // ratio: least share of the KV cache's blocks free (free over total blocks, rows that state both)
 	MetricServiceKVUsageMax             = "service.kv.usage.max"                    // ratio: largest KV cache usage
 	MetricServiceKVPreemptionsCount     = "service.kv.preemptions.count"            // count: preemptions the KV-cache events name (kvcache.csv rows named Preempt* or SwapOut); a recompute preemption that only frees its blocks has no row of its own and is not counted
+	MetricServiceJoinMixedShare         = "service.join.mixed.share"                // ratio: of the device steps matched to a batch that states its phases, those whose batch mixes prefill into decode (the joined rank)
+	MetricServiceJoinMixedStepRatio     = "service.join.mixed.step_ratio"           // ratio: mean device step of the steps whose batch mixes prefill into decode over that of the decode-only ones (the joined rank)
 )
 
 // ServiceResult is the service pass's typed result: the profile read
@@ -101,8 +103,28 @@ step is matched to its batch and the clocks' offset estimated
 				break
 			}
 		}
+		serviceJoinMetrics(ctx, res.Join)
 		return res, nil
 	},
+}
+
+// serviceJoinMetrics sets the join's metrics (or says why not).
+func serviceJoinMetrics(ctx *ClusterContext, j *ServiceJoin) {
+	names := []string{MetricServiceJoinMixedShare, MetricServiceJoinMixedStepRatio}
+	switch {
+	case j == nil:
+		ctx.unavailable("no rank with device steps (ProfilerStep#N) to match the batches to", names...)
+		return
+	case j.Mixed+j.Decode == 0:
+		ctx.unavailable("no matched device step's batch states its requests' phases", names...)
+		return
+	}
+	ctx.set(MetricServiceJoinMixedShare, float64(j.Mixed)/float64(j.Mixed+j.Decode))
+	if j.MixedStepRatio > 0 {
+		ctx.set(MetricServiceJoinMixedStepRatio, j.MixedStepRatio)
+	} else {
+		ctx.unavailable("needs matched device steps of both batches that mix prefill into decode and decode-only ones", MetricServiceJoinMixedStepRatio)
+	}
 }
 
 // ServiceOf is the service pass's result (nil without a service profile).

@@ -8,8 +8,12 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// StepSpan is one device step on the device capture's clock (ns).
-type StepSpan struct{ Start, End int64 }
+// StepSpan is one device step on the device capture's clock (ns), and
+// its step number (ProfilerStep#N; 0 when not known).
+type StepSpan struct {
+	Start, End int64
+	Step       int
+}
 
 // ServiceJoin matches a device capture's steps to the service profile's
 // batches of the same run: each step to the batch the service clock saw
@@ -168,7 +172,7 @@ func StepSpansOf(rr *RankResult) []StepSpan {
 	var out []StepSpan
 	for _, s := range StepsOf(rr) {
 		if s.Source == "" && s.DeviceEnd > s.DeviceStart {
-			out = append(out, StepSpan{s.DeviceStart, s.DeviceEnd})
+			out = append(out, StepSpan{Start: s.DeviceStart, End: s.DeviceEnd, Step: s.Step})
 		}
 	}
 	return out

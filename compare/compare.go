@@ -77,6 +77,7 @@ func Compare(before, after *results.Document, opts Options) *diff.Result {
 	compareLedger(r, before, after)
 	comparePredictions(r, before, after)
 	compareServing(r, before, after)
+	compareService(r, before, after)
 	return r
 }
 
@@ -766,4 +767,26 @@ func compareServing(r *diff.Result, before, after *results.Document) {
 		aMiss = map[string]string{"serving.*": "no vLLM log or bench result after"}
 	}
 	r.Serving = metricDeltas(b, a, bMiss, aMiss)
+}
+
+// compareService compares the two sides' service profiles (their
+// service.* metrics; a side without one says so), nothing when neither
+// has one.
+func compareService(r *diff.Result, before, after *results.Document) {
+	if before.Service == nil && after.Service == nil {
+		return
+	}
+	var b, a map[string]float64
+	var bMiss, aMiss map[string]string
+	if s := before.Service; s != nil {
+		b, bMiss = s.Metrics, s.Unavailable
+	} else {
+		bMiss = map[string]string{"service.*": "no service profile before"}
+	}
+	if s := after.Service; s != nil {
+		a, aMiss = s.Metrics, s.Unavailable
+	} else {
+		aMiss = map[string]string{"service.*": "no service profile after"}
+	}
+	r.Service = metricDeltas(b, a, bMiss, aMiss)
 }

@@ -40,11 +40,14 @@ type DiffRequest struct {
 	Kernels int
 }
 
-// DiffSide is one side: its path and its vLLM server log (--vllm-log-
-// before/after; else, unless NoAuto, one found in the profile folder).
+// DiffSide is one side: its path, its vLLM server log (--vllm-log-
+// before/after; else, unless NoAuto, one found in the profile folder) and
+// its service profile folder (--service-before/after; else one found at
+// or beside the rank folders).
 type DiffSide struct {
 	Path, VLLMLog string
 	NoAuto        bool
+	Service       string
 }
 
 // Diff compares the two sides of req. failed is the internal error (exit
@@ -85,7 +88,9 @@ func diffSide(ctx context.Context, side DiffSide, req *DiffRequest) (doc *result
 		}
 		return doc, false, nil
 	}
-	res, err := load(ctx, path, req.Load, req.Loading)
+	opts := req.Load
+	opts.Service = side.Service
+	res, err := load(ctx, path, opts, req.Loading)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil && !st.IsDir() && (errkind.Is(err, errkind.Usage) || errkind.Is(err, errkind.Input)) {
 			// a file diff read as a profile: it was not a saved document either

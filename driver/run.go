@@ -210,7 +210,7 @@ func (r *Result) judgeGate(path string) error {
 	if gate == nil {
 		return nil
 	}
-	if err := nothingMeasured(path, r.Doc.Ranks); err != nil {
+	if err := nothingMeasured(path, r.Doc); err != nil {
 		return err
 	}
 	if err := nothingEvaluated(r.Doc.Rules); err != nil {
@@ -379,11 +379,13 @@ func deployWarnings(req *Request) []string {
 	return append([]string{w}, unread...)
 }
 
-// needsBaseline reports whether a budget compares with the baseline: every
-// budget but those on the fix plan's predicted change.
+// needsBaseline reports whether a budget compares with the baseline: one
+// whose bound names it (baseline, baseline_metric), but not one on the fix
+// plan's predicted change ("service.ttft.p99_ms <= 500" needs none).
 func needsBaseline(budgets []string) bool {
 	for _, b := range budgets {
-		if !strings.HasPrefix(strings.TrimSpace(b), rules.PlanMetricStepTimeChangePct) {
+		b = strings.TrimSpace(b)
+		if !strings.HasPrefix(b, rules.PlanMetricStepTimeChangePct) && strings.Contains(b, "baseline") {
 			return true
 		}
 	}
@@ -392,8 +394,13 @@ func needsBaseline(budgets []string) bool {
 
 // nothingMeasured is check's refusal to pass on a profile in which no
 // rank has device data (a capture that lost it would turn CI green): a
-// usage error (exit 2), naming what was missing.
-func nothingMeasured(path string, ranks []results.RankDoc) error {
+// usage error (exit 2), naming what was missing. A service profile with
+// a metric measured is something to check.
+func nothingMeasured(path string, doc *results.Document) error {
+	if s := doc.Service; s != nil && len(s.Metrics) > 0 {
+		return nil
+	}
+	ranks := doc.Ranks
 	var why []string
 	for i := range ranks {
 		w, none := metric.NoDeviceData(ranks[i].Metrics, ranks[i].Unavailable)

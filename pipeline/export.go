@@ -27,6 +27,10 @@ type ExportOptions struct {
 	Progress func(done, total int, path string)
 	// Version and Revision name the npuprof that writes the export.
 	Version, Revision string
+	// Service names the service profile folder whose requests and batches
+	// are written too (--service); empty: one at or beside the rank
+	// folders (analyze's).
+	Service string
 }
 
 // Exported is what Export wrote.
@@ -41,6 +45,9 @@ type Exported struct {
 	PassErrors []analysis.PassError
 	// InputErrors are the reader bugs met (a rank left out: exit 3).
 	InputErrors []analysis.PassError
+	// Service is the service profile folder written (service_requests,
+	// service_batches), "" when none.
+	Service string
 }
 
 // stagedRank is a rank the export's walk wrote to its own staging folder
@@ -61,6 +68,10 @@ type stagedRank struct {
 // export its own ranks into one folder, and reading it back makes them
 // again over every rank it holds.
 func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exported, error) {
+	svc, svcNote, err := readService(path, opts.Service)
+	if err != nil {
+		return nil, err
+	}
 	var staging string
 	var mu sync.Mutex
 	var n int
@@ -158,6 +169,15 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	// the expert loads analyze would find in the profile folder travel
 	// with the export, named by absolute paths, as the ranks' origins are
 	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
+	if svcNote != "" {
+		m.Notes = append(m.Notes, svcNote)
+	}
+	if svc != nil {
+		if err := parquetio.WriteService(out, svc); err != nil {
+			return nil, fmt.Errorf("writing the service tables: %w", err)
+		}
+		m.Service, x.Service = svc.Source, svc.Source
+	}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
 	}

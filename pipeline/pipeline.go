@@ -9,10 +9,15 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/inputs/service"
+	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/pipeline/gather"
 )
@@ -36,6 +41,10 @@ type Options struct {
 	// TimelineSample runs the timelinesample pass (see
 	// analysis.RankPasses): only the HTML report draws it.
 	TimelineSample bool
+	// Service names MS Service Profiler's parse output folder (--service,
+	// inputs/service); empty: a service folder at or beside the rank
+	// folders of path (service.Find), when there is one.
+	Service string
 }
 
 // modelHook, when set (by tests), sees each rank's model as Analyze
@@ -50,10 +59,16 @@ var readCommunication bool
 // bounded worker pool (read and per-rank passes in the same slot, the
 // model released after), reconciles the ranks (gather.Ranks: unknown,
 // duplicate, missing, different step sets: notes, never fatal) and runs
-// the cluster passes over the per-rank results.
+// the cluster passes over the per-rank results, with the service profile
+// (Options.Service, else one found at or beside the rank folders). A
+// service folder alone is a run of no ranks.
 func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, error) {
 	passes := analysis.RankPasses(opts.TimelineSample)
 	if err := validate(passes); err != nil {
+		return nil, err
+	}
+	svc, svcNote, err := readService(path, opts.Service)
+	if err != nil {
 		return nil, err
 	}
 	// communication.json is left unread (no pass reads it; only `npuprof
@@ -71,7 +86,11 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 		return rr, nil
 	}, renumber)
 	if err != nil {
-		return nil, err
+		if svc == nil || hasRanks(path) {
+			return nil, err
+		}
+		// a service profile alone: no rank to read
+		set = &gather.Set[*analysis.RankResult]{Path: path}
 	}
 	// Every model is released now, but the heap goal is still the one the
 	// last rank's model set (1.5x model plus results at GOGC=50): without
@@ -89,9 +108,45 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	if set.ExpertsNote != "" {
 		res.Notes = append(res.Notes, set.ExpertsNote)
 	}
-	res.Cluster = analysis.RunCluster(res.Ranks, set.Experts)
+	if svcNote != "" {
+		res.Notes = append(res.Notes, svcNote)
+	}
+	res.Cluster = analysis.RunClusterWith(res.Ranks, analysis.ClusterInputs{Experts: set.Experts, Service: svc})
 	res.ReleaseClusterInputs()
 	return res, nil
+}
+
+// readService reads the service profile of a run: dir (--service), whose
+// failure is a usage error, else the one found at or beside the rank
+// folders of path, whose failure is a note (the ranks are still read).
+// Nil, "" when there is none.
+func readService(path, dir string) (*model.ServiceProfile, string, error) {
+	if dir != "" {
+		p, err := service.Read(dir)
+		if err != nil {
+			return nil, "", errkind.Errorf(errkind.Usage, "--service %s: %v", dir, err)
+		}
+		return p, "", nil
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return nil, "", nil
+	}
+	found, ok := service.Find(path)
+	if !ok {
+		return nil, "", nil
+	}
+	p, err := service.Read(found)
+	if err != nil {
+		return nil, fmt.Sprintf("service profile %s could not be read: %v", found, err), nil
+	}
+	return p, "", nil
+}
+
+// hasRanks reports whether path holds a rank to read (parser.Detect
+// finds one): with none, a service profile is analyzed alone.
+func hasRanks(path string) bool {
+	_, err := parser.Detect(path)
+	return err == nil
 }
 
 // renumber gives a rank's results their final rank number.

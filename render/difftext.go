@@ -46,6 +46,10 @@ func WriteDiffText(w io.Writer, r *diff.Result) error {
 		ew.printf("\nServing context\n")
 		writeMetricTable(ew, r.Serving, true)
 	}
+	if len(r.Service) > 0 {
+		ew.printf("\nService profile\n")
+		writeMetricTable(ew, r.Service, true)
+	}
 
 	writeDiffRanks(ew, r)
 	title := "\nMetrics that changed (mean over ranks)\n"

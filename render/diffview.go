@@ -124,6 +124,11 @@ func NewDiffHTMLInput(r *diff.Result, version string) DiffHTMLInput {
 		in.Sections = append(in.Sections, DiffSection{ID: "serving", Title: "Serving context", Lede: "From vLLM's server log and vllm bench serve results.",
 			Columns: metricCols, Rows: rows, Empty: "No serving metrics."})
 	}
+	if len(r.Service) > 0 {
+		rows, _ := metricRows(r.Service, true)
+		in.Sections = append(in.Sections, DiffSection{ID: "service", Title: "Service profile", Lede: "From MS Service Profiler's parse output: request latency, batches, DP load, KV cache.",
+			Columns: metricCols, Rows: rows, Empty: "No service metrics."})
+	}
 	rows, tags := metricRows(r.Overall, true)
 	in.Sections = append(in.Sections, diffRankSection(r), withPartial(DiffSection{ID: "metrics", Title: "Every metric", Lede: "Mean over the ranks that measured it.",
 		Columns: metricCols, Rows: rows, Empty: "No metrics."}, tags))

@@ -125,6 +125,7 @@ type htmlView struct {
 	Kernels   kernelsView
 	Skew      skewView
 	Experts   *expertView
+	Service   *serviceView
 	Timeline  timelineView
 
 	Unmeasured []kv
@@ -444,6 +445,7 @@ func buildView(in htmlInput) *htmlView {
 		v.Experts = buildExperts(v, in.Experts)
 		buildExpertRanks(v, doc)
 	}
+	v.Service = buildService(v, doc.Service)
 	buildTimeline(v, doc)
 	buildUnmeasured(v, doc)
 

@@ -69,6 +69,7 @@ func needDetail(doc *results.Document) error {
 func writeTextBody(ew *errWriter, doc *results.Document, opts results.TextOptions) {
 	writeHeader(ew, doc, opts.AllDetail)
 	writeServing(ew, doc.Serving, opts.AllDetail)
+	writeService(ew, doc.Service)
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
 	writePlan(ew, doc.Plan)

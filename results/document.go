@@ -65,6 +65,10 @@ type Document struct {
 	// serve` results: serving.* metrics with their sources. Absent when no
 	// log or bench result was read.
 	Serving *ServingDoc `json:"serving,omitempty"`
+	// Service is the serving run as MS Service Profiler recorded it: the
+	// service.* metrics, the files read and the match of the device steps
+	// to the batches (service.go). Absent when no service profile was read.
+	Service *ServiceDoc `json:"service,omitempty"`
 	// BaselineDiff is, for `check --baseline`, the comparison with the
 	// baseline document (schema npuprof.diff/v1, package results/diff).
 	BaselineDiff json.RawMessage `json:"baseline_diff,omitempty"`

@@ -1000,6 +1000,9 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 		o.Status, o.Reason = results.StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
 		return o, nil
 	}
+	if !ReadsBaseline(b) {
+		return evalAbsBudget(b, in)
+	}
 	if in.Baseline == nil {
 		o.Status, o.Reason = results.StatusNotEvaluated, "budget needs --baseline OLD.json"
 		return o, nil
@@ -1057,6 +1060,61 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 	}
 	st.record(results.UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
 	st.recordBaselineIn(results.UsedInEvidence, b.Metric)
+	fd.Partial = st.partialInputs()
+	o.Status, o.Severity = results.StatusFired, b.Severity
+	return o, fd
+}
+
+// ReadsBaseline reports whether a budget's bound reads the --baseline
+// document (baseline, baseline_metric): one that does not
+// ("service.ttft.p99_ms <= 500") is judged on this capture alone.
+func ReadsBaseline(b *Budget) bool {
+	return b.Bound == nil || b.Bound.Names("baseline") || b.Bound.Names("baseline_metric")
+}
+
+// evalAbsBudget judges a budget whose bound does not read the baseline.
+func evalAbsBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
+	o = results.Outcome{Rule: b.ID}
+	st := newState(in)
+	st.phase = results.UsedInWhen
+	cur, err := st.agg(b.Metric, mean)
+	if err != nil {
+		o.Status, o.Reason = results.StatusNotEvaluated, strings.Join(st.missing, "; ")
+		return o, nil
+	}
+	bv, err := st.run(b.Bound)
+	if err != nil {
+		var ne *errNotEvaluated
+		if errors.As(err, &ne) {
+			o.Status, o.Reason = results.StatusNotEvaluated, ne.Error()
+		} else {
+			where := b.File
+			if b.Line > 0 {
+				where = fmt.Sprintf("%s:%d", b.File, b.Line)
+			}
+			o.Status, o.Reason = results.StatusFailed, fmt.Sprintf("%s: %v", where, err)
+		}
+		return o, nil
+	}
+	bound := bv.(float64)
+	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
+	if okay {
+		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
+		return o, nil
+	}
+	d, _ := LookupMetric(b.Metric)
+	fd := &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
+		Title: fmt.Sprintf(msg(in.Lang, msgBudgetAbsTitle), b.Metric, format(cur), b.Op, format(bound)),
+		Evidence: []results.Evidence{
+			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: msg(in.Lang, msgBudgetNow), PartialRanks: partialOf(st.used, b.Metric)},
+		},
+		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetAbsFix), b.Metric, format(cur), b.Text),
+	}}
+	if d.Unit == "µs" && cur > bound {
+		fd.SavingUs = results.Estimated(math.Round((cur-bound)*1000) / 1000)
+		fd.SavingUncertain = st.usedIn(results.UsedInWhen)
+	}
+	st.record(results.UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
 	fd.Partial = st.partialInputs()
 	o.Status, o.Severity = results.StatusFired, b.Severity
 	return o, fd

@@ -16,6 +16,8 @@ const (
 	msgBudgetNow
 	msgBudgetBaseline
 	msgBudgetFix
+	msgBudgetAbsTitle
+	msgBudgetAbsFix
 	msgPlanBudgetTitle
 	msgPlanBudgetNote
 	msgPlanBudgetFix
@@ -50,6 +52,8 @@ var engineMsgs = map[string][]string{
 		msgBudgetNow:           "now (mean over ranks)",
 		msgBudgetBaseline:      "baseline %s",
 		msgBudgetFix:           "%s changed from %s to %s since the baseline (budget: %s). Compare the two analyses to find what changed.",
+		msgBudgetAbsTitle:      "%s is over budget: %s, budget %s %s",
+		msgBudgetAbsFix:        "%s is %s (budget: %s). The findings above name what sets it.",
 		msgPlanBudgetTitle:     "The fix plan predicts %+.2f%% step time, over budget %s %s",
 		msgPlanBudgetNote:      "predicted by the fix plan",
 		msgPlanBudgetFix:       "Apply the fix plan (%s): its deploy_diff and code patches, then capture again. Budget: %s.",
@@ -82,6 +86,8 @@ var engineMsgs = map[string][]string{
 		msgBudgetNow:           "当前值（各 rank 均值）",
 		msgBudgetBaseline:      "基线 %s",
 		msgBudgetFix:           "%s 自基线以来从 %s 变为 %s（预算：%s）。请对比两次分析，找出变化的原因。",
+		msgBudgetAbsTitle:      "%s 超出预算：当前 %s，预算 %s %s",
+		msgBudgetAbsFix:        "%s 为 %s（预算：%s）。上面的发现指出了影响它的因素。",
 		msgPlanBudgetTitle:     "修复计划预测 step 时间变化 %+.2f%%，超出预算 %s %s",
 		msgPlanBudgetNote:      "修复计划的预测值",
 		msgPlanBudgetFix:       "按修复计划（%s）应用其 deploy_diff 和代码补丁，然后重新采集。预算：%s。",

@@ -62,14 +62,25 @@ func TestChineseTemplatesRender(t *testing.T) {
 	set := builtin(t)
 	fired := map[string]bool{}
 	scenarios := append(append(tracegen.Scenarios(), tracegen.FieldReport()...), tracegen.FieldReport2()...)
+	type named struct {
+		name    string
+		results []*analysis.Result
+	}
+	var runs []named
 	for _, sc := range scenarios {
 		results := []*analysis.Result{analyzedScenario(t, sc)}
 		if sc.Name == "ep-fc1-cumsum" {
 			results = append(results, withoutRoutingAICPU(results[0]))
 		}
+		runs = append(runs, named{sc.Name, results})
+	}
+	for _, sc := range tracegen.ServiceScenarios() {
+		runs = append(runs, named{"service-" + sc.Name, []*analysis.Result{analyzedService(t, sc)}})
+	}
+	for _, run := range runs {
 		for i, facts := range langFacts {
-			for _, res := range results {
-				t.Run(fmt.Sprintf("%s/%d", sc.Name, i), func(t *testing.T) {
+			for _, res := range run.results {
+				t.Run(fmt.Sprintf("%s/%d", run.name, i), func(t *testing.T) {
 					fs, err := BuildFacts(res, nil, facts)
 					require.NoError(t, err)
 					en := Evaluate(set, &Input{Result: res, Facts: fs})

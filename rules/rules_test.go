@@ -111,7 +111,8 @@ func TestBuiltinRuleIDs(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"comm-ep-flashcomm", "moe-routing-cumsum", "graph-capture-sizes", "expert-imbalance",
 		"event-wait-skew", "host-bound-free", "parallel-strategy", "env-hygiene", "vllm-ascend-upgrade", "prefix-cache", "mm-cache",
-		"comm-bound", "host-bound", "aicpu-kernels", "moe-dispatch-combine"}, ids)
+		"comm-bound", "host-bound", "aicpu-kernels", "moe-dispatch-combine",
+		"service-dp-idle", "service-prefill-interference", "service-kv-pressure", "service-queueing", "service-cache-hit"}, ids)
 }
 
 // The acceptance scenarios of issue 3 on generated traces.

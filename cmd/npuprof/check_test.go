@@ -162,8 +162,8 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal(b, &suites))
 	require.Len(t, suites.Suites, 1)
-	require.Equal(t, 15, suites.Tests)
-	require.Len(t, suites.Suites[0].Cases, 15)
+	require.Equal(t, 20, suites.Tests)
+	require.Len(t, suites.Suites[0].Cases, 20)
 	failed := map[string]bool{}
 	for _, c := range suites.Suites[0].Cases {
 		if c.Failure != nil {
@@ -179,7 +179,7 @@ func TestCheckJUnitAndSARIF(t *testing.T) {
 	require.True(t, failed["comm-ep-flashcomm"])
 	require.True(t, failed["graph-capture-sizes"])
 	require.Equal(t, len(failed), suites.Failures)
-	require.Equal(t, 4, suites.Suites[0].Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm), moe-dispatch-combine (allgather)
+	require.Equal(t, 9, suites.Suites[0].Skipped) // vllm-ascend-upgrade, mm-cache (no vLLM log); host-bound (not for vllm), moe-dispatch-combine (allgather); the five service-* (no service profile)
 
 	// SARIF: structure, locations in the deployment script
 	b, err = os.ReadFile(sarif)
@@ -328,7 +328,7 @@ func TestAnalyzeWithDeployJSON(t *testing.T) {
 			require.GreaterOrEqual(t, orZero(doc.Findings[i-1].SavingUs), orZero(f.SavingUs))
 		}
 	}
-	require.Len(t, doc.Rules, 15)
+	require.Len(t, doc.Rules, 20)
 	script, err := os.ReadFile(fieldScript)
 	require.NoError(t, err)
 	after, err := testutil.ApplyUnifiedDiff(string(script), doc.DeployDiff)

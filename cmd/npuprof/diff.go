@@ -22,7 +22,10 @@ type diffOptions struct {
 	LogBefore string
 	LogAfter  string
 	NoAuto    bool
-	RuleFiles []string
+	// ServiceBefore and ServiceAfter are the sides' service profile
+	// folders (--service-before/after).
+	ServiceBefore, ServiceAfter string
+	RuleFiles                   []string
 	selectOptions
 	langFlag
 }
@@ -38,6 +41,8 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
 	f.StringVar(&o.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
+	f.StringVar(&o.ServiceBefore, "service-before", "", "MS Service Profiler parse output `DIR` of the before run (default: a service folder in its profile folder)")
+	f.StringVar(&o.ServiceAfter, "service-after", "", "MS Service Profiler parse output `DIR` of the after run (default: a service folder in its profile folder)")
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
 	o.selectOptions.flags(cmd)
 	o.langFlag.register(f)
@@ -57,7 +62,7 @@ func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error 
 	if o.Kernels < 0 {
 		return usageErr("--kernels %d: out of range: expected %s", o.Kernels, kernelsRange)
 	}
-	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter}, o.RuleFiles...)
+	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter, o.ServiceBefore, o.ServiceAfter}, o.RuleFiles...)
 	if err := o.outs.check("the "+o.outs.main()+" output (-o)", ins...); err != nil {
 		return err
 	}
@@ -127,8 +132,8 @@ only shown with --partial-findings report.`,
 
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 	req := &driver.DiffRequest{
-		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto},
-		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto},
+		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto, Service: opts.ServiceBefore},
+		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto, Service: opts.ServiceAfter},
 		Load:   pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
 	req.Loading = opts.loading(io)
 	r, failed, err := driver.Diff(ctx, req)

@@ -17,10 +17,13 @@ import (
 type exportOptions struct {
 	Path string
 	outputFlags
+	// Service is the service profile folder (--service).
+	Service string
 }
 
 func (o *exportOptions) register(cmd *cobra.Command) {
 	o.outputFlags.register(cmd.Flags(), "write the tables under `OUTDIR` (created if needed)", usageWorkersMem)
+	cmd.Flags().StringVar(&o.Service, "service", "", "also write the requests and batches of MS Service Profiler's parse output in `DIR` (service_requests, service_batches; default: a service folder in the profile folder)")
 }
 
 func (o *exportOptions) check(_ *streams, _ *cobra.Command, args []string) error {
@@ -59,7 +62,9 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
   and links, comm_ops, step_trace, ranks (see docs/parquet.md, schema
-  npuprof.parquet/v1.3).
+  npuprof.parquet/v1.4); with a service profile (--service DIR, or a
+  service folder in the profile folder), service_requests/part-0.parquet
+  and service_batches/part-0.parquet too.
 
 Each rank's folder is recorded as given (PATH may be relative), made
 absolute in the current directory, with this machine's host name, so that
@@ -91,7 +96,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		ctx = context.Background()
 	}
 	start := time.Now()
-	popts := pipeline.ExportOptions{Workers: opts.Workers, Version: tool.Version, Revision: tool.Revision}
+	popts := pipeline.ExportOptions{Workers: opts.Workers, Version: tool.Version, Revision: tool.Revision, Service: opts.Service}
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
@@ -108,5 +113,8 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	}
 	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
 		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
+	if x.Service != "" {
+		fmt.Fprintf(io.out, "exported the service profile %s to %s/service_requests and %s/service_batches\n", x.Service, opts.Output, opts.Output)
+	}
 	return driver.PassFailures(append(x.InputErrors, x.PassErrors...))
 }

@@ -21,6 +21,8 @@ type profileFlags struct {
 	expertFlags
 	ruleOptions
 	Serving servingOptions
+	// Service is MS Service Profiler's parse output folder (--service).
+	Service string
 	outs    formats[*results.Document]
 
 	req *driver.Request // built by checkFiles
@@ -35,7 +37,11 @@ func (p *profileFlags) register(cmd *cobra.Command, output, workers string) {
 	p.expertFlags.register(cmd)
 	p.ruleOptions.flags(cmd)
 	p.Serving.addFlags(f)
+	f.StringVar(&p.Service, "service", "", serviceHelp)
 }
+
+// serviceHelp is --service's help.
+const serviceHelp = "read MS Service Profiler's parse output (request.csv, batch.csv, kvcache.csv, forward.csv or profiler.db) from `DIR`: request latency, batches, DP load, KV cache (default: a service folder in the profile folder, up to two levels down)"
 
 // checkFlags refuses a negative --workers, a bad --stage and a bad
 // --lang; terminal: the output is the text summary (see langFlag.resolve).
@@ -60,7 +66,7 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 	if err := p.outs.parse(p.Output, aliases...); err != nil {
 		return err
 	}
-	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench)
+	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench, p.Service)
 	if err := p.outs.check(main, ins...); err != nil {
 		return err
 	}
@@ -110,7 +116,7 @@ func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
 // its own).
 func (p *profileFlags) request() *driver.Request {
 	return &driver.Request{Path: p.Path,
-		Load:    pipeline.Options{Workers: p.Workers, Experts: p.Experts, ExpertStage: p.Stage},
+		Load:    pipeline.Options{Workers: p.Workers, Experts: p.Experts, ExpertStage: p.Stage, Service: p.Service},
 		Serving: p.Serving.options(), Rules: p.selection(),
 		Deploy: p.Deploy, DeployLine: p.DeployLine, Facts: p.Facts, Source: p.Source, Lang: p.lang}
 }

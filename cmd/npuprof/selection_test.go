@@ -85,7 +85,7 @@ rules:
 	junit, sarif := filepath.Join(dir, "j.xml"), filepath.Join(dir, "s.sarif")
 	code, out, errs = run("check", demo, "--rules", team, "--fail-on", "high", "--junit", junit, "--sarif", sarif)
 	require.Equal(t, ExitFindings, code, errs)
-	require.Contains(t, out, "Rules: 1 fired, 0 clear, 0 not evaluated, 0 failed, 16 disabled")
+	require.Contains(t, out, "Rules: 1 fired, 0 clear, 0 not evaluated, 0 failed, 21 disabled")
 	require.Contains(t, out, "team-quiet: switched off by "+team+" disable:")
 	requireText(t, out, "a built-in rule, switched off by "+team+" no_builtin:")
 
@@ -104,7 +104,7 @@ rules:
 		} `xml:"testsuite"`
 	}
 	require.NoError(t, xml.Unmarshal(b, &suites))
-	require.Equal(t, 16, suites.Suites[0].Skipped)
+	require.Equal(t, 21, suites.Suites[0].Skipped)
 	for _, c := range suites.Suites[0].Cases {
 		if c.Name != "team-collectives" {
 			require.NotNil(t, c.Skipped, c.Name)
@@ -151,7 +151,7 @@ rules:
 		require.False(t, *r.Config.Enabled, r.ID)
 		off++
 	}
-	require.Equal(t, 16, off)
+	require.Equal(t, 21, off)
 
 	// report and diff take the same flags
 	html := filepath.Join(dir, "r.html")

@@ -87,7 +87,7 @@ func TestRulesExplainSuggests(t *testing.T) {
 	require.Equal(t, "npuprof: no rule \"moe-routing-cumsm\"; did you mean moe-routing-cumsum?\n", errs)
 	code, _, errs = run("rules", "explain", "nosuch")
 	require.Equal(t, ExitUsage, code)
-	require.Equal(t, "npuprof: no rule \"nosuch\"; 'npuprof rules list' lists the 15 rules\n", errs)
+	require.Equal(t, "npuprof: no rule \"nosuch\"; 'npuprof rules list' lists the 20 rules\n", errs)
 }
 
 // `npuprof report PATH` without -o refuses to pour HTML into a terminal;

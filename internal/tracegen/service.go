@@ -42,13 +42,16 @@ type ServiceScenario struct {
 
 // ServiceScenarios are the field systems' serving runs: 25 concurrent
 // requests on the A2 system (one DP domain), one request and 90 requests
-// on the A3 system (four DP domains), with and without prefix-cache hits.
+// on the A3 system (four DP domains), with and without prefix-cache hits;
+// and a balanced, unsaturated run (4 requests with cache hits on the A2
+// system) on which no service rule fires.
 func ServiceScenarios() []ServiceScenario {
 	return []ServiceScenario{
 		{Name: "a2-25", Requests: 25, Concurrency: 25, DP: 1, Busy: 1, StepUs: 61_000},
 		{Name: "a3-1", Requests: 1, Concurrency: 1, DP: 4, Busy: 1, StepUs: 45_000},
 		{Name: "a3-90", Requests: 90, Concurrency: 90, DP: 4, Busy: 4, Preemptions: 3, StepUs: 52_000},
 		{Name: "a3-90-cache", Requests: 90, Concurrency: 90, DP: 4, Busy: 4, CacheHit: true, StepUs: 52_000},
+		{Name: "a2-4-cache", Requests: 4, Concurrency: 4, DP: 1, Busy: 1, CacheHit: true, StepUs: 61_000},
 	}
 }
 

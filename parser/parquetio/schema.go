@@ -32,8 +32,10 @@ import "github.com/npuprof/npuprof/parser/model"
 // v1.2 the metrics column source, the ranks column device_file and the
 // manifests' experts; v1.3 the ranks columns own_overlap_json,
 // world_size and world_size_from and the
-// statistics column max_ns.
-const Schema = SchemaMajor + ".3"
+// statistics column max_ns; v1.4 the service profile's tables
+// service_requests and service_batches (service.go) and the manifests'
+// service.
+const Schema = SchemaMajor + ".4"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -243,6 +245,10 @@ type Manifest struct {
 	// says what was read or why it could not be (v1.2).
 	Experts     *model.ExpertLoads `json:"experts,omitempty"`
 	ExpertsNote string             `json:"experts_note,omitempty"`
+	// Service is the service profile folder whose requests and batches
+	// the export wrote (service_requests, service_batches), "" when none
+	// (v1.3).
+	Service string `json:"service,omitempty"`
 }
 
 // SourceFormat names a Parquet export as a parser source. A rank read back

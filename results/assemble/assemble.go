@@ -49,6 +49,9 @@ func AddDetail(doc *results.Document, res *analysis.Result) {
 	if doc.Cluster != nil && res.Cluster != nil {
 		doc.Cluster.Detail = clusterDetail(res.Cluster)
 	}
+	if doc.Service != nil {
+		doc.Service.Detail = serviceDetail(res.Cluster)
+	}
 }
 
 // AddRules records a rule evaluation in the document: findings (sorted by
@@ -189,6 +192,7 @@ func contract(res *analysis.Result, findings []results.Finding) *results.Documen
 		doc.Errors = append(doc.Errors, passErrors(res.Cluster.Errors)...)
 	}
 	doc.Serving = res.Serving
+	doc.Service = serviceDoc(doc, res)
 	return doc
 }
 

@@ -203,6 +203,9 @@ type Result struct {
 	Ledger []LedgerDelta `json:"ledger,omitempty"`
 	// Serving compares the serving context (vLLM log, bench results).
 	Serving []MetricDelta `json:"serving,omitempty"`
+	// Service compares the service profiles (MS Service Profiler): the
+	// service.* metrics of each side's service section.
+	Service []MetricDelta `json:"service,omitempty"`
 	// Notes are facts about the comparison (ranks on one side only, ...).
 	Notes []string `json:"notes,omitempty"`
 	// Unavailable says why a part could not be compared.

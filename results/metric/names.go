@@ -154,6 +154,8 @@ const (
 	MetricServiceE2EP50Ms                      = "service.e2e.p50_ms"                           // service.go
 	MetricServiceE2EP90Ms                      = "service.e2e.p90_ms"                           // service.go
 	MetricServiceE2EP99Ms                      = "service.e2e.p99_ms"                           // service.go
+	MetricServiceJoinMixedShare                = "service.join.mixed.share"                     // service.go
+	MetricServiceJoinMixedStepRatio            = "service.join.mixed.step_ratio"                // service.go
 	MetricServiceKVFreeBlocksMin               = "service.kv.free_blocks.min"                   // service.go
 	MetricServiceKVFreeShareMin                = "service.kv.free.share.min"                    // service.go
 	MetricServiceKVPreemptionsCount            = "service.kv.preemptions.count"                 // service.go

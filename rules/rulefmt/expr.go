@@ -32,6 +32,10 @@ type Expr struct {
 	idents []string
 }
 
+// Names reports whether the expression names ident (a variable or a
+// function).
+func (e *Expr) Names(ident string) bool { return contains(e.idents, ident) }
+
 // Program returns the compiled expression. A built-in rule's is compiled
 // on first use (safe from several goroutines); the test suite compiles
 // every one eagerly (TestBuiltinRulesCompileEagerly).

@@ -1,0 +1,176 @@
+package driver
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/results"
+)
+
+// serviceRun generates the named serving run's service folder and runs
+// req on it alone.
+func serviceRun(t *testing.T, name string, req Request) (*Result, *tracegen.ServiceTruth) {
+	t.Helper()
+	dir := t.TempDir()
+	var sc tracegen.ServiceScenario
+	for _, s := range tracegen.ServiceScenarios() {
+		if s.Name == name {
+			sc = s
+		}
+	}
+	require.Equal(t, name, sc.Name)
+	truth, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	req.Path = dir
+	run, err := Run(context.Background(), &req)
+	require.NoError(t, err)
+	return run, truth
+}
+
+// A service folder alone: the document's service section holds every
+// service metric (the generator's truth), the files read and their
+// spellings; cluster.metrics none of them.
+func TestRunServiceSection(t *testing.T) {
+	run, truth := serviceRun(t, "a3-1", Request{Detail: true})
+	doc := run.Doc
+	require.Empty(t, doc.Ranks)
+	require.NotNil(t, doc.Service)
+	require.Equal(t, truth.Metrics, doc.Service.Metrics)
+	require.Equal(t, []string{"request.csv", "batch.csv", "kvcache.csv", "forward.csv"}, doc.Service.Files)
+	require.Equal(t, "datetime", doc.Service.Spellings["batch.csv"])
+	require.False(t, doc.Service.Partial)
+	for k := range doc.Cluster.Metrics {
+		require.False(t, strings.HasPrefix(k, "service."), k)
+	}
+	for k := range doc.Cluster.Unavailable {
+		require.False(t, strings.HasPrefix(k, "service."), k)
+	}
+	require.Len(t, doc.Service.DP, 4)
+	require.True(t, doc.Service.DP[0].Busy)
+	require.False(t, doc.Service.DP[1].Busy)
+	require.Nil(t, doc.Service.Join)
+	// the detail: every latency distribution counts its requests
+	require.NotEmpty(t, doc.Service.Detail.Latency)
+	for _, l := range doc.Service.Detail.Latency {
+		n := 0
+		for _, c := range l.Counts {
+			n += c
+		}
+		require.Equal(t, l.Count, n, l.Name)
+	}
+	require.NotEmpty(t, doc.Service.Detail.Batches)
+	require.NotEmpty(t, doc.Service.Detail.KV)
+}
+
+// check --budget 'service.ttft.p99_ms <= 500' needs no baseline: it fires
+// on the 90-request run (TTFT p99 about 3 s) and is clear under a looser
+// bound.
+func TestCheckServiceBudget(t *testing.T) {
+	gate := &results.Gate{FailOn: results.SeverityHigh}
+	run, truth := serviceRun(t, "a3-90", Request{Budgets: []string{"service.ttft.p99_ms <= 500"}, Gate: gate})
+	p99 := truth.Metrics[analysis.MetricServiceTTFTP99Ms]
+	require.Greater(t, p99, 500.0)
+	var got *results.Finding
+	for i := range run.Doc.Findings {
+		if run.Doc.Findings[i].Rule == "budget/service.ttft.p99_ms" {
+			got = &run.Doc.Findings[i]
+		}
+	}
+	require.NotNil(t, got, "the budget fires")
+	require.Equal(t, p99, got.Evidence[0].Value)
+	require.NotNil(t, run.Verdict)
+	require.NotEmpty(t, run.Verdict.Failing)
+
+	run, _ = serviceRun(t, "a3-90", Request{Budgets: []string{"service.ttft.p99_ms <= 5000"}, Gate: gate})
+	for _, o := range run.Doc.Rules {
+		if o.Rule == "budget/service.ttft.p99_ms" {
+			require.Equal(t, results.StatusClear, o.Status, o.Reason)
+		}
+	}
+}
+
+// A device capture with the service folder of the same run beside it: the
+// document's join names the rank, the clock offset and each matched
+// step's batch.
+func TestRunServiceJoin(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	spans := analysis.StepSpansOf(res.Ranks[0])
+	var steps [][2]int64
+	for _, s := range spans {
+		steps = append(steps, [2]int64{s.Start, s.End})
+	}
+	truth, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, -420, 6, 4)
+	require.NoError(t, err)
+	run, err := Run(context.Background(), &Request{Path: dir})
+	require.NoError(t, err)
+	j := run.Doc.Service.Join
+	require.NotNil(t, j)
+	require.Equal(t, 0, j.Rank)
+	require.Equal(t, "execution", j.Batches)
+	require.Equal(t, len(spans), j.Steps)
+	require.Equal(t, len(spans), j.Matched)
+	require.InDelta(t, float64(truth.OffsetNs)/1000, j.ClockOffsetUs, 0.5)
+	require.Len(t, j.StepBatches, len(spans))
+	mixed := 0
+	for i, sb := range j.StepBatches {
+		require.Equal(t, int(truth.Rows[i]), sb.Row)
+		require.Equal(t, spans[i].Step, sb.Step)
+		want := "decode"
+		if truth.Mixed[i] {
+			want = "prefill"
+			mixed++
+		}
+		require.Equal(t, want, sb.Cause, "step %d", sb.Step)
+	}
+	require.Equal(t, mixed, j.MixedSteps)
+	require.Equal(t, float64(mixed)/float64(len(spans)), run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedShare])
+	require.Equal(t, *j.MixedStepRatio, run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedStepRatio])
+}
+
+// diff of two service captures: the service.* metrics compared, each
+// side's from its own folder (found, or given with --service-after).
+func TestDiffServiceCaptures(t *testing.T) {
+	gen := func(name string) string {
+		dir := t.TempDir()
+		for _, sc := range tracegen.ServiceScenarios() {
+			if sc.Name == name {
+				_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceMillis)
+				require.NoError(t, err)
+			}
+		}
+		return dir
+	}
+	before, after := gen("a3-90"), gen("a3-90-cache")
+	// a device capture without a service folder of its own, the service
+	// profile given apart
+	capture := filepath.Join(t.TempDir(), "rank0_ascend_pt")
+	_, err := tracegen.GenerateRank(capture, tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	for _, side := range []DiffSide{{Path: after}, {Path: capture, Service: after}} {
+		r, failed, err := Diff(context.Background(), &DiffRequest{Before: DiffSide{Path: before}, After: side})
+		require.NoError(t, err)
+		require.NoError(t, failed)
+		var hit *float64
+		var hitBefore *float64
+		for _, d := range r.Service {
+			if d.Metric == analysis.MetricServiceCacheHitMean {
+				hit, hitBefore = d.After, d.Before
+			}
+		}
+		require.NotNil(t, hit, "service.cache_hit.mean compared")
+		require.NotNil(t, hitBefore)
+		require.Less(t, *hitBefore, 0.1)
+		require.Greater(t, *hit, 0.8)
+	}
+}
