@@ -23,6 +23,7 @@ type (
 	RefSpec      = rulefmt.RefSpec
 	Selection    = rulefmt.Selection
 	Release      = rulefmt.Release
+	Change       = rulefmt.Change
 	// env is what expressions run in: the engine fills its functions; one
 	// whose input is not available returns an error wrapping
 	// errUnavailable, and the rule is then "not evaluated", with the
