@@ -535,8 +535,11 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	// kType is a Kineto device slice's args "type" (KERNEL_AICORE, ...)
-	kType   value
-	hasArgs bool
+	kType value
+	// transport is an HCCL plane task's args "transport type" (SDMA, ...)
+	// when its args were read
+	transport value
+	hasArgs   bool
 	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
 	// when it was not), so that the reader need not look pid up again
 	pidIdx uint32
@@ -574,6 +577,34 @@ func (ev *event) skipArgs() bool {
 		return ev.plain()
 	}
 	return false
+}
+
+// transportKey opens a plane task's transport type in its args, as
+// torch_npu writes them ("transport type": "SDMA").
+var transportKey = []byte(`"transport type": "`)
+
+// countTransport counts an HCCL slice whose args name the SDMA or RDMA
+// transport: only plane tasks carry the key (big ops do not), so no thread
+// kind is needed here.
+func (rd *reader) countTransport(args []byte) {
+	k := bytes.Index(args, transportKey)
+	if k < 0 {
+		return
+	}
+	v := args[k+len(transportKey):]
+	if e := bytes.IndexByte(v, '"'); e >= 0 {
+		rd.countTransportValue(v[:e])
+	}
+}
+
+// countTransportValue counts a plane task of transport v.
+func (rd *reader) countTransportValue(v []byte) {
+	switch string(v) {
+	case "SDMA":
+		rd.planeSDMA++
+	case "RDMA":
+		rd.planeRDMA++
+	}
 }
 
 // skipRest returns the index after the object whose body continues at
@@ -803,16 +834,24 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		}
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
+				a := i
 				i = skipChecked(b, i, skipComposite)
 				if i < 0 {
 					return i
 				}
 				ev.hasArgs = true
+				if ev.kind == procHCCL {
+					rd.countTransport(b[a:i])
+				}
 				continue
 			}
 			i = parseArgs(b, i, ev)
 			if i < 0 {
 				return i
+			}
+			if ev.transport.set && rd != nil {
+				// a plane task read before its process was known
+				rd.countTransportValue(ev.transport.b)
 			}
 			continue
 		}
@@ -1265,6 +1304,10 @@ func argDst(ev *event, k []byte) *value {
 			return &ev.taskType
 		case "Stream Id":
 			return &ev.stream
+		}
+	case 14:
+		if string(k) == "transport type" {
+			return &ev.transport
 		}
 	case 16:
 		if string(k) == "Physic Stream Id" {

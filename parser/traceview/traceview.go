@@ -328,15 +328,18 @@ func (l *plog) buf() []byte {
 }
 
 type reader struct {
-	src     *source
-	in      *interner
-	pidIdx  map[int64]uint16
-	pids    []int64
-	strPids map[string]int64
-	tidIdx  map[int64]uint32
-	tids    []int64
-	logs    []plog
-	threads map[[2]int64]string
+	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
+	// type is SDMA or RDMA (countTransport)
+	planeSDMA, planeRDMA int
+	src                  *source
+	in                   *interner
+	pidIdx               map[int64]uint16
+	pids                 []int64
+	strPids              map[string]int64
+	tidIdx               map[int64]uint32
+	tids                 []int64
+	logs                 []plog
+	threads              map[[2]int64]string
 	// flows: varint records of end flag, pid index, tid index, ts delta,
 	// id delta, in chunks like a process log (no copying as it grows)
 	flows                plog
@@ -1183,6 +1186,7 @@ func isBigOpThread(name string) bool {
 // device id. Kept long on purpose: one pass over rd.logs per process kind,
 // with the per-name caches local (docs/architecture.md, "Kept on purpose").
 func (rd *reader) build(rank *model.Rank, file string) {
+	rank.HCCLPlane.SDMA, rank.HCCLPlane.RDMA = rd.planeSDMA, rd.planeRDMA
 	var join *flowJoin
 	if rd.nFlows > rd.nFlowEnds {
 		join = rd.decodeFlows()
@@ -1365,6 +1369,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					unnamedHCCL++
 				}
 				if k != 1 {
+					rank.HCCLPlane.Tasks++
 					continue
 				}
 				addHCCL(p, &s)
