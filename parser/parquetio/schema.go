@@ -206,10 +206,16 @@ type Rank struct {
 	HaveJSON      string `parquet:"have_json"`
 	Partial       bool   `parquet:"partial"`
 	PartialReason string `parquet:"partial_reason"`
-	GroupsJSON    string `parquet:"groups_json"`
-	EnvJSON       string `parquet:"env_json"`
-	MetadataJSON  string `parquet:"metadata_json"`
-	WarningsJSON  string `parquet:"warnings_json"`
+	// HCCLPlane* are model.Rank.HCCLPlane: the HCCL plane tasks and those
+	// whose transport is SDMA or RDMA (v1.2; 0 when read from an older
+	// export, where the columns are missing).
+	HCCLPlaneTasks int64  `parquet:"hccl_plane_tasks,optional"`
+	HCCLPlaneSDMA  int64  `parquet:"hccl_plane_sdma,optional"`
+	HCCLPlaneRDMA  int64  `parquet:"hccl_plane_rdma,optional"`
+	GroupsJSON     string `parquet:"groups_json"`
+	EnvJSON        string `parquet:"env_json"`
+	MetadataJSON   string `parquet:"metadata_json"`
+	WarningsJSON   string `parquet:"warnings_json"`
 }
 
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export

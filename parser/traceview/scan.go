@@ -535,11 +535,8 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	// kType is a Kineto device slice's args "type" (KERNEL_AICORE, ...)
-	kType value
-	// transport is an HCCL plane task's args "transport type" (SDMA, ...)
-	// when its args were read
-	transport value
-	hasArgs   bool
+	kType   value
+	hasArgs bool
 	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
 	// when it was not), so that the reader need not look pid up again
 	pidIdx uint32
@@ -585,25 +582,31 @@ var transportKey = []byte(`"transport type": "`)
 
 // countTransport counts an HCCL slice whose args name the SDMA or RDMA
 // transport: only plane tasks carry the key (big ops do not), so no thread
-// kind is needed here.
+// kind is needed here. The value starts with an upper-case S or R, which
+// the keys never hold: each such letter of the args is tried in turn (an
+// IndexByte each), never a substring search.
 func (rd *reader) countTransport(args []byte) {
-	k := bytes.Index(args, transportKey)
-	if k < 0 {
-		return
-	}
-	v := args[k+len(transportKey):]
-	if e := bytes.IndexByte(v, '"'); e >= 0 {
-		rd.countTransportValue(v[:e])
+	if transportIn(args, 'S', "SDMA") {
+		rd.planeSDMA++
+	} else if transportIn(args, 'R', "RDMA") {
+		rd.planeRDMA++
 	}
 }
 
-// countTransportValue counts a plane task of transport v.
-func (rd *reader) countTransportValue(v []byte) {
-	switch string(v) {
-	case "SDMA":
-		rd.planeSDMA++
-	case "RDMA":
-		rd.planeRDMA++
+// transportIn reports whether args hold `"transport type": "v"`, v
+// starting with c.
+func transportIn(args []byte, c byte, v string) bool {
+	for off := 0; ; {
+		k := bytes.IndexByte(args[off:], c)
+		if k < 0 {
+			return false
+		}
+		k += off
+		if len(args) > k+len(v) && string(args[k:k+len(v)]) == v && args[k+len(v)] == '"' &&
+			bytes.HasSuffix(args[:k], transportKey) {
+			return true
+		}
+		off = k + 1
 	}
 }
 
@@ -845,13 +848,14 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				}
 				continue
 			}
+			a := i
 			i = parseArgs(b, i, ev)
 			if i < 0 {
 				return i
 			}
-			if ev.transport.set && rd != nil {
-				// a plane task read before its process was known
-				rd.countTransportValue(ev.transport.b)
+			if ev.kind == procUnknown && rd != nil {
+				// perhaps a plane task read before its process was known
+				rd.countTransport(b[a:i])
 			}
 			continue
 		}
@@ -1304,10 +1308,6 @@ func argDst(ev *event, k []byte) *value {
 			return &ev.taskType
 		case "Stream Id":
 			return &ev.stream
-		}
-	case 14:
-		if string(k) == "transport type" {
-			return &ev.transport
 		}
 	case 16:
 		if string(k) == "Physic Stream Id" {
