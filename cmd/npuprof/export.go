@@ -59,7 +59,7 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
   and links, comm_ops, step_trace, ranks (see docs/parquet.md, schema
-  npuprof.parquet/v1.2).
+  npuprof.parquet/v1.3).
 
 Each rank's folder is recorded as given (PATH may be relative), made
 absolute in the current directory, with this machine's host name, so that

@@ -30,8 +30,9 @@ import "github.com/npuprof/npuprof/parser/model"
 // export of another major version (SchemaMajor); adding a column is a
 // minor change (v1.N). v1.1 added the ranks columns abs_path and host;
 // v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts.
-const Schema = SchemaMajor + ".2"
+// manifests' experts; v1.3 the ranks columns hccl_plane_tasks, _sdma and
+// _rdma.
+const Schema = SchemaMajor + ".3"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -207,7 +208,7 @@ type Rank struct {
 	Partial       bool   `parquet:"partial"`
 	PartialReason string `parquet:"partial_reason"`
 	// HCCLPlane* are model.Rank.HCCLPlane: the HCCL plane tasks and those
-	// whose transport is SDMA or RDMA (v1.2; 0 when read from an older
+	// whose transport is SDMA or RDMA (v1.3; 0 when read from an older
 	// export, where the columns are missing).
 	HCCLPlaneTasks int64  `parquet:"hccl_plane_tasks,optional"`
 	HCCLPlaneSDMA  int64  `parquet:"hccl_plane_sdma,optional"`

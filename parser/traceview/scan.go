@@ -535,8 +535,11 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	// kType is a Kineto device slice's args "type" (KERNEL_AICORE, ...)
-	kType   value
-	hasArgs bool
+	kType value
+	// transport is an HCCL plane task's transport (planeSDMA, planeRDMA;
+	// 0 none)
+	transport uint8
+	hasArgs   bool
 	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
 	// when it was not), so that the reader need not look pid up again
 	pidIdx uint32
@@ -580,18 +583,28 @@ func (ev *event) skipArgs() bool {
 // torch_npu writes them ("transport type": "SDMA").
 var transportKey = []byte(`"transport type": "`)
 
-// countTransport counts an HCCL slice whose args name the SDMA or RDMA
-// transport: only plane tasks carry the key (big ops do not), so no thread
-// kind is needed here. The value starts with an upper-case S or R, which
-// the keys never hold: each such letter of the args is tried in turn (an
-// IndexByte each), never a substring search.
-func (rd *reader) countTransport(args []byte) {
+// transportOf is the transport an HCCL slice's args name: planeSDMA,
+// planeRDMA or 0 (only plane tasks carry the key; big ops do not, so no
+// thread kind is needed here). The value starts with an upper-case S or R,
+// which the keys never hold: each such letter of the args is tried in turn
+// (an IndexByte each), never a substring search. The reader counts it once
+// the event is whole (rd.event): a parse cut by the buffer's end is
+// repeated.
+func transportOf(args []byte) uint8 {
 	if transportIn(args, 'S', "SDMA") {
-		rd.planeSDMA++
-	} else if transportIn(args, 'R', "RDMA") {
-		rd.planeRDMA++
+		return planeSDMA
 	}
+	if transportIn(args, 'R', "RDMA") {
+		return planeRDMA
+	}
+	return 0
 }
+
+// The transports an event's transport field names.
+const (
+	planeSDMA = 1 + iota
+	planeRDMA
+)
 
 // transportIn reports whether args hold `"transport type": "v"`, v
 // starting with c.
@@ -844,7 +857,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				}
 				ev.hasArgs = true
 				if ev.kind == procHCCL {
-					rd.countTransport(b[a:i])
+					ev.transport = transportOf(b[a:i])
 				}
 				continue
 			}
@@ -855,7 +868,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			}
 			if ev.kind == procUnknown && rd != nil {
 				// perhaps a plane task read before its process was known
-				rd.countTransport(b[a:i])
+				ev.transport = transportOf(b[a:i])
 			}
 			continue
 		}

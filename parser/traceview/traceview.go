@@ -329,7 +329,7 @@ func (l *plog) buf() []byte {
 
 type reader struct {
 	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
-	// type is SDMA or RDMA (countTransport)
+	// type is SDMA or RDMA (transportOf)
 	planeSDMA, planeRDMA int
 	src                  *source
 	in                   *interner
@@ -824,6 +824,12 @@ func (rd *reader) tidIndex(tid int64) uint32 {
 }
 
 func (rd *reader) event(ev *event) {
+	switch ev.transport {
+	case planeSDMA:
+		rd.planeSDMA++
+	case planeRDMA:
+		rd.planeRDMA++
+	}
 	var ph byte
 	if len(ev.phV.b) == 1 && ev.phV.str {
 		ph = ev.phV.b[0]
