@@ -43,6 +43,9 @@ const (
 	FamilyHCCLGroupTypeUs    Family = "hccl.group.<group>.<type>.time_us" // µs, base MetricHCCLTotalCount: HCCL big ops of one type in one group (hccl.group.tp.allgather.time_us: the tp group's all-gathers)
 	FamilyHCCLGroupTypeCount Family = "hccl.group.<group>.<type>.count"   // count, base MetricHCCLTotalCount: number of HCCL big ops of one type in one group
 
+	MetricHCCLPlaneSDMACount = "hccl.plane.sdma.count" // count: HCCL plane tasks (the Plane k threads of a Level1 trace_view.json) whose transport type is SDMA: collectives expanded on the AI CPU or host moving data with the on-chip DMA engines (none in AIV mode, HCCL_OP_EXPANSION_MODE=AIV)
+	MetricHCCLPlaneRDMACount = "hccl.plane.rdma.count" // count: HCCL plane tasks whose transport type is RDMA: data sent to another node
+
 	// UnavailableHCCLGroups is the unavailable key of the whole
 	// hccl.group.<group>.* family.
 	UnavailableHCCLGroups = "hccl.group.*"
@@ -59,7 +62,8 @@ subtasks); hccl.<type>.time_us/.count split them by lower-case type
 receive, batchsendrecv); hccl.group.<group>.time_us/.count by the group name
 resolved from parallel_group_info through the hash token in the op name;
 hccl.group.<group>.<type>.time_us/.count by both (e.g. the tp group's
-all-gathers).`,
+all-gathers); hccl.plane.sdma.count and hccl.plane.rdma.count count the
+plane tasks of a Level1 timeline by their args' transport type.`,
 	Metrics: hcclMetrics,
 	Run: func(ctx *Context) (any, error) {
 		r := ctx.Rank
@@ -75,6 +79,12 @@ all-gathers).`,
 		default:
 			ctx.UnavailableAll(noCollectives(ctx))
 			return (*HCCLResult)(nil), nil
+		}
+		if p := r.HCCLPlane; p.Tasks > 0 {
+			ctx.SetCount(MetricHCCLPlaneSDMACount, p.SDMA)
+			ctx.SetCount(MetricHCCLPlaneRDMACount, p.RDMA)
+		} else {
+			ctx.Unavailable("no HCCL plane tasks in the profile (a Level1 trace_view.json records them on the HCCL process's Plane threads)", MetricHCCLPlaneSDMACount, MetricHCCLPlaneRDMACount)
 		}
 		ctx.SetUs(MetricHCCLTotalUs, res.Total.Total)
 		ctx.SetCount(MetricHCCLTotalCount, res.Total.Count)

@@ -4,7 +4,7 @@ package analysis
 
 // metricRows are the metrics the passes declare, one constant and its
 // line comment each, in file order.
-var metricRows = [183]Metric{
+var metricRows = [185]Metric{
 	{Name: string(MetricCollectivesMatched), Unit: "count", Doc: "collectives matched across ranks (same communicator, type and ordinal)", Base: ""},
 	{Name: string(MetricCollectivesWaitUs), Unit: "µs", Doc: "time ranks spent waiting for the last arrival at matched collectives", Base: ""},
 	{Name: string(MetricDecodeBatchObserved), Unit: "tokens", Doc: "most frequent leading dimension of the decode attention kernels' first input (the decode batch; padded to the capture size in a graph replay)", Base: ""},
@@ -65,6 +65,8 @@ var metricRows = [183]Metric{
 	{Name: string(FamilyHCCLGroupCount), Unit: "count", Doc: "number of HCCL big ops of one group", Base: "hccl.total.count"},
 	{Name: string(FamilyHCCLGroupTypeUs), Unit: "µs", Doc: "HCCL big ops of one type in one group (hccl.group.tp.allgather.time_us: the tp group's all-gathers)", Base: "hccl.total.count"},
 	{Name: string(FamilyHCCLGroupTypeCount), Unit: "count", Doc: "number of HCCL big ops of one type in one group", Base: "hccl.total.count"},
+	{Name: string(MetricHCCLPlaneSDMACount), Unit: "count", Doc: "HCCL plane tasks (the Plane k threads of a Level1 trace_view.json) whose transport type is SDMA: collectives expanded on the AI CPU or host moving data with the on-chip DMA engines (none in AIV mode, HCCL_OP_EXPANSION_MODE=AIV)", Base: ""},
+	{Name: string(MetricHCCLPlaneRDMACount), Unit: "count", Doc: "HCCL plane tasks whose transport type is RDMA: data sent to another node", Base: ""},
 	{Name: string(MetricFreeInStepsUs), Unit: "µs", Doc: "device idle within steps (ProfilerStep#N, else between decode-step boundaries): what a faster host can remove", Base: ""},
 	{Name: string(MetricFreeBetweenStepsUs), Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us", Base: ""},
 	{Name: string(MetricKernelComputeUs), Unit: "µs", Doc: "sum of compute-kernel durations", Base: ""},
@@ -197,18 +199,18 @@ var (
 	enginesMetrics       = metricRows[8:13:13]     // engines.go
 	eventwaitMetrics     = metricRows[13:22:22]    // eventwait.go
 	expertsMetrics       = metricRows[22:52:52]    // experts.go
-	hcclMetrics          = metricRows[52:60:60]    // hccl.go
-	hostfreeMetrics      = metricRows[60:62:62]    // hostfree.go
-	kernelsMetrics       = metricRows[62:66:66]    // kernels.go
-	layersMetrics        = metricRows[66:72:72]    // layers.go
-	ledgerMetrics        = metricRows[72:73:73]    // ledger.go
-	ledgerClusterMetrics = metricRows[73:99:99]    // ledgercluster.go
-	moeMetrics           = metricRows[99:120:120]  // moe.go
-	moeWaitMetrics       = metricRows[120:123:123] // moewait.go
-	overlapMetrics       = metricRows[123:132:132] // overlap.go
-	replayMetrics        = metricRows[132:133:133] // replaypass.go
-	serviceMetrics       = metricRows[133:168:168] // service.go
-	skewMetrics          = metricRows[168:179:179] // skew.go
-	stepsharesMetrics    = metricRows[179:182:182] // stepshares.go
-	waitpairMetrics      = metricRows[182:183:183] // waitpair.go
+	hcclMetrics          = metricRows[52:62:62]    // hccl.go
+	hostfreeMetrics      = metricRows[62:64:64]    // hostfree.go
+	kernelsMetrics       = metricRows[64:68:68]    // kernels.go
+	layersMetrics        = metricRows[68:74:74]    // layers.go
+	ledgerMetrics        = metricRows[74:75:75]    // ledger.go
+	ledgerClusterMetrics = metricRows[75:101:101]  // ledgercluster.go
+	moeMetrics           = metricRows[101:122:122] // moe.go
+	moeWaitMetrics       = metricRows[122:125:125] // moewait.go
+	overlapMetrics       = metricRows[125:134:134] // overlap.go
+	replayMetrics        = metricRows[134:135:135] // replaypass.go
+	serviceMetrics       = metricRows[135:170:170] // service.go
+	skewMetrics          = metricRows[170:181:181] // skew.go
+	stepsharesMetrics    = metricRows[181:184:184] // stepshares.go
+	waitpairMetrics      = metricRows[184:185:185] // waitpair.go
 )

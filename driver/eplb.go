@@ -2,13 +2,14 @@ package driver
 
 import (
 	"fmt"
-	"github.com/npuprof/npuprof/inputs/expertload"
 	"strings"
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/analysis/eplb"
+	"github.com/npuprof/npuprof/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/rules"
 )
 
 // EPLBMaxRanks bounds eplb plan's --ep-size.
@@ -24,6 +25,12 @@ type EPLBRequest struct {
 	// rank).
 	Redundant    int
 	RedundantSet bool
+	// VLLMAscend is the vLLM-Ascend version that will read the map ("":
+	// unknown): it picks the form of the serve-with line.
+	VLLMAscend string
+	// MoELayers is the served model's MoE layer count (0: not given): the
+	// map's layers are checked against it.
+	MoELayers int
 }
 
 // EPLBPlan is a plan, its predicted effect and the loads it was made
@@ -35,6 +42,9 @@ type EPLBPlan struct {
 	// From is what "before" is: "expert map" or the default split.
 	From          string
 	Before, After eplb.Prediction
+	// LayerNote says the map covers fewer MoE layers than the model has
+	// ("" when they agree or the model's count was not given).
+	LayerNote string
 }
 
 // PlanEPLB reads the loads of req and plans their placement.
@@ -52,7 +62,53 @@ func PlanEPLB(req EPLBRequest) (*EPLBPlan, error) {
 		return nil, err
 	}
 	p.Loads = x
+	if req.MoELayers > 0 {
+		if p.LayerNote, err = checkMoELayers(len(p.Plan.Layers), req.MoELayers); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// checkMoELayers checks the map's layer count against the model's MoE
+// layers. More is an error: vLLM-Ascend's expert-map loader raises
+// "Invalid EPLB Table" for a layer id past moe_layer_count, and the server
+// does not start. Fewer is a note: the layers past the map have no
+// placement in it.
+func checkMoELayers(mapLayers, model int) (string, error) {
+	switch {
+	case mapLayers > model:
+		return "", usageErr("--moe-layers %d: the loads hold %d MoE layers, the model %d: vLLM-Ascend refuses a map with a layer id past moe_layer_count (\"Invalid EPLB Table\"). Record the loads on this model (every rank, all %d MoE layers), or give the model's MoE layer count if %d is wrong (config.json num_hidden_layers, less any dense layers: first_k_dense_replace, mlp_only_layers)",
+			model, mapLayers, model, model, model)
+	case mapLayers < model:
+		return fmt.Sprintf("the map places %d of the model's %d MoE layers (layer ids 0..%d), so layers %d..%d have no placement in it; record the loads over every MoE layer for a map of all %d", mapLayers, model, mapLayers-1, mapLayers, model-1, model), nil
+	}
+	return "", nil
+}
+
+// eplbNestedFrom is the first vLLM-Ascend release that reads the expert map
+// path under eplb_config (#5533); earlier ones read the top-level
+// expert_map_path (vllm_ascend/ascend_config.py at v0.13.0rc1; docs/rules.md,
+// "Edits by vLLM-Ascend version").
+const eplbNestedFrom = "v0.13.0rc2"
+
+// EPLBServeWith is the --additional-config that makes vLLM-Ascend version
+// (v0.13.0rc1, "" when unknown) load the expert map at path, and a note
+// when the version is unknown (the newest form, and the other).
+func EPLBServeWith(version, path string) (config, note string, err error) {
+	nested := fmt.Sprintf(`{"eplb_config": {"expert_map_path": %q}}`, path)
+	flat := fmt.Sprintf(`{"expert_map_path": %q}`, path)
+	if version == "" {
+		return nested, fmt.Sprintf("the form %s and later read; v0.13.0rc1 and earlier read the top-level key: --additional-config '%s' (give --vllm-ascend-version to choose)", eplbNestedFrom, flat), nil
+	}
+	c, err := rules.CompareVersions(version, eplbNestedFrom)
+	if err != nil {
+		return "", "", usageErr("--vllm-ascend-version %s: %v", version, err)
+	}
+	if c < 0 {
+		return flat, "", nil
+	}
+	return nested, "", nil
 }
 
 // loadPlanLoads reads --experts and refuses loads a plan cannot use.

@@ -342,6 +342,11 @@ func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results
 	in := &rules.Input{Result: res, Facts: facts, Baseline: baseline, Lang: req.Lang}
 	rep := rules.Evaluate(set, in)
 	plan.Build(res, rep)
+	var lines []string
+	if req.script != nil {
+		lines = req.script.Lines
+	}
+	plan.AddHostTuning(rep, lines)
 	rep.EvalPlanBudgets(set, in)
 	var ed rules.Editor
 	if req.script != nil {

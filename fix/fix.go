@@ -153,6 +153,17 @@ func (a Action) effects() []effect {
 	return nil
 }
 
+// JSONValue is the compact JSON value a merge_json action gives key ("" when
+// it gives none).
+func JSONValue(a Action, key string) string {
+	for _, e := range a.effects() {
+		if e.target.Of == "json" && e.target.Key == key {
+			return e.value
+		}
+	}
+	return ""
+}
+
 // clash reports whether two effects conflict: the same target left in two
 // states, or a flag set or removed whole while another action merges keys
 // into its JSON value.

@@ -23,9 +23,9 @@ import (
 // chromeLacks are the truth metrics a Kineto Chrome trace cannot give:
 // EVENT_WAIT tasks, the groups (no profiler_metadata.json), the decode
 // batch (kernel_details.csv's input shapes) and the kernels' Model ID
-// (graph.kernels.share) are not in it.
+// (graph.kernels.share) and the HCCL plane tasks are not in it.
 func chromeLacks(k string) bool {
-	return strings.HasPrefix(k, "event_wait.") || strings.HasPrefix(k, "hccl.group.") || k == "decode.batch.observed" || k == analysis.MetricGraphKernelsShare
+	return strings.HasPrefix(k, "event_wait.") || strings.HasPrefix(k, "hccl.group.") || strings.HasPrefix(k, "hccl.plane.") || k == "decode.batch.observed" || k == analysis.MetricGraphKernelsShare
 }
 
 // torch.profiler's Kineto Chrome trace (one *.pt.trace.json per rank in one

@@ -50,10 +50,12 @@ var zhLabels = map[string]string{
 	", needs ":           "，需要 ",
 	"      basis: ":      "      预测依据：",
 	"  (fixes cut to their first lines, no evidence: see --detail all, --format json or --html)\n": "  （修复只显示前几行，不含依据：见 --detail all、--format json 或 --html）\n",
-	"  total: %s\n":                                       "  合计：%s\n",
-	"  left out: %s: %s\n":                                "  未纳入：%s：%s\n",
-	"  deploy diff (patch -p1):\n":                        "  部署脚本 diff（patch -p1）：\n",
-	"  code patch %s (patch -p1 in the source folder):\n": "  代码补丁 %s（在源码目录中 patch -p1）：\n",
+	"  total: %s\n":                "  合计：%s\n",
+	"  left out: %s: %s\n":         "  未纳入：%s：%s\n",
+	"  deploy diff (patch -p1):\n": "  部署脚本 diff（patch -p1）：\n",
+	"  optional host tuning (not in the deploy diff; %s):\n": "  可选的主机调优（不在部署脚本 diff 中；%s）：\n",
+	" (already in the script)":                               "（脚本中已有）",
+	"  code patch %s (patch -p1 in the source folder):\n":    "  代码补丁 %s（在源码目录中 patch -p1）：\n",
 
 	// sections
 	"\nTime breakdown over the profiled window\n":                                            "\n采集窗口内的时间分解\n",

@@ -63,4 +63,14 @@ func writePlan(ew *errWriter, p *results.Plan) {
 			ew.printf("    %s\n", Safe(l, 400))
 		}
 	}
+	if ht := p.HostTuning; ht != nil {
+		ew.printf("  optional host tuning (not in the deploy diff; %s):\n", Safe(ht.Why, 300))
+		for _, l := range ht.Lines {
+			mark := ""
+			if l.InScript {
+				mark = ew.l.t(" (already in the script)")
+			}
+			ew.printf("    %s   # %s%s\n", Safe(l.Command, 200), Safe(l.What, 200), mark)
+		}
+	}
 }

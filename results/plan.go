@@ -40,6 +40,24 @@ type Plan struct {
 	LeftOut     []LeftOut   `json:"left_out,omitempty"`
 	DeployDiff  string      `json:"deploy_diff"`
 	CodePatches []CodePatch `json:"code_patches,omitempty"`
+	// HostTuning is the host OS tuning offered beside the plan when the
+	// host holds the device back: optional commands, never in DeployDiff.
+	HostTuning *HostTuning `json:"host_tuning,omitempty"`
+}
+
+// HostTuning is optional host OS tuning (root, on every node), apart from
+// the plan's deploy diff: why it is offered, and its commands.
+type HostTuning struct {
+	Why   string     `json:"why"`
+	Lines []HostLine `json:"lines"`
+}
+
+// HostLine is one host tuning command, what it does, and whether the
+// --deploy script already runs it.
+type HostLine struct {
+	Command  string `json:"command"`
+	What     string `json:"what"`
+	InScript bool   `json:"in_script"`
 }
 
 // PlanStep is one fix of the plan, predicted on the timeline the earlier

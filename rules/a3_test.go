@@ -28,7 +28,18 @@ func TestA3FieldReport(t *testing.T) {
 
 	up := finding(rep, "vllm-ascend-upgrade")
 	require.NotNil(t, up, "%+v", status(rep, "vllm-ascend-upgrade"))
-	require.Contains(t, up.Fix, "to v0.13.0rc2 or later, with CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1")
+	require.Contains(t, up.Fix, "to v0.13.0rc2 or later, with CANN 8.3.RC2 → 8.5.0, torch_npu 2.8.0 → 2.8.0.post1 and triton-ascend 3.2.0")
+	// the PRs of the MC2 path, #5962 tied to the main stream's waits for the
+	// side stream; #5332 (AllGather routing) left out with why
+	require.Contains(t, up.Fix, "#5962 fine-grained shared-expert overlap")
+	require.Contains(t, up.Fix, "would shrink event_wait.main_stream.kernel.time_us 3.25ms, ledger.stream_wait.time_us ")
+	require.Contains(t, up.Fix, "needs multistream_overlap_shared_expert on")
+	require.Contains(t, up.Fix, "Not for this profile: #5332 (the allgather dispatcher; this profile runs mc2).")
+	// a text-only Qwen3: no Qwen3-VL PRs
+	text := finding(evaluate(t, set, res, nil, "model=/models/Qwen3-235B-A22B"), "vllm-ascend-upgrade").Fix
+	require.NotContains(t, text, "#5848 FLASHCOMM1 for Qwen3-VL (")
+	require.NotContains(t, text, "#5827 triton mrope for Qwen3-VL (")
+	require.Contains(t, text, "#5848 (qwen3-vl; the model is /models/Qwen3-235B-A22B); #5827 (qwen3-vl; the model is /models/Qwen3-235B-A22B)")
 
 	ps := finding(rep, "parallel-strategy")
 	require.NotNil(t, ps, "%+v", status(rep, "parallel-strategy"))

@@ -141,6 +141,8 @@ func (st *state) addContextFuncs() {
 	st.env.Release = st.release
 	st.env.StackUpgrade = st.stackUpgrade
 	st.env.ChangesSince = st.changesSince
+	st.env.ChangesFor = st.changesFor
+	st.env.ChangesNotFor = st.changesNotFor
 }
 
 // ranks are the analyzed ranks' results (none without a result).

@@ -29,7 +29,10 @@ func TestRulesOnMC2Dispatcher(t *testing.T) {
 	f := finding(rep, "vllm-ascend-upgrade")
 	require.NotNil(t, f, "%+v", status(rep, "vllm-ascend-upgrade"))
 	require.Contains(t, f.Fix, "to v0.13.0rc2 or later")
-	require.Contains(t, f.Fix, "with CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1")
+	require.Contains(t, f.Fix, "with CANN 8.3.RC2 → 8.5.0, torch_npu 2.8.0 → 2.8.0.post1 and triton-ascend 3.2.0")
+	// Qwen3-VL's PRs stay; no side-stream waits: #5962 has nothing to shrink
+	require.Contains(t, f.Fix, "#5848 FLASHCOMM1 for Qwen3-VL (")
+	require.Contains(t, f.Fix, "Not for this profile: #5332 (the allgather dispatcher; this profile runs mc2); #5962 (nothing to shrink: ")
 	require.Contains(t, f.Fix, "/models/Qwen3-VL-235B-A22B-Instruct is the model the +80% was measured on")
 	// per rank: 24 gating + 48 GroupedMatmul + 24 dispatch + 24 combine
 	require.Contains(t, f.Fix, "This profile runs 120 MoE kernels per rank on the mc2 dispatcher.")

@@ -92,16 +92,16 @@ func factTableMarkdown() string {
 // versionTableMarkdown renders the table for docs/rules.md.
 func versionTableMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| vLLM-Ascend | date | vLLM | CANN | torch / torch_npu | changes rules name |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| vLLM-Ascend | date | vLLM | CANN | torch / torch_npu | triton-ascend | changes rules name [dispatchers; models] |\n|---|---|---|---|---|---|---|\n")
 	sources := map[string]bool{}
 	for _, r := range Releases() {
 		var ch []string
 		for _, c := range r.Changes {
-			ch = append(ch, fmt.Sprintf("#%d %s", c.PR, c.What))
+			ch = append(ch, fmt.Sprintf("#%d %s [%s; %s]", c.PR, c.What, strings.Join(c.Dispatchers, "/"), strings.Join(c.Models, "/")))
 			sources[c.Source] = true
 		}
 		sources[r.Source] = true
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s | %s |\n", r.Version, r.Date, r.VLLM, r.CANN, r.Torch, r.TorchNPU, strings.Join(ch, "; "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s | %s | %s |\n", r.Version, r.Date, r.VLLM, r.CANN, r.Torch, r.TorchNPU, r.TritonAscend, strings.Join(ch, "; "))
 	}
 	b.WriteString("\nSources: ")
 	b.WriteString(strings.Join(slices.Sorted(maps.Keys(sources)), "; "))

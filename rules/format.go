@@ -24,6 +24,7 @@ type (
 	ClaimSpec    = rulefmt.ClaimSpec
 	Selection    = rulefmt.Selection
 	Release      = rulefmt.Release
+	Change       = rulefmt.Change
 	// env is what expressions run in: the engine fills its functions; one
 	// whose input is not available returns an error wrapping
 	// errUnavailable, and the rule is then "not evaluated", with the

@@ -40,6 +40,15 @@ const (
 	msgAnd
 	msgNoChanges
 	msgListSep
+	msgAnd3
+	msgChangeDispatcher
+	msgChangeModel
+	msgChangeNothing
+	msgChangeKernels
+	msgChangeShrinks
+	msgChangeNeedsOn
+	msgNoChangesFit
+	msgPerStepSuffix
 )
 
 var engineMsgs = map[string][]string{
@@ -76,6 +85,15 @@ var engineMsgs = map[string][]string{
 		msgAnd:                  "%s and %s",
 		msgNoChanges:            "no listed changes",
 		msgListSep:              "; ",
+		msgAnd3:                 "%s, %s and %s",
+		msgChangeDispatcher:     "the %s dispatcher; this profile runs %s",
+		msgChangeModel:          "%s; the model is %s",
+		msgChangeNothing:        "nothing to shrink: %s measured 0",
+		msgChangeKernels:        "%s",
+		msgChangeShrinks:        "; would shrink %s",
+		msgChangeNeedsOn:        "; needs %s on",
+		msgNoChangesFit:         "none of its listed changes meets this profile",
+		msgPerStepSuffix:        " per step",
 	},
 	lang.ZH: {
 		msgSumOver:             "各 rank 之和 %s",
@@ -110,6 +128,15 @@ var engineMsgs = map[string][]string{
 		msgAnd:                  "%s 和 %s",
 		msgNoChanges:            "版本表未列出变更",
 		msgListSep:              "；",
+		msgAnd3:                 "%s、%s 和 %s",
+		msgChangeDispatcher:     "%s dispatcher；此 profile 运行的是 %s",
+		msgChangeModel:          "%s；模型为 %s",
+		msgChangeNothing:        "无可缩减：%s 测得为 0",
+		msgChangeKernels:        "%s",
+		msgChangeShrinks:        "；可缩减 %s",
+		msgChangeNeedsOn:        "；需要开启 %s",
+		msgNoChangesFit:         "其列出的变更都不适用于此 profile",
+		msgPerStepSuffix:        "（每 step）",
 	},
 }
 

@@ -45,6 +45,10 @@ func TestVersionTable(t *testing.T) {
 		"sources: {m: x}\nreleases: [{version: latest, vllm: v1, cann: '8', torch_npu: '2', source: m}]",
 		"sources: {m: x}\nreleases: [{version: v1.0.0, vllm: v1, torch_npu: '2', source: m}]",
 		"sources: {m: x}\nreleases: [{version: v1.0.0, vllm: v1, cann: '8', torch_npu: '2', source: m}, {version: 1.0.0, vllm: v1, cann: '8', torch_npu: '2', source: m}]",
+		// a change without its path, with an unknown dispatcher, shrinking no metric
+		"sources: {m: x}\nreleases: [{version: v1.0.0, vllm: v1, cann: '8', torch_npu: '2', source: m, changes: [{pr: 1, what: w, source: m}]}]",
+		"sources: {m: x}\nreleases: [{version: v1.0.0, vllm: v1, cann: '8', torch_npu: '2', source: m, changes: [{pr: 1, what: w, dispatchers: [mc3], models: [any], kernels: [k], source: m}]}]",
+		"sources: {m: x}\nreleases: [{version: v1.0.0, vllm: v1, cann: '8', torch_npu: '2', source: m, changes: [{pr: 1, what: w, dispatchers: [any], models: [any], kernels: [k], shrinks: [moe.nope], source: m}]}]",
 	} {
 		_, err := parseVersionTable([]byte(bad))
 		require.Error(t, err, bad)
@@ -74,21 +78,22 @@ func TestUpgradeNamesTheStackPair(t *testing.T) {
 	f := finding(rep, "vllm-ascend-upgrade")
 	require.NotNil(t, f, "%+v", status(rep, "vllm-ascend-upgrade"))
 	require.Equal(t, "vLLM-Ascend v0.13.0rc1: v0.13.0rc2 has fixes for this MoE decode", f.Title)
-	require.Contains(t, f.Fix, "to v0.13.0rc2 or later, with CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1\n(vLLM v0.13.0")
+	require.Contains(t, f.Fix, "to v0.13.0rc2 or later, with CANN 8.3.RC2 → 8.5.0, torch_npu 2.8.0 → 2.8.0.post1 and triton-ascend 3.2.0\n(vLLM v0.13.0")
+	require.Contains(t, f.Fix, "#5332 MoeInitRoutingCustom routing kernel (AllGather dispatcher; op added by #5251) (MoeInitRoutingV2, MoeInitRoutingCustom; would shrink moe.routing.time_us ")
 	require.Contains(t, f.Fix, "#5848 FLASHCOMM1 for Qwen3-VL")
-	require.Contains(t, f.Fix, "#5962 fine-grained shared-expert overlap")
+	require.Contains(t, f.Fix, "Not for this profile: #5962 (nothing to shrink: event_wait.main_stream.kernel.time_us, ledger.stream_wait.time_us measured 0)")
 	require.Contains(t, f.Fix, "v0.13.0 (CANN 8.5.0, torch_npu 2.8.0.post2) adds #6258")
 
 	// the profile's profiler_info says what runs (tracegen writes 8.1.RC1 / 2.5.1.post1)
 	rep = evaluate(t, set, res, nil, "vllm_ascend_version=v0.13.0rc1")
-	require.Contains(t, finding(rep, "vllm-ascend-upgrade").Fix, "CANN 8.1.RC1 → 8.5.0 and torch_npu 2.5.1.post1 → 2.8.0.post1")
+	require.Contains(t, finding(rep, "vllm-ascend-upgrade").Fix, "CANN 8.1.RC1 → 8.5.0, torch_npu 2.5.1.post1 → 2.8.0.post1 and triton-ascend 3.2.0")
 	// --fact names them too; a version already there says so
 	rep = evaluate(t, set, withoutVersions(res), nil, "vllm_ascend_version=v0.12.0rc1", "cann_version=8.5.0")
-	require.Contains(t, finding(rep, "vllm-ascend-upgrade").Fix, "CANN 8.5.0 (already) and torch_npu 2.8.0 → 2.8.0.post1")
+	require.Contains(t, finding(rep, "vllm-ascend-upgrade").Fix, "CANN 8.5.0 (already), torch_npu 2.8.0 → 2.8.0.post1 and triton-ascend 3.2.0")
 	// a release the table does not hold: the pair of the target only
 	rep = evaluate(t, set, withoutVersions(res), nil, "vllm_ascend_version=v0.12.5")
 	fx := finding(rep, "vllm-ascend-upgrade").Fix
-	require.Contains(t, fx, "with CANN 8.5.0 and torch_npu 2.8.0.post1\n")
+	require.Contains(t, fx, "with CANN 8.5.0, torch_npu 2.8.0.post1 and triton-ascend 3.2.0\n")
 	require.Contains(t, fx, "#5332 MoeInitRoutingCustom")
 }
 

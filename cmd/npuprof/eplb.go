@@ -23,6 +23,9 @@ type eplbPlanOptions struct {
 	EPSize       int
 	Stage        string
 	Output       string
+	// VLLMAscend and MoELayers: --vllm-ascend-version, --moe-layers.
+	VLLMAscend string
+	MoELayers  int
 }
 
 func newEPLBCmd(io *streams) *cobra.Command {
@@ -45,6 +48,8 @@ func (o *eplbPlanOptions) register(cmd *cobra.Command) {
 	intFlag(f, &o.EPSize, "ep-size", 0, fmt.Sprintf("1..%d (at most the experts per layer)", driver.EPLBMaxRanks), "EP ranks to place experts on, `N` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)")
 	f.StringVar(&o.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
 	f.StringVarP(&o.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
+	f.StringVar(&o.VLLMAscend, "vllm-ascend-version", "", "the vLLM-Ascend `VERSION` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)")
+	intFlag(f, &o.MoELayers, "moe-layers", 0, "1..100000", "the served model's MoE layer count, `N`: a map with more layers is refused (vLLM-Ascend's \"Invalid EPLB Table\"), one with fewer is a note (Qwen3-235B-A22B: 94)")
 }
 
 func (o *eplbPlanOptions) check(_ *streams, cmd *cobra.Command, _ []string) error {
@@ -59,6 +64,9 @@ func (o *eplbPlanOptions) check(_ *streams, cmd *cobra.Command, _ []string) erro
 		// bounded before anything is read: the plan allocates
 		// layers x EP size x slots
 		return usageErr("--ep-size %d: out of range 1..%d (a plan has at most one EP rank per expert, and no expert-load input holds more than %d experts per layer)", o.EPSize, driver.EPLBMaxRanks, driver.EPLBMaxRanks)
+	}
+	if cmd.Flags().Changed("moe-layers") && (o.MoELayers < 1 || o.MoELayers > 100000) {
+		return usageErr("--moe-layers %d: out of range 1..100000 (the model's MoE layer count)", o.MoELayers)
 	}
 	if err := checkStage(o.Stage); err != nil {
 		return err
@@ -89,23 +97,39 @@ copy of that expert, then swap copies while that lowers the busiest rank
 else vLLM's default contiguous split without redundant experts. Predictions
 split an expert's tokens evenly over its copies, as vLLM-Ascend's EPLB
 worker does. The plan is written to -o (standard output when "-"); the
-summary goes to standard output, or to standard error when the plan does.`,
+summary goes to standard output, or to standard error when the plan does.
+
+The serve-with line is in the form --vllm-ascend-version reads: the
+top-level expert_map_path up to v0.13.0rc1, eplb_config.expert_map_path from
+v0.13.0rc2 (#5533); without it, the newest form and the other. --moe-layers
+checks the map against the model: more layers than the model's MoE layers
+is refused (vLLM-Ascend's loader raises "Invalid EPLB Table" for a layer id
+past moe_layer_count), fewer is a note.`,
 		Example: `  # Plan from MindIE dumps with one redundant expert per rank
   $ npuprof eplb plan --experts ./expert_hotspot/ -o expert_map.json
 
   # From a layer,expert,tokens CSV, 16 EP ranks, 16 redundant slots
   $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --redundant 16 -o expert_map.json
 
-  # Then serve with the plan (vLLM-Ascend static EPLB)
+  # For vLLM-Ascend v0.13.0rc1 serving Qwen3-235B-A22B (94 MoE layers)
+  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --vllm-ascend-version v0.13.0rc1 --moe-layers 94 -o expert_map.json
+
+  # Then serve with the plan (vLLM-Ascend static EPLB; v0.13.0rc2 and later)
   $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
-      --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'`,
+      --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'
+  # (v0.13.0rc1 and earlier: --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}')`,
 		Args: cobra.NoArgs,
 	}, &eplbPlanOptions{}, eplbPlanRun)
 }
 
 func eplbPlanRun(_ context.Context, io *streams, opts *eplbPlanOptions) error {
+	if opts.VLLMAscend != "" {
+		if _, _, err := driver.EPLBServeWith(opts.VLLMAscend, ""); err != nil {
+			return err // refused before the loads are read
+		}
+	}
 	p, err := driver.PlanEPLB(driver.EPLBRequest{Experts: opts.Experts, Stage: opts.Stage, EPSize: opts.EPSize,
-		Redundant: opts.Redundant, RedundantSet: opts.RedundantSet})
+		Redundant: opts.Redundant, RedundantSet: opts.RedundantSet, VLLMAscend: opts.VLLMAscend, MoELayers: opts.MoELayers})
 	if err != nil {
 		return err
 	}
@@ -116,13 +140,12 @@ func eplbPlanRun(_ context.Context, io *streams, opts *eplbPlanOptions) error {
 	if opts.Output == "" || opts.Output == "-" {
 		sw = io.err
 	}
-	printPlan(sw, opts, p)
-	return nil
+	return printPlan(sw, opts, p)
 }
 
 // printPlan writes the plan's summary: its shape, the predicted rank
 // loads before and after, notes, and how to serve with it.
-func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) {
+func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) error {
 	x := p.Loads
 	stage := ""
 	if x.Stage != "" {
@@ -145,6 +168,9 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) {
 	for _, n := range x.Notes {
 		pr("note: %s\n", n)
 	}
+	if p.LayerNote != "" {
+		pr("note: %s\n", p.LayerNote)
+	}
 	for _, l := range x.Layers[:1] {
 		if l.ID != 0 || x.Layers[len(x.Layers)-1].ID != len(x.Layers)-1 {
 			pr("note: input layers %d..%d are written as MoE layers 0..%d in order\n", l.ID, x.Layers[len(x.Layers)-1].ID, len(x.Layers)-1)
@@ -156,6 +182,14 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) {
 			abs = opts.Output
 		}
 		pr("wrote %s: %d layers x %d ranks x %d slots (vLLM-Ascend expert map)\n", opts.Output, len(p.Plan.Layers), p.Ranks, p.Slots)
-		pr("serve with: --enable-expert-parallel --additional-config '{\"eplb_config\": {\"expert_map_path\": %q}}'\n", abs)
+		config, note, err := driver.EPLBServeWith(opts.VLLMAscend, abs)
+		if err != nil {
+			return err
+		}
+		pr("serve with: --enable-expert-parallel --additional-config '%s'\n", config)
+		if note != "" {
+			pr("  (%s)\n", note)
+		}
 	}
+	return nil
 }

@@ -232,3 +232,49 @@ func TestEPLBPlanDumpsWithoutMapSayDefaultLayout(t *testing.T) {
 	assert.Contains(t, stdout, "before (default layout)")
 	assert.NotContains(t, stdout, "before (expert map)")
 }
+
+// The serve-with line is in the form the vLLM-Ascend version reads: the
+// top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2,
+// the newest with the other when the version is not given. --moe-layers
+// refuses a map with more layers than the model (vLLM-Ascend's "Invalid
+// EPLB Table") and notes one with fewer.
+func TestEPLBPlanServeWithByVersionAndLayers(t *testing.T) {
+	dir := testutil.Sample(t, hotspot)
+	out := filepath.Join(t.TempDir(), "expert_map.json")
+	args := []string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", out}
+	abs, err := filepath.Abs(out)
+	require.NoError(t, err)
+	flat := fmt.Sprintf(`--additional-config '{"expert_map_path": %q}'`, abs)
+	nested := fmt.Sprintf(`--additional-config '{"eplb_config": {"expert_map_path": %q}}'`, abs)
+
+	code, stdout, stderr := run(append(args, "--vllm-ascend-version", "v0.13.0rc1")...)
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "serve with: --enable-expert-parallel "+flat+"\n")
+	require.NotContains(t, stdout, "eplb_config")
+
+	code, stdout, stderr = run(append(args, "--vllm-ascend-version", "0.13.0rc2")...)
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "serve with: --enable-expert-parallel "+nested+"\n")
+
+	code, stdout, stderr = run(args...)
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "serve with: --enable-expert-parallel "+nested+"\n")
+	require.Contains(t, stdout, "v0.13.0rc1 and earlier read the top-level key: "+flat)
+
+	// the sample's decode dumps hold 58 MoE layers
+	code, stdout, stderr = run(append(args, "--moe-layers", "94")...)
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "note: the map places 58 of the model's 94 MoE layers (layer ids 0..57), so layers 58..93 have no placement in it")
+	code, _, stderr = run(append(args, "--moe-layers", "48")...)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, stderr, `the loads hold 58 MoE layers, the model 48: vLLM-Ascend refuses a map with a layer id past moe_layer_count ("Invalid EPLB Table")`)
+	code, _, _ = run(append(args, "--moe-layers", "58")...)
+	require.Equal(t, ExitOK, code)
+
+	code, _, stderr = run(append(args, "--vllm-ascend-version", "latest")...)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, stderr, "--vllm-ascend-version latest")
+	code, _, stderr = run(append(args, "--moe-layers", "0")...)
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, stderr, "--moe-layers 0: out of range")
+}

@@ -59,6 +59,10 @@ const (
 	MetricFreeUs              = "overlap.free.time_us"
 	MetricHCCLTotalUs         = "hccl.total.time_us"
 	MetricHCCLTotalCount      = "hccl.total.count"
+	// HCCL plane tasks whose transport type is SDMA and RDMA (the text
+	// layouts write every subtask's plane twin; a single node: no RDMA)
+	MetricHCCLPlaneSDMACount  = "hccl.plane.sdma.count"
+	MetricHCCLPlaneRDMACount  = "hccl.plane.rdma.count"
 	MetricMoERoutingUs        = "moe.routing.time_us"
 	MetricMoERoutingCount     = "moe.routing.count"
 	MetricMoECumsumUs         = "moe.cumsum.time_us"

@@ -220,6 +220,14 @@ func verifyRank(t *testing.T, dir string, s Scenario, rt RankTruth) {
 					}
 				}
 			}
+		case p == "HCCL" && strings.HasPrefix(threadName[[2]int64{e.Pid, e.Tid}], "Plane "):
+			// a plane task, counted by its args' transport type
+			switch e.Args["transport type"] {
+			case "SDMA":
+				cnt[MetricHCCLPlaneSDMACount]++
+			case "RDMA":
+				cnt[MetricHCCLPlaneRDMACount]++
+			}
 		case p == "HCCL" && strings.HasSuffix(threadName[[2]int64{e.Pid, e.Tid}], "Communication"):
 			win = append(win, [2]int64{st, st + du})
 			comm = append(comm, [2]int64{st, st + du})

@@ -346,6 +346,17 @@ func (o *rankOut) addTaskTruth(t *devTask) {
 				o.acc.add("moe.cumsum.aicpu", t.dur)
 			}
 		}
+	case tkSubtask:
+		// its twin on an HCCL plane thread: the text layouts write it with
+		// its transport type (the db layout has no plane tasks)
+		if o.lay != LayoutTorchNPUDB {
+			sdma := int64(0)
+			if _, transport, _, _, _ := o.planeArgs(t); transport == "SDMA" {
+				sdma = 1
+			}
+			o.acc.counts[MetricHCCLPlaneSDMACount] += sdma // present (0) once a plane task is written
+			o.acc.counts[MetricHCCLPlaneRDMACount] += 0    // one node: no RDMA
+		}
 	case tkHCCL:
 		group := o.info.coll[t.c.group].Name
 		o.acc.add("hccl.total", t.dur)

@@ -349,6 +349,13 @@ type Availability struct {
 	GroupsNote string
 }
 
+// PlaneTasks counts HCCL plane tasks: every one, and those whose args name
+// the SDMA transport (on-chip DMA within a node: HCCL expanded on the AI
+// CPU or host, not on the AI Vector cores) or RDMA (between nodes).
+type PlaneTasks struct {
+	Tasks, SDMA, RDMA int
+}
+
 // Rank is everything npuprof knows about one rank's profile.
 type Rank struct {
 	Rank   int // -1 when unknown
@@ -369,8 +376,11 @@ type Rank struct {
 	// Syms holds the strings of Tasks, HCCL and FrameworkOps (see Sym).
 	Syms Syms
 
-	Tasks        []DeviceTask
-	HCCL         []HCCLOp
+	Tasks []DeviceTask
+	HCCL  []HCCLOp
+	// HCCLPlane counts the HCCL plane tasks of a Level1 trace_view.json
+	// ("Plane k" threads of the HCCL process), by transport.
+	HCCLPlane    PlaneTasks
 	FrameworkOps []FrameworkOp
 	Links        []Link
 	Steps        []Step

@@ -140,7 +140,7 @@ func TestRoundTripSamples(t *testing.T) {
 // `npuprof analyze OUTDIR`. Extend write.go/read.go and this list together.
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
-		"Have", "Syms", "Tasks", "HCCL", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
+		"Have", "Syms", "Tasks", "HCCL", "HCCLPlane", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
 		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap", "WorldSize", "WorldSizeFrom"}
 	sort.Strings(handled)
 	var fields []string

@@ -320,6 +320,7 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 	r.Have = model.Availability{Timeline: meta.HaveTimeline, KernelDetails: meta.HaveKernelDetails, HCCL: meta.HaveHCCL,
 		Framework: meta.HaveFramework, TimelineFile: meta.TimelineFile, KernelFile: meta.KernelFile}
 	r.Partial, r.PartialReason = meta.Partial, meta.PartialReason
+	r.HCCLPlane = model.PlaneTasks{Tasks: int(meta.HCCLPlaneTasks), SDMA: int(meta.HCCLPlaneSDMA), RDMA: int(meta.HCCLPlaneRDMA)}
 	for _, j := range []struct {
 		text string
 		dst  any

@@ -31,8 +31,8 @@ import "github.com/npuprof/npuprof/parser/model"
 // minor change (v1.N). v1.1 added the ranks columns abs_path and host;
 // v1.2 the metrics column source, the ranks column device_file and the
 // manifests' experts; v1.3 the ranks columns own_overlap_json,
-// world_size and world_size_from and the
-// statistics column max_ns; v1.4 the service profile's tables
+// world_size and world_size_from, hccl_plane_tasks, _sdma and _rdma,
+// and the statistics column max_ns; v1.4 the service profile's tables
 // service_requests and service_batches (service.go) and the manifests'
 // service.
 const Schema = SchemaMajor + ".4"
@@ -225,6 +225,12 @@ type Rank struct {
 	// exports).
 	WorldSize     int32  `parquet:"world_size,optional"`
 	WorldSizeFrom string `parquet:"world_size_from,optional"`
+	// HCCLPlane* are model.Rank.HCCLPlane: the HCCL plane tasks and those
+	// whose transport is SDMA or RDMA (v1.3; 0 when read from an older
+	// export, where the columns are missing).
+	HCCLPlaneTasks int64 `parquet:"hccl_plane_tasks,optional"`
+	HCCLPlaneSDMA  int64 `parquet:"hccl_plane_sdma,optional"`
+	HCCLPlaneRDMA  int64 `parquet:"hccl_plane_rdma,optional"`
 }
 
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export

@@ -163,6 +163,7 @@ func rankRow(r *model.Rank) (Rank, error) {
 		ProfilerLevel: r.ProfilerLevel, TorchNPUVersion: r.TorchNPUVersion, CANNVersion: r.CANNVersion,
 		HaveTimeline: r.Have.Timeline, HaveKernelDetails: r.Have.KernelDetails, HaveHCCL: r.Have.HCCL, HaveFramework: r.Have.Framework,
 		TimelineFile: r.Have.TimelineFile, KernelFile: r.Have.KernelFile, Partial: r.Partial, PartialReason: r.PartialReason,
+		HCCLPlaneTasks: int64(r.HCCLPlane.Tasks), HCCLPlaneSDMA: int64(r.HCCLPlane.SDMA), HCCLPlaneRDMA: int64(r.HCCLPlane.RDMA),
 		GroupsJSON: js[0], EnvJSON: js[1], MetadataJSON: js[2], WarningsJSON: js[3], HaveJSON: js[4]}, nil
 }
 

@@ -535,8 +535,11 @@ type event struct {
 	taskType, stream, modelID value
 	argName, argLabels        value
 	// kType is a Kineto device slice's args "type" (KERNEL_AICORE, ...)
-	kType   value
-	hasArgs bool
+	kType value
+	// transport is an HCCL plane task's transport (planeSDMA, planeRDMA;
+	// 0 none)
+	transport uint8
+	hasArgs   bool
 	// pidIdx is 1 + the reader's index of pid, resolved with kind (0
 	// when it was not), so that the reader need not look pid up again
 	pidIdx uint32
@@ -574,6 +577,50 @@ func (ev *event) skipArgs() bool {
 		return ev.plain()
 	}
 	return false
+}
+
+// transportKey opens a plane task's transport type in its args, as
+// torch_npu writes them ("transport type": "SDMA").
+var transportKey = []byte(`"transport type": "`)
+
+// transportOf is the transport an HCCL slice's args name: planeSDMA,
+// planeRDMA or 0 (only plane tasks carry the key; big ops do not, so no
+// thread kind is needed here). The value starts with an upper-case S or R,
+// which the keys never hold: each such letter of the args is tried in turn
+// (an IndexByte each), never a substring search. The reader counts it once
+// the event is whole (rd.event): a parse cut by the buffer's end is
+// repeated.
+func transportOf(args []byte) uint8 {
+	if transportIn(args, 'S', "SDMA") {
+		return planeSDMA
+	}
+	if transportIn(args, 'R', "RDMA") {
+		return planeRDMA
+	}
+	return 0
+}
+
+// The transports an event's transport field names.
+const (
+	planeSDMA = 1 + iota
+	planeRDMA
+)
+
+// transportIn reports whether args hold `"transport type": "v"`, v
+// starting with c.
+func transportIn(args []byte, c byte, v string) bool {
+	for off := 0; ; {
+		k := bytes.IndexByte(args[off:], c)
+		if k < 0 {
+			return false
+		}
+		k += off
+		if len(args) > k+len(v) && string(args[k:k+len(v)]) == v && args[k+len(v)] == '"' &&
+			bytes.HasSuffix(args[:k], transportKey) {
+			return true
+		}
+		off = k + 1
+	}
 }
 
 // skipRest returns the index after the object whose body continues at
@@ -803,16 +850,25 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		}
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
+				a := i
 				i = skipChecked(b, i, skipComposite)
 				if i < 0 {
 					return i
 				}
 				ev.hasArgs = true
+				if ev.kind == procHCCL {
+					ev.transport = transportOf(b[a:i])
+				}
 				continue
 			}
+			a := i
 			i = parseArgs(b, i, ev)
 			if i < 0 {
 				return i
+			}
+			if ev.kind == procUnknown && rd != nil {
+				// perhaps a plane task read before its process was known
+				ev.transport = transportOf(b[a:i])
 			}
 			continue
 		}

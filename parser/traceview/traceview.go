@@ -330,15 +330,18 @@ func (l *plog) buf() []byte {
 }
 
 type reader struct {
-	src     *source
-	in      *interner
-	pidIdx  map[int64]uint16
-	pids    []int64
-	strPids map[string]int64
-	tidIdx  map[int64]uint32
-	tids    []int64
-	logs    []plog
-	threads map[[2]int64]string
+	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
+	// type is SDMA or RDMA (transportOf)
+	planeSDMA, planeRDMA int
+	src                  *source
+	in                   *interner
+	pidIdx               map[int64]uint16
+	pids                 []int64
+	strPids              map[string]int64
+	tidIdx               map[int64]uint32
+	tids                 []int64
+	logs                 []plog
+	threads              map[[2]int64]string
 	// flows: varint records of end flag, pid index, tid index, ts delta,
 	// id delta, in chunks like a process log (no copying as it grows)
 	flows                plog
@@ -837,6 +840,12 @@ func (rd *reader) tidIndex(tid int64) uint32 {
 }
 
 func (rd *reader) event(ev *event) {
+	switch ev.transport {
+	case planeSDMA:
+		rd.planeSDMA++
+	case planeRDMA:
+		rd.planeRDMA++
+	}
 	var ph byte
 	if len(ev.phV.b) == 1 && ev.phV.str {
 		ph = ev.phV.b[0]
@@ -1202,6 +1211,7 @@ func isBigOpThread(name string) bool {
 // device id. Kept long on purpose: one pass over rd.logs per process kind,
 // with the per-name caches local (docs/architecture.md, "Kept on purpose").
 func (rd *reader) build(rank *model.Rank, file string) {
+	rank.HCCLPlane.SDMA, rank.HCCLPlane.RDMA = rd.planeSDMA, rd.planeRDMA
 	var join *flowJoin
 	if rd.nFlows > rd.nFlowEnds {
 		join = rd.decodeFlows()
@@ -1393,6 +1403,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					unnamedHCCL++
 				}
 				if k != 1 {
+					rank.HCCLPlane.Tasks++
 					continue
 				}
 				addHCCL(p, &s)

@@ -69,6 +69,8 @@ const (
 	MetricGraphKernelsShare                    = "graph.kernels.share"                          // decode.go
 	MetricHCCLPerLayerCount                    = "hccl.per_layer.count"                         // layers.go
 	MetricHCCLPerLayerUs                       = "hccl.per_layer.time_us"                       // layers.go
+	MetricHCCLPlaneRDMACount                   = "hccl.plane.rdma.count"                        // hccl.go
+	MetricHCCLPlaneSDMACount                   = "hccl.plane.sdma.count"                        // hccl.go
 	MetricHCCLTotalCount                       = "hccl.total.count"                             // hccl.go
 	MetricHCCLTotalUs                          = "hccl.total.time_us"                           // hccl.go
 	MetricHeadIdleUs                           = "device.head_idle.time_us"                     // overlap.go

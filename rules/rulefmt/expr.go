@@ -131,6 +131,8 @@ type Env struct {
 	Release        func(string) (Release, error)        `expr:"release"`
 	StackUpgrade   func(string) (string, error)         `expr:"stack_upgrade"`
 	ChangesSince   func(string, string) (string, error) `expr:"changes_since"`
+	ChangesFor     func(string, string) (string, error) `expr:"changes_for"`
+	ChangesNotFor  func(string, string) (string, error) `expr:"changes_not_for"`
 	WaitedOp       func() (string, error)               `expr:"waited_op"`
 	TopCollectives func(int) (string, error)            `expr:"top_collectives"`
 	TopAICPU       func(int) (string, error)            `expr:"top_aicpu"`
@@ -186,9 +188,11 @@ var Functions = [][2]string{
 	{`env_known("NAME")`, "the variable was seen (set, even if empty)"},
 	{`have_env()`, "true when any environment variable is known; else the rule is not evaluated"},
 	{`version_lt(a, b)`, "vLLM-Ascend version a is older than b (v0.13.0rc1 < v0.13.0rc2 < v0.13.0)"},
-	{`release(v)`, "vLLM-Ascend release v's line of the version table (" + VersionTableFile + ", see Versions below): .version, .date, .vllm, .cann, .torch, .torch_npu, .source, .changes (each .pr, .what, .source); a version not in the table makes the rule not evaluated"},
-	{`stack_upgrade(v)`, "the CANN and torch_npu release v needs, each from what runs now (facts cann_version and torch_npu_version, else the running vllm_ascend_version's line of the table), as text: \"CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1\""},
+	{`release(v)`, "vLLM-Ascend release v's line of the version table (" + VersionTableFile + ", see Versions below): .version, .date, .vllm, .cann, .torch, .torch_npu, .triton_ascend, .source, .changes (each .pr, .what, .dispatchers, .models, .kernels, .shrinks, .needs_on, .source); a version not in the table makes the rule not evaluated"},
+	{`stack_upgrade(v)`, "the CANN and torch_npu release v needs, each from what runs now (facts cann_version and torch_npu_version, else the running vllm_ascend_version's line of the table), as text: \"CANN 8.3.RC2 → 8.5.0 and torch_npu 2.8.0 → 2.8.0.post1\", with the triton-ascend v's matrix lists when it lists one"},
 	{`changes_since(a, b)`, "the changes the version table lists for the releases after a up to b, as text: \"#5848 FLASHCOMM1 for Qwen3-VL; ...\""},
+	{`changes_for(a, b)`, "those of the changes that meet the profile (the dispatcher that ran, the served model's family, something measured above 0 to shrink), each with its kernels, the evidence it would shrink and the key it needs on, as text"},
+	{`changes_not_for(a, b)`, "the changes that do not meet the profile, each with why, as text (\"\" when none)"},
 	{`waited_op()`, "the op after the most EVENT_WAIT time, over all ranks"},
 	{`top_collectives(n)`, "the n collective types and groups with the most time (mean per rank), as text: type, group, time, ops and share of the window"},
 	{`top_aicpu(n)`, "the n kernels with the most AI CPU time (mean per rank), as text: name, count and time"},

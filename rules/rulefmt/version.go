@@ -96,21 +96,35 @@ const VersionTableFile = "rules/builtin/versions/vllm-ascend.yaml"
 
 // Release is one vLLM-Ascend release of the version table. In expressions
 // (release("v0.13.0rc2")) its fields are version, date, vllm, cann, torch,
-// torch_npu, source and changes.
+// torch_npu, triton_ascend, source and changes.
 type Release struct {
-	Version  string   `yaml:"version" expr:"version" json:"version"`
-	Date     string   `yaml:"date" expr:"date" json:"date"`
-	VLLM     string   `yaml:"vllm" expr:"vllm" json:"vllm"`
-	CANN     string   `yaml:"cann" expr:"cann" json:"cann"`
-	Torch    string   `yaml:"torch" expr:"torch" json:"torch"`
-	TorchNPU string   `yaml:"torch_npu" expr:"torch_npu" json:"torch_npu"`
-	Source   string   `yaml:"source" expr:"source" json:"source"`
-	Changes  []Change `yaml:"changes" expr:"changes" json:"changes,omitempty"`
+	Version  string `yaml:"version" expr:"version" json:"version"`
+	Date     string `yaml:"date" expr:"date" json:"date"`
+	VLLM     string `yaml:"vllm" expr:"vllm" json:"vllm"`
+	CANN     string `yaml:"cann" expr:"cann" json:"cann"`
+	Torch    string `yaml:"torch" expr:"torch" json:"torch"`
+	TorchNPU string `yaml:"torch_npu" expr:"torch_npu" json:"torch_npu"`
+	// TritonAscend is the triton-ascend the release's matrix lists ("" when
+	// it lists none).
+	TritonAscend string   `yaml:"triton_ascend" expr:"triton_ascend" json:"triton_ascend,omitempty"`
+	Source       string   `yaml:"source" expr:"source" json:"source"`
+	Changes      []Change `yaml:"changes" expr:"changes" json:"changes,omitempty"`
 }
 
-// Change is a pull request of vLLM-Ascend that a release brought.
+// Change is a pull request of vLLM-Ascend that a release brought, with the
+// path it touches: the MoE dispatchers (or "any"), the model families (or
+// "any"), the kernels, the metrics it would shrink and the
+// --additional-config key it needs on.
 type Change struct {
-	PR     int    `yaml:"pr" expr:"pr" json:"pr"`
-	What   string `yaml:"what" expr:"what" json:"what"`
-	Source string `yaml:"source" expr:"source" json:"source"`
+	PR          int      `yaml:"pr" expr:"pr" json:"pr"`
+	What        string   `yaml:"what" expr:"what" json:"what"`
+	Dispatchers []string `yaml:"dispatchers" expr:"dispatchers" json:"dispatchers"`
+	Models      []string `yaml:"models" expr:"models" json:"models"`
+	Kernels     []string `yaml:"kernels" expr:"kernels" json:"kernels"`
+	Shrinks     []string `yaml:"shrinks" expr:"shrinks" json:"shrinks,omitempty"`
+	NeedsOn     string   `yaml:"needs_on" expr:"needs_on" json:"needs_on,omitempty"`
+	Source      string   `yaml:"source" expr:"source" json:"source"`
 }
+
+// ChangeDispatchers are the values a change's dispatchers take.
+var ChangeDispatchers = []string{"any", "allgather", "mc2", "fused_mc2", "alltoall"}
