@@ -95,7 +95,8 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
-				fmt.Fprintf(io.err, "\rexported %d/%d ranks (%s)\x1b[K", done, total, filepath.Base(p))
+				line := fmt.Sprintf("exported %d/%d ranks (%s)", done, total, filepath.Base(p))
+				fmt.Fprintf(io.err, "\r%s\x1b[K", cutTo(line, io.errWidth))
 				if done == total {
 					fmt.Fprintln(io.err)
 				}

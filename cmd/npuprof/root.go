@@ -106,6 +106,13 @@ type streams struct {
 	// lang is the locale's language (lang.FromLocale), the default of
 	// --lang; "" is English.
 	lang string
+	// width is the summary's width in columns (COLUMNS, else the
+	// terminal's; 0: 100) and errWidth the progress line's (standard
+	// error's terminal; 0: 100).
+	width, errWidth int
+	// colour: standard output is a terminal and NO_COLOR is not set; the
+	// summary colours the findings' severities.
+	colour bool
 }
 
 // Main runs npuprof with args and returns the exit code.

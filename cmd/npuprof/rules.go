@@ -100,6 +100,6 @@ func rulesSubcommand(io *streams, cmd *cobra.Command, run func(files []string, l
 		return run(files, lf.lang, args)
 	}
 	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
-	cmd.Flags().StringVar(&lf.Lang, "lang", "", "the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)")
+	cmd.Flags().StringVarP(&lf.Lang, "lang", "l", "", "the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)")
 	return cmd
 }

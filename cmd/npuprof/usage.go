@@ -143,18 +143,62 @@ func (c capFlag) Set(s string) error {
 
 func (c capFlag) Type() string { return "choice" }
 
-// summaryFlags are the terminal summary's --steps and --ranks.
-type summaryFlags struct{ AllSteps, AllRanks, AllDetail bool }
+// summaryFlags are the terminal summary's --steps, --ranks and --detail.
+type summaryFlags struct {
+	AllSteps, AllRanks bool
+	Detail             detailFlag
+}
+
+// detailFlag is --detail: summary (the default), tables or all.
+type detailFlag struct{ tables, all bool }
+
+// detailLevels are --detail's values and what each shows.
+var detailLevels = []string{
+	"summary", "the plan, the findings (each fix's first lines, no evidence), the rules' names and one line a section",
+	"tables", "the summary and each section's table",
+	"all", "the tables, each finding's whole fix and every evidence metric, and why each rule was not evaluated or not applicable",
+}
+
+func (d *detailFlag) String() string {
+	switch {
+	case d.all:
+		return "all"
+	case d.tables:
+		return "tables"
+	}
+	return "summary"
+}
+
+func (d *detailFlag) Set(s string) error {
+	switch s {
+	case "summary":
+		*d = detailFlag{}
+	case "tables":
+		*d = detailFlag{tables: true}
+	case "all":
+		*d = detailFlag{tables: true, all: true}
+	default:
+		var want []string
+		for i := 0; i < len(detailLevels); i += 2 {
+			want = append(want, detailLevels[i])
+		}
+		return fmt.Errorf("expected %s", strings.Join(want, ", "))
+	}
+	return nil
+}
+
+func (d *detailFlag) Type() string { return "choice" }
 
 func (s *summaryFlags) register(f *pflag.FlagSet) {
 	f.Var(capFlag{&s.AllSteps, "slowest", "every step"}, "steps",
-		fmt.Sprintf("per-step table of the summary: slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
+		fmt.Sprintf("per-step table (--detail tables): slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
 	f.Var(capFlag{&s.AllRanks, "summary", "every rank"}, "ranks",
-		fmt.Sprintf("per-rank tables of the summary above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
-	f.Var(capFlag{&s.AllDetail, "summary", "each finding's whole fix and every evidence metric, and why each rule was not evaluated or not applicable"}, "detail",
-		"findings and rules of the summary: summary (each fix's first lines, no evidence, rule names) or all")
+		fmt.Sprintf("per-rank tables (--detail tables) above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
+	f.Var(&s.Detail, "detail",
+		"what the summary shows: summary (the plan, the findings' first lines, one line a section), tables (and each section's table) or all (and every fix and evidence whole)")
 }
 
 func (s summaryFlags) text(io *streams) results.TextOptions {
-	return results.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail, ASCIIUnits: io.asciiUnits}
+	return results.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.Detail.all, Tables: s.Detail.tables,
+		ASCIIUnits: io.asciiUnits, Width: io.width, Colour: io.colour, Terminal: io.outIsTerminal}
 }
