@@ -6,6 +6,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/build"
 )
 
 func TestWrapLine(t *testing.T) {
@@ -137,4 +140,26 @@ func TestTitleLineKeepsTheRuleWhole(t *testing.T) {
 	head := "  [MEDIUM] Communication not overlapped with compute takes 25.9% of the window…"
 	require.Equal(t, head+"\n      (comm-bound, no saving estimated)", titleLine(head, "  (comm-bound, no saving estimated)", TextWidth))
 	require.Equal(t, "  [HIGH] short  (r, est. saving 1.0µs)", titleLine("  [HIGH] short", "  (r, est. saving 1.0µs)", TextWidth))
+}
+
+// A table row wider than the screen is cut, not wrapped; a severity tag
+// is coloured after the line is laid out (the escapes take no column).
+func TestCutAndColourLines(t *testing.T) {
+	row := "  aclnnGroupedMatmulV4_GroupedMatmul  GroupedMatmul  AI_CORE  128  13.69ms  106.9µs"
+	require.Equal(t, "  aclnnGroupedMatmulV4_GroupedMatmul  GroupedMatmul  AI_CORE…", cutLine(row, 62))
+	require.LessOrEqual(t, DisplayWidth(cutLine(row, 62)), 62)
+	require.Equal(t, row, cutLine(row+"   ", 100), "trailing padding is dropped, a row that fits is kept")
+	require.Equal(t, "  \x1b[1;31m[HIGH]\x1b[0m Decode batch 25", colourLine("  [HIGH] Decode batch 25"))
+	require.Equal(t, "  \x1b[1;33m[MEDIUM]\x1b[0m x", colourLine("  [MEDIUM] x"))
+	require.Equal(t, "      call [HIGH] here", colourLine("      call [HIGH] here"), "only a line's opening tag")
+
+	var b strings.Builder
+	doc := build.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
+	doc.Run.Text = results.TextOptions{Width: 70, Colour: true}
+	require.NoError(t, WriteText(&b, doc))
+	require.Contains(t, b.String(), "\n  \x1b[1;33m[MEDIUM]\x1b[0m ")
+	for _, l := range strings.Split(b.String(), "\n") {
+		plain := strings.NewReplacer("\x1b[1;33m", "", "\x1b[0m", "").Replace(l)
+		require.LessOrEqual(t, DisplayWidth(plain), 70, l)
+	}
 }

@@ -203,3 +203,30 @@ func TestGoldenScreen(t *testing.T) {
 		})
 	}
 }
+
+// The summary's width is COLUMNS when it is a number, else the terminal's,
+// else 0 (100); colour needs a terminal and no NO_COLOR or TERM=dumb.
+func TestWidthAndColourFromEnvironment(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	require.Equal(t, 80, termWidth(env("COLUMNS", "80"), &buf))
+	require.Equal(t, 0, termWidth(env("COLUMNS", "wide"), &buf), "not a number, not a terminal: the default")
+	require.Equal(t, 0, termWidth(env(), &buf))
+	require.False(t, useColour(env(), &buf), "a pipe or a file has no colour")
+	require.False(t, useColour(env("NO_COLOR", "1"), os.Stdout))
+	require.False(t, useColour(env("TERM", "dumb"), os.Stdout))
+
+	// off a terminal, the summary has no escape at any width
+	code, out, errs := runWidth(80, "analyze", "../../testdata/traces/ep-fc1-cumsum", "-q")
+	require.Equal(t, ExitOK, code, errs)
+	require.NotContains(t, out, "\x1b")
+}
