@@ -151,6 +151,9 @@ func runMain(io *streams, args []string) int {
 		msg = render.FirstLine(msg) // the rest is a stack, for --debug readers of the JSON
 	}
 	if needsHelpHint(err) {
+		if h := flagHint(msg, cmd); h != "" {
+			msg = strings.TrimRight(msg, ". \n") + " (" + h + ")"
+		}
 		msg = withHelpHint(msg, cmd)
 	}
 	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
@@ -199,6 +202,7 @@ Exit codes:
 	root.SetErr(io.err)
 	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io))
 	addExitCodes(root)
+	setHelp(root, io)
 	return root
 }
 

@@ -54,7 +54,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if f == nil {
 		return err
 	}
-	if f.Value.Type() == "choice" {
+	if _, ok := f.Value.(choiceValue); ok {
 		_, why, _ := strings.Cut(err.Error(), " flag: ")
 		return usageErr("--%s %q: %s", m[2], m[1], why)
 	}
@@ -105,7 +105,7 @@ func needsHelpHint(err error) bool {
 	}
 	s := err.Error()
 	return strings.HasPrefix(s, "--") && (strings.Contains(s, ": not a") || strings.Contains(s, ": out of range") ||
-		strings.Contains(s, ": expected all "))
+		strings.Contains(s, ": expected all ") || strings.Contains(s, ": expected summary "))
 }
 
 // kernelsRange and deployLineRange are the expected values of diff's
@@ -141,7 +141,14 @@ func (c capFlag) Set(s string) error {
 	return nil
 }
 
-func (c capFlag) Type() string { return "choice" }
+// Type names the values in --help ("slowest|all").
+func (c capFlag) Type() string { return "all|" + c.def }
+
+func (c capFlag) choice() {}
+
+// choiceValue is a flag of a few named values: a bad value's error is the
+// flag's own (flagError).
+type choiceValue interface{ choice() }
 
 // summaryFlags are the terminal summary's --steps, --ranks and --detail.
 type summaryFlags struct {
@@ -151,13 +158,6 @@ type summaryFlags struct {
 
 // detailFlag is --detail: summary (the default), tables or all.
 type detailFlag struct{ tables, all bool }
-
-// detailLevels are --detail's values and what each shows.
-var detailLevels = []string{
-	"summary", "the plan, the findings (each fix's first lines, no evidence), the rules' names and one line a section",
-	"tables", "the summary and each section's table",
-	"all", "the tables, each finding's whole fix and every evidence metric, and why each rule was not evaluated or not applicable",
-}
 
 func (d *detailFlag) String() string {
 	switch {
@@ -178,16 +178,14 @@ func (d *detailFlag) Set(s string) error {
 	case "all":
 		*d = detailFlag{tables: true, all: true}
 	default:
-		var want []string
-		for i := 0; i < len(detailLevels); i += 2 {
-			want = append(want, detailLevels[i])
-		}
-		return fmt.Errorf("expected %s", strings.Join(want, ", "))
+		return fmt.Errorf("expected summary (the default), tables or all")
 	}
 	return nil
 }
 
-func (d *detailFlag) Type() string { return "choice" }
+func (d *detailFlag) Type() string { return "summary|tables|all" }
+
+func (d *detailFlag) choice() {}
 
 func (s *summaryFlags) register(f *pflag.FlagSet) {
 	f.Var(capFlag{&s.AllSteps, "slowest", "every step"}, "steps",
