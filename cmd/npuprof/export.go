@@ -58,7 +58,7 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/framework_ops/rank=3/part-0.parquet  host torch ops
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
-  and links, comm_ops, step_trace, ranks (see docs/parquet.md, schema
+  and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
   npuprof.parquet/v1.2).
 
 Each rank's folder is recorded as given (PATH may be relative), made

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,4 +77,48 @@ func TestCompletions(t *testing.T) {
 	ids := complete("rules", "explain", "")
 	require.Contains(t, ids, "moe-routing-cumsum")
 	require.Contains(t, complete("analyze", "x", "--only", ""), "graph-capture-sizes")
+}
+
+// `npuprof docs` lists the embedded pages, `npuprof docs TOPIC` prints
+// one, and every page the help cites is one of them.
+func TestDocsEmbedded(t *testing.T) {
+	code, out, _ := run("docs")
+	require.Equal(t, ExitOK, code)
+	require.Contains(t, out, "  rules        Rules: findings that name the fix\n")
+	code, out, _ = run("docs", "rules")
+	require.Equal(t, ExitOK, code)
+	require.True(t, strings.HasPrefix(out, "# Rules: findings that name the fix\n"))
+	code, _, errs := run("docs", "rulez")
+	require.Equal(t, ExitUsage, code)
+	require.Equal(t, "npuprof: docs: no topic \"rulez\"; did you mean rules?\n", errs)
+
+	topics, _ := docTopics()
+	cited := regexp.MustCompile(`'npuprof docs ([a-z]+)'`)
+	for _, c := range allCmds(newRootCmd(&streams{})) {
+		texts := []string{c.Long}
+		c.Flags().VisitAll(func(f *pflag.Flag) { texts = append(texts, f.Usage) })
+		for _, s := range texts {
+			require.NotRegexp(t, `docs/[a-z]+\.md`, s, "%s cites a repository path", c.CommandPath())
+			for _, m := range cited.FindAllStringSubmatch(s, -1) {
+				require.Contains(t, topics, m[1], c.CommandPath())
+			}
+		}
+	}
+}
+
+// `npuprof man DIR` (make man) writes one page per command.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := run("man", dir)
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out, "npuprof-analyze.1")
+	b, err := os.ReadFile(filepath.Join(dir, "npuprof-analyze.1"))
+	require.NoError(t, err)
+	page := string(b)
+	require.True(t, strings.HasPrefix(page, ".TH \"NPUPROF-ANALYZE\" 1 "), page)
+	for _, want := range []string{".SH NAME\nnpuprof-analyze \\- Measure ", ".SH SYNOPSIS\n", ".SH OPTIONS\n", "\\fB\\-\\-detail\\fR", ".SH EXAMPLES\n", ".SH SEE ALSO\nnpuprof(1)"} {
+		require.Contains(t, page, want)
+	}
+	_, err = os.Stat(filepath.Join(dir, "npuprof-rules-explain.1"))
+	require.NoError(t, err)
 }

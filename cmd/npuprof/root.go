@@ -200,7 +200,7 @@ Exit codes:
 	root.SetFlagErrorFunc(flagError)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io), newDocsCmd(io), newManCmd(io))
 	addExitCodes(root)
 	setHelp(root, io)
 	return root
