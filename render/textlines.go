@@ -67,7 +67,7 @@ func writeBreakdownLine(ew *errWriter, doc *results.Document) {
 			parts = append(parts, fmt.Sprintf("%s %s", ew.l.t(q.label), pct(v, w)))
 		}
 	}
-	ew.line("  window %s: %s\n", Dur(w), strings.Join(parts, ", "))
+	ew.line("  window %s: %s\n", Dur(w), strings.Join(parts, ew.l.t(", ")))
 }
 
 func writeSlowRanksLine(ew *errWriter, doc *results.Document) {
@@ -106,7 +106,7 @@ func writeSlowRanksLine(ew *errWriter, doc *results.Document) {
 		parts = append(parts, fmt.Sprintf(ew.l.t("%s waited for last arrivals in %d collectives"), Dur(us(a.Wait)), a.Matched))
 	}
 	if len(parts) > 0 {
-		ew.line("  slow ranks: %s\n", strings.Join(parts, "; "))
+		ew.line("  slow ranks: %s\n", strings.Join(parts, ew.l.t("; ")))
 	}
 }
 
@@ -270,7 +270,7 @@ func writeExpertsLine(ew *errWriter, doc *results.Document) {
 		ew.line("  expert load: unavailable: %s\n", Safe(na[metric.MetricExpertsImbalanceMax], 300))
 		return
 	}
-	ew.line("  expert load: %s\n", strings.Join(parts, "; "))
+	ew.line("  expert load: %s\n", strings.Join(parts, ew.l.t("; ")))
 }
 
 func writeKernelsLine(ew *errWriter, doc *results.Document) {
