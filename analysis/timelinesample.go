@@ -36,6 +36,9 @@ const (
 	BoxEventRecord                // EVENT_RECORD task
 	BoxMemcpy                     // memcpy task
 	BoxOther                      // anything else
+
+	// NumBoxKinds is how many kinds there are.
+	NumBoxKinds = int(BoxOther) + 1
 )
 
 // SampleLane is one lane of a sampled window: a device stream, or the HCCL
@@ -54,12 +57,16 @@ type SampleBox struct {
 	// Start and End are ns from the window's start, clipped to the window.
 	Start, End int64
 	// Name indexes SampleWindow.Names: the task's name, or for a merged
-	// box the name of its longest member (whose Kind it also carries).
+	// box the name of its longest member. A merged box's Kind is the kind
+	// that holds most of its time (KindTime).
 	Name int32
 	// Count is how many tasks the box stands for; Longest the longest
 	// one's duration in ns.
 	Count   int32
 	Longest int64
+	// KindTime is, for a merged box, its members' time (ns, clipped to the
+	// window) by kind: what the box is made of.
+	KindTime [NumBoxKinds]int64
 }
 
 // SampleWindow is one sampled window of a rank's device timeline.
@@ -320,10 +327,22 @@ func cutName(s string) string {
 	return strings.Clone(s)
 }
 
+// kindTime is b's time by kind: its own KindTime once merged, else its
+// duration under its kind.
+func kindTime(b *sampleBox) [NumBoxKinds]int64 {
+	if b.Count > 1 {
+		return b.KindTime
+	}
+	var t [NumBoxKinds]int64
+	t[b.Kind] = b.End - b.Start
+	return t
+}
+
 // downsample merges neighbouring boxes of a lane whose gap is under a
 // quantum, doubling the quantum until at most limit boxes remain (or the
 // quantum exceeds the window: one box per lane). A merged box keeps the
-// kind and name of its longest member.
+// name of its longest member and takes the kind that holds most of its
+// time (KindTime: a 3.2 ms compute step with one 89 µs wait is compute).
 func downsample(boxes []sampleBox, window int64, limit int) []sampleBox {
 	if len(boxes) <= limit {
 		return boxes
@@ -343,10 +362,19 @@ func downsample(boxes []sampleBox, window int64, limit int) []sampleBox {
 				last.End = max(last.End, b.End)
 				last.Count += b.Count
 				if b.Longest > last.Longest {
-					last.Longest, last.Kind, last.name = b.Longest, b.Kind, b.name
+					last.Longest, last.name = b.Longest, b.name
+				}
+				for k, t := range kindTime(&b) {
+					last.KindTime[k] += t
+				}
+				for k := range last.KindTime {
+					if last.KindTime[k] > last.KindTime[last.Kind] {
+						last.Kind = BoxKind(k)
+					}
 				}
 				continue
 			}
+			b.KindTime = kindTime(&b)
 			out = append(out, b)
 		}
 		if len(out) <= limit || q > window {
