@@ -237,4 +237,5 @@ var zhLabels = map[string]string{
 	"%d unavailable":                                   "%d 项不可用",
 	", ":                                               "，",
 	"; ":                                               "；",
+	"Per rank":                                         "每个 rank",
 }

@@ -107,7 +107,15 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	require.Greater(t, len(all), 2*64)
 	require.NotContains(t, strings.Join(all, "\n"), "ranks summarised")
 
-	code, _, errs := run("analyze", dir, "--ranks", "some")
+	// the report collapses its per-rank tables under their charts
+	page := filepath.Join(t.TempDir(), "r.html")
+	code, _, errs := run("report", dir, "-q", "-o", page)
+	require.Equal(t, ExitOK, code, errs)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.Equal(t, 2, strings.Count(string(html), `<details class="per-rank"><summary>Per rank <span class="dim">64</span></summary>`))
+
+	code, _, errs = run("analyze", dir, "--ranks", "some")
 	require.Equal(t, ExitUsage, code)
 	require.Equal(t, `npuprof: --ranks "some": expected all (every rank) or summary (the default). Run 'npuprof analyze --help'`+"\n", errs)
 }
