@@ -238,4 +238,5 @@ var zhLabels = map[string]string{
 	", ":                                               "，",
 	"; ":                                               "；",
 	"Per rank":                                         "每个 rank",
+	"  not measured: %d (--detail tables lists each, and why)\n": "  未测量：%d 项（--detail tables 逐一列出并说明原因）\n",
 }

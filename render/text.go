@@ -597,21 +597,38 @@ func writeUnavailableCapped(ew *errWriter, doc *results.Document, limit int) {
 		return
 	}
 	keys := slices.Sorted(maps.Keys(seen))
-	ew.printf("\nNot measured / warnings\n")
-	if limit > 0 && len(keys) > limit {
-		order := func(k string) int {
-			switch {
-			case strings.HasPrefix(k, "ERROR"):
-				return 0
-			case strings.HasPrefix(k, "warning"):
-				return 1
+	notMeasured := 0
+	if limit > 0 {
+		// the summary: the errors, warnings and ranks with nothing
+		// measured (at most limit), and how many metrics were not measured
+		var shown []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, "ERROR") || strings.HasPrefix(k, "warning") || strings.HasPrefix(k, "nothing measured") {
+				shown = append(shown, k)
 			}
-			return 2
 		}
-		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(order(a), order(b)) })
-		defer ew.printf("  +%d more (--detail tables lists each)\n", len(keys)-(limit-1))
-		keys = keys[:limit-1]
+		errFirst := func(k string) int {
+			if strings.HasPrefix(k, "ERROR") {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(shown, func(a, b string) int { return cmp.Compare(errFirst(a), errFirst(b)) })
+		notMeasured = len(keys) - len(shown)
+		if len(shown) == 0 {
+			ew.line("  not measured: %d (--detail tables lists each, and why)\n", notMeasured)
+			return
+		}
+		if notMeasured > 0 {
+			defer ew.line("  not measured: %d (--detail tables lists each, and why)\n", notMeasured)
+		}
+		if len(shown) > limit {
+			defer ew.printf("  +%d more (--detail tables lists each)\n", len(shown)-(limit-1))
+			shown = shown[:limit-1]
+		}
+		keys = shown
 	}
+	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
 		if seen[k] == nil {
 			ew.printf("  %s\n", Safe(k, 800))
