@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build dist installcheck golden test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build dist man installcheck golden test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -30,6 +30,11 @@ dist:
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build -trimpath $(BUILDFLAGS) -o dist/npuprof-linux-$$a ./cmd/npuprof || exit 1; \
 	done
 	cd dist && sha256sum npuprof-linux-* > SHA256SUMS && cat SHA256SUMS
+
+## man: a man page per command in man/ (man -l man/npuprof-analyze.1), from
+##      the commands' help
+man:
+	$(GO) run ./cmd/npuprof man man
 
 ## installcheck: the README's install and demo commands, as written, on a
 ##               clean clone of this checkout's HEAD (run by CI: .ci/run)

@@ -184,3 +184,21 @@ func wrap(s, ind string) string {
 	}
 	return b.String()
 }
+
+// RuleIDs are the ids of the built-in rules and of the rules and budgets
+// of files, in their order (the shell completion of --only, --disable and
+// `rules explain`).
+func RuleIDs(files []string) ([]string, error) {
+	set, err := LoadRules(RuleSelection{Files: files})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range set.Rules {
+		ids = append(ids, r.ID)
+	}
+	for _, b := range set.Budgets {
+		ids = append(ids, b.ID)
+	}
+	return ids, nil
+}

@@ -34,6 +34,9 @@ type Options struct {
 	// BytesRead, when set, counts the bytes read from the ranks' files
 	// (gather.Options.BytesRead).
 	BytesRead *atomic.Int64
+	// BytesTotal, when set, is given the size of what BytesRead counts
+	// before the ranks are read (gather.Options.BytesTotal).
+	BytesTotal *atomic.Int64
 	// Experts names an expert-load input (file or folder, see
 	// inputs/expertload); empty: look for one inside the profile folder.
 	// ExpertStage picks decode or prefill dumps ("" prefers decode).
@@ -75,7 +78,7 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	// export` keeps it; TestSkipCommunicationSameResult keeps that true).
 	// A Parquet export's framework_ops are read: the workload pass reads
 	// framework op names (links are read with them).
-	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, BytesRead: opts.BytesRead, SkipCommunication: !readCommunication,
+	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, BytesRead: opts.BytesRead, BytesTotal: opts.BytesTotal, SkipCommunication: !readCommunication,
 		Experts: opts.Experts, ExpertStage: opts.ExpertStage}
 	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*analysis.RankResult, error) {
 		if modelHook != nil {

@@ -28,3 +28,9 @@ func TestStackMax(t *testing.T) {
 	require.Equal(t, 6.5, stackMax(series[2:]))
 	require.Zero(t, stackMax(nil))
 }
+
+// A merged box's tooltip names what it is made of, largest first.
+func TestTimelineComposition(t *testing.T) {
+	require.Equal(t, ": compute 3.20ms (97.3%), EVENT_WAIT 89.0µs (2.7%)", composition([]int64{3_200_000, 0, 0, 89_000, 0, 0, 0}))
+	require.Equal(t, "", composition(nil), "a document written before the kinds")
+}

@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -150,7 +152,7 @@ func timelineChart(n int, w *results.SampleWindow) *chartPayload {
 	for _, b := range w.Boxes {
 		n := cleanText(w.Names[b.Name], 160)
 		if b.Count > 1 {
-			n = fmt.Sprintf("%d tasks merged; longest: %s", b.Count, cleanText(w.Names[b.Name], 140))
+			n = fmt.Sprintf("%d tasks merged%s; longest: %s", b.Count, composition(b.KindTime), cleanText(w.Names[b.Name], 140))
 		}
 		ni, ok := names[n]
 		if !ok {
@@ -191,4 +193,29 @@ func timelineChart(n int, w *results.SampleWindow) *chartPayload {
 		p.Label = fmt.Sprintf("%d tasks drawn as %d boxes", w.Tasks, len(w.Boxes))
 	}
 	return p
+}
+
+// composition is what a merged box is made of, its kinds by time, largest
+// first: ": compute 3.20ms (97.3%), EVENT_WAIT 89.0µs (2.7%)"; "" without
+// the kinds (a document written before them).
+func composition(kindTime []int64) string {
+	var total int64
+	for _, t := range kindTime {
+		total += t
+	}
+	if total <= 0 {
+		return ""
+	}
+	order := make([]int, 0, len(kindTime))
+	for k, t := range kindTime {
+		if t > 0 && k < len(timelineClasses) {
+			order = append(order, k)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return kindTime[order[i]] > kindTime[order[j]] })
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s %s (%s)", timelineClasses[k].name, Dur(us(kindTime[k])), pctText(float64(kindTime[k]), float64(total)))
+	}
+	return ": " + strings.Join(parts, ", ")
 }

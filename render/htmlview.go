@@ -88,11 +88,14 @@ type kv struct{ K, V string }
 type htmlView struct {
 	// l gives the fixed texts in the document's language; HTMLLang is
 	// the page's lang attribute.
-	l              labels
-	HTMLLang       string
-	Path           string
-	Kind           string
-	RankCount      int
+	l         labels
+	HTMLLang  string
+	Path      string
+	Kind      string
+	RankCount int
+	// ManyRanks (above MaxRankRows ranks): the per-rank tables are
+	// collapsed under their charts.
+	ManyRanks      bool
 	RankList       string
 	Devices        string
 	Levels         string
@@ -385,7 +388,7 @@ func buildView(in htmlInput) *htmlView {
 	v := &htmlView{
 		l: labelsOf(doc), HTMLLang: "en",
 		Path: cleanText(doc.Input.Path, 0), Kind: doc.Input.Kind,
-		RankCount: len(doc.Ranks), Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
+		RankCount: len(doc.Ranks), ManyRanks: len(doc.Ranks) > MaxRankRows, Version: cleanText(in.Version, 40), EChartsVersion: EChartsVersion,
 		EChartsNotice: echartsNotice,
 	}
 	if v.l.zh {

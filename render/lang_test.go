@@ -80,3 +80,14 @@ func TestWrapChinese(t *testing.T) {
 	require.Equal(t, 6, DisplayWidth("集合ab"))
 	require.Equal(t, "表\uE000格", padWide("表格")[:len("表\uE000格")])
 }
+
+// The report's and the diff page's text fonts end in a CJK font stack, so
+// a Chinese page never falls back to boxes where a CJK font is installed
+// (.ci/run installs fonts-noto-cjk for the browser test).
+func TestCSSNamesCJKFonts(t *testing.T) {
+	for _, font := range []string{`"Noto Sans CJK SC"`, `"PingFang SC"`, `"Microsoft YaHei"`, `"WenQuanYi Micro Hei"`} {
+		require.Contains(t, reportCSS, font)
+	}
+	require.Regexp(t, `--sans: [^;]*var\(--cjk\), sans-serif;`, reportCSS)
+	require.Regexp(t, `--mono: [^;]*var\(--cjk\), monospace;`, reportCSS)
+}

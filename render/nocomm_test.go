@@ -109,7 +109,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	res, why := noCommResult(t, true)
 	require.Len(t, res.Ranks, 1)
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, assemble.Doc(res, nil)))
+	require.NoError(t, WriteText(&b, withTables(assemble.Doc(res, nil))))
 	out := b.String()
 	_, table, ok := strings.Cut(out, "Per step (mean over ranks)\n")
 	require.True(t, ok, out)
@@ -135,7 +135,7 @@ func TestTextStepsWithoutCollectives(t *testing.T) {
 	// three ranks: the means are over the two that measured
 	res, _ = noCommResult(t, false)
 	b.Reset()
-	require.NoError(t, WriteText(&b, assemble.Doc(res, nil)))
+	require.NoError(t, WriteText(&b, withTables(assemble.Doc(res, nil))))
 	_, table, _ = strings.Cut(b.String(), "Per step (mean over ranks)\n")
 	table, _, _ = strings.Cut(table, "\n\n")
 	lines = strings.Split(strings.TrimRight(table, "\n"), "\n")

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/results"
@@ -82,7 +81,7 @@ func ServingFacts(c *results.ServingDoc) []Fact {
 }
 
 // writeServing writes the serving context section of the terminal summary.
-func writeServing(ew *errWriter, c *results.ServingDoc, all bool) {
+func writeServing(ew *errWriter, c *results.ServingDoc, all, tables bool) {
 	if c == nil {
 		return
 	}
@@ -94,6 +93,19 @@ func writeServing(ew *errWriter, c *results.ServingDoc, all bool) {
 		head += fmt.Sprintf("; %g statistics line(s), %g skipped", lines, bad)
 	}
 	ew.printf("\nServing context (%s)\n", head)
+	if !tables {
+		var kv []string
+		for _, k := range ServingOrder(c.Metrics) {
+			if !fold || (k != metricLogSamples && k != metricLogMalformed) {
+				kv = append(kv, strings.TrimPrefix(k, "serving.")+"="+ServingValue(k, c.Metrics[k]))
+			}
+		}
+		if n := len(c.Unavailable); n > 0 {
+			kv = append(kv, fmt.Sprintf(ew.l.t("%d unavailable"), n))
+		}
+		ew.line("  %s\n", strings.Join(kv, ", "))
+		return
+	}
 	var rows [][3]string
 	for _, k := range ServingOrder(c.Metrics) {
 		if fold && (k == metricLogSamples || k == metricLogMalformed) {
@@ -111,11 +123,11 @@ func writeServing(ew *errWriter, c *results.ServingDoc, all bool) {
 		w0, w1 = max(w0, utf8.RuneCountInString(r[0])), max(w1, utf8.RuneCountInString(r[1]))
 	}
 	lead := strings.Repeat(" ", 2+w0+2+w1+2)
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	tw := ew.table(0)
 	for _, r := range rows {
 		src := r[2]
 		if !all {
-			src = fitLine(lead, src, "")
+			src = fitLine(lead, src, "", ew.width)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], src)
 	}

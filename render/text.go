@@ -30,8 +30,8 @@ func WriteText(w io.Writer, doc *results.Document) error {
 		return err
 	}
 	opts := doc.Run.Text
-	ww := &wrapWriter{w: w, width: TextWidth, ascii: opts.ASCIIUnits}
-	ew := &errWriter{w: ww, wrap: ww, l: labelsOf(doc)}
+	ww := &wrapWriter{w: w, width: textWidth(opts), ascii: opts.ASCIIUnits, colour: opts.Colour}
+	ew := &errWriter{w: ww, wrap: ww, l: labelsOf(doc), width: ww.width, term: opts.Terminal}
 	writeTextBody(ew, doc, opts)
 	if ew.err != nil {
 		return ew.err
@@ -65,19 +65,26 @@ func needDetail(doc *results.Document) error {
 	return nil
 }
 
-// writeTextBody writes the summary's sections in order.
+// writeTextBody writes the summary's sections in order: the header, the
+// fix plan, the findings and the rules, then the measured sections, one
+// line each unless opts.Tables (--detail tables or all) asks for their
+// tables.
 func writeTextBody(ew *errWriter, doc *results.Document, opts results.TextOptions) {
 	writeHeader(ew, doc, opts.AllDetail)
-	writeServing(ew, doc.Serving, opts.AllDetail)
+	writeServing(ew, doc.Serving, opts.AllDetail, opts.Tables)
 	writeService(ew, doc.Service)
 	// The fix plan, when there is one, opens the summary here, before the
 	// findings it orders (the summary fits a screen: it is capped too).
 	writePlan(ew, doc.Plan)
 	writeFindings(ew, doc, opts.AllDetail)
 	if doc.Detail.Evaluated {
-		writeRuleOutcomes(ew, doc, opts.AllDetail)
+		writeRuleOutcomes(ew, doc, opts.AllDetail, opts.Tables)
 	}
 	writeLedger(ew, doc)
+	if !opts.Tables {
+		writeSectionLines(ew, doc)
+		return
+	}
 	writeBreakdown(ew, doc, opts.AllRanks)
 	writeSlowRanks(ew, doc, opts.AllRanks)
 	if anySteps(doc) {
@@ -167,10 +174,10 @@ func cutTitle(title string, max int) string {
 // titleLine is a finding's title line, wrapped, and its "(rule, saving)"
 // tail, which wrapping never splits: on the title's last line when it
 // fits, else on a line of its own.
-func titleLine(head, tail string) string {
-	lines := strings.Split(wrapLine(head, TextWidth), "\n")
+func titleLine(head, tail string, width int) string {
+	lines := strings.Split(wrapLine(head, width), "\n")
 	last := len(lines) - 1
-	if DisplayWidth(lines[last]+tail) <= TextWidth {
+	if DisplayWidth(lines[last]+tail) <= width {
 		lines[last] += tail
 	} else {
 		lines = append(lines, "      "+strings.TrimLeft(tail, " "))
@@ -186,14 +193,15 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 		title = 200
 	}
 	head := fmt.Sprintf("  [%s] %s", strings.ToUpper(f.Severity), cutTitle(f.Title, title))
-	ew.printf("%s\n", titleLine(head, fmt.Sprintf("  (%s, %s)", f.Rule, savingText(f, ew.l))))
-	if f.Predicted != nil {
+	ew.printf("%s\n", titleLine(head, fmt.Sprintf("  (%s, %s)", f.Rule, savingText(f, ew.l)), ew.width))
+	// the summary's plan gives a planned finding's prediction already
+	if f.Predicted != nil && (all || !planned(doc.Plan, f.Rule)) {
 		ew.printf("      predicted: %s\n", predictedText(f.Predicted, ew.l))
 		if b := f.Predicted.Basis; b != "" {
 			label := ew.t("      basis: ")
 			basis := Safe(b, 400)
 			if !all {
-				basis = Safe(b, TextWidth-DisplayWidth(label)-1) // one line
+				basis = Safe(b, ew.width-DisplayWidth(label)-1) // one line
 			}
 			ew.printf("%s%s\n", label, basis)
 		}
@@ -207,7 +215,7 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	const indent = "      "
 	fix, rest := strings.Split(strings.TrimSpace(f.Fix), "\n"), 0
 	if !all {
-		fix, rest = fixHead(f.Fix, indent)
+		fix, rest = fixHead(f.Fix, indent, ew.width)
 	}
 	for _, line := range fix {
 		ew.printf("%s%s\n", indent, Safe(line, 300))
@@ -223,6 +231,19 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 		}
 	}
 	return rest > 0 || (evidence && !all)
+}
+
+// planned reports whether the fix plan has a step for rule.
+func planned(p *results.Plan, rule string) bool {
+	if p == nil {
+		return false
+	}
+	for _, st := range p.Steps {
+		if st.Rule == rule {
+			return true
+		}
+	}
+	return false
 }
 
 // writeBreakdown is the time breakdown table, one row per rank.
@@ -329,7 +350,7 @@ func writeCollectives(ew *errWriter, doc *results.Document) {
 	// most time first, then by key
 	keys := slices.Sorted(maps.Keys(by))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(by[b].total, by[a].total) })
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := ew.table(tabwriter.AlignRight)
 	fmt.Fprint(tw, ew.t("type\tgroup\tcount/rank\ttime/rank\tmean op\tmax rank\t\n"))
 	for _, k := range keys {
 		a := by[k]
@@ -439,7 +460,7 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 		return
 	}
 	streams := slices.Sorted(maps.Keys(by))
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := ew.table(tabwriter.AlignRight)
 	fmt.Fprint(tw, ew.t("stream\tranks\twaits/rank\twait/rank\tshare of stream span\tmax rank\tcompute stream\t\n"))
 	for _, s := range streams {
 		a := by[s]
@@ -494,11 +515,13 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	if len(list) > n {
 		list = list[:n]
 	}
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	tw := ew.table(0)
 	fmt.Fprint(tw, ew.t("kernel\ttype\tcore\tcount\ttotal\tmean\t\n"))
+	// names are cut to keep the table within the width: 36 runes at 100
+	// columns, a rune less per column less
+	name, op := min(max(36+ew.width-TextWidth, 12), 80), min(max(16+(ew.width-TextWidth)/4, 10), 30)
 	for _, a := range list {
-		// names are cut to keep the table within TextWidth columns
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, 36), Safe(orDash(a.op), 16), Safe(orDash(a.core), 14), a.count,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", Safe(a.name, name), Safe(orDash(a.op), op), Safe(orDash(a.core), 14), a.count,
 			Dur(us(a.total)), Dur(us(a.total)/float64(a.count)))
 	}
 	tw.Flush()
@@ -509,7 +532,16 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 // ranks share one line, and with several ranks a reason names a file by
 // its path inside the rank's folder, so that ranks with the same reason
 // share a line too.
-func writeUnavailable(ew *errWriter, doc *results.Document) {
+func writeUnavailable(ew *errWriter, doc *results.Document) { writeUnavailableCapped(ew, doc, 0) }
+
+// maxUnavailableLines is how many lines of "Not measured / warnings" the
+// summary shows (errors first, then warnings; --detail tables: every one).
+const maxUnavailableLines = 8
+
+// writeUnavailableCapped is writeUnavailable within limit lines (0: no
+// limit): the errors first, then the warnings, then what was not
+// measured, and how many more there are.
+func writeUnavailableCapped(ew *errWriter, doc *results.Document, limit int) {
 	seen := map[string][]int{}
 	for _, e := range doc.Detail.InputErrors {
 		seen["ERROR: "+FirstLine(e.Message)] = nil
@@ -568,6 +600,37 @@ func writeUnavailable(ew *errWriter, doc *results.Document) {
 		return
 	}
 	keys := slices.Sorted(maps.Keys(seen))
+	notMeasured := 0
+	if limit > 0 {
+		// the summary: the errors, warnings and ranks with nothing
+		// measured (at most limit), and how many metrics were not measured
+		var shown []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, "ERROR") || strings.HasPrefix(k, "warning") || strings.HasPrefix(k, "nothing measured") {
+				shown = append(shown, k)
+			}
+		}
+		errFirst := func(k string) int {
+			if strings.HasPrefix(k, "ERROR") {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(shown, func(a, b string) int { return cmp.Compare(errFirst(a), errFirst(b)) })
+		notMeasured = len(keys) - len(shown)
+		if len(shown) == 0 {
+			ew.line("  not measured: %d (--detail tables lists each, and why)\n", notMeasured)
+			return
+		}
+		if notMeasured > 0 {
+			defer ew.line("  not measured: %d (--detail tables lists each, and why)\n", notMeasured)
+		}
+		if len(shown) > limit {
+			defer ew.printf("  +%d more (--detail tables lists each)\n", len(shown)-(limit-1))
+			shown = shown[:limit-1]
+		}
+		keys = shown
+	}
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
 		if seen[k] == nil {
@@ -666,6 +729,10 @@ type errWriter struct {
 	wrap *wrapWriter
 	// l translates printf's formats and t's texts (the summary's language).
 	l labels
+	// width is the widest line (TextWidth when 0); term: the output is a
+	// terminal, whose line wrap verbatim turns off.
+	width int
+	term  bool
 }
 
 // t is the summary's fixed text s in its language, ready for a table
@@ -685,6 +752,10 @@ func (e *errWriter) verbatim(s string) {
 	}
 	if e.err == nil {
 		e.err = e.wrap.Flush()
+	}
+	if e.err == nil && e.term && s != "" {
+		// the terminal cuts, not wraps, a diff line wider than itself
+		s = "\x1b[?7l" + s + "\x1b[?7h"
 	}
 	if e.err == nil {
 		_, e.err = io.WriteString(e.wrap.w, s)
@@ -899,7 +970,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 			ew.printf("  none: computing and free time of every rank are within the robust band of the median\n")
 		}
 		if len(sk.Window) > 0 {
-			tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+			tw := ew.table(tabwriter.AlignRight)
 			fmt.Fprint(tw, ew.t("quantity\tmedian\tMAD\tmax\tmax rank\tmax/median\t\n"))
 			for _, st := range sk.Window {
 				ratio := "-"
@@ -1017,7 +1088,7 @@ func writeWorkload(ew *errWriter, doc *results.Document, all bool) {
 	head, tail := fmt.Sprintf(ew.t("  workload: %s ("), w.Workload), ew.t(")")
 	ev := Safe(strings.Join(w.Evidence, "; "), 400)
 	if !all {
-		ev = fitLine(head, ev, tail)
+		ev = fitLine(head, ev, tail, ew.width)
 	}
 	ew.printf("%s%s%s\n", head, ev, tail)
 	phases := map[string]int{}
@@ -1041,7 +1112,7 @@ func writeWorkload(ew *errWriter, doc *results.Document, all bool) {
 
 // writeRuleOutcomes prints the rules that did not fire cleanly (not
 // evaluated, failed), the facts, and the combined deploy diff.
-func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
+func writeRuleOutcomes(ew *errWriter, doc *results.Document, all, tables bool) {
 	outs := doc.Rules
 	n := map[string]int{}
 	for _, o := range outs {
@@ -1073,7 +1144,7 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 			ew.printf("  FAILED: %s: %s\n", o.Rule, Safe(o.Reason, 400))
 		}
 	}
-	var shown []string
+	var shown, factNames []string
 	// versions from one source (profiler_info gives CANN and torch_npu)
 	// share a line: name = value, name = value  (source)
 	versionLine := map[string]int{}
@@ -1088,6 +1159,7 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 			continue
 		}
 		nv := fmt.Sprintf("%s = %s", f.Name, Safe(FactText(f.Value), 100))
+		factNames = append(factNames, f.Name+"="+Safe(FactText(f.Value), 40))
 		if strings.HasSuffix(f.Name, "_version") {
 			if i, ok := versionLine[f.Source]; ok {
 				shown[i] = strings.Replace(shown[i], "  (", ", "+nv+"  (", 1)
@@ -1097,15 +1169,19 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all bool) {
 		}
 		src := Safe(f.Source, 200)
 		if !all {
-			src = fitLine("  "+nv+"  (", src, ")")
+			src = fitLine("  "+nv+"  (", src, ")", ew.width)
 		}
 		shown = append(shown, fmt.Sprintf("  %s  (%s)", nv, src))
 	}
 	if serving > 0 {
 		shown = append(shown, fmt.Sprintf("  serving.*: %d facts, the Serving context above", serving))
 	}
-	if len(shown) > 0 {
+	switch {
+	case len(shown) > 0 && tables:
 		ew.printf("\nFacts\n%s\n", strings.Join(shown, "\n"))
+	case len(shown) > 0:
+		ew.printf("\nFacts\n")
+		ew.line("  %s (--detail tables gives each one's source)\n", strings.Join(factNames, ", "))
 	}
 	if doc.DeployDiff != "" {
 		ew.printf("\nAll fixes as a diff against the deployment script (apply with patch -p1)\n")

@@ -64,7 +64,7 @@ func writeExperts(ew *errWriter, doc *results.Document, all bool) {
 	}
 	if len(x.Hot) > 0 {
 		ew.printf("  hot experts\n")
-		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		tw := ew.table(tabwriter.AlignRight)
 		fmt.Fprint(tw, ew.t("    layer\texpert\ttokens\tshare of layer\tx layer mean\t\n"))
 		for _, h := range x.Hot[:min(5, len(x.Hot))] {
 			fmt.Fprintf(tw, "    %d\t%d\t%d\t%.1f%%\t%.2f\t\n", h.Layer, h.Expert, h.Tokens, 100*h.Share, h.MaxOverMean)
@@ -118,7 +118,7 @@ func writeEPRanks(ew *errWriter, x *results.ExpertsDetail, m map[string]float64,
 		}
 	}
 	mean := sum / float64(len(w.Ranks))
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := ew.table(tabwriter.AlignRight)
 	fmt.Fprint(tw, ew.t("    rank\tGroupedMatmul time\ttokens\tx mean\t\t\n"))
 	shown := 0
 	for _, r := range ranks {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode"
+
+	"github.com/npuprof/npuprof/results"
 )
 
 // The terminal summary fits a screen: per-step tables show the slowest
@@ -17,8 +19,22 @@ import (
 // rows and the outlier ranks, and every line fits TextWidth columns.
 // TextOptions turn the caps off.
 
-// TextWidth is the widest line of the terminal summary, in columns.
+// TextWidth is the widest line of the terminal summary off a terminal, in
+// columns; on one it is the terminal's width (results.TextOptions.Width).
 const TextWidth = 100
+
+// MinTextWidth is the narrowest width the summary is laid out for: a
+// narrower terminal gets lines of this width.
+const MinTextWidth = 60
+
+// textWidth is the width the options ask for, within MinTextWidth and
+// TextWidth when none is given.
+func textWidth(o results.TextOptions) int {
+	if o.Width <= 0 {
+		return TextWidth
+	}
+	return max(o.Width, MinTextWidth)
+}
 
 // MaxStepRows is how many steps a per-step table lists (the slowest) before
 // its mean, median, p90 and max rows; MaxRankRows is the rank count above
@@ -142,6 +158,11 @@ type wrapWriter struct {
 	buf   []byte
 	// ascii spells µs as us (a terminal whose locale is not UTF-8).
 	ascii bool
+	// cut, while a table is written, cuts a line wider than width (its
+	// last cells) instead of wrapping it: a table row is never broken.
+	cut bool
+	// colour marks severities with ANSI colours (colourLine).
+	colour bool
 }
 
 // units is line with µs spelled us when ww.ascii is set (the same width),
@@ -165,7 +186,16 @@ func (ww *wrapWriter) Write(p []byte) (int, error) {
 		}
 		line := string(ww.buf[:i])
 		ww.buf = ww.buf[i+1:]
-		if _, err := io.WriteString(ww.w, wrapLine(ww.units(line), ww.width)+"\n"); err != nil {
+		out := ww.units(line)
+		if ww.cut {
+			out = cutLine(out, ww.width)
+		} else {
+			out = wrapLine(out, ww.width)
+		}
+		if ww.colour {
+			out = colourLine(out)
+		}
+		if _, err := io.WriteString(ww.w, out+"\n"); err != nil {
 			return 0, err
 		}
 	}
@@ -179,6 +209,38 @@ func (ww *wrapWriter) Flush() error {
 	_, err := io.WriteString(ww.w, wrapLine(ww.units(string(ww.buf)), ww.width))
 	ww.buf = nil
 	return err
+}
+
+// cutLine is line within width columns: a wider one is cut, ending in
+// "…" (a table row: its cells stay in their columns).
+func cutLine(line string, width int) string {
+	line = strings.TrimRight(line, " ")
+	if DisplayWidth(line) <= width {
+		return line
+	}
+	r := []rune(line)
+	return strings.TrimRight(string(r[:fitRunes(r, width-1)]), " ") + "…"
+}
+
+// severityColours are the ANSI colours of the findings' severities (and
+// of a failed rule) on a terminal.
+var severityColours = []struct{ tag, sgr string }{
+	{"[HIGH]", "1;31"}, {"[MEDIUM]", "1;33"}, {"[LOW]", "36"}, {"[INFO]", "2"},
+	{"FAILED:", "1;31"}, {"PARTIAL", "33"},
+}
+
+// colourLine colours the severity tag a line opens with (after its
+// indent); a line without one is returned as it is. The escapes take no
+// columns: the line was laid out before.
+func colourLine(line string) string {
+	body := strings.TrimLeft(line, " ")
+	for _, c := range severityColours {
+		if strings.HasPrefix(body, c.tag) {
+			ind := line[:len(line)-len(body)]
+			return ind + "\x1b[" + c.sgr + "m" + c.tag + "\x1b[0m" + body[len(c.tag):]
+		}
+	}
+	return line
 }
 
 // wrapLine wraps one line at width columns (a wide rune, Chinese, takes
@@ -356,8 +418,30 @@ func (t *rankTable) write(ew *errWriter, all bool) {
 }
 
 // newTable is the summary's right-aligned table writer.
-func newTable(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+func newTable(ew *errWriter) *tabwriter.Writer { return ew.table(tabwriter.AlignRight) }
+
+// table is a table writer over ew whose rows are cut, never wrapped, to
+// the summary's width (flags: tabwriter's).
+func (e *errWriter) table(flags uint) *tabwriter.Writer {
+	return tabwriter.NewWriter(tableWriter{e}, 2, 4, 2, ' ', flags)
+}
+
+// tableWriter writes a table's rows through the errWriter in cut mode.
+type tableWriter struct{ e *errWriter }
+
+func (t tableWriter) Write(p []byte) (int, error) {
+	if ww := t.e.wrap; ww != nil {
+		ww.cut = true
+		defer func() { ww.cut = false }()
+	}
+	return t.e.Write(p)
+}
+
+// line writes one line cut, never wrapped, to the summary's width (a
+// section's one-line summary).
+func (e *errWriter) line(format string, args ...any) {
+	tw := tableWriter{e}
+	fmt.Fprintf(tw, e.t(format), args...)
 }
 
 // MaxFixLines is how many terminal lines a finding's fix shows in the
@@ -371,7 +455,7 @@ const MaxFixLines = 4
 // it starts within the budget, and the block may run two lines over it. A
 // line that introduces a block (ends in ":") is dropped when the block is
 // not shown. rest is how many of the fix's lines are left out.
-func fixHead(fix, indent string) (head []string, rest int) {
+func fixHead(fix, indent string, width int) (head []string, rest int) {
 	lines := strings.Split(strings.TrimSpace(fix), "\n")
 	used, inBlock := 0, false
 	for _, l := range lines {
@@ -379,7 +463,7 @@ func fixHead(fix, indent string) (head []string, rest int) {
 		if inBlock && !cmd {
 			break // the first command block ended
 		}
-		n := strings.Count(wrapLine(indent+l, TextWidth), "\n") + 1
+		n := strings.Count(wrapLine(indent+l, width), "\n") + 1
 		fits := used+n <= MaxFixLines
 		switch {
 		case cmd && !inBlock:
@@ -398,12 +482,12 @@ func fixHead(fix, indent string) (head []string, rest int) {
 	return head, len(lines) - len(head)
 }
 
-// fitLine is s cut (ending in "…") so that head+s+tail fits TextWidth
+// fitLine is s cut (ending in "…") so that head+s+tail fits width
 // columns: the summary's one-line provenance of a fact or the workload
 // (--detail all shows it whole). s is kept whole when head and tail
 // leave it fewer than 20 columns.
-func fitLine(head, s, tail string) string {
-	room := TextWidth - DisplayWidth(head) - DisplayWidth(tail)
+func fitLine(head, s, tail string, width int) string {
+	room := width - DisplayWidth(head) - DisplayWidth(tail)
 	if DisplayWidth(s) <= room || room < 20 {
 		return s
 	}

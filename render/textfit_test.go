@@ -6,6 +6,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/results/assemble"
 )
 
 func TestWrapLine(t *testing.T) {
@@ -72,7 +75,7 @@ func TestFixHead(t *testing.T) {
 	const ind = "      "
 	// the opening line and its commands, not the prose after them
 	fc1 := "Turn FLASHCOMM1 and expert parallel off:\n  - unset VLLM_ASCEND_ENABLE_FLASHCOMM1\n  - drop --enable-expert-parallel\nEach MoE layer then runs one TP all-reduce.\nMore prose."
-	head, rest := fixHead(fc1, ind)
+	head, rest := fixHead(fc1, ind, TextWidth)
 	require.Equal(t, []string{"Turn FLASHCOMM1 and expert parallel off:", "  - unset VLLM_ASCEND_ENABLE_FLASHCOMM1", "  - drop --enable-expert-parallel"}, head)
 	require.Equal(t, 2, rest)
 
@@ -80,25 +83,25 @@ func TestFixHead(t *testing.T) {
 	// it wraps past the budget
 	long := strings.Repeat("x", 120)
 	eplb := "Rank 5 hosts the hot experts.\nEvery other rank waits.\nBalance the experts with EPLB:\n  --additional-config '" + long + "'\nor a static placement."
-	head, rest = fixHead(eplb, ind)
+	head, rest = fixHead(eplb, ind, TextWidth)
 	require.Equal(t, []string{"Rank 5 hosts the hot experts.", "Every other rank waits.", "Balance the experts with EPLB:", "  --additional-config '" + long + "'"}, head)
 	require.Equal(t, 1, rest)
 
 	// prose only: the first MaxFixLines terminal lines, whole lines
 	three := "Three " + strings.Repeat("word ", 19) + "word" // two terminal lines
 	prose := "One.\nTwo.\n" + three + "\nFour.\nFive."
-	head, rest = fixHead(prose, ind)
+	head, rest = fixHead(prose, ind, TextWidth)
 	require.Equal(t, []string{"One.", "Two.", three}, head)
 	require.Equal(t, 2, rest)
 
 	// a line that opens a block not shown is dropped with it
 	levers := strings.Repeat("a ", 60) + "\n" + strings.Repeat("b ", 60) + "\nLevers:\n  - overlap " + strings.Repeat("c ", 60)
-	head, rest = fixHead(levers, ind)
+	head, rest = fixHead(levers, ind, TextWidth)
 	require.Len(t, head, 2)
 	require.Equal(t, 2, rest)
 
 	// a short fix is shown whole
-	head, rest = fixHead("Set:\n  export HCCL_OP_EXPANSION_MODE=AIV", ind)
+	head, rest = fixHead("Set:\n  export HCCL_OP_EXPANSION_MODE=AIV", ind, TextWidth)
 	require.Equal(t, []string{"Set:", "  export HCCL_OP_EXPANSION_MODE=AIV"}, head)
 	require.Zero(t, rest)
 }
@@ -110,10 +113,10 @@ func TestRankRunsAndFitLine(t *testing.T) {
 
 	head := "  flashcomm1 = true  ("
 	src := "profile: rank 0 runs 3 all-gather, 2 reduce-scatter, 0 all-reduce per MoE layer and more words here"
-	got := head + fitLine(head, src, ")") + ")"
+	got := head + fitLine(head, src, ")", TextWidth) + ")"
 	require.Equal(t, TextWidth, utf8.RuneCountInString(got), got)
 	require.True(t, strings.HasSuffix(got, "…)"), got)
-	require.Equal(t, "short", fitLine(head, "short", ")"))
+	require.Equal(t, "short", fitLine(head, "short", ")", TextWidth))
 }
 
 // A title too long for the summary is cut after its last whole clause, or
@@ -135,6 +138,28 @@ func TestCutTitleKeepsWholeListItems(t *testing.T) {
 // no" then "saving estimated)" on the next line.
 func TestTitleLineKeepsTheRuleWhole(t *testing.T) {
 	head := "  [MEDIUM] Communication not overlapped with compute takes 25.9% of the window…"
-	require.Equal(t, head+"\n      (comm-bound, no saving estimated)", titleLine(head, "  (comm-bound, no saving estimated)"))
-	require.Equal(t, "  [HIGH] short  (r, est. saving 1.0µs)", titleLine("  [HIGH] short", "  (r, est. saving 1.0µs)"))
+	require.Equal(t, head+"\n      (comm-bound, no saving estimated)", titleLine(head, "  (comm-bound, no saving estimated)", TextWidth))
+	require.Equal(t, "  [HIGH] short  (r, est. saving 1.0µs)", titleLine("  [HIGH] short", "  (r, est. saving 1.0µs)", TextWidth))
+}
+
+// A table row wider than the screen is cut, not wrapped; a severity tag
+// is coloured after the line is laid out (the escapes take no column).
+func TestCutAndColourLines(t *testing.T) {
+	row := "  aclnnGroupedMatmulV4_GroupedMatmul  GroupedMatmul  AI_CORE  128  13.69ms  106.9µs"
+	require.Equal(t, "  aclnnGroupedMatmulV4_GroupedMatmul  GroupedMatmul  AI_CORE…", cutLine(row, 62))
+	require.LessOrEqual(t, DisplayWidth(cutLine(row, 62)), 62)
+	require.Equal(t, row, cutLine(row+"   ", 100), "trailing padding is dropped, a row that fits is kept")
+	require.Equal(t, "  \x1b[1;31m[HIGH]\x1b[0m Decode batch 25", colourLine("  [HIGH] Decode batch 25"))
+	require.Equal(t, "  \x1b[1;33m[MEDIUM]\x1b[0m x", colourLine("  [MEDIUM] x"))
+	require.Equal(t, "      call [HIGH] here", colourLine("      call [HIGH] here"), "only a line's opening tag")
+
+	var b strings.Builder
+	doc := assemble.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
+	doc.Run.Text = results.TextOptions{Width: 70, Colour: true}
+	require.NoError(t, WriteText(&b, doc))
+	require.Contains(t, b.String(), "\n  \x1b[1;33m[MEDIUM]\x1b[0m ")
+	for _, l := range strings.Split(b.String(), "\n") {
+		plain := strings.NewReplacer("\x1b[1;33m", "", "\x1b[0m", "").Replace(l)
+		require.LessOrEqual(t, DisplayWidth(plain), 70, l)
+	}
 }

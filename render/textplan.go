@@ -53,15 +53,11 @@ func writePlan(ew *errWriter, p *results.Plan) {
 	}
 	if p.DeployDiff != "" {
 		ew.printf("  deploy diff (patch -p1):\n")
-		for _, l := range strings.Split(strings.TrimRight(p.DeployDiff, "\n"), "\n") {
-			ew.printf("    %s\n", Safe(l, 400))
-		}
+		writeDiffBlock(ew, p.DeployDiff)
 	}
 	for _, cp := range p.CodePatches {
 		ew.printf("  code patch %s (patch -p1 in the source folder):\n", Safe(cp.File, 200))
-		for _, l := range strings.Split(strings.TrimRight(cp.Diff, "\n"), "\n") {
-			ew.printf("    %s\n", Safe(l, 400))
-		}
+		writeDiffBlock(ew, cp.Diff)
 	}
 	if ht := p.HostTuning; ht != nil {
 		ew.printf("  optional host tuning (not in the deploy diff; %s):\n", Safe(ht.Why, 300))
@@ -73,4 +69,15 @@ func writePlan(ew *errWriter, p *results.Plan) {
 			ew.printf("    %s   # %s%s\n", Safe(l.Command, 200), Safe(l.What, 200), mark)
 		}
 	}
+}
+
+// writeDiffBlock writes a diff indented, never wrapped: a diff line wider
+// than the screen runs on (a terminal cuts it: errWriter.verbatim), so
+// the lines stay the patch's.
+func writeDiffBlock(ew *errWriter, d string) {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
+		b.WriteString("    " + Safe(l, 400) + "\n")
+	}
+	ew.verbatim(b.String())
 }

@@ -18,7 +18,7 @@ import (
 func TestTextAndHTMLNeedTheView(t *testing.T) {
 	doc := assemble.Doc(committedResult(t, "ep-fc1-cumsum"), synthFindings()[:1])
 	var built bytes.Buffer
-	require.NoError(t, WriteText(&built, doc))
+	require.NoError(t, WriteText(&built, withTables(doc)))
 	require.Contains(t, built.String(), "Collectives by type and group")
 
 	var js bytes.Buffer

@@ -191,6 +191,9 @@ type SampleBox struct {
 	End   int64 `json:"end_ns"`
 	Name  int32 `json:"name"`
 	Count int32 `json:"count"`
+	// KindTime is a merged box's time by kind (ns, in Kind's order):
+	// what the box is made of (nil for one task).
+	KindTime []int64 `json:"kind_time_ns,omitempty"`
 }
 
 // ClusterDetail is the cross-rank part of the view.

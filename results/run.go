@@ -38,6 +38,16 @@ type TextOptions struct {
 	// ASCIIUnits spells µs as us, for a terminal whose locale is not UTF-8
 	// (the JSON and the other outputs keep their units).
 	ASCIIUnits bool
+	// Tables (--detail tables, and --detail all) writes each section's
+	// tables; the summary gives each section one line.
+	Tables bool
+	// Width is the widest line in columns (the terminal's, or COLUMNS);
+	// 0: 100, the width off a terminal.
+	Width int
+	// Colour marks the findings' severities with ANSI colours (a
+	// terminal without NO_COLOR); Terminal turns the terminal's line
+	// wrap off around a diff, which must not be broken.
+	Colour, Terminal bool
 }
 
 // Verdict is the gate's verdict on the document's findings; ok is false

@@ -53,7 +53,7 @@ Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
 parse is held only while it is analyzed, so memory grows with --workers;
 what a finished rank keeps for the cross-rank passes and the document (its
 results and collective arrival times) grows with the rank count (see
-docs/performance.md). Missing, duplicate (the newest folder is kept) and
+'npuprof docs performance'). Missing, duplicate (the newest folder is kept) and
 unknown ranks, and ranks with different step sets, are reported as notes,
 never fatal. Nothing is ever written into PATH; -o writes where you say.
 
@@ -76,7 +76,7 @@ EP-rank skew from the trace alone. Per-expert loads come from --experts PATH
 (MindIE {decode|prefill}_{rank}.csv dumps with model_gen_config.json and
 {stage}_global_deployment.json, a layer,expert,tokens CSV, or a vLLM-Ascend /
 vLLM log with expert-imbalance lines), or from dumps or a CSV placed inside
-PATH (in it or one folder below). See docs/experts.md.
+PATH (in it or one folder below). See 'npuprof docs experts'.
 
 
 Then the rules run (built-in, plus --rules FILE): findings with the exact fix

@@ -366,7 +366,7 @@ func requireNoControl(t *testing.T, out string) {
 // and the long name capped.
 func TestHostileNamesRendered(t *testing.T) {
 	path := filepath.Join(brokenDir, "hostile-names")
-	_, out, _ := run("analyze", path)
+	_, out, _ := run("analyze", path, "--detail", "tables")
 	requireNoControl(t, out)
 	require.Contains(t, out, `<script>alert("x")</script>`, "the kernels table cuts names at 36 characters")
 	require.Contains(t, out, "RED…")
@@ -382,11 +382,11 @@ func TestHostileNamesRendered(t *testing.T) {
 // The terminal summary shows warnings with their first line numbers, and
 // a PARTIAL line for a rank read from a file cut short.
 func TestWarningsInTerminal(t *testing.T) {
-	code, out, _ := run("analyze", filepath.Join(brokenDir, "csv-wrong-cell-count"))
+	code, out, _ := run("analyze", filepath.Join(brokenDir, "csv-wrong-cell-count"), "--detail", "tables")
 	require.Equal(t, ExitOK, code)
 	requireText(t, out, "kernel_details.csv: skipped malformed rows (wrong number of cells: 3) (first at lines 3, 5, 7) (ranks 0)")
 
 	path := filepath.Join(brokenDir, "truncated-mid-event")
-	_, out, _ = run("analyze", path)
+	_, out, _ = run("analyze", path, "--detail", "tables")
 	requireText(t, out, "  PARTIAL rank 0: "+filepath.Join(path, "trace_view.json")+" is truncated: it ends inside an event at byte 1143")
 }

@@ -96,7 +96,7 @@ every output: which rank, which metrics, whether they decided the finding
 (JUnit: system-out, not a failure; SARIF: level note): use it on a capture
 you know was cut, not as a way to silence a regression. A budget whose
 --baseline document had a rank cut short is such a finding too (its caveat
-says "baseline rank N"). See docs/rules.md, "Partial inputs".
+says "baseline rank N"). See 'npuprof docs rules', "Partial inputs".
 
 --junit and --sarif write reports for CI systems (one test case / result
 per rule; the same as --format junit=FILE, --format sarif=FILE); --format

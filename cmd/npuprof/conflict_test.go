@@ -24,7 +24,7 @@ vllm serve /models/Qwen3-235B-A22B \
 `), 0o644))
 	want := "conflict: tp is 8 in the profile (profile: parallel_group_info group tp has 8 ranks) but 4 in " + script + ":5 (--tensor-parallel-size $TP = 4); the rules use 8, what ran"
 
-	code, out, errs := run("analyze", demo, "--deploy", script)
+	code, out, errs := run("analyze", demo, "--deploy", script, "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	requireText(t, out, "  warning: "+want+"\n")
 	require.Contains(t, out, "  tp = 8  (profile: parallel_group_info group tp has 8 ranks)\n")
@@ -72,6 +72,6 @@ vllm serve /models/Qwen3-235B-A22B \
 
 	// a variable the script never assigns: its flags are reported unread
 	require.NoError(t, os.WriteFile(script, []byte("vllm serve /m --tensor-parallel-size 8 $EXTRA\n"), 0o644))
-	_, out, _ = run("analyze", demo, "--deploy", script)
+	_, out, _ = run("analyze", demo, "--deploy", script, "--detail", "tables")
 	requireText(t, out, "  warning: "+script+":1: $EXTRA is not assigned in the script: the flags it holds are unread\n")
 }

@@ -25,7 +25,7 @@ func TestDeployWithSeveralServeCommands(t *testing.T) {
 	lines := strings.Split(src, "\n")
 	warn := twoServes + " starts 2 `vllm serve` commands (lines 5-9, 11-15): the facts and the diff use "
 
-	code, out, errs := run("analyze", demo, "--deploy", twoServes)
+	code, out, errs := run("analyze", demo, "--deploy", twoServes, "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	requireText(t, out, "  warning: "+warn+"the last one, at lines 11-15 (/models/Qwen3-235B-A22B); their flags are not used, and a fix to an environment variable changes its assignment, which every command after it sees; pick another with --deploy-line N (any line of it)\n")
 	require.Contains(t, out, "max_num_seqs = 25  ("+twoServes+":13 (--max-num-seqs 25))")

@@ -109,7 +109,7 @@ predicted saving is uncertain, its measured saving or its resolved/new
 status rests on one). Such a change may come from the cut, not from the
 runs: a cut AFTER looks faster, a cut BEFORE makes AFTER look slower. The
 JSON says the same (before/after.partial[], partial[] on each row; see
-docs/diff.md, "Diffs of a truncated file") and the HTML adds a "Partial input"
+'npuprof docs diff', "Diffs of a truncated file") and the HTML adds a "Partial input"
 column.
 
 diff has no gate: it exits 0 whatever changed (2 on bad usage, 3 when an

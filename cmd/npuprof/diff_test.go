@@ -34,7 +34,7 @@ func TestAnalyzeWithVLLMLog(t *testing.T) {
 	dir := genScenario(t, "clean")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm_server.log"), vllmFixture(t, "v1-parts.log"), 0o644))
 
-	code, out, errs := run("analyze", dir, "-q")
+	code, out, errs := run("analyze", dir, "-q", "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, out, "note: vLLM log found in the profile folder")
 	require.Contains(t, out, "Serving context")
@@ -93,7 +93,7 @@ func TestAnalyzeWithVLLMLog(t *testing.T) {
 	require.Contains(t, deployment, "91.0%")
 
 	// --no-vllm-log: nothing read.
-	code, out, _ = run("analyze", dir, "-q", "--no-vllm-log")
+	code, out, _ = run("analyze", dir, "-q", "--no-vllm-log", "--detail", "tables")
 	require.Equal(t, ExitOK, code)
 	require.NotContains(t, out, "Serving context")
 

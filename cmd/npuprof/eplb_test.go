@@ -153,7 +153,7 @@ func TestAnalyzeHotExperts(t *testing.T) {
 	s.Layers, s.Steps = 3, 2
 	dir, truth := testutil.Generate(t, s)
 
-	code, out, errs := run("analyze", dir)
+	code, out, errs := run("analyze", dir, "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, out, "Expert load")
 	require.Contains(t, out, "slowest rank 5")

@@ -61,7 +61,7 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/framework_ops/rank=3/part-0.parquet  host torch ops
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
-  and links, comm_ops, step_trace, ranks (see docs/parquet.md, schema
+  and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
   npuprof.parquet/v1.4); with a service profile (--service DIR, or a
   service folder in the profile folder), service_requests/part-0.parquet
   and service_batches/part-0.parquet too.
@@ -100,7 +100,8 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
-				fmt.Fprintf(io.err, "\rexported %d/%d ranks (%s)\x1b[K", done, total, filepath.Base(p))
+				line := fmt.Sprintf("exported %d/%d ranks (%s)", done, total, filepath.Base(p))
+				fmt.Fprintf(io.err, "\r%s\x1b[K", cutTo(line, io.errWidth))
 				if done == total {
 					fmt.Fprintln(io.err)
 				}

@@ -101,6 +101,10 @@ func goldenAnalyze(t *testing.T, c goldenCase) {
 	out, errs := goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q"}, c.args...)...)
 	golden.Check(t, goldenFile(c.name, "analyze.txt"), []byte(out))
 	goldenStderr(t, errs)
+	// the summary with each section's table
+	out, errs = goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--detail", "tables"}, c.args...)...)
+	golden.Check(t, goldenFile(c.name, "analyze-tables.txt"), []byte(out))
+	goldenStderr(t, errs)
 	out, errs = goldenRun(t, ExitOK, append([]string{"analyze", c.path, "-q", "--format", "json"}, c.args...)...)
 	golden.Check(t, goldenFile(c.name, "json"), goldenNormalise([]byte(out)))
 	goldenStderr(t, errs)
@@ -250,6 +254,8 @@ func TestGoldenSavedRenders(t *testing.T) {
 			again, errs := goldenRun(t, ExitOK, "analyze", saved, "-q")
 			goldenStderr(t, errs)
 			require.Equal(t, text, again, "analyze saved.json prints what analyze DIR prints")
+			tables, _ := goldenRun(t, ExitOK, "analyze", saved, "-q", "--detail", "tables")
+			golden.Check(t, goldenFile(c.name, "analyze-tables.txt"), []byte(tables))
 
 			fromDir, fromSaved := filepath.Join(dir, "dir.html"), filepath.Join(dir, "saved.html")
 			goldenRun(t, ExitOK, append([]string{"report", c.path, "-q", "-o", fromDir}, c.args...)...)

@@ -9,7 +9,7 @@ import (
 	"github.com/npuprof/npuprof/internal/lang"
 )
 
-const usageLang = "the language of the findings (rule titles, fixes, evidence notes) and of the summary's and the report's labels: zh or en (default: from the locale, the first of LC_ALL, LC_MESSAGES and LANG that is set: zh_* gives zh)"
+const usageLang = "the language of the findings (rule titles, fixes, evidence notes) and of the summary's and the report's labels: zh (or cn) or en (default: from the locale, the first of LC_ALL, LC_MESSAGES and LANG that is set: zh_* gives zh)"
 
 // langFlag is --lang of the commands that render: the language the rules
 // write their texts in and the renderers their labels.
@@ -19,7 +19,7 @@ type langFlag struct {
 }
 
 func (l *langFlag) register(f *pflag.FlagSet) {
-	f.StringVar(&l.Lang, "lang", "", usageLang)
+	f.StringVarP(&l.Lang, "lang", "l", "", usageLang)
 }
 
 // resolve checks --lang and picks the run's language: the flag, else the

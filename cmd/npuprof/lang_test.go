@@ -33,10 +33,10 @@ func TestLangFlagInvalid(t *testing.T) {
 		{"report", "../../testdata/traces/clean", "-o", "-"},
 		{"diff", "../../testdata/traces/clean", "../../testdata/traces/clean"},
 	} {
-		code, out, errs := run(append(c, "--lang", "cn")...)
+		code, out, errs := run(append(c, "--lang", "fr")...)
 		require.Equal(t, ExitUsage, code, c)
 		require.Empty(t, out)
-		require.Equal(t, `npuprof: --lang "cn": not a language: expected zh or en. Run 'npuprof `+c[0]+` --help'`+"\n", errs)
+		require.Equal(t, `npuprof: --lang "fr": not a language: expected zh or en. Run 'npuprof `+c[0]+` --help'`+"\n", errs)
 	}
 }
 
@@ -135,7 +135,7 @@ func TestLangHTML(t *testing.T) {
 // The Chinese summary fits 100 columns like the English one, counting a
 // Chinese character as two (the deploy diff, printed as is, aside).
 func TestLangSummaryFits100Columns(t *testing.T) {
-	code, out, errs := run("analyze", "../../testdata/traces/ep-fc1-cumsum", "-q", "--lang", "zh", "--deploy", "../../testdata/deploy/field-report-1.sh")
+	code, out, errs := run("analyze", "../../testdata/traces/ep-fc1-cumsum", "-q", "--lang", "zh", "--deploy", "../../testdata/deploy/field-report-1.sh", "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	diff := false
 	for _, l := range strings.Split(out, "\n") {

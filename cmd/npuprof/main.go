@@ -19,6 +19,8 @@ func main() {
 	io := newStreams(os.Stdin, os.Stdout, os.Stderr)
 	io.asciiUnits = !utf8Locale(os.Getenv) // only the process's own locale; tests run Main
 	io.lang = lang.FromLocale(os.Getenv)
+	io.width, io.errWidth = termWidth(os.Getenv, os.Stdout), termWidth(func(string) string { return "" }, os.Stderr)
+	io.colour = useColour(os.Getenv, os.Stdout)
 	code := runMain(io, os.Args[1:])
 	stop()
 	os.Exit(code)

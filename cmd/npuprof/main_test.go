@@ -21,7 +21,7 @@ func run(args ...string) (code int, stdout, stderr string) {
 
 func TestAnalyzeTextAndJSON(t *testing.T) {
 	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
-	code, out, errs := run("analyze", dir)
+	code, out, errs := run("analyze", dir, "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	for _, s := range []string{"2 rank(s)", "Time breakdown", "Collectives by type and group", "allreduce", "EVENT_WAIT by stream", "Top compute kernels"} {
 		require.Contains(t, out, s)

@@ -70,7 +70,7 @@ func TestWarningNamesItsFileOnce(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(out, name), nil, 0o644))
 	}
 	html := filepath.Join(t.TempDir(), "r.html")
-	code, stdout, errs := run("analyze", root, "-q", "--html", html)
+	code, stdout, errs := run("analyze", root, "-q", "--html", html, "--detail", "tables")
 	require.Equal(t, ExitOK, code, errs)
 	page, err := os.ReadFile(html)
 	require.NoError(t, err)

@@ -106,8 +106,8 @@ func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
 		if !io.errIsTerminal || o.Quiet {
 			return func() {}
 		}
-		line := newProgressLine(io.err, io.progressDelay)
-		opts.Progress, opts.BytesRead = line.rankDone, &line.read
+		line := newProgressLine(io.err, io.progressDelay, io.errWidth)
+		opts.Progress, opts.BytesRead, opts.BytesTotal = line.rankDone, &line.read, &line.total
 		return line.finish
 	}
 }

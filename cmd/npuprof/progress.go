@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,11 +17,13 @@ import (
 type progressLine struct {
 	w     io.Writer
 	read  atomic.Int64
+	total atomic.Int64 // the bytes to read (gather's BytesTotal); 0: unknown
 	delay time.Duration
 	start time.Time
+	width int // the terminal's columns; 0: 100
 
 	mu          sync.Mutex
-	done, total int
+	done, ranks int
 	drawn       bool
 	stop        chan struct{}
 	ticks       sync.WaitGroup
@@ -29,8 +32,8 @@ type progressLine struct {
 // progressTick is how often the line is redrawn between ranks.
 const progressTick = 200 * time.Millisecond
 
-func newProgressLine(w io.Writer, delay time.Duration) *progressLine {
-	p := &progressLine{w: w, delay: delay, start: time.Now(), stop: make(chan struct{})}
+func newProgressLine(w io.Writer, delay time.Duration, width int) *progressLine {
+	p := &progressLine{w: w, delay: delay, start: time.Now(), stop: make(chan struct{}), width: width}
 	p.ticks.Add(1)
 	go func() {
 		defer p.ticks.Done()
@@ -54,7 +57,7 @@ func newProgressLine(w io.Writer, delay time.Duration) *progressLine {
 func (p *progressLine) rankDone(done, total int, _ string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done, p.total = done, total
+	p.done, p.ranks = done, total
 	if done < total {
 		p.draw()
 	}
@@ -62,10 +65,11 @@ func (p *progressLine) rankDone(done, total int, _ string) {
 
 // draw writes the line when the delay has passed; p.mu is held.
 func (p *progressLine) draw() {
-	if time.Since(p.start) < p.delay || p.total == 0 && p.read.Load() == 0 {
+	if time.Since(p.start) < p.delay || p.ranks == 0 && p.read.Load() == 0 {
 		return
 	}
-	fmt.Fprintf(p.w, "\r%s\x1b[K", progressText(p.read.Load(), p.done, p.total))
+	line := progressText(p.read.Load(), p.total.Load(), p.done, p.ranks, time.Since(p.start))
+	fmt.Fprintf(p.w, "\r%s\x1b[K", cutTo(line, p.width))
 	p.drawn = true
 }
 
@@ -80,14 +84,70 @@ func (p *progressLine) finish() {
 	}
 }
 
-// progressText is the progress line: bytes read over all ranks, and the
-// ranks finished (their count is unknown until the first one ends).
-func progressText(read int64, done, total int) string {
-	ranks := "first rank in progress"
-	if total > 0 {
-		ranks = fmt.Sprintf("%d/%d ranks finished", done, total)
+// progressText is the progress line: the ranks finished of all (before
+// the first one ends their count is unknown), the bytes read of all (when
+// their total is known) and the time left, from the share of the bytes
+// read or, without it, of the ranks finished.
+func progressText(read, total int64, done, ranks int, elapsed time.Duration) string {
+	parts := []string{"first rank in progress"}
+	if ranks > 0 {
+		parts[0] = fmt.Sprintf("%d/%d ranks", done, ranks)
 	}
-	return fmt.Sprintf("reading profiles: %s read, %s", byteSize(read), ranks)
+	frac := 0.0
+	if total > 0 && read <= total {
+		parts = append(parts, bytesOf(read, total))
+		frac = float64(read) / float64(total)
+	} else {
+		parts = append(parts, byteSize(read)+" read")
+	}
+	if frac == 0 && ranks > 0 {
+		frac = float64(done) / float64(ranks)
+	}
+	if frac > 0.01 && frac < 1 && elapsed > time.Second {
+		left := time.Duration(float64(elapsed) * (1 - frac) / frac)
+		parts = append(parts, shortDuration(left)+" left")
+	}
+	return "reading profiles: " + strings.Join(parts, ", ")
+}
+
+// bytesOf is "X of Y MB": both in the unit of the total.
+func bytesOf(read, total int64) string {
+	unit := byteSize(total)
+	i := strings.LastIndexByte(unit, ' ')
+	scale := map[string]float64{"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[unit[i+1:]]
+	if unit[i+1:] == "B" {
+		return fmt.Sprintf("%d of %s", read, unit)
+	}
+	prec := 1
+	if unit[i+1:] == "GB" {
+		prec = 2
+	}
+	return fmt.Sprintf("%.*f of %s", prec, float64(read)/scale, unit)
+}
+
+// shortDuration is d rounded for people: 45s, 3m20s, 1h05m.
+func shortDuration(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+}
+
+// cutTo is line within a terminal of width columns (0: 100), one column
+// short of it so the terminal never wraps the line it redraws.
+func cutTo(line string, width int) string {
+	if width <= 0 {
+		width = 100
+	}
+	r := []rune(line)
+	if len(r) < width {
+		return line
+	}
+	return string(r[:max(width-2, 1)]) + "…"
 }
 
 // byteSize prints n bytes in B, KB, MB or GB (powers of 1024).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -12,25 +13,33 @@ import (
 // ranks finished, redrawn in place; nothing before the delay; erased at
 // the end only when drawn.
 func TestProgressLine(t *testing.T) {
-	require.Equal(t, "reading profiles: 1.50 GB read, 3/64 ranks finished", progressText(3<<29, 3, 64))
-	require.Equal(t, "reading profiles: 512 B read, first rank in progress", progressText(512, 0, 0))
-	require.Equal(t, "reading profiles: 2.0 KB read, 0/1 ranks finished", progressText(2048, 0, 1))
+	require.Equal(t, "reading profiles: 3/64 ranks, 1.50 GB read", progressText(3<<29, 0, 3, 64, 0))
+	require.Equal(t, "reading profiles: first rank in progress, 512 B read", progressText(512, 0, 0, 0, 0))
+	require.Equal(t, "reading profiles: 0/1 ranks, 2.0 KB read", progressText(2048, 0, 0, 1, 0))
 	require.Equal(t, "12.3 MB", byteSize(12900000))
+	// with the total: X of Y in Y's unit, and the time left from the share read
+	require.Equal(t, "reading profiles: 16/64 ranks, 1.50 of 6.00 GB, 30s left", progressText(3<<29, 12<<29, 16, 64, 10*time.Second))
+	require.Equal(t, "reading profiles: 16/64 ranks, 256.0 of 1024.0 MB, 3m00s left", progressText(256<<20, 1<<30-1, 16, 64, time.Minute))
+	// more read than counted (a file the total missed): the ranks' share
+	require.Equal(t, "reading profiles: 1/4 ranks, 2.0 KB read, 3s left", progressText(2048, 1024, 1, 4, time.Second+time.Millisecond))
+	// cut to the terminal, one column short
+	require.Equal(t, "reading profiles: 16/64 ranks, 1.50 of…", cutTo(progressText(3<<29, 12<<29, 16, 64, 10*time.Second), 40))
+	require.Equal(t, 39, utf8.RuneCountInString(cutTo(progressText(3<<29, 12<<29, 16, 64, 10*time.Second), 40)))
 
 	var w bytes.Buffer
-	p := newProgressLine(&w, 0)
+	p := newProgressLine(&w, 0, 0)
 	p.read.Store(5 << 20)
 	p.rankDone(1, 4, "r1")
 	p.read.Store(7 << 20)
 	p.rankDone(2, 4, "r2")
 	p.rankDone(4, 4, "r4") // the last rank: nothing to draw, the line goes
 	p.finish()
-	require.Equal(t, "\rreading profiles: 5.0 MB read, 1/4 ranks finished\x1b[K"+
-		"\rreading profiles: 7.0 MB read, 2/4 ranks finished\x1b[K\r\x1b[K", w.String())
+	require.Equal(t, "\rreading profiles: 1/4 ranks, 5.0 MB read\x1b[K"+
+		"\rreading profiles: 2/4 ranks, 7.0 MB read\x1b[K\r\x1b[K", w.String())
 
 	// one large rank: the ticks redraw the bytes before any rank ends
 	w.Reset()
-	p = newProgressLine(&w, 0)
+	p = newProgressLine(&w, 0, 0)
 	p.read.Store(300 << 20)
 	require.Eventually(t, func() bool {
 		p.mu.Lock()
@@ -38,10 +47,10 @@ func TestProgressLine(t *testing.T) {
 		return p.drawn
 	}, 5*time.Second, 10*time.Millisecond)
 	p.finish()
-	require.Contains(t, w.String(), "\rreading profiles: 300.0 MB read, first rank in progress\x1b[K")
+	require.Contains(t, w.String(), "\rreading profiles: first rank in progress, 300.0 MB read\x1b[K")
 
 	w.Reset()
-	p = newProgressLine(&w, time.Hour)
+	p = newProgressLine(&w, time.Hour, 0)
 	p.read.Store(1 << 30)
 	p.rankDone(1, 2, "r1")
 	p.finish()

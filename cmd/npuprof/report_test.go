@@ -64,7 +64,7 @@ func TestReportHTMLDeployFacts(t *testing.T) {
 	require.Contains(t, html, "--fact concurrency=25")
 
 	var txt bytes.Buffer
-	code = Main([]string{"analyze", sample, "-q", "--deploy", fieldScript, "--fact", "concurrency=25"}, nil, &txt, &errb)
+	code = Main([]string{"analyze", sample, "-q", "--deploy", fieldScript, "--fact", "concurrency=25", "--detail", "tables"}, nil, &txt, &errb)
 	require.Equal(t, ExitOK, code, errb.String())
 	// every fact the terminal lists from the script or --fact is in the HTML
 	n := 0

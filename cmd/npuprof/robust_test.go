@@ -162,7 +162,7 @@ func TestPassPanicIsExit3(t *testing.T) {
 	require.Equal(t, ExitInternal, code)
 	require.Equal(t, "npuprof: 1 analysis pass(es) failed: pass boom on rank 0: internal error: panic: assignment to entry in nil map\n", errs)
 	require.Contains(t, out, "ERROR: pass boom on rank 0: internal error: panic: assignment to entry in nil map (ranks 0)")
-	require.Contains(t, out, "Time breakdown", "the rest of the summary is still written")
+	require.Contains(t, out, "\nMeasured (", "the rest of the summary is still written")
 
 	code, out, _ = run("analyze", path, "--format", "json")
 	require.Equal(t, ExitInternal, code)

@@ -106,6 +106,13 @@ type streams struct {
 	// lang is the locale's language (lang.FromLocale), the default of
 	// --lang; "" is English.
 	lang string
+	// width is the summary's width in columns (COLUMNS, else the
+	// terminal's; 0: 100) and errWidth the progress line's (standard
+	// error's terminal; 0: 100).
+	width, errWidth int
+	// colour: standard output is a terminal and NO_COLOR is not set; the
+	// summary colours the findings' severities.
+	colour bool
 }
 
 // Main runs npuprof with args and returns the exit code.
@@ -144,6 +151,9 @@ func runMain(io *streams, args []string) int {
 		msg = render.FirstLine(msg) // the rest is a stack, for --debug readers of the JSON
 	}
 	if needsHelpHint(err) {
+		if h := flagHint(msg, cmd); h != "" {
+			msg = strings.TrimRight(msg, ". \n") + " (" + h + ")"
+		}
 		msg = withHelpHint(msg, cmd)
 	}
 	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
@@ -190,8 +200,9 @@ Exit codes:
 	root.SetFlagErrorFunc(flagError)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io))
+	root.AddCommand(newAnalyzeCmd(io), newCheckCmd(io), newRulesCmd(io), newReportCmd(io), newDiffCmd(io), newEPLBCmd(io), newExportCmd(io), newVersionCmd(io), newDocsCmd(io), newManCmd(io))
 	addExitCodes(root)
+	setHelp(root, io)
 	return root
 }
 

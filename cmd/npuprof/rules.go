@@ -19,7 +19,7 @@ type ruleOptions struct {
 
 func (o *ruleOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see docs/rules.md); repeatable")
+	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also load the rules and budgets in `FILE` (YAML, see 'npuprof docs rules'); repeatable")
 	o.selectOptions.flags(cmd)
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
@@ -56,7 +56,7 @@ func newRulesCmd(io *streams) *cobra.Command {
 		Use:   "rules",
 		Short: "List the rules and explain what each checks",
 		Long: `The rules turn measurements into findings with the exact fix. Built-in rules
-are embedded in npuprof; --rules FILE adds your own (docs/rules.md).`,
+are embedded in npuprof; --rules FILE adds your own ('npuprof docs rules').`,
 		Args: cobra.NoArgs, // "rules nosuch" is an unknown command, not the help
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
@@ -100,6 +100,6 @@ func rulesSubcommand(io *streams, cmd *cobra.Command, run func(files []string, l
 		return run(files, lf.lang, args)
 	}
 	cmd.Flags().StringArrayVar(&files, "rules", nil, "also load the rules in `FILE`; repeatable")
-	cmd.Flags().StringVar(&lf.Lang, "lang", "", "the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)")
+	cmd.Flags().StringVarP(&lf.Lang, "lang", "l", "", "the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)")
 	return cmd
 }

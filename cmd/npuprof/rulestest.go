@@ -16,7 +16,7 @@ func newRulesTestCmd(io *streams) *cobra.Command {
 		Short: "Run rules on the cases of case files: given metrics and facts, the expected outcome",
 		Long: `Each case file names a rule and gives cases: metrics per rank and of the
 cluster, facts, and the outcome expected (fired or clear, severity, saving,
-ranks). Exit code 1 when a case fails (docs/rules.md, "Testing a rule").`,
+ranks). Exit code 1 when a case fails ('npuprof docs rules', "Testing a rule").`,
 		Example: `  $ npuprof rules test --rules team-rules.yaml tests/team-allgather.yaml
   $ npuprof rules test rules/builtin/tests/*.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/golden"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/render"
@@ -32,9 +36,10 @@ func requireFits(t *testing.T, lines []string) {
 	}
 }
 
-// A 3,700-step single-rank capture (tracegen) prints its 10 slowest steps
-// and their statistics, not 3,700 rows: at most 150 lines of at most 100
-// columns; --steps all lists every step.
+// A 3,700-step single-rank capture (tracegen): the summary gives the steps
+// one line; --detail tables prints the 10 slowest steps and their
+// statistics, not 3,700 rows: at most 150 lines of at most 100 columns;
+// --steps all lists every step.
 func TestSummaryFitsAScreenManySteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 3,700-step trace")
@@ -44,7 +49,12 @@ func TestSummaryFitsAScreenManySteps(t *testing.T) {
 	sc.SamplerCumsum, sc.EventWaits, sc.CommJSON = false, false, false
 	dir, _ := testutil.Generate(t, sc)
 
-	lines := screenSummary(t, dir)
+	short := screenSummary(t, dir)
+	require.LessOrEqual(t, len(short), 60)
+	requireFits(t, short)
+	require.Contains(t, strings.Join(short, "\n"), "\n  per step: 3700 steps, mean ")
+
+	lines := screenSummary(t, dir, "--detail", "tables")
 	require.LessOrEqual(t, len(lines), 150)
 	requireFits(t, lines)
 	text := strings.Join(lines, "\n")
@@ -52,14 +62,15 @@ func TestSummaryFitsAScreenManySteps(t *testing.T) {
 	for _, row := range []string{"\n    mean ", "\n  median ", "\n     p90 ", "\n     max "} {
 		require.Contains(t, text, row)
 	}
-	all := screenSummary(t, dir, "--steps", "all")
+	all := screenSummary(t, dir, "--steps", "all", "--detail", "tables")
 	require.Greater(t, len(all), 3700)
 	require.NotContains(t, strings.Join(all, "\n"), "slowest of")
 }
 
-// A 64-rank cluster (tracegen) summarises each per-rank table in median,
-// min and max rows with the outlier ranks: at most 150 lines of at most 100
-// columns; --ranks all lists every rank.
+// A 64-rank cluster (tracegen): the summary gives each section one line;
+// --detail tables summarises each per-rank table in median, min and max
+// rows with the outlier ranks: at most 150 lines of at most 100 columns;
+// --ranks all lists every rank.
 func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 64-rank cluster")
@@ -69,7 +80,12 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	sc.SlowRank, sc.SlowFactor = 17, 1.5
 	dir, _ := testutil.Generate(t, sc)
 
-	lines := screenSummary(t, dir)
+	short := screenSummary(t, dir)
+	require.LessOrEqual(t, len(short), 60)
+	requireFits(t, short)
+	require.Contains(t, strings.Join(short, "\n"), "\n  slow ranks: rank 17;")
+
+	lines := screenSummary(t, dir, "--detail", "tables")
 	require.LessOrEqual(t, len(lines), 150)
 	requireFits(t, lines)
 	text := strings.Join(lines, "\n")
@@ -87,18 +103,27 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	require.Contains(t, detail, "  not evaluated: mm-cache: fact serving.mm_cache_hit_rate unknown: give it with --fact")
 	require.Contains(t, detail, "        hccl.total.count = 20  (mean of 64 ranks)")
 	require.NotContains(t, detail, "more (--detail all lists each)")
-	all := screenSummary(t, dir, "--ranks", "all")
+	all := screenSummary(t, dir, "--ranks", "all", "--detail", "tables")
 	require.Greater(t, len(all), 2*64)
 	require.NotContains(t, strings.Join(all, "\n"), "ranks summarised")
 
-	code, _, errs := run("analyze", dir, "--ranks", "some")
+	// the report collapses its per-rank tables under their charts
+	page := filepath.Join(t.TempDir(), "r.html")
+	code, _, errs := run("report", dir, "-q", "-o", page)
+	require.Equal(t, ExitOK, code, errs)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.Equal(t, 2, strings.Count(string(html), `<details class="per-rank"><summary>Per rank <span class="dim">64</span></summary>`))
+
+	code, _, errs = run("analyze", dir, "--ranks", "some")
 	require.Equal(t, ExitUsage, code)
 	require.Equal(t, `npuprof: --ranks "some": expected all (every rank) or summary (the default). Run 'npuprof analyze --help'`+"\n", errs)
 }
 
 // Every tracegen scenario (tracegen -list) as a 64-rank cluster with more
-// steps than the per-step table lists: its summary is at most 150 lines of
-// at most 100 columns, and still names each finding with the opening of
+// steps than the per-step table lists: its summary is at most 70 lines
+// (five findings and their plan), with the tables (--detail tables) at
+// most 150, of at most 100 columns, and still names each finding with the opening of
 // its fix (the whole fix and the evidence are in --detail all and the JSON).
 // Each scenario is generated small (2 MoE layers) to keep the test short.
 func TestSummaryFitsAScreenEveryScenario(t *testing.T) {
@@ -111,7 +136,10 @@ func TestSummaryFitsAScreenEveryScenario(t *testing.T) {
 			sc.Ranks, sc.Layers, sc.Steps = 64, 2, render.MaxStepRows+1
 			dir, _ := testutil.Generate(t, sc)
 
-			lines := screenSummary(t, dir)
+			short := screenSummary(t, dir)
+			require.LessOrEqual(t, len(short), 70, strings.Join(short, "\n"))
+			requireFits(t, short)
+			lines := screenSummary(t, dir, "--detail", "tables")
 			require.LessOrEqual(t, len(lines), 150, strings.Join(lines, "\n"))
 			requireFits(t, lines)
 			text := strings.Join(lines, "\n")
@@ -127,4 +155,86 @@ func TestSummaryFitsAScreenEveryScenario(t *testing.T) {
 			require.Contains(t, text, "\n  (fixes cut to their first lines, no evidence: see --detail all, --format json or --html)\n")
 		})
 	}
+}
+
+// runWidth runs npuprof as on a terminal of width columns (COLUMNS):
+// standard output is not one, so there is no colour.
+func runWidth(width int, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	s := newStreams(strings.NewReader(""), &out, &errb)
+	s.width = width
+	code = runMain(s, args)
+	return code, out.String(), errb.String()
+}
+
+// The terminal summary at COLUMNS=80 and 120 for 8, 256 and 2,048 ranks
+// (tracegen, small ranks: one MoE layer, two steps; rank 5 slow), golden
+// byte for byte: no line is wider than the terminal, and the 2,048-rank
+// summary is at most 60 lines. Each capture is analyzed once (--format
+// json-full) and the saved document rendered at each width.
+func TestGoldenScreen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a 2,048-rank capture")
+	}
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	for _, n := range []int{8, 256, 2048} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			sc := testutil.Scenario(t, "noep-cumsum")
+			sc.Ranks, sc.Layers, sc.Steps = n, 1, 2
+			sc.CommJSON, sc.SamplerCumsum = false, false
+			sc.SlowRank, sc.SlowFactor = 5, 1.5
+			dir, _ := testutil.Generate(t, sc)
+			doc := filepath.Join(t.TempDir(), "doc.json")
+			t.Chdir(dir) // the summary names the capture "."
+			code, _, errs := run("analyze", ".", "-q", "--format", "json-full="+doc)
+			require.Equal(t, ExitOK, code, errs)
+			for _, width := range []int{80, 120} {
+				code, out, errs := runWidth(width, "analyze", doc, "-q")
+				require.Equal(t, ExitOK, code, errs)
+				lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+				for i, l := range lines {
+					require.LessOrEqual(t, render.DisplayWidth(l), width, "line %d: %q", i+1, l)
+				}
+				if n == 2048 {
+					require.LessOrEqual(t, len(lines), 60, out)
+				}
+				golden.Check(t, filepath.Join(root, "../..", goldenDir, fmt.Sprintf("screen-%d-ranks-%d-columns.analyze.txt", n, width)), []byte(out))
+
+				// the tables fit too: cut, never wrapped
+				code, out, errs = runWidth(width, "analyze", doc, "-q", "--detail", "tables")
+				require.Equal(t, ExitOK, code, errs)
+				for i, l := range strings.Split(out, "\n") {
+					require.LessOrEqual(t, render.DisplayWidth(l), width, "--detail tables line %d: %q", i+1, l)
+				}
+			}
+		})
+	}
+}
+
+// The summary's width is COLUMNS when it is a number, else the terminal's,
+// else 0 (100); colour needs a terminal and no NO_COLOR or TERM=dumb.
+func TestWidthAndColourFromEnvironment(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	require.Equal(t, 80, termWidth(env("COLUMNS", "80"), &buf))
+	require.Equal(t, 0, termWidth(env("COLUMNS", "wide"), &buf), "not a number, not a terminal: the default")
+	require.Equal(t, 0, termWidth(env(), &buf))
+	require.False(t, useColour(env(), &buf), "a pipe or a file has no colour")
+	require.False(t, useColour(env("NO_COLOR", "1"), os.Stdout))
+	require.False(t, useColour(env("TERM", "dumb"), os.Stdout))
+
+	// off a terminal, the summary has no escape at any width
+	code, out, errs := runWidth(80, "analyze", "../../testdata/traces/ep-fc1-cumsum", "-q")
+	require.Equal(t, ExitOK, code, errs)
+	require.NotContains(t, out, "\x1b")
 }

@@ -53,7 +53,8 @@ func TestAnalyzeSourcePatch(t *testing.T) {
 }
 
 // The terminal summary opens with the plan (steps, total, the combined
-// diff); the JSON document's plan.deploy_diff is its deploy_diff.
+// diff), and its findings do not repeat their planned prediction (--detail
+// all does); the JSON document's plan.deploy_diff is its deploy_diff.
 func TestAnalyzeOpensWithPlan(t *testing.T) {
 	dir := genScenario(t, "field-ep-fc1-cumsum")
 	script := filepath.Join(t.TempDir(), "serve.sh")
@@ -65,7 +66,9 @@ func TestAnalyzeOpensWithPlan(t *testing.T) {
 	require.Contains(t, out, "  1. comm-ep-flashcomm: ")
 	require.Contains(t, out, "  3. graph-capture-sizes: ")
 	require.Contains(t, out, "  total: ")
-	require.Contains(t, out, "      predicted: ")
+	require.NotContains(t, out, "      predicted: ")
+	_, all, _ := run("analyze", dir, "--deploy", script, "--fact", "concurrency=25", "--detail", "all")
+	require.Contains(t, all, "      predicted: ")
 	code, out, stderr = run("analyze", dir, "--deploy", script, "--fact", "concurrency=25", "--format", "json")
 	require.Equal(t, 0, code, stderr)
 	var doc struct {

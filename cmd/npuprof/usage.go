@@ -54,7 +54,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if f == nil {
 		return err
 	}
-	if f.Value.Type() == "choice" {
+	if _, ok := f.Value.(choiceValue); ok {
 		_, why, _ := strings.Cut(err.Error(), " flag: ")
 		return usageErr("--%s %q: %s", m[2], m[1], why)
 	}
@@ -105,7 +105,7 @@ func needsHelpHint(err error) bool {
 	}
 	s := err.Error()
 	return strings.HasPrefix(s, "--") && (strings.Contains(s, ": not a") || strings.Contains(s, ": out of range") ||
-		strings.Contains(s, ": expected all "))
+		strings.Contains(s, ": expected all ") || strings.Contains(s, ": expected summary "))
 }
 
 // kernelsRange and deployLineRange are the expected values of diff's
@@ -141,20 +141,62 @@ func (c capFlag) Set(s string) error {
 	return nil
 }
 
-func (c capFlag) Type() string { return "choice" }
+// Type names the values in --help ("slowest|all").
+func (c capFlag) Type() string { return "all|" + c.def }
 
-// summaryFlags are the terminal summary's --steps and --ranks.
-type summaryFlags struct{ AllSteps, AllRanks, AllDetail bool }
+func (c capFlag) choice() {}
+
+// choiceValue is a flag of a few named values: a bad value's error is the
+// flag's own (flagError).
+type choiceValue interface{ choice() }
+
+// summaryFlags are the terminal summary's --steps, --ranks and --detail.
+type summaryFlags struct {
+	AllSteps, AllRanks bool
+	Detail             detailFlag
+}
+
+// detailFlag is --detail: summary (the default), tables or all.
+type detailFlag struct{ tables, all bool }
+
+func (d *detailFlag) String() string {
+	switch {
+	case d.all:
+		return "all"
+	case d.tables:
+		return "tables"
+	}
+	return "summary"
+}
+
+func (d *detailFlag) Set(s string) error {
+	switch s {
+	case "summary":
+		*d = detailFlag{}
+	case "tables":
+		*d = detailFlag{tables: true}
+	case "all":
+		*d = detailFlag{tables: true, all: true}
+	default:
+		return fmt.Errorf("expected summary (the default), tables or all")
+	}
+	return nil
+}
+
+func (d *detailFlag) Type() string { return "summary|tables|all" }
+
+func (d *detailFlag) choice() {}
 
 func (s *summaryFlags) register(f *pflag.FlagSet) {
 	f.Var(capFlag{&s.AllSteps, "slowest", "every step"}, "steps",
-		fmt.Sprintf("per-step table of the summary: slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
+		fmt.Sprintf("per-step table (--detail tables): slowest (the %d slowest steps, then mean, median, p90 and max) or all", render.MaxStepRows))
 	f.Var(capFlag{&s.AllRanks, "summary", "every rank"}, "ranks",
-		fmt.Sprintf("per-rank tables of the summary above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
-	f.Var(capFlag{&s.AllDetail, "summary", "each finding's whole fix and every evidence metric, and why each rule was not evaluated or not applicable"}, "detail",
-		"findings and rules of the summary: summary (each fix's first lines, no evidence, rule names) or all")
+		fmt.Sprintf("per-rank tables (--detail tables) above %d ranks: summary (median, min, max and the outlier ranks) or all", render.MaxRankRows))
+	f.Var(&s.Detail, "detail",
+		"what the summary shows: summary (the plan, the findings' first lines, one line a section), tables (and each section's table) or all (and every fix and evidence whole)")
 }
 
 func (s summaryFlags) text(io *streams) results.TextOptions {
-	return results.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.AllDetail, ASCIIUnits: io.asciiUnits}
+	return results.TextOptions{AllSteps: s.AllSteps, AllRanks: s.AllRanks, AllDetail: s.Detail.all, Tables: s.Detail.tables,
+		ASCIIUnits: io.asciiUnits, Width: io.width, Colour: io.colour, Terminal: io.outIsTerminal}
 }

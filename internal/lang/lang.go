@@ -22,6 +22,8 @@ func Parse(s string) (string, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case EN, ZH:
 		return v, nil
+	case "cn", "zh-cn", "zh_cn": // msprof-analyze's spelling, and the locale's
+		return ZH, nil
 	}
 	return "", fmt.Errorf("%q: expected one of %s", s, strings.Join(Names, ", "))
 }

@@ -28,13 +28,13 @@ func TestFromLocale(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	for in, want := range map[string]string{"zh": ZH, "ZH": ZH, "en": EN, " en ": EN} {
+	for in, want := range map[string]string{"zh": ZH, "ZH": ZH, "en": EN, " en ": EN, "cn": ZH, "CN": ZH, "zh-CN": ZH} {
 		got, err := Parse(in)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 	}
-	_, err := Parse("cn")
-	require.EqualError(t, err, `"cn": expected one of zh, en`)
+	_, err := Parse("fr")
+	require.EqualError(t, err, `"fr": expected one of zh, en`)
 	require.Equal(t, EN, Or(""))
 	require.Equal(t, ZH, Or(ZH))
 }

@@ -11,6 +11,7 @@ package gather
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -36,6 +37,9 @@ type Options struct {
 	// trace files while they are read (a compressed file counts what is
 	// read from disk; databases and Parquet exports are not counted).
 	BytesRead *atomic.Int64
+	// BytesTotal, when set, is given, before any rank is read, the size of
+	// the text and trace files the readers count in BytesRead (textBytes).
+	BytesTotal *atomic.Int64
 	// SkipCommunication leaves communication.json unread (Rank.Communication
 	// empty): no analysis pass reads it, only `npuprof export` keeps it.
 	SkipCommunication bool
@@ -131,6 +135,13 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 		if err := opts.Begin(); err != nil {
 			return nil, err
 		}
+	}
+	if opts.BytesTotal != nil {
+		var total int64
+		for _, src := range srcs {
+			total += textBytes(src, opts.SkipCommunication)
+		}
+		opts.BytesTotal.Store(total)
 	}
 	items := make([]T, len(srcs))
 	errs := make([]error, len(srcs))
@@ -350,4 +361,59 @@ func uniqueNotes(notes []string) []string {
 		}
 	}
 	return out
+}
+
+// textBytes is the size on disk of the files of src that the readers
+// count in BytesRead: a named trace file, or the torch_npu export's
+// trace_view.json, kernel_details.csv, step_trace_time.csv and (unless
+// skipped) communication.json, compressed or not, or an msprof folder's
+// mindstudio_profiler_output files. Databases and Parquet exports count
+// none, as BytesRead does not.
+func textBytes(src parser.Source, skipComm bool) int64 {
+	size := func(p string) int64 {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+		return 0
+	}
+	switch {
+	case src.DB != "" || src.Parquet != "":
+		return 0
+	case src.TraceFile != "":
+		return size(src.TraceFile)
+	}
+	var n int64
+	if ents, err := os.ReadDir(src.Root); err == nil { // the rank's own files
+		for _, e := range ents {
+			if !e.IsDir() && (strings.HasPrefix(e.Name(), "profiler_info") || strings.HasPrefix(e.Name(), "profiler_metadata")) {
+				n += size(filepath.Join(src.Root, e.Name()))
+			}
+		}
+	}
+	read := []string{"trace_view.json", "kernel_details.csv", "step_trace_time.csv"}
+	if !skipComm {
+		read = append(read, "communication.json")
+	}
+	dirs := []string{src.Output}
+	if src.Output == "" && src.Prof != "" {
+		dirs = []string{filepath.Join(src.Prof, "mindstudio_profiler_output")}
+		read = nil // every file of msprof's output folder
+	}
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if e.IsDir() {
+				continue
+			}
+			for _, r := range read {
+				if strings.HasPrefix(e.Name(), r) {
+					n += size(filepath.Join(d, e.Name()))
+				}
+			}
+			if read == nil {
+				n += size(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return n
 }

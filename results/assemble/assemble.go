@@ -497,6 +497,9 @@ func sampleWindow(w *analysis.SampleWindow) *results.SampleWindow {
 	}
 	for i, b := range w.Boxes {
 		out.Boxes[i] = results.SampleBox{Lane: b.Lane, Kind: uint8(b.Kind), Start: b.Start, End: b.End, Name: b.Name, Count: b.Count}
+		if b.Count > 1 && i < len(w.KindTime) {
+			out.Boxes[i].KindTime = append([]int64(nil), w.KindTime[i][:]...)
+		}
 	}
 	return out
 }
