@@ -80,7 +80,7 @@ func writeTextBody(ew *errWriter, doc *results.Document, opts results.TextOption
 	if doc.Detail.Evaluated {
 		writeRuleOutcomes(ew, doc, opts.AllDetail, opts.Tables)
 	}
-	writeLedger(ew, doc)
+	writeLedger(ew, doc, opts.Tables)
 	if !opts.Tables {
 		writeSectionLines(ew, doc)
 		return

@@ -8,13 +8,18 @@ import (
 )
 
 // maxLedgerCauses is how many causes the terminal's ledger section lists
-// before it sums the rest (the section stays within 10 lines).
-const maxLedgerCauses = 7
+// before it sums the rest (the section stays within 10 lines);
+// shortLedgerCauses in the default summary, which gives each section a few
+// lines (--detail tables lists maxLedgerCauses).
+const (
+	maxLedgerCauses   = 7
+	shortLedgerCauses = 4
+)
 
 // writeLedger writes the step-time ledger of each step's critical rank:
 // the causes with their time per step and share (largest first, the rest
-// summed), and the steps' spread; at most 10 lines.
-func writeLedger(ew *errWriter, doc *results.Document) {
+// summed), and the steps' spread; at most 10 lines (tables), else 6.
+func writeLedger(ew *errWriter, doc *results.Document, tables bool) {
 	if doc.Cluster == nil {
 		return
 	}
@@ -47,16 +52,20 @@ func writeLedger(ew *errWriter, doc *results.Document) {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].us > rows[j].us })
 	ew.printf("\nStep-time ledger (the critical rank of each step; %d step(s) of %s, from %s to %s)\n", len(l.Steps), Dur(total/n), Dur(lo), Dur(hi))
-	ew.printf("  %-26s %10s %7s\n", ew.t("cause"), ew.t("per step"), ew.t("share"))
+	limit := shortLedgerCauses
+	if tables {
+		limit = maxLedgerCauses
+		ew.printf("  %-26s %10s %7s\n", ew.t("cause"), ew.t("per step"), ew.t("share"))
+	}
 	line := func(name string, us float64) {
 		ew.printf("  %-26s %10s %7s\n", name, Dur(us), pct(us, total/n))
 	}
-	if len(rows) > maxLedgerCauses+1 {
+	if len(rows) > limit+1 {
 		var rest float64
-		for _, r := range rows[maxLedgerCauses:] {
+		for _, r := range rows[limit:] {
 			rest += r.us
 		}
-		for _, r := range rows[:maxLedgerCauses] {
+		for _, r := range rows[:limit] {
 			line(r.name, r.us)
 		}
 		ew.printf("  %-26s %10s %7s\n", ew.t("other causes"), Dur(rest), pct(rest, total/n))

@@ -60,14 +60,18 @@ func writePlan(ew *errWriter, p *results.Plan) {
 		writeDiffBlock(ew, cp.Diff)
 	}
 	if ht := p.HostTuning; ht != nil {
+		// one line of commands (what each does: the JSON's
+		// plan.host_tuning and the HTML report)
 		ew.printf("  optional host tuning (not in the deploy diff; %s):\n", Safe(ht.Why, 300))
+		cmds := make([]string, 0, len(ht.Lines))
 		for _, l := range ht.Lines {
-			mark := ""
+			c := Safe(l.Command, 200)
 			if l.InScript {
-				mark = ew.l.t(" (already in the script)")
+				c += ew.l.t(" (already in the script)")
 			}
-			ew.printf("    %s   # %s%s\n", Safe(l.Command, 200), Safe(l.What, 200), mark)
+			cmds = append(cmds, c)
 		}
+		ew.printf("    %s\n", strings.Join(cmds, "; "))
 	}
 }
 
