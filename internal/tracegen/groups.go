@@ -17,7 +17,7 @@ const (
 type layout struct {
 	tp      int
 	ranks   int
-	pp      int // pipeline stages (0 or 1: none)
+	pp      int   // pipeline stages (0 or 1: none)
 	created int64 // communicator creation time (µs), part of comm names
 }
 
