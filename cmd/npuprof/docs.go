@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/docs"
+	"github.com/npuprof/npuprof/internal/editdist"
 )
 
 // docTopics are the embedded documentation pages by topic (the page's
@@ -56,7 +57,7 @@ repository's docs/ folder, which the help and the outputs cite as
 				msg := fmt.Sprintf("docs: no topic %q; the topics are %s", args[0], strings.Join(topics, ", "))
 				best, d := "", 3
 				for _, t := range topics {
-					if e := editDistance(topic, t); e < d {
+					if e := editdist.Distance(topic, t); e < d {
 						best, d = t, e
 					}
 				}

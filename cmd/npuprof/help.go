@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/editdist"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -230,7 +230,7 @@ func flagHint(msg string, cmd *cobra.Command) string {
 		if f.Hidden {
 			return
 		}
-		d := editDistance(name, f.Name)
+		d := editdist.Distance(name, f.Name)
 		if strings.HasPrefix(f.Name, name) && len(name) >= 3 {
 			d = min(d, 1)
 		}
@@ -242,25 +242,4 @@ func flagHint(msg string, cmd *cobra.Command) string {
 		return ""
 	}
 	return "did you mean --" + best + "?"
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = slices.Min([]int{prev[j] + 1, cur[j-1] + 1, prev[j-1] + cost})
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

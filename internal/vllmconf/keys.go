@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/editdist"
 )
 
 // CompilationConfigKeys are the keys vLLM's --compilation-config takes:
@@ -101,7 +103,7 @@ func CheckKeys(flag string, keys []string) []UnknownKey {
 		u := UnknownKey{Flag: flag, Key: k}
 		best := -1
 		for _, c := range known {
-			d := editDistance(strings.ToLower(k), c)
+			d := editdist.Distance(strings.ToLower(k), c)
 			switch {
 			case best < 0 || d < best:
 				best, u.Nearest = d, []string{c}
@@ -122,26 +124,4 @@ func CheckKeys(flag string, keys []string) []UnknownKey {
 		out = append(out, u)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes: config keys
-// are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

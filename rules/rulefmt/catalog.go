@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/editdist"
 )
 
 // MetricDoc documents one metric (or a family, with a <placeholder>): the
@@ -22,7 +23,7 @@ func Closest(name string, candidates []string, n int) []string {
 	}
 	var all []c
 	for _, s := range candidates {
-		all = append(all, c{s, levenshtein(name, s)})
+		all = append(all, c{s, editdist.Distance(name, s)})
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].d != all[j].d {
@@ -55,27 +56,6 @@ func MetricNames() []string {
 		out = append(out, analysis.FamilySkewMaxOverMedian.Of(q), analysis.FamilySkewMaxRank.Of(q))
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // FactType is the type of a fact's value.

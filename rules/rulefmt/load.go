@@ -17,6 +17,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/fix"
+	"github.com/npuprof/npuprof/internal/editdist"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/internal/lang"
@@ -167,7 +168,7 @@ func (l *loader) mapping(n *yaml.Node, what string, known []string) map[string]*
 
 func didYouMean(s string, known []string) string {
 	c := Closest(s, known, 1)
-	if len(c) == 1 && levenshtein(s, c[0]) <= 3 {
+	if len(c) == 1 && editdist.Distance(s, c[0]) <= 3 {
 		return "; did you mean " + c[0] + "?"
 	}
 	return ""

@@ -3,6 +3,8 @@ package rulefmt
 import (
 	"sort"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/editdist"
 )
 
 // Suggest returns at most n candidates that name looks like a misspelling
@@ -17,7 +19,7 @@ func Suggest(name string, candidates []string, n int) []string {
 	limit := max(2, len(name)/3)
 	var near []c
 	for _, s := range candidates {
-		d := levenshtein(name, s)
+		d := editdist.Distance(name, s)
 		if d <= limit || (len(name) >= 3 && strings.Contains(s, name)) {
 			near = append(near, c{s, d})
 		}
