@@ -1,12 +1,8 @@
 package parquetio
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/npuprof/npuprof/parser/model"
 )
@@ -102,55 +98,8 @@ func WriteService(outDir string, p *model.ServiceProfile) error {
 	})
 }
 
-// writeServiceTable writes n rows made by row(i) to table's one file,
-// through a temporary file renamed into place (writeTable's, without the
-// rank partition).
+// writeServiceTable writes n rows made by row(i) to table's one file (not
+// partitioned by rank).
 func writeServiceTable[T any](outDir, table string, n int, row func(i int) T) error {
-	dir := filepath.Dir(ServiceFile(outDir, table))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".part-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := parquet.NewGenericWriter[T](tmp,
-		parquet.Compression(&parquet.Zstd),
-		parquet.CreatedBy("npuprof", Version, ""),
-		parquet.KeyValueMetadata("npuprof.schema", Schema),
-		parquet.KeyValueMetadata("npuprof.table", table),
-		parquet.KeyValueMetadata("npuprof.version", Version),
-		parquet.KeyValueMetadata("npuprof.revision", Revision),
-	)
-	buf := make([]T, 0, max(1, min(n, batch)))
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		_, err := w.Write(buf)
-		buf = buf[:0]
-		return err
-	}
-	for i := range n {
-		buf = append(buf, row(i))
-		if len(buf) == cap(buf) {
-			if err := flush(); err != nil {
-				tmp.Close()
-				return fmt.Errorf("%s: %w", table, err)
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", table, err)
-	}
-	if err := w.Close(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", table, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), ServiceFile(outDir, table))
+	return writeParquet(ServiceFile(outDir, table), table, n, row)
 }

@@ -52,10 +52,15 @@ func PartFile(outDir, table string, rank int) string {
 	return filepath.Join(PartDir(outDir, table, rank), "part-0.parquet")
 }
 
-// writeTable writes n rows made by row(i) to the rank's partition of table,
-// through a temporary file renamed into place.
+// writeTable writes n rows made by row(i) to the rank's partition of table.
 func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) error {
-	dir := PartDir(outDir, table, rank)
+	return writeParquet(PartFile(outDir, table, rank), table, n, row)
+}
+
+// writeParquet writes n rows made by row(i), as table, to the file at path,
+// through a temporary file beside it renamed into place.
+func writeParquet[T any](path, table string, n int, row func(i int) T) error {
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -72,7 +77,7 @@ func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) err
 		parquet.KeyValueMetadata("npuprof.version", Version),
 		parquet.KeyValueMetadata("npuprof.revision", Revision),
 	)
-	buf := make([]T, 0, min(n, batch))
+	buf := make([]T, 0, max(1, min(n, batch)))
 	for i := 0; i < n; i++ {
 		buf = append(buf, row(i))
 		if len(buf) == cap(buf) {
@@ -96,7 +101,7 @@ func writeTable[T any](outDir, table string, rank, n int, row func(i int) T) err
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, "part-0.parquet"))
+	return os.Rename(tmp.Name(), path)
 }
 
 // exportedFrom is where the rank's files are: its path as given, made
