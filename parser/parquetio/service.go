@@ -7,7 +7,7 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-// The service profile's tables (v1.3): one file each, not partitioned by
+// The service profile's tables (v1.4): one file each, not partitioned by
 // rank (the serving run is the whole deployment's):
 //
 //	OUTDIR/service_requests/part-0.parquet
