@@ -1,7 +1,7 @@
 // Package render writes npuprof's outputs, one file per format, over the
 // shared formatting helpers of format.go. Renderers never compute metrics:
 // they read only the results document (package results; what the terminal
-// and HTML show beyond the JSON contract is its view, results/view.go) and
+// and HTML show beyond the JSON contract is its detail, results/detail.go) and
 // the diff document that compares two of them (package results/diff,
 // which package compare fills).
 //
