@@ -175,21 +175,24 @@ func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	ctx.setCount(MetricServiceRequestsCount, n)
 	const none = model.NoServiceValue
 	v := make([]float64, 0, n)
-	for _, d := range r.TTFT {
+	for i := range n {
+		d := r.TTFT.At(i)
 		if d != none && d > 0 {
 			v = append(v, float64(d)/nsPerMs)
 		}
 	}
 	setPercentiles(ctx, v, "no request states a first_token_latency", [3]string{MetricServiceTTFTP50Ms, MetricServiceTTFTP90Ms, MetricServiceTTFTP99Ms})
 	v = v[:0]
-	for _, d := range r.E2E {
+	for i := range n {
+		d := r.E2E.At(i)
 		if d != none {
 			v = append(v, float64(d)/nsPerMs)
 		}
 	}
 	setPercentiles(ctx, v, "no request states an execution_time", [3]string{MetricServiceE2EP50Ms, MetricServiceE2EP90Ms, MetricServiceE2EP99Ms})
 	v = v[:0]
-	for _, d := range r.QueueWait {
+	for i := range n {
+		d := r.QueueWait.At(i)
 		if d != none {
 			v = append(v, float64(d)/nsPerMs)
 		}
@@ -197,7 +200,7 @@ func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	setPercentiles(ctx, v, "no request states a queue_wait_time", [3]string{MetricServiceQueueWaitP50Ms, MetricServiceQueueWaitP90Ms, MetricServiceQueueWaitP99Ms})
 	v = v[:0]
 	for i := range n {
-		e2e, ttft, out := r.E2E[i], r.TTFT[i], r.ReplyTokens[i]
+		e2e, ttft, out := r.E2E.At(i), r.TTFT.At(i), r.ReplyTokens[i]
 		if e2e == none || ttft == none || ttft <= 0 || out == none || out < 2 {
 			continue
 		}
@@ -208,7 +211,7 @@ func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	var tokens int64
 	for i := range n {
-		s, e, out := r.Start[i], r.E2E[i], r.ReplyTokens[i]
+		s, e, out := r.Start.At(i), r.E2E.At(i), r.ReplyTokens[i]
 		if s == none || e == none {
 			continue
 		}

@@ -130,9 +130,9 @@ func TestBadRowsCounted(t *testing.T) {
 	require.Equal(t, issue{bad: 2, firstBadLine: 3}, is)
 	r := &p.Requests
 	require.Equal(t, 2, r.Len())
-	require.Equal(t, []int64{100e6, 100.5e6}, r.E2E)
-	require.Equal(t, []int64{20e6, model.NoServiceValue}, r.TTFT)
-	require.Equal(t, []int64{1e6, model.NoServiceValue}, r.QueueWait)
+	require.Equal(t, []int64{100e6, 100.5e6}, r.E2E.Values())
+	require.Equal(t, []int64{20e6, model.NoServiceValue}, r.TTFT.Values())
+	require.Equal(t, []int64{1e6, model.NoServiceValue}, r.QueueWait.Values())
 	require.True(t, math.IsNaN(float64(r.CacheHit[0])))
 	require.Equal(t, float32(0.25), r.CacheHit[1])
 }

@@ -59,7 +59,9 @@ func (s *requestSink) header(cols []column) error {
 
 func (s *requestSink) grow(n int) {
 	r := s.r
-	growEach(n, &r.Start, &r.E2E, &r.TTFT, &r.QueueWait)
+	for _, c := range []*model.NsColumn{&r.Start, &r.E2E, &r.TTFT, &r.QueueWait} {
+		c.Grow(n)
+	}
 	growEach(n, &r.RecvTokens, &r.ReplyTokens)
 	growEach(n, &r.CacheHit)
 }
@@ -84,10 +86,10 @@ func (s *requestSink) row(c [][]byte) bool {
 		return false
 	}
 	r := s.r
-	r.Start = append(r.Start, start)
-	r.E2E = append(r.E2E, e2e)
-	r.TTFT = append(r.TTFT, ttft)
-	r.QueueWait = append(r.QueueWait, queue)
+	r.Start.Append(start)
+	r.E2E.Append(e2e)
+	r.TTFT.Append(ttft)
+	r.QueueWait.Append(queue)
 	r.RecvTokens = append(r.RecvTokens, recv)
 	r.ReplyTokens = append(r.ReplyTokens, reply)
 	r.CacheHit = append(r.CacheHit, hit)

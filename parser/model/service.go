@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Column spellings of MS Service Profiler's parse output
 // (ServiceProfile.Spellings, docs/formats.md#service-profiles).
@@ -27,7 +30,7 @@ const NoServiceValue = math.MinInt32
 // ServiceProfile is what MS Service Profiler's `ms_service_profiler.parse`
 // wrote for one serving run: one row per request, per batch, per KV-cache
 // event and per forward, read by package inputs/service. Columns are
-// slices of one length per table (a million requests cost 44 bytes each);
+// slices of one length per table (a million requests cost 28 bytes each);
 // times are int64 ns since the Unix epoch, durations int64 ns, an
 // unmeasured cell NoServiceValue (NaN for a float).
 type ServiceProfile struct {
@@ -65,13 +68,15 @@ type ServiceFileIssue struct {
 // Partial reports whether some file of the profile was cut or had bad rows.
 func (s *ServiceProfile) Partial() bool { return s != nil && len(s.Issues) > 0 }
 
-// ServiceRequests is request.csv, one entry per request in file order.
+// ServiceRequests is request.csv, one entry per request in file order:
+// 28 bytes a request (a million requests, 104 MB of request.csv in the
+// datetime spelling, keep 28 MB).
 type ServiceRequests struct {
 	// Start is the request's arrival (httpReq), ns since the epoch.
-	Start []int64
+	Start NsColumn
 	// E2E (execution_time), TTFT (first_token_latency) and QueueWait
 	// (queue_wait_time), ns.
-	E2E, TTFT, QueueWait []int64
+	E2E, TTFT, QueueWait NsColumn
 	// RecvTokens (prompt) and ReplyTokens (output) token counts.
 	RecvTokens, ReplyTokens []int32
 	// CacheHit is the prefix-cache hit rate (0..1), NaN when "N/A".
@@ -79,7 +84,106 @@ type ServiceRequests struct {
 }
 
 // Len is the number of requests.
-func (r *ServiceRequests) Len() int { return len(r.Start) }
+func (r *ServiceRequests) Len() int { return r.Start.Len() }
+
+// NsColumn is a column of int64 ns values (times or durations,
+// NoServiceValue when unmeasured) kept exactly in 4 bytes a value where
+// it can be: each value as int32 microseconds from a base, the first
+// value of its block of nsBlock values. A value that is not a whole
+// number of microseconds from its block's base, or lies 35 minutes or
+// more from it, turns the column wide (8 bytes a value) from then on, so
+// every value reads back as it was appended.
+type NsColumn struct {
+	base []int64 // per block: its first measured value (noBase: none yet)
+	us   []int32 // µs from the block's base; math.MinInt32: NoServiceValue
+	wide []int64 // every value, once the column is wide (us, base nil)
+}
+
+const (
+	nsBlockBits = 12
+	nsBlock     = 1 << nsBlockBits
+	noBase      = math.MinInt64
+)
+
+// Len is the number of values.
+func (c *NsColumn) Len() int {
+	if c.wide != nil {
+		return len(c.wide)
+	}
+	return len(c.us)
+}
+
+// Wide reports whether the column keeps 8 bytes a value.
+func (c *NsColumn) Wide() bool { return c.wide != nil }
+
+// At is value i.
+func (c *NsColumn) At(i int) int64 {
+	if c.wide != nil {
+		return c.wide[i]
+	}
+	u := c.us[i]
+	if u == math.MinInt32 {
+		return NoServiceValue
+	}
+	return c.base[i>>nsBlockBits] + int64(u)*1000
+}
+
+// Grow reserves room for n more values.
+func (c *NsColumn) Grow(n int) {
+	if c.wide != nil {
+		c.wide = slices.Grow(c.wide, n)
+		return
+	}
+	c.us = slices.Grow(c.us, n)
+	c.base = slices.Grow(c.base, (len(c.us)+n+nsBlock-1)/nsBlock-len(c.base))
+}
+
+// Append adds v.
+func (c *NsColumn) Append(v int64) {
+	if c.wide != nil {
+		c.wide = append(c.wide, v)
+		return
+	}
+	i := len(c.us)
+	if v == NoServiceValue {
+		if i&(nsBlock-1) == 0 {
+			c.base = append(c.base, noBase)
+		}
+		c.us = append(c.us, math.MinInt32)
+		return
+	}
+	b := i >> nsBlockBits
+	if b == len(c.base) {
+		c.base = append(c.base, v)
+	} else if c.base[b] == noBase {
+		c.base[b] = v
+	}
+	d := v - c.base[b]
+	if d%1000 != 0 || d/1000 <= math.MinInt32 || d/1000 > math.MaxInt32 {
+		c.widen()
+		c.wide = append(c.wide, v)
+		return
+	}
+	c.us = append(c.us, int32(d/1000))
+}
+
+// widen moves the values to 8 bytes each, keeping the room reserved.
+func (c *NsColumn) widen() {
+	w := make([]int64, len(c.us), cap(c.us))
+	for i := range c.us {
+		w[i] = c.At(i)
+	}
+	c.wide, c.us, c.base = w, nil, nil
+}
+
+// Values returns every value as a new slice.
+func (c *NsColumn) Values() []int64 {
+	out := make([]int64, c.Len())
+	for i := range out {
+		out[i] = c.At(i)
+	}
+	return out
+}
 
 // Batch row kinds (ServiceBatches.Kind).
 const (

@@ -76,7 +76,7 @@ func opt32(v int32) *int32 {
 func WriteService(outDir string, p *model.ServiceProfile) error {
 	r := &p.Requests
 	err := writeServiceTable(outDir, TableServiceRequests, r.Len(), func(i int) ServiceRequest {
-		row := ServiceRequest{StartNs: opt64(r.Start[i]), E2ENs: opt64(r.E2E[i]), TTFTNs: opt64(r.TTFT[i]), QueueWaitNs: opt64(r.QueueWait[i]),
+		row := ServiceRequest{StartNs: opt64(r.Start.At(i)), E2ENs: opt64(r.E2E.At(i)), TTFTNs: opt64(r.TTFT.At(i)), QueueWaitNs: opt64(r.QueueWait.At(i)),
 			RecvTokens: opt32(r.RecvTokens[i]), ReplyTokens: opt32(r.ReplyTokens[i])}
 		if h := r.CacheHit[i]; !math.IsNaN(float64(h)) {
 			row.CacheHit = &h

@@ -169,16 +169,16 @@ func serviceDetail(c *analysis.ClusterResult) results.ServiceDetail {
 	r := &p.Requests
 	var ttft, tpot, e2e, queue []float64
 	for i := range r.Len() {
-		if v := r.TTFT[i]; v != none && v > 0 {
+		if v := r.TTFT.At(i); v != none && v > 0 {
 			ttft = append(ttft, float64(v)/1e6)
 		}
-		if v := r.E2E[i]; v != none {
+		if v := r.E2E.At(i); v != none {
 			e2e = append(e2e, float64(v)/1e6)
 		}
-		if v := r.QueueWait[i]; v != none {
+		if v := r.QueueWait.At(i); v != none {
 			queue = append(queue, float64(v)/1e6)
 		}
-		if e, t, out := r.E2E[i], r.TTFT[i], r.ReplyTokens[i]; e != none && t != none && t > 0 && out != none && out >= 2 {
+		if e, t, out := r.E2E.At(i), r.TTFT.At(i), r.ReplyTokens[i]; e != none && t != none && t > 0 && out != none && out >= 2 {
 			tpot = append(tpot, float64(e-t)/1e6/float64(out-1))
 		}
 	}
