@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,4 +174,91 @@ func TestDiffServiceCaptures(t *testing.T) {
 		require.Less(t, *hitBefore, 0.1)
 		require.Greater(t, *hit, 0.8)
 	}
+}
+
+// `npuprof analyze OUTDIR` on the export of a capture with its service
+// folder reads the service tables back: the document's service section
+// (metrics, files, spellings, what was not read, the join, the per-DP
+// forwards and the detail the terminal and HTML show) equals the one of
+// analyzing the capture, in every spelling, with a cut file, and joined to
+// the device steps.
+func TestExportServiceRoundTrip(t *testing.T) {
+	capture := func(t *testing.T) (string, []analysis.StepSpan) {
+		dir := t.TempDir()
+		_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
+		require.NoError(t, err)
+		res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+		require.NoError(t, err)
+		return dir, analysis.StepSpansOf(res.Ranks[0])
+	}
+	var a390 tracegen.ServiceScenario
+	for _, s := range tracegen.ServiceScenarios() {
+		if s.Name == "a3-90" {
+			a390 = s
+		}
+	}
+	type input struct {
+		name string
+		make func(t *testing.T) string
+	}
+	var ins []input
+	for _, sp := range tracegen.ServiceSpellings {
+		ins = append(ins, input{"a3-90/" + sp, func(t *testing.T) string {
+			dir, _ := capture(t)
+			svc := filepath.Join(dir, "service")
+			_, err := tracegen.GenerateService(svc, a390, sp)
+			require.NoError(t, err)
+			if sp == tracegen.ServiceDB {
+				// profiler.db alone is found beside chrome_tracing.json only
+				require.NoError(t, os.WriteFile(filepath.Join(svc, "chrome_tracing.json"), []byte("[]"), 0o644))
+			}
+			return dir
+		}})
+	}
+	ins = append(ins, input{"joined", func(t *testing.T) string {
+		dir, spans := capture(t)
+		var steps [][2]int64
+		for _, s := range spans {
+			steps = append(steps, [2]int64{s.Start, s.End})
+		}
+		_, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 333, 6, 4)
+		require.NoError(t, err)
+		return dir
+	}}, input{"cut", func(t *testing.T) string {
+		dir, _ := capture(t)
+		svc := filepath.Join(dir, "service")
+		_, err := tracegen.GenerateService(svc, a390, tracegen.ServiceDatetime)
+		require.NoError(t, err)
+		cutFile(t, filepath.Join(svc, "request.csv"))
+		return dir
+	}})
+	for _, in := range ins {
+		t.Run(in.name, func(t *testing.T) {
+			dir := in.make(t)
+			a, err := Run(context.Background(), &Request{Path: dir})
+			require.NoError(t, err)
+			require.NotNil(t, a.Doc.Service)
+			out := filepath.Join(t.TempDir(), "out")
+			_, err = pipeline.Export(context.Background(), dir, out, pipeline.ExportOptions{})
+			require.NoError(t, err)
+			b, err := Run(context.Background(), &Request{Path: out})
+			require.NoError(t, err)
+			require.Equal(t, a.Doc.Service, b.Doc.Service)
+			if in.name == "cut" {
+				require.True(t, b.Doc.Service.Partial)
+			}
+			if in.name == "joined" {
+				require.NotNil(t, b.Doc.Service.Join)
+				require.Equal(t, len(b.Doc.Service.Join.StepBatches), b.Doc.Service.Join.Matched)
+			}
+		})
+	}
+}
+
+// cutFile drops the end of a file in the middle of its last row.
+func cutFile(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b[:len(b)-7], 0o644))
 }
