@@ -60,6 +60,24 @@ type ServiceResult struct {
 	// timeline steps) to the profile's batches; nil without such a rank.
 	Join     *ServiceJoin
 	JoinRank int
+	// stepRow is the joined steps' batch rows by step number.
+	stepRow map[int]int32
+}
+
+// StepCause is the service cause (BatchCause) of the joined rank's step
+// number id and its batch row; ok is false when no batch was matched to
+// that step. Every rank runs step id in the same batch, so this is the
+// cause of the step on any rank: the ledger's per-step service_cause, an
+// annotation of the step (its time stays split over the ledger's causes).
+func (r *ServiceResult) StepCause(id int) (cause string, row int32, ok bool) {
+	if r == nil {
+		return "", -1, false
+	}
+	row, ok = r.stepRow[id]
+	if !ok {
+		return "", -1, false
+	}
+	return BatchCause(&r.Profile.Batches, row), row, true
 }
 
 // ServiceDP is one data-parallel domain's forwards.
@@ -100,6 +118,14 @@ step is matched to its batch and the clocks' offset estimated
 		for _, rr := range ctx.Ranks {
 			if spans := StepSpansOf(rr); len(spans) > 0 {
 				res.Join, res.JoinRank = JoinService(spans, p), rr.Rank
+				if j := res.Join; j != nil {
+					res.stepRow = make(map[int]int32, j.Matched)
+					for i, b := range j.Batch {
+						if b >= 0 {
+							res.stepRow[j.Step[i]] = b
+						}
+					}
+				}
 				break
 			}
 		}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -113,7 +115,7 @@ func TestRunServiceJoin(t *testing.T) {
 	}
 	truth, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, -420, 6, 4)
 	require.NoError(t, err)
-	run, err := Run(context.Background(), &Request{Path: dir})
+	run, err := Run(context.Background(), &Request{Path: dir, Detail: true})
 	require.NoError(t, err)
 	j := run.Doc.Service.Join
 	require.NotNil(t, j)
@@ -137,6 +139,25 @@ func TestRunServiceJoin(t *testing.T) {
 	require.Equal(t, mixed, j.MixedSteps)
 	require.Equal(t, float64(mixed)/float64(len(spans)), run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedShare])
 	require.Equal(t, *j.MixedStepRatio, run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedStepRatio])
+
+	// the ledger's per-step entry carries its batch's cause, an
+	// annotation: the causes still sum to the step
+	l := run.Doc.Cluster.Detail.Ledger
+	require.NotNil(t, l)
+	require.Len(t, l.Steps, len(j.StepBatches))
+	for i, s := range l.Steps {
+		require.Equal(t, j.StepBatches[i].Cause, s.ServiceCause, "ledger step %d", s.Step)
+		require.NotNil(t, s.ServiceBatchRow)
+		require.Equal(t, j.StepBatches[i].Row, *s.ServiceBatchRow)
+		sum := 0.0
+		for _, v := range s.Us {
+			sum += v
+		}
+		require.InDelta(t, s.TimeUs, sum, 1e-6)
+	}
+	var text strings.Builder
+	require.NoError(t, render.WriteText(&text, run.Doc))
+	require.Contains(t, text.String(), fmt.Sprintf("  service: %d of %d steps batch a prefill (", mixed, len(spans)))
 }
 
 // diff of two service captures: the service.* metrics compared, each
@@ -235,15 +256,17 @@ func TestExportServiceRoundTrip(t *testing.T) {
 	for _, in := range ins {
 		t.Run(in.name, func(t *testing.T) {
 			dir := in.make(t)
-			a, err := Run(context.Background(), &Request{Path: dir})
+			a, err := Run(context.Background(), &Request{Path: dir, Detail: true})
 			require.NoError(t, err)
 			require.NotNil(t, a.Doc.Service)
 			out := filepath.Join(t.TempDir(), "out")
 			_, err = pipeline.Export(context.Background(), dir, out, pipeline.ExportOptions{})
 			require.NoError(t, err)
-			b, err := Run(context.Background(), &Request{Path: out})
+			b, err := Run(context.Background(), &Request{Path: out, Detail: true})
 			require.NoError(t, err)
+			require.NotEmpty(t, a.Doc.Service.Detail.Latency)
 			require.Equal(t, a.Doc.Service, b.Doc.Service)
+			require.Equal(t, a.Doc.Cluster.Detail.Ledger, b.Doc.Cluster.Detail.Ledger)
 			if in.name == "cut" {
 				require.True(t, b.Doc.Service.Partial)
 			}

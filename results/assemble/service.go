@@ -143,13 +143,7 @@ func serviceJoinDoc(s *analysis.ServiceResult, ranks []*analysis.RankResult) *re
 			continue
 		}
 		sd := results.ServiceStepDoc{Step: spans[i].Step, Row: int(r), StepUs: us(spans[i].End - spans[i].Start),
-			Size: opt(b.Size[r]), Prefill: opt(b.Prefill[r]), Decode: opt(b.Decode[r])}
-		if pr, de := b.Prefill[r], b.Decode[r]; pr != none && de != none {
-			sd.Cause = "decode"
-			if pr > 0 {
-				sd.Cause = "prefill"
-			}
-		}
+			Size: opt(b.Size[r]), Prefill: opt(b.Prefill[r]), Decode: opt(b.Decode[r]), Cause: analysis.BatchCause(b, r)}
 		d.StepBatches = append(d.StepBatches, sd)
 	}
 	return d
