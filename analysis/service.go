@@ -186,6 +186,53 @@ func setPercentiles(ctx *ClusterContext, v []float64, why string, names [3]strin
 	}
 }
 
+// ServiceLatency names one latency of the requests (AppendLatency).
+type ServiceLatency int
+
+// The requests' latencies.
+const (
+	// LatencyTTFT is first_token_latency, over the requests that state
+	// one above 0 (the writer fills 0 for a request without it).
+	LatencyTTFT ServiceLatency = iota
+	// LatencyTPOT is (execution_time − first_token_latency) /
+	// (reply_token_size − 1), over the requests with 2 output tokens or
+	// more that state all three.
+	LatencyTPOT
+	// LatencyE2E is execution_time.
+	LatencyE2E
+	// LatencyQueueWait is queue_wait_time.
+	LatencyQueueWait
+)
+
+// AppendLatency appends to v, in ms and in file order, one latency of
+// each request that states it: what the service.* percentiles and the
+// latency distributions are taken over.
+func AppendLatency(v []float64, r *model.ServiceRequests, kind ServiceLatency) []float64 {
+	const none = model.NoServiceValue
+	for i := range r.Len() {
+		switch kind {
+		case LatencyTTFT:
+			if d := r.TTFT.At(i); d != none && d > 0 {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		case LatencyTPOT:
+			e2e, ttft, out := r.E2E.At(i), r.TTFT.At(i), r.ReplyTokens[i]
+			if e2e != none && ttft != none && ttft > 0 && out != none && out >= 2 {
+				v = append(v, float64(e2e-ttft)/nsPerMs/float64(out-1))
+			}
+		case LatencyE2E:
+			if d := r.E2E.At(i); d != none {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		case LatencyQueueWait:
+			if d := r.QueueWait.At(i); d != none {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		}
+	}
+	return v
+}
+
 func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	r := &p.Requests
 	n := r.Len()
@@ -201,38 +248,19 @@ func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	ctx.setCount(MetricServiceRequestsCount, n)
 	const none = model.NoServiceValue
 	v := make([]float64, 0, n)
-	for i := range n {
-		d := r.TTFT.At(i)
-		if d != none && d > 0 {
-			v = append(v, float64(d)/nsPerMs)
-		}
+	for _, l := range []struct {
+		kind  ServiceLatency
+		why   string
+		names [3]string
+	}{
+		{LatencyTTFT, "no request states a first_token_latency", [3]string{MetricServiceTTFTP50Ms, MetricServiceTTFTP90Ms, MetricServiceTTFTP99Ms}},
+		{LatencyE2E, "no request states an execution_time", [3]string{MetricServiceE2EP50Ms, MetricServiceE2EP90Ms, MetricServiceE2EP99Ms}},
+		{LatencyQueueWait, "no request states a queue_wait_time", [3]string{MetricServiceQueueWaitP50Ms, MetricServiceQueueWaitP90Ms, MetricServiceQueueWaitP99Ms}},
+		{LatencyTPOT, "no request has 2 output tokens or more with both execution_time and first_token_latency", [3]string{MetricServiceTPOTP50Ms, MetricServiceTPOTP90Ms, MetricServiceTPOTP99Ms}},
+	} {
+		v = AppendLatency(v[:0], r, l.kind)
+		setPercentiles(ctx, v, l.why, l.names)
 	}
-	setPercentiles(ctx, v, "no request states a first_token_latency", [3]string{MetricServiceTTFTP50Ms, MetricServiceTTFTP90Ms, MetricServiceTTFTP99Ms})
-	v = v[:0]
-	for i := range n {
-		d := r.E2E.At(i)
-		if d != none {
-			v = append(v, float64(d)/nsPerMs)
-		}
-	}
-	setPercentiles(ctx, v, "no request states an execution_time", [3]string{MetricServiceE2EP50Ms, MetricServiceE2EP90Ms, MetricServiceE2EP99Ms})
-	v = v[:0]
-	for i := range n {
-		d := r.QueueWait.At(i)
-		if d != none {
-			v = append(v, float64(d)/nsPerMs)
-		}
-	}
-	setPercentiles(ctx, v, "no request states a queue_wait_time", [3]string{MetricServiceQueueWaitP50Ms, MetricServiceQueueWaitP90Ms, MetricServiceQueueWaitP99Ms})
-	v = v[:0]
-	for i := range n {
-		e2e, ttft, out := r.E2E.At(i), r.TTFT.At(i), r.ReplyTokens[i]
-		if e2e == none || ttft == none || ttft <= 0 || out == none || out < 2 {
-			continue
-		}
-		v = append(v, float64(e2e-ttft)/nsPerMs/float64(out-1))
-	}
-	setPercentiles(ctx, v, "no request has 2 output tokens or more with both execution_time and first_token_latency", [3]string{MetricServiceTPOTP50Ms, MetricServiceTPOTP90Ms, MetricServiceTPOTP99Ms})
 
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	var tokens int64
