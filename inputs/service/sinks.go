@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/timeparse"
 )
 
 // field is where one of the model's columns is in a table (-1: absent)
@@ -298,7 +299,7 @@ func dictInt(d []byte, key string) (int64, bool) {
 		for n < len(rest) && (rest[n] >= '0' && rest[n] <= '9' || rest[n] == '.' || rest[n] == '-') {
 			n++
 		}
-		v, ok := scaled(rest[:n], 1)
+		v, ok := timeparse.ToNanos(rest[:n], 1)
 		if !ok || v > math.MaxInt32 {
 			return 0, false
 		}
