@@ -103,16 +103,7 @@ func TestCheckServiceBudget(t *testing.T) {
 // document's join names the rank, the clock offset and each matched
 // step's batch.
 func TestRunServiceJoin(t *testing.T) {
-	dir := t.TempDir()
-	_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
-	require.NoError(t, err)
-	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
-	require.NoError(t, err)
-	spans := analysis.StepSpansOf(res.Ranks[0])
-	var steps [][2]int64
-	for _, s := range spans {
-		steps = append(steps, [2]int64{s.Start, s.End})
-	}
+	dir, spans, steps := joinCapture(t)
 	truth, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, -420, 6, 4)
 	require.NoError(t, err)
 	run, err := Run(context.Background(), &Request{Path: dir, Detail: true})
@@ -204,14 +195,6 @@ func TestDiffServiceCaptures(t *testing.T) {
 // analyzing the capture, in every spelling, with a cut file, and joined to
 // the device steps.
 func TestExportServiceRoundTrip(t *testing.T) {
-	capture := func(t *testing.T) (string, []analysis.StepSpan) {
-		dir := t.TempDir()
-		_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
-		require.NoError(t, err)
-		res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
-		require.NoError(t, err)
-		return dir, analysis.StepSpansOf(res.Ranks[0])
-	}
 	var a390 tracegen.ServiceScenario
 	for _, s := range tracegen.ServiceScenarios() {
 		if s.Name == "a3-90" {
@@ -225,7 +208,7 @@ func TestExportServiceRoundTrip(t *testing.T) {
 	var ins []input
 	for _, sp := range tracegen.ServiceSpellings {
 		ins = append(ins, input{"a3-90/" + sp, func(t *testing.T) string {
-			dir, _ := capture(t)
+			dir, _, _ := joinCapture(t)
 			svc := filepath.Join(dir, "service")
 			_, err := tracegen.GenerateService(svc, a390, sp)
 			require.NoError(t, err)
@@ -237,16 +220,12 @@ func TestExportServiceRoundTrip(t *testing.T) {
 		}})
 	}
 	ins = append(ins, input{"joined", func(t *testing.T) string {
-		dir, spans := capture(t)
-		var steps [][2]int64
-		for _, s := range spans {
-			steps = append(steps, [2]int64{s.Start, s.End})
-		}
+		dir, _, steps := joinCapture(t)
 		_, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 333, 6, 4)
 		require.NoError(t, err)
 		return dir
 	}}, input{"cut", func(t *testing.T) string {
-		dir, _ := capture(t)
+		dir, _, _ := joinCapture(t)
 		svc := filepath.Join(dir, "service")
 		_, err := tracegen.GenerateService(svc, a390, tracegen.ServiceDatetime)
 		require.NoError(t, err)
@@ -276,6 +255,24 @@ func TestExportServiceRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// joinCapture writes a device capture (the A3 system's rank 0) in a new
+// folder and returns the folder, the rank's device steps and their bounds
+// (what tracegen.GenerateServiceJoined takes).
+func joinCapture(t *testing.T) (string, []analysis.StepSpan, [][2]int64) {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	spans := analysis.StepSpansOf(res.Ranks[0])
+	var steps [][2]int64
+	for _, s := range spans {
+		steps = append(steps, [2]int64{s.Start, s.End})
+	}
+	return dir, spans, steps
 }
 
 // cutFile drops the end of a file in the middle of its last row.
