@@ -139,52 +139,94 @@ func back[T int64 | int32 | float32](p *T) T {
 	return none
 }
 
+// The model's rows as the tables' rows, and back (null: NoServiceValue,
+// NaN for a float).
+
+func requestRow(x model.ServiceRequest) ServiceRequest {
+	return ServiceRequest{StartNs: opt64(x.Start), E2ENs: opt64(x.E2E), TTFTNs: opt64(x.TTFT), QueueWaitNs: opt64(x.QueueWait),
+		RecvTokens: opt32(x.RecvTokens), ReplyTokens: opt32(x.ReplyTokens), CacheHit: optF32(x.CacheHit)}
+}
+
+func (x *ServiceRequest) model() model.ServiceRequest {
+	return model.ServiceRequest{Start: back(x.StartNs), E2E: back(x.E2ENs), TTFT: back(x.TTFTNs), QueueWait: back(x.QueueWaitNs),
+		RecvTokens: back(x.RecvTokens), ReplyTokens: back(x.ReplyTokens), CacheHit: back(x.CacheHit)}
+}
+
+func batchRow(x model.ServiceBatch) ServiceBatch {
+	kind := ServiceBatchSchedule
+	if x.Kind == model.BatchExecute {
+		kind = ServiceBatchExecute
+	}
+	return ServiceBatch{Kind: kind, StartNs: opt64(x.Start), DurNs: opt64(x.Dur), Size: opt32(x.Size),
+		Prefill: opt32(x.Prefill), Decode: opt32(x.Decode), PrefillTokens: opt32(x.PrefillTokens), DecodeTokens: opt32(x.DecodeTokens),
+		DP: opt32(x.DP), FreeBlocks: opt32(x.FreeBlocks)}
+}
+
+func (x *ServiceBatch) model() model.ServiceBatch {
+	kind := model.BatchSchedule
+	if x.Kind == ServiceBatchExecute {
+		kind = model.BatchExecute
+	}
+	return model.ServiceBatch{Kind: kind, Start: back(x.StartNs), Dur: back(x.DurNs), Size: back(x.Size),
+		Prefill: back(x.Prefill), Decode: back(x.Decode), PrefillTokens: back(x.PrefillTokens), DecodeTokens: back(x.DecodeTokens),
+		DP: back(x.DP), FreeBlocks: back(x.FreeBlocks)}
+}
+
+func kvRow(x model.ServiceKVRow) ServiceKV {
+	ev := serviceKVEvents[model.KVOther]
+	if int(x.Event) < len(serviceKVEvents) {
+		ev = serviceKVEvents[x.Event]
+	}
+	return ServiceKV{TimeNs: opt64(x.Time), Event: ev, FreeBlocks: opt32(x.Free), TotalBlocks: opt32(x.Total), Usage: optF32(x.Usage)}
+}
+
+func (x *ServiceKV) model() model.ServiceKVRow {
+	ev := model.KVOther
+	for e, name := range serviceKVEvents {
+		if name == x.Event {
+			ev = uint8(e)
+		}
+	}
+	return model.ServiceKVRow{Time: back(x.TimeNs), Event: ev, Free: back(x.FreeBlocks), Total: back(x.TotalBlocks), Usage: back(x.Usage)}
+}
+
+func forwardRow(x model.ServiceForward) ServiceForward {
+	return ServiceForward{StartNs: opt64(x.Start), DurNs: opt64(x.Dur), BatchSize: opt32(x.BatchSize), DP: opt32(x.DP)}
+}
+
+func (x *ServiceForward) model() model.ServiceForward {
+	return model.ServiceForward{Start: back(x.StartNs), Dur: back(x.DurNs), BatchSize: back(x.BatchSize), DP: back(x.DP)}
+}
+
 // WriteService writes the service profile's tables under outDir (the
 // manifest carries the rest: Manifest.ServiceProfile).
 func WriteService(outDir string, p *model.ServiceProfile) error {
-	r := &p.Requests
-	err := writeServiceTable(outDir, TableServiceRequests, r.Len(), func(i int) ServiceRequest {
-		return ServiceRequest{StartNs: opt64(r.Start.At(i)), E2ENs: opt64(r.E2E.At(i)), TTFTNs: opt64(r.TTFT.At(i)), QueueWaitNs: opt64(r.QueueWait.At(i)),
-			RecvTokens: opt32(r.RecvTokens[i]), ReplyTokens: opt32(r.ReplyTokens[i]), CacheHit: optF32(r.CacheHit[i])}
-	})
-	if err != nil {
-		return err
-	}
-	b := &p.Batches
-	err = writeServiceTable(outDir, TableServiceBatches, b.Len(), func(i int) ServiceBatch {
-		kind := ServiceBatchSchedule
-		if b.Kind[i] == model.BatchExecute {
-			kind = ServiceBatchExecute
+	r, b, k, f := &p.Requests, &p.Batches, &p.KV, &p.Forwards
+	for _, write := range []func() error{
+		func() error {
+			return writeServiceTable(outDir, TableServiceRequests, r.Len(), func(i int) ServiceRequest { return requestRow(r.At(i)) })
+		},
+		func() error {
+			return writeServiceTable(outDir, TableServiceBatches, b.Len(), func(i int) ServiceBatch { return batchRow(b.At(i)) })
+		},
+		func() error {
+			return writeServiceTable(outDir, TableServiceBatchDP, len(b.PerDP), func(i int) ServiceBatchDP {
+				e := b.PerDP[i]
+				return ServiceBatchDP{Row: e.Row, DP: e.DP, Size: opt32(e.Size), ForwardNs: opt64(e.Forward)}
+			})
+		},
+		func() error {
+			return writeServiceTable(outDir, TableServiceKVCache, k.Len(), func(i int) ServiceKV { return kvRow(k.At(i)) })
+		},
+		func() error {
+			return writeServiceTable(outDir, TableServiceForwards, f.Len(), func(i int) ServiceForward { return forwardRow(f.At(i)) })
+		},
+	} {
+		if err := write(); err != nil {
+			return err
 		}
-		return ServiceBatch{Kind: kind, StartNs: opt64(b.Start[i]), DurNs: opt64(b.Dur[i]), Size: opt32(b.Size[i]),
-			Prefill: opt32(b.Prefill[i]), Decode: opt32(b.Decode[i]), PrefillTokens: opt32(b.PrefillTokens[i]), DecodeTokens: opt32(b.DecodeTokens[i]),
-			DP: opt32(b.DP[i]), FreeBlocks: opt32(b.FreeBlocks[i])}
-	})
-	if err != nil {
-		return err
 	}
-	err = writeServiceTable(outDir, TableServiceBatchDP, len(b.PerDP), func(i int) ServiceBatchDP {
-		e := b.PerDP[i]
-		return ServiceBatchDP{Row: e.Row, DP: e.DP, Size: opt32(e.Size), ForwardNs: opt64(e.Forward)}
-	})
-	if err != nil {
-		return err
-	}
-	k := &p.KV
-	err = writeServiceTable(outDir, TableServiceKVCache, k.Len(), func(i int) ServiceKV {
-		ev := serviceKVEvents[model.KVOther]
-		if int(k.Event[i]) < len(serviceKVEvents) {
-			ev = serviceKVEvents[k.Event[i]]
-		}
-		return ServiceKV{TimeNs: opt64(k.Time[i]), Event: ev, FreeBlocks: opt32(k.Free[i]), TotalBlocks: opt32(k.Total[i]), Usage: optF32(k.Usage[i])}
-	})
-	if err != nil {
-		return err
-	}
-	f := &p.Forwards
-	return writeServiceTable(outDir, TableServiceForwards, f.Len(), func(i int) ServiceForward {
-		return ServiceForward{StartNs: opt64(f.Start[i]), DurNs: opt64(f.Dur[i]), BatchSize: opt32(f.BatchSize[i]), DP: opt32(f.DP[i])}
-	})
+	return nil
 }
 
 // ReadService reads the service profile an export carries back into the
@@ -212,41 +254,10 @@ func ReadService(dir string) (p *model.ServiceProfile, note string, err error) {
 	if p.Spellings == nil {
 		p.Spellings = map[string]string{}
 	}
-	r := &p.Requests
-	err = readServiceTable(dir, TableServiceRequests, func(n int) {
-		for _, c := range []*model.NsColumn{&r.Start, &r.E2E, &r.TTFT, &r.QueueWait} {
-			c.Grow(n)
-		}
-		r.RecvTokens, r.ReplyTokens, r.CacheHit = make([]int32, 0, n), make([]int32, 0, n), make([]float32, 0, n)
-	}, func(x *ServiceRequest) {
-		r.Start.Append(back(x.StartNs))
-		r.E2E.Append(back(x.E2ENs))
-		r.TTFT.Append(back(x.TTFTNs))
-		r.QueueWait.Append(back(x.QueueWaitNs))
-		r.RecvTokens = append(r.RecvTokens, back(x.RecvTokens))
-		r.ReplyTokens = append(r.ReplyTokens, back(x.ReplyTokens))
-		r.CacheHit = append(r.CacheHit, back(x.CacheHit))
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	b := &p.Batches
-	err = readServiceTable(dir, TableServiceBatches, nil, func(x *ServiceBatch) {
-		kind := model.BatchSchedule
-		if x.Kind == ServiceBatchExecute {
-			kind = model.BatchExecute
-		}
-		b.Kind = append(b.Kind, kind)
-		b.Start = append(b.Start, back(x.StartNs))
-		b.Dur = append(b.Dur, back(x.DurNs))
-		b.Size = append(b.Size, back(x.Size))
-		b.Prefill = append(b.Prefill, back(x.Prefill))
-		b.Decode = append(b.Decode, back(x.Decode))
-		b.PrefillTokens = append(b.PrefillTokens, back(x.PrefillTokens))
-		b.DecodeTokens = append(b.DecodeTokens, back(x.DecodeTokens))
-		b.DP = append(b.DP, back(x.DP))
-		b.FreeBlocks = append(b.FreeBlocks, back(x.FreeBlocks))
-	})
+	r, b, k, f := &p.Requests, &p.Batches, &p.KV, &p.Forwards
+	err = cmp.Or(
+		readServiceTable(dir, TableServiceRequests, r.Grow, func(x *ServiceRequest) { r.Add(x.model()) }),
+		readServiceTable(dir, TableServiceBatches, b.Grow, func(x *ServiceBatch) { b.Add(x.model()) }))
 	if err != nil {
 		return nil, "", err
 	}
@@ -264,30 +275,9 @@ func ReadService(dir string) (p *model.ServiceProfile, note string, err error) {
 	if err = cmp.Or(err, bad); err != nil {
 		return nil, "", err
 	}
-	k := &p.KV
-	err = readServiceTable(dir, TableServiceKVCache, nil, func(x *ServiceKV) {
-		ev := model.KVOther
-		for e, name := range serviceKVEvents {
-			if name == x.Event {
-				ev = uint8(e)
-			}
-		}
-		k.Time = append(k.Time, back(x.TimeNs))
-		k.Event = append(k.Event, ev)
-		k.Free = append(k.Free, back(x.FreeBlocks))
-		k.Total = append(k.Total, back(x.TotalBlocks))
-		k.Usage = append(k.Usage, back(x.Usage))
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	f := &p.Forwards
-	err = readServiceTable(dir, TableServiceForwards, nil, func(x *ServiceForward) {
-		f.Start = append(f.Start, back(x.StartNs))
-		f.Dur = append(f.Dur, back(x.DurNs))
-		f.BatchSize = append(f.BatchSize, back(x.BatchSize))
-		f.DP = append(f.DP, back(x.DP))
-	})
+	err = cmp.Or(
+		readServiceTable(dir, TableServiceKVCache, k.Grow, func(x *ServiceKV) { k.Add(x.model()) }),
+		readServiceTable(dir, TableServiceForwards, f.Grow, func(x *ServiceForward) { f.Add(x.model()) }))
 	if err != nil {
 		return nil, "", err
 	}
