@@ -146,16 +146,8 @@ func TestMetricTableMatchesPasses(t *testing.T) {
 func joinedServiceMetrics(t *testing.T) map[string]float64 {
 	t.Helper()
 	dir := t.TempDir()
-	_, err := tracegen.GenerateRank(filepath.Join(dir, "capture"), tracegen.FieldReport2()[0], 0)
-	require.NoError(t, err)
-	p, err := gather.Models(context.Background(), filepath.Join(dir, "capture"), gather.Options{})
-	require.NoError(t, err)
-	res := strictAnalyze(t, p)
-	var steps [][2]int64
-	for _, s := range StepSpansOf(res.Ranks[0]) {
-		steps = append(steps, [2]int64{s.Start, s.End})
-	}
-	_, err = tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 120, 4, 4)
+	res, _, steps := fieldCapture(t, dir)
+	_, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 120, 4, 4)
 	require.NoError(t, err)
 	sp, err := service.Read(filepath.Join(dir, "service"))
 	require.NoError(t, err)

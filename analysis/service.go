@@ -60,6 +60,24 @@ type ServiceResult struct {
 	// timeline steps) to the profile's batches; nil without such a rank.
 	Join     *ServiceJoin
 	JoinRank int
+	// stepRow is the joined steps' batch rows by step number.
+	stepRow map[int]int32
+}
+
+// StepCause is the service cause (BatchCause) of the joined rank's step
+// number id and its batch row; ok is false when no batch was matched to
+// that step. Every rank runs step id in the same batch, so this is the
+// cause of the step on any rank: the ledger's per-step service_cause, an
+// annotation of the step (its time stays split over the ledger's causes).
+func (r *ServiceResult) StepCause(id int) (cause string, row int32, ok bool) {
+	if r == nil {
+		return "", -1, false
+	}
+	row, ok = r.stepRow[id]
+	if !ok {
+		return "", -1, false
+	}
+	return BatchCause(&r.Profile.Batches, row), row, true
 }
 
 // ServiceDP is one data-parallel domain's forwards.
@@ -100,6 +118,14 @@ step is matched to its batch and the clocks' offset estimated
 		for _, rr := range ctx.Ranks {
 			if spans := StepSpansOf(rr); len(spans) > 0 {
 				res.Join, res.JoinRank = JoinService(spans, p), rr.Rank
+				if j := res.Join; j != nil {
+					res.stepRow = make(map[int]int32, j.Matched)
+					for i, b := range j.Batch {
+						if b >= 0 {
+							res.stepRow[j.Step[i]] = b
+						}
+					}
+				}
 				break
 			}
 		}
@@ -160,6 +186,53 @@ func setPercentiles(ctx *ClusterContext, v []float64, why string, names [3]strin
 	}
 }
 
+// ServiceLatency names one latency of the requests (AppendLatency).
+type ServiceLatency int
+
+// The requests' latencies.
+const (
+	// LatencyTTFT is first_token_latency, over the requests that state
+	// one above 0 (the writer fills 0 for a request without it).
+	LatencyTTFT ServiceLatency = iota
+	// LatencyTPOT is (execution_time − first_token_latency) /
+	// (reply_token_size − 1), over the requests with 2 output tokens or
+	// more that state all three.
+	LatencyTPOT
+	// LatencyE2E is execution_time.
+	LatencyE2E
+	// LatencyQueueWait is queue_wait_time.
+	LatencyQueueWait
+)
+
+// AppendLatency appends to v, in ms and in file order, one latency of
+// each request that states it: what the service.* percentiles and the
+// latency distributions are taken over.
+func AppendLatency(v []float64, r *model.ServiceRequests, kind ServiceLatency) []float64 {
+	const none = model.NoServiceValue
+	for i := range r.Len() {
+		switch kind {
+		case LatencyTTFT:
+			if d := r.TTFT.At(i); d != none && d > 0 {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		case LatencyTPOT:
+			e2e, ttft, out := r.E2E.At(i), r.TTFT.At(i), r.ReplyTokens[i]
+			if e2e != none && ttft != none && ttft > 0 && out != none && out >= 2 {
+				v = append(v, float64(e2e-ttft)/nsPerMs/float64(out-1))
+			}
+		case LatencyE2E:
+			if d := r.E2E.At(i); d != none {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		case LatencyQueueWait:
+			if d := r.QueueWait.At(i); d != none {
+				v = append(v, float64(d)/nsPerMs)
+			}
+		}
+	}
+	return v
+}
+
 func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	r := &p.Requests
 	n := r.Len()
@@ -175,40 +248,24 @@ func serviceRequests(ctx *ClusterContext, p *model.ServiceProfile) {
 	ctx.setCount(MetricServiceRequestsCount, n)
 	const none = model.NoServiceValue
 	v := make([]float64, 0, n)
-	for _, d := range r.TTFT {
-		if d != none && d > 0 {
-			v = append(v, float64(d)/nsPerMs)
-		}
+	for _, l := range []struct {
+		kind  ServiceLatency
+		why   string
+		names [3]string
+	}{
+		{LatencyTTFT, "no request states a first_token_latency", [3]string{MetricServiceTTFTP50Ms, MetricServiceTTFTP90Ms, MetricServiceTTFTP99Ms}},
+		{LatencyE2E, "no request states an execution_time", [3]string{MetricServiceE2EP50Ms, MetricServiceE2EP90Ms, MetricServiceE2EP99Ms}},
+		{LatencyQueueWait, "no request states a queue_wait_time", [3]string{MetricServiceQueueWaitP50Ms, MetricServiceQueueWaitP90Ms, MetricServiceQueueWaitP99Ms}},
+		{LatencyTPOT, "no request has 2 output tokens or more with both execution_time and first_token_latency", [3]string{MetricServiceTPOTP50Ms, MetricServiceTPOTP90Ms, MetricServiceTPOTP99Ms}},
+	} {
+		v = AppendLatency(v[:0], r, l.kind)
+		setPercentiles(ctx, v, l.why, l.names)
 	}
-	setPercentiles(ctx, v, "no request states a first_token_latency", [3]string{MetricServiceTTFTP50Ms, MetricServiceTTFTP90Ms, MetricServiceTTFTP99Ms})
-	v = v[:0]
-	for _, d := range r.E2E {
-		if d != none {
-			v = append(v, float64(d)/nsPerMs)
-		}
-	}
-	setPercentiles(ctx, v, "no request states an execution_time", [3]string{MetricServiceE2EP50Ms, MetricServiceE2EP90Ms, MetricServiceE2EP99Ms})
-	v = v[:0]
-	for _, d := range r.QueueWait {
-		if d != none {
-			v = append(v, float64(d)/nsPerMs)
-		}
-	}
-	setPercentiles(ctx, v, "no request states a queue_wait_time", [3]string{MetricServiceQueueWaitP50Ms, MetricServiceQueueWaitP90Ms, MetricServiceQueueWaitP99Ms})
-	v = v[:0]
-	for i := range n {
-		e2e, ttft, out := r.E2E[i], r.TTFT[i], r.ReplyTokens[i]
-		if e2e == none || ttft == none || ttft <= 0 || out == none || out < 2 {
-			continue
-		}
-		v = append(v, float64(e2e-ttft)/nsPerMs/float64(out-1))
-	}
-	setPercentiles(ctx, v, "no request has 2 output tokens or more with both execution_time and first_token_latency", [3]string{MetricServiceTPOTP50Ms, MetricServiceTPOTP90Ms, MetricServiceTPOTP99Ms})
 
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	var tokens int64
 	for i := range n {
-		s, e, out := r.Start[i], r.E2E[i], r.ReplyTokens[i]
+		s, e, out := r.Start.At(i), r.E2E.At(i), r.ReplyTokens[i]
 		if s == none || e == none {
 			continue
 		}

@@ -116,6 +116,32 @@ func TestServiceCutCSVIsPartial(t *testing.T) {
 		got, _ := serviceMetricsOf(t, p)
 		require.Equal(t, float64(sc.Requests-1), got[MetricServiceRequestsCount])
 	}
+	// every table: the cut file is named, its last row dropped, the others
+	// whole
+	whole := func(p *model.ServiceProfile) [4]int {
+		return [4]int{p.Requests.Len(), p.Batches.Len(), p.KV.Len(), p.Forwards.Len()}
+	}
+	dir := t.TempDir()
+	_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+	require.NoError(t, err)
+	p, err := service.Read(dir)
+	require.NoError(t, err)
+	want := whole(p)
+	for i, f := range []string{service.RequestCSV, service.BatchCSV, service.KVCacheCSV, service.ForwardCSV} {
+		dir := t.TempDir()
+		_, err := tracegen.GenerateService(dir, sc, tracegen.ServiceDatetime)
+		require.NoError(t, err)
+		path := filepath.Join(dir, f)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b[:len(b)-3], 0o644))
+		p, err := service.Read(dir)
+		require.NoError(t, err)
+		require.Equal(t, []model.ServiceFileIssue{{File: f, Cut: true}}, p.Issues, f)
+		w := want
+		w[i]--
+		require.Equal(t, w, whole(p), f)
+	}
 }
 
 // No service profile: the pass measures nothing and says nothing.

@@ -29,8 +29,10 @@ type ServiceJoin struct {
 	// rows, when batch.csv has them) or model.BatchSchedule.
 	Kind uint8
 	// Batch[i] is the batch row (index into ServiceProfile.Batches) step i
-	// matched, -1 when none starts within Tolerance of it.
+	// matched, -1 when none starts within Tolerance of it; Step[i] is
+	// step i's number (StepSpan.Step).
 	Batch []int32
+	Step  []int
 	// Matched counts the steps matched.
 	Matched int
 	// Tolerance is the largest start difference a match may have after
@@ -121,10 +123,10 @@ func JoinService(steps []StepSpan, p *model.ServiceProfile) *ServiceJoin {
 			bestOff, bestN = off, n
 		}
 	}
-	j := &ServiceJoin{Kind: kind, Batch: make([]int32, len(steps)), Tolerance: tol}
+	j := &ServiceJoin{Kind: kind, Batch: make([]int32, len(steps)), Step: make([]int, len(steps)), Tolerance: tol}
 	var diffs []int64
 	for i, st := range steps {
-		j.Batch[i] = -1
+		j.Batch[i], j.Step[i] = -1, st.Step
 		k, d := nearest(st.Start + bestOff)
 		if k >= 0 && d <= tol {
 			j.Batch[i] = rows[k]
@@ -157,6 +159,29 @@ func JoinService(steps []StepSpan, p *model.ServiceProfile) *ServiceJoin {
 		j.MixedStepRatio = (float64(mixedNs) / float64(j.Mixed)) / (float64(decodeNs) / float64(j.Decode))
 	}
 	return j
+}
+
+// Service causes of a device step's time: what its service batch ran
+// (ServiceStepDoc.Cause, the ledger's per-step service_cause).
+const (
+	// ServiceCausePrefill: the batch runs a prefill, mixed into decode
+	// or alone.
+	ServiceCausePrefill = "prefill"
+	// ServiceCauseDecode: the batch decodes only.
+	ServiceCauseDecode = "decode"
+)
+
+// BatchCause is the service cause of batch row r's time, "" when the row
+// does not state its requests' phases.
+func BatchCause(b *model.ServiceBatches, r int32) string {
+	pr, de := b.Prefill[r], b.Decode[r]
+	switch {
+	case pr == model.NoServiceValue || de == model.NoServiceValue:
+		return ""
+	case pr > 0:
+		return ServiceCausePrefill
+	}
+	return ServiceCauseDecode
 }
 
 func abs64(x int64) int64 {

@@ -20,18 +20,9 @@ import (
 // profile's microsecond.
 func TestServiceJoinsDeviceSteps(t *testing.T) {
 	dir := t.TempDir()
-	_, err := tracegen.GenerateRank(filepath.Join(dir, "capture"), tracegen.FieldReport2()[0], 0)
-	require.NoError(t, err)
-	p, err := gather.Models(context.Background(), filepath.Join(dir, "capture"), gather.Options{})
-	require.NoError(t, err)
-	res := strictAnalyze(t, p)
+	res, spans, steps := fieldCapture(t, dir)
 	require.Len(t, res.Ranks, 1)
-	spans := StepSpansOf(res.Ranks[0])
 	require.Len(t, spans, 4)
-	var steps [][2]int64
-	for _, s := range spans {
-		steps = append(steps, [2]int64{s.Start, s.End})
-	}
 	for _, offUs := range []int64{347, -611, 0} {
 		sdir := filepath.Join(dir, "service", fmt.Sprint(offUs))
 		truth, err := tracegen.GenerateServiceJoined(sdir, steps, offUs, 20, 15)
@@ -68,4 +59,22 @@ func TestServiceJoinsDeviceSteps(t *testing.T) {
 		require.Equal(t, j, sr.Join)
 		require.Equal(t, res.Ranks[0].Rank, sr.JoinRank)
 	}
+}
+
+// fieldCapture analyzes the A3 system's rank 0 (tracegen), written to
+// dir/capture, and returns the results, the rank's device steps and their
+// bounds (what tracegen.GenerateServiceJoined takes).
+func fieldCapture(t *testing.T, dir string) (*Result, []StepSpan, [][2]int64) {
+	t.Helper()
+	_, err := tracegen.GenerateRank(filepath.Join(dir, "capture"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	p, err := gather.Models(context.Background(), filepath.Join(dir, "capture"), gather.Options{})
+	require.NoError(t, err)
+	res := strictAnalyze(t, p)
+	spans := StepSpansOf(res.Ranks[0])
+	var steps [][2]int64
+	for _, s := range spans {
+		steps = append(steps, [2]int64{s.Start, s.End})
+	}
+	return res, spans, steps
 }

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
 )
 
@@ -100,19 +103,10 @@ func TestCheckServiceBudget(t *testing.T) {
 // document's join names the rank, the clock offset and each matched
 // step's batch.
 func TestRunServiceJoin(t *testing.T) {
-	dir := t.TempDir()
-	_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
-	require.NoError(t, err)
-	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
-	require.NoError(t, err)
-	spans := analysis.StepSpansOf(res.Ranks[0])
-	var steps [][2]int64
-	for _, s := range spans {
-		steps = append(steps, [2]int64{s.Start, s.End})
-	}
+	dir, spans, steps := joinCapture(t)
 	truth, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, -420, 6, 4)
 	require.NoError(t, err)
-	run, err := Run(context.Background(), &Request{Path: dir})
+	run, err := Run(context.Background(), &Request{Path: dir, Detail: true})
 	require.NoError(t, err)
 	j := run.Doc.Service.Join
 	require.NotNil(t, j)
@@ -136,6 +130,25 @@ func TestRunServiceJoin(t *testing.T) {
 	require.Equal(t, mixed, j.MixedSteps)
 	require.Equal(t, float64(mixed)/float64(len(spans)), run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedShare])
 	require.Equal(t, *j.MixedStepRatio, run.Doc.Service.Metrics[analysis.MetricServiceJoinMixedStepRatio])
+
+	// the ledger's per-step entry carries its batch's cause, an
+	// annotation: the causes still sum to the step
+	l := run.Doc.Cluster.Detail.Ledger
+	require.NotNil(t, l)
+	require.Len(t, l.Steps, len(j.StepBatches))
+	for i, s := range l.Steps {
+		require.Equal(t, j.StepBatches[i].Cause, s.ServiceCause, "ledger step %d", s.Step)
+		require.NotNil(t, s.ServiceBatchRow)
+		require.Equal(t, j.StepBatches[i].Row, *s.ServiceBatchRow)
+		sum := 0.0
+		for _, v := range s.Us {
+			sum += v
+		}
+		require.InDelta(t, s.TimeUs, sum, 1e-6)
+	}
+	var text strings.Builder
+	require.NoError(t, render.WriteText(&text, run.Doc))
+	require.Contains(t, text.String(), fmt.Sprintf("  service: %d of %d steps batch a prefill (", mixed, len(spans)))
 }
 
 // diff of two service captures: the service.* metrics compared, each
@@ -173,4 +186,99 @@ func TestDiffServiceCaptures(t *testing.T) {
 		require.Less(t, *hitBefore, 0.1)
 		require.Greater(t, *hit, 0.8)
 	}
+}
+
+// `npuprof analyze OUTDIR` on the export of a capture with its service
+// folder reads the service tables back: the document's service section
+// (metrics, files, spellings, what was not read, the join, the per-DP
+// forwards and the detail the terminal and HTML show) equals the one of
+// analyzing the capture, in every spelling, with a cut file, and joined to
+// the device steps.
+func TestExportServiceRoundTrip(t *testing.T) {
+	var a390 tracegen.ServiceScenario
+	for _, s := range tracegen.ServiceScenarios() {
+		if s.Name == "a3-90" {
+			a390 = s
+		}
+	}
+	type input struct {
+		name string
+		make func(t *testing.T) string
+	}
+	var ins []input
+	for _, sp := range tracegen.ServiceSpellings {
+		ins = append(ins, input{"a3-90/" + sp, func(t *testing.T) string {
+			dir, _, _ := joinCapture(t)
+			svc := filepath.Join(dir, "service")
+			_, err := tracegen.GenerateService(svc, a390, sp)
+			require.NoError(t, err)
+			if sp == tracegen.ServiceDB {
+				// profiler.db alone is found beside chrome_tracing.json only
+				require.NoError(t, os.WriteFile(filepath.Join(svc, "chrome_tracing.json"), []byte("[]"), 0o644))
+			}
+			return dir
+		}})
+	}
+	ins = append(ins, input{"joined", func(t *testing.T) string {
+		dir, _, steps := joinCapture(t)
+		_, err := tracegen.GenerateServiceJoined(filepath.Join(dir, "service"), steps, 333, 6, 4)
+		require.NoError(t, err)
+		return dir
+	}}, input{"cut", func(t *testing.T) string {
+		dir, _, _ := joinCapture(t)
+		svc := filepath.Join(dir, "service")
+		_, err := tracegen.GenerateService(svc, a390, tracegen.ServiceDatetime)
+		require.NoError(t, err)
+		cutFile(t, filepath.Join(svc, "request.csv"))
+		return dir
+	}})
+	for _, in := range ins {
+		t.Run(in.name, func(t *testing.T) {
+			dir := in.make(t)
+			a, err := Run(context.Background(), &Request{Path: dir, Detail: true})
+			require.NoError(t, err)
+			require.NotNil(t, a.Doc.Service)
+			out := filepath.Join(t.TempDir(), "out")
+			_, err = pipeline.Export(context.Background(), dir, out, pipeline.ExportOptions{})
+			require.NoError(t, err)
+			b, err := Run(context.Background(), &Request{Path: out, Detail: true})
+			require.NoError(t, err)
+			require.NotEmpty(t, a.Doc.Service.Detail.Latency)
+			require.Equal(t, a.Doc.Service, b.Doc.Service)
+			require.Equal(t, a.Doc.Cluster.Detail.Ledger, b.Doc.Cluster.Detail.Ledger)
+			if in.name == "cut" {
+				require.True(t, b.Doc.Service.Partial)
+			}
+			if in.name == "joined" {
+				require.NotNil(t, b.Doc.Service.Join)
+				require.Equal(t, len(b.Doc.Service.Join.StepBatches), b.Doc.Service.Join.Matched)
+			}
+		})
+	}
+}
+
+// joinCapture writes a device capture (the A3 system's rank 0) in a new
+// folder and returns the folder, the rank's device steps and their bounds
+// (what tracegen.GenerateServiceJoined takes).
+func joinCapture(t *testing.T) (string, []analysis.StepSpan, [][2]int64) {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	spans := analysis.StepSpansOf(res.Ranks[0])
+	var steps [][2]int64
+	for _, s := range spans {
+		steps = append(steps, [2]int64{s.Start, s.End})
+	}
+	return dir, spans, steps
+}
+
+// cutFile drops the end of a file in the middle of its last row.
+func cutFile(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b[:len(b)-7], 0o644))
 }

@@ -176,7 +176,7 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		if err := parquetio.WriteService(out, svc); err != nil {
 			return nil, fmt.Errorf("writing the service tables: %w", err)
 		}
-		m.Service, x.Service = svc.Source, svc.Source
+		m.Service, m.ServiceProfile, x.Service = svc.Source, svc, svc.Source
 	}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err

@@ -51,8 +51,8 @@ func TestExportServiceTables(t *testing.T) {
 	reqs := readRows[parquetio.ServiceRequest](t, parquetio.ServiceFile(out, parquetio.TableServiceRequests))
 	require.Len(t, reqs, p.Requests.Len())
 	for i, r := range reqs {
-		require.Equal(t, p.Requests.Start[i], *r.StartNs)
-		require.Equal(t, p.Requests.TTFT[i], *r.TTFTNs)
+		require.Equal(t, p.Requests.Start.At(i), *r.StartNs)
+		require.Equal(t, p.Requests.TTFT.At(i), *r.TTFTNs)
 		require.Equal(t, p.Requests.ReplyTokens[i], *r.ReplyTokens)
 	}
 	batches := readRows[parquetio.ServiceBatch](t, parquetio.ServiceFile(out, parquetio.TableServiceBatches))

@@ -19,6 +19,7 @@ import (
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/parser"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/parquetio"
 	"github.com/npuprof/npuprof/pipeline/gather"
 )
 
@@ -120,8 +121,9 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 }
 
 // readService reads the service profile of a run: dir (--service), whose
-// failure is a usage error, else the one found at or beside the rank
-// folders of path, whose failure is a note (the ranks are still read).
+// failure is a usage error, else the one a Parquet export at path carries
+// or the one found at or beside the rank folders of path, whose failure
+// is a note (the ranks are still read).
 // Nil, "" when there is none.
 func readService(path, dir string) (*model.ServiceProfile, string, error) {
 	if dir != "" {
@@ -133,6 +135,14 @@ func readService(path, dir string) (*model.ServiceProfile, string, error) {
 	}
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return nil, "", nil
+	}
+	if parquetio.IsExport(path) {
+		// the service tables npuprof export wrote
+		p, note, err := parquetio.ReadService(path)
+		if err != nil {
+			return nil, fmt.Sprintf("the export's service profile could not be read: %v", err), nil
+		}
+		return p, note, nil
 	}
 	found, ok := service.Find(path)
 	if !ok {

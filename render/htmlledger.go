@@ -22,8 +22,9 @@ var ledgerColors = map[string]string{
 }
 
 // ledgerChart is one stacked bar per step: the critical rank's step split
-// into the ledger's causes (the document's cluster detail); nil without a
-// ledger.
+// into the ledger's causes (the document's cluster detail), the step's
+// label naming its service batch's cause when the service profile was
+// joined; nil without a ledger.
 func ledgerChart(doc *results.Document) *chartPayload {
 	if doc.Cluster == nil {
 		return nil
@@ -37,6 +38,10 @@ func ledgerChart(doc *results.Document) *chartPayload {
 	top := 0.0
 	for i, s := range l.Steps {
 		xs[i] = fmt.Sprintf("%d (rank %d)", s.Step, s.Rank)
+		if s.ServiceCause != "" {
+			// the step's service batch: an annotation, not a cause's time
+			xs[i] = fmt.Sprintf("%d (rank %d, %s batch)", s.Step, s.Rank, s.ServiceCause)
+		}
 		top = max(top, s.TimeUs)
 	}
 	b.SetXAxis(xs)

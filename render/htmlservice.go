@@ -75,6 +75,13 @@ func buildService(v *htmlView, s *results.ServiceDoc) *serviceView {
 	return sv
 }
 
+// categoryAxes are a service chart's axes: categories along x (latency
+// bins, times, DP domains), y as given, the tooltip by category.
+func categoryAxes(y opts.YAxis) []charts.GlobalOpts {
+	return []charts.GlobalOpts{charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(y)}
+}
+
 // latencyChart is one latency's histogram.
 func latencyChart(d results.ServiceDistribution) *chartPayload {
 	name := serviceLatencyNames[d.Name]
@@ -90,9 +97,7 @@ func latencyChart(d results.ServiceDistribution) *chartPayload {
 	}
 	b := charts.NewBar()
 	b.SetGlobalOptions(legendless(grid("8", "16", "28", "8"), "")...)
-	b.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithTitleOpts(opts.Title{Title: name}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(opts.YAxis{Type: "value"}))
+	b.SetGlobalOptions(append(categoryAxes(opts.YAxis{Type: "value"}), charts.WithTitleOpts(opts.Title{Title: name}))...)
 	b.SetXAxis(xs)
 	b.AddSeries(name, ys)
 	o := finish(b)
@@ -119,8 +124,7 @@ func batchChart(pts []results.ServiceBatchPoint) *chartPayload {
 	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(baseGlobals()...)
-	l.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(opts.YAxis{Type: "value"}), grid("8", "16", "36", "8"))
+	l.SetGlobalOptions(append(categoryAxes(opts.YAxis{Type: "value"}), grid("8", "16", "36", "8"))...)
 	l.SetXAxis(xs)
 	if phased {
 		l.AddSeries("decode requests", dec, charts.WithLineChartOpts(opts.LineChart{Stack: "reqs"}), charts.WithAreaStyleOpts(opts.AreaStyle{Opacity: opts.Float(0.4)}))
@@ -149,8 +153,7 @@ func kvChart(pts []results.ServiceKVPoint) *chartPayload {
 	}
 	l := charts.NewLine()
 	l.SetGlobalOptions(legendless(grid("8", "16", "12", "8"), "")...)
-	l.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(opts.YAxis{Type: "value"}))
+	l.SetGlobalOptions(categoryAxes(opts.YAxis{Type: "value"})...)
 	l.SetXAxis(xs)
 	l.AddSeries("free blocks (least per bin)", free)
 	o := finish(l)
@@ -174,8 +177,7 @@ func dpChart(dps []results.ServiceDPDoc) *chartPayload {
 	}
 	b := charts.NewBar()
 	b.SetGlobalOptions(legendless(grid("8", "16", "12", "8"), "")...)
-	b.SetGlobalOptions(charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(opts.YAxis{Type: "value", Min: 0, Max: 1}))
+	b.SetGlobalOptions(categoryAxes(opts.YAxis{Type: "value", Min: 0, Max: 1})...)
 	b.SetXAxis(xs)
 	b.AddSeries("busy share", ys)
 	o := finish(b)

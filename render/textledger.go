@@ -1,8 +1,11 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/npuprof/npuprof/results"
 )
@@ -57,6 +60,11 @@ func writeLedger(ew *errWriter, doc *results.Document, tables bool) {
 		limit = maxLedgerCauses
 		ew.printf("  %-26s %10s %7s\n", ew.t("cause"), ew.t("per step"), ew.t("share"))
 	}
+	if line := ledgerServiceLine(l); line != "" {
+		// the line takes a cause's place: the section keeps its length
+		limit--
+		defer ew.printf("%s", line)
+	}
 	line := func(name string, us float64) {
 		ew.printf("  %-26s %10s %7s\n", name, Dur(us), pct(us, total/n))
 	}
@@ -74,4 +82,42 @@ func writeLedger(ew *errWriter, doc *results.Document, tables bool) {
 	for _, r := range rows {
 		line(r.name, r.us)
 	}
+}
+
+// ledgerServiceLine says which steps are slow because of their service
+// batch (LedgerStepDetail.ServiceCause): how many steps' batches ran a
+// prefill and their mean time against the decode-only ones'; "" when no
+// step was joined to a batch.
+func ledgerServiceLine(l *results.LedgerDetail) string {
+	var n [2]int
+	var us [2]float64
+	var prefill []string
+	for _, s := range l.Steps {
+		switch s.ServiceCause {
+		case "prefill":
+			n[0]++
+			us[0] += s.TimeUs
+			if len(prefill) < 4 {
+				prefill = append(prefill, strconv.Itoa(s.Step))
+			}
+		case "decode":
+			n[1]++
+			us[1] += s.TimeUs
+		}
+	}
+	switch {
+	case n[0]+n[1] == 0:
+		return ""
+	case n[0] == 0:
+		return fmt.Sprintf("  service: the %d step(s) joined to a batch decode only\n", n[1])
+	}
+	steps := strings.Join(prefill, ", ")
+	if n[0] > len(prefill) {
+		steps += ", ..."
+	}
+	line := fmt.Sprintf("  service: %d of %d steps batch a prefill (%s): %s", n[0], n[0]+n[1], steps, Dur(us[0]/float64(n[0])))
+	if n[1] > 0 {
+		line += fmt.Sprintf(" vs %s decode-only", Dur(us[1]/float64(n[1])))
+	}
+	return line + "\n"
 }

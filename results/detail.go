@@ -223,6 +223,14 @@ type LedgerStepDetail struct {
 	Phase  string    `json:"phase,omitempty"`
 	TimeUs float64   `json:"time_us"`
 	Us     []float64 `json:"us"`
+	// ServiceCause is the service cause of the step's time, when the
+	// service profile's batches were joined to the device steps: what its
+	// batch ran, "prefill" (a prefill, mixed into decode or alone) or
+	// "decode" (service.join.step_batches[].cause), and ServiceBatchRow
+	// that batch.csv row. An annotation of the step: its time stays
+	// split over the causes above. "" and nil when not matched.
+	ServiceCause    string `json:"service_cause,omitempty"`
+	ServiceBatchRow *int   `json:"service_batch_row,omitempty"`
 }
 
 // SkewDetail is the skew pass's verdict.

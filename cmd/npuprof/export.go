@@ -62,9 +62,10 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
   and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
-  npuprof.parquet/v1.4); with a service profile (--service DIR, or a
-  service folder in the profile folder), service_requests/part-0.parquet
-  and service_batches/part-0.parquet too.
+  npuprof.parquet/v1.5); with a service profile (--service DIR, or a
+  service folder in the profile folder), service_requests,
+  service_batches, service_batch_dp, service_kvcache and service_forwards
+  (one part-0.parquet each) too, which 'npuprof analyze OUTDIR' reads back.
 
 Each rank's folder is recorded as given (PATH may be relative), made
 absolute in the current directory, with this machine's host name, so that

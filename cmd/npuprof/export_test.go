@@ -329,7 +329,7 @@ func TestReadV1Export(t *testing.T) {
 		require.Len(t, rows, 1)
 		x := rows[0]
 		require.Equal(t, parquetio.Schema, x.Schema)
-		require.Equal(t, "npuprof.parquet/v1.4", x.Schema)
+		require.Equal(t, "npuprof.parquet/v1.5", x.Schema)
 		require.True(t, filepath.IsAbs(x.AbsPath))
 		require.NotEmpty(t, x.Host)
 		old := rankV1{Schema: "npuprof.parquet/v1", Device: x.Device, Path: x.Path, Format: x.Format, DirTimestamp: x.DirTimestamp,

@@ -147,7 +147,8 @@ func samplesPresent() bool {
 // generatedInputs: ep-fc1-cumsum-steps in every layout tracegen writes
 // (summaries-only odd ranks among them), with one rank's trace cut in the
 // middle of an event, hot-experts with its MindIE dumps in the profile
-// folder, and a capture whose last rank lost its collectives.
+// folder, a capture whose last rank lost its collectives, and a capture
+// with its service folder.
 func generatedInputs(t *testing.T) []roundTripInput {
 	var ins []roundTripInput
 	s := testutil.Scenario(t, "ep-fc1-cumsum-steps")
@@ -168,7 +169,16 @@ func generatedInputs(t *testing.T) []roundTripInput {
 	dir, _ = testutil.Generate(t, h)
 	ins = append(ins, roundTripInput{"generated/hot-experts", dir})
 	dir, _, _ = testutil.NoCommCapture(t, 2)
-	return append(ins, roundTripInput{"generated/no-collectives-rank-1", dir})
+	ins = append(ins, roundTripInput{"generated/no-collectives-rank-1", dir})
+
+	// a capture with the service folder of its run beside the rank (the
+	// export carries the service tables; analyze reads them back)
+	dir = t.TempDir()
+	_, err = tracegen.GenerateRank(filepath.Join(dir, "rank0_ascend_pt"), tracegen.FieldReport2()[0], 0)
+	require.NoError(t, err)
+	_, err = tracegen.GenerateService(filepath.Join(dir, "service"), tracegen.ServiceScenarios()[2], tracegen.ServiceMillis)
+	require.NoError(t, err)
+	return append(ins, roundTripInput{"generated/service", dir})
 }
 
 func decodeDoc(t *testing.T, doc string) map[string]any {

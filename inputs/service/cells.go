@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/timeparse"
 )
 
 // Units of a column (the parenthesized suffix of its header), as the
@@ -44,82 +45,6 @@ func absent(b []byte) bool {
 		return true
 	}
 	return false
-}
-
-// scaled parses decimal text in a unit of unitNs nanoseconds into
-// nanoseconds without going through float64 ("1763613072123.456" ms keeps
-// every digit), rounding half away from zero below the nanosecond. An
-// exponent form falls back to float parsing. ok is false when the text is
-// not a number or overflows.
-// kept: timeparse.MicrosToNanos for any unit (ms needs six decimals); timeparse's stays µs-only on the trace reader's hot path
-func scaled(b []byte, unitNs int64) (ns int64, ok bool) {
-	b = trim(b)
-	if len(b) == 0 {
-		return 0, false
-	}
-	neg := false
-	if b[0] == '-' || b[0] == '+' {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	fracDigits := 0
-	for u := unitNs; u > 1; u /= 10 {
-		fracDigits++
-	}
-	limit := int64(math.MaxInt64) / unitNs
-	var ip int64
-	i, digits := 0, 0
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if ip > (limit-9)/10 {
-			return 0, false
-		}
-		ip = ip*10 + int64(b[i]-'0')
-		digits++
-	}
-	var frac int64
-	fd := 0
-	round := false
-	if i < len(b) && b[i] == '.' {
-		i++
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			switch {
-			case fd < fracDigits:
-				frac = frac*10 + int64(b[i]-'0')
-			case fd == fracDigits:
-				round = b[i] >= '5'
-			}
-			fd++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, false
-	}
-	if i < len(b) {
-		if b[i] != 'e' && b[i] != 'E' {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(string(b), 64)
-		if err != nil || math.IsNaN(f) || math.Abs(f*float64(unitNs)) > 9e18 {
-			return 0, false
-		}
-		ns = int64(math.Round(f * float64(unitNs)))
-		if neg {
-			ns = -ns
-		}
-		return ns, true
-	}
-	for k := fd; k < fracDigits; k++ {
-		frac *= 10
-	}
-	ns = ip*unitNs + frac
-	if round {
-		ns++
-	}
-	if neg {
-		ns = -ns
-	}
-	return ns, true
 }
 
 // datetime parses the writer's local datetime text, "2025-11-20
@@ -180,7 +105,7 @@ func timeCell(b []byte, unit int64) (int64, bool) {
 	if unit == unitNone {
 		unit = unitMillis
 	}
-	return scaled(b, unit)
+	return timeparse.ToNanos(b, unit)
 }
 
 // durCell parses a duration cell in the column's unit (a unitless one is
@@ -189,7 +114,7 @@ func durCell(b []byte, unit int64) (int64, bool) {
 	if unit == unitNone {
 		unit = unitMillis
 	}
-	return scaled(b, unit)
+	return timeparse.ToNanos(b, unit)
 }
 
 // intCell parses a count ("12", "12.0", as pandas writes an integer column
@@ -199,7 +124,7 @@ func intCell(b []byte) (int32, bool) {
 	if n, err := strconv.ParseInt(string(b), 10, 32); err == nil {
 		return int32(n), true
 	}
-	v, ok := scaled(b, 1000)
+	v, ok := timeparse.ToNanos(b, 1000)
 	if !ok || v%1000 != 0 || v/1000 > math.MaxInt32 || v/1000 < math.MinInt32 {
 		return 0, false
 	}

@@ -41,7 +41,7 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		r := &p.Requests
 		n := r.Len()
-		if len(r.E2E) != n || len(r.TTFT) != n || len(r.QueueWait) != n || len(r.RecvTokens) != n || len(r.ReplyTokens) != n || len(r.CacheHit) != n {
+		if r.E2E.Len() != n || r.TTFT.Len() != n || r.QueueWait.Len() != n || len(r.RecvTokens) != n || len(r.ReplyTokens) != n || len(r.CacheHit) != n {
 			t.Fatal("request columns differ in length")
 		}
 		b := &p.Batches

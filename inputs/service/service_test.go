@@ -13,32 +13,6 @@ import (
 	"github.com/npuprof/npuprof/parser/model"
 )
 
-func TestScaledKeepsEveryDigit(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		unit int64
-		want int64
-	}{
-		{"1763613072123.456", unitMillis, 1763613072123456000},
-		{"1763613072123456", unitMicros, 1763613072123456000},
-		{"12.3456789", unitMillis, 12345679},
-		{"12.3456784", unitMillis, 12345678},
-		{"0.0005", unitMicros, 1},
-		{"-1.5", unitMillis, -1500000},
-		{"\"38\"", unitMillis, 38000000},
-		{"1e3", unitMillis, 1000000000},
-		{"7", 1, 7},
-	} {
-		got, ok := scaled([]byte(c.in), c.unit)
-		require.True(t, ok, c.in)
-		require.Equal(t, c.want, got, c.in)
-	}
-	for _, bad := range []string{"", "x", "1.2.3", "99999999999999999999", "-", "1e400"} {
-		_, ok := scaled([]byte(bad), unitMillis)
-		require.False(t, ok, bad)
-	}
-}
-
 func TestDatetimeIsShanghaiTime(t *testing.T) {
 	base := int64(1763604000) * 1e9 // 2025-11-20 10:00:00 +08:00
 	for in, want := range map[string]int64{
@@ -130,9 +104,9 @@ func TestBadRowsCounted(t *testing.T) {
 	require.Equal(t, issue{bad: 2, firstBadLine: 3}, is)
 	r := &p.Requests
 	require.Equal(t, 2, r.Len())
-	require.Equal(t, []int64{100e6, 100.5e6}, r.E2E)
-	require.Equal(t, []int64{20e6, model.NoServiceValue}, r.TTFT)
-	require.Equal(t, []int64{1e6, model.NoServiceValue}, r.QueueWait)
+	require.Equal(t, []int64{100e6, 100.5e6}, r.E2E.Values())
+	require.Equal(t, []int64{20e6, model.NoServiceValue}, r.TTFT.Values())
+	require.Equal(t, []int64{1e6, model.NoServiceValue}, r.QueueWait.Values())
 	require.True(t, math.IsNaN(float64(r.CacheHit[0])))
 	require.Equal(t, float32(0.25), r.CacheHit[1])
 }

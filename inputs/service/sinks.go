@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/timeparse"
 )
 
 // field is where one of the model's columns is in a table (-1: absent)
@@ -57,21 +57,8 @@ func (s *requestSink) header(cols []column) error {
 	return nil
 }
 
-func (s *requestSink) grow(n int) {
-	r := s.r
-	growEach(n, &r.Start, &r.E2E, &r.TTFT, &r.QueueWait)
-	growEach(n, &r.RecvTokens, &r.ReplyTokens)
-	growEach(n, &r.CacheHit)
-}
+func (s *requestSink) grow(n int) { s.r.Grow(n) }
 
-// growEach reserves room for n more values in each column.
-func growEach[T any](n int, cols ...*[]T) {
-	for _, c := range cols {
-		*c = slices.Grow(*c, n)
-	}
-}
-
-// kept: each table appends its own columns, alike in shape only
 func (s *requestSink) row(c [][]byte) bool {
 	start, ok1 := optTime(s.start.cell(c), s.start.unit)
 	e2e, ok2 := optDur(s.e2e.cell(c), s.e2e.unit)
@@ -83,14 +70,7 @@ func (s *requestSink) row(c [][]byte) bool {
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
 		return false
 	}
-	r := s.r
-	r.Start = append(r.Start, start)
-	r.E2E = append(r.E2E, e2e)
-	r.TTFT = append(r.TTFT, ttft)
-	r.QueueWait = append(r.QueueWait, queue)
-	r.RecvTokens = append(r.RecvTokens, recv)
-	r.ReplyTokens = append(r.ReplyTokens, reply)
-	r.CacheHit = append(r.CacheHit, hit)
+	s.r.Add(model.ServiceRequest{Start: start, E2E: e2e, TTFT: ttft, QueueWait: queue, RecvTokens: recv, ReplyTokens: reply, CacheHit: hit})
 	return true
 }
 
@@ -140,12 +120,7 @@ func (s *batchSink) header(cols []column) error {
 	return nil
 }
 
-func (s *batchSink) grow(n int) {
-	b := s.b
-	growEach(n, &b.Kind)
-	growEach(n, &b.Start, &b.Dur)
-	growEach(n, &b.Size, &b.Prefill, &b.Decode, &b.PrefillTokens, &b.DecodeTokens, &b.DP, &b.FreeBlocks)
-}
+func (s *batchSink) grow(n int) { s.b.Grow(n) }
 
 // batchKind maps a row name to its kind; ok is false for other rows.
 func batchKind(name []byte) (uint8, bool) {
@@ -214,17 +189,7 @@ func (s *batchSink) row(c [][]byte) bool {
 		}
 		s.b.PerDP = append(s.b.PerDP, e)
 	}
-	b := s.b
-	b.Kind = append(b.Kind, kind)
-	b.Start = append(b.Start, start)
-	b.Dur = append(b.Dur, dur)
-	b.Size = append(b.Size, size)
-	b.Prefill = append(b.Prefill, pre)
-	b.Decode = append(b.Decode, dec)
-	b.PrefillTokens = append(b.PrefillTokens, pt)
-	b.DecodeTokens = append(b.DecodeTokens, dt)
-	b.DP = append(b.DP, dp)
-	b.FreeBlocks = append(b.FreeBlocks, fb)
+	s.b.Add(model.ServiceBatch{Kind: kind, Start: start, Dur: dur, Size: size, Prefill: pre, Decode: dec, PrefillTokens: pt, DecodeTokens: dt, DP: dp, FreeBlocks: fb})
 	return true
 }
 
@@ -296,7 +261,7 @@ func dictInt(d []byte, key string) (int64, bool) {
 		for n < len(rest) && (rest[n] >= '0' && rest[n] <= '9' || rest[n] == '.' || rest[n] == '-') {
 			n++
 		}
-		v, ok := scaled(rest[:n], 1)
+		v, ok := timeparse.ToNanos(rest[:n], 1)
 		if !ok || v > math.MaxInt32 {
 			return 0, false
 		}
@@ -323,13 +288,7 @@ func (s *kvSink) header(cols []column) error {
 	return nil
 }
 
-func (s *kvSink) grow(n int) {
-	k := s.k
-	growEach(n, &k.Time)
-	growEach(n, &k.Event)
-	growEach(n, &k.Free, &k.Total)
-	growEach(n, &k.Usage)
-}
+func (s *kvSink) grow(n int) { s.k.Grow(n) }
 
 // kvEvent maps a row's event name to its kind.
 func kvEvent(name []byte) uint8 {
@@ -357,12 +316,7 @@ func (s *kvSink) row(c [][]byte) bool {
 	if usage > 1 {
 		usage /= 100
 	}
-	k := s.k
-	k.Time = append(k.Time, t)
-	k.Event = append(k.Event, kvEvent(s.name.cell(c)))
-	k.Free = append(k.Free, free)
-	k.Total = append(k.Total, total)
-	k.Usage = append(k.Usage, usage)
+	s.k.Add(model.ServiceKVRow{Time: t, Event: kvEvent(s.name.cell(c)), Free: free, Total: total, Usage: usage})
 	return true
 }
 
@@ -385,11 +339,7 @@ func (s *forwardSink) header(cols []column) error {
 	return nil
 }
 
-func (s *forwardSink) grow(n int) {
-	f := s.f
-	growEach(n, &f.Start, &f.Dur)
-	growEach(n, &f.BatchSize, &f.DP)
-}
+func (s *forwardSink) grow(n int) { s.f.Grow(n) }
 
 func (s *forwardSink) row(c [][]byte) bool {
 	if s.name.i >= 0 && string(trim(s.name.cell(c))) != "forward" {
@@ -409,10 +359,6 @@ func (s *forwardSink) row(c [][]byte) bool {
 	if !(ok1 && ok2 && ok3 && ok4) {
 		return false
 	}
-	f := s.f
-	f.Start = append(f.Start, start)
-	f.Dur = append(f.Dur, dur)
-	f.BatchSize = append(f.BatchSize, size)
-	f.DP = append(f.DP, dp)
+	s.f.Add(model.ServiceForward{Start: start, Dur: dur, BatchSize: size, DP: dp})
 	return true
 }

@@ -65,6 +65,9 @@ type manifestIn struct {
 	Notes       []string        `json:"notes"`
 	Experts     json.RawMessage `json:"experts"`
 	ExpertsNote string          `json:"experts_note"`
+	Service     string          `json:"service"`
+	// ServiceProfile: see Manifest.
+	ServiceProfile *model.ServiceProfile `json:"service_profile"`
 }
 
 // manifests reads every export manifest in dir, in file-name order.
@@ -175,7 +178,11 @@ func checkSchema(file, s string) error {
 // readTable calls fn for every row of the rank's partition of table. A
 // missing file is an error naming it.
 func readTable[T any](dir, table string, rank int, fn func(*T)) error {
-	p := PartFile(dir, table, rank)
+	return readFile(dir, PartFile(dir, table, rank), fn)
+}
+
+// readFile calls fn for every row of the export file p under dir.
+func readFile[T any](dir, p string, fn func(*T)) error {
 	if err := infile.Check(p, infile.Opts{Root: dir}); err != nil && errkindOf(err) {
 		return err
 	}

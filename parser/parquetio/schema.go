@@ -34,8 +34,10 @@ import "github.com/npuprof/npuprof/parser/model"
 // world_size and world_size_from, hccl_plane_tasks, _sdma and _rdma,
 // and the statistics column max_ns; v1.4 the service profile's tables
 // service_requests and service_batches (service.go) and the manifests'
-// service.
-const Schema = SchemaMajor + ".4"
+// service; v1.5 the service tables service_batch_dp, service_kvcache and
+// service_forwards and the manifests' service_profile, so that analyze
+// reads the service profile back whole.
+const Schema = SchemaMajor + ".5"
 
 // SchemaMajor is the major version this npuprof reads: every
 // npuprof.parquet/v1 and npuprof.parquet/v1.N export.
@@ -255,6 +257,11 @@ type Manifest struct {
 	// the export wrote (service_requests, service_batches), "" when none
 	// (v1.3).
 	Service string `json:"service,omitempty"`
+	// ServiceProfile is what the service profile read says of itself: its
+	// folder, the files read with their spellings and what of them was not
+	// read (v1.5; its tables are service_requests, service_batches,
+	// service_batch_dp, service_kvcache and service_forwards).
+	ServiceProfile *model.ServiceProfile `json:"service_profile,omitempty"`
 }
 
 // SourceFormat names a Parquet export as a parser source. A rank read back

@@ -17,11 +17,18 @@ const MaxWholeMicros = (math.MaxInt64/1000-9)/10*10 + 9
 
 // MicrosToNanos parses decimal microseconds ("1736408883704643.212",
 // "145.57", "0.45077999999999996", "79000", "-1.5") into nanoseconds,
-// rounding half away from zero at the fourth decimal. Surrounding
-// whitespace, TABs and one pair of double quotes are ignored. Exponent forms
-// ("1e-05") fall back to float parsing, which is exact enough for small
-// durations. ok is false when the text is not a number or overflows.
-func MicrosToNanos(b []byte) (ns int64, ok bool) {
+// rounding half away from zero at the fourth decimal: ToNanos in µs.
+func MicrosToNanos(b []byte) (ns int64, ok bool) { return ToNanos(b, 1000) }
+
+// ToNanos parses decimal text in a unit of unitNs nanoseconds (a power of
+// ten: 1 ns, 1000 µs, 1e6 ms, 1e9 s) into nanoseconds without going
+// through float64 ("1763613072123.456" ms keeps every digit), rounding
+// half away from zero below the nanosecond. Surrounding whitespace, TABs
+// and one pair of double quotes are ignored. Exponent forms ("1e-05") fall
+// back to float parsing, which is exact enough for small values (up to
+// 9e15 ns, 104 days). ok is false when the text is not a number or
+// overflows.
+func ToNanos(b []byte, unitNs int64) (ns int64, ok bool) {
 	b = trim(b)
 	if len(b) == 0 {
 		return 0, false
@@ -34,11 +41,18 @@ func MicrosToNanos(b []byte) (ns int64, ok bool) {
 			return 0, false
 		}
 	}
+	fracDigits := 0
+	for u := unitNs; u > 1; u /= 10 {
+		fracDigits++
+	}
+	// the largest integer part whose nanoseconds, with any decimals and
+	// rounding, fit an int64
+	maxIP := (math.MaxInt64/unitNs - 9) / 10
 	var ip int64
 	i := 0
 	digits := 0
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if ip > (math.MaxInt64/1000-9)/10 {
+		if ip > maxIP {
 			return 0, false
 		}
 		ip = ip*10 + int64(b[i]-'0')
@@ -51,9 +65,9 @@ func MicrosToNanos(b []byte) (ns int64, ok bool) {
 		i++
 		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 			switch {
-			case fd < 3:
+			case fd < fracDigits:
 				frac = frac*10 + int64(b[i]-'0')
-			case fd == 3:
+			case fd == fracDigits:
 				round = b[i] >= '5'
 			}
 			fd++
@@ -65,14 +79,14 @@ func MicrosToNanos(b []byte) (ns int64, ok bool) {
 	}
 	if i < len(b) {
 		if b[i] == 'e' || b[i] == 'E' {
-			return floatFallback(b, neg)
+			return floatFallback(b, neg, unitNs)
 		}
 		return 0, false
 	}
-	for k := fd; k < 3; k++ {
+	for k := fd; k < fracDigits; k++ {
 		frac *= 10
 	}
-	ns = ip*1000 + frac
+	ns = ip*unitNs + frac
 	if round {
 		ns++
 	}
@@ -82,12 +96,12 @@ func MicrosToNanos(b []byte) (ns int64, ok bool) {
 	return ns, true
 }
 
-func floatFallback(b []byte, neg bool) (int64, bool) {
+func floatFallback(b []byte, neg bool, unitNs int64) (int64, bool) {
 	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e12 {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f)*float64(unitNs) > 9e15 {
 		return 0, false
 	}
-	ns := int64(math.Round(f * 1000))
+	ns := int64(math.Round(f * float64(unitNs)))
 	if neg {
 		ns = -ns
 	}

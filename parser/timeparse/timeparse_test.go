@@ -45,3 +45,31 @@ func TestMaxWholeMicros(t *testing.T) {
 		t.Fatalf("%s accepted as %d", above, ns)
 	}
 }
+
+// Any power-of-ten unit keeps every digit of its decimal text (epoch
+// milliseconds with microseconds, as MS Service Profiler writes them).
+func TestToNanosKeepsEveryDigit(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		unit int64
+		want int64
+	}{
+		{"1763613072123.456", 1_000_000, 1763613072123456000},
+		{"1763613072123456", 1000, 1763613072123456000},
+		{"12.3456789", 1_000_000, 12345679},
+		{"12.3456784", 1_000_000, 12345678},
+		{"0.0005", 1000, 1},
+		{"-1.5", 1_000_000, -1500000},
+		{"\"38\"", 1_000_000, 38000000},
+		{"1e3", 1_000_000, 1000000000},
+		{"7", 1, 7},
+	} {
+		got, ok := ToNanos([]byte(c.in), c.unit)
+		require.True(t, ok, c.in)
+		require.Equal(t, c.want, got, c.in)
+	}
+	for _, bad := range []string{"", "x", "1.2.3", "99999999999999999999", "-", "1e400"} {
+		_, ok := ToNanos([]byte(bad), 1_000_000)
+		require.False(t, ok, bad)
+	}
+}

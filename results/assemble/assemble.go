@@ -534,8 +534,13 @@ func clusterDetail(c *analysis.ClusterResult) results.ClusterDetail {
 	}
 	if l := analysis.LedgerClusterOf(c); l != nil && len(l.Steps) > 0 {
 		v.Ledger = &results.LedgerDetail{Causes: analysis.CauseNames[:]}
+		svc := analysis.ServiceOf(c)
 		for _, s := range l.Steps {
 			d := results.LedgerStepDetail{Step: s.Step, Rank: s.Rank, Phase: s.Phase, TimeUs: float64(s.Ns()) / 1000, Us: make([]float64, analysis.NumCauses)}
+			if cause, row, ok := svc.StepCause(s.ID); ok && s.ID >= 0 {
+				r := int(row)
+				d.ServiceCause, d.ServiceBatchRow = cause, &r
+			}
 			for c, ns := range s.Causes {
 				d.Us[c] = float64(ns) / 1000
 			}

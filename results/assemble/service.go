@@ -143,13 +143,7 @@ func serviceJoinDoc(s *analysis.ServiceResult, ranks []*analysis.RankResult) *re
 			continue
 		}
 		sd := results.ServiceStepDoc{Step: spans[i].Step, Row: int(r), StepUs: us(spans[i].End - spans[i].Start),
-			Size: opt(b.Size[r]), Prefill: opt(b.Prefill[r]), Decode: opt(b.Decode[r])}
-		if pr, de := b.Prefill[r], b.Decode[r]; pr != none && de != none {
-			sd.Cause = "decode"
-			if pr > 0 {
-				sd.Cause = "prefill"
-			}
-		}
+			Size: opt(b.Size[r]), Prefill: opt(b.Prefill[r]), Decode: opt(b.Decode[r]), Cause: analysis.BatchCause(b, r)}
 		d.StepBatches = append(d.StepBatches, sd)
 	}
 	return d
@@ -165,29 +159,12 @@ func serviceDetail(c *analysis.ClusterResult) results.ServiceDetail {
 		return d
 	}
 	p := s.Profile
-	const none = model.NoServiceValue
-	r := &p.Requests
-	var ttft, tpot, e2e, queue []float64
-	for i := range r.Len() {
-		if v := r.TTFT[i]; v != none && v > 0 {
-			ttft = append(ttft, float64(v)/1e6)
-		}
-		if v := r.E2E[i]; v != none {
-			e2e = append(e2e, float64(v)/1e6)
-		}
-		if v := r.QueueWait[i]; v != none {
-			queue = append(queue, float64(v)/1e6)
-		}
-		if e, t, out := r.E2E[i], r.TTFT[i], r.ReplyTokens[i]; e != none && t != none && t > 0 && out != none && out >= 2 {
-			tpot = append(tpot, float64(e-t)/1e6/float64(out-1))
-		}
-	}
 	for _, x := range []struct {
 		name string
-		v    []float64
-	}{{"ttft", ttft}, {"tpot", tpot}, {"e2e", e2e}, {"queue_wait", queue}} {
-		if len(x.v) > 0 {
-			d.Latency = append(d.Latency, histogram(x.name, x.v, 20))
+		kind analysis.ServiceLatency
+	}{{"ttft", analysis.LatencyTTFT}, {"tpot", analysis.LatencyTPOT}, {"e2e", analysis.LatencyE2E}, {"queue_wait", analysis.LatencyQueueWait}} {
+		if v := analysis.AppendLatency(nil, &p.Requests, x.kind); len(v) > 0 {
+			d.Latency = append(d.Latency, histogram(x.name, v, 20))
 		}
 	}
 	d.Batches = batchSeries(&p.Batches)
