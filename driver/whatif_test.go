@@ -1,0 +1,90 @@
+package driver
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/results"
+)
+
+// hotExpertsBatch1 is a hot-expert capture at one request in flight: rank
+// 5 hosts the three hottest experts of every MoE layer (MC2 dispatcher,
+// expert parallel over the 8 ranks), and at batch 1 its GroupedMatmul is
+// weight-bound, so the skew is in the tokens, not the time.
+func hotExpertsBatch1(t *testing.T) string {
+	s, ok := tracegen.Lookup("hot-rank-mc2")
+	require.True(t, ok)
+	s.Name, s.Batch = "hot-rank-mc2-b1", 1
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	return dir
+}
+
+func whatIfRun(t *testing.T, dir string, facts ...string) *results.Document {
+	run, err := Run(context.Background(), &Request{Path: dir, Facts: facts})
+	require.NoError(t, err)
+	require.NoError(t, run.Failed)
+	return run.Doc
+}
+
+// On a hot-expert capture at batch 1, EPLB gains nothing: the rule is
+// clear and its fix replays to no change. At 90 concurrent requests the
+// what-if rebatches the decode to 90, the hot rank's GroupedMatmul grows
+// with its tokens, expert-imbalance fires and its fix is predicted to
+// gain; the entry says "no gain at batch 1: revisit at 90".
+func TestWhatIfEPLBAtTargetConcurrency(t *testing.T) {
+	dir := hotExpertsBatch1(t)
+	doc := whatIfRun(t, dir, "concurrency=90")
+	require.NotNil(t, doc.Plan)
+	for _, f := range doc.Findings {
+		require.NotEqual(t, "expert-imbalance", f.Rule, "the GroupedMatmul time is balanced at batch 1")
+	}
+	w := doc.Plan.WhatIf
+	require.NotNil(t, w, "%v", doc.Warnings)
+	require.Equal(t, 90, w.Concurrency)
+	require.Equal(t, "--fact concurrency=90", w.Source)
+	require.Equal(t, 1, w.Replicas)
+	require.Equal(t, 1, w.BatchObserved)
+	require.Equal(t, 90, w.Batch)
+	require.Equal(t, doc.Plan.StepTimeUs.Before, w.StepTimeUs.Before)
+	require.Greater(t, w.StepTimeUs.After, w.StepTimeUs.Before, "90 tokens a step take longer than 1")
+	require.Less(t, w.StepTimeUs.After, 90*w.StepTimeUs.Before)
+	require.Greater(t, w.ThroughputChangePct, 0.0)
+	require.GreaterOrEqual(t, w.Metrics["skew.moe.gmm.max_over_mean"], 1.25, "expert-imbalance's threshold")
+	require.Equal(t, 5.0, w.Metrics["skew.moe.gmm.max_rank"], "rank 5 hosts the hot experts")
+	require.Contains(t, w.Basis, "rebatched from 1 to 90 tokens")
+	require.Contains(t, w.Basis, "least squares within each rank")
+
+	var eplb *results.WhatIfFinding
+	for i := range w.Findings {
+		if w.Findings[i].Rule == "expert-imbalance" {
+			eplb = &w.Findings[i]
+		}
+	}
+	require.NotNil(t, eplb, "%+v", w.Findings)
+	require.False(t, eplb.FiredNow)
+	require.True(t, eplb.FiredAtTarget)
+	require.NotNil(t, eplb.StepTimeChangePctNow)
+	require.NotNil(t, eplb.StepTimeChangePctTarget)
+	require.Greater(t, *eplb.StepTimeChangePctNow, -1.0, "no gain at batch 1")
+	require.Less(t, *eplb.StepTimeChangePctTarget, -10.0, "a gain at 90")
+	require.Contains(t, eplb.Note, "no gain at batch 1")
+	require.Contains(t, eplb.Note, "revisit at 90 concurrent requests")
+	require.Contains(t, eplb.Note, "the rule is clear at batch 1 and fires at 90")
+}
+
+// No what-if without a concurrency, or with one the capture already ran.
+func TestWhatIfOnlyAboveTheCapturedBatch(t *testing.T) {
+	dir := hotExpertsBatch1(t)
+	require.Nil(t, whatIfRun(t, dir).Plan.WhatIf)
+	require.Nil(t, whatIfRun(t, dir, "concurrency=1").Plan.WhatIf)
+	// --max-num-seqs caps the batch one replica runs
+	w := whatIfRun(t, dir, "concurrency=90", "max_num_seqs=32").Plan.WhatIf
+	require.NotNil(t, w)
+	require.Equal(t, 32, w.Batch)
+	require.Contains(t, w.Basis, "(at most --max-num-seqs)")
+}
