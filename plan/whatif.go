@@ -62,6 +62,9 @@ func AddWhatIf(res *analysis.Result, set *rules.Set, in *rules.Input, rep *rules
 		return
 	}
 	if t.batch <= t.observed {
+		if t.capped {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no what-if at concurrency %d: --max-num-seqs %d caps a decode step at %d requests, and the capture ran batch %d", t.concurrency, t.batch, t.batch, t.observed))
+		}
 		return
 	}
 	w, err := b.whatIf(res, set, in, rep, t)
