@@ -56,8 +56,8 @@ var zhLabels = map[string]string{
 	"  optional host tuning (not in the deploy diff; %s):\n": "  可选的主机调优（不在部署脚本 diff 中；%s）：\n",
 	" (already in the script)":                               "（脚本中已有）",
 	"  what-if at %d concurrent requests (%s): batch %d -> %d per replica, %.1f -> %.1f µs per decode step (%+.2f%% throughput)\n": "  假设 %d 个并发请求（%s）：每个副本的批大小 %d -> %d，每个 decode 步 %.1f -> %.1f µs（吞吐 %+.2f%%）\n",
-	"    no rule's verdict or gain changes there\n": "    规则的判定与收益均无变化\n",
-	"  code patch %s (patch -p1 in the source folder):\n":    "  代码补丁 %s（在源码目录中 patch -p1）：\n",
+	"    no rule's verdict or gain changes there\n":       "    规则的判定与收益均无变化\n",
+	"  code patch %s (patch -p1 in the source folder):\n": "  代码补丁 %s（在源码目录中 patch -p1）：\n",
 
 	// sections
 	"\nTime breakdown over the profiled window\n":                                            "\n采集窗口内的时间分解\n",
