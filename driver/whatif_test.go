@@ -2,10 +2,15 @@ package driver
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/inputs/vllmserve"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/results"
 )
@@ -87,4 +92,24 @@ func TestWhatIfOnlyAboveTheCapturedBatch(t *testing.T) {
 	require.NotNil(t, w)
 	require.Equal(t, 32, w.Batch)
 	require.Contains(t, w.Basis, "(at most --max-num-seqs)")
+}
+
+// The concurrency can come from vLLM's log: the running requests of its
+// statistics lines (summed over the engines) stand for it.
+func TestWhatIfFromVLLMLog(t *testing.T) {
+	dir := hotExpertsBatch1(t)
+	var b strings.Builder
+	for k := range 5 {
+		fmt.Fprintf(&b, "(APIServer pid=4012) INFO 01-09 08:16:%02d [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, "+
+			"Avg generation throughput: 900.0 tokens/s, Running: 90 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%%, Prefix cache hit rate: 0.0%%\n", 10*(k+1))
+	}
+	log := filepath.Join(t.TempDir(), "vllm.log")
+	require.NoError(t, os.WriteFile(log, []byte(b.String()), 0o644))
+	run, err := Run(context.Background(), &Request{Path: dir, Serving: vllmserve.Inputs{Log: log}})
+	require.NoError(t, err)
+	w := run.Doc.Plan.WhatIf
+	require.NotNil(t, w, "%v", run.Doc.Warnings)
+	require.Equal(t, 90, w.Concurrency)
+	require.Contains(t, w.Source, "vLLM")
+	require.Equal(t, 90, w.Batch)
 }

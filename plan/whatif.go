@@ -172,6 +172,9 @@ func whatIfNote(wf results.WhatIfFinding, t target) string {
 		where = fmt.Sprintf("; the rule %s at %s and %s at %d", verdict(wf.FiredNow), at, verdict(wf.FiredAtTarget), t.concurrency)
 	}
 	c0, c1 := wf.StepTimeChangePctNow, wf.StepTimeChangePctTarget
+	if c0 == nil && c1 == nil && where != "" && !slices.Contains(cacheRules, wf.Rule) {
+		return fmt.Sprintf("the rule %s at %s and %s at %s (its fix is not replayed: no step-time change to compare)", verdict(wf.FiredNow), at, verdict(wf.FiredAtTarget), revisit)
+	}
 	if slices.Contains(cacheRules, wf.Rule) && c0 == nil && c1 == nil {
 		return fmt.Sprintf("judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at %s%s", revisit, where)
 	}
