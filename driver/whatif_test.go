@@ -113,3 +113,41 @@ func TestWhatIfFromVLLMLog(t *testing.T) {
 	require.Contains(t, w.Source, "vLLM")
 	require.Equal(t, 90, w.Batch)
 }
+
+// eplbAnyRule fires EPLB's fix on any token skew: at batch 1 it fires and
+// gains nothing, so the finding itself says to revisit it.
+const eplbAnyRule = `rules:
+  - id: eplb-token-skew
+    summary: "Expert tokens skewed across the EP group"
+    title: "Expert tokens {{ fixed(metric(\"skew.moe.gmm.tokens.max_over_mean\"), 2) }}x the EP group's mean"
+    severity: medium
+    when: metric("skew.moe.gmm.tokens.max_over_mean") >= 1.5
+    fix: "Balance the experts with EPLB."
+    transforms:
+      - kind: rebalance_experts
+`
+
+// A finding that gains nothing at the captured batch but would at the
+// target says so itself (findings[].revisit).
+func TestWhatIfFindingSaysRevisit(t *testing.T) {
+	dir := hotExpertsBatch1(t)
+	rf := filepath.Join(t.TempDir(), "eplb.yaml")
+	require.NoError(t, os.WriteFile(rf, []byte(eplbAnyRule), 0o644))
+	run, err := Run(context.Background(), &Request{Path: dir, Facts: []string{"concurrency=90"},
+		Rules: RuleSelection{Files: []string{rf}, Only: []string{"eplb-token-skew"}}})
+	require.NoError(t, err)
+	require.NoError(t, run.Failed)
+	require.Len(t, run.Doc.Findings, 1)
+	f := run.Doc.Findings[0]
+	require.NotNil(t, f.Predicted)
+	require.Greater(t, f.Predicted.StepTimeChangePct, -1.0, "no gain at batch 1")
+	require.True(t, strings.HasPrefix(f.Revisit, "no gain at batch 1 ("), f.Revisit)
+	require.Contains(t, f.Revisit, "revisit at 90 concurrent requests")
+	w := run.Doc.Plan.WhatIf
+	require.NotNil(t, w)
+	require.Len(t, w.Findings, 1)
+	require.True(t, w.Findings[0].FiredNow)
+	require.True(t, w.Findings[0].FiredAtTarget)
+	require.Less(t, *w.Findings[0].StepTimeChangePctTarget, -10.0)
+	require.Equal(t, f.Revisit, w.Findings[0].Note)
+}

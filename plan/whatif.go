@@ -133,6 +133,10 @@ func (b *builder) whatIf(res *analysis.Result, set *rules.Set, in *rules.Input, 
 		if wf.Note = whatIfNote(wf, t); wf.Note != "" {
 			w.Findings = append(w.Findings, wf)
 		}
+		if f0 != nil && !gains(wf.StepTimeChangePctNow) && gains(wf.StepTimeChangePctTarget) {
+			// the finding itself says it gains nothing now, but would
+			f0.Revisit = wf.Note
+		}
 	}
 	return w, nil
 }
@@ -178,7 +182,7 @@ func whatIfNote(wf results.WhatIfFinding, t target) string {
 	if slices.Contains(cacheRules, wf.Rule) && c0 == nil && c1 == nil {
 		return fmt.Sprintf("judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at %s%s", revisit, where)
 	}
-	gain := func(c *float64) bool { return c != nil && *c <= -minGainPct }
+	gain := gains
 	pct := func(c *float64) string {
 		if c == nil {
 			return "not replayed"
@@ -197,6 +201,10 @@ func whatIfNote(wf results.WhatIfFinding, t target) string {
 	}
 	return ""
 }
+
+// gains reports whether a step-time change (percent) is a gain: at least
+// minGainPct faster.
+func gains(c *float64) bool { return c != nil && *c <= -minGainPct }
 
 // atTarget returns a copy of res whose metrics the replay times differ:
 // each rank's decode step scaled by the replay's step ratio, its
