@@ -54,6 +54,7 @@ type Plan struct {
 // rules evaluated again on the metrics the replay predicts there, and the
 // rules whose verdict or predicted gain changes (docs/rules.md, "The
 // target-concurrency what-if").
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type WhatIf struct {
 	// Concurrency is the target: concurrent requests over every replica;
 	// Source says where it came from.
@@ -83,6 +84,7 @@ type WhatIf struct {
 // WhatIfFinding is one rule judged now and at the target concurrency:
 // whether it fires, and its fix's replayed step-time change (absent when
 // its fix is not replayed there), with a sentence that says what changes.
+// kept: a contract type's own declaration, alike other contract types in shape only
 type WhatIfFinding struct {
 	Rule                    string   `json:"rule"`
 	FiredNow                bool     `json:"fired_now"`

@@ -57,29 +57,21 @@ func newTokenModelWithin(tl *Timeline) *tokenModel {
 	p := map[fitID]*pooled{}
 	for _, l := range tl.Ranks {
 		a := map[fitID]*acc{}
-		for _, st := range l.Steps[:tl.Steps] {
-			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || it.Tokens <= 0 {
-					continue
-				}
-				op := fitKey(l, it)
-				s := a[op]
-				if s == nil {
-					s = &acc{}
-					a[op] = s
-				}
-				q := p[op]
-				if q == nil {
-					q = &pooled{lo: it.Tokens, hi: it.Tokens}
-					p[op] = q
-				}
-				q.lo, q.hi = min(q.lo, it.Tokens), max(q.hi, it.Tokens)
-				x, y := float64(it.Tokens), float64(it.Dur)
-				s.n++
-				s.sx, s.sy, s.sxx, s.sxy = s.sx+x, s.sy+y, s.sxx+x*x, s.sxy+x*y
+		l.tokenKernels(tl.Steps, func(op fitID, it *Item) {
+			s, q := a[op], p[op]
+			if s == nil {
+				s = &acc{}
+				a[op] = s
 			}
-		}
+			if q == nil {
+				q = &pooled{lo: it.Tokens, hi: it.Tokens}
+				p[op] = q
+			}
+			q.lo, q.hi = min(q.lo, it.Tokens), max(q.hi, it.Tokens)
+			x, y := float64(it.Tokens), float64(it.Dur)
+			s.n++
+			s.sx, s.sy, s.sxx, s.sxy = s.sx+x, s.sy+y, s.sxx+x*x, s.sxy+x*y
+		})
 		for op, s := range a {
 			q := p[op]
 			q.n += int(s.n)
@@ -97,4 +89,16 @@ func newTokenModelWithin(tl *Timeline) *tokenModel {
 		}
 	}
 	return m
+}
+
+// tokenKernels calls f with each kernel of l's first steps steps that
+// recorded its tokens, and the fit it belongs to.
+func (l *RankLine) tokenKernels(steps int, f func(fitID, *Item)) {
+	for _, st := range l.Steps[:steps] {
+		for i := range st.Items {
+			if it := &st.Items[i]; it.Kind == Kernel && it.Tokens > 0 {
+				f(fitKey(l, it), it)
+			}
+		}
+	}
 }
