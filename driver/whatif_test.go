@@ -151,3 +151,22 @@ func TestWhatIfFindingSaysRevisit(t *testing.T) {
 	require.Less(t, *w.Findings[0].StepTimeChangePctTarget, -10.0)
 	require.Equal(t, f.Revisit, w.Findings[0].Note)
 }
+
+// On the second field report's A3 capture (TP4 x DP4, one request on the
+// busy engine), 90 concurrent requests give each of the 4 DP replicas a
+// decode batch of 23 (rounded up).
+func TestWhatIfA3SharesOverDPReplicas(t *testing.T) {
+	s, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	dir := t.TempDir()
+	_, err := tracegen.Generate(dir, s)
+	require.NoError(t, err)
+	doc := whatIfRun(t, dir, "concurrency=90")
+	w := doc.Plan.WhatIf
+	require.NotNil(t, w, "%v", doc.Warnings)
+	require.Equal(t, 4, w.Replicas)
+	require.Equal(t, 1, w.BatchObserved)
+	require.Equal(t, 23, w.Batch)
+	require.Greater(t, w.StepTimeUs.After, w.StepTimeUs.Before)
+	require.Contains(t, w.Basis, "90 concurrent requests over 4 replica(s): 23 per replica's decode step")
+}
