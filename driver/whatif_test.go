@@ -112,6 +112,20 @@ func TestWhatIfFromVLLMLog(t *testing.T) {
 	require.Equal(t, 90, w.Concurrency)
 	require.Contains(t, w.Source, "vLLM")
 	require.Equal(t, 90, w.Batch)
+	// the log's prefix-cache hit rate of 0% fires prefix-cache: the
+	// what-if says what it cannot tell of it
+	var pc *results.WhatIfFinding
+	for i := range w.Findings {
+		if w.Findings[i].Rule == "prefix-cache" {
+			pc = &w.Findings[i]
+		}
+	}
+	require.NotNil(t, pc, "%+v", w.Findings)
+	require.True(t, pc.FiredNow)
+	require.True(t, pc.FiredAtTarget)
+	require.Nil(t, pc.StepTimeChangePctNow)
+	require.Nil(t, pc.StepTimeChangePctTarget)
+	require.Equal(t, "judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at 90 concurrent requests", pc.Note)
 }
 
 // eplbAnyRule fires EPLB's fix on any token skew: at batch 1 it fires and
