@@ -347,6 +347,9 @@ func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results
 		lines = req.script.Lines
 	}
 	plan.AddHostTuning(rep, lines)
+	// a capture at a smaller batch than the concurrency: the decode and
+	// the rules again at the target batch
+	plan.AddWhatIf(res, set, in, rep)
 	rep.EvalPlanBudgets(set, in)
 	var ed rules.Editor
 	if req.script != nil {

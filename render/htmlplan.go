@@ -14,6 +14,35 @@ type planView struct {
 	LeftOut []string
 	// Patches are the code patches, each with its Copy text.
 	Patches []patchView
+	// HostTuning is the optional host tuning, apart from the deploy diff
+	// (nil without one).
+	HostTuning *hostTuningView
+	// WhatIf is the target-concurrency what-if (nil without one).
+	WhatIf *whatIfView
+}
+
+// hostTuningView is the plan's optional host tuning: why, and each
+// command with what it does; Copy holds the commands not yet in the
+// script, one a line.
+type hostTuningView struct {
+	Why   string
+	Lines []hostLineView
+	Copy  string
+}
+
+type hostLineView struct {
+	Command, What string
+	InScript      bool
+}
+
+// whatIfView is the what-if at the target concurrency.
+type whatIfView struct {
+	Head, Basis string
+	Findings    []whatIfFindingView
+}
+
+type whatIfFindingView struct {
+	Rule, Note string
 }
 
 type planStepView struct {
@@ -52,5 +81,38 @@ func buildPlan(v *htmlView, p *results.Plan) {
 	for _, cp := range p.CodePatches {
 		pv.Patches = append(pv.Patches, patchView{File: cleanText(cp.File, 0), Diff: diffLines(cleanBlock(cp.Diff)), Copy: copyText(cp.Diff)})
 	}
+	pv.HostTuning = hostTuningOf(p.HostTuning)
+	pv.WhatIf = whatIfOf(p.WhatIf, v.l)
 	v.Plan = pv
+}
+
+// hostTuningOf is the host tuning as the report shows it.
+func hostTuningOf(ht *results.HostTuning) *hostTuningView {
+	if ht == nil {
+		return nil
+	}
+	hv := &hostTuningView{Why: cleanText(ht.Why, 0)}
+	var cmds []string
+	for _, l := range ht.Lines {
+		hv.Lines = append(hv.Lines, hostLineView{Command: cleanText(l.Command, 0), What: cleanText(l.What, 0), InScript: l.InScript})
+		if !l.InScript {
+			cmds = append(cmds, l.Command)
+		}
+	}
+	hv.Copy = copyText(strings.Join(cmds, "\n"))
+	return hv
+}
+
+// whatIfOf is the what-if as the report shows it.
+func whatIfOf(w *results.WhatIf, l labels) *whatIfView {
+	if w == nil {
+		return nil
+	}
+	wv := &whatIfView{Basis: cleanText(w.Basis, 0),
+		Head: cleanText(fmt.Sprintf(l.t("At %d concurrent requests (%s): batch %d -> %d per replica, %.1f -> %.1f µs per decode step (%+.2f%% throughput)."),
+			w.Concurrency, w.Source, w.BatchObserved, w.Batch, w.StepTimeUs.Before, w.StepTimeUs.After, w.ThroughputChangePct), 0)}
+	for _, f := range w.Findings {
+		wv.Findings = append(wv.Findings, whatIfFindingView{Rule: cleanText(f.Rule, 80), Note: cleanText(f.Note, 0)})
+	}
+	return wv
 }

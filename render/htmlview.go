@@ -169,8 +169,9 @@ type findingView struct {
 	FixCopy, DiffCopy string
 	// DiffError says why the deployment script could not be edited.
 	DiffError string
-	// Predicted is the fix's predicted change ("" when none).
-	Predicted string
+	// Predicted is the fix's predicted change ("" when none); Revisit
+	// the what-if's word on a fix that gains only at a larger concurrency.
+	Predicted, Revisit string
 	// Partial is the finding's partial-input caveat ("" when its inputs
 	// were whole); SavingUncertain marks a saving estimated from them.
 	Partial         string
@@ -712,6 +713,7 @@ func buildFindings(v *htmlView, fs []results.Finding) {
 		if f.Predicted != nil {
 			fv.Predicted = cleanText(predictedText(f.Predicted, v.l), 0)
 		}
+		fv.Revisit = cleanText(f.Revisit, 0)
 		for _, e := range f.Evidence {
 			ev := evidenceView{Metric: cleanText(e.Metric, 120), Raw: raw(e.Value), Note: cleanText(e.Note, maxTextLen)}
 			switch strings.ToLower(e.Unit) {

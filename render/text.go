@@ -206,6 +206,9 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 			ew.printf("%s%s\n", label, basis)
 		}
 	}
+	if f.Revisit != "" {
+		ew.printf("      revisit: %s\n", Safe(f.Revisit, 400))
+	}
 	if c := PartialCaveat(f); c != "" {
 		ew.printf("      ! %s\n", Safe(c, 600))
 	}

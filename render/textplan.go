@@ -73,6 +73,24 @@ func writePlan(ew *errWriter, p *results.Plan) {
 		}
 		ew.printf("    %s\n", strings.Join(cmds, "; "))
 	}
+	writeWhatIf(ew, p.WhatIf)
+}
+
+// writeWhatIf writes the target-concurrency what-if: the step predicted
+// at the target batch and each rule whose verdict or gain changes there
+// (its metrics and basis: the JSON's plan.whatif and the HTML report).
+func writeWhatIf(ew *errWriter, w *results.WhatIf) {
+	if w == nil {
+		return
+	}
+	ew.printf("  what-if at %d concurrent requests (%s): batch %d -> %d per replica, %.1f -> %.1f µs per decode step (%+.2f%% throughput)\n",
+		w.Concurrency, Safe(w.Source, 200), w.BatchObserved, w.Batch, w.StepTimeUs.Before, w.StepTimeUs.After, w.ThroughputChangePct)
+	if len(w.Findings) == 0 {
+		ew.printf("    no rule's verdict or gain changes there\n")
+	}
+	for _, f := range w.Findings {
+		ew.printf("    %s: %s\n", f.Rule, Safe(f.Note, 400))
+	}
 }
 
 // writeDiffBlock writes a diff indented, never wrapped: a diff line wider

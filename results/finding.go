@@ -109,6 +109,11 @@ type Finding struct {
 	// measured decode steps (package plan); absent when it could not be
 	// predicted.
 	Predicted *Prediction `json:"predicted,omitempty"`
+	// Revisit says, when the plan's what-if judged the finding at a larger
+	// target concurrency, that its fix gains nothing at the captured batch
+	// and would there ("no gain at batch 1: revisit at 90 concurrent
+	// requests, ..."); absent otherwise.
+	Revisit string `json:"revisit,omitempty"`
 	// CodePatches are the rule's code changes as diffs of the --source
 	// tree, CodePatchError why one could not be made (the fix's text
 	// stands).

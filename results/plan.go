@@ -43,6 +43,55 @@ type Plan struct {
 	// HostTuning is the host OS tuning offered beside the plan when the
 	// host holds the device back: optional commands, never in DeployDiff.
 	HostTuning *HostTuning `json:"host_tuning,omitempty"`
+	// WhatIf is the decode replayed at the target concurrency (--fact
+	// concurrency, or vLLM's) when the capture ran a smaller batch, and
+	// the rules judged there; nil without a larger target.
+	WhatIf *WhatIf `json:"whatif,omitempty"`
+}
+
+// WhatIf is the target-concurrency what-if: the capture's decode steps
+// rebatched to the batch one replica runs at the target concurrency, the
+// rules evaluated again on the metrics the replay predicts there, and the
+// rules whose verdict or predicted gain changes (docs/rules.md, "The
+// target-concurrency what-if").
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
+type WhatIf struct {
+	// Concurrency is the target: concurrent requests over every replica;
+	// Source says where it came from.
+	Concurrency int    `json:"concurrency"`
+	Source      string `json:"source"`
+	// Replicas are the data-parallel replicas the concurrency is shared
+	// over; Batch is one replica's decode batch at the target (rounded
+	// up, at most --max-num-seqs) and BatchObserved the capture's.
+	Replicas      int `json:"replicas"`
+	Batch         int `json:"batch"`
+	BatchObserved int `json:"batch_observed"`
+	// StepTimeUs is the measured decode step time and the one predicted at
+	// the target batch (µs); the throughput change counts the batch's
+	// tokens (tokens/s is batch over step time).
+	StepTimeUs          BeforeAfter `json:"step_time_us"`
+	ThroughputChangePct float64     `json:"throughput_change_pct"`
+	// Metrics are the metrics the replay predicts at the target, which
+	// the rules read there in place of the measured ones (every other
+	// metric keeps its measured value).
+	Metrics map[string]float64 `json:"metrics"`
+	// Findings are the rules whose verdict or predicted gain differs at
+	// the target, in the order of the rule set.
+	Findings []WhatIfFinding `json:"findings"`
+	Basis    string          `json:"basis"`
+}
+
+// WhatIfFinding is one rule judged now and at the target concurrency:
+// whether it fires, and its fix's replayed step-time change (absent when
+// its fix is not replayed there), with a sentence that says what changes.
+// kept: a contract type's own declaration, alike other contract types in shape only
+type WhatIfFinding struct {
+	Rule                    string   `json:"rule"`
+	FiredNow                bool     `json:"fired_now"`
+	FiredAtTarget           bool     `json:"fired_at_target"`
+	StepTimeChangePctNow    *float64 `json:"step_time_change_pct_now,omitempty"`
+	StepTimeChangePctTarget *float64 `json:"step_time_change_pct_at_target,omitempty"`
+	Note                    string   `json:"note"`
 }
 
 // HostTuning is optional host OS tuning (root, on every node), apart from

@@ -25,6 +25,7 @@ type tokenModel struct {
 	slope  map[fitID]float64 // ns per token, from the profile
 	fitted map[fitID]bool
 	used   map[fitID]string // op -> "profile" or "model", for the basis
+	within bool             // slopes fitted within each rank (newTokenModelWithin)
 }
 
 // newTokenModel fits, per op, duration against tokens over the timeline by
@@ -110,6 +111,10 @@ func (m *tokenModel) basis() string {
 			d++
 		}
 	}
-	return fmt.Sprintf("%d op(s) timed from the profile's own token counts (least squares), %d from the per-op model (time ∝ %d + tokens; matmuls ∝ %d + tokens)",
-		p, d, vectorFixedTokens, matmulFixedTokens)
+	fit := "least squares"
+	if m.within {
+		fit = "least squares within each rank"
+	}
+	return fmt.Sprintf("%d op(s) timed from the profile's own token counts (%s), %d from the per-op model (time ∝ %d + tokens; matmuls ∝ %d + tokens)",
+		p, fit, d, vectorFixedTokens, matmulFixedTokens)
 }

@@ -160,9 +160,12 @@ func (tl *Timeline) graphGap() (int64, bool) {
 // kernel's time changes with tokens comes from the profile when it holds
 // several token counts of that op, else from the per-op model.
 // Collectives are unchanged (latency-bound at decode sizes). From 0 means
-// the decode batch the attention kernels show.
+// the decode batch the attention kernels show. WithinRanks fits an op's
+// time per token within each rank (newTokenModelWithin), as the
+// target-concurrency what-if does.
 type Rebatch struct {
-	From, To int32
+	From, To    int32
+	WithinRanks bool
 }
 
 // Name implements Transform.
@@ -186,7 +189,11 @@ func (t Rebatch) begin(tl *Timeline) (stepEdit, error) {
 	if from <= 0 || t.To <= 0 {
 		return nil, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
 	}
-	return &rebatchEdit{from: from, to: t.To, m: newTokenModel(tl)}, nil
+	m := newTokenModel
+	if t.WithinRanks {
+		m = newTokenModelWithin
+	}
+	return &rebatchEdit{from: from, to: t.To, m: m(tl)}, nil
 }
 
 func (r *rebatchEdit) step(tl *Timeline, k int) { r.n += tl.rebatchStep(k, r.m, r.from, r.to, true) }
