@@ -237,6 +237,12 @@ func (c *compiler) expr(n *yaml.Node, field string, kind resultKind) *Expr {
 // exprAt compiles src, which starts at rune offset off inside node n's value.
 func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
 	e := &Expr{Source: src}
+	if c.l.names != nil && c.lazy {
+		if nm, ok := c.l.names.names(src); ok {
+			e.idents, e.Metrics, e.Facts = nm.Idents, nm.Metrics, nm.Facts
+			return c.deferCompile(e, n, src, off, field, kind)
+		}
+	}
 	tree, err := parser.Parse(src)
 	if err != nil {
 		c.fileErr(n, off, field, err)
@@ -312,18 +318,26 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if !ok {
 		return nil
 	}
+	if c.l.record != nil {
+		c.l.record(ExprNames{Src: src, Idents: e.idents, Metrics: e.Metrics, Facts: e.Facts})
+	}
 	if c.lazy {
-		cc, problems := c.deferred()
-		e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
-			prog := cc.compile(n, e.idents, src, off, field, kind)
-			return prog, problems()
-		}}
-		return e
+		return c.deferCompile(e, n, src, off, field, kind)
 	}
 	e.prog = c.compile(n, e.idents, src, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
+	return e
+}
+
+// deferCompile makes e compile on first use.
+func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
+	cc, problems := c.deferred()
+	e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
+		prog := cc.compile(n, e.idents, src, off, field, kind)
+		return prog, problems()
+	}}
 	return e
 }
 
