@@ -3,6 +3,7 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -83,7 +84,7 @@ func (z *lazy[T]) get() (T, error) {
 // and the function that turns that list into an error.
 func (c *compiler) deferred() (*compiler, func() error) {
 	sub := &loader{file: c.l.file, lines: c.l.lines}
-	cc := &compiler{l: sub, rule: c.rule, what: c.what, budget: c.budget}
+	cc := &compiler{l: sub, rule: c.rule, what: c.what, budget: c.budget, scope: c.scope}
 	return cc, func() error {
 		if len(sub.problems) == 0 {
 			return nil
@@ -154,6 +155,13 @@ type Env struct {
 	FactInts   func(string) ([]int, error)   `expr:"__fact_ints"`
 	FactFloat  func(string) (float64, error) `expr:"__fact_float"`
 
+	// a var's value, by its type (VarFuncs)
+	VarFloat  func(int) (float64, error) `expr:"__var_float"`
+	VarInt    func(int) (int, error)     `expr:"__var_int"`
+	VarBool   func(int) (bool, error)    `expr:"__var_bool"`
+	VarString func(int) (string, error)  `expr:"__var_string"`
+	VarInts   func(int) ([]int, error)   `expr:"__var_ints"`
+
 	// checked arithmetic (finite.go)
 	Div       func(any, any, string, string, string) (float64, error) `expr:"__div"`
 	Mod       func(any, any, string, string, string) (int, error)     `expr:"__mod"`
@@ -219,6 +227,9 @@ type compiler struct {
 	// lazy: a built-in rule; names are checked at load, expr.Compile and
 	// templates wait for first use.
 	lazy bool
+	// scope is how many of the rule's vars the expression may name: the
+	// vars before it for a var, all (-1) for the rest.
+	scope int
 }
 
 func (c *compiler) errAt(n *yaml.Node, off int, format string, args ...any) {
@@ -345,7 +356,10 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 // rune offset off inside n's value, with the vars it uses in front.
 func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) *vm.Program {
 	// the rule's vars this expression needs, as let-bindings in front
-	prefix := c.varPrefix(idents)
+	prefix, ok := c.varPrefix(n, off, field, idents)
+	if !ok {
+		return nil
+	}
 	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
@@ -420,31 +434,77 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 	return exprcompiler.Compile(tree, &cfg)
 }
 
-// varPrefix returns "let v = (...); " for each var named in idents, with
-// the vars those name, in declaration order.
-func (c *compiler) varPrefix(idents []string) string {
-	if len(c.rule.Vars) == 0 {
-		return ""
+// VarFuncs are the functions that read a var's value, by the var's type:
+// `let v = __var_float(i); ` in front of an expression binds v to the
+// value of the rule's var i, which is compiled once (Rule.VarProgram)
+// instead of again in front of every expression that names it.
+var VarFuncs = map[reflect.Type]string{
+	reflect.TypeFor[float64](): "__var_float",
+	reflect.TypeFor[int]():     "__var_int",
+	reflect.TypeFor[bool]():    "__var_bool",
+	reflect.TypeFor[string]():  "__var_string",
+	reflect.TypeFor[[]int]():   "__var_ints",
+}
+
+// varPrefix returns the let-bindings of the vars named in idents, with
+// the vars those name, in declaration order: each bound to its var's
+// compiled value (VarFuncs), or, when a var's type has no such function,
+// all as "let v = (source); ". False when a var it needs does not compile
+// (reported at n).
+func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, bool) {
+	vars := c.rule.Vars
+	if c.scope >= 0 && c.scope < len(vars) {
+		vars = vars[:c.scope]
 	}
-	need := map[string]bool{}
+	if len(vars) == 0 {
+		return "", true
+	}
+	need := neededVars(vars, idents)
+	var b strings.Builder
+	for i := range vars {
+		if !need[i] {
+			continue
+		}
+		fn := ""
+		if vars[i].expr != nil {
+			prog, err := vars[i].expr.Program()
+			if err != nil {
+				c.errAt(n, off, "%s: %v (in a var it uses)", field, err)
+				return "", false
+			}
+			fn = VarFuncs[prog.Node().Type()]
+		}
+		if fn == "" {
+			return sourcePrefix(vars, need), true
+		}
+		fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+	}
+	return b.String(), true
+}
+
+// neededVars marks the vars named in idents, with the vars those name.
+func neededVars(vars []Var, idents []string) []bool {
+	need := make([]bool, len(vars))
 	var mark func(idents []string)
 	mark = func(idents []string) {
 		for _, id := range idents {
-			if need[id] {
-				continue
-			}
-			for _, v := range c.rule.Vars {
-				if v.Name == id {
-					need[v.Name] = true
-					mark(v.idents)
+			for i := range vars {
+				if vars[i].Name == id && !need[i] {
+					need[i] = true
+					mark(vars[i].idents)
 				}
 			}
 		}
 	}
 	mark(idents)
+	return need
+}
+
+// sourcePrefix is "let v = (source); " for each needed var.
+func sourcePrefix(vars []Var, need []bool) string {
 	var b strings.Builder
-	for _, v := range c.rule.Vars {
-		if need[v.Name] {
+	for i, v := range vars {
+		if need[i] {
 			fmt.Fprintf(&b, "let %s = (%s); ", v.Name, v.Source)
 		}
 	}

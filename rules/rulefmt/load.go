@@ -359,7 +359,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	if an := m["applies_to"]; an != nil {
 		l.appliesTo(an, r, what)
 	}
-	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}
+	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy, scope: -1}
 	c.vars(m["vars"])
 	if v := m["title"]; v != nil {
 		r.Title = c.template(v, "title")
@@ -481,8 +481,10 @@ func (c *compiler) vars(vn *yaml.Node) {
 			l.errf(v, "%s: var %s: expected an expression", what, k.Value)
 			return
 		}
-		if e := c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
-			r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents})
+		cv := *c
+		cv.scope = len(r.Vars) // the vars before it
+		if e := cv.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
+			r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents, expr: e})
 		}
 	})
 }
@@ -602,7 +604,7 @@ func (l *loader) budget(n *yaml.Node) *Budget {
 		b.ID = "budget/" + b.Metric
 	}
 	off := strings.Index(b.Text, mm[3])
-	c := &compiler{l: l, rule: &Rule{ID: b.ID}, what: "budget " + b.ID, budget: true}
+	c := &compiler{l: l, rule: &Rule{ID: b.ID}, what: "budget " + b.ID, budget: true, scope: -1}
 	b.Bound = c.exprAt(textNode, mm[3], off, "budget", kindFloat)
 	if len(l.problems) > before {
 		return nil
