@@ -649,21 +649,34 @@ func (st *state) run(e *Expr) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, i := range e.Vars() {
+		if _, err := st.varValue(i); err != nil {
+			// what the program would have raised binding the var
+			err = &file.Error{Message: err.Error(), Prev: err}
+			return nil, st.runErr(e, err)
+		}
+	}
 	v, err := expr.Run(prog, st.env)
 	if err != nil {
-		if errors.Is(err, errUnavailable) {
-			return nil, &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
-		}
-		var fe *file.Error
-		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%s (in %q)", fe.Message, e.Source)
-		}
-		return nil, err
+		return nil, st.runErr(e, err)
 	}
 	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return nil, fmt.Errorf("%q is %v", e.Source, f)
 	}
 	return v, nil
+}
+
+// runErr is the error of running e: not evaluated when an input was
+// unavailable.
+func (st *state) runErr(e *Expr, err error) error {
+	if errors.Is(err, errUnavailable) {
+		return &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
+	}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s (in %q)", fe.Message, e.Source)
+	}
+	return err
 }
 
 func (st *state) render(t *Template) (string, error) {

@@ -29,6 +29,7 @@ type Expr struct {
 
 	prog *vm.Program
 	lazy *lazy[*vm.Program] // a built-in rule's: compiled on first use
+	vars []int              // Vars, set with prog
 	// idents are the identifiers it names, once each (the vars it uses)
 	idents []string
 }
@@ -46,6 +47,12 @@ func (e *Expr) Program() (*vm.Program, error) {
 	}
 	return e.prog, nil
 }
+
+// Vars are the rule's vars (indices into Rule.Vars, in declaration
+// order) whose values the program reads, directly or through other vars:
+// the engine computes each, once per run of the program and in this
+// order, before running it (valid once Program returned).
+func (e *Expr) Vars() []int { return e.vars }
 
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
@@ -335,7 +342,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if c.lazy {
 		return c.deferCompile(e, n, src, off, field, kind)
 	}
-	e.prog = c.compile(n, e.idents, src, off, field, kind)
+	e.prog, e.vars = c.compile(n, e.idents, src, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
@@ -346,7 +353,8 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
 	cc, problems := c.deferred()
 	e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
-		prog := cc.compile(n, e.idents, src, off, field, kind)
+		prog, vars := cc.compile(n, e.idents, src, off, field, kind)
+		e.vars = vars
 		return prog, problems()
 	}}
 	return e
@@ -354,26 +362,26 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
-func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) *vm.Program {
-	// the rule's vars this expression needs, as let-bindings in front
-	prefix, ok := c.varPrefix(n, off, field, idents)
+func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int) {
+	// the rule's vars this expression names, as let-bindings in front
+	prefix, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
 			c.errAt(n, off, "%s: %s (in a var it uses)", field, fe.Message)
-			return nil
+			return nil, nil
 		}
 		if errors.As(err, &fe) {
 			fe.From -= len([]rune(prefix))
 		}
 		c.fileErr(n, off, field, err)
-		return nil
+		return nil, nil
 	}
-	return prog
+	return prog, vars
 }
 
 // exprOptions are the options expr.Compile would be given for one
@@ -446,21 +454,25 @@ var VarFuncs = map[reflect.Type]string{
 	reflect.TypeFor[[]int]():   "__var_ints",
 }
 
-// varPrefix returns the let-bindings of the vars named in idents, with
-// the vars those name, in declaration order: each bound to its var's
-// compiled value (VarFuncs), or, when a var's type has no such function,
-// all as "let v = (source); ". False when a var it needs does not compile
+// varPrefix returns the let-bindings of the vars named in idents, and
+// the vars to evaluate before the expression runs (Expr.Vars): those
+// named, with the vars those name, in declaration order. Each var named
+// is bound to its value (VarFuncs), which the engine computed from the
+// var's own program; when a var's type has no such function, the prefix
+// binds every var needed to its source instead ("let v = (source); ") and
+// no var is evaluated before. False when a var it needs does not compile
 // (reported at n).
-func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, bool) {
+func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []int, bool) {
 	vars := c.rule.Vars
 	if c.scope >= 0 && c.scope < len(vars) {
 		vars = vars[:c.scope]
 	}
 	if len(vars) == 0 {
-		return "", true
+		return "", nil, true
 	}
 	need := neededVars(vars, idents)
 	var b strings.Builder
+	var order []int
 	for i := range vars {
 		if !need[i] {
 			continue
@@ -470,16 +482,19 @@ func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []strin
 			prog, err := vars[i].expr.Program()
 			if err != nil {
 				c.errAt(n, off, "%s: %v (in a var it uses)", field, err)
-				return "", false
+				return "", nil, false
 			}
 			fn = VarFuncs[prog.Node().Type()]
 		}
 		if fn == "" {
-			return sourcePrefix(vars, need), true
+			return sourcePrefix(vars, need), nil, true
 		}
-		fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+		order = append(order, i)
+		if contains(idents, vars[i].Name) {
+			fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+		}
 	}
-	return b.String(), true
+	return b.String(), order, true
 }
 
 // neededVars marks the vars named in idents, with the vars those name.
