@@ -421,13 +421,30 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 		expr.Env(Env{})(shared.conf)
 	}
 	cfg := *shared.conf // the tables are shared, read-only
+	// exprOptions' patch visitors, in their order: the two that read no
+	// types (the arithmetic texts, then facts and thresholds) walk the
+	// parsed tree, then the checker types it for checkArith, which patches
+	// it, and types it again. expr-lang's PatchAndCheck would type-check
+	// the whole tree before each visitor, twice over (7 checks instead of
+	// 2), for the same program (TestCompileExprIsExprCompile).
+	texts := map[*ast.BinaryNode]opText{}
 	cfg.Visitors = nil
-	for _, op := range exprOptions(kind, thresholds)[1:] { // [0] is the env, set above
-		op(&cfg)
+	switch kind {
+	case kindBool:
+		expr.AsBool()(&cfg)
+	case kindFloat:
+		expr.AsFloat64()(&cfg)
 	}
-	cfg.Check()
-	tree, err := checker.ParseCheck(src, &cfg)
+	tree, err := parser.ParseWithConfig(src, &cfg)
 	if err != nil {
+		return nil, err
+	}
+	ast.Walk(&tree.Node, &arithTexts{texts})
+	ast.Walk(&tree.Node, &patcher{thresholds: thresholds})
+	var ck checker.Checker
+	_, _ = ck.Check(tree, &cfg) // the types checkArith reads; errors are the final check's
+	ast.Walk(&tree.Node, &checkArith{texts})
+	if _, err := ck.Check(tree, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Optimize {
