@@ -132,6 +132,9 @@ type state struct {
 	// rule is the rule evaluated; claimSet its claims, once resolved
 	rule     *Rule
 	claimSet claimSet
+	// the rule's var values computed in the current run (varValue)
+	varVals []any
+	varDone []bool
 }
 
 type partialKey struct {
@@ -398,7 +401,54 @@ func newState(in *Input) *state {
 	st.addFormatFuncs()
 	st.addContextFuncs()
 	st.addClaimFuncs()
+	st.env.VarFloat = varOf[float64](st)
+	st.env.VarInt = varOf[int](st)
+	st.env.VarBool = varOf[bool](st)
+	st.env.VarString = varOf[string](st)
+	st.env.VarInts = varOf[[]int](st)
 	return st
+}
+
+// varOf reads a var's value as a T (its compiled type, rulefmt.VarFuncs).
+func varOf[T any](st *state) func(int) (T, error) {
+	return func(i int) (T, error) {
+		v, err := st.varValue(i)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return v.(T), nil
+	}
+}
+
+// varValue is the value of the rule's var i in the current run: its
+// program runs the first time the run asks (an expression binds the vars
+// it needs in declaration order, as `let`s of their sources would), and
+// its error is the one its source would have raised in place.
+func (st *state) varValue(i int) (any, error) {
+	if len(st.varDone) != len(st.rule.Vars) {
+		st.varVals, st.varDone = make([]any, len(st.rule.Vars)), make([]bool, len(st.rule.Vars))
+	}
+	if st.varDone[i] {
+		return st.varVals[i], nil
+	}
+	prog, err := st.rule.VarProgram(i)
+	if err != nil {
+		return nil, err
+	}
+	v, err := expr.Run(prog, st.env)
+	if err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			if fe.Prev != nil {
+				return nil, fe.Prev
+			}
+			return nil, errors.New(fe.Message)
+		}
+		return nil, err
+	}
+	st.varVals[i], st.varDone[i] = v, true
+	return v, nil
 }
 
 // addMetricFuncs sets the functions that read metrics of the result and
@@ -594,25 +644,39 @@ func (e *errNotEvaluated) Error() string { return strings.Join(e.reasons, "; ") 
 
 func (st *state) run(e *Expr) (any, error) {
 	st.missing = nil
+	clear(st.varDone)
 	prog, err := e.Program()
 	if err != nil {
 		return nil, err
 	}
+	for _, i := range e.Vars() {
+		if _, err := st.varValue(i); err != nil {
+			// what the program would have raised binding the var
+			err = &file.Error{Message: err.Error(), Prev: err}
+			return nil, st.runErr(e, err)
+		}
+	}
 	v, err := expr.Run(prog, st.env)
 	if err != nil {
-		if errors.Is(err, errUnavailable) {
-			return nil, &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
-		}
-		var fe *file.Error
-		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%s (in %q)", fe.Message, e.Source)
-		}
-		return nil, err
+		return nil, st.runErr(e, err)
 	}
 	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return nil, fmt.Errorf("%q is %v", e.Source, f)
 	}
 	return v, nil
+}
+
+// runErr is the error of running e: not evaluated when an input was
+// unavailable.
+func (st *state) runErr(e *Expr, err error) error {
+	if errors.Is(err, errUnavailable) {
+		return &errNotEvaluated{reasons: append([]string(nil), st.missing...)}
+	}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s (in %q)", fe.Message, e.Source)
+	}
+	return err
 }
 
 func (st *state) render(t *Template) (string, error) {

@@ -39,7 +39,7 @@ var builtinFS embed.FS
 
 // builtinRules are the rule files embedded in npuprof: rules/builtin/*.yaml,
 // compiled on first use.
-var builtinRules = rulefmt.Builtin{FS: builtinFS, Dir: "builtin", Prefix: "rules/"}
+var builtinRules = rulefmt.Builtin{FS: builtinFS, Dir: "builtin", Prefix: "rules/", Decoded: builtinDecoded}
 
 // Load loads the built-in rules and the given rule files (rulefmt.Load).
 func Load(files ...string) (*Set, error) { return rulefmt.Load(&builtinRules, files...) }

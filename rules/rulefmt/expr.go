@@ -3,6 +3,7 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ type Expr struct {
 
 	prog *vm.Program
 	lazy *lazy[*vm.Program] // a built-in rule's: compiled on first use
+	vars []int              // Vars, set with prog
 	// idents are the identifiers it names, once each (the vars it uses)
 	idents []string
 }
@@ -45,6 +47,12 @@ func (e *Expr) Program() (*vm.Program, error) {
 	}
 	return e.prog, nil
 }
+
+// Vars are the rule's vars (indices into Rule.Vars, in declaration
+// order) whose values the program reads, directly or through other vars:
+// the engine computes each, once per run of the program and in this
+// order, before running it (valid once Program returned).
+func (e *Expr) Vars() []int { return e.vars }
 
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
@@ -83,7 +91,7 @@ func (z *lazy[T]) get() (T, error) {
 // and the function that turns that list into an error.
 func (c *compiler) deferred() (*compiler, func() error) {
 	sub := &loader{file: c.l.file, lines: c.l.lines}
-	cc := &compiler{l: sub, rule: c.rule, what: c.what, budget: c.budget}
+	cc := &compiler{l: sub, rule: c.rule, what: c.what, budget: c.budget, scope: c.scope}
 	return cc, func() error {
 		if len(sub.problems) == 0 {
 			return nil
@@ -154,6 +162,13 @@ type Env struct {
 	FactInts   func(string) ([]int, error)   `expr:"__fact_ints"`
 	FactFloat  func(string) (float64, error) `expr:"__fact_float"`
 
+	// a var's value, by its type (VarFuncs)
+	VarFloat  func(int) (float64, error) `expr:"__var_float"`
+	VarInt    func(int) (int, error)     `expr:"__var_int"`
+	VarBool   func(int) (bool, error)    `expr:"__var_bool"`
+	VarString func(int) (string, error)  `expr:"__var_string"`
+	VarInts   func(int) ([]int, error)   `expr:"__var_ints"`
+
 	// checked arithmetic (finite.go)
 	Div       func(any, any, string, string, string) (float64, error) `expr:"__div"`
 	Mod       func(any, any, string, string, string) (int, error)     `expr:"__mod"`
@@ -219,6 +234,9 @@ type compiler struct {
 	// lazy: a built-in rule; names are checked at load, expr.Compile and
 	// templates wait for first use.
 	lazy bool
+	// scope is how many of the rule's vars the expression may name: the
+	// vars before it for a var, all (-1) for the rest.
+	scope int
 }
 
 func (c *compiler) errAt(n *yaml.Node, off int, format string, args ...any) {
@@ -237,6 +255,12 @@ func (c *compiler) expr(n *yaml.Node, field string, kind resultKind) *Expr {
 // exprAt compiles src, which starts at rune offset off inside node n's value.
 func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
 	e := &Expr{Source: src}
+	if c.l.names != nil && c.lazy {
+		if nm, ok := c.l.names.names(src); ok {
+			e.idents, e.Metrics, e.Facts = nm.Idents, nm.Metrics, nm.Facts
+			return c.deferCompile(e, n, src, off, field, kind)
+		}
+	}
 	tree, err := parser.Parse(src)
 	if err != nil {
 		c.fileErr(n, off, field, err)
@@ -312,40 +336,52 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if !ok {
 		return nil
 	}
-	if c.lazy {
-		cc, problems := c.deferred()
-		e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
-			prog := cc.compile(n, e.idents, src, off, field, kind)
-			return prog, problems()
-		}}
-		return e
+	if c.l.record != nil {
+		c.l.record(ExprNames{Src: src, Idents: e.idents, Metrics: e.Metrics, Facts: e.Facts})
 	}
-	e.prog = c.compile(n, e.idents, src, off, field, kind)
+	if c.lazy {
+		return c.deferCompile(e, n, src, off, field, kind)
+	}
+	e.prog, e.vars = c.compile(n, e.idents, src, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
 	return e
 }
 
+// deferCompile makes e compile on first use.
+func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
+	cc, problems := c.deferred()
+	e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
+		prog, vars := cc.compile(n, e.idents, src, off, field, kind)
+		e.vars = vars
+		return prog, problems()
+	}}
+	return e
+}
+
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
-func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) *vm.Program {
-	// the rule's vars this expression needs, as let-bindings in front
-	prefix := c.varPrefix(idents)
+func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int) {
+	// the rule's vars this expression names, as let-bindings in front
+	prefix, vars, ok := c.varPrefix(n, off, field, idents)
+	if !ok {
+		return nil, nil
+	}
 	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
 			c.errAt(n, off, "%s: %s (in a var it uses)", field, fe.Message)
-			return nil
+			return nil, nil
 		}
 		if errors.As(err, &fe) {
 			fe.From -= len([]rune(prefix))
 		}
 		c.fileErr(n, off, field, err)
-		return nil
+		return nil, nil
 	}
-	return prog
+	return prog, vars
 }
 
 // exprOptions are the options expr.Compile would be given for one
@@ -385,13 +421,30 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 		expr.Env(Env{})(shared.conf)
 	}
 	cfg := *shared.conf // the tables are shared, read-only
+	// exprOptions' patch visitors, in their order: the two that read no
+	// types (the arithmetic texts, then facts and thresholds) walk the
+	// parsed tree, then the checker types it for checkArith, which patches
+	// it, and types it again. expr-lang's PatchAndCheck would type-check
+	// the whole tree before each visitor, twice over (7 checks instead of
+	// 2), for the same program (TestCompileExprIsExprCompile).
+	texts := map[*ast.BinaryNode]opText{}
 	cfg.Visitors = nil
-	for _, op := range exprOptions(kind, thresholds)[1:] { // [0] is the env, set above
-		op(&cfg)
+	switch kind {
+	case kindBool:
+		expr.AsBool()(&cfg)
+	case kindFloat:
+		expr.AsFloat64()(&cfg)
 	}
-	cfg.Check()
-	tree, err := checker.ParseCheck(src, &cfg)
+	tree, err := parser.ParseWithConfig(src, &cfg)
 	if err != nil {
+		return nil, err
+	}
+	ast.Walk(&tree.Node, &arithTexts{texts})
+	ast.Walk(&tree.Node, &patcher{thresholds: thresholds})
+	var ck checker.Checker
+	_, _ = ck.Check(tree, &cfg) // the types checkArith reads; errors are the final check's
+	ast.Walk(&tree.Node, &checkArith{texts})
+	if _, err := ck.Check(tree, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Optimize {
@@ -406,31 +459,84 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 	return exprcompiler.Compile(tree, &cfg)
 }
 
-// varPrefix returns "let v = (...); " for each var named in idents, with
-// the vars those name, in declaration order.
-func (c *compiler) varPrefix(idents []string) string {
-	if len(c.rule.Vars) == 0 {
-		return ""
+// VarFuncs are the functions that read a var's value, by the var's type:
+// `let v = __var_float(i); ` in front of an expression binds v to the
+// value of the rule's var i, which is compiled once (Rule.VarProgram)
+// instead of again in front of every expression that names it.
+var VarFuncs = map[reflect.Type]string{
+	reflect.TypeFor[float64](): "__var_float",
+	reflect.TypeFor[int]():     "__var_int",
+	reflect.TypeFor[bool]():    "__var_bool",
+	reflect.TypeFor[string]():  "__var_string",
+	reflect.TypeFor[[]int]():   "__var_ints",
+}
+
+// varPrefix returns the let-bindings of the vars named in idents, and
+// the vars to evaluate before the expression runs (Expr.Vars): those
+// named, with the vars those name, in declaration order. Each var named
+// is bound to its value (VarFuncs), which the engine computed from the
+// var's own program; when a var's type has no such function, the prefix
+// binds every var needed to its source instead ("let v = (source); ") and
+// no var is evaluated before. False when a var it needs does not compile
+// (reported at n).
+func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []int, bool) {
+	vars := c.rule.Vars
+	if c.scope >= 0 && c.scope < len(vars) {
+		vars = vars[:c.scope]
 	}
-	need := map[string]bool{}
+	if len(vars) == 0 {
+		return "", nil, true
+	}
+	need := neededVars(vars, idents)
+	var b strings.Builder
+	var order []int
+	for i := range vars {
+		if !need[i] {
+			continue
+		}
+		fn := ""
+		if vars[i].expr != nil {
+			prog, err := vars[i].expr.Program()
+			if err != nil {
+				c.errAt(n, off, "%s: %v (in a var it uses)", field, err)
+				return "", nil, false
+			}
+			fn = VarFuncs[prog.Node().Type()]
+		}
+		if fn == "" {
+			return sourcePrefix(vars, need), nil, true
+		}
+		order = append(order, i)
+		if contains(idents, vars[i].Name) {
+			fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+		}
+	}
+	return b.String(), order, true
+}
+
+// neededVars marks the vars named in idents, with the vars those name.
+func neededVars(vars []Var, idents []string) []bool {
+	need := make([]bool, len(vars))
 	var mark func(idents []string)
 	mark = func(idents []string) {
 		for _, id := range idents {
-			if need[id] {
-				continue
-			}
-			for _, v := range c.rule.Vars {
-				if v.Name == id {
-					need[v.Name] = true
-					mark(v.idents)
+			for i := range vars {
+				if vars[i].Name == id && !need[i] {
+					need[i] = true
+					mark(vars[i].idents)
 				}
 			}
 		}
 	}
 	mark(idents)
+	return need
+}
+
+// sourcePrefix is "let v = (source); " for each needed var.
+func sourcePrefix(vars []Var, need []bool) string {
 	var b strings.Builder
-	for _, v := range c.rule.Vars {
-		if need[v.Name] {
+	for i, v := range vars {
+		if need[i] {
 			fmt.Fprintf(&b, "let %s = (%s); ", v.Name, v.Source)
 		}
 	}

@@ -123,10 +123,9 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 	}
 	var all []one
 	for _, r := range set.Rules {
-		c := &compiler{rule: r}
 		add := func(e *Expr, kind resultKind) {
 			if e != nil {
-				all = append(all, one{c.varPrefix(e.idents) + e.Source, kind, r.Thresholds})
+				all = append(all, one{sourcePrefix(r.Vars, neededVars(r.Vars, e.idents)) + e.Source, kind, r.Thresholds})
 			}
 		}
 		tmpl := func(tp *Template) {
@@ -140,7 +139,7 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 			}
 		}
 		for _, v := range r.Vars {
-			all = append(all, one{c.varPrefix(v.idents) + v.Source, kindAny, r.Thresholds})
+			all = append(all, one{sourcePrefix(r.Vars, neededVars(r.Vars, v.idents)) + v.Source, kindAny, r.Thresholds})
 		}
 		add(r.When, kindBool)
 		add(r.Saving, kindFloat)

@@ -34,6 +34,34 @@ type Builtin struct {
 	// rule file is; else each is compiled on first use (an English run
 	// that fires few rules compiles few).
 	Eager bool
+	// Decoded, when set, is the files' pre-decoded form (generated from
+	// them, BuiltinDecoded; a test keeps it in sync): Load then neither
+	// runs the YAML decoder nor parses each expression for its names.
+	Decoded *Decoded
+}
+
+// Decoded is rule files decoded ahead of time: each file's YAML tree by
+// its path in the Builtin's FS, and the names each expression of them
+// uses (sorted by source), which Load would find by parsing it.
+type Decoded struct {
+	Docs  map[string]*yaml.Node
+	Names []ExprNames
+}
+
+// ExprNames are the names one expression source uses, as Load finds
+// them: its identifiers, metrics and facts, once each, in order.
+type ExprNames struct {
+	Src                    string
+	Idents, Metrics, Facts []string
+}
+
+// names returns the names of expression src (false: not in the table).
+func (d *Decoded) names(src string) (*ExprNames, bool) {
+	i, ok := slices.BinarySearchFunc(d.Names, src, func(n ExprNames, s string) int { return strings.Compare(n.Src, s) })
+	if !ok {
+		return nil, false
+	}
+	return &d.Names[i], true
 }
 
 // Files returns the names of the built-in rule files, sorted.
@@ -60,7 +88,12 @@ func Load(b *Builtin, files ...string) (*Set, error) {
 			if err != nil {
 				return nil, err
 			}
-			problems = append(problems, set.add(b.Prefix+e, data, true, !b.Eager)...)
+			if doc := b.decoded(e); doc != nil {
+				l := &loader{file: b.Prefix + e, lines: strings.Split(string(data), "\n"), lazy: true, names: b.Decoded}
+				problems = append(problems, set.addDoc(l, doc, true)...)
+			} else {
+				problems = append(problems, set.add(b.Prefix+e, data, true, !b.Eager)...)
+			}
 			zh := path.Join(b.Dir, lang.ZH, path.Base(e))
 			set.lazyTexts(b.Prefix+e, b.Prefix+zh, func() ([]byte, error) { return fs.ReadFile(b.FS, zh) })
 		}
@@ -100,6 +133,15 @@ func Load(b *Builtin, files ...string) (*Set, error) {
 	return set, nil
 }
 
+// decoded is file's pre-decoded tree (nil: decode it; always so when
+// compiling eagerly).
+func (b *Builtin) decoded(file string) *yaml.Node {
+	if b.Decoded == nil || b.Eager {
+		return nil
+	}
+	return b.Decoded.Docs[file]
+}
+
 // Parse loads one rule file from memory (no built-in rules).
 func Parse(name string, data []byte) (*Set, error) {
 	set := &Set{}
@@ -133,6 +175,10 @@ type loader struct {
 	// lazy: compile expressions and templates on first use (built-in
 	// rules only: see compiler.lazy)
 	lazy bool
+	// names: a pre-decoded file's expression names (Builtin.Decoded)
+	names *Decoded
+	// record, when set, is given the names of each expression (BuiltinDecoded)
+	record func(ExprNames)
 }
 
 func (l *loader) errf(n *yaml.Node, format string, args ...any) {
@@ -260,8 +306,13 @@ func (s *Set) add(file string, data []byte, builtin, lazy bool) []string {
 		}
 		return []string{syntaxProblem(file, data, err)}
 	}
+	return s.addDoc(l, &doc, builtin)
+}
+
+// addDoc loads one rule file's decoded YAML document.
+func (s *Set) addDoc(l *loader, doc *yaml.Node, builtin bool) []string {
 	if len(doc.Content) == 0 {
-		return []string{file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
+		return []string{l.file + ": empty rule file (expected `rules:` and/or `budgets:`)"}
 	}
 	top := l.mapping(doc.Content[0], "rule file", fileKeys)
 	for i, n := range l.seq(top["rules"], "rules") {
@@ -308,7 +359,7 @@ func (l *loader) rule(n *yaml.Node, idx int) *Rule {
 	if an := m["applies_to"]; an != nil {
 		l.appliesTo(an, r, what)
 	}
-	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy}
+	c := &compiler{l: l, rule: r, what: what, lazy: l.lazy, scope: -1}
 	c.vars(m["vars"])
 	if v := m["title"]; v != nil {
 		r.Title = c.template(v, "title")
@@ -430,8 +481,10 @@ func (c *compiler) vars(vn *yaml.Node) {
 			l.errf(v, "%s: var %s: expected an expression", what, k.Value)
 			return
 		}
-		if e := c.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
-			r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents})
+		cv := *c
+		cv.scope = len(r.Vars) // the vars before it
+		if e := cv.exprAt(v, v.Value, 0, "var "+k.Value, kindAny); e != nil {
+			r.Vars = append(r.Vars, Var{Name: k.Value, Source: v.Value, node: v, idents: e.idents, expr: e})
 		}
 	})
 }
@@ -551,7 +604,7 @@ func (l *loader) budget(n *yaml.Node) *Budget {
 		b.ID = "budget/" + b.Metric
 	}
 	off := strings.Index(b.Text, mm[3])
-	c := &compiler{l: l, rule: &Rule{ID: b.ID}, what: "budget " + b.ID, budget: true}
+	c := &compiler{l: l, rule: &Rule{ID: b.ID}, what: "budget " + b.ID, budget: true, scope: -1}
 	b.Bound = c.exprAt(textNode, mm[3], off, "budget", kindFloat)
 	if len(l.problems) > before {
 		return nil
@@ -603,4 +656,39 @@ func kindList(kinds []fix.Kind) string {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ", ")
+}
+
+// BuiltinDecoded decodes b's rule files as Load does and returns them
+// pre-decoded, for a generated Builtin.Decoded; a problem in any file is
+// an error.
+func BuiltinDecoded(b *Builtin) (*Decoded, error) {
+	entries, err := b.Files()
+	if err != nil {
+		return nil, err
+	}
+	d := &Decoded{Docs: map[string]*yaml.Node{}}
+	seen := map[string]bool{}
+	set := &Set{}
+	for _, e := range entries {
+		data, err := fs.ReadFile(b.FS, e)
+		if err != nil {
+			return nil, err
+		}
+		var doc yaml.Node
+		if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", e, err)
+		}
+		l := &loader{file: b.Prefix + e, lines: strings.Split(string(data), "\n"), lazy: true, record: func(n ExprNames) {
+			if !seen[n.Src] {
+				seen[n.Src] = true
+				d.Names = append(d.Names, n)
+			}
+		}}
+		if p := set.addDoc(l, &doc, true); len(p) > 0 {
+			return nil, errors.New(strings.Join(p, "; "))
+		}
+		d.Docs[e] = &doc
+	}
+	slices.SortFunc(d.Names, func(a, b ExprNames) int { return strings.Compare(a.Src, b.Src) })
+	return d, nil
 }

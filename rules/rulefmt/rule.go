@@ -1,6 +1,7 @@
 package rulefmt
 
 import (
+	"github.com/expr-lang/expr/vm"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/npuprof/npuprof/fix"
@@ -69,7 +70,14 @@ type Var struct {
 	Source string
 	node   *yaml.Node
 	idents []string // the identifiers Source names (the vars it uses)
+	expr   *Expr    // compiled once; what names the var reads its value
 }
+
+// VarProgram returns the compiled expression of the rule's var i: an
+// expression naming the var reads its value through the __var_ function
+// of its type (VarFuncs), which the engine answers by running this
+// program once per evaluation of the expression.
+func (r *Rule) VarProgram(i int) (*vm.Program, error) { return r.Vars[i].expr.Program() }
 
 // AppliesTo restricts a rule to deployments; an unknown fact never
 // excludes a rule.

@@ -57,7 +57,7 @@ func (s *Set) lazyTexts(file, zhFile string, read func() ([]byte, error)) {
 				return nil, err
 			}
 			l := &loader{file: zhFile, lines: tf.lines}
-			c := &compiler{l: l, rule: r, what: "rule " + r.ID}
+			c := &compiler{l: l, rule: r, what: "rule " + r.ID, scope: -1}
 			t := c.texts(tf.blocks[r.ID], lang.ZH)
 			if len(l.problems) > 0 {
 				return nil, errors.New(strings.Join(l.problems, "; "))
