@@ -30,6 +30,9 @@ type Expr struct {
 	prog *vm.Program
 	lazy *lazy[*vm.Program] // a built-in rule's: compiled on first use
 	vars []int              // Vars, set with prog
+	// bySource is the program with the vars bound to their sources, for
+	// a run where a var's value is not of its checked type (SourceProgram)
+	bySource *lazy[*vm.Program]
 	// idents are the identifiers it names, once each (the vars it uses)
 	idents []string
 }
@@ -53,6 +56,18 @@ func (e *Expr) Program() (*vm.Program, error) {
 // the engine computes each, once per run of the program and in this
 // order, before running it (valid once Program returned).
 func (e *Expr) Vars() []int { return e.vars }
+
+// SourceProgram is the expression compiled with the vars it needs bound
+// to their sources (`let v = (source); `), compiled when first asked: the
+// engine runs it instead of Program when a var's value is not of the type
+// the checker gave the var (`min(x, 1)` is typed as x and may return the
+// int), so that the run is what the var's source in place gives.
+func (e *Expr) SourceProgram() (*vm.Program, error) {
+	if e.bySource == nil {
+		return e.Program()
+	}
+	return e.bySource.get()
+}
 
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
@@ -354,7 +369,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if c.lazy {
 		return c.deferCompile(e, n, src, off, field, kind)
 	}
-	e.prog, e.vars = c.compile(n, e.idents, src, off, field, kind)
+	e.prog, e.vars, e.bySource = c.compile(n, e.idents, src, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
@@ -365,8 +380,8 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
 	cc, problems := c.deferred()
 	e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
-		prog, vars := cc.compile(n, e.idents, src, off, field, kind)
-		e.vars = vars
+		prog, vars, bySource := cc.compile(n, e.idents, src, off, field, kind)
+		e.vars, e.bySource = vars, bySource
 		return prog, problems()
 	}}
 	return e
@@ -374,26 +389,34 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
-func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int) {
+func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
 	// the rule's vars this expression names, as let-bindings in front
 	prefix, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
 			c.errAt(n, off, "%s: %s (in a var it uses)", field, fe.Message)
-			return nil, nil
+			return nil, nil, nil
 		}
 		if errors.As(err, &fe) {
 			fe.From -= len([]rune(prefix))
 		}
 		c.fileErr(n, off, field, err)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return prog, vars
+	if len(vars) == 0 {
+		return prog, nil, nil
+	}
+	need := make([]bool, len(c.rule.Vars))
+	for _, v := range vars {
+		need[v] = true
+	}
+	lets, thresholds := sourcePrefix(c.rule.Vars, need), c.rule.Thresholds
+	return prog, vars, &lazy[*vm.Program]{build: func() (*vm.Program, error) { return compileExpr(lets+src, kind, thresholds) }}
 }
 
 // exprOptions are the options expr.Compile would be given for one
@@ -524,6 +547,20 @@ func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []strin
 		}
 	}
 	return b.String(), order, true
+}
+
+// VarType is the type the checker gave the rule's var i, which an
+// expression binding it by value reads it as (nil: bound by its source).
+func (r *Rule) VarType(i int) reflect.Type {
+	prog, err := r.Vars[i].expr.Program()
+	if err != nil {
+		return nil
+	}
+	t := prog.Node().Type()
+	if VarFuncs[t] == "" {
+		return nil
+	}
+	return t
 }
 
 // neededVars marks the vars named in idents, with the vars those name.
