@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -47,6 +48,24 @@ func TestBuiltinDecodedLoadsTheSameRules(t *testing.T) {
 	}
 }
 
+// A rule file whose bytes are not those the pre-decoded form was made
+// from is decoded from its bytes: a stale builtin_decoded.go never
+// changes what runs.
+func TestBuiltinDecodedStaleFileDecoded(t *testing.T) {
+	name := "builtin/comm-bound.yaml"
+	data, err := builtinFS.ReadFile(name)
+	require.NoError(t, err)
+	files := fstest.MapFS{name: {Data: data}}
+	set, err := rulefmt.Load(&rulefmt.Builtin{FS: files, Dir: "builtin", Prefix: "rules/", Decoded: builtinDecoded})
+	require.NoError(t, err)
+	require.NotEmpty(t, set.Rules)
+	require.Nil(t, set.Lookup("added-rule"))
+	files[name] = &fstest.MapFile{Data: append(append([]byte(nil), data...), []byte("\n  - id: added-rule\n    title: t\n    when: \"true\"\n    fix: f\n")...)}
+	set, err = rulefmt.Load(&rulefmt.Builtin{FS: files, Dir: "builtin", Prefix: "rules/", Decoded: builtinDecoded})
+	require.NoError(t, err)
+	require.NotNil(t, set.Lookup("added-rule"), "a changed file is decoded from its bytes")
+}
+
 // describe is what a loaded rule says of itself, with its expressions'
 // names (what the pre-decoded form supplies).
 func describe(r *Rule) string {
@@ -83,6 +102,10 @@ func decodedSource(d *rulefmt.Decoded) []byte {
 	slices.Sort(files)
 	for i, f := range files {
 		fmt.Fprintf(&b, "\t\t%s: builtinDoc%d,\n", strconv.Quote(f), i)
+	}
+	b.WriteString("\t},\n\tSums: map[string]uint32{\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "\t\t%s: %#08x,\n", strconv.Quote(f), d.Sums[f])
 	}
 	b.WriteString("\t},\n\tNames: []rulefmt.ExprNames{\n")
 	for _, n := range d.Names {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -447,9 +448,16 @@ func (st *state) varValue(i int) (any, error) {
 		}
 		return nil, err
 	}
+	if t := st.rule.VarType(i); t != nil && reflect.TypeOf(v) != t {
+		return nil, errVarType
+	}
 	st.varVals[i], st.varDone[i] = v, true
 	return v, nil
 }
+
+// errVarType: a var's value is not of the type its expression was
+// checked as (`min(x, 1)` is typed as x and may return the 1).
+var errVarType = errors.New("a var's value is not of its checked type")
 
 // addMetricFuncs sets the functions that read metrics of the result and
 // of the baseline.
@@ -650,7 +658,14 @@ func (st *state) run(e *Expr) (any, error) {
 		return nil, err
 	}
 	for _, i := range e.Vars() {
-		if _, err := st.varValue(i); err != nil {
+		if _, err := st.varValue(i); errors.Is(err, errVarType) {
+			// run it as the vars' sources in place would
+			st.missing = nil
+			if prog, err = e.SourceProgram(); err != nil {
+				return nil, err
+			}
+			break
+		} else if err != nil {
 			// what the program would have raised binding the var
 			err = &file.Error{Message: err.Error(), Prev: err}
 			return nil, st.runErr(e, err)

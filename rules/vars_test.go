@@ -10,7 +10,8 @@ import (
 // A rule's vars are compiled once and bound by value (rulefmt.VarFuncs):
 // the rule evaluates as it would with every var's source written in
 // place, in declaration order: the same outcomes, reasons and texts,
-// when it fires, when an input is missing and when a var fails.
+// when it fires, when an input is missing, when a var fails and when a
+// var's value is not of its checked type.
 func TestVarsEvaluateAsTheirSources(t *testing.T) {
 	const withVars = `rules:
   - id: vars-fire
@@ -37,6 +38,13 @@ func TestVarsEvaluateAsTheirSources(t *testing.T) {
     title: 't'
     when: 'ratio > 0'
     fix: 'f'
+  - id: vars-dynamic
+    vars:
+      small: 'min(metric("hccl.total.time_us") + 2, 1)'
+      same: 'small'
+    title: '{{ same }} {{ small }} {{ string(small) }}'
+    when: 'small >= 0'
+    fix: 'f'
 `
 	const inline = `rules:
   - id: vars-fire
@@ -51,6 +59,10 @@ func TestVarsEvaluateAsTheirSources(t *testing.T) {
     title: 't'
     when: 'let zero = metric("hccl.total.time_us") * 0; 1 / zero > 0'
     fix: 'f'
+  - id: vars-dynamic
+    title: '{{ let small = min(metric("hccl.total.time_us") + 2, 1); small }} {{ min(metric("hccl.total.time_us") + 2, 1) }} {{ string(min(metric("hccl.total.time_us") + 2, 1)) }}'
+    when: 'min(metric("hccl.total.time_us") + 2, 1) >= 0'
+    fix: 'f'
 `
 	res := analyzed(t, "clean")
 	a, err := Parse("rules.yaml", []byte(withVars))
@@ -59,8 +71,8 @@ func TestVarsEvaluateAsTheirSources(t *testing.T) {
 	require.NoError(t, err)
 	ra := Evaluate(a, &Input{Result: res})
 	rb := Evaluate(b, &Input{Result: res})
-	require.Len(t, ra.Outcomes, 3)
-	require.Len(t, rb.Outcomes, 3)
+	require.Len(t, ra.Outcomes, 4)
+	require.Len(t, rb.Outcomes, 4)
 	for i := range ra.Outcomes {
 		require.Equal(t, rb.Outcomes[i].Status, ra.Outcomes[i].Status, ra.Outcomes[i].Rule)
 		if ra.Outcomes[i].Rule != "vars-fail" { // the failure names the line and the source
@@ -75,8 +87,15 @@ func TestVarsEvaluateAsTheirSources(t *testing.T) {
 	msg := func(r string) string { return strings.SplitN(strings.SplitN(r, ": ", 2)[1], " (in ", 2)[0] }
 	require.Equal(t, "when: division by zero in 1 / zero: zero is 0", msg(ra.Outcomes[2].Reason))
 	require.Equal(t, msg(rb.Outcomes[2].Reason), msg(ra.Outcomes[2].Reason))
-	require.Len(t, ra.Findings, 1)
-	require.Equal(t, rb.Findings[0].Title, ra.Findings[0].Title)
-	require.Equal(t, rb.Findings[0].Fix, ra.Findings[0].Fix)
-	require.Contains(t, ra.Findings[0].Title, "yes ")
+	require.Len(t, ra.Findings, 2)
+	title := map[string]string{}
+	for i := range ra.Findings {
+		require.Equal(t, rb.Findings[i].Title, ra.Findings[i].Title)
+		require.Equal(t, rb.Findings[i].Fix, ra.Findings[i].Fix)
+		title[ra.Findings[i].Rule] = ra.Findings[i].Title
+	}
+	require.Contains(t, title["vars-fire"], "yes ")
+	// min(x, 1) is typed as x (a float) and returns the int 1: the value,
+	// not the type, is what the var's source in place gives
+	require.Equal(t, "1 1 1", title["vars-dynamic"])
 }

@@ -30,9 +30,19 @@ func (r *arithTexts) Visit(node *ast.Node) {
 	if !ok || !arithOps[b.Operator] {
 		return
 	}
+	if isStringLit(b.Left) || isStringLit(b.Right) {
+		// text joined to text: checkArith leaves it alone (a string is
+		// not a number), and its text, the whole template part, costs
+		return
+	}
 	if _, done := r.texts[b]; !done {
 		r.texts[b] = opText{b.String(), b.Left.String(), b.Right.String()}
 	}
+}
+
+func isStringLit(n ast.Node) bool {
+	_, ok := n.(*ast.StringNode)
+	return ok
 }
 
 // checkArith rewrites arithmetic into checked calls (see above). It runs

@@ -30,6 +30,9 @@ type Expr struct {
 	prog *vm.Program
 	lazy *lazy[*vm.Program] // a built-in rule's: compiled on first use
 	vars []int              // Vars, set with prog
+	// bySource is the program with the vars bound to their sources, for
+	// a run where a var's value is not of its checked type (SourceProgram)
+	bySource *lazy[*vm.Program]
 	// idents are the identifiers it names, once each (the vars it uses)
 	idents []string
 }
@@ -53,6 +56,18 @@ func (e *Expr) Program() (*vm.Program, error) {
 // the engine computes each, once per run of the program and in this
 // order, before running it (valid once Program returned).
 func (e *Expr) Vars() []int { return e.vars }
+
+// SourceProgram is the expression compiled with the vars it needs bound
+// to their sources (`let v = (source); `), compiled when first asked: the
+// engine runs it instead of Program when a var's value is not of the type
+// the checker gave the var (`min(x, 1)` is typed as x and may return the
+// int), so that the run is what the var's source in place gives.
+func (e *Expr) SourceProgram() (*vm.Program, error) {
+	if e.bySource == nil {
+		return e.Program()
+	}
+	return e.bySource.get()
+}
 
 // Template is text with {{ expression }} parts, each compiled.
 type Template struct {
@@ -115,65 +130,77 @@ const (
 	kindFloat
 )
 
+// The function types of Env's fields that return an error are named:
+// expr-lang's compiler looks every call of an unnamed function type up
+// in its table of typed fast paths (~90 signatures compared by
+// reflection), which none of these are in; a named type skips the search
+// and compiles to the same call.
+type (
+	fn0[R any]       func() (R, error)
+	fn1[A, R any]    func(A) (R, error)
+	fn2[A, B, R any] func(A, B) (R, error)
+	checkedOp[R any] func(any, any, string, string, string) (R, error)
+)
+
 // Env is the typed environment expressions are checked against and the
 // engine runs them in: the functions of the rule language, with their
 // signatures; the engine fills them with its evaluation state.
 type Env struct {
-	Metric         func(string) (float64, error)        `expr:"metric"`
-	MeanRanks      func(string) (float64, error)        `expr:"mean_ranks"`
-	SumRanks       func(string) (float64, error)        `expr:"sum_ranks"`
-	MaxRanks       func(string) (float64, error)        `expr:"max_ranks"`
-	MinRanks       func(string) (float64, error)        `expr:"min_ranks"`
-	Count          func(string) (int, error)            `expr:"count"`
-	MaxRank        func(string) (int, error)            `expr:"max_rank"`
-	RankMetric     func(string, int) (float64, error)   `expr:"rank_metric"`
-	Has            func(string) (bool, error)           `expr:"has"`
-	RanksWith      func(string, float64) ([]int, error) `expr:"ranks_above"`
-	BaseMetric     func(string) (float64, error)        `expr:"baseline_metric"`
-	Baseline       float64                              `expr:"baseline"`
-	Known          func(string) (bool, error)           `expr:"known"`
-	Env            func(string) string                  `expr:"env"`
-	EnvKnown       func(string) bool                    `expr:"env_known"`
-	HaveEnv        func() (bool, error)                 `expr:"have_env"`
-	VersionLT      func(string, string) (bool, error)   `expr:"version_lt"`
-	Release        func(string) (Release, error)        `expr:"release"`
-	StackUpgrade   func(string) (string, error)         `expr:"stack_upgrade"`
-	ChangesSince   func(string, string) (string, error) `expr:"changes_since"`
-	ChangesFor     func(string, string) (string, error) `expr:"changes_for"`
-	ChangesNotFor  func(string, string) (string, error) `expr:"changes_not_for"`
-	WaitedOp       func() (string, error)               `expr:"waited_op"`
-	TopCollectives func(int) (string, error)            `expr:"top_collectives"`
-	TopAICPU       func(int) (string, error)            `expr:"top_aicpu"`
-	Awaited        func() (string, error)               `expr:"awaited"`
-	AwaitedKind    func() (string, error)               `expr:"awaited_kind"`
-	PerStep        func(string) (float64, error)        `expr:"per_step"`
-	NoEstimate     func(string) (float64, error)        `expr:"no_estimate"`
-	Claimed        func() (float64, error)              `expr:"claimed"`
-	ClaimedStep    func() (float64, error)              `expr:"claimed_per_step"`
-	Ranks          []int                                `expr:"ranks"`
-	Us             func(float64) string                 `expr:"us"`
-	Pct            func(float64) string                 `expr:"pct"`
-	Fixed          func(float64, int) string            `expr:"fixed"`
-	JoinInts       func(any, string) (string, error)    `expr:"join_ints"`
+	Metric         fn1[string, float64]        `expr:"metric"`
+	MeanRanks      fn1[string, float64]        `expr:"mean_ranks"`
+	SumRanks       fn1[string, float64]        `expr:"sum_ranks"`
+	MaxRanks       fn1[string, float64]        `expr:"max_ranks"`
+	MinRanks       fn1[string, float64]        `expr:"min_ranks"`
+	Count          fn1[string, int]            `expr:"count"`
+	MaxRank        fn1[string, int]            `expr:"max_rank"`
+	RankMetric     fn2[string, int, float64]   `expr:"rank_metric"`
+	Has            fn1[string, bool]           `expr:"has"`
+	RanksWith      fn2[string, float64, []int] `expr:"ranks_above"`
+	BaseMetric     fn1[string, float64]        `expr:"baseline_metric"`
+	Baseline       float64                     `expr:"baseline"`
+	Known          fn1[string, bool]           `expr:"known"`
+	Env            func(string) string         `expr:"env"`
+	EnvKnown       func(string) bool           `expr:"env_known"`
+	HaveEnv        fn0[bool]                   `expr:"have_env"`
+	VersionLT      fn2[string, string, bool]   `expr:"version_lt"`
+	Release        fn1[string, Release]        `expr:"release"`
+	StackUpgrade   fn1[string, string]         `expr:"stack_upgrade"`
+	ChangesSince   fn2[string, string, string] `expr:"changes_since"`
+	ChangesFor     fn2[string, string, string] `expr:"changes_for"`
+	ChangesNotFor  fn2[string, string, string] `expr:"changes_not_for"`
+	WaitedOp       fn0[string]                 `expr:"waited_op"`
+	TopCollectives fn1[int, string]            `expr:"top_collectives"`
+	TopAICPU       fn1[int, string]            `expr:"top_aicpu"`
+	Awaited        fn0[string]                 `expr:"awaited"`
+	AwaitedKind    fn0[string]                 `expr:"awaited_kind"`
+	PerStep        fn1[string, float64]        `expr:"per_step"`
+	NoEstimate     fn1[string, float64]        `expr:"no_estimate"`
+	Claimed        fn0[float64]                `expr:"claimed"`
+	ClaimedStep    fn0[float64]                `expr:"claimed_per_step"`
+	Ranks          []int                       `expr:"ranks"`
+	Us             func(float64) string        `expr:"us"`
+	Pct            func(float64) string        `expr:"pct"`
+	Fixed          func(float64, int) string   `expr:"fixed"`
+	JoinInts       fn2[any, string, string]    `expr:"join_ints"`
 
-	FactInt    func(string) (int, error)     `expr:"__fact_int"`
-	FactBool   func(string) (bool, error)    `expr:"__fact_bool"`
-	FactString func(string) (string, error)  `expr:"__fact_string"`
-	FactInts   func(string) ([]int, error)   `expr:"__fact_ints"`
-	FactFloat  func(string) (float64, error) `expr:"__fact_float"`
+	FactInt    fn1[string, int]     `expr:"__fact_int"`
+	FactBool   fn1[string, bool]    `expr:"__fact_bool"`
+	FactString fn1[string, string]  `expr:"__fact_string"`
+	FactInts   fn1[string, []int]   `expr:"__fact_ints"`
+	FactFloat  fn1[string, float64] `expr:"__fact_float"`
 
 	// a var's value, by its type (VarFuncs)
-	VarFloat  func(int) (float64, error) `expr:"__var_float"`
-	VarInt    func(int) (int, error)     `expr:"__var_int"`
-	VarBool   func(int) (bool, error)    `expr:"__var_bool"`
-	VarString func(int) (string, error)  `expr:"__var_string"`
-	VarInts   func(int) ([]int, error)   `expr:"__var_ints"`
+	VarFloat  fn1[int, float64] `expr:"__var_float"`
+	VarInt    fn1[int, int]     `expr:"__var_int"`
+	VarBool   fn1[int, bool]    `expr:"__var_bool"`
+	VarString fn1[int, string]  `expr:"__var_string"`
+	VarInts   fn1[int, []int]   `expr:"__var_ints"`
 
 	// checked arithmetic (finite.go)
-	Div       func(any, any, string, string, string) (float64, error) `expr:"__div"`
-	Mod       func(any, any, string, string, string) (int, error)     `expr:"__mod"`
-	Finite    func(float64, string) (float64, error)                  `expr:"__finite"`
-	FiniteAny func(any, string) (any, error)                          `expr:"__finite_any"`
+	Div       checkedOp[float64]            `expr:"__div"`
+	Mod       checkedOp[int]                `expr:"__mod"`
+	Finite    fn2[float64, string, float64] `expr:"__finite"`
+	FiniteAny fn2[any, string, any]         `expr:"__finite_any"`
 }
 
 // metricFuncs take a metric name as their first argument.
@@ -342,7 +369,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if c.lazy {
 		return c.deferCompile(e, n, src, off, field, kind)
 	}
-	e.prog, e.vars = c.compile(n, e.idents, src, off, field, kind)
+	e.prog, e.vars, e.bySource = c.compile(n, e.idents, src, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
@@ -353,8 +380,8 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, field string, kind resultKind) *Expr {
 	cc, problems := c.deferred()
 	e.lazy = &lazy[*vm.Program]{build: func() (*vm.Program, error) {
-		prog, vars := cc.compile(n, e.idents, src, off, field, kind)
-		e.vars = vars
+		prog, vars, bySource := cc.compile(n, e.idents, src, off, field, kind)
+		e.vars, e.bySource = vars, bySource
 		return prog, problems()
 	}}
 	return e
@@ -362,26 +389,34 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
-func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int) {
+func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
 	// the rule's vars this expression names, as let-bindings in front
 	prefix, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
 			c.errAt(n, off, "%s: %s (in a var it uses)", field, fe.Message)
-			return nil, nil
+			return nil, nil, nil
 		}
 		if errors.As(err, &fe) {
 			fe.From -= len([]rune(prefix))
 		}
 		c.fileErr(n, off, field, err)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return prog, vars
+	if len(vars) == 0 {
+		return prog, nil, nil
+	}
+	need := make([]bool, len(c.rule.Vars))
+	for _, v := range vars {
+		need[v] = true
+	}
+	lets, thresholds := sourcePrefix(c.rule.Vars, need), c.rule.Thresholds
+	return prog, vars, &lazy[*vm.Program]{build: func() (*vm.Program, error) { return compileExpr(lets+src, kind, thresholds) }}
 }
 
 // exprOptions are the options expr.Compile would be given for one
@@ -512,6 +547,20 @@ func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []strin
 		}
 	}
 	return b.String(), order, true
+}
+
+// VarType is the type the checker gave the rule's var i, which an
+// expression binding it by value reads it as (nil: bound by its source).
+func (r *Rule) VarType(i int) reflect.Type {
+	prog, err := r.Vars[i].expr.Program()
+	if err != nil {
+		return nil
+	}
+	t := prog.Node().Type()
+	if VarFuncs[t] == "" {
+		return nil
+	}
+	return t
 }
 
 // neededVars marks the vars named in idents, with the vars those name.

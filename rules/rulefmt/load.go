@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"path"
@@ -44,7 +45,10 @@ type Builtin struct {
 // its path in the Builtin's FS, and the names each expression of them
 // uses (sorted by source), which Load would find by parsing it.
 type Decoded struct {
-	Docs  map[string]*yaml.Node
+	Docs map[string]*yaml.Node
+	// Sums are the CRC-32 (IEEE) of each file's bytes: a file whose bytes
+	// changed since is decoded from them, not taken from Docs.
+	Sums  map[string]uint32
 	Names []ExprNames
 }
 
@@ -88,7 +92,7 @@ func Load(b *Builtin, files ...string) (*Set, error) {
 			if err != nil {
 				return nil, err
 			}
-			if doc := b.decoded(e); doc != nil {
+			if doc := b.decoded(e, data); doc != nil {
 				l := &loader{file: b.Prefix + e, lines: strings.Split(string(data), "\n"), lazy: true, names: b.Decoded}
 				problems = append(problems, set.addDoc(l, doc, true)...)
 			} else {
@@ -133,10 +137,13 @@ func Load(b *Builtin, files ...string) (*Set, error) {
 	return set, nil
 }
 
-// decoded is file's pre-decoded tree (nil: decode it; always so when
-// compiling eagerly).
-func (b *Builtin) decoded(file string) *yaml.Node {
+// decoded is file's pre-decoded tree (nil: decode data; always so when
+// compiling eagerly, or when data is not what was decoded).
+func (b *Builtin) decoded(file string, data []byte) *yaml.Node {
 	if b.Decoded == nil || b.Eager {
+		return nil
+	}
+	if sum, ok := b.Decoded.Sums[file]; !ok || sum != crc32.ChecksumIEEE(data) {
 		return nil
 	}
 	return b.Decoded.Docs[file]
@@ -666,7 +673,7 @@ func BuiltinDecoded(b *Builtin) (*Decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decoded{Docs: map[string]*yaml.Node{}}
+	d := &Decoded{Docs: map[string]*yaml.Node{}, Sums: map[string]uint32{}}
 	seen := map[string]bool{}
 	set := &Set{}
 	for _, e := range entries {
@@ -688,6 +695,7 @@ func BuiltinDecoded(b *Builtin) (*Decoded, error) {
 			return nil, errors.New(strings.Join(p, "; "))
 		}
 		d.Docs[e] = &doc
+		d.Sums[e] = crc32.ChecksumIEEE(data)
 	}
 	slices.SortFunc(d.Names, func(a, b ExprNames) int { return strings.Compare(a.Src, b.Src) })
 	return d, nil
