@@ -391,6 +391,10 @@ func sharedRanks(rs []int) []int {
 // of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
 
+// MaxMsprofCommunicationBytes bounds msprof's analyze/communication.json
+// (one PROF_* folder's, streamed the same way).
+var MaxMsprofCommunicationBytes int64 = 1 << 30
+
 // onlyOneValue fails when anything but white space follows the JSON value
 // dec has read.
 func onlyOneValue(dec *json.Decoder) error {
