@@ -104,7 +104,9 @@ func checkStepTrace(r *model.Rank) {
 		}
 		comm := row.CommunicationNotOverlapped + row.Overlapped
 		stage := row.Computing + row.CommunicationNotOverlapped + row.Free
-		if (row.Communication > 0 && !near(row.Communication, comm)) || (row.Stage > 0 && !near(row.Stage, stage)) {
+		// without an Overlapped value (its column missing: unavailable,
+		// analysis.overlapFromStepTrace) Communication cannot be checked
+		if (row.Communication > 0 && !row.NoOverlapped && !near(row.Communication, comm)) || (row.Stage > 0 && !near(row.Stage, stage)) {
 			if disagree == 0 {
 				firstDis = row.Step
 			}

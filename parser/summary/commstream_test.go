@@ -250,7 +250,9 @@ func TestCommunicationMemoryDoesNotGrowWithTheFile(t *testing.T) {
 		}
 		require.Greater(t, largeSize, 60*smallSize/4, "the large file is much larger")
 		require.Greater(t, largeSize, int64(60<<20))
-		require.Less(t, large, small+(1<<20), "keyed by op %v: memory grows with the file: %d bytes for %d, %d for %d", byOp, small, smallSize, large, largeSize)
+		// (one read block, 1 MiB, may come from the pool in one run and
+		// not the other)
+		require.Less(t, large, small+uint64(commBlock)+(512<<10), "keyed by op %v: memory grows with the file: %d bytes for %d, %d for %d", byOp, small, smallSize, large, largeSize)
 		require.Less(t, large, uint64(4<<20), "keyed by op %v: %d bytes allocated reading %d", byOp, large, largeSize)
 	}
 }

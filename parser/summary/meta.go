@@ -73,7 +73,9 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 			issues.Skip(line, "non-numeric time")
 			return
 		}
-		row.Overlapped, _ = f("overlap")
+		var haveOverlap bool
+		row.Overlapped, haveOverlap = f("overlap")
+		row.NoOverlapped = !haveOverlap
 		row.Stage, _ = f("stage")
 		row.Bubble, _ = f("bubble")
 		row.Preparing, row.HasPreparing = f("preparing")
