@@ -224,6 +224,11 @@ func readComm(r *model.Rank, p string, read func(io.Reader, string) ([]model.Com
 	if err != nil && len(r.Communication) > 0 && !slices.Contains(r.Have.PartialFiles, p) {
 		r.Have.PartialFiles = append(r.Have.PartialFiles, p)
 	}
+	if err != nil && len(r.Communication) == 0 && !r.Have.HCCL && r.Have.HCCLNote == "" {
+		// refused whole where it was to give the collectives: the
+		// collective metrics say why (beside the warning)
+		r.Have.HCCLNote = err.Error()
+	}
 }
 
 // markPartialFile records p as read only in part (its metrics partial),
