@@ -35,6 +35,9 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 		func(p string) []string {
 			return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")}
 		},
+		func(p string) []string { return []string{"diff", p, p} },
+		func(p string) []string { return []string{"rules", "test", p} },
+		func(p string) []string { return []string{"rules", "list", "--rules", p} },
 	}
 	for _, c := range cases {
 		for _, p := range []string{fifo, zero} {
@@ -45,17 +48,60 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 			require.Contains(t, stderr, "not a regular file", args)
 		}
 	}
+	// --service names a folder: a FIFO or device in its place, or as one
+	// of its files, is refused the same way (analyze and export)
+	for _, kind := range []string{"fifo", "zero"} {
+		for _, name := range []string{"", "request.csv", "batch.csv", "profiler.db"} {
+			svc := filepath.Join(t.TempDir(), "service")
+			p := svc
+			if name != "" {
+				require.NoError(t, os.MkdirAll(svc, 0o755))
+				p = filepath.Join(svc, name)
+			}
+			if kind == "fifo" {
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				require.NoError(t, os.Symlink("/dev/zero", p))
+			}
+			for _, args := range [][]string{
+				{"analyze", rank, "--service", svc},
+				{"export", rank, "-o", filepath.Join(t.TempDir(), "out"), "--service", svc},
+			} {
+				code, stderr := runWithin(t, args)
+				require.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
+				require.Contains(t, stderr, p, args)
+				what := "not a regular file"
+				if name == "" {
+					what = "not a folder"
+				}
+				require.Contains(t, stderr, what, args)
+			}
+		}
+	}
 }
 
 // A FIFO or /dev/zero in the capture folder (a server log, a file of
 // experts/) is refused the same way.
 func TestCaptureFolderFIFORefused(t *testing.T) {
-	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log")} {
+	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log"),
+		filepath.Join("service", "request.csv"), filepath.Join("service", "batch.csv"), filepath.Join("service", "profiler.db")} {
 		for _, kind := range []string{"fifo", "zero"} {
 			_, rank := testutil.GenerateTiny(t)
 			capture := filepath.Dir(rank)
 			p := filepath.Join(capture, name)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if strings.HasPrefix(name, "service") {
+				// a service profile folder beside the ranks: the other
+				// table of the pair, so the folder is recognised
+				other := "batch.csv"
+				if filepath.Base(name) == "batch.csv" {
+					other = "request.csv"
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(capture, "service", other), []byte("x\n"), 0o644))
+				if filepath.Base(name) == "profiler.db" {
+					require.NoError(t, os.WriteFile(filepath.Join(capture, "service", "chrome_tracing.json"), []byte("[]"), 0o644))
+				}
+			}
 			if kind == "fifo" {
 				require.NoError(t, syscall.Mkfifo(p, 0o644))
 			} else {
@@ -82,7 +128,8 @@ func runWithin(t *testing.T, args []string) (int, string) {
 	}()
 	select {
 	case r := <-done:
-		require.Less(t, time.Since(start), 5*time.Second, "%s", strings.Join(args, " "))
+		// a refusal reads nothing: well within a second
+		require.Less(t, time.Since(start), time.Second, "%s", strings.Join(args, " "))
 		return r.code, r.stderr
 	case <-time.After(10 * time.Second):
 		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
@@ -142,4 +189,21 @@ func TestOversizedFlagFilesRefused(t *testing.T) {
 		require.Equal(t, ExitUsage, code, stderr)
 		require.Contains(t, stderr, big+" is 256 MiB, over the 4 MiB limit for a "+kind+": not read")
 	}
+}
+
+// A service profile file that is a link out of its folder is not read, so
+// nothing of it is quoted; the rest of the folder is.
+func TestServiceLinkOutsideNotRead(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	capture := filepath.Dir(rank)
+	svc := filepath.Join(capture, "service")
+	require.NoError(t, os.MkdirAll(svc, 0o755))
+	outside := filepath.Join(t.TempDir(), "request.csv")
+	require.NoError(t, os.WriteFile(outside, []byte("SECRETLINE,start_time\nx,1\n"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(svc, "request.csv")))
+	require.NoError(t, os.WriteFile(filepath.Join(svc, "batch.csv"), []byte("x\n"), 0o644))
+	code, out, errs := run("analyze", capture, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.NotContains(t, out+errs, "SECRETLINE")
+	require.Contains(t, out+errs, "request.csv is a symbolic link that leads outside")
 }

@@ -55,6 +55,7 @@ type Kind struct {
 var (
 	Deploy        = Kind{"deployment script", 4 << 20}
 	Rules         = Kind{"rule file", 4 << 20}
+	RuleCases     = Kind{"rule case file", 4 << 20}
 	Document      = Kind{"npuprof document", 4 << 30} // a json-full document of thousands of ranks holds their detail
 	ExpertLoads   = Kind{"expert-load file", 256 << 20}
 	BenchResult   = Kind{"vLLM bench result", 256 << 20}
