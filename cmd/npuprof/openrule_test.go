@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -184,10 +187,10 @@ func TestOversizedFlagFilesRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(256<<20))
 	require.NoError(t, f.Close())
-	for flag, kind := range map[string]string{"--deploy": "deployment script", "--rules": "rule file"} {
+	for flag, limit := range map[string]string{"--deploy": "256 KiB limit for a deployment script", "--rules": "4 MiB limit for a rule file"} {
 		code, stderr := runWithin(t, []string{"analyze", rank, flag, big})
 		require.Equal(t, ExitUsage, code, stderr)
-		require.Contains(t, stderr, big+" is 256 MiB, over the 4 MiB limit for a "+kind+": not read")
+		require.Contains(t, stderr, big+" is 256 MiB, over the "+limit+": not read")
 	}
 }
 
@@ -206,4 +209,47 @@ func TestServiceLinkOutsideNotRead(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	require.NotContains(t, out+errs, "SECRETLINE")
 	require.Contains(t, out+errs, "request.csv is a symbolic link that leads outside")
+}
+
+// A --deploy script at its size limit, of the costliest shape to parse (a
+// command substitution a line), is analyzed with the heap under 100 MiB
+// (issue 31: a 256 MiB one took 9.8 GB; bigger ones are refused by size).
+func TestDeployPeakMemory(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	for b.Len() < 256<<10-64 {
+		b.WriteString("a=$(b)\n")
+	}
+	b.WriteString("vllm serve /m\n")
+	script := filepath.Join(t.TempDir(), "serve.sh")
+	require.NoError(t, os.WriteFile(script, []byte(b.String()), 0o644))
+	require.LessOrEqual(t, b.Len(), 256<<10)
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	start := time.Now()
+	code, _, errs := run("analyze", rank, "--deploy", script)
+	t.Logf("analyze took %v", time.Since(start))
+	close(stop)
+	<-sampled
+	require.Equal(t, ExitOK, code, errs)
+	t.Logf("peak heap %.1f MiB", float64(peak.Load())/(1<<20))
+	require.Less(t, peak.Load(), uint64(100<<20))
 }
