@@ -39,6 +39,8 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 			return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")}
 		},
 		func(p string) []string { return []string{"diff", p, p} },
+		func(p string) []string { return []string{"diff", rank, rank, "--vllm-log-before", p} },
+		func(p string) []string { return []string{"diff", rank, rank, "--vllm-log-after", p} },
 		func(p string) []string { return []string{"rules", "test", p} },
 		func(p string) []string { return []string{"rules", "list", "--rules", p} },
 	}
@@ -68,6 +70,8 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 			}
 			for _, args := range [][]string{
 				{"analyze", rank, "--service", svc},
+				{"diff", rank, rank, "--service-before", svc},
+				{"diff", rank, rank, "--service-after", svc},
 				{"export", rank, "-o", filepath.Join(t.TempDir(), "out"), "--service", svc},
 			} {
 				code, stderr := runWithin(t, args)
