@@ -166,3 +166,18 @@ func TestStepTraceWithoutOverlappedIsNotMeasured(t *testing.T) {
 		require.Equal(t, got.Metrics[analysis.MetricCommunicationUs], back.Metrics[analysis.MetricCommunicationUs], name)
 	}
 }
+
+// A step_trace_time.csv holding only its header measured no step: a
+// warning names it (not zero steps).
+func TestHeaderOnlyStepTraceIsWarned(t *testing.T) {
+	for name, r := range summaryRanks(t) {
+		st := filepath.Join(r[1], "step_trace_time.csv")
+		headerOnly(t, st)
+		got := analyzeOne(t, r[0])
+		found := false
+		for _, w := range got.Warnings {
+			found = found || (w.File == st && strings.Contains(w.Message, "holds only its header: no step row, so no step was measured from it"))
+		}
+		require.True(t, found, "%s: %+v", name, got.Warnings)
+	}
+}
