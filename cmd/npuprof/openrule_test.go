@@ -257,3 +257,15 @@ func TestDeployPeakMemory(t *testing.T) {
 	t.Logf("peak heap %.1f MiB", float64(peak.Load())/(1<<20))
 	require.Less(t, peak.Load(), uint64(100<<20))
 }
+
+// check never vouches for a capture no rank of which was read whole:
+// exit 1 with one line saying why, whatever --partial-findings says.
+func TestCheckNoWholeRankFails(t *testing.T) {
+	for _, pf := range []string{"gate", "report"} {
+		code, out, errs := run("check", filepath.Join(brokenDir, "truncated-mid-event"), "--partial-findings", pf)
+		require.Equal(t, ExitFindings, code, "%s: %s", pf, errs)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "%s: %s", pf, errs)
+		require.Contains(t, errs, "no rank was read whole (all 1 are partial: a file cut short or damaged), so the check cannot vouch for the capture", pf)
+		require.Contains(t, out, "no rank read whole: FAIL", pf)
+	}
+}
