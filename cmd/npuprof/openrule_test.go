@@ -191,7 +191,7 @@ func TestOversizedFlagFilesRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(256<<20))
 	require.NoError(t, f.Close())
-	for flag, limit := range map[string]string{"--deploy": "256 KiB limit for a deployment script", "--rules": "4 MiB limit for a rule file"} {
+	for flag, limit := range map[string]string{"--deploy": "256 KiB limit for a deployment script", "--rules": "1 MiB limit for a rule file"} {
 		code, stderr := runWithin(t, []string{"analyze", rank, flag, big})
 		require.Equal(t, ExitUsage, code, stderr)
 		require.Contains(t, stderr, big+" is 256 MiB, over the "+limit+": not read")
