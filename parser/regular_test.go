@@ -38,10 +38,10 @@ func detectWithin(t *testing.T, path string) error {
 // database) is refused as a usage error, whether the folder or the file is
 // given, without ever being opened.
 func TestNonRegularFilesRefused(t *testing.T) {
-	for _, name := range []string{"trace_view.json", "kernel_details.csv", "profiler_info_0.json"} {
+	for _, name := range []string{"trace_view.json", "kernel_details.csv", "step_trace_time.csv", "communication.json", "profiler_info_0.json", "profiler_metadata.json"} {
 		root, out := tinyRank(t)
 		dir := out
-		if strings.HasPrefix(name, "profiler_info") {
+		if strings.HasPrefix(name, "profiler_") {
 			dir = root
 		}
 		p := filepath.Join(dir, name)
