@@ -250,6 +250,10 @@ type StepBreakdown struct {
 	// not measured, are left 0 and must not be shown or aggregated.
 	// Window, Computing and Tasks then cover the compute kernels only.
 	CommUnavailable string
+	// OverlappedUnavailable, when not empty, says why Overlapped alone was
+	// not measured (a step_trace_time.csv row without an Overlapped
+	// value): it is left 0 and must not be shown or aggregated.
+	OverlappedUnavailable string
 	// Source is "" for a step measured on the timeline; else the file the
 	// step's row came from (step_trace_time.csv, analysis.db): then the
 	// host and device bounds are unknown (0), Tasks is -1 (not counted)

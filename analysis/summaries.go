@@ -55,7 +55,11 @@ func overlapFromStepTrace(ctx *Context) *Breakdown {
 	ctx.SetUs("overlap.computing.time_us", b.Computing)
 	ctx.SetUs("overlap.communication.time_us", b.Communication)
 	ctx.SetUs("overlap.communication_not_overlapped.time_us", b.CommunicationNotOverlapped)
-	ctx.SetUs("overlap.overlapped.time_us", b.Overlapped)
+	if why := noOverlapped(r); why != "" {
+		ctx.Unavailable(why, MetricOverlappedUs)
+	} else {
+		ctx.SetUs(MetricOverlappedUs, b.Overlapped)
+	}
 	ctx.SetUs("overlap.free.time_us", b.Free)
 	var bubble, stage float64
 	for i := range r.StepTrace {
@@ -67,6 +71,25 @@ func overlapFromStepTrace(ctx *Context) *Breakdown {
 		ctx.Warn(r.Have.StepTraceFile, fmt.Sprintf("device.window.time_us (%.3f µs) is the steps' E2E time, Computing + Communication(Not Overlapped) + Free; the file's Stage column, E2E minus Bubble (%.3f µs of pipeline bubble), sums to %.3f µs", float64(b.Window)/1000, bubble, stage))
 	}
 	return &b
+}
+
+// noOverlapped says why the step rows give no overlapped time ("" when
+// every row has it): a step_trace_time.csv without an Overlapped column
+// (or with empty cells in it) did not measure it, which is not 0.
+func noOverlapped(r *model.Rank) string {
+	n := 0
+	for i := range r.StepTrace {
+		if r.StepTrace[i].NoOverlapped {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == len(r.StepTrace):
+		return fmt.Sprintf("%s has no Overlapped value (no Overlapped column): the overlapped time was not measured", r.Have.StepTraceFile)
+	}
+	return fmt.Sprintf("%s has no Overlapped value in %d of its %d rows: the overlapped time was not measured", r.Have.StepTraceFile, n, len(r.StepTrace))
 }
 
 // stepID is a step_trace_time Step cell as a step id: -1 when empty (no
@@ -88,6 +111,10 @@ func stepID(s string) (int, bool) {
 func stepsFromStepTrace(ctx *Context) []StepBreakdown {
 	r := ctx.Rank
 	out := make([]StepBreakdown, 0, len(r.StepTrace))
+	noOver := noOverlapped(r)
+	if noOver != "" {
+		ctx.Unavailable(noOver, StepCommKeys[2])
+	}
 	for i := range r.StepTrace {
 		row := &r.StepTrace[i]
 		id, ok := stepID(row.Step)
@@ -95,6 +122,9 @@ func stepsFromStepTrace(ctx *Context) []StepBreakdown {
 			continue
 		}
 		sb := StepBreakdown{Step: id, Breakdown: stepRowBreakdown(row), Tasks: -1, Source: r.Have.StepTraceFile}
+		if row.NoOverlapped {
+			sb.OverlappedUnavailable = noOver
+		}
 		if row.HasPreparing {
 			sb.Preparing = usToNs(row.Preparing)
 		} else {

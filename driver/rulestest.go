@@ -5,9 +5,9 @@ package driver
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/rules"
 )
 
@@ -22,8 +22,11 @@ func TestRuleCases(w io.Writer, files, caseFiles []string, lang string) (n, fail
 		return 0, 0, err
 	}
 	for _, f := range caseFiles {
-		data, err := os.ReadFile(f)
+		data, err := infile.ReadFile(f, infile.RuleCases, infile.Opts{})
 		if err != nil {
+			if errkind.Of(err) != errkind.Unknown {
+				return n, failed, err // refused by the rule of internal/infile
+			}
 			return n, failed, errkind.Errorf(errkind.Input, "%v", err)
 		}
 		got, err := rules.RunCaseFile(set, f, data, lang)

@@ -601,12 +601,13 @@ func hasProfilerInfo(dir string) bool {
 	return false
 }
 
-// rankHint finds the rank in profiler_info_{rank}.json or the vLLM worker
+// rankHint finds the rank in profiler_info_{rank}.json (compressed too:
+// gzip -r on a capture) or the vLLM worker
 // name (..._rank{r}_...).
 func rankHint(dir string) int {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if m := reProfilerInfo.FindStringSubmatch(e.Name()); m != nil {
+		if m := reProfilerInfo.FindStringSubmatch(trimCompressed(e.Name())); m != nil {
 			if v, err := strconv.Atoi(m[1]); err == nil {
 				return v
 			}

@@ -59,6 +59,11 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err
 	})
+	if err == nil && rows == 0 {
+		// a header and no row (or none that could be used): nothing was
+		// measured from it, not zero kernels
+		err = noRows(path, issues)
+	}
 	kernelsRead(r, path, rows, err, hcclFromRows)
 	if err == nil && rows > 0 && issues.Partial() {
 		// rows skipped, or the file cut inside its last line: what is
@@ -74,6 +79,14 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	if byStream && j != nil && j.unmatched() > 0 {
 		r.Warn(path, "%d compute task(s) of task_time_*.csv match no row (stream and start) here: they keep task_time's kernel names and op types", j.unmatched())
 	}
+}
+
+// noRows says why a kernel_details.csv read without error gave no row.
+func noRows(path string, issues summary.RowIssues) error {
+	if issues.Skipped > 0 {
+		return fmt.Errorf("%s: every row was skipped as malformed (%d): no kernel or collective was measured from it", path, issues.Skipped)
+	}
+	return fmt.Errorf("%s holds only its header: no kernel or collective row, so none was measured from it", path)
 }
 
 // hcclFromRow is the collective of a kernel_details row.

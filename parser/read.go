@@ -122,6 +122,11 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	if len(r.Communication) > 0 {
 		r.Have.CommFile = commFile
 	}
+	if comm.Have.HCCLNote != "" && r.Have.HCCLNote == "" && !r.Have.HCCL && r.NeedsCommOps() {
+		// refused where it gives the collectives (as readSummaries
+		// would read it for analyze): the collective metrics say why
+		r.Have.HCCLNote = comm.Have.HCCLNote
+	}
 	readSummaries(r, out, src.SkipCommunication)
 	deviceFromSummaries(r, out)
 	if !r.Have.Timeline && !r.Have.KernelDetails && len(r.StepTrace) == 0 && len(r.Communication) == 0 && len(r.OpStats) == 0 {

@@ -93,7 +93,8 @@ func checkSources(srcs []Source) error {
 		}
 		dirs := []string{s.Root, s.Output, s.Prof}
 		if s.Prof != "" {
-			dirs = append(dirs, filepath.Join(s.Prof, msprofOutput))
+			// msprof's text export, and its analyze/communication*.json
+			dirs = append(dirs, filepath.Join(s.Prof, msprofOutput), filepath.Join(s.Prof, "analyze"))
 		}
 		for _, d := range dirs {
 			if d == "" || d == s.TraceFile || d == s.DB {

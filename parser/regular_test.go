@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 )
 
 // detectWithin runs Detect on path and fails if it does not return within
@@ -36,10 +38,10 @@ func detectWithin(t *testing.T, path string) error {
 // database) is refused as a usage error, whether the folder or the file is
 // given, without ever being opened.
 func TestNonRegularFilesRefused(t *testing.T) {
-	for _, name := range []string{"trace_view.json", "kernel_details.csv", "profiler_info_0.json"} {
+	for _, name := range []string{"trace_view.json", "kernel_details.csv", "step_trace_time.csv", "communication.json", "profiler_info_0.json", "profiler_metadata.json"} {
 		root, out := tinyRank(t)
 		dir := out
-		if strings.HasPrefix(name, "profiler_info") {
+		if strings.HasPrefix(name, "profiler_") {
 			dir = root
 		}
 		p := filepath.Join(dir, name)
@@ -133,5 +135,33 @@ func TestPermissionDeniedNamed(t *testing.T) {
 		outb, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", outb)
 		require.Contains(t, string(outb), "ERR "+want, path)
+	}
+}
+
+// msprof's files, its text export and analyze/communication.json, given
+// a FIFO or a link to /dev/zero, are refused the same way before anything
+// is read.
+func TestMsprofNonRegularFilesRefused(t *testing.T) {
+	s := testutil.Tiny()
+	s.Ranks, s.CommJSON = 1, true
+	for _, kind := range []string{"fifo", "zero"} {
+		for _, pat := range []string{"analyze/communication.json", msprofOutput + "/op_summary_*.csv", msprofOutput + "/task_time_*.csv", msprofOutput + "/msprof_*.json"} {
+			dir, _ := testutil.GenerateLayout(t, s, tracegen.LayoutMsprofText)
+			m, _ := filepath.Glob(filepath.Join(dir, "PROF_*", pat))
+			require.Len(t, m, 1, pat)
+			p := m[0]
+			require.NoError(t, os.Remove(p))
+			want := p + " is a named pipe (FIFO), not a regular file"
+			if kind == "fifo" {
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				require.NoError(t, os.Symlink("/dev/zero", p))
+				want = p + " is a character device, not a regular file"
+			}
+			err := detectWithin(t, dir)
+			require.Error(t, err, "%s %s", kind, pat)
+			require.True(t, errkind.Is(err, errkind.Usage), "%v", err)
+			require.Contains(t, err.Error(), want)
+		}
 	}
 }

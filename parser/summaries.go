@@ -31,6 +31,13 @@ func readStepTrace(r *model.Rank, p string) {
 		r.Have.StepTraceFile = p
 		partialFile(r, p, &issues, len(r.StepTrace))
 	}
+	if err == nil && len(r.StepTrace) == 0 {
+		// a header and no row: no step was measured from it (not zero
+		// steps), said once (skipped rows were warned about already)
+		if issues.Skipped == 0 {
+			r.Warn(p, "holds only its header: no step row, so no step was measured from it")
+		}
+	}
 	deviceFromStepTrace(r, p)
 }
 

@@ -104,7 +104,9 @@ func checkStepTrace(r *model.Rank) {
 		}
 		comm := row.CommunicationNotOverlapped + row.Overlapped
 		stage := row.Computing + row.CommunicationNotOverlapped + row.Free
-		if (row.Communication > 0 && !near(row.Communication, comm)) || (row.Stage > 0 && !near(row.Stage, stage)) {
+		// without an Overlapped value (its column missing: unavailable,
+		// analysis.overlapFromStepTrace) Communication cannot be checked
+		if (row.Communication > 0 && !row.NoOverlapped && !near(row.Communication, comm)) || (row.Stage > 0 && !near(row.Stage, stage)) {
 			if disagree == 0 {
 				firstDis = row.Step
 			}
@@ -221,6 +223,11 @@ func readComm(r *model.Rank, p string, read func(io.Reader, string) ([]model.Com
 	})
 	if err != nil && len(r.Communication) > 0 && !slices.Contains(r.Have.PartialFiles, p) {
 		r.Have.PartialFiles = append(r.Have.PartialFiles, p)
+	}
+	if err != nil && len(r.Communication) == 0 && !r.Have.HCCL && r.Have.HCCLNote == "" {
+		// refused whole where it was to give the collectives: the
+		// collective metrics say why (beside the warning)
+		r.Have.HCCLNote = err.Error()
 	}
 }
 

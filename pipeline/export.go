@@ -259,7 +259,10 @@ func exportExtra(rr *analysis.RankResult) parquetio.Extra {
 			// else null: not measured (the metrics table carries why,
 			// under steps.communication_us, ...)
 			b.Communication, b.CommunicationNotOverlapped = &s.Communication, &s.CommunicationNotOverlapped
-			b.Overlapped, b.Free = &s.Overlapped, &s.Free
+			b.Free = &s.Free
+			if s.OverlappedUnavailable == "" {
+				b.Overlapped = &s.Overlapped
+			}
 		}
 		x.Steps[s.Step] = b
 	}

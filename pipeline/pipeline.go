@@ -149,6 +149,11 @@ func readService(path, dir string) (*model.ServiceProfile, string, error) {
 		return nil, "", nil
 	}
 	p, err := service.Read(found)
+	if err != nil && errkind.Of(err) == errkind.Usage {
+		// a FIFO or device where a service file is expected: refused
+		// with its path (exit 2), as a rank's own files are
+		return nil, "", err
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("service profile %s could not be read: %v", found, err), nil
 	}

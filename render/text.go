@@ -774,7 +774,32 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, e.t(format), args...) }
+func (e *errWriter) printf(format string, args ...any) {
+	// no string from an input reaches a terminal with an escape in it
+	// (a path, a version, a reason quoting a file): the writers' own
+	// colours are added after, never passed here
+	cloned := false
+	for i, a := range args {
+		var s string
+		switch v := a.(type) {
+		case string:
+			s = v
+		case error:
+			s = v.Error()
+		default:
+			continue
+		}
+		t := redact.Terminal(s)
+		if t == s {
+			continue
+		}
+		if !cloned {
+			args, cloned = slices.Clone(args), true
+		}
+		args[i] = t
+	}
+	fmt.Fprintf(e, e.t(format), args...)
+}
 
 // writeSteps prints one row per step: the mean over ranks and the slowest
 // rank. Communication, not overlapped and free are means over the ranks

@@ -201,6 +201,60 @@ var brokenCases = []struct {
 		require.True(b.t, b.r.Partial)
 		require.Contains(b.t, b.r.PartialReason, "the gzip content is damaged")
 	}},
+	{entry: "trace-xz-bad-check", check: func(b brokenRank) {
+		// xz and zstd are checked as gzip is: a check that does not match
+		// makes the rank partial
+		b.warning("trace_view.json.xz: the xz content is damaged (xz: checksum error for block)")
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "the xz content is damaged")
+	}},
+	{entry: "trace-zst-bad-checksum", check: func(b brokenRank) {
+		b.warning("trace_view.json.zst: the zstd content is damaged (CRC check failed)")
+		require.True(b.t, b.r.Partial)
+		require.Contains(b.t, b.r.PartialReason, "the zstd content is damaged")
+	}},
+	{entry: "profiler-info-gz-over-limit", check: func(b brokenRank) {
+		// 17 MiB once decompressed: over the limit, refused with the
+		// reason; the rank still comes from the (compressed) file's name
+		b.warning("profiler_info_3.json.gz: expected a profiler_info JSON object: file too large: larger than the 16 MiB npuprof reads")
+		require.Equal(b.t, 3, b.r.Rank)
+	}},
+	{entry: "communication-trailing-data", check: func(b brokenRank) {
+		// two writes of communication.json one after the other: the
+		// second object would be lost without a word; the file is
+		// refused, and the collective metrics say why
+		b.warning("communication.json: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): at byte 254: more data after the object ends (a damaged brace?)")
+		b.unavailable("hccl.total.count", "communication.json: expected communication.json")
+		b.unavailable("hccl.total.count", "more data after the object ends")
+	}},
+	{entry: "kernel-details-header-only", check: func(b brokenRank) {
+		// a header and no row: no kernel and no collective was measured,
+		// which is not 0; the overlap metrics come from step_trace_time.csv
+		b.complete()
+		for _, m := range []string{"kernel.compute.count", "kernel.compute.time_us", "kernel.aicpu.count", "hccl.total.count", "hccl.total.time_us"} {
+			b.unavailable(m, "kernel_details.csv holds only its header: no kernel or collective row, so none was measured from it")
+		}
+		b.metric("overlap.computing.time_us", 95.75)
+	}},
+	{entry: "step-trace-no-overlapped", check: func(b brokenRank) {
+		// no Overlapped column: the overlapped time was not measured, and
+		// Communication cannot disagree with a missing column
+		b.complete()
+		b.unavailable("overlap.overlapped.time_us", "step_trace_time.csv has no Overlapped value (no Overlapped column): the overlapped time was not measured")
+		b.unavailable("steps.overlapped_us", "has no Overlapped value")
+		b.metric("overlap.communication.time_us", 20)
+		b.metric("overlap.communication_not_overlapped.time_us", 14)
+		for _, s := range b.r.Steps {
+			require.Nil(b.t, s.OverlappedUs, "step %d", s.Step)
+			require.NotNil(b.t, s.CommunicationUs, "step %d", s.Step)
+		}
+	}},
+	{entry: "metadata-groups-mismatch", check: func(b brokenRank) {
+		// the groups no longer match the ops (another run's metadata):
+		// the collectives it does not list are named, not dropped silently
+		b.warning("collectives name 1 group(s) that parallel_group_info does not list (586): they are left out of the hccl.group.* metrics (a damaged or mismatched profiler_metadata.json?)")
+		b.metric("hccl.total.count", 1)
+	}},
 	{entry: "metadata-trailing-data", check: func(b brokenRank) {
 		// a damaged brace closed the object before parallel_group_info:
 		// the file is refused with the reason, not read in part

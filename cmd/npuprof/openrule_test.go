@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +39,11 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 		func(p string) []string {
 			return []string{"eplb", "plan", "--experts", p, "-o", filepath.Join(dir, "map.json")}
 		},
+		func(p string) []string { return []string{"diff", p, p} },
+		func(p string) []string { return []string{"diff", rank, rank, "--vllm-log-before", p} },
+		func(p string) []string { return []string{"diff", rank, rank, "--vllm-log-after", p} },
+		func(p string) []string { return []string{"rules", "test", p} },
+		func(p string) []string { return []string{"rules", "list", "--rules", p} },
 	}
 	for _, c := range cases {
 		for _, p := range []string{fifo, zero} {
@@ -45,17 +54,62 @@ func TestEveryFileFlagRefusesFIFOAndDevZero(t *testing.T) {
 			require.Contains(t, stderr, "not a regular file", args)
 		}
 	}
+	// --service names a folder: a FIFO or device in its place, or as one
+	// of its files, is refused the same way (analyze and export)
+	for _, kind := range []string{"fifo", "zero"} {
+		for _, name := range []string{"", "request.csv", "batch.csv", "profiler.db"} {
+			svc := filepath.Join(t.TempDir(), "service")
+			p := svc
+			if name != "" {
+				require.NoError(t, os.MkdirAll(svc, 0o755))
+				p = filepath.Join(svc, name)
+			}
+			if kind == "fifo" {
+				require.NoError(t, syscall.Mkfifo(p, 0o644))
+			} else {
+				require.NoError(t, os.Symlink("/dev/zero", p))
+			}
+			for _, args := range [][]string{
+				{"analyze", rank, "--service", svc},
+				{"diff", rank, rank, "--service-before", svc},
+				{"diff", rank, rank, "--service-after", svc},
+				{"export", rank, "-o", filepath.Join(t.TempDir(), "out"), "--service", svc},
+			} {
+				code, stderr := runWithin(t, args)
+				require.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
+				require.Contains(t, stderr, p, args)
+				what := "not a regular file"
+				if name == "" {
+					what = "not a folder"
+				}
+				require.Contains(t, stderr, what, args)
+			}
+		}
+	}
 }
 
 // A FIFO or /dev/zero in the capture folder (a server log, a file of
 // experts/) is refused the same way.
 func TestCaptureFolderFIFORefused(t *testing.T) {
-	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log")} {
+	for _, name := range []string{"server.log", filepath.Join("experts", "decode_0.csv"), filepath.Join("experts", "load.csv"), filepath.Join("experts", "eplb.log"),
+		filepath.Join("service", "request.csv"), filepath.Join("service", "batch.csv"), filepath.Join("service", "profiler.db")} {
 		for _, kind := range []string{"fifo", "zero"} {
 			_, rank := testutil.GenerateTiny(t)
 			capture := filepath.Dir(rank)
 			p := filepath.Join(capture, name)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if strings.HasPrefix(name, "service") {
+				// a service profile folder beside the ranks: the other
+				// table of the pair, so the folder is recognised
+				other := "batch.csv"
+				if filepath.Base(name) == "batch.csv" {
+					other = "request.csv"
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(capture, "service", other), []byte("x\n"), 0o644))
+				if filepath.Base(name) == "profiler.db" {
+					require.NoError(t, os.WriteFile(filepath.Join(capture, "service", "chrome_tracing.json"), []byte("[]"), 0o644))
+				}
+			}
 			if kind == "fifo" {
 				require.NoError(t, syscall.Mkfifo(p, 0o644))
 			} else {
@@ -82,7 +136,8 @@ func runWithin(t *testing.T, args []string) (int, string) {
 	}()
 	select {
 	case r := <-done:
-		require.Less(t, time.Since(start), 5*time.Second, "%s", strings.Join(args, " "))
+		// a refusal reads nothing: well within a second
+		require.Less(t, time.Since(start), time.Second, "%s", strings.Join(args, " "))
 		return r.code, r.stderr
 	case <-time.After(10 * time.Second):
 		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
@@ -137,9 +192,82 @@ func TestOversizedFlagFilesRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(256<<20))
 	require.NoError(t, f.Close())
-	for flag, kind := range map[string]string{"--deploy": "deployment script", "--rules": "rule file"} {
+	for flag, limit := range map[string]string{"--deploy": "256 KiB limit for a deployment script", "--rules": "1 MiB limit for a rule file"} {
 		code, stderr := runWithin(t, []string{"analyze", rank, flag, big})
 		require.Equal(t, ExitUsage, code, stderr)
-		require.Contains(t, stderr, big+" is 256 MiB, over the 4 MiB limit for a "+kind+": not read")
+		require.Contains(t, stderr, big+" is 256 MiB, over the "+limit+": not read")
+	}
+}
+
+// A service profile file that is a link out of its folder is not read, so
+// nothing of it is quoted; the rest of the folder is.
+func TestServiceLinkOutsideNotRead(t *testing.T) {
+	_, rank := testutil.GenerateTiny(t)
+	capture := filepath.Dir(rank)
+	svc := filepath.Join(capture, "service")
+	require.NoError(t, os.MkdirAll(svc, 0o755))
+	outside := filepath.Join(t.TempDir(), "request.csv")
+	require.NoError(t, os.WriteFile(outside, []byte("SECRETLINE,start_time\nx,1\n"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(svc, "request.csv")))
+	require.NoError(t, os.WriteFile(filepath.Join(svc, "batch.csv"), []byte("x\n"), 0o644))
+	code, out, errs := run("analyze", capture, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.NotContains(t, out+errs, "SECRETLINE")
+	require.Contains(t, out+errs, "request.csv is a symbolic link that leads outside")
+}
+
+// A --deploy script at its size limit, of the costliest shape to parse (a
+// command substitution a line), is analyzed in under 100 MiB of peak RSS
+// (issue 31: a 256 MiB one took 9.8 GB; bigger ones are refused by size).
+// The analysis runs in a child process (this test binary, alone), so that
+// no other test's memory is counted.
+func TestDeployPeakMemory(t *testing.T) {
+	if args := os.Getenv("NPUPROF_DEPLOY_PEAK"); args != "" {
+		rank, script, _ := strings.Cut(args, string(os.PathListSeparator))
+		code, _, errs := run("analyze", rank, "--deploy", script)
+		status, err := os.ReadFile("/proc/self/status")
+		require.NoError(t, err)
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				fmt.Printf("exit %d peak %s\n", code, strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")))
+			}
+		}
+		require.Equal(t, ExitOK, code, errs)
+		return
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status (VmHWM) on this system")
+	}
+	_, rank := testutil.GenerateTiny(t)
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	for b.Len() < 256<<10-64 {
+		b.WriteString("a=$(b)\n")
+	}
+	b.WriteString("vllm serve /m\n")
+	require.LessOrEqual(t, b.Len(), 256<<10)
+	script := filepath.Join(t.TempDir(), "serve.sh")
+	require.NoError(t, os.WriteFile(script, []byte(b.String()), 0o644))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDeployPeakMemory$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NPUPROF_DEPLOY_PEAK="+rank+string(os.PathListSeparator)+script)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	m := regexp.MustCompile(`exit 0 peak (\d+) kB`).FindSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	kb, err := strconv.Atoi(string(m[1]))
+	require.NoError(t, err)
+	t.Logf("peak RSS %.1f MiB", float64(kb)/1024)
+	require.Less(t, kb, 100<<10, "peak RSS of analyze --deploy with a 256 KiB script")
+}
+
+// check never vouches for a capture no rank of which was read whole:
+// exit 1 with one line saying why, whatever --partial-findings says.
+func TestCheckNoWholeRankFails(t *testing.T) {
+	for _, pf := range []string{"gate", "report"} {
+		code, out, errs := run("check", filepath.Join(brokenDir, "truncated-mid-event"), "--partial-findings", pf)
+		require.Equal(t, ExitFindings, code, "%s: %s", pf, errs)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "%s: %s", pf, errs)
+		require.Contains(t, errs, "no rank was read whole (all 1 are partial: a file cut short or damaged), so the check cannot vouch for the capture", pf)
+		require.Contains(t, out, "no rank read whole: FAIL", pf)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +54,20 @@ func TestSecretsInNoOutput(t *testing.T) {
 	html, junit, sarif := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.sarif")
 	_, js, errs := run("analyze", rank, "--deploy", script, "--format", "json", "--html", html)
 	_, text, errs2 := run("check", rank, "--deploy", script, "--junit", junit, "--sarif", sarif)
-	outs := map[string]string{"json": js, "text": text, "stderr": errs + errs2}
+	_, full, errs3 := run("analyze", rank, "--deploy", script, "--format", "json-full")
+	_, detail, errs4 := run("analyze", rank, "--deploy", script, "--detail", "all")
+	_, report, errs5 := run("report", rank, "--deploy", script)
+	// the diff of two runs (a saved document against the profile)
+	saved := filepath.Join(dir, "a.json")
+	require.NoError(t, os.WriteFile(saved, []byte(full), 0o644))
+	dhtml := filepath.Join(dir, "d.html")
+	code, diff, errs6 := run("diff", saved, rank, "--format", "json", "--html", dhtml)
+	require.Equal(t, ExitOK, code, errs6)
+	b, err := os.ReadFile(dhtml)
+	require.NoError(t, err)
+	diff += string(b)
+	outs := map[string]string{"json": js, "text": text, "json-full": full, "detail": detail, "report": report, "diff": diff,
+		"stderr": errs + errs2 + errs3 + errs4 + errs5 + errs6}
 	for _, p := range []string{html, junit, sarif} {
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
@@ -72,13 +86,39 @@ func TestSecretsInNoOutput(t *testing.T) {
 // environment, the names of the hostile corpus) reach no terminal output.
 func TestNoEscapeReachesTheTerminal(t *testing.T) {
 	rank, script, _ := hostileCapture(t)
+	// the other strings of the inputs a summary prints: the rank folder's
+	// name (every path and reason quotes it), profiler_info's versions
+	// and level, the server log's lines, a rule file's title, why and fix,
+	// a --fact value
+	hostile := hostileFolder(t, rank)
+	// and one without its trace: the reasons quote its paths
+	noTrace := hostileFolder(t, rank)
+	require.NoError(t, os.Remove(filepath.Join(noTrace, "ASCEND_PROFILER_OUTPUT", "trace_view.json")))
+	rules := filepath.Join(t.TempDir(), "team.yaml")
+	require.NoError(t, os.WriteFile(rules, []byte(`rules:
+  - id: team-idle
+    title: "idle \u001b]52;c;QQ==\u0007 \u001b[2J title"
+    when: metric("overlap.computing.time_us") > 0
+    why: "why \u001b[31m red"
+    fix: "feed \u009b2J the device"
+`), 0o644))
 	for _, args := range [][]string{
 		{"analyze", rank, "--deploy", script},
 		{"check", rank, "--deploy", script},
 		{"report", rank, "--deploy", script},
 		{"analyze", filepath.Join(brokenDir, "hostile-names"), "--deploy", script},
+		{"analyze", filepath.Dir(hostile), "--deploy", script, "--detail", "all", "--rules", rules},
+		{"analyze", rank, "--fact", "vllm_ascend_version=v0.13.0" + osc52}, // refused (exit 2), the value quoted
+		{"check", filepath.Dir(hostile), "--rules", rules},
+		{"analyze", noTrace, "--detail", "all"},
+		{"report", noTrace},
+		{"analyze", hostile, "--vllm-log", filepath.Join(filepath.Dir(hostile), "server.log"), "--detail", "all"},
 	} {
-		_, out, errs := run(args...)
+		code, out, errs := run(args...)
+		if !slices.Contains(args, "--fact") {
+			require.NotEqual(t, ExitUsage, code, "%v: %s", args, errs)
+			require.NotEmpty(t, out, "%v", args)
+		}
 		for _, o := range []string{out, errs} {
 			require.NotContains(t, o, "\x1b", "%v", args)
 			require.NotContains(t, o, "\x07", "%v", args)
@@ -86,4 +126,53 @@ func TestNoEscapeReachesTheTerminal(t *testing.T) {
 			require.False(t, strings.Contains(o, "\x1b]52"), "%v", args)
 		}
 	}
+}
+
+// hostileFolder is a copy of rank whose folder name, profiler_info
+// strings and capture folder's server.log carry OSC 52 and CSI sequences.
+func hostileFolder(t *testing.T, rank string) string {
+	capture := filepath.Join(t.TempDir(), "capture")
+	name := strings.Replace(filepath.Base(rank), "_rank0_", "_rank0_"+osc52+csi+"_", 1)
+	dst := filepath.Join(capture, name)
+	require.NoError(t, filepath.Walk(rank, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(rank, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
+	var infos []string // (not Glob: the folder's name holds a '[')
+	ents, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "profiler_info_") {
+			infos = append(infos, filepath.Join(dst, e.Name()))
+		}
+	}
+	require.NotEmpty(t, infos)
+	var info map[string]any
+	b, err := os.ReadFile(infos[0])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &info))
+	info["torch_npu_version"] = "2.5.1" + osc52
+	info["cann_version"] = "8.0" + csi
+	if c, ok := info["config"].(map[string]any); ok {
+		if e, ok := c["experimental_config"].(map[string]any); ok {
+			e["_profiler_level"] = "Level1" + osc52
+		}
+	}
+	b, err = json.Marshal(info)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(infos[0], b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(capture, "server.log"), []byte(
+		"INFO 01-09 08:16:17 [loggers.py:116] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 100.0 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"+osc52+"\n"+
+			"INFO 01-09 08:16:18 [api_server.py:1] vLLM API server version 0.9.1"+csi+"\n"), 0o644))
+	return dst
 }

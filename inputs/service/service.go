@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/sqlitedb"
 )
@@ -59,18 +60,23 @@ var ErrNoService = errors.New("no service profile (request.csv, batch.csv, kvcac
 // Read reads the service profile in dir.
 func Read(dir string) (*model.ServiceProfile, error) {
 	p := &model.ServiceProfile{Source: dir, Spellings: map[string]string{}}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("%s is %s, not a folder: a service profile is a folder of request.csv, batch.csv, ... or profiler.db", dir, infile.What(st.Mode()))
+	}
 	var fromDB []int
 	for i, t := range tables {
 		path := filepath.Join(dir, t.csv)
-		st, err := os.Stat(path)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				fromDB = append(fromDB, i)
-				continue
+		if err := infile.Check(path, infile.Opts{Root: dir}); err != nil {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case linkedOut(path, dir):
+				// a link out of the folder: not read, nothing of it quoted
+				p.Issues = append(p.Issues, model.ServiceFileIssue{File: t.csv, Unread: err.Error()})
+			default:
+				// a FIFO, a device, a socket, a folder, permission denied:
+				// refused with the path (exit 2), never opened
+				return nil, err
 			}
-			return nil, err
-		}
-		if !st.Mode().IsRegular() {
 			fromDB = append(fromDB, i)
 			continue
 		}
@@ -142,11 +148,26 @@ func spellingOf(s sink) string {
 	return model.ServiceSpellingDatetime
 }
 
+// linkedOut: path is a regular file reached through a symbolic link that
+// leads outside dir (not read; a link to a device is refused as one).
+func linkedOut(path, dir string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && infile.Outside(path, dir)
+}
+
 // readDB reads the listed tables from profiler.db, when there is one.
 func readDB(p *model.ServiceProfile, dir string, which []int) error {
 	path := filepath.Join(dir, ProfilerDB)
-	if _, err := os.Stat(path); err != nil {
-		return nil
+	if err := infile.Check(path, infile.Opts{Root: dir}); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case linkedOut(path, dir):
+			p.Issues = append(p.Issues, model.ServiceFileIssue{File: ProfilerDB, Unread: err.Error()})
+			return nil
+		}
+		// a FIFO or device would block SQLite or never end: refused
+		return err
 	}
 	db, err := sqlitedb.Open(path)
 	if err != nil {

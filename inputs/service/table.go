@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
+
+	"github.com/npuprof/npuprof/internal/infile"
 	"strings"
 )
 
@@ -106,7 +108,7 @@ func splitCSV(line []byte, cells [][]byte, buf []byte) ([][]byte, []byte, bool) 
 
 // countLines counts the newlines of a file (to size the columns once).
 func countLines(path string) int {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Profile, infile.Opts{Root: filepath.Dir(path)})
 	if err != nil {
 		return 0
 	}
@@ -124,7 +126,7 @@ func countLines(path string) int {
 
 // readCSV reads a CSV table into s; the issue says what was not read.
 func readCSV(path, name string, s sink) (issue, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path, infile.Profile, infile.Opts{Root: filepath.Dir(path)})
 	if err != nil {
 		return issue{}, err
 	}

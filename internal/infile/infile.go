@@ -53,8 +53,14 @@ type Kind struct {
 // into memory has a limit; a file read as a stream (a trace, a CSV, a log
 // read line by line) has none.
 var (
-	Deploy        = Kind{"deployment script", 4 << 20}
-	Rules         = Kind{"rule file", 4 << 20}
+	// a deployment script is a few KiB; parsing one as bash costs about
+	// 200 times its size at worst (a command substitution a line), so
+	// 256 KiB keeps the peak under 100 MiB
+	Deploy = Kind{"deployment script", 256 << 10}
+	// a rule file is a few KiB; a 4 MiB one (40,000 rules) peaked at
+	// 251 MB, a 1 MiB one at 79 MB
+	Rules         = Kind{"rule file", 1 << 20}
+	RuleCases     = Kind{"rule case file", 1 << 20}
 	Document      = Kind{"npuprof document", 4 << 30} // a json-full document of thousands of ranks holds their detail
 	ExpertLoads   = Kind{"expert-load file", 256 << 20}
 	BenchResult   = Kind{"vLLM bench result", 256 << 20}

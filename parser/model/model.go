@@ -198,6 +198,10 @@ type StepTraceRow struct {
 	Bubble                     float64
 	Preparing                  float64
 	HasPreparing               bool
+	// NoOverlapped: the row has no Overlapped value (the header has no
+	// Overlapped column, or the cell is empty or not a number): Overlapped
+	// is 0, not measured.
+	NoOverlapped bool
 	// Device is the row's Device_id cell (new headers), "" when absent.
 	Device string
 }

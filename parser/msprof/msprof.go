@@ -11,9 +11,7 @@ package msprof
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -432,42 +430,9 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 
 // ReadCommunication reads msprof's analyze/communication.json, which is
 // keyed by op directly ({"op@hash": {"Communication Time Info": ...},
-// "Total Op Info": ...}), or the torch_npu shape with step and kind levels.
+// "Total Op Info": ...}), or the torch_npu shape with step and kind levels:
+// streamed, in memory that grows with the ops kept, not with the file
+// (summary.ReadMsprofCommunication).
 func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	var top map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%s: expected msprof communication.json ({op@group: {Communication Time Info: ...}}): %w", file, err)
-	}
-	raw := false
-	for _, v := range top {
-		if _, ok := v["Communication Time Info"]; ok {
-			raw = true
-		}
-	}
-	if !raw {
-		return summary.ReadCommunication(bytes.NewReader(data), file)
-	}
-	// wrap the raw form the way msprof-analyze does: one "step" block,
-	// p2p ops (send/receive/batchsendrecv) apart from collectives
-	wrapped := map[string]map[string]map[string]json.RawMessage{"step": {"collective": {}, "p2p": {}}}
-	for k := range top {
-		if strings.HasPrefix(strings.ToLower(k), "total") {
-			continue
-		}
-		b, _ := json.Marshal(top[k])
-		kind := "collective"
-		l := strings.ToLower(k)
-		for _, p := range []string{"hcom_send", "hcom_receive", "hcom_batchsendrecv"} {
-			if strings.HasPrefix(l, p) {
-				kind = "p2p"
-			}
-		}
-		wrapped["step"][kind][k] = b
-	}
-	b, _ := json.Marshal(wrapped)
-	return summary.ReadCommunication(bytes.NewReader(b), file)
+	return summary.ReadMsprofCommunication(r, file)
 }

@@ -154,8 +154,8 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 		reflect.TypeOf(model.DeviceTask{}): 9, reflect.TypeOf(model.HCCLOp{}): 7, reflect.TypeOf(model.FrameworkOp{}): 4,
 		reflect.TypeOf(model.Link{}): 3, reflect.TypeOf(model.Step{}): 3, reflect.TypeOf(model.CommOpInfo{}): 10,
 		// StepTraceRow.Device is left out on purpose: the rank's device
-		// it gives is ranks.device
-		reflect.TypeOf(model.StepTraceRow{}): 11, reflect.TypeOf(model.StatRow{}): 5,
+		// it gives is ranks.device; NoOverlapped is overlapped_us NaN
+		reflect.TypeOf(model.StepTraceRow{}): 12, reflect.TypeOf(model.StatRow{}): 5,
 	} {
 		require.Equal(t, n, typ.NumField(), "%v changed: update the Parquet export (parser/parquetio) and docs/parquet.md", typ)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -281,9 +282,14 @@ func ReadRank(dir string, rank int, opts ReadOptions) (*model.Rank, error) {
 		leftCommUnread(r)
 	}
 	if err := readTable(dir, TableStepTrace, rank, func(s *StepTrace) {
-		r.StepTrace = append(r.StepTrace, model.StepTraceRow{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
+		row := model.StepTraceRow{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
 			Overlapped: s.Overlapped, Communication: s.Communication, Free: s.Free, Stage: s.Stage, Bubble: s.Bubble,
-			Preparing: s.Preparing, HasPreparing: s.HasPreparing})
+			Preparing: s.Preparing, HasPreparing: s.HasPreparing}
+		if math.IsNaN(row.Overlapped) {
+			// written NaN: the file had no Overlapped value
+			row.Overlapped, row.NoOverlapped = 0, true
+		}
+		r.StepTrace = append(r.StepTrace, row)
 	}); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package parquetio
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -231,8 +232,12 @@ func writeSummaries(outDir string, r *model.Rank, x Extra) error {
 	}
 	if err := writeTable(outDir, TableStepTrace, rk, len(r.StepTrace), func(i int) StepTrace {
 		s := &r.StepTrace[i]
+		over := s.Overlapped
+		if s.NoOverlapped {
+			over = math.NaN() // not in the file (no Overlapped column): not 0
+		}
 		return StepTrace{Step: s.Step, Computing: s.Computing, CommunicationNotOverlapped: s.CommunicationNotOverlapped,
-			Overlapped: s.Overlapped, Communication: s.Communication, Free: s.Free, Stage: s.Stage, Bubble: s.Bubble,
+			Overlapped: over, Communication: s.Communication, Free: s.Free, Stage: s.Stage, Bubble: s.Bubble,
 			Preparing: s.Preparing, HasPreparing: s.HasPreparing}
 	}); err != nil {
 		return err

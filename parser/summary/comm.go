@@ -20,17 +20,51 @@ import (
 // ReadCommunication reads communication.json ({step: {collective|p2p:
 // {"op@hash": {"Communication Time Info": {...}, ...}}}}) as a stream: only
 // the "Communication Time Info" numbers are kept, and everything else (the
-// bandwidth tables are most of the file) is skipped without being decoded.
+// bandwidth tables are most of the file) is skipped without being decoded,
+// so memory grows with the ops kept, not with the file.
 // Ops come out ordered by step, kind and name; a key repeated in one object
-// keeps its last value, as a JSON object decode would.
+// keeps its last value, as a JSON object decode would. Anything but white
+// space after the top object (a damaged brace that closed it early) is an
+// error.
 func ReadCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
-	t := &tok{r: limit(r, MaxCommunicationBytes), buf: getBlock(&commBlocks, commBlock)}
+	return readCommunication(r, file, MaxCommunicationBytes, (*commOps).read,
+		"expected communication.json ({step: {collective|p2p: {op@group: ...}}})")
+}
+
+// ReadMsprofCommunication reads msprof's analyze/communication.json, keyed
+// by op directly ({"op@hash": {"Communication Time Info": ...}, "Total Op
+// Info": ...}), or the torch_npu shape with step and kind levels, streamed
+// as ReadCommunication does. The first key of the first object decides the
+// shape: a key "Communication ..." makes the file keyed by op. Ops of the
+// keyed-by-op shape are step "step", kind "p2p" (hcom_send, hcom_receive,
+// hcom_batchsendrecv) or "collective", as msprof-analyze wraps them; a
+// top-level key starting with "total" (any case) is the file's total, not
+// an op.
+func ReadMsprofCommunication(r io.Reader, file string) ([]model.CommOpInfo, error) {
+	return readCommunication(r, file, MaxMsprofCommunicationBytes, (*commOps).readMsprof,
+		"expected msprof communication.json ({op@group: {Communication Time Info: ...}})")
+}
+
+func readCommunication(r io.Reader, file string, max int64, read func(*commOps, *tok) error, expected string) ([]model.CommOpInfo, error) {
+	t := &tok{r: limit(r, max), buf: getBlock(&commBlocks, commBlock)}
 	defer func() { putBlock(&commBlocks, t.buf, commBlock) }()
 	var ops commOps
-	if err := ops.read(t); err != nil {
-		return nil, fmt.Errorf("%s: expected communication.json ({step: {collective|p2p: {op@group: ...}}}): %w", file, err)
+	err := read(&ops, t)
+	if err == nil {
+		err = t.onlyWhitespaceLeft()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", file, expected, err)
 	}
 	return ops.sorted(file)
+}
+
+// onlyWhitespaceLeft fails unless only white space follows the value read.
+func (t *tok) onlyWhitespaceLeft() error {
+	if c, ok := t.peek(); ok {
+		return t.errAt("more data after the object ends (a damaged brace?): found %q", c)
+	}
+	return t.err
 }
 
 // commOp is one op as read: its key ("op@hash"), its times, and whether a
@@ -67,64 +101,177 @@ type commOps struct {
 
 func (c *commOps) at(i int32) *commOp { return &c.chunks[i/commChunk][i%commChunk] }
 
+// newOp is the op of key k ("op@hash") in step and kind, before its times
+// are read.
+func (c *commOps) newOp(k []byte, step, kind string) commOp {
+	key := c.opKeys.Str(k)
+	op, hash := key, ""
+	if i := strings.LastIndexByte(key, '@'); i >= 0 {
+		op, hash = key[:i], key[i+1:]
+	}
+	return commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}}
+}
+
+// add keeps o.
+func (c *commOps) add(o *commOp) {
+	if c.n%commChunk == 0 {
+		c.chunks = append(c.chunks, make([]commOp, 0, commChunk))
+	}
+	c.chunks[c.n/commChunk] = append(c.chunks[c.n/commChunk], *o)
+	c.n++
+}
+
 // read reads every op of the file: {step: {kind: {key: {...}}}}.
 func (c *commOps) read(t *tok) error {
+	return t.object(func(k []byte) error { return c.readStep(t, c.steps.Intern(k)) })
+}
+
+// readStep reads one step's object: {kind: {key: {...}}}.
+func (c *commOps) readStep(t *tok, step string) error {
+	return t.object(func(k []byte) error { return c.readKind(t, step, c.kinds.Intern(k)) })
+}
+
+// readKind reads one kind's object of ops: {key: {...}}.
+func (c *commOps) readKind(t *tok, step, kind string) error {
 	return t.object(func(k []byte) error {
-		step := c.steps.Intern(k)
-		return t.object(func(k []byte) error {
-			kind := c.kinds.Intern(k)
-			return t.object(func(k []byte) error {
-				if string(k) == "Total Op Info" {
-					return t.skip()
-				}
-				key := c.opKeys.Str(k)
-				op, hash := key, ""
-				if i := strings.LastIndexByte(key, '@'); i >= 0 {
-					op, hash = key[:i], key[i+1:]
-				}
-				o := commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}}
-				if err := c.readOp(t, &o); err != nil {
-					return err
-				}
-				if c.n%commChunk == 0 {
-					c.chunks = append(c.chunks, make([]commOp, 0, commChunk))
-				}
-				c.chunks[c.n/commChunk] = append(c.chunks[c.n/commChunk], o)
-				c.n++
-				return nil
-			})
-		})
+		if string(k) == "Total Op Info" {
+			return t.skip()
+		}
+		o := c.newOp(k, step, kind)
+		if err := c.readOp(t, &o); err != nil {
+			return err
+		}
+		c.add(&o)
+		return nil
 	})
+}
+
+// the shapes of msprof's communication.json
+const (
+	shapeUnknown = iota
+	shapeByOp    // {op@hash: {...}}
+	shapeSteps   // {step: {kind: {op@hash: {...}}}}
+)
+
+// readMsprof reads msprof's communication.json, of either shape (see
+// ReadMsprofCommunication).
+func (c *commOps) readMsprof(t *tok) error {
+	shape := shapeUnknown
+	// members read whole before the shape was known (empty objects):
+	// keyed by op, each is an op without its time info
+	var pending []string
+	err := t.object(func(k []byte) error {
+		switch shape {
+		case shapeByOp:
+			if msprofTotal(k) {
+				return t.skip()
+			}
+			o := c.msprofOp(k)
+			if err := c.readOp(t, &o); err != nil {
+				return err
+			}
+			c.add(&o)
+			return nil
+		case shapeSteps:
+			return c.readStep(t, c.steps.Intern(k))
+		}
+		// the first member: its first key decides
+		name := c.opKeys.Str(k)
+		total := msprofTotal(k)
+		var o commOp
+		var blank model.CommOpInfo
+		step, started := "", false
+		err := t.object(func(k []byte) error {
+			if shape == shapeUnknown {
+				if bytes.HasPrefix(k, []byte("Communication ")) {
+					shape = shapeByOp
+				} else {
+					shape, step = shapeSteps, c.steps.Intern([]byte(name))
+				}
+			}
+			if shape == shapeSteps {
+				return c.readKind(t, step, c.kinds.Intern(k))
+			}
+			if total {
+				return t.skip()
+			}
+			if !started {
+				o, started = c.msprofOp([]byte(name)), true
+				blank = o.ci
+			}
+			return c.opMember(t, &o, blank, k)
+		})
+		switch {
+		case err != nil:
+			return err
+		case shape == shapeUnknown:
+			pending = append(pending, name)
+		case started:
+			c.add(&o)
+		}
+		return nil
+	})
+	if shape == shapeByOp {
+		for _, name := range pending {
+			if !msprofTotal([]byte(name)) {
+				o := c.msprofOp([]byte(name))
+				c.add(&o)
+			}
+		}
+	}
+	return err
+}
+
+// msprofTotal: a top-level key of msprof's keyed-by-op shape that is the
+// file's total, not an op.
+func msprofTotal(k []byte) bool {
+	return len(k) >= 5 && strings.EqualFold(string(k[:5]), "total")
+}
+
+// msprofOp is the op of a top-level key of msprof's keyed-by-op shape.
+func (c *commOps) msprofOp(k []byte) commOp {
+	kind := "collective"
+	for _, p := range []string{"hcom_send", "hcom_receive", "hcom_batchsendrecv"} {
+		if len(k) >= len(p) && strings.EqualFold(string(k[:len(p)]), p) {
+			kind = "p2p"
+		}
+	}
+	return c.newOp(k, c.steps.Intern([]byte("step")), c.kinds.Intern([]byte(kind)))
 }
 
 // readOp reads one op's object into o: its "Communication Time Info"
 // (the last one, when repeated); the rest is skipped.
 func (c *commOps) readOp(t *tok, o *commOp) error {
 	blank := o.ci
-	return t.object(func(k []byte) error {
-		if string(k) != "Communication Time Info" {
-			return t.skip()
+	return t.object(func(k []byte) error { return c.opMember(t, o, blank, k) })
+}
+
+// opMember reads the member k of an op's object into o (blank is the op
+// before any time was read): "Communication Time Info" is read, anything
+// else skipped.
+func (c *commOps) opMember(t *tok, o *commOp, blank model.CommOpInfo, k []byte) error {
+	if string(k) != "Communication Time Info" {
+		return t.skip()
+	}
+	o.ci, o.bad, o.seen = blank, false, seenInfo
+	if t.timeInfo(&o.ci, &o.bad, &o.seen) {
+		return nil
+	}
+	// not a flat object of numbers in the buffer: the same, token by
+	// token
+	o.ci, o.bad, o.seen = blank, false, seenInfo
+	return t.object(func(f []byte) error {
+		// the ratios and anything newer are read and ignored; the key
+		// first: reading the value may move the buffer
+		key := string(f)
+		v, err := t.scalar()
+		if err != nil {
+			return err
 		}
-		o.ci, o.bad, o.seen = blank, false, seenInfo
-		if t.timeInfo(&o.ci, &o.bad, &o.seen) {
-			return nil
+		if !setTimeInfo(&o.ci, key, v, &o.seen) {
+			o.bad = true
 		}
-		// not a flat object of numbers in the buffer: the same, token by
-		// token
-		o.ci, o.bad, o.seen = blank, false, seenInfo
-		return t.object(func(f []byte) error {
-			// the ratios and anything newer are read and ignored; the key
-			// first: reading the value may move the buffer
-			key := string(f)
-			v, err := t.scalar()
-			if err != nil {
-				return err
-			}
-			if !setTimeInfo(&o.ci, key, v, &o.seen) {
-				o.bad = true
-			}
-			return nil
-		})
+		return nil
 	})
 }
 

@@ -73,7 +73,9 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 			issues.Skip(line, "non-numeric time")
 			return
 		}
-		row.Overlapped, _ = f("overlap")
+		var haveOverlap bool
+		row.Overlapped, haveOverlap = f("overlap")
+		row.NoOverlapped = !haveOverlap
 		row.Stage, _ = f("stage")
 		row.Bubble, _ = f("bubble")
 		row.Preparing, row.HasPreparing = f("preparing")
@@ -390,6 +392,10 @@ func sharedRanks(rs []int) []int {
 // refused with a message. The reader streams (memory grows with the number
 // of ops kept, not with the file), so this only caps the time spent.
 var MaxCommunicationBytes int64 = 256 << 20
+
+// MaxMsprofCommunicationBytes bounds msprof's analyze/communication.json
+// (one PROF_* folder's, streamed the same way).
+var MaxMsprofCommunicationBytes int64 = 1 << 30
 
 // onlyOneValue fails when anything but white space follows the JSON value
 // dec has read.

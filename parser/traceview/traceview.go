@@ -1380,8 +1380,18 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			}
 		case procOverlap:
 			d := newDecoder(lg)
+			unknown, first := 0, ""
 			for d.next(&s) {
-				rank.OwnOverlap.Add(rd.in.str(s.name), s.ts, s.dur)
+				if !rank.OwnOverlap.Add(rd.in.str(s.name), s.ts, s.dur) {
+					if unknown == 0 {
+						first = rd.in.str(s.name)
+					}
+					unknown++
+				}
+			}
+			if unknown > 0 {
+				// a damaged name: that slice is in none of the four sums
+				rank.Warn(file, "%d Overlap Analysis slice(s) of no kind npuprof knows (first: %q; Computing, Communication, Communication(Not Overlapped) and Free are): left out of the profiler's own overlap", unknown, first[:min(len(first), 60)])
 			}
 		case procHCCL:
 			clear(threadKind)

@@ -378,3 +378,19 @@ func TestInternerNames(t *testing.T) {
 		t.Fatalf("only %d distinct names", len(names))
 	}
 }
+
+// An Overlap Analysis slice of no kind npuprof knows (a damaged name) is
+// in none of the four sums: a warning says so, never a silent change.
+func TestOverlapAnalysisUnknownKindWarned(t *testing.T) {
+	trace := `[
+{"ph":"M","name":"process_name","pid":40,"args":{"name":"Overlap Analysis"}},
+{"ph":"X","name":"Computing","pid":40,"tid":0,"ts":"1003","dur":1},
+{"ph":"X","name":"Comp9b4e6e94 1uting","pid":40,"tid":0,"ts":"1005","dur":2},
+{"ph":"X","name":"Free","pid":40,"tid":3,"ts":"1004","dur":1}]`
+	r := model.NewRank("x")
+	_, err := ReadWithOverlap(strings.NewReader(trace), "msprof_0.json", r)
+	require.NoError(t, err)
+	require.Len(t, r.Warnings, 1)
+	require.Equal(t, "msprof_0.json", r.Warnings[0].File)
+	require.Contains(t, r.Warnings[0].Message, `1 Overlap Analysis slice(s) of no kind npuprof knows (first: "Comp9b4e6e94 1uting"`)
+}

@@ -161,7 +161,10 @@ func contract(res *analysis.Result, findings []results.Finding) *results.Documen
 			}
 			if s.HaveComm() {
 				sd.CommunicationUs, sd.CommunicationNotOverlappedUs = usPtr(s.Communication), usPtr(s.CommunicationNotOverlapped)
-				sd.OverlappedUs, sd.FreeUs = usPtr(s.Overlapped), usPtr(s.Free)
+				sd.FreeUs = usPtr(s.Free)
+				if s.OverlappedUnavailable == "" {
+					sd.OverlappedUs = usPtr(s.Overlapped)
+				}
 			}
 			rd.Steps = append(rd.Steps, sd)
 		}
