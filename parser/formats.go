@@ -92,10 +92,15 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Have.GroupsNote = fmt.Sprintf("%s is an msprof capture: the tp/ep/dp groups (parallel_group_info) are in torch_npu's profiler_metadata.json, which only a *_ascend_pt folder has", prof)
 	}
 	files := msprof.Find(prof)
-	if len(files.Devices) > 1 {
-		r.Warn(prof, "holds %d devices (%v); npuprof reads it as one rank: capture one PROF_* folder per rank (one process per device) to compare ranks", len(files.Devices), files.Devices)
-	}
-	if r.Device < 0 && len(files.Devices) > 0 {
+	// several devices: the timeline (msprof_*.json's NPU processes, the
+	// DB's deviceId) splits into one rank per device
+	// (model.Rank.SplitDevices); what did not split is one rank
+	defer func() {
+		if len(files.Devices) > 1 && len(r.Devices) == 0 {
+			r.Warn(prof, "holds %d devices (%v), but its timeline does not name the device of each task, so it cannot be split into one rank per device: npuprof reads it as one rank; capture one PROF_* folder per rank (one process per device) to compare ranks", len(files.Devices), files.Devices)
+		}
+	}()
+	if r.Device < 0 && len(files.Devices) == 1 {
 		r.Device = files.Devices[0]
 		noteDevice(r, filepath.Join(prof, fmt.Sprintf("device_%d", files.Devices[0])))
 	}

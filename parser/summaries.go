@@ -51,7 +51,12 @@ func partialFile(r *model.Rank, p string, issues *summary.RowIssues, rows int) {
 	}
 }
 
-// deviceFromStepTrace sets r.Device from the rows' Device_id, when unknown.
+// deviceFromStepTrace sets r.Device from the rows' Device_id, when
+// unknown. A file of several devices (one process driving them) splits
+// with the rank (model.Rank.Devices) when the rank's device data does too
+// (a timeline of several devices) or there is none (a summaries-only
+// rank); beside device data of one known device it keeps that device's
+// rows; else it is read as one device, and a warning says so.
 func deviceFromStepTrace(r *model.Rank, file string) {
 	devs := map[string]bool{}
 	for _, row := range r.StepTrace {
@@ -60,9 +65,33 @@ func deviceFromStepTrace(r *model.Rank, file string) {
 		}
 	}
 	if len(devs) > 1 {
-		// one file of several devices (one process driving them): not
-		// split into one rank per device yet
-		r.Warn(file, "holds the rows of %d devices (Device_id %s): npuprof reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(slices.Sorted(maps.Keys(devs)), ", "))
+		ids := slices.Sorted(maps.Keys(devs))
+		var nums []int
+		for _, d := range ids {
+			if n, err := strconv.Atoi(d); err == nil && n >= 0 && n < 1<<15 {
+				nums = append(nums, n)
+			}
+		}
+		switch {
+		case len(nums) != len(ids):
+			r.Warn(file, "holds the rows of %d devices (Device_id %s), not each a device id: npuprof reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(ids, ", "))
+		case len(r.Devices) > 0 || !r.Have.Timeline && !r.Have.KernelDetails:
+			for _, n := range nums {
+				r.AddDevice(n)
+			}
+		case r.Device >= 0 && devs[strconv.Itoa(r.Device)]:
+			// the timeline is one device's: its rows only
+			keep := r.StepTrace[:0]
+			for _, row := range r.StepTrace {
+				if row.Device == strconv.Itoa(r.Device) {
+					keep = append(keep, row)
+				}
+			}
+			r.StepTrace = keep
+			r.Warn(file, "holds the rows of %d devices (Device_id %s); the rank's timeline is device %d's, so its rows only are read", len(devs), strings.Join(ids, ", "), r.Device)
+		default:
+			r.Warn(file, "holds the rows of %d devices (Device_id %s), but the rank's other files hold one device and do not say which: npuprof cannot split the rows by device and reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(ids, ", "))
+		}
 	}
 	if r.Device >= 0 {
 		return
