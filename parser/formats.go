@@ -165,7 +165,14 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		}
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
-		r.Warn(out, "no msprof_*.json, task_time_*.csv or op_summary_*.csv: nothing to measure")
+		// op_statistic_*.csv gives the compute totals, as torch_npu's
+		// op_statistic.csv does (AI CPU from its Core Type)
+		for _, p := range files.OpStat {
+			readOpStatistic(r, p)
+		}
+		if len(r.OpStats) == 0 {
+			r.Warn(out, "no msprof_*.json, task_time_*.csv, op_summary_*.csv or op_statistic_*.csv: nothing to measure")
+		}
 	}
 	checkCommStats(r, files.CommStat)
 	finish(r)

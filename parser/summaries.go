@@ -123,17 +123,7 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		if p := findInput(out, "op_statistic.csv"); p != "" {
-			var issues summary.RowIssues
-			withFile(r, p, func(f io.Reader) error {
-				rows, is, err := msprof.ReadOpStatistic(f, p)
-				r.OpStats, issues = rows, is
-				r.Warnings = append(r.Warnings, is.Warnings(p)...)
-				return err
-			})
-			if len(r.OpStats) > 0 {
-				r.Have.OpStatFile = p
-				partialFile(r, p, &issues, len(r.OpStats))
-			}
+			readOpStatistic(r, p)
 		}
 	}
 	needSteps := len(r.StepTrace) == 0
@@ -144,6 +134,26 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 			readAnalysisDB(r, p, needSteps, needComm)
 			break
 		}
+	}
+}
+
+// readOpStatistic appends the rows of op_statistic.csv (torch_npu) or
+// op_statistic_*.csv (msprof) to r.OpStats: the compute totals of a rank
+// without a timeline or kernel_details.csv.
+func readOpStatistic(r *model.Rank, p string) {
+	var issues summary.RowIssues
+	n := len(r.OpStats)
+	withFile(r, p, func(f io.Reader) error {
+		rows, is, err := msprof.ReadOpStatistic(f, p)
+		r.OpStats, issues = append(r.OpStats, rows...), is
+		r.Warnings = append(r.Warnings, is.Warnings(p)...)
+		return err
+	})
+	if len(r.OpStats) > n {
+		if r.Have.OpStatFile == "" {
+			r.Have.OpStatFile = p
+		}
+		partialFile(r, p, &issues, len(r.OpStats)-n)
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,15 @@ func TestWindowOfTheCurrentWriter(t *testing.T) {
 			}
 			require.Less(t, rr.Metrics[analysis.MetricKernelSpanUs], rr.Metrics[analysis.MetricDeviceWindowUs])
 			require.Empty(t, warningsWith(rr, ownOverlapWarning), "%s rank %d", lay, i)
-			if lay != tracegen.LayoutTorchNPUText {
+			if lay == tracegen.LayoutTorchNPUDB {
+				// the DB's own OVERLAP_ANALYSIS (msprof's DB writer
+				// since CANN 8.5) gives the same, to the ns
+				dbs, err := filepath.Glob(filepath.Join(dir, truth.Ranks[i].Dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
+				require.NoError(t, err)
+				require.Len(t, dbs, 1)
+				span, free := dbOverlap(t, dbs[0])
+				require.Equal(t, float64(span)/1000, rr.Metrics[analysis.MetricDeviceWindowUs])
+				require.Equal(t, float64(free)/1000, rr.Metrics[analysis.MetricFreeUs])
 				continue
 			}
 			// the trace's own events give the same, to the ns
@@ -129,5 +138,35 @@ func TestWindowOfAnMsprofCapture(t *testing.T) {
 	rr = res.Ranks[0]
 	within(t, want[tracegen.MetricKernelSpanUs], rr.Metrics[analysis.MetricDeviceWindowUs], 1e-12, "the recomputed window")
 	require.Zero(t, rr.Metrics[analysis.MetricHeadIdleUs])
+	require.Empty(t, warningsWith(rr, ownOverlapWarning))
+}
+
+// dbOverlap is the span and the Free sum (ns) of a database's own
+// OVERLAP_ANALYSIS rows.
+func dbOverlap(t *testing.T, path string) (span, free int64) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.QueryRow(`SELECT max(endNs) - min(startNs), (SELECT sum(endNs - startNs) FROM OVERLAP_ANALYSIS WHERE type = 3) FROM OVERLAP_ANALYSIS`).Scan(&span, &free))
+	require.Positive(t, span)
+	return span, free
+}
+
+// The real DB export MindStudio Insight rewrote carries an
+// OVERLAP_ANALYSIS table (the msprof DB writer's, since CANN 8.5): its
+// window and free time are taken to the ns (its sums equal the capture's
+// analysis.db StepTraceTime), and npuprof's recomputation agrees within
+// 0.1% (no warning).
+func TestWindowOfTheDBsOwnOverlap(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/db/level1/rank0_ascend_pt")
+	rr := oneRank(t, dir)
+	span, free := dbOverlap(t, filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db"))
+	require.Equal(t, int64(132233522), span)
+	require.Equal(t, int64(25258144), free)
+	require.Equal(t, 132233.522, rr.Metrics[analysis.MetricDeviceWindowUs])
+	require.Equal(t, 25258.144, rr.Metrics[analysis.MetricFreeUs])
+	require.Equal(t, 8903.431, rr.Metrics[analysis.MetricComputingUs])
+	require.Equal(t, 102108.1, rr.Metrics[analysis.MetricCommunicationUs])
 	require.Empty(t, warningsWith(rr, ownOverlapWarning))
 }

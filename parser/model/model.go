@@ -217,10 +217,10 @@ type DevicePart struct {
 }
 
 // OwnOverlap is the profiler's own Overlap Analysis of a capture (the
-// "Overlap Analysis" process of msprof_*.json; trace_view.json's is
-// skipped, see traceview.ReadWithOverlap): the
-// span of its slices and their sums per kind, ns, read from the rank's
-// timeline file (Have.TimelineFile). Slices is 0 when the capture holds
+// "Overlap Analysis" process of msprof_*.json, a database's
+// OVERLAP_ANALYSIS table; trace_view.json's is skipped, see
+// traceview.ReadWithOverlap): the span of its slices and their sums per
+// kind, ns, read from the rank's timeline file (Have.TimelineFile). Slices is 0 when the capture holds
 // none (or only part of one: a cut timeline).
 type OwnOverlap struct {
 	Start, End int64
@@ -410,7 +410,8 @@ type Rank struct {
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
 
-	// OwnOverlap is an msprof capture's own Overlap Analysis, when read.
+	// OwnOverlap is the capture's own Overlap Analysis (msprof_*.json, a
+	// database's OVERLAP_ANALYSIS), when read.
 	OwnOverlap OwnOverlap
 
 	// Devices lists, ascending, the devices of a capture whose files

@@ -41,6 +41,7 @@ type Files struct {
 	TaskTime    []string // task_time_*.csv (+ slices)
 	CommStat    []string // communication_statistic_*.csv
 	APIStat     []string // api_statistic_*.csv
+	OpStat      []string // op_statistic_*.csv
 	CommJSON    string   // analyze/communication.json
 	Devices     []int    // device_{id} folders
 	OutputFound bool     // mindstudio_profiler_output exists
@@ -120,6 +121,7 @@ func Find(prof string) Files {
 	f.TaskTime = pick(names, out, "task_time_", ".csv")
 	f.CommStat = pick(names, out, "communication_statistic_", ".csv")
 	f.APIStat = pick(names, out, "api_statistic_", ".csv")
+	f.OpStat = pick(names, out, "op_statistic_", ".csv")
 	for _, n := range []string{"communication.json"} {
 		if p := filepath.Join(prof, "analyze", n); fileExists(p) {
 			f.CommJSON = p
