@@ -144,6 +144,12 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	for _, p := range files.OpSummary {
 		readKernelsOnto(r, p, taskTime)
 	}
+	if r.Device < 0 && len(files.OpSummary) > 0 {
+		// op_summary's Device_id, when no device_{id} folder said it
+		if d, ok := firstDevice(files.OpSummary[0], "Device_id"); ok {
+			r.Device, r.Have.DeviceFile = d, files.OpSummary[0]
+		}
+	}
 	if taskTime && len(files.OpSummary) == 0 {
 		r.Warn(files.TaskTime[0], "no op_summary_*.csv: kernel names and op types are task_time's (the kernel binaries' hashed names, e.g. GroupedMatmul_0d2d4375...), not the ops' names")
 	}

@@ -124,6 +124,7 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		if p := findInput(out, "op_statistic.csv"); p != "" {
 			readOpStatistic(r, p)
+			opStatDevices(r, p)
 		}
 	}
 	needSteps := len(r.StepTrace) == 0
@@ -154,6 +155,33 @@ func readOpStatistic(r *model.Rank, p string) {
 			r.Have.OpStatFile = p
 		}
 		partialFile(r, p, &issues, len(r.OpStats)-n)
+	}
+}
+
+// opStatDevices splits a summaries-only rank whose op_statistic rows
+// name several devices (Device_id) into one rank per device
+// (model.Rank.Devices), as step_trace_time.csv's rows do.
+func opStatDevices(r *model.Rank, p string) {
+	devs := map[string]bool{}
+	for _, s := range r.OpStats {
+		if s.Device != "" {
+			devs[s.Device] = true
+		}
+	}
+	if len(devs) < 2 || r.Have.Timeline || r.Have.KernelDetails {
+		return
+	}
+	var nums []int
+	for d := range devs {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 || n >= 1<<15 {
+			r.Warn(p, "holds the rows of %d devices (Device_id %s), not each a device id: npuprof reads them as one rank, so its compute totals add the devices together", len(devs), strings.Join(slices.Sorted(maps.Keys(devs)), ", "))
+			return
+		}
+		nums = append(nums, n)
+	}
+	for _, n := range nums {
+		r.AddDevice(n)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -28,7 +29,11 @@ func oneRank(t *testing.T, dir string) *analysis.RankResult {
 // N/A for every compute kernel, and 117 of the 187 names say neither
 // AiCpu nor AiCore (the others name an AiCore implementation): read
 // alone, kernel.aicpu.* is unavailable with the reason, never 0. With its
-// trace_view.json, whose Task Type names every core, 0 is measured.
+// trace_view.json, whose Task Type names every core, 0 is measured: that
+// Task Type is the runtime's host task type (KERNEL_AICPU -> AI_CPU),
+// collected at every level; the Level0 and Level1 traces of the same job
+// hold the same task types, and the Level1 op_statistic.csv's Core Type
+// has no AI_CPU row (TestAICPUFromOpStatistic).
 func TestAICPUUnknownAtLevel0(t *testing.T) {
 	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level0/rank0_ascend_pt")
 	rr := oneRank(t, src)
@@ -132,4 +137,29 @@ func TestAICPUFromMsprofOpStatistic(t *testing.T) {
 	require.Equal(t, 5.78, rr.Metrics[analysis.MetricKernelAICPUUs])
 	within(t, total, rr.Metrics[analysis.MetricKernelComputeUs], 1e-9, "compute time")
 	require.Equal(t, "mindstudio_profiler_output/op_statistic_20250109081630123.csv", rr.Sources.Get(analysis.MetricKernelAICPUCount))
+}
+
+// An msprof PROF_* folder without its device_{id} folder and its
+// msprof_*.json (task_time_*.csv names no device) takes its device from
+// op_summary_*.csv's Device_id.
+func TestMsprofDeviceFromOpSummary(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 2, 2, 1
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
+	rt := truth.Ranks[1]
+	prof := filepath.Join(dir, rt.Dir)
+	rr := oneRank(t, prof)
+	dev := rr.Device
+	require.Positive(t, dev)
+	devs, err := filepath.Glob(filepath.Join(prof, "device_*"))
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	require.NoError(t, os.RemoveAll(devs[0]))
+	js, err := filepath.Glob(filepath.Join(prof, "mindstudio_profiler_output", "msprof_*.json"))
+	require.NoError(t, err)
+	require.Len(t, js, 1)
+	require.NoError(t, os.Remove(js[0]))
+	rr = oneRank(t, prof)
+	require.Equal(t, dev, rr.Device)
+	require.Contains(t, rr.Sources.Get("device"), "op_summary_")
 }

@@ -140,15 +140,35 @@ func TestMultiDeviceTextSplitsIntoRanks(t *testing.T) {
 		require.Equal(t, i, rr.Device)
 		require.True(t, warned(rr, "trace_view.json", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
 	}
+	// an export holds the two ranks, and reads back as them
+	exp := filepath.Join(t.TempDir(), "export")
+	_, err = pipeline.Export(context.Background(), dir, exp, pipeline.ExportOptions{Workers: 1})
+	require.NoError(t, err)
+	sameMetrics(t, one, analyzeRanks(t, exp, 2).Ranks, "its Parquet export")
 
-	// the step rows alone (no trace, no kernel_details.csv) split too
+	// the summaries alone (no trace, no kernel_details.csv) split too: the
+	// step rows and op_statistic.csv's, rewritten with a Device_id row per
+	// device
 	require.NoError(t, os.Remove(filepath.Join(out, "trace_view.json")))
 	require.NoError(t, os.Remove(filepath.Join(out, "kernel_details.csv")))
+	opst := filepath.Join(out, "op_statistic.csv")
+	b, err = os.ReadFile(opst)
+	require.NoError(t, err)
+	lines = strings.Split(strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
+	var per strings.Builder
+	per.WriteString("Device_id," + lines[0] + "\n")
+	for _, d := range []string{"0", "1"} {
+		for _, l := range lines[1:] {
+			per.WriteString(d + "," + l + "\n")
+		}
+	}
+	require.NoError(t, os.WriteFile(opst, []byte(per.String()), 0o644))
 	onlySteps := t.TempDir()
 	copyTree(t, src, onlySteps, "trace_view.json", "kernel_details.csv")
 	one = analyzeRanks(t, onlySteps, 1).Ranks[0]
 	res = analyzeRanks(t, dir, 2)
-	sameMetrics(t, one, res.Ranks, "step_trace_time.csv")
+	sameMetrics(t, one, res.Ranks, "step_trace_time.csv + op_statistic.csv")
+	require.Contains(t, one.Metrics, analysis.MetricKernelComputeUs)
 }
 
 // A trace_view.json of two "Ascend Hardware" processes that no label or

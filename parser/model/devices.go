@@ -118,6 +118,13 @@ func (r *Rank) SplitDevices() []*Rank {
 		if len(c.StepTrace) == 0 {
 			c.Have.StepTraceFile = ""
 		}
+		if slices.ContainsFunc(r.OpStats, func(s StatRow) bool { return s.Device != "" }) {
+			// op_statistic's rows of the device
+			c.OpStats = slices.DeleteFunc(c.OpStats, func(s StatRow) bool { return s.Device != ds })
+			if len(c.OpStats) == 0 {
+				c.Have.OpStatFile = ""
+			}
+		}
 		c.OwnOverlap, c.HCCLPlane = OwnOverlap{}, PlaneTasks{}
 		for _, p := range r.PerDevice {
 			if p.Device == d {

@@ -282,6 +282,9 @@ type StatRow struct {
 	// Max is the longest single call (api_statistic's Max(us)), ns; 0
 	// when the file has no such column.
 	Max int64
+	// Device is the row's Device_id cell (op_statistic's new headers),
+	// "" when absent.
+	Device string
 }
 
 // Warning is a problem met while reading input that did not stop the read.

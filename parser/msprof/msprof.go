@@ -382,7 +382,9 @@ func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIss
 // and core type: count and total µs; collectives are not in it). Level is
 // the Core Type, Name the OP Type.
 func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, statCols("OP Type", "Core Type", "Total Time(us)"), "level")
+	cols := statCols("OP Type", "Core Type", "Total Time(us)")
+	cols["device"] = []string{"Device_id"}
+	return readStat(r, file, cols, "level")
 }
 
 // statCols names a statistics file's columns: name, level ("" when the
@@ -423,6 +425,7 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 		if level != "" {
 			row.Level = cell(rec, idx, level)
 		}
+		row.Device = strings.TrimSpace(cell(rec, idx, "device"))
 		out = append(out, row)
 	})
 	if err != nil {
