@@ -18,6 +18,7 @@ import (
 
 	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/npuprof/npuprof/pipeline"
 )
 
@@ -185,7 +186,7 @@ func TestMultiDeviceUnsplittableIsNamed(t *testing.T) {
 		`, {"ph": "X", "name": "aclnnMul_MulAiCore_Mul", "pid": 1000, "tid": 2, "ts": "1736408883750000.000", "dur": 5.0, "args": {"Task Type": "AI_CORE"}}]`
 	require.NoError(t, os.WriteFile(tv, []byte(s[:len(s)-1]+extra), 0o644))
 	rr := analyzeRanks(t, dir, 1).Ranks[0]
-	require.True(t, warned(rr, "trace_view.json", "holds 2 \"Ascend Hardware\" processes whose pids and process_labels do not name a device each, so they cannot be split"), "%v", rr.Warnings)
+	require.True(t, warned(rr, "trace_view.json", "holds 2 device processes (\"Ascend Hardware\", or a Kineto trace's \"NPU\") whose pids and process_labels do not name a device each, so they cannot be split"), "%v", rr.Warnings)
 }
 
 // The DB export of one process driving two devices (TASK and
@@ -244,5 +245,46 @@ func TestMultiDeviceDBSplitsIntoRanks(t *testing.T) {
 		require.NotContains(t, rr.Metrics, analysis.MetricCommunicationUs)
 		require.Contains(t, rr.Unavailable[analysis.MetricCommunicationUs], "does not say the device of")
 		require.Equal(t, one.Metrics[analysis.MetricComputingUs], rr.Metrics[analysis.MetricComputingUs])
+	}
+}
+
+// A torch.profiler (Kineto) trace of one process driving two NPUs holds
+// one "NPU" process per device (pid = the device id): npuprof makes one
+// rank of each, each measuring what the one-device trace does. tracegen's
+// Kineto trace, rewritten at run time with a device 1 that repeats
+// device 0.
+func TestMultiDeviceKinetoSplitsIntoRanks(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	dir, _ := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUChrome)
+	one := analyzeRanks(t, dir, 1).Ranks[0]
+	require.Equal(t, 0, one.Device)
+	traces, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json"))
+	require.NoError(t, err)
+	require.Len(t, traces, 1)
+	b, err := os.ReadFile(traces[0])
+	require.NoError(t, err)
+	var out []string
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.Contains(l, `"pid": 0,`) {
+			out = append(out, l)
+			continue
+		}
+		ev, comma := strings.CutSuffix(l, ",")
+		out = append(out, ev+",")
+		l = strings.Replace(ev, `"pid": 0,`, `"pid": 1,`, 1)
+		if comma {
+			l += ","
+		}
+		out = append(out, l)
+		n++
+	}
+	require.Greater(t, n, 100)
+	require.NoError(t, os.WriteFile(traces[0], []byte(strings.Join(out, "\n")), 0o644))
+	res := analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "Kineto trace")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Device)
 	}
 }

@@ -1224,17 +1224,29 @@ func (rd *reader) procDevice(p int) int {
 	if d, ok := rd.pidDev[pid]; ok {
 		return d
 	}
+	if rd.logs[p].kind == procKineto {
+		// Kineto writes a device's slices with pid = its device id
+		if pid >= 0 && pid < 1<<15 {
+			return int(pid)
+		}
+		return -1
+	}
 	return devFromPid(pid)
 }
 
 // deviceOfProcs is the device of every process (by pid index) of a file
-// whose "Ascend Hardware" processes are on several devices (torch_npu's
-// pid_device_map, msprof's per-device loop), which it records on rank
+// whose "Ascend Hardware" processes (a Kineto trace's "NPU" processes)
+// are on several devices (torch_npu's pid_device_map, msprof's
+// per-device loop, torch.profiler driving several NPUs), which it records on rank
 // (Devices); nil when they are on one. When they are several but their
 // pids and labels do not name a device each, a warning says that the
 // file is read as one rank.
 func (rd *reader) deviceOfProcs(rank *model.Rank, file string) []int {
+	hw := procHardware
 	nHW := countKind(rd.logs, procHardware)
+	if nHW == 0 {
+		hw, nHW = procKineto, countKind(rd.logs, procKineto)
+	}
 	if nHW < 2 {
 		return nil
 	}
@@ -1244,10 +1256,10 @@ func (rd *reader) deviceOfProcs(rank *model.Rank, file string) []int {
 	for p := range rd.logs {
 		devOf[p] = -1
 		switch rd.logs[p].kind {
-		case procHardware, procHCCL, procOverlap:
+		case procHardware, procHCCL, procOverlap, procKineto:
 			devOf[p] = rd.procDevice(p)
 		}
-		if rd.logs[p].kind != procHardware {
+		if rd.logs[p].kind != hw {
 			continue
 		}
 		if devOf[p] < 0 {
@@ -1257,7 +1269,7 @@ func (rd *reader) deviceOfProcs(rank *model.Rank, file string) []int {
 		}
 	}
 	if unknown > 0 || len(devs) != nHW {
-		rank.Warn(file, "holds %d \"Ascend Hardware\" processes whose pids and process_labels do not name a device each, so they cannot be split into one rank per device: npuprof reads them as one rank, its window and sums covering every device together; analyze each device's capture apart", nHW)
+		rank.Warn(file, "holds %d device processes (\"Ascend Hardware\", or a Kineto trace's \"NPU\") whose pids and process_labels do not name a device each, so they cannot be split into one rank per device: npuprof reads them as one rank, its window and sums covering every device together; analyze each device's capture apart", nHW)
 		return nil
 	}
 	for _, d := range devs {
