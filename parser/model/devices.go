@@ -52,8 +52,10 @@ func (r *Rank) SplitDevices() []*Rank {
 	devs := r.Devices
 	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(devs)), ", "), "[]")
 	file := r.Have.TimelineFile
-	if file == "" {
-		file = r.Have.StepTraceFile
+	for _, f := range []string{r.Have.StepTraceFile, r.Have.OpStatFile, r.Path} {
+		if file == "" {
+			file = f
+		}
 	}
 	out := make([]*Rank, len(devs))
 	for k, d := range devs {
