@@ -149,6 +149,11 @@ func (r *Rank) SplitDevices() []*Rank {
 			c.Have.HCCLNote = fmt.Sprintf("%s holds devices %s but does not say the device of %d collective(s), so no device's collectives are known", file, list, lost)
 		}
 		c.Have.Framework = len(c.FrameworkOps) > 0
+		if len(c.Communication) > 0 && !c.Have.HCCL {
+			// the per-op communication info names no device: it is the
+			// collectives of this rank only when nothing else gives them
+			c.Warn(c.Have.CommFile, "names no device for its ops, and the rank's files hold devices %s: the collectives read from it are every device's", list)
+		}
 		if rk, ok := r.RankOfDevice[d]; ok {
 			c.Rank = rk
 			c.Warn(file, "holds devices %s: this rank is device %d's (rank %d by RANK_DEVICE_MAP)", list, d, rk)
