@@ -170,3 +170,32 @@ func TestWindowOfTheDBsOwnOverlap(t *testing.T) {
 	require.Equal(t, 102108.1, rr.Metrics[analysis.MetricCommunicationUs])
 	require.Empty(t, warningsWith(rr, ownOverlapWarning))
 }
+
+// A DB whose OVERLAP_ANALYSIS spans the device tasks around the kernels
+// (the CANN 8.5 writer) but whose profiler_info names an older CANN:
+// npuprof's recomputation by the older rule (the kernel span) differs by
+// more than 0.1%, and a warning says so; the window and free time are the
+// table's, to the ns.
+func TestWindowOfTheDBWarnsWhenTheRuleDiffers(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	sc.CANNVersion = "8.5.0"
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUDB)
+	infos, err := filepath.Glob(filepath.Join(dir, truth.Ranks[0].Dir, "profiler_info*.json"))
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	b, err := os.ReadFile(infos[0])
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"8.5.0"`)
+	require.NoError(t, os.WriteFile(infos[0], []byte(strings.Replace(string(b), `"8.5.0"`, `"8.3.RC1"`, 1)), 0o644))
+	rr := oneRank(t, dir)
+	dbs, err := filepath.Glob(filepath.Join(dir, truth.Ranks[0].Dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
+	require.NoError(t, err)
+	require.Len(t, dbs, 1)
+	span, free := dbOverlap(t, dbs[0])
+	require.Equal(t, float64(span)/1000, rr.Metrics[analysis.MetricDeviceWindowUs])
+	require.Equal(t, float64(free)/1000, rr.Metrics[analysis.MetricFreeUs])
+	ws := warningsWith(rr, ownOverlapWarning)
+	require.Len(t, ws, 1)
+	require.Contains(t, ws[0], "before CANN 8.5")
+}
