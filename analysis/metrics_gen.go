@@ -130,7 +130,7 @@ var metricRows = [185]Metric{
 	{Name: string(MetricMoEDispatchWaitLayerUs), Unit: "µs", Doc: "per MoE layer, the dispatch kernel's time beyond the EP group's shortest for that layer (waiting for the slowest rank), mean over ranks", Base: ""},
 	{Name: string(MetricMoECombineWaitLayerUs), Unit: "µs", Doc: "the same for the combine kernels", Base: ""},
 	{Name: string(MetricMoEDispatchWaitShare), Unit: "ratio", Doc: "those waits over the dispatch + combine time of the ranks compared", Base: ""},
-	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "the profiler's device window: an msprof capture's own Overlap Analysis span, else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)", Base: ""},
+	{Name: string(MetricDeviceWindowUs), Unit: "µs", Doc: "the profiler's device window: the capture's own Overlap Analysis span (msprof_*.json, a DB's OVERLAP_ANALYSIS), else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)", Base: ""},
 	{Name: string(MetricKernelSpanUs), Unit: "µs", Doc: "first start to last end of the compute kernels and HCCL big ops (the kernel-active span)", Base: ""},
 	{Name: string(MetricHeadIdleUs), Unit: "µs", Doc: "device window start to the first compute kernel or HCCL big op (free time before the work)", Base: ""},
 	{Name: string(MetricTailIdleUs), Unit: "µs", Doc: "last compute kernel or HCCL big op end to the device window end (free time after the work)", Base: ""},

@@ -32,7 +32,7 @@ func breakdown(compute, comm []Interval, start, end int64) Breakdown {
 
 // Metrics of the overlap pass.
 const (
-	MetricDeviceWindowUs      = "device.window.time_us"                        // µs: the profiler's device window: an msprof capture's own Overlap Analysis span, else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)
+	MetricDeviceWindowUs      = "device.window.time_us"                        // µs: the profiler's device window: the capture's own Overlap Analysis span (msprof_*.json, a DB's OVERLAP_ANALYSIS), else the writer version's rule (docs/formats.md#the-device-window-by-writer-version)
 	MetricKernelSpanUs        = "device.kernel_span.time_us"                   // µs: first start to last end of the compute kernels and HCCL big ops (the kernel-active span)
 	MetricHeadIdleUs          = "device.head_idle.time_us"                     // µs: device window start to the first compute kernel or HCCL big op (free time before the work)
 	MetricTailIdleUs          = "device.tail_idle.time_us"                     // µs: last compute kernel or HCCL big op end to the device window end (free time after the work)
@@ -48,8 +48,8 @@ var OverlapPass = &Pass{
 	Name: "overlap",
 	Doc: `time breakdown: computing, communication, not-overlapped, free
 
-device.window.time_us is an msprof capture's own Overlap Analysis span
-(msprof_*.json), else the window by its writer version's rule (the kernel span
+device.window.time_us is the capture's own Overlap Analysis span
+(msprof_*.json, a DB's OVERLAP_ANALYSIS), else the window by its writer version's rule (the kernel span
 before CANN 8.5, every device task but PROFILING_ENABLE/DISABLE since);
 device.kernel_span.time_us spans the compute kernels and HCCL big ops,
 device.head_idle.time_us and device.tail_idle.time_us the window before

@@ -92,10 +92,15 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Have.GroupsNote = fmt.Sprintf("%s is an msprof capture: the tp/ep/dp groups (parallel_group_info) are in torch_npu's profiler_metadata.json, which only a *_ascend_pt folder has", prof)
 	}
 	files := msprof.Find(prof)
-	if len(files.Devices) > 1 {
-		r.Warn(prof, "holds %d devices (%v); npuprof reads it as one rank: capture one PROF_* folder per rank (one process per device) to compare ranks", len(files.Devices), files.Devices)
-	}
-	if r.Device < 0 && len(files.Devices) > 0 {
+	// several devices: the timeline (msprof_*.json's NPU processes, the
+	// DB's deviceId) splits into one rank per device
+	// (model.Rank.SplitDevices); what did not split is one rank
+	defer func() {
+		if len(files.Devices) > 1 && len(r.Devices) == 0 {
+			r.Warn(prof, "holds %d devices (%v), but its timeline does not name the device of each task, so it cannot be split into one rank per device: npuprof reads it as one rank; capture one PROF_* folder per rank (one process per device) to compare ranks", len(files.Devices), files.Devices)
+		}
+	}()
+	if r.Device < 0 && len(files.Devices) == 1 {
 		r.Device = files.Devices[0]
 		noteDevice(r, filepath.Join(prof, fmt.Sprintf("device_%d", files.Devices[0])))
 	}
@@ -139,6 +144,12 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 	for _, p := range files.OpSummary {
 		readKernelsOnto(r, p, taskTime)
 	}
+	if r.Device < 0 && len(files.OpSummary) > 0 {
+		// op_summary's Device_id, when no device_{id} folder said it
+		if d, ok := firstDevice(files.OpSummary[0], "Device_id"); ok {
+			r.Device, r.Have.DeviceFile = d, files.OpSummary[0]
+		}
+	}
 	if taskTime && len(files.OpSummary) == 0 {
 		r.Warn(files.TaskTime[0], "no op_summary_*.csv: kernel names and op types are task_time's (the kernel binaries' hashed names, e.g. GroupedMatmul_0d2d4375...), not the ops' names")
 	}
@@ -160,7 +171,14 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		}
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
-		r.Warn(out, "no msprof_*.json, task_time_*.csv or op_summary_*.csv: nothing to measure")
+		// op_statistic_*.csv gives the compute totals, as torch_npu's
+		// op_statistic.csv does (AI CPU from its Core Type)
+		for _, p := range files.OpStat {
+			readOpStatistic(r, p)
+		}
+		if len(r.OpStats) == 0 {
+			r.Warn(out, "no msprof_*.json, task_time_*.csv, op_summary_*.csv or op_statistic_*.csv: nothing to measure")
+		}
 	}
 	checkCommStats(r, files.CommStat)
 	finish(r)

@@ -1,8 +1,10 @@
 package parser
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
@@ -29,11 +31,26 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		}
 	}
 	rows := 0
+	// without a timeline, the rows' Step Id bounds the steps
+	var steps map[int][2]int64
 	var issues summary.RowIssues
 	err := withFile(r, path, func(f io.Reader) error {
 		var err error
 		issues, err = summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
+			if !haveTimeline && k.StepID >= 0 {
+				if steps == nil {
+					steps = map[int][2]int64{}
+				}
+				b, ok := steps[k.StepID]
+				if !ok || k.Start < b[0] {
+					b[0] = k.Start
+				}
+				if !ok || k.Start+k.Dur > b[1] {
+					b[1] = k.Start + k.Dur
+				}
+				steps[k.StepID] = b
+			}
 			if hcclFromRows && k.IsCollective() {
 				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
 				return
@@ -65,6 +82,15 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		err = noRows(path, issues)
 	}
 	kernelsRead(r, path, rows, err, hcclFromRows)
+	if len(r.Steps) == 0 && len(steps) > 0 {
+		// the profiler's steps: each from its first row's start to its
+		// last row's end (device bounds; a timeline's ProfilerStep#N is
+		// the host's)
+		for id, b := range steps {
+			r.Steps = append(r.Steps, model.Step{ID: id, Start: b[0], End: b[1]})
+		}
+		slices.SortFunc(r.Steps, func(a, b model.Step) int { return cmp.Compare(a.Start, b.Start) })
+	}
 	if err == nil && rows > 0 && issues.Partial() {
 		// rows skipped, or the file cut inside its last line: what is
 		// computed from it is partial, as from a cut trace

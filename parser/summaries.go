@@ -58,7 +58,12 @@ func partialFile(r *model.Rank, p string, issues *summary.RowIssues, rows int) {
 	}
 }
 
-// deviceFromStepTrace sets r.Device from the rows' Device_id, when unknown.
+// deviceFromStepTrace sets r.Device from the rows' Device_id, when
+// unknown. A file of several devices (one process driving them) splits
+// with the rank (model.Rank.Devices) when the rank's device data does too
+// (a timeline of several devices) or there is none (a summaries-only
+// rank); beside device data of one known device it keeps that device's
+// rows; else it is read as one device, and a warning says so.
 func deviceFromStepTrace(r *model.Rank, file string) {
 	devs := map[string]bool{}
 	for _, row := range r.StepTrace {
@@ -67,9 +72,33 @@ func deviceFromStepTrace(r *model.Rank, file string) {
 		}
 	}
 	if len(devs) > 1 {
-		// one file of several devices (one process driving them): not
-		// split into one rank per device yet
-		r.Warn(file, "holds the rows of %d devices (Device_id %s): npuprof reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(slices.Sorted(maps.Keys(devs)), ", "))
+		ids := slices.Sorted(maps.Keys(devs))
+		var nums []int
+		for _, d := range ids {
+			if n, err := strconv.Atoi(d); err == nil && n >= 0 && n < 1<<15 {
+				nums = append(nums, n)
+			}
+		}
+		switch {
+		case len(nums) != len(ids):
+			r.Warn(file, "holds the rows of %d devices (Device_id %s), not each a device id: npuprof reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(ids, ", "))
+		case len(r.Devices) > 0 || !r.Have.Timeline && !r.Have.KernelDetails:
+			for _, n := range nums {
+				r.AddDevice(n)
+			}
+		case r.Device >= 0 && devs[strconv.Itoa(r.Device)]:
+			// the timeline is one device's: its rows only
+			keep := r.StepTrace[:0]
+			for _, row := range r.StepTrace {
+				if row.Device == strconv.Itoa(r.Device) {
+					keep = append(keep, row)
+				}
+			}
+			r.StepTrace = keep
+			r.Warn(file, "holds the rows of %d devices (Device_id %s); the rank's timeline is device %d's, so its rows only are read", len(devs), strings.Join(ids, ", "), r.Device)
+		default:
+			r.Warn(file, "holds the rows of %d devices (Device_id %s), but the rank's other files hold one device and do not say which: npuprof cannot split the rows by device and reads them as one rank, so its step totals add the devices together; analyze each device's capture apart", len(devs), strings.Join(ids, ", "))
+		}
 	}
 	if r.Device >= 0 {
 		return
@@ -101,17 +130,8 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 	}
 	if !r.Have.Timeline && !r.Have.KernelDetails {
 		if p := findInput(out, "op_statistic.csv"); p != "" {
-			var issues summary.RowIssues
-			withFile(r, p, func(f io.Reader) error {
-				rows, is, err := msprof.ReadOpStatistic(f, p)
-				r.OpStats, issues = rows, is
-				r.Warnings = append(r.Warnings, is.Warnings(p)...)
-				return err
-			})
-			if len(r.OpStats) > 0 {
-				r.Have.OpStatFile = p
-				partialFile(r, p, &issues, len(r.OpStats))
-			}
+			readOpStatistic(r, p)
+			opStatDevices(r, p)
 		}
 	}
 	needSteps := len(r.StepTrace) == 0
@@ -122,6 +142,53 @@ func readSummaries(r *model.Rank, out string, skipComm bool) {
 			readAnalysisDB(r, p, needSteps, needComm)
 			break
 		}
+	}
+}
+
+// readOpStatistic appends the rows of op_statistic.csv (torch_npu) or
+// op_statistic_*.csv (msprof) to r.OpStats: the compute totals of a rank
+// without a timeline or kernel_details.csv.
+func readOpStatistic(r *model.Rank, p string) {
+	var issues summary.RowIssues
+	n := len(r.OpStats)
+	withFile(r, p, func(f io.Reader) error {
+		rows, is, err := msprof.ReadOpStatistic(f, p)
+		r.OpStats, issues = append(r.OpStats, rows...), is
+		r.Warnings = append(r.Warnings, is.Warnings(p)...)
+		return err
+	})
+	if len(r.OpStats) > n {
+		if r.Have.OpStatFile == "" {
+			r.Have.OpStatFile = p
+		}
+		partialFile(r, p, &issues, len(r.OpStats)-n)
+	}
+}
+
+// opStatDevices splits a summaries-only rank whose op_statistic rows
+// name several devices (Device_id) into one rank per device
+// (model.Rank.Devices), as step_trace_time.csv's rows do.
+func opStatDevices(r *model.Rank, p string) {
+	devs := map[string]bool{}
+	for _, s := range r.OpStats {
+		if s.Device != "" {
+			devs[s.Device] = true
+		}
+	}
+	if len(devs) < 2 || r.Have.Timeline || r.Have.KernelDetails {
+		return
+	}
+	var nums []int
+	for d := range devs {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 || n >= 1<<15 {
+			r.Warn(p, "holds the rows of %d devices (Device_id %s), not each a device id: npuprof reads them as one rank, so its compute totals add the devices together", len(devs), strings.Join(slices.Sorted(maps.Keys(devs)), ", "))
+			return
+		}
+		nums = append(nums, n)
+	}
+	for _, n := range nums {
+		r.AddDevice(n)
 	}
 }
 

@@ -1,20 +1,29 @@
 package pipeline_test
 
 import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
 
+	"github.com/npuprof/npuprof/analysis"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/npuprof/npuprof/pipeline"
 )
 
 // warned reports whether a rank's warnings name file and contain s.
-func warned(t *testing.T, dir, file, s string) bool {
-	t.Helper()
-	rr := oneRank(t, dir)
+func warned(rr *analysis.RankResult, file, s string) bool {
 	for _, w := range rr.Warnings {
 		if strings.HasSuffix(w.File, file) && strings.Contains(w.Message, s) {
 			return true
@@ -23,19 +32,99 @@ func warned(t *testing.T, dir, file, s string) bool {
 	return false
 }
 
+// analyzeRanks analyzes dir and checks it holds n ranks.
+func analyzeRanks(t *testing.T, dir string, n int) *analysis.Result {
+	t.Helper()
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	require.Len(t, res.Ranks, n)
+	return res
+}
+
+// sameMetrics checks that every rank of split measures what one did: the
+// same metrics, the same values, the same unavailable ones.
+func sameMetrics(t *testing.T, one *analysis.RankResult, split []*analysis.RankResult, label string) {
+	t.Helper()
+	require.NotEmpty(t, one.Metrics)
+	for i, rr := range split {
+		require.Equal(t, len(one.Metrics), len(rr.Metrics), "%s: rank %d measures as many metrics", label, i)
+		for k, v := range one.Metrics {
+			require.Contains(t, rr.Metrics, k, "%s rank %d", label, i)
+			require.Equal(t, v, rr.Metrics[k], "%s rank %d: %s", label, i, k)
+		}
+		for k := range one.Unavailable {
+			require.Contains(t, rr.Unavailable, k, "%s rank %d", label, i)
+		}
+	}
+}
+
+// withSecondDevice rewrites a torch_npu trace_view.json with every event
+// of its NPU processes (Ascend Hardware, HCCL, Overlap Analysis, the
+// counters, their flow ends) written again for device 1: torch_npu's
+// packed pid ((pid << 10) | (sort index << 5) | device) plus one, as
+// its pid_device_map does for a second device driven by the same process.
+func withSecondDevice(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var evs []json.RawMessage
+	require.NoError(t, dec.Decode(&evs))
+	type head struct {
+		Ph, Name string
+		Pid      json.Number
+		Args     struct{ Labels string }
+	}
+	heads := make([]head, len(evs))
+	npu := map[json.Number]bool{}
+	for i, e := range evs {
+		require.NoError(t, json.Unmarshal(e, &heads[i]))
+		if h := heads[i]; h.Ph == "M" && h.Name == "process_labels" && h.Args.Labels == "NPU" {
+			npu[h.Pid] = true
+		}
+	}
+	require.Len(t, npu, 10, "the real capture's NPU processes")
+	// the events as written (the readers' fast path knows torch_npu's
+	// key order), each NPU one followed by its device-1 copy
+	var out bytes.Buffer
+	out.WriteString("[")
+	n := 0
+	for i, e := range evs {
+		if i > 0 {
+			out.WriteString(",\n")
+		}
+		out.Write(e)
+		if !npu[heads[i].Pid] {
+			continue
+		}
+		p, err := heads[i].Pid.Int64()
+		require.NoError(t, err)
+		require.Zero(t, p&31, "device 0's packed pid")
+		re := regexp.MustCompile(`"pid":\s*` + heads[i].Pid.String() + `\b`)
+		require.True(t, re.Match(e))
+		out.WriteString(",\n")
+		out.Write(re.ReplaceAll(e, []byte(fmt.Sprintf(`"pid": %d`, p+1))))
+		n++
+	}
+	require.Greater(t, n, 5000)
+	out.WriteString("]")
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+}
+
 // One process driving two devices writes both into one trace_view.json
-// (an Ascend Hardware process per device) and one step_trace_time.csv
-// (a Device_id row per device). npuprof does not split them into ranks
-// yet: it says so on both paths. The files are the real Level1 capture's,
-// rewritten at run time with a second device.
-func TestMultiDeviceFilesAreNamed(t *testing.T) {
+// (one set of NPU processes per device) and one step_trace_time.csv (a
+// Device_id row per device): npuprof makes one rank of each device, and
+// each measures what the single-device capture does. The files are the
+// real Level1 capture's, rewritten at run time with a second device that
+// repeats the first.
+func TestMultiDeviceTextSplitsIntoRanks(t *testing.T) {
 	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	one := analyzeRanks(t, src, 1).Ranks[0]
+
 	dir := t.TempDir()
 	copyTree(t, src, dir)
 	out := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT")
-	require.False(t, warned(t, dir, "trace_view.json", "Ascend Hardware\" processes"))
-	require.False(t, warned(t, dir, "step_trace_time.csv", "devices"))
-
+	withSecondDevice(t, filepath.Join(out, "trace_view.json"))
 	// a second device's step row (the new header's leading Device_id)
 	st := filepath.Join(out, "step_trace_time.csv")
 	b, err := os.ReadFile(st)
@@ -44,16 +133,158 @@ func TestMultiDeviceFilesAreNamed(t *testing.T) {
 	require.Len(t, lines, 2)
 	two := "Device_id," + lines[0] + "\n0," + lines[1] + "\n1," + lines[1] + "\n"
 	require.NoError(t, os.WriteFile(st, []byte(two), 0o644))
-	require.True(t, warned(t, dir, "step_trace_time.csv", "holds the rows of 2 devices (Device_id 0, 1)"))
 
-	// a second device's Ascend Hardware process with one kernel
-	tv := filepath.Join(out, "trace_view.json")
-	b, err = os.ReadFile(tv)
+	res := analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "trace_view.json + step_trace_time.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, i, rr.Device)
+		require.True(t, warned(rr, "trace_view.json", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
+	}
+	// an export holds the two ranks, and reads back as them
+	exp := filepath.Join(t.TempDir(), "export")
+	_, err = pipeline.Export(context.Background(), dir, exp, pipeline.ExportOptions{Workers: 1})
+	require.NoError(t, err)
+	sameMetrics(t, one, analyzeRanks(t, exp, 2).Ranks, "its Parquet export")
+
+	// the summaries alone (no trace, no kernel_details.csv) split too: the
+	// step rows and op_statistic.csv's, rewritten with a Device_id row per
+	// device
+	require.NoError(t, os.Remove(filepath.Join(out, "trace_view.json")))
+	require.NoError(t, os.Remove(filepath.Join(out, "kernel_details.csv")))
+	opst := filepath.Join(out, "op_statistic.csv")
+	b, err = os.ReadFile(opst)
+	require.NoError(t, err)
+	lines = strings.Split(strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
+	var per strings.Builder
+	per.WriteString("Device_id," + lines[0] + "\n")
+	for _, d := range []string{"0", "1"} {
+		for _, l := range lines[1:] {
+			per.WriteString(d + "," + l + "\n")
+		}
+	}
+	require.NoError(t, os.WriteFile(opst, []byte(per.String()), 0o644))
+	onlySteps := t.TempDir()
+	copyTree(t, src, onlySteps, "trace_view.json", "kernel_details.csv")
+	one = analyzeRanks(t, onlySteps, 1).Ranks[0]
+	res = analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "step_trace_time.csv + op_statistic.csv")
+	require.Contains(t, one.Metrics, analysis.MetricKernelComputeUs)
+}
+
+// A trace_view.json of two "Ascend Hardware" processes that no label or
+// packed pid places on a device cannot be split: npuprof says so.
+func TestMultiDeviceUnsplittableIsNamed(t *testing.T) {
+	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	dir := t.TempDir()
+	copyTree(t, src, dir)
+	tv := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+	b, err := os.ReadFile(tv)
 	require.NoError(t, err)
 	s := strings.TrimRight(string(b), " \r\n")
-	require.True(t, strings.HasSuffix(s, "]"))
-	extra := `, {"ph": "M", "name": "process_name", "pid": 4242, "tid": 0, "args": {"name": "Ascend Hardware"}}` +
-		`, {"ph": "X", "name": "aclnnMul_MulAiCore_Mul", "pid": 4242, "tid": 2, "ts": "1736408883750000.000", "dur": 5.0, "args": {"Task Type": "AI_CORE"}}]`
+	extra := `, {"ph": "M", "name": "process_name", "pid": 1000, "tid": 0, "args": {"name": "Ascend Hardware"}}` +
+		`, {"ph": "X", "name": "aclnnMul_MulAiCore_Mul", "pid": 1000, "tid": 2, "ts": "1736408883750000.000", "dur": 5.0, "args": {"Task Type": "AI_CORE"}}]`
 	require.NoError(t, os.WriteFile(tv, []byte(s[:len(s)-1]+extra), 0o644))
-	require.True(t, warned(t, dir, "trace_view.json", "holds 2 \"Ascend Hardware\" processes"))
+	rr := analyzeRanks(t, dir, 1).Ranks[0]
+	require.True(t, warned(rr, "trace_view.json", "holds 2 device processes (\"Ascend Hardware\", or a Kineto trace's \"NPU\") whose pids and process_labels do not name a device each, so they cannot be split"), "%v", rr.Warnings)
+}
+
+// The DB export of one process driving two devices (TASK and
+// COMMUNICATION_OP rows with a deviceId each, a RANK_DEVICE_MAP row per
+// device, analysis.db StepTraceTime rows with a deviceId) splits into one
+// rank per device, numbered by RANK_DEVICE_MAP, each measuring what the
+// single-device export does. The files are the real (pristine) rank 1
+// export's, rewritten at run time with a device 0 that repeats device 1.
+func TestMultiDeviceDBSplitsIntoRanks(t *testing.T) {
+	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/db/level1/rank1_ascend_pt")
+	one := analyzeRanks(t, src, 1).Ranks[0]
+	require.Equal(t, 1, one.Rank)
+
+	dir := t.TempDir()
+	copyTree(t, src, dir)
+	out := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT")
+	exec := func(path string, stmts ...string) {
+		t.Helper()
+		db, err := sql.Open("sqlite", path)
+		require.NoError(t, err)
+		defer db.Close()
+		for _, q := range stmts {
+			_, err := db.Exec(q)
+			require.NoError(t, err, q)
+		}
+	}
+	exec(filepath.Join(out, "ascend_pytorch_profiler_1.db"),
+		`INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, taskType, contextId, streamId, taskId, modelId)
+		 SELECT startNs, endNs, 0, connectionId, globalTaskId, globalPid, taskType, contextId, streamId, taskId, modelId FROM TASK WHERE deviceId = 1`,
+		`ALTER TABLE COMMUNICATION_OP ADD COLUMN deviceId INTEGER`,
+		`UPDATE COMMUNICATION_OP SET deviceId = 1`,
+		`INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, groupName, opId, relay, retry, dataType, algType, count, opType, deviceId)
+		 SELECT opName, startNs, endNs, connectionId, groupName, opId + 1000000, relay, retry, dataType, algType, count, opType, 0 FROM COMMUNICATION_OP`,
+		`INSERT INTO RANK_DEVICE_MAP (rankId, deviceId) VALUES (0, 0)`)
+	exec(filepath.Join(out, "analysis.db"),
+		`ALTER TABLE StepTraceTime ADD COLUMN deviceId INTEGER`,
+		`UPDATE StepTraceTime SET deviceId = 1`,
+		`INSERT INTO StepTraceTime SELECT step, computing, communication_not_overlapped, overlapped, communication, free, stage, bubble,
+		 communication_not_overlapped_and_exclude_receive, preparing, 0 FROM StepTraceTime`)
+
+	res := analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "ascend_pytorch_profiler_1.db")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, i, rr.Device)
+		require.True(t, warned(rr, ".db", fmt.Sprintf("this rank is device %d's (rank %d by RANK_DEVICE_MAP)", i, i)), "%v", rr.Warnings)
+	}
+
+	// without COMMUNICATION_OP's deviceId, the collectives cannot be
+	// split: each rank says so, and measures no collective
+	exec(filepath.Join(out, "ascend_pytorch_profiler_1.db"),
+		`DELETE FROM COMMUNICATION_OP WHERE deviceId = 0`,
+		`ALTER TABLE COMMUNICATION_OP DROP COLUMN deviceId`)
+	res = analyzeRanks(t, dir, 2)
+	for _, rr := range res.Ranks {
+		require.NotContains(t, rr.Metrics, analysis.MetricCommunicationUs)
+		require.Contains(t, rr.Unavailable[analysis.MetricCommunicationUs], "does not say the device of")
+		require.Equal(t, one.Metrics[analysis.MetricComputingUs], rr.Metrics[analysis.MetricComputingUs])
+	}
+}
+
+// A torch.profiler (Kineto) trace of one process driving two NPUs holds
+// one "NPU" process per device (pid = the device id): npuprof makes one
+// rank of each, each measuring what the one-device trace does. tracegen's
+// Kineto trace, rewritten at run time with a device 1 that repeats
+// device 0.
+func TestMultiDeviceKinetoSplitsIntoRanks(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	dir, _ := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUChrome)
+	one := analyzeRanks(t, dir, 1).Ranks[0]
+	require.Equal(t, 0, one.Device)
+	traces, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json"))
+	require.NoError(t, err)
+	require.Len(t, traces, 1)
+	b, err := os.ReadFile(traces[0])
+	require.NoError(t, err)
+	var out []string
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.Contains(l, `"pid": 0,`) {
+			out = append(out, l)
+			continue
+		}
+		ev, comma := strings.CutSuffix(l, ",")
+		out = append(out, ev+",")
+		l = strings.Replace(ev, `"pid": 0,`, `"pid": 1,`, 1)
+		if comma {
+			l += ","
+		}
+		out = append(out, l)
+		n++
+	}
+	require.Greater(t, n, 100)
+	require.NoError(t, os.WriteFile(traces[0], []byte(strings.Join(out, "\n")), 0o644))
+	res := analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "Kineto trace")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Device)
+	}
 }

@@ -308,3 +308,25 @@ func TestCutSummariesArePartial(t *testing.T) {
 		require.True(t, warned, c.file)
 	}
 }
+
+// Without a timeline, kernel_details.csv's Step Id gives the steps (each
+// from its first row's start to its last row's end) and so the MoE layers
+// per step: the same counts as the timeline's ProfilerStep#N.
+func TestStepsFromKernelDetailsStepID(t *testing.T) {
+	sc := testutil.Scenario(t, "ep-fc1-cumsum-steps")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 3, 3
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUText)
+	res, err := pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	full := res.Ranks[0]
+	require.Equal(t, 3.0, full.Metrics[analysis.MetricDecodeStepsCount])
+	require.NoError(t, os.Remove(filepath.Join(dir, truth.Ranks[0].Dir, tracegen.OutputDir, "trace_view.json")))
+	res, err = pipeline.Analyze(context.Background(), dir, pipeline.Options{})
+	require.NoError(t, err)
+	rr := res.Ranks[0]
+	for _, m := range []string{analysis.MetricDecodeStepsCount, analysis.MetricMoELayersCount} {
+		require.Contains(t, rr.Metrics, m)
+		require.Equal(t, full.Metrics[m], rr.Metrics[m], m)
+	}
+	require.Len(t, analysis.StepsOf(rr), 3)
+}

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,15 @@ func TestWindowOfTheCurrentWriter(t *testing.T) {
 			}
 			require.Less(t, rr.Metrics[analysis.MetricKernelSpanUs], rr.Metrics[analysis.MetricDeviceWindowUs])
 			require.Empty(t, warningsWith(rr, ownOverlapWarning), "%s rank %d", lay, i)
-			if lay != tracegen.LayoutTorchNPUText {
+			if lay == tracegen.LayoutTorchNPUDB {
+				// the DB's own OVERLAP_ANALYSIS (msprof's DB writer
+				// since CANN 8.5) gives the same, to the ns
+				dbs, err := filepath.Glob(filepath.Join(dir, truth.Ranks[i].Dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
+				require.NoError(t, err)
+				require.Len(t, dbs, 1)
+				span, free := dbOverlap(t, dbs[0])
+				require.Equal(t, float64(span)/1000, rr.Metrics[analysis.MetricDeviceWindowUs])
+				require.Equal(t, float64(free)/1000, rr.Metrics[analysis.MetricFreeUs])
 				continue
 			}
 			// the trace's own events give the same, to the ns
@@ -130,4 +139,63 @@ func TestWindowOfAnMsprofCapture(t *testing.T) {
 	within(t, want[tracegen.MetricKernelSpanUs], rr.Metrics[analysis.MetricDeviceWindowUs], 1e-12, "the recomputed window")
 	require.Zero(t, rr.Metrics[analysis.MetricHeadIdleUs])
 	require.Empty(t, warningsWith(rr, ownOverlapWarning))
+}
+
+// dbOverlap is the span and the Free sum (ns) of a database's own
+// OVERLAP_ANALYSIS rows.
+func dbOverlap(t *testing.T, path string) (span, free int64) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.QueryRow(`SELECT max(endNs) - min(startNs), (SELECT sum(endNs - startNs) FROM OVERLAP_ANALYSIS WHERE type = 3) FROM OVERLAP_ANALYSIS`).Scan(&span, &free))
+	require.Positive(t, span)
+	return span, free
+}
+
+// The real DB export MindStudio Insight rewrote carries an
+// OVERLAP_ANALYSIS table (the msprof DB writer's, since CANN 8.5): its
+// window and free time are taken to the ns (its sums equal the capture's
+// analysis.db StepTraceTime), and npuprof's recomputation agrees within
+// 0.1% (no warning).
+func TestWindowOfTheDBsOwnOverlap(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/db/level1/rank0_ascend_pt")
+	rr := oneRank(t, dir)
+	span, free := dbOverlap(t, filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_0.db"))
+	require.Equal(t, int64(132233522), span)
+	require.Equal(t, int64(25258144), free)
+	require.Equal(t, 132233.522, rr.Metrics[analysis.MetricDeviceWindowUs])
+	require.Equal(t, 25258.144, rr.Metrics[analysis.MetricFreeUs])
+	require.Equal(t, 8903.431, rr.Metrics[analysis.MetricComputingUs])
+	require.Equal(t, 102108.1, rr.Metrics[analysis.MetricCommunicationUs])
+	require.Empty(t, warningsWith(rr, ownOverlapWarning))
+}
+
+// A DB whose OVERLAP_ANALYSIS spans the device tasks around the kernels
+// (the CANN 8.5 writer) but whose profiler_info names an older CANN:
+// npuprof's recomputation by the older rule (the kernel span) differs by
+// more than 0.1%, and a warning says so; the window and free time are the
+// table's, to the ns.
+func TestWindowOfTheDBWarnsWhenTheRuleDiffers(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	sc.CANNVersion = "8.5.0"
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutTorchNPUDB)
+	infos, err := filepath.Glob(filepath.Join(dir, truth.Ranks[0].Dir, "profiler_info*.json"))
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	b, err := os.ReadFile(infos[0])
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"8.5.0"`)
+	require.NoError(t, os.WriteFile(infos[0], []byte(strings.Replace(string(b), `"8.5.0"`, `"8.3.RC1"`, 1)), 0o644))
+	rr := oneRank(t, dir)
+	dbs, err := filepath.Glob(filepath.Join(dir, truth.Ranks[0].Dir, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler_*.db"))
+	require.NoError(t, err)
+	require.Len(t, dbs, 1)
+	span, free := dbOverlap(t, dbs[0])
+	require.Equal(t, float64(span)/1000, rr.Metrics[analysis.MetricDeviceWindowUs])
+	require.Equal(t, float64(free)/1000, rr.Metrics[analysis.MetricFreeUs])
+	ws := warningsWith(rr, ownOverlapWarning)
+	require.Len(t, ws, 1)
+	require.Contains(t, ws[0], "before CANN 8.5")
 }

@@ -109,6 +109,9 @@ type dbOut struct {
 	first  int64
 	last   int64
 	err    error
+	// ovStmt inserts an OVERLAP_ANALYSIS row; nil until the table is
+	// made (overlap)
+	ovStmt *sql.Stmt
 }
 
 var dbInserts = map[string]string{
@@ -258,6 +261,33 @@ func (d *dbOut) device(o *rankOut, st *rankStep) {
 	}
 	if st.syncDur > 0 {
 		d.exec("cann", st.syncTS, st.syncTS+st.syncDur, 20000, d.tid, int64(st.syncConn), d.str("aclrtSynchronizeStream"))
+	}
+	for i := range o.ov {
+		d.overlap(o, &o.ov[i])
+	}
+}
+
+// overlap writes one Overlap Analysis slice to OVERLAP_ANALYSIS
+// (deviceId, startNs, endNs, type: 0 Computing, 1 Communication, 2
+// Communication(Not Overlapped), 3 Free), which msprof's DB writer
+// writes from CANN 8.5 (the writer of the extremes window,
+// Scenario.extremesWindow); nothing for an older writer.
+func (d *dbOut) overlap(o *rankOut, e *ovEvent) {
+	if d.err != nil || !o.s.extremesWindow() {
+		return
+	}
+	if d.ovStmt == nil {
+		const q = `CREATE TABLE OVERLAP_ANALYSIS (id INTEGER PRIMARY KEY AUTOINCREMENT, deviceId INTEGER, startNs INTEGER, endNs INTEGER, type INTEGER)`
+		if _, err := d.tx.Exec(q); err != nil {
+			d.err = fmt.Errorf("tracegen: %s: %w", d.path, err)
+			return
+		}
+		if d.ovStmt, d.err = d.tx.Prepare(`INSERT INTO OVERLAP_ANALYSIS (deviceId, startNs, endNs, type) VALUES (?,?,?,?)`); d.err != nil {
+			return
+		}
+	}
+	if _, err := d.ovStmt.Exec(o.info.device, e.start, e.start+e.dur, e.tid); err != nil {
+		d.err = fmt.Errorf("tracegen: %s: OVERLAP_ANALYSIS: %w", d.path, err)
 	}
 }
 

@@ -629,6 +629,9 @@ func (o *rankOut) writeCANN(st *rankStep) {
 func (o *rankOut) finishDevice(meta bool) {
 	if o.winSet && o.acc.winEnd > o.freeAt {
 		o.writeOverlap(&ovEvent{3, o.freeAt, o.acc.winEnd - o.freeAt})
+		if o.db != nil {
+			o.db.overlap(o, &ovEvent{3, o.freeAt, o.acc.winEnd - o.freeAt})
+		}
 	}
 	if meta {
 		o.writeDeviceMeta()

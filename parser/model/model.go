@@ -101,6 +101,9 @@ type DeviceTask struct {
 	// ModelID is the graph (model) id, 4294967295 for single-op mode.
 	ModelID uint32
 	Class   TaskClass
+	// Device is the task's device in a file that holds several
+	// (Rank.Devices), 0 otherwise; SplitDevices makes a rank of each.
+	Device int16
 }
 
 // End returns Start+Dur.
@@ -127,6 +130,9 @@ type HCCLOp struct {
 	// Variant is "" for ordinary ops, "aicpu" for AicpuKernel-unfolded ops,
 	// "aiv" for AivKernel ops.
 	Variant Sym
+	// Device is the op's device in a file that holds several
+	// (Rank.Devices), 0 otherwise.
+	Device int16
 }
 
 // End returns Start+Dur.
@@ -206,11 +212,19 @@ type StepTraceRow struct {
 	Device string
 }
 
+// DevicePart is what a reader kept of one device of a file that holds
+// several (Rank.Devices): its own Overlap Analysis and HCCL plane tasks.
+type DevicePart struct {
+	Device     int
+	OwnOverlap OwnOverlap
+	HCCLPlane  PlaneTasks
+}
+
 // OwnOverlap is the profiler's own Overlap Analysis of a capture (the
-// "Overlap Analysis" process of msprof_*.json; trace_view.json's is
-// skipped, see traceview.ReadWithOverlap): the
-// span of its slices and their sums per kind, ns, read from the rank's
-// timeline file (Have.TimelineFile). Slices is 0 when the capture holds
+// "Overlap Analysis" process of msprof_*.json, a database's
+// OVERLAP_ANALYSIS table; trace_view.json's is skipped, see
+// traceview.ReadWithOverlap): the span of its slices and their sums per
+// kind, ns, read from the rank's timeline file (Have.TimelineFile). Slices is 0 when the capture holds
 // none (or only part of one: a cut timeline).
 type OwnOverlap struct {
 	Start, End int64
@@ -272,6 +286,9 @@ type StatRow struct {
 	// Max is the longest single call (api_statistic's Max(us)), ns; 0
 	// when the file has no such column.
 	Max int64
+	// Device is the row's Device_id cell (op_statistic's new headers),
+	// "" when absent.
+	Device string
 }
 
 // Warning is a problem met while reading input that did not stop the read.
@@ -400,8 +417,22 @@ type Rank struct {
 	// Metadata holds the other profiler_metadata.json keys as raw JSON text.
 	Metadata map[string]string
 
-	// OwnOverlap is an msprof capture's own Overlap Analysis, when read.
+	// OwnOverlap is the capture's own Overlap Analysis (msprof_*.json, a
+	// database's OVERLAP_ANALYSIS), when read.
 	OwnOverlap OwnOverlap
+
+	// Devices lists, ascending, the devices of a capture whose files
+	// hold several (one process driving several devices: torch_npu's
+	// pid_device_map, msprof's per-device loop), nil when it holds one.
+	// Tasks, HCCL ops and step-trace rows then carry their device, and
+	// PerDevice holds what the readers kept per device; SplitDevices
+	// makes one rank of each device (pipeline/gather does, after the
+	// read).
+	Devices   []int
+	PerDevice []DevicePart
+	// RankOfDevice maps a device to its rank where the capture says so
+	// (the DB's RANK_DEVICE_MAP), nil otherwise.
+	RankOfDevice map[int]int
 
 	StepTrace     []StepTraceRow
 	Communication []CommOpInfo

@@ -39,6 +39,7 @@ type Files struct {
 	TaskTime    []string // task_time_*.csv (+ slices)
 	CommStat    []string // communication_statistic_*.csv
 	APIStat     []string // api_statistic_*.csv
+	OpStat      []string // op_statistic_*.csv
 	CommJSON    string   // analyze/communication.json
 	Devices     []int    // device_{id} folders
 	OutputFound bool     // mindstudio_profiler_output exists
@@ -118,6 +119,7 @@ func Find(prof string) Files {
 	f.TaskTime = pick(names, out, "task_time_", ".csv")
 	f.CommStat = pick(names, out, "communication_statistic_", ".csv")
 	f.APIStat = pick(names, out, "api_statistic_", ".csv")
+	f.OpStat = pick(names, out, "op_statistic_", ".csv")
 	for _, n := range []string{"communication.json"} {
 		if p := filepath.Join(prof, "analyze", n); fileExists(p) {
 			f.CommJSON = p
@@ -378,7 +380,9 @@ func ReadAPIStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIss
 // and core type: count and total µs; collectives are not in it). Level is
 // the Core Type, Name the OP Type.
 func ReadOpStatistic(r io.Reader, file string) ([]model.StatRow, summary.RowIssues, error) {
-	return readStat(r, file, statCols("OP Type", "Core Type", "Total Time(us)"), "level")
+	cols := statCols("OP Type", "Core Type", "Total Time(us)")
+	cols["device"] = []string{"Device_id"}
+	return readStat(r, file, cols, "level")
 }
 
 // statCols names a statistics file's columns: name, level ("" when the
@@ -419,6 +423,7 @@ func readStat(r io.Reader, file string, cols map[string][]string, level string) 
 		if level != "" {
 			row.Level = cell(rec, idx, level)
 		}
+		row.Device = strings.TrimSpace(cell(rec, idx, "device"))
 		out = append(out, row)
 	})
 	if err != nil {

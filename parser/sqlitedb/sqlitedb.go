@@ -324,6 +324,7 @@ func readDB(db querier, path string, size int64, r *model.Rank) error {
 	}
 	readSteps(db, sc, path, r)
 	readPyTorch(db, sc, path, strs, r, conn, hconn)
+	readOverlap(db, sc, path, r)
 	if note := tasksNote(sc, path); note != "" {
 		// without device tasks there is no timeline: collectives alone
 		// would make every kernel count a measured 0
@@ -367,21 +368,87 @@ func readRankMap(db querier, sc schema, path string, r *model.Rank) {
 	}
 	defer rows.Close()
 	n := 0
+	byDev := map[int]int{}
 	for rows.Next() {
 		var rk, dev any
 		if rows.Scan(&rk, &dev) != nil {
 			continue
 		}
 		n++
-		if v, ok := asInt(rk); ok && v >= 0 && v < 1<<20 && n == 1 {
-			r.Rank = int(v)
+		rv, rok := asInt(rk)
+		dv, dok := asInt(dev)
+		rok, dok = rok && rv >= 0 && rv < 1<<20, dok && dv >= 0 && dv < 1<<15
+		if rok && n == 1 {
+			r.Rank = int(rv)
 		}
-		if v, ok := asInt(dev); ok && v >= 0 && v < 1<<16 && n == 1 {
-			r.Device = int(v)
+		if dok && n == 1 {
+			r.Device = int(dv)
+		}
+		if rok && dok {
+			byDev[int(dv)] = int(rv)
 		}
 	}
 	if n > 1 {
-		r.Warn(path, "RANK_DEVICE_MAP has %d rows; used the first", n)
+		// one process driving several devices: each device's rank, for
+		// the rank of each (model.Rank.SplitDevices)
+		r.RankOfDevice = byDev
+	}
+}
+
+// deviceTag is the device of a row of a database whose TASK table holds
+// several devices, to tag the row with (model.Rank.Devices).
+func deviceTag(v any) int16 {
+	if d, ok := asInt(v); ok && d >= 0 && d < 1<<15 {
+		return int16(d)
+	}
+	return -1
+}
+
+// Overlap Analysis kinds by the type of an OVERLAP_ANALYSIS row (the
+// sums of the real capture's rows equal its StepTraceTime columns).
+var overlapKinds = []string{"Computing", "Communication", "Communication(Not Overlapped)", "Free"}
+
+// readOverlap reads OVERLAP_ANALYSIS (deviceId, startNs, endNs, type):
+// the profiler's own Overlap Analysis (msprof's DB writer, and MindStudio
+// Insight when it opened the file), per device when the database holds
+// several.
+func readOverlap(db querier, sc schema, path string, r *model.Rank) {
+	cols := "NULL"
+	if sc.has("OVERLAP_ANALYSIS", "deviceId") {
+		cols = "deviceId"
+	}
+	rows := optional(db, sc, path, r, "OVERLAP_ANALYSIS", []string{"startNs", "endNs", "type"}, "SELECT startNs, endNs, type, "+cols+" FROM OVERLAP_ANALYSIS")
+	if rows == nil {
+		return
+	}
+	defer rows.Close()
+	var st, en, typ, dev any
+	bad := 0
+	for rows.Next() {
+		if rows.Scan(&st, &en, &typ, &dev) != nil {
+			bad++
+			continue
+		}
+		s, ok1 := asInt(st)
+		e, ok2 := asInt(en)
+		k, ok3 := asInt(typ)
+		if !ok1 || !ok2 || !ok3 || e < s || k < 0 || k >= int64(len(overlapKinds)) {
+			bad++
+			continue
+		}
+		own := &r.OwnOverlap
+		if len(r.Devices) > 0 {
+			d := deviceTag(dev)
+			if d < 0 {
+				bad++
+				continue
+			}
+			own = &r.Part(int(d)).OwnOverlap
+		}
+		own.Add(overlapKinds[k], s, e-s)
+	}
+	if bad > 0 {
+		r.Warnings = append(r.Warnings, model.Warning{File: path, Message: "skipped OVERLAP_ANALYSIS rows with missing or reversed times, an unknown type or no device", Count: bad})
 	}
 }
 
@@ -449,6 +516,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 	}
 	opt("TASK", "modelId", "t.modelId")
 	opt("TASK", "connectionId", "t.connectionId")
+	opt("TASK", "deviceId", "t.deviceId")
 	join := ""
 	if sc.has("COMPUTE_TASK_INFO", "globalTaskId", "name") && sc.has("TASK", "globalTaskId") {
 		join = " LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
@@ -463,10 +531,14 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM TASK t" + join
 	conn := map[int64][]int32{}
-	var tt, stream, modelID, cid, cname, cop, ctt, cshape, cgid any
-	if err := spanRows(db, path, "TASK", q, r, []any{&tt, &stream, &modelID, &cid, &cname, &cop, &ctt, &cshape, &cgid}, func(s, dur int64) {
+	var tt, stream, modelID, cid, dev, cname, cop, ctt, cshape, cgid any
+	devs, lastDev := map[int16]bool{}, int16(0)
+	if err := spanRows(db, path, "TASK", q, r, []any{&tt, &stream, &modelID, &cid, &dev, &cname, &cop, &ctt, &cshape, &cgid}, func(s, dur int64) {
 		hostType := strs.get(tt)
-		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, ModelID: 4294967295}
+		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, ModelID: 4294967295, Device: deviceTag(dev)}
+		if t.Device != lastDev || len(devs) == 0 {
+			devs[t.Device], lastDev = true, t.Device
+		}
 		if v, ok := asInt(stream); ok {
 			t.Stream = int32(v)
 		}
@@ -506,6 +578,22 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 		return nil, err
 	}
 	r.Have.Timeline = len(r.Tasks) > 0
+	if len(devs) > 1 {
+		// one process driving several devices: a rank of each
+		// (model.Rank.SplitDevices); a task of no device is in none
+		for d := range devs {
+			if d >= 0 {
+				r.AddDevice(int(d))
+			}
+		}
+		if devs[-1] {
+			r.Warn(path, "TASK rows without a deviceId are in no device's rank")
+		}
+	} else {
+		for i := range r.Tasks {
+			r.Tasks[i].Device = 0
+		}
+	}
 	return conn, nil
 }
 
@@ -522,15 +610,19 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 		}
 		return nil, nil
 	}
-	cols := sc.selectCols("COMMUNICATION_OP", []string{"startNs", "endNs", "opName"}, "groupName", "opType", "connectionId")
+	cols := sc.selectCols("COMMUNICATION_OP", []string{"startNs", "endNs", "opName"}, "groupName", "opType", "connectionId", "deviceId")
+	split := len(r.Devices) > 0
+	if split && !sc.has("COMMUNICATION_OP", "deviceId") {
+		r.Warn(path, "TASK holds devices %v, but COMMUNICATION_OP has no deviceId: its collectives cannot be split by device and are in no device's rank", r.Devices)
+	}
 	byComm := map[string]string{}
 	for _, g := range r.Groups {
 		byComm[g.Comm] = g.Name
 	}
 	conn := map[int64][]int32{}
-	var name, group, opType, cid any
+	var name, group, opType, cid, dev any
 	q := "SELECT " + cols + " FROM COMMUNICATION_OP"
-	if err := spanRows(db, path, "COMMUNICATION_OP", q, r, []any{&name, &group, &opType, &cid}, func(s, dur int64) {
+	if err := spanRows(db, path, "COMMUNICATION_OP", q, r, []any{&name, &group, &opType, &cid, &dev}, func(s, dur int64) {
 		n := strs.get(name)
 		typ := model.HCCLTypeFromName(n)
 		if typ == "unknown" {
@@ -545,6 +637,9 @@ func readCommOps(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 		}
 		h := model.HCCLOp{Start: s, Dur: dur, Name: r.Intern(n), Type: r.Intern(typ), HashSuffix: r.Intern(hash),
 			Group: r.Intern(grp), Variant: r.Intern(model.HCCLVariant(n))}
+		if split {
+			h.Device = deviceTag(dev)
+		}
 		if v, ok := asInt(cid); ok {
 			conn[v] = append(conn[v], int32(len(r.HCCL)))
 		}
@@ -709,14 +804,14 @@ func ReadAnalysis(path string, r *model.Rank) error {
 	}
 	if sc.has("StepTraceTime", "step", "computing", "communication_not_overlapped", "communication", "free") {
 		cols := sc.selectCols("StepTraceTime", []string{"step", "computing", "communication_not_overlapped", "communication", "free"},
-			"overlapped", "stage", "bubble", "preparing")
+			"overlapped", "stage", "bubble", "preparing", "deviceId")
 		rows, err := db.Query("SELECT " + cols + " FROM StepTraceTime")
 		if err != nil {
 			return fmt.Errorf("%s: StepTraceTime: %w", path, err)
 		}
-		var v [9]any
+		var v [10]any
 		for rows.Next() {
-			if rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != nil {
+			if rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) != nil {
 				continue
 			}
 			var row model.StepTraceRow
@@ -734,6 +829,9 @@ func ReadAnalysis(path string, r *model.Rank) error {
 			row.Stage, _ = asFloat(v[6])
 			row.Bubble, _ = asFloat(v[7])
 			row.Preparing, row.HasPreparing = asFloat(v[8])
+			if d, ok := asInt(v[9]); ok {
+				row.Device = strconv.FormatInt(d, 10)
+			}
 			r.StepTrace = append(r.StepTrace, row)
 		}
 		rows.Close()

@@ -358,6 +358,21 @@ func (rd *reader) absorb(o *reader) {
 		}
 	}
 	rd.mergeFlows(o, pmap, tmap)
+	for j, c := range o.planeBy {
+		if i := int(pmap[j]); c != [2]int{} {
+			for len(rd.planeBy) <= i {
+				rd.planeBy = append(rd.planeBy, [2]int{})
+			}
+			rd.planeBy[i][0] += c[0]
+			rd.planeBy[i][1] += c[1]
+		}
+	}
+	for pid, d := range o.pidDev {
+		if rd.pidDev == nil {
+			rd.pidDev = map[int64]int{}
+		}
+		rd.pidDev[pid] = d
+	}
 	if o.device >= 0 {
 		rd.device = o.device
 	}

@@ -333,15 +333,20 @@ type reader struct {
 	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
 	// type is SDMA or RDMA (transportOf)
 	planeSDMA, planeRDMA int
-	src                  *source
-	in                   *interner
-	pidIdx               map[int64]uint16
-	pids                 []int64
-	strPids              map[string]int64
-	tidIdx               map[int64]uint32
-	tids                 []int64
-	logs                 []plog
-	threads              map[[2]int64]string
+	// planeBy counts them per process (by pid index), for the devices
+	// of a file that holds several
+	planeBy [][2]int
+	// pidDev is the device a process's "NPU {id}" label names, by pid
+	pidDev  map[int64]int
+	src     *source
+	in      *interner
+	pidIdx  map[int64]uint16
+	pids    []int64
+	strPids map[string]int64
+	tidIdx  map[int64]uint32
+	tids    []int64
+	logs    []plog
+	threads map[[2]int64]string
 	// flows: varint records of end flag, pid index, tid index, ts delta,
 	// id delta, in chunks like a process log (no copying as it grows)
 	flows                plog
@@ -843,8 +848,10 @@ func (rd *reader) event(ev *event) {
 	switch ev.transport {
 	case planeSDMA:
 		rd.planeSDMA++
+		rd.planeOf(ev)[0]++
 	case planeRDMA:
 		rd.planeRDMA++
+		rd.planeOf(ev)[1]++
 	}
 	var ph byte
 	if len(ev.phV.b) == 1 && ev.phV.str {
@@ -1189,10 +1196,86 @@ func (rd *reader) labels(pid uint16, l string) {
 	}
 	if strings.HasPrefix(l, "NPU ") {
 		var d int
-		if _, err := fmt.Sscanf(l[4:], "%d", &d); err == nil && d >= 0 && d < 1<<16 {
+		if _, err := fmt.Sscanf(l[4:], "%d", &d); err == nil && d >= 0 && d < 1<<15 {
 			rd.device = d
+			if int(pid) < len(rd.pids) {
+				if rd.pidDev == nil {
+					rd.pidDev = map[int64]int{}
+				}
+				rd.pidDev[rd.pids[pid]] = d
+			}
 		}
 	}
+}
+
+// planeOf is the plane-task counts of the process of ev.
+func (rd *reader) planeOf(ev *event) *[2]int {
+	p := int(rd.evPid(ev))
+	for len(rd.planeBy) <= p {
+		rd.planeBy = append(rd.planeBy, [2]int{})
+	}
+	return &rd.planeBy[p]
+}
+
+// procDevice is the device of process p (a pid index): its "NPU {id}"
+// label's, else its packed pid's; -1 when neither names one.
+func (rd *reader) procDevice(p int) int {
+	pid := rd.pids[p]
+	if d, ok := rd.pidDev[pid]; ok {
+		return d
+	}
+	if rd.logs[p].kind == procKineto {
+		// Kineto writes a device's slices with pid = its device id
+		if pid >= 0 && pid < 1<<15 {
+			return int(pid)
+		}
+		return -1
+	}
+	return devFromPid(pid)
+}
+
+// deviceOfProcs is the device of every process (by pid index) of a file
+// whose "Ascend Hardware" processes (a Kineto trace's "NPU" processes)
+// are on several devices (torch_npu's pid_device_map, msprof's
+// per-device loop, torch.profiler driving several NPUs), which it records on rank
+// (Devices); nil when they are on one. When they are several but their
+// pids and labels do not name a device each, a warning says that the
+// file is read as one rank.
+func (rd *reader) deviceOfProcs(rank *model.Rank, file string) []int {
+	hw := procHardware
+	nHW := countKind(rd.logs, procHardware)
+	if nHW == 0 {
+		hw, nHW = procKineto, countKind(rd.logs, procKineto)
+	}
+	if nHW < 2 {
+		return nil
+	}
+	devOf := make([]int, len(rd.logs))
+	var devs []int
+	unknown := 0
+	for p := range rd.logs {
+		devOf[p] = -1
+		switch rd.logs[p].kind {
+		case procHardware, procHCCL, procOverlap, procKineto:
+			devOf[p] = rd.procDevice(p)
+		}
+		if rd.logs[p].kind != hw {
+			continue
+		}
+		if devOf[p] < 0 {
+			unknown++
+		} else if !slices.Contains(devs, devOf[p]) {
+			devs = append(devs, devOf[p])
+		}
+	}
+	if unknown > 0 || len(devs) != nHW {
+		rank.Warn(file, "holds %d device processes (\"Ascend Hardware\", or a Kineto trace's \"NPU\") whose pids and process_labels do not name a device each, so they cannot be split into one rank per device: npuprof reads them as one rank, its window and sums covering every device together; analyze each device's capture apart", nHW)
+		return nil
+	}
+	for _, d := range devs {
+		rank.AddDevice(d)
+	}
+	return devOf
 }
 
 // isBigOpThread reports whether an HCCL-process thread holds big ops
@@ -1289,10 +1372,14 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			unnamed += rd.logs[p].n
 		}
 	}
-	// device processes: one per device (torch_npu's pid_device_map, msprof's
-	// per-device loop); several are not split into ranks yet
-	if nHW := countKind(rd.logs, procHardware); nHW > 1 {
-		rank.Warn(file, "holds %d \"Ascend Hardware\" processes (one per device driven by this process): npuprof reads them as one rank, so its window and sums cover every device together; analyze each device's capture apart", nHW)
+	// device processes: one per device (torch_npu's pid_device_map,
+	// msprof's per-device loop), each task and op tagged with its device
+	devOf := rd.deviceOfProcs(rank, file)
+	dev16 := func(p int) int16 {
+		if devOf == nil {
+			return 0
+		}
+		return int16(devOf[p])
 	}
 	nTasks := 0
 	for p := range rd.logs {
@@ -1347,7 +1434,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		link(flowKey{uint16(p), s.tid, s.ts}, -1, int32(len(rank.HCCL)))
 		rank.HCCL = append(rank.HCCL, model.HCCLOp{
 			Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Type: hi.typ,
-			HashSuffix: hi.hash, Variant: hi.variant,
+			HashSuffix: hi.hash, Variant: hi.variant, Device: dev16(p),
 		})
 	}
 	for p := range rd.logs {
@@ -1375,14 +1462,18 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
 				rank.Tasks = append(rank.Tasks, model.DeviceTask{
 					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt),
-					Stream: stream, Class: ti.class, ModelID: s.modelID,
+					Stream: stream, Class: ti.class, ModelID: s.modelID, Device: dev16(p),
 				})
 			}
 		case procOverlap:
+			own := &rank.OwnOverlap
+			if devOf != nil {
+				own = &rank.Part(devOf[p]).OwnOverlap
+			}
 			d := newDecoder(lg)
 			unknown, first := 0, ""
 			for d.next(&s) {
-				if !rank.OwnOverlap.Add(rd.in.str(s.name), s.ts, s.dur) {
+				if !own.Add(rd.in.str(s.name), s.ts, s.dur) {
 					if unknown == 0 {
 						first = rd.in.str(s.name)
 					}
@@ -1394,6 +1485,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				rank.Warn(file, "%d Overlap Analysis slice(s) of no kind npuprof knows (first: %q; Computing, Communication, Communication(Not Overlapped) and Free are): left out of the profiler's own overlap", unknown, first[:min(len(first), 60)])
 			}
 		case procHCCL:
+			plane := &rank.HCCLPlane
+			if devOf != nil {
+				plane = &rank.Part(devOf[p]).HCCLPlane
+				if p < len(rd.planeBy) {
+					plane.SDMA, plane.RDMA = rd.planeBy[p][0], rd.planeBy[p][1]
+				}
+			}
 			clear(threadKind)
 			d := newDecoder(lg)
 			for d.next(&s) {
@@ -1413,7 +1511,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					unnamedHCCL++
 				}
 				if k != 1 {
-					rank.HCCLPlane.Tasks++
+					plane.Tasks++
 					continue
 				}
 				addHCCL(p, &s)
@@ -1467,6 +1565,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		// a cut file holds part of the profiler's own analysis: the
 		// window is recomputed from the tasks read
 		rank.OwnOverlap = model.OwnOverlap{}
+		for i := range rank.PerDevice {
+			rank.PerDevice[i].OwnOverlap = model.OwnOverlap{}
+		}
 	}
 	rank.Have.HCCL = rank.Have.Timeline && rank.Have.HCCLNote == ""
 	if !rank.Have.Timeline && rank.Have.TimelineNote == "" {

@@ -143,15 +143,29 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 		}
 		opts.BytesTotal.Store(total)
 	}
-	items := make([]T, len(srcs))
+	// a source is one rank, or one of each device its files hold
+	// (model.Rank.SplitDevices)
+	items := make([][]T, len(srcs))
 	errs := make([]error, len(srcs))
-	ids := make([]rankID, len(srcs))
+	ids := make([][]rankID, len(srcs))
 	if err := walk(ctx, srcs, opts, func(i int, r *model.Rank, err error) {
-		if err == nil {
-			ids[i] = idOf(r)
-			items[i], err = each(r)
+		if err != nil {
+			errs[i] = err
+			return
 		}
-		errs[i] = err
+		rs := []*model.Rank{r}
+		if split := r.SplitDevices(); split != nil {
+			rs = split
+		}
+		for _, r := range rs {
+			id := idOf(r)
+			it, err := each(r)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ids[i], items[i] = append(ids[i], id), append(items[i], it)
+		}
 	}); err != nil {
 		return nil, err
 	}
@@ -164,10 +178,10 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 		return nil, err
 	}
 	s := &Set[T]{Path: path, Internal: internal}
-	readIDs := make([]rankID, len(read))
-	readItems := make([]T, len(read))
-	for k, i := range read {
-		readIDs[k], readItems[k] = ids[i], items[i]
+	var readIDs []rankID
+	var readItems []T
+	for _, i := range read {
+		readIDs, readItems = append(readIDs, ids[i]...), append(readItems, items[i]...)
 	}
 	var kept []string
 	var keptRanks []int
