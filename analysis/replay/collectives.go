@@ -257,10 +257,10 @@ func (t RebalanceExperts) Apply(tl *Timeline) (string, bool, error) { return app
 type rebalanceEdit struct {
 	t      RebalanceExperts
 	m      *tokenModel
-	first  int   // expert ops in the first step
+	first  int               // expert ops in the first step
 	ep     map[*RankLine]int // a rank's index in its ep group
-	placed int   // expert op occurrences set by the placement
-	ideal  int   // those set to the group's mean (no share for them)
+	placed int               // expert op occurrences set by the placement
+	ideal  int               // those set to the group's mean (no share for them)
 	x      experts
 }
 
