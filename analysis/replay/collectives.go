@@ -130,8 +130,13 @@ func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (re
 	return removed, replaced
 }
 
-// allReduceCost is the transfer time of an all-reduce of group g: the mean
-// of the profile's own, else a reduce-scatter's plus an all-gather's.
+// allReduceCost is the transfer time of an all-reduce of group g, from
+// the profile's own collectives of that group: the mean of its
+// all-reduces, else a reduce-scatter's plus an all-gather's (a ring
+// all-reduce of the same bytes is one of each). Each op counts its own
+// time (Transfer: the shortest member's, its wait for the last member left
+// out). The profile records no collective sizes, so the ops are of every
+// size the group ran; the basis says which ops and how many.
 func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 	// the all-gathers that go (issued before a reduce-scatter), not the
 	// step's logits all-gather
@@ -167,14 +172,14 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 		return s / int64(n), n
 	}
 	if ar, n := mean("allreduce"); n > 0 {
-		return ar, fmt.Sprintf("the profile's own %s all-reduces", g), nil
+		return ar, fmt.Sprintf("the mean of the profile's own %d %s all-reduces, each its own time without the wait for the last member; the profile records no collective sizes", n, g), nil
 	}
 	rs, nr := mean("reducescatter")
 	ag, na := mean("allgather")
 	if nr == 0 || na == 0 {
 		return 0, "", fmt.Errorf("no %s all-reduce, reduce-scatter and all-gather to cost an all-reduce from", g)
 	}
-	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather of the same bytes: the profile has no %s all-reduce", g, g, g), nil
+	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather, the means of the profile's own %d and %d, each its own time without the wait for the last member: a ring all-reduce of the same bytes is one of each (the profile has no %s all-reduce and records no collective sizes)", g, g, nr, na, g), nil
 }
 
 // equalize sets the j-th expert op of every rank (its) to the mean
