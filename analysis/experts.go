@@ -136,6 +136,35 @@ type EPLBPrediction struct {
 	// contiguous split, no redundancy).
 	BeforeFrom    string
 	Before, After eplb.Prediction
+	// Planned is the placement the plan would write; Tokens[l][e] the
+	// loads it was planned for (PlannedShares reads them).
+	Planned *model.Deployment
+	Tokens  [][]int64
+}
+
+// PlannedShares is, per layer of the expert input, each EP rank's share
+// of the layer's tokens under the planned placement (nil when a layer
+// has no tokens).
+func (p *EPLBPrediction) PlannedShares() [][]float64 {
+	if p == nil || p.Planned == nil || len(p.Planned.Layers) != len(p.Tokens) {
+		return nil
+	}
+	out := make([][]float64, len(p.Tokens))
+	for l, tok := range p.Tokens {
+		rl := eplb.RankLoads(p.Planned.Layers[l].Devices, tok)
+		var sum float64
+		for _, x := range rl {
+			sum += x
+		}
+		if !(sum > 0) {
+			continue
+		}
+		for i := range rl {
+			rl[i] /= sum
+		}
+		out[l] = rl
+	}
+	return out
 }
 
 // EPSkew is the per-EP-rank GroupedMatmul load measured in the trace.
@@ -463,7 +492,8 @@ func predictEPLB(x *model.ExpertLoads, ep *EPSkew) (*EPLBPrediction, string) {
 	if a.Layers == 0 || b.Layers == 0 {
 		return nil, "every layer of the expert input has 0 tokens"
 	}
-	return &EPLBPrediction{Ranks: ranks, Redundant: n, Slots: (x.NumExperts + n) / ranks, BeforeFrom: from, Before: b, After: a}, ""
+	return &EPLBPrediction{Ranks: ranks, Redundant: n, Slots: (x.NumExperts + n) / ranks, BeforeFrom: from, Before: b, After: a,
+		Planned: plan, Tokens: tok}, ""
 }
 
 // logMetrics reads the latest imbalance figures out of the log lines.

@@ -277,3 +277,37 @@ func TestPlanBoundsPastTheStep(t *testing.T) {
 	require.Contains(t, why["team-f"], "were removed by the earlier steps")
 	require.True(t, p.UpperBound)
 }
+
+// parallel-strategy (TP4xDP4 -> TP8xDP2 on the A3 system) is an upper
+// bound, and one that holds: on tracegen's A3 pair (a3-tp4dp4-rc2 ->
+// a3-tp8dp2-rc2, the same version) it predicts at least the change
+// measured, and at least the second field report's -25% step time (18
+// -> 24 tokens/s for the same change).
+func TestParallelStrategyBoundHolds(t *testing.T) {
+	f := tracegen.FieldReport2()
+	before, after := analyze(t, f[1]), analyze(t, f[2])
+	set, err := rules.Load()
+	require.NoError(t, err)
+	fs, err := rules.BuildFacts(before, nil, nil)
+	require.NoError(t, err)
+	rep := rules.Evaluate(set, &rules.Input{Result: before, Facts: fs})
+	require.Empty(t, rep.Failed())
+	plan.Build(before, rep)
+	var ps *rules.Fired
+	for i := range rep.Findings {
+		if rep.Findings[i].Rule == "parallel-strategy" {
+			ps = &rep.Findings[i]
+		}
+	}
+	require.NotNil(t, ps, "parallel-strategy fires on %s", f[1].Name)
+	require.NotNil(t, ps.Predicted)
+	require.True(t, ps.Predicted.UpperBound)
+	got := ps.Predicted.StepTimeChangePct
+	want := (measured(after)/measured(before) - 1) * 100
+	const field = (18.0/24 - 1) * 100 // -25%: 18 -> 24 tokens/s
+	t.Logf("parallel-strategy: bound %+.2f%%, tracegen pair %+.2f%%, field %+.2f%% (%s)", got, want, field, ps.Predicted.Basis)
+	require.Negative(t, want)
+	require.LessOrEqual(t, got, want, "the bound holds on tracegen's pair")
+	require.LessOrEqual(t, got, field, "the bound holds against the field's change")
+	require.Greater(t, got, -50.0, "a bound that still says something")
+}

@@ -53,6 +53,10 @@ type builder struct {
 	ledger      *ledgerLeft
 	noPred      map[string]string
 	notReplayed map[string]string // why a fix was not replayed
+	// eplb is the planned EPLB placement's token shares per MoE layer and
+	// EP rank (nil without expert loads), eplbBasis what it is
+	eplb      [][]float64
+	eplbBasis string
 }
 
 func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
@@ -73,6 +77,15 @@ func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
 		lines = append(lines, analysis.ReplayOf(rr))
 	}
 	b.steps = steps
+	if res.Cluster != nil {
+		if x := analysis.ExpertsOf(res.Cluster); x != nil && x.EPLB != nil {
+			if sh := x.EPLB.PlannedShares(); len(sh) > 0 {
+				b.eplb = sh
+				b.eplbBasis = fmt.Sprintf("the placement npuprof eplb plan writes from the expert loads (%d ranks, %d redundant; the slowest rank's load %.2fx -> %.2fx the mean, mean over layers)",
+					x.EPLB.Ranks, x.EPLB.Redundant, x.EPLB.Before.Mean, x.EPLB.After.Mean)
+			}
+		}
+	}
 	if m := sum / float64(n); n > 0 && m > 0 && !math.IsInf(m, 0) {
 		b.base = &m
 	}
@@ -103,7 +116,7 @@ func (b *builder) transforms(f *rules.Fired, seen map[string]bool) ([]replay.Tra
 		out, req = append(out, ts...), append(append(req, r.Rule), rq...)
 	}
 	for _, t := range f.Transforms {
-		rt, err := toReplay(t)
+		rt, err := b.toReplay(t)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -112,8 +125,9 @@ func (b *builder) transforms(f *rules.Fired, seen map[string]bool) ([]replay.Tra
 	return out, req, nil
 }
 
-// toReplay turns a rule's transform into the replay's.
-func toReplay(t rules.Transform) (replay.Transform, error) {
+// toReplay turns a rule's transform into the replay's: EPLB's with the
+// planned placement when the profile has expert loads.
+func (b *builder) toReplay(t rules.Transform) (replay.Transform, error) {
 	switch t.Kind {
 	case "remove_kernels":
 		return replay.RemoveKernels{Op: t.Op, After: t.After}, nil
@@ -128,7 +142,7 @@ func toReplay(t rules.Transform) (replay.Transform, error) {
 	case "eager_to_graph":
 		return replay.EagerToGraph{}, nil
 	case "rebalance_experts":
-		return replay.RebalanceExperts{}, nil
+		return replay.RebalanceExperts{Shares: b.eplb, Basis: b.eplbBasis}, nil
 	}
 	return nil, fmt.Errorf("unknown transform %q", t.Kind)
 }

@@ -146,7 +146,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 		if !requiresPlaced(f, placed, b.byRule) {
 			continue
 		}
-		p, err := replay.PredictStep(cur, replayTransforms(f))
+		p, err := replay.PredictStep(cur, b.replayTransforms(f))
 		if err != nil {
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue
@@ -170,16 +170,16 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 		// the winner's timeline made again rather than kept while the
 		// other candidates are replayed: one transformed copy of every
 		// rank's steps at a time, not two
-		_, bt, _ = replay.Predict(cur, replayTransforms(cands[best]))
+		_, bt, _ = replay.Predict(cur, b.replayTransforms(cands[best]))
 	}
 	return best, bp, bt, fails
 }
 
 // replayTransforms is f's transforms as the replay's (those it knows).
-func replayTransforms(f *rules.Fired) []replay.Transform {
+func (b *builder) replayTransforms(f *rules.Fired) []replay.Transform {
 	var ts []replay.Transform
 	for _, t := range f.Transforms {
-		if rt, err := toReplay(t); err == nil {
+		if rt, err := b.toReplay(t); err == nil {
 			ts = append(ts, rt)
 		}
 	}

@@ -77,8 +77,8 @@ func TestA3FieldReport(t *testing.T) {
 	// the two saving estimates, both upper bounds (docs/rules.md,
 	// "Parallel layout and version advice"): the upgrade's is the main
 	// stream's waits for side-stream kernels plus the gating and routing
-	// kernels whole; parallel-strategy's half the busy engine's compute
-	// outside the MoE kernels
+	// kernels whole; parallel-strategy's half the dense compute and the
+	// time between steps
 	meanOf := func(m string) float64 {
 		s := 0.0
 		for _, rr := range res.Ranks {
@@ -97,7 +97,8 @@ func TestA3FieldReport(t *testing.T) {
 	require.Equal(t, 4.0, steps)
 	require.InDelta(t, (cm[analysis.MetricLedgerStreamWaitUs]+cm[analysis.MetricLedgerRoutingUs])*steps, *up.SavingUs, 0.05)
 	require.Zero(t, meanOf(analysis.MetricMoERoutingUs)) // MC2: no routing kernel
-	require.InDelta(t, 0.5*(cm[analysis.MetricLedgerAttentionUs]+cm[analysis.MetricLedgerComputeOtherUs])*steps, *ps.SavingUs, 0.05)
+	require.InDelta(t, (0.5*(cm[analysis.MetricLedgerAttentionUs]+cm[analysis.MetricLedgerComputeOtherUs])+
+		cm[analysis.MetricLedgerBetweenStepsUs])*steps, *ps.SavingUs, 0.05)
 	require.Positive(t, *ps.SavingUs)
 	require.Equal(t, []Ref{{Rule: "event-wait-skew",
 		Reason: "the upgrade's bound holds the main compute stream's waits for side-stream kernels, which event-wait-skew's saving counts too"}}, up.Supersedes)

@@ -81,9 +81,16 @@ func (st *state) resolveClaims() ([]Claim, []float64, error) {
 			return nil, nil, st.unavailable("the step-time ledger has no steps")
 		}
 	}
-	by := map[string]int{}
+	// entries by cause and name, without building a key string per
+	// entry and step
+	type entryKey struct {
+		cause analysis.Cause
+		entry string
+	}
+	by := map[entryKey]int{}
+	names := &entryNames{}
 	add := func(c Claim, step int, ns float64) {
-		k := c.Key()
+		k := entryKey{c.Cause, c.Entry}
 		i, ok := by[k]
 		if !ok {
 			i = len(out)
@@ -148,14 +155,57 @@ func (st *state) resolveClaims() ([]Claim, []float64, error) {
 		}
 		for i := range led.Steps {
 			s := &led.Steps[i].LedgerStep
-			claimStep(s, spec, stream, peer, frac, func(c Claim, ns int64) { add(c, i, float64(ns)*frac) })
+			claimStep(s, spec, stream, peer, frac, names, func(c Claim, ns int64) { add(c, i, float64(ns)*frac) })
 		}
 	}
 	return out, stepsNs, nil
 }
 
+// entryNames are the names of the stream-wait and peer-wait entries,
+// made once per entry rather than once per entry and step.
+type entryNames struct {
+	streams map[streamName]string
+	peers   map[peerName]string
+}
+
+type streamName struct {
+	stream int
+	kernel string
+}
+
+type peerName struct {
+	op   string
+	rank int
+}
+
+func (n *entryNames) stream(stream int, kernel string) string {
+	k := streamName{stream, kernel}
+	if v, ok := n.streams[k]; ok {
+		return v
+	}
+	if n.streams == nil {
+		n.streams = map[streamName]string{}
+	}
+	v := fmt.Sprintf("stream %d %s", stream, kernel)
+	n.streams[k] = v
+	return v
+}
+
+func (n *entryNames) peer(op string, rank int) string {
+	k := peerName{op, rank}
+	if v, ok := n.peers[k]; ok {
+		return v
+	}
+	if n.peers == nil {
+		n.peers = map[peerName]string{}
+	}
+	v := fmt.Sprintf("%s waiting for rank %d", op, rank)
+	n.peers[k] = v
+	return v
+}
+
 // claimStep calls add with each entry of step s the claim selects.
-func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac float64, add func(Claim, int64)) {
+func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac float64, names *entryNames, add func(Claim, int64)) {
 	c := Claim{Cause: spec.Cause, Stream: -1, Peer: -1, Fraction: frac}
 	total := s.Causes[spec.Cause]
 	var named int64
@@ -174,7 +224,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 			named += e.Ns
 			if (stream < 0 || int(e.Stream) == stream) && (spec.Kernel == nil || spec.Kernel.MatchString(e.Kernel)) {
 				x := c
-				x.Entry, x.Stream = fmt.Sprintf("stream %d %s", e.Stream, e.Kernel), int(e.Stream)
+				x.Entry, x.Stream = names.stream(int(e.Stream), e.Kernel), int(e.Stream)
 				add(x, e.Ns)
 			}
 		}
@@ -183,7 +233,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 			named += e.Ns
 			if (peer < 0 || e.Rank == peer) && (spec.Op == nil || spec.Op.MatchString(e.Op)) {
 				x := c
-				x.Entry, x.Peer = fmt.Sprintf("%s waiting for rank %d", e.Op, e.Rank), e.Rank
+				x.Entry, x.Peer = names.peer(e.Op, e.Rank), e.Rank
 				add(x, e.Ns)
 			}
 		}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -129,8 +130,13 @@ func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (re
 	return removed, replaced
 }
 
-// allReduceCost is the transfer time of an all-reduce of group g: the mean
-// of the profile's own, else a reduce-scatter's plus an all-gather's.
+// allReduceCost is the transfer time of an all-reduce of group g, from
+// the profile's own collectives of that group: the mean of its
+// all-reduces, else a reduce-scatter's plus an all-gather's (a ring
+// all-reduce of the same bytes is one of each). Each op counts its own
+// time (Transfer: the shortest member's, its wait for the last member left
+// out). The profile records no collective sizes, so the ops are of every
+// size the group ran; the basis says which ops and how many.
 func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 	// the all-gathers that go (issued before a reduce-scatter), not the
 	// step's logits all-gather
@@ -166,20 +172,20 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 		return s / int64(n), n
 	}
 	if ar, n := mean("allreduce"); n > 0 {
-		return ar, fmt.Sprintf("the profile's own %s all-reduces", g), nil
+		return ar, fmt.Sprintf("the mean of the profile's own %d %s all-reduces, each its own time without the wait for the last member; the profile records no collective sizes", n, g), nil
 	}
 	rs, nr := mean("reducescatter")
 	ag, na := mean("allgather")
 	if nr == 0 || na == 0 {
 		return 0, "", fmt.Errorf("no %s all-reduce, reduce-scatter and all-gather to cost an all-reduce from", g)
 	}
-	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather of the same bytes: the profile has no %s all-reduce", g, g, g), nil
+	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather, the means of the profile's own %d and %d, each its own time without the wait for the last member: a ring all-reduce of the same bytes is one of each (the profile has no %s all-reduce and records no collective sizes)", g, g, nr, na, g), nil
 }
 
 // equalize sets the j-th expert op of every rank (its) to the mean
 // duration over the ranks and to every rank's token-expert pairs (each
 // rank now processes all of them, at 1/TP width).
-func equalize(_ []*RankLine, its []*Item) {
+func equalize(_, _ int, _ []*RankLine, its []*Item) {
 	var d, n int64
 	for _, it := range its {
 		d += it.Dur
@@ -197,10 +203,10 @@ type experts struct {
 	ls  []*RankLine
 }
 
-// step calls f, per occurrence of step k, with the expert ops
+// step calls f, per occurrence j of occ of step k, with the expert ops
 // (GroupedMatmul, SwiGlu) of every rank that has that occurrence and their
 // ranks' lines, and returns the occurrences.
-func (x *experts) step(tl *Timeline, k int, f func(ls []*RankLine, its []*Item)) int {
+func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, its []*Item)) int {
 	if len(x.idx) < len(tl.Ranks) {
 		x.idx = make([][]int32, len(tl.Ranks))
 	}
@@ -225,18 +231,26 @@ func (x *experts) step(tl *Timeline, k int, f func(ls []*RankLine, its []*Item))
 				x.its, x.ls = append(x.its, &l.Steps[k].Items[x.idx[r][j]]), append(x.ls, l)
 			}
 		}
-		f(x.ls, x.its)
+		f(j, occ, x.ls, x.its)
 	}
 	return occ
 }
 
 // RebalanceExperts models EPLB: in every MoE layer each EP rank's
-// GroupedMatmul and SwiGlu process the EP group's mean token load, timed
-// per token from the profile (least squares over the ranks' loads; the
-// ranks' mean time when the profile holds one load). The peers' waits
-// follow from the replay. It assumes an ideal placement, so the
-// prediction is an upper bound of what an EPLB placement gains.
-type RebalanceExperts struct{}
+// GroupedMatmul and SwiGlu process the rank's token load under a
+// placement, timed per token from the profile (least squares over the
+// ranks' loads; the ranks' mean time per token when the profile holds one
+// load). With Shares (per MoE layer of the expert loads, each EP rank's
+// share of the layer's tokens under the planned placement, by its index
+// in the ep group) the placement is the planned one and the prediction is
+// one; without, every rank takes the EP group's mean load: an ideal
+// placement, so the prediction is an upper bound of what a placement
+// gains. The peers' waits follow from the replay.
+type RebalanceExperts struct {
+	Shares [][]float64
+	// Basis says where Shares come from.
+	Basis string
+}
 
 // Name implements Transform.
 func (RebalanceExperts) Name() string { return "rebalance_experts" }
@@ -246,31 +260,85 @@ func (t RebalanceExperts) Apply(tl *Timeline) (string, bool, error) { return app
 
 // rebalanceEdit is RebalanceExperts under way.
 type rebalanceEdit struct {
-	m     *tokenModel
-	first int // expert ops in the first step
-	x     experts
+	t      RebalanceExperts
+	m      *tokenModel
+	first  int               // expert ops in the first step
+	ep     map[*RankLine]int // a rank's index in its ep group
+	placed int               // expert op occurrences set by the placement
+	ideal  int               // those set to the group's mean (no share for them)
+	x      experts
 }
 
-func (RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
-	return &rebalanceEdit{m: newTokenModel(tl)}, nil
+func (t RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
+	r := &rebalanceEdit{t: t, m: newTokenModel(tl), ep: map[*RankLine]int{}}
+	for _, l := range tl.Ranks {
+		if g := l.group("ep"); g >= 0 {
+			for j, m := range l.Groups[g].Members {
+				if m == l.Rank {
+					r.ep[l] = j
+				}
+			}
+		}
+	}
+	return r, nil
 }
 
-// step sets step k's expert ops to the EP group's mean token load.
+// shares is the placement's share of each of ls's ranks in occurrence j
+// of occ (renormalized over those ranks), nil when it has none for them.
+func (r *rebalanceEdit) shares(j, occ int, ls []*RankLine) []float64 {
+	layers := len(r.t.Shares)
+	if layers == 0 || occ%layers != 0 {
+		return nil
+	}
+	sh := r.t.Shares[j/(occ/layers)]
+	out := make([]float64, len(ls))
+	var sum float64
+	for i, l := range ls {
+		e, ok := r.ep[l]
+		if !ok || e >= len(sh) {
+			return nil
+		}
+		out[i] = sh[e]
+		sum += sh[e]
+	}
+	if !(sum > 0) {
+		return nil
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
+
+// step sets step k's expert ops to their ranks' loads under the placement.
 func (r *rebalanceEdit) step(tl *Timeline, k int) {
 	m := r.m
-	n := r.x.step(tl, k, func(ls []*RankLine, its []*Item) {
+	n := r.x.step(tl, k, func(j, occ int, ls []*RankLine, its []*Item) {
 		var d, tok int64
 		for _, it := range its {
 			d, tok = d+it.Dur, tok+int64(it.Tokens)
 		}
-		mt := int32(tok / int64(len(its)))
+		sh := r.shares(j, occ, ls)
+		if sh == nil {
+			r.ideal++
+		} else {
+			r.placed++
+		}
+		mean := float64(tok) / float64(len(its))
 		for i, it := range its {
-			if m.fitted[fitKey(ls[i], it)] {
-				it.Dur = m.dur(ls[i], it, it.Dur, it.Tokens, mt)
-			} else {
+			nt := int32(mean)
+			if sh != nil {
+				nt = int32(math.Round(sh[i] * float64(tok)))
+			}
+			switch {
+			case m.fitted[fitKey(ls[i], it)]:
+				it.Dur = m.dur(ls[i], it, it.Dur, it.Tokens, nt)
+			case sh != nil && mean > 0:
+				it.Dur = int64(float64(d) / float64(len(its)) * float64(nt) / mean)
+			default:
 				it.Dur = d / int64(len(its))
 			}
-			it.Tokens = mt
+			it.Tokens = nt
 		}
 	})
 	if k == 0 {
@@ -282,6 +350,14 @@ func (r *rebalanceEdit) end(*Timeline) (string, bool, error) {
 	if r.first == 0 {
 		return "", false, fmt.Errorf("no GroupedMatmul kernel to rebalance")
 	}
-	return fmt.Sprintf("%d GroupedMatmul/SwiGlu per step at the EP group's mean token load (an ideal placement: an upper bound), %s",
-		r.first, r.m.basis()), true, nil
+	if r.placed > 0 && r.ideal == 0 {
+		return fmt.Sprintf("%d GroupedMatmul/SwiGlu per step at each EP rank's token load under %s, %s",
+			r.first, r.t.Basis, r.m.basis()), false, nil
+	}
+	why := ""
+	if len(r.t.Shares) > 0 {
+		why = fmt.Sprintf(" (the planned placement's %d layers do not map onto the step's %d expert ops, or a rank is not in its ep group)", len(r.t.Shares), r.first)
+	}
+	return fmt.Sprintf("%d GroupedMatmul/SwiGlu per step at the EP group's mean token load (an ideal placement: an upper bound)%s, %s",
+		r.first, why, r.m.basis()), true, nil
 }

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/npuprof/npuprof/analysis"
@@ -156,19 +157,51 @@ func TestWaitFormsPredictAlike(t *testing.T) {
 }
 
 // On the A3 system the busy engine's steps come from ProfilerStep#N and
-// the dummy engines' from the layer period, so their kept steps start at
-// different layers and do not pair the MC2 exchanges: each rank's run as
-// measured, and the replay still gives back the measured step time.
-func TestReplayA3Measured(t *testing.T) {
+// the dummy engines' from the layer period, whose first step starts a step
+// later: the timeline keeps the same steps on every rank (the MC2
+// exchanges' ends name them), so the exchanges pair across the ranks and
+// start when the last member arrives. The replay gives back the measured
+// step time, and shortening the busy engine's work shortens the idle
+// engines' steps, which wait for it inside dispatch and combine.
+func TestReplayA3CrossRank(t *testing.T) {
 	for _, s := range tracegen.FieldReport2() {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			res := analyzeScenario(t, s)
 			tl := timelineOf(res)
 			require.Len(t, tl.Ranks, s.Ranks)
+			require.Positive(t, tl.Steps)
+			for _, l := range tl.Ranks {
+				g := -1
+				for i, gr := range l.Groups {
+					if gr.Name == "ep" {
+						g = i
+					}
+				}
+				require.GreaterOrEqual(t, g, 0, "rank %d", l.Rank)
+				require.Len(t, l.Groups[g].Members, s.Ranks, "rank %d: its exchanges pair with the ep group's", l.Rank)
+			}
 			r, err := tl.Replay()
 			require.NoError(t, err)
 			require.InEpsilon(t, measuredStep(t, res), r.StepNs, 0.01)
+			// the busy engine (ranks 0..TP-1) computes in half the time
+			busy := s.TP
+			for _, l := range tl.Ranks[:busy] {
+				for k := range l.Steps {
+					for i := range l.Steps[k].Items {
+						if it := &l.Steps[k].Items[i]; it.Kind == replay.Kernel && !strings.Contains(l.Ops[it.Op], "MoeDistribute") {
+							it.Dur /= 2
+						}
+					}
+				}
+			}
+			after, err := tl.Replay()
+			require.NoError(t, err)
+			for i := busy; i < len(tl.Ranks); i++ {
+				t.Logf("rank %d: %.1f -> %.1f µs", tl.Ranks[i].Rank, r.RankStepNs[i]/1000, after.RankStepNs[i]/1000)
+				// replayed as measured, its step would not change
+				require.Less(t, after.RankStepNs[i], r.RankStepNs[i]-5000, "idle rank %d waits less for the busy engine", tl.Ranks[i].Rank)
+			}
 		})
 	}
 }

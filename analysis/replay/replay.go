@@ -19,6 +19,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 	if len(tl.Ranks) == 0 {
 		return tl
 	}
+	alignSteps(tl)
 	tl.Steps = len(tl.Ranks[0].Steps)
 	for _, l := range tl.Ranks {
 		tl.Steps = min(tl.Steps, len(l.Steps))
@@ -72,6 +73,40 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		}
 	}
 	return tl
+}
+
+// alignSteps makes the ranks' kept steps the same steps where every rank
+// joined MC2 exchanges: a rank whose first kept step ended its first
+// exchange before the rank that starts latest began its first kept step
+// drops its leading steps until they meet (the busy engine's steps come
+// from ProfilerStep#N from the capture's first step, the idle engines'
+// from the layer period, whose first step starts at the first boundary).
+// The members of one exchange end together, so the first exchange's end
+// names the step. Ranks without MC2 exchanges keep their steps.
+func alignSteps(tl *Timeline) {
+	first := func(st *Step) int64 {
+		for _, c := range st.Colls {
+			if c.End != 0 {
+				return c.End
+			}
+		}
+		return 0
+	}
+	var latest int64
+	for _, l := range tl.Ranks {
+		e := first(&l.Steps[0])
+		if e == 0 {
+			return
+		}
+		latest = max(latest, e)
+	}
+	for _, l := range tl.Ranks {
+		skip := 0
+		for skip < len(l.Steps)-1 && first(&l.Steps[skip]) < latest-pairSlack && first(&l.Steps[skip]) != 0 {
+			skip++
+		}
+		l.Steps = l.Steps[skip:]
+	}
 }
 
 // syncAligned reports whether the ranks' kept steps pair their MC2
