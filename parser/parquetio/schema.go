@@ -27,19 +27,25 @@ package parquetio
 import "github.com/npuprof/npuprof/parser/model"
 
 // Schema is the version of the table layout written. A reader refuses an
-// export of another major version (SchemaMajor); adding a column is a
-// minor change (v1.N). v1.1 added the ranks columns abs_path and host;
-// v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts; v1.3 the ranks columns own_overlap_json,
-// world_size and world_size_from, hccl_plane_tasks, _sdma and _rdma,
-// and the statistics column max_ns; v1.4 the service profile's tables
-// service_requests and service_batches (service.go) and the manifests'
-// service.
-const Schema = SchemaMajor + ".4"
+// export of a major version it does not know (SchemaV1, SchemaMajor);
+// adding a column is a minor change (vN.M). v1.1 added the ranks columns
+// abs_path and host; v1.2 the metrics column source, the ranks column
+// device_file and the manifests' experts; v1.3 the ranks columns
+// own_overlap_json, world_size and world_size_from, hccl_plane_tasks,
+// _sdma and _rdma, and the statistics column max_ns; v1.4 the service
+// profile's tables service_requests and service_batches (service.go) and
+// the manifests' service; v2 the node tables (node.go: rank_state,
+// rank_metrics, groups, one file per export run), and groups_json of the
+// ranks table without the member ranks (global_ranks is in groups).
+const Schema = SchemaMajor
 
-// SchemaMajor is the major version this npuprof reads: every
-// npuprof.parquet/v1 and npuprof.parquet/v1.N export.
-const SchemaMajor = "npuprof.parquet/v1"
+// SchemaMajor is the major version written; this npuprof reads it and
+// SchemaV1 (with their minor versions vN.M).
+const SchemaMajor = "npuprof.parquet/v2"
+
+// SchemaV1 is the first major version, still read: an export of per-rank
+// tables only, each rank's groups_json with its member ranks.
+const SchemaV1 = "npuprof.parquet/v1"
 
 // Table names (folder names under OUTDIR). Public contract.
 const (
