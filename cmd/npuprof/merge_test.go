@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,4 +136,24 @@ func TestExportBytesPerRankFlat(t *testing.T) {
 	small, big := perRank(8), perRank(64)
 	t.Logf("export bytes per rank: %.0f at 8 ranks, %.0f at 64", small, big)
 	require.Less(t, big, small*1.05, "bytes per rank grow with the cluster: %.0f at 8 ranks, %.0f at 64", small, big)
+}
+
+// groupsV1 is rank rk's groups_json as schema v1 wrote it: each group with
+// its member ranks (v2 keeps them in the groups node table).
+func groupsV1(t *testing.T, pq string, rk int) string {
+	t.Helper()
+	r, err := parquetio.ReadRank(pq, rk, parquetio.ReadOptions{SkipCommunication: true, SkipFramework: true})
+	require.NoError(t, err)
+	b, err := json.Marshal(r.Groups)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// dropNodeTables removes the node tables of the export pq (as an export
+// before v2 has none): it is then read rank by rank.
+func dropNodeTables(t *testing.T, pq string) {
+	t.Helper()
+	for _, table := range parquetio.NodeTables {
+		require.NoError(t, os.RemoveAll(filepath.Join(pq, table)))
+	}
 }
