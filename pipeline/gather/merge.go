@@ -101,8 +101,15 @@ func Mergeable(dirs []string) bool {
 // Options.Experts). A rank whose state cannot be decoded is a note; none
 // read at all is an error.
 func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(parquetio.NodeState) (T, error), number func(item T, rank int)) (*Set[T], error) {
-	var all []parquetio.NodeState
-	var notes []string
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var notes, failed []string
+	var readIDs []rankID
+	var readItems []T
+	done, total := 0, 0
+	// export by export: one export's encoded states are held at once,
+	// each dropped once decoded
 	for _, d := range dirs {
 		ranks, _ := parquetio.Ranks(d)
 		if err := parquetio.CheckRuns(d, ranks); err != nil {
@@ -112,7 +119,6 @@ func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(
 		if err != nil {
 			return nil, errkind.Wrap(errkind.Usage, err)
 		}
-		all = append(all, ns...)
 		n, err := parquetio.Notes(d)
 		if err != nil {
 			return nil, errkind.Wrap(errkind.Usage, err)
@@ -122,64 +128,29 @@ func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(
 				notes = append(notes, x)
 			}
 		}
-	}
-	if len(all) == 0 {
-		return nil, errkind.Errorf(errkind.Usage, "%s: no rank in the exports' node tables", strings.Join(dirs, ", "))
-	}
-	items := make([]T, len(all))
-	errs := make([]error, len(all))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for w := 0; w < min(workers, len(all)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				items[i], errs[i] = decode(all[i])
-				all[i].State = nil // decoded: its bytes go
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(all), all[i].Export)
-					mu.Unlock()
-				}
+		total += len(ns)
+		items, errs := decodeAll(ctx, ns, opts, decode, func(p string) {
+			if opts.Progress != nil {
+				done++
+				opts.Progress(done, total, p)
 			}
-		}()
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-feed:
-	for i := range all {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		})
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var readIDs []rankID
-	var readItems []T
-	var failed []string
-	for i, ns := range all {
-		if errs[i] != nil {
-			failed = append(failed, fmt.Sprintf("rank %d of %s could not be read: %v", ns.ID.Rank, ns.Export, errs[i]))
-			continue
+		for i, st := range ns {
+			if errs[i] != nil {
+				failed = append(failed, fmt.Sprintf("rank %d of %s could not be read: %v", st.ID.Rank, st.Export, errs[i]))
+				continue
+			}
+			readIDs = append(readIDs, fromIdentity(st.ID))
+			readItems = append(readItems, items[i])
 		}
-		readIDs = append(readIDs, fromIdentity(ns.ID))
-		readItems = append(readItems, items[i])
 	}
 	if len(readItems) == 0 {
+		if len(failed) == 0 {
+			return nil, errkind.Errorf(errkind.Usage, "%s: no rank in the exports' node tables", strings.Join(dirs, ", "))
+		}
 		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	s := &Set[T]{Path: strings.Join(dirs, ", ")}
@@ -198,6 +169,45 @@ feed:
 		return nil, err
 	}
 	return s, nil
+}
+
+// decodeAll decodes the states ns, at most opts.Workers at once, each
+// state's bytes dropped once decoded; progress is called (under a lock)
+// after each.
+func decodeAll[T any](ctx context.Context, ns []parquetio.NodeState, opts Options, decode func(parquetio.NodeState) (T, error), progress func(path string)) ([]T, []error) {
+	items := make([]T, len(ns))
+	errs := make([]error, len(ns))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for w := 0; w < min(workers, len(ns)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				items[i], errs[i] = decode(ns[i])
+				ns[i].State = nil
+				mu.Lock()
+				progress(ns[i].Export)
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range ns {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return items, errs
 }
 
 // mergeExperts is the expert-load input of merged exports: --experts, else
