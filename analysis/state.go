@@ -19,7 +19,8 @@ import (
 //
 // The parallel groups are not in it: every rank lists the communicators it
 // is in with their member ranks, which grows with the cluster; the export
-// writes them once per node and GroupRefs gives each rank's.
+// writes them once per node (parquetio's groups table), and DecodeState
+// is given each rank's.
 
 // rankRecord is a RankResult's exported fields but its groups and pass
 // results (a gob of it is StateRecord).
