@@ -35,10 +35,10 @@ for layers in $LAYERS; do
 		if [ ! -f "$cap/.complete" ]; then
 			rm -rf "$cap"
 			echo "generating $n ranks in $cap ..." >&2
-			# tracegen simulates every rank at once; its garbage, not its
-			# live set, grows with the ranks (10,000 ranks: ~20 GiB RSS
-			# unbounded, under 3 GiB with the limit)
-			GOMEMLIMIT=${TRACEGEN_MEMLIMIT:-3GiB} "$BIN/tracegen" -scenario hot-rank -ranks "$n" -layers "$layers" -steps "$STEPS" -q -o "$cap" >&2
+			# tracegen simulates every rank at once: unbounded, its heap
+			# grew by ~2 MiB a rank (garbage, mostly); the limit keeps
+			# 10,000 ranks in a few GiB
+			GOMEMLIMIT=${TRACEGEN_MEMLIMIT:-6GiB} "$BIN/tracegen" -scenario hot-rank -ranks "$n" -layers "$layers" -steps "$STEPS" -q -o "$cap" >&2
 			touch "$cap/.complete"
 		fi
 		trace=$(du -sb "$cap" | cut -f1)

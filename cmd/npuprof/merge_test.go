@@ -107,10 +107,10 @@ func TestPerNodeMerge(t *testing.T) {
 	check("the folder that holds them", all)
 }
 
-// The node tables' bytes per rank do not grow with the cluster: a node of
-// 8 ranks writes about as much in a cluster of 64 as in one of 8 (the
-// parallel groups, whose member lists grow with the cluster, are written
-// once per node, not once per rank).
+// An export's bytes per rank do not grow with the cluster: a node of 8
+// ranks writes the same, to within 2%, in a cluster of 256 as in one of 8
+// (the parallel groups, whose member lists grow with the cluster, are
+// written once per node, not in every rank's row).
 func TestExportBytesPerRankFlat(t *testing.T) {
 	perRank := func(world int) float64 {
 		sc := testutil.Scenario(t, "hot-rank")
@@ -133,9 +133,9 @@ func TestExportBytesPerRankFlat(t *testing.T) {
 		}))
 		return float64(total) / 8
 	}
-	small, big := perRank(8), perRank(64)
-	t.Logf("export bytes per rank: %.0f at 8 ranks, %.0f at 64", small, big)
-	require.Less(t, big, small*1.05, "bytes per rank grow with the cluster: %.0f at 8 ranks, %.0f at 64", small, big)
+	small, big := perRank(8), perRank(256)
+	t.Logf("export bytes per rank: %.0f at 8 ranks, %.0f at 256", small, big)
+	require.Less(t, big, small*1.02, "bytes per rank grow with the cluster: %.0f at 8 ranks, %.0f at 256", small, big)
 }
 
 // groupsV1 is rank rk's groups_json as schema v1 wrote it: each group with
