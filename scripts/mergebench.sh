@@ -10,6 +10,15 @@
 #   scripts/mergebench.sh                      # 1024 ranks, 2 layers x 2 steps
 #   RANKS="1000 10000" scripts/mergebench.sh   # the figures in docs/parquet.md
 #   RANKS=1024 LAYERS="2 8" scripts/mergebench.sh   # trace size at one rank count
+#   RANKS=1000 COPIES=10 scripts/mergebench.sh       # 10,000 ranks: see below
+#
+# tracegen cannot write 10,000 ranks here (it holds every rank's files open
+# at once, past the open-file limit), so COPIES=K makes K copies of the
+# generated capture: the trace files hard-linked, each copy's rank ids
+# (folder name, profiler_info_N.json) and group members offset by the
+# capture's rank count. The copies keep the communicator names, so the
+# cross-rank passes match each collective over K times the ranks of one
+# copy's group: a harder merge than K separate jobs, not an easier one.
 #
 # Captures are cached in .cache/bench (tracegen hot-rank; about 0.26 MB a
 # rank at 2 layers x 2 steps), exports in a temporary folder.
@@ -19,6 +28,7 @@ RANKS=${RANKS:-1024}
 LAYERS=${LAYERS:-2}
 STEPS=${STEPS:-2}
 NODES=${NODES:-8}
+COPIES=${COPIES:-1}
 CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
 BIN=./bin
 TIME=/usr/bin/time
@@ -40,6 +50,37 @@ for layers in $LAYERS; do
 			# 10,000 ranks in a few GiB
 			GOMEMLIMIT=${TRACEGEN_MEMLIMIT:-6GiB} "$BIN/tracegen" -scenario hot-rank -ranks "$n" -layers "$layers" -steps "$STEPS" -q -o "$cap" >&2
 			touch "$cap/.complete"
+		fi
+		if [ "$COPIES" -gt 1 ]; then
+			big="$work/copies-$n-$layers"
+			python3 - "$cap" "$big" "$COPIES" <<'PY'
+import json, os, re, sys
+src, dst, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+dirs = sorted(d for d in os.listdir(src) if d.endswith("_ascend_pt"))
+n = len(dirs)
+for k in range(copies):
+    for d in dirs:
+        r = int(re.search(r"_rank(\d+)_", d).group(1))
+        nr = k * n + r
+        nd = os.path.join(dst, d.replace(f"_rank{r}_", f"_rank{nr}_"))
+        out = os.path.join(nd, "ASCEND_PROFILER_OUTPUT")
+        os.makedirs(out)
+        for f in os.listdir(os.path.join(src, d, "ASCEND_PROFILER_OUTPUT")):
+            os.link(os.path.join(src, d, "ASCEND_PROFILER_OUTPUT", f), os.path.join(out, f))
+        with open(os.path.join(src, d, f"profiler_info_{r}.json")) as f:
+            info = json.load(f)
+        info["rank_id"] = nr
+        with open(os.path.join(nd, f"profiler_info_{nr}.json"), "w") as f:
+            json.dump(info, f)
+        with open(os.path.join(src, d, "profiler_metadata.json")) as f:
+            meta = json.load(f)
+        for g in meta.get("parallel_group_info", {}).values():
+            g["global_ranks"] = [x + k * n for x in g["global_ranks"]]
+        with open(os.path.join(nd, "profiler_metadata.json"), "w") as f:
+            json.dump(meta, f)
+PY
+			cap="$big"
+			n=$((n * COPIES))
 		fi
 		trace=$(du -sb "$cap" | cut -f1)
 		nodes="$work/nodes-$n-$layers"
@@ -66,7 +107,7 @@ for layers in $LAYERS; do
 				n, l, tr/n/1024, b/n/1024, s, w, c, 1000*c/n, m/1024, m/n }'
 		[ -z "$first" ] && first="$n $m $c"
 		last="$n $m $c"
-		rm -rf "$nodes" "$out"
+		rm -rf "$nodes" "$out" "$work/copies-"*
 	done
 done
 read -r n0 m0 w0 <<<"$first"
