@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/testutil"
@@ -156,4 +157,51 @@ func dropNodeTables(t *testing.T, pq string) {
 	for _, table := range parquetio.NodeTables {
 		require.NoError(t, os.RemoveAll(filepath.Join(pq, table)))
 	}
+}
+
+// A v2 export run that adds ranks to a folder an npuprof before v2 wrote
+// (no node tables for its ranks) is read rank by rank, whole: the ranks of
+// both runs, the document of the capture.
+func TestExportV2OntoV1Folder(t *testing.T) {
+	sc := testutil.Scenario(t, "hot-rank")
+	sc.Ranks, sc.Layers, sc.Steps = 16, 2, 2
+	gen, truth := testutil.Generate(t, sc)
+	capture := filepath.Join(t.TempDir(), "cluster")
+	nodes := []string{filepath.Join(capture, "node0"), filepath.Join(capture, "node1")}
+	for i, r := range truth.Ranks {
+		n := nodes[i*len(nodes)/len(truth.Ranks)]
+		require.NoError(t, os.MkdirAll(n, 0o755))
+		require.NoError(t, os.Rename(filepath.Join(gen, r.Dir), filepath.Join(n, r.Dir)))
+	}
+	code, a, errs := run("analyze", capture, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	want := decodeDoc(t, a)
+
+	pq := filepath.Join(t.TempDir(), "pq")
+	code, _, errs = run("export", nodes[0], "-o", pq, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	// as an npuprof before v2 wrote it: groups_json with the members, no
+	// node tables
+	for rk := range 8 {
+		f := parquetio.PartFile(pq, parquetio.TableRanks, rk)
+		rows, err := parquet.ReadFile[parquetio.Rank](f)
+		require.NoError(t, err)
+		rows[0].GroupsJSON, rows[0].Schema = groupsV1(t, pq, rk), "npuprof.parquet/v1.4"
+		require.NoError(t, parquet.WriteFile(f, rows))
+	}
+	dropNodeTables(t, pq)
+	require.False(t, parquetio.HasNodeTables(pq))
+	code, _, errs = run("export", nodes[1], "-o", pq, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	require.False(t, parquetio.HasNodeTables(pq), "ranks 0-7 have no node rows")
+
+	code, b, errs := run("analyze", pq, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	got := decodeDoc(t, b)
+	var diffs []string
+	for _, d := range exportDifferences {
+		diffs = append(diffs, d.apply(want, got, pq)...)
+	}
+	diffs = append(diffs, compareJSON("", want, got)...)
+	require.Empty(t, diffs)
 }

@@ -186,8 +186,10 @@ type NodeState struct {
 }
 
 // HasNodeTables reports whether the export at dir holds node tables
-// written by a finished run (its manifest names it): exports before v2
-// have none, and are read rank by rank.
+// written by a finished run (its manifest names it) for every rank it
+// has per-rank partitions of: an export before v2 has none, and one that
+// a v2 run added ranks to has some ranks without; both are read rank by
+// rank.
 func HasNodeTables(dir string) bool {
 	files, _ := filepath.Glob(filepath.Join(dir, TableRankState, "part-*.parquet"))
 	if len(files) == 0 {
@@ -197,15 +199,29 @@ func HasNodeTables(dir string) bool {
 	if err != nil {
 		return true // ReadNodes says what is wrong
 	}
+	covered := map[int]bool{}
+	any := false
 	for _, f := range files {
 		run := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "part-"), ".parquet")
 		for _, m := range ms {
 			if m.Run == run {
-				return true
+				any = true
+				for _, r := range m.Ranks {
+					covered[r] = true
+				}
 			}
 		}
 	}
-	return false
+	if !any {
+		return false
+	}
+	parts, _ := Ranks(dir)
+	for _, r := range parts {
+		if !covered[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadNodes reads every rank of the export at dir from its node tables:

@@ -62,6 +62,7 @@ type manifestIn struct {
 	Schema      string          `json:"schema"`
 	Run         string          `json:"run"`
 	Source      string          `json:"source"`
+	Ranks       []int           `json:"ranks"`
 	Notes       []string        `json:"notes"`
 	Experts     json.RawMessage `json:"experts"`
 	ExpertsNote string          `json:"experts_note"`
