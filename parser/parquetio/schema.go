@@ -16,6 +16,9 @@
 //	OUTDIR/step_trace/rank=3/part-0.parquet
 //	OUTDIR/statistics/rank=3/part-0.parquet
 //	OUTDIR/ranks/rank=3/part-0.parquet
+//	OUTDIR/rank_state/part-<run>.parquet         (node tables, node.go: one
+//	OUTDIR/rank_metrics/part-<run>.parquet        file per export run, the
+//	OUTDIR/groups/part-<run>.parquet              rank a column)
 //	OUTDIR/_npuprof/export-<first>-<last>.json   (schema version, notes)
 //
 // The rank is the partition value only (it is not a column inside the
