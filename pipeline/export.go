@@ -210,6 +210,7 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	if err := parquetio.WriteNode(out, run, nodes); err != nil {
 		return nil, fmt.Errorf("writing the node tables: %w", err)
 	}
+
 	// the expert loads analyze would find in the profile folder travel
 	// with the export, named by absolute paths, as the ranks' origins are
 	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
@@ -224,6 +225,11 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
+	}
+	// once this run is readable, the node files of earlier runs whose
+	// ranks it wrote again go (and those of runs that were stopped)
+	if err := parquetio.PruneNodes(out, run, x.Ranks); err != nil {
+		return nil, fmt.Errorf("removing the node tables this export replaces: %w", err)
 	}
 	sort.Ints(x.Ranks)
 	return x, nil

@@ -205,3 +205,21 @@ func TestExportV2OntoV1Folder(t *testing.T) {
 	diffs = append(diffs, compareJSON("", want, got)...)
 	require.Empty(t, diffs)
 }
+
+// Exporting the same ranks again into a folder (--summary-only: no
+// per-rank stamps) replaces the earlier run's node files: the folder
+// reads as one run's, not as two runs holding the same ranks.
+func TestSummaryOnlyExportAgain(t *testing.T) {
+	dir, _ := testutil.GenerateTiny(t)
+	pq := filepath.Join(t.TempDir(), "pq")
+	for range 2 {
+		code, _, errs := run("export", dir, "-o", pq, "-q", "--summary-only")
+		require.Equal(t, ExitOK, code, errs)
+	}
+	files, err := filepath.Glob(filepath.Join(pq, parquetio.TableRankState, "*.parquet"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "the first run's node files were replaced")
+	code, out, errs := run("analyze", pq, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.Len(t, docRanks(decodeDoc(t, out)), 1)
+}

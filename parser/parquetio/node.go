@@ -408,3 +408,52 @@ func groupMembers(dir string) (map[string][]int, error) {
 	memberCache.m[key] = out
 	return out, nil
 }
+
+// PruneNodes removes, from the export at outDir, the node files of runs
+// other than run that hold nothing to read any more: runs that never
+// finished (no manifest) and runs all of whose ranks run wrote again
+// (ranks). Called by an export run that holds the folder's lock, after its
+// own node files are written.
+func PruneNodes(outDir, run string, ranks []int) error {
+	ms, err := manifests(outDir)
+	if err != nil {
+		return err
+	}
+	mine := map[int]bool{}
+	for _, r := range ranks {
+		mine[r] = true
+	}
+	finished := map[string][]int{}
+	for _, m := range ms {
+		if m.Run != "" {
+			finished[m.Run] = m.Ranks
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(outDir, TableRankState, "part-*.parquet"))
+	for _, f := range files {
+		other := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "part-"), ".parquet")
+		if other == run {
+			continue
+		}
+		theirs, ok := finished[other]
+		superseded := !ok
+		if ok {
+			superseded = true
+			for _, r := range theirs {
+				if !mine[r] {
+					superseded = false
+					break
+				}
+			}
+		}
+		if !superseded {
+			continue
+		}
+		for _, table := range NodeTables {
+			if err := os.Remove(NodeFile(outDir, table, other)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
