@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 DEMO    := testdata/traces/ep-fc1-cumsum
 
-.PHONY: all build dist man installcheck golden test test-simd lint bench bench-ranks bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
+.PHONY: all build dist man installcheck golden test test-simd lint bench bench-ranks bench-merge pernode-1024 bench-depth bench-guard bench-quick parquetcheck demo fuzz fuzz-long fuzz-list clean
 
 all: lint test build
 
@@ -79,6 +79,17 @@ bench: build
 ## bench-ranks: peak RSS per rank on 8 and 1024 generated ranks (RANK_COUNTS="8 2048")
 bench-ranks: build
 	./scripts/rankmem.sh
+
+## bench-merge: the per-node workflow: a generated capture in 8 node folders,
+##   each exported --summary-only, merged by one analyze (RANKS="1000 10000",
+##   LAYERS="2 8"): export bytes per rank, merge wall time and peak RSS
+bench-merge: build
+	./scripts/mergebench.sh
+
+## pernode-1024: the acceptance run of docs/parquet.md: a 1,024-rank capture
+##   exported as 8 node folders and merged gives the capture's document
+pernode-1024:
+	NPUPROF_MERGE_RANKS=1024 go test ./cmd/npuprof -run TestPerNodeMerge -count=1 -timeout 30m -v
 
 ## bench-depth: 8, 48 and 94 MoE layers x 4 steps at 1, 8, 128 and 1024 ranks
 ##   (LAYERS="94" RANKS="1 8 128" RUNS=1): MB per CPU-second, CPU and peak RSS per rank

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -31,6 +32,9 @@ type ExportOptions struct {
 	// are written too (--service); empty: one at or beside the rank
 	// folders (analyze's).
 	Service string
+	// SummaryOnly writes the node tables alone (rank_state, rank_metrics,
+	// groups: what `npuprof analyze` merges), not the per-rank tables.
+	SummaryOnly bool
 }
 
 // Exported is what Export wrote.
@@ -55,6 +59,9 @@ type Exported struct {
 type stagedRank struct {
 	dir  string
 	rank int
+	// node is the rank as the node tables hold it (its rank set once
+	// final).
+	node parquetio.NodeRank
 }
 
 // Export reads the profile at path and writes its model and metrics as
@@ -76,7 +83,10 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	var mu sync.Mutex
 	var n int
 	run := parquetio.NewRunID()
-	x := &Exported{Tables: len(parquetio.Tables), Schema: parquetio.Schema}
+	x := &Exported{Tables: len(parquetio.Tables) + len(parquetio.NodeTables), Schema: parquetio.Schema}
+	if opts.SummaryOnly {
+		x.Tables = len(parquetio.NodeTables)
+	}
 	var release func()
 	// SIGINT and SIGTERM remove what this run left half-written (its
 	// staging folder, its lock) before the process ends
@@ -123,22 +133,44 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		return nil
 	}}
 	parquetio.Version, parquetio.Revision = opts.Version, opts.Revision
-	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*stagedRank, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Usage, err)
+	}
+	set, err := gather.Ranks(ctx, abs, gopts, func(r *model.Rank) (*stagedRank, error) {
+		// the capture is read at its absolute path, as analyze of the
+		// export gives it (reasons quote the folder made absolute); the
+		// origin keeps the folder as given
+		origin := parquetio.ExportedFrom(r)
+		if r.Origin.Export == "" {
+			if rel, err := filepath.Rel(abs, r.Path); err == nil && !filepath.IsAbs(path) {
+				origin.Path = filepath.Join(path, rel)
+			}
+		}
 		rr := analysis.AnalyzeRank(r)
+		xtra := exportExtra(rr)
+		xtra.Origin = &origin
+		// the state says where the rank was exported from (analyze of
+		// the export adds the export's folder)
+		rr.Origin = origin
+		node, err := nodeRank(r, rr, xtra.Metrics)
+		if err != nil {
+			return nil, errkind.Wrap(errkind.Internal, err)
+		}
 		mu.Lock()
 		dir := filepath.Join(staging, strconv.Itoa(n))
 		n++
-		mu.Unlock()
-		r.Rank = 0 // the staged partition is moved once the rank is final
-		writing.RLock()
-		defer writing.RUnlock()
-		if err := parquetio.WriteRank(dir, r, exportExtra(rr)); err != nil {
-			return nil, fmt.Errorf("writing the Parquet tables: %w", err)
-		}
-		mu.Lock()
 		x.PassErrors = append(x.PassErrors, rr.Errors...)
 		mu.Unlock()
-		return &stagedRank{dir: dir}, nil
+		r.Rank = 0 // the staged partition is moved once the rank is final
+		if !opts.SummaryOnly {
+			writing.RLock()
+			defer writing.RUnlock()
+			if err := parquetio.WriteRank(dir, r, xtra); err != nil {
+				return nil, fmt.Errorf("writing the Parquet tables: %w", err)
+			}
+		}
+		return &stagedRank{dir: dir, node: node}, nil
 	}, func(s *stagedRank, rank int) { s.rank = rank })
 	if err != nil {
 		return nil, err
@@ -147,7 +179,14 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		// a reader bug, never blamed on the input: exit 3
 		x.InputErrors = append(x.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
 	}
+	nodes := make([]parquetio.NodeRank, 0, len(set.Ranks))
 	for _, s := range set.Ranks {
+		s.node.ID.Rank = s.rank
+		nodes = append(nodes, s.node)
+		if opts.SummaryOnly {
+			x.Ranks = append(x.Ranks, s.rank)
+			continue
+		}
 		// the stamp goes before the partitions move and comes back after:
 		// a rank cut short in between is refused on reading
 		if err := parquetio.ClearStamp(out, s.rank); err != nil {
@@ -166,6 +205,12 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		}
 		x.Ranks = append(x.Ranks, s.rank)
 	}
+	// the node tables go before the manifest: a run without one is not
+	// read
+	if err := parquetio.WriteNode(out, run, nodes); err != nil {
+		return nil, fmt.Errorf("writing the node tables: %w", err)
+	}
+
 	// the expert loads analyze would find in the profile folder travel
 	// with the export, named by absolute paths, as the ranks' origins are
 	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
@@ -180,6 +225,11 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	}
 	if err := parquetio.WriteManifest(out, m); err != nil {
 		return nil, err
+	}
+	// once this run is readable, the node files of earlier runs whose
+	// ranks it wrote again go (and those of runs that were stopped)
+	if err := parquetio.PruneNodes(out, run, x.Ranks); err != nil {
+		return nil, fmt.Errorf("removing the node tables this export replaces: %w", err)
 	}
 	sort.Ints(x.Ranks)
 	return x, nil
@@ -267,4 +317,28 @@ func exportExtra(rr *analysis.RankResult) parquetio.Extra {
 		x.Steps[s.Step] = b
 	}
 	return x
+}
+
+// nodeRank is a rank as the node tables hold it: its identity, its
+// groups, its metrics and its analysis state (encoded once its model is
+// released). What analyze leaves unread of a capture (communication.json's
+// warnings, unless the rank's analysis needs its comm ops) is left out,
+// as reading the export back leaves it out.
+func nodeRank(r *model.Rank, rr *analysis.RankResult, metrics []parquetio.Metric) (parquetio.NodeRank, error) {
+	rr.ReleaseModel()
+	if !r.NeedsCommOps() {
+		rr.Warnings = slices.DeleteFunc(slices.Clone(rr.Warnings), func(w model.Warning) bool {
+			return filepath.Base(w.File) == "communication.json"
+		})
+	}
+	st, err := analysis.EncodeState(rr)
+	if err != nil {
+		return parquetio.NodeRank{}, err
+	}
+	nr := parquetio.NodeRank{ID: gather.IdentityOf(r), Groups: r.Groups, Metrics: metrics}
+	nr.State = append(nr.State, parquetio.StateRow{Kind: parquetio.StateRecord, Data: st.Record})
+	for _, p := range st.Passes {
+		nr.State = append(nr.State, parquetio.StateRow{Kind: parquetio.StatePass + p.Pass, Data: p.Data})
+	}
+	return nr, nil
 }

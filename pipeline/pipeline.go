@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/analysis"
@@ -49,6 +50,10 @@ type Options struct {
 	// inputs/service); empty: a service folder at or beside the rank
 	// folders of path (service.Find), when there is one.
 	Service string
+	// More are further paths analyzed with path: export folders (or globs
+	// of them, or folders of them) merged with those path names
+	// (gather.Exports).
+	More []string
 }
 
 // modelHook, when set (by tests), sees each rank's model as Analyze
@@ -74,6 +79,11 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	svc, svcNote, err := readService(path, opts.Service)
 	if err != nil {
 		return nil, err
+	}
+	if dirs, ok := gather.Exports(append([]string{path}, opts.More...)); ok && (gather.Mergeable(dirs) || len(opts.More) > 0 || len(dirs) > 1) {
+		return merge(ctx, path, dirs, svc, svcNote, opts)
+	} else if len(opts.More) > 0 {
+		return nil, errkind.Errorf(errkind.Usage, "%s: several paths are analyzed together only when each is an npuprof export folder (or a glob or a folder of them)", strings.Join(append([]string{path}, opts.More...), " "))
 	}
 	// communication.json is left unread (no pass reads it; only `npuprof
 	// export` keeps it; TestSkipCommunicationSameResult keeps that true).
@@ -103,6 +113,56 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	// reused (+3.5 MiB peak RSS on a 200 MB rank). What is left to mark is
 	// the results, so this costs about a millisecond.
 	runtime.GC()
+	return finish(path, set, svc, svcNote), nil
+}
+
+// merge analyzes the ranks of export folders from their node tables
+// (gather.Merge): each rank's state decoded (the timeline sample only when
+// asked), no device task read; the cluster passes run as for a capture.
+func merge(ctx context.Context, path string, dirs []string, svc *model.ServiceProfile, svcNote string, opts Options) (*analysis.Result, error) {
+	if !gather.Mergeable(dirs) {
+		var old []string
+		for _, d := range dirs {
+			if !parquetio.HasNodeTables(d) {
+				old = append(old, d)
+			}
+		}
+		return nil, errkind.Errorf(errkind.Usage, "%s: exports without node tables (written by an npuprof before %s) are analyzed one at a time; export them again to merge them", strings.Join(old, ", "), parquetio.Schema)
+	}
+	keep := func(p *analysis.Pass) bool { return opts.TimelineSample || p != analysis.TimelineSamplePass }
+	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, Experts: opts.Experts, ExpertStage: opts.ExpertStage}
+	set, err := gather.Merge(ctx, dirs, gopts, func(ns parquetio.NodeState) (*analysis.RankResult, error) {
+		st := &analysis.RankState{}
+		for _, row := range ns.State {
+			switch {
+			case row.Kind == parquetio.StateRecord:
+				st.Record = row.Data
+			case strings.HasPrefix(row.Kind, parquetio.StatePass):
+				st.Passes = append(st.Passes, analysis.PassState{Pass: strings.TrimPrefix(row.Kind, parquetio.StatePass), Data: row.Data})
+			}
+		}
+		if st.Record == nil {
+			return nil, fmt.Errorf("no %s row in %s", parquetio.StateRecord, parquetio.TableRankState)
+		}
+		rr, err := analysis.DecodeState(st, ns.Groups, keep)
+		if err != nil {
+			return nil, err
+		}
+		// read from the export, as a rank read back is
+		rr.Origin.Export = ns.Export
+		return rr, nil
+	}, renumber)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) > 1 || len(opts.More) > 0 {
+		path = strings.Join(append([]string{path}, opts.More...), " ")
+	}
+	return finish(path, set, svc, svcNote), nil
+}
+
+// finish runs the cluster passes over the ranks gathered.
+func finish(path string, set *gather.Set[*analysis.RankResult], svc *model.ServiceProfile, svcNote string) *analysis.Result {
 	res := &analysis.Result{Path: path, Ranks: set.Ranks, Notes: set.AllNotes(),
 		WorldSize: set.World, WorldSizeFrom: set.WorldFrom, MissingRanks: set.Missing}
 	for _, msg := range set.Internal {
@@ -117,7 +177,7 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	}
 	res.Cluster = analysis.RunClusterWith(res.Ranks, analysis.ClusterInputs{Experts: set.Experts, Service: svc})
 	res.ReleaseClusterInputs()
-	return res, nil
+	return res
 }
 
 // readService reads the service profile of a run: dir (--service), whose

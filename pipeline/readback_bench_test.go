@@ -43,10 +43,15 @@ func BenchmarkReadBack(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			var nodes []parquetio.NodeRank
 			for _, r := range p.Ranks {
 				if err := parquetio.WriteRank(pq, r, parquetio.Extra{}); err != nil {
 					b.Fatal(err)
 				}
+				nodes = append(nodes, parquetio.NodeRank{ID: parquetio.RankID{Rank: r.Rank}, Groups: r.Groups})
+			}
+			if err := parquetio.WriteNode(pq, "bench", nodes); err != nil {
+				b.Fatal(err)
 			}
 		}
 		b.Run(sz.Name, func(b *testing.B) {

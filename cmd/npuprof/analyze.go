@@ -24,7 +24,7 @@ func (o *analyzeOptions) register(cmd *cobra.Command) {
 }
 
 func (o *analyzeOptions) check(io *streams, _ *cobra.Command, args []string) error {
-	o.Path = args[0]
+	o.Path, o.More = args[0], args[1:]
 	if err := o.checkFlags(io, o.outs.main() == "text"); err != nil {
 		return err
 	}
@@ -44,7 +44,9 @@ ASCEND_PROFILER_OUTPUT folder, one
 export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
 folder holding one of those per rank, in any mix (up to two levels down), or
 the folder an 'npuprof export' wrote (read back without parsing JSON again;
-the same numbers). Any text input may be gzip- or zstd-compressed
+the same numbers). Several export folders (PATH PATH..., a glob, or a
+folder of them: one export per node) are merged from their node tables,
+without reading a device task. Any text input may be gzip- or zstd-compressed
 (trace_view.json.gz, kernel_details.csv.zst, ...). PATH may also be a
 document saved by --format json-full: it is rendered again as the profile
 was (its findings stand; the rule flags are not applied again).
@@ -110,7 +112,7 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 
   # One rank's text export only
   $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
-		Args: exactArgs(1),
+		Args: atLeastArgs(1),
 	}, &analyzeOptions{}, analyzeRun)
 }
 

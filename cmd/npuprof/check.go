@@ -53,7 +53,7 @@ func (o *checkOptions) register(cmd *cobra.Command) {
 }
 
 func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error {
-	o.Path = args[0]
+	o.Path, o.More = args[0], args[1:]
 	if results.SeverityRank(o.FailOn) == 0 {
 		return usageErr("--fail-on %q: expected high, medium or low", o.FailOn)
 	}
@@ -117,7 +117,7 @@ the same metric (mean over ranks) in the --baseline file.`,
 
   # Guard against regressions from a saved analysis
   $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
-		Args: exactArgs(1),
+		Args: atLeastArgs(1),
 	}, &checkOptions{}, checkRun)
 }
 

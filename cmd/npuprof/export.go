@@ -19,11 +19,14 @@ type exportOptions struct {
 	outputFlags
 	// Service is the service profile folder (--service).
 	Service string
+	// SummaryOnly writes the node tables alone (--summary-only).
+	SummaryOnly bool
 }
 
 func (o *exportOptions) register(cmd *cobra.Command) {
 	o.outputFlags.register(cmd.Flags(), "write the tables under `OUTDIR` (created if needed)", usageWorkersMem)
 	cmd.Flags().StringVar(&o.Service, "service", "", "also write the requests and batches of MS Service Profiler's parse output in `DIR` (service_requests, service_batches; default: a service folder in the profile folder)")
+	cmd.Flags().BoolVar(&o.SummaryOnly, "summary-only", false, "write only the node tables (rank_state, rank_metrics, groups: one file each; what 'npuprof analyze' merges), not the per-rank tables")
 }
 
 func (o *exportOptions) check(_ *streams, _ *cobra.Command, args []string) error {
@@ -62,10 +65,17 @@ parsed and measured as Parquet, one file per table and rank, Hive-style:
   OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
   OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
   and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
-  npuprof.parquet/v1.5); with a service profile (--service DIR, or a
+  npuprof.parquet/v2); with a service profile (--service DIR, or a
   service folder in the profile folder), service_requests,
   service_batches, service_batch_dp, service_kvcache and service_forwards
   (one part-0.parquet each) too, which 'npuprof analyze OUTDIR' reads back.
+
+and, once per export run, the node tables: what the cross-rank analysis
+needs of every rank exported (rank_state, rank_metrics) and the parallel
+groups they are in (groups), one file each (OUTDIR/rank_state/part-RUN.parquet).
+'npuprof analyze' merges several exports from these alone (no device task
+is read): export on each node, copy the node tables (--summary-only writes
+nothing else), then 'npuprof analyze node*.pq'.
 
 Each rank's folder is recorded as given (PATH may be relative), made
 absolute in the current directory, with this machine's host name, so that
@@ -97,7 +107,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		ctx = context.Background()
 	}
 	start := time.Now()
-	popts := pipeline.ExportOptions{Workers: opts.Workers, Version: tool.Version, Revision: tool.Revision, Service: opts.Service}
+	popts := pipeline.ExportOptions{Workers: opts.Workers, Version: tool.Version, Revision: tool.Revision, Service: opts.Service, SummaryOnly: opts.SummaryOnly}
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
@@ -113,8 +123,13 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
-		len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
+	if opts.SummaryOnly {
+		fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d node tables, %s/<table>/part-RUN.parquet; schema %s)\n",
+			len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
+	} else {
+		fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
+			len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
+	}
 	if x.Service != "" {
 		fmt.Fprintf(io.out, "exported the service profile %s to %s/service_requests and %s/service_batches\n", x.Service, opts.Output, opts.Output)
 	}

@@ -224,9 +224,16 @@ func TestExportLayoutAndErrors(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "/no/such/dir")
 
-	// a partition lost after the export: the error names the file
+	// a partition lost after the export: analyze reads the node tables,
+	// not the partitions, and has every rank
 	require.NoError(t, os.Remove(filepath.Join(out, "device_tasks", "rank=3", "part-0.parquet")))
 	code, stdout, errs := run("analyze", out, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, stdout, `"rank": 3,`)
+	// read rank by rank (without the ranks' states, as before v2), the
+	// error names the file
+	require.NoError(t, os.RemoveAll(filepath.Join(out, parquetio.TableRankState)))
+	code, stdout, errs = run("analyze", out, "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, stdout, filepath.Join("device_tasks", "rank=3", "part-0.parquet")+": no such file", "the other ranks are analyzed; the note names the file")
 	require.NotContains(t, stdout, `"rank": 3,`)
@@ -329,16 +336,17 @@ func TestReadV1Export(t *testing.T) {
 		require.Len(t, rows, 1)
 		x := rows[0]
 		require.Equal(t, parquetio.Schema, x.Schema)
-		require.Equal(t, "npuprof.parquet/v1.5", x.Schema)
+		require.Equal(t, "npuprof.parquet/v2", x.Schema)
 		require.True(t, filepath.IsAbs(x.AbsPath))
 		require.NotEmpty(t, x.Host)
 		old := rankV1{Schema: "npuprof.parquet/v1", Device: x.Device, Path: x.Path, Format: x.Format, DirTimestamp: x.DirTimestamp,
 			ProfilerLevel: x.ProfilerLevel, TorchNPUVersion: x.TorchNPUVersion, CANNVersion: x.CANNVersion,
 			HaveTimeline: x.HaveTimeline, HaveKernelDetails: x.HaveKernelDetails, HaveHCCL: x.HaveHCCL, HaveFramework: x.HaveFramework,
 			TimelineFile: x.TimelineFile, KernelFile: x.KernelFile, HaveJSON: x.HaveJSON, Partial: x.Partial, PartialReason: x.PartialReason,
-			GroupsJSON: x.GroupsJSON, EnvJSON: x.EnvJSON, MetadataJSON: x.MetadataJSON, WarningsJSON: x.WarningsJSON}
+			GroupsJSON: groupsV1(t, pq, r), EnvJSON: x.EnvJSON, MetadataJSON: x.MetadataJSON, WarningsJSON: x.WarningsJSON}
 		require.NoError(t, parquet.WriteFile(f, []rankV1{old}))
 	}
+	dropNodeTables(t, pq)
 	type doc struct {
 		Ranks []struct {
 			Path         string             `json:"path"`

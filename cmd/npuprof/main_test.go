@@ -86,7 +86,9 @@ func TestArgumentErrorsNameTheArguments(t *testing.T) {
 		want string
 	}{
 		{[]string{"analyze"}, "analyze: expected PATH, got no argument; see 'npuprof analyze --help'"},
-		{[]string{"check", "a", "b"}, `check: expected PATH, got 2 arguments ("a" "b")`},
+		{[]string{"export", "a", "b"}, `export: expected PATH, got 2 arguments ("a" "b")`},
+		// several PATHs are export folders merged: anything else says so
+		{[]string{"check", "a", "b"}, "a b: several paths are analyzed together only when each is an npuprof export folder"},
 		{[]string{"diff", "before.json"}, `diff: expected BEFORE and AFTER, got 1 argument ("before.json")`},
 		{[]string{"export"}, "export: expected PATH, got no argument"},
 		{[]string{"report"}, "report: expected PATH, got no argument"},

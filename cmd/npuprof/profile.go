@@ -17,6 +17,9 @@ import (
 // flags, the expert-load and serving inputs read with it, and the rules.
 type profileFlags struct {
 	Path string
+	// More are the further PATHs: export folders analyzed together with
+	// Path (pipeline.Options.More).
+	More []string
 	outputFlags
 	expertFlags
 	ruleOptions
@@ -66,7 +69,7 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 	if err := p.outs.parse(p.Output, aliases...); err != nil {
 		return err
 	}
-	ins := append(p.ruleOptions.inputs(), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench, p.Service)
+	ins := append(append(p.ruleOptions.inputs(), p.More...), p.Path, baseline, p.Experts, p.Serving.VLLMLog, p.Serving.VLLMBench, p.Service)
 	if err := p.outs.check(main, ins...); err != nil {
 		return err
 	}
@@ -116,7 +119,7 @@ func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
 // its own).
 func (p *profileFlags) request() *driver.Request {
 	return &driver.Request{Path: p.Path,
-		Load:    pipeline.Options{Workers: p.Workers, Experts: p.Experts, ExpertStage: p.Stage, Service: p.Service},
+		Load:    pipeline.Options{Workers: p.Workers, Experts: p.Experts, ExpertStage: p.Stage, Service: p.Service, More: p.More},
 		Serving: p.Serving.options(), Rules: p.selection(),
 		Deploy: p.Deploy, DeployLine: p.DeployLine, Facts: p.Facts, Source: p.Source, Lang: p.lang}
 }

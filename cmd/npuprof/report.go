@@ -19,7 +19,7 @@ func (o *reportOptions) register(cmd *cobra.Command) {
 }
 
 func (o *reportOptions) check(io *streams, _ *cobra.Command, args []string) error {
-	o.Path = args[0]
+	o.Path, o.More = args[0], args[1:]
 	if o.Output == "" && io.outIsTerminal {
 		// megabytes of HTML and script would scroll past
 		return usageErr("report: standard output is a terminal; write the HTML to a file with -o report.html, or give -o - to print it here anyway")
@@ -63,7 +63,7 @@ without them).`,
 
   # Pipe it somewhere
   $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
-		Args: exactArgs(1),
+		Args: atLeastArgs(1),
 	}, &reportOptions{}, reportRun)
 }
 

@@ -57,6 +57,17 @@ func exitCode(err error) int {
 	return ExitInternal
 }
 
+// atLeastArgs is cobra.MinimumNArgs(n) with exactArgs's error: analyze,
+// check and report take one PATH, or several export folders merged.
+func atLeastArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= n {
+			return nil
+		}
+		return exactArgs(n)(cmd, args)
+	}
+}
+
 // exactArgs is cobra.ExactArgs(n) with an error that names the expected
 // arguments (the placeholders of the command's Use line) and points to
 // --help: "npuprof check: expected PATH, got no argument".

@@ -325,6 +325,7 @@ func asV11Export(t *testing.T, pq string) {
 		require.NoError(t, err)
 		// (device_file, which the reader never reads, is emptied)
 		rows[0].HaveJSON, rows[0].Schema, rows[0].DeviceFile = string(b), "npuprof.parquet/v1.1", ""
+		rows[0].GroupsJSON = groupsV1(t, pq, rk)
 		require.NoError(t, parquet.WriteFile(f, rows))
 		f = parquetio.PartFile(pq, parquetio.TableMetrics, rk)
 		ms, err := parquet.ReadFile[parquetio.Metric](f)
@@ -335,6 +336,7 @@ func asV11Export(t *testing.T, pq string) {
 		}
 		require.NoError(t, parquet.WriteFile(f, old))
 	}
+	dropNodeTables(t, pq)
 	paths, err := filepath.Glob(filepath.Join(pq, parquetio.ManifestDir, "export*.json"))
 	require.NoError(t, err)
 	require.Len(t, paths, 1)

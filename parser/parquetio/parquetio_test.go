@@ -24,9 +24,13 @@ import (
 func roundTrip(t *testing.T, p *gather.Set[*model.Rank]) {
 	t.Helper()
 	dir := t.TempDir()
+	var nodes []parquetio.NodeRank
 	for _, r := range p.Ranks {
 		require.NoError(t, parquetio.WriteRank(dir, r, parquetio.Extra{}))
+		nodes = append(nodes, parquetio.NodeRank{ID: parquetio.RankID{Rank: r.Rank}, Groups: r.Groups})
 	}
+	// the groups' member ranks are in the node table, once
+	require.NoError(t, parquetio.WriteNode(dir, "test", nodes))
 	ranks, err := parquetio.Ranks(dir)
 	require.NoError(t, err)
 	require.Len(t, ranks, len(p.Ranks))
@@ -46,6 +50,7 @@ func roundTrip(t *testing.T, p *gather.Set[*model.Rank]) {
 		// exported again (from another directory): the origin is kept
 		dir2 := t.TempDir()
 		require.NoError(t, parquetio.WriteRank(dir2, got, parquetio.Extra{}))
+		require.NoError(t, parquetio.WriteNode(dir2, "again", []parquetio.NodeRank{{ID: parquetio.RankID{Rank: got.Rank}, Groups: got.Groups}}))
 		again, err := parquetio.ReadRank(dir2, r.Rank, parquetio.ReadOptions{})
 		require.NoError(t, err)
 		want.Export = dir2

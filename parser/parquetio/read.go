@@ -63,6 +63,7 @@ type manifestIn struct {
 	Schema      string          `json:"schema"`
 	Run         string          `json:"run"`
 	Source      string          `json:"source"`
+	Ranks       []int           `json:"ranks"`
 	Notes       []string        `json:"notes"`
 	Experts     json.RawMessage `json:"experts"`
 	ExpertsNote string          `json:"experts_note"`
@@ -152,7 +153,7 @@ func Experts(dir string) (*model.ExpertLoads, string, error) {
 	}
 	if x == nil && note == "" && len(old) > 0 {
 		note = fmt.Sprintf("this export (written before %s.2) does not carry the expert loads of the profile folder it was exported from (%s), if it had any: give --experts PATH",
-			SchemaMajor, strings.Join(old, ", "))
+			SchemaV1, strings.Join(old, ", "))
 	}
 	if x != nil {
 		if err := x.Validate(); err != nil {
@@ -162,18 +163,38 @@ func Experts(dir string) (*model.ExpertLoads, string, error) {
 	return x, note, nil
 }
 
-// schemaMinor is N of npuprof.parquet/v1.N, 0 for npuprof.parquet/v1 (a
-// schema checkSchema accepted).
+// schemaVersion is (N, M) of npuprof.parquet/vN.M, M 0 for
+// npuprof.parquet/vN (a schema checkSchema accepted).
+func schemaVersion(s string) (major, minor int) {
+	v, _ := strings.CutPrefix(s, "npuprof.parquet/v")
+	a, b, _ := strings.Cut(v, ".")
+	major, _ = strconv.Atoi(a)
+	minor, _ = strconv.Atoi(b)
+	return major, minor
+}
+
+// schemaMinor is M of npuprof.parquet/v1.M; every later major version
+// counts as past all of v1's.
 func schemaMinor(s string) int {
-	n, _ := strconv.Atoi(strings.TrimPrefix(s, SchemaMajor+"."))
-	return n
+	if major, minor := schemaVersion(s); major == 1 {
+		return minor
+	}
+	return 1 << 20
+}
+
+// schemaMajor is N of npuprof.parquet/vN.M.
+func schemaMajor(s string) int {
+	major, _ := schemaVersion(s)
+	return major
 }
 
 func checkSchema(file, s string) error {
-	if s == SchemaMajor || strings.HasPrefix(s, SchemaMajor+".") {
-		return nil
+	for _, known := range []string{SchemaV1, SchemaMajor} {
+		if s == known || strings.HasPrefix(s, known+".") {
+			return nil
+		}
 	}
-	return fmt.Errorf("%s: schema %q; this npuprof reads %s and %s.N", file, s, SchemaMajor, SchemaMajor)
+	return fmt.Errorf("%s: schema %q; this npuprof reads %s, %s and their minor versions (.N)", file, s, SchemaV1, SchemaMajor)
 }
 
 // readTable calls fn for every row of the rank's partition of table. A
@@ -342,6 +363,12 @@ func readMeta(dir string, rank int, r *model.Rank) error {
 		{meta.MetadataJSON, &r.Metadata, "metadata_json"}, {meta.WarningsJSON, &r.Warnings, "warnings_json"}} {
 		if err := json.Unmarshal([]byte(j.text), j.dst); err != nil {
 			return fmt.Errorf("%s: column %s: %w", file, j.col, err)
+		}
+	}
+	if schemaMajor(meta.Schema) >= 2 {
+		// the member ranks are in the groups node table, once
+		if err := fillMembers(dir, r.Groups); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
 	}
 	r.WorldSize, r.WorldSizeFrom = int(meta.WorldSize), meta.WorldSizeFrom

@@ -16,6 +16,9 @@
 //	OUTDIR/step_trace/rank=3/part-0.parquet
 //	OUTDIR/statistics/rank=3/part-0.parquet
 //	OUTDIR/ranks/rank=3/part-0.parquet
+//	OUTDIR/rank_state/part-<run>.parquet         (node tables, node.go: one
+//	OUTDIR/rank_metrics/part-<run>.parquet        file per export run, the
+//	OUTDIR/groups/part-<run>.parquet              rank a column)
 //	OUTDIR/_npuprof/export-<first>-<last>.json   (schema version, notes)
 //
 // The rank is the partition value only (it is not a column inside the
@@ -27,21 +30,28 @@ package parquetio
 import "github.com/npuprof/npuprof/parser/model"
 
 // Schema is the version of the table layout written. A reader refuses an
-// export of another major version (SchemaMajor); adding a column is a
-// minor change (v1.N). v1.1 added the ranks columns abs_path and host;
-// v1.2 the metrics column source, the ranks column device_file and the
-// manifests' experts; v1.3 the ranks columns own_overlap_json,
-// world_size and world_size_from, hccl_plane_tasks, _sdma and _rdma,
-// and the statistics column max_ns; v1.4 the service profile's tables
-// service_requests and service_batches (service.go) and the manifests'
-// service; v1.5 the service tables service_batch_dp, service_kvcache and
-// service_forwards and the manifests' service_profile, so that analyze
-// reads the service profile back whole.
-const Schema = SchemaMajor + ".5"
+// export of a major version it does not know (SchemaV1, SchemaMajor);
+// adding a column is a minor change (vN.M). v1.1 added the ranks columns
+// abs_path and host; v1.2 the metrics column source, the ranks column
+// device_file and the manifests' experts; v1.3 the ranks columns
+// own_overlap_json, world_size and world_size_from, hccl_plane_tasks,
+// _sdma and _rdma, and the statistics column max_ns; v1.4 the service
+// profile's tables service_requests and service_batches (service.go) and
+// the manifests' service; v1.5 the service tables service_batch_dp,
+// service_kvcache and service_forwards and the manifests'
+// service_profile, so that analyze reads the service profile back whole;
+// v2 the node tables (node.go: rank_state,
+// rank_metrics, groups, one file per export run), and groups_json of the
+// ranks table without the member ranks (global_ranks is in groups).
+const Schema = SchemaMajor
 
-// SchemaMajor is the major version this npuprof reads: every
-// npuprof.parquet/v1 and npuprof.parquet/v1.N export.
-const SchemaMajor = "npuprof.parquet/v1"
+// SchemaMajor is the major version written; this npuprof reads it and
+// SchemaV1 (with their minor versions vN.M).
+const SchemaMajor = "npuprof.parquet/v2"
+
+// SchemaV1 is the first major version, still read: an export of per-rank
+// tables only, each rank's groups_json with its member ranks.
+const SchemaV1 = "npuprof.parquet/v1"
 
 // Table names (folder names under OUTDIR). Public contract.
 const (

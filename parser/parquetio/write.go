@@ -24,6 +24,9 @@ type Extra struct {
 	DeviceFile string
 	// Steps maps a step id to its breakdown (ns).
 	Steps map[int]StepBreakdown
+	// Origin, when set, is where the rank was exported from (else
+	// ExportedFrom(r)).
+	Origin *model.Origin
 }
 
 // StepBreakdown is the steps pass's result for one step, in ns.
@@ -105,10 +108,10 @@ func writeParquet[T any](path, table string, n int, row func(i int) T) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// exportedFrom is where the rank's files are: its path as given, made
+// ExportedFrom is where the rank's files are: its path as given, made
 // absolute in the current directory, and this host. A rank that was itself
 // read back from an export keeps the origin recorded there.
-func exportedFrom(r *model.Rank) model.Origin {
+func ExportedFrom(r *model.Rank) model.Origin {
 	if r.Origin.Export != "" {
 		o := r.Origin
 		o.Export = ""
@@ -130,7 +133,11 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 	if r.Rank < 0 {
 		return fmt.Errorf("%s: rank unknown; cannot name its partition", r.Path)
 	}
-	meta, err := rankRow(r)
+	src := ExportedFrom(r)
+	if x.Origin != nil {
+		src = *x.Origin
+	}
+	meta, err := rankRow(r, src)
 	if err != nil {
 		return err
 	}
@@ -147,16 +154,25 @@ func WriteRank(outDir string, r *model.Rank, x Extra) error {
 }
 
 // rankRow is the rank's one row of the ranks table.
-func rankRow(r *model.Rank) (Rank, error) {
+func rankRow(r *model.Rank, src model.Origin) (Rank, error) {
 	var js [5]string // groups, env, metadata, warnings, have
-	for i, v := range [...]any{r.Groups, r.Env, r.Metadata, r.Warnings, r.Have} {
+	// the member ranks of each group are in the groups node table, once
+	// per export run: here they would grow with the cluster
+	var groups []model.Group
+	if r.Groups != nil {
+		groups = make([]model.Group, len(r.Groups))
+	}
+	for i, g := range r.Groups {
+		g.GlobalRanks = nil
+		groups[i] = g
+	}
+	for i, v := range [...]any{groups, r.Env, r.Metadata, r.Warnings, r.Have} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return Rank{}, err
 		}
 		js[i] = string(b)
 	}
-	src := exportedFrom(r)
 	own := ""
 	if r.OwnOverlap.Slices > 0 {
 		b, err := json.Marshal(r.OwnOverlap)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/units"
 	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // rankID is what reconcile needs to know about a parsed rank.
@@ -264,4 +265,16 @@ func stepIDs(r *model.Rank) []int {
 		ids[i] = s.ID
 	}
 	return ids
+}
+
+// IdentityOf is what reconciling r with the ranks of other exports needs
+// (the node tables' RankID).
+func IdentityOf(r *model.Rank) parquetio.RankID {
+	id := idOf(r)
+	return parquetio.RankID{Rank: id.Rank, Path: id.Path, DirTimestamp: id.DirTimestamp, Steps: id.Steps, Kineto: id.Kineto, World: id.World, WorldFrom: id.WorldFrom}
+}
+
+// fromIdentity is the rankID of a rank read from node tables.
+func fromIdentity(id parquetio.RankID) rankID {
+	return rankID{Rank: id.Rank, Path: id.Path, DirTimestamp: id.DirTimestamp, Steps: id.Steps, Kineto: id.Kineto, World: id.World, WorldFrom: id.WorldFrom}
 }
