@@ -256,7 +256,7 @@ func ReadNodes(dir string) ([]NodeState, error) {
 			return nil, err
 		}
 		var bad error
-		if err := readFile(f, dir, func(s *StateRow) {
+		if err := readFile(dir, f, func(s *StateRow) {
 			if bad != nil {
 				return
 			}
@@ -332,7 +332,7 @@ func ReadNodes(dir string) ([]NodeState, error) {
 // member sets its own).
 func readGroups(p, root string) ([]model.Group, error) {
 	var out []model.Group
-	err := readFile(p, root, func(g *GroupRow) {
+	err := readFile(root, p, func(g *GroupRow) {
 		members := make([]int, len(g.GlobalRanks))
 		for i, m := range g.GlobalRanks {
 			members[i] = int(m)
