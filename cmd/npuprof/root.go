@@ -12,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -156,7 +157,7 @@ func runMain(io *streams, args []string) int {
 		}
 		msg = withHelpHint(msg, cmd)
 	}
-	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
+	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(lang.Translate(errLang(io, args), msg), 0))
 	return code
 }
 
