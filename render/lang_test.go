@@ -53,9 +53,11 @@ func TestZHLabels(t *testing.T) {
 		require.NoError(t, err)
 		src.Write(b)
 	}
-	tmpl, err := os.ReadFile("assets/report.html.tmpl")
-	require.NoError(t, err)
-	src.Write(tmpl)
+	for _, f := range []string{"assets/report.html.tmpl", "assets/diff.html.tmpl"} {
+		tmpl, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src.Write(tmpl)
+	}
 	for en, zh := range zhLabels {
 		require.True(t, strings.Contains(src.String(), strconv.Quote(en)), "zhLabels key not in the code: %q", en)
 		require.Equal(t, verbs(en), verbs(zh), "%q -> %q", en, zh)

@@ -22,8 +22,8 @@ func (l labels) text(s string) string {
 	return l.phraseHTML(s)
 }
 
-// phraseHTML is s by the report's own phrases (zhHTMLPhrases), a
-// message the report composes with numbers.
+// phraseHTML is s by the writers' own phrases (zhHTMLPhrases), a
+// message the report or the diff composes with numbers.
 func (l labels) phraseHTML(s string) string { return lang.TranslateWith(zhHTMLPhrases, s) }
 
 // untranslatedView are the view's fields whose text is code: fixes,

@@ -781,7 +781,7 @@ func (e *errWriter) phrases(args []any) []any {
 	if e.l.zh {
 		for i, a := range args {
 			if s, ok := a.(string); ok && !strings.ContainsRune(s, widePad) {
-				if z := e.l.phrase(s); z != s {
+				if z := e.l.text(s); z != s {
 					args[i] = padWide(z)
 				}
 			}

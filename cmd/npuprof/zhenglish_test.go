@@ -136,9 +136,6 @@ func TestZHOutputsHaveNoEnglish(t *testing.T) {
 		{gen("uncaptured-batch"), ""},
 	} {
 		for name, o := range zhOutputs(t, c[0], c[1], "--deploy", "testdata/deploy/field-report-1.sh") {
-			if zhPending[strings.TrimSuffix(name, " (stderr)")] {
-				continue
-			}
 			for _, s := range lang.EnglishSentences(apacheNotice.ReplaceAllString(o, "")) {
 				found[name] = append(found[name], s)
 			}
@@ -152,6 +149,3 @@ func TestZHOutputsHaveNoEnglish(t *testing.T) {
 	sort.Strings(report)
 	require.Empty(t, report, "English in a Chinese output")
 }
-
-// zhPending are the outputs not yet in Chinese.
-var zhPending = map[string]bool{"diff": true, "diff json": true, "diff html": true}
