@@ -197,6 +197,8 @@ var zhLabelsMore = map[string]string{
 	"before":                     "之前",
 	"after":                      "之后",
 	"the resolved fixes are the plan's steps: this row is the comparison": "已解决的修复就是计划的步骤：这一行就是对比",
+	"over the ranks (box: quartiles and median, whiskers: min and max)":   "各 rank 的分布（箱体：四分位数和中位数，须线：最小值和最大值）",
+	"overlapped": "重叠",
 	// JUnit and SARIF (junit.go, sarif.go)
 	"[partial input: ":                "[不完整输入：",
 	" cut short] ":                    " 被截断] ",
