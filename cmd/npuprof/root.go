@@ -132,6 +132,7 @@ func newStreams(in io.Reader, out, errw io.Writer) *streams {
 func runMain(io *streams, args []string) int {
 	errw := io.err
 	root := newRootCmd(io)
+	localizeHelp(root, errLang(io, args))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {

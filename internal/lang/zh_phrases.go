@@ -142,6 +142,15 @@ var zhPhrases = map[string]string{
 	"none of the ledger entries its fix removes shrank":                                           "其修复所去除的账本项都没有缩小",
 	"%s %s -> %s µs":                                                                              "%s %s -> %s µs",
 
+	// errors
+	"unknown flag: %s":                "未知参数：%s",
+	"unknown shorthand flag: %s":      "未知的短参数：%s",
+	"%s. Run '%s --help'":             "%s。运行 '%s --help' 查看用法",
+	"%s: no such file or directory":   "%s：没有这个文件或目录",
+	"%s: permission denied":           "%s：没有权限",
+	"%s: not a language: expected %s": "%s：不是一种语言：应为 %s",
+	"accepts %d arg(s), received %d":  "需要 %d 个参数，收到 %d 个",
+
 	// rules
 	"%s (rule applies to %s)": "%s（规则适用于 %s）",
 	"workload %s":             "负载类型 %s",
