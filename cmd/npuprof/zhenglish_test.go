@@ -129,10 +129,16 @@ func TestZHOutputsHaveNoEnglish(t *testing.T) {
 		return dir
 	}
 	found := map[string][]string{}
+	hot := gen("hot-experts")
+	// eplb plan's summary (on standard error when the map goes to a file)
+	code, out, errs := run("eplb", "plan", "--experts", filepath.Join(hot, "expert_hotspot"), "-o", filepath.Join(t.TempDir(), "map.json"), "--lang", "zh")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, out+errs, "EPLB 方案")
+	found["eplb plan"] = lang.EnglishSentences(out + errs)
 	for _, c := range [][2]string{
 		{"testdata/traces/ep-fc1-cumsum", "testdata/traces/clean-2ranks"},
 		{"testdata/broken/truncated-mid-event", "testdata/traces/no-collectives"},
-		{gen("hot-experts"), gen("ep-fc1-cumsum-steps")},
+		{hot, gen("ep-fc1-cumsum-steps")},
 		{gen("uncaptured-batch"), ""},
 	} {
 		for name, o := range zhOutputs(t, c[0], c[1], "--deploy", "testdata/deploy/field-report-1.sh") {
@@ -143,6 +149,9 @@ func TestZHOutputsHaveNoEnglish(t *testing.T) {
 	}
 	var report []string
 	for name, ss := range found {
+		if len(ss) == 0 {
+			continue
+		}
 		sort.Strings(ss)
 		report = append(report, fmt.Sprintf("%s: %q", name, slices.Compact(ss)))
 	}

@@ -142,6 +142,12 @@ var zhPhrases = map[string]string{
 	"none of the ledger entries its fix removes shrank":                                           "其修复所去除的账本项都没有缩小",
 	"%s %s -> %s µs":                                                                              "%s %s -> %s µs",
 
+	// eplb plan
+	"expert map":                 "专家映射",
+	"the form %s and later read": "%s 及以后版本读取的形式",
+	"v0.13.0rc1 and earlier read the top-level key": "v0.13.0rc1 及更早版本读取顶层的键",
+	"give --vllm-ascend-version to choose":          "用 --vllm-ascend-version 选择",
+
 	// errors
 	"unknown flag: %s":                "未知参数：%s",
 	"unknown shorthand flag: %s":      "未知的短参数：%s",
