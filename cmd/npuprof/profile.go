@@ -115,6 +115,7 @@ func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
 			return func() {}
 		}
 		line := newProgressLine(io.err, io.progressDelay, io.errWidth)
+		line.lang = lang.Or(io.lang)
 		opts.Progress, opts.BytesRead, opts.BytesTotal = line.rankDone, &line.read, &line.total
 		return line.finish
 	}
