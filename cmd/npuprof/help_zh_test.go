@@ -68,3 +68,12 @@ func TestZHError(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errs, "unknown flag: --bogus")
 }
+
+// export's messages follow the locale.
+func TestZHExport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x")
+	code, so, errs := runLocale(lang.ZH, "export", "../../testdata/traces/clean-2ranks", "-o", out, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	require.Contains(t, so, "已把 ../../testdata/traces/clean-2ranks 的 2 个 rank 导出到 "+out+"（")
+	require.Empty(t, lang.EnglishSentences(so), so)
+}
