@@ -2,6 +2,7 @@ package render
 
 import (
 	_ "embed"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results/diff"
 	"html/template"
 	"io"
@@ -37,6 +38,8 @@ type DiffHTMLInput struct {
 	// StepBars draws the per-step quantities before and after (µs).
 	StepBars *DiffBars
 	Sections []DiffSection
+	// Lang is the page's language (diff.RunInfo.Lang).
+	Lang string
 }
 
 // DiffSideInfo describes one side.
@@ -77,6 +80,7 @@ type DiffCell struct {
 
 type diffPage struct {
 	DiffHTMLInput
+	HTMLLang       string
 	Secs           []diffSecView
 	Charts         []*chartPayload
 	CSS            template.CSS
@@ -98,7 +102,11 @@ func WriteDiffHTML(w io.Writer, r *diff.Result) error {
 
 // writeDiffHTML writes the diff report of in.
 func writeDiffHTML(w io.Writer, in DiffHTMLInput) error {
-	p := diffPage{DiffHTMLInput: in, CSS: template.CSS(reportCSS), EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS),
+	l := labels{zh: in.Lang == lang.ZH}
+	if l.zh {
+		lang.MapStrings(&in, map[string]bool{"Path": true, "Version": true}, l.text)
+	}
+	p := diffPage{DiffHTMLInput: in, HTMLLang: "en", CSS: template.CSS(reportCSS), EChartsJS: template.JS(echartsJS), ReportJS: template.JS(reportJS),
 		EChartsVersion: EChartsVersion, EChartsNotice: echartsNotice, Charts: []*chartPayload{}}
 	p.Before.Path, p.After.Path = cleanText(p.Before.Path, 300), cleanText(p.After.Path, 300)
 	p.Partial = make([]string, len(in.Partial))
@@ -139,8 +147,16 @@ func writeDiffHTML(w io.Writer, in DiffHTMLInput) error {
 		titled(o, axisStepStat, "", "yAxis", axisStepTime, stackMax(listOf(o["series"])))
 		p.Charts = append(p.Charts, &chartPayload{ID: "chart-diff-steps", Kind: "plain", Height: 320, Label: "Step time before and after", Option: o})
 	}
+	if l.zh {
+		p.HTMLLang = "zh-CN"
+		for _, c := range p.Charts {
+			l.localAxes(c)
+			l.translateChart(c)
+		}
+	}
 	ew := &errWriter{w: w}
-	if err := diffTmpl().ExecuteTemplate(ew, "diff", p); err != nil {
+	tmpl := template.Must(diffTmpl().Clone()).Funcs(template.FuncMap{"t": l.t})
+	if err := tmpl.ExecuteTemplate(ew, "diff", p); err != nil {
 		return err
 	}
 	return ew.err

@@ -1,11 +1,13 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/results/diff"
 	"github.com/npuprof/npuprof/results/metric"
 )
@@ -25,11 +27,50 @@ func sideLine(s diff.Side) string {
 	return fmt.Sprintf("%s  (%d rank(s), %s, %s)", Safe(s.Path, 200), len(s.Ranks), s.Kind, steps)
 }
 
+// diffWriter is the errWriter of a diff's text in its language
+// (diff.RunInfo.Lang), and the function that finishes it: a Chinese
+// diff's table cells carry widePad for text/tabwriter, dropped here.
+func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
+	l := labels{zh: r.Run.Lang == lang.ZH}
+	if !l.zh {
+		ew := &errWriter{w: w, l: l}
+		return ew, func() error { return ew.err }
+	}
+	var buf bytes.Buffer
+	ew := &errWriter{w: &buf, l: l}
+	return ew, func() error {
+		if ew.err != nil {
+			return ew.err
+		}
+		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte(string(widePad)), nil))
+		return err
+	}
+}
+
+// tf writes a table row to tw: format in the writer's language, its
+// string arguments translated (printf's).
+func (e *errWriter) tf(tw io.Writer, format string, args ...any) {
+	fmt.Fprintf(tw, e.t(format), e.phrases(args)...)
+}
+
+// diffStatusText are the statuses of a diff's rows (diff.Status*,
+// diff.Finding*) as the text and the page name them: in Chinese by
+// zhLabels.
+var diffStatusText = map[string]string{"resolved": "resolved", "new": "new", "gone": "gone", "changed": "changed", "persists": "persists"}
+
+// statusText is a row's status in l's language, padded for a table.
+func statusText(l labels, s string) string {
+	if t, ok := diffStatusText[s]; ok && l.zh {
+		return padWide(l.t(t))
+	}
+	return s
+}
+
 // WriteDiffText writes the terminal diff (npuprof diff); the run's --all
 // lists unchanged metrics too.
 func WriteDiffText(w io.Writer, r *diff.Result) error {
 	o := r.Run
-	ew := &errWriter{w: w}
+	ew, flush := diffWriter(w, r)
 	ew.printf("npuprof diff\n  before: %s\n  after:  %s\n", sideLine(r.Before), sideLine(r.After))
 	for _, n := range r.Notes {
 		ew.printf("  note: %s\n", Safe(n, 300))
@@ -56,9 +97,9 @@ func WriteDiffText(w io.Writer, r *diff.Result) error {
 	if o.AllMetrics {
 		title = "\nEvery metric (mean over ranks)\n"
 	}
-	ew.printf("%s", title)
+	ew.printf(title)
 	writeMetricTable(ew, r.Overall, o.AllMetrics)
-	return ew.err
+	return flush()
 }
 
 // writeDiffSteps writes the step time section of the terminal diff.
@@ -68,9 +109,9 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
 	} else {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "quantity\tbefore\tafter\tchange\t\n")
+		ew.tf(tw, "quantity\tbefore\tafter\tchange\t\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
+			ew.tf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
 		}
 		tw.Flush()
 		for _, q := range diff.StepQuantities {
@@ -92,7 +133,7 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 		ew.printf("  %s\n", why)
 	} else {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
+		ew.tf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
 		for _, f := range r.Findings {
 			meas, ratio := "n/a", "-"
 			if f.MeasuredUs != nil {
@@ -105,7 +146,7 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 			if f.MeasuredMissing != "" {
 				on += " (" + f.MeasuredMissing + ")"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", f.Status, f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
+			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, f.Status), f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
 		}
 		tw.Flush()
 	}
@@ -123,13 +164,13 @@ func writeDiffCollectives(ew *errWriter, r *diff.Result) {
 		}
 	} else {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
+		ew.tf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
 		for _, c := range r.Collectives {
 			ps := "-"
 			if c.BeforeCountPerStep != nil {
 				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount,
+			ew.tf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", statusText(ew.l, c.Status), c.Type, c.Group, c.BeforeCount, c.AfterCount,
 				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(diff.PartialTag(c.Partial)))
 		}
 		tw.Flush()
@@ -147,9 +188,9 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 		ew.printf("  unavailable: %s\n", r.Unavailable["kernels"])
 	} else {
 		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
+		ew.tf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
 		for _, k := range r.Kernels {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", k.Status, Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
+			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, k.Status), Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
 				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
 		}
 		tw.Flush()
@@ -160,13 +201,13 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 func writeDiffRanks(ew *errWriter, r *diff.Result) {
 	ew.printf("\nPer rank\n")
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
+	ew.tf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
 	for _, rd := range r.Ranks {
 		cells := []string{fmt.Sprint(rd.Rank)}
 		for _, k := range diffRankColumns {
 			cells = append(cells, diffRankCell(rd, k))
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(diff.PartialTag(rankPartial(rd))))
+		ew.tf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(diff.PartialTag(rankPartial(rd))))
 	}
 	tw.Flush()
 }
@@ -219,7 +260,7 @@ func diffRankCell(rd diff.RankDelta, k string) string {
 
 func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  metric\tbefore\tafter\tchange\n")
+	ew.tf(tw, "  metric\tbefore\tafter\tchange\n")
 	n := 0
 	for _, m := range ms {
 		if !all && !m.Changed() {
@@ -235,7 +276,7 @@ func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
 		case m.Before != nil && m.After == nil:
 			change = "gone"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(diff.PartialTag(m.Partial)))
+		ew.tf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(diff.PartialTag(m.Partial)))
 	}
 	tw.Flush()
 	if n == 0 {
@@ -247,7 +288,7 @@ func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
 // shows: the step time, the findings resolved and new, the collectives
 // gone and new, and the kernels that changed most.
 func WriteDiffSummary(w io.Writer, r *diff.Result) error {
-	ew := &errWriter{w: w}
+	ew, flush := diffWriter(w, r)
 	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", Safe(r.Before.Path, 200))
 	for _, c := range r.PartialCaveatsFor("BEFORE (the baseline)", "AFTER (this capture)") {
 		ew.printf("  ! %s\n", Safe(c, 600))
@@ -280,7 +321,7 @@ func WriteDiffSummary(w io.Writer, r *diff.Result) error {
 		}
 		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
 	}
-	return ew.err
+	return flush()
 }
 
 // NoEstimate is what a diff shows for a finding whose rule gave no saving

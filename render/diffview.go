@@ -109,7 +109,7 @@ func metricRows(ms []diff.MetricDelta, all bool) ([][]DiffCell, []string) {
 
 // NewDiffHTMLInput builds the diff report's input from a comparison.
 func NewDiffHTMLInput(r *diff.Result, version string) DiffHTMLInput {
-	in := DiffHTMLInput{Version: version, Notes: r.Notes, Partial: r.PartialCaveats(),
+	in := DiffHTMLInput{Version: version, Notes: r.Notes, Partial: r.PartialCaveats(), Lang: r.Run.Lang,
 		Before: DiffSideInfo{Path: r.Before.Path, Detail: sideDetail(r.Before)},
 		After:  DiffSideInfo{Path: r.After.Path, Detail: sideDetail(r.After)}}
 	diffCards(&in, r)

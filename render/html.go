@@ -71,6 +71,7 @@ func writeHTML(w io.Writer, in htmlInput) error {
 		return err
 	}
 	view := buildView(in)
+	view.l.translateView(view)
 	tmpl := template.Must(reportTmpl().Clone()).Funcs(template.FuncMap{"t": view.l.t})
 	ew := &errWriter{w: w}
 	err := tmpl.Execute(ew, htmlPage{htmlView: view, CSS: template.CSS(reportCSS),

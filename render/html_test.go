@@ -447,5 +447,5 @@ func TestFindingDiffErrorShown(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteText(&b, assemble.Doc(res, fs)))
 	require.Contains(t, squash(b.String()), squash("      (no diff: the deployment script could not be edited: run.sh: line 3: --compilation-config value: not a JSON object)\n"))
-	require.Contains(t, findingText(&fs[0]), "no diff: the deployment script could not be edited: run.sh: line 3")
+	require.Contains(t, findingText(&fs[0], labels{}), "no diff: the deployment script could not be edited: run.sh: line 3")
 }

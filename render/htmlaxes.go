@@ -16,6 +16,7 @@ import (
 // Axis titles.
 const (
 	axisRank       = "rank"
+	axisRankDist   = "over the ranks (box: quartiles and median, whiskers: min and max)"
 	axisEPRank     = "EP rank"
 	axisStep       = "profiler step"
 	axisStepStat   = "statistic over the steps"

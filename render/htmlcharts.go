@@ -205,7 +205,14 @@ func durBars(zoom bool) *charts.Bar {
 
 // breakdownChart stacks, per rank, computing not overlapped + overlapped
 // + communication not overlapped + free = the device window.
+// Above DistRanks ranks it is each part's distribution over the ranks.
 func breakdownChart(rms []rankMetrics) *chartPayload {
+	if len(rms) > DistRanks {
+		keys := []string{metric.MetricDeviceWindowUs, metric.MetricComputingUs, metric.MetricOverlappedUs, metric.MetricCommNotOverlappedUs, metric.MetricFreeUs}
+		names := map[string]string{metric.MetricDeviceWindowUs: "window", metric.MetricComputingUs: "computing",
+			metric.MetricOverlappedUs: "overlapped", metric.MetricCommNotOverlappedUs: "communication not overlapped", metric.MetricFreeUs: "free"}
+		return distByKey("breakdown", "time breakdown per rank", rms, keys, func(k string) string { return k }, &seriesStyle{labels: names})
+	}
 	b := charts.NewBar()
 	b.SetGlobalOptions(baseGlobals()...)
 	b.SetGlobalOptions(
@@ -348,6 +355,76 @@ type seriesStyle struct {
 
 // stackedByRank is a vertical stacked bar per rank, one series per key,
 // values read from each rank's metrics.
+// DistRanks is the rank count above which a chart of a metric per rank
+// becomes its distribution over the ranks (a box per metric: quartiles,
+// whiskers at min and max), and the per-rank tables fold away.
+const DistRanks = 32
+
+// rankChart is stackedByRank, or above DistRanks ranks distByKey.
+func rankChart(id, label string, rms []rankMetrics, keys []string, metricOf func(string) string, st *seriesStyle) *chartPayload {
+	if len(rms) > DistRanks {
+		return distByKey(id, label, rms, keys, metricOf, st)
+	}
+	return stackedByRank(id, label, rms, keys, metricOf, st)
+}
+
+// distByKey is one box per key: the distribution over the ranks of the
+// key's metric (min, lower quartile, median, upper quartile, max; ranks
+// that did not measure it left out), so that 256 ranks read as a few
+// boxes, not 256 bars.
+func distByKey(id, label string, rms []rankMetrics, keys []string, metricOf func(string) string, st *seriesStyle) *chartPayload {
+	cats := make([]string, 0, len(keys))
+	data := make([]any, 0, len(keys))
+	top := 0.0
+	for _, k := range keys {
+		name := cleanText(k, 60)
+		if st != nil {
+			if l, ok := st.labels[k]; ok {
+				name = l
+			}
+		}
+		cats = append(cats, name)
+		vs := make([]float64, 0, len(rms))
+		for _, r := range rms {
+			if v, ok := r.get(metricOf(k)); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			data = append(data, "-")
+			continue
+		}
+		sort.Float64s(vs)
+		data = append(data, []any{vs[0], quantile(vs, 0.25), quantile(vs, 0.5), quantile(vs, 0.75), vs[len(vs)-1]})
+		top = max(top, vs[len(vs)-1])
+	}
+	o := map[string]any{
+		"animation":       false,
+		"backgroundColor": "transparent",
+		"textStyle":       map[string]any{"fontFamily": fontStack},
+		"grid":            []any{map[string]any{"left": "8", "right": "24", "top": "36", "bottom": "8"}},
+		"tooltip":         map[string]any{"show": true, "trigger": "item", "valueFormatter": "fn:dur"},
+		"xAxis":           []any{map[string]any{"type": "category", "data": cats}},
+		"yAxis": []any{map[string]any{"type": "value", "axisLabel": map[string]any{"formatter": "fn:dur"},
+			"splitLine": map[string]any{"show": true, "lineStyle": map[string]any{"color": "#e2e8f0"}}}},
+		"series": []any{map[string]any{"type": "boxplot", "name": "ranks", "data": data,
+			"itemStyle": map[string]any{"color": "#dbeafe", "borderColor": "#2563eb"}}},
+	}
+	titled(o, axisRankDist, "", "yAxis", axisTotalTime, top)
+	return &chartPayload{ID: "chart-" + id, Kind: "plain", Option: o, Height: 320, Label: label}
+}
+
+// quantile is the q-quantile of sorted vs (linear between the two
+// nearest values).
+func quantile(vs []float64, q float64) float64 {
+	p := q * float64(len(vs)-1)
+	i := int(p)
+	if i+1 >= len(vs) {
+		return vs[len(vs)-1]
+	}
+	return vs[i] + (p-float64(i))*(vs[i+1]-vs[i])
+}
+
 func stackedByRank(id, label string, rms []rankMetrics, keys []string, metricOf func(string) string, st *seriesStyle) *chartPayload {
 	b := durBars(false)
 	b.SetXAxis(rankNames(rms))

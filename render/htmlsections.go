@@ -128,10 +128,10 @@ func buildComm(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		c.Empty = true
 		return
 	}
-	c.TypeChart = stackedByRank("comm-type", "Collective time by type", rms, types, metric.FamilyHCCLTypeUs.Of, nil)
+	c.TypeChart = rankChart("comm-type", "Collective time by type", rms, types, metric.FamilyHCCLTypeUs.Of, nil)
 	v.addChart(c.TypeChart)
 	if len(groups) > 0 {
-		c.GroupChart = stackedByRank("comm-group", "Collective time by group", rms, groups, metric.FamilyHCCLGroupUs.Of, nil)
+		c.GroupChart = rankChart("comm-group", "Collective time by group", rms, groups, metric.FamilyHCCLGroupUs.Of, nil)
 		v.addChart(c.GroupChart)
 	}
 	c.TypePivot, c.GroupPivot = commPivots(doc, rms, types, groups)
@@ -175,11 +175,21 @@ func commMetricCell(rms []rankMetrics, timeMetric, countMetric, unit string) fun
 
 // commPivot is a pivot of specs (rows) by rank (columns).
 func commPivot(doc *results.Document, rms []rankMetrics, corner string, specs []commRowSpec) *pivot {
-	pv := &pivot{Corner: corner, Cols: rankNames(rms)}
+	// ranks as rows, the types (groups) as columns: a table as wide at
+	// 256 ranks as at 2
+	pv := &pivot{Corner: "rank"}
 	for _, sp := range specs {
-		pv.Rows = append(pv.Rows, pivotRow{Label: sp.label, Class: sp.class, Cells: func(yield func(cell) bool) {
-			for i := range doc.Ranks {
-				if !yield(sp.cell(i, &doc.Ranks[i])) {
+		pv.Cols = append(pv.Cols, sp.label)
+	}
+	names := rankNames(rms)
+	for i := range doc.Ranks {
+		pv.Rows = append(pv.Rows, pivotRow{Label: names[i], Cells: func(yield func(cell) bool) {
+			for _, sp := range specs {
+				c := sp.cell(i, &doc.Ranks[i])
+				if sp.class != "" {
+					c.Class = strings.TrimSpace(c.Class + " " + sp.class)
+				}
+				if !yield(c) {
 					return
 				}
 			}
@@ -320,7 +330,7 @@ func buildMoE(v *htmlView, doc *results.Document, rms []rankMetrics) {
 		}
 	}
 	if len(series) > 0 {
-		m.Buckets = stackedByRank("moe-buckets", "MoE time by bucket", rms, series, func(s string) string { return s },
+		m.Buckets = rankChart("moe-buckets", "MoE time by bucket", rms, series, func(s string) string { return s },
 			&seriesStyle{labels: labels, colors: colors})
 		v.addChart(m.Buckets)
 	}
@@ -444,7 +454,7 @@ func buildWait(v *htmlView, doc *results.Document, rms []rankMetrics) {
 	if len(streamSet) > 0 {
 		pv, metrics, labels := waitPivot(doc, rms, streamSet, computeStream, span)
 		w.Streams = pv
-		w.Chart = stackedByRank("wait-streams", "EVENT_WAIT time by stream", rms, metrics, func(s string) string { return s }, &seriesStyle{labels: labels})
+		w.Chart = rankChart("wait-streams", "EVENT_WAIT time by stream", rms, metrics, func(s string) string { return s }, &seriesStyle{labels: labels})
 		v.addChart(w.Chart)
 	}
 	waitLongest(w, longest)

@@ -95,7 +95,7 @@ func junitTime(d time.Duration) string {
 // failure but system-out, like a finding below --fail-on. The suite's time
 // is the run's wall time so far, each case's its rule's evaluation.
 func WriteJUnit(w io.Writer, doc *results.Document) error {
-	gate, tool := junitGate(doc), toolOf(doc)
+	gate, tool, l := junitGate(doc), toolOf(doc), labelsOf(doc)
 	failOn, gatePartial := gate.FailOn, gate.GatePartial
 	var elapsed time.Duration
 	if !doc.Run.Start.IsZero() {
@@ -112,16 +112,16 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 		switch o.Status {
 		case results.StatusFired:
 			f := byRule[o.Rule]
-			text := findingText(f)
+			text := findingText(f, l)
 			title := f.Title
 			if f.HasPartial() {
-				title = "[partial input: " + partialRanksLabel(f) + " cut short] " + title
+				title = l.t("[partial input: ") + partialRanksLabel(f) + l.t(" cut short] ") + title
 			}
 			switch {
 			case results.SeverityRank(o.Severity) < results.SeverityRank(failOn):
-				c.SystemOut = fmt.Sprintf("[%s, below --fail-on %s] %s\n%s", o.Severity, failOn, title, text)
+				c.SystemOut = fmt.Sprintf(l.t("[%s, below --fail-on %s] %s\n%s"), o.Severity, failOn, title, text)
 			case f.HasPartial() && !gatePartial:
-				c.SystemOut = fmt.Sprintf("[%s, not gated: --partial-findings report] %s\n%s", o.Severity, title, text)
+				c.SystemOut = fmt.Sprintf(l.t("[%s, not gated: --partial-findings report] %s\n%s"), o.Severity, title, text)
 			default:
 				c.Failure = &junitMessage{Message: title, Type: o.Severity, Text: text}
 				suite.Failures++
@@ -130,7 +130,7 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 			c.Error = &junitMessage{Message: FirstLine(o.Reason), Type: "rule-failed", Text: o.Reason}
 			suite.Errors++
 		case results.StatusNotEvaluated, results.StatusNotApplicable, results.StatusDisabled:
-			c.Skipped = &junitMessage{Message: strings.ReplaceAll(o.Status, "_", " ") + ": " + o.Reason}
+			c.Skipped = &junitMessage{Message: l.t(strings.ReplaceAll(o.Status, "_", " ")) + l.t(": ") + l.phrase(o.Reason)}
 			suite.Skipped++
 		}
 		suite.Cases = append(suite.Cases, c)
@@ -151,33 +151,33 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 }
 
 // findingText is a finding's JUnit failure text: its fix, saving,
-// prediction and evidence, with English labels (the finding's own texts
-// are in the document's language).
-func findingText(f *results.Finding) string {
+// prediction and evidence, with the labels l (the finding's own texts are
+// in the document's language).
+func findingText(f *results.Finding, l labels) string {
 	if f == nil {
 		return ""
 	}
 	var b strings.Builder
 	if v, ok := f.Saving(); ok {
-		fmt.Fprintf(&b, "%s\nestimated saving: %s per rank over the capture%s\n", f.Fix, Dur(v), uncertain(f, labels{}))
+		fmt.Fprintf(&b, l.t("%s\nestimated saving: %s per rank over the capture%s\n"), f.Fix, Dur(v), uncertain(f, l))
 	} else {
 		// the rule estimates no saving (or could not): not a measured 0
-		fmt.Fprintf(&b, "%s\nestimated saving: no estimate\n", f.Fix)
+		fmt.Fprintf(&b, l.t("%s\nestimated saving: no estimate\n"), f.Fix)
 	}
 	if f.Predicted != nil {
-		fmt.Fprintf(&b, "predicted: %s\n", predictedText(f.Predicted, labels{}))
+		fmt.Fprintf(&b, l.t("predicted: %s\n"), predictedText(f.Predicted, l))
 	}
 	if c := PartialCaveat(f); c != "" {
-		b.WriteString(c + "\n")
+		b.WriteString(l.phrase(c) + "\n")
 	}
 	for _, e := range f.Evidence {
-		b.WriteString("  " + evidenceLine(e, labels{}) + "\n")
+		b.WriteString("  " + evidenceLine(e, l) + "\n")
 	}
 	if f.Diff != "" {
 		b.WriteString("\n" + f.Diff)
 	}
 	if f.DiffError != "" {
-		b.WriteString("\nno diff: the deployment script could not be edited: " + f.DiffError + "\n")
+		b.WriteString(l.t("\nno diff: the deployment script could not be edited: ") + l.phrase(f.DiffError) + "\n")
 	}
 	return b.String()
 }
@@ -196,7 +196,7 @@ func evidenceLine(e results.Evidence, l labels) string {
 		}
 	}
 	if e.Note != "" {
-		s += "  " + e.Note
+		s += "  " + l.phrase(e.Note)
 	}
 	if len(e.PartialRanks) > 0 {
 		s += l.t("  [partial: rank ") + rankList(e.PartialRanks) + l.t(" cut short]")

@@ -27,6 +27,15 @@ func (l labels) t(s string) string {
 	return s
 }
 
+// phrase is a message composed from data (a reason, a basis, a source)
+// in the labels' language: the phrase table of internal/lang.
+func (l labels) phrase(s string) string {
+	if !l.zh {
+		return s
+	}
+	return lang.Translate(lang.ZH, s)
+}
+
 // widePad follows each wide (two-column) rune of a table cell written in
 // Chinese, so that text/tabwriter, which counts runes, counts it twice;
 // the summary's wrapWriter drops it again before the line is written.

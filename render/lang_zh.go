@@ -76,7 +76,7 @@ var zhLabels = map[string]string{
 	"\nMoE routing and Cumsum\n":                                                                "\nMoE 路由与 Cumsum\n",
 	"  no MoE routing kernels (MoeInitRouting*, GroupedMatmul*) found\n":                        "  未发现 MoE 路由算子（MoeInitRouting*、GroupedMatmul*）\n",
 	"  unavailable: nothing measured on the device (see Not measured / warnings)\n":             "  不可用：device 上没有任何测量（见“未测量 / 警告”）\n",
-	"routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul":         "routing\trouting 时间\tcumsum\tcumsum 时间\tAI_CPU 上\tcumsum 均值\tGroupedMatmul",
+	"routing\trouting time\tcumsum\tcumsum time\ton AI_CPU\tmean cumsum\tGroupedMatmul":         "路由\t路由时间\tcumsum\tcumsum 时间\tAI_CPU 上\tcumsum 均值\tGroupedMatmul",
 	"\nEVENT_WAIT by stream (mean per rank)\n":                                                  "\n按 stream 的 EVENT_WAIT（每 rank 均值）\n",
 	"  unavailable on ranks %s: no device timeline (trace_view.json)\n":                         "  rank %s 上不可用：没有 device 时间线（trace_view.json）\n",
 	"  unavailable on ranks %s: %s\n":                                                           "  rank %s 上不可用：%s\n",

@@ -203,7 +203,7 @@ func WriteSARIF(w io.Writer, doc *results.Document) error {
 		if o.Status == results.StatusFailed {
 			inv.ExecutionSuccessful = false
 			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "error",
-				Message: sarifMessage{"rule failed to run: " + o.Reason}, Descriptor: &sarifRuleRef{ID: o.Rule}})
+				Message: sarifMessage{labelsOf(in.Doc).t("rule failed to run: ") + o.Reason}, Descriptor: &sarifRuleRef{ID: o.Rule}})
 		}
 	}
 	for _, f := range in.Doc.Findings {
@@ -224,7 +224,7 @@ func WriteSARIF(w io.Writer, doc *results.Document) error {
 			// SARIF 2.1.0 has no confidence field: the caveat leads the
 			// message (what viewers show) and the details go in the
 			// property bag, under the JSON document's own key names.
-			msg = "[" + PartialCaveat(&f) + "]\n\n" + msg
+			msg = "[" + labelsOf(in.Doc).phrase(PartialCaveat(&f)) + "]\n\n" + msg
 			props["partial"] = f.Partial
 			props["saving_uncertain"] = f.SavingUncertain
 		}

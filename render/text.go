@@ -49,7 +49,7 @@ func WriteText(w io.Writer, doc *results.Document) error {
 		}
 	}
 	if v, ok := doc.Verdict(); ok {
-		_, err := io.WriteString(w, "\n"+v.Summary()+"\n")
+		_, err := io.WriteString(w, "\n"+labelsOf(doc).phrase(v.Summary())+"\n")
 		return err
 	}
 	return nil
@@ -469,7 +469,7 @@ func writeEventWait(ew *errWriter, doc *results.Document) {
 		a := by[s]
 		yes := ""
 		if a.compute {
-			yes = "yes"
+			yes = ew.t("yes")
 		}
 		n := float64(a.ranks)
 		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%s\t%d (%s)\t%s\t\n", s, a.ranks, float64(a.count)/n, Dur(us(a.total)/n),
@@ -798,7 +798,22 @@ func (e *errWriter) printf(format string, args ...any) {
 		}
 		args[i] = t
 	}
-	fmt.Fprintf(e, e.t(format), args...)
+	fmt.Fprintf(e, e.t(format), e.phrases(args)...)
+}
+
+// phrases are args with each string a message composed from data (a
+// reason, a basis, a source) in the summary's language (labels.phrase).
+func (e *errWriter) phrases(args []any) []any {
+	if e.l.zh {
+		for i, a := range args {
+			if s, ok := a.(string); ok && !strings.ContainsRune(s, widePad) {
+				if z := e.l.text(s); z != s {
+					args[i] = padWide(z)
+				}
+			}
+		}
+	}
+	return args
 }
 
 // writeSteps prints one row per step: the mean over ranks and the slowest
@@ -1005,7 +1020,7 @@ func writeSlowRanks(ew *errWriter, doc *results.Document, all bool) {
 				if st.MedianUs > 0 {
 					ratio = fmt.Sprintf("%.3f", st.MaxUs/st.MedianUs)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", st.Quantity, Dur(st.MedianUs), Dur(st.MADUs), Dur(st.MaxUs), st.MaxRank, ratio)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", ew.t(st.Quantity), Dur(st.MedianUs), Dur(st.MADUs), Dur(st.MaxUs), st.MaxRank, ratio)
 			}
 			tw.Flush()
 		}
@@ -1114,7 +1129,7 @@ func writeOutcomeNames(ew *errWriter, outs []results.Outcome, status, label stri
 func writeWorkload(ew *errWriter, doc *results.Document, all bool) {
 	w := doc.Context
 	head, tail := fmt.Sprintf(ew.t("  workload: %s ("), w.Workload), ew.t(")")
-	ev := Safe(strings.Join(w.Evidence, "; "), 400)
+	ev := Safe(ew.l.phrase(strings.Join(w.Evidence, "; ")), 400)
 	if !all {
 		ev = fitLine(head, ev, tail, ew.width)
 	}
@@ -1195,14 +1210,14 @@ func writeRuleOutcomes(ew *errWriter, doc *results.Document, all, tables bool) {
 			}
 			versionLine[f.Source] = len(shown)
 		}
-		src := Safe(f.Source, 200)
+		src := Safe(ew.l.phrase(f.Source), 200)
 		if !all {
 			src = fitLine("  "+nv+"  (", src, ")", ew.width)
 		}
 		shown = append(shown, fmt.Sprintf("  %s  (%s)", nv, src))
 	}
 	if serving > 0 {
-		shown = append(shown, fmt.Sprintf("  serving.*: %d facts, the Serving context above", serving))
+		shown = append(shown, fmt.Sprintf(ew.l.t("  serving.*: %d facts, the Serving context above"), serving))
 	}
 	switch {
 	case len(shown) > 0 && tables:

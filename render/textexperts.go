@@ -126,7 +126,7 @@ func writeEPRanks(ew *errWriter, x *results.ExpertsDetail, m map[string]float64,
 			continue
 		}
 		if shown == MaxEPRows && !all {
-			fmt.Fprintf(tw, "    …\t%d more (--ranks all)\t\t\t\t\n", len(w.Ranks)-shown)
+			fmt.Fprintf(tw, ew.t("    …\t%d more (--ranks all)\t\t\t\t\n"), len(w.Ranks)-shown)
 			break
 		}
 		tok := "n/a"
@@ -135,7 +135,7 @@ func writeEPRanks(ew *errWriter, x *results.ExpertsDetail, m map[string]float64,
 		}
 		hot := ""
 		if r.Hot {
-			hot = "slowest"
+			hot = ew.t("slowest")
 		}
 		ratio := "-"
 		if mean > 0 {

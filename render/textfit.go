@@ -441,7 +441,7 @@ func (t tableWriter) Write(p []byte) (int, error) {
 // section's one-line summary).
 func (e *errWriter) line(format string, args ...any) {
 	tw := tableWriter{e}
-	fmt.Fprintf(tw, e.t(format), args...)
+	fmt.Fprintf(tw, e.t(format), e.phrases(args)...)
 }
 
 // MaxFixLines is how many terminal lines a finding's fix shows in the

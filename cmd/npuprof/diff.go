@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results/diff"
@@ -140,7 +141,8 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version}
+	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version, Lang: opts.lang}
+	lang.TranslateStrings(opts.lang, r, untranslated)
 	if err := opts.outs.write(io, r); err != nil {
 		return err
 	}

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/driver"
 	"github.com/npuprof/npuprof/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -26,6 +29,7 @@ type eplbPlanOptions struct {
 	// VLLMAscend and MoELayers: --vllm-ascend-version, --moe-layers.
 	VLLMAscend string
 	MoELayers  int
+	langFlag
 }
 
 func newEPLBCmd(io *streams) *cobra.Command {
@@ -49,10 +53,14 @@ func (o *eplbPlanOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
 	f.StringVarP(&o.Output, "output", "o", "-", "write the expert map to `FILE` (\"-\": standard output)")
 	f.StringVar(&o.VLLMAscend, "vllm-ascend-version", "", "the vLLM-Ascend `VERSION` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)")
+	o.langFlag.register(f)
 	intFlag(f, &o.MoELayers, "moe-layers", 0, "1..100000", "the served model's MoE layer count, `N`: a map with more layers is refused (vLLM-Ascend's \"Invalid EPLB Table\"), one with fewer is a note (Qwen3-235B-A22B: 94)")
 }
 
-func (o *eplbPlanOptions) check(_ *streams, cmd *cobra.Command, _ []string) error {
+func (o *eplbPlanOptions) check(io *streams, cmd *cobra.Command, _ []string) error {
+	if err := o.langFlag.resolve(io, true); err != nil {
+		return err
+	}
 	if o.Experts == "" {
 		return usageErr("eplb plan: --experts PATH is required (MindIE dumps or a layer,expert,tokens CSV)")
 	}
@@ -151,19 +159,40 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) error {
 	if x.Stage != "" {
 		stage = " (" + x.Stage + ")"
 	}
-	pr := func(format string, args ...any) { fmt.Fprintf(sw, format, args...) }
+	// the summary in the run's language: zhEPLB's formats, the notes
+	// through the phrase table
+	t := func(format string) string {
+		if z, ok := zhEPLB[format]; ok && opts.lang == lang.ZH {
+			return z
+		}
+		return format
+	}
+	pr := func(format string, args ...any) {
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				args[i] = lang.Translate(opts.lang, s)
+			}
+		}
+		fmt.Fprintf(sw, t(format), args...)
+	}
 	pr("EPLB plan for %s%s: %d MoE layers, %d experts, EP size %d, %d redundant -> %d slots per rank\n",
 		opts.Experts, stage, len(x.Layers), x.NumExperts, p.Ranks, p.Redundant, p.Slots)
 	b, a := p.Before, p.After
 	if b.Layers == 0 {
 		pr("every layer has 0 tokens: nothing to balance\n")
 	} else {
-		tw := tabwriter.NewWriter(sw, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "predicted max/mean rank load\tbefore (%s)\tafter\n", p.From)
-		fmt.Fprintf(tw, "  worst layer\t%.3f\t%.3f\n", b.Max, a.Max)
-		fmt.Fprintf(tw, "  mean over layers\t%.3f\t%.3f\n", b.Mean, a.Mean)
-		fmt.Fprintf(tw, "  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n", render.Count(b.MaxLoad), render.Count(a.MaxLoad), 100*(a.MaxLoad/b.MaxLoad-1))
+		// a Chinese cell's wide characters count twice (widePad after
+		// each, dropped once the table is laid out)
+		var tb bytes.Buffer
+		tw := tabwriter.NewWriter(&tb, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, padWide(t("predicted max/mean rank load\tbefore (%s)\tafter\n")), padWide(lang.Translate(opts.lang, p.From)))
+		fmt.Fprintf(tw, padWide(t("  worst layer\t%.3f\t%.3f\n")), b.Max, a.Max)
+		fmt.Fprintf(tw, padWide(t("  mean over layers\t%.3f\t%.3f\n")), b.Mean, a.Mean)
+		fmt.Fprintf(tw, padWide(t("  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n")), render.Count(b.MaxLoad), render.Count(a.MaxLoad), 100*(a.MaxLoad/b.MaxLoad-1))
 		tw.Flush()
+		if _, err := sw.Write(bytes.ReplaceAll(tb.Bytes(), []byte(string(widePad)), nil)); err != nil {
+			return err
+		}
 	}
 	for _, n := range x.Notes {
 		pr("note: %s\n", n)
@@ -192,4 +221,35 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) error {
 		}
 	}
 	return nil
+}
+
+// zhEPLB is the Chinese of the plan's summary (printPlan).
+var zhEPLB = map[string]string{
+	"EPLB plan for %s%s: %d MoE layers, %d experts, EP size %d, %d redundant -> %d slots per rank\n": "%s%s 的 EPLB 方案：%d 个 MoE 层，%d 个专家，EP 大小 %d，%d 个冗余 -> 每 rank %d 个槽位\n",
+	"every layer has 0 tokens: nothing to balance\n":                                                 "每层都是 0 个 token：无需均衡\n",
+	"predicted max/mean rank load\tbefore (%s)\tafter\n":                                             "预测的 rank 负载最大/均值\t之前（%s）\t之后\n",
+	"  worst layer\t%.3f\t%.3f\n":                                                                    "  最差层\t%.3f\t%.3f\n",
+	"  mean over layers\t%.3f\t%.3f\n":                                                               "  各层均值\t%.3f\t%.3f\n",
+	"  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n":                                   "  最慢 rank，所有层\t%s 个 token\t%s 个 token（%+.1f%%）\n",
+	"note: %s\n": "注意：%s\n",
+	"note: input layers %d..%d are written as MoE layers 0..%d in order\n": "注意：输入的第 %d..%d 层按顺序写为 MoE 层 0..%d\n",
+	"wrote %s: %d layers x %d ranks x %d slots (vLLM-Ascend expert map)\n": "已写出 %s：%d 层 x %d 个 rank x %d 个槽位（vLLM-Ascend 专家映射）\n",
+	"serve with: --enable-expert-parallel --additional-config '%s'\n":      "启动服务时使用：--enable-expert-parallel --additional-config '%s'\n",
+	"  (%s)\n": "  （%s）\n",
+}
+
+// widePad follows each wide character of a table cell so that
+// text/tabwriter, which counts runes, counts it twice.
+const widePad = '\uE000'
+
+// padWide is s with widePad after each wide (two-column) character.
+func padWide(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+		if render.DisplayWidth(string(r)) == 2 {
+			b.WriteRune(widePad)
+		}
+	}
+	return b.String()
 }

@@ -111,7 +111,7 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 	if io.errIsTerminal && !opts.Quiet {
 		popts.Progress = func(done, total int, p string) {
 			if total > 1 || time.Since(start) > time.Second {
-				line := fmt.Sprintf("exported %d/%d ranks (%s)", done, total, filepath.Base(p))
+				line := fmt.Sprintf(exportText(io, "exported %d/%d ranks (%s)"), done, total, filepath.Base(p))
 				fmt.Fprintf(io.err, "\r%s\x1b[K", cutTo(line, io.errWidth))
 				if done == total {
 					fmt.Fprintln(io.err)
@@ -124,14 +124,14 @@ func exportRun(ctx context.Context, io *streams, opts *exportOptions) error {
 		return err
 	}
 	if opts.SummaryOnly {
-		fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d node tables, %s/<table>/part-RUN.parquet; schema %s)\n",
+		fmt.Fprintf(io.out, exportText(io, "exported %d rank(s) of %s to %s (%d node tables, %s/<table>/part-RUN.parquet; schema %s)\n"),
 			len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
 	} else {
-		fmt.Fprintf(io.out, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n",
+		fmt.Fprintf(io.out, exportText(io, "exported %d rank(s) of %s to %s (%d tables, %s/<table>/rank=N/part-0.parquet; schema %s)\n"),
 			len(x.Ranks), opts.Path, opts.Output, x.Tables, opts.Output, x.Schema)
 	}
 	if x.Service != "" {
-		fmt.Fprintf(io.out, "exported the service profile %s to %s/service_requests and %s/service_batches\n", x.Service, opts.Output, opts.Output)
+		fmt.Fprintf(io.out, exportText(io, "exported the service profile %s to %s/service_requests and %s/service_batches\n"), x.Service, opts.Output, opts.Output)
 	}
 	return driver.PassFailures(append(x.InputErrors, x.PassErrors...))
 }

@@ -54,10 +54,13 @@ var goldenCases = []goldenCase{
 	{"kineto-torchnpu-excerpt", "parser/traceview/testdata/kineto/msprof_3466812.excerpt.pt.trace.json", nil},
 }
 
-// goldenDiffs are the diff cases: BEFORE and AFTER by case name.
-var goldenDiffs = [][2]string{
-	{"ep-fc1-cumsum", "clean-2ranks"},
-	{"ep-fc1-cumsum", "truncated-mid-event"},
+// goldenDiffs are the diff cases: BEFORE and AFTER by case name, and a
+// --lang (the golden's name ends in it).
+var goldenDiffs = [][3]string{
+	{"ep-fc1-cumsum", "clean-2ranks", ""},
+	{"ep-fc1-cumsum", "truncated-mid-event", ""},
+	// every output of the diff in Chinese
+	{"ep-fc1-cumsum", "clean-2ranks", "zh"},
 }
 
 // goldenDir is testdata/golden, relative to the repository root.
@@ -82,13 +85,18 @@ func TestGoldenDiff(t *testing.T) {
 	}
 	for _, d := range goldenDiffs {
 		name := d[0] + "_vs_" + d[1]
+		var extra []string
+		if d[2] != "" {
+			name += "-" + d[2]
+			extra = []string{"--lang", d[2]}
+		}
 		t.Run(name, func(t *testing.T) {
 			before, after := paths[d[0]], paths[d[1]]
 			html := filepath.Join(t.TempDir(), "diff.html")
-			out, errs := goldenRun(t, ExitOK, "diff", before, after, "-q", "--html", html)
+			out, errs := goldenRun(t, ExitOK, append([]string{"diff", before, after, "-q", "--html", html}, extra...)...)
 			golden.Check(t, goldenFile(name, "diff.txt"), []byte(out))
 			goldenStderr(t, errs)
-			out, errs = goldenRun(t, ExitOK, "diff", before, after, "-q", "--format", "json")
+			out, errs = goldenRun(t, ExitOK, append([]string{"diff", before, after, "-q", "--format", "json"}, extra...)...)
 			golden.Check(t, goldenFile(name, "diff.json"), []byte(out))
 			goldenStderr(t, errs)
 			golden.Check(t, goldenFile(name, "diff-html-data.json"), htmlData(t, html))

@@ -61,7 +61,7 @@ func helpWidth(io *streams) int {
 
 func init() {
 	cobra.AddTemplateFunc("wrappedFlags", func(c *cobra.Command, fs *pflag.FlagSet) string {
-		return strings.TrimRight(fs.FlagUsagesWrapped(widthOf(c)), "\n")
+		return wrapWide(strings.TrimRight(fs.FlagUsagesWrapped(widthOf(c)), "\n"), widthOf(c))
 	})
 	cobra.AddTemplateFunc("wrapText", func(c *cobra.Command, s string) string { return wrapText(s, widthOf(c)) })
 }

@@ -11,6 +11,27 @@ import (
 
 const usageLang = "the language of the findings (rule titles, fixes, evidence notes) and of the summary's and the report's labels: zh (or cn) or en (default: from the locale, the first of LC_ALL, LC_MESSAGES and LANG that is set: zh_* gives zh)"
 
+// errLang is the language of an error of the run with args: its --lang
+// (-l) when one parses, else the locale's.
+func errLang(io *streams, args []string) string {
+	l := lang.Or(io.lang)
+	for i, a := range args {
+		v, ok := "", false
+		switch {
+		case a == "--":
+			return l
+		case (a == "--lang" || a == "-l") && i+1 < len(args):
+			v, ok = args[i+1], true
+		case strings.HasPrefix(a, "--lang="):
+			v, ok = strings.TrimPrefix(a, "--lang="), true
+		}
+		if p, err := lang.Parse(v); ok && err == nil {
+			l = p
+		}
+	}
+	return l
+}
+
 // langFlag is --lang of the commands that render: the language the rules
 // write their texts in and the renderers their labels.
 type langFlag struct {

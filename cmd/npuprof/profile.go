@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/pipeline"
 	"github.com/npuprof/npuprof/render"
 	"github.com/npuprof/npuprof/results"
@@ -98,8 +99,15 @@ func (p *profileFlags) execute(ctx context.Context, io *streams, text results.Te
 		return nil, err
 	}
 	run.Doc.Run.Text, run.Doc.Run.Start = text, start
+	lang.TranslateStrings(run.Doc.Lang, run.Doc, untranslated)
 	return run, nil
 }
+
+// untranslated are the fields of a document whose text a Chinese run
+// keeps as it is: patches and diffs to apply byte for byte, and the
+// findings' texts, which the rules wrote in the run's language.
+var untranslated = map[string]bool{"Diff": true, "DeployDiff": true, "Patch": true, "Patches": true, "Fix": true, "Title": true,
+	"Summary": true, "Why": true, "Schema": true, "Path": true}
 
 // loading draws the progress line of a profile read with the options it
 // is given, and finishes it once the profile is read: only when standard
@@ -110,6 +118,7 @@ func (o *outputFlags) loading(io *streams) func(*pipeline.Options) func() {
 			return func() {}
 		}
 		line := newProgressLine(io.err, io.progressDelay, io.errWidth)
+		line.lang = lang.Or(io.lang)
 		opts.Progress, opts.BytesRead, opts.BytesTotal = line.rankDone, &line.read, &line.total
 		return line.finish
 	}

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/render"
 )
 
 // progressLine is the one line drawn on standard error (a terminal, no
@@ -21,6 +24,8 @@ type progressLine struct {
 	delay time.Duration
 	start time.Time
 	width int // the terminal's columns; 0: 100
+	// lang is the line's language (the locale's: lang.ZH writes Chinese)
+	lang string
 
 	mu          sync.Mutex
 	done, ranks int
@@ -68,7 +73,7 @@ func (p *progressLine) draw() {
 	if time.Since(p.start) < p.delay || p.ranks == 0 && p.read.Load() == 0 {
 		return
 	}
-	line := progressText(p.read.Load(), p.total.Load(), p.done, p.ranks, time.Since(p.start))
+	line := progressIn(p.lang, progressText(p.read.Load(), p.total.Load(), p.done, p.ranks, time.Since(p.start)))
 	fmt.Fprintf(p.w, "\r%s\x1b[K", cutTo(line, p.width))
 	p.drawn = true
 }
@@ -110,6 +115,35 @@ func progressText(read, total int64, done, ranks int, elapsed time.Duration) str
 	return "reading profiles: " + strings.Join(parts, ", ")
 }
 
+// progressIn is the progress line in language l: in Chinese each of its
+// parts by zhProgress.
+func progressIn(l, line string) string {
+	rest, ok := strings.CutPrefix(line, "reading profiles: ")
+	if l != lang.ZH || !ok {
+		return line
+	}
+	parts := strings.Split(rest, ", ")
+	for i, s := range parts {
+		parts[i] = lang.TranslateWith(zhProgress, s)
+	}
+	return "读取 profile：" + strings.Join(parts, "，")
+}
+
+// zhProgress is the Chinese of the progress line's parts.
+var zhProgress = map[string]string{
+	"first rank in progress": "正在读取第一个 rank",
+	"%d/%d ranks":            "%d/%d 个 rank",
+	"%s of %s B":             "已读 %s / %s B",
+	"%s of %s KB":            "已读 %s / %s KB",
+	"%s of %s MB":            "已读 %s / %s MB",
+	"%s of %s GB":            "已读 %s / %s GB",
+	"%s B read":              "已读 %s B",
+	"%s KB read":             "已读 %s KB",
+	"%s MB read":             "已读 %s MB",
+	"%s GB read":             "已读 %s GB",
+	"%s left":                "剩余 %s",
+}
+
 // bytesOf is "X of Y MB": both in the unit of the total.
 func bytesOf(read, total int64) string {
 	unit := byteSize(total)
@@ -143,11 +177,17 @@ func cutTo(line string, width int) string {
 	if width <= 0 {
 		width = 100
 	}
-	r := []rune(line)
-	if len(r) < width {
+	if render.DisplayWidth(line) < width {
 		return line
 	}
-	return string(r[:max(width-2, 1)]) + "…"
+	// a Chinese character takes two columns
+	w := 0
+	for i, r := range line {
+		if w += render.DisplayWidth(string(r)); w > max(width-2, 1) {
+			return line[:i] + "…"
+		}
+	}
+	return line
 }
 
 // byteSize prints n bytes in B, KB, MB or GB (powers of 1024).

@@ -7,6 +7,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/render"
+
+	"github.com/npuprof/npuprof/internal/lang"
 )
 
 // The progress line, on a fake terminal: bytes read over all ranks and the
@@ -25,6 +29,12 @@ func TestProgressLine(t *testing.T) {
 	// cut to the terminal, one column short
 	require.Equal(t, "reading profiles: 16/64 ranks, 1.50 of…", cutTo(progressText(3<<29, 12<<29, 16, 64, 10*time.Second), 40))
 	require.Equal(t, 39, utf8.RuneCountInString(cutTo(progressText(3<<29, 12<<29, 16, 64, 10*time.Second), 40)))
+
+	// in Chinese (a zh locale), cut by display width
+	zh := progressIn(lang.ZH, progressText(3<<29, 12<<29, 16, 64, 10*time.Second))
+	require.Equal(t, "读取 profile：16/64 个 rank，已读 1.50 / 6.00 GB，剩余 30s", zh)
+	require.Equal(t, "读取 profile：正在读取第一个 rank，已读 512 B", progressIn(lang.ZH, progressText(512, 0, 0, 0, 0)))
+	require.Equal(t, 39, render.DisplayWidth(cutTo(zh, 40)), cutTo(zh, 40))
 
 	var w bytes.Buffer
 	p := newProgressLine(&w, 0, 0)

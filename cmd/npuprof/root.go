@@ -12,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/render"
 )
 
@@ -142,6 +143,7 @@ func newStreams(in io.Reader, out, errw io.Writer) *streams {
 func runMain(io *streams, args []string) int {
 	errw := io.err
 	root := newRootCmd(io)
+	localizeHelp(root, errLang(io, args))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
@@ -167,7 +169,7 @@ func runMain(io *streams, args []string) int {
 		}
 		msg = withHelpHint(msg, cmd)
 	}
-	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(msg, 0))
+	fmt.Fprintf(errw, "npuprof: %s\n", render.Safe(lang.Translate(errLang(io, args), msg), 0))
 	return code
 }
 

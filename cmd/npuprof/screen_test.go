@@ -113,7 +113,8 @@ func TestSummaryFitsAScreenManyRanks(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	html, err := os.ReadFile(page)
 	require.NoError(t, err)
-	require.Equal(t, 2, strings.Count(string(html), `<details class="per-rank"><summary>Per rank <span class="dim">64</span></summary>`))
+	// (the per-rank tables, and the collectives by type and by group)
+	require.Equal(t, 4, strings.Count(string(html), `<details class="per-rank"><summary>Per rank <span class="dim">64</span></summary>`))
 
 	code, _, errs = run("analyze", dir, "--ranks", "some")
 	require.Equal(t, ExitUsage, code)

@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,4 +39,64 @@ func TestParse(t *testing.T) {
 	require.EqualError(t, err, `"fr": expected one of zh, en`)
 	require.Equal(t, EN, Or(""))
 	require.Equal(t, ZH, Or(ZH))
+}
+
+// Prose is found; names, flags, kernels, paths and Chinese are not.
+func TestEnglishSentences(t *testing.T) {
+	require.Equal(t, []string{"profiling data has no"}, EnglishSentences("专家不均衡：不可用：no per-expert loads: profiling data has no per-expert counts"))
+	require.Equal(t, []string{"with device work the capture has no"}, EnglishSentences("steps.*: no ProfilerStep#N with device work (the capture has no torch_npu steps)"))
+	require.Empty(t, EnglishSentences("aclnnGroupedMatmulV4_GroupedMatmul  GroupedMatmul  AI_CORE  128  13.69ms"))
+	require.Empty(t, EnglishSentences("  部署脚本 diff（patch -p1）：--compilation-config '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}' /models/Qwen3-235B"))
+	require.Empty(t, EnglishSentences("  8 个 rank，torch_npu_text，profiler level Level1"))
+	require.Equal(t, []string{"Compare two profiles or saved analyses"}, EnglishSentences("Compare two profiles (or saved analyses)"))
+}
+
+// Every Chinese phrase takes as many values as its English key gives (an
+// explicit index %[n]s reorders them), and the table translates what the
+// analysis composes: whole, and cut at its separators.
+func TestZHPhrases(t *testing.T) {
+	reIdx := regexp.MustCompile(`%\[(\d+)\]s`)
+	for en, zh := range zhPhrases {
+		n := len(reFormatVerb.FindAllString(en, -1))
+		require.True(t, strings.Contains(en, " "), "%q: a phrase has a space (Translate skips text without one)", en)
+		if idx := reIdx.FindAllStringSubmatch(zh, -1); len(idx) > 0 {
+			seen := map[string]bool{}
+			for _, m := range idx {
+				seen[m[1]] = true
+			}
+			require.Len(t, seen, n, "%q -> %q", en, zh)
+			require.Empty(t, reFormatVerb.FindAllString(zh, -1), "%q: index every verb or none", zh)
+			continue
+		}
+		require.Len(t, reFormatVerb.FindAllString(zh, -1), n, "%q -> %q", en, zh)
+	}
+	require.Equal(t, "decode step 少于两个：没有成对的 ProfilerStep#N，MoE 层之间也没有 step 边界",
+		Translate(ZH, "fewer than two decode steps: no ProfilerStep#N pair and no step boundary between MoE layers"))
+	require.Equal(t, "冲突：tp 在 profile 中为 2（profile：parallel_group_info 中 tp 组有 2 个 rank），但在 run.sh:16 中为 8（--tensor-parallel-size 8）；规则使用 2，即实际运行的值",
+		Translate(ZH, "conflict: tp is 2 in the profile (profile: parallel_group_info group tp has 2 ranks) but 8 in run.sh:16 (--tensor-parallel-size 8); the rules use 2, what ran"))
+	// a text a %s would take half a bracket of is cut instead
+	require.Equal(t, "x：8 个文件中有追加写入的 dump（a.csv, b.csv）：每个文件保留最后 6 行，丢弃了之前的 48 行",
+		Translate(ZH, "x: appended dumps in 8 file(s) (a.csv, b.csv): kept the last 6 lines of each, dropped 48 earlier line(s)"))
+	require.Equal(t, "MoeInitRoutingV2_x", Translate(ZH, "MoeInitRoutingV2_x"))
+	require.Equal(t, "no collective data", Translate(EN, "no collective data"))
+}
+
+// TranslateStrings reaches strings through structs, pointers, slices and
+// map values, never keys or skipped fields.
+func TestTranslateStrings(t *testing.T) {
+	type inner struct{ Why string }
+	v := struct {
+		A    string
+		M    map[string]string
+		S    []*inner
+		Diff string
+		Any  any
+	}{A: "no collective data", M: map[string]string{"no collective data": "no collective data"}, S: []*inner{{"no collective data"}},
+		Diff: "no collective data", Any: "no collective data"}
+	TranslateStrings(ZH, &v, map[string]bool{"Diff": true})
+	require.Equal(t, "没有集合通信数据", v.A)
+	require.Equal(t, map[string]string{"no collective data": "没有集合通信数据"}, v.M)
+	require.Equal(t, "没有集合通信数据", v.S[0].Why)
+	require.Equal(t, "no collective data", v.Diff)
+	require.Equal(t, "没有集合通信数据", v.Any)
 }

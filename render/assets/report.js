@@ -28,6 +28,10 @@
     return String(parseFloat((us / scale).toPrecision(4)));
   }
 
+  // zh: the page is Chinese (--lang zh): the tooltips and the table and
+  // button texts drawn here follow it.
+  var zh = /^zh/i.test(document.documentElement.lang || '');
+
   function makeFns(p) {
     return {
       dur: function (v) { return dur(typeof v === 'object' && v !== null ? v.value : v); },
@@ -39,19 +43,20 @@
         var v = params.value || [];
         var opt = p.option;
         var x = opt.xAxis[0].data[v[0]], y = opt.yAxis[0].data[v[1]];
+        if (zh) { return esc(y) + '，第 ' + esc(x) + ' 层<br><b>' + dur(v[2]) + '</b> 路由 + Cumsum（均值）'; }
         return esc(y) + ', layer ' + esc(x) + '<br><b>' + dur(v[2]) + '</b> routing + Cumsum (mean)';
       },
       heatSkew: function (params) {
         var v = params.value || [];
         var opt = p.option;
         var x = opt.xAxis[0].data[v[0]], y = opt.yAxis[0].data[v[1]];
-        return esc(y) + ' · ' + esc(x) + '<br><b>' + dur(v[3]) + '</b> = ' + (+v[2]).toFixed(2) + '× the median rank';
+        return esc(y) + ' · ' + esc(x) + '<br><b>' + dur(v[3]) + '</b> = ' + (zh ? '中位 rank 的 ' + (+v[2]).toFixed(2) + ' 倍' : (+v[2]).toFixed(2) + '× the median rank');
       },
       boxItem: function (params, api) { return renderBox(p, params, api); },
       boxTip: function (a) {
         var v = a.value || [];
         return '<b>' + esc(p.names[v[4]] || '') + '</b><br>' + esc(p.classes[v[3]] || '') +
-          ' · ' + dur(v[2] - v[1]) + '<br><span style="color:#64748b">at ' + dur(v[1]) + '</span>';
+          ' · ' + dur(v[2] - v[1]) + '<br><span style="color:#64748b">' + (zh ? '开始于 ' : 'at ') + dur(v[1]) + '</span>';
       }
     };
   }
@@ -164,7 +169,7 @@
       if (ok) { shown++; }
     });
     var out = document.querySelector('[data-shown="' + id + '"]');
-    if (out) { out.textContent = shown + ' of ' + total + ' rows'; }
+    if (out) { out.textContent = zh ? '显示 ' + shown + ' / ' + total + ' 行' : shown + ' of ' + total + ' rows'; }
   }
   document.querySelectorAll('input[data-filter]').forEach(function (i) {
     var id = i.getAttribute('data-filter');
@@ -201,7 +206,7 @@
       if (exact) {
         try { text = JSON.parse(exact); } catch (e) { /* keep the displayed text */ }
       }
-      var done = function () { b.textContent = 'Copied'; b.classList.add('done'); setTimeout(function () { b.textContent = 'Copy'; b.classList.remove('done'); }, 1500); };
+      var done = function () { b.textContent = zh ? '已复制' : 'Copied'; b.classList.add('done'); setTimeout(function () { b.textContent = zh ? '复制' : 'Copy'; b.classList.remove('done'); }, 1500); };
       if (navigator.clipboard && navigator.clipboard.writeText) {
         navigator.clipboard.writeText(text).then(done, function () { fallback(text, pre); done(); });
       } else { fallback(text, pre); done(); }

@@ -221,6 +221,8 @@ type Result struct {
 type RunInfo struct {
 	AllMetrics bool
 	Version    string
+	// Lang is the language of the text and the page (--lang: en or zh).
+	Lang string
 }
 
 // Metric returns the overall delta of one metric.
