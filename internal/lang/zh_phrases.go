@@ -7,6 +7,11 @@ package lang
 // checks the verbs; the zh outputs' test (cmd/npuprof) that none of them
 // stays English.
 var zhPhrases = map[string]string{
+	// the plan's EPLB replay and the ledger's peer waits
+	"%d GroupedMatmul/SwiGlu per step at each EP rank's token load under %s, %s":                                                                                                                                                   "每个 step 的 %d 个 GroupedMatmul/SwiGlu 按各 EP rank 在%s下的 token 负载重新计时，%s",
+	"the placement npuprof eplb plan writes from the expert loads (%d ranks, %d redundant; the slowest rank's load %.2fx -> %.2fx the mean, mean over layers)":                                                                     "npuprof eplb plan 根据专家负载写出的放置（%d 个 rank，%d 个冗余专家；最慢 rank 的负载从均值的 %.2fx 降到 %.2fx，按层平均）",
+	"%d GroupedMatmul/SwiGlu per step at each EP rank's token load under the placement npuprof eplb plan writes from the expert loads (%d ranks, %d redundant; the slowest rank's load %.2fx -> %.2fx the mean, mean over layers)": "每个 step 的 %d 个 GroupedMatmul/SwiGlu 按 npuprof eplb plan 根据专家负载写出的放置下各 EP rank 的 token 负载重新计时（%d 个 rank，%d 个冗余专家；最慢 rank 的负载从均值的 %.2fx 降到 %.2fx，按层平均）",
+	"%s waiting for rank %d": "%s 等待 rank %d",
 	// inputs and readers
 	"appended dumps in %d file(s) (%s)":                          "%d 个文件中有追加写入的 dump（%s）",
 	"kept the last %d lines of each, dropped %d earlier line(s)": "每个文件保留最后 %d 行，丢弃了之前的 %d 行",
