@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
@@ -31,28 +32,42 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		}
 	}
 	rows := 0
-	// without a timeline, the rows' Step Id bounds the steps
-	var steps map[int][2]int64
+	// without a timeline, the rows' Step Id bounds the steps (of each
+	// device), and their Device_id says the device of each kernel
+	var steps map[deviceStep][2]int64
+	var devs rowDevices
+	devs.last = -2
+	t0, h0 := len(r.Tasks), len(r.HCCL)
 	var issues summary.RowIssues
 	err := withFile(r, path, func(f io.Reader) error {
 		var err error
 		issues, err = summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
-			if !haveTimeline && k.StepID >= 0 {
-				if steps == nil {
-					steps = map[int][2]int64{}
+			if !haveTimeline {
+				if k.Device != devs.last {
+					devs.note(k.Device)
 				}
-				b, ok := steps[k.StepID]
-				if !ok || k.Start < b[0] {
-					b[0] = k.Start
+				if k.StepID >= 0 {
+					if steps == nil {
+						steps = map[deviceStep][2]int64{}
+					}
+					key := deviceStep{k.Device, k.StepID}
+					b, ok := steps[key]
+					if !ok || k.Start < b[0] {
+						b[0] = k.Start
+					}
+					if !ok || k.Start+k.Dur > b[1] {
+						b[1] = k.Start + k.Dur
+					}
+					steps[key] = b
 				}
-				if !ok || k.Start+k.Dur > b[1] {
-					b[1] = k.Start + k.Dur
-				}
-				steps[k.StepID] = b
 			}
 			if hcclFromRows && k.IsCollective() {
-				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
+				h := hcclFromRow(r, k.Start, k.Dur, k.Name)
+				if !haveTimeline {
+					h.Device = int16(max(k.Device, 0))
+				}
+				r.HCCL = append(r.HCCL, h)
 				return
 			}
 			if haveTimeline && byStream {
@@ -71,7 +86,8 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 				opType = model.OpTypeFromName(k.Name)
 			}
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
-				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
+				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295,
+				Device: int16(max(k.Device, 0))})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err
@@ -82,14 +98,35 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		err = noRows(path, issues)
 	}
 	kernelsRead(r, path, rows, err, hcclFromRows)
+	split := !haveTimeline && kernelDevices(r, path, &devs, t0, h0)
 	if len(r.Steps) == 0 && len(steps) > 0 {
 		// the profiler's steps: each from its first row's start to its
 		// last row's end (device bounds; a timeline's ProfilerStep#N is
-		// the host's)
-		for id, b := range steps {
+		// the host's), over every device, and each device's own when
+		// the rank splits into one per device
+		all := map[int][2]int64{}
+		for k, b := range steps {
+			if split {
+				p := r.Part(k.device)
+				p.Steps = append(p.Steps, model.Step{ID: k.step, Start: b[0], End: b[1]})
+			}
+			a, ok := all[k.step]
+			if !ok || b[0] < a[0] {
+				a[0] = b[0]
+			}
+			if !ok || b[1] > a[1] {
+				a[1] = b[1]
+			}
+			all[k.step] = a
+		}
+		for id, b := range all {
 			r.Steps = append(r.Steps, model.Step{ID: id, Start: b[0], End: b[1]})
 		}
-		slices.SortFunc(r.Steps, func(a, b model.Step) int { return cmp.Compare(a.Start, b.Start) })
+		byStart := func(a, b model.Step) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.ID, b.ID)) }
+		slices.SortFunc(r.Steps, byStart)
+		for i := range r.PerDevice {
+			slices.SortFunc(r.PerDevice[i].Steps, byStart)
+		}
 	}
 	if err == nil && rows > 0 && issues.Partial() {
 		// rows skipped, or the file cut inside its last line: what is
@@ -105,6 +142,61 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	if byStream && j != nil && j.unmatched() > 0 {
 		r.Warn(path, "%d compute task(s) of task_time_*.csv match no row (stream and start) here: they keep task_time's kernel names and op types", j.unmatched())
 	}
+}
+
+// deviceStep keys a step of kernel_details.csv's Step Id by the device of
+// its rows (-1: no Device_id).
+type deviceStep struct{ device, step int }
+
+// rowDevices collects the Device_id values of a kernel_details.csv's (or
+// op_summary's) rows: the distinct device ids, ascending, and the number
+// of rows without one. last is the latest value noted (rows of one device
+// come in runs: a run costs one compare a row).
+type rowDevices struct {
+	ids  []int
+	none int
+	last int
+}
+
+// note records the Device_id d of a row (-1: none) that differs from the
+// previous row's.
+func (ds *rowDevices) note(d int) {
+	ds.last = d
+	if d < 0 {
+		ds.none++
+		return
+	}
+	if i, found := slices.BinarySearch(ds.ids, d); !found {
+		ds.ids = slices.Insert(ds.ids, i, d)
+	}
+}
+
+// kernelDevices splits a rank without a timeline whose kernel rows
+// (r.Tasks[t0:], r.HCCL[h0:], read from path) name several devices into
+// one rank per device (model.Rank.Devices), and reports whether it does.
+// When the rows name one device (or some name none) the tasks and ops
+// carry no device, and a warning says why rows of several are one rank.
+func kernelDevices(r *model.Rank, path string, devs *rowDevices, t0, h0 int) bool {
+	if len(devs.ids) > 1 && devs.none == 0 {
+		for _, d := range devs.ids {
+			r.AddDevice(d)
+		}
+		return true
+	}
+	if len(devs.ids) > 1 {
+		list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(devs.ids)), ", "), "[]")
+		r.Warn(path, "holds the rows of %d devices (Device_id %s), but %d row(s) name no device: npuprof cannot split the rows by device and reads them as one rank, so its totals add the devices together; analyze each device's capture apart", len(devs.ids), list, devs.none)
+	}
+	if len(devs.ids) == 0 || devs.ids[len(devs.ids)-1] == 0 {
+		return false
+	}
+	for i := t0; i < len(r.Tasks); i++ {
+		r.Tasks[i].Device = 0
+	}
+	for i := h0; i < len(r.HCCL); i++ {
+		r.HCCL[i].Device = 0
+	}
+	return false
 }
 
 // noRows says why a kernel_details.csv read without error gave no row.

@@ -168,7 +168,7 @@ func TestKernelDetailsUnknownHeaderFallsBackToNames(t *testing.T) {
 	issues, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
-	require.Equal(t, KernelRow{StepID: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
+	require.Equal(t, KernelRow{StepID: -1, Device: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
 		Start: 100500, Dur: 2000, Stream: 7, InputShapes: "3,4", Line: 2, NameID: 1, TypeID: 1, ShapesID: 1}, rows[0])
 	ws := issues.Warnings("k.csv")
 	require.Len(t, ws, 1)
