@@ -390,3 +390,45 @@ func TestMultiDeviceKernelDetailsSplitsIntoRanks(t *testing.T) {
 	rr := analyzeRanks(t, dir, 1).Ranks[0]
 	require.True(t, warned(rr, "kernel_details.csv", "holds the rows of 2 devices (Device_id 0, 1), but 1 row(s) name no device: npuprof cannot split the rows by device"), "%v", rr.Warnings)
 }
+
+// msprof's op_summary_*.csv of one process driving two devices (its
+// Device_id column), with no msprof_*.json or task_time_*.csv, splits the
+// same way: one rank per device, each measuring what the one-device
+// op_summary does. tracegen's msprof text export (no real sample has an
+// op_summary), rewritten at run time with a device 1 that repeats device
+// 0 one second later.
+func TestMultiDeviceOpSummarySplitsIntoRanks(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
+	prof := filepath.Join(dir, truth.Ranks[0].Dir)
+	out := filepath.Join(prof, "mindstudio_profiler_output")
+	glob := func(pattern string) []string {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(out, pattern))
+		require.NoError(t, err)
+		return m
+	}
+	for _, p := range append(glob("msprof_*.json"), glob("task_time_*.csv")...) {
+		require.NoError(t, os.Remove(p))
+	}
+	one := analyzeRanks(t, prof, 1).Ranks[0]
+	require.Equal(t, 0, one.Device)
+	require.Contains(t, one.Metrics, analysis.MetricKernelComputeUs)
+	require.Contains(t, one.Metrics, analysis.MetricCommunicationUs)
+
+	sums := glob("op_summary_*.csv")
+	require.Len(t, sums, 1)
+	withDeviceRows(t, sums[0], 1_000_000)
+	for _, p := range glob("communication_statistic_*.csv") {
+		withDeviceRows(t, p, 0)
+	}
+	res := analyzeRanks(t, prof, 2)
+	sameMetrics(t, one, res.Ranks, "op_summary_*.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, i, rr.Device)
+		require.True(t, warned(rr, ".csv", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
+		require.False(t, warned(rr, "", "communication_statistic says"), "%v", rr.Warnings)
+	}
+}
