@@ -363,6 +363,15 @@ func TestMultiDeviceKernelDetailsSplitsIntoRanks(t *testing.T) {
 	require.NoError(t, err)
 	sameMetrics(t, one, analyzeRanks(t, exp, 2).Ranks, "its Parquet export")
 
+	// a step_trace_time.csv whose rows name no device is no device's:
+	// each rank says so
+	b, err := os.ReadFile(filepath.Join(src, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(out, "step_trace_time.csv"), b, 0o644))
+	for i, rr := range analyzeRanks(t, dir, 2).Ranks {
+		require.True(t, warned(rr, "step_trace_time.csv", fmt.Sprintf("holds no row of device %d (its rows name no device, or other devices)", i)), "%v", rr.Warnings)
+	}
+
 	// without step_trace_time.csv the steps are the Step Id's bounds:
 	// each device's own
 	require.NoError(t, os.Remove(filepath.Join(onlySummaries, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")))
@@ -382,7 +391,7 @@ func TestMultiDeviceKernelDetailsSplitsIntoRanks(t *testing.T) {
 
 	// a row of no device: the rows cannot be split, and npuprof says so
 	kd := filepath.Join(out, "kernel_details.csv")
-	b, err := os.ReadFile(kd)
+	b, err = os.ReadFile(kd)
 	require.NoError(t, err)
 	lines := strings.SplitAfter(string(b), "\n")
 	lines[len(lines)-2] = strings.Replace(lines[len(lines)-2], "1,", ",", 1)

@@ -119,6 +119,9 @@ func (r *Rank) SplitDevices() []*Rank {
 			}
 		}
 		if len(c.StepTrace) == 0 {
+			if len(r.StepTrace) > 0 {
+				c.Warn(r.Have.StepTraceFile, "holds no row of device %d (its rows name no device, or other devices), so this rank's steps are not read from it", d)
+			}
 			c.Have.StepTraceFile = ""
 		}
 		if slices.ContainsFunc(r.OpStats, func(s StatRow) bool { return s.Device != "" }) {
