@@ -13,17 +13,26 @@ import (
 
 // readKernels joins kernel_details rows onto the timeline (op type, core,
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
-func readKernels(r *model.Rank, path string) { readKernelsOnto(r, path, false) }
+func readKernels(r *model.Rank, path string) {
+	var devs rowDevices
+	readKernelsOnto(r, path, false, &devs)
+	kernelDevices(r, path, &devs)
+}
 
 // readKernelsOnto is readKernels; byStream joins the rows onto the tasks of
 // task_time_*.csv, whose kernel names are the binaries' hashed names
 // (GroupedMatmul_0d2d4375...): a row matches the task with its stream and
-// start and gives it the row's Op Name, OP Type and shapes.
-func readKernelsOnto(r *model.Rank, path string, byStream bool) {
+// start and gives it the row's Op Name, OP Type and shapes. Without a
+// timeline each task and collective carries its row's Device_id, and devs
+// collects the devices of the rows (of every file of the rank: msprof's
+// slices); kernelDevices then splits the rank or drops the devices.
+func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices) {
 	haveTimeline := r.Have.Timeline
 	// collectives come from the rows unless the timeline already holds
-	// them (trace_view / msprof json; task_time has no big ops)
-	hcclFromRows := !r.Have.HCCL
+	// them (trace_view / msprof json; task_time has no big ops); after
+	// one file's rows gave them, from the next file's too (msprof's
+	// op_summary slices)
+	hcclFromRows := !r.Have.HCCL || r.Have.HCCLFile != ""
 	var j *kernelJoin
 	if haveTimeline {
 		j = newKernelJoin(r)
@@ -35,9 +44,7 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	// without a timeline, the rows' Step Id bounds the steps (of each
 	// device), and their Device_id says the device of each kernel
 	var steps map[deviceStep][2]int64
-	var devs rowDevices
 	devs.last = -2
-	t0, h0 := len(r.Tasks), len(r.HCCL)
 	var issues summary.RowIssues
 	err := withFile(r, path, func(f io.Reader) error {
 		var err error
@@ -98,15 +105,15 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		err = noRows(path, issues)
 	}
 	kernelsRead(r, path, rows, err, hcclFromRows)
-	split := !haveTimeline && kernelDevices(r, path, &devs, t0, h0)
 	if len(r.Steps) == 0 && len(steps) > 0 {
 		// the profiler's steps: each from its first row's start to its
 		// last row's end (device bounds; a timeline's ProfilerStep#N is
-		// the host's), over every device, and each device's own when
-		// the rank splits into one per device
+		// the host's), over every device, and each device's own
+		// (DevicePart.Steps, dropped by kernelDevices unless the rank
+		// splits into one per device)
 		all := map[int][2]int64{}
 		for k, b := range steps {
-			if split {
+			if k.device >= 0 {
 				p := r.Part(k.device)
 				p.Steps = append(p.Steps, model.Step{ID: k.step, Start: b[0], End: b[1]})
 			}
@@ -171,32 +178,38 @@ func (ds *rowDevices) note(d int) {
 	}
 }
 
-// kernelDevices splits a rank without a timeline whose kernel rows
-// (r.Tasks[t0:], r.HCCL[h0:], read from path) name several devices into
-// one rank per device (model.Rank.Devices), and reports whether it does.
-// When the rows name one device (or some name none) the tasks and ops
-// carry no device, and a warning says why rows of several are one rank.
-func kernelDevices(r *model.Rank, path string, devs *rowDevices, t0, h0 int) bool {
+// kernelDevices splits a rank without a timeline whose kernel rows (of
+// path, and its slices) name several devices (devs) into one rank per
+// device (model.Rank.Devices). When the rows name one device, or some
+// name none, the tasks and collectives carry no device and the rank keeps
+// the steps of every device; a warning says why rows of several devices
+// are one rank.
+func kernelDevices(r *model.Rank, path string, devs *rowDevices) {
+	if r.Have.Timeline {
+		return
+	}
 	if len(devs.ids) > 1 && devs.none == 0 {
 		for _, d := range devs.ids {
 			r.AddDevice(d)
 		}
-		return true
+		return
 	}
 	if len(devs.ids) > 1 {
 		list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(devs.ids)), ", "), "[]")
 		r.Warn(path, "holds the rows of %d devices (Device_id %s), but %d row(s) name no device: npuprof cannot split the rows by device and reads them as one rank, so its totals add the devices together; analyze each device's capture apart", len(devs.ids), list, devs.none)
 	}
-	if len(devs.ids) == 0 || devs.ids[len(devs.ids)-1] == 0 {
-		return false
+	for i := range r.PerDevice {
+		r.PerDevice[i].Steps = nil
 	}
-	for i := t0; i < len(r.Tasks); i++ {
+	if len(devs.ids) == 0 || devs.ids[len(devs.ids)-1] == 0 {
+		return
+	}
+	for i := range r.Tasks {
 		r.Tasks[i].Device = 0
 	}
-	for i := h0; i < len(r.HCCL); i++ {
+	for i := range r.HCCL {
 		r.HCCL[i].Device = 0
 	}
-	return false
 }
 
 // noRows says why a kernel_details.csv read without error gave no row.
@@ -234,7 +247,9 @@ func kernelsRead(r *model.Rank, path string, rows int, err error, hcclFromRows b
 	r.Have.KernelFile = path
 	if hcclFromRows {
 		r.Have.HCCL = true
-		r.Have.HCCLFile = path
+		if r.Have.HCCLFile == "" {
+			r.Have.HCCLFile = path
+		}
 	}
 }
 

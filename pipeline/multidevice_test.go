@@ -286,6 +286,7 @@ func TestMultiDeviceKinetoSplitsIntoRanks(t *testing.T) {
 	sameMetrics(t, one, res.Ranks, "Kineto trace")
 	for i, rr := range res.Ranks {
 		require.Equal(t, i, rr.Device)
+		require.False(t, warned(rr, "", "communication_statistic says"), "%v", rr.Warnings)
 	}
 }
 
@@ -439,5 +440,26 @@ func TestMultiDeviceOpSummarySplitsIntoRanks(t *testing.T) {
 		require.Equal(t, i, rr.Device)
 		require.True(t, warned(rr, ".csv", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
 		require.False(t, warned(rr, "", "communication_statistic says"), "%v", rr.Warnings)
+	}
+
+	// msprof's slices gather every device's rows of one slice; here
+	// slice 0 holds device 0's rows and slice 1 device 1's: the rank
+	// splits as the one file did
+	b, err := os.ReadFile(sums[0])
+	require.NoError(t, err)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	half := (len(lines) - 1) / 2
+	require.True(t, strings.HasPrefix(lines[half+1], "1,") && strings.HasPrefix(lines[half], "0,"))
+	ts := strings.TrimPrefix(filepath.Base(sums[0]), "op_summary_")
+	for k, rows := range [][]string{lines[1 : half+1], lines[half+1:]} {
+		slice := filepath.Join(out, fmt.Sprintf("op_summary_slice_%d_%s", k, ts))
+		require.NoError(t, os.WriteFile(slice, []byte(lines[0]+strings.Join(rows, "")+"\n"), 0o644))
+	}
+	require.NoError(t, os.Remove(sums[0]))
+	require.Len(t, glob("op_summary_*.csv"), 2)
+	res = analyzeRanks(t, prof, 2)
+	sameMetrics(t, one, res.Ranks, "op_summary_slice_{0,1}_*.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Device)
 	}
 }
