@@ -141,8 +141,12 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Have.TimelineFile = files.TaskTime[0]
 		taskTime = r.Have.Timeline
 	}
+	var devs rowDevices
 	for _, p := range files.OpSummary {
-		readKernelsOnto(r, p, taskTime)
+		readKernelsOnto(r, p, taskTime, &devs)
+	}
+	if len(files.OpSummary) > 0 {
+		kernelDevices(r, files.OpSummary[0], &devs)
 	}
 	if r.Device < 0 && len(files.OpSummary) > 0 {
 		// op_summary's Device_id, when no device_{id} folder said it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/npuprof/npuprof/parser/model"
 	"github.com/npuprof/npuprof/parser/summary"
@@ -12,17 +13,26 @@ import (
 
 // readKernels joins kernel_details rows onto the timeline (op type, core,
 // shapes) or, with no timeline, builds compute tasks and HCCL ops from them.
-func readKernels(r *model.Rank, path string) { readKernelsOnto(r, path, false) }
+func readKernels(r *model.Rank, path string) {
+	var devs rowDevices
+	readKernelsOnto(r, path, false, &devs)
+	kernelDevices(r, path, &devs)
+}
 
 // readKernelsOnto is readKernels; byStream joins the rows onto the tasks of
 // task_time_*.csv, whose kernel names are the binaries' hashed names
 // (GroupedMatmul_0d2d4375...): a row matches the task with its stream and
-// start and gives it the row's Op Name, OP Type and shapes.
-func readKernelsOnto(r *model.Rank, path string, byStream bool) {
+// start and gives it the row's Op Name, OP Type and shapes. Without a
+// timeline each task and collective carries its row's Device_id, and devs
+// collects the devices of the rows (of every file of the rank: msprof's
+// slices); kernelDevices then splits the rank or drops the devices.
+func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices) {
 	haveTimeline := r.Have.Timeline
 	// collectives come from the rows unless the timeline already holds
-	// them (trace_view / msprof json; task_time has no big ops)
-	hcclFromRows := !r.Have.HCCL
+	// them (trace_view / msprof json; task_time has no big ops); after
+	// one file's rows gave them, from the next file's too (msprof's
+	// op_summary slices)
+	hcclFromRows := !r.Have.HCCL || r.Have.HCCLFile != ""
 	var j *kernelJoin
 	if haveTimeline {
 		j = newKernelJoin(r)
@@ -31,28 +41,40 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 		}
 	}
 	rows := 0
-	// without a timeline, the rows' Step Id bounds the steps
-	var steps map[int][2]int64
+	// without a timeline, the rows' Step Id bounds the steps (of each
+	// device), and their Device_id says the device of each kernel
+	var steps map[deviceStep][2]int64
+	devs.last = -2
 	var issues summary.RowIssues
 	err := withFile(r, path, func(f io.Reader) error {
 		var err error
 		issues, err = summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
 			rows++
-			if !haveTimeline && k.StepID >= 0 {
-				if steps == nil {
-					steps = map[int][2]int64{}
+			if !haveTimeline {
+				if k.Device != devs.last {
+					devs.note(k.Device)
 				}
-				b, ok := steps[k.StepID]
-				if !ok || k.Start < b[0] {
-					b[0] = k.Start
+				if k.StepID >= 0 {
+					if steps == nil {
+						steps = map[deviceStep][2]int64{}
+					}
+					key := deviceStep{k.Device, k.StepID}
+					b, ok := steps[key]
+					if !ok || k.Start < b[0] {
+						b[0] = k.Start
+					}
+					if !ok || k.Start+k.Dur > b[1] {
+						b[1] = k.Start + k.Dur
+					}
+					steps[key] = b
 				}
-				if !ok || k.Start+k.Dur > b[1] {
-					b[1] = k.Start + k.Dur
-				}
-				steps[k.StepID] = b
 			}
 			if hcclFromRows && k.IsCollective() {
-				r.HCCL = append(r.HCCL, hcclFromRow(r, k.Start, k.Dur, k.Name))
+				h := hcclFromRow(r, k.Start, k.Dur, k.Name)
+				if !haveTimeline {
+					h.Device = int16(max(k.Device, 0))
+				}
+				r.HCCL = append(r.HCCL, h)
 				return
 			}
 			if haveTimeline && byStream {
@@ -71,7 +93,8 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 				opType = model.OpTypeFromName(k.Name)
 			}
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
-				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295})
+				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295,
+				Device: int16(max(k.Device, 0))})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err
@@ -85,11 +108,32 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	if len(r.Steps) == 0 && len(steps) > 0 {
 		// the profiler's steps: each from its first row's start to its
 		// last row's end (device bounds; a timeline's ProfilerStep#N is
-		// the host's)
-		for id, b := range steps {
+		// the host's), over every device, and each device's own
+		// (DevicePart.Steps, dropped by kernelDevices unless the rank
+		// splits into one per device)
+		all := map[int][2]int64{}
+		for k, b := range steps {
+			if k.device >= 0 {
+				p := r.Part(k.device)
+				p.Steps = append(p.Steps, model.Step{ID: k.step, Start: b[0], End: b[1]})
+			}
+			a, ok := all[k.step]
+			if !ok || b[0] < a[0] {
+				a[0] = b[0]
+			}
+			if !ok || b[1] > a[1] {
+				a[1] = b[1]
+			}
+			all[k.step] = a
+		}
+		for id, b := range all {
 			r.Steps = append(r.Steps, model.Step{ID: id, Start: b[0], End: b[1]})
 		}
-		slices.SortFunc(r.Steps, func(a, b model.Step) int { return cmp.Compare(a.Start, b.Start) })
+		byStart := func(a, b model.Step) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.ID, b.ID)) }
+		slices.SortFunc(r.Steps, byStart)
+		for i := range r.PerDevice {
+			slices.SortFunc(r.PerDevice[i].Steps, byStart)
+		}
 	}
 	if err == nil && rows > 0 && issues.Partial() {
 		// rows skipped, or the file cut inside its last line: what is
@@ -104,6 +148,67 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool) {
 	}
 	if byStream && j != nil && j.unmatched() > 0 {
 		r.Warn(path, "%d compute task(s) of task_time_*.csv match no row (stream and start) here: they keep task_time's kernel names and op types", j.unmatched())
+	}
+}
+
+// deviceStep keys a step of kernel_details.csv's Step Id by the device of
+// its rows (-1: no Device_id).
+type deviceStep struct{ device, step int }
+
+// rowDevices collects the Device_id values of a kernel_details.csv's (or
+// op_summary's) rows: the distinct device ids, ascending, and the number
+// of rows without one. last is the latest value noted (rows of one device
+// come in runs: a run costs one compare a row).
+type rowDevices struct {
+	ids  []int
+	none int
+	last int
+}
+
+// note records the Device_id d of a row (-1: none) that differs from the
+// previous row's.
+func (ds *rowDevices) note(d int) {
+	ds.last = d
+	if d < 0 {
+		ds.none++
+		return
+	}
+	if i, found := slices.BinarySearch(ds.ids, d); !found {
+		ds.ids = slices.Insert(ds.ids, i, d)
+	}
+}
+
+// kernelDevices splits a rank without a timeline whose kernel rows (of
+// path, and its slices) name several devices (devs) into one rank per
+// device (model.Rank.Devices). When the rows name one device, or some
+// name none, the tasks and collectives carry no device and the rank keeps
+// the steps of every device; a warning says why rows of several devices
+// are one rank.
+func kernelDevices(r *model.Rank, path string, devs *rowDevices) {
+	if r.Have.Timeline {
+		return
+	}
+	if len(devs.ids) > 1 && devs.none == 0 {
+		for _, d := range devs.ids {
+			r.AddDevice(d)
+		}
+		return
+	}
+	if len(devs.ids) > 1 {
+		list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(devs.ids)), ", "), "[]")
+		r.Warn(path, "holds the rows of %d devices (Device_id %s), but %d row(s) name no device: npuprof cannot split the rows by device and reads them as one rank, so its totals add the devices together; analyze each device's capture apart", len(devs.ids), list, devs.none)
+	}
+	for i := range r.PerDevice {
+		r.PerDevice[i].Steps = nil
+	}
+	if len(devs.ids) == 0 || devs.ids[len(devs.ids)-1] == 0 {
+		return
+	}
+	for i := range r.Tasks {
+		r.Tasks[i].Device = 0
+	}
+	for i := range r.HCCL {
+		r.HCCL[i].Device = 0
 	}
 }
 
@@ -142,7 +247,9 @@ func kernelsRead(r *model.Rank, path string, rows int, err error, hcclFromRows b
 	r.Have.KernelFile = path
 	if hcclFromRows {
 		r.Have.HCCL = true
-		r.Have.HCCLFile = path
+		if r.Have.HCCLFile == "" {
+			r.Have.HCCLFile = path
+		}
 	}
 }
 

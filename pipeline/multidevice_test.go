@@ -286,5 +286,180 @@ func TestMultiDeviceKinetoSplitsIntoRanks(t *testing.T) {
 	sameMetrics(t, one, res.Ranks, "Kineto trace")
 	for i, rr := range res.Ranks {
 		require.Equal(t, i, rr.Device)
+		require.False(t, warned(rr, "", "communication_statistic says"), "%v", rr.Warnings)
+	}
+}
+
+// withDeviceRows rewrites a CSV of one device (kernel_details.csv,
+// op_summary_*.csv, step_trace_time.csv) as one process driving two
+// writes it: a leading Device_id column (where the header has none), the
+// rows of device 0 and then the same rows again for device 1, their
+// start times (a 16-digit µs cell) moved later by shift µs.
+func withDeviceRows(t *testing.T, path string, shift int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
+	require.Greater(t, len(lines), 1, path)
+	lead := !strings.HasPrefix(lines[0], "Device_id,")
+	start := regexp.MustCompile(`,(\d{16})(\.\d+\s*),`)
+	var w strings.Builder
+	if lead {
+		w.WriteString("Device_id,")
+	}
+	w.WriteString(lines[0] + "\n")
+	for _, d := range []int{0, 1} {
+		for _, l := range lines[1:] {
+			if d == 1 {
+				l = start.ReplaceAllStringFunc(l, func(c string) string {
+					m := start.FindStringSubmatch(c)
+					us, err := strconv.ParseInt(m[1], 10, 64)
+					require.NoError(t, err)
+					return fmt.Sprintf(",%d%s,", us+shift, m[2])
+				})
+			}
+			if lead {
+				w.WriteString(strconv.Itoa(d) + ",")
+			} else {
+				_, rest, ok := strings.Cut(l, ",")
+				require.True(t, ok)
+				l = rest
+				w.WriteString(strconv.Itoa(d) + ",")
+			}
+			w.WriteString(l + "\n")
+		}
+	}
+	require.NoError(t, os.WriteFile(path, []byte(w.String()), 0o644))
+}
+
+// A summaries-only rank (no trace_view.json) of one process driving two
+// devices holds both devices' rows in kernel_details.csv (its Device_id
+// column) and step_trace_time.csv: npuprof makes one rank of each device,
+// each measuring what the single-device summaries do, its steps (Step Id)
+// bounded by its own device's kernels. The real Level1 capture's files,
+// rewritten at run time with a second device that repeats the first one
+// second later.
+func TestMultiDeviceKernelDetailsSplitsIntoRanks(t *testing.T) {
+	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	onlySummaries := t.TempDir()
+	copyTree(t, src, onlySummaries, "trace_view.json")
+	one := analyzeRanks(t, onlySummaries, 1).Ranks[0]
+	require.Contains(t, one.Metrics, analysis.MetricKernelComputeUs)
+	require.Contains(t, one.Metrics, analysis.MetricCommunicationUs)
+
+	dir := t.TempDir()
+	copyTree(t, src, dir, "trace_view.json")
+	out := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT")
+	withDeviceRows(t, filepath.Join(out, "kernel_details.csv"), 1_000_000)
+	withDeviceRows(t, filepath.Join(out, "step_trace_time.csv"), 0)
+	res := analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "kernel_details.csv + step_trace_time.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, i, rr.Device)
+		require.True(t, warned(rr, "kernel_details.csv", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
+	}
+	exp := filepath.Join(t.TempDir(), "export")
+	_, err := pipeline.Export(context.Background(), dir, exp, pipeline.ExportOptions{Workers: 1})
+	require.NoError(t, err)
+	sameMetrics(t, one, analyzeRanks(t, exp, 2).Ranks, "its Parquet export")
+
+	// a step_trace_time.csv whose rows name no device is no device's:
+	// each rank says so
+	b, err := os.ReadFile(filepath.Join(src, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(out, "step_trace_time.csv"), b, 0o644))
+	for i, rr := range analyzeRanks(t, dir, 2).Ranks {
+		require.True(t, warned(rr, "step_trace_time.csv", fmt.Sprintf("holds no row of device %d (its rows name no device, or other devices)", i)), "%v", rr.Warnings)
+	}
+
+	// without step_trace_time.csv the steps are the Step Id's bounds:
+	// each device's own
+	require.NoError(t, os.Remove(filepath.Join(onlySummaries, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv")))
+	require.NoError(t, os.Remove(filepath.Join(out, "step_trace_time.csv")))
+	one = analyzeRanks(t, onlySummaries, 1).Ranks[0]
+	res = analyzeRanks(t, dir, 2)
+	sameMetrics(t, one, res.Ranks, "kernel_details.csv")
+	want := analysis.StepsOf(one)
+	require.Len(t, want, 1)
+	for i, rr := range res.Ranks {
+		got := analysis.StepsOf(rr)
+		require.Len(t, got, 1)
+		require.Equal(t, want[0].Breakdown, got[0].Breakdown, "rank %d", i)
+		require.Equal(t, want[0].Tasks, got[0].Tasks, "rank %d", i)
+		require.Equal(t, want[0].DeviceStart+int64(i)*1_000_000_000, got[0].DeviceStart, "rank %d: its own device's kernels", i)
+	}
+
+	// a row of no device: the rows cannot be split, and npuprof says so
+	kd := filepath.Join(out, "kernel_details.csv")
+	b, err = os.ReadFile(kd)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[len(lines)-2] = strings.Replace(lines[len(lines)-2], "1,", ",", 1)
+	require.NoError(t, os.WriteFile(kd, []byte(strings.Join(lines, "")), 0o644))
+	rr := analyzeRanks(t, dir, 1).Ranks[0]
+	require.True(t, warned(rr, "kernel_details.csv", "holds the rows of 2 devices (Device_id 0, 1), but 1 row(s) name no device: npuprof cannot split the rows by device"), "%v", rr.Warnings)
+}
+
+// msprof's op_summary_*.csv of one process driving two devices (its
+// Device_id column), with no msprof_*.json or task_time_*.csv, splits the
+// same way: one rank per device, each measuring what the one-device
+// op_summary does. tracegen's msprof text export (no real sample has an
+// op_summary), rewritten at run time with a device 1 that repeats device
+// 0 one second later.
+func TestMultiDeviceOpSummarySplitsIntoRanks(t *testing.T) {
+	sc := testutil.Scenario(t, "clean")
+	sc.Ranks, sc.Layers, sc.Steps = 1, 2, 2
+	dir, truth := testutil.GenerateLayout(t, sc, tracegen.LayoutMsprofText)
+	prof := filepath.Join(dir, truth.Ranks[0].Dir)
+	out := filepath.Join(prof, "mindstudio_profiler_output")
+	glob := func(pattern string) []string {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(out, pattern))
+		require.NoError(t, err)
+		return m
+	}
+	for _, p := range append(glob("msprof_*.json"), glob("task_time_*.csv")...) {
+		require.NoError(t, os.Remove(p))
+	}
+	one := analyzeRanks(t, prof, 1).Ranks[0]
+	require.Equal(t, 0, one.Device)
+	require.Contains(t, one.Metrics, analysis.MetricKernelComputeUs)
+	require.Contains(t, one.Metrics, analysis.MetricCommunicationUs)
+
+	sums := glob("op_summary_*.csv")
+	require.Len(t, sums, 1)
+	withDeviceRows(t, sums[0], 1_000_000)
+	for _, p := range glob("communication_statistic_*.csv") {
+		withDeviceRows(t, p, 0)
+	}
+	res := analyzeRanks(t, prof, 2)
+	sameMetrics(t, one, res.Ranks, "op_summary_*.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Rank)
+		require.Equal(t, i, rr.Device)
+		require.True(t, warned(rr, ".csv", "holds devices 0, 1 and names no rank per device: this rank is device "+strconv.Itoa(i)+"'s, numbered by its device id"), "%v", rr.Warnings)
+		require.False(t, warned(rr, "", "communication_statistic says"), "%v", rr.Warnings)
+	}
+
+	// msprof's slices gather every device's rows of one slice; here
+	// slice 0 holds device 0's rows and slice 1 device 1's: the rank
+	// splits as the one file did
+	b, err := os.ReadFile(sums[0])
+	require.NoError(t, err)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	half := (len(lines) - 1) / 2
+	require.True(t, strings.HasPrefix(lines[half+1], "1,") && strings.HasPrefix(lines[half], "0,"))
+	ts := strings.TrimPrefix(filepath.Base(sums[0]), "op_summary_")
+	for k, rows := range [][]string{lines[1 : half+1], lines[half+1:]} {
+		slice := filepath.Join(out, fmt.Sprintf("op_summary_slice_%d_%s", k, ts))
+		require.NoError(t, os.WriteFile(slice, []byte(lines[0]+strings.Join(rows, "")+"\n"), 0o644))
+	}
+	require.NoError(t, os.Remove(sums[0]))
+	require.Len(t, glob("op_summary_*.csv"), 2)
+	res = analyzeRanks(t, prof, 2)
+	sameMetrics(t, one, res.Ranks, "op_summary_slice_{0,1}_*.csv")
+	for i, rr := range res.Ranks {
+		require.Equal(t, i, rr.Device)
 	}
 }

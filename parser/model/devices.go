@@ -40,8 +40,9 @@ func (r *Rank) Part(d int) *DevicePart {
 
 // SplitDevices makes one rank of each device of a rank whose files hold
 // several (Devices), nil when it holds one. Each has its device's tasks,
-// HCCL ops, links, step-trace rows, own Overlap Analysis and plane tasks,
-// and the host side whole (framework ops, steps, metadata, summaries
+// HCCL ops, links, step-trace rows, op_statistic rows, own Overlap
+// Analysis, plane tasks and device-bound steps (DevicePart.Steps), and the
+// host side whole (framework ops, steps, metadata, summaries
 // without a device). Its rank is RankOfDevice's for its device, else the
 // device id, said in a warning. Call after the read is finished (sorted,
 // duplicates dropped); r is not used afterwards.
@@ -52,7 +53,7 @@ func (r *Rank) SplitDevices() []*Rank {
 	devs := r.Devices
 	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(devs)), ", "), "[]")
 	file := r.Have.TimelineFile
-	for _, f := range []string{r.Have.StepTraceFile, r.Have.OpStatFile, r.Path} {
+	for _, f := range []string{r.Have.KernelFile, r.Have.StepTraceFile, r.Have.OpStatFile, r.Path} {
 		if file == "" {
 			file = f
 		}
@@ -118,6 +119,9 @@ func (r *Rank) SplitDevices() []*Rank {
 			}
 		}
 		if len(c.StepTrace) == 0 {
+			if len(r.StepTrace) > 0 {
+				c.Warn(r.Have.StepTraceFile, "holds no row of device %d (its rows name no device, or other devices), so this rank's steps are not read from it", d)
+			}
 			c.Have.StepTraceFile = ""
 		}
 		if slices.ContainsFunc(r.OpStats, func(s StatRow) bool { return s.Device != "" }) {
@@ -131,6 +135,9 @@ func (r *Rank) SplitDevices() []*Rank {
 		for _, p := range r.PerDevice {
 			if p.Device == d {
 				c.OwnOverlap, c.HCCLPlane = p.OwnOverlap, p.HCCLPlane
+				if p.Steps != nil {
+					c.Steps = slices.Clone(p.Steps)
+				}
 			}
 		}
 		if r.Have.Timeline {

@@ -7,7 +7,8 @@ import (
 )
 
 // SplitDevices gives each device its tasks, collectives and the links to
-// them, its step rows, op_statistic rows and own Overlap Analysis, the
+// them, its step rows, op_statistic rows, own Overlap Analysis and own
+// steps (DevicePart.Steps), the
 // host side whole, and its rank from RankOfDevice, else the device id.
 func TestSplitDevices(t *testing.T) {
 	r := NewRank("p")
@@ -25,6 +26,9 @@ func TestSplitDevices(t *testing.T) {
 	r.AddDevice(5)
 	require.Equal(t, []int{3, 5}, r.Devices)
 	r.Part(5).OwnOverlap.Add("Free", 0, 10)
+	r.Steps = []Step{{ID: 1, Start: 2, End: 5}}
+	r.Part(5).Steps = []Step{{ID: 1, Start: 2, End: 5}}
+	r.Part(3).Steps = []Step{{ID: 1, Start: 2, End: 3}}
 	r.RankOfDevice = map[int]int{5: 9}
 	rs := r.SplitDevices()
 	require.Len(t, rs, 2)
@@ -45,6 +49,8 @@ func TestSplitDevices(t *testing.T) {
 	require.Zero(t, a.OwnOverlap.Slices)
 	require.Equal(t, int64(10), b.OwnOverlap.Free)
 	require.Equal(t, "kernel", b.Str(b.Tasks[0].Name))
+	require.Equal(t, []Step{{ID: 1, Start: 2, End: 3}}, a.Steps, "the device's own steps")
+	require.Equal(t, []Step{{ID: 1, Start: 2, End: 5}}, b.Steps)
 	require.NoError(t, a.Validate())
 	require.NoError(t, b.Validate())
 	require.Contains(t, a.Warnings[0].Message, "numbered by its device id")

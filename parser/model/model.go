@@ -213,11 +213,14 @@ type StepTraceRow struct {
 }
 
 // DevicePart is what a reader kept of one device of a file that holds
-// several (Rank.Devices): its own Overlap Analysis and HCCL plane tasks.
+// several (Rank.Devices): its own Overlap Analysis and HCCL plane tasks,
+// and its own steps where the steps are device bounds (kernel_details.csv's
+// Step Id without a timeline; nil: the rank's Steps are every device's).
 type DevicePart struct {
 	Device     int
 	OwnOverlap OwnOverlap
 	HCCLPlane  PlaneTasks
+	Steps      []Step
 }
 
 // OwnOverlap is the profiler's own Overlap Analysis of a capture (the

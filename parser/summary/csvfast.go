@@ -21,7 +21,7 @@ import (
 // next record.
 //
 // kernel_details.csv is tens of MB with 20 to 46 columns of which
-// ReadKernelDetails reads 8; encoding/csv allocated a string per cell, and
+// ReadKernelDetails reads up to 9; encoding/csv allocated a string per cell, and
 // the first version of this reader still copied every cell.
 //
 // encoding/csv's rules, as they apply to the raw bytes:

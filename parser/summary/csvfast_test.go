@@ -185,7 +185,7 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 			issues.Skip(line, "wrong number of cells")
 			continue
 		}
-		row := KernelRow{StepID: -1, Stream: -1, Line: line}
+		row := KernelRow{StepID: -1, Stream: -1, Device: -1, Line: line}
 		stText, duText := cell(rec, idx, "start"), cell(rec, idx, "dur")
 		st, ok1 := timeparse.MicrosStringToNanos(stText)
 		du, ok2 := timeparse.MicrosStringToNanos(duText)
@@ -213,6 +213,11 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 		if s := na(cell(rec, idx, "stream")); s != "" {
 			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v <= math.MaxInt32 {
 				row.Stream = int32(v)
+			}
+		}
+		if s := na(cell(rec, idx, "device")); s != "" {
+			if v, ok := timeparse.ParseInt([]byte(s)); ok && v >= 0 && v < 1<<15 {
+				row.Device = int(v)
 			}
 		}
 		row.InputShapes = strings.Trim(na(cell(rec, idx, "shapes")), `"`)

@@ -21,7 +21,11 @@ import (
 
 // KernelRow is one row of kernel_details.csv / op_summary_*.csv.
 type KernelRow struct {
-	StepID      int // -1 when absent or empty
+	StepID int // -1 when absent or empty
+	// Device is the row's Device_id (torch_npu's new header, msprof's
+	// op_summary), -1 when the column is absent or the cell is not a
+	// device id (0 to 32767).
+	Device      int
 	Name        string
 	Type        string // op type; "" when N/A
 	Core        string // Accelerator Core / Task Type; "" when N/A
@@ -129,6 +133,7 @@ var kernelCols = map[string][]string{
 	"dur":    {"Duration(us)", "Task Duration(us)"},
 	"stream": {"Stream ID", "Stream Id"},
 	"shapes": {"Input Shapes"},
+	"device": {"Device_id"},
 }
 
 // ExactHeaderIndex maps each alias key to the first column whose name
@@ -286,7 +291,7 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		return issues, err
 	}
 	issues.Header = h.loose
-	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes := h.cols[0], h.cols[1], h.cols[2], h.cols[3], h.cols[4], h.cols[5], h.cols[6], h.cols[7]
+	cName, cStart, cDur, cType, cCore, cStep, cStream, cShapes, cDev := h.cols[0], h.cols[1], h.cols[2], h.cols[3], h.cols[4], h.cols[5], h.cols[6], h.cols[7], h.cols[8]
 	var names, types, cores, shapes, hcomNames intern.Strings
 	var nameCount uint32
 	names.Count, hcomNames.Count = &nameCount, &nameCount
@@ -315,7 +320,7 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 			stB, duB, nameB, typeB, coreB = cr.cell(cStart), cr.cell(cDur), cr.cell(cName), cr.cell(cType), cr.cell(cCore)
 		}
-		row = KernelRow{StepID: -1, Stream: -1, Line: line}
+		row = KernelRow{StepID: -1, Stream: -1, Device: -1, Line: line}
 		st, ok1 := micros(stB)
 		du, ok2 := micros(duB)
 		if !ok1 || !ok2 || du < 0 {
@@ -362,6 +367,19 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 				row.Stream = int32(v)
 			}
 		}
+		if cDev >= 0 {
+			b, ok := cr.rawCell(cDev)
+			if !ok {
+				b = cr.cell(cDev)
+			}
+			v, ok := smallInt(b)
+			if !ok {
+				v, ok = slowInt(cr.cell(cDev))
+			}
+			if ok && v < 1<<15 {
+				row.Device = v
+			}
+		}
 		if sh, ok := cr.tripleQuoted(cShapes); ok {
 			row.InputShapes, row.ShapesID = shapes.InternID(sh)
 		} else {
@@ -377,12 +395,12 @@ func ReadKernelDetails(r io.Reader, file string, fn func(*KernelRow)) (RowIssues
 
 // kernelHeader is what a kernel_details.csv header says: its number of
 // cells, the columns read (name, start, dur, type, core, step, stream,
-// shapes; -1 when absent), how many cells of a row to locate (up to the
+// shapes, device; -1 when absent), how many cells of a row to locate (up to the
 // last column read; the rest is only counted) and what was matched
 // loosely.
 type kernelHeader struct {
 	ncols, upto int
-	cols        [8]int
+	cols        [9]int
 	loose       string
 }
 
@@ -405,7 +423,7 @@ func readKernelHeader(cr *csvScanner, file string) (kernelHeader, error) {
 		return h, err
 	}
 	h.ncols, h.loose = len(header), loose
-	for k, key := range [8]string{"name", "start", "dur", "type", "core", "step", "stream", "shapes"} {
+	for k, key := range [9]string{"name", "start", "dur", "type", "core", "step", "stream", "shapes", "device"} {
 		h.cols[k] = -1
 		if i, ok := idx[key]; ok {
 			h.upto = max(h.upto, i+1)

@@ -168,7 +168,7 @@ func TestKernelDetailsUnknownHeaderFallsBackToNames(t *testing.T) {
 	issues, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { rows = append(rows, *k) })
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
-	require.Equal(t, KernelRow{StepID: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
+	require.Equal(t, KernelRow{StepID: -1, Device: -1, Name: "aclnnMm_MatMulCommon_MatMulV2", Type: "MatMulV2", Core: "AI_CORE",
 		Start: 100500, Dur: 2000, Stream: 7, InputShapes: "3,4", Line: 2, NameID: 1, TypeID: 1, ShapesID: 1}, rows[0])
 	ws := issues.Warnings("k.csv")
 	require.Len(t, ws, 1)
@@ -272,4 +272,17 @@ func TestCommunicationOutOfRange(t *testing.T) {
 	require.Len(t, ops, 1)
 	require.Equal(t, "b", ops[0].Op)
 	require.Equal(t, 0.5, ops[0].ElapseMs)
+}
+
+// The Device_id column (torch_npu's new header, msprof's op_summary) gives
+// each row its device; a row without one, or without the column, is -1.
+func TestKernelDetailsDeviceID(t *testing.T) {
+	read := func(in string) []int {
+		var devs []int
+		_, err := ReadKernelDetails(strings.NewReader(in), "k.csv", func(k *KernelRow) { devs = append(devs, k.Device) })
+		require.NoError(t, err)
+		return devs
+	}
+	require.Equal(t, []int{3, -1, 12, -1}, read("Device_id,Name,Start Time(us),Duration(us)\n3,k,1,2\n,k,1,2\n 12 ,k,1,2\nx,k,1,2\n"))
+	require.Equal(t, []int{-1}, read("Name,Start Time(us),Duration(us)\nk,1,2\n"))
 }
