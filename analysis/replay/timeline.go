@@ -93,9 +93,10 @@ type Step struct {
 	Tail  int64
 	Items []Item
 	Colls []Coll
-	// shared: Items and Colls are shared with the timeline this step's
-	// was cloned from (edit copies them first).
-	shared bool
+	// sharedItems, sharedColls: Items, Colls are shared with the
+	// timeline this step's was cloned from (edit and editItems copy them
+	// first).
+	sharedItems, sharedColls bool
 }
 
 // Group is a communicator a rank belongs to.
@@ -173,7 +174,7 @@ func (l *RankLine) clone() *RankLine {
 	c.Steps = make([]Step, len(l.Steps))
 	for i := range l.Steps {
 		c.Steps[i] = l.Steps[i]
-		c.Steps[i].shared = true
+		c.Steps[i].share()
 	}
 	return &c
 }
@@ -187,4 +188,7 @@ type Timeline struct {
 	// replayed is the replay of a timeline Predict made (it is not
 	// edited after).
 	replayed *Result
+	// copied: Predict made it (its ranks' lines are its own; PredictOn
+	// may edit it)
+	copied bool
 }

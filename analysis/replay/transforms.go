@@ -112,7 +112,7 @@ func (EagerToGraph) begin(tl *Timeline) (stepEdit, error) {
 func (g *graphEdit) step(tl *Timeline, k int) {
 	for _, l := range tl.Ranks {
 		st := &l.Steps[k]
-		st.edit()
+		st.editItems()
 		started := false
 		for i := range st.Items {
 			it := &st.Items[i]
@@ -214,7 +214,7 @@ func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool
 			if it := &st.Items[i]; it.Kind != Kernel || it.Tokens <= 0 {
 				continue
 			}
-			st.edit()
+			st.editItems()
 			it := &st.Items[i]
 			nt := it.Tokens
 			switch {
