@@ -19,7 +19,7 @@ func (st *Step) edit() {
 // shared.
 func (st *Step) editItems() {
 	if st.sharedItems {
-		st.Items, st.sharedItems = slices.Clone(st.Items), false
+		st.Items, st.far, st.sharedItems = slices.Clone(st.Items), slices.Clone(st.far), false
 	}
 }
 
@@ -75,6 +75,15 @@ func (e *editor) drop(st *Step) {
 		w++
 	}
 	st.Items = st.Items[:w]
+	kept = 0
+	for _, f := range st.far {
+		if !e.dropItem[f.At] {
+			f.At -= e.shift[f.At]
+			st.far[kept] = f
+			kept++
+		}
+	}
+	st.far = st.far[:kept]
 	renumber(st)
 }
 
