@@ -168,9 +168,14 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 	}
 	if best >= 0 {
 		// the winner's timeline made again rather than kept while the
-		// other candidates are replayed: one transformed copy of every
-		// rank's steps at a time, not two
-		_, bt, _ = replay.Predict(cur, b.replayTransforms(cands[best]))
+		// other candidates are replayed, and made on cur itself when cur
+		// is an earlier step's copy (the plan does not read it again): one
+		// transformed copy of every rank's steps at a time, not two
+		if cur == b.tl {
+			_, bt, _ = replay.Predict(cur, b.replayTransforms(cands[best]))
+		} else {
+			_, bt, _ = replay.PredictOn(cur, b.replayTransforms(cands[best]))
+		}
 	}
 	return best, bp, bt, fails
 }

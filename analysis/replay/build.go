@@ -101,7 +101,7 @@ func (b *builder) step(lo, hi int64) Step {
 		if t.Stream != b.stream {
 			continue
 		}
-		it := Item{Gap: max(t.Start-prev, 0), Dur: t.Dur, Coll: -1, Kind: kindOf(t.Class)}
+		it := Item{Dur: t.Dur, Coll: -1, Kind: kindOf(t.Class)}
 		name := r.Str(t.Name)
 		if it.Kind == Kernel {
 			if op := r.Str(t.OpType); op != "" {
@@ -115,6 +115,7 @@ func (b *builder) step(lo, hi int64) Step {
 		}
 		it.Op = b.intern(name)
 		st.Items = append(st.Items, it)
+		st.setGap(len(st.Items)-1, max(t.Start-prev, 0))
 		prev = max(prev, t.End())
 		ends = append(ends, prev)
 	}
@@ -177,7 +178,7 @@ func addSyncKernels(l *RankLine, st *Step, ends []int64) {
 			continue
 		}
 		it.Coll = int16(len(merged))
-		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: it.Gap, Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
+		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: st.gapOf(i), Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
 	}
 	for ; ci < len(st.Colls); ci++ {
 		newIdx[ci] = int16(len(merged))

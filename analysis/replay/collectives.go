@@ -220,7 +220,7 @@ func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, i
 			}
 		}
 		if len(x.idx[r]) > 0 {
-			st.edit()
+			st.editItems()
 		}
 		occ = max(occ, len(x.idx[r]))
 	}

@@ -8,10 +8,23 @@ import (
 // edit makes st's items and collectives its own before a transform edits
 // them: a cloned timeline shares them with the one it was cloned from.
 func (st *Step) edit() {
-	if st.shared {
-		st.Items, st.Colls, st.shared = slices.Clone(st.Items), slices.Clone(st.Colls), false
+	st.editItems()
+	if st.sharedColls {
+		st.Colls, st.sharedColls = slices.Clone(st.Colls), false
 	}
 }
+
+// editItems makes st's items its own before a transform edits them and
+// not its collectives (retiming kernels and gaps): the collectives stay
+// shared.
+func (st *Step) editItems() {
+	if st.sharedItems {
+		st.Items, st.far, st.sharedItems = slices.Clone(st.Items), slices.Clone(st.far), false
+	}
+}
+
+// share marks st's items and collectives as another timeline's.
+func (st *Step) share() { st.sharedItems, st.sharedColls = true, true }
 
 // editor holds the buffers one transform reuses across steps.
 type editor struct {
@@ -62,6 +75,15 @@ func (e *editor) drop(st *Step) {
 		w++
 	}
 	st.Items = st.Items[:w]
+	kept = 0
+	for _, f := range st.far {
+		if !e.dropItem[f.At] {
+			f.At -= e.shift[f.At]
+			st.far[kept] = f
+			kept++
+		}
+	}
+	st.far = st.far[:kept]
 	renumber(st)
 }
 

@@ -205,3 +205,54 @@ func TestReplayA3CrossRank(t *testing.T) {
 		})
 	}
 }
+
+// PredictOn, which edits an earlier prediction's copy in place, predicts
+// what Predict does on a copy of it and leaves a timeline that replays
+// alike, for every pair of fixes in turn, without changing the measured
+// timeline the copies share steps with; on the measured timeline it
+// copies it as Predict does.
+func TestPredictOnSameAsPredict(t *testing.T) {
+	fixes := [][]replay.Transform{
+		{replay.RemoveKernels{Op: "Cumsum", After: "MoeInitRouting"}}, {replay.ReplaceCollectives{Group: "tp"}},
+		{replay.EagerToGraph{}}, {replay.Rebatch{To: 25}}, {replay.RebalanceExperts{}},
+	}
+	for _, p := range tracegen.FixPairs() {
+		s := p.Before
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			measured := timelineOf(analyzeScenario(t, s))
+			before, err := measured.Replay()
+			require.NoError(t, err)
+			for _, first := range fixes {
+				for _, second := range fixes {
+					_, c1, err := replay.Predict(measured, first)
+					if err != nil {
+						continue
+					}
+					want, wtl, werr := replay.Predict(c1, second)
+					_, c2, err := replay.Predict(measured, first)
+					require.NoError(t, err)
+					got, gtl, gerr := replay.PredictOn(c2, second)
+					if werr != nil {
+						require.EqualError(t, gerr, werr.Error())
+						continue
+					}
+					require.NoError(t, gerr)
+					require.Same(t, c2, gtl, "edited in place")
+					require.Equal(t, want, got, "%s then %s", first[0].Name(), second[0].Name())
+					wr, err := wtl.Replay()
+					require.NoError(t, err)
+					gr, err := gtl.Replay()
+					require.NoError(t, err)
+					require.Equal(t, wr, gr)
+				}
+			}
+			again, err := measured.Replay()
+			require.NoError(t, err)
+			require.Equal(t, before, again, "the measured timeline is unchanged")
+			_, ctl, err := replay.PredictOn(measured, fixes[2])
+			require.NoError(t, err)
+			require.NotSame(t, measured, ctl, "the measured timeline is copied")
+		})
+	}
+}

@@ -73,12 +73,33 @@ func (tl *Timeline) Clone() *Timeline {
 // edited after). The copy shares what the transforms left unchanged with
 // tl.
 func Predict(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
+	return predict(tl, fix, false)
+}
+
+// PredictOn is Predict on a transformed copy that Predict or PredictOn
+// returned and that the caller gives up: the transforms edit it in place
+// (the steps it shares with the timeline it was copied from are copied as
+// they are edited) and it is returned as the transformed timeline, so a
+// plan's next step does not hold two transformed copies at once. On a
+// timeline Predict did not return it is Predict.
+func PredictOn(tl *Timeline, fix []Transform) (Prediction, *Timeline, error) {
+	return predict(tl, fix, tl.copied)
+}
+
+// predict is Predict; inPlace edits tl instead of a copy of it.
+func predict(tl *Timeline, fix []Transform, inPlace bool) (Prediction, *Timeline, error) {
 	var p Prediction
 	before, err := tl.replay()
 	if err != nil {
 		return p, nil, err
 	}
-	after := tl.Clone()
+	after := tl
+	if inPlace {
+		tl.replayed = nil
+	} else {
+		after = tl.Clone()
+		after.copied = true
+	}
 	var bases []string
 	for _, t := range fix {
 		b, bound, err := t.Apply(after)
@@ -140,7 +161,7 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 			// the edited copy of step k goes: the next steps' edits do not
 			// read it
 			l.Steps[k] = tl.Ranks[i].Steps[k]
-			l.Steps[k].shared = true
+			l.Steps[k].share()
 		}
 	}
 	basis, bound, err := e.end(view)

@@ -374,9 +374,9 @@ func (s *stepper) advance(rr *rankRun) {
 				rr.blocked = int32(it.Coll)
 				return
 			}
-			rr.t = max(rr.t+it.Gap, e+rr.st.Colls[it.Coll].Tail)
+			rr.t = max(rr.t+rr.st.gapOf(rr.item), e+rr.st.Colls[it.Coll].Tail)
 		} else {
-			rr.t += it.Gap + it.Dur
+			rr.t += rr.st.gapOf(rr.item) + it.Dur
 		}
 		rr.item++
 	}

@@ -41,3 +41,36 @@ func TestReplayReportsAStepThatCannotFinish(t *testing.T) {
 	_, err := tl.Replay()
 	require.ErrorContains(t, err, "step 0 cannot finish")
 }
+
+// A gap that does not fit an item's 32 bits (4.3 s and longer) is held
+// by its step: the replay runs it, a drop of an item before it moves it
+// with its item, and a copy's edit of it leaves the original's.
+func TestFarGap(t *testing.T) {
+	tl := twoRanks()
+	st := &tl.Ranks[0].Steps[0]
+	const far = int64(5_000_000_000)
+	st.setGap(2, far)
+	require.Equal(t, far, st.gapOf(2))
+	require.Equal(t, int64(0), st.gapOf(1))
+	res, err := tl.Replay()
+	require.NoError(t, err)
+	require.Equal(t, []float64{float64(33 + far), 30}, res.RankStepNs)
+
+	c := tl.Clone()
+	cst := &c.Ranks[0].Steps[0]
+	cst.editItems()
+	cst.setGap(2, 7)
+	require.Equal(t, int64(7), cst.gapOf(2))
+	require.Equal(t, far, st.gapOf(2), "the original keeps its gap")
+	cst.setGap(2, far+1)
+	require.Equal(t, far+1, cst.gapOf(2))
+	require.Equal(t, far, st.gapOf(2))
+
+	var e editor
+	e.marks(cst)
+	e.dropItem[0] = true
+	e.drop(cst)
+	require.Len(t, cst.Items, 2)
+	require.Equal(t, far+1, cst.gapOf(1), "the gap moved with its item")
+	require.Equal(t, far, st.gapOf(2))
+}

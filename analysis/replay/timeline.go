@@ -33,10 +33,12 @@ const (
 
 // Item is one task of a rank's compute stream. It holds no pointers.
 type Item struct {
-	// Gap is the idle time on the stream before the item (ns).
-	Gap int64
 	// Dur is the item's duration (ns).
 	Dur int64
+	// gap is the idle time on the stream before the item (ns), gapFar
+	// when it does not fit (its Step's far holds it): read and set with
+	// Step.gapOf and Step.setGap.
+	gap uint32
 	// Tokens is the leading dimension of the kernel's first input (the
 	// tokens, or token-expert pairs, it processed), 0 when unknown.
 	Tokens int32
@@ -93,9 +95,57 @@ type Step struct {
 	Tail  int64
 	Items []Item
 	Colls []Coll
-	// shared: Items and Colls are shared with the timeline this step's
-	// was cloned from (edit copies them first).
-	shared bool
+	// far holds the gaps of Items that do not fit an Item's 32 bits (4.3
+	// s and longer), by item index; nil when none.
+	far []farGap
+	// sharedItems, sharedColls: Items, Colls are shared with the
+	// timeline this step's was cloned from (edit and editItems copy them
+	// first).
+	sharedItems, sharedColls bool
+}
+
+// gapFar is an Item's gap that is held in its Step's far.
+const gapFar = 1<<32 - 1
+
+// farGap is the gap before item At of a step.
+type farGap struct {
+	At  int32
+	Gap int64
+}
+
+// gapOf returns the idle time on the stream before item i (ns).
+func (st *Step) gapOf(i int) int64 {
+	if g := st.Items[i].gap; g != gapFar {
+		return int64(g)
+	}
+	return st.farGap(i)
+}
+
+// farGap returns the gap of item i held in st.far.
+func (st *Step) farGap(i int) int64 {
+	for _, f := range st.far {
+		if int(f.At) == i {
+			return f.Gap
+		}
+	}
+	return gapFar
+}
+
+// setGap sets the idle time before item i (ns, at least 0); st's items
+// must be its own (edit, editItems).
+func (st *Step) setGap(i int, g int64) {
+	if g < gapFar {
+		st.Items[i].gap = uint32(g)
+		return
+	}
+	st.Items[i].gap = gapFar
+	for j := range st.far {
+		if int(st.far[j].At) == i {
+			st.far[j].Gap = g
+			return
+		}
+	}
+	st.far = append(st.far, farGap{int32(i), g})
 }
 
 // Group is a communicator a rank belongs to.
@@ -173,7 +223,7 @@ func (l *RankLine) clone() *RankLine {
 	c.Steps = make([]Step, len(l.Steps))
 	for i := range l.Steps {
 		c.Steps[i] = l.Steps[i]
-		c.Steps[i].shared = true
+		c.Steps[i].share()
 	}
 	return &c
 }
@@ -187,4 +237,7 @@ type Timeline struct {
 	// replayed is the replay of a timeline Predict made (it is not
 	// edited after).
 	replayed *Result
+	// copied: Predict made it (its ranks' lines are its own; PredictOn
+	// may edit it)
+	copied bool
 }

@@ -112,12 +112,12 @@ func (EagerToGraph) begin(tl *Timeline) (stepEdit, error) {
 func (g *graphEdit) step(tl *Timeline, k int) {
 	for _, l := range tl.Ranks {
 		st := &l.Steps[k]
-		st.edit()
+		st.editItems()
 		started := false
 		for i := range st.Items {
 			it := &st.Items[i]
 			if started {
-				it.Gap = min(it.Gap, g.gap)
+				st.setGap(i, min(st.gapOf(i), g.gap))
 			}
 			if it.Kind == Kernel {
 				started, it.Graph = true, true
@@ -143,7 +143,7 @@ func (tl *Timeline) graphGap() (int64, bool) {
 		for _, st := range l.Steps[:tl.Steps] {
 			for i := 1; i < len(st.Items); i++ {
 				if it := st.Items[i]; it.Kind == Kernel && it.Graph && st.Items[i-1].Kind == Kernel {
-					g = append(g, it.Gap)
+					g = append(g, st.gapOf(i))
 				}
 			}
 		}
@@ -214,7 +214,7 @@ func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool
 			if it := &st.Items[i]; it.Kind != Kernel || it.Tokens <= 0 {
 				continue
 			}
-			st.edit()
+			st.editItems()
 			it := &st.Items[i]
 			nt := it.Tokens
 			switch {
