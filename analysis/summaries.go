@@ -87,7 +87,7 @@ func noOverlapped(r *model.Rank) string {
 	case n == 0:
 		return ""
 	case n == len(r.StepTrace):
-		return fmt.Sprintf("%s has no Overlapped value (no Overlapped column): the overlapped time was not measured", r.Have.StepTraceFile)
+		return fmt.Sprintf("%s has no Overlapped value (no Overlapped column, or every value empty or NULL): the overlapped time was not measured", r.Have.StepTraceFile)
 	}
 	return fmt.Sprintf("%s has no Overlapped value in %d of its %d rows: the overlapped time was not measured", r.Have.StepTraceFile, n, len(r.StepTrace))
 }

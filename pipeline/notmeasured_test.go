@@ -144,7 +144,7 @@ func TestStepTraceWithoutOverlappedIsNotMeasured(t *testing.T) {
 		require.False(t, got.Partial, "%s: %s", name, got.PartialReason)
 		_, measured := got.Metrics[analysis.MetricOverlappedUs]
 		require.False(t, measured, name)
-		why := st + " has no Overlapped value (no Overlapped column): the overlapped time was not measured"
+		why := st + " has no Overlapped value (no Overlapped column, or every value empty or NULL): the overlapped time was not measured"
 		require.Equal(t, why, got.Unavailable[analysis.MetricOverlappedUs], name)
 		require.Equal(t, why, got.Unavailable["steps.overlapped_us"], name)
 		for _, m := range []string{analysis.MetricComputingUs, analysis.MetricCommunicationUs, analysis.MetricCommNotOverlappedUs, analysis.MetricFreeUs} {

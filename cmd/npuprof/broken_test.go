@@ -240,7 +240,7 @@ var brokenCases = []struct {
 		// no Overlapped column: the overlapped time was not measured, and
 		// Communication cannot disagree with a missing column
 		b.complete()
-		b.unavailable("overlap.overlapped.time_us", "step_trace_time.csv has no Overlapped value (no Overlapped column): the overlapped time was not measured")
+		b.unavailable("overlap.overlapped.time_us", "step_trace_time.csv has no Overlapped value (no Overlapped column, or every value empty or NULL): the overlapped time was not measured")
 		b.unavailable("steps.overlapped_us", "has no Overlapped value")
 		b.metric("overlap.communication.time_us", 20)
 		b.metric("overlap.communication_not_overlapped.time_us", 14)

@@ -825,7 +825,10 @@ func ReadAnalysis(path string, r *model.Rank) error {
 				r.Warn(path, "StepTraceTime row %q with non-numeric times skipped", row.Step)
 				continue
 			}
-			row.Overlapped, _ = asFloat(v[5])
+			// a NULL (or absent) overlapped is not measured, never 0
+			var hasOverlapped bool
+			row.Overlapped, hasOverlapped = asFloat(v[5])
+			row.NoOverlapped = !hasOverlapped
 			row.Stage, _ = asFloat(v[6])
 			row.Bubble, _ = asFloat(v[7])
 			row.Preparing, row.HasPreparing = asFloat(v[8])
