@@ -51,17 +51,17 @@ test:
 	if [ -s $(SKIPLOG) ]; then sort -u $(SKIPLOG) | sed 's/^/make test: skipped /'; fi; exit $$status
 
 ## test-simd: the GOEXPERIMENT=simd (AMD64) stage-1 measurement's tests
-##   (parser/traceview/simd_bench_test.go; excluded from `make test`: the
+##   (internal/parser/traceview/simd_bench_test.go; excluded from `make test`: the
 ##   experiment rebuilds the standard library; see docs/performance.md)
 test-simd:
-	GOEXPERIMENT=simd $(GO) vet ./parser/traceview/
-	GOEXPERIMENT=simd $(GO) test -count=1 -run Stage1 ./parser/traceview/
+	GOEXPERIMENT=simd $(GO) vet ./internal/parser/traceview/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run Stage1 ./internal/parser/traceview/
 
 ## golden: rewrite the golden files (every output on the committed traces,
 ##         testdata/golden) and the generated sections of docs/rules.md and
 ##         docs/json.md; review the diff and name the change in the commit
 golden:
-	$(GO) test -count=1 ./cmd/npuprof ./rules -run 'Golden|TestDocs' -update
+	$(GO) test -count=1 ./cmd/npuprof ./internal/rules -run 'Golden|TestDocs' -update
 
 ## lint: gofmt must report nothing, and go vet must pass
 lint:
@@ -96,15 +96,15 @@ pernode-1024:
 bench-depth: build
 	./scripts/depthbench.sh
 
-## bench-guard: the ratio guard `make test` runs (plan/depth_test.go): CPU per
+## bench-guard: the ratio guard `make test` runs (internal/plan/depth_test.go): CPU per
 ##   trace byte at 94 layers and per rank at 128 ranks within 1.3x of 8's
 bench-guard:
-	$(GO) test -count=1 -run 'TestGuard' -v ./plan/
+	$(GO) test -count=1 -run 'TestGuard' -v ./internal/plan/
 
 ## bench-quick: every Go benchmark on small in-memory traces
 bench-quick:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
-	NPUPROF_MEMORY_TESTS=1 $(GO) test -count=1 -run='TestClusterMemoryBoundedByWorkers' -v ./pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)' 
+	NPUPROF_MEMORY_TESTS=1 $(GO) test -count=1 -run='TestClusterMemoryBoundedByWorkers' -v ./internal/pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)' 
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 10s), one after another
 ##   make fuzz FUZZTIME=60s    make fuzz FUZZ_ONLY=FuzzRead    make fuzz FUZZFLAGS=-parallel=1
@@ -118,37 +118,37 @@ FUZZTIME  ?= 10s
 FUZZFLAGS ?=
 FUZZ_ONLY ?=
 FUZZ_TARGETS := \
-	./parser/traceview:FuzzRead \
-	./parser/traceview:FuzzReadFile \
-	./parser/traceview:FuzzScanSame \
-	./parser/summary:FuzzReadKernelDetails \
-	./parser/summary:FuzzReadStepTraceTime \
-	./parser/summary:FuzzReadProfilerInfo \
-	./parser/summary:FuzzReadProfilerMetadata \
-	./parser/summary:FuzzReadCommunication \
-	./parser/summary:FuzzCSVScanner \
-	./parser/timeparse:FuzzMicrosToNanos \
-	./inputs/expertload:FuzzReadDump \
-	./inputs/expertload:FuzzReadDeployment \
-	./inputs/expertload:FuzzReadLoadCSV \
-	./inputs/expertload:FuzzReadLog \
-	./rules/rulefmt:FuzzParse \
-	./deploy:FuzzParseAndEdit \
-	./inputs/vllmserve:FuzzReadLog \
-	./parser/msprof:FuzzReadTaskTime \
-	./parser/msprof:FuzzReadStatistics \
-	./parser/msprof:FuzzReadCommunication \
-	./parser/sqlitedb:FuzzReadDB \
-	./inputs/service:FuzzReadCSV
+	./internal/parser/traceview:FuzzRead \
+	./internal/parser/traceview:FuzzReadFile \
+	./internal/parser/traceview:FuzzScanSame \
+	./internal/parser/summary:FuzzReadKernelDetails \
+	./internal/parser/summary:FuzzReadStepTraceTime \
+	./internal/parser/summary:FuzzReadProfilerInfo \
+	./internal/parser/summary:FuzzReadProfilerMetadata \
+	./internal/parser/summary:FuzzReadCommunication \
+	./internal/parser/summary:FuzzCSVScanner \
+	./internal/parser/timeparse:FuzzMicrosToNanos \
+	./internal/inputs/expertload:FuzzReadDump \
+	./internal/inputs/expertload:FuzzReadDeployment \
+	./internal/inputs/expertload:FuzzReadLoadCSV \
+	./internal/inputs/expertload:FuzzReadLog \
+	./internal/rules/rulefmt:FuzzParse \
+	./internal/deploy:FuzzParseAndEdit \
+	./internal/inputs/vllmserve:FuzzReadLog \
+	./internal/parser/msprof:FuzzReadTaskTime \
+	./internal/parser/msprof:FuzzReadStatistics \
+	./internal/parser/msprof:FuzzReadCommunication \
+	./internal/parser/sqlitedb:FuzzReadDB \
+	./internal/inputs/service:FuzzReadCSV
 
-## The mutation test (pipeline/mutation_test.go) runs MUTATIONS mutations
+## The mutation test (internal/pipeline/mutation_test.go) runs MUTATIONS mutations
 ## per file kind (default 400; `make test` runs 12): with every target, or
 ## alone with FUZZ_ONLY=mutation.
 MUTATIONS ?= 400
 fuzz:
 	@if [ "$(FUZZ_ONLY)" != mutation ]; then GO="$(GO)" FUZZFLAGS="$(FUZZFLAGS)" FUZZ_ONLY="$(FUZZ_ONLY)" ./scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS); fi
 	@if [ -z "$(FUZZ_ONLY)" ] || [ "$(FUZZ_ONLY)" = mutation ]; then \
-		out=$$(NPUPROF_MUTATIONS=$(MUTATIONS) $(GO) test -count=1 -timeout 60m -run '^TestMutationSilentRate$$' -v ./pipeline/ 2>&1); status=$$?; \
+		out=$$(NPUPROF_MUTATIONS=$(MUTATIONS) $(GO) test -count=1 -timeout 60m -run '^TestMutationSilentRate$$' -v ./internal/pipeline/ 2>&1); status=$$?; \
 		echo "$$out" | grep -E '^mutation test|mutation: |Error|^(ok|FAIL|---)'; exit $$status; fi
 
 ## fuzz-long: every fuzz target for 60 s (the acceptance run)

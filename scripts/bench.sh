@@ -235,11 +235,11 @@ if [ "${GOBENCH:-1}" != 0 ]; then
 	echo "== go test -bench (trace reader alone, the byte-walk floor, end-to-end analyze, Parquet read-back); cpu-MB/s = trace"
 	echo "   bytes per CPU second; peak-heap-MiB = largest heap in the loop (GOGC=100 here, 50 in the CLI); B/op = allocated per run"
 	gs=$(echo "$SIZES" | tr ' ' ',')
-	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Read|Walk' -benchtime 3x -count 3 ./parser/traceview/ | grep -E '^Benchmark|^ok'
-	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze|ReadBack' -benchtime 3x -count 3 ./analysis/ ./pipeline/ | grep -E '^Benchmark|^ok'
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Read|Walk' -benchtime 3x -count 3 ./internal/parser/traceview/ | grep -E '^Benchmark|^ok'
+	NPUPROF_BENCH_CACHE=$CACHE NPUPROF_BENCH_SIZES=$gs go test -run '^$' -bench 'Analyze|ReadBack' -benchtime 3x -count 3 ./internal/analysis/ ./internal/pipeline/ | grep -E '^Benchmark|^ok'
 	echo
 	echo "== cluster memory: peak heap grows with --workers, not with the rank count"
-	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)'
+	NPUPROF_MEMORY_TESTS=1 go test -count=1 -run 'TestClusterMemoryBoundedByWorkers' -v ./internal/pipeline/ | grep -E 'peak heap|^(ok|FAIL|---)'
 fi
 
 echo

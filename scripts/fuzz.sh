@@ -8,10 +8,10 @@
 # default of 60s stalls short runs on big seeds).
 #
 # FUZZ_ONLY (space-separated) runs only the targets it names, each matched
-# exactly, never as a prefix: a bare name (FuzzRead is parser/traceview's
+# exactly, never as a prefix: a bare name (FuzzRead is internal/parser/traceview's
 # FuzzRead only, not FuzzReadDB) or, for a name two packages share,
 # the package's last path elements and the name (vllmserve:FuzzReadLog,
-# inputs/expertload:FuzzReadLog). A name that matches no target, or a bare
+# internal/inputs/expertload:FuzzReadLog). A name that matches no target, or a bare
 # name that matches several, is an error (exit 2) listing the choices.
 # FUZZ_LIST=1 prints the selected targets instead of running them.
 # A crasher is written by `go test` to <pkg>/testdata/fuzz/<Target>/; this

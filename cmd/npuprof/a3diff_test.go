@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/render"
+	"github.com/npuprof/npuprof/internal/results/diff"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results/diff"
 )
 
 // genTruth writes a tracegen scenario into a temporary folder and returns

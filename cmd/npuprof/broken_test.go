@@ -10,10 +10,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/pipeline/gather"
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/pipeline/gather"
-	"github.com/npuprof/npuprof/results"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/internal/results"
 )
 
 // --partial-findings values.

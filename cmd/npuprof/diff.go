@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/pipeline"
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results/diff"
+	"github.com/npuprof/npuprof/internal/pipeline"
+	"github.com/npuprof/npuprof/internal/render"
+	"github.com/npuprof/npuprof/internal/results/diff"
 )
 
 // diffOptions are the flags of `npuprof diff`.

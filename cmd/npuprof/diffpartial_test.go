@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/results/diff"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/results/diff"
 )
 
 // smallCluster generates scenario (2 layers, 2 steps); with cut >= 0, rank

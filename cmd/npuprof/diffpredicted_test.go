@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/results"
-	"github.com/npuprof/npuprof/results/diff"
+	"github.com/npuprof/npuprof/internal/results"
+	"github.com/npuprof/npuprof/internal/results/diff"
 )
 
 // analyzedField analyzes field report scenarios at 25 requests and returns

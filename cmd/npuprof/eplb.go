@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
-	"github.com/npuprof/npuprof/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/driver"
+	"github.com/npuprof/npuprof/internal/inputs/expertload"
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // eplbPlanOptions are the flags of `npuprof eplb plan`.

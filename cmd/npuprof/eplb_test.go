@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/analysis/eplb"
-	"github.com/npuprof/npuprof/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/analysis/eplb"
+	"github.com/npuprof/npuprof/internal/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/results"
 )
 
 const hotspot = "Ascend-msinsight/server/src/test/test_data/expert_hotspot"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
-	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/internal/driver"
+	"github.com/npuprof/npuprof/internal/pipeline"
 )
 
 // exportOptions are the flags of `npuprof export`.

@@ -15,9 +15,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/parser/parquetio"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // compressCopy copies the rank folders under src to dst with every file of

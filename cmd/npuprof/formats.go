@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // formats are a command's outputs: --format NAME[=FILE], repeatable, over

@@ -51,7 +51,7 @@ var goldenCases = []goldenCase{
 	{"no-collectives", "testdata/traces/no-collectives", nil},
 	{"clean-2ranks", "testdata/traces/clean-2ranks", nil},
 	// an excerpt of a real torch.profiler (Kineto) trace of torch_npu
-	{"kineto-torchnpu-excerpt", "parser/traceview/testdata/kineto/msprof_3466812.excerpt.pt.trace.json", nil},
+	{"kineto-torchnpu-excerpt", "internal/parser/traceview/testdata/kineto/msprof_3466812.excerpt.pt.trace.json", nil},
 }
 
 // goldenDiffs are the diff cases: BEFORE and AFTER by case name, and a

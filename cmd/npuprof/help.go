@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 	"github.com/npuprof/npuprof/internal/editdist"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // Help that teaches: each command's help opens with its usage, what it

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // zhHelpTemplate is helpTemplate in Chinese.

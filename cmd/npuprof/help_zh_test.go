@@ -10,7 +10,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/golden"
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // runLocale runs npuprof with the locale's language l.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // runIn runs npuprof with the locale's language lang and, when ascii, a

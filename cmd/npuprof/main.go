@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/pipeline"
+	"github.com/npuprof/npuprof/internal/pipeline"
 )
 
 func main() {

@@ -12,8 +12,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/parser/parquetio"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // mergeRanks is the cluster size of TestPerNodeMerge: 64 in `make test`;

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/results"
 )
 
 // cutCluster generates ep-fc1-cumsum (2 layers, 2 steps) with rank 3's

@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/parser"
+	"github.com/npuprof/npuprof/internal/parser/parquetio"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // A cluster exported node by node into one folder (docs/parquet.md,

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/pipeline"
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/internal/pipeline"
+	"github.com/npuprof/npuprof/internal/render"
+	"github.com/npuprof/npuprof/internal/results"
 )
 
 // profileFlags are the flags of the commands that analyze one profile and

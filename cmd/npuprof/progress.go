@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // progressLine is the one line drawn on standard error (a terminal, no

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 
 	"github.com/npuprof/npuprof/internal/lang"
 )

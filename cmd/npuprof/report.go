@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/internal/results"
 )
 
 // reportOptions are the flags of `npuprof report`.

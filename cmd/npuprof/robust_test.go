@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/npuprof/npuprof/analysis"
+	"github.com/npuprof/npuprof/internal/analysis"
+	"github.com/npuprof/npuprof/internal/parser"
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser"
-	"github.com/npuprof/npuprof/results"
 	"github.com/stretchr/testify/require"
 )
 

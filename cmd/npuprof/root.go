@@ -13,7 +13,7 @@ import (
 	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/lang"
-	"github.com/npuprof/npuprof/render"
+	"github.com/npuprof/npuprof/internal/render"
 )
 
 // Exit codes: a public contract, documented in the README.

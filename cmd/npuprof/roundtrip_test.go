@@ -13,9 +13,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/parser/parquetio"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/parser/parquetio"
 )
 
 // TestExportRoundTrip is the "no silent loss" test of the Parquet export:

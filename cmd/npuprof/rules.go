@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 )
 
 // ruleOptions are the flags shared by analyze, check and report.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/npuprof/npuprof/driver"
+	"github.com/npuprof/npuprof/internal/driver"
 )
 
 // newRulesTestCmd is `rules test`: a rule's cases (docs/rules.md,

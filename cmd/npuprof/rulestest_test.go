@@ -40,7 +40,7 @@ cases:
 		"2 case(s): 1 passed, 1 failed\n")
 	require.Contains(t, errs, "1 of 2 case(s) failed")
 
-	code, out, errs = run("rules", "test", "../../rules/builtin/tests/host-bound.yaml")
+	code, out, errs = run("rules", "test", "../../internal/rules/builtin/tests/host-bound.yaml")
 	require.Equal(t, ExitOK, code, errs)
 	require.Contains(t, out, "case(s): 4 passed, 0 failed")
 

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/golden"
+	"github.com/npuprof/npuprof/internal/render"
 	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
-	"github.com/npuprof/npuprof/render"
 )
 
 // screenCapture generates a capture and returns the terminal summary of

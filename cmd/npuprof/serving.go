@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/inputs/vllmserve"
+	"github.com/npuprof/npuprof/internal/inputs/vllmserve"
 )
 
 // servingOptions are the serving-context flags shared by analyze, report,

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
-	"github.com/npuprof/npuprof/results"
 )
 
 func analyzeDoc(t *testing.T, path string) *results.Document {

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/npuprof/npuprof/render"
-	"github.com/npuprof/npuprof/results"
+	"github.com/npuprof/npuprof/internal/render"
+	"github.com/npuprof/npuprof/internal/results"
 )
 
 // rangeAnnotation is the flag annotation holding a numeric flag's expected

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/buildinfo"
-	"github.com/npuprof/npuprof/parser/parquetio"
+	"github.com/npuprof/npuprof/internal/parser/parquetio"
 )
 
 // `npuprof --version` and `npuprof version` print the same line: the

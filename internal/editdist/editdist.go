@@ -1,5 +1,5 @@
 // Package editdist is the edit distance every "did you mean" of npuprof
-// uses: metric, fact and rule names (rules/rulefmt), config keys
+// uses: metric, fact and rule names (internal/rules/rulefmt), config keys
 // (internal/vllmconf), flags and docs topics (cmd/npuprof).
 package editdist
 

@@ -102,7 +102,7 @@ var zhPhrases = map[string]string{
 	"used in %s": "用于 %s",
 	"the saving is uncertain (neither a lower nor an upper bound)": "收益不确定（既不是下界也不是上界）",
 
-	// the diff (results/diff, compare)
+	// the diff (internal/results/diff, compare)
 	"%s rank %d cut short: %s (%d metric(s) measured over only the complete part)": "%s rank %d 被截断：%s（%d 个指标只在完整部分上测量）",
 	"rows marked [partial: ...] read such a value: it covers only the complete part of the cut file, so the change shown may come from the cut rather than from the runs (a time total over a cut file is too small); compare them again on whole captures": "标记为 [partial: ...] 的行读取了这样的值：它只覆盖被截断文件的完整部分，因此显示的变化可能来自截断而不是运行本身（被截断文件上的时间总和偏小）；请在完整的采集上再比较一次",
 	"the captures have different step counts (%d before, %d after)":                                   "两次采集的 step 数不同（之前 %d 个，之后 %d 个）",

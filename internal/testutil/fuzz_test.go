@@ -92,11 +92,11 @@ func TestFuzzOnlyMatchesExactly(t *testing.T) {
 		return string(out), err
 	}
 	for only, want := range map[string]string{
-		"FuzzRead":                      "./parser/traceview:FuzzRead\n",
-		"vllmserve:FuzzReadLog":         "./inputs/vllmserve:FuzzReadLog\n",
-		"inputs/expertload:FuzzReadLog": "./inputs/expertload:FuzzReadLog\n",
-		"FuzzReadDB FuzzRead":           "./parser/sqlitedb:FuzzReadDB\n./parser/traceview:FuzzRead\n",
-		"":                              strings.Join(targets, "\n") + "\n",
+		"FuzzRead":                               "./internal/parser/traceview:FuzzRead\n",
+		"vllmserve:FuzzReadLog":                  "./internal/inputs/vllmserve:FuzzReadLog\n",
+		"internal/inputs/expertload:FuzzReadLog": "./internal/inputs/expertload:FuzzReadLog\n",
+		"FuzzReadDB FuzzRead":                    "./internal/parser/sqlitedb:FuzzReadDB\n./internal/parser/traceview:FuzzRead\n",
+		"":                                       strings.Join(targets, "\n") + "\n",
 	} {
 		out, err := sel(only)
 		require.NoError(t, err, "FUZZ_ONLY=%q: %s", only, out)

@@ -1,6 +1,6 @@
 package tracegen
 
-// kept: its standard-library imports resemble parser/msprof's; an import block cannot be shared
+// kept: its standard-library imports resemble internal/parser/msprof's; an import block cannot be shared
 import (
 	"bufio"
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // Layouts written by turning the torch_npu text layout into another one

@@ -1,6 +1,6 @@
 package tracegen
 
-// kept: its standard-library imports resemble pipeline/export.go's; an import block cannot be shared
+// kept: its standard-library imports resemble internal/pipeline/export.go's; an import block cannot be shared
 import (
 	"bytes"
 	"fmt"

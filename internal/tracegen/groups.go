@@ -3,7 +3,7 @@ package tracegen
 import (
 	"fmt"
 
-	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // Group kinds that carry collectives.

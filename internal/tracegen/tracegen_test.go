@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // small shrinks a scenario so the whole suite stays fast.

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // tev is one trace event as read back.

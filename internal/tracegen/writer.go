@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/npuprof/npuprof/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // Layer sort indexes of the packed device pids (docs/formats.md#device-pids, as in the

@@ -14,9 +14,9 @@ import (
 	"github.com/minio/simdjson-go"
 
 	"github.com/npuprof/npuprof/internal/bench/benchdata"
-	"github.com/npuprof/npuprof/parser/model"
-	"github.com/npuprof/npuprof/parser/timeparse"
-	"github.com/npuprof/npuprof/parser/traceview"
+	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/parser/timeparse"
+	"github.com/npuprof/npuprof/internal/parser/traceview"
 )
 
 // tally is what every candidate computes: X events and their total
@@ -233,7 +233,7 @@ func readSimdJSON(tb testing.TB, path string) tally {
 	return t
 }
 
-// the hand-written reader: npuprof's parser/traceview (which also builds
+// the hand-written reader: npuprof's internal/parser/traceview (which also builds
 // the model, so it does more than the others).
 func readTraceview(tb testing.TB, path string) tally {
 	f, r := open(tb, path)

@@ -1,6 +1,6 @@
 // Package jsonbench compares ways to read a Chrome-trace trace_view.json
 // in Go, on the same generated files npuprof's own benchmarks use, so the
-// choice of npuprof's reader (parser/traceview, a hand-written in-place
+// choice of npuprof's reader (internal/parser/traceview, a hand-written in-place
 // scanner) rests on numbers: see docs/performance.md.
 //
 // It is a separate module so that npuprof does not depend on the

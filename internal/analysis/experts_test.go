@@ -1,0 +1,137 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/inputs/expertload"
+	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/pipeline/gather"
+	"github.com/npuprof/npuprof/internal/testutil"
+)
+
+// The imbalance numbers of the real MindIE dump equal values this test
+// computes itself from the CSV (encoding/csv, no npuprof parser).
+func TestExpertsMindIESample(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/server/src/test/test_data/expert_hotspot")
+	for _, stage := range []string{"decode", "prefill"} {
+		t.Run(stage, func(t *testing.T) {
+			f, err := os.Open(filepath.Join(dir, stage+"_0.csv"))
+			require.NoError(t, err)
+			recs, err := csv.NewReader(f).ReadAll()
+			f.Close()
+			require.NoError(t, err)
+			var maxR, sumR, maxShare float64
+			maxLayer := -1
+			var total float64
+			for l, rec := range recs {
+				var s, m float64
+				for _, c := range rec {
+					v, err := strconv.ParseFloat(c, 64)
+					require.NoError(t, err)
+					s += v
+					m = max(m, v)
+				}
+				total += s
+				r := m / (s / float64(len(rec)))
+				sumR += r
+				if r > maxR {
+					maxR, maxLayer = r, l
+				}
+				maxShare = max(maxShare, m/s)
+			}
+			x, err := expertload.Load(dir, expertload.Options{Stage: stage})
+			require.NoError(t, err)
+			res, err := analyzeProfile(&gather.Set[*model.Rank]{Path: dir, Experts: x})
+			require.NoError(t, err)
+			require.Empty(t, res.Errors())
+			m, na := res.Cluster.Metrics, res.Cluster.Unavailable
+			assert.InDelta(t, maxR, m[MetricExpertsImbalanceMax], 1e-12)
+			assert.InDelta(t, sumR/float64(len(recs)), m[MetricExpertsImbalanceMean], 1e-12)
+			assert.Equal(t, float64(maxLayer), m[MetricExpertsImbalanceMaxLayer])
+			assert.InDelta(t, maxShare, m[MetricExpertsHotShareMax], 1e-12)
+			assert.Equal(t, 58.0, m[MetricExpertsLayersCount])
+			assert.Equal(t, 4.0, m[MetricExpertsCount])
+			assert.Equal(t, total, m[MetricExpertsTokensCount])
+			// One rank dumped: no rank imbalance, no plan, no trace skew.
+			assert.Contains(t, na[MetricExpertsRankImbalanceMax], "the dumps cover one rank (0)")
+			assert.Contains(t, na[MetricEPLBAfterMax], "EP size unknown or 1")
+			assert.Contains(t, na[MetricSkewGMMMaxOverMean], "no ep group")
+			require.NotNil(t, ExpertsOf(res.Cluster))
+			require.Len(t, ExpertsOf(res.Cluster).Layers, 58)
+			h := ExpertsOf(res.Cluster).Hot[0]
+			assert.Equal(t, maxLayer, h.Layer)
+			assert.InDelta(t, maxShare, h.Share, 1e-12)
+		})
+	}
+}
+
+// handMadeLoads is a two-rank expert input with loads, a placement and
+// log lines.
+func handMadeLoads() *model.ExpertLoads {
+	return &model.ExpertLoads{Source: "hand", Format: model.ExpertFormatMindIEDump, NumExperts: 4, RankIDs: []int{0, 1},
+		Placement: &model.Deployment{Layers: []model.DeploymentLayer{
+			{ID: 0, Devices: [][]int{{0, 1}, {2, 3}}},
+			{ID: 1, Devices: [][]int{{0, 1}, {2, 3}}},
+		}},
+		Layers: []model.ExpertLayer{
+			{ID: 0, Tokens: []int64{70, 10, 10, 10}, RankTokens: []int64{80, 20}},
+			{ID: 1, Tokens: []int64{25, 25, 25, 25}, RankTokens: []int64{50, 50}},
+		},
+		Logs: []model.ExpertLog{
+			{Kind: model.LogMoELoadStats, Layer: -1, Values: map[string]float64{"mean": 1.5, "max": 2, "min": 1}},
+			{Kind: model.LogMoELoadStatsLayer, Layer: 3, Values: map[string]float64{"par": 1.25}},
+			{Kind: model.LogEPLBStep, Layer: -1, Model: "main", Values: map[string]float64{"avg_tokens": 10, "max_tokens": 20, "balancedness": 0.5}},
+			{Kind: model.LogEPLBStep, Layer: -1, Model: "drafter", Values: map[string]float64{"avg_tokens": 1, "max_tokens": 1, "balancedness": 1}},
+		}}
+}
+
+// A hand-made two-rank input: every number below is computed by hand.
+func TestExpertsHandMade(t *testing.T) {
+	x := handMadeLoads()
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	m := res.Cluster.Metrics
+	assert.Equal(t, 2.8, m[MetricExpertsImbalanceMax]) // 70 / 25
+	assert.Equal(t, 1.9, m[MetricExpertsImbalanceMean])
+	assert.Equal(t, 0.0, m[MetricExpertsImbalanceMaxLayer])
+	assert.Equal(t, 0.7, m[MetricExpertsHotShareMax])
+	assert.Equal(t, 1.6, m[MetricExpertsRankImbalanceMax]) // 80 / 50
+	assert.Equal(t, 1.3, m[MetricExpertsRankImbalanceMean])
+	assert.Equal(t, 200.0, m[MetricExpertsTokensCount])
+	// Plan: 2 ranks, 2 redundant slots (3 per rank). Layer 0: expert 0
+	// gets the second copy (35 each), then expert 1 (5 each): copies
+	// 35,35,10,10,5,5 pack into 50 | 50. Layer 1: 50 | 50.
+	assert.Equal(t, 2.0, m[MetricEPLBRanks])
+	assert.Equal(t, 2.0, m[MetricEPLBRedundant])
+	assert.Equal(t, 1.6, m[MetricEPLBBeforeMax])
+	assert.Equal(t, 1.3, m[MetricEPLBBeforeMean])
+	assert.Equal(t, 1.0, m[MetricEPLBAfterMax])
+	assert.Equal(t, 1.0, m[MetricEPLBAfterMean])
+	assert.InDelta(t, 1-(50.0+50)/(80+50), m[MetricEPLBMaxLoadReduction], 1e-12)
+	assert.Equal(t, "npuprof eplb plan --experts hand --redundant 2 -o expert_map.json", ExpertsOf(res.Cluster).PlanCommand)
+	assert.Equal(t, 1.5, m[MetricLogRankImbalanceMean])
+	assert.Equal(t, 2.0, m[MetricLogRankImbalanceMax])
+	assert.Equal(t, 0.5, m[MetricLogBalancedness], "the first model's line, not the drafter's")
+	assert.Equal(t, 4.0, m[MetricLogLinesCount])
+	assert.Equal(t, map[int]float64{3: 1.25}, ExpertsOf(res.Cluster).LogLayers)
+	require.Len(t, ExpertsOf(res.Cluster).Layers, 2)
+	assert.Equal(t, []HotExpert{{Layer: 0, Expert: 0, Tokens: 70, Share: 0.7, MaxOverMean: 2.8}, {Layer: 0, Expert: 1, Tokens: 10, Share: 0.1, MaxOverMean: 0.4},
+		{Layer: 0, Expert: 2, Tokens: 10, Share: 0.1, MaxOverMean: 0.4}}, ExpertsOf(res.Cluster).Layers[0].Top)
+	assert.Equal(t, []RankTokens{{0, 130}, {1, 70}}, ExpertsOf(res.Cluster).DumpRanks)
+
+	// Without loads every experts.* metric is unavailable with the reason.
+	res, err = analyzeProfile(&gather.Set[*model.Rank]{})
+	require.NoError(t, err)
+	for _, k := range loadMetricNames {
+		assert.Contains(t, res.Cluster.Unavailable[k], "no per-expert loads", k)
+		_, ok := res.Cluster.Metrics[k]
+		assert.False(t, ok)
+	}
+}

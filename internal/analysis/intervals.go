@@ -1,0 +1,311 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
+)
+
+// Interval is a half-open [Start, End) span in ns.
+type Interval struct{ Start, End int64 }
+
+// Union merges intervals (any order) into sorted, disjoint intervals.
+func Union(iv []Interval) []Interval {
+	if len(iv) == 0 {
+		return nil
+	}
+	sorted := true
+	for i := 1; i < len(iv); i++ {
+		if iv[i].Start < iv[i-1].Start {
+			sorted = false
+			break
+		}
+	}
+	var out []Interval
+	s := iv
+	if sorted {
+		// the common case (tasks are sorted by start): merge straight into
+		// a new slice, without copying and sorting the input first
+		out = append(make([]Interval, 0, 16), s[0])
+	} else {
+		s = append([]Interval(nil), iv...)
+		slices.SortFunc(s, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		out = s[:1]
+	}
+	return merge(out, s)
+}
+
+// UnionInto is Union appending to dst (which must not share memory with
+// iv); iv is sorted in place when it is not sorted by start.
+func UnionInto(dst, iv []Interval) []Interval {
+	if len(iv) == 0 {
+		return dst
+	}
+	if !slices.IsSortedFunc(iv, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }) {
+		slices.SortFunc(iv, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	return merge(append(dst, iv[0]), iv)
+}
+
+// merge merges the sorted intervals s[1:] into out, whose last interval
+// is s[0] (possibly extended).
+func merge(out, s []Interval) []Interval {
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.Start <= last.End {
+			if x.End > last.End {
+				last.End = x.End
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// overlapping returns the sub-slice of sorted disjoint intervals that overlap
+// [lo, hi) (the first and last may stick out).
+func overlapping(iv []Interval, lo, hi int64) []Interval {
+	a := sort.Search(len(iv), func(k int) bool { return iv[k].End > lo })
+	b := sort.Search(len(iv), func(k int) bool { return iv[k].Start >= hi })
+	if b < a {
+		b = a
+	}
+	return iv[a:b]
+}
+
+// LengthIn is Length(Clip(iv, lo, hi)) without the copy.
+func LengthIn(iv []Interval, lo, hi int64) int64 {
+	var n int64
+	for _, x := range overlapping(iv, lo, hi) {
+		if s, e := max(x.Start, lo), min(x.End, hi); e > s {
+			n += e - s
+		}
+	}
+	return n
+}
+
+// IntersectLengthIn is IntersectLength(Clip(a, lo, hi), Clip(b, lo, hi))
+// without the copies.
+func IntersectLengthIn(a, b []Interval, lo, hi int64) int64 {
+	a, b = overlapping(a, lo, hi), overlapping(b, lo, hi)
+	var n int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		s := max(a[i].Start, b[j].Start, lo)
+		e := min(a[i].End, b[j].End, hi)
+		if e > s {
+			n += e - s
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
+// Timeline is the shared infrastructure result: the compute and
+// communication interval sets and the device window of a rank.
+type Timeline struct {
+	// HaveCompute: compute kernels are known (timeline or kernel_details).
+	HaveCompute bool
+	// HaveComm: collectives are known.
+	HaveComm bool
+	// Compute and Comm are merged (sorted, disjoint) interval sets.
+	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
+	// All three are dropped (nil) in pipeline.Analyze's results, whose models
+	// are released: they serve the passes.
+	Compute      []Interval
+	Comm         []Interval
+	ComputeTasks []int
+	// WindowStart/End are the device window by the writer's rule
+	// (windowRule): the kernel span, or with the extremes rule of current
+	// msprof, also every other device task but the profiler's
+	// PROFILING_ENABLE/DISABLE; valid when HaveWindow.
+	HaveWindow             bool
+	WindowStart, WindowEnd int64
+	// KernelStart/End span the compute kernels and HCCL big ops (the
+	// kernel-active span); ExtremeStart/End every device task and HCCL
+	// big op but PROFILING_ENABLE/DISABLE. Valid when HaveWindow.
+	KernelStart, KernelEnd   int64
+	ExtremeStart, ExtremeEnd int64
+	// Rule is the window rule applied (windowRule).
+	Rule WindowRule
+	// ComputeSource names where compute kernels came from.
+	ComputeSource string
+}
+
+// TimelinePass builds the interval sets every time-based pass reads.
+var TimelinePass = &Pass{
+	Name: "timeline",
+	Doc:  "build compute and communication interval sets\n\nInfrastructure pass: compute kernels are device tasks of compute ops (never EVENT_*, memcpy, placeholders, HCCL subtasks or AIV/AICPU collective kernels); communication is the HCCL big ops. The device window is the writer version's (docs/formats.md#the-device-window-by-writer-version): the first start to the last end of these two sets before CANN 8.5, also every other device task but PROFILING_ENABLE/DISABLE since.",
+	Run: func(ctx *Context) (any, error) {
+		r := ctx.Rank
+		tl := &Timeline{}
+		tl.HaveCompute = r.Have.Timeline || r.Have.KernelDetails
+		tl.HaveComm = r.Have.HCCL
+		switch {
+		case r.Have.Timeline:
+			tl.ComputeSource = r.Have.TimelineFile
+		case r.Have.KernelDetails:
+			tl.ComputeSource = r.Have.KernelFile
+		}
+		nComp := 0
+		for i := range r.Tasks {
+			if r.Tasks[i].Class == model.ClassCompute {
+				nComp++
+			}
+		}
+		// Tasks are sorted by start (model.Rank.SortTasks), so the union
+		// is merged on the fly; the intervals are only collected and
+		// sorted when a reader left them out of order.
+		var comp []Interval
+		// at most one interval per compute task: allocated once rather
+		// than grown by doubling (which allocated twice the final size)
+		merged := make([]Interval, 0, nComp)
+		inOrder := true
+		tl.ComputeTasks = make([]int, 0, nComp)
+		var win, all hull
+		for i := range r.Tasks {
+			t := &r.Tasks[i]
+			if t.Class != model.ClassCompute {
+				// current msprof's extremes: every task but the
+				// profiler's own start and stop markers
+				if t.Class != model.ClassPlaceholder || !profilingMarker(r.Str(t.Name), r.Str(t.TaskType)) {
+					all.add(t.Start, t.End())
+				}
+			}
+			// the window spans compute kernels and HCCL big ops only, as
+			// the profiler's own Overlap Analysis does: bookkeeping
+			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
+			// subtasks outside them are left out (docs/formats.md)
+			if t.Class == model.ClassCompute {
+				win.add(t.Start, t.End())
+				x := Interval{t.Start, t.End()}
+				tl.ComputeTasks = append(tl.ComputeTasks, i)
+				switch {
+				case !inOrder:
+					comp = append(comp, x)
+				case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
+					// out of order: fall back to collect-and-sort
+					inOrder = false
+					comp = make([]Interval, 0, nComp)
+					for _, j := range tl.ComputeTasks {
+						comp = append(comp, Interval{r.Tasks[j].Start, r.Tasks[j].End()})
+					}
+					merged = nil
+				case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
+					if last := &merged[len(merged)-1]; x.End > last.End {
+						last.End = x.End
+					}
+				default:
+					merged = append(merged, x)
+				}
+			}
+		}
+		comm := make([]Interval, 0, len(r.HCCL))
+		for i := range r.HCCL {
+			h := &r.HCCL[i]
+			win.add(h.Start, h.End())
+			comm = append(comm, Interval{h.Start, h.End()})
+		}
+		if inOrder {
+			tl.Compute = merged
+		} else {
+			tl.Compute = Union(comp)
+		}
+		tl.Comm = Union(comm)
+		tl.HaveWindow = win.seen
+		tl.KernelStart, tl.KernelEnd = win.first, win.last
+		tl.ExtremeStart, tl.ExtremeEnd = win.first, win.last
+		if all.seen && win.seen {
+			tl.ExtremeStart, tl.ExtremeEnd = min(win.first, all.first), max(win.last, all.last)
+		}
+		tl.Rule = windowRule(r)
+		tl.WindowStart, tl.WindowEnd = tl.KernelStart, tl.KernelEnd
+		if tl.Rule == RuleExtremes {
+			tl.WindowStart, tl.WindowEnd = tl.ExtremeStart, tl.ExtremeEnd
+		}
+		return tl, nil
+	},
+}
+
+// WindowRule is how a writer bounds the device window of its Overlap
+// Analysis (docs/formats.md#the-device-window-by-writer-version).
+type WindowRule uint8
+
+const (
+	// RuleKernels: the first start to the last end of the compute kernels
+	// and HCCL big ops (msprof and torch_npu before CANN 8.5).
+	RuleKernels WindowRule = iota
+	// RuleExtremes: also the earliest and latest device task of any other
+	// kind but PROFILING_ENABLE/DISABLE, the gaps before and after the
+	// kernels counted free (msprof's pipeline_overlap_viewer.py and
+	// overlap_analysis_processor.cpp, CANN 8.5 and later).
+	RuleExtremes
+)
+
+func (w WindowRule) String() string {
+	if w == RuleExtremes {
+		return "the earliest to the latest device task (CANN 8.5 and later)"
+	}
+	return "the first to the last compute kernel or collective (before CANN 8.5)"
+}
+
+// windowRule is the rule of the writer a rank came from: the extremes rule
+// for CANN 8.5 and later, else (older or unknown versions, a Kineto trace)
+// the kernel span.
+func windowRule(r *model.Rank) WindowRule {
+	if r.Format == model.FormatTorchNPUChrome {
+		return RuleKernels
+	}
+	if major, minor, ok := cannVersion(r.CANNVersion); ok && (major > 8 || major == 8 && minor >= 5) {
+		return RuleExtremes
+	}
+	return RuleKernels
+}
+
+// cannVersion reads the major and minor numbers of a CANN version
+// ("8.5.0", "8.3.RC2").
+func cannVersion(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	a, err1 := strconv.Atoi(parts[0])
+	b, err2 := strconv.Atoi(parts[1])
+	return a, b, err1 == nil && err2 == nil
+}
+
+// profilingMarker reports whether a placeholder task is the profiler's
+// start or stop marker, which no writer counts in the window.
+func profilingMarker(name, taskType string) bool {
+	return name == "PROFILING_ENABLE" || name == "PROFILING_DISABLE" || taskType == "PROFILING_ENABLE" || taskType == "PROFILING_DISABLE"
+}
+
+// hull is the least interval [first, last] holding every interval added to
+// it; seen once one was.
+type hull struct {
+	first, last int64
+	seen        bool
+}
+
+// kept: tracegen's truthAcc.window computes the same window on its own, as the tests' ground truth
+func (s *hull) add(start, end int64) {
+	if !s.seen || start < s.first {
+		s.first = start
+	}
+	if !s.seen || end > s.last {
+		s.last = end
+	}
+	s.seen = true
+}
+
+// TimelineOf is the timeline pass's result on a rank.
+var TimelineOf = RankResultOf[*Timeline](TimelinePass)

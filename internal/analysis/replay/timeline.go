@@ -1,0 +1,243 @@
+// Package replay keeps a compact timeline of a capture's decode steps and
+// replays it under fixes to predict the step time they would give.
+//
+// A rank's timeline is, per decode step, its compute stream as a list of
+// items in order (kernels, waits, other tasks), each with the idle gap
+// before it, and the collectives the rank joined, each with where the
+// compute stream issued it, how long after that the rank arrived, and the
+// wait that waited on it. The replay runs every rank's stream in order
+// with its gaps; a wait ends when what it waits on ends; a collective
+// starts when the last rank of its group arrives and lasts its transfer
+// time (the duration the last arriver measured). A fix is a list of
+// typed transforms of the timeline (remove kernels, replace collectives,
+// rebatch, eager to graph, rebalance experts); its prediction is the
+// replayed step time after the transforms against the replay before.
+//
+// The package reads only the model (internal/parser/model).
+package replay
+
+// ItemKind is the kind of one compute-stream item.
+type ItemKind uint8
+
+// Item kinds.
+const (
+	// Kernel is a compute kernel.
+	Kernel ItemKind = iota
+	// Wait is an EVENT_WAIT: the stream sat blocked.
+	Wait
+	// Record is an EVENT_RECORD (a collective is issued after it).
+	Record
+	// Other is any other task of the stream (memcpy, placeholder).
+	Other
+)
+
+// Item is one task of a rank's compute stream. It holds no pointers.
+type Item struct {
+	// Dur is the item's duration (ns).
+	Dur int64
+	// gap is the idle time on the stream before the item (ns), gapFar
+	// when it does not fit (its Step's far holds it): read and set with
+	// Step.gapOf and Step.setGap.
+	gap uint32
+	// Tokens is the leading dimension of the kernel's first input (the
+	// tokens, or token-expert pairs, it processed), 0 when unknown.
+	Tokens int32
+	// Coll indexes the step's Colls for a Wait that waited on a
+	// collective, -1 otherwise.
+	Coll int16
+	// Op indexes RankLine.Ops (the kernel's op type, or the task name).
+	Op uint16
+	// Shape indexes RankLine.Ops: the kernel's input shapes without the
+	// leading dimension (kernels of one op with other weights differ).
+	Shape uint16
+	Kind  ItemKind
+	// Graph: the kernel was replayed from a captured graph.
+	Graph bool
+}
+
+// Coll is one collective a rank joined in a step.
+type Coll struct {
+	// Pos is where the compute stream issued it: after Items[Pos-1].
+	Pos int32
+	// Seq is its index among the step's collectives of its group.
+	Seq int32
+	// Group indexes RankLine.Groups; Type RankLine.Ops.
+	Group, Type uint16
+	// Arrive is the rank's arrival delay: the op's start minus the later
+	// of the stream time at Pos and the end of the group's previous
+	// collective on this rank (the comm stream runs in order).
+	Arrive int64
+	// Ready is when the rank was ready (ns since the epoch): Arrive
+	// counts from it; -1 for an MC2 exchange (it arrives at its kernel).
+	Ready int64
+	// End is an MC2 exchange's measured end (ns since the epoch; 0 for an
+	// HCCL op): the members of one exchange end together.
+	End int64
+	// Dur is the duration this rank measured (its wait for the last
+	// arriver included).
+	Dur int64
+	// Tail is, for the Wait on this collective, the wait's end minus the
+	// collective's end (the stream resumes that long after the op ends).
+	Tail int64
+	// Transfer is the op's own time once every member arrived: the
+	// shortest duration any member measured (set by NewTimeline; Dur when
+	// the rank's peers are not in the timeline).
+	Transfer int64
+}
+
+// Step is one decode step of one rank.
+type Step struct {
+	// Anchor is the step's start (ns since the epoch): ProfilerStep#N's
+	// start, or npuprof's decode-step start.
+	Anchor int64
+	// Tail is the time from the end of the step's last stream item to the
+	// next step's start.
+	Tail  int64
+	Items []Item
+	Colls []Coll
+	// far holds the gaps of Items that do not fit an Item's 32 bits (4.3
+	// s and longer), by item index; nil when none.
+	far []farGap
+	// sharedItems, sharedColls: Items, Colls are shared with the
+	// timeline this step's was cloned from (edit and editItems copy them
+	// first).
+	sharedItems, sharedColls bool
+}
+
+// gapFar is an Item's gap that is held in its Step's far.
+const gapFar = 1<<32 - 1
+
+// farGap is the gap before item At of a step.
+type farGap struct {
+	At  int32
+	Gap int64
+}
+
+// gapOf returns the idle time on the stream before item i (ns).
+func (st *Step) gapOf(i int) int64 {
+	if g := st.Items[i].gap; g != gapFar {
+		return int64(g)
+	}
+	return st.farGap(i)
+}
+
+// farGap returns the gap of item i held in st.far.
+func (st *Step) farGap(i int) int64 {
+	for _, f := range st.far {
+		if int(f.At) == i {
+			return f.Gap
+		}
+	}
+	return gapFar
+}
+
+// setGap sets the idle time before item i (ns, at least 0); st's items
+// must be its own (edit, editItems).
+func (st *Step) setGap(i int, g int64) {
+	if g < gapFar {
+		st.Items[i].gap = uint32(g)
+		return
+	}
+	st.Items[i].gap = gapFar
+	for j := range st.far {
+		if int(st.far[j].At) == i {
+			st.far[j].Gap = g
+			return
+		}
+	}
+	st.far = append(st.far, farGap{int32(i), g})
+}
+
+// Group is a communicator a rank belongs to.
+type Group struct {
+	Name    string // tp, ep, dp, ...
+	Members []int  // global ranks, ascending
+}
+
+// RankLine is the compact timeline of one rank.
+type RankLine struct {
+	Rank   int
+	Ops    []string
+	Groups []Group
+	// Steps are the kept decode steps (at most MaxSteps, consecutive),
+	// each with a following step start.
+	Steps []Step
+	// StepSource says where step starts came from.
+	StepSource string
+	// StepNs is the measured mean time from one step's start to the next
+	// over the whole capture, Intervals the number of such intervals.
+	StepNs    float64
+	Intervals int
+	// classes are the Ops' classes (opExpert, ...), once per op.
+	classes []uint8
+}
+
+// MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
+// memory does not grow with the capture's length.
+const MaxSteps = 6
+
+// op returns the name of an op index.
+func (l *RankLine) op(i uint16) string { return l.Ops[i] }
+
+// intern returns the index of name in l.Ops, adding it when missing.
+func (l *RankLine) intern(name string) uint16 {
+	for i, s := range l.Ops {
+		if s == name {
+			return uint16(i)
+		}
+	}
+	l.Ops = append(l.Ops, name)
+	if len(l.classes) == len(l.Ops)-1 {
+		l.classes = append(l.classes, classOf(name))
+	}
+	return uint16(len(l.Ops) - 1)
+}
+
+// opIndex returns the index of name in l.Ops, -1 when missing.
+func (l *RankLine) opIndex(name string) int {
+	for i, s := range l.Ops {
+		if s == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// group returns the index of the named group, -1 when the rank has none.
+func (l *RankLine) group(name string) int {
+	for i, g := range l.Groups {
+		if g.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// clone returns a copy whose steps share their items and collectives
+// with l's until a transform edits them (Step.edit): l must not be edited
+// while the copy is in use.
+func (l *RankLine) clone() *RankLine {
+	c := *l
+	c.Ops = l.Ops[:len(l.Ops):len(l.Ops)]
+	c.classes = l.classes[:len(l.classes):len(l.classes)]
+	c.Steps = make([]Step, len(l.Steps))
+	for i := range l.Steps {
+		c.Steps[i] = l.Steps[i]
+		c.Steps[i].share()
+	}
+	return &c
+}
+
+// Timeline is every rank's compact timeline of one capture.
+type Timeline struct {
+	Ranks []*RankLine
+	// Steps is the number of steps every rank kept (the replay runs the
+	// first Steps steps of each).
+	Steps int
+	// replayed is the replay of a timeline Predict made (it is not
+	// edited after).
+	replayed *Result
+	// copied: Predict made it (its ranks' lines are its own; PredictOn
+	// may edit it)
+	copied bool
+}

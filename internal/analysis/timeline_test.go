@@ -1,0 +1,75 @@
+package analysis
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/testutil"
+)
+
+// The timeline merges compute intervals on the fly when tasks are sorted
+// and falls back to Union otherwise: both give Union's answer.
+func TestTimelineComputeUnion(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		r := model.NewRank("x")
+		var iv []Interval
+		for i := 0; i < rng.IntN(50); i++ {
+			st := int64(rng.IntN(1000))
+			d := int64(rng.IntN(60))
+			c := model.ClassCompute
+			if rng.IntN(4) == 0 {
+				c = model.ClassEventWait
+			}
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: st, Dur: d, Class: c})
+			if c == model.ClassCompute {
+				iv = append(iv, Interval{st, st + d})
+			}
+		}
+		r.Have.Timeline = true
+		if seed%2 == 0 {
+			r.SortTasks()
+			iv = iv[:0]
+			for _, t := range r.Tasks {
+				if t.Class == model.ClassCompute {
+					iv = append(iv, Interval{t.Start, t.End()})
+				}
+			}
+		}
+		res, _, errs, _ := runRank(r, []*Pass{TimelinePass})
+		require.Empty(t, errs)
+		tl := res.of(TimelinePass).(*Timeline)
+		want := Union(iv)
+		if len(want) == 0 {
+			require.Empty(t, tl.Compute, "seed %d", seed)
+			continue
+		}
+		require.Equal(t, want, tl.Compute, "seed %d", seed)
+	}
+}
+
+// An empty per-step breakdown says why.
+func TestNoStepsSaysWhy(t *testing.T) {
+	// the demo scenario has no ProfilerStep#N
+	res := analyzeScenario(t, "ep-fc1-cumsum")
+	for _, rr := range res.Ranks {
+		require.Empty(t, StepsOf(rr))
+		require.Contains(t, rr.Unavailable["steps"], "no ProfilerStep#N ranges", "rank %d", rr.Rank)
+	}
+	res = analyzeScenario(t, "ep-fc1-cumsum-steps")
+	for _, rr := range res.Ranks {
+		require.NotEmpty(t, StepsOf(rr))
+		require.NotContains(t, rr.Unavailable, "steps", "rank %d", rr.Rank)
+	}
+}
+
+func analyzeScenario(t *testing.T, name string) *Result {
+	t.Helper()
+	sc := testutil.Scenario(t, name)
+	sc.Ranks = 2
+	dir, _ := testutil.Generate(t, sc)
+	return analyzeDir(t, dir)
+}

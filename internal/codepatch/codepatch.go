@@ -1,0 +1,148 @@
+// Package codepatch turns a rule's code change into a unified diff of the
+// user's source tree (--source DIR: a vllm-ascend checkout or the installed
+// vllm_ascend package folder). It only reads DIR.
+package codepatch
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/npuprof/npuprof/internal/deploy"
+	"github.com/npuprof/npuprof/internal/fix"
+	"github.com/npuprof/npuprof/internal/infile"
+	"github.com/npuprof/npuprof/internal/results"
+)
+
+// Make returns the patch of spec against dir: within spec.Scope
+// ("Class.method" of spec.File), every keyword argument or assignment
+// `NAME=...` / `NAME = ...` of a name in spec.Set gets the given value. An
+// error says which of the file, the scope or a name was not found.
+func Make(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
+	rel, text, err := find(dir, spec.File)
+	if err != nil {
+		return results.CodePatch{}, err
+	}
+	lines := strings.SplitAfter(text, "\n")
+	lo, hi, err := scope(lines, spec.Scope)
+	if err != nil {
+		return results.CodePatch{}, fmt.Errorf("%s: %v", rel, err)
+	}
+	for _, name := range spec.Names() {
+		re := regexp.MustCompile(`(\b` + regexp.QuoteMeta(name) + `\s*=\s*)([^,)\s#]+)`)
+		n := 0
+		for i := lo; i < hi; i++ {
+			if re.MatchString(lines[i]) {
+				lines[i] = re.ReplaceAllString(lines[i], "${1}"+spec.Set[name])
+				n++
+			}
+		}
+		if n == 0 {
+			return results.CodePatch{}, fmt.Errorf("%s: no %s= in %s", rel, name, spec.Scope)
+		}
+	}
+	d, err := deploy.UnifiedDiffNamed(rel, text, strings.Join(lines, ""))
+	if err != nil {
+		return results.CodePatch{}, err
+	}
+	if d == "" {
+		return results.CodePatch{}, fmt.Errorf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", "))
+	}
+	return results.CodePatch{File: rel, Diff: d}, nil
+}
+
+// find reads file under dir: dir is a checkout (dir/vllm_ascend/...) or
+// the package folder itself (dir/ops/...). It returns the path the diff
+// names, relative to dir.
+func find(dir, file string) (string, string, error) {
+	cands := []string{file}
+	if i := strings.IndexByte(file, '/'); i > 0 {
+		cands = append(cands, file[i+1:])
+	}
+	for _, rel := range cands {
+		// under the rule of internal/infile: a regular file of --source,
+		// its links inside it, 16 MiB at most
+		b, err := infile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), infile.SourceFile, infile.Opts{Root: dir})
+		if err == nil {
+			return rel, string(b), nil
+		}
+	}
+	return "", "", fmt.Errorf("%s not found under %s (tried %s)", filepath.Base(file), dir, strings.Join(cands, ", "))
+}
+
+// scope returns the lines [lo, hi) of "Class.method": the method's body
+// inside the class, up to the next line indented no deeper than its def.
+func scope(lines []string, sc string) (int, int, error) {
+	cls, meth, _ := strings.Cut(sc, ".")
+	c := indexOf(lines, 0, len(lines), regexp.MustCompile(`^(\s*)class\s+`+regexp.QuoteMeta(cls)+`\b`))
+	if c < 0 {
+		return 0, 0, fmt.Errorf("no class %s", cls)
+	}
+	end := blockEnd(lines, c)
+	if meth == "" {
+		return c, end, nil
+	}
+	m := indexOf(lines, c+1, end, regexp.MustCompile(`^(\s*)(async\s+)?def\s+`+regexp.QuoteMeta(meth)+`\b`))
+	if m < 0 {
+		return 0, 0, fmt.Errorf("no method %s in class %s", meth, cls)
+	}
+	return m, blockEnd(lines, m), nil
+}
+
+// headerEnd is the last line of the header (a def's or class's signature)
+// that starts at line i: a signature may span lines, as ruff formats one
+// argument a line and closes with "):" (or ") -> T:") at the def's own
+// indentation, which must not end the block. It follows the brackets,
+// skipping string literals and comments, to the line where they close.
+func headerEnd(lines []string, i int) int {
+	depth := 0
+	for j := i; j < len(lines); j++ {
+		line := lines[j]
+		for k := 0; k < len(line); k++ {
+			switch c := line[k]; c {
+			case '#':
+				k = len(line)
+			case '\'', '"':
+				// a one-line string literal (a default value): skip to its end
+				for k++; k < len(line) && line[k] != c; k++ {
+					if line[k] == '\\' {
+						k++
+					}
+				}
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			}
+		}
+		if depth <= 0 {
+			return j
+		}
+	}
+	return i
+}
+
+func indexOf(lines []string, lo, hi int, re *regexp.Regexp) int {
+	for i := lo; i < hi; i++ {
+		if re.MatchString(lines[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// blockEnd is the first line after the block whose header starts at line
+// i: past the header's last line (headerEnd), a non-blank line indented no
+// deeper than line i.
+func blockEnd(lines []string, i int) int {
+	ind := indent(lines[i])
+	for j := headerEnd(lines, i) + 1; j < len(lines); j++ {
+		if strings.TrimSpace(lines[j]) != "" && indent(lines[j]) <= ind {
+			return j
+		}
+	}
+	return len(lines)
+}
+
+func indent(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }

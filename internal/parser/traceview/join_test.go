@@ -1,0 +1,202 @@
+package traceview
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
+)
+
+type testFlow struct {
+	k   flowKey
+	id  int64
+	end bool
+}
+
+// naiveJoin is the flow join's contract written as plainly as possible:
+// a later op at a place wins; of the starts with one id, the one at the
+// greatest place wins; an end is kept when that start is at an op; a
+// slice gets one link per kept end at its place, in file order.
+func naiveJoin(flows []testFlow, ops, slicesAt []flowKey) [][2]int32 {
+	opAt := map[flowKey]int32{}
+	for i, k := range ops {
+		opAt[k] = int32(i)
+	}
+	best := map[int64]flowKey{}
+	for _, f := range flows {
+		if f.end {
+			continue
+		}
+		if b, ok := best[f.id]; !ok || f.k.cmp(b) > 0 {
+			best[f.id] = f.k
+		}
+	}
+	type kept struct {
+		k  flowKey
+		op int32
+	}
+	var ends []kept
+	for _, f := range flows {
+		if !f.end {
+			continue
+		}
+		b, ok := best[f.id]
+		if !ok {
+			continue
+		}
+		if op, ok := opAt[b]; ok {
+			ends = append(ends, kept{f.k, op})
+		}
+	}
+	var links [][2]int32
+	for i, k := range slicesAt {
+		for _, e := range ends {
+			if e.k == k {
+				links = append(links, [2]int32{e.op, int32(i)})
+			}
+		}
+	}
+	return links
+}
+
+// TestFlowJoinMatchesNaive checks the hash-table join against naiveJoin on
+// random flows crowded onto few places and ids (duplicate places, ids with
+// several starts, ends without starts, starts without ops), with part of
+// the flows in a later part's segment, numbered differently.
+func TestFlowJoinMatchesNaive(t *testing.T) {
+	t.Run("dense", testFlowJoin)
+	// threads numbered through a map, as when a trace has many tids
+	defer func(n int) { maxDenseTids = n }(maxDenseTids)
+	maxDenseTids = 0
+	t.Run("map", testFlowJoin)
+}
+
+func testFlowJoin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := func() flowKey {
+		return flowKey{uint16(rng.IntN(3)), uint32(rng.IntN(3)), int64(rng.IntN(6)) - 2}
+	}
+	for iter := 0; iter < 500; iter++ {
+		n := rng.IntN(60)
+		flows := make([]testFlow, n)
+		for i := range flows {
+			flows[i] = testFlow{key(), int64(rng.IntN(10)) - 3, rng.IntN(2) == 0}
+		}
+		ops := make([]flowKey, rng.IntN(30))
+		for i := range ops {
+			ops[i] = key()
+		}
+		at := make([]flowKey, rng.IntN(30))
+		for i := range at {
+			at[i] = key()
+		}
+		want := naiveJoin(flows, ops, at)
+
+		rd := newReader(nil, &model.Syms{})
+		rd.pids, rd.tids = make([]int64, 3), make([]int64, 3)
+		// a later part numbers pids and tids in reverse
+		cut := 0
+		if n > 0 {
+			cut = rng.IntN(n + 1)
+		}
+		o := newReader(nil, &model.Syms{})
+		for i, f := range flows {
+			e := uint64(0)
+			if f.end {
+				e = 1
+			}
+			if i < cut {
+				rd.addFlow(f.k.pid, f.k.tid, f.k.ts, f.id, e)
+			} else {
+				o.addFlow(2-f.k.pid, 2-f.k.tid, f.k.ts, f.id, e)
+			}
+		}
+		rd.mergeFlows(o, []uint16{2, 1, 0}, []uint32{2, 1, 0})
+		var got [][2]int32
+		if rd.nFlows > rd.nFlowEnds {
+			j := rd.decodeFlows()
+			for i, k := range ops {
+				j.op(k, int32(i))
+			}
+			j.resolve()
+			for i, k := range at {
+				j.each(k, func(op int32) { got = append(got, [2]int32{op, int32(i)}) })
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("iteration %d: links %v, want %v", iter, got, want)
+		}
+	}
+}
+
+// TestFindTS: ranges of equal ts in a sorted list, looked up forward,
+// backward and far ahead of the cursor.
+func TestFindTS(t *testing.T) {
+	var l []int64
+	for ts := int64(0); ts < 100; ts++ {
+		for k := int64(0); k < ts%3; k++ {
+			l = append(l, ts)
+		}
+	}
+	pos := 0
+	for _, ts := range []int64{0, 1, 1, 2, 5, 4, 99, 50, 51, 3, 98, 100, -1, 60} {
+		i, j := findTS(l, &pos, ts)
+		wi, _ := slices.BinarySearch(l, ts)
+		wj := wi
+		for wj < len(l) && l[wj] == ts {
+			wj++
+		}
+		if i != wi || j != wj {
+			t.Fatalf("ts %d: [%d, %d), want [%d, %d)", ts, i, j, wi, wj)
+		}
+	}
+}
+
+// TestSortIDs: nearly sorted (insertion) and far from sorted (handed
+// over) inputs come out sorted, with every element kept.
+func TestSortIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, far := range []bool{false, true} {
+		s := make([]idRef, 5000)
+		for i := range s {
+			s[i] = idRef{int64(i), int32(i)}
+			if far || i%50 == 0 {
+				s[i].id = rng.Int64N(5000)
+			}
+		}
+		want := slices.Clone(s)
+		slices.SortStableFunc(want, cmpIDRef)
+		sortIDs(s)
+		if !slices.IsSortedFunc(s, cmpIDRef) {
+			t.Fatalf("far=%v: not sorted", far)
+		}
+		slices.SortStableFunc(s, func(a, b idRef) int { return cmp.Or(cmpIDRef(a, b), cmp.Compare(a.v, b.v)) })
+		slices.SortStableFunc(want, func(a, b idRef) int { return cmp.Or(cmpIDRef(a, b), cmp.Compare(a.v, b.v)) })
+		if !slices.Equal(s, want) {
+			t.Fatalf("far=%v: not the same elements", far)
+		}
+	}
+}
+
+// TestHCCLTypeFromNameDigitFree: build classifies an HCCL name by its part
+// before the first digit (cached), which is right only while no collective
+// type has a digit.
+func TestHCCLTypeFromNameDigitFree(t *testing.T) {
+	for _, typ := range model.HCCLTypes() {
+		if strings.ContainsAny(typ, "0123456789") {
+			t.Fatalf("HCCL type %q has a digit", typ)
+		}
+	}
+	for _, name := range []string{"hcom_allReduce__586_0_1", "hcom_broadcast__483_0", "hcom_allReduce_AicpuKernel_503_X_1", "hcom_all2all_1", "hc0m_send", "HCOM_ALLTOALLV__1", "7", "", "hcom_reduceScatter_AivKernel__12_3"} {
+		cut := name
+		if i := strings.IndexAny(name, "0123456789"); i >= 0 {
+			cut = name[:i]
+		}
+		if a, b := model.HCCLTypeFromName(name), model.HCCLTypeFromName(cut); a != b {
+			t.Errorf("%q: %q, but %q before its first digit", name, a, b)
+		}
+	}
+}

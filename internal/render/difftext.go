@@ -1,0 +1,338 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/results/diff"
+	"github.com/npuprof/npuprof/internal/results/metric"
+)
+
+func orNA(name string, v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return FormatValue(name, *v)
+}
+
+func sideLine(s diff.Side) string {
+	steps := "steps unknown"
+	if s.Steps > 0 {
+		steps = fmt.Sprintf("%d step(s)/rank from %s", s.Steps, s.StepsFrom)
+	}
+	return fmt.Sprintf("%s  (%d rank(s), %s, %s)", Safe(s.Path, 200), len(s.Ranks), s.Kind, steps)
+}
+
+// diffWriter is the errWriter of a diff's text in its language
+// (diff.RunInfo.Lang), and the function that finishes it: a Chinese
+// diff's table cells carry widePad for text/tabwriter, dropped here.
+func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
+	l := labels{zh: r.Run.Lang == lang.ZH}
+	if !l.zh {
+		ew := &errWriter{w: w, l: l}
+		return ew, func() error { return ew.err }
+	}
+	var buf bytes.Buffer
+	ew := &errWriter{w: &buf, l: l}
+	return ew, func() error {
+		if ew.err != nil {
+			return ew.err
+		}
+		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte(string(widePad)), nil))
+		return err
+	}
+}
+
+// tf writes a table row to tw: format in the writer's language, its
+// string arguments translated (printf's).
+func (e *errWriter) tf(tw io.Writer, format string, args ...any) {
+	fmt.Fprintf(tw, e.t(format), e.phrases(args)...)
+}
+
+// diffStatusText are the statuses of a diff's rows (diff.Status*,
+// diff.Finding*) as the text and the page name them: in Chinese by
+// zhLabels.
+var diffStatusText = map[string]string{"resolved": "resolved", "new": "new", "gone": "gone", "changed": "changed", "persists": "persists"}
+
+// statusText is a row's status in l's language, padded for a table.
+func statusText(l labels, s string) string {
+	if t, ok := diffStatusText[s]; ok && l.zh {
+		return padWide(l.t(t))
+	}
+	return s
+}
+
+// WriteDiffText writes the terminal diff (npuprof diff); the run's --all
+// lists unchanged metrics too.
+func WriteDiffText(w io.Writer, r *diff.Result) error {
+	o := r.Run
+	ew, flush := diffWriter(w, r)
+	ew.printf("npuprof diff\n  before: %s\n  after:  %s\n", sideLine(r.Before), sideLine(r.After))
+	for _, n := range r.Notes {
+		ew.printf("  note: %s\n", Safe(n, 300))
+	}
+	for _, c := range r.PartialCaveats() {
+		ew.printf("  ! %s\n", Safe(c, 600))
+	}
+
+	writeDiffSteps(ew, r)
+	writeDiffFindings(ew, r)
+	writeDiffCollectives(ew, r)
+	writeDiffKernels(ew, r)
+	if len(r.Serving) > 0 {
+		ew.printf("\nServing context\n")
+		writeMetricTable(ew, r.Serving, true)
+	}
+	if len(r.Service) > 0 {
+		ew.printf("\nService profile\n")
+		writeMetricTable(ew, r.Service, true)
+	}
+
+	writeDiffRanks(ew, r)
+	title := "\nMetrics that changed (mean over ranks)\n"
+	if o.AllMetrics {
+		title = "\nEvery metric (mean over ranks)\n"
+	}
+	ew.printf(title)
+	writeMetricTable(ew, r.Overall, o.AllMetrics)
+	return flush()
+}
+
+// writeDiffSteps writes the step time section of the terminal diff.
+func writeDiffSteps(ew *errWriter, r *diff.Result) {
+	ew.printf("\nStep time (mean per step over every rank's steps)\n")
+	if len(r.Steps) == 0 {
+		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		ew.tf(tw, "quantity\tbefore\tafter\tchange\t\n")
+		for _, s := range r.Steps {
+			ew.tf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
+		}
+		tw.Flush()
+		for _, q := range diff.StepQuantities {
+			if why, ok := r.Unavailable["steps."+q]; ok {
+				ew.printf("  %s: unavailable: %s\n", q, Safe(why, 400))
+			}
+		}
+	}
+}
+
+// writeDiffFindings writes the findings section of the terminal diff.
+func writeDiffFindings(ew *errWriter, r *diff.Result) {
+	ew.printf("\nFindings (predicted saving on the before side vs measured)\n")
+	if len(r.Findings) == 0 {
+		why := r.Unavailable["findings"]
+		if why == "" {
+			why = "none"
+		}
+		ew.printf("  %s\n", why)
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		ew.tf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
+		for _, f := range r.Findings {
+			meas, ratio := "n/a", "-"
+			if f.MeasuredUs != nil {
+				meas = Dur(*f.MeasuredUs)
+			}
+			if f.Ratio != nil {
+				ratio = fmt.Sprintf("%.0f%%", *f.Ratio*100)
+			}
+			on := f.MeasuredMetric
+			if f.MeasuredMissing != "" {
+				on += " (" + f.MeasuredMissing + ")"
+			}
+			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, f.Status), f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
+		}
+		tw.Flush()
+	}
+	writeDiffStepChanges(ew, r)
+}
+
+// writeDiffCollectives writes the collectives section of the terminal diff.
+func writeDiffCollectives(ew *errWriter, r *diff.Result) {
+	ew.printf("\nCollectives by type and group (per rank)\n")
+	if len(r.Collectives) == 0 {
+		if why := r.Unavailable["collectives"]; why != "" {
+			ew.printf("  unavailable: %s\n", why)
+		} else {
+			ew.printf("  none on either side\n")
+		}
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		ew.tf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
+		for _, c := range r.Collectives {
+			ps := "-"
+			if c.BeforeCountPerStep != nil {
+				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
+			}
+			ew.tf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", statusText(ew.l, c.Status), c.Type, c.Group, c.BeforeCount, c.AfterCount,
+				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(diff.PartialTag(c.Partial)))
+		}
+		tw.Flush()
+	}
+}
+
+// writeDiffKernels writes the kernels section of the terminal diff.
+func writeDiffKernels(ew *errWriter, r *diff.Result) {
+	unit := "per step"
+	if r.Unavailable["kernels.per_step"] != "" {
+		unit = "per rank, whole capture"
+	}
+	ew.printf("\nKernels whose time changed most (%s, mean over ranks)\n", unit)
+	if len(r.Kernels) == 0 {
+		ew.printf("  unavailable: %s\n", r.Unavailable["kernels"])
+	} else {
+		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		ew.tf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
+		for _, k := range r.Kernels {
+			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, k.Status), Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
+		}
+		tw.Flush()
+	}
+}
+
+// writeDiffRanks writes the per-rank breakdown of the terminal diff.
+func writeDiffRanks(ew *errWriter, r *diff.Result) {
+	ew.printf("\nPer rank\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	ew.tf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
+	for _, rd := range r.Ranks {
+		cells := []string{fmt.Sprint(rd.Rank)}
+		for _, k := range diffRankColumns {
+			cells = append(cells, diffRankCell(rd, k))
+		}
+		ew.tf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(diff.PartialTag(rankPartial(rd))))
+	}
+	tw.Flush()
+}
+
+// diffRankColumns are the metrics the per-rank breakdown shows.
+var diffRankColumns = []string{metric.MetricDeviceWindowUs, metric.MetricComputingUs, metric.MetricCommNotOverlappedUs, metric.MetricFreeUs}
+
+// rankPartial is the partial ranks behind a rank's breakdown row.
+func rankPartial(rd diff.RankDelta) []diff.PartialRef {
+	var out []diff.PartialRef
+	for _, m := range rd.Metrics {
+		for _, k := range diffRankColumns {
+			if m.Metric == k {
+				out = diff.JoinRefs(out, m.Partial)
+			}
+		}
+	}
+	return out
+}
+
+// marker is a row's partial label, "[partial: before rank 3]" ("" for a
+// whole row).
+func marker(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "[partial: " + tag + "]"
+}
+
+// tail is marker after a row's last cell.
+func tail(tag string) string {
+	if tag == "" {
+		return ""
+	}
+	return "  " + marker(tag)
+}
+
+func diffRankCell(rd diff.RankDelta, k string) string {
+	for _, m := range rd.Metrics {
+		if m.Metric != k {
+			continue
+		}
+		if m.Delta == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%s → %s", Dur(*m.Before), Dur(*m.After))
+	}
+	return "n/a"
+}
+
+func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	ew.tf(tw, "  metric\tbefore\tafter\tchange\n")
+	n := 0
+	for _, m := range ms {
+		if !all && !m.Changed() {
+			continue
+		}
+		n++
+		change := "-"
+		switch {
+		case m.Delta != nil:
+			change = FormatDelta(m.Metric, *m.Delta, m.Pct)
+		case m.Before == nil && m.After != nil:
+			change = "new"
+		case m.Before != nil && m.After == nil:
+			change = "gone"
+		}
+		ew.tf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(diff.PartialTag(m.Partial)))
+	}
+	tw.Flush()
+	if n == 0 {
+		ew.printf("  no change\n")
+	}
+}
+
+// WriteDiffSummary writes the short comparison `npuprof check --baseline`
+// shows: the step time, the findings resolved and new, the collectives
+// gone and new, and the kernels that changed most.
+func WriteDiffSummary(w io.Writer, r *diff.Result) error {
+	ew, flush := diffWriter(w, r)
+	ew.printf("\nCompared with the baseline %s (npuprof diff shows everything)\n", Safe(r.Before.Path, 200))
+	for _, c := range r.PartialCaveatsFor("BEFORE (the baseline)", "AFTER (this capture)") {
+		ew.printf("  ! %s\n", Safe(c, 600))
+	}
+	if s, ok := r.Step("window"); ok {
+		ew.printf("  step time: %s → %s, %s%s\n", Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
+	} else {
+		ew.printf("  step time: unavailable: %s\n", r.Unavailable["steps"])
+	}
+	for _, f := range r.Findings {
+		switch f.Status {
+		case diff.FindingResolved:
+			meas := "not measured"
+			if f.MeasuredUs != nil {
+				meas = "measured " + Dur(*f.MeasuredUs) + " on " + f.MeasuredMetric
+			}
+			ew.printf("  resolved: %s (predicted %s, %s)%s\n", f.Rule, predictedSaving(f.PredictedUs), meas, tail(diff.FindingPartialTag(f)))
+		case diff.FindingNew:
+			ew.printf("  new: %s: %s%s\n", f.Rule, Safe(f.Title, 200), tail(diff.FindingPartialTag(f)))
+		}
+	}
+	for _, c := range r.Collectives {
+		if c.Status == diff.StatusGone || c.Status == diff.StatusNew {
+			ew.printf("  collectives %s: %s on %s (%.4g → %.4g per rank)%s\n", c.Status, c.Type, c.Group, c.BeforeCount, c.AfterCount, tail(diff.PartialTag(c.Partial)))
+		}
+	}
+	for _, k := range r.Kernels {
+		if k.DeltaUs == 0 {
+			continue
+		}
+		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
+	}
+	return flush()
+}
+
+// NoEstimate is what a diff shows for a finding whose rule gave no saving
+// estimate (predicted_saving_us null), in place of a number.
+const NoEstimate = "no estimate"
+
+// predictedSaving is a finding's predicted saving: its duration, or "no
+// estimate" when the rule gave none (never "0.0µs").
+func predictedSaving(us *float64) string {
+	if us == nil {
+		return NoEstimate
+	}
+	return Dur(*us)
+}

@@ -1,0 +1,99 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/results"
+)
+
+// labels give the fixed texts of the terminal summary and the HTML report
+// in the document's language (results.Document.Lang): an English text is
+// itself, its Chinese the entry of zhLabels (a text without one stays
+// English). Rule ids, metric names, flags, commands and units are never
+// translated; the findings' texts come translated in the document.
+type labels struct{ zh bool }
+
+// labelsOf are the labels in doc's language.
+func labelsOf(doc *results.Document) labels { return labels{zh: doc.Lang == lang.ZH} }
+
+// t is the fixed text s in the labels' language.
+func (l labels) t(s string) string {
+	if l.zh {
+		if z, ok := zhLabels[s]; ok {
+			return z
+		}
+	}
+	return s
+}
+
+// phrase is a message composed from data (a reason, a basis, a source)
+// in the labels' language: the phrase table of internal/lang.
+func (l labels) phrase(s string) string {
+	if !l.zh {
+		return s
+	}
+	return lang.Translate(lang.ZH, s)
+}
+
+// widePad follows each wide (two-column) rune of a table cell written in
+// Chinese, so that text/tabwriter, which counts runes, counts it twice;
+// the summary's wrapWriter drops it again before the line is written.
+const widePad = '\uE000'
+
+// padWide is s with widePad after each wide rune.
+func padWide(s string) string {
+	if !strings.ContainsFunc(s, isWide) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+		if isWide(r) {
+			b.WriteRune(widePad)
+		}
+	}
+	return b.String()
+}
+
+// isWide reports whether r takes two terminal columns (East Asian Wide
+// and Fullwidth: CJK ideographs, kana, hangul, CJK and fullwidth
+// punctuation).
+func isWide(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return false
+	case r <= 0x115F, r == 0x2329, r == 0x232A:
+		return true
+	case r >= 0x2E80 && r <= 0xA4CF && r != 0x303F:
+		return true
+	case r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F:
+		return true
+	case r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6:
+		return true
+	case r >= 0x20000 && r <= 0x3FFFD:
+		return true
+	}
+	return false
+}
+
+// runeWidth is how many terminal columns r takes (widePad none).
+func runeWidth(r rune) int {
+	switch {
+	case r == widePad:
+		return 0
+	case isWide(r):
+		return 2
+	}
+	return 1
+}
+
+// DisplayWidth is how many terminal columns s takes (a wide rune, Chinese,
+// two).
+func DisplayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
