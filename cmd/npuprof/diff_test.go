@@ -23,7 +23,7 @@ func genScenario(t *testing.T, name string) string {
 func vllmFixture(t *testing.T, name string) []byte {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "inputs", "vllmserve", "testdata", name))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "internal", "inputs", "vllmserve", "testdata", name))
 	require.NoError(t, err)
 	return b
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 )
 
-// builtinDecoded is internal/rules/builtin/*.yaml decoded (rulefmt.Builtin.Decoded).
+// builtinDecoded is rules/builtin/*.yaml decoded (rulefmt.Builtin.Decoded).
 var builtinDecoded = &rulefmt.Decoded{
 	Docs: map[string]*yaml.Node{
 		"builtin/aicpu-kernels.yaml":                builtinDoc0,

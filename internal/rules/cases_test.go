@@ -21,7 +21,7 @@ func readCases(t *testing.T, file string) *rulefmt.CaseFile {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	cf, err := rulefmt.ParseCases(filepath.ToSlash(filepath.Join("rules", file)), data)
+	cf, err := rulefmt.ParseCases(filepath.ToSlash(filepath.Join("internal", "rules", file)), data)
 	require.NoError(t, err)
 	return cf
 }

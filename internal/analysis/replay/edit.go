@@ -19,7 +19,7 @@ func (st *Step) edit() {
 // shared.
 func (st *Step) editItems() {
 	if st.sharedItems {
-		st.Items, st.far, st.sharedItems = slices.Clone(st.Items), slices.Clone(st.far), false
+		st.Items, st.Far, st.sharedItems = slices.Clone(st.Items), slices.Clone(st.Far), false
 	}
 }
 
@@ -76,14 +76,14 @@ func (e *editor) drop(st *Step) {
 	}
 	st.Items = st.Items[:w]
 	kept = 0
-	for _, f := range st.far {
+	for _, f := range st.Far {
 		if !e.dropItem[f.At] {
 			f.At -= e.shift[f.At]
-			st.far[kept] = f
+			st.Far[kept] = f
 			kept++
 		}
 	}
-	st.far = st.far[:kept]
+	st.Far = st.Far[:kept]
 	renumber(st)
 }
 

@@ -35,10 +35,11 @@ const (
 type Item struct {
 	// Dur is the item's duration (ns).
 	Dur int64
-	// gap is the idle time on the stream before the item (ns), gapFar
-	// when it does not fit (its Step's far holds it): read and set with
-	// Step.gapOf and Step.setGap.
-	gap uint32
+	// Gap32 is the idle time on the stream before the item (ns), gapFar
+	// when it does not fit (its Step's Far holds it): read and set with
+	// Step.gapOf and Step.setGap. Exported so that a rank's saved state
+	// (gob, analysis/state.go) keeps it.
+	Gap32 uint32
 	// Tokens is the leading dimension of the kernel's first input (the
 	// tokens, or token-expert pairs, it processed), 0 when unknown.
 	Tokens int32
@@ -95,35 +96,35 @@ type Step struct {
 	Tail  int64
 	Items []Item
 	Colls []Coll
-	// far holds the gaps of Items that do not fit an Item's 32 bits (4.3
+	// Far holds the gaps of Items that do not fit an Item's 32 bits (4.3
 	// s and longer), by item index; nil when none.
-	far []farGap
+	Far []FarGap
 	// sharedItems, sharedColls: Items, Colls are shared with the
 	// timeline this step's was cloned from (edit and editItems copy them
 	// first).
 	sharedItems, sharedColls bool
 }
 
-// gapFar is an Item's gap that is held in its Step's far.
+// gapFar is an Item's gap that is held in its Step's Far.
 const gapFar = 1<<32 - 1
 
-// farGap is the gap before item At of a step.
-type farGap struct {
+// FarGap is the gap before item At of a step.
+type FarGap struct {
 	At  int32
 	Gap int64
 }
 
 // gapOf returns the idle time on the stream before item i (ns).
 func (st *Step) gapOf(i int) int64 {
-	if g := st.Items[i].gap; g != gapFar {
+	if g := st.Items[i].Gap32; g != gapFar {
 		return int64(g)
 	}
 	return st.farGap(i)
 }
 
-// farGap returns the gap of item i held in st.far.
+// farGap returns the gap of item i held in st.Far.
 func (st *Step) farGap(i int) int64 {
-	for _, f := range st.far {
+	for _, f := range st.Far {
 		if int(f.At) == i {
 			return f.Gap
 		}
@@ -135,17 +136,17 @@ func (st *Step) farGap(i int) int64 {
 // must be its own (edit, editItems).
 func (st *Step) setGap(i int, g int64) {
 	if g < gapFar {
-		st.Items[i].gap = uint32(g)
+		st.Items[i].Gap32 = uint32(g)
 		return
 	}
-	st.Items[i].gap = gapFar
-	for j := range st.far {
-		if int(st.far[j].At) == i {
-			st.far[j].Gap = g
+	st.Items[i].Gap32 = gapFar
+	for j := range st.Far {
+		if int(st.Far[j].At) == i {
+			st.Far[j].Gap = g
 			return
 		}
 	}
-	st.far = append(st.far, farGap{int32(i), g})
+	st.Far = append(st.Far, FarGap{int32(i), g})
 }
 
 // Group is a communicator a rank belongs to.
