@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
@@ -265,22 +263,10 @@ func windowRule(r *model.Rank) WindowRule {
 	if r.Format == model.FormatTorchNPUChrome {
 		return RuleKernels
 	}
-	if major, minor, ok := cannVersion(r.CANNVersion); ok && (major > 8 || major == 8 && minor >= 5) {
+	if extremes, _ := model.ExtremesWriter(r.CANNVersion); extremes {
 		return RuleExtremes
 	}
 	return RuleKernels
-}
-
-// cannVersion reads the major and minor numbers of a CANN version
-// ("8.5.0", "8.3.RC2").
-func cannVersion(v string) (major, minor int, ok bool) {
-	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
-	}
-	a, err1 := strconv.Atoi(parts[0])
-	b, err2 := strconv.Atoi(parts[1])
-	return a, b, err1 == nil && err2 == nil
 }
 
 // profilingMarker reports whether a placeholder task is the profiler's

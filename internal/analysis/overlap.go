@@ -49,7 +49,8 @@ var OverlapPass = &Pass{
 	Doc: `time breakdown: computing, communication, not-overlapped, free
 
 device.window.time_us is the capture's own Overlap Analysis span
-(msprof_*.json, a DB's OVERLAP_ANALYSIS), else the window by its writer version's rule (the kernel span
+(msprof_*.json, a DB's OVERLAP_ANALYSIS, trace_view.json's of CANN 8.5 and
+later, or of no known version where the recomputation differs), else the window by its writer version's rule (the kernel span
 before CANN 8.5, every device task but PROFILING_ENABLE/DISABLE since);
 device.kernel_span.time_us spans the compute kernels and HCCL big ops,
 device.head_idle.time_us and device.tail_idle.time_us the window before
@@ -71,10 +72,10 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 		}
 		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
 		winStart, winEnd := tl.WindowStart, tl.WindowEnd
-		if own := &ctx.Rank.OwnOverlap; own.Slices > 0 {
+		if own := &ctx.Rank.OwnOverlap; own.Slices > 0 && (checkOwnOverlap(ctx, tl, own, b) || !own.IfDiffers) {
 			// the profiler's own figures; npuprof's recomputation
-			// checks them
-			checkOwnOverlap(ctx, tl, own, b)
+			// checks them (a capture of no known writer version: only
+			// where they differ, else the recomputation stands)
 			b = ownBreakdown(own)
 			winStart, winEnd = own.Start, own.End
 		}
@@ -133,15 +134,18 @@ const ownWindowTolerance = 0.001
 
 // checkOwnOverlap warns when the window npuprof recomputes by the
 // writer's rule differs from the capture's own Overlap Analysis by more
-// than ownWindowTolerance.
-func checkOwnOverlap(ctx *Context, tl *Timeline, own *model.OwnOverlap, b Breakdown) {
+// than ownWindowTolerance, and reports whether it did.
+func checkOwnOverlap(ctx *Context, tl *Timeline, own *model.OwnOverlap, b Breakdown) bool {
 	w := own.End - own.Start
 	if w <= 0 {
-		return
+		return false
 	}
-	if d := b.Window - w; math.Abs(float64(d)) > ownWindowTolerance*float64(w) {
+	d := b.Window - w
+	differs := math.Abs(float64(d)) > ownWindowTolerance*float64(w)
+	if differs {
 		ctx.Warn(ctx.Rank.Have.TimelineFile, fmt.Sprintf("the profiler's own Overlap Analysis spans %.3f µs, npuprof's recomputed window %.3f µs (%+.1f%%, by %s); device.window.time_us and overlap.* are the profiler's", float64(w)/1000, float64(b.Window)/1000, 100*float64(d)/float64(w), tl.Rule))
 	}
+	return differs
 }
 
 // setupShare is the share of the window a head idle must reach before

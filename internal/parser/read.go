@@ -242,13 +242,28 @@ func readTrace(r *model.Rank, path string, parts int) error {
 	// same time when CPUs are spare
 	n := counterOf(r)
 	root := rootOf(r, path)
+	// the trace's own Overlap Analysis is decoded only where the window
+	// recomputed by the older rule could differ from it: a writer of CANN
+	// 8.5 or later (the extremes rule), or of no known version (then it
+	// stands only where the recomputation differs, OwnOverlap.IfDiffers)
+	extremes, known := model.ExtremesWriter(r.CANNVersion)
+	overlap := extremes || !known
+	defer func() {
+		if !known {
+			markIfDiffers(r)
+		}
+	}()
 	if f, size, ok := openPlain(path, root); ok {
 		defer f.Close()
 		var ra io.ReaderAt = f
 		if n != nil {
 			ra = countedReaderAt{f, n}
 		}
-		if _, err := traceview.ReadFile(ra, size, path, r, parts); err != nil {
+		read := traceview.ReadFile
+		if overlap {
+			read = traceview.ReadFileWithOverlap
+		}
+		if _, err := read(ra, size, path, r, parts); err != nil {
 			return err
 		}
 		r.Have.TimelineFile = path
@@ -259,7 +274,11 @@ func readTrace(r *model.Rank, path string, parts int) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	_, err = traceview.Read(f, path, r)
+	read := traceview.Read
+	if overlap {
+		read = traceview.ReadWithOverlap
+	}
+	_, err = read(f, path, r)
 	if cerr := f.Close(); cerr != nil {
 		// the events read may be wrong: the timeline is partial
 		damagedFile(r, path, cerr)
@@ -271,6 +290,20 @@ func readTrace(r *model.Rank, path string, parts int) error {
 	r.Have.TimelineFile = path
 	noteDevice(r, path)
 	return nil
+}
+
+// markIfDiffers marks the Overlap Analysis read from a trace of no known
+// writer version as standing only where the recomputed window differs
+// from it (model.OwnOverlap.IfDiffers).
+func markIfDiffers(r *model.Rank) {
+	if r.OwnOverlap.Slices > 0 {
+		r.OwnOverlap.IfDiffers = true
+	}
+	for i := range r.PerDevice {
+		if r.PerDevice[i].OwnOverlap.Slices > 0 {
+			r.PerDevice[i].OwnOverlap.IfDiffers = true
+		}
+	}
 }
 
 func readMeta(r *model.Rank, root string) {

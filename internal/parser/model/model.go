@@ -225,8 +225,9 @@ type DevicePart struct {
 
 // OwnOverlap is the profiler's own Overlap Analysis of a capture (the
 // "Overlap Analysis" process of msprof_*.json, a database's
-// OVERLAP_ANALYSIS table; trace_view.json's is skipped, see
-// traceview.ReadWithOverlap): the span of its slices and their sums per
+// OVERLAP_ANALYSIS table; trace_view.json's only where the writer's
+// version is CANN 8.5 or later or unknown, see traceview.ReadWithOverlap
+// and docs/formats.md): the span of its slices and their sums per
 // kind, ns, read from the rank's timeline file (Have.TimelineFile). Slices is 0 when the capture holds
 // none (or only part of one: a cut timeline).
 type OwnOverlap struct {
@@ -237,6 +238,12 @@ type OwnOverlap struct {
 	Computing, Communication, NotOverlapped, Free int64
 	// Slices counts the slices read; 0: no Overlap Analysis.
 	Slices int
+	// IfDiffers: the capture names no writer version (a trace_view.json
+	// without profiler_info's cann_version), so these figures stand only
+	// where the window recomputed by the older rule differs from them by
+	// more than the analysis's tolerance (a writer of the extremes rule);
+	// otherwise the recomputation, which equals a pre-8.5 writer's, is kept.
+	IfDiffers bool `json:",omitempty"`
 }
 
 // Add counts one slice of kind (its thread's name) from start for dur ns;

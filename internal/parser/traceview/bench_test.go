@@ -163,7 +163,7 @@ func BenchmarkBuild(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				r := model.NewRank(p)
-				rds, err := readParts(f, st.Size(), p, r, cuts)
+				rds, err := readParts(f, st.Size(), p, r, cuts, false)
 				if err != nil || len(rds) != parts {
 					b.Fatalf("%d parts joined, want %d (%v)", len(rds), parts, err)
 				}

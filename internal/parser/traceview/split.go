@@ -37,13 +37,23 @@ var MinSplitBytes int64 = 32 << 20
 // parts goroutines (one part per goroutine, each at least MinSplitBytes/2;
 // parts <= 1 reads sequentially).
 func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts int) (Stats, error) {
+	return readFile(f, size, file, rank, parts, false)
+}
+
+// ReadFileWithOverlap is ReadFile keeping the profiler's own Overlap
+// Analysis (rank.OwnOverlap), as ReadWithOverlap.
+func ReadFileWithOverlap(f io.ReaderAt, size int64, file string, rank *model.Rank, parts int) (Stats, error) {
+	return readFile(f, size, file, rank, parts, true)
+}
+
+func readFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts int, overlap bool) (Stats, error) {
 	if MinSplitBytes > 0 {
 		// parts of at least MinSplitBytes/2: on a big machine one rank
 		// must not turn into a hundred tiny parts
 		parts = min(parts, int(2*size/MinSplitBytes))
 	}
 	if parts <= 1 {
-		return readCuts(f, size, file, rank, nil)
+		return readCuts(f, size, file, rank, nil, overlap)
 	}
 	var cuts []int64
 	for k := 1; k < parts; k++ {
@@ -52,13 +62,13 @@ func ReadFile(f io.ReaderAt, size int64, file string, rank *model.Rank, parts in
 			cuts = append(cuts, c)
 		}
 	}
-	return readCuts(f, size, file, rank, cuts)
+	return readCuts(f, size, file, rank, cuts, overlap)
 }
 
 // readCuts reads the file in len(cuts)+1 parts starting at 0 and at the
 // (increasing) guessed event boundaries cuts.
-func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64) (Stats, error) {
-	rds, err := readParts(f, size, file, rank, cuts)
+func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64, overlap bool) (Stats, error) {
+	rds, err := readParts(f, size, file, rank, cuts, overlap)
 	if err != nil {
 		return rds[0].stats, err
 	}
@@ -67,8 +77,8 @@ func readCuts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []i
 }
 
 // readParts reads the parts and returns the readers of those that join
-// (see readCuts).
-func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64) ([]*reader, error) {
+// (see readCuts); overlap keeps the Overlap Analysis (ReadWithOverlap).
+func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []int64, overlap bool) ([]*reader, error) {
 	n := len(cuts) + 1
 	rds := make([]*reader, n)
 	tables := make([]*kindTable, n)
@@ -90,6 +100,7 @@ func readParts(f io.ReaderAt, size int64, file string, rank *model.Rank, cuts []
 			syms = &model.Syms{}
 		}
 		rds[k] = newReader(src, syms)
+		rds[k].overlap = overlap
 		tables[k] = &kindTable{m: map[int64]int{}}
 		rds[k].kinds = tables[k]
 		if k > 0 {

@@ -160,7 +160,7 @@ func TestReadFileWrongGuess(t *testing.T) {
 	st1, err1 := Read(bytes.NewReader(data), "trace_view.json", r1)
 	for _, cuts := range [][]int64{{fake}, {fake, real}, {real}} {
 		r2 := model.NewRank("r")
-		st2, err2 := readCuts(bytes.NewReader(data), int64(len(data)), "trace_view.json", r2, cuts)
+		st2, err2 := readCuts(bytes.NewReader(data), int64(len(data)), "trace_view.json", r2, cuts, false)
 		want := 1
 		if cuts[0] == real {
 			want = 2
@@ -174,6 +174,50 @@ func TestReadFileWrongGuess(t *testing.T) {
 		}
 		if len(r2.Tasks) != 50 {
 			t.Fatalf("cuts %v: %d tasks, want 50", cuts, len(r2.Tasks))
+		}
+	}
+}
+
+// TestReadFileWithOverlapSplit: the trace's own Overlap Analysis reads
+// the same in parts as whole (whether the processes are named before
+// their slices or after).
+func TestReadFileWithOverlapSplit(t *testing.T) {
+	defer func(m int64) { MinSplitBytes = m }(MinSplitBytes)
+	MinSplitBytes = 0
+	for _, first := range []bool{true, false} {
+		var gen bytes.Buffer
+		s := testutil.Tiny()
+		s.DeviceMetaFirst = first
+		if _, err := tracegen.WriteTrace(&gen, s, 0); err != nil {
+			t.Fatal(err)
+		}
+		data := gen.Bytes()
+		whole := model.NewRank("r")
+		if _, err := ReadWithOverlap(bytes.NewReader(data), "trace_view.json", whole); err != nil {
+			t.Fatal(err)
+		}
+		if whole.OwnOverlap.Slices == 0 || whole.OwnOverlap.Free <= 0 {
+			t.Fatalf("meta first %v: no Overlap Analysis read: %+v", first, whole.OwnOverlap)
+		}
+		skipped := model.NewRank("r")
+		if _, err := Read(bytes.NewReader(data), "trace_view.json", skipped); err != nil {
+			t.Fatal(err)
+		}
+		if skipped.OwnOverlap.Slices != 0 {
+			t.Fatalf("meta first %v: Read decoded the Overlap Analysis: %+v", first, skipped.OwnOverlap)
+		}
+		for _, parts := range []int{2, 3, 5} {
+			r := model.NewRank("r")
+			st, err := ReadFileWithOverlap(bytes.NewReader(data), int64(len(data)), "trace_view.json", r, parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Parts < 2 {
+				t.Fatalf("meta first %v, %d parts: read as %d", first, parts, st.Parts)
+			}
+			if r.OwnOverlap != whole.OwnOverlap {
+				t.Fatalf("meta first %v, %d parts: %+v, whole %+v", first, parts, r.OwnOverlap, whole.OwnOverlap)
+			}
 		}
 	}
 }

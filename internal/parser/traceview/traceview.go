@@ -392,9 +392,10 @@ func Read(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 }
 
 // ReadWithOverlap is Read keeping the profiler's own Overlap Analysis
-// (rank.OwnOverlap): for msprof_*.json. Read skips its slices, a quarter
-// of a torch_npu trace_view.json's events, whose window the analysis
-// recomputes by the writer's rule at no cost (docs/formats.md).
+// (rank.OwnOverlap): for msprof_*.json, and a trace_view.json of CANN 8.5
+// and later or of no known version. Read skips its slices, a quarter of a
+// torch_npu trace_view.json's events, whose window the analysis recomputes
+// by an older writer's rule at no cost (docs/formats.md).
 func ReadWithOverlap(r io.Reader, file string, rank *model.Rank) (Stats, error) {
 	return read(r, file, rank, true)
 }
