@@ -378,7 +378,7 @@ func TestLoadErrors(t *testing.T) {
 	p := filepath.Join(dir, "dup.yaml")
 	require.NoError(t, os.WriteFile(p, []byte("rules:\n  - {id: moe-routing-cumsum, title: t, when: 'true', fix: f}\n"), 0o644))
 	_, err := Load(p)
-	require.ErrorContains(t, err, "id already defined at rules/builtin/moe-routing-cumsum.yaml")
+	require.ErrorContains(t, err, "id already defined at internal/rules/builtin/moe-routing-cumsum.yaml")
 }
 
 func TestRuleThatFailsIsReported(t *testing.T) {
