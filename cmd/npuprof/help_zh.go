@@ -38,8 +38,13 @@ const zhHelpTemplate = `用法：{{if .Runnable}}
 
 func init() {
 	cobra.AddTemplateFunc("wrappedFlagsZH", func(c *cobra.Command, fs *pflag.FlagSet) string {
-		s := zhDefault(strings.TrimRight(fs.FlagUsagesWrapped(widthOf(c)), "\n"))
-		return wrapWide(s, widthOf(c))
+		// unwrapped, then wrapped here: pflag counts a Chinese
+		// character one column and breaks only at spaces
+		s := zhDefault(strings.TrimRight(fs.FlagUsagesWrapped(0), "\n"))
+		if col := usageColumn(s); col > 0 && col <= widthOf(c)-24 {
+			return wrapAt(s, widthOf(c), col)
+		}
+		return wrapWide(zhDefault(strings.TrimRight(fs.FlagUsagesWrapped(widthOf(c)), "\n")), widthOf(c))
 	})
 	cobra.AddTemplateFunc("zhUseLine", func(s string) string { return strings.Replace(s, " [flags]", " [参数]", 1) })
 }
@@ -96,6 +101,19 @@ func localizeHelp(root *cobra.Command, l string) {
 	}
 }
 
+// usageColumn is the column the usages of pflag's unwrapped flag lines
+// start at (the same on every line), 0 when s has none.
+func usageColumn(s string) int {
+	first, _, _ := strings.Cut(s, "\n")
+	ind := len(first) - len(strings.TrimLeft(first, " "))
+	gap := strings.Index(first[ind:], "  ")
+	if gap < 0 {
+		return 0
+	}
+	at := ind + gap
+	return at + len(first[at:]) - len(strings.TrimLeft(first[at:], " "))
+}
+
 // wrapWide re-wraps the flag lines pflag could not (it breaks at spaces,
 // and Chinese has none): a line wider than width columns (a Chinese
 // character two) is cut at the last space or between two wide characters
@@ -104,13 +122,20 @@ func wrapWide(s string, width int) string {
 	if !lang.HasHan(s) {
 		return s
 	}
-	lines := strings.Split(s, "\n")
 	col := 0 // the usages' column: the indent of pflag's continuation lines
-	for _, l := range lines {
+	for _, l := range strings.Split(s, "\n") {
 		if n := len(l) - len(strings.TrimLeft(l, " ")); n > 8 && n > col {
 			col = n
 		}
 	}
+	return wrapAt(s, width, col)
+}
+
+// wrapAt wraps each line of s wider than width columns (a Chinese
+// character two) at the last space or between two wide characters that
+// fit, after column col; the rest continues at col.
+func wrapAt(s string, width, col int) string {
+	lines := strings.Split(s, "\n")
 	var out []string
 	for _, l := range lines {
 		for render.DisplayWidth(l) > width {
@@ -122,7 +147,8 @@ func wrapWide(s string, width int) string {
 					break
 				}
 				cut = i + 1
-				if i+1 < len(r) && i+1 > col && (r[i+1] == ' ' || render.DisplayWidth(string(c)) == 2) {
+				wide := render.DisplayWidth(string(c)) == 2 && !strings.ContainsRune("（“", c) && !strings.ContainsRune("），。、；：”", r[min(i+1, len(r)-1)])
+				if i+1 < len(r) && i+1 > col && (r[i+1] == ' ' || wide) {
 					lastBreak = i + 1
 				}
 			}
