@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,7 @@ import (
 
 // zhHelpTemplate is helpTemplate in Chinese.
 const zhHelpTemplate = `用法：{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{zhUseLine .UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}
 
 {{wrapText . .Short}}{{if .HasExample}}
@@ -24,16 +25,42 @@ const zhHelpTemplate = `用法：{{if .Runnable}}
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
 
 参数：
-{{wrappedFlags . .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
+{{wrappedFlagsZH . .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 全局参数：
-{{wrappedFlags . .InheritedFlags}}{{end}}{{with .Long}}
+{{wrappedFlagsZH . .InheritedFlags}}{{end}}{{with .Long}}
 
 说明：
 {{wrapText $ .}}{{end}}{{if .HasAvailableSubCommands}}
 
 运行 "{{.CommandPath}} [command] --help" 查看某个命令的详细说明。{{end}}
 `
+
+func init() {
+	cobra.AddTemplateFunc("wrappedFlagsZH", func(c *cobra.Command, fs *pflag.FlagSet) string {
+		// unwrapped, then wrapped here: pflag counts a Chinese
+		// character one column and breaks only at spaces
+		s := zhDefault(strings.TrimRight(fs.FlagUsagesWrapped(0), "\n"))
+		if col := usageColumn(s); col > 0 && col <= widthOf(c)-24 {
+			return wrapAt(s, widthOf(c), col)
+		}
+		return wrapWide(zhDefault(strings.TrimRight(fs.FlagUsagesWrapped(widthOf(c)), "\n")), widthOf(c))
+	})
+	cobra.AddTemplateFunc("zhUseLine", func(s string) string { return strings.Replace(s, " [flags]", " [参数]", 1) })
+}
+
+// reDefault is pflag's " (default VALUE)" suffix of a usage, the value
+// possibly wrapped to the next line.
+var reDefault = regexp.MustCompile(`\s+\(default\s+([^()]*)\)`)
+
+// zhDefault puts pflag's "(default VALUE)" suffixes in Chinese:
+// "（默认：VALUE）", the value as it was.
+func zhDefault(s string) string {
+	return reDefault.ReplaceAllStringFunc(s, func(m string) string {
+		v := reDefault.FindStringSubmatch(m)[1]
+		return "（默认：" + strings.Join(strings.Fields(v), " ") + "）"
+	})
+}
 
 // localizeHelp puts the help of root and its commands in language l: the
 // template, each command's summary and examples and every flag's usage
@@ -74,6 +101,19 @@ func localizeHelp(root *cobra.Command, l string) {
 	}
 }
 
+// usageColumn is the column the usages of pflag's unwrapped flag lines
+// start at (the same on every line), 0 when s has none.
+func usageColumn(s string) int {
+	first, _, _ := strings.Cut(s, "\n")
+	ind := len(first) - len(strings.TrimLeft(first, " "))
+	gap := strings.Index(first[ind:], "  ")
+	if gap < 0 {
+		return 0
+	}
+	at := ind + gap
+	return at + len(first[at:]) - len(strings.TrimLeft(first[at:], " "))
+}
+
 // wrapWide re-wraps the flag lines pflag could not (it breaks at spaces,
 // and Chinese has none): a line wider than width columns (a Chinese
 // character two) is cut at the last space or between two wide characters
@@ -82,13 +122,20 @@ func wrapWide(s string, width int) string {
 	if !lang.HasHan(s) {
 		return s
 	}
-	lines := strings.Split(s, "\n")
 	col := 0 // the usages' column: the indent of pflag's continuation lines
-	for _, l := range lines {
+	for _, l := range strings.Split(s, "\n") {
 		if n := len(l) - len(strings.TrimLeft(l, " ")); n > 8 && n > col {
 			col = n
 		}
 	}
+	return wrapAt(s, width, col)
+}
+
+// wrapAt wraps each line of s wider than width columns (a Chinese
+// character two) at the last space or between two wide characters that
+// fit, after column col; the rest continues at col.
+func wrapAt(s string, width, col int) string {
+	lines := strings.Split(s, "\n")
 	var out []string
 	for _, l := range lines {
 		for render.DisplayWidth(l) > width {
@@ -100,7 +147,8 @@ func wrapWide(s string, width int) string {
 					break
 				}
 				cut = i + 1
-				if i+1 < len(r) && i+1 > col && (r[i+1] == ' ' || render.DisplayWidth(string(c)) == 2) {
+				wide := render.DisplayWidth(string(c)) == 2 && !strings.ContainsRune("（“", c) && !strings.ContainsRune("），。、；：”", r[min(i+1, len(r)-1)])
+				if i+1 < len(r) && i+1 > col && (r[i+1] == ' ' || wide) {
 					lastBreak = i + 1
 				}
 			}
@@ -213,4 +261,779 @@ MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
 	"what the summary shows: summary (the plan, the findings' first lines, one line a section), tables (and each section's table) or all (and every fix and evidence whole)":              "摘要显示什么：summary（修复计划、问题的前几行、每部分一行）、tables（再加上每部分的表格）或 all（再加上完整的修复和依据）",
 	"the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files":                                     "vllm-ascend 源码（`DIR`：一个 checkout 或已安装的 vllm_ascend 包目录，只读）：代码修复成为这些文件的统一 diff",
 	"when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)": "当 --deploy 脚本启动多个 vllm serve 命令时，用第 `N` 行（该命令跨越的任意一行）上的那个来取部署信息和生成 diff（默认：最后一个，并给出列出每个命令的警告）",
+
+	// the commands' descriptions, examples and the flags only one command has
+	// analyze LONG
+	`Analyze reads a profile and prints what it measured.
+
+PATH is a trace_view.json file (only that file is measured; the rank folder
+around it, if any, still gives the rank and its groups), an
+ASCEND_PROFILER_OUTPUT folder, one
+*_ascend_pt folder (text or db export), an msprof PROF_* folder (text or db
+export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
+folder holding one of those per rank, in any mix (up to two levels down), or
+the folder an 'npuprof export' wrote (read back without parsing JSON again;
+the same numbers). Several export folders (PATH PATH..., a glob, or a
+folder of them: one export per node) are merged from their node tables,
+without reading a device task. Any text input may be gzip- or zstd-compressed
+(trace_view.json.gz, kernel_details.csv.zst, ...). PATH may also be a
+document saved by --format json-full: it is rendered again as the profile
+was (its findings stand; the rule flags are not applied again).
+
+Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
+parse is held only while it is analyzed, so memory grows with --workers;
+what a finished rank keeps for the cross-rank passes and the document (its
+results and collective arrival times) grows with the rank count (see
+'npuprof docs performance'). Missing, duplicate (the newest folder is kept) and
+unknown ranks, and ranks with different step sets, are reported as notes,
+never fatal. Nothing is ever written into PATH; -o writes where you say.
+
+Outputs: --format NAME is the output -o writes (text by default); --format
+NAME=FILE, repeatable, writes one more output to FILE in the same run
+(json, json-full, html, junit, sarif; --html FILE is --format html=FILE).
+
+Per rank it reports the time breakdown (computing, communication not
+overlapped, free), collectives by type and by group (tp/ep/dp, from
+parallel_group_info), MoeInitRouting* and the Cumsum kernels in the MoE routing
+path (and whether they ran on the AI CPU), EVENT_WAIT per stream, and the top
+compute kernels. Across ranks it matches every collective, names the rank
+that arrived last and how long the others waited, and names slow ranks
+(computing or free time a robust outlier: median and MAD over ranks). A
+metric that cannot be measured from the files present is listed as
+unavailable with the reason, never reported as 0.
+
+Expert load: GroupedMatmul time and tokens per rank of the ep group give the
+EP-rank skew from the trace alone. Per-expert loads come from --experts PATH
+(MindIE {decode|prefill}_{rank}.csv dumps with model_gen_config.json and
+{stage}_global_deployment.json, a layer,expert,tokens CSV, or a vLLM-Ascend /
+vLLM log with expert-imbalance lines), or from dumps or a CSV placed inside
+PATH (in it or one folder below). See 'npuprof docs experts'.
+
+
+Then the rules run (built-in, plus --rules FILE): findings with the exact fix
+and the estimated saving come first, sorted by saving. --deploy FILE reads
+your deployment script for facts (tp, expert parallel, FLASHCOMM1, capture
+sizes, max-num-seqs, env) and gives each finding a diff against it; --fact
+NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`: `analyze 读取一个 profile 并打印它测得的内容。
+
+PATH 可以是一个 trace_view.json 文件（只测量该文件；它所在的 rank 目录
+若存在，仍给出 rank 及其通信组）、一个 ASCEND_PROFILER_OUTPUT 目录、
+一个 *_ascend_pt 目录（text 或 db 导出）、一个 msprof PROF_* 目录
+（text 或 db 导出）、一个 profiler 数据库（ascend_pytorch_profiler_*.db、
+msprof_*.db），或每个 rank 各放一个上述内容的目录，可任意混合（最多两层
+深），也可以是 'npuprof export' 写出的目录（读回时不再解析 JSON；数字
+相同）。多个导出目录（PATH PATH...、一个 glob，或包含它们的目录：每个
+节点一个导出）按其节点表合并，不读取任何设备任务。任何文本输入都可以
+用 gzip 或 zstd 压缩（trace_view.json.gz、kernel_details.csv.zst 等）。
+PATH 也可以是 --format json-full 保存的文档：它会像原 profile 一样再次
+渲染（其问题保持不变；规则相关参数不再应用）。
+
+各 rank 并行解析和分析，每次 --workers 个：一个 rank 的解析结果只在分析
+它时保留，所以内存随 --workers 增长；已完成的 rank 为跨 rank 分析和文档
+保留的内容（其结果和集合通信到达时间）随 rank 数增长（见
+'npuprof docs performance'）。缺失、重复（保留最新的目录）和未知的
+rank，以及 step 集合不同的 rank，都作为提示报告，从不致命。从不向 PATH
+中写入任何内容；-o 写到你指定的位置。
+
+输出：--format NAME 是 -o 写出的输出（默认 text）；--format NAME=FILE
+可重复，在同一次运行中把另一种输出写到 FILE（json、json-full、html、
+junit、sarif；--html FILE 即 --format html=FILE）。
+
+对每个 rank，它报告时间分解（计算、未被掩盖的通信、空闲）、按类型和按
+通信组（tp/ep/dp，取自 parallel_group_info）的集合通信、MoE 路由路径中
+的 MoeInitRouting* 和 Cumsum 算子（以及它们是否运行在 AI CPU 上）、每个
+stream 的 EVENT_WAIT，以及耗时最多的计算算子。跨 rank 时，它匹配每个
+集合通信，指出最后到达的 rank 以及其他 rank 等待了多久，并指出慢 rank
+（计算或空闲时间是稳健离群值：按各 rank 的中位数和 MAD）。无法从现有
+文件测量的指标列为不可用并给出原因，从不报告为 0。
+
+专家负载：ep 组中每个 rank 的 GroupedMatmul 时间和 token 数仅凭 trace
+就能给出 EP rank 间的倾斜。逐专家负载来自 --experts PATH（MindIE 的
+{decode|prefill}_{rank}.csv dump，附带 model_gen_config.json 和
+{stage}_global_deployment.json；一个 layer,expert,tokens CSV；或带有专家
+不均衡行的 vLLM-Ascend / vLLM 日志），或来自放在 PATH 中（其中或下一层
+目录）的 dump 或 CSV。见 'npuprof docs experts'。
+
+
+然后运行规则（内置规则，加上 --rules FILE）：带有确切修复和预计节省的
+问题排在最前，按节省排序。--deploy FILE 从你的部署脚本读取部署信息
+（tp、专家并行、FLASHCOMM1、capture sizes、max-num-seqs、环境变量），
+并为每个问题给出针对它的 diff；--fact NAME=VALUE 设置一项（例如
+concurrency=25）。用 'npuprof check' 做 CI 门禁。`,
+	// analyze EXAMPLE
+	`  # Summarize an 8-rank vLLM-Ascend capture
+  $ npuprof analyze ./profiles/
+
+  # The JSON document for tools and CI
+  $ npuprof analyze ./profiles/ --format json -o analysis.json
+
+  # The summary, the document with its detail and the HTML report in one run
+  $ npuprof analyze ./profiles/ --format json-full=run.json --format html=report.html
+
+  # A saved document (--format json-full) renders as the profile did
+  $ npuprof analyze run.json
+
+  # Also write the self-contained HTML report
+  $ npuprof analyze ./profiles/ --html report.html
+
+  # With MindIE expert-load dumps kept next to the profile
+  $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
+
+  # With the serving context from vLLM's log and a bench result
+  $ npuprof analyze ./profiles/ --vllm-log server.log --vllm-bench bench.json
+
+  # Findings as a diff against the deployment script
+  $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
+
+  # One rank's text export only
+  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`: `  # 汇总一次 8 rank 的 vLLM-Ascend 采集
+  $ npuprof analyze ./profiles/
+
+  # 供工具和 CI 使用的 JSON 文档
+  $ npuprof analyze ./profiles/ --format json -o analysis.json
+
+  # 一次运行得到摘要、带 detail 的文档和 HTML 报告
+  $ npuprof analyze ./profiles/ --format json-full=run.json --format html=report.html
+
+  # 保存的文档（--format json-full）像原 profile 一样渲染
+  $ npuprof analyze run.json
+
+  # 同时写出自包含的 HTML 报告
+  $ npuprof analyze ./profiles/ --html report.html
+
+  # 使用放在 profile 旁边的 MindIE 专家负载 dump
+  $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
+
+  # 使用 vLLM 日志中的服务上下文和一个 bench 结果
+  $ npuprof analyze ./profiles/ --vllm-log server.log --vllm-bench bench.json
+
+  # 问题以针对部署脚本的 diff 给出
+  $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
+
+  # 只分析一个 rank 的 text 导出
+  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
+	// analyze FLAG debug
+	`print per-pass timings on standard error`: `在标准错误上打印每个 pass 的耗时`,
+	// analyze FLAG deploy
+	`the deployment script (` + "`" + `FILE` + "`" + `: export lines and ` + "`" + `vllm serve ...` + "`" + `): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it`: `部署脚本（` + "`" + `FILE` + "`" + `：export 行和 vllm serve 命令）：使用其中的部署信息（vLLM 会拒绝的值，例如未知的 cudagraph_mode，会给出指明该行的警告，该项部署信息保持未知），每个问题都附带针对它的 diff`,
+	// analyze FLAG experts
+	`per-expert load input: a ` + "`" + `PATH` + "`" + ` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)`: `逐专家负载输入：MindIE dump 的 ` + "`" + `PATH` + "`" + `、一个 layer,expert,tokens CSV 或一个 vLLM-Ascend 日志（默认：profile 目录中找到的 dump）`,
+	// analyze FLAG fact
+	`set or override a fact, ` + "`" + `NAME=VALUE` + "`" + ` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable`: `设置或覆盖一项部署信息，` + "`" + `NAME=VALUE` + "`" + `（例如 concurrency=25、vllm_ascend_version=v0.13.0rc2、cudagraph_mode=FULL_DECODE_ONLY：取 vLLM 的 NONE、PIECEWISE、FULL、FULL_DECODE_ONLY、FULL_AND_PIECEWISE 之一）；可重复`,
+	// analyze FLAG format
+	`output format: text (a readable summary for terminals and CI logs); json (the npuprof.analysis/v1 document (stable keys, for tools and CI)); json-full (the document with its detail: what text and html show beyond json, so that the saved file renders as the profile does); html (the self-contained HTML report); junit (a JUnit XML report, one test case per rule); sarif (a SARIF 2.1.0 log, one result per finding); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（供终端和 CI 日志阅读的摘要）；json（npuprof.analysis/v1 文档，键稳定，供工具和 CI 使用）；json-full（带 detail 的文档：text 和 html 比 json 多显示的内容，使保存的文件能像原 profile 一样渲染）；html（自包含的 HTML 报告）；junit（JUnit XML 报告，每条规则一个测试用例）；sarif（SARIF 2.1.0 日志，每个问题一个结果）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
+	// analyze FLAG html
+	`also write the self-contained HTML report to ` + "`" + `FILE` + "`" + ` (see ` + "`" + `npuprof report` + "`" + `; --format html=FILE)`: `同时把自包含的 HTML 报告写到 ` + "`" + `FILE` + "`" + `（见 npuprof report；即 --format html=FILE）`,
+	// analyze FLAG service
+	`read MS Service Profiler's parse output (request.csv, batch.csv, kvcache.csv, forward.csv or profiler.db) from ` + "`" + `DIR` + "`" + `: request latency, batches, DP load, KV cache (default: a service folder in the profile folder, up to two levels down)`: `从 ` + "`" + `DIR` + "`" + ` 读取 MS Service Profiler 的解析输出（request.csv、batch.csv、kvcache.csv、forward.csv 或 profiler.db）：请求时延、批次、DP 负载、KV cache（默认：profile 目录中最多两层深的 service 目录）`,
+	// analyze FLAG vllm-bench
+	`read the results of vllm bench serve from ` + "`" + `FILE` + "`" + ` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT`: `从 ` + "`" + `FILE` + "`" + ` 读取 ` + "`" + `vllm bench serve` + "`" + ` 的结果（其打印的摘要或 --save-result JSON）：并发数、输出吞吐、TTFT、TPOT`,
+	// analyze FLAG vllm-log
+	`read the serving context (throughput, running/waiting requests, KV-cache usage, prefix- and multimodal-cache hit rates) from vLLM's server log ` + "`" + `FILE` + "`" + `; by default a *.log holding vLLM statistics lines in the profile folder (or one level down) is used`: `从 vLLM 的服务日志 ` + "`" + `FILE` + "`" + ` 读取服务上下文（吞吐、运行/等待中的请求、KV cache 使用率、前缀缓存和多模态缓存命中率）；默认使用 profile 目录（或下一层）中含有 vLLM 统计行的 *.log`,
+	// check LONG
+	`Check analyzes a profile like analyze, runs the rules (built-in, --rules
+files, and budgets against a --baseline document), and exits with a code a CI
+pipeline can gate on:
+
+  0  no finding at or above --fail-on
+  1  findings at or above --fail-on (or, with --require-all-ranks, ranks
+     of the world the profile states are missing)
+  2  usage or input error (bad flag, unreadable rule file, no profile)
+  3  an analysis pass or a rule failed to run (shown, never skipped)
+
+A rule whose inputs are not in the profile is "not evaluated" with the
+reason; it does not fail the check.
+
+A finding that read metrics of a file cut short (a truncated
+trace_view.json or kernel_details.csv: the rank is PARTIAL) says so in
+every output: which rank, which metrics, whether they decided the finding
+("when") or its saving, and that its saving is then uncertain. By default
+(--partial-findings gate) it gates like any other finding. With
+--partial-findings report it is still shown but does not fail the check
+(JUnit: system-out, not a failure; SARIF: level note): use it on a capture
+you know was cut, not as a way to silence a regression. A budget whose
+--baseline document had a rank cut short is such a finding too (its caveat
+says "baseline rank N"). See 'npuprof docs rules', "Partial inputs".
+
+--junit and --sarif write reports for CI systems (one test case / result
+per rule; the same as --format junit=FILE, --format sarif=FILE); --format
+json prints the npuprof.analysis/v1 document with findings and every
+rule's outcome. --format repeats: NAME=FILE writes one more output.
+
+Budgets compare with a saved document: a rule file's "budgets:" list, or
+--budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is
+the same metric (mean over ranks) in the --baseline file.`: `check 像 analyze 一样分析 profile，运行规则（内置规则、--rules 文件，以及
+针对 --baseline 文档的预算），并以 CI 流水线可用于门禁的退出码退出：
+
+  0  没有达到或高于 --fail-on 的问题
+  1  有达到或高于 --fail-on 的问题（或者，使用 --require-all-ranks 时，
+     profile 声明的 world 中有 rank 缺失）
+  2  用法或输入错误（参数错误、规则文件不可读、没有 profile）
+  3  某个分析 pass 或规则运行失败（会显示，从不跳过）
+
+输入不在 profile 中的规则为“未评估”并给出原因；它不会使检查失败。
+
+读取了被截断文件指标的问题（trace_view.json 或 kernel_details.csv 被
+截断：该 rank 为 PARTIAL）会在每种输出中说明：哪个 rank、哪些指标、它们
+是否决定了该问题（when）或其节省，以及其节省因此不确定。默认
+（--partial-findings gate）它像其他问题一样参与门禁。使用
+--partial-findings report 时它仍会显示，但不会使检查失败（JUnit：
+system-out，不算失败；SARIF：level 为 note）：用于你知道被截断的采集，
+而不是用来掩盖性能回退。--baseline 文档中有 rank 被截断的预算也是这样的
+问题（其说明写作 "baseline rank N"）。见 'npuprof docs rules' 的
+“Partial inputs”一节。
+
+--junit 和 --sarif 为 CI 系统写出报告（每条规则一个测试用例 / 结果；
+等同于 --format junit=FILE、--format sarif=FILE）；--format json 打印
+带有问题和每条规则结果的 npuprof.analysis/v1 文档。--format 可重复：
+NAME=FILE 再写出一种输出。
+
+预算与保存的文档比较：规则文件的 "budgets:" 列表，或 --budget，例如
+'hccl.allgather.time_us <= baseline * 1.05'，其中 baseline 是 --baseline
+文件中同一指标（各 rank 的均值）。`,
+	// check EXAMPLE
+	`  # Fail the pipeline on high-severity findings
+  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml
+
+  # With the deployment script: findings carry a diff against it
+  $ npuprof check ./profiles/ --deploy serve.sh --fact concurrency=25 --sarif npuprof.sarif
+
+  # A capture that may be cut short: report its findings, gate only on whole inputs
+  $ npuprof check ./profiles/ --fail-on medium --partial-findings report
+
+  # Guard against regressions from a saved analysis
+  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`: `  # 有 high 级问题时使流水线失败
+  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml
+
+  # 带部署脚本：问题附带针对它的 diff
+  $ npuprof check ./profiles/ --deploy serve.sh --fact concurrency=25 --sarif npuprof.sarif
+
+  # 可能被截断的采集：报告其问题，只对完整输入做门禁
+  $ npuprof check ./profiles/ --fail-on medium --partial-findings report
+
+  # 以保存的分析为基线防止性能回退
+  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
+	// check FLAG allow-missing
+	`let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason`: `让无法评估的预算通过（其指标在采集或基线中缺失）；默认它使检查失败（退出码 1）并给出原因`,
+	// check FLAG baseline
+	`a saved ` + "`" + `OLD.json` + "`" + ` (npuprof analyze --format json) that budgets compare with`: `预算与之比较的已保存 ` + "`" + `OLD.json` + "`" + `（npuprof analyze --format json）`,
+	// check FLAG budget
+	`a budget ` + "`" + `'METRIC OP EXPR'` + "`" + ` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable`: `针对 --baseline 的预算 ` + "`" + `'METRIC OP EXPR'` + "`" + `，例如 'hccl.total.time_us <= baseline * 1.05'；可重复`,
+	// check FLAG fail-on
+	`lowest severity that fails the check: high, medium or low`: `使检查失败的最低严重级别：high、medium 或 low`,
+	// check FLAG junit
+	`also write a JUnit XML report to ` + "`" + `FILE` + "`" + ` (--format junit=FILE)`: `同时把 JUnit XML 报告写到 ` + "`" + `FILE` + "`" + `（即 --format junit=FILE）`,
+	// check FLAG partial-findings
+	`findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)`: `读取了被截断文件指标的问题：gate（像其他问题一样使检查失败）或 report（带标记显示，不使检查失败）`,
+	// check FLAG require-all-ranks
+	`exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing`: `profile 声明的 world（parallel_group_info、profiler_info、Kineto 头）中有 rank 缺失时退出码为 1`,
+	// check FLAG sarif
+	`also write a SARIF 2.1.0 log to ` + "`" + `FILE` + "`" + ` (--format sarif=FILE)`: `同时把 SARIF 2.1.0 日志写到 ` + "`" + `FILE` + "`" + `（即 --format sarif=FILE）`,
+	// completion LONG
+	`Generate the autocompletion script for npuprof for the specified shell.
+See each sub-command's help for details on how to use the generated script.
+`: `为指定的 shell 生成 npuprof 的自动补全脚本。
+生成的脚本如何使用，见各子命令的帮助。
+`,
+	// completion bash LONG
+	`Generate the autocompletion script for the bash shell.
+
+This script depends on the 'bash-completion' package.
+If it is not installed already, you can install it via your OS's package manager.
+
+To load completions in your current shell session:
+
+	source <(npuprof completion bash)
+
+To load completions for every new session, execute once:
+
+#### Linux:
+
+	npuprof completion bash > /etc/bash_completion.d/npuprof
+
+#### macOS:
+
+	npuprof completion bash > $(brew --prefix)/etc/bash_completion.d/npuprof
+
+You will need to start a new shell for this setup to take effect.
+`: `为 bash 生成自动补全脚本。
+
+该脚本依赖 'bash-completion' 软件包。
+如果尚未安装，可以用操作系统的包管理器安装。
+
+在当前 shell 会话中加载补全：
+
+	source <(npuprof completion bash)
+
+为以后每个新会话加载补全，执行一次：
+
+#### Linux：
+
+	npuprof completion bash > /etc/bash_completion.d/npuprof
+
+#### macOS：
+
+	npuprof completion bash > $(brew --prefix)/etc/bash_completion.d/npuprof
+
+需要启动一个新的 shell 才能使设置生效。
+`,
+	// completion fish LONG
+	`Generate the autocompletion script for the fish shell.
+
+To load completions in your current shell session:
+
+	npuprof completion fish | source
+
+To load completions for every new session, execute once:
+
+	npuprof completion fish > ~/.config/fish/completions/npuprof.fish
+
+You will need to start a new shell for this setup to take effect.
+`: `为 fish 生成自动补全脚本。
+
+在当前 shell 会话中加载补全：
+
+	npuprof completion fish | source
+
+为以后每个新会话加载补全，执行一次：
+
+	npuprof completion fish > ~/.config/fish/completions/npuprof.fish
+
+需要启动一个新的 shell 才能使设置生效。
+`,
+	// completion powershell LONG
+	`Generate the autocompletion script for powershell.
+
+To load completions in your current shell session:
+
+	npuprof completion powershell | Out-String | Invoke-Expression
+
+To load completions for every new session, add the output of the above command
+to your powershell profile.
+`: `为 powershell 生成自动补全脚本。
+
+在当前 shell 会话中加载补全：
+
+	npuprof completion powershell | Out-String | Invoke-Expression
+
+为以后每个新会话加载补全，把上面命令的输出加入你的 powershell profile。
+`,
+	// completion zsh LONG
+	`Generate the autocompletion script for the zsh shell.
+
+If shell completion is not already enabled in your environment you will need
+to enable it.  You can execute the following once:
+
+	echo "autoload -U compinit; compinit" >> ~/.zshrc
+
+To load completions in your current shell session:
+
+	source <(npuprof completion zsh)
+
+To load completions for every new session, execute once:
+
+#### Linux:
+
+	npuprof completion zsh > "${fpath[1]}/_npuprof"
+
+#### macOS:
+
+	npuprof completion zsh > $(brew --prefix)/share/zsh/site-functions/_npuprof
+
+You will need to start a new shell for this setup to take effect.
+`: `为 zsh 生成自动补全脚本。
+
+如果你的环境中尚未启用 shell 补全，需要先启用它。可以执行一次：
+
+	echo "autoload -U compinit; compinit" >> ~/.zshrc
+
+在当前 shell 会话中加载补全：
+
+	source <(npuprof completion zsh)
+
+为以后每个新会话加载补全，执行一次：
+
+#### Linux：
+
+	npuprof completion zsh > "${fpath[1]}/_npuprof"
+
+#### macOS：
+
+	npuprof completion zsh > $(brew --prefix)/share/zsh/site-functions/_npuprof
+
+需要启动一个新的 shell 才能使设置生效。
+`,
+	// diff LONG
+	`Diff compares two captures of the same workload, before and after a change.
+BEFORE and AFTER are each a profile (any PATH analyze reads) or a JSON
+document saved by ` + "`" + `npuprof analyze --format json` + "`" + `.
+
+It shows the per-step time (mean over every step of every rank), the
+findings resolved, new or persisting, with each resolved finding's
+predicted saving (the rule's saving_us) against the measured decrease of
+the metric the rule estimates, the decode step-time change the before side
+predicted for each resolved fix and for its plan against the measured one
+(fixes resolved together are measured together: each names the others,
+and the plan row, which says which of its steps were applied, is the
+comparison), the collectives by type and group that appeared or
+disappeared, the compute kernels whose time per step changed most (matched
+by op type and name), the serving context (vLLM log, bench results), the
+breakdown per rank, and every metric that changed (mean over ranks,
+absolute and %). Per-step numbers divide by each side's step count
+(ProfilerStep#N, else decode.steps.count), so captures of different length
+compare fairly.
+
+A side measured on a file cut short (a trace_view.json or
+kernel_details.csv the profiler did not finish: analyze marks the rank
+partial) is shown, never hidden, and never taken as exact: the diff opens
+with one line per cut rank ("! AFTER rank 3 cut short: <file> is
+truncated ...") and every row that read one of its values ends with
+[partial: after rank 3]: a step mean, a metric (a cross-rank one when any
+rank is cut), a collective, a kernel, a finding (it read a cut file, its
+predicted saving is uncertain, its measured saving or its resolved/new
+status rests on one). Such a change may come from the cut, not from the
+runs: a cut AFTER looks faster, a cut BEFORE makes AFTER look slower. The
+JSON says the same (before/after.partial[], partial[] on each row; see
+'npuprof docs diff', "Diffs of a truncated file") and the HTML adds a "Partial input"
+column.
+
+diff has no gate: it exits 0 whatever changed (2 on bad usage, 3 when an
+analysis pass or rule failed). To gate on a change, use npuprof check
+--baseline OLD.json --budget '...': a budget read from a cut baseline or a
+cut capture is a partial finding, which fails the check by default and is
+only shown with --partial-findings report.`: `diff 比较同一负载的两次采集，即某项修改之前和之后。BEFORE 和 AFTER
+各是一个 profile（analyze 能读的任何 PATH）或由
+npuprof analyze --format json 保存的 JSON 文档。
+
+它显示每 step 时间（所有 rank 所有 step 的均值）；已解决、新增或仍存在的
+问题，以及每个已解决问题的预测节省（规则的 saving_us）与该规则所估计
+指标的实测下降的对比；修改前一侧为每个已解决的修复及其计划预测的 decode
+step 时间变化与实测值的对比（一起解决的修复一起测量：每个都列出其他的，
+计划那一行说明其哪些步骤已应用，是对比的依据）；出现或消失的按类型和
+通信组的集合通信；每 step 时间变化最大的计算算子（按算子类型和名称
+匹配）；服务上下文（vLLM 日志、bench 结果）；每个 rank 的时间分解；以及
+每个变化了的指标（各 rank 的均值，绝对值和 %）。每 step 的数字除以各侧的
+step 数（ProfilerStep#N，否则 decode.steps.count），所以长度不同的采集
+也能公平比较。
+
+在被截断的文件上测量的一侧（profiler 未写完的 trace_view.json 或
+kernel_details.csv：analyze 把该 rank 标为 partial）会显示，从不隐藏，
+也从不当作精确值：diff 开头为每个被截断的 rank 给出一行（以 "!" 开头，
+写明哪一侧、哪个 rank、哪个文件被截断），读取了其中某个值的每一行末尾带有
+[partial: after rank 3]：step 均值、指标（有任一 rank 被截断时的跨 rank
+指标）、集合通信、算子、问题（它读取了被截断的文件，其预测节省不确定，
+其实测节省或已解决/新增状态依赖于它）。这样的变化可能来自截断，而非来自
+两次运行：被截断的 AFTER 看起来更快，被截断的 BEFORE 使 AFTER 看起来更慢。
+JSON 给出相同信息（before/after.partial[]，每行的 partial[]；见
+'npuprof docs diff' 中关于被截断文件的 diff 一节），HTML 增加一列
+“Partial input”。
+
+diff 不做门禁：无论变化如何都以 0 退出（用法错误为 2，分析 pass 或规则
+失败为 3）。要对变化做门禁，使用 npuprof check --baseline OLD.json
+--budget '...'：从被截断的基线或采集读取的预算是 partial 问题，默认使
+检查失败，只有使用 --partial-findings report 时才仅作显示。`,
+	// diff EXAMPLE
+	`  # Before and after turning FLASHCOMM1 and expert parallel off
+  $ npuprof diff ./before/ ./after/
+
+  # A saved baseline against a new capture, as JSON for tools
+  $ npuprof analyze ./before/ --format json -o before.json
+  $ npuprof diff before.json ./after/ --format json -o diff.json
+
+  # The self-contained HTML diff
+  $ npuprof diff before.json after.json --html diff.html`: `  # 关闭 FLASHCOMM1 和专家并行之前与之后
+  $ npuprof diff ./before/ ./after/
+
+  # 以保存的基线对比新的采集，输出供工具使用的 JSON
+  $ npuprof analyze ./before/ --format json -o before.json
+  $ npuprof diff before.json ./after/ --format json -o diff.json
+
+  # 自包含的 HTML diff
+  $ npuprof diff before.json after.json --html diff.html`,
+	// diff FLAG all
+	`list every metric in the text output, unchanged ones too`: `在 text 输出中列出每个指标，包括未变化的`,
+	// diff FLAG format
+	`output format: text (a readable table); json (the npuprof.diff/v1 document); html (the self-contained HTML diff); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（可读的表格）；json（npuprof.diff/v1 文档）；html（自包含的 HTML diff）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
+	// diff FLAG html
+	`also write the self-contained HTML diff to ` + "`" + `FILE` + "`": `同时把自包含的 HTML diff 写到 ` + "`" + `FILE` + "`",
+	// diff FLAG kernels
+	`how many kernels to list, largest change first`: `列出多少个算子，变化最大的在前`,
+	// diff FLAG no-vllm-log
+	`do not look for vLLM logs in the profile folders`: `不在 profile 目录中查找 vLLM 日志`,
+	// diff FLAG rules
+	`also run the rules in ` + "`" + `FILE` + "`" + ` on a side that is a profile (a saved document keeps its findings); repeatable`: `同时在作为 profile 的一侧运行 ` + "`" + `FILE` + "`" + ` 中的规则（保存的文档保留其问题）；可重复`,
+	// diff FLAG service-after
+	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the after run (default: a service folder in its profile folder)`: `修改后那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
+	// diff FLAG service-before
+	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the before run (default: a service folder in its profile folder)`: `修改前那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
+	// diff FLAG vllm-log-after
+	`vLLM server log ` + "`" + `FILE` + "`" + ` of the after run (default: found in its profile folder)`: `修改后那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
+	// diff FLAG vllm-log-before
+	`vLLM server log ` + "`" + `FILE` + "`" + ` of the before run (default: found in its profile folder)`: `修改前那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
+	// docs LONG
+	`Docs prints a page of npuprof's documentation (Markdown, as in the
+repository's docs/ folder, which the help and the outputs cite as
+'npuprof docs TOPIC'). Without TOPIC it lists the topics.`: `docs 打印 npuprof 文档的一页（Markdown，与仓库 docs/ 目录中的相同，帮助和
+输出以 'npuprof docs TOPIC' 引用）。不带 TOPIC 时列出所有主题。`,
+	// eplb plan LONG
+	`Plan reads per-expert token loads and writes an expert placement in
+vLLM-Ascend's expert-map JSON schema (the file eplb_config.expert_map_path
+loads, the same schema as expert_map_record_path and MindIE's
+{stage}_global_deployment.json), and prints the predicted max/mean rank load
+before and after.
+
+--experts is a folder of MindIE dumps ({decode|prefill}_{rank}.csv with
+model_gen_config.json and {stage}_global_deployment.json), one dump, or a
+layer,expert,tokens CSV ('npuprof docs experts'). The plan, per MoE layer: give the
+--redundant extra slots to the experts with the most tokens per copy, then
+place copies largest first on the least-loaded rank with a free slot and no
+copy of that expert, then swap copies while that lowers the busiest rank
+('npuprof docs eplb'). Every expert is placed at least once, every rank gets
+(experts + redundant) / EP size slots, and no rank holds an expert twice.
+
+"Before" is the expert map read with the dumps when it has --ep-size ranks,
+else vLLM's default contiguous split without redundant experts. Predictions
+split an expert's tokens evenly over its copies, as vLLM-Ascend's EPLB
+worker does. The plan is written to -o (standard output when "-"); the
+summary goes to standard output, or to standard error when the plan does.
+
+The serve-with line is in the form --vllm-ascend-version reads: the
+top-level expert_map_path up to v0.13.0rc1, eplb_config.expert_map_path from
+v0.13.0rc2 (#5533); without it, the newest form and the other. --moe-layers
+checks the map against the model: more layers than the model's MoE layers
+is refused (vLLM-Ascend's loader raises "Invalid EPLB Table" for a layer id
+past moe_layer_count), fewer is a note.`: `plan 读取逐专家的 token 负载，按 vLLM-Ascend 的 expert-map JSON 格式写出
+专家放置（即 eplb_config.expert_map_path 加载的文件，与
+expert_map_record_path 以及 MindIE 的 {stage}_global_deployment.json 格式
+相同），并打印放置前后预测的 rank 负载最大值/均值。
+
+--experts 是 MindIE dump 的目录（{decode|prefill}_{rank}.csv，附带
+model_gen_config.json 和 {stage}_global_deployment.json）、一个 dump，或一个
+layer,expert,tokens CSV（'npuprof docs experts'）。方案对每个 MoE 层：把
+--redundant 个额外槽位分给每个副本 token 最多的专家，然后从最大的副本开始，
+放到负载最小、有空槽位且没有该专家副本的 rank 上，再在能降低最忙 rank 负载
+时交换副本（'npuprof docs eplb'）。每个专家至少放置一次，每个 rank 得到
+(专家数 + 冗余数) / EP 大小 个槽位，没有 rank 持有同一专家两次。
+
+“放置前”是与 dump 一起读到的专家映射（当它有 --ep-size 个 rank 时），否则
+为 vLLM 默认的不带冗余专家的连续切分。预测把一个专家的 token 平均分到其
+各副本上，与 vLLM-Ascend 的 EPLB worker 相同。方案写到 -o（为 "-" 时写到
+标准输出）；摘要写到标准输出，方案写到标准输出时摘要写到标准错误。
+
+启动服务的那一行采用 --vllm-ascend-version 所对应的形式：v0.13.0rc1 及以前
+为顶层的 expert_map_path，从 v0.13.0rc2（#5533）起为
+eplb_config.expert_map_path；不指定时给出最新的形式和另一种。--moe-layers
+用模型检查映射：层数多于模型的 MoE 层数会被拒绝（对超出 moe_layer_count 的
+层 id，vLLM-Ascend 的加载器会报 "Invalid EPLB Table"），层数较少则给出提示。`,
+	// eplb plan EXAMPLE
+	`  # Plan from MindIE dumps with one redundant expert per rank
+  $ npuprof eplb plan --experts ./expert_hotspot/ -o expert_map.json
+
+  # From a layer,expert,tokens CSV, 16 EP ranks, 16 redundant slots
+  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --redundant 16 -o expert_map.json
+
+  # For vLLM-Ascend v0.13.0rc1 serving Qwen3-235B-A22B (94 MoE layers)
+  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --vllm-ascend-version v0.13.0rc1 --moe-layers 94 -o expert_map.json
+
+  # Then serve with the plan (vLLM-Ascend static EPLB; v0.13.0rc2 and later)
+  $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
+      --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'
+  # (v0.13.0rc1 and earlier: --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}')`: `  # 根据 MindIE dump 规划，每个 rank 一个冗余专家
+  $ npuprof eplb plan --experts ./expert_hotspot/ -o expert_map.json
+
+  # 根据 layer,expert,tokens CSV，16 个 EP rank，16 个冗余槽位
+  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --redundant 16 -o expert_map.json
+
+  # 用于 vLLM-Ascend v0.13.0rc1 部署 Qwen3-235B-A22B（94 个 MoE 层）
+  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --vllm-ascend-version v0.13.0rc1 --moe-layers 94 -o expert_map.json
+
+  # 然后用该方案启动服务（vLLM-Ascend 静态 EPLB；v0.13.0rc2 及以后）
+  $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
+      --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'
+  # （v0.13.0rc1 及以前：
+  #   --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}'）`,
+	// eplb plan FLAG ep-size
+	`EP ranks to place experts on, ` + "`" + `N` + "`" + ` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)`: `放置专家的 EP rank 数 ` + "`" + `N` + "`" + `（默认：与 dump 一起读到的专家映射的 rank 数）；取 1..每层专家数（每个 rank 至少持有一个专家；只有读到的专家映射有更多 rank 时才可更多）`,
+	// eplb plan FLAG experts
+	`per-expert loads: a ` + "`" + `PATH` + "`" + ` to MindIE dumps or a layer,expert,tokens CSV (required)`: `逐专家负载：MindIE dump 的 ` + "`" + `PATH` + "`" + ` 或一个 layer,expert,tokens CSV（必需）`,
+	// eplb plan FLAG moe-layers
+	`the served model's MoE layer count, ` + "`" + `N` + "`" + `: a map with more layers is refused (vLLM-Ascend's "Invalid EPLB Table"), one with fewer is a note (Qwen3-235B-A22B: 94)`: `所部署模型的 MoE 层数 ` + "`" + `N` + "`" + `：层数更多的映射会被拒绝（vLLM-Ascend 的 "Invalid EPLB Table"），层数更少的给出提示（Qwen3-235B-A22B：94）`,
+	// eplb plan FLAG output
+	`write the expert map to ` + "`" + `FILE` + "`" + ` ("-": standard output)`: `把专家映射写到 ` + "`" + `FILE` + "`" + `（"-"：标准输出）`,
+	// eplb plan FLAG redundant
+	`redundant expert slots in total, ` + "`" + `N` + "`" + ` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most`: `冗余专家槽位总数 ` + "`" + `N` + "`" + `（默认：每个 EP rank 一个，向上取整使专家数 + N 能被 EP 大小整除）；取 0..专家数 x (EP 大小 - 1)：每个 rank 至多持有一个专家的一个副本`,
+	// eplb plan FLAG vllm-ascend-version
+	`the vLLM-Ascend ` + "`" + `VERSION` + "`" + ` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)`: `将加载该映射的 vLLM-Ascend 版本 ` + "`" + `VERSION` + "`" + `：决定启动服务那一行的形式（v0.13.0rc1 及以前为顶层 expert_map_path，从 v0.13.0rc2 起为 eplb_config；默认：最新的形式，并附另一种）`,
+	// export LONG
+	`Export reads a profile (any PATH analyze accepts) and writes what npuprof
+parsed and measured as Parquet, one file per table and rank, Hive-style:
+
+  OUTDIR/device_tasks/rank=3/part-0.parquet   every device task
+  OUTDIR/hccl_ops/rank=3/part-0.parquet       HCCL big ops (type, group)
+  OUTDIR/framework_ops/rank=3/part-0.parquet  host torch ops
+  OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
+  OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
+  and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
+  npuprof.parquet/v2); with a service profile (--service DIR, or a
+  service folder in the profile folder), service_requests,
+  service_batches, service_batch_dp, service_kvcache and service_forwards
+  (one part-0.parquet each) too, which 'npuprof analyze OUTDIR' reads back.
+
+and, once per export run, the node tables: what the cross-rank analysis
+needs of every rank exported (rank_state, rank_metrics) and the parallel
+groups they are in (groups), one file each (OUTDIR/rank_state/part-RUN.parquet).
+'npuprof analyze' merges several exports from these alone (no device task
+is read): export on each node, copy the node tables (--summary-only writes
+nothing else), then 'npuprof analyze node*.pq'.
+
+Each rank's folder is recorded as given (PATH may be relative), made
+absolute in the current directory, with this machine's host name, so that
+'npuprof analyze OUTDIR' run anywhere says where the rank came from: its
+rank "path" is OUTDIR and "exported_from" holds path, abs_path and host.
+
+A cluster too big for one machine is exported rank by rank where it was
+captured (one export per node, all into the same OUTDIR on shared storage:
+ranks are separate partitions) and queried as one data set with DuckDB,
+Spark or Trino. 'npuprof analyze OUTDIR' reads an export back without
+parsing JSON again and prints the same numbers. Ranks are parsed in
+parallel and each rank's tables are written as soon as it is parsed, so
+memory grows with --workers, not with the number of ranks. Existing
+partitions of the exported ranks are replaced; other ranks are kept.`: `export 读取一个 profile（analyze 接受的任何 PATH），把 npuprof 解析和测量
+的内容写成 Parquet，每个表和 rank 一个文件，Hive 风格：
+
+  OUTDIR/device_tasks/rank=3/part-0.parquet   每个设备任务
+  OUTDIR/hccl_ops/rank=3/part-0.parquet       HCCL 大算子（类型、通信组）
+  OUTDIR/framework_ops/rank=3/part-0.parquet  host 侧 torch 算子
+  OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N 及其时间分解
+  OUTDIR/metrics/rank=3/part-0.parquet        JSON 文档的每个指标
+  以及 links、comm_ops、step_trace、ranks（见 'npuprof docs parquet'，格式
+  npuprof.parquet/v2）；有 service profile 时（--service DIR，或 profile
+  目录中的 service 目录），还有 service_requests、service_batches、
+  service_batch_dp、service_kvcache 和 service_forwards（各一个
+  part-0.parquet），'npuprof analyze OUTDIR' 会读回它们。
+
+此外，每次导出还写一次节点表：跨 rank 分析需要的每个已导出 rank 的内容
+（rank_state、rank_metrics）及它们所在的并行通信组（groups），各一个文件
+（OUTDIR/rank_state/part-RUN.parquet）。'npuprof analyze' 只凭这些就能
+合并多个导出（不读取任何设备任务）：在每个节点上导出，复制节点表
+（--summary-only 只写这些），然后运行 'npuprof analyze node*.pq'。
+
+每个 rank 的目录按给出的形式记录（PATH 可以是相对路径），再基于当前目录
+转为绝对路径，并附上本机主机名，这样在任何地方运行
+'npuprof analyze OUTDIR' 都能说出该 rank 来自哪里：其 rank 的 "path" 为
+OUTDIR，"exported_from" 包含 path、abs_path 和 host。
+
+一台机器放不下的集群，在采集的地方逐 rank 导出（每个节点一个导出，都写到
+共享存储上的同一个 OUTDIR：各 rank 是独立的分区），再用 DuckDB、Spark 或
+Trino 作为一个数据集查询。'npuprof analyze OUTDIR' 读回导出时不再解析
+JSON，打印相同的数字。各 rank 并行解析，每个 rank 解析完就写出其表，所以
+内存随 --workers 增长，而不随 rank 数增长。已导出 rank 的现有分区会被
+替换；其他 rank 保留。`,
+	// export EXAMPLE
+	`  # Export an 8-rank capture
+  $ npuprof export ./profiles/ -o ./pq
+
+  # Per node of a large cluster, into one shared folder
+  $ npuprof export /data/prof/node07/ -o /shared/run42.pq
+
+  # Query the union with DuckDB: HCCL time per rank and type
+  $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`: `  # 导出一次 8 rank 的采集
+  $ npuprof export ./profiles/ -o ./pq
+
+  # 大集群按节点导出，写入同一个共享目录
+  $ npuprof export /data/prof/node07/ -o /shared/run42.pq
+
+  # 用 DuckDB 查询全部：每个 rank 和类型的 HCCL 时间
+  $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`,
+	// export FLAG output
+	`write the tables under ` + "`" + `OUTDIR` + "`" + ` (created if needed)`: `把表写到 ` + "`" + `OUTDIR` + "`" + ` 下（需要时创建）`,
+	// export FLAG service
+	`also write the requests and batches of MS Service Profiler's parse output in ` + "`" + `DIR` + "`" + ` (service_requests, service_batches; default: a service folder in the profile folder)`: `同时写出 ` + "`" + `DIR` + "`" + ` 中 MS Service Profiler 解析输出的请求和批次（service_requests、service_batches；默认：profile 目录中的 service 目录）`,
+	// export FLAG summary-only
+	`write only the node tables (rank_state, rank_metrics, groups: one file each; what 'npuprof analyze' merges), not the per-rank tables`: `只写节点表（rank_state、rank_metrics、groups：各一个文件；即 'npuprof analyze' 合并的内容），不写逐 rank 的表`,
+	// help LONG
+	`Help provides help for any command in the application.
+Simply type npuprof help [path to command] for full details.`: `help 提供应用中任意命令的帮助。
+输入 npuprof help [命令路径] 查看完整说明。`,
+	// man LONG
+	`Write a man page per command into DIR (make man).`: `为每个命令在 DIR 中写一个 man 手册页（make man）。`,
+	// report LONG
+	`Report reads a profile (the same PATH forms as analyze, a document saved
+by analyze --format json-full included) and writes one HTML file: findings with their fixes, the deployment facts they used with
+their sources (the profile's parallel groups and environment, --deploy,
+--fact, the serving context), the time breakdown per rank and per
+step, communication by collective type and group, MoE routing and Cumsum,
+EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap, the
+expert load (layer x expert heatmap and load per EP rank, when --experts or
+dumps inside PATH give per-expert loads) and a mini timeline of one
+representative step per rank.
+
+The file works offline: the charting library (Apache ECharts), styles and
+data are inlined, and it makes no network request. Its numbers are the
+ones in ` + "`" + `npuprof analyze --format json` + "`" + `. Without -o the HTML goes to
+standard output, unless that is a terminal (then report refuses: give -o
+FILE, or -o - to mean standard output). ` + "`" + `npuprof analyze PATH --html FILE` + "`" + ` writes the same file.
+
+Each fix, finding diff and the all-fixes diff has a Copy button. It copies
+the text byte for byte as the JSON document holds it (` + "`" + `fix` + "`" + `, ` + "`" + `diff` + "`" + `, ` + "`" + `deploy_diff` + "`" + `):
+a diff against a CRLF deployment script keeps its carriage returns, so
+` + "`" + `patch -p1` + "`" + ` applies it to the file as it is (the page shows the diff
+without them).`: `report 读取一个 profile（与 analyze 相同的 PATH 形式，包括 analyze
+--format json-full 保存的文档），写出一个 HTML 文件：问题及其修复；问题
+所用的部署信息及其来源（profile 的并行通信组和环境、--deploy、--fact、
+服务上下文）；每个 rank 和每个 step 的时间分解；按集合通信类型和通信组的
+通信；MoE 路由和 Cumsum；每个 stream 的 EVENT_WAIT；可排序的耗时最多算子
+表；rank 倾斜热力图；专家负载（--experts 或 PATH 中的 dump 给出逐专家负载
+时，为 layer x expert 热力图和每个 EP rank 的负载）；以及每个 rank 一个
+代表性 step 的迷你时间线。
+
+该文件可离线使用：图表库（Apache ECharts）、样式和数据都内联在其中，不发出
+任何网络请求。其数字与 npuprof analyze --format json 中的相同。不带 -o 时
+HTML 写到标准输出，除非标准输出是终端（此时 report 拒绝执行：请给出
+-o FILE，或用 -o - 表示标准输出）。npuprof analyze PATH --html FILE
+写出同样的文件。
+
+每个修复、问题的 diff 和全部修复的 diff 都有一个复制按钮。它按 JSON 文档
+中保存的内容逐字节复制文本（fix、diff、deploy_diff）：针对 CRLF 部署脚本
+的 diff 保留其回车符，所以 patch -p1 能把它应用到原样的文件上（页面显示的
+diff 不带回车符）。`,
+	// report EXAMPLE
+	`  # Write the report of an 8-rank capture
+  $ npuprof report ./profiles/ -o report.html
+
+  # The terminal summary and the report in one run
+  $ npuprof analyze ./profiles/ --html report.html
+
+  # Pipe it somewhere
+  $ npuprof report ./rank0_ascend_pt -q > rank0.html`: `  # 写出一次 8 rank 采集的报告
+  $ npuprof report ./profiles/ -o report.html
+
+  # 一次运行得到终端摘要和报告
+  $ npuprof analyze ./profiles/ --html report.html
+
+  # 通过管道输出到别处
+  $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
+	// report FLAG output
+	`write the HTML to ` + "`" + `FILE` + "`" + ` (- for standard output; without -o, standard output unless it is a terminal)`: `把 HTML 写到 ` + "`" + `FILE` + "`" + `（- 表示标准输出；不带 -o 时写到标准输出，除非它是终端）`,
+	// rules LONG
+	`The rules turn measurements into findings with the exact fix. Built-in rules
+are embedded in npuprof; --rules FILE adds your own ('npuprof docs rules').`: `规则把测量结果变成带有确切修复的问题。内置规则嵌入在 npuprof 中；
+--rules FILE 加入你自己的规则（'npuprof docs rules'）。`,
+	// rules explain LONG
+	`Explain a rule: what it checks, the expression, thresholds, the fix, and why.`: `解释一条规则：检查什么、表达式、阈值、修复方法和原因。`,
+	// rules list LONG
+	`List the built-in rules (and those of --rules files).`: `列出内置规则（以及 --rules 文件中的规则）。`,
+	// rules test LONG
+	`Each case file names a rule and gives cases: metrics per rank and of the
+cluster, facts, and the outcome expected (fired or clear, severity, saving,
+ranks). Exit code 1 when a case fails ('npuprof docs rules', "Testing a rule").`: `每个用例文件指定一条规则并给出用例：每个 rank 和集群的指标、部署信息，
+以及预期结果（fired 或 clear、严重级别、节省、rank）。有用例失败时退出码
+为 1（'npuprof docs rules' 的“Testing a rule”一节）。`,
+	// version LONG
+	`Version prints npuprof's module version and the VCS revision the binary
+was built from (` + "`" + `make build` + "`" + ` stamps the revision; "revision unknown"
+otherwise). Every output (the JSON document, the HTML report, JUnit, SARIF)
+names them too.`: `version 打印 npuprof 的模块版本和构建该程序所用的 VCS 修订（make build
+会写入修订；否则为 "revision unknown"）。每种输出（JSON 文档、HTML 报告、
+JUnit、SARIF）也会写明它们。`,
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,8 +53,48 @@ func TestZHHelp(t *testing.T) {
 	}
 	// English stays English
 	code, en, _ := runLocale(lang.EN, "--help")
+	require.NotContains(t, en, "默认")
 	require.Equal(t, ExitOK, code)
 	require.Contains(t, en, "Available Commands:")
+}
+
+// codeSpan is a `command` in a help text.
+var codeSpan = regexp.MustCompile("`[^`\n]*`")
+
+// Under a zh locale every command's --help is Chinese: no English
+// sentence (lang.EnglishSentences: names, flags, values, paths and
+// commands never count), pflag's "(default …)" suffix included, and no
+// Chinese line wider than the help; testdata/golden/help-zh pins each.
+func TestZHHelpEveryCommand(t *testing.T) {
+	root := newRootCmd(newStreams(nil, nil, nil))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var found []string
+	for _, c := range allCmds(root) {
+		args := append(strings.Fields(c.CommandPath())[1:], "--help")
+		code, out, errs := runLocale(lang.ZH, args...)
+		require.Equal(t, ExitOK, code, "%v: %s", args, errs)
+		require.Contains(t, out, "用法：", args)
+		require.NotContains(t, out, "(default", args)
+		// a command in backticks is a command, not prose
+		if c != root && c.Name() != "analyze" { // their goldens: TestZHHelp
+			name := strings.Join(args[:len(args)-1], "-")
+			golden.Check(t, filepath.Join("../..", goldenDir, "help-zh", name+".txt"), []byte(out))
+		}
+		for _, s := range lang.EnglishSentences(codeSpan.ReplaceAllString(out, "")) {
+			found = append(found, c.CommandPath()+": "+s)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			cmd := strings.HasPrefix(strings.TrimSpace(l), "npuprof ") // the usage line
+			if lang.HasHan(l) && !cmd {
+				require.LessOrEqual(t, render.DisplayWidth(l), 80, "%v: %s", args, l)
+			}
+		}
+	}
+	require.Empty(t, found, "English in a command's Chinese --help")
+	// the default's suffix, translated
+	_, an, _ := runLocale(lang.ZH, "analyze", "--help")
+	require.Contains(t, an, "（默认：summary）")
 }
 
 // An error is in the run's language (--lang, else the locale's).
