@@ -114,7 +114,8 @@ var apacheNotice = regexp.MustCompile(`Apache ECharts[^\n]*|The Apache Software 
 // words in a row: lang.EnglishSentences; names, flags, kernels and paths
 // never count): every output of analyze, check, report and diff on the
 // committed traces and on tracegen scenarios with expert loads, a
-// prediction, a truncated file and a deployment script.
+// prediction, a truncated file, a deployment script and the what-if at a
+// target concurrency.
 func TestZHOutputsHaveNoEnglish(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every output of four captures")
@@ -145,6 +146,12 @@ func TestZHOutputsHaveNoEnglish(t *testing.T) {
 			for _, s := range lang.EnglishSentences(apacheNotice.ReplaceAllString(o, "")) {
 				found[name] = append(found[name], s)
 			}
+		}
+	}
+	// the target-concurrency what-if (plan.whatif, findings[].revisit)
+	for _, sc := range []string{"hot-rank-mc2", "host-bound"} {
+		for name, o := range zhOutputs(t, gen(sc), "", "--fact", "concurrency=90") {
+			found[name] = append(found[name], lang.EnglishSentences(apacheNotice.ReplaceAllString(o, ""))...)
 		}
 	}
 	var report []string

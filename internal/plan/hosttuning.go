@@ -40,7 +40,7 @@ func AddHostTuning(rep *rules.Report, script []string) {
 	if len(fired) == 0 {
 		return
 	}
-	ht := &results.HostTuning{Why: strings.Join(fired, ", ") + " fired: the host holds the device back; optional, as root on every node"}
+	ht := &results.HostTuning{Reason: strings.Join(fired, ", ") + " fired: the host holds the device back; optional, as root on every node"}
 	for _, h := range hostTuning {
 		in := false
 		for _, l := range script {

@@ -28,7 +28,7 @@ func TestHostTuningApartFromTheDiff(t *testing.T) {
 	plan.AddHostTuning(rep, strings.Split(fieldScript, "\n"))
 	ht := rep.Plan.HostTuning
 	require.NotNil(t, ht)
-	require.Equal(t, "host-bound-free fired: the host holds the device back; optional, as root on every node", ht.Why)
+	require.Equal(t, "host-bound-free fired: the host holds the device back; optional, as root on every node", ht.Reason)
 	var cmds []string
 	for _, l := range ht.Lines {
 		cmds = append(cmds, l.Command)

@@ -91,7 +91,7 @@ func hostTuningOf(ht *results.HostTuning) *hostTuningView {
 	if ht == nil {
 		return nil
 	}
-	hv := &hostTuningView{Why: cleanText(ht.Why, 0)}
+	hv := &hostTuningView{Why: cleanText(ht.Reason, 0)}
 	var cmds []string
 	for _, l := range ht.Lines {
 		hv.Lines = append(hv.Lines, hostLineView{Command: cleanText(l.Command, 0), What: cleanText(l.What, 0), InScript: l.InScript})

@@ -62,7 +62,7 @@ func writePlan(ew *errWriter, p *results.Plan) {
 	if ht := p.HostTuning; ht != nil {
 		// one line of commands (what each does: the JSON's
 		// plan.host_tuning and the HTML report)
-		ew.printf("  optional host tuning (not in the deploy diff; %s):\n", Safe(ht.Why, 300))
+		ew.printf("  optional host tuning (not in the deploy diff; %s):\n", Safe(ht.Reason, 300))
 		cmds := make([]string, 0, len(ht.Lines))
 		for _, l := range ht.Lines {
 			c := Safe(l.Command, 200)

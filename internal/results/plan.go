@@ -95,10 +95,12 @@ type WhatIfFinding struct {
 }
 
 // HostTuning is optional host OS tuning (root, on every node), apart from
-// the plan's deploy diff: why it is offered, and its commands.
+// the plan's deploy diff: why it is offered (Reason, the JSON's "why": a
+// message composed from data, translated as one; a rule's Why is its
+// own text), and its commands.
 type HostTuning struct {
-	Why   string     `json:"why"`
-	Lines []HostLine `json:"lines"`
+	Reason string     `json:"why"`
+	Lines  []HostLine `json:"lines"`
 }
 
 // HostLine is one host tuning command, what it does, and whether the
