@@ -263,6 +263,9 @@ MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
 	"when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)": "当 --deploy 脚本启动多个 vllm serve 命令时，用第 `N` 行（该命令跨越的任意一行）上的那个来取部署信息和生成 diff（默认：最后一个，并给出列出每个命令的警告）",
 
 	// the commands' descriptions, examples and the flags only one command has
+	// kept: each key repeats the command's English text (its Long, its Example)
+	// so that an edit of the English drops its stale Chinese and
+	// TestZHHelpEveryCommand fails until the Chinese is edited too
 	// analyze LONG
 	`Analyze reads a profile and prints what it measured.
 
