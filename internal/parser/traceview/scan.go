@@ -634,6 +634,15 @@ func transportIn(args []byte, c byte, v string) bool {
 // not in a string) and no bracket (so the depth never changed). Otherwise
 // skipRestSlow walks the object.
 func skipRest(b []byte, i int) int {
+	if e := flatEnd(b, i); e >= 0 {
+		return e
+	}
+	return skipRestSlow(b, i)
+}
+
+// flatEnd is skipRest's fast path: the index after the first '}' from
+// b[i] when that '}' closes a flat object (see skipRest), else -1.
+func flatEnd(b []byte, i int) int {
 	if j := bytes.IndexByte(b[i:], '}'); j >= 0 {
 		seg := b[i : i+j]
 		if bytes.IndexByte(seg, '\\') < 0 && bytes.Count(seg, quote)&1 == 0 &&
@@ -641,7 +650,7 @@ func skipRest(b []byte, i int) int {
 			return i + j + 1
 		}
 	}
-	return skipRestSlow(b, i)
+	return -1
 }
 
 var quote = []byte{'"'}
@@ -664,6 +673,27 @@ func skipChecked(b []byte, i int, skip func([]byte, int) int) int {
 	}
 	return e
 }
+
+// skipRestChecked is skipChecked(b, i, skipRest), and
+// skipArgsChecked skipChecked(b, i, skipComposite) for b[i] == '{'.
+// What the flat path (flatEnd) skips holds one '}', its last byte, so it
+// cannot span events: only the walk's result is checked.
+func skipRestChecked(b []byte, i int) int {
+	if e := flatEnd(b, i); e >= 0 {
+		return e
+	}
+	return skipChecked(b, i, skipRestSlow)
+}
+
+func skipArgsChecked(b []byte, i int) int {
+	if e := flatEnd(b, i+1); e >= 0 {
+		return e
+	}
+	return skipChecked(b, i, skipObjectSlow)
+}
+
+// skipObjectSlow is skipComposite's walk for the object at b[i] ('{').
+func skipObjectSlow(b []byte, i int) int { return skipRestSlow(b, i+1) }
 
 // spansEvents reports whether seg, the rest of an object after its
 // opening brace and possibly some members, holds `}` `,` `{` (whitespace
@@ -851,7 +881,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if args && b[i] == '{' {
 			if rd != nil && ev.skipArgs() {
 				a := i
-				i = skipChecked(b, i, skipComposite)
+				i = skipArgsChecked(b, i)
 				if i < 0 {
 					return i
 				}
@@ -943,7 +973,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		if dst == &ev.pid && rd != nil {
 			ev.kind, ev.pidIdx = rd.kindOf(ev.pid)
 			if ev.kind == procOther && ev.plain() {
-				return skipChecked(b, i, skipRest)
+				return skipRestChecked(b, i)
 			}
 		}
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
