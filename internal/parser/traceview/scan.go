@@ -837,6 +837,9 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		var dst *value
 		ke := -1
 		args := false
+		// fix is the length of the string value the key's fast path
+		// expects (ph "X", ts "1736410582431668.784"); 0 none
+		fix := 0
 		if ks+8 <= len(b) {
 			// the keys of the top level are short and few: recognise them
 			// (with their closing quote) from one 8-byte load
@@ -849,11 +852,11 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			case w&mask4 == kTid:
 				ke, dst = ks+3, &ev.tid
 			case w&mask3 == kTs:
-				ke, dst = ks+2, &ev.ts
+				ke, dst, fix = ks+2, &ev.ts, 20
 			case w&mask5 == kName:
 				ke, dst = ks+4, &ev.name
 			case w&mask3 == kPh:
-				ke, dst = ks+2, &ev.phV
+				ke, dst, fix = ks+2, &ev.phV, 1
 			case w&mask4 == kDur:
 				ke, dst = ks+3, &ev.dur
 			case w&mask5 == kArgs:
@@ -944,6 +947,19 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 		}
 		// kept: the value scan written out in both key loops (here and parseArgs): a helper costs a call per value
 		if b[i] == '"' {
+			// a string of the length its key expects, with no quote or
+			// backslash before its closing quote: what strEnd would find
+			if fix == 1 && i+3 <= len(b) && b[i+2] == '"' && b[i+1] != '"' && b[i+1] != '\\' {
+				*dst = value{b: b[i+1 : i+2], str: true}
+				i += 3
+				goto next
+			}
+			if fix == 20 && i+22 <= len(b) && b[i+21] == '"' &&
+				quoteOrSlash(le64(b, i+1))|quoteOrSlash(le64(b, i+9))|quoteOrSlash(le64(b, i+13)) == 0 {
+				*dst = value{b: b[i+1 : i+21], str: true}
+				i += 22
+				goto next
+			}
 			// a string: strEnd directly (scanValue's first case, one
 			// call less for the most common value)
 			e, esc := strEnd(b, i+1)
@@ -976,6 +992,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				return skipRestChecked(b, i)
 			}
 		}
+	next:
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
 			// `, "key`, as every profiler writes it
 			i += 2
