@@ -37,13 +37,12 @@ func writeJSON(w io.Writer, doc *results.Document, full bool) error {
 			rest.Cluster = &c
 		}
 	}
-	var head bytes.Buffer
-	enc := json.NewEncoder(&head)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&rest); err != nil {
+	// what json.Encoder with SetIndent("", "  ") writes
+	b, err := marshalIndent(&rest, "", "  ")
+	if err != nil {
 		return err
 	}
-	b := head.Bytes()
+	b = append(b, '\n')
 	// the document's own "ranks" key: the only one two spaces in (no
 	// string holds a raw newline)
 	const key = "\n  \"ranks\": "
@@ -65,7 +64,7 @@ func writeJSON(w io.Writer, doc *results.Document, full bool) error {
 				c.Detail = results.RankDetail{}
 				rank = &c
 			}
-			r, err := json.MarshalIndent(rank, "    ", "  ")
+			r, err := marshalIndent(rank, "    ", "  ")
 			if err != nil {
 				return err
 			}
