@@ -3,6 +3,7 @@ package main
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -51,13 +52,13 @@ func init() {
 
 // reDefault is pflag's " (default VALUE)" suffix of a usage, the value
 // possibly wrapped to the next line.
-var reDefault = regexp.MustCompile(`\s+\(default\s+([^()]*)\)`)
+var reDefault = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+\(default\s+([^()]*)\)`) })
 
 // zhDefault puts pflag's "(default VALUE)" suffixes in Chinese:
 // "（默认：VALUE）", the value as it was.
 func zhDefault(s string) string {
-	return reDefault.ReplaceAllStringFunc(s, func(m string) string {
-		v := reDefault.FindStringSubmatch(m)[1]
+	return reDefault().ReplaceAllStringFunc(s, func(m string) string {
+		v := reDefault().FindStringSubmatch(m)[1]
 		return "（默认：" + strings.Join(strings.Fields(v), " ") + "）"
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,13 +41,15 @@ func checkWorkers(n int) error {
 
 // reInvalidArg is pflag's message for a value its type cannot parse:
 // invalid argument "abc" for "-w, --workers" flag: strconv.ParseInt: ...
-var reInvalidArg = regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?--([^"]+)" flag: `)
+var reInvalidArg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?--([^"]+)" flag: `)
+})
 
 // flagError turns pflag's parse errors into usage errors that name the
 // flag, the value and what the flag expects, instead of Go's
 // "strconv.ParseInt: parsing "abc": invalid syntax".
 func flagError(cmd *cobra.Command, err error) error {
-	m := reInvalidArg.FindStringSubmatch(err.Error())
+	m := reInvalidArg().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}

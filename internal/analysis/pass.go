@@ -131,7 +131,7 @@ func (e PassError) Error() string {
 	return fmt.Sprintf("pass %s on rank %d: %s", e.Pass, e.Rank, e.Message)
 }
 
-var reName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var reName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 // Validate checks names, docs, Run functions, duplicates and cycles.
 func Validate[C any](passes []*PassOf[C]) error {
@@ -149,7 +149,7 @@ func Validate[C any](passes []*PassOf[C]) error {
 		case 2:
 			return nil
 		}
-		if !reName.MatchString(p.Name) {
+		if !reName().MatchString(p.Name) {
 			return fmt.Errorf("pass name %q is not an identifier", p.Name)
 		}
 		if strings.TrimSpace(p.Doc) == "" {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
@@ -59,25 +60,25 @@ type WorkloadResult struct {
 // rank); a name with other bytes goes through re itself (Unicode case
 // folding).
 var workloadMatchers = []workloadMatcher{
-	{WorkloadVLLM, "vLLM-Ascend custom ops", regexp.MustCompile(`^_C_ascend::`),
+	{WorkloadVLLM, "vLLM-Ascend custom ops", lazyRegexp(`^_C_ascend::`),
 		func(n string) bool { return strings.HasPrefix(n, "_C_ascend::") }, false},
-	{WorkloadVLLM, "vllm in framework op names", regexp.MustCompile(`(?i)vllm`),
+	{WorkloadVLLM, "vllm in framework op names", lazyRegexp(`(?i)vllm`),
 		func(n string) bool { return containsASCIIFold(n, "vllm") }, false},
-	{WorkloadTraining, "autograd backward ops", regexp.MustCompile(`^autograd::engine::evaluate_function|Backward[0-9]*$`),
+	{WorkloadTraining, "autograd backward ops", lazyRegexp(`^autograd::engine::evaluate_function|Backward[0-9]*$`),
 		func(n string) bool {
 			return strings.HasPrefix(n, "autograd::engine::evaluate_function") ||
 				strings.HasSuffix(strings.TrimRight(n, "0123456789"), "Backward")
 		}, false},
-	{WorkloadTraining, "optimizer ops", regexp.MustCompile(`^Optimizer\.(step|zero_grad)|torch/optim/`),
+	{WorkloadTraining, "optimizer ops", lazyRegexp(`^Optimizer\.(step|zero_grad)|torch/optim/`),
 		func(n string) bool {
 			return strings.HasPrefix(n, "Optimizer.step") || strings.HasPrefix(n, "Optimizer.zero_grad") ||
 				strings.Contains(n, "torch/optim/")
 		}, false},
-	{WorkloadTraining, "gradient reduction (DDP)", regexp.MustCompile(`reducer::|ddp\.reducer`),
+	{WorkloadTraining, "gradient reduction (DDP)", lazyRegexp(`reducer::|ddp\.reducer`),
 		func(n string) bool { return strings.Contains(n, "reducer::") || strings.Contains(n, "ddp.reducer") }, false},
-	{WorkloadTraining, "Megatron/MindSpeed names", regexp.MustCompile(`(?i)megatron|mindspeed`),
+	{WorkloadTraining, "Megatron/MindSpeed names", lazyRegexp(`(?i)megatron|mindspeed`),
 		func(n string) bool { return containsASCIIFold(n, "megatron") || containsASCIIFold(n, "mindspeed") }, false},
-	{WorkloadTraining, "gradient kernels", regexp.MustCompile(`Backprop|Grad(V[0-9]+)?$|GradWith`),
+	{WorkloadTraining, "gradient kernels", lazyRegexp(`Backprop|Grad(V[0-9]+)?$|GradWith`),
 		func(n string) bool {
 			if strings.Contains(n, "Backprop") || strings.Contains(n, "GradWith") || strings.HasSuffix(n, "Grad") {
 				return true
@@ -90,7 +91,7 @@ var workloadMatchers = []workloadMatcher{
 // workloadMatcher is one sign of a workload in names.
 type workloadMatcher struct {
 	kind, what string
-	re         *regexp.Regexp
+	re         func() *regexp.Regexp // compiled on first use
 	match      func(string) bool
 	device     bool // match device op types instead of framework ops
 }
@@ -99,10 +100,16 @@ type workloadMatcher struct {
 func (m *workloadMatcher) matches(n string) bool {
 	for i := 0; i < len(n); i++ {
 		if n[i] >= 0x80 {
-			return m.re.MatchString(n)
+			return m.re().MatchString(n)
 		}
 	}
 	return m.match(n)
+}
+
+// lazyRegexp is the regexp of expr, compiled on first use (the names
+// are almost always ASCII: most runs never use it).
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // containsASCIIFold reports whether the ASCII text s contains the
@@ -122,7 +129,7 @@ func containsASCIIFold(s, sub string) bool {
 
 // reVLLMWorker matches the rank folder name of a vLLM worker
 // (dp0_pp0_tp3_dcp0_ep0_rank3_<pid>_<ts>_ascend_pt).
-var reVLLMWorker = regexp.MustCompile(`(^|_)dp[0-9]+_pp[0-9]+_tp[0-9]+_.*rank[0-9]+_`)
+var reVLLMWorker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|_)dp[0-9]+_pp[0-9]+_tp[0-9]+_.*rank[0-9]+_`) })
 
 // WorkloadPass finds what kind of job was profiled (vLLM serving,
 // training) from the profile alone, and each step's phase.
@@ -149,7 +156,7 @@ input: at most 1024 tokens decode, more prefill, both mixed.`,
 		res.Clues = append(res.Clues, nameClues(r, true, counts)...)
 		res.Clues = append(res.Clues, envClues(r)...)
 		res.Clues = append(res.Clues, metadataClues(r)...)
-		if base := filepath.Base(r.Path); reVLLMWorker.MatchString(base) {
+		if base := filepath.Base(r.Path); reVLLMWorker().MatchString(base) {
 			res.Clues = append(res.Clues, Clue{Kind: WorkloadVLLM, What: "vLLM worker folder name", Example: base, Count: 1})
 		}
 		tl := TimelineOf(ctx)

@@ -55,7 +55,7 @@ func Get() Tool {
 
 // rePseudo matches a pseudo-version's tail: -<yyyymmddhhmmss>-<12 hex>,
 // optionally followed by +incompatible or +dirty.
-var rePseudo = regexp.MustCompile(`\d{14}-([0-9a-f]{12})(?:\+[a-z]+)?$`)
+var rePseudo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d{14}-([0-9a-f]{12})(?:\+[a-z]+)?$`) })
 
 // FromBuildInfo reads the version and revision from bi (nil: neither).
 func FromBuildInfo(bi *debug.BuildInfo) Tool {
@@ -82,7 +82,7 @@ func FromBuildInfo(bi *debug.BuildInfo) Tool {
 		}
 	}
 	if t.Revision == Unknown {
-		if m := rePseudo.FindStringSubmatch(t.Version); m != nil {
+		if m := rePseudo().FindStringSubmatch(t.Version); m != nil {
 			t.Revision = m[1]
 		}
 	}

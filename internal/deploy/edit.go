@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -190,8 +191,8 @@ func (s *Script) apply(e Edit) ([]string, error) {
 }
 
 var (
-	bareExportRe     = regexp.MustCompile(`(^|[;&|"']\s*)(?:export|:)\s*(;|&&)\s*`)
-	trailingExportRe = regexp.MustCompile(`\s*(;|&&)\s*(?:export|:)\s*$`)
+	bareExportRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[;&|"']\s*)(?:export|:)\s*(;|&&)\s*`) })
+	trailingExportRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*(;|&&)\s*(?:export|:)\s*$`) })
 )
 
 // find is the offset of raw in line: at col, where the parse put it.
@@ -230,8 +231,8 @@ func (s *Script) unsetEnv(lines []string, name string) ([]string, error) {
 	l = l[:k] + requote(a.quote, a.endQuote, "") + rest
 	// an `export` left with nothing to export goes too (`export ; B=2`),
 	// and so does a null command before an operator
-	l = bareExportRe.ReplaceAllString(l, "${1}")
-	l = trailingExportRe.ReplaceAllString(l, "")
+	l = bareExportRe().ReplaceAllString(l, "${1}")
+	l = trailingExportRe().ReplaceAllString(l, "")
 	lines[a.Line-1] = l
 	return lines, nil
 }

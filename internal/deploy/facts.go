@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/vllmconf"
 )
@@ -280,7 +281,9 @@ func (fs *factSet) decodeChecked(f *Flag, flag, v string, out any) error {
 
 // reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}
 // or ${NAME-default}.
-var reVar = regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})`)
+var reVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})`)
+})
 
 // expand replaces the variable references in v with the values the script
 // assigns them (or their ${NAME:-default}); ok is false when one has
@@ -291,8 +294,8 @@ func (s *Script) expand(v string) (string, bool) {
 		if !strings.Contains(v, "$") {
 			break
 		}
-		v = reVar.ReplaceAllStringFunc(v, func(ref string) string {
-			m := reVar.FindStringSubmatch(ref)
+		v = reVar().ReplaceAllStringFunc(v, func(ref string) string {
+			m := reVar().FindStringSubmatch(ref)
 			name := m[1] + m[2]
 			if a := s.Env[name]; a != nil && a.unknown != "" {
 				ok = false

@@ -57,7 +57,7 @@ func TestEnglishSentences(t *testing.T) {
 func TestZHPhrases(t *testing.T) {
 	reIdx := regexp.MustCompile(`%\[(\d+)\]s`)
 	for en, zh := range zhPhrases {
-		n := len(reFormatVerb.FindAllString(en, -1))
+		n := len(reFormatVerb().FindAllString(en, -1))
 		require.True(t, strings.Contains(en, " "), "%q: a phrase has a space (Translate skips text without one)", en)
 		if idx := reIdx.FindAllStringSubmatch(zh, -1); len(idx) > 0 {
 			seen := map[string]bool{}
@@ -65,10 +65,10 @@ func TestZHPhrases(t *testing.T) {
 				seen[m[1]] = true
 			}
 			require.Len(t, seen, n, "%q -> %q", en, zh)
-			require.Empty(t, reFormatVerb.FindAllString(zh, -1), "%q: index every verb or none", zh)
+			require.Empty(t, reFormatVerb().FindAllString(zh, -1), "%q: index every verb or none", zh)
 			continue
 		}
-		require.Len(t, reFormatVerb.FindAllString(zh, -1), n, "%q -> %q", en, zh)
+		require.Len(t, reFormatVerb().FindAllString(zh, -1), n, "%q -> %q", en, zh)
 	}
 	require.Equal(t, "decode step 少于两个：没有成对的 ProfilerStep#N，MoE 层之间也没有 step 边界",
 		Translate(ZH, "fewer than two decode steps: no ProfilerStep#N pair and no step boundary between MoE layers"))

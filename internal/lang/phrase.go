@@ -31,7 +31,7 @@ type phrase struct {
 }
 
 // reFormatVerb is one verb of a phrase key.
-var reFormatVerb = regexp.MustCompile(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`)
+var reFormatVerb = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`) })
 
 func (t *phraseTable) compile() {
 	keys := make([]string, 0, len(t.src))
@@ -50,7 +50,7 @@ func (t *phraseTable) compile() {
 		var b strings.Builder
 		b.WriteString("^")
 		last := 0
-		for _, m := range reFormatVerb.FindAllStringIndex(en, -1) {
+		for _, m := range reFormatVerb().FindAllStringIndex(en, -1) {
 			b.WriteString(regexp.QuoteMeta(strings.ReplaceAll(en[last:m[0]], "%%", "%")))
 			switch en[m[1]-1] {
 			case 'd':
@@ -64,7 +64,7 @@ func (t *phraseTable) compile() {
 		}
 		b.WriteString(regexp.QuoteMeta(strings.ReplaceAll(en[last:], "%%", "%")))
 		b.WriteString("$")
-		t.phrases = append(t.phrases, phrase{regexp.MustCompile(`(?s)` + b.String()), reFormatVerb.ReplaceAllStringFunc(to, verbAsString)})
+		t.phrases = append(t.phrases, phrase{regexp.MustCompile(`(?s)` + b.String()), reFormatVerb().ReplaceAllStringFunc(to, verbAsString)})
 	}
 }
 

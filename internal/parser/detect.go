@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/errkind"
@@ -85,20 +86,20 @@ const (
 )
 
 var (
-	reProfilerInfo = regexp.MustCompile(`^profiler_info_(\d+)\.json$`)
-	reWorkerRank   = regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`)
+	reProfilerInfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^profiler_info_(\d+)\.json$`) })
+	reWorkerRank   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`) })
 	// *_ascend_pt (torch_npu) and *_ascend_ms (MindSpore 2.3+: the same
 	// layout, {worker}_{pid}_{ts}_ascend_{framework})
-	reAscendPT = regexp.MustCompile(`_ascend_(pt|ms)$`)
-	reAscendMS = regexp.MustCompile(`_ascend_ms$`)
+	reAscendPT = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_ascend_(pt|ms)$`) })
+	reAscendMS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_ascend_ms$`) })
 	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (docs/formats.md#folder-names)
-	reProfDir = regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`)
+	reProfDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`) })
 	// ascend_pytorch_profiler_{rank}.db (no _{rank} in single-card runs)
-	reTorchDB = regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`)
+	reTorchDB = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`) })
 	// msprof_{ts}.db
-	reMsprofDB = regexp.MustCompile(`^msprof_\d+\.db$`)
+	reMsprofDB = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^msprof_\d+\.db$`) })
 	// device_{id}
-	reDeviceDir = regexp.MustCompile(`^device_(\d{1,2})$`)
+	reDeviceDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^device_(\d{1,2})$`) })
 )
 
 // textFiles are the files that make a folder a torch_npu text export.
@@ -232,13 +233,15 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 
 // reCompanion matches the files of a rank folder that are read with its
 // trace, never alone.
-var reCompanion = regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
+var reCompanion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
+})
 
 // detectFile recognises a single trace file or database: the first row of
 // fileFormats that matches its name makes its source.
 func detectFile(path string) ([]Source, error) {
 	base := filepath.Base(path)
-	if reCompanion.MatchString(base) {
+	if reCompanion().MatchString(base) {
 		dir := filepath.Dir(path)
 		if dirName(dir) == profilerOutput {
 			dir = parentDir(dir)
@@ -260,8 +263,8 @@ var fileFormats = []struct {
 	match  func(base string) bool
 	source func(path, base string) Source
 }{
-	{reTorchDB.MatchString, torchDBFile},
-	{reMsprofDB.MatchString, func(path, _ string) Source {
+	{reTorchDB().MatchString, torchDBFile},
+	{reMsprofDB().MatchString, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}
 		// msprof_{ts}.db sits in the PROF_* folder, whose device info
 		// says which rank it is
@@ -287,7 +290,7 @@ var fileFormats = []struct {
 		// file is measured, but the rank folder's profiler_info and
 		// profiler_metadata still say which rank it is and its groups
 		if out := filepath.Dir(path); dirName(out) == profilerOutput {
-			if root := parentDir(out); hasProfilerInfo(root) || reAscendPT.MatchString(dirName(root)) {
+			if root := parentDir(out); hasProfilerInfo(root) || reAscendPT().MatchString(dirName(root)) {
 				src.Root, src.RankHint, src.Timestamp = root, rankHint(root), dirTimestamp(dirName(root))
 			}
 		}
@@ -304,7 +307,7 @@ func isJSON(base string) bool {
 // alone is: the *_ascend_pt folder above it holds its metadata.
 func torchDBFile(path, base string) Source {
 	src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
-	if m := reTorchDB.FindStringSubmatch(base); m[1] != "" {
+	if m := reTorchDB().FindStringSubmatch(base); m[1] != "" {
 		src.RankHint, _ = strconv.Atoi(m[1])
 	}
 	// metadata (profiler_info) lives in the *_ascend_pt folder above
@@ -409,14 +412,14 @@ func asRank(dir string) (Source, bool) {
 	base := dirName(dir)
 	torch := func(root, out string) Source {
 		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(dirName(root))}
-		if reAscendMS.MatchString(dirName(root)) {
+		if reAscendMS().MatchString(dirName(root)) {
 			src.Format = model.FormatMindSporeText
 		}
 		if !hasTextFiles(out) {
-			if db := findDB(out, reTorchDB); db != "" {
+			if db := findDB(out, reTorchDB()); db != "" {
 				src.Format, src.DB = model.FormatTorchNPUDB, db
 				if src.RankHint < 0 {
-					if m := reTorchDB.FindStringSubmatch(filepath.Base(db)); m[1] != "" {
+					if m := reTorchDB().FindStringSubmatch(filepath.Base(db)); m[1] != "" {
 						src.RankHint, _ = strconv.Atoi(m[1])
 					}
 				}
@@ -428,7 +431,7 @@ func asRank(dir string) (Source, bool) {
 	case base == profilerOutput:
 		// The parent holds profiler_info/profiler_metadata when it is a
 		// *_ascend_pt folder.
-		if parent := parentDir(dir); hasProfilerInfo(parent) || reAscendPT.MatchString(dirName(parent)) {
+		if parent := parentDir(dir); hasProfilerInfo(parent) || reAscendPT().MatchString(dirName(parent)) {
 			return torch(parent, dir), true
 		}
 		return torch(dir, dir), true
@@ -440,13 +443,13 @@ func asRank(dir string) (Source, bool) {
 		return asProf(dir, dir)
 	}
 	out := filepath.Join(dir, profilerOutput)
-	if hasTextFiles(out) || findDB(out, reTorchDB) != "" {
+	if hasTextFiles(out) || findDB(out, reTorchDB()) != "" {
 		return torch(dir, out), true
 	}
-	if hasTextFiles(dir) || findDB(dir, reTorchDB) != "" {
+	if hasTextFiles(dir) || findDB(dir, reTorchDB()) != "" {
 		return torch(dir, dir), true
 	}
-	ascendPT := reAscendPT.MatchString(base)
+	ascendPT := reAscendPT().MatchString(base)
 	if ascendPT && !exists(out) && isUnparsed(dir) {
 		return Source{Root: dir, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(dir), Timestamp: dirTimestamp(base), Unparsed: true}, true
 	}
@@ -474,7 +477,7 @@ func isUnparsed(dir string) bool {
 		return true
 	}
 	prof := nestedProf(dir)
-	if prof == "" || exists(filepath.Join(prof, msprofOutput)) || findDB(prof, reMsprofDB) != "" {
+	if prof == "" || exists(filepath.Join(prof, msprofOutput)) || findDB(prof, reMsprofDB()) != "" {
 		return false
 	}
 	raw, _ := filepath.Glob(filepath.Join(prof, "device_*", "data"))
@@ -501,10 +504,10 @@ func shellQuote(s string) string {
 // isProfDir reports whether dir is an msprof PROF_* folder: its name, or
 // an msprof export inside it.
 func isProfDir(dir string) bool {
-	if reProfDir.MatchString(dirName(dir)) {
+	if reProfDir().MatchString(dirName(dir)) {
 		return true
 	}
-	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, reMsprofDB) != ""
+	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, reMsprofDB()) != ""
 }
 
 // nestedProf returns the PROF_* folder inside a *_ascend_pt folder.
@@ -533,10 +536,10 @@ func asProf(root, prof string) (Source, bool) {
 	switch {
 	case hasMsprofText(out):
 		src.Format = model.FormatMsprofText
-	case findDB(prof, reMsprofDB) != "":
-		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, reMsprofDB)
+	case findDB(prof, reMsprofDB()) != "":
+		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, reMsprofDB())
 	default:
-		if !reProfDir.MatchString(dirName(prof)) {
+		if !reProfDir().MatchString(dirName(prof)) {
 			return Source{}, false
 		}
 		// raw data only (msprof --export was never run): reported as a
@@ -565,7 +568,7 @@ func hasMsprofText(out string) bool {
 func profRank(prof string) int {
 	ents, _ := os.ReadDir(prof)
 	for _, e := range ents {
-		m := reDeviceDir.FindStringSubmatch(e.Name())
+		m := reDeviceDir().FindStringSubmatch(e.Name())
 		if m == nil || !e.IsDir() {
 			continue
 		}
@@ -585,7 +588,7 @@ func profRank(prof string) int {
 
 // profTimestamp returns the {YYYYmmddHHMMSSfff} field of a PROF_* name.
 func profTimestamp(base string) string {
-	if m := reProfDir.FindStringSubmatch(base); m != nil {
+	if m := reProfDir().FindStringSubmatch(base); m != nil {
 		return m[1]
 	}
 	return ""
@@ -607,13 +610,13 @@ func hasProfilerInfo(dir string) bool {
 func rankHint(dir string) int {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if m := reProfilerInfo.FindStringSubmatch(trimCompressed(e.Name())); m != nil {
+		if m := reProfilerInfo().FindStringSubmatch(trimCompressed(e.Name())); m != nil {
 			if v, err := strconv.Atoi(m[1]); err == nil {
 				return v
 			}
 		}
 	}
-	if m := reWorkerRank.FindStringSubmatch(dirName(dir)); m != nil {
+	if m := reWorkerRank().FindStringSubmatch(dirName(dir)); m != nil {
 		if v, err := strconv.Atoi(m[1]); err == nil {
 			return v
 		}
@@ -625,7 +628,7 @@ func rankHint(dir string) int {
 // {worker}_{pid}_{ts}_ascend_pt name (3rd field from the end), or "".
 func dirTimestamp(base string) string {
 	parts := strings.Split(base, "_")
-	if len(parts) < 3 || !reAscendPT.MatchString(base) {
+	if len(parts) < 3 || !reAscendPT().MatchString(base) {
 		return ""
 	}
 	ts := parts[len(parts)-3]

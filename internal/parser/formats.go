@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/errkind"
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -233,12 +234,12 @@ func readStatFile(r *model.Rank, p string, read func(io.Reader, string) ([]model
 
 // reBinaryName is task_time's kernel name: the op type and the kernel
 // binary's hash (GroupedMatmul_0d2d43751f81d7f29646a862147967c9).
-var reBinaryName = regexp.MustCompile(`^(.+)_[0-9a-f]{32}$`)
+var reBinaryName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)_[0-9a-f]{32}$`) })
 
 // binaryOpType is the op type of a task_time kernel name: the name without
 // the binary's hash, else what the aclnn pattern gives.
 func binaryOpType(name string) string {
-	if m := reBinaryName.FindStringSubmatch(name); m != nil {
+	if m := reBinaryName().FindStringSubmatch(name); m != nil {
 		return m[1]
 	}
 	return model.OpTypeFromName(name)

@@ -9,6 +9,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -44,22 +45,26 @@ func Env(name, value string) string {
 	return URLs(value)
 }
 
-var reURLUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):([^\s/@'"]+)@`)
+var reURLUserinfo = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):([^\s/@'"]+)@`)
+})
 
 // URLs masks the password of every URL with user:password@ in s.
 func URLs(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}
-	return reURLUserinfo.ReplaceAllString(s, "${1}:"+Mask+"@")
+	return reURLUserinfo().ReplaceAllString(s, "${1}:"+Mask+"@")
 }
 
 // a shell word: quoted, or up to a space or a shell operator
 const word = `("[^"]*"|'[^']*'|[^\s;&|<>()]+)`
 
 var (
-	reAssign = regexp.MustCompile(`(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + word)
-	reFlag   = regexp.MustCompile(`(^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+(?:\\\n[ \t]*)?)` + word)
+	reAssign = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + word) })
+	reFlag   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+(?:\\\n[ \t]*)?)` + word)
+	})
 )
 
 // Script masks the credentials of a shell script (a deployment script):
@@ -69,15 +74,15 @@ var (
 // credential and is kept. Quotes stay in place ("***"); line breaks are
 // unchanged, so line numbers still hold.
 func Script(s string) string {
-	s = reAssign.ReplaceAllStringFunc(s, func(m string) string {
-		sub := reAssign.FindStringSubmatch(m)
+	s = reAssign().ReplaceAllStringFunc(s, func(m string) string {
+		sub := reAssign().FindStringSubmatch(m)
 		if !SecretName(sub[2]) {
 			return m
 		}
 		return sub[1] + sub[2] + "=" + maskWord(sub[3])
 	})
-	s = reFlag.ReplaceAllStringFunc(s, func(m string) string {
-		sub := reFlag.FindStringSubmatch(m)
+	s = reFlag().ReplaceAllStringFunc(s, func(m string) string {
+		sub := reFlag().FindStringSubmatch(m)
 		if !SecretFlag(sub[2]) || strings.HasPrefix(sub[4], "-") {
 			return m
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/results"
 )
@@ -119,7 +120,7 @@ func sarifLevel(sev string) string {
 	return "warning"
 }
 
-var hunkRe = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
+var hunkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`) })
 
 // sarifInput is what the SARIF log is written from.
 type sarifInput struct {
@@ -251,7 +252,7 @@ func WriteSARIF(w io.Writer, doc *results.Document) error {
 // firstChangedLine is the line of the original file where a unified diff's
 // first change is (1-based), or 0.
 func firstChangedLine(diff string) int {
-	m := hunkRe.FindStringSubmatchIndex(diff)
+	m := hunkRe().FindStringSubmatchIndex(diff)
 	if m == nil {
 		return 0
 	}

@@ -3,12 +3,13 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/errkind"
 )
 
 // reBudgetPos is the file:line:col prefix of a problem in a --budget.
-var reBudgetPos = regexp.MustCompile(`^--budget:\d+:\d+: `)
+var reBudgetPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--budget:\d+:\d+: `) })
 
 // AddBudgets parses budgets given one by one (check's --budget
 // 'METRIC OP EXPR') into set. Each is parsed alone, and its problems, and
@@ -22,7 +23,7 @@ func AddBudgets(set *Set, budgets []string) error {
 		switch {
 		case errkind.Problems(err) != nil:
 			for _, p := range errkind.Problems(err) {
-				problems = append(problems, reBudgetPos.ReplaceAllLiteralString(p, "--budget '"+x+"': "))
+				problems = append(problems, reBudgetPos().ReplaceAllLiteralString(p, "--budget '"+x+"': "))
 			}
 		case err != nil:
 			return errkind.Wrap(errkind.Usage, err)

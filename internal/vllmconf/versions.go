@@ -3,6 +3,7 @@ package vllmconf
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Version is a stack version a line of text states: Fact is
@@ -18,21 +19,27 @@ const reVer = `v?\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|RC)\d+)?(?:\.post\d+)?(?:\.dev\d+
 
 var (
 	// pip install NAME==V, pip freeze's NAME==V (also in a comment)
-	rePipPin = regexp.MustCompile(`(?i)(?:^|[\s"'#,;(])(vllm[-_]ascend|vllm|torch[-_]npu)\s*==\s*(` + reVer + `)`)
+	rePipPin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:^|[\s"'#,;(])(vllm[-_]ascend|vllm|torch[-_]npu)\s*==\s*(` + reVer + `)`)
+	})
 	// pip list's "NAME   V" (a line of its own, possibly a comment)
-	rePipList = regexp.MustCompile(`(?i)^\s*#?\s*(vllm[-_]ascend|vllm|torch[-_]npu)\s+(` + reVer + `)\s*$`)
+	rePipList = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*#?\s*(vllm[-_]ascend|vllm|torch[-_]npu)\s+(` + reVer + `)\s*$`)
+	})
 	// pip show's "Name: x" is followed by "Version: y": see VersionsIn
 	// image tags: quay.io/ascend/vllm-ascend:v0.13.0rc1, ascendai/cann:8.3.rc2-910b-...
-	reImageVLLMAscend = regexp.MustCompile(`(?i)vllm-ascend:(` + reVer + `)`)
-	reImageCANN       = regexp.MustCompile(`(?i)/cann:(\d+\.\d+\.(?:rc\d+|\d+))`)
+	reImageVLLMAscend = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)vllm-ascend:(` + reVer + `)`) })
+	reImageCANN       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)/cann:(\d+\.\d+\.(?:rc\d+|\d+))`) })
 	// CANN toolkit packages and install paths: Ascend-cann-toolkit_8.3.RC2_linux-aarch64.run,
 	// /usr/local/Ascend/ascend-toolkit/8.3.RC2/
-	reToolkit = regexp.MustCompile(`(?i)(?:cann-toolkit_|ascend-toolkit/)(\d+\.\d+\.(?:rc\d+|\d+))`)
+	reToolkit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:cann-toolkit_|ascend-toolkit/)(\d+\.\d+\.(?:rc\d+|\d+))`)
+	})
 	// vLLM's start-up lines: "vLLM API server version 0.13.0"
 	// (entrypoints/openai/api_server.py) and "Initializing a V1 LLM engine
 	// (v0.13.0) with config" (v1/engine/core.py)
-	reVLLMServer = regexp.MustCompile(`vLLM API server version (` + reVer + `)`)
-	reVLLMEngine = regexp.MustCompile(`Initializing a V\d LLM engine \((` + reVer + `)\)`)
+	reVLLMServer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`vLLM API server version (` + reVer + `)`) })
+	reVLLMEngine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Initializing a V\d LLM engine \((` + reVer + `)\)`) })
 )
 
 // packageFact is the fact a pip package name sets.
@@ -76,19 +83,19 @@ func VersionsIn(line, prevName string) ([]Version, string) {
 			out = append(out, Version{fact, NormalizeVersion(fact, m[1]), how})
 		}
 	}
-	for _, m := range rePipPin.FindAllStringSubmatch(line, -1) {
+	for _, m := range rePipPin().FindAllStringSubmatch(line, -1) {
 		f := packageFact(m[1])
 		out = append(out, Version{f, NormalizeVersion(f, m[2]), m[1] + "==" + m[2]})
 	}
-	if m := rePipList.FindStringSubmatch(line); m != nil {
+	if m := rePipList().FindStringSubmatch(line); m != nil {
 		f := packageFact(m[1])
 		out = append(out, Version{f, NormalizeVersion(f, m[2]), "pip list: " + m[1] + " " + m[2]})
 	}
-	addAll(reImageVLLMAscend, "vllm_ascend_version", "image tag")
-	addAll(reImageCANN, "cann_version", "image tag")
-	addAll(reToolkit, "cann_version", "CANN toolkit")
-	addAll(reVLLMServer, "vllm_version", "vLLM API server version")
-	addAll(reVLLMEngine, "vllm_version", "vLLM engine start-up line")
+	addAll(reImageVLLMAscend(), "vllm_ascend_version", "image tag")
+	addAll(reImageCANN(), "cann_version", "image tag")
+	addAll(reToolkit(), "cann_version", "CANN toolkit")
+	addAll(reVLLMServer(), "vllm_version", "vLLM API server version")
+	addAll(reVLLMEngine(), "vllm_version", "vLLM engine start-up line")
 	t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
 	if name, ok := strings.CutPrefix(t, "Name: "); ok {
 		return out, packageFact(strings.TrimSpace(name))

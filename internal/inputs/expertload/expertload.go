@@ -247,7 +247,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			continue
 		}
 		n := e.Name()
-		if reDump.MatchString(n) || strings.HasSuffix(strings.ToLower(n), ".csv") || (logs && isLogName(n)) {
+		if reDump().MatchString(n) || strings.HasSuffix(strings.ToLower(n), ".csv") || (logs && isLogName(n)) {
 			// a FIFO, device or socket named like a load file is refused
 			// before anything is opened; so is a link leading outside dir
 			if err := infile.Check(filepath.Join(dir, n), infile.Opts{Root: dir}); err != nil {
@@ -255,7 +255,7 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			}
 		}
 		switch {
-		case reDump.MatchString(n):
+		case reDump().MatchString(n):
 			stage, _, _ := DumpName(n)
 			dumps[stage] = append(dumps[stage], n)
 		case strings.HasSuffix(strings.ToLower(n), ".csv"):

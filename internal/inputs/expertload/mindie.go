@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
@@ -20,15 +21,15 @@ import (
 // EXPERT_HOTSPOT_FILE_REG in Ascend/msinsight
 // server/src/modules/communication/parser/ClusterDef.h, used by
 // server/src/modules/summary/parser/ExpertHotspotParser.cpp (docs/formats.md#expert-loads).
-var reDump = regexp.MustCompile(`^(prefill|decode)_([0-9]{1,4})\.csv$`)
+var reDump = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(prefill|decode)_([0-9]{1,4})\.csv$`) })
 
 // reDeployment matches MindIE's {prefill|decode}_global_deployment.json.
-var reDeployment = regexp.MustCompile(`^(prefill|decode)_global_deployment\.json$`)
+var reDeployment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(prefill|decode)_global_deployment\.json$`) })
 
 // DumpName returns the stage and rank of a dump file name, ok=false when
 // name is not a dump.
 func DumpName(name string) (stage string, rank int, ok bool) {
-	m := reDump.FindStringSubmatch(name)
+	m := reDump().FindStringSubmatch(name)
 	if m == nil {
 		return "", 0, false
 	}
@@ -42,7 +43,7 @@ func DumpName(name string) (stage string, rank int, ok bool) {
 // DeploymentStage returns the stage of a {stage}_global_deployment.json
 // name, ok=false when name is not one.
 func DeploymentStage(name string) (string, bool) {
-	m := reDeployment.FindStringSubmatch(name)
+	m := reDeployment().FindStringSubmatch(name)
 	if m == nil {
 		return "", false
 	}

@@ -46,6 +46,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/vllmconf"
 )
@@ -93,17 +94,23 @@ type Log struct {
 
 var (
 	reMarker   = "Avg prompt throughput:"
-	reV0Prefix = regexp.MustCompile(`Prefix cache hit rate: GPU: ([0-9.]+)%, CPU: ([0-9.]+)%`)
-	reEngine   = regexp.MustCompile(`(?:Engine (\d+)|(\d+) Engines Aggregated): Avg prompt throughput:`)
-	rePrompt   = regexp.MustCompile(`Avg prompt throughput: ([0-9.]+) tokens/s`)
-	reGen      = regexp.MustCompile(`Avg generation throughput: ([0-9.]+) tokens/s`)
-	reRunning  = regexp.MustCompile(`Running: (\d+) reqs`)
-	reWaiting  = regexp.MustCompile(`(?:Waiting|Pending): (\d+) reqs`)
-	reSwapped  = regexp.MustCompile(`Swapped: \d+ reqs`)
-	reKV       = regexp.MustCompile(`(?:GPU )?KV cache usage: ([0-9.]+)%`)
-	rePrefix   = regexp.MustCompile(`Prefix cache hit rate: ([0-9.]+)%`)
-	reMM       = regexp.MustCompile(`MM cache hit rate: ([0-9.]+)%`)
-	rePreempt  = regexp.MustCompile(`Preemptions: \d+|Corrupted: \d+ reqs|External prefix cache hit rate|MM cache hit rate`)
+	reV0Prefix = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Prefix cache hit rate: GPU: ([0-9.]+)%, CPU: ([0-9.]+)%`)
+	})
+	reEngine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:Engine (\d+)|(\d+) Engines Aggregated): Avg prompt throughput:`)
+	})
+	rePrompt  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Avg prompt throughput: ([0-9.]+) tokens/s`) })
+	reGen     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Avg generation throughput: ([0-9.]+) tokens/s`) })
+	reRunning = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Running: (\d+) reqs`) })
+	reWaiting = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:Waiting|Pending): (\d+) reqs`) })
+	reSwapped = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Swapped: \d+ reqs`) })
+	reKV      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:GPU )?KV cache usage: ([0-9.]+)%`) })
+	rePrefix  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Prefix cache hit rate: ([0-9.]+)%`) })
+	reMM      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MM cache hit rate: ([0-9.]+)%`) })
+	rePreempt = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Preemptions: \d+|Corrupted: \d+ reqs|External prefix cache hit rate|MM cache hit rate`)
+	})
 )
 
 // maxLine bounds one log line (tracebacks and request dumps can be long;
@@ -185,7 +192,7 @@ func (l *Log) parse(line string) {
 	l.versions(line)
 	if !strings.Contains(line, reMarker) {
 		if strings.Contains(line, "Prefix cache hit rate: GPU:") {
-			m := reV0Prefix.FindStringSubmatch(line)
+			m := reV0Prefix().FindStringSubmatch(line)
 			if m == nil {
 				l.malformed()
 				return
@@ -201,14 +208,14 @@ func (l *Log) parse(line string) {
 	}
 	msg := line[strings.Index(line, reMarker):]
 	s := Sample{Line: l.Lines, KVCacheUsage: math.NaN(), PrefixHitRate: math.NaN(), MMHitRate: math.NaN()}
-	if m := reEngine.FindStringSubmatch(line); m != nil {
+	if m := reEngine().FindStringSubmatch(line); m != nil {
 		if m[1] != "" {
 			s.Engine = m[1]
 		} else {
 			s.Engine = "aggregated(" + m[2] + ")"
 		}
 	}
-	p, g, ru, wa := rePrompt.FindStringSubmatch(msg), reGen.FindStringSubmatch(msg), reRunning.FindStringSubmatch(msg), reWaiting.FindStringSubmatch(msg)
+	p, g, ru, wa := rePrompt().FindStringSubmatch(msg), reGen().FindStringSubmatch(msg), reRunning().FindStringSubmatch(msg), reWaiting().FindStringSubmatch(msg)
 	if p == nil || g == nil || ru == nil || wa == nil {
 		l.malformed()
 		return
@@ -232,22 +239,22 @@ func (l *Log) parse(line string) {
 		return v / 100, ok
 	}
 	var ok bool
-	if s.KVCacheUsage, ok = opt(reKV); !ok {
+	if s.KVCacheUsage, ok = opt(reKV()); !ok {
 		l.malformed()
 		return
 	}
-	if s.PrefixHitRate, ok = opt(rePrefix); !ok {
+	if s.PrefixHitRate, ok = opt(rePrefix()); !ok {
 		l.malformed()
 		return
 	}
-	if s.MMHitRate, ok = opt(reMM); !ok {
+	if s.MMHitRate, ok = opt(reMM()); !ok {
 		l.malformed()
 		return
 	}
 	switch {
-	case reSwapped.MatchString(msg):
+	case reSwapped().MatchString(msg):
 		s.Format = FormatV0
-	case s.Engine != "" && (strings.HasPrefix(s.Engine, "aggregated") || rePreempt.MatchString(msg)):
+	case s.Engine != "" && (strings.HasPrefix(s.Engine, "aggregated") || rePreempt().MatchString(msg)):
 		s.Format = FormatV1Parts
 	default:
 		s.Format = FormatV1

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -46,8 +47,8 @@ type Files struct {
 }
 
 // {name}[_slice_{k}][_...]_{ts}.{ext}
-var reSlice = regexp.MustCompile(`_slice_(\d+)`)
-var reTS = regexp.MustCompile(`_(\d{8,})\.(json|csv)$`)
+var reSlice = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_slice_(\d+)`) })
+var reTS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_(\d{8,})\.(json|csv)$`) })
 
 type sliceFile struct {
 	path  string
@@ -64,10 +65,10 @@ func pick(names []string, dir, prefix, ext string) []string {
 			continue
 		}
 		f := sliceFile{path: filepath.Join(dir, n)}
-		if m := reTS.FindStringSubmatch(n); m != nil {
+		if m := reTS().FindStringSubmatch(n); m != nil {
 			f.ts = m[1]
 		}
-		if m := reSlice.FindStringSubmatch(n); m != nil {
+		if m := reSlice().FindStringSubmatch(n); m != nil {
 			f.slice, _ = strconv.Atoi(m[1])
 		}
 		fs = append(fs, f)
@@ -80,11 +81,11 @@ func pick(names []string, dir, prefix, ext string) []string {
 	// the newest single file.
 	sliced := false
 	for _, f := range fs {
-		sliced = sliced || reSlice.MatchString(filepath.Base(f.path))
+		sliced = sliced || reSlice().MatchString(filepath.Base(f.path))
 	}
 	best := map[int]sliceFile{}
 	for _, f := range fs {
-		if sliced != reSlice.MatchString(filepath.Base(f.path)) {
+		if sliced != reSlice().MatchString(filepath.Base(f.path)) {
 			continue
 		}
 		if b, ok := best[f.slice]; !ok || f.ts > b.ts || (f.ts == b.ts && f.path > b.path) {
@@ -98,7 +99,7 @@ func pick(names []string, dir, prefix, ext string) []string {
 	return out
 }
 
-var reDevice = regexp.MustCompile(`^device_(\d{1,2})$`)
+var reDevice = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^device_(\d{1,2})$`) })
 
 // Find lists the text-export files of the PROF_* folder prof.
 func Find(prof string) Files {
@@ -145,7 +146,7 @@ func Devices(prof string) []int {
 	var devs []int
 	top, _ := os.ReadDir(prof)
 	for _, e := range top {
-		if m := reDevice.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+		if m := reDevice().FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
 			d, _ := strconv.Atoi(m[1])
 			devs = append(devs, d)
 		}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -169,9 +170,9 @@ var (
 	editKeys   = []string{"op", "name", "value", "create", "if"}
 	budgetKeys = []string{"id", "budget", "severity", "title"}
 	severities = []string{results.SeverityHigh, results.SeverityMedium, results.SeverityLow, results.SeverityInfo, "auto"}
-	reID       = regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`)
-	reVar      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	reBudget   = regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`)
+	reID       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`) })
+	reVar      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+	reBudget   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`) })
 )
 
 // loader holds the state of loading one file.
@@ -409,7 +410,7 @@ func (l *loader) ruleID(n *yaml.Node, m map[string]*yaml.Node, r *Rule, idx int)
 	switch {
 	case m["id"] == nil:
 		l.errf(n, "rule #%d: missing id", idx+1)
-	case !reID.MatchString(r.ID):
+	case !reID().MatchString(r.ID):
 		l.errf(m["id"], "rule id %q: use lower-case words joined by '-' (e.g. moe-routing-cumsum)", r.ID)
 	default:
 		r.Line = m["id"].Line
@@ -480,7 +481,7 @@ func (l *loader) appliesTo(an *yaml.Node, r *Rule, what string) {
 func (c *compiler) vars(vn *yaml.Node) {
 	l, r, what := c.l, c.rule, c.what
 	l.pairs(vn, what+": vars", "name: expression", func(k, v *yaml.Node) {
-		if !reVar.MatchString(k.Value) || metricFuncs[k.Value] || k.Value == "fact" || k.Value == "threshold" {
+		if !reVar().MatchString(k.Value) || metricFuncs[k.Value] || k.Value == "fact" || k.Value == "threshold" {
 			l.errf(k, "%s: var name %q: use a lower-case identifier that is not a function name", what, k.Value)
 			return
 		}
@@ -597,7 +598,7 @@ func (l *loader) budget(n *yaml.Node) *Budget {
 		}
 	}
 	b.Text = l.str(textNode, "budget")
-	mm := reBudget.FindStringSubmatch(b.Text)
+	mm := reBudget().FindStringSubmatch(b.Text)
 	if mm == nil {
 		l.errf(textNode, "budget %q: expected METRIC OP EXPRESSION, e.g. hccl.allgather.time_us <= baseline * 1.05", b.Text)
 		return nil

@@ -109,7 +109,7 @@ func (c *compiler) refs(n *yaml.Node, field string) []RefSpec {
 				ref.When = c.expr(v, field+" when", kindBool)
 			}
 		}
-		if !reID.MatchString(ref.Rule) {
+		if !reID().MatchString(ref.Rule) {
 			l.errf(e, "%s: %s: %q is not a rule id", c.what, field, ref.Rule)
 		}
 		out = append(out, ref)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // parseRange parses a version range: space-separated constraints such as
@@ -31,12 +32,12 @@ func parseRange(s string) ([][2]string, error) {
 	return out, nil
 }
 
-var reVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`)
+var reVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`) })
 
 // ParseVersion turns v0.13.0rc2 into comparable numbers; a release sorts
 // after its release candidates.
 func ParseVersion(v string) ([4]int, error) {
-	m := reVersion.FindStringSubmatch(strings.TrimSpace(v))
+	m := reVersion().FindStringSubmatch(strings.TrimSpace(v))
 	if m == nil {
 		return [4]int{}, fmt.Errorf("version %q: expected vMAJOR.MINOR.PATCH[rcN]", v)
 	}

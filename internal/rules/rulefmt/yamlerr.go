@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -18,7 +19,7 @@ import (
 // problem), then the column on it, and says it in plain words.
 
 // reYAMLErr splits the library's "yaml: line N: problem".
-var reYAMLErr = regexp.MustCompile(`^(?:yaml: )?(?:line (\d+): )?(.*)$`)
+var reYAMLErr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?(?:line (\d+): )?(.*)$`) })
 
 // maxProbe bounds how many cut files syntaxProblem decodes (a rule file is
 // far shorter); past it the library's line stands.
@@ -27,7 +28,7 @@ const maxProbe = 2000
 // syntaxProblem is the YAML syntax error err of file's data as
 // FILE:LINE:COL: what is wrong.
 func syntaxProblem(file string, data []byte, err error) string {
-	m := reYAMLErr.FindStringSubmatch(err.Error())
+	m := reYAMLErr().FindStringSubmatch(err.Error())
 	problem := m[2]
 	from, _ := strconv.Atoi(m[1])
 	from = max(from, 1)
@@ -36,7 +37,7 @@ func syntaxProblem(file string, data []byte, err error) string {
 	for k := from; k <= len(lines) && k < from+maxProbe; k++ {
 		var n yaml.Node
 		cut := data[:len(bytes.Join(lines[:k], nil))]
-		if e := yaml.NewDecoder(bytes.NewReader(cut)).Decode(&n); e != nil && reYAMLErr.FindStringSubmatch(e.Error())[2] == problem {
+		if e := yaml.NewDecoder(bytes.NewReader(cut)).Decode(&n); e != nil && reYAMLErr().FindStringSubmatch(e.Error())[2] == problem {
 			line = k
 			break
 		}
