@@ -864,7 +864,10 @@ func (rd *reader) event(ev *event) {
 	case 'M':
 		rd.meta(ev)
 	case 's', 'f':
-		if n := string(ev.name.b); n == "torch_to_npu" || n == "mindspore_to_npu" {
+		// a switch on the bytes compares them in place (a string
+		// variable of them is a copy, made for each flow event)
+		switch string(ev.name.b) {
+		case "torch_to_npu", "mindspore_to_npu":
 			rd.flowEv(ph == 'f', ev)
 		}
 	default:
