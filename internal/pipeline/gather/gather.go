@@ -218,44 +218,57 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, fn func(i int
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	workers := workerCount(opts, len(srcs))
+	// CPUs the ranks in flight leave idle read a rank's trace in parts
+	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
+	var mu sync.Mutex
+	done := 0
+	each(ctx, len(srcs), workers, func(i int) {
+		src := srcs[i]
+		if src.TraceParts == 0 {
+			src.TraceParts = parts
+		}
+		src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
+		src.SkipFramework = src.SkipFramework || opts.SkipFramework
+		src.BytesRead = opts.BytesRead
+		r, err := parser.ParseRank(src)
+		fn(i, r, err)
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(srcs), srcs[i].Root)
+			mu.Unlock()
+		}
+	})
+	return ctx.Err()
+}
+
+// workerCount is opts.Workers (0 = GOMAXPROCS), at most n.
+func workerCount(opts Options, n int) int {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers > len(srcs) {
-		workers = len(srcs)
-	}
-	// CPUs the ranks in flight leave idle read a rank's trace in parts
-	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
+	return min(workers, n)
+}
+
+// each calls fn(i) for every i in [0, n) from workers goroutines, handing
+// out no more once ctx is done, and returns when the calls made have
+// returned.
+func each(ctx context.Context, n, workers int, fn func(i int)) {
 	next := make(chan int)
-	for w := 0; w < workers; w++ {
+	var wg sync.WaitGroup
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				src := srcs[i]
-				if src.TraceParts == 0 {
-					src.TraceParts = parts
-				}
-				src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
-				src.SkipFramework = src.SkipFramework || opts.SkipFramework
-				src.BytesRead = opts.BytesRead
-				r, err := parser.ParseRank(src)
-				fn(i, r, err)
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(srcs), srcs[i].Root)
-					mu.Unlock()
-				}
+				fn(i)
 			}
 		}()
 	}
 feed:
-	for i := range srcs {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -264,7 +277,6 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	return ctx.Err()
 }
 
 // sift sorts the outcome of reading srcs (errs[i] is source i's error):
