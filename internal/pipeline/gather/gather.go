@@ -183,16 +183,7 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 	for _, i := range read {
 		readIDs, readItems = append(readIDs, ids[i]...), append(readItems, items[i]...)
 	}
-	var kept []string
-	var keptRanks []int
-	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
-	s.World, s.WorldFrom = expectedWorld(readIDs)
-	idx := make([]int, len(keptRanks))
-	for i := range idx {
-		idx[i] = i
-	}
-	s.Missing = missingInWorld(s.World, keptRanks, idx)
-	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
+	s.keep(readItems, readIDs, number, append(notes, failed...))
 	if x == nil && xnote == "" && opts.Experts == "" {
 		if x, xnote, err = exportExperts(srcs, opts.ExpertStage); err != nil {
 			return nil, err
@@ -223,7 +214,7 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, fn func(i int
 	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
 	var mu sync.Mutex
 	done := 0
-	each(ctx, len(srcs), workers, func(i int) {
+	inPool(ctx, len(srcs), workers, func(i int) {
 		src := srcs[i]
 		if src.TraceParts == 0 {
 			src.TraceParts = parts
@@ -252,10 +243,10 @@ func workerCount(opts Options, n int) int {
 	return min(workers, n)
 }
 
-// each calls fn(i) for every i in [0, n) from workers goroutines, handing
+// inPool calls fn(i) for every i in [0, n) from workers goroutines, handing
 // out no more once ctx is done, and returns when the calls made have
 // returned.
-func each(ctx context.Context, n, workers int, fn func(i int)) {
+func inPool(ctx context.Context, n, workers int, fn func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
@@ -309,6 +300,22 @@ func sift(srcs []parser.Source, errs []error) (read []int, notes, internal []str
 		return nil, nil, nil, bug
 	}
 	return nil, nil, nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
+}
+
+// keep sets s's ranks to those of items kept (keepRanks), with the world
+// their ids state and the ranks of it missing, and s's notes to notes
+// and keepRanks'.
+func (s *Set[T]) keep(items []T, ids []rankID, number func(item T, rank int), notes []string) {
+	var kept []string
+	var keptRanks []int
+	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(items, ids, number)
+	s.World, s.WorldFrom = expectedWorld(ids)
+	idx := make([]int, len(keptRanks))
+	for i := range idx {
+		idx[i] = i
+	}
+	s.Missing = missingInWorld(s.World, keptRanks, idx)
+	s.Notes = uniqueNotes(append(notes, kept...))
 }
 
 // keepRanks numbers and deduplicates the ranks read (items[i], whose identity

@@ -153,16 +153,7 @@ func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(
 		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	s := &Set[T]{Path: strings.Join(dirs, ", ")}
-	var kept []string
-	var keptRanks []int
-	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
-	s.World, s.WorldFrom = expectedWorld(readIDs)
-	idx := make([]int, len(keptRanks))
-	for i := range idx {
-		idx[i] = i
-	}
-	s.Missing = missingInWorld(s.World, keptRanks, idx)
-	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
+	s.keep(readItems, readIDs, number, append(notes, failed...))
 	var err error
 	if s.Experts, s.ExpertsNote, err = mergeExperts(dirs, opts); err != nil {
 		return nil, err
@@ -177,7 +168,7 @@ func decodeAll[T any](ctx context.Context, ns []parquetio.NodeState, opts Option
 	items := make([]T, len(ns))
 	errs := make([]error, len(ns))
 	var mu sync.Mutex
-	each(ctx, len(ns), workerCount(opts, len(ns)), func(i int) {
+	inPool(ctx, len(ns), workerCount(opts, len(ns)), func(i int) {
 		items[i], errs[i] = decode(ns[i])
 		ns[i].State = nil
 		mu.Lock()
