@@ -402,18 +402,20 @@ func newState(in *Input) *state {
 	st.addFormatFuncs()
 	st.addContextFuncs()
 	st.addClaimFuncs()
-	st.env.VarFloat = varOf[float64](st)
-	st.env.VarInt = varOf[int](st)
-	st.env.VarBool = varOf[bool](st)
-	st.env.VarString = varOf[string](st)
-	st.env.VarInts = varOf[[]int](st)
+	varValue := st.varValue
+	st.env.VarFloat = typed[float64](varValue)
+	st.env.VarInt = typed[int](varValue)
+	st.env.VarBool = typed[bool](varValue)
+	st.env.VarString = typed[string](varValue)
+	st.env.VarInts = typed[[]int](varValue)
 	return st
 }
 
-// varOf reads a var's value as a T (its compiled type, rulefmt.VarFuncs).
-func varOf[T any](st *state) func(int) (T, error) {
-	return func(i int) (T, error) {
-		v, err := st.varValue(i)
+// typed reads what get gives as a T: a var's value (its compiled type,
+// rulefmt.VarFuncs) or a fact (the fact table fixes each fact's type).
+func typed[T, K any](get func(K) (any, error)) func(K) (T, error) {
+	return func(k K) (T, error) {
+		v, err := get(k)
 		if err != nil {
 			var zero T
 			return zero, err
@@ -599,11 +601,12 @@ func (st *state) addFactFuncs() {
 		c, err := CompareVersions(a, b)
 		return c < 0, err
 	}
-	st.env.FactInt = factOf[int](st)
-	st.env.FactBool = factOf[bool](st)
-	st.env.FactString = factOf[string](st)
-	st.env.FactInts = factOf[[]int](st)
-	st.env.FactFloat = factOf[float64](st)
+	fact := st.fact
+	st.env.FactInt = typed[int](fact)
+	st.env.FactBool = typed[bool](fact)
+	st.env.FactString = typed[string](fact)
+	st.env.FactInts = typed[[]int](fact)
+	st.env.FactFloat = typed[float64](fact)
 }
 
 // fact is the value of fact name, or why it is unknown.
@@ -614,18 +617,6 @@ func (st *state) fact(name string) (any, error) {
 		return nil, st.unavailable("fact %s unknown: give it with --fact %s=... (it comes from: %s)", name, name, d.From)
 	}
 	return v.Value, nil
-}
-
-// factOf reads a fact as a T (the fact table fixes each fact's type).
-func factOf[T any](st *state) func(string) (T, error) {
-	return func(n string) (T, error) {
-		v, err := st.fact(n)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return v.(T), nil
-	}
 }
 
 // addFormatFuncs sets the formatting and checked-arithmetic functions.
