@@ -24,14 +24,11 @@ SCENARIO=ep-fc1-cumsum-steps
 # device metadata before the device slices, as real torch_npu traces
 # (tracegen -device-meta-first; internal/bench/benchdata.CacheTag)
 TAG=metafirst
-CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
-BIN=./bin
-TIME=/usr/bin/time
+. scripts/benchlib.sh
 if ! "$TIME" -f %M true >/dev/null 2>&1; then
 	echo "bench: needs GNU time at /usr/bin/time for peak RSS (Debian: apt-get install time)" >&2
 	exit 2
 fi
-mkdir -p "$CACHE"
 go build -o "$BIN/walkref" ./tools/walkref
 
 bytes_of() { # 50MB -> 50000000 (decimal units, as benchdata.ParseSize)
@@ -63,18 +60,9 @@ rank_dir() {
 measure() {
 	local label=$1
 	shift
-	local tmp
-	tmp=$(mktemp)
-	for _ in $(seq "$RUNS"); do
-		"$TIME" -f "%e %U %S %M" -o "$tmp.one" "$@" >/dev/null
-		tail -1 "$tmp.one" >>"$tmp"
-	done
-	local mid=$(((RUNS + 1) / 2)) w c m
-	w=$(awk '{print $1}' "$tmp" | sort -g | sed -n "${mid}p")
-	c=$(awk '{print $2+$3}' "$tmp" | sort -g | sed -n "${mid}p")
-	m=$(awk '{print $4}' "$tmp" | sort -g | sed -n "${mid}p")
+	local w c m
+	read -r w c m < <(median_runs "$RUNS" "$@")
 	awk -v l="$label" -v w="$w" -v c="$c" -v m="$m" 'BEGIN { printf "%s %.3f %.3f %.1f\n", l, w, c, m/1024 }'
-	rm -f "$tmp" "$tmp.one"
 }
 
 # paired LABEL N CMD_A... -- CMD_B...: N rounds of A then B, so both see the

@@ -19,11 +19,9 @@ cd "$(dirname "$0")/.."
 LAYERS=${LAYERS:-"8 48 94"}
 RANKS=${RANKS:-"1 8 128 1024"}
 RUNS=${RUNS:-3}
-CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
-BIN=${NPUPROF_BENCH_BIN:-./bin}
-TIME=/usr/bin/time
-mkdir -p "$CACHE"
-[ -x "$BIN/npuprof" ] && [ -x "$BIN/tracegen" ] || make build >/dev/null  # NPUPROF_BENCH_BIN: another build's bin/
+. scripts/benchlib.sh
+BIN=${NPUPROF_BENCH_BIN:-$BIN} # another build's bin/
+need_bins
 
 # capture LAYERS RANKS: the cached folder of that many ranks
 capture() {
@@ -66,16 +64,7 @@ for layers in $LAYERS; do
 		bytes=$(find "$dir" -type f -name '*' ! -name npuprof_truth.json ! -name .complete -printf '%s\n' | awk '{s += $1} END {print s}')
 		runs=$RUNS
 		[ "$n" -ge 1024 ] && runs=1
-		tmp=$(mktemp)
-		for _ in $(seq "$runs"); do
-			"$TIME" -f "%e %U %S %M" -o "$tmp.one" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null
-			tail -1 "$tmp.one" >>"$tmp"
-		done
-		mid=$(((runs + 1) / 2))
-		w=$(awk '{print $1}' "$tmp" | sort -g | sed -n "${mid}p")
-		c=$(awk '{print $2+$3}' "$tmp" | sort -g | sed -n "${mid}p")
-		m=$(awk '{print $4}' "$tmp" | sort -g | sed -n "${mid}p")
-		rm -f "$tmp" "$tmp.one"
+		read -r w c m < <(median_runs "$runs" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null)
 		[ "$n" = 8 ] && m8=$m
 		awk -v l="$layers" -v n="$n" -v b="$bytes" -v w="$w" -v c="$c" -v m="$m" -v m8="$m8" 'BEGIN {
 			per = (m8 != "" && n > 8) ? sprintf("%.1f", (m - m8) / (n - 8)) : "-"

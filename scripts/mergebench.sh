@@ -29,11 +29,8 @@ LAYERS=${LAYERS:-2}
 STEPS=${STEPS:-2}
 NODES=${NODES:-8}
 COPIES=${COPIES:-1}
-CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
-BIN=./bin
-TIME=/usr/bin/time
-mkdir -p "$CACHE"
-[ -x "$BIN/npuprof" ] && [ -x "$BIN/tracegen" ] || make build >/dev/null
+. scripts/benchlib.sh
+need_bins
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "== per-node export and merge (hot-rank, $NODES nodes, --summary-only; $(nproc) CPUs)"

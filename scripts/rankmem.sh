@@ -15,11 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RANK_COUNTS=${RANK_COUNTS:-"8 1024"}
 RUNS=${RUNS:-3}
-CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
-BIN=./bin
-TIME=/usr/bin/time
-mkdir -p "$CACHE"
-[ -x "$BIN/npuprof" ] && [ -x "$BIN/tracegen" ] || make build >/dev/null
+. scripts/benchlib.sh
+need_bins
 echo "== many ranks: peak RSS per rank (clean-steps, 1 layer, 1 step per rank; default --workers, $(nproc) CPUs)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 first="" last=""
@@ -31,15 +28,7 @@ for n in $RANK_COUNTS; do
 		"$BIN/tracegen" -scenario clean-steps -ranks "$n" -layers 1 -steps 1 -q -o "$dir" >&2
 		touch "$dir/.complete"
 	fi
-	tmp=$(mktemp)
-	for _ in $(seq "$RUNS"); do
-		"$TIME" -f "%e %M" -o "$tmp.one" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null
-		tail -1 "$tmp.one" >>"$tmp"
-	done
-	mid=$(((RUNS + 1) / 2))
-	w=$(awk '{print $1}' "$tmp" | sort -g | sed -n "${mid}p")
-	m=$(awk '{print $2}' "$tmp" | sort -g | sed -n "${mid}p")
-	rm -f "$tmp" "$tmp.one"
+	read -r w _ m < <(median_runs "$RUNS" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null)
 	awk -v n="$n" -v w="$w" -v m="$m" 'BEGIN { printf "%5d ranks: %7.2f s wall (%.2f ms a rank), peak RSS %6.1f MiB\n", n, w, 1000*w/n, m/1024 }'
 	[ -z "$first" ] && first="$n $m"
 	last="$n $m"

@@ -159,14 +159,9 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) error {
 	if x.Stage != "" {
 		stage = " (" + x.Stage + ")"
 	}
-	// the summary in the run's language: zhEPLB's formats, the notes
+	// the summary in the run's language: zhMessages' formats, the notes
 	// through the phrase table
-	t := func(format string) string {
-		if z, ok := zhEPLB[format]; ok && opts.lang == lang.ZH {
-			return z
-		}
-		return format
-	}
+	t := func(format string) string { return messageText(opts.lang, format) }
 	pr := func(format string, args ...any) {
 		for i, a := range args {
 			if s, ok := a.(string); ok {
@@ -221,21 +216,6 @@ func printPlan(sw io.Writer, opts *eplbPlanOptions, p *driver.EPLBPlan) error {
 		}
 	}
 	return nil
-}
-
-// zhEPLB is the Chinese of the plan's summary (printPlan).
-var zhEPLB = map[string]string{
-	"EPLB plan for %s%s: %d MoE layers, %d experts, EP size %d, %d redundant -> %d slots per rank\n": "%s%s 的 EPLB 方案：%d 个 MoE 层，%d 个专家，EP 大小 %d，%d 个冗余 -> 每 rank %d 个槽位\n",
-	"every layer has 0 tokens: nothing to balance\n":                                                 "每层都是 0 个 token：无需均衡\n",
-	"predicted max/mean rank load\tbefore (%s)\tafter\n":                                             "预测的 rank 负载最大/均值\t之前（%s）\t之后\n",
-	"  worst layer\t%.3f\t%.3f\n":                                                                    "  最差层\t%.3f\t%.3f\n",
-	"  mean over layers\t%.3f\t%.3f\n":                                                               "  各层均值\t%.3f\t%.3f\n",
-	"  slowest rank, all layers\t%s tokens\t%s tokens (%+.1f%%)\n":                                   "  最慢 rank，所有层\t%s 个 token\t%s 个 token（%+.1f%%）\n",
-	"note: %s\n": "注意：%s\n",
-	"note: input layers %d..%d are written as MoE layers 0..%d in order\n": "注意：输入的第 %d..%d 层按顺序写为 MoE 层 0..%d\n",
-	"wrote %s: %d layers x %d ranks x %d slots (vLLM-Ascend expert map)\n": "已写出 %s：%d 层 x %d 个 rank x %d 个槽位（vLLM-Ascend 专家映射）\n",
-	"serve with: --enable-expert-parallel --additional-config '%s'\n":      "启动服务时使用：--enable-expert-parallel --additional-config '%s'\n",
-	"  (%s)\n": "  （%s）\n",
 }
 
 // widePad follows each wide character of a table cell so that

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"sync"
@@ -64,9 +66,10 @@ func zhDefault(s string) string {
 }
 
 // localizeHelp puts the help of root and its commands in language l: the
-// template, each command's summary and examples and every flag's usage
-// that zhHelp has, and the exit codes; a text it lacks stays English
-// (TestZHHelp lists what the root's help must have).
+// template, each command's summary and every flag's usage that zhHelp
+// has, each command's description and examples that zhCommandHelp has,
+// and the exit codes; a text they lack stays English (TestZHHelp lists
+// what the root's help must have).
 func localizeHelp(root *cobra.Command, l string) {
 	if l != lang.ZH {
 		return
@@ -83,11 +86,11 @@ func localizeHelp(root *cobra.Command, l string) {
 	}
 	for _, c := range allCmds(root) {
 		c.InitDefaultHelpFlag()
-		c.Short, c.Example = tr(c.Short), tr(c.Example)
+		c.Short, c.Example = tr(c.Short), zhCommandText(c, helpExample, c.Example)
 		if long, codes, ok := strings.Cut(c.Long, exitCodesHelp); ok && codes == "" {
-			c.Long = tr(long) + zhExitCodesHelp
+			c.Long = zhCommandText(c, helpLong, long) + zhExitCodesHelp
 		} else {
-			c.Long = tr(c.Long)
+			c.Long = zhCommandText(c, helpLong, c.Long)
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			switch {
@@ -203,46 +206,6 @@ var zhHelp = map[string]string{
 	"Write the self-contained HTML findings report of a profile":                          "写出 profile 的自包含 HTML 问题报告",
 	"disable completion descriptions":                                                     "不显示补全说明",
 
-	// the root's description and examples
-	`npuprof reads Huawei Ascend profiler output (torch_npu *_ascend_pt folders,
-text or db export, and msprof PROF_* folders, one per rank) and measures what matters for MoE serving with vLLM-Ascend:
-communication by collective type and group, the MoE routing Cumsum, EVENT_WAIT
-per stream, the computing/communication/free breakdown, and the top kernels;
-then rules name the fix (the flag, env var, config or code change) with the
-measured numbers and the estimated saving.
-
-Exit codes:
-  0  ok
-  1  check: findings at or above --fail-on
-  2  usage or input error (bad flag, no profile at the path)
-  3  internal error: an analysis pass or rule failed to run`: `npuprof 读取华为昇腾 profiler 的输出（torch_npu 的 *_ascend_pt 目录，
-text 或 db 导出，以及 msprof 的 PROF_* 目录，每个 rank 一个），
-测量 vLLM-Ascend MoE 服务中重要的内容：按集合通信类型和通信组的通信、
-MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
-时间分解和耗时最多的算子；然后由规则给出修复（参数、环境变量、配置
-或代码修改），附带实测数字和预计节省。
-
-退出码：
-  0  正常
-  1  check：有问题达到或高于 --fail-on
-  2  用法或输入错误（参数错误，路径下没有 profile）
-  3  内部错误：某个分析 pass 或规则运行失败`,
-	`  # The summary of a capture: one *_ascend_pt folder per rank, any depth up to two
-  $ npuprof analyze ./profiles/ --deploy serve.sh
-
-  # The HTML report, opening on the findings and their fixes
-  $ npuprof report ./profiles/ --deploy serve.sh -o report.html
-
-  # A CI gate with JUnit and SARIF reports (exit 1 on a high finding)
-  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml --sarif npuprof.sarif`: `  # 一次采集的摘要：每个 rank 一个 *_ascend_pt 目录，最多两层深
-  $ npuprof analyze ./profiles/ --deploy serve.sh
-
-  # HTML 报告，首先展示问题及其修复
-  $ npuprof report ./profiles/ --deploy serve.sh -o report.html
-
-  # 带 JUnit 和 SARIF 报告的 CI 门禁（有 high 级问题时退出码为 1）
-  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml --sarif npuprof.sarif`,
-
 	// the flags several commands share
 	"write the output to `FILE` instead of standard output":             "把输出写到 `FILE` 而不是标准输出",
 	"no progress on standard error":                                     "不在标准错误上显示进度",
@@ -263,62 +226,141 @@ MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
 	"the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files":                                     "vllm-ascend 源码（`DIR`：一个 checkout 或已安装的 vllm_ascend 包目录，只读）：代码修复成为这些文件的统一 diff",
 	"when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)": "当 --deploy 脚本启动多个 vllm serve 命令时，用第 `N` 行（该命令跨越的任意一行）上的那个来取部署信息和生成 diff（默认：最后一个，并给出列出每个命令的警告）",
 
-	// the commands' descriptions, examples and the flags only one command has
-	// kept: each key repeats the command's English text (its Long, its Example)
-	// so that an edit of the English drops its stale Chinese and
-	// TestZHHelpEveryCommand fails until the Chinese is edited too
-	// analyze LONG
-	`Analyze reads a profile and prints what it measured.
+	// the flags only one command has
+	// analyze FLAG debug
+	`print per-pass timings on standard error`: `在标准错误上打印每个 pass 的耗时`,
+	// analyze FLAG deploy
+	`the deployment script (` + "`" + `FILE` + "`" + `: export lines and ` + "`" + `vllm serve ...` + "`" + `): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it`: `部署脚本（` + "`" + `FILE` + "`" + `：export 行和 vllm serve 命令）：使用其中的部署信息（vLLM 会拒绝的值，例如未知的 cudagraph_mode，会给出指明该行的警告，该项部署信息保持未知），每个问题都附带针对它的 diff`,
+	// analyze FLAG experts
+	`per-expert load input: a ` + "`" + `PATH` + "`" + ` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)`: `逐专家负载输入：MindIE dump 的 ` + "`" + `PATH` + "`" + `、一个 layer,expert,tokens CSV 或一个 vLLM-Ascend 日志（默认：profile 目录中找到的 dump）`,
+	// analyze FLAG fact
+	`set or override a fact, ` + "`" + `NAME=VALUE` + "`" + ` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable`: `设置或覆盖一项部署信息，` + "`" + `NAME=VALUE` + "`" + `（例如 concurrency=25、vllm_ascend_version=v0.13.0rc2、cudagraph_mode=FULL_DECODE_ONLY：取 vLLM 的 NONE、PIECEWISE、FULL、FULL_DECODE_ONLY、FULL_AND_PIECEWISE 之一）；可重复`,
+	// analyze FLAG format
+	`output format: text (a readable summary for terminals and CI logs); json (the npuprof.analysis/v1 document (stable keys, for tools and CI)); json-full (the document with its detail: what text and html show beyond json, so that the saved file renders as the profile does); html (the self-contained HTML report); junit (a JUnit XML report, one test case per rule); sarif (a SARIF 2.1.0 log, one result per finding); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（供终端和 CI 日志阅读的摘要）；json（npuprof.analysis/v1 文档，键稳定，供工具和 CI 使用）；json-full（带 detail 的文档：text 和 html 比 json 多显示的内容，使保存的文件能像原 profile 一样渲染）；html（自包含的 HTML 报告）；junit（JUnit XML 报告，每条规则一个测试用例）；sarif（SARIF 2.1.0 日志，每个问题一个结果）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
+	// analyze FLAG html
+	`also write the self-contained HTML report to ` + "`" + `FILE` + "`" + ` (see ` + "`" + `npuprof report` + "`" + `; --format html=FILE)`: `同时把自包含的 HTML 报告写到 ` + "`" + `FILE` + "`" + `（见 npuprof report；即 --format html=FILE）`,
+	// analyze FLAG service
+	`read MS Service Profiler's parse output (request.csv, batch.csv, kvcache.csv, forward.csv or profiler.db) from ` + "`" + `DIR` + "`" + `: request latency, batches, DP load, KV cache (default: a service folder in the profile folder, up to two levels down)`: `从 ` + "`" + `DIR` + "`" + ` 读取 MS Service Profiler 的解析输出（request.csv、batch.csv、kvcache.csv、forward.csv 或 profiler.db）：请求时延、批次、DP 负载、KV cache（默认：profile 目录中最多两层深的 service 目录）`,
+	// analyze FLAG vllm-bench
+	`read the results of vllm bench serve from ` + "`" + `FILE` + "`" + ` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT`: `从 ` + "`" + `FILE` + "`" + ` 读取 ` + "`" + `vllm bench serve` + "`" + ` 的结果（其打印的摘要或 --save-result JSON）：并发数、输出吞吐、TTFT、TPOT`,
+	// analyze FLAG vllm-log
+	`read the serving context (throughput, running/waiting requests, KV-cache usage, prefix- and multimodal-cache hit rates) from vLLM's server log ` + "`" + `FILE` + "`" + `; by default a *.log holding vLLM statistics lines in the profile folder (or one level down) is used`: `从 vLLM 的服务日志 ` + "`" + `FILE` + "`" + ` 读取服务上下文（吞吐、运行/等待中的请求、KV cache 使用率、前缀缓存和多模态缓存命中率）；默认使用 profile 目录（或下一层）中含有 vLLM 统计行的 *.log`,
+	// check FLAG allow-missing
+	`let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason`: `让无法评估的预算通过（其指标在采集或基线中缺失）；默认它使检查失败（退出码 1）并给出原因`,
+	// check FLAG baseline
+	`a saved ` + "`" + `OLD.json` + "`" + ` (npuprof analyze --format json) that budgets compare with`: `预算与之比较的已保存 ` + "`" + `OLD.json` + "`" + `（npuprof analyze --format json）`,
+	// check FLAG budget
+	`a budget ` + "`" + `'METRIC OP EXPR'` + "`" + ` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable`: `针对 --baseline 的预算 ` + "`" + `'METRIC OP EXPR'` + "`" + `，例如 'hccl.total.time_us <= baseline * 1.05'；可重复`,
+	// check FLAG fail-on
+	`lowest severity that fails the check: high, medium or low`: `使检查失败的最低严重级别：high、medium 或 low`,
+	// check FLAG junit
+	`also write a JUnit XML report to ` + "`" + `FILE` + "`" + ` (--format junit=FILE)`: `同时把 JUnit XML 报告写到 ` + "`" + `FILE` + "`" + `（即 --format junit=FILE）`,
+	// check FLAG partial-findings
+	`findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)`: `读取了被截断文件指标的问题：gate（像其他问题一样使检查失败）或 report（带标记显示，不使检查失败）`,
+	// check FLAG require-all-ranks
+	`exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing`: `profile 声明的 world（parallel_group_info、profiler_info、Kineto 头）中有 rank 缺失时退出码为 1`,
+	// check FLAG sarif
+	`also write a SARIF 2.1.0 log to ` + "`" + `FILE` + "`" + ` (--format sarif=FILE)`: `同时把 SARIF 2.1.0 日志写到 ` + "`" + `FILE` + "`" + `（即 --format sarif=FILE）`,
+	// diff FLAG all
+	`list every metric in the text output, unchanged ones too`: `在 text 输出中列出每个指标，包括未变化的`,
+	// diff FLAG format
+	`output format: text (a readable table); json (the npuprof.diff/v1 document); html (the self-contained HTML diff); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（可读的表格）；json（npuprof.diff/v1 文档）；html（自包含的 HTML diff）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
+	// diff FLAG html
+	`also write the self-contained HTML diff to ` + "`" + `FILE` + "`": `同时把自包含的 HTML diff 写到 ` + "`" + `FILE` + "`",
+	// diff FLAG kernels
+	`how many kernels to list, largest change first`: `列出多少个算子，变化最大的在前`,
+	// diff FLAG no-vllm-log
+	`do not look for vLLM logs in the profile folders`: `不在 profile 目录中查找 vLLM 日志`,
+	// diff FLAG rules
+	`also run the rules in ` + "`" + `FILE` + "`" + ` on a side that is a profile (a saved document keeps its findings); repeatable`: `同时在作为 profile 的一侧运行 ` + "`" + `FILE` + "`" + ` 中的规则（保存的文档保留其问题）；可重复`,
+	// diff FLAG service-after
+	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the after run (default: a service folder in its profile folder)`: `修改后那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
+	// diff FLAG service-before
+	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the before run (default: a service folder in its profile folder)`: `修改前那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
+	// diff FLAG vllm-log-after
+	`vLLM server log ` + "`" + `FILE` + "`" + ` of the after run (default: found in its profile folder)`: `修改后那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
+	// diff FLAG vllm-log-before
+	`vLLM server log ` + "`" + `FILE` + "`" + ` of the before run (default: found in its profile folder)`: `修改前那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
+	// eplb plan FLAG ep-size
+	`EP ranks to place experts on, ` + "`" + `N` + "`" + ` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)`: `放置专家的 EP rank 数 ` + "`" + `N` + "`" + `（默认：与 dump 一起读到的专家映射的 rank 数）；取 1..每层专家数（每个 rank 至少持有一个专家；只有读到的专家映射有更多 rank 时才可更多）`,
+	// eplb plan FLAG experts
+	`per-expert loads: a ` + "`" + `PATH` + "`" + ` to MindIE dumps or a layer,expert,tokens CSV (required)`: `逐专家负载：MindIE dump 的 ` + "`" + `PATH` + "`" + ` 或一个 layer,expert,tokens CSV（必需）`,
+	// eplb plan FLAG moe-layers
+	`the served model's MoE layer count, ` + "`" + `N` + "`" + `: a map with more layers is refused (vLLM-Ascend's "Invalid EPLB Table"), one with fewer is a note (Qwen3-235B-A22B: 94)`: `所部署模型的 MoE 层数 ` + "`" + `N` + "`" + `：层数更多的映射会被拒绝（vLLM-Ascend 的 "Invalid EPLB Table"），层数更少的给出提示（Qwen3-235B-A22B：94）`,
+	// eplb plan FLAG output
+	`write the expert map to ` + "`" + `FILE` + "`" + ` ("-": standard output)`: `把专家映射写到 ` + "`" + `FILE` + "`" + `（"-"：标准输出）`,
+	// eplb plan FLAG redundant
+	`redundant expert slots in total, ` + "`" + `N` + "`" + ` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most`: `冗余专家槽位总数 ` + "`" + `N` + "`" + `（默认：每个 EP rank 一个，向上取整使专家数 + N 能被 EP 大小整除）；取 0..专家数 x (EP 大小 - 1)：每个 rank 至多持有一个专家的一个副本`,
+	// eplb plan FLAG vllm-ascend-version
+	`the vLLM-Ascend ` + "`" + `VERSION` + "`" + ` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)`: `将加载该映射的 vLLM-Ascend 版本 ` + "`" + `VERSION` + "`" + `：决定启动服务那一行的形式（v0.13.0rc1 及以前为顶层 expert_map_path，从 v0.13.0rc2 起为 eplb_config；默认：最新的形式，并附另一种）`,
+	// export FLAG output
+	`write the tables under ` + "`" + `OUTDIR` + "`" + ` (created if needed)`: `把表写到 ` + "`" + `OUTDIR` + "`" + ` 下（需要时创建）`,
+	// export FLAG service
+	`also write the requests and batches of MS Service Profiler's parse output in ` + "`" + `DIR` + "`" + ` (service_requests, service_batches; default: a service folder in the profile folder)`: `同时写出 ` + "`" + `DIR` + "`" + ` 中 MS Service Profiler 解析输出的请求和批次（service_requests、service_batches；默认：profile 目录中的 service 目录）`,
+	// export FLAG summary-only
+	`write only the node tables (rank_state, rank_metrics, groups: one file each; what 'npuprof analyze' merges), not the per-rank tables`: `只写节点表（rank_state、rank_metrics、groups：各一个文件；即 'npuprof analyze' 合并的内容），不写逐 rank 的表`,
+	// report FLAG output
+	`write the HTML to ` + "`" + `FILE` + "`" + ` (- for standard output; without -o, standard output unless it is a terminal)`: `把 HTML 写到 ` + "`" + `FILE` + "`" + `（- 表示标准输出；不带 -o 时写到标准输出，除非它是终端）`,
+}
 
-PATH is a trace_view.json file (only that file is measured; the rank folder
-around it, if any, still gives the rank and its groups), an
-ASCEND_PROFILER_OUTPUT folder, one
-*_ascend_pt folder (text or db export), an msprof PROF_* folder (text or db
-export), a profiler database (ascend_pytorch_profiler_*.db, msprof_*.db), or a
-folder holding one of those per rank, in any mix (up to two levels down), or
-the folder an 'npuprof export' wrote (read back without parsing JSON again;
-the same numbers). Several export folders (PATH PATH..., a glob, or a
-folder of them: one export per node) are merged from their node tables,
-without reading a device task. Any text input may be gzip- or zstd-compressed
-(trace_view.json.gz, kernel_details.csv.zst, ...). PATH may also be a
-document saved by --format json-full: it is rendered again as the profile
-was (its findings stand; the rule flags are not applied again).
+// A command's help text that zhCommandHelp translates: its description
+// (Long, the exit codes apart) or its examples.
+const (
+	helpLong    = "Long"
+	helpExample = "Example"
+)
 
-Ranks are parsed and analyzed in parallel, --workers at a time: a rank's
-parse is held only while it is analyzed, so memory grows with --workers;
-what a finished rank keeps for the cross-rank passes and the document (its
-results and collective arrival times) grows with the rank count (see
-'npuprof docs performance'). Missing, duplicate (the newest folder is kept) and
-unknown ranks, and ranks with different step sets, are reported as notes,
-never fatal. Nothing is ever written into PATH; -o writes where you say.
+// helpKey names a command's help text: the command's path and the field.
+type helpKey struct{ cmd, field string }
 
-Outputs: --format NAME is the output -o writes (text by default); --format
-NAME=FILE, repeatable, writes one more output to FILE in the same run
-(json, json-full, html, junit, sarif; --html FILE is --format html=FILE).
+// zhHelpText is the Chinese of an English text with the English's
+// fingerprint (helpPrint) when it was translated.
+type zhHelpText struct{ print, zh string }
 
-Per rank it reports the time breakdown (computing, communication not
-overlapped, free), collectives by type and by group (tp/ep/dp, from
-parallel_group_info), MoeInitRouting* and the Cumsum kernels in the MoE routing
-path (and whether they ran on the AI CPU), EVENT_WAIT per stream, and the top
-compute kernels. Across ranks it matches every collective, names the rank
-that arrived last and how long the others waited, and names slow ranks
-(computing or free time a robust outlier: median and MAD over ranks). A
-metric that cannot be measured from the files present is listed as
-unavailable with the reason, never reported as 0.
+// helpPrint is the fingerprint of an English help text: the first 6 bytes
+// of its SHA-256, in hex.
+func helpPrint(en string) string {
+	h := sha256.Sum256([]byte(en))
+	return hex.EncodeToString(h[:6])
+}
 
-Expert load: GroupedMatmul time and tokens per rank of the ep group give the
-EP-rank skew from the trace alone. Per-expert loads come from --experts PATH
-(MindIE {decode|prefill}_{rank}.csv dumps with model_gen_config.json and
-{stage}_global_deployment.json, a layer,expert,tokens CSV, or a vLLM-Ascend /
-vLLM log with expert-imbalance lines), or from dumps or a CSV placed inside
-PATH (in it or one folder below). See 'npuprof docs experts'.
+// zhCommandText is en, the help text field of c, in Chinese: the
+// translation zhCommandHelp has for it when it was made from this very
+// English, else en. An edit of the English changes its fingerprint, so its
+// stale Chinese is dropped and TestZHHelpPrints names the text to
+// translate again.
+func zhCommandText(c *cobra.Command, field, en string) string {
+	if z, ok := zhCommandHelp[helpKey{c.CommandPath(), field}]; ok && z.print == helpPrint(en) {
+		return z.zh
+	}
+	return en
+}
 
+// zhCommandHelp is the Chinese of the commands' descriptions and examples,
+// by command path and field, each with the fingerprint of the English it
+// translates (the English is the command's own, written once).
+var zhCommandHelp = map[helpKey]zhHelpText{
+	{"npuprof", helpLong}: {"c946c91b26e3", `npuprof 读取华为昇腾 profiler 的输出（torch_npu 的 *_ascend_pt 目录，
+text 或 db 导出，以及 msprof 的 PROF_* 目录，每个 rank 一个），
+测量 vLLM-Ascend MoE 服务中重要的内容：按集合通信类型和通信组的通信、
+MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
+时间分解和耗时最多的算子；然后由规则给出修复（参数、环境变量、配置
+或代码修改），附带实测数字和预计节省。
 
-Then the rules run (built-in, plus --rules FILE): findings with the exact fix
-and the estimated saving come first, sorted by saving. --deploy FILE reads
-your deployment script for facts (tp, expert parallel, FLASHCOMM1, capture
-sizes, max-num-seqs, env) and gives each finding a diff against it; --fact
-NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`: `analyze 读取一个 profile 并打印它测得的内容。
+退出码：
+  0  正常
+  1  check：有问题达到或高于 --fail-on
+  2  用法或输入错误（参数错误，路径下没有 profile）
+  3  内部错误：某个分析 pass 或规则运行失败`},
+	{"npuprof", helpExample}: {"0bc8c90fa4b3", `  # 一次采集的摘要：每个 rank 一个 *_ascend_pt 目录，最多两层深
+  $ npuprof analyze ./profiles/ --deploy serve.sh
+
+  # HTML 报告，首先展示问题及其修复
+  $ npuprof report ./profiles/ --deploy serve.sh -o report.html
+
+  # 带 JUnit 和 SARIF 报告的 CI 门禁（有 high 级问题时退出码为 1）
+  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml --sarif npuprof.sarif`},
+	{"npuprof analyze", helpLong}: {"37dc2a2690c8", `analyze 读取一个 profile 并打印它测得的内容。
 
 PATH 可以是一个 trace_view.json 文件（只测量该文件；它所在的 rank 目录
 若存在，仍给出 rank 及其通信组）、一个 ASCEND_PROFILER_OUTPUT 目录、
@@ -363,34 +405,8 @@ stream 的 EVENT_WAIT，以及耗时最多的计算算子。跨 rank 时，它�
 问题排在最前，按节省排序。--deploy FILE 从你的部署脚本读取部署信息
 （tp、专家并行、FLASHCOMM1、capture sizes、max-num-seqs、环境变量），
 并为每个问题给出针对它的 diff；--fact NAME=VALUE 设置一项（例如
-concurrency=25）。用 'npuprof check' 做 CI 门禁。`,
-	// analyze EXAMPLE
-	`  # Summarize an 8-rank vLLM-Ascend capture
-  $ npuprof analyze ./profiles/
-
-  # The JSON document for tools and CI
-  $ npuprof analyze ./profiles/ --format json -o analysis.json
-
-  # The summary, the document with its detail and the HTML report in one run
-  $ npuprof analyze ./profiles/ --format json-full=run.json --format html=report.html
-
-  # A saved document (--format json-full) renders as the profile did
-  $ npuprof analyze run.json
-
-  # Also write the self-contained HTML report
-  $ npuprof analyze ./profiles/ --html report.html
-
-  # With MindIE expert-load dumps kept next to the profile
-  $ npuprof analyze ./profiles/ --experts ./expert_hotspot/
-
-  # With the serving context from vLLM's log and a bench result
-  $ npuprof analyze ./profiles/ --vllm-log server.log --vllm-bench bench.json
-
-  # Findings as a diff against the deployment script
-  $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
-
-  # One rank's text export only
-  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`: `  # 汇总一次 8 rank 的 vLLM-Ascend 采集
+concurrency=25）。用 'npuprof check' 做 CI 门禁。`},
+	{"npuprof analyze", helpExample}: {"e5faf6fda6b2", `  # 汇总一次 8 rank 的 vLLM-Ascend 采集
   $ npuprof analyze ./profiles/
 
   # 供工具和 CI 使用的 JSON 文档
@@ -415,58 +431,8 @@ concurrency=25）。用 'npuprof check' 做 CI 门禁。`,
   $ npuprof analyze ./profiles/ --deploy serve.sh --fact concurrency=25
 
   # 只分析一个 rank 的 text 导出
-  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`,
-	// analyze FLAG debug
-	`print per-pass timings on standard error`: `在标准错误上打印每个 pass 的耗时`,
-	// analyze FLAG deploy
-	`the deployment script (` + "`" + `FILE` + "`" + `: export lines and ` + "`" + `vllm serve ...` + "`" + `): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it`: `部署脚本（` + "`" + `FILE` + "`" + `：export 行和 vllm serve 命令）：使用其中的部署信息（vLLM 会拒绝的值，例如未知的 cudagraph_mode，会给出指明该行的警告，该项部署信息保持未知），每个问题都附带针对它的 diff`,
-	// analyze FLAG experts
-	`per-expert load input: a ` + "`" + `PATH` + "`" + ` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)`: `逐专家负载输入：MindIE dump 的 ` + "`" + `PATH` + "`" + `、一个 layer,expert,tokens CSV 或一个 vLLM-Ascend 日志（默认：profile 目录中找到的 dump）`,
-	// analyze FLAG fact
-	`set or override a fact, ` + "`" + `NAME=VALUE` + "`" + ` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable`: `设置或覆盖一项部署信息，` + "`" + `NAME=VALUE` + "`" + `（例如 concurrency=25、vllm_ascend_version=v0.13.0rc2、cudagraph_mode=FULL_DECODE_ONLY：取 vLLM 的 NONE、PIECEWISE、FULL、FULL_DECODE_ONLY、FULL_AND_PIECEWISE 之一）；可重复`,
-	// analyze FLAG format
-	`output format: text (a readable summary for terminals and CI logs); json (the npuprof.analysis/v1 document (stable keys, for tools and CI)); json-full (the document with its detail: what text and html show beyond json, so that the saved file renders as the profile does); html (the self-contained HTML report); junit (a JUnit XML report, one test case per rule); sarif (a SARIF 2.1.0 log, one result per finding); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（供终端和 CI 日志阅读的摘要）；json（npuprof.analysis/v1 文档，键稳定，供工具和 CI 使用）；json-full（带 detail 的文档：text 和 html 比 json 多显示的内容，使保存的文件能像原 profile 一样渲染）；html（自包含的 HTML 报告）；junit（JUnit XML 报告，每条规则一个测试用例）；sarif（SARIF 2.1.0 日志，每个问题一个结果）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
-	// analyze FLAG html
-	`also write the self-contained HTML report to ` + "`" + `FILE` + "`" + ` (see ` + "`" + `npuprof report` + "`" + `; --format html=FILE)`: `同时把自包含的 HTML 报告写到 ` + "`" + `FILE` + "`" + `（见 npuprof report；即 --format html=FILE）`,
-	// analyze FLAG service
-	`read MS Service Profiler's parse output (request.csv, batch.csv, kvcache.csv, forward.csv or profiler.db) from ` + "`" + `DIR` + "`" + `: request latency, batches, DP load, KV cache (default: a service folder in the profile folder, up to two levels down)`: `从 ` + "`" + `DIR` + "`" + ` 读取 MS Service Profiler 的解析输出（request.csv、batch.csv、kvcache.csv、forward.csv 或 profiler.db）：请求时延、批次、DP 负载、KV cache（默认：profile 目录中最多两层深的 service 目录）`,
-	// analyze FLAG vllm-bench
-	`read the results of vllm bench serve from ` + "`" + `FILE` + "`" + ` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT`: `从 ` + "`" + `FILE` + "`" + ` 读取 ` + "`" + `vllm bench serve` + "`" + ` 的结果（其打印的摘要或 --save-result JSON）：并发数、输出吞吐、TTFT、TPOT`,
-	// analyze FLAG vllm-log
-	`read the serving context (throughput, running/waiting requests, KV-cache usage, prefix- and multimodal-cache hit rates) from vLLM's server log ` + "`" + `FILE` + "`" + `; by default a *.log holding vLLM statistics lines in the profile folder (or one level down) is used`: `从 vLLM 的服务日志 ` + "`" + `FILE` + "`" + ` 读取服务上下文（吞吐、运行/等待中的请求、KV cache 使用率、前缀缓存和多模态缓存命中率）；默认使用 profile 目录（或下一层）中含有 vLLM 统计行的 *.log`,
-	// check LONG
-	`Check analyzes a profile like analyze, runs the rules (built-in, --rules
-files, and budgets against a --baseline document), and exits with a code a CI
-pipeline can gate on:
-
-  0  no finding at or above --fail-on
-  1  findings at or above --fail-on (or, with --require-all-ranks, ranks
-     of the world the profile states are missing)
-  2  usage or input error (bad flag, unreadable rule file, no profile)
-  3  an analysis pass or a rule failed to run (shown, never skipped)
-
-A rule whose inputs are not in the profile is "not evaluated" with the
-reason; it does not fail the check.
-
-A finding that read metrics of a file cut short (a truncated
-trace_view.json or kernel_details.csv: the rank is PARTIAL) says so in
-every output: which rank, which metrics, whether they decided the finding
-("when") or its saving, and that its saving is then uncertain. By default
-(--partial-findings gate) it gates like any other finding. With
---partial-findings report it is still shown but does not fail the check
-(JUnit: system-out, not a failure; SARIF: level note): use it on a capture
-you know was cut, not as a way to silence a regression. A budget whose
---baseline document had a rank cut short is such a finding too (its caveat
-says "baseline rank N"). See 'npuprof docs rules', "Partial inputs".
-
---junit and --sarif write reports for CI systems (one test case / result
-per rule; the same as --format junit=FILE, --format sarif=FILE); --format
-json prints the npuprof.analysis/v1 document with findings and every
-rule's outcome. --format repeats: NAME=FILE writes one more output.
-
-Budgets compare with a saved document: a rule file's "budgets:" list, or
---budget, e.g. 'hccl.allgather.time_us <= baseline * 1.05', where baseline is
-the same metric (mean over ranks) in the --baseline file.`: `check 像 analyze 一样分析 profile，运行规则（内置规则、--rules 文件，以及
+  $ npuprof analyze ./dp0_pp0_tp0_rank0_1234_20260101000000000_ascend_pt/ASCEND_PROFILER_OUTPUT`},
+	{"npuprof check", helpLong}: {"54eeb1a6cd25", `check 像 analyze 一样分析 profile，运行规则（内置规则、--rules 文件，以及
 针对 --baseline 文档的预算），并以 CI 流水线可用于门禁的退出码退出：
 
   0  没有达到或高于 --fail-on 的问题
@@ -494,19 +460,8 @@ NAME=FILE 再写出一种输出。
 
 预算与保存的文档比较：规则文件的 "budgets:" 列表，或 --budget，例如
 'hccl.allgather.time_us <= baseline * 1.05'，其中 baseline 是 --baseline
-文件中同一指标（各 rank 的均值）。`,
-	// check EXAMPLE
-	`  # Fail the pipeline on high-severity findings
-  $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml
-
-  # With the deployment script: findings carry a diff against it
-  $ npuprof check ./profiles/ --deploy serve.sh --fact concurrency=25 --sarif npuprof.sarif
-
-  # A capture that may be cut short: report its findings, gate only on whole inputs
-  $ npuprof check ./profiles/ --fail-on medium --partial-findings report
-
-  # Guard against regressions from a saved analysis
-  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`: `  # 有 high 级问题时使流水线失败
+文件中同一指标（各 rank 的均值）。`},
+	{"npuprof check", helpExample}: {"290ba017e591", `  # 有 high 级问题时使流水线失败
   $ npuprof check ./profiles/ --fail-on high --junit npuprof.xml
 
   # 带部署脚本：问题附带针对它的 diff
@@ -516,51 +471,11 @@ NAME=FILE 再写出一种输出。
   $ npuprof check ./profiles/ --fail-on medium --partial-findings report
 
   # 以保存的分析为基线防止性能回退
-  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`,
-	// check FLAG allow-missing
-	`let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason`: `让无法评估的预算通过（其指标在采集或基线中缺失）；默认它使检查失败（退出码 1）并给出原因`,
-	// check FLAG baseline
-	`a saved ` + "`" + `OLD.json` + "`" + ` (npuprof analyze --format json) that budgets compare with`: `预算与之比较的已保存 ` + "`" + `OLD.json` + "`" + `（npuprof analyze --format json）`,
-	// check FLAG budget
-	`a budget ` + "`" + `'METRIC OP EXPR'` + "`" + ` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable`: `针对 --baseline 的预算 ` + "`" + `'METRIC OP EXPR'` + "`" + `，例如 'hccl.total.time_us <= baseline * 1.05'；可重复`,
-	// check FLAG fail-on
-	`lowest severity that fails the check: high, medium or low`: `使检查失败的最低严重级别：high、medium 或 low`,
-	// check FLAG junit
-	`also write a JUnit XML report to ` + "`" + `FILE` + "`" + ` (--format junit=FILE)`: `同时把 JUnit XML 报告写到 ` + "`" + `FILE` + "`" + `（即 --format junit=FILE）`,
-	// check FLAG partial-findings
-	`findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)`: `读取了被截断文件指标的问题：gate（像其他问题一样使检查失败）或 report（带标记显示，不使检查失败）`,
-	// check FLAG require-all-ranks
-	`exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing`: `profile 声明的 world（parallel_group_info、profiler_info、Kineto 头）中有 rank 缺失时退出码为 1`,
-	// check FLAG sarif
-	`also write a SARIF 2.1.0 log to ` + "`" + `FILE` + "`" + ` (--format sarif=FILE)`: `同时把 SARIF 2.1.0 日志写到 ` + "`" + `FILE` + "`" + `（即 --format sarif=FILE）`,
-	// completion LONG
-	`Generate the autocompletion script for npuprof for the specified shell.
-See each sub-command's help for details on how to use the generated script.
-`: `为指定的 shell 生成 npuprof 的自动补全脚本。
+  $ npuprof check ./profiles/ --baseline main.json --budget 'hccl.allgather.time_us <= baseline * 1.05'`},
+	{"npuprof completion", helpLong}: {"c3486314877a", `为指定的 shell 生成 npuprof 的自动补全脚本。
 生成的脚本如何使用，见各子命令的帮助。
-`,
-	// completion bash LONG
-	`Generate the autocompletion script for the bash shell.
-
-This script depends on the 'bash-completion' package.
-If it is not installed already, you can install it via your OS's package manager.
-
-To load completions in your current shell session:
-
-	source <(npuprof completion bash)
-
-To load completions for every new session, execute once:
-
-#### Linux:
-
-	npuprof completion bash > /etc/bash_completion.d/npuprof
-
-#### macOS:
-
-	npuprof completion bash > $(brew --prefix)/etc/bash_completion.d/npuprof
-
-You will need to start a new shell for this setup to take effect.
-`: `为 bash 生成自动补全脚本。
+`},
+	{"npuprof completion bash", helpLong}: {"cbd82d751204", `为 bash 生成自动补全脚本。
 
 该脚本依赖 'bash-completion' 软件包。
 如果尚未安装，可以用操作系统的包管理器安装。
@@ -580,20 +495,8 @@ You will need to start a new shell for this setup to take effect.
 	npuprof completion bash > $(brew --prefix)/etc/bash_completion.d/npuprof
 
 需要启动一个新的 shell 才能使设置生效。
-`,
-	// completion fish LONG
-	`Generate the autocompletion script for the fish shell.
-
-To load completions in your current shell session:
-
-	npuprof completion fish | source
-
-To load completions for every new session, execute once:
-
-	npuprof completion fish > ~/.config/fish/completions/npuprof.fish
-
-You will need to start a new shell for this setup to take effect.
-`: `为 fish 生成自动补全脚本。
+`},
+	{"npuprof completion fish", helpLong}: {"3e4c6a8e25e6", `为 fish 生成自动补全脚本。
 
 在当前 shell 会话中加载补全：
 
@@ -604,48 +507,16 @@ You will need to start a new shell for this setup to take effect.
 	npuprof completion fish > ~/.config/fish/completions/npuprof.fish
 
 需要启动一个新的 shell 才能使设置生效。
-`,
-	// completion powershell LONG
-	`Generate the autocompletion script for powershell.
-
-To load completions in your current shell session:
-
-	npuprof completion powershell | Out-String | Invoke-Expression
-
-To load completions for every new session, add the output of the above command
-to your powershell profile.
-`: `为 powershell 生成自动补全脚本。
+`},
+	{"npuprof completion powershell", helpLong}: {"7acc166887a7", `为 powershell 生成自动补全脚本。
 
 在当前 shell 会话中加载补全：
 
 	npuprof completion powershell | Out-String | Invoke-Expression
 
 为以后每个新会话加载补全，把上面命令的输出加入你的 powershell profile。
-`,
-	// completion zsh LONG
-	`Generate the autocompletion script for the zsh shell.
-
-If shell completion is not already enabled in your environment you will need
-to enable it.  You can execute the following once:
-
-	echo "autoload -U compinit; compinit" >> ~/.zshrc
-
-To load completions in your current shell session:
-
-	source <(npuprof completion zsh)
-
-To load completions for every new session, execute once:
-
-#### Linux:
-
-	npuprof completion zsh > "${fpath[1]}/_npuprof"
-
-#### macOS:
-
-	npuprof completion zsh > $(brew --prefix)/share/zsh/site-functions/_npuprof
-
-You will need to start a new shell for this setup to take effect.
-`: `为 zsh 生成自动补全脚本。
+`},
+	{"npuprof completion zsh", helpLong}: {"72aa180e2869", `为 zsh 生成自动补全脚本。
 
 如果你的环境中尚未启用 shell 补全，需要先启用它。可以执行一次：
 
@@ -666,46 +537,8 @@ You will need to start a new shell for this setup to take effect.
 	npuprof completion zsh > $(brew --prefix)/share/zsh/site-functions/_npuprof
 
 需要启动一个新的 shell 才能使设置生效。
-`,
-	// diff LONG
-	`Diff compares two captures of the same workload, before and after a change.
-BEFORE and AFTER are each a profile (any PATH analyze reads) or a JSON
-document saved by ` + "`" + `npuprof analyze --format json` + "`" + `.
-
-It shows the per-step time (mean over every step of every rank), the
-findings resolved, new or persisting, with each resolved finding's
-predicted saving (the rule's saving_us) against the measured decrease of
-the metric the rule estimates, the decode step-time change the before side
-predicted for each resolved fix and for its plan against the measured one
-(fixes resolved together are measured together: each names the others,
-and the plan row, which says which of its steps were applied, is the
-comparison), the collectives by type and group that appeared or
-disappeared, the compute kernels whose time per step changed most (matched
-by op type and name), the serving context (vLLM log, bench results), the
-breakdown per rank, and every metric that changed (mean over ranks,
-absolute and %). Per-step numbers divide by each side's step count
-(ProfilerStep#N, else decode.steps.count), so captures of different length
-compare fairly.
-
-A side measured on a file cut short (a trace_view.json or
-kernel_details.csv the profiler did not finish: analyze marks the rank
-partial) is shown, never hidden, and never taken as exact: the diff opens
-with one line per cut rank ("! AFTER rank 3 cut short: <file> is
-truncated ...") and every row that read one of its values ends with
-[partial: after rank 3]: a step mean, a metric (a cross-rank one when any
-rank is cut), a collective, a kernel, a finding (it read a cut file, its
-predicted saving is uncertain, its measured saving or its resolved/new
-status rests on one). Such a change may come from the cut, not from the
-runs: a cut AFTER looks faster, a cut BEFORE makes AFTER look slower. The
-JSON says the same (before/after.partial[], partial[] on each row; see
-'npuprof docs diff', "Diffs of a truncated file") and the HTML adds a "Partial input"
-column.
-
-diff has no gate: it exits 0 whatever changed (2 on bad usage, 3 when an
-analysis pass or rule failed). To gate on a change, use npuprof check
---baseline OLD.json --budget '...': a budget read from a cut baseline or a
-cut capture is a partial finding, which fails the check by default and is
-only shown with --partial-findings report.`: `diff 比较同一负载的两次采集，即某项修改之前和之后。BEFORE 和 AFTER
+`},
+	{"npuprof diff", helpLong}: {"429f07849a77", `diff 比较同一负载的两次采集，即某项修改之前和之后。BEFORE 和 AFTER
 各是一个 profile（analyze 能读的任何 PATH）或由
 npuprof analyze --format json 保存的 JSON 文档。
 
@@ -735,17 +568,8 @@ JSON 给出相同信息（before/after.partial[]，每行的 partial[]；见
 diff 不做门禁：无论变化如何都以 0 退出（用法错误为 2，分析 pass 或规则
 失败为 3）。要对变化做门禁，使用 npuprof check --baseline OLD.json
 --budget '...'：从被截断的基线或采集读取的预算是 partial 问题，默认使
-检查失败，只有使用 --partial-findings report 时才仅作显示。`,
-	// diff EXAMPLE
-	`  # Before and after turning FLASHCOMM1 and expert parallel off
-  $ npuprof diff ./before/ ./after/
-
-  # A saved baseline against a new capture, as JSON for tools
-  $ npuprof analyze ./before/ --format json -o before.json
-  $ npuprof diff before.json ./after/ --format json -o diff.json
-
-  # The self-contained HTML diff
-  $ npuprof diff before.json after.json --html diff.html`: `  # 关闭 FLASHCOMM1 和专家并行之前与之后
+检查失败，只有使用 --partial-findings report 时才仅作显示。`},
+	{"npuprof diff", helpExample}: {"9ca4406ac413", `  # 关闭 FLASHCOMM1 和专家并行之前与之后
   $ npuprof diff ./before/ ./after/
 
   # 以保存的基线对比新的采集，输出供工具使用的 JSON
@@ -753,60 +577,10 @@ diff 不做门禁：无论变化如何都以 0 退出（用法错误为 2，分�
   $ npuprof diff before.json ./after/ --format json -o diff.json
 
   # 自包含的 HTML diff
-  $ npuprof diff before.json after.json --html diff.html`,
-	// diff FLAG all
-	`list every metric in the text output, unchanged ones too`: `在 text 输出中列出每个指标，包括未变化的`,
-	// diff FLAG format
-	`output format: text (a readable table); json (the npuprof.diff/v1 document); html (the self-contained HTML diff); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（可读的表格）；json（npuprof.diff/v1 文档）；html（自包含的 HTML diff）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
-	// diff FLAG html
-	`also write the self-contained HTML diff to ` + "`" + `FILE` + "`": `同时把自包含的 HTML diff 写到 ` + "`" + `FILE` + "`",
-	// diff FLAG kernels
-	`how many kernels to list, largest change first`: `列出多少个算子，变化最大的在前`,
-	// diff FLAG no-vllm-log
-	`do not look for vLLM logs in the profile folders`: `不在 profile 目录中查找 vLLM 日志`,
-	// diff FLAG rules
-	`also run the rules in ` + "`" + `FILE` + "`" + ` on a side that is a profile (a saved document keeps its findings); repeatable`: `同时在作为 profile 的一侧运行 ` + "`" + `FILE` + "`" + ` 中的规则（保存的文档保留其问题）；可重复`,
-	// diff FLAG service-after
-	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the after run (default: a service folder in its profile folder)`: `修改后那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
-	// diff FLAG service-before
-	`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the before run (default: a service folder in its profile folder)`: `修改前那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
-	// diff FLAG vllm-log-after
-	`vLLM server log ` + "`" + `FILE` + "`" + ` of the after run (default: found in its profile folder)`: `修改后那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
-	// diff FLAG vllm-log-before
-	`vLLM server log ` + "`" + `FILE` + "`" + ` of the before run (default: found in its profile folder)`: `修改前那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
-	// docs LONG
-	`Docs prints a page of npuprof's documentation (Markdown, as in the
-repository's docs/ folder, which the help and the outputs cite as
-'npuprof docs TOPIC'). Without TOPIC it lists the topics.`: `docs 打印 npuprof 文档的一页（Markdown，与仓库 docs/ 目录中的相同，帮助和
-输出以 'npuprof docs TOPIC' 引用）。不带 TOPIC 时列出所有主题。`,
-	// eplb plan LONG
-	`Plan reads per-expert token loads and writes an expert placement in
-vLLM-Ascend's expert-map JSON schema (the file eplb_config.expert_map_path
-loads, the same schema as expert_map_record_path and MindIE's
-{stage}_global_deployment.json), and prints the predicted max/mean rank load
-before and after.
-
---experts is a folder of MindIE dumps ({decode|prefill}_{rank}.csv with
-model_gen_config.json and {stage}_global_deployment.json), one dump, or a
-layer,expert,tokens CSV ('npuprof docs experts'). The plan, per MoE layer: give the
---redundant extra slots to the experts with the most tokens per copy, then
-place copies largest first on the least-loaded rank with a free slot and no
-copy of that expert, then swap copies while that lowers the busiest rank
-('npuprof docs eplb'). Every expert is placed at least once, every rank gets
-(experts + redundant) / EP size slots, and no rank holds an expert twice.
-
-"Before" is the expert map read with the dumps when it has --ep-size ranks,
-else vLLM's default contiguous split without redundant experts. Predictions
-split an expert's tokens evenly over its copies, as vLLM-Ascend's EPLB
-worker does. The plan is written to -o (standard output when "-"); the
-summary goes to standard output, or to standard error when the plan does.
-
-The serve-with line is in the form --vllm-ascend-version reads: the
-top-level expert_map_path up to v0.13.0rc1, eplb_config.expert_map_path from
-v0.13.0rc2 (#5533); without it, the newest form and the other. --moe-layers
-checks the map against the model: more layers than the model's MoE layers
-is refused (vLLM-Ascend's loader raises "Invalid EPLB Table" for a layer id
-past moe_layer_count), fewer is a note.`: `plan 读取逐专家的 token 负载，按 vLLM-Ascend 的 expert-map JSON 格式写出
+  $ npuprof diff before.json after.json --html diff.html`},
+	{"npuprof docs", helpLong}: {"a5d994ae9868", `docs 打印 npuprof 文档的一页（Markdown，与仓库 docs/ 目录中的相同，帮助和
+输出以 'npuprof docs TOPIC' 引用）。不带 TOPIC 时列出所有主题。`},
+	{"npuprof eplb plan", helpLong}: {"68d415e427c2", `plan 读取逐专家的 token 负载，按 vLLM-Ascend 的 expert-map JSON 格式写出
 专家放置（即 eplb_config.expert_map_path 加载的文件，与
 expert_map_record_path 以及 MindIE 的 {stage}_global_deployment.json 格式
 相同），并打印放置前后预测的 rank 负载最大值/均值。
@@ -828,21 +602,8 @@ layer,expert,tokens CSV（'npuprof docs experts'）。方案对每个 MoE 层：
 为顶层的 expert_map_path，从 v0.13.0rc2（#5533）起为
 eplb_config.expert_map_path；不指定时给出最新的形式和另一种。--moe-layers
 用模型检查映射：层数多于模型的 MoE 层数会被拒绝（对超出 moe_layer_count 的
-层 id，vLLM-Ascend 的加载器会报 "Invalid EPLB Table"），层数较少则给出提示。`,
-	// eplb plan EXAMPLE
-	`  # Plan from MindIE dumps with one redundant expert per rank
-  $ npuprof eplb plan --experts ./expert_hotspot/ -o expert_map.json
-
-  # From a layer,expert,tokens CSV, 16 EP ranks, 16 redundant slots
-  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --redundant 16 -o expert_map.json
-
-  # For vLLM-Ascend v0.13.0rc1 serving Qwen3-235B-A22B (94 MoE layers)
-  $ npuprof eplb plan --experts moe_load.csv --ep-size 16 --vllm-ascend-version v0.13.0rc1 --moe-layers 94 -o expert_map.json
-
-  # Then serve with the plan (vLLM-Ascend static EPLB; v0.13.0rc2 and later)
-  $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
-      --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'
-  # (v0.13.0rc1 and earlier: --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}')`: `  # 根据 MindIE dump 规划，每个 rank 一个冗余专家
+层 id，vLLM-Ascend 的加载器会报 "Invalid EPLB Table"），层数较少则给出提示。`},
+	{"npuprof eplb plan", helpExample}: {"042ed166b230", `  # 根据 MindIE dump 规划，每个 rank 一个冗余专家
   $ npuprof eplb plan --experts ./expert_hotspot/ -o expert_map.json
 
   # 根据 layer,expert,tokens CSV，16 个 EP rank，16 个冗余槽位
@@ -855,54 +616,8 @@ eplb_config.expert_map_path；不指定时给出最新的形式和另一种。--
   $ vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel \
       --additional-config '{"eplb_config": {"expert_map_path": "/abs/path/expert_map.json"}}'
   # （v0.13.0rc1 及以前：
-  #   --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}'）`,
-	// eplb plan FLAG ep-size
-	`EP ranks to place experts on, ` + "`" + `N` + "`" + ` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)`: `放置专家的 EP rank 数 ` + "`" + `N` + "`" + `（默认：与 dump 一起读到的专家映射的 rank 数）；取 1..每层专家数（每个 rank 至少持有一个专家；只有读到的专家映射有更多 rank 时才可更多）`,
-	// eplb plan FLAG experts
-	`per-expert loads: a ` + "`" + `PATH` + "`" + ` to MindIE dumps or a layer,expert,tokens CSV (required)`: `逐专家负载：MindIE dump 的 ` + "`" + `PATH` + "`" + ` 或一个 layer,expert,tokens CSV（必需）`,
-	// eplb plan FLAG moe-layers
-	`the served model's MoE layer count, ` + "`" + `N` + "`" + `: a map with more layers is refused (vLLM-Ascend's "Invalid EPLB Table"), one with fewer is a note (Qwen3-235B-A22B: 94)`: `所部署模型的 MoE 层数 ` + "`" + `N` + "`" + `：层数更多的映射会被拒绝（vLLM-Ascend 的 "Invalid EPLB Table"），层数更少的给出提示（Qwen3-235B-A22B：94）`,
-	// eplb plan FLAG output
-	`write the expert map to ` + "`" + `FILE` + "`" + ` ("-": standard output)`: `把专家映射写到 ` + "`" + `FILE` + "`" + `（"-"：标准输出）`,
-	// eplb plan FLAG redundant
-	`redundant expert slots in total, ` + "`" + `N` + "`" + ` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most`: `冗余专家槽位总数 ` + "`" + `N` + "`" + `（默认：每个 EP rank 一个，向上取整使专家数 + N 能被 EP 大小整除）；取 0..专家数 x (EP 大小 - 1)：每个 rank 至多持有一个专家的一个副本`,
-	// eplb plan FLAG vllm-ascend-version
-	`the vLLM-Ascend ` + "`" + `VERSION` + "`" + ` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)`: `将加载该映射的 vLLM-Ascend 版本 ` + "`" + `VERSION` + "`" + `：决定启动服务那一行的形式（v0.13.0rc1 及以前为顶层 expert_map_path，从 v0.13.0rc2 起为 eplb_config；默认：最新的形式，并附另一种）`,
-	// export LONG
-	`Export reads a profile (any PATH analyze accepts) and writes what npuprof
-parsed and measured as Parquet, one file per table and rank, Hive-style:
-
-  OUTDIR/device_tasks/rank=3/part-0.parquet   every device task
-  OUTDIR/hccl_ops/rank=3/part-0.parquet       HCCL big ops (type, group)
-  OUTDIR/framework_ops/rank=3/part-0.parquet  host torch ops
-  OUTDIR/steps/rank=3/part-0.parquet          ProfilerStep#N and its breakdown
-  OUTDIR/metrics/rank=3/part-0.parquet        every metric of the JSON document
-  and links, comm_ops, step_trace, ranks (see 'npuprof docs parquet', schema
-  npuprof.parquet/v2); with a service profile (--service DIR, or a
-  service folder in the profile folder), service_requests,
-  service_batches, service_batch_dp, service_kvcache and service_forwards
-  (one part-0.parquet each) too, which 'npuprof analyze OUTDIR' reads back.
-
-and, once per export run, the node tables: what the cross-rank analysis
-needs of every rank exported (rank_state, rank_metrics) and the parallel
-groups they are in (groups), one file each (OUTDIR/rank_state/part-RUN.parquet).
-'npuprof analyze' merges several exports from these alone (no device task
-is read): export on each node, copy the node tables (--summary-only writes
-nothing else), then 'npuprof analyze node*.pq'.
-
-Each rank's folder is recorded as given (PATH may be relative), made
-absolute in the current directory, with this machine's host name, so that
-'npuprof analyze OUTDIR' run anywhere says where the rank came from: its
-rank "path" is OUTDIR and "exported_from" holds path, abs_path and host.
-
-A cluster too big for one machine is exported rank by rank where it was
-captured (one export per node, all into the same OUTDIR on shared storage:
-ranks are separate partitions) and queried as one data set with DuckDB,
-Spark or Trino. 'npuprof analyze OUTDIR' reads an export back without
-parsing JSON again and prints the same numbers. Ranks are parsed in
-parallel and each rank's tables are written as soon as it is parsed, so
-memory grows with --workers, not with the number of ranks. Existing
-partitions of the exported ranks are replaced; other ranks are kept.`: `export 读取一个 profile（analyze 接受的任何 PATH），把 npuprof 解析和测量
+  #   --additional-config '{"expert_map_path": "/abs/path/expert_map.json"}'）`},
+	{"npuprof export", helpLong}: {"95f51f9804b7", `export 读取一个 profile（analyze 接受的任何 PATH），把 npuprof 解析和测量
 的内容写成 Parquet，每个表和 rank 一个文件，Hive 风格：
 
   OUTDIR/device_tasks/rank=3/part-0.parquet   每个设备任务
@@ -932,57 +647,19 @@ OUTDIR，"exported_from" 包含 path、abs_path 和 host。
 Trino 作为一个数据集查询。'npuprof analyze OUTDIR' 读回导出时不再解析
 JSON，打印相同的数字。各 rank 并行解析，每个 rank 解析完就写出其表，所以
 内存随 --workers 增长，而不随 rank 数增长。已导出 rank 的现有分区会被
-替换；其他 rank 保留。`,
-	// export EXAMPLE
-	`  # Export an 8-rank capture
-  $ npuprof export ./profiles/ -o ./pq
-
-  # Per node of a large cluster, into one shared folder
-  $ npuprof export /data/prof/node07/ -o /shared/run42.pq
-
-  # Query the union with DuckDB: HCCL time per rank and type
-  $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`: `  # 导出一次 8 rank 的采集
+替换；其他 rank 保留。`},
+	{"npuprof export", helpExample}: {"014a14abb58e", `  # 导出一次 8 rank 的采集
   $ npuprof export ./profiles/ -o ./pq
 
   # 大集群按节点导出，写入同一个共享目录
   $ npuprof export /data/prof/node07/ -o /shared/run42.pq
 
   # 用 DuckDB 查询全部：每个 rank 和类型的 HCCL 时间
-  $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`,
-	// export FLAG output
-	`write the tables under ` + "`" + `OUTDIR` + "`" + ` (created if needed)`: `把表写到 ` + "`" + `OUTDIR` + "`" + ` 下（需要时创建）`,
-	// export FLAG service
-	`also write the requests and batches of MS Service Profiler's parse output in ` + "`" + `DIR` + "`" + ` (service_requests, service_batches; default: a service folder in the profile folder)`: `同时写出 ` + "`" + `DIR` + "`" + ` 中 MS Service Profiler 解析输出的请求和批次（service_requests、service_batches；默认：profile 目录中的 service 目录）`,
-	// export FLAG summary-only
-	`write only the node tables (rank_state, rank_metrics, groups: one file each; what 'npuprof analyze' merges), not the per-rank tables`: `只写节点表（rank_state、rank_metrics、groups：各一个文件；即 'npuprof analyze' 合并的内容），不写逐 rank 的表`,
-	// help LONG
-	`Help provides help for any command in the application.
-Simply type npuprof help [path to command] for full details.`: `help 提供应用中任意命令的帮助。
-输入 npuprof help [命令路径] 查看完整说明。`,
-	// man LONG
-	`Write a man page per command into DIR (make man).`: `为每个命令在 DIR 中写一个 man 手册页（make man）。`,
-	// report LONG
-	`Report reads a profile (the same PATH forms as analyze, a document saved
-by analyze --format json-full included) and writes one HTML file: findings with their fixes, the deployment facts they used with
-their sources (the profile's parallel groups and environment, --deploy,
---fact, the serving context), the time breakdown per rank and per
-step, communication by collective type and group, MoE routing and Cumsum,
-EVENT_WAIT per stream, a sortable top-kernels table, a rank-skew heatmap, the
-expert load (layer x expert heatmap and load per EP rank, when --experts or
-dumps inside PATH give per-expert loads) and a mini timeline of one
-representative step per rank.
-
-The file works offline: the charting library (Apache ECharts), styles and
-data are inlined, and it makes no network request. Its numbers are the
-ones in ` + "`" + `npuprof analyze --format json` + "`" + `. Without -o the HTML goes to
-standard output, unless that is a terminal (then report refuses: give -o
-FILE, or -o - to mean standard output). ` + "`" + `npuprof analyze PATH --html FILE` + "`" + ` writes the same file.
-
-Each fix, finding diff and the all-fixes diff has a Copy button. It copies
-the text byte for byte as the JSON document holds it (` + "`" + `fix` + "`" + `, ` + "`" + `diff` + "`" + `, ` + "`" + `deploy_diff` + "`" + `):
-a diff against a CRLF deployment script keeps its carriage returns, so
-` + "`" + `patch -p1` + "`" + ` applies it to the file as it is (the page shows the diff
-without them).`: `report 读取一个 profile（与 analyze 相同的 PATH 形式，包括 analyze
+  $ duckdb -c "SELECT rank, type, sum(dur_ns)/1e3 AS time_us FROM read_parquet('pq/hccl_ops/*/*.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY ALL"`},
+	{"npuprof help", helpLong}: {"ca1d65551cad", `help 提供应用中任意命令的帮助。
+输入 npuprof help [命令路径] 查看完整说明。`},
+	{"npuprof man", helpLong}: {"db6665c949c2", `为每个命令在 DIR 中写一个 man 手册页（make man）。`},
+	{"npuprof report", helpLong}: {"7a23e45992ed", `report 读取一个 profile（与 analyze 相同的 PATH 形式，包括 analyze
 --format json-full 保存的文档），写出一个 HTML 文件：问题及其修复；问题
 所用的部署信息及其来源（profile 的并行通信组和环境、--deploy、--fact、
 服务上下文）；每个 rank 和每个 step 的时间分解；按集合通信类型和通信组的
@@ -1000,44 +677,23 @@ HTML 写到标准输出，除非标准输出是终端（此时 report 拒绝执�
 每个修复、问题的 diff 和全部修复的 diff 都有一个复制按钮。它按 JSON 文档
 中保存的内容逐字节复制文本（fix、diff、deploy_diff）：针对 CRLF 部署脚本
 的 diff 保留其回车符，所以 patch -p1 能把它应用到原样的文件上（页面显示的
-diff 不带回车符）。`,
-	// report EXAMPLE
-	`  # Write the report of an 8-rank capture
-  $ npuprof report ./profiles/ -o report.html
-
-  # The terminal summary and the report in one run
-  $ npuprof analyze ./profiles/ --html report.html
-
-  # Pipe it somewhere
-  $ npuprof report ./rank0_ascend_pt -q > rank0.html`: `  # 写出一次 8 rank 采集的报告
+diff 不带回车符）。`},
+	{"npuprof report", helpExample}: {"a37b93f503f8", `  # 写出一次 8 rank 采集的报告
   $ npuprof report ./profiles/ -o report.html
 
   # 一次运行得到终端摘要和报告
   $ npuprof analyze ./profiles/ --html report.html
 
   # 通过管道输出到别处
-  $ npuprof report ./rank0_ascend_pt -q > rank0.html`,
-	// report FLAG output
-	`write the HTML to ` + "`" + `FILE` + "`" + ` (- for standard output; without -o, standard output unless it is a terminal)`: `把 HTML 写到 ` + "`" + `FILE` + "`" + `（- 表示标准输出；不带 -o 时写到标准输出，除非它是终端）`,
-	// rules LONG
-	`The rules turn measurements into findings with the exact fix. Built-in rules
-are embedded in npuprof; --rules FILE adds your own ('npuprof docs rules').`: `规则把测量结果变成带有确切修复的问题。内置规则嵌入在 npuprof 中；
---rules FILE 加入你自己的规则（'npuprof docs rules'）。`,
-	// rules explain LONG
-	`Explain a rule: what it checks, the expression, thresholds, the fix, and why.`: `解释一条规则：检查什么、表达式、阈值、修复方法和原因。`,
-	// rules list LONG
-	`List the built-in rules (and those of --rules files).`: `列出内置规则（以及 --rules 文件中的规则）。`,
-	// rules test LONG
-	`Each case file names a rule and gives cases: metrics per rank and of the
-cluster, facts, and the outcome expected (fired or clear, severity, saving,
-ranks). Exit code 1 when a case fails ('npuprof docs rules', "Testing a rule").`: `每个用例文件指定一条规则并给出用例：每个 rank 和集群的指标、部署信息，
+  $ npuprof report ./rank0_ascend_pt -q > rank0.html`},
+	{"npuprof rules", helpLong}: {"1c8be154c919", `规则把测量结果变成带有确切修复的问题。内置规则嵌入在 npuprof 中；
+--rules FILE 加入你自己的规则（'npuprof docs rules'）。`},
+	{"npuprof rules explain", helpLong}: {"a573a07b8ce7", `解释一条规则：检查什么、表达式、阈值、修复方法和原因。`},
+	{"npuprof rules list", helpLong}:    {"47c636166a48", `列出内置规则（以及 --rules 文件中的规则）。`},
+	{"npuprof rules test", helpLong}: {"96eb32a1c20c", `每个用例文件指定一条规则并给出用例：每个 rank 和集群的指标、部署信息，
 以及预期结果（fired 或 clear、严重级别、节省、rank）。有用例失败时退出码
-为 1（'npuprof docs rules' 的“Testing a rule”一节）。`,
-	// version LONG
-	`Version prints npuprof's module version and the VCS revision the binary
-was built from (` + "`" + `make build` + "`" + ` stamps the revision; "revision unknown"
-otherwise). Every output (the JSON document, the HTML report, JUnit, SARIF)
-names them too.`: `version 打印 npuprof 的模块版本和构建该程序所用的 VCS 修订（make build
+为 1（'npuprof docs rules' 的“Testing a rule”一节）。`},
+	{"npuprof version", helpLong}: {"d0964cfbd3e2", `version 打印 npuprof 的模块版本和构建该程序所用的 VCS 修订（make build
 会写入修订；否则为 "revision unknown"）。每种输出（JSON 文档、HTML 报告、
-JUnit、SARIF）也会写明它们。`,
+JUnit、SARIF）也会写明它们。`},
 }

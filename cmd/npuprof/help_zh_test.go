@@ -118,3 +118,31 @@ func TestZHExport(t *testing.T) {
 	require.Contains(t, so, "已把 ../../testdata/traces/clean-2ranks 的 2 个 rank 导出到 "+out+"（")
 	require.Empty(t, lang.EnglishSentences(so), so)
 }
+
+// Every translation of a command's description or examples names a
+// command and field there is and was made from the English it has now:
+// after an edit of the English, the test names the text to translate
+// again and the fingerprint to give it.
+func TestZHHelpPrints(t *testing.T) {
+	root := newRootCmd(newStreams(nil, nil, nil))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	now := map[helpKey]string{}
+	for _, c := range allCmds(root) {
+		long, codes, ok := strings.Cut(c.Long, exitCodesHelp)
+		if !ok || codes != "" {
+			long = c.Long
+		}
+		now[helpKey{c.CommandPath(), helpLong}] = long
+		now[helpKey{c.CommandPath(), helpExample}] = c.Example
+	}
+	var stale []string
+	for k, z := range zhCommandHelp {
+		en, ok := now[k]
+		require.True(t, ok, "zhCommandHelp: no command %q", k.cmd)
+		if p := helpPrint(en); p != z.print {
+			stale = append(stale, k.cmd+" "+k.field+": the English changed; translate it again and set its print to "+p)
+		}
+	}
+	require.Empty(t, stale)
+}

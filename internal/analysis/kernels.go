@@ -89,24 +89,16 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 		}
 		ctx.SetUs(MetricKernelComputeUs, res.Total.Total)
 		ctx.SetCount(MetricKernelComputeCount, res.Total.Count)
-		var aic []KernelStat
-		undecided, coreKnown := 0, false
+		var split aicpuSplit
 		for _, a := range all {
-			on, known := OnAICPU(a.core, a.name)
-			coreKnown = coreKnown || knownCore(a.core)
-			switch {
-			case !known:
-				undecided += a.count
-			case on:
-				aic = append(aic, KernelStat{Name: keepName(a.name), OpType: keepName(a.op), Core: keepName(a.core), Count: a.count, Total: a.total})
-			}
+			split.add(a.name, a.op, a.core, a.count, a.total)
 		}
-		if undecided > 0 && !coreKnown {
+		if n := split.unknown(); n > 0 {
 			// no kernel names its core (Level0's kernel_details.csv writes
 			// N/A): 0 AI CPU kernels would be a guess
-			ctx.Unavailable(fmt.Sprintf("the core of %d of %d compute kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", undecided, res.Total.Count, tl.ComputeSource), MetricKernelAICPUUs, MetricKernelAICPUCount)
+			ctx.Unavailable(fmt.Sprintf("the core of %d of %d compute kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", n, res.Total.Count, tl.ComputeSource), MetricKernelAICPUUs, MetricKernelAICPUCount)
 		} else {
-			aicpuKernels(ctx, res, aic)
+			aicpuKernels(ctx, res, split.aic)
 		}
 		sort.Slice(all, func(i, j int) bool {
 			if all[i].total != all[j].total {
@@ -179,6 +171,36 @@ func OnAICPU(core, name string) (on, known bool) {
 // not: Level0's kernel_details.csv).
 func knownCore(core string) bool {
 	return core != "" && core != "N/A" && core != "UNKNOWN"
+}
+
+// aicpuSplit picks the AI CPU kernels (OnAICPU) out of a rank's kernels,
+// counting the calls of those whose core neither the core nor the name
+// says.
+type aicpuSplit struct {
+	aic       []KernelStat
+	undecided int
+	coreKnown bool // some kernel names its core
+}
+
+// add is one kernel name's calls.
+func (s *aicpuSplit) add(name, op, core string, count int, total int64) {
+	on, known := OnAICPU(core, name)
+	s.coreKnown = s.coreKnown || knownCore(core)
+	switch {
+	case !known:
+		s.undecided += count
+	case on:
+		s.aic = append(s.aic, KernelStat{Name: keepName(name), OpType: keepName(op), Core: keepName(core), Count: count, Total: total})
+	}
+}
+
+// unknown is the calls of undecided core when no kernel names its core
+// (then the AI CPU time is not known), else 0.
+func (s *aicpuSplit) unknown() int {
+	if s.coreKnown {
+		return 0
+	}
+	return s.undecided
 }
 
 // aicpuKernels records the AI_CPU kernels, by total time.

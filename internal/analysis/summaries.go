@@ -226,25 +226,16 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 	ctx.SetCount("kernel.compute.count", res.Total.Count)
 	// op_statistic's Core Type says AI_CPU (the same test as a timeline's
 	// kernels: OnAICPU)
-	var aic []KernelStat
-	undecided, coreKnown := 0, false
+	var split aicpuSplit
 	for _, s := range r.OpStats {
-		if s.Count <= 0 {
-			continue
-		}
-		on, known := OnAICPU(s.Level, s.Name)
-		coreKnown = coreKnown || knownCore(s.Level)
-		switch {
-		case !known:
-			undecided += s.Count
-		case on:
-			aic = append(aic, KernelStat{Name: keepName(s.Name), OpType: keepName(s.Name), Core: keepName(s.Level), Count: s.Count, Total: s.Total})
+		if s.Count > 0 {
+			split.add(s.Name, s.Name, s.Level, s.Count, s.Total)
 		}
 	}
-	if undecided > 0 && !coreKnown {
-		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", undecided, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
+	if n := split.unknown(); n > 0 {
+		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", n, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
 	} else {
-		aicpuKernels(ctx, res, aic)
+		aicpuKernels(ctx, res, split.aic)
 	}
 	return res
 }

@@ -18,13 +18,13 @@ func predictedDoc(stepUs float64, predicted map[string]float64, plan []string, p
 	d := &results.Document{Ranks: []results.RankDoc{{Rank: 0, Metrics: map[string]float64{metric.MetricDecodeStepUs: stepUs}}}}
 	for _, rule := range []string{"comm-ep-flashcomm", "moe-routing-cumsum", "event-wait-skew", "parallel-strategy"} {
 		if pct, ok := predicted[rule]; ok {
-			d.Findings = append(d.Findings, results.Finding{Rule: rule, Severity: "high", Predicted: &results.Prediction{StepTimeChangePct: pct}})
+			d.Findings = append(d.Findings, results.Finding{Rule: rule, Severity: "high", Predicted: &results.Prediction{StepChange: results.StepChange{StepTimeChangePct: pct}}})
 		}
 	}
 	if len(plan) > 0 {
-		d.Plan = &results.Plan{StepTimeChangePct: planPct}
+		d.Plan = &results.Plan{StepChange: results.StepChange{StepTimeChangePct: planPct}}
 		for _, rule := range plan {
-			d.Plan.Steps = append(d.Plan.Steps, results.PlanStep{Rule: rule, StepTimeChangePct: predicted[rule]})
+			d.Plan.Steps = append(d.Plan.Steps, results.PlanStep{Rule: rule, StepChange: results.StepChange{StepTimeChangePct: predicted[rule]}})
 		}
 	}
 	return d

@@ -14,7 +14,7 @@ import (
 // goes whatever it gains; other conflicts leave out the smaller gain.
 func TestEditConflictTurningOffLoses(t *testing.T) {
 	fired := func(rule string, pct float64, value string) rules.Fired {
-		return rules.Fired{Finding: results.Finding{Rule: rule, Predicted: &results.Prediction{StepTimeChangePct: pct}},
+		return rules.Fired{Finding: results.Finding{Rule: rule, Predicted: &results.Prediction{StepChange: results.StepChange{StepTimeChangePct: pct}}},
 			Actions: []fix.Action{{Kind: fix.MergeJSON, Name: "--additional-config", Value: value, Rule: rule}}}
 	}
 	for _, c := range []struct {

@@ -157,9 +157,15 @@ func (b *builder) prediction(beforeNs, replayBefore, replayAfter float64, bound 
 	if !possible(beforeNs) || !possible(after) {
 		return nil
 	}
-	sp, tp := replay.Change(beforeNs, after)
-	return &results.Prediction{StepTimeUs: results.BeforeAfter{Before: round1(beforeNs / 1000), After: round1(after / 1000)},
-		StepTimeChangePct: round2(sp), ThroughputChangePct: round2(tp), UpperBound: bound, Basis: basis}
+	return &results.Prediction{StepChange: stepChange(beforeNs, after, bound), Basis: basis}
+}
+
+// stepChange is the change of the step from beforeNs to afterNs (ns), in
+// the document's units and rounding.
+func stepChange(beforeNs, afterNs float64, bound bool) results.StepChange {
+	sp, tp := replay.Change(beforeNs, afterNs)
+	return results.StepChange{StepTimeUs: results.BeforeAfter{Before: round1(beforeNs / 1000), After: round1(afterNs / 1000)},
+		StepTimeChangePct: round2(sp), ThroughputChangePct: round2(tp), UpperBound: bound}
 }
 
 // possible reports whether ns is a step time: finite and positive.

@@ -102,9 +102,7 @@ func (b *builder) plan() *results.Plan {
 
 // step is a plan step of f with its cumulative prediction.
 func (b *builder) step(f *rules.Fired, pr *results.Prediction) results.PlanStep {
-	st := results.PlanStep{Rule: f.Rule, StepTimeUs: pr.StepTimeUs, StepTimeChangePct: pr.StepTimeChangePct,
-		ThroughputChangePct: pr.ThroughputChangePct, UpperBound: pr.UpperBound, Requires: []string{},
-		Needs: f.Needs, Basis: pr.Basis}
+	st := results.PlanStep{Rule: f.Rule, StepChange: pr.StepChange, Requires: []string{}, Needs: f.Needs, Basis: pr.Basis}
 	for _, r := range f.Requires {
 		if b.byRule[r.Rule] != nil {
 			st.Requires = append(st.Requires, r.Rule)
@@ -115,12 +113,11 @@ func (b *builder) step(f *rules.Fired, pr *results.Prediction) results.PlanStep 
 
 // total sets the plan's total and what it left out.
 func (b *builder) total(p *results.Plan, now float64, left map[string]string) {
-	sp, tp := replay.Change(*b.base, now)
-	p.StepTimeUs = results.BeforeAfter{Before: round1(*b.base / 1000), After: round1(now / 1000)}
-	p.StepTimeChangePct, p.ThroughputChangePct = round2(sp), round2(tp)
+	upper := false
 	for _, st := range p.Steps {
-		p.UpperBound = p.UpperBound || st.UpperBound
+		upper = upper || st.UpperBound
 	}
+	p.StepChange = stepChange(*b.base, now, upper)
 	for _, f := range b.rep.Findings {
 		if why := left[f.Rule]; why != "" {
 			p.LeftOut = append(p.LeftOut, results.LeftOut{Rule: f.Rule, Reason: why})

@@ -483,38 +483,14 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 	if !all {
 		n = TopKernels
 	}
-	type agg struct {
-		name, op, core string
-		count          int
-		total          int64
-	}
-	by := map[string]*agg{}
-	for i := range doc.Ranks {
-		if doc.Ranks[i].Detail.Kernels == nil {
-			continue
-		}
-		for _, k := range doc.Ranks[i].Detail.Kernels.Top {
-			a := by[k.Name]
-			if a == nil {
-				a = &agg{name: k.Name, op: k.OpType, core: k.Core}
-				by[k.Name] = a
-			}
-			a.count += k.Count
-			a.total += k.Total
-		}
-	}
+	list := kernelTotals(doc)
 	ew.printf("\nTop compute kernels (%s)\n", title)
-	if len(by) == 0 {
+	if len(list) == 0 {
 		if !noDevice(ew, doc) {
 			ew.printf("  none\n")
 		}
 		return
 	}
-	list := make([]*agg, 0, len(by))
-	for _, a := range by {
-		list = append(list, a)
-	}
-	slices.SortFunc(list, func(a, b *agg) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.name, b.name)) })
 	if len(list) > n {
 		list = list[:n]
 	}
@@ -528,6 +504,36 @@ func writeTopKernels(ew *errWriter, doc *results.Document, all bool) {
 			Dur(us(a.total)), Dur(us(a.total)/float64(a.count)))
 	}
 	tw.Flush()
+}
+
+// kernelTotal is one kernel name's calls and time (ns) over the ranks.
+type kernelTotal struct {
+	name, op, core string
+	count          int
+	total          int64
+}
+
+// kernelTotals sums the ranks' top kernels by name, the longest total
+// first (then by name).
+func kernelTotals(doc *results.Document) []*kernelTotal {
+	by := map[string]*kernelTotal{}
+	for i := range doc.Ranks {
+		if doc.Ranks[i].Detail.Kernels == nil {
+			continue
+		}
+		for _, k := range doc.Ranks[i].Detail.Kernels.Top {
+			a := by[k.Name]
+			if a == nil {
+				a = &kernelTotal{name: k.Name, op: k.OpType, core: k.Core}
+				by[k.Name] = a
+			}
+			a.count += k.Count
+			a.total += k.Total
+		}
+	}
+	list := slices.Collect(maps.Values(by))
+	slices.SortFunc(list, func(a, b *kernelTotal) int { return cmp.Or(cmp.Compare(b.total, a.total), cmp.Compare(a.name, b.name)) })
+	return list
 }
 
 // writeUnavailable lists what was not measured, the warnings and errors,

@@ -274,36 +274,21 @@ func writeExpertsLine(ew *errWriter, doc *results.Document) {
 }
 
 func writeKernelsLine(ew *errWriter, doc *results.Document) {
-	type agg struct {
-		count int
-		total int64
-	}
-	by := map[string]*agg{}
-	var all int64
-	for i := range doc.Ranks {
-		if doc.Ranks[i].Detail.Kernels == nil {
-			continue
-		}
-		for _, k := range doc.Ranks[i].Detail.Kernels.Top {
-			a := by[k.Name]
-			if a == nil {
-				a = &agg{}
-				by[k.Name] = a
-			}
-			a.count += k.Count
-			a.total += k.Total
-		}
-		all += int64(value(doc.Ranks[i].Metrics, metric.MetricComputingUs) * 1000)
-	}
-	if len(by) == 0 {
+	list := kernelTotals(doc)
+	if len(list) == 0 {
 		ew.line("  top kernel: none\n")
 		return
 	}
-	keys := slices.Sorted(maps.Keys(by))
-	top := slices.MaxFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(by[a].total, by[b].total), cmp.Compare(b, a)) })
+	var all int64
+	for i := range doc.Ranks {
+		if doc.Ranks[i].Detail.Kernels != nil {
+			all += int64(value(doc.Ranks[i].Metrics, metric.MetricComputingUs) * 1000)
+		}
+	}
+	top := list[0]
 	share := ""
 	if all > 0 {
-		share = fmt.Sprintf(ew.l.t(", %s of computing"), pct(float64(by[top].total), float64(all)))
+		share = fmt.Sprintf(ew.l.t(", %s of computing"), pct(float64(top.total), float64(all)))
 	}
-	ew.line("  top kernel: %s over %d calls%s: %s\n", Dur(us(by[top].total)), by[top].count, share, Safe(top, 60))
+	ew.line("  top kernel: %s over %d calls%s: %s\n", Dur(us(top.total)), top.count, share, Safe(top.name, 60))
 }

@@ -12,17 +12,24 @@ type BeforeAfter struct {
 	After  float64 `json:"after"`
 }
 
-// Prediction is what a fix alone (with what it requires) is predicted to
-// change on the measured profile: the decode step time (the mean time from
-// one decode step's start to the next), its change and the decode
-// throughput change at the same batch. UpperBound: the effect could not be
-// replayed exactly and this is the most it can gain.
-type Prediction struct {
+// StepChange is a predicted change of the decode step: its time (the mean
+// time from one decode step's start to the next) before and after, that
+// change and the decode throughput change at the same batch. UpperBound:
+// the effect could not be replayed exactly and this is the most it can
+// gain. A fix's prediction, a plan step and the plan's total each hold
+// one (embedded: its keys are theirs).
+type StepChange struct {
 	StepTimeUs          BeforeAfter `json:"step_time_us"`
 	StepTimeChangePct   float64     `json:"step_time_change_pct"`
 	ThroughputChangePct float64     `json:"throughput_change_pct"`
 	UpperBound          bool        `json:"upper_bound"`
-	Basis               string      `json:"basis"`
+}
+
+// Prediction is what a fix alone (with what it requires) is predicted to
+// change on the measured profile, and on what basis.
+type Prediction struct {
+	StepChange
+	Basis string `json:"basis"`
 }
 
 // Plan is one fix plan: the fixes ordered by predicted gain and applied
@@ -31,12 +38,10 @@ type Prediction struct {
 // (docs/json.md, "plan").
 // kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type Plan struct {
-	Steps               []PlanStep  `json:"steps"`
-	StepTimeUs          BeforeAfter `json:"step_time_us"`
-	StepTimeChangePct   float64     `json:"step_time_change_pct"`
-	ThroughputChangePct float64     `json:"throughput_change_pct"`
-	// UpperBound: at least one step is an upper bound, so is the total.
-	UpperBound  bool        `json:"upper_bound"`
+	Steps []PlanStep `json:"steps"`
+	// StepChange is the total: its UpperBound is set when at least one
+	// step is an upper bound.
+	StepChange
 	LeftOut     []LeftOut   `json:"left_out,omitempty"`
 	DeployDiff  string      `json:"deploy_diff"`
 	CodePatches []CodePatch `json:"code_patches,omitempty"`
@@ -114,14 +119,11 @@ type HostLine struct {
 // PlanStep is one fix of the plan, predicted on the timeline the earlier
 // steps left.
 type PlanStep struct {
-	Rule                string      `json:"rule"`
-	StepTimeUs          BeforeAfter `json:"step_time_us"`
-	StepTimeChangePct   float64     `json:"step_time_change_pct"`
-	ThroughputChangePct float64     `json:"throughput_change_pct"`
-	UpperBound          bool        `json:"upper_bound"`
-	Requires            []string    `json:"requires"`
-	Needs               string      `json:"needs,omitempty"`
-	Basis               string      `json:"basis,omitempty"`
+	Rule string `json:"rule"`
+	StepChange
+	Requires []string `json:"requires"`
+	Needs    string   `json:"needs,omitempty"`
+	Basis    string   `json:"basis,omitempty"`
 }
 
 // LeftOut is a fired rule's fix the plan does not hold, and why.

@@ -173,34 +173,36 @@ type streamName struct {
 	kernel string
 }
 
+func (k streamName) String() string { return fmt.Sprintf("stream %d %s", k.stream, k.kernel) }
+
 type peerName struct {
 	op   string
 	rank int
 }
 
+func (k peerName) String() string { return fmt.Sprintf("%s waiting for rank %d", k.op, k.rank) }
+
 func (n *entryNames) stream(stream int, kernel string) string {
-	k := streamName{stream, kernel}
-	if v, ok := n.streams[k]; ok {
-		return v
-	}
-	if n.streams == nil {
-		n.streams = map[streamName]string{}
-	}
-	v := fmt.Sprintf("stream %d %s", stream, kernel)
-	n.streams[k] = v
-	return v
+	return nameOnce(&n.streams, streamName{stream, kernel})
 }
 
 func (n *entryNames) peer(op string, rank int) string {
-	k := peerName{op, rank}
-	if v, ok := n.peers[k]; ok {
+	return nameOnce(&n.peers, peerName{op, rank})
+}
+
+// nameOnce is k's name, made on first use and kept in *m.
+func nameOnce[K interface {
+	comparable
+	String() string
+}](m *map[K]string, k K) string {
+	if v, ok := (*m)[k]; ok {
 		return v
 	}
-	if n.peers == nil {
-		n.peers = map[peerName]string{}
+	if *m == nil {
+		*m = map[K]string{}
 	}
-	v := fmt.Sprintf("%s waiting for rank %d", op, rank)
-	n.peers[k] = v
+	v := k.String()
+	(*m)[k] = v
 	return v
 }
 

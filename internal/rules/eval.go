@@ -402,18 +402,20 @@ func newState(in *Input) *state {
 	st.addFormatFuncs()
 	st.addContextFuncs()
 	st.addClaimFuncs()
-	st.env.VarFloat = varOf[float64](st)
-	st.env.VarInt = varOf[int](st)
-	st.env.VarBool = varOf[bool](st)
-	st.env.VarString = varOf[string](st)
-	st.env.VarInts = varOf[[]int](st)
+	varValue := st.varValue
+	st.env.VarFloat = typed[float64](varValue)
+	st.env.VarInt = typed[int](varValue)
+	st.env.VarBool = typed[bool](varValue)
+	st.env.VarString = typed[string](varValue)
+	st.env.VarInts = typed[[]int](varValue)
 	return st
 }
 
-// varOf reads a var's value as a T (its compiled type, rulefmt.VarFuncs).
-func varOf[T any](st *state) func(int) (T, error) {
-	return func(i int) (T, error) {
-		v, err := st.varValue(i)
+// typed reads what get gives as a T: a var's value (its compiled type,
+// rulefmt.VarFuncs) or a fact (the fact table fixes each fact's type).
+func typed[T, K any](get func(K) (any, error)) func(K) (T, error) {
+	return func(k K) (T, error) {
+		v, err := get(k)
 		if err != nil {
 			var zero T
 			return zero, err
@@ -599,11 +601,12 @@ func (st *state) addFactFuncs() {
 		c, err := CompareVersions(a, b)
 		return c < 0, err
 	}
-	st.env.FactInt = factOf[int](st)
-	st.env.FactBool = factOf[bool](st)
-	st.env.FactString = factOf[string](st)
-	st.env.FactInts = factOf[[]int](st)
-	st.env.FactFloat = factOf[float64](st)
+	fact := st.fact
+	st.env.FactInt = typed[int](fact)
+	st.env.FactBool = typed[bool](fact)
+	st.env.FactString = typed[string](fact)
+	st.env.FactInts = typed[[]int](fact)
+	st.env.FactFloat = typed[float64](fact)
 }
 
 // fact is the value of fact name, or why it is unknown.
@@ -614,18 +617,6 @@ func (st *state) fact(name string) (any, error) {
 		return nil, st.unavailable("fact %s unknown: give it with --fact %s=... (it comes from: %s)", name, name, d.From)
 	}
 	return v.Value, nil
-}
-
-// factOf reads a fact as a T (the fact table fixes each fact's type).
-func factOf[T any](st *state) func(string) (T, error) {
-	return func(n string) (T, error) {
-		v, err := st.fact(n)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return v.(T), nil
-	}
 }
 
 // addFormatFuncs sets the formatting and checked-arithmetic functions.
@@ -1073,23 +1064,28 @@ func notApplicable(r *Rule, facts *FactSet) string {
 	return ""
 }
 
+// evalBudget judges a budget: its metric's mean against its bound, which
+// may read the --baseline document (ReadsBaseline: the baseline's value
+// is then the finding's second evidence) or not (judged on this capture
+// alone).
 func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 	o = results.Outcome{Rule: b.ID}
 	if IsPlanMetric(b.Metric) {
 		o.Status, o.Reason = results.StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
 		return o, nil
 	}
-	if !ReadsBaseline(b) {
-		return evalAbsBudget(b, in)
-	}
-	if in.Baseline == nil {
-		o.Status, o.Reason = results.StatusNotEvaluated, "budget needs --baseline OLD.json"
-		return o, nil
-	}
-	base, ok := in.Baseline.Metrics[b.Metric]
-	if !ok {
-		o.Status, o.Reason = results.StatusNotEvaluated, fmt.Sprintf("metric %s is not in the baseline %s", b.Metric, in.Baseline.Path)
-		return o, nil
+	withBase := ReadsBaseline(b)
+	var base float64
+	if withBase {
+		if in.Baseline == nil {
+			o.Status, o.Reason = results.StatusNotEvaluated, "budget needs --baseline OLD.json"
+			return o, nil
+		}
+		var ok bool
+		if base, ok = in.Baseline.Metrics[b.Metric]; !ok {
+			o.Status, o.Reason = results.StatusNotEvaluated, fmt.Sprintf("metric %s is not in the baseline %s", b.Metric, in.Baseline.Path)
+			return o, nil
+		}
 	}
 	st := newState(in)
 	st.phase = results.UsedInWhen
@@ -1098,8 +1094,10 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 		o.Status, o.Reason = results.StatusNotEvaluated, strings.Join(st.missing, "; ")
 		return o, nil
 	}
-	st.env.Baseline = base
-	st.recordBaseline(b.Metric) // the bound is computed from it
+	if withBase {
+		st.env.Baseline = base
+		st.recordBaseline(b.Metric) // the bound is computed from it
+	}
 	bv, err := st.run(b.Bound)
 	if err != nil {
 		var ne *errNotEvaluated
@@ -1117,28 +1115,39 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 	bound := bv.(float64)
 	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
 	if okay {
-		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s (baseline %s)", b.Metric, format(cur), b.Op, format(bound), format(base))
+		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
+		if withBase {
+			o.Reason += fmt.Sprintf(" (baseline %s)", format(base))
+		}
 		return o, nil
 	}
 	d, _ := LookupMetric(b.Metric)
 	fd := &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
-		Title: fmt.Sprintf(msg(in.Lang, msgBudgetTitle), b.Metric, format(cur), b.Op, format(bound), format(base)),
 		Evidence: []results.Evidence{
 			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: msg(in.Lang, msgBudgetNow), PartialRanks: partialOf(st.used, b.Metric)},
-			{Metric: b.Metric, Value: base, Unit: d.Unit, Note: fmt.Sprintf(msg(in.Lang, msgBudgetBaseline), in.Baseline.Path), PartialRanks: in.Baseline.PartialRanks[b.Metric]},
 		},
-		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetFix), b.Metric, format(base), format(cur), b.Text),
 	}}
+	if withBase {
+		fd.Title = fmt.Sprintf(msg(in.Lang, msgBudgetTitle), b.Metric, format(cur), b.Op, format(bound), format(base))
+		fd.Evidence = append(fd.Evidence, results.Evidence{Metric: b.Metric, Value: base, Unit: d.Unit,
+			Note: fmt.Sprintf(msg(in.Lang, msgBudgetBaseline), in.Baseline.Path), PartialRanks: in.Baseline.PartialRanks[b.Metric]})
+		fd.Fix = fmt.Sprintf(msg(in.Lang, msgBudgetFix), b.Metric, format(base), format(cur), b.Text)
+	} else {
+		fd.Title = fmt.Sprintf(msg(in.Lang, msgBudgetAbsTitle), b.Metric, format(cur), b.Op, format(bound))
+		fd.Fix = fmt.Sprintf(msg(in.Lang, msgBudgetAbsFix), b.Metric, format(cur), b.Text)
+	}
 	if d.Unit == "µs" && cur > bound {
 		fd.SavingUs = results.Estimated(math.Round((cur-bound)*1000) / 1000)
 		fd.SavingUncertain = st.usedIn(results.UsedInWhen)
-		if fd.SavingUncertain {
+		if fd.SavingUncertain && withBase {
 			st.record(results.UsedInSaving, b.Metric, fd.Evidence[0].PartialRanks)
 			st.recordBaselineIn(results.UsedInSaving, b.Metric)
 		}
 	}
 	st.record(results.UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
-	st.recordBaselineIn(results.UsedInEvidence, b.Metric)
+	if withBase {
+		st.recordBaselineIn(results.UsedInEvidence, b.Metric)
+	}
 	fd.Partial = st.partialInputs()
 	o.Status, o.Severity = results.StatusFired, b.Severity
 	return o, fd
@@ -1149,54 +1158,6 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 // ("service.ttft.p99_ms <= 500") is judged on this capture alone.
 func ReadsBaseline(b *Budget) bool {
 	return b.Bound == nil || b.Bound.Names("baseline") || b.Bound.Names("baseline_metric")
-}
-
-// evalAbsBudget judges a budget whose bound does not read the baseline.
-func evalAbsBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
-	o = results.Outcome{Rule: b.ID}
-	st := newState(in)
-	st.phase = results.UsedInWhen
-	cur, err := st.agg(b.Metric, mean)
-	if err != nil {
-		o.Status, o.Reason = results.StatusNotEvaluated, strings.Join(st.missing, "; ")
-		return o, nil
-	}
-	bv, err := st.run(b.Bound)
-	if err != nil {
-		var ne *errNotEvaluated
-		if errors.As(err, &ne) {
-			o.Status, o.Reason = results.StatusNotEvaluated, ne.Error()
-		} else {
-			where := b.File
-			if b.Line > 0 {
-				where = fmt.Sprintf("%s:%d", b.File, b.Line)
-			}
-			o.Status, o.Reason = results.StatusFailed, fmt.Sprintf("%s: %v", where, err)
-		}
-		return o, nil
-	}
-	bound := bv.(float64)
-	okay := map[string]bool{"<=": cur <= bound, "<": cur < bound, ">=": cur >= bound, ">": cur > bound, "==": cur == bound}[b.Op]
-	if okay {
-		o.Status, o.Reason = results.StatusClear, fmt.Sprintf("%s = %s within %s %s", b.Metric, format(cur), b.Op, format(bound))
-		return o, nil
-	}
-	d, _ := LookupMetric(b.Metric)
-	fd := &Fired{Finding: results.Finding{Rule: b.ID, Severity: b.Severity, Ranks: append([]int{}, st.env.Ranks...),
-		Title: fmt.Sprintf(msg(in.Lang, msgBudgetAbsTitle), b.Metric, format(cur), b.Op, format(bound)),
-		Evidence: []results.Evidence{
-			{Metric: b.Metric, Value: cur, Unit: d.Unit, Note: msg(in.Lang, msgBudgetNow), PartialRanks: partialOf(st.used, b.Metric)},
-		},
-		Fix: fmt.Sprintf(msg(in.Lang, msgBudgetAbsFix), b.Metric, format(cur), b.Text),
-	}}
-	if d.Unit == "µs" && cur > bound {
-		fd.SavingUs = results.Estimated(math.Round((cur-bound)*1000) / 1000)
-		fd.SavingUncertain = st.usedIn(results.UsedInWhen)
-	}
-	st.record(results.UsedInEvidence, b.Metric, fd.Evidence[0].PartialRanks)
-	fd.Partial = st.partialInputs()
-	o.Status, o.Severity = results.StatusFired, b.Severity
-	return o, fd
 }
 
 // partialOf returns the ranks of this capture (not of the baseline) on

@@ -21,15 +21,15 @@ func TestPlanBudgetRefusesAnImpossiblePlan(t *testing.T) {
 	in := &Input{Result: &analysis.Result{}, Facts: &FactSet{}}
 	impossible := &results.Plan{
 		Steps: []results.PlanStep{
-			{Rule: "host-bound-free", StepTimeUs: results.BeforeAfter{Before: 3829.9, After: 0}, StepTimeChangePct: -100},
-			{Rule: "moe-dispatch-combine", StepTimeUs: results.BeforeAfter{Before: 0, After: -922337203685477632.0}},
+			{Rule: "host-bound-free", StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 3829.9, After: 0}, StepTimeChangePct: -100}},
+			{Rule: "moe-dispatch-combine", StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 0, After: -922337203685477632.0}}},
 		},
-		StepTimeUs: results.BeforeAfter{Before: 3829.9, After: 3829.9},
+		StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 3829.9, After: 3829.9}},
 	}
 	require.Contains(t, impossible.Impossible(), "step 1 (host-bound-free) goes from 3829.9 to 0 µs")
 	for _, p := range []*results.Plan{impossible,
-		{StepTimeUs: results.BeforeAfter{Before: 1000, After: 1200}, StepTimeChangePct: 20},
-		{Steps: []results.PlanStep{{Rule: "a", StepTimeUs: results.BeforeAfter{Before: 1000, After: 1100}}}, StepTimeUs: results.BeforeAfter{Before: 1000, After: 990}, StepTimeChangePct: -1},
+		{StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 1000, After: 1200}, StepTimeChangePct: 20}},
+		{Steps: []results.PlanStep{{Rule: "a", StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 1000, After: 1100}}}}, StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 1000, After: 990}, StepTimeChangePct: -1}},
 	} {
 		rep := &Report{Plan: p, Outcomes: []results.Outcome{}}
 		for _, b := range set.Budgets {
@@ -43,8 +43,8 @@ func TestPlanBudgetRefusesAnImpossiblePlan(t *testing.T) {
 		require.Contains(t, rep.Findings[0].Title, "The fix plan holds an impossible step: ")
 	}
 	// a possible plan within the budget passes
-	rep := &Report{Plan: &results.Plan{Steps: []results.PlanStep{{Rule: "a", StepTimeUs: results.BeforeAfter{Before: 1000, After: 980}, StepTimeChangePct: -2}},
-		StepTimeUs: results.BeforeAfter{Before: 1000, After: 980}, StepTimeChangePct: -2}}
+	rep := &Report{Plan: &results.Plan{Steps: []results.PlanStep{{Rule: "a", StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 1000, After: 980}, StepTimeChangePct: -2}}},
+		StepChange: results.StepChange{StepTimeUs: results.BeforeAfter{Before: 1000, After: 980}, StepTimeChangePct: -2}}}
 	for _, b := range set.Budgets {
 		rep.Outcomes = append(rep.Outcomes, results.Outcome{Rule: b.ID})
 	}

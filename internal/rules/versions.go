@@ -216,14 +216,36 @@ func formatMetric(n string, v float64) string {
 // that meet the profile, each with the kernels it touches, the evidence it
 // would shrink and the key it needs on, as text.
 func (st *state) changesFor(from, to string) (string, error) {
-	cs, err := st.changesIn(from, to)
+	fit, _, err := st.changeTexts(from, to)
 	if err != nil {
 		return "", err
 	}
-	var parts []string
+	if len(fit) == 0 {
+		return st.msg(msgNoChangesFit), nil
+	}
+	return strings.Join(fit, st.msg(msgListSep)), nil
+}
+
+// changesNotFor is changes_not_for(from, to): the changes after from up to
+// to that the profile does not run into, each with why, as text ("" when
+// none).
+func (st *state) changesNotFor(from, to string) (string, error) {
+	_, notFit, err := st.changeTexts(from, to)
+	return strings.Join(notFit, st.msg(msgListSep)), err
+}
+
+// changeTexts are the changes after from up to to as changes_for and
+// changes_not_for name them: those that meet the profile and those that
+// do not.
+func (st *state) changeTexts(from, to string) (fit, notFit []string, err error) {
+	cs, err := st.changesIn(from, to)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, c := range cs {
-		fits, _, shrunk := st.changeFit(c)
+		fits, why, shrunk := st.changeFit(c)
 		if !fits {
+			notFit = append(notFit, fmt.Sprintf("#%d (%s)", c.PR, why))
 			continue
 		}
 		p := fmt.Sprintf("#%d %s ("+st.msg(msgChangeKernels), c.PR, c.What, strings.Join(c.Kernels, ", "))
@@ -233,29 +255,9 @@ func (st *state) changesFor(from, to string) (string, error) {
 		if c.NeedsOn != "" {
 			p += fmt.Sprintf(st.msg(msgChangeNeedsOn), c.NeedsOn)
 		}
-		parts = append(parts, p+")")
+		fit = append(fit, p+")")
 	}
-	if len(parts) == 0 {
-		return st.msg(msgNoChangesFit), nil
-	}
-	return strings.Join(parts, st.msg(msgListSep)), nil
-}
-
-// changesNotFor is changes_not_for(from, to): the changes after from up to
-// to that the profile does not run into, each with why, as text ("" when
-// none).
-func (st *state) changesNotFor(from, to string) (string, error) {
-	cs, err := st.changesIn(from, to)
-	if err != nil {
-		return "", err
-	}
-	var parts []string
-	for _, c := range cs {
-		if fits, why, _ := st.changeFit(c); !fits {
-			parts = append(parts, fmt.Sprintf("#%d (%s)", c.PR, why))
-		}
-	}
-	return strings.Join(parts, st.msg(msgListSep)), nil
+	return fit, notFit, nil
 }
 
 // changesSince is changes_since(from, to): the changes the table lists for

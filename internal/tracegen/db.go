@@ -353,7 +353,7 @@ func writeAnalysisDB(path string, s Scenario, acc *truthAcc) error {
 	defer db.Close()
 	rows := acc.rows
 	if !s.ProfilerSteps {
-		win := acc.winEnd - acc.winStart
+		win := acc.win.end - acc.win.start
 		rows = []stepRow{{compute: acc.computeNs, notOv: acc.notOvNs, comm: acc.commNs, free: win - acc.unionNs, stage: win}}
 	}
 	for _, r := range rows {

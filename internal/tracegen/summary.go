@@ -187,7 +187,7 @@ func writeStepTrace(w io.Writer, s Scenario, acc *truthAcc) error {
 	bw.WriteString(stepTraceHeader + "\r\n")
 	rows := acc.rows
 	if !s.ProfilerSteps {
-		win := acc.winEnd - acc.winStart
+		win := acc.win.end - acc.win.start
 		rows = []stepRow{{compute: acc.computeNs, notOv: acc.notOvNs, comm: acc.commNs,
 			free: win - acc.unionNs, stage: win}}
 	}

@@ -229,11 +229,9 @@ type truthAcc struct {
 	rank  int
 	waits []WaitTruth
 
-	winStart, winEnd int64 // device window by the writer's rule (Scenario.extremesWindow)
-	haveWin          bool
-	// kernStart, kernEnd span the compute kernels and HCCL big ops
-	kernStart, kernEnd int64
-	haveKern           bool
+	win span // device window by the writer's rule (Scenario.extremesWindow)
+	// kern spans the compute kernels and HCCL big ops
+	kern span
 
 	computeNs, commNs, notOvNs, unionNs int64
 	lastEnd                             int64 // end of the previous step's compute/comm tasks
@@ -263,29 +261,33 @@ func (a *truthAcc) add(prefix string, ns int64) {
 	a.counts[prefix+".count"]++
 }
 
-// window extends the device window by one task.
-// kept: the window analysis's hull computes, computed apart from the code the tests check
-func (a *truthAcc) window(start, end int64) {
-	if !a.haveWin || start < a.winStart {
-		a.winStart = start
-	}
-	if !a.haveWin || end > a.winEnd {
-		a.winEnd = end
-	}
-	a.haveWin = true
+// span is the first start to the last end of the intervals added (seen:
+// one was).
+type span struct {
+	start, end int64
+	seen       bool
 }
+
+// add extends s by one interval.
+// kept: the window analysis's hull computes, computed apart from the code the tests check
+func (s *span) add(start, end int64) {
+	if !s.seen || start < s.start {
+		s.start = start
+	}
+	if !s.seen || end > s.end {
+		s.end = end
+	}
+	s.seen = true
+}
+
+// window extends the device window by one task.
+func (a *truthAcc) window(start, end int64) { a.win.add(start, end) }
 
 // kernel extends the kernel span (and the window) by one compute kernel or
 // HCCL big op.
 func (a *truthAcc) kernel(start, end int64) {
-	if !a.haveKern || start < a.kernStart {
-		a.kernStart = start
-	}
-	if !a.haveKern || end > a.kernEnd {
-		a.kernEnd = end
-	}
-	a.haveKern = true
-	a.window(start, end)
+	a.kern.add(start, end)
+	a.win.add(start, end)
 }
 
 // addStep folds one step's overlap breakdown into the totals. Steps must be
@@ -316,12 +318,12 @@ func (a *truthAcc) metrics() map[string]float64 {
 	for k, v := range a.counts {
 		m[k] = float64(v)
 	}
-	win := a.winEnd - a.winStart
+	win := a.win.end - a.win.start
 	m[MetricWindowUs] = us(win)
-	if a.haveKern {
-		m[MetricKernelSpanUs] = us(a.kernEnd - a.kernStart)
-		m[MetricHeadIdleUs] = us(a.kernStart - a.winStart)
-		m[MetricTailIdleUs] = us(a.winEnd - a.kernEnd)
+	if a.kern.seen {
+		m[MetricKernelSpanUs] = us(a.kern.end - a.kern.start)
+		m[MetricHeadIdleUs] = us(a.kern.start - a.win.start)
+		m[MetricTailIdleUs] = us(a.win.end - a.kern.end)
 	}
 	m[MetricComputingUs] = us(a.computeNs)
 	m[MetricCommunicationUs] = us(a.commNs)

@@ -405,7 +405,7 @@ func (o *rankOut) overlapSlices(bd overlapBreakdown) {
 		}
 	}
 	if !o.winSet {
-		o.freeAt = o.acc.winStart
+		o.freeAt = o.acc.win.start
 		o.winSet = true
 	}
 	all := append(append([]interval{}, bd.compute...), bd.comm...)
@@ -627,10 +627,10 @@ func (o *rankOut) writeCANN(st *rankStep) {
 // device-side process and thread metadata after the device slices (see
 // Scenario.DeviceMetaFirst).
 func (o *rankOut) finishDevice(meta bool) {
-	if o.winSet && o.acc.winEnd > o.freeAt {
-		o.writeOverlap(&ovEvent{3, o.freeAt, o.acc.winEnd - o.freeAt})
+	if o.winSet && o.acc.win.end > o.freeAt {
+		o.writeOverlap(&ovEvent{3, o.freeAt, o.acc.win.end - o.freeAt})
 		if o.db != nil {
-			o.db.overlap(o, &ovEvent{3, o.freeAt, o.acc.winEnd - o.freeAt})
+			o.db.overlap(o, &ovEvent{3, o.freeAt, o.acc.win.end - o.freeAt})
 		}
 	}
 	if meta {

@@ -54,12 +54,10 @@ type StateRow struct {
 }
 
 // RankMetric is one row of rank_metrics: a row of metrics with its rank.
+// Metric's columns follow rank (parquet-go flattens an embedded struct).
 type RankMetric struct {
-	Rank        int32    `parquet:"rank"`
-	Name        string   `parquet:"name,dict"`
-	Value       *float64 `parquet:"value,optional"`
-	Unavailable *string  `parquet:"unavailable,optional"`
-	Source      *string  `parquet:"source,optional,dict"`
+	Rank int32 `parquet:"rank"`
+	Metric
 }
 
 // GroupRow is one row of groups: a communicator (parallel_group_info
@@ -147,7 +145,7 @@ func WriteNode(outDir, run string, ranks []NodeRank) error {
 		ms := slices.Clone(r.Metrics)
 		slices.SortStableFunc(ms, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
 		for _, m := range ms {
-			metrics = append(metrics, RankMetric{Rank: rk, Name: m.Name, Value: m.Value, Unavailable: m.Unavailable, Source: m.Source})
+			metrics = append(metrics, RankMetric{Rank: rk, Metric: m})
 		}
 	}
 	if err := writeParquet(NodeFile(outDir, TableGroups, run), TableGroups, len(groups), func(i int) GroupRow { return groups[i] }); err != nil {

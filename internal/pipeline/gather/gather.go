@@ -183,16 +183,7 @@ func Ranks[T any](ctx context.Context, path string, opts Options, each func(*mod
 	for _, i := range read {
 		readIDs, readItems = append(readIDs, ids[i]...), append(readItems, items[i]...)
 	}
-	var kept []string
-	var keptRanks []int
-	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
-	s.World, s.WorldFrom = expectedWorld(readIDs)
-	idx := make([]int, len(keptRanks))
-	for i := range idx {
-		idx[i] = i
-	}
-	s.Missing = missingInWorld(s.World, keptRanks, idx)
-	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
+	s.keep(readItems, readIDs, number, append(notes, failed...))
 	if x == nil && xnote == "" && opts.Experts == "" {
 		if x, xnote, err = exportExperts(srcs, opts.ExpertStage); err != nil {
 			return nil, err
@@ -218,44 +209,57 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, fn func(i int
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	workers := workerCount(opts, len(srcs))
+	// CPUs the ranks in flight leave idle read a rank's trace in parts
+	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
+	var mu sync.Mutex
+	done := 0
+	inPool(ctx, len(srcs), workers, func(i int) {
+		src := srcs[i]
+		if src.TraceParts == 0 {
+			src.TraceParts = parts
+		}
+		src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
+		src.SkipFramework = src.SkipFramework || opts.SkipFramework
+		src.BytesRead = opts.BytesRead
+		r, err := parser.ParseRank(src)
+		fn(i, r, err)
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(srcs), srcs[i].Root)
+			mu.Unlock()
+		}
+	})
+	return ctx.Err()
+}
+
+// workerCount is opts.Workers (0 = GOMAXPROCS), at most n.
+func workerCount(opts Options, n int) int {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers > len(srcs) {
-		workers = len(srcs)
-	}
-	// CPUs the ranks in flight leave idle read a rank's trace in parts
-	parts := runtime.GOMAXPROCS(0) / max(workers, 1)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
+	return min(workers, n)
+}
+
+// inPool calls fn(i) for every i in [0, n) from workers goroutines, handing
+// out no more once ctx is done, and returns when the calls made have
+// returned.
+func inPool(ctx context.Context, n, workers int, fn func(i int)) {
 	next := make(chan int)
-	for w := 0; w < workers; w++ {
+	var wg sync.WaitGroup
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				src := srcs[i]
-				if src.TraceParts == 0 {
-					src.TraceParts = parts
-				}
-				src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
-				src.SkipFramework = src.SkipFramework || opts.SkipFramework
-				src.BytesRead = opts.BytesRead
-				r, err := parser.ParseRank(src)
-				fn(i, r, err)
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(srcs), srcs[i].Root)
-					mu.Unlock()
-				}
+				fn(i)
 			}
 		}()
 	}
 feed:
-	for i := range srcs {
+	for i := range n {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -264,7 +268,6 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	return ctx.Err()
 }
 
 // sift sorts the outcome of reading srcs (errs[i] is source i's error):
@@ -297,6 +300,22 @@ func sift(srcs []parser.Source, errs []error) (read []int, notes, internal []str
 		return nil, nil, nil, bug
 	}
 	return nil, nil, nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
+}
+
+// keep sets s's ranks to those of items kept (keepRanks), with the world
+// their ids state and the ranks of it missing, and s's notes to notes
+// and keepRanks'.
+func (s *Set[T]) keep(items []T, ids []rankID, number func(item T, rank int), notes []string) {
+	var kept []string
+	var keptRanks []int
+	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(items, ids, number)
+	s.World, s.WorldFrom = expectedWorld(ids)
+	idx := make([]int, len(keptRanks))
+	for i := range idx {
+		idx[i] = i
+	}
+	s.Missing = missingInWorld(s.World, keptRanks, idx)
+	s.Notes = uniqueNotes(append(notes, kept...))
 }
 
 // keepRanks numbers and deduplicates the ranks read (items[i], whose identity

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -154,16 +153,7 @@ func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(
 		return nil, errkind.New(errkind.Usage, strings.Join(failed, "; "))
 	}
 	s := &Set[T]{Path: strings.Join(dirs, ", ")}
-	var kept []string
-	var keptRanks []int
-	s.Ranks, keptRanks, kept, s.SetNotes = keepRanks(readItems, readIDs, number)
-	s.World, s.WorldFrom = expectedWorld(readIDs)
-	idx := make([]int, len(keptRanks))
-	for i := range idx {
-		idx[i] = i
-	}
-	s.Missing = missingInWorld(s.World, keptRanks, idx)
-	s.Notes = uniqueNotes(append(append(notes, failed...), kept...))
+	s.keep(readItems, readIDs, number, append(notes, failed...))
 	var err error
 	if s.Experts, s.ExpertsNote, err = mergeExperts(dirs, opts); err != nil {
 		return nil, err
@@ -177,36 +167,14 @@ func Merge[T any](ctx context.Context, dirs []string, opts Options, decode func(
 func decodeAll[T any](ctx context.Context, ns []parquetio.NodeState, opts Options, decode func(parquetio.NodeState) (T, error), progress func(path string)) ([]T, []error) {
 	items := make([]T, len(ns))
 	errs := make([]error, len(ns))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for w := 0; w < min(workers, len(ns)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				items[i], errs[i] = decode(ns[i])
-				ns[i].State = nil
-				mu.Lock()
-				progress(ns[i].Export)
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range ns {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
+	inPool(ctx, len(ns), workerCount(opts, len(ns)), func(i int) {
+		items[i], errs[i] = decode(ns[i])
+		ns[i].State = nil
+		mu.Lock()
+		progress(ns[i].Export)
+		mu.Unlock()
+	})
 	return items, errs
 }
 

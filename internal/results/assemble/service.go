@@ -23,35 +23,29 @@ func isService(name string) bool { return strings.HasPrefix(name, servicePrefix)
 // cluster's maps into their own, leaving the analysis' maps untouched
 // (the cluster's are copies when a service entry is in them).
 func splitService(metrics map[string]float64, unavailable map[string]string) (cm map[string]float64, cu map[string]string, sm map[string]float64, su map[string]string) {
-	sm, su = map[string]float64{}, map[string]string{}
-	cm, cu = metrics, unavailable
-	for k := range metrics {
-		if isService(k) {
-			cm = map[string]float64{}
-			for k, v := range metrics {
-				if isService(k) {
-					sm[k] = v
-				} else {
-					cm[k] = v
-				}
-			}
-			break
-		}
-	}
-	for k := range unavailable {
-		if isService(k) {
-			cu = map[string]string{}
-			for k, v := range unavailable {
-				if isService(k) {
-					su[k] = v
-				} else {
-					cu[k] = v
-				}
-			}
-			break
-		}
-	}
+	cm, sm = splitServiceMap(metrics)
+	cu, su = splitServiceMap(unavailable)
 	return cm, cu, sm, su
+}
+
+// splitServiceMap is m without its service.* keys (m itself when it has
+// none) and those keys (an empty map when none).
+func splitServiceMap[V any](m map[string]V) (rest, service map[string]V) {
+	service, rest = map[string]V{}, m
+	for k := range m {
+		if isService(k) {
+			rest = map[string]V{}
+			for k, v := range m {
+				if isService(k) {
+					service[k] = v
+				} else {
+					rest[k] = v
+				}
+			}
+			break
+		}
+	}
+	return rest, service
 }
 
 // serviceDoc is the document's service section (nil without a service
