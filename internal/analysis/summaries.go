@@ -227,13 +227,12 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 	// op_statistic's Core Type says AI_CPU (the same test as a timeline's
 	// kernels: OnAICPU)
 	var aic []KernelStat
-	undecided, coreKnown := 0, false
+	undecided := 0
 	for _, s := range r.OpStats {
 		if s.Count <= 0 {
 			continue
 		}
 		on, known := OnAICPU(s.Level, s.Name)
-		coreKnown = coreKnown || knownCore(s.Level)
 		switch {
 		case !known:
 			undecided += s.Count
@@ -241,7 +240,7 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 			aic = append(aic, KernelStat{Name: keepName(s.Name), OpType: keepName(s.Name), Core: keepName(s.Level), Count: s.Count, Total: s.Total})
 		}
 	}
-	if undecided > 0 && !coreKnown {
+	if undecided > 0 {
 		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", undecided, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
 	} else {
 		aicpuKernels(ctx, res, aic)
