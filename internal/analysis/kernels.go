@@ -34,7 +34,7 @@ const TopKernels = 50
 const (
 	MetricKernelComputeUs    = "kernel.compute.time_us" // µs: sum of compute-kernel durations
 	MetricKernelComputeCount = "kernel.compute.count"   // count: number of compute kernels
-	MetricKernelAICPUUs      = "kernel.aicpu.time_us"   // µs: compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when no kernel names its core and names do not decide
+	MetricKernelAICPUUs      = "kernel.aicpu.time_us"   // µs: compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when the core of a compute kernel is unknown and its name does not decide
 	MetricKernelAICPUCount   = "kernel.aicpu.count"     // count: number of those
 )
 
@@ -47,7 +47,10 @@ kernel.compute.time_us/.count are the sum of durations and the count of
 compute kernels (the set whose union is overlap.computing.time_us). The top
 kernels table gives count, total, mean, p50 and p99 per kernel name.
 kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
-(task type AI_CPU), whatever their name.`,
+(task type AI_CPU; where the task type does not name the core, a name's
+AiCpu implementation). They are unavailable when the core of any compute
+kernel is unknown: neither its task type (N/A at Level0's kernel_details,
+Other in old traces, none) nor its name tells.`,
 	Requires: []*Pass{TimelinePass},
 	Metrics:  kernelsMetrics,
 	Run: func(ctx *Context) (any, error) {
@@ -93,10 +96,12 @@ kernel.aicpu.time_us/.count sum the compute kernels that ran on the AI CPU
 		for _, a := range all {
 			split.add(a.name, a.op, a.core, a.count, a.total)
 		}
-		if n := split.unknown(); n > 0 {
-			// no kernel names its core (Level0's kernel_details.csv writes
-			// N/A): 0 AI CPU kernels would be a guess
-			ctx.Unavailable(fmt.Sprintf("the core of %d of %d compute kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", n, res.Total.Count, tl.ComputeSource), MetricKernelAICPUUs, MetricKernelAICPUCount)
+		if split.undecided > 0 {
+			// a kernel whose core neither its task type nor its name
+			// tells (Level0's kernel_details.csv writes N/A, old traces
+			// Other, a trace may have none) may have run on the AI CPU:
+			// a count without it, 0 included, would be a guess
+			ctx.Unavailable(fmt.Sprintf("the core of %d of %d compute kernels is unknown (%s) and their names do not say AI CPU or AI Core", split.undecided, res.Total.Count, unknownCoreWhy(r.Have.Timeline, split.unknownCore, tl.ComputeSource)), MetricKernelAICPUUs, MetricKernelAICPUCount)
 		} else {
 			aicpuKernels(ctx, res, split.aic)
 		}
@@ -167,40 +172,46 @@ func OnAICPU(core, name string) (on, known bool) {
 	return false, false
 }
 
-// knownCore reports whether a task type names the core ("" and N/A do
-// not: Level0's kernel_details.csv).
+// knownCore reports whether a task type names the core: "" (no Task
+// Type), N/A (Level0's kernel_details.csv), Other (old traces type every
+// task so) and UNKNOWN do not.
 func knownCore(core string) bool {
-	return core != "" && core != "N/A" && core != "UNKNOWN"
+	return core != "" && core != "N/A" && core != "UNKNOWN" && core != "Other"
+}
+
+// unknownCoreWhy says why a kernel's core is unknown: what its source
+// (the rank's timeline, else kernel_details.csv or op_summary, whose N/A
+// is read as "") gives in place of it.
+func unknownCoreWhy(timeline bool, core, source string) string {
+	switch {
+	case core == "N/A" || core == "" && !timeline:
+		return fmt.Sprintf("%s names none: Accelerator Core is N/A, as Level0 writes it", source)
+	case core == "":
+		return fmt.Sprintf("%s names none: the kernels have no Task Type", source)
+	}
+	return fmt.Sprintf("%s names none: the Task Type is %q", source, core)
 }
 
 // aicpuSplit picks the AI CPU kernels (OnAICPU) out of a rank's kernels,
 // counting the calls of those whose core neither the core nor the name
 // says.
 type aicpuSplit struct {
-	aic       []KernelStat
-	undecided int
-	coreKnown bool // some kernel names its core
+	aic         []KernelStat
+	undecided   int
+	unknownCore string // the core of the first undecided kernel
 }
 
 // add is one kernel name's calls.
 func (s *aicpuSplit) add(name, op, core string, count int, total int64) {
-	on, known := OnAICPU(core, name)
-	s.coreKnown = s.coreKnown || knownCore(core)
-	switch {
+	switch on, known := OnAICPU(core, name); {
 	case !known:
+		if s.undecided == 0 {
+			s.unknownCore = core
+		}
 		s.undecided += count
 	case on:
 		s.aic = append(s.aic, KernelStat{Name: keepName(name), OpType: keepName(op), Core: keepName(core), Count: count, Total: total})
 	}
-}
-
-// unknown is the calls of undecided core when no kernel names its core
-// (then the AI CPU time is not known), else 0.
-func (s *aicpuSplit) unknown() int {
-	if s.coreKnown {
-		return 0
-	}
-	return s.undecided
 }
 
 // aicpuKernels records the AI_CPU kernels, by total time.

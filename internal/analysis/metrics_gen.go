@@ -71,7 +71,7 @@ var metricRows = [185]Metric{
 	{Name: string(MetricFreeBetweenStepsUs), Unit: "µs", Doc: "device idle between steps: overlap.free.time_us minus overlap.free.in_steps.time_us", Base: ""},
 	{Name: string(MetricKernelComputeUs), Unit: "µs", Doc: "sum of compute-kernel durations", Base: ""},
 	{Name: string(MetricKernelComputeCount), Unit: "count", Doc: "number of compute kernels", Base: ""},
-	{Name: string(MetricKernelAICPUUs), Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when no kernel names its core and names do not decide", Base: ""},
+	{Name: string(MetricKernelAICPUUs), Unit: "µs", Doc: "compute kernels that ran on the AI CPU (task type AI_CPU; a name's AiCpu implementation where the core is N/A); unavailable when the core of a compute kernel is unknown and its name does not decide", Base: ""},
 	{Name: string(MetricKernelAICPUCount), Unit: "count", Doc: "number of those", Base: ""},
 	{Name: string(MetricHCCLPerLayerCount), Unit: "count", Doc: "collectives of one MoE layer (the most frequent pattern between the kernels that open MoE layers; the per-step logits all-gather is not one of them)", Base: ""},
 	{Name: string(MetricHCCLPerLayerUs), Unit: "µs", Doc: "mean time of one MoE layer's collectives", Base: ""},

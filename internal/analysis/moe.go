@@ -92,6 +92,8 @@ type MoEResult struct {
 	// their task type nor their name tells (OnAICPU): then CumsumAICPU is
 	// not measured.
 	CumsumUndecided int
+	// cumsumUnknownCore is the task type of the first of them.
+	cumsumUnknownCore string
 	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
 	OtherCumsum Stat
 	// Layers index into the model's tasks: RankResult.ReleaseModel drops them with the
@@ -190,7 +192,7 @@ every MoE kernel's time.`,
 		set(MetricMoERoutingUs, MetricMoERoutingCount, res.Routing)
 		set(MetricMoECumsumUs, MetricMoECumsumCount, res.Cumsum)
 		if res.CumsumUndecided > 0 {
-			ctx.Unavailable(fmt.Sprintf("the core of %d of %d MoE Cumsum kernels is unknown (%s names none: Accelerator Core is N/A, as Level0 writes it) and their names do not say AI CPU or AI Core", res.CumsumUndecided, res.Cumsum.Count, tl.ComputeSource), MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount)
+			ctx.Unavailable(fmt.Sprintf("the core of %d of %d MoE Cumsum kernels is unknown (%s) and their names do not say AI CPU or AI Core", res.CumsumUndecided, res.Cumsum.Count, unknownCoreWhy(r.Have.Timeline, res.cumsumUnknownCore, tl.ComputeSource)), MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount)
 		} else {
 			set(MetricMoECumsumAICPUUs, MetricMoECumsumAICPUCount, res.CumsumAICPU)
 		}
@@ -312,6 +314,9 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 				res.CumsumCores[core]++
 				switch on, known := OnAICPU(r.Str(t.TaskType), r.Str(t.Name)); {
 				case !known:
+					if res.CumsumUndecided == 0 {
+						res.cumsumUnknownCore = r.Str(t.TaskType)
+					}
 					res.CumsumUndecided++
 				case on:
 					res.CumsumAICPU.add(t.Dur)

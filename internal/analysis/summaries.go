@@ -232,8 +232,8 @@ func kernelsFromOpStats(ctx *Context) *KernelsResult {
 			split.add(s.Name, s.Name, s.Level, s.Count, s.Total)
 		}
 	}
-	if n := split.unknown(); n > 0 {
-		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", n, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
+	if split.undecided > 0 {
+		ctx.Unavailable(fmt.Sprintf("the Core Type of %d of %d op_statistic kernels is unknown (%s)", split.undecided, res.Total.Count, r.Have.OpStatFile), MetricKernelAICPUUs, MetricKernelAICPUCount)
 	} else {
 		aicpuKernels(ctx, res, split.aic)
 	}

@@ -100,3 +100,17 @@ func TestTranslateStrings(t *testing.T) {
 	require.Equal(t, "no collective data", v.Diff)
 	require.Equal(t, "没有集合通信数据", v.Any)
 }
+
+// A what-if note (plan.whatIfNote) with a change of verdict is two
+// messages, each with one key: the verdict's clause after the last "; "
+// is never taken by the gain's last verb (which the Chinese may move).
+func TestZHWhatIfNoteWithVerdict(t *testing.T) {
+	for en, zh := range map[string]string{
+		"-5.00% step time at batch 1, -9.00% step time at 90 concurrent requests; the rule is clear at batch 1 and is clear at 90":                                                                                                             "batch 1 时 -5.00% step time，90 个并发请求 时 -9.00% step time；该规则在 batch 1 时未触发，在 90 时未触发",
+		"judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at 90 concurrent requests; the rule is clear at batch 1 and is clear at 90": "按 vLLM 的缓存命中率判断，重放不改变命中率：其收益在 prefill，而 what-if 不重放 prefill；请在 90 个并发请求 时重新测量命中率；该规则在 batch 1 时未触发，在 90 时未触发",
+		"gains at batch 1 (-5.00% step time) but not at 90 concurrent requests (-0.10% step time); the rule fires at batch 1 and is clear at 90":                                                                                               "在 batch 1 时有收益（-5.00% step time），在 90 个并发请求 时没有（-0.10% step time）；该规则在 batch 1 时触发，在 90 时未触发",
+		"no gain at batch 1 (+0.10% step time): revisit at 90 concurrent requests, where its fix is predicted at -28.10% step time":                                                                                                            "在 batch 1 时无收益（+0.10% step time）：在 90 个并发请求 时再评估，届时其修复预测为 -28.10% step time",
+	} {
+		require.Equal(t, zh, Translate(ZH, en))
+	}
+}

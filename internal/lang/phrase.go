@@ -28,6 +28,10 @@ type phraseTable struct {
 type phrase struct {
 	re *regexp.Regexp
 	to string
+	// open: the key ends with a verb, whose text runs to the end of the
+	// message; it never takes a clause after a top-level "; " (a
+	// message's own, optional next sentence, translated by its own key)
+	open bool
 }
 
 // reFormatVerb is one verb of a phrase key.
@@ -64,7 +68,8 @@ func (t *phraseTable) compile() {
 		}
 		b.WriteString(regexp.QuoteMeta(strings.ReplaceAll(en[last:], "%%", "%")))
 		b.WriteString("$")
-		t.phrases = append(t.phrases, phrase{regexp.MustCompile(`(?s)` + b.String()), reFormatVerb().ReplaceAllStringFunc(to, verbAsString)})
+		open := last > 0 && last == len(en)
+		t.phrases = append(t.phrases, phrase{regexp.MustCompile(`(?s)` + b.String()), reFormatVerb().ReplaceAllStringFunc(to, verbAsString), open})
 	}
 }
 
@@ -88,7 +93,7 @@ func (t *phraseTable) translate(s string, depth int) string {
 	}
 	for _, p := range t.phrases {
 		m := p.re.FindStringSubmatch(s)
-		if m == nil || !balanced(m[1:]) {
+		if m == nil || !balanced(m[1:]) || p.open && hasTopClause(m[len(m)-1]) {
 			continue
 		}
 		args := make([]any, len(m)-1)
@@ -97,11 +102,22 @@ func (t *phraseTable) translate(s string, depth int) string {
 		}
 		return fmt.Sprintf(p.to, args...)
 	}
-	// cut at the first separator outside brackets and translate each part
-	if i, sep := indexTop(s); i > 0 {
+	// cut at the first separator outside brackets and translate each
+	// part; when English is left, at the last "; " (a sentence of its own
+	// follows it) if that leaves less
+	cut := func(i int, sep string) (string, bool) {
 		head, tail := t.translate(s[:i], depth+1), t.translate(s[i+len(sep):], depth+1)
-		if head != s[:i] || tail != s[i+len(sep):] {
-			return head + zhSep(sep, head, tail) + tail
+		return head + zhSep(sep, head, tail) + tail, head != s[:i] || tail != s[i+len(sep):]
+	}
+	if i, sep := indexTop(s); i > 0 {
+		first, ok := cut(i, sep)
+		if j, semi := lastClause(s); j > i && len(EnglishSentences(first)) > 0 {
+			if alt, altOK := cut(j, semi); altOK && len(EnglishSentences(alt)) < len(EnglishSentences(first)) {
+				return alt
+			}
+		}
+		if ok {
+			return first
 		}
 	}
 	if strings.HasSuffix(s, ")") {
@@ -137,13 +153,21 @@ func balanced(args []string) bool {
 	return true
 }
 
+// hasTopClause reports whether s holds "; " outside brackets: a next
+// sentence.
+func hasTopClause(s string) bool {
+	i, _ := lastClause(s)
+	return i >= 0
+}
+
 // separators are where a message matching no phrase is cut, with their
 // Chinese.
 var separators = [][2]string{{"; ", "；"}, {": ", "："}, {"：", "："}, {", ", "，"}, {"；", "；"}}
 
-// indexTop is the index of the first separator in s outside brackets, and
-// the separator, or -1.
+// indexTop is the index of the first separator in s outside brackets,
+// and the separator, or -1.
 func indexTop(s string) (int, string) {
+	first, firstSep := -1, ""
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -156,13 +180,41 @@ func indexTop(s string) (int, string) {
 				continue
 			}
 			for _, sep := range separators {
-				if strings.HasPrefix(s[i:], sep[0]) {
-					return i, sep[0]
+				if !strings.HasPrefix(s[i:], sep[0]) {
+					continue
+				}
+				if first < 0 {
+					first, firstSep = i, sep[0]
 				}
 			}
 		}
 	}
-	return -1, ""
+	return first, firstSep
+}
+
+// lastClause is the index of the last "; " in s outside brackets, and
+// the separator, or -1.
+func lastClause(s string) (int, string) {
+	at, sep := -1, ""
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		default:
+			if depth != 0 {
+				continue
+			}
+			for _, p := range []string{"; ", "；"} {
+				if strings.HasPrefix(s[i:], p) {
+					at, sep = i, p
+				}
+			}
+		}
+	}
+	return at, sep
 }
 
 // openOfLast is the index of the bracket that the closing ) ending s

@@ -135,9 +135,11 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Have.TimelineFile = files.Timeline[0]
 		noteDevice(r, files.Timeline[0])
 	case len(files.TaskTime) > 0:
+		var marks profilingMarks
 		for _, p := range files.TaskTime {
-			readTaskTime(r, p)
+			readTaskTime(r, p, &marks)
 		}
+		marks.check(r, files.TaskTime)
 		r.Have.Timeline = len(r.Tasks) > 0
 		r.Have.TimelineFile = files.TaskTime[0]
 		taskTime = r.Have.Timeline
@@ -191,13 +193,44 @@ func parseMsprof(r *model.Rank, src Source) (*model.Rank, error) {
 }
 
 // readTaskTime builds device tasks from task_time_*.csv. A row without a
-// kernel name belongs to no op, so it is never Computing.
-func readTaskTime(r *model.Rank, path string) {
+// kernel name belongs to no op, so it is never Computing. Rows of a
+// kernel_type npuprof does not know (model.KnownTaskType: a damaged cell,
+// or a type newer than npuprof) are counted as other device tasks and
+// warned about.
+func readTaskTime(r *model.Rank, path string, marks *profilingMarks) {
+	var unknown, firstLine int
+	var firstType string
+	var same sameTask
+	defer func() {
+		if unknown > 0 {
+			r.Warnings = append(r.Warnings, model.Warning{File: path, Count: unknown, Lines: []int{firstLine}, Message: fmt.Sprintf(
+				"%d row(s) with a kernel_type npuprof does not know (first: %q), expected a device task type (AI_CORE, AI_VECTOR_CORE, MIX_AIV, AI_CPU, EVENT_WAIT_SQE, ...): counted neither as compute nor as collectives or waits",
+				unknown, clipCell(firstType))})
+		}
+		if same.n > 0 {
+			r.Warnings = append(r.Warnings, model.Warning{File: path, Count: same.n, Lines: []int{same.firstLine}, Message: fmt.Sprintf(
+				"%d row(s) repeat the stream_id, task_id and task_start(us) of another row with other cells, where each task is one row: duplicated or damaged lines? counted as they are",
+				same.n)})
+		}
+	}()
 	withFile(r, path, func(f io.Reader) error {
 		issues, err := msprof.ReadTaskTime(f, path, func(t *msprof.TaskRow) {
+			if !model.KnownTaskType(t.TaskType) {
+				if unknown == 0 {
+					firstType, firstLine = t.TaskType, t.Line
+				}
+				unknown++
+			}
+			same.add(t)
 			name := t.Name
 			if name == "" {
 				name = t.TaskType
+			}
+			switch name {
+			case "PROFILING_ENABLE":
+				marks.enable++
+			case "PROFILING_DISABLE":
+				marks.disable++
 			}
 			c := model.ClassifyTask(t.TaskType, name)
 			if c == model.ClassCompute && t.Name == "" {
@@ -217,6 +250,65 @@ func readTaskTime(r *model.Rank, path string) {
 		}
 		return err
 	})
+}
+
+// sameTask finds task_time rows that repeat another row's stream, task id
+// and start: one hardware task is one row, so such a row is a duplicated
+// or damaged line (the cells of two rows joined), unless it is an exact
+// duplicate (model.Rank.DropDuplicates counts those). The rows are sorted
+// by start, so only the rows of the current start are kept.
+type sameTask struct {
+	start        int64
+	at           []sameTaskKey
+	n, firstLine int
+}
+
+type sameTaskKey struct {
+	stream int32
+	task   int64
+	dur    int64
+	name   string
+	typ    string
+}
+
+func (s *sameTask) add(t *msprof.TaskRow) {
+	if t.TaskID < 0 {
+		return
+	}
+	if t.Start != s.start || len(s.at) == 0 {
+		s.start, s.at = t.Start, s.at[:0]
+	}
+	k := sameTaskKey{stream: t.Stream, task: t.TaskID, dur: t.Dur, name: t.Name, typ: t.TaskType}
+	for _, o := range s.at {
+		if o.stream == k.stream && o.task == k.task && o != k {
+			if s.n == 0 {
+				s.firstLine = t.Line
+			}
+			s.n++
+			return
+		}
+	}
+	s.at = append(s.at, k)
+}
+
+// profilingMarks counts task_time's PROFILING_ENABLE and PROFILING_DISABLE
+// rows: msprof writes one of each per device, the DISABLE row last of all
+// (after the last kernel), so a file that holds an ENABLE row without its
+// DISABLE row ends early: cut at a line boundary, which no cell shows.
+type profilingMarks struct{ enable, disable int }
+
+// check makes the rank partial when a PROFILING_DISABLE row is missing.
+func (m profilingMarks) check(r *model.Rank, files []string) {
+	if m.enable == 0 || m.disable >= m.enable {
+		return
+	}
+	p := files[len(files)-1]
+	r.Warn(p, "holds %d PROFILING_ENABLE row(s) but %d PROFILING_DISABLE row(s), which msprof writes last: the file ends early (cut at a line boundary?), so its last tasks may be missing", m.enable, m.disable)
+	r.Have.TimelinePartial = true
+	r.Partial = true
+	if r.PartialReason == "" {
+		r.PartialReason = fmt.Sprintf("%s has no PROFILING_DISABLE row (cut short?); the metrics from it cover the %d tasks read", p, len(r.Tasks))
+	}
 }
 
 // readStatFile appends the rows of one msprof statistic CSV to *to.

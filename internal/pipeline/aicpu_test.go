@@ -2,8 +2,10 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +51,42 @@ func TestAICPUUnknownAtLevel0(t *testing.T) {
 		require.NotContains(t, rr.Metrics, m)
 		require.Contains(t, rr.Unavailable[m], "the core of 117 of 187 compute kernels is unknown")
 		require.Contains(t, rr.Unavailable[m], "Accelerator Core is N/A")
+	}
+}
+
+// Where the trace does not name a compute kernel's core, kernel.aicpu.*
+// is unavailable, never 0 (issue 30: unknown is unavailable): the real
+// Level0 trace rewritten at run time so that its compute kernels have no
+// Task Type, or Other as old traces write it, or only its 13 MIX_AIV
+// kernels lose it (6 of them are named neither AiCpu nor AiCore; the
+// AI_CORE kernels' cores are known, and once made the count a measured
+// 0). moe.cumsum.aicpu.* follows the same test (OnAICPU).
+func TestAICPUUnknownCoreIsUnavailable(t *testing.T) {
+	src := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level0/rank0_ascend_pt")
+	b, err := os.ReadFile(filepath.Join(src, "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	require.NoError(t, err)
+	compute := regexp.MustCompile(`"Task Type": "(AI_CORE|MIX_AIV)", `)
+	mix := regexp.MustCompile(`"Task Type": "MIX_AIV", `)
+	for _, c := range []struct {
+		name, trace, reason string
+	}{
+		{"no Task Type", compute.ReplaceAllString(string(b), ""), "the core of 115 of 187 compute kernels is unknown (%s names none: the kernels have no Task Type) and their names do not say AI CPU or AI Core"},
+		{"Task Type Other", compute.ReplaceAllString(string(b), `"Task Type": "Other", `), `the core of 115 of 187 compute kernels is unknown (%s names none: the Task Type is "Other")`},
+		{"some cores known", mix.ReplaceAllString(string(b), ""), "the core of 6 of 187 compute kernels is unknown (%s names none: the kernels have no Task Type)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.NotEqual(t, string(b), c.trace)
+			dir := t.TempDir()
+			copyTree(t, src, dir, "trace_view.json")
+			trace := filepath.Join(dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+			require.NoError(t, os.WriteFile(trace, []byte(c.trace), 0o644))
+			rr := oneRank(t, dir)
+			require.Equal(t, 187.0, rr.Metrics[analysis.MetricKernelComputeCount])
+			for _, m := range []string{analysis.MetricKernelAICPUCount, analysis.MetricKernelAICPUUs} {
+				require.NotContains(t, rr.Metrics, m)
+				require.Contains(t, rr.Unavailable[m], fmt.Sprintf(c.reason, trace))
+			}
+		})
 	}
 }
 

@@ -24,7 +24,10 @@ import (
 // warning or mark the metric unavailable; one that does not is silent.
 // The silent rate is printed, and held at zero for communication.json
 // (torch_npu's and msprof's analyze/communication.json, each read in a
-// layout where it gives the rank's collectives) and at most 0.5% overall.
+// layout where it gives the rank's collectives) and for msprof's
+// task_time_*.csv where it is the timeline (no msprof_*.json: duplicated
+// chunks joining the cells of two rows, damaged task types, rows cut at a
+// line boundary), and at most 0.5% overall.
 //
 // A mutation that leaves the file well-formed and only turns a digit of a
 // number into another digit is a different, valid measurement: no reader
@@ -53,7 +56,7 @@ func TestMutationSilentRate(t *testing.T) {
 	s := testutil.Tiny()
 	s.Ranks, s.CommJSON = 1, true
 	total := map[string]*mutStats{}
-	for _, variant := range []string{"full", "summaries-only", "communication-only", "msprof", "msprof-communication-only"} {
+	for _, variant := range []string{"full", "summaries-only", "communication-only", "msprof", "msprof-communication-only", "msprof-task-time"} {
 		lay := tracegen.LayoutTorchNPUText
 		if strings.HasPrefix(variant, "msprof") {
 			lay = tracegen.LayoutMsprofText
@@ -79,14 +82,30 @@ func TestMutationSilentRate(t *testing.T) {
 				}
 			}
 		}
+		if variant == "msprof-task-time" {
+			// no msprof_*.json: task_time_*.csv is the timeline (only
+			// it is damaged; the msprof variant damages it beside the
+			// json)
+			m, _ := filepath.Glob(filepath.Join(rank, "mindstudio_profiler_output", "msprof_*.json"))
+			require.NotEmpty(t, m)
+			for _, p := range m {
+				require.NoError(t, os.Remove(p))
+			}
+		}
 		base := analyzeOne(t, rank)
 		require.False(t, base.Partial, "%s: the generated capture is whole", variant)
 		for _, f := range mutableFiles(t, rank) {
+			if variant == "msprof-task-time" && !strings.HasPrefix(filepath.Base(f), "task_time_") {
+				continue
+			}
 			if variant == "msprof-communication-only" && filepath.Base(f) != "communication.json" {
 				// the other files were mutated in the msprof variant
 				continue
 			}
 			kind := fileKind(f)
+			if variant == "msprof-task-time" {
+				kind += " (timeline)"
+			}
 			orig, err := os.ReadFile(f)
 			require.NoError(t, err)
 			st := total[kind]
@@ -94,7 +113,14 @@ func TestMutationSilentRate(t *testing.T) {
 				st = &mutStats{}
 				total[kind] = st
 			}
-			for i := 0; i < per; i++ {
+			n := per
+			if variant == "msprof-task-time" {
+				// a small file, fast to read: five times the
+				// mutations, so that a silent kind of damage
+				// shows in the default run (5% of them were)
+				n = 5 * per
+			}
+			for i := 0; i < n; i++ {
 				m, what := mutate(rng, orig)
 				require.NoError(t, os.WriteFile(f, m, 0o644))
 				got := analyzeOne(t, rank)
@@ -137,7 +163,7 @@ func TestMutationSilentRate(t *testing.T) {
 	}
 	rate := float64(silent) / float64(max(1, n))
 	fmt.Printf("mutation test: %d mutations over %d file kinds, %d silent (%.2f%%)\n", n, len(kinds), silent, 100*rate)
-	for _, k := range []string{"communication.json", "msprof communication.json"} {
+	for _, k := range []string{"communication.json", "msprof communication.json", "msprof task_time_N.csv (timeline)"} {
 		if st := total[k]; st != nil {
 			require.Zero(t, st.silent, "%s: no silent mutation (%s)", k, strings.Join(st.examples, "; "))
 		}

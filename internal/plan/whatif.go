@@ -162,6 +162,9 @@ func replayedChange(on *builder, f *rules.Fired) *float64 {
 
 // whatIfNote says what changes for one rule at the target, "" when
 // nothing does (the same verdict, and a gain within a point of now's).
+// A change of verdict is its own message after the gain's ("...; the
+// rule fires at batch 1 and is clear at 90"), so that each has one phrase
+// in a language's table, whether the other is there or not.
 func whatIfNote(wf results.WhatIfFinding, t target) string {
 	at := fmt.Sprintf("batch %d", t.observed)
 	revisit := fmt.Sprintf("%d concurrent requests", t.concurrency)
@@ -171,16 +174,22 @@ func whatIfNote(wf results.WhatIfFinding, t target) string {
 		}
 		return "is clear"
 	}
-	where := ""
+	change := ""
 	if wf.FiredNow != wf.FiredAtTarget {
-		where = fmt.Sprintf("; the rule %s at %s and %s at %d", verdict(wf.FiredNow), at, verdict(wf.FiredAtTarget), t.concurrency)
+		change = fmt.Sprintf("the rule %s at %s and %s at %d", verdict(wf.FiredNow), at, verdict(wf.FiredAtTarget), t.concurrency)
+	}
+	withChange := func(note string) string {
+		if change == "" {
+			return note
+		}
+		return note + "; " + change
 	}
 	c0, c1 := wf.StepTimeChangePctNow, wf.StepTimeChangePctTarget
-	if c0 == nil && c1 == nil && where != "" && !slices.Contains(cacheRules, wf.Rule) {
+	if c0 == nil && c1 == nil && change != "" && !slices.Contains(cacheRules, wf.Rule) {
 		return fmt.Sprintf("the rule %s at %s and %s at %s (its fix is not replayed: no step-time change to compare)", verdict(wf.FiredNow), at, verdict(wf.FiredAtTarget), revisit)
 	}
 	if slices.Contains(cacheRules, wf.Rule) && c0 == nil && c1 == nil {
-		return fmt.Sprintf("judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at %s%s", revisit, where)
+		return withChange(fmt.Sprintf("judged on vLLM's cache hit rates, which the replay does not change: its gain is in prefill, which the what-if does not replay; measure the hit rate again at %s", revisit))
 	}
 	gain := gains
 	pct := func(c *float64) string {
@@ -191,13 +200,11 @@ func whatIfNote(wf results.WhatIfFinding, t target) string {
 	}
 	switch {
 	case !gain(c0) && gain(c1):
-		return fmt.Sprintf("no gain at %s (%s): revisit at %s, where its fix is predicted at %s%s", at, pct(c0), revisit, pct(c1), where)
+		return withChange(fmt.Sprintf("no gain at %s (%s): revisit at %s, where its fix is predicted at %s", at, pct(c0), revisit, pct(c1)))
 	case gain(c0) && !gain(c1):
-		return fmt.Sprintf("gains at %s (%s) but not at %s (%s)%s", at, pct(c0), revisit, pct(c1), where)
-	case gain(c0) && gain(c1) && math.Abs(*c1-*c0) >= minGainPct:
-		return fmt.Sprintf("%s at %s, %s at %s%s", pct(c0), at, pct(c1), revisit, where)
-	case where != "":
-		return fmt.Sprintf("%s at %s, %s at %s%s", pct(c0), at, pct(c1), revisit, where)
+		return withChange(fmt.Sprintf("gains at %s (%s) but not at %s (%s)", at, pct(c0), revisit, pct(c1)))
+	case gain(c0) && gain(c1) && math.Abs(*c1-*c0) >= minGainPct, change != "":
+		return withChange(fmt.Sprintf("%s at %s, %s at %s", pct(c0), at, pct(c1), revisit))
 	}
 	return ""
 }

@@ -29,6 +29,30 @@ var subtaskTypes = map[string]bool{
 	"Notify_Wait": true, "Notify_Record": true, "Memcpy": true, "Reduce_Inline": true,
 }
 
+// otherTaskTypes are the task types a profiler writes that none of the
+// tables above holds: the rest of STARS' SQE list and FFTS+'s subtask
+// types (docs/formats.md#device-task-types), and the placeholders of old
+// or Level0 files. They are known, and classed as other device tasks.
+var otherTaskTypes = map[string]bool{
+	"VQ6_SQE": true, "TOF_SQE": true, "VPC_SQE": true, "JPEGE_SQE": true, "JPEGD_SQE": true,
+	"ROCCE_SQE": true, "CDQM_SQE": true, "Data Context": true, "Load Context": true,
+	"EVENT_WAIT_SQE": true, "EVENT_WAIT": true, "EVENT_RECORD_SQE": true, "EVENT_RECORD": true,
+	"PLACE_HOLDER_SQE": true, "HCCL": true, "COMMUNICATION": true,
+	"": true, "Other": true, "N/A": true, "UNKNOWN": true,
+}
+
+// KnownTaskType reports whether a hardware task type is one a profiler
+// writes (any table of this file holds it). A task of another type is
+// classed ClassOther; a reader says so, since a damaged type cell
+// (AI_CORE → Ai_CORE) would otherwise drop a kernel from every metric in
+// silence.
+func KnownTaskType(taskType string) bool {
+	if _, ok := computeTaskTypes[taskType]; ok {
+		return true
+	}
+	return memcpyTaskTypes[taskType] || subtaskTypes[taskType] || otherTaskTypes[taskType]
+}
+
 // hostTaskNames are names a device task carries when it belongs to no op.
 var hostTaskNames = map[string]TaskClass{
 	"EVENT_WAIT": ClassEventWait, "EVENT_WAIT_SQE": ClassEventWait,

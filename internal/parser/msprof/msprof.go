@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -276,14 +277,17 @@ type TaskRow struct {
 	Name     string // kernel_name ("" for N/A)
 	TaskType string // kernel_type
 	Stream   int32
+	TaskID   int64 // task_id, -1 when absent
 	Start    int64
 	Dur      int64
+	Line     int // 1-based line of the row
 }
 
 var taskCols = map[string][]string{
 	"name":   {"kernel_name"},
 	"type":   {"kernel_type"},
 	"stream": {"stream_id"},
+	"task":   {"task_id"},
 	"start":  {"task_start(us)"},
 	"stop":   {"task_stop(us)"},
 	"time":   {"task_time(us)"},
@@ -314,7 +318,10 @@ func newCSV(r io.Reader) (*csv.Reader, *summary.LineTracker) {
 }
 
 // ReadTaskTime streams task_time_*.csv, calling fn for each row; malformed
-// rows are counted, not fatal.
+// rows are counted, not fatal. A row with more or fewer cells than the
+// header (a duplicated or cut chunk of the file, which would shift its
+// cells), or whose task_time(us) is not its stop minus its start (cells of
+// two rows joined into one), is malformed.
 func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssues, error) {
 	var issues summary.RowIssues
 	cr, lt := newCSV(r)
@@ -337,12 +344,20 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			return
 		}
+		if !summary.CellCountOK(rec, len(header)) {
+			issues.Skip(line, "wrong number of cells")
+			return
+		}
 		st, ok := timeparse.MicrosToNanos([]byte(cell(rec, idx, "start")))
 		var dur int64
 		if ok && haveStop {
 			var en int64
 			en, ok = timeparse.MicrosToNanos([]byte(cell(rec, idx, "stop")))
 			dur = en - st
+			if t, tok := timeparse.MicrosToNanos([]byte(cell(rec, idx, "time"))); ok && haveTime && tok && !durAgrees(dur, t) {
+				issues.Skip(line, "task_time(us) is not task_stop(us) - task_start(us)")
+				return
+			}
 		} else if ok {
 			dur, ok = timeparse.MicrosToNanos([]byte(cell(rec, idx, "time")))
 		}
@@ -350,8 +365,16 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 			issues.Skip(line, "non-numeric time")
 			return
 		}
-		row = TaskRow{Name: cell(rec, idx, "name"), TaskType: cell(rec, idx, "type"), Stream: -1, Start: st, Dur: dur}
-		if v, ok := timeparse.ParseInt([]byte(cell(rec, idx, "stream"))); ok {
+		row = TaskRow{Name: cell(rec, idx, "name"), TaskType: cell(rec, idx, "type"), Stream: -1, TaskID: -1, Start: st, Dur: dur, Line: line}
+		if v, ok := timeparse.ParseInt([]byte(cell(rec, idx, "task"))); ok {
+			row.TaskID = v
+		}
+		if s := cell(rec, idx, "stream"); s != "" {
+			v, ok := timeparse.ParseInt([]byte(s))
+			if !ok || v < 0 || v > math.MaxInt32 {
+				issues.Skip(line, "non-numeric stream_id")
+				return
+			}
 			row.Stream = int32(v)
 		}
 		fn(&row)
@@ -361,6 +384,18 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 	}
 	issues.CutLine = lt.CutLine()
 	return issues, nil
+}
+
+// durAgrees: task_time(us) is the task's stop minus its start, each cell
+// written to the ns; 10 ns and a thousandth of the duration allow for any
+// rounding, and a row whose cells came from two tasks (a duplicated or
+// damaged chunk of the file) is far off.
+func durAgrees(stopMinusStart, taskTime int64) bool {
+	d := stopMinusStart - taskTime
+	if d < 0 {
+		d = -d
+	}
+	return d <= 10+taskTime/1000
 }
 
 // ReadCommStatistic reads communication_statistic_*.csv (per collective op

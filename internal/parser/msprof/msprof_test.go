@@ -87,8 +87,29 @@ func TestReadTaskTime(t *testing.T) {
 	issues, err := ReadTaskTime(strings.NewReader(csv), "task_time.csv", func(r *TaskRow) { rows = append(rows, *r) })
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
-	require.Equal(t, TaskRow{Name: "", TaskType: "EVENT_WAIT_SQE", Stream: 2, Start: 1736408883704643212, Dur: 12500}, rows[0])
+	require.Equal(t, TaskRow{Name: "", TaskType: "EVENT_WAIT_SQE", Stream: 2, TaskID: 5, Start: 1736408883704643212, Dur: 12500, Line: 2}, rows[0])
 	require.Equal(t, 1, issues.Skipped)
 	_, err = ReadTaskTime(strings.NewReader("a,b\n"), "t.csv", func(*TaskRow) {})
 	require.ErrorContains(t, err, "kernel_name")
+}
+
+// Rows whose cells cannot be one task's are skipped and counted: a chunk
+// duplicated across two rows (more cells than the header, or as many but
+// a task_time(us) that is not stop - start) and a stream id that is not a
+// number.
+func TestReadTaskTimeSkipsJoinedRows(t *testing.T) {
+	csv := "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n" +
+		"0,MatMulV2_35d10dad93c2560be4d166867ff50e19,AI_CORE,2,11016,4.33,1736410582432102.898\t,1736410582432107.228\t\n" +
+		"0,MatMulV2_35d10dad93c2560be4d166867ff50e19,AI_CORE,2,11016,4.33,1736410582432102.898\t,1736410582432107.22,AI_CORE,2,11016,4.33,1736410582432102.898\t,1736410582432107.228\t\n" +
+		"0,N/A,EVENT_WAIT_SQE,2,11053,12.329,173641052.309\t,1736410582433322.727\t\n" +
+		"0,N/A,EVENT_WAIT_SQE,4\t.},805,2.515,1736432075.519\t,1736432078.034\t\n" +
+		"0,N/A,EVENT_WAIT_SQE,4,805,2.515,1736432075.519\t,1736432078.034\t\n"
+	var rows []TaskRow
+	issues, err := ReadTaskTime(strings.NewReader(csv), "task_time.csv", func(r *TaskRow) { rows = append(rows, *r) })
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	require.Equal(t, []int{2, 6}, []int{rows[0].Line, rows[1].Line})
+	require.Equal(t, 3, issues.Skipped)
+	require.Equal(t, []int{3, 4, 5}, issues.Lines)
+	require.Equal(t, map[string]int{"wrong number of cells": 1, "task_time(us) is not task_stop(us) - task_start(us)": 1, "non-numeric stream_id": 1}, issues.Reasons)
 }

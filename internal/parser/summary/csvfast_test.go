@@ -181,7 +181,7 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
-		if !cellCountOK(rec, len(header)) {
+		if !CellCountOK(rec, len(header)) {
 			issues.Skip(line, "wrong number of cells")
 			continue
 		}

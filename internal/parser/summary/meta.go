@@ -49,7 +49,7 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 	issues.Header = loose
 	var rows []model.StepTraceRow
 	err = EachRow(cr, file, &issues, func(rec []string, line int) {
-		if !cellCountOK(rec, len(header)) {
+		if !CellCountOK(rec, len(header)) {
 			issues.Skip(line, "wrong number of cells")
 			return
 		}

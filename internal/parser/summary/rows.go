@@ -142,9 +142,9 @@ func (t *LineTracker) CutLine() int {
 	return 0
 }
 
-// cellCountOK accepts a row with exactly as many cells as the header, or
+// CellCountOK accepts a row with exactly as many cells as the header, or
 // with extra cells that are all empty (a trailing comma).
-func cellCountOK(rec []string, n int) bool {
+func CellCountOK(rec []string, n int) bool {
 	if len(rec) < n {
 		return false
 	}
