@@ -161,7 +161,6 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 			// the edited copy of step k goes: the next steps' edits do not
 			// read it
 			l.Steps[k] = tl.Ranks[i].Steps[k]
-			l.Steps[k].share()
 		}
 	}
 	basis, bound, err := e.end(view)
