@@ -10,15 +10,18 @@ import (
 // layer), so what an item shares with the others of its op is one
 // dictionary entry (RankLine.Dict) and the rest varints.
 //
-// An item: uvarint(entry<<1 | waits), zigzag(Gap), zigzag(Dur), and when
-// waits, zigzag(Coll - the previous item's Coll that was not -1, from -1).
+// An item: uvarint(entry<<2 | tokens<<1 | waits), zigzag(Gap), zigzag(Dur),
+// when tokens zigzag(Tokens - the entry's Tokens), when waits
+// zigzag(Coll - the previous item's Coll that was not -1, from -1).
 // A collective: zigzag(Pos - the previous collective's Pos), uvarint(Group),
 // uvarint(Type), zigzag(Arrive), Ready and End (0 for -1 and 0, else
 // zigzag of their distance to the step's Anchor + 1), zigzag(Dur),
 // zigzag(Tail), zigzag(Dur - Transfer). Seq is not kept: the decoder
 // numbers each group's collectives in order.
 
-// Entry is what items of one kind share: one entry of RankLine.Dict.
+// Entry is what items of one kind share: one entry of RankLine.Dict, per
+// op, shapes, kind and graph; Tokens are those of its first item (an
+// item with others holds them: the expert ops' differ layer to layer).
 type Entry struct {
 	Tokens    int32
 	Op, Shape uint16
@@ -26,22 +29,30 @@ type Entry struct {
 	Graph     bool
 }
 
+// entryKey is what names an Entry.
+type entryKey struct {
+	op, shape uint16
+	kind      ItemKind
+	graph     bool
+}
+
 func zig(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// entry returns the index of e in l.Dict, adding it when missing.
-func (l *RankLine) entry(e Entry) uint32 {
+// entry returns the index of it's entry in l.Dict, adding it when missing.
+func (l *RankLine) entry(it *Item) uint32 {
 	if l.dictIx == nil {
-		l.dictIx = make(map[Entry]uint32, len(l.Dict))
+		l.dictIx = make(map[entryKey]uint32, len(l.Dict))
 		for i, d := range l.Dict {
-			l.dictIx[d] = uint32(i)
+			l.dictIx[entryKey{d.Op, d.Shape, d.Kind, d.Graph}] = uint32(i)
 		}
 	}
-	if i, ok := l.dictIx[e]; ok {
+	k := entryKey{it.Op, it.Shape, it.Kind, it.Graph}
+	if i, ok := l.dictIx[k]; ok {
 		return i
 	}
-	l.Dict = append(l.Dict, e)
-	l.dictIx[e] = uint32(len(l.Dict) - 1)
+	l.Dict = append(l.Dict, Entry{Tokens: it.Tokens, Op: it.Op, Shape: it.Shape, Kind: it.Kind, Graph: it.Graph})
+	l.dictIx[k] = uint32(len(l.Dict) - 1)
 	return uint32(len(l.Dict) - 1)
 }
 
@@ -65,13 +76,21 @@ func (l *RankLine) setItems(st *Step, items []Item) {
 	prev := int64(-1)
 	for i := range items {
 		it := &items[i]
-		id := uint64(l.entry(Entry{Tokens: it.Tokens, Op: it.Op, Shape: it.Shape, Kind: it.Kind, Graph: it.Graph})) << 1
+		e := l.entry(it)
+		id := uint64(e) << 2
+		tok := it.Tokens - l.Dict[e].Tokens
+		if tok != 0 {
+			id |= 2
+		}
 		if it.Coll >= 0 {
 			id |= 1
 		}
 		b = binary.AppendUvarint(b, id)
 		b = binary.AppendUvarint(b, zig(it.Gap))
 		b = binary.AppendUvarint(b, zig(it.Dur))
+		if tok != 0 {
+			b = binary.AppendUvarint(b, zig(int64(tok)))
+		}
 		if it.Coll >= 0 {
 			b = binary.AppendUvarint(b, zig(int64(it.Coll)-prev))
 			prev = int64(it.Coll)
@@ -138,10 +157,13 @@ func (l *RankLine) cursor(st *Step) cursor {
 // next decodes the next item into it.
 func (c *cursor) next(it *Item) {
 	id := uv(c.b, &c.off)
-	e := &c.dict[id>>1]
+	e := &c.dict[id>>2]
 	it.Tokens, it.Op, it.Shape, it.Kind, it.Graph = e.Tokens, e.Op, e.Shape, e.Kind, e.Graph
 	it.Gap = unzig(uv(c.b, &c.off))
 	it.Dur = unzig(uv(c.b, &c.off))
+	if id&2 != 0 {
+		it.Tokens += int32(unzig(uv(c.b, &c.off)))
+	}
 	it.Coll = -1
 	if id&1 != 0 {
 		c.prev += unzig(uv(c.b, &c.off))

@@ -131,7 +131,7 @@ type RankLine struct {
 	// classes are the Ops' classes (opExpert, ...), once per op.
 	classes []uint8
 	// dictIx finds an entry of Dict (built when an item is encoded).
-	dictIx map[Entry]uint32
+	dictIx map[entryKey]uint32
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
