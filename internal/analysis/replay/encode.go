@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 )
 
@@ -29,31 +30,41 @@ type Entry struct {
 	Graph     bool
 }
 
-// entryKey is what names an Entry.
-type entryKey struct {
-	op, shape uint16
-	kind      ItemKind
-	graph     bool
-}
-
 func zig(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // entry returns the index of it's entry in l.Dict, adding it when missing.
 func (l *RankLine) entry(it *Item) uint32 {
-	if l.dictIx == nil {
-		l.dictIx = make(map[entryKey]uint32, len(l.Dict))
-		for i, d := range l.Dict {
-			l.dictIx[entryKey{d.Op, d.Shape, d.Kind, d.Graph}] = uint32(i)
+	if e := it.ent - 1; e >= 0 && int(e) < len(l.Dict) {
+		if d := &l.Dict[e]; d.Op == it.Op && d.Shape == it.Shape && d.Kind == it.Kind && d.Graph == it.Graph {
+			return uint32(e)
 		}
 	}
-	k := entryKey{it.Op, it.Shape, it.Kind, it.Graph}
-	if i, ok := l.dictIx[k]; ok {
-		return i
+	if l.dictIx == nil {
+		l.dictIx = make([][]uint32, len(l.Ops))
+		for i, d := range l.Dict {
+			l.index(d.Op, uint32(i))
+		}
+	}
+	if int(it.Op) < len(l.dictIx) {
+		for _, e := range l.dictIx[it.Op] {
+			if d := &l.Dict[e]; d.Shape == it.Shape && d.Kind == it.Kind && d.Graph == it.Graph {
+				return e
+			}
+		}
 	}
 	l.Dict = append(l.Dict, Entry{Tokens: it.Tokens, Op: it.Op, Shape: it.Shape, Kind: it.Kind, Graph: it.Graph})
-	l.dictIx[k] = uint32(len(l.Dict) - 1)
-	return uint32(len(l.Dict) - 1)
+	e := uint32(len(l.Dict) - 1)
+	l.index(it.Op, e)
+	return e
+}
+
+// index adds entry e of op to l.dictIx.
+func (l *RankLine) index(op uint16, e uint32) {
+	for int(op) >= len(l.dictIx) {
+		l.dictIx = append(l.dictIx, nil)
+	}
+	l.dictIx[op] = append(l.dictIx[op], e)
 }
 
 // encBufs hold the buffers steps are encoded in before their bytes are
@@ -71,6 +82,10 @@ func done(p *[]byte, b []byte) []byte {
 // setItems encodes items as st's (new bytes: the ones st had may be
 // another timeline's).
 func (l *RankLine) setItems(st *Step, items []Item) {
+	if st.dec {
+		st.items, st.ItemBytes, st.N = slices.Clone(items), nil, int32(len(items))
+		return
+	}
 	p := encBufs.Get().(*[]byte)
 	b := (*p)[:0]
 	prev := int64(-1)
@@ -116,6 +131,10 @@ func fromSince(u uint64, none, anchor int64) int64 {
 
 // setColls encodes colls as st's (new bytes).
 func setColls(st *Step, colls []Coll) {
+	if st.dec {
+		st.colls, st.CollBytes, st.NColls = slices.Clone(colls), nil, int32(len(colls))
+		return
+	}
 	p := encBufs.Get().(*[]byte)
 	b := (*p)[:0]
 	prev := int32(0)
@@ -136,9 +155,17 @@ func setColls(st *Step, colls []Coll) {
 }
 
 // uv reads a uvarint at *off.
-func uv(b []byte, off *int) uint64 {
-	v, n := binary.Uvarint(b[*off:])
-	*off += n
+func uv(b []byte, off *int) (v uint64) {
+	i := *off
+	for s := uint(0); ; s += 7 {
+		x := b[i]
+		i++
+		v |= uint64(x&0x7f) << s
+		if x < 0x80 {
+			break
+		}
+	}
+	*off = i
 	return v
 }
 
@@ -147,18 +174,27 @@ type cursor struct {
 	b    []byte
 	dict []Entry
 	off  int
-	prev int64 // the last Coll read
+	prev int64  // the last Coll read
+	dec  []Item // the step's items when it is kept decoded (Step.dec)
 }
 
 func (l *RankLine) cursor(st *Step) cursor {
+	if st.dec {
+		return cursor{dec: st.items}
+	}
 	return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
 }
 
 // next decodes the next item into it.
 func (c *cursor) next(it *Item) {
+	if c.dec != nil {
+		*it = c.dec[c.off]
+		c.off++
+		return
+	}
 	id := uv(c.b, &c.off)
 	e := &c.dict[id>>2]
-	it.Tokens, it.Op, it.Shape, it.Kind, it.Graph = e.Tokens, e.Op, e.Shape, e.Kind, e.Graph
+	it.Tokens, it.Op, it.Shape, it.Kind, it.Graph, it.ent = e.Tokens, e.Op, e.Shape, e.Kind, e.Graph, int32(id>>2)+1
 	it.Gap = unzig(uv(c.b, &c.off))
 	it.Dur = unzig(uv(c.b, &c.off))
 	if id&2 != 0 {
@@ -173,6 +209,9 @@ func (c *cursor) next(it *Item) {
 
 // items decodes st's items into buf.
 func (l *RankLine) items(st *Step, buf []Item) []Item {
+	if st.dec {
+		return append(buf[:0], st.items...)
+	}
 	buf = resize(buf, int(st.N))
 	c := l.cursor(st)
 	for i := range buf {
@@ -183,6 +222,9 @@ func (l *RankLine) items(st *Step, buf []Item) []Item {
 
 // colls decodes st's collectives into buf.
 func colls(st *Step, buf []Coll) []Coll {
+	if st.dec {
+		return append(buf[:0], st.colls...)
+	}
 	buf = resize(buf, int(st.NColls))
 	b, off, pos := st.CollBytes, 0, int32(0)
 	for i := range buf {
@@ -200,6 +242,35 @@ func colls(st *Step, buf []Coll) []Coll {
 	}
 	renumber(buf)
 	return buf
+}
+
+// decodedMaxItems bounds the items of a timeline NewTimeline keeps
+// decoded (Step.dec): a small one (one rank of 94 layers x 3 steps is
+// ~7,700 items, 240 KiB decoded) is replayed and edited without decoding
+// and encoding each step at each use; a large one, whose memory is what
+// the encoding saves, stays encoded.
+const decodedMaxItems = 16384
+
+// keepDecoded keeps every step of tl's ranks decoded when the timeline is
+// small.
+func keepDecoded(tl *Timeline) {
+	n := 0
+	for _, l := range tl.Ranks {
+		for k := range l.Steps {
+			n += int(l.Steps[k].N)
+		}
+	}
+	if n > decodedMaxItems {
+		return
+	}
+	for _, l := range tl.Ranks {
+		for k := range l.Steps {
+			st := &l.Steps[k]
+			if !st.dec {
+				st.items, st.colls, st.dec = l.items(st, nil), colls(st, nil), true
+			}
+		}
+	}
 }
 
 // open is a step decoded: what the builder and the transforms edit.

@@ -76,6 +76,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 			setColls(st, cs)
 		}
 	}
+	keepDecoded(tl)
 	return tl
 }
 
@@ -195,13 +196,21 @@ func newInstances(tl *Timeline) *instances {
 // index numbers the instances of step k (in the order of their first
 // member: rank, then collective) and sets ix.of.
 func (ix *instances) index(tl *Timeline, k int) {
+	ix.indexWith(tl, func(i int) []Coll {
+		ix.cs = colls(&tl.Ranks[i].Steps[k], ix.cs)
+		return ix.cs
+	})
+}
+
+// indexWith is index with rank i's collectives of the step given by
+// colls.
+func (ix *instances) indexWith(tl *Timeline, colls func(i int) []Coll) {
 	for g := range ix.slots {
 		ix.slots[g] = ix.slots[g][:0]
 	}
 	ix.n = 0
-	for i, l := range tl.Ranks {
-		ix.cs = colls(&l.Steps[k], ix.cs)
-		cs := ix.cs
+	for i := range tl.Ranks {
+		cs := colls(i)
 		of := ix.of[i][:0]
 		for ci := range cs {
 			g, seq := ix.gid[i][cs[ci].Group], int(cs[ci].Seq)
@@ -297,7 +306,10 @@ type member struct{ run, coll int32 }
 // once.
 func (s *stepper) step(k int) ([]int64, error) {
 	tl, ix := s.tl, s.ix
-	ix.index(tl, k)
+	for i, l := range tl.Ranks {
+		s.runs[i].colls = colls(&l.Steps[k], s.runs[i].colls)
+	}
+	ix.indexWith(tl, func(i int) []Coll { return s.runs[i].colls })
 	s.left = resize(s.left, ix.n)
 	s.start = resize(s.start, ix.n)
 	s.first = resize(s.first, ix.n+1)
@@ -307,7 +319,7 @@ func (s *stepper) step(k int) ([]int64, error) {
 	for i, l := range tl.Ranks {
 		st := &l.Steps[k]
 		rr := &s.runs[i]
-		cs := colls(st, rr.colls)
+		cs := rr.colls
 		n := len(cs)
 		*rr = rankRun{st: st, colls: cs, cur: l.cursor(st), t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
 			inst: ix.of[i], blocked: -1, queued: true}

@@ -54,6 +54,10 @@ type Item struct {
 	Kind  ItemKind
 	// Graph: the kernel was replayed from a captured graph.
 	Graph bool
+	// ent is 1 + the index of the RankLine.Dict entry the item was
+	// decoded from, 0 when none: an unedited item is encoded again
+	// without looking its entry up.
+	ent int32
 }
 
 // Coll is one collective a rank joined in a step, decoded (a Step holds
@@ -103,6 +107,12 @@ type Step struct {
 	N, NColls int32
 	// ItemBytes are the items, CollBytes the collectives, encoded.
 	ItemBytes, CollBytes []byte
+	// dec: the step is kept decoded in items and colls instead (a small
+	// timeline, NewTimeline): they are replaced, never edited in place,
+	// so a clone shares them as it shares the bytes.
+	dec   bool
+	items []Item
+	colls []Coll
 }
 
 // Group is a communicator a rank belongs to.
@@ -130,8 +140,9 @@ type RankLine struct {
 	Dict []Entry
 	// classes are the Ops' classes (opExpert, ...), once per op.
 	classes []uint8
-	// dictIx finds an entry of Dict (built when an item is encoded).
-	dictIx map[entryKey]uint32
+	// dictIx finds an entry of Dict by its op (built when an item is
+	// encoded).
+	dictIx [][]uint32
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
