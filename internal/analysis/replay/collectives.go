@@ -46,7 +46,7 @@ type replaceEdit struct {
 // never a kernel, so the decode batch and the token model are those of
 // the replaced timeline too.
 func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
-	cost, src, err := tl.allReduceCost(t.Group)
+	cost, src, err := tl.allReduceCostMemo(t.Group)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +59,12 @@ func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
 		r.g, r.ar = append(r.g, uint16(g)), append(r.ar, l.intern("allreduce"))
 		r.rs, r.ag = append(r.rs, l.opIndex("reducescatter")), append(r.ag, l.opIndex("allgather"))
 	}
-	r.batch = tl.decodeBatch()
+	r.batch = tl.batch()
 	if g := tl.Ranks[0].group(t.Group); g >= 0 {
 		r.tp = int32(len(tl.Ranks[0].Groups[g].Members))
 	}
 	if r.tp > 1 && r.batch%r.tp == 0 {
-		r.m = newTokenModel(tl)
+		r.m = tl.tokenModel(false)
 	}
 	return r, nil
 }
@@ -290,7 +290,7 @@ type rebalanceEdit struct {
 }
 
 func (t RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
-	r := &rebalanceEdit{t: t, m: newTokenModel(tl), ep: map[*RankLine]int{}}
+	r := &rebalanceEdit{t: t, m: tl.tokenModel(false), ep: map[*RankLine]int{}}
 	for _, l := range tl.Ranks {
 		if g := l.group("ep"); g >= 0 {
 			for j, m := range l.Groups[g].Members {

@@ -77,6 +77,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		}
 	}
 	keepDecoded(tl)
+	tl.memo = &memo{}
 	return tl
 }
 

@@ -210,4 +210,89 @@ type Timeline struct {
 	// copied: Predict made it (its ranks' lines are its own; PredictOn
 	// may edit it)
 	copied bool
+	// memo is what the transforms read of the timeline NewTimeline made,
+	// shared by its copies until a transform edits them (nil after).
+	memo *memo
+}
+
+// memo holds what the transforms' begin read of an unedited timeline.
+type memo struct {
+	batch         int32
+	haveBatch     bool
+	model, within *tokenModel // their used maps are not read
+	gap           int64
+	gapMeasured   bool
+	haveGap       bool
+	cost          map[string]allReduce
+}
+
+// allReduce is allReduceCost's result for a group.
+type allReduce struct {
+	cost int64
+	src  string
+	err  error
+}
+
+// batch is decodeBatch, from tl's memo when it has one.
+func (tl *Timeline) batch() int32 {
+	m := tl.memo
+	if m == nil {
+		return tl.decodeBatch()
+	}
+	if !m.haveBatch {
+		m.batch, m.haveBatch = tl.decodeBatch(), true
+	}
+	return m.batch
+}
+
+// tokenModel is newTokenModel (within: newTokenModelWithin), from tl's
+// memo when it has one.
+func (tl *Timeline) tokenModel(within bool) *tokenModel {
+	build := newTokenModel
+	if within {
+		build = newTokenModelWithin
+	}
+	if tl.memo == nil {
+		return build(tl)
+	}
+	p := &tl.memo.model
+	if within {
+		p = &tl.memo.within
+	}
+	if *p == nil {
+		*p = build(tl)
+	}
+	m := **p
+	m.used = map[fitID]string{}
+	return &m
+}
+
+// graphGapMemo is graphGap, from tl's memo when it has one.
+func (tl *Timeline) graphGapMemo() (int64, bool) {
+	m := tl.memo
+	if m == nil {
+		return tl.graphGap()
+	}
+	if !m.haveGap {
+		m.gap, m.gapMeasured = tl.graphGap()
+		m.haveGap = true
+	}
+	return m.gap, m.gapMeasured
+}
+
+// allReduceCostMemo is allReduceCost, from tl's memo when it has one.
+func (tl *Timeline) allReduceCostMemo(g string) (int64, string, error) {
+	m := tl.memo
+	if m == nil {
+		return tl.allReduceCost(g)
+	}
+	a, ok := m.cost[g]
+	if !ok {
+		a.cost, a.src, a.err = tl.allReduceCost(g)
+		if m.cost == nil {
+			m.cost = map[string]allReduce{}
+		}
+		m.cost[g] = a
+	}
+	return a.cost, a.src, a.err
 }

@@ -108,7 +108,7 @@ type graphEdit struct {
 }
 
 func (EagerToGraph) begin(tl *Timeline) (stepEdit, error) {
-	gap, measured := tl.graphGap()
+	gap, measured := tl.graphGapMemo()
 	return &graphEdit{gap: gap, measured: measured}, nil
 }
 
@@ -195,16 +195,12 @@ type rebatchEdit struct {
 func (t Rebatch) begin(tl *Timeline) (stepEdit, error) {
 	from := t.From
 	if from == 0 {
-		from = tl.decodeBatch()
+		from = tl.batch()
 	}
 	if from <= 0 || t.To <= 0 {
 		return nil, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
 	}
-	m := newTokenModel
-	if t.WithinRanks {
-		m = newTokenModelWithin
-	}
-	return &rebatchEdit{from: from, to: t.To, m: m(tl)}, nil
+	return &rebatchEdit{from: from, to: t.To, m: tl.tokenModel(t.WithinRanks)}, nil
 }
 
 func (r *rebatchEdit) step(tl *Timeline, k int) {
