@@ -85,9 +85,7 @@ numbers are as good as the hosts' time sync.`,
 			// a rank's ops name a handful of keys: who is a member of
 			// which communicator is read from its keys, not its ops
 			lastOp := make([]int, len(c.Keys)) // 1 + the key's last op, 0: none
-			for i, op := range c.Ops {
-				lastOp[op.Key] = i + 1
-			}
+			c.Each(func(i int, op CollOp) { lastOp[op.Key] = i + 1 })
 			named := make([]int, 0, len(c.Keys))
 			for ki := range c.Keys {
 				ck := &c.Keys[ki]
@@ -157,12 +155,12 @@ numbers are as good as the hosts' time sync.`,
 				}
 				keyTriple[ki] = id
 			}
-			for _, op := range c.Ops {
+			c.Each(func(_ int, op CollOp) {
 				if t := keyTriple[op.Key]; t >= 0 {
 					k := opKey{t, op.Index}
 					byOp[k] = append(byOp[k], arrival{rr.Rank, op.Start})
 				}
-			}
+			})
 		}
 		get := func(m map[int]*RankArrival, r int) *RankArrival {
 			a := m[r]

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -37,7 +38,8 @@ and its ordinal among the rank's ops of that communicator and type.`,
 		ordOf := []int{}
 		ords := map[[3]string]int{}
 		var next []int32
-		res.Ops = make([]CollOp, 0, len(r.HCCL))
+		b := make([]byte, 0, 4*len(r.HCCL))
+		prev := int64(0)
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			sk := symKey{h.Group, h.Type, h.Variant, h.HashSuffix}
@@ -73,13 +75,16 @@ and its ordinal among the rank's ops of that communicator and type.`,
 						next = append(next, 0)
 					}
 					ordOf = append(ordOf, o)
+					res.Ord = append(res.Ord, int32(o))
 				}
 				keyOf[sk] = ki
 			}
-			o := ordOf[ki]
-			res.Ops = append(res.Ops, CollOp{Key: ki, Index: next[o], Start: h.Start, Dur: h.Dur})
-			next[o]++
+			b = binary.AppendUvarint(b, uint64(ki))
+			b = binary.AppendVarint(b, h.Start-prev)
+			prev = h.Start
+			res.N++
 		}
+		res.Ops = slices.Clone(b)
 		return res, nil
 	},
 }
@@ -95,20 +100,45 @@ type CollKey struct {
 	Variant string
 }
 
-// CollOp is one collective big op of one rank (24 bytes: a rank's ops are
-// kept for the cluster passes).
+// CollOp is one collective big op of one rank.
 type CollOp struct {
 	Start int64
-	Dur   int64
 	Key   int32 // index into CollectivesResult.Keys
 	Index int32 // ordinal among this rank's ops of the same communicator, type and variant
 }
 
 // CollectivesResult lists a rank's collectives in start order.
 type CollectivesResult struct {
-	Ops    []CollOp
+	// Ops are the N ops, encoded (a rank's ops are kept for the cluster
+	// passes; Each reads them): per op uvarint(Key) and varint(Start - the
+	// previous op's Start), ~4 bytes an op.
+	Ops []byte
+	N   int
+	// Ord is, per key, the ordinal counter its ops' Index counts in (keys
+	// of one communicator, type and variant count together).
+	Ord    []int32
 	Keys   []CollKey
 	Groups []model.Group
+}
+
+// Each calls f with each op in start order.
+func (c *CollectivesResult) Each(f func(i int, op CollOp)) {
+	var next []int32
+	for _, o := range c.Ord {
+		for int(o) >= len(next) {
+			next = append(next, 0)
+		}
+	}
+	b, start := c.Ops, int64(0)
+	for i := 0; i < c.N; i++ {
+		k, n := binary.Uvarint(b)
+		d, m := binary.Varint(b[n:])
+		b = b[n+m:]
+		start += d
+		o := c.Ord[k]
+		f(i, CollOp{Start: start, Key: int32(k), Index: next[o]})
+		next[o]++
+	}
 }
 
 // ClusterPass is one analysis over every rank's results (the way facts

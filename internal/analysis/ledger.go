@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -61,8 +62,53 @@ type LedgerStep struct {
 	Streams     []StreamWaitEntry
 	Peers       []PeerWaitEntry
 	// Sync are the step's collectives and MC2 exchanges (in start order),
-	// what the cluster pass matches across ranks.
-	Sync []SyncOp
+	// what the cluster pass matches across ranks, encoded (SyncOps reads
+	// them): per op uvarint(Label), a byte of Kernel and Late, and the
+	// zigzag varints of Dur, Exposed, ExpFrom and ExpTo; ~9 bytes an op.
+	Sync []byte
+}
+
+// SyncOps returns the step's Sync decoded into buf.
+func (s *LedgerStep) SyncOps(buf []SyncOp) []SyncOp {
+	buf = buf[:0]
+	b := s.Sync
+	for len(b) > 0 {
+		var op SyncOp
+		l, n := binary.Uvarint(b)
+		op.Label = uint16(l)
+		op.Kernel, op.Late = b[n]&1 != 0, Cause(b[n]>>1)
+		b = b[n+1:]
+		var v [4]int64
+		for i := range v {
+			v[i], n = binary.Varint(b)
+			b = b[n:]
+		}
+		op.Dur, op.Exposed, op.ExpFrom, op.ExpTo = v[0], int32(v[1]), int32(v[2]), int32(v[3])
+		buf = append(buf, op)
+	}
+	return buf
+}
+
+// setSync encodes ops as the step's Sync.
+func (s *LedgerStep) setSync(ops []SyncOp, buf []byte) []byte {
+	b := buf[:0]
+	for i := range ops {
+		op := &ops[i]
+		k := byte(op.Late) << 1
+		if op.Kernel {
+			k |= 1
+		}
+		b = append(binary.AppendUvarint(b, uint64(op.Label)), k)
+		b = binary.AppendVarint(b, op.Dur)
+		b = binary.AppendVarint(b, int64(op.Exposed))
+		b = binary.AppendVarint(b, int64(op.ExpFrom))
+		b = binary.AppendVarint(b, int64(op.ExpTo))
+	}
+	s.Sync = nil
+	if len(b) > 0 {
+		s.Sync = slices.Clone(b)
+	}
+	return b
 }
 
 // Ns is the step's wall time.
@@ -95,8 +141,8 @@ type PeerWaitEntry struct {
 	Ns   int64
 }
 
-// SyncOp is one collective or MC2 dispatch/combine of a step (24 bytes:
-// a rank keeps one per exchange until the cluster pass). A step's Sync
+// SyncOp is one collective or MC2 dispatch/combine of a step (a rank
+// keeps one per exchange until the cluster pass, encoded). A step's Sync
 // holds its collectives in start order, then its MC2 kernels in start
 // order: the same exchanges in the same order on every member.
 type SyncOp struct {
@@ -257,10 +303,10 @@ type ledgerWalk struct {
 	sync   int              // the step's next SyncOp whose arrival the walk has not passed
 	since  [NumCauses]int64 // causes since the previous exchange of the step
 	phases [2]bool          // decode, prefill seen in the step
-	// syncBuf backs the steps' Sync slices (one allocation per rank);
-	// the step's start at syncAt
-	syncBuf     []SyncOp
-	syncAt      int
+	// syncOps are the step's SyncOps while the walk is in it (encoded
+	// into its Sync at its end), enc the buffer they are encoded in
+	syncOps     []SyncOp
+	enc         []byte
 	hstep, hend int // the step's collectives: r.HCCL[hstep:hend]
 	// the last compute kernel's task type, and whether it is AI_CPU
 	taskType model.Sym
@@ -271,13 +317,6 @@ func newLedgerWalk(ctx *Context, res *LedgerResult) *ledgerWalk {
 	r := ctx.Rank
 	w := &ledgerWalk{r: r, res: res, main: res.Stream, stages: newNameOpMemo(r, ledgerStage), labels: newTypeGroupLabels(r),
 		eager: r.Format == model.FormatTorchNPUChrome}
-	n := len(r.HCCL)
-	for i := range r.Tasks {
-		if t := &r.Tasks[i]; t.Class == model.ClassCompute && t.Stream == w.main && w.stages.get(t) == CauseDispatchCombine {
-			n++
-		}
-	}
-	w.syncBuf = make([]SyncOp, 0, n)
 	if wp := WaitPairsOf(ctx); wp != nil {
 		w.waits, w.names = wp.main, wp.names
 	}
@@ -406,15 +445,8 @@ func (w *ledgerWalk) beginStep(st *LedgerStep) {
 
 // addSync appends a SyncOp to the step's.
 func (w *ledgerWalk) addSync(label string, kernel bool, dur int64) int32 {
-	st := w.st
-	if len(w.syncBuf) == cap(w.syncBuf) {
-		// (never: the buffer holds every collective and MC2 kernel)
-		b := make([]SyncOp, 0, 2*cap(w.syncBuf)+8)
-		w.syncBuf, w.syncAt = append(b, w.syncBuf[w.syncAt:]...), 0
-	}
-	w.syncBuf = append(w.syncBuf, SyncOp{Label: w.label(label), Kernel: kernel, Dur: dur})
-	st.Sync = w.syncBuf[w.syncAt:len(w.syncBuf):len(w.syncBuf)]
-	return int32(len(st.Sync) - 1)
+	w.syncOps = append(w.syncOps, SyncOp{Label: w.label(label), Kernel: kernel, Dur: dur})
+	return int32(len(w.syncOps) - 1)
 }
 
 func (w *ledgerWalk) label(s string) uint16 {
@@ -441,7 +473,8 @@ func (w *ledgerWalk) endStep() {
 	case w.phases[1]:
 		st.Phase = PhasePrefill
 	}
-	w.syncAt = len(w.syncBuf)
+	w.enc = st.setSync(w.syncOps, w.enc)
+	w.syncOps = w.syncOps[:0]
 }
 
 // add gives [a, b) to cause c.
@@ -458,9 +491,8 @@ func (w *ledgerWalk) add(c Cause, a, b int64) {
 // arrive marks the ops the walk reached by time at: what the rank did
 // since its previous exchange is what made it late to them.
 func (w *ledgerWalk) arrive(at int64) {
-	st := w.st
 	for w.sync < w.hend-w.hstep && w.r.HCCL[w.hstep+w.sync].Start <= at {
-		st.Sync[w.sync].Late = w.lateCause()
+		w.syncOps[w.sync].Late = w.lateCause()
 		w.sync++
 	}
 }
@@ -488,7 +520,7 @@ func (w *ledgerWalk) expose(c Cause, k int32, start, a, b int64) {
 	if k < 0 {
 		return
 	}
-	op := &w.st.Sync[k]
+	op := &w.syncOps[k]
 	from, to := offset32(a-start), offset32(b-start)
 	if op.Exposed == 0 || from < op.ExpFrom {
 		op.ExpFrom = from
@@ -549,7 +581,7 @@ func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 			if t.Start >= w.st.Start {
 				// an exchange: the cluster pass matches it across the ep group
 				k := w.addSync(w.r.Str(w.opName(t)), true, t.Dur)
-				w.st.Sync[k].Late = w.lateCause()
+				w.syncOps[k].Late = w.lateCause()
 				w.expose(c, k, t.Start, a, b)
 				return b
 			}

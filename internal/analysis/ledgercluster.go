@@ -169,7 +169,8 @@ func copyLedgerSteps(in []LedgerStep) []LedgerStep {
 type ledgerMember struct {
 	rl     *RankLedger
 	labels []string
-	ops    []int // the step's ops of the group (scratch)
+	ops    []int    // the step's ops of the group (scratch)
+	sync   []SyncOp // the step's SyncOps, decoded (scratch)
 }
 
 // splitPeerWaits matches each group's exchanges across its members, step
@@ -239,7 +240,8 @@ func splitPeerWaits(ctx *ClusterContext, res *LedgerClusterResult) {
 			for i := range ms {
 				m := &ms[i]
 				m.ops = m.ops[:0]
-				for j, op := range m.rl.Steps[s].Sync {
+				m.sync = m.rl.Steps[s].SyncOps(m.sync)
+				for j, op := range m.sync {
 					if inGroup(m.labels[op.Label], op.Kernel, k.name, ep) {
 						m.ops = append(m.ops, j)
 					}
@@ -270,7 +272,7 @@ func sameLabels(m, ref *ledgerMember, s int) bool {
 	if len(m.ops) != len(ref.ops) {
 		return false
 	}
-	a, b := m.rl.Steps[s].Sync, ref.rl.Steps[s].Sync
+	a, b := m.sync, ref.sync
 	for j := range m.ops {
 		if x, y := &a[m.ops[j]], &b[ref.ops[j]]; x.Kernel != y.Kernel || m.labels[x.Label] != ref.labels[y.Label] {
 			return false
@@ -291,20 +293,20 @@ func inGroup(label string, kernel bool, name string, ep bool) bool {
 
 // matchOp splits the j-th op of the group in step s on every member.
 func matchOp(ms []ledgerMember, s, j int, res *LedgerClusterResult) {
-	first := &ms[0].rl.Steps[s].Sync[ms[0].ops[j]]
+	first := &ms[0].sync[ms[0].ops[j]]
 	label := ms[0].labels[first.Label]
 	last, dmin := -1, int64(0)
 	for i := range ms {
-		op := &ms[i].rl.Steps[s].Sync[ms[i].ops[j]]
+		op := &ms[i].sync[ms[i].ops[j]]
 		if last < 0 || op.Dur < dmin {
 			last, dmin = i, op.Dur
 		}
 	}
-	lateOp := &ms[last].rl.Steps[s].Sync[ms[last].ops[j]]
+	lateOp := &ms[last].sync[ms[last].ops[j]]
 	for i := range ms {
 		res.Matched++
 		st := &ms[i].rl.Steps[s]
-		op := &st.Sync[ms[i].ops[j]]
+		op := &ms[i].sync[ms[i].ops[j]]
 		w := op.Dur - dmin
 		if i == last || w <= 0 || op.Exposed <= 0 {
 			continue

@@ -153,15 +153,15 @@ func (rr *RankResult) ReleaseModel() {
 
 // ReleaseClusterInputs drops what each rank kept only for the cluster
 // passes, once they have run: the collectives the arrival pass matches
-// (CollectivesResult.Ops, 24 bytes a collective) and the exchanges the
-// ledger cluster pass matches (LedgerStep.Sync, 24 bytes each, and the
+// (CollectivesResult.Ops, ~4 bytes a collective) and the exchanges the
+// ledger cluster pass matches (LedgerStep.Sync, ~9 bytes each, and the
 // ledger cluster result's copies of them). Nothing
 // after the cluster passes (the rules, the plan, the document) reads them;
-// at 94 layers × 4 steps they are ~100 KiB a rank.
+// at 94 layers × 4 steps they are ~25 KiB a rank.
 func (r *Result) ReleaseClusterInputs() {
 	for _, rr := range r.Ranks {
 		if c := CollectivesOf(rr); c != nil {
-			c.Ops = nil
+			c.Ops, c.N = nil, 0
 		}
 		if l := LedgerOf(rr); l != nil {
 			for i := range l.Steps {

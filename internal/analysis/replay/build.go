@@ -40,6 +40,7 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 	for k := first; k < first+keep; k++ {
 		l.Steps = append(l.Steps, b.step(starts[k], starts[k+1]))
 	}
+	l.dictIx = nil
 	return l
 }
 
@@ -50,6 +51,7 @@ type builder struct {
 	stream int32
 	ops    map[string]uint16
 	ends   []int64 // stream time after each item of the step being built
+	o      open    // the step being built, decoded
 }
 
 // intern returns the index of name in l.Ops, adding it when missing.
@@ -85,7 +87,8 @@ func ComputeStream(r *model.Rank) int32 {
 // in [lo, hi).
 func (b *builder) step(lo, hi int64) Step {
 	r, l := b.r, b.l
-	st := Step{Anchor: lo}
+	st := &b.o
+	st.Items, st.Colls = st.Items[:0], st.Colls[:0]
 	ends := b.ends[:0]
 	prev := lo
 	i0 := sort.Search(len(r.Tasks), func(i int) bool { return r.Tasks[i].Start >= lo })
@@ -95,13 +98,13 @@ func (b *builder) step(lo, hi int64) Step {
 			n++
 		}
 	}
-	st.Items = make([]Item, 0, n)
+	st.Items = resize(st.Items, n)[:0]
 	for i := i0; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
 		t := &r.Tasks[i]
 		if t.Stream != b.stream {
 			continue
 		}
-		it := Item{Dur: t.Dur, Coll: -1, Kind: kindOf(t.Class)}
+		it := Item{Dur: t.Dur, Gap: max(t.Start-prev, 0), Coll: -1, Kind: kindOf(t.Class)}
 		name := r.Str(t.Name)
 		if it.Kind == Kernel {
 			if op := r.Str(t.OpType); op != "" {
@@ -115,16 +118,16 @@ func (b *builder) step(lo, hi int64) Step {
 		}
 		it.Op = b.intern(name)
 		st.Items = append(st.Items, it)
-		st.setGap(len(st.Items)-1, max(t.Start-prev, 0))
 		prev = max(prev, t.End())
 		ends = append(ends, prev)
 	}
 	b.ends = ends
-	st.Tail = hi - prev
-	collEnds := addColls(r, l, &st, ends, lo, hi)
-	pairWaits(&st, ends, collEnds)
-	addSyncKernels(l, &st, ends)
-	return st
+	collEnds := addColls(r, l, st, ends, lo, hi)
+	pairWaits(st, ends, collEnds)
+	addSyncKernels(l, st, ends)
+	out := Step{Anchor: lo, Tail: hi - prev}
+	l.store(&out, st)
+	return out
 }
 
 // syncGroup is the group of the MC2 exchanges: the ep group's members.
@@ -145,7 +148,7 @@ func isSyncOp(op string) bool {
 // The kernel stays a Kernel item whose Coll names it; ends[i] is the
 // stream time after item i. Nothing changes on a rank whose ep group lists
 // no members (its peers are unknown).
-func addSyncKernels(l *RankLine, st *Step, ends []int64) {
+func addSyncKernels(l *RankLine, st *open, ends []int64) {
 	g := l.group(syncGroup)
 	n := 0
 	for i := range st.Items {
@@ -178,7 +181,7 @@ func addSyncKernels(l *RankLine, st *Step, ends []int64) {
 			continue
 		}
 		it.Coll = int16(len(merged))
-		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: st.gapOf(i), Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
+		merged = append(merged, Coll{Pos: int32(i), Group: uint16(g), Type: it.Op, Arrive: it.Gap, Dur: it.Dur, Transfer: it.Dur, Ready: -1, End: ends[i]})
 	}
 	for ; ci < len(st.Colls); ci++ {
 		newIdx[ci] = int16(len(merged))
@@ -190,7 +193,7 @@ func addSyncKernels(l *RankLine, st *Step, ends []int64) {
 		}
 	}
 	st.Colls = merged
-	renumber(st)
+	renumber(st.Colls)
 }
 
 func kindOf(c model.TaskClass) ItemKind {
@@ -207,7 +210,7 @@ func kindOf(c model.TaskClass) ItemKind {
 
 // addColls adds the HCCL ops starting in [lo, hi) (r.HCCL is in start
 // order) and returns their ends; ends[i] is the stream time after item i.
-func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) []int64 {
+func addColls(r *model.Rank, l *RankLine, st *open, ends []int64, lo, hi int64) []int64 {
 	var out []int64
 	seq := map[uint16]int32{}
 	last := map[uint16]int64{}
@@ -255,7 +258,7 @@ func addColls(r *model.Rank, l *RankLine, st *Step, ends []int64, lo, hi int64) 
 // pairWaits ties each wait to the collective it waited on: the one issued
 // before it that ended last, at most pairSlack before the wait ended (the
 // first such collective when several ended together).
-func pairWaits(st *Step, ends, collEnds []int64) {
+func pairWaits(st *open, ends, collEnds []int64) {
 	for ci := 1; ci < len(st.Colls); ci++ {
 		if st.Colls[ci].Pos < st.Colls[ci-1].Pos {
 			pairWaitsAny(st, ends, collEnds)
@@ -310,7 +313,7 @@ func pairWaits(st *Step, ends, collEnds []int64) {
 }
 
 // pairWaitsAny is pairWaits for collectives not in issue order.
-func pairWaitsAny(st *Step, ends, collEnds []int64) {
+func pairWaitsAny(st *open, ends, collEnds []int64) {
 	paired := make([]bool, len(st.Colls))
 	for j := range st.Items {
 		it := &st.Items[j]

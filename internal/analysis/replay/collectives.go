@@ -38,6 +38,7 @@ type replaceEdit struct {
 	rebatched, eq     int
 	e                 editor
 	x                 experts
+	items             []Item
 }
 
 // begin checks every rank and reads what the edits of every step share,
@@ -45,7 +46,7 @@ type replaceEdit struct {
 // never a kernel, so the decode batch and the token model are those of
 // the replaced timeline too.
 func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
-	cost, src, err := tl.allReduceCost(t.Group)
+	cost, src, err := tl.allReduceCostMemo(t.Group)
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +59,12 @@ func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
 		r.g, r.ar = append(r.g, uint16(g)), append(r.ar, l.intern("allreduce"))
 		r.rs, r.ag = append(r.rs, l.opIndex("reducescatter")), append(r.ag, l.opIndex("allgather"))
 	}
-	r.batch = tl.decodeBatch()
+	r.batch = tl.batch()
 	if g := tl.Ranks[0].group(t.Group); g >= 0 {
 		r.tp = int32(len(tl.Ranks[0].Groups[g].Members))
 	}
 	if r.tp > 1 && r.batch%r.tp == 0 {
-		r.m = newTokenModel(tl)
+		r.m = tl.tokenModel(false)
 	}
 	return r, nil
 }
@@ -72,11 +73,13 @@ func (t ReplaceCollectives) begin(tl *Timeline) (stepEdit, error) {
 // FLASHCOMM1-sharded kernels and equalizes its expert ops.
 func (r *replaceEdit) step(tl *Timeline, k int) {
 	for i, l := range tl.Ranks {
-		rm, x := r.e.replaceStep(&l.Steps[k], r.rs[i], r.ag[i], r.g[i], r.ar[i], r.cost)
+		rm, x := r.e.replaceStep(l, &l.Steps[k], r.rs[i], r.ag[i], r.g[i], r.ar[i], r.cost)
 		r.removed, r.replaced = r.removed+rm, r.replaced+x
 	}
 	if r.m != nil {
-		r.rebatched += tl.rebatchStep(k, r.m, r.batch/r.tp, r.batch, false)
+		var n int
+		n, r.items = tl.rebatchStep(k, r.m, r.batch/r.tp, r.batch, false, r.items)
+		r.rebatched += n
 	}
 	if occ := r.x.step(tl, k, equalize); k == 0 {
 		r.eq = occ
@@ -100,7 +103,9 @@ func (r *replaceEdit) end(tl *Timeline) (string, bool, error) {
 // replaced: each reduce-scatter (type rs) becomes an all-reduce of group g,
 // each all-gather (type ag) before the last reduce-scatter goes with its
 // wait and EVENT_RECORD.
-func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (removed, replaced int) {
+func (e *editor) replaceStep(l *RankLine, step *Step, rs, ag int, g, ar uint16, cost int64) (removed, replaced int) {
+	st := &e.o
+	st.Colls = colls(step, st.Colls)
 	lastRS := -1
 	for ci, c := range st.Colls {
 		if int(c.Type) == rs {
@@ -110,7 +115,7 @@ func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (re
 	if lastRS < 0 {
 		return 0, 0
 	}
-	st.edit()
+	st.Items = l.items(step, st.Items)
 	e.marks(st)
 	for ci := len(st.Colls) - 1; ci >= 0; ci-- {
 		c := &st.Colls[ci]
@@ -127,6 +132,7 @@ func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (re
 	}
 	e.markWaits(st)
 	e.drop(st)
+	l.store(step, st)
 	return removed, replaced
 }
 
@@ -140,6 +146,7 @@ func (e *editor) replaceStep(st *Step, rs, ag int, g, ar uint16, cost int64) (re
 func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 	// the all-gathers that go (issued before a reduce-scatter), not the
 	// step's logits all-gather
+	var cs []Coll
 	mean := func(typ string) (int64, int) {
 		var s int64
 		n := 0
@@ -148,14 +155,15 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 			if want < 0 {
 				continue
 			}
-			for _, st := range l.Steps[:tl.Steps] {
+			for k := range l.Steps[:tl.Steps] {
+				cs = colls(&l.Steps[k], cs)
 				lastRS := -1
-				for ci, c := range st.Colls {
+				for ci, c := range cs {
 					if int(c.Type) == rs {
 						lastRS = ci
 					}
 				}
-				for ci, c := range st.Colls {
+				for ci, c := range cs {
 					if typ == "allgather" && ci > lastRS {
 						continue
 					}
@@ -199,28 +207,29 @@ func equalize(_, _ int, _ []*RankLine, its []*Item) {
 // experts holds the buffers of eachExpertOp.
 type experts struct {
 	idx [][]int32 // per rank: its expert ops' items in the step
+	ops [][]Item  // per rank: those items
 	its []*Item
 	ls  []*RankLine
+	o   []Item
 }
 
 // step calls f, per occurrence j of occ of step k, with the expert ops
 // (GroupedMatmul, SwiGlu) of every rank that has that occurrence and their
-// ranks' lines, and returns the occurrences.
+// ranks' lines (f edits them), and returns the occurrences.
 func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, its []*Item)) int {
 	if len(x.idx) < len(tl.Ranks) {
-		x.idx = make([][]int32, len(tl.Ranks))
+		x.idx, x.ops = make([][]int32, len(tl.Ranks)), make([][]Item, len(tl.Ranks))
 	}
 	occ := 0
+	var it Item
 	for r, l := range tl.Ranks {
 		st := &l.Steps[k]
-		x.idx[r] = x.idx[r][:0]
-		for i := range st.Items {
-			if it := &st.Items[i]; it.Kind == Kernel && l.class(it.Op)&opExpert != 0 {
-				x.idx[r] = append(x.idx[r], int32(i))
+		x.idx[r], x.ops[r] = x.idx[r][:0], x.ops[r][:0]
+		c := l.cursor(st)
+		for i := range int(st.N) {
+			if c.next(&it); it.Kind == Kernel && l.class(it.Op)&opExpert != 0 {
+				x.idx[r], x.ops[r] = append(x.idx[r], int32(i)), append(x.ops[r], it)
 			}
-		}
-		if len(x.idx[r]) > 0 {
-			st.editItems()
 		}
 		occ = max(occ, len(x.idx[r]))
 	}
@@ -228,10 +237,21 @@ func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, i
 		x.its, x.ls = x.its[:0], x.ls[:0]
 		for r, l := range tl.Ranks {
 			if j < len(x.idx[r]) {
-				x.its, x.ls = append(x.its, &l.Steps[k].Items[x.idx[r][j]]), append(x.ls, l)
+				x.its, x.ls = append(x.its, &x.ops[r][j]), append(x.ls, l)
 			}
 		}
 		f(j, occ, x.ls, x.its)
+	}
+	for r, l := range tl.Ranks {
+		if len(x.idx[r]) == 0 {
+			continue
+		}
+		st := &l.Steps[k]
+		x.o = l.items(st, x.o)
+		for j, i := range x.idx[r] {
+			x.o[i] = x.ops[r][j]
+		}
+		l.setItems(st, x.o)
 	}
 	return occ
 }
@@ -270,7 +290,7 @@ type rebalanceEdit struct {
 }
 
 func (t RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
-	r := &rebalanceEdit{t: t, m: newTokenModel(tl), ep: map[*RankLine]int{}}
+	r := &rebalanceEdit{t: t, m: tl.tokenModel(false), ep: map[*RankLine]int{}}
 	for _, l := range tl.Ranks {
 		if g := l.group("ep"); g >= 0 {
 			for j, m := range l.Groups[g].Members {

@@ -1,30 +1,6 @@
 package replay
 
-import (
-	"slices"
-	"strings"
-)
-
-// edit makes st's items and collectives its own before a transform edits
-// them: a cloned timeline shares them with the one it was cloned from.
-func (st *Step) edit() {
-	st.editItems()
-	if st.sharedColls {
-		st.Colls, st.sharedColls = slices.Clone(st.Colls), false
-	}
-}
-
-// editItems makes st's items its own before a transform edits them and
-// not its collectives (retiming kernels and gaps): the collectives stay
-// shared.
-func (st *Step) editItems() {
-	if st.sharedItems {
-		st.Items, st.Far, st.sharedItems = slices.Clone(st.Items), slices.Clone(st.Far), false
-	}
-}
-
-// share marks st's items and collectives as another timeline's.
-func (st *Step) share() { st.sharedItems, st.sharedColls = true, true }
+import "strings"
 
 // editor holds the buffers one transform reuses across steps.
 type editor struct {
@@ -32,14 +8,14 @@ type editor struct {
 	dropColl []bool
 	shift    []int32 // items dropped before each position
 	newColl  []int16 // each collective's index after the drop, -1 dropped
+	o        open    // the step being edited, decoded
 }
 
 // drop removes the items and collectives marked in e.dropItem and
 // e.dropColl (sized to the step) in one pass: the time of a dropped item
 // and the gap before it leave the stream, collectives issued after dropped
 // items move up, and each group's collectives are numbered again.
-func (e *editor) drop(st *Step) {
-	st.edit()
+func (e *editor) drop(st *open) {
 	e.shift = resize(e.shift, len(st.Items)+1)
 	e.newColl = resize(e.newColl, len(st.Colls))
 	n := int32(0)
@@ -75,20 +51,11 @@ func (e *editor) drop(st *Step) {
 		w++
 	}
 	st.Items = st.Items[:w]
-	kept = 0
-	for _, f := range st.Far {
-		if !e.dropItem[f.At] {
-			f.At -= e.shift[f.At]
-			st.Far[kept] = f
-			kept++
-		}
-	}
-	st.Far = st.Far[:kept]
-	renumber(st)
+	renumber(st.Colls)
 }
 
 // marks returns e's drop masks sized to st, cleared.
-func (e *editor) marks(st *Step) (items, colls []bool) {
+func (e *editor) marks(st *open) (items, colls []bool) {
 	e.dropItem, e.dropColl = resize(e.dropItem, len(st.Items)), resize(e.dropColl, len(st.Colls))
 	clear(e.dropItem)
 	clear(e.dropColl)
@@ -99,7 +66,7 @@ func (e *editor) marks(st *Step) (items, colls []bool) {
 // and the EVENT_RECORD that issued it: the last item issued before it
 // that is still there once the collectives after ci marked before it are
 // gone (the collectives of a step are marked from the last to the first).
-func (e *editor) markColl(st *Step, ci int) {
+func (e *editor) markColl(st *open, ci int) {
 	e.dropColl[ci] = true
 	gone := func(j int) bool {
 		it := &st.Items[j]
@@ -115,7 +82,7 @@ func (e *editor) markColl(st *Step, ci int) {
 }
 
 // markWaits marks the waits on the collectives marked for dropping.
-func (e *editor) markWaits(st *Step) {
+func (e *editor) markWaits(st *open) {
 	for j := range st.Items {
 		if it := &st.Items[j]; it.Kind == Wait && it.Coll >= 0 && e.dropColl[it.Coll] {
 			e.dropItem[j] = true
@@ -125,11 +92,11 @@ func (e *editor) markWaits(st *Step) {
 
 // renumber sets each collective's Seq to its index among the step's
 // collectives of its group.
-func renumber(st *Step) {
+func renumber(colls []Coll) {
 	var buf [16]int32
 	seq := buf[:0]
-	for ci := range st.Colls {
-		c := &st.Colls[ci]
+	for ci := range colls {
+		c := &colls[ci]
 		for int(c.Group) >= len(seq) {
 			seq = append(seq, 0)
 		}
@@ -226,9 +193,12 @@ func isAttention(op string) bool {
 func (tl *Timeline) decodeBatch() int32 {
 	n := map[int32]int{}
 	var best int32
+	var it Item
 	for _, l := range tl.Ranks {
-		for _, st := range l.Steps[:tl.Steps] {
-			for _, it := range st.Items {
+		for k := range l.Steps[:tl.Steps] {
+			c := l.cursor(&l.Steps[k])
+			for range l.Steps[k].N {
+				c.next(&it)
 				if it.Kind == Kernel && it.Tokens > 0 && l.class(it.Op)&opAttention != 0 {
 					n[it.Tokens]++
 					if c := n[it.Tokens]; c > n[best] || (c == n[best] && it.Tokens > best) {

@@ -188,11 +188,13 @@ func TestReplayA3CrossRank(t *testing.T) {
 			busy := s.TP
 			for _, l := range tl.Ranks[:busy] {
 				for k := range l.Steps {
-					for i := range l.Steps[k].Items {
-						if it := &l.Steps[k].Items[i]; it.Kind == replay.Kernel && !strings.Contains(l.Ops[it.Op], "MoeDistribute") {
+					items := l.StepItems(k)
+					for i := range items {
+						if it := &items[i]; it.Kind == replay.Kernel && !strings.Contains(l.Ops[it.Op], "MoeDistribute") {
 							it.Dur /= 2
 						}
 					}
+					l.SetStepItems(k, items)
 				}
 			}
 			after, err := tl.Replay()

@@ -36,6 +36,7 @@ func applySteps(tl *Timeline, t stepped) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
+	tl.memo = nil // edited below
 	for k := 0; k < tl.Steps; k++ {
 		e.step(tl, k)
 	}
@@ -60,7 +61,7 @@ type Prediction struct {
 // collectives with tl's until a transform edits them: tl must not be
 // edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
-	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks))}
+	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo}
 	for i, l := range tl.Ranks {
 		c.Ranks[i] = l.clone()
 	}
@@ -143,6 +144,7 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 	if err != nil {
 		return p, fmt.Errorf("%s: %w", t.Name(), err)
 	}
+	view.memo = nil // edited below
 	s := newStepper(view)
 	var sum float64
 	var replayErr error
@@ -161,7 +163,6 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 			// the edited copy of step k goes: the next steps' edits do not
 			// read it
 			l.Steps[k] = tl.Ranks[i].Steps[k]
-			l.Steps[k].share()
 		}
 	}
 	basis, bound, err := e.end(view)

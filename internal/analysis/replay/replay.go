@@ -36,6 +36,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 	}
 	var m, ready, arrive []int64
 	var seen []bool
+	var cs []Coll
 	for k := 0; k < tl.Steps; k++ {
 		ix.index(tl, k)
 		m, seen = resize(m, ix.n), resize(seen, ix.n)
@@ -45,7 +46,8 @@ func NewTimeline(lines []*RankLine) *Timeline {
 			ready[in] = -1
 		}
 		for i, l := range tl.Ranks {
-			for ci, c := range l.Steps[k].Colls {
+			cs = colls(&l.Steps[k], cs)
+			for ci, c := range cs {
 				in := ix.of[i][ci]
 				if !seen[in] || c.Dur < m[in] {
 					m[in], seen[in] = c.Dur, true
@@ -56,7 +58,8 @@ func NewTimeline(lines []*RankLine) *Timeline {
 			}
 		}
 		for i, l := range tl.Ranks {
-			cs := l.Steps[k].Colls
+			st := &l.Steps[k]
+			cs = colls(st, cs)
 			for ci := range cs {
 				c := &cs[ci]
 				in := ix.of[i][ci]
@@ -70,8 +73,11 @@ func NewTimeline(lines []*RankLine) *Timeline {
 					c.Arrive = arrive[in]
 				}
 			}
+			setColls(st, cs)
 		}
 	}
+	keepDecoded(tl)
+	tl.memo = &memo{}
 	return tl
 }
 
@@ -84,8 +90,10 @@ func NewTimeline(lines []*RankLine) *Timeline {
 // The members of one exchange end together, so the first exchange's end
 // names the step. Ranks without MC2 exchanges keep their steps.
 func alignSteps(tl *Timeline) {
+	var cs []Coll
 	first := func(st *Step) int64 {
-		for _, c := range st.Colls {
+		cs = colls(st, cs)
+		for _, c := range cs {
 			if c.End != 0 {
 				return c.End
 			}
@@ -117,13 +125,15 @@ func alignSteps(tl *Timeline) {
 // each runs as measured, waits included.
 func syncAligned(tl *Timeline, ix *instances) bool {
 	var lo, hi []int64
+	var cs []Coll
 	for k := 0; k < tl.Steps; k++ {
 		ix.index(tl, k)
 		lo, hi = resize(lo, ix.n), resize(hi, ix.n)
 		clear(lo)
 		clear(hi)
 		for i, l := range tl.Ranks {
-			for ci, c := range l.Steps[k].Colls {
+			cs = colls(&l.Steps[k], cs)
+			for ci, c := range cs {
 				if c.End == 0 {
 					continue
 				}
@@ -158,6 +168,7 @@ type instances struct {
 	slots [][]int32 // per instance group, per Seq: the instance, -1 none
 	of    [][]int32 // per rank, per collective of the step: its instance
 	n     int       // instances in the step
+	cs    []Coll    // a rank's collectives of the step, decoded
 }
 
 // newInstances gives each rank's groups their instance group's id.
@@ -186,12 +197,21 @@ func newInstances(tl *Timeline) *instances {
 // index numbers the instances of step k (in the order of their first
 // member: rank, then collective) and sets ix.of.
 func (ix *instances) index(tl *Timeline, k int) {
+	ix.indexWith(tl, func(i int) []Coll {
+		ix.cs = colls(&tl.Ranks[i].Steps[k], ix.cs)
+		return ix.cs
+	})
+}
+
+// indexWith is index with rank i's collectives of the step given by
+// colls.
+func (ix *instances) indexWith(tl *Timeline, colls func(i int) []Coll) {
 	for g := range ix.slots {
 		ix.slots[g] = ix.slots[g][:0]
 	}
 	ix.n = 0
-	for i, l := range tl.Ranks {
-		cs := l.Steps[k].Colls
+	for i := range tl.Ranks {
+		cs := colls(i)
 		of := ix.of[i][:0]
 		for ci := range cs {
 			g, seq := ix.gid[i][cs[ci].Group], int(cs[ci].Seq)
@@ -222,6 +242,10 @@ type Result struct {
 // rankRun is one rank's progress through a step.
 type rankRun struct {
 	st      *Step
+	colls   []Coll  // st's collectives, decoded
+	cur     cursor  // reads st's items
+	it      Item    // item number item, when read
+	read    bool    // it is read
 	item    int     // next item
 	coll    int     // next collective to arrive at
 	t       int64   // stream time
@@ -272,7 +296,7 @@ func newStepper(tl *Timeline) *stepper {
 	return &stepper{tl: tl, ix: newInstances(tl), runs: make([]rankRun, len(tl.Ranks)), out: make([]int64, len(tl.Ranks))}
 }
 
-// member is one rank's collective in an instance: runs[run].st.Colls[coll].
+// member is one rank's collective in an instance: runs[run].colls[coll].
 type member struct{ run, coll int32 }
 
 // step replays step k on every rank at once and returns each rank's step
@@ -283,7 +307,10 @@ type member struct{ run, coll int32 }
 // once.
 func (s *stepper) step(k int) ([]int64, error) {
 	tl, ix := s.tl, s.ix
-	ix.index(tl, k)
+	for i, l := range tl.Ranks {
+		s.runs[i].colls = colls(&l.Steps[k], s.runs[i].colls)
+	}
+	ix.indexWith(tl, func(i int) []Coll { return s.runs[i].colls })
 	s.left = resize(s.left, ix.n)
 	s.start = resize(s.start, ix.n)
 	s.first = resize(s.first, ix.n+1)
@@ -293,14 +320,15 @@ func (s *stepper) step(k int) ([]int64, error) {
 	for i, l := range tl.Ranks {
 		st := &l.Steps[k]
 		rr := &s.runs[i]
-		n := len(st.Colls)
-		*rr = rankRun{st: st, t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
+		cs := rr.colls
+		n := len(cs)
+		*rr = rankRun{st: st, colls: cs, cur: l.cursor(st), t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
 			inst: ix.of[i], blocked: -1, queued: true}
 		var last [8]int32
 		lastOf := last[:0]
-		for ci := range st.Colls {
+		for ci := range cs {
 			rr.end[ci] = -1
-			g := int(st.Colls[ci].Group)
+			g := int(cs[ci].Group)
 			for len(lastOf) <= g {
 				lastOf = append(lastOf, -1)
 			}
@@ -339,7 +367,7 @@ func (s *stepper) step(k int) ([]int64, error) {
 	}
 	for i := range s.runs {
 		rr := &s.runs[i]
-		if rr.item < len(rr.st.Items) || rr.coll < len(rr.st.Colls) {
+		if rr.item < int(rr.st.N) || rr.coll < len(rr.colls) {
 			return nil, fmt.Errorf("replay: step %d cannot finish: a wait or collective never completes", k)
 		}
 		s.out[i] = rr.t + rr.st.Tail - rr.st.Anchor
@@ -351,8 +379,8 @@ func (s *stepper) step(k int) ([]int64, error) {
 func (s *stepper) advance(rr *rankRun) {
 	rr.blocked = -1
 	for {
-		for rr.coll < len(rr.st.Colls) && int(rr.st.Colls[rr.coll].Pos) <= rr.item {
-			c := &rr.st.Colls[rr.coll]
+		for rr.coll < len(rr.colls) && int(rr.colls[rr.coll].Pos) <= rr.item {
+			c := &rr.colls[rr.coll]
 			at := rr.t
 			if p := rr.prev[rr.coll]; p >= 0 {
 				if rr.end[p] < 0 {
@@ -364,21 +392,26 @@ func (s *stepper) advance(rr *rankRun) {
 			s.arrive(rr.inst[rr.coll], at+c.Arrive)
 			rr.coll++
 		}
-		if rr.item == len(rr.st.Items) {
+		if rr.item == int(rr.st.N) {
 			return
 		}
-		it := &rr.st.Items[rr.item]
+		it := &rr.it
+		if !rr.read {
+			rr.cur.next(it)
+			rr.read = true
+		}
 		if it.Coll >= 0 { // a wait on a collective, or an MC2 exchange kernel
 			e := rr.end[it.Coll]
 			if e < 0 {
 				rr.blocked = int32(it.Coll)
 				return
 			}
-			rr.t = max(rr.t+rr.st.gapOf(rr.item), e+rr.st.Colls[it.Coll].Tail)
+			rr.t = max(rr.t+it.Gap, e+rr.colls[it.Coll].Tail)
 		} else {
-			rr.t += rr.st.gapOf(rr.item) + it.Dur
+			rr.t += it.Gap + it.Dur
 		}
 		rr.item++
+		rr.read = false
 	}
 }
 
@@ -393,7 +426,7 @@ func (s *stepper) arrive(in int32, at int64) {
 	start := s.start[in]
 	for _, m := range s.mem[s.first[in]:s.first[in+1]] {
 		rr := &s.runs[m.run]
-		rr.end[m.coll] = start + rr.st.Colls[m.coll].Transfer
+		rr.end[m.coll] = start + rr.colls[m.coll].Transfer
 		if rr.blocked == m.coll && !rr.queued {
 			rr.queued = true
 			s.queue = append(s.queue, m.run)

@@ -16,6 +16,8 @@
 // The package reads only the model (internal/parser/model).
 package replay
 
+import "slices"
+
 // ItemKind is the kind of one compute-stream item.
 type ItemKind uint8
 
@@ -31,15 +33,13 @@ const (
 	Other
 )
 
-// Item is one task of a rank's compute stream. It holds no pointers.
+// Item is one task of a rank's compute stream, decoded (a Step holds its
+// items encoded: Step.ItemBytes).
 type Item struct {
 	// Dur is the item's duration (ns).
 	Dur int64
-	// Gap32 is the idle time on the stream before the item (ns), gapFar
-	// when it does not fit (its Step's Far holds it): read and set with
-	// Step.gapOf and Step.setGap. Exported so that a rank's saved state
-	// (gob, analysis/state.go) keeps it.
-	Gap32 uint32
+	// Gap is the idle time on the stream before the item (ns).
+	Gap int64
 	// Tokens is the leading dimension of the kernel's first input (the
 	// tokens, or token-expert pairs, it processed), 0 when unknown.
 	Tokens int32
@@ -54,13 +54,19 @@ type Item struct {
 	Kind  ItemKind
 	// Graph: the kernel was replayed from a captured graph.
 	Graph bool
+	// ent is 1 + the index of the RankLine.Dict entry the item was
+	// decoded from, 0 when none: an unedited item is encoded again
+	// without looking its entry up.
+	ent int32
 }
 
-// Coll is one collective a rank joined in a step.
+// Coll is one collective a rank joined in a step, decoded (a Step holds
+// its collectives encoded: Step.CollBytes).
 type Coll struct {
 	// Pos is where the compute stream issued it: after Items[Pos-1].
 	Pos int32
-	// Seq is its index among the step's collectives of its group.
+	// Seq is its index among the step's collectives of its group (not
+	// encoded: the decoder numbers them).
 	Seq int32
 	// Group indexes RankLine.Groups; Type RankLine.Ops.
 	Group, Type uint16
@@ -86,67 +92,27 @@ type Coll struct {
 	Transfer int64
 }
 
-// Step is one decode step of one rank.
+// Step is one decode step of one rank, its items and collectives encoded
+// (encode.go): an edit writes new bytes and never changes the ones it
+// read, so a cloned timeline shares every step its transforms leave
+// unedited.
 type Step struct {
 	// Anchor is the step's start (ns since the epoch): ProfilerStep#N's
 	// start, or npuprof's decode-step start.
 	Anchor int64
 	// Tail is the time from the end of the step's last stream item to the
 	// next step's start.
-	Tail  int64
-	Items []Item
-	Colls []Coll
-	// Far holds the gaps of Items that do not fit an Item's 32 bits (4.3
-	// s and longer), by item index; nil when none.
-	Far []FarGap
-	// sharedItems, sharedColls: Items, Colls are shared with the
-	// timeline this step's was cloned from (edit and editItems copy them
-	// first).
-	sharedItems, sharedColls bool
-}
-
-// gapFar is an Item's gap that is held in its Step's Far.
-const gapFar = 1<<32 - 1
-
-// FarGap is the gap before item At of a step.
-type FarGap struct {
-	At  int32
-	Gap int64
-}
-
-// gapOf returns the idle time on the stream before item i (ns).
-func (st *Step) gapOf(i int) int64 {
-	if g := st.Items[i].Gap32; g != gapFar {
-		return int64(g)
-	}
-	return st.farGap(i)
-}
-
-// farGap returns the gap of item i held in st.Far.
-func (st *Step) farGap(i int) int64 {
-	for _, f := range st.Far {
-		if int(f.At) == i {
-			return f.Gap
-		}
-	}
-	return gapFar
-}
-
-// setGap sets the idle time before item i (ns, at least 0); st's items
-// must be its own (edit, editItems).
-func (st *Step) setGap(i int, g int64) {
-	if g < gapFar {
-		st.Items[i].Gap32 = uint32(g)
-		return
-	}
-	st.Items[i].Gap32 = gapFar
-	for j := range st.Far {
-		if int(st.Far[j].At) == i {
-			st.Far[j].Gap = g
-			return
-		}
-	}
-	st.Far = append(st.Far, FarGap{int32(i), g})
+	Tail int64
+	// N is the number of items, NColls of collectives.
+	N, NColls int32
+	// ItemBytes are the items, CollBytes the collectives, encoded.
+	ItemBytes, CollBytes []byte
+	// dec: the step is kept decoded in items and colls instead (a small
+	// timeline, NewTimeline): they are replaced, never edited in place,
+	// so a clone shares them as it shares the bytes.
+	dec   bool
+	items []Item
+	colls []Coll
 }
 
 // Group is a communicator a rank belongs to.
@@ -169,8 +135,14 @@ type RankLine struct {
 	// over the whole capture, Intervals the number of such intervals.
 	StepNs    float64
 	Intervals int
+	// Dict is what the items share (op, shapes, kind, graph, tokens):
+	// an encoded item names its entry.
+	Dict []Entry
 	// classes are the Ops' classes (opExpert, ...), once per op.
 	classes []uint8
+	// dictIx finds an entry of Dict by its op (built when an item is
+	// encoded).
+	dictIx [][]uint32
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
@@ -214,18 +186,15 @@ func (l *RankLine) group(name string) int {
 	return -1
 }
 
-// clone returns a copy whose steps share their items and collectives
-// with l's until a transform edits them (Step.edit): l must not be edited
+// clone returns a copy whose steps share their encoded items and
+// collectives with l's (an edit writes new ones): l must not be edited
 // while the copy is in use.
 func (l *RankLine) clone() *RankLine {
 	c := *l
 	c.Ops = l.Ops[:len(l.Ops):len(l.Ops)]
 	c.classes = l.classes[:len(l.classes):len(l.classes)]
-	c.Steps = make([]Step, len(l.Steps))
-	for i := range l.Steps {
-		c.Steps[i] = l.Steps[i]
-		c.Steps[i].share()
-	}
+	c.Dict, c.dictIx = l.Dict[:len(l.Dict):len(l.Dict)], nil
+	c.Steps = slices.Clone(l.Steps)
 	return &c
 }
 
@@ -241,4 +210,89 @@ type Timeline struct {
 	// copied: Predict made it (its ranks' lines are its own; PredictOn
 	// may edit it)
 	copied bool
+	// memo is what the transforms read of the timeline NewTimeline made,
+	// shared by its copies until a transform edits them (nil after).
+	memo *memo
+}
+
+// memo holds what the transforms' begin read of an unedited timeline.
+type memo struct {
+	batch         int32
+	haveBatch     bool
+	model, within *tokenModel // their used maps are not read
+	gap           int64
+	gapMeasured   bool
+	haveGap       bool
+	cost          map[string]allReduce
+}
+
+// allReduce is allReduceCost's result for a group.
+type allReduce struct {
+	cost int64
+	src  string
+	err  error
+}
+
+// batch is decodeBatch, from tl's memo when it has one.
+func (tl *Timeline) batch() int32 {
+	m := tl.memo
+	if m == nil {
+		return tl.decodeBatch()
+	}
+	if !m.haveBatch {
+		m.batch, m.haveBatch = tl.decodeBatch(), true
+	}
+	return m.batch
+}
+
+// tokenModel is newTokenModel (within: newTokenModelWithin), from tl's
+// memo when it has one.
+func (tl *Timeline) tokenModel(within bool) *tokenModel {
+	build := newTokenModel
+	if within {
+		build = newTokenModelWithin
+	}
+	if tl.memo == nil {
+		return build(tl)
+	}
+	p := &tl.memo.model
+	if within {
+		p = &tl.memo.within
+	}
+	if *p == nil {
+		*p = build(tl)
+	}
+	m := **p
+	m.used = map[fitID]string{}
+	return &m
+}
+
+// graphGapMemo is graphGap, from tl's memo when it has one.
+func (tl *Timeline) graphGapMemo() (int64, bool) {
+	m := tl.memo
+	if m == nil {
+		return tl.graphGap()
+	}
+	if !m.haveGap {
+		m.gap, m.gapMeasured = tl.graphGap()
+		m.haveGap = true
+	}
+	return m.gap, m.gapMeasured
+}
+
+// allReduceCostMemo is allReduceCost, from tl's memo when it has one.
+func (tl *Timeline) allReduceCostMemo(g string) (int64, string, error) {
+	m := tl.memo
+	if m == nil {
+		return tl.allReduceCost(g)
+	}
+	a, ok := m.cost[g]
+	if !ok {
+		a.cost, a.src, a.err = tl.allReduceCost(g)
+		if m.cost == nil {
+			m.cost = map[string]allReduce{}
+		}
+		m.cost[g] = a
+	}
+	return a.cost, a.src, a.err
 }

@@ -38,24 +38,17 @@ func newTokenModel(tl *Timeline) *tokenModel {
 	}
 	a := map[fitID]*acc{}
 	for _, l := range tl.Ranks {
-		for _, st := range l.Steps[:tl.Steps] {
-			for i := range st.Items {
-				it := &st.Items[i]
-				if it.Kind != Kernel || it.Tokens <= 0 {
-					continue
-				}
-				op := fitKey(l, it)
-				s := a[op]
-				if s == nil {
-					s = &acc{lo: it.Tokens, hi: it.Tokens}
-					a[op] = s
-				}
-				x, y := float64(it.Tokens), float64(it.Dur)
-				s.n++
-				s.sx, s.sy, s.sxx, s.sxy = s.sx+x, s.sy+y, s.sxx+x*x, s.sxy+x*y
-				s.lo, s.hi = min(s.lo, it.Tokens), max(s.hi, it.Tokens)
+		l.tokenKernels(tl.Steps, func(op fitID, it *Item) {
+			s := a[op]
+			if s == nil {
+				s = &acc{lo: it.Tokens, hi: it.Tokens}
+				a[op] = s
 			}
-		}
+			x, y := float64(it.Tokens), float64(it.Dur)
+			s.n++
+			s.sx, s.sy, s.sxx, s.sxy = s.sx+x, s.sy+y, s.sxx+x*x, s.sxy+x*y
+			s.lo, s.hi = min(s.lo, it.Tokens), max(s.hi, it.Tokens)
+		})
 	}
 	m := &tokenModel{slope: map[fitID]float64{}, fitted: map[fitID]bool{}, used: map[fitID]string{}}
 	for op, s := range a {

@@ -46,7 +46,9 @@ func (t RemoveKernels) begin(tl *Timeline) (stepEdit, error) {
 func (r *removeEdit) step(tl *Timeline, k int) {
 	for ri, l := range tl.Ranks {
 		isOp, isAfter := r.isOp[ri], r.isAfter[ri]
-		st := &l.Steps[k]
+		step := &l.Steps[k]
+		st := &r.e.o
+		l.open(step, st)
 		drop, _ := r.e.marks(st)
 		prev, dropped := -1, 0 // the closest kept kernel's op before the item
 		for i := range st.Items {
@@ -63,6 +65,7 @@ func (r *removeEdit) step(tl *Timeline, k int) {
 		}
 		if dropped > 0 {
 			r.e.drop(st)
+			l.store(step, st)
 			r.n += dropped
 		}
 	}
@@ -101,28 +104,30 @@ func (t EagerToGraph) Apply(tl *Timeline) (string, bool, error) { return applySt
 type graphEdit struct {
 	gap      int64
 	measured bool
+	items    []Item
 }
 
 func (EagerToGraph) begin(tl *Timeline) (stepEdit, error) {
-	gap, measured := tl.graphGap()
-	return &graphEdit{gap, measured}, nil
+	gap, measured := tl.graphGapMemo()
+	return &graphEdit{gap: gap, measured: measured}, nil
 }
 
 // step shrinks step k's gaps on every rank.
 func (g *graphEdit) step(tl *Timeline, k int) {
 	for _, l := range tl.Ranks {
 		st := &l.Steps[k]
-		st.editItems()
+		g.items = l.items(st, g.items)
 		started := false
-		for i := range st.Items {
-			it := &st.Items[i]
+		for i := range g.items {
+			it := &g.items[i]
 			if started {
-				st.setGap(i, min(st.gapOf(i), g.gap))
+				it.Gap = min(it.Gap, g.gap)
 			}
 			if it.Kind == Kernel {
 				started, it.Graph = true, true
 			}
 		}
+		l.setItems(st, g.items)
 	}
 }
 
@@ -139,12 +144,17 @@ func (g *graphEdit) end(*Timeline) (string, bool, error) {
 // another kernel, or the default.
 func (tl *Timeline) graphGap() (int64, bool) {
 	var g []int64
+	var it Item
 	for _, l := range tl.Ranks {
-		for _, st := range l.Steps[:tl.Steps] {
-			for i := 1; i < len(st.Items); i++ {
-				if it := st.Items[i]; it.Kind == Kernel && it.Graph && st.Items[i-1].Kind == Kernel {
-					g = append(g, st.gapOf(i))
+		for k := range l.Steps[:tl.Steps] {
+			c := l.cursor(&l.Steps[k])
+			prev := ItemKind(255)
+			for range l.Steps[k].N {
+				c.next(&it)
+				if it.Kind == Kernel && it.Graph && prev == Kernel {
+					g = append(g, it.Gap)
 				}
+				prev = it.Kind
 			}
 		}
 	}
@@ -179,24 +189,25 @@ type rebatchEdit struct {
 	from, to int32
 	m        *tokenModel
 	n        int
+	items    []Item
 }
 
 func (t Rebatch) begin(tl *Timeline) (stepEdit, error) {
 	from := t.From
 	if from == 0 {
-		from = tl.decodeBatch()
+		from = tl.batch()
 	}
 	if from <= 0 || t.To <= 0 {
 		return nil, fmt.Errorf("the decode batch is unknown (no attention kernel with an input shape)")
 	}
-	m := newTokenModel
-	if t.WithinRanks {
-		m = newTokenModelWithin
-	}
-	return &rebatchEdit{from: from, to: t.To, m: m(tl)}, nil
+	return &rebatchEdit{from: from, to: t.To, m: tl.tokenModel(t.WithinRanks)}, nil
 }
 
-func (r *rebatchEdit) step(tl *Timeline, k int) { r.n += tl.rebatchStep(k, r.m, r.from, r.to, true) }
+func (r *rebatchEdit) step(tl *Timeline, k int) {
+	var n int
+	n, r.items = tl.rebatchStep(k, r.m, r.from, r.to, true, r.items)
+	r.n += n
+}
 
 func (r *rebatchEdit) end(tl *Timeline) (string, bool, error) {
 	return fmt.Sprintf("%d kernels per rank and step rebatched from %d to %d tokens: %s; collectives unchanged",
@@ -205,17 +216,18 @@ func (r *rebatchEdit) end(tl *Timeline) (string, bool, error) {
 
 // rebatchStep retimes step k's kernels at from tokens on every rank (and,
 // with pairs, the expert ops in proportion) and returns how many it
-// changed.
-func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool) int {
+// changed; buf is the buffer a step's items are decoded in.
+func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool, buf []Item) (int, []Item) {
 	n := 0
 	for _, l := range tl.Ranks {
 		st := &l.Steps[k]
-		for i := range st.Items {
-			if it := &st.Items[i]; it.Kind != Kernel || it.Tokens <= 0 {
+		buf = l.items(st, buf)
+		n0 := n
+		for i := range buf {
+			it := &buf[i]
+			if it.Kind != Kernel || it.Tokens <= 0 {
 				continue
 			}
-			st.editItems()
-			it := &st.Items[i]
 			nt := it.Tokens
 			switch {
 			case it.Tokens == from:
@@ -229,6 +241,9 @@ func (tl *Timeline) rebatchStep(k int, m *tokenModel, from, to int32, pairs bool
 			it.Tokens = nt
 			n++
 		}
+		if n > n0 {
+			l.setItems(st, buf)
+		}
 	}
-	return n
+	return n, buf
 }

@@ -26,9 +26,11 @@ func (tl *Timeline) ExpertLoads() []ExpertLoad {
 		for i, op := range l.Ops {
 			gmm[i] = containsFold(op, "GroupedMatmul")
 		}
-		for _, st := range l.Steps[:tl.Steps] {
-			for i := range st.Items {
-				if it := &st.Items[i]; it.Kind == Kernel && gmm[it.Op] {
+		var it Item
+		for k := range l.Steps[:tl.Steps] {
+			c := l.cursor(&l.Steps[k])
+			for range l.Steps[k].N {
+				if c.next(&it); it.Kind == Kernel && gmm[it.Op] {
 					out[r].Ns += it.Dur
 					out[r].Tokens += int64(it.Tokens)
 					out[r].Kernels++
@@ -94,10 +96,12 @@ func newTokenModelWithin(tl *Timeline) *tokenModel {
 // tokenKernels calls f with each kernel of l's first steps steps that
 // recorded its tokens, and the fit it belongs to.
 func (l *RankLine) tokenKernels(steps int, f func(fitID, *Item)) {
-	for _, st := range l.Steps[:steps] {
-		for i := range st.Items {
-			if it := &st.Items[i]; it.Kind == Kernel && it.Tokens > 0 {
-				f(fitKey(l, it), it)
+	var it Item
+	for k := range l.Steps[:steps] {
+		c := l.cursor(&l.Steps[k])
+		for range l.Steps[k].N {
+			if c.next(&it); it.Kind == Kernel && it.Tokens > 0 {
+				f(fitKey(l, &it), &it)
 			}
 		}
 	}

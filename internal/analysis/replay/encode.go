@@ -1,0 +1,301 @@
+package replay
+
+import (
+	"encoding/binary"
+	"slices"
+	"sync"
+)
+
+// A step's items and collectives are kept encoded: a step of 94 MoE layers
+// repeats the layer period (~27 items of the same ops and shapes per
+// layer), so what an item shares with the others of its op is one
+// dictionary entry (RankLine.Dict) and the rest varints.
+//
+// An item: uvarint(entry<<2 | tokens<<1 | waits), zigzag(Gap), zigzag(Dur),
+// when tokens zigzag(Tokens - the entry's Tokens), when waits
+// zigzag(Coll - the previous item's Coll that was not -1, from -1).
+// A collective: zigzag(Pos - the previous collective's Pos), uvarint(Group),
+// uvarint(Type), zigzag(Arrive), Ready and End (0 for -1 and 0, else
+// zigzag of their distance to the step's Anchor + 1), zigzag(Dur),
+// zigzag(Tail), zigzag(Dur - Transfer). Seq is not kept: the decoder
+// numbers each group's collectives in order.
+
+// Entry is what items of one kind share: one entry of RankLine.Dict, per
+// op, shapes, kind and graph; Tokens are those of its first item (an
+// item with others holds them: the expert ops' differ layer to layer).
+type Entry struct {
+	Tokens    int32
+	Op, Shape uint16
+	Kind      ItemKind
+	Graph     bool
+}
+
+func zig(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// entry returns the index of it's entry in l.Dict, adding it when missing.
+func (l *RankLine) entry(it *Item) uint32 {
+	if e := it.ent - 1; e >= 0 && int(e) < len(l.Dict) {
+		if d := &l.Dict[e]; d.Op == it.Op && d.Shape == it.Shape && d.Kind == it.Kind && d.Graph == it.Graph {
+			return uint32(e)
+		}
+	}
+	if l.dictIx == nil {
+		l.dictIx = make([][]uint32, len(l.Ops))
+		for i, d := range l.Dict {
+			l.index(d.Op, uint32(i))
+		}
+	}
+	if int(it.Op) < len(l.dictIx) {
+		for _, e := range l.dictIx[it.Op] {
+			if d := &l.Dict[e]; d.Shape == it.Shape && d.Kind == it.Kind && d.Graph == it.Graph {
+				return e
+			}
+		}
+	}
+	l.Dict = append(l.Dict, Entry{Tokens: it.Tokens, Op: it.Op, Shape: it.Shape, Kind: it.Kind, Graph: it.Graph})
+	e := uint32(len(l.Dict) - 1)
+	l.index(it.Op, e)
+	return e
+}
+
+// index adds entry e of op to l.dictIx.
+func (l *RankLine) index(op uint16, e uint32) {
+	for int(op) >= len(l.dictIx) {
+		l.dictIx = append(l.dictIx, nil)
+	}
+	l.dictIx[op] = append(l.dictIx[op], e)
+}
+
+// encBufs hold the buffers steps are encoded in before their bytes are
+// copied to their own slice (ranks are built in parallel).
+var encBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// done copies b to a slice of its own and gives the buffer back.
+func done(p *[]byte, b []byte) []byte {
+	out := append([]byte(nil), b...)
+	*p = b[:0]
+	encBufs.Put(p)
+	return out
+}
+
+// setItems encodes items as st's (new bytes: the ones st had may be
+// another timeline's).
+func (l *RankLine) setItems(st *Step, items []Item) {
+	if st.dec {
+		st.items, st.ItemBytes, st.N = slices.Clone(items), nil, int32(len(items))
+		return
+	}
+	p := encBufs.Get().(*[]byte)
+	b := (*p)[:0]
+	prev := int64(-1)
+	for i := range items {
+		it := &items[i]
+		e := l.entry(it)
+		id := uint64(e) << 2
+		tok := it.Tokens - l.Dict[e].Tokens
+		if tok != 0 {
+			id |= 2
+		}
+		if it.Coll >= 0 {
+			id |= 1
+		}
+		b = binary.AppendUvarint(b, id)
+		b = binary.AppendUvarint(b, zig(it.Gap))
+		b = binary.AppendUvarint(b, zig(it.Dur))
+		if tok != 0 {
+			b = binary.AppendUvarint(b, zig(int64(tok)))
+		}
+		if it.Coll >= 0 {
+			b = binary.AppendUvarint(b, zig(int64(it.Coll)-prev))
+			prev = int64(it.Coll)
+		}
+	}
+	st.ItemBytes, st.N = done(p, b), int32(len(items))
+}
+
+// since encodes t (0 stands for none) as its distance to anchor.
+func since(t, none, anchor int64) uint64 {
+	if t == none {
+		return 0
+	}
+	return zig(t-anchor) + 1
+}
+
+func fromSince(u uint64, none, anchor int64) int64 {
+	if u == 0 {
+		return none
+	}
+	return unzig(u-1) + anchor
+}
+
+// setColls encodes colls as st's (new bytes).
+func setColls(st *Step, colls []Coll) {
+	if st.dec {
+		st.colls, st.CollBytes, st.NColls = slices.Clone(colls), nil, int32(len(colls))
+		return
+	}
+	p := encBufs.Get().(*[]byte)
+	b := (*p)[:0]
+	prev := int32(0)
+	for i := range colls {
+		c := &colls[i]
+		b = binary.AppendUvarint(b, zig(int64(c.Pos-prev)))
+		prev = c.Pos
+		b = binary.AppendUvarint(b, uint64(c.Group))
+		b = binary.AppendUvarint(b, uint64(c.Type))
+		b = binary.AppendUvarint(b, zig(c.Arrive))
+		b = binary.AppendUvarint(b, since(c.Ready, -1, st.Anchor))
+		b = binary.AppendUvarint(b, since(c.End, 0, st.Anchor))
+		b = binary.AppendUvarint(b, zig(c.Dur))
+		b = binary.AppendUvarint(b, zig(c.Tail))
+		b = binary.AppendUvarint(b, zig(c.Dur-c.Transfer))
+	}
+	st.CollBytes, st.NColls = done(p, b), int32(len(colls))
+}
+
+// uv reads a uvarint at *off.
+func uv(b []byte, off *int) (v uint64) {
+	i := *off
+	for s := uint(0); ; s += 7 {
+		x := b[i]
+		i++
+		v |= uint64(x&0x7f) << s
+		if x < 0x80 {
+			break
+		}
+	}
+	*off = i
+	return v
+}
+
+// cursor reads a step's items in order.
+type cursor struct {
+	b    []byte
+	dict []Entry
+	off  int
+	prev int64  // the last Coll read
+	dec  []Item // the step's items when it is kept decoded (Step.dec)
+}
+
+func (l *RankLine) cursor(st *Step) cursor {
+	if st.dec {
+		return cursor{dec: st.items}
+	}
+	return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
+}
+
+// next decodes the next item into it.
+func (c *cursor) next(it *Item) {
+	if c.dec != nil {
+		*it = c.dec[c.off]
+		c.off++
+		return
+	}
+	id := uv(c.b, &c.off)
+	e := &c.dict[id>>2]
+	it.Tokens, it.Op, it.Shape, it.Kind, it.Graph, it.ent = e.Tokens, e.Op, e.Shape, e.Kind, e.Graph, int32(id>>2)+1
+	it.Gap = unzig(uv(c.b, &c.off))
+	it.Dur = unzig(uv(c.b, &c.off))
+	if id&2 != 0 {
+		it.Tokens += int32(unzig(uv(c.b, &c.off)))
+	}
+	it.Coll = -1
+	if id&1 != 0 {
+		c.prev += unzig(uv(c.b, &c.off))
+		it.Coll = int16(c.prev)
+	}
+}
+
+// items decodes st's items into buf.
+func (l *RankLine) items(st *Step, buf []Item) []Item {
+	if st.dec {
+		return append(buf[:0], st.items...)
+	}
+	buf = resize(buf, int(st.N))
+	c := l.cursor(st)
+	for i := range buf {
+		c.next(&buf[i])
+	}
+	return buf
+}
+
+// colls decodes st's collectives into buf.
+func colls(st *Step, buf []Coll) []Coll {
+	if st.dec {
+		return append(buf[:0], st.colls...)
+	}
+	buf = resize(buf, int(st.NColls))
+	b, off, pos := st.CollBytes, 0, int32(0)
+	for i := range buf {
+		c := &buf[i]
+		pos += int32(unzig(uv(b, &off)))
+		c.Pos = pos
+		c.Group = uint16(uv(b, &off))
+		c.Type = uint16(uv(b, &off))
+		c.Arrive = unzig(uv(b, &off))
+		c.Ready = fromSince(uv(b, &off), -1, st.Anchor)
+		c.End = fromSince(uv(b, &off), 0, st.Anchor)
+		c.Dur = unzig(uv(b, &off))
+		c.Tail = unzig(uv(b, &off))
+		c.Transfer = c.Dur - unzig(uv(b, &off))
+	}
+	renumber(buf)
+	return buf
+}
+
+// decodedMaxItems bounds the items of a timeline NewTimeline keeps
+// decoded (Step.dec): a small one (one rank of 94 layers x 3 steps is
+// ~7,700 items, 240 KiB decoded) is replayed and edited without decoding
+// and encoding each step at each use; a large one, whose memory is what
+// the encoding saves, stays encoded.
+const decodedMaxItems = 16384
+
+// keepDecoded keeps every step of tl's ranks decoded when the timeline is
+// small.
+func keepDecoded(tl *Timeline) {
+	n := 0
+	for _, l := range tl.Ranks {
+		for k := range l.Steps {
+			n += int(l.Steps[k].N)
+		}
+	}
+	if n > decodedMaxItems {
+		return
+	}
+	for _, l := range tl.Ranks {
+		for k := range l.Steps {
+			st := &l.Steps[k]
+			if !st.dec {
+				st.items, st.colls, st.dec = l.items(st, nil), colls(st, nil), true
+			}
+		}
+	}
+}
+
+// open is a step decoded: what the builder and the transforms edit.
+type open struct {
+	Items []Item
+	Colls []Coll
+}
+
+// open decodes st into o (reusing o's buffers).
+func (l *RankLine) open(st *Step, o *open) {
+	o.Items = l.items(st, o.Items)
+	o.Colls = colls(st, o.Colls)
+}
+
+// store encodes o as st.
+func (l *RankLine) store(st *Step, o *open) {
+	l.setItems(st, o.Items)
+	setColls(st, o.Colls)
+}
+
+// StepItems returns step k's items, decoded.
+func (l *RankLine) StepItems(k int) []Item { return l.items(&l.Steps[k], nil) }
+
+// StepColls returns step k's collectives, decoded.
+func (l *RankLine) StepColls(k int) []Coll { return colls(&l.Steps[k], nil) }
+
+// SetStepItems sets step k's items (encoded as new bytes).
+func (l *RankLine) SetStepItems(k int, items []Item) { l.setItems(&l.Steps[k], items) }
