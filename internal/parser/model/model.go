@@ -79,8 +79,8 @@ func (c TaskClass) String() string {
 //
 // It holds no pointers (its strings are symbols of the rank's table,
 // Rank.Syms: read them with r.Str(t.Name)), so a rank's hundreds of
-// thousands of tasks cost 48 bytes each and are never scanned by the
-// garbage collector.
+// thousands of tasks cost 40 bytes each and are never scanned by the
+// garbage collector; the fields few passes read are in Rank.Extras.
 type DeviceTask struct {
 	Start int64 // ns since the Unix epoch
 	Dur   int64 // ns
@@ -94,13 +94,11 @@ type DeviceTask struct {
 	// TaskType is the hardware task type (`Task Type` in the trace,
 	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
 	TaskType Sym
-	// InputShapes is the raw `Input Shapes` value without its outer quotes
-	// ("25,4096;25,8"), 0 ("") when unknown.
-	InputShapes Sym
-	Stream      int32 // physical stream id, -1 when unknown
-	// ModelID is the graph (model) id, 4294967295 for single-op mode.
-	ModelID uint32
-	Class   TaskClass
+	// Extra holds the input shapes and model id, as an index into the
+	// rank's table (r.InputShapes(t), r.ModelID(t), r.SetExtra).
+	Extra  Extra
+	Stream int32 // physical stream id, -1 when unknown
+	Class  TaskClass
 	// Device is the task's device in a file that holds several
 	// (Rank.Devices), 0 otherwise; SplitDevices makes a rank of each.
 	Device int16
@@ -406,6 +404,8 @@ type Rank struct {
 
 	// Syms holds the strings of Tasks, HCCL and FrameworkOps (see Sym).
 	Syms Syms
+	// Extras holds the tasks' input shapes and model ids (see TaskExtra).
+	Extras Extras
 
 	Tasks []DeviceTask
 	HCCL  []HCCLOp
