@@ -99,7 +99,7 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
 			res.Kernels++
-			if t.ModelID != SingleOpModelID {
+			if r.ModelID(t) != SingleOpModelID {
 				res.GraphKernels++
 			}
 			if sampler.get(t) {
@@ -109,7 +109,7 @@ TopK*): a data-parallel engine that only ran dummy steps has none.`,
 				continue
 			}
 			attention++
-			if n, ok := shapes.firstDim(t.InputShapes); ok && n > 0 {
+			if n, ok := shapes.firstDim(r.InputShapes(t)); ok && n > 0 {
 				res.Batches[int(n)]++
 				res.AttentionKernels++
 			}

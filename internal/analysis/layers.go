@@ -117,6 +117,10 @@ at least two MoE layers per step.`,
 			starts[i] = r.Tasks[l.Routing].Start
 		}
 		sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+		if len(starts) > 1 {
+			// sized: grown by append, the gaps left as much again behind
+			res.Gaps = make([]LayerGap, 0, len(starts)-1)
+		}
 		for i := 1; i < len(starts); i++ {
 			res.Gaps = append(res.Gaps, LayerGap{Start: starts[i-1], End: starts[i]})
 		}

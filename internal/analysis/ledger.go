@@ -717,7 +717,7 @@ func (w *ledgerWalk) idleHost(a, b int64, next int) {
 		return
 	}
 	t := &w.r.Tasks[next]
-	if w.eager || t.ModelID == SingleOpModelID {
+	if w.eager || w.r.ModelID(t) == SingleOpModelID {
 		for w.li < len(w.links) && int(w.links[w.li].Task) < next {
 			w.li++
 		}
@@ -735,7 +735,7 @@ func (w *ledgerWalk) phase(t *model.DeviceTask) {
 	if !isDecodeAttention(w.r, t) {
 		return
 	}
-	n, ok := model.FirstDim(w.r.Str(t.InputShapes))
+	n, ok := model.FirstDim(w.r.Str(w.r.InputShapes(t)))
 	switch {
 	case !ok || n <= 0:
 	case n <= DecodeMaxTokens:

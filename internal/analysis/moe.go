@@ -330,7 +330,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			if li, ok := cur[t.Stream]; ok {
 				res.Layers[li].GMM = append(res.Layers[li].GMM, i)
 			}
-			if n, ok := shapes.firstDim(t.InputShapes); ok {
+			if n, ok := shapes.firstDim(r.InputShapes(t)); ok {
 				res.GMMTokens += n
 			} else {
 				res.HaveShapes = false

@@ -205,29 +205,27 @@ func boxKind(c model.TaskClass) BoxKind {
 	return BoxOther
 }
 
-// sampleBox is a box while sampling: its lane key and its name's symbol.
-type sampleBox struct {
-	SampleBox
-	key  SampleLane
-	name model.Sym
-}
-
 // sampleWindow samples [ws, we): device tasks (not HCCL subtasks or
 // placeholders) and HCCL ops that overlap it, clipped, then merged by
 // downsample.
 func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 	w := &SampleWindow{Start: ws, End: we}
 	var keys []SampleLane
-	seen := map[SampleLane]bool{}
+	seen := map[SampleLane]int32{}
 	// sized by a counting pass: grown by append, the slice would leave
 	// about as much again behind (the passes' allocation budget,
-	// TestPassesAllocateLessThanTheModel)
-	boxes := make([]sampleBox, 0, windowBoxes(r, ws, we))
-	add := func(b sampleBox) {
-		if !seen[b.key] {
-			seen[b.key] = true
-			keys = append(keys, b.key)
+	// TestPassesAllocateLessThanTheModel). While sampling, a box's Lane
+	// is its key's index in keys and its Name its name's symbol; both
+	// are made final in place, and the array is the window's.
+	boxes := make([]SampleBox, 0, windowBoxes(r, ws, we))
+	add := func(b SampleBox, key SampleLane) {
+		lane, ok := seen[key]
+		if !ok {
+			lane = int32(len(keys))
+			seen[key] = lane
+			keys = append(keys, key)
 		}
+		b.Lane = lane
 		boxes = append(boxes, b)
 	}
 	// tasks and HCCL ops are sorted by start (a task's duration is
@@ -240,8 +238,8 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 		if t.End() <= ws || t.Class == model.ClassCommSubtask || t.Class == model.ClassPlaceholder {
 			continue
 		}
-		add(sampleBox{SampleBox: SampleBox{Start: max(t.Start, ws) - ws, End: min(t.End(), we) - ws, Kind: boxKind(t.Class),
-			Count: 1, Longest: t.Dur}, key: SampleLane{Stream: t.Stream}, name: t.Name})
+		add(SampleBox{Start: max(t.Start, ws) - ws, End: min(t.End(), we) - ws, Kind: boxKind(t.Class),
+			Count: 1, Longest: t.Dur, Name: int32(t.Name)}, SampleLane{Stream: t.Stream})
 	}
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
@@ -251,11 +249,16 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 		if h.End() <= ws {
 			continue
 		}
-		add(sampleBox{SampleBox: SampleBox{Start: max(h.Start, ws) - ws, End: min(h.End(), we) - ws, Kind: BoxHCCLOp,
-			Count: 1, Longest: h.Dur}, key: SampleLane{HCCL: true, Group: r.Str(h.Group)}, name: h.Name})
+		add(SampleBox{Start: max(h.Start, ws) - ws, End: min(h.End(), we) - ws, Kind: BoxHCCLOp,
+			Count: 1, Longest: h.Dur, Name: int32(h.Name)}, SampleLane{HCCL: true, Group: r.Str(h.Group)})
 	}
-	sort.SliceStable(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
+	// lanes in order: final[i] is the place of keys[i]
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := keys[order[i]], keys[order[j]]
 		if a.HCCL != b.HCCL {
 			return !a.HCCL
 		}
@@ -264,29 +267,31 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 		}
 		return a.Group < b.Group
 	})
-	idx := make(map[SampleLane]int32, len(keys))
-	for i, k := range keys {
-		idx[k] = int32(i)
-		k.Group = strings.Clone(k.Group)
-		w.Lanes = append(w.Lanes, k)
+	final := make([]int32, len(keys))
+	for i, k := range order {
+		final[k] = int32(i)
+		key := keys[k]
+		key.Group = strings.Clone(key.Group)
+		w.Lanes = append(w.Lanes, key)
 	}
 	for i := range boxes {
-		boxes[i].Lane = idx[boxes[i].key]
+		boxes[i].Lane = final[boxes[i].Lane]
 	}
 	w.Tasks = len(boxes)
 	boxes, w.KindTime = downsample(boxes, we-ws, SampleMaxBoxes)
 	names := map[model.Sym]int32{}
-	w.Boxes = make([]SampleBox, len(boxes))
-	for i, b := range boxes {
-		ni, ok := names[b.name]
+	for i := range boxes {
+		b := &boxes[i]
+		sym := model.Sym(uint32(b.Name))
+		ni, ok := names[sym]
 		if !ok {
 			ni = int32(len(w.Names))
-			names[b.name] = ni
-			w.Names = append(w.Names, cutName(r.Str(b.name)))
+			names[sym] = ni
+			w.Names = append(w.Names, cutName(r.Str(sym)))
 		}
 		b.Name = ni
-		w.Boxes[i] = b.SampleBox
 	}
+	w.Boxes = boxes
 	return w
 }
 
@@ -334,7 +339,7 @@ func cutName(s string) string {
 // name of its longest member and takes the kind that holds most of its
 // time (a 3.2 ms compute step with one 89 µs wait is compute); the second
 // result is each box's time by kind (nil when nothing was merged).
-func downsample(boxes []sampleBox, window int64, limit int) ([]sampleBox, [][NumBoxKinds]int64) {
+func downsample(boxes []SampleBox, window int64, limit int) ([]SampleBox, [][NumBoxKinds]int64) {
 	if len(boxes) <= limit {
 		return boxes, nil
 	}
@@ -347,7 +352,7 @@ func downsample(boxes []sampleBox, window int64, limit int) ([]sampleBox, [][Num
 	q := max(window/4000, 1)
 	var kt [][NumBoxKinds]int64
 	for {
-		var out []sampleBox
+		var out []SampleBox
 		kt = kt[:0]
 		for _, b := range boxes {
 			if n := len(out); n > 0 && out[n-1].Lane == b.Lane && b.Start-out[n-1].End <= q {
@@ -355,7 +360,7 @@ func downsample(boxes []sampleBox, window int64, limit int) ([]sampleBox, [][Num
 				last.End = max(last.End, b.End)
 				last.Count += b.Count
 				if b.Longest > last.Longest {
-					last.Longest, last.name = b.Longest, b.name
+					last.Longest, last.Name = b.Longest, b.Name
 				}
 				k[b.Kind] += b.End - b.Start
 				if k[b.Kind] > k[last.Kind] {

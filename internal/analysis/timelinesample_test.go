@@ -193,9 +193,9 @@ func TestMedianAndMiddleStep(t *testing.T) {
 }
 
 func TestDownsampleCapsBoxes(t *testing.T) {
-	var boxes []sampleBox
+	var boxes []SampleBox
 	for i := 0; i < 10000; i++ {
-		boxes = append(boxes, sampleBox{SampleBox: SampleBox{Lane: int32(i % 3), Start: int64(i) * 100, End: int64(i)*100 + 60, Count: 1, Longest: int64(i % 7)}})
+		boxes = append(boxes, SampleBox{Lane: int32(i % 3), Start: int64(i) * 100, End: int64(i)*100 + 60, Count: 1, Longest: int64(i % 7)})
 	}
 	out, _ := downsample(boxes, 1_000_000, 500)
 	require.LessOrEqual(t, len(out), 500)
@@ -210,11 +210,11 @@ func TestDownsampleCapsBoxes(t *testing.T) {
 // longest member's: a 3.2 ms compute step of many 40 µs kernels with one
 // 89 µs wait is compute, and its kind times say what it is made of.
 func TestDownsampleKindByTime(t *testing.T) {
-	var boxes []sampleBox
+	var boxes []SampleBox
 	for i := int64(0); i < 80; i++ {
-		boxes = append(boxes, sampleBox{SampleBox: SampleBox{Start: i * 40_000, End: i*40_000 + 40_000, Count: 1, Longest: 40_000, Kind: BoxCompute}})
+		boxes = append(boxes, SampleBox{Start: i * 40_000, End: i*40_000 + 40_000, Count: 1, Longest: 40_000, Kind: BoxCompute})
 	}
-	boxes = append(boxes, sampleBox{SampleBox: SampleBox{Start: 3_200_000, End: 3_289_000, Count: 1, Longest: 89_000, Kind: BoxEventWait}})
+	boxes = append(boxes, SampleBox{Start: 3_200_000, End: 3_289_000, Count: 1, Longest: 89_000, Kind: BoxEventWait})
 	out, kt := downsample(boxes, 4_000_000, 1)
 	require.Len(t, out, 1)
 	require.Equal(t, BoxCompute, out[0].Kind)

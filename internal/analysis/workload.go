@@ -272,7 +272,7 @@ func stepPhases(r *model.Rank, tl *Timeline, steps []StepBreakdown, out map[int]
 		if !isAttention.get(t) {
 			continue
 		}
-		n, ok := shapes.firstDim(t.InputShapes)
+		n, ok := shapes.firstDim(r.InputShapes(t))
 		if !ok || n <= 0 {
 			continue
 		}

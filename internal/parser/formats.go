@@ -237,7 +237,7 @@ func readTaskTime(r *model.Rank, path string, marks *profilingMarks) {
 				c = model.ClassOther
 			}
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), OpType: r.Intern(binaryOpType(name)),
-				TaskType: r.Intern(t.TaskType), Stream: t.Stream, Class: c, ModelID: 4294967295})
+				TaskType: r.Intern(t.TaskType), Stream: t.Stream, Class: c, Extra: r.Extras.ID(model.TaskExtra{ModelID: 4294967295})})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		if err == nil && issues.Partial() {

@@ -93,7 +93,8 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 				opType = model.OpTypeFromName(k.Name)
 			}
 			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
-				TaskType: r.Intern(k.Core), InputShapes: r.Intern(k.InputShapes), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name), ModelID: 4294967295,
+				TaskType: r.Intern(k.Core), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name),
+				Extra:  r.Extras.ID(model.TaskExtra{InputShapes: r.Intern(k.InputShapes), ModelID: 4294967295}),
 				Device: int16(max(k.Device, 0))})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
@@ -298,7 +299,7 @@ func (j *kernelJoin) rowByStream(k *summary.KernelRow) {
 			t.OpType = j.intern(&j.types, k.TypeID, k.Type)
 		}
 		if k.ShapesID != 0 {
-			t.InputShapes = j.intern(&j.shapes, k.ShapesID, k.InputShapes)
+			j.r.SetExtra(t, model.TaskExtra{InputShapes: j.intern(&j.shapes, k.ShapesID, k.InputShapes), ModelID: j.r.ModelID(t)})
 		}
 		j.named[i] = true
 	}
@@ -358,7 +359,7 @@ func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32,
 			t.OpType = opType
 		}
 		if shapesID != 0 {
-			t.InputShapes = inShapes
+			j.r.SetExtra(t, model.TaskExtra{InputShapes: inShapes, ModelID: j.r.ModelID(t)})
 		}
 	}
 }

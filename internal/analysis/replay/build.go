@@ -110,11 +110,12 @@ func (b *builder) step(lo, hi int64) Step {
 			if op := r.Str(t.OpType); op != "" {
 				name = op
 			}
-			shapes := r.Str(t.InputShapes)
+			ext := r.Extras.Get(t.Extra)
+			shapes := r.Str(ext.InputShapes)
 			n, _ := model.FirstDim(shapes)
 			it.Tokens = int32(n)
 			it.Shape = b.intern(shapeClass(shapes))
-			it.Graph = t.ModelID != singleOp
+			it.Graph = ext.ModelID != singleOp
 		}
 		it.Op = b.intern(name)
 		st.Items = append(st.Items, it)

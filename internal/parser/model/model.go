@@ -79,8 +79,8 @@ func (c TaskClass) String() string {
 //
 // It holds no pointers (its strings are symbols of the rank's table,
 // Rank.Syms: read them with r.Str(t.Name)), so a rank's hundreds of
-// thousands of tasks cost 48 bytes each and are never scanned by the
-// garbage collector.
+// thousands of tasks cost 40 bytes each and are never scanned by the
+// garbage collector; the fields few passes read are in Rank.Extras.
 type DeviceTask struct {
 	Start int64 // ns since the Unix epoch
 	Dur   int64 // ns
@@ -94,13 +94,11 @@ type DeviceTask struct {
 	// TaskType is the hardware task type (`Task Type` in the trace,
 	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
 	TaskType Sym
-	// InputShapes is the raw `Input Shapes` value without its outer quotes
-	// ("25,4096;25,8"), 0 ("") when unknown.
-	InputShapes Sym
-	Stream      int32 // physical stream id, -1 when unknown
-	// ModelID is the graph (model) id, 4294967295 for single-op mode.
-	ModelID uint32
-	Class   TaskClass
+	// Extra holds the input shapes and model id, as an index into the
+	// rank's table (r.InputShapes(t), r.ModelID(t), r.SetExtra).
+	Extra  Extra
+	Stream int32 // physical stream id, -1 when unknown
+	Class  TaskClass
 	// Device is the task's device in a file that holds several
 	// (Rank.Devices), 0 otherwise; SplitDevices makes a rank of each.
 	Device int16
@@ -406,6 +404,8 @@ type Rank struct {
 
 	// Syms holds the strings of Tasks, HCCL and FrameworkOps (see Sym).
 	Syms Syms
+	// Extras holds the tasks' input shapes and model ids (see TaskExtra).
+	Extras Extras
 
 	Tasks []DeviceTask
 	HCCL  []HCCLOp
@@ -570,8 +570,10 @@ func (r *Rank) Warn(file, format string, args ...any) {
 // name) and framework ops by (start, tid, name) so every pass sees a
 // deterministic order (and exact duplicates sit side by side), and remaps
 // Links accordingly. It is stable, does nothing more than a check when the
-// order is already right (the readers produce it), and otherwise permutes
-// in place (4 bytes per element of extra memory, not a second copy).
+// order is already right, moves the few elements out of place by
+// insertion when it is nearly right (the readers produce that; see
+// settle), and otherwise permutes in place (4 bytes per element of extra
+// memory, not a second copy).
 func (r *Rank) SortTasks() {
 	taskCmp := func(x, y *DeviceTask) int {
 		if x.Start != y.Start {
@@ -598,73 +600,130 @@ func (r *Rank) SortTasks() {
 		}
 		return r.Syms.cmpSym(a.Name, b.Name)
 	}
-	var taskIdx, hIdx, opIdx []int32
-	if !isSorted(len(r.Tasks), func(i, j int) int { return taskCmp(&r.Tasks[i], &r.Tasks[j]) }) {
-		taskIdx = order(len(r.Tasks), func(i, j int32) int { return taskCmp(&r.Tasks[i], &r.Tasks[j]) })
-	}
-	if !isSorted(len(r.HCCL), func(i, j int) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) }) {
-		hIdx = order(len(r.HCCL), func(i, j int32) int { return hcclCmp(&r.HCCL[i], &r.HCCL[j]) })
-	}
-	if !isSorted(len(r.FrameworkOps), func(i, j int) int { return opCmp(&r.FrameworkOps[i], &r.FrameworkOps[j]) }) {
-		opIdx = order(len(r.FrameworkOps), func(i, j int32) int { return opCmp(&r.FrameworkOps[i], &r.FrameworkOps[j]) })
-	}
-	if len(r.Links) > 0 && (taskIdx != nil || hIdx != nil || opIdx != nil) {
-		inv, hinv, oinv := inverse(taskIdx), inverse(hIdx), inverse(opIdx)
+	tm := settle(r.Tasks, taskCmp)
+	hm := settle(r.HCCL, hcclCmp)
+	om := settle(r.FrameworkOps, opCmp)
+	if len(r.Links) > 0 && (tm.moved() || hm.moved() || om.moved()) {
+		nOps := int32(len(r.FrameworkOps))
 		for i := range r.Links {
 			l := &r.Links[i]
-			if oinv != nil && l.Op >= 0 && int(l.Op) < len(oinv) {
-				l.Op = oinv[l.Op]
+			if om.moved() && l.Op >= 0 && l.Op < nOps {
+				l.Op = om.of(l.Op)
 			}
 			if l.Task >= 0 {
-				if inv != nil {
-					l.Task = inv[l.Task]
-				}
-			} else if l.HCCL >= 0 && hinv != nil {
-				l.HCCL = hinv[l.HCCL]
+				l.Task = tm.of(l.Task)
+			} else if l.HCCL >= 0 {
+				l.HCCL = hm.of(l.HCCL)
 			}
 		}
-	}
-	if taskIdx != nil {
-		permute(r.Tasks, taskIdx)
-	}
-	if hIdx != nil {
-		permute(r.HCCL, hIdx)
-	}
-	if opIdx != nil {
-		permute(r.FrameworkOps, opIdx)
 	}
 	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
 }
 
-func isSorted(n int, cmp func(i, j int) int) bool {
-	for i := 1; i < n; i++ {
-		if cmp(i-1, i) > 0 {
-			return false
+// moves says where settle moved the elements of a slice: first the
+// few an insertion sort moved (by old index), then, when that sort gave
+// up, the permutation of the rest.
+type moves struct {
+	few []move  // sorted by old
+	inv []int32 // after few: old -> new; nil when nothing more moved
+}
+
+type move struct{ old, new int32 }
+
+func (m *moves) moved() bool { return len(m.few) > 0 || m.inv != nil }
+
+// of is the new index of the element at old index i.
+func (m *moves) of(i int32) int32 {
+	if len(m.few) > 0 && i >= m.few[0].old && i <= m.few[len(m.few)-1].old {
+		if k, ok := slices.BinarySearchFunc(m.few, i, func(x move, t int32) int { return cmpInt(int64(x.old), int64(t)) }); ok {
+			i = m.few[k].new
 		}
 	}
-	return true
+	if m.inv != nil {
+		i = m.inv[i]
+	}
+	return i
 }
 
-// order returns the indexes 0..n-1 stably sorted by cmp.
-func order(n int, cmp func(i, j int32) int) []int32 {
-	idx := make([]int32, n)
-	for i := range idx {
-		idx[i] = int32(i)
+// settle sorts s stably by cmp, in place, and says where its elements
+// went. The readers' arrays are in order or nearly (at 1 GB, 46 tasks
+// of 1.34 M one place late): an insertion sort moves those, noting each
+// move, with no array the size of s; past a budget of moved places it
+// gives up and the rest is sorted through an index array (4 bytes an
+// element), inverted in place for the remap.
+func settle[T any](s []T, cmp func(a, b *T) int) moves {
+	var m moves
+	budget := 64 + len(s)/64
+	var origin map[int32]int32 // position -> old index, where they differ or once did
+	orig := func(p int) int32 {
+		if o, ok := origin[int32(p)]; ok {
+			return o
+		}
+		return int32(p)
 	}
-	slices.SortStableFunc(idx, cmp)
-	return idx
+	i := 1
+	for ; i < len(s); i++ {
+		if cmp(&s[i-1], &s[i]) <= 0 {
+			continue
+		}
+		k := i - 1
+		for k > 0 && cmp(&s[k-1], &s[i]) > 0 && i-k <= budget {
+			k--
+		}
+		if budget -= i - k; budget < 0 {
+			break
+		}
+		if origin == nil {
+			origin = make(map[int32]int32)
+		}
+		x, ox := s[i], orig(i)
+		for j := i; j > k; j-- {
+			s[j] = s[j-1]
+			origin[int32(j)] = orig(j - 1)
+		}
+		s[k] = x
+		origin[int32(k)] = ox
+	}
+	for p, o := range origin {
+		if p != o {
+			m.few = append(m.few, move{old: o, new: p})
+		}
+	}
+	slices.SortFunc(m.few, func(a, b move) int { return cmpInt(int64(a.old), int64(b.old)) })
+	if i < len(s) {
+		idx := make([]int32, len(s))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int { return cmp(&s[a], &s[b]) })
+		permute(s, idx)
+		invert(idx)
+		m.inv = idx
+	}
+	return m
 }
 
-// inverse returns inv with inv[old] = new for a permutation new -> old.
-func inverse(p []int32) []int32 {
-	if p == nil {
-		return nil
+// invert turns the permutation p (new -> old) into its inverse (old ->
+// new) in place, following its cycles and marking visited entries by
+// negating them.
+func invert(p []int32) {
+	for i := range p {
+		if p[i] < 0 {
+			continue
+		}
+		cur, next := int32(i), p[i]
+		for {
+			after := p[next]
+			p[next] = ^cur
+			if next == int32(i) {
+				break
+			}
+			cur, next = next, after
+		}
 	}
-	inv := make([]int32, len(p))
-	for newI, oldI := range p {
-		inv[oldI] = int32(newI)
+	for i := range p {
+		p[i] = ^p[i]
 	}
-	return inv
 }
 
 // permute reorders s in place so that s[i] becomes the old s[p[i]]. It

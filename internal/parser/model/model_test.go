@@ -11,7 +11,7 @@ import (
 func TestDropDuplicates(t *testing.T) {
 	r := NewRank("x")
 	mm := func(start, dur int64, stream int32) DeviceTask {
-		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), Stream: stream, Class: ClassCompute, ModelID: 4294967295}
+		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), Stream: stream, Class: ClassCompute, Extra: r.Extras.ID(TaskExtra{ModelID: 4294967295})}
 	}
 	r.Tasks = []DeviceTask{mm(10, 5, 2), mm(10, 5, 2), mm(10, 6, 2), mm(10, 5, 3), mm(20, 1, 2), mm(10, 5, 2)}
 	hc, ar := r.Intern("hcom_allReduce__586_0_1"), r.Intern("allreduce")
@@ -118,4 +118,10 @@ func TestSyms(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, 3, s.Len())
 	require.Equal(t, "", s.Str(99), "an unknown symbol is empty")
+}
+
+// TestDeviceTaskSize keeps the task at 40 bytes (docs/performance.md, "One
+// large rank"): a field added to it costs 1.3 M × its size at 1 GB.
+func TestDeviceTaskSize(t *testing.T) {
+	require.EqualValues(t, 40, unsafe.Sizeof(DeviceTask{}))
 }

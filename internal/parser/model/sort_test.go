@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -128,5 +129,60 @@ func TestSortTasksMatchesReference(t *testing.T) {
 		sortReference(want)
 		got.SortTasks()
 		require.Equal(t, want, got, "seed %d", seed)
+	}
+}
+
+// TestSortTasksNearlySorted covers settle's insertion sort (a few tasks
+// late, as the readers leave them), its budget and the fallback after it:
+// the moves of both steps compose to the reference order and link remap.
+func TestSortTasksNearlySorted(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		mk := func() *Rank {
+			rng := rand.New(rand.NewPCG(seed, 11))
+			r := NewRank("x")
+			for _, s := range []string{"k2", "k1", "k0"} {
+				r.Intern(s)
+			}
+			n := 100 + rng.IntN(400)
+			for i := 0; i < n; i++ {
+				r.Tasks = append(r.Tasks, DeviceTask{Start: int64(i / 2), Stream: int32(rng.IntN(2)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3))), Dur: int64(i)})
+			}
+			// a few tasks late by up to 3 places, or (seed%3 == 0) a
+			// stretch far out of place past the insertion budget
+			for k := 0; k < 1+rng.IntN(8); k++ {
+				i := 3 + rng.IntN(n-3)
+				j := i - 1 - rng.IntN(3)
+				r.Tasks[i], r.Tasks[j] = r.Tasks[j], r.Tasks[i]
+			}
+			if seed%3 == 0 {
+				slices.Reverse(r.Tasks[n/2:])
+			}
+			for i := 0; i < n/2; i++ {
+				r.Links = append(r.Links, Link{Op: 0, Task: int32(rng.IntN(n)), HCCL: -1})
+			}
+			r.FrameworkOps = []FrameworkOp{{Start: 1}}
+			return r
+		}
+		want, got := mk(), mk()
+		sortReference(want)
+		got.SortTasks()
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+}
+
+func TestInvert(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for n := 0; n < 50; n++ {
+		p := make([]int32, n)
+		for i := range p {
+			p[i] = int32(i)
+		}
+		rng.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+		want := make([]int32, n)
+		for newI, oldI := range p {
+			want[oldI] = int32(newI)
+		}
+		invert(p)
+		require.Equal(t, want, p)
 	}
 }

@@ -119,7 +119,7 @@ func (r *Rank) Resolved() ([]TaskStrings, []HCCLStrings, []OpStrings) {
 	s := r.Str
 	tasks := make([]TaskStrings, len(r.Tasks))
 	for i, t := range r.Tasks {
-		tasks[i] = TaskStrings{t.Start, t.Dur, s(t.Name), s(t.OpType), s(t.TaskType), s(t.InputShapes), t.Stream, t.ModelID, t.Class}
+		tasks[i] = TaskStrings{t.Start, t.Dur, s(t.Name), s(t.OpType), s(t.TaskType), s(r.InputShapes(&t)), t.Stream, r.ModelID(&t), t.Class}
 	}
 	hccl := make([]HCCLStrings, len(r.HCCL))
 	for i, h := range r.HCCL {

@@ -72,7 +72,7 @@ type resolved struct {
 
 func resolve(r *model.Rank) resolved {
 	out := resolved{Rank: *r}
-	out.Rank.Syms, out.Rank.Tasks, out.Rank.HCCL, out.Rank.FrameworkOps = model.Syms{}, nil, nil, nil
+	out.Rank.Syms, out.Rank.Extras, out.Rank.Tasks, out.Rank.HCCL, out.Rank.FrameworkOps = model.Syms{}, model.Extras{}, nil, nil, nil
 	out.Tasks, out.HCCL, out.Ops = r.Resolved()
 	return out
 }
@@ -145,7 +145,7 @@ func TestRoundTripSamples(t *testing.T) {
 // `npuprof analyze OUTDIR`. Extend write.go/read.go and this list together.
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
-		"Have", "Syms", "Tasks", "HCCL", "HCCLPlane", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
+		"Have", "Syms", "Extras", "Tasks", "HCCL", "HCCLPlane", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
 		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap", "WorldSize", "WorldSizeFrom",
 		// a rank of several devices is split before it is exported
 		// (model.Rank.SplitDevices): every exported rank holds one
@@ -159,9 +159,11 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 	sort.Strings(fields)
 	require.Equal(t, handled, fields, "model.Rank changed: add the new field to the Parquet export (parser/parquetio) and docs/parquet.md")
 	// DeviceTask.Device and HCCLOp.Device are left out on purpose: 0 in
-	// every exported rank (split by device before the export)
+	// every exported rank (split by device before the export);
+	// DeviceTask.Extra is two columns, input_shapes and model_id (its
+	// TaskExtra in Rank.Extras)
 	for typ, n := range map[reflect.Type]int{
-		reflect.TypeOf(model.DeviceTask{}): 10, reflect.TypeOf(model.HCCLOp{}): 8, reflect.TypeOf(model.FrameworkOp{}): 4,
+		reflect.TypeOf(model.DeviceTask{}): 9, reflect.TypeOf(model.TaskExtra{}): 2, reflect.TypeOf(model.HCCLOp{}): 8, reflect.TypeOf(model.FrameworkOp{}): 4,
 		reflect.TypeOf(model.Link{}): 3, reflect.TypeOf(model.Step{}): 3, reflect.TypeOf(model.CommOpInfo{}): 10,
 		// StepTraceRow.Device and StatRow.Device are left out on purpose:
 		// the rank's device they give is ranks.device; NoOverlapped is
@@ -185,9 +187,9 @@ func TestRoundTripManyPages(t *testing.T) {
 	for i := 0; i < nTasks; i++ {
 		r.Tasks = append(r.Tasks, model.DeviceTask{Start: int64(i) * 1000, Dur: int64(i%977) + 1,
 			Name: r.Intern(fmt.Sprintf("op_%d", i%3001)), OpType: r.Intern(fmt.Sprintf("type_%d", i%97)),
-			TaskType:    r.Intern([]string{"AI_CORE", "AI_VECTOR_CORE", "EVENT_WAIT"}[i%3]),
-			InputShapes: r.Intern(fmt.Sprintf("%d,%d", i%13, i%7)), Stream: int32(i % 5),
-			Class: classes[i%len(classes)], ModelID: uint32(i % 4)})
+			TaskType: r.Intern([]string{"AI_CORE", "AI_VECTOR_CORE", "EVENT_WAIT"}[i%3]),
+			Extra:    r.Extras.ID(model.TaskExtra{InputShapes: r.Intern(fmt.Sprintf("%d,%d", i%13, i%7)), ModelID: uint32(i % 4)}),
+			Stream:   int32(i % 5), Class: classes[i%len(classes)]})
 	}
 	for i := 0; i < nHCCL; i++ {
 		// unique names: a dictionary of 70k entries

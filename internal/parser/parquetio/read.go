@@ -478,12 +478,16 @@ func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err err
 	r.Tasks, err = readRows(dir, TableDeviceTasks, rank,
 		num("start_ns", func(x *T, v int64) { x.Start = v }),
 		num("dur_ns", func(x *T, v int64) { x.Dur = v }),
-		num("model_id", func(x *T, v int64) { x.ModelID = uint32(v) }),
+		num("model_id", func(x *T, v int64) {
+			r.SetExtra(x, model.TaskExtra{InputShapes: r.InputShapes(x), ModelID: uint32(v)})
+		}),
 		num("stream", func(x *T, v int32) { x.Stream = v }),
 		sym(&r.Syms, "name", func(x *T, v model.Sym) { x.Name = v }),
 		sym(&r.Syms, "op_type", func(x *T, v model.Sym) { x.OpType = v }),
 		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { x.TaskType = v }),
-		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) { x.InputShapes = v }),
+		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) {
+			r.SetExtra(x, model.TaskExtra{InputShapes: v, ModelID: r.ModelID(x)})
+		}),
 		taskClass(in))
 	return err
 }

@@ -196,7 +196,7 @@ func writeEvents(outDir string, r *model.Rank, _ Extra) error {
 	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
 		t := &r.Tasks[i]
 		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(t.OpType), TaskType: r.Str(t.TaskType),
-			InputShapes: r.Str(t.InputShapes), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(t.ModelID)}
+			InputShapes: r.Str(r.InputShapes(t)), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(r.ModelID(t))}
 	}); err != nil {
 		return err
 	}

@@ -535,15 +535,16 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 	devs, lastDev := map[int16]bool{}, int16(0)
 	if err := spanRows(db, path, "TASK", q, r, []any{&tt, &stream, &modelID, &cid, &dev, &cname, &cop, &ctt, &cshape, &cgid}, func(s, dur int64) {
 		hostType := strs.get(tt)
-		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, ModelID: 4294967295, Device: deviceTag(dev)}
+		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, Device: deviceTag(dev)}
 		if t.Device != lastDev || len(devs) == 0 {
 			devs[t.Device], lastDev = true, t.Device
 		}
 		if v, ok := asInt(stream); ok {
 			t.Stream = int32(v)
 		}
+		ext := model.TaskExtra{ModelID: 4294967295}
 		if v, ok := asInt(modelID); ok {
-			t.ModelID = uint32(v)
+			ext.ModelID = uint32(v)
 		}
 		if cgid != nil {
 			name, opType, taskType := strs.get(cname), strs.get(cop), strs.get(ctt)
@@ -554,7 +555,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 				taskType = hostType
 			}
 			t.Name, t.OpType, t.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
-			t.InputShapes = r.Intern(strings.Trim(strs.get(cshape), `"`))
+			ext.InputShapes = r.Intern(strings.Trim(strs.get(cshape), `"`))
 			if model.IsCommKernelName(name) {
 				t.Class = model.ClassCommKernel
 			} else {
@@ -570,6 +571,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 				t.Class = model.ClassOther
 			}
 		}
+		r.SetExtra(&t, ext)
 		if v, ok := asInt(cid); ok {
 			conn[v] = append(conn[v], int32(len(r.Tasks)))
 		}

@@ -1466,7 +1466,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
 				rank.Tasks = append(rank.Tasks, model.DeviceTask{
 					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt),
-					Stream: stream, Class: ti.class, ModelID: s.modelID, Device: dev16(p),
+					Stream: stream, Class: ti.class, Extra: rank.Extras.ID(model.TaskExtra{ModelID: s.modelID}), Device: dev16(p),
 				})
 			}
 		case procOverlap:

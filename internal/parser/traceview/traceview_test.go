@@ -171,7 +171,7 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 	require.Equal(t, []string{"ok", "neg-dur", "big-stream"}, names)
 	require.Equal(t, int64(0), r.Tasks[1].Dur)
 	require.Equal(t, int32(2), r.Tasks[2].Stream, "an out-of-range stream id falls back to the tid")
-	require.Equal(t, uint32(4294967295), r.Tasks[2].ModelID)
+	require.Equal(t, uint32(4294967295), r.ModelID(&r.Tasks[2]))
 	off := func(i int) int { return strings.Index(data, evs[i]) }
 	msgs := map[string]model.Warning{}
 	for _, w := range r.Warnings {
@@ -323,7 +323,7 @@ func TestReadShapes(t *testing.T) {
 	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Tid: 7}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 1)
 	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"), OpType: r.Intern("Cumsum"),
-		TaskType: r.Intern("AI_CPU"), Stream: 2, Class: model.ClassCompute, ModelID: 7}, r.Tasks[0])
+		TaskType: r.Intern("AI_CPU"), Stream: 2, Class: model.ClassCompute, Extra: r.Extras.ID(model.TaskExtra{ModelID: 7})}, r.Tasks[0])
 	require.Len(t, r.HCCL, 1)
 	require.Equal(t, "allgather", r.Str(r.HCCL[0].Type))
 	require.Equal(t, 5, r.Device)
