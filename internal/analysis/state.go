@@ -25,6 +25,9 @@ import (
 // rankRecord is a RankResult's exported fields but its groups and pass
 // results (a gob of it is StateRecord).
 type rankRecord struct {
+	// StateVersion is the encoding's StateVersion (0: written before
+	// records carried one, version 1).
+	StateVersion   int
 	Rank           int
 	Device         int
 	Path           string
@@ -46,6 +49,13 @@ type rankRecord struct {
 	Sources        map[string]string
 }
 
+// StateVersion is the version of the encoded pass results. It goes up
+// whenever a rank pass's result type changes how it encodes (a field's
+// type, or its meaning); TestStateTypesFingerprint fails until it does.
+// A state of another version is refused with what to do: gob would read
+// a changed field as an error at best, as a zero at worst.
+const StateVersion = 2
+
 // RankState is one rank's encoded state: its record and, by pass name, the
 // result of each rank pass that ran (a gob each).
 type RankState struct {
@@ -61,7 +71,7 @@ type PassState struct {
 
 // EncodeState encodes rr (its model released) without its groups.
 func EncodeState(rr *RankResult) (*RankState, error) {
-	rec := rankRecord{Rank: rr.Rank, Device: rr.Device, Path: rr.Path, Origin: rr.Origin, Format: rr.Format, ProfilerLevel: rr.ProfilerLevel,
+	rec := rankRecord{StateVersion: StateVersion, Rank: rr.Rank, Device: rr.Device, Path: rr.Path, Origin: rr.Origin, Format: rr.Format, ProfilerLevel: rr.ProfilerLevel,
 		TorchNPU: rr.TorchNPU, CANN: rr.CANN, Metrics: rr.Metrics, Unavailable: rr.Unavailable, Env: rr.Env, MetaVersions: rr.MetaVersions,
 		Errors: rr.Errors, Timings: rr.Timings, Warnings: rr.Warnings, Partial: rr.Partial, PartialReason: rr.PartialReason,
 		PartialMetrics: rr.PartialMetrics, Sources: rr.Sources.Map()}
@@ -130,6 +140,9 @@ func DecodeState(st *RankState, groups []model.Group, keep func(*Pass) bool) (*R
 	var rec rankRecord
 	if err := gob.NewDecoder(bytes.NewReader(st.Record)).Decode(&rec); err != nil {
 		return nil, fmt.Errorf("a rank's record: %w", err)
+	}
+	if v := max(rec.StateVersion, 1); v != StateVersion {
+		return nil, fmt.Errorf("rank %d: its saved pass results are of state version %d, written by another npuprof; this one reads version %d: export the capture again with this npuprof", rec.Rank, v, StateVersion)
 	}
 	rr := &RankResult{Rank: rec.Rank, Device: rec.Device, Path: rec.Path, Origin: rec.Origin, Format: rec.Format, ProfilerLevel: rec.ProfilerLevel,
 		TorchNPU: rec.TorchNPU, CANN: rec.CANN, Metrics: rec.Metrics, Unavailable: rec.Unavailable, Groups: groups, Env: rec.Env,

@@ -7,6 +7,8 @@ package lang
 // checks the verbs; the zh outputs' test (cmd/npuprof) that none of them
 // stays English.
 var zhPhrases = map[string]string{
+	// an export's saved state of another version (analysis.DecodeState)
+	"rank %d: its saved pass results are of state version %d, written by another npuprof; this one reads version %d: export the capture again with this npuprof": "rank %d：其保存的 pass 结果为状态版本 %d，由另一版本的 npuprof 写出；本 npuprof 读取版本 %d：请用本 npuprof 重新导出该采集",
 	// the target-concurrency what-if (plan.whatif), the plan's bounds and the host tuning
 	"no gain at %s (%s): revisit at %s, where its fix is predicted at %s":                               "在 %[1]s 时无收益（%[2]s）：在 %[3]s 时再评估，届时其修复预测为 %[4]s",
 	"gains at %s (%s) but not at %s (%s)":                                                               "在 %[1]s 时有收益（%[2]s），在 %[3]s 时没有（%[4]s）",
