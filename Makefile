@@ -139,7 +139,8 @@ FUZZ_TARGETS := \
 	./internal/parser/msprof:FuzzReadStatistics \
 	./internal/parser/msprof:FuzzReadCommunication \
 	./internal/parser/sqlitedb:FuzzReadDB \
-	./internal/inputs/service:FuzzReadCSV
+	./internal/inputs/service:FuzzReadCSV \
+	./internal/render:FuzzIndentJSON
 
 ## The mutation test (internal/pipeline/mutation_test.go) runs MUTATIONS mutations
 ## per file kind (default 400; `make test` runs 12): with every target, or
