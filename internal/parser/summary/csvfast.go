@@ -373,33 +373,17 @@ fields:
 			continue
 		}
 		// unquoted cells: the commas of 8 bytes at a time (several short
-		// cells per word), not a call to IndexByte per cell
+		// cells per word), not a call to IndexByte per cell; the words
+		// stay within the line, whose last bytes go one at a time
 		const ones7f, highs, commas = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080, 0x2c2c2c2c2c2c2c2c
 		fields := c.fields
 		lineB := buf[:ce] // i < len(lineB) is i < ce, with no bounds check after
-		for j := i; ; j += 8 {
-			if j+8 > len(buf) {
-				// the end of the buffer: byte by byte
-				for j = i; j < ce && buf[j] != ','; j++ {
-				}
-				if j >= ce {
-					break
-				}
-				if nf < upto {
-					fields = append(fields, fieldPos{int32(i), int32(j), cellRaw})
-				}
-				nf++
-				i = j + 1
-				c.fields = fields
-				continue fields
-			}
-			x := binary.LittleEndian.Uint64(buf[j:j+8]) ^ commas
+		j := i
+		for ; j+8 <= len(lineB); j += 8 {
+			x := binary.LittleEndian.Uint64(lineB[j:j+8]) ^ commas
 			// 0x80 in exactly the bytes of x that are zero
 			for m := ^((x&ones7f + ones7f) | x) & highs; m != 0; m &= m - 1 {
 				k := j + bits.TrailingZeros64(m)>>3
-				if k >= ce {
-					break
-				}
 				// nf < upto here: the loop leaves when it reaches upto
 				fields = append(fields, fieldPos{int32(i), int32(k), cellRaw})
 				nf++
@@ -409,8 +393,16 @@ fields:
 					continue fields
 				}
 			}
-			if j+8 >= ce {
-				break
+		}
+		for ; j < len(lineB); j++ {
+			if lineB[j] == ',' {
+				fields = append(fields, fieldPos{int32(i), int32(j), cellRaw})
+				nf++
+				i = j + 1
+				if nf >= upto || (i < len(lineB) && lineB[i] == '"') {
+					c.fields = fields
+					continue fields
+				}
 			}
 		}
 		// the last cell of the record

@@ -122,6 +122,18 @@ type interner struct {
 	short        []shortEnt
 	nShort       int
 	seed0, seed1 uint64
+	// names longer than 16 bytes: the last one seen per slot, keyed like
+	// short (first and last 8 bytes, length) and checked against its raw
+	// spelling; a miss goes to longID. Kernel names repeat (aclnn...,
+	// 30 to 60 bytes): a hit costs one compare instead of maphash's probe.
+	long []longEnt
+}
+
+// longEnt is a name longer than 16 bytes in the long cache: its key, and
+// 1 + its index into raws (0: an empty slot).
+type longEnt struct {
+	a, z uint64
+	n, i uint32
 }
 
 // shortEnt is a name of at most 16 bytes (as intern.ShortKey) and its id; n is
@@ -133,7 +145,7 @@ type shortEnt struct {
 
 func newInterner(syms *model.Syms) *interner {
 	in := &interner{syms: syms, tab: make([]uint32, 4096), seed: maphash.MakeSeed(),
-		short: make([]shortEnt, 1024), seed0: rand.Uint64(), seed1: rand.Uint64()}
+		short: make([]shortEnt, 1024), long: make([]longEnt, 512), seed0: rand.Uint64(), seed1: rand.Uint64()}
 	in.insert("", 0)
 	return in
 }
@@ -193,8 +205,15 @@ func (in *interner) place(i int) {
 }
 
 func (in *interner) id(b []byte) uint32 {
-	if len(b) > 16 {
-		return in.longID(b)
+	if n := len(b); n > 16 {
+		a, z := binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[n-8:n])
+		e := &in.long[in.shortSlot(a, z, n)&uint64(len(in.long)-1)]
+		if e.n == uint32(n) && e.a == a && e.z == z && e.i != 0 && in.raws[e.i-1] == string(b) {
+			return in.ids[e.i-1]
+		}
+		id, i := in.longID(b)
+		*e = longEnt{a: a, z: z, n: uint32(n), i: uint32(i) + 1}
+		return id
 	}
 	a, z := intern.ShortKey(b)
 	n := len(b)
@@ -208,13 +227,14 @@ func (in *interner) id(b []byte) uint32 {
 			return e.id
 		}
 	}
-	id := in.longID(b)
+	id, _ := in.longID(b)
 	in.shortAdd(a, z, n, id)
 	return id
 }
 
-// longID is id through the table of all names (keyed by maphash).
-func (in *interner) longID(b []byte) uint32 {
+// longID is id through the table of all names (keyed by maphash); i is
+// the name's index in raws.
+func (in *interner) longID(b []byte) (id uint32, i int) {
 	mask := uint64(len(in.tab) - 1)
 	h := maphash.Bytes(in.seed, b) & mask
 	for {
@@ -223,7 +243,7 @@ func (in *interner) longID(b []byte) uint32 {
 			break
 		}
 		if in.raws[e-1] == string(b) {
-			return in.ids[e-1]
+			return in.ids[e-1], int(e - 1)
 		}
 		h = (h + 1) & mask
 	}
@@ -232,9 +252,9 @@ func (in *interner) longID(b []byte) uint32 {
 	if strings.IndexByte(raw, '\\') >= 0 {
 		s = unquote(b)
 	}
-	id := uint32(in.syms.Intern(s))
+	id = uint32(in.syms.Intern(s))
 	in.insert(raw, id)
-	return id
+	return id, len(in.raws) - 1
 }
 
 // str returns the string of an id.
