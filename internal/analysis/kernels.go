@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // KernelStat summarizes one kernel name.
@@ -172,11 +174,10 @@ func OnAICPU(core, name string) (on, known bool) {
 	return false, false
 }
 
-// knownCore reports whether a task type names the core: "" (no Task
-// Type), N/A (Level0's kernel_details.csv), Other (old traces type every
-// task so) and UNKNOWN do not.
+// knownCore reports whether a task type names the core (a placeholder,
+// model.PlaceholderTaskType, does not).
 func knownCore(core string) bool {
-	return core != "" && core != "N/A" && core != "UNKNOWN" && core != "Other"
+	return !model.PlaceholderTaskType(core)
 }
 
 // unknownCoreWhy says why a kernel's core is unknown: what its source

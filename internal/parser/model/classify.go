@@ -32,13 +32,24 @@ var subtaskTypes = map[string]bool{
 // otherTaskTypes are the task types a profiler writes that none of the
 // tables above holds: the rest of STARS' SQE list and FFTS+'s subtask
 // types (docs/formats.md#device-task-types), and the placeholders of old
-// or Level0 files. They are known, and classed as other device tasks.
+// or Level0 files (PlaceholderTaskType). They are known, and classed as
+// other device tasks.
 var otherTaskTypes = map[string]bool{
 	"VQ6_SQE": true, "TOF_SQE": true, "VPC_SQE": true, "JPEGE_SQE": true, "JPEGD_SQE": true,
 	"ROCCE_SQE": true, "CDQM_SQE": true, "Data Context": true, "Load Context": true,
 	"EVENT_WAIT_SQE": true, "EVENT_WAIT": true, "EVENT_RECORD_SQE": true, "EVENT_RECORD": true,
 	"PLACE_HOLDER_SQE": true, "HCCL": true, "COMMUNICATION": true,
-	"": true, "Other": true, "N/A": true, "UNKNOWN": true,
+}
+
+// PlaceholderTaskType reports whether a task type is a placeholder that
+// does not name the core: "" (no Task Type), Other (old traces type every
+// task so), N/A (Level0's kernel_details.csv) and UNKNOWN.
+func PlaceholderTaskType(taskType string) bool {
+	switch taskType {
+	case "", "Other", "N/A", "UNKNOWN":
+		return true
+	}
+	return false
 }
 
 // KnownTaskType reports whether a hardware task type is one a profiler
@@ -50,7 +61,7 @@ func KnownTaskType(taskType string) bool {
 	if _, ok := computeTaskTypes[taskType]; ok {
 		return true
 	}
-	return memcpyTaskTypes[taskType] || subtaskTypes[taskType] || otherTaskTypes[taskType]
+	return memcpyTaskTypes[taskType] || subtaskTypes[taskType] || otherTaskTypes[taskType] || PlaceholderTaskType(taskType)
 }
 
 // hostTaskNames are names a device task carries when it belongs to no op.
@@ -94,7 +105,7 @@ func ClassifyTask(taskType, name string) TaskClass {
 	}
 	// Old traces type every task "Other"; kernel_details at Level0 says
 	// N/A. A named op that is not a host task type is a compute kernel.
-	if (taskType == "" || taskType == "Other" || taskType == "N/A" || taskType == "UNKNOWN") && name != "" && !strings.HasPrefix(name, "hcom_") {
+	if PlaceholderTaskType(taskType) && name != "" && !strings.HasPrefix(name, "hcom_") {
 		return ClassCompute
 	}
 	return ClassOther
