@@ -68,7 +68,7 @@ func TestMC2DispatchCombinePerLayer(t *testing.T) {
 		require.InDelta(t, (m[MetricMoEDispatchUs]+m[MetricMoECombineUs])/moeK, m[MetricMoEDispatchShare], 1e-9)
 		var d, c []int64
 		for _, task := range p.Ranks[i].Tasks {
-			switch p.Ranks[i].Str(task.OpType) {
+			switch p.Ranks[i].Str(p.Ranks[i].OpType(&task)) {
 			case "MoeDistributeDispatchV2":
 				d = append(d, task.Dur)
 				busy += task.Dur

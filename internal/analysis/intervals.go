@@ -175,7 +175,7 @@ var TimelinePass = &Pass{
 			if t.Class != model.ClassCompute {
 				// current msprof's extremes: every task but the
 				// profiler's own start and stop markers
-				if t.Class != model.ClassPlaceholder || !profilingMarker(r.Str(t.Name), r.Str(t.TaskType)) {
+				if t.Class != model.ClassPlaceholder || !profilingMarker(r.Str(t.Name), r.Str(r.TaskType(t))) {
 					all.add(t.Start, t.End())
 				}
 			}

@@ -85,7 +85,8 @@ Other in old traces, none) nor its name tells.`,
 			}
 			a := by[t.Name]
 			if a == nil {
-				a = &acc{name: r.Str(t.Name), op: r.Str(t.OpType), core: r.Str(t.TaskType)}
+				x := r.Extra(t)
+				a = &acc{name: r.Str(t.Name), op: r.Str(x.OpType), core: r.Str(x.TaskType)}
 				by[t.Name] = a
 				all = append(all, a)
 			}

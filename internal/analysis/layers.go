@@ -233,7 +233,7 @@ func markBoundaries(r *model.Rank, tl *Timeline, ew *EventWaitResult, res *Layer
 		if g == len(res.Gaps) {
 			break
 		}
-		k := t.OpType
+		k := r.OpType(t)
 		if r.Str(k) == "" {
 			k = t.Name
 		}

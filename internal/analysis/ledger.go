@@ -357,10 +357,10 @@ func mainLinks(r *model.Rank, main int32) []model.Link {
 }
 
 // ledgerStage is a compute kernel's cause by its stage. It reads only
-// t.Name and t.OpType (nameOpMemo relies on it): the caller makes an
+// t.Name and r.OpType(t) (nameOpMemo relies on it): the caller makes an
 // AI_CPU kernel's cause CauseAICPU.
 func ledgerStage(r *model.Rank, t *model.DeviceTask) Cause {
-	s := r.Str(t.OpType)
+	s := r.Str(r.OpType(t))
 	if s == "" {
 		s = r.Str(t.Name)
 	}
@@ -568,8 +568,8 @@ func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 	switch t.Class {
 	case model.ClassCompute:
 		c := w.stages.get(t)
-		if t.TaskType != w.taskType {
-			w.taskType, w.aicpu = t.TaskType, w.r.Str(t.TaskType) == "AI_CPU"
+		if tt := w.r.TaskType(t); tt != w.taskType {
+			w.taskType, w.aicpu = tt, w.r.Str(tt) == "AI_CPU"
 		}
 		if w.aicpu {
 			c = CauseAICPU
@@ -603,8 +603,8 @@ func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 }
 
 func (w *ledgerWalk) opName(t *model.DeviceTask) model.Sym {
-	if w.r.Str(t.OpType) != "" {
-		return t.OpType
+	if op := w.r.OpType(t); w.r.Str(op) != "" {
+		return op
 	}
 	return t.Name
 }

@@ -34,11 +34,12 @@ func (m *nameOpMemo[T]) get(t *model.DeviceTask) T {
 		m.slots = append(m.slots, make([]nameOpSlot[T], int(t.Name)+1-len(m.slots))...)
 	}
 	s := &m.slots[t.Name]
-	if s.set && s.op == t.OpType {
+	op := m.r.OpType(t)
+	if s.set && s.op == op {
 		return s.v
 	}
 	v := m.f(m.r, t)
-	*s = nameOpSlot[T]{op: t.OpType, set: true, v: v}
+	*s = nameOpSlot[T]{op: op, set: true, v: v}
 	return v
 }
 

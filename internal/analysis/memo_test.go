@@ -40,9 +40,9 @@ func TestNameOpMemoFollowsOpType(t *testing.T) {
 	r := model.NewRank("memo")
 	name := r.Intern("aclnnFoo_1")
 	tasks := []model.DeviceTask{
-		{Name: name, OpType: r.Intern("Cumsum")},
-		{Name: name, OpType: r.Intern("GroupedMatmul")},
-		{Name: name, OpType: r.Intern("Cumsum")},
+		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum")})},
+		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("GroupedMatmul")})},
+		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum")})},
 		{Name: r.Intern("MoeInitRoutingCustom_7")},
 		{Name: name},
 	}

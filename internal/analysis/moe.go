@@ -37,10 +37,10 @@ const (
 // openerPath is the dispatcher path of a kernel that opens a MoE layer.
 var openerPath = map[int]string{roleRouting: DispatcherAllGather, roleDispatchMC2: DispatcherMC2, roleFusedMC2: DispatcherFusedMC2, rolePermute: DispatcherAllToAll}
 
-// moeRole reads only t.Name and t.OpType (nameOpMemo relies on it).
+// moeRole reads only t.Name and r.OpType(t) (nameOpMemo relies on it).
 func moeRole(r *model.Rank, t *model.DeviceTask) int {
 	name := r.Str(t.Name)
-	s := r.Str(t.OpType)
+	s := r.Str(r.OpType(t))
 	if s == "" {
 		s = name
 	}
@@ -293,7 +293,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			path := openerPath[role]
 			res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Path: path, Routing: i})
 			if res.PathLayers[path] == 0 {
-				opener[path] = r.Str(t.OpType)
+				opener[path] = r.Str(r.OpType(t))
 				if opener[path] == "" {
 					opener[path] = r.Str(t.Name)
 				}
@@ -307,15 +307,16 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			if li, ok := open[t.Stream]; ok {
 				res.Cumsum.add(t.Dur)
 				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
-				core := r.Str(t.TaskType)
+				tt := r.Str(r.TaskType(t))
+				core := tt
 				if core == "" {
 					core = "unknown"
 				}
 				res.CumsumCores[core]++
-				switch on, known := OnAICPU(r.Str(t.TaskType), r.Str(t.Name)); {
+				switch on, known := OnAICPU(tt, r.Str(t.Name)); {
 				case !known:
 					if res.CumsumUndecided == 0 {
-						res.cumsumUnknownCore = r.Str(t.TaskType)
+						res.cumsumUnknownCore = tt
 					}
 					res.CumsumUndecided++
 				case on:

@@ -268,7 +268,7 @@ func awaitedBefore(r *model.Rank, rec int, hccl []int32, labels *typeGroupLabels
 	case model.ClassMemcpy:
 		return AwaitMemcpy, "MEMCPY"
 	}
-	if op := r.Str(t.OpType); op != "" {
+	if op := r.Str(r.OpType(t)); op != "" {
 		return AwaitKernel, op
 	}
 	return AwaitKernel, r.Str(t.Name)

@@ -176,9 +176,16 @@ var WorkloadOf = RankResultOf[*WorkloadResult](WorkloadPass)
 // match each matcher, once per name symbol.
 func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 	if device {
+		// by extras first: a task's op type is its extras'
+		byExtra := make([]int32, r.Extras.Len())
 		for i := range r.Tasks {
-			if s := int(r.Tasks[i].OpType); s < len(counts) {
-				counts[s]++
+			if x := int(r.Tasks[i].Extra); x < len(byExtra) {
+				byExtra[x]++
+			}
+		}
+		for x, n := range byExtra {
+			if s := int(r.Extras.Get(model.Extra(x)).OpType); n > 0 && s < len(counts) {
+				counts[s] += n
 			}
 		}
 	} else {

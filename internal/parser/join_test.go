@@ -97,8 +97,8 @@ func TestKernelJoin(t *testing.T) {
 	want := []struct{ op, shapes string }{{"T1", "s1"}, {"T1", ""}, {"T1", ""}, {"", "s1"}, {"", ""}, {"", ""}}
 	for i, w := range want {
 		tk := r.Tasks[i]
-		if r.Str(tk.OpType) != w.op || r.Str(r.InputShapes(&tk)) != w.shapes {
-			t.Errorf("task %d: op type %q shapes %q, want %q %q", i, r.Str(tk.OpType), r.Str(r.InputShapes(&tk)), w.op, w.shapes)
+		if r.Str(r.OpType(&tk)) != w.op || r.Str(r.InputShapes(&tk)) != w.shapes {
+			t.Errorf("task %d: op type %q shapes %q, want %q %q", i, r.Str(r.OpType(&tk)), r.Str(r.InputShapes(&tk)), w.op, w.shapes)
 		}
 	}
 }

@@ -92,9 +92,10 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 			if opType == "" {
 				opType = model.OpTypeFromName(k.Name)
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name), OpType: r.Intern(opType),
-				TaskType: r.Intern(k.Core), Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name),
-				Extra:  r.Extras.ID(model.TaskExtra{InputShapes: r.Intern(k.InputShapes), ModelID: 4294967295}),
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name),
+				Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name),
+				Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern(opType), TaskType: r.Intern(k.Core),
+					InputShapes: r.Intern(k.InputShapes), ModelID: 4294967295}),
 				Device: int16(max(k.Device, 0))})
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
@@ -295,11 +296,15 @@ func (j *kernelJoin) rowByStream(k *summary.KernelRow) {
 	for _, i := range j.at[[2]int64{int64(k.Stream), k.Start}] {
 		t := &j.r.Tasks[i]
 		t.Name = j.intern(&j.names2, k.NameID, k.Name)
-		if k.TypeID != 0 {
-			t.OpType = j.intern(&j.types, k.TypeID, k.Type)
-		}
-		if k.ShapesID != 0 {
-			j.r.SetExtra(t, model.TaskExtra{InputShapes: j.intern(&j.shapes, k.ShapesID, k.InputShapes), ModelID: j.r.ModelID(t)})
+		if k.TypeID != 0 || k.ShapesID != 0 {
+			x := j.r.Extra(t)
+			if k.TypeID != 0 {
+				x.OpType = j.intern(&j.types, k.TypeID, k.Type)
+			}
+			if k.ShapesID != 0 {
+				x.InputShapes = j.intern(&j.shapes, k.ShapesID, k.InputShapes)
+			}
+			j.r.SetExtra(t, x)
 		}
 		j.named[i] = true
 	}
@@ -355,11 +360,15 @@ func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32,
 			inShapes = j.intern(&j.shapes, shapesID, shapes)
 			resolved = true
 		}
-		if typeID != 0 {
-			t.OpType = opType
-		}
-		if shapesID != 0 {
-			j.r.SetExtra(t, model.TaskExtra{InputShapes: inShapes, ModelID: j.r.ModelID(t)})
+		if typeID != 0 || shapesID != 0 {
+			x := j.r.Extra(t)
+			if typeID != 0 {
+				x.OpType = opType
+			}
+			if shapesID != 0 {
+				x.InputShapes = inShapes
+			}
+			j.r.SetExtra(t, x)
 		}
 	}
 }

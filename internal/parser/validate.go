@@ -144,7 +144,7 @@ func checkKernelCores(r *model.Rank) {
 			continue
 		}
 		if n == 0 {
-			first = r.Str(t.TaskType)
+			first = r.Str(r.TaskType(&t))
 		}
 		n++
 	}

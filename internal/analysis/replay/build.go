@@ -107,10 +107,10 @@ func (b *builder) step(lo, hi int64) Step {
 		it := Item{Dur: t.Dur, Gap: max(t.Start-prev, 0), Coll: -1, Kind: kindOf(t.Class)}
 		name := r.Str(t.Name)
 		if it.Kind == Kernel {
-			if op := r.Str(t.OpType); op != "" {
+			ext := r.Extra(t)
+			if op := r.Str(ext.OpType); op != "" {
 				name = op
 			}
-			ext := r.Extras.Get(t.Extra)
 			shapes := r.Str(ext.InputShapes)
 			n, _ := model.FirstDim(shapes)
 			it.Tokens = int32(n)

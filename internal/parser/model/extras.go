@@ -1,11 +1,18 @@
 package model
 
-// TaskExtra is what a device task carries that few passes read: its input
-// shapes and model id. A rank's hundreds of thousands of tasks share a few
-// thousand distinct ones, so the rank's table (Rank.Extras) holds each
-// once and a task holds its index (DeviceTask.Extra): 8 bytes less a
-// task (48 to 40).
+// TaskExtra is what a device task shares with many others: its op type,
+// task type, input shapes and model id. A rank's hundreds of thousands of
+// tasks take a few thousand distinct sets of them, so the rank's table
+// (Rank.Extras) holds each once and a task holds its index
+// (DeviceTask.Extra): 16 bytes less a task (48 to 32).
 type TaskExtra struct {
+	// OpType is the op type (kernel_details `Type`, e.g. Cumsum,
+	// MoeInitRoutingCustom). When only the timeline exists it is derived
+	// from the aclnn name pattern {api}_{impl}_{opType}.
+	OpType Sym
+	// TaskType is the hardware task type (`Task Type` in the trace,
+	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
+	TaskType Sym
 	// InputShapes is the raw `Input Shapes` value without its outer
 	// quotes ("25,4096;25,8"), 0 ("") when unknown.
 	InputShapes Sym
@@ -23,16 +30,30 @@ type Extra uint32
 type Extras struct {
 	list []TaskExtra // by Extra; list[0] is TaskExtra{} once anything was added
 	ids  map[TaskExtra]Extra
-	// the last value asked for and its id: neighbouring tasks mostly
-	// share theirs
-	last   TaskExtra
-	lastID Extra
+	// recent ids by a hash of their value: a reader asks for the same
+	// few values again and again, and a 16-byte key is a slow map key
+	recent []Extra
+}
+
+// recentSlots is the size of Extras.recent (a power of two).
+const recentSlots = 256
+
+// slot is e's place in Extras.recent.
+func (e *TaskExtra) slot() uint32 {
+	h := uint32(e.OpType)*0x9E3779B1 ^ uint32(e.TaskType)*0x85EBCA77 ^ uint32(e.InputShapes)*0xC2B2AE3D ^ e.ModelID*0x27D4EB2F
+	return h >> 24 // the top 8 bits: recentSlots
 }
 
 // ID returns the index of e, adding e when it is new.
 func (x *Extras) ID(e TaskExtra) Extra {
-	if e == x.last {
-		return x.lastID
+	if x.recent == nil && e == (TaskExtra{}) {
+		return 0
+	}
+	h := e.slot()
+	if x.recent != nil {
+		if id := x.recent[h]; x.list[id] == e {
+			return id
+		}
 	}
 	if e == (TaskExtra{}) {
 		return 0
@@ -42,12 +63,13 @@ func (x *Extras) ID(e TaskExtra) Extra {
 		if x.ids == nil {
 			x.ids = make(map[TaskExtra]Extra, 64)
 			x.list = append(x.list, TaskExtra{})
+			x.recent = make([]Extra, recentSlots)
 		}
 		id = Extra(len(x.list))
 		x.list = append(x.list, e)
 		x.ids[e] = id
 	}
-	x.last, x.lastID = e, id
+	x.recent[h] = id
 	return id
 }
 
@@ -65,7 +87,7 @@ func (x *Extras) Len() int { return max(1, len(x.list)) }
 
 // Clone returns an independent copy of the table.
 func (x *Extras) Clone() Extras {
-	c := Extras{list: append([]TaskExtra(nil), x.list...), last: x.last, lastID: x.lastID}
+	c := Extras{list: append([]TaskExtra(nil), x.list...), recent: append([]Extra(nil), x.recent...)}
 	if x.ids != nil {
 		c.ids = make(map[TaskExtra]Extra, len(x.ids))
 		for k, v := range x.ids {
@@ -75,11 +97,20 @@ func (x *Extras) Clone() Extras {
 	return c
 }
 
+// Extra returns task t's op type, task type, input shapes and model id.
+func (r *Rank) Extra(t *DeviceTask) TaskExtra { return r.Extras.Get(t.Extra) }
+
+// OpType is task t's op type (a symbol of r.Syms).
+func (r *Rank) OpType(t *DeviceTask) Sym { return r.Extras.Get(t.Extra).OpType }
+
+// TaskType is task t's task type (a symbol of r.Syms).
+func (r *Rank) TaskType(t *DeviceTask) Sym { return r.Extras.Get(t.Extra).TaskType }
+
 // InputShapes is task t's input shapes (a symbol of r.Syms).
 func (r *Rank) InputShapes(t *DeviceTask) Sym { return r.Extras.Get(t.Extra).InputShapes }
 
 // ModelID is task t's model id (4294967295 for single-op mode).
 func (r *Rank) ModelID(t *DeviceTask) uint32 { return r.Extras.Get(t.Extra).ModelID }
 
-// SetExtra sets task t's input shapes and model id.
+// SetExtra sets task t's op type, task type, input shapes and model id.
 func (r *Rank) SetExtra(t *DeviceTask, e TaskExtra) { t.Extra = r.Extras.ID(e) }

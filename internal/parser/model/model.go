@@ -79,23 +79,18 @@ func (c TaskClass) String() string {
 //
 // It holds no pointers (its strings are symbols of the rank's table,
 // Rank.Syms: read them with r.Str(t.Name)), so a rank's hundreds of
-// thousands of tasks cost 40 bytes each and are never scanned by the
-// garbage collector; the fields few passes read are in Rank.Extras.
+// thousands of tasks cost 32 bytes each and are never scanned by the
+// garbage collector; what many tasks share (op type, task type, shapes,
+// model id) is in Rank.Extras.
 type DeviceTask struct {
 	Start int64 // ns since the Unix epoch
 	Dur   int64 // ns
 	// Name is the op/kernel name (e.g. aclnnCumsum_CumsumAiCpu_Cumsum) or,
 	// for tasks without an op, the host task type (EVENT_WAIT, MEMCPY_ASYNC).
 	Name Sym
-	// OpType is the op type (kernel_details `Type`, e.g. Cumsum,
-	// MoeInitRoutingCustom). When only the timeline exists it is derived
-	// from the aclnn name pattern {api}_{impl}_{opType}.
-	OpType Sym
-	// TaskType is the hardware task type (`Task Type` in the trace,
-	// `Accelerator Core` in kernel_details): AI_CORE, AI_CPU, EVENT_WAIT_SQE...
-	TaskType Sym
-	// Extra holds the input shapes and model id, as an index into the
-	// rank's table (r.InputShapes(t), r.ModelID(t), r.SetExtra).
+	// Extra holds the op type, task type, input shapes and model id, as
+	// an index into the rank's table of their distinct sets (r.OpType(t),
+	// r.TaskType(t), r.InputShapes(t), r.ModelID(t), r.SetExtra).
 	Extra  Extra
 	Stream int32 // physical stream id, -1 when unknown
 	Class  TaskClass

@@ -11,7 +11,7 @@ import (
 func TestDropDuplicates(t *testing.T) {
 	r := NewRank("x")
 	mm := func(start, dur int64, stream int32) DeviceTask {
-		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), Stream: stream, Class: ClassCompute, Extra: r.Extras.ID(TaskExtra{ModelID: 4294967295})}
+		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), Stream: stream, Class: ClassCompute, Extra: r.Extras.ID(TaskExtra{OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), ModelID: 4294967295})}
 	}
 	r.Tasks = []DeviceTask{mm(10, 5, 2), mm(10, 5, 2), mm(10, 6, 2), mm(10, 5, 3), mm(20, 1, 2), mm(10, 5, 2)}
 	hc, ar := r.Intern("hcom_allReduce__586_0_1"), r.Intern("allreduce")
@@ -120,8 +120,37 @@ func TestSyms(t *testing.T) {
 	require.Equal(t, "", s.Str(99), "an unknown symbol is empty")
 }
 
-// TestDeviceTaskSize keeps the task at 40 bytes (docs/performance.md, "One
+// TestDeviceTaskSize keeps the task at 32 bytes (docs/performance.md, "One
 // large rank"): a field added to it costs 1.3 M × its size at 1 GB.
 func TestDeviceTaskSize(t *testing.T) {
-	require.EqualValues(t, 40, unsafe.Sizeof(DeviceTask{}))
+	require.EqualValues(t, 32, unsafe.Sizeof(DeviceTask{}))
+}
+
+// TestExtrasIDs: every distinct value gets its own id, asked again (from
+// the recent slots or the map) it gets the same one, and Get returns it;
+// far more values than recent slots make them collide.
+func TestExtrasIDs(t *testing.T) {
+	var x Extras
+	require.Equal(t, Extra(0), x.ID(TaskExtra{}), "the empty value is 0 before anything was added")
+	var vals []TaskExtra
+	for i := range 3000 {
+		vals = append(vals, TaskExtra{OpType: Sym(i % 7), TaskType: Sym(i % 3), InputShapes: Sym(i / 21), ModelID: uint32(i % 2)})
+	}
+	ids := map[TaskExtra]Extra{}
+	for round := range 2 {
+		for _, v := range vals {
+			id := x.ID(v)
+			if prev, ok := ids[v]; ok {
+				require.Equal(t, prev, id, "round %d: %+v", round, v)
+			}
+			ids[v] = id
+			require.Equal(t, v, x.Get(id))
+		}
+	}
+	require.Equal(t, Extra(0), x.ID(TaskExtra{}))
+	require.Equal(t, len(ids), x.Len(), "one entry per distinct value (the empty one among them)")
+	c := x.Clone()
+	for v, id := range ids {
+		require.Equal(t, id, c.ID(v))
+	}
 }

@@ -119,7 +119,8 @@ func (r *Rank) Resolved() ([]TaskStrings, []HCCLStrings, []OpStrings) {
 	s := r.Str
 	tasks := make([]TaskStrings, len(r.Tasks))
 	for i, t := range r.Tasks {
-		tasks[i] = TaskStrings{t.Start, t.Dur, s(t.Name), s(t.OpType), s(t.TaskType), s(r.InputShapes(&t)), t.Stream, r.ModelID(&t), t.Class}
+		x := r.Extra(&t)
+		tasks[i] = TaskStrings{t.Start, t.Dur, s(t.Name), s(x.OpType), s(x.TaskType), s(x.InputShapes), t.Stream, x.ModelID, t.Class}
 	}
 	hccl := make([]HCCLStrings, len(r.HCCL))
 	for i, h := range r.HCCL {

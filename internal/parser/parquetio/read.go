@@ -478,18 +478,22 @@ func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err err
 	r.Tasks, err = readRows(dir, TableDeviceTasks, rank,
 		num("start_ns", func(x *T, v int64) { x.Start = v }),
 		num("dur_ns", func(x *T, v int64) { x.Dur = v }),
-		num("model_id", func(x *T, v int64) {
-			r.SetExtra(x, model.TaskExtra{InputShapes: r.InputShapes(x), ModelID: uint32(v)})
-		}),
+		num("model_id", func(x *T, v int64) { setExtra(r, x, func(e *model.TaskExtra) { e.ModelID = uint32(v) }) }),
 		num("stream", func(x *T, v int32) { x.Stream = v }),
 		sym(&r.Syms, "name", func(x *T, v model.Sym) { x.Name = v }),
-		sym(&r.Syms, "op_type", func(x *T, v model.Sym) { x.OpType = v }),
-		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { x.TaskType = v }),
-		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) {
-			r.SetExtra(x, model.TaskExtra{InputShapes: v, ModelID: r.ModelID(x)})
-		}),
+		sym(&r.Syms, "op_type", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.OpType = v }) }),
+		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.TaskType = v }) }),
+		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.InputShapes = v }) }),
 		taskClass(in))
 	return err
+}
+
+// setExtra changes one field of task t's extras (the columns are read
+// one after another).
+func setExtra(r *model.Rank, t *model.DeviceTask, set func(*model.TaskExtra)) {
+	e := r.Extra(t)
+	set(&e)
+	r.SetExtra(t, e)
 }
 
 // readHCCL reads hccl_ops.

@@ -195,8 +195,9 @@ func writeEvents(outDir string, r *model.Rank, _ Extra) error {
 	rk := r.Rank
 	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
 		t := &r.Tasks[i]
-		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(t.OpType), TaskType: r.Str(t.TaskType),
-			InputShapes: r.Str(r.InputShapes(t)), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(r.ModelID(t))}
+		x := r.Extra(t)
+		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(x.OpType), TaskType: r.Str(x.TaskType),
+			InputShapes: r.Str(x.InputShapes), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(x.ModelID)}
 	}); err != nil {
 		return err
 	}

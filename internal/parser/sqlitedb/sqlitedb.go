@@ -554,7 +554,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 			if taskType == "" || taskType == "N/A" {
 				taskType = hostType
 			}
-			t.Name, t.OpType, t.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
+			t.Name, ext.OpType, ext.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
 			ext.InputShapes = r.Intern(strings.Trim(strs.get(cshape), `"`))
 			if model.IsCommKernelName(name) {
 				t.Class = model.ClassCommKernel
@@ -563,7 +563,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 			}
 		} else {
 			t.Name = r.Intern(hostType)
-			t.TaskType = t.Name
+			ext.TaskType = t.Name
 			t.Class = model.ClassifyTask(hostType, hostType)
 			if t.Class == model.ClassCompute {
 				// a kernel-typed task without op info: msprof does not

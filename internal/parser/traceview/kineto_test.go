@@ -64,7 +64,7 @@ func TestReadKineto(t *testing.T) {
 	mm := r.Tasks[0]
 	require.Equal(t, int64(base+4307764842639312), mm.Start)
 	require.Equal(t, int64(8840), mm.Dur)
-	require.Equal(t, "AI_CORE", r.Str(mm.TaskType), "KERNEL_AICORE")
+	require.Equal(t, "AI_CORE", r.Str(r.TaskType(&mm)), "KERNEL_AICORE")
 	require.Equal(t, int32(47), mm.Stream)
 	require.Equal(t, model.ClassCompute, mm.Class)
 	require.Equal(t, model.ClassCompute, r.Tasks[1].Class, "KERNEL_MIX_AIV")
@@ -124,8 +124,8 @@ func TestReadKinetoPretty(t *testing.T) {
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(base+4307764843926598), r.Tasks[0].Start)
 	require.Equal(t, int64(12320), r.Tasks[0].Dur)
-	require.Equal(t, "AI_CORE", r.Str(r.Tasks[0].TaskType))
-	require.Equal(t, "MIX_AIV", r.Str(r.Tasks[1].TaskType))
+	require.Equal(t, "AI_CORE", r.Str(r.TaskType(&r.Tasks[0])))
+	require.Equal(t, "MIX_AIV", r.Str(r.TaskType(&r.Tasks[1])))
 	require.Equal(t, int32(47), r.Tasks[1].Stream)
 }
 
@@ -326,7 +326,7 @@ func TestReadKinetoRealExcerpt(t *testing.T) {
 	types := map[string]int{}
 	for _, k := range r.Tasks {
 		sum += k.Dur
-		types[r.Str(k.TaskType)]++
+		types[r.Str(r.TaskType(&k))]++
 		require.Equal(t, model.ClassCompute, k.Class)
 		require.Equal(t, int32(47), k.Stream)
 	}
@@ -335,8 +335,8 @@ func TestReadKinetoRealExcerpt(t *testing.T) {
 	require.Equal(t, int64(base+4307764842639312), r.Tasks[0].Start)
 	last := r.Tasks[len(r.Tasks)-1]
 	require.Equal(t, int64(base+4307764844697273), last.Start+last.Dur)
-	require.Equal(t, "ReduceSum", r.Str(last.OpType), "the op type before the kernel hash")
-	require.Equal(t, "MatMulV2_ND_ND_ND_FP32_FP32_FP32_false_true_all", r.Str(r.Tasks[0].OpType))
+	require.Equal(t, "ReduceSum", r.Str(r.OpType(&last)), "the op type before the kernel hash")
+	require.Equal(t, "MatMulV2_ND_ND_ND_FP32_FP32_FP32_false_true_all", r.Str(r.OpType(&r.Tasks[0])))
 	require.Len(t, r.FrameworkOps, 13)
 	require.Equal(t, model.FrameworkOp{Start: base + 4307764832845418, Dur: 366040, Name: r.Intern("autograd::engine::evaluate_function: NllLossBackward0"), Tid: 3467863}, r.FrameworkOps[0])
 	require.Empty(t, r.HCCL)

@@ -1422,12 +1422,17 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		class  model.TaskClass
 		set    bool
 		coll   bool // a collective, when in a Kineto device process
+		// the extras of the last task of this name and task type, and
+		// its model id
+		extra   model.Extra
+		modelID uint32
+		xSet    bool
 	}
 	var taskInfos []taskInfo
-	taskMore := map[[2]uint32]taskInfo{} // a name seen with a second task type
-	taskInfoOf := func(name, tt uint32) taskInfo {
+	taskMore := map[[2]uint32]*taskInfo{} // a name seen with a second task type
+	taskInfoOf := func(name, tt uint32) *taskInfo {
 		if int(name) < len(taskInfos) {
-			if ti := taskInfos[name]; ti.set && ti.tt == tt {
+			if ti := &taskInfos[name]; ti.set && ti.tt == tt {
 				return ti
 			}
 		}
@@ -1439,10 +1444,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			coll: kinetoCollective(n, rd.in.str(tt))}
 		if int(name) < len(taskInfos) && !taskInfos[name].set {
 			taskInfos[name] = ti
-		} else {
-			taskMore[[2]uint32{name, tt}] = ti
+			return &taskInfos[name]
 		}
-		return ti
+		taskMore[[2]uint32{name, tt}] = &ti
+		return &ti
 	}
 	hn := hcclNames{n: nNames}
 	// slices of a Kineto NPU process that are no kernel or copy (fOther),
@@ -1483,10 +1488,14 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
 				}
+				if !ti.xSet || ti.modelID != s.modelID {
+					ti.extra = rank.Extras.ID(model.TaskExtra{OpType: ti.opType, TaskType: model.Sym(s.tt), ModelID: s.modelID})
+					ti.modelID, ti.xSet = s.modelID, true
+				}
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
 				rank.Tasks = append(rank.Tasks, model.DeviceTask{
-					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt),
-					Stream: stream, Class: ti.class, Extra: rank.Extras.ID(model.TaskExtra{ModelID: s.modelID}), Device: dev16(p),
+					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name),
+					Stream: stream, Class: ti.class, Extra: ti.extra, Device: dev16(p),
 				})
 			}
 		case procOverlap:

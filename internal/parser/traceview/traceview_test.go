@@ -41,7 +41,7 @@ func TestReadSmall(t *testing.T) {
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(1736408883700010000), r.Tasks[0].Start)
 	require.Equal(t, int64(3250), r.Tasks[0].Dur)
-	require.Equal(t, "MatMulV2", r.Str(r.Tasks[0].OpType))
+	require.Equal(t, "MatMulV2", r.Str(r.OpType(&r.Tasks[0])))
 	require.Equal(t, model.ClassCompute, r.Tasks[0].Class)
 	require.Equal(t, model.ClassEventWait, r.Tasks[1].Class)
 	require.Equal(t, int64(451), r.Tasks[1].Dur)
@@ -203,7 +203,7 @@ func TestReadDeeplyNested(t *testing.T) {
 	r, st := readBoth(t, data)
 	require.False(t, st.Truncated)
 	require.Len(t, r.Tasks, 1)
-	require.Equal(t, "AI_CORE", r.Str(r.Tasks[0].TaskType))
+	require.Equal(t, "AI_CORE", r.Str(r.TaskType(&r.Tasks[0])))
 }
 
 // A file cut before the metadata that names the Ascend Hardware or HCCL
@@ -322,8 +322,8 @@ func TestReadShapes(t *testing.T) {
 	require.Equal(t, int64(13), st.Events)
 	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Tid: 7}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 1)
-	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"), OpType: r.Intern("Cumsum"),
-		TaskType: r.Intern("AI_CPU"), Stream: 2, Class: model.ClassCompute, Extra: r.Extras.ID(model.TaskExtra{ModelID: 7})}, r.Tasks[0])
+	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"),
+		Stream: 2, Class: model.ClassCompute, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum"), TaskType: r.Intern("AI_CPU"), ModelID: 7})}, r.Tasks[0])
 	require.Len(t, r.HCCL, 1)
 	require.Equal(t, "allgather", r.Str(r.HCCL[0].Type))
 	require.Equal(t, 5, r.Device)
