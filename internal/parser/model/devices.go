@@ -66,6 +66,7 @@ func (r *Rank) SplitDevices() []*Rank {
 		c.Have.DeviceNote = ""
 		c.Syms = r.Syms.Clone()
 		c.Extras = r.Extras.Clone()
+		c.Threads = r.Threads.Clone()
 		c.Env, c.Metadata = r.Env, r.Metadata
 		c.Groups = slices.Clone(r.Groups)
 		c.FrameworkOps = slices.Clone(r.FrameworkOps)

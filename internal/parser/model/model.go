@@ -150,12 +150,14 @@ func cmpInt(a, b int64) int {
 }
 
 // FrameworkOp is a host-side torch op (Python process, cat cpu_op). Name
-// is a symbol of the rank's table (r.Str(op.Name)).
+// is a symbol of the rank's table (r.Str(op.Name)); Thread is its thread,
+// an index into the rank's table of thread ids (r.Tid(op)), so an op is
+// 24 bytes.
 type FrameworkOp struct {
-	Start int64
-	Dur   int64
-	Tid   int64
-	Name  Sym
+	Start  int64
+	Dur    int64
+	Name   Sym
+	Thread Thread
 }
 
 // Link ties a framework op to the device task or HCCL op it launched
@@ -408,8 +410,10 @@ type Rank struct {
 	// ("Plane k" threads of the HCCL process), by transport.
 	HCCLPlane    PlaneTasks
 	FrameworkOps []FrameworkOp
-	Links        []Link
-	Steps        []Step
+	// Threads holds the thread ids of FrameworkOps (see Thread).
+	Threads Threads
+	Links   []Link
+	Steps   []Step
 
 	Groups []Group
 	// WorldSize is the job's world size where the capture states it apart
@@ -590,8 +594,8 @@ func (r *Rank) SortTasks() {
 		switch {
 		case a.Start != b.Start:
 			return cmpInt(a.Start, b.Start)
-		case a.Tid != b.Tid:
-			return cmpInt(a.Tid, b.Tid)
+		case a.Thread != b.Thread:
+			return cmpInt(r.Threads.Tid(a.Thread), r.Threads.Tid(b.Thread))
 		}
 		return r.Syms.cmpSym(a.Name, b.Name)
 	}
@@ -782,7 +786,7 @@ func (r *Rank) DropDuplicates() Duplicates {
 		return a.Start == b.Start && a.Name == b.Name
 	}, func(h *HCCLOp) { note(h.Start); d.HCCL++ })
 	r.FrameworkOps, opMap = dedupRuns(r.FrameworkOps, func(a, b *FrameworkOp) bool {
-		return a.Start == b.Start && a.Tid == b.Tid && a.Name == b.Name
+		return a.Start == b.Start && a.Thread == b.Thread && a.Name == b.Name
 	}, func(o *FrameworkOp) { note(o.Start); d.Ops++ })
 	r.Steps, _ = dedupRuns(r.Steps, func(a, b *Step) bool { return a.Start == b.Start },
 		func(s *Step) { note(s.Start); d.Steps++ })

@@ -46,8 +46,8 @@ func sortReference(r *Rank) {
 		if x.Start != y.Start {
 			return x.Start < y.Start
 		}
-		if x.Tid != y.Tid {
-			return x.Tid < y.Tid
+		if r.Tid(&x) != r.Tid(&y) {
+			return r.Tid(&x) < r.Tid(&y)
 		}
 		return r.Str(x.Name) < r.Str(y.Name)
 	})
@@ -110,7 +110,7 @@ func TestSortTasksMatchesReference(t *testing.T) {
 				r.Tasks = append(r.Tasks, DeviceTask{Start: st, Stream: int32(rng.IntN(3)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3))), Dur: int64(i)})
 			}
 			for i := 0; i < rng.IntN(40); i++ {
-				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Tid: int64(rng.IntN(3)), Name: r.Intern(fmt.Sprint("op", rng.IntN(2))), Dur: int64(i)})
+				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Thread: r.Threads.ID(int64(rng.IntN(3))), Name: r.Intern(fmt.Sprint("op", rng.IntN(2))), Dur: int64(i)})
 			}
 			for i := 0; i < rng.IntN(20); i++ {
 				r.HCCL = append(r.HCCL, HCCLOp{Start: int64(rng.IntN(10)), Name: r.Intern(fmt.Sprint("h", rng.IntN(2))), Dur: int64(i)})

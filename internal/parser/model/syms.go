@@ -128,7 +128,7 @@ func (r *Rank) Resolved() ([]TaskStrings, []HCCLStrings, []OpStrings) {
 	}
 	ops := make([]OpStrings, len(r.FrameworkOps))
 	for i, o := range r.FrameworkOps {
-		ops[i] = OpStrings{o.Start, o.Dur, o.Tid, s(o.Name)}
+		ops[i] = OpStrings{o.Start, o.Dur, r.Tid(&o), s(o.Name)}
 	}
 	return tasks, hccl, ops
 }

@@ -64,7 +64,7 @@ func roundTrip(t *testing.T, p *gather.Set[*model.Rank]) {
 // from different files build their symbol tables in different orders, so
 // they are compared by the strings their symbols stand for.
 type resolved struct {
-	Rank  model.Rank // without Syms, Tasks, HCCL and FrameworkOps
+	Rank  model.Rank // without Syms, Extras, Threads, Tasks, HCCL and FrameworkOps
 	Tasks []model.TaskStrings
 	HCCL  []model.HCCLStrings
 	Ops   []model.OpStrings
@@ -72,7 +72,8 @@ type resolved struct {
 
 func resolve(r *model.Rank) resolved {
 	out := resolved{Rank: *r}
-	out.Rank.Syms, out.Rank.Extras, out.Rank.Tasks, out.Rank.HCCL, out.Rank.FrameworkOps = model.Syms{}, model.Extras{}, nil, nil, nil
+	out.Rank.Syms, out.Rank.Extras, out.Rank.Threads = model.Syms{}, model.Extras{}, model.Threads{}
+	out.Rank.Tasks, out.Rank.HCCL, out.Rank.FrameworkOps = nil, nil, nil
 	out.Tasks, out.HCCL, out.Ops = r.Resolved()
 	return out
 }
@@ -145,7 +146,7 @@ func TestRoundTripSamples(t *testing.T) {
 // `npuprof analyze OUTDIR`. Extend write.go/read.go and this list together.
 func TestEveryRankFieldIsExported(t *testing.T) {
 	handled := []string{"Rank", "Device", "Path", "Format", "DirTimestamp", "ProfilerLevel", "TorchNPUVersion", "CANNVersion",
-		"Have", "Syms", "Extras", "Tasks", "HCCL", "HCCLPlane", "FrameworkOps", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
+		"Have", "Syms", "Extras", "Tasks", "HCCL", "HCCLPlane", "FrameworkOps", "Threads", "Links", "Steps", "Groups", "Env", "Metadata", "StepTrace", "Communication",
 		"CommStats", "APIStats", "OpStats", "Warnings", "Partial", "PartialReason", "Origin", "OwnOverlap", "WorldSize", "WorldSizeFrom",
 		// a rank of several devices is split before it is exported
 		// (model.Rank.SplitDevices): every exported rank holds one
@@ -200,7 +201,7 @@ func TestRoundTripManyPages(t *testing.T) {
 	}
 	for i := 0; i < nOps; i++ {
 		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: int64(i) * 1500, Dur: int64(i%53) + 1,
-			Name: r.Intern(fmt.Sprintf("aten::op%d", i%211)), Tid: int64(i % 3)})
+			Name: r.Intern(fmt.Sprintf("aten::op%d", i%211)), Thread: r.Threads.ID(int64(i % 3))})
 		if i < nTasks {
 			r.Links = append(r.Links, model.Link{Op: int32(i), Task: int32(i), HCCL: -1})
 		}

@@ -518,7 +518,7 @@ func readOps(dir string, rank int, r *model.Rank) (err error) {
 	r.FrameworkOps, err = readRows(dir, TableFrameworkOps, rank,
 		num("start_ns", func(x *O, v int64) { x.Start = v }),
 		num("dur_ns", func(x *O, v int64) { x.Dur = v }),
-		num("tid", func(x *O, v int64) { x.Tid = v }),
+		num("tid", func(x *O, v int64) { x.Thread = r.Threads.ID(v) }),
 		sym(&r.Syms, "name", func(x *O, v model.Sym) { x.Name = v }))
 	return err
 }

@@ -210,7 +210,7 @@ func writeEvents(outDir string, r *model.Rank, _ Extra) error {
 	}
 	if err := writeTable(outDir, TableFrameworkOps, rk, len(r.FrameworkOps), func(i int) FrameworkOp {
 		o := &r.FrameworkOps[i]
-		return FrameworkOp{StartNs: o.Start, DurNs: o.Dur, Name: r.Str(o.Name), Tid: o.Tid}
+		return FrameworkOp{StartNs: o.Start, DurNs: o.Dur, Name: r.Str(o.Name), Tid: r.Tid(o)}
 	}); err != nil {
 		return err
 	}

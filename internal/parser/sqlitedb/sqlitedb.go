@@ -754,7 +754,7 @@ func readPyTorch(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 		if c, ok := asInt(cid); ok {
 			opConn[c] = int32(len(r.FrameworkOps))
 		}
-		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: st, Dur: en - st, Name: r.Intern(n), Tid: t})
+		r.FrameworkOps = append(r.FrameworkOps, model.FrameworkOp{Start: st, Dur: en - st, Name: r.Intern(n), Thread: r.Threads.ID(t)})
 	}
 	rows.Close()
 	if bad > 0 {

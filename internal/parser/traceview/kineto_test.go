@@ -59,7 +59,7 @@ func TestReadKineto(t *testing.T) {
 	require.Equal(t, 5, r.Device)
 	require.Equal(t, 3, r.Rank)
 	require.Equal(t, []model.Step{{ID: 7, Start: base + 4307764842000000, End: base + 4307764844000500}}, r.Steps)
-	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764842600000, Dur: 40000, Name: r.Intern("aten::mm"), Tid: 3466812}}, r.FrameworkOps)
+	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764842600000, Dur: 40000, Name: r.Intern("aten::mm"), Thread: r.Threads.ID(3466812)}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 3)
 	mm := r.Tasks[0]
 	require.Equal(t, int64(base+4307764842639312), mm.Start)
@@ -120,7 +120,7 @@ func TestReadKinetoPretty(t *testing.T) {
 	const base = 1782967788000000000
 	require.Equal(t, 0, r.Device)
 	require.Equal(t, -1, r.Rank, "no distributedInfo")
-	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764833561168, Dur: 34000, Name: r.Intern("aten::mm"), Tid: 3467863}}, r.FrameworkOps)
+	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764833561168, Dur: 34000, Name: r.Intern("aten::mm"), Thread: r.Threads.ID(3467863)}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(base+4307764843926598), r.Tasks[0].Start)
 	require.Equal(t, int64(12320), r.Tasks[0].Dur)
@@ -225,7 +225,7 @@ func TestReadKinetoCPUOnly(t *testing.T) {
 	require.Equal(t, 34, r.Rank)
 	const base = 1719853884000000000
 	require.Equal(t, []model.Step{{ID: 551, Start: base + 1212075529876817, End: base + 1212075529876817 + 210109162}}, r.Steps)
-	require.Equal(t, []model.FrameworkOp{{Start: base + 1212076812889310, Dur: 2503, Name: r.Intern("aten::empty"), Tid: 1074}}, r.FrameworkOps)
+	require.Equal(t, []model.FrameworkOp{{Start: base + 1212076812889310, Dur: 2503, Name: r.Intern("aten::empty"), Thread: r.Threads.ID(1074)}}, r.FrameworkOps)
 	require.Empty(t, r.Tasks)
 	require.False(t, r.Have.Timeline)
 	require.Contains(t, r.Have.TimelineNote, `rank-34.json is a Kineto trace (torch.profiler) without an "NPU" device process`)
@@ -338,7 +338,7 @@ func TestReadKinetoRealExcerpt(t *testing.T) {
 	require.Equal(t, "ReduceSum", r.Str(r.OpType(&last)), "the op type before the kernel hash")
 	require.Equal(t, "MatMulV2_ND_ND_ND_FP32_FP32_FP32_false_true_all", r.Str(r.OpType(&r.Tasks[0])))
 	require.Len(t, r.FrameworkOps, 13)
-	require.Equal(t, model.FrameworkOp{Start: base + 4307764832845418, Dur: 366040, Name: r.Intern("autograd::engine::evaluate_function: NllLossBackward0"), Tid: 3467863}, r.FrameworkOps[0])
+	require.Equal(t, model.FrameworkOp{Start: base + 4307764832845418, Dur: 366040, Name: r.Intern("autograd::engine::evaluate_function: NllLossBackward0"), Thread: r.Threads.ID(3467863)}, r.FrameworkOps[0])
 	require.Empty(t, r.HCCL)
 	require.Empty(t, r.Steps)
 	require.Empty(t, r.Links)

@@ -1362,7 +1362,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			if join != nil {
 				join.op(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.FrameworkOps)))
 			}
-			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Tid: rd.tids[s.tid]})
+			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
 		}
 		lg.chunks, lg.segs = nil, nil
 	}

@@ -320,7 +320,7 @@ func TestReadShapes(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, st.Truncated)
 	require.Equal(t, int64(13), st.Events)
-	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Tid: 7}}, r.FrameworkOps)
+	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Thread: r.Threads.ID(7)}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 1)
 	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"),
 		Stream: 2, Class: model.ClassCompute, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum"), TaskType: r.Intern("AI_CPU"), ModelID: 7})}, r.Tasks[0])
