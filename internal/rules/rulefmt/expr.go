@@ -3,6 +3,7 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -369,7 +370,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if c.lazy {
 		return c.deferCompile(e, n, src, off, field, kind)
 	}
-	e.prog, e.vars, e.bySource = c.compile(n, e.idents, src, off, field, kind)
+	e.prog, e.vars, e.bySource = c.compileTree(n, e.idents, src, tree, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
@@ -390,12 +391,22 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
 func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
+	return c.compileTree(n, idents, src, nil, off, field, kind)
+}
+
+// compileTree is compile given src's parsed tree (nil: not parsed yet),
+// which it takes as the program's when no var goes in front: exprAt
+// parsed src for its names, and the tree is not parsed again.
+func (c *compiler) compileTree(n *yaml.Node, idents []string, src string, tree *parser.Tree, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
 	// the rule's vars this expression names, as let-bindings in front
 	prefix, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
 		return nil, nil, nil
 	}
-	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
+	if prefix != "" {
+		tree = nil
+	}
+	prog, err := compileParsed(prefix+src, tree, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
@@ -444,16 +455,57 @@ func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
 var shared struct {
 	mu   sync.Mutex
 	conf *conf.Config
+	// compiled are the programs compiled so far (compileParsed)
+	compiled map[compiledKey]*vm.Program
 }
 
 // compileExpr is expr.Compile(src, exprOptions(kind, thresholds)...)
 // starting from the shared configuration.
 func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
+	return compileParsed(src, nil, kind, thresholds)
+}
+
+// compiledKey is what a compiled program depends on: its source, its
+// result kind and, when the source names a threshold, the thresholds.
+type compiledKey struct {
+	src        string
+	kind       resultKind
+	thresholds string
+}
+
+// keyOf is the compiledKey of compiling src.
+func keyOf(src string, kind resultKind, thresholds map[string]float64) compiledKey {
+	k := compiledKey{src: src, kind: kind}
+	if strings.Contains(src, "threshold") && len(thresholds) > 0 {
+		names := make([]string, 0, len(thresholds))
+		for name := range thresholds {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, name := range names {
+			fmt.Fprintf(&b, "%s=%v;", name, math.Float64bits(thresholds[name]))
+		}
+		k.thresholds = b.String()
+	}
+	return k
+}
+
+// compileParsed is compileExpr given src's tree as parser.Parse returns
+// it (nil: parse src), which is the configuration's parse unless it holds
+// a builtin call Env overrides. A program compiled before from the same source,
+// kind and thresholds is returned again (programs are not changed by
+// running them): a rule's title and fix often hold the same part, "{{ n }}".
+func compileParsed(src string, tree *parser.Tree, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.conf == nil {
 		shared.conf = conf.CreateNew()
 		expr.Env(Env{})(shared.conf)
+	}
+	key := keyOf(src, kind, thresholds)
+	if prog, ok := shared.compiled[key]; ok {
+		return prog, nil
 	}
 	cfg := *shared.conf // the tables are shared, read-only
 	// exprOptions' patch visitors, in their order: the two that read no
@@ -470,9 +522,19 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 	case kindFloat:
 		expr.AsFloat64()(&cfg)
 	}
-	tree, err := parser.ParseWithConfig(src, &cfg)
-	if err != nil {
-		return nil, err
+	if tree != nil && ast.Find(tree.Node, func(n ast.Node) bool {
+		b, ok := n.(*ast.BuiltinNode)
+		return ok && cfg.IsOverridden(b.Name)
+	}) != nil {
+		// parser.Parse read a call of a function Env overrides (count) as
+		// the builtin: the configuration's parse reads the Env's
+		tree = nil
+	}
+	if tree == nil {
+		var err error
+		if tree, err = parser.ParseWithConfig(src, &cfg); err != nil {
+			return nil, err
+		}
 	}
 	ast.Walk(&tree.Node, &arithTexts{texts})
 	ast.Walk(&tree.Node, &patcher{thresholds: thresholds})
@@ -491,7 +553,14 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 			return nil, err
 		}
 	}
-	return exprcompiler.Compile(tree, &cfg)
+	prog, err := exprcompiler.Compile(tree, &cfg)
+	if err == nil {
+		if shared.compiled == nil {
+			shared.compiled = map[compiledKey]*vm.Program{}
+		}
+		shared.compiled[key] = prog
+	}
+	return prog, err
 }
 
 // VarFuncs are the functions that read a var's value, by the var's type:

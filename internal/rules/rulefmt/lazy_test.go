@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/parser"
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/lang"
@@ -177,5 +178,32 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 		require.Error(t, want, bad.src)
 		require.Error(t, got, bad.src)
 		require.Equal(t, want.Error(), got.Error(), bad.src)
+	}
+}
+
+// TestCompileParsedIsExprCompile holds compileParsed to expr.Compile when
+// given parser.Parse's tree (which reads count(...) as expr-lang's builtin,
+// where Env overrides it) and when its programs are reused: a source
+// compiled with other thresholds is another program.
+func TestCompileParsedIsExprCompile(t *testing.T) {
+	for _, x := range []struct {
+		src        string
+		kind       resultKind
+		thresholds map[string]float64
+	}{
+		{`count("kernels.total.count") >= 2 && true`, kindBool, nil},
+		{`max(metric("kernels.total.count"), 2) + 0.5`, kindFloat, nil},
+		{`metric("kernels.total.count") > threshold.test_reuse`, kindBool, map[string]float64{"test_reuse": 1}},
+		{`metric("kernels.total.count") > threshold.test_reuse`, kindBool, map[string]float64{"test_reuse": 2}},
+	} {
+		want, err := expr.Compile(x.src, exprOptions(x.kind, x.thresholds)...)
+		require.NoError(t, err, x.src)
+		for range 2 {
+			tree, err := parser.Parse(x.src)
+			require.NoError(t, err, x.src)
+			got, err := compileParsed(x.src, tree, x.kind, x.thresholds)
+			require.NoError(t, err, x.src)
+			require.Equal(t, want.Disassemble(), got.Disassemble(), x.src)
+		}
 	}
 }
