@@ -436,7 +436,7 @@ func (c *compiler) compileTree(n *yaml.Node, idents []string, src string, tree *
 // program (TestCompileExprIsExprCompile).
 func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
 	texts := map[*ast.BinaryNode]opText{}
-	opts := []expr.Option{expr.Env(Env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
+	opts := []expr.Option{expr.Env(EnvMap(&Env{})), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
 		expr.Patch(&checkArith{texts})}
 	switch kind {
 	case kindBool:
@@ -501,7 +501,7 @@ func compileParsed(src string, tree *parser.Tree, kind resultKind, thresholds ma
 	defer shared.mu.Unlock()
 	if shared.conf == nil {
 		shared.conf = conf.CreateNew()
-		expr.Env(Env{})(shared.conf)
+		expr.Env(EnvMap(&Env{}))(shared.conf)
 	}
 	key := keyOf(src, kind, thresholds)
 	if prog, ok := shared.compiled[key]; ok {
@@ -742,4 +742,37 @@ func (p *patcher) Visit(node *ast.Node) {
 			ast.Patch(node, &ast.FloatNode{Value: v})
 		}
 	}
+}
+
+// envFields are Env's fields by their expression names.
+var envFields = sync.OnceValue(func() []struct {
+	name  string
+	index int
+} {
+	t := reflect.TypeFor[Env]()
+	out := make([]struct {
+		name  string
+		index int
+	}, 0, t.NumField())
+	for i := range t.NumField() {
+		out = append(out, struct {
+			name  string
+			index int
+		}{t.Field(i).Tag.Get("expr"), i})
+	}
+	return out
+})
+
+// EnvMap is e as the map expressions are compiled against and run in:
+// expr-lang compiles a name of a map to a map lookup, where a struct's
+// field costs a reflected field index and a printed constant (~7k
+// instructions) per name in every compile.
+func EnvMap(e *Env) map[string]any {
+	v := reflect.ValueOf(e).Elem()
+	fields := envFields()
+	m := make(map[string]any, len(fields))
+	for _, f := range fields {
+		m[f.name] = v.Field(f.index).Interface()
+	}
+	return m
 }
