@@ -399,14 +399,23 @@ func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, f
 // parsed src for its names, and the tree is not parsed again.
 func (c *compiler) compileTree(n *yaml.Node, idents []string, src string, tree *parser.Tree, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
 	// the rule's vars this expression names, as let-bindings in front
-	prefix, vars, ok := c.varPrefix(n, off, field, idents)
+	prefix, binds, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
 		return nil, nil, nil
 	}
-	if prefix != "" {
-		tree = nil
+	var prog *vm.Program
+	var err error
+	if len(binds) > 0 {
+		// the bindings by value go in front as nodes, not as text to parse:
+		// src's positions are its own
+		prog, err = compileParsed(prefix+src, src, tree, binds, kind, c.rule.Thresholds)
+		prefix = ""
+	} else {
+		if prefix != "" {
+			tree = nil
+		}
+		prog, err = compileParsed(prefix+src, prefix+src, tree, nil, kind, c.rule.Thresholds)
 	}
-	prog, err := compileParsed(prefix+src, tree, kind, c.rule.Thresholds)
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
@@ -462,7 +471,7 @@ var shared struct {
 // compileExpr is expr.Compile(src, exprOptions(kind, thresholds)...)
 // starting from the shared configuration.
 func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
-	return compileParsed(src, nil, kind, thresholds)
+	return compileParsed(src, src, nil, nil, kind, thresholds)
 }
 
 // compiledKey is what a compiled program depends on: its source, its
@@ -496,7 +505,11 @@ func keyOf(src string, kind resultKind, thresholds map[string]float64) compiledK
 // a builtin call Env overrides. A program compiled before from the same source,
 // kind and thresholds is returned again (programs are not changed by
 // running them): a rule's title and fix often hold the same part, "{{ n }}".
-func compileParsed(src string, tree *parser.Tree, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
+//
+// body is what is parsed (src less the bindings binds puts in front of
+// its tree, bindLets: src is then their text and body's); tree, when not
+// nil, is body's.
+func compileParsed(src, body string, tree *parser.Tree, binds []letBind, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.conf == nil {
@@ -532,9 +545,12 @@ func compileParsed(src string, tree *parser.Tree, kind resultKind, thresholds ma
 	}
 	if tree == nil {
 		var err error
-		if tree, err = parser.ParseWithConfig(src, &cfg); err != nil {
+		if tree, err = parser.ParseWithConfig(body, &cfg); err != nil {
 			return nil, err
 		}
+	}
+	if len(binds) > 0 {
+		tree.Node = bindLets(tree.Node, binds)
 	}
 	ast.Walk(&tree.Node, &arithTexts{texts})
 	ast.Walk(&tree.Node, &patcher{thresholds: thresholds})
@@ -583,17 +599,18 @@ var VarFuncs = map[reflect.Type]string{
 // binds every var needed to its source instead ("let v = (source); ") and
 // no var is evaluated before. False when a var it needs does not compile
 // (reported at n).
-func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []int, bool) {
+func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []letBind, []int, bool) {
 	vars := c.rule.Vars
 	if c.scope >= 0 && c.scope < len(vars) {
 		vars = vars[:c.scope]
 	}
 	if len(vars) == 0 {
-		return "", nil, true
+		return "", nil, nil, true
 	}
 	need := neededVars(vars, idents)
 	var b strings.Builder
 	var order []int
+	var binds []letBind
 	for i := range vars {
 		if !need[i] {
 			continue
@@ -603,19 +620,39 @@ func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []strin
 			prog, err := vars[i].expr.Program()
 			if err != nil {
 				c.errAt(n, off, "%s: %v (in a var it uses)", field, err)
-				return "", nil, false
+				return "", nil, nil, false
 			}
 			fn = VarFuncs[prog.Node().Type()]
 		}
 		if fn == "" {
-			return sourcePrefix(vars, need), nil, true
+			return sourcePrefix(vars, need), nil, nil, true
 		}
 		order = append(order, i)
 		if contains(idents, vars[i].Name) {
 			fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+			binds = append(binds, letBind{vars[i].Name, fn, i})
 		}
 	}
-	return b.String(), order, true
+	return b.String(), binds, order, true
+}
+
+// letBind is `let name = fn(index); ` in front of an expression, a var
+// bound to its value (varPrefix).
+type letBind struct {
+	name, fn string
+	index    int
+}
+
+// bindLets puts binds in front of node as the parser reads their text:
+// `let a = f(0); let b = g(1); node` is a's declaration around b's
+// around node.
+func bindLets(node ast.Node, binds []letBind) ast.Node {
+	for k := len(binds) - 1; k >= 0; k-- {
+		b := binds[k]
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: b.fn}, Arguments: []ast.Node{&ast.IntegerNode{Value: b.index}}}
+		node = &ast.VariableDeclaratorNode{Name: b.name, Value: call, Expr: node}
+	}
+	return node
 }
 
 // VarType is the type the checker gave the rule's var i, which an
