@@ -137,7 +137,7 @@ func TestZHHelpPrints(t *testing.T) {
 		now[helpKey{c.CommandPath(), helpExample}] = c.Example
 	}
 	var stale []string
-	for k, z := range zhCommandHelp {
+	for k, z := range zhCommandHelp() {
 		en, ok := now[k]
 		require.True(t, ok, "zhCommandHelp: no command %q", k.cmd)
 		if p := helpPrint(en); p != z.print {

@@ -86,21 +86,87 @@ const (
 )
 
 var (
-	reProfilerInfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^profiler_info_(\d+)\.json$`) })
-	reWorkerRank   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`) })
-	// *_ascend_pt (torch_npu) and *_ascend_ms (MindSpore 2.3+: the same
-	// layout, {worker}_{pid}_{ts}_ascend_{framework})
-	reAscendPT = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_ascend_(pt|ms)$`) })
-	reAscendMS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_ascend_ms$`) })
-	// PROF_{n}_{YYYYmmddHHMMSSfff}_{random} (docs/formats.md#folder-names)
-	reProfDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`) })
-	// ascend_pytorch_profiler_{rank}.db (no _{rank} in single-card runs)
-	reTorchDB = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ascend_pytorch_profiler(?:_(\d+))?\.db$`) })
-	// msprof_{ts}.db
-	reMsprofDB = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^msprof_\d+\.db$`) })
+	reWorkerRank = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`) })
 	// device_{id}
 	reDeviceDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^device_(\d{1,2})$`) })
 )
+
+// The names every detection reads are matched by hand (compiling their
+// regexps cost ~0.2 M instructions a run); TestNameMatchersAreRegexps
+// holds each to the regexp in its comment.
+var (
+	// `^profiler_info_(\d+)\.json$`
+	nameProfilerInfo nameMatcher = func(s string) (string, bool) {
+		rest, ok1 := strings.CutPrefix(s, "profiler_info_")
+		d, ok2 := strings.CutSuffix(rest, ".json")
+		return d, ok1 && ok2 && allDigits(d)
+	}
+	// `_ascend_(pt|ms)$`: *_ascend_pt (torch_npu) and *_ascend_ms
+	// (MindSpore 2.3+: the same layout, {worker}_{pid}_{ts}_ascend_{framework})
+	nameAscendPT nameMatcher = func(s string) (string, bool) {
+		if strings.HasSuffix(s, "_ascend_pt") {
+			return "pt", true
+		}
+		return "ms", strings.HasSuffix(s, "_ascend_ms")
+	}
+	// `_ascend_ms$`
+	nameAscendMS nameMatcher = func(s string) (string, bool) { return "", strings.HasSuffix(s, "_ascend_ms") }
+	// `^PROF_\d+_(\d+)_[0-9a-zA-Z]+$`: PROF_{n}_{YYYYmmddHHMMSSfff}_{random}
+	// (docs/formats.md#folder-names)
+	nameProfDir nameMatcher = func(s string) (string, bool) {
+		p := strings.Split(s, "_")
+		return p[min(2, len(p)-1)], len(p) == 4 && p[0] == "PROF" && allDigits(p[1]) && allDigits(p[2]) && alnum(p[3])
+	}
+	// `^ascend_pytorch_profiler(?:_(\d+))?\.db$`: ascend_pytorch_profiler_{rank}.db
+	// (no _{rank} in single-card runs)
+	nameTorchDB nameMatcher = func(s string) (string, bool) {
+		rest, ok1 := strings.CutPrefix(s, "ascend_pytorch_profiler")
+		mid, ok2 := strings.CutSuffix(rest, ".db")
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		if mid == "" {
+			return "", true
+		}
+		d, ok := strings.CutPrefix(mid, "_")
+		return d, ok && allDigits(d)
+	}
+	// `^msprof_\d+\.db$`: msprof_{ts}.db
+	nameMsprofDB nameMatcher = func(s string) (string, bool) {
+		rest, ok1 := strings.CutPrefix(s, "msprof_")
+		d, ok2 := strings.CutSuffix(rest, ".db")
+		return d, ok1 && ok2 && allDigits(d)
+	}
+)
+
+// nameMatcher matches a name, giving the submatch of its one group; its
+// methods are the regexp's that the detection uses.
+type nameMatcher func(s string) (sub string, ok bool)
+
+// MatchString reports whether s matches.
+func (m nameMatcher) MatchString(s string) bool {
+	_, ok := m(s)
+	return ok
+}
+
+// FindStringSubmatch is s and its group's submatch, or nil.
+func (m nameMatcher) FindStringSubmatch(s string) []string {
+	sub, ok := m(s)
+	if !ok {
+		return nil
+	}
+	return []string{s, sub}
+}
+
+// alnum: s is one or more ASCII letters or digits ([0-9a-zA-Z]+).
+func alnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; (c < 'a' || c > 'z') && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // textFiles are the files that make a folder a torch_npu text export.
 var textFiles = []string{"trace_view.json", "kernel_details.csv", "step_trace_time.csv"}
@@ -263,8 +329,8 @@ var fileFormats = []struct {
 	match  func(base string) bool
 	source func(path, base string) Source
 }{
-	{reTorchDB().MatchString, torchDBFile},
-	{reMsprofDB().MatchString, func(path, _ string) Source {
+	{nameTorchDB.MatchString, torchDBFile},
+	{nameMsprofDB.MatchString, func(path, _ string) Source {
 		src := Source{Root: path, Format: model.FormatMsprofDB, DB: path, RankHint: -1}
 		// msprof_{ts}.db sits in the PROF_* folder, whose device info
 		// says which rank it is
@@ -290,7 +356,7 @@ var fileFormats = []struct {
 		// file is measured, but the rank folder's profiler_info and
 		// profiler_metadata still say which rank it is and its groups
 		if out := filepath.Dir(path); dirName(out) == profilerOutput {
-			if root := parentDir(out); hasProfilerInfo(root) || reAscendPT().MatchString(dirName(root)) {
+			if root := parentDir(out); hasProfilerInfo(root) || nameAscendPT.MatchString(dirName(root)) {
 				src.Root, src.RankHint, src.Timestamp = root, rankHint(root), dirTimestamp(dirName(root))
 			}
 		}
@@ -307,7 +373,7 @@ func isJSON(base string) bool {
 // alone is: the *_ascend_pt folder above it holds its metadata.
 func torchDBFile(path, base string) Source {
 	src := Source{Root: path, Format: model.FormatTorchNPUDB, DB: path, RankHint: -1}
-	if m := reTorchDB().FindStringSubmatch(base); m[1] != "" {
+	if m := nameTorchDB.FindStringSubmatch(base); m[1] != "" {
 		src.RankHint, _ = strconv.Atoi(m[1])
 	}
 	// metadata (profiler_info) lives in the *_ascend_pt folder above
@@ -397,7 +463,7 @@ func hasTextFiles(dir string) bool {
 }
 
 // findDB returns the first file in dir whose name matches re, or "".
-func findDB(dir string, re *regexp.Regexp) string {
+func findDB(dir string, re nameMatcher) string {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if !e.IsDir() && re.MatchString(e.Name()) {
@@ -412,14 +478,14 @@ func asRank(dir string) (Source, bool) {
 	base := dirName(dir)
 	torch := func(root, out string) Source {
 		src := Source{Root: root, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(root), Timestamp: dirTimestamp(dirName(root))}
-		if reAscendMS().MatchString(dirName(root)) {
+		if nameAscendMS.MatchString(dirName(root)) {
 			src.Format = model.FormatMindSporeText
 		}
 		if !hasTextFiles(out) {
-			if db := findDB(out, reTorchDB()); db != "" {
+			if db := findDB(out, nameTorchDB); db != "" {
 				src.Format, src.DB = model.FormatTorchNPUDB, db
 				if src.RankHint < 0 {
-					if m := reTorchDB().FindStringSubmatch(filepath.Base(db)); m[1] != "" {
+					if m := nameTorchDB.FindStringSubmatch(filepath.Base(db)); m[1] != "" {
 						src.RankHint, _ = strconv.Atoi(m[1])
 					}
 				}
@@ -431,7 +497,7 @@ func asRank(dir string) (Source, bool) {
 	case base == profilerOutput:
 		// The parent holds profiler_info/profiler_metadata when it is a
 		// *_ascend_pt folder.
-		if parent := parentDir(dir); hasProfilerInfo(parent) || reAscendPT().MatchString(dirName(parent)) {
+		if parent := parentDir(dir); hasProfilerInfo(parent) || nameAscendPT.MatchString(dirName(parent)) {
 			return torch(parent, dir), true
 		}
 		return torch(dir, dir), true
@@ -443,13 +509,13 @@ func asRank(dir string) (Source, bool) {
 		return asProf(dir, dir)
 	}
 	out := filepath.Join(dir, profilerOutput)
-	if hasTextFiles(out) || findDB(out, reTorchDB()) != "" {
+	if hasTextFiles(out) || findDB(out, nameTorchDB) != "" {
 		return torch(dir, out), true
 	}
-	if hasTextFiles(dir) || findDB(dir, reTorchDB()) != "" {
+	if hasTextFiles(dir) || findDB(dir, nameTorchDB) != "" {
 		return torch(dir, dir), true
 	}
-	ascendPT := reAscendPT().MatchString(base)
+	ascendPT := nameAscendPT.MatchString(base)
 	if ascendPT && !exists(out) && isUnparsed(dir) {
 		return Source{Root: dir, Format: model.FormatTorchNPUText, Output: out, RankHint: rankHint(dir), Timestamp: dirTimestamp(base), Unparsed: true}, true
 	}
@@ -477,7 +543,7 @@ func isUnparsed(dir string) bool {
 		return true
 	}
 	prof := nestedProf(dir)
-	if prof == "" || exists(filepath.Join(prof, msprofOutput)) || findDB(prof, reMsprofDB()) != "" {
+	if prof == "" || exists(filepath.Join(prof, msprofOutput)) || findDB(prof, nameMsprofDB) != "" {
 		return false
 	}
 	raw, _ := filepath.Glob(filepath.Join(prof, "device_*", "data"))
@@ -504,10 +570,10 @@ func shellQuote(s string) string {
 // isProfDir reports whether dir is an msprof PROF_* folder: its name, or
 // an msprof export inside it.
 func isProfDir(dir string) bool {
-	if reProfDir().MatchString(dirName(dir)) {
+	if nameProfDir.MatchString(dirName(dir)) {
 		return true
 	}
-	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, reMsprofDB()) != ""
+	return exists(filepath.Join(dir, msprofOutput)) || findDB(dir, nameMsprofDB) != ""
 }
 
 // nestedProf returns the PROF_* folder inside a *_ascend_pt folder.
@@ -536,10 +602,10 @@ func asProf(root, prof string) (Source, bool) {
 	switch {
 	case hasMsprofText(out):
 		src.Format = model.FormatMsprofText
-	case findDB(prof, reMsprofDB()) != "":
-		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, reMsprofDB())
+	case findDB(prof, nameMsprofDB) != "":
+		src.Format, src.DB = model.FormatMsprofDB, findDB(prof, nameMsprofDB)
 	default:
-		if !reProfDir().MatchString(dirName(prof)) {
+		if !nameProfDir.MatchString(dirName(prof)) {
 			return Source{}, false
 		}
 		// raw data only (msprof --export was never run): reported as a
@@ -588,7 +654,7 @@ func profRank(prof string) int {
 
 // profTimestamp returns the {YYYYmmddHHMMSSfff} field of a PROF_* name.
 func profTimestamp(base string) string {
-	if m := reProfDir().FindStringSubmatch(base); m != nil {
+	if m := nameProfDir.FindStringSubmatch(base); m != nil {
 		return m[1]
 	}
 	return ""
@@ -610,7 +676,7 @@ func hasProfilerInfo(dir string) bool {
 func rankHint(dir string) int {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if m := reProfilerInfo().FindStringSubmatch(trimCompressed(e.Name())); m != nil {
+		if m := nameProfilerInfo.FindStringSubmatch(trimCompressed(e.Name())); m != nil {
 			if v, err := strconv.Atoi(m[1]); err == nil {
 				return v
 			}
@@ -628,7 +694,7 @@ func rankHint(dir string) int {
 // {worker}_{pid}_{ts}_ascend_pt name (3rd field from the end), or "".
 func dirTimestamp(base string) string {
 	parts := strings.Split(base, "_")
-	if len(parts) < 3 || !reAscendPT().MatchString(base) {
+	if len(parts) < 3 || !nameAscendPT.MatchString(base) {
 		return ""
 	}
 	ts := parts[len(parts)-3]

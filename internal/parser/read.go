@@ -322,7 +322,7 @@ func readMeta(r *model.Rank, root string) {
 		// gzip -r (or xz, zstd) on a capture renames them: read the same
 		name := trimCompressed(e.Name())
 		switch {
-		case name == "profiler_info.json" || reProfilerInfo().MatchString(name):
+		case name == "profiler_info.json" || nameProfilerInfo.MatchString(name):
 			withFile(r, p, func(f io.Reader) error {
 				info, err := summary.ReadProfilerInfo(f, p)
 				if err != nil {

@@ -20,7 +20,7 @@ func labelsOf(doc *results.Document) labels { return labels{zh: doc.Lang == lang
 // t is the fixed text s in the labels' language.
 func (l labels) t(s string) string {
 	if l.zh {
-		if z, ok := zhLabels[s]; ok {
+		if z, ok := zhLabels()[s]; ok {
 			return z
 		}
 	}

@@ -58,7 +58,7 @@ func TestZHLabels(t *testing.T) {
 		require.NoError(t, err)
 		src.Write(tmpl)
 	}
-	for en, zh := range zhLabels {
+	for en, zh := range zhLabels() {
 		require.True(t, strings.Contains(src.String(), strconv.Quote(en)), "zhLabels key not in the code: %q", en)
 		require.Equal(t, verbs(en), verbs(zh), "%q -> %q", en, zh)
 		require.Equal(t, strings.Count(en, "\t"), strings.Count(zh, "\t"), "%q: the same table cells", en)

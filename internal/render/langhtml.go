@@ -13,7 +13,7 @@ func (l labels) text(s string) string {
 	if !l.zh {
 		return s
 	}
-	if z, ok := zhLabels[s]; ok {
+	if z, ok := zhLabels()[s]; ok {
 		return z
 	}
 	if z := l.phrase(s); z != s {
@@ -24,7 +24,7 @@ func (l labels) text(s string) string {
 
 // phraseHTML is s by the writers' own phrases (zhHTMLPhrases), a
 // message the report or the diff composes with numbers.
-func (l labels) phraseHTML(s string) string { return lang.TranslateWith(zhHTMLPhrases, s) }
+func (l labels) phraseHTML(s string) string { return lang.TranslateWith(zhHTMLPhrases(), s) }
 
 // untranslatedView are the view's fields whose text is code: fixes,
 // diffs and what their Copy buttons copy, and the charts (translated
@@ -76,7 +76,7 @@ func (l labels) translateChart(c *chartPayload) {
 			if chartTextKeys[key] {
 				z = l.text(t)
 			} else if key == "data" {
-				if y, ok := zhLabels[t]; ok {
+				if y, ok := zhLabels()[t]; ok {
 					z = y
 				}
 			}

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"encoding/json"
+
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -113,4 +115,12 @@ type RatioSummary struct {
 type LogLayerDoc struct {
 	Layer int     `json:"layer"`
 	PAR   float64 `json:"par"`
+}
+
+// MarshalJSON encodes d's fields. A method, as the detail's parts are
+// (detail.go), so that a document without experts (null) never builds the
+// encoders of their dozen types.
+func (d ExpertsDoc) MarshalJSON() ([]byte, error) {
+	type fields ExpertsDoc
+	return json.Marshal(fields(d))
 }

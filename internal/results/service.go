@@ -1,6 +1,10 @@
 package results
 
-import "github.com/npuprof/npuprof/internal/parser/model"
+import (
+	"encoding/json"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
+)
 
 // ServiceDoc is the serving run as MS Service Profiler's parse output
 // recorded it (issue 33; docs/json.md, "service"): the service.* metrics
@@ -146,4 +150,12 @@ type ServiceKVPoint struct {
 	Free     int     `json:"free_blocks"`
 	Usage    float64 `json:"usage"`
 	Preempts int     `json:"preemptions"`
+}
+
+// MarshalJSON encodes d's fields. A method, as the detail's parts are
+// (detail.go), so that a document without a service profile never builds
+// the encoders of its dozen types.
+func (d ServiceDoc) MarshalJSON() ([]byte, error) {
+	type fields ServiceDoc
+	return json.Marshal(fields(d))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 
 	"github.com/npuprof/npuprof/internal/analysis"
@@ -162,10 +163,35 @@ func (st *state) resolveClaims() ([]Claim, []float64, error) {
 }
 
 // entryNames are the names of the stream-wait and peer-wait entries,
-// made once per entry rather than once per entry and step.
+// made once per entry rather than once per entry and step, and whether a
+// claim's kernel or op pattern matches a name, found once per pattern
+// and name (the entries of every step repeat a few names).
 type entryNames struct {
 	streams map[streamName]string
 	peers   map[peerName]string
+	matched map[patternName]bool
+}
+
+type patternName struct {
+	re   *regexp.Regexp
+	name string
+}
+
+// match reports whether re (nil: none, which matches all) matches name.
+func (n *entryNames) match(re *regexp.Regexp, name string) bool {
+	if re == nil {
+		return true
+	}
+	k := patternName{re, name}
+	m, ok := n.matched[k]
+	if !ok {
+		if n.matched == nil {
+			n.matched = map[patternName]bool{}
+		}
+		m = re.MatchString(name)
+		n.matched[k] = m
+	}
+	return m
 }
 
 type streamName struct {
@@ -215,7 +241,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 	case analysis.CauseCollective:
 		for _, e := range s.Collectives {
 			named += e.Ns
-			if spec.Op == nil || spec.Op.MatchString(e.Name) {
+			if names.match(spec.Op, e.Name) {
 				x := c
 				x.Entry = e.Name
 				add(x, e.Ns)
@@ -224,7 +250,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 	case analysis.CauseStreamWait:
 		for _, e := range s.Streams {
 			named += e.Ns
-			if (stream < 0 || int(e.Stream) == stream) && (spec.Kernel == nil || spec.Kernel.MatchString(e.Kernel)) {
+			if (stream < 0 || int(e.Stream) == stream) && names.match(spec.Kernel, e.Kernel) {
 				x := c
 				x.Entry, x.Stream = names.stream(int(e.Stream), e.Kernel), int(e.Stream)
 				add(x, e.Ns)
@@ -233,7 +259,7 @@ func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac f
 	case analysis.CausePeerWait:
 		for _, e := range s.Peers {
 			named += e.Ns
-			if (peer < 0 || e.Rank == peer) && (spec.Op == nil || spec.Op.MatchString(e.Op)) {
+			if (peer < 0 || e.Rank == peer) && names.match(spec.Op, e.Op) {
 				x := c
 				x.Entry, x.Peer = names.peer(e.Op, e.Rank), e.Rank
 				add(x, e.Ns)

@@ -124,6 +124,7 @@ type state struct {
 	in      *Input
 	missing []string
 	env     env
+	envM    map[string]any // env as a map (envMap)
 	// phase is the part of the rule being evaluated (UsedIn*); metrics read
 	// while it is set are checked against the partial index. "" records
 	// nothing.
@@ -392,6 +393,15 @@ func argExt(v map[int]float64, better func(a, b float64) bool) (int, float64) {
 	return at, best
 }
 
+// envMap is st.env as expressions run in it (rulefmt.EnvMap), built on
+// first use: set st.envM to nil after changing st.env.
+func (st *state) envMap() map[string]any {
+	if st.envM == nil {
+		st.envM = envMap(&st.env)
+	}
+	return st.envM
+}
+
 func newState(in *Input) *state {
 	if in.partial == nil {
 		in.partial = buildPartialIndex(in.Result)
@@ -439,7 +449,7 @@ func (st *state) varValue(i int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := expr.Run(prog, st.env)
+	v, err := expr.Run(prog, st.envMap())
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
@@ -662,7 +672,7 @@ func (st *state) run(e *Expr) (any, error) {
 			return nil, st.runErr(e, err)
 		}
 	}
-	v, err := expr.Run(prog, st.env)
+	v, err := expr.Run(prog, st.envMap())
 	if err != nil {
 		return nil, st.runErr(e, err)
 	}
@@ -1095,7 +1105,7 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 		return o, nil
 	}
 	if withBase {
-		st.env.Baseline = base
+		st.env.Baseline, st.envM = base, nil
 		st.recordBaseline(b.Metric) // the bound is computed from it
 	}
 	bv, err := st.run(b.Bound)

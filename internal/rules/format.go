@@ -32,6 +32,9 @@ type (
 	env = rulefmt.Env
 )
 
+// envMap is rulefmt.EnvMap.
+var envMap = rulefmt.EnvMap
+
 var errUnavailable = errors.New("input unavailable")
 
 //go:embed builtin/*.yaml builtin/zh/*.yaml

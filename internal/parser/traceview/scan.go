@@ -817,21 +817,25 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 	*ev = event{}
 	i++
 	for {
-		for i < len(b) && isSpace(b[i]) {
-			i++
-		}
-		if i >= len(b) {
-			return iMore
-		}
-		switch b[i] {
-		case '}':
-			return i + 1
-		case ',':
-			i++
-			continue
-		case '"':
-		default:
-			return iBad
+		// a key's opening quote where the last value's `, "` left i (every
+		// key but the first), or whitespace, ',' or '}' first
+		if i >= len(b) || b[i] != '"' {
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
+			switch b[i] {
+			case '}':
+				return i + 1
+			case ',':
+				i++
+				continue
+			case '"':
+			default:
+				return iBad
+			}
 		}
 		ks := i + 1
 		var dst *value
@@ -1093,21 +1097,24 @@ func parseArgs(b []byte, i int, ev *event) int {
 	ev.hasArgs = true
 	i++
 	for {
-		for i < len(b) && isSpace(b[i]) {
-			i++
-		}
-		if i >= len(b) {
-			return iMore
-		}
-		switch b[i] {
-		case '}':
-			return i + 1
-		case ',':
-			i++
-			continue
-		case '"':
-		default:
-			return iBad
+		// as in parseEvent: a key's quote, or whitespace, ',' or '}' first
+		if i >= len(b) || b[i] != '"' {
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return iMore
+			}
+			switch b[i] {
+			case '}':
+				return i + 1
+			case ',':
+				i++
+				continue
+			case '"':
+			default:
+				return iBad
+			}
 		}
 		ks := i + 1
 		ke := -1

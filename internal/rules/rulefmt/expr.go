@@ -3,6 +3,7 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -369,7 +370,7 @@ func (c *compiler) exprAt(n *yaml.Node, src string, off int, field string, kind 
 	if c.lazy {
 		return c.deferCompile(e, n, src, off, field, kind)
 	}
-	e.prog, e.vars, e.bySource = c.compile(n, e.idents, src, off, field, kind)
+	e.prog, e.vars, e.bySource = c.compileTree(n, e.idents, src, tree, off, field, kind)
 	if e.prog == nil {
 		return nil
 	}
@@ -390,12 +391,31 @@ func (c *compiler) deferCompile(e *Expr, n *yaml.Node, src string, off int, fiel
 // compile type-checks and compiles src (naming idents), which starts at
 // rune offset off inside n's value, with the vars it uses in front.
 func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
+	return c.compileTree(n, idents, src, nil, off, field, kind)
+}
+
+// compileTree is compile given src's parsed tree (nil: not parsed yet),
+// which it takes as the program's when no var goes in front: exprAt
+// parsed src for its names, and the tree is not parsed again.
+func (c *compiler) compileTree(n *yaml.Node, idents []string, src string, tree *parser.Tree, off int, field string, kind resultKind) (*vm.Program, []int, *lazy[*vm.Program]) {
 	// the rule's vars this expression names, as let-bindings in front
-	prefix, vars, ok := c.varPrefix(n, off, field, idents)
+	prefix, binds, vars, ok := c.varPrefix(n, off, field, idents)
 	if !ok {
 		return nil, nil, nil
 	}
-	prog, err := compileExpr(prefix+src, kind, c.rule.Thresholds)
+	var prog *vm.Program
+	var err error
+	if len(binds) > 0 {
+		// the bindings by value go in front as nodes, not as text to parse:
+		// src's positions are its own
+		prog, err = compileParsed(prefix+src, src, tree, binds, kind, c.rule.Thresholds)
+		prefix = ""
+	} else {
+		if prefix != "" {
+			tree = nil
+		}
+		prog, err = compileParsed(prefix+src, prefix+src, tree, nil, kind, c.rule.Thresholds)
+	}
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) && fe.From < len([]rune(prefix)) {
@@ -425,7 +445,7 @@ func (c *compiler) compile(n *yaml.Node, idents []string, src string, off int, f
 // program (TestCompileExprIsExprCompile).
 func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
 	texts := map[*ast.BinaryNode]opText{}
-	opts := []expr.Option{expr.Env(Env{}), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
+	opts := []expr.Option{expr.Env(EnvMap(&Env{})), expr.Patch(&arithTexts{texts}), expr.Patch(&patcher{thresholds: thresholds}),
 		expr.Patch(&checkArith{texts})}
 	switch kind {
 	case kindBool:
@@ -444,16 +464,61 @@ func exprOptions(kind resultKind, thresholds map[string]float64) []expr.Option {
 var shared struct {
 	mu   sync.Mutex
 	conf *conf.Config
+	// compiled are the programs compiled so far (compileParsed)
+	compiled map[compiledKey]*vm.Program
 }
 
 // compileExpr is expr.Compile(src, exprOptions(kind, thresholds)...)
 // starting from the shared configuration.
 func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
+	return compileParsed(src, src, nil, nil, kind, thresholds)
+}
+
+// compiledKey is what a compiled program depends on: its source, its
+// result kind and, when the source names a threshold, the thresholds.
+type compiledKey struct {
+	src        string
+	kind       resultKind
+	thresholds string
+}
+
+// keyOf is the compiledKey of compiling src.
+func keyOf(src string, kind resultKind, thresholds map[string]float64) compiledKey {
+	k := compiledKey{src: src, kind: kind}
+	if strings.Contains(src, "threshold") && len(thresholds) > 0 {
+		names := make([]string, 0, len(thresholds))
+		for name := range thresholds {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var b strings.Builder
+		for _, name := range names {
+			fmt.Fprintf(&b, "%s=%v;", name, math.Float64bits(thresholds[name]))
+		}
+		k.thresholds = b.String()
+	}
+	return k
+}
+
+// compileParsed is compileExpr given src's tree as parser.Parse returns
+// it (nil: parse src), which is the configuration's parse unless it holds
+// a builtin call Env overrides. A program compiled before from the same source,
+// kind and thresholds is returned again (programs are not changed by
+// running them): a rule's title and fix often hold the same part, "{{ n }}".
+//
+// body is what is parsed (src less the bindings binds puts in front of
+// its tree, bindLets: src is then their text and body's); tree, when not
+// nil, is body's.
+func compileParsed(src, body string, tree *parser.Tree, binds []letBind, kind resultKind, thresholds map[string]float64) (*vm.Program, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.conf == nil {
 		shared.conf = conf.CreateNew()
-		expr.Env(Env{})(shared.conf)
+		expr.Env(EnvMap(&Env{}))(shared.conf)
+	}
+	key := keyOf(src, kind, thresholds)
+	if prog, ok := shared.compiled[key]; ok {
+		return prog, nil
 	}
 	cfg := *shared.conf // the tables are shared, read-only
 	// exprOptions' patch visitors, in their order: the two that read no
@@ -470,9 +535,22 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 	case kindFloat:
 		expr.AsFloat64()(&cfg)
 	}
-	tree, err := parser.ParseWithConfig(src, &cfg)
-	if err != nil {
-		return nil, err
+	if tree != nil && ast.Find(tree.Node, func(n ast.Node) bool {
+		b, ok := n.(*ast.BuiltinNode)
+		return ok && cfg.IsOverridden(b.Name)
+	}) != nil {
+		// parser.Parse read a call of a function Env overrides (count) as
+		// the builtin: the configuration's parse reads the Env's
+		tree = nil
+	}
+	if tree == nil {
+		var err error
+		if tree, err = parser.ParseWithConfig(body, &cfg); err != nil {
+			return nil, err
+		}
+	}
+	if len(binds) > 0 {
+		tree.Node = bindLets(tree.Node, binds)
 	}
 	ast.Walk(&tree.Node, &arithTexts{texts})
 	ast.Walk(&tree.Node, &patcher{thresholds: thresholds})
@@ -491,7 +569,14 @@ func compileExpr(src string, kind resultKind, thresholds map[string]float64) (*v
 			return nil, err
 		}
 	}
-	return exprcompiler.Compile(tree, &cfg)
+	prog, err := exprcompiler.Compile(tree, &cfg)
+	if err == nil {
+		if shared.compiled == nil {
+			shared.compiled = map[compiledKey]*vm.Program{}
+		}
+		shared.compiled[key] = prog
+	}
+	return prog, err
 }
 
 // VarFuncs are the functions that read a var's value, by the var's type:
@@ -514,17 +599,18 @@ var VarFuncs = map[reflect.Type]string{
 // binds every var needed to its source instead ("let v = (source); ") and
 // no var is evaluated before. False when a var it needs does not compile
 // (reported at n).
-func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []int, bool) {
+func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []string) (string, []letBind, []int, bool) {
 	vars := c.rule.Vars
 	if c.scope >= 0 && c.scope < len(vars) {
 		vars = vars[:c.scope]
 	}
 	if len(vars) == 0 {
-		return "", nil, true
+		return "", nil, nil, true
 	}
 	need := neededVars(vars, idents)
 	var b strings.Builder
 	var order []int
+	var binds []letBind
 	for i := range vars {
 		if !need[i] {
 			continue
@@ -534,19 +620,39 @@ func (c *compiler) varPrefix(n *yaml.Node, off int, field string, idents []strin
 			prog, err := vars[i].expr.Program()
 			if err != nil {
 				c.errAt(n, off, "%s: %v (in a var it uses)", field, err)
-				return "", nil, false
+				return "", nil, nil, false
 			}
 			fn = VarFuncs[prog.Node().Type()]
 		}
 		if fn == "" {
-			return sourcePrefix(vars, need), nil, true
+			return sourcePrefix(vars, need), nil, nil, true
 		}
 		order = append(order, i)
 		if contains(idents, vars[i].Name) {
 			fmt.Fprintf(&b, "let %s = %s(%d); ", vars[i].Name, fn, i)
+			binds = append(binds, letBind{vars[i].Name, fn, i})
 		}
 	}
-	return b.String(), order, true
+	return b.String(), binds, order, true
+}
+
+// letBind is `let name = fn(index); ` in front of an expression, a var
+// bound to its value (varPrefix).
+type letBind struct {
+	name, fn string
+	index    int
+}
+
+// bindLets puts binds in front of node as the parser reads their text:
+// `let a = f(0); let b = g(1); node` is a's declaration around b's
+// around node.
+func bindLets(node ast.Node, binds []letBind) ast.Node {
+	for k := len(binds) - 1; k >= 0; k-- {
+		b := binds[k]
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: b.fn}, Arguments: []ast.Node{&ast.IntegerNode{Value: b.index}}}
+		node = &ast.VariableDeclaratorNode{Name: b.name, Value: call, Expr: node}
+	}
+	return node
 }
 
 // VarType is the type the checker gave the rule's var i, which an
@@ -673,4 +779,37 @@ func (p *patcher) Visit(node *ast.Node) {
 			ast.Patch(node, &ast.FloatNode{Value: v})
 		}
 	}
+}
+
+// envFields are Env's fields by their expression names.
+var envFields = sync.OnceValue(func() []struct {
+	name  string
+	index int
+} {
+	t := reflect.TypeFor[Env]()
+	out := make([]struct {
+		name  string
+		index int
+	}, 0, t.NumField())
+	for i := range t.NumField() {
+		out = append(out, struct {
+			name  string
+			index int
+		}{t.Field(i).Tag.Get("expr"), i})
+	}
+	return out
+})
+
+// EnvMap is e as the map expressions are compiled against and run in:
+// expr-lang compiles a name of a map to a map lookup, where a struct's
+// field costs a reflected field index and a printed constant (~7k
+// instructions) per name in every compile.
+func EnvMap(e *Env) map[string]any {
+	v := reflect.ValueOf(e).Elem()
+	fields := envFields()
+	m := make(map[string]any, len(fields))
+	for _, f := range fields {
+		m[f.name] = v.Field(f.index).Interface()
+	}
+	return m
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/parser"
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/lang"
@@ -178,4 +179,85 @@ func TestCompileExprIsExprCompile(t *testing.T) {
 		require.Error(t, got, bad.src)
 		require.Equal(t, want.Error(), got.Error(), bad.src)
 	}
+}
+
+// TestCompileParsedIsExprCompile holds compileParsed to expr.Compile when
+// given parser.Parse's tree (which reads count(...) as expr-lang's builtin,
+// where Env overrides it) and when its programs are reused: a source
+// compiled with other thresholds is another program.
+func TestCompileParsedIsExprCompile(t *testing.T) {
+	for _, x := range []struct {
+		src        string
+		kind       resultKind
+		thresholds map[string]float64
+	}{
+		{`count("kernels.total.count") >= 2 && true`, kindBool, nil},
+		{`max(metric("kernels.total.count"), 2) + 0.5`, kindFloat, nil},
+		{`metric("kernels.total.count") > threshold.test_reuse`, kindBool, map[string]float64{"test_reuse": 1}},
+		{`metric("kernels.total.count") > threshold.test_reuse`, kindBool, map[string]float64{"test_reuse": 2}},
+	} {
+		want, err := expr.Compile(x.src, exprOptions(x.kind, x.thresholds)...)
+		require.NoError(t, err, x.src)
+		for range 2 {
+			tree, err := parser.Parse(x.src)
+			require.NoError(t, err, x.src)
+			got, err := compileParsed(x.src, x.src, tree, nil, x.kind, x.thresholds)
+			require.NoError(t, err, x.src)
+			require.Equal(t, want.Disassemble(), got.Disassemble(), x.src)
+		}
+	}
+}
+
+// TestBoundVarsCompileAsText holds every built-in expression that binds
+// vars by value to the program of its text with the bindings written in
+// front (`let v = __var_float(i); ` + source), which compileTree builds as
+// nodes instead (bindLets).
+func TestBoundVarsCompileAsText(t *testing.T) {
+	set := builtinEager(t)
+	n := 0
+	for _, r := range set.Rules {
+		check := func(e *Expr, kind resultKind, scope int) {
+			if e == nil {
+				return
+			}
+			c := &compiler{l: &loader{}, rule: r, scope: scope}
+			prefix, binds, _, ok := c.varPrefix(nil, 0, "", e.idents)
+			require.True(t, ok, e.Source)
+			if len(binds) == 0 {
+				return
+			}
+			n++
+			want, err := expr.Compile(prefix+e.Source, exprOptions(kind, r.Thresholds)...)
+			require.NoError(t, err, prefix+e.Source)
+			got, err := e.Program()
+			require.NoError(t, err, e.Source)
+			require.Equal(t, want.Disassemble(), got.Disassemble(), prefix+e.Source)
+		}
+		tmpl := func(tp *Template) {
+			if tp == nil {
+				return
+			}
+			parts, err := tp.Parts()
+			require.NoError(t, err)
+			for _, p := range parts {
+				check(p.Expr, kindAny, -1)
+			}
+		}
+		for i, v := range r.Vars {
+			check(v.expr, kindAny, i)
+		}
+		check(r.When, kindBool, -1)
+		check(r.Saving, kindFloat, -1)
+		check(r.Ranks, kindAny, -1)
+		tmpl(r.Title)
+		tmpl(r.Fix)
+		for _, e := range r.Evidence {
+			tmpl(e.Note)
+		}
+		for _, e := range r.Edits {
+			tmpl(e.Value)
+			check(e.If, kindBool, -1)
+		}
+	}
+	require.Greater(t, n, 50)
 }
