@@ -129,17 +129,17 @@ func runWithin(t *testing.T, args []string) (int, string) {
 		stderr string
 	}
 	done := make(chan res, 1)
-	start := time.Now()
 	go func() {
 		code, _, e := run(args...)
 		done <- res{code, e}
 	}()
 	select {
 	case r := <-done:
-		// a refusal reads nothing: well within a second
-		require.Less(t, time.Since(start), time.Second, "%s", strings.Join(args, " "))
 		return r.code, r.stderr
-	case <-time.After(10 * time.Second):
+	// an open of a FIFO blocks, and a read of /dev/zero never ends: a
+	// refusal returns long before this (not a timing test: a loaded
+	// machine only delays the refusal, never past the wait)
+	case <-time.After(30 * time.Second):
 		t.Fatalf("npuprof %s blocked", strings.Join(args, " "))
 	}
 	return 0, ""
