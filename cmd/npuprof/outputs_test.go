@@ -22,8 +22,9 @@ import (
 // the whole profile had been parsed and analyzed; it is now refused before
 // any input is read.
 func TestUnwritableOutputSaysWhyBeforeReading(t *testing.T) {
-	in, err := filepath.Abs(demo)
-	require.NoError(t, err)
+	// a folder with no profile in it: read, it would be refused as that,
+	// so the output's refusal shows it came first
+	in := t.TempDir()
 	t.Chdir(t.TempDir())
 	experts := "load.csv"
 	require.NoError(t, os.WriteFile(experts, []byte("layer,expert,tokens\n0,0,10\n0,1,20\n0,2,5\n0,3,7\n"), 0o644))
@@ -47,7 +48,6 @@ func TestUnwritableOutputSaysWhyBeforeReading(t *testing.T) {
 		{[]string{"diff", in, in, "--html", "taken"}, "taken", "it is a folder"},
 		{[]string{"eplb", "plan", "--experts", experts, "--ep-size", "4", "-o", "nd/map.json"}, "nd/map.json", "folder nd does not exist"},
 	} {
-		start := time.Now()
 		args := c.args
 		if args[0] != "eplb" {
 			args = append(args, "-q")
@@ -56,7 +56,6 @@ func TestUnwritableOutputSaysWhyBeforeReading(t *testing.T) {
 		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
 		require.Contains(t, errs, "cannot write "+c.file+": "+c.want, c.args)
 		require.NotContains(t, errs, ".npuprof-", "%v: the temporary file is ours, not the user's", c.args)
-		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
 	}
 	require.NoDirExists(t, "nd")
 }
@@ -238,8 +237,9 @@ func TestOnlyOneOutputOnStdout(t *testing.T) {
 // expected. These were found only after the whole profile was parsed and
 // analyzed, and said "--vllm-log: g: line 1: read g: is a directory".
 func TestInputFileFlagsCheckedFirst(t *testing.T) {
-	in, err := filepath.Abs(demo)
-	require.NoError(t, err)
+	// a folder with no profile in it: read, it would be refused as that,
+	// so the flag's refusal shows it came first
+	in := t.TempDir()
 	t.Chdir(t.TempDir())
 	require.NoError(t, os.Mkdir("folder", 0o755))
 	for _, c := range []struct {
@@ -254,11 +254,9 @@ func TestInputFileFlagsCheckedFirst(t *testing.T) {
 		{[]string{"check", in, "--rules", "folder"}, "--rules folder: is a folder; expected a FILE"},
 		{[]string{"diff", in, in, "--vllm-log-after", "after.log"}, "--vllm-log-after after.log: no such file"},
 	} {
-		start := time.Now()
 		code, _, errs := run(append(c.args, "-q")...)
 		require.Equal(t, ExitUsage, code, "%v: %s", c.args, errs)
 		require.Contains(t, errs, c.want, c.args)
-		require.Less(t, time.Since(start), 2*time.Second, "%v: refused before the profile is read", c.args)
 	}
 }
 
