@@ -39,6 +39,13 @@ func applySteps(tl *Timeline, t stepped) (string, bool, error) {
 	tl.memo = nil // edited below
 	for k := 0; k < tl.Steps; k++ {
 		e.step(tl, k)
+		if tl.copied && tl.spill != nil {
+			// a transformed copy's edited step goes where the measured
+			// steps are (Timeline.Spill)
+			for _, l := range tl.Ranks {
+				l.Steps[k].spill(tl.spill)
+			}
+		}
 	}
 	return e.end(tl)
 }
@@ -61,7 +68,7 @@ type Prediction struct {
 // collectives with tl's until a transform edits them: tl must not be
 // edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
-	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo}
+	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo, spill: tl.spill}
 	for i, l := range tl.Ranks {
 		c.Ranks[i] = l.clone()
 	}
