@@ -39,13 +39,6 @@ func applySteps(tl *Timeline, t stepped) (string, bool, error) {
 	tl.memo = nil // edited below
 	for k := 0; k < tl.Steps; k++ {
 		e.step(tl, k)
-		if tl.copied && tl.spill != nil {
-			// a transformed copy's edited step goes where the measured
-			// steps are (Timeline.Spill)
-			for _, l := range tl.Ranks {
-				l.Steps[k].spill(tl.spill)
-			}
-		}
 	}
 	return e.end(tl)
 }
