@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
+	"github.com/npuprof/npuprof/internal/analysis/replay"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -114,6 +115,9 @@ type CollectivesResult struct {
 	// previous op's Start), ~4 bytes an op.
 	Ops []byte
 	N   int
+	// opsAt holds Ops when they were moved to a spill file
+	// (RankResult.Spill; Ops is nil then).
+	opsAt replay.Ref
 	// Ord is, per key, the ordinal counter its ops' Index counts in (keys
 	// of one communicator, type and variant count together).
 	Ord    []int32
@@ -130,6 +134,9 @@ func (c *CollectivesResult) Each(f func(i int, op CollOp)) {
 		}
 	}
 	b, start := c.Ops, int64(0)
+	if c.opsAt.Spilled() {
+		b = c.opsAt.Read(nil)
+	}
 	for i := 0; i < c.N; i++ {
 		k, n := binary.Uvarint(b)
 		d, m := binary.Varint(b[n:])

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/analysis/replay"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -66,12 +67,18 @@ type LedgerStep struct {
 	// them): per op uvarint(Label), a byte of Kernel and Late, and the
 	// zigzag varints of Dur, Exposed, ExpFrom and ExpTo; ~9 bytes an op.
 	Sync []byte
+	// syncAt holds Sync when it was moved to a spill file
+	// (RankResult.Spill; Sync is nil then).
+	syncAt replay.Ref
 }
 
 // SyncOps returns the step's Sync decoded into buf.
 func (s *LedgerStep) SyncOps(buf []SyncOp) []SyncOp {
 	buf = buf[:0]
 	b := s.Sync
+	if s.syncAt.Spilled() {
+		b = s.syncAt.Read(nil)
+	}
 	for len(b) > 0 {
 		var op SyncOp
 		l, n := binary.Uvarint(b)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/npuprof/npuprof/internal/analysis/replay"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -151,6 +152,37 @@ func (rr *RankResult) ReleaseModel() {
 	}
 }
 
+// NewSpill makes the temporary file finished ranks' encoded bytes are
+// moved to (replay.NewSpill; nil when none can be made).
+func NewSpill() *replay.Spill { return replay.NewSpill() }
+
+// Spill moves the encoded bytes rr keeps until the end of the run to s (a
+// temporary file; nil: they stay on the heap): its replay timeline's
+// steps, which the plan reads back at each use, and the cluster passes'
+// inputs (the collectives the arrival pass matches, the ledger's
+// exchanges), read back once.
+func (rr *RankResult) Spill(s *replay.Spill) {
+	if s == nil {
+		return
+	}
+	if l := ReplayOf(rr); l != nil {
+		l.Spill(s)
+	}
+	if c := CollectivesOf(rr); c != nil {
+		if r, ok := s.Put(c.Ops); ok {
+			c.opsAt, c.Ops = r, nil
+		}
+	}
+	if l := LedgerOf(rr); l != nil {
+		for i := range l.Steps {
+			st := &l.Steps[i]
+			if r, ok := s.Put(st.Sync); ok {
+				st.syncAt, st.Sync = r, nil
+			}
+		}
+	}
+}
+
 // ReleaseClusterInputs drops what each rank kept only for the cluster
 // passes, once they have run: the collectives the arrival pass matches
 // (CollectivesResult.Ops, ~4 bytes a collective) and the exchanges the
@@ -161,11 +193,11 @@ func (rr *RankResult) ReleaseModel() {
 func (r *Result) ReleaseClusterInputs() {
 	for _, rr := range r.Ranks {
 		if c := CollectivesOf(rr); c != nil {
-			c.Ops, c.N = nil, 0
+			c.Ops, c.N, c.opsAt = nil, 0, replay.Ref{}
 		}
 		if l := LedgerOf(rr); l != nil {
 			for i := range l.Steps {
-				l.Steps[i].Sync = nil
+				l.Steps[i].Sync, l.Steps[i].syncAt = nil, replay.Ref{}
 			}
 		}
 	}
@@ -173,11 +205,11 @@ func (r *Result) ReleaseClusterInputs() {
 		// its copies of the ranks' steps share their Sync arrays
 		for i := range l.Ranks {
 			for j := range l.Ranks[i].Steps {
-				l.Ranks[i].Steps[j].Sync = nil
+				l.Ranks[i].Steps[j].Sync, l.Ranks[i].Steps[j].syncAt = nil, replay.Ref{}
 			}
 		}
 		for i := range l.Steps {
-			l.Steps[i].Sync = nil
+			l.Steps[i].Sync, l.Steps[i].syncAt = nil, replay.Ref{}
 		}
 	}
 }

@@ -91,12 +91,16 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	// framework op names (links are read with them).
 	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, BytesRead: opts.BytesRead, BytesTotal: opts.BytesTotal, SkipCommunication: !readCommunication,
 		Experts: opts.Experts, ExpertStage: opts.ExpertStage}
+	// what a finished rank keeps encoded for the plan is moved to a
+	// temporary file (none: it stays on the heap)
+	spill := analysis.NewSpill()
 	set, err := gather.Ranks(ctx, path, gopts, func(r *model.Rank) (*analysis.RankResult, error) {
 		if modelHook != nil {
 			modelHook(r)
 		}
 		rr := analysis.RunRank(r, passes)
 		rr.ReleaseModel()
+		rr.Spill(spill)
 		return rr, nil
 	}, renumber)
 	if err != nil {

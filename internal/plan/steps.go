@@ -173,6 +173,11 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 		} else {
 			_, bt, _ = replay.PredictOn(cur, b.replayTransforms(cands[best]))
 		}
+		if bt != nil {
+			// what it edited goes where the measured steps are (a
+			// spill file, if any) while the next step is picked
+			bt.Spill()
+		}
 	}
 	return best, bp, bt, fails
 }

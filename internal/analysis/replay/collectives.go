@@ -231,6 +231,7 @@ func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, i
 				x.idx[r], x.ops[r] = append(x.idx[r], int32(i)), append(x.ops[r], it)
 			}
 		}
+		c.close()
 		occ = max(occ, len(x.idx[r]))
 	}
 	for j := 0; j < occ; j++ {

@@ -206,6 +206,7 @@ func (tl *Timeline) decodeBatch() int32 {
 					}
 				}
 			}
+			c.close()
 		}
 	}
 	return best

@@ -79,9 +79,59 @@ func done(p *[]byte, b []byte) []byte {
 	return out
 }
 
+// itemBytes returns st's encoded items (read into buf when they are in a
+// spill file).
+func (st *Step) itemBytes(buf []byte) []byte {
+	if !st.itemsAt.Spilled() {
+		return st.ItemBytes
+	}
+	return st.itemsAt.Read(buf)
+}
+
+// Spill moves the encoded bytes of l's steps to s (they stay where they
+// are when s is nil or a write fails; a step kept decoded is not moved):
+// what a finished rank's timeline keeps on the heap is then its
+// dictionary and its steps' scalars. l is read as before: each use of a
+// step reads its bytes back.
+func (l *RankLine) Spill(s *Spill) {
+	for k := range l.Steps {
+		l.Steps[k].spill(s)
+	}
+}
+
+// spill moves st's encoded bytes to s.
+func (st *Step) spill(s *Spill) {
+	if st.dec {
+		return
+	}
+	if r, ok := s.Put(st.ItemBytes); ok {
+		st.itemsAt, st.ItemBytes = r, nil
+	}
+	if r, ok := s.Put(st.CollBytes); ok {
+		st.collsAt, st.CollBytes = r, nil
+	}
+}
+
+// spillFile is the spill file of the first of tl's steps that has one (nil
+// when none has).
+func (tl *Timeline) spillFile() *Spill {
+	for _, l := range tl.Ranks {
+		for k := range l.Steps {
+			if s := l.Steps[k].itemsAt.s; s != nil {
+				return s
+			}
+			if s := l.Steps[k].collsAt.s; s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
 // setItems encodes items as st's (new bytes: the ones st had may be
 // another timeline's).
 func (l *RankLine) setItems(st *Step, items []Item) {
+	st.itemsAt = Ref{}
 	if st.dec {
 		st.items, st.ItemBytes, st.N = slices.Clone(items), nil, int32(len(items))
 		return
@@ -131,6 +181,7 @@ func fromSince(u uint64, none, anchor int64) int64 {
 
 // setColls encodes colls as st's (new bytes).
 func setColls(st *Step, colls []Coll) {
+	st.collsAt = Ref{}
 	if st.dec {
 		st.colls, st.CollBytes, st.NColls = slices.Clone(colls), nil, int32(len(colls))
 		return
@@ -176,13 +227,40 @@ type cursor struct {
 	off  int
 	prev int64  // the last Coll read
 	dec  []Item // the step's items when it is kept decoded (Step.dec)
+	// pooled is the buffer of encBufs b was read into from a spill file
+	pooled *[]byte
 }
 
+// cursor returns a cursor on st's items; when they are in a spill file
+// they are read into a buffer of encBufs, which close gives back.
 func (l *RankLine) cursor(st *Step) cursor {
 	if st.dec {
 		return cursor{dec: st.items}
 	}
-	return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
+	if !st.itemsAt.Spilled() {
+		return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
+	}
+	p := encBufs.Get().(*[]byte)
+	*p = st.itemsAt.Read(*p)
+	return cursor{b: *p, dict: l.Dict, prev: -1, pooled: p}
+}
+
+// cursorIn is cursor, reading st's items into *buf when they are in a
+// spill file.
+func (l *RankLine) cursorIn(st *Step, buf *[]byte) cursor {
+	if st.dec {
+		return cursor{dec: st.items}
+	}
+	*buf = st.itemBytes(*buf)
+	return cursor{b: *buf, dict: l.Dict, prev: -1}
+}
+
+// close gives c's buffer back (c is not read after).
+func (c *cursor) close() {
+	if c.pooled != nil {
+		encBufs.Put(c.pooled)
+		c.pooled, c.b = nil, nil
+	}
 }
 
 // next decodes the next item into it.
@@ -217,6 +295,7 @@ func (l *RankLine) items(st *Step, buf []Item) []Item {
 	for i := range buf {
 		c.next(&buf[i])
 	}
+	c.close()
 	return buf
 }
 
@@ -226,7 +305,14 @@ func colls(st *Step, buf []Coll) []Coll {
 		return append(buf[:0], st.colls...)
 	}
 	buf = resize(buf, int(st.NColls))
-	b, off, pos := st.CollBytes, 0, int32(0)
+	var p *[]byte
+	b := st.CollBytes
+	if st.collsAt.Spilled() {
+		p = encBufs.Get().(*[]byte)
+		*p = st.collsAt.Read(*p)
+		b = *p
+	}
+	off, pos := 0, int32(0)
 	for i := range buf {
 		c := &buf[i]
 		pos += int32(unzig(uv(b, &off)))
@@ -240,6 +326,9 @@ func colls(st *Step, buf []Coll) []Coll {
 		c.Tail = unzig(uv(b, &off))
 		c.Transfer = c.Dur - unzig(uv(b, &off))
 	}
+	if p != nil {
+		encBufs.Put(p)
+	}
 	renumber(buf)
 	return buf
 }
@@ -249,7 +338,7 @@ func colls(st *Step, buf []Coll) []Coll {
 // ~7,700 items, 240 KiB decoded) is replayed and edited without decoding
 // and encoding each step at each use; a large one, whose memory is what
 // the encoding saves, stays encoded.
-const decodedMaxItems = 16384
+var decodedMaxItems = 16384
 
 // keepDecoded keeps every step of tl's ranks decoded when the timeline is
 // small.

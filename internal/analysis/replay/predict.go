@@ -61,7 +61,7 @@ type Prediction struct {
 // collectives with tl's until a transform edits them: tl must not be
 // edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
-	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo}
+	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo, spill: tl.spill}
 	for i, l := range tl.Ranks {
 		c.Ranks[i] = l.clone()
 	}

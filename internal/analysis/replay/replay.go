@@ -59,6 +59,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 		}
 		for i, l := range tl.Ranks {
 			st := &l.Steps[k]
+			sp := st.collsAt.s
 			cs = colls(st, cs)
 			for ci := range cs {
 				c := &cs[ci]
@@ -74,10 +75,15 @@ func NewTimeline(lines []*RankLine) *Timeline {
 				}
 			}
 			setColls(st, cs)
+			if sp != nil {
+				// back to the spill file it was read from
+				st.spill(sp)
+			}
 		}
 	}
 	keepDecoded(tl)
 	tl.memo = &memo{}
+	tl.spill = tl.spillFile()
 	return tl
 }
 
@@ -244,6 +250,7 @@ type rankRun struct {
 	st      *Step
 	colls   []Coll  // st's collectives, decoded
 	cur     cursor  // reads st's items
+	ibuf    []byte  // st's items read from a spill file
 	it      Item    // item number item, when read
 	read    bool    // it is read
 	item    int     // next item
@@ -322,7 +329,9 @@ func (s *stepper) step(k int) ([]int64, error) {
 		rr := &s.runs[i]
 		cs := rr.colls
 		n := len(cs)
-		*rr = rankRun{st: st, colls: cs, cur: l.cursor(st), t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
+		ib := rr.ibuf
+		cur := l.cursorIn(st, &ib)
+		*rr = rankRun{st: st, colls: cs, cur: cur, ibuf: ib, t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
 			inst: ix.of[i], blocked: -1, queued: true}
 		var last [8]int32
 		lastOf := last[:0]

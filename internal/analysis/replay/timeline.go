@@ -107,6 +107,9 @@ type Step struct {
 	N, NColls int32
 	// ItemBytes are the items, CollBytes the collectives, encoded.
 	ItemBytes, CollBytes []byte
+	// itemsAt and collsAt hold ItemBytes and CollBytes when they were
+	// moved to a spill file (RankLine.Spill; nil then).
+	itemsAt, collsAt Ref
 	// dec: the step is kept decoded in items and colls instead (a small
 	// timeline, NewTimeline): they are replaced, never edited in place,
 	// so a clone shares them as it shares the bytes.
@@ -213,6 +216,22 @@ type Timeline struct {
 	// memo is what the transforms read of the timeline NewTimeline made,
 	// shared by its copies until a transform edits them (nil after).
 	memo *memo
+	// spill is the spill file its ranks' steps were moved to (nil: none),
+	// which Spill moves a copy's edited steps to.
+	spill *Spill
+}
+
+// Spill moves the encoded bytes of tl's steps that are on the heap (a
+// transformed copy's edited steps) to the spill file its ranks' steps
+// were read from (none: they stay): a plan holds its current step's
+// copy while it predicts the next one's candidates.
+func (tl *Timeline) Spill() {
+	if tl.spill == nil {
+		return
+	}
+	for _, l := range tl.Ranks {
+		l.Spill(tl.spill)
+	}
 }
 
 // memo holds what the transforms' begin read of an unedited timeline.

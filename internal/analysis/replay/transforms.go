@@ -156,6 +156,7 @@ func (tl *Timeline) graphGap() (int64, bool) {
 				}
 				prev = it.Kind
 			}
+			c.close()
 		}
 	}
 	if len(g) == 0 {

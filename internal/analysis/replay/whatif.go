@@ -36,6 +36,7 @@ func (tl *Timeline) ExpertLoads() []ExpertLoad {
 					out[r].Kernels++
 				}
 			}
+			c.close()
 		}
 	}
 	return out
@@ -104,5 +105,6 @@ func (l *RankLine) tokenKernels(steps int, f func(fitID, *Item)) {
 				f(fitKey(l, &it), &it)
 			}
 		}
+		c.close()
 	}
 }

@@ -1,0 +1,142 @@
+package replay
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Bytes put in a spill file read back as they were put, from several
+// writers at once; nothing is put for a nil spill or empty bytes.
+func TestSpillReadsBack(t *testing.T) {
+	s := NewSpill()
+	require.NotNil(t, s)
+	_, ok := (*Spill)(nil).Put([]byte{1})
+	require.False(t, ok)
+	_, ok = s.Put(nil)
+	require.False(t, ok)
+	var wg sync.WaitGroup
+	refs := make([]Ref, 64)
+	want := make([][]byte, len(refs))
+	for i := range refs {
+		want[i] = make([]byte, 1+i*37)
+		for j := range want[i] {
+			want[i][j] = byte(i*7 + j)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, ok := s.Put(want[i])
+			require.True(t, ok)
+			refs[i] = r
+		}()
+	}
+	wg.Wait()
+	var buf []byte
+	for i, r := range refs {
+		require.True(t, r.Spilled())
+		buf = r.Read(buf)
+		require.Equal(t, want[i], buf)
+	}
+	require.False(t, Ref{}.Spilled())
+}
+
+// A spilled timeline's steps read back as they were (a gap of 5 s, the -1
+// and 0 of Ready and End, a negative arrival), it replays as the timeline
+// on the heap does, an edit of a copy's spilled step leaves the
+// original's, and a copy moved to the spill file (Timeline.Spill) reads
+// and replays as before.
+func TestSpilledTimelineSameAsOnHeap(t *testing.T) {
+	defer func(n int) { decodedMaxItems = n }(decodedMaxItems)
+	decodedMaxItems = 0 // kept encoded, so that the steps are spilled
+	const far = int64(5_000_000_000)
+	lines := func() []*RankLine {
+		tl := twoRanks()
+		l := tl.Ranks[0]
+		var o open
+		l.open(&l.Steps[0], &o)
+		o.Items[2].Gap = far
+		o.Colls[0].Ready, o.Colls[0].End, o.Colls[0].Arrive = -1, 0, -3
+		l.store(&l.Steps[0], &o)
+		for _, l := range tl.Ranks {
+			// a second step, as the first
+			st := l.Steps[0]
+			st.Anchor += 2 * far
+			l.setItems(&st, l.StepItems(0))
+			setColls(&st, l.StepColls(0))
+			l.Steps = append(l.Steps, st)
+		}
+		return tl.Ranks
+	}
+	heap, spilled := lines(), lines()
+	s := NewSpill()
+	for _, l := range spilled {
+		l.Spill(s)
+		for k := range l.Steps {
+			require.True(t, l.Steps[k].itemsAt.Spilled() && l.Steps[k].collsAt.Spilled())
+			require.Nil(t, l.Steps[k].ItemBytes)
+		}
+	}
+	for i := range heap {
+		for k := range heap[i].Steps {
+			require.Equal(t, heap[i].StepItems(k), spilled[i].StepItems(k))
+			require.Equal(t, heap[i].StepColls(k), spilled[i].StepColls(k))
+		}
+	}
+	htl, stl := NewTimeline(heap), NewTimeline(spilled)
+	require.Same(t, s, stl.spill)
+	require.Nil(t, htl.spill)
+	for i, l := range stl.Ranks {
+		for k := range l.Steps {
+			require.True(t, l.Steps[k].collsAt.Spilled(), "moved back after NewTimeline set Transfer")
+			require.Equal(t, htl.Ranks[i].StepColls(k), l.StepColls(k))
+		}
+	}
+	hr, err := htl.Replay()
+	require.NoError(t, err)
+	sr, err := stl.Replay()
+	require.NoError(t, err)
+	require.Equal(t, hr, sr)
+	require.Equal(t, float64(33+far), sr.RankStepNs[0])
+
+	fix := []Transform{RemoveKernels{Op: "k"}}
+	hp, hc, herr := Predict(htl, fix)
+	sp, sc, serr := Predict(stl, fix)
+	require.NoError(t, serr)
+	require.NoError(t, herr)
+	require.Equal(t, hp, sp)
+	hs, herr := PredictStep(htl, fix)
+	ss, serr := PredictStep(stl, fix)
+	require.Equal(t, herr, serr)
+	require.Equal(t, hs, ss)
+	require.Less(t, sp.AfterNs, sp.BeforeNs)
+	{
+		sc.Spill()
+		for i, l := range sc.Ranks {
+			for k := range l.Steps {
+				require.Nil(t, l.Steps[k].ItemBytes, "the copy's edited step is spilled")
+				require.Equal(t, hc.Ranks[i].StepItems(k), l.StepItems(k))
+				require.Equal(t, hc.Ranks[i].StepColls(k), l.StepColls(k))
+			}
+		}
+		hr2, err := hc.Replay()
+		require.NoError(t, err)
+		sr2, err := sc.Replay()
+		require.NoError(t, err)
+		require.Equal(t, hr2, sr2)
+	}
+
+	c := stl.Clone()
+	cl := c.Ranks[0]
+	var co open
+	cl.open(&cl.Steps[0], &co)
+	co.Items[2].Gap = 7
+	cl.store(&cl.Steps[0], &co)
+	require.Equal(t, int64(7), cl.StepItems(0)[2].Gap)
+	require.Equal(t, far, stl.Ranks[0].StepItems(0)[2].Gap, "the original keeps its gap")
+	require.True(t, stl.Ranks[0].Steps[0].itemsAt.Spilled())
+	again, err := stl.Replay()
+	require.NoError(t, err)
+	require.Equal(t, sr, again)
+}
