@@ -218,7 +218,13 @@ var TimelinePass = &Pass{
 		} else {
 			tl.Compute = Union(comp)
 		}
-		tl.Comm = Union(comm)
+		if len(comm) > 0 && slices.IsSortedFunc(comm, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }) {
+			// merged in comm's own array (merge writes no further than
+			// it has read), not copied into a new one grown by doubling
+			tl.Comm = merge(comm[:1], comm)
+		} else {
+			tl.Comm = Union(comm)
+		}
 		tl.HaveWindow = win.seen
 		tl.KernelStart, tl.KernelEnd = win.first, win.last
 		tl.ExtremeStart, tl.ExtremeEnd = win.first, win.last

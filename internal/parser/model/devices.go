@@ -9,14 +9,7 @@ import (
 
 // Clone returns a copy of the table that grows on its own.
 func (t *Syms) Clone() Syms {
-	c := Syms{strs: slices.Clone(t.strs)}
-	if t.ids != nil {
-		c.ids = make(map[string]Sym, len(t.ids))
-		for k, v := range t.ids {
-			c.ids[k] = v
-		}
-	}
-	return c
+	return Syms{strs: slices.Clone(t.strs), slots: slices.Clone(t.slots)}
 }
 
 // AddDevice records that the rank's files hold device d among several

@@ -2,6 +2,8 @@ package model
 
 import (
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -118,6 +120,34 @@ func TestSyms(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, 3, s.Len())
 	require.Equal(t, "", s.Str(99), "an unknown symbol is empty")
+}
+
+// TestSymsGrow: across the index's growth every string keeps its symbol
+// (by string and by bytes, of every length around the hash's 8-byte
+// words), strings never interned are not found, and a clone grows on its
+// own.
+func TestSymsGrow(t *testing.T) {
+	var s Syms
+	name := func(i int) string { return strings.Repeat("x", i%23) + "hcom_allGather__" + strconv.Itoa(i) }
+	for i := range 5000 {
+		require.Equal(t, Sym(i+1), s.Intern(name(i)))
+	}
+	for i := range 5000 {
+		require.Equal(t, Sym(i+1), s.Intern(name(i)))
+		require.Equal(t, Sym(i+1), s.InternBytes([]byte(name(i))))
+		got, ok := s.Lookup(name(i))
+		require.True(t, ok)
+		require.Equal(t, Sym(i+1), got)
+		require.Equal(t, name(i), s.Str(got))
+		_, ok = s.Lookup(name(i) + "_")
+		require.False(t, ok)
+	}
+	c := s.Clone()
+	require.Equal(t, Sym(5001), c.Intern("new"))
+	_, ok := s.Lookup("new")
+	require.False(t, ok, "the clone's strings are its own")
+	require.Equal(t, Sym(5001), s.Intern("other"))
+	require.Equal(t, "new", c.Str(5001))
 }
 
 // TestDeviceTaskSize keeps the task at 32 bytes (docs/performance.md, "One
