@@ -585,8 +585,13 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 		res := &EPLoadResult{}
 		for i := range r.Groups {
 			if isEPGroup(r.Groups[i].Name) {
-				res.GlobalRanks = append([]int(nil), r.Groups[i].GlobalRanks...)
-				slices.Sort(res.GlobalRanks)
+				// the model's list, sorted, is the one kept copy every rank
+				// of the group shares (a world group of 2048 ranks copied
+				// per rank was 16 KiB a rank); nothing writes into it
+				res.GlobalRanks = r.Groups[i].GlobalRanks
+				if !slices.IsSorted(res.GlobalRanks) {
+					res.GlobalRanks = slices.Sorted(slices.Values(res.GlobalRanks))
+				}
 				break
 			}
 		}

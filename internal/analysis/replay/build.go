@@ -29,8 +29,13 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 		if g.Name == "" || l.group(g.Name) >= 0 {
 			continue
 		}
-		m := append([]int(nil), g.GlobalRanks...)
-		sort.Ints(m)
+		// the model's list, sorted, is the one kept copy every rank of
+		// the group shares; nothing writes into a group's members
+		m := g.GlobalRanks
+		if !sort.IntsAreSorted(m) {
+			m = append([]int(nil), m...)
+			sort.Ints(m)
+		}
 		l.Groups = append(l.Groups, Group{Name: strings.Clone(g.Name), Members: m})
 	}
 	keep := min(MaxSteps, l.Intervals)
