@@ -2,7 +2,7 @@
 # rankmem.sh) from the repository's root: where captures are cached, the
 # binaries, GNU time, and the median of timed runs.
 CACHE=${NPUPROF_BENCH_CACHE:-$PWD/.cache/bench}
-BIN=./bin
+BIN=${NPUPROF_BENCH_BIN:-./bin} # another build's bin/
 TIME=/usr/bin/time
 mkdir -p "$CACHE"
 

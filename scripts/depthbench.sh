@@ -20,7 +20,6 @@ LAYERS=${LAYERS:-"8 48 94"}
 RANKS=${RANKS:-"1 8 128 1024"}
 RUNS=${RUNS:-3}
 . scripts/benchlib.sh
-BIN=${NPUPROF_BENCH_BIN:-$BIN} # another build's bin/
 need_bins
 
 # capture LAYERS RANKS: the cached folder of that many ranks
