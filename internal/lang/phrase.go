@@ -168,27 +168,13 @@ var separators = [][2]string{{"; ", "；"}, {": ", "："}, {"：", "："}, {", "
 // and the separator, or -1.
 func indexTop(s string) (int, string) {
 	first, firstSep := -1, ""
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		default:
-			if depth != 0 {
-				continue
-			}
-			for _, sep := range separators {
-				if !strings.HasPrefix(s[i:], sep[0]) {
-					continue
-				}
-				if first < 0 {
-					first, firstSep = i, sep[0]
-				}
+	eachTop(s, func(i int) {
+		for _, sep := range separators {
+			if first < 0 && strings.HasPrefix(s[i:], sep[0]) {
+				first, firstSep = i, sep[0]
 			}
 		}
-	}
+	})
 	return first, firstSep
 }
 
@@ -196,6 +182,19 @@ func indexTop(s string) (int, string) {
 // the separator, or -1.
 func lastClause(s string) (int, string) {
 	at, sep := -1, ""
+	eachTop(s, func(i int) {
+		for _, p := range []string{"; ", "；"} {
+			if strings.HasPrefix(s[i:], p) {
+				at, sep = i, p
+			}
+		}
+	})
+	return at, sep
+}
+
+// eachTop calls f with every index of s outside brackets that is not a
+// bracket itself, in order.
+func eachTop(s string, f func(i int)) {
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -204,17 +203,11 @@ func lastClause(s string) (int, string) {
 		case ')', ']', '}':
 			depth--
 		default:
-			if depth != 0 {
-				continue
-			}
-			for _, p := range []string{"; ", "；"} {
-				if strings.HasPrefix(s[i:], p) {
-					at, sep = i, p
-				}
+			if depth == 0 {
+				f(i)
 			}
 		}
 	}
-	return at, sep
 }
 
 // openOfLast is the index of the bracket that the closing ) ending s

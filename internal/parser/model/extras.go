@@ -1,5 +1,7 @@
 package model
 
+import "maps"
+
 // TaskExtra is what a device task shares with many others: its op type,
 // task type, input shapes and model id. A rank's hundreds of thousands of
 // tasks take a few thousand distinct sets of them, so the rank's table
@@ -88,12 +90,7 @@ func (x *Extras) Len() int { return max(1, len(x.list)) }
 // Clone returns an independent copy of the table.
 func (x *Extras) Clone() Extras {
 	c := Extras{list: append([]TaskExtra(nil), x.list...), recent: append([]Extra(nil), x.recent...)}
-	if x.ids != nil {
-		c.ids = make(map[TaskExtra]Extra, len(x.ids))
-		for k, v := range x.ids {
-			c.ids[k] = v
-		}
-	}
+	c.ids = maps.Clone(x.ids)
 	return c
 }
 

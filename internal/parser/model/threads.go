@@ -1,5 +1,7 @@
 package model
 
+import "maps"
+
 // Thread is the index of a thread id in its rank's table (Rank.Threads).
 // A rank's framework ops run on a handful of host threads, so an op holds
 // 4 bytes instead of its 8-byte tid.
@@ -46,12 +48,7 @@ func (x *Threads) Tid(id Thread) int64 {
 // Clone returns an independent copy of the table.
 func (x *Threads) Clone() Threads {
 	c := Threads{list: append([]int64(nil), x.list...), last: x.last, lastID: x.lastID, set: x.set}
-	if x.ids != nil {
-		c.ids = make(map[int64]Thread, len(x.ids))
-		for k, v := range x.ids {
-			c.ids[k] = v
-		}
-	}
+	c.ids = maps.Clone(x.ids)
 	return c
 }
 
