@@ -46,6 +46,9 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 	var steps map[deviceStep][2]int64
 	devs.last = -2
 	var issues summary.RowIssues
+	// collectives whose name does not start with their OP Type (a
+	// damaged name: the name says the collective's kind)
+	misnamed, firstMisnamed := 0, 0
 	err := withFile(r, path, func(f io.Reader) error {
 		var err error
 		issues, err = summary.ReadKernelDetails(f, path, func(k *summary.KernelRow) {
@@ -70,6 +73,12 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 				}
 			}
 			if hcclFromRows && k.IsCollective() {
+				if strings.HasPrefix(k.Type, "hcom_") && !strings.HasPrefix(k.Name, k.Type) {
+					if misnamed == 0 {
+						firstMisnamed = k.Line
+					}
+					misnamed++
+				}
 				h := hcclFromRow(r, k.Start, k.Dur, k.Name)
 				if !haveTimeline {
 					h.Device = int16(max(k.Device, 0))
@@ -147,6 +156,9 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 				r.PartialReason = issues.PartialReason(path, rows)
 			}
 		}
+	}
+	if misnamed > 0 {
+		r.Warn(path, "%d collective row(s) have a Name that does not start with their OP Type (first at line %d; damaged names?): their kind is read from the Name", misnamed, firstMisnamed)
 	}
 	if byStream && j != nil && j.unmatched() > 0 {
 		r.Warn(path, "%d compute task(s) of task_time_*.csv match no row (stream and start) here: they keep task_time's kernel names and op types", j.unmatched())

@@ -261,9 +261,14 @@ func allDigits(s string) bool {
 }
 
 // nearGroupInfo: k could be parallel_group_info with a byte or two
-// damaged (about its length, and its start or its "group" left whole).
+// damaged (about its length, and its start or its "group" left whole), or
+// with bytes written into the key around it (any case).
 func nearGroupInfo(k string) bool {
 	const want = "parallel_group_info"
+	if strings.Contains(strings.ToLower(k), want) {
+		// bytes written into the key before or after it
+		return true
+	}
 	if d := len(k) - len(want); d > 2 || d < -2 {
 		return false
 	}

@@ -29,13 +29,18 @@ func TestGroupsThatMatchNoCollectiveAreNamed(t *testing.T) {
 	require.Contains(t, warningsText(r), "they are left out of the hccl.group.* metrics")
 }
 
-// A key within two bytes of parallel_group_info is named as damaged.
+// A key within two bytes of parallel_group_info, or holding it with bytes
+// written around it, is named as damaged.
 func TestDamagedGroupInfoKeyNamed(t *testing.T) {
-	root, _ := tinyRank(t)
-	p := filepath.Join(root, "profiler_metadata.json")
-	data, err := os.ReadFile(p)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), `"parallel_group_info"`, `"parallel_groupnfo"`, 1)), 0o644))
-	r := loadOne(t, root)
-	require.Contains(t, warningsText(r), `key "parallel_groupnfo" looks like a damaged parallel_group_info`)
+	for _, key := range []string{`parallel_groupnfo`, `.8c082[7,3-]Eparallel_group_info`, `Parallel_Group_Info`} {
+		root, _ := tinyRank(t)
+		p := filepath.Join(root, "profiler_metadata.json")
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), `"parallel_group_info"`, `"`+key+`"`, 1)), 0o644))
+		r := loadOne(t, root)
+		require.Contains(t, warningsText(r), `key "`+key+`" looks like a damaged parallel_group_info`)
+	}
+	require.False(t, nearGroupInfo("distributed_args"))
+	require.False(t, nearGroupInfo("vllm_ascend_version"))
 }

@@ -233,8 +233,19 @@ func changedMetrics(base, got *analysis.RankResult) []string {
 // flagged: the rank is partial, or holds a warning base did not, or every
 // changed metric is unavailable with a reason.
 func flagged(base, got *analysis.RankResult, changed []string) bool {
-	if got.Partial || len(got.Warnings) > len(base.Warnings) {
+	if got.Partial {
 		return true
+	}
+	// a warning the whole capture did not give names the damage (one it
+	// gave may be gone with the damaged part, so counts do not tell)
+	had := map[string]bool{}
+	for _, w := range base.Warnings {
+		had[w.File+"\x00"+w.Message] = true
+	}
+	for _, w := range got.Warnings {
+		if !had[w.File+"\x00"+w.Message] {
+			return true
+		}
 	}
 	for _, k := range changed {
 		if _, ok := got.Unavailable[k]; !ok {

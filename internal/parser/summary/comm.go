@@ -73,6 +73,9 @@ type commOp struct {
 	key string
 	ci  model.CommOpInfo
 	bad bool
+	// noHash: the key has no "@" before a group hash (every writer puts
+	// one there; a damaged key loses the op's group)
+	noHash bool
 	// seen holds a bit per time key read (seenStart, ...); an op without
 	// its start or elapsed time, or whose times disagree, is left out
 	seen uint8
@@ -109,7 +112,7 @@ func (c *commOps) newOp(k []byte, step, kind string) commOp {
 	if i := strings.LastIndexByte(key, '@'); i >= 0 {
 		op, hash = key[:i], key[i+1:]
 	}
-	return commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}}
+	return commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}, noHash: op == "" || hash == ""}
 }
 
 // add keeps o.
@@ -325,11 +328,13 @@ func (c *commOps) sorted(file string) ([]model.CommOpInfo, error) {
 }
 
 // invalid says why an op read whole cannot be trusted ("" when it can):
-// no "Communication Time Info", no elapsed time in it, or an
+// a key that is not "op@hash", no "Communication Time Info", no elapsed time in it, or an
 // elapsed time that is not the sum of its transit, wait and idle times
 // (torch_npu writes idle as the rest, so they always add up).
 func (o *commOp) invalid() string {
 	switch {
+	case o.noHash:
+		return `no "@<group hash>" in its key`
 	case o.seen&seenInfo == 0:
 		return "no Communication Time Info"
 	case o.seen&seenElapse == 0:

@@ -97,7 +97,7 @@ func TestCommunicationMatchesFullDecode(t *testing.T) {
 			"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 5}},
 			"hcom_\u0062__2_0_1@8": {"Communication Bandwidth Info": {}, "Communication Time Info": {"Wait Time(ms)": 0.25, "Elapse Time(ms)": 0.25}},
 			"hcom_a__1_0_1@9": {"Communication Time Info": {"Elapse Time(ms)": 2}}}},
-		 "step0": {"collective": {"noHash": {"Communication Time Info": {"Transit Time(ms)": 3.5, "Elapse Time(ms)": 3.5, "Synchronization Time(ms)": 1}}}}}`),
+		 "step0": {"collective": {"hcom_c__3_0_1@7": {"Communication Time Info": {"Transit Time(ms)": 3.5, "Elapse Time(ms)": 3.5, "Synchronization Time(ms)": 1}}}}}`),
 	}
 	dir := t.TempDir()
 	s, _ := tracegen.Lookup("ep-fc1-cumsum-steps")
@@ -191,4 +191,32 @@ func TestCommunicationValidation(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, "hcom_a__1_0_1", got[0].Op)
 	require.Equal(t, 1.5, got[0].ElapseMs)
+}
+
+// A key cut before its "@<group hash>" (a damaged file: every writer puts
+// one there) loses the op's group: the op is skipped and said so, in
+// either shape of msprof's file too.
+func TestCommunicationKeyWithoutHash(t *testing.T) {
+	for name, data := range map[string]string{
+		"torch_npu": `{"step1": {"collective": {
+			"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 17.5, "Elapse Time(ms)": 1.5}},
+			"hcom_reduceScatter_795190700544115": {"Communication Time Info": {"Start Timestamp(us)": 18.5, "Elapse Time(ms)": 1.5}},
+			"@9": {"Communication Time Info": {"Start Timestamp(us)": 19.5, "Elapse Time(ms)": 1.5}}}}}`,
+		"msprof by op": `{"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 17.5, "Elapse Time(ms)": 1.5}},
+			"hcom_reduceScatter_795190700544115": {"Communication Time Info": {"Start Timestamp(us)": 18.5, "Elapse Time(ms)": 1.5}},
+			"@9": {"Communication Time Info": {"Start Timestamp(us)": 19.5, "Elapse Time(ms)": 1.5}},
+			"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 4.5}}}`,
+	} {
+		read := ReadCommunication
+		if name != "torch_npu" {
+			read = ReadMsprofCommunication
+		}
+		got, err := read(bytes.NewReader([]byte(data)), "communication.json")
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), `skipped 2 op(s) that fail validation`, name)
+		require.Contains(t, err.Error(), `no \"@<group hash>\" in its key`, name)
+		require.Len(t, got, 1, name)
+		require.Equal(t, "hcom_a__1_0_1", got[0].Op, name)
+		require.Equal(t, "9", got[0].GroupHash, name)
+	}
 }

@@ -161,6 +161,10 @@ func refKernelDetails(t testing.TB, data []byte) ([]KernelRow, RowIssues, bool) 
 	if err != nil {
 		return nil, issues, false
 	}
+	if cr.InputOffset() >= int64(len(data)) && data[len(data)-1] != '\n' {
+		// the file ends inside its header line: refused
+		return nil, issues, false
+	}
 	idx, loose := headerIndex(header, kernelCols)
 	for _, need := range []string{"name", "start", "dur"} {
 		if _, ok := idx[need]; !ok {
@@ -315,10 +319,15 @@ func TestKernelDetailsMatchesEncodingCSV(t *testing.T) {
 			"1,1,1,1,y,T,N/A,C,1e3,1.,0,1,0,NO,  \"\"\"s\"\"\" ,\n" +
 			"12345678901,1,1,-1,z,T,N/A,C,\" 12 \",.5,0,1,0,NO,\"\"\"s\"\"\"\r\n   \n\n",
 		"op name,start_time (us),task duration(us)\nx,1,2\n",
+		// a header alone is a file with no rows; one cut inside is refused
+		"Name,Type,Accelerator Core,Start Time(us),Duration(us)\r\n",
+		"Name,Type,Accelerator Core,Start Time(us),Duration(us),aiv_mt",
 	}
 	for i, c := range cases {
 		sameKernelRows(t, []byte(c), fmt.Sprintf("case %d", i))
 	}
+	_, err := ReadKernelDetails(strings.NewReader(cases[len(cases)-1]), "k.csv", func(*KernelRow) {})
+	require.EqualError(t, err, "k.csv: the file ends inside its header line, without a newline (cut short?): it has no rows")
 	d := testutil.SamplesDir(t)
 	n := 0
 	filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {

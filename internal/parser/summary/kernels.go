@@ -414,6 +414,10 @@ func readKernelHeader(cr *csvScanner, file string) (kernelHeader, error) {
 		}
 		return h, fmt.Errorf("%s: reading header: %w", file, err)
 	}
+	if cr.unterminated {
+		// a writer ends every line: the file was cut inside its header
+		return h, fmt.Errorf("%s: the file ends inside its header line, without a newline (cut short?): it has no rows", file)
+	}
 	header := make([]string, len(hdr))
 	for i, c := range hdr {
 		header[i] = string(c)
