@@ -818,23 +818,11 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 	i++
 	for {
 		// a key's opening quote where the last value's `, "` left i (every
-		// key but the first), or whitespace, ',' or '}' first
+		// key but the first), or white space first; '}' ends an empty
+		// object (or one with a trailing ',')
 		if i >= len(b) || b[i] != '"' {
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
-			switch b[i] {
-			case '}':
-				return i + 1
-			case ',':
-				i++
-				continue
-			case '"':
-			default:
-				return iBad
+			if i = keyAfterSpace(b, i); i < 0 || b[i] == '}' {
+				return endOrErr(i)
 			}
 		}
 		ks := i + 1
@@ -896,7 +884,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				if ev.kind == procHCCL {
 					ev.transport = transportOf(b[a:i])
 				}
-				continue
+				goto next
 			}
 			a := i
 			i = parseArgs(b, i, ev)
@@ -907,7 +895,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 				// perhaps a plane task read before its process was known
 				ev.transport = transportOf(b[a:i])
 			}
-			continue
+			goto next
 		}
 		if dst == nil && !args {
 			// a key the fast path did not see (near the end of the data)
@@ -944,7 +932,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 						if i < 0 {
 							return i
 						}
-						continue
+						goto next
 					}
 				}
 			}
@@ -997,11 +985,67 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			}
 		}
 	next:
+		// kept: the separator written out in both key loops (here and
+		// parseArgs), as the value scan is: a call per value costs more
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
 			// `, "key`, as every profiler writes it
 			i += 2
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			// the event's end, as every profiler writes it
+			return i + 1
+		}
+		var more bool
+		if i, more = afterValue(b, i); !more {
+			return i
 		}
 	}
+}
+
+// keyAfterSpace skips white space before a key: the index of its '"' or
+// of the object's '}', iMore at the end of b, iBad for anything else.
+func keyAfterSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return iMore
+	}
+	if c := b[i]; c != '"' && c != '}' {
+		return iBad
+	}
+	return i
+}
+
+// endOrErr is what a key loop returns where keyAfterSpace found no key:
+// the index after the '}', or its iMore or iBad.
+func endOrErr(i int) int {
+	if i < 0 {
+		return i
+	}
+	return i + 1
+}
+
+// afterValue reads what follows a member's value at b[i] when it is not
+// `, "` or '}': white space, then ',' (the index after it, more) or the
+// object's '}' (the index after it, not more). Two members with no ','
+// between them (a damaged file) are iBad, the end of b iMore, neither
+// more.
+func afterValue(b []byte, i int) (int, bool) {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return iMore, false
+	}
+	switch b[i] {
+	case ',':
+		return i + 1, true
+	case '}':
+		return i + 1, false
+	}
+	return iBad, false
 }
 
 // le16 and le64 are the little-endian words at b[i:]; the caller has
@@ -1097,23 +1141,10 @@ func parseArgs(b []byte, i int, ev *event) int {
 	ev.hasArgs = true
 	i++
 	for {
-		// as in parseEvent: a key's quote, or whitespace, ',' or '}' first
+		// as in parseEvent: a key's quote, or white space or '}' first
 		if i >= len(b) || b[i] != '"' {
-			for i < len(b) && isSpace(b[i]) {
-				i++
-			}
-			if i >= len(b) {
-				return iMore
-			}
-			switch b[i] {
-			case '}':
-				return i + 1
-			case ',':
-				i++
-				continue
-			case '"':
-			default:
-				return iBad
+			if i = keyAfterSpace(b, i); i < 0 || b[i] == '}' {
+				return endOrErr(i)
 			}
 		}
 		ks := i + 1
@@ -1195,8 +1226,17 @@ func parseArgs(b []byte, i int, ev *event) int {
 		} else if i = scanValue(b, i, dst, true); i < 0 {
 			return i
 		}
+		// kept: the separator as in parseEvent's key loop
 		if i+2 < len(b) && b[i+2] == '"' && le16(b, i) == commaSpace {
 			i += 2
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1
+		}
+		var more bool
+		if i, more = afterValue(b, i); !more {
+			return i
 		}
 	}
 }
