@@ -200,6 +200,7 @@ func finish(r *model.Rank) {
 	}
 	validateRead(r)
 	r.SortTasks()
+	checkFarTasks(r)
 }
 
 // readWith reads path with read (a problem is a warning on r) and hands

@@ -33,6 +33,53 @@ func validateRead(r *model.Rank) {
 	checkCollectiveNames(r)
 }
 
+// farGap is more than any capture spans: a device task this far from the
+// rest of its timeline has a damaged timestamp.
+const farGap = 24 * 3600 * 1_000_000_000
+
+// farScan bounds how many tasks at each end of the timeline are looked at.
+const farScan = 64
+
+// checkFarTasks: a damaged ts that still parses (a duplicated chunk that
+// makes "ts": "15.632") puts a task decades from the rest, where it
+// stretches the device window and adds to its kind's sums. The tasks are
+// sorted by start, so such tasks are at either end, past a gap of more
+// than a day: say so, and make the rank partial.
+func checkFarTasks(r *model.Rank) {
+	ts := r.Tasks
+	n := len(ts)
+	head, tail := 0, 0
+	// a gap before task g splits the timeline in two: the smaller side
+	// is the damaged one
+	for g := 1; g < n && g <= farScan; g++ {
+		if ts[g].Start-ts[g-1].Start > farGap && g < n-g {
+			head = g
+		}
+	}
+	for g := n - 1; g > head && g >= n-farScan; g-- {
+		if ts[g].Start-ts[g-1].End() > farGap && n-g < g-head {
+			tail = n - g
+		}
+	}
+	if head+tail == 0 {
+		return
+	}
+	first := &ts[0]
+	if head == 0 {
+		first = &ts[n-tail]
+	}
+	file := r.Have.TimelineFile
+	if file == "" {
+		file = r.Path
+	}
+	reason := fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(first.Name)), first.Start)
+	r.Warnings = append(r.Warnings, model.Warning{File: file, Message: reason, Count: head + tail})
+	r.Partial = true
+	if r.PartialReason == "" {
+		r.PartialReason = reason
+	}
+}
+
 // checkCollectiveNames: a collective whose name gives no type npuprof
 // knows (hcom_allGat_5_1: a damaged name) would be summed as "unknown";
 // say so, and make the file partial when it gives the rank's collectives.
@@ -160,7 +207,7 @@ func checkKernelCores(r *model.Rank) {
 func checkGroups(r *model.Rank) {
 	if len(r.Groups) == 0 {
 		for k := range r.Metadata {
-			if k != "parallel_group_info" && nearGroupInfo(k) {
+			if k != "parallel_group_info" && (nearGroupInfo(k) || heldGroupInfo(r.Metadata[k])) {
 				r.Warn(filepath.Join(r.Path, "profiler_metadata.json"), "key %q looks like a damaged parallel_group_info: the collectives' groups are unknown (no hccl.group.* metrics)", clipCell(k))
 			}
 		}
@@ -258,6 +305,13 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// heldGroupInfo: the JSON text v holds what parallel_group_info holds
+// (communicators with a group_name and their global_ranks), whatever its
+// key became.
+func heldGroupInfo(v string) bool {
+	return strings.Contains(v, `"group_name"`) && strings.Contains(v, `"global_ranks"`)
 }
 
 // nearGroupInfo: k could be parallel_group_info with a byte or two

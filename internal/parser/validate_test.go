@@ -1,12 +1,14 @@
 package parser
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,10 +31,10 @@ func TestGroupsThatMatchNoCollectiveAreNamed(t *testing.T) {
 	require.Contains(t, warningsText(r), "they are left out of the hccl.group.* metrics")
 }
 
-// A key within two bytes of parallel_group_info, or holding it with bytes
-// written around it, is named as damaged.
+// A key within two bytes of parallel_group_info, holding it with bytes
+// written around it, or holding what it holds, is named as damaged.
 func TestDamagedGroupInfoKeyNamed(t *testing.T) {
-	for _, key := range []string{`parallel_groupnfo`, `.8c082[7,3-]Eparallel_group_info`, `Parallel_Group_Info`} {
+	for _, key := range []string{`parallel_groupnfo`, `.8c082[7,3-]Eparallel_group_info`, `Parallel_Group_Info`, `parallinfo`} {
 		root, _ := tinyRank(t)
 		p := filepath.Join(root, "profiler_metadata.json")
 		data, err := os.ReadFile(p)
@@ -43,4 +45,43 @@ func TestDamagedGroupInfoKeyNamed(t *testing.T) {
 	}
 	require.False(t, nearGroupInfo("distributed_args"))
 	require.False(t, nearGroupInfo("vllm_ascend_version"))
+}
+
+// A device task a day or more from the rest of its timeline (a damaged ts
+// that still parses) is named and makes the rank partial, at either end;
+// a timeline with no such gap is left alone.
+func TestFarTasksNamed(t *testing.T) {
+	const day = int64(24 * 3600 * 1_000_000_000)
+	base := int64(1736410582432515632)
+	mk := func(starts ...int64) *model.Rank {
+		r := model.NewRank("/p")
+		for _, s := range starts {
+			r.Tasks = append(r.Tasks, model.DeviceTask{Start: s, Dur: 1000, Name: r.Intern(fmt.Sprintf("k%d", s))})
+		}
+		return r
+	}
+	for name, c := range map[string]struct {
+		starts []int64
+		n      int
+		first  int64
+	}{
+		"before": {[]int64{15632, base, base + 2000, base + 4000}, 1, 15632},
+		"after":  {[]int64{base, base + 2000, base + 4000, base + 2*day}, 1, base + 2*day},
+		"both":   {[]int64{1, 2, base, base + 2000, base + 3*day}, 3, 1},
+		"none":   {[]int64{base, base + day - 1, base + day + 2000}, 0, 0},
+		"one":    {[]int64{base}, 0, 0},
+	} {
+		r := mk(c.starts...)
+		checkFarTasks(r)
+		if c.n == 0 {
+			require.Empty(t, r.Warnings, name)
+			require.False(t, r.Partial, name)
+			continue
+		}
+		require.Len(t, r.Warnings, 1, name)
+		require.Equal(t, c.n, r.Warnings[0].Count, name)
+		require.Contains(t, r.Warnings[0].Message, fmt.Sprintf("%d device task(s) lie more than a day", c.n), name)
+		require.Contains(t, r.Warnings[0].Message, fmt.Sprintf("at ts %d ns", c.first), name)
+		require.True(t, r.Partial, name)
+	}
 }

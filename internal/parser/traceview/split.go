@@ -236,9 +236,10 @@ func (t *kindTable) publish(pid int64, kind int) {
 	t.version.Add(1)
 }
 
-// dropSet counts the complete events dropped for their timestamps.
+// dropSet counts the complete events dropped for their timestamps, phase
+// or missing name.
 type dropSet struct {
-	badTs, outOfRange, badDur, badPh dropped
+	badTs, outOfRange, badDur, badPh, noName dropped
 }
 
 func (d *dropped) merge(o dropped) {
@@ -256,6 +257,7 @@ func (d *dropSet) merge(o *dropSet) {
 	d.outOfRange.merge(o.outOfRange)
 	d.badDur.merge(o.badDur)
 	d.badPh.merge(o.badPh)
+	d.noName.merge(o.noName)
 }
 
 // partState is what a later part of a split file keeps besides a plain

@@ -690,6 +690,7 @@ func (rd *reader) warnDropped(file string, rank *model.Rank) {
 		{rd.drops.badTs, "skipped %d complete (ph X) event(s) without a numeric ts (first at byte %d)"},
 		{rd.drops.outOfRange, "skipped %d complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)"},
 		{rd.drops.badPh, "skipped %d event(s) without a known phase (\"ph\": one of the Chrome trace event letters) (first at byte %d)"},
+		{rd.drops.noName, "skipped %d complete (ph X) event(s) without a \"name\" (a damaged key?) (first at byte %d)"},
 		{rd.drops.badDur, "%d complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)"},
 	} {
 		if d.d.n > 0 {
@@ -958,6 +959,11 @@ func (rd *reader) complete(ev *event) {
 		if c := string(ev.cat.b); c != "kernel" && c != "gpu_memcpy" && c != "gpu_memset" {
 			flags |= fOther
 		}
+	}
+	if ev.name.b == nil {
+		// every writer names a slice: its "name" key was damaged
+		drops.noName.add(rd.off)
+		return
 	}
 	ts, ok := usToNs(ev.ts.b)
 	if ok && rd.src.head.base != 0 {

@@ -158,6 +158,7 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 		task("huge-dur", 2, `"4"`, "1e300"),
 		`{"ph":"X" "name":}`,
 		task("big-stream", 2, `"6"`, "1"),
+		strings.Replace(task("no-name", 2, `"7"`, "1"), `"name"`, `"namcbe.94e8e"`, 1),
 		hwMeta,
 	}
 	evs[7] = strings.Replace(evs[7], `"Task Type":"AI_CORE"`, `"Task Type":"AI_CORE","Physic Stream Id":99999999999,"Model Id":-1`, 1)
@@ -177,15 +178,16 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 	for _, w := range r.Warnings {
 		msgs[w.Message] = w
 	}
-	require.Len(t, msgs, 4, "%v", r.Warnings)
+	require.Len(t, msgs, 5, "%v", r.Warnings)
 	want := []struct {
 		msg   string
 		count int
 	}{
-		{fmt.Sprintf(`t.json is malformed at byte %d (the event at byte %d is not a JSON object of "key": value pairs): skipped %d byte(s) holding 1 event(s) in 1 place(s), going on each time at the next event boundary; analyzed the other 8 events`, off(6), off(6), len(evs[6])+2), 0},
+		{fmt.Sprintf(`t.json is malformed at byte %d (the event at byte %d is not a JSON object of "key": value pairs): skipped %d byte(s) holding 1 event(s) in 1 place(s), going on each time at the next event boundary; analyzed the other 9 events`, off(6), off(6), len(evs[6])+2), 0},
 		{fmt.Sprintf("skipped 1 complete (ph X) event(s) without a numeric ts (first at byte %d)", off(1)), 1},
 		{fmt.Sprintf("skipped 3 complete (ph X) event(s) whose ts or ts+dur is outside the int64 nanosecond range (first at byte %d)", off(2)), 3},
 		{fmt.Sprintf("1 complete (ph X) event(s) have a missing, non-numeric or negative dur, taken as 0 (first at byte %d)", off(4)), 1},
+		{fmt.Sprintf(`skipped 1 complete (ph X) event(s) without a "name" (a damaged key?) (first at byte %d)`, off(8)), 1},
 	}
 	for _, w := range want {
 		got, ok := msgs[w.msg]
