@@ -61,7 +61,11 @@ var ErrNoService = errors.New("no service profile (request.csv, batch.csv, kvcac
 func Read(dir string) (*model.ServiceProfile, error) {
 	p := &model.ServiceProfile{Source: dir, Spellings: map[string]string{}}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("%s is %s, not a folder: a service profile is a folder of request.csv, batch.csv, ... or profiler.db", dir, infile.What(st.Mode()))
+		what := "a file"
+		if !st.Mode().IsRegular() {
+			what = infile.What(st.Mode())
+		}
+		return nil, fmt.Errorf("%s is %s, not a folder: a service profile is a folder of request.csv, batch.csv, ... or profiler.db", dir, what)
 	}
 	var fromDB []int
 	for i, t := range tables {

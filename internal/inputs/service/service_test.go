@@ -216,3 +216,12 @@ func TestCutDatabase(t *testing.T) {
 	require.Equal(t, ProfilerDB, p.Issues[0].File)
 	require.Contains(t, p.Issues[0].Unread, "malformed")
 }
+
+// A service profile given as a file is named as a file (infile.What names
+// only the other kinds: a regular file was called "not a regular file").
+func TestReadFileNotFolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "batch.csv")
+	require.NoError(t, os.WriteFile(p, []byte("name,start_time\n"), 0o644))
+	_, err := Read(p)
+	require.EqualError(t, err, p+" is a file, not a folder: a service profile is a folder of request.csv, batch.csv, ... or profiler.db")
+}
