@@ -193,7 +193,7 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 // equalize sets the j-th expert op of every rank (its) to the mean
 // duration over the ranks and to every rank's token-expert pairs (each
 // rank now processes all of them, at 1/TP width).
-func equalize(_, _ int, _ []*RankLine, its []*Item) {
+func equalize(_, _ int, _ []*RankLine, its []*expertOp) {
 	var d, n int64
 	for _, it := range its {
 		d += it.Dur
@@ -204,53 +204,74 @@ func equalize(_, _ int, _ []*RankLine, its []*Item) {
 	}
 }
 
+// expertOp is what eachExpertOp's edits read and set of an expert op:
+// 16 bytes, held for one step of every rank at once.
+type expertOp struct {
+	Dur       int64
+	Tokens    int32
+	Op, Shape uint16
+}
+
+// item is the kernel it stands for, as the token model reads it.
+func (e *expertOp) item() *Item {
+	return &Item{Dur: e.Dur, Tokens: e.Tokens, Op: e.Op, Shape: e.Shape, Kind: Kernel}
+}
+
 // experts holds the buffers of eachExpertOp.
 type experts struct {
-	idx [][]int32 // per rank: its expert ops' items in the step
-	ops [][]Item  // per rank: those items
-	its []*Item
+	ops [][]expertOp // per rank: its expert ops in the step, in order
+	its []*expertOp
 	ls  []*RankLine
 	o   []Item
+}
+
+// isExpert reports whether it is an expert op of l.
+func (l *RankLine) isExpert(it *Item) bool {
+	return it.Kind == Kernel && l.class(it.Op)&opExpert != 0
 }
 
 // step calls f, per occurrence j of occ of step k, with the expert ops
 // (GroupedMatmul, SwiGlu) of every rank that has that occurrence and their
 // ranks' lines (f edits them), and returns the occurrences.
-func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, its []*Item)) int {
-	if len(x.idx) < len(tl.Ranks) {
-		x.idx, x.ops = make([][]int32, len(tl.Ranks)), make([][]Item, len(tl.Ranks))
+func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, its []*expertOp)) int {
+	if len(x.ops) < len(tl.Ranks) {
+		x.ops = make([][]expertOp, len(tl.Ranks))
 	}
 	occ := 0
 	var it Item
 	for r, l := range tl.Ranks {
 		st := &l.Steps[k]
-		x.idx[r], x.ops[r] = x.idx[r][:0], x.ops[r][:0]
+		x.ops[r] = x.ops[r][:0]
 		c := l.cursor(st)
-		for i := range int(st.N) {
-			if c.next(&it); it.Kind == Kernel && l.class(it.Op)&opExpert != 0 {
-				x.idx[r], x.ops[r] = append(x.idx[r], int32(i)), append(x.ops[r], it)
+		for range int(st.N) {
+			if c.next(&it); l.isExpert(&it) {
+				x.ops[r] = append(x.ops[r], expertOp{Dur: it.Dur, Tokens: it.Tokens, Op: it.Op, Shape: it.Shape})
 			}
 		}
 		c.close()
-		occ = max(occ, len(x.idx[r]))
+		occ = max(occ, len(x.ops[r]))
 	}
 	for j := 0; j < occ; j++ {
 		x.its, x.ls = x.its[:0], x.ls[:0]
 		for r, l := range tl.Ranks {
-			if j < len(x.idx[r]) {
+			if j < len(x.ops[r]) {
 				x.its, x.ls = append(x.its, &x.ops[r][j]), append(x.ls, l)
 			}
 		}
 		f(j, occ, x.ls, x.its)
 	}
 	for r, l := range tl.Ranks {
-		if len(x.idx[r]) == 0 {
+		if len(x.ops[r]) == 0 {
 			continue
 		}
 		st := &l.Steps[k]
 		x.o = l.items(st, x.o)
-		for j, i := range x.idx[r] {
-			x.o[i] = x.ops[r][j]
+		j := 0
+		for i := range x.o {
+			if it := &x.o[i]; l.isExpert(it) {
+				it.Dur, it.Tokens = x.ops[r][j].Dur, x.ops[r][j].Tokens
+				j++
+			}
 		}
 		l.setItems(st, x.o)
 	}
@@ -334,7 +355,7 @@ func (r *rebalanceEdit) shares(j, occ int, ls []*RankLine) []float64 {
 // step sets step k's expert ops to their ranks' loads under the placement.
 func (r *rebalanceEdit) step(tl *Timeline, k int) {
 	m := r.m
-	n := r.x.step(tl, k, func(j, occ int, ls []*RankLine, its []*Item) {
+	n := r.x.step(tl, k, func(j, occ int, ls []*RankLine, its []*expertOp) {
 		var d, tok int64
 		for _, it := range its {
 			d, tok = d+it.Dur, tok+int64(it.Tokens)
@@ -352,8 +373,8 @@ func (r *rebalanceEdit) step(tl *Timeline, k int) {
 				nt = int32(math.Round(sh[i] * float64(tok)))
 			}
 			switch {
-			case m.fitted[fitKey(ls[i], it)]:
-				it.Dur = m.dur(ls[i], it, it.Dur, it.Tokens, nt)
+			case m.fitted[fitKey(ls[i], it.item())]:
+				it.Dur = m.dur(ls[i], it.item(), it.Dur, it.Tokens, nt)
 			case sh != nil && mean > 0:
 				it.Dur = int64(float64(d) / float64(len(its)) * float64(nt) / mean)
 			default:

@@ -71,12 +71,18 @@ func (l *RankLine) index(op uint16, e uint32) {
 // copied to their own slice (ranks are built in parallel).
 var encBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// done copies b to a slice of its own and gives the buffer back.
-func done(p *[]byte, b []byte) []byte {
-	out := append([]byte(nil), b...)
+// done gives the buffer back once b, encoded in it, is kept: written to
+// s (the spill file edited steps go to) when it can be, else copied to a
+// slice of its own.
+func done(p *[]byte, b []byte, s *Spill) (out []byte, at Ref) {
+	if r, ok := s.Put(b); ok {
+		at = r
+	} else {
+		out = append([]byte(nil), b...)
+	}
 	*p = b[:0]
 	encBufs.Put(p)
-	return out
+	return out, at
 }
 
 // itemBytes returns st's encoded items (read into buf when they are in a
@@ -93,9 +99,13 @@ func (st *Step) itemBytes(buf []byte) []byte {
 // what a finished rank's timeline keeps on the heap is then its
 // dictionary and its steps' scalars. l is read as before: each use of a
 // step reads its bytes back.
+// Steps edited after go to s as they are encoded.
 func (l *RankLine) Spill(s *Spill) {
 	for k := range l.Steps {
 		l.Steps[k].spill(s)
+	}
+	if s != nil {
+		l.spill = s
 	}
 }
 
@@ -161,7 +171,8 @@ func (l *RankLine) setItems(st *Step, items []Item) {
 			prev = int64(it.Coll)
 		}
 	}
-	st.ItemBytes, st.N = done(p, b), int32(len(items))
+	st.ItemBytes, st.itemsAt = done(p, b, l.spill)
+	st.N = int32(len(items))
 }
 
 // since encodes t (0 stands for none) as its distance to anchor.
@@ -179,8 +190,15 @@ func fromSince(u uint64, none, anchor int64) int64 {
 	return unzig(u-1) + anchor
 }
 
-// setColls encodes colls as st's (new bytes).
-func setColls(st *Step, colls []Coll) {
+// setColls encodes colls as st's (new bytes on the heap).
+func setColls(st *Step, colls []Coll) { setCollsTo(st, colls, nil) }
+
+// setColls encodes colls as st's (new bytes), in l's spill file when it
+// has one.
+func (l *RankLine) setColls(st *Step, colls []Coll) { setCollsTo(st, colls, l.spill) }
+
+// setCollsTo encodes colls as st's (new bytes), in s when it is not nil.
+func setCollsTo(st *Step, colls []Coll, s *Spill) {
 	st.collsAt = Ref{}
 	if st.dec {
 		st.colls, st.CollBytes, st.NColls = slices.Clone(colls), nil, int32(len(colls))
@@ -202,7 +220,8 @@ func setColls(st *Step, colls []Coll) {
 		b = binary.AppendUvarint(b, zig(c.Tail))
 		b = binary.AppendUvarint(b, zig(c.Dur-c.Transfer))
 	}
-	st.CollBytes, st.NColls = done(p, b), int32(len(colls))
+	st.CollBytes, st.collsAt = done(p, b, s)
+	st.NColls = int32(len(colls))
 }
 
 // uv reads a uvarint at *off.
@@ -229,7 +248,18 @@ type cursor struct {
 	dec  []Item // the step's items when it is kept decoded (Step.dec)
 	// pooled is the buffer of encBufs b was read into from a spill file
 	pooled *[]byte
+	// rest is what is left to read of a spill file into b, a window
+	// (cursorIn): a replay of every rank at once holds a window of each
+	// step, not the step
+	rest Ref
 }
+
+// windowBytes is the size of a windowed cursor's buffer, maxItemBytes the
+// most bytes an item takes (five varints).
+const (
+	windowBytes  = 2048
+	maxItemBytes = 5 * binary.MaxVarintLen64
+)
 
 // cursor returns a cursor on st's items; when they are in a spill file
 // they are read into a buffer of encBufs, which close gives back.
@@ -245,14 +275,32 @@ func (l *RankLine) cursor(st *Step) cursor {
 	return cursor{b: *p, dict: l.Dict, prev: -1, pooled: p}
 }
 
-// cursorIn is cursor, reading st's items into *buf when they are in a
-// spill file.
+// cursorIn is cursor, reading st's items windowBytes at a time into
+// *buf when they are in a spill file.
 func (l *RankLine) cursorIn(st *Step, buf *[]byte) cursor {
 	if st.dec {
 		return cursor{dec: st.items}
 	}
-	*buf = st.itemBytes(*buf)
-	return cursor{b: *buf, dict: l.Dict, prev: -1}
+	if !st.itemsAt.Spilled() {
+		return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
+	}
+	if cap(*buf) < windowBytes {
+		*buf = make([]byte, windowBytes)
+	}
+	c := cursor{b: (*buf)[:0], dict: l.Dict, prev: -1, rest: st.itemsAt}
+	c.refill()
+	return c
+}
+
+// refill moves what is left unread of c's window to its start and reads
+// the next bytes of c.rest after it.
+func (c *cursor) refill() {
+	w := c.b[:cap(c.b)]
+	n := copy(w, c.b[c.off:])
+	k := min(int64(len(w)-n), c.rest.n)
+	Ref{s: c.rest.s, off: c.rest.off, n: k}.Read(w[n : n+int(k)])
+	c.rest.off, c.rest.n = c.rest.off+k, c.rest.n-k
+	c.b, c.off = w[:n+int(k)], 0
 }
 
 // close gives c's buffer back (c is not read after).
@@ -269,6 +317,9 @@ func (c *cursor) next(it *Item) {
 		*it = c.dec[c.off]
 		c.off++
 		return
+	}
+	if c.rest.n > 0 && len(c.b)-c.off < maxItemBytes {
+		c.refill()
 	}
 	id := uv(c.b, &c.off)
 	e := &c.dict[id>>2]
@@ -352,6 +403,7 @@ func keepDecoded(tl *Timeline) {
 	if n > decodedMaxItems {
 		return
 	}
+	tl.decoded = true
 	for _, l := range tl.Ranks {
 		for k := range l.Steps {
 			st := &l.Steps[k]
@@ -377,7 +429,7 @@ func (l *RankLine) open(st *Step, o *open) {
 // store encodes o as st.
 func (l *RankLine) store(st *Step, o *open) {
 	l.setItems(st, o.Items)
-	setColls(st, o.Colls)
+	l.setColls(st, o.Colls)
 }
 
 // StepItems returns step k's items, decoded.

@@ -61,7 +61,7 @@ type Prediction struct {
 // collectives with tl's until a transform edits them: tl must not be
 // edited while the copy is in use.
 func (tl *Timeline) Clone() *Timeline {
-	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo, spill: tl.spill}
+	c := &Timeline{Steps: tl.Steps, Ranks: make([]*RankLine, len(tl.Ranks)), memo: tl.memo, spill: tl.spill, decoded: tl.decoded}
 	for i, l := range tl.Ranks {
 		c.Ranks[i] = l.clone()
 	}
@@ -145,6 +145,16 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 		return p, fmt.Errorf("%s: %w", t.Name(), err)
 	}
 	view.memo = nil // edited below
+	var scratch *Spill
+	if tl.spill != nil && !tl.decoded {
+		// the edited copy of a step is written to a file of its own,
+		// overwritten by the next step's
+		scratch = NewSpill()
+		defer scratch.close()
+		for _, l := range view.Ranks {
+			l.spill = scratch
+		}
+	}
 	s := newStepper(view)
 	var sum float64
 	var replayErr error
@@ -164,6 +174,7 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 			// read it
 			l.Steps[k] = tl.Ranks[i].Steps[k]
 		}
+		scratch.reset()
 	}
 	basis, bound, err := e.end(view)
 	if err != nil {

@@ -74,7 +74,7 @@ func NewTimeline(lines []*RankLine) *Timeline {
 					c.Arrive = arrive[in]
 				}
 			}
-			setColls(st, cs)
+			l.setColls(st, cs)
 			if sp != nil {
 				// back to the spill file it was read from
 				st.spill(sp)
@@ -248,19 +248,25 @@ type Result struct {
 // rankRun is one rank's progress through a step.
 type rankRun struct {
 	st      *Step
-	colls   []Coll  // st's collectives, decoded
-	cur     cursor  // reads st's items
-	ibuf    []byte  // st's items read from a spill file
-	it      Item    // item number item, when read
-	read    bool    // it is read
-	item    int     // next item
-	coll    int     // next collective to arrive at
-	t       int64   // stream time
-	end     []int64 // collective ends, -1 unknown
-	prev    []int32 // previous collective of the same group, -1 none
-	inst    []int32 // each collective's instance
-	blocked int32   // the collective whose end the run waits for, -1 none
+	colls   []runColl // st's collectives, what the replay reads of them
+	cur     cursor    // reads st's items
+	ibuf    []byte    // st's items read from a spill file, a window
+	it      Item      // item number item, when read
+	read    bool      // it is read
+	item    int       // next item
+	coll    int       // next collective to arrive at
+	t       int64     // stream time
+	inst    []int32   // each collective's instance
+	blocked int32     // the collective whose end the run waits for, -1 none
 	queued  bool
+}
+
+// runColl is what the replay reads of a collective (Coll), and its end.
+type runColl struct {
+	arrive, tail, transfer int64
+	end                    int64 // -1 unknown
+	pos                    int32
+	prev                   int32 // previous collective of the same group, -1 none
 }
 
 // Replay runs the timeline's kept steps and returns their mean step time.
@@ -297,6 +303,7 @@ type stepper struct {
 	first []int32  // per instance: where its members start in mem
 	queue []int32  // runs to advance
 	out   []int64
+	cs    []Coll // a rank's collectives of the step, decoded
 }
 
 func newStepper(tl *Timeline) *stepper {
@@ -314,10 +321,24 @@ type member struct{ run, coll int32 }
 // once.
 func (s *stepper) step(k int) ([]int64, error) {
 	tl, ix := s.tl, s.ix
-	for i, l := range tl.Ranks {
-		s.runs[i].colls = colls(&l.Steps[k], s.runs[i].colls)
-	}
-	ix.indexWith(tl, func(i int) []Coll { return s.runs[i].colls })
+	ix.indexWith(tl, func(i int) []Coll {
+		// each rank's collectives decoded in turn into one buffer
+		s.cs = colls(&tl.Ranks[i].Steps[k], s.cs)
+		rr := &s.runs[i]
+		rr.colls = resize(rr.colls, len(s.cs))
+		var last [8]int32
+		lastOf := last[:0]
+		for ci := range s.cs {
+			c := &s.cs[ci]
+			g := int(c.Group)
+			for len(lastOf) <= g {
+				lastOf = append(lastOf, -1)
+			}
+			rr.colls[ci] = runColl{arrive: c.Arrive, tail: c.Tail, transfer: c.Transfer, end: -1, pos: c.Pos, prev: lastOf[g]}
+			lastOf[g] = int32(ci)
+		}
+		return s.cs
+	})
 	s.left = resize(s.left, ix.n)
 	s.start = resize(s.start, ix.n)
 	s.first = resize(s.first, ix.n+1)
@@ -331,18 +352,8 @@ func (s *stepper) step(k int) ([]int64, error) {
 		n := len(cs)
 		ib := rr.ibuf
 		cur := l.cursorIn(st, &ib)
-		*rr = rankRun{st: st, colls: cs, cur: cur, ibuf: ib, t: st.Anchor, end: resize(rr.end, n), prev: resize(rr.prev, n),
-			inst: ix.of[i], blocked: -1, queued: true}
-		var last [8]int32
-		lastOf := last[:0]
+		*rr = rankRun{st: st, colls: cs, cur: cur, ibuf: ib, t: st.Anchor, inst: ix.of[i], blocked: -1, queued: true}
 		for ci := range cs {
-			rr.end[ci] = -1
-			g := int(cs[ci].Group)
-			for len(lastOf) <= g {
-				lastOf = append(lastOf, -1)
-			}
-			rr.prev[ci] = lastOf[g]
-			lastOf[g] = int32(ci)
 			in := rr.inst[ci]
 			s.left[in]++
 			s.first[in+1]++
@@ -388,17 +399,17 @@ func (s *stepper) step(k int) ([]int64, error) {
 func (s *stepper) advance(rr *rankRun) {
 	rr.blocked = -1
 	for {
-		for rr.coll < len(rr.colls) && int(rr.colls[rr.coll].Pos) <= rr.item {
+		for rr.coll < len(rr.colls) && int(rr.colls[rr.coll].pos) <= rr.item {
 			c := &rr.colls[rr.coll]
 			at := rr.t
-			if p := rr.prev[rr.coll]; p >= 0 {
-				if rr.end[p] < 0 {
+			if p := c.prev; p >= 0 {
+				if rr.colls[p].end < 0 {
 					rr.blocked = p
 					return
 				}
-				at = max(at, rr.end[p])
+				at = max(at, rr.colls[p].end)
 			}
-			s.arrive(rr.inst[rr.coll], at+c.Arrive)
+			s.arrive(rr.inst[rr.coll], at+c.arrive)
 			rr.coll++
 		}
 		if rr.item == int(rr.st.N) {
@@ -410,12 +421,12 @@ func (s *stepper) advance(rr *rankRun) {
 			rr.read = true
 		}
 		if it.Coll >= 0 { // a wait on a collective, or an MC2 exchange kernel
-			e := rr.end[it.Coll]
-			if e < 0 {
+			c := &rr.colls[it.Coll]
+			if c.end < 0 {
 				rr.blocked = int32(it.Coll)
 				return
 			}
-			rr.t = max(rr.t+it.Gap, e+rr.colls[it.Coll].Tail)
+			rr.t = max(rr.t+it.Gap, c.end+c.tail)
 		} else {
 			rr.t += it.Gap + it.Dur
 		}
@@ -435,7 +446,8 @@ func (s *stepper) arrive(in int32, at int64) {
 	start := s.start[in]
 	for _, m := range s.mem[s.first[in]:s.first[in+1]] {
 		rr := &s.runs[m.run]
-		rr.end[m.coll] = start + rr.colls[m.coll].Transfer
+		c := &rr.colls[m.coll]
+		c.end = start + c.transfer
 		if rr.blocked == m.coll && !rr.queued {
 			rr.queued = true
 			s.queue = append(s.queue, m.run)

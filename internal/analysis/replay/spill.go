@@ -82,3 +82,22 @@ func (r Ref) Read(buf []byte) []byte {
 	}
 	return buf
 }
+
+// reset makes s empty: what was written to it is not read after (a
+// PredictStep's copy of one step of every rank, which the next step's
+// copy overwrites).
+func (s *Spill) reset() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.off = 0
+	s.mu.Unlock()
+}
+
+// close closes s's file (nothing in it is read after).
+func (s *Spill) close() {
+	if s != nil {
+		s.f.Close()
+	}
+}

@@ -140,3 +140,63 @@ func TestSpilledTimelineSameAsOnHeap(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sr, again)
 }
+
+// A spilled step longer than a cursor's window (windowBytes) is read
+// through the window as it is on the heap: items cut at the window's
+// edge, every varint long; the replay and a stepped prediction, whose
+// edited steps go to a file of their own, equal the heap's.
+func TestWindowedCursorSameAsOnHeap(t *testing.T) {
+	defer func(n int) { decodedMaxItems = n }(decodedMaxItems)
+	decodedMaxItems = 0
+	const n = 3 * windowBytes / 8
+	lines := func() []*RankLine {
+		g := []Group{{Name: "tp", Members: []int{0, 1}}}
+		var out []*RankLine
+		for r := range 2 {
+			items := make([]Item, n)
+			for i := range items {
+				items[i] = Item{Dur: int64(1_000_003 * (i + r)), Gap: int64(7_777_777_777 * (i % 5)), Tokens: int32(i % 300), Coll: -1}
+				if i%4 == 0 {
+					items[i].Op = 2 // an expert op: rebalanced below
+				}
+			}
+			items[n/2] = Item{Kind: Wait, Coll: 0}
+			colls := []Coll{{Pos: n / 3, Type: 1, Arrive: int64(2 + r), Dur: int64(15 - r)}}
+			out = append(out, stepLine(r, []string{"k", "allreduce", "GroupedMatmul"}, g, Step{Anchor: 100, Tail: 3}, items, colls))
+		}
+		return out
+	}
+	heap, spilled := lines(), lines()
+	s := NewSpill()
+	for _, l := range spilled {
+		require.Greater(t, len(l.Steps[0].ItemBytes), 2*windowBytes)
+		l.Spill(s)
+	}
+	htl, stl := NewTimeline(heap), NewTimeline(spilled)
+	for i, l := range stl.Ranks {
+		var buf []byte
+		c := l.cursorIn(&l.Steps[0], &buf)
+		want := htl.Ranks[i].StepItems(0)
+		var it Item
+		for j := range want {
+			c.next(&it)
+			require.Equal(t, want[j], it, "item %d", j)
+		}
+		require.Equal(t, windowBytes, cap(buf))
+	}
+	hr, err := htl.Replay()
+	require.NoError(t, err)
+	sr, err := stl.Replay()
+	require.NoError(t, err)
+	require.Equal(t, hr, sr)
+	for i, fix := range [][]Transform{{RemoveKernels{Op: "k"}}, {RebalanceExperts{}}} {
+		hp, herr := PredictStep(htl, fix)
+		sp, serr := PredictStep(stl, fix)
+		require.NoError(t, herr)
+		require.NoError(t, serr)
+		require.Equal(t, hp, sp)
+		if i == 0 {
+			require.Less(t, sp.AfterNs, sp.BeforeNs)
+		}
+	}
+}

@@ -146,6 +146,8 @@ type RankLine struct {
 	// dictIx finds an entry of Dict by its op (built when an item is
 	// encoded).
 	dictIx [][]uint32
+	// spill is where its steps' edited bytes are written (nil: the heap).
+	spill *Spill
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
@@ -219,6 +221,8 @@ type Timeline struct {
 	// spill is the spill file its ranks' steps were moved to (nil: none),
 	// which Spill moves a copy's edited steps to.
 	spill *Spill
+	// decoded: every step is kept decoded (keepDecoded).
+	decoded bool
 }
 
 // Spill moves the encoded bytes of tl's steps that are on the heap (a
