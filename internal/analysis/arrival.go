@@ -70,11 +70,6 @@ numbers are as good as the hosts' time sync.`,
 		res := &ArrivalResult{ByRank: map[int]*RankArrival{}}
 		// an op is matched by its communicator, type and variant (a
 		// triple, numbered in first-seen order) and its ordinal
-		type opKey struct{ triple, index int32 }
-		type arrival struct {
-			rank  int
-			start int64
-		}
 		members := map[string]map[int]bool{}
 		groupName := map[string]string{}
 		for _, rr := range ctx.Ranks {
@@ -130,11 +125,21 @@ numbers are as good as the hosts' time sync.`,
 		}
 		// only the ops of communicators seen on two or more ranks are
 		// matched: a single rank's (or a lone communicator's) are not
-		// gathered at all
+		// gathered at all. An instance (a triple's op of one ordinal) is
+		// 32 bytes: the first pass over the ranks finds its first and last
+		// arrival, the second each member's wait, so no arrival is kept.
+		type instance struct {
+			first, last int64 // earliest and latest start
+			total       int64 // the members' waits, summed (second pass)
+			lastRank    int32 // who arrived last (the lowest rank on a tie)
+			n           int32 // members
+		}
 		var triples [][3]string
 		tripleOf := map[[3]string]int32{}
-		byOp := map[opKey][]arrival{}
-		for _, rr := range ctx.Ranks {
+		var inst [][]instance // per triple, per ordinal
+		var groupOf []*GroupArrival
+		keyTriples := make([][]int32, len(ctx.Ranks))
+		for ri, rr := range ctx.Ranks {
 			c := CollectivesOf(rr)
 			if c == nil {
 				continue
@@ -152,14 +157,32 @@ numbers are as good as the hosts' time sync.`,
 					id = int32(len(triples))
 					tripleOf[t] = id
 					triples = append(triples, t)
+					groupOf = append(groupOf, gi[ck.Comm])
+					inst = append(inst, nil)
 				}
 				keyTriple[ki] = id
 			}
+			keyTriples[ri] = keyTriple
+			rank := int32(rr.Rank)
 			c.Each(func(_ int, op CollOp) {
-				if t := keyTriple[op.Key]; t >= 0 {
-					k := opKey{t, op.Index}
-					byOp[k] = append(byOp[k], arrival{rr.Rank, op.Start})
+				t := keyTriple[op.Key]
+				if t < 0 {
+					return
 				}
+				s := inst[t]
+				for int(op.Index) >= len(s) {
+					s = append(s, instance{})
+				}
+				inst[t] = s
+				in := &s[op.Index]
+				switch {
+				case in.n == 0:
+					in.first, in.last, in.lastRank = op.Start, op.Start, rank
+				case op.Start > in.last || (op.Start == in.last && rank < in.lastRank):
+					in.last, in.lastRank = op.Start, rank
+				}
+				in.first = min(in.first, op.Start)
+				in.n++
 			})
 		}
 		get := func(m map[int]*RankArrival, r int) *RankArrival {
@@ -170,52 +193,62 @@ numbers are as good as the hosts' time sync.`,
 			}
 			return a
 		}
-		keys := make([]opKey, 0, len(byOp))
-		for k := range byOp {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(a, b opKey) int {
-			ta, tb := &triples[a.triple], &triples[b.triple]
-			return cmp.Or(cmp.Compare(ta[0], tb[0]), cmp.Compare(ta[1], tb[1]), cmp.Compare(ta[2], tb[2]), cmp.Compare(a.index, b.index))
-		})
-		var total int64
-		for _, k := range keys {
-			arr := byOp[k]
-			t := &triples[k.triple]
-			g := gi[t[0]]
-			if len(arr) < 2 {
+		for ri, rr := range ctx.Ranks {
+			keyTriple := keyTriples[ri]
+			if keyTriple == nil {
 				continue
 			}
-			last := arr[0]
-			first := arr[0].start
-			for _, a := range arr[1:] {
-				if a.start > last.start || (a.start == last.start && a.rank < last.rank) {
-					last = a
+			CollectivesOf(rr).Each(func(_ int, op CollOp) {
+				t := keyTriple[op.Key]
+				if t < 0 {
+					return
 				}
-				first = min(first, a.start)
-			}
-			cw := CollectiveWait{Comm: t[0], Group: g.Group, Type: t[1], Index: int(k.index), LastRank: last.rank, MaxWait: last.start - first}
-			for _, a := range arr {
-				w := last.start - a.start
-				cw.TotalWait += w
-				for _, m := range []map[int]*RankArrival{g.ByRank, res.ByRank} {
-					ra := get(m, a.rank)
+				in := &inst[t][op.Index]
+				if in.n < 2 {
+					return
+				}
+				w := in.last - op.Start
+				in.total += w
+				for _, m := range [2]map[int]*RankArrival{groupOf[t].ByRank, res.ByRank} {
+					ra := get(m, rr.Rank)
 					ra.Collectives++
 					ra.Wait += w
 				}
-			}
-			for _, m := range []map[int]*RankArrival{g.ByRank, res.ByRank} {
-				ra := get(m, last.rank)
-				ra.Last++
-				ra.CausedWait += cw.TotalWait
-			}
-			g.Collectives++
-			res.Matched++
-			total += cw.TotalWait
-			res.Worst = append(res.Worst, cw)
-			slices.SortStableFunc(res.Worst, func(a, b CollectiveWait) int { return cmp.Compare(b.TotalWait, a.TotalWait) })
-			if len(res.Worst) > 10 {
-				res.Worst = res.Worst[:10]
+			})
+			keyTriples[ri] = nil
+		}
+		order := make([]int32, len(triples))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			ta, tb := &triples[a], &triples[b]
+			return cmp.Or(cmp.Compare(ta[0], tb[0]), cmp.Compare(ta[1], tb[1]), cmp.Compare(ta[2], tb[2]))
+		})
+		var total int64
+		for _, ti := range order {
+			t := &triples[ti]
+			g := groupOf[ti]
+			for index := range inst[ti] {
+				in := &inst[ti][index]
+				if in.n < 2 {
+					continue
+				}
+				last := int(in.lastRank)
+				cw := CollectiveWait{Comm: t[0], Group: g.Group, Type: t[1], Index: index, LastRank: last, MaxWait: in.last - in.first, TotalWait: in.total}
+				for _, m := range [2]map[int]*RankArrival{g.ByRank, res.ByRank} {
+					ra := get(m, last)
+					ra.Last++
+					ra.CausedWait += cw.TotalWait
+				}
+				g.Collectives++
+				res.Matched++
+				total += cw.TotalWait
+				res.Worst = append(res.Worst, cw)
+				slices.SortStableFunc(res.Worst, func(a, b CollectiveWait) int { return cmp.Compare(b.TotalWait, a.TotalWait) })
+				if len(res.Worst) > 10 {
+					res.Worst = res.Worst[:10]
+				}
 			}
 		}
 		for _, c := range comms {
