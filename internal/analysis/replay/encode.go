@@ -254,11 +254,14 @@ type cursor struct {
 	rest Ref
 }
 
-// windowBytes is the size of a windowed cursor's buffer, maxItemBytes the
-// most bytes an item takes (five varints).
+// windowBytes and collWindowBytes are the sizes of a windowed cursor's
+// buffer (items, collectives); maxItemBytes and maxCollBytes the most bytes
+// an item (five varints) and a collective (nine) take.
 const (
-	windowBytes  = 2048
-	maxItemBytes = 5 * binary.MaxVarintLen64
+	windowBytes     = 1024
+	collWindowBytes = 512
+	maxItemBytes    = 5 * binary.MaxVarintLen64
+	maxCollBytes    = 9 * binary.MaxVarintLen64
 )
 
 // cursor returns a cursor on st's items; when they are in a spill file
@@ -294,13 +297,18 @@ func (l *RankLine) cursorIn(st *Step, buf *[]byte) cursor {
 
 // refill moves what is left unread of c's window to its start and reads
 // the next bytes of c.rest after it.
-func (c *cursor) refill() {
-	w := c.b[:cap(c.b)]
-	n := copy(w, c.b[c.off:])
-	k := min(int64(len(w)-n), c.rest.n)
-	Ref{s: c.rest.s, off: c.rest.off, n: k}.Read(w[n : n+int(k)])
-	c.rest.off, c.rest.n = c.rest.off+k, c.rest.n-k
-	c.b, c.off = w[:n+int(k)], 0
+func (c *cursor) refill() { c.b, c.off = refill(c.b, c.off, &c.rest) }
+
+// refill moves what is left unread of window b (from off) to its start,
+// reads the next bytes of *rest after it and returns the window, read from
+// its start.
+func refill(b []byte, off int, rest *Ref) ([]byte, int) {
+	w := b[:cap(b)]
+	n := copy(w, b[off:])
+	k := min(int64(len(w)-n), rest.n)
+	Ref{s: rest.s, off: rest.off, n: k}.Read(w[n : n+int(k)])
+	rest.off, rest.n = rest.off+k, rest.n-k
+	return w[:n+int(k)], 0
 }
 
 // close gives c's buffer back (c is not read after).
@@ -365,23 +373,70 @@ func colls(st *Step, buf []Coll) []Coll {
 	}
 	off, pos := 0, int32(0)
 	for i := range buf {
-		c := &buf[i]
-		pos += int32(unzig(uv(b, &off)))
-		c.Pos = pos
-		c.Group = uint16(uv(b, &off))
-		c.Type = uint16(uv(b, &off))
-		c.Arrive = unzig(uv(b, &off))
-		c.Ready = fromSince(uv(b, &off), -1, st.Anchor)
-		c.End = fromSince(uv(b, &off), 0, st.Anchor)
-		c.Dur = unzig(uv(b, &off))
-		c.Tail = unzig(uv(b, &off))
-		c.Transfer = c.Dur - unzig(uv(b, &off))
+		decodeColl(b, &off, &pos, st.Anchor, &buf[i])
 	}
 	if p != nil {
 		encBufs.Put(p)
 	}
 	renumber(buf)
 	return buf
+}
+
+// decodeColl decodes the collective at *off of b into c (pos is the
+// previous one's Pos; its Seq is left as it was).
+func decodeColl(b []byte, off *int, pos *int32, anchor int64, c *Coll) {
+	*pos += int32(unzig(uv(b, off)))
+	c.Pos = *pos
+	c.Group = uint16(uv(b, off))
+	c.Type = uint16(uv(b, off))
+	c.Arrive = unzig(uv(b, off))
+	c.Ready = fromSince(uv(b, off), -1, anchor)
+	c.End = fromSince(uv(b, off), 0, anchor)
+	c.Dur = unzig(uv(b, off))
+	c.Tail = unzig(uv(b, off))
+	c.Transfer = c.Dur - unzig(uv(b, off))
+}
+
+// collCursor reads a step's collectives in order (their Seq unset),
+// through a window when they are in a spill file.
+type collCursor struct {
+	b      []byte
+	off    int
+	pos    int32
+	anchor int64
+	rest   Ref
+	dec    []Coll // the step's collectives when it is kept decoded
+	i      int
+}
+
+// collCursorIn returns a cursor on st's collectives, reading them
+// collWindowBytes at a time into *buf when they are in a spill file.
+func collCursorIn(st *Step, buf *[]byte) collCursor {
+	if st.dec {
+		return collCursor{dec: st.colls}
+	}
+	if !st.collsAt.Spilled() {
+		return collCursor{b: st.CollBytes, anchor: st.Anchor}
+	}
+	if cap(*buf) < collWindowBytes {
+		*buf = make([]byte, collWindowBytes)
+	}
+	c := collCursor{b: (*buf)[:0], anchor: st.Anchor, rest: st.collsAt}
+	c.b, c.off = refill(c.b, c.off, &c.rest)
+	return c
+}
+
+// next decodes the next collective into co.
+func (c *collCursor) next(co *Coll) {
+	if c.dec != nil {
+		*co = c.dec[c.i]
+		c.i++
+		return
+	}
+	if c.rest.n > 0 && len(c.b)-c.off < maxCollBytes {
+		c.b, c.off = refill(c.b, c.off, &c.rest)
+	}
+	decodeColl(c.b, &c.off, &c.pos, c.anchor, co)
 }
 
 // decodedMaxItems bounds the items of a timeline NewTimeline keeps

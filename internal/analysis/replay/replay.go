@@ -247,26 +247,31 @@ type Result struct {
 
 // rankRun is one rank's progress through a step.
 type rankRun struct {
-	st      *Step
-	colls   []runColl // st's collectives, what the replay reads of them
-	cur     cursor    // reads st's items
-	ibuf    []byte    // st's items read from a spill file, a window
-	it      Item      // item number item, when read
-	read    bool      // it is read
-	item    int       // next item
-	coll    int       // next collective to arrive at
-	t       int64     // stream time
-	inst    []int32   // each collective's instance
-	blocked int32     // the collective whose end the run waits for, -1 none
-	queued  bool
+	st       *Step
+	colls    []runColl  // what is read of st's collectives out of order
+	cur      cursor     // reads st's items
+	cc       collCursor // reads st's collectives in order
+	ibuf     []byte     // st's items read from a spill file, a window
+	cbuf     []byte     // st's collectives read from a spill file, a window
+	it       Item       // item number item, when read
+	read     bool       // it is read
+	item     int        // next item
+	next     Coll       // collective number coll, when read
+	nextRead bool       // next is read
+	coll     int        // next collective to arrive at
+	t        int64      // stream time
+	inst     []int32    // each collective's instance
+	last     []int32    // per group: the last collective arrived at, -1 none
+	blocked  int32      // the collective whose end the run waits for, -1 none
+	waiter   int32      // the next run blocked on the same instance, -1 none
+	queued   bool
 }
 
-// runColl is what the replay reads of a collective (Coll), and its end.
+// runColl is what the replay reads of a collective out of order: a
+// collective's end is its instance's start (the last arrival) plus its
+// transfer, known once every member arrived.
 type runColl struct {
-	arrive, tail, transfer int64
-	end                    int64 // -1 unknown
-	pos                    int32
-	prev                   int32 // previous collective of the same group, -1 none
+	tail, transfer int64
 }
 
 // Replay runs the timeline's kept steps and returns their mean step time.
@@ -297,11 +302,10 @@ type stepper struct {
 	tl    *Timeline
 	ix    *instances
 	runs  []rankRun
-	left  []int32  // per instance: members not yet arrived
-	start []int64  // per instance: the latest arrival so far
-	mem   []member // the instances' members, grouped by instance
-	first []int32  // per instance: where its members start in mem
-	queue []int32  // runs to advance
+	left  []int32 // per instance: members not yet arrived
+	start []int64 // per instance: the latest arrival so far
+	head  []int32 // per instance: the first run blocked on it, -1 none
+	queue []int32 // runs to advance
 	out   []int64
 	cs    []Coll // a rank's collectives of the step, decoded
 }
@@ -310,15 +314,13 @@ func newStepper(tl *Timeline) *stepper {
 	return &stepper{tl: tl, ix: newInstances(tl), runs: make([]rankRun, len(tl.Ranks)), out: make([]int64, len(tl.Ranks))}
 }
 
-// member is one rank's collective in an instance: runs[run].colls[coll].
-type member struct{ run, coll int32 }
-
 // step replays step k on every rank at once and returns each rank's step
 // time (start to the next step's start). Each rank's stream runs until it
 // needs the end of a collective not yet started; a collective starts when
-// its last member arrives, which sets its end on every member and wakes
-// the members that waited for it: every item and collective is visited
-// once.
+// its last member arrives, which wakes the members that waited for it:
+// every item and collective is visited once. What a run reads in order
+// (its items, its collectives' positions and arrivals) is read as it
+// goes, through a window when it is in a spill file.
 func (s *stepper) step(k int) ([]int64, error) {
 	tl, ix := s.tl, s.ix
 	ix.indexWith(tl, func(i int) []Coll {
@@ -326,56 +328,30 @@ func (s *stepper) step(k int) ([]int64, error) {
 		s.cs = colls(&tl.Ranks[i].Steps[k], s.cs)
 		rr := &s.runs[i]
 		rr.colls = resize(rr.colls, len(s.cs))
-		var last [8]int32
-		lastOf := last[:0]
 		for ci := range s.cs {
-			c := &s.cs[ci]
-			g := int(c.Group)
-			for len(lastOf) <= g {
-				lastOf = append(lastOf, -1)
-			}
-			rr.colls[ci] = runColl{arrive: c.Arrive, tail: c.Tail, transfer: c.Transfer, end: -1, pos: c.Pos, prev: lastOf[g]}
-			lastOf[g] = int32(ci)
+			rr.colls[ci] = runColl{tail: s.cs[ci].Tail, transfer: s.cs[ci].Transfer}
 		}
 		return s.cs
 	})
-	s.left = resize(s.left, ix.n)
-	s.start = resize(s.start, ix.n)
-	s.first = resize(s.first, ix.n+1)
+	s.left, s.start, s.head = resize(s.left, ix.n), resize(s.start, ix.n), resize(s.head, ix.n)
 	clear(s.left)
-	clear(s.first)
-	total := 0
+	for in := range s.start {
+		s.start[in], s.head[in] = -1, -1
+	}
+	s.queue = s.queue[:0]
 	for i, l := range tl.Ranks {
 		st := &l.Steps[k]
 		rr := &s.runs[i]
-		cs := rr.colls
-		n := len(cs)
-		ib := rr.ibuf
-		cur := l.cursorIn(st, &ib)
-		*rr = rankRun{st: st, colls: cs, cur: cur, ibuf: ib, t: st.Anchor, inst: ix.of[i], blocked: -1, queued: true}
-		for ci := range cs {
-			in := rr.inst[ci]
+		ib, cb := rr.ibuf, rr.cbuf
+		cur, cc := l.cursorIn(st, &ib), collCursorIn(st, &cb)
+		*rr = rankRun{st: st, colls: rr.colls, cur: cur, cc: cc, ibuf: ib, cbuf: cb, t: st.Anchor, inst: ix.of[i],
+			last: resize(rr.last, len(l.Groups)), blocked: -1, waiter: -1, queued: true}
+		for g := range rr.last {
+			rr.last[g] = -1
+		}
+		for _, in := range rr.inst {
 			s.left[in]++
-			s.first[in+1]++
 		}
-		total += n
-	}
-	for in := 0; in < ix.n; in++ {
-		s.first[in+1] += s.first[in]
-		s.start[in] = -1
-	}
-	s.mem = resize(s.mem, total)
-	mem := s.mem
-	fill := resize(s.queue, ix.n) // fill position per instance, reused below as the queue
-	copy(fill, s.first[:ix.n])
-	for i := range s.runs {
-		for ci, in := range s.runs[i].inst {
-			mem[fill[in]] = member{int32(i), int32(ci)}
-			fill[in]++
-		}
-	}
-	s.queue = fill[:0]
-	for i := range s.runs {
 		s.queue = append(s.queue, int32(i))
 	}
 	for len(s.queue) > 0 {
@@ -383,7 +359,7 @@ func (s *stepper) step(k int) ([]int64, error) {
 		s.queue = s.queue[:len(s.queue)-1]
 		rr := &s.runs[i]
 		rr.queued = false
-		s.advance(rr)
+		s.advance(i, rr)
 	}
 	for i := range s.runs {
 		rr := &s.runs[i]
@@ -395,22 +371,48 @@ func (s *stepper) step(k int) ([]int64, error) {
 	return s.out, nil
 }
 
-// advance runs the rank's stream as far as it can.
-func (s *stepper) advance(rr *rankRun) {
+// end returns the end of the run's collective c, -1 when not known yet.
+func (s *stepper) end(rr *rankRun, c int32) int64 {
+	in := rr.inst[c]
+	if s.left[in] > 0 {
+		return -1
+	}
+	return s.start[in] + rr.colls[c].transfer
+}
+
+// block makes run i wait for the end of its collective c.
+func (s *stepper) block(i int32, rr *rankRun, c int32) {
+	in := rr.inst[c]
+	rr.blocked, rr.waiter = c, s.head[in]
+	s.head[in] = i
+}
+
+// advance runs the rank's stream (run i) as far as it can.
+func (s *stepper) advance(i int32, rr *rankRun) {
 	rr.blocked = -1
 	for {
-		for rr.coll < len(rr.colls) && int(rr.colls[rr.coll].pos) <= rr.item {
-			c := &rr.colls[rr.coll]
+		for rr.coll < len(rr.colls) {
+			c := &rr.next
+			if !rr.nextRead {
+				rr.cc.next(c)
+				rr.nextRead = true
+			}
+			if int(c.Pos) > rr.item {
+				break
+			}
 			at := rr.t
-			if p := c.prev; p >= 0 {
-				if rr.colls[p].end < 0 {
-					rr.blocked = p
+			if p := rr.last[c.Group]; p >= 0 {
+				e := s.end(rr, p)
+				if e < 0 {
+					s.block(i, rr, p)
 					return
 				}
-				at = max(at, rr.colls[p].end)
+				at = max(at, e)
 			}
-			s.arrive(rr.inst[rr.coll], at+c.arrive)
+			rr.last[c.Group] = int32(rr.coll)
+			s.arrive(rr.inst[rr.coll], at+c.Arrive)
 			rr.coll++
+			rr.nextRead = false
 		}
 		if rr.item == int(rr.st.N) {
 			return
@@ -421,12 +423,12 @@ func (s *stepper) advance(rr *rankRun) {
 			rr.read = true
 		}
 		if it.Coll >= 0 { // a wait on a collective, or an MC2 exchange kernel
-			c := &rr.colls[it.Coll]
-			if c.end < 0 {
-				rr.blocked = int32(it.Coll)
+			e := s.end(rr, int32(it.Coll))
+			if e < 0 {
+				s.block(i, rr, int32(it.Coll))
 				return
 			}
-			rr.t = max(rr.t+it.Gap, c.end+c.tail)
+			rr.t = max(rr.t+it.Gap, e+rr.colls[it.Coll].tail)
 		} else {
 			rr.t += it.Gap + it.Dur
 		}
@@ -436,23 +438,24 @@ func (s *stepper) advance(rr *rankRun) {
 }
 
 // arrive records a member's arrival at instance in; the last arrival
-// starts the collective: every member's end is set and a member's run that
-// waited for it is queued.
+// starts the collective (its members' ends are known from then) and queues
+// the runs that waited for it.
 func (s *stepper) arrive(in int32, at int64) {
 	s.start[in] = max(s.start[in], at)
 	if s.left[in]--; s.left[in] > 0 {
 		return
 	}
-	start := s.start[in]
-	for _, m := range s.mem[s.first[in]:s.first[in+1]] {
-		rr := &s.runs[m.run]
-		c := &rr.colls[m.coll]
-		c.end = start + c.transfer
-		if rr.blocked == m.coll && !rr.queued {
+	for w := s.head[in]; w >= 0; {
+		rr := &s.runs[w]
+		next := rr.waiter
+		rr.waiter = -1
+		if !rr.queued {
 			rr.queued = true
-			s.queue = append(s.queue, m.run)
+			s.queue = append(s.queue, w)
 		}
+		w = next
 	}
+	s.head[in] = -1
 }
 
 // resize returns b with length n, reallocated when too small.

@@ -141,9 +141,9 @@ func TestSpilledTimelineSameAsOnHeap(t *testing.T) {
 	require.Equal(t, sr, again)
 }
 
-// A spilled step longer than a cursor's window (windowBytes) is read
-// through the window as it is on the heap: items cut at the window's
-// edge, every varint long; the replay and a stepped prediction, whose
+// A spilled step longer than a cursor's window (windowBytes,
+// collWindowBytes) is read through the window as it is on the heap: items
+// and collectives cut at the window's edge, every varint long; the replay and a stepped prediction, whose
 // edited steps go to a file of their own, equal the heap's.
 func TestWindowedCursorSameAsOnHeap(t *testing.T) {
 	defer func(n int) { decodedMaxItems = n }(decodedMaxItems)
@@ -160,8 +160,13 @@ func TestWindowedCursorSameAsOnHeap(t *testing.T) {
 					items[i].Op = 2 // an expert op: rebalanced below
 				}
 			}
-			items[n/2] = Item{Kind: Wait, Coll: 0}
-			colls := []Coll{{Pos: n / 3, Type: 1, Arrive: int64(2 + r), Dur: int64(15 - r)}}
+			// collectives longer than their window too, each after the
+			// previous one of its group ends
+			colls := make([]Coll, 3*collWindowBytes/8)
+			for ci := range colls {
+				colls[ci] = Coll{Pos: int32(ci * n / len(colls)), Type: 1, Arrive: int64(3_333_333_333 * ((ci + r) % 3)), Dur: int64(15_000_000_000 - r), Tail: int64(ci)}
+			}
+			items[n/2] = Item{Kind: Wait, Coll: int16(len(colls) / 3)}
 			out = append(out, stepLine(r, []string{"k", "allreduce", "GroupedMatmul"}, g, Step{Anchor: 100, Tail: 3}, items, colls))
 		}
 		return out
@@ -170,6 +175,7 @@ func TestWindowedCursorSameAsOnHeap(t *testing.T) {
 	s := NewSpill()
 	for _, l := range spilled {
 		require.Greater(t, len(l.Steps[0].ItemBytes), 2*windowBytes)
+		require.Greater(t, len(l.Steps[0].CollBytes), 2*collWindowBytes)
 		l.Spill(s)
 	}
 	htl, stl := NewTimeline(heap), NewTimeline(spilled)
@@ -183,6 +189,14 @@ func TestWindowedCursorSameAsOnHeap(t *testing.T) {
 			require.Equal(t, want[j], it, "item %d", j)
 		}
 		require.Equal(t, windowBytes, cap(buf))
+		cc := collCursorIn(&l.Steps[0], &buf)
+		wantc := htl.Ranks[i].StepColls(0)
+		var co Coll
+		for j := range wantc {
+			cc.next(&co)
+			co.Seq = wantc[j].Seq
+			require.Equal(t, wantc[j], co, "collective %d", j)
+		}
 	}
 	hr, err := htl.Replay()
 	require.NoError(t, err)
