@@ -81,9 +81,10 @@ func (r *replaceEdit) step(tl *Timeline, k int) {
 		n, r.items = tl.rebatchStep(k, r.m, r.batch/r.tp, r.batch, false, r.items)
 		r.rebatched += n
 	}
-	if occ := r.x.step(tl, k, equalize); k == 0 {
+	if occ := r.x.sum(tl, k); k == 0 {
 		r.eq = occ
 	}
+	r.x.edit(tl, k, equalize)
 }
 
 func (r *replaceEdit) end(tl *Timeline) (string, bool, error) {
@@ -190,39 +191,32 @@ func (tl *Timeline) allReduceCost(g string) (int64, string, error) {
 	return rs + ag, fmt.Sprintf("a %s reduce-scatter plus a %s all-gather, the means of the profile's own %d and %d, each its own time without the wait for the last member: a ring all-reduce of the same bytes is one of each (the profile has no %s all-reduce and records no collective sizes)", g, g, nr, na, g), nil
 }
 
-// equalize sets the j-th expert op of every rank (its) to the mean
-// duration over the ranks and to every rank's token-expert pairs (each
-// rank now processes all of them, at 1/TP width).
-func equalize(_, _ int, _ []*RankLine, its []*expertOp) {
-	var d, n int64
-	for _, it := range its {
-		d += it.Dur
-		n += int64(it.Tokens)
-	}
-	for _, it := range its {
-		it.Dur, it.Tokens = d/int64(len(its)), int32(n)
-	}
+// equalize sets the j-th expert op of every rank (it, of a rank with that
+// occurrence) to the mean duration over the ranks and to every rank's
+// token-expert pairs (each rank now processes all of them, at 1/TP width).
+func equalize(_ *RankLine, _, _ int, sum *expertSum, it *Item) {
+	it.Dur, it.Tokens = sum.dur/sum.n, int32(sum.tok)
 }
 
-// expertOp is what eachExpertOp's edits read and set of an expert op:
-// 16 bytes, held for one step of every rank at once.
-type expertOp struct {
-	Dur       int64
-	Tokens    int32
-	Op, Shape uint16
+// expertSum is one occurrence of an expert op in a step over the ranks
+// that have it.
+type expertSum struct {
+	dur, tok int64 // summed
+	n        int64 // ranks
+	// shares: the placement has shares for those ranks (rebalanceEdit),
+	// share their sum
+	shares bool
+	share  float64
 }
 
-// item is the kernel it stands for, as the token model reads it.
-func (e *expertOp) item() *Item {
-	return &Item{Dur: e.Dur, Tokens: e.Tokens, Op: e.Op, Shape: e.Shape, Kind: Kernel}
-}
-
-// experts holds the buffers of eachExpertOp.
+// experts edits the expert ops (GroupedMatmul, SwiGlu) of a step of every
+// rank, each occurrence j against its sums over the ranks: a first pass
+// over the ranks sums them, a second edits each rank's step, so what is
+// held is a sum per occurrence, not the ops of every rank.
 type experts struct {
-	ops [][]expertOp // per rank: its expert ops in the step, in order
-	its []*expertOp
-	ls  []*RankLine
-	o   []Item
+	sums []expertSum
+	n    []int32 // per rank: its expert ops in the step
+	o    []Item
 }
 
 // isExpert reports whether it is an expert op of l.
@@ -230,38 +224,37 @@ func (l *RankLine) isExpert(it *Item) bool {
 	return it.Kind == Kernel && l.class(it.Op)&opExpert != 0
 }
 
-// step calls f, per occurrence j of occ of step k, with the expert ops
-// (GroupedMatmul, SwiGlu) of every rank that has that occurrence and their
-// ranks' lines (f edits them), and returns the occurrences.
-func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, its []*expertOp)) int {
-	if len(x.ops) < len(tl.Ranks) {
-		x.ops = make([][]expertOp, len(tl.Ranks))
-	}
-	occ := 0
+// sum sums step k's expert ops per occurrence over the ranks and returns
+// the occurrences (the most any rank has).
+func (x *experts) sum(tl *Timeline, k int) int {
+	x.sums, x.n = x.sums[:0], resize(x.n, len(tl.Ranks))
 	var it Item
 	for r, l := range tl.Ranks {
 		st := &l.Steps[k]
-		x.ops[r] = x.ops[r][:0]
 		c := l.cursor(st)
+		j := 0
 		for range int(st.N) {
 			if c.next(&it); l.isExpert(&it) {
-				x.ops[r] = append(x.ops[r], expertOp{Dur: it.Dur, Tokens: it.Tokens, Op: it.Op, Shape: it.Shape})
+				if j == len(x.sums) {
+					x.sums = append(x.sums, expertSum{})
+				}
+				e := &x.sums[j]
+				e.dur, e.tok, e.n = e.dur+it.Dur, e.tok+int64(it.Tokens), e.n+1
+				j++
 			}
 		}
 		c.close()
-		occ = max(occ, len(x.ops[r]))
+		x.n[r] = int32(j)
 	}
-	for j := 0; j < occ; j++ {
-		x.its, x.ls = x.its[:0], x.ls[:0]
-		for r, l := range tl.Ranks {
-			if j < len(x.ops[r]) {
-				x.its, x.ls = append(x.its, &x.ops[r][j]), append(x.ls, l)
-			}
-		}
-		f(j, occ, x.ls, x.its)
-	}
+	return len(x.sums)
+}
+
+// edit calls f with each expert op of step k on every rank, its rank's
+// index, its occurrence and the occurrence's sums (f edits it), and writes
+// the steps back.
+func (x *experts) edit(tl *Timeline, k int, f func(l *RankLine, r, j int, sum *expertSum, it *Item)) {
 	for r, l := range tl.Ranks {
-		if len(x.ops[r]) == 0 {
+		if x.n[r] == 0 {
 			continue
 		}
 		st := &l.Steps[k]
@@ -269,13 +262,12 @@ func (x *experts) step(tl *Timeline, k int, f func(j, occ int, ls []*RankLine, i
 		j := 0
 		for i := range x.o {
 			if it := &x.o[i]; l.isExpert(it) {
-				it.Dur, it.Tokens = x.ops[r][j].Dur, x.ops[r][j].Tokens
+				f(l, r, j, &x.sums[j], it)
 				j++
 			}
 		}
 		l.setItems(st, x.o)
 	}
-	return occ
 }
 
 // RebalanceExperts models EPLB: in every MoE layer each EP rank's
@@ -325,63 +317,63 @@ func (t RebalanceExperts) begin(tl *Timeline) (stepEdit, error) {
 	return r, nil
 }
 
-// shares is the placement's share of each of ls's ranks in occurrence j
-// of occ (renormalized over those ranks), nil when it has none for them.
-func (r *rebalanceEdit) shares(j, occ int, ls []*RankLine) []float64 {
-	layers := len(r.t.Shares)
+// shares sets, per occurrence of the step's expert ops (r.x.sums), the
+// placement's shares of the ranks that have it: their sum, or none when
+// the placement does not map onto the occurrences, a rank of them has no
+// share or they sum to nothing.
+func (r *rebalanceEdit) shares(tl *Timeline) {
+	occ, layers := len(r.x.sums), len(r.t.Shares)
 	if layers == 0 || occ%layers != 0 {
-		return nil
+		return
 	}
-	sh := r.t.Shares[j/(occ/layers)]
-	out := make([]float64, len(ls))
-	var sum float64
-	for i, l := range ls {
-		e, ok := r.ep[l]
-		if !ok || e >= len(sh) {
-			return nil
+	for j := range r.x.sums {
+		sh := r.t.Shares[j/(occ/layers)]
+		var sum float64
+		ok := true
+		for ri, l := range tl.Ranks {
+			if int(r.x.n[ri]) <= j {
+				continue
+			}
+			e, has := r.ep[l]
+			if !has || e >= len(sh) {
+				ok = false
+				break
+			}
+			sum += sh[e]
 		}
-		out[i] = sh[e]
-		sum += sh[e]
+		r.x.sums[j].shares, r.x.sums[j].share = ok && sum > 0, sum
 	}
-	if !(sum > 0) {
-		return nil
-	}
-	for i := range out {
-		out[i] /= sum
-	}
-	return out
 }
 
 // step sets step k's expert ops to their ranks' loads under the placement.
 func (r *rebalanceEdit) step(tl *Timeline, k int) {
 	m := r.m
-	n := r.x.step(tl, k, func(j, occ int, ls []*RankLine, its []*expertOp) {
-		var d, tok int64
-		for _, it := range its {
-			d, tok = d+it.Dur, tok+int64(it.Tokens)
-		}
-		sh := r.shares(j, occ, ls)
-		if sh == nil {
-			r.ideal++
-		} else {
+	n := r.x.sum(tl, k)
+	r.shares(tl)
+	for j := range r.x.sums {
+		if r.x.sums[j].shares {
 			r.placed++
+		} else {
+			r.ideal++
 		}
-		mean := float64(tok) / float64(len(its))
-		for i, it := range its {
-			nt := int32(mean)
-			if sh != nil {
-				nt = int32(math.Round(sh[i] * float64(tok)))
-			}
-			switch {
-			case m.fitted[fitKey(ls[i], it.item())]:
-				it.Dur = m.dur(ls[i], it.item(), it.Dur, it.Tokens, nt)
-			case sh != nil && mean > 0:
-				it.Dur = int64(float64(d) / float64(len(its)) * float64(nt) / mean)
-			default:
-				it.Dur = d / int64(len(its))
-			}
-			it.Tokens = nt
+	}
+	layers := len(r.t.Shares)
+	r.x.edit(tl, k, func(l *RankLine, _, j int, s *expertSum, it *Item) {
+		mean := float64(s.tok) / float64(s.n)
+		nt := int32(mean)
+		if s.shares {
+			share := r.t.Shares[j/(n/layers)][r.ep[l]] / s.share
+			nt = int32(math.Round(share * float64(s.tok)))
 		}
+		switch {
+		case m.fitted[fitKey(l, it)]:
+			it.Dur = m.dur(l, it, it.Dur, it.Tokens, nt)
+		case s.shares && mean > 0:
+			it.Dur = int64(float64(s.dur) / float64(s.n) * float64(nt) / mean)
+		default:
+			it.Dur = s.dur / s.n
+		}
+		it.Tokens = nt
 	})
 	if k == 0 {
 		r.first = n
