@@ -207,6 +207,11 @@ type ClusterInputs struct {
 
 // RunClusterWith is RunCluster with every profile-level input.
 func RunClusterWith(ranks []*RankResult, in ClusterInputs) *ClusterResult {
+	for _, rr := range ranks {
+		if ep := EPLoadOf(rr); ep != nil {
+			ep.readSeries()
+		}
+	}
 	loads := in.Experts
 	rn := runner[*ClusterContext]{rank: -1, kind: ClusterMetric, workers: 1,
 		newCtx: func(_ *ClusterPass, resultOf map[*ClusterPass]any, m *Metrics) *ClusterContext {

@@ -3,6 +3,7 @@ package analysis
 // kept: its standard-library imports resemble internal/render/htmlsections.go's; an import block cannot be shared
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/analysis/eplb"
+	"github.com/npuprof/npuprof/internal/analysis/replay"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -562,6 +564,51 @@ type EPLoadResult struct {
 	// cluster pass; nil on the AllGather path, which has no dispatch
 	// kernel, and with TooMany.
 	Dispatch, Combine []int64
+	// seriesAt holds Layers, Kernels, Dispatch and Combine while they wait
+	// in a spill file for the cluster passes (RankResult.Spill; they are
+	// nil then, and read back by RunClusterWith).
+	seriesAt replay.Ref
+}
+
+// spillSeries moves r's series to s (they stay when the write fails): a
+// finished rank keeps them only for the cluster passes, ~4 KiB at 94
+// layers x 4 steps.
+func (r *EPLoadResult) spillSeries(s *replay.Spill) {
+	all := [...][]int64{r.Layers, r.Kernels, r.Dispatch, r.Combine}
+	var b []byte
+	for _, xs := range all {
+		b = binary.AppendUvarint(b, uint64(len(xs)))
+		for _, x := range xs {
+			b = binary.AppendVarint(b, x)
+		}
+	}
+	if len(b) == len(all) {
+		return // all empty
+	}
+	if at, ok := s.Put(b); ok {
+		r.seriesAt, r.Layers, r.Kernels, r.Dispatch, r.Combine = at, nil, nil, nil, nil
+	}
+}
+
+// readSeries reads r's series back from the spill file, if they are there.
+func (r *EPLoadResult) readSeries() {
+	if !r.seriesAt.Spilled() {
+		return
+	}
+	b := r.seriesAt.Read(nil)
+	for _, xs := range [...]*[]int64{&r.Layers, &r.Kernels, &r.Dispatch, &r.Combine} {
+		n, k := binary.Uvarint(b)
+		b = b[k:]
+		*xs = nil
+		if n > 0 {
+			*xs = make([]int64, n)
+		}
+		for i := range *xs {
+			v, k := binary.Varint(b)
+			(*xs)[i], b = v, b[k:]
+		}
+	}
+	r.seriesAt = replay.Ref{}
 }
 
 // maxEPLoadSeries bounds the per-rank series kept for cross-rank alignment

@@ -160,7 +160,7 @@ func NewSpill() *replay.Spill { return replay.NewSpill() }
 // temporary file; nil: they stay on the heap): its replay timeline's
 // steps, which the plan reads back at each use, and the cluster passes'
 // inputs (the collectives the arrival pass matches, the ledger's
-// exchanges), read back once.
+// exchanges, the experts and moe_wait passes' series), read back once.
 func (rr *RankResult) Spill(s *replay.Spill) {
 	if s == nil {
 		return
@@ -181,13 +181,17 @@ func (rr *RankResult) Spill(s *replay.Spill) {
 			}
 		}
 	}
+	if ep := EPLoadOf(rr); ep != nil {
+		ep.spillSeries(s)
+	}
 }
 
 // ReleaseClusterInputs drops what each rank kept only for the cluster
 // passes, once they have run: the collectives the arrival pass matches
-// (CollectivesResult.Ops, ~4 bytes a collective) and the exchanges the
+// (CollectivesResult.Ops, ~4 bytes a collective), the exchanges the
 // ledger cluster pass matches (LedgerStep.Sync, ~9 bytes each, and the
-// ledger cluster result's copies of them). Nothing
+// ledger cluster result's copies of them) and the series the experts and
+// moe_wait passes compare (EPLoadResult.Layers, ...). Nothing
 // after the cluster passes (the rules, the plan, the document) reads them;
 // at 94 layers × 4 steps they are ~25 KiB a rank.
 func (r *Result) ReleaseClusterInputs() {
@@ -199,6 +203,9 @@ func (r *Result) ReleaseClusterInputs() {
 			for i := range l.Steps {
 				l.Steps[i].Sync, l.Steps[i].syncAt = nil, replay.Ref{}
 			}
+		}
+		if ep := EPLoadOf(rr); ep != nil {
+			ep.Layers, ep.Kernels, ep.Dispatch, ep.Combine, ep.seriesAt = nil, nil, nil, nil, replay.Ref{}
 		}
 	}
 	if l := LedgerClusterOf(r.Cluster); r.Cluster != nil && l != nil {
