@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,7 +46,9 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 	for k := first; k < first+keep; k++ {
 		l.Steps = append(l.Steps, b.step(starts[k], starts[k+1]))
 	}
+	// what grew by appends is kept at its length
 	l.dictIx = nil
+	l.Ops, l.classes, l.Dict = slices.Clone(l.Ops), slices.Clone(l.classes), slices.Clone(l.Dict)
 	return l
 }
 

@@ -111,7 +111,7 @@ func (l *RankLine) Spill(s *Spill) {
 
 // spill moves st's encoded bytes to s.
 func (st *Step) spill(s *Spill) {
-	if st.dec {
+	if st.dec != nil {
 		return
 	}
 	if r, ok := s.Put(st.ItemBytes); ok {
@@ -142,8 +142,9 @@ func (tl *Timeline) spillFile() *Spill {
 // another timeline's).
 func (l *RankLine) setItems(st *Step, items []Item) {
 	st.itemsAt = Ref{}
-	if st.dec {
-		st.items, st.ItemBytes, st.N = slices.Clone(items), nil, int32(len(items))
+	if st.dec != nil {
+		st.dec = &decoded{items: slices.Clone(items), colls: st.dec.colls}
+		st.ItemBytes, st.N = nil, int32(len(items))
 		return
 	}
 	p := encBufs.Get().(*[]byte)
@@ -200,8 +201,9 @@ func (l *RankLine) setColls(st *Step, colls []Coll) { setCollsTo(st, colls, l.sp
 // setCollsTo encodes colls as st's (new bytes), in s when it is not nil.
 func setCollsTo(st *Step, colls []Coll, s *Spill) {
 	st.collsAt = Ref{}
-	if st.dec {
-		st.colls, st.CollBytes, st.NColls = slices.Clone(colls), nil, int32(len(colls))
+	if st.dec != nil {
+		st.dec = &decoded{items: st.dec.items, colls: slices.Clone(colls)}
+		st.CollBytes, st.NColls = nil, int32(len(colls))
 		return
 	}
 	p := encBufs.Get().(*[]byte)
@@ -267,8 +269,8 @@ const (
 // cursor returns a cursor on st's items; when they are in a spill file
 // they are read into a buffer of encBufs, which close gives back.
 func (l *RankLine) cursor(st *Step) cursor {
-	if st.dec {
-		return cursor{dec: st.items}
+	if st.dec != nil {
+		return cursor{dec: st.dec.items}
 	}
 	if !st.itemsAt.Spilled() {
 		return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
@@ -281,8 +283,8 @@ func (l *RankLine) cursor(st *Step) cursor {
 // cursorIn is cursor, reading st's items windowBytes at a time into
 // *buf when they are in a spill file.
 func (l *RankLine) cursorIn(st *Step, buf *[]byte) cursor {
-	if st.dec {
-		return cursor{dec: st.items}
+	if st.dec != nil {
+		return cursor{dec: st.dec.items}
 	}
 	if !st.itemsAt.Spilled() {
 		return cursor{b: st.ItemBytes, dict: l.Dict, prev: -1}
@@ -346,8 +348,8 @@ func (c *cursor) next(it *Item) {
 
 // items decodes st's items into buf.
 func (l *RankLine) items(st *Step, buf []Item) []Item {
-	if st.dec {
-		return append(buf[:0], st.items...)
+	if st.dec != nil {
+		return append(buf[:0], st.dec.items...)
 	}
 	buf = resize(buf, int(st.N))
 	c := l.cursor(st)
@@ -360,8 +362,8 @@ func (l *RankLine) items(st *Step, buf []Item) []Item {
 
 // colls decodes st's collectives into buf.
 func colls(st *Step, buf []Coll) []Coll {
-	if st.dec {
-		return append(buf[:0], st.colls...)
+	if st.dec != nil {
+		return append(buf[:0], st.dec.colls...)
 	}
 	buf = resize(buf, int(st.NColls))
 	var p *[]byte
@@ -412,8 +414,8 @@ type collCursor struct {
 // collCursorIn returns a cursor on st's collectives, reading them
 // collWindowBytes at a time into *buf when they are in a spill file.
 func collCursorIn(st *Step, buf *[]byte) collCursor {
-	if st.dec {
-		return collCursor{dec: st.colls}
+	if st.dec != nil {
+		return collCursor{dec: st.dec.colls}
 	}
 	if !st.collsAt.Spilled() {
 		return collCursor{b: st.CollBytes, anchor: st.Anchor}
@@ -462,8 +464,8 @@ func keepDecoded(tl *Timeline) {
 	for _, l := range tl.Ranks {
 		for k := range l.Steps {
 			st := &l.Steps[k]
-			if !st.dec {
-				st.items, st.colls, st.dec = l.items(st, nil), colls(st, nil), true
+			if st.dec == nil {
+				st.dec = &decoded{items: l.items(st, nil), colls: colls(st, nil)}
 			}
 		}
 	}

@@ -110,10 +110,14 @@ type Step struct {
 	// itemsAt and collsAt hold ItemBytes and CollBytes when they were
 	// moved to a spill file (RankLine.Spill; nil then).
 	itemsAt, collsAt Ref
-	// dec: the step is kept decoded in items and colls instead (a small
-	// timeline, NewTimeline): they are replaced, never edited in place,
-	// so a clone shares them as it shares the bytes.
-	dec   bool
+	// dec, when set, holds the step decoded instead (a small timeline,
+	// NewTimeline): it is replaced, never edited in place, so a clone
+	// shares it as it shares the bytes.
+	dec *decoded
+}
+
+// decoded is a step's items and collectives kept decoded.
+type decoded struct {
 	items []Item
 	colls []Coll
 }
