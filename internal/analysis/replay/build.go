@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"encoding/binary"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
@@ -46,10 +48,76 @@ func Build(r *model.Rank, starts []int64, source string) *RankLine {
 	for k := first; k < first+keep; k++ {
 		l.Steps = append(l.Steps, b.step(starts[k], starts[k+1]))
 	}
-	// what grew by appends is kept at its length
 	l.dictIx = nil
-	l.Ops, l.classes, l.Dict = slices.Clone(l.Ops), slices.Clone(l.classes), slices.Clone(l.Dict)
+	shareTables(l)
 	return l
+}
+
+// shared keeps one copy of the op names (with their classes) and of the
+// dictionary that ranks build alike (the ranks of a job run the same ops),
+// which their lines then share, bounded at maxSharedBytes of keys. Nothing
+// writes into a line's tables: an append to one kept at its length
+// reallocates.
+var shared struct {
+	sync.Mutex
+	ops   map[string]sharedOps
+	dict  map[string][]Entry
+	bytes int
+}
+
+// sharedOps is a line's Ops and classes.
+type sharedOps struct {
+	ops     []string
+	classes []uint8
+}
+
+const maxSharedBytes = 4 << 20
+
+// shareTables replaces l's Ops, classes and Dict with the kept copies of
+// equal ones, keeping them when there are none (at their length: they grew
+// by appends).
+func shareTables(l *RankLine) {
+	var kb []byte
+	for _, s := range l.Ops {
+		kb = binary.AppendUvarint(kb, uint64(len(s)))
+		kb = append(kb, s...)
+	}
+	kb = append(kb, l.classes...)
+	kb = binary.AppendUvarint(kb, uint64(len(l.classes)))
+	n := len(kb)
+	for _, e := range l.Dict {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(e.Tokens))
+		kb = binary.LittleEndian.AppendUint16(kb, e.Op)
+		kb = binary.LittleEndian.AppendUint16(kb, e.Shape)
+		g := byte(0)
+		if e.Graph {
+			g = 1
+		}
+		kb = append(kb, byte(e.Kind), g)
+	}
+	shared.Lock()
+	defer shared.Unlock()
+	if o, ok := shared.ops[string(kb[:n])]; ok {
+		l.Ops, l.classes = o.ops, o.classes
+	} else {
+		l.Ops, l.classes = slices.Clip(slices.Clone(l.Ops)), slices.Clip(slices.Clone(l.classes))
+		if shared.bytes+n <= maxSharedBytes {
+			if shared.ops == nil {
+				shared.ops, shared.dict = map[string]sharedOps{}, map[string][]Entry{}
+			}
+			shared.ops[string(kb[:n])] = sharedOps{l.Ops, l.classes}
+			shared.bytes += n
+		}
+	}
+	if d, ok := shared.dict[string(kb[n:])]; ok {
+		l.Dict = d
+	} else {
+		l.Dict = slices.Clip(slices.Clone(l.Dict))
+		if shared.bytes+len(kb)-n <= maxSharedBytes && shared.dict != nil {
+			shared.dict[string(kb[n:])] = l.Dict
+			shared.bytes += len(kb) - n
+		}
+	}
 }
 
 // builder holds what building one rank's steps reuses.

@@ -214,3 +214,25 @@ func TestWindowedCursorSameAsOnHeap(t *testing.T) {
 		}
 	}
 }
+
+// Lines built alike share their op names and dictionary (shareTables),
+// and an edit of one (an op interned, an entry added) leaves the other's.
+func TestBuiltLinesShareTables(t *testing.T) {
+	mk := func() *RankLine {
+		l := &RankLine{Ops: []string{"k", "allreduce", "GroupedMatmul"}, Dict: []Entry{{Op: 0}, {Op: 2, Tokens: 8}}}
+		l.classify()
+		shareTables(l)
+		return l
+	}
+	a, b := mk(), mk()
+	require.Same(t, &a.Ops[0], &b.Ops[0])
+	require.Same(t, &a.Dict[0], &b.Dict[0])
+	require.Equal(t, len(a.Ops), cap(a.Ops))
+	require.Equal(t, len(a.Dict), cap(a.Dict))
+	a.intern("SwiGlu")
+	a.entry(&Item{Op: 3})
+	require.Len(t, b.Ops, 3)
+	require.Len(t, b.Dict, 2)
+	require.Equal(t, []string{"k", "allreduce", "GroupedMatmul"}, b.Ops)
+	require.Equal(t, opExpert, b.classes[2]&opExpert)
+}
