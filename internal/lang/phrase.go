@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"embed"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -83,7 +84,7 @@ func Translate(l, s string) string {
 	if l != ZH || !strings.Contains(s, " ") {
 		return s // every phrase has a space: a name or a number stays
 	}
-	zhTable.once.Do(zhTable.compile)
+	zhTable.once.Do(func() { zhTable.src = zhPhrases(); zhTable.compile() })
 	return zhTable.translate(s, 0)
 }
 
@@ -267,14 +268,26 @@ var (
 // reflectKey identifies a map by its address.
 func reflectKey(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
 
-// zhTable is the Chinese phrase table (zh_phrases.go).
-var zhTable = &phraseTable{src: zhPhrases}
+// zhFiles is the Chinese catalog of phrases (catalog.go's format).
+//
+//go:embed zh/phrases.txt
+var zhFiles embed.FS
+
+// zhPhrases is the Chinese phrase table: the messages the analysis, the
+// readers, the facts, the rules engine and the plan compose from data,
+// keyed by their English exactly as written (verbs in order; a Chinese
+// text that reorders them uses %[n]s). TestZHPhrases checks the verbs; the
+// zh outputs' test (cmd/npuprof) that none of them stays English.
+var zhPhrases = CatalogOf(zhFiles, "zh/phrases.txt")
+
+// zhTable is the Chinese phrase table, compiled from zhPhrases on first use.
+var zhTable = &phraseTable{}
 
 // Phrases is the language's phrase table (nil for English): for the test
 // that every key is a message the code still writes.
 func Phrases(l string) map[string]string {
 	if l == ZH {
-		return zhPhrases
+		return zhPhrases()
 	}
 	return nil
 }
