@@ -138,13 +138,8 @@ func balanced(args []string) bool {
 	for _, a := range args {
 		depth := 0
 		for i := 0; i < len(a); i++ {
-			switch a[i] {
-			case '(', '[', '{':
-				depth++
-			case ')', ']', '}':
-				if depth--; depth < 0 {
-					return false
-				}
+			if depth += bracket(a[i]); depth < 0 {
+				return false
 			}
 		}
 		if depth != 0 {
@@ -198,17 +193,23 @@ func lastClause(s string) (int, string) {
 func eachTop(s string, f func(i int)) {
 	depth := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		default:
-			if depth == 0 {
-				f(i)
-			}
+		d := bracket(s[i])
+		if depth += d; d == 0 && depth == 0 {
+			f(i)
 		}
 	}
+}
+
+// bracket is what c does to the depth of brackets: 1 opens, -1 closes, 0
+// neither.
+func bracket(c byte) int {
+	switch c {
+	case '(', '[', '{':
+		return 1
+	case ')', ']', '}':
+		return -1
+	}
+	return 0
 }
 
 // openOfLast is the index of the bracket that the closing ) ending s
