@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/render"
 )
 
@@ -54,7 +54,7 @@ func init() {
 
 // reDefault is pflag's " (default VALUE)" suffix of a usage, the value
 // possibly wrapped to the next line.
-var reDefault = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+\(default\s+([^()]*)\)`) })
+var reDefault = lazyre.New(`\s+\(default\s+([^()]*)\)`)
 
 // zhDefault puts pflag's "(default VALUE)" suffixes in Chinese:
 // "（默认：VALUE）", the value as it was.

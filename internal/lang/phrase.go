@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // A phrase table translates the messages npuprof composes from data (an
@@ -36,7 +38,7 @@ type phrase struct {
 }
 
 // reFormatVerb is one verb of a phrase key.
-var reFormatVerb = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`) })
+var reFormatVerb = lazyre.New(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`)
 
 func (t *phraseTable) compile() {
 	keys := make([]string, 0, len(t.src))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -19,10 +20,10 @@ import (
 // EXPERT_HOTSPOT_FILE_REG in Ascend/msinsight
 // server/src/modules/communication/parser/ClusterDef.h, used by
 // server/src/modules/summary/parser/ExpertHotspotParser.cpp (docs/formats.md#expert-loads).
-var reDump = lazyRegexp(`^(prefill|decode)_([0-9]{1,4})\.csv$`)
+var reDump = lazyre.New(`^(prefill|decode)_([0-9]{1,4})\.csv$`)
 
 // reDeployment matches MindIE's {prefill|decode}_global_deployment.json.
-var reDeployment = lazyRegexp(`^(prefill|decode)_global_deployment\.json$`)
+var reDeployment = lazyre.New(`^(prefill|decode)_global_deployment\.json$`)
 
 // DumpName returns the stage and rank of a dump file name, ok=false when
 // name is not a dump.
