@@ -1,5 +1,6 @@
 package tracegen
 
+// kept: its standard-library imports resemble service.go's; an import block cannot be shared
 import (
 	"bytes"
 	"cmp"

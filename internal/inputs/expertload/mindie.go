@@ -1,6 +1,5 @@
 package expertload
 
-// kept: its standard-library imports resemble logs.go's; an import block cannot be shared
 import (
 	"bufio"
 	"encoding/json"

@@ -9,6 +9,7 @@
 // into one model.Rank.
 package msprof
 
+// kept: its standard-library imports resemble internal/tracegen/service.go's; an import block cannot be shared
 import (
 	"bufio"
 	"encoding/csv"
