@@ -9,8 +9,7 @@ import (
 // analyzeOptions are the flags of `npuprof analyze`.
 type analyzeOptions struct {
 	profileFlags
-	HTML  string
-	Debug bool
+	HTML string
 	summaryFlags
 }
 
@@ -117,15 +116,5 @@ NAME=VALUE sets one (e.g. concurrency=25). Use 'npuprof check' to gate CI.`,
 }
 
 func analyzeRun(ctx context.Context, io *streams, opts *analyzeOptions) error {
-	run, err := opts.execute(ctx, io, opts.text(io))
-	if err != nil {
-		return err
-	}
-	if opts.Debug {
-		run.WriteTimings(io.err)
-	}
-	if err := opts.outs.write(io, run.Doc); err != nil {
-		return err
-	}
-	return run.Failed
+	return runFailed(opts.execute(ctx, io, opts.text(io)))
 }

@@ -129,9 +129,6 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.outs.write(io, run.Doc); err != nil {
-		return err
-	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
 	if run.Failed != nil {
 		return run.Failed

@@ -14,19 +14,17 @@ import (
 
 // diffOptions are the flags of `npuprof diff`.
 type diffOptions struct {
-	Before, After string
+	// Before and After are the sides: the PATHs, their vLLM logs and
+	// service profile folders (--vllm-log-before/after,
+	// --service-before/after); NoAuto goes to both.
+	Before, After driver.DiffSide
 	outs          formats[*diff.Result]
 	outputFlags
 	HTML      string
 	All       bool
 	Kernels   int
-	LogBefore string
-	LogAfter  string
 	NoAuto    bool
-	// ServiceBefore and ServiceAfter are the sides' service profile
-	// folders (--service-before/after).
-	ServiceBefore, ServiceAfter string
-	RuleFiles                   []string
+	RuleFiles []string
 	selectOptions
 	langFlag
 }
@@ -39,18 +37,21 @@ func (o *diffOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.HTML, "html", "", "also write the self-contained HTML diff to `FILE`")
 	f.BoolVar(&o.All, "all", false, "list every metric in the text output, unchanged ones too")
 	intFlag(f, &o.Kernels, "kernels", driver.DefaultKernels, kernelsRange, "how many kernels to list, largest change first")
-	f.StringVar(&o.LogBefore, "vllm-log-before", "", "vLLM server log `FILE` of the before run (default: found in its profile folder)")
-	f.StringVar(&o.LogAfter, "vllm-log-after", "", "vLLM server log `FILE` of the after run (default: found in its profile folder)")
+	for _, s := range [...]struct {
+		name string
+		side *driver.DiffSide
+	}{{"before", &o.Before}, {"after", &o.After}} {
+		f.StringVar(&s.side.VLLMLog, "vllm-log-"+s.name, "", "vLLM server log `FILE` of the "+s.name+" run (default: found in its profile folder)")
+		f.StringVar(&s.side.Service, "service-"+s.name, "", "MS Service Profiler parse output `DIR` of the "+s.name+" run (default: a service folder in its profile folder)")
+	}
 	f.BoolVar(&o.NoAuto, "no-vllm-log", false, "do not look for vLLM logs in the profile folders")
-	f.StringVar(&o.ServiceBefore, "service-before", "", "MS Service Profiler parse output `DIR` of the before run (default: a service folder in its profile folder)")
-	f.StringVar(&o.ServiceAfter, "service-after", "", "MS Service Profiler parse output `DIR` of the after run (default: a service folder in its profile folder)")
 	f.StringArrayVar(&o.RuleFiles, "rules", nil, "also run the rules in `FILE` on a side that is a profile (a saved document keeps its findings); repeatable")
 	o.selectOptions.flags(cmd)
 	o.langFlag.register(f)
 }
 
 func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error {
-	o.Before, o.After = args[0], args[1]
+	o.Before.Path, o.After.Path = args[0], args[1]
 	if err := o.outs.parse(o.Output, "--html", "html", o.HTML); err != nil {
 		return err
 	}
@@ -63,11 +64,11 @@ func (o *diffOptions) check(io *streams, _ *cobra.Command, args []string) error 
 	if o.Kernels < 0 {
 		return usageErr("--kernels %d: out of range: expected %s", o.Kernels, kernelsRange)
 	}
-	ins := append([]string{o.Before, o.After, o.LogBefore, o.LogAfter, o.ServiceBefore, o.ServiceAfter}, o.RuleFiles...)
+	ins := append([]string{o.Before.Path, o.After.Path, o.Before.VLLMLog, o.After.VLLMLog, o.Before.Service, o.After.Service}, o.RuleFiles...)
 	if err := o.outs.check("the "+o.outs.main()+" output (-o)", ins...); err != nil {
 		return err
 	}
-	flags := []string{"--vllm-log-before", o.LogBefore, "--vllm-log-after", o.LogAfter}
+	flags := []string{"--vllm-log-before", o.Before.VLLMLog, "--vllm-log-after", o.After.VLLMLog}
 	for _, f := range o.RuleFiles {
 		if f != "" {
 			flags = append(flags, "--rules", f)
@@ -132,10 +133,9 @@ only shown with --partial-findings report.`,
 }
 
 func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
-	req := &driver.DiffRequest{
-		Before: driver.DiffSide{Path: opts.Before, VLLMLog: opts.LogBefore, NoAuto: opts.NoAuto, Service: opts.ServiceBefore},
-		After:  driver.DiffSide{Path: opts.After, VLLMLog: opts.LogAfter, NoAuto: opts.NoAuto, Service: opts.ServiceAfter},
-		Load:   pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
+	opts.Before.NoAuto, opts.After.NoAuto = opts.NoAuto, opts.NoAuto
+	req := &driver.DiffRequest{Before: opts.Before, After: opts.After,
+		Load: pipeline.Options{Workers: opts.Workers}, Rules: opts.selection(opts.RuleFiles), Lang: opts.lang, Kernels: opts.Kernels}
 	req.Loading = opts.loading(io)
 	r, failed, err := driver.Diff(ctx, req)
 	if err != nil {

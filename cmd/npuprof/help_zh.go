@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/render"
 )
 
@@ -54,7 +54,7 @@ func init() {
 
 // reDefault is pflag's " (default VALUE)" suffix of a usage, the value
 // possibly wrapped to the next line.
-var reDefault = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+\(default\s+([^()]*)\)`) })
+var reDefault = lazyre.New(`\s+\(default\s+([^()]*)\)`)
 
 // zhDefault puts pflag's "(default VALUE)" suffixes in Chinese:
 // "（默认：VALUE）", the value as it was.
@@ -179,131 +179,9 @@ const zhExitCodesHelp = `
   3  内部错误：某个分析 pass 或规则运行失败`
 
 // zhHelp is the Chinese of the help's texts, keyed by the English exactly
-// as the commands give it (a usage's ` + "`NAME`" + ` marks the value's name and
+// as the commands give it (a usage's `NAME` marks the value's name and
 // stays).
-var zhHelp = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		// the commands' summaries
-		"Find where Ascend NPU inference time goes, and the exact fix":                                "找出昇腾 NPU 推理时间花在哪里，并给出确切的修复",
-		"Measure communication, MoE routing, EVENT_WAIT and the time breakdown of a profile":          "测量 profile 的通信、MoE 路由、EVENT_WAIT 和时间分解",
-		"Gate CI on a captured profile: exit 1 when findings reach --fail-on":                         "用采集的 profile 做 CI 门禁：问题达到 --fail-on 时退出码为 1",
-		"Compare two profiles (or saved analyses): what changed, and did the fix do what it promised": "比较两个 profile（或保存的分析）：哪些变了，修复是否兑现了预测",
-		"Expert-parallel load balancing: plan an expert placement from measured loads":                "专家并行负载均衡：根据实测负载规划专家放置",
-		"Explain a rule: what it checks, the expression, thresholds, the fix, and why":                "解释一条规则：检查什么、表达式、阈值、修复方法和原因",
-		"Generate the autocompletion script for bash":                                                 "生成 bash 的自动补全脚本",
-		"Generate the autocompletion script for fish":                                                 "生成 fish 的自动补全脚本",
-		"Generate the autocompletion script for powershell":                                           "生成 powershell 的自动补全脚本",
-		"Generate the autocompletion script for the specified shell":                                  "生成指定 shell 的自动补全脚本",
-		"Generate the autocompletion script for zsh":                                                  "生成 zsh 的自动补全脚本",
-		"Help about any command":                                                              "任意命令的帮助",
-		"List the built-in rules (and those of --rules files)":                                "列出内置规则（以及 --rules 文件中的规则）",
-		"List the rules and explain what each checks":                                         "列出规则并解释每条检查什么",
-		"Print npuprof's documentation, embedded in the binary":                               "打印内嵌在程序中的 npuprof 文档",
-		"Print npuprof's version and the VCS revision it was built from":                      "打印 npuprof 的版本和构建所用的 VCS 修订",
-		"Run rules on the cases of case files: given metrics and facts, the expected outcome": "在用例文件的用例上运行规则：给定指标和部署信息，检查预期结果",
-		"Write a man page per command into DIR (make man)":                                    "为每个命令在 DIR 中写一个 man 手册页（make man）",
-		"Write a vLLM-Ascend expert map that balances measured expert loads":                  "写出均衡实测专家负载的 vLLM-Ascend 专家映射",
-		"Write the normalized model and metrics as Parquet tables, partitioned by rank":       "把规范化的模型和指标写成按 rank 分区的 Parquet 表",
-		"Write the self-contained HTML findings report of a profile":                          "写出 profile 的自包含 HTML 问题报告",
-		"disable completion descriptions":                                                     "不显示补全说明",
-
-		// the flags several commands share
-		"write the output to `FILE` instead of standard output":             "把输出写到 `FILE` 而不是标准输出",
-		"no progress on standard error":                                     "不在标准错误上显示进度",
-		"ranks parsed at once (0 = number of CPUs)":                         "同时解析的 rank 数（0 = CPU 数）",
-		"ranks parsed at once (0 = number of CPUs); memory grows with this": "同时解析的 rank 数（0 = CPU 数）；内存随之增长",
-		usageLang: "发现（规则标题、修复、依据说明）以及摘要和报告标签的语言：zh（或 cn）或 en（默认取自 locale：LC_ALL、LC_MESSAGES、LANG 中第一个已设置的；zh_* 为 zh）",
-		"the language of the rules' explanations and fix templates: zh or en (default: from the locale, see analyze --help)": "规则说明和修复模板的语言：zh 或 en（默认取自 locale，见 analyze --help）",
-		"also load the rules in `FILE`; repeatable":                                                                                                                                           "同时加载 `FILE` 中的规则；可重复",
-		"also load the rules and budgets in `FILE` (YAML, see 'npuprof docs rules'); repeatable":                                                                                              "同时加载 `FILE` 中的规则和预算（YAML，见 'npuprof docs rules'）；可重复",
-		"do not run the built-in rules (only those of --rules files)":                                                                                                                         "不运行内置规则（只运行 --rules 文件中的）",
-		"do not run the rules (or budgets) `RULE[,RULE...]`: their status is disabled; repeatable":                                                                                            "不运行规则（或预算）`RULE[,RULE...]`：其状态为已禁用；可重复",
-		"run only the rules `RULE[,RULE...]` (budgets still run); the others are disabled; repeatable":                                                                                        "只运行规则 `RULE[,RULE...]`（预算照常运行）；其余的禁用；可重复",
-		"do not look for a vLLM log in the profile folder":                                                                                                                                    "不在 profile 目录中查找 vLLM 日志",
-		"which MindIE dumps to read when both exist: decode (default) or prefill":                                                                                                             "两种都有时读取哪种 MindIE dump：decode（默认）或 prefill",
-		"per-rank tables (--detail tables) above 16 ranks: summary (median, min, max and the outlier ranks) or all":                                                                           "超过 16 个 rank 时的逐 rank 表格（--detail tables）：summary（中位数、最小值、最大值和离群 rank）或 all",
-		"per-step table (--detail tables): slowest (the 10 slowest steps, then mean, median, p90 and max) or all":                                                                             "逐 step 表格（--detail tables）：slowest（最慢的 10 个 step，然后是均值、中位数、p90 和最大值）或 all",
-		"what the summary shows: summary (the plan, the findings' first lines, one line a section), tables (and each section's table) or all (and every fix and evidence whole)":              "摘要显示什么：summary（修复计划、问题的前几行、每部分一行）、tables（再加上每部分的表格）或 all（再加上完整的修复和依据）",
-		"the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files":                                     "vllm-ascend 源码（`DIR`：一个 checkout 或已安装的 vllm_ascend 包目录，只读）：代码修复成为这些文件的统一 diff",
-		"when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)": "当 --deploy 脚本启动多个 vllm serve 命令时，用第 `N` 行（该命令跨越的任意一行）上的那个来取部署信息和生成 diff（默认：最后一个，并给出列出每个命令的警告）",
-
-		// the flags only one command has
-		// analyze FLAG debug
-		`print per-pass timings on standard error`: `在标准错误上打印每个 pass 的耗时`,
-		// analyze FLAG deploy
-		`the deployment script (` + "`" + `FILE` + "`" + `: export lines and ` + "`" + `vllm serve ...` + "`" + `): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it`: `部署脚本（` + "`" + `FILE` + "`" + `：export 行和 vllm serve 命令）：使用其中的部署信息（vLLM 会拒绝的值，例如未知的 cudagraph_mode，会给出指明该行的警告，该项部署信息保持未知），每个问题都附带针对它的 diff`,
-		// analyze FLAG experts
-		`per-expert load input: a ` + "`" + `PATH` + "`" + ` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)`: `逐专家负载输入：MindIE dump 的 ` + "`" + `PATH` + "`" + `、一个 layer,expert,tokens CSV 或一个 vLLM-Ascend 日志（默认：profile 目录中找到的 dump）`,
-		// analyze FLAG fact
-		`set or override a fact, ` + "`" + `NAME=VALUE` + "`" + ` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable`: `设置或覆盖一项部署信息，` + "`" + `NAME=VALUE` + "`" + `（例如 concurrency=25、vllm_ascend_version=v0.13.0rc2、cudagraph_mode=FULL_DECODE_ONLY：取 vLLM 的 NONE、PIECEWISE、FULL、FULL_DECODE_ONLY、FULL_AND_PIECEWISE 之一）；可重复`,
-		// analyze FLAG format
-		`output format: text (a readable summary for terminals and CI logs); json (the npuprof.analysis/v1 document (stable keys, for tools and CI)); json-full (the document with its detail: what text and html show beyond json, so that the saved file renders as the profile does); html (the self-contained HTML report); junit (a JUnit XML report, one test case per rule); sarif (a SARIF 2.1.0 log, one result per finding); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（供终端和 CI 日志阅读的摘要）；json（npuprof.analysis/v1 文档，键稳定，供工具和 CI 使用）；json-full（带 detail 的文档：text 和 html 比 json 多显示的内容，使保存的文件能像原 profile 一样渲染）；html（自包含的 HTML 报告）；junit（JUnit XML 报告，每条规则一个测试用例）；sarif（SARIF 2.1.0 日志，每个问题一个结果）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
-		// analyze FLAG html
-		`also write the self-contained HTML report to ` + "`" + `FILE` + "`" + ` (see ` + "`" + `npuprof report` + "`" + `; --format html=FILE)`: `同时把自包含的 HTML 报告写到 ` + "`" + `FILE` + "`" + `（见 npuprof report；即 --format html=FILE）`,
-		// analyze FLAG service
-		`read MS Service Profiler's parse output (request.csv, batch.csv, kvcache.csv, forward.csv or profiler.db) from ` + "`" + `DIR` + "`" + `: request latency, batches, DP load, KV cache (default: a service folder in the profile folder, up to two levels down)`: `从 ` + "`" + `DIR` + "`" + ` 读取 MS Service Profiler 的解析输出（request.csv、batch.csv、kvcache.csv、forward.csv 或 profiler.db）：请求时延、批次、DP 负载、KV cache（默认：profile 目录中最多两层深的 service 目录）`,
-		// analyze FLAG vllm-bench
-		`read the results of vllm bench serve from ` + "`" + `FILE` + "`" + ` (its printed summary or --save-result JSON): concurrency, output throughput, TTFT, TPOT`: `从 ` + "`" + `FILE` + "`" + ` 读取 ` + "`" + `vllm bench serve` + "`" + ` 的结果（其打印的摘要或 --save-result JSON）：并发数、输出吞吐、TTFT、TPOT`,
-		// analyze FLAG vllm-log
-		`read the serving context (throughput, running/waiting requests, KV-cache usage, prefix- and multimodal-cache hit rates) from vLLM's server log ` + "`" + `FILE` + "`" + `; by default a *.log holding vLLM statistics lines in the profile folder (or one level down) is used`: `从 vLLM 的服务日志 ` + "`" + `FILE` + "`" + ` 读取服务上下文（吞吐、运行/等待中的请求、KV cache 使用率、前缀缓存和多模态缓存命中率）；默认使用 profile 目录（或下一层）中含有 vLLM 统计行的 *.log`,
-		// check FLAG allow-missing
-		`let a budget pass that cannot be evaluated (its metric missing from the capture or the baseline); by default it fails the check (exit 1) with the reason`: `让无法评估的预算通过（其指标在采集或基线中缺失）；默认它使检查失败（退出码 1）并给出原因`,
-		// check FLAG baseline
-		`a saved ` + "`" + `OLD.json` + "`" + ` (npuprof analyze --format json) that budgets compare with`: `预算与之比较的已保存 ` + "`" + `OLD.json` + "`" + `（npuprof analyze --format json）`,
-		// check FLAG budget
-		`a budget ` + "`" + `'METRIC OP EXPR'` + "`" + ` against --baseline, e.g. 'hccl.total.time_us <= baseline * 1.05'; repeatable`: `针对 --baseline 的预算 ` + "`" + `'METRIC OP EXPR'` + "`" + `，例如 'hccl.total.time_us <= baseline * 1.05'；可重复`,
-		// check FLAG fail-on
-		`lowest severity that fails the check: high, medium or low`: `使检查失败的最低严重级别：high、medium 或 low`,
-		// check FLAG junit
-		`also write a JUnit XML report to ` + "`" + `FILE` + "`" + ` (--format junit=FILE)`: `同时把 JUnit XML 报告写到 ` + "`" + `FILE` + "`" + `（即 --format junit=FILE）`,
-		// check FLAG partial-findings
-		`findings that read metrics of a truncated file: gate (fail the check like any finding) or report (show them, labelled, without failing)`: `读取了被截断文件指标的问题：gate（像其他问题一样使检查失败）或 report（带标记显示，不使检查失败）`,
-		// check FLAG require-all-ranks
-		`exit 1 when ranks of the world the profile states (parallel_group_info, profiler_info, a Kineto header) are missing`: `profile 声明的 world（parallel_group_info、profiler_info、Kineto 头）中有 rank 缺失时退出码为 1`,
-		// check FLAG sarif
-		`also write a SARIF 2.1.0 log to ` + "`" + `FILE` + "`" + ` (--format sarif=FILE)`: `同时把 SARIF 2.1.0 日志写到 ` + "`" + `FILE` + "`" + `（即 --format sarif=FILE）`,
-		// diff FLAG all
-		`list every metric in the text output, unchanged ones too`: `在 text 输出中列出每个指标，包括未变化的`,
-		// diff FLAG format
-		`output format: text (a readable table); json (the npuprof.diff/v1 document); html (the self-contained HTML diff); default text. ` + "`" + `NAME[=FILE]` + "`" + `, repeatable: NAME=FILE writes one more output to FILE, NAME alone is the output -o names`: `输出格式：text（可读的表格）；json（npuprof.diff/v1 文档）；html（自包含的 HTML diff）；默认 text。` + "`" + `NAME[=FILE]` + "`" + `，可重复：NAME=FILE 把另一种输出写到 FILE，单独的 NAME 是 -o 指定的输出`,
-		// diff FLAG html
-		`also write the self-contained HTML diff to ` + "`" + `FILE` + "`": `同时把自包含的 HTML diff 写到 ` + "`" + `FILE` + "`",
-		// diff FLAG kernels
-		`how many kernels to list, largest change first`: `列出多少个算子，变化最大的在前`,
-		// diff FLAG no-vllm-log
-		`do not look for vLLM logs in the profile folders`: `不在 profile 目录中查找 vLLM 日志`,
-		// diff FLAG rules
-		`also run the rules in ` + "`" + `FILE` + "`" + ` on a side that is a profile (a saved document keeps its findings); repeatable`: `同时在作为 profile 的一侧运行 ` + "`" + `FILE` + "`" + ` 中的规则（保存的文档保留其问题）；可重复`,
-		// diff FLAG service-after
-		`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the after run (default: a service folder in its profile folder)`: `修改后那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
-		// diff FLAG service-before
-		`MS Service Profiler parse output ` + "`" + `DIR` + "`" + ` of the before run (default: a service folder in its profile folder)`: `修改前那次运行的 MS Service Profiler 解析输出 ` + "`" + `DIR` + "`" + `（默认：其 profile 目录中的 service 目录）`,
-		// diff FLAG vllm-log-after
-		`vLLM server log ` + "`" + `FILE` + "`" + ` of the after run (default: found in its profile folder)`: `修改后那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
-		// diff FLAG vllm-log-before
-		`vLLM server log ` + "`" + `FILE` + "`" + ` of the before run (default: found in its profile folder)`: `修改前那次运行的 vLLM 服务日志 ` + "`" + `FILE` + "`" + `（默认：在其 profile 目录中查找）`,
-		// eplb plan FLAG ep-size
-		`EP ranks to place experts on, ` + "`" + `N` + "`" + ` (default: the ranks of the expert map read with the dumps); 1..experts per layer (every rank holds an expert; more only when the expert map read has more ranks)`: `放置专家的 EP rank 数 ` + "`" + `N` + "`" + `（默认：与 dump 一起读到的专家映射的 rank 数）；取 1..每层专家数（每个 rank 至少持有一个专家；只有读到的专家映射有更多 rank 时才可更多）`,
-		// eplb plan FLAG experts
-		`per-expert loads: a ` + "`" + `PATH` + "`" + ` to MindIE dumps or a layer,expert,tokens CSV (required)`: `逐专家负载：MindIE dump 的 ` + "`" + `PATH` + "`" + ` 或一个 layer,expert,tokens CSV（必需）`,
-		// eplb plan FLAG moe-layers
-		`the served model's MoE layer count, ` + "`" + `N` + "`" + `: a map with more layers is refused (vLLM-Ascend's "Invalid EPLB Table"), one with fewer is a note (Qwen3-235B-A22B: 94)`: `所部署模型的 MoE 层数 ` + "`" + `N` + "`" + `：层数更多的映射会被拒绝（vLLM-Ascend 的 "Invalid EPLB Table"），层数更少的给出提示（Qwen3-235B-A22B：94）`,
-		// eplb plan FLAG output
-		`write the expert map to ` + "`" + `FILE` + "`" + ` ("-": standard output)`: `把专家映射写到 ` + "`" + `FILE` + "`" + `（"-"：标准输出）`,
-		// eplb plan FLAG redundant
-		`redundant expert slots in total, ` + "`" + `N` + "`" + ` (default: one per EP rank, rounded up so experts + N divide by the EP size); 0..experts x (EP size - 1): one copy of an expert per rank at most`: `冗余专家槽位总数 ` + "`" + `N` + "`" + `（默认：每个 EP rank 一个，向上取整使专家数 + N 能被 EP 大小整除）；取 0..专家数 x (EP 大小 - 1)：每个 rank 至多持有一个专家的一个副本`,
-		// eplb plan FLAG vllm-ascend-version
-		`the vLLM-Ascend ` + "`" + `VERSION` + "`" + ` that will load the map: the serve-with line's form (top-level expert_map_path up to v0.13.0rc1, eplb_config from v0.13.0rc2; default: the newest, with the other)`: `将加载该映射的 vLLM-Ascend 版本 ` + "`" + `VERSION` + "`" + `：决定启动服务那一行的形式（v0.13.0rc1 及以前为顶层 expert_map_path，从 v0.13.0rc2 起为 eplb_config；默认：最新的形式，并附另一种）`,
-		// export FLAG output
-		`write the tables under ` + "`" + `OUTDIR` + "`" + ` (created if needed)`: `把表写到 ` + "`" + `OUTDIR` + "`" + ` 下（需要时创建）`,
-		// export FLAG service
-		`also write the requests and batches of MS Service Profiler's parse output in ` + "`" + `DIR` + "`" + ` (service_requests, service_batches; default: a service folder in the profile folder)`: `同时写出 ` + "`" + `DIR` + "`" + ` 中 MS Service Profiler 解析输出的请求和批次（service_requests、service_batches；默认：profile 目录中的 service 目录）`,
-		// export FLAG summary-only
-		`write only the node tables (rank_state, rank_metrics, groups: one file each; what 'npuprof analyze' merges), not the per-rank tables`: `只写节点表（rank_state、rank_metrics、groups：各一个文件；即 'npuprof analyze' 合并的内容），不写逐 rank 的表`,
-		// report FLAG output
-		`write the HTML to ` + "`" + `FILE` + "`" + ` (- for standard output; without -o, standard output unless it is a terminal)`: `把 HTML 写到 ` + "`" + `FILE` + "`" + `（- 表示标准输出；不带 -o 时写到标准输出，除非它是终端）`,
-	}
-})
+var zhHelp = lang.CatalogOf(zhFiles, "zh/help.txt")
 
 // A command's help text that zhCommandHelp translates: its description
 // (Long, the exit codes apart) or its examples.

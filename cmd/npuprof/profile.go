@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/npuprof/npuprof/internal/driver"
 	"github.com/npuprof/npuprof/internal/lang"
@@ -28,6 +29,9 @@ type profileFlags struct {
 	// Service is MS Service Profiler's parse output folder (--service).
 	Service string
 	outs    formats[*results.Document]
+	// Debug prints the passes' timings on standard error before the
+	// outputs (analyze's --debug).
+	Debug bool
 
 	req *driver.Request // built by checkFiles
 }
@@ -38,7 +42,7 @@ func (p *profileFlags) register(cmd *cobra.Command, output, workers string) {
 	f := cmd.Flags()
 	p.outs.outs = render.RunOutputs
 	p.outputFlags.register(f, output, workers)
-	p.expertFlags.register(cmd)
+	p.expertFlags.register(f)
 	p.ruleOptions.flags(cmd)
 	p.Serving.addFlags(f)
 	f.StringVar(&p.Service, "service", "", serviceHelp)
@@ -85,8 +89,9 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 }
 
 // execute runs the request checkFiles built, with the document's detail
-// and the ranks' sampled timelines when an output reads them, and sets the
-// run's text options on the document. A progress line (bytes read, ranks finished) is drawn on standard
+// and the ranks' sampled timelines when an output reads them, sets the
+// run's text options on the document and writes the outputs (an error
+// writing one is returned, the run with it). A progress line (bytes read, ranks finished) is drawn on standard
 // error only when it is a terminal, --quiet is off and the work takes more
 // than a moment.
 func (p *profileFlags) execute(ctx context.Context, io *streams, text results.TextOptions) (*driver.Result, error) {
@@ -100,7 +105,19 @@ func (p *profileFlags) execute(ctx context.Context, io *streams, text results.Te
 	}
 	run.Doc.Run.Text, run.Doc.Run.Start = text, start
 	lang.TranslateStrings(run.Doc.Lang, run.Doc, untranslated)
-	return run, nil
+	if p.Debug {
+		run.WriteTimings(io.err)
+	}
+	return run, p.outs.write(io, run.Doc)
+}
+
+// runFailed is the exit of a run that wrote its outputs: err, else the
+// internal error of the passes and rules that failed (nil when none did).
+func runFailed(run *driver.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	return run.Failed
 }
 
 // untranslated are the fields of a document whose text a Chinese run
@@ -141,8 +158,7 @@ type expertFlags struct {
 	Stage   string
 }
 
-func (e *expertFlags) register(cmd *cobra.Command) {
-	f := cmd.Flags()
+func (e *expertFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&e.Experts, "experts", "", "per-expert load input: a `PATH` to MindIE dumps, a layer,expert,tokens CSV or a vLLM-Ascend log (default: dumps found inside the profile folder)")
 	f.StringVar(&e.Stage, "stage", "", "which MindIE dumps to read when both exist: decode (default) or prefill")
 }

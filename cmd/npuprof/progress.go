@@ -130,21 +130,7 @@ func progressIn(l, line string) string {
 }
 
 // zhProgress is the Chinese of the progress line's parts.
-var zhProgress = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"first rank in progress": "正在读取第一个 rank",
-		"%d/%d ranks":            "%d/%d 个 rank",
-		"%s of %s B":             "已读 %s / %s B",
-		"%s of %s KB":            "已读 %s / %s KB",
-		"%s of %s MB":            "已读 %s / %s MB",
-		"%s of %s GB":            "已读 %s / %s GB",
-		"%s B read":              "已读 %s B",
-		"%s KB read":             "已读 %s KB",
-		"%s MB read":             "已读 %s MB",
-		"%s GB read":             "已读 %s GB",
-		"%s left":                "剩余 %s",
-	}
-})
+var zhProgress = lang.CatalogOf(zhFiles, "zh/progress.txt")
 
 // bytesOf is "X of Y MB": both in the unit of the total.
 func bytesOf(read, total int64) string {

@@ -68,12 +68,5 @@ without them).`,
 }
 
 func reportRun(ctx context.Context, io *streams, opts *reportOptions) error {
-	run, err := opts.execute(ctx, io, results.TextOptions{})
-	if err != nil {
-		return err
-	}
-	if err := opts.outs.write(io, run.Doc); err != nil {
-		return err
-	}
-	return run.Failed
+	return runFailed(opts.execute(ctx, io, results.TextOptions{}))
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/render"
 	"github.com/npuprof/npuprof/internal/results"
 )
@@ -41,9 +40,7 @@ func checkWorkers(n int) error {
 
 // reInvalidArg is pflag's message for a value its type cannot parse:
 // invalid argument "abc" for "-w, --workers" flag: strconv.ParseInt: ...
-var reInvalidArg = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?--([^"]+)" flag: `)
-})
+var reInvalidArg = lazyre.New(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?--([^"]+)" flag: `)
 
 // flagError turns pflag's parse errors into usage errors that name the
 // flag, the value and what the flag expects, instead of Go's

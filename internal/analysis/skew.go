@@ -1,5 +1,6 @@
 package analysis
 
+// kept: its standard-library imports resemble internal/rules/facts/facts.go's; an import block cannot be shared
 import (
 	"cmp"
 	"fmt"

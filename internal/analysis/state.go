@@ -24,6 +24,7 @@ import (
 
 // rankRecord is a RankResult's exported fields but its groups and pass
 // results (a gob of it is StateRecord).
+// kept: RankResult's fields again: gob reads saved exports by this flat shape, and an embedded struct would nest it
 type rankRecord struct {
 	// StateVersion is the encoding's StateVersion (0: written before
 	// records carried one, version 1).

@@ -1,9 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/results"
@@ -128,12 +129,11 @@ func compareLedger(r *diff.Result, before, after *results.Document) {
 		d := diff.LedgerDelta{Entry: e, BeforeUs: x, AfterUs: y, DeltaUs: y - x, Pct: pctOf(y-x, x),
 			Shrank: x-y >= diff.LedgerShrinkShare*bs && x > y}
 		if rs := rulesOf[e]; len(rs) > 0 {
-			d.Rules = append([]string(nil), rs...)
-			sort.Strings(d.Rules)
+			d.Rules = slices.Sorted(slices.Values(rs))
 		}
 		r.Ledger = append(r.Ledger, d)
 	}
-	sort.SliceStable(r.Ledger, func(i, j int) bool { return r.Ledger[i].DeltaUs < r.Ledger[j].DeltaUs })
+	slices.SortStableFunc(r.Ledger, func(a, b diff.LedgerDelta) int { return cmp.Compare(a.DeltaUs, b.DeltaUs) })
 }
 
 // notCredited says why a resolved finding's fix gets no credit for the

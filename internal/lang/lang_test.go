@@ -56,7 +56,7 @@ func TestEnglishSentences(t *testing.T) {
 // analysis composes: whole, and cut at its separators.
 func TestZHPhrases(t *testing.T) {
 	reIdx := regexp.MustCompile(`%\[(\d+)\]s`)
-	for en, zh := range zhPhrases {
+	for en, zh := range zhPhrases() {
 		n := len(reFormatVerb().FindAllString(en, -1))
 		require.True(t, strings.Contains(en, " "), "%q: a phrase has a space (Translate skips text without one)", en)
 		if idx := reIdx.FindAllStringSubmatch(zh, -1); len(idx) > 0 {

@@ -1,12 +1,15 @@
 package lang
 
 import (
+	"embed"
 	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // A phrase table translates the messages npuprof composes from data (an
@@ -35,7 +38,7 @@ type phrase struct {
 }
 
 // reFormatVerb is one verb of a phrase key.
-var reFormatVerb = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`) })
+var reFormatVerb = lazyre.New(`%[-+# 0]*\d*(?:\.\d+)?[sdvqgf]`)
 
 func (t *phraseTable) compile() {
 	keys := make([]string, 0, len(t.src))
@@ -83,7 +86,7 @@ func Translate(l, s string) string {
 	if l != ZH || !strings.Contains(s, " ") {
 		return s // every phrase has a space: a name or a number stays
 	}
-	zhTable.once.Do(zhTable.compile)
+	zhTable.once.Do(func() { zhTable.src = zhPhrases(); zhTable.compile() })
 	return zhTable.translate(s, 0)
 }
 
@@ -137,13 +140,8 @@ func balanced(args []string) bool {
 	for _, a := range args {
 		depth := 0
 		for i := 0; i < len(a); i++ {
-			switch a[i] {
-			case '(', '[', '{':
-				depth++
-			case ')', ']', '}':
-				if depth--; depth < 0 {
-					return false
-				}
+			if depth += bracket(a[i]); depth < 0 {
+				return false
 			}
 		}
 		if depth != 0 {
@@ -197,17 +195,23 @@ func lastClause(s string) (int, string) {
 func eachTop(s string, f func(i int)) {
 	depth := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		default:
-			if depth == 0 {
-				f(i)
-			}
+		d := bracket(s[i])
+		if depth += d; d == 0 && depth == 0 {
+			f(i)
 		}
 	}
+}
+
+// bracket is what c does to the depth of brackets: 1 opens, -1 closes, 0
+// neither.
+func bracket(c byte) int {
+	switch c {
+	case '(', '[', '{':
+		return 1
+	case ')', ']', '}':
+		return -1
+	}
+	return 0
 }
 
 // openOfLast is the index of the bracket that the closing ) ending s
@@ -267,14 +271,26 @@ var (
 // reflectKey identifies a map by its address.
 func reflectKey(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
 
-// zhTable is the Chinese phrase table (zh_phrases.go).
-var zhTable = &phraseTable{src: zhPhrases}
+// zhFiles is the Chinese catalog of phrases (catalog.go's format).
+//
+//go:embed zh/phrases.txt
+var zhFiles embed.FS
+
+// zhPhrases is the Chinese phrase table: the messages the analysis, the
+// readers, the facts, the rules engine and the plan compose from data,
+// keyed by their English exactly as written (verbs in order; a Chinese
+// text that reorders them uses %[n]s). TestZHPhrases checks the verbs; the
+// zh outputs' test (cmd/npuprof) that none of them stays English.
+var zhPhrases = CatalogOf(zhFiles, "zh/phrases.txt")
+
+// zhTable is the Chinese phrase table, compiled from zhPhrases on first use.
+var zhTable = &phraseTable{}
 
 // Phrases is the language's phrase table (nil for English): for the test
 // that every key is a message the code still writes.
 func Phrases(l string) map[string]string {
 	if l == ZH {
-		return zhPhrases
+		return zhPhrases()
 	}
 	return nil
 }

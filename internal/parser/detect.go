@@ -12,14 +12,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/npuprof/npuprof/internal/parser/parquetio"
 )
@@ -86,9 +85,9 @@ const (
 )
 
 var (
-	reWorkerRank = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|_)rank(\d+)(?:_|$)`) })
+	reWorkerRank = lazyre.New(`(?:^|_)rank(\d+)(?:_|$)`)
 	// device_{id}
-	reDeviceDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^device_(\d{1,2})$`) })
+	reDeviceDir = lazyre.New(`^device_(\d{1,2})$`)
 )
 
 // The names every detection reads are matched by hand (compiling their
@@ -299,9 +298,7 @@ func parentDir(dir string) string { return filepath.Join(dir, "..") }
 
 // reCompanion matches the files of a rank folder that are read with its
 // trace, never alone.
-var reCompanion = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
-})
+var reCompanion = lazyre.New(`^(profiler_info(_\d+)?\.json|profiler_metadata\.json|communication(_matrix)?\.json|kernel_details\.csv|step_trace_time\.csv|operator_details\.csv|op_statistic\.csv|api_statistic\.csv|analysis\.db)(\.gz|\.zst|\.xz)?$`)
 
 // detectFile recognises a single trace file or database: the first row of
 // fileFormats that matches its name makes its source.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"embed"
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/lang"
@@ -13,6 +14,23 @@ import (
 // English). Rule ids, metric names, flags, commands and units are never
 // translated; the findings' texts come translated in the document.
 type labels struct{ zh bool }
+
+// zhFiles are the Chinese catalogs (internal/lang's format, read on first
+// use: a run in English never reads them): zh/labels.txt, zhLabels, the
+// summary's and the report's fixed texts keyed by the English exactly as
+// the code writes it (a printf format keeps its verbs, in order;
+// TestZHLabels checks that every key is still a text of the code and that
+// the verbs match); zh/phrases.txt, zhHTMLPhrases, the notes the report
+// composes with numbers, printf formats as internal/lang's phrase table
+// takes them.
+//
+//go:embed zh/*.txt
+var zhFiles embed.FS
+
+var (
+	zhLabels      = lang.CatalogOf(zhFiles, "zh/labels.txt")
+	zhHTMLPhrases = lang.CatalogOf(zhFiles, "zh/phrases.txt")
+)
 
 // labelsOf are the labels in doc's language.
 func labelsOf(doc *results.Document) labels { return labels{zh: doc.Lang == lang.ZH} }

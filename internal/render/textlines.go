@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -143,6 +144,33 @@ func writeStepsLine(ew *errWriter, doc *results.Document) {
 	ew.line("  per step: %d steps, mean %s, p90 %s, max %s (step %d)\n", len(ids), Dur(st[0]), Dur(st[2]), Dur(st[3]), ids[slowest])
 }
 
+// detailsOf are the ranks' details that get picks, in rank order, the
+// ranks without one skipped.
+func detailsOf[T any](doc *results.Document, get func(*results.RankDetail) *T) iter.Seq[*T] {
+	return func(yield func(*T) bool) {
+		for i := range doc.Ranks {
+			if d := get(&doc.Ranks[i].Detail); d != nil && !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// nothingLine writes a section's line when it has nothing to show: the
+// text unavailable when no rank measured it (ranks == 0), none when none
+// found any (found == 0). False when there is something to show.
+func (e *errWriter) nothingLine(ranks, found int, unavailable, none string) bool {
+	text := none
+	switch {
+	case ranks == 0:
+		text = unavailable
+	case found > 0:
+		return false
+	}
+	fmt.Fprint(tableWriter{e}, e.t(text)) // as line, with no value to format
+	return true
+}
+
 func writeCollectivesLine(ew *errWriter, doc *results.Document) {
 	type agg struct {
 		count int
@@ -150,11 +178,7 @@ func writeCollectivesLine(ew *errWriter, doc *results.Document) {
 	}
 	by := map[string]*agg{}
 	n, count, total := 0, 0, int64(0)
-	for i := range doc.Ranks {
-		h := doc.Ranks[i].Detail.HCCL
-		if h == nil {
-			continue
-		}
+	for h := range detailsOf(doc, func(d *results.RankDetail) *results.HCCLDetail { return d.HCCL }) {
 		n++
 		for k, s := range h.ByTypeGroup {
 			a := by[k]
@@ -168,12 +192,7 @@ func writeCollectivesLine(ew *errWriter, doc *results.Document) {
 			total += s.Total
 		}
 	}
-	switch {
-	case n == 0:
-		ew.line("  collectives: unavailable: no collective data\n")
-		return
-	case len(by) == 0:
-		ew.line("  collectives: none\n")
+	if ew.nothingLine(n, len(by), "  collectives: unavailable: no collective data\n", "  collectives: none\n") {
 		return
 	}
 	keys := slices.Sorted(maps.Keys(by))
@@ -189,9 +208,8 @@ func writeCollectivesLine(ew *errWriter, doc *results.Document) {
 
 func writeMoELine(ew *errWriter, doc *results.Document) {
 	var cum, cumT, aicpu, gmm []float64
-	for i := range doc.Ranks {
-		m := doc.Ranks[i].Detail.MoE
-		if m == nil || (m.Routing.Count == 0 && m.Cumsum.Count == 0 && m.GMM.Count == 0) {
+	for m := range detailsOf(doc, func(d *results.RankDetail) *results.MoEDetail { return d.MoE }) {
+		if m.Routing.Count == 0 && m.Cumsum.Count == 0 && m.GMM.Count == 0 {
 			continue
 		}
 		cum = append(cum, float64(m.Cumsum.Count))
@@ -214,11 +232,7 @@ func writeEventWaitLine(ew *errWriter, doc *results.Document) {
 	n, waits, total := 0, 0, int64(0)
 	streams := map[int32]bool{}
 	var cspan, cwait int64
-	for i := range doc.Ranks {
-		e := doc.Ranks[i].Detail.EventWait
-		if e == nil {
-			continue
-		}
+	for e := range detailsOf(doc, func(d *results.RankDetail) *results.EventWaitDetail { return d.EventWait }) {
 		n++
 		for _, s := range e.Streams {
 			if s.Wait.Count == 0 {
@@ -233,12 +247,7 @@ func writeEventWaitLine(ew *errWriter, doc *results.Document) {
 			}
 		}
 	}
-	switch {
-	case n == 0:
-		ew.line("  EVENT_WAIT: unavailable on every rank\n")
-		return
-	case len(streams) == 0:
-		ew.line("  EVENT_WAIT: none\n")
+	if ew.nothingLine(n, len(streams), "  EVENT_WAIT: unavailable on every rank\n", "  EVENT_WAIT: none\n") {
 		return
 	}
 	tail := ""

@@ -79,7 +79,7 @@ func describe(r *Rule) string {
 	for _, v := range r.Vars {
 		fmt.Fprintf(&b, "var %s %q\n", v.Name, v.Source)
 	}
-	for _, t := range []*Template{r.Title, r.Fix} {
+	for _, t := range []*rulefmt.Template{r.Title, r.Fix} {
 		if t != nil {
 			fmt.Fprintf(&b, "%q\n", t.Source)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/analysis"
 	"github.com/npuprof/npuprof/internal/results"
+	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 )
 
 // Claim is one step-time ledger entry a fired rule's fix removes: the
@@ -233,7 +234,7 @@ func nameOnce[K interface {
 }
 
 // claimStep calls add with each entry of step s the claim selects.
-func claimStep(s *analysis.LedgerStep, spec *ClaimSpec, stream, peer int, frac float64, names *entryNames, add func(Claim, int64)) {
+func claimStep(s *analysis.LedgerStep, spec *rulefmt.ClaimSpec, stream, peer int, frac float64, names *entryNames, add func(Claim, int64)) {
 	c := Claim{Cause: spec.Cause, Stream: -1, Peer: -1, Fraction: frac}
 	total := s.Causes[spec.Cause]
 	var named int64

@@ -19,6 +19,7 @@ import (
 	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/results/metric"
+	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 	"github.com/npuprof/npuprof/internal/units"
 )
 
@@ -695,7 +696,7 @@ func (st *state) runErr(e *Expr, err error) error {
 	return err
 }
 
-func (st *state) render(t *Template) (string, error) {
+func (st *state) render(t *rulefmt.Template) (string, error) {
 	if t == nil {
 		return "", nil
 	}
@@ -949,7 +950,7 @@ func toInts(v any) ([]int, bool) {
 	return nil, false
 }
 
-func (st *state) evidence(es EvidenceSpec, noteT *Template) ([]results.Evidence, error) {
+func (st *state) evidence(es rulefmt.EvidenceSpec, noteT *rulefmt.Template) ([]results.Evidence, error) {
 	st.missing = nil
 	d, _ := LookupMetric(es.Metric)
 	phase := st.phase
@@ -1078,7 +1079,7 @@ func notApplicable(r *Rule, facts *FactSet) string {
 // may read the --baseline document (ReadsBaseline: the baseline's value
 // is then the finding's second evidence) or not (judged on this capture
 // alone).
-func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
+func evalBudget(b *rulefmt.Budget, in *Input) (o results.Outcome, f *Fired) {
 	o = results.Outcome{Rule: b.ID}
 	if IsPlanMetric(b.Metric) {
 		o.Status, o.Reason = results.StatusNotEvaluated, "no fix plan was built (a plan budget is judged once the plan exists)"
@@ -1166,7 +1167,7 @@ func evalBudget(b *Budget, in *Input) (o results.Outcome, f *Fired) {
 // ReadsBaseline reports whether a budget's bound reads the --baseline
 // document (baseline, baseline_metric): one that does not
 // ("service.ttft.p99_ms <= 500") is judged on this capture alone.
-func ReadsBaseline(b *Budget) bool {
+func ReadsBaseline(b *rulefmt.Budget) bool {
 	return b.Bound == nil || b.Bound.Names("baseline") || b.Bound.Names("baseline_metric")
 }
 

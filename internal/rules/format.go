@@ -11,20 +11,15 @@ import (
 
 // The rule-file format (parsing, validation, compiling the expressions
 // and templates, and their file:line:col errors) is package rulefmt; the
-// engine evaluates what it loads. These names are the engine's view of it.
+// engine evaluates what it loads. These names are the engine's view of
+// what its callers and most of its code handle; the rest it names as
+// rulefmt's.
 type (
-	Set          = rulefmt.Set
-	Rule         = rulefmt.Rule
-	Budget       = rulefmt.Budget
-	Expr         = rulefmt.Expr
-	Template     = rulefmt.Template
-	EvidenceSpec = rulefmt.EvidenceSpec
-	EditSpec     = rulefmt.EditSpec
-	RefSpec      = rulefmt.RefSpec
-	ClaimSpec    = rulefmt.ClaimSpec
-	Selection    = rulefmt.Selection
-	Release      = rulefmt.Release
-	Change       = rulefmt.Change
+	Set       = rulefmt.Set
+	Rule      = rulefmt.Rule
+	Expr      = rulefmt.Expr
+	Selection = rulefmt.Selection
+	Release   = rulefmt.Release
 	// env is what expressions run in: the engine fills its functions; one
 	// whose input is not available returns an error wrapping
 	// errUnavailable, and the rule is then "not evaluated", with the

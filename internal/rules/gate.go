@@ -2,14 +2,13 @@ package rules
 
 import (
 	"fmt"
-	"regexp"
-	"sync"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // reBudgetPos is the file:line:col prefix of a problem in a --budget.
-var reBudgetPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--budget:\d+:\d+: `) })
+var reBudgetPos = lazyre.New(`^--budget:\d+:\d+: `)
 
 // AddBudgets parses budgets given one by one (check's --budget
 // 'METRIC OP EXPR') into set. Each is parsed alone, and its problems, and

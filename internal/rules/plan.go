@@ -3,6 +3,8 @@ package rules
 import (
 	"errors"
 	"fmt"
+
+	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 )
 
 // planOf evaluates a fired rule's transforms, relations and needs into its
@@ -64,7 +66,7 @@ func (st *state) planOf(r *Rule, fd *Fired) error {
 }
 
 // holding returns the relations whose `when` holds.
-func (st *state) holding(refs []RefSpec) ([]Ref, error) {
+func (st *state) holding(refs []rulefmt.RefSpec) ([]Ref, error) {
 	var out []Ref
 	for _, ref := range refs {
 		ok, err := st.holds(ref.When)

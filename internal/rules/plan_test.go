@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/fix"
+	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,7 +67,7 @@ var reJSONKey = regexp.MustCompile(`"([A-Za-z_]+)"\s*:`)
 // target is what one built-in edit touches, with its literal value.
 type editTarget struct{ target, value string }
 
-func editTargets(e EditSpec) []editTarget {
+func editTargets(e rulefmt.EditSpec) []editTarget {
 	val := ""
 	if e.Value != nil {
 		val = e.Value.Source
@@ -92,7 +93,7 @@ func editTargets(e EditSpec) []editTarget {
 func TestBuiltinEditConflictsDeclared(t *testing.T) {
 	set := builtin(t)
 	related := func(a, b *Rule) bool {
-		for _, list := range [][]RefSpec{a.Conflicts, a.Supersedes, b.Conflicts, b.Supersedes} {
+		for _, list := range [][]rulefmt.RefSpec{a.Conflicts, a.Supersedes, b.Conflicts, b.Supersedes} {
 			for _, r := range list {
 				if r.Rule == a.ID || r.Rule == b.ID {
 					return true

@@ -38,7 +38,7 @@ func (r *Report) EvalPlanBudgets(set *Set, in *Input) {
 	}
 }
 
-func evalPlanBudget(b *Budget, p *results.Plan, in *Input) (results.Outcome, *Fired) {
+func evalPlanBudget(b *rulefmt.Budget, p *results.Plan, in *Input) (results.Outcome, *Fired) {
 	o := results.Outcome{Rule: b.ID, Status: results.StatusNotEvaluated}
 	if p == nil {
 		o.Reason = "no fix plan: the capture has no decode step time (decode.step.time_us)"

@@ -149,11 +149,11 @@ func (st *state) stackUpgrade(to string) (string, error) {
 }
 
 // changesIn lists the table's changes of the releases after from up to to.
-func (st *state) changesIn(from, to string) ([]Change, error) {
+func (st *state) changesIn(from, to string) ([]rulefmt.Change, error) {
 	if _, err := st.release(to); err != nil {
 		return nil, err
 	}
-	var out []Change
+	var out []rulefmt.Change
 	for _, r := range Releases() {
 		after, err := CompareVersions(r.Version, from)
 		if err != nil {
@@ -171,7 +171,7 @@ func (st *state) changesIn(from, to string) ([]Change, error) {
 // one that ran (moe.dispatcher), its model family the served model's, and
 // what it shrinks is measured above 0 somewhere (or not measured at all);
 // else why not. shrunk is the measured evidence, as "name value".
-func (st *state) changeFit(c Change) (fits bool, why string, shrunk []string) {
+func (st *state) changeFit(c rulefmt.Change) (fits bool, why string, shrunk []string) {
 	if d, ok := st.in.Facts.Get("moe.dispatcher"); ok && !slices.Contains(c.Dispatchers, "any") && !slices.Contains(c.Dispatchers, d.Value.(string)) {
 		return false, fmt.Sprintf(st.msg(msgChangeDispatcher), strings.Join(c.Dispatchers, "/"), d.Value), nil
 	}

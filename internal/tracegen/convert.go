@@ -1,6 +1,5 @@
 package tracegen
 
-// kept: its standard-library imports resemble internal/parser/msprof's; an import block cannot be shared
 import (
 	"bufio"
 	"bytes"

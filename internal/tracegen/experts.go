@@ -1,13 +1,14 @@
 package tracegen
 
-// kept: its standard-library imports resemble internal/pipeline/export.go's; an import block cannot be shared
+// kept: its standard-library imports resemble service.go's; an import block cannot be shared
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -89,9 +90,7 @@ func hotExperts(s Scenario, l int) []int {
 		j := i + int(hashU(s.Seed, l, i, -1, 7)*float64(n-i))
 		perm[i], perm[j] = perm[j], perm[i]
 	}
-	h := append([]int(nil), perm[:s.HotExperts]...)
-	sort.Ints(h)
-	return h
+	return slices.Sorted(slices.Values(perm[:s.HotExperts]))
 }
 
 // expertCounts splits the routed token-expert pairs of MoE layer l in step
@@ -129,7 +128,7 @@ func expertCounts(s Scenario, k, l int) []int {
 		left -= counts[e]
 		fr[e] = frac{e, x - math.Floor(x)}
 	}
-	sort.SliceStable(fr, func(i, j int) bool { return fr[i].f > fr[j].f })
+	slices.SortStableFunc(fr, func(a, b frac) int { return cmp.Compare(b.f, a.f) })
 	for i := 0; i < left; i++ {
 		counts[fr[i%numExperts].e]++
 	}

@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -37,7 +37,7 @@ var logPatterns = []logPattern{
 		// per-rank token load (compute_moe_imbalance, same file).
 		kind:   model.LogMoELoadStats,
 		marker: "[MOE_load_stats] Peak-to-Average-Ratio:",
-		re:     lazyRegexp(`\[ModelRunner\]\[MOE_load_stats\] Peak-to-Average-Ratio: Mean=` + num + `, Max=` + num + `, Min=` + num),
+		re:     lazyre.New(`\[ModelRunner\]\[MOE_load_stats\] Peak-to-Average-Ratio: Mean=` + num + `, Max=` + num + `, Min=` + num),
 		keys:   []string{"mean", "max", "min"},
 	},
 	{
@@ -46,7 +46,7 @@ var logPatterns = []logPattern{
 		//   f"[ModelRunner][MOE_load_stats][Layer {layer_idx}] PAR={moe_load_imbalance:.4f}"
 		kind:   model.LogMoELoadStatsLayer,
 		marker: "[MOE_load_stats][Layer ",
-		re:     lazyRegexp(`\[ModelRunner\]\[MOE_load_stats\]\[Layer ([0-9]+)\] PAR=` + num),
+		re:     lazyre.New(`\[ModelRunner\]\[MOE_load_stats\]\[Layer ([0-9]+)\] PAR=` + num),
 		keys:   []string{"layer", "par"},
 	},
 	{
@@ -57,7 +57,7 @@ var logPatterns = []logPattern{
 		// over layers, for the current and the newly computed placement).
 		kind:   model.LogExpertHotness,
 		marker: "[Expert Hotness] Current:",
-		re:     lazyRegexp(`\[Expert Hotness\] Current: mean=` + num + `, max=` + num + `, Updated: mean=` + num + `, max=` + num),
+		re:     lazyre.New(`\[Expert Hotness\] Current: mean=` + num + `, max=` + num + `, Updated: mean=` + num + `, max=` + num),
 		keys:   []string{"mean", "max", "updated_mean", "updated_max"},
 	},
 	{
@@ -67,7 +67,7 @@ var logPatterns = []logPattern{
 		// (same quantities, computed by EplbWorker._compute_imbalance).
 		kind:   model.LogHotnessImbalance,
 		marker: "Expert hotness imbalance, current:",
-		re:     lazyRegexp(`Expert hotness imbalance, current: mean=` + num + ` max=` + num + `, updated: mean=` + num + ` max=` + num),
+		re:     lazyre.New(`Expert hotness imbalance, current: mean=` + num + ` max=` + num + `, updated: mean=` + num + ` max=` + num),
 		keys:   []string{"mean", "max", "updated_mean", "updated_max"},
 	},
 	{
@@ -81,7 +81,7 @@ var logPatterns = []logPattern{
 		// load, each summed over layers; balancedness = avg_tokens/max_tokens.
 		kind:   model.LogEPLBStep,
 		marker: "EPLB step:",
-		re:     lazyRegexp(`EPLB step: (?:[0-9]+ for model (.*?): )?avg_tokens=` + num + `, max_tokens=` + num + `, balancedness=` + num),
+		re:     lazyre.New(`EPLB step: (?:[0-9]+ for model (.*?): )?avg_tokens=` + num + `, max_tokens=` + num + `, balancedness=` + num),
 		keys:   []string{"model", "avg_tokens", "max_tokens", "balancedness"},
 	},
 }
@@ -123,11 +123,6 @@ func ReadLog(r io.Reader, name string, fn func(model.ExpertLog)) (LogStats, erro
 		}
 	}
 	return st, nil
-}
-
-// lazyRegexp compiles expr on its first use.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // matchLog parses one line; bad reports a matched line with a nan/inf value.

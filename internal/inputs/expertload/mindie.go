@@ -1,6 +1,5 @@
 package expertload
 
-// kept: its standard-library imports resemble logs.go's; an import block cannot be shared
 import (
 	"bufio"
 	"encoding/json"
@@ -8,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -21,10 +19,10 @@ import (
 // EXPERT_HOTSPOT_FILE_REG in Ascend/msinsight
 // server/src/modules/communication/parser/ClusterDef.h, used by
 // server/src/modules/summary/parser/ExpertHotspotParser.cpp (docs/formats.md#expert-loads).
-var reDump = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(prefill|decode)_([0-9]{1,4})\.csv$`) })
+var reDump = lazyre.New(`^(prefill|decode)_([0-9]{1,4})\.csv$`)
 
 // reDeployment matches MindIE's {prefill|decode}_global_deployment.json.
-var reDeployment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(prefill|decode)_global_deployment\.json$`) })
+var reDeployment = lazyre.New(`^(prefill|decode)_global_deployment\.json$`)
 
 // DumpName returns the stage and rank of a dump file name, ok=false when
 // name is not a dump.

@@ -46,8 +46,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
@@ -94,23 +94,17 @@ type Log struct {
 
 var (
 	reMarker   = "Avg prompt throughput:"
-	reV0Prefix = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`Prefix cache hit rate: GPU: ([0-9.]+)%, CPU: ([0-9.]+)%`)
-	})
-	reEngine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?:Engine (\d+)|(\d+) Engines Aggregated): Avg prompt throughput:`)
-	})
-	rePrompt  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Avg prompt throughput: ([0-9.]+) tokens/s`) })
-	reGen     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Avg generation throughput: ([0-9.]+) tokens/s`) })
-	reRunning = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Running: (\d+) reqs`) })
-	reWaiting = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:Waiting|Pending): (\d+) reqs`) })
-	reSwapped = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Swapped: \d+ reqs`) })
-	reKV      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:GPU )?KV cache usage: ([0-9.]+)%`) })
-	rePrefix  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Prefix cache hit rate: ([0-9.]+)%`) })
-	reMM      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MM cache hit rate: ([0-9.]+)%`) })
-	rePreempt = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`Preemptions: \d+|Corrupted: \d+ reqs|External prefix cache hit rate|MM cache hit rate`)
-	})
+	reV0Prefix = lazyre.New(`Prefix cache hit rate: GPU: ([0-9.]+)%, CPU: ([0-9.]+)%`)
+	reEngine   = lazyre.New(`(?:Engine (\d+)|(\d+) Engines Aggregated): Avg prompt throughput:`)
+	rePrompt   = lazyre.New(`Avg prompt throughput: ([0-9.]+) tokens/s`)
+	reGen      = lazyre.New(`Avg generation throughput: ([0-9.]+) tokens/s`)
+	reRunning  = lazyre.New(`Running: (\d+) reqs`)
+	reWaiting  = lazyre.New(`(?:Waiting|Pending): (\d+) reqs`)
+	reSwapped  = lazyre.New(`Swapped: \d+ reqs`)
+	reKV       = lazyre.New(`(?:GPU )?KV cache usage: ([0-9.]+)%`)
+	rePrefix   = lazyre.New(`Prefix cache hit rate: ([0-9.]+)%`)
+	reMM       = lazyre.New(`MM cache hit rate: ([0-9.]+)%`)
+	rePreempt  = lazyre.New(`Preemptions: \d+|Corrupted: \d+ reqs|External prefix cache hit rate|MM cache hit rate`)
 )
 
 // maxLine bounds one log line (tracebacks and request dumps can be long;

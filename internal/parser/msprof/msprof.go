@@ -9,6 +9,7 @@
 // into one model.Rank.
 package msprof
 
+// kept: its standard-library imports resemble internal/tracegen/service.go's; an import block cannot be shared
 import (
 	"bufio"
 	"encoding/csv"
@@ -18,13 +19,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/npuprof/npuprof/internal/infile"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/npuprof/npuprof/internal/parser/summary"
 	"github.com/npuprof/npuprof/internal/parser/timeparse"
@@ -48,8 +48,8 @@ type Files struct {
 }
 
 // {name}[_slice_{k}][_...]_{ts}.{ext}
-var reSlice = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_slice_(\d+)`) })
-var reTS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_(\d{8,})\.(json|csv)$`) })
+var reSlice = lazyre.New(`_slice_(\d+)`)
+var reTS = lazyre.New(`_(\d{8,})\.(json|csv)$`)
 
 type sliceFile struct {
 	path  string
@@ -100,7 +100,7 @@ func pick(names []string, dir, prefix, ext string) []string {
 	return out
 }
 
-var reDevice = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^device_(\d{1,2})$`) })
+var reDevice = lazyre.New(`^device_(\d{1,2})$`)
 
 // Find lists the text-export files of the PROF_* folder prof.
 func Find(prof string) Files {

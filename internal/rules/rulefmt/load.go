@@ -8,12 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/npuprof/npuprof/internal/fix"
 	"github.com/npuprof/npuprof/internal/infile"
 	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/results"
 )
 
@@ -170,9 +169,9 @@ var (
 	editKeys   = []string{"op", "name", "value", "create", "if"}
 	budgetKeys = []string{"id", "budget", "severity", "title"}
 	severities = []string{results.SeverityHigh, results.SeverityMedium, results.SeverityLow, results.SeverityInfo, "auto"}
-	reID       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*[a-z0-9]$`) })
-	reVar      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
-	reBudget   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`) })
+	reID       = lazyre.New(`^[a-z][a-z0-9-]*[a-z0-9]$`)
+	reVar      = lazyre.New(`^[a-z][a-z0-9_]*$`)
+	reBudget   = lazyre.New(`^\s*([A-Za-z0-9_.]+)\s*(<=|>=|<|>|==)\s*(.+?)\s*$`)
 )
 
 // loader holds the state of loading one file.

@@ -2,10 +2,10 @@ package rulefmt
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // parseRange parses a version range: space-separated constraints such as
@@ -32,7 +32,7 @@ func parseRange(s string) ([][2]string, error) {
 	return out, nil
 }
 
-var reVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`) })
+var reVersion = lazyre.New(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:rc(\d+))?$`)
 
 // ParseVersion turns v0.13.0rc2 into comparable numbers; a release sorts
 // after its release candidates.

@@ -3,12 +3,12 @@ package rulefmt
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // The YAML library reports a syntax error by the line where the enclosing
@@ -19,7 +19,7 @@ import (
 // problem), then the column on it, and says it in plain words.
 
 // reYAMLErr splits the library's "yaml: line N: problem".
-var reYAMLErr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?(?:line (\d+): )?(.*)$`) })
+var reYAMLErr = lazyre.New(`^(?:yaml: )?(?:line (\d+): )?(.*)$`)
 
 // maxProbe bounds how many cut files syntaxProblem decodes (a rule file is
 // far shorter); past it the library's line stands.

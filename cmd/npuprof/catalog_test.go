@@ -1,0 +1,47 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/lang"
+)
+
+// Every Chinese catalog parses, entry by entry, and is a table the code
+// reads; every message key is a format the code still writes (a changed
+// English would silently stay English). The help's keys are checked by
+// the zh help tests (no English left), the progress line's by
+// TestProgressLine.
+func TestZHCatalogs(t *testing.T) {
+	files, err := fs.Glob(zhFiles, "zh/*.txt")
+	require.NoError(t, err)
+	tables := map[string]map[string]string{"zh/help.txt": zhHelp(), "zh/messages.txt": zhMessages(), "zh/progress.txt": zhProgress()}
+	require.Len(t, files, len(tables))
+	for _, f := range files {
+		b, err := zhFiles.ReadFile(f)
+		require.NoError(t, err)
+		m, err := lang.ParseCatalog(f, string(b))
+		require.NoError(t, err)
+		require.NotEmpty(t, m, f)
+		require.Equal(t, m, tables[f], f)
+	}
+	srcs, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var src strings.Builder
+	for _, f := range srcs {
+		if !strings.HasSuffix(f, "_test.go") {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			src.Write(b)
+		}
+	}
+	for en := range zhMessages() {
+		require.Contains(t, src.String(), strconv.Quote(en), "zh/messages.txt: a key the code no longer writes")
+	}
+}
