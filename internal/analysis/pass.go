@@ -119,17 +119,12 @@ func (c *Context) UnavailableAll(why string) {
 	}
 }
 
-// PassError is a pass that failed or was skipped because a prerequisite failed.
-// kept: results.PassErrorDoc is the document's copy: analysis imports nothing outside internal/parser/model
-type PassError struct {
-	Pass    string `json:"pass"`
-	Rank    int    `json:"rank"`
-	Message string `json:"message"`
-}
+// PassError is a pass that failed or was skipped because a prerequisite
+// failed: model.PassError, which the results document carries as is, under
+// its own name here so that the saved state's types keep theirs.
+type PassError model.PassError
 
-func (e PassError) Error() string {
-	return fmt.Sprintf("pass %s on rank %d: %s", e.Pass, e.Rank, e.Message)
-}
+func (e PassError) Error() string { return model.PassError(e).Error() }
 
 var reName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 

@@ -51,6 +51,11 @@ func pctOf(delta, before float64) *float64 {
 	return ptr(delta / math.Abs(before) * 100)
 }
 
+// usChange is before and after (µs) with their change.
+func usChange(before, after float64) diff.UsChange {
+	return diff.UsChange{BeforeUs: before, AfterUs: after, DeltaUs: after - before, Pct: pctOf(after-before, before)}
+}
+
 // Compare compares before with after.
 func Compare(before, after *results.Document, opts Options) *diff.Result {
 	if opts.Kernels <= 0 {
@@ -404,7 +409,7 @@ func compareSteps(r *diff.Result, before, after *results.Document, bp, ap *parti
 				r.Notes = append(r.Notes, fmt.Sprintf("per-step %s, %s side: %s", q, side.name, p))
 			}
 		}
-		r.Steps = append(r.Steps, diff.StepDelta{Quantity: q, BeforeUs: bv, AfterUs: av, DeltaUs: av - bv, Pct: pctOf(av-bv, bv),
+		r.Steps = append(r.Steps, diff.StepDelta{Quantity: q, UsChange: usChange(bv, av),
 			Partial: diff.JoinRefs(bCut[q], aCut[q])})
 	}
 }

@@ -126,7 +126,7 @@ func compareLedger(r *diff.Result, before, after *results.Document) {
 		if !okx || !oky {
 			continue
 		}
-		d := diff.LedgerDelta{Entry: e, BeforeUs: x, AfterUs: y, DeltaUs: y - x, Pct: pctOf(y-x, x),
+		d := diff.LedgerDelta{Entry: e, UsChange: usChange(x, y),
 			Shrank: x-y >= diff.LedgerShrinkShare*bs && x > y}
 		if rs := rulesOf[e]; len(rs) > 0 {
 			d.Rules = slices.Sorted(slices.Values(rs))

@@ -82,6 +82,31 @@ func categoryAxes(y opts.YAxis) []charts.GlobalOpts {
 		charts.WithXAxisOpts(opts.XAxis{Type: "category"}), charts.WithYAxisOpts(y)}
 }
 
+// oneSeriesGlobals are the options of a service chart of one series: no
+// legend, a small grid, the category axes with y as given.
+func oneSeriesGlobals(y opts.YAxis) []charts.GlobalOpts {
+	return append(legendless(grid("8", "16", "12", "8"), ""), categoryAxes(y)...)
+}
+
+// categories are the x labels and the data of the items that have a
+// value (of says it of each).
+func categories[T, D any](items []T, of func(T) (string, D, bool)) (xs []string, ys []D) {
+	for _, it := range items {
+		if x, y, ok := of(it); ok {
+			xs = append(xs, x)
+			ys = append(ys, y)
+		}
+	}
+	return xs, ys
+}
+
+// servicePayload is a finished service chart o with its axes titled x and
+// y: a plain chart of the given id, height and label.
+func servicePayload(o map[string]any, id string, height int, label, x, y string) *chartPayload {
+	titled(o, x, y, "", "", 0)
+	return &chartPayload{ID: id, Kind: "plain", Option: o, Height: height, Label: label}
+}
+
 // latencyChart is one latency's histogram.
 func latencyChart(d results.ServiceDistribution) *chartPayload {
 	name := serviceLatencyNames[d.Name]
@@ -100,9 +125,7 @@ func latencyChart(d results.ServiceDistribution) *chartPayload {
 	b.SetGlobalOptions(append(categoryAxes(opts.YAxis{Type: "value"}), charts.WithTitleOpts(opts.Title{Title: name}))...)
 	b.SetXAxis(xs)
 	b.AddSeries(name, ys)
-	o := finish(b)
-	titled(o, axisLatencyMs, axisRequests, "", "", 0)
-	return &chartPayload{ID: serviceLatencyID + d.Name, Kind: "plain", Option: o, Height: 220, Label: name + " distribution"}
+	return servicePayload(finish(b), serviceLatencyID+d.Name, 220, name+" distribution", axisLatencyMs, axisRequests)
 }
 
 // batchChart is the batches' prefill and decode requests over time.
@@ -132,56 +155,40 @@ func batchChart(pts []results.ServiceBatchPoint) *chartPayload {
 	} else {
 		l.AddSeries("batch size", size)
 	}
-	o := finish(l)
-	titled(o, axisFromFirstMs, axisBatchReqs, "", "", 0)
-	return &chartPayload{ID: "chart-service-batches", Kind: "plain", Option: o, Height: 260, Label: "batch composition over time"}
+	return servicePayload(finish(l), "chart-service-batches", 260, "batch composition over time", axisFromFirstMs, axisBatchReqs)
 }
 
 // kvChart is the KV cache's free blocks over time.
 func kvChart(pts []results.ServiceKVPoint) *chartPayload {
-	var xs []string
-	var free []opts.LineData
-	for _, p := range pts {
-		if p.Free < 0 {
-			continue
-		}
-		xs = append(xs, fmt.Sprintf("%.0f", p.TMs))
-		free = append(free, opts.LineData{Value: p.Free})
-	}
+	xs, free := categories(pts, func(p results.ServiceKVPoint) (string, opts.LineData, bool) {
+		return fmt.Sprintf("%.0f", p.TMs), opts.LineData{Value: p.Free}, p.Free >= 0
+	})
 	if len(free) == 0 {
 		return nil
 	}
 	l := charts.NewLine()
-	l.SetGlobalOptions(legendless(grid("8", "16", "12", "8"), "")...)
-	l.SetGlobalOptions(categoryAxes(opts.YAxis{Type: "value"})...)
+	l.SetGlobalOptions(oneSeriesGlobals(opts.YAxis{Type: "value"})...)
 	l.SetXAxis(xs)
 	l.AddSeries("free blocks (least per bin)", free)
-	o := finish(l)
-	titled(o, axisFromFirstMs, axisFreeBlocks, "", "", 0)
-	return &chartPayload{ID: "chart-service-kv", Kind: "plain", Option: o, Height: 240, Label: "KV cache over time"}
+	return servicePayload(finish(l), "chart-service-kv", 240, "KV cache over time", axisFromFirstMs, axisFreeBlocks)
 }
 
 // dpChart is each DP domain's busy share.
 func dpChart(dps []results.ServiceDPDoc) *chartPayload {
-	var xs []string
-	var ys []opts.BarData
-	for _, d := range dps {
+	xs, ys := categories(dps, func(d results.ServiceDPDoc) (string, opts.BarData, bool) {
 		if d.BusyShare == nil {
-			continue
+			return "", opts.BarData{}, false
 		}
-		xs = append(xs, fmt.Sprintf("dp%d", d.DP))
-		ys = append(ys, opts.BarData{Value: *d.BusyShare})
-	}
+		return fmt.Sprintf("dp%d", d.DP), opts.BarData{Value: *d.BusyShare}, true
+	})
 	if len(ys) == 0 {
 		return nil
 	}
 	b := charts.NewBar()
-	b.SetGlobalOptions(legendless(grid("8", "16", "12", "8"), "")...)
-	b.SetGlobalOptions(categoryAxes(opts.YAxis{Type: "value", Min: 0, Max: 1})...)
+	b.SetGlobalOptions(oneSeriesGlobals(opts.YAxis{Type: "value", Min: 0, Max: 1})...)
 	b.SetXAxis(xs)
 	b.AddSeries("busy share", ys)
 	o := finish(b)
 	setAll(o, "series", "barMaxWidth", 40)
-	titled(o, axisDPDomain, axisBusyShare, "", "", 0)
-	return &chartPayload{ID: "chart-service-dp", Kind: "plain", Option: o, Height: 240, Label: "load per DP domain"}
+	return servicePayload(o, "chart-service-dp", 240, "load per DP domain", axisDPDomain, axisBusyShare)
 }

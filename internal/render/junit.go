@@ -20,22 +20,26 @@ import (
 // (junit-10.xsd, which make test validates against): testsuites has no
 // skipped attribute, and the properties belong to the testsuite.
 type junitSuites struct {
-	XMLName  xml.Name `xml:"testsuites"`
-	Name     string   `xml:"name,attr"`
-	Time     string   `xml:"time,attr"`
-	Tests    int      `xml:"tests,attr"`
-	Failures int      `xml:"failures,attr"`
-	Errors   int      `xml:"errors,attr"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	Time    string   `xml:"time,attr"`
+	junitCounts
 	// no skipped count here: the JUnit schema (junit-10.xsd) has it on
 	// testsuite only
 	Suites []junitSuite `xml:"testsuite"`
 }
 
+// junitCounts are the test cases, failures and errors, a suite's and (the
+// same, of the one suite) the report's.
+type junitCounts struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Errors   int `xml:"errors,attr"`
+}
+
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
+	Name string `xml:"name,attr"`
+	junitCounts
 	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Properties []junitProperty `xml:"properties>property"`
@@ -136,7 +140,7 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	suites := junitSuites{Name: "npuprof", Time: suite.Time, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+	suites := junitSuites{Name: "npuprof", Time: suite.Time, junitCounts: suite.junitCounts,
 		Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

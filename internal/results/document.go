@@ -345,17 +345,8 @@ func (s StepDoc) Value(key string) (v float64, ok bool) {
 }
 
 // PassErrorDoc is a pass that failed: its name, the rank (-1: none) and
-// what went wrong.
-// kept: the document's copy of analysis.PassError (same fields, same message): results imports no analysis
-type PassErrorDoc struct {
-	Pass    string `json:"pass"`
-	Rank    int    `json:"rank"`
-	Message string `json:"message"`
-}
-
-func (e PassErrorDoc) Error() string {
-	return fmt.Sprintf("pass %s on rank %d: %s", e.Pass, e.Rank, e.Message)
-}
+// what went wrong (analysis.PassError's fields).
+type PassErrorDoc = model.PassError
 
 // Read reads a saved JSON document and checks its schema. The
 // schema is checked before the rest is decoded, so a document of another

@@ -344,6 +344,7 @@ func (k *ServiceKV) Grow(n int) {
 }
 
 // Add appends row x.
+// kept: each table's own columns, appended one by one as ServiceBatches.Add does (a column store, not a shared loop)
 func (k *ServiceKV) Add(x ServiceKVRow) {
 	k.Time = append(k.Time, x.Time)
 	k.Event = append(k.Event, x.Event)

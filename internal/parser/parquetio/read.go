@@ -59,18 +59,7 @@ func Ranks(dir string) ([]int, error) {
 // as JSON text until they are used: decoding into Manifest builds the
 // decoders of every expert-load type, which costs a fresh process more
 // than the rest of reading the manifest (~0.3 M instructions).
-type manifestIn struct {
-	Schema      string          `json:"schema"`
-	Run         string          `json:"run"`
-	Source      string          `json:"source"`
-	Ranks       []int           `json:"ranks"`
-	Notes       []string        `json:"notes"`
-	Experts     json.RawMessage `json:"experts"`
-	ExpertsNote string          `json:"experts_note"`
-	Service     string          `json:"service"`
-	// ServiceProfile: see Manifest.
-	ServiceProfile *model.ServiceProfile `json:"service_profile"`
-}
+type manifestIn = manifestOf[json.RawMessage]
 
 // manifests reads every export manifest in dir, in file-name order.
 func manifests(dir string) ([]manifestIn, error) {

@@ -247,7 +247,12 @@ type Rank struct {
 
 // Manifest is OUTDIR/_npuprof/export-<first>-<last>.json: what one export
 // run wrote.
-type Manifest struct {
+type Manifest = manifestOf[*model.ExpertLoads]
+
+// manifestOf is a manifest with its expert loads as E: the loads written
+// (Manifest), or their JSON text, which the reader decodes only when they
+// are used (manifestIn).
+type manifestOf[E any] struct {
 	Schema  string `json:"schema"`
 	Npuprof string `json:"npuprof_version"`
 	// Revision is the VCS revision npuprof was built from.
@@ -261,8 +266,8 @@ type Manifest struct {
 	// (MindIE dumps or a layer,expert,tokens CSV in it or one folder
 	// below, as analyze finds them), nil when there were none; ExpertsNote
 	// says what was read or why it could not be (v1.2).
-	Experts     *model.ExpertLoads `json:"experts,omitempty"`
-	ExpertsNote string             `json:"experts_note,omitempty"`
+	Experts     E      `json:"experts,omitempty"`
+	ExpertsNote string `json:"experts_note,omitempty"`
 	// Service is the service profile folder whose requests and batches
 	// the export wrote (service_requests, service_batches), "" when none
 	// (v1.3).

@@ -79,7 +79,7 @@ func passErrors(es []analysis.PassError) []results.PassErrorDoc {
 	}
 	out := make([]results.PassErrorDoc, len(es))
 	for i, e := range es {
-		out[i] = results.PassErrorDoc{Pass: e.Pass, Rank: e.Rank, Message: e.Message}
+		out[i] = results.PassErrorDoc(e)
 	}
 	return out
 }

@@ -70,14 +70,21 @@ type RankDelta struct {
 // StepDelta is one per-step quantity: its mean per step over every step
 // of every rank (µs).
 type StepDelta struct {
-	Quantity string   `json:"quantity"` // window, computing, communication, communication_not_overlapped, free
+	Quantity string `json:"quantity"` // window, computing, communication, communication_not_overlapped, free
+	UsChange
+	// Partial names the partial ranks whose steps went into a mean (with
+	// ProfilerStep#N rows), or whose metric did (with decode.steps.count).
+	Partial []PartialRef `json:"partial,omitempty"`
+}
+
+// UsChange is a time before and after (µs), After − Before and that
+// change in percent of Before (nil when Before is 0). A step quantity and
+// a ledger entry each hold one (embedded: its keys are theirs).
+type UsChange struct {
 	BeforeUs float64  `json:"before_us"`
 	AfterUs  float64  `json:"after_us"`
 	DeltaUs  float64  `json:"delta_us"`
 	Pct      *float64 `json:"pct"`
-	// Partial names the partial ranks whose steps went into a mean (with
-	// ProfilerStep#N rows), or whose metric did (with decode.steps.count).
-	Partial []PartialRef `json:"partial,omitempty"`
 }
 
 // Collective status values.
@@ -353,11 +360,8 @@ type StepTimeDelta struct {
 // LedgerDelta is one step-time ledger entry (ledger.<cause>.time_us, per
 // step on the critical rank) before and after.
 type LedgerDelta struct {
-	Entry    string   `json:"entry"`
-	BeforeUs float64  `json:"before_us"`
-	AfterUs  float64  `json:"after_us"`
-	DeltaUs  float64  `json:"delta_us"`
-	Pct      *float64 `json:"pct"`
+	Entry string `json:"entry"`
+	UsChange
 	// Shrank: the entry shrank by at least LedgerShrinkShare of the
 	// before side's step time.
 	Shrank bool `json:"shrank"`
