@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -53,15 +54,18 @@ func stepTimeOf(d *results.Document) (diff.StepTimeSide, bool) {
 		}
 	}
 	if len(per) > 0 {
+		// summed in step order: map order would move the last digits from run to run
+		steps := slices.Sorted(maps.Keys(per))
 		var sum, sq float64
 		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range per {
+		for _, st := range steps {
+			v := per[st]
 			sum += v
 			lo, hi = min(lo, v), max(hi, v)
 		}
 		mean := sum / float64(len(per))
-		for _, v := range per {
-			sq += (v - mean) * (v - mean)
+		for _, st := range steps {
+			sq += (per[st] - mean) * (per[st] - mean)
 		}
 		return diff.StepTimeSide{MeanUs: mean, MinUs: ptr(lo), MaxUs: ptr(hi), StdevUs: ptr(math.Sqrt(sq / float64(len(per)))),
 			Steps: len(per), From: "ProfilerStep#N: each step's longest window over the ranks"}, true

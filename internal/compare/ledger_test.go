@@ -1,6 +1,7 @@
 package compare_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,27 @@ func withLedger(d *results.Document, step float64, entries map[string]float64) *
 		d.Cluster.Metrics[k] = v
 	}
 	return d
+}
+
+// The step time's mean is summed in step order: the same documents give
+// the same bits on every run (in map order its last digits moved).
+func TestStepTimeSameBitsEveryRun(t *testing.T) {
+	var windows []float64
+	for i := range 64 {
+		windows = append(windows, 1000+float64(i)*0.1+1e-7*float64(i*i))
+	}
+	var want float64
+	for _, w := range windows {
+		want += w
+	}
+	want /= float64(len(windows))
+	for range 50 {
+		before := withSteps(predictedDoc(1000, map[string]float64{"moe-routing-cumsum": -9}, []string{"moe-routing-cumsum"}, -9), windows...)
+		after := withSteps(afterDoc(950), windows...)
+		r := compare.Compare(before, after, compare.Options{})
+		require.NotNil(t, r.StepTime)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(r.StepTime.Before.MeanUs))
+	}
 }
 
 // The measured change is the step time per step over the ProfilerStep#N
