@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,18 +18,8 @@ import (
 // the zh help tests (no English left), the progress line's by
 // TestProgressLine.
 func TestZHCatalogs(t *testing.T) {
-	files, err := fs.Glob(zhFiles, "zh/*.txt")
-	require.NoError(t, err)
-	tables := map[string]map[string]string{"zh/help.txt": zhHelp(), "zh/messages.txt": zhMessages(), "zh/progress.txt": zhProgress()}
-	require.Len(t, files, len(tables))
-	for _, f := range files {
-		b, err := zhFiles.ReadFile(f)
-		require.NoError(t, err)
-		m, err := lang.ParseCatalog(f, string(b))
-		require.NoError(t, err)
-		require.NotEmpty(t, m, f)
-		require.Equal(t, m, tables[f], f)
-	}
+	require.NoError(t, lang.CheckCatalogs(zhFiles, "zh/*.txt", map[string]map[string]string{
+		"zh/help.txt": zhHelp(), "zh/messages.txt": zhMessages(), "zh/progress.txt": zhProgress()}))
 	srcs, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	var src strings.Builder

@@ -3,6 +3,7 @@ package lang
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,4 +86,37 @@ func CatalogOf(fsys fs.FS, path string) func() map[string]string {
 		}
 		return Catalog(path, string(b))
 	})
+}
+
+// CheckCatalogs is for a package's tests: every catalog matching pattern
+// in fsys parses, has entries and is the table tables names for it (the
+// one the code reads), and every table there has its file.
+func CheckCatalogs(fsys fs.FS, pattern string, tables map[string]map[string]string) error {
+	files, err := fs.Glob(fsys, pattern)
+	if err != nil {
+		return err
+	}
+	if len(files) != len(tables) {
+		return fmt.Errorf("%s: %d catalogs, %d tables the code reads", pattern, len(files), len(tables))
+	}
+	for _, f := range files {
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return err
+		}
+		m, err := ParseCatalog(f, string(b))
+		if err != nil {
+			return err
+		}
+		want, ok := tables[f]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: no table of the code reads it", f)
+		case len(m) == 0:
+			return fmt.Errorf("%s: no entries", f)
+		case !maps.Equal(m, want):
+			return fmt.Errorf("%s: not the table the code reads from it", f)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,12 +31,23 @@ func TestParseCatalog(t *testing.T) {
 // The phrase catalog parses (every entry), and its table is the one
 // Phrases gives and Translate reads.
 func TestZHPhrasesCatalog(t *testing.T) {
-	b, err := zhFiles.ReadFile("zh/phrases.txt")
-	require.NoError(t, err)
-	m, err := ParseCatalog("zh/phrases.txt", string(b))
-	require.NoError(t, err)
-	require.Greater(t, len(m), 300)
-	require.Equal(t, m, Phrases(ZH))
+	require.NoError(t, CheckCatalogs(zhFiles, "zh/*.txt", map[string]map[string]string{"zh/phrases.txt": Phrases(ZH)}))
+	require.Greater(t, len(Phrases(ZH)), 300)
 	require.Nil(t, Phrases(EN))
 	require.Equal(t, "按 rank 3 报告", Translate(ZH, "reported as rank 3"))
+}
+
+// CheckCatalogs names a catalog that does not parse, a table without its
+// file, a file no table reads, and a table the code reads from elsewhere.
+func TestCheckCatalogs(t *testing.T) {
+	fsys := fstest.MapFS{"zh/a.txt": {Data: []byte("\"a\" \"甲\"\n")}, "zh/b.txt": {Data: []byte("\"b\" \"乙\"\n")}}
+	a, b := map[string]string{"a": "甲"}, map[string]string{"b": "乙"}
+	require.NoError(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": a, "zh/b.txt": b}))
+	require.EqualError(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": a}), "zh/*.txt: 2 catalogs, 1 tables the code reads")
+	require.EqualError(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": a, "zh/c.txt": b}), "zh/b.txt: no table of the code reads it")
+	require.EqualError(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": b, "zh/b.txt": b}), "zh/a.txt: not the table the code reads from it")
+	fsys["zh/b.txt"] = &fstest.MapFile{Data: []byte("\"b\"\n")}
+	require.ErrorContains(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": a, "zh/b.txt": b}), "zh/b.txt:1: string 2")
+	fsys["zh/b.txt"] = &fstest.MapFile{Data: []byte("# nothing\n")}
+	require.EqualError(t, CheckCatalogs(fsys, "zh/*.txt", map[string]map[string]string{"zh/a.txt": a, "zh/b.txt": b}), "zh/b.txt: no entries")
 }
