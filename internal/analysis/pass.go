@@ -12,7 +12,6 @@ package analysis
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -126,7 +125,7 @@ type PassError model.PassError
 
 func (e PassError) Error() string { return model.PassError(e).Error() }
 
-var reName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+var reName = lazyRegexp(`^[a-z][a-z0-9_]*$`)
 
 // Validate checks names, docs, Run functions, duplicates and cycles.
 func Validate[C any](passes []*PassOf[C]) error {

@@ -108,6 +108,7 @@ func (m *workloadMatcher) matches(n string) bool {
 
 // lazyRegexp is the regexp of expr, compiled on first use (the names
 // are almost always ASCII: most runs never use it).
+// kept: lazyre.New's body; analysis imports only the model (docs/architecture.md).
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
@@ -129,7 +130,7 @@ func containsASCIIFold(s, sub string) bool {
 
 // reVLLMWorker matches the rank folder name of a vLLM worker
 // (dp0_pp0_tp3_dcp0_ep0_rank3_<pid>_<ts>_ascend_pt).
-var reVLLMWorker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|_)dp[0-9]+_pp[0-9]+_tp[0-9]+_.*rank[0-9]+_`) })
+var reVLLMWorker = lazyRegexp(`(^|_)dp[0-9]+_pp[0-9]+_tp[0-9]+_.*rank[0-9]+_`)
 
 // WorkloadPass finds what kind of job was profiled (vLLM serving,
 // training) from the profile alone, and each step's phase.

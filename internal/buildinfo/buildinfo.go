@@ -9,9 +9,10 @@
 package buildinfo
 
 import (
-	"regexp"
 	"runtime/debug"
 	"sync"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // Tool names the program that wrote an output. It is the JSON document's
@@ -55,7 +56,7 @@ func Get() Tool {
 
 // rePseudo matches a pseudo-version's tail: -<yyyymmddhhmmss>-<12 hex>,
 // optionally followed by +incompatible or +dirty.
-var rePseudo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d{14}-([0-9a-f]{12})(?:\+[a-z]+)?$`) })
+var rePseudo = lazyre.New(`\d{14}-([0-9a-f]{12})(?:\+[a-z]+)?$`)
 
 // FromBuildInfo reads the version and revision from bi (nil: neither).
 func FromBuildInfo(bi *debug.BuildInfo) Tool {

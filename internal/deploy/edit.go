@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/npuprof/npuprof/internal/fix"
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // Edit operations: the script kinds of fix.Action (the `edits` of a rule,
@@ -191,8 +190,8 @@ func (s *Script) apply(e Edit) ([]string, error) {
 }
 
 var (
-	bareExportRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[;&|"']\s*)(?:export|:)\s*(;|&&)\s*`) })
-	trailingExportRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*(;|&&)\s*(?:export|:)\s*$`) })
+	bareExportRe     = lazyre.New(`(^|[;&|"']\s*)(?:export|:)\s*(;|&&)\s*`)
+	trailingExportRe = lazyre.New(`\s*(;|&&)\s*(?:export|:)\s*$`)
 )
 
 // find is the offset of raw in line: at col, where the parse put it.

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/vllmconf"
 )
 
@@ -281,9 +280,7 @@ func (fs *factSet) decodeChecked(f *Flag, flag, v string, out any) error {
 
 // reVar is a shell variable reference: $NAME, ${NAME}, ${NAME:-default}
 // or ${NAME-default}.
-var reVar = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})`)
-})
+var reVar = lazyre.New(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})`)
 
 // expand replaces the variable references in v with the values the script
 // assigns them (or their ${NAME:-default}); ok is false when one has

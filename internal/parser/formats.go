@@ -5,11 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/npuprof/npuprof/internal/errkind"
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/npuprof/npuprof/internal/parser/msprof"
 	"github.com/npuprof/npuprof/internal/parser/sqlitedb"
@@ -326,7 +325,7 @@ func readStatFile(r *model.Rank, p string, read func(io.Reader, string) ([]model
 
 // reBinaryName is task_time's kernel name: the op type and the kernel
 // binary's hash (GroupedMatmul_0d2d43751f81d7f29646a862147967c9).
-var reBinaryName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)_[0-9a-f]{32}$`) })
+var reBinaryName = lazyre.New(`^(.+)_[0-9a-f]{32}$`)
 
 // binaryOpType is the op type of a task_time kernel name: the name without
 // the binary's hash, else what the aclnn pattern gives.

@@ -7,10 +7,10 @@
 package redact
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // Mask replaces a credential's value.
@@ -45,9 +45,7 @@ func Env(name, value string) string {
 	return URLs(value)
 }
 
-var reURLUserinfo = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):([^\s/@'"]+)@`)
-})
+var reURLUserinfo = lazyre.New(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'"]*):([^\s/@'"]+)@`)
 
 // URLs masks the password of every URL with user:password@ in s.
 func URLs(s string) string {
@@ -61,10 +59,8 @@ func URLs(s string) string {
 const word = `("[^"]*"|'[^']*'|[^\s;&|<>()]+)`
 
 var (
-	reAssign = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + word) })
-	reFlag   = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+(?:\\\n[ \t]*)?)` + word)
-	})
+	reAssign = lazyre.New(`(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + word)
+	reFlag   = lazyre.New(`(^|\s)(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+(?:\\\n[ \t]*)?)` + word)
 )
 
 // Script masks the credentials of a shell script (a deployment script):

@@ -5,12 +5,11 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/npuprof/npuprof/internal/lazyre"
 	"github.com/npuprof/npuprof/internal/results"
 )
 
@@ -120,7 +119,7 @@ func sarifLevel(sev string) string {
 	return "warning"
 }
 
-var hunkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`) })
+var hunkRe = lazyre.New(`(?m)^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@`)
 
 // sarifInput is what the SARIF log is written from.
 type sarifInput struct {

@@ -3,7 +3,8 @@ package vllmconf
 import (
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/npuprof/npuprof/internal/lazyre"
 )
 
 // Version is a stack version a line of text states: Fact is
@@ -19,27 +20,21 @@ const reVer = `v?\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|RC)\d+)?(?:\.post\d+)?(?:\.dev\d+
 
 var (
 	// pip install NAME==V, pip freeze's NAME==V (also in a comment)
-	rePipPin = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:^|[\s"'#,;(])(vllm[-_]ascend|vllm|torch[-_]npu)\s*==\s*(` + reVer + `)`)
-	})
+	rePipPin = lazyre.New(`(?i)(?:^|[\s"'#,;(])(vllm[-_]ascend|vllm|torch[-_]npu)\s*==\s*(` + reVer + `)`)
 	// pip list's "NAME   V" (a line of its own, possibly a comment)
-	rePipList = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)^\s*#?\s*(vllm[-_]ascend|vllm|torch[-_]npu)\s+(` + reVer + `)\s*$`)
-	})
+	rePipList = lazyre.New(`(?i)^\s*#?\s*(vllm[-_]ascend|vllm|torch[-_]npu)\s+(` + reVer + `)\s*$`)
 	// pip show's "Name: x" is followed by "Version: y": see VersionsIn
 	// image tags: quay.io/ascend/vllm-ascend:v0.13.0rc1, ascendai/cann:8.3.rc2-910b-...
-	reImageVLLMAscend = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)vllm-ascend:(` + reVer + `)`) })
-	reImageCANN       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)/cann:(\d+\.\d+\.(?:rc\d+|\d+))`) })
+	reImageVLLMAscend = lazyre.New(`(?i)vllm-ascend:(` + reVer + `)`)
+	reImageCANN       = lazyre.New(`(?i)/cann:(\d+\.\d+\.(?:rc\d+|\d+))`)
 	// CANN toolkit packages and install paths: Ascend-cann-toolkit_8.3.RC2_linux-aarch64.run,
 	// /usr/local/Ascend/ascend-toolkit/8.3.RC2/
-	reToolkit = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:cann-toolkit_|ascend-toolkit/)(\d+\.\d+\.(?:rc\d+|\d+))`)
-	})
+	reToolkit = lazyre.New(`(?i)(?:cann-toolkit_|ascend-toolkit/)(\d+\.\d+\.(?:rc\d+|\d+))`)
 	// vLLM's start-up lines: "vLLM API server version 0.13.0"
 	// (entrypoints/openai/api_server.py) and "Initializing a V1 LLM engine
 	// (v0.13.0) with config" (v1/engine/core.py)
-	reVLLMServer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`vLLM API server version (` + reVer + `)`) })
-	reVLLMEngine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Initializing a V\d LLM engine \((` + reVer + `)\)`) })
+	reVLLMServer = lazyre.New(`vLLM API server version (` + reVer + `)`)
+	reVLLMEngine = lazyre.New(`Initializing a V\d LLM engine \((` + reVer + `)\)`)
 )
 
 // packageFact is the fact a pip package name sets.
