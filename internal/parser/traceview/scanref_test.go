@@ -387,8 +387,8 @@ func usToNsRef(b []byte) (int64, bool) {
 		n = n*10 + int64(c)
 	}
 	if i == 0 || n > maxWholeUs {
-		// (fixed 2026-11-30: 16 digits at or above 9223372036854775 µs
-		// overflowed here instead of going to timeparse)
+		// 16 digits at or above 9223372036854775 µs would overflow n*1000:
+		// timeparse takes them
 		return timeparse.MicrosToNanos(b)
 	}
 	if i == len(b) {
