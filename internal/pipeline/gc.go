@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/parser/parquetio"
 )
@@ -35,6 +38,71 @@ func SetDefaultGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		heapFloor = make([]byte, heapFloorBytes)
 	}
+	gcBase.Store(gcPercent)
+	armHeadroomCap()
+}
+
+// bigHeapHeadroom is the most the heap may grow past the live heap
+// before a collection once the live heap is large: GOGC is lowered
+// (gcPercentFor) so that the goal is at most this much over it. A large
+// rank's model is mostly arrays without pointers (the tasks, the ops),
+// which the collector does not scan, so a cycle over it costs little;
+// at GOGC=50 the headroom over a 100 MB model was 50 MB of peak RSS
+// (docs/performance.md, "GC").
+const bigHeapHeadroom = 24 << 20
+
+// minGCPercent bounds that lowering, so a heap of many GB still gets a
+// tenth of itself as headroom: no run of back-to-back collections.
+const minGCPercent = 10
+
+// gcBase is the GOGC the policy asks for (gcPercent, readBackGCPercent,
+// afterLoadGCPercent), before the headroom cap; 0 when the cap is not
+// armed (GOGC set in the environment, or SetDefaultGC not called).
+var gcBase atomic.Int32
+
+// gcPercentFor is the GOGC for a live heap of live bytes under the
+// policy's base: base while base's headroom is at most bigHeapHeadroom,
+// else the percent that gives bigHeapHeadroom, never under minGCPercent.
+func gcPercentFor(live int64, base int) int {
+	if live <= 0 || live*int64(base) <= 100*bigHeapHeadroom {
+		return base
+	}
+	return max(int(100*bigHeapHeadroom/live), min(base, minGCPercent))
+}
+
+// setGCBase makes base the policy's GOGC and returns the previous base;
+// with the cap armed, the collector gets base capped for the last live
+// heap.
+func setGCBase(base int) (old int) {
+	if gcBase.Load() == 0 {
+		return debug.SetGCPercent(base)
+	}
+	old = int(gcBase.Swap(int32(base)))
+	debug.SetGCPercent(gcPercentFor(liveHeap(), base))
+	return old
+}
+
+// liveHeap is the heap the last collection marked live, bytes.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// armHeadroomCap sets GOGC after every collection to gcPercentFor the
+// live heap it left: a cleanup on an object nothing references runs once
+// the collection that found it unreachable is done, and arms the next.
+func armHeadroomCap() {
+	p := new(int64)
+	runtime.AddCleanup(p, func(int) {
+		if base := gcBase.Load(); base > 0 {
+			debug.SetGCPercent(gcPercentFor(liveHeap(), int(base)))
+		}
+		armHeadroomCap()
+	}, 0)
 }
 
 // heapFloorBytes is the heap floor: an allocation that is never written,
@@ -58,8 +126,8 @@ func TuneGCFor(path string) (restore func()) {
 	if os.Getenv("GOGC") != "" || !parquetio.IsExport(path) {
 		return func() {}
 	}
-	old := debug.SetGCPercent(readBackGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	old := setGCBase(readBackGCPercent)
+	return func() { setGCBase(old) }
 }
 
 // afterLoadGCPercent is GOGC once the ranks are loaded and analyzed: what
@@ -77,6 +145,6 @@ func TuneGCAfterLoad() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(afterLoadGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	old := setGCBase(afterLoadGCPercent)
+	return func() { setGCBase(old) }
 }
