@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -78,8 +79,39 @@ func setGCBase(base int) (old int) {
 		return debug.SetGCPercent(base)
 	}
 	old = int(gcBase.Swap(int32(base)))
-	debug.SetGCPercent(gcPercentFor(liveHeap(), base))
+	applyGC(base)
 	return old
+}
+
+// limitMargin is what the memory limit allows past the heap goal while
+// the headroom is capped: the collector's metadata and the goroutines'
+// stacks, and a little slack.
+const limitMargin = 12 << 20
+
+// ownLimit: the memory limit is npuprof's to set (GOMEMLIMIT is not set
+// in the environment).
+var ownLimit = os.Getenv("GOMEMLIMIT") == ""
+
+// applyGC sets GOGC to gcPercentFor the last live heap under base and,
+// while that caps the headroom, a memory limit just past the heap goal
+// (none otherwise). The limit is what returns freed pages to the system:
+// a large rank's heap is fragmented (its logs are freed a 64 KiB chunk
+// at a time, its arrays are allocated whole), and without it the
+// runtime kept ~20 MB of free pages past the goal at 1 GB. It follows
+// the live heap after every collection, always a goal's headroom above
+// it, so it never holds the collector under the live heap.
+func applyGC(base int) {
+	live := liveHeap()
+	pct := gcPercentFor(live, base)
+	debug.SetGCPercent(pct)
+	if !ownLimit {
+		return
+	}
+	if pct < base {
+		debug.SetMemoryLimit(live + live*int64(pct)/100 + limitMargin)
+	} else {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
 }
 
 // liveHeap is the heap the last collection marked live, bytes.
@@ -92,14 +124,24 @@ func liveHeap() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// armHeadroomCap sets GOGC after every collection to gcPercentFor the
-// live heap it left: a cleanup on an object nothing references runs once
-// the collection that found it unreachable is done, and arms the next.
+// gcSentinel is the object armHeadroomCap watches: 24 bytes with a
+// pointer, so it is never batched with others in a tiny block (whose
+// other objects would keep it, and the cap, waiting for a later
+// collection).
+type gcSentinel struct {
+	_ *int
+	_ [16]byte
+}
+
+// armHeadroomCap sets GOGC (and the memory limit, applyGC) after every
+// collection for the live heap it left: a cleanup on an object nothing
+// references runs once the collection that found it unreachable is done,
+// and arms the next.
 func armHeadroomCap() {
-	p := new(int64)
+	p := new(gcSentinel)
 	runtime.AddCleanup(p, func(int) {
 		if base := gcBase.Load(); base > 0 {
-			debug.SetGCPercent(gcPercentFor(liveHeap(), int(base)))
+			applyGC(int(base))
 		}
 		armHeadroomCap()
 	}, 0)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -83,6 +84,7 @@ func TestHeadroomCap(t *testing.T) {
 	}
 	prev := debug.SetGCPercent(gcPercent)
 	defer debug.SetGCPercent(prev)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer gcBase.Store(gcBase.Load())
 	gcBase.Store(gcPercent)
 	armHeadroomCap()
@@ -108,9 +110,19 @@ func TestHeadroomCap(t *testing.T) {
 	}
 	p := await(func(p int) bool { return p < gcPercent })
 	require.GreaterOrEqual(t, p, minGCPercent)
+	// a limit just past the goal while the headroom is capped
+	// (SetMemoryLimit(-1) reads it)
+	if ownLimit {
+		limit := debug.SetMemoryLimit(-1)
+		require.Greater(t, limit, int64(len(big)))
+		require.Less(t, limit, int64(len(big))+2*bigHeapHeadroom+limitMargin+64<<20)
+	}
 	runtime.KeepAlive(big)
 	big = nil
 	await(func(p int) bool { return p == gcPercent })
+	if ownLimit {
+		require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "no limit over a small heap")
+	}
 	// a new base is capped from the last live heap, and restored whole
 	require.Equal(t, gcPercent, setGCBase(afterLoadGCPercent))
 	require.Equal(t, afterLoadGCPercent, setGCBase(gcPercent))
