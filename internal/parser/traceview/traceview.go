@@ -1340,11 +1340,22 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	if rd.nFlows > rd.nFlowEnds {
 		join = rd.decodeFlows()
 	}
-	// Python processes first: steps, and the ops' indexes for the flow
-	// join; the ops themselves are made after the tasks (pythonOps), from
-	// the logs kept encoded (a third of the ops' 24 bytes each) while the
-	// tasks' array is allocated, the build's live peak.
+	// Python processes first: steps, the framework ops and their indexes
+	// for the flow join. A rank whose tasks' array is large makes its
+	// ops after the tasks (pythonOps), from the logs kept encoded (a
+	// third of the ops' 24 bytes each) while that array is allocated, the
+	// build's live peak; a small one makes them here, in the one decode.
 	var s slice
+	nTasks := 0
+	for p := range rd.logs {
+		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
+			nTasks += rd.logs[p].n
+		}
+	}
+	late := nTasks*int(unsafe.Sizeof(model.DeviceTask{})) >= lateOpsBytes
+	if nOps := rd.count(procPython); nOps > 0 && !late {
+		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
+	}
 	// ProfilerStep names, by name id: 0 unknown, 1 a step, 2 not one
 	isStep := make([]byte, rd.in.syms.Len())
 	nOps := int32(0)
@@ -1353,7 +1364,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		if lg.kind != procPython {
 			continue
 		}
-		d := keptDecoder(lg)
+		d := newDecoder(lg)
+		if late {
+			d = keptDecoder(lg)
+		}
 		for d.next(&s) {
 			if int(s.name) >= len(isStep) || isStep[s.name] != 2 {
 				name := rd.in.str(s.name)
@@ -1375,6 +1389,12 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				join.op(flowKey{uint16(p), s.tid, s.ts}, nOps)
 			}
 			nOps++
+			if !late {
+				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			}
+		}
+		if !late {
+			lg.chunks, lg.segs = nil, nil
 		}
 	}
 	// flow ends, resolved to ops through the flow id
@@ -1415,12 +1435,6 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			return 0
 		}
 		return int16(devOf[p])
-	}
-	nTasks := 0
-	for p := range rd.logs {
-		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
-			nTasks += rd.logs[p].n
-		}
 	}
 	if nTasks > 0 {
 		collectBefore(nTasks * int(unsafe.Sizeof(model.DeviceTask{})))
@@ -1562,12 +1576,14 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				addHCCL(p, &s)
 			}
 		}
-		if lg.kind != procPython { // pythonOps decodes those last
+		if lg.kind != procPython { // late ops are decoded from them last
 			lg.chunks, lg.segs = nil, nil
 		}
 	}
 	join = nil // the resolved ends are garbage now
-	rd.pythonOps(rank, int(nOps), isStep)
+	if late {
+		rd.pythonOps(rank, int(nOps), isStep)
+	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
 	// before the metadata that identifies the HCCL process or its threads.
@@ -1650,22 +1666,32 @@ func (rd *reader) pythonOps(rank *model.Rank, n int, isStep []byte) {
 	rank.FrameworkOps = slices.Grow(rank.FrameworkOps, n)
 	var s slice
 	for p := range rd.logs {
-		lg := &rd.logs[p]
-		if lg.kind != procPython {
-			continue
-		}
-		d := newDecoder(lg)
-		for d.next(&s) {
-			if s.flags&fCPUOp == 0 {
-				continue
+		if lg := &rd.logs[p]; lg.kind == procPython {
+			for d := newDecoder(lg); d.next(&s); {
+				if s.flags&fCPUOp == 0 || (int(s.name) >= len(isStep) || isStep[s.name] != 2) && strings.HasPrefix(rd.in.str(s.name), "ProfilerStep#") {
+					continue // not an op, or a step: as build's first pass
+				}
+				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
 			}
-			if (int(s.name) >= len(isStep) || isStep[s.name] != 2) && strings.HasPrefix(rd.in.str(s.name), "ProfilerStep#") {
-				continue // a step (build's first pass)
-			}
-			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			lg.chunks, lg.segs = nil, nil
 		}
-		lg.chunks, lg.segs = nil, nil
 	}
+}
+
+// lateOpsBytes is the size of the tasks' array from which build makes
+// the framework ops after the tasks (a variable for the tests, which
+// read both ways).
+var lateOpsBytes = bigArrayBytes
+
+// count is the number of slices of the processes of a kind.
+func (rd *reader) count(kind int) int {
+	n := 0
+	for p := range rd.logs {
+		if rd.logs[p].kind == kind {
+			n += rd.logs[p].n
+		}
+	}
+	return n
 }
 
 // bigArrayBytes is the size of an array from which build collects the
