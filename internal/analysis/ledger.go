@@ -297,10 +297,11 @@ type ledgerWalk struct {
 	waits []mainWait
 	names []string
 	wi    int
-	// links are r.Links when they are in task order, else the main
-	// stream's in task order; li is the next to match.
-	links []model.Link
-	li    int
+	// launches are the rank's links with their ops' ends
+	// (r.TaskLaunches) when their tasks are in order, else the main
+	// stream's task links in task order; li is the next to match.
+	launches model.Launches
+	li       int
 	// hccl is the next collective (r.HCCL is in start order) that may
 	// overlap the walk's position.
 	hccl  int
@@ -327,40 +328,44 @@ func newLedgerWalk(ctx *Context, res *LedgerResult) *ledgerWalk {
 	if wp := WaitPairsOf(ctx); wp != nil {
 		w.waits, w.names = wp.main, wp.names
 	}
-	w.links = r.Links
+	w.launches = r.TaskLaunches()
 	last := int32(-1)
-	for _, l := range r.Links {
-		if l.Task < 0 {
+	for i := range w.launches.Len() {
+		t := w.launches.Task(i)
+		if t < 0 {
 			continue
 		}
-		if l.Task < last {
-			w.links = mainLinks(r, w.main)
+		if t < last {
+			w.launches = mainLaunches(r, w.main, w.launches)
 			break
 		}
-		last = l.Task
+		last = t
 	}
 	return w
 }
 
-// mainLinks are the links of the main stream's tasks, in task order.
-func mainLinks(r *model.Rank, main int32) []model.Link {
-	n := 0
-	for _, l := range r.Links {
-		if l.Task >= 0 && r.Tasks[l.Task].Stream == main {
-			n++
-		}
+// mainLaunches are the launches of the main stream's tasks, in task
+// order.
+func mainLaunches(r *model.Rank, main int32, all model.Launches) model.Launches {
+	type launch struct {
+		task int32
+		end  int64
 	}
-	out := make([]model.Link, 0, n)
-	for _, l := range r.Links {
-		if l.Task >= 0 && r.Tasks[l.Task].Stream == main {
-			out = append(out, l)
+	var out []launch
+	for i := range all.Len() {
+		if t := all.Task(i); t >= 0 && r.Tasks[t].Stream == main {
+			out = append(out, launch{t, all.End(i)})
 		}
 	}
 	// the host launches a stream's ops in order: nearly always sorted
-	if byTask := func(a, b model.Link) int { return cmp.Compare(a.Task, b.Task) }; !slices.IsSortedFunc(out, byTask) {
+	if byTask := func(a, b launch) int { return cmp.Compare(a.task, b.task) }; !slices.IsSortedFunc(out, byTask) {
 		slices.SortFunc(out, byTask)
 	}
-	return out
+	task, end := make([]int32, len(out)), make([]int64, len(out))
+	for i, l := range out {
+		task[i], end[i] = l.task, l.end
+	}
+	return model.Launched(task, end)
 }
 
 // ledgerStage is a compute kernel's cause by its stage. It reads only
@@ -713,22 +718,16 @@ func (w *ledgerWalk) idle(a, b int64, next int) {
 	w.idleHost(a, b, next)
 }
 
-// launchEnd is when the host op of link l ended.
-func (w *ledgerWalk) launchEnd(l int) int64 {
-	op := &w.r.FrameworkOps[w.links[l].Op]
-	return op.Start + op.Dur
-}
-
 func (w *ledgerWalk) idleHost(a, b int64, next int) {
 	if b <= a {
 		return
 	}
 	t := &w.r.Tasks[next]
 	if w.eager || w.r.ModelID(t) == SingleOpModelID {
-		for w.li < len(w.links) && int(w.links[w.li].Task) < next {
+		for w.li < w.launches.Len() && int(w.launches.Task(w.li)) < next {
 			w.li++
 		}
-		if w.li < len(w.links) && int(w.links[w.li].Task) == next && w.launchEnd(w.li) > a {
+		if w.li < w.launches.Len() && int(w.launches.Task(w.li)) == next && w.launches.End(w.li) > a {
 			w.add(CauseHostGap, a, b)
 			return
 		}

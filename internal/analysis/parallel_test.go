@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,4 +173,48 @@ func TestAccessorInAPassAndUnavailableAll(t *testing.T) {
 	require.Equal(t, "why", rr.Unavailable["a.count"])
 	require.Equal(t, "why", rr.Unavailable["b.time_us"])
 	require.NotContains(t, rr.Unavailable, "c.<x>.count")
+}
+
+// TestReduceFrameworkSameResult: a rank whose framework ops and links
+// are reduced to their launches and name counts (model.ReduceFramework,
+// as pipeline.Analyze does) gives every result a rank with them gives,
+// the ledger's host gaps and the workload's name clues included, whether
+// its links are in task order or not (the ledger then sorts the main
+// stream's).
+func TestReduceFrameworkSameResult(t *testing.T) {
+	_, root := testutil.GenerateTiny(t)
+	read := func(reverse, reduce bool) *Result {
+		p, err := gather.Models(context.Background(), root, gather.Options{})
+		require.NoError(t, err)
+		r := p.Ranks[0]
+		require.NotEmpty(t, r.Links)
+		if reverse {
+			slices.Reverse(r.Links)
+		}
+		if reduce {
+			r.ReduceFramework()
+			require.Nil(t, r.FrameworkOps)
+			require.Nil(t, r.Links)
+			require.True(t, r.Have.Framework)
+		}
+		res, err := analyzeProfile(p)
+		require.NoError(t, err)
+		return res
+	}
+	doc := func(res *Result) string {
+		var out []any
+		for _, rr := range res.Ranks {
+			out = append(out, rr.Metrics, rr.Unavailable, LedgerOf(rr), WorkloadOf(rr))
+		}
+		out = append(out, res.Cluster)
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, reverse := range []bool{false, true} {
+		full := read(reverse, false)
+		require.Positive(t, full.Cluster.Metrics[MetricLedgerHostGapUs])
+		require.NotEmpty(t, WorkloadOf(full.Ranks[0]).Clues)
+		require.Equal(t, doc(full), doc(read(reverse, true)), "links reversed: %v", reverse)
+	}
 }

@@ -190,11 +190,7 @@ func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 			}
 		}
 	} else {
-		for i := range r.FrameworkOps {
-			if s := int(r.FrameworkOps[i].Name); s < len(counts) {
-				counts[s]++
-			}
-		}
+		r.CountOpNames(counts)
 	}
 	var out []Clue
 	for mi := range workloadMatchers {

@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/parser/parquetio"
 )
@@ -35,6 +39,112 @@ func SetDefaultGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		heapFloor = make([]byte, heapFloorBytes)
 	}
+	gcBase.Store(gcPercent)
+	armHeadroomCap()
+}
+
+// bigHeapHeadroom is the most the heap may grow past the live heap
+// before a collection once the live heap is large: GOGC is lowered
+// (gcPercentFor) so that the goal is at most this much over it. A large
+// rank's model is mostly arrays without pointers (the tasks, the ops),
+// which the collector does not scan, so a cycle over it costs little;
+// at GOGC=50 the headroom over a 100 MB model was 50 MB of peak RSS
+// (docs/performance.md, "GC").
+const bigHeapHeadroom = 24 << 20
+
+// minGCPercent bounds that lowering, so a heap of many GB still gets a
+// tenth of itself as headroom: no run of back-to-back collections.
+const minGCPercent = 10
+
+// gcBase is the GOGC the policy asks for (gcPercent, readBackGCPercent,
+// afterLoadGCPercent), before the headroom cap; 0 when the cap is not
+// armed (GOGC set in the environment, or SetDefaultGC not called).
+var gcBase atomic.Int32
+
+// gcPercentFor is the GOGC for a live heap of live bytes under the
+// policy's base: base while base's headroom is at most bigHeapHeadroom,
+// else the percent that gives bigHeapHeadroom, never under minGCPercent.
+func gcPercentFor(live int64, base int) int {
+	if live <= 0 || live*int64(base) <= 100*bigHeapHeadroom {
+		return base
+	}
+	return max(int(100*bigHeapHeadroom/live), min(base, minGCPercent))
+}
+
+// setGCBase makes base the policy's GOGC and returns the previous base;
+// with the cap armed, the collector gets base capped for the last live
+// heap.
+func setGCBase(base int) (old int) {
+	if gcBase.Load() == 0 {
+		return debug.SetGCPercent(base)
+	}
+	old = int(gcBase.Swap(int32(base)))
+	applyGC(base)
+	return old
+}
+
+// limitMargin is what the memory limit allows past the heap goal while
+// the headroom is capped: the collector's metadata and the goroutines'
+// stacks, and a little slack.
+const limitMargin = 12 << 20
+
+// ownLimit: the memory limit is npuprof's to set (GOMEMLIMIT is not set
+// in the environment).
+var ownLimit = os.Getenv("GOMEMLIMIT") == ""
+
+// applyGC sets GOGC to gcPercentFor the last live heap under base and,
+// while that caps the headroom, a memory limit just past the heap goal
+// (none otherwise). The limit is what returns freed pages to the system:
+// a large rank's heap is fragmented (its logs are freed a 64 KiB chunk
+// at a time, its arrays are allocated whole), and without it the
+// runtime kept ~20 MB of free pages past the goal at 1 GB. It follows
+// the live heap after every collection, always a goal's headroom above
+// it, so it never holds the collector under the live heap.
+func applyGC(base int) {
+	live := liveHeap()
+	pct := gcPercentFor(live, base)
+	debug.SetGCPercent(pct)
+	if !ownLimit {
+		return
+	}
+	if pct < base {
+		debug.SetMemoryLimit(live + live*int64(pct)/100 + limitMargin)
+	} else {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
+}
+
+// liveHeap is the heap the last collection marked live, bytes.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// gcSentinel is the object armHeadroomCap watches: 24 bytes with a
+// pointer, so it is never batched with others in a tiny block (whose
+// other objects would keep it, and the cap, waiting for a later
+// collection).
+type gcSentinel struct {
+	_ *int
+	_ [16]byte
+}
+
+// armHeadroomCap sets GOGC (and the memory limit, applyGC) after every
+// collection for the live heap it left: a cleanup on an object nothing
+// references runs once the collection that found it unreachable is done,
+// and arms the next.
+func armHeadroomCap() {
+	p := new(gcSentinel)
+	runtime.AddCleanup(p, func(int) {
+		if base := gcBase.Load(); base > 0 {
+			applyGC(int(base))
+		}
+		armHeadroomCap()
+	}, 0)
 }
 
 // heapFloorBytes is the heap floor: an allocation that is never written,
@@ -58,8 +168,8 @@ func TuneGCFor(path string) (restore func()) {
 	if os.Getenv("GOGC") != "" || !parquetio.IsExport(path) {
 		return func() {}
 	}
-	old := debug.SetGCPercent(readBackGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	old := setGCBase(readBackGCPercent)
+	return func() { setGCBase(old) }
 }
 
 // afterLoadGCPercent is GOGC once the ranks are loaded and analyzed: what
@@ -77,6 +187,6 @@ func TuneGCAfterLoad() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(afterLoadGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	old := setGCBase(afterLoadGCPercent)
+	return func() { setGCBase(old) }
 }

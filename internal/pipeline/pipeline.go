@@ -98,6 +98,9 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 		if modelHook != nil {
 			modelHook(r)
 		}
+		// the ops and links reduced to what the passes read of them
+		// (their launches and name counts): analyze exports nothing
+		r.ReduceFramework()
 		rr := analysis.RunRank(r, passes)
 		rr.ReleaseModel()
 		rr.Spill(spill)

@@ -413,7 +413,10 @@ type Rank struct {
 	// Threads holds the thread ids of FrameworkOps (see Thread).
 	Threads Threads
 	Links   []Link
-	Steps   []Step
+	// launched holds what the passes read of FrameworkOps and Links
+	// once ReduceFramework dropped them (nil before).
+	launched *launches
+	Steps    []Step
 
 	Groups []Group
 	// WorldSize is the job's world size where the capture states it apart

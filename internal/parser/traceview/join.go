@@ -47,6 +47,18 @@ type decoder struct {
 
 func newDecoder(l *plog) decoder { return decoder{chunks: l.chunks, segs: l.segs} }
 
+// keptDecoder is a decoder of l that leaves its chunks in place (a
+// decoder drops each chunk it has decoded), for a pass that counts
+// before the one that builds.
+func keptDecoder(l *plog) decoder {
+	segs := make([]logSeg, len(l.segs))
+	for i, g := range l.segs {
+		g.chunks = slices.Clone(g.chunks)
+		segs[i] = g
+	}
+	return decoder{chunks: slices.Clone(l.chunks), segs: segs}
+}
+
 // getUvarint decodes the unsigned varint at b[i:] (written by this
 // package, so well formed) and returns it and the index after it. Small
 // enough to be inlined.

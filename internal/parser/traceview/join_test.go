@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
@@ -199,4 +201,49 @@ func TestHCCLTypeFromNameDigitFree(t *testing.T) {
 			t.Errorf("%q: %q, but %q before its first digit", name, a, b)
 		}
 	}
+}
+
+// keptDecoder reads a log, its later parts' segments included, as a
+// decoder does, and leaves every chunk in place for the decoder that
+// follows it (which drops them).
+func TestKeptDecoderLeavesTheLog(t *testing.T) {
+	var lg, seg plog
+	for i := range 3000 { // more than one chunk
+		lg.add(0, 0, int64(i), 1, uint32(i), 0, -1, 0)
+	}
+	for i := range 5 {
+		seg.add(0, 1, int64(i), 2, uint32(i), 0, -1, 0)
+	}
+	lg.segs = []logSeg{{chunks: seg.chunks, tmap: []uint32{7, 8}, names: []uint32{10, 11, 12, 13, 14}}}
+	require.Greater(t, len(lg.chunks), 1)
+	read := func(d decoder) (n int, last slice) {
+		var s slice
+		for d.next(&s) {
+			n, last = n+1, s
+		}
+		return n, last
+	}
+	for range 2 {
+		n, last := read(keptDecoder(&lg))
+		require.Equal(t, 3005, n)
+		require.Equal(t, slice{tid: 8, ts: 4, dur: 2, name: 14, stream: -1, modelID: 4294967295}, last)
+	}
+	for _, c := range append(slices.Clone(lg.chunks), lg.segs[0].chunks...) {
+		require.NotNil(t, c, "a chunk was dropped")
+	}
+	n, _ := read(newDecoder(&lg))
+	require.Equal(t, 3005, n)
+	require.Nil(t, lg.chunks[0], "the decoder drops what it decoded")
+}
+
+// release drops the interner's tables; the names it interned still read
+// back, from the rank's table.
+func TestInternerRelease(t *testing.T) {
+	var syms model.Syms
+	in := newInterner(&syms)
+	a, b := in.id([]byte("aclnnAdd_AddAiCore_Add")), in.id([]byte("short"))
+	in.release()
+	require.Nil(t, in.tab)
+	require.Equal(t, "aclnnAdd_AddAiCore_Add", in.str(a))
+	require.Equal(t, "short", in.str(b))
 }

@@ -3,6 +3,7 @@ package traceview
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -80,4 +81,50 @@ func hwNamedFirst(t *testing.T, data []byte) bool {
 		return e.Ph == "M"
 	}
 	return false
+}
+
+// TestLateOpsSameModel: a rank whose tasks' array is large makes its
+// framework ops after the tasks, from a second decode of the Python logs
+// (lateOpsBytes); the model is the same as the one made in one decode,
+// read whole or in parts.
+func TestLateOpsSameModel(t *testing.T) {
+	defer func(b int, m int64) { lateOpsBytes, MinSplitBytes = b, m }(lateOpsBytes, MinSplitBytes)
+	MinSplitBytes = 0
+	steps := 0
+	for _, name := range []string{"ep-fc1-cumsum-steps", "host-bound", "clean"} {
+		s, ok := tracegen.Lookup(name)
+		if !ok {
+			t.Fatalf("no scenario %s", name)
+		}
+		s.Ranks, s.Layers, s.Steps = 2, 3, 4
+		var buf bytes.Buffer
+		if _, err := tracegen.WriteTrace(&buf, s, 1); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		for _, parts := range []int{1, 3} {
+			read := func(late bool) *model.Rank {
+				lateOpsBytes = 1 << 62
+				if late {
+					lateOpsBytes = 0
+				}
+				r := model.NewRank("r")
+				if _, err := ReadFile(bytes.NewReader(data), int64(len(data)), "trace_view.json", r, parts); err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			one, late := read(false), read(true)
+			if len(one.FrameworkOps) == 0 || len(one.Links) == 0 {
+				t.Fatalf("%s: %d ops %d links", name, len(one.FrameworkOps), len(one.Links))
+			}
+			steps += len(one.Steps)
+			if !equalRanks(one, late) || !reflect.DeepEqual(one.Threads, late.Threads) {
+				t.Fatalf("%s in %d part(s): the ops made after the tasks differ", name, parts)
+			}
+		}
+	}
+	if steps == 0 {
+		t.Fatal("no ProfilerStep slice read: the steps' pass is not compared")
+	}
 }

@@ -25,8 +25,10 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/npuprof/npuprof/internal/parser/internal/intern"
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -259,6 +261,13 @@ func (in *interner) longID(b []byte) (id uint32, i int) {
 
 // str returns the string of an id.
 func (in *interner) str(id uint32) string { return in.syms.Str(model.Sym(id)) }
+
+// release drops the tables that map raw spellings to ids (a few MB at
+// 1 GB, on the build's live peak); str still answers, from the rank's
+// table. Build calls it: every name is read by then.
+func (in *interner) release() {
+	in.raws, in.tab, in.ids, in.short, in.long = nil, nil, nil, nil, nil
+}
 
 // process kinds
 const (
@@ -1316,8 +1325,9 @@ func isBigOpThread(name string) bool {
 }
 
 // build turns what the scan collected into the rank's model. Map: the
-// flow join (when flows outnumber their ends); Python processes (framework
-// ops, then ProfilerStep steps by name id); flow ends resolved to ops;
+// flow join (when flows outnumber their ends); Python processes
+// (ProfilerStep steps by name id, the framework ops' numbers for the
+// join; the ops themselves last, pythonOps); flow ends resolved to ops;
 // slices of processes whose metadata was cut; device processes (tasks,
 // each name's class and HCCL type computed once per name id, HCCL threads
 // as big ops or plane tasks); then availability, truncation notes and the
@@ -1325,29 +1335,39 @@ func isBigOpThread(name string) bool {
 // with the per-name caches local (docs/architecture.md, "Kept on purpose").
 func (rd *reader) build(rank *model.Rank, file string) {
 	rank.HCCLPlane.SDMA, rank.HCCLPlane.RDMA = rd.planeSDMA, rd.planeRDMA
+	rd.in.release()
 	var join *flowJoin
 	if rd.nFlows > rd.nFlowEnds {
 		join = rd.decodeFlows()
 	}
-	// Python processes first: framework ops and steps.
+	// Python processes first: steps, the framework ops and their indexes
+	// for the flow join. A rank whose tasks' array is large makes its
+	// ops after the tasks (pythonOps), from the logs kept encoded (a
+	// third of the ops' 24 bytes each) while that array is allocated, the
+	// build's live peak; a small one makes them here, in the one decode.
 	var s slice
-	nOps := 0
+	nTasks := 0
 	for p := range rd.logs {
-		if rd.logs[p].kind == procPython {
-			nOps += rd.logs[p].n
+		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
+			nTasks += rd.logs[p].n
 		}
 	}
-	if nOps > 0 {
+	late := nTasks*int(unsafe.Sizeof(model.DeviceTask{})) >= lateOpsBytes
+	if nOps := rd.count(procPython); nOps > 0 && !late {
 		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
 	}
 	// ProfilerStep names, by name id: 0 unknown, 1 a step, 2 not one
 	isStep := make([]byte, rd.in.syms.Len())
+	nOps := int32(0)
 	for p := range rd.logs {
 		lg := &rd.logs[p]
 		if lg.kind != procPython {
 			continue
 		}
 		d := newDecoder(lg)
+		if late {
+			d = keptDecoder(lg)
+		}
 		for d.next(&s) {
 			if int(s.name) >= len(isStep) || isStep[s.name] != 2 {
 				name := rd.in.str(s.name)
@@ -1366,11 +1386,16 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				continue
 			}
 			if join != nil {
-				join.op(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.FrameworkOps)))
+				join.op(flowKey{uint16(p), s.tid, s.ts}, nOps)
 			}
-			rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			nOps++
+			if !late {
+				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			}
 		}
-		lg.chunks, lg.segs = nil, nil
+		if !late {
+			lg.chunks, lg.segs = nil, nil
+		}
 	}
 	// flow ends, resolved to ops through the flow id
 	if join != nil {
@@ -1411,13 +1436,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 		return int16(devOf[p])
 	}
-	nTasks := 0
-	for p := range rd.logs {
-		if k := rd.logs[p].kind; k == procHardware || k == procKineto {
-			nTasks += rd.logs[p].n
-		}
-	}
 	if nTasks > 0 {
+		collectBefore(nTasks * int(unsafe.Sizeof(model.DeviceTask{})))
 		rank.Tasks = slices.Grow(rank.Tasks, nTasks)
 	}
 	// what a name (and task type) tells, by name id: computed once
@@ -1556,7 +1576,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				addHCCL(p, &s)
 			}
 		}
-		lg.chunks, lg.segs = nil, nil
+		if lg.kind != procPython { // late ops are decoded from them last
+			lg.chunks, lg.segs = nil, nil
+		}
+	}
+	join = nil // the resolved ends are garbage now
+	if late {
+		rd.pythonOps(rank, int(nOps), isStep)
 	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
@@ -1626,6 +1652,62 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	if rank.Device < 0 && rd.device >= 0 {
 		rank.Device = rd.device
+	}
+}
+
+// pythonOps makes the rank's framework ops, n of them, from the Python
+// processes' logs (released as they are decoded), in the order build
+// numbered them for the flow join: the slices that are cpu ops and not
+// steps (isStep: 2 for a name that is not one).
+func (rd *reader) pythonOps(rank *model.Rank, n int, isStep []byte) {
+	if n == 0 {
+		return
+	}
+	rank.FrameworkOps = slices.Grow(rank.FrameworkOps, n)
+	var s slice
+	for p := range rd.logs {
+		if lg := &rd.logs[p]; lg.kind == procPython {
+			for d := newDecoder(lg); d.next(&s); {
+				if s.flags&fCPUOp == 0 || (int(s.name) >= len(isStep) || isStep[s.name] != 2) && strings.HasPrefix(rd.in.str(s.name), "ProfilerStep#") {
+					continue // not an op, or a step: as build's first pass
+				}
+				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			}
+			lg.chunks, lg.segs = nil, nil
+		}
+	}
+}
+
+// lateOpsBytes is the size of the tasks' array from which build makes
+// the framework ops after the tasks (a variable for the tests, which
+// read both ways).
+var lateOpsBytes = bigArrayBytes
+
+// count is the number of slices of the processes of a kind.
+func (rd *reader) count(kind int) int {
+	n := 0
+	for p := range rd.logs {
+		if rd.logs[p].kind == kind {
+			n += rd.logs[p].n
+		}
+	}
+	return n
+}
+
+// bigArrayBytes is the size of an array from which build collects the
+// read's garbage before allocating it.
+const bigArrayBytes = 16 << 20
+
+// collectBefore runs a collection before an array of n bytes is
+// allocated, when n is large: the tasks are allocated whole (sized from
+// the logs), and an array that lands on uncollected garbage (the decoded
+// Python log, the flow join's starts) starts the next collection late,
+// with the heap past its goal by that garbage (at 1 GB: 129 MB for 102
+// MB live). What is live then is mostly the logs' chunks, which hold
+// no pointers: the cycle costs little.
+func collectBefore(n int) {
+	if n >= bigArrayBytes {
+		runtime.GC()
 	}
 }
 
