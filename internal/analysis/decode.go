@@ -39,7 +39,7 @@ type DecodeResult struct {
 func isSampler(r *model.Rank, t *model.DeviceTask) bool {
 	s := r.Str(r.OpType(t))
 	if s == "" {
-		s = r.Str(t.Name)
+		s = r.Str(r.Name(t))
 	}
 	return strings.HasPrefix(s, "ArgMax") || strings.HasPrefix(s, "Sort") || s == "TopK" || s == "TopKV2"
 }
@@ -50,7 +50,7 @@ func isSampler(r *model.Rank, t *model.DeviceTask) bool {
 func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
 	s := r.Str(r.OpType(t))
 	if s == "" {
-		s = r.Str(t.Name)
+		s = r.Str(r.Name(t))
 	}
 	return strings.Contains(s, "FusedInferAttentionScore") || strings.Contains(s, "IncreFlashAttention") ||
 		strings.Contains(s, "PagedAttention")

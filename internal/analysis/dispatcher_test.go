@@ -68,13 +68,14 @@ func TestMC2DispatchCombinePerLayer(t *testing.T) {
 		require.InDelta(t, (m[MetricMoEDispatchUs]+m[MetricMoECombineUs])/moeK, m[MetricMoEDispatchShare], 1e-9)
 		var d, c []int64
 		for _, task := range p.Ranks[i].Tasks {
+			dur := p.Ranks[i].Dur(&task)
 			switch p.Ranks[i].Str(p.Ranks[i].OpType(&task)) {
 			case "MoeDistributeDispatchV2":
-				d = append(d, task.Dur)
-				busy += task.Dur
+				d = append(d, dur)
+				busy += dur
 			case "MoeDistributeCombineV2":
-				c = append(c, task.Dur)
-				busy += task.Dur
+				c = append(c, dur)
+				busy += dur
 			}
 		}
 		require.Len(t, d, int(layers))

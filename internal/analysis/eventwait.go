@@ -119,15 +119,16 @@ does not list EVENT_WAIT tasks.`,
 		var waits []waitRef
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
-			if cur == nil || cur.sw.Stream != t.Stream {
-				cur = idx[t.Stream]
+			stream, dur := r.Stream(t), r.Dur(t)
+			if cur == nil || cur.sw.Stream != stream {
+				cur = idx[stream]
 				if cur == nil {
-					cur = &streamState{sw: StreamWait{Stream: t.Stream}, first: t.Start, lastWait: -1}
-					idx[t.Stream] = cur
+					cur = &streamState{sw: StreamWait{Stream: stream}, first: t.Start, lastWait: -1}
+					idx[stream] = cur
 					states = append(states, cur)
 				}
 			}
-			if e := t.End(); e > cur.last {
+			if e := t.Start + dur; e > cur.last {
 				cur.last = e
 			}
 			// the previous wait on this stream is followed by this task
@@ -136,18 +137,18 @@ does not list EVENT_WAIT tasks.`,
 				cur.lastWait = -1
 			}
 			sw := &cur.sw
-			switch t.Class {
+			switch r.Class(t) {
 			case model.ClassEventWait:
-				sw.Wait.add(t.Dur)
-				res.Total.add(t.Dur)
+				sw.Wait.add(dur)
+				res.Total.add(dur)
 				cur.lastWait = len(waits)
 				waits = append(waits, waitRef{task: int32(i), next: -1})
 			case model.ClassCompute:
 				sw.Compute = true
-				sw.Busy += t.Dur
-				sw.ComputeTime += t.Dur
+				sw.Busy += dur
+				sw.ComputeTime += dur
 			default:
-				sw.Busy += t.Dur
+				sw.Busy += dur
 			}
 		}
 		res.Streams = make([]StreamWait, 0, len(states))
@@ -172,14 +173,14 @@ does not list EVENT_WAIT tasks.`,
 				continue
 			}
 			n := &r.Tasks[w.next]
-			if n.Class != model.ClassCompute && n.Class != model.ClassCommKernel && n.Class != model.ClassMemcpy {
+			if r.Class(n) != model.ClassCompute && r.Class(n) != model.ClassCommKernel && r.Class(n) != model.ClassMemcpy {
 				continue
 			}
-			k := opKey{n.Name, n.Stream}
+			k := opKey{r.Name(n), r.Stream(n)}
 			if byOp[k] == nil {
 				byOp[k] = &Stat{}
 			}
-			byOp[k].add(r.Tasks[w.task].Dur)
+			byOp[k].add(r.Dur(&r.Tasks[w.task]))
 		}
 		res.WaitedOps = make([]WaitedOp, 0, len(byOp))
 		for k, st := range byOp {
@@ -198,7 +199,7 @@ does not list EVENT_WAIT tasks.`,
 		// the 20 longest, longest first, ties by task order (a total
 		// order): kept by insertion while scanning, not by sorting all
 		longer := func(x, y waitRef) bool {
-			a, b := r.Tasks[x.task].Dur, r.Tasks[y.task].Dur
+			a, b := r.Dur(&r.Tasks[x.task]), r.Dur(&r.Tasks[y.task])
 			if a != b {
 				return a > b
 			}
@@ -225,10 +226,10 @@ does not list EVENT_WAIT tasks.`,
 		res.Longest = make([]Wait, 0, len(top))
 		for _, ref := range top {
 			t := &r.Tasks[ref.task]
-			w := Wait{Task: int(ref.task), Next: int(ref.next), Stream: t.Stream, Start: t.Start, Dur: t.Dur}
+			w := Wait{Task: int(ref.task), Next: int(ref.next), Stream: r.Stream(t), Start: t.Start, Dur: r.Dur(t)}
 			if ref.next >= 0 {
 				n := &r.Tasks[ref.next]
-				w.NextName, w.NextDur, w.HasNext = keepName(r.Str(n.Name)), n.Dur, true
+				w.NextName, w.NextDur, w.HasNext = keepName(r.Str(r.Name(n))), r.Dur(n), true
 			}
 			res.Longest = append(res.Longest, w)
 		}

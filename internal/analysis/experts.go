@@ -662,7 +662,7 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 			}
 			var ns int64
 			for _, i := range l.GMM {
-				ns += r.Tasks[i].Dur
+				ns += r.Dur(&r.Tasks[i])
 			}
 			res.Layers = append(res.Layers, ns)
 		}
@@ -671,7 +671,7 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 			roles := newNameOpMemo(r, moeRole)
 			for _, i := range tl.ComputeTasks {
 				if roles.get(&r.Tasks[i]) == roleGMM {
-					res.Kernels = append(res.Kernels, r.Tasks[i].Dur)
+					res.Kernels = append(res.Kernels, r.Dur(&r.Tasks[i]))
 				}
 			}
 		}
@@ -693,9 +693,9 @@ func epDispatchSeries(r *model.Rank, moe *MoEResult, res *EPLoadResult) {
 		}
 		var c int64
 		for _, i := range l.Combine {
-			c += r.Tasks[i].Dur
+			c += r.Dur(&r.Tasks[i])
 		}
-		res.Dispatch = append(res.Dispatch, r.Tasks[l.Routing].Dur)
+		res.Dispatch = append(res.Dispatch, r.Dur(&r.Tasks[l.Routing]))
 		res.Combine = append(res.Combine, c)
 	}
 }

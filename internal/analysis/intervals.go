@@ -156,7 +156,7 @@ var TimelinePass = &Pass{
 		}
 		nComp := 0
 		for i := range r.Tasks {
-			if r.Tasks[i].Class == model.ClassCompute {
+			if r.Class(&r.Tasks[i]) == model.ClassCompute {
 				nComp++
 			}
 		}
@@ -172,20 +172,21 @@ var TimelinePass = &Pass{
 		var win, all hull
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
-			if t.Class != model.ClassCompute {
+			c, end := r.Class(t), r.End(t)
+			if c != model.ClassCompute {
 				// current msprof's extremes: every task but the
 				// profiler's own start and stop markers
-				if t.Class != model.ClassPlaceholder || !profilingMarker(r.Str(t.Name), r.Str(r.TaskType(t))) {
-					all.add(t.Start, t.End())
+				if c != model.ClassPlaceholder || !profilingMarker(r.Str(r.Name(t)), r.Str(r.TaskType(t))) {
+					all.add(t.Start, end)
 				}
 			}
 			// the window spans compute kernels and HCCL big ops only, as
 			// the profiler's own Overlap Analysis does: bookkeeping
 			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
 			// subtasks outside them are left out (docs/formats.md)
-			if t.Class == model.ClassCompute {
-				win.add(t.Start, t.End())
-				x := Interval{t.Start, t.End()}
+			if c == model.ClassCompute {
+				win.add(t.Start, end)
+				x := Interval{t.Start, end}
 				tl.ComputeTasks = append(tl.ComputeTasks, i)
 				switch {
 				case !inOrder:
@@ -195,7 +196,7 @@ var TimelinePass = &Pass{
 					inOrder = false
 					comp = make([]Interval, 0, nComp)
 					for _, j := range tl.ComputeTasks {
-						comp = append(comp, Interval{r.Tasks[j].Start, r.Tasks[j].End()})
+						comp = append(comp, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
 					}
 					merged = nil
 				case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:

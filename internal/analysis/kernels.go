@@ -79,19 +79,20 @@ Other in old traces, none) nor its name tells.`,
 		var all []*acc
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
-			res.Total.add(t.Dur)
-			if int(t.Name) >= len(by) {
-				by = append(by, make([]*acc, int(t.Name)+1-len(by))...)
+			name, dur := r.Name(t), r.Dur(t)
+			res.Total.add(dur)
+			if int(name) >= len(by) {
+				by = append(by, make([]*acc, int(name)+1-len(by))...)
 			}
-			a := by[t.Name]
+			a := by[name]
 			if a == nil {
 				x := r.Extra(t)
-				a = &acc{name: r.Str(t.Name), op: r.Str(x.OpType), core: r.Str(x.TaskType)}
-				by[t.Name] = a
+				a = &acc{name: r.Str(name), op: r.Str(x.OpType), core: r.Str(x.TaskType)}
+				by[name] = a
 				all = append(all, a)
 			}
 			a.count++
-			a.total += t.Dur
+			a.total += dur
 		}
 		ctx.SetUs(MetricKernelComputeUs, res.Total.Total)
 		ctx.SetCount(MetricKernelComputeCount, res.Total.Count)
@@ -133,8 +134,8 @@ Other in old traces, none) nor its name tells.`,
 		}
 		for _, i := range tl.ComputeTasks {
 			t := &r.Tasks[i]
-			if a := by[t.Name]; a.count >= 0 {
-				a.durs = append(a.durs, float64(t.Dur)/1000)
+			if a := by[r.Name(t)]; a.count >= 0 {
+				a.durs = append(a.durs, float64(r.Dur(t))/1000)
 			}
 		}
 		res.Top = make([]KernelStat, 0, len(all))

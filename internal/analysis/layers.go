@@ -224,7 +224,7 @@ func markBoundaries(r *model.Rank, tl *Timeline, ew *EventWaitResult, res *Layer
 	g := 0
 	for _, i := range tl.ComputeTasks {
 		t := &r.Tasks[i]
-		if t.Stream != main || t.Start < res.Gaps[0].Start {
+		if r.Stream(t) != main || t.Start < res.Gaps[0].Start {
 			continue
 		}
 		for g < len(res.Gaps) && t.Start >= res.Gaps[g].End {
@@ -235,7 +235,7 @@ func markBoundaries(r *model.Rank, tl *Timeline, ew *EventWaitResult, res *Layer
 		}
 		k := r.OpType(t)
 		if r.Str(k) == "" {
-			k = t.Name
+			k = r.Name(t)
 		}
 		h := res.Gaps[g].period
 		res.Gaps[g].period = (h^uint64(k)+0x9e3779b97f4a7c15)*0xbf58476d1ce4e5b9 ^ h>>29

@@ -184,7 +184,7 @@ func TestMsprofTaskTimeFallback(t *testing.T) {
 		// the PROFILING_DISABLE bookkeeping task 898 ms after the last
 		// kernel is left out of the window (checkTruth compared it)
 		last := m.Tasks[len(m.Tasks)-1]
-		require.Equal(t, "PROFILING_DISABLE", m.Str(last.Name))
+		require.Equal(t, "PROFILING_DISABLE", m.Str(m.Name(&last)))
 		require.Less(t, rr.Metrics["device.window.time_us"], 898000.0)
 	}
 	// without op_summary the names stay task_time's, with a warning

@@ -259,13 +259,13 @@ func ledgerSpans(r *model.Rank, layers *LayersResult, main int32) ([]LedgerStep,
 	first, last := int64(-1), int64(-1)
 	for i := range r.Tasks {
 		t := &r.Tasks[i]
-		if t.Stream != main {
+		if r.Stream(t) != main {
 			continue
 		}
 		if first < 0 {
 			first = t.Start
 		}
-		last = max(last, t.End())
+		last = max(last, r.End(t))
 	}
 	bounds := make([]int64, 0, len(starts)+2)
 	bounds = append(bounds, first)
@@ -353,7 +353,7 @@ func mainLaunches(r *model.Rank, main int32, all model.Launches) model.Launches 
 	}
 	var out []launch
 	for i := range all.Len() {
-		if t := all.Task(i); t >= 0 && r.Tasks[t].Stream == main {
+		if t := all.Task(i); t >= 0 && r.Stream(&r.Tasks[t]) == main {
 			out = append(out, launch{t, all.End(i)})
 		}
 	}
@@ -374,7 +374,7 @@ func mainLaunches(r *model.Rank, main int32, all model.Launches) model.Launches 
 func ledgerStage(r *model.Rank, t *model.DeviceTask) Cause {
 	s := r.Str(r.OpType(t))
 	if s == "" {
-		s = r.Str(t.Name)
+		s = r.Str(r.Name(t))
 	}
 	switch moeRole(r, t) {
 	case roleGMM:
@@ -405,19 +405,19 @@ func (w *ledgerWalk) run() {
 		cur := st.Start
 		first := true
 		// a main-stream task begun in the previous step runs on into this one
-		if prev >= 0 && r.Tasks[prev].End() > cur {
+		if prev >= 0 && r.End(&r.Tasks[prev]) > cur {
 			first = false
 			cur = w.task(prev, cur, st.End)
 		}
 		for ; i < len(r.Tasks) && r.Tasks[i].Start < st.End; i++ {
 			t := &r.Tasks[i]
-			if t.Stream != w.main {
+			if r.Stream(t) != w.main {
 				continue
 			}
 			prev = i
 			if t.Start < st.Start {
 				// before the first step: only what runs on into it
-				if t.End() > cur {
+				if r.End(t) > cur {
 					first = false
 					cur = w.task(i, cur, st.End)
 				}
@@ -572,12 +572,12 @@ func (w *ledgerWalk) addCollective(label string, k int32, a, b int64) {
 // returns where it ends.
 func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 	t := &w.r.Tasks[i]
-	b := min(t.End(), hi)
+	b := min(w.r.End(t), hi)
 	if b <= a {
 		return a
 	}
 	w.arrive(a)
-	switch t.Class {
+	switch w.r.Class(t) {
 	case model.ClassCompute:
 		c := w.stages.get(t)
 		if tt := w.r.TaskType(t); tt != w.taskType {
@@ -592,7 +592,7 @@ func (w *ledgerWalk) task(i int, a, hi int64) int64 {
 		case CauseDispatchCombine:
 			if t.Start >= w.st.Start {
 				// an exchange: the cluster pass matches it across the ep group
-				k := w.addSync(w.r.Str(w.opName(t)), true, t.Dur)
+				k := w.addSync(w.r.Str(w.opName(t)), true, w.r.Dur(t))
 				w.syncOps[k].Late = w.lateCause()
 				w.expose(c, k, t.Start, a, b)
 				return b
@@ -618,7 +618,7 @@ func (w *ledgerWalk) opName(t *model.DeviceTask) model.Sym {
 	if op := w.r.OpType(t); w.r.Str(op) != "" {
 		return op
 	}
-	return t.Name
+	return w.r.Name(t)
 }
 
 // wait gives the EVENT_WAIT i's [a, b) to what it waited for.

@@ -8,11 +8,10 @@ import (
 
 // nameOpMemo caches a classification of device tasks that depends only on
 // a task's name and op type (moeRole, isDecodeAttention). A rank has
-// hundreds of thousands of tasks but a few thousand names, and string
+// hundreds of thousands of tasks but a few thousand distinct sets of what
+// they share (model.Extras, name and op type among them), and string
 // matching per task was most of what the MoE and decode passes cost. One
-// slot per name symbol remembers the op type it was computed with (a name
-// nearly always has a single op type; when it does not, the slot is
-// recomputed, so the answer is always f's).
+// slot per set holds f's answer for it.
 type nameOpMemo[T any] struct {
 	r     *model.Rank
 	f     func(*model.Rank, *model.DeviceTask) T
@@ -20,7 +19,6 @@ type nameOpMemo[T any] struct {
 }
 
 type nameOpSlot[T any] struct {
-	op  model.Sym
 	set bool
 	v   T
 }
@@ -30,16 +28,16 @@ func newNameOpMemo[T any](r *model.Rank, f func(*model.Rank, *model.DeviceTask) 
 }
 
 func (m *nameOpMemo[T]) get(t *model.DeviceTask) T {
-	if int(t.Name) >= len(m.slots) {
-		m.slots = append(m.slots, make([]nameOpSlot[T], int(t.Name)+1-len(m.slots))...)
+	i := t.Extra.Index()
+	if i >= len(m.slots) {
+		m.slots = append(m.slots, make([]nameOpSlot[T], max(i+1, m.r.Extras.Len())-len(m.slots))...)
 	}
-	s := &m.slots[t.Name]
-	op := m.r.OpType(t)
-	if s.set && s.op == op {
+	s := &m.slots[i]
+	if s.set {
 		return s.v
 	}
 	v := m.f(m.r, t)
-	*s = nameOpSlot[T]{op: op, set: true, v: v}
+	*s = nameOpSlot[T]{set: true, v: v}
 	return v
 }
 

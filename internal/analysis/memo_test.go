@@ -40,11 +40,11 @@ func TestNameOpMemoFollowsOpType(t *testing.T) {
 	r := model.NewRank("memo")
 	name := r.Intern("aclnnFoo_1")
 	tasks := []model.DeviceTask{
-		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum")})},
-		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("GroupedMatmul")})},
-		{Name: name, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum")})},
-		{Name: r.Intern("MoeInitRoutingCustom_7")},
-		{Name: name},
+		r.NewTask(0, 0, model.TaskExtra{Name: name, OpType: r.Intern("Cumsum")}),
+		r.NewTask(0, 0, model.TaskExtra{Name: name, OpType: r.Intern("GroupedMatmul")}),
+		r.NewTask(0, 0, model.TaskExtra{Name: name, OpType: r.Intern("Cumsum")}),
+		r.NewTask(0, 0, model.TaskExtra{Name: r.Intern("MoeInitRoutingCustom_7")}),
+		r.NewTask(0, 0, model.TaskExtra{Name: name}),
 	}
 	m := newNameOpMemo(r, moeRole)
 	for i := range tasks {

@@ -39,7 +39,7 @@ var openerPath = map[int]string{roleRouting: DispatcherAllGather, roleDispatchMC
 
 // moeRole reads only t.Name and r.OpType(t) (nameOpMemo relies on it).
 func moeRole(r *model.Rank, t *model.DeviceTask) int {
-	name := r.Str(t.Name)
+	name := r.Str(r.Name(t))
 	s := r.Str(r.OpType(t))
 	if s == "" {
 		s = name
@@ -249,9 +249,9 @@ func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
 		for len(pos) <= p {
 			pos = append(pos, acc{})
 		}
-		pos[p].r += float64(t.Dur) / 1000
+		pos[p].r += float64(r.Dur(&t)) / 1000
 		for _, ci := range l.Cumsum {
-			pos[p].c += float64(r.Tasks[ci].Dur) / 1000
+			pos[p].c += float64(r.Dur(&r.Tasks[ci])) / 1000
 		}
 		pos[p].n++
 	}
@@ -283,29 +283,29 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 		case roleRouting, roleDispatchMC2, roleFusedMC2, rolePermute:
 			role := roles.get(t)
 			if role == roleRouting {
-				res.Routing.add(t.Dur)
+				res.Routing.add(r.Dur(t))
 			} else {
-				res.Dispatch.add(t.Dur)
+				res.Dispatch.add(r.Dur(t))
 			}
 			if role == rolePermute && !a2a {
 				continue // an AllGather-path permute: no alltoallv
 			}
 			path := openerPath[role]
-			res.Layers = append(res.Layers, MoELayer{Stream: t.Stream, Path: path, Routing: i})
+			res.Layers = append(res.Layers, MoELayer{Stream: r.Stream(t), Path: path, Routing: i})
 			if res.PathLayers[path] == 0 {
 				opener[path] = r.Str(r.OpType(t))
 				if opener[path] == "" {
-					opener[path] = r.Str(t.Name)
+					opener[path] = r.Str(r.Name(t))
 				}
 			}
 			res.PathLayers[path]++
 			if role == roleRouting {
-				open[t.Stream] = len(res.Layers) - 1
+				open[r.Stream(t)] = len(res.Layers) - 1
 			}
-			cur[t.Stream] = len(res.Layers) - 1
+			cur[r.Stream(t)] = len(res.Layers) - 1
 		case roleCumsum:
-			if li, ok := open[t.Stream]; ok {
-				res.Cumsum.add(t.Dur)
+			if li, ok := open[r.Stream(t)]; ok {
+				res.Cumsum.add(r.Dur(t))
 				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
 				tt := r.Str(r.TaskType(t))
 				core := tt
@@ -313,22 +313,22 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 					core = "unknown"
 				}
 				res.CumsumCores[core]++
-				switch on, known := OnAICPU(tt, r.Str(t.Name)); {
+				switch on, known := OnAICPU(tt, r.Str(r.Name(t))); {
 				case !known:
 					if res.CumsumUndecided == 0 {
 						res.cumsumUnknownCore = tt
 					}
 					res.CumsumUndecided++
 				case on:
-					res.CumsumAICPU.add(t.Dur)
+					res.CumsumAICPU.add(r.Dur(t))
 				}
 			} else {
-				res.OtherCumsum.add(t.Dur)
+				res.OtherCumsum.add(r.Dur(t))
 			}
 		case roleGMM:
-			res.GMM.add(t.Dur)
-			delete(open, t.Stream)
-			if li, ok := cur[t.Stream]; ok {
+			res.GMM.add(r.Dur(t))
+			delete(open, r.Stream(t))
+			if li, ok := cur[r.Stream(t)]; ok {
 				res.Layers[li].GMM = append(res.Layers[li].GMM, i)
 			}
 			if n, ok := shapes.firstDim(r.InputShapes(t)); ok {
@@ -337,12 +337,12 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 				res.HaveShapes = false
 			}
 		case roleGating:
-			res.Gating.add(t.Dur)
+			res.Gating.add(r.Dur(t))
 		case roleDispatch:
-			res.Dispatch.add(t.Dur)
+			res.Dispatch.add(r.Dur(t))
 		case roleCombine:
-			res.Combine.add(t.Dur)
-			if li, ok := cur[t.Stream]; ok {
+			res.Combine.add(r.Dur(t))
+			if li, ok := cur[r.Stream(t)]; ok {
 				res.Layers[li].Combine = append(res.Layers[li].Combine, i)
 			}
 		}

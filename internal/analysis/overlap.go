@@ -364,8 +364,8 @@ cut may have taken part of their device work.`,
 			var win hull
 			for _, i := range inStep(comps, func(i int) int64 { return r.Tasks[i].Start }, s.Start, s.End) {
 				t := &r.Tasks[i]
-				comp = append(comp, Interval{t.Start, t.End()})
-				win.add(t.Start, t.End())
+				comp = append(comp, Interval{t.Start, r.End(t)})
+				win.add(t.Start, r.End(t))
 			}
 			for _, i := range inStep(hccls, func(i int) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
 				if noComm != "" {

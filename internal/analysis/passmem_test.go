@@ -13,15 +13,15 @@ import (
 	"github.com/npuprof/npuprof/internal/pipeline/gather"
 )
 
-// The per-rank passes together allocate less than the model they read
-// (0.97x on the 4 MB benchmark trace). This is the cheap,
-// deterministic guard of the 0.3x peak-RSS target between `make bench`
-// runs: a pass that keeps per task (or per EVENT_WAIT, per kernel)
-// anywhere near what the model holds per task breaks it (a 72-byte Wait
-// for every EVENT_WAIT while scanning gave 1.14x here and +4-9 MiB of
-// peak RSS at 200 MB).
-// Allocation totals are repeatable (±2% run to run); at 0.97x the bound
-// leaves ~3% for growth that is not per task.
+// The per-rank passes together allocate at most 1.35x the model they read
+// (1.23x on the 4 MB benchmark trace, whose model holds a task in 16
+// bytes). This is the cheap, deterministic guard of the 0.3x peak-RSS
+// target between `make bench` runs: a pass that keeps per task (or per
+// EVENT_WAIT, per kernel) anywhere near what the model holds per task
+// breaks it (a 72-byte Wait for every EVENT_WAIT while scanning added
+// ~0.3x of the model here and +4-9 MiB of peak RSS at 200 MB).
+// Allocation totals are repeatable (±2% run to run); at 1.23x the bound
+// leaves ~9% for growth that is not per task.
 func TestPassesAllocateLessThanTheModel(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates beside the passes: the bound is measured without -race")
@@ -55,5 +55,5 @@ func TestPassesAllocateLessThanTheModel(t *testing.T) {
 		}
 	}
 	t.Logf("model %.0f KiB, passes allocate %.0f KiB (%.2fx)", model/1024, least/1024, least/model)
-	require.Less(t, least, model, "the passes allocate more than the model they read")
+	require.Less(t, least, 1.35*model, "the passes allocate more than 1.35x the model they read")
 }

@@ -89,13 +89,13 @@ func longestIdleEnd(r *model.Rank, stream int32, lo, hi int64) (int64, bool) {
 	seen, ok := false, false
 	for ; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
 		t := &r.Tasks[i]
-		if t.Stream != stream {
+		if r.Stream(t) != stream {
 			continue
 		}
 		if seen && t.Start-prevEnd > best {
 			best, at, ok = t.Start-prevEnd, t.Start, true
 		}
-		prevEnd = max(prevEnd, t.End())
+		prevEnd = max(prevEnd, r.End(t))
 		seen = true
 	}
 	return at, ok

@@ -24,7 +24,7 @@ func TestTimelineComputeUnion(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				c = model.ClassEventWait
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: st, Dur: d, Class: c})
+			r.Tasks = append(r.Tasks, r.NewTask(st, d, model.TaskExtra{Class: c}))
 			if c == model.ClassCompute {
 				iv = append(iv, Interval{st, st + d})
 			}
@@ -34,8 +34,8 @@ func TestTimelineComputeUnion(t *testing.T) {
 			r.SortTasks()
 			iv = iv[:0]
 			for _, t := range r.Tasks {
-				if t.Class == model.ClassCompute {
-					iv = append(iv, Interval{t.Start, t.End()})
+				if r.Class(&t) == model.ClassCompute {
+					iv = append(iv, Interval{t.Start, r.End(&t)})
 				}
 			}
 		}

@@ -235,11 +235,11 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 		if t.Start >= we {
 			break
 		}
-		if t.End() <= ws || t.Class == model.ClassCommSubtask || t.Class == model.ClassPlaceholder {
+		if r.End(t) <= ws || r.Class(t) == model.ClassCommSubtask || r.Class(t) == model.ClassPlaceholder {
 			continue
 		}
-		add(SampleBox{Start: max(t.Start, ws) - ws, End: min(t.End(), we) - ws, Kind: boxKind(t.Class),
-			Count: 1, Longest: t.Dur, Name: int32(t.Name)}, SampleLane{Stream: t.Stream})
+		add(SampleBox{Start: max(t.Start, ws) - ws, End: min(r.End(t), we) - ws, Kind: boxKind(r.Class(t)),
+			Count: 1, Longest: r.Dur(t), Name: int32(r.Name(t))}, SampleLane{Stream: r.Stream(t)})
 	}
 	for i := range r.HCCL {
 		h := &r.HCCL[i]
@@ -303,7 +303,7 @@ func windowBoxes(r *model.Rank, ws, we int64) int {
 		if t.Start >= we {
 			break
 		}
-		if t.End() > ws && t.Class != model.ClassCommSubtask && t.Class != model.ClassPlaceholder {
+		if r.End(t) > ws && r.Class(t) != model.ClassCommSubtask && r.Class(t) != model.ClassPlaceholder {
 			n++
 		}
 	}

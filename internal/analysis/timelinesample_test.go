@@ -31,9 +31,9 @@ func sampleRank(stepTasks ...int) *model.Rank {
 			if i%40 == 39 {
 				name = long
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t, Dur: 1_000, Name: r.Intern(name),
-				Extra:  r.Extras.ID(model.TaskExtra{OpType: r.Intern("Kernel"), TaskType: r.Intern("AI_CORE")}),
-				Stream: int32(2 + i%4), Class: model.ClassCompute})
+			r.Tasks = append(r.Tasks, r.NewTask(t, 1_000, model.TaskExtra{Name: r.Intern(name),
+				OpType: r.Intern("Kernel"), TaskType: r.Intern("AI_CORE"),
+				Stream: int32(2 + i%4), Class: model.ClassCompute}))
 			if i%16 == 0 {
 				r.HCCL = append(r.HCCL, model.HCCLOp{Start: t, Dur: 700, Name: r.Intern("hcom_allReduce__586_0_1"),
 					Type: r.Intern("allreduce"), Group: r.Intern([]string{"tp", "ep"}[i/16%2])})

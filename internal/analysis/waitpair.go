@@ -131,14 +131,14 @@ eventwait) waits that a compute kernel on another stream ended.`,
 		if haveMain {
 			n := 0
 			for i := range r.Tasks {
-				if t := &r.Tasks[i]; t.Class == model.ClassEventWait && t.Stream == main {
+				if t := &r.Tasks[i]; r.Class(t) == model.ClassEventWait && r.Stream(t) == main {
 					n++
 				}
 			}
 			res.main = make([]mainWait, 0, n)
 		}
 		PairWaits(r, func(p WaitPair) {
-			if haveMain && r.Tasks[p.Wait].Stream == main {
+			if haveMain && r.Stream(&r.Tasks[p.Wait]) == main {
 				res.keepMain(p)
 			}
 			res.Waits++
@@ -146,7 +146,7 @@ eventwait) waits that a compute kernel on another stream ended.`,
 				res.Paired++
 			}
 			w := &r.Tasks[p.Wait]
-			k := key{w.Stream, p.Kind, p.Name, p.Stream}
+			k := key{r.Stream(w), p.Kind, p.Name, p.Stream}
 			// a stream's waits come in runs of the same awaited task:
 			// the last key's sum is found without hashing
 			if last == nil || k != lastKey {
@@ -157,7 +157,7 @@ eventwait) waits that a compute kernel on another stream ended.`,
 				}
 				lastKey = k
 			}
-			last.add(w.Dur)
+			last.add(r.Dur(w))
 		})
 		for k, s := range sums {
 			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: keepName(k.name), Stream: k.on, Wait: *s})
@@ -200,7 +200,7 @@ func PairWaits(r *model.Rank, fn func(WaitPair)) {
 	// back from it: tasks are sorted by start)
 	nw, nr := 0, 0
 	for i := range r.Tasks {
-		switch r.Tasks[i].Class {
+		switch r.Class(&r.Tasks[i]) {
 		case model.ClassEventWait:
 			nw++
 		case model.ClassEventRecord:
@@ -209,14 +209,14 @@ func PairWaits(r *model.Rank, fn func(WaitPair)) {
 	}
 	waits, records := make([]int32, 0, nw), make([]int32, 0, nr)
 	for i := range r.Tasks {
-		switch r.Tasks[i].Class {
+		switch r.Class(&r.Tasks[i]) {
 		case model.ClassEventWait:
 			waits = append(waits, int32(i))
 		case model.ClassEventRecord:
 			records = append(records, int32(i))
 		}
 	}
-	end := func(i int32) int64 { return r.Tasks[i].End() }
+	end := func(i int32) int64 { return r.End(&r.Tasks[i]) }
 	slices.SortStableFunc(records, func(a, b int32) int { return cmp.Compare(end(a), end(b)) })
 	hccl := make([]int32, len(r.HCCL))
 	for i := range hccl {
@@ -227,10 +227,11 @@ func PairWaits(r *model.Rank, fn func(WaitPair)) {
 	for _, wi := range waits {
 		w := &r.Tasks[wi]
 		p := WaitPair{Wait: int(wi), Record: -1, Kind: AwaitHost, Name: AwaitHost, Stream: -1}
-		k := sort.Search(len(records), func(k int) bool { return end(records[k]) > w.End()+waitTolNs }) - 1
+		wEnd := r.End(w)
+		k := sort.Search(len(records), func(k int) bool { return end(records[k]) > wEnd+waitTolNs }) - 1
 		for ; k >= 0 && end(records[k]) >= w.Start; k-- {
-			if rec := &r.Tasks[records[k]]; rec.Stream != w.Stream {
-				p.Record, p.Stream = int(records[k]), rec.Stream
+			if rec := &r.Tasks[records[k]]; r.Stream(rec) != r.Stream(w) {
+				p.Record, p.Stream = int(records[k]), r.Stream(rec)
 				p.Kind, p.Name = awaitedBefore(r, int(records[k]), hccl, labels)
 				break
 			}
@@ -243,12 +244,13 @@ func PairWaits(r *model.Rank, fn func(WaitPair)) {
 func awaitedBefore(r *model.Rank, rec int, hccl []int32, labels *typeGroupLabels) (string, string) {
 	rt := &r.Tasks[rec]
 	k := -1
+	stream := r.Stream(rt)
 	for i := rec - 1; i >= 0 && i >= rec-maxWalkBack; i-- {
 		t := &r.Tasks[i]
-		if t.Stream != rt.Stream || t.End() > rt.Start+waitTolNs {
+		if r.Stream(t) != stream || r.End(t) > rt.Start+waitTolNs {
 			continue
 		}
-		if c := t.Class; c == model.ClassCompute || c == model.ClassCommKernel || c == model.ClassCommSubtask || c == model.ClassMemcpy {
+		if c := r.Class(t); c == model.ClassCompute || c == model.ClassCommKernel || c == model.ClassCommSubtask || c == model.ClassMemcpy {
 			k = i
 			break
 		}
@@ -257,11 +259,11 @@ func awaitedBefore(r *model.Rank, rec int, hccl []int32, labels *typeGroupLabels
 		return AwaitKernel, "(nothing before the record)"
 	}
 	t := &r.Tasks[k]
-	switch t.Class {
+	switch r.Class(t) {
 	case model.ClassCommKernel, model.ClassCommSubtask:
 		// the HCCL op that ends last at or after the task's end
-		h := sort.Search(len(hccl), func(h int) bool { return r.HCCL[hccl[h]].End() >= t.End()-waitTolNs })
-		if h < len(hccl) && r.HCCL[hccl[h]].Start <= t.End() {
+		h := sort.Search(len(hccl), func(h int) bool { return r.HCCL[hccl[h]].End() >= r.End(t)-waitTolNs })
+		if h < len(hccl) && r.HCCL[hccl[h]].Start <= r.End(t) {
 			return AwaitCollective, labels.of(&r.HCCL[hccl[h]])
 		}
 		return AwaitCollective, "?@?"
@@ -271,7 +273,7 @@ func awaitedBefore(r *model.Rank, rec int, hccl []int32, labels *typeGroupLabels
 	if op := r.Str(r.OpType(t)); op != "" {
 		return AwaitKernel, op
 	}
-	return AwaitKernel, r.Str(t.Name)
+	return AwaitKernel, r.Str(r.Name(t))
 }
 
 // WaitPairsOf is, per stream of the rank, what its EVENT_WAITs waited for.

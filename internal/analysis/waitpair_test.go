@@ -30,7 +30,7 @@ func TestWaitPairsMatchTruth(t *testing.T) {
 				got := map[at]WaitPair{}
 				PairWaits(rk, func(w WaitPair) {
 					task := &rk.Tasks[w.Wait]
-					got[at{task.Stream, task.Start}] = w
+					got[at{rk.Stream(task), task.Start}] = w
 				})
 				for _, w := range rt.Waits {
 					total++

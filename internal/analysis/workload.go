@@ -180,7 +180,7 @@ func nameClues(r *model.Rank, device bool, counts []int32) []Clue {
 		// by extras first: a task's op type is its extras'
 		byExtra := make([]int32, r.Extras.Len())
 		for i := range r.Tasks {
-			if x := int(r.Tasks[i].Extra); x < len(byExtra) {
+			if x := r.Tasks[i].Extra.Index(); x < len(byExtra) {
 				byExtra[x]++
 			}
 		}

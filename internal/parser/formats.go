@@ -235,8 +235,8 @@ func readTaskTime(r *model.Rank, path string, marks *profilingMarks) {
 			if c == model.ClassCompute && t.Name == "" {
 				c = model.ClassOther
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: t.Start, Dur: t.Dur, Name: r.Intern(name), Stream: t.Stream, Class: c,
-				Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern(binaryOpType(name)), TaskType: r.Intern(t.TaskType), ModelID: 4294967295})})
+			r.Tasks = append(r.Tasks, r.NewTask(t.Start, t.Dur, model.TaskExtra{Name: r.Intern(name), Stream: t.Stream, Class: c,
+				OpType: r.Intern(binaryOpType(name)), TaskType: r.Intern(t.TaskType), ModelID: 4294967295}))
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		if err == nil && issues.Partial() {

@@ -14,6 +14,7 @@ import (
 // search starts where the last one ended (a merge join) and falls back to
 // a binary search for a row out of order.
 type taskIndex struct {
+	r     *model.Rank
 	tasks []model.DeviceTask
 	// idx are the compute tasks sorted by start; nil: tasks is in start
 	// order and searched whole (the caller skips tasks not compute)
@@ -22,8 +23,9 @@ type taskIndex struct {
 	cur int // where the last search found its first task
 }
 
-func newTaskIndex(tasks []model.DeviceTask) *taskIndex {
-	ti := &taskIndex{tasks: tasks, n: len(tasks)}
+func newTaskIndex(r *model.Rank) *taskIndex {
+	tasks := r.Tasks
+	ti := &taskIndex{r: r, tasks: tasks, n: len(tasks)}
 	sorted := true
 	for i := 1; i < len(tasks); i++ {
 		if tasks[i].Start < tasks[i-1].Start {
@@ -36,7 +38,7 @@ func newTaskIndex(tasks []model.DeviceTask) *taskIndex {
 	}
 	ti.idx = []int32{}
 	for i := range tasks {
-		if tasks[i].Class == model.ClassCompute {
+		if r.Class(&tasks[i]) == model.ClassCompute {
 			ti.idx = append(ti.idx, int32(i))
 		}
 	}
@@ -66,7 +68,7 @@ func (ti *taskIndex) start(i int) int64 {
 func (ti *taskIndex) task(i int) *model.DeviceTask {
 	if ti.idx == nil {
 		t := &ti.tasks[i]
-		if t.Class != model.ClassCompute {
+		if ti.r.Class(t) != model.ClassCompute {
 			return nil
 		}
 		return t

@@ -14,19 +14,22 @@ func TestTaskIndexMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	for round := 0; round < 200; round++ {
 		n := rng.Intn(60)
+		r := model.NewRank("x")
 		tasks := make([]model.DeviceTask, n)
 		start := int64(0)
 		for i := range tasks {
 			start += int64(rng.Intn(3)) // ties are common
-			tasks[i] = model.DeviceTask{Start: start, Class: model.ClassCompute}
+			c := model.ClassCompute
 			if rng.Intn(4) == 0 {
-				tasks[i].Class = model.ClassEventWait
+				c = model.ClassEventWait
 			}
+			tasks[i] = r.NewTask(start, 0, model.TaskExtra{Class: c})
 		}
 		if round%2 == 1 {
 			rng.Shuffle(n, func(i, j int) { tasks[i], tasks[j] = tasks[j], tasks[i] })
 		}
-		ti := newTaskIndex(tasks)
+		r.Tasks = tasks
+		ti := newTaskIndex(r)
 		// sorted tasks are searched in place
 		sorted := true
 		for i := 1; i < n; i++ {
@@ -42,7 +45,7 @@ func TestTaskIndexMatchesScan(t *testing.T) {
 			}
 			want := map[*model.DeviceTask]bool{}
 			for i := range tasks {
-				if tasks[i].Start == s && tasks[i].Class == model.ClassCompute {
+				if tasks[i].Start == s && r.Class(&tasks[i]) == model.ClassCompute {
 					want[&tasks[i]] = true
 				}
 			}
@@ -74,13 +77,16 @@ func TestTaskIndexMatchesScan(t *testing.T) {
 func TestKernelJoin(t *testing.T) {
 	r := model.NewRank("x")
 	a, b, ev := r.Intern("a"), r.Intern("b"), r.Intern("EVENT_WAIT")
+	task := func(start int64, name model.Sym, c model.TaskClass) model.DeviceTask {
+		return r.NewTask(start, 0, model.TaskExtra{Name: name, Class: c})
+	}
 	r.Tasks = []model.DeviceTask{
-		{Start: 20, Name: a, Class: model.ClassCompute},
-		{Start: 10, Name: a, Class: model.ClassCompute},
-		{Start: 10, Name: a, Class: model.ClassCompute}, // a duplicate: both get the row
-		{Start: 10, Name: b, Class: model.ClassCompute},
-		{Start: 10, Name: a, Class: model.ClassEventWait},
-		{Start: 30, Name: ev, Class: model.ClassCompute},
+		task(20, a, model.ClassCompute),
+		task(10, a, model.ClassCompute),
+		task(10, a, model.ClassCompute), // a duplicate: both get the row
+		task(10, b, model.ClassCompute),
+		task(10, a, model.ClassEventWait),
+		task(30, ev, model.ClassCompute),
 	}
 	j := newKernelJoin(r)
 	n0 := r.Syms.Len()

@@ -101,11 +101,11 @@ func readKernelsOnto(r *model.Rank, path string, byStream bool, devs *rowDevices
 			if opType == "" {
 				opType = model.OpTypeFromName(k.Name)
 			}
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: k.Start, Dur: k.Dur, Name: r.Intern(k.Name),
+			r.Tasks = append(r.Tasks, r.NewTask(k.Start, k.Dur, model.TaskExtra{Name: r.Intern(k.Name),
 				Stream: k.Stream, Class: model.ClassifyTask(k.Core, k.Name),
-				Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern(opType), TaskType: r.Intern(k.Core),
-					InputShapes: r.Intern(k.InputShapes), ModelID: 4294967295}),
-				Device: int16(max(k.Device, 0))})
+				OpType: r.Intern(opType), TaskType: r.Intern(k.Core),
+				InputShapes: r.Intern(k.InputShapes), ModelID: 4294967295,
+				Device: int16(max(k.Device, 0))}))
 		})
 		r.Warnings = append(r.Warnings, issues.Warnings(path)...)
 		return err
@@ -218,9 +218,7 @@ func kernelDevices(r *model.Rank, path string, devs *rowDevices) {
 	if len(devs.ids) == 0 || devs.ids[len(devs.ids)-1] == 0 {
 		return
 	}
-	for i := range r.Tasks {
-		r.Tasks[i].Device = 0
-	}
+	r.ClearTaskDevices()
 	for i := range r.HCCL {
 		r.HCCL[i].Device = 0
 	}
@@ -289,6 +287,16 @@ type kernelJoin struct {
 	// the tasks a row has named
 	at    map[[2]int64][]int32
 	named []bool
+	// joined: by the index of a task's extra before the row, what row gave it last
+	// (op type, shapes) and the extra it made: a kernel repeats at
+	// every layer and step, and most rows then need no table look-up
+	joined []joinedExtra
+}
+
+type joinedExtra struct {
+	op, shapes model.Sym
+	to         model.Extra
+	set        bool
 }
 
 // indexByStream indexes the compute tasks by (stream, start).
@@ -296,8 +304,8 @@ func (j *kernelJoin) indexByStream() {
 	j.at = map[[2]int64][]int32{}
 	j.named = make([]bool, len(j.r.Tasks))
 	for i := range j.r.Tasks {
-		if t := &j.r.Tasks[i]; t.Class == model.ClassCompute {
-			k := [2]int64{int64(t.Stream), t.Start}
+		if t := &j.r.Tasks[i]; j.r.Class(t) == model.ClassCompute {
+			k := [2]int64{int64(j.r.Stream(t)), t.Start}
 			j.at[k] = append(j.at[k], int32(i))
 		}
 	}
@@ -307,17 +315,15 @@ func (j *kernelJoin) indexByStream() {
 func (j *kernelJoin) rowByStream(k *summary.KernelRow) {
 	for _, i := range j.at[[2]int64{int64(k.Stream), k.Start}] {
 		t := &j.r.Tasks[i]
-		t.Name = j.intern(&j.names2, k.NameID, k.Name)
-		if k.TypeID != 0 || k.ShapesID != 0 {
-			x := j.r.Extra(t)
-			if k.TypeID != 0 {
-				x.OpType = j.intern(&j.types, k.TypeID, k.Type)
-			}
-			if k.ShapesID != 0 {
-				x.InputShapes = j.intern(&j.shapes, k.ShapesID, k.InputShapes)
-			}
-			j.r.SetExtra(t, x)
+		x := j.r.Extra(t)
+		x.Name = j.intern(&j.names2, k.NameID, k.Name)
+		if k.TypeID != 0 {
+			x.OpType = j.intern(&j.types, k.TypeID, k.Type)
 		}
+		if k.ShapesID != 0 {
+			x.InputShapes = j.intern(&j.shapes, k.ShapesID, k.InputShapes)
+		}
+		j.r.SetExtra(t, x)
 		j.named[i] = true
 	}
 }
@@ -336,7 +342,7 @@ func (j *kernelJoin) unmatched() int {
 }
 
 func newKernelJoin(r *model.Rank) *kernelJoin {
-	return &kernelJoin{r: r, ti: newTaskIndex(r.Tasks)}
+	return &kernelJoin{r: r, ti: newTaskIndex(r)}
 }
 
 // row joins one kernel_details row.
@@ -364,7 +370,7 @@ func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32,
 	resolved := false
 	for i := lo; i < hi; i++ {
 		t := j.ti.task(i)
-		if t == nil || t.Name != sym {
+		if t == nil || j.r.Name(t) != sym {
 			continue
 		}
 		if !resolved {
@@ -373,14 +379,27 @@ func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32,
 			resolved = true
 		}
 		if typeID != 0 || shapesID != 0 {
+			op, sh := opType, inShapes
+			if typeID == 0 {
+				op = j.r.OpType(t)
+			}
+			if shapesID == 0 {
+				sh = j.r.InputShapes(t)
+			}
+			old := t.Extra.Index()
+			if old < len(j.joined) {
+				if s := &j.joined[old]; s.set && s.op == op && s.shapes == sh {
+					t.Extra = s.to
+					continue
+				}
+			}
 			x := j.r.Extra(t)
-			if typeID != 0 {
-				x.OpType = opType
-			}
-			if shapesID != 0 {
-				x.InputShapes = inShapes
-			}
+			x.OpType, x.InputShapes = op, sh
 			j.r.SetExtra(t, x)
+			if old >= len(j.joined) {
+				j.joined = append(j.joined, make([]joinedExtra, max(old+1, j.r.Extras.Len())-len(j.joined))...)
+			}
+			j.joined[old] = joinedExtra{op: op, shapes: sh, to: t.Extra, set: true}
 		}
 	}
 }

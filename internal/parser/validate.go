@@ -57,7 +57,7 @@ func checkFarTasks(r *model.Rank) {
 		}
 	}
 	for g := n - 1; g > head && g >= n-farScan; g-- {
-		if ts[g].Start-ts[g-1].End() > farGap && n-g < g-head {
+		if ts[g].Start-r.End(&ts[g-1]) > farGap && n-g < g-head {
 			tail = n - g
 		}
 	}
@@ -72,7 +72,7 @@ func checkFarTasks(r *model.Rank) {
 	if file == "" {
 		file = r.Path
 	}
-	reason := fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(first.Name)), first.Start)
+	reason := fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(r.Name(first))), first.Start)
 	r.Warnings = append(r.Warnings, model.Warning{File: file, Message: reason, Count: head + tail})
 	r.Partial = true
 	if r.PartialReason == "" {
@@ -187,7 +187,7 @@ func checkKernelCores(r *model.Rank) {
 	}
 	n, first := 0, ""
 	for _, t := range r.Tasks {
-		if t.Class != model.ClassOther {
+		if r.Class(&t) != model.ClassOther {
 			continue
 		}
 		if n == 0 {

@@ -56,7 +56,7 @@ func TestFarTasksNamed(t *testing.T) {
 	mk := func(starts ...int64) *model.Rank {
 		r := model.NewRank("/p")
 		for _, s := range starts {
-			r.Tasks = append(r.Tasks, model.DeviceTask{Start: s, Dur: 1000, Name: r.Intern(fmt.Sprintf("k%d", s))})
+			r.Tasks = append(r.Tasks, r.NewTask(s, 1000, model.TaskExtra{Name: r.Intern(fmt.Sprintf("k%d", s))}))
 		}
 		return r
 	}

@@ -48,9 +48,9 @@ func synthRank(s synth, rank int) *model.Rank {
 	r.Env = map[string]string{"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1", "HCCL_BUFFSIZE": "512", "EVIL_VAR": hostileEnv, "ASCEND_LAUNCH_BLOCKING": ""}
 	var t int64 = 1_700_000_000_000_000_000 + int64(rank)*3_000
 	task := func(stream int32, name, opType, taskType string, dur int64) {
-		r.Tasks = append(r.Tasks, model.DeviceTask{Start: t, Dur: dur, Name: r.Intern(name),
-			Stream: stream, Class: model.ClassifyTask(taskType, name), Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern(opType), TaskType: r.Intern(taskType),
-				InputShapes: r.Intern("25,4096;128,4096,3072"), ModelID: 4294967295})})
+		r.Tasks = append(r.Tasks, r.NewTask(t, dur, model.TaskExtra{Name: r.Intern(name),
+			Stream: stream, Class: model.ClassifyTask(taskType, name), OpType: r.Intern(opType), TaskType: r.Intern(taskType),
+			InputShapes: r.Intern("25,4096;128,4096,3072"), ModelID: 4294967295}))
 		t += dur + 2_000
 	}
 	hccl := func(name, typ, group string, dur int64) {

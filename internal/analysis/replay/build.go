@@ -143,17 +143,27 @@ func (b *builder) intern(name string) uint16 {
 }
 
 // ComputeStream is the stream that ran the most compute kernels.
+// Ties go to the lower stream id.
 func ComputeStream(r *model.Rank) int32 {
-	n := map[int32]int{}
-	best, bn := int32(-1), 0
+	// counted by the tasks' extras (which hold the stream), then by stream
+	byExtra := make([]int, r.Extras.Len())
 	for i := range r.Tasks {
-		t := &r.Tasks[i]
-		if t.Class != model.ClassCompute {
-			continue
+		if t := &r.Tasks[i]; r.Class(t) == model.ClassCompute {
+			if x := t.Extra.Index(); x < len(byExtra) {
+				byExtra[x]++
+			}
 		}
-		n[t.Stream]++
-		if c := n[t.Stream]; c > bn || (c == bn && t.Stream < best) {
-			best, bn = t.Stream, c
+	}
+	n := map[int32]int{}
+	for x, c := range byExtra {
+		if c > 0 {
+			n[r.Extras.Get(model.Extra(x)).Stream] += c
+		}
+	}
+	best, bn := int32(-1), 0
+	for s, c := range n {
+		if c > bn || (c == bn && s < best) {
+			best, bn = s, c
 		}
 	}
 	return best
@@ -170,18 +180,18 @@ func (b *builder) step(lo, hi int64) Step {
 	i0 := sort.Search(len(r.Tasks), func(i int) bool { return r.Tasks[i].Start >= lo })
 	n := 0
 	for i := i0; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
-		if r.Tasks[i].Stream == b.stream {
+		if r.Stream(&r.Tasks[i]) == b.stream {
 			n++
 		}
 	}
 	st.Items = resize(st.Items, n)[:0]
 	for i := i0; i < len(r.Tasks) && r.Tasks[i].Start < hi; i++ {
 		t := &r.Tasks[i]
-		if t.Stream != b.stream {
+		if r.Stream(t) != b.stream {
 			continue
 		}
-		it := Item{Dur: t.Dur, Gap: max(t.Start-prev, 0), Coll: -1, Kind: kindOf(t.Class)}
-		name := r.Str(t.Name)
+		it := Item{Dur: r.Dur(t), Gap: max(t.Start-prev, 0), Coll: -1, Kind: kindOf(r.Class(t))}
+		name := r.Str(r.Name(t))
 		if it.Kind == Kernel {
 			ext := r.Extra(t)
 			if op := r.Str(ext.OpType); op != "" {
@@ -195,7 +205,7 @@ func (b *builder) step(lo, hi int64) Step {
 		}
 		it.Op = b.intern(name)
 		st.Items = append(st.Items, it)
-		prev = max(prev, t.End())
+		prev = max(prev, r.End(t))
 		ends = append(ends, prev)
 	}
 	b.ends = ends

@@ -73,10 +73,11 @@ func (r *Rank) SplitDevices() []*Rank {
 		c.Tasks = nil
 		for i := range r.Tasks {
 			taskAt[i] = -1
-			if int(r.Tasks[i].Device) == d {
+			if x := r.Extra(&r.Tasks[i]); int(x.Device) == d {
 				taskAt[i] = int32(len(c.Tasks))
 				t := r.Tasks[i]
-				t.Device = 0
+				x.Device = 0
+				c.SetExtra(&t, x)
 				c.Tasks = append(c.Tasks, t)
 			}
 		}

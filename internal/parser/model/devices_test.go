@@ -16,7 +16,7 @@ func TestSplitDevices(t *testing.T) {
 	r.Have = Availability{Timeline: true, HCCL: true, TimelineFile: "trace_view.json"}
 	k := r.Intern("kernel")
 	r.FrameworkOps = []FrameworkOp{{Start: 1, Dur: 9, Name: r.Intern("op")}}
-	r.Tasks = []DeviceTask{{Start: 2, Dur: 1, Name: k, Device: 3}, {Start: 2, Dur: 1, Name: k, Device: 5}, {Start: 4, Dur: 1, Name: k, Device: 5}}
+	r.Tasks = []DeviceTask{r.NewTask(2, 1, TaskExtra{Name: k, Device: 3}), r.NewTask(2, 1, TaskExtra{Name: k, Device: 5}), r.NewTask(4, 1, TaskExtra{Name: k, Device: 5})}
 	r.HCCL = []HCCLOp{{Start: 6, Dur: 1, Device: 5}}
 	r.Links = []Link{{Op: 0, Task: 0, HCCL: -1}, {Op: 0, Task: 2, HCCL: -1}, {Op: 0, Task: -1, HCCL: 0}}
 	r.StepTrace = []StepTraceRow{{Step: "1", Device: "3"}, {Step: "1", Device: "5"}}
@@ -48,7 +48,8 @@ func TestSplitDevices(t *testing.T) {
 	require.Len(t, b.OpStats, 1)
 	require.Zero(t, a.OwnOverlap.Slices)
 	require.Equal(t, int64(10), b.OwnOverlap.Free)
-	require.Equal(t, "kernel", b.Str(b.Tasks[0].Name))
+	require.Equal(t, "kernel", b.Str(b.Name(&b.Tasks[0])))
+	require.Zero(t, b.TaskDevice(&b.Tasks[0]), "a split rank's tasks are of device 0")
 	require.Equal(t, []Step{{ID: 1, Start: 2, End: 3}}, a.Steps, "the device's own steps")
 	require.Equal(t, []Step{{ID: 1, Start: 2, End: 5}}, b.Steps)
 	require.NoError(t, a.Validate())

@@ -77,30 +77,24 @@ func (c TaskClass) String() string {
 // "Ascend Hardware" process, one row of task_time.csv or DB TASK, or, when no
 // timeline exists, one compute row of kernel_details.csv).
 //
-// It holds no pointers (its strings are symbols of the rank's table,
-// Rank.Syms: read them with r.Str(t.Name)), so a rank's hundreds of
-// thousands of tasks cost 32 bytes each and are never scanned by the
-// garbage collector; what many tasks share (op type, task type, shapes,
-// model id) is in Rank.Extras.
+// It is 16 bytes and holds no pointers, so a rank's hundreds of thousands
+// of tasks are never scanned by the garbage collector: its start, its
+// duration (below 2^31 ns, 2.1 s, in the task; a longer or negative one in
+// the rank's table, which the task indexes), and the index of what it
+// shares with many others (name, stream, class, device, op type, task
+// type, shapes, model id) in the rank's table of their distinct sets,
+// Rank.Extras. Read them through the rank: r.Dur(t), r.End(t),
+// r.Name(t), r.Stream(t), r.Class(t), r.Extra(t); make one with
+// r.NewTask.
 type DeviceTask struct {
 	Start int64 // ns since the Unix epoch
-	Dur   int64 // ns
-	// Name is the op/kernel name (e.g. aclnnCumsum_CumsumAiCpu_Cumsum) or,
-	// for tasks without an op, the host task type (EVENT_WAIT, MEMCPY_ASYNC).
-	Name Sym
-	// Extra holds the op type, task type, input shapes and model id, as
-	// an index into the rank's table of their distinct sets (r.OpType(t),
-	// r.TaskType(t), r.InputShapes(t), r.ModelID(t), r.SetExtra).
-	Extra  Extra
-	Stream int32 // physical stream id, -1 when unknown
-	Class  TaskClass
-	// Device is the task's device in a file that holds several
-	// (Rank.Devices), 0 otherwise; SplitDevices makes a rank of each.
-	Device int16
+	// dur is the duration (ns) when below longDur, else longDur | its
+	// index in Extras.long (r.Dur(t))
+	dur uint32
+	// Extra indexes the task's name, stream, class, device, op type, task
+	// type, input shapes and model id in the rank's table (r.Extra(t)).
+	Extra Extra
 }
-
-// End returns Start+Dur.
-func (t *DeviceTask) End() int64 { return t.Start + t.Dur }
 
 // HCCLOp is one collective "big op" (the unit of time in HCCL). Plane tasks
 // and hardware subtasks are never HCCLOps. Its strings are symbols of the
@@ -581,10 +575,14 @@ func (r *Rank) SortTasks() {
 		if x.Start != y.Start {
 			return cmpInt(x.Start, y.Start)
 		}
-		if x.Stream != y.Stream {
-			return cmpInt(int64(x.Stream), int64(y.Stream))
+		if x.Extra == y.Extra {
+			return 0
 		}
-		return r.Syms.cmpSym(x.Name, y.Name)
+		a, b := r.Extra(x), r.Extra(y)
+		if a.Stream != b.Stream {
+			return cmpInt(int64(a.Stream), int64(b.Stream))
+		}
+		return r.Syms.cmpSym(a.Name, b.Name)
 	}
 	hcclCmp := func(x, y *HCCLOp) int {
 		if x.Start != y.Start {
@@ -783,7 +781,10 @@ func (r *Rank) DropDuplicates() Duplicates {
 	}
 	var taskMap, hcclMap, opMap []int32
 	r.Tasks, taskMap = dedupRuns(r.Tasks, func(a, b *DeviceTask) bool {
-		return a.Start == b.Start && a.Stream == b.Stream && a.Name == b.Name
+		if a.Start != b.Start {
+			return false
+		}
+		return a.Extra == b.Extra || r.Stream(a) == r.Stream(b) && r.Name(a) == r.Name(b)
 	}, func(t *DeviceTask) { note(t.Start); d.Tasks++ })
 	r.HCCL, hcclMap = dedupRuns(r.HCCL, func(a, b *HCCLOp) bool {
 		return a.Start == b.Start && a.Name == b.Name
@@ -885,8 +886,9 @@ func dedupRuns[T comparable](xs []T, sameKey func(a, b *T) bool, onDup func(*T))
 // Validate checks the model's invariants once, after any parser.
 func (r *Rank) Validate() error {
 	for i := range r.Tasks {
-		if r.Tasks[i].Dur < 0 || r.Tasks[i].End() < r.Tasks[i].Start {
-			return fmt.Errorf("rank %d: device task %q at %d has a negative or out-of-range duration %d", r.Rank, r.Str(r.Tasks[i].Name), r.Tasks[i].Start, r.Tasks[i].Dur)
+		// (a duration the task holds itself is in [0, 2^31))
+		if t := &r.Tasks[i]; t.dur < longDur && t.Start+int64(t.dur) < t.Start || t.dur >= longDur && (r.Dur(t) < 0 || r.End(t) < t.Start) {
+			return fmt.Errorf("rank %d: device task %q at %d has a negative or out-of-range duration %d", r.Rank, r.Str(r.Name(t)), t.Start, r.Dur(t))
 		}
 	}
 	for i := range r.HCCL {

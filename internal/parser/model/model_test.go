@@ -13,7 +13,7 @@ import (
 func TestDropDuplicates(t *testing.T) {
 	r := NewRank("x")
 	mm := func(start, dur int64, stream int32) DeviceTask {
-		return DeviceTask{Start: start, Dur: dur, Name: r.Intern("mm"), Stream: stream, Class: ClassCompute, Extra: r.Extras.ID(TaskExtra{OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), ModelID: 4294967295})}
+		return r.NewTask(start, dur, TaskExtra{Name: r.Intern("mm"), Stream: stream, Class: ClassCompute, OpType: r.Intern("MatMul"), TaskType: r.Intern("AI_CORE"), ModelID: 4294967295})
 	}
 	r.Tasks = []DeviceTask{mm(10, 5, 2), mm(10, 5, 2), mm(10, 6, 2), mm(10, 5, 3), mm(20, 1, 2), mm(10, 5, 2)}
 	hc, ar := r.Intern("hcom_allReduce__586_0_1"), r.Intern("allreduce")
@@ -43,7 +43,7 @@ func TestDropDuplicatesLongRun(t *testing.T) {
 	r := NewRank("x")
 	const n = 50000
 	for i := 0; i < n; i++ {
-		r.Tasks = append(r.Tasks, DeviceTask{Start: 7, Dur: int64(i % (n / 2)), Name: r.Intern("k"), Stream: 1})
+		r.Tasks = append(r.Tasks, r.NewTask(7, int64(i%(n/2)), TaskExtra{Name: r.Intern("k"), Stream: 1}))
 	}
 	r.SortTasks()
 	d := r.DropDuplicates()
@@ -51,17 +51,25 @@ func TestDropDuplicatesLongRun(t *testing.T) {
 	require.Len(t, r.Tasks, n/2)
 	seen := map[int64]bool{}
 	for _, x := range r.Tasks {
-		require.False(t, seen[x.Dur])
-		seen[x.Dur] = true
+		require.False(t, seen[r.Dur(&x)])
+		seen[r.Dur(&x)] = true
 	}
 }
 
 func TestValidateRejectsOverflow(t *testing.T) {
 	r := NewRank("x")
-	r.Tasks = []DeviceTask{{Start: 1 << 62, Dur: 1<<62 - 1}}
+	r.Tasks = []DeviceTask{r.NewTask(1<<62, 1<<62-1, TaskExtra{})}
 	require.NoError(t, r.Validate())
-	r.Tasks[0].Dur = 1<<63 - 1
+	r.SetDur(&r.Tasks[0], 1<<63-1)
 	require.ErrorContains(t, r.Validate(), "out-of-range duration")
+	r.Tasks[0] = r.NewTask(1<<63-10, 9, TaskExtra{})
+	require.NoError(t, r.Validate())
+	r.SetDur(&r.Tasks[0], 10)
+	require.ErrorContains(t, r.Validate(), "out-of-range duration", "a short duration past the end of time")
+	r.Tasks[0] = r.NewTask(1<<63-1<<32, 1<<32-1, TaskExtra{})
+	require.NoError(t, r.Validate(), "a long one up to it")
+	r.SetDur(&r.Tasks[0], -1)
+	require.ErrorContains(t, r.Validate(), "out-of-range duration", "a negative one")
 	r.Tasks = nil
 	r.Links = []Link{{Op: 0, Task: -1, HCCL: -1}}
 	r.FrameworkOps = []FrameworkOp{{}}
@@ -71,7 +79,7 @@ func TestValidateRejectsOverflow(t *testing.T) {
 // The per-event types stay small and pointer-free: the garbage collector
 // never scans them, and a 200 MB trace's 268k tasks take 8.6 MB, not 25.7.
 func TestCompactTypes(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(DeviceTask{}), uintptr(32))
+	require.LessOrEqual(t, unsafe.Sizeof(DeviceTask{}), uintptr(16))
 	require.LessOrEqual(t, unsafe.Sizeof(HCCLOp{}), uintptr(40))
 	require.LessOrEqual(t, unsafe.Sizeof(FrameworkOp{}), uintptr(24))
 	for _, x := range []any{DeviceTask{}, HCCLOp{}, FrameworkOp{}, Link{}} {
@@ -150,21 +158,76 @@ func TestSymsGrow(t *testing.T) {
 	require.Equal(t, "new", c.Str(5001))
 }
 
-// TestDeviceTaskSize keeps the task at 32 bytes (docs/performance.md, "One
+// TestDeviceTaskSize keeps the task at 16 bytes (docs/performance.md, "One
 // large rank"): a field added to it costs 1.3 M × its size at 1 GB.
 func TestDeviceTaskSize(t *testing.T) {
-	require.EqualValues(t, 32, unsafe.Sizeof(DeviceTask{}))
+	require.EqualValues(t, 16, unsafe.Sizeof(DeviceTask{}))
+}
+
+// TestTaskDurations: every duration reads back as set, those a task cannot
+// hold (2^31 ns and longer, negative) through the rank's table, each
+// distinct one once there, so equal tasks stay equal (DropDuplicates) and
+// a copy of the table (SplitDevices) reads them the same.
+func TestTaskDurations(t *testing.T) {
+	r := NewRank("x")
+	durs := []int64{0, 1, longDur - 1, longDur, 1<<32 - 1, 1 << 32, 1<<32 + 5, 5e9, -1, -3, 1 << 62, 1<<63 - 1, -1 << 63}
+	for i, d := range durs {
+		x := TaskExtra{Name: r.Intern("k"), Stream: int32(i % 2)}
+		a, b := r.NewTask(int64(i), d, x), r.NewTask(int64(i), d, x)
+		require.Equal(t, d, r.Dur(&a), "duration %d", d)
+		require.Equal(t, int64(i)+d, r.End(&a))
+		require.Equal(t, a, b, "the same duration, the same task")
+		r.Tasks = append(r.Tasks, a)
+	}
+	long := 0
+	for _, d := range durs {
+		if d < 0 || d >= longDur {
+			long++
+		}
+	}
+	require.Len(t, r.Extras.long, long, "each long duration once")
+	c := r.Extras.Clone()
+	for i, d := range durs {
+		v := r.Tasks[i].dur
+		require.Equal(t, d < 0 || d >= longDur, v >= longDur)
+		if v >= longDur {
+			require.Equal(t, d, c.longOf(v))
+		}
+		r.SetDur(&r.Tasks[i], 7)
+		require.Equal(t, int64(7), r.Dur(&r.Tasks[i]))
+	}
+	r.Tasks = nil
+	r.Tasks = append(r.Tasks, r.NewTask(1, 5e9, TaskExtra{}), r.NewTask(1, 5e9, TaskExtra{}), r.NewTask(1, 6e9, TaskExtra{}))
+	require.Equal(t, 1, r.DropDuplicates().Tasks, "equal long durations are duplicates, different ones are not")
+}
+
+// TestClearTaskDevices: every task keeps all but its device, and tasks
+// that differed only by device become equal.
+func TestClearTaskDevices(t *testing.T) {
+	r := NewRank("x")
+	for i := range 6 {
+		r.Tasks = append(r.Tasks, r.NewTask(int64(i/2), 10, TaskExtra{Name: r.Intern("k"), Stream: 3, Class: ClassCompute, Device: int16(i % 2)}))
+	}
+	r.ClearTaskDevices()
+	for i := range r.Tasks {
+		x := r.Extra(&r.Tasks[i])
+		require.Equal(t, TaskExtra{Name: r.Intern("k"), Stream: 3, Class: ClassCompute}, x)
+		require.Equal(t, int64(10), r.Dur(&r.Tasks[i]))
+	}
+	require.Equal(t, r.Tasks[0], r.Tasks[1])
 }
 
 // TestExtrasIDs: every distinct value gets its own id, asked again (from
 // the recent slots or the map) it gets the same one, and Get returns it;
-// far more values than recent slots make them collide.
+// far more values than recent slots make them collide; the id carries
+// the value's class (r.Class(t) reads the task alone).
 func TestExtrasIDs(t *testing.T) {
 	var x Extras
 	require.Equal(t, Extra(0), x.ID(TaskExtra{}), "the empty value is 0 before anything was added")
 	var vals []TaskExtra
 	for i := range 3000 {
-		vals = append(vals, TaskExtra{OpType: Sym(i % 7), TaskType: Sym(i % 3), InputShapes: Sym(i / 21), ModelID: uint32(i % 2)})
+		vals = append(vals, TaskExtra{OpType: Sym(i % 7), TaskType: Sym(i % 3), InputShapes: Sym(i / 21), ModelID: uint32(i % 2),
+			Name: Sym(i % 5), Stream: int32(i % 4), Class: TaskClass(i % 8), Device: int16(i % 3)})
 	}
 	ids := map[TaskExtra]Extra{}
 	for round := range 2 {
@@ -175,6 +238,7 @@ func TestExtrasIDs(t *testing.T) {
 			}
 			ids[v] = id
 			require.Equal(t, v, x.Get(id))
+			require.Equal(t, v.Class, id.Class(), "the id carries its class")
 		}
 	}
 	require.Equal(t, Extra(0), x.ID(TaskExtra{}))

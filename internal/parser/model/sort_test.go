@@ -21,10 +21,10 @@ func sortReference(r *Rank) {
 		if x.Start != y.Start {
 			return x.Start < y.Start
 		}
-		if x.Stream != y.Stream {
-			return x.Stream < y.Stream
+		if r.Stream(&x) != r.Stream(&y) {
+			return r.Stream(&x) < r.Stream(&y)
 		}
-		return r.Str(x.Name) < r.Str(y.Name)
+		return r.Str(r.Name(&x)) < r.Str(r.Name(&y))
 	})
 	hi := make([]int, len(r.HCCL))
 	for i := range hi {
@@ -107,7 +107,7 @@ func TestSortTasksMatchesReference(t *testing.T) {
 				if sorted {
 					st = int64(i)
 				}
-				r.Tasks = append(r.Tasks, DeviceTask{Start: st, Stream: int32(rng.IntN(3)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3))), Dur: int64(i)})
+				r.Tasks = append(r.Tasks, r.NewTask(st, int64(i), TaskExtra{Stream: int32(rng.IntN(3)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3)))}))
 			}
 			for i := 0; i < rng.IntN(40); i++ {
 				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(10)), Thread: r.Threads.ID(int64(rng.IntN(3))), Name: r.Intern(fmt.Sprint("op", rng.IntN(2))), Dur: int64(i)})
@@ -145,7 +145,7 @@ func TestSortTasksNearlySorted(t *testing.T) {
 			}
 			n := 100 + rng.IntN(400)
 			for i := 0; i < n; i++ {
-				r.Tasks = append(r.Tasks, DeviceTask{Start: int64(i / 2), Stream: int32(rng.IntN(2)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3))), Dur: int64(i)})
+				r.Tasks = append(r.Tasks, r.NewTask(int64(i/2), int64(i), TaskExtra{Stream: int32(rng.IntN(2)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3)))}))
 			}
 			// a few tasks late by up to 3 places, or (seed%3 == 0) a
 			// stretch far out of place past the insertion budget

@@ -221,7 +221,7 @@ func (r *Rank) Resolved() ([]TaskStrings, []HCCLStrings, []OpStrings) {
 	tasks := make([]TaskStrings, len(r.Tasks))
 	for i, t := range r.Tasks {
 		x := r.Extra(&t)
-		tasks[i] = TaskStrings{t.Start, t.Dur, s(t.Name), s(x.OpType), s(x.TaskType), s(x.InputShapes), t.Stream, x.ModelID, t.Class}
+		tasks[i] = TaskStrings{t.Start, r.Dur(&t), s(x.Name), s(x.OpType), s(x.TaskType), s(x.InputShapes), x.Stream, x.ModelID, x.Class}
 	}
 	hccl := make([]HCCLStrings, len(r.HCCL))
 	for i, h := range r.HCCL {

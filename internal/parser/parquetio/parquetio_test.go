@@ -162,12 +162,13 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 	}
 	sort.Strings(fields)
 	require.Equal(t, handled, fields, "model.Rank changed: add the new field to the Parquet export (parser/parquetio) and docs/parquet.md")
-	// DeviceTask.Device and HCCLOp.Device are left out on purpose: 0 in
+	// TaskExtra.Device and HCCLOp.Device are left out on purpose: 0 in
 	// every exported rank (split by device before the export);
-	// DeviceTask.Extra is four columns, op_type, task_type, input_shapes
-	// and model_id (its TaskExtra in Rank.Extras)
+	// DeviceTask.Extra is seven columns, name, op_type, task_type,
+	// input_shapes, model_id, stream and class (its TaskExtra in
+	// Rank.Extras)
 	for typ, n := range map[reflect.Type]int{
-		reflect.TypeOf(model.DeviceTask{}): 7, reflect.TypeOf(model.TaskExtra{}): 4, reflect.TypeOf(model.HCCLOp{}): 8, reflect.TypeOf(model.FrameworkOp{}): 4,
+		reflect.TypeOf(model.DeviceTask{}): 3, reflect.TypeOf(model.TaskExtra{}): 8, reflect.TypeOf(model.HCCLOp{}): 8, reflect.TypeOf(model.FrameworkOp{}): 4,
 		reflect.TypeOf(model.Link{}): 3, reflect.TypeOf(model.Step{}): 3, reflect.TypeOf(model.CommOpInfo{}): 10,
 		// StepTraceRow.Device and StatRow.Device are left out on purpose:
 		// the rank's device they give is ranks.device; NoOverlapped is
@@ -189,12 +190,16 @@ func TestRoundTripManyPages(t *testing.T) {
 	r.Have = model.Availability{Timeline: true, HCCL: true, Framework: true}
 	classes := []model.TaskClass{model.ClassCompute, model.ClassEventWait, model.ClassCommKernel, model.ClassOther}
 	for i := 0; i < nTasks; i++ {
-		r.Tasks = append(r.Tasks, model.DeviceTask{Start: int64(i) * 1000, Dur: int64(i%977) + 1,
-			Name: r.Intern(fmt.Sprintf("op_%d", i%3001)),
-			Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern(fmt.Sprintf("type_%d", i%97)),
-				TaskType:    r.Intern([]string{"AI_CORE", "AI_VECTOR_CORE", "EVENT_WAIT"}[i%3]),
-				InputShapes: r.Intern(fmt.Sprintf("%d,%d", i%13, i%7)), ModelID: uint32(i % 4)}),
-			Stream: int32(i % 5), Class: classes[i%len(classes)]})
+		dur := int64(i%977) + 1
+		if i%1009 == 0 {
+			dur += 5_000_000_000 // a duration the task cannot hold (2^31 ns and longer)
+		}
+		r.Tasks = append(r.Tasks, r.NewTask(int64(i)*1000, dur, model.TaskExtra{
+			Name:        r.Intern(fmt.Sprintf("op_%d", i%3001)),
+			OpType:      r.Intern(fmt.Sprintf("type_%d", i%97)),
+			TaskType:    r.Intern([]string{"AI_CORE", "AI_VECTOR_CORE", "EVENT_WAIT"}[i%3]),
+			InputShapes: r.Intern(fmt.Sprintf("%d,%d", i%13, i%7)), ModelID: uint32(i % 4),
+			Stream: int32(i % 5), Class: classes[i%len(classes)]}))
 	}
 	for i := 0; i < nHCCL; i++ {
 		// unique names: a dictionary of 70k entries

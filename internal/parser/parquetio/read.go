@@ -440,7 +440,7 @@ func readRows[R any](dir, table string, rank int, cols ...column[R]) ([]R, error
 
 // taskClass is device_tasks' class column: a class name, unknown names an
 // error.
-func taskClass(in *intern.Strings) column[model.DeviceTask] {
+func taskClass(r *model.Rank, in *intern.Strings) column[model.DeviceTask] {
 	return func(c *colFile, tasks []model.DeviceTask) error {
 		var bad string
 		if err := byteArrays(c, "class", in.Intern, func(off int, vs []string) {
@@ -449,7 +449,7 @@ func taskClass(in *intern.Strings) column[model.DeviceTask] {
 				if !ok && bad == "" {
 					bad = v
 				}
-				tasks[off+i].Class = cl
+				setExtra(r, &tasks[off+i], func(e *model.TaskExtra) { e.Class = cl })
 			}
 		}); err != nil {
 			return err
@@ -466,14 +466,14 @@ func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err err
 	type T = model.DeviceTask
 	r.Tasks, err = readRows(dir, TableDeviceTasks, rank,
 		num("start_ns", func(x *T, v int64) { x.Start = v }),
-		num("dur_ns", func(x *T, v int64) { x.Dur = v }),
+		num("dur_ns", func(x *T, v int64) { r.SetDur(x, v) }),
 		num("model_id", func(x *T, v int64) { setExtra(r, x, func(e *model.TaskExtra) { e.ModelID = uint32(v) }) }),
-		num("stream", func(x *T, v int32) { x.Stream = v }),
-		sym(&r.Syms, "name", func(x *T, v model.Sym) { x.Name = v }),
+		num("stream", func(x *T, v int32) { setExtra(r, x, func(e *model.TaskExtra) { e.Stream = v }) }),
+		sym(&r.Syms, "name", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.Name = v }) }),
 		sym(&r.Syms, "op_type", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.OpType = v }) }),
 		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.TaskType = v }) }),
 		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.InputShapes = v }) }),
-		taskClass(in))
+		taskClass(r, in))
 	return err
 }
 

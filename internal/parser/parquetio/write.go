@@ -196,8 +196,8 @@ func writeEvents(outDir string, r *model.Rank, _ Extra) error {
 	if err := writeTable(outDir, TableDeviceTasks, rk, len(r.Tasks), func(i int) DeviceTask {
 		t := &r.Tasks[i]
 		x := r.Extra(t)
-		return DeviceTask{StartNs: t.Start, DurNs: t.Dur, Name: r.Str(t.Name), OpType: r.Str(x.OpType), TaskType: r.Str(x.TaskType),
-			InputShapes: r.Str(x.InputShapes), Stream: t.Stream, Class: t.Class.String(), ModelID: int64(x.ModelID)}
+		return DeviceTask{StartNs: t.Start, DurNs: r.Dur(t), Name: r.Str(x.Name), OpType: r.Str(x.OpType), TaskType: r.Str(x.TaskType),
+			InputShapes: r.Str(x.InputShapes), Stream: x.Stream, Class: x.Class.String(), ModelID: int64(x.ModelID)}
 	}); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func TestViewsReadLikeTables(t *testing.T) {
 		`ALTER TABLE STRING_IDS RENAME TO STRING_DATA`, `CREATE VIEW STRING_IDS AS SELECT * FROM STRING_DATA`)
 	r := readRank(t, p)
 	require.Equal(t, len(clean.Tasks), len(r.Tasks))
-	require.Equal(t, clean.Str(clean.Tasks[0].Name), r.Str(r.Tasks[0].Name))
+	require.Equal(t, clean.Str(r.Name(&clean.Tasks[0])), r.Str(r.Name(&r.Tasks[0])))
 	require.True(t, r.Have.Timeline)
 }
 

@@ -150,8 +150,8 @@ func FuzzReadDB(f *testing.F) {
 			return
 		}
 		for _, x := range r.Tasks {
-			if x.Dur < 0 {
-				t.Fatalf("task %q has negative duration %d", r.Str(x.Name), x.Dur)
+			if r.Dur(&x) < 0 {
+				t.Fatalf("task %q has negative duration %d", r.Str(r.Name(&x)), r.Dur(&x))
 			}
 		}
 		for _, h := range r.HCCL {

@@ -535,14 +535,13 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 	devs, lastDev := map[int16]bool{}, int16(0)
 	if err := spanRows(db, path, "TASK", q, r, []any{&tt, &stream, &modelID, &cid, &dev, &cname, &cop, &ctt, &cshape, &cgid}, func(s, dur int64) {
 		hostType := strs.get(tt)
-		t := model.DeviceTask{Start: s, Dur: dur, Stream: -1, Device: deviceTag(dev)}
-		if t.Device != lastDev || len(devs) == 0 {
-			devs[t.Device], lastDev = true, t.Device
+		ext := model.TaskExtra{ModelID: 4294967295, Stream: -1, Device: deviceTag(dev)}
+		if ext.Device != lastDev || len(devs) == 0 {
+			devs[ext.Device], lastDev = true, ext.Device
 		}
 		if v, ok := asInt(stream); ok {
-			t.Stream = int32(v)
+			ext.Stream = int32(v)
 		}
-		ext := model.TaskExtra{ModelID: 4294967295}
 		if v, ok := asInt(modelID); ok {
 			ext.ModelID = uint32(v)
 		}
@@ -554,24 +553,24 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 			if taskType == "" || taskType == "N/A" {
 				taskType = hostType
 			}
-			t.Name, ext.OpType, ext.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
+			ext.Name, ext.OpType, ext.TaskType = r.Intern(name), r.Intern(opType), r.Intern(taskType)
 			ext.InputShapes = r.Intern(strings.Trim(strs.get(cshape), `"`))
 			if model.IsCommKernelName(name) {
-				t.Class = model.ClassCommKernel
+				ext.Class = model.ClassCommKernel
 			} else {
-				t.Class = model.ClassCompute
+				ext.Class = model.ClassCompute
 			}
 		} else {
-			t.Name = r.Intern(hostType)
-			ext.TaskType = t.Name
-			t.Class = model.ClassifyTask(hostType, hostType)
-			if t.Class == model.ClassCompute {
+			ext.Name = r.Intern(hostType)
+			ext.TaskType = ext.Name
+			ext.Class = model.ClassifyTask(hostType, hostType)
+			if ext.Class == model.ClassCompute {
 				// a kernel-typed task without op info: msprof does not
 				// count it as Computing either
-				t.Class = model.ClassOther
+				ext.Class = model.ClassOther
 			}
 		}
-		r.SetExtra(&t, ext)
+		t := r.NewTask(s, dur, ext)
 		if v, ok := asInt(cid); ok {
 			conn[v] = append(conn[v], int32(len(r.Tasks)))
 		}
@@ -592,9 +591,7 @@ func readTasks(db querier, sc schema, path string, strs stringIDs, r *model.Rank
 			r.Warn(path, "TASK rows without a deviceId are in no device's rank")
 		}
 	} else {
-		for i := range r.Tasks {
-			r.Tasks[i].Device = 0
-		}
+		r.ClearTaskDevices()
 	}
 	return conn, nil
 }
@@ -781,7 +778,7 @@ func readPyTorch(db querier, sc schema, path string, strs stringIDs, r *model.Ra
 			continue
 		}
 		for _, t := range taskConn[cc] {
-			if r.Tasks[t].Class == model.ClassCompute || r.Tasks[t].Class == model.ClassCommKernel {
+			if cl := r.Class(&r.Tasks[t]); cl == model.ClassCompute || cl == model.ClassCommKernel {
 				r.Links = append(r.Links, model.Link{Op: op, Task: t, HCCL: -1})
 			}
 		}

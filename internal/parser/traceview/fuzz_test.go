@@ -93,8 +93,8 @@ func checkRead(t *testing.T, data []byte) {
 		t.Fatalf("model invalid: %v", err)
 	}
 	for _, x := range r1.Tasks {
-		if x.Dur < 0 || x.End() < x.Start {
-			t.Fatalf("task %q: start %d dur %d", r1.Str(x.Name), x.Start, x.Dur)
+		if r1.Dur(&x) < 0 || r1.End(&x) < x.Start {
+			t.Fatalf("task %q: start %d dur %d", r1.Str(r1.Name(&x)), x.Start, r1.Dur(&x))
 		}
 	}
 	for _, h := range r1.HCCL {

@@ -63,12 +63,12 @@ func TestReadKineto(t *testing.T) {
 	require.Len(t, r.Tasks, 3)
 	mm := r.Tasks[0]
 	require.Equal(t, int64(base+4307764842639312), mm.Start)
-	require.Equal(t, int64(8840), mm.Dur)
+	require.Equal(t, int64(8840), r.Dur(&mm))
 	require.Equal(t, "AI_CORE", r.Str(r.TaskType(&mm)), "KERNEL_AICORE")
-	require.Equal(t, int32(47), mm.Stream)
-	require.Equal(t, model.ClassCompute, mm.Class)
-	require.Equal(t, model.ClassCompute, r.Tasks[1].Class, "KERNEL_MIX_AIV")
-	require.Equal(t, model.ClassMemcpy, r.Tasks[2].Class)
+	require.Equal(t, int32(47), r.Stream(&mm))
+	require.Equal(t, model.ClassCompute, r.Class(&mm))
+	require.Equal(t, model.ClassCompute, r.Class(&r.Tasks[1]), "KERNEL_MIX_AIV")
+	require.Equal(t, model.ClassMemcpy, r.Class(&r.Tasks[2]))
 	require.Len(t, r.HCCL, 1)
 	require.Equal(t, "allreduce", r.Str(r.HCCL[0].Type))
 	require.Equal(t, int64(base+4307764843400000), r.HCCL[0].Start)
@@ -123,10 +123,10 @@ func TestReadKinetoPretty(t *testing.T) {
 	require.Equal(t, []model.FrameworkOp{{Start: base + 4307764833561168, Dur: 34000, Name: r.Intern("aten::mm"), Thread: r.Threads.ID(3467863)}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(base+4307764843926598), r.Tasks[0].Start)
-	require.Equal(t, int64(12320), r.Tasks[0].Dur)
+	require.Equal(t, int64(12320), r.Dur(&r.Tasks[0]))
 	require.Equal(t, "AI_CORE", r.Str(r.TaskType(&r.Tasks[0])))
 	require.Equal(t, "MIX_AIV", r.Str(r.TaskType(&r.Tasks[1])))
-	require.Equal(t, int32(47), r.Tasks[1].Stream)
+	require.Equal(t, int32(47), r.Stream(&r.Tasks[1]))
 }
 
 // A Kineto trace read in parts gives what one sequential read gives: the
@@ -325,16 +325,16 @@ func TestReadKinetoRealExcerpt(t *testing.T) {
 	var sum int64
 	types := map[string]int{}
 	for _, k := range r.Tasks {
-		sum += k.Dur
+		sum += r.Dur(&k)
 		types[r.Str(r.TaskType(&k))]++
-		require.Equal(t, model.ClassCompute, k.Class)
-		require.Equal(t, int32(47), k.Stream)
+		require.Equal(t, model.ClassCompute, r.Class(&k))
+		require.Equal(t, int32(47), r.Stream(&k))
 	}
 	require.Equal(t, int64(194144), sum)
 	require.Equal(t, map[string]int{"AI_VECTOR_CORE": 12, "AI_CORE": 8, "MIX_AIV": 4}, types)
 	require.Equal(t, int64(base+4307764842639312), r.Tasks[0].Start)
 	last := r.Tasks[len(r.Tasks)-1]
-	require.Equal(t, int64(base+4307764844697273), last.Start+last.Dur)
+	require.Equal(t, int64(base+4307764844697273), last.Start+r.Dur(&last))
 	require.Equal(t, "ReduceSum", r.Str(r.OpType(&last)), "the op type before the kernel hash")
 	require.Equal(t, "MatMulV2_ND_ND_ND_FP32_FP32_FP32_false_true_all", r.Str(r.OpType(&r.Tasks[0])))
 	require.Len(t, r.FrameworkOps, 13)

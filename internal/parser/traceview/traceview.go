@@ -1324,6 +1324,21 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
+// lastExtra is a task's extras (model.Extra) and what made them differ
+// between tasks of one name and task type: its model id, stream and device.
+type lastExtra struct {
+	extra   model.Extra
+	modelID uint32
+	stream  int32
+	device  int16
+	set     bool
+}
+
+// differs reports whether a task of key k needs other extras than o's.
+func (k *lastExtra) differs(o *lastExtra) bool {
+	return !o.set || o.modelID != k.modelID || o.stream != k.stream || o.device != k.device
+}
+
 // build turns what the scan collected into the rank's model. Map: the
 // flow join (when flows outnumber their ends); Python processes
 // (ProfilerStep steps by name id, the framework ops' numbers for the
@@ -1448,11 +1463,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		class  model.TaskClass
 		set    bool
 		coll   bool // a collective, when in a Kineto device process
-		// the extras of the last task of this name and task type, and
-		// its model id
-		extra   model.Extra
-		modelID uint32
-		xSet    bool
+		// the extras of the last two tasks of this name and task type
+		// that differed in model id, stream or device (an EVENT_WAIT's
+		// alternate between streams), the last first
+		x [2]lastExtra
 	}
 	var taskInfos []taskInfo
 	taskMore := map[[2]uint32]*taskInfo{} // a name seen with a second task type
@@ -1514,15 +1528,20 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
 				}
-				if !ti.xSet || ti.modelID != s.modelID {
-					ti.extra = rank.Extras.ID(model.TaskExtra{OpType: ti.opType, TaskType: model.Sym(s.tt), ModelID: s.modelID})
-					ti.modelID, ti.xSet = s.modelID, true
+				key := lastExtra{modelID: s.modelID, stream: stream, device: dev16(p), set: true}
+				if key.differs(&ti.x[0]) {
+					if key.differs(&ti.x[1]) {
+						key.extra = rank.Extras.ID(model.TaskExtra{Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt), ModelID: s.modelID,
+							Stream: stream, Class: ti.class, Device: key.device})
+					} else {
+						key.extra = ti.x[1].extra
+					}
+					ti.x[0], ti.x[1] = key, ti.x[0]
 				}
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
-				rank.Tasks = append(rank.Tasks, model.DeviceTask{
-					Start: s.ts, Dur: s.dur, Name: model.Sym(s.name),
-					Stream: stream, Class: ti.class, Extra: ti.extra, Device: dev16(p),
-				})
+				t := model.DeviceTask{Start: s.ts, Extra: ti.x[0].extra}
+				rank.SetDur(&t, s.dur)
+				rank.Tasks = append(rank.Tasks, t)
 			}
 		case procOverlap:
 			own := &rank.OwnOverlap

@@ -40,11 +40,11 @@ func TestReadSmall(t *testing.T) {
 	require.False(t, st.Truncated)
 	require.Len(t, r.Tasks, 2)
 	require.Equal(t, int64(1736408883700010000), r.Tasks[0].Start)
-	require.Equal(t, int64(3250), r.Tasks[0].Dur)
+	require.Equal(t, int64(3250), r.Dur(&r.Tasks[0]))
 	require.Equal(t, "MatMulV2", r.Str(r.OpType(&r.Tasks[0])))
-	require.Equal(t, model.ClassCompute, r.Tasks[0].Class)
-	require.Equal(t, model.ClassEventWait, r.Tasks[1].Class)
-	require.Equal(t, int64(451), r.Tasks[1].Dur)
+	require.Equal(t, model.ClassCompute, r.Class(&r.Tasks[0]))
+	require.Equal(t, model.ClassEventWait, r.Class(&r.Tasks[1]))
+	require.Equal(t, int64(451), r.Dur(&r.Tasks[1]))
 	require.Len(t, r.HCCL, 1)
 	require.Equal(t, "allreduce", r.Str(r.HCCL[0].Type))
 	require.Equal(t, "586", r.Str(r.HCCL[0].HashSuffix))
@@ -91,7 +91,7 @@ func TestReadSampleLevel1(t *testing.T) {
 	require.Equal(t, 50, r.Steps[0].ID)
 	n := 0
 	for _, x := range r.Tasks {
-		if x.Class == model.ClassEventWait {
+		if r.Class(&x) == model.ClassEventWait {
 			n++
 		}
 	}
@@ -133,7 +133,7 @@ func TestReadSkipsOversizedEvent(t *testing.T) {
 	require.Equal(t, int64(1), st.Skipped)
 	require.Equal(t, int64(3), st.Events)
 	require.Len(t, r.Tasks, 2)
-	require.Equal(t, "b", r.Str(r.Tasks[1].Name))
+	require.Equal(t, "b", r.Str(r.Name(&r.Tasks[1])))
 	require.Len(t, r.Warnings, 1)
 	off := strings.Index(data, `{"ph":"X","name":"big"`)
 	require.Contains(t, r.Warnings[0].Message, fmt.Sprintf("skipped 1 event(s) larger than the 300 bytes event limit (first at byte %d)", off))
@@ -167,11 +167,11 @@ func TestReadCountsUnusableEvents(t *testing.T) {
 	require.False(t, st.Truncated)
 	var names []string
 	for _, x := range r.Tasks {
-		names = append(names, r.Str(x.Name))
+		names = append(names, r.Str(r.Name(&x)))
 	}
 	require.Equal(t, []string{"ok", "neg-dur", "big-stream"}, names)
-	require.Equal(t, int64(0), r.Tasks[1].Dur)
-	require.Equal(t, int32(2), r.Tasks[2].Stream, "an out-of-range stream id falls back to the tid")
+	require.Equal(t, int64(0), r.Dur(&r.Tasks[1]))
+	require.Equal(t, int32(2), r.Stream(&r.Tasks[2]), "an out-of-range stream id falls back to the tid")
 	require.Equal(t, uint32(4294967295), r.ModelID(&r.Tasks[2]))
 	off := func(i int) int { return strings.Index(data, evs[i]) }
 	msgs := map[string]model.Warning{}
@@ -324,8 +324,8 @@ func TestReadShapes(t *testing.T) {
 	require.Equal(t, int64(13), st.Events)
 	require.Equal(t, []model.FrameworkOp{{Start: 1000500, Dur: 2000, Name: r.Intern(`aten::a"b`), Thread: r.Threads.ID(7)}}, r.FrameworkOps)
 	require.Len(t, r.Tasks, 1)
-	require.Equal(t, model.DeviceTask{Start: 1002250, Dur: 1, Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"),
-		Stream: 2, Class: model.ClassCompute, Extra: r.Extras.ID(model.TaskExtra{OpType: r.Intern("Cumsum"), TaskType: r.Intern("AI_CPU"), ModelID: 7})}, r.Tasks[0])
+	require.Equal(t, r.NewTask(1002250, 1, model.TaskExtra{Name: r.Intern("aclnnCumsum_CumsumAiCpu_Cumsum"),
+		Stream: 2, Class: model.ClassCompute, OpType: r.Intern("Cumsum"), TaskType: r.Intern("AI_CPU"), ModelID: 7}), r.Tasks[0])
 	require.Len(t, r.HCCL, 1)
 	require.Equal(t, "allgather", r.Str(r.HCCL[0].Type))
 	require.Equal(t, 5, r.Device)
