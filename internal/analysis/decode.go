@@ -35,7 +35,8 @@ type DecodeResult struct {
 // isSampler matches the kernels of vLLM's sampler after the lm_head:
 // ArgMax* (greedy), Sort* and TopK* (top-p/top-k). A data-parallel
 // engine's dummy steps (execute_dummy_batch) run the model's layers but no
-// sampler. It reads only t.Name and r.OpType(t) (nameOpMemo relies on it).
+// sampler. It reads only the task's extras (r.Name(t), r.OpType(t)):
+// nameOpMemo relies on it.
 func isSampler(r *model.Rank, t *model.DeviceTask) bool {
 	s := r.Str(r.OpType(t))
 	if s == "" {
@@ -45,8 +46,8 @@ func isSampler(r *model.Rank, t *model.DeviceTask) bool {
 }
 
 // isDecodeAttention matches the decode attention kernels whose first input
-// is [tokens, ...] (vllm-ascend.md §4, §5.2). It reads only t.Name and
-// r.OpType(t) (nameOpMemo relies on it).
+// is [tokens, ...] (vllm-ascend.md §4, §5.2). It reads only the task's
+// extras (r.Name(t), r.OpType(t)): nameOpMemo relies on it.
 func isDecodeAttention(r *model.Rank, t *model.DeviceTask) bool {
 	s := r.Str(r.OpType(t))
 	if s == "" {

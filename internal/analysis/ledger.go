@@ -368,9 +368,9 @@ func mainLaunches(r *model.Rank, main int32, all model.Launches) model.Launches 
 	return model.Launched(task, end)
 }
 
-// ledgerStage is a compute kernel's cause by its stage. It reads only
-// t.Name and r.OpType(t) (nameOpMemo relies on it): the caller makes an
-// AI_CPU kernel's cause CauseAICPU.
+// ledgerStage is a compute kernel's cause by its stage. It reads only the
+// task's extras (r.Name(t), r.OpType(t); nameOpMemo relies on it): the
+// caller makes an AI_CPU kernel's cause CauseAICPU.
 func ledgerStage(r *model.Rank, t *model.DeviceTask) Cause {
 	s := r.Str(r.OpType(t))
 	if s == "" {

@@ -37,7 +37,8 @@ const (
 // openerPath is the dispatcher path of a kernel that opens a MoE layer.
 var openerPath = map[int]string{roleRouting: DispatcherAllGather, roleDispatchMC2: DispatcherMC2, roleFusedMC2: DispatcherFusedMC2, rolePermute: DispatcherAllToAll}
 
-// moeRole reads only t.Name and r.OpType(t) (nameOpMemo relies on it).
+// moeRole reads only the task's extras (r.Name(t), r.OpType(t)):
+// nameOpMemo relies on it.
 func moeRole(r *model.Rank, t *model.DeviceTask) int {
 	name := r.Str(r.Name(t))
 	s := r.Str(r.OpType(t))

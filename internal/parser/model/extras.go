@@ -177,70 +177,46 @@ func (r *Rank) End(t *DeviceTask) int64 { return t.Start + r.Dur(t) }
 // SetDur sets task t's duration.
 func (r *Rank) SetDur(t *DeviceTask, dur int64) { t.dur = r.Extras.dur(dur) }
 
+// noExtra is what at gives a task whose entry the table does not hold
+// (a zero task of a rank that made none); never written.
+var noExtra TaskExtra
+
+// at is task t's entry, read in place: the accessors of one field
+// (r.Name(t), ...) read that field alone, not a copy of the whole entry.
+func (r *Rank) at(t *DeviceTask) *TaskExtra {
+	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
+		return &l[i]
+	}
+	return &noExtra
+}
+
 // Extra returns what task t shares with others (name, stream, class,
-// device, op type, task type, input shapes, model id). The accessors of
-// one field (r.Class(t), ...) read that field alone, not a copy of the
-// whole set: the passes' loops read one or two.
+// device, op type, task type, input shapes, model id).
 func (r *Rank) Extra(t *DeviceTask) TaskExtra { return r.Extras.Get(t.Extra) }
 
 // Name is task t's name (a symbol of r.Syms).
-func (r *Rank) Name(t *DeviceTask) Sym {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].Name
-	}
-	return 0
-}
+func (r *Rank) Name(t *DeviceTask) Sym { return r.at(t).Name }
 
 // Stream is task t's physical stream id, -1 when unknown.
-func (r *Rank) Stream(t *DeviceTask) int32 {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].Stream
-	}
-	return 0
-}
+func (r *Rank) Stream(t *DeviceTask) int32 { return r.at(t).Stream }
 
 // Class is task t's class.
 func (r *Rank) Class(t *DeviceTask) TaskClass { return t.Extra.Class() }
 
 // TaskDevice is task t's device in a file that holds several, 0 otherwise.
-func (r *Rank) TaskDevice(t *DeviceTask) int16 {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].Device
-	}
-	return 0
-}
+func (r *Rank) TaskDevice(t *DeviceTask) int16 { return r.at(t).Device }
 
 // OpType is task t's op type (a symbol of r.Syms).
-func (r *Rank) OpType(t *DeviceTask) Sym {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].OpType
-	}
-	return 0
-}
+func (r *Rank) OpType(t *DeviceTask) Sym { return r.at(t).OpType }
 
 // TaskType is task t's task type (a symbol of r.Syms).
-func (r *Rank) TaskType(t *DeviceTask) Sym {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].TaskType
-	}
-	return 0
-}
+func (r *Rank) TaskType(t *DeviceTask) Sym { return r.at(t).TaskType }
 
 // InputShapes is task t's input shapes (a symbol of r.Syms).
-func (r *Rank) InputShapes(t *DeviceTask) Sym {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].InputShapes
-	}
-	return 0
-}
+func (r *Rank) InputShapes(t *DeviceTask) Sym { return r.at(t).InputShapes }
 
 // ModelID is task t's model id (4294967295 for single-op mode).
-func (r *Rank) ModelID(t *DeviceTask) uint32 {
-	if l, i := r.Extras.list, t.Extra.Index(); i < len(l) {
-		return l[i].ModelID
-	}
-	return 0
-}
+func (r *Rank) ModelID(t *DeviceTask) uint32 { return r.at(t).ModelID }
 
 // SetExtra sets what task t shares with others.
 func (r *Rank) SetExtra(t *DeviceTask, e TaskExtra) { t.Extra = r.Extras.ID(e) }

@@ -533,7 +533,7 @@ func NewRank(path string) *Rank {
 	return &Rank{Rank: -1, Device: -1, Path: path}
 }
 
-// Str returns the string of a symbol of this rank (r.Str(t.Name)).
+// Str returns the string of a symbol of this rank (r.Str(r.Name(t))).
 func (r *Rank) Str(s Sym) string { return r.Syms.Str(s) }
 
 // Intern returns the symbol of s in this rank's table, adding s if new.

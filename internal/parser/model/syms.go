@@ -12,7 +12,7 @@ import "math/bits"
 //
 // A Sym means something only with the table of the rank it came from:
 // compare Syms of one rank directly (equal strings have equal Syms), and
-// compare strings across ranks (r.Str(t.Name)).
+// compare strings across ranks (r.Str(r.Name(t))).
 type Sym uint32
 
 // Syms is a symbol table: every distinct string once, by Sym. The zero
