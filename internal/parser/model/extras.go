@@ -240,3 +240,24 @@ func (r *Rank) ClearTaskDevices() {
 		}
 	}
 }
+
+// CompactExtras drops the table entries no task uses (a reader that sets a
+// task's fields one column at a time makes one for each step), renumbering
+// the tasks' extras in their order of first use.
+func (r *Rank) CompactExtras() {
+	to := make([]Extra, len(r.Extras.list)) // old index -> new id + 1, 0 unused yet
+	c := Extras{long: r.Extras.long, longIDs: r.Extras.longIDs}
+	for i := range r.Tasks {
+		t := &r.Tasks[i]
+		k := t.Extra.Index()
+		if k >= len(to) {
+			t.Extra = 0 // an entry the table does not hold reads as TaskExtra{}
+			continue
+		}
+		if to[k] == 0 {
+			to[k] = c.ID(r.Extras.list[k]) + 1
+		}
+		t.Extra = to[k] - 1
+	}
+	r.Extras = c
+}

@@ -201,6 +201,43 @@ func TestTaskDurations(t *testing.T) {
 	require.Equal(t, 1, r.DropDuplicates().Tasks, "equal long durations are duplicates, different ones are not")
 }
 
+// TestCompactExtras: a table whose tasks were set one field at a time keeps
+// only the entries tasks use, and every task reads as before.
+func TestCompactExtras(t *testing.T) {
+	r := NewRank("x")
+	for i := range 40 {
+		r.Tasks = append(r.Tasks, r.NewTask(int64(i), int64(i)<<30, TaskExtra{}))
+	}
+	for i := range r.Tasks {
+		for _, set := range []func(*TaskExtra){
+			func(x *TaskExtra) { x.Name = r.Intern(strconv.Itoa(i % 5)) },
+			func(x *TaskExtra) { x.Stream = int32(i % 3) },
+			func(x *TaskExtra) { x.Class = TaskClass(i % 4) },
+		} {
+			x := r.Extra(&r.Tasks[i])
+			set(&x)
+			r.SetExtra(&r.Tasks[i], x)
+		}
+	}
+	before, _, _ := r.Resolved()
+	used := map[Extra]bool{}
+	for i := range r.Tasks {
+		used[r.Tasks[i].Extra] = true
+	}
+	require.Greater(t, r.Extras.Len(), len(used)+1, "steps left entries no task uses")
+	r.CompactExtras()
+	after, _, _ := r.Resolved()
+	require.Equal(t, before, after)
+	require.Equal(t, len(used), r.Extras.Len()-1, "one entry per set used, TaskExtra{} besides")
+	for i := range r.Tasks {
+		require.Equal(t, r.Class(&r.Tasks[i]), r.Extra(&r.Tasks[i]).Class)
+	}
+	z := NewRank("z")
+	z.Tasks = make([]DeviceTask, 3)
+	z.CompactExtras()
+	require.Equal(t, make([]DeviceTask, 3), z.Tasks, "a rank that made no entry")
+}
+
 // TestClearTaskDevices: every task keeps all but its device, and tasks
 // that differed only by device become equal.
 func TestClearTaskDevices(t *testing.T) {

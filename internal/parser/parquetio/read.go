@@ -474,6 +474,7 @@ func readTasks(dir string, rank int, r *model.Rank, in *intern.Strings) (err err
 		sym(&r.Syms, "task_type", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.TaskType = v }) }),
 		sym(&r.Syms, "input_shapes", func(x *T, v model.Sym) { setExtra(r, x, func(e *model.TaskExtra) { e.InputShapes = v }) }),
 		taskClass(r, in))
+	r.CompactExtras()
 	return err
 }
 
