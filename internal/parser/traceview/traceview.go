@@ -1324,6 +1324,39 @@ func isBigOpThread(name string) bool {
 	return strings.HasPrefix(name, "Group") && strings.HasSuffix(name, "Communication")
 }
 
+// taskInfo is what a name and task type tell of a device task, computed
+// once per pair.
+type taskInfo struct {
+	tt     uint32
+	opType model.Sym
+	class  model.TaskClass
+	coll   bool // a collective, when in a Kineto device process
+	// the extras of the last two tasks of this name and task type
+	// that differed in model id, stream or device (an EVENT_WAIT's
+	// alternate between streams), the last first
+	x [2]lastExtra
+}
+
+// taskInfos holds the taskInfo of each name (and task type) met.
+type taskInfos struct {
+	// at: by name id, 1 + the index in list of the name's (first task
+	// type's) info, 0 before its first task: 4 bytes a name, most of which
+	// (the collectives' unique names) never name a task
+	at   []int32
+	list []taskInfo
+	more map[[2]uint32]*taskInfo // a name seen with a second task type
+}
+
+// get is the info of name with task type tt, nil when not made yet.
+func (x *taskInfos) get(name, tt uint32) *taskInfo {
+	if int(name) < len(x.at) {
+		if k := x.at[name]; k > 0 && x.list[k-1].tt == tt {
+			return &x.list[k-1]
+		}
+	}
+	return nil
+}
+
 // lastExtra is a task's extras (model.Extra) and what made them differ
 // between tasks of one name and task type: its model id, stream and device.
 type lastExtra struct {
@@ -1457,36 +1490,25 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
-	type taskInfo struct {
-		tt     uint32
-		opType model.Sym
-		class  model.TaskClass
-		set    bool
-		coll   bool // a collective, when in a Kineto device process
-		// the extras of the last two tasks of this name and task type
-		// that differed in model id, stream or device (an EVENT_WAIT's
-		// alternate between streams), the last first
-		x [2]lastExtra
-	}
-	var taskInfos []taskInfo
-	taskMore := map[[2]uint32]*taskInfo{} // a name seen with a second task type
+	var infos taskInfos
+	// taskInfoOf is infos.get's slow path: a name's first task, or a name
+	// seen with a second task type; its pointer is good until its next call
 	taskInfoOf := func(name, tt uint32) *taskInfo {
-		if int(name) < len(taskInfos) {
-			if ti := &taskInfos[name]; ti.set && ti.tt == tt {
-				return ti
-			}
-		}
-		if ti, ok := taskMore[[2]uint32{name, tt}]; ok {
+		if ti, ok := infos.more[[2]uint32{name, tt}]; ok {
 			return ti
 		}
 		n := rd.in.str(name)
-		ti := taskInfo{tt: tt, opType: rank.Intern(rd.opType(n)), class: model.ClassifyTask(rd.in.str(tt), n), set: true,
+		ti := taskInfo{tt: tt, opType: rank.Intern(rd.opType(n)), class: model.ClassifyTask(rd.in.str(tt), n),
 			coll: kinetoCollective(n, rd.in.str(tt))}
-		if int(name) < len(taskInfos) && !taskInfos[name].set {
-			taskInfos[name] = ti
-			return &taskInfos[name]
+		if int(name) < len(infos.at) && infos.at[name] == 0 {
+			infos.list = append(infos.list, ti)
+			infos.at[name] = int32(len(infos.list))
+			return &infos.list[len(infos.list)-1]
 		}
-		taskMore[[2]uint32{name, tt}] = &ti
+		if infos.more == nil {
+			infos.more = map[[2]uint32]*taskInfo{}
+		}
+		infos.more[[2]uint32{name, tt}] = &ti
 		return &ti
 	}
 	hn := hcclNames{n: nNames}
@@ -1510,8 +1532,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		lg := &rd.logs[p]
 		switch lg.kind {
 		case procHardware, procKineto:
-			if taskInfos == nil {
-				taskInfos = make([]taskInfo, nNames)
+			if infos.at == nil {
+				infos.at = make([]int32, nNames)
 			}
 			d := newDecoder(lg)
 			for d.next(&s) {
@@ -1519,7 +1541,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 					otherNPU, otherName = otherNPU+1, cmp.Or(otherName, s.name+1)
 					continue
 				}
-				ti := taskInfoOf(s.name, s.tt)
+				ti := infos.get(s.name, s.tt)
+				if ti == nil {
+					ti = taskInfoOf(s.name, s.tt)
+				}
 				if ti.coll && lg.kind == procKineto {
 					addHCCL(p, &s)
 					continue
