@@ -112,6 +112,9 @@ does not list EVENT_WAIT tasks.`,
 		}
 		var states []*streamState
 		idx := map[int32]*streamState{}
+		// streams 0..255 by their id, the others through idx: the tasks
+		// alternate between streams thousands of times
+		var small [256]*streamState
 		var cur *streamState
 		// every wait while scanning, compactly (a trace holds hundreds of
 		// thousands): the task and the next task on its stream
@@ -121,10 +124,18 @@ does not list EVENT_WAIT tasks.`,
 			t := &r.Tasks[i]
 			stream, dur := r.Stream(t), r.Dur(t)
 			if cur == nil || cur.sw.Stream != stream {
-				cur = idx[stream]
+				if uint32(stream) < uint32(len(small)) {
+					cur = small[stream]
+				} else {
+					cur = idx[stream]
+				}
 				if cur == nil {
 					cur = &streamState{sw: StreamWait{Stream: stream}, first: t.Start, lastWait: -1}
-					idx[stream] = cur
+					if uint32(stream) < uint32(len(small)) {
+						small[stream] = cur
+					} else {
+						idx[stream] = cur
+					}
 					states = append(states, cur)
 				}
 			}

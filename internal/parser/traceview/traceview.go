@@ -1360,17 +1360,20 @@ func (x *taskInfos) get(name, tt uint32) *taskInfo {
 // lastExtra is a task's extras (model.Extra) and what made them differ
 // between tasks of one name and task type: its model id, stream and device.
 type lastExtra struct {
-	extra   model.Extra
-	modelID uint32
-	stream  int32
-	device  int16
-	set     bool
+	extra model.Extra
+	// dev is the device + 1 (0: no task yet)
+	dev uint32
+	// ms is the model id and stream, one word to compare
+	ms uint64
+}
+
+// newLastExtra is the key of a task of model id m, stream s and device d.
+func newLastExtra(m uint32, s int32, d int16) lastExtra {
+	return lastExtra{dev: uint32(uint16(d)) + 1, ms: uint64(m)<<32 | uint64(uint32(s))}
 }
 
 // differs reports whether a task of key k needs other extras than o's.
-func (k *lastExtra) differs(o *lastExtra) bool {
-	return !o.set || o.modelID != k.modelID || o.stream != k.stream || o.device != k.device
-}
+func (k *lastExtra) differs(o *lastExtra) bool { return o.ms != k.ms || o.dev != k.dev }
 
 // build turns what the scan collected into the rank's model. Map: the
 // flow join (when flows outnumber their ends); Python processes
@@ -1553,11 +1556,12 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
 				}
-				key := lastExtra{modelID: s.modelID, stream: stream, device: dev16(p), set: true}
+				dev := dev16(p)
+				key := newLastExtra(s.modelID, stream, dev)
 				if key.differs(&ti.x[0]) {
 					if key.differs(&ti.x[1]) {
 						key.extra = rank.Extras.ID(model.TaskExtra{Name: model.Sym(s.name), OpType: ti.opType, TaskType: model.Sym(s.tt), ModelID: s.modelID,
-							Stream: stream, Class: ti.class, Device: key.device})
+							Stream: stream, Class: ti.class, Device: dev})
 					} else {
 						key.extra = ti.x[1].extra
 					}
