@@ -214,7 +214,7 @@ func sampleWindow(r *model.Rank, ws, we int64) *SampleWindow {
 	seen := map[SampleLane]int32{}
 	// sized by a counting pass: grown by append, the slice would leave
 	// about as much again behind (the passes' allocation budget,
-	// TestPassesAllocateLessThanTheModel). While sampling, a box's Lane
+	// TestPassesAllocateAboutTheModel). While sampling, a box's Lane
 	// is its key's index in keys and its Name its name's symbol; both
 	// are made final in place, and the array is the window's.
 	boxes := make([]SampleBox, 0, windowBoxes(r, ws, we))
