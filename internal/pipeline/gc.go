@@ -49,9 +49,8 @@ func SetDefaultGC() {
 // rank's model is mostly arrays without pointers (the tasks, the ops),
 // which the collector does not scan, so a cycle over it costs little;
 // at GOGC=50 the headroom over a 100 MB model was 50 MB of peak RSS
-// (docs/performance.md, "GC"). 12 MiB, not 24: a 1 GB rank's peak RSS
-// 125 -> 115 MiB for ~10% more CPU, the 200 MB rank's 55 -> 50 MiB.
-const bigHeapHeadroom = 12 << 20
+// (docs/performance.md, "GC").
+const bigHeapHeadroom = 24 << 20
 
 // minGCPercent bounds that lowering, so a heap of many GB still gets a
 // tenth of itself as headroom: no run of back-to-back collections.
