@@ -64,10 +64,10 @@ type Source struct {
 	// export` keeps it.
 	SkipCommunication bool
 	// SkipFramework leaves an npuprof Parquet export's framework_ops and
-	// links unread (Rank.FrameworkOps and Rank.Links empty): no analysis
-	// pass reads them, only `npuprof export` keeps them. Trace files are
-	// read whole either way (their flows are joined through the framework
-	// ops).
+	// links unread (Rank.FrameworkOps and Rank.Links empty); the ledger and
+	// workload passes read what model.Rank.ReduceFramework keeps of them,
+	// so analyze reads them. Trace files are read whole either way (their
+	// flows are joined through the framework ops).
 	SkipFramework bool
 	// BytesRead, when set, counts the bytes read from the rank's text and
 	// trace files while it is read (a compressed file counts what is read

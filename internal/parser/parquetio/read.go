@@ -249,8 +249,8 @@ type ReadOptions struct {
 	// no analysis pass reads it.
 	SkipCommunication bool
 	// SkipFramework leaves framework_ops and links unread
-	// (Rank.FrameworkOps and Rank.Links empty): no analysis pass reads
-	// them either.
+	// (Rank.FrameworkOps and Rank.Links empty); the ledger and workload
+	// passes read what model.Rank.ReduceFramework keeps of them.
 	SkipFramework bool
 }
 

@@ -44,8 +44,8 @@ type Options struct {
 	// empty): no analysis pass reads it, only `npuprof export` keeps it.
 	SkipCommunication bool
 	// SkipFramework leaves an npuprof Parquet export's framework_ops and
-	// links unread (Rank.FrameworkOps and Rank.Links empty): no analysis
-	// pass reads them, only `npuprof export` keeps them.
+	// links unread (Rank.FrameworkOps and Rank.Links empty); the ledger and
+	// workload passes read what model.Rank.ReduceFramework keeps of them.
 	SkipFramework bool
 	// Experts names an expert-load input (file or folder, see
 	// internal/inputs/expertload); empty: look for one inside the profile folder,
