@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -527,7 +528,7 @@ func layerCharts(ls *layerStats) (*chartPayload, *chartPayload) {
 // a rank is from it (clamped to ±25% on the colour scale).
 func skewChart(rms []rankMetrics) *chartPayload {
 	var cols []string
-	var data []opts.HeatMapData
+	var data heatCells
 	for _, sm := range skewMetrics {
 		var vals []float64
 		for _, r := range rms {
@@ -543,7 +544,7 @@ func skewChart(rms []rankMetrics) *chartPayload {
 		cols = append(cols, sm.label)
 		for y, r := range rms {
 			if v, ok := r.get(sm.metric); ok {
-				data = append(data, opts.HeatMapData{Value: []any{x, y, math.Round(v/med*100) / 100, v}})
+				data.add(x, y, math.Round(v/med*100)/100, v)
 			}
 		}
 	}
@@ -558,13 +559,67 @@ func skewChart(rms []rankMetrics) *chartPayload {
 		charts.WithVisualMapOpts(opts.VisualMap{Type: "continuous", Min: 0.75, Max: 1.25, Calculable: opts.Bool(true), Orient: "vertical", Right: "0", Top: "middle",
 			InRange: &opts.VisualMapInRange{Color: []string{"#2563eb", "#bfdbfe", "#f8fafc", "#fecaca", "#dc2626"}}}),
 	)
-	h.AddSeries("ratio to the median rank", data, charts.WithLabelOpts(opts.Label{Show: opts.Bool(len(rms)*len(cols) <= 200), Formatter: "{@[2]}", FontSize: 11, Color: "#0f172a"}))
+	// The cells join the option as their encoding after finish's round
+	// trip, which would hold each as a decoded map of boxed numbers.
+	h.AddSeries("ratio to the median rank", nil, charts.WithLabelOpts(opts.Label{Show: opts.Bool(len(rms)*len(cols) <= 200), Formatter: "{@[2]}", FontSize: 11, Color: "#0f172a"}))
 	o := finish(h)
+	setAll(o, "series", "data", data.json())
 	setAll(o, "series", "itemStyle", map[string]any{"borderColor": "#fff", "borderWidth": 1})
 	setAll(o, "visualMap", "dimension", 2) // colour by the ratio, not the raw value
 	setAll(o, "visualMap", "formatter", "fn:ratio")
 	titled(o, axisMetric, axisRank, "", "", 0)
 	return &chartPayload{ID: "chart-skew", Kind: "plain", Option: o, Height: min(150+34*len(rms), 900), Label: "rank skew"}
+}
+
+// heatCells is a heatmap series' data as the JSON go-echarts writes for
+// []opts.HeatMapData{{Value: []any{x, y, a, b}}}: {"value":[x,y,a,b]}
+// items, numbers as encoding/json formats them.
+type heatCells struct{ b []byte }
+
+func (h *heatCells) add(x, y int, a, b float64) {
+	if len(h.b) == 0 {
+		h.b = append(h.b, '[')
+	} else {
+		h.b = append(h.b, ',')
+	}
+	h.b = append(h.b, `{"value":[`...)
+	h.b = strconv.AppendInt(h.b, int64(x), 10)
+	h.b = append(h.b, ',')
+	h.b = strconv.AppendInt(h.b, int64(y), 10)
+	h.b = append(h.b, ',')
+	h.b = appendJSONFloat(h.b, a)
+	h.b = append(h.b, ',')
+	h.b = appendJSONFloat(h.b, b)
+	h.b = append(h.b, "]}"...)
+}
+
+// json is the series' data: the cells' array ("[]" for none).
+func (h *heatCells) json() json.RawMessage {
+	if len(h.b) == 0 {
+		return json.RawMessage("[]")
+	}
+	return json.RawMessage(append(h.b, ']'))
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64 (and panics
+// as encoding a chart's option does on NaN or ±Inf).
+func appendJSONFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		panic("internal error: chart option does not marshal: unsupported value " + strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9, as encoding/json shortens it
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // median of vals (0 when empty); vals is reordered.

@@ -578,14 +578,15 @@ type factEnv struct {
 func factInputs(doc *results.Document) (map[string]*factGroup, map[string]*factEnv) {
 	groups := map[string]*factGroup{}
 	env := map[string]*factEnv{}
+	var key []byte
 	for i := range doc.Ranks {
 		rr := &doc.Ranks[i]
 		for _, g := range rr.Detail.Groups {
-			key := g.Name + "\x00" + fmt.Sprint(g.GlobalRanks)
-			e := groups[key]
+			key = groupKey(key[:0], g.Name, g.GlobalRanks)
+			e := groups[string(key)] // no copy: a group every rank names is one key, not one a rank
 			if e == nil {
 				e = &factGroup{name: g.Name, comm: g.Comm, size: len(g.GlobalRanks), members: g.GlobalRanks}
-				groups[key] = e
+				groups[string(key)] = e
 			}
 			e.seen = append(e.seen, rr.Rank)
 		}
@@ -603,6 +604,19 @@ func factInputs(doc *results.Document) (map[string]*factGroup, map[string]*factE
 		}
 	}
 	return groups, env
+}
+
+// groupKey appends a group's key to b: its name, NUL and its members as
+// fmt.Sprint writes them ("[0 1 2]"), the order the group rows sort by.
+func groupKey(b []byte, name string, members []int) []byte {
+	b = append(append(b, name...), 0, '[')
+	for i, r := range members {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(r), 10)
+	}
+	return append(b, ']')
 }
 
 // groupFacts turns the sizes of the well-known groups into facts.
