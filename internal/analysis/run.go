@@ -235,9 +235,13 @@ func (c *Context) resultOf(p *Pass) any     { return c.ResultOf[p] }
 // the metrics, sources, groups, environment, errors and timings stay.
 func (r *Result) ReleasePassResults() {
 	for _, rr := range r.Ranks {
-		rr.results = nil
+		rr.ReleasePassResults()
 	}
 }
+
+// ReleasePassResults drops the rank's pass results (Result.ReleasePassResults
+// for one rank, once what reads them has run on it).
+func (rr *RankResult) ReleasePassResults() { rr.results = nil }
 
 // RankResultOf returns the typed accessor of rank pass p's result: the
 // result on a rank (or, in a pass that requires p, p's result on that

@@ -194,10 +194,9 @@ func Run(ctx context.Context, req *Request) (*Result, error) {
 		return nil, err
 	}
 	if req.Detail {
-		assemble.AddDetail(run.Doc, res)
 		// every output reads the document from here on, and the detail
-		// copied what the writers show of the passes' results
-		res.ReleasePassResults()
+		// copies what the writers show of the passes' results
+		assemble.AddDetailReleasing(run.Doc, res)
 	}
 	return run, nil
 }

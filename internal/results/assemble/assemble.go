@@ -41,10 +41,21 @@ func NewContract(res *analysis.Result, rep *rules.Report, facts *rules.FactSet) 
 
 // AddDetail adds to doc, built from res by NewContract, what the terminal
 // summary and the HTML report show beyond the contract (results.Detail).
-func AddDetail(doc *results.Document, res *analysis.Result) {
+func AddDetail(doc *results.Document, res *analysis.Result) { addDetail(doc, res, false) }
+
+// AddDetailReleasing is AddDetail for a caller that reads no rank's pass
+// results afterwards: each rank's are dropped once its detail is copied, so
+// the detail of every rank and the pass results of every rank are not both
+// live (the peak of a report of many ranks).
+func AddDetailReleasing(doc *results.Document, res *analysis.Result) { addDetail(doc, res, true) }
+
+func addDetail(doc *results.Document, res *analysis.Result, release bool) {
 	doc.Detail.Built, doc.Detail.InputErrors = true, passErrors(res.InputErrors)
 	for i, rr := range res.Ranks {
 		doc.Ranks[i].Detail = rankDetail(rr)
+		if release {
+			rr.ReleasePassResults()
+		}
 	}
 	if doc.Cluster != nil && res.Cluster != nil {
 		doc.Cluster.Detail = clusterDetail(res.Cluster)
