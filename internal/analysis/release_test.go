@@ -31,7 +31,7 @@ func TestReleasePassResults(t *testing.T) {
 	window := rr.Metrics[metric.MetricDeviceWindowUs]
 	require.Positive(t, window)
 
-	res.ReleasePassResults()
+	rr.ReleasePassResults()
 	require.Nil(t, KernelsOf(rr))
 	require.Nil(t, TimelineOf(rr))
 	require.Nil(t, HCCLOf(rr))

@@ -228,19 +228,10 @@ type RankResults interface{ resultOf(p *Pass) any }
 func (rr *RankResult) resultOf(p *Pass) any { return rr.results.of(p) }
 func (c *Context) resultOf(p *Pass) any     { return c.ResultOf[p] }
 
-// ReleasePassResults drops every rank's pass results (what HCCLOf,
-// StepsOf, KernelsOf, ... read), for a caller that has copied what it
-// needs of them (the results document with its view): a finished report
-// of many ranks need not keep both. The accessors return nil afterwards;
-// the metrics, sources, groups, environment, errors and timings stay.
-func (r *Result) ReleasePassResults() {
-	for _, rr := range r.Ranks {
-		rr.ReleasePassResults()
-	}
-}
-
-// ReleasePassResults drops the rank's pass results (Result.ReleasePassResults
-// for one rank, once what reads them has run on it).
+// ReleasePassResults drops the rank's pass results (what HCCLOf, StepsOf,
+// KernelsOf, ... read), for a caller that has copied what it needs of them
+// (assemble.AddDetailReleasing). The accessors return nil afterwards; the
+// metrics, sources, groups, environment, errors and timings stay.
 func (rr *RankResult) ReleasePassResults() { rr.results = nil }
 
 // RankResultOf returns the typed accessor of rank pass p's result: the
