@@ -217,6 +217,7 @@ type LedgerDetail struct {
 
 // LedgerStepDetail is one step on its critical rank: its wall time and
 // the causes' µs (in LedgerDetail.Causes order; they sum to TimeUs).
+// kept: the detail's own declaration (--format json-full); alike the contract's types in shape (tagged fields), not in logic
 type LedgerStepDetail struct {
 	Step   int       `json:"step"`
 	Rank   int       `json:"rank"`

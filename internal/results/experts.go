@@ -73,6 +73,7 @@ type RankTokensDoc struct {
 }
 
 // EPGroupDoc is one ep group's GroupedMatmul skew.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type EPGroupDoc struct {
 	GlobalRanks       []int    `json:"global_ranks"`
 	Ranks             []int    `json:"ranks"`

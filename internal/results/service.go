@@ -44,6 +44,7 @@ type ServiceFileIssue = model.ServiceFileIssue
 // mean time and batch size, and the share of the run it spent on forwards
 // with requests (busy: it ran a forward with requests; else only dummy
 // steps).
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type ServiceDPDoc struct {
 	DP            int      `json:"dp"`
 	Forwards      int      `json:"forwards"`
@@ -55,6 +56,7 @@ type ServiceDPDoc struct {
 
 // ServiceJoinDoc is the match of one rank's device steps (ProfilerStep#N,
 // first to last device work) to the service profile's batches.
+// kept: a contract type's own declaration; alike other formats' types in shape (tagged fields), not in logic
 type ServiceJoinDoc struct {
 	// Rank is the rank whose steps were matched.
 	Rank int `json:"rank"`

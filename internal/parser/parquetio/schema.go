@@ -193,6 +193,7 @@ const (
 
 // Rank is the one row of ranks: everything about the rank that is not a
 // table, with the small nested parts as JSON text.
+// kept: the Parquet schema's own rows; alike the JSON contract's types in shape (tagged fields), not in logic
 type Rank struct {
 	Schema string `parquet:"schema"`
 	Device int32  `parquet:"device"`

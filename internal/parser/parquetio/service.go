@@ -45,6 +45,7 @@ type ServiceRequest struct {
 // ServiceBatch is one row of service_batches (model.ServiceBatches): kind
 // "schedule" (BatchSchedule, batchFrameworkProcessing, Schedule) or
 // "execute" (modelExec, Execute); null when the row did not say.
+// kept: the Parquet schema's own rows; alike the JSON contract's types in shape (tagged fields), not in logic
 type ServiceBatch struct {
 	Kind          string `parquet:"kind,dict"`
 	StartNs       *int64 `parquet:"start_ns,optional"`
