@@ -124,9 +124,19 @@ eventwait) waits that a compute kernel on another stream ended.`,
 			name   string
 			on     int32
 		}
-		sums := map[key]*Stat{}
-		var lastKey key
-		var last *Stat
+		// the sums in the order their keys are first met, looked up by a
+		// scan: a rank has a few dozen (waiting stream, awaited task), and
+		// its waits alternate between them, where hashing a key of two
+		// strings cost ~300 instructions a wait; index takes over past
+		// scanKeys
+		type sum struct {
+			k key
+			s Stat
+		}
+		const scanKeys = 32
+		var sums []sum
+		var index map[key]int
+		last := -1
 		main, haveMain := EventWaitOf(ctx).MainStream()
 		if haveMain {
 			n := 0
@@ -147,20 +157,42 @@ eventwait) waits that a compute kernel on another stream ended.`,
 			}
 			w := &r.Tasks[p.Wait]
 			k := key{r.Stream(w), p.Kind, p.Name, p.Stream}
-			// a stream's waits come in runs of the same awaited task:
-			// the last key's sum is found without hashing
-			if last == nil || k != lastKey {
-				last = sums[k]
-				if last == nil {
-					last = &Stat{}
-					sums[k] = last
-				}
-				lastKey = k
+			// the ints first: most keys differ in a stream
+			same := func(o *key) bool {
+				return o.stream == k.stream && o.on == k.on && o.name == k.name && o.kind == k.kind
 			}
-			last.add(r.Dur(w))
+			if last < 0 || !same(&sums[last].k) {
+				last = -1
+				if index != nil {
+					if i, ok := index[k]; ok {
+						last = i
+					}
+				} else {
+					for i := range sums {
+						if same(&sums[i].k) {
+							last = i
+							break
+						}
+					}
+				}
+				if last < 0 {
+					last = len(sums)
+					sums = append(sums, sum{k: k})
+					if index != nil {
+						index[k] = last
+					} else if len(sums) > scanKeys {
+						index = make(map[key]int, 2*len(sums))
+						for i := range sums {
+							index[sums[i].k] = i
+						}
+					}
+				}
+			}
+			sums[last].s.add(r.Dur(w))
 		})
-		for k, s := range sums {
-			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: keepName(k.name), Stream: k.on, Wait: *s})
+		for i := range sums {
+			k := sums[i].k
+			res.Streams[k.stream] = append(res.Streams[k.stream], Awaited{Kind: k.kind, Name: keepName(k.name), Stream: k.on, Wait: sums[i].s})
 		}
 		for _, l := range res.Streams {
 			sort.Slice(l, func(i, j int) bool {
