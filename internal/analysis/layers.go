@@ -130,10 +130,11 @@ at least two MoE layers per step.`,
 			// one by one, each gap's grew by an allocation per doubling
 			gapOf := make([]int32, len(r.HCCL))
 			counts := make([]int, len(res.Gaps))
-			total := 0
+			total, g := 0, 0
 			for i := range r.HCCL {
 				s := r.HCCL[i].Start
-				g := sort.Search(len(res.Gaps), func(k int) bool { return res.Gaps[k].End > s })
+				// from the last op's gap: the ops are in start order (SortTasks)
+				g = searchFrom(len(res.Gaps), g, func(k int) bool { return res.Gaps[k].End > s })
 				gapOf[i] = -1
 				if g < len(res.Gaps) && s >= res.Gaps[g].Start {
 					gapOf[i] = int32(g)
