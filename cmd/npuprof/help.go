@@ -100,16 +100,20 @@ func wrapText(s string, width int) string {
 }
 
 // setHelp gives root and its commands the help template and the help's
-// width, and the completions of every enum flag and rule id.
+// width (the completions of the enum flags and rule ids are registered by
+// runMain, for a completion request).
 func setHelp(root *cobra.Command, io *streams) {
 	if root.Annotations == nil {
 		root.Annotations = map[string]string{}
 	}
 	root.Annotations[widthAnnotation] = fmt.Sprint(helpWidth(io))
 	root.SetHelpTemplate(helpTemplate)
-	for _, c := range allCmds(root) {
-		addCompletions(c)
-	}
+}
+
+// isCompletion reports whether args ask for shell completions (cobra's
+// hidden __complete commands), the only run that reads addCompletions'.
+func isCompletion(args []string) bool {
+	return len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
 }
 
 // allCmds is root and every command below it.

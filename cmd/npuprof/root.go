@@ -143,6 +143,13 @@ func newStreams(in io.Reader, out, errw io.Writer) *streams {
 func runMain(io *streams, args []string) int {
 	errw := io.err
 	root := newRootCmd(io)
+	if isCompletion(args) {
+		// registered only for it: visiting every command's flags cost
+		// each run ~0.4 M instructions
+		for _, c := range allCmds(root) {
+			addCompletions(c)
+		}
+	}
 	localizeHelp(root, errLang(io, args))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

@@ -188,10 +188,12 @@ does not list EVENT_WAIT tasks.`,
 				continue
 			}
 			k := opKey{r.Name(n), r.Stream(n)}
-			if byOp[k] == nil {
-				byOp[k] = &Stat{}
+			st := byOp[k]
+			if st == nil {
+				st = &Stat{}
+				byOp[k] = st
 			}
-			byOp[k].add(r.Dur(&r.Tasks[w.task]))
+			st.add(r.Dur(&r.Tasks[w.task]))
 		}
 		res.WaitedOps = make([]WaitedOp, 0, len(byOp))
 		for k, st := range byOp {

@@ -2,10 +2,11 @@ package analysis
 
 import (
 	"path/filepath"
-
-	"github.com/npuprof/npuprof/internal/parser/model"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/npuprof/npuprof/internal/parser/model"
 )
 
 // LayerGap is the stretch between two consecutive MoE layer openers: the
@@ -125,28 +126,74 @@ at least two MoE layers per step.`,
 			res.Gaps = append(res.Gaps, LayerGap{Start: starts[i-1], End: starts[i]})
 		}
 		if hc != nil {
+			// each op's gap, then the gaps' Ops cut from one array: appended
+			// one by one, each gap's grew by an allocation per doubling
+			gapOf := make([]int32, len(r.HCCL))
+			counts := make([]int, len(res.Gaps))
+			total, g := 0, 0
 			for i := range r.HCCL {
 				s := r.HCCL[i].Start
-				g := sort.Search(len(res.Gaps), func(k int) bool { return res.Gaps[k].End > s })
+				// from the last op's gap: the ops are in start order (SortTasks)
+				g = searchFrom(len(res.Gaps), g, func(k int) bool { return res.Gaps[k].End > s })
+				gapOf[i] = -1
 				if g < len(res.Gaps) && s >= res.Gaps[g].Start {
+					gapOf[i] = int32(g)
+					counts[g]++
+					total++
+				}
+			}
+			all := make([]int, total)
+			at := 0
+			for g, n := range counts {
+				if n > 0 {
+					res.Gaps[g].Ops = all[at : at : at+n]
+					at += n
+				}
+			}
+			for i, g := range gapOf {
+				if g >= 0 {
 					res.Gaps[g].Ops = append(res.Gaps[g].Ops, i)
 				}
 			}
 		}
 		markBoundaries(r, tl, EventWaitOf(ctx), res)
 		freq := map[string]int{}
-		size := map[string]int{}
 		labels := newTypeGroupLabels(r)
+		// the layers repeat: a gap's labels, in op order, are nearly
+		// always a list one of the last few gaps had, whose signature
+		// (and count) is kept rather than sorted and joined again
+		var memo [4]gapSig
+		next := 0
+		var keys []string
 		for gi := range res.Gaps {
 			g := &res.Gaps[gi]
-			keys := make([]string, 0, len(g.Ops))
+			keys = keys[:0]
 			for _, i := range g.Ops {
 				keys = append(keys, labels.of(&r.HCCL[i]))
 			}
-			sort.Strings(keys)
-			g.Signature = strings.Join(keys, ",")
-			freq[g.Signature]++
-			size[g.Signature] = len(keys)
+			m := -1
+			for k := range memo {
+				if memo[k].n > 0 && slices.Equal(memo[k].keys, keys) {
+					m = k
+					break
+				}
+			}
+			if m < 0 {
+				m, next = next, (next+1)%len(memo)
+				if memo[m].n > 0 {
+					freq[memo[m].sig] += memo[m].n
+				}
+				sorted := slices.Clone(keys)
+				sort.Strings(sorted)
+				memo[m] = gapSig{keys: slices.Clone(keys), sig: strings.Join(sorted, ",")}
+			}
+			g.Signature = memo[m].sig
+			memo[m].n++
+		}
+		for k := range memo {
+			if memo[k].n > 0 {
+				freq[memo[k].sig] += memo[k].n
+			}
 		}
 		for sig, n := range freq {
 			if n > res.PatternGaps || (n == res.PatternGaps && sig < res.Pattern) {
@@ -264,4 +311,13 @@ func firstPatternGap(res *LayersResult) LayerGap {
 		}
 	}
 	return LayerGap{}
+}
+
+// gapSig is a signature of the layers pass: the labels of a gap's ops in
+// op order, their signature (sorted, joined), and how many gaps had them
+// since it was kept.
+type gapSig struct {
+	keys []string
+	sig  string
+	n    int
 }

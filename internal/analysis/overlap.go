@@ -412,7 +412,18 @@ func nsText(ns int64) string { return fmt.Sprintf("%d.%03d µs", ns/1000, ns%100
 // byStart returns idx ordered by start (stable; idx itself when already
 // in order, as it is after model.Rank.SortTasks).
 func byStart(idx []int, start func(int) int64) []int {
-	if sort.SliceIsSorted(idx, func(a, b int) bool { return start(idx[a]) < start(idx[b]) }) {
+	// in order: one start a task (sort.SliceIsSorted's less took two,
+	// through two closures)
+	sorted, prev := true, int64(math.MinInt64)
+	for _, i := range idx {
+		s := start(i)
+		if s < prev {
+			sorted = false
+			break
+		}
+		prev = s
+	}
+	if sorted {
 		return idx
 	}
 	out := append([]int(nil), idx...)

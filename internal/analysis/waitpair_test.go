@@ -81,3 +81,17 @@ func TestMainStreamKernelWaitsMatchTruth(t *testing.T) {
 	require.InEpsilon(t, dense["a3-tp4dp4-rc1"], dense["a3-tp4dp4-rc2"], 0.05)
 	require.Less(t, dense["a3-tp8dp2-rc2"], 0.9*dense["a3-tp4dp4-rc2"])
 }
+
+// searchFrom finds what sort.Search finds, from any starting guess.
+func TestSearchFromIsSearch(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for ans := 0; ans <= n; ans++ {
+			f := func(i int) bool { return i >= ans }
+			for g := 0; g <= n; g++ {
+				if got := searchFrom(n, g, f); got != ans {
+					t.Fatalf("searchFrom(%d, %d) = %d, want %d", n, g, got, ans)
+				}
+			}
+		}
+	}
+}

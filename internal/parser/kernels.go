@@ -348,6 +348,11 @@ func newKernelJoin(r *model.Rank) *kernelJoin {
 // row joins one kernel_details row.
 func (j *kernelJoin) row(start int64, nameID uint32, name string, typeID uint32, typ string, shapesID uint32, shapes string) {
 	lo, hi := j.ti.matches(start)
+	// no compute task starts there (a collective's row meets its
+	// kernels): the row names none, and its name is not looked up
+	for lo < hi && j.ti.task(lo) == nil {
+		lo++
+	}
 	if lo == hi {
 		return
 	}

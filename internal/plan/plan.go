@@ -53,6 +53,9 @@ type builder struct {
 	ledger      *ledgerLeft
 	noPred      map[string]string
 	notReplayed map[string]string // why a fix was not replayed
+	// aloneOn is each fix's replay on tl by its own transforms (alone),
+	// which the plan's first step replays again (pick)
+	aloneOn map[*rules.Fired]aloneRun
 	// eplb is the planned EPLB placement's token shares per MoE layer and
 	// EP rank (nil without expert loads), eplbBasis what it is
 	eplb      [][]float64
@@ -60,7 +63,8 @@ type builder struct {
 }
 
 func newBuilder(res *analysis.Result, rep *rules.Report) *builder {
-	b := &builder{rep: rep, byRule: map[string]*rules.Fired{}, ledger: newLedgerLeft(res), noPred: map[string]string{}, notReplayed: map[string]string{}}
+	b := &builder{rep: rep, byRule: map[string]*rules.Fired{}, ledger: newLedgerLeft(res), noPred: map[string]string{}, notReplayed: map[string]string{},
+		aloneOn: map[*rules.Fired]aloneRun{}}
 	for i := range rep.Findings {
 		b.byRule[rep.Findings[i].Rule] = &rep.Findings[i]
 	}
@@ -192,6 +196,10 @@ func (b *builder) alone(f *rules.Fired) *results.Prediction {
 		why = "no decode-step timeline to replay"
 	default:
 		p, err := replay.PredictStep(b.tl, ts)
+		if len(req) == 0 {
+			// ts are f's own transforms: pick's on tl
+			b.aloneOn[f] = aloneRun{p, err}
+		}
 		if err != nil {
 			why = err.Error()
 			break
@@ -207,6 +215,12 @@ func (b *builder) alone(f *rules.Fired) *results.Prediction {
 	}
 	b.notReplayed[f.Rule] = why
 	return b.bound(f, why)
+}
+
+// aloneRun is a replay.PredictStep's outcome.
+type aloneRun struct {
+	p   replay.Prediction
+	err error
 }
 
 // bound is the upper bound of a fix that cannot be replayed: the ledger

@@ -143,7 +143,13 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 		if !requiresPlaced(f, placed, b.byRule) {
 			continue
 		}
-		p, err := replay.PredictStep(cur, b.replayTransforms(f))
+		var p replay.Prediction
+		var err error
+		if run, ok := b.aloneOn[f]; ok && cur == b.tl {
+			p, err = run.p, run.err
+		} else {
+			p, err = replay.PredictStep(cur, b.replayTransforms(f))
+		}
 		if err != nil {
 			fails = append(fails, failure{i, "cannot be replayed after the earlier steps: " + err.Error()})
 			continue

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // marshalIndent is json.MarshalIndent(v, prefix, indent): json.Marshal,
@@ -24,6 +25,7 @@ func marshalIndent(v any, prefix, indent string) ([]byte, error) {
 // arrays stay "{}" and "[]"), and ": " after each key. Strings are
 // copied whole. TestIndentJSONIsIndent compares the two.
 func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	nl := newlines(prefix, indent)
 	needIndent := false
 	depth := 0
 	for i := 0; i < len(src); {
@@ -37,7 +39,7 @@ func indentJSON(dst, src []byte, prefix, indent string) []byte {
 		if needIndent && c != '}' && c != ']' {
 			needIndent = false
 			depth++
-			dst = newline(dst, prefix, indent, depth)
+			dst = nl.add(dst, depth)
 		}
 		switch c {
 		case '"':
@@ -50,7 +52,7 @@ func indentJSON(dst, src []byte, prefix, indent string) []byte {
 			dst = append(dst, c)
 		case ',':
 			dst = append(dst, c)
-			dst = newline(dst, prefix, indent, depth)
+			dst = nl.add(dst, depth)
 		case ':':
 			dst = append(dst, c, ' ')
 		case '}', ']':
@@ -58,7 +60,7 @@ func indentJSON(dst, src []byte, prefix, indent string) []byte {
 				needIndent = false
 			} else {
 				depth--
-				dst = newline(dst, prefix, indent, depth)
+				dst = nl.add(dst, depth)
 			}
 			dst = append(dst, c)
 		default:
@@ -101,12 +103,28 @@ func stringEnd(src []byte, i int) int {
 	}
 }
 
-// newline appends a newline, prefix and depth indents.
-func newline(dst []byte, prefix, indent string, depth int) []byte {
-	dst = append(dst, '\n')
-	dst = append(dst, prefix...)
-	for range depth {
-		dst = append(dst, indent...)
+// lineStarts appends what starts a line of the indented text: a
+// newline, the prefix and depth indents, sliced from one string up to
+// maxDepth (an append per indent was a third of indenting).
+type lineStarts struct {
+	s              string // "\n" + prefix + maxDepth indents
+	prefix, indent string
+}
+
+const maxDepth = 24
+
+func newlines(prefix, indent string) lineStarts {
+	return lineStarts{"\n" + prefix + strings.Repeat(indent, maxDepth), prefix, indent}
+}
+
+// add appends a newline, the prefix and depth indents.
+func (l lineStarts) add(dst []byte, depth int) []byte {
+	if depth <= maxDepth {
+		return append(dst, l.s[:1+len(l.prefix)+depth*len(l.indent)]...)
+	}
+	dst = append(dst, l.s...)
+	for range depth - maxDepth {
+		dst = append(dst, l.indent...)
 	}
 	return dst
 }

@@ -23,6 +23,15 @@ var indentCases = []any{
 		C *struct{}      `json:"c"`
 		D json.RawMessage
 	}{A: []int{}, B: map[string]int{"z": 1, "y": 2}, C: &struct{}{}, D: json.RawMessage(` { "x" : [ 1 , 2 ] } `)},
+	nested(maxDepth + 5), // deeper than lineStarts' string
+}
+
+// nested is n arrays one in the other around an object.
+func nested(n int) any {
+	if n == 0 {
+		return map[string]any{"k": 1}
+	}
+	return []any{nested(n - 1), n}
 }
 
 // TestIndentJSONIsIndent holds indentJSON to json.Indent on the cases

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
 	"hash/maphash"
 	"iter"
@@ -95,20 +94,39 @@ func (s Sources) Map() map[string]string {
 // MarshalJSON writes s as encoding/json writes a map[string]string: keys
 // sorted, strings escaped the same way.
 func (s Sources) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	files := make([][]byte, len(s.files)) // each file's encoding, made once
+	b := make([]byte, 0, 2+48*len(s.names))
+	b = append(b, '{')
 	for i, k := range s.names {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		fb, _ := json.Marshal(s.files[s.file[i]])
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(fb)
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		f := s.file[i]
+		if files[f] == nil {
+			files[f] = appendJSONString(nil, s.files[f])
+		}
+		b = append(b, files[f]...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	b = append(b, '}')
+	return b, nil
+}
+
+// appendJSONString appends s as json.Marshal writes it: as it is, in
+// quotes, when it has no byte json.Marshal escapes or checks (a quote, a
+// backslash, a control byte, <, > and &, a non-ASCII byte), else
+// json.Marshal's bytes; a json.Marshal per string was most of the cost.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads the object MarshalJSON writes (a saved document).

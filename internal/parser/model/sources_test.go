@@ -17,6 +17,7 @@ func TestSourcesLikeTheMap(t *testing.T) {
 		"hccl.total.count":       "ASCEND_PROFILER_OUTPUT/trace_view.json",
 		"a<b>&c":                 "dir\u2028with \"quotes\" and \xff",
 		"empty":                  "",
+		"tab\there, del\x7f":     "back\\slash/é",
 	}
 	s := NewSources(m)
 	delete(m, "empty") // an empty file is no source
@@ -33,7 +34,7 @@ func TestSourcesLikeTheMap(t *testing.T) {
 	}{s}, "  ", "  ")
 	require.Equal(t, string(wantIndent), string(gotIndent))
 
-	require.Equal(t, 4, s.Len())
+	require.Equal(t, 5, s.Len())
 	require.Equal(t, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv", s.Get("steps"))
 	_, ok := s.Lookup("empty")
 	require.False(t, ok)

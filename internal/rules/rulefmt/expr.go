@@ -435,8 +435,12 @@ func (c *compiler) compileTree(n *yaml.Node, idents []string, src string, tree *
 	for _, v := range vars {
 		need[v] = true
 	}
-	lets, thresholds := sourcePrefix(c.rule.Vars, need), c.rule.Thresholds
-	return prog, vars, &lazy[*vm.Program]{build: func() (*vm.Program, error) { return compileExpr(lets+src, kind, thresholds) }}
+	// the prefix is written when the program is first asked for: it
+	// rarely is, and printing the vars' sources cost more than the rest
+	ruleVars, thresholds := c.rule.Vars, c.rule.Thresholds
+	return prog, vars, &lazy[*vm.Program]{build: func() (*vm.Program, error) {
+		return compileExpr(sourcePrefix(ruleVars, need)+src, kind, thresholds)
+	}}
 }
 
 // exprOptions are the options expr.Compile would be given for one
