@@ -108,6 +108,51 @@ func IntersectLengthIn(a, b []Interval, lo, hi int64) int64 {
 	return n
 }
 
+// breakdownIn is breakdown over [lo, hi) of the merged compute set and the
+// collectives.
+func (tl *Timeline) breakdownIn(r *model.Rank, lo, hi int64) Breakdown {
+	if !tl.computeOwn {
+		return breakdown(tl.Compute, tl.Comm, lo, hi)
+	}
+	computing, overlapped := tl.ownLengths(r, lo, hi)
+	return lengthsBreakdown(lo, hi, computing, LengthIn(tl.Comm, lo, hi), overlapped)
+}
+
+// ownLengths is LengthIn and IntersectLengthIn over [lo, hi) of the
+// compute kernels' own intervals (sorted and disjoint: computeOwn), in one
+// walk.
+func (tl *Timeline) ownLengths(r *model.Rank, lo, hi int64) (computing, overlapped int64) {
+	ct := tl.ComputeTasks
+	// the ends rise with the starts: the first kernel that ends after lo
+	k := sort.Search(len(ct), func(k int) bool { return r.End(&r.Tasks[ct[k]]) > lo })
+	comm := overlapping(tl.Comm, lo, hi)
+	j := 0
+	for ; k < len(ct); k++ {
+		t := &r.Tasks[ct[k]]
+		if t.Start >= hi {
+			break
+		}
+		s, e := max(t.Start, lo), min(r.End(t), hi)
+		if e <= s {
+			continue
+		}
+		computing += e - s
+		// collectives that end before this kernel end before the next
+		for j < len(comm) && comm[j].End <= s {
+			j++
+		}
+		for _, c := range comm[j:] {
+			if c.Start >= e {
+				break
+			}
+			if cs, ce := max(c.Start, s), min(c.End, e); ce > cs {
+				overlapped += ce - cs
+			}
+		}
+	}
+	return computing, overlapped
+}
+
 // Timeline is the shared infrastructure result: the compute and
 // communication interval sets and the device window of a rank.
 type Timeline struct {
@@ -115,13 +160,20 @@ type Timeline struct {
 	HaveCompute bool
 	// HaveComm: collectives are known.
 	HaveComm bool
-	// Compute and Comm are merged (sorted, disjoint) interval sets.
-	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
+	// Compute and Comm are merged (sorted, disjoint) interval sets, but
+	// Compute is nil when no two compute kernels merge, in start order
+	// (computeOwn): each kernel is then its own interval, read from the
+	// tasks (4 bytes a kernel, not 16 more; breakdownIn reads either).
+	// ComputeTasks indexes Rank.Tasks of class compute, in the tasks'
+	// order (start order when they are sorted, computeSorted).
 	// All three are dropped (nil) in pipeline.Analyze's results, whose models
 	// are released: they serve the passes.
 	Compute      []Interval
 	Comm         []Interval
-	ComputeTasks []int
+	ComputeTasks []int32
+	// computeOwn: ComputeTasks' own intervals are the merged compute set.
+	// computeSorted: ComputeTasks are in start order.
+	computeOwn, computeSorted bool
 	// WindowStart/End are the device window by the writer's rule
 	// (windowRule): the kernel span, or with the extremes rule of current
 	// msprof, also every other device task but the profiler's
@@ -162,13 +214,12 @@ var TimelinePass = &Pass{
 		}
 		// Tasks are sorted by start (model.Rank.SortTasks), so the union
 		// is merged on the fly; the intervals are only collected and
-		// sorted when a reader left them out of order.
-		var comp []Interval
-		// at most one interval per compute task: allocated once rather
-		// than grown by doubling (which allocated twice the final size)
-		merged := make([]Interval, 0, nComp)
-		inOrder := true
-		tl.ComputeTasks = make([]int, 0, nComp)
+		// sorted when a reader left them out of order. While no two
+		// compute kernels merge (own), nothing but their indexes is kept.
+		var comp, merged []Interval
+		own, inOrder := true, true
+		var ownEnd int64 // the last compute kernel's end, while own
+		tl.ComputeTasks = make([]int32, 0, nComp)
 		var win, all hull
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
@@ -179,33 +230,47 @@ var TimelinePass = &Pass{
 				if c != model.ClassPlaceholder || !profilingMarker(r.Str(r.Name(t)), r.Str(r.TaskType(t))) {
 					all.add(t.Start, end)
 				}
+				continue
 			}
 			// the window spans compute kernels and HCCL big ops only, as
 			// the profiler's own Overlap Analysis does: bookkeeping
 			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
 			// subtasks outside them are left out (docs/formats.md)
-			if c == model.ClassCompute {
-				win.add(t.Start, end)
-				x := Interval{t.Start, end}
-				tl.ComputeTasks = append(tl.ComputeTasks, i)
-				switch {
-				case !inOrder:
-					comp = append(comp, x)
-				case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
-					// out of order: fall back to collect-and-sort
-					inOrder = false
-					comp = make([]Interval, 0, nComp)
-					for _, j := range tl.ComputeTasks {
-						comp = append(comp, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
-					}
-					merged = nil
-				case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
-					if last := &merged[len(merged)-1]; x.End > last.End {
-						last.End = x.End
-					}
-				default:
-					merged = append(merged, x)
+			win.add(t.Start, end)
+			x := Interval{t.Start, end}
+			if own {
+				if end >= t.Start && (len(tl.ComputeTasks) == 0 || t.Start > ownEnd) {
+					// after the last one and apart from it: its own interval
+					ownEnd = end
+					tl.ComputeTasks = append(tl.ComputeTasks, int32(i))
+					continue
 				}
+				own = false
+				// at most one interval per compute task: allocated once
+				// rather than grown by doubling
+				merged = make([]Interval, 0, nComp)
+				for _, j := range tl.ComputeTasks {
+					merged = append(merged, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
+				}
+			}
+			tl.ComputeTasks = append(tl.ComputeTasks, int32(i))
+			switch {
+			case !inOrder:
+				comp = append(comp, x)
+			case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
+				// out of order: fall back to collect-and-sort
+				inOrder = false
+				comp = make([]Interval, 0, nComp)
+				for _, j := range tl.ComputeTasks {
+					comp = append(comp, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
+				}
+				merged = nil
+			case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
+				if last := &merged[len(merged)-1]; x.End > last.End {
+					last.End = x.End
+				}
+			default:
+				merged = append(merged, x)
 			}
 		}
 		comm := make([]Interval, 0, len(r.HCCL))
@@ -214,9 +279,12 @@ var TimelinePass = &Pass{
 			win.add(h.Start, h.End())
 			comm = append(comm, Interval{h.Start, h.End()})
 		}
-		if inOrder {
+		tl.computeOwn, tl.computeSorted = own, inOrder
+		switch {
+		case own:
+		case inOrder:
 			tl.Compute = merged
-		} else {
+		default:
 			tl.Compute = Union(comp)
 		}
 		if len(comm) > 0 && slices.IsSortedFunc(comm, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }) {

@@ -292,7 +292,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 				continue // an AllGather-path permute: no alltoallv
 			}
 			path := openerPath[role]
-			res.Layers = append(res.Layers, MoELayer{Stream: r.Stream(t), Path: path, Routing: i})
+			res.Layers = append(res.Layers, MoELayer{Stream: r.Stream(t), Path: path, Routing: int(i)})
 			if res.PathLayers[path] == 0 {
 				opener[path] = r.Str(r.OpType(t))
 				if opener[path] == "" {
@@ -307,7 +307,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 		case roleCumsum:
 			if li, ok := open[r.Stream(t)]; ok {
 				res.Cumsum.add(r.Dur(t))
-				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
+				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, int(i))
 				tt := r.Str(r.TaskType(t))
 				core := tt
 				if core == "" {
@@ -330,7 +330,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			res.GMM.add(r.Dur(t))
 			delete(open, r.Stream(t))
 			if li, ok := cur[r.Stream(t)]; ok {
-				res.Layers[li].GMM = append(res.Layers[li].GMM, i)
+				res.Layers[li].GMM = append(res.Layers[li].GMM, int(i))
 			}
 			if n, ok := shapes.firstDim(r.InputShapes(t)); ok {
 				res.GMMTokens += n
@@ -344,7 +344,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 		case roleCombine:
 			res.Combine.add(r.Dur(t))
 			if li, ok := cur[r.Stream(t)]; ok {
-				res.Layers[li].Combine = append(res.Layers[li].Combine, i)
+				res.Layers[li].Combine = append(res.Layers[li].Combine, int(i))
 			}
 		}
 	}

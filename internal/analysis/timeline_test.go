@@ -11,14 +11,18 @@ import (
 )
 
 // The timeline merges compute intervals on the fly when tasks are sorted
-// and falls back to Union otherwise: both give Union's answer.
+// and falls back to Union otherwise, or keeps only the kernels' indexes
+// while none merge: each gives Union's answer, and the same breakdowns.
 func TestTimelineComputeUnion(t *testing.T) {
-	for seed := uint64(0); seed < 100; seed++ {
+	own := 0
+	for seed := uint64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		r := model.NewRank("x")
 		var iv []Interval
+		// a third of the seeds space the kernels out, so few merge
+		gap := 1 + int(seed%3)*30
 		for i := 0; i < rng.IntN(50); i++ {
-			st := int64(rng.IntN(1000))
+			st := int64(rng.IntN(1000 * gap))
 			d := int64(rng.IntN(60))
 			c := model.ClassCompute
 			if rng.IntN(4) == 0 {
@@ -29,7 +33,10 @@ func TestTimelineComputeUnion(t *testing.T) {
 				iv = append(iv, Interval{st, st + d})
 			}
 		}
-		r.Have.Timeline = true
+		for i := 0; i < rng.IntN(6); i++ {
+			r.HCCL = append(r.HCCL, model.HCCLOp{Start: int64(rng.IntN(1000 * gap)), Dur: int64(rng.IntN(300))})
+		}
+		r.Have.Timeline, r.Have.HCCL = true, true
 		if seed%2 == 0 {
 			r.SortTasks()
 			iv = iv[:0]
@@ -43,12 +50,28 @@ func TestTimelineComputeUnion(t *testing.T) {
 		require.Empty(t, errs)
 		tl := res.of(TimelinePass).(*Timeline)
 		want := Union(iv)
+		got := tl.Compute
+		if tl.computeOwn {
+			own++
+			require.Nil(t, tl.Compute, "seed %d", seed)
+			for _, i := range tl.ComputeTasks {
+				got = append(got, Interval{r.Tasks[i].Start, r.End(&r.Tasks[i])})
+			}
+		}
 		if len(want) == 0 {
-			require.Empty(t, tl.Compute, "seed %d", seed)
+			require.Empty(t, got, "seed %d", seed)
 			continue
 		}
-		require.Equal(t, want, tl.Compute, "seed %d", seed)
+		require.Equal(t, want, got, "seed %d", seed)
+		for range 20 {
+			lo := int64(rng.IntN(1100*gap)) - 50
+			hi := lo + int64(rng.IntN(500*gap))
+			require.Equal(t, breakdown(want, tl.Comm, lo, hi), tl.breakdownIn(r, lo, hi), "seed %d [%d, %d)", seed, lo, hi)
+		}
 	}
+	// both ways were taken
+	require.Greater(t, own, 20)
+	require.Less(t, own, 280)
 }
 
 // An empty per-step breakdown says why.
