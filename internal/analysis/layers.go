@@ -5,7 +5,6 @@ import (
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"sort"
-	"strings"
 )
 
 // LayerGap is the stretch between two consecutive MoE layer openers: the
@@ -13,8 +12,8 @@ import (
 // that started in it.
 type LayerGap struct {
 	Start, End int64
-	// Ops indexes Rank.HCCL.
-	Ops []int
+	// Ops indexes Rank.HCCL (the gaps' share one array).
+	Ops []int32
 	// Signature is the sorted multiset of "type@group" of Ops.
 	Signature string
 	// Boundary: the stretch crosses a decode-step boundary. Its sequence of
@@ -125,26 +124,36 @@ at least two MoE layers per step.`,
 			res.Gaps = append(res.Gaps, LayerGap{Start: starts[i-1], End: starts[i]})
 		}
 		if hc != nil {
-			for i := range r.HCCL {
-				s := r.HCCL[i].Start
-				g := sort.Search(len(res.Gaps), func(k int) bool { return res.Gaps[k].End > s })
-				if g < len(res.Gaps) && s >= res.Gaps[g].Start {
-					res.Gaps[g].Ops = append(res.Gaps[g].Ops, i)
-				}
-			}
+			placeOps(r, res.Gaps)
 		}
 		markBoundaries(r, tl, EventWaitOf(ctx), res)
 		freq := map[string]int{}
 		size := map[string]int{}
 		labels := newTypeGroupLabels(r)
+		// one string per distinct signature, not one per gap
+		sigs := map[string]string{}
+		var keys []string
+		var buf []byte
 		for gi := range res.Gaps {
 			g := &res.Gaps[gi]
-			keys := make([]string, 0, len(g.Ops))
+			keys = keys[:0]
 			for _, i := range g.Ops {
 				keys = append(keys, labels.of(&r.HCCL[i]))
 			}
 			sort.Strings(keys)
-			g.Signature = strings.Join(keys, ",")
+			buf = buf[:0]
+			for k, key := range keys {
+				if k > 0 {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, key...)
+			}
+			sig, ok := sigs[string(buf)]
+			if !ok {
+				sig = string(buf)
+				sigs[sig] = sig
+			}
+			g.Signature = sig
 			freq[g.Signature]++
 			size[g.Signature] = len(keys)
 		}
@@ -206,6 +215,45 @@ at least two MoE layers per step.`,
 		}
 		return res, nil
 	},
+}
+
+// placeOps sets each gap's Ops to the HCCL ops that start in it, in the
+// ops' order: counted first, then placed in one array shared by the gaps
+// (4 bytes an op, none grown gap by gap).
+func placeOps(r *model.Rank, gaps []LayerGap) {
+	at := make([]int32, len(r.HCCL)) // the op's gap, -1 for none
+	end := make([]int32, len(gaps))  // counts, then each gap's end in ops
+	for i := range r.HCCL {
+		s := r.HCCL[i].Start
+		g := sort.Search(len(gaps), func(k int) bool { return gaps[k].End > s })
+		at[i] = -1
+		if g < len(gaps) && s >= gaps[g].Start {
+			at[i] = int32(g)
+			end[g]++
+		}
+	}
+	n := int32(0)
+	for g := range end {
+		n += end[g]
+		end[g] = n
+	}
+	ops := make([]int32, n)
+	for i := len(at) - 1; i >= 0; i-- {
+		if g := at[i]; g >= 0 {
+			end[g]--
+			ops[end[g]] = int32(i)
+		}
+	}
+	// end[g] is now the gap's start in ops
+	for g := range gaps {
+		hi := n
+		if g+1 < len(gaps) {
+			hi = end[g+1]
+		}
+		if end[g] < hi {
+			gaps[g].Ops = ops[end[g]:hi:hi]
+		}
+	}
 }
 
 // markBoundaries finds the layer period: it hashes, per stretch between

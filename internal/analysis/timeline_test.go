@@ -96,3 +96,34 @@ func analyzeScenario(t *testing.T, name string) *Result {
 	dir, _ := testutil.Generate(t, sc)
 	return analyzeDir(t, dir)
 }
+
+// placeOps gives each layer gap the collectives that start in it, in the
+// ops' order, as a search per op appending to its gap would.
+func TestPlaceOps(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		r := model.NewRank("x")
+		var gaps []LayerGap
+		at := int64(rng.IntN(100))
+		for range rng.IntN(20) {
+			next := at + 1 + int64(rng.IntN(100))
+			gaps = append(gaps, LayerGap{Start: at, End: next})
+			at = next
+		}
+		for range rng.IntN(60) {
+			r.HCCL = append(r.HCCL, model.HCCLOp{Start: int64(rng.IntN(int(at) + 200))})
+		}
+		want := make([][]int32, len(gaps))
+		for i, h := range r.HCCL {
+			for g := range gaps {
+				if h.Start >= gaps[g].Start && h.Start < gaps[g].End {
+					want[g] = append(want[g], int32(i))
+				}
+			}
+		}
+		placeOps(r, gaps)
+		for g := range gaps {
+			require.Equal(t, want[g], gaps[g].Ops, "seed %d gap %d", seed, g)
+		}
+	}
+}
