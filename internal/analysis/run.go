@@ -138,8 +138,8 @@ func (rr *RankResult) ReleaseModel() {
 		tl.ComputeTasks, tl.computeOwn, tl.computeSorted = nil, false, false
 		tl.Compute, tl.Comm = nil, nil
 	}
-	if MoEOf(rr) != nil {
-		MoEOf(rr).Layers = nil
+	if m := MoEOf(rr); m != nil {
+		m.Layers, m.cumsum, m.gmm, m.combine = nil, layerKernels{}, layerKernels{}, layerKernels{}
 	}
 	if w := WaitPairsOf(rr); w != nil {
 		w.main = nil

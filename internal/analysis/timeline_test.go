@@ -127,3 +127,26 @@ func TestPlaceOps(t *testing.T) {
 		}
 	}
 }
+
+// The MoE layers' kernels, grouped in one array, are each layer's in the
+// order they were met, as appending to a slice per layer kept them.
+func TestLayerKernels(t *testing.T) {
+	for seed := uint64(0); seed < 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		n := rng.IntN(30)
+		want := make([][]int32, n)
+		var ks []layerKernel
+		for i := range rng.IntN(100) {
+			if n == 0 {
+				break
+			}
+			l := rng.IntN(n)
+			want[l] = append(want[l], int32(i))
+			ks = append(ks, layerKernel{int32(l), int32(i)})
+		}
+		k := newLayerKernels(n, ks)
+		for l := range n {
+			require.Equal(t, want[l], k.of(l), "seed %d layer %d", seed, l)
+		}
+	}
+}
