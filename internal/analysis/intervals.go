@@ -114,19 +114,66 @@ func (tl *Timeline) breakdownIn(r *model.Rank, lo, hi int64) Breakdown {
 	if !tl.computeOwn {
 		return breakdown(tl.Compute, tl.Comm, lo, hi)
 	}
-	computing, overlapped := tl.ownLengths(r, lo, hi)
-	return lengthsBreakdown(lo, hi, computing, LengthIn(tl.Comm, lo, hi), overlapped)
+	comm := tl.commSpans(r)
+	a, b := comm.overlapping(lo, hi)
+	computing, overlapped := tl.ownLengths(r, comm, a, b, lo, hi)
+	var communication int64
+	for k := a; k < b; k++ {
+		if x := comm.at(k); min(x.End, hi) > max(x.Start, lo) {
+			communication += min(x.End, hi) - max(x.Start, lo)
+		}
+	}
+	return lengthsBreakdown(lo, hi, computing, communication, overlapped)
+}
+
+// spans are sorted disjoint intervals: iv, or when ops is set, the HCCL
+// ops' own (Timeline.commOwn).
+type spans struct {
+	iv  []Interval
+	ops []model.HCCLOp
+}
+
+// commSpans are the merged collectives.
+func (tl *Timeline) commSpans(r *model.Rank) spans {
+	if tl.commOwn {
+		return spans{ops: r.HCCL}
+	}
+	return spans{iv: tl.Comm}
+}
+
+func (s spans) len() int {
+	if s.ops != nil {
+		return len(s.ops)
+	}
+	return len(s.iv)
+}
+
+func (s spans) at(k int) Interval {
+	if s.ops != nil {
+		return Interval{s.ops[k].Start, s.ops[k].End()}
+	}
+	return s.iv[k]
+}
+
+// overlapping is the package's overlapping, as the range [a, b) of s.
+func (s spans) overlapping(lo, hi int64) (a, b int) {
+	a = sort.Search(s.len(), func(k int) bool { return s.at(k).End > lo })
+	b = sort.Search(s.len(), func(k int) bool { return s.at(k).Start >= hi })
+	return a, max(a, b)
 }
 
 // ownLengths is LengthIn and IntersectLengthIn over [lo, hi) of the
-// compute kernels' own intervals (sorted and disjoint: computeOwn), in one
-// walk.
-func (tl *Timeline) ownLengths(r *model.Rank, lo, hi int64) (computing, overlapped int64) {
+// compute kernels' own intervals (sorted and disjoint: computeOwn) and
+// comm[a:b], the collectives that overlap it, in one walk.
+func (tl *Timeline) ownLengths(r *model.Rank, comm spans, a, b int, lo, hi int64) (computing, overlapped int64) {
 	ct := tl.ComputeTasks
 	// the ends rise with the starts: the first kernel that ends after lo
 	k := sort.Search(len(ct), func(k int) bool { return r.End(&r.Tasks[ct[k]]) > lo })
-	comm := overlapping(tl.Comm, lo, hi)
-	j := 0
+	j := a
+	var cj Interval // comm.at(j) while j < b
+	if j < b {
+		cj = comm.at(j)
+	}
 	for ; k < len(ct); k++ {
 		t := &r.Tasks[ct[k]]
 		if t.Start >= hi {
@@ -138,14 +185,20 @@ func (tl *Timeline) ownLengths(r *model.Rank, lo, hi int64) (computing, overlapp
 		}
 		computing += e - s
 		// collectives that end before this kernel end before the next
-		for j < len(comm) && comm[j].End <= s {
-			j++
+		for j < b && cj.End <= s {
+			if j++; j < b {
+				cj = comm.at(j)
+			}
 		}
-		for _, c := range comm[j:] {
-			if c.Start >= e {
+		if j == b || cj.Start >= e {
+			continue // none overlaps it
+		}
+		for c := j; c < b; c++ {
+			x := comm.at(c)
+			if x.Start >= e {
 				break
 			}
-			if cs, ce := max(c.Start, s), min(c.End, e); ce > cs {
+			if cs, ce := max(x.Start, s), min(x.End, e); ce > cs {
 				overlapped += ce - cs
 			}
 		}
@@ -172,8 +225,10 @@ type Timeline struct {
 	Comm         []Interval
 	ComputeTasks []int32
 	// computeOwn: ComputeTasks' own intervals are the merged compute set.
-	// computeSorted: ComputeTasks are in start order.
-	computeOwn, computeSorted bool
+	// computeSorted: ComputeTasks are in start order. commOwn (only with
+	// computeOwn): Comm is nil, the HCCL ops' own intervals are the
+	// merged collectives (in start order, none touching the next).
+	computeOwn, computeSorted, commOwn bool
 	// WindowStart/End are the device window by the writer's rule
 	// (windowRule): the kernel span, or with the extremes rule of current
 	// msprof, also every other device task but the profiler's
@@ -273,11 +328,21 @@ var TimelinePass = &Pass{
 				merged = append(merged, x)
 			}
 		}
-		comm := make([]Interval, 0, len(r.HCCL))
+		commOwn := own
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			win.add(h.Start, h.End())
-			comm = append(comm, Interval{h.Start, h.End()})
+			if commOwn && (h.Dur < 0 || i > 0 && h.Start <= r.HCCL[i-1].End()) {
+				commOwn = false
+			}
+		}
+		tl.commOwn = commOwn
+		var comm []Interval
+		if !commOwn {
+			comm = make([]Interval, 0, len(r.HCCL))
+			for i := range r.HCCL {
+				comm = append(comm, Interval{r.HCCL[i].Start, r.HCCL[i].End()})
+			}
 		}
 		tl.computeOwn, tl.computeSorted = own, inOrder
 		switch {

@@ -135,7 +135,7 @@ func RankPasses(timelineSample bool) []*Pass {
 // the model's size) that only served the passes.
 func (rr *RankResult) ReleaseModel() {
 	if tl := TimelineOf(rr); tl != nil {
-		tl.ComputeTasks, tl.computeOwn, tl.computeSorted = nil, false, false
+		tl.ComputeTasks, tl.computeOwn, tl.computeSorted, tl.commOwn = nil, false, false, false
 		tl.Compute, tl.Comm = nil, nil
 	}
 	if m := MoEOf(rr); m != nil {

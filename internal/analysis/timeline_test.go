@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +16,7 @@ import (
 // and falls back to Union otherwise, or keeps only the kernels' indexes
 // while none merge: each gives Union's answer, and the same breakdowns.
 func TestTimelineComputeUnion(t *testing.T) {
-	own := 0
+	own, commOwn := 0, 0
 	for seed := uint64(0); seed < 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		r := model.NewRank("x")
@@ -36,6 +38,18 @@ func TestTimelineComputeUnion(t *testing.T) {
 		for i := 0; i < rng.IntN(6); i++ {
 			r.HCCL = append(r.HCCL, model.HCCLOp{Start: int64(rng.IntN(1000 * gap)), Dur: int64(rng.IntN(300))})
 		}
+		if seed%4 < 2 {
+			// readers leave the collectives in start order
+			slices.SortFunc(r.HCCL, func(a, b model.HCCLOp) int { return cmp.Compare(a.Start, b.Start) })
+			if n := len(r.HCCL); seed%8 == 0 && n >= 2 && r.HCCL[n-2].End() > r.HCCL[n-1].Start {
+				// the last starts as the one before ends: they merge
+				r.HCCL[n-1].Start = r.HCCL[n-2].End()
+			}
+		}
+		var comm []Interval
+		for _, h := range r.HCCL {
+			comm = append(comm, Interval{h.Start, h.End()})
+		}
 		r.Have.Timeline, r.Have.HCCL = true, true
 		if seed%2 == 0 {
 			r.SortTasks()
@@ -49,6 +63,16 @@ func TestTimelineComputeUnion(t *testing.T) {
 		res, _, errs, _ := runRank(r, []*Pass{TimelinePass})
 		require.Empty(t, errs)
 		tl := res.of(TimelinePass).(*Timeline)
+		wantComm, gotComm := Union(comm), tl.Comm
+		if tl.commOwn {
+			commOwn++
+			require.True(t, tl.computeOwn)
+			require.Nil(t, tl.Comm, "seed %d", seed)
+			for _, h := range r.HCCL {
+				gotComm = append(gotComm, Interval{h.Start, h.End()})
+			}
+		}
+		require.Equal(t, wantComm, gotComm, "seed %d", seed)
 		want := Union(iv)
 		got := tl.Compute
 		if tl.computeOwn {
@@ -66,12 +90,14 @@ func TestTimelineComputeUnion(t *testing.T) {
 		for range 20 {
 			lo := int64(rng.IntN(1100*gap)) - 50
 			hi := lo + int64(rng.IntN(500*gap))
-			require.Equal(t, breakdown(want, tl.Comm, lo, hi), tl.breakdownIn(r, lo, hi), "seed %d [%d, %d)", seed, lo, hi)
+			require.Equal(t, breakdown(want, wantComm, lo, hi), tl.breakdownIn(r, lo, hi), "seed %d [%d, %d)", seed, lo, hi)
 		}
 	}
 	// both ways were taken
 	require.Greater(t, own, 20)
 	require.Less(t, own, 280)
+	require.Greater(t, commOwn, 10)
+	require.Less(t, commOwn, own)
 }
 
 // An empty per-step breakdown says why.
