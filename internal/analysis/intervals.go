@@ -216,7 +216,8 @@ type Timeline struct {
 	// Compute and Comm are merged (sorted, disjoint) interval sets, but
 	// Compute is nil when no two compute kernels merge, in start order
 	// (computeOwn): each kernel is then its own interval, read from the
-	// tasks (4 bytes a kernel, not 16 more; breakdownIn reads either).
+	// tasks (4 bytes a kernel, not 16 more; breakdownIn reads either);
+	// Comm likewise when the collectives are their own (commOwn).
 	// ComputeTasks indexes Rank.Tasks of class compute, in the tasks'
 	// order (start order when they are sorted, computeSorted).
 	// All three are dropped (nil) in pipeline.Analyze's results, whose models
