@@ -647,8 +647,8 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 		}
 		res.GMM, res.Tokens, res.HaveTokens = moe.GMM, moe.GMMTokens, moe.HaveShapes
 		n := 0
-		for _, l := range moe.Layers {
-			if len(l.GMM) > 0 {
+		for li := range moe.Layers {
+			if len(moe.LayerGMM(li)) > 0 {
 				n++
 			}
 		}
@@ -656,12 +656,13 @@ occurrence, for the experts cluster pass (skew.moe.gmm.*).`,
 			res.TooMany = max(n, moe.GMM.Count)
 			return res, nil
 		}
-		for _, l := range moe.Layers {
-			if len(l.GMM) == 0 {
+		for li := range moe.Layers {
+			gmm := moe.LayerGMM(li)
+			if len(gmm) == 0 {
 				continue
 			}
 			var ns int64
-			for _, i := range l.GMM {
+			for _, i := range gmm {
 				ns += r.Dur(&r.Tasks[i])
 			}
 			res.Layers = append(res.Layers, ns)
@@ -687,12 +688,12 @@ func epDispatchSeries(r *model.Rank, moe *MoEResult, res *EPLoadResult) {
 	}
 	res.Dispatch = make([]int64, 0, len(moe.Layers))
 	res.Combine = make([]int64, 0, len(moe.Layers))
-	for _, l := range moe.Layers {
+	for li, l := range moe.Layers {
 		if l.Path != moe.Dispatcher {
 			continue
 		}
 		var c int64
-		for _, i := range l.Combine {
+		for _, i := range moe.LayerCombine(li) {
 			c += r.Dur(&r.Tasks[i])
 		}
 		res.Dispatch = append(res.Dispatch, r.Dur(&r.Tasks[l.Routing]))

@@ -61,7 +61,7 @@ Unavailable without steps or MoE layers to find them by.`,
 			res.By = "decode-step boundaries"
 			for _, g := range layers.Gaps {
 				if g.Boundary {
-					res.BetweenSteps += breakdown(tl.Compute, tl.Comm, g.Start, g.End).Free
+					res.BetweenSteps += tl.breakdownIn(ctx.Rank, g.Start, g.End).Free
 				}
 			}
 			res.BetweenSteps = min(res.BetweenSteps, b.Free)

@@ -108,6 +108,104 @@ func IntersectLengthIn(a, b []Interval, lo, hi int64) int64 {
 	return n
 }
 
+// breakdownIn is breakdown over [lo, hi) of the merged compute set and the
+// collectives.
+func (tl *Timeline) breakdownIn(r *model.Rank, lo, hi int64) Breakdown {
+	if !tl.computeOwn {
+		return breakdown(tl.Compute, tl.Comm, lo, hi)
+	}
+	comm := tl.commSpans(r)
+	a, b := comm.overlapping(lo, hi)
+	computing, overlapped := tl.ownLengths(r, comm, a, b, lo, hi)
+	var communication int64
+	for k := a; k < b; k++ {
+		if x := comm.at(k); min(x.End, hi) > max(x.Start, lo) {
+			communication += min(x.End, hi) - max(x.Start, lo)
+		}
+	}
+	return lengthsBreakdown(lo, hi, computing, communication, overlapped)
+}
+
+// spans are sorted disjoint intervals: iv, or when ops is set, the HCCL
+// ops' own (Timeline.commOwn).
+type spans struct {
+	iv  []Interval
+	ops []model.HCCLOp
+}
+
+// commSpans are the merged collectives.
+func (tl *Timeline) commSpans(r *model.Rank) spans {
+	if tl.commOwn {
+		return spans{ops: r.HCCL}
+	}
+	return spans{iv: tl.Comm}
+}
+
+func (s spans) len() int {
+	if s.ops != nil {
+		return len(s.ops)
+	}
+	return len(s.iv)
+}
+
+func (s spans) at(k int) Interval {
+	if s.ops != nil {
+		return Interval{s.ops[k].Start, s.ops[k].End()}
+	}
+	return s.iv[k]
+}
+
+// overlapping is the package's overlapping, as the range [a, b) of s.
+func (s spans) overlapping(lo, hi int64) (a, b int) {
+	a = sort.Search(s.len(), func(k int) bool { return s.at(k).End > lo })
+	b = sort.Search(s.len(), func(k int) bool { return s.at(k).Start >= hi })
+	return a, max(a, b)
+}
+
+// ownLengths is LengthIn and IntersectLengthIn over [lo, hi) of the
+// compute kernels' own intervals (sorted and disjoint: computeOwn) and
+// comm[a:b], the collectives that overlap it, in one walk.
+func (tl *Timeline) ownLengths(r *model.Rank, comm spans, a, b int, lo, hi int64) (computing, overlapped int64) {
+	ct := tl.ComputeTasks
+	// the ends rise with the starts: the first kernel that ends after lo
+	k := sort.Search(len(ct), func(k int) bool { return r.End(&r.Tasks[ct[k]]) > lo })
+	j := a
+	var cj Interval // comm.at(j) while j < b
+	if j < b {
+		cj = comm.at(j)
+	}
+	for ; k < len(ct); k++ {
+		t := &r.Tasks[ct[k]]
+		if t.Start >= hi {
+			break
+		}
+		s, e := max(t.Start, lo), min(r.End(t), hi)
+		if e <= s {
+			continue
+		}
+		computing += e - s
+		// collectives that end before this kernel end before the next
+		for j < b && cj.End <= s {
+			if j++; j < b {
+				cj = comm.at(j)
+			}
+		}
+		if j == b || cj.Start >= e {
+			continue // none overlaps it
+		}
+		for c := j; c < b; c++ {
+			x := comm.at(c)
+			if x.Start >= e {
+				break
+			}
+			if cs, ce := max(x.Start, s), min(x.End, e); ce > cs {
+				overlapped += ce - cs
+			}
+		}
+	}
+	return computing, overlapped
+}
+
 // Timeline is the shared infrastructure result: the compute and
 // communication interval sets and the device window of a rank.
 type Timeline struct {
@@ -115,13 +213,23 @@ type Timeline struct {
 	HaveCompute bool
 	// HaveComm: collectives are known.
 	HaveComm bool
-	// Compute and Comm are merged (sorted, disjoint) interval sets.
-	// ComputeTasks indexes Rank.Tasks of class compute, in start order.
+	// Compute and Comm are merged (sorted, disjoint) interval sets, but
+	// Compute is nil when no two compute kernels merge, in start order
+	// (computeOwn): each kernel is then its own interval, read from the
+	// tasks (4 bytes a kernel, not 16 more; breakdownIn reads either);
+	// Comm likewise when the collectives are their own (commOwn).
+	// ComputeTasks indexes Rank.Tasks of class compute, in the tasks'
+	// order (start order when they are sorted, computeSorted).
 	// All three are dropped (nil) in pipeline.Analyze's results, whose models
 	// are released: they serve the passes.
 	Compute      []Interval
 	Comm         []Interval
-	ComputeTasks []int
+	ComputeTasks []int32
+	// computeOwn: ComputeTasks' own intervals are the merged compute set.
+	// computeSorted: ComputeTasks are in start order. commOwn (only with
+	// computeOwn): Comm is nil, the HCCL ops' own intervals are the
+	// merged collectives (in start order, none touching the next).
+	computeOwn, computeSorted, commOwn bool
 	// WindowStart/End are the device window by the writer's rule
 	// (windowRule): the kernel span, or with the extremes rule of current
 	// msprof, also every other device task but the profiler's
@@ -162,13 +270,12 @@ var TimelinePass = &Pass{
 		}
 		// Tasks are sorted by start (model.Rank.SortTasks), so the union
 		// is merged on the fly; the intervals are only collected and
-		// sorted when a reader left them out of order.
-		var comp []Interval
-		// at most one interval per compute task: allocated once rather
-		// than grown by doubling (which allocated twice the final size)
-		merged := make([]Interval, 0, nComp)
-		inOrder := true
-		tl.ComputeTasks = make([]int, 0, nComp)
+		// sorted when a reader left them out of order. While no two
+		// compute kernels merge (own), nothing but their indexes is kept.
+		var comp, merged []Interval
+		own, inOrder := true, true
+		var ownEnd int64 // the last compute kernel's end, while own
+		tl.ComputeTasks = make([]int32, 0, nComp)
 		var win, all hull
 		for i := range r.Tasks {
 			t := &r.Tasks[i]
@@ -179,44 +286,71 @@ var TimelinePass = &Pass{
 				if c != model.ClassPlaceholder || !profilingMarker(r.Str(r.Name(t)), r.Str(r.TaskType(t))) {
 					all.add(t.Start, end)
 				}
+				continue
 			}
 			// the window spans compute kernels and HCCL big ops only, as
 			// the profiler's own Overlap Analysis does: bookkeeping
 			// (PROFILING_ENABLE/DISABLE), memcpy, EVENT_* and HCCL
 			// subtasks outside them are left out (docs/formats.md)
-			if c == model.ClassCompute {
-				win.add(t.Start, end)
-				x := Interval{t.Start, end}
-				tl.ComputeTasks = append(tl.ComputeTasks, i)
-				switch {
-				case !inOrder:
-					comp = append(comp, x)
-				case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
-					// out of order: fall back to collect-and-sort
-					inOrder = false
-					comp = make([]Interval, 0, nComp)
-					for _, j := range tl.ComputeTasks {
-						comp = append(comp, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
-					}
-					merged = nil
-				case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
-					if last := &merged[len(merged)-1]; x.End > last.End {
-						last.End = x.End
-					}
-				default:
-					merged = append(merged, x)
+			win.add(t.Start, end)
+			x := Interval{t.Start, end}
+			if own {
+				if end >= t.Start && (len(tl.ComputeTasks) == 0 || t.Start > ownEnd) {
+					// after the last one and apart from it: its own interval
+					ownEnd = end
+					tl.ComputeTasks = append(tl.ComputeTasks, int32(i))
+					continue
+				}
+				own = false
+				// at most one interval per compute task: allocated once
+				// rather than grown by doubling
+				merged = make([]Interval, 0, nComp)
+				for _, j := range tl.ComputeTasks {
+					merged = append(merged, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
 				}
 			}
+			tl.ComputeTasks = append(tl.ComputeTasks, int32(i))
+			switch {
+			case !inOrder:
+				comp = append(comp, x)
+			case len(merged) > 0 && x.Start < merged[len(merged)-1].Start:
+				// out of order: fall back to collect-and-sort
+				inOrder = false
+				comp = make([]Interval, 0, nComp)
+				for _, j := range tl.ComputeTasks {
+					comp = append(comp, Interval{r.Tasks[j].Start, r.End(&r.Tasks[j])})
+				}
+				merged = nil
+			case len(merged) > 0 && x.Start <= merged[len(merged)-1].End:
+				if last := &merged[len(merged)-1]; x.End > last.End {
+					last.End = x.End
+				}
+			default:
+				merged = append(merged, x)
+			}
 		}
-		comm := make([]Interval, 0, len(r.HCCL))
+		commOwn := own
 		for i := range r.HCCL {
 			h := &r.HCCL[i]
 			win.add(h.Start, h.End())
-			comm = append(comm, Interval{h.Start, h.End()})
+			if commOwn && (h.Dur < 0 || i > 0 && h.Start <= r.HCCL[i-1].End()) {
+				commOwn = false
+			}
 		}
-		if inOrder {
+		tl.commOwn = commOwn
+		var comm []Interval
+		if !commOwn {
+			comm = make([]Interval, 0, len(r.HCCL))
+			for i := range r.HCCL {
+				comm = append(comm, Interval{r.HCCL[i].Start, r.HCCL[i].End()})
+			}
+		}
+		tl.computeOwn, tl.computeSorted = own, inOrder
+		switch {
+		case own:
+		case inOrder:
 			tl.Compute = merged
-		} else {
+		default:
 			tl.Compute = Union(comp)
 		}
 		if len(comm) > 0 && slices.IsSortedFunc(comm, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }) {

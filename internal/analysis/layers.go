@@ -14,8 +14,8 @@ import (
 // that started in it.
 type LayerGap struct {
 	Start, End int64
-	// Ops indexes Rank.HCCL.
-	Ops []int
+	// Ops indexes Rank.HCCL (the gaps' share one array).
+	Ops []int32
 	// Signature is the sorted multiset of "type@group" of Ops.
 	Signature string
 	// Boundary: the stretch crosses a decode-step boundary. Its sequence of
@@ -126,35 +126,7 @@ at least two MoE layers per step.`,
 			res.Gaps = append(res.Gaps, LayerGap{Start: starts[i-1], End: starts[i]})
 		}
 		if hc != nil {
-			// each op's gap, then the gaps' Ops cut from one array: appended
-			// one by one, each gap's grew by an allocation per doubling
-			gapOf := make([]int32, len(r.HCCL))
-			counts := make([]int, len(res.Gaps))
-			total, g := 0, 0
-			for i := range r.HCCL {
-				s := r.HCCL[i].Start
-				// from the last op's gap: the ops are in start order (SortTasks)
-				g = searchFrom(len(res.Gaps), g, func(k int) bool { return res.Gaps[k].End > s })
-				gapOf[i] = -1
-				if g < len(res.Gaps) && s >= res.Gaps[g].Start {
-					gapOf[i] = int32(g)
-					counts[g]++
-					total++
-				}
-			}
-			all := make([]int, total)
-			at := 0
-			for g, n := range counts {
-				if n > 0 {
-					res.Gaps[g].Ops = all[at : at : at+n]
-					at += n
-				}
-			}
-			for i, g := range gapOf {
-				if g >= 0 {
-					res.Gaps[g].Ops = append(res.Gaps[g].Ops, i)
-				}
-			}
+			placeOps(r, res.Gaps)
 		}
 		markBoundaries(r, tl, EventWaitOf(ctx), res)
 		freq := map[string]int{}
@@ -253,6 +225,47 @@ at least two MoE layers per step.`,
 		}
 		return res, nil
 	},
+}
+
+// placeOps sets each gap's Ops to the HCCL ops that start in it, in the
+// ops' order: counted first, then placed in one array shared by the gaps
+// (4 bytes an op, none grown gap by gap).
+func placeOps(r *model.Rank, gaps []LayerGap) {
+	at := make([]int32, len(r.HCCL)) // the op's gap, -1 for none
+	end := make([]int32, len(gaps))  // counts, then each gap's end in ops
+	g := 0
+	for i := range r.HCCL {
+		s := r.HCCL[i].Start
+		// from the last op's gap: the ops are in start order (SortTasks)
+		g = searchFrom(len(gaps), g, func(k int) bool { return gaps[k].End > s })
+		at[i] = -1
+		if g < len(gaps) && s >= gaps[g].Start {
+			at[i] = int32(g)
+			end[g]++
+		}
+	}
+	n := int32(0)
+	for g := range end {
+		n += end[g]
+		end[g] = n
+	}
+	ops := make([]int32, n)
+	for i := len(at) - 1; i >= 0; i-- {
+		if g := at[i]; g >= 0 {
+			end[g]--
+			ops[end[g]] = int32(i)
+		}
+	}
+	// end[g] is now the gap's start in ops
+	for g := range gaps {
+		hi := n
+		if g+1 < len(gaps) {
+			hi = end[g+1]
+		}
+		if end[g] < hi {
+			gaps[g].Ops = ops[end[g]:hi:hi]
+		}
+	}
 }
 
 // markBoundaries finds the layer period: it hashes, per stretch between

@@ -73,18 +73,62 @@ func moeRole(r *model.Rank, t *model.DeviceTask) int {
 // dispatcher path (Path): MoeInitRouting* (allgather),
 // MoeDistributeDispatch* (mc2), DispatchFFNCombine/DispatchGmmCombineDecode
 // (fused_mc2) or MoeTokenPermute with hcom_alltoallv_ (alltoall).
+// Its other kernels are MoEResult.LayerCumsum, LayerGMM and LayerCombine.
 type MoELayer struct {
 	Stream int32
-	Path   string
 	// Routing is the opening kernel, an index into Rank.Tasks.
-	Routing int
-	Cumsum  []int // MoE-routing Cumsum kernels that followed it
-	GMM     []int // GroupedMatmul kernels of the layer
-	// Combine are the combine kernels of the layer (MoeDistributeCombine*,
-	// MoeTokenUnpermute, ...: after the opener, before the next one, same
-	// stream).
-	Combine []int
+	Routing int32
+	Path    string
 }
+
+// layerKernels are kernels by MoE layer, all in one array: layer l's are
+// idx[at[l]:at[l+1]] (4 bytes a kernel and a layer, not a slice of its
+// own per layer).
+type layerKernels struct{ at, idx []int32 }
+
+// of returns layer l's kernels (nil when it has none).
+func (k *layerKernels) of(l int) []int32 {
+	if k.at == nil || k.at[l] == k.at[l+1] {
+		return nil
+	}
+	return k.idx[k.at[l]:k.at[l+1]:k.at[l+1]]
+}
+
+// layerKernel is a kernel of a layer while the layers are scanned.
+type layerKernel struct{ layer, task int32 }
+
+// newLayerKernels groups ks by layer (of n), each layer's in ks' order.
+func newLayerKernels(n int, ks []layerKernel) layerKernels {
+	if len(ks) == 0 {
+		return layerKernels{}
+	}
+	at := make([]int32, n+1)
+	for _, k := range ks {
+		at[k.layer+1]++
+	}
+	for l := 1; l <= n; l++ {
+		at[l] += at[l-1]
+	}
+	idx := make([]int32, len(ks))
+	next := slices.Clone(at[:n])
+	for _, k := range ks {
+		idx[next[k.layer]] = k.task
+		next[k.layer]++
+	}
+	return layerKernels{at: at, idx: idx}
+}
+
+// LayerCumsum are the MoE-routing Cumsum kernels that followed layer l's
+// opener (indexes into Rank.Tasks).
+func (m *MoEResult) LayerCumsum(l int) []int32 { return m.cumsum.of(l) }
+
+// LayerGMM are layer l's GroupedMatmul kernels.
+func (m *MoEResult) LayerGMM(l int) []int32 { return m.gmm.of(l) }
+
+// LayerCombine are layer l's combine kernels (MoeDistributeCombine*,
+// MoeTokenUnpermute, ...: after the opener, before the next one, same
+// stream).
+func (m *MoEResult) LayerCombine(l int) []int32 { return m.combine.of(l) }
 
 // MoEResult describes the MoE routing path.
 type MoEResult struct {
@@ -98,8 +142,9 @@ type MoEResult struct {
 	// OtherCumsum are Cumsum kernels outside the routing path (sampler).
 	OtherCumsum Stat
 	// Layers index into the model's tasks: RankResult.ReleaseModel drops them with the
-	// model (Positions keeps what renderers draw).
-	Layers []MoELayer
+	// model (Positions keeps what renderers draw), and their kernels.
+	Layers               []MoELayer
+	cumsum, gmm, combine layerKernels
 	// Positions are the MoE layers by position: the n-th MoeInitRouting*
 	// of a profiler step (of the capture when there are no steps) is layer
 	// position n. At most MoEMaxPositions; PositionsCapped says that later
@@ -185,7 +230,7 @@ every MoE kernel's time.`,
 			return (*MoEResult)(nil), nil
 		}
 		res := scanMoE(r, tl)
-		res.Positions, res.PositionsCapped = moePositions(r, res.Layers)
+		res.Positions, res.PositionsCapped = moePositions(r, res)
 		set := func(us, count string, s Stat) {
 			ctx.SetUs(us, s.Total)
 			ctx.SetCount(count, s.Count)
@@ -221,7 +266,7 @@ var MoEOf = RankResultOf[*MoEResult](MoEPass)
 
 // moePositions averages routing and Cumsum durations by layer position:
 // the n-th layer (routing kernel) of a profiler step is position n.
-func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
+func moePositions(r *model.Rank, m *MoEResult) ([]MoEPosition, bool) {
 	type acc struct {
 		r, c float64
 		n    int
@@ -229,7 +274,7 @@ func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
 	var pos []acc
 	capped := false
 	si, inStep := 0, map[int]int{}
-	for _, l := range layers {
+	for li, l := range m.Layers {
 		if l.Path != DispatcherAllGather {
 			continue // positions chart the MoeInitRouting* kernels
 		}
@@ -251,7 +296,7 @@ func moePositions(r *model.Rank, layers []MoELayer) ([]MoEPosition, bool) {
 			pos = append(pos, acc{})
 		}
 		pos[p].r += float64(r.Dur(&t)) / 1000
-		for _, ci := range l.Cumsum {
+		for _, ci := range m.LayerCumsum(li) {
 			pos[p].c += float64(r.Dur(&r.Tasks[ci])) / 1000
 		}
 		pos[p].n++
@@ -278,6 +323,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 	res.HaveShapes = true
 	roles := newNameOpMemo(r, moeRole)
 	shapes := &shapeMemo{r: r}
+	var cumsum, gmm, combine []layerKernel
 	for _, i := range tl.ComputeTasks {
 		t := &r.Tasks[i]
 		switch roles.get(t) {
@@ -307,7 +353,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 		case roleCumsum:
 			if li, ok := open[r.Stream(t)]; ok {
 				res.Cumsum.add(r.Dur(t))
-				res.Layers[li].Cumsum = append(res.Layers[li].Cumsum, i)
+				cumsum = append(cumsum, layerKernel{int32(li), i})
 				tt := r.Str(r.TaskType(t))
 				core := tt
 				if core == "" {
@@ -330,7 +376,7 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 			res.GMM.add(r.Dur(t))
 			delete(open, r.Stream(t))
 			if li, ok := cur[r.Stream(t)]; ok {
-				res.Layers[li].GMM = append(res.Layers[li].GMM, i)
+				gmm = append(gmm, layerKernel{int32(li), i})
 			}
 			if n, ok := shapes.firstDim(r.InputShapes(t)); ok {
 				res.GMMTokens += n
@@ -344,10 +390,11 @@ func scanMoE(r *model.Rank, tl *Timeline) *MoEResult {
 		case roleCombine:
 			res.Combine.add(r.Dur(t))
 			if li, ok := cur[r.Stream(t)]; ok {
-				res.Layers[li].Combine = append(res.Layers[li].Combine, i)
+				combine = append(combine, layerKernel{int32(li), i})
 			}
 		}
 	}
+	res.cumsum, res.gmm, res.combine = newLayerKernels(len(res.Layers), cumsum), newLayerKernels(len(res.Layers), gmm), newLayerKernels(len(res.Layers), combine)
 	setDispatcher(res, opener)
 	return res
 }

@@ -23,8 +23,14 @@ type Breakdown struct {
 }
 
 func breakdown(compute, comm []Interval, start, end int64) Breakdown {
-	b := Breakdown{Window: end - start, Computing: LengthIn(compute, start, end), Communication: LengthIn(comm, start, end)}
-	b.Overlapped = IntersectLengthIn(compute, comm, start, end)
+	return lengthsBreakdown(start, end, LengthIn(compute, start, end), LengthIn(comm, start, end), IntersectLengthIn(compute, comm, start, end))
+}
+
+// lengthsBreakdown is the breakdown of [start, end) whose compute and
+// communication sets cover computing and communication ns of it, overlapped
+// of which both.
+func lengthsBreakdown(start, end, computing, communication, overlapped int64) Breakdown {
+	b := Breakdown{Window: end - start, Computing: computing, Communication: communication, Overlapped: overlapped}
 	b.CommunicationNotOverlapped = b.Communication - b.Overlapped
 	b.Free = b.Window - (b.Computing + b.CommunicationNotOverlapped)
 	return b
@@ -70,7 +76,7 @@ computing; overlap.free.time_us is the window minus the union of both.`,
 			ctx.UnavailableAll(noDeviceData(ctx))
 			return (*Breakdown)(nil), nil
 		}
-		b := breakdown(tl.Compute, tl.Comm, tl.WindowStart, tl.WindowEnd)
+		b := tl.breakdownIn(ctx.Rank, tl.WindowStart, tl.WindowEnd)
 		winStart, winEnd := tl.WindowStart, tl.WindowEnd
 		if own := &ctx.Rank.OwnOverlap; own.Slices > 0 && (checkOwnOverlap(ctx, tl, own, b) || !own.IfDiffers) {
 			// the profiler's own figures; npuprof's recomputation
@@ -326,13 +332,16 @@ cut may have taken part of their device work.`,
 		}
 		// Tasks and HCCL ops by start, so each step is found by binary
 		// search instead of a scan of every task per step.
-		comps := byStart(tl.ComputeTasks, func(i int) int64 { return r.Tasks[i].Start })
-		hccls := make([]int, len(r.HCCL))
-		for i := range hccls {
-			hccls[i] = i
+		comps := tl.ComputeTasks
+		if !tl.computeSorted {
+			comps = byStart(comps, func(i int32) int64 { return r.Tasks[i].Start })
 		}
-		hccls = byStart(hccls, func(i int) int64 { return r.HCCL[i].Start })
-		inStep := func(idx []int, start func(int) int64, lo, hi int64) []int {
+		hccls := make([]int32, len(r.HCCL))
+		for i := range hccls {
+			hccls[i] = int32(i)
+		}
+		hccls = byStart(hccls, func(i int32) int64 { return r.HCCL[i].Start })
+		inStep := func(idx []int32, start func(int32) int64, lo, hi int64) []int32 {
 			a := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= lo })
 			b := sort.Search(len(idx), func(k int) bool { return start(idx[k]) >= hi })
 			return idx[a:max(a, b)]
@@ -362,12 +371,12 @@ cut may have taken part of their device work.`,
 			sb := StepBreakdown{Step: s.ID, HostStart: s.Start, HostEnd: s.End, CommUnavailable: noComm}
 			comp, comm = comp[:0], comm[:0]
 			var win hull
-			for _, i := range inStep(comps, func(i int) int64 { return r.Tasks[i].Start }, s.Start, s.End) {
+			for _, i := range inStep(comps, func(i int32) int64 { return r.Tasks[i].Start }, s.Start, s.End) {
 				t := &r.Tasks[i]
 				comp = append(comp, Interval{t.Start, r.End(t)})
 				win.add(t.Start, r.End(t))
 			}
-			for _, i := range inStep(hccls, func(i int) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
+			for _, i := range inStep(hccls, func(i int32) int64 { return r.HCCL[i].Start }, s.Start, s.End) {
 				if noComm != "" {
 					break // collectives unknown: what little was read is not a measurement
 				}
@@ -411,7 +420,7 @@ func nsText(ns int64) string { return fmt.Sprintf("%d.%03d µs", ns/1000, ns%100
 
 // byStart returns idx ordered by start (stable; idx itself when already
 // in order, as it is after model.Rank.SortTasks).
-func byStart(idx []int, start func(int) int64) []int {
+func byStart(idx []int32, start func(int32) int64) []int32 {
 	// in order: one start a task (sort.SliceIsSorted's less took two,
 	// through two closures)
 	sorted, prev := true, int64(math.MinInt64)
@@ -426,7 +435,7 @@ func byStart(idx []int, start func(int) int64) []int {
 	if sorted {
 		return idx
 	}
-	out := append([]int(nil), idx...)
+	out := append([]int32(nil), idx...)
 	sort.SliceStable(out, func(a, b int) bool { return start(out[a]) < start(out[b]) })
 	return out
 }

@@ -134,12 +134,12 @@ func RankPasses(timelineSample bool) []*Pass {
 // trace) and the interval sets (one interval per compute kernel, a third of
 // the model's size) that only served the passes.
 func (rr *RankResult) ReleaseModel() {
-	if TimelineOf(rr) != nil {
-		TimelineOf(rr).ComputeTasks = nil
-		TimelineOf(rr).Compute, TimelineOf(rr).Comm = nil, nil
+	if tl := TimelineOf(rr); tl != nil {
+		tl.ComputeTasks, tl.computeOwn, tl.computeSorted, tl.commOwn = nil, false, false, false
+		tl.Compute, tl.Comm = nil, nil
 	}
-	if MoEOf(rr) != nil {
-		MoEOf(rr).Layers = nil
+	if m := MoEOf(rr); m != nil {
+		m.Layers, m.cumsum, m.gmm, m.combine = nil, layerKernels{}, layerKernels{}, layerKernels{}
 	}
 	if w := WaitPairsOf(rr); w != nil {
 		w.main = nil

@@ -55,7 +55,7 @@ type rankRecord struct {
 // type, or its meaning); TestStateTypesFingerprint fails until it does.
 // A state of another version is refused with what to do: gob would read
 // a changed field as an error at best, as a zero at worst.
-const StateVersion = 2
+const StateVersion = 3
 
 // RankState is one rank's encoded state: its record and, by pass name, the
 // result of each rank pass that ran (a gob each).

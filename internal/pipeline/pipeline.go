@@ -101,6 +101,8 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 		// the ops and links reduced to what the passes read of them
 		// (their launches and name counts): analyze exports nothing
 		r.ReduceFramework()
+		// the names in one array through the passes (model.Syms.Pack)
+		r.Syms.Pack()
 		rr := analysis.RunRank(r, passes)
 		rr.ReleaseModel()
 		rr.Spill(spill)

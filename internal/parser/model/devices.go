@@ -9,7 +9,7 @@ import (
 
 // Clone returns a copy of the table that grows on its own.
 func (t *Syms) Clone() Syms {
-	return Syms{strs: slices.Clone(t.strs), slots: slices.Clone(t.slots)}
+	return Syms{strs: slices.Clone(t.strs), slots: slices.Clone(t.slots), bytes: slices.Clone(t.bytes), ends: slices.Clone(t.ends)}
 }
 
 // AddDevice records that the rank's files hold device d among several

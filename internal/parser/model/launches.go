@@ -1,12 +1,16 @@
 package model
 
 // launches is what the analysis reads of a rank's framework ops and
-// links, kept by ReduceFramework in place of them: 12 bytes a task link
+// links, kept by ReduceFramework in place of them: 8 bytes a task link
 // and a few bytes a distinct op name, where the ops (24 bytes each) and
 // the links (12 bytes each, HCCL links among them) held 19 MB at 1 GB.
 type launches struct {
 	task []int32 // the launched task of each task link, in Links order
-	end  []int64 // when the op of that link ended
+	// before is how long before its task's start the op of each link
+	// ended; nil when one of them does not fit in an int32 (2.1 s), and
+	// end holds the ends instead
+	before []int32
+	end    []int64
 	// names counts the ops by name, ascending by symbol
 	names []nameCount
 }
@@ -31,14 +35,29 @@ func (r *Rank) ReduceFramework() {
 			n++
 		}
 	}
-	l.task, l.end = make([]int32, n), make([]int64, n)
+	l.task, l.before = make([]int32, n), make([]int32, n)
 	n = 0
 	for i := range r.Links {
 		if k := &r.Links[i]; k.Task >= 0 {
 			op := &r.FrameworkOps[k.Op]
-			l.task[n], l.end[n] = k.Task, op.Start+op.Dur
+			end := op.Start + op.Dur
+			d := r.Tasks[k.Task].Start - end
+			l.task[n], l.before[n] = k.Task, int32(d)
+			if d != int64(int32(d)) && l.end == nil {
+				// too far apart: the ends themselves, from here on
+				l.end = make([]int64, len(l.task))
+				for j := range n {
+					l.end[j] = r.Tasks[l.task[j]].Start - int64(l.before[j])
+				}
+			}
+			if l.end != nil {
+				l.end[n] = end
+			}
 			n++
 		}
+	}
+	if l.end != nil {
+		l.before = nil
 	}
 	counts := make([]int32, r.Syms.Len())
 	r.CountOpNames(counts)
@@ -54,10 +73,12 @@ func (r *Rank) ReduceFramework() {
 // link i launched task Task(i) (-1: an HCCL op), and its op ended at
 // End(i), in Links order (after ReduceFramework, the task links alone).
 type Launches struct {
-	links []Link
-	ops   []FrameworkOp
-	task  []int32
-	end   []int64
+	links  []Link
+	ops    []FrameworkOp
+	task   []int32
+	end    []int64
+	before []int32 // with tasks, in place of end (launches.before)
+	tasks  []DeviceTask
 }
 
 // Len is the number of links in the view.
@@ -82,6 +103,9 @@ func (l *Launches) End(i int) int64 {
 		op := &l.ops[l.links[i].Op]
 		return op.Start + op.Dur
 	}
+	if l.before != nil {
+		return l.tasks[l.task[i]].Start - int64(l.before[i])
+	}
 	return l.end[i]
 }
 
@@ -89,7 +113,7 @@ func (l *Launches) End(i int) int64 {
 // the same after ReduceFramework.
 func (r *Rank) TaskLaunches() Launches {
 	if r.launched != nil {
-		return Launches{task: r.launched.task, end: r.launched.end}
+		return Launches{task: r.launched.task, end: r.launched.end, before: r.launched.before, tasks: r.Tasks}
 	}
 	return Launches{links: r.Links, ops: r.FrameworkOps}
 }

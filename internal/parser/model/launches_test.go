@@ -8,11 +8,19 @@ import (
 
 // TaskLaunches and CountOpNames read the same before and after
 // ReduceFramework, which drops the ops and links; HCCL links have no
-// launch.
+// launch. A task that starts more than 2.1 s after its op ended makes
+// the reduction keep the ends themselves.
 func TestReduceFramework(t *testing.T) {
+	for _, start := range []int64{0, 5e9} {
+		testReduceFramework(t, start)
+	}
+}
+
+func testReduceFramework(t *testing.T, start int64) {
 	r := NewRank("x")
 	a, b := r.Intern("aten::add"), r.Intern("aten::mul")
 	r.Tasks = make([]DeviceTask, 3)
+	r.Tasks[0].Start = start
 	r.HCCL = make([]HCCLOp, 1)
 	r.FrameworkOps = []FrameworkOp{{Start: 10, Dur: 5, Name: a}, {Start: 20, Dur: 1, Name: b}, {Start: 30, Dur: 2, Name: a}}
 	r.Links = []Link{{Op: 2, Task: 2, HCCL: -1}, {Op: 1, Task: -1, HCCL: 0}, {Op: 0, Task: 0, HCCL: -1}}
@@ -38,6 +46,8 @@ func TestReduceFramework(t *testing.T) {
 	require.Equal(t, int32(1), counts[b])
 	for range 2 { // a second reduction changes nothing
 		r.ReduceFramework()
+		require.Equal(t, start == 0, r.launched.before != nil)
+		require.Equal(t, start != 0, r.launched.end != nil)
 		require.Nil(t, r.FrameworkOps)
 		require.Nil(t, r.Links)
 		require.True(t, r.Have.Framework)

@@ -158,6 +158,58 @@ func TestSymsGrow(t *testing.T) {
 	require.Equal(t, "new", c.Str(5001))
 }
 
+// A packed table holds the same symbols and strings, finds them, keeps
+// growing (the strings read before still read right), clones, and
+// unpacked again is the table it was.
+func TestSymsPack(t *testing.T) {
+	var s Syms
+	n1, n2 := packMin+1000, 2*packMin+2000
+	name := func(i int) string { return strings.Repeat("y", i%17) + "hcom_allReduce__" + strconv.Itoa(i) }
+	for i := range packMin - 2 {
+		s.Intern(name(i))
+	}
+	s.Pack()
+	require.NotNil(t, s.strs, "too few to pack")
+	for i := packMin - 2; i < n1; i++ {
+		s.Intern(name(i))
+	}
+	before := s.Str(7)
+	s.Pack()
+	require.Nil(t, s.strs)
+	require.Equal(t, n1+1, s.Len())
+	require.Equal(t, "", s.Str(0))
+	require.Equal(t, "", s.Str(Sym(n1+1)))
+	check := func(s *Syms, n int) {
+		t.Helper()
+		for i := range n {
+			require.Equal(t, name(i), s.Str(Sym(i+1)))
+			got, ok := s.Lookup(name(i))
+			require.True(t, ok)
+			require.Equal(t, Sym(i+1), got)
+			require.Equal(t, Sym(i+1), s.InternBytes([]byte(name(i))))
+		}
+		_, ok := s.Lookup(name(n))
+		require.False(t, ok)
+	}
+	check(&s, n1)
+	packed := s.Str(8)
+	for i := n1; i < n2; i++ { // past the index's next growth
+		require.Equal(t, Sym(i+1), s.Intern(name(i)))
+	}
+	check(&s, n2)
+	require.Equal(t, name(6), before)
+	require.Equal(t, name(7), packed)
+	c := s.Clone()
+	require.Equal(t, Sym(n2+1), c.Intern("new"))
+	_, ok := s.Lookup("new")
+	require.False(t, ok, "the clone's strings are its own")
+	s.unpack()
+	require.Nil(t, s.ends)
+	check(&s, n2)
+	require.Equal(t, Sym(n2+1), s.Intern("other"))
+	require.Equal(t, "new", c.Str(Sym(n2+1)))
+}
+
 // TestDeviceTaskSize keeps the task at 16 bytes (docs/performance.md, "One
 // large rank"): a field added to it costs 1.3 M × its size at 1 GB.
 func TestDeviceTaskSize(t *testing.T) {

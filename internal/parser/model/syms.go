@@ -1,6 +1,10 @@
 package model
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+	"unsafe"
+)
 
 // Sym is a symbol: the index of a string in a rank's symbol table
 // (Rank.Syms). Sym 0 is always "". Names, op types and task types repeat
@@ -26,9 +30,17 @@ type Sym uint32
 // mostly its collectives', one unique string per op (115 k of the 1 GB
 // rank's 119 k symbols), and a slot of 4 bytes beside strs holds them in
 // a third of a map's memory on both of the model's live peaks.
+//
+// Pack moves the strings into one array once the rank is read: each was
+// its own allocation behind a 16-byte header (about 50 bytes a
+// collective's name), and is then its bytes and a 4-byte end.
 type Syms struct {
-	strs  []string // by Sym; strs[0] is "" once anything was interned
+	strs  []string // by Sym; strs[0] is "" once anything was interned; nil once packed
 	slots []Sym    // the index: 0 empty, else a Sym; len a power of two
+	// packed: the strings' bytes end to end, ends[id] the end of symbol
+	// id's (ends[0] = 0, for "")
+	bytes []byte
+	ends  []uint32
 }
 
 // symHash is a hash of the bytes of s, 8 at a time. It has no random seed,
@@ -80,7 +92,7 @@ func (t *Syms) Intern(s string) Sym {
 		if id == 0 {
 			return t.add(s, h)
 		}
-		if t.strs[id] == s {
+		if t.Str(id) == s {
 			return id
 		}
 	}
@@ -102,7 +114,7 @@ func (t *Syms) InternBytes(b []byte) Sym {
 		if id == 0 {
 			return t.add(string(b), h)
 		}
-		if t.strs[id] == string(b) {
+		if t.Str(id) == string(b) {
 			return id
 		}
 	}
@@ -111,12 +123,24 @@ func (t *Syms) InternBytes(b []byte) Sym {
 // add appends s (not in the table) with its hash h (any value while the
 // index is empty).
 func (t *Syms) add(s string, h uint64) Sym {
-	if len(t.strs) == 0 {
-		t.strs = append(t.strs, "")
+	var id Sym
+	switch {
+	case t.ends != nil && uint64(len(t.bytes)+len(s)) <= math.MaxUint32:
+		// the strings already handed out keep the array they read
+		id = Sym(len(t.ends))
+		t.bytes = append(t.bytes, s...)
+		t.ends = append(t.ends, uint32(len(t.bytes)))
+	case t.ends != nil:
+		t.unpack()
+		fallthrough
+	default:
+		if len(t.strs) == 0 {
+			t.strs = append(t.strs, "")
+		}
+		id = Sym(len(t.strs))
+		t.strs = append(t.strs, s)
 	}
-	id := Sym(len(t.strs))
-	t.strs = append(t.strs, s)
-	if 2*len(t.strs) > len(t.slots) {
+	if 2*t.Len() > len(t.slots) {
 		t.grow()
 		return id // grow indexed every string, s included
 	}
@@ -136,13 +160,13 @@ func (t *Syms) grow() {
 	if n == 0 {
 		n = 256
 	}
-	for 2*len(t.strs) > n {
+	for 2*t.Len() > n {
 		n *= 2
 	}
 	t.slots = make([]Sym, n)
 	mask := uint64(n - 1)
-	for id := 1; id < len(t.strs); id++ {
-		i := symHash(t.strs[id]) & mask
+	for id := 1; id < t.Len(); id++ {
+		i := symHash(t.Str(Sym(id))) & mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -167,7 +191,7 @@ func (t *Syms) Lookup(s string) (Sym, bool) {
 		if id == 0 {
 			return 0, false
 		}
-		if t.strs[id] == s {
+		if t.Str(id) == s {
 			return id, true
 		}
 	}
@@ -179,15 +203,65 @@ func (t *Syms) Str(id Sym) string {
 	if int(id) < len(t.strs) {
 		return t.strs[id]
 	}
-	return ""
+	return t.packedStr(id)
+}
+
+// packedStr is Str of an id strs does not hold: of a packed table, or ""
+// for an id the table does not hold.
+func (t *Syms) packedStr(id Sym) string {
+	if id == 0 || int(id) >= len(t.ends) {
+		return ""
+	}
+	lo, hi := t.ends[id-1], t.ends[id]
+	// the bytes are never written again once appended
+	return unsafe.String(&t.bytes[lo], hi-lo)
 }
 
 // Len returns the number of symbols, "" included.
 func (t *Syms) Len() int {
+	if t.ends != nil {
+		return len(t.ends)
+	}
 	if len(t.strs) == 0 {
 		return 1
 	}
 	return len(t.strs)
+}
+
+// Pack moves the strings into one array (the same symbols, the same
+// strings). A table of fewer than packMin strings stays as it is (it
+// would save under half a MiB), and so does one of 4 GB of strings or more.
+func (t *Syms) Pack() {
+	if t.ends != nil || len(t.strs) < packMin {
+		return
+	}
+	n := 0
+	for _, s := range t.strs {
+		n += len(s)
+	}
+	if uint64(n) > math.MaxUint32 {
+		return
+	}
+	t.bytes = make([]byte, 0, n)
+	t.ends = make([]uint32, len(t.strs))
+	for id, s := range t.strs {
+		t.bytes = append(t.bytes, s...)
+		t.ends[id] = uint32(len(t.bytes))
+	}
+	t.strs = nil
+}
+
+// packMin is the fewest strings Pack packs.
+const packMin = 1 << 14
+
+// unpack is Pack undone, for a string that would take the packed bytes
+// past 4 GB.
+func (t *Syms) unpack() {
+	t.strs = make([]string, len(t.ends))
+	for id := range t.strs {
+		t.strs[id] = t.packedStr(Sym(id))
+	}
+	t.bytes, t.ends = nil, nil
 }
 
 // TaskStrings is a DeviceTask with its symbols resolved to strings.
