@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/npuprof/npuprof/internal/parser/parquetio"
+	"github.com/npuprof/npuprof/internal/parser/traceview"
 )
 
 // gcPercent is npuprof's default GOGC. Most of npuprof's heap is the
@@ -27,11 +28,14 @@ const gcPercent = 50
 // garbage at every event.
 const readBackGCPercent = 35
 
-// SetDefaultGC sets npuprof's GOGC for the process and its heap floor,
-// unless GOGC is set in the environment (GOGC and GOMEMLIMIT there always
-// win; with GOMEMLIMIT set there is no floor, which would count against
-// the limit).
+// SetDefaultGC sets the trace reader's collections around a large rank's
+// arrays (traceview.Collect, whatever the environment sets), and
+// npuprof's GOGC for the process and its heap floor, unless GOGC is set
+// in the environment (GOGC and GOMEMLIMIT there always win; with
+// GOMEMLIMIT set there is no floor, which would count against the
+// limit).
 func SetDefaultGC() {
+	traceview.Collect = runtime.GC
 	if os.Getenv("GOGC") != "" {
 		return
 	}

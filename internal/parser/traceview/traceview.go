@@ -25,7 +25,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
@@ -1503,7 +1502,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				// the logs' old chunks are garbage (a cycle the
 				// allocation started kept them): the next goal is
 				// set without them
-				runtime.GC()
+				collectBefore(bigArrayBytes)
 			}
 		}
 	}
@@ -1782,16 +1781,20 @@ const (
 // read's garbage before allocating it.
 const bigArrayBytes = 16 << 20
 
-// collectBefore runs a collection before an array of n bytes is
-// allocated, when n is large: the tasks are allocated whole (sized from
-// the logs), and an array that lands on uncollected garbage (the decoded
-// Python log, the flow join's starts) starts the next collection late,
-// with the heap past its goal by that garbage (at 1 GB: 129 MB for 102
-// MB live). What is live then is mostly the logs' chunks, which hold
-// no pointers: the cycle costs little.
+// Collect runs a collection for the build of a large rank: nil (the
+// default) runs none; npuprof's GC policy sets it (pipeline.SetDefaultGC).
+var Collect func()
+
+// collectBefore collects before an array of n bytes is allocated, when n
+// is large: the tasks are allocated whole (sized from the logs), and an
+// array that lands on uncollected garbage (the decoded Python log, the
+// flow join's starts) starts the next collection late, with the heap
+// past its goal by that garbage (at 1 GB: 129 MB for 102 MB live). What
+// is live then is mostly the logs' chunks, which hold no pointers: the
+// cycle costs little.
 func collectBefore(n int) {
-	if n >= bigArrayBytes {
-		runtime.GC()
+	if n >= bigArrayBytes && Collect != nil {
+		Collect()
 	}
 }
 
