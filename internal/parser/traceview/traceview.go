@@ -1502,7 +1502,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				// the logs' old chunks are garbage (a cycle the
 				// allocation started kept them): the next goal is
 				// set without them
-				collectBefore(bigArrayBytes)
+				collect()
 			}
 		}
 	}
@@ -1781,9 +1781,18 @@ const (
 // read's garbage before allocating it.
 const bigArrayBytes = 16 << 20
 
-// Collect runs a collection for the build of a large rank: nil (the
-// default) runs none; npuprof's GC policy sets it (pipeline.SetDefaultGC).
+// Collect is the collection the build of a large rank runs before its
+// tasks' array is allocated (collectBefore) and once the logs moved into
+// it (tail): nil (the default) runs none; npuprof's GC policy sets it
+// (pipeline.SetDefaultGC).
 var Collect func()
+
+// collect runs Collect, when set.
+func collect() {
+	if Collect != nil {
+		Collect()
+	}
+}
 
 // collectBefore collects before an array of n bytes is allocated, when n
 // is large: the tasks are allocated whole (sized from the logs), and an
@@ -1793,8 +1802,8 @@ var Collect func()
 // is live then is mostly the logs' chunks, which hold no pointers: the
 // cycle costs little.
 func collectBefore(n int) {
-	if n >= bigArrayBytes && Collect != nil {
-		Collect()
+	if n >= bigArrayBytes {
+		collect()
 	}
 }
 
