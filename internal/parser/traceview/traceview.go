@@ -1553,7 +1553,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			if infos.at == nil {
 				infos.at = make([]int32, nNames)
 			}
-			d, room := newDecoder(lg), 0
+			d, room, dev := newDecoder(lg), 0, dev16(p)
 			for d.next(&s) {
 				if s.flags&fOther != 0 && lg.kind == procKineto {
 					otherNPU, otherName = otherNPU+1, cmp.Or(otherName, s.name+1)
@@ -1571,7 +1571,6 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
 				}
-				dev := dev16(p)
 				key := newLastExtra(s.modelID, stream, dev)
 				if key.differs(&ti.x[0]) {
 					if key.differs(&ti.x[1]) {
