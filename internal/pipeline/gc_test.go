@@ -127,3 +127,29 @@ func TestHeadroomCap(t *testing.T) {
 	require.Equal(t, gcPercent, setGCBase(afterLoadGCPercent))
 	require.Equal(t, afterLoadGCPercent, setGCBase(gcPercent))
 }
+
+// The trace reader's collection (collect) applies the policy for the
+// live heap it leaves when it returns, without the cleanup (not armed
+// here).
+func TestCollectAppliesPolicy(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: the policy leaves the collector alone")
+	}
+	prev := debug.SetGCPercent(gcPercent)
+	defer debug.SetGCPercent(prev)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer gcBase.Store(gcBase.Load())
+	gcBase.Store(gcPercent)
+	big := make([]byte, 8*bigHeapHeadroom)
+	for i := range big {
+		big[i] = 1
+	}
+	collect()
+	p := debug.SetGCPercent(gcPercent)
+	require.Less(t, p, gcPercent, "GOGC over a large live heap")
+	require.GreaterOrEqual(t, p, minGCPercent)
+	runtime.KeepAlive(big)
+	big = nil
+	collect()
+	require.Equal(t, gcPercent, debug.SetGCPercent(gcPercent), "GOGC over a small live heap")
+}

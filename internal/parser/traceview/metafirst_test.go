@@ -88,8 +88,11 @@ func hwNamedFirst(t *testing.T, data []byte) bool {
 // (lateOpsBytes); the model is the same as the one made in one decode,
 // read whole or in parts.
 func TestLateOpsSameModel(t *testing.T) {
-	defer func(b int, m int64) { lateOpsBytes, MinSplitBytes = b, m }(lateOpsBytes, MinSplitBytes)
+	defer func(b int, m int64, c func()) { lateOpsBytes, MinSplitBytes, Collect = b, m, c }(lateOpsBytes, MinSplitBytes, Collect)
 	MinSplitBytes = 0
+	// the logs moved into the tasks' array (a tail) are collected
+	collected := 0
+	Collect = func() { collected++ }
 	steps := 0
 	for _, name := range []string{"ep-fc1-cumsum-steps", "host-bound", "clean"} {
 		s, ok := tracegen.Lookup(name)
@@ -114,7 +117,12 @@ func TestLateOpsSameModel(t *testing.T) {
 				}
 				return r
 			}
-			one, late := read(false), read(true)
+			one := read(false)
+			before := collected
+			late := read(true)
+			if collected == before {
+				t.Fatalf("%s in %d part(s): no collection after the logs moved into the tasks' array", name, parts)
+			}
 			if len(one.FrameworkOps) == 0 || len(one.Links) == 0 {
 				t.Fatalf("%s: %d ops %d links", name, len(one.FrameworkOps), len(one.Links))
 			}

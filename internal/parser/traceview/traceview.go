@@ -25,7 +25,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"unsafe"
@@ -1403,7 +1402,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			nTasks += rd.logs[p].n
 		}
 	}
-	late := nTasks*int(unsafe.Sizeof(model.DeviceTask{})) >= lateOpsBytes
+	late := nTasks*taskBytes >= lateOpsBytes
 	if nOps := rd.count(procPython); nOps > 0 && !late {
 		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
 	}
@@ -1487,9 +1486,25 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 		return int16(devOf[p])
 	}
+	// a large tasks' array holds the device logs until its tasks are made
+	var tl tail
 	if nTasks > 0 {
-		collectBefore(nTasks * int(unsafe.Sizeof(model.DeviceTask{})))
+		collectBefore(nTasks * taskBytes)
 		rank.Tasks = slices.Grow(rank.Tasks, nTasks)
+		if late {
+			var dl []*plog
+			for p := range rd.logs {
+				if k := rd.logs[p].kind; k == procHardware || k == procKineto {
+					dl = append(dl, &rd.logs[p])
+				}
+			}
+			if tl = newTail(rank.Tasks, dl); tl.base != nil {
+				// the logs' old chunks are garbage (a cycle the
+				// allocation started kept them): the next goal is
+				// set without them
+				collect()
+			}
+		}
 	}
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
@@ -1538,7 +1553,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			if infos.at == nil {
 				infos.at = make([]int32, nNames)
 			}
-			d := newDecoder(lg)
+			d, room, dev := newDecoder(lg), 0, dev16(p)
 			for d.next(&s) {
 				if s.flags&fOther != 0 && lg.kind == procKineto {
 					otherNPU, otherName = otherNPU+1, cmp.Or(otherName, s.name+1)
@@ -1556,7 +1571,6 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				if s.stream < 0 {
 					stream = int32(rd.tids[s.tid])
 				}
-				dev := dev16(p)
 				key := newLastExtra(s.modelID, stream, dev)
 				if key.differs(&ti.x[0]) {
 					if key.differs(&ti.x[1]) {
@@ -1570,6 +1584,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				link(flowKey{uint16(p), s.tid, s.ts}, int32(len(rank.Tasks)), -1)
 				t := model.DeviceTask{Start: s.ts, Extra: ti.x[0].extra}
 				rank.SetDur(&t, s.dur)
+				if len(rank.Tasks) >= room {
+					room = tl.reserve(len(rank.Tasks)+1, taskBytes, &d)
+				}
 				rank.Tasks = append(rank.Tasks, t)
 			}
 		case procOverlap:
@@ -1712,12 +1729,23 @@ func (rd *reader) pythonOps(rank *model.Rank, n int, isStep []byte) {
 		return
 	}
 	rank.FrameworkOps = slices.Grow(rank.FrameworkOps, n)
+	var pl []*plog
+	for p := range rd.logs {
+		if rd.logs[p].kind == procPython {
+			pl = append(pl, &rd.logs[p])
+		}
+	}
+	// the ops' array holds the Python logs until the ops are made
+	tl := newTail(rank.FrameworkOps, pl)
 	var s slice
 	for p := range rd.logs {
 		if lg := &rd.logs[p]; lg.kind == procPython {
-			for d := newDecoder(lg); d.next(&s); {
+			for d, room := newDecoder(lg), 0; d.next(&s); {
 				if s.flags&fCPUOp == 0 || (int(s.name) >= len(isStep) || isStep[s.name] != 2) && strings.HasPrefix(rd.in.str(s.name), "ProfilerStep#") {
 					continue // not an op, or a step: as build's first pass
+				}
+				if len(rank.FrameworkOps) >= room {
+					room = tl.reserve(len(rank.FrameworkOps)+1, opBytes, &d)
 				}
 				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
 			}
@@ -1742,20 +1770,39 @@ func (rd *reader) count(kind int) int {
 	return n
 }
 
+// taskBytes and opBytes are the sizes of a device task and a framework op.
+const (
+	taskBytes = int(unsafe.Sizeof(model.DeviceTask{}))
+	opBytes   = int(unsafe.Sizeof(model.FrameworkOp{}))
+)
+
 // bigArrayBytes is the size of an array from which build collects the
 // read's garbage before allocating it.
 const bigArrayBytes = 16 << 20
 
-// collectBefore runs a collection before an array of n bytes is
-// allocated, when n is large: the tasks are allocated whole (sized from
-// the logs), and an array that lands on uncollected garbage (the decoded
-// Python log, the flow join's starts) starts the next collection late,
-// with the heap past its goal by that garbage (at 1 GB: 129 MB for 102
-// MB live). What is live then is mostly the logs' chunks, which hold
-// no pointers: the cycle costs little.
+// Collect is the collection the build of a large rank runs before its
+// tasks' array is allocated (collectBefore) and once the logs moved into
+// it (tail): nil (the default) runs none; npuprof's GC policy sets it
+// (pipeline.SetDefaultGC).
+var Collect func()
+
+// collect runs Collect, when set.
+func collect() {
+	if Collect != nil {
+		Collect()
+	}
+}
+
+// collectBefore collects before an array of n bytes is allocated, when n
+// is large: the tasks are allocated whole (sized from the logs), and an
+// array that lands on uncollected garbage (the decoded Python log, the
+// flow join's starts) starts the next collection late, with the heap
+// past its goal by that garbage (at 1 GB: 129 MB for 102 MB live). What
+// is live then is mostly the logs' chunks, which hold no pointers: the
+// cycle costs little.
 func collectBefore(n int) {
 	if n >= bigArrayBytes {
-		runtime.GC()
+		collect()
 	}
 }
 
