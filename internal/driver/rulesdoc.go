@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/render"
 	"github.com/npuprof/npuprof/internal/rules"
 )
 
@@ -168,19 +169,48 @@ func indentRest(s, ind string) string {
 }
 
 func wrap(s, ind string) string {
-	words := strings.Fields(s)
+	// tokens: the words, and each wide rune (Chinese) on its own, so that a
+	// line of Chinese breaks between two characters
+	type token struct {
+		s     string
+		space bool // a space before it
+	}
+	var toks []token
+	for i, w := range strings.Fields(s) {
+		space, run := i > 0, ""
+		for _, r := range w {
+			if render.DisplayWidth(string(r)) < 2 {
+				run += string(r)
+				continue
+			}
+			if run != "" {
+				toks = append(toks, token{run, space})
+				space, run = false, ""
+			}
+			if strings.ContainsRune("，。、；：）！？", r) && !space && len(toks) > 0 {
+				toks[len(toks)-1].s += string(r) // never opens a line
+				continue
+			}
+			toks = append(toks, token{string(r), space})
+			space = false
+		}
+		if run != "" {
+			toks = append(toks, token{run, space})
+		}
+	}
 	var b strings.Builder
 	n := 0
-	for _, w := range words {
-		if n > 0 && n+len(w) > 76 {
+	for _, t := range toks {
+		w := render.DisplayWidth(t.s)
+		if n > 0 && n+w > 76 {
 			b.WriteString("\n" + ind)
 			n = 0
-		} else if n > 0 {
+		} else if n > 0 && t.space {
 			b.WriteByte(' ')
 			n++
 		}
-		b.WriteString(w)
-		n += len(w)
+		b.WriteString(t.s)
+		n += w
 	}
 	return b.String()
 }
