@@ -32,3 +32,17 @@ func TestRulesExplainWhyFills(t *testing.T) {
 		}
 	}
 }
+
+// rules list fits an 80-column terminal in either language: each rule's
+// first sentence is wrapped under it (a 156-column line of Chinese, a
+// 172-column one of English otherwise).
+func TestRulesListFits80(t *testing.T) {
+	for _, l := range []string{"en", "zh"} {
+		code, out, errs := run("rules", "list", "--lang", l)
+		require.Equal(t, ExitOK, code, errs)
+		require.Contains(t, out, "comm-ep-flashcomm")
+		for _, line := range strings.Split(out, "\n") {
+			assert.LessOrEqual(t, render.DisplayWidth(line), 80, "%s: %q", l, line)
+		}
+	}
+}

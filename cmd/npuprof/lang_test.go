@@ -165,7 +165,7 @@ func TestLangRulesExplain(t *testing.T) {
 	require.Contains(t, out, "对这个以 decode 为主的部署，关闭 FLASHCOMM1 和专家并行：")
 	code, out, errs = run("rules", "list", "--lang", "zh")
 	require.Equal(t, ExitOK, code, errs)
-	require.Contains(t, out, "\n    没有任何计算与之并行的通信，是 device 只在搬运数据（或等待其他 rank）的时间。\n")
+	require.Contains(t, out, "\n    没有任何计算与之并行的通信，是 device 只在搬运数据（或等待其他 rank）的时\n    间。\n")
 	_, out, _ = run("rules", "list")
 	require.False(t, lang.HasHan(out))
 }
