@@ -38,6 +38,8 @@ func TestZHSummaryOfSamplesHasNoEnglish(t *testing.T) {
 			code, out, errs := run("analyze", p, "-q", "--lang", "zh", "--detail", detail)
 			require.Equal(t, ExitOK, code, errs)
 			assert.Empty(t, lang.EnglishSentences(out), "%s --detail %s", p, detail)
+			// a warning's label in Chinese, whether or not its text has a phrase
+			assert.NotContains(t, out, "\n  warning", "%s --detail %s", p, detail)
 		}
 	}
 }

@@ -642,11 +642,19 @@ func writeUnavailableCapped(ew *errWriter, doc *results.Document, limit int) {
 	}
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
+		// the label apart from its text: in Chinese whether or not the
+		// text has a phrase
+		label, text := "", k
+		for _, p := range []string{"ERROR: ", "warning: "} {
+			if strings.HasPrefix(k, p) {
+				label, text = ew.t(p), k[len(p):]
+			}
+		}
 		if seen[k] == nil {
-			ew.printf("  %s\n", Safe(k, 800))
+			ew.printf("  %s%s\n", label, Safe(text, 800))
 			continue
 		}
-		ew.printf("  %s (ranks %s)\n", Safe(k, 800), rankList(seen[k]))
+		ew.printf("  %s%s (ranks %s)\n", label, Safe(text, 800), rankList(seen[k]))
 	}
 }
 
