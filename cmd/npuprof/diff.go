@@ -111,8 +111,8 @@ predicted saving is uncertain, its measured saving or its resolved/new
 status rests on one). Such a change may come from the cut, not from the
 runs: a cut AFTER looks faster, a cut BEFORE makes AFTER look slower. The
 JSON says the same (before/after.partial[], partial[] on each row; see
-'npuprof docs diff', "Diffs of a truncated file") and the HTML adds a "Partial input"
-column.
+'npuprof docs diff', "Diffs of a truncated file") and the HTML adds a
+"Partial input" column.
 
 diff has no gate: it exits 0 whatever changed (2 on bad usage, 3 when an
 analysis pass or rule failed). To gate on a change, use npuprof check

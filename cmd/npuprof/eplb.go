@@ -94,10 +94,10 @@ before and after.
 
 --experts is a folder of MindIE dumps ({decode|prefill}_{rank}.csv with
 model_gen_config.json and {stage}_global_deployment.json), one dump, or a
-layer,expert,tokens CSV ('npuprof docs experts'). The plan, per MoE layer: give the
---redundant extra slots to the experts with the most tokens per copy, then
-place copies largest first on the least-loaded rank with a free slot and no
-copy of that expert, then swap copies while that lowers the busiest rank
+layer,expert,tokens CSV ('npuprof docs experts'). The plan, per MoE layer: give
+the --redundant extra slots to the experts with the most tokens per copy, then
+place copies largest first on the least-loaded rank with a free slot and no copy
+of that expert, then swap copies while that lowers the busiest rank
 ('npuprof docs eplb'). Every expert is placed at least once, every rank gets
 (experts + redundant) / EP size slots, and no rank holds an expert twice.
 

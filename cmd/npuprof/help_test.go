@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -121,4 +122,17 @@ func TestManPages(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(dir, "npuprof-rules-explain.1"))
 	require.NoError(t, err)
+}
+
+// A description's prose lines (not indented) fit 80 columns as written:
+// the help wraps a wider line with a hanging indent meant for an exit
+// code's text, which breaks a paragraph in the middle ("...: give\n    the").
+func TestHelpProseFits80(t *testing.T) {
+	for _, c := range allCmds(newRootCmd(&streams{})) {
+		for _, l := range strings.Split(c.Long, "\n") {
+			if !strings.HasPrefix(l, " ") {
+				assert.LessOrEqual(t, len([]rune(l)), 80, "%s: %q", c.CommandPath(), l)
+			}
+		}
+	}
 }

@@ -221,7 +221,7 @@ func zhCommandText(c *cobra.Command, field, en string) string {
 // translates (the English is the command's own, written once).
 var zhCommandHelp = sync.OnceValue(func() map[helpKey]zhHelpText {
 	return map[helpKey]zhHelpText{
-		{"npuprof", helpLong}: {"c946c91b26e3", `npuprof 读取华为昇腾 profiler 的输出（torch_npu 的 *_ascend_pt 目录，
+		{"npuprof", helpLong}: {"c47a1a592d0b", `npuprof 读取华为昇腾 profiler 的输出（torch_npu 的 *_ascend_pt 目录，
 text 或 db 导出，以及 msprof 的 PROF_* 目录，每个 rank 一个），
 测量 vLLM-Ascend MoE 服务中重要的内容：按集合通信类型和通信组的通信、
 MoE 路由中的 Cumsum、每个 stream 的 EVENT_WAIT、计算/通信/空闲的
@@ -419,7 +419,7 @@ NAME=FILE 再写出一种输出。
 
 需要启动一个新的 shell 才能使设置生效。
 `},
-		{"npuprof diff", helpLong}: {"429f07849a77", `diff 比较同一负载的两次采集，即某项修改之前和之后。BEFORE 和 AFTER
+		{"npuprof diff", helpLong}: {"a777ab9f32e9", `diff 比较同一负载的两次采集，即某项修改之前和之后。BEFORE 和 AFTER
 各是一个 profile（analyze 能读的任何 PATH）或由
 npuprof analyze --format json 保存的 JSON 文档。
 
@@ -461,7 +461,7 @@ diff 不做门禁：无论变化如何都以 0 退出（用法错误为 2，分�
   $ npuprof diff before.json after.json --html diff.html`},
 		{"npuprof docs", helpLong}: {"a5d994ae9868", `docs 打印 npuprof 文档的一页（Markdown，与仓库 docs/ 目录中的相同，帮助和
 输出以 'npuprof docs TOPIC' 引用）。不带 TOPIC 时列出所有主题。`},
-		{"npuprof eplb plan", helpLong}: {"68d415e427c2", `plan 读取逐专家的 token 负载，按 vLLM-Ascend 的 expert-map JSON 格式写出
+		{"npuprof eplb plan", helpLong}: {"9b5bc79962f7", `plan 读取逐专家的 token 负载，按 vLLM-Ascend 的 expert-map JSON 格式写出
 专家放置（即 eplb_config.expert_map_path 加载的文件，与
 expert_map_record_path 以及 MindIE 的 {stage}_global_deployment.json 格式
 相同），并打印放置前后预测的 rank 负载最大值/均值。
@@ -540,7 +540,7 @@ JSON，打印相同的数字。各 rank 并行解析，每个 rank 解析完就�
 		{"npuprof help", helpLong}: {"ca1d65551cad", `help 提供应用中任意命令的帮助。
 输入 npuprof help [命令路径] 查看完整说明。`},
 		{"npuprof man", helpLong}: {"db6665c949c2", `为每个命令在 DIR 中写一个 man 手册页（make man）。`},
-		{"npuprof report", helpLong}: {"7a23e45992ed", `report 读取一个 profile（与 analyze 相同的 PATH 形式，包括 analyze
+		{"npuprof report", helpLong}: {"7de85864edd8", `report 读取一个 profile（与 analyze 相同的 PATH 形式，包括 analyze
 --format json-full 保存的文档），写出一个 HTML 文件：问题及其修复；问题
 所用的部署信息及其来源（profile 的并行通信组和环境、--deploy、--fact、
 服务上下文）；每个 rank 和每个 step 的时间分解；按集合通信类型和通信组的

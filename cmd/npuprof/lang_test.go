@@ -161,11 +161,11 @@ func TestLangSummaryFits100Columns(t *testing.T) {
 func TestLangRulesExplain(t *testing.T) {
 	code, out, errs := run("rules", "explain", "comm-ep-flashcomm", "--lang", "zh")
 	require.Equal(t, ExitOK, code, errs)
-	require.Contains(t, out, "\nWhy\n  FLASHCOMM1 把每个 TP all-reduce 换成 reduce-scatter 加\n")
+	require.Contains(t, out, "\nWhy\n  FLASHCOMM1 把每个 TP all-reduce 换成 reduce-scatter 加 all-gather，并在 EP 组\n")
 	require.Contains(t, out, "对这个以 decode 为主的部署，关闭 FLASHCOMM1 和专家并行：")
 	code, out, errs = run("rules", "list", "--lang", "zh")
 	require.Equal(t, ExitOK, code, errs)
-	require.Contains(t, out, "\n    没有任何计算与之并行的通信，是 device 只在搬运数据（或等待其他 rank）的时间。\n")
+	require.Contains(t, out, "\n    没有任何计算与之并行的通信，是 device 只在搬运数据（或等待其他 rank）的时\n    间。\n")
 	_, out, _ = run("rules", "list")
 	require.False(t, lang.HasHan(out))
 }

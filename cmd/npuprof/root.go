@@ -192,9 +192,10 @@ func newRootCmd(io *streams) *cobra.Command {
 		Use:   "npuprof",
 		Short: "Find where Ascend NPU inference time goes, and the exact fix",
 		Long: `npuprof reads Huawei Ascend profiler output (torch_npu *_ascend_pt folders,
-text or db export, and msprof PROF_* folders, one per rank) and measures what matters for MoE serving with vLLM-Ascend:
-communication by collective type and group, the MoE routing Cumsum, EVENT_WAIT
-per stream, the computing/communication/free breakdown, and the top kernels;
+text or db export, and msprof PROF_* folders, one per rank) and measures what
+matters for MoE serving with vLLM-Ascend: communication by collective type and
+group, the MoE routing Cumsum, EVENT_WAIT per stream, the
+computing/communication/free breakdown, and the top kernels;
 then rules name the fix (the flag, env var, config or code change) with the
 measured numbers and the estimated saving.
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/npuprof/npuprof/internal/render"
 	"github.com/npuprof/npuprof/internal/rules"
 )
 
@@ -33,7 +34,7 @@ func ListRules(w io.Writer, files []string, lang string) error {
 		}
 		fmt.Fprintf(w, "%-22s %-7s %s\n", r.ID, r.Severity, src)
 		if why != "" {
-			fmt.Fprintf(w, "    %s\n", why)
+			fmt.Fprintf(w, "    %s\n", wrap(why, "    "))
 		}
 	}
 	for _, b := range set.Budgets {
@@ -167,20 +168,68 @@ func indentRest(s, ind string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+ind)
 }
 
+// wrap fills s into lines of at most 79 columns with ind before each
+// (a wide rune, Chinese, takes two columns).
 func wrap(s, ind string) string {
-	words := strings.Fields(s)
+	limit := 78 - len(ind)
+	// tokens: the words, and each wide rune (Chinese) on its own, so that a
+	// line of Chinese breaks between two characters
+	type token struct {
+		s     string
+		space bool // a space before it
+	}
+	var toks []token
+	open := "" // an opening mark waits for what it opens: it never ends a line
+	add := func(t token) {
+		if open != "" {
+			t.s, open = open+t.s, ""
+		}
+		toks = append(toks, t)
+	}
+	for i, w := range strings.Fields(s) {
+		space, run := i > 0, ""
+		for _, r := range w {
+			if render.DisplayWidth(string(r)) < 2 {
+				run += string(r)
+				continue
+			}
+			if run != "" {
+				add(token{run, space})
+				space, run = false, ""
+			}
+			switch {
+			case strings.ContainsRune("，。、；：）！？」》", r) && !space && len(toks) > 0:
+				toks[len(toks)-1].s += string(r) // never opens a line
+			case strings.ContainsRune("（「《", r):
+				if open == "" && space {
+					toks = append(toks, token{"", true}) // keeps the space before it
+				}
+				open += string(r)
+			default:
+				add(token{string(r), space})
+			}
+			space = false
+		}
+		if run != "" {
+			add(token{run, space})
+		}
+	}
+	if open != "" {
+		add(token{"", false})
+	}
 	var b strings.Builder
 	n := 0
-	for _, w := range words {
-		if n > 0 && n+len(w) > 76 {
+	for _, t := range toks {
+		w := render.DisplayWidth(t.s)
+		if n > 0 && n+w > limit {
 			b.WriteString("\n" + ind)
 			n = 0
-		} else if n > 0 {
+		} else if n > 0 && t.space {
 			b.WriteByte(' ')
 			n++
 		}
-		b.WriteString(w)
-		n += len(w)
+		b.WriteString(t.s)
+		n += w
 	}
 	return b.String()
 }

@@ -72,7 +72,7 @@ func planScope(sc *diff.StepChange) string {
 	if a.PredictedPct != nil {
 		parts = append(parts, "the applied steps' cumulative prediction is "+stepChangePredicted(&diff.StepChange{PredictedPct: a.PredictedPct, UpperBound: a.UpperBound}))
 		if a.Ratio != nil {
-			parts[len(parts)-1] += fmt.Sprintf(": measured/predicted %.0f%%", *a.Ratio*100)
+			parts[len(parts)-1] += ": measured/predicted " + ratioPct(*a.Ratio)
 		}
 	}
 	if len(a.Steps) == 0 {
@@ -97,7 +97,7 @@ func writeDiffStepChanges(ew *errWriter, r *diff.Result) {
 		case sc.NotCredited != "":
 			line += fmt.Sprintf("measured %+.2f%%, not credited: %s", *sc.MeasuredPct, Safe(sc.NotCredited, 200))
 		case sc.Ratio != nil:
-			line += fmt.Sprintf("measured %+.2f%%, measured/predicted %.0f%%", *sc.MeasuredPct, *sc.Ratio*100)
+			line += fmt.Sprintf("measured %+.2f%%, measured/predicted %s", *sc.MeasuredPct, ratioPct(*sc.Ratio))
 		case together != "":
 			line += fmt.Sprintf("measured %+.2f%%, %s", *sc.MeasuredPct, together)
 		default:
@@ -129,9 +129,9 @@ func diffStepChangeSection(r *diff.Result) (DiffSection, bool) {
 		case sc.NotCredited != "":
 			note = strings.TrimPrefix(note+"; not credited: "+sc.NotCredited, "; ")
 		case sc.Ratio != nil:
-			ratio = diffNum(fmt.Sprintf("%.0f%%", *sc.Ratio*100), *sc.Ratio)
+			ratio = diffNum(ratioPct(*sc.Ratio), *sc.Ratio)
 		case sc.Applied != nil && sc.Applied.Ratio != nil:
-			ratio = diffNum(fmt.Sprintf("%.0f%%", *sc.Applied.Ratio*100), *sc.Applied.Ratio)
+			ratio = diffNum(ratioPct(*sc.Applied.Ratio), *sc.Applied.Ratio)
 		case together != "":
 			ratio = diffTxt(together)
 		}

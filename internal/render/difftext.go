@@ -122,6 +122,15 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 	}
 }
 
+// ratioPct is a measured/predicted ratio in whole percent: one that
+// rounds to zero from below is "0%", not "-0%".
+func ratioPct(r float64) string {
+	if s := fmt.Sprintf("%.0f%%", r*100); s != "-0%" {
+		return s
+	}
+	return "0%"
+}
+
 // writeDiffFindings writes the findings section of the terminal diff.
 func writeDiffFindings(ew *errWriter, r *diff.Result) {
 	ew.printf("\nFindings (predicted saving on the before side vs measured)\n")
@@ -140,7 +149,7 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 				meas = Dur(*f.MeasuredUs)
 			}
 			if f.Ratio != nil {
-				ratio = fmt.Sprintf("%.0f%%", *f.Ratio*100)
+				ratio = ratioPct(*f.Ratio)
 			}
 			on := f.MeasuredMetric
 			if f.MeasuredMissing != "" {

@@ -212,7 +212,7 @@ func diffFindingSection(r *diff.Result) DiffSection {
 			meas = diffNum(Dur(*f.MeasuredUs), *f.MeasuredUs)
 		}
 		if f.Ratio != nil {
-			ratio = diffNum(fmt.Sprintf("%.0f%%", *f.Ratio*100), *f.Ratio)
+			ratio = diffNum(ratioPct(*f.Ratio), *f.Ratio)
 		}
 		on := f.MeasuredMetric
 		if f.MeasuredMissing != "" {

@@ -560,7 +560,7 @@ func writeUnavailableCapped(ew *errWriter, doc *results.Document, limit int) {
 		rd := &doc.Ranks[i]
 		own := func(s string) string { return s }
 		if len(doc.Ranks) > 1 {
-			own = func(s string) string { return rankRelative(s, rd) }
+			own = func(s string) string { return rankRelative(s, rd, ew.l.phrase("the rank's folder")) }
 		}
 		if why, none := metric.NoDeviceData(rd.Metrics, rd.Unavailable); none {
 			// one line, not one per metric that the missing data feeds
@@ -642,11 +642,19 @@ func writeUnavailableCapped(ew *errWriter, doc *results.Document, limit int) {
 	}
 	ew.printf("\nNot measured / warnings\n")
 	for _, k := range keys {
+		// the label apart from its text: in Chinese whether or not the
+		// text has a phrase
+		label, text := "", k
+		for _, p := range []string{"ERROR: ", "warning: "} {
+			if strings.HasPrefix(k, p) {
+				label, text = ew.t(p), k[len(p):]
+			}
+		}
 		if seen[k] == nil {
-			ew.printf("  %s\n", Safe(k, 800))
+			ew.printf("  %s%s\n", label, Safe(text, 800))
 			continue
 		}
-		ew.printf("  %s (ranks %s)\n", Safe(k, 800), rankList(seen[k]))
+		ew.printf("  %s%s (ranks %s)\n", label, Safe(text, 800), rankList(seen[k]))
 	}
 }
 
@@ -668,15 +676,16 @@ func noDevice(ew *errWriter, doc *results.Document) bool {
 
 // rankRelative is s with each path under the rank's folder (as read, or
 // as exported when read back from a Parquet export) named inside it, and
-// the folder itself as "the rank's folder".
-func rankRelative(s string, rd *results.RankDoc) string {
+// the folder itself as folder ("the rank's folder" in the summary's
+// language: s may be translated already).
+func rankRelative(s string, rd *results.RankDoc, folder string) string {
 	dirs := []string{rd.Path}
 	if e := rd.ExportedFrom; e != nil {
 		dirs = append(dirs, e.Path, e.AbsPath)
 	}
 	for _, d := range dirs {
 		if d = strings.TrimSuffix(d, "/"); d != "" {
-			s = replaceWord(strings.ReplaceAll(s, d+"/", ""), d, "the rank's folder")
+			s = replaceWord(strings.ReplaceAll(s, d+"/", ""), d, folder)
 		}
 	}
 	return s

@@ -79,8 +79,8 @@ func TestKernelSectionsUnavailableWithoutDeviceData(t *testing.T) {
 func TestRankRelativeNamesTheFolder(t *testing.T) {
 	rd := &results.RankDoc{Path: "data/test_rank_1"}
 	require.Equal(t, "decode step times need trace_view.json, which the rank's folder lacks",
-		rankRelative("decode step times need trace_view.json, which data/test_rank_1 lacks", rd))
+		rankRelative("decode step times need trace_view.json, which data/test_rank_1 lacks", rd, "the rank's folder"))
 	require.Equal(t, "the rank's folder has no profiler_metadata.json; data/test_rank_10 is another; ASCEND_PROFILER_OUTPUT/x.csv; data/test_rank_1.json",
-		rankRelative("data/test_rank_1 has no profiler_metadata.json; data/test_rank_10 is another; data/test_rank_1/ASCEND_PROFILER_OUTPUT/x.csv; data/test_rank_1.json", rd))
-	require.Equal(t, "ends in the rank's folder.", rankRelative("ends in data/test_rank_1.", rd))
+		rankRelative("data/test_rank_1 has no profiler_metadata.json; data/test_rank_10 is another; data/test_rank_1/ASCEND_PROFILER_OUTPUT/x.csv; data/test_rank_1.json", rd, "the rank's folder"))
+	require.Equal(t, "ends in the rank's folder.", rankRelative("ends in data/test_rank_1.", rd, "the rank's folder"))
 }

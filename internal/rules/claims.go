@@ -36,6 +36,9 @@ type claimSet struct {
 	// stepsNs are the ledger's step times (one per step)
 	stepsNs []float64
 	err     error
+	// reasons are why the claims are unavailable: each expression run
+	// starts with no reasons, so a cached err brings its own back
+	reasons []string
 }
 
 // claims resolves the rule's claims on the ledger of each step's critical
@@ -45,10 +48,22 @@ type claimSet struct {
 func (st *state) claims() ([]Claim, []float64, error) {
 	cs := &st.claimSet
 	if cs.done {
+		if cs.err != nil {
+			for _, r := range cs.reasons {
+				st.unavailable("%s", r)
+			}
+		}
 		return cs.claims, cs.stepsNs, cs.err
 	}
 	cs.done = true
+	prev := st.missing
+	st.missing = nil
 	cs.claims, cs.stepsNs, cs.err = st.resolveClaims()
+	cs.reasons = st.missing
+	st.missing = prev
+	for _, r := range cs.reasons {
+		st.unavailable("%s", r)
+	}
 	return cs.claims, cs.stepsNs, cs.err
 }
 

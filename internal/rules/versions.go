@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/rules/rulefmt"
 	"github.com/npuprof/npuprof/internal/units"
 )
@@ -248,7 +249,7 @@ func (st *state) changeTexts(from, to string) (fit, notFit []string, err error) 
 			notFit = append(notFit, fmt.Sprintf("#%d (%s)", c.PR, why))
 			continue
 		}
-		p := fmt.Sprintf("#%d %s ("+st.msg(msgChangeKernels), c.PR, c.What, strings.Join(c.Kernels, ", "))
+		p := fmt.Sprintf("#%d %s ("+st.msg(msgChangeKernels), c.PR, lang.Translate(st.in.Lang, c.What), strings.Join(c.Kernels, ", "))
 		if len(shrunk) > 0 {
 			p += fmt.Sprintf(st.msg(msgChangeShrinks), strings.Join(shrunk, ", "))
 		}
@@ -278,7 +279,7 @@ func (st *state) changesSince(from, to string) (string, error) {
 			continue
 		}
 		for _, c := range r.Changes {
-			parts = append(parts, fmt.Sprintf("#%d %s", c.PR, c.What))
+			parts = append(parts, fmt.Sprintf("#%d %s", c.PR, lang.Translate(st.in.Lang, c.What)))
 		}
 	}
 	if len(parts) == 0 {
