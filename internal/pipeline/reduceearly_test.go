@@ -1,4 +1,4 @@
-package pipeline
+package pipeline_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/pipeline"
 	"github.com/npuprof/npuprof/internal/render"
 	"github.com/npuprof/npuprof/internal/results/assemble"
 	"github.com/npuprof/npuprof/internal/testutil"
@@ -43,9 +44,9 @@ func TestReduceFrameworkEarlySameResult(t *testing.T) {
 }
 
 // TestReduceFrameworkEarlySameResultSamples is
-// TestReduceFrameworkEarlySameResult on the real samples with a trace, and
-// a real rank's trace made to hold duplicates and disorder (its ops
-// launch several tasks each).
+// TestReduceFrameworkEarlySameResult on the real samples with a trace, a
+// real rank's trace made to hold two devices, and made to hold duplicates
+// and disorder (its ops launch several tasks each).
 func TestReduceFrameworkEarlySameResultSamples(t *testing.T) {
 	samples := testutil.SamplesDir(t)
 	var paths, mutated []string
@@ -61,6 +62,11 @@ func TestReduceFrameworkEarlySameResultSamples(t *testing.T) {
 	}))
 	require.GreaterOrEqual(t, len(paths), 4)
 	real := filepath.Join(samples, "Ascend-msinsight/test/data/pytorch/text/level1/rank0_ascend_pt")
+	// two devices in one trace: the rank splits in two (SplitDevices)
+	two := filepath.Join(t.TempDir(), filepath.Base(real))
+	require.NoError(t, os.CopyFS(two, os.DirFS(real)))
+	withSecondDevice(t, filepath.Join(two, "ASCEND_PROFILER_OUTPUT", "trace_view.json"))
+	paths = append(paths, two)
 	for _, how := range []string{"doubled", "partly doubled, shuffled"} {
 		root := filepath.Join(t.TempDir(), filepath.Base(real))
 		require.NoError(t, os.CopyFS(root, os.DirFS(real)))
@@ -79,8 +85,8 @@ func requireSameEarly(t *testing.T, paths, mutated []string) {
 	// the document, and the launches and op name counts the passes read
 	analyze := func(path string, keep bool) string {
 		var b bytes.Buffer
-		keepFramework = keep
-		modelHook = func(r *model.Rank) {
+		defer pipeline.SetKeepFramework(keep)()
+		defer pipeline.SetModelHook(func(r *model.Rank) {
 			v := r.TaskLaunches()
 			for i := range v.Len() {
 				if v.Task(i) >= 0 {
@@ -90,9 +96,8 @@ func requireSameEarly(t *testing.T, paths, mutated []string) {
 			counts := make([]int32, r.Syms.Len())
 			r.CountOpNames(counts)
 			fmt.Fprintln(&b, counts)
-		}
-		defer func() { keepFramework, modelHook = false, nil }()
-		res, err := Analyze(context.Background(), path, Options{Workers: 1, TimelineSample: true})
+		})()
+		res, err := pipeline.Analyze(context.Background(), path, pipeline.Options{Workers: 1, TimelineSample: true})
 		require.NoError(t, err, path)
 		require.NoError(t, render.WriteJSONFull(&b, assemble.Doc(res, nil)))
 		return b.String()
