@@ -69,6 +69,11 @@ type Source struct {
 	// so analyze reads them. Trace files are read whole either way (their
 	// flows are joined through the framework ops).
 	SkipFramework bool
+	// ReduceFramework has a trace's framework ops and links reduced to
+	// what the analysis reads of them as soon as the trace is read
+	// (model.Rank.ReduceFrameworkEarly), so they are not held while the
+	// summaries are: for analyze, which exports nothing.
+	ReduceFramework bool
 	// BytesRead, when set, counts the bytes read from the rank's text and
 	// trace files while it is read (a compressed file counts what is read
 	// from disk; databases and Parquet exports are not counted).

@@ -74,7 +74,7 @@ func parseTraceFile(r *model.Rank, src Source) (*model.Rank, error) {
 		r.Have.GroupsNote = fmt.Sprintf("only %s was read: the tp/ep/dp groups (parallel_group_info) are in the rank folder's profiler_metadata.json (give the folder)", src.TraceFile)
 	}
 	// the user named this file: if it is not a trace, say so (exit 2)
-	if err := readTrace(r, src.TraceFile, src.TraceParts); err != nil {
+	if err := readTrace(r, src.TraceFile, src); err != nil {
 		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	finish(r)
@@ -111,7 +111,7 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 	if src.TraceParts > 1 {
 		go readComm()
 	}
-	readTimeline(r, out, src.TraceParts)
+	readTimeline(r, out, src)
 	if src.TraceParts <= 1 {
 		readComm()
 	}
@@ -146,9 +146,9 @@ func parseOutput(r *model.Rank, src Source) (*model.Rank, error) {
 // and step_trace_time.csv. A trace_view.json that is empty, unreadable or
 // not a trace leaves the rank without a timeline (said in warnings and
 // `unavailable`); the other files are still measured.
-func readTimeline(r *model.Rank, out string, parts int) {
+func readTimeline(r *model.Rank, out string, src Source) {
 	if trace := findInput(out, "trace_view.json"); trace != "" {
-		if err := readTrace(r, trace, parts); err != nil {
+		if err := readTrace(r, trace, src); err != nil {
 			r.Warn(trace, "%v", err)
 			r.Have.TimelineNote = err.Error()
 		}
@@ -238,7 +238,13 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 	return nil
 }
 
-func readTrace(r *model.Rank, path string, parts int) error {
+// readTrace reads a trace into r, with its framework ops and links
+// reduced when src says so (also after an error: what was read stays).
+func readTrace(r *model.Rank, path string, src Source) error {
+	if src.ReduceFramework {
+		defer r.ReduceFrameworkEarly()
+	}
+	parts := src.TraceParts
 	// a plain file is mapped rather than read, and read in parts at the
 	// same time when CPUs are spare
 	n := counterOf(r)

@@ -10,6 +10,14 @@ func SetModelHook(f func(*model.Rank)) (restore func()) {
 	return func() { modelHook = old }
 }
 
+// SetKeepFramework lets external tests have Analyze reduce the framework
+// ops and links only once each rank is read; the returned func restores.
+func SetKeepFramework(keep bool) (restore func()) {
+	old := keepFramework
+	keepFramework = keep
+	return func() { keepFramework = old }
+}
+
 // For htmlmem_test.go.
 var (
 	SlowCluster = slowCluster

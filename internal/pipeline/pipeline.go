@@ -64,6 +64,10 @@ var modelHook func(*model.Rank)
 // Analyze read communication.json as export does.
 var readCommunication bool
 
+// keepFramework, when set (by the tests that compare), has Analyze
+// reduce the framework ops and links only once each rank is read.
+var keepFramework bool
+
 // Analyze detects the ranks under path, reads and analyzes each in a
 // bounded worker pool (read and per-rank passes in the same slot, the
 // model released after), reconciles the ranks (gather.Ranks: unknown,
@@ -90,7 +94,7 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 	// A Parquet export's framework_ops are read: the workload pass reads
 	// framework op names (links are read with them).
 	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, BytesRead: opts.BytesRead, BytesTotal: opts.BytesTotal, SkipCommunication: !readCommunication,
-		Experts: opts.Experts, ExpertStage: opts.ExpertStage}
+		ReduceFramework: !keepFramework, Experts: opts.Experts, ExpertStage: opts.ExpertStage}
 	// what a finished rank keeps encoded for the plan is moved to a
 	// temporary file (none: it stays on the heap)
 	spill := analysis.NewSpill()
@@ -99,7 +103,8 @@ func Analyze(ctx context.Context, path string, opts Options) (*analysis.Result, 
 			modelHook(r)
 		}
 		// the ops and links reduced to what the passes read of them
-		// (their launches and name counts): analyze exports nothing
+		// (their launches and name counts): analyze exports nothing (a
+		// trace's were as soon as it was read)
 		r.ReduceFramework()
 		// the names in one array through the passes (model.Syms.Pack)
 		r.Syms.Pack()

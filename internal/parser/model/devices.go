@@ -151,7 +151,10 @@ func (r *Rank) SplitDevices() []*Rank {
 			c.Have.HCCL = false
 			c.Have.HCCLNote = fmt.Sprintf("%s holds devices %s but does not say the device of %d collective(s), so no device's collectives are known", file, list, lost)
 		}
-		c.Have.Framework = len(c.FrameworkOps) > 0
+		if r.launched != nil {
+			c.launched = r.launched.ofTasks(taskAt)
+		}
+		c.Have.Framework = len(c.FrameworkOps) > 0 || c.launched != nil && len(c.launched.names) > 0
 		if len(c.Communication) > 0 && !c.Have.HCCL {
 			// the per-op communication info names no device: it is the
 			// collectives of this rank only when nothing else gives them

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // launches is what the analysis reads of a rank's framework ops and
 // links, kept by ReduceFramework in place of them: 8 bytes a task link
 // and a few bytes a distinct op name, where the ops (24 bytes each) and
@@ -13,7 +15,24 @@ type launches struct {
 	end    []int64
 	// names counts the ops by name, ascending by symbol
 	names []nameCount
+	// pending is what DropDuplicates needs of a rank reduced while it
+	// is read (ReduceFrameworkEarly); nil after it, or when reduced later
+	pending *pending
 }
+
+// pending holds the framework ops' exact duplicates ReduceFrameworkEarly
+// dropped, for DropDuplicates to count, and the launches it may drop.
+type pending struct {
+	ops   int   // duplicate ops dropped
+	first int64 // the earliest start of them
+	// same are the launches whose op launched another of the same start
+	// (or the same task twice), by launch index: the only ones that
+	// dropping duplicate tasks can make equal links, as DropDuplicates
+	// drops them
+	same []opLaunch
+}
+
+type opLaunch struct{ launch, op int32 }
 
 type nameCount struct {
 	name Sym
@@ -67,6 +86,138 @@ func (r *Rank) ReduceFramework() {
 		}
 	}
 	r.FrameworkOps, r.Links, r.launched = nil, nil, l
+}
+
+// ReduceFrameworkEarly is ReduceFramework for a rank whose read goes on
+// (SortTasks and DropDuplicates to come), so the ops and links are not
+// held meanwhile: the ops' exact duplicates are dropped now and counted
+// by DropDuplicates as before, which then drops the launches whose links
+// it would have dropped. Links out of range are left for Validate to say
+// (no reduction).
+func (r *Rank) ReduceFrameworkEarly() {
+	if r.launched != nil || !r.linksInRange() {
+		return
+	}
+	p := &pending{}
+	om := settle(r.FrameworkOps, r.opCmp())
+	var opMap []int32
+	r.FrameworkOps, opMap = r.dedupOps(func(o *FrameworkOp) {
+		if p.ops == 0 || o.Start < p.first {
+			p.first = o.Start
+		}
+		p.ops++
+	})
+	// an op of several task links, of which two may become one link
+	moved := om.moved() || opMap != nil
+	many := make([]uint8, len(r.FrameworkOps))
+	multi := false
+	for i := range r.Links {
+		k := &r.Links[i]
+		if moved {
+			k.Op = remap(opMap, om.of(k.Op))
+		}
+		if k.Task >= 0 && many[k.Op] < 2 {
+			many[k.Op]++
+			multi = multi || many[k.Op] == 2
+		}
+	}
+	n := int32(0)
+	for i := 0; multi && i < len(r.Links); i++ {
+		if k := &r.Links[i]; k.Task >= 0 {
+			if many[k.Op] == 2 {
+				p.same = append(p.same, opLaunch{n, k.Op})
+			}
+			n++
+		}
+	}
+	r.ReduceFramework()
+	p.same = r.launched.sameStart(p.same, r.Tasks)
+	r.launched.pending = p
+}
+
+// sameStart keeps of c the launches whose op launched another task of
+// the same start (DropDuplicates drops tasks only among those), in
+// launch order.
+func (l *launches) sameStart(c []opLaunch, tasks []DeviceTask) []opLaunch {
+	start := func(x opLaunch) int64 { return tasks[l.task[x.launch]].Start }
+	slices.SortFunc(c, func(a, b opLaunch) int {
+		if a.op != b.op {
+			return cmpInt(int64(a.op), int64(b.op))
+		}
+		return cmpInt(start(a), start(b))
+	})
+	kept := c[:0]
+	for i := 0; i < len(c); {
+		j := i + 1
+		for j < len(c) && c[j].op == c[i].op && start(c[j]) == start(c[i]) {
+			j++
+		}
+		if j-i > 1 {
+			kept = append(kept, c[i:j]...)
+		}
+		i = j
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	slices.SortFunc(kept, func(a, b opLaunch) int { return cmpInt(int64(a.launch), int64(b.launch)) })
+	return slices.Clip(kept)
+}
+
+// dropLinked moves the launches to the kept copies of duplicate tasks
+// (taskMap, dedupRuns) and drops, of the launches same, those of an op
+// and task another launch before them has: DropDuplicates's links.
+func (l *launches) dropLinked(taskMap []int32, same []opLaunch) {
+	if taskMap == nil && len(same) == 0 {
+		return
+	}
+	seen := make(map[[2]int32]bool, len(same)) // (task, op)
+	k, c := 0, 0
+	for i := range l.task {
+		t := remap(taskMap, l.task[i])
+		if c < len(same) && same[c].launch == int32(i) {
+			key := [2]int32{t, same[c].op}
+			c++
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		l.task[k] = t
+		if l.before != nil {
+			l.before[k] = l.before[i]
+		} else {
+			l.end[k] = l.end[i]
+		}
+		k++
+	}
+	l.task = l.task[:k]
+	if l.before != nil {
+		l.before = l.before[:k]
+	} else {
+		l.end = l.end[:k]
+	}
+}
+
+// ofTasks returns the launches of the tasks at maps to a task (-1: none),
+// with it: a device's of a rank that SplitDevices splits.
+func (l *launches) ofTasks(at []int32) *launches {
+	c := &launches{names: l.names}
+	for i, t := range l.task {
+		if at[t] < 0 {
+			continue
+		}
+		c.task = append(c.task, at[t])
+		if l.before != nil {
+			c.before = append(c.before, l.before[i])
+		} else {
+			c.end = append(c.end, l.end[i])
+		}
+	}
+	if l.before != nil && c.before == nil {
+		c.before = []int32{}
+	}
+	return c
 }
 
 // Launches is a view of a rank's links with their launching ops' ends:

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +65,128 @@ func testReduceFramework(t *testing.T, start int64) {
 		r.CountOpNames(short)
 		require.Equal(t, counts[:b], short)
 	}
+}
+
+// ReduceFrameworkEarly, then SortTasks and DropDuplicates, gives the
+// launches, op name counts and duplicate counts that SortTasks,
+// DropDuplicates and then ReduceFramework give, on ranks with exact
+// duplicate tasks, ops and links, out of order, whose duplicate tasks'
+// launches by one op become one link; and each way splits by device
+// alike.
+func TestReduceFrameworkEarly(t *testing.T) {
+	same, dropped := 0, 0
+	for seed := uint64(0); seed < 300; seed++ {
+		mk := func() *Rank {
+			rng := rand.New(rand.NewPCG(seed, 13))
+			r := NewRank("x")
+			for _, s := range []string{"op1", "op0", "k2", "k1", "k0"} {
+				r.Intern(s)
+			}
+			far := int64(0)
+			if seed%5 == 0 {
+				far = 3e9 // an op ending more than 2.1 s before its task
+			}
+			dev := seed%3 == 0
+			for i := 0; i < 1+rng.IntN(50); i++ {
+				x := TaskExtra{Stream: int32(rng.IntN(3)), Name: r.Intern(fmt.Sprint("k", rng.IntN(3)))}
+				if dev {
+					x.Device = int16(rng.IntN(2))
+					r.AddDevice(int(x.Device))
+				}
+				r.Tasks = append(r.Tasks, r.NewTask(far+int64(rng.IntN(15)), int64(rng.IntN(3)), x))
+			}
+			for i := 0; i < 1+rng.IntN(30); i++ {
+				r.FrameworkOps = append(r.FrameworkOps, FrameworkOp{Start: int64(rng.IntN(8)), Thread: r.Threads.ID(int64(rng.IntN(2))), Name: r.Intern(fmt.Sprint("op", rng.IntN(2))), Dur: int64(rng.IntN(2))})
+			}
+			r.HCCL = []HCCLOp{{Start: 3, Name: r.Intern("h")}}
+			for i := 0; i < rng.IntN(40); i++ {
+				op := int32(rng.IntN(len(r.FrameworkOps)))
+				switch rng.IntN(6) {
+				case 0:
+					r.Links = append(r.Links, Link{Op: op, Task: -1, HCCL: 0})
+				case 1:
+					if len(r.Links) > 0 { // a link twice
+						r.Links = append(r.Links, r.Links[rng.IntN(len(r.Links))])
+					}
+				default:
+					r.Links = append(r.Links, Link{Op: op, Task: int32(rng.IntN(len(r.Tasks))), HCCL: -1})
+				}
+			}
+			// exact copies of tasks and ops, launched by their original's
+			// op or another
+			for i := 0; i < rng.IntN(6); i++ {
+				k := rng.IntN(len(r.Tasks))
+				r.Tasks = append(r.Tasks, r.Tasks[k])
+				for _, l := range r.Links {
+					if l.Task == int32(k) && rng.IntN(2) == 0 {
+						r.Links = append(r.Links, Link{Op: l.Op, Task: int32(len(r.Tasks) - 1), HCCL: -1})
+					}
+				}
+			}
+			for i := 0; i < rng.IntN(6); i++ {
+				k := rng.IntN(len(r.FrameworkOps))
+				r.FrameworkOps = append(r.FrameworkOps, r.FrameworkOps[k])
+				for _, l := range r.Links {
+					if l.Op == int32(k) && rng.IntN(2) == 0 {
+						r.Links = append(r.Links, Link{Op: int32(len(r.FrameworkOps) - 1), Task: l.Task, HCCL: l.HCCL})
+					}
+				}
+			}
+			r.Have.Framework = true
+			return r
+		}
+		want, got := mk(), mk()
+		want.SortTasks()
+		dw := want.DropDuplicates()
+		want.ReduceFramework()
+		got.ReduceFrameworkEarly()
+		require.NotNil(t, got.launched, "seed %d", seed)
+		require.Nil(t, got.FrameworkOps)
+		if len(got.launched.pending.same) > 0 {
+			same++
+		}
+		n := len(got.launched.task)
+		got.SortTasks()
+		dg := got.DropDuplicates()
+		require.Nil(t, got.launched.pending, "DropDuplicates is done with it")
+		if len(got.launched.task) < n && dg.Tasks == 0 {
+			dropped++ // links that were one twice, dropped
+		}
+		require.Equal(t, dw, dg, "seed %d", seed)
+		require.NoError(t, got.Validate())
+		requireSameLaunches(t, want, got, seed)
+		ws, gs := want.SplitDevices(), got.SplitDevices()
+		require.Len(t, gs, len(ws))
+		for k := range ws {
+			require.Equal(t, ws[k].Have.Framework, gs[k].Have.Framework)
+			requireSameLaunches(t, ws[k], gs[k], seed)
+		}
+	}
+	require.Positive(t, same, "launches that a duplicate could make one")
+	require.Positive(t, dropped, "links that were one twice")
+}
+
+func requireSameLaunches(t *testing.T, want, got *Rank, seed uint64) {
+	t.Helper()
+	v, w := want.TaskLaunches(), got.TaskLaunches()
+	require.Equal(t, v.Len(), w.Len(), "seed %d", seed)
+	for i := range v.Len() {
+		require.Equal(t, v.Task(i), w.Task(i), "seed %d launch %d", seed, i)
+		require.Equal(t, v.End(i), w.End(i), "seed %d launch %d", seed, i)
+	}
+	cw, cg := make([]int32, want.Syms.Len()), make([]int32, got.Syms.Len())
+	want.CountOpNames(cw)
+	got.CountOpNames(cg)
+	require.Equal(t, cw, cg, "seed %d", seed)
+}
+
+// A link out of range is left for Validate to say: no early reduction.
+func TestReduceFrameworkEarlyBadLink(t *testing.T) {
+	r := NewRank("x")
+	r.Tasks = make([]DeviceTask, 1)
+	r.FrameworkOps = []FrameworkOp{{Start: 1}}
+	r.Links = []Link{{Op: 1, Task: 0, HCCL: -1}}
+	r.ReduceFrameworkEarly()
+	require.Nil(t, r.launched)
+	require.ErrorContains(t, r.Validate(), "link out of range")
 }

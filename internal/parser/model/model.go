@@ -590,19 +590,16 @@ func (r *Rank) SortTasks() {
 		}
 		return r.Syms.cmpSym(x.Name, y.Name)
 	}
-	// framework ops by (start, tid, name)
-	opCmp := func(a, b *FrameworkOp) int {
-		switch {
-		case a.Start != b.Start:
-			return cmpInt(a.Start, b.Start)
-		case a.Thread != b.Thread:
-			return cmpInt(r.Threads.Tid(a.Thread), r.Threads.Tid(b.Thread))
-		}
-		return r.Syms.cmpSym(a.Name, b.Name)
-	}
 	tm := settle(r.Tasks, taskCmp)
 	hm := settle(r.HCCL, hcclCmp)
-	om := settle(r.FrameworkOps, opCmp)
+	om := settle(r.FrameworkOps, r.opCmp())
+	if l := r.launched; l != nil && tm.moved() {
+		// reduced while read (ReduceFrameworkEarly): its launches' tasks
+		// move as the links' would
+		for i := range l.task {
+			l.task[i] = tm.of(l.task[i])
+		}
+	}
 	if len(r.Links) > 0 && (tm.moved() || hm.moved() || om.moved()) {
 		nOps := int32(len(r.FrameworkOps))
 		for i := range r.Links {
@@ -618,6 +615,19 @@ func (r *Rank) SortTasks() {
 		}
 	}
 	sort.SliceStable(r.Steps, func(a, b int) bool { return r.Steps[a].Start < r.Steps[b].Start })
+}
+
+// opCmp orders framework ops by (start, tid, name).
+func (r *Rank) opCmp() func(a, b *FrameworkOp) int {
+	return func(a, b *FrameworkOp) int {
+		switch {
+		case a.Start != b.Start:
+			return cmpInt(a.Start, b.Start)
+		case a.Thread != b.Thread:
+			return cmpInt(r.Threads.Tid(a.Thread), r.Threads.Tid(b.Thread))
+		}
+		return r.Syms.cmpSym(a.Name, b.Name)
+	}
 }
 
 // moves says where settle moved the elements of a slice: first the
@@ -789,9 +799,16 @@ func (r *Rank) DropDuplicates() Duplicates {
 	r.HCCL, hcclMap = dedupRuns(r.HCCL, func(a, b *HCCLOp) bool {
 		return a.Start == b.Start && a.Name == b.Name
 	}, func(h *HCCLOp) { note(h.Start); d.HCCL++ })
-	r.FrameworkOps, opMap = dedupRuns(r.FrameworkOps, func(a, b *FrameworkOp) bool {
-		return a.Start == b.Start && a.Thread == b.Thread && a.Name == b.Name
-	}, func(o *FrameworkOp) { note(o.Start); d.Ops++ })
+	r.FrameworkOps, opMap = r.dedupOps(func(o *FrameworkOp) { note(o.Start); d.Ops++ })
+	var early *pending
+	if r.launched != nil {
+		// reduced while read: its ops' duplicates were dropped then
+		early, r.launched.pending = r.launched.pending, nil
+	}
+	if early != nil && early.ops > 0 {
+		note(early.first)
+		d.Ops += early.ops
+	}
 	r.Steps, _ = dedupRuns(r.Steps, func(a, b *Step) bool { return a.Start == b.Start },
 		func(s *Step) { note(s.Start); d.Steps++ })
 	if d.Tasks+d.HCCL+d.Ops > 0 && len(r.Links) > 0 {
@@ -811,7 +828,18 @@ func (r *Rank) DropDuplicates() Duplicates {
 		}
 		r.Links = links
 	}
+	if early != nil && d.Tasks+d.HCCL+d.Ops > 0 {
+		r.launched.dropLinked(taskMap, early.same)
+	}
 	return d
+}
+
+// dedupOps drops the exact duplicates of the framework ops, sorted by
+// opCmp, calling onDup with each (dedupRuns).
+func (r *Rank) dedupOps(onDup func(*FrameworkOp)) ([]FrameworkOp, []int32) {
+	return dedupRuns(r.FrameworkOps, func(a, b *FrameworkOp) bool {
+		return a.Start == b.Start && a.Thread == b.Thread && a.Name == b.Name
+	}, onDup)
 }
 
 // remap returns the new index of old index i (m nil: nothing moved).
@@ -901,12 +929,28 @@ func (r *Rank) Validate() error {
 			return fmt.Errorf("rank %d: step %d ends before it starts", r.Rank, s.ID)
 		}
 	}
-	for _, l := range r.Links {
-		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) || (l.Task < 0) == (l.HCCL < 0) {
-			return fmt.Errorf("rank %d: link out of range", r.Rank)
-		}
+	if !r.linksInRange() {
+		return fmt.Errorf("rank %d: link out of range", r.Rank)
 	}
 	return nil
+}
+
+// linksInRange says whether every link names an op and one task or HCCL
+// op of the rank (a reduced rank's launches, a task).
+func (r *Rank) linksInRange() bool {
+	for _, l := range r.Links {
+		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) || (l.Task < 0) == (l.HCCL < 0) {
+			return false
+		}
+	}
+	if r.launched != nil {
+		for _, t := range r.launched.task {
+			if t < 0 || int(t) >= len(r.Tasks) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // GroupByHashSuffix returns the group whose hash ends with suffix (the

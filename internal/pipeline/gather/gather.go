@@ -47,6 +47,9 @@ type Options struct {
 	// links unread (Rank.FrameworkOps and Rank.Links empty); the ledger and
 	// workload passes read what model.Rank.ReduceFramework keeps of them.
 	SkipFramework bool
+	// ReduceFramework has each trace's framework ops and links reduced
+	// as soon as it is read (parser.Source.ReduceFramework): analyze.
+	ReduceFramework bool
 	// Experts names an expert-load input (file or folder, see
 	// internal/inputs/expertload); empty: look for one inside the profile folder,
 	// else take the loads a Parquet export carries. ExpertStage picks
@@ -221,6 +224,7 @@ func walk(ctx context.Context, srcs []parser.Source, opts Options, fn func(i int
 		}
 		src.SkipCommunication = src.SkipCommunication || opts.SkipCommunication
 		src.SkipFramework = src.SkipFramework || opts.SkipFramework
+		src.ReduceFramework = src.ReduceFramework || opts.ReduceFramework
 		src.BytesRead = opts.BytesRead
 		r, err := parser.ParseRank(src)
 		fn(i, r, err)
