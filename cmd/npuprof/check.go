@@ -7,8 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/npuprof/npuprof/internal/buildinfo"
 	"github.com/npuprof/npuprof/internal/driver"
-
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/results"
 )
 
@@ -67,7 +68,11 @@ func (o *checkOptions) check(io *streams, _ *cobra.Command, args []string) error
 		req.Budgets, req.Baseline = o.Budgets, o.Baseline
 		req.Gate = &results.Gate{FailOn: o.FailOn, GatePartial: o.PartialFindings == partialGate, AllowMissing: o.AllowMissing}
 	}
-	return o.checkFiles(gate, "the "+o.outs.main()+" output (-o)", o.Baseline, "--junit", "junit", o.JUnit, "--sarif", "sarif", o.SARIF)
+	err := o.checkFiles(gate, "the "+o.outs.main()+" output (-o)", o.Baseline, "--junit", "junit", o.JUnit, "--sarif", "sarif", o.SARIF)
+	if err != nil && o.outsReady && exitCode(err) == ExitUsage {
+		return o.writeFailed(io, err)
+	}
+	return err
 }
 
 func newCheckCmd(io *streams) *cobra.Command {
@@ -127,6 +132,10 @@ the same metric (mean over ranks) in the --baseline file.`,
 func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 	run, err := opts.execute(ctx, io, opts.text(io))
 	if err != nil {
+		// nil run: the input could not be analyzed, nothing was written
+		if run == nil && exitCode(err) == ExitUsage {
+			return opts.writeFailed(io, err)
+		}
 		return err
 	}
 	// 3 (a pass or rule failed) outranks 1 (findings)
@@ -147,4 +156,23 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 		return &exitError{code: ExitFindings, err: fmt.Errorf("--require-all-ranks: %s", why)}
 	}
 	return nil
+}
+
+// writeFailed writes the outputs that report a check that could not
+// analyze its input (JUnit, SARIF; an input or usage error found once the
+// outputs are known writable), so that a CI job collecting them sees err;
+// it returns err (exit 2), with the error writing one if any.
+func (o *checkOptions) writeFailed(io *streams, err error) error {
+	tool := buildinfo.Get()
+	doc := &results.Document{Tool: &tool, Lang: o.lang, Input: results.Input{Path: o.Path}, Run: results.RunInfo{Gate: &results.Gate{FailOn: o.FailOn}}}
+	msg := lang.Translate(o.lang, err.Error())
+	for _, s := range o.outs.specs {
+		if s.Failed == nil {
+			continue
+		}
+		if werr := writeOutput(io, s.file, func(w ioWriter) error { return s.Failed(w, doc, msg) }); werr != nil {
+			return fmt.Errorf("%w (and %v)", err, werr)
+		}
+	}
+	return err
 }

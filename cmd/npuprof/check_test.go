@@ -553,3 +553,114 @@ func orZero(p *float64) float64 {
 	}
 	return *p
 }
+
+// check on a folder it cannot analyze (the Level2 text sample has no
+// device data) exits 2 and still writes the JUnit and SARIF it was asked
+// for, so a CI job that collects them sees the error: one errored test
+// case naming the input, and a run whose invocation failed with the error
+// as a notification. Both validate against their schemas.
+func TestCheckInputErrorWritesReports(t *testing.T) {
+	in := testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level2/rank0_ascend_pt")
+	dir := t.TempDir()
+	junit, sarif := filepath.Join(dir, "j.xml"), filepath.Join(dir, "s.sarif")
+	code, out, errs := run("check", in, "-q", "--junit", junit, "--sarif", sarif)
+	require.Equal(t, ExitUsage, code, errs)
+	require.Empty(t, out)
+	msg := in + ": nothing to check: no rank has device data"
+	require.Contains(t, errs, msg)
+
+	validateJUnitSchema(t, junit)
+	b, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var suites struct {
+		Tests  int `xml:"tests,attr"`
+		Errors int `xml:"errors,attr"`
+		Suites []struct {
+			Name   string `xml:"name,attr"`
+			Tests  int    `xml:"tests,attr"`
+			Errors int    `xml:"errors,attr"`
+			Cases  []struct {
+				Name      string `xml:"name,attr"`
+				ClassName string `xml:"classname,attr"`
+				Error     *struct {
+					Message string `xml:"message,attr"`
+					Type    string `xml:"type,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &suites), string(b))
+	require.Equal(t, 1, suites.Tests)
+	require.Equal(t, 1, suites.Errors)
+	require.Len(t, suites.Suites, 1)
+	s := suites.Suites[0]
+	require.Equal(t, "npuprof check "+in, s.Name)
+	require.Equal(t, 1, s.Errors)
+	require.Len(t, s.Cases, 1)
+	c := s.Cases[0]
+	require.Equal(t, in, c.Name)
+	require.Equal(t, "npuprof.input", c.ClassName)
+	require.NotNil(t, c.Error)
+	require.Equal(t, "input-error", c.Error.Type)
+	require.Contains(t, c.Error.Message, msg)
+	require.Contains(t, c.Error.Text, "has no trace_view.json")
+
+	b, err = os.ReadFile(sarif)
+	require.NoError(t, err)
+	validateSARIFSchema(t, b)
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct{ Name string } `json:"driver"`
+			} `json:"tool"`
+			Results     []any `json:"results"`
+			Invocations []struct {
+				ExecutionSuccessful *bool `json:"executionSuccessful"`
+				Notes               []struct {
+					Level   string `json:"level"`
+					Message struct{ Text string }
+					Locs    []struct {
+						PhysicalLocation struct {
+							ArtifactLocation struct{ URI string } `json:"artifactLocation"`
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(b, &log), string(b))
+	require.Equal(t, "2.1.0", log.Version)
+	require.Len(t, log.Runs, 1)
+	r := log.Runs[0]
+	require.Equal(t, "npuprof", r.Tool.Driver.Name)
+	require.NotNil(t, r.Results)
+	require.Empty(t, r.Results)
+	require.Len(t, r.Invocations, 1)
+	require.NotNil(t, r.Invocations[0].ExecutionSuccessful)
+	require.False(t, *r.Invocations[0].ExecutionSuccessful)
+	require.Len(t, r.Invocations[0].Notes, 1)
+	n := r.Invocations[0].Notes[0]
+	require.Equal(t, "error", n.Level)
+	require.Contains(t, n.Message.Text, msg)
+	require.Len(t, n.Locs, 1)
+	abs, err := filepath.Abs(in)
+	require.NoError(t, err)
+	require.Equal(t, "file://"+abs, n.Locs[0].PhysicalLocation.ArtifactLocation.URI)
+
+	// an input FILE flag naming nothing: reported in the JUnit too
+	code, _, errs = run("check", in, "-q", "--rules", "/no/such.yaml", "--junit", junit)
+	require.Equal(t, ExitUsage, code)
+	b, err = os.ReadFile(junit)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `type="input-error"`)
+	require.Contains(t, string(b), "/no/such.yaml")
+	require.Contains(t, errs, "/no/such.yaml")
+	validateJUnitSchema(t, junit)
+
+	// a usage error before the outputs are known writes nothing
+	code, _, _ = run("check", in, "-q", "--fail-on", "severe", "--junit", junit+"2")
+	require.Equal(t, ExitUsage, code)
+	require.NoFileExists(t, junit+"2")
+}

@@ -22,11 +22,29 @@ import (
 
 const hotspot = "Ascend-msinsight/server/src/test/test_data/expert_hotspot"
 
+// wholeHotspot is the MindIE sample's dumps (rank 0, 4 slots, decode and
+// prefill) with a model_gen_config.json of a 4-expert model, so they hold
+// every expert's load: the sample's own config says 256 experts, of which
+// one rank's dump covers 4, and a plan refuses it.
+func wholeHotspot(t *testing.T) string {
+	t.Helper()
+	src := testutil.Sample(t, hotspot)
+	dir := t.TempDir()
+	for _, f := range []string{"decode_0.csv", "prefill_0.csv"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	cfg := `{"num_moe_layers": 59, "collection_Interval": 8, "num_of_experts": 4, "num_of_selected_experts": 2, "num_dangling_shared_experts": 0}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_gen_config.json"), []byte(cfg), 0o644))
+	return dir
+}
+
 // The plan for the real MindIE sample lowers the predicted max/mean,
 // places every expert at least once, gives every rank the same number of
 // slots with no expert twice, and reads back through the deployment reader.
 func TestEPLBPlanMindIESample(t *testing.T) {
-	dir := testutil.Sample(t, hotspot)
+	dir := wholeHotspot(t)
 	for _, c := range []struct {
 		stage            string
 		ranks, redundant string
@@ -101,7 +119,7 @@ func atoi(t *testing.T, s string) int {
 // With -o - the plan goes to standard output and the summary to standard
 // error; usage errors are exit code 2 with one line naming the problem.
 func TestEPLBPlanStreamsAndErrors(t *testing.T) {
-	dir := testutil.Sample(t, hotspot)
+	dir := wholeHotspot(t)
 	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2")
 	require.Equal(t, ExitOK, code, stderr)
 	dep, _, err := expertload.ReadDeployment(strings.NewReader(stdout), "stdout")
@@ -206,15 +224,35 @@ func TestAnalyzeHotExperts(t *testing.T) {
 	require.NoError(t, eplb.Check(plan, 128, 8, 17))
 }
 
+// The MindIE sample's config says 256 experts and its one dump (rank 0)
+// covers 4 slots: a plan of those 4 as the whole model would be a map
+// vLLM-Ascend cannot use, so the plan is refused at any EP size, naming
+// what the dumps cover and what a plan needs, in English and in Chinese,
+// and no map is written.
+func TestEPLBPlanRefusesDumpsOfSomeRanks(t *testing.T) {
+	dir := testutil.Sample(t, hotspot)
+	want := "--experts " + dir + ": the dumps hold the loads of 4 of the model's 256 experts (model_gen_config.json num_of_experts), from 1 EP rank(s) of 4 slots: a plan needs every expert's load (dumps of every EP rank: 64 or more at 4 slots each)"
+	for _, ep := range []string{"2", "4", "64"} {
+		out := filepath.Join(t.TempDir(), "expert_map.json")
+		code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", ep, "-o", out)
+		assert.Equal(t, ExitUsage, code, ep)
+		assert.Empty(t, stdout, ep)
+		assert.Contains(t, stderr, want, ep)
+		assert.NoFileExists(t, out, ep)
+	}
+	code, _, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", "-", "--lang", "zh")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "--experts "+dir+"：dump 只含模型 256 个专家中 4 个的负载（model_gen_config.json num_of_experts），来自 1 个 EP rank（每个 4 个槽位）：方案需要每个专家的负载（每个 EP rank 的 dump：每个 4 个槽位时需 64 个或更多）")
+}
+
 // What the loader noticed about the input (the config names more experts
 // than the dumps cover, lines fewer than the MoE layers, ...) changes
 // what the plan is worth: the plan summary must say it.
 func TestEPLBPlanShowsInputNotes(t *testing.T) {
-	dir := testutil.Sample(t, hotspot)
+	dir := wholeHotspot(t)
 	out := filepath.Join(t.TempDir(), "expert_map.json")
 	code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", out)
 	require.Equal(t, ExitOK, code, stderr)
-	assert.Contains(t, stdout, "note: model_gen_config.json says 256 experts; the dumps cover 4 slots")
 	assert.Contains(t, stdout, "fewer than the 59 MoE layers expected")
 	assert.Contains(t, stdout, "prefill dumps also present")
 }
@@ -239,7 +277,7 @@ func TestEPLBPlanDumpsWithoutMapSayDefaultLayout(t *testing.T) {
 // refuses a map with more layers than the model (vLLM-Ascend's "Invalid
 // EPLB Table") and notes one with fewer.
 func TestEPLBPlanServeWithByVersionAndLayers(t *testing.T) {
-	dir := testutil.Sample(t, hotspot)
+	dir := wholeHotspot(t)
 	out := filepath.Join(t.TempDir(), "expert_map.json")
 	args := []string{"eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", out}
 	abs, err := filepath.Abs(out)

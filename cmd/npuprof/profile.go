@@ -34,6 +34,9 @@ type profileFlags struct {
 	Debug bool
 
 	req *driver.Request // built by checkFiles
+	// outsReady: checkFiles found the outputs writable and distinct from
+	// the inputs (check may then report an input error in them).
+	outsReady bool
 }
 
 // register defines the flags; output and workers are the help of -o and
@@ -78,6 +81,7 @@ func (p *profileFlags) checkFiles(adjust func(*driver.Request), main, baseline s
 	if err := p.outs.check(main, ins...); err != nil {
 		return err
 	}
+	p.outsReady = true
 	if err := checkInputFiles(append(inputFlags(&p.ruleOptions, &p.Serving), "--baseline", baseline)...); err != nil {
 		return err
 	}

@@ -139,6 +139,24 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
+	return writeJUnitSuite(w, suite)
+}
+
+// WriteJUnitFailed writes the JUnit report of a check that could not
+// analyze its input: one test case, the input, in error with msg, so that
+// a CI job collecting the report sees why.
+func WriteJUnitFailed(w io.Writer, doc *results.Document, msg string) error {
+	tool := toolOf(doc)
+	suite := junitSuite{Name: "npuprof check " + doc.Input.Path, Time: junitTime(0), Properties: []junitProperty{
+		{"npuprof.version", tool.Version}, {"npuprof.revision", tool.Revision}, {"fail_on", junitGate(doc).FailOn}},
+		Cases: []junitCase{{Name: doc.Input.Path, ClassName: "npuprof.input", Time: junitTime(0),
+			Error: &junitMessage{Message: FirstLine(msg), Type: "input-error", Text: msg}}}}
+	suite.Errors = 1
+	return writeJUnitSuite(w, suite)
+}
+
+// writeJUnitSuite writes the report of one suite.
+func writeJUnitSuite(w io.Writer, suite junitSuite) error {
 	suite.Tests = len(suite.Cases)
 	suites := junitSuites{Name: "npuprof", Time: suite.Time, junitCounts: suite.junitCounts,
 		Suites: []junitSuite{suite}}

@@ -25,6 +25,10 @@ type Output[D any] struct {
 	// Timeline: the writer draws the ranks' sampled timelines (the HTML
 	// mini timeline), kept only when such an output is written.
 	Timeline bool
+	// Failed writes, for a check that could not analyze its input, a
+	// report of the error msg (doc: the input, tool, language and gate
+	// only); nil for an output that has none.
+	Failed func(w io.Writer, doc D, msg string) error
 }
 
 // Outputs is a command's table of outputs, the default first.
@@ -73,8 +77,8 @@ var RunOutputs = Outputs[*results.Document]{
 	{Name: "json-full", Doc: "the document with its detail: what text and html show beyond json, so that the saved file renders as the profile does",
 		Write: WriteJSONFull, Detail: true, Timeline: true},
 	{Name: "html", Doc: "the self-contained HTML report", Write: WriteHTML, Detail: true, Timeline: true},
-	{Name: "junit", Doc: "a JUnit XML report, one test case per rule", Write: WriteJUnit},
-	{Name: "sarif", Doc: "a SARIF 2.1.0 log, one result per finding", Write: WriteSARIF},
+	{Name: "junit", Doc: "a JUnit XML report, one test case per rule", Write: WriteJUnit, Failed: WriteJUnitFailed},
+	{Name: "sarif", Doc: "a SARIF 2.1.0 log, one result per finding", Write: WriteSARIF, Failed: WriteSARIFFailed},
 }
 
 // DiffOutputs are diff's outputs, written from the comparison.

@@ -68,9 +68,10 @@ type sarifInvocation struct {
 }
 
 type sarifNotification struct {
-	Level      string        `json:"level"`
-	Message    sarifMessage  `json:"message"`
-	Descriptor *sarifRuleRef `json:"descriptor,omitempty"`
+	Level      string          `json:"level"`
+	Message    sarifMessage    `json:"message"`
+	Locations  []sarifLocation `json:"locations,omitempty"`
+	Descriptor *sarifRuleRef   `json:"descriptor,omitempty"`
 }
 
 type sarifRuleRef struct {
@@ -149,15 +150,8 @@ func disableRule(run *sarifRun, i int, why string) {
 // the gate (junitGate) does not gate such findings, so a SARIF consumer
 // that gates on "error" does not gate on it either.
 func WriteSARIF(w io.Writer, doc *results.Document) error {
-	tool := toolOf(doc)
 	in := sarifInput{Profile: doc.Input.Path, Deploy: doc.Run.Deploy, Doc: doc, PartialNotGated: !junitGate(doc).GatePartial}
-	var props map[string]string
-	if tool.Revision != "" {
-		props = map[string]string{"revision": tool.Revision}
-	}
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: tool.Version,
-		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}, Properties: props}},
-		Results: []sarifResult{}}
+	run := newSARIFRun(doc)
 	index := map[string]int{}
 	addRule := func(id, short, full, help, level string) int {
 		if i, ok := index[id]; ok {
@@ -243,6 +237,35 @@ func WriteSARIF(w io.Writer, doc *results.Document) error {
 			Message: sarifMessage{msg}, Locations: []sarifLocation{loc}, Properties: props})
 	}
 	run.Invocations = []sarifInvocation{inv}
+	return writeSARIFRun(w, run)
+}
+
+// WriteSARIFFailed writes the SARIF log of a check that could not analyze
+// its input: no rules and no results, and an invocation that failed with
+// msg as an error notification located at the input.
+func WriteSARIFFailed(w io.Writer, doc *results.Document, msg string) error {
+	run := newSARIFRun(doc)
+	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(doc.Input.Path)}}}
+	run.Invocations = []sarifInvocation{{ExecutionSuccessful: false, ToolExecutionNotifications: []sarifNotification{
+		{Level: "error", Message: sarifMessage{msg}, Locations: []sarifLocation{loc}}}}}
+	return writeSARIFRun(w, run)
+}
+
+// newSARIFRun is a run of the npuprof that wrote doc, with no rules and
+// no results yet.
+func newSARIFRun(doc *results.Document) sarifRun {
+	tool := toolOf(doc)
+	var props map[string]string
+	if tool.Revision != "" {
+		props = map[string]string{"revision": tool.Revision}
+	}
+	return sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "npuprof", Version: tool.Version,
+		InformationURI: "https://github.com/npuprof/npuprof", Rules: []sarifRule{}, Properties: props}},
+		Results: []sarifResult{}}
+}
+
+// writeSARIFRun writes the log of one run.
+func writeSARIFRun(w io.Writer, run sarifRun) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: SARIFSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}})
