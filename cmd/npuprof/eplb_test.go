@@ -231,7 +231,7 @@ func TestAnalyzeHotExperts(t *testing.T) {
 // and no map is written.
 func TestEPLBPlanRefusesDumpsOfSomeRanks(t *testing.T) {
 	dir := testutil.Sample(t, hotspot)
-	want := "--experts " + dir + ": the dumps hold the loads of 4 of the model's 256 experts (model_gen_config.json num_of_experts), from 1 EP rank(s) of 4 slots: a plan needs every expert's load (dumps of every EP rank: 64 or more at 4 slots each)"
+	want := "--experts " + dir + ": the dumps hold the loads of 4 of the model's 256 experts (model_gen_config.json num_of_experts), from 1 EP rank(s) of 4 slots: a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 64 or more at 4 slots each)"
 	for _, ep := range []string{"2", "4", "64"} {
 		out := filepath.Join(t.TempDir(), "expert_map.json")
 		code, stdout, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", ep, "-o", out)
@@ -242,7 +242,65 @@ func TestEPLBPlanRefusesDumpsOfSomeRanks(t *testing.T) {
 	}
 	code, _, stderr := run("eplb", "plan", "--experts", dir, "--ep-size", "2", "-o", "-", "--lang", "zh")
 	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, stderr, "--experts "+dir+"：dump 只含模型 256 个专家中 4 个的负载（model_gen_config.json num_of_experts），来自 1 个 EP rank（每个 4 个槽位）：方案需要每个专家的负载（每个 EP rank 的 dump：每个 4 个槽位时需 64 个或更多）")
+	assert.Contains(t, stderr, "--experts "+dir+"：dump 只含模型 256 个专家中 4 个的负载（model_gen_config.json num_of_experts），来自 1 个 EP rank（每个 4 个槽位）：方案以及专家占其层负载的比值都需要每个专家的负载（每个 EP rank 的 dump：每个 4 个槽位时需 64 个或更多）")
+}
+
+// analyze with dumps of some EP ranks (no deployment JSON, slots fewer
+// than model_gen_config.json's experts) keeps what was dumped but takes
+// no ratio to a layer's load and predicts no plan: the metrics say why
+// (the facts eplb plan's refusal names) and the expert-imbalance finding
+// quotes no gain. Generated: 2 of 8 ranks' dumps of a 128-expert model,
+// with the trace's ep group of 8; real: the MindIE sample (4 of 256).
+func TestAnalyzePartialDumps(t *testing.T) {
+	s := testutil.Scenario(t, "hot-experts")
+	s.Layers, s.Steps = 3, 2
+	dir, _ := testutil.Generate(t, s)
+	part := t.TempDir()
+	for _, f := range []string{"decode_0.csv", "decode_1.csv", "model_gen_config.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, tracegen.ExpertDumpDir, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(part, f), b, 0o644))
+	}
+	sample := testutil.Sample(t, hotspot)
+	for _, c := range []struct {
+		experts, why  string
+		rankImbalance bool
+	}{
+		{part, "the dumps hold the loads of 32 of the model's 128 experts (model_gen_config.json num_of_experts), from 2 EP rank(s) of 16 slots: a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 8 or more at 16 slots each)", true},
+		{sample, "the dumps hold the loads of 4 of the model's 256 experts (model_gen_config.json num_of_experts), from 1 EP rank(s) of 4 slots: a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 64 or more at 4 slots each)", false},
+	} {
+		code, out, errs := run("analyze", dir, "--experts", c.experts, "--format", "json")
+		require.Equal(t, ExitOK, code, errs)
+		doc, err := results.Read(strings.NewReader(out), "doc")
+		require.NoError(t, err)
+		for _, k := range []string{"experts.imbalance.max", "experts.imbalance.mean", "experts.imbalance.max_layer", "experts.hot.share.max",
+			"experts.eplb.ranks", "experts.eplb.before.max", "experts.eplb.after.max", "experts.eplb.max_load.reduction"} {
+			assert.Equal(t, c.why, doc.Cluster.Unavailable[k], k)
+			assert.NotContains(t, doc.Cluster.Metrics, k)
+		}
+		assert.Contains(t, doc.Cluster.Metrics, "experts.tokens.count")
+		_, ok := doc.Cluster.Metrics["experts.rank_imbalance.max"]
+		assert.Equal(t, c.rankImbalance, ok)
+		assert.Nil(t, doc.Experts.EPLB)
+		assert.Empty(t, doc.Experts.HotExperts)
+		fired := false
+		for _, f := range doc.Findings {
+			if f.Rule == "expert-imbalance" {
+				fired = true
+				assert.NotContains(t, f.Fix, "cuts the slowest rank's load")
+				assert.Contains(t, f.Fix, "npuprof eplb plan --experts PATH writes one from MindIE expert-load dumps")
+			}
+		}
+		assert.True(t, fired, "the trace's EP skew still fires the rule")
+
+		code, out, errs = run("analyze", dir, "--experts", c.experts, "--detail", "tables")
+		require.Equal(t, ExitOK, code, errs)
+		requireText(t, out, "expert imbalance: unavailable: "+c.why)
+		assert.NotContains(t, out, "EPLB plan (predicted")
+	}
+	code, out, errs := run("analyze", dir, "--experts", part, "--detail", "tables", "--lang", "zh")
+	require.Equal(t, ExitOK, code, errs)
+	requireText(t, out, "dump 只含模型 128 个专家中 32 个的负载（model_gen_config.json num_of_experts），来自 2 个 EP rank（每个 16 个槽位）：方案以及专家占其层负载的比值都需要每个专家的负载（每个 EP rank 的 dump：每个 16 个槽位时需 8 个或更多）")
 }
 
 // What the loader noticed about the input (the config names more experts

@@ -276,7 +276,8 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 			observed++
 		}
 	}
-	agg := expertLayerStats(res, x, observed)
+	partial := PartialDump(x)
+	agg := expertLayerStats(res, x, observed, partial == "")
 	for i, r := range x.RankIDs {
 		rt := RankTokens{Rank: r}
 		for _, l := range x.Layers {
@@ -288,6 +289,14 @@ func expertMetrics(ctx *ClusterContext, res *ExpertsResult, x *model.ExpertLoads
 	ctx.setCount(MetricExpertsLayersCount, len(x.Layers))
 	ctx.setCount(MetricExpertsCount, observed)
 	ctx.set(MetricExpertsTokensCount, float64(agg.total))
+	if partial != "" {
+		// the dumped slots' loads stay; ratios to a layer's load and a plan need every expert's
+		ctx.unavailable(partial, MetricExpertsImbalanceMax, MetricExpertsImbalanceMean,
+			MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax)
+		ctx.unavailable(partial, eplbMetricNames...)
+		rankImbalanceMetrics(ctx, res, x)
+		return
+	}
 	if agg.withLoad == 0 {
 		ctx.unavailable("every layer of the expert input has 0 tokens", MetricExpertsImbalanceMax, MetricExpertsImbalanceMean,
 			MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax)
@@ -309,8 +318,9 @@ type layerAgg struct {
 }
 
 // expertLayerStats fills res.Layers and res.Hot from the per-expert loads
-// of x (observed experts only) and returns the sums over layers.
-func expertLayerStats(res *ExpertsResult, x *model.ExpertLoads, observed int) layerAgg {
+// of x (observed experts only) and returns the sums over layers; without
+// whole (PartialDump) no ratio to a layer's load is taken.
+func expertLayerStats(res *ExpertsResult, x *model.ExpertLoads, observed int, whole bool) layerAgg {
 	agg := layerAgg{maxLayer: -1}
 	var all []HotExpert
 	for _, l := range x.Layers {
@@ -325,7 +335,7 @@ func expertLayerStats(res *ExpertsResult, x *model.ExpertLoads, observed int) la
 			}
 		}
 		agg.total += st.Tokens
-		if st.Tokens > 0 && observed > 0 {
+		if st.Tokens > 0 && observed > 0 && whole {
 			st.HasLoad = true
 			st.Mean = float64(st.Tokens) / float64(observed)
 			st.MaxOverMean = float64(st.MaxTokens) / st.Mean
@@ -459,6 +469,27 @@ func BeforePlacement(x *model.ExpertLoads, ranks int) (*model.Deployment, string
 	}
 	d, err := eplb.DefaultPlacement(x.NumExperts, ranks, 0, len(x.Layers))
 	return d, "default layout", err
+}
+
+// PartialDump is why x holds the loads of only some of the model's
+// experts, "" when it does not say so: dumps without a deployment JSON
+// (slot positions taken as expert ids) whose slots are fewer than
+// model_gen_config.json's experts. Taken as the whole model they would be
+// a smaller model's loads: eplb plan refuses them and analyze takes no
+// ratio to a layer's load or plan from them.
+func PartialDump(x *model.ExpertLoads) string {
+	if !x.PlacementFromSlots || x.Config == nil || x.Config.NumExperts <= x.NumExperts || x.Placement.SlotsPerRank() == 0 {
+		return ""
+	}
+	slots := x.Placement.SlotsPerRank()
+	known := 0
+	for e := 0; e < x.NumExperts; e++ {
+		if x.IsObserved(e) {
+			known++
+		}
+	}
+	return fmt.Sprintf("the dumps hold the loads of %d of the model's %d experts (model_gen_config.json num_of_experts), from %d EP rank(s) of %d slots: a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: %d or more at %d slots each)",
+		known, x.Config.NumExperts, len(x.RankIDs), slots, (x.Config.NumExperts+slots-1)/slots, slots)
 }
 
 func predictEPLB(x *model.ExpertLoads, ep *EPSkew) (*EPLBPrediction, string) {

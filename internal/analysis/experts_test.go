@@ -16,10 +16,19 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 )
 
-// The imbalance numbers of the real MindIE dump equal values this test
-// computes itself from the CSV (encoding/csv, no npuprof parser).
+// The imbalance numbers of the real MindIE dump, with a config of a
+// 4-expert model (the dump's 4 slots are then every expert), equal values
+// this test computes itself from the CSV (encoding/csv, no npuprof parser).
 func TestExpertsMindIESample(t *testing.T) {
-	dir := testutil.Sample(t, "Ascend-msinsight/server/src/test/test_data/expert_hotspot")
+	src := testutil.Sample(t, "Ascend-msinsight/server/src/test/test_data/expert_hotspot")
+	dir := t.TempDir()
+	for _, f := range []string{"decode_0.csv", "prefill_0.csv"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	cfg := `{"num_moe_layers": 59, "collection_Interval": 8, "num_of_experts": 4, "num_of_selected_experts": 2, "num_dangling_shared_experts": 0}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_gen_config.json"), []byte(cfg), 0o644))
 	for _, stage := range []string{"decode", "prefill"} {
 		t.Run(stage, func(t *testing.T) {
 			f, err := os.Open(filepath.Join(dir, stage+"_0.csv"))
@@ -70,6 +79,91 @@ func TestExpertsMindIESample(t *testing.T) {
 			assert.InDelta(t, maxShare, h.Share, 1e-12)
 		})
 	}
+}
+
+// The MindIE sample as shipped: its config says 256 experts and its one
+// dump (rank 0) holds 4 slots. What was dumped is kept (layers, slots,
+// tokens, per-slot loads); every ratio to a layer's load and the plan are
+// unavailable, with what the dumps hold and what they would need.
+func TestExpertsMindIESamplePartial(t *testing.T) {
+	dir := testutil.Sample(t, "Ascend-msinsight/server/src/test/test_data/expert_hotspot")
+	f, err := os.Open(filepath.Join(dir, "decode_0.csv"))
+	require.NoError(t, err)
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	require.NoError(t, err)
+	var total float64
+	for _, rec := range recs {
+		for _, c := range rec {
+			v, err := strconv.ParseFloat(c, 64)
+			require.NoError(t, err)
+			total += v
+		}
+	}
+	x, err := expertload.Load(dir, expertload.Options{Stage: "decode"})
+	require.NoError(t, err)
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Path: dir, Experts: x})
+	require.NoError(t, err)
+	require.Empty(t, res.Errors())
+	m, na := res.Cluster.Metrics, res.Cluster.Unavailable
+	assert.Equal(t, 58.0, m[MetricExpertsLayersCount])
+	assert.Equal(t, 4.0, m[MetricExpertsCount])
+	assert.Equal(t, total, m[MetricExpertsTokensCount])
+	why := "the dumps hold the loads of 4 of the model's 256 experts (model_gen_config.json num_of_experts), from 1 EP rank(s) of 4 slots: " +
+		"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 64 or more at 4 slots each)"
+	for _, k := range append([]string{MetricExpertsImbalanceMax, MetricExpertsImbalanceMean, MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax}, eplbMetricNames...) {
+		assert.Equal(t, why, na[k], k)
+		assert.NotContains(t, m, k)
+	}
+	assert.Equal(t, why, PartialDump(x))
+	r := ExpertsOf(res.Cluster)
+	require.Len(t, r.Layers, 58)
+	assert.Empty(t, r.Hot)
+	assert.Nil(t, r.EPLB)
+	assert.Empty(t, r.PlanCommand)
+	for i, l := range r.Layers {
+		assert.False(t, l.HasLoad, i)
+		assert.Empty(t, l.Top, i)
+	}
+	assert.Equal(t, []RankTokens{{0, int64(total)}}, r.DumpRanks)
+}
+
+// Dumps of 2 of 8 EP ranks (16 slots each, no deployment JSON) of a
+// 128-expert model: the 32 slots are not taken as a model of 32 experts,
+// though two ranks give an EP size a plan could use. Their per-rank
+// imbalance, measured, stays.
+func TestExpertsPartialDumpOfTwoRanks(t *testing.T) {
+	x := &model.ExpertLoads{Source: "two", Format: model.ExpertFormatMindIEDump, NumExperts: 32, RankIDs: []int{0, 1},
+		PlacementFromSlots: true, Config: &model.MoEGenConfig{NumMoELayers: 1, NumExperts: 128, NumSelectedExperts: 8}}
+	x.Placement = &model.Deployment{Layers: []model.DeploymentLayer{{ID: 0, Devices: [][]int{make([]int, 16), make([]int, 16)}}}}
+	tok := make([]int64, 32)
+	for e := range tok {
+		tok[e] = 10
+	}
+	tok[3] = 170 // rank 0: 15*10+170 = 320, rank 1: 160
+	x.Layers = []model.ExpertLayer{{ID: 0, Tokens: tok, RankTokens: []int64{320, 160}}}
+	require.NoError(t, x.Validate())
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	m, na := res.Cluster.Metrics, res.Cluster.Unavailable
+	why := "the dumps hold the loads of 32 of the model's 128 experts (model_gen_config.json num_of_experts), from 2 EP rank(s) of 16 slots: " +
+		"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 8 or more at 16 slots each)"
+	for _, k := range append([]string{MetricExpertsImbalanceMax, MetricExpertsHotShareMax}, eplbMetricNames...) {
+		assert.Equal(t, why, na[k], k)
+		assert.NotContains(t, m, k)
+	}
+	assert.Nil(t, ExpertsOf(res.Cluster).EPLB)
+	assert.InDelta(t, 320.0/240, m[MetricExpertsRankImbalanceMax], 1e-12)
+	assert.Equal(t, 480.0, m[MetricExpertsTokensCount])
+	assert.Equal(t, 32.0, m[MetricExpertsCount])
+
+	// The same dumps with a config of 32 experts are the whole model.
+	x.Config.NumExperts = 32
+	res, err = analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	assert.InDelta(t, 170.0/15, res.Cluster.Metrics[MetricExpertsImbalanceMax], 1e-12)
+	assert.Contains(t, res.Cluster.Metrics, MetricEPLBMaxLoadReduction)
+	assert.Empty(t, PartialDump(x))
 }
 
 // handMadeLoads is a two-rank expert input with loads, a placement and

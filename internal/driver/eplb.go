@@ -123,8 +123,8 @@ func loadPlanLoads(req EPLBRequest) (*model.ExpertLoads, error) {
 	if !x.HasLoads() {
 		return nil, usageErr("--experts %s: only log lines (per-rank imbalance), no per-expert token counts: a plan needs MindIE dumps or a layer,expert,tokens CSV", req.Experts)
 	}
-	if err := checkSlotsCoverModel(req.Experts, x); err != nil {
-		return nil, err
+	if why := analysis.PartialDump(x); why != "" {
+		return nil, usageErr("--experts %s: %s", req.Experts, why)
 	}
 	if x.Observed != nil {
 		var unknown []string
@@ -136,24 +136,6 @@ func loadPlanLoads(req EPLBRequest) (*model.ExpertLoads, error) {
 		return nil, usageErr("--experts %s: the loads of some experts are unknown (%s…): a plan needs every expert's load (dumps of every rank)", req.Experts, strings.Join(unknown, ", "))
 	}
 	return x, nil
-}
-
-// checkSlotsCoverModel refuses dumps whose slots, taken as experts (no
-// deployment JSON), are fewer than model_gen_config.json's experts: a plan
-// of them would be a map of a smaller model that vLLM-Ascend cannot load.
-func checkSlotsCoverModel(path string, x *model.ExpertLoads) error {
-	if !x.PlacementFromSlots || x.Config == nil || x.Config.NumExperts <= x.NumExperts || len(x.Placement.Layers) == 0 {
-		return nil
-	}
-	slots := len(x.Placement.Layers[0].Devices[0])
-	known := 0
-	for e := 0; e < x.NumExperts; e++ {
-		if x.IsObserved(e) {
-			known++
-		}
-	}
-	return usageErr("--experts %s: the dumps hold the loads of %d of the model's %d experts (model_gen_config.json num_of_experts), from %d EP rank(s) of %d slots: a plan needs every expert's load (dumps of every EP rank: %d or more at %d slots each)",
-		path, known, x.Config.NumExperts, len(x.RankIDs), slots, (x.Config.NumExperts+slots-1)/slots, slots)
 }
 
 // planSize is the EP size (--ep-size, else the expert map's) and the
