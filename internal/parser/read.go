@@ -242,6 +242,7 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 // reduced when src says so (also after an error: what was read stays).
 func readTrace(r *model.Rank, path string, src Source) error {
 	if src.ReduceFramework {
+		r.WillReduceEarly()
 		defer r.ReduceFrameworkEarly()
 	}
 	parts := src.TraceParts

@@ -49,32 +49,26 @@ func (r *Rank) ReduceFramework() {
 	}
 	l := &launches{}
 	n := 0
-	for i := range r.Links {
-		if r.Links[i].Task >= 0 {
-			n++
-		}
-	}
+	r.eachTaskLink(func(*int32, int32) { n++ })
 	l.task, l.before = make([]int32, n), make([]int32, n)
 	n = 0
-	for i := range r.Links {
-		if k := &r.Links[i]; k.Task >= 0 {
-			op := &r.FrameworkOps[k.Op]
-			end := op.Start + op.Dur
-			d := r.Tasks[k.Task].Start - end
-			l.task[n], l.before[n] = k.Task, int32(d)
-			if d != int64(int32(d)) && l.end == nil {
-				// too far apart: the ends themselves, from here on
-				l.end = make([]int64, len(l.task))
-				for j := range n {
-					l.end[j] = r.Tasks[l.task[j]].Start - int64(l.before[j])
-				}
+	r.eachTaskLink(func(o *int32, task int32) {
+		op := &r.FrameworkOps[*o]
+		end := op.Start + op.Dur
+		d := r.Tasks[task].Start - end
+		l.task[n], l.before[n] = task, int32(d)
+		if d != int64(int32(d)) && l.end == nil {
+			// too far apart: the ends themselves, from here on
+			l.end = make([]int64, len(l.task))
+			for j := range n {
+				l.end[j] = r.Tasks[l.task[j]].Start - int64(l.before[j])
 			}
-			if l.end != nil {
-				l.end[n] = end
-			}
-			n++
 		}
-	}
+		if l.end != nil {
+			l.end[n] = end
+		}
+		n++
+	})
 	if l.end != nil {
 		l.before = nil
 	}
@@ -85,7 +79,20 @@ func (r *Rank) ReduceFramework() {
 			l.names = append(l.names, nameCount{Sym(s), c})
 		}
 	}
-	r.FrameworkOps, r.Links, r.launched = nil, nil, l
+	r.FrameworkOps, r.Links, r.opTasks, r.launched = nil, nil, nil, l
+}
+
+// eachTaskLink calls f with each task link's op, to remap in place, and
+// task, in Links order (then SetTaskLinks' pairs).
+func (r *Rank) eachTaskLink(f func(op *int32, task int32)) {
+	for i := range r.Links {
+		if k := &r.Links[i]; k.Task >= 0 {
+			f(&k.Op, k.Task)
+		}
+	}
+	for i := range r.opTasks {
+		f(&r.opTasks[i].Op, r.opTasks[i].Task)
+	}
 }
 
 // ReduceFrameworkEarly is ReduceFramework for a rank whose read goes on
@@ -95,7 +102,11 @@ func (r *Rank) ReduceFramework() {
 // it would have dropped. Links out of range are left for Validate to say
 // (no reduction).
 func (r *Rank) ReduceFrameworkEarly() {
-	if r.launched != nil || !r.linksInRange() {
+	if r.launched != nil {
+		return
+	}
+	if !r.linksInRange() {
+		r.linksFromPairs()
 		return
 	}
 	p := &pending{}
@@ -111,24 +122,23 @@ func (r *Rank) ReduceFrameworkEarly() {
 	moved := om.moved() || opMap != nil
 	many := make([]uint8, len(r.FrameworkOps))
 	multi := false
-	for i := range r.Links {
-		k := &r.Links[i]
+	r.eachTaskLink(func(op *int32, _ int32) {
 		if moved {
-			k.Op = remap(opMap, om.of(k.Op))
+			*op = remap(opMap, om.of(*op))
 		}
-		if k.Task >= 0 && many[k.Op] < 2 {
-			many[k.Op]++
-			multi = multi || many[k.Op] == 2
+		if many[*op] < 2 {
+			many[*op]++
+			multi = multi || many[*op] == 2
 		}
-	}
+	})
 	n := int32(0)
-	for i := 0; multi && i < len(r.Links); i++ {
-		if k := &r.Links[i]; k.Task >= 0 {
-			if many[k.Op] == 2 {
-				p.same = append(p.same, opLaunch{n, k.Op})
+	if multi {
+		r.eachTaskLink(func(op *int32, _ int32) {
+			if many[*op] == 2 {
+				p.same = append(p.same, opLaunch{n, *op})
 			}
 			n++
-		}
+		})
 	}
 	r.ReduceFramework()
 	p.same = r.launched.sameStart(p.same, r.Tasks)
@@ -290,4 +300,31 @@ func (r *Rank) CountOpNames(counts []int32) {
 			counts[s]++
 		}
 	}
+}
+
+// WillReduceEarly says that ReduceFrameworkEarly follows the read, so a
+// reader may keep the task links alone, as pairs (TaskLinksOnly).
+func (r *Rank) WillReduceEarly() { r.early = true }
+
+// TaskLinksOnly reports whether the rank's reader may hand its task
+// links to SetTaskLinks and drop its HCCL links: ReduceFrameworkEarly
+// reads the task links' ops and tasks alone.
+func (r *Rank) TaskLinksOnly() bool { return r.early && r.launched == nil }
+
+// SetTaskLinks adds the task links l (TaskLinksOnly) after Links'.
+func (r *Rank) SetTaskLinks(l []OpTask) {
+	if r.opTasks == nil {
+		r.opTasks = l // the reader's array, not a copy
+		return
+	}
+	r.opTasks = append(r.opTasks, l...)
+}
+
+// linksFromPairs moves the task links' pairs back into Links, for
+// Validate to say the ones out of range.
+func (r *Rank) linksFromPairs() {
+	for _, l := range r.opTasks {
+		r.Links = append(r.Links, Link{Op: l.Op, Task: l.Task, HCCL: -1})
+	}
+	r.opTasks = nil
 }

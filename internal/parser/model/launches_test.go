@@ -69,7 +69,8 @@ func testReduceFramework(t *testing.T, start int64) {
 
 // ReduceFrameworkEarly, then SortTasks and DropDuplicates, gives the
 // launches, op name counts and duplicate counts that SortTasks,
-// DropDuplicates and then ReduceFramework give, on ranks with exact
+// DropDuplicates and then ReduceFramework give, from the links or from
+// the task links alone as pairs (SetTaskLinks), on ranks with exact
 // duplicate tasks, ops and links, out of order, whose duplicate tasks'
 // launches by one op become one link; and each way splits by device
 // alike.
@@ -139,6 +140,17 @@ func TestReduceFrameworkEarly(t *testing.T) {
 		want.SortTasks()
 		dw := want.DropDuplicates()
 		want.ReduceFramework()
+		if seed%2 == 1 {
+			// a reader that keeps the task links alone, as pairs
+			var pairs []OpTask
+			for _, l := range got.Links {
+				if l.Task >= 0 {
+					pairs = append(pairs, OpTask{l.Op, l.Task})
+				}
+			}
+			got.Links = nil
+			got.SetTaskLinks(pairs)
+		}
 		got.ReduceFrameworkEarly()
 		require.NotNil(t, got.launched, "seed %d", seed)
 		require.Nil(t, got.FrameworkOps)
@@ -188,5 +200,15 @@ func TestReduceFrameworkEarlyBadLink(t *testing.T) {
 	r.Links = []Link{{Op: 1, Task: 0, HCCL: -1}}
 	r.ReduceFrameworkEarly()
 	require.Nil(t, r.launched)
+	require.ErrorContains(t, r.Validate(), "link out of range")
+	// the same link as a pair goes back to Links for Validate
+	r.Links = nil
+	r.WillReduceEarly()
+	require.True(t, r.TaskLinksOnly())
+	r.SetTaskLinks([]OpTask{{Op: 0, Task: 0}, {Op: 0, Task: 1}})
+	r.ReduceFrameworkEarly()
+	require.Nil(t, r.launched)
+	require.Nil(t, r.opTasks)
+	require.Equal(t, []Link{{Op: 0, Task: 0, HCCL: -1}, {Op: 0, Task: 1, HCCL: -1}}, r.Links)
 	require.ErrorContains(t, r.Validate(), "link out of range")
 }

@@ -162,6 +162,13 @@ type Link struct {
 	HCCL int32 // index into Rank.HCCL, or -1
 }
 
+// OpTask is a task link without its HCCL index (8 bytes where a Link is
+// 12): what ReduceFrameworkEarly reads of the links (SetTaskLinks).
+type OpTask struct {
+	Op   int32 // index into Rank.FrameworkOps
+	Task int32 // index into Rank.Tasks
+}
+
 // Step is one profiler step (ProfilerStep#N) with its host-side bounds.
 type Step struct {
 	ID    int
@@ -407,6 +414,10 @@ type Rank struct {
 	// Threads holds the thread ids of FrameworkOps (see Thread).
 	Threads Threads
 	Links   []Link
+	// opTasks are the task links a reader left in place of Links for
+	// ReduceFrameworkEarly (SetTaskLinks); early says it will be called
+	opTasks []OpTask
+	early   bool
 	// launched holds what the passes read of FrameworkOps and Links
 	// once ReduceFramework dropped them (nil before).
 	launched *launches
@@ -938,6 +949,11 @@ func (r *Rank) Validate() error {
 // linksInRange says whether every link names an op and one task or HCCL
 // op of the rank (a reduced rank's launches, a task).
 func (r *Rank) linksInRange() bool {
+	for _, l := range r.opTasks {
+		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || l.Task < 0 || int(l.Task) >= len(r.Tasks) {
+			return false
+		}
+	}
 	for _, l := range r.Links {
 		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || int(l.Task) >= len(r.Tasks) || int(l.HCCL) >= len(r.HCCL) || (l.Task < 0) == (l.HCCL < 0) {
 			return false

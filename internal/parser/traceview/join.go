@@ -578,6 +578,18 @@ func (j *flowJoin) resolve() int {
 	return kept
 }
 
+// endsOutside is how many resolved ends lie on threads of processes
+// other than those skip reports.
+func (j *flowJoin) endsOutside(skip func(pid uint16) bool) int {
+	n := 0
+	for t, c := range j.e.n {
+		if !skip(j.thr.keys[t].pid) {
+			n += int(c)
+		}
+	}
+	return n
+}
+
 // byTS pairs each ts[i] with v(i), sorted by ts, stably: equal ts keep
 // their file order.
 func byTS(ts []int64, v func(i int) int32) []idRef {

@@ -1448,18 +1448,29 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	// flow ends, resolved to ops through the flow id
+	// (the task links alone, 8 bytes each, for a rank reduced once read)
+	pairs := rank.TaskLinksOnly()
+	var opTasks []model.OpTask
 	if join != nil {
-		if n := join.resolve(); n > 0 {
-			rank.Links = slices.Grow(rank.Links, n)
-		} else {
+		if n := join.resolve(); n == 0 {
 			join = nil
+		} else if pairs {
+			// (no room for the ends on HCCL threads)
+			hccl := func(p uint16) bool { return rd.logs[p].kind == procHCCL }
+			opTasks = make([]model.OpTask, 0, join.endsOutside(hccl))
+		} else {
+			rank.Links = slices.Grow(rank.Links, n)
 		}
 	}
 	link := func(k flowKey, task, hccl int32) {
-		if join == nil {
+		if join == nil || pairs && task < 0 {
 			return
 		}
 		join.each(k, func(op int32) {
+			if pairs {
+				opTasks = append(opTasks, model.OpTask{Op: op, Task: task})
+				return
+			}
 			rank.Links = append(rank.Links, model.Link{Op: op, Task: task, HCCL: hccl})
 		})
 	}
@@ -1646,6 +1657,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	join = nil // the resolved ends are garbage now
+	if opTasks != nil {
+		rank.SetTaskLinks(opTasks)
+	}
 	if late {
 		rd.pythonOps(rank, int(nOps), isStep)
 	}
