@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/npuprof/npuprof/internal/render"
+	langpkg "github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/rules"
 )
 
@@ -189,7 +189,7 @@ func wrap(s, ind string) string {
 	for i, w := range strings.Fields(s) {
 		space, run := i > 0, ""
 		for _, r := range w {
-			if render.DisplayWidth(string(r)) < 2 {
+			if !langpkg.IsWide(r) {
 				run += string(r)
 				continue
 			}
@@ -220,7 +220,7 @@ func wrap(s, ind string) string {
 	var b strings.Builder
 	n := 0
 	for _, t := range toks {
-		w := render.DisplayWidth(t.s)
+		w := langpkg.Width(t.s)
 		if n > 0 && n+w > limit {
 			b.WriteString("\n" + ind)
 			n = 0

@@ -74,26 +74,8 @@ func padWide(s string) string {
 	return b.String()
 }
 
-// isWide reports whether r takes two terminal columns (East Asian Wide
-// and Fullwidth: CJK ideographs, kana, hangul, CJK and fullwidth
-// punctuation).
-func isWide(r rune) bool {
-	switch {
-	case r < 0x1100:
-		return false
-	case r <= 0x115F, r == 0x2329, r == 0x232A:
-		return true
-	case r >= 0x2E80 && r <= 0xA4CF && r != 0x303F:
-		return true
-	case r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F:
-		return true
-	case r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6:
-		return true
-	case r >= 0x20000 && r <= 0x3FFFD:
-		return true
-	}
-	return false
-}
+// isWide is lang.IsWide: whether r takes two terminal columns.
+func isWide(r rune) bool { return lang.IsWide(r) }
 
 // runeWidth is how many terminal columns r takes (widePad none).
 func runeWidth(r rune) int {
