@@ -212,14 +212,17 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 		rows := make([][]string, len(r.Kernels))
 		for i, k := range r.Kernels {
 			rows[i] = []string{statusText(ew.l, k.Status), k.Name, Safe(k.OpType, 30), k.Core,
-				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct) + tail(diff.PartialTag(k.Partial))}
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial))}
 		}
 		cols, name := kernelColumns(ew, rows)
 		tw := ew.table(0)
 		ew.tf(tw, kernelHeads[len(cols)])
+		// each cell its own argument: tf translates each (a partial tag)
+		format := "  " + strings.Repeat("%s\t", len(cols)-1) + "%s%s\n"
 		for _, row := range rows {
 			row[1] = Safe(row[1], name)
-			ew.tf(tw, "  %s\n", strings.Join(pick(row, cols), "\t"))
+			ew.tf(tw, format, pick(row, append(cols[:len(cols):len(cols)], 7))...,
+			)
 		}
 		tw.Flush()
 	}
@@ -375,7 +378,7 @@ func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 		return all, 60
 	}
 	colWidth := func(c int) int {
-		w := len([]string{"status", "kernel", "type", "core", "before", "after", "change"}[c]) // as wide as the Chinese
+		w := len([]string{"status", "kernel", "type", "core", "before", "after", "change", ""}[c]) // as wide as the Chinese
 		for _, r := range rows {
 			w = max(w, DisplayWidth(r[c]))
 		}
@@ -386,6 +389,9 @@ func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 		for _, c := range cols {
 			if c != 1 {
 				room -= colWidth(c)
+			}
+			if c == 6 {
+				room -= colWidth(7) // the partial tag after the change
 			}
 		}
 		if room >= 24 || len(cols) == 5 {
@@ -404,8 +410,8 @@ var kernelHeads = map[int]string{
 }
 
 // pick is the cells of row at cols.
-func pick(row []string, cols []int) []string {
-	out := make([]string, len(cols))
+func pick(row []string, cols []int) []any {
+	out := make([]any, len(cols))
 	for i, c := range cols {
 		out[i] = row[c]
 	}
