@@ -141,7 +141,7 @@ func diffRun(ctx context.Context, io *streams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version, Lang: opts.lang}
+	r.Run = diff.RunInfo{AllMetrics: opts.All, Version: Version, Lang: opts.lang, Width: io.width}
 	lang.TranslateStrings(opts.lang, r, untranslated)
 	if err := opts.outs.write(io, r); err != nil {
 		return err

@@ -27,3 +27,15 @@ func TestDiffRatioNeverNegativeZero(t *testing.T) {
 	require.Regexp(t, `1\.99ms +116% +`, lines[4])
 	require.NotContains(t, b.String(), "-0%")
 }
+
+// A change that rounds to zero from below shows no minus: "0.0µs (0.0%)"
+// and "0.0 pts (0.0%)", not "-0.0µs (-0.0%)" (a kernel 0.04µs faster per
+// step; ledger.compute.other.share 0.16213 → 0.16211, as the
+// saved-clean-2ranks vs ep-fc1-cumsum golden diff has it).
+func TestFormatDeltaNoNegativeZero(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	require.Equal(t, "0.0µs (0.0%)", FormatDelta(aTime, -0.04, pct(-0.02)))
+	require.Equal(t, "-0.1µs (-0.1%)", FormatDelta(aTime, -0.1, pct(-0.05001)))
+	require.Equal(t, "0.0 pts (0.0%)", FormatDelta("ledger.compute.other.share", -0.00002, pct(-0.012)))
+	require.Equal(t, "+0.0µs (+0.0%)", FormatDelta(aTime, 0.04, pct(0.02)))
+}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/internal/lang"
+	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/results/diff"
 	"github.com/npuprof/npuprof/internal/results/metric"
 )
@@ -32,6 +33,18 @@ func sideLine(s diff.Side) string {
 // diff's table cells carry widePad for text/tabwriter, dropped here.
 func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
 	l := labels{zh: r.Run.Lang == lang.ZH}
+	if r.Run.Width > 0 {
+		// a terminal's width: lines wrap and table rows are cut to it, as
+		// in the analyze summary (wrapWriter drops widePad)
+		ww := &wrapWriter{w: w, width: textWidth(results.TextOptions{Width: r.Run.Width})}
+		ew := &errWriter{w: ww, wrap: ww, l: l, width: ww.width}
+		return ew, func() error {
+			if ew.err != nil {
+				return ew.err
+			}
+			return ww.Flush()
+		}
+	}
 	if !l.zh {
 		ew := &errWriter{w: w, l: l}
 		return ew, func() error { return ew.err }
@@ -108,7 +121,7 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 	if len(r.Steps) == 0 {
 		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
 	} else {
-		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+		tw := ew.table(tabwriter.AlignRight)
 		ew.tf(tw, "quantity\tbefore\tafter\tchange\t\n")
 		for _, s := range r.Steps {
 			ew.tf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
@@ -141,7 +154,7 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 		}
 		ew.printf("  %s\n", why)
 	} else {
-		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		tw := ew.table(0)
 		ew.tf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
 		for _, f := range r.Findings {
 			meas, ratio := "n/a", "-"
@@ -172,7 +185,7 @@ func writeDiffCollectives(ew *errWriter, r *diff.Result) {
 			ew.printf("  none on either side\n")
 		}
 	} else {
-		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+		tw := ew.table(0)
 		ew.tf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
 		for _, c := range r.Collectives {
 			ps := "-"
@@ -196,11 +209,20 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 	if len(r.Kernels) == 0 {
 		ew.printf("  unavailable: %s\n", r.Unavailable["kernels"])
 	} else {
-		tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-		ew.tf(tw, "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n")
-		for _, k := range r.Kernels {
-			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, k.Status), Safe(k.Name, 60), Safe(k.OpType, 30), k.Core,
-				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
+		rows := make([][]string, len(r.Kernels))
+		for i, k := range r.Kernels {
+			rows[i] = []string{statusText(ew.l, k.Status), k.Name, Safe(k.OpType, 30), k.Core,
+				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial))}
+		}
+		cols, name := kernelColumns(ew, rows)
+		tw := ew.table(0)
+		ew.tf(tw, kernelHeads[len(cols)])
+		// each cell its own argument: tf translates each (a partial tag)
+		format := "  " + strings.Repeat("%s\t", len(cols)-1) + "%s%s\n"
+		for _, row := range rows {
+			row[1] = Safe(row[1], name)
+			ew.tf(tw, format, pick(row, append(cols[:len(cols):len(cols)], 7))...,
+			)
 		}
 		tw.Flush()
 	}
@@ -209,7 +231,7 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 // writeDiffRanks writes the per-rank breakdown of the terminal diff.
 func writeDiffRanks(ew *errWriter, r *diff.Result) {
 	ew.printf("\nPer rank\n")
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := ew.table(tabwriter.AlignRight)
 	ew.tf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
 	for _, rd := range r.Ranks {
 		cells := []string{fmt.Sprint(rd.Rank)}
@@ -268,7 +290,7 @@ func diffRankCell(rd diff.RankDelta, k string) string {
 }
 
 func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
-	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	tw := ew.table(0)
 	ew.tf(tw, "  metric\tbefore\tafter\tchange\n")
 	n := 0
 	for _, m := range ms {
@@ -344,4 +366,54 @@ func predictedSaving(us *float64) string {
 		return NoEstimate
 	}
 	return Dur(*us)
+}
+
+// kernelColumns are the kernel table's columns (indexes into its rows)
+// and the kernel name's cap in runes: 60 with no width; on a terminal the
+// name gets the room the other cells leave, and the type and core columns
+// (the name spells the type) go first when that is under 24 columns.
+func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
+	all := []int{0, 1, 2, 3, 4, 5, 6}
+	if ew.wrap == nil {
+		return all, 60
+	}
+	colWidth := func(c int) int {
+		w := len([]string{"status", "kernel", "type", "core", "before", "after", "change", ""}[c]) // as wide as the Chinese
+		for _, r := range rows {
+			w = max(w, DisplayWidth(r[c]))
+		}
+		return w
+	}
+	for _, cols := range [][]int{all, {0, 1, 2, 4, 5, 6}, {0, 1, 4, 5, 6}} {
+		room := ew.width - 2 - 2*(len(cols)-1) // the indent, the gaps
+		for _, c := range cols {
+			if c != 1 {
+				room -= colWidth(c)
+			}
+			if c == 6 {
+				room -= colWidth(7) // the partial tag after the change
+			}
+		}
+		if room >= 24 || len(cols) == 5 {
+			return cols, min(60, max(room-1, 12)) // Safe adds the "…"
+		}
+	}
+	return all, 60 // not reached
+}
+
+// kernelHeads are the kernel table's headers by its column count
+// (kernelColumns).
+var kernelHeads = map[int]string{
+	7: "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n",
+	6: "  status\tkernel\ttype\tbefore\tafter\tchange\n",
+	5: "  status\tkernel\tbefore\tafter\tchange\n",
+}
+
+// pick is the cells of row at cols.
+func pick(row []string, cols []int) []any {
+	out := make([]any, len(cols))
+	for i, c := range cols {
+		out[i] = row[c]
+	}
+	return out
 }

@@ -121,7 +121,17 @@ func FormatDelta(name string, delta float64, pct *float64) string {
 		s = "0"
 	}
 	if pct != nil && delta != 0 {
-		s += fmt.Sprintf(" (%+.1f%%)", *pct)
+		s += fmt.Sprintf(" (%s%%)", noNegativeZero(fmt.Sprintf("%+.1f", *pct)))
+	}
+	return noNegativeZero(s)
+}
+
+// noNegativeZero is s without its leading minus when its number rounds to
+// zero ("-0.0µs" → "0.0µs"): a change too small to show has no direction.
+func noNegativeZero(s string) string {
+	num, _, _ := strings.Cut(s, " (")
+	if strings.HasPrefix(num, "-") && !strings.ContainsAny(num, "123456789") {
+		return s[1:]
 	}
 	return s
 }

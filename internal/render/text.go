@@ -216,12 +216,13 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 		ew.printf("      ranks %s\n", rankList(f.Ranks))
 	}
 	const indent = "      "
-	fix, rest := strings.Split(strings.TrimSpace(f.Fix), "\n"), 0
+	text := reflow(f.Fix)
+	fix, rest := strings.Split(text, "\n"), 0
 	if !all {
-		fix, rest = fixHead(f.Fix, indent, ew.width)
+		fix, rest = fixHead(text, indent, ew.width)
 	}
 	for _, line := range fix {
-		ew.printf("%s%s\n", indent, Safe(line, 300))
+		ew.printf("%s%s\n", indent, line)
 	}
 	if f.DiffError != "" {
 		ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/results"
 )
@@ -492,4 +493,60 @@ func fitLine(head, s, tail string, width int) string {
 		return s
 	}
 	return Safe(s, fitRunes([]rune(s), room-1))
+}
+
+// reflow is a fix's text with the soft line breaks of its paragraphs
+// joined, each source line Safe: a YAML text broken mid-sentence is
+// wrapped once, to the terminal's width. A line ending a sentence (or a
+// colon before a capital), a blank line, an indented line (a command), a
+// list item and a diff line keep their breaks.
+func reflow(fix string) string {
+	lines := strings.Split(strings.TrimSpace(fix), "\n")
+	out := make([]string, 0, len(lines))
+	for i, l := range lines {
+		l = Safe(l, 300)
+		if i > 0 && softBreak(lines[i-1], lines[i]) {
+			prev := out[len(out)-1]
+			sep := " "
+			if a, b := []rune(prev), []rune(l); isWide(a[len(a)-1]) && isWide(b[0]) {
+				sep = "" // Chinese text runs on without a space
+			}
+			out[len(out)-1] = prev + sep + l
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// softBreak reports whether the break between two lines of a fix falls
+// inside a paragraph's sentence.
+func softBreak(prev, next string) bool {
+	if !prose(prev) || !prose(next) {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(prev, " "))
+	first, _ := utf8.DecodeRuneInString(next)
+	switch {
+	case strings.ContainsRune(".!?。！？", last):
+		return false
+	case strings.ContainsRune(":：", last):
+		return unicode.IsLower(first)
+	}
+	return true
+}
+
+// prose reports whether line is paragraph text: not blank, not indented,
+// not a list item, a diff line or a fence.
+func prose(line string) bool {
+	if strings.TrimSpace(line) == "" || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	for _, p := range []string{"- ", "* ", "+", "-", "@@", "```", "• "} {
+		if strings.HasPrefix(line, p) {
+			return false
+		}
+	}
+	i := strings.IndexFunc(line, func(r rune) bool { return !unicode.IsDigit(r) })
+	return i <= 0 || !strings.HasPrefix(line[i:], ". ") // a numbered item
 }

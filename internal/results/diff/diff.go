@@ -230,6 +230,9 @@ type RunInfo struct {
 	Version    string
 	// Lang is the language of the text and the page (--lang: en or zh).
 	Lang string
+	// Width is the text's width in columns (COLUMNS or the terminal's); 0:
+	// the text's lines are as wide as their rows.
+	Width int
 }
 
 // Metric returns the overall delta of one metric.

@@ -1,0 +1,45 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/results/diff"
+)
+
+// widthDiff is the diff of tracegen's ep-fc1-padded against noep-padded,
+// its sides, two collectives and kernel rows as that run gives them.
+func widthDiff(width int) *diff.Result {
+	pct := func(v float64) *float64 { return &v }
+	side := func(p string) diff.Side {
+		return diff.Side{Path: p, Kind: "torch_npu_text", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}, Steps: 6, StepsFrom: "decode.steps.count"}
+	}
+	return &diff.Result{
+		Before: side("/tmp/wrap-ep-fc1-padded"), After: side("/tmp/wrap-noep-padded"),
+		Collectives: []diff.CollectiveDelta{{Status: "gone", Type: "reducescatter", Group: "ep", BeforeCount: 36, BeforeUs: 1350}},
+		Kernels: []diff.KernelDelta{
+			{Name: "aclnnAddRmsNorm_AddRmsNorm_AddRmsNorm", OpType: "AddRmsNorm", Core: "AI_VECTOR_CORE", Status: "changed", BeforeUs: 57.3, AfterUs: 68.5, DeltaUs: 11.2, Pct: pct(19.5)},
+			{Name: "aclnnFusedInferAttentionScore_FusedInferAttentionScore_FusedInferAttentionScore", OpType: "FusedInferAttentionScore", Core: "MIX_AIC", Status: "changed", BeforeUs: 189.3, AfterUs: 189.2, DeltaUs: -0.1, Pct: pct(-0.05)},
+		},
+		Run: diff.RunInfo{Width: width},
+	}
+}
+
+// On a terminal (a width) every line of the diff fits it, and the kernel
+// rows keep their change; without one the text is as wide as its rows.
+func TestDiffTextFitsWidth(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteDiffText(&buf, widthDiff(80)))
+	out := buf.String()
+	for _, l := range strings.Split(out, "\n") {
+		require.LessOrEqual(t, DisplayWidth(l), 80, l)
+	}
+	require.Regexp(t, `\n  changed  aclnnAddRmsNorm_AddRmsNorm_\S+ +57\.3µs +68\.5µs +\+11\.2µs \(\+19\.5%\)\n`, out)
+
+	buf.Reset()
+	require.NoError(t, WriteDiffText(&buf, widthDiff(0)))
+	require.Contains(t, buf.String(), "aclnnFusedInferAttentionScore_FusedInferAttentionScore_Fused…  FusedInferAttentionScore  MIX_AIC")
+}

@@ -1,0 +1,51 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/results"
+)
+
+// parallelStrategyFix is parallel-strategy's fix as the a3-tp4dp4-rc1
+// capture renders it: its YAML breaks lines mid-sentence.
+const parallelStrategyFix = "With 1 request(s) in flight, DP=4 leaves replicas idle (they still run dummy\nMoE steps) while each replica's TP group is small. Prefer larger TP and smaller DP\n(TP8xDP2 instead of TP4xDP4):\nfor Qwen3-VL-235B single-request decode, TP8xDP2 reached 24 tokens/s where TP4xDP4 gave 18.\nKeep --max-num-seqs x DP >= the concurrency you serve."
+
+// fixLines renders f's whole fix (--detail all) at width columns and
+// returns the fix's lines.
+func fixLines(t *testing.T, fix string, zh bool, width int) []string {
+	var buf bytes.Buffer
+	ww := &wrapWriter{w: &buf, width: width}
+	ew := &errWriter{w: ww, wrap: ww, l: labels{zh: zh}, width: width}
+	f := &results.Finding{Rule: "parallel-strategy", Severity: "medium", Title: "t", Fix: fix}
+	writeFinding(ew, &results.Document{}, f, true)
+	require.NoError(t, ww.Flush())
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	return lines[1:] // after the title line
+}
+
+// A fix's line broken mid-sentence in its YAML is one paragraph on the
+// terminal: wrapped to the width, not broken twice ("dummy" alone).
+func TestFixReflowsSoftBreaks(t *testing.T) {
+	got := fixLines(t, parallelStrategyFix, false, 80)
+	require.Equal(t, []string{
+		"      With 1 request(s) in flight, DP=4 leaves replicas idle (they still run",
+		"          dummy MoE steps) while each replica's TP group is small. Prefer larger",
+		"          TP and smaller DP (TP8xDP2 instead of TP4xDP4): for Qwen3-VL-235B",
+		"          single-request decode, TP8xDP2 reached 24 tokens/s where TP4xDP4 gave",
+		"          18.",
+		"      Keep --max-num-seqs x DP >= the concurrency you serve.",
+	}, got)
+
+	// a command block, a list and a diff keep their lines
+	block := "Set:\n  export HCCL_OP_EXPANSION_MODE=AIV\n  export X=1\n- one\n- two\n+added line\n-removed line"
+	require.Equal(t, []string{"      Set:", "        export HCCL_OP_EXPANSION_MODE=AIV", "        export X=1",
+		"      - one", "      - two", "      +added line", "      -removed line"}, fixLines(t, block, false, 80))
+
+	// Chinese joins without a space between two wide characters
+	zh := "它们仍在运行 dummy MoE step，而每个副本的\nTP 组又很小，优先选择更大的\n张量并行。"
+	require.Equal(t, []string{"      它们仍在运行 dummy MoE step，而每个副本的 TP 组又很小，优先选择更大的张量并行。"}, fixLines(t, zh, true, 100))
+}
