@@ -223,7 +223,16 @@ measured token loads (dumps of two ranks or more). experts.eplb.* predict
 max/mean rank load before and after ` + "`npuprof eplb plan`" + `.
 skew.moe.gmm.* compare the GroupedMatmul time and tokens of the ranks of
 each ep group in parallel_group_info; skew.moe.gmm.lost.time_us sums, per
-MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.`,
+MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.
+
+A partial dump (PartialDump: the dumps of some EP ranks only, whose
+deployment JSON or model_gen_config.json shows experts, or copies of them,
+without a dump) keeps what was dumped (experts.layers.count, experts.count,
+experts.tokens.count, experts.rank_imbalance.*, the per-slot loads) but
+leaves experts.imbalance.*, experts.hot.share.max and experts.eplb.*
+unavailable with the reason, which says what is missing: a ratio to a
+layer's load and a plan need every expert's load. No hot experts are
+listed and no plan is predicted.`,
 	Metrics: expertsMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ExpertsResult{Loads: ctx.Experts}

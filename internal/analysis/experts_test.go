@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -304,4 +305,36 @@ func TestExpertsPartialDumpWithDeployment(t *testing.T) {
 	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
 	require.NoError(t, err)
 	assert.Equal(t, 2.0, res.Cluster.Metrics[MetricExpertsImbalanceMax])
+}
+
+// The pass's Doc says what a partial dump does: which metrics it leaves
+// unavailable (each one PartialDump's reason is set on) and which it keeps.
+func TestExpertsDocSaysPartialDumps(t *testing.T) {
+	doc := ExpertsPass.Doc
+	assert.Contains(t, doc, "partial dump")
+	assert.Contains(t, doc, "PartialDump")
+	x := &model.ExpertLoads{Source: "d", Format: model.ExpertFormatMindIEDump, Stage: "decode", NumExperts: 3, RankIDs: []int{0},
+		Placement: &model.Deployment{Layers: []model.DeploymentLayer{{ID: 0, Devices: [][]int{{0, 1, 2}, {0, 1, 2}}}}},
+		Layers:    []model.ExpertLayer{{ID: 0, Tokens: []int64{40, 10, 10}, RankTokens: []int64{60}}}}
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	why := PartialDump(x)
+	require.NotEmpty(t, why)
+	named := func(metric string) bool {
+		for _, w := range strings.FieldsFunc(doc, func(r rune) bool { return r == ' ' || r == '\n' || r == ',' || r == '(' || r == ')' }) {
+			if w == metric || (strings.HasSuffix(w, ".*") && strings.HasPrefix(metric, strings.TrimSuffix(w, "*"))) {
+				return true
+			}
+		}
+		return false
+	}
+	for k, v := range res.Cluster.Unavailable {
+		if v == why {
+			assert.True(t, named(k), "the Doc names %s, unavailable on a partial dump", k)
+		}
+	}
+	for _, k := range []string{MetricExpertsLayersCount, MetricExpertsCount, MetricExpertsTokensCount} {
+		assert.Contains(t, res.Cluster.Metrics, k)
+		assert.True(t, named(k), "the Doc names %s, kept on a partial dump", k)
+	}
 }
