@@ -41,7 +41,7 @@ man:
 installcheck:
 	./scripts/installcheck.sh
 
-## test: go vet and every test (real samples are read from ../shared/formats/samples or $$NPUPROF_SAMPLES)
+## test: go vet and every test (real samples and schemas are read from the first shared/formats above the repository, or $$NPUPROF_SAMPLES)
 ##   a test skipped for a missing tool or input says so in one line at the end
 SKIPLOG := .cache/test-skips
 test:

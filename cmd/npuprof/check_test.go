@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -257,24 +256,27 @@ func checkSARIFStructure(t *testing.T, b []byte) {
 
 // sarifSchema finds the official SARIF 2.1.0 JSON schema (OASIS, errata01:
 // sarif-2.1/schema/sarif-schema-2.1.0.json in github.com/oasis-tcs/sarif-spec):
-// $NPUPROF_SARIF_SCHEMA, else ../shared/formats/sarif-schema-2.1.0.json
-// next to the repository. It is not committed here.
-func sarifSchema(t *testing.T) string {
+// $NPUPROF_SARIF_SCHEMA, else sarif-schema-2.1.0.json in the shared formats
+// folder beside the repository (testutil.SharedFile: from a clone or a
+// worktree). It is not committed here. "" and where it looked when absent.
+func sarifSchema() (path, looked string) {
 	if p := os.Getenv("NPUPROF_SARIF_SCHEMA"); p != "" {
-		return p
+		return p, ""
 	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "formats", "sarif-schema-2.1.0.json")
+	return testutil.SharedFile("sarif-schema-2.1.0.json")
 }
 
+// validateSARIFSchema validates b against the SARIF schema; without the
+// schema it says so in one line (and in the skip log) and checks nothing.
 func validateSARIFSchema(t *testing.T, b []byte) {
 	t.Helper()
-	path := sarifSchema(t)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Logf("SARIF schema not found at %s (set NPUPROF_SARIF_SCHEMA): validated the required structure only", path)
+	path, looked := sarifSchema()
+	if path == "" {
+		testutil.Skipped(t, "the SARIF schema validation (cmd/npuprof)", "no sarif-schema-2.1.0.json: "+looked+" (set NPUPROF_SARIF_SCHEMA): validated the required structure only")
 		return
 	}
+	f, err := os.Open(path)
+	require.NoError(t, err, "NPUPROF_SARIF_SCHEMA")
 	defer f.Close()
 	schemaDoc, err := jsonschema.UnmarshalJSON(f)
 	require.NoError(t, err)

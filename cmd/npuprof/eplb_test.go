@@ -303,6 +303,55 @@ func TestAnalyzePartialDumps(t *testing.T) {
 	requireText(t, out, "dump 只含模型 128 个专家中 32 个的负载（model_gen_config.json num_of_experts），来自 2 个 EP rank（每个 16 个槽位）：方案以及专家占其层负载的比值都需要每个专家的负载（每个 EP rank 的 dump：每个 16 个槽位时需 8 个或更多）")
 }
 
+// Dumps of 2 of 8 EP ranks read with the deployment JSON the generator
+// writes beside them (the serving config: 8 ranks of 16 experts) are
+// partial too: analyze reports experts.imbalance.*, experts.hot.share.max
+// and experts.eplb.* unavailable naming the undumped ranks, in English and
+// in Chinese, and eplb plan refuses them with the same reason. So does a
+// deployment whose undumped rank holds only copies of dumped experts
+// (every expert is observed; their loads are not whole).
+func TestPartialDumpsWithDeployment(t *testing.T) {
+	s := testutil.Scenario(t, "hot-experts")
+	s.Layers, s.Steps = 3, 2
+	dir, _ := testutil.Generate(t, s)
+	part := t.TempDir()
+	for _, f := range []string{"decode_0.csv", "decode_1.csv", "model_gen_config.json", "decode_global_deployment.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, tracegen.ExpertDumpDir, f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(part, f), b, 0o644))
+	}
+	why := "the dumps cover 2 of the 8 EP ranks of decode_global_deployment.json (no dump of rank(s) 2-7): 96 of the model's 128 experts have a slot on those ranks, whose load is unknown: " +
+		"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 8)"
+	code, out, errs := run("analyze", dir, "--experts", part, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	doc, err := results.Read(strings.NewReader(out), "doc")
+	require.NoError(t, err)
+	for _, k := range []string{"experts.imbalance.max", "experts.imbalance.mean", "experts.imbalance.max_layer", "experts.hot.share.max",
+		"experts.eplb.ranks", "experts.eplb.before.max", "experts.eplb.after.max", "experts.eplb.max_load.reduction"} {
+		assert.Equal(t, why, doc.Cluster.Unavailable[k], k)
+		assert.NotContains(t, doc.Cluster.Metrics, k)
+	}
+	assert.Contains(t, doc.Cluster.Metrics, "experts.rank_imbalance.max")
+	assert.Empty(t, doc.Experts.HotExperts)
+	code, out, errs = run("analyze", dir, "--experts", part, "--detail", "tables", "--lang", "zh")
+	require.Equal(t, ExitOK, code, errs)
+	requireText(t, out, "dump 只覆盖 decode_global_deployment.json 的 8 个 EP rank 中的 2 个（rank 2-7 没有 dump）：模型 128 个专家中有 96 个在这些 rank 上有槽位，其负载未知：方案以及专家占其层负载的比值都需要每个专家的负载（每个 EP rank 的 dump：8 个）")
+	code, stdout, stderr := run("eplb", "plan", "--experts", part, "-o", filepath.Join(part, "plan.json"))
+	assert.Equal(t, ExitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--experts "+part+": "+why)
+	assert.NoFileExists(t, filepath.Join(part, "plan.json"))
+
+	copies := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(copies, "decode_0.csv"), []byte("40,10,10\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(copies, "decode_global_deployment.json"), []byte(`{"moe_layer_count": 1, "layer_list": [{"layer_id": 0, "device_count": 2, "device_list": [
+		{"device_id": 0, "device_expert": [0, 1, 2]}, {"device_id": 1, "device_expert": [0, 1, 2]}]}]}`), 0o644))
+	code, stdout, stderr = run("eplb", "plan", "--experts", copies, "-o", filepath.Join(copies, "plan.json"))
+	assert.Equal(t, ExitUsage, code, stdout)
+	assert.Contains(t, stderr, "--experts "+copies+": the dumps cover 1 of the 2 EP ranks of decode_global_deployment.json (no dump of rank(s) 1): 3 of the model's 3 experts have a slot on those ranks")
+	assert.NoFileExists(t, filepath.Join(copies, "plan.json"))
+}
+
 // What the loader noticed about the input (the config names more experts
 // than the dumps cover, lines fewer than the MoE layers, ...) changes
 // what the plan is worth: the plan summary must say it.

@@ -123,10 +123,10 @@ func TestSameDocumentPlainCompressedParquet(t *testing.T) {
 	// a rank without collective data: its steps' communication is null
 	noComm, _, _ := testutil.NoCommCapture(t, 3)
 	inputs["no collective data on rank 2"] = noComm
-	if d := os.Getenv("NPUPROF_SAMPLES"); d != "" {
-		inputs["real level1 samples"] = testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
-	} else if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "formats", "samples")); err == nil {
-		inputs["real level1 samples"] = testutil.Sample(t, "Ascend-msinsight/test/data/pytorch/text/level1")
+	if d, why := testutil.FindSamples(); d != "" {
+		inputs["real level1 samples"] = filepath.Join(d, "Ascend-msinsight", "test", "data", "pytorch", "text", "level1")
+	} else {
+		testutil.Skipped(t, "the real-sample case of TestSameDocumentPlainCompressedParquet (cmd/npuprof)", why)
 	}
 	host, err := os.Hostname()
 	require.NoError(t, err)

@@ -11,9 +11,10 @@ import (
 	"github.com/npuprof/npuprof/internal/testutil"
 )
 
-// junitSchema is the Jenkins xUnit JUnit schema, from the shared formats
-// folder next to the repository.
-const junitSchema = "../../../shared/formats/junit-10.xsd"
+// junitSchema is the Jenkins xUnit JUnit schema, junit-10.xsd in the
+// shared formats folder beside the repository (testutil.SharedFile: from a
+// clone or a worktree); "" and where it looked when absent.
+func junitSchema() (path, looked string) { return testutil.SharedFile("junit-10.xsd") }
 
 // needTool returns a tool's path. Without it the test skips, except under
 // CI (CI=true), where .ci/run installs it and a skip would hide a report CI
@@ -36,11 +37,12 @@ func needTool(t *testing.T, name, install string) string {
 // collectives.
 func TestJUnitValidatesAgainstSchema(t *testing.T) {
 	xmllint := needTool(t, "xmllint", "apt-get install -y libxml2-utils")
-	if _, err := os.Stat(junitSchema); err != nil {
+	xsd, looked := junitSchema()
+	if xsd == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("the JUnit schema is missing under CI: %v", err)
+			t.Fatalf("the JUnit schema is missing under CI: no junit-10.xsd: %s", looked)
 		}
-		testutil.Skip(t, "the JUnit schema test (cmd/npuprof, JUnitValidates)", "no "+junitSchema)
+		testutil.Skip(t, "the JUnit schema test (cmd/npuprof, JUnitValidates)", "no junit-10.xsd: "+looked)
 	}
 	dir := t.TempDir()
 	for _, c := range []struct{ name, path string }{
@@ -51,7 +53,7 @@ func TestJUnitValidatesAgainstSchema(t *testing.T) {
 		out := filepath.Join(dir, c.name+".xml")
 		code, _, errs := run("check", c.path, "-q", "--fail-on", "medium", "--junit", out)
 		require.Contains(t, []int{ExitOK, ExitFindings}, code, errs)
-		b, err := exec.Command(xmllint, "--noout", "--schema", junitSchema, out).CombinedOutput()
+		b, err := exec.Command(xmllint, "--noout", "--schema", xsd, out).CombinedOutput()
 		require.NoError(t, err, "%s: %s", c.name, b)
 		require.Contains(t, string(b), "validates", c.name)
 	}

@@ -223,7 +223,16 @@ measured token loads (dumps of two ranks or more). experts.eplb.* predict
 max/mean rank load before and after ` + "`npuprof eplb plan`" + `.
 skew.moe.gmm.* compare the GroupedMatmul time and tokens of the ranks of
 each ep group in parallel_group_info; skew.moe.gmm.lost.time_us sums, per
-MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.`,
+MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.
+
+A partial dump (PartialDump: the dumps of some EP ranks only, whose
+deployment JSON or model_gen_config.json shows experts, or copies of them,
+without a dump) keeps what was dumped (experts.layers.count, experts.count,
+experts.tokens.count, experts.rank_imbalance.*, the per-slot loads) but
+leaves experts.imbalance.*, experts.hot.share.max and experts.eplb.*
+unavailable with the reason, which says what is missing: a ratio to a
+layer's load and a plan need every expert's load. No hot experts are
+listed and no plan is predicted.`,
 	Metrics: expertsMetrics,
 	Run: func(ctx *ClusterContext) (any, error) {
 		res := &ExpertsResult{Loads: ctx.Experts}
@@ -472,24 +481,87 @@ func BeforePlacement(x *model.ExpertLoads, ranks int) (*model.Deployment, string
 }
 
 // PartialDump is why x holds the loads of only some of the model's
-// experts, "" when it does not say so: dumps without a deployment JSON
-// (slot positions taken as expert ids) whose slots are fewer than
-// model_gen_config.json's experts. Taken as the whole model they would be
-// a smaller model's loads: eplb plan refuses them and analyze takes no
-// ratio to a layer's load or plan from them.
+// experts, "" when it does not say so. A MindIE dump is partial when
+//
+//   - it has no deployment JSON that fits (slot positions are taken as
+//     expert ids) and its slots are fewer than model_gen_config.json's
+//     experts;
+//   - its deployment JSON places experts on EP ranks that have no dump:
+//     the experts there, and every copy of an expert there, have an
+//     unknown load;
+//   - without a deployment JSON, ranks below the highest dumped one have
+//     no dump (their slots' experts are unknown);
+//   - some expert is in no dumped slot in some layer (a deployment that
+//     leaves out experts model_gen_config.json counts).
+//
+// Taken as the whole model they would be other loads than the served
+// model's: eplb plan refuses them and analyze takes no ratio to a layer's
+// load or plan from them.
 func PartialDump(x *model.ExpertLoads) string {
-	if !x.PlacementFromSlots || x.Config == nil || x.Config.NumExperts <= x.NumExperts || x.Placement.SlotsPerRank() == 0 {
+	if x == nil || x.Format != model.ExpertFormatMindIEDump || !x.HasLoads() {
 		return ""
 	}
-	slots := x.Placement.SlotsPerRank()
-	known := 0
-	for e := 0; e < x.NumExperts; e++ {
-		if x.IsObserved(e) {
-			known++
+	const need = "a plan and an expert's ratio to its layer's load need every expert's load"
+	if x.PlacementFromSlots && x.Config != nil && x.Config.NumExperts > x.NumExperts && x.Placement.SlotsPerRank() > 0 {
+		slots := x.Placement.SlotsPerRank()
+		known := 0
+		for e := 0; e < x.NumExperts; e++ {
+			if x.IsObserved(e) {
+				known++
+			}
+		}
+		return fmt.Sprintf("the dumps hold the loads of %d of the model's %d experts (model_gen_config.json num_of_experts), from %d EP rank(s) of %d slots: "+need+" (dumps of every EP rank: %d or more at %d slots each)",
+			known, x.Config.NumExperts, len(x.RankIDs), slots, (x.Config.NumExperts+slots-1)/slots, slots)
+	}
+	missing := undumpedRanks(x)
+	if len(missing) > 0 && !x.PlacementFromSlots {
+		// every expert with a slot on an undumped rank, in any layer
+		there := make([]bool, x.NumExperts)
+		n := 0
+		for _, l := range x.Placement.Layers {
+			for _, r := range missing {
+				if r >= len(l.Devices) {
+					continue
+				}
+				for _, e := range l.Devices[r] {
+					if e >= 0 && e < len(there) && !there[e] {
+						there[e] = true
+						n++
+					}
+				}
+			}
+		}
+		if n > 0 {
+			return fmt.Sprintf("the dumps cover %d of the %d EP ranks of %s_global_deployment.json (no dump of rank(s) %s): %d of the model's %d experts have a slot on those ranks, whose load is unknown: "+need+" (dumps of every EP rank: %d)",
+				len(x.RankIDs), x.Placement.Ranks(), x.Stage, rankList(missing), n, x.NumExperts, x.Placement.Ranks())
 		}
 	}
-	return fmt.Sprintf("the dumps hold the loads of %d of the model's %d experts (model_gen_config.json num_of_experts), from %d EP rank(s) of %d slots: a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: %d or more at %d slots each)",
-		known, x.Config.NumExperts, len(x.RankIDs), slots, (x.Config.NumExperts+slots-1)/slots, slots)
+	if len(missing) > 0 && x.Observed != nil {
+		return fmt.Sprintf("the dumps cover EP ranks %s but not %s (expert ids are slot positions: no deployment JSON fits the dumps): the loads of the %d experts in those ranks' slots are unknown: "+need+" (dumps of every EP rank: %d or more)",
+			rankList(x.RankIDs), rankList(missing), len(missing)*x.Placement.SlotsPerRank(), x.Placement.Ranks())
+	}
+	if x.Observed != nil {
+		var unknown []int
+		for e := 0; e < x.NumExperts; e++ {
+			if !x.IsObserved(e) {
+				unknown = append(unknown, e)
+			}
+		}
+		return fmt.Sprintf("the loads of %d of the model's %d experts are unknown (expert(s) %s: in no dumped slot of some layer): "+need,
+			len(unknown), x.NumExperts, rankList(unknown))
+	}
+	return ""
+}
+
+// undumpedRanks are the EP ranks of x's placement that have no dump.
+func undumpedRanks(x *model.ExpertLoads) []int {
+	var missing []int
+	for r := 0; r < x.Placement.Ranks(); r++ {
+		if !slices.Contains(x.RankIDs, r) {
+			missing = append(missing, r)
+		}
+	}
+	return missing
 }
 
 func predictEPLB(x *model.ExpertLoads, ep *EPSkew) (*EPLBPrediction, string) {

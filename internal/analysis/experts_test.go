@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -227,5 +228,113 @@ func TestExpertsHandMade(t *testing.T) {
 		assert.Contains(t, res.Cluster.Unavailable[k], "no per-expert loads", k)
 		_, ok := res.Cluster.Metrics[k]
 		assert.False(t, ok)
+	}
+}
+
+// Dumps read with a deployment JSON that places experts on EP ranks
+// without a dump are partial too, whether the missing ranks hold experts
+// no dumped rank has or copies of dumped ones; so are dumps without a
+// deployment JSON with a rank missing below the highest, and dumps whose
+// deployment leaves an expert out of some layer. Each says what is
+// missing; the per-rank imbalance of the dumped ranks, measured, stays.
+func TestExpertsPartialDumpWithDeployment(t *testing.T) {
+	dump := func(dep [][]int, ranks []int, rankTok []int64, tok []int64) *model.ExpertLoads {
+		x := &model.ExpertLoads{Source: "d", Format: model.ExpertFormatMindIEDump, Stage: "decode", NumExperts: len(tok), RankIDs: ranks,
+			Placement: &model.Deployment{Layers: []model.DeploymentLayer{{ID: 0, Devices: dep}}},
+			Layers:    []model.ExpertLayer{{ID: 0, Tokens: tok, RankTokens: rankTok}}}
+		require.NoError(t, x.Validate())
+		return x
+	}
+	for _, c := range []struct {
+		name string
+		x    *model.ExpertLoads
+		why  string
+	}{
+		{"copies on the undumped rank", // rank 1 holds a copy of every expert rank 0 holds
+			dump([][]int{{0, 1, 2}, {0, 1, 2}}, []int{0}, []int64{60}, []int64{40, 10, 10}),
+			"the dumps cover 1 of the 2 EP ranks of decode_global_deployment.json (no dump of rank(s) 1): 3 of the model's 3 experts have a slot on those ranks, whose load is unknown: " +
+				"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 2)"},
+		{"experts only on undumped ranks",
+			func() *model.ExpertLoads {
+				x := dump([][]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}}, []int{0, 2}, []int64{50, 20}, []int64{40, 10, 0, 0, 10, 10, 0, 0})
+				x.Observed = []bool{true, true, false, false, true, true, false, false}
+				return x
+			}(),
+			"the dumps cover 2 of the 4 EP ranks of decode_global_deployment.json (no dump of rank(s) 1,3): 4 of the model's 8 experts have a slot on those ranks, whose load is unknown: " +
+				"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 4)"},
+		{"no deployment, a rank missing below the highest",
+			func() *model.ExpertLoads {
+				x := dump([][]int{{0, 1}, {2, 3}, {4, 5}}, []int{0, 2}, []int64{50, 20}, []int64{40, 10, 0, 0, 10, 10})
+				x.PlacementFromSlots, x.Observed = true, []bool{true, true, false, false, true, true}
+				return x
+			}(),
+			"the dumps cover EP ranks 0,2 but not 1 (expert ids are slot positions: no deployment JSON fits the dumps): the loads of the 2 experts in those ranks' slots are unknown: " +
+				"a plan and an expert's ratio to its layer's load need every expert's load (dumps of every EP rank: 3 or more)"},
+		{"an expert in no slot",
+			func() *model.ExpertLoads {
+				x := dump([][]int{{0, 1}, {2, 3}}, []int{0, 1}, []int64{50, 20}, []int64{40, 10, 10, 10, 0})
+				x.Config = &model.MoEGenConfig{NumMoELayers: 1, NumExperts: 5}
+				x.Observed = []bool{true, true, true, true, false}
+				return x
+			}(),
+			"the loads of 1 of the model's 5 experts are unknown (expert(s) 4: in no dumped slot of some layer): " +
+				"a plan and an expert's ratio to its layer's load need every expert's load"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.why, PartialDump(c.x))
+			res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: c.x})
+			require.NoError(t, err)
+			m, na := res.Cluster.Metrics, res.Cluster.Unavailable
+			for _, k := range append([]string{MetricExpertsImbalanceMax, MetricExpertsImbalanceMean, MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax}, eplbMetricNames...) {
+				assert.Equal(t, c.why, na[k], k)
+				assert.NotContains(t, m, k)
+			}
+			r := ExpertsOf(res.Cluster)
+			assert.Nil(t, r.EPLB)
+			assert.Empty(t, r.Hot)
+			assert.Contains(t, m, MetricExpertsTokensCount)
+			if len(c.x.RankIDs) > 1 {
+				assert.Contains(t, m, MetricExpertsRankImbalanceMax)
+			}
+		})
+	}
+
+	// Every rank of the deployment dumped: whole.
+	x := dump([][]int{{0, 1, 2}, {0, 1, 2}}, []int{0, 1}, []int64{60, 30}, []int64{60, 15, 15})
+	assert.Empty(t, PartialDump(x))
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, res.Cluster.Metrics[MetricExpertsImbalanceMax])
+}
+
+// The pass's Doc says what a partial dump does: which metrics it leaves
+// unavailable (each one PartialDump's reason is set on) and which it keeps.
+func TestExpertsDocSaysPartialDumps(t *testing.T) {
+	doc := ExpertsPass.Doc
+	assert.Contains(t, doc, "partial dump")
+	assert.Contains(t, doc, "PartialDump")
+	x := &model.ExpertLoads{Source: "d", Format: model.ExpertFormatMindIEDump, Stage: "decode", NumExperts: 3, RankIDs: []int{0},
+		Placement: &model.Deployment{Layers: []model.DeploymentLayer{{ID: 0, Devices: [][]int{{0, 1, 2}, {0, 1, 2}}}}},
+		Layers:    []model.ExpertLayer{{ID: 0, Tokens: []int64{40, 10, 10}, RankTokens: []int64{60}}}}
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	why := PartialDump(x)
+	require.NotEmpty(t, why)
+	named := func(metric string) bool {
+		for _, w := range strings.FieldsFunc(doc, func(r rune) bool { return r == ' ' || r == '\n' || r == ',' || r == '(' || r == ')' }) {
+			if w == metric || (strings.HasSuffix(w, ".*") && strings.HasPrefix(metric, strings.TrimSuffix(w, "*"))) {
+				return true
+			}
+		}
+		return false
+	}
+	for k, v := range res.Cluster.Unavailable {
+		if v == why {
+			assert.True(t, named(k), "the Doc names %s, unavailable on a partial dump", k)
+		}
+	}
+	for _, k := range []string{MetricExpertsLayersCount, MetricExpertsCount, MetricExpertsTokensCount} {
+		assert.Contains(t, res.Cluster.Metrics, k)
+		assert.True(t, named(k), "the Doc names %s, kept on a partial dump", k)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/rules"
 	"github.com/npuprof/npuprof/internal/tracegen"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -215,6 +216,43 @@ func TestA3PlanFromTheLedger(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, -p.StepTimeChangePct, 100*claimed+0.05)
+}
+
+// Each plan step's basis describes that step's own prediction, not the
+// fix's alone: on the A3 system the steps after the first are bounds whose
+// ledger time is a larger part of the shorter step the earlier steps left
+// than of the measured step. Their basis gives both, the part of the step
+// the earlier steps left being the step's own change; the first step's is
+// the stand-alone one (the same step).
+func TestPlanStepBasisIsTheStepsOwn(t *testing.T) {
+	sc, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	res := analyze(t, sc)
+	set, err := rules.Load()
+	require.NoError(t, err)
+	fs, err := rules.BuildFacts(res, nil, nil)
+	require.NoError(t, err)
+	rep := rules.Evaluate(set, &rules.Input{Result: res, Facts: fs})
+	plan.Build(res, rep)
+	require.NotNil(t, rep.Plan)
+	require.GreaterOrEqual(t, len(rep.Plan.Steps), 2)
+	alone := map[string]*results.Prediction{}
+	for i := range rep.Findings {
+		alone[rep.Findings[i].Rule] = rep.Findings[i].Predicted
+	}
+	for i, st := range rep.Plan.Steps {
+		a := alone[st.Rule]
+		require.NotNil(t, a, st.Rule)
+		if i == 0 {
+			assert.Equal(t, a.Basis, st.Basis, "the first step is the fix alone")
+			continue
+		}
+		require.NotEqual(t, a.StepTimeChangePct, st.StepTimeChangePct, st.Rule)
+		own := fmt.Sprintf("µs of the %.1f µs step the earlier steps left (%.2f%%): an upper bound", st.StepTimeUs.Before, -st.StepTimeChangePct)
+		assert.Contains(t, st.Basis, own, st.Rule)
+		assert.Contains(t, st.Basis, "bounded by the ledger entries it names that no earlier step removed", st.Rule)
+		assert.NotContains(t, st.Basis, fmt.Sprintf("(%.2f%%)", -a.StepTimeChangePct), "%s: the stand-alone change is not the step's", st.Rule)
+	}
 }
 
 // A plan whose bounds add up past the step: three fixes without replay,

@@ -262,6 +262,16 @@ func (b *builder) boundFrac(f *rules.Fired, why string, per float64) (float64, s
 	return frac, basis, ""
 }
 
+// stepBoundBasis is the basis of a plan step after others bounded by the
+// ledger time avail (ns per step) no earlier step removed: boundFrac's
+// basis gives that time as a part of the measured step, which is the fix's
+// change alone; the step's change is of the step the earlier steps left
+// (now, to after: ns), so the basis says that part too.
+func (b *builder) stepBoundBasis(f *rules.Fired, why string, avail, now, after float64) string {
+	return fmt.Sprintf("not replayed (%s): bounded by the ledger entries it names that no earlier step removed (%s), %.1f µs of the critical rank's %.1f µs measured step: %.1f µs of the %.1f µs step the earlier steps left (%.2f%%): an upper bound",
+		why, entriesText(f.Claims), avail/1000, b.ledger.stepNs/1000, (now-after)/1000, now/1000, (now-after)/now*100)
+}
+
 // firstSteps is the first claim's per-step times (the claims share the
 // ledger's steps).
 func firstSteps(cs []rules.Claim) []float64 {

@@ -87,6 +87,9 @@ func (b *builder) plan() *results.Plan {
 			left[f.Rule] = fmt.Sprintf("its bound (%.1f µs per step) would leave no step after the earlier steps", frac**b.base/1000)
 			continue
 		}
+		if len(p.Steps) > 0 {
+			basis = b.stepBoundBasis(f, b.notReplayed[f.Rule], avail, now, after)
+		}
 		pr := b.prediction(now, now, after, true, basis)
 		if pr == nil || pr.StepTimeUs.After >= pr.StepTimeUs.Before {
 			left[f.Rule] = "its bound rounds to no gain after the earlier steps"

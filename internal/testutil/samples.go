@@ -5,24 +5,38 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
-// SamplesDir returns the folder of real profiler samples: $NPUPROF_SAMPLES,
-// else ../shared/formats/samples next to the repository. The test is
-// skipped, with a message, only when that folder is absent.
+// SamplesDir returns the folder of real profiler samples (FindSamples).
+// The test is skipped, saying where it looked, only when that folder is
+// absent.
 func SamplesDir(t testing.TB) string {
 	t.Helper()
-	d := os.Getenv("NPUPROF_SAMPLES")
+	d, why := FindSamples()
 	if d == "" {
-		_, file, _, _ := runtime.Caller(0)
-		d = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "formats", "samples")
-	}
-	if _, err := os.Stat(d); err != nil {
-		Skip(t, "the tests on real profiler samples", fmt.Sprintf("not found at %s (set NPUPROF_SAMPLES to their folder): %v", d, err))
+		Skip(t, "the tests on real profiler samples", why)
 	}
 	return d
+}
+
+// FindSamples returns the folder of real profiler samples:
+// $NPUPROF_SAMPLES, else samples/ of the shared formats folder beside the
+// repository (SharedFile: from a clone or a worktree); "" and why (one
+// line, where it looked) when it is absent.
+func FindSamples() (dir, why string) {
+	d := os.Getenv("NPUPROF_SAMPLES")
+	if d == "" {
+		p, looked := SharedFile("samples")
+		if p == "" {
+			return "", "not found: " + looked + " (set NPUPROF_SAMPLES to their folder)"
+		}
+		return p, ""
+	}
+	if _, err := os.Stat(d); err != nil {
+		return "", fmt.Sprintf("not found at %s (set NPUPROF_SAMPLES to their folder): %v", d, err)
+	}
+	return d, ""
 }
 
 // Sample returns a path under the samples folder.

@@ -16,11 +16,19 @@ const SkipLogEnv = "NPUPROF_SKIP_LOG"
 // so the summary has one line per cause).
 func Skip(t testing.TB, what, why string) {
 	t.Helper()
+	logSkip(what, why)
+	t.Skip(oneLine(why))
+}
+
+// logSkip appends "what: why" to $NPUPROF_SKIP_LOG when it is set.
+func logSkip(what, why string) {
 	if p := os.Getenv(SkipLogEnv); p != "" {
 		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
-			f.WriteString(what + ": " + strings.ReplaceAll(why, "\n", " ") + "\n")
+			f.WriteString(what + ": " + oneLine(why) + "\n")
 			f.Close()
 		}
 	}
-	t.Skip(why)
 }
+
+// oneLine is s on one line.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

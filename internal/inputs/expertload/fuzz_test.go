@@ -5,10 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/testutil"
 )
 
 // seed adds the package's testdata files and, when the real samples are
@@ -22,8 +22,7 @@ func seed(f *testing.F, local []string, samples []string, add func(f *testing.F,
 	}
 	dir := os.Getenv("NPUPROF_SAMPLES")
 	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "formats", "samples")
+		dir, _ = testutil.SharedFile("samples")
 	}
 	for _, rel := range samples {
 		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel))); err == nil {

@@ -11,6 +11,7 @@ import (
 	"testing/iotest"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/npuprof/npuprof/internal/tracegen"
 	"github.com/stretchr/testify/require"
 )
@@ -64,16 +65,7 @@ func TestReadSmall(t *testing.T) {
 	}
 }
 
-func samplesDir(t testing.TB) string {
-	d := os.Getenv("NPUPROF_SAMPLES")
-	if d == "" {
-		d = filepath.Join("..", "..", "..", "..", "shared", "formats", "samples")
-	}
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real samples not found at %s (set NPUPROF_SAMPLES): %v", d, err)
-	}
-	return d
-}
+func samplesDir(t testing.TB) string { return testutil.SamplesDir(t) }
 
 func TestReadSampleLevel1(t *testing.T) {
 	d := samplesDir(t)
