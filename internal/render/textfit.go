@@ -498,8 +498,9 @@ func fitLine(head, s, tail string, width int) string {
 // reflow is a fix's text with the soft line breaks of its paragraphs
 // joined, each source line Safe: a YAML text broken mid-sentence is
 // wrapped once, to the terminal's width. A line ending a sentence (or a
-// colon before a capital), a blank line, an indented line (a command), a
-// list item and a diff line keep their breaks.
+// colon before a capital: a lower-case word or Chinese text after a colon
+// goes on with its sentence), a blank line, an indented line (a command),
+// a list item and a diff line keep their breaks.
 func reflow(fix string) string {
 	lines := strings.Split(strings.TrimSpace(fix), "\n")
 	out := make([]string, 0, len(lines))
@@ -531,7 +532,9 @@ func softBreak(prev, next string) bool {
 	case strings.ContainsRune(".!?。！？", last):
 		return false
 	case strings.ContainsRune(":：", last):
-		return unicode.IsLower(first)
+		// a lower-case word, or Chinese text (which has no capitals), goes
+		// on with the colon's sentence
+		return unicode.IsLower(first) || (last == '：' && isWide(first))
 	}
 	return true
 }
