@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,4 +81,30 @@ func TestFixReflowsChineseColon(t *testing.T) {
 	}
 	// a colon before Latin text keeps its break
 	require.False(t, softBreak("设置：", "Qwen3-VL-235B 单请求"))
+}
+
+// A fix's line longer than MaxFixLineRunes (a command with many capture
+// sizes) is whole under --detail all, wrapped to the width; the summary
+// cuts it with "…" and its note points to --detail all.
+func TestFixLongLineWholeUnderDetailAll(t *testing.T) {
+	sizes := make([]string, 89)
+	for i := range sizes {
+		sizes[i] = strconv.Itoa(i + 1)
+	}
+	cmd := `  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[` + strings.Join(sizes, ",") + `]}' END`
+	require.Greater(t, len(cmd), 300)
+	fix := "Run with:\n" + cmd
+
+	all := strings.Join(fixLines(t, fix, false, 100), "\n")
+	require.True(t, strings.HasSuffix(all, "]}' END"), all)
+	require.NotContains(t, all, "…")
+
+	var buf bytes.Buffer
+	ww := &wrapWriter{w: &buf, width: 100}
+	ew := &errWriter{w: ww, wrap: ww, width: 100}
+	f := &results.Finding{Rule: "long-fix", Severity: "high", Title: "t", Fix: fix}
+	require.True(t, writeFinding(ew, &results.Document{}, f, false), "the summary reports the cut")
+	require.NoError(t, ww.Flush())
+	require.Contains(t, buf.String(), "…\n")
+	require.NotContains(t, buf.String(), "END")
 }

@@ -216,10 +216,19 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 		ew.printf("      ranks %s\n", rankList(f.Ranks))
 	}
 	const indent = "      "
-	text := reflow(f.Fix)
+	// --detail all shows the whole fix; the summary its head, a line of
+	// the source longer than MaxFixLineRunes cut
+	most := MaxFixLineRunes
+	if all {
+		most = 0
+	}
+	text, cut := reflow(f.Fix, most)
 	fix, rest := strings.Split(text, "\n"), 0
 	if !all {
 		fix, rest = fixHead(text, indent, ew.width)
+	}
+	if cut {
+		rest++ // the note points to --detail all
 	}
 	for _, line := range fix {
 		ew.printf("%s%s\n", indent, line)
