@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,4 +53,25 @@ func TestDiffFitsNarrowTerminal(t *testing.T) {
 	// at 80 columns the findings keep their ratio; the metric measured on goes under the row
 	_, out, _ := runWidth(80, "diff", "testdata/traces/ep-fc1-cumsum", "testdata/traces/clean-2ranks")
 	require.Contains(t, out, "\n  resolved  comm-ep-flashcomm    419.9µs      558.4µs   133%\n      measured on: hccl.total.time_us\n")
+}
+
+// On a terminal check --baseline's comparison with its baseline fits the
+// terminal as npuprof diff does: its lines wrap at the width, none is
+// longer.
+func TestCheckBaselineFitsTerminal(t *testing.T) {
+	t.Chdir("../..")
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, _, errs := run("analyze", "testdata/traces/clean-2ranks", "-q", "--format", "json", "-o", base)
+	require.Equal(t, ExitOK, code, errs)
+	for _, width := range []int{80, 60} {
+		code, out, errs := runWidth(width, "check", "testdata/traces/ep-fc1-cumsum", "--baseline", base, "-q")
+		require.Equal(t, ExitFindings, code, errs)
+		i := strings.Index(out, "\nCompared with the baseline")
+		require.Positive(t, i, out)
+		cmp := out[i:]
+		for _, l := range strings.Split(cmp, "\n") {
+			require.LessOrEqual(t, render.DisplayWidth(l), width, "check --baseline at %d columns: %q", width, l)
+		}
+		requireText(t, cmp, "resolved: env-hygiene (predicted no estimate, measured -125.0µs on device.window.time_us)")
+	}
 }

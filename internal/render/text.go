@@ -44,6 +44,8 @@ func WriteText(w io.Writer, doc *results.Document) error {
 		if err := json.Unmarshal(doc.BaselineDiff, &cmp); err != nil {
 			return fmt.Errorf("baseline_diff: %w", err)
 		}
+		// on a terminal the comparison fits it, as npuprof diff does
+		cmp.Run.Width = opts.Width
 		if err := WriteDiffSummary(w, &cmp); err != nil {
 			return err
 		}
