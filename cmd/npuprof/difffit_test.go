@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/render"
 )
 
@@ -74,4 +75,20 @@ func TestCheckBaselineFitsTerminal(t *testing.T) {
 		}
 		requireText(t, cmp, "resolved: env-hygiene (predicted no estimate, measured -125.0µs on device.window.time_us)")
 	}
+}
+
+// Under --lang zh check --baseline's comparison is in Chinese, as the
+// summary above it is.
+func TestCheckBaselineZH(t *testing.T) {
+	t.Chdir("../..")
+	base := filepath.Join(t.TempDir(), "base.json")
+	code, _, errs := run("analyze", "testdata/traces/clean-2ranks", "-q", "--format", "json", "-o", base)
+	require.Equal(t, ExitOK, code, errs)
+	code, out, errs := run("check", "testdata/traces/ep-fc1-cumsum", "--baseline", base, "-q", "--lang", "zh")
+	require.Equal(t, ExitFindings, code, errs)
+	i := strings.Index(out, "\n与基线 ")
+	require.Positive(t, i, out)
+	cmp := out[i:]
+	require.Empty(t, lang.EnglishSentences(cmp), cmp)
+	require.Contains(t, cmp, "  已解决：env-hygiene（预测 未估算，在 device.window.time_us 上实测 -125.0µs）\n")
 }

@@ -44,8 +44,9 @@ func WriteText(w io.Writer, doc *results.Document) error {
 		if err := json.Unmarshal(doc.BaselineDiff, &cmp); err != nil {
 			return fmt.Errorf("baseline_diff: %w", err)
 		}
-		// on a terminal the comparison fits it, as npuprof diff does
-		cmp.Run.Width = opts.Width
+		// on a terminal the comparison fits it, as npuprof diff does; it
+		// is in the summary's language
+		cmp.Run.Width, cmp.Run.Lang = opts.Width, doc.Lang
 		if err := WriteDiffSummary(w, &cmp); err != nil {
 			return err
 		}
