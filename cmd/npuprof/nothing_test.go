@@ -25,6 +25,11 @@ func TestCheckRefusesNothing(t *testing.T) {
 	require.Empty(t, out)
 	require.Equal(t, "npuprof: "+arr+": nothing to check: no rank has device data (rank 0: "+arr+" has no device tasks (no \"Ascend Hardware\" or HCCL process slices))\n", errs)
 
+	// in Chinese under --lang zh
+	code, _, errs = run("check", arr, "--lang", "zh")
+	require.Equal(t, ExitUsage, code, errs)
+	require.Contains(t, errs, "npuprof: "+arr+"：没有可检查的内容：没有任何 rank 有 device 数据（")
+
 	code, out, errs = run("analyze", arr)
 	require.Equal(t, ExitOK, code, errs)
 	requireText(t, out, "  nothing measured on the device: "+arr+" has no device tasks (no \"Ascend Hardware\" or HCCL process slices) (ranks 0)\n")

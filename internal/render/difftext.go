@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/internal/lang"
@@ -121,12 +120,12 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 	if len(r.Steps) == 0 {
 		ew.printf("  unavailable: %s\n", r.Unavailable["steps"])
 	} else {
-		tw := ew.table(tabwriter.AlignRight)
-		ew.tf(tw, "quantity\tbefore\tafter\tchange\t\n")
-		for _, s := range r.Steps {
-			ew.tf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct), tail(diff.PartialTag(s.Partial)))
+		rows, tags := make([][]string, len(r.Steps)), make([]string, len(r.Steps))
+		for i, s := range r.Steps {
+			rows[i] = []string{s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct)}
+			tags[i] = tail(diff.PartialTag(s.Partial))
 		}
-		tw.Flush()
+		ew.fitTable(tabwriter.AlignRight, "quantity\tbefore\tafter\tchange\t\n", rows, tags, fitSpec{trail: true, name: 0, give: []int{3}})
 		for _, q := range diff.StepQuantities {
 			if why, ok := r.Unavailable["steps."+q]; ok {
 				ew.printf("  %s: unavailable: %s\n", q, Safe(why, 400))
@@ -154,9 +153,8 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 		}
 		ew.printf("  %s\n", why)
 	} else {
-		tw := ew.table(0)
-		ew.tf(tw, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n")
-		for _, f := range r.Findings {
+		rows, tags := make([][]string, len(r.Findings)), make([]string, len(r.Findings))
+		for i, f := range r.Findings {
 			meas, ratio := "n/a", "-"
 			if f.MeasuredUs != nil {
 				meas = Dur(*f.MeasuredUs)
@@ -168,9 +166,12 @@ func writeDiffFindings(ew *errWriter, r *diff.Result) {
 			if f.MeasuredMissing != "" {
 				on += " (" + f.MeasuredMissing + ")"
 			}
-			ew.tf(tw, "  %s\t%s\t%s\t%s\t%s\t%s%s\n", statusText(ew.l, f.Status), f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200), tail(diff.FindingPartialTag(f)))
+			rows[i] = []string{statusText(ew.l, f.Status), f.Rule, predictedSaving(f.PredictedUs), meas, ratio, Safe(on, 200)}
+			tags[i] = tail(diff.FindingPartialTag(f))
 		}
-		tw.Flush()
+		// on a narrow terminal the metric measured on, then the ratio, go
+		// under their row
+		ew.fitTable(0, "  status\trule\tpredicted\tmeasured\tmeasured/predicted\tmeasured on\n", rows, tags, fitSpec{indent: "  ", name: -1, give: []int{5, 4}})
 	}
 	writeDiffStepChanges(ew, r)
 }
@@ -185,17 +186,19 @@ func writeDiffCollectives(ew *errWriter, r *diff.Result) {
 			ew.printf("  none on either side\n")
 		}
 	} else {
-		tw := ew.table(0)
-		ew.tf(tw, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n")
-		for _, c := range r.Collectives {
+		rows, tags := make([][]string, len(r.Collectives)), make([]string, len(r.Collectives))
+		for i, c := range r.Collectives {
 			ps := "-"
 			if c.BeforeCountPerStep != nil {
 				ps = fmt.Sprintf("%.3g → %.3g", *c.BeforeCountPerStep, *c.AfterCountPerStep)
 			}
-			ew.tf(tw, "  %s\t%s\t%s\t%.4g → %.4g\t%s → %s\t%s%s\n", statusText(ew.l, c.Status), c.Type, c.Group, c.BeforeCount, c.AfterCount,
-				Dur(c.BeforeUs), Dur(c.AfterUs), ps, tail(diff.PartialTag(c.Partial)))
+			rows[i] = []string{statusText(ew.l, c.Status), c.Type, c.Group, fmt.Sprintf("%.4g → %.4g", c.BeforeCount, c.AfterCount),
+				Dur(c.BeforeUs) + " → " + Dur(c.AfterUs), ps}
+			tags[i] = tail(diff.PartialTag(c.Partial))
 		}
-		tw.Flush()
+		// on a narrow terminal the counts per step, then the times, go
+		// under their row
+		ew.fitTable(0, "  status\ttype\tgroup\tcount before → after\ttime before → after\tper step before → after\n", rows, tags, fitSpec{indent: "  ", name: -1, give: []int{5, 4}})
 	}
 }
 
@@ -215,32 +218,30 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial))}
 		}
 		cols, name := kernelColumns(ew, rows)
-		tw := ew.table(0)
-		ew.tf(tw, kernelHeads[len(cols)])
-		// each cell its own argument: tf translates each (a partial tag)
-		format := "  " + strings.Repeat("%s\t", len(cols)-1) + "%s%s\n"
-		for _, row := range rows {
+		cells, tags := make([][]string, len(rows)), make([]string, len(rows))
+		for i, row := range rows {
 			row[1] = Safe(row[1], name)
-			ew.tf(tw, format, pick(row, append(cols[:len(cols):len(cols)], 7))...,
-			)
+			cells[i], tags[i] = pickStr(row, cols), row[7]
 		}
-		tw.Flush()
+		// each cell translated on its own (a partial tag); on a terminal
+		// too narrow for the fewest columns the change goes under its row
+		ew.fitTable(0, kernelHeads[len(cols)], cells, tags, fitSpec{indent: "  ", name: -1, give: []int{len(cols) - 1}})
 	}
 }
 
 // writeDiffRanks writes the per-rank breakdown of the terminal diff.
 func writeDiffRanks(ew *errWriter, r *diff.Result) {
 	ew.printf("\nPer rank\n")
-	tw := ew.table(tabwriter.AlignRight)
-	ew.tf(tw, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n")
-	for _, rd := range r.Ranks {
-		cells := []string{fmt.Sprint(rd.Rank)}
+	rows, tags := make([][]string, len(r.Ranks)), make([]string, len(r.Ranks))
+	for i, rd := range r.Ranks {
+		rows[i] = []string{fmt.Sprint(rd.Rank)}
 		for _, k := range diffRankColumns {
-			cells = append(cells, diffRankCell(rd, k))
+			rows[i] = append(rows[i], diffRankCell(rd, k))
 		}
-		ew.tf(tw, "%s\t%s\n", strings.Join(cells, "\t"), tail(diff.PartialTag(rankPartial(rd))))
+		tags[i] = tail(diff.PartialTag(rankPartial(rd)))
 	}
-	tw.Flush()
+	// on a narrow terminal free, then comm not overlapped, go under their row
+	ew.fitTable(tabwriter.AlignRight, "rank\twindow\tcomputing\tcomm not overlapped\tfree\t\n", rows, tags, fitSpec{trail: true, name: -1, give: []int{4, 3}})
 }
 
 // diffRankColumns are the metrics the per-rank breakdown shows.
@@ -290,14 +291,12 @@ func diffRankCell(rd diff.RankDelta, k string) string {
 }
 
 func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
-	tw := ew.table(0)
-	ew.tf(tw, "  metric\tbefore\tafter\tchange\n")
-	n := 0
+	var rows [][]string
+	var tags []string
 	for _, m := range ms {
 		if !all && !m.Changed() {
 			continue
 		}
-		n++
 		change := "-"
 		switch {
 		case m.Delta != nil:
@@ -307,10 +306,13 @@ func writeMetricTable(ew *errWriter, ms []diff.MetricDelta, all bool) {
 		case m.Before != nil && m.After == nil:
 			change = "gone"
 		}
-		ew.tf(tw, "  %s\t%s\t%s\t%s%s\n", m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change, tail(diff.PartialTag(m.Partial)))
+		rows = append(rows, []string{m.Metric, orNA(m.Metric, m.Before), orNA(m.Metric, m.After), change})
+		tags = append(tags, tail(diff.PartialTag(m.Partial)))
 	}
-	tw.Flush()
-	if n == 0 {
+	// on a narrow terminal a long metric name goes above its row, and
+	// the change (with a partial tag) under it when that is not enough
+	ew.fitTable(0, "  metric\tbefore\tafter\tchange\n", rows, tags, fitSpec{indent: "  ", name: 0, give: []int{3}})
+	if len(rows) == 0 {
 		ew.printf("  no change\n")
 	}
 }
@@ -371,7 +373,8 @@ func predictedSaving(us *float64) string {
 // kernelColumns are the kernel table's columns (indexes into its rows)
 // and the kernel name's cap in runes: 60 with no width; on a terminal the
 // name gets the room the other cells leave, and the type and core columns
-// (the name spells the type) go first when that is under 24 columns.
+// (the name spells the type) go first when that is under 24 columns, and
+// then the change (fitTable writes it under its row).
 func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 	all := []int{0, 1, 2, 3, 4, 5, 6}
 	if ew.wrap == nil {
@@ -394,6 +397,11 @@ func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 				room -= colWidth(7) // the partial tag after the change
 			}
 		}
+		if room < 24 && len(cols) == 5 {
+			// the change goes under its row (fitTable): the name takes
+			// its room
+			room += colWidth(6) + colWidth(7) + 2
+		}
 		if room >= 24 || len(cols) == 5 {
 			return cols, min(60, max(room-1, 12)) // Safe adds the "…"
 		}
@@ -407,13 +415,4 @@ var kernelHeads = map[int]string{
 	7: "  status\tkernel\ttype\tcore\tbefore\tafter\tchange\n",
 	6: "  status\tkernel\ttype\tbefore\tafter\tchange\n",
 	5: "  status\tkernel\tbefore\tafter\tchange\n",
-}
-
-// pick is the cells of row at cols.
-func pick(row []string, cols []int) []any {
-	out := make([]any, len(cols))
-	for i, c := range cols {
-		out[i] = row[c]
-	}
-	return out
 }

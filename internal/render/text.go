@@ -44,6 +44,9 @@ func WriteText(w io.Writer, doc *results.Document) error {
 		if err := json.Unmarshal(doc.BaselineDiff, &cmp); err != nil {
 			return fmt.Errorf("baseline_diff: %w", err)
 		}
+		// on a terminal the comparison fits it, as npuprof diff does; it
+		// is in the summary's language
+		cmp.Run.Width, cmp.Run.Lang = opts.Width, doc.Lang
 		if err := WriteDiffSummary(w, &cmp); err != nil {
 			return err
 		}
@@ -216,10 +219,19 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 		ew.printf("      ranks %s\n", rankList(f.Ranks))
 	}
 	const indent = "      "
-	text := reflow(f.Fix)
+	// --detail all shows the whole fix; the summary its head, a line of
+	// the source longer than MaxFixLineRunes cut
+	most := MaxFixLineRunes
+	if all {
+		most = 0
+	}
+	text, cut := reflow(f.Fix, most)
 	fix, rest := strings.Split(text, "\n"), 0
 	if !all {
 		fix, rest = fixHead(text, indent, ew.width)
+	}
+	if cut {
+		rest++ // the note points to --detail all
 	}
 	for _, line := range fix {
 		ew.printf("%s%s\n", indent, line)

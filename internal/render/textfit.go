@@ -483,6 +483,11 @@ func fixHead(fix, indent string, width int) (head []string, rest int) {
 	return head, len(lines) - len(head)
 }
 
+// MaxFixLineRunes is the longest line of a fix's source the summary
+// shows whole; a longer one is cut, ending in "…", and the summary's note
+// points to --detail all, which shows it whole (reflow).
+const MaxFixLineRunes = 300
+
 // fitLine is s cut (ending in "…") so that head+s+tail fits width
 // columns: the summary's one-line provenance of a fact or the workload
 // (--detail all shows it whole). s is kept whole when head and tail
@@ -496,15 +501,19 @@ func fitLine(head, s, tail string, width int) string {
 }
 
 // reflow is a fix's text with the soft line breaks of its paragraphs
-// joined, each source line Safe: a YAML text broken mid-sentence is
+// joined, each source line Safe, cut to most runes (0: whole; the terminal
+// wraps it), and whether a line was cut: a YAML text broken mid-sentence is
 // wrapped once, to the terminal's width. A line ending a sentence (or a
-// colon before a capital), a blank line, an indented line (a command), a
-// list item and a diff line keep their breaks.
-func reflow(fix string) string {
+// colon before a capital: a lower-case word or Chinese text after a colon
+// goes on with its sentence), a blank line, an indented line (a command),
+// a list item and a diff line keep their breaks.
+func reflow(fix string, most int) (string, bool) {
 	lines := strings.Split(strings.TrimSpace(fix), "\n")
 	out := make([]string, 0, len(lines))
+	cut := false
 	for i, l := range lines {
-		l = Safe(l, 300)
+		cut = cut || (most > 0 && utf8.RuneCountInString(l) > most)
+		l = Safe(l, most)
 		if i > 0 && softBreak(lines[i-1], lines[i]) {
 			prev := out[len(out)-1]
 			sep := " "
@@ -516,7 +525,7 @@ func reflow(fix string) string {
 		}
 		out = append(out, l)
 	}
-	return strings.Join(out, "\n")
+	return strings.Join(out, "\n"), cut
 }
 
 // softBreak reports whether the break between two lines of a fix falls
@@ -531,7 +540,9 @@ func softBreak(prev, next string) bool {
 	case strings.ContainsRune(".!?。！？", last):
 		return false
 	case strings.ContainsRune(":：", last):
-		return unicode.IsLower(first)
+		// a lower-case word, or Chinese text (which has no capitals), goes
+		// on with the colon's sentence
+		return unicode.IsLower(first) || (last == '：' && isWide(first))
 	}
 	return true
 }

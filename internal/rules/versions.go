@@ -249,7 +249,11 @@ func (st *state) changeTexts(from, to string) (fit, notFit []string, err error) 
 			notFit = append(notFit, fmt.Sprintf("#%d (%s)", c.PR, why))
 			continue
 		}
-		p := fmt.Sprintf("#%d %s ("+st.msg(msgChangeKernels), c.PR, lang.Translate(st.in.Lang, c.What), strings.Join(c.Kernels, ", "))
+		kernels := make([]string, len(c.Kernels))
+		for i, k := range c.Kernels {
+			kernels[i] = lang.Translate(st.in.Lang, k) // a kernel's name stays; a description is translated
+		}
+		p := fmt.Sprintf("#%d %s ("+st.msg(msgChangeKernels), c.PR, lang.Translate(st.in.Lang, c.What), strings.Join(kernels, ", "))
 		if len(shrunk) > 0 {
 			p += fmt.Sprintf(st.msg(msgChangeShrinks), strings.Join(shrunk, ", "))
 		}
