@@ -512,9 +512,24 @@ func (rd *reader) decodeFlows() *flowJoin {
 // op records that framework op i starts at k.
 func (j *flowJoin) op(k flowKey, i int32) {
 	b, a, e := j.find(k, &j.s)
+	j.setOp(b, a, e, i)
+}
+
+// setOp records that op i starts where k's starts lie (find's b, a
+// and e in j.s).
+func (j *flowJoin) setOp(b int32, a, e int, i int32) {
 	for ; a < e; a++ {
 		j.s.op[b+int32(a)] = i
 	}
+}
+
+// forgetOps forgets the ops recorded (op, setOp), for build to number
+// them again.
+func (j *flowJoin) forgetOps() {
+	for i := range j.s.op {
+		j.s.op[i] = -1
+	}
+	clear(j.pos)
 }
 
 // find says where k's entries lie in side d's ts: from b+a to b+e, a == e
