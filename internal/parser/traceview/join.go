@@ -482,6 +482,11 @@ func (rd *reader) decodeFlows() *flowJoin {
 		ne += j.e.n[t]
 		j.s.n[t] = 0
 	}
+	if int(ns)*28 >= bigArrayBytes/4 {
+		// the starts (28 bytes each) are not allocated on the scan's
+		// garbage and the interner's tables, which build dropped
+		collect()
+	}
 	j.s.ts = make([]int64, ns)
 	j.sID = make([]idRef, ns)
 	j.walk(passStarts, nil)
@@ -570,6 +575,11 @@ func (j *flowJoin) resolve() int {
 	for t, n := range j.e.n {
 		nEnds += n
 		j.e.n[t] = 0
+	}
+	if int(nEnds)*12 >= bigArrayBytes/4 {
+		// the starts' ts and ops are garbage (and the Python logs, when
+		// the ops were summarized): the ends are not allocated on them
+		collect()
 	}
 	j.e.ts = make([]int64, nEnds)
 	j.e.op = make([]int32, nEnds)

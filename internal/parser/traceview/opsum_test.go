@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -125,4 +126,40 @@ func rewriteEvents(t *testing.T, data []byte, how string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestHCCLArraySized: a large HCCL log's collectives are counted before
+// they are made, so their array is allocated once at its length; the
+// model is the one appends give, in one part or three.
+func TestHCCLArraySized(t *testing.T) {
+	defer func(b int, m int64) { sizeHCCLBytes, MinSplitBytes = b, m }(sizeHCCLBytes, MinSplitBytes)
+	MinSplitBytes = 0
+	s, ok := tracegen.Lookup("ep-fc1-cumsum-steps")
+	if !ok {
+		t.Fatal("no scenario")
+	}
+	s.Ranks, s.Layers, s.Steps = 2, 6, 5
+	var buf bytes.Buffer
+	if _, err := tracegen.WriteTrace(&buf, s, 1); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, parts := range []int{1, 3} {
+		read := func(size int) *model.Rank {
+			sizeHCCLBytes = size
+			r := model.NewRank("r")
+			if _, err := ReadFile(bytes.NewReader(data), int64(len(data)), "trace_view.json", r, parts); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		grown, sized := read(1<<62), read(0)
+		// (an allocation of len rounds up to its size class)
+		if one := slices.Grow([]model.HCCLOp(nil), len(sized.HCCL)); len(sized.HCCL) == 0 || cap(sized.HCCL) != cap(one) {
+			t.Fatalf("%d part(s): %d collectives in an array of %d", parts, len(sized.HCCL), cap(sized.HCCL))
+		}
+		if !equalRanks(grown, sized) {
+			t.Fatalf("%d part(s): the models differ", parts)
+		}
+	}
 }

@@ -1499,18 +1499,20 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// flow ends, resolved to ops through the flow id
 	// (the task links alone, 8 bytes each, for a rank reduced once read)
 	var opTasks []model.OpTask
-	pairs := false
+	nPairs := -1
 	if join != nil {
 		if n := join.resolve(); n == 0 {
 			join = nil
-		} else if pairs = rank.TaskLinksOnly(); pairs {
-			// (no room for the ends on HCCL threads)
+		} else if rank.TaskLinksOnly() {
+			// (no room for the ends on HCCL threads; allocated once the
+			// tasks' array is, and the logs moved into it are garbage)
 			hccl := func(p uint16) bool { return rd.logs[p].kind == procHCCL }
-			opTasks = make([]model.OpTask, 0, join.endsOutside(hccl))
+			nPairs = join.endsOutside(hccl)
 		} else {
 			rank.Links = slices.Grow(rank.Links, n)
 		}
 	}
+	pairs := nPairs >= 0
 	link := func(k flowKey, task, hccl int32) {
 		if join == nil || pairs && task < 0 {
 			return
@@ -1565,6 +1567,15 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				collect()
 			}
 		}
+	}
+	if nPairs >= 0 {
+		opTasks = make([]model.OpTask, 0, nPairs)
+	}
+	if rd.count(procHCCL)*hcclBytes >= sizeHCCLBytes {
+		// a large HCCL log: the collectives' array sized, not grown
+		// (at 1 GB appends went through 21 MB of arrays beside the
+		// tasks)
+		rank.HCCL = slices.Grow(rank.HCCL, rd.bigOps())
 	}
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
@@ -1706,6 +1717,12 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	join = nil // the resolved ends are garbage now
+	if late {
+		// and so are the logs: what follows (the framework ops, or
+		// their reduction and the rest of the read) is not allocated on
+		// them
+		collect()
+	}
 	if opTasks != nil {
 		rank.SetTaskLinks(opTasks)
 	}
@@ -1820,6 +1837,40 @@ func (rd *reader) pythonOps(rank *model.Rank, n int, isStep []byte) {
 	}
 }
 
+// bigOps is how many slices the HCCL processes hold on threads of big
+// ops (isBigOpThread): the collectives build makes of them.
+func (rd *reader) bigOps() int {
+	n := 0
+	kind := make([]byte, len(rd.tids)) // by tid index: 0 unknown, 1 big ops, 2 not
+	var s slice
+	for p := range rd.logs {
+		lg := &rd.logs[p]
+		if lg.kind != procHCCL {
+			continue
+		}
+		clear(kind)
+		for d := keptDecoder(lg); d.next(&s); {
+			k := kind[s.tid]
+			if k == 0 {
+				k = 2
+				if isBigOpThread(rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]) {
+					k = 1
+				}
+				kind[s.tid] = k
+			}
+			if k == 1 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// sizeHCCLBytes is the size of the HCCL processes' slices, as collectives,
+// from which build counts the collectives before making them (a variable
+// for the tests).
+var sizeHCCLBytes = bigArrayBytes / 16
+
 // summarizeOps lets build summarize the ops (a variable for the tests,
 // which compare with the ops made).
 var summarizeOps = true
@@ -1844,6 +1895,7 @@ func (rd *reader) count(kind int) int {
 const (
 	taskBytes = int(unsafe.Sizeof(model.DeviceTask{}))
 	opBytes   = int(unsafe.Sizeof(model.FrameworkOp{}))
+	hcclBytes = int(unsafe.Sizeof(model.HCCLOp{}))
 )
 
 // bigArrayBytes is the size of an array from which build collects the
