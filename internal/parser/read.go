@@ -243,7 +243,12 @@ func withFile(r *model.Rank, path string, fn func(io.Reader) error) error {
 func readTrace(r *model.Rank, path string, src Source) error {
 	if src.ReduceFramework {
 		r.WillReduceEarly()
-		defer r.ReduceFrameworkEarly()
+		defer func() {
+			r.ReduceFrameworkEarly()
+			// the names in one array through the rest of the read too
+			// (the passes read them packed)
+			r.Syms.Pack()
+		}()
 	}
 	parts := src.TraceParts
 	// a plain file is mapped rather than read, and read in parts at the

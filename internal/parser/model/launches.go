@@ -51,10 +51,16 @@ func (r *Rank) ReduceFramework() {
 	n := 0
 	r.eachTaskLink(func(*int32, int32) { n++ })
 	l.task, l.before = make([]int32, n), make([]int32, n)
+	end := func(o int32) int64 {
+		op := &r.FrameworkOps[o]
+		return op.Start + op.Dur
+	}
+	if s := r.opSum; s != nil {
+		end = func(o int32) int64 { return s.Ends[o] }
+	}
 	n = 0
 	r.eachTaskLink(func(o *int32, task int32) {
-		op := &r.FrameworkOps[*o]
-		end := op.Start + op.Dur
+		end := end(*o)
 		d := r.Tasks[task].Start - end
 		l.task[n], l.before[n] = task, int32(d)
 		if d != int64(int32(d)) && l.end == nil {
@@ -79,7 +85,7 @@ func (r *Rank) ReduceFramework() {
 			l.names = append(l.names, nameCount{Sym(s), c})
 		}
 	}
-	r.FrameworkOps, r.Links, r.opTasks, r.launched = nil, nil, nil, l
+	r.FrameworkOps, r.Links, r.opTasks, r.opSum, r.launched = nil, nil, nil, nil, l
 }
 
 // eachTaskLink calls f with each task link's op, to remap in place, and
@@ -110,22 +116,28 @@ func (r *Rank) ReduceFrameworkEarly() {
 		return
 	}
 	p := &pending{}
-	om := settle(r.FrameworkOps, r.opCmp())
-	var opMap []int32
-	r.FrameworkOps, opMap = r.dedupOps(func(o *FrameworkOp) {
-		if p.ops == 0 || o.Start < p.first {
-			p.first = o.Start
+	nOps := 0
+	if s := r.opSum; s != nil {
+		// the reader dropped the duplicates and numbered the ops
+		p.ops, p.first, nOps = s.Dups, s.FirstDup, len(s.Ends)
+	} else {
+		om := settle(r.FrameworkOps, r.opCmp())
+		var opMap []int32
+		r.FrameworkOps, opMap = r.dedupOps(func(o *FrameworkOp) {
+			if p.ops == 0 || o.Start < p.first {
+				p.first = o.Start
+			}
+			p.ops++
+		})
+		if om.moved() || opMap != nil {
+			r.eachTaskLink(func(op *int32, _ int32) { *op = remap(opMap, om.of(*op)) })
 		}
-		p.ops++
-	})
+		nOps = len(r.FrameworkOps)
+	}
 	// an op of several task links, of which two may become one link
-	moved := om.moved() || opMap != nil
-	many := make([]uint8, len(r.FrameworkOps))
+	many := make([]uint8, nOps)
 	multi := false
 	r.eachTaskLink(func(op *int32, _ int32) {
-		if moved {
-			*op = remap(opMap, om.of(*op))
-		}
 		if many[*op] < 2 {
 			many[*op]++
 			multi = multi || many[*op] == 2
@@ -287,6 +299,11 @@ func Launched(task []int32, end []int64) Launches { return Launches{task: task, 
 // (symbols past the end of counts are skipped); the same after
 // ReduceFramework.
 func (r *Rank) CountOpNames(counts []int32) {
+	if s := r.opSum; s != nil {
+		for i, c := range s.Names[:min(len(s.Names), len(counts))] {
+			counts[i] += c
+		}
+	}
 	if r.launched != nil {
 		for _, c := range r.launched.names {
 			if int(c.name) < len(counts) {
@@ -319,6 +336,23 @@ func (r *Rank) SetTaskLinks(l []OpTask) {
 	}
 	r.opTasks = append(r.opTasks, l...)
 }
+
+// OpSummary is what a reader of a rank that TaskLinksOnly reports may
+// hand in place of its framework ops (SetOpSummary): all that
+// ReduceFrameworkEarly reads of them, so the ops are never made (12.7 MB
+// at 1 GB, beside the tasks). The reader drops the ops' exact duplicates
+// (DropDuplicates counts them) and numbers the distinct ops that its
+// task links (SetTaskLinks) name: an OpTask's Op is that number.
+type OpSummary struct {
+	Dups     int     // the exact duplicate ops dropped
+	FirstDup int64   // the earliest start of them
+	Names    []int32 // by name symbol: the ops, duplicates left out
+	Ends     []int64 // by number: the op's end (its Start + Dur)
+}
+
+// SetOpSummary hands the rank the summary of its framework ops, in
+// place of FrameworkOps (empty), for ReduceFrameworkEarly.
+func (r *Rank) SetOpSummary(s *OpSummary) { r.opSum = s }
 
 // linksFromPairs moves the task links' pairs back into Links, for
 // Validate to say the ones out of range.

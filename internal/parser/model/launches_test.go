@@ -150,6 +150,9 @@ func TestReduceFrameworkEarly(t *testing.T) {
 			}
 			got.Links = nil
 			got.SetTaskLinks(pairs)
+			if seed%4 == 3 {
+				summarize(got)
+			}
 		}
 		got.ReduceFrameworkEarly()
 		require.NotNil(t, got.launched, "seed %d", seed)
@@ -176,6 +179,35 @@ func TestReduceFrameworkEarly(t *testing.T) {
 	}
 	require.Positive(t, same, "launches that a duplicate could make one")
 	require.Positive(t, dropped, "links that were one twice")
+}
+
+// summarize replaces r's framework ops by their summary, as a reader
+// that never makes them does: the exact duplicates dropped and counted,
+// the distinct ops numbered, the task links' ops those numbers.
+func summarize(r *Rank) {
+	s := &OpSummary{Names: make([]int32, r.Syms.Len())}
+	key := map[FrameworkOp]int32{}
+	keys := make([]int32, len(r.FrameworkOps))
+	for i, o := range r.FrameworkOps {
+		k, ok := key[o]
+		if ok {
+			if s.Dups == 0 || o.Start < s.FirstDup {
+				s.FirstDup = o.Start
+			}
+			s.Dups++
+		} else {
+			k = int32(len(s.Ends))
+			key[o] = k
+			s.Ends = append(s.Ends, o.Start+o.Dur)
+			s.Names[o.Name]++
+		}
+		keys[i] = k
+	}
+	for i := range r.opTasks {
+		r.opTasks[i].Op = keys[r.opTasks[i].Op]
+	}
+	r.FrameworkOps = nil
+	r.SetOpSummary(s)
 }
 
 func requireSameLaunches(t *testing.T, want, got *Rank, seed uint64) {

@@ -418,6 +418,9 @@ type Rank struct {
 	// ReduceFrameworkEarly (SetTaskLinks); early says it will be called
 	opTasks []OpTask
 	early   bool
+	// opSum is what a reader handed in place of FrameworkOps for
+	// ReduceFrameworkEarly (SetOpSummary); opTasks' ops are its keys
+	opSum *OpSummary
 	// launched holds what the passes read of FrameworkOps and Links
 	// once ReduceFramework dropped them (nil before).
 	launched *launches
@@ -949,8 +952,12 @@ func (r *Rank) Validate() error {
 // linksInRange says whether every link names an op and one task or HCCL
 // op of the rank (a reduced rank's launches, a task).
 func (r *Rank) linksInRange() bool {
+	nOps := len(r.FrameworkOps)
+	if r.opSum != nil {
+		nOps = len(r.opSum.Ends)
+	}
 	for _, l := range r.opTasks {
-		if l.Op < 0 || int(l.Op) >= len(r.FrameworkOps) || l.Task < 0 || int(l.Task) >= len(r.Tasks) {
+		if l.Op < 0 || int(l.Op) >= nOps || l.Task < 0 || int(l.Task) >= len(r.Tasks) {
 			return false
 		}
 	}

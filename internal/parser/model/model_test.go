@@ -337,3 +337,21 @@ func TestExtrasIDs(t *testing.T) {
 		require.Equal(t, id, c.ID(v))
 	}
 }
+
+// A packed table has room for the few names a read adds after its trace
+// (Pack runs once the trace is read): they go into the packed arrays,
+// which are not copied.
+func TestSymsPackRoom(t *testing.T) {
+	var s Syms
+	for i := range 2 * packMin {
+		s.Intern("hcom_allReduce__" + strconv.Itoa(i) + "_1_1_" + strings.Repeat("x", 30))
+	}
+	s.Pack()
+	b, e := unsafe.SliceData(s.bytes), unsafe.SliceData(s.ends)
+	for i := range 400 {
+		s.Intern("[" + strconv.Itoa(i) + ",4096,1,1,7168];[1024,4096]")
+	}
+	require.True(t, b == unsafe.SliceData(s.bytes), "the bytes copied")
+	require.True(t, e == unsafe.SliceData(s.ends), "the ends copied")
+	require.Equal(t, "[399,4096,1,1,7168];[1024,4096]", s.Str(Sym(s.Len()-1)))
+}

@@ -31,9 +31,10 @@ type Sym uint32
 // rank's 119 k symbols), and a slot of 4 bytes beside strs holds them in
 // a third of a map's memory on both of the model's live peaks.
 //
-// Pack moves the strings into one array once the rank is read: each was
-// its own allocation behind a 16-byte header (about 50 bytes a
-// collective's name), and is then its bytes and a 4-byte end.
+// Pack moves the strings into one array once the rank is read (analyze:
+// once its trace is, with room for the few names the rest of the read
+// adds): each was its own allocation behind a 16-byte header (about 50
+// bytes a collective's name), and is then its bytes and a 4-byte end.
 type Syms struct {
 	strs  []string // by Sym; strs[0] is "" once anything was interned; nil once packed
 	slots []Sym    // the index: 0 empty, else a Sym; len a power of two
@@ -242,8 +243,9 @@ func (t *Syms) Pack() {
 	if uint64(n) > math.MaxUint32 {
 		return
 	}
-	t.bytes = make([]byte, 0, n)
-	t.ends = make([]uint32, len(t.strs))
+	// (room for the names the rest of a read adds: a few hundred)
+	t.bytes = make([]byte, 0, n+n/64)
+	t.ends = make([]uint32, len(t.strs), len(t.strs)+len(t.strs)/64)
 	for id, s := range t.strs {
 		t.bytes = append(t.bytes, s...)
 		t.ends[id] = uint32(len(t.bytes))

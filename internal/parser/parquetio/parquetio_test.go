@@ -154,8 +154,8 @@ func TestEveryRankFieldIsExported(t *testing.T) {
 		// what ReduceFramework keeps of FrameworkOps and Links: only
 		// analyze reduces a rank, and export writes the ops and links;
 		// the read's own state for that reduction (WillReduceEarly,
-		// SetTaskLinks), which export never sets
-		"launched", "early", "opTasks"}
+		// SetTaskLinks, SetOpSummary), which export never sets
+		"launched", "early", "opTasks", "opSum"}
 	sort.Strings(handled)
 	var fields []string
 	rt := reflect.TypeOf(model.Rank{})

@@ -3,6 +3,7 @@ package traceview
 import (
 	"cmp"
 	"slices"
+	"sort"
 )
 
 // Decoding the logs, and the torch_to_npu flow join.
@@ -294,8 +295,7 @@ type flowLog struct {
 	tmap   []uint32
 }
 
-// idRef is a flow start's id and position (after resolve's first step:
-// a distinct id and the op its flows lead to).
+// idRef pairs a ts with a value (byTS).
 type idRef struct {
 	id int64
 	v  int32
@@ -303,25 +303,39 @@ type idRef struct {
 
 func cmpIDRef(a, b idRef) int { return cmp.Compare(a.id, b.id) }
 
-// sortIDs sorts by id. Flow ids come nearly in order (a few out of place,
-// not far), so an insertion sort does it in about one pass; past a budget
-// of moves it hands over to slices.SortFunc.
-func sortIDs(s []idRef) {
-	moves, budget := 0, 8*len(s)
-	for i := 1; i < len(s); i++ {
-		if s[i].id >= s[i-1].id {
+// sortIDs sorts the starts' ids, with their ops, by id, stably (equal
+// ids keep their place order). Flow ids come nearly in order (a few out
+// of place, not far), so an insertion sort does it in about one pass;
+// past a budget of moves it hands over to sort.Stable.
+func sortIDs(id []int64, op []int32) {
+	moves, budget := 0, 8*len(id)
+	for i := 1; i < len(id); i++ {
+		if id[i] >= id[i-1] {
 			continue
 		}
-		x, k := s[i], i
-		for ; k > 0 && s[k-1].id > x.id; k-- {
-			s[k] = s[k-1]
+		x, o, k := id[i], op[i], i
+		for ; k > 0 && id[k-1] > x; k-- {
+			id[k], op[k] = id[k-1], op[k-1]
 		}
-		s[k] = x
+		id[k], op[k] = x, o
 		if moves += i - k; moves > budget {
-			slices.SortFunc(s, cmpIDRef)
+			sort.Stable(idsOps{id, op})
 			return
 		}
 	}
+}
+
+// idsOps sorts ids with their ops (sort.Interface).
+type idsOps struct {
+	id []int64
+	op []int32
+}
+
+func (x idsOps) Len() int           { return len(x.id) }
+func (x idsOps) Less(a, b int) bool { return x.id[a] < x.id[b] }
+func (x idsOps) Swap(a, b int) {
+	x.id[a], x.id[b] = x.id[b], x.id[a]
+	x.op[a], x.op[b] = x.op[b], x.op[a]
 }
 
 // flowJoin resolves torch_to_npu flows: a flow start leaves a framework
@@ -339,15 +353,15 @@ func sortIDs(s []idRef) {
 // Places are looked up per thread, in ts lists walked forward (slices and
 // flows of a thread come in time order), so the join touches memory in
 // order. The flow logs stay encoded (about 10 bytes a flow) and are
-// decoded once per step: starts are held as 20 bytes (ts, id and
-// position, op), ends only once resolved, as 12 bytes (ts, op).
+// decoded once per step: starts are held as 20 bytes (ts, id, op; the
+// position is the index), ends only once resolved, as 12 bytes (ts, op).
 type flowJoin struct {
 	thr  threadIndex
 	logs []flowLog
 	// the starts, grouped by thread in place order, sorted by ts; op is
 	// the op at the start's place, -1 when none
 	s   flowSide
-	sID []idRef // id and position
+	sID []int64 // the starts' ids
 	// the resolved ends, grouped by thread, sorted by ts
 	e   flowSide
 	pos []int // per thread: the cursor of findTS
@@ -370,7 +384,7 @@ const (
 // walk decodes the flow logs in file order for one pass; the last pass
 // releases the chunks as they are decoded. It reports, for passEnds, how
 // many ends lead to an op.
-func (j *flowJoin) walk(pass int, ids []idRef) int {
+func (j *flowJoin) walk(pass int, ids []int64, ops []int32) int {
 	// the last thread of a start and of an end (they alternate: starts
 	// on a Python thread, ends on device streams)
 	var lastKey [2]uint64
@@ -410,18 +424,18 @@ func (j *flowJoin) walk(pass int, ids []idRef) int {
 					p := j.s.base[t] + j.s.n[t]
 					j.s.n[t]++
 					j.s.ts[p] = ts
-					j.sID[p] = idRef{id, p}
+					j.sID[p] = id
 				case passEnds:
 					// ends come in id order too, mostly: walk, and
 					// binary-search when the id goes back or the walk
 					// gets long
 					x := min(pos, len(ids))
-					if x > 0 && ids[x-1].id >= id {
-						x, _ = slices.BinarySearchFunc(ids[:x], id, findID)
+					if x > 0 && ids[x-1] >= id {
+						x, _ = slices.BinarySearch(ids[:x], id)
 					} else {
-						for n := 0; x < len(ids) && ids[x].id < id; n++ {
+						for n := 0; x < len(ids) && ids[x] < id; n++ {
 							if n == 16 {
-								d, _ := slices.BinarySearchFunc(ids[x:], id, findID)
+								d, _ := slices.BinarySearch(ids[x:], id)
 								x += d
 								break
 							}
@@ -429,13 +443,13 @@ func (j *flowJoin) walk(pass int, ids []idRef) int {
 						}
 					}
 					pos = x
-					if x == len(ids) || ids[x].id != id || ids[x].v < 0 {
+					if x == len(ids) || ids[x] != id || ops[x] < 0 {
 						continue
 					}
 					p := j.e.base[t] + j.e.n[t]
 					j.e.n[t]++
 					j.e.ts[p] = ts
-					j.e.op[p] = ids[x].v
+					j.e.op[p] = ops[x]
 					kept++
 				}
 			}
@@ -446,8 +460,6 @@ func (j *flowJoin) walk(pass int, ids []idRef) int {
 	}
 	return kept
 }
-
-func findID(r idRef, id int64) int { return cmp.Compare(r.id, id) }
 
 // decodeFlows reads the flow starts of rd's logs (its own, then its
 // segments); the ends are read by resolve.
@@ -482,9 +494,14 @@ func (rd *reader) decodeFlows() *flowJoin {
 		ne += j.e.n[t]
 		j.s.n[t] = 0
 	}
+	if int(ns)*20 >= bigArrayBytes/4 {
+		// the starts (20 bytes each) are not allocated on the scan's
+		// garbage and the interner's tables, which build dropped
+		collect()
+	}
 	j.s.ts = make([]int64, ns)
-	j.sID = make([]idRef, ns)
-	j.walk(passStarts, nil)
+	j.sID = make([]int64, ns)
+	j.walk(passStarts, nil, nil)
 	for t := range order {
 		b, n := j.s.base[t], j.s.n[t]
 		ts := j.s.ts[b : b+n]
@@ -493,12 +510,10 @@ func (rd *reader) decodeFlows() *flowJoin {
 			pairs := byTS(ts, func(i int) int32 { return int32(i) })
 			sorted := make([]int64, n)
 			for i, pr := range pairs {
-				sorted[i] = ids[pr.v].id
-			}
-			for i, pr := range pairs {
+				sorted[i] = ids[pr.v]
 				ts[i] = pr.id
-				ids[i] = idRef{sorted[i], b + int32(i)}
 			}
+			copy(ids, sorted)
 		}
 	}
 	j.s.op = make([]int32, ns)
@@ -512,9 +527,24 @@ func (rd *reader) decodeFlows() *flowJoin {
 // op records that framework op i starts at k.
 func (j *flowJoin) op(k flowKey, i int32) {
 	b, a, e := j.find(k, &j.s)
+	j.setOp(b, a, e, i)
+}
+
+// setOp records that op i starts where k's starts lie (find's b, a
+// and e in j.s).
+func (j *flowJoin) setOp(b int32, a, e int, i int32) {
 	for ; a < e; a++ {
 		j.s.op[b+int32(a)] = i
 	}
+}
+
+// forgetOps forgets the ops recorded (op, setOp), for build to number
+// them again.
+func (j *flowJoin) forgetOps() {
+	for i := range j.s.op {
+		j.s.op[i] = -1
+	}
+	clear(j.pos)
 }
 
 // find says where k's entries lie in side d's ts: from b+a to b+e, a == e
@@ -535,18 +565,18 @@ func (j *flowJoin) resolve() int {
 	j.s.ts = nil
 	// the starts in id order (often nearly their file order: torch_npu's
 	// flow id is a device timestamp)
-	sid := j.sID
-	sortIDs(sid)
+	id, op := j.sID, j.s.op
+	sortIDs(id, op)
 	// per distinct id, in place: the op of the start at the greatest
-	// place (positions are in place order)
-	ids := sid[:0]
-	for i := 0; i < len(sid); {
-		id, best := sid[i].id, sid[i].v
-		for i++; i < len(sid) && sid[i].id == id; i++ {
-			best = max(best, sid[i].v)
+	// place (the last of the id's, positions being in place order)
+	k := 0
+	for i := 0; i < len(id); k++ {
+		x := i
+		for i++; i < len(id) && id[i] == id[x]; i++ {
 		}
-		ids = append(ids, idRef{id, j.s.op[best]})
+		id[k], op[k] = id[x], op[i-1]
 	}
+	ids, ops := id[:k], op[:k]
 	j.s.op, j.sID = nil, nil
 	// the ends, each resolved through its id (ends come in id order too,
 	// mostly: walk, and binary-search when the id goes back or the walk
@@ -556,9 +586,14 @@ func (j *flowJoin) resolve() int {
 		nEnds += n
 		j.e.n[t] = 0
 	}
+	if int(nEnds)*12 >= bigArrayBytes/4 {
+		// the starts' ts and ops are garbage (and the Python logs, when
+		// the ops were summarized): the ends are not allocated on them
+		collect()
+	}
 	j.e.ts = make([]int64, nEnds)
 	j.e.op = make([]int32, nEnds)
-	kept := j.walk(passEnds, ids)
+	kept := j.walk(passEnds, ids, ops)
 	if kept == 0 {
 		j.e.ts, j.e.op = nil, nil
 		return 0

@@ -1377,7 +1377,8 @@ func (k *lastExtra) differs(o *lastExtra) bool { return o.ms != k.ms || o.dev !=
 // build turns what the scan collected into the rank's model. Map: the
 // flow join (when flows outnumber their ends); Python processes
 // (ProfilerStep steps by name id, the framework ops' numbers for the
-// join; the ops themselves last, pythonOps); flow ends resolved to ops;
+// join; the ops themselves last, pythonOps, or their summary in their
+// place, opSummer); flow ends resolved to ops;
 // slices of processes whose metadata was cut; device processes (tasks,
 // each name's class and HCCL type computed once per name id, HCCL threads
 // as big ops or plane tasks); then availability, truncation notes and the
@@ -1403,65 +1404,115 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	late := nTasks*taskBytes >= lateOpsBytes
-	if nOps := rd.count(procPython); nOps > 0 && !late {
-		rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
+	// a rank reduced once read takes the ops' summary (opSummer) in
+	// their place, when each thread's ops come in time order
+	var sum *opSummer
+	if rank.TaskLinksOnly() && summarizeOps {
+		sum = newOpSummer(rd.in.syms.Len(), len(rd.tids))
+		if join != nil {
+			// (an op at each flow start, at most)
+			sum.sum.Ends = make([]int64, 0, min(rd.count(procPython), len(join.s.op)))
+		}
 	}
 	// ProfilerStep names, by name id: 0 unknown, 1 a step, 2 not one
 	isStep := make([]byte, rd.in.syms.Len())
 	nOps := int32(0)
-	for p := range rd.logs {
-		lg := &rd.logs[p]
-		if lg.kind != procPython {
-			continue
+	steps := len(rank.Steps)
+	// decodePython reads the steps and numbers the ops for the flow
+	// join, making them (small rank) or summarizing them (sum); false
+	// when a summary's thread went back in time
+	decodePython := func() bool {
+		if nOps := rd.count(procPython); nOps > 0 && !late && sum == nil {
+			rank.FrameworkOps = slices.Grow(rank.FrameworkOps, nOps)
 		}
-		d := newDecoder(lg)
-		if late {
-			d = keptDecoder(lg)
-		}
-		for d.next(&s) {
-			if int(s.name) >= len(isStep) || isStep[s.name] != 2 {
-				name := rd.in.str(s.name)
-				if strings.HasPrefix(name, "ProfilerStep#") {
-					var id int
-					if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
-						rank.Steps = append(rank.Steps, model.Step{ID: id, Start: s.ts, End: s.ts + s.dur})
-					}
-					continue
-				}
-				if int(s.name) < len(isStep) {
-					isStep[s.name] = 2
-				}
-			}
-			if s.flags&fCPUOp == 0 {
+		for p := range rd.logs {
+			lg := &rd.logs[p]
+			if lg.kind != procPython {
 				continue
 			}
-			if join != nil {
-				join.op(flowKey{uint16(p), s.tid, s.ts}, nOps)
+			d := newDecoder(lg)
+			if late || sum != nil {
+				d = keptDecoder(lg)
 			}
-			nOps++
-			if !late {
-				rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+			for d.next(&s) {
+				if int(s.name) >= len(isStep) || isStep[s.name] != 2 {
+					name := rd.in.str(s.name)
+					if strings.HasPrefix(name, "ProfilerStep#") {
+						var id int
+						if _, err := fmt.Sscanf(name[len("ProfilerStep#"):], "%d", &id); err == nil {
+							rank.Steps = append(rank.Steps, model.Step{ID: id, Start: s.ts, End: s.ts + s.dur})
+						}
+						continue
+					}
+					if int(s.name) < len(isStep) {
+						isStep[s.name] = 2
+					}
+				}
+				if s.flags&fCPUOp == 0 {
+					continue
+				}
+				switch {
+				case sum != nil:
+					var b int32
+					var a, e int
+					if join != nil {
+						b, a, e = join.find(flowKey{uint16(p), s.tid, s.ts}, &join.s)
+					}
+					i, ok := sum.op(&s, a < e)
+					if !ok {
+						return false
+					}
+					if a < e {
+						join.setOp(b, a, e, i)
+					}
+				case join != nil:
+					join.op(flowKey{uint16(p), s.tid, s.ts}, nOps)
+				}
+				nOps++
+				if !late && sum == nil {
+					rank.FrameworkOps = append(rank.FrameworkOps, model.FrameworkOp{Start: s.ts, Dur: s.dur, Name: model.Sym(s.name), Thread: rank.Threads.ID(rd.tids[s.tid])})
+				}
+			}
+			if !late && sum == nil {
+				lg.chunks, lg.segs = nil, nil
 			}
 		}
-		if !late {
-			lg.chunks, lg.segs = nil, nil
+		return true
+	}
+	if !decodePython() {
+		// the ops are made after all, from the logs the summary kept
+		sum, nOps, rank.Steps = nil, 0, rank.Steps[:steps]
+		clear(isStep)
+		if join != nil {
+			join.forgetOps()
+		}
+		decodePython()
+	}
+	if sum != nil {
+		for p := range rd.logs {
+			if lg := &rd.logs[p]; lg.kind == procPython {
+				lg.chunks, lg.segs = nil, nil
+			}
 		}
 	}
+	lateOps := late && sum == nil
 	// flow ends, resolved to ops through the flow id
 	// (the task links alone, 8 bytes each, for a rank reduced once read)
-	pairs := rank.TaskLinksOnly()
 	var opTasks []model.OpTask
+	nPairs := -1
 	if join != nil {
 		if n := join.resolve(); n == 0 {
 			join = nil
-		} else if pairs {
-			// (no room for the ends on HCCL threads)
+		} else if rank.TaskLinksOnly() {
+			// (no room for the ends on HCCL threads; allocated once the
+			// tasks' array is, and the logs moved into it are garbage)
 			hccl := func(p uint16) bool { return rd.logs[p].kind == procHCCL }
-			opTasks = make([]model.OpTask, 0, join.endsOutside(hccl))
+			nPairs = join.endsOutside(hccl)
 		} else {
 			rank.Links = slices.Grow(rank.Links, n)
 		}
 	}
+	pairs := nPairs >= 0
 	link := func(k flowKey, task, hccl int32) {
 		if join == nil || pairs && task < 0 {
 			return
@@ -1516,6 +1567,15 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				collect()
 			}
 		}
+	}
+	if nPairs >= 0 {
+		opTasks = make([]model.OpTask, 0, nPairs)
+	}
+	if rd.count(procHCCL)*hcclBytes >= sizeHCCLBytes {
+		// a large HCCL log: the collectives' array sized, not grown
+		// (at 1 GB appends went through 21 MB of arrays beside the
+		// tasks)
+		rank.HCCL = slices.Grow(rank.HCCL, rd.bigOps())
 	}
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
@@ -1657,10 +1717,19 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		}
 	}
 	join = nil // the resolved ends are garbage now
+	if late {
+		// and so are the logs: what follows (the framework ops, or
+		// their reduction and the rest of the read) is not allocated on
+		// them
+		collect()
+	}
 	if opTasks != nil {
 		rank.SetTaskLinks(opTasks)
 	}
-	if late {
+	if sum != nil {
+		rank.SetOpSummary(&sum.sum)
+	}
+	if lateOps {
 		rd.pythonOps(rank, int(nOps), isStep)
 	}
 	// A device timeline records every collective, so HCCL is measured (a
@@ -1724,7 +1793,7 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			rank.Have.TimelineNote = fmt.Sprintf("%s has no device tasks (no \"Ascend Hardware\" or HCCL process slices)", file)
 		}
 	}
-	rank.Have.Framework = len(rank.FrameworkOps) > 0
+	rank.Have.Framework = len(rank.FrameworkOps) > 0 || sum != nil && nOps > 0
 	rd.kinetoFinish(rank, file, otherNPU, otherName)
 	if rank.Device < 0 && rd.device < 0 {
 		rd.device = devFromPid(rd.hwPid)
@@ -1768,6 +1837,44 @@ func (rd *reader) pythonOps(rank *model.Rank, n int, isStep []byte) {
 	}
 }
 
+// bigOps is how many slices the HCCL processes hold on threads of big
+// ops (isBigOpThread): the collectives build makes of them.
+func (rd *reader) bigOps() int {
+	n := 0
+	kind := make([]byte, len(rd.tids)) // by tid index: 0 unknown, 1 big ops, 2 not
+	var s slice
+	for p := range rd.logs {
+		lg := &rd.logs[p]
+		if lg.kind != procHCCL {
+			continue
+		}
+		clear(kind)
+		for d := keptDecoder(lg); d.next(&s); {
+			k := kind[s.tid]
+			if k == 0 {
+				k = 2
+				if isBigOpThread(rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]) {
+					k = 1
+				}
+				kind[s.tid] = k
+			}
+			if k == 1 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// sizeHCCLBytes is the size of the HCCL processes' slices, as collectives,
+// from which build counts the collectives before making them (a variable
+// for the tests).
+var sizeHCCLBytes = bigArrayBytes / 16
+
+// summarizeOps lets build summarize the ops (a variable for the tests,
+// which compare with the ops made).
+var summarizeOps = true
+
 // lateOpsBytes is the size of the tasks' array from which build makes
 // the framework ops after the tasks (a variable for the tests, which
 // read both ways).
@@ -1788,6 +1895,7 @@ func (rd *reader) count(kind int) int {
 const (
 	taskBytes = int(unsafe.Sizeof(model.DeviceTask{}))
 	opBytes   = int(unsafe.Sizeof(model.FrameworkOp{}))
+	hcclBytes = int(unsafe.Sizeof(model.HCCLOp{}))
 )
 
 // bigArrayBytes is the size of an array from which build collects the
