@@ -123,7 +123,7 @@ func equalRanks(a, b *model.Rank) bool {
 	// symbols resolved: the reads may number them differently
 	at, ah, ao := a.Resolved()
 	bt, bh, bo := b.Resolved()
-	ja, _ := json.Marshal([]any{at, ah, ao, a.Links, a.Steps, a.Warnings, a.Partial, a.PartialReason, a.Have, a.Device})
-	jb, _ := json.Marshal([]any{bt, bh, bo, b.Links, b.Steps, b.Warnings, b.Partial, b.PartialReason, b.Have, b.Device})
+	ja, _ := json.Marshal([]any{at, ah, ao, a.Links, a.Steps, a.Warnings, a.Partial, a.PartialReason, a.Have, a.Device, a.HCCLPlane, a.OwnOverlap, a.PerDevice})
+	jb, _ := json.Marshal([]any{bt, bh, bo, b.Links, b.Steps, b.Warnings, b.Partial, b.PartialReason, b.Have, b.Device, b.HCCLPlane, b.OwnOverlap, b.PerDevice})
 	return bytes.Equal(ja, jb)
 }

@@ -371,6 +371,8 @@ func (rd *reader) absorb(o *reader) {
 		}
 	}
 	rd.mergeFlows(o, pmap, tmap)
+	rd.planeSDMA += o.planeSDMA
+	rd.planeRDMA += o.planeRDMA
 	for j, c := range o.planeBy {
 		if i := int(pmap[j]); c != [2]int{} {
 			for len(rd.planeBy) <= i {

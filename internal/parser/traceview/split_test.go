@@ -34,8 +34,9 @@ func checkSplit(t *testing.T, data []byte, parts int) int {
 }
 
 func dump(r *model.Rank) string {
-	return fmt.Sprintf("%d tasks %d hccl %d ops %d links %d steps warnings %v partial %v %q have %+v device %d",
-		len(r.Tasks), len(r.HCCL), len(r.FrameworkOps), len(r.Links), len(r.Steps), r.Warnings, r.Partial, r.PartialReason, r.Have, r.Device)
+	return fmt.Sprintf("%d tasks %d hccl %d ops %d links %d steps warnings %v partial %v %q have %+v device %d plane %+v own %+v per device %+v",
+		len(r.Tasks), len(r.HCCL), len(r.FrameworkOps), len(r.Links), len(r.Steps), r.Warnings, r.Partial, r.PartialReason, r.Have, r.Device,
+		r.HCCLPlane, r.OwnOverlap, r.PerDevice)
 }
 
 // TestReadFileSplitMatchesRead: a file read in parts gives exactly what one
