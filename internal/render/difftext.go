@@ -122,7 +122,7 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 	} else {
 		rows, tags := make([][]string, len(r.Steps)), make([]string, len(r.Steps))
 		for i, s := range r.Steps {
-			rows[i] = []string{s.Quantity, Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct)}
+			rows[i] = []string{ew.stepLabel(s.Quantity), Dur(s.BeforeUs), Dur(s.AfterUs), FormatDelta(aTime, s.DeltaUs, s.Pct)}
 			tags[i] = tail(diff.PartialTag(s.Partial))
 		}
 		ew.fitTable(tabwriter.AlignRight, "quantity\tbefore\tafter\tchange\t\n", rows, tags, fitSpec{trail: true, name: 0, give: []int{3}})
@@ -132,6 +132,19 @@ func writeDiffSteps(ew *errWriter, r *diff.Result) {
 			}
 		}
 	}
+}
+
+// stepLabel is the step quantity q (diff.StepQuantities) as the step
+// table names it: in English its name, the diff document's key; in
+// Chinese its label (zh/labels.txt), communication_not_overlapped's too,
+// whose name is no word of its own (a metric id, never translated, is
+// the metrics table's).
+func (e *errWriter) stepLabel(q string) string {
+	switch q {
+	case "window", "computing", "communication", "communication_not_overlapped", "free":
+		return e.t(q)
+	}
+	return q
 }
 
 // ratioPct is a measured/predicted ratio in whole percent: one that

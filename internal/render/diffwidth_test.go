@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/results/diff"
 )
 
@@ -42,4 +43,27 @@ func TestDiffTextFitsWidth(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, WriteDiffText(&buf, widthDiff(0)))
 	require.Contains(t, buf.String(), "aclnnFusedInferAttentionScore_FusedInferAttentionScore_Fused…  FusedInferAttentionScore  MIX_AIC")
+}
+
+// A Chinese diff's step table names every step quantity in Chinese, the
+// one whose name is an identifier (communication_not_overlapped) too; the
+// English keeps the quantities' names.
+func TestDiffStepQuantitiesZH(t *testing.T) {
+	r := widthDiff(0)
+	for _, q := range diff.StepQuantities {
+		r.Steps = append(r.Steps, diff.StepDelta{Quantity: q, UsChange: diff.UsChange{BeforeUs: 100, AfterUs: 90, DeltaUs: -10}})
+	}
+	r.Run.Lang = lang.ZH
+	var buf bytes.Buffer
+	require.NoError(t, WriteDiffText(&buf, r))
+	out := buf.String()
+	for _, zh := range []string{"窗口", "计算", "通信", "未掩盖通信", "空闲"} {
+		require.Regexp(t, `\n +`+zh+` +100\.0µs +90\.0µs`, out)
+	}
+	require.NotContains(t, out, "communication_not_overlapped")
+
+	r.Run.Lang = lang.EN
+	buf.Reset()
+	require.NoError(t, WriteDiffText(&buf, r))
+	require.Regexp(t, `\n +communication_not_overlapped +100\.0µs +90\.0µs`, buf.String())
 }
