@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,6 +38,24 @@ func TestSummaryASCIIUnits(t *testing.T) {
 	io.asciiUnits = true
 	require.Equal(t, ExitOK, runMain(io, args), errb.String())
 	require.Contains(t, utf, "µs")
+	require.NotContains(t, out.String(), "µs")
+	require.Equal(t, strings.ReplaceAll(utf, "µs", "us"), out.String())
+}
+
+// check --baseline's comparison is part of check's summary: on a
+// non-UTF-8 locale it spells µs as us too, nothing else changes.
+func TestCheckBaselineASCIIUnits(t *testing.T) {
+	old := filepath.Join(t.TempDir(), "old.json")
+	code, _, errs := run("analyze", "../../testdata/traces/ep-fc1-cumsum", "--format", "json", "-o", old, "-q")
+	require.Equal(t, ExitOK, code, errs)
+	args := []string{"check", "../../testdata/traces/clean-2ranks", "--baseline", old, "-q"}
+	want, utf, _ := run(args...)
+	var out, errb bytes.Buffer
+	io := newStreams(strings.NewReader(""), &out, &errb)
+	io.asciiUnits = true
+	require.Equal(t, want, runMain(io, args), errb.String())
+	require.Contains(t, utf, "Compared with the baseline ")
+	require.Regexp(t, `\n  step time: \S+ → \S+, \S+µs`, utf)
 	require.NotContains(t, out.String(), "µs")
 	require.Equal(t, strings.ReplaceAll(utf, "µs", "us"), out.String())
 }

@@ -29,13 +29,14 @@ func sideLine(s diff.Side) string {
 
 // diffWriter is the errWriter of a diff's text in its language
 // (diff.RunInfo.Lang), and the function that finishes it: a Chinese
-// diff's table cells carry widePad for text/tabwriter, dropped here.
+// diff's table cells carry widePad for text/tabwriter, dropped here, and
+// µs is spelled us when the run asks (diff.RunInfo.ASCIIUnits).
 func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
 	l := labels{zh: r.Run.Lang == lang.ZH}
 	if r.Run.Width > 0 {
 		// a terminal's width: lines wrap and table rows are cut to it, as
 		// in the analyze summary (wrapWriter drops widePad)
-		ww := &wrapWriter{w: w, width: textWidth(results.TextOptions{Width: r.Run.Width})}
+		ww := &wrapWriter{w: w, width: textWidth(results.TextOptions{Width: r.Run.Width}), ascii: r.Run.ASCIIUnits}
 		ew := &errWriter{w: ww, wrap: ww, l: l, width: ww.width}
 		return ew, func() error {
 			if ew.err != nil {
@@ -44,7 +45,7 @@ func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
 			return ww.Flush()
 		}
 	}
-	if !l.zh {
+	if !l.zh && !r.Run.ASCIIUnits {
 		ew := &errWriter{w: w, l: l}
 		return ew, func() error { return ew.err }
 	}
@@ -54,7 +55,11 @@ func diffWriter(w io.Writer, r *diff.Result) (*errWriter, func() error) {
 		if ew.err != nil {
 			return ew.err
 		}
-		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte(string(widePad)), nil))
+		out := bytes.ReplaceAll(buf.Bytes(), []byte(string(widePad)), nil)
+		if r.Run.ASCIIUnits {
+			out = bytes.ReplaceAll(out, []byte("µs"), []byte("us"))
+		}
+		_, err := w.Write(out)
 		return err
 	}
 }

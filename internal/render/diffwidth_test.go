@@ -67,3 +67,17 @@ func TestDiffStepQuantitiesZH(t *testing.T) {
 	require.NoError(t, WriteDiffText(&buf, r))
 	require.Regexp(t, `\n +communication_not_overlapped +100\.0µs +90\.0µs`, buf.String())
 }
+
+// With ASCIIUnits (check's summary on a locale that is not UTF-8) the
+// comparison spells µs as us, on a terminal and off one.
+func TestDiffSummaryASCIIUnits(t *testing.T) {
+	for _, width := range []int{0, 80} {
+		r := widthDiff(width)
+		var utf, ascii bytes.Buffer
+		require.NoError(t, WriteDiffSummary(&utf, r))
+		r.Run.ASCIIUnits = true
+		require.NoError(t, WriteDiffSummary(&ascii, r))
+		require.Contains(t, utf.String(), "µs")
+		require.Equal(t, strings.ReplaceAll(utf.String(), "µs", "us"), ascii.String(), "width %d", width)
+	}
+}

@@ -45,8 +45,8 @@ func WriteText(w io.Writer, doc *results.Document) error {
 			return fmt.Errorf("baseline_diff: %w", err)
 		}
 		// on a terminal the comparison fits it, as npuprof diff does; it
-		// is in the summary's language
-		cmp.Run.Width, cmp.Run.Lang = opts.Width, doc.Lang
+		// is in the summary's language and spells µs as the summary does
+		cmp.Run.Width, cmp.Run.Lang, cmp.Run.ASCIIUnits = opts.Width, doc.Lang, opts.ASCIIUnits
 		if err := WriteDiffSummary(w, &cmp); err != nil {
 			return err
 		}

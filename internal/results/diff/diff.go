@@ -233,6 +233,10 @@ type RunInfo struct {
 	// Width is the text's width in columns (COLUMNS or the terminal's); 0:
 	// the text's lines are as wide as their rows.
 	Width int
+	// ASCIIUnits spells µs as us in the text (check --baseline's
+	// comparison, part of a summary on a locale that is not UTF-8:
+	// results.TextOptions.ASCIIUnits).
+	ASCIIUnits bool
 }
 
 // Metric returns the overall delta of one metric.
