@@ -167,25 +167,32 @@ func (a flowKey) cmp(b flowKey) int {
 // forward from *pos (where the last lookup's range began) and
 // binary-searches only when time goes back or the walk gets long.
 func findTS(l []int64, pos *int, ts int64) (int, int) {
-	i := min(*pos, len(l))
-	if i > 0 && l[i-1] >= ts {
-		i, _ = slices.BinarySearch(l[:i], ts)
-	} else {
-		for n := 0; i < len(l) && l[i] < ts; n++ {
-			if n == 16 {
-				k, _ := slices.BinarySearch(l[i:], ts)
-				i += k
-				break
-			}
-			i++
-		}
-	}
+	i := lowerFrom(l, *pos, ts)
 	*pos = i
 	j := i
 	for j < len(l) && l[j] == ts {
 		j++
 	}
 	return i, j
+}
+
+// lowerFrom is the index of the first element of the sorted l not below
+// v, found by walking forward from pos (lookups come mostly in order) and
+// binary-searching when v lies before pos or the walk gets long.
+func lowerFrom[T cmp.Ordered](l []T, pos int, v T) int {
+	i := min(pos, len(l))
+	if i > 0 && l[i-1] >= v {
+		i, _ = slices.BinarySearch(l[:i], v)
+		return i
+	}
+	for n := 0; i < len(l) && l[i] < v; n++ {
+		if n == 16 {
+			k, _ := slices.BinarySearch(l[i:], v)
+			return i + k
+		}
+		i++
+	}
+	return i
 }
 
 // threadIndex numbers the (pid index, tid index) threads that have flow
@@ -426,22 +433,8 @@ func (j *flowJoin) walk(pass int, ids []int64, ops []int32) int {
 					j.s.ts[p] = ts
 					j.sID[p] = id
 				case passEnds:
-					// ends come in id order too, mostly: walk, and
-					// binary-search when the id goes back or the walk
-					// gets long
-					x := min(pos, len(ids))
-					if x > 0 && ids[x-1] >= id {
-						x, _ = slices.BinarySearch(ids[:x], id)
-					} else {
-						for n := 0; x < len(ids) && ids[x] < id; n++ {
-							if n == 16 {
-								d, _ := slices.BinarySearch(ids[x:], id)
-								x += d
-								break
-							}
-							x++
-						}
-					}
+					// ends come in id order too, mostly
+					x := lowerFrom(ids, pos, id)
 					pos = x
 					if x == len(ids) || ids[x] != id || ops[x] < 0 {
 						continue
