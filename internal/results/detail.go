@@ -164,6 +164,7 @@ type TimelineSample struct {
 }
 
 // SampleWindow is one sampled window (ns); Step -1: not a step window.
+// kept: the detail's own declaration (--format json-full); alike the contract's types in shape (tagged fields), not in logic
 type SampleWindow struct {
 	Step   int          `json:"step"`
 	Start  int64        `json:"start_ns"`

@@ -263,6 +263,7 @@ func (a *truthAcc) add(prefix string, ns int64) {
 
 // span is the first start to the last end of the intervals added (seen:
 // one was).
+// kept: the generator's ground truth, worked out apart from analysis's hull on purpose (an oracle shares no code with what it checks)
 type span struct {
 	start, end int64
 	seen       bool

@@ -32,6 +32,7 @@ const (
 // ServiceRequest is one row of service_requests (model.ServiceRequests):
 // times ns since the Unix epoch, durations ns; null when the profile did
 // not give the cell.
+// kept: the Parquet schema's own rows; alike the JSON contract's types in shape (tagged fields), not in logic
 type ServiceRequest struct {
 	StartNs     *int64   `parquet:"start_ns,optional"`
 	E2ENs       *int64   `parquet:"e2e_ns,optional"`
