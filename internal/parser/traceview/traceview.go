@@ -1316,6 +1316,17 @@ func (rd *reader) deviceOfProcs(rank *model.Rank, file string) []int {
 	return devOf
 }
 
+// hcclThreadKind is what thread tid (an index) of HCCL process p holds: 1
+// big ops, 2 plane tasks (isBigOpThread); named says that the thread's
+// name was read.
+func (rd *reader) hcclThreadKind(p int, tid uint32) (kind byte, named bool) {
+	tn, named := rd.threads[[2]int64{int64(p), rd.tids[tid]}]
+	if isBigOpThread(tn) {
+		return 1, named
+	}
+	return 2, named
+}
+
 // isBigOpThread reports whether an HCCL-process thread holds big ops
 // ("Group {g} Communication", "Group {g} Aicpu Communication") rather than
 // plane tasks ("Plane {k}").
@@ -1692,13 +1703,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			for d.next(&s) {
 				k := threadKind[s.tid]
 				if k == 0 {
-					tn, named := rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]
+					var named bool
+					k, named = rd.hcclThreadKind(p, s.tid)
 					if !named {
 						unnamedThread[s.tid] = true
-					}
-					k = 2
-					if isBigOpThread(tn) {
-						k = 1
 					}
 					threadKind[s.tid] = k
 				}
@@ -1852,10 +1860,7 @@ func (rd *reader) bigOps() int {
 		for d := keptDecoder(lg); d.next(&s); {
 			k := kind[s.tid]
 			if k == 0 {
-				k = 2
-				if isBigOpThread(rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]) {
-					k = 1
-				}
+				k, _ = rd.hcclThreadKind(p, s.tid)
 				kind[s.tid] = k
 			}
 			if k == 1 {
