@@ -13,7 +13,11 @@
 # `npuprof analyze --format json -o /dev/null` with the default --workers:
 # wall time, CPU time (user + system), peak RSS; then MB of trace (every
 # file of the ranks) per CPU-second, CPU per rank, and the peak RSS a rank
-# adds over the 8-rank run. Captures are cached in .cache/bench.
+# adds over the 8-rank run and over the 128-rank run. The second is the
+# per-rank figure at depth: 8 deep ranks keep their replay timeline
+# decoded (at most 4 MiB, replay.decodedMaxBytes), more stay encoded, so
+# the first understates it by up to that much. Captures are cached in
+# .cache/bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LAYERS=${LAYERS:-"8 48 94"}
@@ -55,19 +59,21 @@ capture() {
 
 echo "== depth: ep-fc1-cumsum-steps, 4 steps, default --workers, $(nproc) CPUs ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%6s %6s %9s %9s %9s %10s %12s %11s %12s\n" layers ranks MB wall_s cpu_s MB/cpu-s "cpu/rank ms" "peak MiB" "KiB/rank>8"
+printf "%6s %6s %9s %9s %9s %10s %12s %11s %12s %14s\n" layers ranks MB wall_s cpu_s MB/cpu-s "cpu/rank ms" "peak MiB" "KiB/rank>8" "KiB/rank>128"
 for layers in $LAYERS; do
-	m8=""
+	m8="" m128=""
 	for n in $RANKS; do
 		dir=$(capture "$layers" "$n")
 		bytes=$(find "$dir" -type f -name '*' ! -name npuprof_truth.json ! -name .complete -printf '%s\n' | awk '{s += $1} END {print s}')
 		runs=$RUNS
 		[ "$n" -ge 1024 ] && runs=1
 		read -r w c m < <(median_runs "$runs" "$BIN/npuprof" analyze "$dir" --format json -o /dev/null)
-		[ "$n" = 8 ] && m8=$m
-		awk -v l="$layers" -v n="$n" -v b="$bytes" -v w="$w" -v c="$c" -v m="$m" -v m8="$m8" 'BEGIN {
+		awk -v l="$layers" -v n="$n" -v b="$bytes" -v w="$w" -v c="$c" -v m="$m" -v m8="$m8" -v m128="$m128" 'BEGIN {
 			per = (m8 != "" && n > 8) ? sprintf("%.1f", (m - m8) / (n - 8)) : "-"
-			printf "%6d %6d %9.1f %9.2f %9.2f %10.1f %12.1f %11.1f %12s\n", l, n, b/1e6, w, c, (c > 0 ? b/1e6/c : 0), 1000*c/n, m/1024, per }'
+			per128 = (m128 != "" && n > 128) ? sprintf("%.1f", (m - m128) / (n - 128)) : "-"
+			printf "%6d %6d %9.1f %9.2f %9.2f %10.1f %12.1f %11.1f %12s %14s\n", l, n, b/1e6, w, c, (c > 0 ? b/1e6/c : 0), 1000*c/n, m/1024, per, per128 }'
+		[ "$n" = 8 ] && m8=$m
+		[ "$n" = 128 ] && m128=$m
 	done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -136,7 +136,9 @@ type failure struct {
 }
 
 // pick replays every candidate whose requirements are placed on cur and
-// returns the one that leaves the shortest step (-1 when none can go).
+// returns the one that leaves the shortest step (-1 when none can go),
+// with the timeline it leaves (nil when it is the last candidate: no
+// later step is predicted on it).
 func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[string]bool) (int, replay.Prediction, *replay.Timeline, []failure) {
 	best := -1
 	var bp replay.Prediction
@@ -172,7 +174,7 @@ func (b *builder) pick(cur *replay.Timeline, cands []*rules.Fired, placed map[st
 			best, bp = i, p
 		}
 	}
-	if best >= 0 {
+	if best >= 0 && len(cands) > 1 {
 		// the winner's timeline made again rather than kept while the
 		// other candidates are replayed, and made on cur itself when cur
 		// is an earlier step's copy (the plan does not read it again): one

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // A step's items and collectives are kept encoded: a step of 94 MoE layers
@@ -83,15 +84,6 @@ func done(p *[]byte, b []byte, s *Spill) (out []byte, at Ref) {
 	*p = b[:0]
 	encBufs.Put(p)
 	return out, at
-}
-
-// itemBytes returns st's encoded items (read into buf when they are in a
-// spill file).
-func (st *Step) itemBytes(buf []byte) []byte {
-	if !st.itemsAt.Spilled() {
-		return st.ItemBytes
-	}
-	return st.itemsAt.Read(buf)
 }
 
 // Spill moves the encoded bytes of l's steps to s (they stay where they
@@ -441,23 +433,34 @@ func (c *collCursor) next(co *Coll) {
 	decodeColl(c.b, &c.off, &c.pos, c.anchor, co)
 }
 
-// decodedMaxItems bounds the items of a timeline NewTimeline keeps
-// decoded (Step.dec): a small one (one rank of 94 layers x 3 steps is
-// ~7,700 items, 240 KiB decoded) is replayed and edited without decoding
-// and encoding each step at each use; a large one, whose memory is what
-// the encoding saves, stays encoded.
-var decodedMaxItems = 16384
+// decodedMaxBytes bounds what NewTimeline keeps decoded (Step.dec): a
+// timeline whose steps take at most this many bytes decoded (items and
+// collectives) is replayed and edited without decoding each step at each
+// use (reading it back from the spill file) and encoding its edits again;
+// a larger one, whose memory is what the encoding saves, stays encoded,
+// so what a rank costs in memory does not grow with the steps' length.
+// 4 MiB holds 8 ranks of 94 MoE layers x 4 steps (2.7 MB): their run
+// costs 12% fewer instructions for ~5 MiB more peak RSS
+// (docs/performance.md, "The replay timeline").
+var decodedMaxBytes = 4 << 20
 
-// keepDecoded keeps every step of tl's ranks decoded when the timeline is
-// small.
+// itemSize and collSize are what an item and a collective take decoded.
+const (
+	itemSize = int(unsafe.Sizeof(Item{}))
+	collSize = int(unsafe.Sizeof(Coll{}))
+)
+
+// keepDecoded keeps every step of tl's ranks decoded when they fit in
+// decodedMaxBytes; their encoded bytes on the heap (none when they were
+// spilled) go.
 func keepDecoded(tl *Timeline) {
 	n := 0
 	for _, l := range tl.Ranks {
 		for k := range l.Steps {
-			n += int(l.Steps[k].N)
+			n += int(l.Steps[k].N)*itemSize + int(l.Steps[k].NColls)*collSize
 		}
 	}
-	if n > decodedMaxItems {
+	if n > decodedMaxBytes {
 		return
 	}
 	tl.decoded = true
@@ -467,6 +470,8 @@ func keepDecoded(tl *Timeline) {
 			if st.dec == nil {
 				st.dec = &decoded{items: l.items(st, nil), colls: colls(st, nil)}
 			}
+			// every read of a decoded step reads dec
+			st.ItemBytes, st.CollBytes = nil, nil
 		}
 	}
 }

@@ -48,8 +48,8 @@ func TestSpillReadsBack(t *testing.T) {
 // original's, and a copy moved to the spill file (Timeline.Spill) reads
 // and replays as before.
 func TestSpilledTimelineSameAsOnHeap(t *testing.T) {
-	defer func(n int) { decodedMaxItems = n }(decodedMaxItems)
-	decodedMaxItems = 0 // kept encoded, so that the steps are spilled
+	defer func(n int) { decodedMaxBytes = n }(decodedMaxBytes)
+	decodedMaxBytes = 0 // kept encoded, so that the steps are spilled
 	const far = int64(5_000_000_000)
 	lines := func() []*RankLine {
 		tl := twoRanks()
@@ -146,8 +146,8 @@ func TestSpilledTimelineSameAsOnHeap(t *testing.T) {
 // and collectives cut at the window's edge, every varint long; the replay and a stepped prediction, whose
 // edited steps go to a file of their own, equal the heap's.
 func TestWindowedCursorSameAsOnHeap(t *testing.T) {
-	defer func(n int) { decodedMaxItems = n }(decodedMaxItems)
-	decodedMaxItems = 0
+	defer func(n int) { decodedMaxBytes = n }(decodedMaxBytes)
+	decodedMaxBytes = 0
 	const n = 3 * windowBytes / 8
 	lines := func() []*RankLine {
 		g := []Group{{Name: "tp", Members: []int{0, 1}}}
