@@ -245,6 +245,39 @@ func TestEPLBPlanRefusesDumpsOfSomeRanks(t *testing.T) {
 	assert.Contains(t, stderr, "--experts "+dir+"：dump 只含模型 256 个专家中 4 个的负载（model_gen_config.json num_of_experts），来自 1 个 EP rank（每个 4 个槽位）：方案以及专家占其层负载的比值都需要每个专家的负载（每个 EP rank 的 dump：每个 4 个槽位时需 64 个或更多）")
 }
 
+// A layer,expert,tokens CSV without a row for expert 1 in layer 1 (layer
+// 0 has one) holds an unknown load there, not 0 tokens: eplb plan refuses
+// it, saying which experts lack a row and what a plan needs, in English
+// and in Chinese, and writes no map; with the 0 written it plans.
+func TestEPLBPlanRefusesCSVWithoutARow(t *testing.T) {
+	dir := t.TempDir()
+	gap := filepath.Join(dir, "gap.csv")
+	const rows = "layer,expert,tokens\n0,0,40\n0,1,10\n0,2,10\n0,3,20\n1,0,30\n1,2,10\n1,3,20\n"
+	require.NoError(t, os.WriteFile(gap, []byte(rows), 0o644))
+	out := filepath.Join(dir, "expert_map.json")
+	code, stdout, stderr := run("eplb", "plan", "--experts", gap, "--ep-size", "2", "-o", out)
+	assert.Equal(t, ExitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--experts "+gap+": the layer,expert,tokens CSV has no row for 1 of its 4 experts (ids 0..3) in some layer (expert(s) 1): "+
+		"a missing row is an unknown load, not 0 tokens: a plan and an expert's ratio to its layer's load need every expert's load "+
+		"(a row for every expert in every layer, tokens 0 for one that got none)")
+	assert.NoFileExists(t, out)
+	code, _, stderr = run("eplb", "plan", "--experts", gap, "--ep-size", "2", "-o", out, "--lang", "zh")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "--experts "+gap+"：layer,expert,tokens CSV 在某些层中缺少其 4 个专家（id 0..3）中 1 个的行（专家 1）：缺少的行表示负载未知，而不是 0 个 token：")
+
+	zero := filepath.Join(dir, "zero.csv")
+	require.NoError(t, os.WriteFile(zero, []byte(rows+"1,1,0\n"), 0o644))
+	code, _, stderr = run("eplb", "plan", "--experts", zero, "--ep-size", "2", "-o", out)
+	require.Equal(t, ExitOK, code, stderr)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	plan, _, err := expertload.ReadDeployment(f, out)
+	require.NoError(t, err)
+	require.Len(t, plan.Layers, 2)
+}
+
 // analyze with dumps of some EP ranks (no deployment JSON, slots fewer
 // than model_gen_config.json's experts) keeps what was dumped but takes
 // no ratio to a layer's load and predicts no plan: the metrics say why

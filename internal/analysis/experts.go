@@ -227,7 +227,8 @@ MoE layer, the slowest EP rank's GroupedMatmul time minus the mean.
 
 A partial dump (PartialDump: the dumps of some EP ranks only, whose
 deployment JSON or model_gen_config.json shows experts, or copies of them,
-without a dump) keeps what was dumped (experts.layers.count, experts.count,
+without a dump; or a layer,expert,tokens CSV without a row for some expert
+in some layer, a missing row being an unknown load, not 0 tokens) keeps what was dumped (experts.layers.count, experts.count,
 experts.tokens.count, experts.rank_imbalance.*, the per-slot loads) but
 leaves experts.imbalance.*, experts.hot.share.max and experts.eplb.*
 unavailable with the reason, which says what is missing: a ratio to a
@@ -494,14 +495,22 @@ func BeforePlacement(x *model.ExpertLoads, ranks int) (*model.Deployment, string
 //   - some expert is in no dumped slot in some layer (a deployment that
 //     leaves out experts model_gen_config.json counts).
 //
+// A layer,expert,tokens CSV is partial when some expert below its highest
+// id (or below the num_of_experts of a model_gen_config.json beside it)
+// has no row in some layer: a missing row is an unknown load, not 0
+// tokens (a row with 0 is a known 0).
+//
 // Taken as the whole model they would be other loads than the served
 // model's: eplb plan refuses them and analyze takes no ratio to a layer's
 // load or plan from them.
 func PartialDump(x *model.ExpertLoads) string {
+	const need = "a plan and an expert's ratio to its layer's load need every expert's load"
+	if x != nil && x.Format == model.ExpertFormatCSV && x.HasLoads() && x.Observed != nil {
+		return partialCSV(x)
+	}
 	if x == nil || x.Format != model.ExpertFormatMindIEDump || !x.HasLoads() {
 		return ""
 	}
-	const need = "a plan and an expert's ratio to its layer's load need every expert's load"
 	if x.PlacementFromSlots && x.Config != nil && x.Config.NumExperts > x.NumExperts && x.Placement.SlotsPerRank() > 0 {
 		slots := x.Placement.SlotsPerRank()
 		known := 0
@@ -551,6 +560,25 @@ func PartialDump(x *model.ExpertLoads) string {
 			len(unknown), x.NumExperts, rankList(unknown))
 	}
 	return ""
+}
+
+// partialCSV is why a layer,expert,tokens CSV with unobserved experts is
+// partial: which experts lack a row in some layer.
+func partialCSV(x *model.ExpertLoads) string {
+	var unknown []int
+	for e := 0; e < x.NumExperts; e++ {
+		if !x.IsObserved(e) {
+			unknown = append(unknown, e)
+		}
+	}
+	if x.Config != nil && x.Config.NumExperts == x.NumExperts {
+		return fmt.Sprintf("the layer,expert,tokens CSV has no row for %d of the model's %d experts (model_gen_config.json num_of_experts) in some layer (expert(s) %s): "+
+			"a missing row is an unknown load, not 0 tokens: a plan and an expert's ratio to its layer's load need every expert's load (a row for every expert in every layer, tokens 0 for one that got none)",
+			len(unknown), x.NumExperts, rankList(unknown))
+	}
+	return fmt.Sprintf("the layer,expert,tokens CSV has no row for %d of its %d experts (ids 0..%d) in some layer (expert(s) %s): "+
+		"a missing row is an unknown load, not 0 tokens: a plan and an expert's ratio to its layer's load need every expert's load (a row for every expert in every layer, tokens 0 for one that got none)",
+		len(unknown), x.NumExperts, x.NumExperts-1, rankList(unknown))
 }
 
 // undumpedRanks are the EP ranks of x's placement that have no dump.

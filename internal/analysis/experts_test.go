@@ -338,3 +338,54 @@ func TestExpertsDocSaysPartialDumps(t *testing.T) {
 		assert.True(t, named(k), "the Doc names %s, kept on a partial dump", k)
 	}
 }
+
+// A layer,expert,tokens CSV without a row for an expert in one layer
+// (that other layers have) is partial like a dump of some ranks: the
+// missing row is an unknown load, not 0 tokens, so no ratio to a layer's
+// load and no plan; the same loads with the 0 written are whole.
+func TestExpertsPartialCSV(t *testing.T) {
+	read := func(in string) *model.ExpertLoads {
+		x, err := expertload.ReadLoadCSV(strings.NewReader(in), "l.csv")
+		require.NoError(t, err)
+		x.Source = "l.csv"
+		return x
+	}
+	const rows = "layer,expert,tokens\n0,0,40\n0,1,10\n0,2,10\n0,3,20\n1,0,30\n1,2,10\n1,3,20\n"
+	x := read(rows)
+	why := "the layer,expert,tokens CSV has no row for 1 of its 4 experts (ids 0..3) in some layer (expert(s) 1): " +
+		"a missing row is an unknown load, not 0 tokens: a plan and an expert's ratio to its layer's load need every expert's load " +
+		"(a row for every expert in every layer, tokens 0 for one that got none)"
+	assert.Equal(t, why, PartialDump(x))
+	res, err := analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	m, na := res.Cluster.Metrics, res.Cluster.Unavailable
+	for _, k := range append([]string{MetricExpertsImbalanceMax, MetricExpertsImbalanceMean, MetricExpertsImbalanceMaxLayer, MetricExpertsHotShareMax}, eplbMetricNames...) {
+		assert.Equal(t, why, na[k], k)
+		assert.NotContains(t, m, k)
+	}
+	assert.Equal(t, 3.0, m[MetricExpertsCount], "experts with a row in every layer")
+	assert.Equal(t, 2.0, m[MetricExpertsLayersCount])
+	r := ExpertsOf(res.Cluster)
+	assert.Nil(t, r.EPLB)
+	assert.Empty(t, r.Hot)
+
+	// with the model's expert count from a model_gen_config.json beside it
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "l.csv"), []byte("layer,expert,tokens\n0,0,40\n0,1,10\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_gen_config.json"), []byte(`{"num_moe_layers": 1, "num_of_experts": 4}`), 0o644))
+	x, err = expertload.Load(dir, expertload.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "the layer,expert,tokens CSV has no row for 2 of the model's 4 experts (model_gen_config.json num_of_experts) in some layer (expert(s) 2-3): "+
+		"a missing row is an unknown load, not 0 tokens: a plan and an expert's ratio to its layer's load need every expert's load "+
+		"(a row for every expert in every layer, tokens 0 for one that got none)", PartialDump(x))
+
+	// the 0 written: whole, with 0 tokens for expert 1 in layer 1
+	x = read(rows + "1,1,0\n")
+	assert.Empty(t, PartialDump(x))
+	res, err = analyzeProfile(&gather.Set[*model.Rank]{Experts: x})
+	require.NoError(t, err)
+	m = res.Cluster.Metrics
+	assert.Equal(t, 2.0, m[MetricExpertsImbalanceMax], "layer 0: 40 / (80/4)")
+	assert.Equal(t, 4.0, m[MetricExpertsCount])
+	assert.NotContains(t, res.Cluster.Unavailable, MetricExpertsImbalanceMax)
+}

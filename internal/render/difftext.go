@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/npuprof/npuprof/internal/lang"
@@ -235,10 +237,14 @@ func writeDiffKernels(ew *errWriter, r *diff.Result) {
 			rows[i] = []string{statusText(ew.l, k.Status), k.Name, Safe(k.OpType, 30), k.Core,
 				Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial))}
 		}
-		cols, name := kernelColumns(ew, rows)
+		cols, room := kernelColumns(ew, rows)
 		cells, tags := make([][]string, len(rows)), make([]string, len(rows))
 		for i, row := range rows {
-			row[1] = Safe(row[1], name)
+			if room == 0 {
+				row[1] = Safe(row[1], 60)
+			} else {
+				row[1] = kernelName(row[1], room)
+			}
 			cells[i], tags[i] = pickStr(row, cols), row[7]
 		}
 		// each cell translated on its own (a partial tag); on a terminal
@@ -370,9 +376,44 @@ func WriteDiffSummary(w io.Writer, r *diff.Result) error {
 		if k.DeltaUs == 0 {
 			continue
 		}
-		ew.printf("  kernel %s: %s (%s), %s → %s, %s%s\n", k.Status, Safe(k.Name, 60), k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial)))
+		args := []any{k.Status, "", k.OpType, Dur(k.BeforeUs), Dur(k.AfterUs), FormatDelta(aTime, k.DeltaUs, k.Pct), tail(diff.PartialTag(k.Partial))}
+		args[1] = summaryKernelName(ew, kernelLine, k.Name, args)
+		ew.printf(kernelLine, args...)
 	}
 	return flush()
+}
+
+// kernelLine is the comparison's line of a changed kernel (its name the
+// second value).
+const kernelLine = "  kernel %s: %s (%s), %s → %s, %s%s\n"
+
+// summaryKernelName is a kernel's name on the comparison's line format
+// (args its values, the name's empty): with no width cut at 60 runes; on
+// a terminal it gets the room the rest of the line leaves, in the
+// comparison's language (kernelName). When that is under 24 columns the
+// line wraps and the name takes a continuation line of its own (the
+// width less its indent of six).
+func summaryKernelName(ew *errWriter, format, name string, args []any) string {
+	if ew.wrap == nil {
+		return Safe(name, 60)
+	}
+	rest := fmt.Sprintf(ew.t(format), ew.phrases(slices.Clone(args))...)
+	room := ew.width - DisplayWidth(strings.TrimRight(rest, "\n"))
+	if room < 24 {
+		room = ew.width - 6
+	}
+	return kernelName(name, room)
+}
+
+// kernelName is a kernel's name within room columns on a terminal: whole
+// when it fits, else cut to room-1 columns and "…" (at least 12 columns
+// and "…": in a narrower room the line wraps or the row is cut).
+func kernelName(name string, room int) string {
+	clean := Safe(name, 0)
+	if DisplayWidth(clean) <= room {
+		return clean
+	}
+	return Safe(clean, fitRunes([]rune(clean), max(room-1, 12)))
 }
 
 // NoEstimate is what a diff shows for a finding whose rule gave no saving
@@ -389,14 +430,15 @@ func predictedSaving(us *float64) string {
 }
 
 // kernelColumns are the kernel table's columns (indexes into its rows)
-// and the kernel name's cap in runes: 60 with no width; on a terminal the
-// name gets the room the other cells leave, and the type and core columns
-// (the name spells the type) go first when that is under 24 columns, and
-// then the change (fitTable writes it under its row).
+// and the kernel name's room: with no width (room 0) the name is cut at
+// 60 runes; on a terminal it gets the room the other cells leave, whatever
+// it is (kernelName), and the type and core columns (the name spells the
+// type) go first when that is under 24 columns, and then the change
+// (fitTable writes it under its row).
 func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 	all := []int{0, 1, 2, 3, 4, 5, 6}
 	if ew.wrap == nil {
-		return all, 60
+		return all, 0
 	}
 	colWidth := func(c int) int {
 		w := len([]string{"status", "kernel", "type", "core", "before", "after", "change", ""}[c]) // as wide as the Chinese
@@ -421,10 +463,10 @@ func kernelColumns(ew *errWriter, rows [][]string) ([]int, int) {
 			room += colWidth(6) + colWidth(7) + 2
 		}
 		if room >= 24 || len(cols) == 5 {
-			return cols, min(60, max(room-1, 12)) // Safe adds the "…"
+			return cols, room
 		}
 	}
-	return all, 60 // not reached
+	return all, 0 // not reached
 }
 
 // kernelHeads are the kernel table's headers by its column count

@@ -81,3 +81,58 @@ func TestDiffSummaryASCIIUnits(t *testing.T) {
 		require.Equal(t, strings.ReplaceAll(utf.String(), "µs", "us"), ascii.String(), "width %d", width)
 	}
 }
+
+// On a terminal a kernel's name gets the room its row leaves, in diff's
+// kernel table and in check --baseline's comparison: a 120-rune name is
+// whole at 200 columns; at 80 it is cut ("…") and the row still fits,
+// its change on it. Without a width it is cut at 60 runes, as before.
+func TestDiffKernelNameTakesTheRoom(t *testing.T) {
+	long := "aclnn" + strings.Repeat("GroupedMatmul_", 8) + "End"
+	require.Len(t, []rune(long), 120)
+	kernelDiff := func(width int, l string) *diff.Result {
+		r := widthDiff(width)
+		pct := 19.5
+		r.Kernels = []diff.KernelDelta{{Name: long, OpType: "GroupedMatmul", Core: "AI_CORE", Status: "changed",
+			BeforeUs: 57.3, AfterUs: 68.5, DeltaUs: 11.2, Pct: &pct}}
+		r.Run.Lang = l
+		return r
+	}
+	for _, l := range []string{lang.EN, lang.ZH} {
+		var text, sum bytes.Buffer
+		require.NoError(t, WriteDiffText(&text, kernelDiff(200, l)))
+		require.NoError(t, WriteDiffSummary(&sum, kernelDiff(200, l)))
+		for _, out := range []string{text.String(), sum.String()} {
+			require.Contains(t, out, long, l)
+			require.NotContains(t, out, "…", l)
+			for _, line := range strings.Split(out, "\n") {
+				require.LessOrEqual(t, DisplayWidth(line), 200, line)
+			}
+		}
+		require.Regexp(t, `\n  \S+ +`+long+` +GroupedMatmul +AI_CORE +57\.3µs +68\.5µs +\+11\.2µs \(\+19\.5%\)\n`, text.String(), l)
+
+		text.Reset()
+		sum.Reset()
+		require.NoError(t, WriteDiffText(&text, kernelDiff(80, l)))
+		require.NoError(t, WriteDiffSummary(&sum, kernelDiff(80, l)))
+		for _, out := range []string{text.String(), sum.String()} {
+			require.NotContains(t, out, long, l)
+			for _, line := range strings.Split(out, "\n") {
+				require.LessOrEqual(t, DisplayWidth(line), 80, line)
+			}
+		}
+		// the table's row: the cut name and the change on one line (the
+		// type and core columns gone: the name would have under 24)
+		require.Regexp(t, `\n  \S+ +aclnnGroupedMatmul_\S*… +57\.3µs +68\.5µs +\+11\.2µs \(\+19\.5%\)\n`, text.String(), l)
+		// the comparison's line leaves the name under 24 columns: the
+		// name takes a continuation line of its own, 74 columns of it
+		require.Contains(t, sum.String(), "\n      "+string([]rune(long)[:73])+"…\n", l)
+	}
+
+	// no width (a pipe, a golden): 60 runes, as before
+	var text, sum bytes.Buffer
+	require.NoError(t, WriteDiffText(&text, kernelDiff(0, lang.EN)))
+	require.NoError(t, WriteDiffSummary(&sum, kernelDiff(0, lang.EN)))
+	for _, out := range []string{text.String(), sum.String()} {
+		require.Contains(t, out, " "+string([]rune(long)[:60])+"… ")
+	}
+}

@@ -180,6 +180,9 @@ func loadFile(path string, opts Options) (*model.ExpertLoads, error) {
 			return nil, errkind.Errorf(errkind.Input, "%w; %s", err, expected)
 		}
 		x.Files = []string{path}
+		if err := csvConfig(x, filepath.Dir(path)); err != nil {
+			return nil, err
+		}
 		return x, nil
 	}
 	if strings.HasSuffix(strings.ToLower(name), ".json") {
@@ -298,6 +301,9 @@ func loadDir(dir string, opts Options, logs bool) (*model.ExpertLoads, error) {
 			return nil, errkind.Wrap(errkind.Input, err)
 		}
 		x.Files = []string{p}
+		if err := csvConfig(x, dir); err != nil {
+			return nil, err
+		}
 	case len(csvs) > 1:
 		return nil, errkind.Errorf(errkind.Input, "%s: several layer,expert,tokens CSVs (%s): name one with --experts FILE", dir, strings.Join(csvs, ", "))
 	default:
@@ -375,6 +381,46 @@ func openRead(p string, read func(f io.Reader) error) error {
 	}
 	if err != nil {
 		return errkind.Wrap(errkind.Input, err)
+	}
+	return nil
+}
+
+// csvConfig reads the model_gen_config.json beside a layer,expert,tokens
+// CSV, when there is one: its num_of_experts is the model's expert count,
+// and the experts past the CSV's highest id, which have no row, have an
+// unknown load (not 0 tokens).
+func csvConfig(x *model.ExpertLoads, dir string) error {
+	p := filepath.Join(dir, "model_gen_config.json")
+	if !fileExists(p) {
+		return nil
+	}
+	if err := openRead(p, func(f io.Reader) (err error) {
+		x.Config, err = ReadGenConfig(f, p)
+		return err
+	}); err != nil {
+		return err
+	}
+	x.Files = append(x.Files, p)
+	n, have := x.Config.NumExperts, x.NumExperts
+	switch {
+	case n > have:
+		if len(x.Layers)*n > maxCells {
+			return errkind.Errorf(errkind.Input, "%s: %d layers x %d experts is more than npuprof holds", p, len(x.Layers), n)
+		}
+		if x.Observed == nil {
+			x.Observed = make([]bool, have)
+			for e := range x.Observed {
+				x.Observed[e] = true
+			}
+		}
+		x.Observed = append(x.Observed, make([]bool, n-have)...)
+		for i := range x.Layers {
+			x.Layers[i].Tokens = append(x.Layers[i].Tokens, make([]int64, n-have)...)
+		}
+		x.NumExperts = n
+		x.Notes = append(x.Notes, fmt.Sprintf("%s: num_of_experts is %d, the CSV's expert ids stop at %d: expert(s) %d..%d have no row, their load is unknown", p, n, have-1, have, n-1))
+	case n > 0 && n < have:
+		x.Notes = append(x.Notes, fmt.Sprintf("%s: num_of_experts is %d, but the CSV has expert ids up to %d: read %d experts", p, n, have-1, have))
 	}
 	return nil
 }

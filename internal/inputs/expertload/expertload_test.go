@@ -258,10 +258,12 @@ func TestReadLoadCSV(t *testing.T) {
 	x, err = ReadLoadCSV(strings.NewReader("Tokens, rank ,Layer,Expert\n7,0,3,2\n9,1,5,0\n"), "s.csv")
 	require.NoError(t, err)
 	assert.Equal(t, 3, x.NumExperts)
-	assert.Equal(t, []bool{true, false, true}, x.Observed)
+	// (layer 3 has no row for experts 0 and 1, layer 5 none for 1 and 2)
+	assert.Equal(t, []bool{false, false, false}, x.Observed)
 	assert.Equal(t, 3, x.Layers[0].ID)
 	assert.Equal(t, []int64{0, 0, 7}, x.Layers[0].Tokens)
 	assert.Contains(t, strings.Join(x.Notes, "\n"), "expert(s) 1 appear in no row")
+	assert.Contains(t, strings.Join(x.Notes, "\n"), "expert(s) 0, 2 have rows in some layers only (2 of the 2 layers lack a row for one of them)")
 	assert.Contains(t, strings.Join(x.Notes, "\n"), "layer ids run 3..5")
 
 	for _, c := range []struct{ in, want string }{
@@ -277,6 +279,69 @@ func TestReadLoadCSV(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
+}
+
+// An expert without a row in some layer of a layer,expert,tokens CSV that
+// other layers have has an unknown load there, not 0 tokens: it is
+// unobserved, with a note saying so. A row with tokens 0 is a known 0,
+// and the CSV stays whole.
+func TestReadLoadCSVMissingRow(t *testing.T) {
+	x, err := ReadLoadCSV(strings.NewReader("layer,expert,tokens\n0,0,10\n0,1,20\n0,2,30\n1,0,5\n1,2,7\n2,0,1\n2,1,1\n2,2,1\n"), "gap.csv")
+	require.NoError(t, err)
+	require.NoError(t, x.Validate())
+	assert.Equal(t, 3, x.NumExperts)
+	assert.Equal(t, []bool{true, false, true}, x.Observed)
+	assert.Equal(t, []int64{5, 0, 7}, x.Layers[1].Tokens)
+	assert.Contains(t, x.Notes, "gap.csv: expert(s) 1 have rows in some layers only (1 of the 3 layers lack a row for one of them): "+
+		"their load is unknown, not 0 tokens (a row with tokens 0 says an expert got none)")
+
+	// the same loads with the 0 written: whole
+	x, err = ReadLoadCSV(strings.NewReader("layer,expert,tokens\n0,0,10\n0,1,20\n0,2,30\n1,0,5\n1,1,0\n1,2,7\n2,0,1\n2,1,1\n2,2,1\n"), "zero.csv")
+	require.NoError(t, err)
+	assert.Nil(t, x.Observed)
+	assert.Empty(t, x.Notes)
+	assert.Equal(t, []int64{5, 0, 7}, x.Layers[1].Tokens)
+
+	// an id missing from every layer (ids not 0..N-1) and one missing
+	// from one layer: both unobserved, each with its note
+	x, err = ReadLoadCSV(strings.NewReader("layer,expert,tokens\n0,0,4\n0,1,4\n0,3,4\n1,0,4\n1,3,4\n"), "ids.csv")
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, false, true}, x.Observed)
+	assert.Contains(t, x.Notes, "ids.csv: expert(s) 2 appear in no row: their load is unknown")
+	assert.Contains(t, strings.Join(x.Notes, "\n"), "ids.csv: expert(s) 1 have rows in some layers only (1 of the 2 layers lack")
+}
+
+// A model_gen_config.json beside a layer,expert,tokens CSV gives the
+// model's expert count: experts past the CSV's highest id have no row and
+// an unknown load. Read with the CSV named or its folder.
+func TestLoadCSVWithGenConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "loads.csv")
+	require.NoError(t, os.WriteFile(p, []byte("layer,expert,tokens\n0,0,3\n0,1,1\n1,0,2\n1,1,2\n"), 0o644))
+	for _, in := range []string{p, dir} {
+		x, err := Load(in, Options{})
+		require.NoError(t, err, in)
+		assert.Equal(t, 2, x.NumExperts, in)
+		assert.Nil(t, x.Observed, in)
+		assert.Equal(t, []string{p}, x.Files, in)
+	}
+	cfg := filepath.Join(dir, "model_gen_config.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"num_moe_layers": 2, "num_of_experts": 4}`), 0o644))
+	for _, in := range []string{p, dir} {
+		x, err := Load(in, Options{})
+		require.NoError(t, err, in)
+		assert.Equal(t, 4, x.NumExperts, in)
+		assert.Equal(t, []bool{true, true, false, false}, x.Observed, in)
+		assert.Equal(t, []int64{3, 1, 0, 0}, x.Layers[0].Tokens, in)
+		assert.Equal(t, []string{p, cfg}, x.Files, in)
+		assert.Contains(t, x.Notes, cfg+": num_of_experts is 4, the CSV's expert ids stop at 1: expert(s) 2..3 have no row, their load is unknown", in)
+	}
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"num_moe_layers": 2, "num_of_experts": 1}`), 0o644))
+	x, err := Load(p, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, x.NumExperts)
+	assert.Nil(t, x.Observed)
+	assert.Contains(t, x.Notes, cfg+": num_of_experts is 1, but the CSV has expert ids up to 1: read 2 experts")
 }
 
 func TestReadLog(t *testing.T) {

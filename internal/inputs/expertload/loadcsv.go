@@ -52,8 +52,10 @@ func loadCSVColumns(header []string) ([3]int, bool) {
 // the index vLLM-Ascend's expert map uses), expert the logical (global)
 // expert id, tokens the routed token count. Columns may come in any order
 // and extra columns are ignored; rows repeating a (layer, expert) pair are
-// summed (e.g. one row per replica or per rank). An expert id that appears
-// in no row is reported as unobserved.
+// summed (e.g. one row per replica or per rank). A row with tokens 0 says
+// the expert got none; an expert without a row in some layer (below the
+// highest expert id) has an unknown load there and is unobserved: such a
+// CSV is partial (analysis.PartialDump).
 func ReadLoadCSV(r io.Reader, name string) (*model.ExpertLoads, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 64<<10))
 	cr.FieldsPerRecord = -1
@@ -127,25 +129,56 @@ func ReadLoadCSV(r io.Reader, name string) (*model.ExpertLoads, error) {
 		pos[l] = i
 		x.Layers = append(x.Layers, model.ExpertLayer{ID: l, Tokens: make([]int64, x.NumExperts)})
 	}
-	seen := make([]bool, x.NumExperts)
+	rows := make([]int, x.NumExperts) // per expert, the layers with a row for it
+	perLayer := make([]int, len(ids)) // per layer, the experts with a row in it
 	for k, v := range sums {
 		x.Layers[pos[k.layer]].Tokens[k.expert] = v
-		seen[k.expert] = true
+		rows[k.expert]++
+		perLayer[pos[k.layer]]++
 	}
-	var missing []int
-	for e, ok := range seen {
-		if !ok {
-			missing = append(missing, e)
-		}
-	}
-	if len(missing) > 0 {
-		x.Observed = seen
-		x.Notes = append(x.Notes, fmt.Sprintf("%s: expert(s) %s appear in no row: their load is unknown", name, intList(missing, 12)))
-	}
+	markUnknown(x, name, rows, perLayer)
 	if ids[0] != 0 || ids[len(ids)-1] != len(ids)-1 {
 		x.Notes = append(x.Notes, fmt.Sprintf("%s: layer ids run %d..%d with %d layers; an expert map numbers MoE layers 0..%d in this order", name, ids[0], ids[len(ids)-1], len(ids), len(ids)-1))
 	}
 	return x, nil
+}
+
+// markUnknown marks unobserved the experts of x that lack a row in some
+// layer: rows[e] is the number of layers with a row for expert e,
+// perLayer[i] the number of experts with a row in layer x.Layers[i]. An
+// absent row is an unknown load, not 0 tokens, so the expert's load in
+// that layer, and with it the layer's mean, is unknown.
+func markUnknown(x *model.ExpertLoads, name string, rows, perLayer []int) {
+	var never, some []int
+	for e, n := range rows {
+		switch {
+		case n == 0:
+			never = append(never, e)
+		case n < len(x.Layers):
+			some = append(some, e)
+		}
+	}
+	if len(never) == 0 && len(some) == 0 {
+		return
+	}
+	x.Observed = make([]bool, x.NumExperts)
+	for e, n := range rows {
+		x.Observed[e] = n == len(x.Layers)
+	}
+	if len(never) > 0 {
+		x.Notes = append(x.Notes, fmt.Sprintf("%s: expert(s) %s appear in no row: their load is unknown", name, intList(never, 12)))
+	}
+	if len(some) > 0 {
+		// the layers lacking a row for an expert other layers have
+		gaps := 0
+		for _, n := range perLayer {
+			if n < x.NumExperts-len(never) {
+				gaps++
+			}
+		}
+		x.Notes = append(x.Notes, fmt.Sprintf("%s: expert(s) %s have rows in some layers only (%d of the %d layers lack a row for one of them): their load is unknown, not 0 tokens (a row with tokens 0 says an expert got none)",
+			name, intList(some, 12), gaps, len(x.Layers)))
+	}
 }
 
 // intList formats at most n ints ("3, 7, 9, …").
