@@ -310,6 +310,9 @@ const (
 	// fOther: a Kineto slice of another category than kernel, memory
 	// copy or set; in the NPU process it is counted and skipped (build)
 	fOther = 1 << 4
+	// fTransport: the slice's args hold a "transport type" (transportOf),
+	// as every HCCL plane task's do (build names those that do not)
+	fTransport = 1 << 5
 )
 
 // plog is one process's pending slices: varint records of flags, tid
@@ -1027,6 +1030,9 @@ func (rd *reader) complete(ev *event) {
 			modelID = n
 		}
 	}
+	if ev.transport != 0 {
+		flags |= fTransport
+	}
 	name := rd.in.id(ev.name.b)
 	tid := rd.tid(ev.tid)
 	lg.add(flags, tid, ts, dur, name, tt, stream, uint64(modelID))
@@ -1327,6 +1333,12 @@ func (rd *reader) hcclThreadKind(p int, tid uint32) (kind byte, named bool) {
 	return 2, named
 }
 
+// planeThread reports whether thread tid (an index) of HCCL process p is
+// named as a plane's ("Plane {k}").
+func (rd *reader) planeThread(p int, tid uint32) bool {
+	return strings.HasPrefix(rd.threads[[2]int64{int64(p), rd.tids[tid]}], "Plane ")
+}
+
 // isBigOpThread reports whether an HCCL-process thread holds big ops
 // ("Group {g} Communication", "Group {g} Aicpu Communication") rather than
 // plane tasks ("Plane {k}").
@@ -1619,6 +1631,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// tasks; unnamed threads are also marked in unnamedHCCLThreads
 	threadKind := make([]byte, len(rd.tids))
 	unnamedThread := make([]bool, len(rd.tids))
+	// plane tasks whose args hold no transport type, and the first
+	noTransport, noTransportName, noTransportTs := 0, "", int64(0)
 	// addHCCL appends the big op s of process p
 	addHCCL := func(p int, s *slice) {
 		hi := hn.info(rd, rank, s.name)
@@ -1715,6 +1729,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 				if k != 1 {
 					plane.Tasks++
+					if s.flags&fTransport == 0 && rd.planeThread(p, s.tid) {
+						// a plane task's args always name its transport
+						if noTransport == 0 {
+							noTransportName, noTransportTs = rd.in.str(s.name), s.ts
+						}
+						noTransport++
+					}
 					continue
 				}
 				addHCCL(p, &s)
@@ -1739,6 +1760,14 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	if lateOps {
 		rd.pythonOps(rank, int(nOps), isStep)
+	}
+	if noTransport > 0 {
+		// the args key or the transport type key damaged: the task is in
+		// neither count. Named as the events dropped for a damaged key
+		// are (warnDropped): the read itself went on whole, so the rank
+		// is not partial (a file is partial when cut or resynchronised)
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: noTransport,
+			Message: fmt.Sprintf("%d HCCL plane task(s) (on \"Plane\" threads) have no \"transport type\" in their args, which every plane task's hold (first: %q at ts %d ns): damaged events, left out of hccl.plane.sdma.count and hccl.plane.rdma.count", noTransport, noTransportName, noTransportTs)})
 	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
