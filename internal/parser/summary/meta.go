@@ -53,6 +53,15 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 			issues.Skip(line, "wrong number of cells")
 			return
 		}
+		for _, c := range rec {
+			if strings.IndexByte(c, '\n') >= 0 {
+				// every cell is a step or a time: one over several
+				// lines opened with a stray quote, and holds the rows
+				// up to the next quote (or the end of the file)
+				issues.Skip(line, "a quote opens a cell that runs over the next lines")
+				return
+			}
+		}
 		f := func(k string) (float64, bool) {
 			s := cell(rec, idx, k)
 			if s == "" {
