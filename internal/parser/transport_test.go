@@ -91,3 +91,50 @@ func TestPlaneTaskWithoutTransportNamed(t *testing.T) {
 		})
 	}
 }
+
+// A raw control character in a device task's Task Type or name (a
+// flipped bit of a letter: "AI_VECTOR_CORE" -> "AI_VECTOR_COR\x05"), which
+// no JSON string holds unescaped, is named; an escaped one is no damage.
+func TestControlCharInTaskTextNamed(t *testing.T) {
+	const warn = "device task or collective name(s) or task type(s) hold a control character, which no JSON string may hold unescaped"
+	for _, c := range []struct {
+		name   string
+		msprof bool
+		from   string
+		to     string
+		warned bool
+	}{
+		{"msprof task type", true, `"Task Type": "AI_VECTOR_CORE"`, "\"Task Type\": \"AI_VECTOR_COR\x05\"", true},
+		{"task type", false, `"Task Type": "AI_VECTOR_CORE"`, "\"Task Type\": \"AI_VECTOR_COR\x05\"", true},
+		{"collective name", false, `"name": "hcom_`, "\"name\": \"h\x03om_", true},
+		{"escaped", false, `"Task Type": "AI_VECTOR_CORE"`, `"Task Type": "AI_VECTOR_COR\u0005"`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var root, trace string
+			if c.msprof {
+				s := testutil.Tiny()
+				s.Ranks = 1
+				dir, _ := testutil.GenerateLayout(t, s, tracegen.LayoutMsprofText)
+				m, err := filepath.Glob(filepath.Join(dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json"))
+				require.NoError(t, err)
+				require.Len(t, m, 1)
+				trace, root = m[0], filepath.Dir(filepath.Dir(m[0]))
+			} else {
+				var out string
+				root, out = tinyRank(t)
+				trace = filepath.Join(out, "trace_view.json")
+			}
+			require.NotContains(t, warningsText(loadOne(t, root)), warn)
+			data, err := os.ReadFile(trace)
+			require.NoError(t, err)
+			require.Contains(t, string(data), c.from)
+			require.NoError(t, os.WriteFile(trace, []byte(strings.Replace(string(data), c.from, c.to, 1)), 0o644))
+			r := loadOne(t, root)
+			if !c.warned {
+				require.NotContains(t, warningsText(r), warn)
+				return
+			}
+			require.Contains(t, warningsText(r), filepath.Base(trace)+": 1 "+warn+" (first: ")
+		})
+	}
+}

@@ -224,9 +224,10 @@ func TestReadFileWithOverlapSplit(t *testing.T) {
 	}
 }
 
-// Plane tasks whose args lost their transport type are named alike read
-// whole or in parts, whichever metadata order: in a later part the HCCL
-// process is not known when their args are read.
+// Plane tasks whose args lost their transport type, and a task type with
+// a raw control character, are named alike read whole or in parts,
+// whichever metadata order: in a later part the HCCL process is not known
+// when their args are read, and the names are another interner's.
 func TestSplitNamesPlaneTasksWithoutTransport(t *testing.T) {
 	for _, first := range []bool{false, true} {
 		s, ok := tracegen.Lookup("ep-fc1")
@@ -260,17 +261,27 @@ func TestSplitNamesPlaneTasksWithoutTransport(t *testing.T) {
 		if want == 0 {
 			t.Fatal("no plane tasks")
 		}
+		// and a task type with a raw control character (named), then one
+		// written escaped (not)
+		data := bytes.Replace(d.Bytes(), []byte(`"Task Type": "AI_CORE"`), []byte("\"Task Type\": \"AI_COR\x05\""), 1)
+		k := bytes.LastIndex(data, []byte(`"Task Type": "AI_VECTOR_CORE"`))
+		data = append(data[:k:k], append([]byte(`"Task Type": "AI_VECTOR_COR\u0005"`), data[k+len(`"Task Type": "AI_VECTOR_CORE"`):]...)...)
+		d.Reset()
+		d.Write(data)
 		r := model.NewRank("r")
 		if _, err := Read(bytes.NewReader(d.Bytes()), "trace_view.json", r); err != nil {
 			t.Fatal(err)
 		}
 		msg := fmt.Sprintf("%d HCCL plane task(s) (on \"Plane\" threads) have no \"transport type\" in their args", want)
-		found := false
-		for _, w := range r.Warnings {
-			found = found || strings.HasPrefix(w.Message, msg)
-		}
-		if !found {
-			t.Fatalf("metafirst=%v: want %q, got %v", first, msg, r.Warnings)
+		ctrl := `1 device task or collective name(s) or task type(s) hold a control character, which no JSON string may hold unescaped (first: "AI_COR\x05")`
+		for _, m := range []string{msg, ctrl} {
+			found := false
+			for _, w := range r.Warnings {
+				found = found || strings.HasPrefix(w.Message, m)
+			}
+			if !found {
+				t.Fatalf("metafirst=%v: want %q, got %v", first, m, r.Warnings)
+			}
 		}
 		for _, n := range []int{2, 3, 5} {
 			checkSplit(t, d.Bytes(), n)

@@ -128,6 +128,10 @@ type interner struct {
 	// spelling; a miss goes to longID. Kernel names repeat (aclnn...,
 	// 30 to 60 bytes): a hit costs one compare instead of maphash's probe.
 	long []longEnt
+	// escaped holds the ids of names written with escapes (kept by
+	// release: ctrlText tells a control character written escaped from
+	// a raw one)
+	escaped map[uint32]bool
 }
 
 // longEnt is a name longer than 16 bytes in the long cache: its key, and
@@ -250,10 +254,17 @@ func (in *interner) longID(b []byte) (id uint32, i int) {
 	}
 	raw := string(b)
 	s := raw // one copy serves both when there is nothing to unescape
-	if strings.IndexByte(raw, '\\') >= 0 {
+	esc := strings.IndexByte(raw, '\\') >= 0
+	if esc {
 		s = unquote(b)
 	}
 	id = uint32(in.syms.Intern(s))
+	if esc && s != raw {
+		if in.escaped == nil {
+			in.escaped = map[uint32]bool{}
+		}
+		in.escaped[id] = true
+	}
 	in.insert(raw, id)
 	return id, len(in.raws) - 1
 }
@@ -361,6 +372,9 @@ func (l *plog) buf() []byte {
 }
 
 type reader struct {
+	// ctrl counts the device task and collective names and task types
+	// (each once) that hold a raw control character
+	ctrl ctrlText
 	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
 	// type is SDMA or RDMA (transportOf)
 	planeSDMA, planeRDMA int
@@ -1333,6 +1347,32 @@ func (rd *reader) hcclThreadKind(p int, tid uint32) (kind byte, named bool) {
 	return 2, named
 }
 
+// ctrlText counts the texts that hold a raw byte below 0x20, which JSON
+// allows in a string only escaped: a flipped bit of a letter ('E' ->
+// 0x05). The scan does not look for them; build checks each distinct name
+// and task type once (names written with escapes are left alone).
+type ctrlText struct {
+	n     int
+	first string
+}
+
+// check looks at the name of id.
+func (c *ctrlText) check(in *interner, id uint32) {
+	if in.escaped[id] {
+		return
+	}
+	s := in.str(id)
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' {
+			if c.n == 0 {
+				c.first = s
+			}
+			c.n++
+			return
+		}
+	}
+}
+
 // planeThread reports whether thread tid (an index) of HCCL process p is
 // named as a plane's ("Plane {k}").
 func (rd *reader) planeThread(p int, tid uint32) bool {
@@ -1612,6 +1652,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		n := rd.in.str(name)
 		ti := taskInfo{tt: tt, opType: rank.Intern(rd.opType(n)), class: model.ClassifyTask(rd.in.str(tt), n),
 			coll: kinetoCollective(n, rd.in.str(tt))}
+		rd.ctrl.check(rd.in, name)
+		rd.ctrl.check(rd.in, tt)
 		if int(name) < len(infos.at) && infos.at[name] == 0 {
 			infos.list = append(infos.list, ti)
 			infos.at[name] = int32(len(infos.list))
@@ -1760,6 +1802,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	if lateOps {
 		rd.pythonOps(rank, int(nOps), isStep)
+	}
+	if rd.ctrl.n > 0 {
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: rd.ctrl.n,
+			Message: fmt.Sprintf("%d device task or collective name(s) or task type(s) hold a control character, which no JSON string may hold unescaped (first: %q): damaged bytes, read as they are", rd.ctrl.n, rd.ctrl.first)})
 	}
 	if noTransport > 0 {
 		// the args key or the transport type key damaged: the task is in
