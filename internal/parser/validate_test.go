@@ -148,3 +148,19 @@ func TestFarCollectiveRowNamed(t *testing.T) {
 	require.Contains(t, warningsText(r), "at ts 17364000 ns")
 	require.True(t, r.Partial)
 }
+
+// A group_name with a byte that is not UTF-8 (a flipped bit: "ep" ->
+// "e\xf0") would be a group of its own under U+FFFD: the groups are
+// refused with the reason, as for a communicator without its name.
+func TestGroupInfoNotUTF8Named(t *testing.T) {
+	root, _ := tinyRank(t)
+	p := filepath.Join(root, "profiler_metadata.json")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"group_name": "ep"`)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), `"group_name": "ep"`, "\"group_name\": \"e\xf0\"", 1)), 0o644))
+	r := loadOne(t, root)
+	require.Contains(t, warningsText(r), "parallel_group_info: holds bytes that are not UTF-8, as JSON text is (damaged bytes?)")
+	require.Empty(t, r.Groups)
+	require.Contains(t, r.Have.GroupsNote, "not UTF-8")
+}

@@ -4,6 +4,7 @@ package summary
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/npuprof/npuprof/internal/redact"
@@ -327,6 +329,11 @@ func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 }
 
 func parseGroups(v json.RawMessage) ([]model.Group, error) {
+	if !utf8.Valid(v) {
+		// JSON text is UTF-8, and the decoder would turn a damaged byte
+		// of a group_name into U+FFFD, a group of its own
+		return nil, errors.New("holds bytes that are not UTF-8, as JSON text is (damaged bytes?)")
+	}
 	var pg map[string]struct {
 		GroupName   string `json:"group_name"`
 		GroupRank   *int   `json:"group_rank"`
