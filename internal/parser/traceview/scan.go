@@ -593,16 +593,39 @@ var (
 // names). The value starts with an upper-case S or R, which the keys never
 // hold: each such letter of the args is tried in turn (an IndexByte each),
 // never a substring search; only args with neither value are searched for
-// the key (the big ops, a few per step). The reader counts it once the
-// event is whole (rd.event): a parse cut by the buffer's end is repeated.
+// LOCAL, then for the key (hasTransportKey: the big ops, and plane tasks
+// of yet another transport). The reader counts it once the event is whole
+// (rd.event): a parse cut by the buffer's end is repeated.
 func transportOf(args []byte) uint8 {
 	if t := transportValue(args); t != 0 {
 		return t
 	}
-	if bytes.Contains(args, transportName) {
+	// LOCAL, a third of a Level1 trace's plane tasks, found as SDMA is;
+	// then the key with any value
+	if transportIn(args, 'L', "LOCAL") || hasTransportKey(args) {
 		return planeOther
 	}
 	return 0
+}
+
+// hasTransportKey reports whether args hold the "transport type" key:
+// each 'y' is tried as its "type"'s (an IndexByte each; a few per args).
+// bytes.Contains costs more here: the key's first byte, '"', opens every
+// key and string value.
+func hasTransportKey(args []byte) bool {
+	const y = 12 // the index of 'y' in transportName
+	for off := y; off < len(args); {
+		k := bytes.IndexByte(args[off:], 'y')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if k+len(transportName)-y <= len(args) && string(args[k-y:k-y+len(transportName)]) == string(transportName) {
+			return true
+		}
+		off = k + 1
+	}
+	return false
 }
 
 // transportValue is planeSDMA or planeRDMA when args hold a transport
@@ -635,7 +658,7 @@ func transportIn(args []byte, c byte, v string) bool {
 		}
 		k += off
 		if len(args) > k+len(v) && string(args[k:k+len(v)]) == v && args[k+len(v)] == '"' &&
-			transportBefore(args[:k]) {
+			(bytes.HasSuffix(args[:k], transportKey) || transportBefore(args[:k])) {
 			return true
 		}
 		off = k + 1
@@ -643,12 +666,9 @@ func transportIn(args []byte, c byte, v string) bool {
 }
 
 // transportBefore reports whether a ends with the transport type key, its
-// colon and the value's opening quote: as torch_npu writes them, or with
-// other white space around the colon (valid JSON all the same).
+// colon and the value's opening quote with other white space around the
+// colon than torch_npu writes (transportKey): valid JSON all the same.
 func transportBefore(a []byte) bool {
-	if bytes.HasSuffix(a, transportKey) {
-		return true
-	}
 	j := len(a) - 1
 	if j < 0 || a[j] != '"' {
 		return false
@@ -933,11 +953,8 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			}
 			if (ev.kind == procUnknown || ev.kind == procHCCL) && rd != nil {
 				// perhaps a plane task read before its process was known
-				// (or before its name): parseArgs set planeOther when it
-				// met the key (argDst), so no search for it here
-				if t := transportValue(b[a:i]); t != 0 {
-					ev.transport = t
-				}
+				// (or before its name)
+				ev.transport = transportOf(b[a:i])
 			}
 			goto next
 		}
@@ -979,9 +996,7 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 						}
 						if (ev.kind == procUnknown || ev.kind == procHCCL) && rd != nil {
 							// as above
-							if t := transportValue(b[a:i]); t != 0 {
-								ev.transport = t
-							}
+							ev.transport = transportOf(b[a:i])
 						}
 						goto next
 					}
@@ -1466,12 +1481,6 @@ func argDst(ev *event, k []byte) *value {
 			return &ev.taskType
 		case "Stream Id":
 			return &ev.stream
-		}
-	case 14:
-		if string(k) == "transport type" {
-			// an HCCL plane task's: its value is read from the raw args
-			// (transportValue); the key's presence is noted here
-			ev.transport = planeOther
 		}
 	case 16:
 		if string(k) == "Physic Stream Id" {

@@ -1358,19 +1358,35 @@ type ctrlText struct {
 
 // check looks at the name of id.
 func (c *ctrlText) check(in *interner, id uint32) {
-	if in.escaped[id] {
+	s := in.str(id)
+	if !hasCtrl(s) || in.escaped[id] {
 		return
 	}
-	s := in.str(id)
-	for i := 0; i < len(s); i++ {
-		if s[i] < ' ' {
-			if c.n == 0 {
-				c.first = s
-			}
-			c.n++
-			return
+	if c.n == 0 {
+		c.first = s
+	}
+	c.n++
+}
+
+// hasCtrl reports whether s holds a byte below 0x20: 8 bytes at a time
+// (a byte b < 0x20 is one where b - 0x20 borrows and b's top bit is
+// clear; a borrow only marks bytes above a true one), then the rest.
+func hasCtrl(s string) bool {
+	const ones, highs = 0x2020202020202020, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (x-ones)&^x&highs != 0 {
+			return true
 		}
 	}
+	for ; i < len(s); i++ {
+		if s[i] < ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // planeThread reports whether thread tid (an index) of HCCL process p is
