@@ -138,3 +138,33 @@ func TestControlCharInTaskTextNamed(t *testing.T) {
 		})
 	}
 }
+
+// A device task's Task Type damaged into one no profiler writes
+// ("AI_VECTOR_CORE" -> "AI_VECTOR_COcRE") is named: the task would count
+// as neither compute nor a collective or wait, in silence.
+func TestUnknownTaskTypeNamed(t *testing.T) {
+	const warn = `1 device task name(s) come with a Task Type npuprof does not know (first: "AI_VECTOR_COcRE")`
+	for _, msprof := range []bool{false, true} {
+		var root, trace string
+		if msprof {
+			s := testutil.Tiny()
+			s.Ranks = 1
+			dir, _ := testutil.GenerateLayout(t, s, tracegen.LayoutMsprofText)
+			m, err := filepath.Glob(filepath.Join(dir, "PROF_*", "mindstudio_profiler_output", "msprof_*.json"))
+			require.NoError(t, err)
+			require.Len(t, m, 1)
+			trace, root = m[0], filepath.Dir(filepath.Dir(m[0]))
+		} else {
+			var out string
+			root, out = tinyRank(t)
+			trace = filepath.Join(out, "trace_view.json")
+		}
+		whole := loadOne(t, root)
+		require.NotContains(t, warningsText(whole), "Task Type npuprof does not know", "msprof %v", msprof)
+		data, err := os.ReadFile(trace)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(trace, []byte(strings.Replace(string(data), `"Task Type": "AI_VECTOR_CORE"`, `"Task Type": "AI_VECTOR_COcRE"`, 1)), 0o644))
+		r := loadOne(t, root)
+		require.Contains(t, warningsText(r), filepath.Base(trace)+": "+warn, "msprof %v", msprof)
+	}
+}

@@ -1659,6 +1659,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
 	var infos taskInfos
+	// distinct task types (with their names) that no table of
+	// model.KnownTaskType holds, and the first
+	unknownTypes, unknownType := 0, ""
 	// taskInfoOf is infos.get's slow path: a name's first task, or a name
 	// seen with a second task type; its pointer is good until its next call
 	taskInfoOf := func(name, tt uint32) *taskInfo {
@@ -1670,6 +1673,14 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			coll: kinetoCollective(n, rd.in.str(tt))}
 		rd.ctrl.check(rd.in, name)
 		rd.ctrl.check(rd.in, tt)
+		if tt != 0 && !model.KnownTaskType(rd.in.str(tt)) {
+			// a damaged Task Type ("AI_VECTOR_COcRE"), or one newer
+			// than npuprof: the task is classed other
+			if unknownTypes == 0 {
+				unknownType = rd.in.str(tt)
+			}
+			unknownTypes++
+		}
 		if int(name) < len(infos.at) && infos.at[name] == 0 {
 			infos.list = append(infos.list, ti)
 			infos.at[name] = int32(len(infos.list))
@@ -1818,6 +1829,10 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	if lateOps {
 		rd.pythonOps(rank, int(nOps), isStep)
+	}
+	if unknownTypes > 0 {
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: unknownTypes,
+			Message: fmt.Sprintf("%d device task name(s) come with a Task Type npuprof does not know (first: %q), expected a device task type (AI_CORE, AI_VECTOR_CORE, MIX_AIV, AI_CPU, EVENT_WAIT_SQE, ...): those tasks count neither as compute nor as collectives or waits", unknownTypes, unknownType[:min(len(unknownType), 60)])})
 	}
 	if rd.ctrl.n > 0 {
 		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: rd.ctrl.n,
