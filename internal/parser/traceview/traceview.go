@@ -1761,10 +1761,31 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			}
 			d := newDecoder(lg)
 			unknown, first := 0, ""
+			// each thread holds one kind, and is named for it: a slice
+			// of another kind there took its name from another event
+			// (a duplicated chunk: "Free" with Computing's times)
+			kindOf := map[uint32]string{}
+			astray, firstAstray, astrayThread := 0, "", ""
 			for d.next(&s) {
-				if !own.Add(rd.in.str(s.name), s.ts, s.dur) {
+				name := rd.in.str(s.name)
+				tn, ok := kindOf[s.tid]
+				if !ok {
+					tn = rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]
+					if !model.OverlapKind(tn) {
+						tn = ""
+					}
+					kindOf[s.tid] = tn
+				}
+				if tn != "" && name != tn && model.OverlapKind(name) {
+					if astray == 0 {
+						firstAstray, astrayThread = name, tn
+					}
+					astray++
+					continue
+				}
+				if !own.Add(name, s.ts, s.dur) {
 					if unknown == 0 {
-						first = rd.in.str(s.name)
+						first = name
 					}
 					unknown++
 				}
@@ -1772,6 +1793,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			if unknown > 0 {
 				// a damaged name: that slice is in none of the four sums
 				rank.Warn(file, "%d Overlap Analysis slice(s) of no kind npuprof knows (first: %q; Computing, Communication, Communication(Not Overlapped) and Free are): left out of the profiler's own overlap", unknown, first[:min(len(first), 60)])
+			}
+			if astray > 0 {
+				rank.Warn(file, "%d Overlap Analysis slice(s) of one kind on the thread of another (first: %q on thread %q), where each thread holds the slices of its name (damaged events?): left out of the profiler's own overlap", astray, firstAstray, astrayThread)
 			}
 		case procHCCL:
 			plane := &rank.HCCLPlane
