@@ -55,7 +55,7 @@ func checkFarTasks(r *model.Rank) {
 	if head == 0 {
 		first = &ts[len(ts)-tail]
 	}
-	farReason(r, r.Have.TimelineFile, fmt.Sprintf("%d device task(s)", head+tail), head+tail, r.Str(r.Name(first)), first.Start)
+	farReason(r, r.Have.TimelineFile, head+tail, fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(r.Name(first))), first.Start))
 }
 
 // farEnds is how many of n intervals sorted by start (start, end) lie
@@ -105,16 +105,15 @@ func checkFarHCCL(r *model.Rank) {
 	if file == "" {
 		file = r.Have.TimelineFile
 	}
-	farReason(r, file, fmt.Sprintf("%d collective(s)", head+tail), head+tail, r.Str(first.Name), first.Start)
+	farReason(r, file, head+tail, fmt.Sprintf("%d collective(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(first.Name)), first.Start))
 }
 
-// farReason warns about n timeline entries of file (what) far from the
-// rest, the first named name at ts, and makes the rank partial.
-func farReason(r *model.Rank, file, what string, n int, name string, ts int64) {
+// farReason warns about n timeline entries of file far from the rest
+// (reason says which) and makes the rank partial.
+func farReason(r *model.Rank, file string, n int, reason string) {
 	if file == "" {
 		file = r.Path
 	}
-	reason := fmt.Sprintf("%s lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", what, clipCell(name), ts)
 	r.Warnings = append(r.Warnings, model.Warning{File: file, Message: reason, Count: n})
 	r.Partial = true
 	if r.PartialReason == "" {
