@@ -211,6 +211,11 @@ func readTaskTime(r *model.Rank, path string, marks *profilingMarks) {
 				"%d row(s) repeat the stream_id, task_id and task_start(us) of another row with other cells, where each task is one row: duplicated or damaged lines? counted as they are",
 				same.n)})
 		}
+		if same.times > 0 {
+			r.Warnings = append(r.Warnings, model.Warning{File: path, Count: same.times, Lines: []int{same.timesLine}, Message: fmt.Sprintf(
+				"%d row(s) repeat the stream_id, task_start(us) and task_stop(us) of another row with another task_id, where a stream runs one task at a time: duplicated or damaged lines? counted as they are",
+				same.times)})
+		}
 	}()
 	withFile(r, path, func(f io.Reader) error {
 		issues, err := msprof.ReadTaskTime(f, path, func(t *msprof.TaskRow) {
@@ -254,12 +259,17 @@ func readTaskTime(r *model.Rank, path string, marks *profilingMarks) {
 // sameTask finds task_time rows that repeat another row's stream, task id
 // and start: one hardware task is one row, so such a row is a duplicated
 // or damaged line (the cells of two rows joined), unless it is an exact
-// duplicate (model.Rank.DropDuplicates counts those). The rows are sorted
+// duplicate (model.Rank.DropDuplicates counts those). So is a row of
+// another task id with the stream, start and (non-zero) duration of
+// another: a stream runs its tasks one after another. The rows are sorted
 // by start, so only the rows of the current start are kept.
 type sameTask struct {
 	start        int64
 	at           []sameTaskKey
 	n, firstLine int
+	// times counts the rows of another task id with the stream, start
+	// and duration (not 0) of another row; timesLine is the first's line
+	times, timesLine int
 }
 
 type sameTaskKey struct {
@@ -279,11 +289,23 @@ func (s *sameTask) add(t *msprof.TaskRow) {
 	}
 	k := sameTaskKey{stream: t.Stream, task: t.TaskID, dur: t.Dur, name: t.Name, typ: t.TaskType}
 	for _, o := range s.at {
-		if o.stream == k.stream && o.task == k.task && o != k {
+		if o.stream != k.stream || o == k {
+			continue
+		}
+		if o.task == k.task {
 			if s.n == 0 {
 				s.firstLine = t.Line
 			}
 			s.n++
+			return
+		}
+		if k.dur > 0 && o.dur == k.dur {
+			// another task id over the same time on one stream, which
+			// runs one task at a time: a line that took another's times
+			if s.times == 0 {
+				s.timesLine = t.Line
+			}
+			s.times++
 			return
 		}
 	}

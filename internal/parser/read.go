@@ -201,6 +201,7 @@ func finish(r *model.Rank) {
 	validateRead(r)
 	r.SortTasks()
 	checkFarTasks(r)
+	checkFarHCCL(r)
 }
 
 // readWith reads path with read (a problem is a warning on r) and hands

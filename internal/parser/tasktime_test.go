@@ -60,9 +60,16 @@ func TestTaskTimeDamageIsNamed(t *testing.T) {
 			"skipped malformed rows (task_time(us) is not task_stop(us) - task_start(us): 1)", true},
 		{"damaged kernel_type", with(strings.Replace(a, ",AI_CORE,", ",Ai_CORE,", 1)),
 			`1 row(s) with a kernel_type npuprof does not know (first: "Ai_CORE"), expected a device task type`, false},
+		// the last digit of task_stop(us) deleted with its tab: a
+		// number still, a few ns off, within what task_time(us) allows
+		{"stop cut with its tab", with(a[:len(a)-3] + "\n"), "skipped malformed rows (a task_start(us) or task_stop(us) cell ends unlike the first row's (a trailing tab): 1)", true},
 		{"non-numeric stream_id", with(join(cellsA[:3], append([]string{cellsA[3] + "\t.}"}, cellsA[4:]...))), "skipped malformed rows (non-numeric stream_id: 1)", true},
 		// another row's name on A's stream, task id and times
 		{"repeated task", with(a + join(cellsB[:3], cellsA[3:])), "1 row(s) repeat the stream_id, task_id and task_start(us) of another row with other cells", false},
+		// a duplicated chunk from A's task_id to B's stream: B's name and
+		// type, another task id, A's times
+		{"joined rows, another task id", with(a + join(cellsB[:4], append([]string{cellsA[4] + "6"}, cellsA[5:]...))),
+			"1 row(s) repeat the stream_id, task_start(us) and task_stop(us) of another row with another task_id, where a stream runs one task at a time", false},
 		// cut at a line boundary: no cell shows it, the missing
 		// PROFILING_DISABLE row does
 		{"cut between rows", strings.Join(lines[:len(lines)-2], ""), "holds 1 PROFILING_ENABLE row(s) but 0 PROFILING_DISABLE row(s), which msprof writes last", true},

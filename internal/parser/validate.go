@@ -47,33 +47,74 @@ const farScan = 64
 // than a day: say so, and make the rank partial.
 func checkFarTasks(r *model.Rank) {
 	ts := r.Tasks
-	n := len(ts)
-	head, tail := 0, 0
-	// a gap before task g splits the timeline in two: the smaller side
-	// is the damaged one
-	for g := 1; g < n && g <= farScan; g++ {
-		if ts[g].Start-ts[g-1].Start > farGap && g < n-g {
-			head = g
-		}
-	}
-	for g := n - 1; g > head && g >= n-farScan; g-- {
-		if ts[g].Start-r.End(&ts[g-1]) > farGap && n-g < g-head {
-			tail = n - g
-		}
-	}
+	head, tail := farEnds(len(ts), func(i int) int64 { return ts[i].Start }, func(i int) int64 { return r.End(&ts[i]) })
 	if head+tail == 0 {
 		return
 	}
 	first := &ts[0]
 	if head == 0 {
-		first = &ts[n-tail]
+		first = &ts[len(ts)-tail]
 	}
-	file := r.Have.TimelineFile
+	farReason(r, r.Have.TimelineFile, head+tail, fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(r.Name(first))), first.Start))
+}
+
+// farEnds is how many of n intervals sorted by start (start, end) lie
+// past a gap of more than farGap at the head and at the tail: a gap
+// splits them in two, and the smaller side is the damaged one.
+func farEnds(n int, start, end func(int) int64) (head, tail int) {
+	for g := 1; g < n && g <= farScan; g++ {
+		if start(g)-start(g-1) > farGap && g < n-g {
+			head = g
+		}
+	}
+	for g := n - 1; g > head && g >= n-farScan; g-- {
+		if start(g)-end(g-1) > farGap && n-g < g-head {
+			tail = n - g
+		}
+	}
+	return head, tail
+}
+
+// checkFarHCCL: the same for the collectives (a kernel_details.csv row
+// of a collective whose start lost its digits): those more than a day
+// before the first device task or after the last one's end, or, without
+// tasks, past a gap of a day from the other collectives.
+func checkFarHCCL(r *model.Rank) {
+	hs := r.HCCL
+	n := len(hs)
+	var head, tail int
+	if k := len(r.Tasks); k > 0 {
+		lo, hi := r.Tasks[0].Start, r.End(&r.Tasks[k-1])
+		for head < n && head < farScan && hs[head].Start < lo-farGap {
+			head++
+		}
+		for tail < n-head && tail < farScan && hs[n-1-tail].Start > hi+farGap {
+			tail++
+		}
+	} else {
+		head, tail = farEnds(n, func(i int) int64 { return hs[i].Start }, func(i int) int64 { return hs[i].End() })
+	}
+	if head+tail == 0 {
+		return
+	}
+	first := &hs[0]
+	if head == 0 {
+		first = &hs[n-tail]
+	}
+	file := r.Have.HCCLFile
+	if file == "" {
+		file = r.Have.TimelineFile
+	}
+	farReason(r, file, head+tail, fmt.Sprintf("%d collective(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(first.Name)), first.Start))
+}
+
+// farReason warns about n timeline entries of file far from the rest
+// (reason says which) and makes the rank partial.
+func farReason(r *model.Rank, file string, n int, reason string) {
 	if file == "" {
 		file = r.Path
 	}
-	reason := fmt.Sprintf("%d device task(s) lie more than a day before or after the rest of the timeline (first %q at ts %d ns; damaged timestamps?): they are counted, and the device window spans them", head+tail, clipCell(r.Str(r.Name(first))), first.Start)
-	r.Warnings = append(r.Warnings, model.Warning{File: file, Message: reason, Count: head + tail})
+	r.Warnings = append(r.Warnings, model.Warning{File: file, Message: reason, Count: n})
 	r.Partial = true
 	if r.PartialReason == "" {
 		r.PartialReason = reason

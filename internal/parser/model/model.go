@@ -242,6 +242,16 @@ type OwnOverlap struct {
 	IfDiffers bool `json:",omitempty"`
 }
 
+// OverlapKind reports whether kind is one of the four kinds of the
+// profiler's own overlap (Add's).
+func OverlapKind(kind string) bool {
+	switch kind {
+	case "Computing", "Communication", "Communication(Not Overlapped)", "Free":
+		return true
+	}
+	return false
+}
+
 // Add counts one slice of kind (its thread's name) from start for dur ns;
 // a slice of another kind is ignored (false).
 func (o *OwnOverlap) Add(kind string, start, dur int64) bool {

@@ -340,6 +340,7 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 		return issues, fmt.Errorf("%s: %w: no task_stop(us) or task_time(us) column", file, summary.ErrUnknownHeader)
 	}
 	var row TaskRow
+	var tabs tabStyle
 	err = summary.EachRow(cr, file, &issues, func(rec []string, line int) {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			return
@@ -365,6 +366,12 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 			issues.Skip(line, "non-numeric time")
 			return
 		}
+		if !tabs.agree(rec, idx, haveStop) {
+			// the bytes before the tab cut with it: one writer ends
+			// every time cell alike
+			issues.Skip(line, "a task_start(us) or task_stop(us) cell ends unlike the first row's (a trailing tab)")
+			return
+		}
 		row = TaskRow{Name: cell(rec, idx, "name"), TaskType: cell(rec, idx, "type"), Stream: -1, TaskID: -1, Start: st, Dur: dur, Line: line}
 		if v, ok := timeparse.ParseInt([]byte(cell(rec, idx, "task"))); ok {
 			row.TaskID = v
@@ -384,6 +391,32 @@ func ReadTaskTime(r io.Reader, file string, fn func(*TaskRow)) (summary.RowIssue
 	}
 	issues.CutLine = lt.CutLine()
 	return issues, nil
+}
+
+// tabStyle is whether a task_time file's time cells end with a tab
+// (msprof writes one after each; files of other writers or versions may
+// not): set by the first row read, which every other row must match. A
+// row whose cell lost its last bytes with the tab (a cut or a deletion
+// that leaves a number, a few ns off) no longer does.
+type tabStyle uint8 // 0 not known yet, 1 with a tab, 2 without
+
+// agree reports whether the start (and stop) cells of rec end as the
+// first row's did.
+func (t *tabStyle) agree(rec []string, idx map[string]int, haveStop bool) bool {
+	style := func(c string) tabStyle {
+		if strings.HasSuffix(c, "\t") {
+			return 1
+		}
+		return 2
+	}
+	st := style(rec[idx["start"]])
+	if *t == 0 {
+		*t = st
+	}
+	if st != *t {
+		return false
+	}
+	return !haveStop || style(rec[idx["stop"]]) == *t
 }
 
 // durAgrees: task_time(us) is the task's stop minus its start, each cell

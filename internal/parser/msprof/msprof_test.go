@@ -93,6 +93,30 @@ func TestReadTaskTime(t *testing.T) {
 	require.ErrorContains(t, err, "kernel_name")
 }
 
+// msprof ends every time cell with a tab: a row whose cell lost its tab
+// with the bytes before it is skipped; a file whose cells have no tab at
+// all is read whole.
+func TestReadTaskTimeTabs(t *testing.T) {
+	const head = "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n"
+	for _, c := range []struct {
+		name, rows string
+		skipped    []int
+	}{
+		{"tabs", "0,N/A,EVENT_WAIT_SQE,2,5,12.5,1736408883704643.212\t,1736408883704655.712\t\n" +
+			"0,N/A,EVENT_WAIT_SQE,2,6,12.5,1736408883704743.212\t,1736408883704755.71\n" +
+			"0,N/A,EVENT_WAIT_SQE,2,7,12.5,1736408883704843.21,1736408883704855.712\t\n" +
+			"0,N/A,EVENT_WAIT_SQE,2,8,12.5,1736408883704943.212\t,1736408883704955.712\t\n", []int{3, 4}},
+		{"no tabs", "0,N/A,EVENT_WAIT_SQE,2,5,12.5,1736408883704643.212,1736408883704655.712\n" +
+			"0,N/A,EVENT_WAIT_SQE,2,6,12.5,1736408883704743.212,1736408883704755.712\n", nil},
+	} {
+		var rows []TaskRow
+		issues, err := ReadTaskTime(strings.NewReader(head+c.rows), "task_time.csv", func(r *TaskRow) { rows = append(rows, *r) })
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.skipped, issues.Lines, c.name)
+		require.Len(t, rows, strings.Count(c.rows, "\n")-len(c.skipped), c.name)
+	}
+}
+
 // Rows whose cells cannot be one task's are skipped and counted: a chunk
 // duplicated across two rows (more cells than the header, or as many but
 // a task_time(us) that is not stop - start) and a stream id that is not a

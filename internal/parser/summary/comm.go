@@ -76,6 +76,9 @@ type commOp struct {
 	// noHash: the key has no "@" before a group hash (every writer puts
 	// one there; a damaged key loses the op's group)
 	noHash bool
+	// ctrl: the key holds a control character (a damaged byte: collective
+	// names and group hashes are printable)
+	ctrl bool
 	// seen holds a bit per time key read (seenStart, ...); an op without
 	// its start or elapsed time, or whose times disagree, is left out
 	seen uint8
@@ -112,7 +115,17 @@ func (c *commOps) newOp(k []byte, step, kind string) commOp {
 	if i := strings.LastIndexByte(key, '@'); i >= 0 {
 		op, hash = key[:i], key[i+1:]
 	}
-	return commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}, noHash: op == "" || hash == ""}
+	return commOp{key: key, ci: model.CommOpInfo{Step: step, Kind: kind, Op: op, GroupHash: hash}, noHash: op == "" || hash == "", ctrl: hasCtrl(key)}
+}
+
+// hasCtrl reports whether s holds a byte below 0x20.
+func hasCtrl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // add keeps o.
@@ -328,13 +341,15 @@ func (c *commOps) sorted(file string) ([]model.CommOpInfo, error) {
 }
 
 // invalid says why an op read whole cannot be trusted ("" when it can):
-// a key that is not "op@hash", no "Communication Time Info", no elapsed time in it, or an
+// a key that is not "op@hash" or holds a control character, no "Communication Time Info", no elapsed time in it, or an
 // elapsed time that is not the sum of its transit, wait and idle times
 // (torch_npu writes idle as the rest, so they always add up).
 func (o *commOp) invalid() string {
 	switch {
 	case o.noHash:
 		return `no "@<group hash>" in its key`
+	case o.ctrl:
+		return "a control character in its key"
 	case o.seen&seenInfo == 0:
 		return "no Communication Time Info"
 	case o.seen&seenElapse == 0:

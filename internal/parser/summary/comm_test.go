@@ -220,3 +220,29 @@ func TestCommunicationKeyWithoutHash(t *testing.T) {
 		require.Equal(t, "9", got[0].GroupHash, name)
 	}
 }
+
+// A key holding a control character (bytes written into it: a raw tab,
+// which no JSON string holds unescaped; collective names are printable)
+// is damaged: the op is skipped and said so, in every shape.
+func TestCommunicationKeyWithControlChar(t *testing.T) {
+	const bad = "hcom_reduce}71.a6\tb[[a:a.Scatter__115_1_1@9"
+	for name, data := range map[string]string{
+		"torch_npu": `{"step1": {"collective": {
+			"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 17.5, "Elapse Time(ms)": 1.5}},
+			"` + bad + `": {"Communication Time Info": {"Start Timestamp(us)": 18.5, "Elapse Time(ms)": 1.5}}}}}`,
+		"msprof by op": `{"hcom_a__1_0_1@9": {"Communication Time Info": {"Start Timestamp(us)": 17.5, "Elapse Time(ms)": 1.5}},
+			"` + bad + `": {"Communication Time Info": {"Start Timestamp(us)": 18.5, "Elapse Time(ms)": 1.5}},
+			"Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 3}}}`,
+	} {
+		read := ReadCommunication
+		if name != "torch_npu" {
+			read = ReadMsprofCommunication
+		}
+		got, err := read(bytes.NewReader([]byte(data)), "communication.json")
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), `skipped 1 op(s) that fail validation`, name)
+		require.Contains(t, err.Error(), `a control character in its key`, name)
+		require.Len(t, got, 1, name)
+		require.Equal(t, "hcom_a__1_0_1", got[0].Op, name)
+	}
+}

@@ -4,6 +4,7 @@ package summary
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
 	"github.com/npuprof/npuprof/internal/redact"
@@ -52,6 +54,15 @@ func ReadStepTraceTime(r io.Reader, file string) ([]model.StepTraceRow, RowIssue
 		if !CellCountOK(rec, len(header)) {
 			issues.Skip(line, "wrong number of cells")
 			return
+		}
+		for _, c := range rec {
+			if strings.IndexByte(c, '\n') >= 0 {
+				// every cell is a step or a time: one over several
+				// lines opened with a stray quote, and holds the rows
+				// up to the next quote (or the end of the file)
+				issues.Skip(line, "a quote opens a cell that runs over the next lines")
+				return
+			}
 		}
 		f := func(k string) (float64, bool) {
 			s := cell(rec, idx, k)
@@ -318,6 +329,11 @@ func decodeMetadata(r io.Reader, file string) (Metadata, error) {
 }
 
 func parseGroups(v json.RawMessage) ([]model.Group, error) {
+	if !utf8.Valid(v) {
+		// JSON text is UTF-8, and the decoder would turn a damaged byte
+		// of a group_name into U+FFFD, a group of its own
+		return nil, errors.New("holds bytes that are not UTF-8, as JSON text is (damaged bytes?)")
+	}
 	var pg map[string]struct {
 		GroupName   string `json:"group_name"`
 		GroupRank   *int   `json:"group_rank"`

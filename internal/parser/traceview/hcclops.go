@@ -30,6 +30,7 @@ func (h *hcclNames) info(rd *reader, rank *model.Rank, id uint32) hcclInfo {
 		return h.infos[id]
 	}
 	name := rd.in.str(id)
+	rd.ctrl.check(rd.in, id)
 	cut := name
 	if i := strings.IndexAny(name, "0123456789"); i >= 0 {
 		cut = name[:i]

@@ -580,17 +580,57 @@ func (ev *event) skipArgs() bool {
 }
 
 // transportKey opens a plane task's transport type in its args, as
-// torch_npu writes them ("transport type": "SDMA").
-var transportKey = []byte(`"transport type": "`)
+// torch_npu writes them ("transport type": "SDMA"); transportName is the
+// key alone.
+var (
+	transportKey  = []byte(`"transport type": "`)
+	transportName = []byte(`"transport type"`)
+)
 
 // transportOf is the transport an HCCL slice's args name: planeSDMA,
-// planeRDMA or 0 (only plane tasks carry the key; big ops do not, so no
-// thread kind is needed here). The value starts with an upper-case S or R,
-// which the keys never hold: each such letter of the args is tried in turn
-// (an IndexByte each), never a substring search. The reader counts it once
-// the event is whole (rd.event): a parse cut by the buffer's end is
-// repeated.
+// planeRDMA, planeOther (the key holds another value, LOCAL) or 0 (no
+// such key: big ops, or a plane task whose key was damaged, which build
+// names). The value starts with an upper-case S or R, which the keys never
+// hold: each such letter of the args is tried in turn (an IndexByte each),
+// never a substring search; only args with neither value are searched for
+// LOCAL, then for the key (hasTransportKey: the big ops, and plane tasks
+// of yet another transport). The reader counts it once the event is whole
+// (rd.event): a parse cut by the buffer's end is repeated.
 func transportOf(args []byte) uint8 {
+	if t := transportValue(args); t != 0 {
+		return t
+	}
+	// LOCAL, a third of a Level1 trace's plane tasks, found as SDMA is;
+	// then the key with any value
+	if transportIn(args, 'L', "LOCAL") || hasTransportKey(args) {
+		return planeOther
+	}
+	return 0
+}
+
+// hasTransportKey reports whether args hold the "transport type" key:
+// each 'y' is tried as its "type"'s (an IndexByte each; a few per args).
+// bytes.Contains costs more here: the key's first byte, '"', opens every
+// key and string value.
+func hasTransportKey(args []byte) bool {
+	const y = 12 // the index of 'y' in transportName
+	for off := y; off < len(args); {
+		k := bytes.IndexByte(args[off:], 'y')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if k+len(transportName)-y <= len(args) && string(args[k-y:k-y+len(transportName)]) == string(transportName) {
+			return true
+		}
+		off = k + 1
+	}
+	return false
+}
+
+// transportValue is planeSDMA or planeRDMA when args hold a transport
+// type of that value, else 0.
+func transportValue(args []byte) uint8 {
 	if transportIn(args, 'S', "SDMA") {
 		return planeSDMA
 	}
@@ -604,6 +644,8 @@ func transportOf(args []byte) uint8 {
 const (
 	planeSDMA = 1 + iota
 	planeRDMA
+	// planeOther: the key is there, with another value
+	planeOther
 )
 
 // transportIn reports whether args hold `"transport type": "v"`, v
@@ -616,11 +658,29 @@ func transportIn(args []byte, c byte, v string) bool {
 		}
 		k += off
 		if len(args) > k+len(v) && string(args[k:k+len(v)]) == v && args[k+len(v)] == '"' &&
-			bytes.HasSuffix(args[:k], transportKey) {
+			(bytes.HasSuffix(args[:k], transportKey) || transportBefore(args[:k])) {
 			return true
 		}
 		off = k + 1
 	}
+}
+
+// transportBefore reports whether a ends with the transport type key, its
+// colon and the value's opening quote with other white space around the
+// colon than torch_npu writes (transportKey): valid JSON all the same.
+func transportBefore(a []byte) bool {
+	j := len(a) - 1
+	if j < 0 || a[j] != '"' {
+		return false
+	}
+	for j--; j >= 0 && isSpace(a[j]); j-- {
+	}
+	if j < 0 || a[j] != ':' {
+		return false
+	}
+	for j--; j >= 0 && isSpace(a[j]); j-- {
+	}
+	return bytes.HasSuffix(a[:j+1], transportName)
 }
 
 // skipRest returns the index after the object whose body continues at
@@ -891,8 +951,9 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 			if i < 0 {
 				return i
 			}
-			if ev.kind == procUnknown && rd != nil {
+			if (ev.kind == procUnknown || ev.kind == procHCCL) && rd != nil {
 				// perhaps a plane task read before its process was known
+				// (or before its name)
 				ev.transport = transportOf(b[a:i])
 			}
 			goto next
@@ -928,9 +989,14 @@ func parseEvent(b []byte, i int, ev *event, rd *reader) int {
 					dst = &ev.name
 				case "args":
 					if b[i] == '{' {
+						a := i
 						i = parseArgs(b, i, ev)
 						if i < 0 {
 							return i
+						}
+						if (ev.kind == procUnknown || ev.kind == procHCCL) && rd != nil {
+							// as above
+							ev.transport = transportOf(b[a:i])
 						}
 						goto next
 					}

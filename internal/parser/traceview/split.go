@@ -336,6 +336,12 @@ func (rd *reader) absorb(o *reader) {
 	for j := range names {
 		names[j] = rd.in.strOf(o.in.str(uint32(j)))
 	}
+	for j := range o.in.escaped {
+		if rd.in.escaped == nil {
+			rd.in.escaped = map[uint32]bool{}
+		}
+		rd.in.escaped[names[j]] = true
+	}
 	for j := range o.logs {
 		ol := &o.logs[j]
 		i := pmap[j]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/npuprof/npuprof/internal/parser/model"
@@ -219,6 +220,71 @@ func TestReadFileWithOverlapSplit(t *testing.T) {
 			if r.OwnOverlap != whole.OwnOverlap {
 				t.Fatalf("meta first %v, %d parts: %+v, whole %+v", first, parts, r.OwnOverlap, whole.OwnOverlap)
 			}
+		}
+	}
+}
+
+// Plane tasks whose args lost their transport type, and a task type with
+// a raw control character, are named alike read whole or in parts,
+// whichever metadata order: in a later part the HCCL process is not known
+// when their args are read, and the names are another interner's.
+func TestSplitNamesPlaneTasksWithoutTransport(t *testing.T) {
+	for _, first := range []bool{false, true} {
+		s, ok := tracegen.Lookup("ep-fc1")
+		if !ok {
+			t.Fatal("no scenario ep-fc1")
+		}
+		s.Ranks, s.Layers, s.Steps = 2, 3, 4
+		s.DeviceMetaFirst = first
+		var b bytes.Buffer
+		if _, err := tracegen.WriteTrace(&b, s, 0); err != nil {
+			t.Fatal(err)
+		}
+		// every fourth plane task's key damaged, and every seventh
+		// written without the space after its colon (valid)
+		parts := bytes.Split(b.Bytes(), []byte(`"transport type": "`))
+		var d bytes.Buffer
+		want := 0
+		for i, p := range parts {
+			d.Write(p)
+			switch {
+			case i == len(parts)-1:
+			case i%4 == 1:
+				d.WriteString(`"transport pype": "`)
+				want++
+			case i%7 == 2:
+				d.WriteString(`"transport type":"`)
+			default:
+				d.WriteString(`"transport type": "`)
+			}
+		}
+		if want == 0 {
+			t.Fatal("no plane tasks")
+		}
+		// and a task type with a raw control character (named), then one
+		// written escaped (not)
+		data := bytes.Replace(d.Bytes(), []byte(`"Task Type": "AI_CORE"`), []byte("\"Task Type\": \"AI_COR\x05\""), 1)
+		k := bytes.LastIndex(data, []byte(`"Task Type": "AI_VECTOR_CORE"`))
+		data = append(data[:k:k], append([]byte(`"Task Type": "AI_VECTOR_COR\u0005"`), data[k+len(`"Task Type": "AI_VECTOR_CORE"`):]...)...)
+		d.Reset()
+		d.Write(data)
+		r := model.NewRank("r")
+		if _, err := Read(bytes.NewReader(d.Bytes()), "trace_view.json", r); err != nil {
+			t.Fatal(err)
+		}
+		msg := fmt.Sprintf("%d HCCL plane task(s) (on \"Plane\" threads) have no \"transport type\" in their args", want)
+		ctrl := `1 device task or collective name(s) or task type(s) hold a control character, which no JSON string may hold unescaped (first: "AI_COR\x05")`
+		for _, m := range []string{msg, ctrl} {
+			found := false
+			for _, w := range r.Warnings {
+				found = found || strings.HasPrefix(w.Message, m)
+			}
+			if !found {
+				t.Fatalf("metafirst=%v: want %q, got %v", first, m, r.Warnings)
+			}
+		}
+		for _, n := range []int{2, 3, 5} {
+			checkSplit(t, d.Bytes(), n)
 		}
 	}
 }

@@ -128,6 +128,10 @@ type interner struct {
 	// spelling; a miss goes to longID. Kernel names repeat (aclnn...,
 	// 30 to 60 bytes): a hit costs one compare instead of maphash's probe.
 	long []longEnt
+	// escaped holds the ids of names written with escapes (kept by
+	// release: ctrlText tells a control character written escaped from
+	// a raw one)
+	escaped map[uint32]bool
 }
 
 // longEnt is a name longer than 16 bytes in the long cache: its key, and
@@ -250,10 +254,17 @@ func (in *interner) longID(b []byte) (id uint32, i int) {
 	}
 	raw := string(b)
 	s := raw // one copy serves both when there is nothing to unescape
-	if strings.IndexByte(raw, '\\') >= 0 {
+	esc := strings.IndexByte(raw, '\\') >= 0
+	if esc {
 		s = unquote(b)
 	}
 	id = uint32(in.syms.Intern(s))
+	if esc && s != raw {
+		if in.escaped == nil {
+			in.escaped = map[uint32]bool{}
+		}
+		in.escaped[id] = true
+	}
 	in.insert(raw, id)
 	return id, len(in.raws) - 1
 }
@@ -310,6 +321,9 @@ const (
 	// fOther: a Kineto slice of another category than kernel, memory
 	// copy or set; in the NPU process it is counted and skipped (build)
 	fOther = 1 << 4
+	// fTransport: the slice's args hold a "transport type" (transportOf),
+	// as every HCCL plane task's do (build names those that do not)
+	fTransport = 1 << 5
 )
 
 // plog is one process's pending slices: varint records of flags, tid
@@ -358,6 +372,9 @@ func (l *plog) buf() []byte {
 }
 
 type reader struct {
+	// ctrl counts the device task and collective names and task types
+	// (each once) that hold a raw control character
+	ctrl ctrlText
 	// planeSDMA and planeRDMA count the HCCL plane tasks whose transport
 	// type is SDMA or RDMA (transportOf)
 	planeSDMA, planeRDMA int
@@ -1027,6 +1044,9 @@ func (rd *reader) complete(ev *event) {
 			modelID = n
 		}
 	}
+	if ev.transport != 0 {
+		flags |= fTransport
+	}
 	name := rd.in.id(ev.name.b)
 	tid := rd.tid(ev.tid)
 	lg.add(flags, tid, ts, dur, name, tt, stream, uint64(modelID))
@@ -1327,6 +1347,54 @@ func (rd *reader) hcclThreadKind(p int, tid uint32) (kind byte, named bool) {
 	return 2, named
 }
 
+// ctrlText counts the texts that hold a raw byte below 0x20, which JSON
+// allows in a string only escaped: a flipped bit of a letter ('E' ->
+// 0x05). The scan does not look for them; build checks each distinct name
+// and task type once (names written with escapes are left alone).
+type ctrlText struct {
+	n     int
+	first string
+}
+
+// check looks at the name of id.
+func (c *ctrlText) check(in *interner, id uint32) {
+	s := in.str(id)
+	if !hasCtrl(s) || in.escaped[id] {
+		return
+	}
+	if c.n == 0 {
+		c.first = s
+	}
+	c.n++
+}
+
+// hasCtrl reports whether s holds a byte below 0x20: 8 bytes at a time
+// (a byte b < 0x20 is one where b - 0x20 borrows and b's top bit is
+// clear; a borrow only marks bytes above a true one), then the rest.
+func hasCtrl(s string) bool {
+	const ones, highs = 0x2020202020202020, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (x-ones)&^x&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < ' ' {
+			return true
+		}
+	}
+	return false
+}
+
+// planeThread reports whether thread tid (an index) of HCCL process p is
+// named as a plane's ("Plane {k}").
+func (rd *reader) planeThread(p int, tid uint32) bool {
+	return strings.HasPrefix(rd.threads[[2]int64{int64(p), rd.tids[tid]}], "Plane ")
+}
+
 // isBigOpThread reports whether an HCCL-process thread holds big ops
 // ("Group {g} Communication", "Group {g} Aicpu Communication") rather than
 // plane tasks ("Plane {k}").
@@ -1591,6 +1659,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// what a name (and task type) tells, by name id: computed once
 	nNames := rd.in.syms.Len()
 	var infos taskInfos
+	// distinct task types (with their names) that no table of
+	// model.KnownTaskType holds, and the first
+	unknownTypes, unknownType := 0, ""
 	// taskInfoOf is infos.get's slow path: a name's first task, or a name
 	// seen with a second task type; its pointer is good until its next call
 	taskInfoOf := func(name, tt uint32) *taskInfo {
@@ -1600,6 +1671,16 @@ func (rd *reader) build(rank *model.Rank, file string) {
 		n := rd.in.str(name)
 		ti := taskInfo{tt: tt, opType: rank.Intern(rd.opType(n)), class: model.ClassifyTask(rd.in.str(tt), n),
 			coll: kinetoCollective(n, rd.in.str(tt))}
+		rd.ctrl.check(rd.in, name)
+		rd.ctrl.check(rd.in, tt)
+		if tt != 0 && !model.KnownTaskType(rd.in.str(tt)) {
+			// a damaged Task Type ("AI_VECTOR_COcRE"), or one newer
+			// than npuprof: the task is classed other
+			if unknownTypes == 0 {
+				unknownType = rd.in.str(tt)
+			}
+			unknownTypes++
+		}
 		if int(name) < len(infos.at) && infos.at[name] == 0 {
 			infos.list = append(infos.list, ti)
 			infos.at[name] = int32(len(infos.list))
@@ -1619,6 +1700,8 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	// tasks; unnamed threads are also marked in unnamedHCCLThreads
 	threadKind := make([]byte, len(rd.tids))
 	unnamedThread := make([]bool, len(rd.tids))
+	// plane tasks whose args hold no transport type, and the first
+	noTransport, noTransportName, noTransportTs := 0, "", int64(0)
 	// addHCCL appends the big op s of process p
 	addHCCL := func(p int, s *slice) {
 		hi := hn.info(rd, rank, s.name)
@@ -1678,10 +1761,31 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			}
 			d := newDecoder(lg)
 			unknown, first := 0, ""
+			// each thread holds one kind, and is named for it: a slice
+			// of another kind there took its name from another event
+			// (a duplicated chunk: "Free" with Computing's times)
+			kindOf := map[uint32]string{}
+			astray, firstAstray, astrayThread := 0, "", ""
 			for d.next(&s) {
-				if !own.Add(rd.in.str(s.name), s.ts, s.dur) {
+				name := rd.in.str(s.name)
+				tn, ok := kindOf[s.tid]
+				if !ok {
+					tn = rd.threads[[2]int64{int64(p), rd.tids[s.tid]}]
+					if !model.OverlapKind(tn) {
+						tn = ""
+					}
+					kindOf[s.tid] = tn
+				}
+				if tn != "" && name != tn && model.OverlapKind(name) {
+					if astray == 0 {
+						firstAstray, astrayThread = name, tn
+					}
+					astray++
+					continue
+				}
+				if !own.Add(name, s.ts, s.dur) {
 					if unknown == 0 {
-						first = rd.in.str(s.name)
+						first = name
 					}
 					unknown++
 				}
@@ -1689,6 +1793,9 @@ func (rd *reader) build(rank *model.Rank, file string) {
 			if unknown > 0 {
 				// a damaged name: that slice is in none of the four sums
 				rank.Warn(file, "%d Overlap Analysis slice(s) of no kind npuprof knows (first: %q; Computing, Communication, Communication(Not Overlapped) and Free are): left out of the profiler's own overlap", unknown, first[:min(len(first), 60)])
+			}
+			if astray > 0 {
+				rank.Warn(file, "%d Overlap Analysis slice(s) of one kind on the thread of another (first: %q on thread %q), where each thread holds the slices of its name (damaged events?): left out of the profiler's own overlap", astray, firstAstray, astrayThread)
 			}
 		case procHCCL:
 			plane := &rank.HCCLPlane
@@ -1715,6 +1822,13 @@ func (rd *reader) build(rank *model.Rank, file string) {
 				}
 				if k != 1 {
 					plane.Tasks++
+					if s.flags&fTransport == 0 && rd.planeThread(p, s.tid) {
+						// a plane task's args always name its transport
+						if noTransport == 0 {
+							noTransportName, noTransportTs = rd.in.str(s.name), s.ts
+						}
+						noTransport++
+					}
 					continue
 				}
 				addHCCL(p, &s)
@@ -1739,6 +1853,22 @@ func (rd *reader) build(rank *model.Rank, file string) {
 	}
 	if lateOps {
 		rd.pythonOps(rank, int(nOps), isStep)
+	}
+	if unknownTypes > 0 {
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: unknownTypes,
+			Message: fmt.Sprintf("%d device task name(s) come with a Task Type npuprof does not know (first: %q), expected a device task type (AI_CORE, AI_VECTOR_CORE, MIX_AIV, AI_CPU, EVENT_WAIT_SQE, ...): those tasks count neither as compute nor as collectives or waits", unknownTypes, unknownType[:min(len(unknownType), 60)])})
+	}
+	if rd.ctrl.n > 0 {
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: rd.ctrl.n,
+			Message: fmt.Sprintf("%d device task or collective name(s) or task type(s) hold a control character, which no JSON string may hold unescaped (first: %q): damaged bytes, read as they are", rd.ctrl.n, rd.ctrl.first)})
+	}
+	if noTransport > 0 {
+		// the args key or the transport type key damaged: the task is in
+		// neither count. Named as the events dropped for a damaged key
+		// are (warnDropped): the read itself went on whole, so the rank
+		// is not partial (a file is partial when cut or resynchronised)
+		rank.Warnings = append(rank.Warnings, model.Warning{File: file, Count: noTransport,
+			Message: fmt.Sprintf("%d HCCL plane task(s) (on \"Plane\" threads) have no \"transport type\" in their args, which every plane task's hold (first: %q at ts %d ns): damaged events, left out of hccl.plane.sdma.count and hccl.plane.rdma.count", noTransport, noTransportName, noTransportTs)})
 	}
 	// A device timeline records every collective, so HCCL is measured (a
 	// single-card run legitimately has none) -- unless the file was cut
