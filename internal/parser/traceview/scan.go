@@ -579,65 +579,62 @@ func (ev *event) skipArgs() bool {
 	return false
 }
 
-// transportKey opens a plane task's transport type in its args, as
-// torch_npu writes them ("transport type": "SDMA"); transportName is the
-// key alone.
+// transportName is the key of a plane task's transport type in its args,
+// as torch_npu writes them ("transport type": "SDMA"), and transportWord
+// its first 8 bytes as one word.
 var (
-	transportKey  = []byte(`"transport type": "`)
 	transportName = []byte(`"transport type"`)
+	transportWord = binary.LittleEndian.Uint64(transportName)
 )
 
 // transportOf is the transport an HCCL slice's args name: planeSDMA,
-// planeRDMA, planeOther (the key holds another value, LOCAL) or 0 (no
-// such key: big ops, or a plane task whose key was damaged, which build
-// names). The value starts with an upper-case S or R, which the keys never
-// hold: each such letter of the args is tried in turn (an IndexByte each),
-// never a substring search; only args with neither value are searched for
-// LOCAL, then for the key (hasTransportKey: the big ops, and plane tasks
-// of yet another transport). The reader counts it once the event is whole
-// (rd.event): a parse cut by the buffer's end is repeated.
+// planeRDMA, planeOther (the key with another value: LOCAL, yet another
+// transport, or no string) or 0 (no such key: big ops, a device kernel
+// read before its process was known, or a plane task whose key was
+// damaged, which build names). One search: each 'y' of the args is tried
+// as the key's (an IndexByte each, then one word compared, a call only
+// where the word matches); never a substring search, whose first byte
+// would be the '"' that opens every key and string. The reader counts it
+// once the event is whole (rd.event): a parse cut by the buffer's end is
+// repeated.
 func transportOf(args []byte) uint8 {
-	if t := transportValue(args); t != 0 {
-		return t
-	}
-	// LOCAL, a third of a Level1 trace's plane tasks, found as SDMA is;
-	// then the key with any value
-	if transportIn(args, 'L', "LOCAL") || hasTransportKey(args) {
-		return planeOther
-	}
-	return 0
-}
-
-// hasTransportKey reports whether args hold the "transport type" key:
-// each 'y' is tried as its "type"'s (an IndexByte each; a few per args).
-// bytes.Contains costs more here: the key's first byte, '"', opens every
-// key and string value.
-func hasTransportKey(args []byte) bool {
 	const y = 12 // the index of 'y' in transportName
 	for off := y; off < len(args); {
 		k := bytes.IndexByte(args[off:], 'y')
 		if k < 0 {
-			return false
+			return 0
 		}
 		k += off
-		if k+len(transportName)-y <= len(args) && string(args[k-y:k-y+len(transportName)]) == string(transportName) {
-			return true
-		}
 		off = k + 1
-	}
-	return false
-}
-
-// transportValue is planeSDMA or planeRDMA when args hold a transport
-// type of that value, else 0.
-func transportValue(args []byte) uint8 {
-	if transportIn(args, 'S', "SDMA") {
-		return planeSDMA
-	}
-	if transportIn(args, 'R', "RDMA") {
-		return planeRDMA
+		s, e := k-y, k-y+len(transportName)
+		if e <= len(args) && le64(args, s) == transportWord && string(args[s:e]) == string(transportName) {
+			return transportAfter(args[e:])
+		}
 	}
 	return 0
+}
+
+// transportAfter is the transport the value after the transport type key
+// names (a: the bytes after the key), with any white space around its
+// colon (valid JSON all the same).
+func transportAfter(a []byte) uint8 {
+	i := 0
+	for i < len(a) && isSpace(a[i]) {
+		i++
+	}
+	if i < len(a) && a[i] == ':' {
+		for i++; i < len(a) && isSpace(a[i]); i++ {
+		}
+	}
+	if i+5 < len(a) && a[i] == '"' && a[i+5] == '"' {
+		switch string(a[i+1 : i+5]) {
+		case "SDMA":
+			return planeSDMA
+		case "RDMA":
+			return planeRDMA
+		}
+	}
+	return planeOther
 }
 
 // The transports an event's transport field names.
@@ -647,41 +644,6 @@ const (
 	// planeOther: the key is there, with another value
 	planeOther
 )
-
-// transportIn reports whether args hold `"transport type": "v"`, v
-// starting with c.
-func transportIn(args []byte, c byte, v string) bool {
-	for off := 0; ; {
-		k := bytes.IndexByte(args[off:], c)
-		if k < 0 {
-			return false
-		}
-		k += off
-		if len(args) > k+len(v) && string(args[k:k+len(v)]) == v && args[k+len(v)] == '"' &&
-			(bytes.HasSuffix(args[:k], transportKey) || transportBefore(args[:k])) {
-			return true
-		}
-		off = k + 1
-	}
-}
-
-// transportBefore reports whether a ends with the transport type key, its
-// colon and the value's opening quote with other white space around the
-// colon than torch_npu writes (transportKey): valid JSON all the same.
-func transportBefore(a []byte) bool {
-	j := len(a) - 1
-	if j < 0 || a[j] != '"' {
-		return false
-	}
-	for j--; j >= 0 && isSpace(a[j]); j-- {
-	}
-	if j < 0 || a[j] != ':' {
-		return false
-	}
-	for j--; j >= 0 && isSpace(a[j]); j-- {
-	}
-	return bytes.HasSuffix(a[:j+1], transportName)
-}
 
 // skipRest returns the index after the object whose body continues at
 // b[i] (one level deep), without reading its keys.

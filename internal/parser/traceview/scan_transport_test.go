@@ -9,20 +9,28 @@ import (
 	"github.com/npuprof/npuprof/internal/tracegen"
 )
 
-// hasTransportKey finds the key wherever it is, and only the key.
-func TestHasTransportKey(t *testing.T) {
-	for args, want := range map[string]bool{
-		`{"transport type": "LOCAL"}`:                        true,
-		`{"task type": "Notify_Wait", "transport type":"X"}`: true,
-		`"transport type"`:                                   true,
-		`{"transport typeize(Byte)": 1}`:                     false,
-		`{"transport pype": "LOCAL", "data type": "y"}`:      false,
-		`{"alg_type": "MESH", "data_type": "BFP16"}`:         false,
-		`transport type"`:                                    false,
-		`y`:                                                  false,
-		``:                                                   false,
+// transportOf finds the key wherever it is, and only the key, and names
+// the transport its value gives, with any white space around the colon.
+func TestTransportOf(t *testing.T) {
+	for args, want := range map[string]uint8{
+		`{"transport type": "SDMA"}`:                         planeSDMA,
+		`{"task type": "Memcpy", "transport type": "RDMA"}`:  planeRDMA,
+		`{"transport type" :"SDMA", "size(Byte)": 0}`:        planeSDMA,
+		"{\"transport type\"\t:\n \"RDMA\"}":                 planeRDMA,
+		`{"transport type": "LOCAL"}`:                        planeOther,
+		`{"task type": "Notify_Wait", "transport type":"X"}`: planeOther,
+		`{"transport type": "SDMAX"}`:                        planeOther,
+		`{"transport type": 3}`:                              planeOther,
+		`"transport type"`:                                   planeOther,
+		`{"transport typeize(Byte)": 1}`:                     0,
+		`{"transport pype": "SDMA", "data type": "y"}`:       0,
+		`{"alg_type": "MESH", "data_type": "BFP16"}`:         0,
+		`{"Task Type": "SDMA", "Physic Stream Id": 0}`:       0,
+		`transport type"`:                                    0,
+		`y`:                                                  0,
+		``:                                                   0,
 	} {
-		if got := hasTransportKey([]byte(args)); got != want {
+		if got := transportOf([]byte(args)); got != want {
 			t.Errorf("%s: %v, want %v", args, got, want)
 		}
 	}
