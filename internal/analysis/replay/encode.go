@@ -135,7 +135,14 @@ func (tl *Timeline) spillFile() *Spill {
 func (l *RankLine) setItems(st *Step, items []Item) {
 	st.itemsAt = Ref{}
 	if st.dec != nil {
-		st.dec = &decoded{items: slices.Clone(items), colls: st.dec.colls}
+		var kept []Item
+		if sc := l.scratch; sc != nil {
+			sc.items = append(sc.items[:0], items...)
+			kept = sc.items
+		} else {
+			kept = slices.Clone(items)
+		}
+		st.dec = &decoded{items: kept, colls: st.dec.colls}
 		st.ItemBytes, st.N = nil, int32(len(items))
 		return
 	}
@@ -187,8 +194,24 @@ func fromSince(u uint64, none, anchor int64) int64 {
 func setColls(st *Step, colls []Coll) { setCollsTo(st, colls, nil) }
 
 // setColls encodes colls as st's (new bytes), in l's spill file when it
-// has one.
-func (l *RankLine) setColls(st *Step, colls []Coll) { setCollsTo(st, colls, l.spill) }
+// has one; a decoded step's go to l's scratch when it has one.
+func (l *RankLine) setColls(st *Step, colls []Coll) {
+	if sc := l.scratch; sc != nil && st.dec != nil {
+		sc.colls = append(sc.colls[:0], colls...)
+		st.collsAt = Ref{}
+		st.dec = &decoded{items: st.dec.items, colls: sc.colls}
+		st.CollBytes, st.NColls = nil, int32(len(colls))
+		return
+	}
+	setCollsTo(st, colls, l.spill)
+}
+
+// decodedScratch is the items and collectives of the one decoded step a
+// line holds edited at a time (RankLine.scratch).
+type decodedScratch struct {
+	items []Item
+	colls []Coll
+}
 
 // setCollsTo encodes colls as st's (new bytes), in s when it is not nil.
 func setCollsTo(st *Step, colls []Coll, s *Spill) {

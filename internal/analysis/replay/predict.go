@@ -145,6 +145,12 @@ func PredictStep(tl *Timeline, fix []Transform) (Prediction, error) {
 		return p, fmt.Errorf("%s: %w", t.Name(), err)
 	}
 	view.memo = nil // edited below
+	if tl.decoded {
+		// the edited copy of a step is written over the previous step's
+		for _, l := range view.Ranks {
+			l.scratch = &decodedScratch{}
+		}
+	}
 	var scratch *Spill
 	if tl.spill != nil && !tl.decoded {
 		// the edited copy of a step is written to a file of its own,

@@ -152,6 +152,10 @@ type RankLine struct {
 	dictIx [][]uint32
 	// spill is where its steps' edited bytes are written (nil: the heap).
 	spill *Spill
+	// scratch, when set, is where an edit of a decoded step writes its
+	// items and collectives instead of new slices: PredictStep's copy,
+	// which holds one edited step of the line at a time (nil: new ones).
+	scratch *decodedScratch
 }
 
 // MaxSteps bounds the decode steps a rank's timeline keeps: the replay's
@@ -204,6 +208,7 @@ func (l *RankLine) clone() *RankLine {
 	c.classes = l.classes[:len(l.classes):len(l.classes)]
 	c.Dict, c.dictIx = l.Dict[:len(l.Dict):len(l.Dict)], nil
 	c.Steps = slices.Clone(l.Steps)
+	c.scratch = nil
 	return &c
 }
 
