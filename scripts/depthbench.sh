@@ -15,7 +15,7 @@
 # file of the ranks) per CPU-second, CPU per rank, and the peak RSS a rank
 # adds over the 8-rank run and over the 128-rank run. The second is the
 # per-rank figure at depth: 8 deep ranks keep their replay timeline
-# decoded (at most 4 MiB, replay.decodedMaxBytes), more stay encoded, so
+# decoded (at most 8 MiB, replay.decodedMaxBytes), more stay encoded, so
 # the first understates it by up to that much. Captures are cached in
 # .cache/bench.
 set -euo pipefail

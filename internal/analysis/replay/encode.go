@@ -462,10 +462,10 @@ func (c *collCursor) next(co *Coll) {
 // use (reading it back from the spill file) and encoding its edits again;
 // a larger one, whose memory is what the encoding saves, stays encoded,
 // so what a rank costs in memory does not grow with the steps' length.
-// 4 MiB holds 8 ranks of 94 MoE layers x 4 steps (2.7 MB): their run
-// costs 12% fewer instructions for ~5 MiB more peak RSS
-// (docs/performance.md, "The replay timeline").
-var decodedMaxBytes = 4 << 20
+// 8 MiB holds 16 ranks of 94 MoE layers x 4 steps (5.4 MB): their run
+// costs ~10% less CPU for ~6 MiB more peak RSS (docs/performance.md,
+// "Per-rank memory").
+var decodedMaxBytes = 8 << 20
 
 // itemSize and collSize are what an item and a collective take decoded.
 const (
