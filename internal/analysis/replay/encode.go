@@ -135,14 +135,7 @@ func (tl *Timeline) spillFile() *Spill {
 func (l *RankLine) setItems(st *Step, items []Item) {
 	st.itemsAt = Ref{}
 	if st.dec != nil {
-		var kept []Item
-		if sc := l.scratch; sc != nil {
-			sc.items = append(sc.items[:0], items...)
-			kept = sc.items
-		} else {
-			kept = slices.Clone(items)
-		}
-		st.dec = &decoded{items: kept, colls: st.dec.colls}
+		st.dec = &decoded{items: l.scratch.ownItems(items), colls: st.dec.colls}
 		st.ItemBytes, st.N = nil, int32(len(items))
 		return
 	}
@@ -191,20 +184,11 @@ func fromSince(u uint64, none, anchor int64) int64 {
 }
 
 // setColls encodes colls as st's (new bytes on the heap).
-func setColls(st *Step, colls []Coll) { setCollsTo(st, colls, nil) }
+func setColls(st *Step, colls []Coll) { setCollsTo(st, colls, nil, nil) }
 
 // setColls encodes colls as st's (new bytes), in l's spill file when it
 // has one; a decoded step's go to l's scratch when it has one.
-func (l *RankLine) setColls(st *Step, colls []Coll) {
-	if sc := l.scratch; sc != nil && st.dec != nil {
-		sc.colls = append(sc.colls[:0], colls...)
-		st.collsAt = Ref{}
-		st.dec = &decoded{items: st.dec.items, colls: sc.colls}
-		st.CollBytes, st.NColls = nil, int32(len(colls))
-		return
-	}
-	setCollsTo(st, colls, l.spill)
-}
+func (l *RankLine) setColls(st *Step, colls []Coll) { setCollsTo(st, colls, l.spill, l.scratch) }
 
 // decodedScratch is the items and collectives of the one decoded step a
 // line holds edited at a time (RankLine.scratch).
@@ -213,11 +197,31 @@ type decodedScratch struct {
 	colls []Coll
 }
 
-// setCollsTo encodes colls as st's (new bytes), in s when it is not nil.
-func setCollsTo(st *Step, colls []Coll, s *Spill) {
+// ownItems returns a copy of items a decoded step may keep: sc's, written
+// over the previous step's, or a new slice when sc is nil.
+func (sc *decodedScratch) ownItems(items []Item) []Item {
+	if sc == nil {
+		return slices.Clone(items)
+	}
+	sc.items = append(sc.items[:0], items...)
+	return sc.items
+}
+
+// ownColls is ownItems for collectives.
+func (sc *decodedScratch) ownColls(colls []Coll) []Coll {
+	if sc == nil {
+		return slices.Clone(colls)
+	}
+	sc.colls = append(sc.colls[:0], colls...)
+	return sc.colls
+}
+
+// setCollsTo encodes colls as st's (new bytes), in s when it is not nil;
+// a decoded step keeps a copy of them, sc's when it is not nil.
+func setCollsTo(st *Step, colls []Coll, s *Spill, sc *decodedScratch) {
 	st.collsAt = Ref{}
 	if st.dec != nil {
-		st.dec = &decoded{items: st.dec.items, colls: slices.Clone(colls)}
+		st.dec = &decoded{items: st.dec.items, colls: sc.ownColls(colls)}
 		st.CollBytes, st.NColls = nil, int32(len(colls))
 		return
 	}
