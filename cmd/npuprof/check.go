@@ -164,13 +164,13 @@ func checkRun(ctx context.Context, io *streams, opts *checkOptions) error {
 // it returns err (exit 2), with the error writing one if any.
 func (o *checkOptions) writeFailed(io *streams, err error) error {
 	tool := buildinfo.Get()
-	doc := &results.Document{Tool: &tool, Lang: o.lang, Input: results.Input{Path: o.Path}, Run: results.RunInfo{Gate: &results.Gate{FailOn: o.FailOn}}}
-	msg := lang.Translate(o.lang, err.Error())
+	doc := &results.Document{Tool: &tool, Lang: o.lang, Input: results.Input{Path: o.Path},
+		Run: results.RunInfo{Gate: &results.Gate{FailOn: o.FailOn}, InputError: lang.Translate(o.lang, err.Error())}}
 	for _, s := range o.outs.specs {
 		if s.Failed == nil {
 			continue
 		}
-		if werr := writeOutput(io, s.file, func(w ioWriter) error { return s.Failed(w, doc, msg) }); werr != nil {
+		if werr := writeOutput(io, s.file, func(w ioWriter) error { return s.Failed(w, doc) }); werr != nil {
 			return fmt.Errorf("%w (and %v)", err, werr)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/lang"
 )
 
 // --help opens with the usage, what the command does and its examples;
@@ -135,4 +137,32 @@ func TestHelpProseFits80(t *testing.T) {
 			}
 		}
 	}
+}
+
+// reMeasurement is a measured figure: a number with a unit of size, time,
+// rate or speed-up ("75.6 MiB", "400 MB/s", "61 ms", "2.1×", "10%").
+var reMeasurement = regexp.MustCompile(`\d+(?:[.,]\d+)?\s?(?:[KMGT]i?B(?:/s)?|[mµun]s|s|sec|seconds?|minutes?|毫秒|微秒|秒|×|x faster|%)(?:[^A-Za-z0-9]|$)`)
+
+// The help carries no measurements, in either language: a figure of
+// memory, throughput or time belongs in docs/performance.md, where it is
+// measured and kept current ('npuprof docs performance').
+func TestHelpCarriesNoMeasurements(t *testing.T) {
+	root := newRootCmd(newStreams(nil, nil, nil))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cmds := allCmds(root)
+	require.Greater(t, len(cmds), 10)
+	for _, l := range []string{lang.EN, lang.ZH} {
+		for _, c := range cmds {
+			args := append(strings.Fields(c.CommandPath())[1:], "--help")
+			code, out, errs := runLocale(l, args...)
+			require.Equal(t, ExitOK, code, "%v: %s", args, errs)
+			for _, m := range reMeasurement.FindAllString(out, -1) {
+				t.Errorf("%s %v: %q: the help states no measurement (docs/performance.md does)", l, args, m)
+			}
+		}
+	}
+	// the pattern finds each figure of a sentence that has them, and not a
+	// count of ranks
+	require.Len(t, reMeasurement.FindAllString("at 2048 ranks, 75.6 MiB; 400 MB/s; 61 ms; 10% less; 0.84×; 3 秒", -1), 6)
 }

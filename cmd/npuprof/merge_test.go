@@ -17,7 +17,7 @@ import (
 )
 
 // mergeRanks is the cluster size of TestPerNodeMerge: 64 in `make test`;
-// NPUPROF_MERGE_RANKS=1024 (scripts/pernode-merge.sh) runs the 1,024-rank
+// NPUPROF_MERGE_RANKS=1024 (`make pernode-1024`) runs the 1,024-rank
 // acceptance run of docs/parquet.md.
 func mergeRanks(t *testing.T) int {
 	if v := os.Getenv("NPUPROF_MERGE_RANKS"); v != "" {

@@ -144,10 +144,10 @@ func WriteJUnit(w io.Writer, doc *results.Document) error {
 }
 
 // WriteJUnitFailed writes the JUnit report of a check that could not
-// analyze its input: one test case, the input, in error with msg, so that
-// a CI job collecting the report sees why.
-func WriteJUnitFailed(w io.Writer, doc *results.Document, msg string) error {
-	tool := toolOf(doc)
+// analyze its input: one test case, the input, in error with the error
+// (doc.Run.InputError), so that a CI job collecting the report sees why.
+func WriteJUnitFailed(w io.Writer, doc *results.Document) error {
+	tool, msg := toolOf(doc), doc.Run.InputError
 	suite := junitSuite{Name: "npuprof check " + doc.Input.Path, Time: junitTime(0), Properties: []junitProperty{
 		{"npuprof.version", tool.Version}, {"npuprof.revision", tool.Revision}, {"fail_on", junitGate(doc).FailOn}},
 		Cases: []junitCase{{Name: doc.Input.Path, ClassName: "npuprof.input", Time: junitTime(0),

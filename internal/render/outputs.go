@@ -26,9 +26,10 @@ type Output[D any] struct {
 	// mini timeline), kept only when such an output is written.
 	Timeline bool
 	// Failed writes, for a check that could not analyze its input, a
-	// report of the error msg (doc: the input, tool, language and gate
-	// only); nil for an output that has none.
-	Failed func(w io.Writer, doc D, msg string) error
+	// report of the error (doc: the input, tool, language, gate and the
+	// error, results.RunInfo.InputError, only); nil for an output that has
+	// none.
+	Failed func(w io.Writer, doc D) error
 }
 
 // Outputs is a command's table of outputs, the default first.

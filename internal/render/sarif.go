@@ -242,9 +242,10 @@ func WriteSARIF(w io.Writer, doc *results.Document) error {
 
 // WriteSARIFFailed writes the SARIF log of a check that could not analyze
 // its input: no rules and no results, and an invocation that failed with
-// msg as an error notification located at the input.
-func WriteSARIFFailed(w io.Writer, doc *results.Document, msg string) error {
-	run := newSARIFRun(doc)
+// the error (doc.Run.InputError) as an error notification located at the
+// input.
+func WriteSARIFFailed(w io.Writer, doc *results.Document) error {
+	run, msg := newSARIFRun(doc), doc.Run.InputError
 	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(doc.Input.Path)}}}
 	run.Invocations = []sarifInvocation{{ExecutionSuccessful: false, ToolExecutionNotifications: []sarifNotification{
 		{Level: "error", Message: sarifMessage{msg}, Locations: []sarifLocation{loc}}}}}

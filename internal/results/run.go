@@ -22,6 +22,10 @@ type RunInfo struct {
 	// RuleTimes are how long each rule and budget took to evaluate, by id
 	// (JUnit's test case times).
 	RuleTimes map[string]time.Duration
+	// InputError is, for a check that could not analyze its input, the
+	// error in the run's language: the outputs that report it (an
+	// output's Failed: JUnit, SARIF) write it in place of the findings.
+	InputError string
 }
 
 // TextOptions are the terminal summary's caps: AllSteps (--steps all)

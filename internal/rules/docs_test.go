@@ -15,7 +15,7 @@ var update = golden.Update
 
 // docs/rules.md's metric, fact, function and built-in rule tables, and
 // docs/json.md's metric table, are generated from the catalogs: run
-// `go test ./rules -run TestDocs -update` after changing them.
+// `go test ./internal/rules -run TestDocs -update` after changing them.
 func TestDocsInSync(t *testing.T) {
 	for path, sections := range map[string]map[string]string{
 		"../../docs/rules.md": docSections(builtin(t)),
@@ -29,7 +29,7 @@ func TestDocsInSync(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 			continue
 		}
-		require.Equal(t, want, string(b), "%s is out of date: run go test ./rules -run TestDocs -update", path)
+		require.Equal(t, want, string(b), "%s is out of date: run go test ./internal/rules -run TestDocs -update", path)
 	}
 }
 
