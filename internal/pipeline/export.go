@@ -79,98 +79,27 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 	if err != nil {
 		return nil, err
 	}
-	var staging string
-	var mu sync.Mutex
-	var n int
 	run := parquetio.NewRunID()
-	x := &Exported{Tables: len(parquetio.Tables) + len(parquetio.NodeTables), Schema: parquetio.Schema}
+	e := &exportRun{out: out, opts: opts, x: &Exported{Tables: len(parquetio.Tables) + len(parquetio.NodeTables), Schema: parquetio.Schema}}
+	x := e.x
 	if opts.SummaryOnly {
 		x.Tables = len(parquetio.NodeTables)
 	}
-	var release func()
-	// SIGINT and SIGTERM remove what this run left half-written (its
-	// staging folder, its lock) before the process ends
-	cleanup := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if staging != "" {
-			os.RemoveAll(staging)
-		}
-		if release != nil {
-			release()
-		}
-		staging, release = "", nil
-	}
-	defer cleanup()
+	defer e.cleanup()
 	// a signal waits for the ranks being written to the staging folder
 	// (they would make it again) and stops the others
-	var writing sync.RWMutex
 	defer onSignal(func() {
-		writing.Lock()
-		cleanup()
+		e.writing.Lock()
+		e.cleanup()
 	})()
-	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, AbsExpertPaths: true, Begin: func() (err error) {
-		if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
-			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
-		}
-		rel, err := parquetio.Lock(out)
-		if err != nil {
-			return errkind.Wrap(errkind.Usage, err)
-		}
-		// what a killed export left (its staging folders) goes
-		old, _ := filepath.Glob(filepath.Join(out, parquetio.ManifestDir, "staging-*"))
-		for _, o := range old {
-			os.RemoveAll(o)
-		}
-		dir, err := os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
-		if err != nil {
-			rel()
-			return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
-		}
-		mu.Lock()
-		staging, release = dir, rel
-		mu.Unlock()
-		return nil
-	}}
+	gopts := gather.Options{Workers: opts.Workers, Progress: opts.Progress, AbsExpertPaths: true, Begin: e.begin}
 	parquetio.Version, parquetio.Revision = opts.Version, opts.Revision
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, errkind.Wrap(errkind.Usage, err)
 	}
 	set, err := gather.Ranks(ctx, abs, gopts, func(r *model.Rank) (*stagedRank, error) {
-		// the capture is read at its absolute path, as analyze of the
-		// export gives it (reasons quote the folder made absolute); the
-		// origin keeps the folder as given
-		origin := parquetio.ExportedFrom(r)
-		if r.Origin.Export == "" {
-			if rel, err := filepath.Rel(abs, r.Path); err == nil && !filepath.IsAbs(path) {
-				origin.Path = filepath.Join(path, rel)
-			}
-		}
-		rr := analysis.AnalyzeRank(r)
-		xtra := exportExtra(rr)
-		xtra.Origin = &origin
-		// the state says where the rank was exported from (analyze of
-		// the export adds the export's folder)
-		rr.Origin = origin
-		node, err := nodeRank(r, rr, xtra.Metrics)
-		if err != nil {
-			return nil, errkind.Wrap(errkind.Internal, err)
-		}
-		mu.Lock()
-		dir := filepath.Join(staging, strconv.Itoa(n))
-		n++
-		x.PassErrors = append(x.PassErrors, rr.Errors...)
-		mu.Unlock()
-		r.Rank = 0 // the staged partition is moved once the rank is final
-		if !opts.SummaryOnly {
-			writing.RLock()
-			defer writing.RUnlock()
-			if err := parquetio.WriteRank(dir, r, xtra); err != nil {
-				return nil, fmt.Errorf("writing the Parquet tables: %w", err)
-			}
-		}
-		return &stagedRank{dir: dir, node: node}, nil
+		return e.stage(r, abs, path)
 	}, func(s *stagedRank, rank int) { s.rank = rank })
 	if err != nil {
 		return nil, err
@@ -179,60 +108,110 @@ func Export(ctx context.Context, path, out string, opts ExportOptions) (*Exporte
 		// a reader bug, never blamed on the input: exit 3
 		x.InputErrors = append(x.InputErrors, analysis.PassError{Pass: "parse", Rank: -1, Message: msg})
 	}
-	nodes := make([]parquetio.NodeRank, 0, len(set.Ranks))
-	for _, s := range set.Ranks {
-		s.node.ID.Rank = s.rank
-		nodes = append(nodes, s.node)
-		if opts.SummaryOnly {
-			x.Ranks = append(x.Ranks, s.rank)
-			continue
-		}
-		// the stamp goes before the partitions move and comes back after:
-		// a rank cut short in between is refused on reading
-		if err := parquetio.ClearStamp(out, s.rank); err != nil {
-			return nil, err
-		}
-		if err := place(s, out); err != nil {
-			return nil, err
-		}
-		if placeHook != nil {
-			if err := placeHook(s.rank); err != nil {
-				return nil, err
-			}
-		}
-		if err := parquetio.Stamp(out, s.rank, run); err != nil {
-			return nil, err
-		}
-		x.Ranks = append(x.Ranks, s.rank)
-	}
-	// the node tables go before the manifest: a run without one is not
-	// read
-	if err := parquetio.WriteNode(out, run, nodes); err != nil {
-		return nil, fmt.Errorf("writing the node tables: %w", err)
-	}
-
-	// the expert loads analyze would find in the profile folder travel
-	// with the export, named by absolute paths, as the ranks' origins are
-	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
-	if svcNote != "" {
-		m.Notes = append(m.Notes, svcNote)
-	}
-	if svc != nil {
-		if err := parquetio.WriteService(out, svc); err != nil {
-			return nil, fmt.Errorf("writing the service tables: %w", err)
-		}
-		m.Service, m.ServiceProfile, x.Service = svc.Source, svc, svc.Source
-	}
-	if err := parquetio.WriteManifest(out, m); err != nil {
+	nodes, err := placeRanks(out, run, set.Ranks, opts.SummaryOnly, x)
+	if err != nil {
 		return nil, err
 	}
-	// once this run is readable, the node files of earlier runs whose
-	// ranks it wrote again go (and those of runs that were stopped)
-	if err := parquetio.PruneNodes(out, run, x.Ranks); err != nil {
-		return nil, fmt.Errorf("removing the node tables this export replaces: %w", err)
+	if err := finishExport(out, run, path, nodes, set, svc, svcNote, opts, x); err != nil {
+		return nil, err
 	}
 	sort.Ints(x.Ranks)
 	return x, nil
+}
+
+// exportRun is one export's state while its ranks are read: the staging
+// folder and the lock on out (removed and released by cleanup, also on
+// SIGINT and SIGTERM), the next staging number and what it reports.
+type exportRun struct {
+	out     string
+	opts    ExportOptions
+	x       *Exported
+	mu      sync.Mutex // guards staging, release, n and x
+	staging string
+	release func()
+	n       int
+	// writing is held (read) by each rank being written to the staging
+	// folder; a signal takes it whole before cleaning up
+	writing sync.RWMutex
+}
+
+// cleanup removes what this run left half-written (its staging folder)
+// and releases its lock on out.
+func (e *exportRun) cleanup() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.staging != "" {
+		os.RemoveAll(e.staging)
+	}
+	if e.release != nil {
+		e.release()
+	}
+	e.staging, e.release = "", nil
+}
+
+// begin locks out, removes the staging folders a killed export left and
+// makes this run's (gather.Options.Begin: once the input is known good).
+func (e *exportRun) begin() error {
+	out := e.out
+	if err := os.MkdirAll(filepath.Join(out, parquetio.ManifestDir), 0o755); err != nil {
+		return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
+	}
+	rel, err := parquetio.Lock(out)
+	if err != nil {
+		return errkind.Wrap(errkind.Usage, err)
+	}
+	// what a killed export left (its staging folders) goes
+	old, _ := filepath.Glob(filepath.Join(out, parquetio.ManifestDir, "staging-*"))
+	for _, o := range old {
+		os.RemoveAll(o)
+	}
+	dir, err := os.MkdirTemp(filepath.Join(out, parquetio.ManifestDir), "staging-")
+	if err != nil {
+		rel()
+		return errkind.Errorf(errkind.Usage, "cannot write %s: %v", out, err)
+	}
+	e.mu.Lock()
+	e.staging, e.release = dir, rel
+	e.mu.Unlock()
+	return nil
+}
+
+// stage analyzes rank r (read from under abs, the absolute form of path)
+// and writes it to its own staging folder as rank 0.
+func (e *exportRun) stage(r *model.Rank, abs, path string) (*stagedRank, error) {
+	// the capture is read at its absolute path, as analyze of the
+	// export gives it (reasons quote the folder made absolute); the
+	// origin keeps the folder as given
+	origin := parquetio.ExportedFrom(r)
+	if r.Origin.Export == "" {
+		if rel, err := filepath.Rel(abs, r.Path); err == nil && !filepath.IsAbs(path) {
+			origin.Path = filepath.Join(path, rel)
+		}
+	}
+	rr := analysis.AnalyzeRank(r)
+	xtra := exportExtra(rr)
+	xtra.Origin = &origin
+	// the state says where the rank was exported from (analyze of
+	// the export adds the export's folder)
+	rr.Origin = origin
+	node, err := nodeRank(r, rr, xtra.Metrics)
+	if err != nil {
+		return nil, errkind.Wrap(errkind.Internal, err)
+	}
+	e.mu.Lock()
+	dir := filepath.Join(e.staging, strconv.Itoa(e.n))
+	e.n++
+	e.x.PassErrors = append(e.x.PassErrors, rr.Errors...)
+	e.mu.Unlock()
+	r.Rank = 0 // the staged partition is moved once the rank is final
+	if !e.opts.SummaryOnly {
+		e.writing.RLock()
+		defer e.writing.RUnlock()
+		if err := parquetio.WriteRank(dir, r, xtra); err != nil {
+			return nil, fmt.Errorf("writing the Parquet tables: %w", err)
+		}
+	}
+	return &stagedRank{dir: dir, node: node}, nil
 }
 
 // placeHook, when set (by tests), runs after each rank's partitions move
@@ -341,4 +320,69 @@ func nodeRank(r *model.Rank, rr *analysis.RankResult, metrics []parquetio.Metric
 		nr.State = append(nr.State, parquetio.StateRow{Kind: parquetio.StatePass + p.Pass, Data: p.Data})
 	}
 	return nr, nil
+}
+
+// placeRanks moves each staged rank's partitions into out under its final
+// rank, stamped with run (only numbered with summaryOnly), and returns the
+// ranks as the node tables hold them.
+func placeRanks(out, run string, staged []*stagedRank, summaryOnly bool, x *Exported) ([]parquetio.NodeRank, error) {
+	nodes := make([]parquetio.NodeRank, 0, len(staged))
+	for _, s := range staged {
+		s.node.ID.Rank = s.rank
+		nodes = append(nodes, s.node)
+		if summaryOnly {
+			x.Ranks = append(x.Ranks, s.rank)
+			continue
+		}
+		// the stamp goes before the partitions move and comes back after:
+		// a rank cut short in between is refused on reading
+		if err := parquetio.ClearStamp(out, s.rank); err != nil {
+			return nil, err
+		}
+		if err := place(s, out); err != nil {
+			return nil, err
+		}
+		if placeHook != nil {
+			if err := placeHook(s.rank); err != nil {
+				return nil, err
+			}
+		}
+		if err := parquetio.Stamp(out, s.rank, run); err != nil {
+			return nil, err
+		}
+		x.Ranks = append(x.Ranks, s.rank)
+	}
+	return nodes, nil
+}
+
+// finishExport writes the node tables, the service tables and the
+// manifest of run, then prunes the node files it replaces.
+func finishExport(out, run, path string, nodes []parquetio.NodeRank, set *gather.Set[*stagedRank], svc *model.ServiceProfile, svcNote string, opts ExportOptions, x *Exported) error {
+	// the node tables go before the manifest: a run without one is not
+	// read
+	if err := parquetio.WriteNode(out, run, nodes); err != nil {
+		return fmt.Errorf("writing the node tables: %w", err)
+	}
+
+	// the expert loads analyze would find in the profile folder travel
+	// with the export, named by absolute paths, as the ranks' origins are
+	m := parquetio.Manifest{Npuprof: opts.Version, Revision: opts.Revision, Run: run, Source: path, Ranks: x.Ranks, Notes: set.Notes, Experts: set.Experts, ExpertsNote: set.ExpertsNote}
+	if svcNote != "" {
+		m.Notes = append(m.Notes, svcNote)
+	}
+	if svc != nil {
+		if err := parquetio.WriteService(out, svc); err != nil {
+			return fmt.Errorf("writing the service tables: %w", err)
+		}
+		m.Service, m.ServiceProfile, x.Service = svc.Source, svc, svc.Source
+	}
+	if err := parquetio.WriteManifest(out, m); err != nil {
+		return err
+	}
+	// once this run is readable, the node files of earlier runs whose
+	// ranks it wrote again go (and those of runs that were stopped)
+	if err := parquetio.PruneNodes(out, run, x.Ranks); err != nil {
+		return fmt.Errorf("removing the node tables this export replaces: %w", err)
+	}
+	return nil
 }
