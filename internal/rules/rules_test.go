@@ -12,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/analysis"
 	"github.com/npuprof/npuprof/internal/deploy"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/pipeline"
 	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
@@ -710,4 +711,32 @@ func TestNoFalseExpertParallelConflict(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, true, ep.Value)
 	require.Contains(t, ep.Source, "mc2 dispatcher")
+}
+
+// Before v0.11.0rc0 vLLM-Ascend reads no dynamic EPLB key of either form
+// (ascend_config.py at v0.10.2rc1 reads only expert_map_path): the fix
+// offers the static map at the top level and the diff writes no EPLB key
+// or DYNAMIC_EPLB; v0.11.0rc0 gets the top-level keys.
+func TestExpertImbalanceNoDynamicEPLBBeforeV011(t *testing.T) {
+	res := analyzed(t, "hot-rank")
+	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --enable-expert-parallel\n")
+	require.NoError(t, err)
+	f := finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.10.2rc1"), "expert-imbalance")
+	require.NotNil(t, f)
+	require.Contains(t, f.Fix, "v0.10.2rc1 reads no dynamic EPLB keys (dynamic_eplb and init_redundancy_expert come with v0.11.0rc0): balance the experts with a static placement from a recorded map (\"expert_map_path\": \"/path/expert_map.json\" (top level))")
+	require.NotContains(t, f.Fix, "--additional-config '")
+	require.Empty(t, f.Actions)
+	require.Empty(t, f.Diff)
+
+	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.11.0rc0"), "expert-imbalance")
+	require.NotNil(t, f)
+	require.Contains(t, f.Fix, "Balance the experts with EPLB:\n  --additional-config '{\"dynamic_eplb\":true,\"init_redundancy_expert\":8}'  (and export DYNAMIC_EPLB=true)\n(v0.11.0rc0 reads the top-level EPLB keys; eplb_config comes with v0.13.0rc2, #5533)\nor a static placement")
+	require.Contains(t, f.Diff, "DYNAMIC_EPLB=true")
+
+	fs, err := BuildFacts(res, deployment(script), []string{"vllm_ascend_version=v0.10.2rc1"})
+	require.NoError(t, err)
+	zf := finding(Evaluate(builtin(t), &Input{Result: res, Facts: fs, Lang: lang.ZH}), "expert-imbalance")
+	require.NotNil(t, zf)
+	require.NotContains(t, zf.Fix, "--additional-config '")
+	require.Contains(t, zf.Fix, "v0.10.2rc1 不读取动态 EPLB 键")
 }
