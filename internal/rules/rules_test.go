@@ -740,3 +740,29 @@ func TestExpertImbalanceNoDynamicEPLBBeforeV011(t *testing.T) {
 	require.NotContains(t, zf.Fix, "--additional-config '")
 	require.Contains(t, zf.Fix, "v0.10.2rc1 不读取动态 EPLB 键")
 }
+
+// The Cumsum fix names the running version's code: the folder
+// (vllm_ascend/ops/moe/ before v0.12.0rc1), the routing op
+// (MoeInitRoutingCustom from v0.13.0rc2 until v0.25.1rc1, else
+// MoeInitRoutingV2), and says when the version predates the call
+// (before v0.10.2rc1). An unknown version reads as v0.13.0rc2 to v0.24.x.
+func TestCumsumFixNamesTheVersionsCode(t *testing.T) {
+	res := analyzed(t, "field-cumsum")
+	for _, c := range []struct{ version, dir, op, first string }{
+		{"", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingCustom", "In "},
+		{"v0.10.0rc1", "vllm_ascend/ops/moe/", "MoeInitRoutingV2", "v0.10.0rc1 routes this path without expert_tokens_num_type: the change below is to the code of v0.10.2rc1 and later.\nIn "},
+		{"v0.11.0", "vllm_ascend/ops/moe/", "MoeInitRoutingV2", "In "},
+		{"v0.13.0rc1", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingV2", "In "},
+		{"v0.13.0", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingCustom", "In "},
+		{"v0.25.1rc1", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingV2", "In "},
+	} {
+		var facts []string
+		if c.version != "" {
+			facts = []string{"vllm_ascend_version=" + c.version}
+		}
+		f := finding(evaluate(t, builtin(t), res, nil, facts...), "moe-routing-cumsum")
+		require.NotNil(t, f, c.version)
+		require.True(t, strings.HasPrefix(f.Fix, c.first+c.dir+"token_dispatcher.py, TokenDispatcherWithAllGather.token_dispatch:\n"), "%s: %s", c.version, f.Fix)
+		require.Contains(t, f.Fix, "so "+c.op+" writes the cumulative token counts itself\nand cumsum_group_list ("+c.dir+"moe_mlp.py)", c.version)
+	}
+}
