@@ -683,6 +683,14 @@ func TestFlashcommEditByVersion(t *testing.T) {
 	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.20.2rc1"), "comm-ep-flashcomm")
 	require.NotNil(t, f)
 	require.Contains(t, f.Diff, `"enable_flashcomm1":false`)
+	// every release with FLASHCOMM1 asserts expert parallel for MoE
+	// (platform.py from v0.15.0rc1, #5632, until #13946 removed FLASHCOMM1)
+	require.Contains(t, f.Fix, "\nFLASHCOMM1 on MoE requires --enable-expert-parallel, and on one A2\n")
+	for _, r := range Releases() {
+		for _, c := range r.Changes {
+			require.NotContains(t, c.What, "no longer requires expert parallel", "#%d", c.PR)
+		}
+	}
 }
 
 // The first field report's final script (expert parallel off) on a capture
