@@ -9,6 +9,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/fix"
 	"github.com/npuprof/npuprof/internal/rules"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -341,7 +342,7 @@ func TestPatchOlderTreeSaysSince(t *testing.T) {
 func TestPatchRealTags(t *testing.T) {
 	root := os.Getenv("NPUPROF_VLLM_ASCEND_TAGS")
 	if root == "" {
-		t.Skip("NPUPROF_VLLM_ASCEND_TAGS is not set")
+		testutil.Skip(t, "the Cumsum patch against vllm-ascend's own trees", "NPUPROF_VLLM_ASCEND_TAGS is not set (a folder of `git archive TAG vllm_ascend` trees, one per tag)")
 	}
 	set, err := rules.Load()
 	require.NoError(t, err)
