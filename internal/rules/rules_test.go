@@ -736,10 +736,14 @@ func TestExpertImbalanceNoDynamicEPLBBeforeV011(t *testing.T) {
 	require.Empty(t, f.Actions)
 	require.Empty(t, f.Diff)
 
-	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.11.0rc0"), "expert-imbalance")
-	require.NotNil(t, f)
-	require.Contains(t, f.Fix, "Balance the experts with EPLB:\n  --additional-config '{\"dynamic_eplb\":true,\"init_redundancy_expert\":8}'  (and export DYNAMIC_EPLB=true)\n(v0.11.0rc0 reads the top-level EPLB keys; eplb_config comes with v0.13.0rc2, #5533)\nor a static placement")
-	require.Contains(t, f.Diff, "DYNAMIC_EPLB=true")
+	// v0.11.0rc0, and the v0.9.1 branch (dynamic_eplb from v0.9.1rc2):
+	// the top-level keys
+	for _, v := range []string{"v0.11.0rc0", "v0.9.1"} {
+		f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version="+v), "expert-imbalance")
+		require.NotNil(t, f, v)
+		require.Contains(t, f.Fix, "Balance the experts with EPLB:\n  --additional-config '{\"dynamic_eplb\":true,\"init_redundancy_expert\":8}'  (and export DYNAMIC_EPLB=true)\n("+v+" reads the top-level EPLB keys; eplb_config comes with v0.13.0rc2, #5533)\nor a static placement", v)
+		require.Contains(t, f.Diff, "DYNAMIC_EPLB=true", v)
+	}
 
 	fs, err := BuildFacts(res, deployment(script), []string{"vllm_ascend_version=v0.10.2rc1"})
 	require.NoError(t, err)
