@@ -16,14 +16,41 @@ import (
 )
 
 // Make returns the patch of spec against dir: within spec.Scope
-// ("Class.method" of spec.File), every keyword argument or assignment
-// `NAME=...` / `NAME = ...` of a name in spec.Set gets the given value. An
-// error says which of the file, the scope or a name was not found.
+// ("Class.method" of spec.File, or of one of the paths spec.Moved names
+// when the tree keeps the file there), every keyword argument or
+// assignment `NAME=...` / `NAME = ...` of a name in spec.Set gets the
+// given value; a keyword argument that passes on a name the patch sets
+// (`NAME=NAME`) is left as it is. An error says which of the file, the
+// scope or a name was not found, and the first release the patch is for
+// (spec.Since) when the rule names it.
 func Make(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
-	rel, text, err := find(dir, spec.File)
-	if err != nil {
-		return results.CodePatch{}, err
+	cp, err := make1(dir, spec)
+	if _, done := err.(alreadySet); err != nil && !done && spec.Since != "" {
+		err = fmt.Errorf("%v (the patch is for vLLM-Ascend %s and later: an older tree does not have this code)", err, spec.Since)
 	}
+	return cp, err
+}
+
+func make1(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
+	files, tried := find(dir, spec)
+	if len(files) == 0 {
+		return results.CodePatch{}, fmt.Errorf("%s not found under %s (tried %s)", filepath.Base(spec.File), dir, strings.Join(tried, ", "))
+	}
+	var first error
+	for _, f := range files {
+		cp, err := patchFile(f.rel, f.text, spec)
+		if err == nil {
+			return cp, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return results.CodePatch{}, first
+}
+
+// patchFile is the patch of one file's text, rel its path under --source.
+func patchFile(rel, text string, spec fix.PatchSpec) (results.CodePatch, error) {
 	lines := strings.SplitAfter(text, "\n")
 	lo, hi, err := scope(lines, spec.Scope)
 	if err != nil {
@@ -33,10 +60,17 @@ func Make(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
 		re := regexp.MustCompile(`(\b` + regexp.QuoteMeta(name) + `\s*=\s*)([^,)\s#]+)`)
 		n := 0
 		for i := lo; i < hi; i++ {
-			if re.MatchString(lines[i]) {
-				lines[i] = re.ReplaceAllString(lines[i], "${1}"+spec.Set[name])
-				n++
+			m := re.FindStringSubmatch(lines[i])
+			if m == nil {
+				continue
 			}
+			if _, fwd := spec.Set[m[2]]; fwd {
+				// group_list_type=group_list_type: passes on the local
+				// the patch sets
+				continue
+			}
+			lines[i] = re.ReplaceAllString(lines[i], "${1}"+spec.Set[name])
+			n++
 		}
 		if n == 0 {
 			return results.CodePatch{}, fmt.Errorf("%s: no %s= in %s", rel, name, spec.Scope)
@@ -47,28 +81,44 @@ func Make(dir string, spec fix.PatchSpec) (results.CodePatch, error) {
 		return results.CodePatch{}, err
 	}
 	if d == "" {
-		return results.CodePatch{}, fmt.Errorf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", "))
+		return results.CodePatch{}, alreadySet(fmt.Sprintf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", ")))
 	}
 	return results.CodePatch{File: rel, Diff: d}, nil
 }
 
-// find reads file under dir: dir is a checkout (dir/vllm_ascend/...) or
-// the package folder itself (dir/ops/...). It returns the path the diff
-// names, relative to dir.
-func find(dir, file string) (string, string, error) {
-	cands := []string{file}
-	if i := strings.IndexByte(file, '/'); i > 0 {
-		cands = append(cands, file[i+1:])
+// alreadySet is the error of a tree that has the patch's values already.
+type alreadySet string
+
+func (e alreadySet) Error() string { return string(e) }
+
+type srcFile struct{ rel, text string }
+
+// find reads the patch's file under dir, at spec.File and then at each of
+// spec.Moved: dir is a checkout (dir/vllm_ascend/...) or the package
+// folder itself (dir/ops/...). It returns the files found, each with the
+// path the diff names (relative to dir), and the paths it tried.
+func find(dir string, spec fix.PatchSpec) (found []srcFile, tried []string) {
+	paths := []string{spec.File}
+	for _, m := range spec.Moved {
+		paths = append(paths, m.File)
 	}
-	for _, rel := range cands {
-		// under the rule of internal/infile: a regular file of --source,
-		// its links inside it, 16 MiB at most
-		b, err := infile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), infile.SourceFile, infile.Opts{Root: dir})
-		if err == nil {
-			return rel, string(b), nil
+	for _, file := range paths {
+		cands := []string{file}
+		if i := strings.IndexByte(file, '/'); i > 0 {
+			cands = append(cands, file[i+1:])
+		}
+		for _, rel := range cands {
+			tried = append(tried, rel)
+			// under the rule of internal/infile: a regular file of --source,
+			// its links inside it, 16 MiB at most
+			b, err := infile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), infile.SourceFile, infile.Opts{Root: dir})
+			if err == nil {
+				found = append(found, srcFile{rel, string(b)})
+				break
+			}
 		}
 	}
-	return "", "", fmt.Errorf("%s not found under %s (tried %s)", filepath.Base(file), dir, strings.Join(cands, ", "))
+	return found, tried
 }
 
 // scope returns the lines [lo, hi) of "Class.method": the method's body

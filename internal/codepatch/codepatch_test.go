@@ -9,6 +9,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/fix"
 	"github.com/npuprof/npuprof/internal/rules"
+	"github.com/npuprof/npuprof/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -216,4 +217,175 @@ func TestPatchRuffFormattedSignature(t *testing.T) {
 	cmd.Dir, cmd.Stdin = dir, strings.NewReader(cp.Diff)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+// movedSpec is the built-in rule's patch: the file, where v0.10.2rc1 to
+// v0.11.x keep it, and the first release it is for.
+func movedSpec(t *testing.T) fix.PatchSpec {
+	t.Helper()
+	set, err := rules.Parse("t.yaml", []byte(`rules:
+  - id: team-patch
+    title: t
+    when: "true"
+    fix: t
+    patches:
+      - file: vllm_ascend/ops/fused_moe/token_dispatcher.py
+        moved:
+          - {file: vllm_ascend/ops/moe/token_dispatcher.py, before: v0.12.0rc1}
+        since: v0.10.2rc1
+        scope: TokenDispatcherWithAllGather.token_dispatch
+        set:
+          expert_tokens_num_type: "0"
+          group_list_type: "0"
+`))
+	require.NoError(t, err)
+	ps := set.Rules[0].Patches[0]
+	require.Equal(t, []fix.MovedFile{{File: "vllm_ascend/ops/moe/token_dispatcher.py", Before: "v0.12.0rc1"}}, ps.Moved)
+	require.Equal(t, "v0.10.2rc1", ps.Since)
+	return ps
+}
+
+// resultDispatcher has the shape of TokenDispatcherWithAllGather from
+// v0.13.0rc2 on (a few lines written for this test): the routing call,
+// the group_list_type assignment, and a result object that passes
+// group_list_type=group_list_type on.
+const resultDispatcher = `class TokenDispatcherWithAllGather(MoETokenDispatcher):
+
+    def token_dispatch(self, hidden_states, topk_ids, num_tokens):
+        sorted_hidden_states, expanded_row_idx, expert_tokens, pertoken_scale = (
+            torch.ops._C_ascend.npu_moe_init_routing_custom(
+                hidden_states,
+                topk_ids,
+                active_num=num_tokens * self.top_k,
+                expert_tokens_num_type=1,
+                expert_tokens_num_flag=True,
+            ))
+        expert_tokens = expert_tokens.to(torch.int64)
+        group_list_type = 1  # ` + "`count`" + ` mode
+        return TokenDispatchResult(
+            hidden_states=sorted_hidden_states,
+            group_list=expert_tokens,
+            group_list_type=group_list_type,
+        )
+`
+
+// The keyword argument that passes the local on (group_list_type=
+// group_list_type, in every release from v0.13.0rc2 to main) is left as it
+// is: only the call's argument and the assignment change (the patch used
+// to rewrite it to group_list_type=0 as well).
+func TestPatchLeavesForwardedName(t *testing.T) {
+	dir := t.TempDir()
+	rel := "vllm_ascend/ops/fused_moe/token_dispatcher.py"
+	writeTree(t, dir, rel, resultDispatcher)
+	cp, err := Make(dir, movedSpec(t))
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"-                expert_tokens_num_type=1,", "+                expert_tokens_num_type=0,",
+		"-        group_list_type = 1  # `count` mode", "+        group_list_type = 0  # `count` mode",
+	}, changedLines(cp.Diff))
+}
+
+// v0.10.2rc1 to v0.11.x keep the dispatcher in vllm_ascend/ops/moe/ (the
+// shape of those releases: the routing op of torch_npu, a dict returned):
+// the patch is of that file, in a checkout and in the package folder.
+func TestPatchMovedFile(t *testing.T) {
+	old := strings.NewReplacer(
+		"torch.ops._C_ascend.npu_moe_init_routing_custom(", "torch_npu.npu_moe_init_routing_v2(",
+		"return TokenDispatchResult(\n            hidden_states=sorted_hidden_states,\n            group_list=expert_tokens,\n            group_list_type=group_list_type,\n        )",
+		"return {\n            \"group_list_type\": group_list_type,\n            \"group_list\": expert_tokens,\n        }",
+	).Replace(resultDispatcher)
+	require.NotEqual(t, resultDispatcher, old)
+	for _, c := range []struct{ sub, rel string }{
+		{"", "vllm_ascend/ops/moe/token_dispatcher.py"},
+		{"vllm_ascend", "ops/moe/token_dispatcher.py"},
+	} {
+		dir := t.TempDir()
+		writeTree(t, dir, "vllm_ascend/ops/moe/token_dispatcher.py", old)
+		cp, err := Make(filepath.Join(dir, c.sub), movedSpec(t))
+		require.NoError(t, err)
+		require.Equal(t, c.rel, cp.File)
+		require.Len(t, changedLines(cp.Diff), 4, cp.Diff)
+	}
+}
+
+// A tree older than the patch (v0.10.1rc1 and before keep the dispatcher
+// in vllm_ascend/ops/moe_dispatcher/ and route without
+// expert_tokens_num_type) gets no patch: the error lists every path tried
+// and says which releases the patch is for. A tree that already has the
+// values says so, without that note.
+func TestPatchOlderTreeSaysSince(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, "vllm_ascend/ops/moe_dispatcher/token_dispatcher.py", "class TokenDispatcherWithAllGather:\n    def token_dispatch(self):\n        group_list_type = 1\n")
+	_, err := Make(dir, movedSpec(t))
+	require.EqualError(t, err, "token_dispatcher.py not found under "+dir+
+		" (tried vllm_ascend/ops/fused_moe/token_dispatcher.py, ops/fused_moe/token_dispatcher.py,"+
+		" vllm_ascend/ops/moe/token_dispatcher.py, ops/moe/token_dispatcher.py)"+
+		" (the patch is for vLLM-Ascend v0.10.2rc1 and later: an older tree does not have this code)")
+
+	dir = t.TempDir()
+	writeTree(t, dir, "vllm_ascend/ops/moe/token_dispatcher.py", strings.Replace(resultDispatcher, "expert_tokens_num_type=1,", "", 1))
+	_, err = Make(dir, movedSpec(t))
+	require.ErrorContains(t, err, "ops/moe/token_dispatcher.py: no expert_tokens_num_type= in TokenDispatcherWithAllGather.token_dispatch (the patch is for vLLM-Ascend v0.10.2rc1 and later")
+
+	dir = t.TempDir()
+	writeTree(t, dir, "vllm_ascend/ops/fused_moe/token_dispatcher.py", strings.NewReplacer("expert_tokens_num_type=1", "expert_tokens_num_type=0", "group_list_type = 1", "group_list_type = 0").Replace(resultDispatcher))
+	_, err = Make(dir, movedSpec(t))
+	require.EqualError(t, err, "vllm_ascend/ops/fused_moe/token_dispatcher.py: TokenDispatcherWithAllGather.token_dispatch already sets expert_tokens_num_type, group_list_type")
+}
+
+// With NPUPROF_VLLM_ASCEND_TAGS naming a folder of vllm-ascend trees, one
+// per tag (DIR/v0.13.0/vllm_ascend/..., as `git archive TAG` writes
+// them), the built-in rule's patch is made against each: from v0.10.2rc1
+// on it changes exactly the two lines of TokenDispatcherWithAllGather.
+// token_dispatch, in the checkout and in the package folder; an older tree
+// gets the error that names v0.10.2rc1.
+func TestPatchRealTags(t *testing.T) {
+	root := os.Getenv("NPUPROF_VLLM_ASCEND_TAGS")
+	if root == "" {
+		testutil.Skip(t, "the Cumsum patch against vllm-ascend's own trees", "NPUPROF_VLLM_ASCEND_TAGS is not set (a folder of `git archive TAG vllm_ascend` trees, one per tag)")
+	}
+	set, err := rules.Load()
+	require.NoError(t, err)
+	var ps fix.PatchSpec
+	for _, r := range set.Rules {
+		if r.ID == "moe-routing-cumsum" {
+			ps = r.Patches[0]
+		}
+	}
+	tags, err := os.ReadDir(root)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range tags {
+		tag := e.Name()
+		if _, err := os.Stat(filepath.Join(root, tag, "vllm_ascend")); err != nil {
+			continue
+		}
+		n++
+		for _, dir := range []string{filepath.Join(root, tag), filepath.Join(root, tag, "vllm_ascend")} {
+			cp, err := Make(dir, ps)
+			if c, verr := rules.CompareVersions(tag, ps.Since); verr == nil && c < 0 {
+				require.ErrorContains(t, err, "v0.10.2rc1 and later", tag)
+				continue
+			}
+			require.NoError(t, err, tag)
+			ch := changedLines(cp.Diff)
+			require.Len(t, ch, 4, "%s\n%s", tag, cp.Diff)
+			require.Regexp(t, `^-\s+expert_tokens_num_type=1,$`, ch[0], tag)
+			require.Regexp(t, `^\+\s+expert_tokens_num_type=0,$`, ch[1], tag)
+			require.Regexp(t, `^-\s+group_list_type = 1\b`, ch[2], tag)
+			require.Regexp(t, `^\+\s+group_list_type = 0\b`, ch[3], tag)
+		}
+	}
+	require.NotZero(t, n, "no vllm_ascend tree under %s", root)
+}
+
+// changedLines are a diff's removed and added lines.
+func changedLines(diff string) []string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if (strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")) && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "+++") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

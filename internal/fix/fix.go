@@ -220,6 +220,19 @@ type PatchSpec struct {
 	Set         map[string]string
 	// Order is the names of Set in the rule file's order.
 	Order []string
+	// Moved are the paths older releases keep File at, tried after it:
+	// the tree decides which one it has.
+	Moved []MovedFile
+	// Since is the first vLLM-Ascend release whose Scope holds the names
+	// of Set ("" when not said): an error names it, as a tree older than
+	// that has no such code to patch.
+	Since string
+}
+
+// MovedFile is an earlier path of a patch's file: releases before Before
+// keep it at File.
+type MovedFile struct {
+	File, Before string
 }
 
 // Names returns the names of Set in the rule file's order.

@@ -7,10 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/npuprof/npuprof/internal/analysis"
+	"github.com/npuprof/npuprof/internal/fix"
 	"github.com/npuprof/npuprof/internal/inputs/vllmserve"
 	"github.com/npuprof/npuprof/internal/pipeline"
 	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
+	"github.com/npuprof/npuprof/internal/tracegen"
 )
 
 // Issue 21's acceptance on tracegen's A3 scenario (the second field
@@ -133,12 +135,26 @@ func TestA3FieldReport(t *testing.T) {
 	require.NotNil(t, dc)
 	require.Contains(t, dc.Fix, "Fused MC2 (VLLM_ASCEND_ENABLE_FUSED_MC2) is W8A8-only, so it does not apply to these unquantized weights (/models/Qwen3-VL-235B-A22B-Instruct)")
 	require.Contains(t, dc.Fix, "multimodal models from v0.19.1rc1 (/models/Qwen3-VL-235B-A22B-Instruct is multimodal)")
-	// W8A8 on rc1: fused MC2 needs rc2 first, so no edit
+	// W8A8 on rc1: rc1 reads VLLM_ASCEND_ENABLE_FUSED_MC2 (#5156; its
+	// FUSED_MC2 path runs dispatch_ffn_combine for an EP group of up to 16),
+	// so the variable is the edit
 	rep = evaluate(t, set, res, nil, "model=/models/Qwen3-VL-235B-A22B-W8A8", "quantization=ascend")
 	dc = finding(rep, "moe-dispatch-combine")
 	require.NotNil(t, dc)
-	require.Contains(t, dc.Fix, "export VLLM_ASCEND_ENABLE_FUSED_MC2=1")
-	require.Contains(t, dc.Fix, "it needs v0.13.0rc2 or later (DispatchFFNCombine), this is v0.13.0rc1.")
+	require.Contains(t, dc.Fix, "on A3 (EP up to 16, no MTP, no dynamic EPLB): export VLLM_ASCEND_ENABLE_FUSED_MC2=1 (2 for decode-only nodes).")
+	require.NotContains(t, dc.Fix, "it needs v0.13.0rc1 or later")
+	require.Len(t, dc.Actions, 1)
+	require.Equal(t, fix.SetEnv, dc.Actions[0].Kind)
+	require.Equal(t, "VLLM_ASCEND_ENABLE_FUSED_MC2", dc.Actions[0].Name)
+	require.Equal(t, "1", dc.Actions[0].Value)
+	// the same capture from v0.12.0rc1, which has no such variable: no edit
+	sc, ok := tracegen.Lookup("a3-tp4dp4-rc1")
+	require.True(t, ok)
+	sc.Name, sc.VLLMAscendVersion = "a3-tp4dp4-v0.12.0rc1", "v0.12.0rc1"
+	rep = evaluate(t, set, analyzedScenario(t, sc), nil, "model=/models/Qwen3-VL-235B-A22B-W8A8", "quantization=ascend")
+	dc = finding(rep, "moe-dispatch-combine")
+	require.NotNil(t, dc)
+	require.Contains(t, dc.Fix, "it needs v0.13.0rc1 or later (VLLM_ASCEND_ENABLE_FUSED_MC2, #5156), this is v0.12.0rc1.")
 	require.Empty(t, dc.Actions)
 }
 

@@ -226,3 +226,48 @@ func TestGraphCaptureSizesObservedBatch(t *testing.T) {
 	require.Contains(t, f.Fix, "The decode steps in the profile ran 32 tokens for at most 25 requests: FLASHCOMM1 pads every step to a multiple of TP 8.")
 	require.Contains(t, f.Fix, "With FLASHCOMM1 on, capture sizes are cut to multiples of TP 8: turn it off first (comm-ep-flashcomm).")
 }
+
+// Before v0.11.0rc0 vLLM-Ascend sets cudagraph_mode itself (PIECEWISE or
+// NONE, platform.py at v0.10.2rc1) and has no FULL_DECODE_ONLY: the graph
+// edits write the capture sizes alone, host-bound-free writes no graph
+// mode, and no enable_cpu_binding before v0.11.0rc1 (#3546), which the
+// versions between do not read. Each fix says so.
+func TestGraphAndCPUBindingEditsByVersion(t *testing.T) {
+	set := builtin(t)
+	res := analyzed(t, "host-bound")
+	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --enable-expert-parallel\n")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		version   string
+		full, cpu bool
+	}{{"", true, true}, {"v0.10.2rc1", false, false}, {"v0.11.0rc0", true, false}, {"v0.11.0rc1", true, true}, {"v0.9.1", false, true}} {
+		facts := []string{"concurrency=25"}
+		if c.version != "" {
+			facts = append(facts, "vllm_ascend_version="+c.version)
+		}
+		rep := evaluate(t, set, res, script, facts...)
+		g := finding(rep, "graph-capture-sizes")
+		require.NotNil(t, g, c.version)
+		h := finding(rep, "host-bound-free")
+		require.NotNil(t, h, c.version)
+		if c.full {
+			require.Contains(t, g.Fix, "Capture the steady decode batch as a full decode graph:\n  "+fmt.Sprintf(captureFix, 25), c.version)
+			require.Contains(t, g.Diff, `'{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[25]}'`, c.version)
+			require.Contains(t, h.Diff, `'{"cudagraph_mode":"FULL_DECODE_ONLY"}'`, c.version)
+			require.NotContains(t, h.Fix, "sets cudagraph_mode itself", c.version)
+		} else {
+			require.Contains(t, g.Fix, "Capture the steady decode batch in a piecewise ACL graph ("+c.version+" sets cudagraph_mode itself; FULL_DECODE_ONLY comes with v0.11.0rc0):\n  --compilation-config '{\"cudagraph_capture_sizes\":[25]}'", c.version)
+			require.NotContains(t, g.Diff, "cudagraph_mode", c.version)
+			require.Contains(t, g.Diff, `'{"cudagraph_capture_sizes":[25]}'`, c.version)
+			require.NotContains(t, h.Diff, "cudagraph_mode", c.version)
+			require.Contains(t, h.Fix, "(one launch per decode step) — from v0.11.0rc0; "+c.version+" sets cudagraph_mode itself (PIECEWISE or NONE)", c.version)
+		}
+		if c.cpu {
+			require.Contains(t, h.Diff, "enable_cpu_binding", c.version)
+			require.NotContains(t, h.Fix, "does not read it", c.version)
+		} else {
+			require.NotContains(t, h.Diff, "enable_cpu_binding", c.version)
+			require.Contains(t, h.Fix, "(NUMA-aware worker binding) — from v0.11.0rc1; "+c.version+" does not read it", c.version)
+		}
+	}
+}

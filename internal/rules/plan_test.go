@@ -130,3 +130,33 @@ func sameKeyValue(a, b editTarget) bool {
 	}
 	return ma[1] == mb[1]
 }
+
+// A patch's moved paths and since are checked at load: each moved path
+// has a file and the release it applies before, and the versions parse.
+func TestPatchMovedSinceCheckedAtLoad(t *testing.T) {
+	rule := func(extra string) string {
+		return `rules:
+  - id: team-a
+    title: a
+    when: "true"
+    fix: a
+    patches:
+      - file: pkg/a.py
+        scope: A.f
+        set: {x: "0"}
+` + extra
+	}
+	require.NoError(t, loadUser(t, rule("        since: v0.10.2rc1\n        moved: [{file: pkg/old/a.py, before: v0.12.0rc1}]\n")))
+	err := loadUser(t, rule("        since: soon\n"))
+	require.Error(t, err)
+	require.Regexp(t, `team\.yaml:10:\d+: .*patch: since: `, err.Error())
+	err = loadUser(t, rule("        moved: [{file: pkg/old/a.py}]\n"))
+	require.Error(t, err)
+	require.Regexp(t, `team\.yaml:10:\d+: .*patch: moved: expected file and before`, err.Error())
+	err = loadUser(t, rule("        moved: [{file: pkg/old/a.py, before: later}]\n"))
+	require.Error(t, err)
+	require.Regexp(t, `team\.yaml:10:\d+: .*patch: moved: before: `, err.Error())
+	err = loadUser(t, rule("        moved: [{file: pkg/old/a.py, before: v1, when: x}]\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "when")
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/npuprof/npuprof/internal/analysis"
 	"github.com/npuprof/npuprof/internal/deploy"
+	"github.com/npuprof/npuprof/internal/lang"
 	"github.com/npuprof/npuprof/internal/pipeline"
 	"github.com/npuprof/npuprof/internal/results"
 	"github.com/npuprof/npuprof/internal/testutil"
@@ -682,6 +683,14 @@ func TestFlashcommEditByVersion(t *testing.T) {
 	f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.20.2rc1"), "comm-ep-flashcomm")
 	require.NotNil(t, f)
 	require.Contains(t, f.Diff, `"enable_flashcomm1":false`)
+	// every release with FLASHCOMM1 asserts expert parallel for MoE
+	// (platform.py from v0.15.0rc1, #5632, until #13946 removed FLASHCOMM1)
+	require.Contains(t, f.Fix, "\nFLASHCOMM1 on MoE requires --enable-expert-parallel, and on one A2\n")
+	for _, r := range Releases() {
+		for _, c := range r.Changes {
+			require.NotContains(t, c.What, "no longer requires expert parallel", "#%d", c.PR)
+		}
+	}
 }
 
 // The first field report's final script (expert parallel off) on a capture
@@ -710,4 +719,62 @@ func TestNoFalseExpertParallelConflict(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, true, ep.Value)
 	require.Contains(t, ep.Source, "mc2 dispatcher")
+}
+
+// Before v0.11.0rc0 vLLM-Ascend reads no dynamic EPLB key of either form
+// (ascend_config.py at v0.10.2rc1 reads only expert_map_path): the fix
+// offers the static map at the top level and the diff writes no EPLB key
+// or DYNAMIC_EPLB; v0.11.0rc0 gets the top-level keys.
+func TestExpertImbalanceNoDynamicEPLBBeforeV011(t *testing.T) {
+	res := analyzed(t, "hot-rank")
+	script, err := deploy.Parse("serve.sh", "vllm serve /models/Qwen3-235B-A22B-W8A8 --tensor-parallel-size 8 --enable-expert-parallel\n")
+	require.NoError(t, err)
+	f := finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version=v0.10.2rc1"), "expert-imbalance")
+	require.NotNil(t, f)
+	require.Contains(t, f.Fix, "v0.10.2rc1 reads no dynamic EPLB keys (dynamic_eplb and init_redundancy_expert come with v0.11.0rc0): balance the experts with a static placement from a recorded map (\"expert_map_path\": \"/path/expert_map.json\" (top level))")
+	require.NotContains(t, f.Fix, "--additional-config '")
+	require.Empty(t, f.Actions)
+	require.Empty(t, f.Diff)
+
+	// v0.11.0rc0, and the v0.9.1 branch (dynamic_eplb from v0.9.1rc2):
+	// the top-level keys
+	for _, v := range []string{"v0.11.0rc0", "v0.9.1"} {
+		f = finding(evaluate(t, builtin(t), res, script, "vllm_ascend_version="+v), "expert-imbalance")
+		require.NotNil(t, f, v)
+		require.Contains(t, f.Fix, "Balance the experts with EPLB:\n  --additional-config '{\"dynamic_eplb\":true,\"init_redundancy_expert\":8}'  (and export DYNAMIC_EPLB=true)\n("+v+" reads the top-level EPLB keys; eplb_config comes with v0.13.0rc2, #5533)\nor a static placement", v)
+		require.Contains(t, f.Diff, "DYNAMIC_EPLB=true", v)
+	}
+
+	fs, err := BuildFacts(res, deployment(script), []string{"vllm_ascend_version=v0.10.2rc1"})
+	require.NoError(t, err)
+	zf := finding(Evaluate(builtin(t), &Input{Result: res, Facts: fs, Lang: lang.ZH}), "expert-imbalance")
+	require.NotNil(t, zf)
+	require.NotContains(t, zf.Fix, "--additional-config '")
+	require.Contains(t, zf.Fix, "v0.10.2rc1 不读取动态 EPLB 键")
+}
+
+// The Cumsum fix names the running version's code: the folder
+// (vllm_ascend/ops/moe/ before v0.12.0rc1), the routing op
+// (MoeInitRoutingCustom from v0.13.0rc2 until v0.25.1rc1, else
+// MoeInitRoutingV2), and says when the version predates the call
+// (before v0.10.2rc1). An unknown version reads as v0.13.0rc2 to v0.24.x.
+func TestCumsumFixNamesTheVersionsCode(t *testing.T) {
+	res := analyzed(t, "field-cumsum")
+	for _, c := range []struct{ version, dir, op, first string }{
+		{"", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingCustom", "In "},
+		{"v0.10.0rc1", "vllm_ascend/ops/moe/", "MoeInitRoutingV2", "v0.10.0rc1 routes this path without expert_tokens_num_type: the change below is to the code of v0.10.2rc1 and later.\nIn "},
+		{"v0.11.0", "vllm_ascend/ops/moe/", "MoeInitRoutingV2", "In "},
+		{"v0.13.0rc1", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingV2", "In "},
+		{"v0.13.0", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingCustom", "In "},
+		{"v0.25.1rc1", "vllm_ascend/ops/fused_moe/", "MoeInitRoutingV2", "In "},
+	} {
+		var facts []string
+		if c.version != "" {
+			facts = []string{"vllm_ascend_version=" + c.version}
+		}
+		f := finding(evaluate(t, builtin(t), res, nil, facts...), "moe-routing-cumsum")
+		require.NotNil(t, f, c.version)
+		require.True(t, strings.HasPrefix(f.Fix, c.first+c.dir+"token_dispatcher.py, TokenDispatcherWithAllGather.token_dispatch:\n"), "%s: %s", c.version, f.Fix)
+		require.Contains(t, f.Fix, "so "+c.op+" writes the cumulative token counts itself\nand cumsum_group_list ("+c.dir+"moe_mlp.py)", c.version)
+	}
 }

@@ -171,7 +171,10 @@ func (s *Set) checkRefs() []string {
 	return problems
 }
 
-var patchKeys = []string{"file", "scope", "set"}
+var (
+	patchKeys = []string{"file", "scope", "set", "since", "moved"}
+	movedKeys = []string{"file", "before"}
+)
 
 // patches loads a rule's `patches`.
 func (c *compiler) patches(n *yaml.Node, r *Rule) {
@@ -190,6 +193,26 @@ func (c *compiler) patches(n *yaml.Node, r *Rule) {
 			k, v := pm["set"].Content[i], pm["set"].Content[i+1]
 			ps.Set[k.Value] = v.Value
 			ps.Order = append(ps.Order, k.Value)
+		}
+		if n := pm["since"]; n != nil {
+			ps.Since = l.str(n, "since")
+			if _, err := ParseVersion(ps.Since); err != nil {
+				l.errf(n, "%s: patch: since: %v", c.what, err)
+			}
+		}
+		if n := pm["moved"]; n != nil {
+			for _, m := range l.list(n, c.what+": patch: moved") {
+				mm := l.mapping(m, c.what+": patch: moved", movedKeys)
+				mf := fix.MovedFile{File: l.str(mm["file"], "file"), Before: l.str(mm["before"], "before")}
+				if mf.File == "" || mf.Before == "" {
+					l.errf(m, "%s: patch: moved: expected file and before (the first release at the patch's file)", c.what)
+					continue
+				}
+				if _, err := ParseVersion(mf.Before); err != nil {
+					l.errf(mm["before"], "%s: patch: moved: before: %v", c.what, err)
+				}
+				ps.Moved = append(ps.Moved, mf)
+			}
 		}
 		r.Patches = append(r.Patches, ps)
 	}
