@@ -70,6 +70,9 @@ func patchFile(rel, text string, spec fix.PatchSpec) (results.CodePatch, error) 
 				continue
 			}
 			lines[i] = re.ReplaceAllString(lines[i], "${1}"+spec.Set[name])
+			if c, ok := spec.Comments[name]; ok {
+				lines[i] = withComment(lines[i], c)
+			}
 			n++
 		}
 		if n == 0 {
@@ -84,6 +87,35 @@ func patchFile(rel, text string, spec fix.PatchSpec) (results.CodePatch, error) 
 		return results.CodePatch{}, alreadySet(fmt.Sprintf("%s: %s already sets %s", rel, spec.Scope, strings.Join(spec.Names(), ", ")))
 	}
 	return results.CodePatch{File: rel, Diff: d}, nil
+}
+
+// withComment is line with its trailing Python comment (a '#' outside a
+// string literal) replaced by "# c"; a line without one is returned as
+// it is (the patch adds no comments of its own).
+func withComment(line, c string) string {
+	body := strings.TrimRight(line, "\r\n")
+	eol := line[len(body):]
+	var quote byte
+	cut := -1
+	for i := 0; i < len(body); i++ {
+		switch ch := body[i]; {
+		case quote != 0 && ch == '\\':
+			i++
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '#':
+			cut = i
+			i = len(body)
+		}
+	}
+	if cut < 0 {
+		return line
+	}
+	return strings.TrimRight(body[:cut], " \t") + "  # " + c + eol
 }
 
 // alreadySet is the error of a tree that has the patch's values already.

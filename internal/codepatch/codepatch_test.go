@@ -389,3 +389,39 @@ func changedLines(diff string) []string {
 	}
 	return out
 }
+
+// The built-in rule's patch gives the changed group_list_type line its own
+// comment in place of the tree's ("`count` mode" described the old value);
+// the argument line, which has none, stays without.
+func TestPatchBuiltinReplacesComment(t *testing.T) {
+	set, err := rules.Load()
+	require.NoError(t, err)
+	var ps fix.PatchSpec
+	for _, r := range set.Rules {
+		if r.ID == "moe-routing-cumsum" {
+			ps = r.Patches[0]
+		}
+	}
+	require.Contains(t, ps.Comments, "group_list_type")
+	dir := t.TempDir()
+	writeTree(t, dir, "vllm_ascend/ops/fused_moe/token_dispatcher.py", resultDispatcher)
+	cp, err := Make(dir, ps)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"-                expert_tokens_num_type=1,", "+                expert_tokens_num_type=0,",
+		"-        group_list_type = 1  # `count` mode", "+        group_list_type = 0  # " + ps.Comments["group_list_type"],
+	}, changedLines(cp.Diff))
+}
+
+func TestWithComment(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"    x = 1  # count mode\n", "    x = 1  # new\n"},
+		{"    x = 1\n", "    x = 1\n"},
+		{"    x = 1 #old\r\n", "    x = 1  # new\r\n"},
+		{"    f(a=0, s='#not a comment')  # old", "    f(a=0, s='#not a comment')  # new"},
+		{`    f(a=0, s="it's \"#\"")`, `    f(a=0, s="it's \"#\"")`},
+		{`    f(a=0, s="it's \"#\"") # old`, `    f(a=0, s="it's \"#\"")  # new`},
+	} {
+		require.Equal(t, c.want, withComment(c.in, "new"), c.in)
+	}
+}

@@ -220,6 +220,10 @@ type PatchSpec struct {
 	Set         map[string]string
 	// Order is the names of Set in the rule file's order.
 	Order []string
+	// Comments are, by name of Set, the comment a line the patch changes
+	// for that name ends with in place of its own trailing comment, which
+	// described the old value (a line without a comment gets none).
+	Comments map[string]string
 	// Moved are the paths older releases keep File at, tried after it:
 	// the tree decides which one it has.
 	Moved []MovedFile

@@ -172,7 +172,7 @@ func (s *Set) checkRefs() []string {
 }
 
 var (
-	patchKeys = []string{"file", "scope", "set", "since", "moved"}
+	patchKeys = []string{"file", "scope", "set", "comments", "since", "moved"}
 	movedKeys = []string{"file", "before"}
 )
 
@@ -193,6 +193,25 @@ func (c *compiler) patches(n *yaml.Node, r *Rule) {
 			k, v := pm["set"].Content[i], pm["set"].Content[i+1]
 			ps.Set[k.Value] = v.Value
 			ps.Order = append(ps.Order, k.Value)
+		}
+		if n := pm["comments"]; n != nil {
+			if n.Kind != yaml.MappingNode {
+				l.errf(n, "%s: patch: comments: expected a mapping of name: comment (names of set)", c.what)
+			} else {
+				ps.Comments = map[string]string{}
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					k, v := n.Content[i], n.Content[i+1]
+					if _, ok := ps.Set[k.Value]; !ok {
+						l.errf(k, "%s: patch: comments: %s is not a name of set", c.what, k.Value)
+						continue
+					}
+					if v.Kind != yaml.ScalarNode || v.Value == "" || strings.ContainsAny(v.Value, "\n\r") {
+						l.errf(v, "%s: patch: comments: %s: expected one line of text", c.what, k.Value)
+						continue
+					}
+					ps.Comments[k.Value] = v.Value
+				}
+			}
 		}
 		if n := pm["since"]; n != nil {
 			ps.Since = l.str(n, "since")
