@@ -167,8 +167,9 @@ type findingView struct {
 	// (copyText): the finding's fix and diff byte for byte as the JSON
 	// document holds them, while Fix and Diff are cleaned for display.
 	FixCopy, DiffCopy string
-	// DiffError says why the deployment script could not be edited.
-	DiffError string
+	// DiffError says why the deployment script could not be edited,
+	// CodePatchError why the --source tree could not be patched.
+	DiffError, CodePatchError string
 	// Predicted is the fix's predicted change ("" when none); Revisit
 	// the what-if's word on a fix that gains only at a larger concurrency.
 	Predicted, Revisit string
@@ -719,7 +720,7 @@ func buildFindings(v *htmlView, fs []results.Finding) {
 	for i, f := range list {
 		fv := findingView{ID: fmt.Sprintf("finding-%d", i), rule: f.Rule, Rule: cleanText(f.Rule, 80), Severity: cleanText(strings.ToUpper(orDash(f.Severity)), 20), SevClass: sevClass(f.Severity),
 			Title: cleanText(f.Title, 0), Ranks: compactRanks(f.Ranks), Saving: savingDur(f.SavingUs), SavingRaw: savingRaw(f.SavingUs),
-			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), FixCopy: copyText(f.Fix), DiffCopy: copyText(f.Diff), DiffError: cleanText(f.DiffError, maxTextLen), Docs: cleanText(f.Docs, 0),
+			Fix: cleanBlock(f.Fix), Diff: diffLines(cleanBlock(f.Diff)), FixCopy: copyText(f.Fix), DiffCopy: copyText(f.Diff), DiffError: cleanText(f.DiffError, maxTextLen), CodePatchError: cleanText(f.CodePatchError, maxTextLen), Docs: cleanText(f.Docs, 0),
 			Partial: cleanText(strings.TrimPrefix(PartialCaveat(&f), "partial input: "), 0), SavingUncertain: f.SavingUncertain}
 		if len(f.Ranks) == 0 {
 			fv.Ranks = "all"

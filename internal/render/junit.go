@@ -202,6 +202,9 @@ func findingText(f *results.Finding, l labels) string {
 	if f.DiffError != "" {
 		b.WriteString(l.t("\nno diff: the deployment script could not be edited: ") + l.phrase(f.DiffError) + "\n")
 	}
+	if f.CodePatchError != "" {
+		b.WriteString(l.t("\nno code patch: ") + l.phrase(f.CodePatchError) + "\n")
+	}
 	return b.String()
 }
 

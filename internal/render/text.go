@@ -239,6 +239,9 @@ func writeFinding(ew *errWriter, doc *results.Document, f *results.Finding, all 
 	if f.DiffError != "" {
 		ew.printf("      (no diff: the deployment script could not be edited: %s)\n", Safe(f.DiffError, 400))
 	}
+	if f.CodePatchError != "" {
+		ew.printf("      (no code patch: %s)\n", Safe(f.CodePatchError, 600))
+	}
 	evidence := doc.Detail.Evaluated && len(f.Evidence) > 0
 	if evidence && all {
 		ew.printf("      evidence:\n")
