@@ -23,7 +23,7 @@ func (o *ruleOptions) flags(cmd *cobra.Command) {
 	o.selectOptions.flags(cmd)
 	f.StringVar(&o.Deploy, "deploy", "", "the deployment script (`FILE`: export lines and `vllm serve ...`): its facts are used (a value vLLM would refuse, e.g. an unknown cudagraph_mode, is a warning naming the line, and that fact stays unknown) and each finding carries a diff against it")
 	intFlag(f, &o.DeployLine, "deploy-line", 0, deployLineRange, "when the --deploy script starts several vllm serve commands, use the one on line `N` (any line it spans) for the facts and the diff (default: the last, with a warning naming each)")
-	f.StringVar(&o.Source, "source", "", "the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files")
+	f.StringVar(&o.Source, "source", "", "the vllm-ascend source (`DIR`: a checkout or the installed vllm_ascend package folder, only read): code fixes become unified diffs of its files; an installed tree's vllm_ascend/_version.py gives the vLLM-Ascend version when nothing else does")
 	o.langFlag.register(f)
 	f.StringArrayVar(&o.Facts, "fact", nil, "set or override a fact, `NAME=VALUE` (e.g. concurrency=25, vllm_ascend_version=v0.13.0rc2, cudagraph_mode=FULL_DECODE_ONLY: one of vLLM's NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE); repeatable")
 }

@@ -151,3 +151,69 @@ func TestReportOpensWithPlan(t *testing.T) {
 	require.Contains(t, html, "<b>Total:</b> ")
 	require.Contains(t, html, `<p class="predicted">Predicted: `)
 }
+
+// An installed tree's vllm_ascend/_version.py gives the version the fixes
+// are written for when nothing else says it (the Cumsum fix names that
+// release's folder, vllm_ascend/ops/moe/ before v0.12.0rc1); a tree of
+// another release than the one given is said in a warning, and the given
+// version stands.
+func TestSourceTreeVersion(t *testing.T) {
+	dir := t.TempDir()
+	rel := filepath.Join("vllm_ascend", "ops", "moe", "token_dispatcher.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+	src := "class TokenDispatcherWithAllGather:\n    def token_dispatch(self, x):\n        y = route(x, expert_tokens_num_type=1)\n        group_list_type = 1\n        return y\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm_ascend", "_version.py"), []byte("__version__ = version = '0.11.0'\n"), 0o644))
+	type doc struct {
+		Facts []struct {
+			Name   string `json:"name"`
+			Value  any    `json:"value"`
+			Source string `json:"source"`
+		} `json:"facts"`
+		Findings []struct {
+			Rule string `json:"rule"`
+			Fix  string `json:"fix"`
+		} `json:"findings"`
+		Warnings []string `json:"warnings"`
+	}
+	read := func(args ...string) doc {
+		t.Helper()
+		code, out, stderr := run(append([]string{"analyze", demo, "--format", "json", "--source", dir}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		var d doc
+		require.NoError(t, json.Unmarshal([]byte(out), &d))
+		return d
+	}
+	fact := func(d doc) (any, string) {
+		for _, f := range d.Facts {
+			if f.Name == "vllm_ascend_version" {
+				return f.Value, f.Source
+			}
+		}
+		return nil, ""
+	}
+	d := read()
+	v, from := fact(d)
+	require.Equal(t, "v0.11.0", v)
+	require.Equal(t, "--source: "+filepath.Join(dir, "vllm_ascend", "_version.py"), from)
+	fixed := false
+	for _, f := range d.Findings {
+		if f.Rule == "moe-routing-cumsum" {
+			fixed = true
+			require.Contains(t, f.Fix, "In vllm_ascend/ops/moe/token_dispatcher.py,")
+		}
+	}
+	require.True(t, fixed)
+	require.Empty(t, d.Warnings)
+
+	d = read("--fact", "vllm_ascend_version=v0.13.0rc2")
+	v, _ = fact(d)
+	require.Equal(t, "v0.13.0rc2", v)
+	require.Contains(t, d.Warnings, "--source "+dir+" is vLLM-Ascend v0.11.0 (vllm_ascend/_version.py) and the deployment runs v0.13.0rc2 (--fact vllm_ascend_version=v0.13.0rc2): the code patches are of the tree's code")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm_ascend", "_version.py"), []byte("version = '0.11.1.dev3+g1a2b3c4'\n"), 0o644))
+	d = read()
+	v, _ = fact(d)
+	require.Nil(t, v)
+	require.Contains(t, d.Warnings, "--source "+dir+": vllm_ascend/_version.py says 0.11.1.dev3+g1a2b3c4, not a release: the vLLM-Ascend version is not taken from it")
+}

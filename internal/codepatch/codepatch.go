@@ -228,3 +228,29 @@ func blockEnd(lines []string, i int) int {
 }
 
 func indent(s string) int { return len(s) - len(strings.TrimLeft(s, " \t")) }
+
+// reSCMVersion is the version line setuptools-scm writes into
+// vllm_ascend/_version.py ("__version__ = version = '0.13.0rc2'", or
+// "version = '...'" in its older template).
+var reSCMVersion = regexp.MustCompile(`(?m)^(?:__version__\s*=\s*)?version\s*=\s*['"]([^'"\n]+)['"]`)
+
+// TreeVersion is the vLLM-Ascend version of the tree at dir as its
+// _version.py says (vllm-ascend's setup.py has setuptools-scm write
+// vllm_ascend/_version.py when the package is built or installed; a plain
+// checkout has none): the version as written ("0.13.0rc2") and the file,
+// relative to dir. "", "" when the tree has no such file; an error when
+// the file does not say a version.
+func TreeVersion(dir string) (version, file string, err error) {
+	for _, rel := range []string{"vllm_ascend/_version.py", "_version.py"} {
+		b, rerr := infile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), infile.SourceFile, infile.Opts{Root: dir})
+		if rerr != nil {
+			continue
+		}
+		m := reSCMVersion.FindSubmatch(b)
+		if m == nil {
+			return "", rel, fmt.Errorf("%s: no version = '...' line", rel)
+		}
+		return strings.TrimSpace(string(m[1])), rel, nil
+	}
+	return "", "", nil
+}

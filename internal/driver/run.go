@@ -22,6 +22,7 @@ import (
 	"github.com/npuprof/npuprof/internal/inputs/vllmserve"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/npuprof/npuprof/internal/analysis"
@@ -338,6 +339,7 @@ func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
+	srcWarnings := sourceVersion(req.Source, facts)
 	in := &rules.Input{Result: res, Facts: facts, Baseline: baseline, Lang: req.Lang}
 	rep := rules.Evaluate(set, in)
 	plan.Build(res, rep)
@@ -363,7 +365,45 @@ func judge(res *analysis.Result, set *rules.Set, req *Request, baseline *results
 	// a value of the user's script npuprof cannot use (an unknown
 	// cudagraph_mode) does not fail the run: the reports say it
 	rep.Warnings = append(rep.Warnings, facts.Warnings()...)
+	rep.Warnings = append(rep.Warnings, srcWarnings...)
 	return rep, facts, nil
+}
+
+// sourceVersion makes the release of the --source tree (its _version.py,
+// codepatch.TreeVersion) the vllm_ascend_version fact when neither the
+// profile, the script nor --fact says it: the tree is the one the fixes
+// patch, mostly the installed package. A tree of another release than the
+// deployment's, or whose _version.py names no release, is said in a
+// warning (the fact stays as it was).
+func sourceVersion(dir string, fs *rules.FactSet) []string {
+	if dir == "" {
+		return nil
+	}
+	v, file, err := codepatch.TreeVersion(dir)
+	if err != nil {
+		return []string{fmt.Sprintf("--source %s: %v; the vLLM-Ascend version is not taken from it", dir, err)}
+	}
+	if v == "" {
+		return nil
+	}
+	tag := "v" + strings.TrimPrefix(v, "v")
+	if _, err := rules.CompareVersions(tag, tag); err != nil {
+		return []string{fmt.Sprintf("--source %s: %s says %s, not a release: the vLLM-Ascend version is not taken from it", dir, file, v)}
+	}
+	src := "--source: " + filepath.Join(dir, filepath.FromSlash(file))
+	cur, ok := fs.Get("vllm_ascend_version")
+	if !ok {
+		if err := fs.Set("vllm_ascend_version", tag, src); err != nil {
+			return []string{fmt.Sprintf("--source %s: %v", dir, err)}
+		}
+		return nil
+	}
+	if s, isStr := cur.Value.(string); isStr {
+		if c, err := rules.CompareVersions(s, tag); err == nil && c != 0 {
+			return []string{fmt.Sprintf("--source %s is vLLM-Ascend %s (%s) and the deployment runs %s (%s): the code patches are of the tree's code", dir, tag, file, s, cur.Source)}
+		}
+	}
+	return nil
 }
 
 // deployWarnings are what the reports say about the --deploy script:

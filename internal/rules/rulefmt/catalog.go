@@ -97,7 +97,7 @@ var Facts = []FactDoc{
 	{"eplb", FactBool, "an eplb_config is given", "--additional-config eplb_config"},
 	{"model", FactString, "served model path or name", "vllm serve MODEL"},
 	{"quantization", FactString, "the --quantization method (vLLM-Ascend runs W8A8 weights with ascend); unknown when the flag is absent", "--quantization"},
-	{"vllm_ascend_version", FactString, "vLLM-Ascend version, e.g. v0.13.0rc2", "profile (profiler_metadata.json); script: image tag vllm-ascend:vX, pip lines; --fact"},
+	{"vllm_ascend_version", FactString, "vLLM-Ascend version, e.g. v0.13.0rc2", "profile (profiler_metadata.json); script: image tag vllm-ascend:vX, pip lines; --source DIR: its vllm_ascend/_version.py; --fact"},
 	{"vllm_version", FactString, "vLLM version, e.g. v0.13.0", "profile (profiler_metadata.json); vLLM's log start-up lines; script: pip lines; --fact"},
 	{"cann_version", FactString, "CANN version, e.g. 8.3.RC2", "profile (profiler_info_*.json, profiler_metadata.json); script: cann image tag, CANN toolkit path; --fact"},
 	{"torch_npu_version", FactString, "torch_npu version, e.g. 2.8.0.post1", "profile (profiler_info_*.json, profiler_metadata.json); script: pip lines; --fact"},
