@@ -37,7 +37,10 @@ func TestZHSummaryOfSamplesHasNoEnglish(t *testing.T) {
 		for _, detail := range []string{"summary", "all"} {
 			code, out, errs := run("analyze", p, "-q", "--lang", "zh", "--detail", detail)
 			require.Equal(t, ExitOK, code, errs)
-			assert.Empty(t, lang.EnglishSentences(out), "%s --detail %s", p, detail)
+			// the whole output in the message: where its lines break moves
+			// with the input's path (a t.TempDir of any length), so a
+			// failure shows the line that broke
+			assert.Empty(t, lang.EnglishSentences(out), "%s --detail %s:\n%s", p, detail, out)
 			// a warning's label in Chinese, whether or not its text has a phrase
 			assert.NotContains(t, out, "\n  warning", "%s --detail %s", p, detail)
 		}

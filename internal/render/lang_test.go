@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/npuprof/npuprof/internal/lang"
 )
 
 var reVerb = regexp.MustCompile(`%(\[\d+\])?[-+# 0]*\d*(\.\d+)?(\[\d+\])?[a-zA-Z%]`)
@@ -81,6 +84,41 @@ func TestWrapChinese(t *testing.T) {
 	require.True(t, strings.HasPrefix(strings.Split(got, "\n")[1], "          "), "continuation indented by four more")
 	require.Equal(t, 6, DisplayWidth("集合ab"))
 	require.Equal(t, "表\uE000格", padWide("表格")[:len("表\uE000格")])
+}
+
+// No line break wrapLine may make (at a space, or beside Chinese text,
+// never after an opening mark) starts an English sentence
+// (lang.EnglishSentences) inside a Chinese phrase. A phrase follows a path
+// or a name of any length, so where its line breaks depends on the input:
+// "：Avg generation throughput 的均值" broken after "：" opened a line with
+// three English words, and the zh outputs' tests failed or passed by the
+// length of their temporary directory's name.
+func TestZHPhrasesNoEnglishAtAnyBreak(t *testing.T) {
+	var found []string
+	for en, zh := range lang.Phrases(lang.ZH) {
+		s := reVerb.ReplaceAllStringFunc(zh, func(v string) string {
+			if v == "%%" {
+				return "%"
+			}
+			return "/p/x_1"
+		})
+		r := []rune(s)
+		for i := 0; i < len(r); i++ {
+			text := s
+			if i > 0 {
+				if !breakable(r, i) {
+					continue
+				}
+				text = strings.TrimRight(string(r[:i]), " ") + "\n" + strings.TrimLeft(string(r[i:]), " ")
+			}
+			if e := lang.EnglishSentences(text); len(e) > 0 {
+				found = append(found, strconv.Quote(en)+" -> "+strconv.Quote(text)+": "+strings.Join(e, " | "))
+				break
+			}
+		}
+	}
+	slices.Sort(found)
+	require.Empty(t, found, "%d Chinese phrase(s) with an English sentence at a line break", len(found))
 }
 
 // The report's and the diff page's text fonts end in a CJK font stack, so
