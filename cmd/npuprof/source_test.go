@@ -14,11 +14,7 @@ import (
 // token_dispatcher.py (a fixture written here); a tree without the file
 // says which file is missing; a DIR that is not a folder is a usage error.
 func TestAnalyzeSourcePatch(t *testing.T) {
-	dir := t.TempDir()
-	rel := filepath.Join("vllm_ascend", "ops", "fused_moe", "token_dispatcher.py")
-	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
-	src := "class TokenDispatcherWithAllGather:\n    def token_dispatch(self, x):\n        y = route(x, expert_tokens_num_type=1)\n        group_list_type = 1\n        return y\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644))
+	dir, rel, src := dispatcherTree(t, "fused_moe")
 	code, out, stderr := run("analyze", demo, "--format", "json", "--source", dir)
 	require.Equal(t, 0, code, stderr)
 	var doc struct {
@@ -158,11 +154,7 @@ func TestReportOpensWithPlan(t *testing.T) {
 // another release than the one given is said in a warning, and the given
 // version stands.
 func TestSourceTreeVersion(t *testing.T) {
-	dir := t.TempDir()
-	rel := filepath.Join("vllm_ascend", "ops", "moe", "token_dispatcher.py")
-	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
-	src := "class TokenDispatcherWithAllGather:\n    def token_dispatch(self, x):\n        y = route(x, expert_tokens_num_type=1)\n        group_list_type = 1\n        return y\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644))
+	dir, _, _ := dispatcherTree(t, "moe")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "vllm_ascend", "_version.py"), []byte("__version__ = version = '0.11.0'\n"), 0o644))
 	type doc struct {
 		Facts []struct {
@@ -216,4 +208,18 @@ func TestSourceTreeVersion(t *testing.T) {
 	v, _ = fact(d)
 	require.Nil(t, v)
 	require.Contains(t, d.Warnings, "--source "+dir+": vllm_ascend/_version.py says 0.11.1.dev3+g1a2b3c4, not a release: the vLLM-Ascend version is not taken from it")
+}
+
+// dispatcherTree writes a small vllm-ascend tree whose
+// vllm_ascend/ops/FOLDER/token_dispatcher.py holds the AllGather
+// dispatcher's two values the Cumsum patch changes; it returns the tree,
+// the file's path in it and the file's text.
+func dispatcherTree(t *testing.T, folder string) (dir, rel, src string) {
+	t.Helper()
+	dir = t.TempDir()
+	rel = filepath.Join("vllm_ascend", "ops", folder, "token_dispatcher.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+	src = "class TokenDispatcherWithAllGather:\n    def token_dispatch(self, x):\n        y = route(x, expert_tokens_num_type=1)\n        group_list_type = 1\n        return y\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(src), 0o644))
+	return dir, rel, src
 }

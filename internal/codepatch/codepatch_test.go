@@ -48,7 +48,11 @@ class TokenDispatcherWithAllGather:
         return hidden_states
 `
 
-func spec() fix.PatchSpec {
+func spec() fix.PatchSpec { return parseSpec("") }
+
+// parseSpec is the Cumsum patch of a rule file, with extra (YAML lines of
+// the patch, indented as its keys) added to it.
+func parseSpec(extra string) fix.PatchSpec {
 	set, err := rules.Parse("t.yaml", []byte(`rules:
   - id: team-patch
     title: t
@@ -60,7 +64,7 @@ func spec() fix.PatchSpec {
         set:
           expert_tokens_num_type: "0"
           group_list_type: "0"
-`))
+`+extra))
 	if err != nil {
 		panic(err)
 	}
@@ -223,23 +227,7 @@ func TestPatchRuffFormattedSignature(t *testing.T) {
 // v0.11.x keep it, and the first release it is for.
 func movedSpec(t *testing.T) fix.PatchSpec {
 	t.Helper()
-	set, err := rules.Parse("t.yaml", []byte(`rules:
-  - id: team-patch
-    title: t
-    when: "true"
-    fix: t
-    patches:
-      - file: vllm_ascend/ops/fused_moe/token_dispatcher.py
-        moved:
-          - {file: vllm_ascend/ops/moe/token_dispatcher.py, before: v0.12.0rc1}
-        since: v0.10.2rc1
-        scope: TokenDispatcherWithAllGather.token_dispatch
-        set:
-          expert_tokens_num_type: "0"
-          group_list_type: "0"
-`))
-	require.NoError(t, err)
-	ps := set.Rules[0].Patches[0]
+	ps := parseSpec("        moved:\n          - {file: vllm_ascend/ops/moe/token_dispatcher.py, before: v0.12.0rc1}\n        since: v0.10.2rc1\n")
 	require.Equal(t, []fix.MovedFile{{File: "vllm_ascend/ops/moe/token_dispatcher.py", Before: "v0.12.0rc1"}}, ps.Moved)
 	require.Equal(t, "v0.10.2rc1", ps.Since)
 	return ps

@@ -1,7 +1,6 @@
 package doclinks
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,24 +31,11 @@ func TestDocsCarryNoHistory(t *testing.T) {
 		}
 	}
 	formats := "FORMATS" + ".md"
-	files := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); p != root && (n == "testdata" || strings.HasPrefix(n, ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		files++
+	files := sourceFiles(t, ".go")
+	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		s := string(b)
 		rel, _ := filepath.Rel(root, p)
@@ -59,12 +45,8 @@ func TestDocsCarryNoHistory(t *testing.T) {
 		if i := strings.Index(s, formats); i >= 0 {
 			t.Errorf("%s:%d: %s is not in this repository: link docs/formats.md", rel, lineOf(s, i), formats)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	if files < 300 {
-		t.Fatalf("only %d Go files found: the walk is broken", files)
+	if len(files) < 300 {
+		t.Fatalf("only %d Go files found: the walk is broken", len(files))
 	}
 }

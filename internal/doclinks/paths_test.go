@@ -75,14 +75,11 @@ var reGoCommand = regexp.MustCompile(`\bgo (?:test|generate|run|build|vet|list) 
 // rePlaceholderDir is a folder name that stands for any (./PATH).
 var rePlaceholderDir = regexp.MustCompile(`(^|/)[A-Z]+(/|$)`)
 
-// Every `go test ./PATH` (generate, run, build, vet, list) that the docs,
-// the Makefile, the scripts and the code's comments and messages tell a
-// reader to run names a folder that exists: from the repository root, or,
-// for a //go:generate line, from the file's folder.
-func TestGoCommandPathsExist(t *testing.T) {
+// sourceFiles are the repository's files ending in one of exts, outside
+// testdata and the hidden folders.
+func sourceFiles(t *testing.T, exts ...string) []string {
+	t.Helper()
 	var files []string
-	files = append(files, markdownFiles(t)...)
-	files = append(files, filepath.Join(root, "Makefile"))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -93,14 +90,29 @@ func TestGoCommandPathsExist(t *testing.T) {
 			}
 			return nil
 		}
-		if strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".sh") {
-			files = append(files, p)
+		for _, e := range exts {
+			if strings.HasSuffix(p, e) {
+				files = append(files, p)
+				break
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// Every `go test ./PATH` (generate, run, build, vet, list) that the docs,
+// the Makefile, the scripts and the code's comments and messages tell a
+// reader to run names a folder that exists: from the repository root, or,
+// for a //go:generate line, from the file's folder.
+func TestGoCommandPathsExist(t *testing.T) {
+	var files []string
+	files = append(files, markdownFiles(t)...)
+	files = append(files, filepath.Join(root, "Makefile"))
+	files = append(files, sourceFiles(t, ".go", ".sh")...)
 	checked := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)

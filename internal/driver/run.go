@@ -387,7 +387,7 @@ func sourceVersion(dir string, fs *rules.FactSet) []string {
 		return nil
 	}
 	tag := "v" + strings.TrimPrefix(v, "v")
-	if _, err := rules.CompareVersions(tag, tag); err != nil {
+	if _, err := rules.ParseVersion(tag); err != nil {
 		return []string{fmt.Sprintf("--source %s: %s says %s, not a release: the vLLM-Ascend version is not taken from it", dir, file, v)}
 	}
 	src := "--source: " + filepath.Join(dir, filepath.FromSlash(file))

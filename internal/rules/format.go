@@ -69,7 +69,8 @@ func Suggest(name string, candidates []string, n int) []string {
 // CompareVersions returns -1, 0 or 1 (rulefmt.CompareVersions).
 func CompareVersions(a, b string) (int, error) { return rulefmt.CompareVersions(a, b) }
 
-func parseVersion(v string) ([4]int, error) { return rulefmt.ParseVersion(v) }
+// ParseVersion turns v0.13.0rc2 into comparable numbers (rulefmt.ParseVersion).
+func ParseVersion(v string) ([4]int, error) { return rulefmt.ParseVersion(v) }
 
 func inRange(v, rng string) (bool, error) { return rulefmt.InRange(v, rng) }
 

@@ -38,7 +38,7 @@ func parseVersionTable(data []byte) ([]Release, error) {
 	seen := map[[4]int]string{}
 	for i := range t.Releases {
 		r := &t.Releases[i]
-		v, err := parseVersion(r.Version)
+		v, err := ParseVersion(r.Version)
 		if err != nil {
 			return nil, fmt.Errorf("%s: release %d: %v", VersionTableFile, i+1, err)
 		}
